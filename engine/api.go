@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Config configures an Engine.
+type Config struct {
+	// DataDir holds the catalog and the table logs; created when missing.
+	DataDir string
+	// Logf receives one-line operational messages; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Prepared is a statement after binding: what the wire's Describe reports.
+// It is immutable and may be executed many times.
+type Prepared struct {
+	Stmt sql.Statement
+	// ParamTypes are the types of $1..$n, given by the client or inferred.
+	ParamTypes []types.T
+	// Columns are the result columns; nil for statements that return no rows.
+	Columns []types.Column
+	// plan is engine-private.
+	plan any
+}
+
+// Result is one executed statement. Exactly one of Rows, CopyIn, CopyOut is
+// set for statements that stream data; none for plain commands.
+type Result struct {
+	// Tag is the command tag. For statements that return rows (Rows != nil)
+	// it is the verb only ("SELECT", "FETCH") and the wire appends the count
+	// of rows it sent.
+	Tag string
+	// Columns describe Rows (same as Prepared.Columns).
+	Columns []types.Column
+	// Rows produces the result batches; the wire must Close it.
+	Rows exec.Iterator
+	// CopyIn is set for COPY ... FROM STDIN.
+	CopyIn CopyIn
+	// CopyOut is set for COPY ... TO STDOUT.
+	CopyOut *CopyOut
+	// Notices are sent before the result (NoticeResponse).
+	Notices []*pgerr.Error
+	// ParamStatus lists reportable parameters that changed (SET TimeZone...),
+	// to be sent as ParameterStatus.
+	ParamStatus map[string]string
+}
+
+// CopyIn receives COPY FROM STDIN data. The wire calls Write for each
+// CopyData message, then Finish on CopyDone or Abort on CopyFail.
+type CopyIn interface {
+	// Columns is the number of columns the data rows have.
+	Columns() int
+	// Binary reports FORMAT binary (the wire's CopyInResponse format).
+	Binary() bool
+	Write(data []byte) error
+	// Finish loads what was written (durably) and returns the tag "COPY n".
+	Finish() (tag string, err error)
+	Abort(reason string)
+}
+
+// CopyOut describes COPY ... TO STDOUT: the wire encodes Rows in Format.
+type CopyOut struct {
+	Columns   []types.Column
+	Rows      exec.Iterator
+	Format    string // "text" or "csv"
+	Delimiter string // default "\t" (text) or "," (csv)
+	Null      string // default `\N` (text) or "" (csv)
+	Header    bool
+	Quote     string // csv quote, default `"`
+	Escape    string // csv escape, default = Quote
+}
+
+// TxStatus is ReadyForQuery's status byte: 'I' idle, 'T' in a transaction
+// block, 'E' in a failed transaction block.
+type TxStatus byte
+
+// SessionAPI is what the wire needs from a session. One session serves one
+// connection; its methods are called from that connection's goroutine only.
+// The wire cancels a running statement by canceling the ctx it passed.
+type SessionAPI interface {
+	// Prepare binds one parsed statement. paramTypes may be shorter than the
+	// statement's parameters or hold zeros (unspecified): those are inferred.
+	Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []uint32) (*Prepared, error)
+	// Execute runs a prepared statement with parameter values in Go form.
+	Execute(ctx context.Context, p *Prepared, params []types.Value) (*Result, error)
+	// TxStatus is the current transaction status.
+	TxStatus() TxStatus
+	// Format is the session's current text formatting (TimeZone, DateStyle,
+	// IntervalStyle, extra_float_digits).
+	Format() types.FormatOptions
+	// ParamStatus returns every reportable parameter for the startup
+	// ParameterStatus messages.
+	ParamStatus() map[string]string
+	// Close ends the session (rolls back an open transaction).
+	Close()
+}

@@ -1,0 +1,92 @@
+package sql
+
+import (
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// Statement is one parsed statement of a query string.
+type Statement struct {
+	// Source is the whole query string the statement came from; locations in
+	// AST are byte offsets into it.
+	Source string
+	// Offset and Len delimit this statement's text within Source.
+	Offset, Len int
+	// AST is PostgreSQL's parse tree for the statement. It is nil for the
+	// statements that exist only in streamsql (see Ext.Kind).
+	AST *pg.Node
+	// Ext holds the streaming clauses lifted out of the text, or nil.
+	Ext *Extensions
+}
+
+// Text returns the statement's own text, trimmed.
+func (s Statement) Text() string {
+	return strings.TrimSpace(s.Source[s.Offset : s.Offset+s.Len])
+}
+
+// CharPos converts a 0-based byte offset into Source into PostgreSQL's 1-based
+// character position for ErrorResponse. A negative offset gives 0 (none).
+func (s Statement) CharPos(byteOffset int) int {
+	return CharPos(s.Source, byteOffset)
+}
+
+// CharPos converts a 0-based byte offset in text to a 1-based character position.
+func CharPos(text string, byteOffset int) int {
+	if byteOffset < 0 {
+		return 0
+	}
+	if byteOffset > len(text) {
+		byteOffset = len(text)
+	}
+	return utf8.RuneCountInString(text[:byteOffset]) + 1
+}
+
+// Parse parses a query string that may hold several statements separated by
+// semicolons. An empty or comment-only string gives no statements. A syntax
+// error is a *pgerr.Error with SQLSTATE 42601 and the position of the error.
+func Parse(text string) ([]Statement, error) {
+	if !utf8.ValidString(text) {
+		return nil, pgerr.New(pgerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+	}
+	cleaned, exts, err := liftExtensions(text)
+	if err != nil {
+		return nil, err
+	}
+	res, err := pg.Parse(cleaned)
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	stmts := make([]Statement, 0, len(res.Stmts))
+	for _, raw := range res.Stmts {
+		off := int(raw.StmtLocation)
+		n := int(raw.StmtLen)
+		if n == 0 { // the last statement runs to the end of the text
+			n = len(text) - off
+		}
+		st := Statement{Source: text, Offset: off, Len: n, AST: raw.Stmt}
+		st.Ext = exts.within(off, off+n)
+		stmts = append(stmts, st)
+	}
+	// Extension-only statements (no PostgreSQL AST) are slotted in by offset.
+	stmts = exts.addStandalone(text, stmts)
+	return stmts, nil
+}
+
+func syntaxError(err error) error {
+	var pe *pgparser.Error
+	if errors.As(err, &pe) {
+		e := pgerr.New(pgerr.SyntaxError, "%s", pe.Message)
+		e.Position = pe.Cursorpos
+		if strings.HasPrefix(pe.Message, "unterminated") {
+			e.Position = pe.Cursorpos
+		}
+		return e
+	}
+	return pgerr.Wrap(err, pgerr.SyntaxError, "%s", err.Error())
+}

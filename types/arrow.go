@@ -1,0 +1,119 @@
+package types
+
+import (
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// This file is the one place where SQL types meet Arrow types.
+//
+//	SQL type                         Arrow storage                 Go Value
+//	boolean                          Boolean                       bool
+//	smallint / integer / bigint      Int16 / Int32 / Int64         int64
+//	real / double precision          Float32 / Float64             float64
+//	numeric                          String (canonical decimal)    *apd.Decimal
+//	text, varchar, char(n), name,
+//	  "char", unknown                String                        string
+//	json, jsonb                      String (jsonb: normalized)    string
+//	bytea                            Binary                        []byte
+//	date                             Date32 (days since 1970-01-01) DateValue
+//	time                             Time64 (microseconds)         TimeValue
+//	timestamp                        Timestamp(µs, no zone)        TimestampValue
+//	timestamptz                      Timestamp(µs, "UTC")          TimestampValue (UTC instant)
+//	interval                         MonthDayNanoInterval          IntervalValue (nanos = µs*1000)
+//	oid, regclass, regtype, regproc  Uint32                        int64
+//	void                             Null                          nil
+//	T[]                              List<T's storage>             []Value
+//
+// numeric is stored as its canonical text so that any precision round-trips
+// exactly; arithmetic on it goes through apd. Several SQL types share one Arrow
+// storage type, so the SQL type of a column always travels beside its data (in
+// plan schemas), never recovered from the Arrow type.
+
+// ArrowType returns the Arrow storage type of t.
+func (t T) ArrowType() arrow.DataType {
+	switch t.Kind {
+	case Bool:
+		return arrow.FixedWidthTypes.Boolean
+	case Int2:
+		return arrow.PrimitiveTypes.Int16
+	case Int4:
+		return arrow.PrimitiveTypes.Int32
+	case Int8:
+		return arrow.PrimitiveTypes.Int64
+	case Float4:
+		return arrow.PrimitiveTypes.Float32
+	case Float8:
+		return arrow.PrimitiveTypes.Float64
+	case Bytea:
+		return arrow.BinaryTypes.Binary
+	case Date:
+		return arrow.FixedWidthTypes.Date32
+	case Time:
+		return arrow.FixedWidthTypes.Time64us
+	case Timestamp:
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
+	case TimestampTZ:
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	case Interval:
+		return arrow.FixedWidthTypes.MonthDayNanoInterval
+	case Oid, RegClass, RegType, RegProc:
+		return arrow.PrimitiveTypes.Uint32
+	case Void:
+		return arrow.Null
+	case Array:
+		return arrow.ListOf(t.Elem.ArrowType())
+	default: // Numeric, Text, Varchar, Bpchar, Name, Char, JSON, JSONB, Unknown
+		return arrow.BinaryTypes.String
+	}
+}
+
+// ArrowSchema builds the Arrow schema for a list of columns. Field names are
+// the column names (which need not be unique); every field is nullable.
+func ArrowSchema(cols []Column) *arrow.Schema {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: c.Name, Type: c.Type.ArrowType(), Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// Value is one SQL value in Go form (see the table above); nil is NULL.
+// Values are used for constants, parameters and row-at-a-time paths
+// (wire formatting, catalog rows); the engine's hot paths work on Arrow arrays.
+type Value = any
+
+// DateValue is days since 1970-01-01.
+type DateValue int32
+
+// TimeValue is microseconds since midnight.
+type TimeValue int64
+
+// TimestampValue is microseconds since 1970-01-01 00:00:00 UTC. For timestamp
+// without time zone it is the wall-clock reading taken as if in UTC.
+type TimestampValue int64
+
+// IntervalValue is PostgreSQL's interval: months, days and microseconds are kept
+// apart, as PostgreSQL does ('1 month' is not '30 days').
+type IntervalValue struct {
+	Months int32
+	Days   int32
+	Micros int64
+}
+
+// FormatOptions are the session settings that change how values print as text.
+type FormatOptions struct {
+	// Location is the TimeZone setting; nil means UTC.
+	Location *time.Location
+	// ExtraFloatDigits is extra_float_digits (default 1: shortest exact output;
+	// 0 or less: %.15g/%.6g minus that many digits, as PostgreSQL 12+ does).
+	ExtraFloatDigits int
+	// DateStyle is "ISO, MDY" by default; only ISO output is required.
+	DateStyle string
+	// IntervalStyle is "postgres" by default.
+	IntervalStyle string
+}
+
+// DefaultFormat is PostgreSQL's default session formatting in UTC.
+var DefaultFormat = FormatOptions{Location: time.UTC, ExtraFloatDigits: 1, DateStyle: "ISO, MDY", IntervalStyle: "postgres"}
