@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -55,3 +57,17 @@ func CommonType(ts []types.T, context string) (types.T, error) {
 // Fold evaluates e once if it has no column, parameter, outer or volatile
 // references, returning a Const; otherwise it returns e unchanged.
 func Fold(ctx *Context, e Expr) (Expr, error) { return e, nil }
+
+// Register adds a scalar function overload to the registry (used at init by
+// this package and by catalog/ for the pg_catalog functions). Overloads with
+// the same name are chosen between by argument types, as PostgreSQL does.
+// Register is not safe to call concurrently with resolution: call it from init.
+func Register(f *Func) {}
+
+// RowKernel adapts a row-at-a-time function to a Kernel, for functions that
+// are not on hot paths (catalog functions, rarely used string functions).
+// fn sees each row's arguments as Values (nil is NULL; a Strict Func never
+// sees NULLs) and returns a Value of type ret.
+func RowKernel(ret types.T, argTypes []types.T, fn func(ctx *Context, args []types.Value) (types.Value, error)) func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+	return nil
+}
