@@ -150,7 +150,7 @@ type Catalog struct {
 // snapshot is one immutable version of the catalog. DDL copies it, changes
 // the copy and publishes the copy; nothing in a published snapshot changes.
 type snapshot struct {
-	schemas  map[string]*Schema             // by name
+	schemas  map[string]*Schema              // by name
 	rels     map[string]map[string]*Relation // schema name -> relation name -> relation
 	byOID    map[uint32]*Relation            // every relation, system ones included
 	indexes  map[uint32]*Relation            // primary key index OID -> its table
