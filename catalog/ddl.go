@@ -8,14 +8,6 @@ import (
 	"github.com/streamsql/streamsql/storage"
 )
 
-// IsNotice reports whether err is a NOTICE rather than a failure: CREATE ...
-// IF NOT EXISTS on an existing object returns one (`relation "t" already
-// exists, skipping`), for the caller to send as a NoticeResponse.
-func IsNotice(err error) bool {
-	e := pgerr.As(err)
-	return e != nil && e.Severity == pgerr.SevNotice
-}
-
 func notice(code pgerr.Code, format string, args ...any) *pgerr.Error {
 	e := pgerr.New(code, format, args...)
 	e.Severity = pgerr.SevNotice
@@ -53,7 +45,8 @@ func (s *snapshot) checkCreate(schema, name string) error {
 // published relation (a copy of rel; rel itself is not modified). Schema ""
 // means public. Primary key columns become NOT NULL. An existing name is
 // 42P07 `relation "t" already exists`; with ifNotExists the existing
-// relation is returned with a notice error (see IsNotice).
+// relation is returned beside that error (the caller reports it as the
+// notice `relation "t" already exists, skipping`).
 func (c *Catalog) CreateTable(rel *Relation, ifNotExists bool) (*Relation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -70,8 +63,7 @@ func (c *Catalog) CreateTable(rel *Relation, ifNotExists bool) (*Relation, error
 	}
 	if err := s.checkCreate(r.Schema, r.Name); err != nil {
 		if ifNotExists && pgerr.CodeOf(err) == pgerr.DuplicateTable {
-			existing := s.rels[r.Schema][r.Name]
-			return existing, notice(pgerr.DuplicateTable, "relation \"%s\" already exists, skipping", r.Name)
+			return s.rels[r.Schema][r.Name], err
 		}
 		return nil, err
 	}
@@ -227,15 +219,12 @@ func checkViewReplace(old, r *Relation) error {
 }
 
 // CreateSchema creates a schema. An existing name is 42P06 `schema "s"
-// already exists`; with ifNotExists a notice error instead (see IsNotice).
+// already exists` (with ifNotExists too: the caller reports it as a notice).
 func (c *Catalog) CreateSchema(name string, ifNotExists bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.snap().clone()
 	if s.schemas[name] != nil {
-		if ifNotExists {
-			return notice(pgerr.DuplicateSchema, "schema \"%s\" already exists, skipping", name)
-		}
 		return pgerr.New(pgerr.DuplicateSchema, "schema \"%s\" already exists", name)
 	}
 	if len(name) >= 3 && name[:3] == "pg_" {

@@ -8,6 +8,9 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 )
 
+// defaultSearchPath is PostgreSQL's default search_path.
+var defaultSearchPath = []string{"$user", "public"}
+
 // kindWord names a relation kind in messages ("table", "view", ...).
 func kindWord(k RelKind) string {
 	switch k {
@@ -177,8 +180,8 @@ func (s *snapshot) dependents() map[uint32][]*Relation {
 // DropSchema removes a schema. Errors: 3F000 `schema "s" does not exist`
 // (with ifExists a notice instead), 2BP01 when it holds relations (unless
 // cascade, which drops them and whatever depends on them) or is a system
-// schema. searchPath decides which names the messages qualify.
-func (c *Catalog) DropSchema(name string, ifExists, cascade bool, searchPath []string) (string, error) {
+// schema. Messages qualify names not visible on the default search_path.
+func (c *Catalog) DropSchema(name string, ifExists, cascade bool) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cur := c.snap()
@@ -197,7 +200,7 @@ func (c *Catalog) DropSchema(name string, ifExists, cascade bool, searchPath []s
 		targets = append(targets, r)
 	}
 	sort.Slice(targets, func(i, j int) bool { return targets[i].OID < targets[j].OID })
-	n, err := c.dropObjects(cur, targets, sc, cascade, searchPath, "schema "+name)
+	n, err := c.dropObjects(cur, targets, sc, cascade, defaultSearchPath, "schema "+name)
 	if n == nil {
 		return "", err
 	}
