@@ -146,4 +146,3 @@ func appendFraction(dst []byte, usec int64) []byte {
 	}
 	return append(dst, buf[:n]...)
 }
-

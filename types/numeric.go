@@ -132,7 +132,7 @@ func applyNumericTypmod(d *apd.Decimal, typmod int32) error {
 	if _, err := numericCtx.Quantize(d, d, int32(-scale)); err != nil {
 		return pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "numeric field overflow")
 	}
-	if (d.Coeff.Sign() == 0) {
+	if d.Coeff.Sign() == 0 {
 		d.Negative = false
 	}
 	maxDigits := prec - scale
@@ -203,7 +203,7 @@ func appendNumericBinary(dst []byte, d *apd.Decimal) []byte {
 		dscale = int(-d.Exponent)
 	}
 	digits := d.Coeff.Append(nil, 10)
-	if (d.Coeff.Sign() == 0) {
+	if d.Coeff.Sign() == 0 {
 		hdr(0, 0, numPos, uint16(dscale))
 		return dst
 	}
