@@ -3,8 +3,6 @@ package expr
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-
-	"github.com/streamsql/streamsql/types"
 )
 
 // Fold evaluates e once if it has no column, parameter, outer, subquery or
@@ -74,8 +72,35 @@ func children(e Expr) []Expr {
 		return []Expr{x.E}
 	case *IsDistinct:
 		return []Expr{x.L, x.R}
+	case *Case:
+		var out []Expr
+		for _, w := range x.Whens {
+			out = append(out, w.Cond, w.Result)
+		}
+		if x.Else != nil {
+			out = append(out, x.Else)
+		}
+		return out
+	case *Coalesce:
+		return x.Args
+	case *NullIf:
+		return []Expr{x.L, x.R}
+	case *InList:
+		return append([]Expr{x.E}, x.List...)
+	case *Like:
+		out := []Expr{x.E, x.Pattern}
+		if x.Escape != nil {
+			out = append(out, x.Escape)
+		}
+		return out
+	case *Subquery:
+		if x.LHS != nil {
+			return []Expr{x.LHS}
+		}
+	case *ArrayExpr:
+		return x.Elems
+	case *Subscript:
+		return []Expr{x.E, x.Index}
 	}
 	return nil
 }
-
-var _ = types.TBool

@@ -91,6 +91,6 @@ func mustBinary(t *testing.T, op string, l, r Expr) Expr {
 	return e
 }
 
-func i4(v int64) *Const       { return &Const{V: v, T: types.TInt4} }
-func lit(s string) *Const     { return &Const{V: s, T: types.TUnknown} }
+func i4(v int64) *Const         { return &Const{V: v, T: types.TInt4} }
+func lit(s string) *Const       { return &Const{V: s, T: types.TUnknown} }
 func ref(i int, t types.T) Expr { return &ColRef{Idx: i, T: t, Name: "c" + string(rune('0'+i))} }

@@ -251,7 +251,7 @@ func (e *IsDistinct) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error
 		return nil, err
 	}
 	defer r.Release()
-	eq, err := callKernel(ctx, e.Eq, []arrow.Array{l, r}, l.Len())
+	eq, err := eqArrays(ctx, e.Eq, l, e.L.Type(), r, e.R.Type())
 	if err != nil {
 		return nil, err
 	}
