@@ -96,7 +96,7 @@ func typeFromSpec(spec string) (T, error) {
 			"": intervalFullRange, "year": IntervalYear, "month": IntervalMonth, "day": IntervalDay, "hour": IntervalHour,
 			"minute": IntervalMinute, "second": IntervalSecond, "year to month": IntervalYear | IntervalMonth,
 			"day to hour": IntervalDay | IntervalHour, "day to minute": IntervalDay | IntervalHour | IntervalMinute,
-			"day to second": IntervalDay | IntervalHour | IntervalMinute | IntervalSecond,
+			"day to second":  IntervalDay | IntervalHour | IntervalMinute | IntervalSecond,
 			"hour to minute": IntervalHour | IntervalMinute, "hour to second": IntervalHour | IntervalMinute | IntervalSecond,
 			"minute to second": IntervalMinute | IntervalSecond,
 		}
