@@ -1,8 +1,16 @@
 package catalog
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -33,6 +41,16 @@ type Relation struct {
 	PKName string
 	// ViewQuery is a view's defining SELECT, as text that Parse accepts.
 	ViewQuery string
+	// DependsOn lists the OIDs of the relations a view reads (set by the
+	// catalog from CreateView's deps).
+	DependsOn []uint32
+	// PKIndexOID is the OID of the primary key's index (pg_index.indexrelid,
+	// a pg_class row of relkind 'i' named PKName); 0 when there is no key.
+	// Assigned by the catalog.
+	PKIndexOID uint32
+	// RowTypeOID is pg_class.reltype, the relation's composite type in
+	// pg_type (0 for system relations). Assigned by the catalog.
+	RowTypeOID uint32
 	// Rows produces a system table's current contents; nil for others.
 	Rows func(ctx RowsContext) ([]arrow.RecordBatch, error) `json:"-"`
 }
@@ -52,6 +70,23 @@ type RowsContext struct {
 	User       string
 	Database   string
 	SearchPath []string
+	// Settings lists the session's run-time parameters for pg_settings;
+	// nil means a built-in list of defaults.
+	Settings func() []Setting
+}
+
+// Setting is one row of pg_settings (the columns psql and drivers read).
+type Setting struct {
+	Name      string
+	Setting   string
+	Unit      string // "" = NULL
+	Category  string
+	ShortDesc string
+	Context   string // "user", "superuser", "internal", ...
+	VarType   string // "bool", "integer", "real", "string", "enum"
+	Source    string // "default", "session", "client", ...
+	BootVal   string
+	ResetVal  string
 }
 
 // ColumnTypes returns the relation's columns as result columns.
@@ -72,3 +107,227 @@ func (r *Relation) ColumnIndex(name string) int {
 	}
 	return -1
 }
+
+// Schema is a namespace (pg_namespace row).
+type Schema struct {
+	OID  uint32
+	Name string
+}
+
+// Fixed OIDs of the built-in schemas (PostgreSQL 15's values).
+const (
+	PgCatalogOID         uint32 = 11
+	PublicOID            uint32 = 2200
+	InformationSchemaOID uint32 = 13207
+	// FirstUserOID is the first OID the catalog assigns (PostgreSQL's FirstNormalObjectId).
+	FirstUserOID uint32 = 16384
+	// SuperuserOID is the OID of the single role (pg_roles.oid, relowner, nspowner).
+	SuperuserOID uint32 = 10
+)
+
+// tableStore is the part of *storage.Store the catalog uses (a fake in tests).
+type tableStore interface {
+	CreateTable(def storage.TableDef) (*storage.Table, error)
+	DropTable(oid uint32) error
+	Table(oid uint32) *storage.Table
+}
+
+// Catalog is the set of schemas and relations. Safe for concurrent use:
+// readers load the current immutable snapshot without locking; DDL methods
+// serialize on mu, persist a new snapshot and publish it.
+type Catalog struct {
+	dir   string
+	store tableStore
+
+	mu  sync.Mutex // serializes DDL (and the file writes)
+	cur atomic.Pointer[snapshot]
+
+	// system holds the pg_catalog and information_schema relations, built once
+	// in Open (their Rows read c.cur).
+	system []*Relation
+}
+
+// snapshot is one immutable version of the catalog. DDL copies it, changes
+// the copy and publishes the copy; nothing in a published snapshot changes.
+type snapshot struct {
+	schemas  map[string]*Schema              // by name
+	rels     map[string]map[string]*Relation // schema name -> relation name -> relation
+	byOID    map[uint32]*Relation            // every relation, system ones included
+	indexes  map[uint32]*Relation            // primary key index OID -> its table
+	comments map[objKey]string
+	nextOID  uint32
+}
+
+// objKey identifies a commented object: a relation or schema OID, and a
+// column number (0 for the object itself).
+type objKey struct {
+	OID uint32
+	Sub int32
+}
+
+func (s *snapshot) clone() *snapshot {
+	n := &snapshot{
+		schemas:  make(map[string]*Schema, len(s.schemas)),
+		rels:     make(map[string]map[string]*Relation, len(s.rels)),
+		byOID:    make(map[uint32]*Relation, len(s.byOID)),
+		indexes:  make(map[uint32]*Relation, len(s.indexes)),
+		comments: make(map[objKey]string, len(s.comments)),
+		nextOID:  s.nextOID,
+	}
+	for k, v := range s.schemas {
+		n.schemas[k] = v
+	}
+	for k, m := range s.rels {
+		c := make(map[string]*Relation, len(m))
+		for name, r := range m {
+			c[name] = r
+		}
+		n.rels[k] = c
+	}
+	for k, v := range s.byOID {
+		n.byOID[k] = v
+	}
+	for k, v := range s.indexes {
+		n.indexes[k] = v
+	}
+	for k, v := range s.comments {
+		n.comments[k] = v
+	}
+	return n
+}
+
+// add puts r into the snapshot (the schema map must exist).
+func (s *snapshot) add(r *Relation) {
+	s.rels[r.Schema][r.Name] = r
+	s.byOID[r.OID] = r
+	if r.PKIndexOID != 0 {
+		s.indexes[r.PKIndexOID] = r
+	}
+}
+
+// remove takes r out of the snapshot, with its comments.
+func (s *snapshot) remove(r *Relation) {
+	delete(s.rels[r.Schema], r.Name)
+	delete(s.byOID, r.OID)
+	if r.PKIndexOID != 0 {
+		delete(s.indexes, r.PKIndexOID)
+	}
+	for k := range s.comments {
+		if k.OID == r.OID || (r.PKIndexOID != 0 && k.OID == r.PKIndexOID) {
+			delete(s.comments, k)
+		}
+	}
+}
+
+// allocOID hands out the next user OID.
+func (s *snapshot) allocOID() uint32 {
+	o := s.nextOID
+	s.nextOID++
+	return o
+}
+
+// Open loads the catalog from dataDir (creating an empty one when there is
+// none) and reconciles it with the tables in store: a stored table the
+// catalog does not know (left by a crash between the two writes of a CREATE
+// or DROP) is dropped; a catalog table without stored data is an error.
+func Open(dataDir string, store *storage.Store) (*Catalog, error) {
+	if store == nil {
+		return nil, fmt.Errorf("catalog: open %s: nil store", dataDir)
+	}
+	return open(dataDir, store)
+}
+
+func open(dataDir string, store tableStore) (*Catalog, error) {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	c := &Catalog{dir: dataDir, store: store}
+	snap, err := load(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	c.system = systemRelations(c)
+	for _, r := range c.system {
+		snap.byOID[r.OID] = r
+		snap.rels[r.Schema][r.Name] = r
+	}
+	if err := c.reconcile(snap); err != nil {
+		return nil, err
+	}
+	c.cur.Store(snap)
+	return c, nil
+}
+
+// reconcile checks the catalog's tables against the store (see Open).
+func (c *Catalog) reconcile(s *snapshot) error {
+	for _, r := range s.byOID {
+		if r.Kind == KindTable && c.store.Table(r.OID) == nil {
+			return fmt.Errorf("catalog: table %s.%s (oid %d) is in %s but its data is missing from storage",
+				r.Schema, r.Name, r.OID, filepath.Join(c.dir, catalogFile))
+		}
+	}
+	// The storage contract has no listing method yet; when the store offers
+	// one, orphans (stored tables the catalog does not know) are dropped.
+	if l, ok := c.store.(interface{ Tables() []uint32 }); ok {
+		for _, oid := range l.Tables() {
+			if r := s.byOID[oid]; r == nil || r.Kind != KindTable {
+				if err := c.store.DropTable(oid); err != nil {
+					return fmt.Errorf("catalog: dropping orphaned stored table %d: %w", oid, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Catalog) snap() *snapshot { return c.cur.Load() }
+
+// Table returns the stored data of a table relation (nil for others).
+func (c *Catalog) Table(oid uint32) *storage.Table {
+	r := c.snap().byOID[oid]
+	if r == nil || r.Kind != KindTable {
+		return nil
+	}
+	return c.store.Table(oid)
+}
+
+// Relation returns a relation (user or system) by OID, or nil.
+func (c *Catalog) Relation(oid uint32) *Relation { return c.snap().byOID[oid] }
+
+// Relations returns the user relations (no system ones), ordered by schema
+// then name, for SHOW TABLES and the like.
+func (c *Catalog) Relations() []*Relation {
+	s := c.snap()
+	out := make([]*Relation, 0, len(s.byOID))
+	for _, r := range s.byOID {
+		if r.Kind != KindSystem {
+			out = append(out, r)
+		}
+	}
+	sortRelations(out)
+	return out
+}
+
+// Schemas returns every schema (built-in ones included), ordered by name.
+func (c *Catalog) Schemas() []*Schema {
+	s := c.snap()
+	out := make([]*Schema, 0, len(s.schemas))
+	for _, sc := range s.schemas {
+		out = append(out, sc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func sortRelations(rs []*Relation) {
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Schema != rs[j].Schema {
+			return rs[i].Schema < rs[j].Schema
+		}
+		return rs[i].Name < rs[j].Name
+	})
+}
+
+// Close releases the catalog. Every DDL is already durable when it returns,
+// so there is nothing to flush; the store is closed by its owner.
+func (c *Catalog) Close() error { return nil }

@@ -1,52 +1,109 @@
 package engine
 
 import (
-	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
 
-	"github.com/streamsql/streamsql/pgerr"
-	"github.com/streamsql/streamsql/sql"
-	"github.com/streamsql/streamsql/types"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/storage"
 )
 
+// Catalog is what the engine needs from the catalog (implemented by
+// *catalog.Catalog). Safe for concurrent use.
+type Catalog interface {
+	planner.Catalog
+	expr.CatalogInfo
+	CreateTable(rel *catalog.Relation, ifNotExists bool) (*catalog.Relation, error)
+	CreateView(rel *catalog.Relation, deps []uint32, orReplace bool) (*catalog.Relation, error)
+	Drop(kind catalog.RelKind, schema, name string, ifExists, cascade bool, searchPath []string) (notice string, err error)
+	CreateSchema(name string, ifNotExists bool) error
+	DropSchema(name string, ifExists, cascade bool) (notice string, err error)
+	Relations() []*catalog.Relation
+	Close() error
+}
+
 // Engine is the database: catalog, storage and the sessions using them.
-// Safe for concurrent use. STUB until the engine lands.
-type Engine struct{ cfg Config }
+// Safe for concurrent use.
+type Engine struct {
+	cfg     Config
+	store   *storage.Store
+	cat     Catalog
+	nextPID atomic.Int32
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
+	closed   bool
+}
 
 // Open opens (creating if needed) the data directory and recovers its state.
-func Open(cfg Config) (*Engine, error) { return &Engine{cfg: cfg}, nil }
+func Open(cfg Config) (*Engine, error) {
+	if cfg.DataDir == "" {
+		cfg.DataDir = "streamsql-data"
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	store, err := storage.Open(filepath.Join(cfg.DataDir, "tables"))
+	if err != nil {
+		return nil, fmt.Errorf("open storage: %w", err)
+	}
+	cat, err := openCatalog(cfg.DataDir, store)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{})}
+	return e, nil
+}
 
-// Close stops the engine; sessions must be closed first.
-func (e *Engine) Close() error { return nil }
+// Close stops the engine: open sessions are closed, then the catalog and
+// the storage.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	sessions := make([]*Session, 0, len(e.sessions))
+	for s := range e.sessions {
+		sessions = append(sessions, s)
+	}
+	e.mu.Unlock()
+	for _, s := range sessions {
+		s.Close()
+	}
+	err1 := e.cat.Close()
+	err2 := e.store.Close()
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
 
 // NewSession starts a session for a connection. params are the startup
 // parameters the client sent (application_name, client_encoding, DateStyle...).
 func (e *Engine) NewSession(user, database string, params map[string]string) (*Session, error) {
-	return &Session{}, nil
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, fmt.Errorf("engine is closed")
+	}
+	s := newSession(e, user, database, params)
+	e.sessions[s] = struct{}{}
+	return s, nil
 }
 
-// Session is one connection's state. Used by one goroutine at a time.
-type Session struct{}
-
-var _ SessionAPI = (*Session)(nil)
-
-// Prepare implements SessionAPI.
-func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []uint32) (*Prepared, error) {
-	return nil, pgerr.Unsupported("not implemented yet")
+func (e *Engine) forget(s *Session) {
+	e.mu.Lock()
+	delete(e.sessions, s)
+	e.mu.Unlock()
 }
-
-// Execute implements SessionAPI.
-func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value) (*Result, error) {
-	return nil, pgerr.Unsupported("not implemented yet")
-}
-
-// TxStatus implements SessionAPI.
-func (s *Session) TxStatus() TxStatus { return 'I' }
-
-// Format implements SessionAPI.
-func (s *Session) Format() types.FormatOptions { return types.DefaultFormat }
-
-// ParamStatus implements SessionAPI.
-func (s *Session) ParamStatus() map[string]string { return nil }
-
-// Close implements SessionAPI.
-func (s *Session) Close() {}

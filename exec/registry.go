@@ -1,13 +1,18 @@
 package exec
 
 import (
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
 // AggFunc is one resolved aggregate (count, sum, avg, min, max, bool_and,
-// bool_or, every, string_agg, array_agg, stddev..., variance...).
+// bool_or, every, string_agg, array_agg, stddev..., variance...). It is
+// immutable and shared by every execution of the plans that use it.
 type AggFunc struct {
 	Name   string
 	Args   []types.T // argument types after resolution (the planner casts to them)
@@ -19,6 +24,7 @@ type AggFunc struct {
 // WindowFunc is one resolved window function: a ranking/offset function
 // (row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag, lead,
 // first_value, last_value, nth_value) or an aggregate used OVER a window.
+// It is immutable and shared.
 type WindowFunc struct {
 	Name   string
 	Args   []types.T
@@ -27,24 +33,190 @@ type WindowFunc struct {
 	impl   any
 }
 
-// ResolveAggregate picks the aggregate overload for the argument types, as
-// PostgreSQL does: sum(int4) is bigint, sum(int8) and avg(int) are numeric,
-// count(*) is written with no arguments (star is true).
-// STUB until the aggregate operators land.
-func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) {
-	return nil, pgerr.New(pgerr.UndefinedFunction, "function %s does not exist", name)
+var aggNames = map[string]bool{
+	"count": true, "sum": true, "avg": true, "min": true, "max": true,
+	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "array_agg": true,
+	"stddev": true, "stddev_samp": true, "stddev_pop": true,
+	"variance": true, "var_samp": true, "var_pop": true,
 }
 
 // IsAggregate reports whether name is a known aggregate function.
-func IsAggregate(name string) bool { return false }
+func IsAggregate(name string) bool { return aggNames[strings.TrimPrefix(name, "pg_catalog.")] }
+
+func noFunction(name string, args []types.T) *pgerr.Error {
+	parts := make([]string, len(args))
+	for i, t := range args {
+		parts[i] = t.String()
+	}
+	return pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, strings.Join(parts, ", ")).
+		WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}
+
+// plain drops modifiers: aggregate results carry none.
+func plain(t types.T) types.T {
+	if t.Kind == types.Array {
+		return types.ArrayOf(plain(*t.Elem))
+	}
+	t.Typmod = -1
+	return t
+}
+
+// ResolveAggregate picks the aggregate overload for the argument types, as
+// PostgreSQL does: sum(int4) is bigint, sum(int8) and avg(int) are numeric,
+// count(*) is written with no arguments (star is true).
+func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) {
+	name = strings.TrimPrefix(name, "pg_catalog.")
+	f := &AggFunc{Name: name}
+	mk := func(a []types.T, ret types.T, impl aggImpl) (*AggFunc, error) {
+		f.Args, f.Return, f.impl = a, ret, impl
+		return f, nil
+	}
+	if star {
+		if name != "count" {
+			return nil, pgerr.New(pgerr.WrongObjectType, "%s(*) specified, but %s is not an aggregate function", name, name)
+		}
+		return mk(nil, types.TInt8, func(*AggFunc, memory.Allocator) aggState { return &countAgg{star: true} })
+	}
+	if !aggNames[name] {
+		return nil, noFunction(name, args)
+	}
+	if name == "string_agg" {
+		if len(args) == 2 {
+			switch {
+			case isTextish(args[0]) && isTextish(args[1]):
+				return mk([]types.T{types.TText, types.TText}, types.TText, func(*AggFunc, memory.Allocator) aggState { return &stringAgg{} })
+			case args[0].Kind == types.Bytea && args[1].Kind == types.Bytea:
+				return mk([]types.T{types.TBytea, types.TBytea}, types.TBytea, func(*AggFunc, memory.Allocator) aggState { return &binaryAgg{} })
+			}
+		}
+		return nil, noFunction(name, args)
+	}
+	if len(args) != 1 {
+		return nil, noFunction(name, args)
+	}
+	t := plain(args[0])
+	if t.Kind == types.Unknown {
+		t = types.TText
+	}
+	one := []types.T{t}
+	switch name {
+	case "count":
+		return mk(one, types.TInt8, func(*AggFunc, memory.Allocator) aggState { return &countAgg{} })
+	case "sum":
+		switch {
+		case t.Kind == types.Int2 || t.Kind == types.Int4:
+			return mk(one, types.TInt8, func(*AggFunc, memory.Allocator) aggState { return &intSum{} })
+		case t.Kind == types.Int8:
+			return mk(one, types.TNumeric, func(*AggFunc, memory.Allocator) aggState { return &intSum{numeric: true} })
+		case t.Kind == types.Numeric:
+			return mk(one, types.TNumeric, func(*AggFunc, memory.Allocator) aggState { return &numericAgg{fn: "sum"} })
+		case t.IsFloat():
+			return mk(one, t, func(*AggFunc, memory.Allocator) aggState { return &floatSum{f32: t.Kind == types.Float4} })
+		case t.Kind == types.Interval:
+			return mk(one, t, func(*AggFunc, memory.Allocator) aggState { return &intervalAgg{} })
+		}
+	case "avg":
+		switch {
+		case t.IsInteger():
+			return mk(one, types.TNumeric, func(*AggFunc, memory.Allocator) aggState { return &intSum{avg: true} })
+		case t.Kind == types.Numeric:
+			return mk(one, types.TNumeric, func(*AggFunc, memory.Allocator) aggState { return &numericAgg{fn: "avg"} })
+		case t.IsFloat():
+			return mk(one, types.TFloat8, func(*AggFunc, memory.Allocator) aggState { return &floatStats{fn: "avg"} })
+		case t.Kind == types.Interval:
+			return mk(one, t, func(*AggFunc, memory.Allocator) aggState { return &intervalAgg{avg: true} })
+		}
+	case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
+		switch {
+		case t.IsInteger() || t.Kind == types.Numeric:
+			return mk(one, types.TNumeric, func(*AggFunc, memory.Allocator) aggState { return &numericAgg{fn: name} })
+		case t.IsFloat():
+			return mk(one, types.TFloat8, func(*AggFunc, memory.Allocator) aggState { return &floatStats{fn: name} })
+		}
+	case "min", "max":
+		if t.Kind == types.JSON || t.Kind == types.JSONB || t.Kind == types.Void {
+			break
+		}
+		if t.Kind == types.Varchar || t.Kind == types.Name || t.Kind == types.Char {
+			t = types.TText
+			one = []types.T{t}
+		}
+		isMax := name == "max"
+		return mk(one, t, func(*AggFunc, memory.Allocator) aggState { return newMinMax(t, isMax) })
+	case "bool_and", "every", "bool_or":
+		if t.Kind == types.Bool {
+			and := name != "bool_or"
+			return mk(one, types.TBool, func(*AggFunc, memory.Allocator) aggState { return &boolAgg{and: and} })
+		}
+	case "array_agg":
+		if t.Kind == types.Array {
+			return nil, pgerr.Unsupported("array_agg over arrays is not supported")
+		}
+		return mk(one, types.ArrayOf(t), func(*AggFunc, memory.Allocator) aggState { return &arrayAgg{} })
+	}
+	return nil, noFunction(name, args)
+}
+
+func isTextish(t types.T) bool { return t.IsString() }
 
 // ResolveWindow picks a window function (or an aggregate used as one).
-// STUB until the window operator lands.
 func ResolveWindow(name string, args []types.T, star bool) (*WindowFunc, error) {
-	return nil, pgerr.New(pgerr.UndefinedFunction, "function %s does not exist", name)
+	name = strings.TrimPrefix(name, "pg_catalog.")
+	w := &WindowFunc{Name: name, Args: args}
+	switch name {
+	case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist":
+		if len(args) != 0 || star {
+			return nil, noFunction(name, args)
+		}
+		w.Return = types.TInt8
+		if name == "percent_rank" || name == "cume_dist" {
+			w.Return = types.TFloat8
+		}
+		return w, nil
+	case "ntile":
+		if len(args) != 1 || !args[0].IsInteger() {
+			return nil, noFunction(name, args)
+		}
+		w.Args, w.Return = []types.T{types.TInt4}, types.TInt4
+		return w, nil
+	case "lag", "lead":
+		if len(args) < 1 || len(args) > 3 || (len(args) >= 2 && !args[1].IsInteger()) {
+			return nil, noFunction(name, args)
+		}
+		t := plain(args[0])
+		w.Args = []types.T{t}
+		if len(args) >= 2 {
+			w.Args = append(w.Args, types.TInt4)
+		}
+		if len(args) == 3 {
+			w.Args = append(w.Args, t)
+		}
+		w.Return = t
+		return w, nil
+	case "first_value", "last_value":
+		if len(args) != 1 {
+			return nil, noFunction(name, args)
+		}
+		w.Args, w.Return = []types.T{plain(args[0])}, plain(args[0])
+		return w, nil
+	case "nth_value":
+		if len(args) != 2 || !args[1].IsInteger() {
+			return nil, noFunction(name, args)
+		}
+		w.Args, w.Return = []types.T{plain(args[0]), types.TInt4}, plain(args[0])
+		return w, nil
+	}
+	if IsAggregate(name) {
+		a, err := ResolveAggregate(name, args, star)
+		if err != nil {
+			return nil, err
+		}
+		w.Args, w.Return, w.Agg = a.Args, a.Return, a
+		return w, nil
+	}
+	return nil, noFunction(name, args)
 }
 
 // NewSubPlan wraps a plan as an expr.SubPlan for scalar, EXISTS, IN/ANY/ALL
 // and ARRAY subqueries. The plan's OuterRef expressions read ctx.Outer.
-// STUB until the subquery runner lands.
-func NewSubPlan(n Node) expr.SubPlan { return nil }
+func NewSubPlan(n Node) expr.SubPlan { return &subPlan{n: n} }

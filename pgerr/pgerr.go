@@ -102,6 +102,7 @@ const (
 	OutOfMemory                      Code = "53200"
 	DiskFull                         Code = "53100"
 	ConfigurationLimitExceeded       Code = "53400"
+	BadCopyFileFormat                Code = "22P04"
 	InternalError                    Code = "XX000"
 	DataCorrupted                    Code = "XX001"
 	IOError                          Code = "58030"

@@ -111,8 +111,16 @@ type FormatOptions struct {
 	ExtraFloatDigits int
 	// DateStyle is "ISO, MDY" by default; only ISO output is required.
 	DateStyle string
-	// IntervalStyle is "postgres" by default.
+	// IntervalStyle is "postgres" by default (the only style implemented).
 	IntervalStyle string
+	// Names, when set, names an object for regclass, regtype and regproc
+	// output (the catalog provides it); ok=false prints the number, as
+	// PostgreSQL does for a dangling OID. It must be safe for concurrent use.
+	Names func(k Kind, oid uint32) (name string, ok bool)
+	// OIDs, when set, resolves regclass, regtype and regproc input that is
+	// not a number (the catalog provides it); it returns PostgreSQL's error
+	// (42P01, 42704, 42883) itself when the name is unknown.
+	OIDs func(k Kind, name string) (uint32, error)
 }
 
 // DefaultFormat is PostgreSQL's default session formatting in UTC.

@@ -57,6 +57,9 @@ type Func struct {
 	Volatile bool
 	// Kernel evaluates the function over argument arrays of equal length n.
 	Kernel func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error)
+
+	// nullSafe marks built-in kernels that handle NULL rows themselves.
+	nullSafe bool
 }
 
 // Cast converts E to To. Explicit is true for CAST/:: (allows the casts PostgreSQL

@@ -1,0 +1,208 @@
+package catalog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// defaultSearchPath is PostgreSQL's default search_path.
+var defaultSearchPath = []string{"$user", "public"}
+
+// kindWord names a relation kind in messages ("table", "view", ...).
+func kindWord(k RelKind) string {
+	switch k {
+	case KindTable:
+		return "table"
+	case KindView:
+		return "view"
+	case KindMatView:
+		return "materialized view"
+	case KindSource:
+		return "source"
+	}
+	return "relation"
+}
+
+// Drop removes a relation of the given kind. Schema "" resolves name along
+// searchPath. Errors are PostgreSQL's: 42P01 `table "x" does not exist`
+// (with ifExists a notice `table "x" does not exist, skipping` is returned
+// instead), 42809 `"v" is not a table`, 42501 for system relations, and
+// 2BP01 `cannot drop table t because other objects depend on it` while views
+// read it, unless cascade, which drops those views too and returns the
+// notice `drop cascades to view v`. The notice is "" when there is none.
+func (c *Catalog) Drop(kind RelKind, schema, name string, ifExists, cascade bool, searchPath []string) (string, error) {
+	n, err := c.DropWithDetail(kind, schema, name, ifExists, cascade, searchPath)
+	if n == nil {
+		return "", err
+	}
+	return n.Message, err
+}
+
+// DropWithDetail is Drop returning its notice as a *pgerr.Error of severity
+// NOTICE (nil when there is none), whose Detail lists every object a
+// cascade dropped, as PostgreSQL reports it.
+func (c *Catalog) DropWithDetail(kind RelKind, schema, name string, ifExists, cascade bool, searchPath []string) (*pgerr.Error, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.snap()
+	word := kindWord(kind)
+	given := name
+	if schema != "" {
+		given = schema + "." + name
+	}
+	var r *Relation
+	if schema != "" {
+		if cur.schemas[schema] == nil {
+			if ifExists {
+				return notice(pgerr.SuccessfulCompletion, "schema \"%s\" does not exist, skipping", schema), nil
+			}
+			return nil, pgerr.New(pgerr.UndefinedSchema, "schema \"%s\" does not exist", schema)
+		}
+		r = cur.rels[schema][name]
+	} else {
+		r = cur.lookup(name, searchPath)
+	}
+	if r == nil {
+		if ifExists {
+			return notice(pgerr.SuccessfulCompletion, "%s \"%s\" does not exist, skipping", word, given), nil
+		}
+		return nil, pgerr.New(pgerr.UndefinedTable, "%s \"%s\" does not exist", word, given)
+	}
+	if r.Kind == KindSystem {
+		return nil, pgerr.New(pgerr.InsufficientPrivilege, "permission denied: \"%s\" is a system catalog", r.Name)
+	}
+	if r.Kind != kind {
+		w := kindWord(r.Kind)
+		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a %s", r.Name, word).
+			WithHint("Use DROP %s to remove a %s.", strings.ToUpper(w), w)
+	}
+	return c.dropObjects(cur, []*Relation{r}, nil, cascade, searchPath, fmt.Sprintf("%s %s", word, r.Name))
+}
+
+// dropObjects removes targets (and, with cascade, everything that depends
+// on them) and the schema dropSchema if not nil. what names the object for
+// the 2BP01 message ("table t", "schema s").
+func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Schema, cascade bool, searchPath []string, what string) (*pgerr.Error, error) {
+	gone := map[uint32]bool{}
+	for _, t := range targets {
+		gone[t.OID] = true
+	}
+	// Dependents, found breadth-first so that each is reported after the
+	// object it depends on; ties in OID order for stable messages.
+	var lines []string
+	var deps []*Relation
+	if dropSchema != nil {
+		for _, t := range targets {
+			lines = append(lines, fmt.Sprintf("%s %s depends on schema %s", kindWord(t.Kind), cur.displayName(t.OID, searchPath), dropSchema.Name))
+		}
+	}
+	users := cur.dependents()
+	queue := append([]*Relation(nil), targets...)
+	for len(queue) > 0 {
+		t := queue[0]
+		queue = queue[1:]
+		for _, d := range users[t.OID] {
+			if gone[d.OID] {
+				continue
+			}
+			gone[d.OID] = true
+			deps = append(deps, d)
+			queue = append(queue, d)
+			lines = append(lines, fmt.Sprintf("%s %s depends on %s %s", kindWord(d.Kind), cur.displayName(d.OID, searchPath),
+				kindWord(t.Kind), cur.displayName(t.OID, searchPath)))
+		}
+	}
+	var cascaded []*Relation
+	if dropSchema != nil {
+		cascaded = append(cascaded, targets...)
+	}
+	cascaded = append(cascaded, deps...)
+	if len(cascaded) > 0 && !cascade {
+		return nil, pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop %s because other objects depend on it", what).
+			WithDetail("%s", strings.Join(lines, "\n")).
+			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+	}
+	var n *pgerr.Error
+	switch {
+	case len(cascaded) == 1:
+		n = notice(pgerr.SuccessfulCompletion, "drop cascades to %s %s", kindWord(cascaded[0].Kind), cur.displayName(cascaded[0].OID, searchPath))
+	case len(cascaded) > 1:
+		detail := make([]string, len(cascaded))
+		for i, d := range cascaded {
+			detail[i] = fmt.Sprintf("drop cascades to %s %s", kindWord(d.Kind), cur.displayName(d.OID, searchPath))
+		}
+		n = notice(pgerr.SuccessfulCompletion, "drop cascades to %d other objects", len(cascaded)).WithDetail("%s", strings.Join(detail, "\n"))
+	}
+	s := cur.clone()
+	all := append(append([]*Relation(nil), targets...), deps...)
+	for _, r := range all {
+		s.remove(r)
+	}
+	if dropSchema != nil {
+		delete(s.schemas, dropSchema.Name)
+		delete(s.rels, dropSchema.Name)
+		for k := range s.comments {
+			if k.OID == dropSchema.OID {
+				delete(s.comments, k)
+			}
+		}
+	}
+	if err := c.commit(s); err != nil {
+		return nil, err
+	}
+	// The catalog no longer names these tables; a failure to remove their
+	// files leaves orphans that the next Open drops.
+	for _, r := range all {
+		if r.Kind == KindTable {
+			_ = c.store.DropTable(r.OID)
+		}
+	}
+	return n, nil
+}
+
+// dependents maps each relation OID to the views that read it, in OID order.
+func (s *snapshot) dependents() map[uint32][]*Relation {
+	out := map[uint32][]*Relation{}
+	for _, r := range s.byOID {
+		for _, d := range r.DependsOn {
+			out[d] = append(out[d], r)
+		}
+	}
+	for _, l := range out {
+		sort.Slice(l, func(i, j int) bool { return l[i].OID < l[j].OID })
+	}
+	return out
+}
+
+// DropSchema removes a schema. Errors: 3F000 `schema "s" does not exist`
+// (with ifExists a notice instead), 2BP01 when it holds relations (unless
+// cascade, which drops them and whatever depends on them) or is a system
+// schema. Messages qualify names not visible on the default search_path.
+func (c *Catalog) DropSchema(name string, ifExists, cascade bool) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.snap()
+	sc := cur.schemas[name]
+	if sc == nil {
+		if ifExists {
+			return fmt.Sprintf("schema \"%s\" does not exist, skipping", name), nil
+		}
+		return "", pgerr.New(pgerr.UndefinedSchema, "schema \"%s\" does not exist", name)
+	}
+	if name == "pg_catalog" || name == "information_schema" {
+		return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because it is required by the database system", name)
+	}
+	var targets []*Relation
+	for _, r := range cur.rels[name] {
+		targets = append(targets, r)
+	}
+	sort.Slice(targets, func(i, j int) bool { return targets[i].OID < targets[j].OID })
+	n, err := c.dropObjects(cur, targets, sc, cascade, defaultSearchPath, "schema "+name)
+	if n == nil {
+		return "", err
+	}
+	return n.Message, err
+}

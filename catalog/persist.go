@@ -1,0 +1,208 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// catalogFile is the catalog's file in the data directory.
+const catalogFile = "catalog.json"
+
+// The on-disk form. Types are stored by PostgreSQL OID and typmod, which are
+// stable, rather than by types.Kind, whose numbering is internal.
+type fileCatalog struct {
+	Version   int            `json:"version"`
+	NextOID   uint32         `json:"next_oid"`
+	Schemas   []fileSchema   `json:"schemas"`
+	Relations []fileRelation `json:"relations"`
+	Comments  []fileComment  `json:"comments,omitempty"`
+}
+
+type fileSchema struct {
+	OID  uint32 `json:"oid"`
+	Name string `json:"name"`
+}
+
+type fileRelation struct {
+	OID        uint32       `json:"oid"`
+	Schema     string       `json:"schema"`
+	Name       string       `json:"name"`
+	Kind       string       `json:"kind"`
+	Columns    []fileColumn `json:"columns"`
+	PrimaryKey []int        `json:"primary_key,omitempty"`
+	PKName     string       `json:"pk_name,omitempty"`
+	PKIndexOID uint32       `json:"pk_index_oid,omitempty"`
+	RowTypeOID uint32       `json:"row_type_oid,omitempty"`
+	ViewQuery  string       `json:"view_query,omitempty"`
+	DependsOn  []uint32     `json:"depends_on,omitempty"`
+}
+
+type fileColumn struct {
+	Name       string `json:"name"`
+	TypeOID    uint32 `json:"type_oid"`
+	Typmod     int32  `json:"typmod"`
+	ElemTypmod int32  `json:"elem_typmod,omitempty"`
+	NotNull    bool   `json:"not_null,omitempty"`
+	Default    string `json:"default,omitempty"`
+}
+
+type fileComment struct {
+	OID  uint32 `json:"oid"`
+	Sub  int32  `json:"sub,omitempty"`
+	Text string `json:"text"`
+}
+
+// emptySnapshot holds the built-in schemas and nothing else.
+func emptySnapshot() *snapshot {
+	s := &snapshot{
+		schemas:  map[string]*Schema{},
+		rels:     map[string]map[string]*Relation{},
+		byOID:    map[uint32]*Relation{},
+		indexes:  map[uint32]*Relation{},
+		comments: map[objKey]string{},
+		nextOID:  FirstUserOID,
+	}
+	for _, sc := range []*Schema{{PgCatalogOID, "pg_catalog"}, {PublicOID, "public"}, {InformationSchemaOID, "information_schema"}} {
+		s.schemas[sc.Name] = sc
+		s.rels[sc.Name] = map[string]*Relation{}
+	}
+	return s
+}
+
+// load reads the catalog file of dir; a missing file is an empty catalog.
+func load(dir string) (*snapshot, error) {
+	path := filepath.Join(dir, catalogFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return emptySnapshot(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	var f fileCatalog
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("catalog: %s is corrupt: %w", path, err)
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("catalog: %s has unknown version %d", path, f.Version)
+	}
+	s := emptySnapshot()
+	if f.NextOID > s.nextOID {
+		s.nextOID = f.NextOID
+	}
+	for _, fs := range f.Schemas {
+		if _, ok := s.schemas[fs.Name]; !ok {
+			s.schemas[fs.Name] = &Schema{OID: fs.OID, Name: fs.Name}
+			s.rels[fs.Name] = map[string]*Relation{}
+		}
+	}
+	for _, fr := range f.Relations {
+		if s.rels[fr.Schema] == nil || len(fr.Kind) != 1 {
+			return nil, fmt.Errorf("catalog: %s: relation %s.%s is malformed", path, fr.Schema, fr.Name)
+		}
+		r := &Relation{
+			OID: fr.OID, Schema: fr.Schema, Name: fr.Name, Kind: RelKind(fr.Kind[0]),
+			PrimaryKey: fr.PrimaryKey, PKName: fr.PKName, PKIndexOID: fr.PKIndexOID,
+			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
+		}
+		for _, fc := range fr.Columns {
+			t, ok := types.FromOID(fc.TypeOID)
+			if !ok {
+				return nil, fmt.Errorf("catalog: %s: column %s of %s has unknown type oid %d", path, fc.Name, fr.Name, fc.TypeOID)
+			}
+			t.Typmod = fc.Typmod
+			if t.Kind == types.Array {
+				e := *t.Elem
+				e.Typmod = fc.ElemTypmod
+				t.Elem = &e
+			}
+			r.Columns = append(r.Columns, Column{Name: fc.Name, Type: t, NotNull: fc.NotNull, Default: fc.Default})
+		}
+		s.add(r)
+	}
+	for _, fc := range f.Comments {
+		s.comments[objKey{fc.OID, fc.Sub}] = fc.Text
+	}
+	return s, nil
+}
+
+// save writes s atomically: a temporary file, fsync, rename over the old
+// file, fsync of the directory.
+func (c *Catalog) save(s *snapshot) error {
+	f := fileCatalog{Version: 1, NextOID: s.nextOID}
+	for _, sc := range s.schemas {
+		f.Schemas = append(f.Schemas, fileSchema{sc.OID, sc.Name})
+	}
+	sort.Slice(f.Schemas, func(i, j int) bool { return f.Schemas[i].OID < f.Schemas[j].OID })
+	for _, r := range s.byOID {
+		if r.Kind == KindSystem {
+			continue
+		}
+		fr := fileRelation{
+			OID: r.OID, Schema: r.Schema, Name: r.Name, Kind: string(rune(r.Kind)),
+			PrimaryKey: r.PrimaryKey, PKName: r.PKName, PKIndexOID: r.PKIndexOID,
+			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
+			Columns: make([]fileColumn, len(r.Columns)),
+		}
+		for i, col := range r.Columns {
+			fc := fileColumn{Name: col.Name, TypeOID: col.Type.OID(), Typmod: col.Type.Typmod, NotNull: col.NotNull, Default: col.Default}
+			if col.Type.Kind == types.Array {
+				fc.ElemTypmod = col.Type.Elem.Typmod
+			}
+			fr.Columns[i] = fc
+		}
+		f.Relations = append(f.Relations, fr)
+	}
+	sort.Slice(f.Relations, func(i, j int) bool { return f.Relations[i].OID < f.Relations[j].OID })
+	for k, text := range s.comments {
+		f.Comments = append(f.Comments, fileComment{k.OID, k.Sub, text})
+	}
+	sort.Slice(f.Comments, func(i, j int) bool {
+		if f.Comments[i].OID != f.Comments[j].OID {
+			return f.Comments[i].OID < f.Comments[j].OID
+		}
+		return f.Comments[i].Sub < f.Comments[j].Sub
+	})
+	data, err := json.MarshalIndent(&f, "", " ")
+	if err != nil {
+		return fmt.Errorf("catalog: encode: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(c.dir, catalogFile), data)
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("catalog: write: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("catalog: write: %w", err)
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("catalog: sync dir: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("catalog: sync dir: %w", err)
+	}
+	return nil
+}

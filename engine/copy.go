@@ -1,0 +1,529 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/storage"
+	"github.com/streamsql/streamsql/types"
+)
+
+// copyOptions are COPY's WITH options.
+type copyOptions struct {
+	format    string // text, csv
+	delimiter string
+	null      string
+	header    bool
+	quote     string
+	escape    string
+}
+
+func parseCopyOptions(opts []*pg.Node) (copyOptions, error) {
+	o := copyOptions{format: "text"}
+	set := map[string]string{}
+	for _, n := range opts {
+		d := n.GetDefElem()
+		if d == nil {
+			continue
+		}
+		val := ""
+		if d.Arg != nil {
+			switch {
+			case d.Arg.GetString_() != nil:
+				val = d.Arg.GetString_().Sval
+			case d.Arg.GetBoolean() != nil:
+				val = strconv.FormatBool(d.Arg.GetBoolean().Boolval)
+			case d.Arg.GetInteger() != nil:
+				val = strconv.Itoa(int(d.Arg.GetInteger().Ival))
+			case d.Arg.GetAConst() != nil && d.Arg.GetAConst().GetSval() != nil:
+				val = d.Arg.GetAConst().GetSval().Sval
+			}
+		} else {
+			val = "true"
+		}
+		set[d.Defname] = val
+	}
+	if f, ok := set["format"]; ok {
+		o.format = strings.ToLower(f)
+	}
+	switch o.format {
+	case "text":
+		o.delimiter, o.null = "\t", `\N`
+	case "csv":
+		o.delimiter, o.null, o.quote = ",", "", `"`
+	case "binary":
+		return o, pgerr.Unsupported("COPY FORMAT binary is not supported yet")
+	default:
+		return o, pgerr.New(pgerr.InvalidParameterValue, "COPY format %q not recognized", o.format)
+	}
+	if v, ok := set["delimiter"]; ok {
+		if len(v) != 1 {
+			return o, pgerr.New(pgerr.FeatureNotSupported, "COPY delimiter must be a single one-byte character")
+		}
+		o.delimiter = v
+	}
+	if v, ok := set["null"]; ok {
+		o.null = v
+	}
+	if v, ok := set["header"]; ok {
+		b, err := checkBool(v)
+		if err != nil && !strings.EqualFold(v, "match") {
+			return o, pgerr.New(pgerr.SyntaxError, "header requires a Boolean value or \"match\"")
+		}
+		o.header = b == "on" || strings.EqualFold(v, "match")
+		if o.header && o.format == "text" {
+			return o, pgerr.New(pgerr.FeatureNotSupported, "COPY HEADER available only in CSV mode")
+		}
+	}
+	if v, ok := set["quote"]; ok {
+		o.quote = v
+	}
+	if v, ok := set["escape"]; ok {
+		o.escape = v
+	}
+	if o.escape == "" {
+		o.escape = o.quote
+	}
+	return o, nil
+}
+
+// execCopy runs COPY ... FROM STDIN and COPY ... TO STDOUT.
+func (s *Session) execCopy(ctx context.Context, c *pg.CopyStmt, stmt sql.Statement) (*Result, error) {
+	if c.Filename != "" || c.IsProgram {
+		return nil, pgerr.New(pgerr.InsufficientPrivilege, "COPY to or from a file is not supported; use STDIN/STDOUT (psql's \\copy)")
+	}
+	opts, err := parseCopyOptions(c.Options)
+	if err != nil {
+		return nil, err
+	}
+	if c.IsFrom {
+		return s.copyFrom(ctx, c, opts)
+	}
+	return s.copyTo(ctx, c, opts)
+}
+
+func (s *Session) copyTo(ctx context.Context, c *pg.CopyStmt, o copyOptions) (*Result, error) {
+	query := c.Query
+	if query == nil {
+		rv := c.Relation
+		cols := "*"
+		if len(c.Attlist) > 0 {
+			names := make([]string, len(c.Attlist))
+			for i, a := range c.Attlist {
+				names[i] = quoteIdent(a.GetString_().GetSval())
+			}
+			cols = strings.Join(names, ", ")
+		}
+		name := quoteIdent(rv.Relname)
+		if rv.Schemaname != "" {
+			name = quoteIdent(rv.Schemaname) + "." + name
+		}
+		stmts, err := sql.Parse("SELECT " + cols + " FROM " + name)
+		if err != nil {
+			return nil, err
+		}
+		query = stmts[0].AST
+	}
+	q, err := planner.PlanSelect(s.env(ctx, nil), query)
+	if err != nil {
+		return nil, err
+	}
+	it, err := q.Root.Open(s.execContext(ctx, nil))
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "COPY", Columns: q.Columns, CopyOut: &CopyOut{
+		Columns: q.Columns, Rows: it, Format: o.format, Delimiter: o.delimiter,
+		Null: o.null, Header: o.header, Quote: o.quote, Escape: o.escape,
+	}}, nil
+}
+
+func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (*Result, error) {
+	rv := c.Relation
+	rel, err := s.eng.cat.Resolve(rv.Schemaname, rv.Relname, s.set.searchPath())
+	if err != nil {
+		return nil, err
+	}
+	tbl := s.eng.cat.Table(rel.OID)
+	if rel.Kind != catalog.KindTable || tbl == nil {
+		return nil, pgerr.New(pgerr.WrongObjectType, "cannot copy to %q: it is not a table", rel.Name)
+	}
+	// target[i] is the table column that data field i fills.
+	var target []int
+	if len(c.Attlist) == 0 {
+		for i := range rel.Columns {
+			target = append(target, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, a := range c.Attlist {
+			name := a.GetString_().GetSval()
+			i := rel.ColumnIndex(name)
+			if i < 0 {
+				return nil, pgerr.New(pgerr.UndefinedColumn, "column %q of relation %q does not exist", name, rel.Name)
+			}
+			if seen[i] {
+				return nil, pgerr.New(pgerr.DuplicateColumn, "column %q specified more than once", name)
+			}
+			seen[i] = true
+			target = append(target, i)
+		}
+		for i, col := range rel.Columns {
+			if !seen[i] && col.Default != "" {
+				return nil, pgerr.Unsupported("COPY with a column list that leaves out column %q, which has a default, is not supported yet", col.Name)
+			}
+		}
+	}
+	fmtOpts := s.set.format()
+	ci := &copyIn{ctx: ctx, rel: rel, tbl: tbl, opts: o, target: target, fmt: &fmtOpts, header: o.header}
+	ci.reset()
+	return &Result{Tag: "COPY", CopyIn: ci}, nil
+}
+
+// copyRowsPerBatch is how many rows COPY FROM gathers into one Arrow batch.
+const copyRowsPerBatch = 65536
+
+// copyIn parses COPY FROM STDIN data into batches; Finish inserts them all
+// in one durable, all-or-nothing call.
+type copyIn struct {
+	ctx     context.Context
+	rel     *catalog.Relation
+	tbl     *storage.Table
+	opts    copyOptions
+	target  []int
+	fmt     *types.FormatOptions
+	header  bool
+	partial []byte // an incomplete line carried to the next Write
+	line    int
+	done    bool
+
+	builders []array.Builder
+	rows     int
+	batches  []arrow.RecordBatch
+	fields   []string
+	isNull   []bool
+}
+
+func (c *copyIn) reset() {
+	c.builders = make([]array.Builder, len(c.rel.Columns))
+	for i, col := range c.rel.Columns {
+		c.builders[i] = types.NewBuilder(memAlloc, col.Type)
+	}
+	c.rows = 0
+}
+
+func (c *copyIn) Columns() int { return len(c.target) }
+func (c *copyIn) Binary() bool { return false }
+
+func (c *copyIn) Write(data []byte) error {
+	if c.done {
+		return nil
+	}
+	if len(c.partial) > 0 {
+		data = append(c.partial, data...)
+		c.partial = nil
+	}
+	for len(data) > 0 {
+		end := c.lineEnd(data)
+		if end < 0 {
+			c.partial = append([]byte(nil), data...)
+			return nil
+		}
+		line := data[:end]
+		data = data[end+1:]
+		if err := c.row(line); err != nil {
+			return err
+		}
+		if c.done {
+			return nil
+		}
+	}
+	return nil
+}
+
+// lineEnd finds the newline ending the next row; in CSV a quoted field may
+// hold newlines.
+func (c *copyIn) lineEnd(data []byte) int {
+	if c.opts.format != "csv" {
+		return bytes.IndexByte(data, '\n')
+	}
+	inQuote := false
+	q, e := c.opts.quote[0], c.opts.escape[0]
+	for i := 0; i < len(data); i++ {
+		b := data[i]
+		switch {
+		case inQuote && b == e && e != q && i+1 < len(data) && data[i+1] == q:
+			i++
+		case b == q:
+			inQuote = !inQuote
+		case b == '\n' && !inQuote:
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *copyIn) row(line []byte) error {
+	c.line++
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if c.header {
+		c.header = false
+		return nil
+	}
+	if string(line) == `\.` {
+		c.done = true
+		return nil
+	}
+	var err error
+	if c.opts.format == "csv" {
+		err = c.splitCSV(line)
+	} else {
+		err = c.splitText(line)
+	}
+	if err != nil {
+		return err
+	}
+	if len(c.fields) != len(c.target) {
+		if len(c.fields) < len(c.target) {
+			return c.errorf(pgerr.BadCopyFileFormat, "missing data for column %q", c.rel.Columns[c.target[len(c.fields)]].Name)
+		}
+		return c.errorf(pgerr.BadCopyFileFormat, "extra data after last expected column")
+	}
+	filled := make([]bool, len(c.rel.Columns))
+	for i, f := range c.fields {
+		col := c.target[i]
+		filled[col] = true
+		if c.isNull[i] {
+			c.builders[col].AppendNull()
+			continue
+		}
+		if err := c.appendField(col, f); err != nil {
+			e := pgerr.As(err)
+			if e == nil {
+				return err
+			}
+			e2 := *e
+			e2.Detail = fmt.Sprintf("COPY %s, line %d, column %s: %q", c.rel.Name, c.line, c.rel.Columns[col].Name, f)
+			return &e2
+		}
+	}
+	for i, ok := range filled {
+		if !ok {
+			c.builders[i].AppendNull()
+		}
+	}
+	c.rows++
+	if c.rows >= copyRowsPerBatch {
+		c.flushBatch()
+	}
+	return nil
+}
+
+// appendField parses one value into its column's builder, with fast paths
+// for the common numeric and text columns.
+func (c *copyIn) appendField(col int, f string) error {
+	t := c.rel.Columns[col].Type
+	switch b := c.builders[col].(type) {
+	case *array.Int64Builder:
+		if t.Kind == types.Int8 {
+			if v, err := strconv.ParseInt(f, 10, 64); err == nil {
+				b.Append(v)
+				return nil
+			}
+		}
+	case *array.Int32Builder:
+		if v, err := strconv.ParseInt(f, 10, 32); err == nil {
+			b.Append(int32(v))
+			return nil
+		}
+	case *array.StringBuilder:
+		if t.Kind == types.Text {
+			b.Append(f)
+			return nil
+		}
+	}
+	v, err := types.ParseText(f, t, c.fmt)
+	if err != nil {
+		return err
+	}
+	return types.AppendValue(c.builders[col], v, t)
+}
+
+func (c *copyIn) flushBatch() {
+	if c.rows == 0 {
+		return
+	}
+	cols := make([]arrow.Array, len(c.builders))
+	for i, b := range c.builders {
+		cols[i] = b.NewArray()
+	}
+	c.batches = append(c.batches, array.NewRecordBatch(types.ArrowSchema(c.rel.ColumnTypes()), cols, int64(c.rows)))
+	c.reset()
+}
+
+func (c *copyIn) errorf(code pgerr.Code, format string, args ...any) error {
+	e := pgerr.New(code, format, args...)
+	e.Detail = fmt.Sprintf("COPY %s, line %d", c.rel.Name, c.line)
+	return e
+}
+
+// splitText splits a text-format line into fields, undoing backslash escapes.
+func (c *copyIn) splitText(line []byte) error {
+	c.fields, c.isNull = c.fields[:0], c.isNull[:0]
+	delim := c.opts.delimiter[0]
+	var cur []byte
+	raw := 0 // start of the current field in line, to compare with NULL
+	for i := 0; i <= len(line); i++ {
+		if i == len(line) || line[i] == delim {
+			rawField := string(line[raw:i])
+			c.isNull = append(c.isNull, rawField == c.opts.null)
+			c.fields = append(c.fields, string(cur))
+			cur = cur[:0]
+			raw = i + 1
+			continue
+		}
+		b := line[i]
+		if b != '\\' || i+1 >= len(line) {
+			cur = append(cur, b)
+			continue
+		}
+		i++
+		switch n := line[i]; n {
+		case 'b':
+			cur = append(cur, '\b')
+		case 'f':
+			cur = append(cur, '\f')
+		case 'n':
+			cur = append(cur, '\n')
+		case 'r':
+			cur = append(cur, '\r')
+		case 't':
+			cur = append(cur, '\t')
+		case 'v':
+			cur = append(cur, '\v')
+		case 'x':
+			j := i + 1
+			for j < len(line) && j < i+3 && isHex(line[j]) {
+				j++
+			}
+			if j == i+1 {
+				cur = append(cur, 'x')
+				continue
+			}
+			v, _ := strconv.ParseUint(string(line[i+1:j]), 16, 8)
+			cur = append(cur, byte(v))
+			i = j - 1
+		default:
+			if n >= '0' && n <= '7' {
+				j := i
+				for j < len(line) && j < i+3 && line[j] >= '0' && line[j] <= '7' {
+					j++
+				}
+				v, _ := strconv.ParseUint(string(line[i:j]), 8, 8)
+				cur = append(cur, byte(v))
+				i = j - 1
+				continue
+			}
+			cur = append(cur, n)
+		}
+	}
+	return nil
+}
+
+// splitCSV splits a CSV line; an unquoted field equal to NULL is NULL.
+func (c *copyIn) splitCSV(line []byte) error {
+	c.fields, c.isNull = c.fields[:0], c.isNull[:0]
+	delim, q, e := c.opts.delimiter[0], c.opts.quote[0], c.opts.escape[0]
+	i := 0
+	for {
+		var cur []byte
+		quoted := false
+		start := i
+		for i < len(line) && line[i] != delim {
+			if line[i] == q {
+				quoted = true
+				i++
+				for i < len(line) {
+					b := line[i]
+					if b == e && i+1 < len(line) && (line[i+1] == q || line[i+1] == e) && (e != q || line[i+1] == q) {
+						cur = append(cur, line[i+1]) // escaped quote (or escape)
+						i += 2
+						continue
+					}
+					if b == q {
+						break // closing quote
+					}
+					cur = append(cur, b)
+					i++
+				}
+				if i >= len(line) {
+					return c.errorf(pgerr.BadCopyFileFormat, "unterminated CSV quoted field")
+				}
+				i++ // closing quote
+				continue
+			}
+			cur = append(cur, line[i])
+			i++
+		}
+		c.fields = append(c.fields, string(cur))
+		c.isNull = append(c.isNull, !quoted && string(line[start:i]) == c.opts.null)
+		if i >= len(line) {
+			return nil
+		}
+		i++ // delimiter
+	}
+}
+
+func isHex(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F'
+}
+
+func (c *copyIn) Finish() (string, error) {
+	if len(c.partial) > 0 {
+		line := c.partial
+		c.partial = nil
+		if err := c.row(line); err != nil {
+			return "", err
+		}
+	}
+	c.flushBatch()
+	rec, err := concatBatches(types.ArrowSchema(c.rel.ColumnTypes()), c.batches)
+	c.batches = nil
+	if err != nil {
+		return "", err
+	}
+	if rec.NumRows() > 0 {
+		if _, err := c.tbl.Insert(c.ctx, rec); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("COPY %d", rec.NumRows()), nil
+}
+
+func (c *copyIn) Abort(string) { c.batches = nil; c.reset() }
+
+// quoteIdent quotes an identifier when PostgreSQL would need it.
+func quoteIdent(s string) string {
+	ok := s != ""
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r == '_' || (i > 0 && (r >= '0' && r <= '9' || r == '$'))) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}

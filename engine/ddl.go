@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+)
+
+func planTableDef(env *planner.Env, c *pg.CreateStmt) (*catalog.Relation, error) {
+	if c.Relation.Relpersistence == "t" {
+		// TEMP tables live as ordinary tables; PostgreSQL drops them at
+		// session end, which we do not yet do.
+		return nil, pgerr.Unsupported("temporary tables are not supported")
+	}
+	return planner.TableDef(env, c)
+}
+
+func planViewDef(env *planner.Env, v *pg.ViewStmt, stmt sql.Statement) (*catalog.Relation, []uint32, error) {
+	return planner.ViewDef(env, v, stmt.Source)
+}
+
+// execCreateTableAs runs CREATE TABLE t AS SELECT: the table takes the
+// query's column names and types, then receives its rows.
+func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg.CreateTableAsStmt, stmt sql.Statement) (*Result, error) {
+	if c.Objtype != pg.ObjectType_OBJECT_TABLE {
+		return nil, pgerr.Unsupported("CREATE MATERIALIZED VIEW is not supported yet")
+	}
+	q, err := planner.PlanSelect(env, c.Query)
+	if err != nil {
+		return nil, err
+	}
+	rel := &catalog.Relation{Schema: c.Into.Rel.Schemaname, Name: c.Into.Rel.Relname, Kind: catalog.KindTable}
+	names := c.Into.ColNames
+	if len(names) > len(q.Columns) {
+		return nil, pgerr.New(pgerr.SyntaxError, "too many column names were specified")
+	}
+	for i, col := range q.Columns {
+		name := col.Name
+		if i < len(names) {
+			name = names[i].GetString_().GetSval()
+		}
+		rel.Columns = append(rel.Columns, catalog.Column{Name: name, Type: col.Type})
+	}
+	created, err := s.eng.cat.CreateTable(rel, c.IfNotExists)
+	if err != nil {
+		return s.maybeSkip(err, c.IfNotExists, "CREATE TABLE AS")
+	}
+	tbl := s.eng.cat.Table(created.OID)
+	if tbl == nil {
+		return nil, pgerr.Internal("table %s has no storage", created.Name)
+	}
+	if c.Into.SkipData {
+		return &Result{Tag: "CREATE TABLE AS"}, nil
+	}
+	ectx := s.execContext(ctx, nil)
+	rec, err := collect(ectx, q.Root, q.Columns)
+	if err != nil {
+		return nil, err
+	}
+	n, err := tbl.Insert(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	s.noteWrite()
+	return &Result{Tag: fmt.Sprintf("SELECT %d", n)}, nil
+}
+
+func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result, error) {
+	for _, r := range t.Relations {
+		rv := r.GetRangeVar()
+		rel, err := s.eng.cat.Resolve(rv.Schemaname, rv.Relname, s.set.searchPath())
+		if err != nil {
+			return nil, err
+		}
+		tbl := s.eng.cat.Table(rel.OID)
+		if rel.Kind != catalog.KindTable || tbl == nil {
+			return nil, pgerr.New(pgerr.WrongObjectType, "%q is not a table", rel.Name)
+		}
+		if err := tbl.Truncate(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.noteWrite()
+	return &Result{Tag: "TRUNCATE TABLE"}, nil
+}
+
+// explain plans the statement under EXPLAIN and renders its plan.
+func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
+	for _, o := range e.Options {
+		if d := o.GetDefElem(); d != nil && d.Defname == "analyze" {
+			return "", pgerr.Unsupported("EXPLAIN ANALYZE is not supported yet")
+		}
+	}
+	switch n := e.Query.Node.(type) {
+	case *pg.Node_SelectStmt:
+		q, err := planner.PlanSelect(env, e.Query)
+		if err != nil {
+			return "", err
+		}
+		return explainTree(q.Root), nil
+	case *pg.Node_InsertStmt:
+		p, err := planner.PlanInsert(env, n.InsertStmt)
+		if err != nil {
+			return "", err
+		}
+		return "Insert on " + p.Rel.Name + "\n" + indent(explainTree(p.Source)), nil
+	case *pg.Node_UpdateStmt:
+		p, err := planner.PlanUpdate(env, n.UpdateStmt)
+		if err != nil {
+			return "", err
+		}
+		return "Update on " + p.Rel.Name + "\n" + indent(explainTree(p.Source)), nil
+	case *pg.Node_DeleteStmt:
+		p, err := planner.PlanDelete(env, n.DeleteStmt)
+		if err != nil {
+			return "", err
+		}
+		return "Delete on " + p.Rel.Name + "\n" + indent(explainTree(p.Source)), nil
+	}
+	return "", pgerr.Unsupported("EXPLAIN of this statement is not supported")
+}
+
+func indent(s string) string {
+	out := "  "
+	for i := 0; i < len(s); i++ {
+		out += string(s[i])
+		if s[i] == '\n' && i+1 < len(s) {
+			out += "  "
+		}
+	}
+	return out
+}

@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/types"
+)
+
+// execDML runs INSERT, UPDATE or DELETE: the planner's Source computes the
+// rows, then storage applies them in one durable, all-or-nothing call.
+func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
+	ctx := ectx.Eval.Ctx
+	switch pl.kind {
+	case kindInsert:
+		ins := pl.insert
+		if ins.Table == nil {
+			return nil, pgerr.New(pgerr.WrongObjectType, "cannot insert into %q: it is not a table", ins.Rel.Name)
+		}
+		rec, err := collect(ectx, ins.Source, ins.Rel.ColumnTypes())
+		if err != nil {
+			return nil, err
+		}
+		n := rec.NumRows()
+		if n > 0 {
+			if _, err := ins.Table.Insert(ctx, rec); err != nil {
+				return nil, err
+			}
+			s.noteWrite()
+		}
+		return s.returning(ectx, ins.Returning, fmt.Sprintf("INSERT 0 %d", n), rec)
+	case kindUpdate:
+		up := pl.update
+		if up.Table == nil {
+			return nil, pgerr.New(pgerr.WrongObjectType, "cannot update %q: it is not a table", up.Rel.Name)
+		}
+		ids, rec, err := collectWithIDs(ectx, up.Source, up.Rel.ColumnTypes())
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) > 0 {
+			if _, err := up.Table.Update(ctx, ids, rec); err != nil {
+				return nil, err
+			}
+			s.noteWrite()
+		}
+		return s.returning(ectx, up.Returning, fmt.Sprintf("UPDATE %d", len(ids)), rec)
+	case kindDelete:
+		del := pl.del
+		if del.Table == nil {
+			return nil, pgerr.New(pgerr.WrongObjectType, "cannot delete from %q: it is not a table", del.Rel.Name)
+		}
+		ids, rec, err := collectWithIDs(ectx, del.Source, del.Rel.ColumnTypes())
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) > 0 {
+			if _, err := del.Table.Delete(ctx, ids); err != nil {
+				return nil, err
+			}
+			s.noteWrite()
+		}
+		return s.returning(ectx, del.Returning, fmt.Sprintf("DELETE %d", len(ids)), rec)
+	}
+	return nil, pgerr.Internal("unexpected statement kind %d", pl.kind)
+}
+
+// noteWrite records a write inside a transaction block.
+func (s *Session) noteWrite() {
+	if s.tx == 'T' {
+		s.txWrites++
+	}
+}
+
+// returning computes a RETURNING list over the written rows, or a plain tag.
+func (s *Session) returning(ectx *exec.Context, r *planner.Returning, tag string, rec arrow.RecordBatch) (*Result, error) {
+	if r == nil {
+		return &Result{Tag: tag}, nil
+	}
+	verb := tag[:strings.IndexByte(tag, ' ')]
+	if rec.NumRows() == 0 {
+		return &Result{Tag: verb, Columns: r.Columns, Rows: &batchIter{}}, nil
+	}
+	cols := make([]arrow.Array, len(r.Exprs))
+	for i, e := range r.Exprs {
+		a, err := e.Eval(ectx.Eval, rec)
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = a
+	}
+	out := array.NewRecordBatch(types.ArrowSchema(r.Columns), cols, rec.NumRows())
+	return &Result{Tag: verb, Columns: r.Columns, Rows: &batchIter{batches: []arrow.RecordBatch{out}}}, nil
+}
+
+// collect runs a plan to the end and returns all its rows as one batch with
+// the given columns.
+func collect(ectx *exec.Context, n exec.Node, cols []types.Column) (arrow.RecordBatch, error) {
+	it, err := n.Open(ectx)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var batches []arrow.RecordBatch
+	for {
+		b, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		batches = append(batches, b)
+	}
+	return concatBatches(types.ArrowSchema(cols), batches)
+}
+
+// collectWithIDs runs a plan whose first column is a row id and returns the
+// ids and the remaining columns.
+func collectWithIDs(ectx *exec.Context, n exec.Node, cols []types.Column) ([]int64, arrow.RecordBatch, error) {
+	all := append([]types.Column{{Name: "rowid", Type: types.TInt8}}, cols...)
+	rec, err := collect(ectx, n, all)
+	if err != nil {
+		return nil, nil, err
+	}
+	idArr := rec.Column(0).(*array.Int64)
+	ids := make([]int64, idArr.Len())
+	copy(ids, idArr.Int64Values())
+	rest := array.NewRecordBatch(types.ArrowSchema(cols), rec.Columns()[1:], rec.NumRows())
+	return ids, rest, nil
+}
+
+// concatBatches joins batches into one record with the given schema.
+func concatBatches(schema *arrow.Schema, batches []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if len(batches) == 1 {
+		b := batches[0]
+		return array.NewRecordBatch(schema, b.Columns(), b.NumRows()), nil
+	}
+	cols := make([]arrow.Array, schema.NumFields())
+	var n int64
+	for _, b := range batches {
+		n += b.NumRows()
+	}
+	for i := range cols {
+		if len(batches) == 0 {
+			cols[i] = array.MakeArrayOfNull(memAlloc, schema.Field(i).Type, 0)
+			continue
+		}
+		parts := make([]arrow.Array, len(batches))
+		for j, b := range batches {
+			parts[j] = b.Column(i)
+		}
+		c, err := array.Concatenate(parts, memAlloc)
+		if err != nil {
+			return nil, fmt.Errorf("concatenate column %d: %w", i, err)
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+// explainTree renders a plan as an indented tree, one node a line.
+func explainTree(n exec.Node) string {
+	var b strings.Builder
+	var walk func(n exec.Node, depth int)
+	walk = func(n exec.Node, depth int) {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.Repeat("  ", depth))
+		b.WriteString(n.Explain())
+		for _, c := range n.Children() {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return b.String()
+}

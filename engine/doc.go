@@ -1,0 +1,16 @@
+// Package engine runs statements: it owns the sessions (settings, transaction
+// status) and dispatches each parsed statement to the planner and executor
+// (SELECT, INSERT, UPDATE, DELETE, EXPLAIN), to the catalog (CREATE, DROP),
+// or handles it itself (SET, SHOW, BEGIN/COMMIT/ROLLBACK, COPY).
+//
+// A SELECT travels:
+//
+//	Session.Prepare: sql.Statement --planner.PlanSelect--> exec.Node tree (+ result columns)
+//	Session.Execute: Node.Open(exec.Context{TimeZone, params, now, catalog}) --> Result.Rows
+//	wire: Rows.Next() batches --types.AppendText--> DataRow messages
+//
+// An Engine is safe for concurrent use; a Session is used by one connection
+// goroutine at a time. Writes are durable when Execute returns (storage
+// fsyncs, grouped across sessions); see docs/transactions.md for what a
+// transaction block means.
+package engine

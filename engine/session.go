@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Session is one connection's state: its settings and transaction status.
+// Used by one goroutine at a time (the connection's).
+type Session struct {
+	eng      *Engine
+	user     string
+	database string
+	pid      int32
+	set      *settings
+	notices  []*pgerr.Error
+
+	tx      TxStatus
+	txStart time.Time
+	// txWrites counts statements that wrote inside the current transaction
+	// block (they are already durable; see docs/transactions.md).
+	txWrites int
+	closed   atomic.Bool
+}
+
+var _ SessionAPI = (*Session)(nil)
+
+func newSession(e *Engine, user, database string, params map[string]string) *Session {
+	if user == "" {
+		user = "streamsql"
+	}
+	if database == "" {
+		database = user
+	}
+	st, warnings := newSettings(user, params)
+	return &Session{
+		eng: e, user: user, database: database,
+		pid: e.nextPID.Add(1) + 1000, set: st, notices: warnings, tx: 'I',
+	}
+}
+
+// PID is the session's backend process id (BackendKeyData, pg_backend_pid).
+func (s *Session) PID() int32 { return s.pid }
+
+// stmtKind classifies a prepared statement for Execute.
+type stmtKind uint8
+
+const (
+	kindUtility stmtKind = iota // DDL, SET, transaction control...: run at Execute
+	kindSelect
+	kindInsert
+	kindUpdate
+	kindDelete
+	kindExplain
+	kindShow
+)
+
+// plan is the engine-private part of a Prepared statement.
+type plan struct {
+	kind    stmtKind
+	query   *planner.Query
+	insert  *planner.Insert
+	update  *planner.Update
+	del     *planner.Delete
+	explain string
+	show    string // SHOW's parameter name (lower case) or "all"
+}
+
+// Prepare implements SessionAPI.
+func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []uint32) (p *Prepared, err error) {
+	defer func() {
+		if err != nil && s.tx == 'T' {
+			s.tx = 'E'
+		}
+	}()
+	if s.tx == 'E' && !isTxEnd(stmt) {
+		return nil, errAborted
+	}
+	paramTypes := make([]types.T, len(paramOIDs))
+	for i, oid := range paramOIDs {
+		if oid == 0 {
+			paramTypes[i] = types.TUnknown
+			continue
+		}
+		t, ok := types.FromOID(oid)
+		if !ok {
+			return nil, pgerr.New(pgerr.UndefinedObject, "type with OID %d does not exist", oid)
+		}
+		paramTypes[i] = t
+	}
+	p = &Prepared{Stmt: stmt, ParamTypes: paramTypes}
+	pl := &plan{kind: kindUtility}
+	p.plan = pl
+	if stmt.AST == nil {
+		return p, nil
+	}
+	env := s.env(ctx, paramTypes)
+	switch n := stmt.AST.Node.(type) {
+	case *pg.Node_SelectStmt:
+		q, err := planner.PlanSelect(env, stmt.AST)
+		if err != nil {
+			return nil, positioned(err, stmt)
+		}
+		pl.kind, pl.query = kindSelect, q
+		p.Columns, p.ParamTypes = q.Columns, q.ParamTypes
+	case *pg.Node_InsertStmt:
+		ins, err := planner.PlanInsert(env, n.InsertStmt)
+		if err != nil {
+			return nil, positioned(err, stmt)
+		}
+		pl.kind, pl.insert = kindInsert, ins
+		p.ParamTypes = ins.ParamTypes
+		if ins.Returning != nil {
+			p.Columns = ins.Returning.Columns
+		}
+	case *pg.Node_UpdateStmt:
+		up, err := planner.PlanUpdate(env, n.UpdateStmt)
+		if err != nil {
+			return nil, positioned(err, stmt)
+		}
+		pl.kind, pl.update = kindUpdate, up
+		p.ParamTypes = up.ParamTypes
+		if up.Returning != nil {
+			p.Columns = up.Returning.Columns
+		}
+	case *pg.Node_DeleteStmt:
+		del, err := planner.PlanDelete(env, n.DeleteStmt)
+		if err != nil {
+			return nil, positioned(err, stmt)
+		}
+		pl.kind, pl.del = kindDelete, del
+		p.ParamTypes = del.ParamTypes
+		if del.Returning != nil {
+			p.Columns = del.Returning.Columns
+		}
+	case *pg.Node_ExplainStmt:
+		text, err := s.explain(env, n.ExplainStmt)
+		if err != nil {
+			return nil, positioned(err, stmt)
+		}
+		pl.kind, pl.explain = kindExplain, text
+		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
+	case *pg.Node_VariableShowStmt:
+		name := strings.ToLower(n.VariableShowStmt.Name)
+		pl.kind, pl.show = kindShow, name
+		if name == "all" {
+			p.Columns = []types.Column{{Name: "name", Type: types.TText}, {Name: "setting", Type: types.TText}, {Name: "description", Type: types.TText}}
+		} else {
+			canon := name
+			if st, ok := settingsByLower[name]; ok {
+				canon = st.name
+			} else if _, ok := s.showValue(name); !ok {
+				return nil, pgerr.New(pgerr.UndefinedObject, "unrecognized configuration parameter %q", n.VariableShowStmt.Name)
+			}
+			p.Columns = []types.Column{{Name: strings.ToLower(canon), Type: types.TText}}
+		}
+	}
+	return p, nil
+}
+
+// Execute implements SessionAPI.
+func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value) (res *Result, err error) {
+	defer func() {
+		if err != nil && s.tx == 'T' {
+			s.tx = 'E'
+		}
+		if res != nil && len(s.notices) > 0 {
+			res.Notices = append(s.notices, res.Notices...)
+			s.notices = nil
+		}
+	}()
+	if s.tx == 'E' && !isTxEnd(p.Stmt) {
+		return nil, errAborted
+	}
+	pl := p.plan.(*plan)
+	if len(params) != len(p.ParamTypes) {
+		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(p.ParamTypes))
+	}
+	var cancel context.CancelFunc = func() {}
+	if d := s.set.statementTimeout(); d > 0 {
+		ctx, cancel = context.WithTimeout(ctx, d)
+	}
+	ectx := s.execContext(ctx, params)
+	switch pl.kind {
+	case kindSelect:
+		it, err := pl.query.Root.Open(ectx)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		return &Result{Tag: "SELECT", Columns: p.Columns, Rows: &cancelIter{it, cancel}}, nil
+	case kindInsert, kindUpdate, kindDelete:
+		defer cancel()
+		return s.execDML(ectx, pl)
+	case kindExplain:
+		cancel()
+		return textRows("EXPLAIN", p.Columns, strings.Split(pl.explain, "\n")), nil
+	case kindShow:
+		cancel()
+		return s.execShow(pl.show, p.Columns)
+	}
+	defer cancel()
+	return s.execUtility(ctx, p.Stmt)
+}
+
+// env is the planner's environment for one statement.
+func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
+	return &planner.Env{
+		Catalog:    s.eng.cat,
+		SearchPath: s.set.searchPath(),
+		Params:     params,
+		Eval:       s.evalContext(ctx, nil),
+	}
+}
+
+func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
+	now := time.Now()
+	if s.tx != 'I' && !s.txStart.IsZero() {
+		now = s.txStart
+	}
+	return &expr.Context{
+		Ctx:      ctx,
+		Params:   params,
+		Location: s.set.location(),
+		Now:      now,
+		Session:  sessionInfo{s},
+		Catalog:  s.eng.cat,
+	}
+}
+
+func (s *Session) execContext(ctx context.Context, params []types.Value) *exec.Context {
+	return &exec.Context{Eval: s.evalContext(ctx, params)}
+}
+
+// TxStatus implements SessionAPI.
+func (s *Session) TxStatus() TxStatus { return s.tx }
+
+// Format implements SessionAPI.
+func (s *Session) Format() types.FormatOptions { return s.set.format() }
+
+// ParamStatus implements SessionAPI.
+func (s *Session) ParamStatus() map[string]string { return s.set.reportable() }
+
+// Close implements SessionAPI. An open transaction block is simply ended:
+// its writes were already committed statement by statement.
+func (s *Session) Close() {
+	if s.closed.Swap(true) {
+		return
+	}
+	s.eng.forget(s)
+}
+
+var errAborted = pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+
+// isTxEnd reports COMMIT, ROLLBACK and friends, which run in a failed block.
+func isTxEnd(stmt sql.Statement) bool {
+	if stmt.AST == nil {
+		return false
+	}
+	t := stmt.AST.GetTransactionStmt()
+	if t == nil {
+		return false
+	}
+	switch t.Kind {
+	case pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK,
+		pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO, pg.TransactionStmtKind_TRANS_STMT_PREPARE,
+		pg.TransactionStmtKind_TRANS_STMT_COMMIT_PREPARED, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_PREPARED:
+		return true
+	}
+	return false
+}
+
+// positioned is a hook to fix up error positions relative to the statement;
+// planner errors already carry positions into Source, which is what the
+// wire sends, so it returns err unchanged.
+func positioned(err error, _ sql.Statement) error { return err }
+
+// cancelIter releases a statement's timeout when its rows are closed.
+type cancelIter struct {
+	exec.Iterator
+	cancel context.CancelFunc
+}
+
+func (c *cancelIter) Close() error {
+	err := c.Iterator.Close()
+	c.cancel()
+	return err
+}
+
+// sessionInfo exposes the session to SQL functions.
+type sessionInfo struct{ s *Session }
+
+func (i sessionInfo) User() string     { return i.s.user }
+func (i sessionInfo) Database() string { return i.s.database }
+func (i sessionInfo) Setting(name string) (string, bool) {
+	return i.s.showValue(strings.ToLower(name))
+}
+func (i sessionInfo) SearchPath() []string { return i.s.set.searchPath() }
+func (i sessionInfo) BackendPID() int32    { return i.s.pid }

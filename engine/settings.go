@@ -1,0 +1,374 @@
+package engine
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// ServerVersion is the PostgreSQL version streamsql reports. Drivers and
+// psql choose their catalog queries by it, so it names the release whose
+// catalogs we emulate.
+const ServerVersion = "15.0"
+
+// ServerVersionNum is server_version_num.
+const ServerVersionNum = "150000"
+
+// setting describes one run-time parameter.
+type setting struct {
+	name       string // canonical spelling, as SHOW and ParameterStatus print it
+	def        string
+	reportable bool // sent as ParameterStatus when it changes
+	readOnly   bool
+	// check normalizes a new value or rejects it.
+	check func(v string) (string, error)
+}
+
+var settingList = []setting{
+	{name: "application_name", def: "", reportable: true},
+	{name: "client_encoding", def: "UTF8", reportable: true, check: checkEncoding},
+	{name: "DateStyle", def: "ISO, MDY", reportable: true, check: checkDateStyle},
+	{name: "IntervalStyle", def: "postgres", reportable: true, check: checkIntervalStyle},
+	{name: "TimeZone", def: "UTC", reportable: true, check: checkTimeZone},
+	{name: "extra_float_digits", def: "1", check: checkIntRange("extra_float_digits", -15, 3)},
+	{name: "search_path", def: `"$user", public`},
+	{name: "statement_timeout", def: "0", check: checkDuration("statement_timeout")},
+	{name: "lock_timeout", def: "0", check: checkDuration("lock_timeout")},
+	{name: "idle_in_transaction_session_timeout", def: "0", check: checkDuration("idle_in_transaction_session_timeout")},
+	{name: "standard_conforming_strings", def: "on", reportable: true, check: checkOnOnly("standard_conforming_strings")},
+	{name: "integer_datetimes", def: "on", reportable: true, readOnly: true},
+	{name: "server_version", def: ServerVersion, reportable: true, readOnly: true},
+	{name: "server_version_num", def: ServerVersionNum, readOnly: true},
+	{name: "server_encoding", def: "UTF8", reportable: true, readOnly: true},
+	{name: "is_superuser", def: "on", reportable: true, readOnly: true},
+	{name: "session_authorization", def: "", reportable: true, readOnly: true},
+	{name: "default_transaction_read_only", def: "off", reportable: true, check: checkBool},
+	{name: "in_hot_standby", def: "off", reportable: true, readOnly: true},
+	{name: "transaction_isolation", def: "read committed"},
+	{name: "default_transaction_isolation", def: "read committed"},
+	{name: "transaction_read_only", def: "off", check: checkBool},
+	{name: "bytea_output", def: "hex"},
+	{name: "max_identifier_length", def: "63", readOnly: true},
+	{name: "lc_collate", def: "C.UTF-8", readOnly: true},
+	{name: "lc_ctype", def: "C.UTF-8", readOnly: true},
+	{name: "lc_messages", def: "C.UTF-8"},
+	{name: "lc_monetary", def: "C.UTF-8"},
+	{name: "lc_numeric", def: "C.UTF-8"},
+	{name: "lc_time", def: "C.UTF-8"},
+	{name: "client_min_messages", def: "notice"},
+	{name: "timezone_abbreviations", def: "Default"},
+	{name: "row_security", def: "on"},
+	{name: "synchronous_commit", def: "on"},
+	{name: "work_mem", def: "4MB"},
+	{name: "max_connections", def: "100", readOnly: true},
+	{name: "block_size", def: "8192", readOnly: true},
+	{name: "enable_seqscan", def: "on"},
+	{name: "jit", def: "off"},
+	{name: "geqo", def: "on"},
+	{name: "escape_string_warning", def: "on"},
+}
+
+// settingsByLower indexes settingList by lower-case name.
+var settingsByLower = func() map[string]*setting {
+	m := make(map[string]*setting, len(settingList))
+	for i := range settingList {
+		s := &settingList[i]
+		m[strings.ToLower(s.name)] = s
+	}
+	return m
+}()
+
+// settings is one session's parameter values. Not safe for concurrent use.
+type settings struct {
+	vals map[string]string // by lower-case name
+}
+
+func newSettings(user string, startup map[string]string) (*settings, []*pgerr.Error) {
+	st := &settings{vals: make(map[string]string, len(settingList))}
+	for _, s := range settingsByLower {
+		st.vals[strings.ToLower(s.name)] = s.def
+	}
+	st.vals["session_authorization"] = user
+	var warnings []*pgerr.Error
+	for k, v := range startup {
+		switch strings.ToLower(k) {
+		case "user", "database", "replication", "options":
+			continue
+		}
+		if _, err := st.set(k, v); err != nil {
+			// PostgreSQL refuses the connection for bad startup parameters;
+			// we keep serving and report what was ignored.
+			w := pgerr.New(pgerr.Warning, "ignoring startup parameter %q: %v", k, err)
+			w.Severity = pgerr.SevWarning
+			warnings = append(warnings, w)
+		}
+	}
+	return st, warnings
+}
+
+// get returns a parameter's value.
+func (st *settings) get(name string) (string, bool) {
+	v, ok := st.vals[strings.ToLower(name)]
+	return v, ok
+}
+
+// set changes a parameter, returning its canonical name when it is reportable
+// (so the caller sends ParameterStatus).
+func (st *settings) set(name, value string) (reported string, err error) {
+	s, ok := settingsByLower[strings.ToLower(name)]
+	if !ok {
+		if strings.Contains(name, ".") { // custom placeholder variables (a.b) are allowed
+			st.vals[strings.ToLower(name)] = value
+			return "", nil
+		}
+		return "", pgerr.New(pgerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if s.readOnly {
+		return "", pgerr.New(pgerr.CantChangeRuntimeParam, "parameter %q cannot be changed", s.name)
+	}
+	if s.check != nil {
+		if value, err = s.check(value); err != nil {
+			return "", err
+		}
+	}
+	st.vals[strings.ToLower(s.name)] = value
+	if s.reportable {
+		return s.name, nil
+	}
+	return "", nil
+}
+
+// reset restores a parameter's default.
+func (st *settings) reset(name string) (string, error) {
+	s, ok := settingsByLower[strings.ToLower(name)]
+	if !ok {
+		return "", pgerr.New(pgerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if s.readOnly {
+		return "", pgerr.New(pgerr.CantChangeRuntimeParam, "parameter %q cannot be changed", s.name)
+	}
+	st.vals[strings.ToLower(s.name)] = s.def
+	if s.reportable {
+		return s.name, nil
+	}
+	return "", nil
+}
+
+// all returns (name, value) pairs sorted by name, for SHOW ALL and pg_settings.
+func (st *settings) all() [][2]string {
+	out := make([][2]string, 0, len(settingsByLower))
+	for _, s := range settingsByLower {
+		out = append(out, [2]string{s.name, st.vals[strings.ToLower(s.name)]})
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.ToLower(out[i][0]) < strings.ToLower(out[j][0]) })
+	return out
+}
+
+// reportable returns every reportable parameter's value.
+func (st *settings) reportable() map[string]string {
+	m := make(map[string]string)
+	for _, s := range settingsByLower {
+		if s.reportable {
+			m[s.name] = st.vals[strings.ToLower(s.name)]
+		}
+	}
+	return m
+}
+
+// format derives the text formatting options.
+func (st *settings) format() types.FormatOptions {
+	f := types.DefaultFormat
+	f.Location = st.location()
+	f.ExtraFloatDigits, _ = strconv.Atoi(st.vals["extra_float_digits"])
+	f.DateStyle = st.vals["datestyle"]
+	f.IntervalStyle = st.vals["intervalstyle"]
+	return f
+}
+
+func (st *settings) location() *time.Location {
+	loc, err := loadLocation(st.vals["timezone"])
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// searchPath returns the schemas of search_path, unquoted; "$user" is dropped
+// (no per-user schemas exist).
+func (st *settings) searchPath() []string {
+	var out []string
+	for _, p := range strings.Split(st.vals["search_path"], ",") {
+		p = strings.TrimSpace(p)
+		if strings.HasPrefix(p, `"`) && strings.HasSuffix(p, `"`) && len(p) >= 2 {
+			p = strings.ReplaceAll(p[1:len(p)-1], `""`, `"`)
+		} else {
+			p = strings.ToLower(p)
+		}
+		if p == "" || p == "$user" {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// statementTimeout returns statement_timeout (0 = none).
+func (st *settings) statementTimeout() time.Duration {
+	d, _ := parseDuration(st.vals["statement_timeout"])
+	return d
+}
+
+func checkEncoding(v string) (string, error) {
+	switch strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(v), "-", "")) {
+	case "UTF8", "UNICODE":
+		return "UTF8", nil
+	case "SQL_ASCII":
+		return "SQL_ASCII", nil
+	}
+	return "", pgerr.New(pgerr.FeatureNotSupported, "client encoding %q is not supported; streamsql speaks UTF8", v).
+		WithHint("Use client_encoding UTF8.")
+}
+
+func checkDateStyle(v string) (string, error) {
+	style, order := "ISO", "MDY"
+	for _, part := range strings.Split(v, ",") {
+		switch strings.ToUpper(strings.TrimSpace(part)) {
+		case "ISO":
+			style = "ISO"
+		case "MDY", "US", "NONEURO", "NONEUROPEAN":
+			order = "MDY"
+		case "DMY", "EURO", "EUROPEAN":
+			order = "DMY"
+		case "YMD":
+			order = "YMD"
+		case "DEFAULT", "":
+		case "POSTGRES", "SQL", "GERMAN":
+			return "", pgerr.New(pgerr.FeatureNotSupported, "DateStyle %q is not supported; only ISO output is", strings.TrimSpace(part))
+		default:
+			return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"DateStyle\": %q", v)
+		}
+	}
+	return style + ", " + order, nil
+}
+
+func checkIntervalStyle(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "postgres":
+		return "postgres", nil
+	case "iso_8601", "sql_standard", "postgres_verbose":
+		return "", pgerr.New(pgerr.FeatureNotSupported, "IntervalStyle %q is not supported; only postgres is", v)
+	}
+	return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"IntervalStyle\": %q", v).
+		WithHint("Available values: postgres, postgres_verbose, sql_standard, iso_8601.")
+}
+
+func checkTimeZone(v string) (string, error) {
+	name := strings.TrimSpace(v)
+	if _, err := loadLocation(name); err != nil {
+		return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"TimeZone\": %q", v)
+	}
+	if strings.EqualFold(name, "utc") {
+		return "UTC", nil
+	}
+	return name, nil
+}
+
+// loadLocation resolves a TimeZone value: IANA names, UTC/GMT/Z, and
+// numeric offsets (hours east of UTC, as SET TIME ZONE 5 means).
+func loadLocation(name string) (*time.Location, error) {
+	switch strings.ToLower(name) {
+	case "utc", "gmt", "z", "zulu", "", "localtime":
+		return time.UTC, nil
+	}
+	if h, err := strconv.ParseFloat(name, 64); err == nil {
+		return time.FixedZone(name, int(h*3600)), nil
+	}
+	return time.LoadLocation(name)
+}
+
+func checkIntRange(name string, lo, hi int) func(string) (string, error) {
+	return func(v string) (string, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter %q: %q", name, v)
+		}
+		if n < lo || n > hi {
+			return "", pgerr.New(pgerr.InvalidParameterValue, "%d is outside the valid range for parameter %q (%d .. %d)", n, name, lo, hi)
+		}
+		return strconv.Itoa(n), nil
+	}
+}
+
+func checkDuration(name string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		d, err := parseDuration(v)
+		if err != nil || d < 0 {
+			return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter %q: %q", name, v)
+		}
+		if d == 0 {
+			return "0", nil
+		}
+		if d%time.Second == 0 {
+			return strconv.FormatInt(int64(d/time.Second), 10) + "s", nil
+		}
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms", nil
+	}
+}
+
+// parseDuration reads PostgreSQL time settings: a bare number is
+// milliseconds; units us, ms, s, min, h, d.
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	i := 0
+	for i < len(v) && (v[i] >= '0' && v[i] <= '9' || v[i] == '.') {
+		i++
+	}
+	n, err := strconv.ParseFloat(v[:i], 64)
+	if err != nil {
+		return 0, err
+	}
+	unit := time.Millisecond
+	switch strings.ToLower(strings.TrimSpace(v[i:])) {
+	case "", "ms":
+	case "us":
+		unit = time.Microsecond
+	case "s":
+		unit = time.Second
+	case "min":
+		unit = time.Minute
+	case "h":
+		unit = time.Hour
+	case "d":
+		unit = 24 * time.Hour
+	default:
+		return 0, strconv.ErrSyntax
+	}
+	return time.Duration(n * float64(unit)), nil
+}
+
+func checkBool(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "on", "true", "yes", "1", "t":
+		return "on", nil
+	case "off", "false", "no", "0", "f":
+		return "off", nil
+	}
+	return "", pgerr.New(pgerr.InvalidParameterValue, "parameter requires a Boolean value")
+}
+
+func checkOnOnly(name string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		b, err := checkBool(v)
+		if err != nil {
+			return "", err
+		}
+		if b != "on" {
+			return "", pgerr.New(pgerr.FeatureNotSupported, "%s = off is not supported", name)
+		}
+		return b, nil
+	}
+}

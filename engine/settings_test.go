@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+func TestSettings(t *testing.T) {
+	st, warns := newSettings("bob", map[string]string{"application_name": "psql", "DateStyle": "ISO, DMY", "client_encoding": "LATIN9"})
+	if len(warns) != 1 {
+		t.Fatalf("warnings: %v", warns)
+	}
+	if v, _ := st.get("APPLICATION_NAME"); v != "psql" {
+		t.Fatalf("application_name %q", v)
+	}
+	if v, _ := st.get("datestyle"); v != "ISO, DMY" {
+		t.Fatalf("DateStyle %q", v)
+	}
+	if name, err := st.set("timezone", "Europe/Paris"); err != nil || name != "TimeZone" {
+		t.Fatalf("set TimeZone: %q %v", name, err)
+	}
+	if st.location().String() != "Europe/Paris" {
+		t.Fatalf("location %v", st.location())
+	}
+	if _, err := st.set("nope", "1"); pgerr.CodeOf(err) != pgerr.UndefinedObject {
+		t.Fatalf("unknown parameter: %v", err)
+	}
+	if _, err := st.set("server_version", "1"); pgerr.CodeOf(err) != pgerr.CantChangeRuntimeParam {
+		t.Fatalf("read-only parameter: %v", err)
+	}
+	if _, err := st.set("extra_float_digits", "4"); pgerr.CodeOf(err) != pgerr.InvalidParameterValue {
+		t.Fatalf("out of range: %v", err)
+	}
+	if _, err := st.set("statement_timeout", "1500"); err != nil || st.statementTimeout() != 1500*time.Millisecond {
+		t.Fatalf("statement_timeout %v %v", st.statementTimeout(), err)
+	}
+	if _, err := st.set("search_path", `"My Schema", public`); err != nil {
+		t.Fatal(err)
+	}
+	if sp := st.searchPath(); len(sp) != 2 || sp[0] != "My Schema" || sp[1] != "public" {
+		t.Fatalf("search path %q", sp)
+	}
+}

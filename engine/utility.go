@@ -1,0 +1,319 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// execUtility runs the statements that need no plan: DDL, SET, transaction
+// control, COPY, and the ones we accept for compatibility.
+func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result, error) {
+	if stmt.AST == nil {
+		return nil, pgerr.Unsupported("statement %q is not supported yet", firstWords(stmt.Text()))
+	}
+	env := s.env(ctx, nil)
+	switch n := stmt.AST.Node.(type) {
+	case *pg.Node_TransactionStmt:
+		return s.execTransaction(n.TransactionStmt)
+	case *pg.Node_VariableSetStmt:
+		return s.execSet(n.VariableSetStmt)
+	case *pg.Node_CreateStmt:
+		rel, err := planTableDef(env, n.CreateStmt)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists); err != nil {
+			return s.maybeSkip(err, n.CreateStmt.IfNotExists, "CREATE TABLE")
+		}
+		return &Result{Tag: "CREATE TABLE"}, nil
+	case *pg.Node_CreateTableAsStmt:
+		return s.execCreateTableAs(ctx, env, n.CreateTableAsStmt, stmt)
+	case *pg.Node_ViewStmt:
+		rel, deps, err := planViewDef(env, n.ViewStmt, stmt)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.eng.cat.CreateView(rel, deps, n.ViewStmt.Replace); err != nil {
+			return nil, err
+		}
+		return &Result{Tag: "CREATE VIEW"}, nil
+	case *pg.Node_CreateSchemaStmt:
+		if err := s.eng.cat.CreateSchema(n.CreateSchemaStmt.Schemaname, n.CreateSchemaStmt.IfNotExists); err != nil {
+			return s.maybeSkip(err, n.CreateSchemaStmt.IfNotExists, "CREATE SCHEMA")
+		}
+		return &Result{Tag: "CREATE SCHEMA"}, nil
+	case *pg.Node_DropStmt:
+		return s.execDrop(n.DropStmt)
+	case *pg.Node_TruncateStmt:
+		return s.execTruncate(ctx, n.TruncateStmt)
+	case *pg.Node_CopyStmt:
+		return s.execCopy(ctx, n.CopyStmt, stmt)
+	case *pg.Node_IndexStmt:
+		// Indexes are accepted and not built: scans are vectorized and
+		// primary keys have their own hash index. See docs/sql.md.
+		return &Result{Tag: "CREATE INDEX"}, nil
+	case *pg.Node_DiscardStmt:
+		return &Result{Tag: "DISCARD ALL"}, nil
+	case *pg.Node_DeallocateStmt:
+		return &Result{Tag: "DEALLOCATE"}, nil
+	case *pg.Node_CommentStmt:
+		return &Result{Tag: "COMMENT"}, nil
+	case *pg.Node_VacuumStmt:
+		if n.VacuumStmt.IsVacuumcmd {
+			return &Result{Tag: "VACUUM"}, nil
+		}
+		return &Result{Tag: "ANALYZE"}, nil
+	case *pg.Node_CheckPointStmt:
+		return &Result{Tag: "CHECKPOINT"}, nil
+	}
+	return nil, pgerr.Unsupported("statement %q is not supported yet", firstWords(stmt.Text()))
+}
+
+// maybeSkip turns an "already exists" error under IF NOT EXISTS into a notice.
+func (s *Session) maybeSkip(err error, ifNotExists bool, tag string) (*Result, error) {
+	e := pgerr.As(err)
+	if ifNotExists && e != nil && (e.Code == pgerr.DuplicateTable || e.Code == pgerr.DuplicateSchema || e.Code == pgerr.DuplicateObject) {
+		n := pgerr.New(pgerr.Code("42P07"), "%s, skipping", e.Message)
+		n.Severity = pgerr.SevNotice
+		return &Result{Tag: tag, Notices: []*pgerr.Error{n}}, nil
+	}
+	return nil, err
+}
+
+func (s *Session) execTransaction(t *pg.TransactionStmt) (*Result, error) {
+	warn := func(tag, msg string, code pgerr.Code) (*Result, error) {
+		w := pgerr.New(code, "%s", msg)
+		w.Severity = pgerr.SevWarning
+		return &Result{Tag: tag, Notices: []*pgerr.Error{w}}, nil
+	}
+	switch t.Kind {
+	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
+		if s.tx != 'I' {
+			return warn("BEGIN", "there is already a transaction in progress", pgerr.ActiveSQLTransaction)
+		}
+		s.tx, s.txStart, s.txWrites = 'T', time.Now(), 0
+		return &Result{Tag: "BEGIN"}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
+		switch s.tx {
+		case 'I':
+			return warn("COMMIT", "there is no transaction in progress", pgerr.NoActiveSQLTransaction)
+		case 'E':
+			s.tx = 'I'
+			return &Result{Tag: "ROLLBACK"}, nil
+		}
+		s.tx = 'I'
+		return &Result{Tag: "COMMIT"}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+		if s.tx == 'I' {
+			return warn("ROLLBACK", "there is no transaction in progress", pgerr.NoActiveSQLTransaction)
+		}
+		writes := s.txWrites
+		s.tx, s.txWrites = 'I', 0
+		if writes > 0 {
+			return warn("ROLLBACK", "streamsql commits each statement on its own: the "+
+				strconv.Itoa(writes)+" writing statement(s) of this transaction block stay committed", pgerr.Warning)
+		}
+		return &Result{Tag: "ROLLBACK"}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+		if s.tx == 'I' {
+			return nil, pgerr.New(pgerr.NoActiveSQLTransaction, "SAVEPOINT can only be used in transaction blocks")
+		}
+		return &Result{Tag: "SAVEPOINT"}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
+		return &Result{Tag: "RELEASE"}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		if s.tx == 'E' {
+			s.tx = 'T'
+		}
+		return &Result{Tag: "ROLLBACK"}, nil
+	}
+	return nil, pgerr.Unsupported("two-phase commit is not supported")
+}
+
+func (s *Session) execSet(v *pg.VariableSetStmt) (*Result, error) {
+	res := &Result{Tag: "SET"}
+	report := func(name string) {
+		if name == "" {
+			return
+		}
+		if res.ParamStatus == nil {
+			res.ParamStatus = map[string]string{}
+		}
+		res.ParamStatus[name], _ = s.set.get(name)
+	}
+	switch v.Kind {
+	case pg.VariableSetKind_VAR_SET_VALUE:
+		val, err := setValue(v.Args)
+		if err != nil {
+			return nil, err
+		}
+		name, err := s.set.set(v.Name, val)
+		if err != nil {
+			return nil, err
+		}
+		report(name)
+	case pg.VariableSetKind_VAR_SET_DEFAULT, pg.VariableSetKind_VAR_RESET:
+		if v.Kind == pg.VariableSetKind_VAR_RESET {
+			res.Tag = "RESET"
+		}
+		name, err := s.set.reset(v.Name)
+		if err != nil {
+			return nil, err
+		}
+		report(name)
+	case pg.VariableSetKind_VAR_RESET_ALL:
+		res.Tag = "RESET"
+		for _, st := range settingList {
+			if !st.readOnly {
+				name, _ := s.set.reset(st.name)
+				report(name)
+			}
+		}
+	case pg.VariableSetKind_VAR_SET_MULTI:
+		// SET TRANSACTION ... / SET SESSION CHARACTERISTICS: accepted; every
+		// statement runs at read committed with its own snapshot.
+	default:
+		return nil, pgerr.Unsupported("SET %s is not supported", v.Name)
+	}
+	return res, nil
+}
+
+// setValue renders SET's arguments as the setting's text value.
+func setValue(args []*pg.Node) (string, error) {
+	parts := make([]string, 0, len(args))
+	for _, a := range args {
+		switch {
+		case a.GetAConst() != nil:
+			c := a.GetAConst()
+			switch {
+			case c.GetSval() != nil:
+				parts = append(parts, c.GetSval().Sval)
+			case c.GetIval() != nil:
+				parts = append(parts, strconv.Itoa(int(c.GetIval().Ival)))
+			case c.GetFval() != nil:
+				parts = append(parts, c.GetFval().Fval)
+			case c.GetBoolval() != nil:
+				parts = append(parts, strconv.FormatBool(c.GetBoolval().Boolval))
+			default:
+				return "", pgerr.New(pgerr.InvalidParameterValue, "invalid SET value")
+			}
+		case a.GetTypeCast() != nil && a.GetTypeCast().Arg.GetAConst() != nil:
+			// SET TIME ZONE INTERVAL '+05:00' HOUR TO MINUTE
+			return setValue([]*pg.Node{a.GetTypeCast().Arg})
+		default:
+			return "", pgerr.New(pgerr.InvalidParameterValue, "invalid SET value")
+		}
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+// showValue is SHOW's and current_setting's view of a parameter.
+func (s *Session) showValue(name string) (string, bool) {
+	switch name {
+	case "session_authorization", "session_user", "current_user":
+		return s.user, true
+	}
+	return s.set.get(name)
+}
+
+func (s *Session) execShow(name string, cols []types.Column) (*Result, error) {
+	if name == "all" {
+		rows := make([][]string, 0)
+		for _, kv := range s.set.all() {
+			rows = append(rows, []string{kv[0], kv[1], ""})
+		}
+		return tableRows("SHOW", cols, rows), nil
+	}
+	v, ok := s.showValue(name)
+	if !ok {
+		return nil, pgerr.New(pgerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	return textRows("SHOW", cols, []string{v}), nil
+}
+
+func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
+	cascade := d.Behavior == pg.DropBehavior_DROP_CASCADE
+	var kind catalog.RelKind
+	var tag string
+	switch d.RemoveType {
+	case pg.ObjectType_OBJECT_TABLE:
+		kind, tag = catalog.KindTable, "DROP TABLE"
+	case pg.ObjectType_OBJECT_VIEW:
+		kind, tag = catalog.KindView, "DROP VIEW"
+	case pg.ObjectType_OBJECT_INDEX:
+		return &Result{Tag: "DROP INDEX"}, nil // indexes are not built, see CREATE INDEX
+	case pg.ObjectType_OBJECT_SCHEMA:
+		res := &Result{Tag: "DROP SCHEMA"}
+		for _, o := range d.Objects {
+			name := o.GetString_().GetSval()
+			notice, err := s.eng.cat.DropSchema(name, d.MissingOk, cascade)
+			if err != nil {
+				return nil, err
+			}
+			res.Notices = appendNotice(res.Notices, notice)
+		}
+		return res, nil
+	default:
+		return nil, pgerr.Unsupported("DROP %s is not supported", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
+	}
+	res := &Result{Tag: tag}
+	for _, o := range d.Objects {
+		schema, name, err := qualifiedName(o)
+		if err != nil {
+			return nil, err
+		}
+		notice, err := s.eng.cat.Drop(kind, schema, name, d.MissingOk, cascade, s.set.searchPath())
+		if err != nil {
+			return nil, err
+		}
+		res.Notices = appendNotice(res.Notices, notice)
+	}
+	return res, nil
+}
+
+func appendNotice(ns []*pgerr.Error, msg string) []*pgerr.Error {
+	if msg == "" {
+		return ns
+	}
+	n := pgerr.New(pgerr.SuccessfulCompletion, "%s", msg)
+	n.Severity = pgerr.SevNotice
+	return append(ns, n)
+}
+
+// qualifiedName reads a DROP object name: a List of String nodes.
+func qualifiedName(n *pg.Node) (schema, name string, err error) {
+	var parts []string
+	if l := n.GetList(); l != nil {
+		for _, it := range l.Items {
+			parts = append(parts, it.GetString_().GetSval())
+		}
+	} else if s := n.GetString_(); s != nil {
+		parts = []string{s.Sval}
+	}
+	switch len(parts) {
+	case 1:
+		return "", parts[0], nil
+	case 2:
+		return parts[0], parts[1], nil
+	case 3:
+		return parts[1], parts[2], nil
+	}
+	return "", "", pgerr.New(pgerr.SyntaxError, "improper qualified name (too many dotted names)")
+}
+
+func firstWords(s string) string {
+	f := strings.Fields(s)
+	if len(f) > 2 {
+		f = f[:2]
+	}
+	return strings.ToUpper(strings.Join(f, " "))
+}

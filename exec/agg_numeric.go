@@ -1,0 +1,203 @@
+package exec
+
+import (
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/cockroachdb/apd/v3"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// numericAgg computes sum and avg of numeric, and the variance family over
+// integers and numeric, exactly with apd, with PostgreSQL's result scales.
+type numericAgg struct {
+	fn      string // sum, avg, variance, var_samp, var_pop, stddev, stddev_samp, stddev_pop
+	n       []int64
+	sx, sxx []apd.Decimal
+	nan     []bool
+	tmp, sq apd.Decimal
+}
+
+func (a *numericAgg) stats() bool { return a.fn != "sum" && a.fn != "avg" }
+
+func (a *numericAgg) grow(n int) {
+	a.n = growSlice(a.n, n)
+	a.sx = growSlice(a.sx, n)
+	a.nan = growSlice(a.nan, n)
+	if a.stats() {
+		a.sxx = growSlice(a.sxx, n)
+	}
+}
+
+func (a *numericAgg) add(g int32, x *apd.Decimal) error {
+	a.n[g]++
+	if _, err := apd.BaseContext.Add(&a.sx[g], &a.sx[g], x); err != nil {
+		return pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	if a.stats() {
+		if _, err := apd.BaseContext.Mul(&a.sq, x, x); err != nil {
+			return pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+		}
+		if _, err := apd.BaseContext.Add(&a.sxx[g], &a.sxx[g], &a.sq); err != nil {
+			return pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+		}
+	}
+	return nil
+}
+
+func (a *numericAgg) update(args []arrow.Array, gids []int32) error {
+	x := args[0]
+	if s, ok := x.(*array.String); ok {
+		for i, g := range gids {
+			if g < 0 || s.IsNull(i) {
+				continue
+			}
+			if parseNumeric(s.Value(i), &a.tmp) {
+				a.n[g]++
+				a.nan[g] = true
+				continue
+			}
+			if err := a.add(g, &a.tmp); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	v, _ := int64Values(x)
+	for i, g := range gids {
+		if g < 0 || x.IsNull(i) {
+			continue
+		}
+		a.tmp.SetInt64(v[i])
+		if err := a.add(g, &a.tmp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *numericAgg) appendResult(b array.Builder, g int) error {
+	sb := b.(*array.StringBuilder)
+	n := a.n[g]
+	if n == 0 || (n == 1 && a.fn != "sum" && a.fn != "avg" && a.fn != "var_pop" && a.fn != "stddev_pop") {
+		sb.AppendNull()
+		return nil
+	}
+	if a.nan[g] {
+		sb.Append("NaN")
+		return nil
+	}
+	switch a.fn {
+	case "sum":
+		sb.Append(numericText(&a.sx[g]))
+		return nil
+	case "avg":
+		q, err := numericDiv(&a.sx[g], apd.New(n, 0))
+		if err != nil {
+			return err
+		}
+		sb.Append(numericText(q))
+		return nil
+	}
+	// PostgreSQL's numeric_stddev_internal.
+	var num, t apd.Decimal
+	vn := apd.New(n, 0)
+	if _, err := apd.BaseContext.Mul(&t, &a.sx[g], &a.sx[g]); err != nil {
+		return err
+	}
+	if _, err := apd.BaseContext.Mul(&num, vn, &a.sxx[g]); err != nil {
+		return err
+	}
+	if _, err := apd.BaseContext.Sub(&num, &num, &t); err != nil {
+		return err
+	}
+	if num.Sign() <= 0 {
+		sb.Append("0")
+		return nil
+	}
+	var den apd.Decimal
+	switch a.fn {
+	case "var_pop", "stddev_pop":
+		apd.BaseContext.Mul(&den, vn, vn)
+	default:
+		apd.BaseContext.Mul(&den, vn, apd.New(n-1, 0))
+	}
+	scale := divScale(&num, &den)
+	q, err := numericDivScale(&num, &den, scale)
+	if err != nil {
+		return err
+	}
+	if a.fn == "stddev" || a.fn == "stddev_samp" || a.fn == "stddev_pop" {
+		if q, err = numericSqrt(q, scale); err != nil {
+			return err
+		}
+	}
+	sb.Append(numericText(q))
+	return nil
+}
+
+// intervalAgg is sum(interval) and avg(interval).
+type intervalAgg struct {
+	avg bool
+	s   []arrow.MonthDayNanoInterval
+	n   []int64
+}
+
+func (a *intervalAgg) grow(n int) {
+	a.s = growSlice(a.s, n)
+	a.n = growSlice(a.n, n)
+}
+
+func (a *intervalAgg) update(args []arrow.Array, gids []int32) error {
+	x := args[0].(*array.MonthDayNanoInterval)
+	for i, g := range gids {
+		if g < 0 || x.IsNull(i) {
+			continue
+		}
+		v := x.Value(i)
+		s := &a.s[g]
+		m := int64(s.Months) + int64(v.Months)
+		d := int64(s.Days) + int64(v.Days)
+		if m != int64(int32(m)) || d != int64(int32(d)) {
+			return pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+		}
+		s.Months, s.Days = int32(m), int32(d)
+		s.Nanoseconds += v.Nanoseconds
+		a.n[g]++
+	}
+	return nil
+}
+
+func (a *intervalAgg) appendResult(b array.Builder, g int) error {
+	ib := b.(*array.MonthDayNanoIntervalBuilder)
+	if a.n[g] == 0 {
+		ib.AppendNull()
+		return nil
+	}
+	v := a.s[g]
+	if a.avg {
+		v = intervalDiv(v, float64(a.n[g]))
+	}
+	ib.Append(v)
+	return nil
+}
+
+// intervalDiv is PostgreSQL's interval_div: months and days divide, their
+// fractions cascade down to days and microseconds.
+func intervalDiv(v arrow.MonthDayNanoInterval, f float64) arrow.MonthDayNanoInterval {
+	const daysPerMonth, secsPerDay = 30.0, 86400.0
+	tsround := func(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
+	months := int32(float64(v.Months) / f)
+	days := int32(float64(v.Days) / f)
+	monthRemDays := tsround((float64(v.Months)/f - float64(months)) * daysPerMonth)
+	secRem := tsround((float64(v.Days)/f - float64(days) + monthRemDays - float64(int64(monthRemDays))) * secsPerDay)
+	if math.Abs(secRem) >= secsPerDay {
+		days += int32(secRem / secsPerDay)
+		secRem -= float64(int64(secRem/secsPerDay)) * secsPerDay
+	}
+	days += int32(monthRemDays)
+	micros := math.RoundToEven(float64(v.Nanoseconds/1000)/f + secRem*1e6)
+	return arrow.MonthDayNanoInterval{Months: months, Days: days, Nanoseconds: int64(micros) * 1000}
+}

@@ -1,0 +1,134 @@
+package expr
+
+import (
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Type returns the function's result type.
+func (e *Call) Type() types.T { return e.Fn.Return }
+
+// String renders operators infix ((a + b)) and functions as name(args).
+func (e *Call) String() string {
+	if isOperatorName(e.Fn.Name) {
+		if len(e.Args) == 1 {
+			return "(" + e.Fn.Name + " " + e.Args[0].String() + ")"
+		}
+		if len(e.Args) == 2 {
+			return "(" + e.Args[0].String() + " " + e.Fn.Name + " " + e.Args[1].String() + ")"
+		}
+	}
+	parts := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		parts[i] = a.String()
+	}
+	return e.Fn.Name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+func isOperatorName(name string) bool {
+	return name != "" && strings.IndexAny(name[:1], "+-*/<>=~!@#%^&|`?") == 0
+}
+
+// Eval evaluates the arguments and applies the kernel. For a Strict function
+// whose kernel does not handle NULLs itself, the kernel sees only the rows
+// where every argument is non-NULL and the other rows are NULL.
+func (e *Call) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
+	n := int(b.NumRows())
+	args := make([]arrow.Array, len(e.Args))
+	defer func() {
+		for _, a := range args {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for i, a := range e.Args {
+		v, err := a.Eval(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	return callKernel(ctx, e.Fn, args, n)
+}
+
+func callKernel(ctx *Context, f *Func, args []arrow.Array, n int) (arrow.Array, error) {
+	if f.Kernel == nil {
+		return nil, pgerr.Unsupported("function %s is not implemented", f.Name)
+	}
+	mem := ctx.Allocator()
+	if !f.Strict || f.nullSafe || len(args) == 0 {
+		return f.Kernel(ctx, args, n)
+	}
+	bm := andValidity(n, args...)
+	if bm == nil {
+		return f.Kernel(ctx, args, n)
+	}
+	var rows []int
+	scatter := make([]int, n)
+	for i := 0; i < n; i++ {
+		if isValid(bm, i) {
+			scatter[i] = len(rows)
+			rows = append(rows, i)
+		} else {
+			scatter[i] = -1
+		}
+	}
+	if len(rows) == 0 {
+		return allNull(mem, f.Return.ArrowType(), n), nil
+	}
+	sub := make([]arrow.Array, len(args))
+	for i, a := range args {
+		sub[i] = takeRows(mem, a, rows)
+	}
+	defer releaseAll(sub)
+	res, err := f.Kernel(ctx, sub, len(rows))
+	if err != nil {
+		return nil, err
+	}
+	defer res.Release()
+	return takeRows(mem, res, scatter), nil
+}
+
+func releaseAll(as []arrow.Array) {
+	for _, a := range as {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+// RowKernel adapts a row-at-a-time function to a Kernel, for functions that
+// are not on hot paths (catalog functions, rarely used string functions).
+// fn sees each row's arguments as Values (nil is NULL; a Strict Func never
+// sees NULLs) and returns a Value of type ret.
+func RowKernel(ret types.T, argTypes []types.T, fn func(ctx *Context, args []types.Value) (types.Value, error)) func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+	return func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		return rowKernel(ctx.Allocator(), ctx, ret, argTypes, fn, args, n)
+	}
+}
+
+func rowKernel(mem memory.Allocator, ctx *Context, ret types.T, argTypes []types.T, fn func(ctx *Context, args []types.Value) (types.Value, error), args []arrow.Array, n int) (arrow.Array, error) {
+	out := make([]types.Value, n)
+	row := make([]types.Value, len(args))
+	for i := 0; i < n; i++ {
+		for j, a := range args {
+			t := types.TUnknown
+			if j < len(argTypes) {
+				t = argTypes[j]
+			}
+			row[j] = valueAt(a, i, t)
+		}
+		v, err := fn(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return buildValues(mem, out, ret)
+}

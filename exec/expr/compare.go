@@ -1,0 +1,292 @@
+package expr
+
+import (
+	"bytes"
+	"cmp"
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/cockroachdb/apd/v3"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Comparison operators (= <> < <= > >=) for every type. Fixed-width types
+// compare straight from their buffers; text compares bytes (the C
+// collation); floats order NaN above everything and equal to itself, as
+// PostgreSQL does.
+
+var cmpOps = []string{"=", "<>", "<", "<=", ">", ">="}
+
+// cmpTest turns a three-way result into the operator's truth value.
+func cmpTest(op string, c int) bool {
+	switch op {
+	case "=":
+		return c == 0
+	case "<>":
+		return c != 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	}
+	return c >= 0
+}
+
+// ordCompare compares ordered fixed-width values.
+func ordCompare[T int16 | int32 | int64 | uint32](op string) kernel {
+	return func(_ *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		x, y := vals[T](args[0]), vals[T](args[1])
+		bits := newBits(n)
+		switch op {
+		case "=":
+			for i := 0; i < n; i++ {
+				if x[i] == y[i] {
+					bits[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case "<>":
+			for i := 0; i < n; i++ {
+				if x[i] != y[i] {
+					bits[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case "<":
+			for i := 0; i < n; i++ {
+				if x[i] < y[i] {
+					bits[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case "<=":
+			for i := 0; i < n; i++ {
+				if x[i] <= y[i] {
+					bits[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case ">":
+			for i := 0; i < n; i++ {
+				if x[i] > y[i] {
+					bits[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case ">=":
+			for i := 0; i < n; i++ {
+				if x[i] >= y[i] {
+					bits[i>>3] |= 1 << (i & 7)
+				}
+			}
+		}
+		return makeBool(n, bits, andValidity(n, args[0], args[1])), nil
+	}
+}
+
+// floatCmp is PostgreSQL's float comparison: NaN = NaN, NaN > any number.
+func floatCmp(a, b float64) int {
+	an, bn := math.IsNaN(a), math.IsNaN(b)
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func floatCompare[T float](op string) kernel {
+	return func(_ *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		x, y := vals[T](args[0]), vals[T](args[1])
+		bits := newBits(n)
+		for i := 0; i < n; i++ {
+			if cmpTest(op, floatCmp(float64(x[i]), float64(y[i]))) {
+				bits[i>>3] |= 1 << (i & 7)
+			}
+		}
+		return makeBool(n, bits, andValidity(n, args[0], args[1])), nil
+	}
+}
+
+// stringCompare compares string storages byte-wise; bpchar ignores
+// trailing spaces.
+func stringCompare(op string, bpchar bool) kernel {
+	return func(_ *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		x, y := args[0].(*array.String), args[1].(*array.String)
+		bits := newBits(n)
+		bm := andValidity(n, args[0], args[1])
+		for i := 0; i < n; i++ {
+			a, b := x.Value(i), y.Value(i)
+			if bpchar {
+				a, b = strings.TrimRight(a, " "), strings.TrimRight(b, " ")
+			}
+			var ok bool
+			switch op {
+			case "=":
+				ok = a == b
+			case "<>":
+				ok = a != b
+			default:
+				ok = cmpTest(op, strings.Compare(a, b))
+			}
+			if ok {
+				bits[i>>3] |= 1 << (i & 7)
+			}
+		}
+		return makeBool(n, bits, bm), nil
+	}
+}
+
+// valueCompare compares any type row by row with compareValues.
+func valueCompare(op string, t types.T) kernel {
+	return func(_ *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		bits := newBits(n)
+		bm := andValidity(n, args[0], args[1])
+		for i := 0; i < n; i++ {
+			if !isValid(bm, i) {
+				continue
+			}
+			if cmpTest(op, compareValues(valueAt(args[0], i, t), valueAt(args[1], i, t), t)) {
+				bits[i>>3] |= 1 << (i & 7)
+			}
+		}
+		return makeBool(n, bits, bm), nil
+	}
+}
+
+// compareValues orders two non-NULL values of type t as PostgreSQL does.
+func compareValues(a, b types.Value, t types.T) int {
+	switch x := a.(type) {
+	case int64:
+		return cmp.Compare(x, b.(int64))
+	case float64:
+		return floatCmp(x, b.(float64))
+	case bool:
+		y := b.(bool)
+		if x == y {
+			return 0
+		}
+		if !x {
+			return -1
+		}
+		return 1
+	case string:
+		y := b.(string)
+		if t.Kind == types.Bpchar {
+			x, y = strings.TrimRight(x, " "), strings.TrimRight(y, " ")
+		}
+		if t.Kind == types.JSONB {
+			return compareJSONB(x, y)
+		}
+		return strings.Compare(x, y)
+	case []byte:
+		return bytes.Compare(x, b.([]byte))
+	case *apd.Decimal:
+		return compareNumeric(x, b.(*apd.Decimal))
+	case types.DateValue:
+		return cmp.Compare(x, b.(types.DateValue))
+	case types.TimeValue:
+		return cmp.Compare(x, b.(types.TimeValue))
+	case types.TimestampValue:
+		return cmp.Compare(x, b.(types.TimestampValue))
+	case types.IntervalValue:
+		return compareInterval(x, b.(types.IntervalValue))
+	case []types.Value:
+		y := b.([]types.Value)
+		for i := 0; i < len(x) && i < len(y); i++ {
+			switch {
+			case x[i] == nil && y[i] == nil:
+				continue
+			case x[i] == nil:
+				return 1
+			case y[i] == nil:
+				return -1
+			}
+			if c := compareValues(x[i], y[i], *t.Elem); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(len(x), len(y))
+	}
+	return 0
+}
+
+// compareNumeric orders numerics with NaN above everything (PostgreSQL).
+func compareNumeric(a, b *apd.Decimal) int {
+	an, bn := a.Form == apd.NaN || a.Form == apd.NaNSignaling, b.Form == apd.NaN || b.Form == apd.NaNSignaling
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	return a.Cmp(b)
+}
+
+// intervalSpan is PostgreSQL's interval comparison key: months count as 30
+// days and days as 24 hours.
+func intervalSpan(v types.IntervalValue) (hi int64, lo int64) {
+	const day = int64(86400000000)
+	days := int64(v.Months)*30 + int64(v.Days)
+	// days*day may exceed int64 only for absurd intervals; split to be safe.
+	total := v.Micros + (days%1000)*day
+	return days / 1000, total
+}
+
+func compareInterval(a, b types.IntervalValue) int {
+	ah, al := intervalSpan(a)
+	bh, bl := intervalSpan(b)
+	const day = int64(86400000000)
+	// Normalize lo into [0, 1000 days) carried into hi.
+	norm := func(h, l int64) (int64, int64) {
+		k := l / (1000 * day)
+		h += k
+		l -= k * 1000 * day
+		if l < 0 {
+			h--
+			l += 1000 * day
+		}
+		return h, l
+	}
+	ah, al = norm(ah, al)
+	bh, bl = norm(bh, bl)
+	if c := cmp.Compare(ah, bh); c != 0 {
+		return c
+	}
+	return cmp.Compare(al, bl)
+}
+
+func init() {
+	ord := func(t types.T, k func(op string) kernel) {
+		for _, op := range cmpOps {
+			register(&Func{Name: op, Args: []types.T{t, t}, Return: types.TBool, Strict: true, Kernel: k(op)})
+		}
+	}
+	ord(types.TInt2, ordCompare[int16])
+	ord(types.TInt4, ordCompare[int32])
+	ord(types.TInt8, ordCompare[int64])
+	ord(types.TOid, ordCompare[uint32])
+	ord(types.TDate, ordCompare[int32])
+	ord(types.TTime, ordCompare[int64])
+	ord(types.TTimestamp, ordCompare[int64])
+	ord(types.TTimestampTZ, ordCompare[int64])
+	ord(types.TFloat4, floatCompare[float32])
+	ord(types.TFloat8, floatCompare[float64])
+	ord(types.TText, func(op string) kernel { return stringCompare(op, false) })
+	ord(types.TName, func(op string) kernel { return stringCompare(op, false) })
+	ord(types.TChar, func(op string) kernel { return stringCompare(op, false) })
+	ord(types.TBpchar, func(op string) kernel { return stringCompare(op, true) })
+	for _, t := range []types.T{types.TBool, types.TNumeric, types.TBytea, types.TInterval, types.TJSONB} {
+		t := t
+		ord(t, func(op string) kernel { return valueCompare(op, t) })
+	}
+}

@@ -1,0 +1,126 @@
+package expr
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// `E [NOT] IN (list)`: true if E equals some element, else NULL if E or
+// some element is NULL, else false. Lists of constants of integer or string
+// types are probed through a hash set; other lists apply Eq per element.
+
+// Type is boolean.
+func (e *InList) Type() types.T { return types.TBool }
+
+func (e *InList) String() string {
+	op := " = ANY "
+	if e.Not {
+		op = " <> ALL "
+	}
+	return "(" + e.E.String() + op + "(" + joinExprs(e.List, ", ")[1:] + ")"
+}
+
+// Eval computes the membership test.
+func (e *InList) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
+	l, err := e.E.Eval(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	n := l.Len()
+	if out, ok := e.hashProbe(ctx, l); ok {
+		return out, nil
+	}
+	found, null := newBits(n), newBits(n)
+	for _, item := range e.List {
+		eq, err := evalEq(ctx, e.Eq, l, e.E.Type(), item, b)
+		if err != nil {
+			return nil, err
+		}
+		v, m := boolBits(eq)
+		for i := range found {
+			found[i] |= m[i] & v[i]
+			null[i] |= ^m[i]
+		}
+		eq.Release()
+	}
+	return inResult(n, found, null, e.Not), nil
+}
+
+// inResult turns found/null bitmaps into the IN (or NOT IN) result.
+func inResult(n int, found, null []byte, not bool) arrow.Array {
+	val, valid := newBits(n), newBits(n)
+	for i := range val {
+		valid[i] = found[i] | ^null[i]
+		val[i] = found[i]
+		if not {
+			val[i] = ^found[i]
+		}
+	}
+	return makeBool(n, val, valid)
+}
+
+// hashProbe handles constant lists over integer and text-like types.
+func (e *InList) hashProbe(ctx *Context, l arrow.Array) (arrow.Array, bool) {
+	t := e.E.Type()
+	if !(t.IsInteger() || t.Kind == types.Text || t.Kind == types.Varchar || t.Kind == types.Name) || !e.Eq.Args[0].SameKind(t) || !e.Eq.Args[1].SameKind(t) {
+		return nil, false
+	}
+	set := map[any]struct{}{}
+	hasNull := false
+	for _, item := range e.List {
+		c, ok := item.(*Const)
+		if !ok {
+			return nil, false
+		}
+		if c.V == nil {
+			hasNull = true
+			continue
+		}
+		if !c.T.SameKind(t) && !(c.T.IsString() && t.IsString() && c.T.Kind != types.Bpchar) {
+			return nil, false
+		}
+		set[c.V] = struct{}{}
+	}
+	n := l.Len()
+	found, null := newBits(n), newBits(n)
+	lm := validity(l)
+	for i := 0; i < n; i++ {
+		if !isValid(lm, i) {
+			bitutil.SetBit(null, i)
+			continue
+		}
+		if _, ok := set[valueAt(l, i, t)]; ok {
+			bitutil.SetBit(found, i)
+		} else if hasNull {
+			bitutil.SetBit(null, i)
+		}
+	}
+	return inResult(n, found, null, e.Not), true
+}
+
+// NewInList resolves `e [NOT] IN (list)`: the operands are coerced to their
+// common type (42804 on mismatch, as PostgreSQL's "IN" context).
+func NewInList(e Expr, list []Expr, not bool) (*InList, error) {
+	ts := append([]types.T{e.Type()}, typesOf(list)...)
+	t, err := CommonType(ts, "IN")
+	if err != nil {
+		return nil, err
+	}
+	le, err := coerceImplicit(e, t)
+	if err != nil {
+		return nil, err
+	}
+	out := &InList{E: le, Not: not, List: make([]Expr, len(list))}
+	for i, x := range list {
+		if out.List[i], err = coerceImplicit(x, t); err != nil {
+			return nil, err
+		}
+	}
+	if out.Eq, err = resolveEq(&ColRef{T: t}, &ColRef{T: t}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,225 @@
+package expr
+
+import (
+	"errors"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// LIKE / ILIKE and the POSIX regular expression operators (~ ~* !~ !~*).
+//
+// LIKE patterns are translated to Go regular expressions (% is .*, _ is .,
+// the escape character quotes the next one). POSIX patterns are handed to
+// Go's regexp (RE2) with PostgreSQL's defaults: the whole string is one line
+// and . matches newlines. Differences from PostgreSQL's ARE flavour:
+// back-references, lookahead/lookbehind and the \m \M \y word anchors are not
+// supported and fail with 2201B.
+
+var regexCache sync.Map // key string -> *regexp.Regexp
+
+// likeRegexp compiles a LIKE pattern with escape character esc (-1: none).
+func likeRegexp(pat string, esc rune, ci bool) (*regexp.Regexp, error) {
+	var sb strings.Builder
+	sb.WriteString("(?s)")
+	if ci {
+		sb.WriteString("(?i)")
+	}
+	sb.WriteString("^")
+	for i := 0; i < len(pat); {
+		r, size := utf8.DecodeRuneInString(pat[i:])
+		i += size
+		switch {
+		case r == esc:
+			if i >= len(pat) {
+				return nil, pgerr.New(pgerr.InvalidEscapeSequence, "LIKE pattern must not end with escape character")
+			}
+			r2, size2 := utf8.DecodeRuneInString(pat[i:])
+			i += size2
+			sb.WriteString(regexp.QuoteMeta(string(r2)))
+		case r == '%':
+			sb.WriteString(".*")
+		case r == '_':
+			sb.WriteString(".")
+		default:
+			sb.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	sb.WriteString("$")
+	return regexp.Compile(sb.String())
+}
+
+// compileRegex compiles a POSIX pattern with PostgreSQL's error code.
+func compileRegex(pat string, ci bool) (*regexp.Regexp, error) {
+	key := "R" + pat
+	if ci {
+		key = "r" + pat
+	}
+	if re, ok := regexCache.Load(key); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	src := "(?s)" + pat
+	if ci {
+		src = "(?i)" + src
+	}
+	re, err := regexp.Compile(src)
+	if err != nil {
+		return nil, pgerr.New(pgerr.InvalidRegularExpression, "invalid regular expression: %s", regexErrText(err))
+	}
+	regexCache.Store(key, re)
+	return re, nil
+}
+
+func regexErrText(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return string(se.Code)
+	}
+	return err.Error()
+}
+
+func cachedLike(pat string, esc rune, ci bool) (*regexp.Regexp, error) {
+	key := string(rune(esc)) + "\x00" + pat
+	if ci {
+		key = "i" + key
+	} else {
+		key = "c" + key
+	}
+	if re, ok := regexCache.Load(key); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	re, err := likeRegexp(pat, esc, ci)
+	if err != nil {
+		return nil, err
+	}
+	regexCache.Store(key, re)
+	return re, nil
+}
+
+// Type is boolean.
+func (e *Like) Type() types.T { return types.TBool }
+
+func (e *Like) String() string {
+	var op string
+	switch {
+	case e.Regex && e.CaseInsens:
+		op = "~*"
+	case e.Regex:
+		op = "~"
+	case e.CaseInsens:
+		op = "~~*"
+	default:
+		op = "~~"
+	}
+	if e.Not {
+		op = "!" + op
+	}
+	s := "(" + e.E.String() + " " + op + " " + e.Pattern.String()
+	if e.Escape != nil {
+		s += " ESCAPE " + e.Escape.String()
+	}
+	return s + ")"
+}
+
+// Eval matches each row against its pattern.
+func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
+	s, err := e.E.Eval(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Release()
+	p, err := e.Pattern.Eval(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Release()
+	var escArr arrow.Array
+	if e.Escape != nil {
+		if escArr, err = e.Escape.Eval(ctx, b); err != nil {
+			return nil, err
+		}
+		defer escArr.Release()
+	}
+	n := s.Len()
+	bm := andValidity(n, s, p)
+	if escArr != nil {
+		bm = andValidity(n, s, p, escArr)
+	}
+	bits := newBits(n)
+	sv, pv := s.(*array.String), p.(*array.String)
+	var re *regexp.Regexp
+	lastPat, lastEsc := "", ""
+	for i := 0; i < n; i++ {
+		if !isValid(bm, i) {
+			continue
+		}
+		pat := pv.Value(i)
+		esc := "\\"
+		if escArr != nil {
+			esc = escArr.(*array.String).Value(i)
+		}
+		if re == nil || pat != lastPat || esc != lastEsc {
+			if e.Regex {
+				re, err = compileRegex(pat, e.CaseInsens)
+			} else {
+				r := rune(-1)
+				if esc != "" {
+					if utf8.RuneCountInString(esc) != 1 {
+						return nil, pgerr.New(pgerr.InvalidEscapeSequence, "invalid escape string").
+							WithHint("Escape string must be empty or one character.")
+					}
+					r, _ = utf8.DecodeRuneInString(esc)
+				}
+				re, err = cachedLike(pat, r, e.CaseInsens)
+			}
+			if err != nil {
+				return nil, err
+			}
+			lastPat, lastEsc = pat, esc
+		}
+		if re.MatchString(sv.Value(i)) != e.Not {
+			bitutil.SetBit(bits, i)
+		}
+	}
+	return makeBool(n, bits, bm), nil
+}
+
+// NewLike builds a LIKE/ILIKE or regex match, coercing the operands to text.
+func NewLike(e, pattern, escape Expr, caseInsens, not, regex bool) (*Like, error) {
+	var err error
+	out := &Like{CaseInsens: caseInsens, Not: not, Regex: regex}
+	if out.E, err = toTextArg(e); err != nil {
+		return nil, err
+	}
+	if out.Pattern, err = toTextArg(pattern); err != nil {
+		return nil, err
+	}
+	if escape != nil {
+		if out.Escape, err = toTextArg(escape); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// toTextArg converts a string-typed (or unknown) argument to text; other
+// types fail like a missing operator would.
+func toTextArg(e Expr) (Expr, error) {
+	t := e.Type()
+	if t.Kind == types.Text {
+		return e, nil
+	}
+	if t.IsString() {
+		return coerceImplicit(e, types.TText)
+	}
+	return nil, noOperator("~~", []types.T{t, types.TText})
+}

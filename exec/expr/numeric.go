@@ -1,0 +1,323 @@
+package expr
+
+import (
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/cockroachdb/apd/v3"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// numeric arithmetic with apd, following PostgreSQL's result scales:
+// + and - keep the larger scale, * adds the scales, / uses select_div_scale,
+// rounding half away from zero.
+
+// roundCtx is the apd context for exact work: huge precision, PostgreSQL's
+// rounding (half away from zero).
+var roundCtx = func() *apd.Context {
+	c := apd.BaseContext.WithPrecision(2000)
+	c.Rounding = apd.RoundHalfUp
+	c.MaxExponent = apd.MaxExponent
+	c.MinExponent = apd.MinExponent
+	return c
+}()
+
+// numericString renders a numeric as PostgreSQL's numeric_out does.
+func numericString(d *apd.Decimal) string {
+	switch d.Form {
+	case apd.NaN, apd.NaNSignaling:
+		return "NaN"
+	case apd.Infinite:
+		if d.Negative {
+			return "-Infinity"
+		}
+		return "Infinity"
+	}
+	s := d.Text('f')
+	if s == "-0" || strings.HasPrefix(s, "-0.") && strings.Trim(s[3:], "0") == "" {
+		s = s[1:]
+	}
+	return s
+}
+
+// scaleOf is the number of digits after the decimal point (dscale).
+func scaleOf(d *apd.Decimal) int32 {
+	if d.Form != apd.Finite || d.Exponent >= 0 {
+		return 0
+	}
+	return -d.Exponent
+}
+
+// numericTypmod rounds d to numeric(p,s) and checks its precision.
+func numericTypmod(d *apd.Decimal, typmod int32) (*apd.Decimal, error) {
+	if typmod < 4 || d.Form != apd.Finite {
+		return d, nil
+	}
+	m := typmod - 4
+	p, s := (m>>16)&0xffff, m&0xffff
+	var r apd.Decimal
+	if _, err := roundCtx.Quantize(&r, d, -s); err != nil {
+		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "numeric field overflow")
+	}
+	intDigits := int32(r.NumDigits()) + r.Exponent
+	if !r.IsZero() && intDigits > p-s {
+		msg := pgerr.New(pgerr.NumericValueOutOfRange, "numeric field overflow")
+		if p == s {
+			return nil, msg.WithDetail("A field with precision %d, scale %d must round to an absolute value less than 1.", p, s)
+		}
+		return nil, msg.WithDetail("A field with precision %d, scale %d must round to an absolute value less than 10^%d.", p, s, p-s)
+	}
+	return &r, nil
+}
+
+// readNumerics parses a numeric array (canonical decimal strings).
+func readNumerics(a arrow.Array) ([]*apd.Decimal, error) {
+	s := a.(*array.String)
+	out := make([]*apd.Decimal, a.Len())
+	for i := range out {
+		if s.IsNull(i) {
+			continue
+		}
+		d, err := parseNumeric(s.Value(i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+func parseNumeric(s string) (*apd.Decimal, error) {
+	switch s {
+	case "NaN":
+		return &apd.Decimal{Form: apd.NaN}, nil
+	case "Infinity":
+		return &apd.Decimal{Form: apd.Infinite}, nil
+	case "-Infinity":
+		return &apd.Decimal{Form: apd.Infinite, Negative: true}, nil
+	}
+	d, _, err := apd.NewFromString(s)
+	if err != nil {
+		return nil, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type numeric: \"%s\"", s)
+	}
+	return d, nil
+}
+
+// numericResult builds a numeric array from decimals (nil = NULL).
+func numericResult(ctx *Context, ds []*apd.Decimal) arrow.Array {
+	b := array.NewStringBuilder(ctx.Allocator())
+	defer b.Release()
+	b.Reserve(len(ds))
+	for _, d := range ds {
+		if d == nil {
+			b.AppendNull()
+		} else {
+			b.Append(numericString(d))
+		}
+	}
+	return b.NewArray()
+}
+
+func isNaN(d *apd.Decimal) bool { return d.Form == apd.NaN || d.Form == apd.NaNSignaling }
+
+// divScale is PostgreSQL's select_div_scale: enough digits for at least 16
+// significant digits, no fewer than either input's scale, at most 1000.
+func divScale(x, y *apd.Decimal) int32 {
+	weight := func(d *apd.Decimal) int32 {
+		// PostgreSQL weights are in base-10000 digits; estimate the first
+		// significant decimal digit position, then map to NBASE groups.
+		if d.IsZero() {
+			return 0
+		}
+		e := int32(d.NumDigits()) + d.Exponent - 1 // decimal exponent of the leading digit
+		return floorDiv(e, 4)
+	}
+	first := func(d *apd.Decimal) int32 {
+		if d.IsZero() {
+			return 0
+		}
+		// leading base-10000 digit value
+		e := int32(d.NumDigits()) + d.Exponent - 1
+		lead := leadingDigits(d, int(e-floorDiv(e, 4)*4)+1)
+		return lead
+	}
+	qweight := weight(x) - weight(y)
+	if first(x) < first(y) {
+		qweight--
+	}
+	rscale := 16 - qweight*4
+	if s := scaleOf(x); rscale < s {
+		rscale = s
+	}
+	if s := scaleOf(y); rscale < s {
+		rscale = s
+	}
+	if rscale < 0 {
+		rscale = 0
+	}
+	if rscale > 1000 {
+		rscale = 1000
+	}
+	return rscale
+}
+
+func floorDiv(a, b int32) int32 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// leadingDigits returns the first n decimal digits of d's coefficient.
+func leadingDigits(d *apd.Decimal, n int) int32 {
+	s := d.Coeff.String()
+	for len(s) < n {
+		s += "0"
+	}
+	v := int32(0)
+	for _, c := range s[:n] {
+		v = v*10 + int32(c-'0')
+	}
+	return v
+}
+
+// numericOp applies one numeric operator to two finite-or-special values.
+func numericOp(op byte, x, y *apd.Decimal) (*apd.Decimal, error) {
+	r := new(apd.Decimal)
+	if isNaN(x) || isNaN(y) {
+		return &apd.Decimal{Form: apd.NaN}, nil
+	}
+	var err error
+	switch op {
+	case '+':
+		_, err = roundCtx.Add(r, x, y)
+	case '-':
+		_, err = roundCtx.Sub(r, x, y)
+	case '*':
+		_, err = roundCtx.Mul(r, x, y)
+	case '/':
+		if y.IsZero() {
+			return nil, errDivZero
+		}
+		if x.Form == apd.Infinite || y.Form == apd.Infinite {
+			_, err = roundCtx.Quo(r, x, y)
+			break
+		}
+		var q apd.Decimal
+		c := roundCtx.WithPrecision(uint32(x.NumDigits()+y.NumDigits()) + 1100)
+		if _, err = c.Quo(&q, x, y); err == nil {
+			_, err = roundCtx.Quantize(r, &q, -divScale(x, y))
+		}
+	case '%':
+		if y.IsZero() {
+			return nil, errDivZero
+		}
+		_, err = roundCtx.Rem(r, x, y)
+	case '^':
+		return numericPower(x, y)
+	}
+	if err != nil {
+		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	if op == '+' || op == '-' {
+		if s := max(scaleOf(x), scaleOf(y)); scaleOf(r) < s && r.Form == apd.Finite {
+			_, _ = roundCtx.Quantize(r, r, -s)
+		}
+	}
+	return r, nil
+}
+
+func numericBinary(op byte) kernel {
+	return func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		x, err := readNumerics(args[0])
+		if err != nil {
+			return nil, err
+		}
+		y, err := readNumerics(args[1])
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*apd.Decimal, n)
+		for i := range out {
+			if x[i] == nil || y[i] == nil {
+				continue
+			}
+			if out[i], err = numericOp(op, x[i], y[i]); err != nil {
+				return nil, err
+			}
+		}
+		return numericResult(ctx, out), nil
+	}
+}
+
+func numericUnary(op byte) kernel {
+	return func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		x, err := readNumerics(args[0])
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*apd.Decimal, n)
+		for i, d := range x {
+			if d == nil {
+				continue
+			}
+			r := new(apd.Decimal)
+			switch op {
+			case '-':
+				r.Neg(d)
+				if r.IsZero() {
+					r.Negative = false
+				}
+			case '@':
+				r.Abs(d)
+			default:
+				r.Set(d)
+			}
+			out[i] = r
+		}
+		return numericResult(ctx, out), nil
+	}
+}
+
+func init() {
+	for _, op := range []byte{'+', '-', '*', '/', '%', '^'} {
+		register(&Func{Name: string(op), Args: []types.T{types.TNumeric, types.TNumeric}, Return: types.TNumeric, Strict: true, Kernel: numericBinary(op)})
+	}
+	for _, op := range []byte{'-', '+', '@'} {
+		register(&Func{Name: string(op), Args: []types.T{types.TNumeric}, Return: types.TNumeric, Strict: true, Kernel: numericUnary(op)})
+	}
+}
+
+// numericPower is numeric ^ numeric with PostgreSQL's result scale: about 16
+// significant digits, never fewer decimals than either input has.
+func numericPower(x, y *apd.Decimal) (*apd.Decimal, error) {
+	if x.IsZero() && y.Negative {
+		return nil, pgerr.New(pgerr.InvalidArgumentForPower, "zero raised to a negative power is undefined")
+	}
+	if x.Negative {
+		var frac apd.Decimal
+		if _, err := roundCtx.RoundToIntegralValue(&frac, y); err == nil && frac.Cmp(y) != 0 {
+			return nil, pgerr.New(pgerr.InvalidArgumentForPower, "a negative number raised to a non-integer power yields a complex result")
+		}
+	}
+	r := new(apd.Decimal)
+	c := roundCtx.WithPrecision(40)
+	if _, err := c.Pow(r, x, y); err != nil {
+		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	scale := int32(16)
+	if !r.IsZero() {
+		lg := int32(r.NumDigits()) + r.Exponent - 1
+		scale = 16 - lg
+	}
+	scale = max(scale, scaleOf(x), scaleOf(y), 0)
+	scale = min(scale, 1000)
+	if _, err := roundCtx.Quantize(r, r, -scale); err != nil {
+		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	return r, nil
+}

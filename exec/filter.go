@@ -1,0 +1,103 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Columns returns the input's columns.
+func (f *Filter) Columns() []types.Column { return f.Input.Columns() }
+
+// Children returns the input.
+func (f *Filter) Children() []Node { return []Node{f.Input} }
+
+// Explain returns "Filter: cond".
+func (f *Filter) Explain() string { return "Filter: " + f.Cond.String() }
+
+// Open opens the input.
+func (f *Filter) Open(ctx *Context) (Iterator, error) {
+	in, err := f.Input.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &filterIter{ctx: ctx, f: f, in: in}, nil
+}
+
+type filterIter struct {
+	ctx *Context
+	f   *Filter
+	in  Iterator
+}
+
+func (it *filterIter) Next() (arrow.RecordBatch, error) {
+	for {
+		if err := canceled(it.ctx); err != nil {
+			return nil, err
+		}
+		b, err := it.in.Next()
+		if err != nil || b == nil {
+			return nil, err
+		}
+		out, err := applyFilter(it.ctx, b, it.f.Cond)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil {
+			return out, nil
+		}
+	}
+}
+
+func (it *filterIter) Close() error { return it.in.Close() }
+
+// applyFilter keeps the rows of b where cond is true; nil when none is.
+func applyFilter(ctx *Context, b arrow.RecordBatch, cond expr.Expr) (arrow.RecordBatch, error) {
+	m, err := eval(ctx, cond, b)
+	if err != nil {
+		return nil, err
+	}
+	mask, ok := m.(*array.Boolean)
+	if !ok {
+		return nil, fmt.Errorf("exec: filter condition is %s, not boolean", m.DataType())
+	}
+	return selectRows(alloc(ctx), b, mask), nil
+}
+
+// selectRows keeps the rows of b where mask is true (NULL is false); nil
+// when no row is kept. b itself is returned when every row is kept.
+func selectRows(mem memory.Allocator, b arrow.RecordBatch, mask *array.Boolean) arrow.RecordBatch {
+	n := int(b.NumRows())
+	idx := selection(mask, n, nil)
+	switch len(idx) {
+	case 0:
+		return nil
+	case n:
+		return b
+	}
+	return takeBatch(mem, b.Schema(), b.Columns(), idx)
+}
+
+// selection appends to dst the indexes of the true rows of mask.
+func selection(mask *array.Boolean, n int, dst []int32) []int32 {
+	dst = dst[:0]
+	if mask.NullN() == 0 {
+		for i := 0; i < n; i++ {
+			if mask.Value(i) {
+				dst = append(dst, int32(i))
+			}
+		}
+		return dst
+	}
+	for i := 0; i < n; i++ {
+		if mask.IsValid(i) && mask.Value(i) {
+			dst = append(dst, int32(i))
+		}
+	}
+	return dst
+}

@@ -1,0 +1,222 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Columns returns the group keys then the aggregates.
+func (h *HashAgg) Columns() []types.Column { return h.Cols }
+
+// Children returns the input.
+func (h *HashAgg) Children() []Node { return []Node{h.Input} }
+
+// Explain returns "HashAggregate: aggs group by keys" ("Aggregate" without keys).
+func (h *HashAgg) Explain() string {
+	var sb strings.Builder
+	if len(h.GroupBy) > 0 {
+		sb.WriteString("HashAggregate")
+	} else {
+		sb.WriteString("Aggregate")
+	}
+	if len(h.Aggs) > 0 {
+		parts := make([]string, len(h.Aggs))
+		for i, a := range h.Aggs {
+			s := a.Fn.Name + "("
+			if a.Distinct {
+				s += "DISTINCT "
+			}
+			if len(a.Args) == 0 && a.Fn.Name == "count" {
+				s += "*"
+			}
+			s += exprList(a.Args)
+			if len(a.OrderBy) > 0 {
+				s += " ORDER BY " + sortKeyList(a.OrderBy)
+			}
+			s += ")"
+			if a.Filter != nil {
+				s += " FILTER (WHERE " + a.Filter.String() + ")"
+			}
+			parts[i] = s
+		}
+		sb.WriteString(": " + strings.Join(parts, ", "))
+	}
+	if len(h.GroupBy) > 0 {
+		sb.WriteString(" group by " + exprList(h.GroupBy))
+	}
+	return sb.String()
+}
+
+// Open opens the input; aggregation happens on the first Next.
+func (h *HashAgg) Open(ctx *Context) (Iterator, error) {
+	in, err := h.Input.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &hashAggIter{ctx: ctx, h: h, in: in}, nil
+}
+
+type hashAggIter struct {
+	ctx *Context
+	h   *HashAgg
+	in  Iterator
+	out *sliceIter
+}
+
+func (it *hashAggIter) Next() (arrow.RecordBatch, error) {
+	if it.out == nil {
+		bs, err := it.run()
+		if err != nil {
+			return nil, err
+		}
+		it.out = &sliceIter{bs: bs}
+	}
+	return it.out.Next()
+}
+
+func (it *hashAggIter) Close() error { return it.in.Close() }
+
+// run consumes the input and returns the result batches.
+func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
+	ctx, h := it.ctx, it.h
+	mem := alloc(ctx)
+	states := make([]aggState, len(h.Aggs))
+	for i := range h.Aggs {
+		st, err := newAggState(&h.Aggs[i], mem)
+		if err != nil {
+			return nil, err
+		}
+		states[i] = st
+	}
+	var table *hashTable
+	if len(h.GroupBy) > 0 {
+		table = newHashTable(exprTypes(h.GroupBy))
+	}
+	keyParts := make([][]arrow.Array, len(h.GroupBy)) // group key values, in group order
+	ngroups := 0
+	var gids, fgids []int32
+	for {
+		if err := canceled(ctx); err != nil {
+			return nil, err
+		}
+		b, err := it.in.Next()
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		n := int(b.NumRows())
+		if table != nil {
+			keys, err := evalAll(ctx, h.GroupBy, b)
+			if err != nil {
+				return nil, err
+			}
+			gids = table.insert(keys, n, gids, false)
+			if len(table.newRows) > 0 {
+				for k, a := range keys {
+					keyParts[k] = append(keyParts[k], takeArray(mem, a, table.newRows))
+				}
+			}
+			ngroups = table.len()
+		} else {
+			if cap(gids) < n {
+				gids = make([]int32, n)
+			}
+			gids = gids[:n]
+			ngroups = 1
+		}
+		for i := range h.Aggs {
+			states[i].grow(ngroups)
+			g, err := it.feed(&h.Aggs[i], states[i], b, gids, fgids)
+			if err != nil {
+				return nil, err
+			}
+			fgids = g
+		}
+	}
+	if table == nil {
+		ngroups = 1
+	}
+	for _, st := range states {
+		st.grow(ngroups)
+		if f, ok := st.(finisher); ok {
+			if err := f.finish(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if ngroups == 0 {
+		return nil, nil
+	}
+	cols := make([]arrow.Array, 0, len(h.Cols))
+	for k, e := range h.GroupBy {
+		switch len(keyParts[k]) {
+		case 1:
+			cols = append(cols, keyParts[k][0])
+		default:
+			a, err := array.Concatenate(keyParts[k], mem)
+			if err != nil {
+				return nil, fmt.Errorf("exec: group keys of %s: %w", e, err)
+			}
+			cols = append(cols, a)
+		}
+	}
+	for i, st := range states {
+		bld := types.NewBuilder(mem, h.Aggs[i].Fn.Return)
+		bld.Reserve(ngroups)
+		for g := 0; g < ngroups; g++ {
+			if err := st.appendResult(bld, g); err != nil {
+				return nil, err
+			}
+		}
+		cols = append(cols, bld.NewArray())
+		bld.Release()
+	}
+	if len(cols) != len(h.Cols) {
+		return nil, fmt.Errorf("exec: HashAgg has %d columns, computed %d", len(h.Cols), len(cols))
+	}
+	return chunkArrays(types.ArrowSchema(h.Cols), cols, ngroups, ctx.Size()), nil
+}
+
+// feed evaluates one aggregate's arguments (and FILTER) over b and updates
+// its state; fgids is scratch space for filtered group ids.
+func (it *hashAggIter) feed(call *AggCall, st aggState, b arrow.RecordBatch, gids, fgids []int32) ([]int32, error) {
+	args, err := evalAll(it.ctx, call.Args, b)
+	if err != nil {
+		return fgids, err
+	}
+	use := gids
+	if call.Filter != nil {
+		m, err := eval(it.ctx, call.Filter, b)
+		if err != nil {
+			return fgids, err
+		}
+		mask, ok := m.(*array.Boolean)
+		if !ok {
+			return fgids, fmt.Errorf("exec: FILTER is %s, not boolean", m.DataType())
+		}
+		fgids = append(fgids[:0], gids...)
+		for i := range fgids {
+			if !boolTrue(mask, i) {
+				fgids[i] = -1
+			}
+		}
+		use = fgids
+	}
+	if o, ok := st.(*orderedAgg); ok {
+		ks := make([]arrow.Array, len(call.OrderBy))
+		for k, sk := range call.OrderBy {
+			if ks[k], err = eval(it.ctx, sk.E, b); err != nil {
+				return fgids, err
+			}
+		}
+		o.setKeys(ks)
+	}
+	return fgids, st.update(args, use)
+}

@@ -1,0 +1,108 @@
+package exec
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Columns returns the input's columns.
+func (l *Limit) Columns() []types.Column { return l.Input.Columns() }
+
+// Children returns the input.
+func (l *Limit) Children() []Node { return []Node{l.Input} }
+
+// Explain returns "Limit".
+func (l *Limit) Explain() string {
+	s := "Limit"
+	if l.Limit != nil {
+		s += " " + l.Limit.String()
+	}
+	if l.Offset != nil {
+		s += " offset " + l.Offset.String()
+	}
+	return s
+}
+
+// Open evaluates the count and offset, then opens the input (not at all
+// when LIMIT is 0).
+func (l *Limit) Open(ctx *Context) (Iterator, error) {
+	it := &limitIter{ctx: ctx, left: -1}
+	if l.Offset != nil {
+		v, ok, err := constInt(ctx, l.Offset)
+		if err != nil {
+			return nil, err
+		}
+		if ok && v < 0 {
+			return nil, pgerr.New(pgerr.InvalidRowCountInOffset, "OFFSET must not be negative")
+		}
+		it.skip = v
+	}
+	if l.Limit != nil {
+		v, ok, err := constInt(ctx, l.Limit)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if v < 0 {
+				return nil, pgerr.New(pgerr.InvalidRowCountInLimit, "LIMIT must not be negative")
+			}
+			it.left = v
+		}
+	}
+	if it.left == 0 {
+		return &sliceIter{}, nil
+	}
+	in, err := l.Input.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	it.in = in
+	return it, nil
+}
+
+type limitIter struct {
+	ctx  *Context
+	in   Iterator
+	skip int64
+	left int64 // -1: no limit
+}
+
+func (it *limitIter) Next() (arrow.RecordBatch, error) {
+	for it.left != 0 {
+		if err := canceled(it.ctx); err != nil {
+			return nil, err
+		}
+		b, err := it.in.Next()
+		if err != nil || b == nil {
+			return nil, err
+		}
+		n := b.NumRows()
+		if it.skip >= n {
+			it.skip -= n
+			continue
+		}
+		start := it.skip
+		it.skip = 0
+		end := n
+		if it.left >= 0 && end-start > it.left {
+			end = start + it.left
+		}
+		if it.left >= 0 {
+			it.left -= end - start
+		}
+		if start == 0 && end == n {
+			return b, nil
+		}
+		return b.NewSlice(start, end), nil
+	}
+	return nil, nil
+}
+
+func (it *limitIter) Close() error {
+	if it.in == nil {
+		return nil
+	}
+	return it.in.Close()
+}

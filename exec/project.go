@@ -1,0 +1,50 @@
+package exec
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Columns returns the projected columns.
+func (p *Project) Columns() []types.Column { return p.Cols }
+
+// Children returns the input.
+func (p *Project) Children() []Node { return []Node{p.Input} }
+
+// Explain returns "Project: e1, e2".
+func (p *Project) Explain() string { return "Project: " + exprList(p.Exprs) }
+
+// Open opens the input.
+func (p *Project) Open(ctx *Context) (Iterator, error) {
+	in, err := p.Input.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &projectIter{ctx: ctx, p: p, in: in, schema: types.ArrowSchema(p.Cols)}, nil
+}
+
+type projectIter struct {
+	ctx    *Context
+	p      *Project
+	in     Iterator
+	schema *arrow.Schema
+}
+
+func (it *projectIter) Next() (arrow.RecordBatch, error) {
+	if err := canceled(it.ctx); err != nil {
+		return nil, err
+	}
+	b, err := it.in.Next()
+	if err != nil || b == nil {
+		return nil, err
+	}
+	cols, err := evalAll(it.ctx, it.p.Exprs, b)
+	if err != nil {
+		return nil, err
+	}
+	return array.NewRecordBatch(it.schema, cols, b.NumRows()), nil
+}
+
+func (it *projectIter) Close() error { return it.in.Close() }

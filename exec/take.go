@@ -1,0 +1,164 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// takeArray gathers rows idx of a into a new array; an index of -1 produces a
+// NULL (the missing side of an outer join).
+func takeArray(mem memory.Allocator, a arrow.Array, idx []int32) arrow.Array {
+	switch a.DataType().ID() {
+	case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
+		return takeFixed[int64](mem, a, idx)
+	case arrow.INT32, arrow.DATE32:
+		return takeFixed[int32](mem, a, idx)
+	case arrow.UINT32:
+		return takeFixed[uint32](mem, a, idx)
+	case arrow.INT16:
+		return takeFixed[int16](mem, a, idx)
+	case arrow.FLOAT64:
+		return takeFixed[float64](mem, a, idx)
+	case arrow.FLOAT32:
+		return takeFixed[float32](mem, a, idx)
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return takeFixed[arrow.MonthDayNanoInterval](mem, a, idx)
+	case arrow.STRING:
+		return takeString(mem, a.(*array.String), idx)
+	}
+	b := array.NewBuilder(mem, a.DataType())
+	defer b.Release()
+	b.Reserve(len(idx))
+	for _, i := range idx {
+		if i < 0 {
+			b.AppendNull()
+		} else {
+			copyValue(b, a, int(i))
+		}
+	}
+	return b.NewArray()
+}
+
+// takeFixed gathers a fixed-width array by building its buffers directly.
+func takeFixed[T arrow.FixedWidthType](mem memory.Allocator, a arrow.Array, idx []int32) arrow.Array {
+	src := arrow.GetValues[T](a.Data(), 1)
+	n := len(idx)
+	vals := make([]T, n)
+	nulls := 0
+	var valid []byte
+	if a.NullN() == 0 {
+		for k, i := range idx {
+			if i < 0 {
+				nulls++
+				continue
+			}
+			vals[k] = src[i]
+		}
+	} else {
+		for k, i := range idx {
+			if i < 0 || a.IsNull(int(i)) {
+				nulls++
+				continue
+			}
+			vals[k] = src[i]
+		}
+	}
+	if nulls > 0 {
+		valid = make([]byte, bitutil.BytesForBits(int64(n)))
+		for k, i := range idx {
+			if i >= 0 && a.IsValid(int(i)) {
+				bitutil.SetBit(valid, k)
+			}
+		}
+	}
+	var vb *memory.Buffer
+	if valid != nil {
+		vb = memory.NewBufferBytes(valid)
+	}
+	d := array.NewData(a.DataType(), n, []*memory.Buffer{vb, memory.NewBufferBytes(arrow.GetBytes(vals))}, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// takeString gathers a string array.
+func takeString(mem memory.Allocator, a *array.String, idx []int32) arrow.Array {
+	size := 0
+	for _, i := range idx {
+		if i >= 0 {
+			size += a.ValueLen(int(i))
+		}
+	}
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.Reserve(len(idx))
+	b.ReserveData(size)
+	for _, i := range idx {
+		if i < 0 || a.IsNull(int(i)) {
+			b.AppendNull()
+		} else {
+			b.Append(a.Value(int(i)))
+		}
+	}
+	return b.NewArray()
+}
+
+// takeBatch gathers rows idx of every column of b.
+func takeBatch(mem memory.Allocator, schema *arrow.Schema, cols []arrow.Array, idx []int32) arrow.RecordBatch {
+	out := make([]arrow.Array, len(cols))
+	for c, a := range cols {
+		out[c] = takeArray(mem, a, idx)
+	}
+	return array.NewRecordBatch(schema, out, int64(len(idx)))
+}
+
+// copyValue appends row i of a to b (same Arrow type), NULLs included.
+func copyValue(b array.Builder, a arrow.Array, i int) {
+	if a.IsNull(i) {
+		b.AppendNull()
+		return
+	}
+	switch x := a.(type) {
+	case *array.Boolean:
+		b.(*array.BooleanBuilder).Append(x.Value(i))
+	case *array.Int16:
+		b.(*array.Int16Builder).Append(x.Value(i))
+	case *array.Int32:
+		b.(*array.Int32Builder).Append(x.Value(i))
+	case *array.Int64:
+		b.(*array.Int64Builder).Append(x.Value(i))
+	case *array.Uint32:
+		b.(*array.Uint32Builder).Append(x.Value(i))
+	case *array.Float32:
+		b.(*array.Float32Builder).Append(x.Value(i))
+	case *array.Float64:
+		b.(*array.Float64Builder).Append(x.Value(i))
+	case *array.String:
+		b.(*array.StringBuilder).Append(x.Value(i))
+	case *array.Binary:
+		b.(*array.BinaryBuilder).Append(x.Value(i))
+	case *array.Date32:
+		b.(*array.Date32Builder).Append(x.Value(i))
+	case *array.Time64:
+		b.(*array.Time64Builder).Append(x.Value(i))
+	case *array.Timestamp:
+		b.(*array.TimestampBuilder).Append(x.Value(i))
+	case *array.MonthDayNanoInterval:
+		b.(*array.MonthDayNanoIntervalBuilder).Append(x.Value(i))
+	case *array.List:
+		lb := b.(*array.ListBuilder)
+		lb.Append(true)
+		s, e := x.ValueOffsets(i)
+		vb := lb.ValueBuilder()
+		for j := s; j < e; j++ {
+			copyValue(vb, x.ListValues(), int(j))
+		}
+	case *array.Null:
+		b.AppendNull()
+	default:
+		panic(fmt.Sprintf("exec: copyValue: unsupported arrow type %s", a.DataType()))
+	}
+}

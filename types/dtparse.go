@@ -1,0 +1,704 @@
+package types
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// Date/time text input, after PostgreSQL's ParseDateTime/DecodeDateTime: the
+// text is split into fields (dates, times, numbers, words, zone offsets) that
+// are then assigned to year, month, day, time and zone. The DateStyle field
+// order is MDY for ambiguous all-numeric dates such as 01/02/2024.
+
+type dtTokKind uint8
+
+const (
+	tokNum  dtTokKind = iota // digits, maybe with one '.' fraction
+	tokDate                  // parts separated by '-', '/' or '.'
+	tokTime                  // h:m[:s[.f]]
+	tokTZ                    // +hh[:mm[:ss]] or -hhmm
+	tokWord                  // letters (month, zone, special ...)
+)
+
+type dtTok struct {
+	kind  dtTokKind
+	text  string // as written
+	parts []string
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+func tokenizeDT(s string) ([]dtTok, bool) {
+	var toks []dtTok
+	n := len(s)
+	for i := 0; i < n; {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',':
+			i++
+		case isDigit(c):
+			j := i
+			for j < n && isDigit(s[j]) {
+				j++
+			}
+			if j < n && s[j] == ':' {
+				for j < n && (isDigit(s[j]) || s[j] == ':' || s[j] == '.') {
+					j++
+				}
+				toks = append(toks, dtTok{kind: tokTime, text: s[i:j]})
+				i = j
+				continue
+			}
+			if j < n && (s[j] == '-' || s[j] == '/' || s[j] == '.') && j+1 < n && (isDigit(s[j+1]) || isAlpha(s[j+1])) {
+				sep := s[j]
+				parts := []string{s[i:j]}
+				k := j
+				for k < n && s[k] == sep && k+1 < n && (isDigit(s[k+1]) || isAlpha(s[k+1])) {
+					st := k + 1
+					e := st
+					if isDigit(s[st]) {
+						for e < n && isDigit(s[e]) {
+							e++
+						}
+					} else {
+						for e < n && isAlpha(s[e]) {
+							e++
+						}
+					}
+					parts = append(parts, s[st:e])
+					k = e
+				}
+				if sep == '.' && len(parts) == 2 && isDigit(parts[1][0]) {
+					toks = append(toks, dtTok{kind: tokNum, text: s[i:k]})
+				} else {
+					toks = append(toks, dtTok{kind: tokDate, text: s[i:k], parts: parts})
+				}
+				i = k
+				continue
+			}
+			toks = append(toks, dtTok{kind: tokNum, text: s[i:j]})
+			i = j
+		case isAlpha(c):
+			// ISO 8601 'T' between a date and a time
+			if (c == 't' || c == 'T') && i > 0 && isDigit(s[i-1]) && i+1 < n && isDigit(s[i+1]) {
+				i++
+				continue
+			}
+			j := i
+			for j < n && isAlpha(s[j]) {
+				j++
+			}
+			if j < n && (s[j] == '/' || s[j] == '_') {
+				for j < n && (isAlpha(s[j]) || isDigit(s[j]) || s[j] == '/' || s[j] == '_' || s[j] == '+' || s[j] == '-') {
+					j++
+				}
+			}
+			toks = append(toks, dtTok{kind: tokWord, text: s[i:j]})
+			i = j
+		case c == '+' || c == '-':
+			j := i + 1
+			if j < n && isDigit(s[j]) {
+				for j < n && (isDigit(s[j]) || s[j] == ':' || s[j] == '.') {
+					j++
+				}
+				toks = append(toks, dtTok{kind: tokTZ, text: s[i:j]})
+			} else if j < n && isAlpha(s[j]) {
+				for j < n && isAlpha(s[j]) {
+					j++
+				}
+				toks = append(toks, dtTok{kind: tokWord, text: s[i:j]})
+			} else {
+				return nil, false
+			}
+			i = j
+		default:
+			return nil, false
+		}
+	}
+	return toks, true
+}
+
+var monthNames = map[string]int64{
+	"jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3,
+	"apr": 4, "april": 4, "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7,
+	"aug": 8, "august": 8, "sep": 9, "sept": 9, "september": 9, "oct": 10,
+	"october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12,
+}
+
+var dayNames = map[string]bool{
+	"sun": true, "sunday": true, "mon": true, "monday": true, "tue": true, "tues": true,
+	"tuesday": true, "wed": true, "wednesday": true, "thu": true, "thur": true,
+	"thurs": true, "thursday": true, "fri": true, "friday": true, "sat": true, "saturday": true,
+}
+
+// zoneAbbrevs is a small set of PostgreSQL's default time zone abbreviations
+// (seconds east of UTC).
+var zoneAbbrevs = map[string]int64{
+	"utc": 0, "ut": 0, "gmt": 0, "z": 0, "zulu": 0,
+	"est": -5 * 3600, "edt": -4 * 3600, "cst": -6 * 3600, "cdt": -5 * 3600,
+	"mst": -7 * 3600, "mdt": -6 * 3600, "pst": -8 * 3600, "pdt": -7 * 3600,
+	"akst": -9 * 3600, "akdt": -8 * 3600, "hst": -10 * 3600,
+	"wet": 0, "west": 3600, "bst": 3600, "cet": 3600, "cest": 2 * 3600,
+	"met": 3600, "mest": 2 * 3600, "eet": 2 * 3600, "eest": 3 * 3600,
+	"msk": 3 * 3600, "ist": 2 * 3600, "jst": 9 * 3600, "kst": 9 * 3600,
+	"aest": 10 * 3600, "aedt": 11 * 3600, "acst": 34200, "awst": 8 * 3600,
+	"nzst": 12 * 3600, "nzdt": 13 * 3600,
+}
+
+// dtFields are the decoded parts of a date/time string.
+type dtFields struct {
+	year, mon, day          int64
+	hasYear, hasMon, hasDay bool
+	year2                   bool // year written with at most two digits
+	hour, min, sec, usec    int64
+	hasTime                 bool
+	am, pm, bc              bool
+	tzSet                   bool
+	tzOff                   int64 // seconds east of UTC
+	loc                     *time.Location
+	special                 string
+}
+
+type dtErr uint8
+
+const (
+	dtOK dtErr = iota
+	dtBad
+	dtOverflow
+	dtMDOverflow
+	dtBadZone
+)
+
+func (f *dtFields) setYMD(y, m, d string, yIsYear bool) dtErr {
+	_ = yIsYear
+	yv, ok1 := atoiDT(y)
+	dv, ok3 := atoiDT(d)
+	if !ok1 || !ok3 {
+		return dtBad
+	}
+	if mv, ok := monthNames[strings.ToLower(m)]; ok {
+		f.mon = mv
+	} else if mv, ok := atoiDT(m); ok {
+		f.mon = mv
+	} else {
+		return dtBad
+	}
+	f.year, f.day = yv, dv
+	f.year2 = len(y) <= 2
+	f.hasYear, f.hasMon, f.hasDay = true, true, true
+	return dtOK
+}
+
+func atoiDT(s string) (int64, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return 0, false
+		}
+		v = v*10 + int64(s[i]-'0')
+	}
+	return v, true
+}
+
+func (f *dtFields) date(t dtTok) dtErr {
+	if f.hasYear || f.hasMon || f.hasDay {
+		return dtBad
+	}
+	p := t.parts
+	if len(p) != 3 {
+		return dtBad
+	}
+	alpha := func(s string) bool { return isAlpha(s[0]) }
+	switch {
+	case alpha(p[0]): // Jan-02-2024
+		return f.setYMD(p[2], p[0], p[1], true)
+	case alpha(p[1]):
+		if len(p[0]) > 2 { // 2024-Jan-02
+			return f.setYMD(p[0], p[1], p[2], true)
+		}
+		return f.setYMD(p[2], p[1], p[0], true) // 02-Jan-2024
+	case alpha(p[2]):
+		return dtBad
+	}
+	if v, _ := atoiDT(p[0]); len(p[0]) > 2 || v > 31 {
+		return f.setYMD(p[0], p[1], p[2], true)
+	}
+	return f.setYMD(p[2], p[0], p[1], true) // MDY
+}
+
+// timeOfDay parses h:m[:s[.f]].
+func (f *dtFields) time(s string) dtErr {
+	if f.hasTime {
+		return dtBad
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return dtBad
+	}
+	h, ok := atoiDT(parts[0])
+	if !ok {
+		return dtBad
+	}
+	var mi, sec, us int64
+	last := parts[len(parts)-1]
+	frac := ""
+	if k := strings.IndexByte(last, '.'); k >= 0 {
+		frac = last[k+1:]
+		last = last[:k]
+	}
+	lv, ok := atoiDT(last)
+	if !ok {
+		return dtBad
+	}
+	if len(parts) == 2 {
+		mi, ok = lv, true
+		if frac != "" { // h:m.f is minutes with a fraction of a minute? PostgreSQL reads m:s.f
+			return dtBad
+		}
+	} else {
+		mi, ok = atoiDT(parts[1])
+		if !ok {
+			return dtBad
+		}
+		sec = lv
+	}
+	if frac != "" {
+		var e dtErr
+		us, e = fracMicros(frac)
+		if e != dtOK {
+			return e
+		}
+	}
+	f.hour, f.min, f.sec, f.usec, f.hasTime = h, mi, sec, us, true
+	return dtOK
+}
+
+// fracMicros turns the digits after a decimal point into microseconds,
+// rounding at the seventh digit.
+func fracMicros(frac string) (int64, dtErr) {
+	for i := 0; i < len(frac); i++ {
+		if !isDigit(frac[i]) {
+			return 0, dtBad
+		}
+	}
+	if frac == "" {
+		return 0, dtOK
+	}
+	// as PostgreSQL: strtod of the fraction, times 1e6, rint
+	f, err := strconv.ParseFloat("0."+frac, 64)
+	if err != nil {
+		return 0, dtBad
+	}
+	return int64(math.RoundToEven(f * 1e6)), dtOK
+}
+
+func parseOffset(s string) (int64, bool) {
+	sign := int64(1)
+	if s[0] == '-' {
+		sign = -1
+	}
+	s = s[1:]
+	var h, m, sec int64
+	var ok bool
+	if strings.IndexByte(s, ':') >= 0 {
+		p := strings.Split(s, ":")
+		if len(p) > 3 {
+			return 0, false
+		}
+		if h, ok = atoiDT(p[0]); !ok {
+			return 0, false
+		}
+		if m, ok = atoiDT(p[1]); !ok {
+			return 0, false
+		}
+		if len(p) == 3 {
+			if sec, ok = atoiDT(p[2]); !ok {
+				return 0, false
+			}
+		}
+	} else {
+		switch len(s) {
+		case 1, 2:
+			h, ok = atoiDT(s)
+		case 3, 4:
+			h, _ = atoiDT(s[:len(s)-2])
+			m, ok = atoiDT(s[len(s)-2:])
+		case 5, 6:
+			h, _ = atoiDT(s[:len(s)-4])
+			m, _ = atoiDT(s[len(s)-4 : len(s)-2])
+			sec, ok = atoiDT(s[len(s)-2:])
+		}
+		if !ok {
+			return 0, false
+		}
+	}
+	if h > 15 || m > 59 || sec > 59 {
+		return 0, false
+	}
+	return sign * (h*3600 + m*60 + sec), true
+}
+
+var specials = map[string]bool{
+	"epoch": true, "infinity": true, "+infinity": true, "-infinity": true, "now": true,
+	"today": true, "tomorrow": true, "yesterday": true, "allballs": true,
+}
+
+// decodeDT splits and assigns the fields of s.
+func decodeDT(s string, timeOnly bool) (*dtFields, dtErr) {
+	toks, ok := tokenizeDT(s)
+	if !ok || len(toks) == 0 {
+		return nil, dtBad
+	}
+	f := &dtFields{}
+	var nums []string
+	for _, t := range toks {
+		switch t.kind {
+		case tokDate:
+			if e := f.date(t); e != dtOK {
+				return nil, e
+			}
+		case tokTime:
+			if e := f.time(t.text); e != dtOK {
+				return nil, e
+			}
+		case tokTZ:
+			if !f.hasTime && !(f.hasDay && f.hasMon) {
+				return nil, dtBad
+			}
+			off, ok := parseOffset(t.text)
+			if !ok || f.tzSet {
+				return nil, dtBad
+			}
+			f.tzSet, f.tzOff = true, off
+		case tokNum:
+			l := len(t.text)
+			frac := strings.IndexByte(t.text, '.')
+			switch {
+			case frac < 0 && l == 8 && !f.hasYear && !f.hasMon && !f.hasDay && !timeOnly:
+				f.setYMD(t.text[:4], t.text[4:6], t.text[6:], true)
+			case (l == 6 || (frac == 6 && l > 7)) && !f.hasTime && (f.hasDay || timeOnly):
+				us := int64(0)
+				if frac == 6 {
+					var e dtErr
+					if us, e = fracMicros(t.text[7:]); e != dtOK {
+						return nil, e
+					}
+				}
+				h, _ := atoiDT(t.text[:2])
+				m, _ := atoiDT(t.text[2:4])
+				sc, _ := atoiDT(t.text[4:6])
+				f.hour, f.min, f.sec, f.usec, f.hasTime = h, m, sc, us, true
+			case frac < 0:
+				nums = append(nums, t.text)
+			default:
+				return nil, dtBad
+			}
+		case tokWord:
+			w := strings.ToLower(t.text)
+			if m, ok := monthNames[w]; ok && !f.hasMon {
+				f.mon, f.hasMon = m, true
+				continue
+			}
+			if dayNames[w] {
+				continue
+			}
+			switch w {
+			case "am", "a.m.":
+				f.am = true
+				continue
+			case "pm", "p.m.":
+				f.pm = true
+				continue
+			case "bc":
+				f.bc = true
+				continue
+			case "ad":
+				continue
+			}
+			if specials[w] {
+				if f.special != "" || len(toks) > 1 && w != "allballs" && w != "today" && w != "tomorrow" && w != "yesterday" {
+					return nil, dtBad
+				}
+				f.special = w
+				continue
+			}
+			if off, ok := zoneAbbrevs[w]; ok && !f.tzSet {
+				f.tzSet, f.tzOff = true, off
+				continue
+			}
+			if strings.IndexByte(t.text, '/') >= 0 || len(t.text) > 4 {
+				loc, err := time.LoadLocation(t.text)
+				if err != nil || f.loc != nil || f.tzSet {
+					return nil, dtBadZone
+				}
+				f.loc = loc
+				continue
+			}
+			return nil, dtBad
+		}
+	}
+	for _, n := range nums {
+		v, ok := atoiDT(n)
+		if !ok {
+			return nil, dtBad
+		}
+		switch {
+		case !f.hasYear && (len(n) > 2 || v > 31 || (f.hasDay && f.hasMon)):
+			f.year, f.hasYear, f.year2 = v, true, len(n) <= 2
+		case !f.hasDay:
+			f.day, f.hasDay = v, true
+		case !f.hasYear:
+			f.year, f.hasYear, f.year2 = v, true, len(n) <= 2
+		default:
+			return nil, dtBad
+		}
+	}
+	if f.special == "" && (f.hasYear || f.hasMon || f.hasDay) && !(f.hasYear && f.hasMon && f.hasDay) {
+		return nil, dtBad
+	}
+	if f.hasYear {
+		if f.bc {
+			if f.year == 0 {
+				return nil, dtOverflow
+			}
+			f.year = 1 - f.year
+		} else if f.year2 {
+			if f.year < 70 {
+				f.year += 2000
+			} else {
+				f.year += 1900
+			}
+		} else if f.year == 0 {
+			return nil, dtOverflow
+		}
+		if f.mon < 1 || f.mon > 12 || f.day > 31 {
+			return nil, dtMDOverflow
+		}
+		if f.day < 1 || f.day > daysInMonth(f.year, f.mon) {
+			return nil, dtOverflow
+		}
+	} else if f.bc {
+		return nil, dtBad
+	}
+	if f.hasTime {
+		if f.am || f.pm {
+			if f.hour > 12 || f.hour < 1 && false {
+				return nil, dtOverflow
+			}
+			if f.hour == 12 {
+				f.hour = 0
+			}
+			if f.pm {
+				f.hour += 12
+			}
+		}
+		if f.hour > 24 || f.min > 59 || f.sec > 60 ||
+			(f.hour == 24 && (f.min != 0 || f.sec != 0 || f.usec != 0)) {
+			return nil, dtOverflow
+		}
+	} else if f.am || f.pm {
+		return nil, dtBad
+	}
+	return f, dtOK
+}
+
+func (f *dtFields) timeOfDay() int64 {
+	return f.hour*usPerHour + f.min*usPerMin + f.sec*usPerSec + f.usec
+}
+
+func dtError(e dtErr, typ, s string) error {
+	switch e {
+	case dtOverflow:
+		return pgerr.New(pgerr.DatetimeFieldOverflow, "date/time field value out of range: \"%s\"", s)
+	case dtMDOverflow:
+		return pgerr.New(pgerr.DatetimeFieldOverflow, "date/time field value out of range: \"%s\"", s).
+			WithHint("Perhaps you need a different \"datestyle\" setting.")
+	case dtBadZone:
+		return pgerr.New(pgerr.InvalidParameterValue, "time zone \"%s\" not recognized", zoneWord(s))
+	}
+	return pgerr.New(pgerr.InvalidDatetimeFormat, "invalid input syntax for type %s: \"%s\"", typ, s)
+}
+
+func zoneWord(s string) string {
+	toks, _ := tokenizeDT(s)
+	for _, t := range toks {
+		if t.kind == tokWord && (strings.IndexByte(t.text, '/') >= 0 || len(t.text) > 4) {
+			return strings.ToLower(t.text)
+		}
+	}
+	return s
+}
+
+func nowIn(loc *time.Location) time.Time {
+	if loc == nil {
+		loc = utc
+	}
+	return time.Now().In(loc)
+}
+
+// specialDays resolves today/tomorrow/yesterday/epoch to a day number.
+func specialDays(w string, loc *time.Location) int64 {
+	n := nowIn(loc)
+	today := daysFromCivil(int64(n.Year()), int64(n.Month()), int64(n.Day()))
+	switch w {
+	case "tomorrow":
+		return today + 1
+	case "yesterday":
+		return today - 1
+	case "epoch":
+		return 0
+	}
+	return today
+}
+
+func parseDate(s string, opts *FormatOptions) (DateValue, error) {
+	f, e := decodeDT(s, false)
+	if e != dtOK {
+		return 0, dtError(e, "date", s)
+	}
+	switch f.special {
+	case "infinity", "+infinity":
+		return DateInfinity, nil
+	case "-infinity":
+		return DateMinusInfinity, nil
+	case "now", "today", "tomorrow", "yesterday", "epoch":
+		return DateValue(specialDays(f.special, opts.Location)), nil
+	case "allballs":
+		return 0, dtError(dtBad, "date", s)
+	}
+	if !f.hasYear {
+		return 0, dtError(dtBad, "date", s)
+	}
+	d := daysFromCivil(f.year, f.mon, f.day)
+	if d < minDate || d > maxDate {
+		return 0, pgerr.New(pgerr.DatetimeFieldOverflow, "date out of range: \"%s\"", s)
+	}
+	return DateValue(d), nil
+}
+
+func parseTime(s string, typmod int32, opts *FormatOptions) (TimeValue, error) {
+	f, e := decodeDT(s, true)
+	if e != dtOK {
+		return 0, dtError(e, "time", s)
+	}
+	switch f.special {
+	case "allballs":
+		if f.hasTime {
+			return 0, dtError(dtBad, "time", s)
+		}
+		return 0, nil
+	case "now":
+		n := nowIn(opts.Location)
+		us := int64(n.Hour())*usPerHour + int64(n.Minute())*usPerMin + int64(n.Second())*usPerSec + int64(n.Nanosecond()/1000)
+		return TimeValue(roundMicros(us, typmod)), nil
+	case "":
+	default:
+		return 0, dtError(dtBad, "time", s)
+	}
+	if !f.hasTime {
+		return 0, dtError(dtBad, "time", s)
+	}
+	us := roundMicros(f.timeOfDay(), typmod)
+	if us > usPerDay {
+		return 0, dtError(dtOverflow, "time", s)
+	}
+	return TimeValue(us), nil
+}
+
+func parseTimestamp(s string, tz bool, typmod int32, opts *FormatOptions) (TimestampValue, error) {
+	typ := "timestamp"
+	if tz {
+		typ = "timestamp with time zone"
+	}
+	f, e := decodeDT(s, false)
+	if e != dtOK {
+		return 0, dtError(e, typ, s)
+	}
+	loc := opts.Location
+	if loc == nil {
+		loc = utc
+	}
+	var days, tod int64
+	switch f.special {
+	case "infinity", "+infinity":
+		return TimestampInfinity, nil
+	case "-infinity":
+		return TimestampMinusInfinity, nil
+	case "now":
+		n := time.Now()
+		if tz {
+			return TimestampValue(n.UnixMicro()), nil
+		}
+		n = n.In(loc)
+		_, off := n.Zone()
+		return TimestampValue(roundTS(n.UnixMicro()+int64(off)*usPerSec, typmod)), nil
+	case "epoch":
+		return 0, nil
+	case "today", "tomorrow", "yesterday":
+		days = specialDays(f.special, loc)
+		if f.hasTime {
+			tod = f.timeOfDay()
+		}
+	case "allballs":
+		return 0, dtError(dtBad, typ, s)
+	default:
+		if !f.hasYear {
+			return 0, dtError(dtBad, typ, s)
+		}
+		days = daysFromCivil(f.year, f.mon, f.day)
+		tod = f.timeOfDay()
+	}
+	if days < minDate-1 || days > maxTimestampDays {
+		return 0, pgerr.New(pgerr.DatetimeFieldOverflow, "timestamp out of range: \"%s\"", s)
+	}
+	local := days*usPerDay + tod
+	if local < 0 && days > 0 { // overflowed near the end of the range
+		return 0, pgerr.New(pgerr.DatetimeFieldOverflow, "timestamp out of range: \"%s\"", s)
+	}
+	v := local
+	if tz {
+		switch {
+		case f.tzSet:
+			v = local - f.tzOff*usPerSec
+		case f.loc != nil:
+			v = localToUTC(local, f.loc)
+		default:
+			v = localToUTC(local, loc)
+		}
+	}
+	v = roundTS(v, typmod)
+	if v < minTimestamp || v > maxTimestamp {
+		return 0, pgerr.New(pgerr.DatetimeFieldOverflow, "timestamp out of range: \"%s\"", s)
+	}
+	return TimestampValue(v), nil
+}
+
+// roundTS applies a timestamp typmod, rounding in PostgreSQL's epoch as
+// PostgreSQL does.
+func roundTS(v int64, typmod int32) int64 {
+	if typmod < 0 || typmod >= 6 {
+		return v
+	}
+	return roundMicros(v-pgEpochMicros, typmod) + pgEpochMicros
+}
+
+// localToUTC converts a wall-clock reading in loc (microseconds, as if UTC)
+// to a UTC instant.
+func localToUTC(local int64, loc *time.Location) int64 {
+	if loc == utc {
+		return local
+	}
+	sec, us := floorDiv(local, usPerSec)
+	days, sod := floorDiv(sec, 86400)
+	y, m, d := civilFromDays(days)
+	t := time.Date(int(y), time.Month(m), int(d), int(sod/3600), int(sod/60%60), int(sod%60), 0, loc)
+	return t.Unix()*usPerSec + us
+}

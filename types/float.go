@@ -1,0 +1,171 @@
+package types
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// appendFloat appends float4out/float8out's text. With extra_float_digits > 0
+// (the default 1) it is the shortest text that reads back exactly, in %e style
+// when the decimal exponent is < -4 or >= 15 (6 for real); otherwise %.*g with
+// 15 (6) + extra_float_digits significant digits.
+func appendFloat(dst []byte, f float64, bits int, extra int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	}
+	digs := 15
+	if bits == 32 {
+		digs = 6
+	}
+	if extra <= 0 {
+		p := digs + extra
+		if p < 1 {
+			p = 1
+		}
+		return strconv.AppendFloat(dst, f, 'g', p, bits)
+	}
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(dst, "-0"...)
+		}
+		return append(dst, '0')
+	}
+	// Fast path: integral values of moderate size print as integers.
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 && (bits == 64 || math.Abs(f) < 1e6) {
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bits)
+	// e is [-]d[.ddd]e±XX
+	neg := e[0] == '-'
+	if neg {
+		e = e[1:]
+	}
+	ei := 0
+	for ei < len(e) && e[ei] != 'e' {
+		ei++
+	}
+	mant := e[:ei]
+	exp := 0
+	expNeg := e[ei+1] == '-'
+	for _, c := range e[ei+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if expNeg {
+		exp = -exp
+	}
+	if exp < -4 || exp >= digs {
+		if neg {
+			dst = append(dst, '-')
+		}
+		return append(dst, e...)
+	}
+	// fixed notation from the digits
+	var digits [24]byte
+	nd := 0
+	for _, c := range mant {
+		if c != '.' {
+			digits[nd] = c
+			nd++
+		}
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	if exp < 0 {
+		dst = append(dst, '0', '.')
+		for i := 0; i < -exp-1; i++ {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits[:nd]...)
+	}
+	if nd <= exp+1 {
+		dst = append(dst, digits[:nd]...)
+		for i := nd; i <= exp; i++ {
+			dst = append(dst, '0')
+		}
+		return dst
+	}
+	dst = append(dst, digits[:exp+1]...)
+	dst = append(dst, '.')
+	return append(dst, digits[exp+1:nd]...)
+}
+
+// parseFloat parses float4in/float8in's syntax.
+func parseFloat(s string, bits int) (float64, error) {
+	name := "double precision"
+	if bits == 32 {
+		name = "real"
+	}
+	t := strings.Trim(s, " \t\n\r\v\f")
+	body := t
+	neg := false
+	if len(body) > 0 && (body[0] == '+' || body[0] == '-') {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	switch strings.ToLower(body) {
+	case "nan":
+		return math.NaN(), nil
+	case "infinity", "inf":
+		if neg {
+			return math.Inf(-1), nil
+		}
+		return math.Inf(1), nil
+	}
+	// Validate the decimal syntax strtod accepts (no hex, no underscores).
+	i, sawDigit, nonzero := 0, false, false
+	for i < len(body) && body[i] >= '0' && body[i] <= '9' {
+		sawDigit = true
+		nonzero = nonzero || body[i] != '0'
+		i++
+	}
+	if i < len(body) && body[i] == '.' {
+		i++
+		for i < len(body) && body[i] >= '0' && body[i] <= '9' {
+			sawDigit = true
+			nonzero = nonzero || body[i] != '0'
+			i++
+		}
+	}
+	if !sawDigit {
+		return 0, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, s)
+	}
+	if i < len(body) && (body[i] == 'e' || body[i] == 'E') {
+		j := i + 1
+		if j < len(body) && (body[j] == '+' || body[j] == '-') {
+			j++
+		}
+		k := j
+		for k < len(body) && body[k] >= '0' && body[k] <= '9' {
+			k++
+		}
+		if k > j {
+			i = k
+		}
+	}
+	if i != len(body) {
+		return 0, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, s)
+	}
+	f, err := strconv.ParseFloat(t, bits)
+	if err != nil && !isRangeErr(err) {
+		return 0, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, s)
+	}
+	if math.IsInf(f, 0) || (f == 0 && nonzero) {
+		return 0, pgerr.New(pgerr.NumericValueOutOfRange, "\"%s\" is out of range for type %s", s, name)
+	}
+	return f, nil
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
