@@ -1,25 +1,34 @@
 package storage
 
 import (
-	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/types"
 )
 
-// The contract between storage and its users (engine, exec's Scan, catalog).
-// STUBS: bodies are placeholders until the table log lands.
-
 // Store owns every table's data in a data directory. Safe for concurrent use.
-type Store struct{}
+type Store struct {
+	dir    string // <datadir>/tables
+	commit *committer
 
-// Table is one table's rows. Safe for concurrent use: writers are
-// serialized per table, readers take snapshots without blocking writers.
-type Table struct{}
+	mu     sync.Mutex
+	tables map[uint32]*Table
+	closed bool
+
+	bg sync.WaitGroup // background compactions
+}
 
 // Snapshot is an immutable view of a table's rows at one moment; later writes
-// never change it.
+// never change it. Readers must not modify it (the chunks are shared).
 type Snapshot struct {
 	Chunks []Chunk
 }
@@ -48,42 +57,208 @@ type TableDef struct {
 }
 
 // Open opens (creating if needed) the store in dir and recovers every table
-// from its log.
-func Open(dir string) (*Store, error) { return &Store{}, nil }
+// from its log. Table logs live in dir/tables/<oid>.log.
+func Open(dir string) (*Store, error) {
+	tdir := filepath.Join(dir, "tables")
+	if err := os.MkdirAll(tdir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	s := &Store{dir: tdir, tables: make(map[uint32]*Table)}
+	ents, err := os.ReadDir(tdir)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasSuffix(name, ".tmp") { // an unfinished compaction
+			if err := os.Remove(filepath.Join(tdir, name)); err != nil {
+				return nil, fmt.Errorf("storage: %w", err)
+			}
+			continue
+		}
+		base, ok := strings.CutSuffix(name, ".log")
+		if !ok {
+			continue
+		}
+		oid, err := strconv.ParseUint(base, 10, 32)
+		if err != nil {
+			continue
+		}
+		t, err := recoverTable(s, uint32(oid), filepath.Join(tdir, name))
+		if err != nil {
+			s.closeFiles()
+			return nil, err
+		}
+		if t != nil {
+			s.tables[uint32(oid)] = t
+		}
+	}
+	if err := syncDir(tdir); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	s.commit = newCommitter()
+	return s, nil
+}
 
-// Close flushes and closes all logs.
-func (s *Store) Close() error { return nil }
+// Close waits for background work, commits what is pending and closes all
+// logs. Later calls on the store or its tables fail.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.bg.Wait()
+	s.commit.close()
+	return s.closeFiles()
+}
 
-// CreateTable creates an empty table; durable when it returns.
-func (s *Store) CreateTable(def TableDef) (*Table, error) { return &Table{}, nil }
+func (s *Store) closeFiles() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, t := range s.tables {
+		if t.log != nil && t.log.f != nil {
+			errs = append(errs, t.log.f.Close())
+			t.log.f = nil
+		}
+	}
+	return errors.Join(errs...)
+}
 
-// DropTable removes a table and its files.
-func (s *Store) DropTable(oid uint32) error { return nil }
+func (s *Store) logPath(oid uint32) string {
+	return filepath.Join(s.dir, strconv.FormatUint(uint64(oid), 10)+".log")
+}
+
+// CreateTable creates an empty table; durable when it returns (the log file
+// with its header record is fsynced, then the directory).
+func (s *Store) CreateTable(def TableDef) (*Table, error) {
+	if len(def.NotNull) != 0 && len(def.NotNull) != len(def.Columns) {
+		return nil, fmt.Errorf("storage: table %d: %d not-null flags for %d columns", def.OID, len(def.NotNull), len(def.Columns))
+	}
+	for _, c := range def.PrimaryKey {
+		if c < 0 || c >= len(def.Columns) {
+			return nil, fmt.Errorf("storage: table %d: primary key column %d out of range", def.OID, c)
+		}
+	}
+	def = cloneDef(def)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	if s.tables[def.OID] != nil {
+		return nil, fmt.Errorf("storage: table %d already exists", def.OID)
+	}
+	path := s.logPath(def.OID)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	hdr := encodeHeader(def, 0)
+	if _, err := f.Write(hdr); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("storage: write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("storage: fsync %s: %w", path, err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		f.Close()
+		return nil, err
+	}
+	t := newTable(s, def, &state{}, &logFile{f: f, path: path})
+	t.log.size.Store(int64(len(hdr)))
+	t.resetCompactionCheck()
+	s.tables[def.OID] = t
+	return t, nil
+}
+
+// DropTable removes a table and its log file, durably. Pending writes to the
+// table finish first; later writes through an old *Table fail. Dropping a
+// table that does not exist does nothing.
+func (s *Store) DropTable(oid uint32) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed
+	}
+	t := s.tables[oid]
+	delete(s.tables, oid)
+	s.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dropped = true
+	if err := t.barrier(); err != nil {
+		return err
+	}
+	if err := t.log.f.Close(); err != nil {
+		return fmt.Errorf("storage: close %s: %w", t.log.path, err)
+	}
+	t.log.f = nil
+	if err := os.Remove(t.log.path); err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	return syncDir(s.dir)
+}
 
 // Table returns a table by OID, or nil.
-func (s *Store) Table(oid uint32) *Table { return nil }
-
-// Snapshot returns the table's current rows.
-func (t *Table) Snapshot() Snapshot { return Snapshot{} }
-
-// Insert appends rows (columns in table order) and returns when they are
-// durable (fsync, grouped with concurrent writers). It checks NOT NULL and
-// primary keys first: nothing is written if any row fails.
-func (t *Table) Insert(ctx context.Context, rec arrow.RecordBatch) (int64, error) {
-	return 0, nil
+func (s *Store) Table(oid uint32) *Table {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tables[oid]
 }
 
-// Delete removes rows by row id; durable on return. Returns the number deleted.
-func (t *Table) Delete(ctx context.Context, rowIDs []int64) (int64, error) { return 0, nil }
-
-// Update replaces rows: row rowIDs[i] becomes row i of rec, atomically for
-// the whole call (all or nothing, one log record), checking keys and NOT NULL.
-func (t *Table) Update(ctx context.Context, rowIDs []int64, rec arrow.RecordBatch) (int64, error) {
-	return 0, nil
+// Tables returns the OIDs of every table, ascending: after Open, the tables
+// recovered from disk, so that the catalog can reconcile (a table whose OID
+// the catalog does not know is left over from a crash and may be dropped).
+func (s *Store) Tables() []uint32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	oids := make([]uint32, 0, len(s.tables))
+	for oid := range s.tables {
+		oids = append(oids, oid)
+	}
+	slices.Sort(oids)
+	return oids
 }
 
-// Truncate removes every row.
-func (t *Table) Truncate(ctx context.Context) error { return nil }
+// Stats reports group commit counters since Open.
+func (s *Store) Stats() CommitStats {
+	return CommitStats{
+		Commits: s.commit.commits.Load(),
+		Groups:  s.commit.groups.Load(),
+		Fsyncs:  s.commit.fsyncs.Load(),
+	}
+}
 
-// RowCount returns the number of live rows.
-func (t *Table) RowCount() int64 { return 0 }
+// syncDir fsyncs a directory so that file creations, renames and removals
+// in it are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("storage: fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+func cloneDef(def TableDef) TableDef {
+	def.Columns = slices.Clone(def.Columns)
+	def.NotNull = slices.Clone(def.NotNull)
+	def.PrimaryKey = slices.Clone(def.PrimaryKey)
+	if def.NotNull == nil {
+		def.NotNull = make([]bool, len(def.Columns))
+	}
+	return def
+}

@@ -266,7 +266,11 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 	// PostgreSQL reads fields right to left so a unit applies to the number
 	// before it; a number with no unit takes its meaning from the typmod.
 	unit := ""
+	// nextDefault is the unit of a unit-less number after (to the left
+	// of) an hour field or a time: days, as in "1 2" for DAY TO HOUR.
+	nextDefault := ""
 	seenUnits := map[string]bool{}
+	parsed := false
 	for i := len(toks) - 1; i >= 0; i-- {
 		tk := toks[i].text
 		if tk == "@" {
@@ -298,6 +302,7 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 			if err := m.addTime(tk, orig, rng); err != nil {
 				return m, err
 			}
+			nextDefault, parsed = "d", true
 			continue
 		}
 		if k := strings.IndexByte(tk[1:], '-'); k >= 0 && unit == "" {
@@ -320,6 +325,7 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 			}
 			m.years += y
 			m.months += mo
+			parsed = true
 			continue
 		}
 		ival, frac, ok := splitNumber(tk)
@@ -329,15 +335,21 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 		u := unit
 		unit = ""
 		if u == "" {
-			// unit-less number: the lowest field of the range, or a day
-			// count before a time field in SQL-standard "1 2:03:04"
-			switch {
-			case i+1 < len(toks) && strings.IndexByte(toks[i+1].text, ':') >= 0:
-				u = "d"
-			default:
+			if ago && i == len(toks)-2 {
+				return m, badInterval(orig) // "1 ago"
+			}
+			// unit-less number: a day before an hour or a time field
+			// (SQL-standard "1 2:03:04"), else the lowest field of the range
+			u = nextDefault
+			if u == "" {
 				u = lowestUnit(rng)
 			}
 		}
+		nextDefault = ""
+		if u == "h" {
+			nextDefault = "d"
+		}
+		parsed = true
 		if seenUnits[u] {
 			return m, badInterval(orig)
 		}
@@ -371,7 +383,7 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 			m.months += int64(math.RoundToEven(frac * float64(scale) * 12))
 		}
 	}
-	if unit != "" {
+	if unit != "" || !parsed {
 		return m, badInterval(orig)
 	}
 	if ago {
@@ -505,7 +517,16 @@ func parseISOInterval(t, orig string) (itm, error) {
 	if body == "" {
 		return m, badInterval(orig)
 	}
-	if strings.IndexByte(body, '-') > 0 || strings.IndexByte(body, ':') > 0 {
+	// the alternative format has a number followed by '-' or ':'
+	j := 0
+	if j < len(body) && (body[j] == 'T' || body[j] == 't') {
+		j++
+	}
+	k := j
+	for k < len(body) && isDigit(body[k]) {
+		k++
+	}
+	if k > j && k < len(body) && (body[k] == '-' || body[k] == ':') {
 		return parseISOAlt(body, orig)
 	}
 	inTime := false

@@ -293,7 +293,7 @@ func (p *jsonParser) parseArray() (*jsonValue, error) {
 	}
 	for {
 		p.skipSpace()
-		if p.pos < len(p.s) && (p.s[p.pos] == ']' || p.s[p.pos] == ',') && len(v.vals) == 0 {
+		if p.pos < len(p.s) && p.s[p.pos] == ']' && len(v.vals) == 0 {
 			return nil, jsonSyntax("Expected array element or \"]\", but found \"%s\".", p.tokenText())
 		}
 		e, err := p.parseValue()
@@ -377,6 +377,14 @@ func (p *jsonParser) escape(sb *strings.Builder) error {
 		r, err := p.hex4()
 		if err != nil {
 			return err
+		}
+		if !p.b {
+			if r == 0 {
+				sb.WriteString("\\u0000")
+			} else {
+				sb.WriteRune(r)
+			}
+			return nil
 		}
 		if r >= 0xD800 && r <= 0xDBFF {
 			if p.pos+1 < len(p.s) && p.s[p.pos] == '\\' && p.s[p.pos+1] == 'u' {

@@ -1,0 +1,130 @@
+package storage
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+)
+
+// Log compaction. A log grows with every write; after many deletes, updates
+// or tiny inserts it holds much more than the rows it describes. Compaction
+// rewrites it as a snapshot: a header (with the row id counter) and one
+// recChunk record per chunk (its deleted bitmap included, so row ids stay the
+// same), written to <oid>.log.tmp, fsynced, renamed over the log, and the
+// directory fsynced. A crash at any point leaves either the old or the new
+// log, both complete; Open removes a leftover .tmp.
+//
+// It runs under the table's writer lock after a barrier (no record of the
+// table is in flight), so the table's writers wait for it; other tables do
+// not. After a successful write, if the log passed a threshold, a background
+// goroutine compares the log with the size of the current chunks and compacts
+// when the log is more than twice as big (plus minCompactBytes).
+
+// minCompactBytes is the least log growth that can trigger a compaction.
+const minCompactBytes = 4 << 20
+
+func (t *Table) resetCompactionCheck() {
+	t.compactAt.Store(2*t.log.size.Load() + minCompactBytes)
+}
+
+// maybeCompact starts a background compaction check if the log has grown
+// past the threshold.
+func (t *Table) maybeCompact() {
+	size := t.log.size.Load()
+	if size < t.compactAt.Load() || !t.compacting.CompareAndSwap(false, true) {
+		return
+	}
+	s := t.store
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		t.compacting.Store(false)
+		return
+	}
+	s.bg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.bg.Done()
+		defer t.compacting.Store(false)
+		var live int64
+		for _, c := range t.pub.Load().chunks {
+			live += recordBytes(c.Rec)
+		}
+		if size > 2*live+minCompactBytes {
+			// A failure leaves the old log in place; the next threshold retries.
+			if t.Compact() == nil {
+				return
+			}
+		}
+		t.compactAt.Store(size + size/2 + minCompactBytes)
+	}()
+}
+
+// Compact rewrites the table's log as a snapshot of its rows (see above).
+// Safe to call at any time; writers of the table wait while it runs.
+func (t *Table) Compact() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.writable(); err != nil {
+		return err
+	}
+	if err := t.barrier(); err != nil {
+		return err
+	}
+	st := t.w // everything is durable now, so this is also t.pub
+	path := t.log.path
+	tmp := path + ".tmp"
+	f, size, err := writeSnapshot(tmp, t.def, st)
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("storage: %w", err)
+	}
+	old := t.log.f
+	t.log.f = f
+	t.log.size.Store(size)
+	t.resetCompactionCheck()
+	old.Close()
+	return syncDir(t.store.dir)
+}
+
+// writeSnapshot writes and fsyncs a log holding st, returning the open file
+// positioned at its end.
+func writeSnapshot(path string, def TableDef, st *state) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, 0, fmt.Errorf("storage: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	var size int64
+	write := func(b []byte) error {
+		n, err := bw.Write(b)
+		size += int64(n)
+		return err
+	}
+	err = write(encodeHeader(def, st.next))
+	for _, c := range st.chunks {
+		if err != nil {
+			break
+		}
+		var fr []byte
+		if fr, err = encodeChunk(c); err == nil {
+			err = write(fr)
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("storage: write %s: %w", path, err)
+	}
+	return f, size, nil
+}

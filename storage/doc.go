@@ -1,0 +1,58 @@
+// Package storage holds table data: immutable Arrow chunks with row ids,
+// one durable log per table with group commit, recovery and compaction.
+//
+// # In memory
+//
+// A table's rows are a list of immutable chunks (Arrow record batches whose
+// rows have consecutive row ids) plus a deleted bitmap per chunk. Every write
+// builds a new version of that list copy-on-write, sharing untouched chunks,
+// and publishes it with an atomic pointer store: Snapshot is O(1), never waits
+// for a writer, and a snapshot never changes afterwards. Deleting rows copies
+// the touched chunks' bitmaps; a chunk whose rows are all deleted is dropped.
+//
+// Small writes coalesce like a binary counter: each insert appends its batch
+// as a chunk, then while the last two chunks are adjacent, the older is no
+// larger than the newer and together they hold at most 65536 rows, they are
+// concatenated into one. Thousands of single-row INSERTs thus leave only a
+// few chunks (sizes 2^k, O(log n) small ones at the tail) and each row is
+// copied about log2(65536) = 16 times at most; a 64k-row COPY batch is kept as
+// given, zero-copy, so scanning a bulk-loaded table reads the caller's arrays.
+//
+// Row ids are assigned in insert order from a per-table counter and never
+// reused (not after deletes, nor TRUNCATE). An UPDATE deletes the old row id
+// and appends the new row under a new id.
+//
+// # Constraints
+//
+// NOT NULL and PRIMARY KEY are checked before anything is written, row by row
+// in PostgreSQL's order, with its SQLSTATEs, messages and details (23502
+// "Failing row contains (...)", 23505 "Key (id)=(1) already exists."). A hash
+// index maps each live row's encoded key to its row id (key.go describes the
+// encoding, which follows PostgreSQL's equality: 1.50 = 1.5, -0 = 0, NaN = NaN,
+// '1 mon' = '30 days', trailing blanks of character(n)).
+//
+// # On disk
+//
+// Each table has its own append-only log, <datadir>/tables/<oid>.log, of
+// framed records (length, CRC-32C, payload; record.go): a header with the
+// TableDef (so the log decodes without the catalog), then INSERT, DELETE,
+// UPDATE, TRUNCATE records, and compaction's CHUNK records. Columns are
+// encoded by a compact codec of the Arrow buffers (codec.go), laid out so
+// recovery decodes them zero-copy.
+//
+// Writers queue their record with the Store's committer goroutine, which
+// writes everything pending, fsyncs each touched log once, publishes the new
+// table states and wakes all waiters (commit.go): concurrent writers on any
+// tables share fsyncs, and a write returns only once durable. Readers never
+// see rows that are not yet durable.
+//
+// Open replays each log; the first torn or corrupt frame (a crash mid-write)
+// is cut off with everything after it. Compaction (compact.go) rewrites a log
+// that holds much more than its live rows as a snapshot, atomically by rename.
+//
+// # Concurrency
+//
+// Store and Table are safe for concurrent use. Writers of one table are
+// serialized only while they validate and queue (not while they wait for the
+// fsync); readers take snapshots without locks.
+package storage

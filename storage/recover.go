@@ -1,0 +1,154 @@
+package storage
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Recovery: replay a table's log from the start, applying each record as the
+// live write did (so row ids and chunk layout come out the same). The first
+// frame that is cut short or fails its CRC marks a torn write from a crash:
+// the file is truncated there and fsynced, and that frame and anything after
+// it are never replayed. A log without a valid header is a table whose
+// CreateTable never returned: the file is removed.
+
+// recoverTable opens and replays one log; nil, nil when the file was removed.
+func recoverTable(s *Store, oid uint32, path string) (*Table, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	t, err := replay(s, oid, f, path)
+	if err != nil || t == nil {
+		f.Close()
+	}
+	if err == nil && t == nil {
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
+		}
+	}
+	return t, err
+}
+
+// frameReader reads frames, tracking the offset of the next one.
+type frameReader struct {
+	r    *bufio.Reader
+	off  int64 // start of the next frame
+	size int64 // file size
+}
+
+// next returns the next frame's payload; ok is false at a clean end or a
+// torn frame (torn reports which).
+func (fr *frameReader) next() (payload []byte, ok, torn bool, err error) {
+	var h [frameHeaderLen]byte
+	if _, err := io.ReadFull(fr.r, h[:]); err != nil {
+		if err == io.EOF {
+			return nil, false, false, nil
+		}
+		if err == io.ErrUnexpectedEOF {
+			return nil, false, true, nil
+		}
+		return nil, false, false, fmt.Errorf("storage: read log: %w", err)
+	}
+	n := int64(binary.LittleEndian.Uint32(h[0:]))
+	if n > maxPayload || n > fr.size-fr.off-frameHeaderLen {
+		return nil, false, true, nil
+	}
+	payload = make([]byte, n)
+	if _, err := io.ReadFull(fr.r, payload); err != nil {
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			return nil, false, true, nil
+		}
+		return nil, false, false, fmt.Errorf("storage: read log: %w", err)
+	}
+	if frameCRC(h[0:4], payload) != binary.LittleEndian.Uint32(h[4:]) {
+		return nil, false, true, nil
+	}
+	fr.off += frameHeaderLen + n
+	return payload, true, false, nil
+}
+
+func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	fr := &frameReader{r: bufio.NewReaderSize(f, 1<<20), size: fi.Size()}
+	wrap := func(err error) error {
+		return fmt.Errorf("storage: table %d: log %s at offset %d: %w", oid, path, fr.off, err)
+	}
+	p, ok, _, err := fr.next()
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if !ok {
+		return nil, nil // creation never finished
+	}
+	hdr, err := decodeRecord(p, nil)
+	if err != nil || hdr.kind != recHeader {
+		return nil, wrap(errors.Join(errCorrupt, err))
+	}
+	if hdr.def.OID != oid {
+		return nil, wrap(fmt.Errorf("header names table %d", hdr.def.OID))
+	}
+	def := cloneDef(hdr.def)
+	schema := types.ArrowSchema(def.Columns)
+	st := &state{next: hdr.next}
+	for {
+		p, ok, torn, err := fr.next()
+		if err != nil {
+			return nil, wrap(err)
+		}
+		if !ok {
+			if torn {
+				if err := cutTail(f, fr.off); err != nil {
+					return nil, wrap(err)
+				}
+			}
+			break
+		}
+		r, err := decodeRecord(p, schema)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		switch r.kind {
+		case recInsert:
+			st = st.withInsert(r.first, r.rec)
+		case recDelete:
+			st, _ = st.withDelete(r.ids)
+		case recUpdate:
+			st, _ = st.withDelete(r.ids)
+			st = st.withInsert(r.first, r.rec)
+		case recTruncate:
+			st = st.truncated()
+		case recChunk:
+			st = st.withChunk(Chunk{Rec: r.rec, FirstRowID: r.first, Deleted: r.deleted})
+		default:
+			return nil, wrap(fmt.Errorf("unexpected record kind %d", r.kind))
+		}
+	}
+	if _, err := f.Seek(fr.off, io.SeekStart); err != nil {
+		return nil, wrap(err)
+	}
+	t := newTable(s, def, st, &logFile{f: f, path: path})
+	t.log.size.Store(fr.off)
+	t.resetCompactionCheck()
+	return t, nil
+}
+
+// cutTail truncates a log at off and makes that durable.
+func cutTail(f *os.File, off int64) error {
+	if err := f.Truncate(off); err != nil {
+		return fmt.Errorf("truncate torn tail: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("fsync: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Table is one table's rows. Safe for concurrent use: writers are
+// serialized per table (mu), readers take snapshots without blocking writers.
+//
+// A write validates against the writer-side state w (every accepted write,
+// durable or not), builds the next state, queues its log record and releases
+// mu before waiting for the fsync; so writers to one table pipeline into the
+// same commit group. The committer publishes a state (pub) only once its
+// record is durable: a snapshot never shows a row that a crash could lose.
+type Table struct {
+	store  *Store
+	def    TableDef
+	schema *arrow.Schema
+	pub    atomic.Pointer[state] // the durable state, what Snapshot returns
+
+	mu      sync.Mutex // serializes writers; guards the fields below
+	w       *state     // the latest accepted state
+	pk      *pkIndex   // nil without a primary key
+	dropped bool
+	log     *logFile // see logFile for who may touch it
+
+	// Automatic log compaction (compact.go).
+	compactAt  atomic.Int64 // log size at which to consider compacting
+	compacting atomic.Bool
+}
+
+func newTable(s *Store, def TableDef, st *state, lf *logFile) *Table {
+	for _, c := range def.PrimaryKey {
+		def.NotNull[c] = true
+	}
+	t := &Table{store: s, def: def, schema: types.ArrowSchema(def.Columns), w: st, log: lf}
+	t.pub.Store(st)
+	t.pk = newPKIndex(&t.def)
+	if t.pk != nil {
+		t.rebuildIndex()
+	}
+	return t
+}
+
+// rebuildIndex indexes every live row of t.w.
+func (t *Table) rebuildIndex() {
+	t.pk.reset()
+	for _, c := range t.w.chunks {
+		n := int(c.Rec.NumRows())
+		for i := 0; i < n; i++ {
+			if c.Deleted != nil && c.Deleted[i/8]&(1<<(i%8)) != 0 {
+				continue
+			}
+			t.pk.add(c.Rec, i, c.FirstRowID+int64(i))
+		}
+	}
+}
+
+// Def returns the table's definition (shared; do not modify).
+func (t *Table) Def() TableDef { return t.def }
+
+// Snapshot returns the table's current rows: every write that has returned
+// success, and possibly some whose fsync just finished. O(1); never blocks.
+func (t *Table) Snapshot() Snapshot {
+	return Snapshot{Chunks: t.pub.Load().snapshotChunks()}
+}
+
+// RowCount returns the number of live rows in the current snapshot.
+func (t *Table) RowCount() int64 { return t.pub.Load().live }
+
+// LookupKey finds the live row whose primary key equals key (values in
+// primary key column order, Go forms as in types/arrow.go). It sees every
+// accepted write, including one whose fsync is in flight. False when the
+// table has no primary key or no row has the key.
+func (t *Table) LookupKey(key []types.Value) (rowID int64, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pk == nil {
+		return 0, false
+	}
+	return t.pk.lookupValues(key)
+}
+
+// conform checks rec's shape against the table and returns it with the
+// table's schema.
+func (t *Table) conform(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if int(rec.NumCols()) != len(t.def.Columns) {
+		return nil, fmt.Errorf("storage: table %q: batch has %d columns, want %d", t.def.TableName, rec.NumCols(), len(t.def.Columns))
+	}
+	for i, c := range rec.Columns() {
+		if want := t.schema.Field(i).Type; !arrow.TypeEqual(c.DataType(), want) {
+			return nil, fmt.Errorf("storage: table %q column %d: arrow type %s, want %s", t.def.TableName, i, c.DataType(), want)
+		}
+	}
+	if rec.Schema() == t.schema {
+		return rec, nil
+	}
+	return array.NewRecordBatch(t.schema, rec.Columns(), rec.NumRows()), nil
+}
+
+// writable reports why t cannot be written, if so. Holds t.mu.
+func (t *Table) writable() error {
+	if t.dropped {
+		return fmt.Errorf("storage: table %q (oid %d) was dropped", t.def.TableName, t.def.OID)
+	}
+	return nil
+}
+
+// commit queues a record whose state t.w already is and releases t.mu;
+// it returns once the record is durable. Holds t.mu on entry.
+func (t *Table) commit(frame []byte) error {
+	g, err := t.store.commit.submit(commitReq{t: t, frame: frame, st: t.w})
+	t.mu.Unlock()
+	if err == nil {
+		err = g.wait()
+	}
+	if err == nil {
+		t.maybeCompact()
+	}
+	return err
+}
+
+// barrier waits until every queued record of t is durable. Holds t.mu.
+func (t *Table) barrier() error {
+	g, err := t.store.commit.submit(commitReq{t: t})
+	if err != nil {
+		return err
+	}
+	return g.wait()
+}
+
+// Insert appends rows (columns in table order) and returns when they are
+// durable (fsync, grouped with concurrent writers). It checks NOT NULL and
+// primary keys first: nothing is written if any row fails. The rows get the
+// next row ids in order; storage keeps rec's arrays (never modified).
+func (t *Table) Insert(ctx context.Context, rec arrow.RecordBatch) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	n := rec.NumRows()
+	if n == 0 {
+		return 0, nil
+	}
+	rec, err := t.conform(rec)
+	if err != nil {
+		return 0, err
+	}
+	t.mu.Lock()
+	if err := t.writable(); err != nil {
+		t.mu.Unlock()
+		return 0, err
+	}
+	first := t.w.next
+	if err := t.checkRows(rec, first, nil); err != nil {
+		t.mu.Unlock()
+		return 0, err
+	}
+	frame, err := encodeInsert(first, rec)
+	if err != nil {
+		t.unindex(rec, first, int(n))
+		t.mu.Unlock()
+		return 0, err
+	}
+	t.w = t.w.withInsert(first, rec)
+	if err := t.commit(frame); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Delete removes rows by row id; durable on return. Ids that are not live
+// rows (never existed or already deleted) are skipped; a repeated id counts
+// once. Returns the number deleted.
+func (t *Table) Delete(ctx context.Context, rowIDs []int64) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	t.mu.Lock()
+	if err := t.writable(); err != nil {
+		t.mu.Unlock()
+		return 0, err
+	}
+	ns, refs := t.w.withDelete(rowIDs)
+	if len(refs) == 0 {
+		t.mu.Unlock()
+		return 0, nil
+	}
+	ids := make([]int64, len(refs))
+	for i, r := range refs {
+		ids[i] = r.id
+		if t.pk != nil {
+			t.pk.remove(r.rec, r.row, r.id)
+		}
+	}
+	t.w = ns
+	if err := t.commit(encodeDelete(ids)); err != nil {
+		return 0, err
+	}
+	return int64(len(refs)), nil
+}
+
+// Update replaces rows: row rowIDs[i] becomes row i of rec, atomically for
+// the whole call (all or nothing, one log record), checking keys and NOT NULL.
+//
+// An updated row gets a new row id (the old id is deleted, the new row is
+// appended), as a PostgreSQL row gets a new ctid. Ids that are not live rows,
+// and repeats of an id, are skipped with their rows of rec (a row deleted
+// since the caller's snapshot is not resurrected). Keys are checked for the
+// statement as a whole: UPDATE t SET id = id + 1 succeeds, where PostgreSQL
+// may fail on a transient duplicate depending on row order. Returns the
+// number of rows updated.
+func (t *Table) Update(ctx context.Context, rowIDs []int64, rec arrow.RecordBatch) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if int64(len(rowIDs)) != rec.NumRows() {
+		return 0, fmt.Errorf("storage: update of %d row ids with %d rows", len(rowIDs), rec.NumRows())
+	}
+	if len(rowIDs) == 0 {
+		return 0, nil
+	}
+	rec, err := t.conform(rec)
+	if err != nil {
+		return 0, err
+	}
+	t.mu.Lock()
+	if err := t.writable(); err != nil {
+		t.mu.Unlock()
+		return 0, err
+	}
+	// Resolve the targets against the latest state.
+	keep := make([]int, 0, len(rowIDs))
+	olds := make([]rowRef, 0, len(rowIDs))
+	var seen map[int64]struct{}
+	if len(rowIDs) > 1 {
+		seen = make(map[int64]struct{}, len(rowIDs))
+	}
+	for i, id := range rowIDs {
+		r, row, ok := t.w.isLive(id)
+		if !ok {
+			continue
+		}
+		if seen != nil {
+			if _, dup := seen[id]; dup {
+				continue
+			}
+			seen[id] = struct{}{}
+		}
+		keep = append(keep, i)
+		olds = append(olds, rowRef{rec: r, row: row, id: id})
+	}
+	if len(keep) == 0 {
+		t.mu.Unlock()
+		return 0, nil
+	}
+	ids := rowIDs
+	if len(keep) < len(rowIDs) {
+		ids = make([]int64, len(keep))
+		for j, i := range keep {
+			ids[j] = rowIDs[i]
+		}
+		if rec, err = takeRows(ctx, rec, keep); err != nil {
+			t.mu.Unlock()
+			return 0, err
+		}
+	}
+	first := t.w.next
+	if err := t.checkRows(rec, first, olds); err != nil {
+		t.mu.Unlock()
+		return 0, err
+	}
+	frame, err := encodeUpdate(ids, first, rec)
+	if err != nil {
+		t.unindex(rec, first, int(rec.NumRows()))
+		t.reindex(olds)
+		t.mu.Unlock()
+		return 0, err
+	}
+	ns, _ := t.w.withDelete(ids)
+	t.w = ns.withInsert(first, rec)
+	if err := t.commit(frame); err != nil {
+		return 0, err
+	}
+	return int64(len(ids)), nil
+}
+
+// Truncate removes every row; durable on return. Row ids keep counting.
+func (t *Table) Truncate(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	if err := t.writable(); err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	t.w = t.w.truncated()
+	if t.pk != nil {
+		t.pk.reset()
+	}
+	return t.commit(encodeTruncate())
+}
+
+// takeRows returns the rows of rec at the given indexes.
+func takeRows(ctx context.Context, rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, error) {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	for _, i := range rows {
+		b.Append(int64(i))
+	}
+	idx := b.NewArray()
+	defer idx.Release()
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		out, err := compute.TakeArray(ctx, c, idx)
+		if err != nil {
+			return nil, fmt.Errorf("storage: select updated rows: %w", err)
+		}
+		cols[i] = out
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
+}

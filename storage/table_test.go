@@ -1,0 +1,140 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+var ctx = context.Background()
+
+func TestInsertDeleteUpdateReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	tb, err := s.CreateTable(kvDef(16384, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := tb.Insert(ctx, kvBatch(row(1, "a"), row(2, "b"), kv{s: nil, id: nil})); err != nil || n != 3 {
+		t.Fatalf("insert: %d %v", n, err)
+	}
+	if n, err := tb.Insert(ctx, kvBatch(row(4, "d"))); err != nil || n != 1 {
+		t.Fatalf("insert: %d %v", n, err)
+	}
+	want := []string{"0:1,a", "1:2,b", "2:(null),(null)", "3:4,d"}
+	checkRows(t, tb, want)
+
+	// Delete skips unknown, repeated and already deleted ids.
+	if n, err := tb.Delete(ctx, []int64{1, 1, 99, -5}); err != nil || n != 1 {
+		t.Fatalf("delete: %d %v", n, err)
+	}
+	if n, err := tb.Delete(ctx, []int64{1}); err != nil || n != 0 {
+		t.Fatalf("delete again: %d %v", n, err)
+	}
+	// Update gives new row ids; a deleted target is skipped with its row.
+	if n, err := tb.Update(ctx, []int64{0, 1, 3}, kvBatch(row(10, "A"), row(20, "B"), row(40, "D"))); err != nil || n != 2 {
+		t.Fatalf("update: %d %v", n, err)
+	}
+	want = []string{"2:(null),(null)", "4:10,A", "5:40,D"}
+	checkRows(t, tb, want)
+
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, dir)
+	tb = s.Table(16384)
+	if tb == nil {
+		t.Fatal("table not recovered")
+	}
+	checkRows(t, tb, want)
+	// Row ids continue after recovery.
+	if _, err := tb.Insert(ctx, kvBatch(row(7, "g"))); err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, tb, append(want, "6:7,g"))
+
+	if err := tb.Truncate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, tb, nil)
+	if _, err := tb.Insert(ctx, kvBatch(row(8, "h"))); err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, tb, []string{"7:8,h"})
+	s.Close()
+	s = mustOpen(t, dir)
+	defer s.Close()
+	checkRows(t, s.Table(16384), []string{"7:8,h"})
+}
+
+func TestSnapshotIsImmutable(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	tb, _ := s.CreateTable(kvDef(1, false))
+	tb.Insert(ctx, seq(0, 3))
+	before := tb.Snapshot()
+	want := dump(before)
+	tb.Delete(ctx, []int64{0, 2})
+	tb.Insert(ctx, seq(3, 5))
+	tb.Update(ctx, []int64{1}, seq(9, 10))
+	if got := dump(before); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("old snapshot changed: %v, was %v", got, want)
+	}
+	tb.Truncate(ctx)
+	if got := dump(before); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("old snapshot changed after truncate: %v, was %v", got, want)
+	}
+}
+
+func TestSmallInsertsCoalesce(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	tb, _ := s.CreateTable(kvDef(1, true))
+	const n = 1000
+	for i := int64(0); i < n; i++ {
+		if _, err := tb.Insert(ctx, seq(i, i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := tb.Snapshot()
+	// 1000 = 512+256+128+64+32+8: one chunk per set bit.
+	if len(snap.Chunks) != 6 {
+		t.Fatalf("%d chunks after %d single-row inserts, want 6", len(snap.Chunks), n)
+	}
+	rows := dump(snap)
+	if len(rows) != n || rows[0] != "0:0,v0" || rows[n-1] != fmt.Sprintf("%d:%d,v%d", n-1, n-1, n-1) {
+		t.Fatalf("rows: %d, first %q, last %q", len(rows), rows[0], rows[len(rows)-1])
+	}
+}
+
+func TestDropTable(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	tb, _ := s.CreateTable(kvDef(5, false))
+	tb.Insert(ctx, seq(0, 3))
+	s.CreateTable(kvDef(6, false))
+	if _, err := s.CreateTable(kvDef(6, false)); err == nil {
+		t.Fatal("creating an existing table succeeded")
+	}
+	if err := s.DropTable(5); err != nil {
+		t.Fatal(err)
+	}
+	if s.Table(5) != nil {
+		t.Fatal("dropped table still there")
+	}
+	if _, err := tb.Insert(ctx, seq(3, 4)); err == nil {
+		t.Fatal("insert into dropped table succeeded")
+	}
+	s.Close()
+	s = mustOpen(t, dir)
+	if got := fmt.Sprint(s.Tables()); got != "[6]" {
+		t.Fatalf("tables after reopen: %s", got)
+	}
+	// The OID can be used again.
+	tb, err := s.CreateTable(kvDef(5, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, tb, nil)
+	s.Close()
+}
