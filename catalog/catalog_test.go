@@ -442,7 +442,7 @@ func TestConcurrentResolveDuringDDL(t *testing.T) {
 			}
 		}()
 	}
-	for i := 0; i < 50; i++ {
+	for i := 0; i < 20; i++ {
 		mustCreate(t, c, &Relation{Name: "tmp", Columns: []Column{{Name: "x", Type: types.TInt8}}})
 		if _, err := c.Drop(KindTable, "", "tmp", false, false, pathPublic); err != nil {
 			t.Fatal(err)
