@@ -38,7 +38,7 @@ func intervalTypmodString(typmod int32) string {
 		IntervalMinute: " minute", IntervalSecond: " second", IntervalYear | IntervalMonth: " year to month",
 		IntervalDay | IntervalHour: " day to hour", IntervalDay | IntervalHour | IntervalMinute: " day to minute",
 		IntervalDay | IntervalHour | IntervalMinute | IntervalSecond: " day to second",
-		IntervalHour | IntervalMinute: " hour to minute", IntervalHour | IntervalMinute | IntervalSecond: " hour to second",
+		IntervalHour | IntervalMinute:                                " hour to minute", IntervalHour | IntervalMinute | IntervalSecond: " hour to second",
 		IntervalMinute | IntervalSecond: " minute to second",
 	}
 	s := names[intervalRange(typmod)]
