@@ -38,7 +38,7 @@ const (
 	minTimestamp = -210866803200000000
 	// PostgreSQL goes on to 294276 AD, but microseconds since 1970 in an
 	// int64 end in 294247 AD; math.MaxInt64 itself is infinity.
-	maxTimestamp = math.MaxInt64 - 1
+	maxTimestamp     = math.MaxInt64 - 1
 	maxTimestampDays = maxTimestamp / usPerDay
 )
 
