@@ -295,3 +295,5 @@ func approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.A
 var _ = strings.Join
 
 func nan() float64 { return math.NaN() }
+
+func negZero() float64 { return math.Copysign(0, -1) }

@@ -35,8 +35,11 @@ const (
 	minDate = -2440588
 	maxDate = 2145042905
 	// Timestamp range: 4714-11-24 BC 00:00 .. 294276-12-31 23:59:59.999999.
-	minTimestamp = -212760172800000000
-	maxTimestamp = 9222424646399999999
+	minTimestamp = -210866803200000000
+	// PostgreSQL goes on to 294276 AD, but microseconds since 1970 in an
+	// int64 end in 294247 AD; math.MaxInt64 itself is infinity.
+	maxTimestamp     = math.MaxInt64 - 1
+	maxTimestampDays = maxTimestamp / usPerDay
 )
 
 var utc = time.UTC

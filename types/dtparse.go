@@ -1,6 +1,8 @@
 package types
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -282,22 +284,20 @@ func (f *dtFields) time(s string) dtErr {
 // fracMicros turns the digits after a decimal point into microseconds,
 // rounding at the seventh digit.
 func fracMicros(frac string) (int64, dtErr) {
-	var us int64
 	for i := 0; i < len(frac); i++ {
 		if !isDigit(frac[i]) {
 			return 0, dtBad
 		}
 	}
-	for i := 0; i < 6; i++ {
-		us *= 10
-		if i < len(frac) {
-			us += int64(frac[i] - '0')
-		}
+	if frac == "" {
+		return 0, dtOK
 	}
-	if len(frac) > 6 && frac[6] >= '5' {
-		us++
+	// as PostgreSQL: strtod of the fraction, times 1e6, rint
+	f, err := strconv.ParseFloat("0."+frac, 64)
+	if err != nil {
+		return 0, dtBad
 	}
-	return us, dtOK
+	return int64(math.RoundToEven(f * 1e6)), dtOK
 }
 
 func parseOffset(s string) (int64, bool) {
@@ -479,7 +479,7 @@ func decodeDT(s string, timeOnly bool) (*dtFields, dtErr) {
 		} else if f.year == 0 {
 			return nil, dtOverflow
 		}
-		if f.mon < 1 || f.mon > 12 {
+		if f.mon < 1 || f.mon > 12 || f.day > 31 {
 			return nil, dtMDOverflow
 		}
 		if f.day < 1 || f.day > daysInMonth(f.year, f.mon) {
@@ -531,7 +531,7 @@ func zoneWord(s string) string {
 	toks, _ := tokenizeDT(s)
 	for _, t := range toks {
 		if t.kind == tokWord && (strings.IndexByte(t.text, '/') >= 0 || len(t.text) > 4) {
-			return t.text
+			return strings.ToLower(t.text)
 		}
 	}
 	return s
@@ -656,10 +656,13 @@ func parseTimestamp(s string, tz bool, typmod int32, opts *FormatOptions) (Times
 		days = daysFromCivil(f.year, f.mon, f.day)
 		tod = f.timeOfDay()
 	}
-	if days < minDate-1 || days > maxDate {
+	if days < minDate-1 || days > maxTimestampDays {
 		return 0, pgerr.New(pgerr.DatetimeFieldOverflow, "timestamp out of range: \"%s\"", s)
 	}
 	local := days*usPerDay + tod
+	if local < 0 && days > 0 { // overflowed near the end of the range
+		return 0, pgerr.New(pgerr.DatetimeFieldOverflow, "timestamp out of range: \"%s\"", s)
+	}
 	v := local
 	if tz {
 		switch {

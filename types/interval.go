@@ -28,6 +28,26 @@ func IntervalTypmod(rangeMask, precision int) int32 {
 	return int32(rangeMask<<16 | precision)
 }
 
+// intervalTypmodString is intervaltypmodout: " day to second(3)", "(2)", "".
+func intervalTypmodString(typmod int32) string {
+	if typmod < 0 {
+		return ""
+	}
+	names := map[int]string{
+		IntervalYear: " year", IntervalMonth: " month", IntervalDay: " day", IntervalHour: " hour",
+		IntervalMinute: " minute", IntervalSecond: " second", IntervalYear | IntervalMonth: " year to month",
+		IntervalDay | IntervalHour: " day to hour", IntervalDay | IntervalHour | IntervalMinute: " day to minute",
+		IntervalDay | IntervalHour | IntervalMinute | IntervalSecond: " day to second",
+		IntervalHour | IntervalMinute:                                " hour to minute", IntervalHour | IntervalMinute | IntervalSecond: " hour to second",
+		IntervalMinute | IntervalSecond: " minute to second",
+	}
+	s := names[intervalRange(typmod)]
+	if p := intervalPrecision(typmod); p != intervalFullPrecision {
+		s += "(" + strconv.Itoa(p) + ")"
+	}
+	return s
+}
+
 func intervalRange(typmod int32) int {
 	if typmod < 0 {
 		return intervalFullRange
@@ -266,7 +286,11 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 	// PostgreSQL reads fields right to left so a unit applies to the number
 	// before it; a number with no unit takes its meaning from the typmod.
 	unit := ""
+	// nextDefault is the unit of a unit-less number after (to the left
+	// of) an hour field or a time: days, as in "1 2" for DAY TO HOUR.
+	nextDefault := ""
 	seenUnits := map[string]bool{}
+	parsed := false
 	for i := len(toks) - 1; i >= 0; i-- {
 		tk := toks[i].text
 		if tk == "@" {
@@ -298,6 +322,7 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 			if err := m.addTime(tk, orig, rng); err != nil {
 				return m, err
 			}
+			nextDefault, parsed = "d", true
 			continue
 		}
 		if k := strings.IndexByte(tk[1:], '-'); k >= 0 && unit == "" {
@@ -320,6 +345,7 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 			}
 			m.years += y
 			m.months += mo
+			parsed = true
 			continue
 		}
 		ival, frac, ok := splitNumber(tk)
@@ -329,15 +355,21 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 		u := unit
 		unit = ""
 		if u == "" {
-			// unit-less number: the lowest field of the range, or a day
-			// count before a time field in SQL-standard "1 2:03:04"
-			switch {
-			case i+1 < len(toks) && strings.IndexByte(toks[i+1].text, ':') >= 0:
-				u = "d"
-			default:
+			if ago && i == len(toks)-2 {
+				return m, badInterval(orig) // "1 ago"
+			}
+			// unit-less number: a day before an hour or a time field
+			// (SQL-standard "1 2:03:04"), else the lowest field of the range
+			u = nextDefault
+			if u == "" {
 				u = lowestUnit(rng)
 			}
 		}
+		nextDefault = ""
+		if u == "h" {
+			nextDefault = "d"
+		}
+		parsed = true
 		if seenUnits[u] {
 			return m, badInterval(orig)
 		}
@@ -371,7 +403,7 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 			m.months += int64(math.RoundToEven(frac * float64(scale) * 12))
 		}
 	}
-	if unit != "" {
+	if unit != "" || !parsed {
 		return m, badInterval(orig)
 	}
 	if ago {
@@ -505,7 +537,16 @@ func parseISOInterval(t, orig string) (itm, error) {
 	if body == "" {
 		return m, badInterval(orig)
 	}
-	if strings.IndexByte(body, '-') > 0 || strings.IndexByte(body, ':') > 0 {
+	// the alternative format has a number followed by '-' or ':'
+	j := 0
+	if j < len(body) && (body[j] == 'T' || body[j] == 't') {
+		j++
+	}
+	k := j
+	for k < len(body) && isDigit(body[k]) {
+		k++
+	}
+	if k > j && k < len(body) && (body[k] == '-' || body[k] == ':') {
 		return parseISOAlt(body, orig)
 	}
 	inTime := false

@@ -293,7 +293,7 @@ func (p *jsonParser) parseArray() (*jsonValue, error) {
 	}
 	for {
 		p.skipSpace()
-		if p.pos < len(p.s) && (p.s[p.pos] == ']' || p.s[p.pos] == ',') && len(v.vals) == 0 {
+		if p.pos < len(p.s) && p.s[p.pos] == ']' && len(v.vals) == 0 {
 			return nil, jsonSyntax("Expected array element or \"]\", but found \"%s\".", p.tokenText())
 		}
 		e, err := p.parseValue()
@@ -377,6 +377,14 @@ func (p *jsonParser) escape(sb *strings.Builder) error {
 		r, err := p.hex4()
 		if err != nil {
 			return err
+		}
+		if !p.b {
+			if r == 0 {
+				sb.WriteString("\\u0000")
+			} else {
+				sb.WriteRune(r)
+			}
+			return nil
 		}
 		if r >= 0xD800 && r <= 0xDBFF {
 			if p.pos+1 < len(p.s) && p.s[p.pos] == '\\' && p.s[p.pos+1] == 'u' {
@@ -500,7 +508,23 @@ func compareJSONB(a, b string) int {
 	if err1 != nil || err2 != nil {
 		return strings.Compare(a, b)
 	}
-	return compareJSONValue(va, vb)
+	// A top-level scalar is stored as a one-element "raw scalar" array: it
+	// sorts with arrays by element count, before a real array of one element.
+	wrap := func(v *jsonValue) (*jsonValue, bool) {
+		if v.kind == 'o' || v.kind == 'a' {
+			return v, false
+		}
+		return &jsonValue{kind: 'a', vals: []*jsonValue{v}}, true
+	}
+	wa, rawA := wrap(va)
+	wb, rawB := wrap(vb)
+	if wa.kind == 'a' && wb.kind == 'a' && rawA != rawB && len(wa.vals) == len(wb.vals) {
+		if rawA {
+			return -1
+		}
+		return 1
+	}
+	return compareJSONValue(wa, wb)
 }
 
 func jsonRank(k byte) int {

@@ -26,6 +26,15 @@ func parseNumeric(s string, typmod int32) (*apd.Decimal, error) {
 	if !ok {
 		return nil, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type numeric: \"%s\"", s)
 	}
+	if d.Form == apd.Finite && d.Coeff.Sign() != 0 {
+		// PostgreSQL's limits: 131072 digits before the point, 16383 after.
+		intDigits := int64(d.NumDigits()) + int64(d.Exponent)
+		if intDigits > 131072 || -int64(d.Exponent) > 16383 {
+			return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+		}
+	} else if d.Form == apd.Finite && -int64(d.Exponent) > 16383 {
+		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
 	if err := applyNumericTypmod(d, typmod); err != nil {
 		return nil, err
 	}
@@ -86,8 +95,8 @@ func scanNumeric(s string) (*apd.Decimal, bool) {
 			return nil, false
 		}
 		e, err := strconv.ParseInt(body[i+1:k], 10, 64)
-		if err != nil || e > 1000 || e < -1000 {
-			return nil, false
+		if err != nil || e > 1<<30 || e < -(1<<30) {
+			e = 1 << 40 // reported as overflow below
 		}
 		exp = e
 		i = k
@@ -102,6 +111,9 @@ func scanNumeric(s string) (*apd.Decimal, bool) {
 	// never negative.
 	// A positive exponent stays: 'f' output writes the zeros (dscale 0).
 	e := exp - int64(scale)
+	if e > 1<<31-1 || e < -(1<<31) {
+		e = 1<<31 - 1
+	}
 	d.Exponent = int32(e)
 	d.Negative = neg && !(d.Coeff.Sign() == 0)
 	return d, true
@@ -139,7 +151,7 @@ func applyNumericTypmod(d *apd.Decimal, typmod int32) error {
 	// digits before the point = number of coefficient digits + exponent
 	nd := int(d.NumDigits()) + int(d.Exponent)
 	if !(d.Coeff.Sign() == 0) && nd > maxDigits {
-		if maxDigits > 0 {
+		if maxDigits != 0 {
 			return pgerr.New(pgerr.NumericValueOutOfRange, "numeric field overflow").
 				WithDetail("A field with precision %d, scale %d must round to an absolute value less than 10^%d.", prec, scale, maxDigits)
 		}
@@ -191,10 +203,11 @@ func appendNumericBinary(dst []byte, d *apd.Decimal) []byte {
 		hdr(0, 0, numNaN, 0)
 		return dst
 	case apd.Infinite:
+		// PostgreSQL sends a display scale of 32 for infinities.
 		if d.Negative {
-			hdr(0, 0, numNinf, 0)
+			hdr(0, 0, numNinf, 32)
 		} else {
-			hdr(0, 0, numPinf, 0)
+			hdr(0, 0, numPinf, 32)
 		}
 		return dst
 	}

@@ -1,7 +1,13 @@
 package wire
 
 import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
 	"net"
+	"sync"
 
 	"github.com/streamsql/streamsql/engine"
 )
@@ -14,15 +20,176 @@ type Options struct {
 	MaxMessageSize int
 }
 
-// Server serves the PostgreSQL protocol for an engine. STUB until the wire lands.
-type Server struct{}
+// DefaultMaxMessageSize is the message size limit when Options.MaxMessageSize is 0.
+const DefaultMaxMessageSize = 64 << 20
 
-// NewServer returns a server for eng.
-func NewServer(eng *engine.Engine, opts Options) *Server { return &Server{} }
+// SessionFactory starts the engine session for a new connection. user and
+// database come from the startup message (database defaults to user); params
+// are all the startup parameters the client sent.
+type SessionFactory func(user, database string, params map[string]string) (engine.SessionAPI, error)
+
+// Server serves the PostgreSQL protocol. Each connection runs on its own
+// goroutine with its own session; the Server itself is safe for concurrent use.
+type Server struct {
+	newSession SessionFactory
+	opts       Options
+
+	ctx    context.Context // canceled by Close; parent of every statement context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[uint32]*conn // by process id (BackendKeyData)
+	nextPID   uint32
+	closed    bool
+	wg        sync.WaitGroup
+}
+
+// NewServer returns a server whose connections get sessions of eng.
+func NewServer(eng *engine.Engine, opts Options) *Server {
+	return NewServerWith(func(user, db string, params map[string]string) (engine.SessionAPI, error) {
+		return eng.NewSession(user, db, params)
+	}, opts)
+}
+
+// NewServerWith returns a server whose connections get their sessions from
+// factory. Tests use it to put a fake session behind the protocol.
+func NewServerWith(factory SessionFactory, opts Options) *Server {
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var seed [4]byte
+	_, _ = rand.Read(seed[:])
+	return &Server{
+		newSession: factory,
+		opts:       opts,
+		ctx:        ctx,
+		cancel:     cancel,
+		listeners:  map[net.Listener]struct{}{},
+		conns:      map[uint32]*conn{},
+		// Start process ids somewhere in PostgreSQL's usual pid range.
+		nextPID: 1000 + binary.BigEndian.Uint32(seed[:])%1_000_000,
+	}
+}
+
+// ErrServerClosed is returned by Serve after Close.
+var ErrServerClosed = errors.New("wire: server closed")
 
 // Serve accepts connections on l until Close; each connection gets its own
-// goroutine and engine session.
-func (s *Server) Serve(l net.Listener) error { return nil }
+// goroutine and engine session. It returns ErrServerClosed after Close.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return ErrServerClosed
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(nc)
+		}()
+	}
+}
 
-// Close stops accepting, closes open connections and waits for them.
-func (s *Server) Close() error { return nil }
+// Close stops accepting, closes open connections (canceling their running
+// statements, which closes their sessions) and waits for them.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.wg.Wait()
+		return nil
+	}
+	s.closed = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	for _, c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+// register gives c a process id and secret key and makes it cancelable.
+// It returns false when the server is closing.
+func (s *Server) register(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	for {
+		s.nextPID++
+		if s.nextPID == 0 {
+			continue
+		}
+		if _, used := s.conns[s.nextPID]; !used {
+			break
+		}
+	}
+	c.pid = s.nextPID
+	_, _ = rand.Read(c.secret[:])
+	s.conns[c.pid] = c
+	return true
+}
+
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	if s.conns[c.pid] == c {
+		delete(s.conns, c.pid)
+	}
+	s.mu.Unlock()
+}
+
+// cancelRequest cancels the running statement of the connection with this
+// process id when the secret matches; anything else is ignored, as in
+// PostgreSQL.
+func (s *Server) cancelRequest(pid uint32, secret []byte) {
+	s.mu.Lock()
+	c := s.conns[pid]
+	s.mu.Unlock()
+	if c == nil || subtle.ConstantTimeCompare(c.secret[:], secret) != 1 {
+		s.logf("wire: ignored cancel request for pid %d", pid)
+		return
+	}
+	c.cancelRunning()
+}

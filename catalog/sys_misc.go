@@ -1,0 +1,270 @@
+package catalog
+
+import "github.com/streamsql/streamsql/types"
+
+// Rows of the pg_catalog relations that describe types, functions,
+// databases, roles and settings rather than relations.
+
+// Fixed OIDs of the objects these rows describe (PostgreSQL 15's values
+// where PostgreSQL has the object).
+const (
+	postgresDBOID  uint32 = 5
+	streamsqlDBOID uint32 = 16383 // below FirstUserOID, never assigned to anything else
+	otherDBOID     uint32 = 16382 // the session's database when it is neither of the above
+	plpgsqlExtOID  uint32 = 13590
+	plpgsqlLangOID uint32 = 13589
+	internalLang   uint32 = 12
+)
+
+func init() {
+	registerRows("pg_catalog.pg_type", pgTypeRows)
+	registerRows("pg_catalog.pg_proc", pgProcRows)
+	registerRows("pg_catalog.pg_database", pgDatabaseRows)
+	registerRows("pg_catalog.pg_roles", pgRolesRows)
+	registerRows("pg_catalog.pg_authid", pgAuthidRows)
+	registerRows("pg_catalog.pg_user", pgUserRows)
+	registerRows("pg_catalog.pg_am", pgAmRows)
+	registerRows("pg_catalog.pg_collation", pgCollationRows)
+	registerRows("pg_catalog.pg_extension", pgExtensionRows)
+	registerRows("pg_catalog.pg_language", pgLanguageRows)
+	registerRows("pg_catalog.pg_tablespace", pgTablespaceRows)
+	registerRows("pg_catalog.pg_settings", pgSettingsRows)
+}
+
+func pgTypeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, pt := range pgTypes {
+		arr := arrayOID(pt.t)
+		err := b.add(row{
+			"oid": pt.oid, "typname": pt.name, "typnamespace": PgCatalogOID, "typowner": SuperuserOID,
+			"typlen": pt.t.Len(), "typbyval": pt.byVal, "typtype": typtypeOf(pt.t), "typcategory": string(rune(pt.t.Category())),
+			"typispreferred": pt.preferred, "typisdefined": true, "typdelim": ",", "typrelid": uint32(0),
+			"typsubscript": uint32(0), "typelem": typelemOf(pt), "typarray": arr,
+			"typinput": pt.procs[0], "typoutput": pt.procs[1], "typreceive": pt.procs[2], "typsend": pt.procs[3],
+			"typmodin": pt.procs[4], "typmodout": pt.procs[5], "typanalyze": uint32(0),
+			"typalign": string(rune(pt.align)), "typstorage": string(rune(pt.storage)), "typnotnull": false,
+			"typbasetype": uint32(0), "typtypmod": -1, "typndims": 0, "typcollation": pt.collation,
+		})
+		if err != nil {
+			return err
+		}
+		if arr == 0 {
+			continue
+		}
+		err = b.add(row{
+			"oid": arr, "typname": "_" + pt.name, "typnamespace": PgCatalogOID, "typowner": SuperuserOID,
+			"typlen": -1, "typbyval": false, "typtype": "b", "typcategory": "A",
+			"typispreferred": false, "typisdefined": true, "typdelim": ",", "typrelid": uint32(0),
+			"typsubscript": procArraySubscript, "typelem": pt.oid, "typarray": uint32(0),
+			"typinput": procArrayIn, "typoutput": procArrayOut, "typreceive": procArrayRecv, "typsend": procArraySend,
+			"typmodin": pt.procs[4], "typmodout": pt.procs[5], "typanalyze": procArrayTypanalyze,
+			"typalign": alignOfArray(pt.t), "typstorage": "x", "typnotnull": false,
+			"typbasetype": uint32(0), "typtypmod": -1, "typndims": 0, "typcollation": pt.collation,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// Each user relation's row type.
+	for _, r := range s.sortedRelations() {
+		if r.RowTypeOID == 0 {
+			continue
+		}
+		err := b.add(row{
+			"oid": r.RowTypeOID, "typname": r.Name, "typnamespace": s.schemaOID(r.Schema), "typowner": SuperuserOID,
+			"typlen": -1, "typbyval": false, "typtype": "c", "typcategory": "C",
+			"typispreferred": false, "typisdefined": true, "typdelim": ",", "typrelid": r.OID,
+			"typsubscript": uint32(0), "typelem": uint32(0), "typarray": uint32(0),
+			"typinput": procRecordIn, "typoutput": procRecordOut, "typreceive": procRecordRecv, "typsend": procRecordSend,
+			"typmodin": uint32(0), "typmodout": uint32(0), "typanalyze": uint32(0),
+			"typalign": "d", "typstorage": "x", "typnotnull": false,
+			"typbasetype": uint32(0), "typtypmod": -1, "typndims": 0, "typcollation": uint32(0),
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// typtypeOf is pg_type.typtype: 'p' for the pseudo-types, 'b' otherwise.
+func typtypeOf(t types.T) string {
+	if t.Kind == types.Void || t.Kind == types.Unknown {
+		return "p"
+	}
+	return "b"
+}
+
+// typelemOf is pg_type.typelem of a base type: name is a fixed-length
+// array of "char" in PostgreSQL.
+func typelemOf(pt pgType) uint32 {
+	if pt.oid == 19 {
+		return 18
+	}
+	return 0
+}
+
+func pgProcRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, p := range pgProcs {
+		vol := string(rune(p.volatile))
+		err := b.add(row{
+			"oid": p.oid, "proname": p.name, "pronamespace": PgCatalogOID, "proowner": SuperuserOID,
+			"prolang": internalLang, "procost": float32(1), "prorows": float32(0), "provariadic": uint32(0),
+			"prosupport": uint32(0), "prokind": "f", "prosecdef": false, "proleakproof": false,
+			"proisstrict": p.strict, "proretset": false, "provolatile": vol, "proparallel": "s",
+			"pronargs": len(p.args), "pronargdefaults": 0, "prorettype": p.ret, "proargtypes": p.args,
+			"prosrc": p.name,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ProcOID resolves a built-in function name ("array_in",
+// "pg_catalog.int4in") as a regproc cast does; ok is false when unknown.
+func ProcOID(name string) (uint32, bool) {
+	if len(name) > 11 && name[:11] == "pg_catalog." {
+		name = name[11:]
+	}
+	for _, p := range pgProcs {
+		if p.name == name {
+			return p.oid, true
+		}
+	}
+	return 0, false
+}
+
+// ProcName renders a function OID as regproc output does; ok is false when unknown.
+func ProcName(oid uint32) (string, bool) {
+	if p := procByOID(oid); p != nil {
+		return p.name, true
+	}
+	return "", false
+}
+
+func pgDatabaseRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	names := []string{"postgres", "streamsql"}
+	oids := []uint32{postgresDBOID, streamsqlDBOID}
+	if db := dbName(ctx); db != "postgres" && db != "streamsql" {
+		names, oids = append(names, db), append(oids, otherDBOID)
+	}
+	for i, name := range names {
+		err := b.add(row{
+			"oid": oids[i], "datname": name, "datdba": SuperuserOID, "encoding": 6, "datlocprovider": "c",
+			"datistemplate": false, "datallowconn": true, "datconnlimit": -1, "datfrozenxid": uint32(716),
+			"datminmxid": uint32(1), "dattablespace": uint32(1663), "datcollate": "C.UTF-8", "datctype": "C.UTF-8",
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pgRolesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	return b.add(row{
+		"rolname": userName(ctx), "rolsuper": true, "rolinherit": true, "rolcreaterole": true, "rolcreatedb": true,
+		"rolcanlogin": true, "rolreplication": true, "rolconnlimit": -1, "rolpassword": "********",
+		"rolbypassrls": true, "oid": SuperuserOID,
+	})
+}
+
+func pgAuthidRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	return b.add(row{
+		"oid": SuperuserOID, "rolname": userName(ctx), "rolsuper": true, "rolinherit": true, "rolcreaterole": true,
+		"rolcreatedb": true, "rolcanlogin": true, "rolreplication": true, "rolbypassrls": true, "rolconnlimit": -1,
+	})
+}
+
+func pgUserRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	return b.add(row{
+		"usename": userName(ctx), "usesysid": SuperuserOID, "usecreatedb": true, "usesuper": true,
+		"userepl": true, "usebypassrls": true, "passwd": "********",
+	})
+}
+
+func pgAmRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	if err := b.add(row{"oid": heapAMOID, "amname": "heap", "amhandler": procHeapHandler, "amtype": "t"}); err != nil {
+		return err
+	}
+	return b.add(row{"oid": btreeAMOID, "amname": "btree", "amhandler": procBtreeHandler, "amtype": "i"})
+}
+
+func pgCollationRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, r := range []row{
+		{"oid": uint32(100), "collname": "default", "collprovider": "d", "collencoding": -1},
+		{"oid": uint32(950), "collname": "C", "collprovider": "c", "collencoding": -1, "collcollate": "C", "collctype": "C"},
+		{"oid": uint32(951), "collname": "POSIX", "collprovider": "c", "collencoding": -1, "collcollate": "POSIX", "collctype": "POSIX"},
+	} {
+		r["collnamespace"], r["collowner"], r["collisdeterministic"] = PgCatalogOID, SuperuserOID, true
+		if err := b.add(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pgExtensionRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	return b.add(row{
+		"oid": plpgsqlExtOID, "extname": "plpgsql", "extowner": SuperuserOID, "extnamespace": PgCatalogOID,
+		"extrelocatable": false, "extversion": "1.0",
+	})
+}
+
+func pgLanguageRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, r := range []row{
+		{"oid": uint32(12), "lanname": "internal", "lanispl": false, "lanpltrusted": false},
+		{"oid": uint32(13), "lanname": "c", "lanispl": false, "lanpltrusted": false},
+		{"oid": uint32(14), "lanname": "sql", "lanispl": false, "lanpltrusted": true},
+		{"oid": plpgsqlLangOID, "lanname": "plpgsql", "lanispl": true, "lanpltrusted": true},
+	} {
+		r["lanowner"], r["lanplcallfoid"], r["laninline"], r["lanvalidator"] = SuperuserOID, uint32(0), uint32(0), uint32(0)
+		if err := b.add(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pgTablespaceRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	if err := b.add(row{"oid": uint32(1663), "spcname": "pg_default", "spcowner": SuperuserOID}); err != nil {
+		return err
+	}
+	return b.add(row{"oid": uint32(1664), "spcname": "pg_global", "spcowner": SuperuserOID})
+}
+
+// defaultSettings is pg_settings when the engine gives no Settings function.
+var defaultSettings = []Setting{
+	{Name: "DateStyle", Setting: "ISO, MDY", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the display format for date and time values.", Context: "user", VarType: "string", Source: "default", BootVal: "ISO, MDY", ResetVal: "ISO, MDY"},
+	{Name: "IntervalStyle", Setting: "postgres", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the display format for interval values.", Context: "user", VarType: "enum", Source: "default", BootVal: "postgres", ResetVal: "postgres"},
+	{Name: "TimeZone", Setting: "UTC", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the time zone for displaying and interpreting time stamps.", Context: "user", VarType: "string", Source: "default", BootVal: "GMT", ResetVal: "UTC"},
+	{Name: "client_encoding", Setting: "UTF8", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the client's character set encoding.", Context: "user", VarType: "string", Source: "default", BootVal: "SQL_ASCII", ResetVal: "UTF8"},
+	{Name: "extra_float_digits", Setting: "1", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the number of digits displayed for floating-point values.", Context: "user", VarType: "integer", Source: "default", BootVal: "1", ResetVal: "1"},
+	{Name: "search_path", Setting: `"$user", public`, Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the schema search order for names that are not schema-qualified.", Context: "user", VarType: "string", Source: "default", BootVal: `"$user", public`, ResetVal: `"$user", public`},
+	{Name: "server_encoding", Setting: "UTF8", Category: "Preset Options", ShortDesc: "Shows the server (database) character set encoding.", Context: "internal", VarType: "string", Source: "default", BootVal: "SQL_ASCII", ResetVal: "UTF8"},
+	{Name: "standard_conforming_strings", Setting: "on", Category: "Version and Platform Compatibility / Previous PostgreSQL Versions", ShortDesc: "Causes '...' strings to treat backslashes literally.", Context: "user", VarType: "bool", Source: "default", BootVal: "on", ResetVal: "on"},
+	{Name: "statement_timeout", Setting: "0", Unit: "ms", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the maximum allowed duration of any statement.", Context: "user", VarType: "integer", Source: "default", BootVal: "0", ResetVal: "0"},
+}
+
+func pgSettingsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	settings := defaultSettings
+	if ctx.Settings != nil {
+		settings = ctx.Settings()
+	}
+	for _, st := range settings {
+		var unit any
+		if st.Unit != "" {
+			unit = st.Unit
+		}
+		err := b.add(row{
+			"name": st.Name, "setting": st.Setting, "unit": unit, "category": st.Category, "short_desc": st.ShortDesc,
+			"context": st.Context, "vartype": st.VarType, "source": st.Source, "boot_val": st.BootVal,
+			"reset_val": st.ResetVal, "pending_restart": false,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

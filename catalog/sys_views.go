@@ -1,0 +1,76 @@
+package catalog
+
+// Rows of pg_tables, pg_views, pg_matviews and pg_indexes: PostgreSQL's
+// convenience views over pg_class.
+
+func init() {
+	registerRows("pg_catalog.pg_tables", pgTablesRows)
+	registerRows("pg_catalog.pg_views", pgViewsRows)
+	registerRows("pg_catalog.pg_matviews", pgMatviewsRows)
+	registerRows("pg_catalog.pg_indexes", pgIndexesRows)
+}
+
+// nullIfEmpty turns "" into NULL.
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func pgTablesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, r := range s.sortedRelations() {
+		if r.Kind != KindTable {
+			continue
+		}
+		err := b.add(row{
+			"schemaname": r.Schema, "tablename": r.Name, "tableowner": userName(ctx),
+			"hasindexes": r.PKIndexOID != 0, "hasrules": false, "hastriggers": false, "rowsecurity": false,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pgViewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, r := range s.sortedRelations() {
+		if r.Kind != KindView && r.Kind != KindSystem {
+			continue
+		}
+		err := b.add(row{"schemaname": r.Schema, "viewname": r.Name, "viewowner": userName(ctx), "definition": nullIfEmpty(r.ViewQuery)})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pgMatviewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, r := range s.sortedRelations() {
+		if r.Kind != KindMatView {
+			continue
+		}
+		err := b.add(row{
+			"schemaname": r.Schema, "matviewname": r.Name, "matviewowner": userName(ctx),
+			"hasindexes": false, "ispopulated": true, "definition": nullIfEmpty(r.ViewQuery),
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pgIndexesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, r := range s.sortedRelations() {
+		if r.PKIndexOID == 0 {
+			continue
+		}
+		if err := b.add(row{"schemaname": r.Schema, "tablename": r.Name, "indexname": r.PKName, "indexdef": indexDef(r)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package exec
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Columns returns the input's columns.
+func (d *Distinct) Columns() []types.Column { return d.Input.Columns() }
+
+// Children returns the input.
+func (d *Distinct) Children() []Node { return []Node{d.Input} }
+
+// Explain returns "Distinct" or "Distinct On: keys".
+func (d *Distinct) Explain() string {
+	if len(d.On) > 0 {
+		return "Distinct On: " + exprList(d.On)
+	}
+	return "Distinct"
+}
+
+// Open opens the input. Rows stream through: each batch yields the rows
+// whose key has not been seen before, in input order.
+func (d *Distinct) Open(ctx *Context) (Iterator, error) {
+	in, err := d.Input.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys := d.On
+	if len(keys) == 0 {
+		for i, c := range d.Input.Columns() {
+			keys = append(keys, &expr.ColRef{Idx: i, T: c.Type, Name: c.Name})
+		}
+	}
+	return &distinctIter{ctx: ctx, in: in, keys: keys, table: newHashTable(exprTypes(keys))}, nil
+}
+
+type distinctIter struct {
+	ctx   *Context
+	in    Iterator
+	keys  []expr.Expr
+	table *hashTable
+	gids  []int32
+}
+
+func (it *distinctIter) Next() (arrow.RecordBatch, error) {
+	for {
+		if err := canceled(it.ctx); err != nil {
+			return nil, err
+		}
+		b, err := it.in.Next()
+		if err != nil || b == nil {
+			return nil, err
+		}
+		ks, err := evalAll(it.ctx, it.keys, b)
+		if err != nil {
+			return nil, err
+		}
+		n := int(b.NumRows())
+		it.gids = it.table.insert(ks, n, it.gids, false)
+		rows := it.table.newRows
+		switch len(rows) {
+		case 0:
+			continue
+		case n:
+			return b, nil
+		}
+		return takeBatch(alloc(it.ctx), b.Schema(), b.Columns(), rows), nil
+	}
+}
+
+func (it *distinctIter) Close() error { return it.in.Close() }

@@ -1,0 +1,308 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sort"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// conn is one client connection. Everything but the cancel hook is used by
+// the connection's own goroutine only: it reads a message (the reader,
+// pgproto3.Backend) and runs it to completion (the executor methods) before
+// reading the next.
+type conn struct {
+	srv  *Server
+	nc   net.Conn
+	be   *pgproto3.Backend
+	sess engine.SessionAPI
+
+	pid    uint32
+	secret [4]byte
+
+	// mu guards running: the cancel function of the statement executing now,
+	// called by a CancelRequest arriving on another connection.
+	mu      sync.Mutex
+	running context.CancelFunc
+
+	stmts   map[string]*statement // prepared statements by name ("" unnamed)
+	portals map[string]*portal    // portals by name ("" unnamed)
+	// skipToSync is set after an error in extended query mode: messages are
+	// discarded until the next Sync.
+	skipToSync bool
+
+	fo   types.FormatOptions // the session's formatting, refreshed per statement
+	wbuf []byte              // scratch buffer for DataRow and CopyData encoding
+	// paramStatus holds reportable parameters changed since the last
+	// ReadyForQuery; they are sent just before it, as PostgreSQL does.
+	paramStatus map[string]string
+	// ioErr is the first failure to write to or read from the client; once
+	// set the connection ends after the current message.
+	ioErr error
+}
+
+// serveConn runs one connection from its startup packet to its end.
+func (s *Server) serveConn(nc net.Conn) {
+	defer nc.Close()
+	c := &conn{
+		srv:     s,
+		nc:      nc,
+		be:      pgproto3.NewBackend(nc, nc),
+		stmts:   map[string]*statement{},
+		portals: map[string]*portal{},
+	}
+	c.be.SetMaxBodyLen(s.opts.MaxMessageSize)
+	st, ok, err := c.readStartup()
+	if err != nil || !ok {
+		if err != nil && !isEOF(err) {
+			s.logf("wire: startup from %s: %v", nc.RemoteAddr(), err)
+		}
+		return
+	}
+	sess, err := s.newSession(st.user, st.database, st.params)
+	if err != nil {
+		_ = c.fatal(toPgErr(err))
+		return
+	}
+	c.sess = sess
+	defer c.closeSession()
+	if !s.register(c) {
+		_ = c.fatal(pgerr.New(pgerr.AdminShutdown, "the database system is shutting down"))
+		return
+	}
+	defer s.unregister(c)
+	if err := c.greet(st); err != nil {
+		return
+	}
+	if err := c.run(); err != nil && !isEOF(err) {
+		s.logf("wire: pid %d: %v", c.pid, err)
+	}
+}
+
+// closeSession closes every portal and then the session (which rolls back
+// an open transaction).
+func (c *conn) closeSession() {
+	for name := range c.portals {
+		c.dropPortal(name)
+	}
+	c.sess.Close()
+}
+
+func isEOF(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}
+
+// run is the message loop. It returns when the client terminates or the
+// connection fails.
+func (c *conn) run() error {
+	for {
+		msg, err := c.be.Receive()
+		if err != nil {
+			return c.readError(err)
+		}
+		if c.skipToSync {
+			switch msg.(type) {
+			case *pgproto3.Sync, *pgproto3.Terminate:
+			default:
+				continue
+			}
+		}
+		if err := c.dispatch(msg); err != nil {
+			return err
+		}
+		if c.ioErr != nil {
+			return c.ioErr
+		}
+	}
+}
+
+// errTerminate ends the message loop without an error to log.
+var errTerminate = io.EOF
+
+// dispatch runs one message. Errors it returns end the connection; errors of
+// statements are reported to the client inside.
+func (c *conn) dispatch(msg pgproto3.FrontendMessage) error {
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		return c.simpleQuery(m.String)
+	case *pgproto3.Parse:
+		return c.parse(m)
+	case *pgproto3.Bind:
+		return c.bind(m)
+	case *pgproto3.Describe:
+		return c.describe(m)
+	case *pgproto3.Execute:
+		return c.execute(m)
+	case *pgproto3.Close:
+		return c.closeMsg(m)
+	case *pgproto3.Sync:
+		return c.sync()
+	case *pgproto3.Flush:
+		return c.flush()
+	case *pgproto3.Terminate:
+		return errTerminate
+	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+		// Left over from a COPY that failed: ignored, as PostgreSQL does.
+		return nil
+	case *pgproto3.FunctionCall:
+		return c.extendedError(pgerr.Unsupported("fastpath function calls are not supported"))
+	default:
+		return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid frontend message type %d", typeByte(msg)))
+	}
+}
+
+// readError reports a malformed or oversized message (FATAL 08P01) and
+// returns the error that ends the connection.
+func (c *conn) readError(err error) error {
+	if isEOF(err) {
+		return err
+	}
+	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooBig) {
+		return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid message length"))
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return err
+	}
+	return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid frontend message: %v", err))
+}
+
+// sendError reports a statement error.
+func (c *conn) sendError(err error) {
+	c.be.Send(errorResponse(err))
+}
+
+// extendedError reports an error in extended query mode and discards
+// messages until Sync.
+func (c *conn) extendedError(err error) error {
+	c.sendError(err)
+	c.skipToSync = true
+	return nil
+}
+
+// flush writes what was sent so far to the client, remembering a failure.
+func (c *conn) flush() error {
+	if c.ioErr != nil {
+		return c.ioErr
+	}
+	if err := c.be.Flush(); err != nil {
+		c.ioErr = err
+		return err
+	}
+	return nil
+}
+
+// call runs f, a call into the session or one of its iterators, turning a
+// panic into an XX000 error.
+func (c *conn) call(f func() error) (err error) {
+	defer c.recoverTo(&err)
+	return f()
+}
+
+// errNoResult reports a session that returned neither a result nor an error.
+var errNoResult = errors.New("session returned no result")
+
+// readyForQuery sends ReadyForQuery with the session's transaction status
+// and flushes.
+func (c *conn) readyForQuery() error {
+	if len(c.paramStatus) > 0 {
+		names := make([]string, 0, len(c.paramStatus))
+		for k := range c.paramStatus {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			c.be.Send(&pgproto3.ParameterStatus{Name: k, Value: c.paramStatus[k]})
+		}
+		clear(c.paramStatus)
+	}
+	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: byte(c.sess.TxStatus())})
+	return c.flush()
+}
+
+// startStatement returns the context for one statement run: canceled by a
+// CancelRequest, by Server.Close or by the returned done function.
+func (c *conn) startStatement() (ctx context.Context, done func()) {
+	ctx, cancel := context.WithCancel(c.srv.ctx)
+	c.setRunning(cancel)
+	return ctx, func() {
+		c.setRunning(nil)
+		cancel()
+	}
+}
+
+func (c *conn) setRunning(cancel context.CancelFunc) {
+	c.mu.Lock()
+	c.running = cancel
+	c.mu.Unlock()
+}
+
+// cancelRunning cancels the statement running now, if any. Safe to call
+// from any goroutine.
+func (c *conn) cancelRunning() {
+	c.mu.Lock()
+	if c.running != nil {
+		c.running()
+	}
+	c.mu.Unlock()
+}
+
+// sendResultExtras sends a result's notices and changed parameters.
+func (c *conn) sendResultExtras(res *engine.Result) {
+	for _, n := range res.Notices {
+		c.be.Send(noticeResponse(n))
+	}
+	for k, v := range res.ParamStatus {
+		if c.paramStatus == nil {
+			c.paramStatus = map[string]string{}
+		}
+		c.paramStatus[k] = v
+	}
+}
+
+// typeByte is the protocol identifier of a frontend message, for errors.
+func typeByte(msg pgproto3.FrontendMessage) byte {
+	switch msg.(type) {
+	case *pgproto3.Query:
+		return 'Q'
+	case *pgproto3.Parse:
+		return 'P'
+	case *pgproto3.Bind:
+		return 'B'
+	case *pgproto3.Describe:
+		return 'D'
+	case *pgproto3.Execute:
+		return 'E'
+	case *pgproto3.Close:
+		return 'C'
+	case *pgproto3.Sync:
+		return 'S'
+	case *pgproto3.Flush:
+		return 'H'
+	case *pgproto3.Terminate:
+		return 'X'
+	case *pgproto3.FunctionCall:
+		return 'F'
+	case *pgproto3.CopyData:
+		return 'd'
+	case *pgproto3.CopyDone:
+		return 'c'
+	case *pgproto3.CopyFail:
+		return 'f'
+	}
+	return 'p'
+}
+
+// protocolError is a client message that makes no sense in this state.
+func protocolError(format string, args ...any) *pgerr.Error {
+	return pgerr.New(pgerr.ProtocolViolation, format, args...)
+}

@@ -1,0 +1,261 @@
+package wire
+
+import (
+	"context"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// copyIn runs the COPY FROM STDIN sub-protocol: CopyInResponse, then the
+// client's CopyData until CopyDone (load and CommandComplete) or CopyFail.
+// Flush and Sync are ignored meanwhile, as in PostgreSQL.
+func (c *conn) copyIn(ctx context.Context, in engine.CopyIn) (err error) {
+	format := formatText
+	if in.Binary() {
+		format = formatBinary
+	}
+	codes := make([]uint16, in.Columns())
+	for i := range codes {
+		codes[i] = uint16(format)
+	}
+	c.be.Send(&pgproto3.CopyInResponse{OverallFormat: byte(format), ColumnFormatCodes: codes})
+	if err := c.flush(); err != nil {
+		in.Abort("connection lost")
+		return err
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			c.call(func() error { in.Abort("COPY failed"); return nil })
+		}
+	}()
+	for {
+		msg, rerr := c.be.Receive()
+		if rerr != nil {
+			c.ioErr = rerr
+			return rerr
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			data := append([]byte(nil), m.Data...) // m.Data is the reader's buffer
+			if err := c.call(func() error { return in.Write(data) }); err != nil {
+				return err
+			}
+		case *pgproto3.CopyDone:
+			var tag string
+			err := c.call(func() error {
+				var err error
+				tag, err = in.Finish()
+				return err
+			})
+			finished = true
+			if err != nil {
+				return err
+			}
+			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+			return nil
+		case *pgproto3.CopyFail:
+			reason := m.Message
+			finished = true
+			c.call(func() error { in.Abort(reason); return nil })
+			return pgerr.New(pgerr.QueryCanceled, "COPY from stdin failed: %s", reason)
+		case *pgproto3.Flush, *pgproto3.Sync:
+		default:
+			return protocolError("unexpected message type 0x%02X during COPY from stdin", typeByte(msg))
+		}
+	}
+}
+
+// copyOut runs COPY TO STDOUT: CopyOutResponse, the rows as CopyData in
+// PostgreSQL's text or CSV format, CopyDone and CommandComplete "COPY n".
+func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) error {
+	enc := newCopyEncoder(out)
+	codes := make([]uint16, len(out.Columns))
+	c.be.Send(&pgproto3.CopyOutResponse{OverallFormat: 0, ColumnFormatCodes: codes})
+	defer func() {
+		if out.Rows != nil {
+			_ = out.Rows.Close()
+		}
+	}()
+	buf := c.wbuf[:0]
+	defer func() { c.wbuf = buf[:0] }()
+	if out.Header {
+		buf = enc.appendHeader(buf)
+	}
+	var n int64
+	for {
+		if len(buf) >= flushBytes {
+			c.be.Send(&pgproto3.CopyData{Data: buf})
+			buf = buf[:0]
+			if err := c.flush(); err != nil {
+				return err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var b arrow.RecordBatch
+		if out.Rows != nil {
+			err := c.call(func() error {
+				var err error
+				b, err = out.Rows.Next()
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if b == nil {
+			break
+		}
+		rows := int(b.NumRows())
+		for i := 0; i < rows; i++ {
+			buf = enc.appendRow(buf, b, i, &c.fo)
+			n++
+			if len(buf) >= flushBytes {
+				c.be.Send(&pgproto3.CopyData{Data: buf})
+				buf = buf[:0]
+				if err := c.flush(); err != nil {
+					b.Release()
+					return err
+				}
+			}
+		}
+		b.Release()
+	}
+	if len(buf) > 0 {
+		c.be.Send(&pgproto3.CopyData{Data: buf})
+	}
+	c.be.Send(&pgproto3.CopyDone{})
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: rowsTag("COPY", n)})
+	return nil
+}
+
+// copyEncoder writes rows in COPY's text or CSV format.
+type copyEncoder struct {
+	cols      []types.Column
+	csv       bool
+	delim     byte
+	null      string
+	quote     byte
+	escape    byte
+	valBuf    []byte
+	singleCol bool
+}
+
+func newCopyEncoder(out *engine.CopyOut) *copyEncoder {
+	e := &copyEncoder{cols: out.Columns, csv: strings.EqualFold(out.Format, "csv"), singleCol: len(out.Columns) == 1}
+	e.delim, e.null = '\t', `\N`
+	if e.csv {
+		e.delim, e.null, e.quote = ',', "", '"'
+	}
+	if out.Delimiter != "" {
+		e.delim = out.Delimiter[0]
+	}
+	if out.Null != "" || e.csv {
+		e.null = out.Null
+	}
+	if out.Quote != "" {
+		e.quote = out.Quote[0]
+	}
+	e.escape = e.quote
+	if out.Escape != "" {
+		e.escape = out.Escape[0]
+	}
+	return e
+}
+
+// appendHeader appends the HEADER line: the column names.
+func (e *copyEncoder) appendHeader(dst []byte) []byte {
+	for i, col := range e.cols {
+		if i > 0 {
+			dst = append(dst, e.delim)
+		}
+		dst = e.appendField(dst, []byte(col.Name))
+	}
+	return append(dst, '\n')
+}
+
+// appendRow appends row i of b as one line.
+func (e *copyEncoder) appendRow(dst []byte, b arrow.RecordBatch, i int, fo *types.FormatOptions) []byte {
+	for j, col := range e.cols {
+		if j > 0 {
+			dst = append(dst, e.delim)
+		}
+		var null bool
+		e.valBuf, null = appendTextValue(e.valBuf[:0], b.Column(j), i, col.Type, fo)
+		if null {
+			dst = append(dst, e.null...)
+			continue
+		}
+		dst = e.appendField(dst, e.valBuf)
+	}
+	return append(dst, '\n')
+}
+
+// appendField appends one non-NULL value with the format's escaping.
+func (e *copyEncoder) appendField(dst, v []byte) []byte {
+	if e.csv {
+		return e.appendCSV(dst, v)
+	}
+	return e.appendText(dst, v)
+}
+
+// appendText escapes like PostgreSQL's text COPY: backslash, the delimiter
+// and the control characters \b \f \n \r \t \v get a backslash escape.
+func (e *copyEncoder) appendText(dst, v []byte) []byte {
+	for _, ch := range v {
+		switch ch {
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\v':
+			dst = append(dst, '\\', 'v')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		default:
+			if ch == e.delim {
+				dst = append(dst, '\\')
+			}
+			dst = append(dst, ch)
+		}
+	}
+	return dst
+}
+
+// appendCSV quotes a value when it holds the delimiter, the quote, a line
+// break, equals the NULL string, or is a lone `\.` in a one-column COPY;
+// inside quotes the quote and escape characters are escaped.
+func (e *copyEncoder) appendCSV(dst, v []byte) []byte {
+	s := string(v)
+	quote := s == e.null || (e.singleCol && s == `\.`) ||
+		strings.IndexByte(s, e.delim) >= 0 || strings.IndexByte(s, e.quote) >= 0 ||
+		strings.ContainsAny(s, "\r\n")
+	if !quote {
+		return append(dst, v...)
+	}
+	dst = append(dst, e.quote)
+	for _, ch := range v {
+		if ch == e.quote || ch == e.escape {
+			dst = append(dst, e.escape)
+		}
+		dst = append(dst, ch)
+	}
+	return append(dst, e.quote)
+}

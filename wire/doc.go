@@ -1,0 +1,28 @@
+// Package wire serves the PostgreSQL frontend/backend protocol (version 3.0)
+// so that psql, pgx, pgjdbc and other PostgreSQL clients can use streamsql.
+//
+// A Server accepts connections and runs each on its own goroutine: the
+// connection reads one message at a time with a pgproto3.Backend and runs it
+// to completion before reading the next. Statements reach the engine only
+// through engine.SessionAPI, one session per connection:
+//
+//   - startup: SSL/GSS encryption requests are declined ('N'), cancel
+//     requests cancel the running statement of the connection they name, and
+//     a StartupMessage gets AuthenticationOk, the reportable parameters,
+//     BackendKeyData and ReadyForQuery (no password check yet);
+//   - simple query (simple.go): every statement of the text prepared and
+//     executed in turn, stopping at the first error;
+//   - extended query (extended.go): named and unnamed statements and
+//     portals, text and binary formats, row limits with PortalSuspended,
+//     and after an error every message skipped until Sync;
+//   - COPY (copy.go): FROM STDIN fed to engine.CopyIn, TO STDOUT encoded in
+//     PostgreSQL's text or CSV format;
+//   - results (rows.go): Arrow batches turned into DataRows through
+//     types.AppendText / types.AppendBinary, with direct paths for integers,
+//     booleans and strings.
+//
+// Errors a statement raises are sent as ErrorResponse with the SQLSTATE of
+// their *pgerr.Error (others as XX000; canceled and timed-out statements as
+// 57014); a panic in a statement is recovered and reported as XX000. Only
+// protocol violations (malformed or oversized messages) close a connection.
+package wire

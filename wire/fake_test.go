@@ -1,0 +1,392 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// The fake session understands a handful of statements, chosen so that real
+// PostgreSQL 15 answers them the same way (the oracle tests run the same
+// messages against both):
+//
+//	select N                                  one int4 "?column?" row
+//	select * from generate_series(1, N)       N int4 rows, in batches of 3
+//	select 1/0                                22012 division by zero
+//	select $1::text / select $1::int4         echo of the parameter
+//	select pg_sleep(N)                        blocks until its ctx ends
+//	select wire_panic()                       panics in Execute
+//	select wire_panic_rows()                  panics in Iterator.Next after 2 rows
+//	select wire_notice()                      one NOTICE, then "SELECT"-less tag
+//	insert into t values (...)                "INSERT 0 1"
+//	begin / commit / rollback                 transaction status
+//	set timezone = 'X'                        ParamStatus TimeZone
+//	copy t from stdin [csv]                   fakeCopyIn
+//	copy t to stdout [csv header]             fixed rows with characters to escape
+//	select 'a' as txt, ...                    see fakeMixedRow
+type fakeSession struct {
+	user, db string
+	params   map[string]string
+	tx       engine.TxStatus
+	fo       types.FormatOptions
+
+	// sleeping receives once each time pg_sleep starts waiting on its ctx.
+	sleeping chan struct{}
+	// copied collects COPY FROM STDIN data.
+	copied *bytes.Buffer
+	mu     sync.Mutex
+	closed bool
+}
+
+// fakeFactory returns a session factory and the list of sessions it made.
+type fakeEnv struct {
+	mu       sync.Mutex
+	sessions []*fakeSession
+	sleeping chan struct{}
+	copied   bytes.Buffer
+}
+
+func newFakeEnv() *fakeEnv { return &fakeEnv{sleeping: make(chan struct{}, 16)} }
+
+func (e *fakeEnv) factory(user, db string, params map[string]string) (engine.SessionAPI, error) {
+	if db == "nosuchdb" {
+		return nil, pgerr.New(pgerr.InvalidCatalogName, "database \"%s\" does not exist", db)
+	}
+	s := &fakeSession{user: user, db: db, params: params, tx: 'I', fo: types.DefaultFormat, sleeping: e.sleeping}
+	e.mu.Lock()
+	s.copied = &e.copied
+	e.sessions = append(e.sessions, s)
+	e.mu.Unlock()
+	return s, nil
+}
+
+func (e *fakeEnv) allClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range e.sessions {
+		if !s.isClosed() {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	reSelectN    = regexp.MustCompile(`^select (\d+)$`)
+	reSeries     = regexp.MustCompile(`^select \* from generate_series\(1, ?(\d+)\)$`)
+	reParamEcho  = regexp.MustCompile(`^select \$1::(text|int4)$`)
+	reSleep      = regexp.MustCompile(`^select pg_sleep\(\d+\)$`)
+	reSetTZ      = regexp.MustCompile(`(?i)^set timezone = '([^']*)'$`)
+	reCopyFrom   = regexp.MustCompile(`^copy t from stdin`)
+	reCopyTo     = regexp.MustCompile(`^copy t to stdout`)
+	reInsert     = regexp.MustCompile(`^insert into t values`)
+	intColumn    = []types.Column{{Name: "?column?", Type: types.TInt4}}
+	seriesColumn = []types.Column{{Name: "generate_series", Type: types.TInt4}}
+)
+
+// fakeMixed is "select 'a' as txt, null::text as nul, true as b, 7::int8 as big".
+const fakeMixed = "select 'a' as txt, null::text as nul, true as b, 7::int8 as big"
+
+var mixedColumns = []types.Column{
+	{Name: "txt", Type: types.TText}, {Name: "nul", Type: types.TText},
+	{Name: "b", Type: types.TBool}, {Name: "big", Type: types.TInt8},
+}
+
+func (s *fakeSession) Prepare(ctx context.Context, st sql.Statement, oids []uint32) (*engine.Prepared, error) {
+	text := strings.ToLower(st.Text())
+	text = strings.TrimSuffix(strings.TrimSpace(text), ";")
+	p := &engine.Prepared{Stmt: st}
+	switch {
+	case reSelectN.MatchString(text), text == "select 1/0", text == "select wire_panic()", text == "select wire_panic_rows()":
+		p.Columns = intColumn
+	case reSeries.MatchString(text):
+		p.Columns = seriesColumn
+	case reParamEcho.MatchString(text):
+		t := types.TText
+		if strings.HasSuffix(text, "int4") {
+			t = types.TInt4
+		}
+		p.ParamTypes = []types.T{t}
+		p.Columns = []types.Column{{Name: t.String(), Type: t}}
+		if t.Kind == types.Text {
+			p.Columns[0].Name = "text"
+		} else {
+			p.Columns[0].Name = "int4"
+		}
+	case reSleep.MatchString(text):
+		p.Columns = []types.Column{{Name: "pg_sleep", Type: types.TVoid}}
+	case text == fakeMixed:
+		p.Columns = mixedColumns
+	case text == "select wire_notice()", reInsert.MatchString(text), reSetTZ.MatchString(text),
+		text == "begin", text == "commit", text == "rollback", reCopyFrom.MatchString(text), reCopyTo.MatchString(text):
+	case strings.HasPrefix(text, "select * from nosuchtable"):
+		return nil, pgerr.New(pgerr.UndefinedTable, "relation \"nosuchtable\" does not exist").WithPosition(15)
+	default:
+		return nil, pgerr.Unsupported("fake session cannot run %q", text)
+	}
+	return p, nil
+}
+
+func (s *fakeSession) Execute(ctx context.Context, p *engine.Prepared, params []types.Value) (*engine.Result, error) {
+	text := strings.ToLower(p.Stmt.Text())
+	text = strings.TrimSuffix(strings.TrimSpace(text), ";")
+	if s.tx == 'E' && text != "rollback" && text != "commit" {
+		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	res, err := s.execute(ctx, text, p, params)
+	if err != nil && s.tx == 'T' {
+		s.tx = 'E'
+	}
+	return res, err
+}
+
+func (s *fakeSession) execute(ctx context.Context, text string, p *engine.Prepared, params []types.Value) (*engine.Result, error) {
+	switch {
+	case reSelectN.MatchString(text):
+		n, _ := strconv.Atoi(reSelectN.FindStringSubmatch(text)[1])
+		return rowsResult(p.Columns, int32Batches(n, n, 1)), nil
+	case reSeries.MatchString(text):
+		n, _ := strconv.Atoi(reSeries.FindStringSubmatch(text)[1])
+		return rowsResult(p.Columns, int32Batches(1, n, 3)), nil
+	case text == "select 1/0":
+		return nil, pgerr.New(pgerr.DivisionByZero, "division by zero")
+	case reParamEcho.MatchString(text):
+		return rowsResult(p.Columns, &valuesIter{cols: p.Columns, rows: [][]types.Value{{params[0]}}}), nil
+	case reSleep.MatchString(text):
+		s.sleeping <- struct{}{}
+		<-ctx.Done()
+		return nil, fmt.Errorf("sleep interrupted: %w", ctx.Err())
+	case text == "select wire_panic()":
+		panic("wire_panic called")
+	case text == "select wire_panic_rows()":
+		return rowsResult(p.Columns, &panicIter{}), nil
+	case text == fakeMixed:
+		return rowsResult(p.Columns, &valuesIter{cols: p.Columns, rows: [][]types.Value{{"a", nil, true, int64(7)}}}), nil
+	case text == "select wire_notice()":
+		return &engine.Result{Tag: "DO", Notices: []*pgerr.Error{{Code: pgerr.Warning, Severity: pgerr.SevWarning, Message: "careful"}}}, nil
+	case reInsert.MatchString(text):
+		return &engine.Result{Tag: "INSERT 0 1"}, nil
+	case text == "begin":
+		s.tx = 'T'
+		return &engine.Result{Tag: "BEGIN"}, nil
+	case text == "commit":
+		tag := "COMMIT"
+		if s.tx == 'E' {
+			tag = "ROLLBACK"
+		}
+		s.tx = 'I'
+		return &engine.Result{Tag: tag}, nil
+	case text == "rollback":
+		s.tx = 'I'
+		return &engine.Result{Tag: "ROLLBACK"}, nil
+	case reSetTZ.MatchString(text):
+		orig := strings.TrimSuffix(strings.TrimSpace(p.Stmt.Text()), ";")
+		return &engine.Result{Tag: "SET", ParamStatus: map[string]string{"TimeZone": reSetTZ.FindStringSubmatch(orig)[1]}}, nil
+	case reCopyFrom.MatchString(text):
+		return &engine.Result{CopyIn: &fakeCopyIn{buf: s.copied, csv: strings.Contains(text, "csv")}}, nil
+	case reCopyTo.MatchString(text):
+		out := &engine.CopyOut{Columns: copyColumns, Rows: &valuesIter{cols: copyColumns, rows: copyRows}, Format: "text"}
+		if strings.Contains(text, "csv") {
+			out.Format = "csv"
+			out.Header = strings.Contains(text, "header")
+		}
+		return &engine.Result{CopyOut: out}, nil
+	}
+	return nil, pgerr.Unsupported("fake session cannot run %q", text)
+}
+
+func (s *fakeSession) TxStatus() engine.TxStatus   { return s.tx }
+func (s *fakeSession) Format() types.FormatOptions { return s.fo }
+func (s *fakeSession) ParamStatus() map[string]string {
+	return map[string]string{"TimeZone": "Etc/UTC"}
+}
+func (s *fakeSession) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+func (s *fakeSession) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func rowsResult(cols []types.Column, it exec.Iterator) *engine.Result {
+	return &engine.Result{Tag: "SELECT", Columns: cols, Rows: it}
+}
+
+// COPY TO fixture: id int4, note text.
+var (
+	copyColumns = []types.Column{{Name: "id", Type: types.TInt4}, {Name: "note", Type: types.TText}}
+	copyRows    = [][]types.Value{
+		{int64(1), "plain"},
+		{int64(2), "tab\there, newline\nthere"},
+		{int64(3), `back\slash`},
+		{nil, nil},
+		{int64(5), ""},
+		{int64(6), `say "hi", ok`},
+		{int64(7), "cr\rlf"},
+	}
+)
+
+// int32Batches yields from..to in batches of size.
+func int32Batches(from, to, size int) exec.Iterator {
+	var batches []arrow.RecordBatch
+	schema := types.ArrowSchema(seriesColumn)
+	for lo := from; lo <= to; lo += size {
+		b := array.NewInt32Builder(memory.DefaultAllocator)
+		for v := lo; v < lo+size && v <= to; v++ {
+			b.Append(int32(v))
+		}
+		arr := b.NewArray()
+		batches = append(batches, array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len())))
+	}
+	return &sliceIter{batches: batches}
+}
+
+type sliceIter struct {
+	batches []arrow.RecordBatch
+	closed  bool
+}
+
+func (it *sliceIter) Next() (arrow.RecordBatch, error) {
+	if len(it.batches) == 0 {
+		return nil, nil
+	}
+	b := it.batches[0]
+	it.batches = it.batches[1:]
+	return b, nil
+}
+
+func (it *sliceIter) Close() error { it.closed = true; return nil }
+
+// valuesIter builds one batch from Go values, with builders chosen by
+// storage type so that it does not depend on types.AppendValue.
+type valuesIter struct {
+	cols []types.Column
+	rows [][]types.Value
+	done bool
+}
+
+func (it *valuesIter) Next() (arrow.RecordBatch, error) {
+	if it.done {
+		return nil, nil
+	}
+	it.done = true
+	arrs := make([]arrow.Array, len(it.cols))
+	for j, col := range it.cols {
+		b := array.NewBuilder(memory.DefaultAllocator, col.Type.ArrowType())
+		for _, row := range it.rows {
+			v := row[j]
+			if v == nil {
+				b.AppendNull()
+				continue
+			}
+			switch b := b.(type) {
+			case *array.Int32Builder:
+				b.Append(int32(v.(int64)))
+			case *array.Int64Builder:
+				b.Append(v.(int64))
+			case *array.BooleanBuilder:
+				b.Append(v.(bool))
+			case *array.StringBuilder:
+				b.Append(v.(string))
+			case *array.NullBuilder:
+				b.AppendNull()
+			default:
+				return nil, fmt.Errorf("valuesIter: no builder for %s", col.Type)
+			}
+		}
+		arrs[j] = b.NewArray()
+	}
+	return array.NewRecordBatch(types.ArrowSchema(it.cols), arrs, int64(len(it.rows))), nil
+}
+
+func (it *valuesIter) Close() error { return nil }
+
+// panicIter yields one batch of 2 rows, then panics.
+type panicIter struct{ n int }
+
+func (it *panicIter) Next() (arrow.RecordBatch, error) {
+	it.n++
+	if it.n == 1 {
+		return int32Batches(1, 2, 2).Next()
+	}
+	panic("iterator exploded")
+}
+
+func (it *panicIter) Close() error { return nil }
+
+// fakeCopyIn counts lines written.
+type fakeCopyIn struct {
+	buf     *bytes.Buffer
+	csv     bool
+	written bytes.Buffer
+	aborted string
+}
+
+func (c *fakeCopyIn) Columns() int { return 2 }
+func (c *fakeCopyIn) Binary() bool { return false }
+func (c *fakeCopyIn) Write(data []byte) error {
+	if bytes.Contains(data, []byte("BAD")) {
+		return pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type integer: \"BAD\"")
+	}
+	c.written.Write(data)
+	return nil
+}
+func (c *fakeCopyIn) Finish() (string, error) {
+	c.buf.Write(c.written.Bytes())
+	return fmt.Sprintf("COPY %d", bytes.Count(c.written.Bytes(), []byte("\n"))), nil
+}
+func (c *fakeCopyIn) Abort(reason string) { c.aborted = reason }
+
+// startFake starts a server backed by fake sessions on a loopback port.
+func startFake(t *testing.T, opts Options) (*Server, string, *fakeEnv) {
+	t.Helper()
+	env := newFakeEnv()
+	srv := NewServerWith(env.factory, opts)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-done; err != ErrServerClosed {
+			t.Errorf("Serve returned %v, want ErrServerClosed", err)
+		}
+	})
+	return srv, l.Addr().String(), env
+}
+
+// typesIOReady reports whether the types package's text/binary I/O is
+// implemented (it is a stub while another engineer writes it); tests of
+// values that go through it skip until then.
+func typesIOReady() bool {
+	return types.FormatText(int64(42), types.TInt4, &types.DefaultFormat) == "42"
+}
+
+func requireTypesIO(t *testing.T) {
+	t.Helper()
+	if !typesIOReady() {
+		t.Skip("types text/binary I/O not implemented yet")
+	}
+}

@@ -1,0 +1,294 @@
+package wire
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Format codes of the protocol.
+const (
+	formatText   int16 = 0
+	formatBinary int16 = 1
+)
+
+// flushBytes is how much encoded output is gathered before it is written.
+const flushBytes = 64 << 10
+
+// rowDescription describes result columns sent in the given formats.
+func rowDescription(cols []types.Column, formats []int16) *pgproto3.RowDescription {
+	fields := make([]pgproto3.FieldDescription, len(cols))
+	for i, col := range cols {
+		f := formatText
+		if i < len(formats) {
+			f = formats[i]
+		}
+		fields[i] = pgproto3.FieldDescription{
+			Name:                 []byte(col.Name),
+			DataTypeOID:          col.Type.OID(),
+			DataTypeSize:         col.Type.Len(),
+			TypeModifier:         col.Type.Typmod,
+			Format:               f,
+			TableOID:             0,
+			TableAttributeNumber: 0,
+		}
+	}
+	return &pgproto3.RowDescription{Fields: fields}
+}
+
+// rowsTag completes a row-returning command's tag with its row count.
+func rowsTag(verb string, n int64) []byte {
+	tag := make([]byte, 0, len(verb)+21)
+	tag = append(tag, verb...)
+	tag = append(tag, ' ')
+	return strconv.AppendInt(tag, n, 10)
+}
+
+// rawMessage is an already encoded run of backend messages.
+type rawMessage []byte
+
+func (rawMessage) Backend()                            {}
+func (m rawMessage) Decode([]byte) error               { return nil }
+func (m rawMessage) Encode(dst []byte) ([]byte, error) { return append(dst, m...), nil }
+
+// rowSource is an open result being sent as DataRows: its iterator and the
+// batch it is in the middle of, so a portal can stop after max rows and
+// continue on the next Execute. Used by the connection goroutine only.
+type rowSource struct {
+	it      exec.Iterator
+	cols    []types.Column
+	formats []int16 // per column
+	batch   arrow.RecordBatch
+	pos     int // next row of batch
+	done    bool
+}
+
+// newRowSource prepares to send it's rows; formats are per column (nil =
+// all text).
+func newRowSource(it exec.Iterator, cols []types.Column, formats []int16) *rowSource {
+	f := make([]int16, len(cols))
+	copy(f, formats)
+	return &rowSource{it: it, cols: cols, formats: f}
+}
+
+// close releases the iterator; safe to call more than once.
+func (rs *rowSource) close() {
+	if rs.batch != nil {
+		rs.batch.Release()
+		rs.batch = nil
+	}
+	if rs.it != nil {
+		_ = rs.it.Close()
+		rs.it = nil
+	}
+	rs.done = true
+}
+
+// send sends up to limit rows (0 = all) as DataRows. It reports how many it
+// sent and whether the result is exhausted. The context is checked between
+// batches so a cancel stops even an iterator that ignores it.
+func (rs *rowSource) send(ctx context.Context, c *conn, limit int64) (n int64, done bool, err error) {
+	buf := c.wbuf[:0]
+	complete := 0 // buf[:complete] holds whole DataRows
+	defer func() {
+		if complete > 0 {
+			c.be.Send(rawMessage(buf[:complete]))
+		}
+		c.wbuf = buf[:0]
+	}()
+	for !rs.done && (limit == 0 || n < limit) {
+		if rs.batch == nil || rs.pos >= int(rs.batch.NumRows()) {
+			if err := rs.nextBatch(ctx, c); err != nil {
+				return n, false, err
+			}
+			continue
+		}
+		end := int(rs.batch.NumRows())
+		if limit > 0 && int64(end-rs.pos) > limit-n {
+			end = rs.pos + int(limit-n)
+		}
+		for ; rs.pos < end; rs.pos++ {
+			buf, err = appendDataRow(buf, rs.batch, rs.pos, rs.cols, rs.formats, &c.fo)
+			if err != nil {
+				return n, false, err
+			}
+			complete = len(buf)
+			n++
+			if complete >= flushBytes {
+				c.be.Send(rawMessage(buf))
+				buf, complete = buf[:0], 0
+				if err := c.flush(); err != nil {
+					return n, false, err
+				}
+			}
+		}
+	}
+	return n, rs.done, nil
+}
+
+// nextBatch moves to the iterator's next batch, or closes the source at the
+// end.
+func (rs *rowSource) nextBatch(ctx context.Context, c *conn) error {
+	if rs.batch != nil {
+		rs.batch.Release()
+		rs.batch = nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var b arrow.RecordBatch
+	err := c.call(func() error {
+		var err error
+		b, err = rs.it.Next()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		rs.close()
+		return nil
+	}
+	rs.batch, rs.pos = b, 0
+	return nil
+}
+
+// appendDataRow appends one DataRow message for row i of b.
+func appendDataRow(dst []byte, b arrow.RecordBatch, i int, cols []types.Column, formats []int16, fo *types.FormatOptions) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, 'D', 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(cols)))
+	for j, col := range cols {
+		lenAt := len(dst)
+		dst = append(dst, 0, 0, 0, 0)
+		var null bool
+		var err error
+		if formats[j] == formatBinary {
+			dst, null, err = appendBinaryValue(dst, b.Column(j), i, col.Type)
+		} else {
+			dst, null = appendTextValue(dst, b.Column(j), i, col.Type, fo)
+		}
+		if err != nil {
+			return dst, err
+		}
+		n := int32(len(dst) - lenAt - 4)
+		if null {
+			n = -1
+		}
+		binary.BigEndian.PutUint32(dst[lenAt:], uint32(n))
+	}
+	binary.BigEndian.PutUint32(dst[start+1:], uint32(len(dst)-start-1))
+	return dst, nil
+}
+
+// appendTextValue appends the text output of row i of a (of SQL type t),
+// or reports NULL. The common storage types are formatted here directly;
+// the rest goes through types.AppendText.
+func appendTextValue(dst []byte, a arrow.Array, i int, t types.T, fo *types.FormatOptions) ([]byte, bool) {
+	if t.Kind == types.Void {
+		return dst, false // void prints as an empty string, never NULL
+	}
+	if a.IsNull(i) {
+		return dst, true
+	}
+	switch t.Kind {
+	case types.Int2:
+		if a, ok := a.(*array.Int16); ok {
+			return strconv.AppendInt(dst, int64(a.Value(i)), 10), false
+		}
+	case types.Int4:
+		if a, ok := a.(*array.Int32); ok {
+			return strconv.AppendInt(dst, int64(a.Value(i)), 10), false
+		}
+	case types.Int8:
+		if a, ok := a.(*array.Int64); ok {
+			return strconv.AppendInt(dst, a.Value(i), 10), false
+		}
+	case types.Oid:
+		if a, ok := a.(*array.Uint32); ok {
+			return strconv.AppendUint(dst, uint64(a.Value(i)), 10), false
+		}
+	case types.Bool:
+		if a, ok := a.(*array.Boolean); ok {
+			if a.Value(i) {
+				return append(dst, 't'), false
+			}
+			return append(dst, 'f'), false
+		}
+	case types.Text, types.Varchar, types.Name, types.Unknown, types.JSON:
+		if a, ok := a.(*array.String); ok {
+			return append(dst, a.Value(i)...), false
+		}
+	}
+	v := types.ValueAt(a, i, t)
+	if v == nil {
+		return dst, true
+	}
+	return types.AppendText(dst, v, t, fo), false
+}
+
+// appendBinaryValue appends the binary send format of row i of a, or
+// reports NULL.
+func appendBinaryValue(dst []byte, a arrow.Array, i int, t types.T) ([]byte, bool, error) {
+	if t.Kind == types.Void {
+		return dst, false, nil
+	}
+	if a.IsNull(i) {
+		return dst, true, nil
+	}
+	switch t.Kind {
+	case types.Int2:
+		if a, ok := a.(*array.Int16); ok {
+			return binary.BigEndian.AppendUint16(dst, uint16(a.Value(i))), false, nil
+		}
+	case types.Int4:
+		if a, ok := a.(*array.Int32); ok {
+			return binary.BigEndian.AppendUint32(dst, uint32(a.Value(i))), false, nil
+		}
+	case types.Int8:
+		if a, ok := a.(*array.Int64); ok {
+			return binary.BigEndian.AppendUint64(dst, uint64(a.Value(i))), false, nil
+		}
+	case types.Float4:
+		if a, ok := a.(*array.Float32); ok {
+			return binary.BigEndian.AppendUint32(dst, math.Float32bits(a.Value(i))), false, nil
+		}
+	case types.Float8:
+		if a, ok := a.(*array.Float64); ok {
+			return binary.BigEndian.AppendUint64(dst, math.Float64bits(a.Value(i))), false, nil
+		}
+	case types.Oid:
+		if a, ok := a.(*array.Uint32); ok {
+			return binary.BigEndian.AppendUint32(dst, a.Value(i)), false, nil
+		}
+	case types.Bool:
+		if a, ok := a.(*array.Boolean); ok {
+			if a.Value(i) {
+				return append(dst, 1), false, nil
+			}
+			return append(dst, 0), false, nil
+		}
+	case types.Text, types.Varchar, types.Name, types.Unknown, types.JSON:
+		if a, ok := a.(*array.String); ok {
+			return append(dst, a.Value(i)...), false, nil
+		}
+	case types.Bytea:
+		if a, ok := a.(*array.Binary); ok {
+			return append(dst, a.Value(i)...), false, nil
+		}
+	}
+	v := types.ValueAt(a, i, t)
+	if v == nil {
+		return dst, true, nil
+	}
+	out, err := types.AppendBinary(dst, v, t)
+	return out, false, err
+}
