@@ -174,3 +174,17 @@ func TestOracle(t *testing.T) {
 		}
 	}
 }
+
+func init() {
+	oracleQueries = append(oracleQueries,
+		"SELECT * FROM generate_series(1, 5)",
+		"SELECT g FROM generate_series(10, 1, -3) g",
+		"SELECT x * 2 FROM generate_series(1, 3) AS s(x)",
+		"SELECT * FROM generate_series(TIMESTAMP '2024-01-30', TIMESTAMP '2024-04-01', INTERVAL '1 month')",
+		"SELECT * FROM unnest(ARRAY['a', 'b', NULL])",
+		"SELECT generate_series(1, 3), 'x'",
+		"SELECT a, generate_series(1, 2) FROM t WHERE a < 3",
+		"SELECT count(*), generate_series(1, 2) FROM t",
+		"SELECT t.a, g.g FROM t JOIN generate_series(2, 4) g ON t.a = g.g",
+	)
+}
