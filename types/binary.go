@@ -57,11 +57,17 @@ func AppendBinary(dst []byte, v Value, t T) ([]byte, error) {
 		if !ok {
 			return bad()
 		}
+		if f != f {
+			return be.AppendUint32(dst, 0x7fc00000), nil
+		}
 		return be.AppendUint32(dst, math.Float32bits(float32(f))), nil
 	case Float8:
 		f, ok := v.(float64)
 		if !ok {
 			return bad()
+		}
+		if f != f {
+			return be.AppendUint64(dst, 0x7ff8000000000000), nil
 		}
 		return be.AppendUint64(dst, math.Float64bits(f)), nil
 	case Numeric:
@@ -122,6 +128,15 @@ func AppendBinary(dst []byte, v Value, t T) ([]byte, error) {
 		return append(append(dst, 1), s...), nil
 	case Void:
 		return dst, nil
+	case Char:
+		s, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		if s == "" {
+			return append(dst, 0), nil // "char" '' is the zero byte
+		}
+		return append(dst, s[0]), nil
 	case Array:
 		a, ok := v.([]Value)
 		if !ok {
@@ -250,6 +265,11 @@ func ParseBinary(b []byte, t T) (Value, error) {
 		return ParseText(string(b[1:]), t, nil)
 	case Void:
 		return nil, nil
+	case Char:
+		if len(b) == 1 && b[0] == 0 {
+			return "", nil
+		}
+		return ParseText(string(b), t, nil)
 	case Array:
 		return parseArrayBinary(b, t)
 	default: // text-likes and json: the text itself, with the typmod rules

@@ -2,6 +2,7 @@ package types
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,9 @@ func appendFloat(dst []byte, f float64, bits int, extra int) []byte {
 	}
 	var buf [32]byte
 	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bits)
+	if onRoundingBoundary(f, bits, e) {
+		e = shortestInside(buf[:0], f, bits)
+	}
 	// e is [-]d[.ddd]e±XX
 	neg := e[0] == '-'
 	if neg {
@@ -99,6 +103,71 @@ func appendFloat(dst []byte, f float64, bits int, extra int) []byte {
 	return append(dst, digits[exp+1:nd]...)
 }
 
+// onRoundingBoundary reports whether the shortest text s of f lies exactly
+// halfway to a neighbouring float. Go's shortest output accepts such a
+// text when f's mantissa is even (it reads back by ties-to-even), while
+// PostgreSQL's Ryu excludes the bounds. Only floats of magnitude >= 2^53
+// (2^24 for real) can have a short halfway text, so others are not checked.
+func onRoundingBoundary(f float64, bits int, s []byte) bool {
+	a := math.Abs(f)
+	if bits == 64 {
+		if a < 1<<53 || math.Float64bits(a)&1 != 0 {
+			return false
+		}
+	} else if a < 1<<24 || math.Float32bits(float32(a))&1 != 0 {
+		return false
+	}
+	r, ok := new(big.Rat).SetString(string(s))
+	if !ok {
+		return false
+	}
+	r.Abs(r)
+	return r.Cmp(midpoint(a, bits, true)) == 0 || r.Cmp(midpoint(a, bits, false)) == 0
+}
+
+func midpoint(a float64, bits int, up bool) *big.Rat {
+	var n float64
+	if bits == 64 {
+		if up {
+			n = math.Nextafter(a, math.Inf(1))
+		} else {
+			n = math.Nextafter(a, 0)
+		}
+	} else {
+		if up {
+			n = float64(math.Nextafter32(float32(a), float32(math.Inf(1))))
+		} else {
+			n = float64(math.Nextafter32(float32(a), 0))
+		}
+	}
+	if math.IsInf(n, 0) {
+		n = a * 2 // no neighbour: any text reads back
+	}
+	m := new(big.Rat).SetFloat64(a)
+	m.Add(m, new(big.Rat).SetFloat64(n))
+	return m.Quo(m, big.NewRat(2, 1))
+}
+
+// shortestInside returns the shortest correctly rounded %e text of f that
+// lies strictly inside f's rounding interval.
+func shortestInside(dst []byte, f float64, bits int) []byte {
+	maxDigits := 17
+	if bits == 32 {
+		maxDigits = 9
+	}
+	for n := 1; n <= maxDigits; n++ {
+		s := strconv.AppendFloat(dst[:0], f, 'e', n-1, bits)
+		back, err := strconv.ParseFloat(string(s), bits)
+		if err == nil && back == f && !onRoundingBoundary(f, bits, s) {
+			return s
+		}
+	}
+	return strconv.AppendFloat(dst[:0], f, 'e', maxDigits-1, bits)
+}
+
+// nan is the NaN PostgreSQL produces and sends (C's NAN).
+var nan = math.Float64frombits(0x7ff8000000000000)
+
 // parseFloat parses float4in/float8in's syntax.
 func parseFloat(s string, bits int) (float64, error) {
 	name := "double precision"
@@ -114,7 +183,7 @@ func parseFloat(s string, bits int) (float64, error) {
 	}
 	switch strings.ToLower(body) {
 	case "nan":
-		return math.NaN(), nil
+		return nan, nil
 	case "infinity", "inf":
 		if neg {
 			return math.Inf(-1), nil

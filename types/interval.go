@@ -28,6 +28,26 @@ func IntervalTypmod(rangeMask, precision int) int32 {
 	return int32(rangeMask<<16 | precision)
 }
 
+// intervalTypmodString is intervaltypmodout: " day to second(3)", "(2)", "".
+func intervalTypmodString(typmod int32) string {
+	if typmod < 0 {
+		return ""
+	}
+	names := map[int]string{
+		IntervalYear: " year", IntervalMonth: " month", IntervalDay: " day", IntervalHour: " hour",
+		IntervalMinute: " minute", IntervalSecond: " second", IntervalYear | IntervalMonth: " year to month",
+		IntervalDay | IntervalHour: " day to hour", IntervalDay | IntervalHour | IntervalMinute: " day to minute",
+		IntervalDay | IntervalHour | IntervalMinute | IntervalSecond: " day to second",
+		IntervalHour | IntervalMinute:                                " hour to minute", IntervalHour | IntervalMinute | IntervalSecond: " hour to second",
+		IntervalMinute | IntervalSecond: " minute to second",
+	}
+	s := names[intervalRange(typmod)]
+	if p := intervalPrecision(typmod); p != intervalFullPrecision {
+		s += "(" + strconv.Itoa(p) + ")"
+	}
+	return s
+}
+
 func intervalRange(typmod int32) int {
 	if typmod < 0 {
 		return intervalFullRange

@@ -508,7 +508,23 @@ func compareJSONB(a, b string) int {
 	if err1 != nil || err2 != nil {
 		return strings.Compare(a, b)
 	}
-	return compareJSONValue(va, vb)
+	// A top-level scalar is stored as a one-element "raw scalar" array: it
+	// sorts with arrays by element count, before a real array of one element.
+	wrap := func(v *jsonValue) (*jsonValue, bool) {
+		if v.kind == 'o' || v.kind == 'a' {
+			return v, false
+		}
+		return &jsonValue{kind: 'a', vals: []*jsonValue{v}}, true
+	}
+	wa, rawA := wrap(va)
+	wb, rawB := wrap(vb)
+	if wa.kind == 'a' && wb.kind == 'a' && rawA != rawB && len(wa.vals) == len(wb.vals) {
+		if rawA {
+			return -1
+		}
+		return 1
+	}
+	return compareJSONValue(wa, wb)
 }
 
 func jsonRank(k byte) int {

@@ -170,5 +170,5 @@ func TypmodIn(k Kind, mods []int32) (int32, error) {
 		}
 		return IntervalTypmod(int(rng), int(prec)), nil
 	}
-	return -1, pgerr.New(pgerr.SyntaxError, "type modifier is not allowed for type \"%s\"", T{Kind: k}.String())
+	return -1, pgerr.New(pgerr.SyntaxError, "type modifier is not allowed for type \"%s\"", T{Kind: k}.TypName())
 }

@@ -203,10 +203,11 @@ func appendNumericBinary(dst []byte, d *apd.Decimal) []byte {
 		hdr(0, 0, numNaN, 0)
 		return dst
 	case apd.Infinite:
+		// PostgreSQL sends a display scale of 32 for infinities.
 		if d.Negative {
-			hdr(0, 0, numNinf, 0)
+			hdr(0, 0, numNinf, 32)
 		} else {
-			hdr(0, 0, numPinf, 0)
+			hdr(0, 0, numPinf, 32)
 		}
 		return dst
 	}

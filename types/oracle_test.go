@@ -15,7 +15,13 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 )
 
-const oracleFile = "testdata/pg15_text.tsv"
+const (
+	oracleFile       = "testdata/pg15_text.tsv"
+	oracleBinaryFile = "testdata/pg15_binary.tsv"
+	oracleFloatFile  = "testdata/pg15_float.tsv"
+	oracleOrderFile  = "testdata/pg15_order.tsv"
+	oracleTypmodFile = "testdata/pg15_typmod.tsv"
+)
 
 // TestGenerateOracle records PostgreSQL's answers for oracleGroups into
 // testdata. It runs only with STREAMSQL_PG_ORACLE set to a connection string
@@ -34,8 +40,9 @@ func TestGenerateOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var out strings.Builder
+	var out, bin strings.Builder
 	out.WriteString("# settings\ttype\tinput\tresult (generated from PostgreSQL 15 by TestGenerateOracle)\n")
+	bin.WriteString("# settings\ttype\tinput\tbinary send output in hex (generated from PostgreSQL 15 by TestGenerateOracle)\n")
 	for _, g := range oracleGroups {
 		tz, efd := "UTC", "1"
 		for _, kv := range strings.Fields(g.settings) {
@@ -68,11 +75,24 @@ func TestGenerateOracle(t *testing.T) {
 				settings = "-"
 			}
 			fmt.Fprintf(&out, "%s\t%s\t%s\t%s\n", settings, g.typ, strconv.Quote(in), result)
+			if err == nil {
+				br := conn.ExecParams(ctx, "SELECT x FROM tio", nil, nil, nil, []int16{1}).Read()
+				if br.Err != nil {
+					t.Fatal(br.Err)
+				}
+				fmt.Fprintf(&bin, "%s\t%s\t%s\t%x\n", settings, g.typ, strconv.Quote(in), br.Rows[0][0])
+			}
 		}
 	}
 	if err := os.WriteFile(oracleFile, []byte(out.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(oracleBinaryFile, []byte(bin.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	generateFloatOracle(t, ctx, conn)
+	generateOrderOracle(t, ctx, conn)
+	generateTypmodOracle(t, ctx, conn)
 }
 
 // typeFromSpec turns a PostgreSQL type spelling used in the oracle file
@@ -110,14 +130,15 @@ func typeFromSpec(spec string) (T, error) {
 		}
 		spec = "interval"
 	} else if i := strings.IndexByte(spec, '('); i >= 0 {
-		for _, p := range strings.Split(strings.TrimSuffix(spec[i+1:], ")"), ",") {
-			n, err := strconv.Atoi(p)
+		j := strings.IndexByte(spec, ')')
+		for _, p := range strings.Split(spec[i+1:j], ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
 			if err != nil {
 				return T{}, err
 			}
 			mods = append(mods, int32(n))
 		}
-		spec = spec[:i]
+		spec = strings.TrimSpace(spec[:i] + spec[j+1:])
 	}
 	if spec == "char" { // SQL's char (not "char") is character(1)
 		spec = "character"

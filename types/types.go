@@ -172,7 +172,7 @@ func (t T) String() string {
 	name := kinds[t.Kind].name
 	if t.Typmod < 0 {
 		if t.Kind == Bpchar {
-			return "character(1)"
+			return "bpchar" // as format_type: not character(1)
 		}
 		return name
 	}
@@ -182,8 +182,10 @@ func (t T) String() string {
 	case Bpchar:
 		return fmt.Sprintf("character(%d)", t.Typmod-4)
 	case Numeric:
-		m := t.Typmod - 4
-		return fmt.Sprintf("numeric(%d,%d)", (m>>16)&0xffff, m&0xffff)
+		p, s := numericTypmod(t.Typmod)
+		return fmt.Sprintf("numeric(%d,%d)", p, s)
+	case Interval:
+		return "interval" + intervalTypmodString(t.Typmod)
 	case Timestamp:
 		return fmt.Sprintf("timestamp(%d) without time zone", t.Typmod)
 	case TimestampTZ:
@@ -192,6 +194,22 @@ func (t T) String() string {
 		return fmt.Sprintf("time(%d) without time zone", t.Typmod)
 	}
 	return name
+}
+
+// TypName returns pg_type.typname: "int4", "varchar", "_int4" for arrays.
+func (t T) TypName() string {
+	if t.Kind == Array {
+		return "_" + t.Elem.TypName()
+	}
+	return kindTypNames[t.Kind]
+}
+
+var kindTypNames = [numKinds]string{
+	Unknown: "unknown", Bool: "bool", Int2: "int2", Int4: "int4", Int8: "int8", Float4: "float4",
+	Float8: "float8", Numeric: "numeric", Text: "text", Varchar: "varchar", Bpchar: "bpchar",
+	Name: "name", Char: "char", Bytea: "bytea", Date: "date", Time: "time", Timestamp: "timestamp",
+	TimestampTZ: "timestamptz", Interval: "interval", JSON: "json", JSONB: "jsonb", Oid: "oid",
+	RegClass: "regclass", RegType: "regtype", RegProc: "regproc", Void: "void",
 }
 
 // FromOID returns the type with the given OID (typmod -1).
