@@ -9,6 +9,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -28,24 +29,10 @@ func createSchema(env *Env, rv *pg.RangeVar) string {
 	return "public"
 }
 
-// parseVersion is the parse-tree version pg_query's Deparse insists on.
-var parseVersion = func() int32 {
-	r, err := pg.Parse("SELECT 1")
-	if err != nil {
-		return 0
-	}
-	return r.Version
-}()
-
-// deparse renders a statement as SQL text.
-func deparse(n *pg.Node) (string, error) {
-	return pg.Deparse(&pg.ParseResult{Version: parseVersion, Stmts: []*pg.RawStmt{{Stmt: n}}})
-}
-
 // deparseExpr renders an expression as SQL text (for column defaults).
 func deparseExpr(n *pg.Node) (string, error) {
 	sel := &pg.SelectStmt{TargetList: []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: n}}}}}
-	text, err := deparse(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}})
+	text, err := sql.Deparse(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}})
 	if err != nil {
 		return "", fmtErr("deparse default: %w", err)
 	}
@@ -209,7 +196,7 @@ func viewDef(env *Env, stmt *pg.ViewStmt, source string) (*catalog.Relation, []u
 		}
 		rel.Columns = append(rel.Columns, catalog.Column{Name: name, Type: b.cols[id].t})
 	}
-	text, err := deparse(stmt.Query)
+	text, err := sql.Deparse(stmt.Query)
 	if err != nil {
 		return nil, nil, fmtErr("deparse view query: %w", err)
 	}
