@@ -531,7 +531,11 @@ func (r *Runner) substitute(sql string) string {
 // writeFailure prints a failure: where, the SQL, and the first lines of the
 // expected and actual results.
 func writeFailure(w io.Writer, f Failure) {
-	fmt.Fprintf(w, "FAIL %s:%d: %s\n", f.File, f.Line, f.Message)
+	if f.Line > 0 {
+		fmt.Fprintf(w, "FAIL %s:%d: %s\n", f.File, f.Line, f.Message)
+	} else {
+		fmt.Fprintf(w, "FAIL %s: %s\n", f.File, f.Message)
+	}
 	if f.SQL != "" {
 		fmt.Fprintf(w, "  sql:\n%s", indent(strings.Split(f.SQL, "\n"), 12))
 	}
