@@ -96,6 +96,7 @@ func (rs *rowSource) close() {
 // sent and whether the result is exhausted. The context is checked between
 // batches so a cancel stops even an iterator that ignores it.
 func (rs *rowSource) send(ctx context.Context, c *conn, limit int64) (n int64, done bool, err error) {
+	defer c.recoverTo(&err) // a value the formatting code cannot handle
 	buf := c.wbuf[:0]
 	complete := 0 // buf[:complete] holds whole DataRows
 	defer func() {
@@ -235,6 +236,13 @@ func appendTextValue(dst []byte, a arrow.Array, i int, t types.T, fo *types.Form
 	return types.AppendText(dst, v, t, fo), false
 }
 
+// PostgreSQL sends every NaN with the bits of C's NAN; Go's math.NaN()
+// differs in the last bit.
+const (
+	nan4Bits uint32 = 0x7fc00000
+	nan8Bits uint64 = 0x7ff8000000000000
+)
+
 // appendBinaryValue appends the binary send format of row i of a, or
 // reports NULL.
 func appendBinaryValue(dst []byte, a arrow.Array, i int, t types.T) ([]byte, bool, error) {
@@ -259,11 +267,19 @@ func appendBinaryValue(dst []byte, a arrow.Array, i int, t types.T) ([]byte, boo
 		}
 	case types.Float4:
 		if a, ok := a.(*array.Float32); ok {
-			return binary.BigEndian.AppendUint32(dst, math.Float32bits(a.Value(i))), false, nil
+			f := a.Value(i)
+			if f != f {
+				return binary.BigEndian.AppendUint32(dst, nan4Bits), false, nil
+			}
+			return binary.BigEndian.AppendUint32(dst, math.Float32bits(f)), false, nil
 		}
 	case types.Float8:
 		if a, ok := a.(*array.Float64); ok {
-			return binary.BigEndian.AppendUint64(dst, math.Float64bits(a.Value(i))), false, nil
+			f := a.Value(i)
+			if f != f {
+				return binary.BigEndian.AppendUint64(dst, nan8Bits), false, nil
+			}
+			return binary.BigEndian.AppendUint64(dst, math.Float64bits(f)), false, nil
 		}
 	case types.Oid:
 		if a, ok := a.(*array.Uint32); ok {

@@ -343,6 +343,16 @@ func TestNoticeAndInvalidUTF8(t *testing.T) {
 	}
 }
 
+func TestStatementTimeout(t *testing.T) {
+	_, addr, _ := startFake(t, Options{})
+	c := dialRaw(t, fakeURL(addr))
+	got := c.roundTrip(&pgproto3.Query{String: "select wire_timeout()"})
+	want := []string{`ErrorResponse ERROR 57014 canceling statement due to statement timeout P0 D"" H""`, "ReadyForQuery I"}
+	if !equalStrings(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestTerminateClosesSession(t *testing.T) {
 	_, addr, env := startFake(t, Options{})
 	c := dialRaw(t, fakeURL(addr))

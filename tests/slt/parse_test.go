@@ -166,7 +166,7 @@ func TestRewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := rewrite(s, map[int][]string{1: {"1", "2"}, 2: {"1"}})
+	got := rewrite(s, map[int]edit{1: {results: []string{"1", "2"}}, 2: {results: []string{"1"}}})
 	want := "statement ok\nCREATE TABLE t(a int)\n\n# keep me\nquery I\nSELECT a FROM t\n----\n1\n2\n\nquery I\nSELECT 1\n----\n1\n"
 	if got != want {
 		t.Errorf("rewrite:\n%s\nwant:\n%s", got, want)

@@ -210,12 +210,13 @@ func TestRunnerNoServer(t *testing.T) {
 	}
 }
 
-// TestRunnerRewrite fills in results from the server.
+// TestRunnerRewrite fills in results, type letters (the fake server's columns
+// are all text) and error regexes from the server.
 func TestRunnerRewrite(t *testing.T) {
 	srv := newFakeServer(t, answers)
-	path := writeScript(t, "x.slt", "statement ok\nCREATE TABLE t(a int, b text)\n\nquery IT rowsort\nSELECT a, b FROM t\n----\nstale\n\nquery R\nSELECT 2.5::float8\n")
+	path := writeScript(t, "x.slt", "statement ok\nCREATE TABLE t(a int, b text)\n\nquery IT rowsort\nSELECT a, b FROM t\n----\nstale\n\nstatement error\nSELECT 1/0\n\nquery R\nSELECT 2.5::float8\n")
 	res := NewRunner(Options{Engines: []string{"postgresql"}, Rewrite: true}).RunFile(context.Background(), srv, path)
-	want := "statement ok\nCREATE TABLE t(a int, b text)\n\nquery IT rowsort\nSELECT a, b FROM t\n----\n1 x\n10 (empty)\n2 NULL\n\nquery R\nSELECT 2.5::float8\n----\n2.5\n"
+	want := "statement ok\nCREATE TABLE t(a int, b text)\n\nquery TT rowsort\nSELECT a, b FROM t\n----\n1 x\n10 (empty)\n2 NULL\n\nstatement error ERROR: division by zero \\(SQLSTATE 22012\\)\nSELECT 1/0\n\nquery T\nSELECT 2.5::float8\n----\n2.5\n"
 	if res.Rewritten != want {
 		t.Errorf("rewritten:\n%s\nwant:\n%s", res.Rewritten, want)
 	}
