@@ -165,7 +165,9 @@ func (c *Catalog) ObjectDescription(oid uint32, subID int32) (string, bool) {
 }
 
 // UserName renders a role OID as pg_get_userbyid does.
-func (c *Catalog) UserName(oid uint32) string {
+func (c *Catalog) UserName(oid uint32) string { return userNameOf(oid) }
+
+func userNameOf(oid uint32) string {
 	if oid == SuperuserOID {
 		return SuperuserName
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -31,7 +32,7 @@ func createSchema(env *Env, rv *pg.RangeVar) string {
 // deparseExpr renders an expression as SQL text (for column defaults).
 func deparseExpr(n *pg.Node) (string, error) {
 	sel := &pg.SelectStmt{TargetList: []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: n}}}}}
-	text, err := pg.Deparse(&pg.ParseResult{Stmts: []*pg.RawStmt{{Stmt: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}}}})
+	text, err := sql.Deparse(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}})
 	if err != nil {
 		return "", fmtErr("deparse default: %w", err)
 	}
@@ -195,7 +196,7 @@ func viewDef(env *Env, stmt *pg.ViewStmt, source string) (*catalog.Relation, []u
 		}
 		rel.Columns = append(rel.Columns, catalog.Column{Name: name, Type: b.cols[id].t})
 	}
-	text, err := pg.Deparse(&pg.ParseResult{Stmts: []*pg.RawStmt{{Stmt: stmt.Query}}})
+	text, err := sql.Deparse(stmt.Query)
 	if err != nil {
 		return nil, nil, fmtErr("deparse view query: %w", err)
 	}
