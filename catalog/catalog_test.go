@@ -12,51 +12,18 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// fakeStore records which tables exist, standing in for *storage.Store.
-type fakeStore struct {
-	mu     sync.Mutex
-	tables map[uint32]*storage.Table
-	defs   map[uint32]storage.TableDef
-}
-
-func newFakeStore() *fakeStore {
-	return &fakeStore{tables: map[uint32]*storage.Table{}, defs: map[uint32]storage.TableDef{}}
-}
-
-func (f *fakeStore) CreateTable(def storage.TableDef) (*storage.Table, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t := &storage.Table{}
-	f.tables[def.OID] = t
-	f.defs[def.OID] = def
-	return t, nil
-}
-
-func (f *fakeStore) DropTable(oid uint32) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.tables, oid)
-	delete(f.defs, oid)
-	return nil
-}
-
-func (f *fakeStore) Table(oid uint32) *storage.Table {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.tables[oid]
-}
-
-func (f *fakeStore) Tables() []uint32 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []uint32
-	for oid := range f.tables {
-		out = append(out, oid)
+// newStore opens a real store in a temporary directory.
+func newStore(t *testing.T) *storage.Store {
+	t.Helper()
+	st, err := storage.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
-func openTest(t *testing.T, dir string, st *fakeStore) *Catalog {
+func openTest(t *testing.T, dir string, st *storage.Store) *Catalog {
 	t.Helper()
 	c, err := open(dir, st)
 	if err != nil {
@@ -113,7 +80,7 @@ func sampleTable(name string) *Relation {
 
 func TestCreateAssignsOIDsAndPersists(t *testing.T) {
 	dir := t.TempDir()
-	st := newFakeStore()
+	st := newStore(t)
 	c := openTest(t, dir, st)
 	tab := mustCreate(t, c, sampleTable("t"))
 	if tab.OID < FirstUserOID || tab.Schema != "public" || tab.Kind != KindTable || tab.PKName != "t_pkey" || tab.PKIndexOID == 0 {
@@ -122,8 +89,8 @@ func TestCreateAssignsOIDsAndPersists(t *testing.T) {
 	if !tab.Columns[0].NotNull {
 		t.Fatal("primary key column must be NOT NULL")
 	}
-	if def := st.defs[tab.OID]; def.TableName != "t" || def.PKName != "t_pkey" || !def.NotNull[0] || def.NotNull[1] || len(def.Columns) != 3 {
-		t.Fatalf("storage def: %+v", def)
+	if st.Table(tab.OID) == nil {
+		t.Fatal("no stored table")
 	}
 	if err := c.CreateSchema("s1", false); err != nil {
 		t.Fatal(err)
@@ -175,11 +142,13 @@ func TestCreateAssignsOIDsAndPersists(t *testing.T) {
 
 func TestOpenReconcilesWithStorage(t *testing.T) {
 	dir := t.TempDir()
-	st := newFakeStore()
+	st := newStore(t)
 	c := openTest(t, dir, st)
 	tab := mustCreate(t, c, sampleTable("t"))
 	// A stored table the catalog does not know (crash between the writes).
-	st.CreateTable(storage.TableDef{OID: 99999})
+	if _, err := st.CreateTable(storage.TableDef{OID: 99999, Columns: []types.Column{{Name: "x", Type: types.TInt4}}, NotNull: []bool{false}}); err != nil {
+		t.Fatal(err)
+	}
 	openTest(t, dir, st)
 	if st.Table(99999) != nil {
 		t.Fatal("orphaned stored table not dropped")
@@ -198,13 +167,13 @@ func TestCorruptFileFailsOpen(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, catalogFile), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := open(dir, newFakeStore()); err == nil {
+	if _, err := open(dir, newStore(t)); err == nil {
 		t.Fatal("corrupt catalog accepted")
 	}
 }
 
 func TestCreateDuplicates(t *testing.T) {
-	c := openTest(t, t.TempDir(), newFakeStore())
+	c := openTest(t, t.TempDir(), newStore(t))
 	tab := mustCreate(t, c, sampleTable("t"))
 	_, err := c.CreateTable(sampleTable("t"), false)
 	wantErr(t, err, pgerr.DuplicateTable, `relation "t" already exists`)
@@ -231,7 +200,7 @@ func TestCreateDuplicates(t *testing.T) {
 }
 
 func TestViewReplace(t *testing.T) {
-	c := openTest(t, t.TempDir(), newFakeStore())
+	c := openTest(t, t.TempDir(), newStore(t))
 	tab := mustCreate(t, c, sampleTable("cat_t"))
 	ab := []Column{{Name: "a", Type: types.TInt4}, {Name: "b", Type: types.TText}}
 	v := mustView(t, c, "", "cat_v", ab, tab.OID)
@@ -258,7 +227,7 @@ func TestViewReplace(t *testing.T) {
 
 // The expected texts below are what PostgreSQL 15 reports for the same DDL.
 func TestDropErrorsMatchPostgres(t *testing.T) {
-	c := openTest(t, t.TempDir(), newFakeStore())
+	c := openTest(t, t.TempDir(), newStore(t))
 	tab := mustCreate(t, c, sampleTable("cat_t"))
 	v := mustView(t, c, "", "cat_v", []Column{{Name: "a", Type: types.TInt4}}, tab.OID)
 	mustView(t, c, "", "cat_w", []Column{{Name: "a", Type: types.TInt4}}, v.OID)
@@ -311,7 +280,7 @@ func TestDropErrorsMatchPostgres(t *testing.T) {
 }
 
 func TestDropSystemAndSchemas(t *testing.T) {
-	c := openTest(t, t.TempDir(), newFakeStore())
+	c := openTest(t, t.TempDir(), newStore(t))
 	if len(c.system) > 0 {
 		_, err := c.Drop(KindTable, "", "pg_class", false, false, pathPublic)
 		wantErr(t, err, pgerr.InsufficientPrivilege, `permission denied: "pg_class" is a system catalog`)
@@ -350,7 +319,7 @@ func TestDropSystemAndSchemas(t *testing.T) {
 }
 
 func TestSearchPath(t *testing.T) {
-	c := openTest(t, t.TempDir(), newFakeStore())
+	c := openTest(t, t.TempDir(), newStore(t))
 	c.CreateSchema("s1", false)
 	c.CreateSchema("s2", false)
 	one := []Column{{Name: "a", Type: types.TInt4}}
@@ -413,7 +382,7 @@ func TestQuoteIdent(t *testing.T) {
 }
 
 func TestConcurrentResolveDuringDDL(t *testing.T) {
-	c := openTest(t, t.TempDir(), newFakeStore())
+	c := openTest(t, t.TempDir(), newStore(t))
 	base := mustCreate(t, c, &Relation{Name: "base", Columns: []Column{{Name: "a", Type: types.TInt4}}})
 	var wg sync.WaitGroup
 	stop := make(chan struct{})

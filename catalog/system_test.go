@@ -96,7 +96,7 @@ var testCtx = RowsContext{User: "alice", Database: "db1", SearchPath: pathPublic
 // smallCatalog holds a table with a key, a default and an array column,
 // and a view over it.
 func smallCatalog(t *testing.T) (*Catalog, *Relation, *Relation) {
-	c := openTest(t, t.TempDir(), newFakeStore())
+	c := openTest(t, t.TempDir(), newStore(t))
 	tab := mustCreate(t, c, &Relation{Name: "cat_t", Columns: []Column{
 		{Name: "a", Type: types.TInt4},
 		{Name: "b", Type: types.TVarchar.WithTypmod(14), Default: "'x'::character varying"},
@@ -275,7 +275,7 @@ var internalTypeNames = map[string][]string{
 
 func TestSystemColumnsMatchPostgres(t *testing.T) {
 	conn := pgConn(t)
-	c := openTest(t, t.TempDir(), newFakeStore())
+	c := openTest(t, t.TempDir(), newStore(t))
 	for _, r := range c.system {
 		got := pgRows(t, conn, `SELECT a.attname::text, format_type(a.atttypid, NULL) FROM pg_attribute a
 			WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, fmt.Sprint(r.OID))
@@ -376,7 +376,7 @@ func TestInformationSchemaColumnsMatchPostgres(t *testing.T) {
 
 func TestPgTypeMatchesPostgres(t *testing.T) {
 	conn := pgConn(t)
-	c := openTest(t, t.TempDir(), newFakeStore())
+	c := openTest(t, t.TempDir(), newStore(t))
 	cols := []string{"typname", "typnamespace", "typlen", "typbyval", "typtype", "typcategory", "typispreferred", "typdelim",
 		"typelem", "typarray", "typinput::oid", "typoutput::oid", "typreceive::oid", "typsend::oid", "typmodin::oid",
 		"typmodout::oid", "typalign", "typstorage", "typbasetype", "typtypmod", "typcollation"}

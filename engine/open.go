@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/storage"
 )
 
-// openCatalog opens the persisted catalog.
+// openCatalog opens the persisted catalog over the store.
 func openCatalog(dir string, store *storage.Store) (Catalog, error) {
-	return nil, pgerr.Internal("catalog not available yet")
+	return catalog.Open(dir, store)
 }

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -116,10 +117,8 @@ func evalOverBatches(ctx *Context, es []expr.Expr, bs []arrow.RecordBatch) ([]ar
 // sortPerm returns the stable sorted order of rows 0..n-1 by keys over the
 // key arrays.
 func sortPerm(keyArrs []arrow.Array, keys []SortKey, n int) []int32 {
-	if len(keys) == 1 && keyArrs[0].NullN() == 0 {
-		if v, ok := int64Values(keyArrs[0]); ok {
-			return sortPermInt64(v, keys[0].Desc)
-		}
+	if nk := normalizeKeys(keyArrs, keys); nk != nil {
+		return sortNormalized(nk, n)
 	}
 	ts := make([]types.T, len(keys))
 	desc := make([]bool, len(keys))
@@ -141,29 +140,147 @@ func sortPerm(keyArrs []arrow.Array, keys []SortKey, n int) []int32 {
 	return perm
 }
 
-// sortPermInt64 sorts (key, row) pairs: the row breaks ties, so the unstable
-// sort is stable.
-func sortPermInt64(v []int64, desc bool) []int32 {
-	type kv struct {
-		k int64
+// maxNormKeys is how many uint64 words a normalized sort key may have.
+const maxNormKeys = 4
+
+// normalizeKeys maps each fixed-width key to uint64 words whose unsigned
+// order is the requested order (direction and NULL placement included: a
+// key with NULLs gets a leading NULL-rank word). It returns nil when a key
+// is not fixed-width (text, numeric...) or there are too many words.
+func normalizeKeys(keyArrs []arrow.Array, keys []SortKey) [][]uint64 {
+	var out [][]uint64
+	for k, a := range keyArrs {
+		v := normWords(a)
+		if v == nil {
+			return nil
+		}
+		if a.NullN() > 0 {
+			rank := make([]uint64, a.Len())
+			for i := range rank {
+				isNull := a.IsNull(i)
+				if isNull {
+					v[i] = 0
+				}
+				if isNull != keys[k].NullsFirst {
+					rank[i] = 1
+				}
+			}
+			out = append(out, rank)
+		}
+		if keys[k].Desc {
+			for i := range v {
+				v[i] = ^v[i]
+			}
+		}
+		out = append(out, v)
+		if len(out) > maxNormKeys {
+			return nil
+		}
+	}
+	return out
+}
+
+// normWords maps a fixed-width array's values to order-preserving uint64s.
+func normWords(a arrow.Array) []uint64 {
+	n := a.Len()
+	switch x := a.(type) {
+	case *array.Float64, *array.Float32:
+		out := make([]uint64, n)
+		for i := range out {
+			var f float64
+			if f32, ok := x.(*array.Float32); ok {
+				f = float64(f32.Value(i))
+			} else {
+				f = x.(*array.Float64).Value(i)
+			}
+			out[i] = floatOrder(f)
+		}
+		return out
+	case *array.Boolean:
+		out := make([]uint64, n)
+		for i := range out {
+			if x.Value(i) {
+				out[i] = 1
+			}
+		}
+		return out
+	}
+	v, ok := int64Values(a)
+	if !ok {
+		return nil
+	}
+	out := make([]uint64, n)
+	for i, x := range v {
+		out[i] = uint64(x) ^ (1 << 63)
+	}
+	return out
+}
+
+// floatOrder maps a float to a uint64 with the same order as PostgreSQL's
+// (-0 = 0, NaN above everything and equal to itself).
+func floatOrder(f float64) uint64 {
+	if math.IsNaN(f) {
+		return ^uint64(0)
+	}
+	if f == 0 {
+		f = 0
+	}
+	b := math.Float64bits(f)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// sortNormalized sorts rows by their words, ties broken by row number (so
+// the unstable sort is stable), over compact (words, row) records.
+func sortNormalized(ks [][]uint64, n int) []int32 {
+	if n >= 2048 {
+		return radixSort(ks, n)
+	}
+	perm := make([]int32, n)
+	if len(ks) == 1 {
+		type rec struct {
+			k uint64
+			i int32
+		}
+		rs := make([]rec, n)
+		for i, k := range ks[0] {
+			rs[i] = rec{k, int32(i)}
+		}
+		slices.SortFunc(rs, func(a, b rec) int {
+			if a.k != b.k {
+				return cmp.Compare(a.k, b.k)
+			}
+			return cmp.Compare(a.i, b.i)
+		})
+		for i, r := range rs {
+			perm[i] = r.i
+		}
+		return perm
+	}
+	type rec struct {
+		k [maxNormKeys]uint64
 		i int32
 	}
-	ps := make([]kv, len(v))
-	for i, k := range v {
-		if desc {
-			k = ^k // order-reversing, without overflow
+	rs := make([]rec, n)
+	for i := range rs {
+		rs[i].i = int32(i)
+		for w, k := range ks {
+			rs[i].k[w] = k[i]
 		}
-		ps[i] = kv{k, int32(i)}
 	}
-	slices.SortFunc(ps, func(a, b kv) int {
-		if a.k != b.k {
-			return cmp.Compare(a.k, b.k)
+	nw := len(ks)
+	slices.SortFunc(rs, func(a, b rec) int {
+		for w := 0; w < nw; w++ {
+			if a.k[w] != b.k[w] {
+				return cmp.Compare(a.k[w], b.k[w])
+			}
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	perm := make([]int32, len(v))
-	for i, p := range ps {
-		perm[i] = p.i
+	for i, r := range rs {
+		perm[i] = r.i
 	}
 	return perm
 }
@@ -195,4 +312,48 @@ func widen[T int16 | int32 | uint32](v []T) []int64 {
 		out[i] = int64(x)
 	}
 	return out
+}
+
+// radixSort is a stable least-significant-digit radix sort of rows by their
+// words (the last word first), skipping byte positions where every row has
+// the same digit.
+func radixSort(ks [][]uint64, n int) []int32 {
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	tmp := make([]int32, n)
+	keys := make([]uint64, n)
+	keysTmp := make([]uint64, n)
+	for w := len(ks) - 1; w >= 0; w-- {
+		src := ks[w]
+		for i, p := range perm {
+			keys[i] = src[p]
+		}
+		for shift := uint(0); shift < 64; shift += 8 {
+			var count [256]int
+			for _, k := range keys {
+				count[(k>>shift)&255]++
+			}
+			if count[(keys[0]>>shift)&255] == n {
+				continue
+			}
+			var off [256]int
+			sum := 0
+			for d := range count {
+				off[d] = sum
+				sum += count[d]
+			}
+			for i, k := range keys {
+				d := (k >> shift) & 255
+				pos := off[d]
+				off[d]++
+				tmp[pos] = perm[i]
+				keysTmp[pos] = k
+			}
+			perm, tmp = tmp, perm
+			keys, keysTmp = keysTmp, keys
+		}
+	}
+	return perm
 }

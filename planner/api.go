@@ -6,12 +6,11 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
-	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
 
-// The planner's contract with engine/. STUBS until the binder lands.
+// The planner's contract with engine/.
 
 // Catalog is what binding needs from the catalog (implemented by
 // *catalog.Catalog). Safe for concurrent use.
@@ -33,6 +32,9 @@ type Env struct {
 	Params []types.T
 	// Eval is used to fold constants (now(), casts of literals).
 	Eval *expr.Context
+	// Source is the statement's query string; parse-tree locations are byte
+	// offsets into it, turned into error positions. "" means no positions.
+	Source string
 }
 
 // Query is a planned SELECT (or VALUES, set operation, WITH ... SELECT).
@@ -46,7 +48,18 @@ type Query struct {
 
 // PlanSelect binds and plans a SelectStmt node.
 func PlanSelect(env *Env, stmt *pg.Node) (*Query, error) {
-	return nil, pgerr.Unsupported("SELECT is not implemented yet")
+	b := newBinder(env)
+	plan, err := b.query(stmt, nil, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	plan = optimize(plan)
+	p := &physical{b: b}
+	root, err := p.root(plan)
+	if err != nil {
+		return nil, err
+	}
+	return &Query{Root: root, Columns: root.Columns(), ParamTypes: b.paramTypes()}, nil
 }
 
 // Insert is a planned INSERT: Source yields complete rows in table column
@@ -88,33 +101,34 @@ type Returning struct {
 
 // PlanInsert binds an InsertStmt.
 func PlanInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
-	return nil, pgerr.Unsupported("INSERT is not implemented yet")
+	return planInsert(env, stmt)
 }
 
 // PlanUpdate binds an UpdateStmt.
 func PlanUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
-	return nil, pgerr.Unsupported("UPDATE is not implemented yet")
+	return planUpdate(env, stmt)
 }
 
 // PlanDelete binds a DeleteStmt.
 func PlanDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
-	return nil, pgerr.Unsupported("DELETE is not implemented yet")
+	return planDelete(env, stmt)
 }
 
 // TableDef is a bound CREATE TABLE: the relation to create (OID unset).
 // Column defaults are validated (they must bind) and kept as text.
 func TableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
-	return nil, pgerr.Unsupported("CREATE TABLE is not implemented yet")
+	return tableDef(env, stmt)
 }
 
 // ViewDef is a bound CREATE VIEW: the relation (OID unset, ViewQuery set to
 // the query's text taken from source) and the OIDs of the relations it reads.
 func ViewDef(env *Env, stmt *pg.ViewStmt, source string) (*catalog.Relation, []uint32, error) {
-	return nil, nil, pgerr.Unsupported("CREATE VIEW is not implemented yet")
+	return viewDef(env, stmt, source)
 }
 
 // BindType resolves a TypeName node (for CAST, column definitions, Parse's
 // parameter types given by name).
 func BindType(tn *pg.TypeName) (types.T, error) {
-	return types.TUnknown, pgerr.Unsupported("types are not implemented yet")
+	t, _, err := bindTypeName(tn)
+	return t, err
 }

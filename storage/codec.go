@@ -169,15 +169,13 @@ func (d *decoder) count(limit int) int {
 
 // bytes returns the next n bytes (a view into the payload) and skips padding.
 func (d *decoder) bytes(n int) []byte {
-	if d.err != nil || n < 0 || d.pos+n > len(d.buf) {
+	padded := (n + 7) &^ 7
+	if d.err != nil || n < 0 || d.pos+padded > len(d.buf) {
 		d.fail()
 		return nil
 	}
 	b := d.buf[d.pos : d.pos+n : d.pos+n]
-	d.pos += (n + 7) &^ 7
-	if d.pos > len(d.buf) {
-		d.pos = len(d.buf)
-	}
+	d.pos += padded
 	return b
 }
 

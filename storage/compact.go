@@ -20,8 +20,9 @@ import (
 // goroutine compares the log with the size of the current chunks and compacts
 // when the log is more than twice as big (plus minCompactBytes).
 
-// minCompactBytes is the least log growth that can trigger a compaction.
-const minCompactBytes = 4 << 20
+// minCompactBytes is the least log growth that can trigger a compaction
+// (a variable so tests can lower it).
+var minCompactBytes int64 = 4 << 20
 
 func (t *Table) resetCompactionCheck() {
 	t.compactAt.Store(2*t.log.size.Load() + minCompactBytes)

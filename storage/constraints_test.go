@@ -11,10 +11,6 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// typesIOReady reports whether types' text output has landed (it is being
-// written in parallel); error details need it.
-func typesIOReady() bool { return types.FormatText(int64(1), types.TInt8, &types.DefaultFormat) == "1" }
-
 // wantErr checks an error's SQLSTATE, message and detail (the texts are
 // PostgreSQL 15's for the same statement).
 func wantErr(t *testing.T, err error, code pgerr.Code, msg, detail string) {
@@ -26,7 +22,7 @@ func wantErr(t *testing.T, err error, code pgerr.Code, msg, detail string) {
 	if e.Code != code || e.Message != msg {
 		t.Fatalf("error %s %q, want %s %q", e.Code, e.Message, code, msg)
 	}
-	if typesIOReady() && e.Detail != detail {
+	if e.Detail != detail {
 		t.Fatalf("detail %q, want %q", e.Detail, detail)
 	}
 }

@@ -196,6 +196,9 @@ func decodeRecord(p []byte, schema *arrow.Schema) (record, error) {
 	default:
 		d.fail()
 	}
+	if d.err == nil && d.pos != len(p) {
+		d.fail()
+	}
 	if d.err == nil && schema != nil && (kind == recInsert || kind == recUpdate || kind == recChunk) && r.rec == nil {
 		d.fail()
 	}

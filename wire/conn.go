@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime/debug"
 	"sort"
 	"sync"
 
@@ -52,6 +53,13 @@ type conn struct {
 // serveConn runs one connection from its startup packet to its end.
 func (s *Server) serveConn(nc net.Conn) {
 	defer nc.Close()
+	defer func() {
+		// Statement panics are recovered where they happen; this is the last
+		// line that keeps a bug in one connection from ending the process.
+		if r := recover(); r != nil {
+			s.logf("wire: connection from %s: panic: %v\n%s", nc.RemoteAddr(), r, debug.Stack())
+		}
+	}()
 	c := &conn{
 		srv:     s,
 		nc:      nc,

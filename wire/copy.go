@@ -77,7 +77,8 @@ func (c *conn) copyIn(ctx context.Context, in engine.CopyIn) (err error) {
 
 // copyOut runs COPY TO STDOUT: CopyOutResponse, the rows as CopyData in
 // PostgreSQL's text or CSV format, CopyDone and CommandComplete "COPY n".
-func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) error {
+func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) (err error) {
+	defer c.recoverTo(&err) // a value the formatting code cannot handle
 	enc := newCopyEncoder(out)
 	codes := make([]uint16, len(out.Columns))
 	c.be.Send(&pgproto3.CopyOutResponse{OverallFormat: 0, ColumnFormatCodes: codes})

@@ -32,6 +32,7 @@ import (
 //	select $1::text / select $1::int4         echo of the parameter
 //	select pg_sleep(N)                        blocks until its ctx ends
 //	select wire_panic()                       panics in Execute
+//	select wire_timeout()                     fails as statement_timeout does
 //	select wire_panic_rows()                  panics in Iterator.Next after 2 rows
 //	select wire_notice()                      one NOTICE, then "SELECT"-less tag
 //	insert into t values (...)                "INSERT 0 1"
@@ -45,6 +46,7 @@ type fakeSession struct {
 	params   map[string]string
 	tx       engine.TxStatus
 	fo       types.FormatOptions
+	pid      int32 // PID(); 0 lets the server choose
 
 	// sleeping receives once each time pg_sleep starts waiting on its ctx.
 	sleeping chan struct{}
@@ -70,6 +72,9 @@ func (e *fakeEnv) factory(user, db string, params map[string]string) (engine.Ses
 	}
 	s := &fakeSession{user: user, db: db, params: params, tx: 'I', fo: types.DefaultFormat, sleeping: e.sleeping}
 	e.mu.Lock()
+	if user == "withpid" {
+		s.pid = int32(7000 + len(e.sessions))
+	}
 	s.copied = &e.copied
 	e.sessions = append(e.sessions, s)
 	e.mu.Unlock()
@@ -103,6 +108,89 @@ var (
 // fakeMixed is "select 'a' as txt, null::text as nul, true as b, 7::int8 as big".
 const fakeMixed = "select 'a' as txt, null::text as nul, true as b, 7::int8 as big"
 
+// typeCase is one column of fakeTypes: PostgreSQL's type, its literal.
+type typeCase struct {
+	name, sqlType, literal string
+}
+
+// typeCases cover every type family, for the text and binary result paths
+// that go through types.AppendText / AppendBinary.
+var typeCases = []typeCase{
+	{"n", "numeric", "-1.50"}, {"nbig", "numeric(20,4)", "12345678901234.5"}, {"f", "float8", "2.5e-300"},
+	{"r", "float4", "0.1"}, {"s", "int2", "-12"}, {"v", "varchar(5)", "x y"}, {"c", "bpchar(3)", "ab"},
+	{"by", "bytea", "\\x01ff"}, {"d", "date", "2024-02-29"}, {"tm", "time", "13:45:01.5"},
+	{"ts", "timestamp", "2024-02-29 13:45:01.123456"}, {"tz", "timestamptz", "2024-02-29 13:45:01+02"},
+	{"iv", "interval", "1 year 2 mons -3 days 04:05:06.7"}, {"j", "jsonb", `{"b": 1, "a": [1, 2]}`},
+	{"js", "json", `{"b": 1,  "a": 2}`}, {"arr", "int4[]", "{1,NULL,3}"}, {"tarr", "text[]", `{"a b",c}`},
+	{"o", "oid", "4000000000"}, {"nm", "name", "pg_class"}, {"nan", "float8", "NaN"},
+}
+
+// fakeTypes selects every typeCase.
+var fakeTypes = func() string {
+	var cols []string
+	for _, tc := range typeCases {
+		cols = append(cols, fmt.Sprintf("'%s'::%s as %s", tc.literal, tc.sqlType, tc.name))
+	}
+	return "select " + strings.Join(cols, ", ")
+}()
+
+func typeCaseColumns() ([]types.Column, [][]types.Value, error) {
+	var cols []types.Column
+	var row []types.Value
+	for _, tc := range typeCases {
+		name, mods, dims := tc.sqlType, []int32(nil), 0
+		if strings.HasSuffix(name, "[]") {
+			name, dims = strings.TrimSuffix(name, "[]"), 1
+		}
+		if i := strings.IndexByte(name, '('); i > 0 {
+			for _, m := range strings.Split(strings.TrimSuffix(name[i+1:], ")"), ",") {
+				n, _ := strconv.Atoi(m)
+				mods = append(mods, int32(n))
+			}
+			name = name[:i]
+		}
+		t, err := types.FromName(name, mods, dims)
+		if err != nil {
+			return nil, nil, err
+		}
+		lit := strings.ReplaceAll(tc.literal, `\\`, `\`)
+		v, err := types.ParseText(lit, t, &types.DefaultFormat)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols = append(cols, types.Column{Name: tc.name, Type: t})
+		row = append(row, v)
+	}
+	return cols, [][]types.Value{row}, nil
+}
+
+// typedIter makes one batch with types.NewBuilder / AppendValue.
+type typedIter struct {
+	cols []types.Column
+	rows [][]types.Value
+	done bool
+}
+
+func (it *typedIter) Next() (arrow.RecordBatch, error) {
+	if it.done {
+		return nil, nil
+	}
+	it.done = true
+	arrs := make([]arrow.Array, len(it.cols))
+	for j, col := range it.cols {
+		b := types.NewBuilder(memory.DefaultAllocator, col.Type)
+		for _, row := range it.rows {
+			if err := types.AppendValue(b, row[j], col.Type); err != nil {
+				return nil, err
+			}
+		}
+		arrs[j] = b.NewArray()
+	}
+	return array.NewRecordBatch(types.ArrowSchema(it.cols), arrs, int64(len(it.rows))), nil
+}
+
+func (it *typedIter) Close() error { return nil }
+
 var mixedColumns = []types.Column{
 	{Name: "txt", Type: types.TText}, {Name: "nul", Type: types.TText},
 	{Name: "b", Type: types.TBool}, {Name: "big", Type: types.TInt8},
@@ -113,7 +201,8 @@ func (s *fakeSession) Prepare(ctx context.Context, st sql.Statement, oids []uint
 	text = strings.TrimSuffix(strings.TrimSpace(text), ";")
 	p := &engine.Prepared{Stmt: st}
 	switch {
-	case reSelectN.MatchString(text), text == "select 1/0", text == "select wire_panic()", text == "select wire_panic_rows()":
+	case reSelectN.MatchString(text), text == "select 1/0", text == "select wire_panic()", text == "select wire_panic_rows()",
+		text == "select wire_timeout()":
 		p.Columns = intColumn
 	case reSeries.MatchString(text):
 		p.Columns = seriesColumn
@@ -133,6 +222,15 @@ func (s *fakeSession) Prepare(ctx context.Context, st sql.Statement, oids []uint
 		p.Columns = []types.Column{{Name: "pg_sleep", Type: types.TVoid}}
 	case text == fakeMixed:
 		p.Columns = mixedColumns
+	case text == "select * from wire_bench":
+		p.Columns = benchColumns
+	case text == "copy ("+strings.ToLower(fakeTypes)+") to stdout":
+	case text == strings.ToLower(fakeTypes):
+		cols, _, err := typeCaseColumns()
+		if err != nil {
+			return nil, err
+		}
+		p.Columns = cols
 	case text == "select wire_notice()", reInsert.MatchString(text), reSetTZ.MatchString(text),
 		text == "begin", text == "commit", text == "rollback", reCopyFrom.MatchString(text), reCopyTo.MatchString(text):
 	case strings.HasPrefix(text, "select * from nosuchtable"):
@@ -174,8 +272,28 @@ func (s *fakeSession) execute(ctx context.Context, text string, p *engine.Prepar
 		return nil, fmt.Errorf("sleep interrupted: %w", ctx.Err())
 	case text == "select wire_panic()":
 		panic("wire_panic called")
+	case text == "select wire_timeout()":
+		// What the engine does with statement_timeout: a deadline on ctx.
+		tctx, cancel := context.WithTimeout(ctx, 0)
+		defer cancel()
+		<-tctx.Done()
+		return nil, fmt.Errorf("scan: %w", tctx.Err())
 	case text == "select wire_panic_rows()":
 		return rowsResult(p.Columns, &panicIter{}), nil
+	case text == "copy ("+strings.ToLower(fakeTypes)+") to stdout":
+		cols, rows, err := typeCaseColumns()
+		if err != nil {
+			return nil, err
+		}
+		return &engine.Result{CopyOut: &engine.CopyOut{Columns: cols, Rows: &typedIter{cols: cols, rows: rows}, Format: "text"}}, nil
+	case text == strings.ToLower(fakeTypes):
+		cols, rows, err := typeCaseColumns()
+		if err != nil {
+			return nil, err
+		}
+		return rowsResult(cols, &typedIter{cols: cols, rows: rows}), nil
+	case text == "select * from wire_bench":
+		return rowsResult(benchColumns, &sliceIter{batches: benchBatches()}), nil
 	case text == fakeMixed:
 		return rowsResult(p.Columns, &valuesIter{cols: p.Columns, rows: [][]types.Value{{"a", nil, true, int64(7)}}}), nil
 	case text == "select wire_notice()":
@@ -221,6 +339,8 @@ func (s *fakeSession) Close() {
 	s.closed = true
 	s.mu.Unlock()
 }
+
+func (s *fakeSession) PID() int32 { return s.pid }
 
 func (s *fakeSession) isClosed() bool {
 	s.mu.Lock()
@@ -358,7 +478,7 @@ func (c *fakeCopyIn) Finish() (string, error) {
 func (c *fakeCopyIn) Abort(reason string) { c.aborted = reason }
 
 // startFake starts a server backed by fake sessions on a loopback port.
-func startFake(t *testing.T, opts Options) (*Server, string, *fakeEnv) {
+func startFake(t testing.TB, opts Options) (*Server, string, *fakeEnv) {
 	t.Helper()
 	env := newFakeEnv()
 	srv := NewServerWith(env.factory, opts)

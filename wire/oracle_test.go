@@ -169,6 +169,17 @@ var oracleCases = []struct {
 		&pgproto3.Execute{},
 		&pgproto3.Sync{},
 	}}},
+	{name: "every type in text and binary", needsTypes: true, rounds: []exchange{
+		{&pgproto3.Query{String: fakeTypes}},
+		{
+			&pgproto3.Parse{Query: fakeTypes},
+			&pgproto3.Bind{ResultFormatCodes: []int16{1}},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		},
+		{&pgproto3.Query{String: "copy (" + fakeTypes + ") to stdout"}},
+	}},
 	{name: "extended empty query", rounds: []exchange{{
 		&pgproto3.Parse{Query: ""},
 		&pgproto3.Bind{},

@@ -67,7 +67,8 @@ type rowSource struct {
 	cols    []types.Column
 	formats []int16 // per column
 	batch   arrow.RecordBatch
-	pos     int // next row of batch
+	arrs    []arrow.Array // batch's columns
+	pos     int           // next row of batch
 	done    bool
 }
 
@@ -96,6 +97,7 @@ func (rs *rowSource) close() {
 // sent and whether the result is exhausted. The context is checked between
 // batches so a cancel stops even an iterator that ignores it.
 func (rs *rowSource) send(ctx context.Context, c *conn, limit int64) (n int64, done bool, err error) {
+	defer c.recoverTo(&err) // a value the formatting code cannot handle
 	buf := c.wbuf[:0]
 	complete := 0 // buf[:complete] holds whole DataRows
 	defer func() {
@@ -116,7 +118,7 @@ func (rs *rowSource) send(ctx context.Context, c *conn, limit int64) (n int64, d
 			end = rs.pos + int(limit-n)
 		}
 		for ; rs.pos < end; rs.pos++ {
-			buf, err = appendDataRow(buf, rs.batch, rs.pos, rs.cols, rs.formats, &c.fo)
+			buf, err = appendDataRow(buf, rs.arrs, rs.pos, rs.cols, rs.formats, &c.fo)
 			if err != nil {
 				return n, false, err
 			}
@@ -157,12 +159,12 @@ func (rs *rowSource) nextBatch(ctx context.Context, c *conn) error {
 		rs.close()
 		return nil
 	}
-	rs.batch, rs.pos = b, 0
+	rs.batch, rs.arrs, rs.pos = b, b.Columns(), 0
 	return nil
 }
 
-// appendDataRow appends one DataRow message for row i of b.
-func appendDataRow(dst []byte, b arrow.RecordBatch, i int, cols []types.Column, formats []int16, fo *types.FormatOptions) ([]byte, error) {
+// appendDataRow appends one DataRow message for row i of the arrays.
+func appendDataRow(dst []byte, arrs []arrow.Array, i int, cols []types.Column, formats []int16, fo *types.FormatOptions) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 'D', 0, 0, 0, 0)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(cols)))
@@ -172,9 +174,9 @@ func appendDataRow(dst []byte, b arrow.RecordBatch, i int, cols []types.Column, 
 		var null bool
 		var err error
 		if formats[j] == formatBinary {
-			dst, null, err = appendBinaryValue(dst, b.Column(j), i, col.Type)
+			dst, null, err = appendBinaryValue(dst, arrs[j], i, col.Type)
 		} else {
-			dst, null = appendTextValue(dst, b.Column(j), i, col.Type, fo)
+			dst, null = appendTextValue(dst, arrs[j], i, col.Type, fo)
 		}
 		if err != nil {
 			return dst, err
@@ -235,6 +237,13 @@ func appendTextValue(dst []byte, a arrow.Array, i int, t types.T, fo *types.Form
 	return types.AppendText(dst, v, t, fo), false
 }
 
+// PostgreSQL sends every NaN with the bits of C's NAN; Go's math.NaN()
+// differs in the last bit.
+const (
+	nan4Bits uint32 = 0x7fc00000
+	nan8Bits uint64 = 0x7ff8000000000000
+)
+
 // appendBinaryValue appends the binary send format of row i of a, or
 // reports NULL.
 func appendBinaryValue(dst []byte, a arrow.Array, i int, t types.T) ([]byte, bool, error) {
@@ -259,11 +268,19 @@ func appendBinaryValue(dst []byte, a arrow.Array, i int, t types.T) ([]byte, boo
 		}
 	case types.Float4:
 		if a, ok := a.(*array.Float32); ok {
-			return binary.BigEndian.AppendUint32(dst, math.Float32bits(a.Value(i))), false, nil
+			f := a.Value(i)
+			if f != f {
+				return binary.BigEndian.AppendUint32(dst, nan4Bits), false, nil
+			}
+			return binary.BigEndian.AppendUint32(dst, math.Float32bits(f)), false, nil
 		}
 	case types.Float8:
 		if a, ok := a.(*array.Float64); ok {
-			return binary.BigEndian.AppendUint64(dst, math.Float64bits(a.Value(i))), false, nil
+			f := a.Value(i)
+			if f != f {
+				return binary.BigEndian.AppendUint64(dst, nan8Bits), false, nil
+			}
+			return binary.BigEndian.AppendUint64(dst, math.Float64bits(f)), false, nil
 		}
 	case types.Oid:
 		if a, ok := a.(*array.Uint32); ok {

@@ -116,13 +116,17 @@ func RowKernel(ret types.T, argTypes []types.T, fn func(ctx *Context, args []typ
 func rowKernel(mem memory.Allocator, ctx *Context, ret types.T, argTypes []types.T, fn func(ctx *Context, args []types.Value) (types.Value, error), args []arrow.Array, n int) (arrow.Array, error) {
 	out := make([]types.Value, n)
 	row := make([]types.Value, len(args))
+	ts := make([]types.T, len(args))
+	for j, a := range args {
+		t := types.TUnknown
+		if j < len(argTypes) {
+			t = argTypes[j]
+		}
+		ts[j] = fitType(a, t)
+	}
 	for i := 0; i < n; i++ {
 		for j, a := range args {
-			t := types.TUnknown
-			if j < len(argTypes) {
-				t = argTypes[j]
-			}
-			row[j] = valueAt(a, i, t)
+			row[j] = valueAt(a, i, ts[j])
 		}
 		v, err := fn(ctx, row)
 		if err != nil {

@@ -29,6 +29,14 @@ func register(fs ...*Func) {
 	}
 }
 
+// define adds built-in overloads whose kernels expect Call to drop the
+// rows with NULL arguments first (row kernels of Strict functions).
+func define(fs ...*Func) {
+	for _, f := range fs {
+		registry[f.Name] = append(registry[f.Name], f)
+	}
+}
+
 // registerBuilder adds a function resolved by a builder.
 func registerBuilder(name string, b func(args []Expr) (Expr, error)) { builders[name] = b }
 

@@ -76,8 +76,15 @@ func (e *Subquery) run(ctx *Context) (*subqueryResult, error) {
 		if e.Kind == ExistsSubquery {
 			continue
 		}
+		ct := fitType(c, t)
 		for i := 0; i < c.Len(); i++ {
-			res.vals = append(res.vals, valueAt(c, i, t))
+			v := valueAt(c, i, ct)
+			if v != nil && !ct.SameKind(t) && t.Kind != types.Unknown {
+				if v, err = castValue(ctx, v, ct, t, false); err != nil {
+					return nil, err
+				}
+			}
+			res.vals = append(res.vals, v)
 		}
 	}
 	if e.Kind == ScalarSubquery && res.count > 1 {

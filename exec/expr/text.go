@@ -1,8 +1,6 @@
 package expr
 
 import (
-	"strings"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -35,7 +33,7 @@ func concatKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) 
 // rule does not apply.
 func textCat(l, r Expr) (Expr, error) {
 	lt, rt := l.Type(), r.Type()
-	str := func(t types.T) bool { return t.IsString() && t.Kind != types.Unknown || t.Kind == types.Text }
+	str := func(t types.T) bool { return t.IsString() }
 	if !(str(lt) || str(rt)) || lt.Kind == types.Array || rt.Kind == types.Array {
 		return nil, nil
 	}
@@ -62,5 +60,4 @@ func textCat(l, r Expr) (Expr, error) {
 
 func init() {
 	register(&Func{Name: "||", Args: []types.T{types.TText, types.TText}, Return: types.TText, Strict: true, Kernel: concatKernel})
-	_ = strings.Compare
 }

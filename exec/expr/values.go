@@ -1,12 +1,9 @@
 package expr
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -16,164 +13,10 @@ import (
 // row-at-a-time kernels (RowKernel); hot kernels read the buffers directly.
 
 // valueAt reads row i of a (storage of t) as a Value; nil when NULL.
-func valueAt(a arrow.Array, i int, t types.T) types.Value {
-	if a.IsNull(i) {
-		return nil
-	}
-	switch a := a.(type) {
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.Int16:
-		return int64(a.Value(i))
-	case *array.Int32:
-		return int64(a.Value(i))
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint32:
-		return int64(a.Value(i))
-	case *array.Float32:
-		return float64(a.Value(i))
-	case *array.Float64:
-		return a.Value(i)
-	case *array.String:
-		if t.Kind == types.Numeric {
-			d, _, err := apd.NewFromString(a.Value(i))
-			if err != nil {
-				return nil
-			}
-			return d
-		}
-		return a.Value(i)
-	case *array.Binary:
-		return append([]byte(nil), a.Value(i)...)
-	case *array.Date32:
-		return types.DateValue(a.Value(i))
-	case *array.Time64:
-		return types.TimeValue(a.Value(i))
-	case *array.Timestamp:
-		return types.TimestampValue(a.Value(i))
-	case *array.MonthDayNanoInterval:
-		v := a.Value(i)
-		return types.IntervalValue{Months: v.Months, Days: v.Days, Micros: v.Nanoseconds / 1000}
-	case *array.List:
-		s, e := a.ValueOffsets(i)
-		out := make([]types.Value, 0, e-s)
-		for k := s; k < e; k++ {
-			out = append(out, valueAt(a.ListValues(), int(k), *t.Elem))
-		}
-		return out
-	}
-	return nil
-}
+func valueAt(a arrow.Array, i int, t types.T) types.Value { return types.ValueAt(a, i, t) }
 
 // appendValue appends v (nil = NULL) to b, a builder for t's storage.
-func appendValue(b array.Builder, v types.Value, t types.T) error {
-	if v == nil {
-		b.AppendNull()
-		return nil
-	}
-	bad := func() error { return fmt.Errorf("expr: value %T does not fit type %s", v, t) }
-	switch b := b.(type) {
-	case *array.BooleanBuilder:
-		x, ok := v.(bool)
-		if !ok {
-			return bad()
-		}
-		b.Append(x)
-	case *array.Int16Builder:
-		x, ok := v.(int64)
-		if !ok {
-			return bad()
-		}
-		b.Append(int16(x))
-	case *array.Int32Builder:
-		x, ok := v.(int64)
-		if !ok {
-			return bad()
-		}
-		b.Append(int32(x))
-	case *array.Int64Builder:
-		x, ok := v.(int64)
-		if !ok {
-			return bad()
-		}
-		b.Append(x)
-	case *array.Uint32Builder:
-		x, ok := v.(int64)
-		if !ok {
-			return bad()
-		}
-		b.Append(uint32(x))
-	case *array.Float32Builder:
-		x, ok := v.(float64)
-		if !ok {
-			return bad()
-		}
-		b.Append(float32(x))
-	case *array.Float64Builder:
-		x, ok := v.(float64)
-		if !ok {
-			return bad()
-		}
-		b.Append(x)
-	case *array.StringBuilder:
-		switch x := v.(type) {
-		case string:
-			b.Append(x)
-		case *apd.Decimal:
-			b.Append(x.Text('f'))
-		default:
-			return bad()
-		}
-	case *array.BinaryBuilder:
-		x, ok := v.([]byte)
-		if !ok {
-			return bad()
-		}
-		b.Append(x)
-	case *array.Date32Builder:
-		x, ok := v.(types.DateValue)
-		if !ok {
-			return bad()
-		}
-		b.Append(arrow.Date32(x))
-	case *array.Time64Builder:
-		x, ok := v.(types.TimeValue)
-		if !ok {
-			return bad()
-		}
-		b.Append(arrow.Time64(x))
-	case *array.TimestampBuilder:
-		x, ok := v.(types.TimestampValue)
-		if !ok {
-			return bad()
-		}
-		b.Append(arrow.Timestamp(x))
-	case *array.MonthDayNanoIntervalBuilder:
-		x, ok := v.(types.IntervalValue)
-		if !ok {
-			return bad()
-		}
-		b.Append(arrow.MonthDayNanoInterval{Months: x.Months, Days: x.Days, Nanoseconds: x.Micros * 1000})
-	case *array.ListBuilder:
-		x, ok := v.([]types.Value)
-		if !ok {
-			return bad()
-		}
-		b.Append(true)
-		vb := b.ValueBuilder()
-		for _, e := range x {
-			if err := appendValue(vb, e, *t.Elem); err != nil {
-				return err
-			}
-		}
-	case *array.NullBuilder:
-		b.AppendNull()
-	default:
-		return bad()
-	}
-	return nil
-}
+func appendValue(b array.Builder, v types.Value, t types.T) error { return types.AppendValue(b, v, t) }
 
 // constArray returns an array of n copies of v with type t.
 func constArray(mem memory.Allocator, v types.Value, t types.T, n int) (arrow.Array, error) {
@@ -209,15 +52,7 @@ func constArray(mem memory.Allocator, v types.Value, t types.T, n int) (arrow.Ar
 			return makeBool(n, bits, nil), nil
 		}
 	}
-	b := array.NewBuilder(mem, dt)
-	defer b.Release()
-	b.Reserve(n)
-	for i := 0; i < n; i++ {
-		if err := appendValue(b, v, t); err != nil {
-			return nil, err
-		}
-	}
-	return b.NewArray(), nil
+	return types.ConstArray(mem, t, v, n)
 }
 
 func fill[T any](x T, n int) []T {
@@ -239,13 +74,53 @@ func rowsOf(a arrow.Array, t types.T) []types.Value {
 
 // buildValues builds an array of type t from Values.
 func buildValues(mem memory.Allocator, vs []types.Value, t types.T) (arrow.Array, error) {
-	b := array.NewBuilder(mem, t.ArrowType())
-	defer b.Release()
-	b.Reserve(len(vs))
-	for _, v := range vs {
-		if err := appendValue(b, v, t); err != nil {
-			return nil, err
+	return types.MakeArray(mem, t, vs)
+}
+
+// storageType guesses a SQL type from an Arrow storage type, for values whose
+// SQL type is not known exactly (row kernels registered without argument
+// types, subquery columns of a different type than expected).
+func storageType(dt arrow.DataType) types.T {
+	switch dt.ID() {
+	case arrow.BOOL:
+		return types.TBool
+	case arrow.INT16:
+		return types.TInt2
+	case arrow.INT32:
+		return types.TInt4
+	case arrow.INT64:
+		return types.TInt8
+	case arrow.FLOAT32:
+		return types.TFloat4
+	case arrow.FLOAT64:
+		return types.TFloat8
+	case arrow.BINARY:
+		return types.TBytea
+	case arrow.DATE32:
+		return types.TDate
+	case arrow.TIME64:
+		return types.TTime
+	case arrow.TIMESTAMP:
+		if dt.(*arrow.TimestampType).TimeZone != "" {
+			return types.TTimestampTZ
 		}
+		return types.TTimestamp
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return types.TInterval
+	case arrow.UINT32:
+		return types.TOid
+	case arrow.NULL:
+		return types.TVoid
+	case arrow.LIST:
+		return types.ArrayOf(storageType(dt.(*arrow.ListType).Elem()))
 	}
-	return b.NewArray(), nil
+	return types.TText
+}
+
+// fitType returns t if a is stored as t, else the type a's storage suggests.
+func fitType(a arrow.Array, t types.T) types.T {
+	if arrow.TypeEqual(a.DataType(), t.ArrowType()) {
+		return t
+	}
+	return storageType(a.DataType())
 }

@@ -13,6 +13,7 @@ import (
 type result struct {
 	Rows     Rows
 	Columns  int
+	OIDs     []uint32 // column type OIDs
 	Affected int64
 }
 
@@ -39,7 +40,10 @@ func (c *conn) run(ctx context.Context, sql string) (*result, error) {
 		rr := mrr.ResultReader()
 		fields := rr.FieldDescriptions()
 		if len(fields) > 0 {
-			res.Columns, res.Rows = len(fields), nil
+			res.Columns, res.Rows, res.OIDs = len(fields), nil, make([]uint32, len(fields))
+			for i, f := range fields {
+				res.OIDs[i] = f.DataTypeOID
+			}
 		}
 		for rr.NextRow() {
 			vals := rr.Values()

@@ -97,8 +97,8 @@ system ok
 ----
 ignored output
 
-let tid
-SELECT 7
+let tid, tname
+SELECT 7, 'seven'
 
 restart
 
@@ -136,7 +136,7 @@ include other/*.slt
 	if r[4].Sort != RowSort || r[4].Label != "" || !reflect.DeepEqual(r[4].Results, []string{"1 one", "2 two  words"}) {
 		t.Errorf("query with retry = %+v", r[4])
 	}
-	if r[6].Arg != "tid" || r[6].SQL != "SELECT 7" {
+	if r[6].Arg != "tid,tname" || r[6].SQL != "SELECT 7, 'seven'" {
 		t.Errorf("let = %+v", r[6])
 	}
 	if r[8].Arg != "other/*.slt" {
@@ -166,7 +166,7 @@ func TestRewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := rewrite(s, map[int][]string{1: {"1", "2"}, 2: {"1"}})
+	got := rewrite(s, map[int]edit{1: {results: []string{"1", "2"}}, 2: {results: []string{"1"}}})
 	want := "statement ok\nCREATE TABLE t(a int)\n\n# keep me\nquery I\nSELECT a FROM t\n----\n1\n2\n\nquery I\nSELECT 1\n----\n1\n"
 	if got != want {
 		t.Errorf("rewrite:\n%s\nwant:\n%s", got, want)

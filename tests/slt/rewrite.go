@@ -2,27 +2,42 @@ package slt
 
 import "strings"
 
-// rewrite returns the script's text with the results of the records in
-// results (by record index) replaced; everything else is kept as written.
-func rewrite(s *Script, results map[int][]string) string {
+// edit is how Rewrite changes one record: a new first line (the
+// statement/query line) and/or new results.
+type edit struct {
+	header  string   // "" keeps the line
+	results []string // nil keeps the results
+}
+
+// rewrite returns the script's text with the edits (by record index)
+// applied; everything else is kept as written.
+func rewrite(s *Script, edits map[int]edit) string {
 	var b strings.Builder
 	next := 0 // next line of s.Lines to copy
+	copyTo := func(end int) {
+		for ; next < end; next++ {
+			b.WriteString(s.Lines[next] + "\n")
+		}
+	}
 	for i, rec := range s.Records {
-		res, ok := results[i]
+		e, ok := edits[i]
 		if !ok {
 			continue
 		}
-		for ; next < rec.sqlEnd; next++ {
-			b.WriteString(s.Lines[next] + "\n")
+		if e.header != "" {
+			copyTo(rec.Line - 1)
+			b.WriteString(e.header + "\n")
+			next++
 		}
-		b.WriteString("----\n")
-		for _, l := range res {
-			b.WriteString(l + "\n")
+		if e.results != nil {
+			copyTo(rec.sqlEnd)
+			b.WriteString("----\n")
+			for _, l := range e.results {
+				b.WriteString(l + "\n")
+			}
+			next = rec.end
 		}
-		next = rec.end
 	}
-	for ; next < len(s.Lines); next++ {
-		b.WriteString(s.Lines[next] + "\n")
-	}
+	copyTo(len(s.Lines))
 	return b.String()
 }

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 const (
@@ -105,7 +107,7 @@ type Runner struct {
 	labels    map[string]string
 	tmpDir    string
 	res       *FileResult
-	newResult map[int][]string // top-level record index -> rewritten results
+	edits     map[int]edit // top-level record index -> rewrite of it
 }
 
 // NewRunner returns a Runner.
@@ -127,14 +129,15 @@ var errAbort = errors.New("abort file")
 
 // RunFile runs one script in a fresh database from backend and prints its
 // line ("name: P passed, F failed, S skipped") and first failures to
-// Options.Out. Problems with the file itself (unreadable, unparsable, no
-// database) count as one failure.
+// Options.Out. Problems with the file itself (unreadable, unparsable) count
+// as one failure; without a database, or once ctx is done, every record that
+// would have run counts as failed.
 func (r *Runner) RunFile(ctx context.Context, backend Backend, path string) *FileResult {
 	start := time.Now()
 	name := r.displayName(path)
 	r.res = &FileResult{Name: name}
 	r.threshold, r.subst = 0, false
-	r.vars, r.labels, r.newResult = map[string]string{}, map[string]string{}, map[int][]string{}
+	r.vars, r.labels, r.edits = map[string]string{}, map[string]string{}, map[int]edit{}
 	r.dbName = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	defer r.cleanup()
 
@@ -157,7 +160,7 @@ func (r *Runner) RunFile(ctx context.Context, backend Backend, path string) *Fil
 		r.runScript(ctx, script, true)
 	}
 	if r.opt.Rewrite && script != nil {
-		r.res.Rewritten = rewrite(script, r.newResult)
+		r.res.Rewritten = rewrite(script, r.edits)
 	}
 	r.res.Duration = time.Since(start)
 	fmt.Fprintf(r.opt.Out, "%s: %d passed, %d failed, %d skipped\n", name, r.res.Passed, r.res.Failed, r.res.Skipped)
@@ -200,6 +203,12 @@ func (r *Runner) displayName(path string) string {
 func (r *Runner) runScript(ctx context.Context, s *Script, top bool) error {
 	for i := range s.Records {
 		rec := &s.Records[i]
+		if ctx.Err() != nil { // the caller's time budget is spent: the rest fails
+			r.fail(Failure{File: r.displayName(s.Path), Line: rec.Line, Message: "not run: " + ctx.Err().Error()})
+			r.res.Failed--
+			r.failRest(s, s.Records[i:])
+			return errAbort
+		}
 		if err := r.runRecord(ctx, s, i, rec, top); err != nil {
 			if err == errAbort && r.c == nil { // connection lost: the rest fails
 				r.failRest(s, s.Records[i+1:])
@@ -251,6 +260,11 @@ func (r *Runner) runRecord(ctx context.Context, s *Script, idx int, rec *Record,
 		// Count this record, then try to carry on with a new connection.
 		r.fail(Failure{File: name, Line: rec.Line, SQL: sql, Message: "connection lost: " + err.Error()})
 		return r.reconnect(ctx, name, rec)
+	}
+	if r.opt.Rewrite && top && rec.ExpectError && rec.ErrorRegex == "" && rec.ErrorText == "" {
+		if h := errorHeader(rec, err); h != "" {
+			r.edits[idx] = edit{header: h}
+		}
 	}
 	var f *Failure
 	switch rec.Kind {
@@ -324,6 +338,43 @@ func (r *Runner) checkStatement(rec *Record, res *result, err error) *Failure {
 	return nil
 }
 
+// errorHeader is the record's first line with a regex matching err exactly
+// ("statement error ERROR: division by zero \(SQLSTATE 22012\)"), for
+// rewriting; "" if err is not a server error.
+func errorHeader(rec *Record, err error) string {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	kw := "statement"
+	if rec.Kind == Query {
+		kw = "query"
+	}
+	return fmt.Sprintf(`%s error %s: %s \(SQLSTATE %s\)`, kw, pe.Severity, regexp.QuoteMeta(pe.Message), pe.Code)
+}
+
+// queryHeader is a query line with its type letters set from the result's
+// column types: I for integers, R for floating point and numeric, T else.
+func queryHeader(line string, oids []uint32) string {
+	letters := make([]byte, len(oids))
+	for i, oid := range oids {
+		switch oid {
+		case 20, 21, 23: // int8, int2, int4
+			letters[i] = 'I'
+		case 700, 701, 1700: // float4, float8, numeric
+			letters[i] = 'R'
+		default:
+			letters[i] = 'T'
+		}
+	}
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		f = append(f, "")
+	}
+	f[1] = string(letters)
+	return strings.Join(f, " ")
+}
+
 // checkError checks the error of a record that expects one.
 func checkError(rec *Record, err error) *Failure {
 	if err == nil {
@@ -352,13 +403,18 @@ func (r *Runner) checkQuery(s *Script, idx int, rec *Record, res *result, err er
 	if err != nil {
 		return &Failure{Message: "query failed: " + err.Error(), Expected: rec.Results}
 	}
-	if rec.Types != "" && res.Columns != len(rec.Types) && len(res.Rows) > 0 {
+	if r.opt.Rewrite && top && res.Columns > 0 && !rec.ExpectError {
+		r.edits[idx] = edit{header: queryHeader(s.Lines[rec.Line-1], res.OIDs)}
+	}
+	if rec.Types != "" && res.Columns != len(rec.Types) && len(res.Rows) > 0 && !r.opt.Rewrite {
 		return &Failure{Message: fmt.Sprintf("expected %d columns, got %d", len(rec.Types), res.Columns)}
 	}
 	rows := sortRendered(rec.Sort, render(s.Dialect, rec.Types, res.Rows))
 	vals := flatten(rows)
 	if r.opt.Rewrite && top {
-		r.newResult[idx] = r.resultLines(s.Dialect, rows, vals)
+		e := r.edits[idx]
+		e.results = r.resultLines(s.Dialect, rows, vals)
+		r.edits[idx] = e
 	}
 	if rec.Label != "" {
 		h := hashLine(vals)
@@ -384,7 +440,7 @@ func (r *Runner) resultLines(d Dialect, rows [][]string, vals []string) []string
 		return []string{hashLine(vals)}
 	}
 	if d == Classic {
-		return vals
+		return append([]string{}, vals...)
 	}
 	return rowLines(rows)
 }
@@ -393,10 +449,13 @@ func (r *Runner) let(rec *Record, res *result, err error) *Failure {
 	if err != nil {
 		return &Failure{Message: "let query failed: " + err.Error()}
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return &Failure{Message: fmt.Sprintf("let needs exactly one value, got %d rows", len(res.Rows))}
+	names := strings.Split(rec.Arg, ",")
+	if len(res.Rows) != 1 || len(res.Rows[0]) != len(names) {
+		return &Failure{Message: fmt.Sprintf("let needs one row of %d values, got %d rows of %d", len(names), len(res.Rows), res.Columns)}
 	}
-	r.vars[rec.Arg] = res.Rows[0][0].Text
+	for i, name := range names {
+		r.vars[name] = res.Rows[0][i].Text
+	}
 	return nil
 }
 
@@ -482,7 +541,11 @@ func (r *Runner) substitute(sql string) string {
 // writeFailure prints a failure: where, the SQL, and the first lines of the
 // expected and actual results.
 func writeFailure(w io.Writer, f Failure) {
-	fmt.Fprintf(w, "FAIL %s:%d: %s\n", f.File, f.Line, f.Message)
+	if f.Line > 0 {
+		fmt.Fprintf(w, "FAIL %s:%d: %s\n", f.File, f.Line, f.Message)
+	} else {
+		fmt.Fprintf(w, "FAIL %s: %s\n", f.File, f.Message)
+	}
 	if f.SQL != "" {
 		fmt.Fprintf(w, "  sql:\n%s", indent(strings.Split(f.SQL, "\n"), 12))
 	}

@@ -1,0 +1,259 @@
+package expr
+
+import (
+	"math"
+	"time"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Date/time arithmetic operators, applied as PostgreSQL does: an interval's
+// months, days and microseconds are added in that order; months clamp the
+// day to the end of the month; for timestamptz the month and day parts are
+// applied on the session's local clock.
+
+var errTSRange = pgerr.New(pgerr.DatetimeFieldOverflow, "timestamp out of range")
+
+// addMonthsDays adds months and days to a wall-clock timestamp.
+func addMonthsDays(us int64, months, days int32) int64 {
+	if months == 0 && days == 0 {
+		return us
+	}
+	t := wallTime(us)
+	y, m, d := t.Date()
+	if months != 0 {
+		mm := int(m) - 1 + int(months)
+		y += floorDivInt(mm, 12)
+		m = time.Month(mm - floorDivInt(mm, 12)*12 + 1)
+		if dim := daysIn(y, m); d > dim {
+			d = dim
+		}
+	}
+	tod := us - floorDiv64(us, usPerDay)*usPerDay
+	day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()/86400 + int64(days)
+	return day*usPerDay + tod
+}
+
+func floorDivInt(a, b int) int {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func daysIn(y int, m time.Month) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// tsPlusInterval is timestamp + interval; tz selects timestamptz semantics.
+func tsPlusInterval(us int64, iv types.IntervalValue, tz bool, loc *time.Location) (int64, error) {
+	if isInfTS(us) {
+		return us, nil
+	}
+	if tz && (iv.Months != 0 || iv.Days != 0) {
+		wall := instantToWall(us, loc)
+		wall = addMonthsDays(wall, iv.Months, iv.Days)
+		us = wallToInstant(wall, loc)
+	} else {
+		us = addMonthsDays(us, iv.Months, iv.Days)
+	}
+	r := us + iv.Micros
+	if (iv.Micros > 0 && r < us) || (iv.Micros < 0 && r > us) {
+		return 0, errTSRange
+	}
+	return r, nil
+}
+
+func negInterval(v types.IntervalValue) (types.IntervalValue, error) {
+	if v.Months == math.MinInt32 || v.Days == math.MinInt32 || v.Micros == math.MinInt64 {
+		return v, pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+	}
+	return types.IntervalValue{Months: -v.Months, Days: -v.Days, Micros: -v.Micros}, nil
+}
+
+// tsDiff is timestamp - timestamp: a day-and-time interval, hours folded
+// into days as justify_hours does.
+func tsDiff(a, b int64) (types.IntervalValue, error) {
+	if isInfTS(a) || isInfTS(b) {
+		return types.IntervalValue{}, pgerr.New(pgerr.DatetimeFieldOverflow, "cannot subtract infinite timestamps")
+	}
+	return justifyHours(types.IntervalValue{Micros: a - b}), nil
+}
+
+func justifyHours(v types.IntervalValue) types.IntervalValue {
+	d := v.Micros / usPerDay
+	v.Days += int32(d)
+	v.Micros -= d * usPerDay
+	if v.Days > 0 && v.Micros < 0 {
+		v.Micros += usPerDay
+		v.Days--
+	} else if v.Days < 0 && v.Micros > 0 {
+		v.Micros -= usPerDay
+		v.Days++
+	}
+	return v
+}
+
+func justifyDays(v types.IntervalValue) types.IntervalValue {
+	m := v.Days / 30
+	v.Months += m
+	v.Days -= m * 30
+	if v.Months > 0 && v.Days < 0 {
+		v.Days += 30
+		v.Months--
+	} else if v.Months < 0 && v.Days > 0 {
+		v.Days -= 30
+		v.Months++
+	}
+	return v
+}
+
+// intervalMul is interval * factor with PostgreSQL's cascading of
+// fractional months into days and fractional days into time.
+func intervalMul(v types.IntervalValue, f float64) (types.IntervalValue, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return v, pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+	}
+	months := float64(v.Months) * f
+	days := float64(v.Days) * f
+	if math.Abs(months) > math.MaxInt32 || math.Abs(days) > math.MaxInt32 {
+		return v, pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+	}
+	rm := int32(months)
+	monthRemDays := (months - float64(rm)) * 30
+	rd := int32(days)
+	secRem := (days - float64(rd) + monthRemDays - math.Trunc(monthRemDays)) * 86400
+	secRem = math.Round(secRem*1e6) / 1e6
+	if math.Abs(secRem) >= 86400 {
+		rd += int32(secRem / 86400)
+		secRem -= math.Trunc(secRem/86400) * 86400
+	}
+	rd += int32(monthRemDays)
+	micros := math.RoundToEven(float64(v.Micros)*f + secRem*1e6)
+	if math.Abs(micros) > math.MaxInt64/2 {
+		return v, pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+	}
+	return types.IntervalValue{Months: rm, Days: rd, Micros: int64(micros)}, nil
+}
+
+// dtKernel builds a strict row kernel over typed values.
+func dtKernel(ret types.T, args []types.T, fn func(ctx *Context, a []types.Value) (types.Value, error)) *Func {
+	return &Func{Args: args, Return: ret, Strict: true, Kernel: RowKernel(ret, args, fn)}
+}
+
+func named(name string, f *Func) *Func { f.Name = name; return f }
+
+func init() {
+	D, I4, TS, TZ, IV, T, F8 := types.TDate, types.TInt4, types.TTimestamp, types.TTimestampTZ, types.TInterval, types.TTime, types.TFloat8
+	dateInt := func(sign int64) func(*Context, []types.Value) (types.Value, error) {
+		return func(_ *Context, a []types.Value) (types.Value, error) {
+			d := int64(a[0].(types.DateValue))
+			if d == dateInfinity || d == dateNegInf {
+				return a[0], nil
+			}
+			r := d + sign*a[1].(int64)
+			if r > math.MaxInt32-1 || r < math.MinInt32+1 {
+				return nil, pgerr.New(pgerr.DatetimeFieldOverflow, "date out of range")
+			}
+			return types.DateValue(r), nil
+		}
+	}
+	tsIv := func(sign int32, tz bool) func(*Context, []types.Value) (types.Value, error) {
+		return func(ctx *Context, a []types.Value) (types.Value, error) {
+			iv := a[1].(types.IntervalValue)
+			if sign < 0 {
+				var err error
+				if iv, err = negInterval(iv); err != nil {
+					return nil, err
+				}
+			}
+			var us int64
+			switch x := a[0].(type) {
+			case types.DateValue:
+				us = dateToTS(int32(x))
+			case types.TimestampValue:
+				us = int64(x)
+			}
+			r, err := tsPlusInterval(us, iv, tz, ctx.location())
+			return types.TimestampValue(r), err
+		}
+	}
+	swap := func(f func(*Context, []types.Value) (types.Value, error)) func(*Context, []types.Value) (types.Value, error) {
+		return func(ctx *Context, a []types.Value) (types.Value, error) { return f(ctx, []types.Value{a[1], a[0]}) }
+	}
+	ivIv := func(sign int64) func(*Context, []types.Value) (types.Value, error) {
+		return func(_ *Context, a []types.Value) (types.Value, error) {
+			x, y := a[0].(types.IntervalValue), a[1].(types.IntervalValue)
+			ym := sign * y.Micros
+			m, d, us := int64(x.Months)+sign*int64(y.Months), int64(x.Days)+sign*int64(y.Days), x.Micros+ym
+			if m != int64(int32(m)) || d != int64(int32(d)) || (us^x.Micros)&(us^ym) < 0 {
+				return nil, pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+			}
+			return types.IntervalValue{Months: int32(m), Days: int32(d), Micros: us}, nil
+		}
+	}
+	ivMul := func(_ *Context, a []types.Value) (types.Value, error) {
+		return intervalMul(a[0].(types.IntervalValue), a[1].(float64))
+	}
+	tsTs := func(_ *Context, a []types.Value) (types.Value, error) {
+		return tsDiff(int64(a[0].(types.TimestampValue)), int64(a[1].(types.TimestampValue)))
+	}
+	timeIv := func(sign int64) func(*Context, []types.Value) (types.Value, error) {
+		return func(_ *Context, a []types.Value) (types.Value, error) {
+			t := int64(a[0].(types.TimeValue)) + sign*a[1].(types.IntervalValue).Micros
+			t %= usPerDay
+			if t < 0 {
+				t += usPerDay
+			}
+			return types.TimeValue(t), nil
+		}
+	}
+	define(
+		named("+", dtKernel(D, []types.T{D, I4}, dateInt(1))),
+		named("+", dtKernel(D, []types.T{I4, D}, swap(dateInt(1)))),
+		named("-", dtKernel(D, []types.T{D, I4}, dateInt(-1))),
+		named("-", dtKernel(I4, []types.T{D, D}, func(_ *Context, a []types.Value) (types.Value, error) {
+			x, y := a[0].(types.DateValue), a[1].(types.DateValue)
+			if x == dateInfinity || x == dateNegInf || y == dateInfinity || y == dateNegInf {
+				return nil, pgerr.New(pgerr.DatetimeFieldOverflow, "cannot subtract infinite dates")
+			}
+			return int64(x) - int64(y), nil
+		})),
+		named("+", dtKernel(TS, []types.T{D, IV}, tsIv(1, false))),
+		named("+", dtKernel(TS, []types.T{IV, D}, swap(tsIv(1, false)))),
+		named("-", dtKernel(TS, []types.T{D, IV}, tsIv(-1, false))),
+		named("+", dtKernel(TS, []types.T{TS, IV}, tsIv(1, false))),
+		named("+", dtKernel(TS, []types.T{IV, TS}, swap(tsIv(1, false)))),
+		named("-", dtKernel(TS, []types.T{TS, IV}, tsIv(-1, false))),
+		named("+", dtKernel(TZ, []types.T{TZ, IV}, tsIv(1, true))),
+		named("+", dtKernel(TZ, []types.T{IV, TZ}, swap(tsIv(1, true)))),
+		named("-", dtKernel(TZ, []types.T{TZ, IV}, tsIv(-1, true))),
+		named("-", dtKernel(IV, []types.T{TS, TS}, tsTs)),
+		named("-", dtKernel(IV, []types.T{TZ, TZ}, tsTs)),
+		named("+", dtKernel(IV, []types.T{IV, IV}, ivIv(1))),
+		named("-", dtKernel(IV, []types.T{IV, IV}, ivIv(-1))),
+		named("-", dtKernel(IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return negInterval(a[0].(types.IntervalValue))
+		})),
+		named("+", dtKernel(IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) { return a[0], nil })),
+		named("*", dtKernel(IV, []types.T{IV, F8}, ivMul)),
+		named("*", dtKernel(IV, []types.T{F8, IV}, swap(ivMul))),
+		named("/", dtKernel(IV, []types.T{IV, F8}, func(_ *Context, a []types.Value) (types.Value, error) {
+			f := a[1].(float64)
+			if f == 0 {
+				return nil, errDivZero
+			}
+			return intervalMul(a[0].(types.IntervalValue), 1/f)
+		})),
+		named("+", dtKernel(TS, []types.T{D, T}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return types.TimestampValue(dateToTS(int32(a[0].(types.DateValue))) + int64(a[1].(types.TimeValue))), nil
+		})),
+		named("+", dtKernel(T, []types.T{T, IV}, timeIv(1))),
+		named("-", dtKernel(T, []types.T{T, IV}, timeIv(-1))),
+		named("-", dtKernel(IV, []types.T{T, T}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return types.IntervalValue{Micros: int64(a[0].(types.TimeValue)) - int64(a[1].(types.TimeValue))}, nil
+		})),
+	)
+}

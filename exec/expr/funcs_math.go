@@ -1,0 +1,393 @@
+package expr
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/cockroachdb/apd/v3"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Mathematical functions for double precision (vectorized) and numeric
+// (with PostgreSQL's result scales), plus the integer ones (abs, mod, gcd...).
+
+var (
+	errSqrtNeg  = pgerr.New(pgerr.InvalidArgumentForPower, "cannot take square root of a negative number")
+	errLogZero  = pgerr.New(pgerr.InvalidArgumentForLog, "cannot take logarithm of zero")
+	errLogNeg   = pgerr.New(pgerr.InvalidArgumentForLog, "cannot take logarithm of a negative number")
+	errPowZero  = pgerr.New(pgerr.InvalidArgumentForPower, "zero raised to a negative power is undefined")
+	errPowCmplx = pgerr.New(pgerr.InvalidArgumentForPower, "a negative number raised to a non-integer power yields a complex result")
+	errOverflow = pgerr.New(pgerr.NumericValueOutOfRange, "value out of range: overflow")
+	errInputOOR = pgerr.New(pgerr.NumericValueOutOfRange, "input is out of range")
+)
+
+func pure(f func(float64) float64) func(float64) (float64, error) {
+	return func(x float64) (float64, error) { return f(x), nil }
+}
+
+func logf(f func(float64) float64) func(float64) (float64, error) {
+	return func(x float64) (float64, error) {
+		switch {
+		case x == 0:
+			return 0, errLogZero
+		case x < 0:
+			return 0, errLogNeg
+		}
+		return f(x), nil
+	}
+}
+
+func floatPow(x, y float64) (float64, error) {
+	if x == 0 && y < 0 {
+		return 0, errPowZero
+	}
+	if x < 0 && y != math.Trunc(y) && !math.IsInf(y, 0) {
+		return 0, errPowCmplx
+	}
+	r := math.Pow(x, y)
+	if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+		return 0, errOverflow
+	}
+	return r, nil
+}
+
+// numericRound rounds d to scale digits (negative: left of the point), half
+// away from zero; the result keeps max(scale, 0) decimals.
+func numericRound(d *apd.Decimal, scale int64, trunc bool) (*apd.Decimal, error) {
+	if d.Form != apd.Finite {
+		return d, nil
+	}
+	scale = max(min(scale, 1000), -1000)
+	c := *roundCtx
+	if trunc {
+		c.Rounding = apd.RoundDown
+	}
+	r := new(apd.Decimal)
+	if _, err := c.Quantize(r, d, int32(-scale)); err != nil {
+		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	if scale < 0 {
+		_, _ = c.Quantize(r, r, 0)
+	}
+	return r, nil
+}
+
+func numericFloorCeil(d *apd.Decimal, ceil bool) *apd.Decimal {
+	if d.Form != apd.Finite {
+		return d
+	}
+	r := new(apd.Decimal)
+	c := *roundCtx
+	if ceil {
+		c.Rounding = apd.RoundCeiling
+	} else {
+		c.Rounding = apd.RoundFloor
+	}
+	_, _ = c.Quantize(r, d, 0)
+	if r.IsZero() {
+		r.Negative = false
+	}
+	return r
+}
+
+// numericSqrt uses PostgreSQL's scale: 16 significant digits, at least the
+// input's scale.
+func numericSqrt(d *apd.Decimal) (*apd.Decimal, error) {
+	if d.Negative && !d.IsZero() {
+		return nil, errSqrtNeg
+	}
+	if d.Form != apd.Finite {
+		return d, nil
+	}
+	// PostgreSQL's weight is in base-10000 digits.
+	w := int32(0)
+	if !d.IsZero() {
+		w = floorDiv(int32(d.NumDigits())+d.Exponent-1, 4)
+	}
+	sweight := (w+1)*4/2 - 1
+	scale := max(16-sweight, scaleOf(d), 0)
+	scale = min(scale, 1000)
+	r := new(apd.Decimal)
+	c := roundCtx.WithPrecision(uint32(max(int32(d.NumDigits())+d.Exponent, 1) + scale + 10))
+	if _, err := c.Sqrt(r, d); err != nil {
+		return nil, err
+	}
+	_, err := roundCtx.Quantize(r, r, -scale)
+	return r, err
+}
+
+// numericLn is ln(numeric): 16 significant digits (PostgreSQL's estimate).
+func numericLn(d *apd.Decimal, log10 bool) (*apd.Decimal, error) {
+	switch {
+	case d.IsZero():
+		return nil, errLogZero
+	case d.Negative:
+		return nil, errLogNeg
+	}
+	r := new(apd.Decimal)
+	c := roundCtx.WithPrecision(60)
+	var err error
+	if log10 {
+		_, err = c.Log10(r, d)
+	} else {
+		_, err = c.Ln(r, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, _ := r.Float64()
+	dw := int32(0)
+	if f != 0 {
+		dw = int32(math.Log10(math.Abs(f)))
+	}
+	scale := min(max(16-dw, scaleOf(d), 0), 1000)
+	_, err = roundCtx.Quantize(r, r, -scale)
+	return r, err
+}
+
+func gcd64(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	if a < 0 {
+		a = -a
+	}
+	return a
+}
+
+func init() {
+	F8, NU, I2, I4, I8 := types.TFloat8, types.TNumeric, types.TInt2, types.TInt4, types.TInt8
+	f8 := func(name string, f func(float64) (float64, error)) *Func {
+		return &Func{Name: name, Args: []types.T{F8}, Return: F8, Strict: true, Kernel: float8Func(f)}
+	}
+	register(
+		f8("abs", pure(math.Abs)),
+		f8("ceil", pure(math.Ceil)), f8("ceiling", pure(math.Ceil)),
+		f8("floor", pure(math.Floor)),
+		f8("round", pure(math.RoundToEven)),
+		f8("trunc", pure(math.Trunc)),
+		f8("sign", func(x float64) (float64, error) {
+			switch {
+			case x > 0:
+				return 1, nil
+			case x < 0:
+				return -1, nil
+			}
+			return 0, nil
+		}),
+		f8("sqrt", func(x float64) (float64, error) {
+			if x < 0 {
+				return 0, errSqrtNeg
+			}
+			return math.Sqrt(x), nil
+		}),
+		f8("cbrt", pure(math.Cbrt)),
+		f8("exp", func(x float64) (float64, error) {
+			r := math.Exp(x)
+			if math.IsInf(r, 0) && !math.IsInf(x, 0) {
+				return 0, errOverflow
+			}
+			if r == 0 && !math.IsInf(x, 0) {
+				return 0, pgerr.New(pgerr.NumericValueOutOfRange, "value out of range: underflow")
+			}
+			return r, nil
+		}),
+		f8("ln", logf(math.Log)),
+		f8("log", logf(math.Log10)),
+		f8("log10", logf(math.Log10)),
+		f8("degrees", func(x float64) (float64, error) { return x * 180 / math.Pi, nil }),
+		f8("radians", func(x float64) (float64, error) { return x * math.Pi / 180, nil }),
+		f8("sin", pure(math.Sin)), f8("cos", pure(math.Cos)), f8("tan", pure(math.Tan)),
+		f8("cot", func(x float64) (float64, error) { return 1 / math.Tan(x), nil }),
+		f8("asin", func(x float64) (float64, error) {
+			if x < -1 || x > 1 {
+				return 0, errInputOOR
+			}
+			return math.Asin(x), nil
+		}),
+		f8("acos", func(x float64) (float64, error) {
+			if x < -1 || x > 1 {
+				return 0, errInputOOR
+			}
+			return math.Acos(x), nil
+		}),
+		f8("atan", pure(math.Atan)),
+	)
+	floatPowK := func(_ *Context, a []types.Value) (types.Value, error) {
+		return floatPow(a[0].(float64), a[1].(float64))
+	}
+	define(
+		fn0("pi", F8, false, func(*Context) (types.Value, error) { return math.Pi, nil }),
+		fn0("random", F8, true, func(*Context) (types.Value, error) { return rand.Float64(), nil }),
+		rowFn("power", F8, []types.T{F8, F8}, floatPowK),
+		rowFn("pow", F8, []types.T{F8, F8}, floatPowK),
+		rowFn("^", F8, []types.T{F8, F8}, floatPowK),
+		rowFn("atan2", F8, []types.T{F8, F8}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return math.Atan2(a[0].(float64), a[1].(float64)), nil
+		}),
+		rowFn("width_bucket", I4, []types.T{F8, F8, F8, I4}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return widthBucket(a[0].(float64), a[1].(float64), a[2].(float64), a[3].(int64))
+		}),
+	)
+	num := func(a []types.Value, i int) *apd.Decimal { return a[i].(*apd.Decimal) }
+	numFn := func(name string, f func(d *apd.Decimal) (types.Value, error)) *Func {
+		return rowFn(name, NU, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) { return f(num(a, 0)) })
+	}
+	define(
+		numFn("abs", func(d *apd.Decimal) (types.Value, error) { return new(apd.Decimal).Abs(d), nil }),
+		numFn("ceil", func(d *apd.Decimal) (types.Value, error) { return numericFloorCeil(d, true), nil }),
+		numFn("ceiling", func(d *apd.Decimal) (types.Value, error) { return numericFloorCeil(d, true), nil }),
+		numFn("floor", func(d *apd.Decimal) (types.Value, error) { return numericFloorCeil(d, false), nil }),
+		numFn("round", func(d *apd.Decimal) (types.Value, error) { return numericRound(d, 0, false) }),
+		numFn("trunc", func(d *apd.Decimal) (types.Value, error) { return numericRound(d, 0, true) }),
+		numFn("sqrt", func(d *apd.Decimal) (types.Value, error) { return numericSqrt(d) }),
+		numFn("ln", func(d *apd.Decimal) (types.Value, error) { return numericLn(d, false) }),
+		numFn("log", func(d *apd.Decimal) (types.Value, error) { return numericLn(d, true) }),
+		numFn("log10", func(d *apd.Decimal) (types.Value, error) { return numericLn(d, true) }),
+		numFn("exp", numericExp),
+		numFn("sign", func(d *apd.Decimal) (types.Value, error) {
+			switch {
+			case d.IsZero():
+				return apd.New(0, 0), nil
+			case d.Negative:
+				return apd.New(-1, 0), nil
+			}
+			return apd.New(1, 0), nil
+		}),
+		rowFn("round", NU, []types.T{NU, I4}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return numericRound(num(a, 0), a[1].(int64), false)
+		}),
+		rowFn("trunc", NU, []types.T{NU, I4}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return numericRound(num(a, 0), a[1].(int64), true)
+		}),
+		rowFn("power", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericPower(num(a, 0), num(a, 1)) }),
+		rowFn("pow", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericPower(num(a, 0), num(a, 1)) }),
+		rowFn("mod", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericOp('%', num(a, 0), num(a, 1)) }),
+		rowFn("div", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) {
+			if num(a, 1).IsZero() {
+				return nil, errDivZero
+			}
+			r := new(apd.Decimal)
+			if _, err := roundCtx.QuoInteger(r, num(a, 0), num(a, 1)); err != nil {
+				return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+			}
+			return r, nil
+		}),
+		rowFn("log", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) {
+			lb, err := numericLn(num(a, 0), false)
+			if err != nil {
+				return nil, err
+			}
+			lx, err := numericLn(num(a, 1), false)
+			if err != nil {
+				return nil, err
+			}
+			if lb.IsZero() {
+				return nil, errDivZero
+			}
+			return numericOp('/', lx, lb)
+		}),
+		rowFn("width_bucket", I4, []types.T{NU, NU, NU, I4}, func(_ *Context, a []types.Value) (types.Value, error) {
+			f := func(i int) float64 { x, _ := num(a, i).Float64(); return x }
+			return widthBucket(f(0), f(1), f(2), a[3].(int64))
+		}),
+	)
+	for _, t := range []types.T{I2, I4, I8} {
+		t := t
+		define(
+			rowFn("abs", t, []types.T{t}, func(_ *Context, a []types.Value) (types.Value, error) {
+				x := a[0].(int64)
+				if x < 0 {
+					if _, err := castFromInt(-x, types.TInt8, t); err != nil || x == math.MinInt64 {
+						return nil, outOfRange(t)
+					}
+					return -x, nil
+				}
+				return x, nil
+			}),
+			rowFn("mod", t, []types.T{t, t}, func(_ *Context, a []types.Value) (types.Value, error) {
+				if a[1].(int64) == 0 {
+					return nil, errDivZero
+				}
+				if a[1].(int64) == -1 {
+					return int64(0), nil
+				}
+				return a[0].(int64) % a[1].(int64), nil
+			}),
+		)
+		if t.Kind != types.Int2 {
+			define(
+				rowFn("gcd", t, []types.T{t, t}, func(_ *Context, a []types.Value) (types.Value, error) {
+					g := gcd64(a[0].(int64), a[1].(int64))
+					if g < 0 || (t.Kind == types.Int4 && g > math.MaxInt32) {
+						return nil, outOfRange(t)
+					}
+					return g, nil
+				}),
+				rowFn("lcm", t, []types.T{t, t}, func(_ *Context, a []types.Value) (types.Value, error) {
+					x, y := a[0].(int64), a[1].(int64)
+					if x == 0 || y == 0 {
+						return int64(0), nil
+					}
+					g := gcd64(x, y)
+					r := x / g * y
+					if r/y != x/g || r == math.MinInt64 {
+						return nil, outOfRange(t)
+					}
+					if r < 0 {
+						r = -r
+					}
+					return castFromInt(r, types.TInt8, t)
+				}),
+			)
+		}
+	}
+}
+
+// widthBucket is width_bucket(x, lo, hi, n) for lo < hi or lo > hi.
+func widthBucket(x, lo, hi float64, n int64) (types.Value, error) {
+	if n <= 0 {
+		return nil, pgerr.New(pgerr.InvalidArgumentForPower, "count must be greater than zero")
+	}
+	if lo == hi {
+		return nil, pgerr.New(pgerr.InvalidArgumentForPower, "lower bound cannot equal upper bound")
+	}
+	if math.IsNaN(x) || math.IsNaN(lo) || math.IsNaN(hi) {
+		return nil, pgerr.New(pgerr.InvalidArgumentForPower, "operand, lower bound, and upper bound cannot be NaN")
+	}
+	if lo < hi {
+		switch {
+		case x < lo:
+			return int64(0), nil
+		case x >= hi:
+			return n + 1, nil
+		}
+		return int64(float64(n)*(x-lo)/(hi-lo)) + 1, nil
+	}
+	switch {
+	case x > lo:
+		return int64(0), nil
+	case x <= hi:
+		return n + 1, nil
+	}
+	return int64(float64(n)*(lo-x)/(lo-hi)) + 1, nil
+}
+
+// numericExp is exp(numeric) with PostgreSQL's scale: 16 significant digits.
+func numericExp(d *apd.Decimal) (types.Value, error) {
+	f, _ := d.Float64()
+	if f > 6000 {
+		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	dw := int32(f * 0.434294481903252)
+	scale := min(max(16-dw, scaleOf(d), 0), 1000)
+	r := new(apd.Decimal)
+	c := roundCtx.WithPrecision(uint32(max(dw, 0) + scale + 10))
+	if _, err := c.Exp(r, d); err != nil {
+		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	_, err := roundCtx.Quantize(r, r, -scale)
+	return r, err
+}

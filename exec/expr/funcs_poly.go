@@ -1,0 +1,474 @@
+package expr
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Polymorphic and variadic functions, built per call by builders:
+// greatest/least, concat/concat_ws/format (any arguments, shown as text),
+// array_length/cardinality/array_to_string/array_upper/array_lower (any
+// array), and the regex functions.
+
+// polyCall builds a Call to a function made for these argument types.
+func polyCall(name string, args []Expr, ret types.T, strict bool, fn func(ctx *Context, a []types.Value) (types.Value, error)) Expr {
+	ts := typesOf(args)
+	f := &Func{Name: name, Args: ts, Return: ret, Strict: strict, Kernel: RowKernel(ret, ts, fn)}
+	return &Call{Fn: f, Args: args}
+}
+
+// unknownToText types unknown literals as text (as PostgreSQL does for
+// "any" arguments).
+func unknownToText(args []Expr) ([]Expr, error) {
+	out := make([]Expr, len(args))
+	for i, a := range args {
+		if a.Type().Kind == types.Unknown {
+			c, err := coerceImplicit(a, types.TText)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		} else {
+			out[i] = a
+		}
+	}
+	return out, nil
+}
+
+func minMaxBuilder(name string, greatest bool) func(args []Expr) (Expr, error) {
+	return func(args []Expr) (Expr, error) {
+		if len(args) == 0 {
+			return nil, noFunction(name, nil)
+		}
+		t, err := CommonType(typesOf(args), strings.ToUpper(name))
+		if err != nil {
+			return nil, err
+		}
+		cargs := make([]Expr, len(args))
+		for i, a := range args {
+			if cargs[i], err = coerceImplicit(a, t); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := resolveEq(&ColRef{T: t}, &ColRef{T: t}); err != nil {
+			return nil, pgerr.New(pgerr.UndefinedFunction, "could not identify a comparison function for type %s", t)
+		}
+		return polyCall(name, cargs, t, false, func(_ *Context, a []types.Value) (types.Value, error) {
+			var best types.Value
+			for _, v := range a {
+				if v == nil {
+					continue
+				}
+				if best == nil {
+					best = v
+					continue
+				}
+				c := compareValues(v, best, t)
+				if (greatest && c > 0) || (!greatest && c < 0) {
+					best = v
+				}
+			}
+			return best, nil
+		}), nil
+	}
+}
+
+func init() {
+	registerBuilder("greatest", minMaxBuilder("greatest", true))
+	registerBuilder("least", minMaxBuilder("least", false))
+	registerBuilder("concat", func(args []Expr) (Expr, error) {
+		args, err := unknownToText(args)
+		if err != nil {
+			return nil, err
+		}
+		ts := typesOf(args)
+		return polyCall("concat", args, types.TText, false, func(ctx *Context, a []types.Value) (types.Value, error) {
+			var sb strings.Builder
+			for i, v := range a {
+				if v != nil {
+					sb.WriteString(textOf(ctx, v, ts[i]))
+				}
+			}
+			return sb.String(), nil
+		}), nil
+	})
+	registerBuilder("concat_ws", func(args []Expr) (Expr, error) {
+		if len(args) == 0 {
+			return nil, noFunction("concat_ws", nil)
+		}
+		args, err := unknownToText(args)
+		if err != nil {
+			return nil, err
+		}
+		ts := typesOf(args)
+		return polyCall("concat_ws", args, types.TText, false, func(ctx *Context, a []types.Value) (types.Value, error) {
+			if a[0] == nil {
+				return nil, nil
+			}
+			sep := textOf(ctx, a[0], ts[0])
+			var parts []string
+			for i, v := range a[1:] {
+				if v != nil {
+					parts = append(parts, textOf(ctx, v, ts[i+1]))
+				}
+			}
+			return strings.Join(parts, sep), nil
+		}), nil
+	})
+	registerBuilder("format", func(args []Expr) (Expr, error) {
+		if len(args) == 0 {
+			return nil, noFunction("format", nil)
+		}
+		args, err := unknownToText(args)
+		if err != nil {
+			return nil, err
+		}
+		ts := typesOf(args)
+		return polyCall("format", args, types.TText, false, func(ctx *Context, a []types.Value) (types.Value, error) {
+			if a[0] == nil {
+				return nil, nil
+			}
+			return formatSQL(ctx, textOf(ctx, a[0], ts[0]), a[1:], ts[1:])
+		}), nil
+	})
+	arrayFn := func(name string, extra []types.T, ret types.T, fn func(ctx *Context, elem types.T, a []types.Value) (types.Value, error)) {
+		registerBuilder(name, func(args []Expr) (Expr, error) {
+			if len(args) != len(extra)+1 || args[0].Type().Kind != types.Array {
+				return nil, noFunction(name, typesOf(args))
+			}
+			out := []Expr{args[0]}
+			for i, t := range extra {
+				c, err := Coerce(args[i+1], t, false)
+				if err != nil {
+					return nil, noFunction(name, typesOf(args))
+				}
+				out = append(out, c)
+			}
+			elem := *args[0].Type().Elem
+			return polyCall(name, out, ret, true, func(ctx *Context, a []types.Value) (types.Value, error) { return fn(ctx, elem, a) }), nil
+		})
+	}
+	arrayLen := func(_ *Context, _ types.T, a []types.Value) (types.Value, error) {
+		l := len(a[0].([]types.Value))
+		if l == 0 || a[1].(int64) != 1 {
+			return nil, nil
+		}
+		return int64(l), nil
+	}
+	arrayFn("array_length", []types.T{types.TInt4}, types.TInt4, arrayLen)
+	arrayFn("array_upper", []types.T{types.TInt4}, types.TInt4, arrayLen)
+	arrayFn("array_lower", []types.T{types.TInt4}, types.TInt4, func(_ *Context, _ types.T, a []types.Value) (types.Value, error) {
+		if len(a[0].([]types.Value)) == 0 || a[1].(int64) != 1 {
+			return nil, nil
+		}
+		return int64(1), nil
+	})
+	arrayFn("array_ndims", nil, types.TInt4, func(_ *Context, _ types.T, a []types.Value) (types.Value, error) {
+		if len(a[0].([]types.Value)) == 0 {
+			return nil, nil
+		}
+		return int64(1), nil
+	})
+	arrayFn("cardinality", nil, types.TInt4, func(_ *Context, _ types.T, a []types.Value) (types.Value, error) {
+		return int64(len(a[0].([]types.Value))), nil
+	})
+	joinArr := func(ctx *Context, elem types.T, a []types.Value) (types.Value, error) {
+		var parts []string
+		for _, v := range a[0].([]types.Value) {
+			switch {
+			case v != nil:
+				parts = append(parts, textOf(ctx, v, elem))
+			case len(a) > 2:
+				parts = append(parts, a[2].(string))
+			}
+		}
+		return strings.Join(parts, a[1].(string)), nil
+	}
+	registerBuilder("array_to_string", func(args []Expr) (Expr, error) {
+		if (len(args) != 2 && len(args) != 3) || args[0].Type().Kind != types.Array {
+			return nil, noFunction("array_to_string", typesOf(args))
+		}
+		out := []Expr{args[0]}
+		for _, x := range args[1:] {
+			c, err := Coerce(x, types.TText, false)
+			if err != nil {
+				return nil, noFunction("array_to_string", typesOf(args))
+			}
+			out = append(out, c)
+		}
+		elem := *args[0].Type().Elem
+		// NULL null_string means "skip NULL elements", so not strict on it.
+		return polyCall("array_to_string", out, types.TText, false, func(ctx *Context, a []types.Value) (types.Value, error) {
+			if a[0] == nil || a[1] == nil {
+				return nil, nil
+			}
+			if len(a) > 2 && a[2] == nil {
+				a = a[:2]
+			}
+			return joinArr(ctx, elem, a)
+		}), nil
+	})
+
+	TX := types.TText
+	s := func(a []types.Value, i int) string { return a[i].(string) }
+	define(
+		rowFn("regexp_replace", TX, []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return regexpReplace(s(a, 0), s(a, 1), s(a, 2), "")
+		}),
+		rowFn("regexp_replace", TX, []types.T{TX, TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return regexpReplace(s(a, 0), s(a, 1), s(a, 2), s(a, 3))
+		}),
+		rowFn("regexp_match", types.ArrayOf(TX), []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return regexpMatch(s(a, 0), s(a, 1), "")
+		}),
+		rowFn("regexp_match", types.ArrayOf(TX), []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return regexpMatch(s(a, 0), s(a, 1), s(a, 2))
+		}),
+		rowFn("regexp_like", types.TBool, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			re, err := compileRegex(s(a, 1), false)
+			if err != nil {
+				return nil, err
+			}
+			return re.MatchString(s(a, 0)), nil
+		}),
+	)
+	// string_to_array's delimiter and null string may be NULL: not strict.
+	for _, args := range [][]types.T{{TX, TX}, {TX, TX, TX}} {
+		define(&Func{Name: "string_to_array", Args: args, Return: types.ArrayOf(TX),
+			Kernel: RowKernel(types.ArrayOf(TX), args, func(_ *Context, a []types.Value) (types.Value, error) {
+				if a[0] == nil {
+					return nil, nil
+				}
+				var ns types.Value
+				if len(a) > 2 {
+					ns = a[2]
+				}
+				return stringToArray(s(a, 0), a[1], ns), nil
+			})})
+	}
+}
+
+// stringToArray splits s on delim (NULL delim: every character; empty
+// delim: the whole string); elements equal to nullStr become NULL.
+func stringToArray(s string, delim, nullStr types.Value) []types.Value {
+	out := []types.Value{}
+	if s == "" {
+		return out
+	}
+	var parts []string
+	switch d := delim.(type) {
+	case nil:
+		for _, r := range s {
+			parts = append(parts, string(r))
+		}
+	case string:
+		if d == "" {
+			parts = []string{s}
+		} else {
+			parts = strings.Split(s, d)
+		}
+	}
+	ns, hasNull := nullStr.(string)
+	for _, p := range parts {
+		if hasNull && p == ns {
+			out = append(out, nil)
+		} else {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// regexFlags parses PostgreSQL's regex flags (g, i, c, n, s...).
+func regexFlags(flags string) (global, ci bool, err error) {
+	for _, f := range flags {
+		switch f {
+		case 'g':
+			global = true
+		case 'i':
+			ci = true
+		case 'c', 'n', 's', 'p', 'w', 'x':
+		default:
+			return false, false, pgerr.New(pgerr.InvalidParameterValue, "invalid regular expression option: \"%c\"", f)
+		}
+	}
+	return global, ci, nil
+}
+
+// pgReplacement converts \1..\9 and \& to Go's ${1} and ${0}.
+func pgReplacement(r string) string {
+	var sb strings.Builder
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		switch {
+		case c == '$':
+			sb.WriteString("$$")
+		case c == '\\' && i+1 < len(r):
+			n := r[i+1]
+			switch {
+			case n >= '1' && n <= '9':
+				sb.WriteString("${" + string(n) + "}")
+				i++
+			case n == '&':
+				sb.WriteString("${0}")
+				i++
+			case n == '\\':
+				sb.WriteByte('\\')
+				i++
+			default:
+				sb.WriteByte(c)
+			}
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+func regexpReplace(s, pat, repl, flags string) (types.Value, error) {
+	global, ci, err := regexFlags(flags)
+	if err != nil {
+		return nil, err
+	}
+	re, err := compileRegex(pat, ci)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := pgReplacement(repl)
+	if global {
+		return re.ReplaceAllString(s, tmpl), nil
+	}
+	m := re.FindStringSubmatchIndex(s)
+	if m == nil {
+		return s, nil
+	}
+	var dst []byte
+	dst = re.ExpandString(dst, tmpl, s, m)
+	return s[:m[0]] + string(dst) + s[m[1]:], nil
+}
+
+func regexpMatch(s, pat, flags string) (types.Value, error) {
+	global, ci, err := regexFlags(flags)
+	if err != nil {
+		return nil, err
+	}
+	if global {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "regexp_match() does not support the \"global\" option").
+			WithHint("Use the regexp_matches function instead.")
+	}
+	re, err := compileRegex(pat, ci)
+	if err != nil {
+		return nil, err
+	}
+	return matchGroups(re, s), nil
+}
+
+func matchGroups(re *regexp.Regexp, s string) types.Value {
+	m := re.FindStringSubmatchIndex(s)
+	if m == nil {
+		return nil
+	}
+	if len(m) == 2 {
+		return []types.Value{s[m[0]:m[1]]}
+	}
+	out := make([]types.Value, 0, len(m)/2-1)
+	for i := 2; i < len(m); i += 2 {
+		if m[i] < 0 {
+			out = append(out, nil)
+		} else {
+			out = append(out, s[m[i]:m[i+1]])
+		}
+	}
+	return out
+}
+
+// formatSQL implements format(): %s (text, NULL as empty), %I (identifier),
+// %L (literal, NULL unquoted), %% and positional %n$ references.
+func formatSQL(ctx *Context, f string, args []types.Value, ts []types.T) (types.Value, error) {
+	var sb strings.Builder
+	next := 0
+	for i := 0; i < len(f); i++ {
+		c := f[i]
+		if c != '%' {
+			sb.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(f) {
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "unterminated format() type specifier").
+				WithHint("For a single \"%%\" use \"%%%%\".")
+		}
+		if f[i] == '%' {
+			sb.WriteByte('%')
+			continue
+		}
+		// optional position n$
+		j := i
+		for j < len(f) && f[j] >= '0' && f[j] <= '9' {
+			j++
+		}
+		argi := next
+		if j < len(f) && j > i && f[j] == '$' {
+			p, _ := strconv.Atoi(f[i:j])
+			if p == 0 {
+				return nil, pgerr.New(pgerr.InvalidParameterValue, "format specifies argument 0, but arguments are numbered from 1")
+			}
+			argi = p - 1
+			i = j + 1
+		}
+		// optional width (flags '-' and digits)
+		left := false
+		if i < len(f) && f[i] == '-' {
+			left = true
+			i++
+		}
+		w := 0
+		for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+			w = w*10 + int(f[i]-'0')
+			i++
+		}
+		if i >= len(f) {
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "unterminated format() type specifier").
+				WithHint("For a single \"%%\" use \"%%%%\".")
+		}
+		if argi >= len(args) {
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "too few arguments for format()")
+		}
+		v, t := args[argi], ts[argi]
+		next = argi + 1
+		var out string
+		switch f[i] {
+		case 's':
+			if v != nil {
+				out = textOf(ctx, v, t)
+			}
+		case 'I':
+			if v == nil {
+				return nil, pgerr.New(pgerr.NullValueNotAllowed, "null values cannot be formatted as an SQL identifier")
+			}
+			out = quoteIdent(textOf(ctx, v, t))
+		case 'L':
+			if v == nil {
+				out = "NULL"
+			} else {
+				out = quoteLiteral(textOf(ctx, v, t))
+			}
+		default:
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized format() type specifier \"%c\"", f[i]).
+				WithHint("For a single \"%%\" use \"%%%%\".")
+		}
+		if n := len([]rune(out)); n < w {
+			if left {
+				out += strings.Repeat(" ", w-n)
+			} else {
+				out = strings.Repeat(" ", w-n) + out
+			}
+		}
+		sb.WriteString(out)
+	}
+	return sb.String(), nil
+}

@@ -1,0 +1,105 @@
+package exec
+
+import (
+	"testing"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+var (
+	defaultFrame = Frame{Mode: FrameRange, Start: FrameBound{Kind: UnboundedPreceding}, End: FrameBound{Kind: CurrentRow}}
+	wholeFrame   = Frame{Mode: FrameRange, Start: FrameBound{Kind: UnboundedPreceding}, End: FrameBound{Kind: UnboundedFollowing}}
+)
+
+func wcall(t *testing.T, name string, args []expr.Expr, part []expr.Expr, order []SortKey, fr Frame) WindowCall {
+	t.Helper()
+	f, err := ResolveWindow(name, exprTypes(args), name == "count" && len(args) == 0)
+	if err != nil {
+		t.Fatalf("resolve %s: %v", name, err)
+	}
+	return WindowCall{Fn: f, Args: args, PartitionBy: part, OrderBy: order, Frame: fr}
+}
+
+func TestWindowMatchesPostgres(t *testing.T) {
+	i4 := types.TInt4
+	s := src(cols(i4, i4, i4), 3,
+		[]any{1, 1, 1, 1, 2, 2, 2},
+		[]any{1, 2, 2, 4, 1, nil, 3},
+		[]any{10, 20, 30, 40, 5, 7, nil})
+	g, o, v := col(0, i4), col(1, i4), col(2, i4)
+	part := []expr.Expr{g}
+	ord := []SortKey{{E: o}}
+	k := func(n int64) expr.Expr { return konst(types.TInt8, n) }
+	rows1 := Frame{Mode: FrameRows, Start: FrameBound{Kind: Preceding, Offset: k(1)}, End: FrameBound{Kind: Following, Offset: k(1)}}
+	range1 := Frame{Mode: FrameRange, Start: FrameBound{Kind: Preceding, Offset: konst(i4, 1)}, End: FrameBound{Kind: CurrentRow}}
+	groups1 := Frame{Mode: FrameGroups, Start: FrameBound{Kind: Preceding, Offset: k(1)}, End: FrameBound{Kind: CurrentRow}}
+	range2 := Frame{Mode: FrameRange, Start: FrameBound{Kind: CurrentRow}, End: FrameBound{Kind: Following, Offset: konst(i4, 2)}}
+	calls := []WindowCall{
+		wcall(t, "row_number", nil, part, ord, defaultFrame),
+		wcall(t, "rank", nil, part, ord, defaultFrame),
+		wcall(t, "dense_rank", nil, part, ord, defaultFrame),
+		wcall(t, "percent_rank", nil, part, ord, defaultFrame),
+		wcall(t, "cume_dist", nil, part, ord, defaultFrame),
+		wcall(t, "ntile", []expr.Expr{konst(i4, 3)}, part, ord, defaultFrame),
+		wcall(t, "lag", []expr.Expr{v}, part, ord, defaultFrame),
+		wcall(t, "lead", []expr.Expr{v, konst(i4, 2), konst(i4, -1)}, part, ord, defaultFrame),
+		wcall(t, "first_value", []expr.Expr{v}, part, ord, defaultFrame),
+		wcall(t, "last_value", []expr.Expr{v}, part, ord, defaultFrame),
+		wcall(t, "nth_value", []expr.Expr{v, konst(i4, 2)}, part, ord, defaultFrame),
+		wcall(t, "sum", []expr.Expr{v}, part, ord, defaultFrame),
+		wcall(t, "sum", []expr.Expr{v}, part, ord, rows1),
+		wcall(t, "sum", []expr.Expr{v}, part, ord, range1),
+		wcall(t, "sum", []expr.Expr{v}, part, ord, groups1),
+		wcall(t, "count", nil, nil, nil, wholeFrame),
+		wcall(t, "avg", []expr.Expr{v}, part, nil, wholeFrame),
+		wcall(t, "max", []expr.Expr{v}, part, ord, range2),
+	}
+	cs := cols(i4, i4, i4)
+	for _, c := range calls {
+		cs = append(cs, types.Column{Name: c.Fn.Name, Type: c.Fn.Return})
+	}
+	w := &Window{Input: s, Calls: calls, Cols: cs}
+	// psql: with t(g,o,v) as (values ...) select g,o,v, row_number() over w, ... window w as (partition by g order by o)
+	N := func(v int) any { return int64(v) }
+	want := [][]any{
+		{N(1), N(1), N(10), N(1), N(1), N(1), 0.0, 0.25, N(1), nil, N(30), N(10), N(10), nil, "10", "30", "10", "10", N(7), "25.0000000000000000", N(30)},
+		{N(1), N(2), N(20), N(2), N(2), N(2), 1.0 / 3, 0.75, N(1), N(10), N(40), N(10), N(30), N(20), "60", "60", "60", "60", N(7), "25.0000000000000000", N(40)},
+		{N(1), N(2), N(30), N(3), N(2), N(2), 1.0 / 3, 0.75, N(2), N(20), N(-1), N(10), N(30), N(20), "60", "90", "60", "60", N(7), "25.0000000000000000", N(40)},
+		{N(1), N(4), N(40), N(4), N(4), N(3), 1.0, 1.0, N(3), N(30), N(-1), N(10), N(40), N(20), "100", "70", "40", "90", N(7), "25.0000000000000000", N(40)},
+		{N(2), N(1), N(5), N(1), N(1), N(1), 0.0, 1.0 / 3, N(1), nil, N(7), N(5), N(5), nil, "5", "5", "5", "5", N(7), "6.0000000000000000", N(5)},
+		{N(2), N(3), nil, N(2), N(2), N(2), 0.5, 2.0 / 3, N(2), N(5), N(-1), N(5), nil, nil, "5", "12", nil, "5", N(7), "6.0000000000000000", nil},
+		{N(2), nil, N(7), N(3), N(3), N(3), 1.0, 1.0, N(3), nil, N(-1), N(5), N(7), nil, "12", "7", "7", "7", N(7), "6.0000000000000000", N(7)},
+	}
+	// sum(int4) is bigint: convert the expected text to int64.
+	for _, r := range want {
+		for c := 14; c <= 17; c++ {
+			if s, ok := r[c].(string); ok {
+				var x int64
+				for _, ch := range s {
+					x = x*10 + int64(ch-'0')
+				}
+				r[c] = x
+			}
+		}
+	}
+	got := run(t, w)
+	wantSameRows(t, got, want)
+}
+
+func TestWindowErrors(t *testing.T) {
+	s := src(cols(types.TInt4), 3, []any{1, 2})
+	c := wcall(t, "ntile", []expr.Expr{konst(types.TInt4, 0)}, nil, nil, wholeFrame)
+	_, err := runErr(&Window{Input: s, Calls: []WindowCall{c}, Cols: cols(types.TInt4, types.TInt4)})
+	if e := pgerr.As(err); e == nil || e.Code != "22014" || e.Message != "argument of ntile must be greater than zero" {
+		t.Fatalf("ntile(0): %v", err)
+	}
+	neg := Frame{Mode: FrameRows, Start: FrameBound{Kind: Preceding, Offset: konst(types.TInt8, int64(-1))}, End: FrameBound{Kind: CurrentRow}}
+	c2 := wcall(t, "sum", []expr.Expr{col(0, types.TInt4)}, nil, []SortKey{{E: col(0, types.TInt4)}}, neg)
+	_, err = runErr(&Window{Input: s, Calls: []WindowCall{c2}, Cols: cols(types.TInt4, types.TInt8)})
+	if e := pgerr.As(err); e == nil || e.Code != "22013" || e.Message != "frame starting offset must not be negative" {
+		t.Fatalf("negative offset: %v", err)
+	}
+	wantRows(t, run(t, &Window{Input: src(cols(types.TInt4), 3, []any{}), Calls: []WindowCall{c2}, Cols: cols(types.TInt4, types.TInt8)}), nil)
+}

@@ -1,0 +1,699 @@
+package planner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/apd/v3"
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// expr binds a scalar expression of query level l.
+func (b *binder) expr(l *level, n *pg.Node) (expr.Expr, error) {
+	switch {
+	case n == nil:
+		return nil, pgerr.Internal("missing expression")
+	case n.GetAConst() != nil:
+		return b.constant(n.GetAConst())
+	case n.GetColumnRef() != nil:
+		cr := n.GetColumnRef()
+		names := strs(cr.Fields)
+		if len(names) != len(cr.Fields) {
+			return nil, b.newErr(pgerr.FeatureNotSupported, cr.Location, "* is not allowed here")
+		}
+		return b.resolveColumn(l, names, cr.Location)
+	case n.GetParamRef() != nil:
+		return b.param(n.GetParamRef())
+	case n.GetAExpr() != nil:
+		return b.aexpr(l, n.GetAExpr())
+	case n.GetBoolExpr() != nil:
+		return b.boolExpr(l, n.GetBoolExpr())
+	case n.GetNullTest() != nil:
+		nt := n.GetNullTest()
+		e, err := b.expr(l, nt.Arg)
+		if err != nil {
+			return nil, err
+		}
+		return &expr.IsNull{E: e, Not: nt.Nulltesttype == pg.NullTestType_IS_NOT_NULL}, nil
+	case n.GetBooleanTest() != nil:
+		return b.boolTest(l, n.GetBooleanTest())
+	case n.GetTypeCast() != nil:
+		return b.typeCast(l, n.GetTypeCast())
+	case n.GetFuncCall() != nil:
+		return b.funcCall(l, n.GetFuncCall())
+	case n.GetSubLink() != nil:
+		return b.subLink(l, n.GetSubLink())
+	case n.GetCaseExpr() != nil:
+		return b.caseExpr(l, n.GetCaseExpr())
+	case n.GetCoalesceExpr() != nil:
+		c := n.GetCoalesceExpr()
+		args, err := b.args(l, c.Args)
+		if err != nil {
+			return nil, err
+		}
+		out, err := expr.NewCoalesce(args)
+		return nullable(out, b.errAt(err, c.Location))
+	case n.GetMinMaxExpr() != nil:
+		return b.minMax(l, n.GetMinMaxExpr())
+	case n.GetSqlvalueFunction() != nil:
+		return b.sqlValueFunc(n.GetSqlvalueFunction())
+	case n.GetCollateClause() != nil:
+		// Every comparison in streamsql uses the C collation (byte order), so
+		// COLLATE "C" and COLLATE pg_catalog.default are accepted and change nothing.
+		return b.expr(l, n.GetCollateClause().Arg)
+	case n.GetAArrayExpr() != nil:
+		return b.arrayExpr(l, n.GetAArrayExpr(), types.TUnknown)
+	case n.GetAIndirection() != nil:
+		return b.indirection(l, n.GetAIndirection())
+	case n.GetSetToDefault() != nil:
+		return nil, b.newErr(pgerr.SyntaxError, n.GetSetToDefault().Location, "DEFAULT is not allowed in this context")
+	case n.GetRowExpr() != nil:
+		return nil, b.newErr(pgerr.FeatureNotSupported, n.GetRowExpr().Location, "row expressions are not supported")
+	}
+	return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "expression %s is not supported", nodeKind(n))
+}
+
+// constant binds a literal: integers are int4 when they fit, else int8, else
+// numeric; decimals are numeric; strings are unknown until context types them.
+func (b *binder) constant(c *pg.A_Const) (expr.Expr, error) {
+	if c.Isnull {
+		return &expr.Const{V: nil, T: types.TUnknown}, nil
+	}
+	switch {
+	case c.GetIval() != nil:
+		return &expr.Const{V: int64(c.GetIval().Ival), T: types.TInt4}, nil
+	case c.GetFval() != nil:
+		s := c.GetFval().Fval
+		if !strings.ContainsAny(s, ".eE") {
+			if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+				if v >= -1<<31 && v < 1<<31 {
+					return &expr.Const{V: v, T: types.TInt4}, nil
+				}
+				return &expr.Const{V: v, T: types.TInt8}, nil
+			}
+		}
+		d, _, err := apd.NewFromString(s)
+		if err != nil {
+			return nil, b.newErr(pgerr.InvalidTextRepresentation, c.Location, "invalid input syntax for type numeric: \"%s\"", s)
+		}
+		return &expr.Const{V: d, T: types.TNumeric}, nil
+	case c.GetSval() != nil:
+		return &expr.Const{V: c.GetSval().Sval, T: types.TUnknown}, nil
+	case c.GetBoolval() != nil:
+		return &expr.Const{V: c.GetBoolval().Boolval, T: types.TBool}, nil
+	}
+	return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "bit string literals are not supported")
+}
+
+func (b *binder) param(p *pg.ParamRef) (expr.Expr, error) {
+	idx := int(p.Number) - 1
+	if idx < 0 || idx >= 65535 {
+		return nil, b.newErr(pgerr.UndefinedParameter, p.Location, "there is no parameter $%d", p.Number)
+	}
+	for len(b.params) <= idx {
+		b.params = append(b.params, types.TUnknown)
+	}
+	t := b.params[idx]
+	if t.Kind == 0 && t.Typmod == 0 { // zero value: not declared
+		t = types.TUnknown
+		b.params[idx] = t
+	}
+	return &expr.Param{Idx: idx, T: t}, nil
+}
+
+// opName returns an operator's name (OPERATOR(pg_catalog.~) is "~").
+func opName(ns []*pg.Node) string {
+	parts := strs(ns)
+	if len(parts) == 0 {
+		return ""
+	}
+	return parts[len(parts)-1]
+}
+
+func (b *binder) binary(op string, l, r expr.Expr, loc int32) (expr.Expr, error) {
+	switch op {
+	case "~", "~*", "!~", "!~*", "~~", "~~*", "!~~", "!~~*":
+		return b.like(op, l, r, nil, loc)
+	}
+	e, err := expr.NewBinary(op, l, r)
+	if err != nil {
+		return nil, b.errAt(err, loc)
+	}
+	return e, nil
+}
+
+func (b *binder) like(op string, l, r, esc expr.Expr, loc int32) (expr.Expr, error) {
+	e, err := expr.NewLike(l, r, esc, strings.Contains(op, "*"), strings.HasPrefix(op, "!"), !strings.Contains(op, "~~"))
+	if err != nil {
+		return nil, b.errAt(err, loc)
+	}
+	return e, nil
+}
+
+// toText types an unknown literal as text.
+func (b *binder) toText(e expr.Expr, loc int32) (expr.Expr, error) {
+	if e.Type().Kind != types.Unknown {
+		return e, nil
+	}
+	c, err := expr.NewCast(e, types.TText, false)
+	return c, b.errAt(err, loc)
+}
+
+// eqFunc resolves l = r and returns the coerced sides and the "=" overload.
+func (b *binder) eqFunc(l, r expr.Expr, loc int32) (expr.Expr, expr.Expr, *expr.Func, error) {
+	e, err := b.binary("=", l, r, loc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, ok := e.(*expr.Call)
+	if !ok || len(c.Args) != 2 {
+		return nil, nil, nil, b.newErr(pgerr.FeatureNotSupported, loc, "comparison of %s and %s is not supported here", l.Type(), r.Type())
+	}
+	return c.Args[0], c.Args[1], c.Fn, nil
+}
+
+func (b *binder) aexpr(l *level, a *pg.A_Expr) (expr.Expr, error) {
+	op := opName(a.Name)
+	switch a.Kind {
+	case pg.A_Expr_Kind_AEXPR_OP:
+		if a.Lexpr == nil {
+			r, err := b.expr(l, a.Rexpr)
+			if err != nil {
+				return nil, err
+			}
+			e, err := expr.NewUnary(op, r)
+			return e, b.errAt(err, a.Location)
+		}
+		x, err := b.expr(l, a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.expr(l, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		return b.binary(op, x, y, a.Location)
+	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
+		x, err := b.expr(l, a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		pat := a.Rexpr
+		var esc expr.Expr
+		if fc := pat.GetFuncCall(); fc != nil && funcName(fc.Funcname) == "like_escape" && len(fc.Args) == 2 {
+			pat = fc.Args[0]
+			if esc, err = b.expr(l, fc.Args[1]); err != nil {
+				return nil, err
+			}
+		}
+		y, err := b.expr(l, pat)
+		if err != nil {
+			return nil, err
+		}
+		return b.like(op, x, y, esc, a.Location)
+	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT, pg.A_Expr_Kind_AEXPR_NULLIF:
+		x, err := b.expr(l, a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.expr(l, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		if a.Kind == pg.A_Expr_Kind_AEXPR_NULLIF {
+			e, err := expr.NewNullIf(x, y)
+			return nullable(e, b.errAt(err, a.Location))
+		}
+		e, err := expr.NewIsDistinct(x, y, a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT)
+		return nullable(e, b.errAt(err, a.Location))
+	case pg.A_Expr_Kind_AEXPR_IN:
+		return b.inList(l, a, op == "<>")
+	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
+		arr := a.Rexpr.GetAArrayExpr()
+		any := a.Kind == pg.A_Expr_Kind_AEXPR_OP_ANY
+		if arr != nil && len(arr.Elements) > 0 && ((any && op == "=") || (!any && op == "<>")) {
+			return b.inList(l, &pg.A_Expr{Lexpr: a.Lexpr, Rexpr: pg.MakeListNode(arr.Elements), Location: a.Location}, !any)
+		}
+		return nil, b.newErr(pgerr.FeatureNotSupported, a.Location, "%s ANY/ALL (array) is not supported", op)
+	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN,
+		pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+		return b.between(l, a)
+	case pg.A_Expr_Kind_AEXPR_SIMILAR:
+		return nil, b.newErr(pgerr.FeatureNotSupported, a.Location, "SIMILAR TO is not supported")
+	}
+	return nil, b.newErr(pgerr.FeatureNotSupported, a.Location, "operator kind %v is not supported", a.Kind)
+}
+
+func (b *binder) between(l *level, a *pg.A_Expr) (expr.Expr, error) {
+	x, err := b.expr(l, a.Lexpr)
+	if err != nil {
+		return nil, err
+	}
+	bounds := a.Rexpr.GetList()
+	if bounds == nil || len(bounds.Items) != 2 {
+		return nil, pgerr.Internal("malformed BETWEEN")
+	}
+	lo, err := b.expr(l, bounds.Items[0])
+	if err != nil {
+		return nil, err
+	}
+	hi, err := b.expr(l, bounds.Items[1])
+	if err != nil {
+		return nil, err
+	}
+	in := func(lo, hi expr.Expr) (expr.Expr, error) {
+		ge, err := b.binary(">=", x, lo, a.Location)
+		if err != nil {
+			return nil, err
+		}
+		le, err := b.binary("<=", x, hi, a.Location)
+		if err != nil {
+			return nil, err
+		}
+		return &expr.And{Args: []expr.Expr{ge, le}}, nil
+	}
+	e, err := in(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	switch a.Kind {
+	case pg.A_Expr_Kind_AEXPR_BETWEEN:
+		return e, nil
+	case pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		return &expr.Not{E: e}, nil
+	}
+	e2, err := in(hi, lo)
+	if err != nil {
+		return nil, err
+	}
+	var sym expr.Expr = &expr.Or{Args: []expr.Expr{e, e2}}
+	if a.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM {
+		sym = &expr.Not{E: sym}
+	}
+	return sym, nil
+}
+
+// inList binds `x [NOT] IN (a, b, ...)`: with a common type it is an
+// InList; otherwise, as PostgreSQL does, a chain of = joined by OR.
+func (b *binder) inList(l *level, a *pg.A_Expr, not bool) (expr.Expr, error) {
+	x, err := b.expr(l, a.Lexpr)
+	if err != nil {
+		return nil, err
+	}
+	list := a.Rexpr.GetList()
+	if list == nil {
+		return nil, pgerr.Internal("malformed IN list")
+	}
+	items := make([]expr.Expr, len(list.Items))
+	for i, it := range list.Items {
+		if items[i], err = b.expr(l, it); err != nil {
+			return nil, err
+		}
+	}
+	if in, err := expr.NewInList(x, items, not); err == nil {
+		return in, nil
+	}
+	op := "="
+	if not {
+		op = "<>"
+	}
+	terms := make([]expr.Expr, len(items))
+	for i, it := range items {
+		if terms[i], err = b.binary(op, x, it, a.Location); err != nil {
+			return nil, err
+		}
+	}
+	if len(terms) == 1 {
+		return terms[0], nil
+	}
+	if not {
+		return &expr.And{Args: terms}, nil
+	}
+	return &expr.Or{Args: terms}, nil
+}
+
+// boolArg coerces e to boolean for a construct (WHERE, AND, CASE/WHEN...).
+func (b *binder) boolArg(e expr.Expr, what string, loc int32) (expr.Expr, error) {
+	if e.Type().Kind == types.Bool {
+		return e, nil
+	}
+	if e.Type().Kind == types.Unknown {
+		c, err := expr.Coerce(e, types.TBool, false)
+		return c, b.errAt(err, loc)
+	}
+	return nil, b.newErr(pgerr.DatatypeMismatch, loc, "argument of %s must be type boolean, not type %s", what, e.Type())
+}
+
+func (b *binder) boolExpr(l *level, be *pg.BoolExpr) (expr.Expr, error) {
+	what := "AND"
+	switch be.Boolop {
+	case pg.BoolExprType_OR_EXPR:
+		what = "OR"
+	case pg.BoolExprType_NOT_EXPR:
+		what = "NOT"
+	}
+	args := make([]expr.Expr, len(be.Args))
+	for i, a := range be.Args {
+		e, err := b.expr(l, a)
+		if err != nil {
+			return nil, err
+		}
+		if args[i], err = b.boolArg(e, what, nodeLoc(a)); err != nil {
+			return nil, err
+		}
+	}
+	switch be.Boolop {
+	case pg.BoolExprType_OR_EXPR:
+		return &expr.Or{Args: args}, nil
+	case pg.BoolExprType_NOT_EXPR:
+		return &expr.Not{E: args[0]}, nil
+	}
+	return &expr.And{Args: args}, nil
+}
+
+func (b *binder) boolTest(l *level, bt *pg.BooleanTest) (expr.Expr, error) {
+	e, err := b.expr(l, bt.Arg)
+	if err != nil {
+		return nil, err
+	}
+	what := "IS TRUE"
+	t, f := true, false
+	out := &expr.IsBool{}
+	switch bt.Booltesttype {
+	case pg.BoolTestType_IS_TRUE:
+		out.Value = &t
+	case pg.BoolTestType_IS_NOT_TRUE:
+		out.Value, out.Not, what = &t, true, "IS NOT TRUE"
+	case pg.BoolTestType_IS_FALSE:
+		out.Value, what = &f, "IS FALSE"
+	case pg.BoolTestType_IS_NOT_FALSE:
+		out.Value, out.Not, what = &f, true, "IS NOT FALSE"
+	case pg.BoolTestType_IS_UNKNOWN:
+		what = "IS UNKNOWN"
+	case pg.BoolTestType_IS_NOT_UNKNOWN:
+		out.Not, what = true, "IS NOT UNKNOWN"
+	}
+	if out.E, err = b.boolArg(e, what, bt.Location); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (b *binder) typeCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
+	t, fields, err := bindTypeName(tc.TypeName)
+	if err != nil {
+		return nil, b.errAt(err, tc.TypeName.Location)
+	}
+	if arr := tc.Arg.GetAArrayExpr(); arr != nil && t.Kind == types.Array {
+		return b.arrayExpr(l, arr, t)
+	}
+	e, err := b.expr(l, tc.Arg)
+	if err != nil {
+		return nil, err
+	}
+	// INTERVAL '5' MINUTE: a bare number takes the unit of the field.
+	if c, ok := e.(*expr.Const); ok && fields != "" && t.Kind == types.Interval {
+		if s, ok := c.V.(string); ok && isNumber(strings.TrimSpace(s)) {
+			e = &expr.Const{V: strings.TrimSpace(s) + " " + fields, T: c.T}
+		}
+	}
+	loc := tc.Location
+	if tc.Arg.GetAConst() != nil {
+		loc = tc.Arg.GetAConst().Location
+	}
+	out, err := expr.NewCast(e, t, true)
+	return out, b.errAt(err, loc)
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil && s != ""
+}
+
+func (b *binder) caseExpr(l *level, c *pg.CaseExpr) (expr.Expr, error) {
+	var arg expr.Expr
+	var err error
+	if c.Arg != nil {
+		if arg, err = b.expr(l, c.Arg); err != nil {
+			return nil, err
+		}
+	}
+	whens := make([]expr.When, len(c.Args))
+	results := make([]expr.Expr, 0, len(c.Args)+1)
+	for i, wn := range c.Args {
+		w := wn.GetCaseWhen()
+		cond, err := b.expr(l, w.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if arg != nil {
+			if cond, err = b.binary("=", arg, cond, w.Location); err != nil {
+				return nil, err
+			}
+		}
+		if cond, err = b.boolArg(cond, "CASE/WHEN", nodeLoc(w.Expr)); err != nil {
+			return nil, err
+		}
+		r, err := b.expr(l, w.Result)
+		if err != nil {
+			return nil, err
+		}
+		whens[i] = expr.When{Cond: cond}
+		results = append(results, r)
+	}
+	if c.Defresult != nil {
+		r, err := b.expr(l, c.Defresult)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	var els expr.Expr
+	if c.Defresult != nil {
+		els = results[len(results)-1]
+	}
+	for i := range whens {
+		whens[i].Result = results[i]
+	}
+	out, err := expr.NewCase(whens, els)
+	return nullable(out, b.errAt(err, c.Location))
+}
+
+// unify coerces es to their common type.
+func (b *binder) unify(es []expr.Expr, context string, loc int32) (types.T, []expr.Expr, error) {
+	ts := make([]types.T, len(es))
+	for i, e := range es {
+		ts[i] = e.Type()
+	}
+	t, err := expr.CommonType(ts, context)
+	if err != nil {
+		return t, nil, b.errAt(err, loc)
+	}
+	out := make([]expr.Expr, len(es))
+	for i, e := range es {
+		if out[i], err = expr.Coerce(e, t, false); err != nil {
+			return t, nil, b.errAt(err, loc)
+		}
+	}
+	return t, out, nil
+}
+
+func (b *binder) commonArgs(l *level, ns []*pg.Node, context string, loc int32) ([]expr.Expr, types.T, error) {
+	es := make([]expr.Expr, len(ns))
+	for i, n := range ns {
+		e, err := b.expr(l, n)
+		if err != nil {
+			return nil, types.T{}, err
+		}
+		es[i] = e
+	}
+	t, es, err := b.unify(es, context, loc)
+	return es, t, err
+}
+
+// minMax binds GREATEST/LEAST (NULL arguments are ignored).
+func (b *binder) minMax(l *level, m *pg.MinMaxExpr) (expr.Expr, error) {
+	name, op := "greatest", ">="
+	if m.Op == pg.MinMaxOp_IS_LEAST {
+		name, op = "least", "<="
+	}
+	args, _, err := b.commonArgs(l, m.Args, strings.ToUpper(name), m.Location)
+	if err != nil {
+		return nil, err
+	}
+	if e, err := expr.NewCall(name, args); err == nil {
+		return e, nil
+	}
+	// CASE WHEN a IS NULL THEN b WHEN b IS NULL THEN a WHEN a >= b THEN a ELSE b END, folded left.
+	acc := args[0]
+	for _, x := range args[1:] {
+		cmp, err := b.binary(op, acc, x, m.Location)
+		if err != nil {
+			return nil, err
+		}
+		acc = &expr.Case{T: acc.Type(), Whens: []expr.When{
+			{Cond: &expr.IsNull{E: acc}, Result: x},
+			{Cond: &expr.IsNull{E: x}, Result: acc},
+			{Cond: cmp, Result: acc},
+		}, Else: x}
+	}
+	return acc, nil
+}
+
+func (b *binder) sqlValueFunc(f *pg.SQLValueFunction) (expr.Expr, error) {
+	var name string
+	switch f.Op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		name = "current_date"
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIME, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIME_N:
+		name = "current_time"
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+		name = "now"
+	case pg.SQLValueFunctionOp_SVFOP_LOCALTIME, pg.SQLValueFunctionOp_SVFOP_LOCALTIME_N:
+		name = "localtime"
+	case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		name = "localtimestamp"
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE, pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_USER:
+		name = "current_user"
+	case pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
+		name = "session_user"
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		name = "current_database"
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		name = "current_schema"
+	}
+	e, err := expr.NewCall(name, nil)
+	if err != nil {
+		return nil, b.errAt(err, f.Location)
+	}
+	if f.Typmod >= 0 && (e.Type().IsTimestamp() || e.Type().Kind == types.Time) {
+		return expr.NewCast(e, e.Type().WithTypmod(f.Typmod), true)
+	}
+	return e, nil
+}
+
+func (b *binder) arrayExpr(l *level, a *pg.A_ArrayExpr, want types.T) (expr.Expr, error) {
+	if len(a.Elements) == 0 {
+		if want.Kind != types.Array {
+			return nil, b.newErr(pgerr.IndeterminateDatatype, a.Location, "cannot determine type of empty array")
+		}
+		return &expr.ArrayExpr{T: want}, nil
+	}
+	elems := make([]expr.Expr, len(a.Elements))
+	for i, n := range a.Elements {
+		if sub := n.GetAArrayExpr(); sub != nil {
+			return nil, b.newErr(pgerr.FeatureNotSupported, sub.Location, "multidimensional arrays are not supported")
+		}
+		e, err := b.expr(l, n)
+		if err != nil {
+			return nil, err
+		}
+		elems[i] = e
+	}
+	var t types.T
+	var err error
+	if want.Kind == types.Array {
+		t = *want.Elem
+		for i := range elems {
+			if elems[i], err = expr.NewCast(elems[i], t, true); err != nil {
+				return nil, b.errAt(err, a.Location)
+			}
+		}
+	} else if t, elems, err = b.unify(elems, "ARRAY", a.Location); err != nil {
+		return nil, err
+	}
+	if t.Kind == types.Unknown {
+		t = types.TText
+		for i := range elems {
+			if elems[i], err = expr.Coerce(elems[i], t, false); err != nil {
+				return nil, b.errAt(err, a.Location)
+			}
+		}
+	}
+	return &expr.ArrayExpr{Elems: elems, T: types.ArrayOf(t)}, nil
+}
+
+func (b *binder) indirection(l *level, ind *pg.A_Indirection) (expr.Expr, error) {
+	e, err := b.expr(l, ind.Arg)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ind.Indirection {
+		ix := n.GetAIndices()
+		if ix == nil || ix.IsSlice || ix.Uidx == nil {
+			return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(ind.Arg), "only array subscripts are supported")
+		}
+		i, err := b.expr(l, ix.Uidx)
+		if err != nil {
+			return nil, err
+		}
+		s, err := expr.NewSubscript(e, i)
+		if err != nil {
+			return nil, b.errAt(err, nodeLoc(ind.Arg))
+		}
+		e = s
+	}
+	return e, nil
+}
+
+// nodeLoc returns a node's location in the source, or -1.
+func nodeLoc(n *pg.Node) int32 {
+	switch {
+	case n == nil:
+		return -1
+	case n.GetAConst() != nil:
+		return n.GetAConst().Location
+	case n.GetColumnRef() != nil:
+		return n.GetColumnRef().Location
+	case n.GetAExpr() != nil:
+		return n.GetAExpr().Location
+	case n.GetFuncCall() != nil:
+		return n.GetFuncCall().Location
+	case n.GetTypeCast() != nil:
+		return n.GetTypeCast().Location
+	case n.GetBoolExpr() != nil:
+		return n.GetBoolExpr().Location
+	case n.GetSubLink() != nil:
+		return n.GetSubLink().Location
+	case n.GetParamRef() != nil:
+		return n.GetParamRef().Location
+	case n.GetCaseExpr() != nil:
+		return n.GetCaseExpr().Location
+	case n.GetNullTest() != nil:
+		return n.GetNullTest().Location
+	case n.GetResTarget() != nil:
+		return n.GetResTarget().Location
+	case n.GetSortBy() != nil:
+		return nodeLoc(n.GetSortBy().Node)
+	case n.GetCoalesceExpr() != nil:
+		return n.GetCoalesceExpr().Location
+	case n.GetRangeVar() != nil:
+		return n.GetRangeVar().Location
+	}
+	return -1
+}
+
+// nodeKind names a node's type for error messages.
+func nodeKind(n *pg.Node) string {
+	if n == nil || n.Node == nil {
+		return "(nil)"
+	}
+	s := strings.TrimPrefix(strings.TrimPrefix(typeName(n.Node), "*pg_query.Node_"), "*pg_query.")
+	return s
+}
+
+func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+// nullable returns a typed constructor result as an expr.Expr, keeping a
+// nil interface on error.
+func nullable[T expr.Expr](e T, err error) (expr.Expr, error) {
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}

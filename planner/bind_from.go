@@ -1,0 +1,401 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+)
+
+// from binds a FROM list: items are cross-joined (the optimizer turns WHERE
+// equalities into join keys later) and their names added to l's namespace.
+func (b *binder) from(l *level, items []*pg.Node) (lnode, error) {
+	var plan lnode
+	for _, it := range items {
+		p, ns, err := b.fromItem(l, it)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.addNS(l, ns, nodeLoc(it)); err != nil {
+			return nil, err
+		}
+		if plan == nil {
+			plan = p
+		} else {
+			plan = &lJoin{left: plan, right: p, kind: exec.InnerJoin}
+		}
+	}
+	return plan, nil
+}
+
+// addNS adds FROM items to a level, rejecting duplicate names.
+func (b *binder) addNS(l *level, ns []*nsItem, loc int32) error {
+	for _, it := range ns {
+		if !it.relVisible || it.alias == "" {
+			continue
+		}
+		for _, old := range l.ns {
+			if old.relVisible && old.alias == it.alias {
+				return b.newErr(pgerr.DuplicateAlias, loc, "table name \"%s\" specified more than once", it.alias)
+			}
+		}
+	}
+	l.ns = append(l.ns, ns...)
+	return nil
+}
+
+func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
+	switch {
+	case n.GetRangeVar() != nil:
+		return b.rangeVar(l, n.GetRangeVar())
+	case n.GetRangeSubselect() != nil:
+		rs := n.GetRangeSubselect()
+		if rs.Lateral {
+			return nil, nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(rs.Subquery), "LATERAL is not supported")
+		}
+		if rs.Alias == nil {
+			return nil, nil, b.newErr(pgerr.SyntaxError, -1, "subquery in FROM must have an alias")
+		}
+		plan, err := b.query(rs.Subquery, l, nil, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b.aliased(plan, rs.Alias.Aliasname, rs.Alias)
+	case n.GetRangeFunction() != nil:
+		return b.rangeFunction(l, n.GetRangeFunction())
+	case n.GetJoinExpr() != nil:
+		return b.join(l, n.GetJoinExpr())
+	}
+	return nil, nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "FROM item %s is not supported", nodeKind(n))
+}
+
+// aliased gives a FROM item's output columns new ids named by its alias
+// (and column aliases), returning the item and its namespace entry.
+func (b *binder) aliased(plan lnode, name string, alias *pg.Alias) (lnode, []*nsItem, error) {
+	ids := plan.outIDs()
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = b.cols[id].name
+	}
+	if alias != nil {
+		cn := strs(alias.Colnames)
+		if len(cn) > len(ids) {
+			return nil, nil, pgerr.New(pgerr.InvalidColumnReference, "table \"%s\" has %d columns available but %d columns specified", name, len(ids), len(cn))
+		}
+		copy(names, cn)
+	}
+	it := &nsItem{alias: name, relVisible: true, colsVisible: true}
+	p := &lProject{in: plan}
+	for i, id := range ids {
+		nid := b.newCol(names[i], name, b.cols[id].t)
+		p.ids = append(p.ids, nid)
+		p.exprs = append(p.exprs, b.colRef(id))
+		it.cols = append(it.cols, nsCol{name: names[i], id: nid})
+	}
+	return p, []*nsItem{it}, nil
+}
+
+func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
+	alias := rv.Relname
+	if rv.Alias != nil {
+		alias = rv.Alias.Aliasname
+	}
+	if rv.Schemaname == "" {
+		if cte := l.findCTE(rv.Relname); cte != nil {
+			return b.cteRef(cte, alias, rv)
+		}
+	}
+	if b.env == nil || b.env.Catalog == nil {
+		return nil, nil, b.newErr(pgerr.UndefinedTable, rv.Location, "relation \"%s\" does not exist", rv.Relname)
+	}
+	rel, err := b.env.Catalog.Resolve(rv.Schemaname, rv.Relname, b.env.SearchPath)
+	if err != nil {
+		return nil, nil, b.errAt(err, rv.Location)
+	}
+	b.deps[rel.OID] = true
+	switch rel.Kind {
+	case catalog.KindView:
+		plan, err := b.view(rel)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b.aliased(plan, alias, rv.Alias)
+	case catalog.KindSystem:
+		return b.aliased(b.systemTable(rel), alias, rv.Alias)
+	}
+	tbl := b.env.Catalog.Table(rel.OID)
+	if tbl == nil {
+		return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "cannot read \"%s\" in a query: it stores no rows", rel.Name)
+	}
+	names := make([]string, len(rel.Columns))
+	for i, c := range rel.Columns {
+		names[i] = c.Name
+	}
+	if rv.Alias != nil {
+		cn := strs(rv.Alias.Colnames)
+		if len(cn) > len(names) {
+			return nil, nil, b.newErr(pgerr.InvalidColumnReference, rv.Location, "table \"%s\" has %d columns available but %d columns specified", alias, len(names), len(cn))
+		}
+		copy(names, cn)
+	}
+	scan := &lScan{rel: rel, table: tbl, alias: alias, rowID: -1}
+	l.scans = append(l.scans, scan)
+	it := &nsItem{alias: alias, relVisible: true, colsVisible: true}
+	for i, c := range rel.Columns {
+		id := b.newCol(names[i], alias, c.Type)
+		scan.ids = append(scan.ids, id)
+		it.cols = append(it.cols, nsCol{name: names[i], id: id})
+	}
+	return scan, []*nsItem{it}, nil
+}
+
+// view binds a view's stored query.
+func (b *binder) view(rel *catalog.Relation) (lnode, error) {
+	if b.viewDepth > 32 {
+		return nil, pgerr.New(pgerr.InvalidObjectDefinition, "infinite recursion detected in rules for relation \"%s\"", rel.Name)
+	}
+	stmts, err := sql.Parse(rel.ViewQuery)
+	if err != nil {
+		return nil, fmtErr("parse view %s: %w", rel.Name, err)
+	}
+	if len(stmts) != 1 || stmts[0].AST == nil {
+		return nil, pgerr.Internal("view %s has a bad definition", rel.Name)
+	}
+	src := b.src
+	b.src = ""
+	b.viewDepth++
+	plan, err := b.query(stmts[0].AST, nil, nil, false)
+	b.viewDepth--
+	b.src = src
+	if err != nil {
+		return nil, err
+	}
+	ids := plan.outIDs()
+	if len(ids) != len(rel.Columns) {
+		return nil, pgerr.Internal("view %s returns %d columns, catalog says %d", rel.Name, len(ids), len(rel.Columns))
+	}
+	p := &lProject{in: plan}
+	for i, id := range ids {
+		c := rel.Columns[i]
+		var e expr.Expr = b.colRef(id)
+		if !e.Type().Equal(c.Type) {
+			if e, err = expr.Coerce(e, c.Type, false); err != nil {
+				return nil, err
+			}
+		}
+		p.ids = append(p.ids, b.newCol(c.Name, rel.Name, c.Type))
+		p.exprs = append(p.exprs, e)
+	}
+	return p, nil
+}
+
+func (b *binder) systemTable(rel *catalog.Relation) lnode {
+	ids := make([]int, len(rel.Columns))
+	for i, c := range rel.Columns {
+		ids[i] = b.newCol(c.Name, rel.Name, c.Type)
+	}
+	rows := rel.Rows
+	searchPath := []string(nil)
+	if b.env != nil {
+		searchPath = b.env.SearchPath
+	}
+	return &lFunc{name: rel.Name, ids: ids, produce: func(ctx *exec.Context) ([]arrowBatch, error) {
+		if rows == nil {
+			return nil, nil
+		}
+		rc := catalog.RowsContext{SearchPath: searchPath}
+		if ctx != nil && ctx.Eval != nil && ctx.Eval.Session != nil {
+			s := ctx.Eval.Session
+			rc.User, rc.Database, rc.SearchPath = s.User(), s.Database(), s.SearchPath()
+		}
+		return rows(rc)
+	}}
+}
+
+func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*nsItem, error) {
+	plan, err := b.query(cte.query, cte.level, nil, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := plan.outIDs()
+	if len(cte.colNames) > len(ids) {
+		return nil, nil, b.newErr(pgerr.InvalidColumnReference, rv.Location, "WITH query \"%s\" has %d columns available but %d columns specified", cte.name, len(ids), len(cte.colNames))
+	}
+	if len(cte.colNames) > 0 {
+		p := &lProject{in: plan}
+		for i, id := range ids {
+			name := b.cols[id].name
+			if i < len(cte.colNames) {
+				name = cte.colNames[i]
+			}
+			p.ids = append(p.ids, b.newCol(name, cte.name, b.cols[id].t))
+			p.exprs = append(p.exprs, b.colRef(id))
+		}
+		plan = p
+	}
+	return b.aliased(plan, alias, rv.Alias)
+}
+
+// join binds a JoinExpr.
+func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
+	left, lns, err := b.fromItem(l, j.Larg)
+	if err != nil {
+		return nil, nil, err
+	}
+	right, rns, err := b.fromItem(l, j.Rarg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var kind exec.JoinKind
+	switch j.Jointype {
+	case pg.JoinType_JOIN_INNER:
+		kind = exec.InnerJoin
+	case pg.JoinType_JOIN_LEFT:
+		kind = exec.LeftJoin
+	case pg.JoinType_JOIN_RIGHT:
+		kind = exec.RightJoin
+	case pg.JoinType_JOIN_FULL:
+		kind = exec.FullJoin
+	default:
+		return nil, nil, pgerr.Unsupported("join type %v is not supported", j.Jointype)
+	}
+	both := append(append([]*nsItem(nil), lns...), rns...)
+	tmp := &level{ns: nil}
+	if err := b.addNS(tmp, both, nodeLoc(j.Rarg)); err != nil {
+		return nil, nil, err
+	}
+	jn := &lJoin{left: left, right: right, kind: kind}
+	var plan lnode = jn
+	var using []string
+	if j.IsNatural {
+		lc, rc := visibleCols(lns), visibleCols(rns)
+		for _, c := range lc {
+			for _, d := range rc {
+				if c.name == d.name {
+					using = append(using, c.name)
+					break
+				}
+			}
+		}
+	} else {
+		using = strs(j.UsingClause)
+	}
+	var out []*nsItem
+	if j.Quals != nil {
+		saved, savedClause := l.ns, l.clause
+		l.ns, l.clause = both, inJoin
+		cond, err := b.expr(l, j.Quals)
+		if err == nil {
+			cond, err = b.boolArg(cond, "JOIN/ON", nodeLoc(j.Quals))
+		}
+		l.ns, l.clause = saved, savedClause
+		if err != nil {
+			return nil, nil, err
+		}
+		jn.conds = conjuncts(cond, nil)
+		out = both
+	} else if j.IsNatural || len(j.UsingClause) > 0 {
+		merged := &nsItem{colsVisible: true}
+		lc, rc := visibleCols(lns), visibleCols(rns)
+		usedL, usedR := map[int]bool{}, map[int]bool{}
+		var extra []expr.Expr
+		var extraIDs []int
+		for _, name := range using {
+			li, err := b.usingCol(lc, name, "left")
+			if err != nil {
+				return nil, nil, err
+			}
+			ri, err := b.usingCol(rc, name, "right")
+			if err != nil {
+				return nil, nil, err
+			}
+			usedL[li], usedR[ri] = true, true
+			x, y, eq, err := b.eqFunc(b.colRef(li), b.colRef(ri), -1)
+			if err != nil {
+				return nil, nil, err
+			}
+			jn.conds = append(jn.conds, &expr.Call{Fn: eq, Args: []expr.Expr{x, y}})
+			id := li
+			switch kind {
+			case exec.RightJoin:
+				id = ri
+			case exec.FullJoin:
+				id = b.newCol(name, "", x.Type())
+				extra = append(extra, &expr.Coalesce{Args: []expr.Expr{x, y}, T: x.Type()})
+				extraIDs = append(extraIDs, id)
+			}
+			merged.cols = append(merged.cols, nsCol{name: name, id: id})
+		}
+		for _, c := range lc {
+			if !usedL[c.id] {
+				merged.cols = append(merged.cols, c)
+			}
+		}
+		for _, c := range rc {
+			if !usedR[c.id] {
+				merged.cols = append(merged.cols, c)
+			}
+		}
+		if len(extra) > 0 {
+			p := &lProject{in: jn}
+			for _, id := range jn.outIDs() {
+				p.ids = append(p.ids, id)
+				p.exprs = append(p.exprs, b.colRef(id))
+			}
+			p.ids = append(p.ids, extraIDs...)
+			p.exprs = append(p.exprs, extra...)
+			plan = p
+		}
+		for _, it := range both {
+			c := *it
+			c.colsVisible = false
+			out = append(out, &c)
+		}
+		out = append(out, merged)
+	} else {
+		out = both // CROSS JOIN
+	}
+	if j.Alias != nil {
+		it := &nsItem{alias: j.Alias.Aliasname, relVisible: true, colsVisible: true}
+		cols := visibleCols(out)
+		cn := strs(j.Alias.Colnames)
+		for i, c := range cols {
+			if i < len(cn) {
+				c.name = cn[i]
+			}
+			it.cols = append(it.cols, c)
+		}
+		out = []*nsItem{it}
+	}
+	return plan, out, nil
+}
+
+func (b *binder) usingCol(cols []nsCol, name, side string) (int, error) {
+	found := -1
+	for _, c := range cols {
+		if c.name == name {
+			if found >= 0 {
+				return 0, pgerr.New(pgerr.AmbiguousColumn, "common column name \"%s\" appears more than once in %s table", name, side)
+			}
+			found = c.id
+		}
+	}
+	if found < 0 {
+		return 0, pgerr.New(pgerr.UndefinedColumn, "column \"%s\" specified in USING clause does not exist in %s table", name, side)
+	}
+	return found, nil
+}
+
+// visibleCols lists the columns that unqualified names (and *) see.
+func visibleCols(ns []*nsItem) []nsCol {
+	var out []nsCol
+	for _, it := range ns {
+		if it.colsVisible {
+			out = append(out, it.cols...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,432 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// funcCall binds a function call: a window function (OVER), an aggregate,
+// or a scalar function.
+func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
+	name := funcName(fc.Funcname)
+	if fc.Over != nil {
+		return b.windowCall(l, fc, name)
+	}
+	if exec.IsAggregate(name) {
+		return b.aggCall(l, fc, name)
+	}
+	if isSRF(name) {
+		if l.clause != inSelect || l.inAgg || l.inWinArg {
+			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "set-returning functions are not allowed in %s", l.clause)
+		}
+		if len(l.srfs) > 0 {
+			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "only one set-returning function per select list is supported")
+		}
+		f, err := b.srf(l, fc, name)
+		if err != nil {
+			return nil, err
+		}
+		l.srfs = append(l.srfs, f)
+		return b.colRef(f.ids[0]), nil
+	}
+	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		return nil, b.newErr(pgerr.WrongObjectType, fc.Location, "%s is not an aggregate function", name)
+	}
+	args, err := b.args(l, fc.Args)
+	if err != nil {
+		return nil, err
+	}
+	e, err := expr.NewCall(name, args)
+	if err != nil {
+		return nil, b.errAt(err, fc.Location)
+	}
+	return e, nil
+}
+
+func (b *binder) args(l *level, ns []*pg.Node) ([]expr.Expr, error) {
+	out := make([]expr.Expr, len(ns))
+	for i, n := range ns {
+		if n.GetNamedArgExpr() != nil {
+			return nil, b.newErr(pgerr.FeatureNotSupported, n.GetNamedArgExpr().Location, "named arguments are not supported")
+		}
+		e, err := b.expr(l, n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func argTypes(es []expr.Expr) []types.T {
+	ts := make([]types.T, len(es))
+	for i, e := range es {
+		ts[i] = e.Type()
+	}
+	return ts
+}
+
+// castArgs casts arguments to a resolved signature.
+func (b *binder) castArgs(args []expr.Expr, want []types.T, loc int32) error {
+	for i := range args {
+		if i < len(want) && !args[i].Type().Equal(want[i]) {
+			c, err := expr.Coerce(args[i], want[i], false)
+			if err != nil {
+				return b.errAt(err, loc)
+			}
+			args[i] = c
+		}
+	}
+	return nil
+}
+
+// aggAllowed checks where an aggregate appears.
+func (b *binder) aggAllowed(l *level, loc int32) error {
+	if l.inAgg {
+		return b.newErr(pgerr.GroupingError, loc, "aggregate function calls cannot be nested")
+	}
+	switch l.clause {
+	case inSelect, inHaving, inOrderBy:
+		return nil
+	case inJoin:
+		return b.newErr(pgerr.GroupingError, loc, "aggregate functions are not allowed in JOIN conditions")
+	case inFunc:
+		return b.newErr(pgerr.GroupingError, loc, "aggregate functions are not allowed in functions in FROM")
+	}
+	return b.newErr(pgerr.GroupingError, loc, "aggregate functions are not allowed in %s", l.clause)
+}
+
+func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, error) {
+	if err := b.aggAllowed(l, fc.Location); err != nil {
+		return nil, err
+	}
+	if fc.AggWithinGroup {
+		return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "WITHIN GROUP is not supported")
+	}
+	l.inAgg = true
+	defer func() { l.inAgg = false }()
+	args, err := b.args(l, fc.Args)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := exec.ResolveAggregate(name, argTypes(args), fc.AggStar)
+	if err != nil {
+		return nil, b.errAt(err, fc.Location)
+	}
+	if err := b.castArgs(args, fn.Args, fc.Location); err != nil {
+		return nil, err
+	}
+	call := exec.AggCall{Fn: fn, Args: args, Distinct: fc.AggDistinct}
+	if fc.AggFilter != nil {
+		f, err := b.expr(l, fc.AggFilter)
+		if err != nil {
+			return nil, err
+		}
+		if call.Filter, err = b.boolArg(f, "FILTER", nodeLoc(fc.AggFilter)); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range fc.AggOrder {
+		k, err := b.sortKey(l, s.GetSortBy())
+		if err != nil {
+			return nil, err
+		}
+		call.OrderBy = append(call.OrderBy, k)
+	}
+	id := b.newCol(name, "", fn.Return)
+	l.aggs = append(l.aggs, aggItem{id: id, call: call})
+	return b.colRef(id), nil
+}
+
+// sortKey binds an ORDER BY item as an expression over the input.
+func (b *binder) sortKey(l *level, s *pg.SortBy) (exec.SortKey, error) {
+	e, err := b.expr(l, s.Node)
+	if err != nil {
+		return exec.SortKey{}, err
+	}
+	return b.sortKeyOf(e, s)
+}
+
+func (b *binder) sortKeyOf(e expr.Expr, s *pg.SortBy) (exec.SortKey, error) {
+	k := exec.SortKey{E: e}
+	switch s.SortbyDir {
+	case pg.SortByDir_SORTBY_DESC:
+		k.Desc = true
+	case pg.SortByDir_SORTBY_USING:
+		switch opName(s.UseOp) {
+		case "<":
+		case ">":
+			k.Desc = true
+		default:
+			return k, b.newErr(pgerr.FeatureNotSupported, s.Location, "ORDER BY USING %s is not supported", opName(s.UseOp))
+		}
+	}
+	switch s.SortbyNulls {
+	case pg.SortByNulls_SORTBY_NULLS_FIRST:
+		k.NullsFirst = true
+	case pg.SortByNulls_SORTBY_NULLS_LAST:
+		k.NullsFirst = false
+	default:
+		k.NullsFirst = k.Desc
+	}
+	if e.Type().Kind == types.Unknown {
+		c, err := expr.Coerce(e, types.TText, false)
+		if err != nil {
+			return k, err
+		}
+		k.E = c
+	}
+	return k, nil
+}
+
+// Frame option bits of WindowDef.FrameOptions (PostgreSQL's FRAMEOPTION_*).
+const (
+	frameNonDefault     = 0x1
+	frameRange          = 0x2
+	frameRows           = 0x4
+	frameGroups         = 0x8
+	frameStartUnbPrec   = 0x20
+	frameEndUnbPrec     = 0x40
+	frameStartUnbFoll   = 0x80
+	frameEndUnbFoll     = 0x100
+	frameStartCurrent   = 0x200
+	frameEndCurrent     = 0x400
+	frameStartOffPrec   = 0x800
+	frameEndOffPrec     = 0x1000
+	frameStartOffFoll   = 0x2000
+	frameEndOffFoll     = 0x4000
+	frameExcludeAnyMask = 0x8000 | 0x10000 | 0x20000
+)
+
+func (b *binder) windowCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, error) {
+	if l.inWinArg {
+		return nil, b.newErr(pgerr.WindowingError, fc.Location, "window function calls cannot be nested")
+	}
+	if l.inAgg {
+		return nil, b.newErr(pgerr.GroupingError, fc.Location, "aggregate function calls cannot contain window function calls")
+	}
+	if l.clause != inSelect && l.clause != inOrderBy {
+		return nil, b.newErr(pgerr.WindowingError, fc.Location, "window functions are not allowed in %s", l.clause)
+	}
+	l.inWinArg = true
+	defer func() { l.inWinArg = false }()
+	args, err := b.args(l, fc.Args)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := exec.ResolveWindow(name, argTypes(args), fc.AggStar)
+	if err != nil {
+		return nil, b.errAt(err, fc.Location)
+	}
+	if err := b.castArgs(args, fn.Args, fc.Location); err != nil {
+		return nil, err
+	}
+	call := exec.WindowCall{Fn: fn, Args: args, Distinct: fc.AggDistinct}
+	if fc.AggDistinct {
+		return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "DISTINCT is not implemented for window functions")
+	}
+	if fc.AggFilter != nil {
+		f, err := b.expr(l, fc.AggFilter)
+		if err != nil {
+			return nil, err
+		}
+		if call.Filter, err = b.boolArg(f, "FILTER", nodeLoc(fc.AggFilter)); err != nil {
+			return nil, err
+		}
+	}
+	wd, err := b.windowDef(l, fc.Over)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range wd.PartitionClause {
+		e, err := b.expr(l, p)
+		if err != nil {
+			return nil, err
+		}
+		call.PartitionBy = append(call.PartitionBy, e)
+	}
+	for _, s := range wd.OrderClause {
+		k, err := b.sortKey(l, s.GetSortBy())
+		if err != nil {
+			return nil, err
+		}
+		call.OrderBy = append(call.OrderBy, k)
+	}
+	if call.Frame, err = b.frame(l, wd, len(call.OrderBy) > 0); err != nil {
+		return nil, err
+	}
+	id := b.newCol(name, "", fn.Return)
+	l.wins = append(l.wins, winItem{id: id, call: call})
+	return b.colRef(id), nil
+}
+
+// windowDef resolves OVER w and OVER (w ...) against the WINDOW clause.
+func (b *binder) windowDef(l *level, wd *pg.WindowDef) (*pg.WindowDef, error) {
+	ref := wd.Name
+	if ref == "" {
+		ref = wd.Refname
+	}
+	if ref == "" {
+		return wd, nil
+	}
+	base, ok := l.windows[ref]
+	if !ok {
+		return nil, b.newErr(pgerr.UndefinedObject, wd.Location, "window \"%s\" does not exist", ref)
+	}
+	if wd.Name != "" {
+		return base, nil
+	}
+	if len(wd.PartitionClause) > 0 {
+		return nil, b.newErr(pgerr.WindowingError, wd.Location, "cannot override PARTITION BY clause of window \"%s\"", ref)
+	}
+	if len(wd.OrderClause) > 0 && len(base.OrderClause) > 0 {
+		return nil, b.newErr(pgerr.WindowingError, wd.Location, "cannot override ORDER BY clause of window \"%s\"", ref)
+	}
+	if base.FrameOptions&frameNonDefault != 0 {
+		return nil, b.newErr(pgerr.WindowingError, wd.Location, "cannot copy window \"%s\" because it has a frame clause", ref)
+	}
+	out := &pg.WindowDef{PartitionClause: base.PartitionClause, OrderClause: base.OrderClause,
+		FrameOptions: wd.FrameOptions, StartOffset: wd.StartOffset, EndOffset: wd.EndOffset, Location: wd.Location}
+	if len(wd.OrderClause) > 0 {
+		out.OrderClause = wd.OrderClause
+	}
+	return out, nil
+}
+
+func (b *binder) frame(l *level, wd *pg.WindowDef, ordered bool) (exec.Frame, error) {
+	opts := wd.FrameOptions
+	if opts&frameNonDefault == 0 {
+		if !ordered {
+			return exec.Frame{Mode: exec.FrameRange, Start: exec.FrameBound{Kind: exec.UnboundedPreceding}, End: exec.FrameBound{Kind: exec.UnboundedFollowing}}, nil
+		}
+		return exec.Frame{Mode: exec.FrameRange, Start: exec.FrameBound{Kind: exec.UnboundedPreceding}, End: exec.FrameBound{Kind: exec.CurrentRow}}, nil
+	}
+	if opts&frameExcludeAnyMask != 0 {
+		return exec.Frame{}, b.newErr(pgerr.FeatureNotSupported, wd.Location, "frame EXCLUDE is not supported")
+	}
+	f := exec.Frame{Mode: exec.FrameRange}
+	switch {
+	case opts&frameRows != 0:
+		f.Mode = exec.FrameRows
+	case opts&frameGroups != 0:
+		f.Mode = exec.FrameGroups
+	}
+	bound := func(unbPrec, unbFoll, cur, offPrec, offFoll int32, off *pg.Node) (exec.FrameBound, error) {
+		switch {
+		case opts&unbPrec != 0:
+			return exec.FrameBound{Kind: exec.UnboundedPreceding}, nil
+		case opts&unbFoll != 0:
+			return exec.FrameBound{Kind: exec.UnboundedFollowing}, nil
+		case opts&cur != 0:
+			return exec.FrameBound{Kind: exec.CurrentRow}, nil
+		}
+		kind := exec.Preceding
+		if opts&offFoll != 0 {
+			kind = exec.Following
+		}
+		saved := l.clause
+		l.clause = inWindow
+		e, err := b.expr(l, off)
+		l.clause = saved
+		if err != nil {
+			return exec.FrameBound{}, err
+		}
+		if f.Mode != exec.FrameRange && e.Type().Kind != types.Int8 {
+			if e, err = expr.Coerce(e, types.TInt8, false); err != nil {
+				return exec.FrameBound{}, b.errAt(err, nodeLoc(off))
+			}
+		}
+		return exec.FrameBound{Kind: kind, Offset: e}, nil
+	}
+	var err error
+	if f.Start, err = bound(frameStartUnbPrec, frameStartUnbFoll, frameStartCurrent, frameStartOffPrec, frameStartOffFoll, wd.StartOffset); err != nil {
+		return f, err
+	}
+	if f.End, err = bound(frameEndUnbPrec, frameEndUnbFoll, frameEndCurrent, frameEndOffPrec, frameEndOffFoll, wd.EndOffset); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// subLink binds a subquery expression.
+func (b *binder) subLink(l *level, sl *pg.SubLink) (expr.Expr, error) {
+	s := &sublink{}
+	switch sl.SubLinkType {
+	case pg.SubLinkType_EXISTS_SUBLINK:
+		s.kind = expr.ExistsSubquery
+	case pg.SubLinkType_EXPR_SUBLINK:
+		s.kind = expr.ScalarSubquery
+	case pg.SubLinkType_ANY_SUBLINK:
+		s.kind = expr.AnySubquery
+	case pg.SubLinkType_ALL_SUBLINK:
+		s.kind = expr.AllSubquery
+	case pg.SubLinkType_ARRAY_SUBLINK:
+		s.kind = expr.ArraySubquery
+	default:
+		return nil, b.newErr(pgerr.FeatureNotSupported, sl.Location, "this kind of subquery is not supported")
+	}
+	q, err := b.query(sl.Subselect, l, s, false)
+	if err != nil {
+		return nil, err
+	}
+	s.plan = q
+	ids := q.outIDs()
+	if s.kind == expr.ExistsSubquery {
+		s.t = types.TBool
+		if len(ids) > 0 {
+			s.outID = ids[0]
+		}
+		return s, nil
+	}
+	if len(ids) != 1 {
+		if len(ids) > 1 {
+			return nil, b.newErr(pgerr.SyntaxError, sl.Location, "subquery has too many columns")
+		}
+		return nil, b.newErr(pgerr.SyntaxError, sl.Location, "subquery must return only one column")
+	}
+	s.outID = ids[0]
+	inner := b.cols[s.outID]
+	switch s.kind {
+	case expr.ScalarSubquery:
+		s.t = inner.t
+		return s, nil
+	case expr.ArraySubquery:
+		if inner.t.Kind == types.Array {
+			return nil, b.newErr(pgerr.FeatureNotSupported, sl.Location, "arrays of arrays are not supported")
+		}
+		s.t = types.ArrayOf(inner.t)
+		return s, nil
+	}
+	if sl.Testexpr.GetRowExpr() != nil {
+		return nil, b.newErr(pgerr.FeatureNotSupported, sl.Location, "row comparison with a subquery is not supported")
+	}
+	lhs, err := b.expr(l, sl.Testexpr)
+	if err != nil {
+		return nil, err
+	}
+	op := "="
+	if len(sl.OperName) > 0 {
+		op = opName(sl.OperName)
+	}
+	ref := &expr.ColRef{Idx: s.outID, T: inner.t, Name: inner.name}
+	e, err := b.binary(op, lhs, ref, sl.Location)
+	if err != nil {
+		return nil, err
+	}
+	call, ok := e.(*expr.Call)
+	if !ok || len(call.Args) != 2 || call.Fn.Return.Kind != types.Bool {
+		return nil, b.newErr(pgerr.FeatureNotSupported, sl.Location, "operator %s with a subquery is not supported", op)
+	}
+	s.lhs, s.op, s.t = call.Args[0], call.Fn, types.TBool
+	if rhs := call.Args[1]; rhs != expr.Expr(ref) {
+		// The subquery's column needs a cast: compute it inside the subquery.
+		id := b.newCol(inner.name, "", rhs.Type())
+		s.plan = &lProject{in: s.plan, ids: []int{id}, exprs: []expr.Expr{rhs}}
+		s.outID = id
+	}
+	return s, nil
+}

@@ -1,0 +1,705 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// query binds a SELECT (simple, VALUES or set operation) as a query level
+// below parent; sub is set when the query is a subquery expression, hide
+// for subqueries in FROM.
+func (b *binder) query(n *pg.Node, parent *level, sub *sublink, hide bool) (lnode, error) {
+	s := n.GetSelectStmt()
+	if s == nil {
+		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "%s is not supported here", nodeKind(n))
+	}
+	return b.selectStmt(s, parent, sub, hide)
+}
+
+func (b *binder) selectStmt(s *pg.SelectStmt, parent *level, sub *sublink, hide bool) (lnode, error) {
+	l := &level{parent: parent, sub: sub, hideParent: hide}
+	if s.WithClause != nil {
+		if err := b.with(l, s.WithClause); err != nil {
+			return nil, err
+		}
+	}
+	if s.IntoClause != nil {
+		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "SELECT INTO is not supported")
+	}
+	if len(s.LockingClause) > 0 {
+		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "SELECT FOR UPDATE/SHARE is not supported")
+	}
+	var plan lnode
+	var err error
+	switch {
+	case s.Op != pg.SetOperation_SETOP_NONE && s.Op != pg.SetOperation_SET_OPERATION_UNDEFINED:
+		plan, err = b.setOp(s, l)
+	case len(s.ValuesLists) > 0:
+		plan, err = b.values(l, s.ValuesLists)
+	default:
+		return b.simpleSelect(s, l)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.orderLimitOver(plan, s, l)
+}
+
+// with registers the WITH queries of a level (inlined at each reference).
+func (b *binder) with(l *level, w *pg.WithClause) error {
+	if w.Recursive {
+		return b.newErr(pgerr.FeatureNotSupported, w.Location, "WITH RECURSIVE is not supported")
+	}
+	l.ctes = map[string]*cteDef{}
+	for _, n := range w.Ctes {
+		c := n.GetCommonTableExpr()
+		if _, dup := l.ctes[c.Ctename]; dup {
+			return b.newErr(pgerr.DuplicateAlias, c.Location, "WITH query name \"%s\" specified more than once", c.Ctename)
+		}
+		if c.Ctequery.GetSelectStmt() == nil {
+			return b.newErr(pgerr.FeatureNotSupported, c.Location, "data-modifying statements in WITH are not supported")
+		}
+		// Later WITH queries see earlier ones: each definition gets a level
+		// holding the ones before it.
+		def := &level{parent: l.parent, ctes: map[string]*cteDef{}}
+		for k, v := range l.ctes {
+			def.ctes[k] = v
+		}
+		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def}
+	}
+	return nil
+}
+
+// target is one bound select-list item.
+type target struct {
+	name string
+	e    expr.Expr
+	loc  int32
+}
+
+func (b *binder) targets(l *level, list []*pg.Node) ([]target, error) {
+	var out []target
+	for _, n := range list {
+		rt := n.GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			cols, err := b.star(l, cr)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cols {
+				out = append(out, target{name: c.name, e: b.colRef(c.id), loc: cr.Location})
+			}
+			continue
+		}
+		if len(rt.Indirection) > 0 {
+			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "indirection in a select list is not supported")
+		}
+		e, err := b.expr(l, rt.Val)
+		if err != nil {
+			return nil, err
+		}
+		name := rt.Name
+		if name == "" {
+			name = figureName(rt.Val)
+		}
+		out = append(out, target{name: name, e: e, loc: rt.Location})
+	}
+	return out, nil
+}
+
+// star expands * and t.*.
+func (b *binder) star(l *level, cr *pg.ColumnRef) ([]nsCol, error) {
+	names := strs(cr.Fields)
+	if len(names) == 0 {
+		if len(l.ns) == 0 {
+			return nil, b.newErr(pgerr.SyntaxError, cr.Location, "SELECT * with no tables specified is not valid")
+		}
+		return visibleCols(l.ns), nil
+	}
+	tbl := names[len(names)-1]
+	for x := l; x != nil; x = x.parent {
+		for _, it := range x.ns {
+			if it.relVisible && it.alias == tbl {
+				if x != l {
+					return nil, b.newErr(pgerr.FeatureNotSupported, cr.Location, "outer references with .* are not supported")
+				}
+				return it.cols, nil
+			}
+		}
+	}
+	return nil, b.newErr(pgerr.UndefinedTable, cr.Location, "missing FROM-clause entry for table \"%s\"", tbl)
+}
+
+// orderItem is one ORDER BY or DISTINCT ON item: a target index, or a
+// hidden expression.
+type orderItem struct {
+	target int
+	sort   *pg.SortBy
+}
+
+func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
+	var plan lnode
+	var err error
+	if len(s.FromClause) > 0 {
+		l.clause = inJoin
+		if plan, err = b.from(l, s.FromClause); err != nil {
+			return nil, err
+		}
+	} else {
+		plan = &lValues{rows: [][]expr.Expr{{}}}
+	}
+	if s.WhereClause != nil {
+		l.clause = inWhere
+		cond, err := b.expr(l, s.WhereClause)
+		if err != nil {
+			return nil, err
+		}
+		if cond, err = b.boolArg(cond, "WHERE", nodeLoc(s.WhereClause)); err != nil {
+			return nil, err
+		}
+		plan = &lFilter{in: plan, conds: conjuncts(cond, nil)}
+	}
+	if len(s.WindowClause) > 0 {
+		l.windows = map[string]*pg.WindowDef{}
+		for _, w := range s.WindowClause {
+			wd := w.GetWindowDef()
+			if _, dup := l.windows[wd.Name]; dup {
+				return nil, b.newErr(pgerr.WindowingError, wd.Location, "window \"%s\" is already defined", wd.Name)
+			}
+			l.windows[wd.Name] = wd
+		}
+	}
+	l.clause = inSelect
+	tl, err := b.targets(l, s.TargetList)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := b.groupBy(l, s.GroupClause, tl)
+	if err != nil {
+		return nil, err
+	}
+	var having expr.Expr
+	if s.HavingClause != nil {
+		l.clause = inHaving
+		if having, err = b.expr(l, s.HavingClause); err != nil {
+			return nil, err
+		}
+		if having, err = b.boolArg(having, "HAVING", nodeLoc(s.HavingClause)); err != nil {
+			return nil, err
+		}
+	}
+	// ORDER BY and DISTINCT ON items are resolved against the select list;
+	// expressions not in it become hidden columns.
+	l.clause = inOrderBy
+	nVisible := len(tl)
+	var order, distinctOn []orderItem
+	for _, n := range s.SortClause {
+		it, err := b.orderTarget(l, n.GetSortBy(), &tl, nVisible, false)
+		if err != nil {
+			return nil, err
+		}
+		order = append(order, it)
+	}
+	distinct := len(s.DistinctClause) > 0
+	if distinct && s.DistinctClause[0].Node != nil {
+		for _, n := range s.DistinctClause {
+			it, err := b.orderTarget(l, &pg.SortBy{Node: n, Location: nodeLoc(n)}, &tl, nVisible, false)
+			if err != nil {
+				return nil, err
+			}
+			distinctOn = append(distinctOn, it)
+		}
+	} else if distinct && len(tl) > nVisible {
+		return nil, b.newErr(pgerr.InvalidColumnReference, tl[nVisible].loc, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+	}
+
+	// Aggregation: group keys and aggregates are computed below; everything
+	// above reads them by id.
+	if len(l.aggs) > 0 || len(groups) > 0 || having != nil {
+		agg := &lAgg{in: plan, groups: groups}
+		for _, g := range groups {
+			name := "?column?"
+			if c, ok := g.(*expr.ColRef); ok {
+				name = b.cols[c.Idx].name
+			}
+			agg.groupIDs = append(agg.groupIDs, b.newCol(name, "", g.Type()))
+		}
+		for _, a := range l.aggs {
+			agg.aggIDs = append(agg.aggIDs, a.id)
+			agg.aggs = append(agg.aggs, a.call)
+		}
+		rw := b.groupRewriter(l, agg)
+		for i := range tl {
+			if tl[i].e, err = rw(tl[i].e); err != nil {
+				return nil, err
+			}
+		}
+		if having, err = rw(having); err != nil {
+			return nil, err
+		}
+		for i := range l.wins {
+			if err := rewriteWindow(&l.wins[i].call, rw); err != nil {
+				return nil, err
+			}
+		}
+		plan = agg
+		if having != nil {
+			plan = &lFilter{in: plan, conds: conjuncts(having, nil)}
+		}
+	}
+	if len(l.wins) > 0 {
+		w := &lWindow{in: plan}
+		for _, it := range l.wins {
+			w.ids = append(w.ids, it.id)
+			w.calls = append(w.calls, it.call)
+		}
+		plan = w
+	}
+	for _, f := range l.srfs {
+		// A set-returning function in the select list repeats each row once
+		// per value it returns.
+		plan = &lJoin{left: plan, right: f, kind: exec.InnerJoin}
+	}
+	proj := &lProject{in: plan}
+	for _, t := range tl {
+		e := t.e
+		if e.Type().Kind == types.Unknown {
+			// An untyped literal in a select list is text, as in PostgreSQL.
+			if e, err = expr.Coerce(e, types.TText, false); err != nil {
+				return nil, err
+			}
+		}
+		proj.ids = append(proj.ids, b.newCol(t.name, "", e.Type()))
+		proj.exprs = append(proj.exprs, e)
+	}
+	plan = proj
+	keys, err := b.orderKeys(order, proj.ids)
+	if err != nil {
+		return nil, err
+	}
+	if distinctOn != nil {
+		if len(keys) > 0 {
+			plan = &lSort{in: plan, keys: keys}
+			keys = nil
+		}
+		d := &lDistinct{in: plan}
+		for _, it := range distinctOn {
+			d.on = append(d.on, b.colRef(proj.ids[it.target]))
+		}
+		plan = d
+	} else if distinct {
+		plan = &lDistinct{in: plan}
+	}
+	if len(keys) > 0 {
+		plan = &lSort{in: plan, keys: keys}
+	}
+	if plan, err = b.limit(l, s, plan); err != nil {
+		return nil, err
+	}
+	if len(tl) > nVisible {
+		final := &lProject{in: plan}
+		for _, id := range proj.ids[:nVisible] {
+			final.ids = append(final.ids, id)
+			final.exprs = append(final.exprs, b.colRef(id))
+		}
+		plan = final
+	}
+	return plan, nil
+}
+
+func (b *binder) orderKeys(order []orderItem, ids []int) ([]exec.SortKey, error) {
+	var keys []exec.SortKey
+	for _, it := range order {
+		k, err := b.sortKeyOf(b.colRef(ids[it.target]), it.sort)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// orderTarget resolves an ORDER BY item as PostgreSQL does: an output column
+// name, an ordinal, or an expression (matched against the select list, else
+// added as a hidden column unless onlyOutput).
+func (b *binder) orderTarget(l *level, sb *pg.SortBy, tl *[]target, nVisible int, onlyOutput bool) (orderItem, error) {
+	n := sb.Node
+	if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+		k := int(c.GetIval().Ival)
+		if k < 1 || k > nVisible {
+			return orderItem{}, b.newErr(pgerr.InvalidColumnReference, c.Location, "ORDER BY position %d is not in select list", k)
+		}
+		return orderItem{target: k - 1, sort: sb}, nil
+	}
+	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
+		name := cr.Fields[0].GetString_().Sval
+		found := -1
+		for i := 0; i < nVisible; i++ {
+			if (*tl)[i].name == name {
+				if found >= 0 && !equalExpr((*tl)[found].e, (*tl)[i].e) {
+					return orderItem{}, b.newErr(pgerr.AmbiguousColumn, cr.Location, "ORDER BY \"%s\" is ambiguous", name)
+				}
+				if found < 0 {
+					found = i
+				}
+			}
+		}
+		if found >= 0 {
+			return orderItem{target: found, sort: sb}, nil
+		}
+	}
+	e, err := b.expr(l, n)
+	if err != nil {
+		return orderItem{}, err
+	}
+	for i, t := range *tl {
+		if equalExpr(t.e, e) {
+			return orderItem{target: i, sort: sb}, nil
+		}
+	}
+	if onlyOutput {
+		return orderItem{}, b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "invalid UNION/INTERSECT/EXCEPT ORDER BY clause")
+	}
+	*tl = append(*tl, target{name: "?column?", e: e, loc: nodeLoc(n)})
+	return orderItem{target: len(*tl) - 1, sort: sb}, nil
+}
+
+// groupBy binds GROUP BY items: input columns first, then output column
+// names and ordinals, then expressions.
+func (b *binder) groupBy(l *level, items []*pg.Node, tl []target) ([]expr.Expr, error) {
+	l.clause = inGroupBy
+	var out []expr.Expr
+	add := func(e expr.Expr) {
+		for _, g := range out {
+			if equalExpr(g, e) {
+				return
+			}
+		}
+		out = append(out, e)
+	}
+	fromTarget := func(t target, loc int32) error {
+		agg := false
+		walk(t.e, func(e expr.Expr) bool {
+			if c, ok := e.(*expr.ColRef); ok {
+				for _, a := range l.aggs {
+					agg = agg || a.id == c.Idx
+				}
+				for _, w := range l.wins {
+					agg = agg || w.id == c.Idx
+				}
+			}
+			return true
+		})
+		if agg {
+			return b.newErr(pgerr.GroupingError, loc, "aggregate functions are not allowed in GROUP BY")
+		}
+		add(t.e)
+		return nil
+	}
+	for _, n := range items {
+		if n.GetGroupingSet() != nil {
+			return nil, b.newErr(pgerr.FeatureNotSupported, n.GetGroupingSet().Location, "GROUPING SETS, ROLLUP and CUBE are not supported")
+		}
+		if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+			k := int(c.GetIval().Ival)
+			if k < 1 || k > len(tl) {
+				return nil, b.newErr(pgerr.InvalidColumnReference, c.Location, "GROUP BY position %d is not in select list", k)
+			}
+			if err := fromTarget(tl[k-1], c.Location); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
+			name := cr.Fields[0].GetString_().Sval
+			if _, found, err := b.lookupIn(l, []string{name}, cr.Location); err != nil || !found {
+				if err != nil {
+					return nil, err
+				}
+				matched := false
+				for _, t := range tl {
+					if t.name == name {
+						if err := fromTarget(t, cr.Location); err != nil {
+							return nil, err
+						}
+						matched = true
+						break
+					}
+				}
+				if matched {
+					continue
+				}
+			}
+		}
+		e, err := b.expr(l, n)
+		if err != nil {
+			return nil, err
+		}
+		add(e)
+	}
+	return out, nil
+}
+
+// groupRewriter returns a function that rewrites an expression computed
+// above an aggregation: group expressions become references to the group
+// keys; other input columns are grouping errors.
+func (b *binder) groupRewriter(l *level, agg *lAgg) func(expr.Expr) (expr.Expr, error) {
+	above := map[int]bool{}
+	for _, id := range agg.aggIDs {
+		above[id] = true
+	}
+	for _, w := range l.wins {
+		above[w.id] = true
+	}
+	for _, f := range l.srfs {
+		above[f.ids[0]] = true
+	}
+	// Columns of a table whose primary key is grouped on are functionally
+	// dependent on the groups: PostgreSQL allows them, and so do we by
+	// adding them to the group keys (which leaves the groups unchanged).
+	grouped := map[int]bool{}
+	for _, g := range agg.groups {
+		if c, ok := g.(*expr.ColRef); ok {
+			grouped[c.Idx] = true
+		}
+	}
+	dependent := map[int]bool{}
+	for _, s := range l.scans {
+		if len(s.rel.PrimaryKey) == 0 {
+			continue
+		}
+		all := true
+		for _, k := range s.rel.PrimaryKey {
+			all = all && grouped[s.ids[k]]
+		}
+		if all {
+			for _, id := range s.ids {
+				dependent[id] = true
+			}
+		}
+	}
+	return func(e expr.Expr) (expr.Expr, error) {
+		return transform(e, func(n expr.Expr) (expr.Expr, bool, error) {
+			for i, g := range agg.groups {
+				if equalExpr(g, n) {
+					return b.colRef(agg.groupIDs[i]), true, nil
+				}
+			}
+			if c, ok := n.(*expr.ColRef); ok {
+				if above[c.Idx] {
+					return n, true, nil
+				}
+				if dependent[c.Idx] {
+					agg.groups = append(agg.groups, n)
+					id := b.newCol(b.cols[c.Idx].name, "", c.T)
+					agg.groupIDs = append(agg.groupIDs, id)
+					return b.colRef(id), true, nil
+				}
+				info := b.cols[c.Idx]
+				name := info.name
+				if info.table != "" {
+					name = info.table + "." + info.name
+				}
+				loc, ok := b.loc[n]
+				if !ok {
+					loc = -1
+				}
+				return nil, true, b.newErr(pgerr.GroupingError, loc, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", name)
+			}
+			return n, false, nil
+		})
+	}
+}
+
+func rewriteWindow(c *exec.WindowCall, rw func(expr.Expr) (expr.Expr, error)) error {
+	var err error
+	for i := range c.Args {
+		if c.Args[i], err = rw(c.Args[i]); err != nil {
+			return err
+		}
+	}
+	for i := range c.PartitionBy {
+		if c.PartitionBy[i], err = rw(c.PartitionBy[i]); err != nil {
+			return err
+		}
+	}
+	for i := range c.OrderBy {
+		if c.OrderBy[i].E, err = rw(c.OrderBy[i].E); err != nil {
+			return err
+		}
+	}
+	if c.Filter, err = rw(c.Filter); err != nil {
+		return err
+	}
+	return nil
+}
+
+// limit binds LIMIT / OFFSET / FETCH FIRST.
+func (b *binder) limit(l *level, s *pg.SelectStmt, plan lnode) (lnode, error) {
+	if s.LimitCount == nil && s.LimitOffset == nil {
+		return plan, nil
+	}
+	if s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
+		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(s.LimitCount), "FETCH FIRST ... WITH TIES is not supported")
+	}
+	bind := func(n *pg.Node, c clause) (expr.Expr, error) {
+		if n == nil {
+			return nil, nil
+		}
+		saved := l.clause
+		l.clause = c
+		e, err := b.expr(l, n)
+		l.clause = saved
+		if err != nil {
+			return nil, err
+		}
+		for id := range refsOf(e) {
+			_ = id
+			return nil, b.newErr(pgerr.InvalidColumnReference, nodeLoc(n), "argument of %s must not contain variables", c)
+		}
+		c2, err := expr.Coerce(e, types.TInt8, false)
+		if err != nil {
+			return nil, b.newErr(pgerr.DatatypeMismatch, nodeLoc(n), "argument of %s must be type bigint, not type %s", c, e.Type())
+		}
+		return c2, nil
+	}
+	lim, err := bind(s.LimitCount, inLimit)
+	if err != nil {
+		return nil, err
+	}
+	off, err := bind(s.LimitOffset, inOffset)
+	if err != nil {
+		return nil, err
+	}
+	return &lLimit{in: plan, limit: lim, offset: off}, nil
+}
+
+// orderLimitOver applies ORDER BY / LIMIT of a VALUES or set-operation
+// query: they may name only its output columns.
+func (b *binder) orderLimitOver(plan lnode, s *pg.SelectStmt, l *level) (lnode, error) {
+	if len(s.SortClause) > 0 {
+		ids := plan.outIDs()
+		it := &nsItem{colsVisible: true}
+		tl := make([]target, len(ids))
+		for i, id := range ids {
+			it.cols = append(it.cols, nsCol{name: b.cols[id].name, id: id})
+			tl[i] = target{name: b.cols[id].name, e: b.colRef(id)}
+		}
+		l.ns = []*nsItem{it}
+		l.clause = inOrderBy
+		var keys []exec.SortKey
+		for _, n := range s.SortClause {
+			o, err := b.orderTarget(l, n.GetSortBy(), &tl, len(ids), true)
+			if err != nil {
+				return nil, err
+			}
+			k, err := b.sortKeyOf(b.colRef(ids[o.target]), o.sort)
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, k)
+		}
+		plan = &lSort{in: plan, keys: keys}
+	}
+	return b.limit(l, s, plan)
+}
+
+// values binds a VALUES list; each column takes the common type of its rows.
+func (b *binder) values(l *level, lists []*pg.Node) (lnode, error) {
+	l.clause = inValues
+	rows := make([][]expr.Expr, len(lists))
+	for i, ln := range lists {
+		items := ln.GetList().Items
+		if i > 0 && len(items) != len(rows[0]) {
+			return nil, b.newErr(pgerr.SyntaxError, nodeLoc(items[0]), "VALUES lists must all be the same length")
+		}
+		rows[i] = make([]expr.Expr, len(items))
+		for j, it := range items {
+			e, err := b.expr(l, it)
+			if err != nil {
+				return nil, err
+			}
+			rows[i][j] = e
+		}
+	}
+	v := &lValues{rows: rows}
+	for j := range rows[0] {
+		col := make([]expr.Expr, len(rows))
+		for i := range rows {
+			col[i] = rows[i][j]
+		}
+		t, col, err := b.unify(col, "VALUES", -1)
+		if err != nil {
+			return nil, err
+		}
+		if t.Kind == types.Unknown {
+			t = types.TText
+			for i := range col {
+				if col[i], err = expr.Coerce(col[i], t, false); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for i := range rows {
+			rows[i][j] = col[i]
+		}
+		v.ids = append(v.ids, b.newCol(columnN(j), "", t))
+	}
+	return v, nil
+}
+
+func columnN(j int) string { return "column" + itoa(j+1) }
+
+// setOp binds UNION / INTERSECT / EXCEPT.
+func (b *binder) setOp(s *pg.SelectStmt, l *level) (lnode, error) {
+	left, err := b.selectStmt(s.Larg, l, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	right, err := b.selectStmt(s.Rarg, l, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	var kind exec.SetOpKind
+	name := "UNION"
+	switch s.Op {
+	case pg.SetOperation_SETOP_INTERSECT:
+		kind, name = exec.Intersect, "INTERSECT"
+	case pg.SetOperation_SETOP_EXCEPT:
+		kind, name = exec.Except, "EXCEPT"
+	}
+	lids, rids := left.outIDs(), right.outIDs()
+	if len(lids) != len(rids) {
+		loc := int32(-1)
+		if len(s.Rarg.TargetList) > 0 {
+			loc = nodeLoc(s.Rarg.TargetList[0])
+		}
+		return nil, b.newErr(pgerr.SyntaxError, loc, "each %s query must have the same number of columns", name)
+	}
+	lp, rp := &lProject{in: left}, &lProject{in: right}
+	op := &lSetOp{kind: kind, all: s.All, left: lp, right: rp}
+	for i := range lids {
+		le, re := expr.Expr(b.colRef(lids[i])), expr.Expr(b.colRef(rids[i]))
+		t, es, err := b.unify([]expr.Expr{le, re}, name, -1)
+		if err != nil {
+			return nil, err
+		}
+		if t.Kind == types.Unknown {
+			t = types.TText
+			for k := range es {
+				if es[k], err = expr.Coerce(es[k], t, false); err != nil {
+					return nil, err
+				}
+			}
+		}
+		lp.exprs, rp.exprs = append(lp.exprs, es[0]), append(rp.exprs, es[1])
+		lp.ids = append(lp.ids, b.newCol(b.cols[lids[i]].name, "", t))
+		rp.ids = append(rp.ids, b.newCol(b.cols[rids[i]].name, "", t))
+		op.ids = append(op.ids, b.newCol(b.cols[lids[i]].name, "", t))
+	}
+	return op, nil
+}

@@ -1,0 +1,106 @@
+package planner
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+var schema = []string{
+	"CREATE TABLE t (a int PRIMARY KEY, b text, c int8)",
+	"CREATE TABLE u (a int, d text)",
+	"INSERT INTO t VALUES (1, 'x', 10), (2, 'y', 20), (3, NULL, NULL)",
+	"INSERT INTO u VALUES (1, 'one'), (3, 'three'), (3, 'drei'), (4, 'four')",
+}
+
+// Expected codes, messages and positions are what PostgreSQL 15 reports
+// for the same statements over the same tables.
+func TestBindErrors(t *testing.T) {
+	d := newTestDB(t, schema...)
+	cases := []struct {
+		sql  string
+		code pgerr.Code
+		msg  string
+		pos  int
+	}{
+		{"SELECT x FROM t", pgerr.UndefinedColumn, `column "x" does not exist`, 8},
+		{"SELECT t.x FROM t", pgerr.UndefinedColumn, `column t.x does not exist`, 8},
+		{"SELECT a FROM t, u", pgerr.AmbiguousColumn, `column reference "a" is ambiguous`, 8},
+		{"SELECT v.a FROM t", pgerr.UndefinedTable, `missing FROM-clause entry for table "v"`, 8},
+		{"SELECT * FROM nope", pgerr.UndefinedTable, `relation "nope" does not exist`, 15},
+		{"SELECT a, b FROM t GROUP BY a, c HAVING count(*) > 0 ORDER BY d", pgerr.UndefinedColumn, `column "d" does not exist`, 63},
+		{"SELECT b, count(*) FROM t GROUP BY c HAVING true", pgerr.GroupingError, `column "t.b" must appear in the GROUP BY clause or be used in an aggregate function`, 8},
+		{"SELECT u.d, count(*) FROM t JOIN u ON t.a = u.a GROUP BY t.a", pgerr.GroupingError, `column "u.d" must appear in the GROUP BY clause or be used in an aggregate function`, 8},
+		{"SELECT a FROM t WHERE count(*) > 1", pgerr.GroupingError, `aggregate functions are not allowed in WHERE`, 23},
+		{"SELECT sum(count(*)) FROM t", pgerr.GroupingError, `aggregate function calls cannot be nested`, 12},
+		{"SELECT a FROM t ORDER BY 3", pgerr.InvalidColumnReference, `ORDER BY position 3 is not in select list`, 26},
+		{"SELECT a FROM t WHERE a", pgerr.DatatypeMismatch, `argument of WHERE must be type boolean, not type integer`, 23},
+		{"SELECT 1 UNION SELECT 1, 2", pgerr.SyntaxError, `each UNION query must have the same number of columns`, 23},
+		{"SELECT DISTINCT a FROM t ORDER BY b", pgerr.InvalidColumnReference, `for SELECT DISTINCT, ORDER BY expressions must appear in select list`, 35},
+		{"INSERT INTO t (a, zz) VALUES (1, 2)", pgerr.UndefinedColumn, `column "zz" of relation "t" does not exist`, 19},
+		{"INSERT INTO u VALUES (1, 'a', 3)", pgerr.SyntaxError, `INSERT has more expressions than target columns`, 31},
+		{"INSERT INTO t (a, b) VALUES (1)", pgerr.SyntaxError, `INSERT has more target columns than expressions`, 19},
+		{"UPDATE t SET zz = 1", pgerr.UndefinedColumn, `column "zz" of relation "t" does not exist`, 14},
+		{"CREATE TABLE w (a int, a text)", pgerr.DuplicateColumn, `column "a" specified more than once`, 0},
+		{"SELECT * FROM t JOIN u USING (zz)", pgerr.UndefinedColumn, `column "zz" specified in USING clause does not exist in left table`, 0},
+	}
+	for _, c := range cases {
+		_, _, err := d.run(c.sql)
+		e := pgerr.As(err)
+		if e == nil {
+			t.Errorf("%s: want error %s, got %v", c.sql, c.code, err)
+			continue
+		}
+		if e.Code != c.code || e.Message != c.msg || e.Position != c.pos {
+			t.Errorf("%s:\n got %s %q at %d\nwant %s %q at %d", c.sql, e.Code, e.Message, e.Position, c.code, c.msg, c.pos)
+		}
+	}
+}
+
+func TestJoinPlanning(t *testing.T) {
+	d := newTestDB(t, schema...)
+	plan := d.explain("SELECT t.b, u.d FROM t, u WHERE t.a = u.a AND u.d <> 'x'")
+	if !strings.Contains(plan, "Hash") || strings.Contains(plan, "Nested") {
+		t.Errorf("comma join with equality should be a hash join:\n%s", plan)
+	}
+	if !strings.Contains(plan, "filter") {
+		t.Errorf("single-table condition should be pushed into the scan:\n%s", plan)
+	}
+	got := sorted(d.query("SELECT t.b, u.d FROM t, u WHERE t.a = u.a AND u.d <> 'x'"))
+	want := []string{"NULL|drei", "NULL|three", "x|one"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// Three inputs where the FROM order has no condition between the first two.
+	plan = d.explain("SELECT count(*) FROM t, u, t AS t2 WHERE t.a = t2.c AND u.a = t2.a")
+	if strings.Contains(plan, "Nested") {
+		t.Errorf("join order should follow the equalities:\n%s", plan)
+	}
+}
+
+func TestParamInference(t *testing.T) {
+	d := newTestDB(t, schema...)
+	cases := []struct {
+		sql  string
+		want []types.T
+	}{
+		{"SELECT * FROM t WHERE a = $1", []types.T{types.TInt4}},
+		{"SELECT $1", []types.T{types.TText}},
+		{"SELECT b FROM t WHERE c > $2 AND b = $1", []types.T{types.TText, types.TInt8}},
+		{"SELECT a FROM t LIMIT $1", []types.T{types.TInt8}},
+	}
+	for _, c := range cases {
+		stmts := mustParse(t, c.sql)
+		q, err := PlanSelect(d.env(c.sql), stmts)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		if !reflect.DeepEqual(q.ParamTypes, c.want) {
+			t.Errorf("%s: params %v, want %v", c.sql, q.ParamTypes, c.want)
+		}
+	}
+}

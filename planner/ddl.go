@@ -1,0 +1,219 @@
+package planner
+
+import (
+	"sort"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// createSchema is the schema a new relation goes to: the one named, else
+// the first schema of the search path other than pg_catalog, else public.
+func createSchema(env *Env, rv *pg.RangeVar) string {
+	if rv.Schemaname != "" {
+		return rv.Schemaname
+	}
+	if env != nil {
+		for _, s := range env.SearchPath {
+			if s != "pg_catalog" && s != "" && !strings.HasPrefix(s, "$") {
+				return s
+			}
+		}
+	}
+	return "public"
+}
+
+// deparseExpr renders an expression as SQL text (for column defaults).
+func deparseExpr(n *pg.Node) (string, error) {
+	sel := &pg.SelectStmt{TargetList: []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: n}}}}}
+	text, err := sql.Deparse(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}})
+	if err != nil {
+		return "", fmtErr("deparse default: %w", err)
+	}
+	return strings.TrimPrefix(text, "SELECT "), nil
+}
+
+func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
+	b := newBinder(env)
+	rv := stmt.Relation
+	if len(stmt.InhRelations) > 0 || stmt.Partspec != nil || stmt.OfTypename != nil || stmt.Partbound != nil {
+		return nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "inheritance, partitioning and typed tables are not supported")
+	}
+	rel := &catalog.Relation{Schema: createSchema(env, rv), Name: rv.Relname, Kind: catalog.KindTable}
+	var pk []string
+	var pkName string
+	var pkLoc int32 = -1
+	setPK := func(cols []string, name string, loc int32) error {
+		if pk != nil {
+			return b.newErr(pgerr.InvalidTableDefinition, loc, "multiple primary keys for table \"%s\" are not allowed", rel.Name)
+		}
+		pk, pkName, pkLoc = cols, name, loc
+		return nil
+	}
+	for _, elt := range stmt.TableElts {
+		switch {
+		case elt.GetColumnDef() != nil:
+			cd := elt.GetColumnDef()
+			if rel.ColumnIndex(cd.Colname) >= 0 {
+				return nil, pgerr.New(pgerr.DuplicateColumn, "column \"%s\" specified more than once", cd.Colname)
+			}
+			t, err := BindType(cd.TypeName)
+			if err != nil {
+				return nil, b.errAt(err, cd.TypeName.Location)
+			}
+			col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
+			for _, cn := range cd.Constraints {
+				c := cn.GetConstraint()
+				switch c.Contype {
+				case pg.ConstrType_CONSTR_NOTNULL:
+					col.NotNull = true
+				case pg.ConstrType_CONSTR_NULL:
+				case pg.ConstrType_CONSTR_DEFAULT:
+					text, err := b.columnDefault(c.RawExpr, col)
+					if err != nil {
+						return nil, err
+					}
+					col.Default = text
+				case pg.ConstrType_CONSTR_PRIMARY:
+					if err := setPK([]string{cd.Colname}, c.Conname, c.Location); err != nil {
+						return nil, err
+					}
+				case pg.ConstrType_CONSTR_ATTR_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE,
+					pg.ConstrType_CONSTR_ATTR_DEFERRED, pg.ConstrType_CONSTR_ATTR_IMMEDIATE:
+				default:
+					return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
+				}
+			}
+			rel.Columns = append(rel.Columns, col)
+		case elt.GetConstraint() != nil:
+			c := elt.GetConstraint()
+			if c.Contype != pg.ConstrType_CONSTR_PRIMARY {
+				return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
+			}
+			if err := setPK(strs(c.Keys), c.Conname, c.Location); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "%s in CREATE TABLE is not supported", nodeKind(elt))
+		}
+	}
+	if len(rel.Columns) > 1600 {
+		return nil, pgerr.New(pgerr.TooManyColumns, "tables can have at most 1600 columns")
+	}
+	for _, name := range pk {
+		i := rel.ColumnIndex(name)
+		if i < 0 {
+			return nil, b.newErr(pgerr.UndefinedColumn, pkLoc, "column \"%s\" named in key does not exist", name)
+		}
+		for _, j := range rel.PrimaryKey {
+			if j == i {
+				return nil, b.newErr(pgerr.DuplicateColumn, pkLoc, "column \"%s\" appears twice in primary key constraint", name)
+			}
+		}
+		rel.PrimaryKey = append(rel.PrimaryKey, i)
+		rel.Columns[i].NotNull = true
+	}
+	if pk != nil {
+		rel.PKName = pkName
+		if rel.PKName == "" {
+			rel.PKName = rel.Name + "_pkey"
+		}
+	}
+	return rel, nil
+}
+
+func constraintName(t pg.ConstrType) string {
+	switch t {
+	case pg.ConstrType_CONSTR_UNIQUE:
+		return "UNIQUE"
+	case pg.ConstrType_CONSTR_CHECK:
+		return "CHECK"
+	case pg.ConstrType_CONSTR_FOREIGN:
+		return "FOREIGN KEY"
+	case pg.ConstrType_CONSTR_EXCLUSION:
+		return "EXCLUDE"
+	case pg.ConstrType_CONSTR_IDENTITY:
+		return "identity"
+	case pg.ConstrType_CONSTR_GENERATED:
+		return "generated column"
+	}
+	return "these"
+}
+
+// columnDefault validates a DEFAULT expression (it must bind without
+// columns or subqueries and be assignable to the column) and returns its text.
+func (b *binder) columnDefault(n *pg.Node, col catalog.Column) (string, error) {
+	e, err := b.expr(&level{clause: inDefault}, n)
+	if err != nil {
+		if pe := pgerr.As(err); pe != nil && (pe.Code == pgerr.UndefinedColumn || pe.Code == pgerr.UndefinedTable) {
+			return "", b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "cannot use column reference in DEFAULT expression")
+		}
+		return "", err
+	}
+	if hasSubquery(e) {
+		return "", b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "cannot use subquery in DEFAULT expression")
+	}
+	if _, err := b.assign(e, col, nodeLoc(n)); err != nil {
+		return "", err
+	}
+	return deparseExpr(n)
+}
+
+func viewDef(env *Env, stmt *pg.ViewStmt, source string) (*catalog.Relation, []uint32, error) {
+	b := newBinder(env)
+	if b.src == "" {
+		b.src = source
+	}
+	if stmt.WithCheckOption != pg.ViewCheckOption_NO_CHECK_OPTION && stmt.WithCheckOption != pg.ViewCheckOption_VIEW_CHECK_OPTION_UNDEFINED {
+		return nil, nil, b.newErr(pgerr.FeatureNotSupported, stmt.View.Location, "WITH CHECK OPTION is not supported")
+	}
+	plan, err := b.query(stmt.Query, nil, nil, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(b.params) > len(envParams(env)) {
+		return nil, nil, pgerr.New(pgerr.UndefinedParameter, "there is no parameter $%d", len(envParams(env))+1)
+	}
+	ids := plan.outIDs()
+	aliases := strs(stmt.Aliases)
+	if len(aliases) > len(ids) {
+		return nil, nil, b.newErr(pgerr.SyntaxError, -1, "CREATE VIEW specifies more column names than columns")
+	}
+	rel := &catalog.Relation{Schema: createSchema(env, stmt.View), Name: stmt.View.Relname, Kind: catalog.KindView}
+	for i, id := range ids {
+		name := b.cols[id].name
+		if i < len(aliases) {
+			name = aliases[i]
+		}
+		if rel.ColumnIndex(name) >= 0 {
+			return nil, nil, pgerr.New(pgerr.DuplicateColumn, "column \"%s\" specified more than once", name)
+		}
+		rel.Columns = append(rel.Columns, catalog.Column{Name: name, Type: b.cols[id].t})
+	}
+	text, err := sql.Deparse(stmt.Query)
+	if err != nil {
+		return nil, nil, fmtErr("deparse view query: %w", err)
+	}
+	rel.ViewQuery = text
+	deps := make([]uint32, 0, len(b.deps))
+	for oid := range b.deps {
+		deps = append(deps, oid)
+	}
+	sort.Slice(deps, func(i, j int) bool { return deps[i] < deps[j] })
+	return rel, deps, nil
+}
+
+var _ expr.Expr = (*sublink)(nil)
+
+func envParams(env *Env) []types.T {
+	if env == nil {
+		return nil
+	}
+	return env.Params
+}

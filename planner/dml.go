@@ -1,0 +1,393 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/storage"
+	"github.com/streamsql/streamsql/types"
+)
+
+// target resolves the table a DML statement writes.
+func (b *binder) writeTarget(rv *pg.RangeVar) (*catalog.Relation, *storage.Table, error) {
+	if b.env == nil || b.env.Catalog == nil {
+		return nil, nil, b.newErr(pgerr.UndefinedTable, rv.Location, "relation \"%s\" does not exist", rv.Relname)
+	}
+	rel, err := b.env.Catalog.Resolve(rv.Schemaname, rv.Relname, b.env.SearchPath)
+	if err != nil {
+		return nil, nil, b.errAt(err, rv.Location)
+	}
+	switch rel.Kind {
+	case catalog.KindTable:
+	case catalog.KindView:
+		return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "cannot change view \"%s\"", rel.Name)
+	default:
+		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change relation \"%s\"", rel.Name)
+	}
+	tbl := b.env.Catalog.Table(rel.OID)
+	if tbl == nil {
+		return nil, nil, pgerr.Internal("table %s has no storage", rel.Name)
+	}
+	return rel, tbl, nil
+}
+
+// defaultExpr binds column i's default (NULL of its type when it has none).
+func (b *binder) defaultExpr(rel *catalog.Relation, i int) (expr.Expr, error) {
+	c := rel.Columns[i]
+	if c.Default == "" {
+		return &expr.Const{V: nil, T: c.Type}, nil
+	}
+	res, err := pg.Parse("SELECT " + c.Default)
+	if err != nil || len(res.Stmts) != 1 {
+		return nil, pgerr.Internal("bad default for column %s: %q", c.Name, c.Default)
+	}
+	sel := res.Stmts[0].Stmt.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 {
+		return nil, pgerr.Internal("bad default for column %s: %q", c.Name, c.Default)
+	}
+	src := b.src
+	b.src = ""
+	defer func() { b.src = src }()
+	e, err := b.expr(&level{clause: inDefault}, sel.TargetList[0].GetResTarget().Val)
+	if err != nil {
+		return nil, err
+	}
+	return b.assign(e, c, -1)
+}
+
+// assign coerces a value to a column's type as INSERT and UPDATE do.
+func (b *binder) assign(e expr.Expr, c catalog.Column, loc int32) (expr.Expr, error) {
+	if e.Type().Equal(c.Type) {
+		return e, nil
+	}
+	out, err := expr.Coerce(e, c.Type, true)
+	if err != nil {
+		if pe := pgerr.As(err); pe != nil && (pe.Code == pgerr.DatatypeMismatch || pe.Code == pgerr.CannotCoerce) {
+			return nil, b.newErr(pgerr.DatatypeMismatch, loc, "column \"%s\" is of type %s but expression is of type %s", c.Name, c.Type, e.Type()).(*pgerr.Error).
+				WithHint("You will need to rewrite or cast the expression.")
+		}
+		return nil, b.errAt(err, loc)
+	}
+	return out, nil
+}
+
+// targetCols resolves an INSERT column list.
+func (b *binder) targetCols(rel *catalog.Relation, cols []*pg.Node) ([]int, []int32, error) {
+	if len(cols) == 0 {
+		idx := make([]int, len(rel.Columns))
+		locs := make([]int32, len(rel.Columns))
+		for i := range idx {
+			idx[i], locs[i] = i, -1
+		}
+		return idx, locs, nil
+	}
+	seen := map[int]bool{}
+	var idx []int
+	var locs []int32
+	for _, n := range cols {
+		rt := n.GetResTarget()
+		if len(rt.Indirection) > 0 {
+			return nil, nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "assignment to a field or subscript is not supported")
+		}
+		i := rel.ColumnIndex(rt.Name)
+		if i < 0 {
+			return nil, nil, b.newErr(pgerr.UndefinedColumn, rt.Location, "column \"%s\" of relation \"%s\" does not exist", rt.Name, rel.Name)
+		}
+		if seen[i] {
+			return nil, nil, b.newErr(pgerr.DuplicateColumn, rt.Location, "column \"%s\" specified more than once", rt.Name)
+		}
+		seen[i] = true
+		idx = append(idx, i)
+		locs = append(locs, rt.Location)
+	}
+	return idx, locs, nil
+}
+
+func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
+	b := newBinder(env)
+	if stmt.OnConflictClause != nil {
+		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.OnConflictClause.Location, "ON CONFLICT is not supported")
+	}
+	if stmt.WithClause != nil {
+		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in INSERT is not supported")
+	}
+	rel, tbl, err := b.writeTarget(stmt.Relation)
+	if err != nil {
+		return nil, err
+	}
+	targets, locs, err := b.targetCols(rel, stmt.Cols)
+	if err != nil {
+		return nil, err
+	}
+	explicit := len(stmt.Cols) > 0
+	ids := make([]int, len(rel.Columns))
+	for i, c := range rel.Columns {
+		ids[i] = b.newCol(c.Name, "", c.Type)
+	}
+	slot := make([]int, len(rel.Columns)) // table column -> position in the target list, or -1
+	for i := range slot {
+		slot[i] = -1
+	}
+	for k, i := range targets {
+		slot[i] = k
+	}
+	var plan lnode
+	sel := stmt.SelectStmt.GetSelectStmt()
+	switch {
+	case sel == nil: // DEFAULT VALUES
+		row := make([]expr.Expr, len(rel.Columns))
+		for i := range row {
+			if row[i], err = b.defaultExpr(rel, i); err != nil {
+				return nil, err
+			}
+		}
+		plan = &lValues{ids: ids, rows: [][]expr.Expr{row}}
+	case len(sel.ValuesLists) > 0 && len(sel.SortClause) == 0 && sel.LimitCount == nil && sel.LimitOffset == nil && sel.WithClause == nil:
+		v := &lValues{ids: ids, rows: make([][]expr.Expr, len(sel.ValuesLists))}
+		defaults := make([]expr.Expr, len(rel.Columns))
+		l := &level{clause: inValues}
+		for r, ln := range sel.ValuesLists {
+			items := ln.GetList().Items
+			if len(items) > len(targets) {
+				return nil, b.newErr(pgerr.SyntaxError, nodeLoc(items[len(targets)]), "INSERT has more expressions than target columns")
+			}
+			if explicit && len(items) < len(targets) {
+				return nil, b.newErr(pgerr.SyntaxError, locs[len(items)], "INSERT has more target columns than expressions")
+			}
+			row := make([]expr.Expr, len(rel.Columns))
+			for i := range rel.Columns {
+				k := slot[i]
+				if k < 0 || k >= len(items) || items[k].GetSetToDefault() != nil {
+					if defaults[i] == nil {
+						if defaults[i], err = b.defaultExpr(rel, i); err != nil {
+							return nil, err
+						}
+					}
+					row[i] = defaults[i]
+					continue
+				}
+				e, err := b.expr(l, items[k])
+				if err != nil {
+					return nil, err
+				}
+				if row[i], err = b.assign(e, rel.Columns[i], nodeLoc(items[k])); err != nil {
+					return nil, err
+				}
+			}
+			v.rows[r] = row
+		}
+		plan = v
+	default:
+		q, err := b.query(stmt.SelectStmt, nil, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		qids := q.outIDs()
+		if len(qids) > len(targets) {
+			return nil, b.newErr(pgerr.SyntaxError, -1, "INSERT has more expressions than target columns")
+		}
+		if explicit && len(qids) < len(targets) {
+			return nil, b.newErr(pgerr.SyntaxError, locs[len(qids)], "INSERT has more target columns than expressions")
+		}
+		p := &lProject{in: q, ids: ids}
+		for i := range rel.Columns {
+			k := slot[i]
+			var e expr.Expr
+			if k < 0 || k >= len(qids) {
+				if e, err = b.defaultExpr(rel, i); err != nil {
+					return nil, err
+				}
+			} else if e, err = b.assign(b.colRef(qids[k]), rel.Columns[i], -1); err != nil {
+				return nil, err
+			}
+			p.exprs = append(p.exprs, e)
+		}
+		plan = p
+	}
+	ph := &physical{b: b}
+	src, err := ph.root(optimize(plan))
+	if err != nil {
+		return nil, err
+	}
+	ret, err := b.returning(rel, rel.Name, stmt.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	return &Insert{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes()}, nil
+}
+
+// returning binds a RETURNING list over a row of rel (table column order).
+func (b *binder) returning(rel *catalog.Relation, alias string, list []*pg.Node) (*Returning, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	l := &level{clause: inReturn}
+	it := &nsItem{alias: alias, relVisible: true, colsVisible: true}
+	lay := make([]int, len(rel.Columns))
+	for i, c := range rel.Columns {
+		lay[i] = b.newCol(c.Name, alias, c.Type)
+		it.cols = append(it.cols, nsCol{name: c.Name, id: lay[i]})
+	}
+	l.ns = []*nsItem{it}
+	tl, err := b.targets(l, list)
+	if err != nil {
+		return nil, err
+	}
+	ph := &physical{b: b}
+	out := &Returning{}
+	for _, t := range tl {
+		e := t.e
+		if e.Type().Kind == types.Unknown {
+			if e, err = expr.Coerce(e, types.TText, false); err != nil {
+				return nil, err
+			}
+		}
+		m, err := ph.expr(e, lay)
+		if err != nil {
+			return nil, err
+		}
+		out.Exprs = append(out.Exprs, m)
+		out.Columns = append(out.Columns, types.Column{Name: t.name, Type: e.Type()})
+	}
+	return out, nil
+}
+
+// scanForWrite binds the target of UPDATE/DELETE as a scan with row ids.
+func (b *binder) scanForWrite(rel *catalog.Relation, tbl *storage.Table, rv *pg.RangeVar) (*lScan, *level) {
+	alias := rel.Name
+	if rv.Alias != nil {
+		alias = rv.Alias.Aliasname
+	}
+	scan := &lScan{rel: rel, table: tbl, alias: alias}
+	it := &nsItem{alias: alias, relVisible: true, colsVisible: true}
+	for _, c := range rel.Columns {
+		id := b.newCol(c.Name, alias, c.Type)
+		scan.ids = append(scan.ids, id)
+		it.cols = append(it.cols, nsCol{name: c.Name, id: id})
+	}
+	scan.rowID = b.newCol("ctid", alias, types.TInt8)
+	return scan, &level{ns: []*nsItem{it}}
+}
+
+func (b *binder) where(l *level, plan lnode, w *pg.Node) (lnode, error) {
+	if w == nil {
+		return plan, nil
+	}
+	l.clause = inWhere
+	cond, err := b.expr(l, w)
+	if err != nil {
+		return nil, err
+	}
+	if cond, err = b.boolArg(cond, "WHERE", nodeLoc(w)); err != nil {
+		return nil, err
+	}
+	return &lFilter{in: plan, conds: conjuncts(cond, nil)}, nil
+}
+
+func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
+	b := newBinder(env)
+	if len(stmt.FromClause) > 0 {
+		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(stmt.FromClause[0]), "UPDATE ... FROM is not supported")
+	}
+	if stmt.WithClause != nil {
+		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in UPDATE is not supported")
+	}
+	rel, tbl, err := b.writeTarget(stmt.Relation)
+	if err != nil {
+		return nil, err
+	}
+	scan, l := b.scanForWrite(rel, tbl, stmt.Relation)
+	set := make([]expr.Expr, len(rel.Columns))
+	l.clause = inUpdate
+	for _, n := range stmt.TargetList {
+		rt := n.GetResTarget()
+		if rt.Val.GetMultiAssignRef() != nil {
+			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "multiple-column assignment is not supported")
+		}
+		if len(rt.Indirection) > 0 {
+			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "assignment to a field or subscript is not supported")
+		}
+		i := rel.ColumnIndex(rt.Name)
+		if i < 0 {
+			return nil, b.newErr(pgerr.UndefinedColumn, rt.Location, "column \"%s\" of relation \"%s\" does not exist", rt.Name, rel.Name)
+		}
+		if set[i] != nil {
+			return nil, b.newErr(pgerr.SyntaxError, rt.Location, "multiple assignments to same column \"%s\"", rt.Name)
+		}
+		if rt.Val.GetSetToDefault() != nil {
+			if set[i], err = b.defaultExpr(rel, i); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		e, err := b.expr(l, rt.Val)
+		if err != nil {
+			return nil, err
+		}
+		if set[i], err = b.assign(e, rel.Columns[i], nodeLoc(rt.Val)); err != nil {
+			return nil, err
+		}
+	}
+	plan, err := b.where(l, scan, stmt.WhereClause)
+	if err != nil {
+		return nil, err
+	}
+	p := &lProject{in: plan, ids: []int{b.newCol("ctid", "", types.TInt8)}, exprs: []expr.Expr{b.colRef(scan.rowID)}}
+	for i, c := range rel.Columns {
+		e := set[i]
+		if e == nil {
+			e = b.colRef(scan.ids[i])
+		}
+		p.ids = append(p.ids, b.newCol(c.Name, "", c.Type))
+		p.exprs = append(p.exprs, e)
+	}
+	ph := &physical{b: b}
+	src, err := ph.root(optimize(p))
+	if err != nil {
+		return nil, err
+	}
+	ret, err := b.returning(rel, scan.alias, stmt.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	return &Update{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes()}, nil
+}
+
+func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
+	b := newBinder(env)
+	if len(stmt.UsingClause) > 0 {
+		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(stmt.UsingClause[0]), "DELETE ... USING is not supported")
+	}
+	if stmt.WithClause != nil {
+		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in DELETE is not supported")
+	}
+	rel, tbl, err := b.writeTarget(stmt.Relation)
+	if err != nil {
+		return nil, err
+	}
+	scan, l := b.scanForWrite(rel, tbl, stmt.Relation)
+	plan, err := b.where(l, scan, stmt.WhereClause)
+	if err != nil {
+		return nil, err
+	}
+	p := &lProject{in: plan, ids: []int{b.newCol("ctid", "", types.TInt8)}, exprs: []expr.Expr{b.colRef(scan.rowID)}}
+	for i, c := range rel.Columns {
+		p.ids = append(p.ids, b.newCol(c.Name, "", c.Type))
+		p.exprs = append(p.exprs, b.colRef(scan.ids[i]))
+	}
+	ph := &physical{b: b}
+	src, err := ph.root(optimize(p))
+	if err != nil {
+		return nil, err
+	}
+	ret, err := b.returning(rel, scan.alias, stmt.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	return &Delete{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes()}, nil
+}
+
+var _ = exec.InnerJoin

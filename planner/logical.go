@@ -1,0 +1,132 @@
+package planner
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/storage"
+)
+
+// The logical algebra. Every column a logical node produces has a statement-
+// wide id (an index into binder.cols); expressions in logical nodes read
+// columns by id (expr.ColRef.Idx and expr.OuterRef.Idx hold ids, not
+// positions). Because ids never change, rewrite rules can move filters and
+// reorder joins freely; physical translation (physical.go) turns ids into
+// batch positions. Logical nodes are built and rewritten by one goroutine.
+type lnode interface {
+	// outIDs returns the ids of the node's output columns, in order.
+	outIDs() []int
+}
+
+// lScan reads a stored table. ids[i] is the id of table column i; rowID is
+// the id of the row-id column, or -1.
+type lScan struct {
+	rel    *catalog.Relation
+	table  *storage.Table
+	alias  string
+	ids    []int
+	rowID  int
+	filter []expr.Expr
+}
+
+// lFunc produces rows from a function: system tables and set-returning
+// functions in FROM.
+type lFunc struct {
+	name    string
+	ids     []int
+	produce func(ctx *exec.Context) ([]arrow.RecordBatch, error)
+}
+
+// lValues is a VALUES list (or the single empty row of a SELECT without FROM).
+type lValues struct {
+	ids  []int
+	rows [][]expr.Expr
+}
+
+// lFilter keeps the rows where every condition is true.
+type lFilter struct {
+	in    lnode
+	conds []expr.Expr
+}
+
+// lProject computes exprs, giving the results ids.
+type lProject struct {
+	in    lnode
+	ids   []int
+	exprs []expr.Expr
+}
+
+// lJoin joins left and right on the conjunction conds (empty: cross join).
+type lJoin struct {
+	left, right lnode
+	kind        exec.JoinKind
+	conds       []expr.Expr
+}
+
+// lAgg groups by groups (outputs groupIDs) and computes aggs (outputs aggIDs).
+type lAgg struct {
+	in       lnode
+	groupIDs []int
+	groups   []expr.Expr
+	aggIDs   []int
+	aggs     []exec.AggCall
+}
+
+// lWindow appends one column per window call.
+type lWindow struct {
+	in    lnode
+	ids   []int
+	calls []exec.WindowCall
+}
+
+// lSort orders rows.
+type lSort struct {
+	in   lnode
+	keys []exec.SortKey
+}
+
+// lLimit is LIMIT/OFFSET.
+type lLimit struct {
+	in            lnode
+	limit, offset expr.Expr
+}
+
+// lDistinct removes duplicates (on all columns, or on the on expressions).
+type lDistinct struct {
+	in lnode
+	on []expr.Expr
+}
+
+// lSetOp is UNION / INTERSECT / EXCEPT; right's columns line up with left's
+// by position, and the node outputs ids.
+type lSetOp struct {
+	kind        exec.SetOpKind
+	all         bool
+	left, right lnode
+	ids         []int
+}
+
+func (n *lScan) outIDs() []int {
+	if n.rowID >= 0 {
+		return append(append([]int(nil), n.ids...), n.rowID)
+	}
+	return n.ids
+}
+func (n *lFunc) outIDs() []int    { return n.ids }
+func (n *lValues) outIDs() []int  { return n.ids }
+func (n *lFilter) outIDs() []int  { return n.in.outIDs() }
+func (n *lProject) outIDs() []int { return n.ids }
+func (n *lJoin) outIDs() []int {
+	if n.kind == exec.SemiJoin || n.kind == exec.AntiJoin {
+		return n.left.outIDs()
+	}
+	return append(append([]int(nil), n.left.outIDs()...), n.right.outIDs()...)
+}
+func (n *lAgg) outIDs() []int      { return append(append([]int(nil), n.groupIDs...), n.aggIDs...) }
+func (n *lWindow) outIDs() []int   { return append(append([]int(nil), n.in.outIDs()...), n.ids...) }
+func (n *lSort) outIDs() []int     { return n.in.outIDs() }
+func (n *lLimit) outIDs() []int    { return n.in.outIDs() }
+func (n *lDistinct) outIDs() []int { return n.in.outIDs() }
+func (n *lSetOp) outIDs() []int    { return n.ids }

@@ -1,0 +1,556 @@
+package planner
+
+import (
+	"sort"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// physical translates a logical plan into exec nodes. Each node is asked for
+// the ids its parent needs (projection pushdown: scans read only those) and
+// returns its exec node plus the ids of that node's output columns in order
+// (its layout); expressions are then rewritten from ids to positions.
+type physical struct {
+	b *binder
+	// outer holds the layouts of the enclosing queries' batches while a
+	// subquery's plan is translated, innermost last.
+	outer [][]int
+}
+
+// root translates a whole query: the output is exactly n's columns.
+func (p *physical) root(n lnode) (exec.Node, error) {
+	ids := n.outIDs()
+	node, lay, err := p.node(n, idSet(ids))
+	if err != nil {
+		return nil, err
+	}
+	return p.reorder(node, lay, ids)
+}
+
+// reorder projects node (with layout lay) to exactly ids.
+func (p *physical) reorder(node exec.Node, lay, ids []int) (exec.Node, error) {
+	if equalInts(lay, ids) {
+		return node, nil
+	}
+	pr := &exec.Project{Input: node}
+	for _, id := range ids {
+		e, err := p.expr(p.b.colRef(id), lay)
+		if err != nil {
+			return nil, err
+		}
+		pr.Exprs = append(pr.Exprs, e)
+		pr.Cols = append(pr.Cols, p.col(id))
+	}
+	return pr, nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *physical) col(id int) types.Column {
+	c := p.b.cols[id]
+	return types.Column{Name: c.name, Type: c.t}
+}
+
+func (p *physical) cols(ids []int) []types.Column {
+	out := make([]types.Column, len(ids))
+	for i, id := range ids {
+		out[i] = p.col(id)
+	}
+	return out
+}
+
+func union(a map[int]bool, es ...expr.Expr) map[int]bool {
+	m := make(map[int]bool, len(a))
+	for k := range a {
+		m[k] = true
+	}
+	for _, e := range es {
+		refs(e, m)
+	}
+	return m
+}
+
+func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
+	switch x := n.(type) {
+	case *lScan:
+		return p.scan(x, need)
+	case *lFunc:
+		return &exec.FuncScan{Name: x.name, Cols: p.cols(x.ids), Produce: x.produce}, x.ids, nil
+	case *lValues:
+		v := &exec.Values{Cols: p.cols(x.ids)}
+		for _, row := range x.rows {
+			r := make([]expr.Expr, len(row))
+			for i, e := range row {
+				var err error
+				if r[i], err = p.expr(e, nil); err != nil {
+					return nil, nil, err
+				}
+			}
+			v.Rows = append(v.Rows, r)
+		}
+		return v, x.ids, nil
+	case *lFilter:
+		in, lay, err := p.node(x.in, union(need, x.conds...))
+		if err != nil {
+			return nil, nil, err
+		}
+		cond, err := p.expr(andOf(x.conds), lay)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &exec.Filter{Input: in, Cond: cond}, lay, nil
+	case *lProject:
+		var keep []int
+		for i, id := range x.ids {
+			if need[id] {
+				keep = append(keep, i)
+			}
+		}
+		sub := map[int]bool{}
+		for _, i := range keep {
+			refs(x.exprs[i], sub)
+		}
+		in, lay, err := p.node(x.in, sub)
+		if err != nil {
+			return nil, nil, err
+		}
+		pr := &exec.Project{Input: in}
+		var out []int
+		for _, i := range keep {
+			e, err := p.expr(x.exprs[i], lay)
+			if err != nil {
+				return nil, nil, err
+			}
+			pr.Exprs = append(pr.Exprs, e)
+			pr.Cols = append(pr.Cols, p.col(x.ids[i]))
+			out = append(out, x.ids[i])
+		}
+		if isIdentity(pr.Exprs, len(lay)) {
+			return in, relabel(lay, out), nil
+		}
+		return pr, out, nil
+	case *lJoin:
+		return p.join(x, need)
+	case *lAgg:
+		sub := union(nil, x.groups...)
+		for _, a := range x.aggs {
+			sub = union(sub, a.Args...)
+			sub = union(sub, a.Filter)
+			for _, k := range a.OrderBy {
+				sub = union(sub, k.E)
+			}
+		}
+		in, lay, err := p.node(x.in, sub)
+		if err != nil {
+			return nil, nil, err
+		}
+		h := &exec.HashAgg{Input: in, Cols: p.cols(x.outIDs())}
+		if h.GroupBy, err = p.exprs(x.groups, lay); err != nil {
+			return nil, nil, err
+		}
+		for _, a := range x.aggs {
+			c := a
+			if c.Args, err = p.exprs(a.Args, lay); err != nil {
+				return nil, nil, err
+			}
+			if c.Filter, err = p.expr(a.Filter, lay); err != nil {
+				return nil, nil, err
+			}
+			if c.OrderBy, err = p.keys(a.OrderBy, lay); err != nil {
+				return nil, nil, err
+			}
+			h.Aggs = append(h.Aggs, c)
+		}
+		return h, x.outIDs(), nil
+	case *lWindow:
+		sub := need
+		for _, c := range x.calls {
+			sub = union(sub, c.Args...)
+			sub = union(sub, c.PartitionBy...)
+			sub = union(sub, c.Filter)
+			for _, k := range c.OrderBy {
+				sub = union(sub, k.E)
+			}
+			if c.Frame.Start.Offset != nil || c.Frame.End.Offset != nil {
+				sub = union(sub, c.Frame.Start.Offset, c.Frame.End.Offset)
+			}
+		}
+		in, lay, err := p.node(x.in, sub)
+		if err != nil {
+			return nil, nil, err
+		}
+		w := &exec.Window{Input: in}
+		for _, c := range x.calls {
+			wc := c
+			if wc.Args, err = p.exprs(c.Args, lay); err != nil {
+				return nil, nil, err
+			}
+			if wc.PartitionBy, err = p.exprs(c.PartitionBy, lay); err != nil {
+				return nil, nil, err
+			}
+			if wc.OrderBy, err = p.keys(c.OrderBy, lay); err != nil {
+				return nil, nil, err
+			}
+			if wc.Filter, err = p.expr(c.Filter, lay); err != nil {
+				return nil, nil, err
+			}
+			if wc.Frame.Start.Offset, err = p.expr(c.Frame.Start.Offset, lay); err != nil {
+				return nil, nil, err
+			}
+			if wc.Frame.End.Offset, err = p.expr(c.Frame.End.Offset, lay); err != nil {
+				return nil, nil, err
+			}
+			w.Calls = append(w.Calls, wc)
+		}
+		out := append(append([]int(nil), lay...), x.ids...)
+		w.Cols = p.cols(out)
+		node, ok := any(w).(exec.Node)
+		if !ok {
+			return nil, nil, pgerr.Unsupported("window functions are not implemented yet")
+		}
+		return node, out, nil
+	case *lSort:
+		sub := need
+		for _, k := range x.keys {
+			sub = union(sub, k.E)
+		}
+		in, lay, err := p.node(x.in, sub)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys, err := p.keys(x.keys, lay)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &exec.Sort{Input: in, Keys: keys}, lay, nil
+	case *lLimit:
+		in, lay, err := p.node(x.in, need)
+		if err != nil {
+			return nil, nil, err
+		}
+		lim, err := p.expr(x.limit, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		off, err := p.expr(x.offset, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &exec.Limit{Input: in, Limit: lim, Offset: off}, lay, nil
+	case *lDistinct:
+		// DISTINCT compares whole rows: the input must produce exactly its columns.
+		ids := x.in.outIDs()
+		in, lay, err := p.node(x.in, union(idSet(ids), x.on...))
+		if err != nil {
+			return nil, nil, err
+		}
+		if x.on == nil {
+			if in, err = p.reorder(in, lay, ids); err != nil {
+				return nil, nil, err
+			}
+			lay = ids
+		}
+		on, err := p.exprs(x.on, lay)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &exec.Distinct{Input: in, On: on}, lay, nil
+	case *lSetOp:
+		l, err := p.root(x.left)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := p.root(x.right)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols := p.cols(x.ids)
+		if x.kind == exec.Union && x.all {
+			return &exec.Append{Inputs: []exec.Node{l, r}, Cols: cols}, x.ids, nil
+		}
+		return &exec.SetOp{Kind: x.kind, All: x.all, Left: l, Right: r, Cols: cols}, x.ids, nil
+	}
+	return nil, nil, pgerr.Internal("unknown logical node %T", n)
+}
+
+// isIdentity reports whether exprs are ColRef 0..n-1 in order.
+func isIdentity(es []expr.Expr, n int) bool {
+	if len(es) != n {
+		return false
+	}
+	for i, e := range es {
+		c, ok := e.(*expr.ColRef)
+		if !ok || c.Idx != i {
+			return false
+		}
+	}
+	return true
+}
+
+// relabel is used when a renaming projection is dropped: the input's
+// positions now carry the projection's ids.
+func relabel(_ []int, out []int) []int { return out }
+
+func (p *physical) scan(x *lScan, need map[int]bool) (exec.Node, []int, error) {
+	need = union(need, x.filter...)
+	s := &exec.Scan{Table: x.table, Name: x.alias, WithRowID: x.rowID >= 0}
+	if x.alias != x.rel.Name {
+		s.Name = x.rel.Name + " " + x.alias
+	}
+	var lay []int
+	for i, id := range x.ids {
+		if need[id] {
+			s.Proj = append(s.Proj, i)
+			lay = append(lay, id)
+		}
+	}
+	if len(lay) == 0 && len(x.ids) > 0 {
+		// Nothing is read, but the rows still count: read the first column.
+		s.Proj, lay = []int{0}, []int{x.ids[0]}
+	}
+	s.Cols = p.cols(lay)
+	var err error
+	if len(x.filter) > 0 {
+		if s.Filter, err = p.expr(andOf(x.filter), lay); err != nil {
+			return nil, nil, err
+		}
+	}
+	if x.rowID >= 0 {
+		lay = append(lay, x.rowID)
+	}
+	return s, lay, nil
+}
+
+func (p *physical) join(x *lJoin, need map[int]bool) (exec.Node, []int, error) {
+	sub := union(need, x.conds...)
+	l, llay, err := p.node(x.left, sub)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, rlay, err := p.node(x.right, sub)
+	if err != nil {
+		return nil, nil, err
+	}
+	lset, rset := idSet(llay), idSet(rlay)
+	all := append(append([]int(nil), llay...), rlay...)
+	out := all
+	if x.kind == exec.SemiJoin || x.kind == exec.AntiJoin {
+		out = llay
+	}
+	var lk, rk, residual []expr.Expr
+	for _, c := range x.conds {
+		a, b, ok := equality(c)
+		if ok && len(refsOf(a)) > 0 && len(refsOf(b)) > 0 {
+			if within(a, lset) && within(b, rset) {
+				lk, rk = append(lk, a), append(rk, b)
+				continue
+			}
+			if within(b, lset) && within(a, rset) {
+				lk, rk = append(lk, b), append(rk, a)
+				continue
+			}
+		}
+		residual = append(residual, c)
+	}
+	res, err := p.expr(andOf(residual), all)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols := p.cols(out)
+	if len(lk) == 0 {
+		return &exec.NestedLoopJoin{Left: l, Right: r, Kind: x.kind, Cond: res, Cols: cols}, out, nil
+	}
+	hj := &exec.HashJoin{Left: l, Right: r, Kind: x.kind, Residual: res, Cols: cols}
+	if hj.LeftKeys, err = p.exprs(lk, llay); err != nil {
+		return nil, nil, err
+	}
+	if hj.RightKeys, err = p.exprs(rk, rlay); err != nil {
+		return nil, nil, err
+	}
+	return hj, out, nil
+}
+
+func (p *physical) exprs(es []expr.Expr, lay []int) ([]expr.Expr, error) {
+	if es == nil {
+		return nil, nil
+	}
+	out := make([]expr.Expr, len(es))
+	for i, e := range es {
+		var err error
+		if out[i], err = p.expr(e, lay); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (p *physical) keys(ks []exec.SortKey, lay []int) ([]exec.SortKey, error) {
+	if ks == nil {
+		return nil, nil
+	}
+	out := make([]exec.SortKey, len(ks))
+	for i, k := range ks {
+		out[i] = k
+		var err error
+		if out[i].E, err = p.expr(k.E, lay); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func position(lay []int, id int) int {
+	for i, x := range lay {
+		if x == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// expr rewrites a bound expression from ids to positions in a batch with
+// layout lay, plans its subqueries, and folds constant subtrees.
+func (p *physical) expr(e expr.Expr, lay []int) (expr.Expr, error) {
+	if e == nil {
+		return nil, nil
+	}
+	out, err := transform(e, func(n expr.Expr) (expr.Expr, bool, error) {
+		switch x := n.(type) {
+		case *expr.ColRef:
+			i := position(lay, x.Idx)
+			if i < 0 {
+				return nil, true, pgerr.Unsupported("column %s cannot be referenced here", x.Name)
+			}
+			return &expr.ColRef{Idx: i, T: x.T, Name: x.Name}, true, nil
+		case *expr.OuterRef:
+			if x.Depth > len(p.outer) {
+				return nil, true, pgerr.Internal("outer reference %s too deep", x.Name)
+			}
+			i := position(p.outer[len(p.outer)-x.Depth], x.Idx)
+			if i < 0 {
+				return nil, true, pgerr.Unsupported("outer reference to %s is not supported here", x.Name)
+			}
+			return &expr.OuterRef{Depth: x.Depth, Idx: i, T: x.T, Name: x.Name}, true, nil
+		case *expr.Param:
+			p.b.noteParam(x)
+		case *sublink:
+			s, err := p.subquery(x, lay)
+			return s, true, err
+		}
+		return n, false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p.fold(out), nil
+}
+
+func (p *physical) subquery(x *sublink, lay []int) (expr.Expr, error) {
+	s := &expr.Subquery{Kind: x.kind, Correlated: len(x.outer) > 0, Op: x.op, T: x.t}
+	if x.lhs != nil {
+		var err error
+		if s.LHS, err = p.expr(x.lhs, lay); err != nil {
+			return nil, err
+		}
+	}
+	p.outer = append(p.outer, lay)
+	defer func() { p.outer = p.outer[:len(p.outer)-1] }()
+	ids := x.plan.outIDs()
+	if x.kind != expr.ExistsSubquery {
+		ids = []int{x.outID}
+	}
+	node, lay2, err := p.node(x.plan, idSet(ids))
+	if err != nil {
+		return nil, err
+	}
+	if x.kind != expr.ExistsSubquery && (len(lay2) == 0 || lay2[0] != x.outID) {
+		if node, err = p.reorder(node, lay2, []int{x.outID}); err != nil {
+			return nil, err
+		}
+	}
+	s.Plan = exec.NewSubPlan(node)
+	return s, nil
+}
+
+// fold evaluates constant subtrees once (expr.Fold decides what is
+// constant); a subtree whose evaluation fails is left for run time, when it
+// may never be reached (CASE branches).
+func (p *physical) fold(e expr.Expr) expr.Expr {
+	if p.b.env == nil || p.b.env.Eval == nil {
+		return e
+	}
+	kids := children(e)
+	if len(kids) == 0 {
+		return e
+	}
+	changed := false
+	nk := make([]expr.Expr, len(kids))
+	allConst := true
+	for i, k := range kids {
+		nk[i] = p.fold(k)
+		changed = changed || nk[i] != k
+		if _, ok := nk[i].(*expr.Const); !ok {
+			allConst = false
+		}
+	}
+	if changed {
+		e = withChildren(e, nk)
+	}
+	if !allConst {
+		return e
+	}
+	switch e.(type) {
+	case *sublink, *expr.Subquery:
+		return e
+	}
+	f, err := expr.Fold(p.b.env.Eval, e)
+	if err != nil {
+		return e
+	}
+	return f
+}
+
+// noteParam records the type context gave a parameter.
+func (b *binder) noteParam(x *expr.Param) {
+	for len(b.params) <= x.Idx {
+		b.params = append(b.params, types.TUnknown)
+	}
+	if x.T.Kind != types.Unknown && b.params[x.Idx].Kind == types.Unknown {
+		b.params[x.Idx] = x.T
+	}
+}
+
+// paramTypes returns the final parameter types: unconstrained ones are text.
+func (b *binder) paramTypes() []types.T {
+	out := make([]types.T, len(b.params))
+	for i, t := range b.params {
+		if t.Kind == types.Unknown {
+			t = types.TText
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// sortedIDs is a deterministic listing of a set (for tests and EXPLAIN).
+func sortedIDs(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	sort.Ints(out)
+	return out
+}

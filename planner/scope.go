@@ -1,0 +1,295 @@
+package planner
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// binder binds one statement. It is used by one goroutine and discarded
+// after planning.
+type binder struct {
+	env *Env
+	src string
+	// cols describes every logical column by id.
+	cols []colInfo
+	// params holds the types of $1..$n known so far (Unknown: not yet).
+	params []types.T
+	// deps collects the OIDs of the relations the statement reads.
+	deps map[uint32]bool
+	// loc remembers the source location of bound column references, for
+	// grouping errors.
+	loc map[expr.Expr]int32
+	// viewDepth guards against views that (through catalog damage) refer
+	// to themselves.
+	viewDepth int
+}
+
+// colInfo describes one logical column.
+type colInfo struct {
+	name  string
+	table string // the range table alias that qualifies it, "" if none
+	t     types.T
+}
+
+func newBinder(env *Env) *binder {
+	b := &binder{env: env, deps: map[uint32]bool{}, loc: map[expr.Expr]int32{}}
+	if env != nil {
+		b.src = env.Source
+		b.params = append(b.params, env.Params...)
+	}
+	return b
+}
+
+func (b *binder) newCol(name, table string, t types.T) int {
+	b.cols = append(b.cols, colInfo{name: name, table: table, t: t})
+	return len(b.cols) - 1
+}
+
+// colRef returns a reference to column id at the current level.
+func (b *binder) colRef(id int) *expr.ColRef {
+	c := b.cols[id]
+	name := c.name
+	if c.table != "" {
+		name = c.table + "." + c.name
+	}
+	return &expr.ColRef{Idx: id, T: c.t, Name: name}
+}
+
+// pos converts a parse-tree location to an error position.
+func (b *binder) pos(loc int32) int {
+	if loc < 0 || b.src == "" {
+		return 0
+	}
+	return sql.CharPos(b.src, int(loc))
+}
+
+// errAt attaches a position to a *pgerr.Error that has none.
+func (b *binder) errAt(err error, loc int32) error {
+	if e := pgerr.As(err); e != nil && e.Position == 0 && loc >= 0 && b.src != "" {
+		return e.WithPosition(b.pos(loc))
+	}
+	return err
+}
+
+func (b *binder) newErr(code pgerr.Code, loc int32, format string, args ...any) error {
+	e := pgerr.New(code, format, args...)
+	if p := b.pos(loc); p > 0 {
+		e.Position = p
+	}
+	return e
+}
+
+// nsItem is one entry of a query level's FROM namespace: a table, view,
+// subquery, function or join. relVisible entries answer qualified names
+// (t.x), colsVisible ones answer unqualified names (x), as in PostgreSQL.
+type nsItem struct {
+	alias       string
+	cols        []nsCol
+	relVisible  bool
+	colsVisible bool
+}
+
+type nsCol struct {
+	name string
+	id   int
+}
+
+// cteDef is a WITH query visible in a level; it is bound anew (inlined) at
+// each reference.
+type cteDef struct {
+	name     string
+	query    *pg.Node
+	colNames []string
+	level    *level
+}
+
+// clause says which part of a query is being bound, for the errors about
+// aggregates and window functions in the wrong place.
+type clause string
+
+const (
+	inSelect  clause = "SELECT"
+	inWhere   clause = "WHERE"
+	inHaving  clause = "HAVING"
+	inGroupBy clause = "GROUP BY"
+	inOrderBy clause = "ORDER BY"
+	inJoin    clause = "JOIN conditions"
+	inValues  clause = "VALUES"
+	inFunc    clause = "functions in FROM"
+	inLimit   clause = "LIMIT"
+	inOffset  clause = "OFFSET"
+	inDefault clause = "DEFAULT expressions"
+	inUpdate  clause = "UPDATE"
+	inWindow  clause = "window definitions"
+	inReturn  clause = "RETURNING"
+)
+
+// level is one query level (a SELECT) during binding.
+type level struct {
+	parent *level
+	// sub is the subquery expression this level is the query of; crossing
+	// it outward adds one to an outer reference's depth.
+	sub *sublink
+	// hideParent is set for subqueries in FROM: the parent's own FROM items
+	// are not visible (no LATERAL), but levels beyond it are.
+	hideParent bool
+	ns         []*nsItem
+	ctes       map[string]*cteDef
+
+	clause   clause
+	inAgg    bool // binding an aggregate's arguments
+	inWinArg bool // binding a window function's arguments
+	aggs     []aggItem
+	wins     []winItem
+	windows  map[string]*pg.WindowDef
+	// scans are the tables read at this level, for GROUP BY's functional
+	// dependency on a primary key.
+	scans []*lScan
+	// srfs are set-returning functions of the select list.
+	srfs []*lFunc
+}
+
+type aggItem struct {
+	id   int
+	call exec.AggCall
+}
+
+type winItem struct {
+	id   int
+	call exec.WindowCall
+}
+
+func newLevel(parent *level) *level { return &level{parent: parent} }
+
+func (l *level) findCTE(name string) *cteDef {
+	for x := l; x != nil; x = x.parent {
+		if d, ok := x.ctes[name]; ok {
+			return d
+		}
+	}
+	return nil
+}
+
+// resolveColumn binds a ColumnRef's name fields.
+func (b *binder) resolveColumn(l *level, names []string, loc int32) (expr.Expr, error) {
+	depth := 0
+	skipNS := false
+	var crossed []*level
+	for x := l; x != nil; x = x.parent {
+		if !skipNS {
+			id, found, err := b.lookupIn(x, names, loc)
+			if err != nil {
+				return nil, err
+			}
+			if found {
+				if depth == 0 {
+					r := b.colRef(id)
+					b.loc[r] = loc
+					return r, nil
+				}
+				for _, c := range crossed {
+					c.sub.outer = append(c.sub.outer, id)
+				}
+				c := b.cols[id]
+				return &expr.OuterRef{Depth: depth, Idx: id, T: c.t, Name: b.colRef(id).Name}, nil
+			}
+		}
+		skipNS = x.hideParent
+		if x.sub != nil {
+			depth++
+			crossed = append(crossed, x)
+		}
+	}
+	if len(names) == 1 {
+		return nil, b.newErr(pgerr.UndefinedColumn, loc, "column \"%s\" does not exist", names[0])
+	}
+	tbl := names[len(names)-2]
+	if b.tableVisible(l, tbl) {
+		return nil, b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, names[len(names)-1])
+	}
+	return nil, b.newErr(pgerr.UndefinedTable, loc, "missing FROM-clause entry for table \"%s\"", tbl)
+}
+
+func (b *binder) tableVisible(l *level, tbl string) bool {
+	skip := false
+	for x := l; x != nil; x = x.parent {
+		if !skip {
+			for _, it := range x.ns {
+				if it.relVisible && it.alias == tbl {
+					return true
+				}
+			}
+		}
+		skip = x.hideParent
+	}
+	return false
+}
+
+// lookupIn looks a column name up in one level's namespace.
+func (b *binder) lookupIn(l *level, names []string, loc int32) (int, bool, error) {
+	col := names[len(names)-1]
+	if len(names) == 1 {
+		found := -1
+		for _, it := range l.ns {
+			if !it.colsVisible {
+				continue
+			}
+			for _, c := range it.cols {
+				if c.name == col {
+					if found >= 0 && found != c.id {
+						return 0, false, b.newErr(pgerr.AmbiguousColumn, loc, "column reference \"%s\" is ambiguous", col)
+					}
+					found = c.id
+				}
+			}
+		}
+		return found, found >= 0, nil
+	}
+	tbl := names[len(names)-2]
+	for _, it := range l.ns {
+		if !it.relVisible || it.alias != tbl {
+			continue
+		}
+		found := -1
+		for _, c := range it.cols {
+			if c.name == col {
+				if found >= 0 {
+					return 0, false, b.newErr(pgerr.AmbiguousColumn, loc, "column reference \"%s\" is ambiguous", col)
+				}
+				found = c.id
+			}
+		}
+		if found < 0 {
+			return 0, false, b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, col)
+		}
+		return found, true, nil
+	}
+	return 0, false, nil
+}
+
+// strs returns the String values of a list of nodes.
+func strs(ns []*pg.Node) []string {
+	out := make([]string, 0, len(ns))
+	for _, n := range ns {
+		if s := n.GetString_(); s != nil {
+			out = append(out, s.Sval)
+		}
+	}
+	return out
+}
+
+// funcName returns a function's unqualified name (pg_catalog. dropped).
+func funcName(ns []*pg.Node) string {
+	parts := strs(ns)
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		return parts[1]
+	}
+	return strings.Join(parts, ".")
+}
