@@ -19,6 +19,20 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 	if exec.IsAggregate(name) {
 		return b.aggCall(l, fc, name)
 	}
+	if isSRF(name) {
+		if l.clause != inSelect || l.inAgg || l.inWinArg {
+			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "set-returning functions are not allowed in %s", l.clause)
+		}
+		if len(l.srfs) > 0 {
+			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "only one set-returning function per select list is supported")
+		}
+		f, err := b.srf(l, fc, name)
+		if err != nil {
+			return nil, err
+		}
+		l.srfs = append(l.srfs, f)
+		return b.colRef(f.ids[0]), nil
+	}
 	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 		return nil, b.newErr(pgerr.WrongObjectType, fc.Location, "%s is not an aggregate function", name)
 	}

@@ -259,6 +259,11 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 		}
 		plan = w
 	}
+	for _, f := range l.srfs {
+		// A set-returning function in the select list repeats each row once
+		// per value it returns.
+		plan = &lJoin{left: plan, right: f, kind: exec.InnerJoin}
+	}
 	proj := &lProject{in: plan}
 	for _, t := range tl {
 		e := t.e
@@ -449,6 +454,9 @@ func (b *binder) groupRewriter(l *level, agg *lAgg) func(expr.Expr) (expr.Expr, 
 	}
 	for _, w := range l.wins {
 		above[w.id] = true
+	}
+	for _, f := range l.srfs {
+		above[f.ids[0]] = true
 	}
 	// Columns of a table whose primary key is grouped on are functionally
 	// dependent on the groups: PostgreSQL allows them, and so do we by

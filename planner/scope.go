@@ -152,6 +152,8 @@ type level struct {
 	// scans are the tables read at this level, for GROUP BY's functional
 	// dependency on a primary key.
 	scans []*lScan
+	// srfs are set-returning functions of the select list.
+	srfs []*lFunc
 }
 
 type aggItem struct {

@@ -33,7 +33,7 @@
 //
 // # On disk
 //
-// Each table has its own append-only log, <datadir>/tables/<oid>.log, of
+// Each table has its own append-only log, <datadir>/tables/<oid>.log (Open's directory), of
 // framed records (length, CRC-32C, payload; record.go): a header with the
 // TableDef (so the log decodes without the catalog), then INSERT, DELETE,
 // UPDATE, TRUNCATE records, and compaction's CHUNK records. Columns are

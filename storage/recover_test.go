@@ -38,7 +38,7 @@ func crashLog(t *testing.T) (log []byte, ends []int64, states [][]string) {
 		states = append(states, dump(tb.Snapshot()))
 	}
 	s.Close()
-	log, err = os.ReadFile(filepath.Join(dir, "tables", "7.log"))
+	log, err = os.ReadFile(filepath.Join(dir, "7.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,7 @@ func ptr[T any](v T) *T { return &v }
 func reopenWith(t *testing.T, log []byte) ([]string, bool, int64) {
 	t.Helper()
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "tables"), 0o755)
-	path := filepath.Join(dir, "tables", "7.log")
+	path := filepath.Join(dir, "7.log")
 	if err := os.WriteFile(path, log, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +77,22 @@ func reopenWith(t *testing.T, log []byte) ([]string, bool, int64) {
 
 func TestRecoverTornTail(t *testing.T) {
 	log, ends, states := crashLog(t)
-	for cut := int64(0); cut <= int64(len(log)); cut++ {
+	// Every byte of the last two records (and the header); a few offsets of
+	// each record before them: its frame header, its kind, its middle and end.
+	var cuts []int64
+	for i := 1; i < len(ends); i++ {
+		start, end := ends[i-1], ends[i]
+		for c := start; c < end; c++ {
+			if i >= len(ends)-2 || c-start < 10 || c == (start+end)/2 || c == end-1 {
+				cuts = append(cuts, c)
+			}
+		}
+	}
+	for c := int64(0); c < ends[0]; c++ {
+		cuts = append(cuts, c)
+	}
+	cuts = append(cuts, int64(len(log)))
+	for _, cut := range cuts {
 		// The committed prefix is every record that ends at or before cut.
 		k := -1
 		for i, e := range ends {
@@ -121,10 +135,9 @@ func TestRecoverCorruptLastRecord(t *testing.T) {
 func TestRecoverWritesAfterRepair(t *testing.T) {
 	log, ends, states := crashLog(t)
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "tables"), 0o755)
 	// A torn half of the last record, then more writes, then a reopen.
 	cut := (ends[len(ends)-2] + ends[len(ends)-1]) / 2
-	os.WriteFile(filepath.Join(dir, "tables", "7.log"), log[:cut], 0o644)
+	os.WriteFile(filepath.Join(dir, "7.log"), log[:cut], 0o644)
 	s := mustOpen(t, dir)
 	tb := s.Table(7)
 	if _, err := tb.Insert(ctx, seq(50, 51)); err != nil {
@@ -142,8 +155,7 @@ func TestRecoverWritesAfterRepair(t *testing.T) {
 
 func TestOpenRemovesLeftovers(t *testing.T) {
 	dir := t.TempDir()
-	tdir := filepath.Join(dir, "tables")
-	os.MkdirAll(tdir, 0o755)
+	tdir := dir
 	os.WriteFile(filepath.Join(tdir, "9.log.tmp"), []byte("half a compaction"), 0o644)
 	os.WriteFile(filepath.Join(tdir, "8.log"), []byte{1, 2, 3}, 0o644) // torn create
 	s := mustOpen(t, dir)

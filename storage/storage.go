@@ -17,7 +17,7 @@ import (
 
 // Store owns every table's data in a data directory. Safe for concurrent use.
 type Store struct {
-	dir    string // <datadir>/tables
+	dir    string // holds <oid>.log per table
 	commit *committer
 
 	mu     sync.Mutex
@@ -57,9 +57,9 @@ type TableDef struct {
 }
 
 // Open opens (creating if needed) the store in dir and recovers every table
-// from its log. Table logs live in dir/tables/<oid>.log.
+// from its log, dir/<oid>.log (the engine passes <datadir>/tables).
 func Open(dir string) (*Store, error) {
-	tdir := filepath.Join(dir, "tables")
+	tdir := dir
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}

@@ -87,23 +87,61 @@ func TestSnapshotIsImmutable(t *testing.T) {
 }
 
 func TestSmallInsertsCoalesce(t *testing.T) {
-	s := mustOpen(t, t.TempDir())
-	defer s.Close()
-	tb, _ := s.CreateTable(kvDef(1, true))
+	st := &state{}
 	const n = 1000
 	for i := int64(0); i < n; i++ {
+		st = st.withInsert(i, seq(i, i+1))
+	}
+	// 1000 = 512+256+128+64+32+8: one chunk per set bit.
+	var sizes []int64
+	for _, c := range st.chunks {
+		sizes = append(sizes, c.Rec.NumRows())
+	}
+	if fmt.Sprint(sizes) != "[512 256 128 64 32 8]" {
+		t.Fatalf("chunk sizes after %d single-row inserts: %v", n, sizes)
+	}
+	rows := dump(Snapshot{Chunks: st.chunks})
+	if len(rows) != n || rows[0] != "0:0,v0" || rows[n-1] != fmt.Sprintf("%d:%d,v%d", n-1, n-1, n-1) {
+		t.Fatalf("rows: %d, first %q, last %q", len(rows), rows[0], rows[len(rows)-1])
+	}
+	// A big batch is kept as given; merging stops at maxMergeRows.
+	big := seq(n, n+maxMergeRows)
+	st = st.withInsert(n, big)
+	if last := st.chunks[len(st.chunks)-1]; last.Rec != big {
+		t.Fatalf("big batch copied or merged: %d rows", last.Rec.NumRows())
+	}
+	// Deleting a row marks it in a new bitmap; deleting a whole chunk drops it.
+	before := st
+	st, _ = st.withDelete([]int64{0, 992, 993, 994, 995, 996, 997, 998, 999})
+	if st.live != n-9+maxMergeRows || len(st.chunks) != 6 || st.chunks[0].Deleted == nil {
+		t.Fatalf("after delete: %d live, %d chunks", st.live, len(st.chunks))
+	}
+	if before.chunks[0].Deleted != nil || len(before.chunks) != 7 {
+		t.Fatal("delete changed the previous state")
+	}
+}
+
+func TestSmallInsertsThroughStore(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	tb, _ := s.CreateTable(kvDef(1, true))
+	for i := int64(0); i < 100; i++ {
 		if _, err := tb.Insert(ctx, seq(i, i+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	snap := tb.Snapshot()
-	// 1000 = 512+256+128+64+32+8: one chunk per set bit.
-	if len(snap.Chunks) != 6 {
-		t.Fatalf("%d chunks after %d single-row inserts, want 6", len(snap.Chunks), n)
+	// 100 = 64+32+4
+	if got := len(tb.Snapshot().Chunks); got != 3 {
+		t.Fatalf("%d chunks, want 3", got)
 	}
-	rows := dump(snap)
-	if len(rows) != n || rows[0] != "0:0,v0" || rows[n-1] != fmt.Sprintf("%d:%d,v%d", n-1, n-1, n-1) {
-		t.Fatalf("rows: %d, first %q, last %q", len(rows), rows[0], rows[len(rows)-1])
+	want := dump(tb.Snapshot())
+	s.Close()
+	s = mustOpen(t, dir)
+	defer s.Close()
+	tb = s.Table(1)
+	checkRows(t, tb, want)
+	if got := len(tb.Snapshot().Chunks); got != 3 {
+		t.Fatalf("%d chunks after recovery, want 3", got)
 	}
 }
 
