@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql/tests/harness"
 	"github.com/streamsql/streamsql/tests/slt"
@@ -111,6 +112,14 @@ func runSuiteOn(t *testing.T, suite, dir string, skip *slt.SkipList, backend slt
 	if len(files) == 0 {
 		t.Fatalf("no scripts under %s", dir)
 	}
+	// Records still waiting when the test binary's -timeout is near count as
+	// failed ("not run"), so that a slow engine gets a report, not a panic.
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
+		defer cancel()
+	}
 	var total slt.Totals
 	var lines []string
 	for _, f := range files {
@@ -127,7 +136,7 @@ func runSuiteOn(t *testing.T, suite, dir string, skip *slt.SkipList, backend slt
 				Out:     &out,
 				Base:    dir,
 			})
-			res := r.RunFile(context.Background(), backend, f)
+			res := r.RunFile(ctx, backend, f)
 			total.Add(res)
 			lines = append(lines, fmt.Sprintf("%s: %d passed, %d failed, %d skipped", res.Name, res.Passed, res.Failed, res.Skipped))
 			t.Log("\n" + out.String())

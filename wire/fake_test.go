@@ -46,6 +46,7 @@ type fakeSession struct {
 	params   map[string]string
 	tx       engine.TxStatus
 	fo       types.FormatOptions
+	pid      int32 // PID(); 0 lets the server choose
 
 	// sleeping receives once each time pg_sleep starts waiting on its ctx.
 	sleeping chan struct{}
@@ -71,6 +72,9 @@ func (e *fakeEnv) factory(user, db string, params map[string]string) (engine.Ses
 	}
 	s := &fakeSession{user: user, db: db, params: params, tx: 'I', fo: types.DefaultFormat, sleeping: e.sleeping}
 	e.mu.Lock()
+	if user == "withpid" {
+		s.pid = int32(7000 + len(e.sessions))
+	}
 	s.copied = &e.copied
 	e.sessions = append(e.sessions, s)
 	e.mu.Unlock()
@@ -218,6 +222,8 @@ func (s *fakeSession) Prepare(ctx context.Context, st sql.Statement, oids []uint
 		p.Columns = []types.Column{{Name: "pg_sleep", Type: types.TVoid}}
 	case text == fakeMixed:
 		p.Columns = mixedColumns
+	case text == "select * from wire_bench":
+		p.Columns = benchColumns
 	case text == "copy ("+strings.ToLower(fakeTypes)+") to stdout":
 	case text == strings.ToLower(fakeTypes):
 		cols, _, err := typeCaseColumns()
@@ -286,6 +292,8 @@ func (s *fakeSession) execute(ctx context.Context, text string, p *engine.Prepar
 			return nil, err
 		}
 		return rowsResult(cols, &typedIter{cols: cols, rows: rows}), nil
+	case text == "select * from wire_bench":
+		return rowsResult(benchColumns, &sliceIter{batches: benchBatches()}), nil
 	case text == fakeMixed:
 		return rowsResult(p.Columns, &valuesIter{cols: p.Columns, rows: [][]types.Value{{"a", nil, true, int64(7)}}}), nil
 	case text == "select wire_notice()":
@@ -331,6 +339,8 @@ func (s *fakeSession) Close() {
 	s.closed = true
 	s.mu.Unlock()
 }
+
+func (s *fakeSession) PID() int32 { return s.pid }
 
 func (s *fakeSession) isClosed() bool {
 	s.mu.Lock()
@@ -468,7 +478,7 @@ func (c *fakeCopyIn) Finish() (string, error) {
 func (c *fakeCopyIn) Abort(reason string) { c.aborted = reason }
 
 // startFake starts a server backed by fake sessions on a loopback port.
-func startFake(t *testing.T, opts Options) (*Server, string, *fakeEnv) {
+func startFake(t testing.TB, opts Options) (*Server, string, *fakeEnv) {
 	t.Helper()
 	env := newFakeEnv()
 	srv := NewServerWith(env.factory, opts)

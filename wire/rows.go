@@ -67,7 +67,8 @@ type rowSource struct {
 	cols    []types.Column
 	formats []int16 // per column
 	batch   arrow.RecordBatch
-	pos     int // next row of batch
+	arrs    []arrow.Array // batch's columns
+	pos     int           // next row of batch
 	done    bool
 }
 
@@ -117,7 +118,7 @@ func (rs *rowSource) send(ctx context.Context, c *conn, limit int64) (n int64, d
 			end = rs.pos + int(limit-n)
 		}
 		for ; rs.pos < end; rs.pos++ {
-			buf, err = appendDataRow(buf, rs.batch, rs.pos, rs.cols, rs.formats, &c.fo)
+			buf, err = appendDataRow(buf, rs.arrs, rs.pos, rs.cols, rs.formats, &c.fo)
 			if err != nil {
 				return n, false, err
 			}
@@ -158,12 +159,12 @@ func (rs *rowSource) nextBatch(ctx context.Context, c *conn) error {
 		rs.close()
 		return nil
 	}
-	rs.batch, rs.pos = b, 0
+	rs.batch, rs.arrs, rs.pos = b, b.Columns(), 0
 	return nil
 }
 
-// appendDataRow appends one DataRow message for row i of b.
-func appendDataRow(dst []byte, b arrow.RecordBatch, i int, cols []types.Column, formats []int16, fo *types.FormatOptions) ([]byte, error) {
+// appendDataRow appends one DataRow message for row i of the arrays.
+func appendDataRow(dst []byte, arrs []arrow.Array, i int, cols []types.Column, formats []int16, fo *types.FormatOptions) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 'D', 0, 0, 0, 0)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(cols)))
@@ -173,9 +174,9 @@ func appendDataRow(dst []byte, b arrow.RecordBatch, i int, cols []types.Column, 
 		var null bool
 		var err error
 		if formats[j] == formatBinary {
-			dst, null, err = appendBinaryValue(dst, b.Column(j), i, col.Type)
+			dst, null, err = appendBinaryValue(dst, arrs[j], i, col.Type)
 		} else {
-			dst, null = appendTextValue(dst, b.Column(j), i, col.Type, fo)
+			dst, null = appendTextValue(dst, arrs[j], i, col.Type, fo)
 		}
 		if err != nil {
 			return dst, err

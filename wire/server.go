@@ -149,6 +149,10 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
+// pidSession is implemented by sessions that have their own process id
+// (pg_backend_pid); BackendKeyData then announces the same number.
+type pidSession interface{ PID() int32 }
+
 // register gives c a process id and secret key and makes it cancelable.
 // It returns false when the server is closing.
 func (s *Server) register(c *conn) bool {
@@ -157,16 +161,17 @@ func (s *Server) register(c *conn) bool {
 	if s.closed {
 		return false
 	}
-	for {
-		s.nextPID++
-		if s.nextPID == 0 {
-			continue
-		}
-		if _, used := s.conns[s.nextPID]; !used {
-			break
+	if ps, ok := c.sess.(pidSession); ok {
+		if pid := uint32(ps.PID()); pid > 0 && s.conns[pid] == nil {
+			c.pid = pid
 		}
 	}
-	c.pid = s.nextPID
+	for c.pid == 0 {
+		s.nextPID++
+		if _, used := s.conns[s.nextPID]; !used && s.nextPID != 0 {
+			c.pid = s.nextPID
+		}
+	}
 	_, _ = rand.Read(c.secret[:])
 	s.conns[c.pid] = c
 	return true

@@ -114,6 +114,19 @@ func TestStartupParameterStatusMatchesPostgres(t *testing.T) {
 	nc.Close()
 }
 
+func TestBackendKeyDataUsesSessionPID(t *testing.T) {
+	_, addr, _ := startFake(t, Options{})
+	a := dialRaw(t, "postgres://withpid@"+addr+"/db?sslmode=disable")
+	b := dialRaw(t, "postgres://withpid@"+addr+"/db?sslmode=disable")
+	c := dialRaw(t, fakeURL(addr)) // PID() is 0: the server picks one
+	if a.pid != 7000 || b.pid != 7001 {
+		t.Errorf("pids %d, %d; want the sessions' 7000, 7001", a.pid, b.pid)
+	}
+	if c.pid == 0 || c.pid == a.pid || c.pid == b.pid {
+		t.Errorf("server-chosen pid %d (others %d, %d)", c.pid, a.pid, b.pid)
+	}
+}
+
 func TestSSLAndGSSRequestsDeclined(t *testing.T) {
 	_, addr, _ := startFake(t, Options{})
 	for _, msg := range []pgproto3.FrontendMessage{&pgproto3.SSLRequest{}, &pgproto3.GSSEncRequest{}} {

@@ -40,7 +40,7 @@ const (
 	Restart                   // restart: restart the server on the same data, reconnect
 	Control                   // control substitution on|off (other controls are ignored)
 	System                    // system ok: shell commands, always skipped
-	Let                       // let <var>: run a query, remember its single value
+	Let                       // let <var>[, <var>...]: run a query, remember its one row
 	Include                   // include <file or glob>
 )
 
@@ -81,7 +81,7 @@ type Record struct {
 	Label   string   // query label (classic)
 	Results []string // expected result lines after "----"
 
-	Arg string // argument of control records: threshold, path, "substitution on", var name
+	Arg string // argument of control records: threshold, path, "substitution on", let's comma-separated names
 	N   int    // hash-threshold value
 
 	// sqlEnd is the index (0-based) of the line after the last SQL line, where
@@ -173,10 +173,11 @@ func Parse(path, text string) (*Script, error) {
 			p.skipResults()
 			rec.sqlEnd, rec.end = p.i, p.i
 		case "let":
-			if len(f) != 2 {
-				return nil, p.errorf("let needs one variable name")
+			names := strings.Fields(strings.ReplaceAll(restAfter(line, 1), ",", " "))
+			if len(names) == 0 {
+				return nil, p.errorf("let needs variable names")
 			}
-			rec.Kind, rec.Arg = Let, f[1]
+			rec.Kind, rec.Arg = Let, strings.Join(names, ",")
 			p.i++
 			rec.SQL = p.block()
 			rec.sqlEnd, rec.end = p.i, p.i

@@ -97,8 +97,8 @@ system ok
 ----
 ignored output
 
-let tid
-SELECT 7
+let tid, tname
+SELECT 7, 'seven'
 
 restart
 
@@ -136,7 +136,7 @@ include other/*.slt
 	if r[4].Sort != RowSort || r[4].Label != "" || !reflect.DeepEqual(r[4].Results, []string{"1 one", "2 two  words"}) {
 		t.Errorf("query with retry = %+v", r[4])
 	}
-	if r[6].Arg != "tid" || r[6].SQL != "SELECT 7" {
+	if r[6].Arg != "tid,tname" || r[6].SQL != "SELECT 7, 'seven'" {
 		t.Errorf("let = %+v", r[6])
 	}
 	if r[8].Arg != "other/*.slt" {

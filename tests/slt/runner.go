@@ -129,8 +129,9 @@ var errAbort = errors.New("abort file")
 
 // RunFile runs one script in a fresh database from backend and prints its
 // line ("name: P passed, F failed, S skipped") and first failures to
-// Options.Out. Problems with the file itself (unreadable, unparsable, no
-// database) count as one failure.
+// Options.Out. Problems with the file itself (unreadable, unparsable) count
+// as one failure; without a database, or once ctx is done, every record that
+// would have run counts as failed.
 func (r *Runner) RunFile(ctx context.Context, backend Backend, path string) *FileResult {
 	start := time.Now()
 	name := r.displayName(path)
@@ -202,6 +203,12 @@ func (r *Runner) displayName(path string) string {
 func (r *Runner) runScript(ctx context.Context, s *Script, top bool) error {
 	for i := range s.Records {
 		rec := &s.Records[i]
+		if ctx.Err() != nil { // the caller's time budget is spent: the rest fails
+			r.fail(Failure{File: r.displayName(s.Path), Line: rec.Line, Message: "not run: " + ctx.Err().Error()})
+			r.res.Failed--
+			r.failRest(s, s.Records[i:])
+			return errAbort
+		}
 		if err := r.runRecord(ctx, s, i, rec, top); err != nil {
 			if err == errAbort && r.c == nil { // connection lost: the rest fails
 				r.failRest(s, s.Records[i+1:])
@@ -442,10 +449,13 @@ func (r *Runner) let(rec *Record, res *result, err error) *Failure {
 	if err != nil {
 		return &Failure{Message: "let query failed: " + err.Error()}
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return &Failure{Message: fmt.Sprintf("let needs exactly one value, got %d rows", len(res.Rows))}
+	names := strings.Split(rec.Arg, ",")
+	if len(res.Rows) != 1 || len(res.Rows[0]) != len(names) {
+		return &Failure{Message: fmt.Sprintf("let needs one row of %d values, got %d rows of %d", len(names), len(res.Rows), res.Columns)}
 	}
-	r.vars[rec.Arg] = res.Rows[0][0].Text
+	for i, name := range names {
+		r.vars[name] = res.Rows[0][i].Text
+	}
 	return nil
 }
 

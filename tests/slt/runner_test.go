@@ -137,7 +137,8 @@ SELECT 'after halt'
 }
 
 // TestRunnerRS checks the sqllogictest-rs records: error regexes, rows
-// compared after whitespace folding, restart, and a lost connection.
+// compared after whitespace folding, restart, a lost connection, let and
+// substitution.
 func TestRunnerRS(t *testing.T) {
 	srv := newFakeServer(t, answers)
 	path := writeScript(t, "x.slt", `statement ok
@@ -184,12 +185,22 @@ query R
 SELECT 2.5::float8
 ----
 2.5
+
+let v
+SELECT 2.5::float8
+
+control substitution on
+
+query R
+SELECT ${v}::float8
+----
+2.5
 `)
 	var out strings.Builder
 	r := NewRunner(Options{Engines: []string{"postgresql"}, Out: &out})
 	res := r.RunFile(context.Background(), srv, path)
-	if res.Passed != 7 || res.Failed != 2 || res.Skipped != 1 {
-		t.Errorf("got %d passed, %d failed, %d skipped; want 7, 2, 1\n%s", res.Passed, res.Failed, res.Skipped, out.String())
+	if res.Passed != 8 || res.Failed != 2 || res.Skipped != 1 {
+		t.Errorf("got %d passed, %d failed, %d skipped; want 8, 2, 1\n%s", res.Passed, res.Failed, res.Skipped, out.String())
 	}
 	if len(res.Failures) != 2 || res.Failures[0].Line != 13 || !strings.HasPrefix(res.Failures[1].Message, "connection lost") {
 		t.Errorf("failures = %+v", res.Failures)
@@ -219,5 +230,17 @@ func TestRunnerRewrite(t *testing.T) {
 	want := "statement ok\nCREATE TABLE t(a int, b text)\n\nquery TT rowsort\nSELECT a, b FROM t\n----\n1 x\n10 (empty)\n2 NULL\n\nstatement error ERROR: division by zero \\(SQLSTATE 22012\\)\nSELECT 1/0\n\nquery T\nSELECT 2.5::float8\n----\n2.5\n"
 	if res.Rewritten != want {
 		t.Errorf("rewritten:\n%s\nwant:\n%s", res.Rewritten, want)
+	}
+}
+
+// TestRunnerDeadline counts the records left when ctx ends as failed.
+func TestRunnerDeadline(t *testing.T) {
+	srv := newFakeServer(t, answers)
+	path := writeScript(t, "x.slt", "statement ok\nCREATE TABLE t(a int, b text)\n\nquery R\nSELECT 2.5::float8\n----\n2.5\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := NewRunner(Options{}).RunFile(ctx, srv, path)
+	if res.Passed != 0 || res.Failed != 2 || len(res.Failures) != 1 || !strings.Contains(res.Failures[0].Message, "cancel") {
+		t.Errorf("got %+v; want 2 failed, reported once", res)
 	}
 }
