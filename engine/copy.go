@@ -63,7 +63,6 @@ func parseCopyOptions(opts []*pg.Node) (copyOptions, error) {
 	case "csv":
 		o.delimiter, o.null, o.quote = ",", "", `"`
 	case "binary":
-		return o, pgerr.Unsupported("COPY FORMAT binary is not supported yet")
 	default:
 		return o, pgerr.New(pgerr.InvalidParameterValue, "COPY format %q not recognized", o.format)
 	}
@@ -197,16 +196,17 @@ const copyRowsPerBatch = 65536
 // copyIn parses COPY FROM STDIN data into batches; Finish inserts them all
 // in one durable, all-or-nothing call.
 type copyIn struct {
-	ctx     context.Context
-	rel     *catalog.Relation
-	tbl     *storage.Table
-	opts    copyOptions
-	target  []int
-	fmt     *types.FormatOptions
-	header  bool
-	partial []byte // an incomplete line carried to the next Write
-	line    int
-	done    bool
+	ctx        context.Context
+	rel        *catalog.Relation
+	tbl        *storage.Table
+	opts       copyOptions
+	target     []int
+	fmt        *types.FormatOptions
+	header     bool
+	partial    []byte // an incomplete line carried to the next Write
+	line       int
+	done       bool
+	headerDone bool // binary format: the file header was read
 
 	builders []array.Builder
 	rows     int
@@ -224,11 +224,14 @@ func (c *copyIn) reset() {
 }
 
 func (c *copyIn) Columns() int { return len(c.target) }
-func (c *copyIn) Binary() bool { return false }
+func (c *copyIn) Binary() bool { return c.opts.format == "binary" }
 
 func (c *copyIn) Write(data []byte) error {
 	if c.done {
 		return nil
+	}
+	if c.opts.format == "binary" {
+		return c.writeBinary(data)
 	}
 	if len(c.partial) > 0 {
 		data = append(c.partial, data...)
@@ -490,6 +493,9 @@ func isHex(b byte) bool {
 }
 
 func (c *copyIn) Finish() (string, error) {
+	if c.opts.format == "binary" && len(c.partial) > 0 {
+		return "", c.errorf(pgerr.BadCopyFileFormat, "unexpected EOF in COPY data")
+	}
 	if len(c.partial) > 0 {
 		line := c.partial
 		c.partial = nil

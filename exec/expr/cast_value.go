@@ -49,6 +49,21 @@ func (c *Context) location() *time.Location {
 	return c.Location
 }
 
+// regResolver is implemented by catalogs that name objects for regclass,
+// regtype and regproc text input and output (catalog.Catalog does).
+type regResolver interface {
+	RegNames(searchPath []string) func(k types.Kind, oid uint32) (string, bool)
+	RegOIDs(searchPath []string) func(k types.Kind, name string) (uint32, error)
+}
+
+func (c *Context) catalogRegs() (regResolver, bool) {
+	if c == nil || c.Catalog == nil {
+		return nil, false
+	}
+	r, ok := c.Catalog.(regResolver)
+	return r, ok
+}
+
 func (c *Context) formatOptions() *types.FormatOptions {
 	o := types.DefaultFormat
 	o.Location = c.location()
@@ -61,6 +76,11 @@ func (c *Context) formatOptions() *types.FormatOptions {
 		if v, ok := c.Session.Setting("IntervalStyle"); ok {
 			o.IntervalStyle = v
 		}
+	}
+	// reg* input and output name objects through the catalog, when it can.
+	if r, ok := c.catalogRegs(); ok {
+		o.Names = r.RegNames(c.searchPath())
+		o.OIDs = r.RegOIDs(c.searchPath())
 	}
 	return &o
 }
