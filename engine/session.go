@@ -248,7 +248,18 @@ func (s *Session) execContext(ctx context.Context, params []types.Value) *exec.C
 func (s *Session) TxStatus() TxStatus { return s.tx }
 
 // Format implements SessionAPI.
-func (s *Session) Format() types.FormatOptions { return s.set.format() }
+// The catalog names objects for regclass, regtype and regproc output.
+func (s *Session) Format() types.FormatOptions {
+	f := s.set.format()
+	if r, ok := s.eng.cat.(interface {
+		RegNames(searchPath []string) func(k types.Kind, oid uint32) (string, bool)
+		RegOIDs(searchPath []string) func(k types.Kind, name string) (uint32, error)
+	}); ok {
+		f.Names = r.RegNames(s.set.searchPath())
+		f.OIDs = r.RegOIDs(s.set.searchPath())
+	}
+	return f
+}
 
 // ParamStatus implements SessionAPI.
 func (s *Session) ParamStatus() map[string]string { return s.set.reportable() }
