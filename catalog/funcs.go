@@ -239,13 +239,18 @@ func formatTypeFn(ctx *expr.Context, a []types.Value) (types.Value, error) {
 // formatType implements format_type(oid, typmod); typmodGiven is false for
 // a NULL typmod.
 func formatType(ctx *expr.Context, oid uint32, typmod int32, typmodGiven bool) string {
+	return formatTypeOf(catalogOf(ctx), searchPathOf(ctx), oid, typmod, typmodGiven)
+}
+
+// formatTypeOf is formatType with an explicit catalog (nil: built-in types only).
+func formatTypeOf(c *Catalog, searchPath []string, oid uint32, typmod int32, typmodGiven bool) string {
 	t, ok := types.FromOID(oid)
 	if !ok {
-		if c := catalogOf(ctx); c != nil {
+		if c != nil {
 			s := c.snap()
 			for _, r := range s.byOID {
 				if r.RowTypeOID == oid {
-					return s.displayName(r.OID, searchPathOf(ctx))
+					return s.displayName(r.OID, searchPath)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
 )
 
 // The expr.CatalogInfo implementation: what SQL functions and reg* casts
@@ -176,3 +177,46 @@ func userNameOf(oid uint32) string {
 
 // SuperuserName is the name of the single role.
 const SuperuserName = "streamsql"
+
+// RegNames returns a types.FormatOptions.Names function: it names OIDs for
+// regclass (qualified when not visible on searchPath), regtype (as
+// format_type without modifier) and regproc output. Safe for concurrent use.
+func (c *Catalog) RegNames(searchPath []string) func(k types.Kind, oid uint32) (string, bool) {
+	return func(k types.Kind, oid uint32) (string, bool) {
+		switch k {
+		case types.RegClass:
+			return c.RelationName(oid, searchPath)
+		case types.RegType:
+			if _, ok := types.FromOID(oid); ok {
+				return formatTypeOf(c, searchPath, oid, -1, false), true
+			}
+			s := c.snap()
+			for _, r := range s.byOID {
+				if r.RowTypeOID == oid {
+					return s.displayName(r.OID, searchPath), true
+				}
+			}
+		case types.RegProc:
+			return ProcName(oid)
+		}
+		return "", false
+	}
+}
+
+// RegOIDs returns a types.FormatOptions.OIDs function resolving regclass,
+// regtype and regproc input names, with PostgreSQL's errors for unknown
+// names. Safe for concurrent use.
+func (c *Catalog) RegOIDs(searchPath []string) func(k types.Kind, name string) (uint32, error) {
+	return func(k types.Kind, name string) (uint32, error) {
+		switch k {
+		case types.RegClass:
+			return c.RelationOID(name, searchPath)
+		case types.RegType:
+			return c.TypeOID(name)
+		}
+		if oid, ok := ProcOID(strings.TrimSpace(name)); ok {
+			return oid, nil
+		}
+		return 0, pgerr.New(pgerr.UndefinedFunction, "function \"%s\" does not exist", name)
+	}
+}

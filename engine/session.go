@@ -106,6 +106,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		return p, nil
 	}
 	env := s.env(ctx, paramTypes)
+	env.Source = stmt.Source // error positions
 	switch n := stmt.AST.Node.(type) {
 	case *pg.Node_SelectStmt:
 		q, err := planner.PlanSelect(env, stmt.AST)
@@ -247,7 +248,18 @@ func (s *Session) execContext(ctx context.Context, params []types.Value) *exec.C
 func (s *Session) TxStatus() TxStatus { return s.tx }
 
 // Format implements SessionAPI.
-func (s *Session) Format() types.FormatOptions { return s.set.format() }
+// The catalog names objects for regclass, regtype and regproc output.
+func (s *Session) Format() types.FormatOptions {
+	f := s.set.format()
+	if r, ok := s.eng.cat.(interface {
+		RegNames(searchPath []string) func(k types.Kind, oid uint32) (string, bool)
+		RegOIDs(searchPath []string) func(k types.Kind, name string) (uint32, error)
+	}); ok {
+		f.Names = r.RegNames(s.set.searchPath())
+		f.OIDs = r.RegOIDs(s.set.searchPath())
+	}
+	return f
+}
 
 // ParamStatus implements SessionAPI.
 func (s *Session) ParamStatus() map[string]string { return s.set.reportable() }

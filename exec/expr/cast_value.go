@@ -49,6 +49,21 @@ func (c *Context) location() *time.Location {
 	return c.Location
 }
 
+// regResolver is implemented by catalogs that name objects for regclass,
+// regtype and regproc text input and output (catalog.Catalog does).
+type regResolver interface {
+	RegNames(searchPath []string) func(k types.Kind, oid uint32) (string, bool)
+	RegOIDs(searchPath []string) func(k types.Kind, name string) (uint32, error)
+}
+
+func (c *Context) catalogRegs() (regResolver, bool) {
+	if c == nil || c.Catalog == nil {
+		return nil, false
+	}
+	r, ok := c.Catalog.(regResolver)
+	return r, ok
+}
+
 func (c *Context) formatOptions() *types.FormatOptions {
 	o := types.DefaultFormat
 	o.Location = c.location()
@@ -61,6 +76,11 @@ func (c *Context) formatOptions() *types.FormatOptions {
 		if v, ok := c.Session.Setting("IntervalStyle"); ok {
 			o.IntervalStyle = v
 		}
+	}
+	// reg* input and output name objects through the catalog, when it can.
+	if r, ok := c.catalogRegs(); ok {
+		o.Names = r.RegNames(c.searchPath())
+		o.OIDs = r.RegOIDs(c.searchPath())
 	}
 	return &o
 }
@@ -116,6 +136,9 @@ func castValue(ctx *Context, v types.Value, from, to types.T, explicit bool) (ty
 	// Text input and output.
 	if to.Kind == types.Text || to.Kind == types.Varchar || to.Kind == types.Bpchar || to.Kind == types.Name {
 		s := textOf(ctx, v, from)
+		if b, ok := v.(bool); ok {
+			s = strconv.FormatBool(b) // boolean's cast to text spells the word
+		}
 		if to.Kind == types.Name && len(s) > 63 {
 			s = truncateBytes(s, 63)
 		}
@@ -172,6 +195,10 @@ func textOf(ctx *Context, v types.Value, t types.T) string {
 	switch t.Kind {
 	case types.Bpchar:
 		return strings.TrimRight(v.(string), " ")
+	case types.RegType:
+		if rt, ok := types.FromOID(uint32(v.(int64))); ok {
+			return rt.String()
+		}
 	case types.RegClass:
 		if ctx != nil && ctx.Catalog != nil {
 			if s, ok := ctx.Catalog.RelationName(uint32(v.(int64)), ctx.searchPath()); ok {

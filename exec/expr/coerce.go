@@ -130,6 +130,9 @@ func convert(e Expr, t types.T, explicit bool) (Expr, error) {
 	}
 	c := &Cast{E: e, To: t, Explicit: explicit}
 	if k, ok := e.(*Const); ok {
+		if k.V != nil && k.T.IsString() && isRegKind(t.Kind) {
+			return c, nil // a name: resolved at run time through the session's catalog
+		}
 		v, err := castConst(k.V, k.T, t, explicit)
 		if err != nil {
 			return nil, err
@@ -140,6 +143,11 @@ func convert(e Expr, t types.T, explicit bool) (Expr, error) {
 		return &Const{V: v, T: t}, nil
 	}
 	return c, nil
+}
+
+// isRegKind reports the OID alias types whose text input names catalog objects.
+func isRegKind(k types.Kind) bool {
+	return k == types.RegClass || k == types.RegType || k == types.RegProc
 }
 
 // NewCast converts e to t; explicit is true for CAST(e AS t) and e::t.
