@@ -27,8 +27,8 @@ func newMinMax(t types.T, isMax bool) aggState {
 		return &mmInterval{sign: sign}
 	case t.Kind == types.Bool:
 		return &boolAgg{and: !isMax}
-	case t.IsString() && t.Kind != types.Bpchar:
-		return &mmString{sign: sign}
+	case t.IsString():
+		return &mmString{sign: sign, bpchar: t.Kind == types.Bpchar}
 	}
 	return &mmGeneric{sign: sign, t: t}
 }
@@ -85,7 +85,7 @@ func (m *mmFloat) update(args []arrow.Array, gids []int32) error {
 		} else {
 			v = x.(*array.Float64).Value(i)
 		}
-		if !m.has[g] || cmpFloat(v, m.v[g])*m.sign < 0 {
+		if !m.has[g] || cmpFloat(v, m.v[g])*m.sign <= 0 { // ties take the newer value, as PostgreSQL's float8smaller does
 			m.v[g], m.has[g] = v, true
 		}
 	}
@@ -102,9 +102,10 @@ func (m *mmFloat) appendResult(b array.Builder, g int) error {
 }
 
 type mmString struct {
-	sign int
-	v    []string
-	has  []bool
+	sign   int
+	bpchar bool // compare without trailing spaces
+	v      []string
+	has    []bool
 }
 
 func (m *mmString) grow(n int) { m.v = growSlice(m.v, n); m.has = growSlice(m.has, n) }
@@ -116,8 +117,16 @@ func (m *mmString) update(args []arrow.Array, gids []int32) error {
 			continue
 		}
 		v := x.Value(i)
-		if !m.has[g] || strings.Compare(v, m.v[g])*m.sign < 0 {
+		if !m.has[g] {
 			m.v[g], m.has[g] = strings.Clone(v), true
+			continue
+		}
+		a, b := v, m.v[g]
+		if m.bpchar {
+			a, b = strings.TrimRight(a, " "), strings.TrimRight(b, " ")
+		}
+		if strings.Compare(a, b)*m.sign < 0 {
+			m.v[g] = strings.Clone(v)
 		}
 	}
 	return nil
@@ -156,7 +165,7 @@ func (m *mmNumeric) update(args []arrow.Array, gids []int32) error {
 		}
 		s := x.Value(i)
 		nan := parseNumeric(s, &m.tmp)
-		if !m.has[g] || cmpNumeric(&m.tmp, nan, &m.d[g], m.nan[g])*m.sign < 0 {
+		if !m.has[g] || cmpNumeric(&m.tmp, nan, &m.d[g], m.nan[g])*m.sign <= 0 { // ties: newer, as PostgreSQL
 			m.d[g].Set(&m.tmp)
 			m.nan[g], m.text[g], m.has[g] = nan, strings.Clone(s), true
 		}
@@ -188,7 +197,7 @@ func (m *mmInterval) update(args []arrow.Array, gids []int32) error {
 			continue
 		}
 		v := x.Value(i)
-		if !m.has[g] || cmpInterval(v, m.v[g])*m.sign < 0 {
+		if !m.has[g] || cmpInterval(v, m.v[g])*m.sign <= 0 { // ties: newer, as PostgreSQL
 			m.v[g], m.has[g] = v, true
 		}
 	}
@@ -204,15 +213,16 @@ func (m *mmInterval) appendResult(b array.Builder, g int) error {
 	return nil
 }
 
-// mmGeneric keeps the best row as a one-element array slice, compared with
-// the column comparator of its type (bpchar, bytea, arrays, ...).
+// mmGeneric keeps the best row as a one-element array slice, compared as
+// Go values (arrays).
 type mmGeneric struct {
 	sign int
 	t    types.T
 	v    []arrow.Array // one-row slices
+	best []types.Value
 }
 
-func (m *mmGeneric) grow(n int) { m.v = growSlice(m.v, n) }
+func (m *mmGeneric) grow(n int) { m.v = growSlice(m.v, n); m.best = growSlice(m.best, n) }
 
 func (m *mmGeneric) update(args []arrow.Array, gids []int32) error {
 	x := args[0]
@@ -220,17 +230,9 @@ func (m *mmGeneric) update(args []arrow.Array, gids []int32) error {
 		if g < 0 || x.IsNull(i) {
 			continue
 		}
-		cand := array.NewSlice(x, int64(i), int64(i+1))
-		if m.v[g] == nil {
-			m.v[g] = cand
-			continue
-		}
-		pair, err := array.Concatenate([]arrow.Array{cand, m.v[g]}, nil)
-		if err != nil {
-			return err
-		}
-		if newColCmp(pair, m.t)(0, 1)*m.sign < 0 {
-			m.v[g] = cand
+		v := types.ValueAt(x, i, m.t)
+		if m.v[g] == nil || types.Compare(v, m.best[g], m.t)*m.sign <= 0 {
+			m.v[g], m.best[g] = array.NewSlice(x, int64(i), int64(i+1)), v
 		}
 	}
 	return nil

@@ -201,38 +201,51 @@ func newRangeKey(ctx *Context, a arrow.Array, t types.T, desc bool, offs [2]expr
 		rk.dir = -1
 	}
 	one := oneRowBatch()
+	datetime := t.Kind == types.Date || t.IsTimestamp() || t.Kind == types.Time
 	for i, e := range offs {
 		if e == nil {
 			continue
 		}
-		v, err := eval(ctx, e, one)
+		a, err := eval(ctx, e, one)
 		if err != nil {
 			return nil, err
 		}
-		if v.IsNull(0) {
-			return nil, pgerr.New("22004", "frame starting offset must not be null")
+		v := types.ValueAt(a, 0, e.Type())
+		if v == nil {
+			return nil, pgerr.New("22004", "frame %s offset must not be null", [2]string{"starting", "ending"}[i])
+		}
+		if s, ok := v.(string); ok {
+			// An untyped literal takes the type the order key needs.
+			want := types.TNumeric
+			switch {
+			case datetime:
+				want = types.TInterval
+			case t.IsFloat():
+				want = types.TFloat8
+			}
+			if v, err = types.ParseText(s, want, nil); err != nil {
+				return nil, err
+			}
 		}
 		neg := false
 		switch x := v.(type) {
-		case *array.Int64, *array.Int32, *array.Int16:
-			iv, _ := int64Values(x)
-			rk.offI[i], rk.offF[i] = iv[0], float64(iv[0])
-			rk.offD[i] = apd.New(iv[0], 0)
-			neg = iv[0] < 0
-		case *array.Float64:
-			rk.offF[i] = x.Value(0)
-			neg = x.Value(0) < 0
-		case *array.Float32:
-			rk.offF[i] = float64(x.Value(0))
-			neg = x.Value(0) < 0
-		case *array.String: // numeric
-			d := new(apd.Decimal)
-			parseNumeric(x.Value(0), d)
-			rk.offD[i] = d
-			neg = d.Negative
-		case *array.MonthDayNanoInterval:
-			rk.offV[i] = x.Value(0)
-			neg = cmpInterval(x.Value(0), arrow.MonthDayNanoInterval{}) < 0
+		case int64:
+			rk.offI[i], rk.offF[i], rk.offD[i] = x, float64(x), apd.New(x, 0)
+			neg = x < 0
+		case float64:
+			rk.offF[i], rk.offI[i] = x, int64(x)
+			neg = x < 0
+		case *apd.Decimal:
+			rk.offD[i] = x
+			rk.offF[i], _ = x.Float64()
+			i64, _ := x.Int64()
+			rk.offI[i] = i64
+			neg = x.Negative && !x.IsZero()
+		case types.IntervalValue:
+			rk.offV[i] = arrow.MonthDayNanoInterval{Months: x.Months, Days: x.Days, Nanoseconds: x.Micros * 1000}
+			neg = cmpInterval(rk.offV[i], arrow.MonthDayNanoInterval{}) < 0
+		default:
+			return nil, pgerr.Unsupported("RANGE offset of type %s", e.Type())
 		}
 		if neg {
 			return nil, pgerr.New("22013", "invalid preceding or following size in window function")

@@ -215,3 +215,23 @@ func TestHashAggRandomized(t *testing.T) {
 		}
 	}
 }
+
+// min/max ties take the later value, as PostgreSQL's numeric_smaller,
+// float8smaller and interval_smaller do:
+// select min(x), max(x) from (values (1.0),(1.00),(1.000)) t(x) gives 1.000|1.000.
+func TestMinMaxTies(t *testing.T) {
+	s := src(cols(types.TNumeric, types.TFloat8), 2, []any{"1.0", "1.00", "1.000"}, []any{0.0, negZero(), 0.0})
+	n, f := col(0, types.TNumeric), col(1, types.TFloat8)
+	got := run(t, aggNode(s, nil, agg(t, "min", false, n), agg(t, "max", false, n), agg(t, "min", false, f)))
+	if got[0][0] != "1.000" || got[0][1] != "1.000" {
+		t.Fatalf("numeric ties: %v", got)
+	}
+	s2 := src(cols(types.TFloat8), 2, []any{0.0, negZero()})
+	got = run(t, aggNode(s2, nil, agg(t, "min", false, col(0, types.TFloat8))))
+	if v := got[0][0].(float64); v != 0 || !signbit(v) {
+		t.Fatalf("min(0, -0) = %v, want -0", got)
+	}
+	if _, err := ResolveAggregate("min", []types.T{types.TBool}, false); pgerr.CodeOf(err) != pgerr.UndefinedFunction {
+		t.Fatalf("min(boolean): %v", err)
+	}
+}

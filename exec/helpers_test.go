@@ -297,3 +297,5 @@ var _ = strings.Join
 func nan() float64 { return math.NaN() }
 
 func negZero() float64 { return math.Copysign(0, -1) }
+
+func signbit(f float64) bool { return math.Signbit(f) }

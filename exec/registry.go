@@ -134,8 +134,11 @@ func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) 
 			return mk(one, types.TFloat8, func(*AggFunc, memory.Allocator) aggState { return &floatStats{fn: name} })
 		}
 	case "min", "max":
-		if t.Kind == types.JSON || t.Kind == types.JSONB || t.Kind == types.Void {
-			break
+		switch {
+		case t.IsNumeric(), t.IsString(), t.Kind == types.Date, t.Kind == types.Time, t.IsTimestamp(),
+			t.Kind == types.Interval, t.Kind == types.Oid, t.Kind == types.Array:
+		default:
+			return nil, noFunction(name, args)
 		}
 		if t.Kind == types.Varchar || t.Kind == types.Name || t.Kind == types.Char {
 			t = types.TText
