@@ -106,6 +106,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		return p, nil
 	}
 	env := s.env(ctx, paramTypes)
+	env.Source = stmt.Source // error positions
 	switch n := stmt.AST.Node.(type) {
 	case *pg.Node_SelectStmt:
 		q, err := planner.PlanSelect(env, stmt.AST)

@@ -21,6 +21,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return nil, pgerr.Unsupported("statement %q is not supported yet", firstWords(stmt.Text()))
 	}
 	env := s.env(ctx, nil)
+	env.Source = stmt.Source // error positions
 	switch n := stmt.AST.Node.(type) {
 	case *pg.Node_TransactionStmt:
 		return s.execTransaction(n.TransactionStmt)

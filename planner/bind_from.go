@@ -202,7 +202,14 @@ func (b *binder) systemTable(rel *catalog.Relation) lnode {
 	if b.env != nil {
 		searchPath = b.env.SearchPath
 	}
-	return &lFunc{name: rel.Name, ids: ids, produce: func(ctx *exec.Context) ([]arrowBatch, error) {
+	produce := systemRows(rows, searchPath)
+	return &lFunc{name: rel.Name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
+		return produce
+	}}
+}
+
+func systemRows(rows func(catalog.RowsContext) ([]arrowBatch, error), searchPath []string) func(*exec.Context) ([]arrowBatch, error) {
+	return func(ctx *exec.Context) ([]arrowBatch, error) {
 		if rows == nil {
 			return nil, nil
 		}
@@ -212,7 +219,7 @@ func (b *binder) systemTable(rel *catalog.Relation) lnode {
 			rc.User, rc.Database, rc.SearchPath = s.User(), s.Database(), s.SearchPath()
 		}
 		return rows(rc)
-	}}
+	}
 }
 
 func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*nsItem, error) {

@@ -32,11 +32,13 @@ type lScan struct {
 }
 
 // lFunc produces rows from a function: system tables and set-returning
-// functions in FROM.
+// functions in FROM. Its argument expressions (which may read outer
+// columns) are handed to produce after physical translation.
 type lFunc struct {
 	name    string
 	ids     []int
-	produce func(ctx *exec.Context) ([]arrow.RecordBatch, error)
+	args    []expr.Expr
+	produce func(args []expr.Expr) func(ctx *exec.Context) ([]arrow.RecordBatch, error)
 }
 
 // lValues is a VALUES list (or the single empty row of a SELECT without FROM).

@@ -88,7 +88,11 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 	case *lScan:
 		return p.scan(x, need)
 	case *lFunc:
-		return &exec.FuncScan{Name: x.name, Cols: p.cols(x.ids), Produce: x.produce}, x.ids, nil
+		args, err := p.exprs(x.args, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &exec.FuncScan{Name: x.name, Cols: p.cols(x.ids), Produce: x.produce(args)}, x.ids, nil
 	case *lValues:
 		v := &exec.Values{Cols: p.cols(x.ids)}
 		for _, row := range x.rows {
@@ -459,6 +463,9 @@ func (p *physical) expr(e expr.Expr, lay []int) (expr.Expr, error) {
 }
 
 func (p *physical) subquery(x *sublink, lay []int) (expr.Expr, error) {
+	if x.array != nil {
+		return p.arrayPlan(x, lay)
+	}
 	s := &expr.Subquery{Kind: x.kind, Correlated: len(x.outer) > 0, Op: x.op, T: x.t}
 	if x.lhs != nil {
 		var err error

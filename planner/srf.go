@@ -61,7 +61,7 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 		return nil, err
 	}
 	for _, a := range args {
-		if len(refsOf(a)) > 0 || hasOuter(a) {
+		if len(refsOf(a)) > 0 {
 			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "arguments of %s must not reference columns here", name)
 		}
 	}
@@ -79,7 +79,9 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 		}
 		elem := *a.Type().Elem
 		id := b.newCol(name, "", elem)
-		return &lFunc{name: name, ids: []int{id}, produce: unnestFunc(a, elem)}, nil
+		return &lFunc{name: name, ids: []int{id}, args: args, produce: func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
+			return unnestFunc(a[0], elem)
+		}}, nil
 	}
 	if len(args) < 2 || len(args) > 3 {
 		return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
@@ -120,26 +122,30 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 	default:
 		return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
 	}
-	if len(args) == 3 {
-		step = args[2]
+	if len(args) == 2 {
+		args = append(args, step)
 	}
 	id := b.newCol(name, "", t)
-	return &lFunc{name: name, ids: []int{id}, produce: seriesFunc(args[0], args[1], step, t)}, nil
+	return &lFunc{name: name, ids: []int{id}, args: args, produce: func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
+		return seriesFunc(a[0], a[1], a[2], t)
+	}}, nil
 }
 
 // constRows makes a one-row lFunc of a scalar function in FROM.
 func (b *binder) constRows(name string, e expr.Expr, loc int32) (*lFunc, error) {
-	if len(refsOf(e)) > 0 || hasOuter(e) {
+	if len(refsOf(e)) > 0 {
 		return nil, b.newErr(pgerr.FeatureNotSupported, loc, "arguments of %s must not reference columns here", name)
 	}
 	t := e.Type()
 	id := b.newCol(name, "", t)
-	return &lFunc{name: name, ids: []int{id}, produce: func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
-		v, err := evalConst(ctx, e)
-		if err != nil {
-			return nil, err
+	return &lFunc{name: name, ids: []int{id}, args: []expr.Expr{e}, produce: func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
+		return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
+			v, err := evalConst(ctx, a[0])
+			if err != nil {
+				return nil, err
+			}
+			return oneColumn(ctx, t, []types.Value{v})
 		}
-		return oneColumn(ctx, t, []types.Value{v})
 	}}, nil
 }
 

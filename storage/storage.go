@@ -17,7 +17,8 @@ import (
 
 // Store owns every table's data in a data directory. Safe for concurrent use.
 type Store struct {
-	dir    string // holds <oid>.log per table
+	dir    string   // holds <oid>.log per table
+	lock   *os.File // holds dir/LOCK while open
 	commit *committer
 
 	mu     sync.Mutex
@@ -63,15 +64,21 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	s := &Store{dir: tdir, tables: make(map[uint32]*Table)}
+	lock, err := lockDir(tdir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: tdir, lock: lock, tables: make(map[uint32]*Table)}
 	ents, err := os.ReadDir(tdir)
 	if err != nil {
+		s.closeFiles()
 		return nil, fmt.Errorf("storage: %w", err)
 	}
 	for _, e := range ents {
 		name := e.Name()
 		if strings.HasSuffix(name, ".tmp") { // an unfinished compaction
 			if err := os.Remove(filepath.Join(tdir, name)); err != nil {
+				s.closeFiles()
 				return nil, fmt.Errorf("storage: %w", err)
 			}
 			continue
@@ -125,6 +132,10 @@ func (s *Store) closeFiles() error {
 			errs = append(errs, t.log.f.Close())
 			t.log.f = nil
 		}
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.Close())
+		s.lock = nil
 	}
 	return errors.Join(errs...)
 }

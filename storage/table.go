@@ -101,6 +101,9 @@ func (t *Table) conform(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 		if want := t.schema.Field(i).Type; !arrow.TypeEqual(c.DataType(), want) {
 			return nil, fmt.Errorf("storage: table %q column %d: arrow type %s, want %s", t.def.TableName, i, c.DataType(), want)
 		}
+		if int64(c.Len()) != rec.NumRows() {
+			return nil, fmt.Errorf("storage: table %q column %d: %d rows in a batch of %d", t.def.TableName, i, c.Len(), rec.NumRows())
+		}
 	}
 	if rec.Schema() == t.schema {
 		return rec, nil

@@ -176,3 +176,25 @@ func TestDropTable(t *testing.T) {
 	checkRows(t, tb, nil)
 	s.Close()
 }
+
+func TestStoreLockAndBadBatches(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	if _, err := Open(dir); err == nil {
+		t.Fatal("a second Open of the same directory succeeded")
+	}
+	tb, _ := s.CreateTable(kvDef(1, false))
+	if _, err := tb.Insert(ctx, seq(0, 2).NewSlice(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	short := seq(0, 2)
+	if _, err := tb.Insert(ctx, int8Batch(0, 2)); err == nil {
+		t.Fatal("batch of the wrong types accepted")
+	}
+	if _, err := tb.Update(ctx, []int64{0}, short); err == nil {
+		t.Fatal("update with more rows than ids accepted")
+	}
+	s.Close()
+	s = mustOpen(t, dir) // the lock is released by Close
+	s.Close()
+}

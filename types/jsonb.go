@@ -151,6 +151,9 @@ func (p *jsonParser) parseValue() (*jsonValue, error) {
 		if !ok {
 			return nil, jsonSyntax("Token \"%s\" is invalid.", tok)
 		}
+		if err := checkNumericLimits(d); err != nil {
+			return nil, err
+		}
 		v.str = string(appendNumeric(nil, d))
 	}
 	return v, nil

@@ -26,19 +26,25 @@ func parseNumeric(s string, typmod int32) (*apd.Decimal, error) {
 	if !ok {
 		return nil, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type numeric: \"%s\"", s)
 	}
-	if d.Form == apd.Finite && d.Coeff.Sign() != 0 {
-		// PostgreSQL's limits: 131072 digits before the point, 16383 after.
-		intDigits := int64(d.NumDigits()) + int64(d.Exponent)
-		if intDigits > 131072 || -int64(d.Exponent) > 16383 {
-			return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
-		}
-	} else if d.Form == apd.Finite && -int64(d.Exponent) > 16383 {
-		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	if err := checkNumericLimits(d); err != nil {
+		return nil, err
 	}
 	if err := applyNumericTypmod(d, typmod); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// checkNumericLimits applies PostgreSQL's numeric range: 131072 digits
+// before the point, 16383 after.
+func checkNumericLimits(d *apd.Decimal) error {
+	if d.Form != apd.Finite {
+		return nil
+	}
+	if -int64(d.Exponent) > 16383 || (d.Coeff.Sign() != 0 && int64(d.NumDigits())+int64(d.Exponent) > 131072) {
+		return pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	return nil
 }
 
 func scanNumeric(s string) (*apd.Decimal, bool) {
@@ -114,6 +120,9 @@ func scanNumeric(s string) (*apd.Decimal, bool) {
 	if e > 1<<31-1 || e < -(1<<31) {
 		e = 1<<31 - 1
 	}
+	if e > 0 && d.Coeff.Sign() == 0 {
+		e = 0
+	}
 	d.Exponent = int32(e)
 	d.Negative = neg && !(d.Coeff.Sign() == 0)
 	return d, true
@@ -173,9 +182,12 @@ func appendNumeric(dst []byte, d *apd.Decimal) []byte {
 		}
 		return append(dst, "Infinity"...)
 	}
-	if d.Negative && (d.Coeff.Sign() == 0) {
+	if d.Coeff.Sign() == 0 && (d.Negative || d.Exponent > 0) {
 		c := *d
 		c.Negative = false
+		if c.Exponent > 0 {
+			c.Exponent = 0
+		}
 		return c.Append(dst, 'f')
 	}
 	return d.Append(dst, 'f')

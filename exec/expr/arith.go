@@ -267,3 +267,72 @@ func init() {
 		)
 	}
 }
+
+// intBitwise is & | # << >> on integers (shifts take an int4 count).
+func intBitwise[T integer](op string, t types.T) kernel {
+	return func(_ *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		x := vals[T](args[0])
+		out := make([]T, n)
+		if op == "<<" || op == ">>" {
+			y := vals[int32](args[1])
+			for i := range out {
+				s := uint(y[i]) & (uint(8*unsafeSize[T]()) - 1)
+				if op == "<<" {
+					out[i] = x[i] << s
+				} else {
+					out[i] = x[i] >> s
+				}
+			}
+		} else {
+			y := vals[T](args[1])
+			for i := range out {
+				switch op {
+				case "&":
+					out[i] = x[i] & y[i]
+				case "|":
+					out[i] = x[i] | y[i]
+				default:
+					out[i] = x[i] ^ y[i]
+				}
+			}
+		}
+		return makePrim(t.ArrowType(), out, andValidity(n, args[0], args[1])), nil
+	}
+}
+
+func unsafeSize[T integer]() int {
+	var z T
+	switch any(z).(type) {
+	case int16:
+		return 2
+	case int32:
+		return 4
+	}
+	return 8
+}
+
+func intNot[T integer](t types.T) kernel {
+	return func(_ *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		x := vals[T](args[0])
+		out := make([]T, n)
+		for i, v := range x {
+			out[i] = ^v
+		}
+		return makePrim(t.ArrowType(), out, validity(args[0])), nil
+	}
+}
+
+func init() {
+	reg := func(t types.T, not kernel, mk func(string) kernel) {
+		for _, op := range []string{"&", "|", "#"} {
+			register(&Func{Name: op, Args: []types.T{t, t}, Return: t, Strict: true, Kernel: mk(op)})
+		}
+		for _, op := range []string{"<<", ">>"} {
+			register(&Func{Name: op, Args: []types.T{t, types.TInt4}, Return: t, Strict: true, Kernel: mk(op)})
+		}
+		register(&Func{Name: "~", Args: []types.T{t}, Return: t, Strict: true, Kernel: not})
+	}
+	reg(types.TInt2, intNot[int16](types.TInt2), func(op string) kernel { return intBitwise[int16](op, types.TInt2) })
+	reg(types.TInt4, intNot[int32](types.TInt4), func(op string) kernel { return intBitwise[int32](op, types.TInt4) })
+	reg(types.TInt8, intNot[int64](types.TInt8), func(op string) kernel { return intBitwise[int64](op, types.TInt8) })
+}

@@ -136,6 +136,9 @@ func castValue(ctx *Context, v types.Value, from, to types.T, explicit bool) (ty
 	// Text input and output.
 	if to.Kind == types.Text || to.Kind == types.Varchar || to.Kind == types.Bpchar || to.Kind == types.Name {
 		s := textOf(ctx, v, from)
+		if b, ok := v.(bool); ok {
+			s = strconv.FormatBool(b) // boolean's cast to text spells the word
+		}
 		if to.Kind == types.Name && len(s) > 63 {
 			s = truncateBytes(s, 63)
 		}
@@ -192,6 +195,10 @@ func textOf(ctx *Context, v types.Value, t types.T) string {
 	switch t.Kind {
 	case types.Bpchar:
 		return strings.TrimRight(v.(string), " ")
+	case types.RegType:
+		if rt, ok := types.FromOID(uint32(v.(int64))); ok {
+			return rt.String()
+		}
 	case types.RegClass:
 		if ctx != nil && ctx.Catalog != nil {
 			if s, ok := ctx.Catalog.RelationName(uint32(v.(int64)), ctx.searchPath()); ok {

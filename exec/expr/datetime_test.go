@@ -67,6 +67,7 @@ func TestDatetimeFunctions(t *testing.T) {
 		{"julian", c("extract", l("julian"), v("2024-03-05 12:00", TS)), "2460375.50000000000000000000"},
 		{"date_bin", c("date_bin", v("15 minutes", IV), v("2024-03-05 14:07:09", TS), v("2001-01-01", TS)), "2024-03-05 14:00:00"},
 		{"age", c("age", v("2024-03-05", TS), v("2023-01-31 10:00", TS)), "1 year 1 mon 4 days 14:00:00"},
+		{"age borrows from the earlier month", c("age", v("2024-05-17", TS), v("2020-02-29", TS)), "4 years 2 mons 17 days"},
 		{"age negative", c("age", v("2024-01-01", TS), v("2024-03-05", TS)), "-2 mons -4 days"},
 		{"justify_interval", c("justify_interval", v("1 mon -1 hour", IV)), "29 days 23:00:00"},
 		{"make_date", c("make_date", n(2024), n(2), n(29)), "2024-02-29"},

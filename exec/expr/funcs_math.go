@@ -276,18 +276,26 @@ func init() {
 			return r, nil
 		}),
 		rowFn("log", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) {
-			lb, err := numericLn(num(a, 0), false)
-			if err != nil {
-				return nil, err
+			return numericLogBase(num(a, 0), num(a, 1))
+		}),
+		rowFn("scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericScale(num(a, 0)), nil }),
+		rowFn("min_scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericMinScale(num(a, 0)), nil }),
+		rowFn("trim_scale", NU, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return numericRound(num(a, 0), numericMinScale(num(a, 0)), false)
+		}),
+		rowFn("factorial", NU, []types.T{I8}, func(_ *Context, a []types.Value) (types.Value, error) {
+			n := a[0].(int64)
+			if n < 0 {
+				return nil, pgerr.New(pgerr.NumericValueOutOfRange, "factorial of a negative number is undefined")
 			}
-			lx, err := numericLn(num(a, 1), false)
-			if err != nil {
-				return nil, err
+			if n > 32177 {
+				return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
 			}
-			if lb.IsZero() {
-				return nil, errDivZero
+			r := apd.New(1, 0)
+			for i := int64(2); i <= n; i++ {
+				_, _ = roundCtx.Mul(r, r, apd.New(i, 0))
 			}
-			return numericOp('/', lx, lb)
+			return r, nil
 		}),
 		rowFn("width_bucket", I4, []types.T{NU, NU, NU, I4}, func(_ *Context, a []types.Value) (types.Value, error) {
 			f := func(i int) float64 { x, _ := num(a, i).Float64(); return x }
@@ -390,4 +398,58 @@ func numericExp(d *apd.Decimal) (types.Value, error) {
 	}
 	_, err := roundCtx.Quantize(r, r, -scale)
 	return r, err
+}
+
+// lnDweight estimates the decimal weight of ln(d) as PostgreSQL does.
+func lnDweight(f float64) int32 {
+	l := math.Log(f)
+	if l == 0 {
+		return 0
+	}
+	return int32(math.Log10(math.Abs(l)))
+}
+
+// numericLogBase is log(b, x) = ln(x) / ln(b) with PostgreSQL's scale.
+func numericLogBase(b, x *apd.Decimal) (types.Value, error) {
+	for _, d := range []*apd.Decimal{b, x} {
+		switch {
+		case d.IsZero():
+			return nil, errLogZero
+		case d.Negative:
+			return nil, errLogNeg
+		}
+	}
+	c := roundCtx.WithPrecision(80)
+	lb, lx := new(apd.Decimal), new(apd.Decimal)
+	if _, err := c.Ln(lb, b); err != nil {
+		return nil, err
+	}
+	if _, err := c.Ln(lx, x); err != nil {
+		return nil, err
+	}
+	if lb.IsZero() {
+		return nil, errDivZero
+	}
+	fb, _ := b.Float64()
+	fx, _ := x.Float64()
+	scale := min(max(16-(lnDweight(fx)-lnDweight(fb)), scaleOf(b), scaleOf(x), 0), 1000)
+	r := new(apd.Decimal)
+	if _, err := c.Quo(r, lx, lb); err != nil {
+		return nil, err
+	}
+	_, err := roundCtx.Quantize(r, r, -scale)
+	return r, err
+}
+
+// numericScale is scale(numeric): the number of decimal digits.
+func numericScale(d *apd.Decimal) int64 { return int64(scaleOf(d)) }
+
+// numericMinScale is min_scale: the scale without trailing zeros.
+func numericMinScale(d *apd.Decimal) int64 {
+	if d.Form != apd.Finite {
+		return 0
+	}
+	var r apd.Decimal
+	r.Reduce(d)
+	return int64(scaleOf(&r))
 }

@@ -276,6 +276,22 @@ func init() {
 		rowFn("rpad", TX, []types.T{TX, I4, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return pad(s(a, 0), n(a, 1), s(a, 2), false), nil
 		}),
+		rowFn("translate", TX, []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			from, to := []rune(s(a, 1)), []rune(s(a, 2))
+			var sb strings.Builder
+			for _, r := range s(a, 0) {
+				i := strings.IndexRune(string(from), r)
+				if i < 0 {
+					sb.WriteRune(r)
+					continue
+				}
+				k := len([]rune(string(from)[:i]))
+				if k < len(to) {
+					sb.WriteRune(to[k])
+				}
+			}
+			return sb.String(), nil
+		}),
 		rowFn("starts_with", B, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return strings.HasPrefix(s(a, 0), s(a, 1)), nil
 		}),

@@ -143,45 +143,39 @@ func truncInterval(unit string, v types.IntervalValue) (types.IntervalValue, err
 	return v, nil
 }
 
-// ageOf is age(a, b): the symbolic difference in years, months and days
-// (borrowing from the month before a's), then the time of day.
+// ageOf is age(a, b) as PostgreSQL computes it: field-wise differences,
+// made positive, then negative fields borrowed from the next larger one
+// (days from the length of the earlier timestamp's month).
 func ageOf(a, b int64) types.IntervalValue {
+	ta, tb := wallTime(a), wallTime(b)
+	y := int64(ta.Year() - tb.Year())
+	m := int64(ta.Month() - tb.Month())
+	d := int64(ta.Day() - tb.Day())
+	t := (a - floorDiv64(a, usPerDay)*usPerDay) - (b - floorDiv64(b, usPerDay)*usPerDay)
 	neg := a < b
 	if neg {
-		a, b = b, a
+		y, m, d, t = -y, -m, -d, -t
 	}
-	ta, tb := wallTime(a), wallTime(b)
-	y := ta.Year() - tb.Year()
-	m := int(ta.Month()) - int(tb.Month())
-	d := ta.Day() - tb.Day()
-	tod := (a - floorDiv64(a, usPerDay)*usPerDay) - (b - floorDiv64(b, usPerDay)*usPerDay)
-	if tod < 0 {
-		tod += usPerDay
+	for t < 0 {
+		t += usPerDay
 		d--
 	}
-	if d < 0 {
-		// borrow the length of the month preceding a's month
-		pm := ta.Month() - 1
-		py := ta.Year()
-		if pm < 1 {
-			pm, py = 12, py-1
+	for d < 0 {
+		ref := tb
+		if neg {
+			ref = ta
 		}
-		dim := daysIn(py, pm)
-		if tb.Day() > dim {
-			dim = tb.Day()
-		}
-		d += dim
+		d += int64(daysIn(ref.Year(), ref.Month()))
 		m--
 	}
-	if m < 0 {
+	for m < 0 {
 		m += 12
 		y--
 	}
-	v := types.IntervalValue{Months: int32(y*12 + m), Days: int32(d), Micros: tod}
 	if neg {
-		v, _ = negInterval(v)
+		y, m, d, t = -y, -m, -d, -t
 	}
-	return v
+	return types.IntervalValue{Months: int32(y*12 + m), Days: int32(d), Micros: t}
 }
 
 func makeDate(y, m, d int64) (types.Value, error) {

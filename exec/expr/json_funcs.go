@@ -261,7 +261,18 @@ func init() {
 				}
 				var key types.Value = a[1]
 				if i, ok := a[1].(int64); ok {
-					if _, isArr := v.([]any); !isArr {
+					switch v.(type) {
+					case []any:
+					case map[string]any:
+						return nil, nil
+					default:
+						// a jsonb scalar acts as a one-element array
+						if jt.Kind == types.JSONB && (i == 0 || i == -1) {
+							if text {
+								return jsonText(v, jt)
+							}
+							return encodeJSON(v, jt)
+						}
 						return nil, nil
 					}
 					key = strconv.FormatInt(i, 10)

@@ -54,7 +54,10 @@ func textCat(l, r Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := registry["||"][0]
+	f, err := resolve("||", []types.T{types.TText, types.TText}, true)
+	if err != nil || f == nil {
+		return nil, err
+	}
 	return &Call{Fn: f, Args: []Expr{a, b}}, nil
 }
 
