@@ -1,7 +1,11 @@
 package exec
 
 import (
+	"reflect"
 	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
@@ -102,4 +106,34 @@ func TestWindowErrors(t *testing.T) {
 		t.Fatalf("negative offset: %v", err)
 	}
 	wantRows(t, run(t, &Window{Input: src(cols(types.TInt4), 3, []any{}), Calls: []WindowCall{c2}, Cols: cols(types.TInt4, types.TInt8)}), nil)
+}
+
+// RANGE offsets over dates and timestamps, given as untyped literals as the
+// planner passes them. From PostgreSQL 15:
+// select id, count(*) over (order by d desc range between current row and '2 days' following)
+// from (values (1,'2024-01-01'::date),(2,'2024-01-03'),(3,'2024-02-01'),(4,'2024-01-31'),(5,null)) t(id, d)
+// gives 1|1 2|2 3|2 4|1 5|1.
+func TestWindowRangeDates(t *testing.T) {
+	day := func(y, m, d int) any {
+		return int(time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+	}
+	s := src(cols(types.TInt4, types.TDate), 2, []any{1, 2, 3, 4, 5}, []any{day(2024, 1, 1), day(2024, 1, 3), day(2024, 2, 1), day(2024, 1, 31), nil})
+	fr := Frame{Mode: FrameRange, Start: FrameBound{Kind: CurrentRow}, End: FrameBound{Kind: Following, Offset: konst(types.TUnknown, "2 days")}}
+	c := wcall(t, "count", nil, nil, []SortKey{{E: col(1, types.TDate), Desc: true, NullsFirst: true}}, fr)
+	got := run(t, &Window{Input: s, Calls: []WindowCall{c}, Cols: cols(types.TInt4, types.TDate, types.TInt8)})
+	counts := map[int64]int64{}
+	for _, r := range got {
+		counts[r[0].(int64)] = r[2].(int64)
+	}
+	want := map[int64]int64{1: 1, 2: 2, 3: 2, 4: 1, 5: 1}
+	if !reflect.DeepEqual(counts, want) {
+		t.Fatalf("got %v, want %v", counts, want)
+	}
+	// A negative offset is an error (22013).
+	fr.End.Offset = konst(types.TInterval, arrow.MonthDayNanoInterval{Days: -1})
+	c = wcall(t, "count", nil, nil, []SortKey{{E: col(1, types.TDate)}}, fr)
+	_, err := runErr(&Window{Input: s, Calls: []WindowCall{c}, Cols: cols(types.TInt4, types.TDate, types.TInt8)})
+	if e := pgerr.As(err); e == nil || e.Code != "22013" || e.Message != "invalid preceding or following size in window function" {
+		t.Fatalf("negative interval: %v", err)
+	}
 }

@@ -187,6 +187,9 @@ func init() {
 		"SELECT count(*), generate_series(1, 2) FROM t",
 		"SELECT t.a, g.g FROM t JOIN generate_series(2, 4) g ON t.a = g.g",
 		"SELECT a, (SELECT sum(g) FROM generate_series(1, t.a) g) FROM t",
+		"SELECT a FROM t WHERE a = ANY (ARRAY[c::int, 1])",
+		"SELECT a, a = ANY ('{1,3,NULL}'), a <> ALL ('{1,3}'), a > ANY (NULL::int[]) FROM t",
+		"SELECT x, x = ANY (ARRAY[y, 2]), x < ALL (ARRAY[y]) FROM n",
 		"SELECT a, ARRAY(SELECT x * 10 FROM unnest(ARRAY[t.a, t.c]) x) FROM t",
 	)
 }

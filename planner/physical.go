@@ -463,6 +463,9 @@ func (p *physical) expr(e expr.Expr, lay []int) (expr.Expr, error) {
 }
 
 func (p *physical) subquery(x *sublink, lay []int) (expr.Expr, error) {
+	if x.array != nil {
+		return p.arrayPlan(x, lay)
+	}
 	s := &expr.Subquery{Kind: x.kind, Correlated: len(x.outer) > 0, Op: x.op, T: x.t}
 	if x.lhs != nil {
 		var err error
