@@ -123,6 +123,8 @@ const (
 	FirstUserOID uint32 = 16384
 	// SuperuserOID is the OID of the single role (pg_roles.oid, relowner, nspowner).
 	SuperuserOID uint32 = 10
+	// DatabaseOwnerOID is the pg_database_owner role, owner of schema public.
+	DatabaseOwnerOID uint32 = 6171
 )
 
 // tableStore is the part of *storage.Store the catalog uses (a fake in tests).

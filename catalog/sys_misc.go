@@ -162,18 +162,35 @@ func pgDatabaseRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 	return nil
 }
 
+// pg_roles and pg_authid hold the superuser (named after the session's
+// user) and pg_database_owner, the role that owns schema public.
 func pgRolesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
-	return b.add(row{
+	err := b.add(row{
 		"rolname": userName(ctx), "rolsuper": true, "rolinherit": true, "rolcreaterole": true, "rolcreatedb": true,
 		"rolcanlogin": true, "rolreplication": true, "rolconnlimit": -1, "rolpassword": "********",
 		"rolbypassrls": true, "oid": SuperuserOID,
 	})
+	if err != nil {
+		return err
+	}
+	return b.add(row{
+		"rolname": "pg_database_owner", "rolsuper": false, "rolinherit": true, "rolcreaterole": false, "rolcreatedb": false,
+		"rolcanlogin": false, "rolreplication": false, "rolconnlimit": -1, "rolpassword": "********",
+		"rolbypassrls": false, "oid": DatabaseOwnerOID,
+	})
 }
 
 func pgAuthidRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
-	return b.add(row{
+	err := b.add(row{
 		"oid": SuperuserOID, "rolname": userName(ctx), "rolsuper": true, "rolinherit": true, "rolcreaterole": true,
 		"rolcreatedb": true, "rolcanlogin": true, "rolreplication": true, "rolbypassrls": true, "rolconnlimit": -1,
+	})
+	if err != nil {
+		return err
+	}
+	return b.add(row{
+		"oid": DatabaseOwnerOID, "rolname": "pg_database_owner", "rolsuper": false, "rolinherit": true, "rolcreaterole": false,
+		"rolcreatedb": false, "rolcanlogin": false, "rolreplication": false, "rolbypassrls": false, "rolconnlimit": -1,
 	})
 }
 

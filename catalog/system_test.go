@@ -179,11 +179,15 @@ func TestPgClassAndFriends(t *testing.T) {
 		t.Fatal(err)
 	}
 	desc := sysRowsOf(t, c, "pg_catalog", "pg_description", testCtx)
-	if len(desc) != 1 || desc[0]["objoid"] != fmt.Sprint(v.OID) || desc[0]["classoid"] != "1259" || desc[0]["description"] != "the view" {
+	if d := findRow(desc, "objoid", fmt.Sprint(v.OID)); len(desc) != 2 || d == nil || d["classoid"] != "1259" || d["description"] != "the view" {
 		t.Fatalf("pg_description: %v", desc)
 	}
+	if d := findRow(desc, "objoid", "13590"); d == nil || d["classoid"] != "3079" {
+		t.Fatalf("pg_description lacks plpgsql's: %v", desc)
+	}
 	roles := sysRowsOf(t, c, "pg_catalog", "pg_roles", testCtx)
-	if len(roles) != 1 || roles[0]["rolname"] != "alice" || roles[0]["oid"] != "10" || roles[0]["rolsuper"] != "t" {
+	if len(roles) != 2 || roles[0]["rolname"] != "alice" || roles[0]["oid"] != "10" || roles[0]["rolsuper"] != "t" ||
+		roles[1]["rolname"] != "pg_database_owner" || roles[1]["oid"] != "6171" {
 		t.Fatalf("pg_roles: %v", roles)
 	}
 	dbs := sysRowsOf(t, c, "pg_catalog", "pg_database", testCtx)

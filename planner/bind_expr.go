@@ -239,7 +239,7 @@ func (b *binder) aexpr(l *level, a *pg.A_Expr) (expr.Expr, error) {
 		if arr != nil && len(arr.Elements) > 0 && ((any && op == "=") || (!any && op == "<>")) {
 			return b.inList(l, &pg.A_Expr{Lexpr: a.Lexpr, Rexpr: pg.MakeListNode(arr.Elements), Location: a.Location}, !any)
 		}
-		return nil, b.newErr(pgerr.FeatureNotSupported, a.Location, "%s ANY/ALL (array) is not supported", op)
+		return b.arrayAnyAll(l, a, op, any)
 	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN,
 		pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
 		return b.between(l, a)

@@ -187,6 +187,14 @@ func init() {
 		"SELECT count(*), generate_series(1, 2) FROM t",
 		"SELECT t.a, g.g FROM t JOIN generate_series(2, 4) g ON t.a = g.g",
 		"SELECT a, (SELECT sum(g) FROM generate_series(1, t.a) g) FROM t",
+		"SELECT a, row_number() OVER (ORDER BY a DESC), rank() OVER (ORDER BY c), sum(a) OVER () FROM t ORDER BY a",
+		"SELECT a, b, sum(c) OVER (PARTITION BY b ORDER BY a), count(*) OVER w FROM t WINDOW w AS (PARTITION BY b) ORDER BY a",
+		"SELECT a, sum(a) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), lag(a) OVER (ORDER BY a), lead(a, 2, 0) OVER (ORDER BY a) FROM t ORDER BY a",
+		"SELECT b, sum(c), rank() OVER (ORDER BY sum(c) DESC) FROM t GROUP BY b ORDER BY b",
+		"SELECT a, first_value(a) OVER w, last_value(a) OVER w FROM t WINDOW w AS (ORDER BY c RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) ORDER BY a",
+		"SELECT a FROM t WHERE a = ANY (ARRAY[c::int, 1])",
+		"SELECT a, a = ANY ('{1,3,NULL}'), a <> ALL ('{1,3}'), a > ANY (NULL::int[]) FROM t",
+		"SELECT x, x = ANY (ARRAY[y, 2]), x < ALL (ARRAY[y]) FROM n",
 		"SELECT a, ARRAY(SELECT x * 10 FROM unnest(ARRAY[t.a, t.c]) x) FROM t",
 	)
 }

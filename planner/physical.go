@@ -221,11 +221,7 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		}
 		out := append(append([]int(nil), lay...), x.ids...)
 		w.Cols = p.cols(out)
-		node, ok := any(w).(exec.Node)
-		if !ok {
-			return nil, nil, pgerr.Unsupported("window functions are not implemented yet")
-		}
-		return node, out, nil
+		return w, out, nil
 	case *lSort:
 		sub := need
 		for _, k := range x.keys {
@@ -463,6 +459,9 @@ func (p *physical) expr(e expr.Expr, lay []int) (expr.Expr, error) {
 }
 
 func (p *physical) subquery(x *sublink, lay []int) (expr.Expr, error) {
+	if x.array != nil {
+		return p.arrayPlan(x, lay)
+	}
 	s := &expr.Subquery{Kind: x.kind, Correlated: len(x.outer) > 0, Op: x.op, T: x.t}
 	if x.lhs != nil {
 		var err error

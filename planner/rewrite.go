@@ -24,6 +24,10 @@ type sublink struct {
 	t     types.T
 	// outer lists the ids of enclosing queries that the subquery reads.
 	outer []int
+	// outName names outID for EXPLAIN.
+	outName string
+	// array is set instead of plan for `x op ANY/ALL (array)`.
+	array expr.Expr
 }
 
 func (s *sublink) Type() types.T { return s.t }
@@ -77,6 +81,9 @@ func children(e expr.Expr) []expr.Expr {
 	case *expr.Subscript:
 		return []expr.Expr{x.E, x.Index}
 	case *sublink:
+		if x.array != nil {
+			return []expr.Expr{x.lhs, x.array}
+		}
 		if x.lhs != nil {
 			return []expr.Expr{x.lhs}
 		}
@@ -141,6 +148,9 @@ func withChildren(e expr.Expr, c []expr.Expr) expr.Expr {
 	case *sublink:
 		n := *x
 		n.lhs = c[0]
+		if x.array != nil {
+			n.array = c[1]
+		}
 		return &n
 	case *expr.Subquery:
 		n := *x

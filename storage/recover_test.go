@@ -164,7 +164,7 @@ func TestOpenRemovesLeftovers(t *testing.T) {
 		t.Fatalf("tables: %v", s.Tables())
 	}
 	ents, _ := os.ReadDir(tdir)
-	if len(ents) != 0 {
+	if len(ents) != 1 || ents[0].Name() != "LOCK" {
 		t.Fatalf("leftover files: %v", ents)
 	}
 }

@@ -559,7 +559,59 @@ func specialDays(w string, loc *time.Location) int64 {
 	return today
 }
 
+// fastISO parses exactly "YYYY-MM-DD[( |T)HH:MM:SS[.f{1,6}]]", the form
+// PostgreSQL and streamsql print, without the general tokenizer.
+func fastISO(s string) (days, tod int64, ok bool) {
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+		return 0, 0, false
+	}
+	d2 := func(i int) (int64, bool) {
+		a, b := s[i]-'0', s[i+1]-'0'
+		return int64(a)*10 + int64(b), a <= 9 && b <= 9
+	}
+	yh, ok1 := d2(0)
+	yl, ok2 := d2(2)
+	m, ok3 := d2(5)
+	d, ok4 := d2(8)
+	y := yh*100 + yl
+	if !(ok1 && ok2 && ok3 && ok4) || y == 0 || m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m) {
+		return 0, 0, false
+	}
+	days = daysFromCivil(y, m, d)
+	if len(s) == 10 {
+		return days, 0, true
+	}
+	if len(s) < 19 || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
+		return 0, 0, false
+	}
+	h, ok1 := d2(11)
+	mi, ok2 := d2(14)
+	sec, ok3 := d2(17)
+	if !(ok1 && ok2 && ok3) || h > 23 || mi > 59 || sec > 59 {
+		return 0, 0, false
+	}
+	var us int64
+	if len(s) > 19 {
+		if s[19] != '.' || len(s) == 20 || len(s) > 26 {
+			return 0, 0, false
+		}
+		scale := int64(100000)
+		for i := 20; i < len(s); i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				return 0, 0, false
+			}
+			us += int64(c) * scale
+			scale /= 10
+		}
+	}
+	return days, h*usPerHour + mi*usPerMin + sec*usPerSec + us, true
+}
+
 func parseDate(s string, opts *FormatOptions) (DateValue, error) {
+	if days, _, ok := fastISO(s); ok && len(s) == 10 {
+		return DateValue(days), nil
+	}
 	f, e := decodeDT(s, false)
 	if e != dtOK {
 		return 0, dtError(e, "date", s)
@@ -614,6 +666,17 @@ func parseTime(s string, typmod int32, opts *FormatOptions) (TimeValue, error) {
 }
 
 func parseTimestamp(s string, tz bool, typmod int32, opts *FormatOptions) (TimestampValue, error) {
+	if days, tod, ok := fastISO(s); ok {
+		v := days*usPerDay + tod
+		if tz {
+			loc := opts.Location
+			if loc == nil {
+				loc = utc
+			}
+			v = localToUTC(v, loc)
+		}
+		return TimestampValue(roundTS(v, typmod)), nil
+	}
 	typ := "timestamp"
 	if tz {
 		typ = "timestamp with time zone"
@@ -691,14 +754,26 @@ func roundTS(v int64, typmod int32) int64 {
 }
 
 // localToUTC converts a wall-clock reading in loc (microseconds, as if UTC)
-// to a UTC instant.
+// to a UTC instant. Around a transition it chooses as PostgreSQL does: a
+// time that falls in a gap (spring forward) takes the offset from before
+// the transition, an ambiguous one (fall back) the offset from after.
 func localToUTC(local int64, loc *time.Location) int64 {
-	if loc == utc {
+	if loc == utc || loc == nil {
 		return local
 	}
-	sec, us := floorDiv(local, usPerSec)
-	days, sod := floorDiv(sec, 86400)
-	y, m, d := civilFromDays(days)
-	t := time.Date(int(y), time.Month(m), int(d), int(sod/3600), int(sod/60%60), int(sod%60), 0, loc)
-	return t.Unix()*usPerSec + us
+	const day = 86400 * usPerSec
+	if local > maxTimestamp-day || local < minTimestamp-day {
+		return local - zoneOffset(TimestampValue(local), loc)*usPerSec
+	}
+	before := zoneOffset(TimestampValue(local-day), loc) * usPerSec
+	after := zoneOffset(TimestampValue(local+day), loc) * usPerSec
+	if before == after {
+		return local - before
+	}
+	// a transition nearby: the "after" reading if it is valid (this includes
+	// an ambiguous time), else the "before" one (valid, or a gap)
+	if ua := local - after; zoneOffset(TimestampValue(ua), loc)*usPerSec == after {
+		return ua
+	}
+	return local - before
 }

@@ -2,6 +2,7 @@ package types
 
 import (
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql/pgerr"
 )
@@ -43,4 +44,32 @@ func FuzzParseText(f *testing.F) {
 			t.Fatalf("%s %q: binary round trip: %v %v", typ, s, back, err)
 		}
 	})
+}
+
+// TestFastISOMatchesGeneralParser checks that the fast path for the ISO form
+// gives what the general date/time parser gives (a trailing space forces it).
+func TestFastISOMatchesGeneralParser(t *testing.T) {
+	ins := []string{"2024-01-02", "2024-02-29 23:59:59.999999", "1970-01-01 00:00:00", "0001-01-01 00:00:00.5",
+		"9999-12-31T23:59:59.1", "2000-02-29 12:00:00.000001", "1969-12-31 23:59:59.123"}
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := DefaultFormat
+	opts.Location = ny
+	for _, in := range ins {
+		if _, _, ok := fastISO(in); !ok {
+			t.Errorf("%q: not on the fast path", in)
+		}
+		for _, typ := range []T{TDate, TTimestamp, TTimestampTZ, TTimestamp.WithTypmod(0)} {
+			if typ.Kind == TDate.Kind && len(in) > 10 {
+				continue
+			}
+			a, err1 := ParseText(in, typ, &opts)
+			b, err2 := ParseText(in+" ", typ, &opts)
+			if err1 != nil || err2 != nil || Compare(a, b, typ) != 0 {
+				t.Errorf("%s %q: fast %v (%v), general %v (%v)", typ, in, a, err1, b, err2)
+			}
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -168,18 +169,23 @@ func (c *conn) dispatch(msg pgproto3.FrontendMessage) error {
 }
 
 // readError reports a malformed or oversized message (FATAL 08P01) and
-// returns the error that ends the connection.
+// returns the error that ends the connection. (PostgreSQL closes silently on
+// a bad length; we say why first.)
 func (c *conn) readError(err error) error {
 	if isEOF(err) {
 		return err
 	}
 	var tooBig *pgproto3.ExceededMaxBodyLenErr
-	if errors.As(err, &tooBig) {
+	if errors.As(err, &tooBig) || strings.HasPrefix(err.Error(), "invalid message length") {
 		return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid message length"))
 	}
 	var ne net.Error
 	if errors.As(err, &ne) {
 		return err
+	}
+	// pgproto3 reports an unknown type as text; PostgreSQL names its code.
+	if t, ok := strings.CutPrefix(err.Error(), "unknown message type: "); ok && len(t) == 1 {
+		return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid frontend message type %d", t[0]))
 	}
 	return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid frontend message: %v", err))
 }

@@ -43,6 +43,16 @@ var oracleCases = []struct {
 	{name: "simple mixed text row", rounds: []exchange{
 		{&pgproto3.Query{String: fakeMixed}},
 	}},
+	{name: "insert returning tag", rounds: []exchange{
+		{&pgproto3.Query{String: "insert into t values (8, 'a'), (9, 'b') returning id"}},
+		{
+			&pgproto3.Parse{Query: "insert into t values (8, 'a'), (9, 'b') returning id"},
+			&pgproto3.Bind{},
+			&pgproto3.Execute{MaxRows: 1},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		},
+	}},
 	{name: "transaction status and failed block", rounds: []exchange{
 		{&pgproto3.Query{String: "begin"}},
 		{&pgproto3.Query{String: "select 1/0"}},
@@ -253,5 +263,55 @@ func TestAgainstPostgres(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProtocolViolationsAgainstPostgres sends broken bytes to both servers:
+// each must answer with the same FATAL and close the connection.
+func TestProtocolViolationsAgainstPostgres(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	probe, err := pgconn.Connect(ctx, oracleURL)
+	cancel()
+	if err != nil {
+		t.Skipf("PostgreSQL oracle not reachable: %v", err)
+	}
+	probe.Close(context.Background())
+	_, addr, _ := startFake(t, Options{})
+	for _, tc := range []struct {
+		raw  []byte
+		want []string // nil: what PostgreSQL answers
+	}{
+		{raw: []byte{'z', 0, 0, 0, 4}}, // unknown message type
+		// PostgreSQL closes silently on a bad length; we send the reason first.
+		{raw: []byte{'Q', 0, 0, 0, 2}, want: []string{`ErrorResponse FATAL 08P01 invalid message length P0 D"" H""`, "closed"}},
+		{raw: []byte{'d', 0, 0, 0, 5, 'x', 'S'}}, // CopyData outside COPY is ignored; then 'S' starts a Sync
+	} {
+		raw := tc.raw
+		var answers [2][]string
+		for i, url := range []string{oracleURL, fakeURL(addr)} {
+			c := dialRaw(t, url)
+			if _, err := c.nc.Write(append(raw, 0, 0, 0, 4)); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+			for {
+				m, err := c.fe.Receive()
+				if err != nil {
+					answers[i] = append(answers[i], "closed")
+					break
+				}
+				answers[i] = append(answers[i], describeMsg(m))
+				if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+					break
+				}
+			}
+		}
+		want := answers[0]
+		if tc.want != nil {
+			want = tc.want
+		}
+		if !equalStrings(answers[1], want) {
+			t.Errorf("bytes %q:\n got %q\nwant %q", raw, answers[1], want)
+		}
 	}
 }

@@ -153,8 +153,7 @@ func (r *Runner) RunFile(ctx context.Context, backend Backend, path string) *Fil
 		r.fail(Failure{File: name, Message: err.Error()})
 	case err != nil:
 		// No server: every record that would have run fails.
-		r.fail(Failure{File: name, Message: err.Error()})
-		r.res.Failed--
+		r.note(Failure{File: name, Message: err.Error()})
 		r.failRest(script, script.Records)
 	default:
 		r.runScript(ctx, script, true)
@@ -204,8 +203,7 @@ func (r *Runner) runScript(ctx context.Context, s *Script, top bool) error {
 	for i := range s.Records {
 		rec := &s.Records[i]
 		if ctx.Err() != nil { // the caller's time budget is spent: the rest fails
-			r.fail(Failure{File: r.displayName(s.Path), Line: rec.Line, Message: "not run: " + ctx.Err().Error()})
-			r.res.Failed--
+			r.note(Failure{File: r.displayName(s.Path), Line: rec.Line, Message: "not run: " + ctx.Err().Error()})
 			r.failRest(s, s.Records[i:])
 			return errAbort
 		}
@@ -320,10 +318,14 @@ func (r *Runner) isEngine(name string) bool {
 	return false
 }
 
+// fail counts a failed record and reports it.
 func (r *Runner) fail(f Failure) {
 	r.res.Failed++
-	r.res.Failures = append(r.res.Failures, f)
+	r.note(f)
 }
+
+// note reports a failure without counting it (failRest does the counting).
+func (r *Runner) note(f Failure) { r.res.Failures = append(r.res.Failures, f) }
 
 func (r *Runner) checkStatement(rec *Record, res *result, err error) *Failure {
 	if rec.ExpectError {
