@@ -44,7 +44,7 @@ func TestGenerateOracle(t *testing.T) {
 	out.WriteString("# settings\ttype\tinput\tresult (generated from PostgreSQL 15 by TestGenerateOracle)\n")
 	bin.WriteString("# settings\ttype\tinput\tbinary send output in hex (generated from PostgreSQL 15 by TestGenerateOracle)\n")
 	for _, g := range oracleGroups {
-		tz, efd := "UTC", "1"
+		tz, efd, is := "UTC", "1", "postgres"
 		for _, kv := range strings.Fields(g.settings) {
 			k, v, _ := strings.Cut(kv, "=")
 			switch k {
@@ -52,12 +52,14 @@ func TestGenerateOracle(t *testing.T) {
 				tz = v
 			case "efd":
 				efd = v
+			case "is":
+				is = v
 			}
 		}
 		for _, in := range g.inputs {
 			lit := "'" + strings.ReplaceAll(in, "'", "''") + "'"
-			sql := fmt.Sprintf("SET TimeZone = '%s'; SET extra_float_digits = %s; DROP TABLE IF EXISTS pg_temp.tio; "+
-				"CREATE TEMP TABLE tio (x %s); INSERT INTO tio VALUES (%s); SELECT x FROM tio", tz, efd, g.typ, lit)
+			sql := fmt.Sprintf("SET TimeZone = '%s'; SET extra_float_digits = %s; SET IntervalStyle = %s; DROP TABLE IF EXISTS pg_temp.tio; "+
+				"CREATE TEMP TABLE tio (x %s); INSERT INTO tio VALUES (%s); SELECT x FROM tio", tz, efd, is, g.typ, lit)
 			res, err := conn.Exec(ctx, sql).ReadAll()
 			var result string
 			if err != nil {
@@ -163,6 +165,8 @@ func oracleOpts(settings string) (*FormatOptions, error) {
 				return nil, err
 			}
 			o.ExtraFloatDigits = n
+		case "is":
+			o.IntervalStyle = v
 		}
 	}
 	return &o, nil
