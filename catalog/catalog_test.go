@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
@@ -422,5 +424,56 @@ func TestConcurrentResolveDuringDDL(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+func TestExecComment(t *testing.T) {
+	c := openTest(t, t.TempDir(), newStore(t))
+	tab := mustCreate(t, c, sampleTable("t1"))
+	v := mustView(t, c, "", "v1", []Column{{Name: "a", Type: types.TInt4}}, tab.OID)
+	c.CreateSchema("s1", false)
+	run := func(q string) error {
+		t.Helper()
+		stmts, err := sql.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.ExecComment(stmts[0].AST.GetCommentStmt(), pathPublic)
+	}
+	for _, q := range []string{"COMMENT ON TABLE t1 IS 'tab'", "COMMENT ON COLUMN public.t1.b IS 'col b'",
+		"COMMENT ON VIEW v1 IS 'view'", "COMMENT ON SCHEMA s1 IS 'schema'", "COMMENT ON INDEX t_pkey IS 'key'"} {
+		if err := run(strings.Replace(q, "t_pkey", tab.PKName, 1)); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	sc := c.snap().schemas["s1"]
+	for _, w := range []struct {
+		oid  uint32
+		sub  int32
+		text string
+	}{{tab.OID, 0, "tab"}, {tab.OID, 2, "col b"}, {v.OID, 0, "view"}, {sc.OID, 0, "schema"}, {tab.PKIndexOID, 0, "key"}} {
+		if got, ok := c.ObjectDescription(w.oid, w.sub); !ok || got != w.text {
+			t.Fatalf("comment on %d/%d = %q, want %q", w.oid, w.sub, got, w.text)
+		}
+	}
+	// The errors PostgreSQL 15 gives for the same statements.
+	wantErr(t, run("COMMENT ON TABLE nope IS 'x'"), pgerr.UndefinedTable, `relation "nope" does not exist`)
+	wantErr(t, run("COMMENT ON COLUMN t1.nope IS 'x'"), pgerr.UndefinedColumn, `column "nope" of relation "t1" does not exist`)
+	wantErr(t, run("COMMENT ON TABLE v1 IS 'x'"), pgerr.WrongObjectType, `"v1" is not a table`)
+	wantErr(t, run("COMMENT ON VIEW t1 IS 'x'"), pgerr.WrongObjectType, `"t1" is not a view`)
+	wantErr(t, run("COMMENT ON SCHEMA nope IS 'x'"), pgerr.UndefinedSchema, `schema "nope" does not exist`)
+	wantErr(t, run("COMMENT ON TABLE s9.x IS 'x'"), pgerr.UndefinedSchema, `schema "s9" does not exist`)
+	// IS NULL and IS '' remove a comment.
+	if err := run("COMMENT ON TABLE t1 IS NULL"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("COMMENT ON COLUMN t1.b IS ''"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.ObjectDescription(tab.OID, 0); ok {
+		t.Fatal("IS NULL kept the comment")
+	}
+	if _, ok := c.ObjectDescription(tab.OID, 2); ok {
+		t.Fatal("IS '' kept the comment")
 	}
 }

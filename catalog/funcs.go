@@ -73,7 +73,7 @@ func init() {
 	reg("pg_get_constraintdef", text, ts(oid, boolean), true, conDef)
 	reg("pg_get_indexdef", text, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		if r := indexOwner(ctx, oidArg(a[0])); r != nil {
-			return indexDef(r), nil
+			return indexDef(r, qualified(r)), nil
 		}
 		return nil, nil
 	})
@@ -84,7 +84,11 @@ func init() {
 		}
 		col := int(a[1].(int64))
 		if col == 0 {
-			return indexDef(r), nil
+			table := qualified(r)
+			if a[2].(bool) { // pretty: qualified only when not visible
+				table = catalogOf(ctx).snap().displayName(r.OID, searchPathOf(ctx))
+			}
+			return indexDef(r, table), nil
 		}
 		if col > len(r.PrimaryKey) || col < 0 {
 			return "", nil

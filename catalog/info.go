@@ -169,8 +169,11 @@ func (c *Catalog) ObjectDescription(oid uint32, subID int32) (string, bool) {
 func (c *Catalog) UserName(oid uint32) string { return userNameOf(oid) }
 
 func userNameOf(oid uint32) string {
-	if oid == SuperuserOID {
+	switch oid {
+	case SuperuserOID:
 		return SuperuserName
+	case DatabaseOwnerOID:
+		return "pg_database_owner"
 	}
 	return "unknown (OID=" + strconv.FormatUint(uint64(oid), 10) + ")"
 }

@@ -15,6 +15,7 @@ const (
 	pgClassOID      uint32 = 1259
 	pgNamespaceOID  uint32 = 2615
 	pgConstraintOID uint32 = 2606
+	pgExtensionOID  uint32 = 3079
 	heapAMOID       uint32 = 2
 	btreeAMOID      uint32 = 403
 )
@@ -31,7 +32,11 @@ func init() {
 
 func pgNamespaceRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, sc := range s.sortedSchemas() {
-		if err := b.add(row{"oid": sc.OID, "nspname": sc.Name, "nspowner": SuperuserOID}); err != nil {
+		owner := SuperuserOID
+		if sc.OID == PublicOID { // as in PostgreSQL 15
+			owner = DatabaseOwnerOID
+		}
+		if err := b.add(row{"oid": sc.OID, "nspname": sc.Name, "nspowner": owner}); err != nil {
 			return err
 		}
 	}
@@ -213,13 +218,14 @@ func constraintDef(r *Relation) string {
 	return "PRIMARY KEY (" + strings.Join(names, ", ") + ")"
 }
 
-// indexDef renders a primary key's index as pg_get_indexdef does.
-func indexDef(r *Relation) string {
+// indexDef renders a primary key's index as pg_get_indexdef does; table is
+// the table's name as it should appear (qualified or not).
+func indexDef(r *Relation, table string) string {
 	names := make([]string, len(r.PrimaryKey))
 	for i, k := range r.PrimaryKey {
 		names[i] = QuoteIdent(r.Columns[k].Name)
 	}
-	return "CREATE UNIQUE INDEX " + QuoteIdent(r.PKName) + " ON " + QuoteIdent(r.Schema) + "." + QuoteIdent(r.Name) +
+	return "CREATE UNIQUE INDEX " + QuoteIdent(r.PKName) + " ON " + table +
 		" USING btree (" + strings.Join(names, ", ") + ")"
 }
 
@@ -237,6 +243,9 @@ func pgDescriptionRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) 
 	schemaOIDs := map[uint32]bool{}
 	for _, sc := range s.schemas {
 		schemaOIDs[sc.OID] = true
+	}
+	if err := b.add(row{"objoid": plpgsqlExtOID, "classoid": pgExtensionOID, "objsubid": 0, "description": "PL/pgSQL procedural language"}); err != nil {
+		return err
 	}
 	for _, k := range keys {
 		class := pgClassOID

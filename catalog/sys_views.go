@@ -10,6 +10,9 @@ func init() {
 	registerRows("pg_catalog.pg_indexes", pgIndexesRows)
 }
 
+// qualified is schema.name, quoted as needed.
+func qualified(r *Relation) string { return QuoteIdent(r.Schema) + "." + QuoteIdent(r.Name) }
+
 // nullIfEmpty turns "" into NULL.
 func nullIfEmpty(s string) any {
 	if s == "" {
@@ -68,7 +71,7 @@ func pgIndexesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) erro
 		if r.PKIndexOID == 0 {
 			continue
 		}
-		if err := b.add(row{"schemaname": r.Schema, "tablename": r.Name, "indexname": r.PKName, "indexdef": indexDef(r)}); err != nil {
+		if err := b.add(row{"schemaname": r.Schema, "tablename": r.Name, "indexname": r.PKName, "indexdef": indexDef(r, qualified(r))}); err != nil {
 			return err
 		}
 	}

@@ -179,11 +179,15 @@ func TestPgClassAndFriends(t *testing.T) {
 		t.Fatal(err)
 	}
 	desc := sysRowsOf(t, c, "pg_catalog", "pg_description", testCtx)
-	if len(desc) != 1 || desc[0]["objoid"] != fmt.Sprint(v.OID) || desc[0]["classoid"] != "1259" || desc[0]["description"] != "the view" {
+	if d := findRow(desc, "objoid", fmt.Sprint(v.OID)); len(desc) != 2 || d == nil || d["classoid"] != "1259" || d["description"] != "the view" {
 		t.Fatalf("pg_description: %v", desc)
 	}
+	if d := findRow(desc, "objoid", "13590"); d == nil || d["classoid"] != "3079" {
+		t.Fatalf("pg_description lacks plpgsql's: %v", desc)
+	}
 	roles := sysRowsOf(t, c, "pg_catalog", "pg_roles", testCtx)
-	if len(roles) != 1 || roles[0]["rolname"] != "alice" || roles[0]["oid"] != "10" || roles[0]["rolsuper"] != "t" {
+	if len(roles) != 2 || roles[0]["rolname"] != "alice" || roles[0]["oid"] != "10" || roles[0]["rolsuper"] != "t" ||
+		roles[1]["rolname"] != "pg_database_owner" || roles[1]["oid"] != "6171" {
 		t.Fatalf("pg_roles: %v", roles)
 	}
 	dbs := sysRowsOf(t, c, "pg_catalog", "pg_database", testCtx)
@@ -203,6 +207,20 @@ func TestPgClassAndFriends(t *testing.T) {
 	}})
 	if len(settings) != 1 || settings[0]["unit"] != "kB" || settings[0]["setting"] != "4096" {
 		t.Fatalf("pg_settings: %v", settings)
+	}
+	// Values from the session, in the parameter's unit as PostgreSQL shows them.
+	session := map[string]string{"work_mem": "8MB", "statement_timeout": "2s", "TimeZone": "Europe/Paris"}
+	settings = sysRowsOf(t, c, "pg_catalog", "pg_settings", RowsContext{Setting: func(n string) (string, bool) {
+		v, ok := session[n]
+		return v, ok
+	}})
+	for name, want := range map[string]string{"work_mem": "8192", "statement_timeout": "2000", "TimeZone": "Europe/Paris", "DateStyle": "ISO, MDY"} {
+		if r := findRow(settings, "name", name); r == nil || r["setting"] != want {
+			t.Fatalf("pg_settings %s: %v, want %s", name, r, want)
+		}
+	}
+	if r := findRow(settings, "name", "work_mem"); r["source"] != "session" || r["unit"] != "kB" || r["context"] != "user" {
+		t.Fatalf("pg_settings work_mem: %v", r)
 	}
 }
 

@@ -67,6 +67,13 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	case *pg.Node_DeallocateStmt:
 		return &Result{Tag: "DEALLOCATE"}, nil
 	case *pg.Node_CommentStmt:
+		if cm, ok := s.eng.cat.(interface {
+			ExecComment(*pg.CommentStmt, []string) error
+		}); ok {
+			if err := cm.ExecComment(n.CommentStmt, s.set.searchPath()); err != nil {
+				return nil, err
+			}
+		}
 		return &Result{Tag: "COMMENT"}, nil
 	case *pg.Node_VacuumStmt:
 		if n.VacuumStmt.IsVacuumcmd {

@@ -221,11 +221,7 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		}
 		out := append(append([]int(nil), lay...), x.ids...)
 		w.Cols = p.cols(out)
-		node, ok := any(w).(exec.Node)
-		if !ok {
-			return nil, nil, pgerr.Unsupported("window functions are not implemented yet")
-		}
-		return node, out, nil
+		return w, out, nil
 	case *lSort:
 		sub := need
 		for _, k := range x.keys {
