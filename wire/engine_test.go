@@ -58,6 +58,19 @@ func TestRealEngineWithPgx(t *testing.T) {
 			t.Errorf("insert tag %q", tag)
 		}
 	}
+	// INSERT ... RETURNING through both protocols: PostgreSQL's tag.
+	for i, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		rows, err := conn.Query(ctx, "insert into items values (10 + $1::int4, 'tmp', 0) returning id", mode, int32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+		}
+		if rows.Err() != nil || rows.CommandTag().String() != "INSERT 0 1" {
+			t.Errorf("insert returning [%v]: tag %q, %v", mode, rows.CommandTag(), rows.Err())
+		}
+	}
+	mustExec("delete from items where name = 'tmp'")
 	var n int64
 	var names string
 	if err := conn.QueryRow(ctx, "select count(*), string_agg(name, ',' order by id) from items where price > $1", 0.7).Scan(&n, &names); err != nil {

@@ -36,6 +36,7 @@ import (
 //	select wire_panic_rows()                  panics in Iterator.Next after 2 rows
 //	select wire_notice()                      one NOTICE, then "SELECT"-less tag
 //	insert into t values (...)                "INSERT 0 1"
+//	insert into t values ... returning id     ids 8 and 9, "INSERT 0 2"
 //	begin / commit / rollback                 transaction status
 //	set timezone = 'X'                        ParamStatus TimeZone
 //	copy t from stdin [csv]                   fakeCopyIn
@@ -231,6 +232,8 @@ func (s *fakeSession) Prepare(ctx context.Context, st sql.Statement, oids []uint
 			return nil, err
 		}
 		p.Columns = cols
+	case reInsert.MatchString(text) && strings.HasSuffix(text, "returning id"):
+		p.Columns = []types.Column{{Name: "id", Type: types.TInt4}}
 	case text == "select wire_notice()", reInsert.MatchString(text), reSetTZ.MatchString(text),
 		text == "begin", text == "commit", text == "rollback", reCopyFrom.MatchString(text), reCopyTo.MatchString(text):
 	case strings.HasPrefix(text, "select * from nosuchtable"):
@@ -298,6 +301,8 @@ func (s *fakeSession) execute(ctx context.Context, text string, p *engine.Prepar
 		return rowsResult(p.Columns, &valuesIter{cols: p.Columns, rows: [][]types.Value{{"a", nil, true, int64(7)}}}), nil
 	case text == "select wire_notice()":
 		return &engine.Result{Tag: "DO", Notices: []*pgerr.Error{{Code: pgerr.Warning, Severity: pgerr.SevWarning, Message: "careful"}}}, nil
+	case reInsert.MatchString(text) && strings.HasSuffix(text, "returning id"):
+		return &engine.Result{Tag: "INSERT", Columns: p.Columns, Rows: int32Batches(8, 9, 1)}, nil
 	case reInsert.MatchString(text):
 		return &engine.Result{Tag: "INSERT 0 1"}, nil
 	case text == "begin":

@@ -43,6 +43,16 @@ var oracleCases = []struct {
 	{name: "simple mixed text row", rounds: []exchange{
 		{&pgproto3.Query{String: fakeMixed}},
 	}},
+	{name: "insert returning tag", rounds: []exchange{
+		{&pgproto3.Query{String: "insert into t values (8, 'a'), (9, 'b') returning id"}},
+		{
+			&pgproto3.Parse{Query: "insert into t values (8, 'a'), (9, 'b') returning id"},
+			&pgproto3.Bind{},
+			&pgproto3.Execute{MaxRows: 1},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		},
+	}},
 	{name: "transaction status and failed block", rounds: []exchange{
 		{&pgproto3.Query{String: "begin"}},
 		{&pgproto3.Query{String: "select 1/0"}},

@@ -45,9 +45,14 @@ func rowDescription(cols []types.Column, formats []int16) *pgproto3.RowDescripti
 }
 
 // rowsTag completes a row-returning command's tag with its row count.
+// INSERT ... RETURNING gets PostgreSQL's "INSERT 0 n" (the 0 is the oid
+// field that PostgreSQL keeps for compatibility).
 func rowsTag(verb string, n int64) []byte {
-	tag := make([]byte, 0, len(verb)+21)
+	tag := make([]byte, 0, len(verb)+23)
 	tag = append(tag, verb...)
+	if verb == "INSERT" {
+		tag = append(tag, " 0"...)
+	}
 	tag = append(tag, ' ')
 	return strconv.AppendInt(tag, n, 10)
 }
