@@ -390,6 +390,7 @@ func (b *binder) subLink(l *level, sl *pg.SubLink) (expr.Expr, error) {
 	}
 	s.outID = ids[0]
 	inner := b.cols[s.outID]
+	s.outName = b.colRef(s.outID).Name
 	switch s.kind {
 	case expr.ScalarSubquery:
 		s.t = inner.t

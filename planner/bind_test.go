@@ -104,3 +104,15 @@ func TestParamInference(t *testing.T) {
 		}
 	}
 }
+
+func TestSemiJoin(t *testing.T) {
+	d := newTestDB(t, schema...)
+	plan := d.explain("SELECT b FROM t WHERE a IN (SELECT a FROM u) AND c > 5")
+	if !strings.Contains(plan, "(semi) on t.a = a") || strings.Contains(plan, "SubPlan") || strings.Contains(plan, "InitPlan") {
+		t.Errorf("uncorrelated IN should be a semi join:\n%s", plan)
+	}
+	plan = d.explain("SELECT b FROM t WHERE a NOT IN (SELECT a FROM u)")
+	if strings.Contains(plan, "anti") || strings.Contains(plan, "semi") {
+		t.Errorf("NOT IN must not become an anti join:\n%s", plan)
+	}
+}

@@ -13,7 +13,17 @@ import (
 func optimize(n lnode) lnode {
 	switch x := n.(type) {
 	case *lFilter:
-		return push(optimize(x.in), x.conds)
+		in := optimize(x.in)
+		var rest []expr.Expr
+		for _, c := range x.conds {
+			if s, ok := semiJoinable(c); ok {
+				in = &lJoin{left: in, right: optimize(s.plan), kind: exec.SemiJoin,
+					conds: []expr.Expr{&expr.Call{Fn: s.op, Args: []expr.Expr{s.lhs, &expr.ColRef{Idx: s.outID, T: s.op.Args[1], Name: s.outName}}}}}
+				continue
+			}
+			rest = append(rest, c)
+		}
+		return push(in, rest)
 	case *lJoin:
 		x.left, x.right = optimize(x.left), optimize(x.right)
 		switch x.kind {
@@ -263,4 +273,20 @@ func equality(c expr.Expr) (expr.Expr, expr.Expr, bool) {
 		return nil, nil, false
 	}
 	return l, r, true
+}
+
+// semiJoinable reports whether a WHERE condition is `x IN (subquery)` (or
+// `x = ANY (subquery)`) over an uncorrelated subquery: such a condition
+// keeps exactly the rows a semi join on x = column keeps (a NULL x or no
+// match drops the row either way). NOT IN is not an anti join (NULLs in the
+// subquery make it unknown), so it stays a subquery.
+func semiJoinable(c expr.Expr) (*sublink, bool) {
+	s, ok := c.(*sublink)
+	if !ok || s.kind != expr.AnySubquery || s.array != nil || len(s.outer) > 0 || s.op == nil || s.op.Name != "=" {
+		return nil, false
+	}
+	if len(refsOf(s.lhs)) == 0 || hasSubquery(s.lhs) || !s.lhs.Type().SameKind(s.op.Args[1]) {
+		return nil, false
+	}
+	return s, true
 }

@@ -105,6 +105,11 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 			}
 			v.Rows = append(v.Rows, r)
 		}
+		if len(v.Rows) > 1 && len(v.Cols) > 0 {
+			if f := constValues(v); f != nil {
+				return f, x.ids, nil
+			}
+		}
 		return v, x.ids, nil
 	case *lFilter:
 		in, lay, err := p.node(x.in, union(need, x.conds...))
@@ -221,11 +226,7 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		}
 		out := append(append([]int(nil), lay...), x.ids...)
 		w.Cols = p.cols(out)
-		node, ok := any(w).(exec.Node)
-		if !ok {
-			return nil, nil, pgerr.Unsupported("window functions are not implemented yet")
-		}
-		return node, out, nil
+		return w, out, nil
 	case *lSort:
 		sub := need
 		for _, k := range x.keys {

@@ -24,6 +24,8 @@ type sublink struct {
 	t     types.T
 	// outer lists the ids of enclosing queries that the subquery reads.
 	outer []int
+	// outName names outID for EXPLAIN.
+	outName string
 	// array is set instead of plan for `x op ANY/ALL (array)`.
 	array expr.Expr
 }

@@ -106,3 +106,17 @@ func TestAllTypesSurviveReopen(t *testing.T) {
 	defer s.Close()
 	checkRows(t, s.Table(3), want)
 }
+
+func TestTakeRowsAllTypes(t *testing.T) {
+	_, rec := allTypesBatch(t)
+	got, err := takeRows(rec, []int{0, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ got, from, to int64 }{{0, 0, 1}, {1, 2, 4}} {
+		a := got.NewSlice(want.got, want.got+want.to-want.from)
+		if !array.RecordEqual(a, rec.NewSlice(want.from, want.to)) {
+			t.Fatalf("rows %d..%d:\n%v", want.from, want.to, a)
+		}
+	}
+}

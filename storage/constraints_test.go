@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"github.com/cockroachdb/apd/v3"
 	"math"
 	"testing"
 
@@ -206,5 +207,38 @@ func TestQuoteIdentAndClip(t *testing.T) {
 	s := long[:63] + "é" + "zz"
 	if got := clipValue(s); got != long[:63]+"..." {
 		t.Errorf("clipValue = %q", got)
+	}
+}
+
+func TestLookupNumericAndRepeatedUpdateIDs(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	cols := []types.Column{{Name: "n", Type: types.TNumeric}, {Name: "s", Type: types.TText}}
+	tb, _ := s.CreateTable(TableDef{OID: 1, TableName: "n", Columns: cols, PrimaryKey: []int{0}})
+	b1 := array.NewStringBuilder(mem)
+	b1.AppendValues([]string{"1.50", "2"}, nil)
+	b2 := array.NewStringBuilder(mem)
+	b2.AppendValues([]string{"a", "b"}, nil)
+	rec := array.NewRecordBatch(types.ArrowSchema(cols), []arrow.Array{b1.NewArray(), b2.NewArray()}, 2)
+	if _, err := tb.Insert(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	d, _, _ := apd.NewFromString("1.5000")
+	if id, ok := tb.LookupKey([]types.Value{d}); !ok || id != 0 {
+		t.Fatalf("LookupKey(1.5000) = %d %v", id, ok)
+	}
+	if _, ok := tb.LookupKey([]types.Value{"3"}); ok {
+		t.Fatal("LookupKey(3) found a row")
+	}
+	// A repeated id updates its row once, with the first of its new rows.
+	b1.AppendValues([]string{"5", "6"}, nil)
+	b2.AppendValues([]string{"x", "y"}, nil)
+	upd := array.NewRecordBatch(types.ArrowSchema(cols), []arrow.Array{b1.NewArray(), b2.NewArray()}, 2)
+	if n, err := tb.Update(ctx, []int64{1, 1}, upd); err != nil || n != 1 {
+		t.Fatalf("update: %d %v", n, err)
+	}
+	checkRows(t, tb, []string{"0:1.50,a", "2:5,x"})
+	if _, ok := tb.LookupKey([]types.Value{"6"}); ok {
+		t.Fatal("the skipped row's key was indexed")
 	}
 }

@@ -50,6 +50,14 @@
 // is cut off with everything after it. Compaction (compact.go) rewrites a log
 // that holds much more than its live rows as a snapshot, atomically by rename.
 //
+// # Limits
+//
+// There are no transactions: each call is atomic and durable on its own.
+// The space of a deleted row is reclaimed only when every row of its chunk is
+// deleted (row ids must stay put while any snapshot may name them), so a
+// table under random updates keeps dead rows in its older chunks. Compaction
+// holds the table's writers for as long as it takes to write the snapshot.
+//
 // # Concurrency
 //
 // Store and Table are safe for concurrent use. Writers of one table are

@@ -61,8 +61,13 @@ type TableDef struct {
 // from its log, dir/<oid>.log (the engine passes <datadir>/tables).
 func Open(dir string) (*Store, error) {
 	tdir := dir
-	if err := os.MkdirAll(tdir, 0o755); err != nil {
-		return nil, fmt.Errorf("storage: %w", err)
+	if _, err := os.Stat(tdir); os.IsNotExist(err) {
+		if err := os.MkdirAll(tdir, 0o755); err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
+		}
+		if err := syncDir(filepath.Dir(tdir)); err != nil { // the new directory's entry
+			return nil, err
+		}
 	}
 	lock, err := lockDir(tdir)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/types"
@@ -272,7 +271,7 @@ func (t *Table) Update(ctx context.Context, rowIDs []int64, rec arrow.RecordBatc
 		for j, i := range keep {
 			ids[j] = rowIDs[i]
 		}
-		if rec, err = takeRows(ctx, rec, keep); err != nil {
+		if rec, err = takeRows(rec, keep); err != nil {
 			t.mu.Unlock()
 			return 0, err
 		}
@@ -314,21 +313,29 @@ func (t *Table) Truncate(ctx context.Context) error {
 	return t.commit(encodeTruncate())
 }
 
-// takeRows returns the rows of rec at the given indexes.
-func takeRows(ctx context.Context, rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, error) {
-	b := array.NewInt64Builder(memory.DefaultAllocator)
+// takeRows returns the rows of rec at the given ascending indexes, by
+// concatenating slices of their consecutive runs.
+func takeRows(rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, error) {
+	type run struct{ from, to int }
+	var runs []run
 	for _, i := range rows {
-		b.Append(int64(i))
+		if k := len(runs) - 1; k >= 0 && runs[k].to == i {
+			runs[k].to++
+		} else {
+			runs = append(runs, run{i, i + 1})
+		}
 	}
-	idx := b.NewArray()
-	defer idx.Release()
 	cols := make([]arrow.Array, rec.NumCols())
-	for i, c := range rec.Columns() {
-		out, err := compute.TakeArray(ctx, c, idx)
+	parts := make([]arrow.Array, len(runs))
+	for c, col := range rec.Columns() {
+		for j, r := range runs {
+			parts[j] = array.NewSlice(col, int64(r.from), int64(r.to))
+		}
+		out, err := array.Concatenate(parts, memory.DefaultAllocator)
 		if err != nil {
 			return nil, fmt.Errorf("storage: select updated rows: %w", err)
 		}
-		cols[i] = out
+		cols[c] = out
 	}
 	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
 }

@@ -62,10 +62,19 @@ func intervalPrecision(typmod int32) int {
 	return int(typmod & 0xFFFF)
 }
 
-// appendInterval appends interval_out's text in the postgres IntervalStyle:
-// "1 year 2 mons 3 days 04:05:06.7", "-1 days +02:00:00", "00:00:00".
+// appendInterval appends interval_out's text in an IntervalStyle: postgres
+// (the default: "1 year 2 mons 3 days 04:05:06.7", "-1 days +02:00:00"),
+// sql_standard ("1-2 3 4:05:06.7"), iso_8601 ("P1Y2M3DT4H5M6.7S") or
+// postgres_verbose ("@ 1 year 2 mons 3 days 4 hours 5 mins 6.7 secs").
 func appendInterval(dst []byte, v IntervalValue, style string) []byte {
-	_ = style
+	switch style {
+	case "sql_standard":
+		return appendIntervalSQL(dst, v)
+	case "iso_8601":
+		return appendIntervalISO(dst, v)
+	case "postgres_verbose":
+		return appendIntervalVerbose(dst, v)
+	}
 	year := int64(v.Months / 12)
 	mon := int64(v.Months % 12)
 	day := int64(v.Days)
@@ -115,6 +124,163 @@ func appendInterval(dst []byte, v IntervalValue, style string) []byte {
 		s := abs64(sec)
 		dst = append(dst, ':', byte('0'+m/10), byte('0'+m%10), ':', byte('0'+s/10), byte('0'+s%10))
 		dst = appendFraction(dst, abs64(fsec))
+	}
+	return dst
+}
+
+// intervalFields splits an interval as PostgreSQL's interval2itm does.
+func intervalFields(v IntervalValue) (year, mon, day, hour, min, sec, fsec int64) {
+	year, mon, day = int64(v.Months/12), int64(v.Months%12), int64(v.Days)
+	t := v.Micros
+	hour = t / usPerHour
+	t -= hour * usPerHour
+	min = t / usPerMin
+	t -= min * usPerMin
+	sec = t / usPerSec
+	fsec = t - sec*usPerSec
+	return
+}
+
+// appendSeconds is PostgreSQL's AppendSeconds: |sec| (zero-padded to two
+// digits when pad) and the trimmed fraction of |fsec|.
+func appendSeconds(dst []byte, sec, fsec int64, pad bool) []byte {
+	if pad {
+		dst = appendPadded(dst, abs64(sec), 2)
+	} else {
+		dst = strconv.AppendInt(dst, abs64(sec), 10)
+	}
+	return appendFraction(dst, abs64(fsec))
+}
+
+func appendIntervalSQL(dst []byte, v IntervalValue) []byte {
+	year, mon, day, hour, min, sec, fsec := intervalFields(v)
+	hasNeg := year < 0 || mon < 0 || day < 0 || hour < 0 || min < 0 || sec < 0 || fsec < 0
+	hasPos := year > 0 || mon > 0 || day > 0 || hour > 0 || min > 0 || sec > 0 || fsec > 0
+	hasYM := year != 0 || mon != 0
+	hasDT := day != 0 || hour != 0 || min != 0 || sec != 0 || fsec != 0
+	standard := !(hasNeg && hasPos) && !(hasYM && hasDT)
+	if hasNeg && standard {
+		dst = append(dst, '-')
+		year, mon, day, hour, min, sec, fsec = -year, -mon, -day, -hour, -min, -sec, -fsec
+	}
+	sign := func(neg bool) byte {
+		if neg {
+			return '-'
+		}
+		return '+'
+	}
+	switch {
+	case !hasNeg && !hasPos:
+		return append(dst, '0')
+	case !standard:
+		dst = append(dst, sign(year < 0 || mon < 0))
+		dst = strconv.AppendInt(dst, abs64(year), 10)
+		dst = append(dst, '-')
+		dst = strconv.AppendInt(dst, abs64(mon), 10)
+		dst = append(dst, ' ', sign(day < 0))
+		dst = strconv.AppendInt(dst, abs64(day), 10)
+		dst = append(dst, ' ', sign(hour < 0 || min < 0 || sec < 0 || fsec < 0))
+		dst = strconv.AppendInt(dst, abs64(hour), 10)
+		dst = append(dst, ':')
+		dst = appendPadded(dst, abs64(min), 2)
+		dst = append(dst, ':')
+		return appendSeconds(dst, sec, fsec, true)
+	case hasYM:
+		dst = strconv.AppendInt(dst, year, 10)
+		dst = append(dst, '-')
+		return strconv.AppendInt(dst, mon, 10)
+	case day != 0:
+		dst = strconv.AppendInt(dst, day, 10)
+		dst = append(dst, ' ')
+	}
+	dst = strconv.AppendInt(dst, hour, 10)
+	dst = append(dst, ':')
+	dst = appendPadded(dst, min, 2)
+	dst = append(dst, ':')
+	return appendSeconds(dst, sec, fsec, true)
+}
+
+func appendIntervalISO(dst []byte, v IntervalValue) []byte {
+	year, mon, day, hour, min, sec, fsec := intervalFields(v)
+	if year == 0 && mon == 0 && day == 0 && hour == 0 && min == 0 && sec == 0 && fsec == 0 {
+		return append(dst, "PT0S"...)
+	}
+	part := func(val int64, unit byte) {
+		if val != 0 {
+			dst = strconv.AppendInt(dst, val, 10)
+			dst = append(dst, unit)
+		}
+	}
+	dst = append(dst, 'P')
+	part(year, 'Y')
+	part(mon, 'M')
+	part(day, 'D')
+	if hour != 0 || min != 0 || sec != 0 || fsec != 0 {
+		dst = append(dst, 'T')
+	}
+	part(hour, 'H')
+	part(min, 'M')
+	if sec != 0 || fsec != 0 {
+		if sec < 0 || fsec < 0 {
+			dst = append(dst, '-')
+		}
+		dst = appendSeconds(dst, sec, fsec, false)
+		dst = append(dst, 'S')
+	}
+	return dst
+}
+
+func appendIntervalVerbose(dst []byte, v IntervalValue) []byte {
+	year, mon, day, hour, min, sec, fsec := intervalFields(v)
+	isZero, isBefore := true, false
+	dst = append(dst, '@')
+	part := func(val int64, unit string) {
+		if val == 0 {
+			return
+		}
+		if isZero {
+			isBefore = val < 0
+			val = abs64(val)
+		} else if isBefore {
+			val = -val
+		}
+		dst = append(dst, ' ')
+		dst = strconv.AppendInt(dst, val, 10)
+		dst = append(dst, ' ')
+		dst = append(dst, unit...)
+		if val != 1 {
+			dst = append(dst, 's')
+		}
+		isZero = false
+	}
+	part(year, "year")
+	part(mon, "mon")
+	part(day, "day")
+	part(hour, "hour")
+	part(min, "min")
+	if sec != 0 || fsec != 0 {
+		dst = append(dst, ' ')
+		if sec < 0 || (sec == 0 && fsec < 0) {
+			if isZero {
+				isBefore = true
+			} else if !isBefore {
+				dst = append(dst, '-')
+			}
+		} else if isBefore {
+			dst = append(dst, '-')
+		}
+		dst = appendSeconds(dst, sec, fsec, false)
+		dst = append(dst, " sec"...)
+		if abs64(sec) != 1 || fsec != 0 {
+			dst = append(dst, 's')
+		}
+		isZero = false
+	}
+	if isZero {
+		dst = append(dst, " 0"...)
+	}
+	if isBefore {
+		dst = append(dst, " ago"...)
 	}
 	return dst
 }
@@ -205,7 +371,10 @@ func intervalOverflow(s string) error {
 // "-1 day +02:00:00", "@ 1 hour ago", "1.5 days", SQL "1-2" and "1 2:03:04",
 // ISO 8601 "P1Y2M3DT4H5M6S", and a bare number counted in the lowest field of
 // the typmod's range (seconds when there is none); then applies the typmod.
-func parseInterval(s string, typmod int32) (IntervalValue, error) {
+//
+// With sqlStandard (IntervalStyle sql_standard), a leading '-' applies to
+// every field when no other field has an explicit sign ('-1 2:03:04').
+func parseInterval(s string, typmod int32, sqlStandard bool) (IntervalValue, error) {
 	rng := intervalRange(typmod)
 	t := strings.TrimSpace(s)
 	var m itm
@@ -214,7 +383,7 @@ func parseInterval(s string, typmod int32) (IntervalValue, error) {
 		if m, err = parseISOInterval(t, s); err != nil {
 			return IntervalValue{}, err
 		}
-	} else if m, err = parsePGInterval(t, s, rng); err != nil {
+	} else if m, err = parsePGInterval(t, s, rng, sqlStandard); err != nil {
 		return IntervalValue{}, err
 	}
 	if m.overflowErr {
@@ -258,7 +427,7 @@ func adjustInterval(v IntervalValue, typmod int32) IntervalValue {
 	return v
 }
 
-func parsePGInterval(t, orig string, rng int) (itm, error) {
+func parsePGInterval(t, orig string, rng int, sqlStandard bool) (itm, error) {
 	var m itm
 	// tokenize: split on whitespace; split a number glued to a unit ("5min").
 	var toks []ivTok
@@ -405,6 +574,17 @@ func parsePGInterval(t, orig string, rng int) (itm, error) {
 	}
 	if unit != "" || !parsed {
 		return m, badInterval(orig)
+	}
+	if sqlStandard && toks[0].text[0] == '-' {
+		more := false
+		for _, tk := range toks[1:] {
+			if tk.text[0] == '-' || tk.text[0] == '+' {
+				more = true
+			}
+		}
+		if !more {
+			m.usec, m.days, m.months, m.years = -abs64(m.usec), -abs64(m.days), -abs64(m.months), -abs64(m.years)
+		}
 	}
 	if ago {
 		m.usec, m.days, m.months, m.years = -m.usec, -m.days, -m.months, -m.years

@@ -77,7 +77,7 @@ func ParseText(s string, t T, opts *FormatOptions) (Value, error) {
 		}
 		return v, nil
 	case Interval:
-		v, err := parseInterval(s, t.Typmod)
+		v, err := parseInterval(s, t.Typmod, opts.IntervalStyle == "sql_standard")
 		if err != nil {
 			return nil, err
 		}

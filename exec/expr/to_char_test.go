@@ -3,6 +3,7 @@ package expr
 import (
 	"testing"
 
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -41,4 +42,21 @@ func mustParse(t *testing.T, s string, ty types.T) types.Value {
 		t.Fatal(err)
 	}
 	return v
+}
+
+func TestToDate(t *testing.T) {
+	runSQL(t, []sqlCase{
+		{"iso", fx("to_date", lit("2024-05-07"), lit("YYYY-MM-DD")), "2024-05-07"},
+		{"dmy", fx("to_date", lit("07/05/2024"), lit("DD/MM/YYYY")), "2024-05-07"},
+		{"month name", fx("to_date", lit("May 7, 2024"), lit("Mon DD, YYYY")), "2024-05-07"},
+		{"pm", fx("to_timestamp", lit("2024-05-07 01:45:12 PM"), lit("YYYY-MM-DD HH12:MI:SS AM")), "2024-05-07 13:45:12+00"},
+		{"compact", fx("to_timestamp", lit("20240507 134512.5"), lit("YYYYMMDD HH24MISS.MS")), "2024-05-07 13:45:12.5+00"},
+		{"doy", fx("to_date", lit("2024 128"), lit("YYYY DDD")), "2024-05-07"},
+	})
+	e := call(t, "to_date", lit("2024-13-01"), lit("YYYY-MM-DD"))
+	_, err := evalValues(t, e, batch(t, col{types.TInt4, []types.Value{int64(1)}}))
+	expectErr(t, err, pgerr.DatetimeFieldOverflow, `date/time field value out of range: "2024-13-01"`)
+	e = call(t, "to_date", lit("xx-01-01"), lit("YYYY-MM-DD"))
+	_, err = evalValues(t, e, batch(t, col{types.TInt4, []types.Value{int64(1)}}))
+	expectErr(t, err, pgerr.InvalidDatetimeFormat, `invalid value "xx-0" for "YYYY"`)
 }
