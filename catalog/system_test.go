@@ -208,6 +208,20 @@ func TestPgClassAndFriends(t *testing.T) {
 	if len(settings) != 1 || settings[0]["unit"] != "kB" || settings[0]["setting"] != "4096" {
 		t.Fatalf("pg_settings: %v", settings)
 	}
+	// Values from the session, in the parameter's unit as PostgreSQL shows them.
+	session := map[string]string{"work_mem": "8MB", "statement_timeout": "2s", "TimeZone": "Europe/Paris"}
+	settings = sysRowsOf(t, c, "pg_catalog", "pg_settings", RowsContext{Setting: func(n string) (string, bool) {
+		v, ok := session[n]
+		return v, ok
+	}})
+	for name, want := range map[string]string{"work_mem": "8192", "statement_timeout": "2000", "TimeZone": "Europe/Paris", "DateStyle": "ISO, MDY"} {
+		if r := findRow(settings, "name", name); r == nil || r["setting"] != want {
+			t.Fatalf("pg_settings %s: %v, want %s", name, r, want)
+		}
+	}
+	if r := findRow(settings, "name", "work_mem"); r["source"] != "session" || r["unit"] != "kB" || r["context"] != "user" {
+		t.Fatalf("pg_settings work_mem: %v", r)
+	}
 }
 
 // --- Comparisons with a live PostgreSQL 15 (skipped when none is reachable).

@@ -28,7 +28,8 @@ type appendIter struct {
 	cur    Iterator
 }
 
-func (it *appendIter) Next() (arrow.RecordBatch, error) {
+func (it *appendIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	for {
 		if err := canceled(it.ctx); err != nil {
 			return nil, err

@@ -45,7 +45,8 @@ type distinctIter struct {
 	gids  []int32
 }
 
-func (it *distinctIter) Next() (arrow.RecordBatch, error) {
+func (it *distinctIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	for {
 		if err := canceled(it.ctx); err != nil {
 			return nil, err

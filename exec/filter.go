@@ -35,7 +35,8 @@ type filterIter struct {
 	in  Iterator
 }
 
-func (it *filterIter) Next() (arrow.RecordBatch, error) {
+func (it *filterIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	for {
 		if err := canceled(it.ctx); err != nil {
 			return nil, err

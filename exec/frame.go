@@ -323,12 +323,23 @@ func satAdd(a, b int64) int64 {
 	return s
 }
 
-// addInterval adds sign*iv to a timestamp in microseconds, months by the
-// calendar as PostgreSQL does.
+// addInterval adds sign*iv to a timestamp in microseconds as PostgreSQL's
+// timestamp_pl_interval does: months first (the day clamped to the end of
+// the month), then days, then the time part.
 func addInterval(us int64, iv arrow.MonthDayNanoInterval, sign int) int64 {
 	if iv.Months != 0 || iv.Days != 0 {
 		t := time.UnixMicro(us).UTC()
-		t = t.AddDate(0, sign*int(iv.Months), sign*int(iv.Days))
+		if iv.Months != 0 {
+			y, m, d := t.Date()
+			mm := int(m) - 1 + sign*int(iv.Months)
+			y += floorDiv(mm, 12)
+			mm -= floorDiv(mm, 12) * 12
+			last := time.Date(y, time.Month(mm+2), 0, 0, 0, 0, 0, time.UTC).Day()
+			d = min(d, last)
+			h, mi, sec := t.Clock()
+			t = time.Date(y, time.Month(mm+1), d, h, mi, sec, t.Nanosecond(), time.UTC)
+		}
+		t = t.AddDate(0, 0, sign*int(iv.Days))
 		us = t.UnixMicro()
 	}
 	return us + int64(sign)*iv.Nanoseconds/1000

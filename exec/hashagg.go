@@ -68,7 +68,8 @@ type hashAggIter struct {
 	out *sliceIter
 }
 
-func (it *hashAggIter) Next() (arrow.RecordBatch, error) {
+func (it *hashAggIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	if it.out == nil {
 		bs, err := it.run()
 		if err != nil {

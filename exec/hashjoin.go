@@ -89,7 +89,8 @@ func (it *hashJoinIter) build() error {
 	return nil
 }
 
-func (it *hashJoinIter) Next() (arrow.RecordBatch, error) {
+func (it *hashJoinIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	if !it.built {
 		if err := it.build(); err != nil {
 			return nil, err

@@ -69,7 +69,8 @@ type limitIter struct {
 	left int64 // -1: no limit
 }
 
-func (it *limitIter) Next() (arrow.RecordBatch, error) {
+func (it *limitIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	for it.left != 0 {
 		if err := canceled(it.ctx); err != nil {
 			return nil, err

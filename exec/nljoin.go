@@ -45,7 +45,8 @@ type nlJoinIter struct {
 	done    bool
 }
 
-func (it *nlJoinIter) Next() (arrow.RecordBatch, error) {
+func (it *nlJoinIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	if !it.loaded {
 		if _, err := it.j.loadRight(it.rightIn, it.n.Right.Columns()); err != nil {
 			return nil, err

@@ -32,7 +32,8 @@ type projectIter struct {
 	schema *arrow.Schema
 }
 
-func (it *projectIter) Next() (arrow.RecordBatch, error) {
+func (it *projectIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	if err := canceled(it.ctx); err != nil {
 		return nil, err
 	}

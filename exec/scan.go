@@ -52,7 +52,8 @@ type scanIter struct {
 	sel        []int32
 }
 
-func (it *scanIter) Next() (arrow.RecordBatch, error) {
+func (it *scanIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	for it.ci < len(it.chunks) {
 		if err := canceled(it.ctx); err != nil {
 			return nil, err

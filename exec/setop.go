@@ -44,7 +44,8 @@ type setOpIter struct {
 	out *sliceIter
 }
 
-func (it *setOpIter) Next() (arrow.RecordBatch, error) {
+func (it *setOpIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	if it.out == nil {
 		bs, err := it.run()
 		if err != nil {

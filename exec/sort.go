@@ -38,7 +38,8 @@ type sortIter struct {
 	done bool
 }
 
-func (it *sortIter) Next() (arrow.RecordBatch, error) {
+func (it *sortIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	if it.out == nil {
 		bs, err := drainAll(it.ctx, it.in)
 		if err != nil {

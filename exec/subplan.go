@@ -17,7 +17,8 @@ type subPlan struct {
 // and returns the first column's arrays, at most limit rows when limit > 0.
 // A plan without columns (EXISTS (SELECT FROM ...)) yields NULL arrays of
 // the right lengths, so that rows can still be counted.
-func (s *subPlan) Run(ctx *expr.Context, limit int) ([]arrow.Array, error) {
+func (s *subPlan) Run(ctx *expr.Context, limit int) (_ []arrow.Array, err error) {
+	defer recoverErr(&err)
 	ectx := &Context{Eval: ctx}
 	it, err := s.n.Open(ectx)
 	if err != nil {

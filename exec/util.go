@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -232,4 +233,12 @@ func chunkArrays(schema *arrow.Schema, arrs []arrow.Array, n, size int) []arrow.
 		out = append(out, full.NewSlice(int64(i), int64(min(i+size, n))))
 	}
 	return out
+}
+
+// recoverErr turns a panic inside an operator into an internal error, so
+// that a bug fails one statement instead of crossing the package boundary.
+func recoverErr(err *error) {
+	if r := recover(); r != nil {
+		*err = pgerr.Internal("exec: internal error: %v", r)
+	}
 }

@@ -50,7 +50,8 @@ type windowIter struct {
 	out *sliceIter
 }
 
-func (it *windowIter) Next() (arrow.RecordBatch, error) {
+func (it *windowIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
 	if it.out == nil {
 		bs, err := it.run()
 		if err != nil {
