@@ -70,9 +70,12 @@ type RowsContext struct {
 	User       string
 	Database   string
 	SearchPath []string
-	// Settings lists the session's run-time parameters for pg_settings;
-	// nil means a built-in list of defaults.
+	// Settings lists the session's run-time parameters for pg_settings; nil
+	// means the built-in list, valued through Setting.
 	Settings func() []Setting
+	// Setting returns the session's value of a run-time parameter (as
+	// expr.SessionInfo.Setting does); nil means boot values.
+	Setting func(name string) (string, bool)
 }
 
 // Setting is one row of pg_settings (the columns psql and drivers read).

@@ -1,6 +1,11 @@
 package catalog
 
-import "github.com/streamsql/streamsql/types"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/streamsql/streamsql/types"
+)
 
 // Rows of the pg_catalog relations that describe types, functions,
 // databases, roles and settings rather than relations.
@@ -251,37 +256,58 @@ func pgTablespaceRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) e
 	return b.add(row{"oid": uint32(1664), "spcname": "pg_global", "spcowner": SuperuserOID})
 }
 
-// defaultSettings is pg_settings when the engine gives no Settings function.
-var defaultSettings = []Setting{
-	{Name: "DateStyle", Setting: "ISO, MDY", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the display format for date and time values.", Context: "user", VarType: "string", Source: "default", BootVal: "ISO, MDY", ResetVal: "ISO, MDY"},
-	{Name: "IntervalStyle", Setting: "postgres", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the display format for interval values.", Context: "user", VarType: "enum", Source: "default", BootVal: "postgres", ResetVal: "postgres"},
-	{Name: "TimeZone", Setting: "UTC", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the time zone for displaying and interpreting time stamps.", Context: "user", VarType: "string", Source: "default", BootVal: "GMT", ResetVal: "UTC"},
-	{Name: "client_encoding", Setting: "UTF8", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the client's character set encoding.", Context: "user", VarType: "string", Source: "default", BootVal: "SQL_ASCII", ResetVal: "UTF8"},
-	{Name: "extra_float_digits", Setting: "1", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the number of digits displayed for floating-point values.", Context: "user", VarType: "integer", Source: "default", BootVal: "1", ResetVal: "1"},
-	{Name: "search_path", Setting: `"$user", public`, Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the schema search order for names that are not schema-qualified.", Context: "user", VarType: "string", Source: "default", BootVal: `"$user", public`, ResetVal: `"$user", public`},
-	{Name: "server_encoding", Setting: "UTF8", Category: "Preset Options", ShortDesc: "Shows the server (database) character set encoding.", Context: "internal", VarType: "string", Source: "default", BootVal: "SQL_ASCII", ResetVal: "UTF8"},
-	{Name: "standard_conforming_strings", Setting: "on", Category: "Version and Platform Compatibility / Previous PostgreSQL Versions", ShortDesc: "Causes '...' strings to treat backslashes literally.", Context: "user", VarType: "bool", Source: "default", BootVal: "on", ResetVal: "on"},
-	{Name: "statement_timeout", Setting: "0", Unit: "ms", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the maximum allowed duration of any statement.", Context: "user", VarType: "integer", Source: "default", BootVal: "0", ResetVal: "0"},
-}
-
+// pgSettingsRows lists ctx.Settings when the engine gives it; otherwise the
+// parameters of settingDefs, valued by ctx.Setting (the session) or their
+// boot values.
 func pgSettingsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
-	settings := defaultSettings
+	var settings []Setting
 	if ctx.Settings != nil {
 		settings = ctx.Settings()
+	} else {
+		for _, d := range settingDefs {
+			d.Setting, d.Source, d.ResetVal = d.BootVal, "default", d.BootVal
+			if ctx.Setting != nil {
+				if v, ok := ctx.Setting(d.Name); ok {
+					d.Setting = inUnit(v, d.Unit)
+					if d.Setting != d.BootVal {
+						d.Source = "session"
+					}
+				}
+			}
+			settings = append(settings, d)
+		}
 	}
 	for _, st := range settings {
-		var unit any
-		if st.Unit != "" {
-			unit = st.Unit
-		}
 		err := b.add(row{
-			"name": st.Name, "setting": st.Setting, "unit": unit, "category": st.Category, "short_desc": st.ShortDesc,
-			"context": st.Context, "vartype": st.VarType, "source": st.Source, "boot_val": st.BootVal,
-			"reset_val": st.ResetVal, "pending_restart": false,
+			"name": st.Name, "setting": st.Setting, "unit": nullIfEmpty(st.Unit), "category": st.Category,
+			"short_desc": st.ShortDesc, "context": st.Context, "vartype": st.VarType, "source": st.Source,
+			"boot_val": st.BootVal, "reset_val": st.ResetVal, "pending_restart": false,
 		})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// inUnit converts a SHOW-style value with a unit ("4MB", "10s") to a count
+// of the parameter's unit ("4096" kB, "10000" ms), as pg_settings shows it.
+func inUnit(v, unit string) string {
+	if unit == "" {
+		return v
+	}
+	num := strings.TrimRightFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	n, err := strconv.ParseInt(num, 10, 64)
+	suffix := strings.TrimSpace(v[len(num):])
+	if err != nil || suffix == "" {
+		return v
+	}
+	scale := map[string]int64{"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40,
+		"us": 1, "ms": 1000, "s": 1000_000, "min": 60_000_000, "h": 3600_000_000, "d": 86400_000_000}
+	from, ok1 := scale[suffix]
+	to, ok2 := scale[unit]
+	if !ok1 || !ok2 {
+		return v
+	}
+	return strconv.FormatInt(n*from/to, 10)
 }

@@ -217,6 +217,7 @@ func systemRows(rows func(catalog.RowsContext) ([]arrowBatch, error), searchPath
 		if ctx != nil && ctx.Eval != nil && ctx.Eval.Session != nil {
 			s := ctx.Eval.Session
 			rc.User, rc.Database, rc.SearchPath = s.User(), s.Database(), s.SearchPath()
+			rc.Setting = s.Setting
 		}
 		return rows(rc)
 	}

@@ -162,6 +162,7 @@ type dtFields struct {
 	tzOff                   int64 // seconds east of UTC
 	loc                     *time.Location
 	special                 string
+	order                   string // DateStyle field order: MDY, DMY or YMD
 }
 
 type dtErr uint8
@@ -229,6 +230,12 @@ func (f *dtFields) date(t dtTok) dtErr {
 		return dtBad
 	}
 	if v, _ := atoiDT(p[0]); len(p[0]) > 2 || v > 31 {
+		return f.setYMD(p[0], p[1], p[2], true)
+	}
+	switch f.order {
+	case "DMY":
+		return f.setYMD(p[2], p[1], p[0], true)
+	case "YMD":
 		return f.setYMD(p[0], p[1], p[2], true)
 	}
 	return f.setYMD(p[2], p[0], p[1], true) // MDY
@@ -352,12 +359,17 @@ var specials = map[string]bool{
 }
 
 // decodeDT splits and assigns the fields of s.
-func decodeDT(s string, timeOnly bool) (*dtFields, dtErr) {
+func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 	toks, ok := tokenizeDT(s)
 	if !ok || len(toks) == 0 {
 		return nil, dtBad
 	}
-	f := &dtFields{}
+	f := &dtFields{order: "MDY"}
+	if ds := strings.ToUpper(opts.DateStyle); strings.Contains(ds, "DMY") || strings.Contains(ds, "EURO") {
+		f.order = "DMY"
+	} else if strings.Contains(ds, "YMD") {
+		f.order = "YMD"
+	}
 	var nums []string
 	for _, t := range toks {
 		switch t.kind {
@@ -444,6 +456,13 @@ func decodeDT(s string, timeOnly bool) (*dtFields, dtErr) {
 			}
 			return nil, dtBad
 		}
+	}
+	if len(nums) == 3 && !f.hasYear && !f.hasMon && !f.hasDay {
+		// three bare numbers: a date in DateStyle order ("1 2 2024")
+		if e := f.date(dtTok{kind: tokDate, parts: nums}); e != dtOK {
+			return nil, e
+		}
+		nums = nil
 	}
 	for _, n := range nums {
 		v, ok := atoiDT(n)
@@ -612,7 +631,7 @@ func parseDate(s string, opts *FormatOptions) (DateValue, error) {
 	if days, _, ok := fastISO(s); ok && len(s) == 10 {
 		return DateValue(days), nil
 	}
-	f, e := decodeDT(s, false)
+	f, e := decodeDT(s, false, opts)
 	if e != dtOK {
 		return 0, dtError(e, "date", s)
 	}
@@ -637,7 +656,7 @@ func parseDate(s string, opts *FormatOptions) (DateValue, error) {
 }
 
 func parseTime(s string, typmod int32, opts *FormatOptions) (TimeValue, error) {
-	f, e := decodeDT(s, true)
+	f, e := decodeDT(s, true, opts)
 	if e != dtOK {
 		return 0, dtError(e, "time", s)
 	}
@@ -681,7 +700,7 @@ func parseTimestamp(s string, tz bool, typmod int32, opts *FormatOptions) (Times
 	if tz {
 		typ = "timestamp with time zone"
 	}
-	f, e := decodeDT(s, false)
+	f, e := decodeDT(s, false, opts)
 	if e != dtOK {
 		return 0, dtError(e, typ, s)
 	}

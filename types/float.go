@@ -33,74 +33,30 @@ func appendFloat(dst []byte, f float64, bits int, extra int) []byte {
 		}
 		return strconv.AppendFloat(dst, f, 'g', p, bits)
 	}
+	// The shortest digits of f have a decimal exponent in [-4, 15) (real:
+	// [-4, 6)) exactly when f is in [1e-4, 1e15) as a float: rounding is
+	// monotonic, so the thresholds carry over from the digits to the floats.
+	a := math.Abs(f)
+	if bits == 64 {
+		if a >= 1e-4 && a < 1e15 {
+			return strconv.AppendFloat(dst, f, 'f', -1, 64)
+		}
+	} else if a >= float64(float32(1e-4)) && a < 1e6 {
+		return strconv.AppendFloat(dst, f, 'f', -1, 32)
+	}
 	if f == 0 {
 		if math.Signbit(f) {
 			return append(dst, "-0"...)
 		}
 		return append(dst, '0')
 	}
-	// Fast path: integral values of moderate size print as integers.
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 && (bits == 64 || math.Abs(f) < 1e6) {
-		return strconv.AppendInt(dst, int64(f), 10)
+	// %e style: Go's shortest 'e' output has C's layout (1e+20, 1.5e-07).
+	n := len(dst)
+	dst = strconv.AppendFloat(dst, f, 'e', -1, bits)
+	if onRoundingBoundary(f, bits, dst[n:]) {
+		dst = shortestInside(dst[:n], f, bits)
 	}
-	var buf [32]byte
-	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bits)
-	if onRoundingBoundary(f, bits, e) {
-		e = shortestInside(buf[:0], f, bits)
-	}
-	// e is [-]d[.ddd]e±XX
-	neg := e[0] == '-'
-	if neg {
-		e = e[1:]
-	}
-	ei := 0
-	for ei < len(e) && e[ei] != 'e' {
-		ei++
-	}
-	mant := e[:ei]
-	exp := 0
-	expNeg := e[ei+1] == '-'
-	for _, c := range e[ei+2:] {
-		exp = exp*10 + int(c-'0')
-	}
-	if expNeg {
-		exp = -exp
-	}
-	if exp < -4 || exp >= digs {
-		if neg {
-			dst = append(dst, '-')
-		}
-		return append(dst, e...)
-	}
-	// fixed notation from the digits
-	var digits [24]byte
-	nd := 0
-	for _, c := range mant {
-		if c != '.' {
-			digits[nd] = c
-			nd++
-		}
-	}
-	if neg {
-		dst = append(dst, '-')
-	}
-	if exp < 0 {
-		dst = append(dst, '0', '.')
-		for i := 0; i < -exp-1; i++ {
-			dst = append(dst, '0')
-		}
-		return append(dst, digits[:nd]...)
-	}
-	if nd <= exp+1 {
-		dst = append(dst, digits[:nd]...)
-		for i := nd; i <= exp; i++ {
-			dst = append(dst, '0')
-		}
-		return dst
-	}
-	dst = append(dst, digits[:exp+1]...)
-	dst = append(dst, '.')
-	return append(dst, digits[exp+1:nd]...)
+	return dst
 }
 
 // onRoundingBoundary reports whether the shortest text s of f lies exactly
@@ -155,14 +111,15 @@ func shortestInside(dst []byte, f float64, bits int) []byte {
 	if bits == 32 {
 		maxDigits = 9
 	}
-	for n := 1; n <= maxDigits; n++ {
-		s := strconv.AppendFloat(dst[:0], f, 'e', n-1, bits)
-		back, err := strconv.ParseFloat(string(s), bits)
-		if err == nil && back == f && !onRoundingBoundary(f, bits, s) {
-			return s
+	n := len(dst)
+	for d := 1; d <= maxDigits; d++ {
+		dst = strconv.AppendFloat(dst[:n], f, 'e', d-1, bits)
+		back, err := strconv.ParseFloat(string(dst[n:]), bits)
+		if err == nil && back == f && !onRoundingBoundary(f, bits, dst[n:]) {
+			return dst
 		}
 	}
-	return strconv.AppendFloat(dst[:0], f, 'e', maxDigits-1, bits)
+	return strconv.AppendFloat(dst[:n], f, 'e', maxDigits-1, bits)
 }
 
 // nan is the NaN PostgreSQL produces and sends (C's NAN).

@@ -44,7 +44,7 @@ func TestGenerateOracle(t *testing.T) {
 	out.WriteString("# settings\ttype\tinput\tresult (generated from PostgreSQL 15 by TestGenerateOracle)\n")
 	bin.WriteString("# settings\ttype\tinput\tbinary send output in hex (generated from PostgreSQL 15 by TestGenerateOracle)\n")
 	for _, g := range oracleGroups {
-		tz, efd, is := "UTC", "1", "postgres"
+		tz, efd, is, ds := "UTC", "1", "postgres", "MDY"
 		for _, kv := range strings.Fields(g.settings) {
 			k, v, _ := strings.Cut(kv, "=")
 			switch k {
@@ -54,12 +54,15 @@ func TestGenerateOracle(t *testing.T) {
 				efd = v
 			case "is":
 				is = v
+			case "ds":
+				ds = v
 			}
 		}
 		for _, in := range g.inputs {
 			lit := "'" + strings.ReplaceAll(in, "'", "''") + "'"
-			sql := fmt.Sprintf("SET TimeZone = '%s'; SET extra_float_digits = %s; SET IntervalStyle = %s; DROP TABLE IF EXISTS pg_temp.tio; "+
-				"CREATE TEMP TABLE tio (x %s); INSERT INTO tio VALUES (%s); SELECT x FROM tio", tz, efd, is, g.typ, lit)
+			sql := fmt.Sprintf("SET TimeZone = '%s'; SET extra_float_digits = %s; SET IntervalStyle = %s; SET DateStyle = 'ISO, %s'; "+
+				"DROP TABLE IF EXISTS pg_temp.tio; CREATE TEMP TABLE tio (x %s); INSERT INTO tio VALUES (%s); SELECT x FROM tio",
+				tz, efd, is, ds, g.typ, lit)
 			res, err := conn.Exec(ctx, sql).ReadAll()
 			var result string
 			if err != nil {
@@ -167,6 +170,8 @@ func oracleOpts(settings string) (*FormatOptions, error) {
 			o.ExtraFloatDigits = n
 		case "is":
 			o.IntervalStyle = v
+		case "ds":
+			o.DateStyle = "ISO, " + v
 		}
 	}
 	return &o, nil

@@ -1,0 +1,48 @@
+// Code generated from PostgreSQL 15's pg_settings (names, units, categories,
+// descriptions, contexts and types of the parameters streamsql has); DO NOT EDIT.
+
+package catalog
+
+// settingDefs describe the run-time parameters pg_settings lists; the values
+// come from the session (RowsContext.Setting) or, without one, BootVal.
+var settingDefs = []Setting{
+	{Name: "DateStyle", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the display format for date and time values.", Context: "user", VarType: "string", BootVal: "ISO, MDY"},
+	{Name: "IntervalStyle", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the display format for interval values.", Context: "user", VarType: "enum", BootVal: "postgres"},
+	{Name: "TimeZone", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the time zone for displaying and interpreting time stamps.", Context: "user", VarType: "string", BootVal: "GMT"},
+	{Name: "application_name", Unit: "", Category: "Reporting and Logging / What to Log", ShortDesc: "Sets the application name to be reported in statistics and logs.", Context: "user", VarType: "string", BootVal: ""},
+	{Name: "block_size", Unit: "", Category: "Preset Options", ShortDesc: "Shows the size of a disk block.", Context: "internal", VarType: "integer", BootVal: "8192"},
+	{Name: "bytea_output", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the output format for bytea.", Context: "user", VarType: "enum", BootVal: "hex"},
+	{Name: "client_encoding", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the client's character set encoding.", Context: "user", VarType: "string", BootVal: "SQL_ASCII"},
+	{Name: "client_min_messages", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the message levels that are sent to the client.", Context: "user", VarType: "enum", BootVal: "notice"},
+	{Name: "default_transaction_isolation", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the transaction isolation level of each new transaction.", Context: "user", VarType: "enum", BootVal: "read committed"},
+	{Name: "default_transaction_read_only", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the default read-only status of new transactions.", Context: "user", VarType: "bool", BootVal: "off"},
+	{Name: "enable_seqscan", Unit: "", Category: "Query Tuning / Planner Method Configuration", ShortDesc: "Enables the planner's use of sequential-scan plans.", Context: "user", VarType: "bool", BootVal: "on"},
+	{Name: "escape_string_warning", Unit: "", Category: "Version and Platform Compatibility / Previous PostgreSQL Versions", ShortDesc: "Warn about backslash escapes in ordinary string literals.", Context: "user", VarType: "bool", BootVal: "on"},
+	{Name: "extra_float_digits", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the number of digits displayed for floating-point values.", Context: "user", VarType: "integer", BootVal: "1"},
+	{Name: "geqo", Unit: "", Category: "Query Tuning / Genetic Query Optimizer", ShortDesc: "Enables genetic query optimization.", Context: "user", VarType: "bool", BootVal: "on"},
+	{Name: "idle_in_transaction_session_timeout", Unit: "ms", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the maximum allowed idle time between queries, when in a transaction.", Context: "user", VarType: "integer", BootVal: "0"},
+	{Name: "in_hot_standby", Unit: "", Category: "Preset Options", ShortDesc: "Shows whether hot standby is currently active.", Context: "internal", VarType: "bool", BootVal: "off"},
+	{Name: "integer_datetimes", Unit: "", Category: "Preset Options", ShortDesc: "Shows whether datetimes are integer based.", Context: "internal", VarType: "bool", BootVal: "on"},
+	{Name: "jit", Unit: "", Category: "Query Tuning / Other Planner Options", ShortDesc: "Allow JIT compilation.", Context: "user", VarType: "bool", BootVal: "on"},
+	{Name: "lc_collate", Unit: "", Category: "Preset Options", ShortDesc: "Shows the collation order locale.", Context: "internal", VarType: "string", BootVal: "C"},
+	{Name: "lc_ctype", Unit: "", Category: "Preset Options", ShortDesc: "Shows the character classification and case conversion locale.", Context: "internal", VarType: "string", BootVal: "C"},
+	{Name: "lc_messages", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the language in which messages are displayed.", Context: "superuser", VarType: "string", BootVal: ""},
+	{Name: "lc_monetary", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the locale for formatting monetary amounts.", Context: "user", VarType: "string", BootVal: "C"},
+	{Name: "lc_numeric", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the locale for formatting numbers.", Context: "user", VarType: "string", BootVal: "C"},
+	{Name: "lc_time", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the locale for formatting date and time values.", Context: "user", VarType: "string", BootVal: "C"},
+	{Name: "lock_timeout", Unit: "ms", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the maximum allowed duration of any wait for a lock.", Context: "user", VarType: "integer", BootVal: "0"},
+	{Name: "max_connections", Unit: "", Category: "Connections and Authentication / Connection Settings", ShortDesc: "Sets the maximum number of concurrent connections.", Context: "postmaster", VarType: "integer", BootVal: "100"},
+	{Name: "max_identifier_length", Unit: "", Category: "Preset Options", ShortDesc: "Shows the maximum identifier length.", Context: "internal", VarType: "integer", BootVal: "63"},
+	{Name: "row_security", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Enable row security.", Context: "user", VarType: "bool", BootVal: "on"},
+	{Name: "search_path", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the schema search order for names that are not schema-qualified.", Context: "user", VarType: "string", BootVal: "\"$user\", public"},
+	{Name: "server_encoding", Unit: "", Category: "Preset Options", ShortDesc: "Shows the server (database) character set encoding.", Context: "internal", VarType: "string", BootVal: "SQL_ASCII"},
+	{Name: "server_version", Unit: "", Category: "Preset Options", ShortDesc: "Shows the server version.", Context: "internal", VarType: "string", BootVal: "15.18 (Debian 15.18-0+deb12u1)"},
+	{Name: "server_version_num", Unit: "", Category: "Preset Options", ShortDesc: "Shows the server version as an integer.", Context: "internal", VarType: "integer", BootVal: "150018"},
+	{Name: "standard_conforming_strings", Unit: "", Category: "Version and Platform Compatibility / Previous PostgreSQL Versions", ShortDesc: "Causes '...' strings to treat backslashes literally.", Context: "user", VarType: "bool", BootVal: "on"},
+	{Name: "statement_timeout", Unit: "ms", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the maximum allowed duration of any statement.", Context: "user", VarType: "integer", BootVal: "0"},
+	{Name: "synchronous_commit", Unit: "", Category: "Write-Ahead Log / Settings", ShortDesc: "Sets the current transaction's synchronization level.", Context: "user", VarType: "enum", BootVal: "on"},
+	{Name: "timezone_abbreviations", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Selects a file of time zone abbreviations.", Context: "user", VarType: "string", BootVal: ""},
+	{Name: "transaction_isolation", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the current transaction's isolation level.", Context: "user", VarType: "enum", BootVal: "read committed"},
+	{Name: "transaction_read_only", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the current transaction's read-only status.", Context: "user", VarType: "bool", BootVal: "off"},
+	{Name: "work_mem", Unit: "kB", Category: "Resource Usage / Memory", ShortDesc: "Sets the maximum memory to be used for query workspaces.", Context: "user", VarType: "integer", BootVal: "4096"},
+}
