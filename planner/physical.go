@@ -105,6 +105,11 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 			}
 			v.Rows = append(v.Rows, r)
 		}
+		if len(v.Rows) > 1 && len(v.Cols) > 0 {
+			if f := constValues(v); f != nil {
+				return f, x.ids, nil
+			}
+		}
 		return v, x.ids, nil
 	case *lFilter:
 		in, lay, err := p.node(x.in, union(need, x.conds...))

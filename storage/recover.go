@@ -15,10 +15,12 @@ import (
 // live write did (so row ids and chunk layout come out the same). The first
 // frame that is cut short or fails its CRC marks a torn write from a crash:
 // the file is truncated there and fsynced, and that frame and anything after
-// it are never replayed. A log without a valid header is a table whose
-// CreateTable never returned: the file is removed.
+// it are never replayed. A log without a valid header is most likely a table
+// whose CreateTable never returned; as it could also be a damaged header in
+// front of real data, it is not deleted but renamed to <oid>.log.broken (an
+// empty file is simply removed), and the table is not recovered.
 
-// recoverTable opens and replays one log; nil, nil when the file was removed.
+// recoverTable opens and replays one log; nil, nil when it has no valid header.
 func recoverTable(s *Store, oid uint32, path string) (*Table, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -29,7 +31,12 @@ func recoverTable(s *Store, oid uint32, path string) (*Table, error) {
 		f.Close()
 	}
 	if err == nil && t == nil {
-		if err := os.Remove(path); err != nil {
+		if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+			err = os.Remove(path)
+		} else {
+			err = os.Rename(path, path+".broken")
+		}
+		if err != nil {
 			return nil, fmt.Errorf("storage: %w", err)
 		}
 	}
@@ -88,7 +95,7 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 		return nil, wrap(err)
 	}
 	if !ok {
-		return nil, nil // creation never finished
+		return nil, nil // creation never finished, or a damaged header
 	}
 	hdr, err := decodeRecord(p, nil)
 	if err != nil || hdr.kind != recHeader {
