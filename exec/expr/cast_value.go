@@ -24,6 +24,21 @@ func castConst(v types.Value, from, to types.T, explicit bool) (types.Value, err
 	return castValue(nil, v, from, to, explicit)
 }
 
+// sessionDependentInput reports text input whose meaning depends on the
+// session's DateStyle or TimeZone.
+func sessionDependentInput(from, to types.T) bool {
+	if !from.IsString() {
+		return false
+	}
+	switch to.Kind {
+	case types.Date, types.Timestamp, types.TimestampTZ:
+		return true
+	case types.Array:
+		return sessionDependentInput(from, *to.Elem)
+	}
+	return false
+}
+
 // zoneDependent reports casts whose result depends on the session TimeZone.
 func zoneDependent(from, to types.T) bool {
 	if from.Kind == types.Array || to.Kind == types.Array {
@@ -75,6 +90,9 @@ func (c *Context) formatOptions() *types.FormatOptions {
 		}
 		if v, ok := c.Session.Setting("IntervalStyle"); ok {
 			o.IntervalStyle = v
+		}
+		if v, ok := c.Session.Setting("DateStyle"); ok {
+			o.DateStyle = v
 		}
 	}
 	// reg* input and output name objects through the catalog, when it can.

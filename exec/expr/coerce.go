@@ -129,6 +129,11 @@ func convert(e Expr, t types.T, explicit bool) (Expr, error) {
 		e = np
 	}
 	c := &Cast{E: e, To: t, Explicit: explicit}
+	if k, ok := e.(*Const); ok && k.V != nil && sessionDependentInput(k.T, t) {
+		// Date/time input depends on DateStyle and TimeZone: parsed when
+		// evaluated (Fold does it at plan time with the session's settings).
+		return c, nil
+	}
 	if k, ok := e.(*Const); ok {
 		if k.V != nil && k.T.IsString() && isRegKind(t.Kind) {
 			return c, nil // a name: resolved at run time through the session's catalog

@@ -33,10 +33,6 @@ func foldable(e Expr) bool {
 			if x.Fn.Volatile {
 				ok = false
 			}
-		case *Cast:
-			if zoneDependent(x.E.Type(), x.To) {
-				ok = false
-			}
 		}
 	})
 	return ok

@@ -405,6 +405,9 @@ func dateBin(_ *Context, a []types.Value) (types.Value, error) {
 func extractField(ctx *Context, field string, v types.Value, t types.T) (*apd.Decimal, error) {
 	f := strings.ToLower(field)
 	unsupported := func() error {
+		if !knownUnits[f] {
+			return pgerr.New(pgerr.InvalidParameterValue, "unit \"%s\" not recognized for type %s", field, t)
+		}
 		return pgerr.New(pgerr.FeatureNotSupported, "unit \"%s\" not supported for type %s", field, t)
 	}
 	dec := func(us int64, scale int32) *apd.Decimal { return apd.New(us, -scale) }
@@ -566,4 +569,14 @@ func extractField(ctx *Context, field string, v types.Value, t types.T) (*apd.De
 		}
 	}
 	return nil, unsupported()
+}
+
+// knownUnits are the field names EXTRACT recognizes (some are unsupported
+// for some types).
+var knownUnits = map[string]bool{}
+
+func init() {
+	for _, u := range strings.Fields("epoch year years month months mon day days hour hours minute minutes second seconds millisecond milliseconds microsecond microseconds dow isodow doy week isoyear quarter decade decades century centuries millennium millennia julian timezone timezone_hour timezone_minute") {
+		knownUnits[u] = true
+	}
 }
