@@ -39,6 +39,7 @@ func main() {
 		rewrite  = flag.Bool("rewrite", false, "rewrite the files in place with the results the server returns")
 		jobs     = flag.Int("j", 1, "files run in parallel")
 		maxFail  = flag.Int("max-failures", 5, "failures printed per file (-1: none)")
+		times    = flag.Bool("times", false, "print each file's run time to stderr")
 	)
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: sltrun [flags] files-or-directories...\n")
@@ -80,6 +81,9 @@ func main() {
 	var total slt.Totals
 	for i, r := range results {
 		total.Add(r)
+		if *times {
+			fmt.Fprintf(os.Stderr, "%8.1fs  %s\n", r.Duration.Seconds(), r.Name)
+		}
 		if *rewrite && r.Rewritten != "" {
 			if err := os.WriteFile(files[i], []byte(r.Rewritten), 0o644); err != nil {
 				fatal(err)
