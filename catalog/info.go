@@ -140,14 +140,14 @@ func (c *Catalog) TableIsVisible(oid uint32, searchPath []string) bool {
 	return c.snap().visible(oid, searchPath)
 }
 
-// ColumnDefault returns the default expression text of column attnum
-// (1-based) of a relation.
+// ColumnDefault returns the default expression of column attnum (1-based)
+// of a relation, as pg_get_expr shows it.
 func (c *Catalog) ColumnDefault(relOID uint32, attnum int16) (string, bool) {
 	r := c.snap().byOID[relOID]
 	if r == nil || attnum < 1 || int(attnum) > len(r.Columns) || r.Columns[attnum-1].Default == "" {
 		return "", false
 	}
-	return r.Columns[attnum-1].Default, true
+	return shownDefault(r.Columns[attnum-1]), true
 }
 
 // ViewDefinition returns a view's query text.

@@ -147,7 +147,7 @@ func pgAttrdefRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) erro
 				continue
 			}
 			// adbin holds the expression text, which pg_get_expr returns as is.
-			if err := b.add(row{"oid": uint32(0), "adrelid": r.OID, "adnum": i + 1, "adbin": col.Default}); err != nil {
+			if err := b.add(row{"oid": uint32(0), "adrelid": r.OID, "adnum": i + 1, "adbin": shownDefault(col)}); err != nil {
 				return err
 			}
 		}

@@ -118,7 +118,7 @@ func isColumnsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) erro
 		for i, col := range rel.Columns {
 			r := row{
 				"table_catalog": db, "table_schema": rel.Schema, "table_name": rel.Name, "column_name": col.Name,
-				"ordinal_position": i + 1, "column_default": nullIfEmpty(col.Default), "is_nullable": yesNo(!col.NotNull),
+				"ordinal_position": i + 1, "column_default": nullIfEmpty(shownDefault(col)), "is_nullable": yesNo(!col.NotNull),
 				"data_type": sqlDataType(col.Type), "udt_catalog": db, "udt_schema": "pg_catalog",
 				"udt_name": udtName(col.Type), "dtd_identifier": strconv.Itoa(i + 1), "is_self_referencing": "NO",
 				"is_identity": "NO", "identity_cycle": "NO", "is_generated": "NEVER",

@@ -242,8 +242,14 @@ func pgConn(t *testing.T) *pgx.Conn {
 	return conn
 }
 
-// pgRows runs a query whose columns are all text and returns the rows.
+// pgRows runs a query whose columns are all text and returns the rows;
+// "true" and "false" (bool::text) become t and f, the output format.
 func pgRows(t *testing.T, conn *pgx.Conn, query string, args ...any) [][]string {
+	t.Helper()
+	return pgQuery(t, conn, true, query, args...)
+}
+
+func pgQuery(t *testing.T, conn *pgx.Conn, bools bool, query string, args ...any) [][]string {
 	t.Helper()
 	rows, err := conn.Query(context.Background(), query, args...)
 	if err != nil {
@@ -258,12 +264,12 @@ func pgRows(t *testing.T, conn *pgx.Conn, query string, args ...any) [][]string 
 		}
 		r := make([]string, len(vals))
 		for i, v := range vals {
-			switch v {
-			case nil:
+			switch {
+			case v == nil:
 				r[i] = "<NULL>"
-			case "true": // bool::text; the output format is t/f
+			case bools && v == "true":
 				r[i] = "t"
-			case "false":
+			case bools && v == "false":
 				r[i] = "f"
 			default:
 				r[i] = fmt.Sprint(v)
@@ -412,6 +418,46 @@ func TestPgTypeMatchesPostgres(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want[0]) {
 			t.Fatalf("pg_type %s:\n got %v\nwant %v", r["typname"], got, want[0])
+		}
+	}
+}
+
+func TestDefaultsShownAsPostgres(t *testing.T) {
+	conn := pgConn(t)
+	cols := []struct {
+		name, sqlType, def string
+		t                  types.T
+	}{
+		{"a", "text", `'it''s'`, types.TText},
+		{"b", "varchar(5)", `'x'`, types.TVarchar.WithTypmod(9)},
+		{"c", "char(3)", `'y'`, types.TBpchar.WithTypmod(7)},
+		{"d", "name", `'n'`, types.TName},
+		{"e", "int", `'5'`, types.TInt4},
+		{"f", "int", `5`, types.TInt4},
+		{"g", "numeric", `1.5`, types.TNumeric},
+		{"h", "bool", `true`, types.TBool},
+		{"j", "int", `-1`, types.TInt4},
+		{"k", "bigint", `'-7'`, types.TInt8},
+		{"l", "timestamptz", `now()`, types.TTimestampTZ},
+	}
+	var ddl []string
+	rel := &Relation{Name: "cat_d"}
+	for _, c := range cols {
+		ddl = append(ddl, c.name+" "+c.sqlType+" DEFAULT "+c.def)
+		rel.Columns = append(rel.Columns, Column{Name: c.name, Type: c.t, Default: c.def})
+	}
+	schema := fmt.Sprintf("cat_test_d%d", os.Getpid())
+	if _, err := conn.Exec(context.Background(), "CREATE SCHEMA "+schema+"; CREATE TABLE "+schema+".cat_d("+strings.Join(ddl, ", ")+")"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+	want := pgQuery(t, conn, false, "SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = $1::regclass ORDER BY adnum", schema+".cat_d")
+	c := openTest(t, t.TempDir(), newStore(t))
+	tab := mustCreate(t, c, rel)
+	for i := range cols {
+		got, ok := c.ColumnDefault(tab.OID, int16(i+1))
+		if !ok || got != want[i][0] {
+			t.Errorf("default of %s %s: got %q, PostgreSQL shows %q", cols[i].sqlType, cols[i].def, got, want[i][0])
 		}
 	}
 }

@@ -181,6 +181,9 @@ func (b *binder) aexpr(l *level, a *pg.A_Expr) (expr.Expr, error) {
 	op := opName(a.Name)
 	switch a.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
+		if x, y := a.Lexpr.GetRowExpr(), a.Rexpr.GetRowExpr(); x != nil && y != nil {
+			return b.rowCompare(l, op, x, y, a.Location)
+		}
 		if a.Lexpr == nil {
 			r, err := b.expr(l, a.Rexpr)
 			if err != nil {
@@ -232,6 +235,9 @@ func (b *binder) aexpr(l *level, a *pg.A_Expr) (expr.Expr, error) {
 		e, err := expr.NewIsDistinct(x, y, a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT)
 		return nullable(e, b.errAt(err, a.Location))
 	case pg.A_Expr_Kind_AEXPR_IN:
+		if row := a.Lexpr.GetRowExpr(); row != nil && a.Rexpr.GetList() != nil {
+			return b.rowIn(l, row, a.Rexpr.GetList().Items, op == "<>", a.Location)
+		}
 		return b.inList(l, a, op == "<>")
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
 		arr := a.Rexpr.GetAArrayExpr()

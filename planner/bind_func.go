@@ -382,10 +382,15 @@ func (b *binder) subLink(l *level, sl *pg.SubLink) (expr.Expr, error) {
 		}
 		return s, nil
 	}
-	if len(ids) != 1 {
+	if s.kind == expr.AnySubquery || s.kind == expr.AllSubquery {
+		if row := sl.Testexpr.GetRowExpr(); row != nil {
+			return b.rowSubLink(l, s, row, sl, ids)
+		}
 		if len(ids) > 1 {
 			return nil, b.newErr(pgerr.SyntaxError, sl.Location, "subquery has too many columns")
 		}
+	}
+	if len(ids) != 1 {
 		return nil, b.newErr(pgerr.SyntaxError, sl.Location, "subquery must return only one column")
 	}
 	s.outID = ids[0]
@@ -401,9 +406,6 @@ func (b *binder) subLink(l *level, sl *pg.SubLink) (expr.Expr, error) {
 		}
 		s.t = types.ArrayOf(inner.t)
 		return s, nil
-	}
-	if sl.Testexpr.GetRowExpr() != nil {
-		return nil, b.newErr(pgerr.FeatureNotSupported, sl.Location, "row comparison with a subquery is not supported")
 	}
 	lhs, err := b.expr(l, sl.Testexpr)
 	if err != nil {

@@ -563,7 +563,10 @@ func (b *binder) limit(l *level, s *pg.SelectStmt, plan lnode) (lnode, error) {
 		}
 		c2, err := expr.Coerce(e, types.TInt8, false)
 		if err != nil {
-			return nil, b.newErr(pgerr.DatatypeMismatch, nodeLoc(n), "argument of %s must be type bigint, not type %s", c, e.Type())
+			if pe := pgerr.As(err); pe != nil && (pe.Code == pgerr.DatatypeMismatch || pe.Code == pgerr.CannotCoerce) {
+				return nil, b.newErr(pgerr.DatatypeMismatch, nodeLoc(n), "argument of %s must be type bigint, not type %s", c, e.Type())
+			}
+			return nil, b.errAt(err, nodeLoc(n))
 		}
 		return c2, nil
 	}

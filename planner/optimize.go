@@ -17,8 +17,7 @@ func optimize(n lnode) lnode {
 		var rest []expr.Expr
 		for _, c := range x.conds {
 			if s, ok := semiJoinable(c); ok {
-				in = &lJoin{left: in, right: optimize(s.plan), kind: exec.SemiJoin,
-					conds: []expr.Expr{&expr.Call{Fn: s.op, Args: []expr.Expr{s.lhs, &expr.ColRef{Idx: s.outID, T: s.op.Args[1], Name: s.outName}}}}}
+				in = &lJoin{left: in, right: optimize(s.plan), kind: exec.SemiJoin, conds: semiConds(s)}
 				continue
 			}
 			rest = append(rest, c)
@@ -282,11 +281,29 @@ func equality(c expr.Expr) (expr.Expr, expr.Expr, bool) {
 // subquery make it unknown), so it stays a subquery.
 func semiJoinable(c expr.Expr) (*sublink, bool) {
 	s, ok := c.(*sublink)
-	if !ok || s.kind != expr.AnySubquery || s.array != nil || len(s.outer) > 0 || s.op == nil || s.op.Name != "=" {
+	if !ok || s.kind != expr.AnySubquery || s.array != nil || len(s.outer) > 0 {
+		return nil, false
+	}
+	if s.rowLHS != nil {
+		return s, true
+	}
+	if s.op == nil || s.op.Name != "=" {
 		return nil, false
 	}
 	if len(refsOf(s.lhs)) == 0 || hasSubquery(s.lhs) || !s.lhs.Type().SameKind(s.op.Args[1]) {
 		return nil, false
 	}
 	return s, true
+}
+
+// semiConds are the join conditions of a semi-joined IN subquery.
+func semiConds(s *sublink) []expr.Expr {
+	if s.rowLHS != nil {
+		out := make([]expr.Expr, len(s.rowLHS))
+		for i, x := range s.rowLHS {
+			out[i] = &expr.Call{Fn: s.rowOps[i], Args: []expr.Expr{x, &expr.ColRef{Idx: s.rowIDs[i], T: s.rowOps[i].Args[1]}}}
+		}
+		return out
+	}
+	return []expr.Expr{&expr.Call{Fn: s.op, Args: []expr.Expr{s.lhs, &expr.ColRef{Idx: s.outID, T: s.op.Args[1], Name: s.outName}}}}
 }

@@ -193,6 +193,8 @@ func init() {
 		"SELECT b, sum(c), rank() OVER (ORDER BY sum(c) DESC) FROM t GROUP BY b ORDER BY b",
 		"SELECT a, first_value(a) OVER w, last_value(a) OVER w FROM t WINDOW w AS (ORDER BY c RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) ORDER BY a",
 		"SELECT a FROM t WHERE a = ANY (ARRAY[c::int, 1])",
+		"SELECT a FROM t WHERE (a, b) IN (SELECT a, d FROM u UNION SELECT 2, 'y')",
+		"SELECT (1, 2) IN ((1, 2), (3, 4)), (1, NULL) IN ((1, 2)), (x, y) = (1, 2), (x, y) <> (1, 2) FROM n",
 		"SELECT a, a = ANY ('{1,3,NULL}'), a <> ALL ('{1,3}'), a > ANY (NULL::int[]) FROM t",
 		"SELECT x, x = ANY (ARRAY[y, 2]), x < ALL (ARRAY[y]) FROM n",
 		"SELECT a, ARRAY(SELECT x * 10 FROM unnest(ARRAY[t.a, t.c]) x) FROM t",

@@ -467,6 +467,9 @@ func (p *physical) subquery(x *sublink, lay []int) (expr.Expr, error) {
 	if x.array != nil {
 		return p.arrayPlan(x, lay)
 	}
+	if x.rowLHS != nil {
+		return nil, pgerr.Unsupported("(row) IN (subquery) is only supported as a condition of WHERE over an uncorrelated subquery")
+	}
 	s := &expr.Subquery{Kind: x.kind, Correlated: len(x.outer) > 0, Op: x.op, T: x.t}
 	if x.lhs != nil {
 		var err error

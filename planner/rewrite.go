@@ -26,6 +26,11 @@ type sublink struct {
 	outer []int
 	// outName names outID for EXPLAIN.
 	outName string
+	// rowLHS, rowOps and rowIDs describe `(a, b) IN (SELECT x, y ...)`:
+	// a = x, b = y, with x, y the subquery's columns rowIDs.
+	rowLHS []expr.Expr
+	rowOps []*expr.Func
+	rowIDs []int
 	// array is set instead of plan for `x op ANY/ALL (array)`.
 	array expr.Expr
 }
@@ -81,6 +86,9 @@ func children(e expr.Expr) []expr.Expr {
 	case *expr.Subscript:
 		return []expr.Expr{x.E, x.Index}
 	case *sublink:
+		if x.rowLHS != nil {
+			return x.rowLHS
+		}
 		if x.array != nil {
 			return []expr.Expr{x.lhs, x.array}
 		}
@@ -147,6 +155,10 @@ func withChildren(e expr.Expr, c []expr.Expr) expr.Expr {
 		return &expr.Subscript{E: c[0], Index: c[1], T: x.T}
 	case *sublink:
 		n := *x
+		if x.rowLHS != nil {
+			n.rowLHS = c
+			return &n
+		}
 		n.lhs = c[0]
 		if x.array != nil {
 			n.array = c[1]

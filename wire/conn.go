@@ -23,7 +23,8 @@ import (
 // reading the next.
 type conn struct {
 	srv  *Server
-	nc   net.Conn
+	raw  net.Conn // the accepted socket; Server.Close closes it
+	nc   net.Conn // raw, or the TLS connection over it
 	be   *pgproto3.Backend
 	sess engine.SessionAPI
 
@@ -63,6 +64,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	}()
 	c := &conn{
 		srv:     s,
+		raw:     nc,
 		nc:      nc,
 		be:      pgproto3.NewBackend(nc, nc),
 		stmts:   map[string]*statement{},
@@ -74,6 +76,10 @@ func (s *Server) serveConn(nc net.Conn) {
 		if err != nil && !isEOF(err) {
 			s.logf("wire: startup from %s: %v", nc.RemoteAddr(), err)
 		}
+		return
+	}
+	if err := c.authenticate(st.user); err != nil {
+		s.logf("wire: authentication of %q from %s: %v", st.user, nc.RemoteAddr(), err)
 		return
 	}
 	sess, err := s.newSession(st.user, st.database, st.params)

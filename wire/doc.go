@@ -6,10 +6,12 @@
 // to completion before reading the next. Statements reach the engine only
 // through engine.SessionAPI, one session per connection:
 //
-//   - startup: SSL/GSS encryption requests are declined ('N'), cancel
-//     requests cancel the running statement of the connection they name, and
-//     a StartupMessage gets AuthenticationOk, the reportable parameters,
-//     BackendKeyData and ReadyForQuery (no password check yet);
+//   - startup (startup.go, auth.go): an SSLRequest upgrades to TLS when
+//     Options.TLSConfig is set (else 'N', as for GSSENCRequest), a cancel
+//     request cancels the running statement of the connection it names, and a
+//     StartupMessage gets SCRAM-SHA-256 authentication when Options.Passwords
+//     is set, then AuthenticationOk, the reportable parameters, BackendKeyData
+//     and ReadyForQuery;
 //   - simple query (simple.go): every statement of the text prepared and
 //     executed in turn, stopping at the first error;
 //   - extended query (extended.go): named and unnamed statements and

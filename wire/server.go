@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -18,6 +19,14 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// MaxMessageSize bounds one protocol message (default 64 MiB).
 	MaxMessageSize int
+	// TLSConfig, when set, lets clients upgrade to TLS with SSLRequest;
+	// otherwise SSLRequest is declined and connections are plain.
+	TLSConfig *tls.Config
+	// Passwords, when set, makes every connection authenticate with
+	// SCRAM-SHA-256 against the password it returns for the user (ok false:
+	// no such user). When nil every user is accepted without a password.
+	// Called from connection goroutines concurrently.
+	Passwords func(user string) (password string, ok bool)
 }
 
 // DefaultMaxMessageSize is the message size limit when Options.MaxMessageSize is 0.
@@ -135,7 +144,7 @@ func (s *Server) Close() error {
 		l.Close()
 	}
 	for _, c := range s.conns {
-		c.nc.Close()
+		c.raw.Close()
 	}
 	s.mu.Unlock()
 	s.cancel()

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -56,6 +57,10 @@ func (c *conn) readStartup() (st startup, ok bool, err error) {
 		}
 		code := binary.BigEndian.Uint32(body)
 		switch {
+		case code == sslRequestCode && c.srv.opts.TLSConfig != nil && c.nc == c.raw:
+			if err := c.startTLS(); err != nil {
+				return st, false, err
+			}
 		case code == sslRequestCode || code == gssEncRequestCode:
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return st, false, err
@@ -71,6 +76,22 @@ func (c *conn) readStartup() (st startup, ok bool, err error) {
 			return st, false, c.fatal(pgerr.Unsupported("unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", code>>16, code&0xffff))
 		}
 	}
+}
+
+// startTLS accepts an SSLRequest ('S') and performs the TLS handshake; the
+// rest of the connection runs over TLS.
+func (c *conn) startTLS() error {
+	if _, err := c.nc.Write([]byte{'S'}); err != nil {
+		return err
+	}
+	tc := tls.Server(c.raw, c.srv.opts.TLSConfig)
+	if err := tc.Handshake(); err != nil {
+		return fmt.Errorf("tls handshake: %w", err)
+	}
+	c.nc = tc
+	c.be = pgproto3.NewBackend(tc, tc)
+	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
+	return nil
 }
 
 // startupMessage parses the name/value pairs of a protocol 3.minor startup

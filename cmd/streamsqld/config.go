@@ -1,29 +1,61 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+
+	"github.com/streamsql/streamsql/wire"
 )
 
 // config is streamsqld's command line.
 type config struct {
 	listen  string
 	dataDir string
+	tlsCert string // PEM certificate chain; with tlsKey enables TLS
+	tlsKey  string
+	// password, when set, is required from every user (SCRAM-SHA-256).
+	password string
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
+// The password may also come from $STREAMSQLD_PASSWORD (kept out of ps).
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var cfg config
 	fs := flag.NewFlagSet("streamsqld", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:5433", "address to accept PostgreSQL connections on")
 	fs.StringVar(&cfg.dataDir, "data-dir", "./streamsql-data", "directory holding the catalog and table data")
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate file; with --tls-key, clients may use TLS")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key file for --tls-cert")
+	fs.StringVar(&cfg.password, "password", os.Getenv("STREAMSQLD_PASSWORD"),
+		"password every user must give (SCRAM-SHA-256); empty accepts everyone (default $STREAMSQLD_PASSWORD)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
+		return cfg, fmt.Errorf("--tls-cert and --tls-key go together")
+	}
 	return cfg, nil
+}
+
+// wireOptions turns the configuration into the server's options.
+func (cfg config) wireOptions(logf func(string, ...any)) (wire.Options, error) {
+	opts := wire.Options{Logf: logf}
+	if cfg.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return opts, fmt.Errorf("load TLS certificate: %w", err)
+		}
+		opts.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if pw := cfg.password; pw != "" {
+		opts.Passwords = func(string) (string, bool) { return pw, true }
+	}
+	return opts, nil
 }

@@ -20,4 +20,22 @@ func TestParseFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"--nope"}, io.Discard); err == nil {
 		t.Error("an unknown flag was accepted")
 	}
+	if _, err := parseFlags([]string{"--tls-cert", "c.pem"}, io.Discard); err == nil {
+		t.Error("--tls-cert without --tls-key was accepted")
+	}
+	t.Setenv("STREAMSQLD_PASSWORD", "pw")
+	cfg, err = parseFlags(nil, io.Discard)
+	if err != nil || cfg.password != "pw" {
+		t.Fatalf("password from the environment: %+v, %v", cfg, err)
+	}
+	opts, err := cfg.wireOptions(nil)
+	if err != nil || opts.Passwords == nil || opts.TLSConfig != nil {
+		t.Fatalf("options: %+v, %v", opts, err)
+	}
+	if pw, ok := opts.Passwords("anyone"); pw != "pw" || !ok {
+		t.Errorf("Passwords(anyone) = %q, %v", pw, ok)
+	}
+	if _, err := (config{tlsCert: "/nonexistent.pem", tlsKey: "/nonexistent.key"}).wireOptions(nil); err == nil {
+		t.Error("a missing certificate was accepted")
+	}
 }

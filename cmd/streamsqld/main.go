@@ -34,6 +34,10 @@ func main() {
 // run serves until a signal, then closes connections and the engine.
 func run(cfg config) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
+	opts, err := cfg.wireOptions(logger.Printf)
+	if err != nil {
+		return err
+	}
 	eng, err := engine.Open(engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf})
 	if err != nil {
 		return fmt.Errorf("open %s: %w", cfg.dataDir, err)
@@ -47,7 +51,7 @@ func run(cfg config) error {
 	fmt.Printf("streamsqld listening on %s (data in %s) — connect: psql -h %s -p %s -U streamsql streamsql\n",
 		l.Addr(), cfg.dataDir, host, port)
 
-	srv := wire.NewServer(eng, wire.Options{Logf: logger.Printf})
+	srv := wire.NewServer(eng, opts)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(l) }()
 

@@ -244,3 +244,28 @@ func TestRunnerDeadline(t *testing.T) {
 		t.Errorf("got %+v; want 2 failed, reported once", res)
 	}
 }
+
+// TestRunnerLabels fails a query whose result differs from an earlier one
+// with the same label, even when it matches its own expected result.
+func TestRunnerLabels(t *testing.T) {
+	srv := newFakeServer(t, answers)
+	path := writeScript(t, "x.test", `query R nosort label-a
+SELECT 2.5::float8
+----
+2.500
+
+query T nosort label-a
+SELECT 2.5::float8
+----
+2.5
+
+query T nosort label-b
+SELECT 'only pg'
+----
+only pg
+`)
+	res := NewRunner(Options{}).RunFile(context.Background(), srv, path)
+	if res.Passed != 2 || res.Failed != 1 || len(res.Failures) != 1 || res.Failures[0].Line != 6 {
+		t.Errorf("got %+v; want the second query (line 6) to fail its label check", res)
+	}
+}
