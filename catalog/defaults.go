@@ -42,7 +42,7 @@ func shownDefault(col Column) string {
 }
 
 // unquoteLiteral reports whether s is exactly one '...' string literal
-// (with '' for a quote) and returns its value.
+// (with ” for a quote) and returns its value.
 func unquoteLiteral(s string) (string, bool) {
 	if len(s) < 2 || s[0] != '\'' || s[len(s)-1] != '\'' {
 		return "", false

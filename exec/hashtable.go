@@ -31,9 +31,9 @@ type hashTable struct {
 	hashes []uint64 // per group
 	n      int      // number of groups
 
-	words []int64 // modeInt: width words per group
-	width int
-	nulls []uint8 // per group: bit k set when key column k is NULL (modeInt, modeStr)
+	islots []islot // modeInt: slots holding their key inline (one cache miss a probe)
+	width  int
+	nulls  []uint8 // per group: bit k set when key column k is NULL (modeStr)
 
 	arena []byte  // modeStr, modeBytes: key bytes of every group
 	offs  []int32 // group g's key is arena[offs[g]:offs[g+1]]
@@ -48,6 +48,14 @@ type hashTable struct {
 	// newRows lists, after insert, the rows that created new groups, in
 	// group id order.
 	newRows []int32
+}
+
+// islot is a slot of an integer-keyed table: the key (one or two words
+// and a NULL mask) and its group id + 1 (0: empty).
+type islot struct {
+	k0, k1 int64
+	gid    int32
+	nm     uint8
 }
 
 type keyMode uint8
@@ -67,7 +75,11 @@ func newHashTable(ts []types.T) *hashTable {
 	case len(ts) == 1 && rawString(ts[0]):
 		h.mode = modeStr
 	}
-	h.slots = make([]int32, 1024)
+	if h.mode == modeInt {
+		h.islots = make([]islot, 1024)
+	} else {
+		h.slots = make([]int32, 1024)
+	}
 	h.mask = 1023
 	h.offs = []int32{0}
 	return h
@@ -157,34 +169,21 @@ func (h *hashTable) prepare(keys []arrow.Array, n int) {
 			v, _ := int64Values(a)
 			h.iv[k] = v
 		}
-		v0 := h.iv[0]
-		if h.width == 1 {
+		v0, v1 := h.iv[0], h.iv[1]
+		anyNull := keys[0].NullN() > 0 || (h.width == 2 && keys[1].NullN() > 0)
+		switch {
+		case h.width == 1 && !anyNull:
 			for i := 0; i < n; i++ {
-				hv[i] = mix64(uint64(v0[i]) ^ uint64(rn[i])<<62)
+				hv[i] = hashInt(v0[i], 0, 0)
 			}
-		} else {
-			v1 := h.iv[1]
+		case !anyNull:
 			for i := 0; i < n; i++ {
-				hv[i] = mix64(uint64(v0[i])*0x9E3779B97F4A7C15 ^ mix64(uint64(v1[i])) ^ uint64(rn[i])<<62)
+				hv[i] = hashInt(v0[i], v1[i], 0)
 			}
-		}
-		if keys[0].NullN() > 0 || (h.width == 2 && keys[1].NullN() > 0) {
-			// NULL slots may hold any value: hash them as 0.
+		default:
 			for i := 0; i < n; i++ {
-				if rn[i] != 0 {
-					var a, b uint64
-					if rn[i]&1 == 0 {
-						a = uint64(v0[i])
-					}
-					if h.width == 2 && rn[i]&2 == 0 {
-						b = uint64(h.iv[1][i])
-					}
-					if h.width == 1 {
-						hv[i] = mix64(a ^ uint64(rn[i])<<62)
-					} else {
-						hv[i] = mix64(a*0x9E3779B97F4A7C15 ^ mix64(b) ^ uint64(rn[i])<<62)
-					}
-				}
+				a, b := h.intKey(i, rn[i])
+				hv[i] = hashInt(a, b, rn[i])
 			}
 		}
 	case modeStr:
@@ -236,46 +235,72 @@ func (h *hashTable) grow() {
 	}
 }
 
+// hashInt hashes an integer key (b is 0 for one-column keys; NULL words are 0).
+func hashInt(a, b int64, nm uint8) uint64 {
+	return mix64(uint64(a)*0x9E3779B97F4A7C15 ^ mix64(uint64(b)) ^ uint64(nm)<<62)
+}
+
+// intKey returns row i's key words, 0 for NULL columns.
+func (h *hashTable) intKey(i int, nm uint8) (a, b int64) {
+	if nm&1 == 0 {
+		a = h.iv[0][i]
+	}
+	if h.width == 2 && nm&2 == 0 {
+		b = h.iv[1][i]
+	}
+	return a, b
+}
+
 func (h *hashTable) probeInt(n int, gids []int32, ins, skipNulls bool) {
 	hv, rn := h.hv[:n], h.rowNull[:n]
-	v0, v1 := h.iv[0], h.iv[1]
-	w := h.width
 	for i := 0; i < n; i++ {
 		nm := rn[i]
 		if nm != 0 && skipNulls {
 			gids[i] = -1
 			continue
 		}
-		var a, b int64
-		if nm&1 == 0 {
-			a = v0[i]
-		}
-		if w == 2 && nm&2 == 0 {
-			b = v1[i]
-		}
+		a, b := h.intKey(i, nm)
 		pos := hv[i] & h.mask
 		for {
-			s := h.slots[pos]
-			if s == 0 {
+			sl := &h.islots[pos]
+			if sl.gid == 0 {
 				if !ins {
 					gids[i] = -1
 					break
 				}
-				h.words = append(h.words, a)
-				if w == 2 {
-					h.words = append(h.words, b)
+				g := int32(h.n)
+				h.n++
+				h.newRows = append(h.newRows, int32(i))
+				*sl = islot{k0: a, k1: b, gid: g + 1, nm: nm}
+				if h.n*2 > len(h.islots) {
+					h.growInt()
 				}
-				h.nulls = append(h.nulls, nm)
-				gids[i] = h.newGroup(hv[i], i, pos)
+				gids[i] = g
 				break
 			}
-			g := s - 1
-			if h.words[int(g)*w] == a && (w == 1 || h.words[int(g)*2+1] == b) && h.nulls[g] == nm {
-				gids[i] = g
+			if sl.k0 == a && sl.k1 == b && sl.nm == nm {
+				gids[i] = sl.gid - 1
 				break
 			}
 			pos = (pos + 1) & h.mask
 		}
+	}
+}
+
+// growInt doubles an integer table, re-placing every key by its hash.
+func (h *hashTable) growInt() {
+	old := h.islots
+	h.islots = make([]islot, len(old)*2)
+	h.mask = uint64(len(h.islots) - 1)
+	for _, sl := range old {
+		if sl.gid == 0 {
+			continue
+		}
+		pos := hashInt(sl.k0, sl.k1, sl.nm) & h.mask
+		for h.islots[pos].gid != 0 {
+			pos = (pos + 1) & h.mask
+		}
+		h.islots[pos] = sl
 	}
 }
 
