@@ -122,6 +122,19 @@ func stringCompare(op string, bpchar bool) kernel {
 		x, y := args[0].(*array.String), args[1].(*array.String)
 		bits := newBits(n)
 		bm := andValidity(n, args[0], args[1])
+		if !bpchar && (op == "=" || op == "<>") {
+			// equality: lengths from the offsets first, then the bytes
+			xo, yo := x.ValueOffsets(), y.ValueOffsets()
+			xb, yb := x.ValueBytes(), y.ValueBytes()
+			want := op == "="
+			for i := 0; i < n; i++ {
+				eq := xo[i+1]-xo[i] == yo[i+1]-yo[i] && bytes.Equal(xb[xo[i]:xo[i+1]], yb[yo[i]:yo[i+1]])
+				if eq == want {
+					bits[i>>3] |= 1 << (i & 7)
+				}
+			}
+			return makeBool(n, bits, bm), nil
+		}
 		for i := 0; i < n; i++ {
 			a, b := x.Value(i), y.Value(i)
 			if bpchar {

@@ -78,8 +78,11 @@ func opSignature(op string, ts []types.T) string {
 }
 
 func noOperator(op string, ts []types.T) error {
-	return pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s", opSignature(op, ts)).
-		WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+	e := pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s", opSignature(op, ts))
+	if len(ts) == 1 {
+		return e.WithHint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
+	}
+	return e.WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 }
 
 func noFunction(name string, ts []types.T) error {

@@ -41,6 +41,10 @@ func constArray(mem memory.Allocator, v types.Value, t types.T, n int) (arrow.Ar
 		if x, ok := v.(float64); ok {
 			return makePrim(dt, fill(x, n), nil), nil
 		}
+	case types.Text, types.Varchar, types.Bpchar, types.Name, types.Char, types.JSON, types.JSONB, types.Unknown:
+		if x, ok := v.(string); ok {
+			return repeatString(x, n), nil
+		}
 	case types.Bool:
 		if x, ok := v.(bool); ok {
 			bits := newBits(n)
@@ -123,4 +127,18 @@ func fitType(a arrow.Array, t types.T) types.T {
 		return t
 	}
 	return storageType(a.DataType())
+}
+
+// repeatString builds a string array of n copies of s directly in its
+// buffers.
+func repeatString(s string, n int) arrow.Array {
+	offs := make([]int32, n+1)
+	data := make([]byte, 0, len(s)*n)
+	for i := 0; i < n; i++ {
+		data = append(data, s...)
+		offs[i+1] = int32(len(data))
+	}
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.GetBytes(offs)), memory.NewBufferBytes(data)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }
