@@ -107,6 +107,37 @@ func fastISO(s string) (days, tod int64, ok bool) {
 	return days, h*usPerHour + mi*usPerMin + sec*usPerSec + us, true
 }
 
+// fastISOZone is fastISO for a timestamp followed by a zone written as Z,
+// +HH, +HH:MM or +HHMM (the JSON/RFC 3339 forms); off is seconds east.
+func fastISOZone(s string) (days, tod, off int64, ok bool) {
+	n := len(s)
+	var prefix string
+	switch {
+	case n > 19 && (s[n-1] == 'Z' || s[n-1] == 'z'):
+		prefix = s[:n-1]
+	default:
+		i := n - 3
+		if n > 24 && s[n-3] == ':' {
+			i = n - 6
+		} else if n > 23 && isDigit(s[n-3]) {
+			i = n - 5
+		}
+		if i < 19 || (s[i] != '+' && s[i] != '-') {
+			return 0, 0, 0, false
+		}
+		o, good := parseOffset(s[i:])
+		if !good {
+			return 0, 0, 0, false
+		}
+		prefix, off = s[:i], o
+	}
+	if len(prefix) < 19 {
+		return 0, 0, 0, false
+	}
+	days, tod, ok = fastISO(prefix)
+	return days, tod, off, ok
+}
+
 func parseDate(s string, opts *FormatOptions) (DateValue, error) {
 	if days, _, ok := fastISO(s); ok && len(s) == 10 {
 		return DateValue(days), nil
@@ -173,6 +204,13 @@ func parseTimestamp(s string, tz bool, typmod int32, opts *FormatOptions) (Times
 				loc = utc
 			}
 			v = localToUTC(v, loc)
+		}
+		return TimestampValue(roundTS(v, typmod)), nil
+	}
+	if days, tod, off, ok := fastISOZone(s); ok {
+		v := days*usPerDay + tod
+		if tz {
+			v -= off * usPerSec
 		}
 		return TimestampValue(roundTS(v, typmod)), nil
 	}

@@ -50,7 +50,9 @@ func FuzzParseText(f *testing.F) {
 // gives what the general date/time parser gives (a trailing space forces it).
 func TestFastISOMatchesGeneralParser(t *testing.T) {
 	ins := []string{"2024-01-02", "2024-02-29 23:59:59.999999", "1970-01-01 00:00:00", "0001-01-01 00:00:00.5",
-		"9999-12-31T23:59:59.1", "2000-02-29 12:00:00.000001", "1969-12-31 23:59:59.123"}
+		"9999-12-31T23:59:59.1", "2000-02-29 12:00:00.000001", "1969-12-31 23:59:59.123",
+		"2023-10-09T17:13:20.200+00:00", "2023-09-18T14:23:10Z", "2024-01-02 03:04:05-08", "2024-01-02 03:04:05+0530",
+		"2024-01-02 03:04:05.5+05:45", "2024-01-02T03:04:05z"}
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +60,9 @@ func TestFastISOMatchesGeneralParser(t *testing.T) {
 	opts := DefaultFormat
 	opts.Location = ny
 	for _, in := range ins {
-		if _, _, ok := fastISO(in); !ok {
+		_, _, ok1 := fastISO(in)
+		_, _, _, ok2 := fastISOZone(in)
+		if !ok1 && !ok2 {
 			t.Errorf("%q: not on the fast path", in)
 		}
 		for _, typ := range []T{TDate, TTimestamp, TTimestampTZ, TTimestamp.WithTypmod(0)} {

@@ -276,7 +276,7 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 			return c.extendedError(statementError(p.ctx, err))
 		}
 		if res.Rows == nil || res.CopyIn != nil || res.CopyOut != nil {
-			if err := c.sendResult(p.ctx, res, nil); err != nil {
+			if err := c.sendResult(p.ctx, res); err != nil {
 				p.failed = true
 				return c.extendedError(statementError(p.ctx, err))
 			}

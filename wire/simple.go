@@ -56,17 +56,16 @@ func (c *conn) simpleStatement(st sql.Statement) bool {
 		c.sendError(statementError(ctx, err))
 		return false
 	}
-	if err := c.sendResult(ctx, res, nil); err != nil {
+	if err := c.sendResult(ctx, res); err != nil {
 		c.sendError(statementError(ctx, err))
 		return false
 	}
 	return true
 }
 
-// sendResult streams a fresh result in simple query mode: the rows (with
-// their RowDescription) or the COPY, then CommandComplete. resultFormats
-// are nil for text.
-func (c *conn) sendResult(ctx context.Context, res *engine.Result, resultFormats []int16) error {
+// sendResult sends a fresh result: the rows in text with their
+// RowDescription (simple query mode), or the COPY, or CommandComplete.
+func (c *conn) sendResult(ctx context.Context, res *engine.Result) error {
 	c.sendResultExtras(res)
 	switch {
 	case res.CopyIn != nil:
@@ -74,7 +73,7 @@ func (c *conn) sendResult(ctx context.Context, res *engine.Result, resultFormats
 	case res.CopyOut != nil:
 		return c.copyOut(ctx, res.CopyOut)
 	case res.Rows != nil:
-		rs := newRowSource(res.Rows, res.Columns, resultFormats)
+		rs := newRowSource(res.Rows, res.Columns, nil)
 		defer rs.close()
 		c.be.Send(rowDescription(res.Columns, rs.formats))
 		n, _, err := rs.send(ctx, c, 0)
