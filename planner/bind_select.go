@@ -51,9 +51,6 @@ func (b *binder) selectStmt(s *pg.SelectStmt, parent *level, sub *sublink, hide 
 
 // with registers the WITH queries of a level (inlined at each reference).
 func (b *binder) with(l *level, w *pg.WithClause) error {
-	if w.Recursive {
-		return b.newErr(pgerr.FeatureNotSupported, w.Location, "WITH RECURSIVE is not supported")
-	}
 	l.ctes = map[string]*cteDef{}
 	for _, n := range w.Ctes {
 		c := n.GetCommonTableExpr()
@@ -69,7 +66,7 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 		for k, v := range l.ctes {
 			def.ctes[k] = v
 		}
-		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def}
+		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def, recursive: w.Recursive}
 	}
 	return nil
 }

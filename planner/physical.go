@@ -273,6 +273,9 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 			return nil, nil, err
 		}
 		return &exec.Distinct{Input: in, On: on}, lay, nil
+	case *lRecursive:
+		n, err := p.recursive(x)
+		return n, x.ids, err
 	case *lSetOp:
 		l, err := p.root(x.left)
 		if err != nil {

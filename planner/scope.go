@@ -108,6 +108,10 @@ type cteDef struct {
 	query    *pg.Node
 	colNames []string
 	level    *level
+	// recursive is set for the queries of WITH RECURSIVE.
+	recursive bool
+	// work is set for a recursive query's reference to itself.
+	work *workTable
 }
 
 // clause says which part of a query is being bound, for the errors about
