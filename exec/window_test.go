@@ -152,7 +152,9 @@ func TestWindowExclude(t *testing.T) {
 	id, v := col(0, i4), col(1, i4)
 	ord := []SortKey{{E: v}}
 	k := func(n int64) expr.Expr { return konst(types.TInt8, n) }
-	fr := func(m FrameMode, s, e FrameBound, x FrameExclusion) Frame { return Frame{Mode: m, Start: s, End: e, Exclude: x} }
+	fr := func(m FrameMode, s, e FrameBound, x FrameExclusion) Frame {
+		return Frame{Mode: m, Start: s, End: e, Exclude: x}
+	}
 	up, uf, cur := FrameBound{Kind: UnboundedPreceding}, FrameBound{Kind: UnboundedFollowing}, FrameBound{Kind: CurrentRow}
 	p1, f1, f2 := FrameBound{Kind: Preceding, Offset: k(1)}, FrameBound{Kind: Following, Offset: k(1)}, FrameBound{Kind: Following, Offset: k(2)}
 	calls := []WindowCall{
