@@ -115,22 +115,13 @@ func (t *Table) notNullError(rec arrow.RecordBatch, row, col int) error {
 }
 
 func (t *Table) duplicateKeyError(rec arrow.RecordBatch, row int) error {
-	var names, vals strings.Builder
-	for j, c := range t.def.PrimaryKey {
-		if j > 0 {
-			names.WriteString(", ")
-			vals.WriteString(", ")
-		}
-		column := t.def.Columns[c]
-		names.WriteString(quoteIdent(column.Name))
-		vals.WriteString(types.FormatText(types.ValueAt(rec.Column(c), row, column.Type), column.Type, &types.DefaultFormat))
-	}
+	names, vals := keyText(&t.def, rec, row)
 	name := t.def.PKName
 	if name == "" {
 		name = t.def.TableName + "_pkey"
 	}
 	return pgerr.New(pgerr.UniqueViolation, `duplicate key value violates unique constraint "%s"`, name).
-		WithDetail("Key (%s)=(%s) already exists.", names.String(), vals.String())
+		WithDetail("Key (%s)=(%s) already exists.", names, vals)
 }
 
 // clipValue shortens a value for "Failing row contains" as PostgreSQL does:

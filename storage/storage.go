@@ -152,13 +152,8 @@ func (s *Store) logPath(oid uint32) string {
 // CreateTable creates an empty table; durable when it returns (the log file
 // with its header record is fsynced, then the directory).
 func (s *Store) CreateTable(def TableDef) (*Table, error) {
-	if len(def.NotNull) != 0 && len(def.NotNull) != len(def.Columns) {
-		return nil, fmt.Errorf("storage: table %d: %d not-null flags for %d columns", def.OID, len(def.NotNull), len(def.Columns))
-	}
-	for _, c := range def.PrimaryKey {
-		if c < 0 || c >= len(def.Columns) {
-			return nil, fmt.Errorf("storage: table %d: primary key column %d out of range", def.OID, c)
-		}
+	if err := checkDef(def); err != nil {
+		return nil, err
 	}
 	def = cloneDef(def)
 	s.mu.Lock()
@@ -265,6 +260,19 @@ func syncDir(dir string) error {
 	defer d.Close()
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("storage: fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// checkDef reports a malformed TableDef.
+func checkDef(def TableDef) error {
+	if len(def.NotNull) != 0 && len(def.NotNull) != len(def.Columns) {
+		return fmt.Errorf("storage: table %d: %d not-null flags for %d columns", def.OID, len(def.NotNull), len(def.Columns))
+	}
+	for _, c := range def.PrimaryKey {
+		if c < 0 || c >= len(def.Columns) {
+			return fmt.Errorf("storage: table %d: primary key column %d out of range", def.OID, c)
+		}
 	}
 	return nil
 }

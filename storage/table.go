@@ -22,14 +22,14 @@ import (
 // same commit group. The committer publishes a state (pub) only once its
 // record is durable: a snapshot never shows a row that a crash could lose.
 type Table struct {
-	store  *Store
-	def    TableDef
-	schema *arrow.Schema
-	pub    atomic.Pointer[state] // the durable state, what Snapshot returns
+	store *Store
+	pub   atomic.Pointer[state] // the durable state, what Snapshot returns
 
 	mu      sync.Mutex // serializes writers; guards the fields below
-	w       *state     // the latest accepted state
-	pk      *pkIndex   // nil without a primary key
+	def     TableDef
+	schema  *arrow.Schema
+	w       *state   // the latest accepted state
+	pk      *pkIndex // nil without a primary key
 	dropped bool
 	log     *logFile // see logFile for who may touch it
 
@@ -66,7 +66,11 @@ func (t *Table) rebuildIndex() {
 }
 
 // Def returns the table's definition (shared; do not modify).
-func (t *Table) Def() TableDef { return t.def }
+func (t *Table) Def() TableDef {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.def
+}
 
 // Snapshot returns the table's current rows: every write that has returned
 // success, and possibly some whose fsync just finished. O(1); never blocks.
@@ -91,18 +95,10 @@ func (t *Table) LookupKey(key []types.Value) (rowID int64, ok bool) {
 }
 
 // conform checks rec's shape against the table and returns it with the
-// table's schema.
+// table's schema. Holds t.mu.
 func (t *Table) conform(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if int(rec.NumCols()) != len(t.def.Columns) {
-		return nil, fmt.Errorf("storage: table %q: batch has %d columns, want %d", t.def.TableName, rec.NumCols(), len(t.def.Columns))
-	}
-	for i, c := range rec.Columns() {
-		if want := t.schema.Field(i).Type; !arrow.TypeEqual(c.DataType(), want) {
-			return nil, fmt.Errorf("storage: table %q column %d: arrow type %s, want %s", t.def.TableName, i, c.DataType(), want)
-		}
-		if int64(c.Len()) != rec.NumRows() {
-			return nil, fmt.Errorf("storage: table %q column %d: %d rows in a batch of %d", t.def.TableName, i, c.Len(), rec.NumRows())
-		}
+	if err := conformSchema(t.def.TableName, t.schema, rec); err != nil {
+		return nil, err
 	}
 	if rec.Schema() == t.schema {
 		return rec, nil
@@ -153,12 +149,13 @@ func (t *Table) Insert(ctx context.Context, rec arrow.RecordBatch) (int64, error
 	if n == 0 {
 		return 0, nil
 	}
-	rec, err := t.conform(rec)
-	if err != nil {
-		return 0, err
-	}
 	t.mu.Lock()
 	if err := t.writable(); err != nil {
+		t.mu.Unlock()
+		return 0, err
+	}
+	rec, err := t.conform(rec)
+	if err != nil {
 		t.mu.Unlock()
 		return 0, err
 	}
@@ -231,12 +228,13 @@ func (t *Table) Update(ctx context.Context, rowIDs []int64, rec arrow.RecordBatc
 	if len(rowIDs) == 0 {
 		return 0, nil
 	}
-	rec, err := t.conform(rec)
-	if err != nil {
-		return 0, err
-	}
 	t.mu.Lock()
 	if err := t.writable(); err != nil {
+		t.mu.Unlock()
+		return 0, err
+	}
+	rec, err := t.conform(rec)
+	if err != nil {
 		t.mu.Unlock()
 		return 0, err
 	}

@@ -121,13 +121,17 @@ func TestRealEngineWithPsql(t *testing.T) {
 		"-c", "create table p (a int, b text)",
 		"-c", "insert into p values (1, 'one'), (2, null)",
 		"-c", "select a, coalesce(b, '<null>') from p order by a",
-		"-c", `\copy p to stdout`)
-	cmd.Env = append(cmd.Environ(), "PGCONNECT_TIMEOUT=10")
+		"-c", `\copy p to stdout`,
+		"-c", "show application_name",
+		"-c", "show work_mem")
+	// PGOPTIONS arrives in the startup packet's "options"; psql's own
+	// application_name parameter wins over the one in options.
+	cmd.Env = append(cmd.Environ(), "PGCONNECT_TIMEOUT=10", `PGOPTIONS=-c application_name=from\ options --work-mem=64kB`)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("psql: %v\n%s", err, out)
 	}
-	want := "CREATE TABLE\nINSERT 0 2\n1|one\n2|<null>\n1\tone\n2\t\\N\n"
+	want := "CREATE TABLE\nINSERT 0 2\n1|one\n2|<null>\n1\tone\n2\t\\N\npsql\n64kB\n"
 	if string(out) != want {
 		t.Errorf("psql printed %q, want %q", out, want)
 	}

@@ -127,6 +127,35 @@ func TestBackendKeyDataUsesSessionPID(t *testing.T) {
 	}
 }
 
+func TestStartupOptionsBecomeParameters(t *testing.T) {
+	_, addr, env := startFake(t, Options{})
+	_, fe := startupRaw(t, addr, map[string]string{
+		"user": "u", "DateStyle": "ISO",
+		"options": `-c statement_timeout=5s --search-path=a\ b -cwork_mem=64kB -B 10 -c DateStyle=German`,
+	})
+	for {
+		m, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	env.mu.Lock()
+	params := env.sessions[0].params
+	env.mu.Unlock()
+	want := map[string]string{"statement_timeout": "5s", "search_path": "a b", "work_mem": "64kB", "DateStyle": "ISO", "user": "u"}
+	for k, v := range want {
+		if params[k] != v {
+			t.Errorf("param %s = %q, want %q (all: %q)", k, params[k], v, params)
+		}
+	}
+	if len(params) != len(want)+1 { // + options itself
+		t.Errorf("params %q", params)
+	}
+}
+
 func TestSSLAndGSSRequestsDeclined(t *testing.T) {
 	_, addr, _ := startFake(t, Options{})
 	for _, msg := range []pgproto3.FrontendMessage{&pgproto3.SSLRequest{}, &pgproto3.GSSEncRequest{}} {

@@ -113,6 +113,11 @@ func (c *conn) startupMessage(minor uint32, b []byte) (st startup, ok bool, err 
 		}
 		st.params[k] = v
 	}
+	for k, v := range splitOptions(st.params["options"]) {
+		if _, set := st.params[k]; !set { // explicit parameters win, as in PostgreSQL
+			st.params[k] = v
+		}
+	}
 	if minor > 0 || len(unknownOpts) > 0 {
 		c.be.Send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unknownOpts})
 	}
@@ -125,6 +130,61 @@ func (c *conn) startupMessage(minor uint32, b []byte) (st startup, ok bool, err 
 		st.database = st.user
 	}
 	return st, true, nil
+}
+
+// splitOptions reads the "options" startup parameter (libpq's PGOPTIONS):
+// "-c name=value" and "--name=value" settings separated by spaces, with
+// backslash escaping a space. Dashes in names become underscores. Other
+// server switches are ignored.
+func splitOptions(opts string) map[string]string {
+	if opts == "" {
+		return nil
+	}
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(opts); i++ {
+		ch := opts[i]
+		switch {
+		case ch == '\\' && i+1 < len(opts):
+			i++
+			w.WriteByte(opts[i])
+			inWord = true
+		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteByte(ch)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	out := map[string]string{}
+	for i := 0; i < len(words); i++ {
+		var setting string
+		switch word := words[i]; {
+		case word == "-c" && i+1 < len(words):
+			i++
+			setting = words[i]
+		case strings.HasPrefix(word, "-c") && len(word) > 2:
+			setting = word[2:]
+		case strings.HasPrefix(word, "--"):
+			setting = word[2:]
+		default:
+			continue
+		}
+		name, value, ok := strings.Cut(setting, "=")
+		if !ok || name == "" {
+			continue
+		}
+		out[strings.ReplaceAll(name, "-", "_")] = value
+	}
+	return out
 }
 
 func cutNul(b []byte) (string, []byte, bool) {

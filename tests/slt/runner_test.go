@@ -269,3 +269,72 @@ only pg
 		t.Errorf("got %+v; want the second query (line 6) to fail its label check", res)
 	}
 }
+
+// TestRunnerInclude runs the records of included files in the same
+// database, counting them in the including file's result.
+func TestRunnerInclude(t *testing.T) {
+	srv := newFakeServer(t, answers)
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"main.slt":     "statement ok\nCREATE TABLE t(a int, b text)\n\ninclude inc/*.slt\n\nquery R\nSELECT 2.5::float8\n----\n2.5\n",
+		"inc/a.slt":    "query R\nSELECT 2.5::float8\n----\n2.5\n",
+		"inc/b.slt":    "query T\nSELECT 'only pg'\n----\nwrong\n",
+		"inc/skip.txt": "not a script\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := NewRunner(Options{Base: dir}).RunFile(context.Background(), srv, filepath.Join(dir, "main.slt"))
+	if res.Passed != 3 || res.Failed != 1 || len(res.Failures) != 1 || res.Failures[0].File != "inc/b.slt" || res.Failures[0].Line != 1 {
+		t.Errorf("got %+v; want 3 passed and inc/b.slt:1 failed", res)
+	}
+}
+
+// TestRunnerExtended runs records through the extended query protocol.
+func TestRunnerExtended(t *testing.T) {
+	srv := newFakeServer(t, answers)
+	path := writeScript(t, "x.slt", `statement ok
+CREATE TABLE t(a int, b text)
+
+statement count 3
+INSERT INTO t VALUES (1,'x'),(2,NULL),(10,'')
+
+statement error division by zero
+SELECT 1/0
+
+query IT rowsort
+SELECT a, b FROM t
+----
+1 x
+10 (empty)
+2 NULL
+
+query R
+SELECT 2.5::float8
+----
+2.5
+
+query R
+SELECT 2.5::float8
+----
+3
+`)
+	res := NewRunner(Options{Extended: true}).RunFile(context.Background(), srv, path)
+	if res.Passed != 5 || res.Failed != 1 || len(res.Failures) != 1 || res.Failures[0].Line != 22 {
+		t.Errorf("got %+v; want 5 passed and line 22 failed", res)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.protocols) != 6 {
+		t.Errorf("server saw %d statements, want 6", len(srv.protocols))
+	}
+	for i, p := range srv.protocols {
+		if p != "extended" {
+			t.Errorf("statement %q came by the %s protocol", srv.seen[i], p)
+		}
+	}
+}
