@@ -105,6 +105,19 @@ func (fr *framer) frame(p int) (int, int) {
 	return s, e
 }
 
+// excluded reports whether position q of p's frame is removed by EXCLUDE.
+func (fr *framer) excluded(p, q int) bool {
+	switch fr.f.Exclude {
+	case ExcludeCurrentRow:
+		return q == p
+	case ExcludeGroup:
+		return q >= int(fr.wc.peerLo[p]) && q < int(fr.wc.peerHi[p])
+	case ExcludeTies:
+		return q != p && q >= int(fr.wc.peerLo[p]) && q < int(fr.wc.peerHi[p])
+	}
+	return false
+}
+
 // bound returns a frame start (first position) or end (one past the last).
 func (fr *framer) bound(p int, b FrameBound, off int64, start bool) int {
 	ps, pe := fr.ps, fr.pe

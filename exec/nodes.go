@@ -195,8 +195,20 @@ type FrameBound struct {
 type Frame struct {
 	Mode       FrameMode
 	Start, End FrameBound
-	// ExcludeCurrentRow etc. are not supported yet.
+	// Exclude is the EXCLUDE clause (default: NO OTHERS).
+	Exclude FrameExclusion
 }
+
+// FrameExclusion is a frame's EXCLUDE clause.
+type FrameExclusion uint8
+
+// Frame exclusions.
+const (
+	ExcludeNoOthers   FrameExclusion = iota // EXCLUDE NO OTHERS (the default)
+	ExcludeCurrentRow                       // EXCLUDE CURRENT ROW
+	ExcludeGroup                            // EXCLUDE GROUP: the current row and its peers
+	ExcludeTies                             // EXCLUDE TIES: the peers, not the current row
+)
 
 // WindowCall is one window function.
 type WindowCall struct {

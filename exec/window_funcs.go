@@ -166,9 +166,11 @@ func (wc *windowCall) frameValue(b array.Builder, name string, ps, pe int) error
 		q := -1
 		switch name {
 		case "first_value":
-			q = fs
+			for q = fs; q < fe && fr.excluded(p, q); q++ {
+			}
 		case "last_value":
-			q = fe - 1
+			for q = fe - 1; q >= fs && fr.excluded(p, q); q-- {
+			}
 		default:
 			if wc.args[1].IsNull(p) {
 				b.AppendNull()
@@ -178,6 +180,16 @@ func (wc *windowCall) frameValue(b array.Builder, name string, ps, pe int) error
 				return pgerr.New("22016", "argument of nth_value must be greater than zero")
 			}
 			q = fs + int(nth[p]) - 1
+			if fr.f.Exclude != ExcludeNoOthers {
+				k := int(nth[p])
+				for q = fs; q < fe; q++ {
+					if !fr.excluded(p, q) {
+						if k--; k == 0 {
+							break
+						}
+					}
+				}
+			}
 		}
 		if fs >= fe || q < fs || q >= fe {
 			b.AppendNull()
@@ -207,7 +219,7 @@ func (wc *windowCall) aggregate(b array.Builder, ps, pe int) error {
 		}
 		return out
 	}
-	if wc.call.Frame.Start.Kind == UnboundedPreceding {
+	if wc.call.Frame.Start.Kind == UnboundedPreceding && wc.call.Frame.Exclude == ExcludeNoOthers {
 		st, err := newState()
 		if err != nil {
 			return err
@@ -258,7 +270,7 @@ func (wc *windowCall) aggregate(b array.Builder, ps, pe int) error {
 	for p := ps; p < pe; p++ {
 		fs, fe := fr.frame(p)
 		for q := fs; q < fe; q++ {
-			if wc.mask == nil || wc.mask[q] {
+			if (wc.mask == nil || wc.mask[q]) && !fr.excluded(p, q) {
 				rows = append(rows, int32(q))
 				gids = append(gids, int32(p-ps))
 			}

@@ -137,3 +137,45 @@ func TestWindowRangeDates(t *testing.T) {
 		t.Fatalf("negative interval: %v", err)
 	}
 }
+
+// Frame EXCLUDE, from PostgreSQL 15:
+// select id, v, sum(v) over (order by v rows between 1 preceding and 1 following exclude current row),
+// sum(v) over (order by v range between unbounded preceding and current row exclude group),
+// count(*) over (order by v groups between 1 preceding and 1 following exclude ties),
+// first_value(id) over (order by v rows between current row and 2 following exclude current row),
+// last_value(id) over (order by v range between unbounded preceding and current row exclude ties),
+// nth_value(id, 2) over (order by v rows between unbounded preceding and unbounded following exclude group)
+// from (values (1,10),(2,20),(3,20),(4,30),(5,40)) t(id,v)
+func TestWindowExclude(t *testing.T) {
+	i4 := types.TInt4
+	s := src(cols(i4, i4), 2, []any{1, 2, 3, 4, 5}, []any{10, 20, 20, 30, 40})
+	id, v := col(0, i4), col(1, i4)
+	ord := []SortKey{{E: v}}
+	k := func(n int64) expr.Expr { return konst(types.TInt8, n) }
+	fr := func(m FrameMode, s, e FrameBound, x FrameExclusion) Frame {
+		return Frame{Mode: m, Start: s, End: e, Exclude: x}
+	}
+	up, uf, cur := FrameBound{Kind: UnboundedPreceding}, FrameBound{Kind: UnboundedFollowing}, FrameBound{Kind: CurrentRow}
+	p1, f1, f2 := FrameBound{Kind: Preceding, Offset: k(1)}, FrameBound{Kind: Following, Offset: k(1)}, FrameBound{Kind: Following, Offset: k(2)}
+	calls := []WindowCall{
+		wcall(t, "sum", []expr.Expr{v}, nil, ord, fr(FrameRows, p1, f1, ExcludeCurrentRow)),
+		wcall(t, "sum", []expr.Expr{v}, nil, ord, fr(FrameRange, up, cur, ExcludeGroup)),
+		wcall(t, "count", nil, nil, ord, fr(FrameGroups, p1, f1, ExcludeTies)),
+		wcall(t, "first_value", []expr.Expr{id}, nil, ord, fr(FrameRows, cur, f2, ExcludeCurrentRow)),
+		wcall(t, "last_value", []expr.Expr{id}, nil, ord, fr(FrameRange, up, cur, ExcludeTies)),
+		wcall(t, "nth_value", []expr.Expr{id, konst(i4, 2)}, nil, ord, fr(FrameRows, up, uf, ExcludeGroup)),
+	}
+	cs := cols(i4, i4)
+	for _, c := range calls {
+		cs = append(cs, types.Column{Name: c.Fn.Name, Type: c.Fn.Return})
+	}
+	N := func(x int) any { return int64(x) }
+	want := [][]any{
+		{N(1), N(10), N(20), nil, N(3), N(2), N(1), N(3)},
+		{N(2), N(20), N(30), N(10), N(3), N(3), N(2), N(4)},
+		{N(3), N(20), N(50), N(10), N(3), N(4), N(3), N(4)},
+		{N(4), N(30), N(60), N(50), N(4), N(5), N(4), N(2)},
+		{N(5), N(40), N(30), N(80), N(2), nil, N(5), N(2)},
+	}
+	wantSameRows(t, run(t, &Window{Input: s, Calls: calls, Cols: cs}), want)
+}

@@ -224,9 +224,21 @@ func systemRows(rows func(catalog.RowsContext) ([]arrowBatch, error), searchPath
 }
 
 func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*nsItem, error) {
-	plan, err := b.query(cte.query, cte.level, nil, true)
+	if cte.work != nil {
+		return b.aliased(b.workTableScan(cte.work, cte.name), alias, rv.Alias)
+	}
+	var plan lnode
+	var err error
+	if cte.recursive {
+		plan, err = b.recursiveCTE(cte)
+	} else {
+		plan, err = b.query(cte.query, cte.level, nil, true)
+	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if _, isRec := plan.(*lRecursive); isRec {
+		return b.aliased(plan, alias, rv.Alias) // the column names are applied already
 	}
 	ids := plan.outIDs()
 	if len(cte.colNames) > len(ids) {

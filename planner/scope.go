@@ -108,6 +108,10 @@ type cteDef struct {
 	query    *pg.Node
 	colNames []string
 	level    *level
+	// recursive is set for the queries of WITH RECURSIVE.
+	recursive bool
+	// work is set for a recursive query's reference to itself.
+	work *workTable
 }
 
 // clause says which part of a query is being bound, for the errors about
@@ -153,12 +157,17 @@ type level struct {
 	// dependency on a primary key.
 	scans []*lScan
 	// srfs are set-returning functions of the select list.
-	srfs []*lFunc
+	srfs []srfItem
 }
 
 type aggItem struct {
 	id   int
 	call exec.AggCall
+}
+
+type srfItem struct {
+	id   int
+	call *srfCall
 }
 
 type winItem struct {

@@ -133,3 +133,23 @@ func TestIntervalTypmodInput(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidUTF8 checks text input rejects bytes that are not UTF-8 with
+// PostgreSQL's message (which shows the bytes of the bad sequence).
+func TestInvalidUTF8(t *testing.T) {
+	cases := []struct{ in, msg string }{
+		{"a\xffb", `invalid byte sequence for encoding "UTF8": 0xff`},
+		{"a\xc3(", `invalid byte sequence for encoding "UTF8": 0xc3 0x28`},
+		{"\xe2\x82", `invalid byte sequence for encoding "UTF8": 0xe2 0x82`},
+		{"a\x00", `invalid byte sequence for encoding "UTF8": 0x00`},
+	}
+	for _, c := range cases {
+		for _, typ := range []T{TText, TVarchar, TJSONB} {
+			_, err := ParseText(c.in, typ, nil)
+			pe := pgerr.As(err)
+			if pe == nil || pe.Code != pgerr.CharacterNotInRepertoire || pe.Message != c.msg {
+				t.Errorf("%s %q: got %v, want %s", typ, c.in, err, c.msg)
+			}
+		}
+	}
+}

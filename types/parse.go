@@ -185,9 +185,10 @@ func checkUTF8(s string) error {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size <= 1 {
-			end := i + 1
-			if end < len(s) {
-				end++
+			// PostgreSQL shows as many bytes as the first byte announces
+			end := i + utf8SeqLen(s[i])
+			if end > len(s) {
+				end = len(s)
 			}
 			var b strings.Builder
 			for j := i; j < end; j++ {
@@ -203,6 +204,21 @@ func checkUTF8(s string) error {
 		i += size
 	}
 	return nil
+}
+
+// utf8SeqLen is pg_utf_mblen: the length a UTF-8 sequence's first byte announces.
+func utf8SeqLen(c byte) int {
+	switch {
+	case c&0x80 == 0:
+		return 1
+	case c&0xe0 == 0xc0:
+		return 2
+	case c&0xf0 == 0xe0:
+		return 3
+	case c&0xf8 == 0xf0:
+		return 4
+	}
+	return 1
 }
 
 // parseString applies the text-like types' input rules: varchar(n) and
