@@ -116,3 +116,29 @@ func TestMathFunctions(t *testing.T) {
 		{"mul scale", op("*", num("1.5"), num("2.25")), "3.375"},
 	})
 }
+
+func TestArrayOperators(t *testing.T) {
+	ia := func(vs ...int64) Expr {
+		out := make([]types.Value, len(vs))
+		for i, v := range vs {
+			out[i] = v
+		}
+		return &Const{V: out, T: types.ArrayOf(types.TInt4)}
+	}
+	runSQL(t, []sqlCase{
+		{"=", op("=", ia(1, 2), ia(1, 2)), "t"},
+		{"<", op("<", ia(1, 2), ia(1, 3)), "t"},
+		{"prefix shorter", op("<", ia(1, 2), ia(1, 2, 0)), "t"},
+		{"literal", op("=", ia(1, 2), lit("{1,2}")), "t"},
+		{"||", op("||", ia(1, 2), ia(3)), "{1,2,3}"},
+		{"|| elem", op("||", ia(1), i4(2)), "{1,2}"},
+		{"elem ||", op("||", i4(0), ia(1)), "{0,1}"},
+		{"@>", op("@>", ia(1, 2, 3), ia(3, 1)), "t"},
+		{"<@", op("<@", ia(1, 4), ia(1, 2, 3)), "f"},
+		{"&&", op("&&", ia(1, 4), ia(4, 5)), "t"},
+		{"array_append", fx("array_append", ia(1), i4(2)), "{1,2}"},
+		{"array_cat", fx("array_cat", ia(1), ia(2)), "{1,2}"},
+		{"array_position", fx("array_position", ia(5, 6), i4(6)), "2"},
+		{"array_remove", fx("array_remove", ia(5, 6, 5), i4(5)), "{6}"},
+	})
+}

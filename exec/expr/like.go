@@ -155,7 +155,11 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 		bm = andValidity(n, s, p, escArr)
 	}
 	bits := newBits(n)
-	sv, pv := s.(*array.String), p.(*array.String)
+	sv, ok1 := s.(*array.String)
+	pv, ok2 := p.(*array.String)
+	if !ok1 || !ok2 {
+		return nil, pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s ~~ %s", e.E.Type(), e.Pattern.Type())
+	}
 	var re *regexp.Regexp
 	lastPat, lastEsc := "", ""
 	for i := 0; i < n; i++ {

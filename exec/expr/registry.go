@@ -321,6 +321,9 @@ func NewBinary(op string, l, r Expr) (Expr, error) {
 		return nil, err
 	}
 	if f == nil {
+		if e, err := arrayBinary(op, l, r); e != nil || err != nil {
+			return e, err
+		}
 		if op == "||" {
 			if e, err := textCat(l, r); e != nil || err != nil {
 				return e, err
