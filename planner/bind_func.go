@@ -26,12 +26,13 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		if len(l.srfs) > 0 {
 			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "only one set-returning function per select list is supported")
 		}
-		f, err := b.srf(l, fc, name)
+		call, err := b.srfCall(l, fc, name)
 		if err != nil {
 			return nil, err
 		}
-		l.srfs = append(l.srfs, f)
-		return b.colRef(f.ids[0]), nil
+		id := b.newCol(name, "", call.t)
+		l.srfs = append(l.srfs, srfItem{id: id, call: call})
+		return b.colRef(id), nil
 	}
 	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 		return nil, b.newErr(pgerr.WrongObjectType, fc.Location, "%s is not an aggregate function", name)

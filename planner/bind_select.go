@@ -259,7 +259,16 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 	for _, f := range l.srfs {
 		// A set-returning function in the select list repeats each row once
 		// per value it returns.
-		plan = &lJoin{left: plan, right: f, kind: exec.InnerJoin}
+		ps := &lProjectSet{in: plan, call: f.call, args: f.call.args, id: f.id}
+		if agg, ok := aggOf(plan); ok {
+			rw := b.groupRewriter(l, agg)
+			for i := range ps.args {
+				if ps.args[i], err = rw(ps.args[i]); err != nil {
+					return nil, err
+				}
+			}
+		}
+		plan = ps
 	}
 	proj := &lProject{in: plan}
 	for _, t := range tl {
@@ -453,7 +462,7 @@ func (b *binder) groupRewriter(l *level, agg *lAgg) func(expr.Expr) (expr.Expr, 
 		above[w.id] = true
 	}
 	for _, f := range l.srfs {
-		above[f.ids[0]] = true
+		above[f.id] = true
 	}
 	// Columns of a table whose primary key is grouped on are functionally
 	// dependent on the groups: PostgreSQL allows them, and so do we by
@@ -702,4 +711,21 @@ func (b *binder) setOp(s *pg.SelectStmt, l *level) (lnode, error) {
 		op.ids = append(op.ids, b.newCol(b.cols[lids[i]].name, "", t))
 	}
 	return op, nil
+}
+
+// aggOf finds the aggregation a select list is computed over (below its
+// HAVING filter and windows), if any.
+func aggOf(n lnode) (*lAgg, bool) {
+	for {
+		switch x := n.(type) {
+		case *lAgg:
+			return x, true
+		case *lFilter:
+			n = x.in
+		case *lWindow:
+			n = x.in
+		default:
+			return nil, false
+		}
+	}
 }

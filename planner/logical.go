@@ -132,3 +132,14 @@ func (n *lSort) outIDs() []int     { return n.in.outIDs() }
 func (n *lLimit) outIDs() []int    { return n.in.outIDs() }
 func (n *lDistinct) outIDs() []int { return n.in.outIDs() }
 func (n *lSetOp) outIDs() []int    { return n.ids }
+
+// lProjectSet appends the values of a set-returning function of the select
+// list, repeating each input row once per value.
+type lProjectSet struct {
+	in   lnode
+	call *srfCall
+	args []expr.Expr
+	id   int
+}
+
+func (n *lProjectSet) outIDs() []int { return append(append([]int(nil), n.in.outIDs()...), n.id) }

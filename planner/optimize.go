@@ -52,6 +52,8 @@ func optimize(n lnode) lnode {
 		x.left, x.right = optimize(x.left), optimize(x.right)
 	case *lRecursive:
 		x.left, x.right = optimize(x.left), optimize(x.right)
+	case *lProjectSet:
+		x.in = optimize(x.in)
 	}
 	return n
 }

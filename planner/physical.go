@@ -276,6 +276,17 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 	case *lRecursive:
 		n, err := p.recursive(x)
 		return n, x.ids, err
+	case *lProjectSet:
+		in, lay, err := p.node(x.in, union(need, x.args...))
+		if err != nil {
+			return nil, nil, err
+		}
+		args, err := p.exprs(x.args, lay)
+		if err != nil {
+			return nil, nil, err
+		}
+		out := append(append([]int(nil), lay...), x.id)
+		return &exec.ProjectSet{Input: in, Name: x.call.name, Args: args, Expand: x.call.expand, Cols: p.cols(out)}, out, nil
 	case *lSetOp:
 		l, err := p.root(x.left)
 		if err != nil {

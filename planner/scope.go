@@ -157,12 +157,17 @@ type level struct {
 	// dependency on a primary key.
 	scans []*lScan
 	// srfs are set-returning functions of the select list.
-	srfs []*lFunc
+	srfs []srfItem
 }
 
 type aggItem struct {
 	id   int
 	call exec.AggCall
+}
+
+type srfItem struct {
+	id   int
+	call *srfCall
 }
 
 type winItem struct {

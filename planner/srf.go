@@ -46,7 +46,16 @@ func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem
 	return b.aliased(plan, alias, rf.Alias)
 }
 
-// srf binds generate_series or unnest as a one-column lFunc.
+// srfCall is a bound generate_series or unnest: its arguments and the
+// function from their values to the rows it returns.
+type srfCall struct {
+	name   string
+	args   []expr.Expr
+	t      types.T
+	expand func(args []types.Value) ([]types.Value, error)
+}
+
+// srf binds a function in FROM as a one-column lFunc.
 func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 	if !isSRF(name) {
 		// Any other function in FROM yields its single value as one row.
@@ -56,17 +65,42 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 		}
 		return b.constRows(name, e, fc.Location)
 	}
+	call, err := b.srfCall(l, fc, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range call.args {
+		if len(refsOf(a)) > 0 {
+			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "arguments of %s must not reference columns of the same FROM clause (LATERAL is not supported)", name)
+		}
+	}
+	id := b.newCol(name, "", call.t)
+	return &lFunc{name: name, ids: []int{id}, args: call.args, produce: func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
+		return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
+			vals := make([]types.Value, len(a))
+			for i, e := range a {
+				v, err := evalConst(ctx, e)
+				if err != nil {
+					return nil, err
+				}
+				vals[i] = v
+			}
+			out, err := call.expand(vals)
+			if err != nil {
+				return nil, err
+			}
+			return oneColumn(ctx, call.t, out)
+		}
+	}}, nil
+}
+
+// srfCall binds the arguments of generate_series or unnest.
+func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, error) {
 	args, err := b.args(l, fc.Args)
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range args {
-		if len(refsOf(a)) > 0 {
-			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "arguments of %s must not reference columns here", name)
-		}
-	}
-	switch name {
-	case "unnest":
+	if name == "unnest" {
 		if len(args) != 1 {
 			return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function unnest(%s) does not exist", typeList(args))
 		}
@@ -77,11 +111,7 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 		if a.Type().Kind != types.Array {
 			return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function unnest(%s) does not exist", typeList(args))
 		}
-		elem := *a.Type().Elem
-		id := b.newCol(name, "", elem)
-		return &lFunc{name: name, ids: []int{id}, args: args, produce: func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
-			return unnestFunc(a[0], elem)
-		}}, nil
+		return &srfCall{name: name, args: args, t: *a.Type().Elem, expand: unnestValues}, nil
 	}
 	if len(args) < 2 || len(args) > 3 {
 		return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
@@ -90,7 +120,6 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 	if t.Kind == types.Unknown {
 		t = args[1].Type()
 	}
-	var step expr.Expr
 	switch {
 	case t.IsInteger() || t.Kind == types.Unknown:
 		ct, err := expr.CommonType(argTypes(args), "generate_series")
@@ -106,7 +135,10 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 				return nil, b.errAt(err, fc.Location)
 			}
 		}
-		step = &expr.Const{V: int64(1), T: t}
+		if len(args) == 2 {
+			args = append(args, &expr.Const{V: int64(1), T: t})
+		}
+		return &srfCall{name: name, args: args, t: t, expand: intSeries}, nil
 	case t.IsTimestamp():
 		if len(args) != 3 {
 			return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
@@ -119,16 +151,15 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 		if args[2], err = expr.Coerce(args[2], types.TInterval, false); err != nil {
 			return nil, b.errAt(err, fc.Location)
 		}
-	default:
-		return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
+		add, err := expr.NewBinary("+", &expr.ColRef{Idx: 0, T: t}, &expr.ColRef{Idx: 1, T: types.TInterval})
+		if err != nil {
+			return nil, err
+		}
+		return &srfCall{name: name, args: args, t: t, expand: func(vs []types.Value) ([]types.Value, error) {
+			return timestampSeries(vs, t, add)
+		}}, nil
 	}
-	if len(args) == 2 {
-		args = append(args, step)
-	}
-	id := b.newCol(name, "", t)
-	return &lFunc{name: name, ids: []int{id}, args: args, produce: func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
-		return seriesFunc(a[0], a[1], a[2], t)
-	}}, nil
+	return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
 }
 
 // constRows makes a one-row lFunc of a scalar function in FROM.
@@ -219,89 +250,98 @@ func oneColumn(ctx *exec.Context, t types.T, vals []types.Value) ([]arrow.Record
 // maxSeries bounds generate_series so a typo cannot exhaust memory.
 const maxSeries = 100_000_000
 
-func seriesFunc(start, stop, step expr.Expr, t types.T) func(*exec.Context) ([]arrow.RecordBatch, error) {
-	return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
-		var vs [3]types.Value
-		for i, e := range []expr.Expr{start, stop, step} {
-			v, err := evalConst(ctx, e)
-			if err != nil {
-				return nil, err
-			}
-			if v == nil {
-				return nil, nil // a NULL argument: no rows
-			}
-			vs[i] = v
+func anyNull(vs []types.Value) bool {
+	for _, v := range vs {
+		if v == nil {
+			return true
 		}
-		var vals []types.Value
-		if t.IsInteger() {
-			a, z, s := vs[0].(int64), vs[1].(int64), vs[2].(int64)
-			if s == 0 {
-				return nil, pgerr.New(pgerr.InvalidParameterValue, "step size cannot equal zero")
-			}
-			for v := a; (s > 0 && v <= z) || (s < 0 && v >= z); v += s {
-				if len(vals) >= maxSeries {
-					return nil, pgerr.New(pgerr.ProgramLimitExceeded, "generate_series result is too large")
-				}
-				vals = append(vals, v)
-				if (s > 0 && v > z-s) || (s < 0 && v < z-s) {
-					break // the next step would pass the end (or overflow)
-				}
-			}
-			return oneColumn(ctx, t, vals)
+	}
+	return false
+}
+
+// intSeries is generate_series(start, stop, step) over integers.
+func intSeries(vs []types.Value) ([]types.Value, error) {
+	if anyNull(vs) {
+		return nil, nil
+	}
+	a, z, s := vs[0].(int64), vs[1].(int64), vs[2].(int64)
+	if s == 0 {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "step size cannot equal zero")
+	}
+	var vals []types.Value
+	for v := a; (s > 0 && v <= z) || (s < 0 && v >= z); v += s {
+		if len(vals) >= maxSeries {
+			return nil, pgerr.New(pgerr.ProgramLimitExceeded, "generate_series result is too large")
 		}
-		iv := vs[2].(types.IntervalValue)
-		if iv.Months == 0 && iv.Days == 0 && iv.Micros == 0 {
-			return nil, pgerr.New(pgerr.InvalidParameterValue, "step size cannot equal zero")
+		vals = append(vals, v)
+		if (s > 0 && v > z-s) || (s < 0 && v < z-s) {
+			break // the next step would pass the end (or overflow)
 		}
-		add, err := expr.NewBinary("+", &expr.ColRef{Idx: 0, T: t}, &expr.Const{V: iv, T: types.TInterval})
+	}
+	return vals, nil
+}
+
+// timestampSeries is generate_series(start, stop, step interval); add is
+// column 0 + column 1 (timestamp + interval).
+func timestampSeries(vs []types.Value, t types.T, add expr.Expr) ([]types.Value, error) {
+	if anyNull(vs) {
+		return nil, nil
+	}
+	iv := vs[2].(types.IntervalValue)
+	if iv.Months == 0 && iv.Days == 0 && iv.Micros == 0 {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "step size cannot equal zero")
+	}
+	stop := vs[1].(types.TimestampValue)
+	cur := vs[0].(types.TimestampValue)
+	forward := iv.Months > 0 || iv.Days > 0 || iv.Micros > 0
+	schema := types.ArrowSchema([]types.Column{{Name: "t", Type: t}, {Name: "i", Type: types.TInterval}})
+	var vals []types.Value
+	for (forward && cur <= stop) || (!forward && cur >= stop) {
+		if len(vals) >= maxSeries {
+			return nil, pgerr.New(pgerr.ProgramLimitExceeded, "generate_series result is too large")
+		}
+		vals = append(vals, cur)
+		next, err := evalRow(schema, add, []types.Value{cur, iv}, []types.T{t, types.TInterval})
 		if err != nil {
 			return nil, err
 		}
-		stopV := vs[1].(types.TimestampValue)
-		cur := vs[0].(types.TimestampValue)
-		forward := iv.Months > 0 || iv.Days > 0 || iv.Micros > 0
-		for (forward && cur <= stopV) || (!forward && cur >= stopV) {
-			if len(vals) >= maxSeries {
-				return nil, pgerr.New(pgerr.ProgramLimitExceeded, "generate_series result is too large")
-			}
-			vals = append(vals, cur)
-			next, err := stepTimestamp(ctx, add, cur, t)
-			if err != nil {
-				return nil, err
-			}
-			cur = next
+		n, ok := next.(types.TimestampValue)
+		if !ok {
+			break
 		}
-		return oneColumn(ctx, t, vals)
+		cur = n
 	}
+	return vals, nil
 }
 
-// stepTimestamp evaluates add (column 0 + interval) for one timestamp.
-func stepTimestamp(ctx *exec.Context, add expr.Expr, cur types.TimestampValue, t types.T) (types.TimestampValue, error) {
-	in, err := oneColumn(ctx, t, []types.Value{cur})
-	if err != nil {
-		return 0, err
-	}
-	defer in[0].Release()
-	ec := ctx.Eval
-	if ec == nil {
-		ec = &expr.Context{}
-	}
-	a, err := add.Eval(ec, in[0])
-	if err != nil {
-		return 0, err
-	}
-	defer a.Release()
-	v, _ := types.ValueAt(a, 0, t).(types.TimestampValue)
-	return v, nil
-}
-
-func unnestFunc(arr expr.Expr, elem types.T) func(*exec.Context) ([]arrow.RecordBatch, error) {
-	return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
-		v, err := evalConst(ctx, arr)
-		if err != nil || v == nil {
+// evalRow evaluates e over one row of values.
+func evalRow(schema *arrow.Schema, e expr.Expr, vals []types.Value, ts []types.T) (types.Value, error) {
+	mem := (*expr.Context)(nil).Allocator()
+	arrs := make([]arrow.Array, len(vals))
+	for i, v := range vals {
+		bld := types.NewBuilder(mem, ts[i])
+		if err := types.AppendValue(bld, v, ts[i]); err != nil {
+			bld.Release()
 			return nil, err
 		}
-		vals, _ := v.([]types.Value)
-		return oneColumn(ctx, elem, vals)
+		arrs[i] = bld.NewArray()
+		bld.Release()
 	}
+	rec := array.NewRecordBatch(schema, arrs, 1)
+	defer rec.Release()
+	a, err := e.Eval(&expr.Context{}, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	return types.ValueAt(a, 0, e.Type()), nil
+}
+
+// unnestValues is unnest(array).
+func unnestValues(vs []types.Value) ([]types.Value, error) {
+	if vs[0] == nil {
+		return nil, nil
+	}
+	vals, _ := vs[0].([]types.Value)
+	return vals, nil
 }
