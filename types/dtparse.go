@@ -15,12 +15,12 @@ import (
 type dtTokKind uint8
 
 const (
-	tokNum  dtTokKind = iota // digits, maybe with one '.' fraction
-	tokDate                  // parts separated by '-', '/' or '.'
-	tokTime                  // h:m[:s[.f]]
-	tokTZ                    // +hh[:mm[:ss]] or -hhmm
-	tokWord                  // letters (month, zone, special ...)
-	tokJulian                // J followed by a Julian day number
+	tokNum    dtTokKind = iota // digits, maybe with one '.' fraction
+	tokDate                    // parts separated by '-', '/' or '.'
+	tokTime                    // h:m[:s[.f]]
+	tokTZ                      // +hh[:mm[:ss]] or -hhmm
+	tokWord                    // letters (month, zone, special ...)
+	tokJulian                  // J followed by a Julian day number
 )
 
 type dtTok struct {
