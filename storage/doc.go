@@ -48,7 +48,9 @@
 //
 // Open replays each log; the first torn or corrupt frame (a crash mid-write)
 // is cut off with everything after it. Compaction (compact.go) rewrites a log
-// that holds much more than its live rows as a snapshot, atomically by rename.
+// that holds much more than its live rows as a snapshot, atomically by rename;
+// Table.Alter (ALTER TABLE) uses the same rewrite with the new definition.
+// One write must encode to less than 2 GiB (54000 otherwise).
 //
 // # Limits
 //

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
+	"github.com/streamsql/streamsql/pgerr"
 )
 
 // Log records. A table's log file is a sequence of frames:
@@ -102,9 +104,22 @@ func encodeRows(e *encoder, first int64, rec arrow.RecordBatch) error {
 }
 
 func encodeInsert(first int64, rec arrow.RecordBatch) ([]byte, error) {
+	if err := checkBatchSize(rec, 0); err != nil {
+		return nil, err
+	}
 	e := newFrame(recInsert, 24+int(recordBytes(rec)))
 	err := encodeRows(e, first, rec)
 	return sealFrame(e), err
+}
+
+// checkBatchSize refuses a batch (plus extra bytes) whose record would not
+// fit a frame's length field.
+func checkBatchSize(rec arrow.RecordBatch, extra int) error {
+	if recordBytes(rec)+int64(extra)+64 > maxPayload {
+		return pgerr.New(pgerr.ProgramLimitExceeded, "cannot write %d rows of %d bytes in one statement (the limit is %d bytes)",
+			rec.NumRows(), recordBytes(rec), int64(maxPayload))
+	}
+	return nil
 }
 
 func encodeIDs(e *encoder, ids []int64) {
@@ -121,6 +136,9 @@ func encodeDelete(ids []int64) []byte {
 }
 
 func encodeUpdate(ids []int64, first int64, rec arrow.RecordBatch) ([]byte, error) {
+	if err := checkBatchSize(rec, 8*len(ids)); err != nil {
+		return nil, err
+	}
 	e := newFrame(recUpdate, 8+8*len(ids)+24+int(recordBytes(rec)))
 	encodeIDs(e, ids)
 	err := encodeRows(e, first, rec)
@@ -130,6 +148,9 @@ func encodeUpdate(ids []int64, first int64, rec arrow.RecordBatch) ([]byte, erro
 func encodeTruncate() []byte { return sealFrame(newFrame(recTruncate, 0)) }
 
 func encodeChunk(c Chunk) ([]byte, error) {
+	if err := checkBatchSize(c.Rec, len(c.Deleted)); err != nil {
+		return nil, err
+	}
 	e := newFrame(recChunk, 32+int(recordBytes(c.Rec)))
 	n := int(c.Rec.NumRows())
 	e.u64(uint64(c.FirstRowID))

@@ -10,8 +10,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// maxMergeRows caps the size of a chunk built by merging small ones.
-const maxMergeRows = 1 << 16
+// maxMergeRows and maxMergeBytes cap the size of a chunk built by merging
+// small ones.
+const (
+	maxMergeRows  = 1 << 16
+	maxMergeBytes = 64 << 20
+)
 
 // state is one immutable version of a table's rows. Every write builds a
 // new state from the previous one, sharing the chunks it does not touch;
@@ -72,7 +76,8 @@ func (s *state) appendChunk(c Chunk, dead int) {
 	for k := len(s.chunks); k >= 2; k = len(s.chunks) {
 		p, l := s.chunks[k-2], s.chunks[k-1]
 		pn, ln := p.Rec.NumRows(), l.Rec.NumRows()
-		if p.FirstRowID+pn != l.FirstRowID || pn > ln || pn+ln > maxMergeRows {
+		if p.FirstRowID+pn != l.FirstRowID || pn > ln || pn+ln > maxMergeRows ||
+			recordBytes(p.Rec)+recordBytes(l.Rec) > maxMergeBytes {
 			return
 		}
 		m, ok := mergeChunks(p, l)

@@ -55,6 +55,13 @@ func TestSLT(t *testing.T) {
 	runSuite(t, "streamsql slt", "slt", nil)
 }
 
+// TestSLTExtended runs the same scripts through the extended query protocol
+// (Parse/Bind/Describe/Execute), which clients such as pgx and pgjdbc use.
+func TestSLTExtended(t *testing.T) {
+	runSuiteOn(t, "streamsql slt (extended protocol)", "slt", suiteOptions{
+		backend: &harness.Backend{Dir: t.TempDir()}, engines: ourEngines, extended: true})
+}
+
 // TestSQLiteCorpus runs the sqlite sqllogictest corpus as the "postgresql"
 // engine, minus the records listed in skip/sqlite.txt.
 func TestSQLiteCorpus(t *testing.T) {
@@ -88,17 +95,31 @@ func TestSQLiteCorpusOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runSuiteOn(t, "sqlite corpus on postgresql", dir, skip, &slt.ServerBackend{ConnString: conn, Prefix: "slt_test"}, []string{"postgresql"})
+	runSuiteOn(t, "sqlite corpus on postgresql", dir, suiteOptions{
+		backend: &slt.ServerBackend{ConnString: conn, Prefix: "slt_test"}, engines: []string{"postgresql"}, skip: skip})
 }
 
 // runSuite runs every script under dir as a subtest, each on a fresh
 // in-process server, and records the suite's summary line.
 func runSuite(t *testing.T, suite, dir string, skip *slt.SkipList) {
-	runSuiteOn(t, suite, dir, skip, &harness.Backend{Dir: t.TempDir()}, []string{"streamsql", "postgresql"})
+	runSuiteOn(t, suite, dir, suiteOptions{backend: &harness.Backend{Dir: t.TempDir()}, engines: ourEngines, skip: skip})
 }
 
-// runSuiteOn runs the scripts under dir on backend as the given engines.
-func runSuiteOn(t *testing.T, suite, dir string, skip *slt.SkipList, backend slt.Backend, engines []string) {
+// ourEngines are the names streamsql answers to in skipif/onlyif: its own,
+// and postgresql, whose behaviour it shares.
+var ourEngines = []string{"streamsql", "postgresql"}
+
+// suiteOptions say where and how a suite runs.
+type suiteOptions struct {
+	backend  slt.Backend
+	engines  []string
+	skip     *slt.SkipList
+	extended bool
+}
+
+// runSuiteOn runs the scripts under dir as subtests and records the suite's
+// summary line.
+func runSuiteOn(t *testing.T, suite, dir string, o suiteOptions) {
 	files, err := slt.FindScripts(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -131,12 +152,13 @@ func runSuiteOn(t *testing.T, suite, dir string, skip *slt.SkipList, backend slt
 		t.Run(name, func(t *testing.T) {
 			var out strings.Builder
 			r := slt.NewRunner(slt.Options{
-				Engines: engines,
-				Skip:    skip,
-				Out:     &out,
-				Base:    dir,
+				Engines:  o.engines,
+				Skip:     o.skip,
+				Out:      &out,
+				Base:     dir,
+				Extended: o.extended,
 			})
-			res := r.RunFile(ctx, backend, f)
+			res := r.RunFile(ctx, o.backend, f)
 			total.Add(res)
 			lines = append(lines, fmt.Sprintf("%s: %d passed, %d failed, %d skipped", res.Name, res.Passed, res.Failed, res.Skipped))
 			t.Log("\n" + out.String())

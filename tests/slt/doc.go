@@ -18,7 +18,8 @@
 // directory (to test durability) and reconnects.
 //
 // Parse turns a script into Records; a Runner executes them over pgconn using
-// the simple query protocol (text results) and reports per file
+// the simple query protocol, or optionally the extended one (text results
+// either way), and reports per file
 // "name: P passed, F failed, S skipped". A SkipList names records (path:line)
 // that are known to differ from a corpus's expectations on purpose.
 //

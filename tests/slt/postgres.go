@@ -60,7 +60,7 @@ func (d *serverDB) Close() error {
 }
 
 func (d *serverDB) exec(ctx context.Context, sql string) error {
-	c, err := connect(ctx, d.admin)
+	c, err := connect(ctx, d.admin, false)
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,10 @@ type Options struct {
 	// Rewrite makes RunFile fill FileResult.Rewritten with the script, its
 	// query results replaced by what the server returned.
 	Rewrite bool
+	// Extended sends each record through the extended query protocol
+	// (Parse/Bind/Describe/Execute) instead of a simple Query message; a
+	// record must then hold one statement.
+	Extended bool
 }
 
 // Failure describes one failed record.
@@ -146,7 +150,7 @@ func (r *Runner) RunFile(ctx context.Context, backend Backend, path string) *Fil
 		r.db, err = backend.NewDB(ctx, name)
 	}
 	if err == nil {
-		r.c, err = connect(ctx, r.db.ConnString())
+		r.c, err = connect(ctx, r.db.ConnString(), r.opt.Extended)
 	}
 	switch {
 	case script == nil:
@@ -501,7 +505,7 @@ func (r *Runner) restart(ctx context.Context, name string, rec *Record) error {
 // reconnect replaces a lost connection; if that fails the file is abandoned.
 func (r *Runner) reconnect(ctx context.Context, name string, rec *Record) error {
 	r.c.close()
-	c, err := connect(ctx, r.db.ConnString())
+	c, err := connect(ctx, r.db.ConnString(), r.opt.Extended)
 	if err != nil {
 		r.c = nil
 		r.fail(Failure{File: name, Line: rec.Line, Message: "reconnect: " + err.Error()})

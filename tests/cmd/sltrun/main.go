@@ -40,6 +40,7 @@ func main() {
 		jobs     = flag.Int("j", 1, "files run in parallel")
 		maxFail  = flag.Int("max-failures", 5, "failures printed per file (-1: none)")
 		times    = flag.Bool("times", false, "print each file's run time to stderr")
+		extended = flag.Bool("extended", false, "use the extended query protocol (one statement per record)")
 	)
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: sltrun [flags] files-or-directories...\n")
@@ -55,7 +56,7 @@ func main() {
 		fatal(err)
 	}
 
-	opt := slt.Options{Out: os.Stdout, Base: base, MaxFailures: *maxFail, Rewrite: *rewrite}
+	opt := slt.Options{Out: os.Stdout, Base: base, MaxFailures: *maxFail, Rewrite: *rewrite, Extended: *extended}
 	var backend slt.Backend
 	if *embedded {
 		backend = &harness.Backend{}
