@@ -57,8 +57,8 @@ func AppendBinary(dst []byte, v Value, t T) ([]byte, error) {
 		if !ok {
 			return bad()
 		}
-		if f != f {
-			return be.AppendUint32(dst, 0x7fc00000), nil
+		if f != f { // PostgreSQL's NaN payload, keeping the sign
+			return be.AppendUint32(dst, math.Float32bits(float32(f))&0x80000000|0x7fc00000), nil
 		}
 		return be.AppendUint32(dst, math.Float32bits(float32(f))), nil
 	case Float8:
@@ -66,8 +66,8 @@ func AppendBinary(dst []byte, v Value, t T) ([]byte, error) {
 		if !ok {
 			return bad()
 		}
-		if f != f {
-			return be.AppendUint64(dst, 0x7ff8000000000000), nil
+		if f != f { // PostgreSQL's NaN payload, keeping the sign
+			return be.AppendUint64(dst, math.Float64bits(f)&(1<<63)|0x7ff8000000000000), nil
 		}
 		return be.AppendUint64(dst, math.Float64bits(f)), nil
 	case Numeric:

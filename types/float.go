@@ -140,6 +140,9 @@ func parseFloat(s string, bits int) (float64, error) {
 	}
 	switch strings.ToLower(body) {
 	case "nan":
+		if neg {
+			return math.Copysign(nan, -1), nil // strtod keeps the sign
+		}
 		return nan, nil
 	case "infinity", "inf":
 		if neg {

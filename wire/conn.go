@@ -196,9 +196,18 @@ func (c *conn) readError(err error) error {
 	return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid frontend message: %v", err))
 }
 
-// sendError reports a statement error.
+// transactionFailer is implemented by sessions that can be told about an
+// error they did not return themselves (a syntax error, a bad Bind
+// parameter, a failure while reading result rows), so that an open
+// transaction block enters the failed state as in PostgreSQL.
+type transactionFailer interface{ FailTransaction() }
+
+// sendError reports a statement error; the transaction block, if any, fails.
 func (c *conn) sendError(err error) {
 	c.be.Send(errorResponse(err))
+	if tf, ok := c.sess.(transactionFailer); ok {
+		_ = c.call(func() error { tf.FailTransaction(); return nil })
+	}
 }
 
 // extendedError reports an error in extended query mode and discards

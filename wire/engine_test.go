@@ -107,6 +107,20 @@ func TestRealEngineWithPgx(t *testing.T) {
 	if err := conn.QueryRow(ctx, "select count(*) from items").Scan(&n); err != nil || n != 5 {
 		t.Errorf("after error: %d %v", n, err)
 	}
+	// Errors raised in the wire (syntax, Bind) fail a transaction block too.
+	for _, bad := range []func() error{
+		func() error { _, err := conn.Exec(ctx, "selec 1"); return err },
+		func() error { _, err := conn.Exec(ctx, "select $1::int4", "x"); return err },
+	} {
+		mustExec("begin")
+		if err := bad(); err == nil {
+			t.Fatal("bad statement succeeded")
+		}
+		if st := conn.PgConn().TxStatus(); st != 'E' {
+			t.Errorf("transaction status %q after an error in a block, want E", st)
+		}
+		mustExec("rollback")
+	}
 }
 
 // TestRealEngineWithPsql is the end-to-end check with the real client.

@@ -203,7 +203,7 @@ func (s *fakeSession) Prepare(ctx context.Context, st sql.Statement, oids []uint
 	p := &engine.Prepared{Stmt: st}
 	switch {
 	case reSelectN.MatchString(text), text == "select 1/0", text == "select wire_panic()", text == "select wire_panic_rows()",
-		text == "select wire_timeout()":
+		text == "select wire_timeout()", text == fakeLateError:
 		p.Columns = intColumn
 	case reSeries.MatchString(text):
 		p.Columns = seriesColumn
@@ -275,7 +275,9 @@ func (s *fakeSession) execute(ctx context.Context, text string, p *engine.Prepar
 		return nil, fmt.Errorf("sleep interrupted: %w", ctx.Err())
 	case text == "select wire_panic()":
 		panic("wire_panic called")
-	case text == "select wire_timeout()":
+	case text == fakeLateError:
+		return rowsResult(p.Columns, &lateErrorIter{}), nil
+	case text == "select wire_timeout()", text == fakeLateError:
 		// What the engine does with statement_timeout: a deadline on ctx.
 		tctx, cancel := context.WithTimeout(ctx, 0)
 		defer cancel()
@@ -346,6 +348,13 @@ func (s *fakeSession) Close() {
 }
 
 func (s *fakeSession) PID() int32 { return s.pid }
+
+// FailTransaction behaves like engine.Session's.
+func (s *fakeSession) FailTransaction() {
+	if s.tx == 'T' {
+		s.tx = 'E'
+	}
+}
 
 func (s *fakeSession) isClosed() bool {
 	s.mu.Lock()
@@ -445,6 +454,25 @@ func (it *valuesIter) Next() (arrow.RecordBatch, error) {
 }
 
 func (it *valuesIter) Close() error { return nil }
+
+// fakeLateError fails on its third row, after two were sent.
+const fakeLateError = "select 10/(3-x) from generate_series(1, 4) x"
+
+// lateErrorIter yields 5 and 10, then division by zero.
+type lateErrorIter struct{ n int }
+
+func (it *lateErrorIter) Next() (arrow.RecordBatch, error) {
+	it.n++
+	if it.n == 1 {
+		b := array.NewInt32Builder(memory.DefaultAllocator)
+		b.AppendValues([]int32{5, 10}, nil)
+		arr := b.NewArray()
+		return array.NewRecordBatch(types.ArrowSchema(intColumn), []arrow.Array{arr}, 2), nil
+	}
+	return nil, pgerr.New(pgerr.DivisionByZero, "division by zero")
+}
+
+func (it *lateErrorIter) Close() error { return nil }
 
 // panicIter yields one batch of 2 rows, then panics.
 type panicIter struct{ n int }

@@ -59,6 +59,17 @@ var oracleCases = []struct {
 		{&pgproto3.Query{String: "select 1"}},
 		{&pgproto3.Query{String: "commit"}},
 	}},
+	{name: "errors raised in the wire fail the transaction block", rounds: []exchange{
+		{&pgproto3.Query{String: "begin"}},
+		{&pgproto3.Query{String: "selec 1"}},
+		{&pgproto3.Query{String: "rollback"}},
+		{&pgproto3.Query{String: "begin"}},
+		{&pgproto3.Query{String: fakeLateError}},
+		{&pgproto3.Query{String: "rollback"}},
+		{&pgproto3.Query{String: "begin"}},
+		{&pgproto3.Parse{Query: "select $1::int4"}, &pgproto3.Bind{Parameters: [][]byte{[]byte("x")}}, &pgproto3.Sync{}},
+		{&pgproto3.Query{String: "commit"}},
+	}},
 	{name: "extended named statement portal with row limits", rounds: []exchange{{
 		&pgproto3.Parse{Name: "s1", Query: "select * from generate_series(1, 7)"},
 		&pgproto3.Describe{ObjectType: 'S', Name: "s1"},
