@@ -417,6 +417,9 @@ func (r *Runner) checkQuery(s *Script, idx int, rec *Record, res *result, err er
 	}
 	rows := sortRendered(rec.Sort, render(s.Dialect, rec.Types, res.Rows))
 	vals := flatten(rows)
+	if r.opt.Rewrite && rec.Sort == NoSort && len(res.Rows) > 1 && !strings.Contains(strings.ToUpper(rec.SQL), "ORDER BY") {
+		fmt.Fprintf(r.opt.Out, "WARN %s:%d: %d rows in no particular order: add ORDER BY or rowsort\n", r.displayName(s.Path), rec.Line, len(res.Rows))
+	}
 	if r.opt.Rewrite && top {
 		e := r.edits[idx]
 		e.results = r.resultLines(s.Dialect, rows, vals)
