@@ -114,3 +114,16 @@ func BenchmarkHashAggHighCard(b *testing.B) {
 		b.Fatalf("%d groups", got)
 	}
 }
+
+// SELECT avg(v) OVER (ORDER BY v ROWS BETWEEN 99 PRECEDING AND CURRENT ROW): 1M rows.
+func BenchmarkWindowMovingAvg1M(b *testing.B) {
+	s := benchSource(1_000_000, 1000, 5)
+	f, _ := ResolveWindow("avg", []types.T{types.TInt8}, false)
+	fr := Frame{Mode: FrameRows, Start: FrameBound{Kind: Preceding, Offset: konst(types.TInt8, int64(99))}, End: FrameBound{Kind: CurrentRow}}
+	w := &Window{Input: s, Calls: []WindowCall{{Fn: f, Args: []expr.Expr{col(1, types.TInt8)}, OrderBy: []SortKey{{E: col(1, types.TInt8)}}, Frame: fr}},
+		Cols: cols(types.TInt8, types.TInt8, types.TNumeric)}
+	b.ResetTimer()
+	if got := benchRun(b, w); got != 1_000_000 {
+		b.Fatalf("%d rows", got)
+	}
+}

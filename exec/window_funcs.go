@@ -249,6 +249,9 @@ func (wc *windowCall) aggregate(b array.Builder, ps, pe int) error {
 		}
 		return nil
 	}
+	if wc.prefixable() {
+		return wc.prefixAggregate(b, fr, ps, pe)
+	}
 	st, err := newState()
 	if err != nil {
 		return err
