@@ -82,6 +82,11 @@ func TestLike(t *testing.T) {
 		{"a#%", lit("#"), false, false, []types.Value{false, false, false, true, nil, false}},
 		{"_", nil, false, false, []types.Value{false, false, false, false, nil, false}},
 		{"x_y", nil, false, false, []types.Value{false, false, false, false, nil, true}},
+		{"abc", nil, false, false, []types.Value{true, false, false, false, nil, false}},
+		{"%c", nil, false, false, []types.Value{true, false, true, false, nil, false}},
+		{"%_%", nil, false, false, []types.Value{true, true, true, true, nil, true}},
+		{"%b%", nil, false, false, []types.Value{true, false, false, false, nil, false}},
+		{"%", nil, false, false, []types.Value{true, true, true, true, nil, true}},
 		{"^a.c$", nil, false, true, []types.Value{true, false, true, false, nil, false}},
 		{"b", nil, true, true, []types.Value{true, true, false, false, nil, false}},
 	}
