@@ -20,7 +20,8 @@ const (
 	defaultMaxFailures  = 5
 )
 
-// DB is one fresh, empty database a script runs in.
+// DB is one fresh, empty database a script runs in. The Runner that got it
+// owns it and calls it from one goroutine.
 type DB interface {
 	// ConnString is a libpq-style connection string for the database; it may
 	// change after Restart.
@@ -32,7 +33,8 @@ type DB interface {
 	Close() error
 }
 
-// Backend hands out a fresh database for each script file.
+// Backend hands out a fresh database for each script file. NewDB may be
+// called from several goroutines (one Runner each).
 type Backend interface {
 	NewDB(ctx context.Context, name string) (DB, error)
 }
