@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/types"
@@ -57,7 +58,7 @@ func (t *Table) rebuildIndex() {
 	for _, c := range t.w.chunks {
 		n := int(c.Rec.NumRows())
 		for i := 0; i < n; i++ {
-			if c.Deleted != nil && c.Deleted[i/8]&(1<<(i%8)) != 0 {
+			if c.Deleted != nil && bitutil.BitIsSet(c.Deleted, i) {
 				continue
 			}
 			t.pk.add(c.Rec, i, c.FirstRowID+int64(i))
@@ -80,6 +81,10 @@ func (t *Table) Snapshot() Snapshot {
 
 // RowCount returns the number of live rows in the current snapshot.
 func (t *Table) RowCount() int64 { return t.pub.Load().live }
+
+// LogBytes returns the size of the table's log on disk (what
+// pg_relation_size can report).
+func (t *Table) LogBytes() int64 { return t.log.size.Load() }
 
 // LookupKey finds the live row whose primary key equals key (values in
 // primary key column order, Go forms as in types/arrow.go). It sees every

@@ -20,7 +20,8 @@ const (
 	defaultMaxFailures  = 5
 )
 
-// DB is one fresh, empty database a script runs in.
+// DB is one fresh, empty database a script runs in. The Runner that got it
+// owns it and calls it from one goroutine.
 type DB interface {
 	// ConnString is a libpq-style connection string for the database; it may
 	// change after Restart.
@@ -32,7 +33,8 @@ type DB interface {
 	Close() error
 }
 
-// Backend hands out a fresh database for each script file.
+// Backend hands out a fresh database for each script file. NewDB may be
+// called from several goroutines (one Runner each).
 type Backend interface {
 	NewDB(ctx context.Context, name string) (DB, error)
 }
@@ -258,6 +260,12 @@ func (r *Runner) runRecord(ctx context.Context, s *Script, idx int, rec *Record,
 	rctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
 	res, err := r.c.run(rctx, sql)
 	cancel()
+	if err != nil && ctx.Err() != nil { // the caller's budget ran out during the record
+		r.fail(Failure{File: name, Line: rec.Line, SQL: sql, Message: "stopped: " + ctx.Err().Error()})
+		r.c.close()
+		r.c = nil
+		return errAbort
+	}
 	if err != nil && r.c.broken(err) {
 		// Count this record, then try to carry on with a new connection.
 		r.fail(Failure{File: name, Line: rec.Line, SQL: sql, Message: "connection lost: " + err.Error()})
@@ -499,19 +507,20 @@ func (r *Runner) restart(ctx context.Context, name string, rec *Record) error {
 	r.c.close()
 	r.c = nil
 	if err := r.db.Restart(ctx); err != nil {
-		r.fail(Failure{File: name, Line: rec.Line, Message: "restart: " + err.Error()})
+		r.note(Failure{File: name, Line: rec.Line, Message: "restart: " + err.Error()})
 		return errAbort
 	}
 	return r.reconnect(ctx, name, rec)
 }
 
-// reconnect replaces a lost connection; if that fails the file is abandoned.
+// reconnect replaces a lost connection; if that fails the file is abandoned
+// (and its remaining records count as failed).
 func (r *Runner) reconnect(ctx context.Context, name string, rec *Record) error {
 	r.c.close()
 	c, err := connect(ctx, r.db.ConnString(), r.opt.Extended)
 	if err != nil {
 		r.c = nil
-		r.fail(Failure{File: name, Line: rec.Line, Message: "reconnect: " + err.Error()})
+		r.note(Failure{File: name, Line: rec.Line, Message: "reconnect: " + err.Error()})
 		return errAbort
 	}
 	r.c = c
