@@ -410,6 +410,11 @@ func TestConcurrentResolveDuringDDL(t *testing.T) {
 				}
 				c.Relations()
 				c.TableIsVisible(base.OID, pathPublic)
+				pgClass, _ := c.Resolve("pg_catalog", "pg_class", nil)
+				if _, err := pgClass.Rows(RowsContext{}); err != nil {
+					errs <- err
+					return
+				}
 			}
 		}()
 	}

@@ -98,6 +98,15 @@ func init() {
 	reg("pg_get_partkeydef", text, ts(oid), true, constant(nil))
 	reg("pg_get_statisticsobjdef_columns", text, ts(oid), true, constant(nil))
 	reg("pg_get_serial_sequence", text, ts(text, text), true, constant(nil))
+	// Objects streamsql does not have: triggers, rules, user functions,
+	// partitions, tablespaces outside the data directory.
+	reg("pg_get_triggerdef", text, ts(oid), true, constant(nil))
+	reg("pg_get_triggerdef", text, ts(oid, boolean), true, constant(nil))
+	reg("pg_get_ruledef", text, ts(oid), true, constant(nil))
+	reg("pg_get_ruledef", text, ts(oid, boolean), true, constant(nil))
+	reg("pg_get_functiondef", text, ts(oid), true, constant(nil))
+	reg("pg_get_partition_constraintdef", text, ts(oid), true, constant(nil))
+	reg("pg_tablespace_location", text, ts(oid), true, constant(""))
 	reg("pg_get_function_result", text, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		if p := procByOID(oidArg(a[0])); p != nil {
 			return formatType(ctx, p.ret, -1, false), nil
@@ -130,6 +139,21 @@ func init() {
 			return relationSize(ctx, oidArg(a[0]), n), nil
 		})
 	}
+	dbSize := func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+		c := catalogOf(ctx)
+		if c == nil {
+			return int64(0), nil
+		}
+		var total int64
+		for _, r := range c.Relations() {
+			if n, ok := relationSize(ctx, r.OID, "pg_total_relation_size").(int64); ok {
+				total += n
+			}
+		}
+		return total, nil
+	}
+	reg("pg_database_size", i8, ts(name), true, dbSize)
+	reg("pg_database_size", i8, ts(oid), true, dbSize)
 	reg("pg_size_pretty", text, ts(i8), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		return sizePretty(a[0].(int64)), nil
 	})
@@ -288,23 +312,55 @@ func relationSize(ctx *expr.Context, oid uint32, fn string) types.Value {
 	if c == nil {
 		return nil
 	}
+	if owner := c.snap().indexes[oid]; owner != nil { // a primary key index
+		return indexSize(c, owner)
+	}
 	r := c.Relation(oid)
 	if r == nil {
 		return nil
 	}
 	t := c.Table(oid)
-	if t == nil || fn == "pg_indexes_size" {
+	if t == nil {
 		return int64(0)
 	}
+	switch fn {
+	case "pg_indexes_size":
+		return indexSize(c, r)
+	case "pg_total_relation_size":
+		return t.RowCount()*rowWidth(r.Columns, nil) + indexSize(c, r)
+	}
+	return t.RowCount() * rowWidth(r.Columns, nil)
+}
+
+// rowWidth estimates a stored row's bytes: a header and each column's
+// width (32 for variable-length ones); keys, when not nil, picks columns.
+func rowWidth(cols []Column, keys []int) int64 {
 	width := int64(24) // a row header, as PostgreSQL's tuples have
-	for _, col := range r.Columns {
+	add := func(col Column) {
 		if l := col.Type.Len(); l > 0 {
 			width += int64(l)
 		} else {
 			width += 32
 		}
 	}
-	return t.RowCount() * width
+	if keys == nil {
+		for _, col := range cols {
+			add(col)
+		}
+	}
+	for _, k := range keys {
+		add(cols[k])
+	}
+	return width
+}
+
+// indexSize estimates the primary key index of r (0 without one).
+func indexSize(c *Catalog, r *Relation) int64 {
+	t := c.Table(r.OID)
+	if r.PKIndexOID == 0 || t == nil {
+		return 0
+	}
+	return t.RowCount() * rowWidth(r.Columns, r.PrimaryKey)
 }
 
 // sizePretty renders a byte count as pg_size_pretty does: bytes below 10 kB,

@@ -1,11 +1,14 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
@@ -120,5 +123,38 @@ func TestCatalogFunctions(t *testing.T) {
 		if ch.got != ch.want {
 			t.Errorf("check %d: got %q, want %q", i, ch.got, ch.want)
 		}
+	}
+}
+
+func TestRelationSizesTrackRows(t *testing.T) {
+	c := openTest(t, t.TempDir(), newStore(t))
+	tab := mustCreate(t, c, &Relation{Name: "s", Columns: []Column{{Name: "k", Type: types.TInt4}, {Name: "v", Type: types.TText}}, PrimaryKey: []int{0}})
+	size := func(fn string, oid uint32) int64 {
+		t.Helper()
+		n, err := strconv.ParseInt(call(t, c, fn, &expr.Const{V: int64(oid), T: types.TRegClass}), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if size("pg_relation_size", tab.OID) != 0 || size("pg_total_relation_size", tab.OID) != 0 {
+		t.Fatal("an empty table has a size")
+	}
+	kb := array.NewInt32Builder(memory.DefaultAllocator)
+	vb := array.NewStringBuilder(memory.DefaultAllocator)
+	for i := 0; i < 100; i++ {
+		kb.Append(int32(i))
+		vb.Append("value")
+	}
+	rec := array.NewRecordBatch(types.ArrowSchema(tab.ColumnTypes()), []arrow.Array{kb.NewArray(), vb.NewArray()}, 100)
+	if _, err := c.Table(tab.OID).Insert(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	rel, idx, total := size("pg_relation_size", tab.OID), size("pg_indexes_size", tab.OID), size("pg_total_relation_size", tab.OID)
+	if rel <= 0 || idx <= 0 || total != rel+idx || size("pg_relation_size", tab.PKIndexOID) != idx {
+		t.Fatalf("sizes: relation %d, indexes %d, total %d", rel, idx, total)
+	}
+	if db, _ := strconv.ParseInt(call(t, c, "pg_database_size", &expr.Const{V: "db1", T: types.TName}), 10, 64); db != total {
+		t.Fatalf("database size %d, want %d", db, total)
 	}
 }

@@ -8,6 +8,20 @@ func init() {
 	registerRows("pg_catalog.pg_views", pgViewsRows)
 	registerRows("pg_catalog.pg_matviews", pgMatviewsRows)
 	registerRows("pg_catalog.pg_indexes", pgIndexesRows)
+	registerRows("pg_catalog.pg_foreign_table", pgForeignTableRows)
+}
+
+// pgForeignTableRows lists the sources, which pg_class shows as foreign tables.
+func pgForeignTableRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, r := range s.sortedRelations() {
+		if r.Kind != KindSource {
+			continue
+		}
+		if err := b.add(row{"ftrelid": r.OID, "ftserver": uint32(0)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // qualified is schema.name, quoted as needed.

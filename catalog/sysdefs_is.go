@@ -1,5 +1,5 @@
 // Code generated from PostgreSQL 15's catalog definitions (column names,
-// types and relation OIDs); DO NOT EDIT.
+// types, NOT NULL flags and relation OIDs); DO NOT EDIT.
 
 package catalog
 
@@ -7,7 +7,7 @@ import "github.com/streamsql/streamsql/types"
 
 // infoSchemaDefs are the information_schema views, with PostgreSQL 15's OIDs and columns.
 var infoSchemaDefs = []sysDef{
-	{13250, "information_schema", "character_sets", []types.Column{
+	{13250, "information_schema", "character_sets", []Column{
 		{Name: "character_set_catalog", Type: tName},
 		{Name: "character_set_schema", Type: tName},
 		{Name: "character_set_name", Type: tName},
@@ -17,13 +17,13 @@ var infoSchemaDefs = []sysDef{
 		{Name: "default_collate_schema", Type: tName},
 		{Name: "default_collate_name", Type: tName},
 	}},
-	{13260, "information_schema", "check_constraints", []types.Column{
+	{13260, "information_schema", "check_constraints", []Column{
 		{Name: "constraint_catalog", Type: tName},
 		{Name: "constraint_schema", Type: tName},
 		{Name: "constraint_name", Type: tName},
 		{Name: "check_clause", Type: tVarchar},
 	}},
-	{13295, "information_schema", "columns", []types.Column{
+	{13295, "information_schema", "columns", []Column{
 		{Name: "table_catalog", Type: tName},
 		{Name: "table_schema", Type: tName},
 		{Name: "table_name", Type: tName},
@@ -69,7 +69,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "generation_expression", Type: tVarchar},
 		{Name: "is_updatable", Type: tVarchar},
 	}},
-	{13300, "information_schema", "constraint_column_usage", []types.Column{
+	{13300, "information_schema", "constraint_column_usage", []Column{
 		{Name: "table_catalog", Type: tName},
 		{Name: "table_schema", Type: tName},
 		{Name: "table_name", Type: tName},
@@ -78,7 +78,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "constraint_schema", Type: tName},
 		{Name: "constraint_name", Type: tName},
 	}},
-	{13329, "information_schema", "key_column_usage", []types.Column{
+	{13329, "information_schema", "key_column_usage", []Column{
 		{Name: "constraint_catalog", Type: tName},
 		{Name: "constraint_schema", Type: tName},
 		{Name: "constraint_name", Type: tName},
@@ -89,7 +89,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "ordinal_position", Type: tInt4},
 		{Name: "position_in_unique_constraint", Type: tInt4},
 	}},
-	{13334, "information_schema", "parameters", []types.Column{
+	{13334, "information_schema", "parameters", []Column{
 		{Name: "specific_catalog", Type: tName},
 		{Name: "specific_schema", Type: tName},
 		{Name: "specific_name", Type: tName},
@@ -123,7 +123,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "dtd_identifier", Type: tName},
 		{Name: "parameter_default", Type: tVarchar},
 	}},
-	{13339, "information_schema", "referential_constraints", []types.Column{
+	{13339, "information_schema", "referential_constraints", []Column{
 		{Name: "constraint_catalog", Type: tName},
 		{Name: "constraint_schema", Type: tName},
 		{Name: "constraint_name", Type: tName},
@@ -134,7 +134,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "update_rule", Type: tVarchar},
 		{Name: "delete_rule", Type: tVarchar},
 	}},
-	{13377, "information_schema", "routines", []types.Column{
+	{13377, "information_schema", "routines", []Column{
 		{Name: "specific_catalog", Type: tName},
 		{Name: "specific_schema", Type: tName},
 		{Name: "specific_name", Type: tName},
@@ -218,7 +218,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "result_cast_maximum_cardinality", Type: tInt4},
 		{Name: "result_cast_dtd_identifier", Type: tName},
 	}},
-	{13382, "information_schema", "schemata", []types.Column{
+	{13382, "information_schema", "schemata", []Column{
 		{Name: "catalog_name", Type: tName},
 		{Name: "schema_name", Type: tName},
 		{Name: "schema_owner", Type: tName},
@@ -227,7 +227,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "default_character_set_name", Type: tName},
 		{Name: "sql_path", Type: tVarchar},
 	}},
-	{13386, "information_schema", "sequences", []types.Column{
+	{13386, "information_schema", "sequences", []Column{
 		{Name: "sequence_catalog", Type: tName},
 		{Name: "sequence_schema", Type: tName},
 		{Name: "sequence_name", Type: tName},
@@ -241,7 +241,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "increment", Type: tVarchar},
 		{Name: "cycle_option", Type: tVarchar},
 	}},
-	{13411, "information_schema", "table_constraints", []types.Column{
+	{13411, "information_schema", "table_constraints", []Column{
 		{Name: "constraint_catalog", Type: tName},
 		{Name: "constraint_schema", Type: tName},
 		{Name: "constraint_name", Type: tName},
@@ -254,7 +254,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "enforced", Type: tVarchar},
 		{Name: "nulls_distinct", Type: tVarchar},
 	}},
-	{13416, "information_schema", "table_privileges", []types.Column{
+	{13416, "information_schema", "table_privileges", []Column{
 		{Name: "grantor", Type: tName},
 		{Name: "grantee", Type: tName},
 		{Name: "table_catalog", Type: tName},
@@ -264,7 +264,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "is_grantable", Type: tVarchar},
 		{Name: "with_hierarchy", Type: tVarchar},
 	}},
-	{13425, "information_schema", "tables", []types.Column{
+	{13425, "information_schema", "tables", []Column{
 		{Name: "table_catalog", Type: tName},
 		{Name: "table_schema", Type: tName},
 		{Name: "table_name", Type: tName},
@@ -278,7 +278,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "is_typed", Type: tVarchar},
 		{Name: "commit_action", Type: tVarchar},
 	}},
-	{13440, "information_schema", "triggers", []types.Column{
+	{13440, "information_schema", "triggers", []Column{
 		{Name: "trigger_catalog", Type: tName},
 		{Name: "trigger_schema", Type: tName},
 		{Name: "trigger_name", Type: tName},
@@ -297,7 +297,7 @@ var infoSchemaDefs = []sysDef{
 		{Name: "action_reference_new_row", Type: tName},
 		{Name: "created", Type: types.TTimestampTZ},
 	}},
-	{13483, "information_schema", "views", []types.Column{
+	{13483, "information_schema", "views", []Column{
 		{Name: "table_catalog", Type: tName},
 		{Name: "table_schema", Type: tName},
 		{Name: "table_name", Type: tName},

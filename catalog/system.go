@@ -14,7 +14,7 @@ type sysDef struct {
 	oid    uint32
 	schema string
 	name   string
-	cols   []types.Column
+	cols   []Column
 }
 
 // Column types of the system relations (PostgreSQL's internal types map to
@@ -55,10 +55,8 @@ func systemRelations(c *Catalog) []*Relation {
 	out := make([]*Relation, 0, len(defs))
 	for _, d := range defs {
 		d := d
-		r := &Relation{OID: d.oid, Schema: d.schema, Name: d.name, Kind: KindSystem}
-		for _, col := range d.cols {
-			r.Columns = append(r.Columns, Column{Name: col.Name, Type: col.Type})
-		}
+		r := &Relation{OID: d.oid, Schema: d.schema, Name: d.name, Kind: KindSystem, Columns: d.cols}
+		cols := r.ColumnTypes()
 		fn := sysRowFuncs[d.schema+"."+d.name]
 		r.Rows = func(ctx RowsContext) (batches []arrow.RecordBatch, err error) {
 			defer func() { // a bug here must not take the server down
@@ -66,7 +64,7 @@ func systemRelations(c *Catalog) []*Relation {
 					batches, err = nil, fmt.Errorf("catalog: building %s.%s: %v", d.schema, d.name, p)
 				}
 			}()
-			b := newRowBuilder(d.cols)
+			b := newRowBuilder(cols)
 			if fn != nil {
 				if err := fn(c, c.snap(), ctx, b); err != nil {
 					return nil, err

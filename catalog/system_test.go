@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -120,7 +121,14 @@ func TestEverySystemRelationBuilds(t *testing.T) {
 		if r.OID >= FirstUserOID {
 			t.Fatalf("%s has a user-range OID", r.Name)
 		}
-		sysRowsOf(t, c, r.Schema, r.Name, testCtx)
+		// PostgreSQL never has NULL in a NOT NULL catalog column.
+		for _, row := range sysRowsOf(t, c, r.Schema, r.Name, testCtx) {
+			for _, col := range r.Columns {
+				if col.NotNull && row[col.Name] == "<NULL>" {
+					t.Fatalf("%s.%s is NULL in %v", r.Name, col.Name, row)
+				}
+			}
+		}
 	}
 	for name := range sysRowFuncs {
 		parts := strings.SplitN(name, ".", 2)
@@ -459,5 +467,36 @@ func TestDefaultsShownAsPostgres(t *testing.T) {
 		if !ok || got != want[i][0] {
 			t.Errorf("default of %s %s: got %q, PostgreSQL shows %q", cols[i].sqlType, cols[i].def, got, want[i][0])
 		}
+	}
+}
+
+func TestSourcesAndMaterializedViews(t *testing.T) {
+	c, tab, _ := smallCatalog(t)
+	src := mustCreate(t, c, &Relation{Name: "bids", Kind: KindSource, Columns: []Column{{Name: "price", Type: types.TInt8}}})
+	mv, err := c.CreateView(&Relation{Name: "hot", Kind: KindMatView, Columns: []Column{{Name: "n", Type: types.TInt8}}, ViewQuery: "SELECT count(*) AS n FROM bids"}, []uint32{src.OID, tab.OID}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := sysRowsOf(t, c, "pg_catalog", "pg_class", testCtx)
+	if r := findRow(classes, "relname", "bids"); r == nil || r["relkind"] != "f" {
+		t.Fatalf("source in pg_class: %v", r)
+	}
+	if r := findRow(classes, "relname", "hot"); r == nil || r["relkind"] != "m" || r["oid"] != fmt.Sprint(mv.OID) {
+		t.Fatalf("materialized view in pg_class: %v", r)
+	}
+	if ft := sysRowsOf(t, c, "pg_catalog", "pg_foreign_table", testCtx); len(ft) != 1 || ft[0]["ftrelid"] != fmt.Sprint(src.OID) {
+		t.Fatalf("pg_foreign_table: %v", ft)
+	}
+	if mvs := sysRowsOf(t, c, "pg_catalog", "pg_matviews", testCtx); len(mvs) != 1 || mvs[0]["definition"] != mv.ViewQuery {
+		t.Fatalf("pg_matviews: %v", mvs)
+	}
+	if c.Table(src.OID) != nil {
+		t.Fatal("a source stores no rows")
+	}
+	_, err = c.Drop(KindSource, "", "bids", false, false, pathPublic)
+	wantErr(t, err, pgerr.DependentObjectsStillExist, "cannot drop source bids because other objects depend on it",
+		"materialized view hot depends on source bids", "Use DROP ... CASCADE to drop the dependent objects too.")
+	if n, err := c.Drop(KindSource, "", "bids", false, true, pathPublic); err != nil || n != "drop cascades to materialized view hot" {
+		t.Fatalf("%q %v", n, err)
 	}
 }

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"math/rand"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -111,6 +112,42 @@ func BenchmarkHashAggHighCard(b *testing.B) {
 	h := &HashAgg{Input: s, GroupBy: []expr.Expr{col(0, types.TInt8)}, Aggs: []AggCall{{Fn: cnt}}, Cols: cols(types.TInt8, types.TInt8)}
 	b.ResetTimer()
 	if got := benchRun(b, h); got < 999_000 {
+		b.Fatalf("%d groups", got)
+	}
+}
+
+// SELECT avg(v) OVER (ORDER BY v ROWS BETWEEN 99 PRECEDING AND CURRENT ROW): 1M rows.
+func BenchmarkWindowMovingAvg1M(b *testing.B) {
+	s := benchSource(1_000_000, 1000, 5)
+	f, _ := ResolveWindow("avg", []types.T{types.TInt8}, false)
+	fr := Frame{Mode: FrameRows, Start: FrameBound{Kind: Preceding, Offset: konst(types.TInt8, int64(99))}, End: FrameBound{Kind: CurrentRow}}
+	w := &Window{Input: s, Calls: []WindowCall{{Fn: f, Args: []expr.Expr{col(1, types.TInt8)}, OrderBy: []SortKey{{E: col(1, types.TInt8)}}, Frame: fr}},
+		Cols: cols(types.TInt8, types.TInt8, types.TNumeric)}
+	b.ResetTimer()
+	if got := benchRun(b, w); got != 1_000_000 {
+		b.Fatalf("%d rows", got)
+	}
+}
+
+// SELECT s, count(*), sum(v) FROM t GROUP BY s: 2M rows, 10k text keys.
+func BenchmarkHashAggText2M(b *testing.B) {
+	r := rand.New(rand.NewSource(6))
+	cs := cols(types.TText, types.TInt8)
+	s := &srcNode{cols: cs}
+	for start := 0; start < 2_000_000; start += DefaultBatchSize {
+		kb, vb := array.NewStringBuilder(mem), array.NewInt64Builder(mem)
+		for i := 0; i < DefaultBatchSize; i++ {
+			kb.Append("customer-" + strconv.Itoa(r.Intn(10_000)))
+			vb.Append(int64(r.Intn(1000)))
+		}
+		s.batches = append(s.batches, newBatch(cs, []arrow.Array{kb.NewArray(), vb.NewArray()}, DefaultBatchSize))
+	}
+	cnt, _ := ResolveAggregate("count", nil, true)
+	sum, _ := ResolveAggregate("sum", []types.T{types.TInt8}, false)
+	h := &HashAgg{Input: s, GroupBy: []expr.Expr{col(0, types.TText)}, Aggs: []AggCall{{Fn: cnt}, {Fn: sum, Args: []expr.Expr{col(1, types.TInt8)}}},
+		Cols: cols(types.TText, types.TInt8, types.TNumeric)}
+	b.ResetTimer()
+	if got := benchRun(b, h); got != 10_000 {
 		b.Fatalf("%d groups", got)
 	}
 }

@@ -54,6 +54,15 @@ func (l *Limit) Open(ctx *Context) (Iterator, error) {
 	if it.left == 0 {
 		return &sliceIter{}, nil
 	}
+	if srt, ok := l.Input.(*Sort); ok && it.left > 0 && it.left+it.skip <= 1<<20 {
+		// ORDER BY ... LIMIT: keep only the first rows while sorting.
+		in, err := srt.Input.Open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		it.in = &topNIter{ctx: ctx, s: srt, in: in, keep: int(it.left + it.skip)}
+		return it, nil
+	}
 	in, err := l.Input.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -106,4 +115,79 @@ func (it *limitIter) Close() error {
 		return nil
 	}
 	return it.in.Close()
+}
+
+// topNIter is a Sort whose consumer needs only its first keep rows: it
+// sorts whenever enough input has accumulated and keeps only those rows,
+// so memory stays proportional to keep. Stable like Sort: kept rows come
+// before later input in the next round, and ties keep input order.
+type topNIter struct {
+	ctx  *Context
+	s    *Sort
+	in   Iterator
+	keep int
+	out  *sliceIter
+}
+
+func (it *topNIter) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
+	if it.out == nil {
+		bs, err := it.run()
+		if err != nil {
+			return nil, err
+		}
+		it.out = &sliceIter{bs: bs}
+	}
+	return it.out.Next()
+}
+
+func (it *topNIter) run() ([]arrow.RecordBatch, error) {
+	cols := it.s.Input.Columns()
+	var buf []arrow.RecordBatch
+	rows := 0
+	limit := max(2*it.keep, 1<<16)
+	for {
+		if err := canceled(it.ctx); err != nil {
+			return nil, err
+		}
+		b, err := it.in.Next()
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		buf = append(buf, b)
+		rows += int(b.NumRows())
+		if rows >= limit {
+			sorted, err := sortBatches(it.ctx, cols, buf, it.s.Keys)
+			if err != nil {
+				return nil, err
+			}
+			buf, rows = firstRows(sorted, it.keep), it.keep
+		}
+	}
+	sorted, err := sortBatches(it.ctx, cols, buf, it.s.Keys)
+	if err != nil {
+		return nil, err
+	}
+	return firstRows(sorted, it.keep), nil
+}
+
+func (it *topNIter) Close() error { return it.in.Close() }
+
+// firstRows returns the first n rows of bs.
+func firstRows(bs []arrow.RecordBatch, n int) []arrow.RecordBatch {
+	var out []arrow.RecordBatch
+	for _, b := range bs {
+		if n <= 0 {
+			break
+		}
+		if int(b.NumRows()) > n {
+			b = b.NewSlice(0, int64(n))
+		}
+		out = append(out, b)
+		n -= int(b.NumRows())
+	}
+	return out
 }

@@ -29,7 +29,7 @@ func (b *binder) arrayAnyAll(l *level, a *pg.A_Expr, op string, any bool) (expr.
 		}
 	}
 	if arr.Type().Kind != types.Array {
-		return nil, b.newErr(pgerr.DatatypeMismatch, a.Location, "op ANY/ALL (array) requires array on right side")
+		return nil, b.newErr(pgerr.WrongObjectType, a.Location, "op ANY/ALL (array) requires array on right side")
 	}
 	elem := *arr.Type().Elem
 	e, err := b.binary(op, lhs, &expr.ColRef{Idx: -1, T: elem}, a.Location)

@@ -57,7 +57,7 @@ func (b *binder) expr(l *level, n *pg.Node) (expr.Expr, error) {
 			return nil, err
 		}
 		out, err := expr.NewCoalesce(args)
-		return nullable(out, b.errAt(err, c.Location))
+		return nullable(out, b.litErr(err, c.Location, args...))
 	case n.GetMinMaxExpr() != nil:
 		return b.minMax(l, n.GetMinMaxExpr())
 	case n.GetSqlvalueFunction() != nil:
@@ -103,7 +103,9 @@ func (b *binder) constant(c *pg.A_Const) (expr.Expr, error) {
 		}
 		return &expr.Const{V: d, T: types.TNumeric}, nil
 	case c.GetSval() != nil:
-		return &expr.Const{V: c.GetSval().Sval, T: types.TUnknown}, nil
+		k := &expr.Const{V: c.GetSval().Sval, T: types.TUnknown}
+		b.loc[k] = c.Location
+		return k, nil
 	case c.GetBoolval() != nil:
 		return &expr.Const{V: c.GetBoolval().Boolval, T: types.TBool}, nil
 	}
@@ -142,9 +144,30 @@ func (b *binder) binary(op string, l, r expr.Expr, loc int32) (expr.Expr, error)
 	}
 	e, err := expr.NewBinary(op, l, r)
 	if err != nil {
-		return nil, b.errAt(err, loc)
+		return nil, b.litErr(err, loc, l, r)
 	}
 	return e, nil
+}
+
+// litErr positions an error: a bad literal (22xxx: invalid input syntax
+// and the like) is reported at the untyped literal that failed to convert,
+// as PostgreSQL does; other errors at loc.
+func (b *binder) litErr(err error, loc int32, es ...expr.Expr) error {
+	if pe := pgerr.As(err); pe != nil && pe.Position == 0 && strings.HasPrefix(string(pe.Code), "22") {
+		for _, e := range es {
+			for r, ok := e.(*expr.ColRef); ok && b.defs[r.Idx] != nil; r, ok = e.(*expr.ColRef) {
+				e = b.defs[r.Idx]
+			}
+			if c, ok := e.(*expr.Const); ok {
+				if l, ok := b.loc[c]; ok && c.T.Kind == types.Unknown {
+					if s, isStr := c.V.(string); !isStr || strings.Contains(pe.Message, `"`+s+`"`) {
+						return b.errAt(err, l)
+					}
+				}
+			}
+		}
+	}
+	return b.errAt(err, loc)
 }
 
 func (b *binder) like(op string, l, r, esc expr.Expr, loc int32) (expr.Expr, error) {
@@ -487,7 +510,7 @@ func (b *binder) caseExpr(l *level, c *pg.CaseExpr) (expr.Expr, error) {
 		whens[i].Result = results[i]
 	}
 	out, err := expr.NewCase(whens, els)
-	return nullable(out, b.errAt(err, c.Location))
+	return nullable(out, b.litErr(err, c.Location, results...))
 }
 
 // unify coerces es to their common type.
@@ -498,12 +521,12 @@ func (b *binder) unify(es []expr.Expr, context string, loc int32) (types.T, []ex
 	}
 	t, err := expr.CommonType(ts, context)
 	if err != nil {
-		return t, nil, b.errAt(err, loc)
+		return t, nil, b.litErr(err, loc, es...)
 	}
 	out := make([]expr.Expr, len(es))
 	for i, e := range es {
 		if out[i], err = expr.Coerce(e, t, false); err != nil {
-			return t, nil, b.errAt(err, loc)
+			return t, nil, b.litErr(err, loc, e)
 		}
 	}
 	return t, out, nil

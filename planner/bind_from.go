@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -39,7 +41,7 @@ func (b *binder) addNS(l *level, ns []*nsItem, loc int32) error {
 		}
 		for _, old := range l.ns {
 			if old.relVisible && old.alias == it.alias {
-				return b.newErr(pgerr.DuplicateAlias, loc, "table name \"%s\" specified more than once", it.alias)
+				return pgerr.New(pgerr.DuplicateAlias, "table name \"%s\" specified more than once", it.alias)
 			}
 		}
 	}
@@ -57,7 +59,8 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 			return nil, nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(rs.Subquery), "LATERAL is not supported")
 		}
 		if rs.Alias == nil {
-			return nil, nil, b.newErr(pgerr.SyntaxError, -1, "subquery in FROM must have an alias")
+			return nil, nil, b.newErr(pgerr.SyntaxError, b.openParen(rs.Subquery), "subquery in FROM must have an alias").(*pgerr.Error).
+				WithHint("For example, FROM (SELECT ...) [AS] foo.")
 		}
 		plan, err := b.query(rs.Subquery, l, nil, true)
 		if err != nil {
@@ -418,4 +421,22 @@ func visibleCols(ns []*nsItem) []nsCol {
 		}
 	}
 	return out
+}
+
+// openParen finds the "(" that opens a parenthesized subquery, for error
+// positions (a SelectStmt carries no location of its own): the last "("
+// before its first select-list item.
+func (b *binder) openParen(n *pg.Node) int32 {
+	s := n.GetSelectStmt()
+	for s != nil && s.Larg != nil {
+		s = s.Larg
+	}
+	if s == nil || len(s.TargetList) == 0 {
+		return -1
+	}
+	loc := nodeLoc(s.TargetList[0])
+	if loc < 0 || int(loc) > len(b.src) {
+		return -1
+	}
+	return int32(strings.LastIndexByte(b.src[:loc], '('))
 }

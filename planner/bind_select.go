@@ -21,7 +21,11 @@ func (b *binder) query(n *pg.Node, parent *level, sub *sublink, hide bool) (lnod
 }
 
 func (b *binder) selectStmt(s *pg.SelectStmt, parent *level, sub *sublink, hide bool) (lnode, error) {
-	l := &level{parent: parent, sub: sub, hideParent: hide}
+	return b.selectLevel(s, &level{parent: parent, sub: sub, hideParent: hide})
+}
+
+// selectLevel binds a SELECT as level l.
+func (b *binder) selectLevel(s *pg.SelectStmt, l *level) (lnode, error) {
 	if s.WithClause != nil {
 		if err := b.with(l, s.WithClause); err != nil {
 			return nil, err
@@ -273,13 +277,15 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 	proj := &lProject{in: plan}
 	for _, t := range tl {
 		e := t.e
-		if e.Type().Kind == types.Unknown {
+		if e.Type().Kind == types.Unknown && !l.keepUnknown {
 			// An untyped literal in a select list is text, as in PostgreSQL.
 			if e, err = expr.Coerce(e, types.TText, false); err != nil {
 				return nil, err
 			}
 		}
-		proj.ids = append(proj.ids, b.newCol(t.name, "", e.Type()))
+		id := b.newCol(t.name, "", e.Type())
+		b.defs[id] = e
+		proj.ids = append(proj.ids, id)
 		proj.exprs = append(proj.exprs, e)
 	}
 	plan = proj
@@ -665,11 +671,11 @@ func columnN(j int) string { return "column" + itoa(j+1) }
 
 // setOp binds UNION / INTERSECT / EXCEPT.
 func (b *binder) setOp(s *pg.SelectStmt, l *level) (lnode, error) {
-	left, err := b.selectStmt(s.Larg, l, nil, false)
+	left, err := b.selectLevel(s.Larg, &level{parent: l, keepUnknown: true})
 	if err != nil {
 		return nil, err
 	}
-	right, err := b.selectStmt(s.Rarg, l, nil, false)
+	right, err := b.selectLevel(s.Rarg, &level{parent: l, keepUnknown: true})
 	if err != nil {
 		return nil, err
 	}
@@ -696,6 +702,15 @@ func (b *binder) setOp(s *pg.SelectStmt, l *level) (lnode, error) {
 		t, es, err := b.unify([]expr.Expr{le, re}, name, -1)
 		if err != nil {
 			return nil, err
+		}
+		// An untyped literal of a branch converts now, so a bad one fails
+		// at bind time (pointing at it), as in PostgreSQL.
+		for _, side := range []expr.Expr{le, re} {
+			if c, ok := b.defs[side.(*expr.ColRef).Idx].(*expr.Const); ok && c.T.Kind == types.Unknown {
+				if _, err := expr.Coerce(c, t, false); err != nil {
+					return nil, b.litErr(err, -1, c)
+				}
+			}
 		}
 		if t.Kind == types.Unknown {
 			t = types.TText

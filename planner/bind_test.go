@@ -111,8 +111,49 @@ func TestSemiJoin(t *testing.T) {
 	if !strings.Contains(plan, "(semi) on t.a = a") || strings.Contains(plan, "SubPlan") || strings.Contains(plan, "InitPlan") {
 		t.Errorf("uncorrelated IN should be a semi join:\n%s", plan)
 	}
+	plan = d.explain("SELECT b FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.a = t.a AND u.d <> 'x')")
+	if !strings.Contains(plan, "(anti) on t.a = u.a") || strings.Contains(plan, "SubPlan") {
+		t.Errorf("correlated NOT EXISTS should be a hash anti join:\n%s", plan)
+	}
 	plan = d.explain("SELECT b FROM t WHERE a NOT IN (SELECT a FROM u)")
 	if strings.Contains(plan, "anti") || strings.Contains(plan, "semi") {
 		t.Errorf("NOT IN must not become an anti join:\n%s", plan)
+	}
+}
+
+func TestHashJoinBuildsSmallerSide(t *testing.T) {
+	d := newTestDB(t, "CREATE TABLE small (k int)", "CREATE TABLE big (k int, v int)",
+		"INSERT INTO small VALUES (1), (2)", "INSERT INTO big SELECT g % 10, g FROM generate_series(1, 200) g")
+	for _, q := range []string{
+		"SELECT count(*) FROM small, big WHERE small.k = big.k",
+		"SELECT count(*) FROM big, small WHERE small.k = big.k",
+		"SELECT count(*) FROM small JOIN big ON small.k = big.k",
+	} {
+		plan := strings.Split(strings.TrimSpace(d.explain(q)), "\n")
+		last := strings.TrimSpace(plan[len(plan)-1])
+		if !strings.Contains(last, "on small") {
+			t.Errorf("%s: the hash table should be built from small (the last child):\n%s", q, strings.Join(plan, "\n"))
+		}
+		if got := d.query(q); !reflect.DeepEqual(got, []string{"40"}) {
+			t.Errorf("%s = %v, want 40", q, got)
+		}
+	}
+}
+
+func TestPushdownThroughViewsAndGroups(t *testing.T) {
+	d := newTestDB(t, append(schema, "CREATE VIEW byb AS SELECT b, count(*) AS n, sum(c) AS s FROM t GROUP BY b")...)
+	plan := d.explain("SELECT * FROM byb WHERE b = 'x' AND n > 0")
+	lines := strings.Split(plan, "\n")
+	scan := ""
+	for _, l := range lines {
+		if strings.Contains(l, "Scan on t") {
+			scan = l
+		}
+	}
+	if !strings.Contains(scan, "filter") || !strings.Contains(scan, "'x'") {
+		t.Errorf("the group-key condition should reach the scan:\n%s", plan)
+	}
+	if got := d.query("SELECT * FROM byb WHERE b = 'x' AND n > 0"); !reflect.DeepEqual(got, []string{"x|1|10"}) {
+		t.Errorf("got %v", got)
 	}
 }

@@ -69,7 +69,7 @@ func (b *binder) assign(e expr.Expr, c catalog.Column, loc int32) (expr.Expr, er
 			return nil, b.newErr(pgerr.DatatypeMismatch, loc, "column \"%s\" is of type %s but expression is of type %s", c.Name, c.Type, e.Type()).(*pgerr.Error).
 				WithHint("You will need to rewrite or cast the expression.")
 		}
-		return nil, b.errAt(err, loc)
+		return nil, b.litErr(err, loc, e)
 	}
 	return out, nil
 }
@@ -315,7 +315,7 @@ func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 			return nil, b.newErr(pgerr.UndefinedColumn, rt.Location, "column \"%s\" of relation \"%s\" does not exist", rt.Name, rel.Name)
 		}
 		if set[i] != nil {
-			return nil, b.newErr(pgerr.SyntaxError, rt.Location, "multiple assignments to same column \"%s\"", rt.Name)
+			return nil, pgerr.New(pgerr.SyntaxError, "multiple assignments to same column \"%s\"", rt.Name)
 		}
 		if rt.Val.GetSetToDefault() != nil {
 			if set[i], err = b.defaultExpr(rel, i); err != nil {

@@ -248,3 +248,5 @@ func mustParse(t *testing.T, text string) *pg.Node {
 	}
 	return stmts[0].AST
 }
+
+func (d *testDB) ctx() context.Context { return context.Background() }

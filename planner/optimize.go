@@ -20,6 +20,11 @@ func optimize(n lnode) lnode {
 				in = &lJoin{left: in, right: optimize(s.plan), kind: exec.SemiJoin, conds: semiConds(s)}
 				continue
 			}
+			if j := existsJoin(in, c); j != nil {
+				j.right = optimize(j.right)
+				in = j
+				continue
+			}
 			rest = append(rest, c)
 		}
 		return push(in, rest)
@@ -121,6 +126,38 @@ func push(n lnode, conds []expr.Expr) lnode {
 			x.right = push(x.right, down)
 			return filterOver(x, keep)
 		}
+	case *lAgg:
+		// A condition on group keys only (a view's or subquery's grouped
+		// columns filtered from outside) can filter the input instead.
+		keys := map[int]expr.Expr{}
+		for i, id := range x.groupIDs {
+			keys[id] = x.groups[i]
+		}
+		var keep, down []expr.Expr
+		for _, c := range conds {
+			ok := len(refsOf(c)) > 0 && !hasSubquery(c)
+			for id := range refsOf(c) {
+				if _, isKey := keys[id]; !isKey {
+					ok = false
+				}
+			}
+			if !ok {
+				keep = append(keep, c)
+				continue
+			}
+			d, _ := transform(c, func(e expr.Expr) (expr.Expr, bool, error) {
+				if r, isRef := e.(*expr.ColRef); isRef {
+					return keys[r.Idx], true, nil
+				}
+				return e, false, nil
+			})
+			down = append(down, d)
+		}
+		x.in = push(x.in, down)
+		return filterOver(x, keep)
+	case *lSort:
+		x.in = push(x.in, conds)
+		return x
 	case *lProject:
 		// Conditions on columns that the projection merely renames (or sets
 		// to constants) are rewritten to its input and pushed below it.

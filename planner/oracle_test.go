@@ -2,7 +2,10 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/streamsql/streamsql/pgerr"
 	"os"
 	"reflect"
 	"strings"
@@ -54,6 +57,10 @@ var oracleQueries = []string{
 	"SELECT a FROM t WHERE a NOT IN (SELECT a FROM u WHERE a IS NOT NULL)",
 	"SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a)",
 	"SELECT a FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.a = t.a)",
+	"SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a AND u.d LIKE 't%') AND c > 0",
+	"SELECT a FROM t WHERE NOT EXISTS (SELECT * FROM u WHERE u.a < t.a AND u.e IS NOT NULL)",
+	"SELECT x FROM n WHERE EXISTS (SELECT 1 FROM t WHERE t.a = n.y AND EXISTS (SELECT 1 FROM u WHERE u.a = t.a))",
+	"SELECT x FROM n WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.a = n.x) OR x IS NULL",
 	"SELECT a, (SELECT max(d) FROM u WHERE u.a = t.a) FROM t",
 	"SELECT a FROM t WHERE c > (SELECT avg(c) FROM t)",
 	"SELECT a FROM t WHERE c = ANY (SELECT c FROM t WHERE a > 3)",
@@ -208,4 +215,86 @@ func init() {
 		"SELECT x, x = ANY (ARRAY[y, 2]), x < ALL (ARRAY[y]) FROM n",
 		"SELECT a, ARRAY(SELECT x * 10 FROM unnest(ARRAY[t.a, t.c]) x) FROM t",
 	)
+}
+
+// Statements PostgreSQL rejects: we must reject them with the same SQLSTATE,
+// message and position.
+var oracleErrors = []string{
+	"SELECT nope FROM t",
+	"SELECT t.nope FROM t",
+	"SELECT a FROM t, u",
+	"SELECT x.a FROM t",
+	"SELECT * FROM t JOIN u ON t.a = u.zz",
+	"SELECT a FROM t JOIN u USING (a, zz)",
+	"SELECT b, sum(a) FROM t",
+	"SELECT a FROM t GROUP BY b",
+	"SELECT sum(a) FROM t GROUP BY sum(a)",
+	"SELECT a FROM t WHERE sum(a) > 1",
+	"SELECT a FROM t HAVING a > 1",
+	"SELECT a FROM t ORDER BY 0",
+	"SELECT a FROM t GROUP BY 9",
+	"SELECT a + 'x' FROM t",
+	"SELECT a FROM t WHERE b",
+	"SELECT a FROM t LIMIT a",
+	"SELECT (SELECT a, b FROM t)",
+	"SELECT a FROM t WHERE a IN (SELECT a, d FROM u)",
+	"SELECT 1 UNION SELECT 'a'",
+	"SELECT a FROM t UNION SELECT a, b FROM t",
+	"VALUES (1, 2), (3)",
+	"SELECT * FROM (SELECT 1)",
+	"SELECT * FROM t t1, t t1",
+	"SELECT row_number() OVER () FROM t WHERE row_number() OVER () > 1",
+	"SELECT sum(row_number() OVER ()) FROM t",
+	"SELECT a FROM t WINDOW w AS (ORDER BY a), w AS (ORDER BY b)",
+	"SELECT sum(a) OVER nowin FROM t",
+	"SELECT DISTINCT a FROM t ORDER BY c",
+	"SELECT a::nosuchtype FROM t",
+	"SELECT 'abc'::int",
+	"INSERT INTO t VALUES (1, 'x', 1, 2)",
+	"INSERT INTO t (a, a) VALUES (1, 2)",
+	"INSERT INTO t (nope) VALUES (1)",
+	"INSERT INTO t (a) VALUES ('x')",
+	"UPDATE t SET nope = 1",
+	"UPDATE t SET a = 1, a = 2",
+	"UPDATE t SET c = 'abc'",
+	"DELETE FROM t WHERE nope = 1",
+	"SELECT * FROM nosuch",
+	"SELECT count(*) FILTER (WHERE a) FROM t",
+	"SELECT a FROM t ORDER BY b, nope",
+	"SELECT coalesce(a, 'x') FROM t",
+	"SELECT CASE WHEN a THEN 1 END FROM t",
+	"SELECT CASE WHEN a > 1 THEN 1 ELSE 'x' END FROM t",
+	"SELECT ARRAY[1, 'x']",
+	"SELECT generate_series(1, 'a')",
+	"WITH w AS (SELECT 1), w AS (SELECT 2) SELECT * FROM w",
+	"SELECT t.* FROM u",
+	"SELECT * FROM t WHERE a = ANY (1)",
+}
+
+func TestOracleErrors(t *testing.T) {
+	conn, _ := oracleConn(t)
+	d := newTestDB(t)
+	for _, s := range oracleSchema {
+		if _, err := conn.Exec(context.Background(), s); err != nil {
+			t.Fatalf("postgres: %s: %v", s, err)
+		}
+		d.mustExec(s)
+	}
+	for _, q := range oracleErrors {
+		_, pgErr := conn.Exec(context.Background(), q)
+		var want *pgconn.PgError
+		if !errors.As(pgErr, &want) {
+			t.Errorf("postgres accepted %s", q)
+			continue
+		}
+		_, _, err := d.run(q)
+		got := pgerr.As(err)
+		if got == nil {
+			t.Errorf("%s: want %s %q, got %v", q, want.Code, want.Message, err)
+			continue
+		}
+		if string(got.Code) != want.Code || got.Message != want.Message || int32(got.Position) != want.Position {
+			t.Errorf("%s\n got %s %q at %d\nwant %s %q at %d", q, got.Code, got.Message, got.Position, want.Code, want.Message, want.Position)
+		}
+	}
 }

@@ -354,6 +354,11 @@ func (p *physical) scan(x *lScan, need map[int]bool) (exec.Node, []int, error) {
 }
 
 func (p *physical) join(x *lJoin, need map[int]bool) (exec.Node, []int, error) {
+	if x.kind == exec.InnerJoin && estimate(x.left) < estimate(x.right) {
+		// The hash table is built from the right input: make it the smaller.
+		// Columns are found by id, so the swap changes nothing above.
+		x = &lJoin{left: x.right, right: x.left, kind: x.kind, conds: x.conds}
+	}
 	sub := union(need, x.conds...)
 	l, llay, err := p.node(x.left, sub)
 	if err != nil {
@@ -497,7 +502,7 @@ func (p *physical) subquery(x *sublink, lay []int) (expr.Expr, error) {
 	if x.kind != expr.ExistsSubquery {
 		ids = []int{x.outID}
 	}
-	node, lay2, err := p.node(x.plan, idSet(ids))
+	node, lay2, err := p.node(optimize(x.plan), idSet(ids))
 	if err != nil {
 		return nil, err
 	}

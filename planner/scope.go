@@ -26,6 +26,9 @@ type binder struct {
 	// loc remembers the source location of bound column references, for
 	// grouping errors.
 	loc map[expr.Expr]int32
+	// defs maps select-list output ids to their expressions (to find the
+	// literal behind a set operation's column in errors).
+	defs map[int]expr.Expr
 	// viewDepth guards against views that (through catalog damage) refer
 	// to themselves.
 	viewDepth int
@@ -39,7 +42,7 @@ type colInfo struct {
 }
 
 func newBinder(env *Env) *binder {
-	b := &binder{env: env, deps: map[uint32]bool{}, loc: map[expr.Expr]int32{}}
+	b := &binder{env: env, deps: map[uint32]bool{}, loc: map[expr.Expr]int32{}, defs: map[int]expr.Expr{}}
 	if env != nil {
 		b.src = env.Source
 		b.params = append(b.params, env.Params...)
@@ -156,6 +159,9 @@ type level struct {
 	// scans are the tables read at this level, for GROUP BY's functional
 	// dependency on a primary key.
 	scans []*lScan
+	// keepUnknown leaves untyped literals of the select list unknown (in a
+	// set operation's branches, where the other branch decides their type).
+	keepUnknown bool
 	// srfs are set-returning functions of the select list.
 	srfs []srfItem
 }

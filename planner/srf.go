@@ -130,9 +130,9 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 		if ct.Kind == types.Int8 {
 			t = types.TInt8
 		}
-		for i := range args {
-			if args[i], err = expr.Coerce(args[i], t, false); err != nil {
-				return nil, b.errAt(err, fc.Location)
+		for i, a := range args {
+			if args[i], err = expr.Coerce(a, t, false); err != nil {
+				return nil, b.litErr(err, fc.Location, a)
 			}
 		}
 		if len(args) == 2 {

@@ -19,7 +19,7 @@ func BenchmarkEncode(b *testing.B) {
 		b.Run(fmt.Sprintf("codec/rows=%d", n), func(b *testing.B) {
 			var size int
 			for i := 0; i < b.N; i++ {
-				fr, err := encodeInsert(0, rec)
+				fr, err := encodeInsert(0, rec, false)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -40,7 +40,7 @@ func BenchmarkEncode(b *testing.B) {
 			}
 			b.ReportMetric(float64(size), "bytes/record")
 		})
-		fr, _ := encodeInsert(0, rec)
+		fr, _ := encodeInsert(0, rec, false)
 		b.Run(fmt.Sprintf("codec-decode/rows=%d", n), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if _, err := decodeRecord(fr[frameHeaderLen:], rec.Schema()); err != nil {

@@ -43,7 +43,7 @@ func allTypesBatch(t *testing.T) ([]types.Column, arrow.RecordBatch) {
 
 func roundTrip(t *testing.T, rec arrow.RecordBatch) arrow.RecordBatch {
 	t.Helper()
-	frame, err := encodeInsert(42, rec)
+	frame, err := encodeInsert(42, rec, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestCodecAllTypes(t *testing.T) {
 
 func TestCodecRejectsGarbage(t *testing.T) {
 	_, rec := allTypesBatch(t)
-	frame, _ := encodeInsert(0, rec)
+	frame, _ := encodeInsert(0, rec, false)
 	payload := frame[frameHeaderLen:]
 	// Every truncation must fail cleanly, never panic.
 	for n := 0; n < len(payload); n += 3 {

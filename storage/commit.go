@@ -28,12 +28,13 @@ type logFile struct {
 	size atomic.Int64 // bytes in the file
 }
 
-// commitReq is one record to make durable. A request with no frame is a
-// barrier: it completes once every earlier request has.
+// commitReq is one write to make durable: one or more frames of one table
+// (several when a write is split, see recMore). A request with no frames is
+// a barrier: it completes once every earlier request has.
 type commitReq struct {
-	t     *Table
-	frame []byte
-	st    *state // the table state to publish once durable (nil for barriers)
+	t      *Table
+	frames [][]byte
+	st     *state // the table state to publish once durable (nil for barriers)
 }
 
 // group is a set of requests committed together.
@@ -50,7 +51,7 @@ func (g *group) wait() error {
 
 // CommitStats counts the committer's work since Open.
 type CommitStats struct {
-	Commits int64 // records made durable
+	Commits int64 // writes made durable
 	Groups  int64 // groups written
 	Fsyncs  int64 // fsync calls
 }
@@ -138,6 +139,7 @@ type tableBatch struct {
 	t      *Table
 	frames [][]byte
 	bytes  int
+	writes int // requests
 	last   *state
 }
 
@@ -145,7 +147,7 @@ type tableBatch struct {
 func (c *committer) flush(g *group) error {
 	var batches []*tableBatch
 	for _, r := range g.reqs {
-		if r.frame == nil {
+		if len(r.frames) == 0 {
 			continue
 		}
 		var b *tableBatch
@@ -159,8 +161,11 @@ func (c *committer) flush(g *group) error {
 			b = &tableBatch{t: r.t}
 			batches = append(batches, b)
 		}
-		b.frames = append(b.frames, r.frame)
-		b.bytes += len(r.frame)
+		for _, f := range r.frames {
+			b.frames = append(b.frames, f)
+			b.bytes += len(f)
+		}
+		b.writes++
 		b.last = r.st
 	}
 	if len(batches) == 0 {
@@ -188,7 +193,7 @@ func (c *committer) flush(g *group) error {
 		}
 	}
 	for _, b := range batches {
-		c.commits.Add(int64(len(b.frames)))
+		c.commits.Add(int64(b.writes))
 		b.t.pub.Store(b.last)
 	}
 	return nil

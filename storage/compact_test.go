@@ -37,7 +37,7 @@ func TestCompactKeepsContents(t *testing.T) {
 	if after >= before {
 		t.Fatalf("log grew from %d to %d bytes", before, after)
 	}
-	if fi, _ := os.Stat(tb.log.path); fi.Size() != after {
+	if fi, _ := os.Stat(tb.log.path); fi.Size() != after || tb.LogBytes() != after {
 		t.Fatalf("file is %d bytes, size says %d", fi.Size(), after)
 	}
 	checkRows(t, tb, want)

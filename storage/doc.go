@@ -40,6 +40,10 @@
 // encoded by a compact codec of the Arrow buffers (codec.go), laid out so
 // recovery decodes them zero-copy.
 //
+// A write that spans several batches (InsertBatches, e.g. a whole COPY) is
+// a chain of frames flagged "more follows" except the last; recovery applies
+// a chain only when it is complete, so such a write is all or nothing too.
+//
 // Writers queue their record with the Store's committer goroutine, which
 // writes everything pending, fsyncs each touched log once, publishes the new
 // table states and wakes all waiters (commit.go): concurrent writers on any

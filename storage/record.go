@@ -27,10 +27,17 @@ import (
 //	recChunk:    u64 first row id, u64 rows, u64 has-deleted, [deleted bitmap],
 //	             u64 columns, the columns (written by compaction)
 //
+// The kind byte's high bit (recMore) chains frames into one atomic write.
+//
 // A frame whose length runs past the end of the file or whose CRC does not
 // match is a torn write: recovery cuts the file there.
 
 type recKind byte
+
+// recMore, or'ed into a payload's kind byte, says that the next frame
+// belongs to the same write: a write split over several frames (InsertBatches)
+// is replayed only when its last frame, without the flag, is there.
+const recMore recKind = 0x80
 
 const (
 	recHeader recKind = iota + 1
@@ -103,11 +110,16 @@ func encodeRows(e *encoder, first int64, rec arrow.RecordBatch) error {
 	return nil
 }
 
-func encodeInsert(first int64, rec arrow.RecordBatch) ([]byte, error) {
+// encodeInsert encodes an insert; more chains it to the next frame.
+func encodeInsert(first int64, rec arrow.RecordBatch, more bool) ([]byte, error) {
 	if err := checkBatchSize(rec, 0); err != nil {
 		return nil, err
 	}
-	e := newFrame(recInsert, 24+int(recordBytes(rec)))
+	kind := recInsert
+	if more {
+		kind |= recMore
+	}
+	e := newFrame(kind, 24+int(recordBytes(rec)))
 	err := encodeRows(e, first, rec)
 	return sealFrame(e), err
 }
@@ -173,6 +185,7 @@ func encodeChunk(c Chunk) ([]byte, error) {
 // record is a decoded log record.
 type record struct {
 	kind    recKind
+	more    bool              // the next frame belongs to the same write
 	def     TableDef          // recHeader
 	next    int64             // recHeader
 	ids     []int64           // recDelete, recUpdate
@@ -186,7 +199,8 @@ type record struct {
 func decodeRecord(p []byte, schema *arrow.Schema) (record, error) {
 	d := &decoder{buf: p}
 	kind := recKind(d.u64() & 0xff)
-	r := record{kind: kind}
+	r := record{kind: kind &^ recMore, more: kind&recMore != 0}
+	kind = r.kind
 	switch kind {
 	case recHeader:
 		r.next = int64(d.u64())

@@ -107,12 +107,20 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 	def := cloneDef(hdr.def)
 	schema := types.ArrowSchema(def.Columns)
 	st := &state{next: hdr.next}
+	// pending holds the frames of a write split over several (recMore),
+	// applied once its last frame is read; pendingAt is where it starts.
+	var pending []record
+	var pendingAt int64
 	for {
+		start := fr.off
 		p, ok, torn, err := fr.next()
 		if err != nil {
 			return nil, wrap(err)
 		}
 		if !ok {
+			if len(pending) > 0 { // the write's last frame never made it
+				fr.off, torn = pendingAt, true
+			}
 			if torn {
 				if err := cutTail(f, fr.off); err != nil {
 					return nil, wrap(err)
@@ -124,21 +132,19 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 		if err != nil {
 			return nil, wrap(err)
 		}
-		switch r.kind {
-		case recInsert:
-			st = st.withInsert(r.first, r.rec)
-		case recDelete:
-			st, _ = st.withDelete(r.ids)
-		case recUpdate:
-			st, _ = st.withDelete(r.ids)
-			st = st.withInsert(r.first, r.rec)
-		case recTruncate:
-			st = st.truncated()
-		case recChunk:
-			st = st.withChunk(Chunk{Rec: r.rec, FirstRowID: r.first, Deleted: r.deleted})
-		default:
-			return nil, wrap(fmt.Errorf("unexpected record kind %d", r.kind))
+		if r.more {
+			if len(pending) == 0 {
+				pendingAt = start
+			}
+			pending = append(pending, r)
+			continue
 		}
+		for _, pr := range append(pending, r) {
+			if st, err = apply(st, pr); err != nil {
+				return nil, wrap(err)
+			}
+		}
+		pending = nil
 	}
 	if _, err := f.Seek(fr.off, io.SeekStart); err != nil {
 		return nil, wrap(err)
@@ -147,6 +153,25 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 	t.log.size.Store(fr.off)
 	t.resetCompactionCheck()
 	return t, nil
+}
+
+// apply replays one record on st.
+func apply(st *state, r record) (*state, error) {
+	switch r.kind {
+	case recInsert:
+		return st.withInsert(r.first, r.rec), nil
+	case recDelete:
+		st, _ = st.withDelete(r.ids)
+		return st, nil
+	case recUpdate:
+		st, _ = st.withDelete(r.ids)
+		return st.withInsert(r.first, r.rec), nil
+	case recTruncate:
+		return st.truncated(), nil
+	case recChunk:
+		return st.withChunk(Chunk{Rec: r.rec, FirstRowID: r.first, Deleted: r.deleted}), nil
+	}
+	return nil, fmt.Errorf("unexpected record kind %d", r.kind)
 }
 
 // cutTail truncates a log at off and makes that durable.

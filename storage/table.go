@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/types"
@@ -57,7 +58,7 @@ func (t *Table) rebuildIndex() {
 	for _, c := range t.w.chunks {
 		n := int(c.Rec.NumRows())
 		for i := 0; i < n; i++ {
-			if c.Deleted != nil && c.Deleted[i/8]&(1<<(i%8)) != 0 {
+			if c.Deleted != nil && bitutil.BitIsSet(c.Deleted, i) {
 				continue
 			}
 			t.pk.add(c.Rec, i, c.FirstRowID+int64(i))
@@ -80,6 +81,10 @@ func (t *Table) Snapshot() Snapshot {
 
 // RowCount returns the number of live rows in the current snapshot.
 func (t *Table) RowCount() int64 { return t.pub.Load().live }
+
+// LogBytes returns the size of the table's log on disk (what
+// pg_relation_size can report).
+func (t *Table) LogBytes() int64 { return t.log.size.Load() }
 
 // LookupKey finds the live row whose primary key equals key (values in
 // primary key column order, Go forms as in types/arrow.go). It sees every
@@ -116,8 +121,8 @@ func (t *Table) writable() error {
 
 // commit queues a record whose state t.w already is and releases t.mu;
 // it returns once the record is durable. Holds t.mu on entry.
-func (t *Table) commit(frame []byte) error {
-	g, err := t.store.commit.submit(commitReq{t: t, frame: frame, st: t.w})
+func (t *Table) commit(frames ...[]byte) error {
+	g, err := t.store.commit.submit(commitReq{t: t, frames: frames, st: t.w})
 	t.mu.Unlock()
 	if err == nil {
 		err = g.wait()
@@ -142,39 +147,74 @@ func (t *Table) barrier() error {
 // primary keys first: nothing is written if any row fails. The rows get the
 // next row ids in order; storage keeps rec's arrays (never modified).
 func (t *Table) Insert(ctx context.Context, rec arrow.RecordBatch) (int64, error) {
+	return t.InsertBatches(ctx, []arrow.RecordBatch{rec})
+}
+
+// InsertBatches inserts several batches as one all-or-nothing, durable write
+// (a whole COPY, say): constraints are checked across all of them, each
+// batch is kept as it is (no concatenation), and a crash leaves all or none
+// of them. Returns the number of rows inserted.
+func (t *Table) InsertBatches(ctx context.Context, recs []arrow.RecordBatch) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
-	}
-	n := rec.NumRows()
-	if n == 0 {
-		return 0, nil
 	}
 	t.mu.Lock()
 	if err := t.writable(); err != nil {
 		t.mu.Unlock()
 		return 0, err
 	}
-	rec, err := t.conform(rec)
-	if err != nil {
-		t.mu.Unlock()
-		return 0, err
+	batches := make([]arrow.RecordBatch, 0, len(recs))
+	for _, rec := range recs {
+		if rec.NumRows() == 0 {
+			continue
+		}
+		rec, err := t.conform(rec)
+		if err != nil {
+			t.mu.Unlock()
+			return 0, err
+		}
+		batches = append(batches, rec)
 	}
+	if len(batches) == 0 {
+		t.mu.Unlock()
+		return 0, nil
+	}
+	// Check (and index) batch by batch; on failure take back the keys of
+	// the batches before.
 	first := t.w.next
-	if err := t.checkRows(rec, first, nil); err != nil {
-		t.mu.Unlock()
+	undo := func(k int) {
+		for id, j := first, 0; j < k; j++ {
+			t.unindex(batches[j], id, int(batches[j].NumRows()))
+			id += batches[j].NumRows()
+		}
+	}
+	frames := make([][]byte, len(batches))
+	id := first
+	for k, rec := range batches {
+		err := t.checkRows(rec, id, nil)
+		if err == nil {
+			frames[k], err = encodeInsert(id, rec, k < len(batches)-1)
+			if err != nil {
+				t.unindex(rec, id, int(rec.NumRows()))
+			}
+		}
+		if err != nil {
+			undo(k)
+			t.mu.Unlock()
+			return 0, err
+		}
+		id += rec.NumRows()
+	}
+	st := t.w
+	for id, k := first, 0; k < len(batches); k++ {
+		st = st.withInsert(id, batches[k])
+		id += batches[k].NumRows()
+	}
+	t.w = st
+	if err := t.commit(frames...); err != nil {
 		return 0, err
 	}
-	frame, err := encodeInsert(first, rec)
-	if err != nil {
-		t.unindex(rec, first, int(n))
-		t.mu.Unlock()
-		return 0, err
-	}
-	t.w = t.w.withInsert(first, rec)
-	if err := t.commit(frame); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return id - first, nil
 }
 
 // Delete removes rows by row id; durable on return. Ids that are not live

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/pgerr"
 	"testing"
 )
 
@@ -197,4 +199,33 @@ func TestStoreLockAndBadBatches(t *testing.T) {
 	s.Close()
 	s = mustOpen(t, dir) // the lock is released by Close
 	s.Close()
+}
+
+func TestInsertBatches(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	tb, _ := s.CreateTable(kvDef(1, true))
+	tb.Insert(ctx, seq(0, 2))
+	// A key of the third batch repeats one of the first: nothing is written.
+	_, err := tb.InsertBatches(ctx, []arrow.RecordBatch{seq(10, 12), seq(12, 13), seq(11, 12)})
+	if pgerr.CodeOf(err) != pgerr.UniqueViolation {
+		t.Fatalf("err = %v", err)
+	}
+	big := seq(100, 100+maxMergeRows) // too big to merge with the tail
+	n, err := tb.InsertBatches(ctx, []arrow.RecordBatch{seq(10, 12), seq(12, 12), seq(12, 13), big})
+	if err != nil || n != 3+int64(big.NumRows()) {
+		t.Fatalf("InsertBatches = %d, %v", n, err)
+	}
+	snap := tb.Snapshot()
+	if last := snap.Chunks[len(snap.Chunks)-1]; last.Rec.Column(0) != big.Column(0) {
+		t.Fatal("the big batch was copied")
+	}
+	want := dump(snap)
+	if int64(len(want)) != 5+big.NumRows() || want[2] != "2:10,v10" || want[4] != "4:12,v12" {
+		t.Fatalf("rows: %v ...", want[:5])
+	}
+	s.Close()
+	s = mustOpen(t, dir)
+	defer s.Close()
+	checkRows(t, s.Table(1), want)
 }

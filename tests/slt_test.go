@@ -133,14 +133,22 @@ func runSuiteOn(t *testing.T, suite, dir string, o suiteOptions) {
 	if len(files) == 0 {
 		t.Fatalf("no scripts under %s", dir)
 	}
-	// Records still waiting when the test binary's -timeout is near count as
-	// failed ("not run"), so that a slow engine gets a report, not a panic.
-	ctx := context.Background()
-	if d, ok := t.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
-		defer cancel()
+	// Records still waiting when the suite's budget ($SLT_BUDGET, default
+	// 15m, and never past the test binary's -timeout) is spent count as
+	// failed ("not run"), so that a slow engine gets a report, not a panic,
+	// and CI stays within its time.
+	budget := 15 * time.Minute
+	if env := os.Getenv("SLT_BUDGET"); env != "" {
+		if budget, err = time.ParseDuration(env); err != nil {
+			t.Fatalf("bad SLT_BUDGET: %v", err)
+		}
 	}
+	deadline := time.Now().Add(budget)
+	if d, ok := t.Deadline(); ok && d.Add(-30*time.Second).Before(deadline) {
+		deadline = d.Add(-30 * time.Second)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	var total slt.Totals
 	var lines []string
 	for _, f := range files {

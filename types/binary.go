@@ -57,8 +57,8 @@ func AppendBinary(dst []byte, v Value, t T) ([]byte, error) {
 		if !ok {
 			return bad()
 		}
-		if f != f {
-			return be.AppendUint32(dst, 0x7fc00000), nil
+		if f != f { // PostgreSQL's NaN payload, keeping the sign
+			return be.AppendUint32(dst, math.Float32bits(float32(f))&0x80000000|0x7fc00000), nil
 		}
 		return be.AppendUint32(dst, math.Float32bits(float32(f))), nil
 	case Float8:
@@ -66,8 +66,8 @@ func AppendBinary(dst []byte, v Value, t T) ([]byte, error) {
 		if !ok {
 			return bad()
 		}
-		if f != f {
-			return be.AppendUint64(dst, 0x7ff8000000000000), nil
+		if f != f { // PostgreSQL's NaN payload, keeping the sign
+			return be.AppendUint64(dst, math.Float64bits(f)&(1<<63)|0x7ff8000000000000), nil
 		}
 		return be.AppendUint64(dst, math.Float64bits(f)), nil
 	case Numeric:
@@ -265,11 +265,14 @@ func ParseBinary(b []byte, t T) (Value, error) {
 		return ParseText(string(b[1:]), t, nil)
 	case Void:
 		return nil, nil
-	case Char:
-		if len(b) == 1 && b[0] == 0 {
+	case Char: // charrecv: one byte, any value
+		if err := need(1); err != nil {
+			return nil, err
+		}
+		if b[0] == 0 {
 			return "", nil
 		}
-		return ParseText(string(b), t, nil)
+		return string(b), nil
 	case Array:
 		return parseArrayBinary(b, t)
 	default: // text-likes and json: the text itself, with the typmod rules

@@ -20,6 +20,8 @@ func dtError(e dtErr, typ, s string) error {
 	case dtMDOverflow:
 		return pgerr.New(pgerr.DatetimeFieldOverflow, "date/time field value out of range: \"%s\"", s).
 			WithHint("Perhaps you need a different \"datestyle\" setting.")
+	case dtZoneRange:
+		return pgerr.New("22009", "time zone displacement out of range: \"%s\"", s)
 	case dtBadZone:
 		return pgerr.New(pgerr.InvalidParameterValue, "time zone \"%s\" not recognized", zoneWord(s))
 	}
@@ -126,7 +128,7 @@ func fastISOZone(s string) (days, tod, off int64, ok bool) {
 			return 0, 0, 0, false
 		}
 		o, good := parseOffset(s[i:])
-		if !good {
+		if !good || o > maxZoneOffset || o < -maxZoneOffset {
 			return 0, 0, 0, false
 		}
 		prefix, off = s[:i], o
@@ -185,7 +187,7 @@ func parseTime(s string, typmod int32, opts *FormatOptions) (TimeValue, error) {
 	default:
 		return 0, dtError(dtBad, "time", s)
 	}
-	if !f.hasTime {
+	if !f.hasTime || f.loc != nil {
 		return 0, dtError(dtBad, "time", s)
 	}
 	us := roundMicros(f.timeOfDay(), typmod)

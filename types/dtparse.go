@@ -15,11 +15,12 @@ import (
 type dtTokKind uint8
 
 const (
-	tokNum  dtTokKind = iota // digits, maybe with one '.' fraction
-	tokDate                  // parts separated by '-', '/' or '.'
-	tokTime                  // h:m[:s[.f]]
-	tokTZ                    // +hh[:mm[:ss]] or -hhmm
-	tokWord                  // letters (month, zone, special ...)
+	tokNum    dtTokKind = iota // digits, maybe with one '.' fraction
+	tokDate                    // parts separated by '-', '/' or '.'
+	tokTime                    // h:m[:s[.f]]
+	tokTZ                      // +hh[:mm[:ss]] or -hhmm
+	tokWord                    // letters (month, zone, special ...)
+	tokJulian                  // J followed by a Julian day number
 )
 
 type dtTok struct {
@@ -82,14 +83,51 @@ func tokenizeDT(s string) ([]dtTok, bool) {
 			toks = append(toks, dtTok{kind: tokNum, text: s[i:j]})
 			i = j
 		case isAlpha(c):
-			// ISO 8601 'T' between a date and a time
-			if (c == 't' || c == 'T') && i > 0 && isDigit(s[i-1]) && i+1 < n && isDigit(s[i+1]) {
+			// ISO 8601 'T' before a time ("2024-01-02T03:04", "T040506")
+			if (c == 't' || c == 'T') && (i == 0 || !isAlpha(s[i-1])) && i+1 < n && isDigit(s[i+1]) {
 				i++
+				continue
+			}
+			// Julian day "J2451187"
+			if (c == 'j' || c == 'J') && (i == 0 || !isAlpha(s[i-1])) && i+1 < n && isDigit(s[i+1]) {
+				j := i + 1
+				for j < n && isDigit(s[j]) {
+					j++
+				}
+				toks = append(toks, dtTok{kind: tokJulian, text: s[i+1 : j]})
+				i = j
 				continue
 			}
 			j := i
 			for j < n && isAlpha(s[j]) {
 				j++
+			}
+			// a month name starting a date: "Jan-08-1999"
+			if _, isMonth := monthNames[strings.ToLower(s[i:j])]; isMonth && j+1 < n &&
+				(s[j] == '-' || s[j] == '/' || s[j] == '.') && isDigit(s[j+1]) {
+				sep := s[j]
+				parts := []string{s[i:j]}
+				k := j
+				for k < n && s[k] == sep && k+1 < n && isDigit(s[k+1]) {
+					e := k + 1
+					for e < n && isDigit(s[e]) {
+						e++
+					}
+					parts = append(parts, s[k+1:e])
+					k = e
+				}
+				toks = append(toks, dtTok{kind: tokDate, text: s[i:k], parts: parts})
+				i = k
+				continue
+			}
+			// a POSIX-style zone: "UTC+3", "EST5EDT"
+			if j-i >= 3 && j < n && (isDigit(s[j]) || ((s[j] == '+' || s[j] == '-') && j+1 < n && isDigit(s[j+1]))) {
+				for j < n && (isAlpha(s[j]) || isDigit(s[j]) || s[j] == '+' || s[j] == '-' || s[j] == ':') {
+					j++
+				}
+				toks = append(toks, dtTok{kind: tokWord, text: s[i:j]})
+				i = j
+				continue
 			}
 			if j < n && (s[j] == '/' || s[j] == '_') {
 				for j < n && (isAlpha(s[j]) || isDigit(s[j]) || s[j] == '/' || s[j] == '_' || s[j] == '+' || s[j] == '-') {
@@ -171,6 +209,7 @@ const (
 	dtOverflow
 	dtMDOverflow
 	dtBadZone
+	dtZoneRange // time zone displacement out of range
 )
 
 func (f *dtFields) setYMD(y, m, d string, yIsYear bool) dtErr {
@@ -212,6 +251,18 @@ func (f *dtFields) date(t dtTok) dtErr {
 		return dtBad
 	}
 	p := t.parts
+	if len(p) == 2 && len(p[0]) == 4 && len(p[1]) == 3 && isDigit(p[0][0]) && isDigit(p[1][0]) {
+		// ISO year and day of year: 1999-008
+		y, ok1 := atoiDT(p[0])
+		doy, ok2 := atoiDT(p[1])
+		if !ok1 || !ok2 || doy < 1 || doy > 365 || (doy == 366 && !isLeap(y)) {
+			return dtBad
+		}
+		yy, mm, dd := civilFromDays(daysFromCivil(y, 1, 1) + doy - 1)
+		f.year, f.mon, f.day = yy, mm, dd
+		f.hasYear, f.hasMon, f.hasDay = true, true, true
+		return dtOK
+	}
 	if len(p) != 3 {
 		return dtBad
 	}
@@ -345,10 +396,34 @@ func parseOffset(s string) (int64, bool) {
 			return 0, false
 		}
 	}
-	if h > 15 || m > 59 || sec > 59 {
+	if m > 59 || sec > 59 {
 		return 0, false
 	}
 	return sign * (h*3600 + m*60 + sec), true
+}
+
+// maxZoneOffset is PostgreSQL's limit on a written UTC offset (15:59:59).
+const maxZoneOffset = 15*3600 + 59*60 + 59
+
+// posixZone reads a POSIX-style zone "UTC+3" or "FOO-5:30" (letters, then an
+// offset west of Greenwich), returning seconds east.
+func posixZone(w string) (int64, bool) {
+	i := 0
+	for i < len(w) && isAlpha(w[i]) {
+		i++
+	}
+	if i < 3 || i == len(w) {
+		return 0, false
+	}
+	rest := w[i:]
+	if rest[0] != '+' && rest[0] != '-' {
+		rest = "+" + rest
+	}
+	off, ok := parseOffset(rest)
+	if !ok {
+		return 0, false
+	}
+	return -off, true
 }
 
 var specials = map[string]bool{
@@ -387,13 +462,30 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 			if !ok || f.tzSet {
 				return nil, dtBad
 			}
+			if off > maxZoneOffset || off < -maxZoneOffset {
+				return nil, dtZoneRange
+			}
 			f.tzSet, f.tzOff = true, off
+		case tokJulian:
+			jd, ok := atoiDT(t.text)
+			if !ok || f.hasYear || f.hasMon || f.hasDay {
+				return nil, dtBad
+			}
+			f.year, f.mon, f.day = civilFromDays(jd - 2440588)
+			f.hasYear, f.hasMon, f.hasDay = true, true, true
 		case tokNum:
 			l := len(t.text)
 			frac := strings.IndexByte(t.text, '.')
 			switch {
 			case frac < 0 && l == 8 && !f.hasYear && !f.hasMon && !f.hasDay && !timeOnly:
 				f.setYMD(t.text[:4], t.text[4:6], t.text[6:], true)
+			case frac < 0 && l == 6 && !f.hasYear && !f.hasMon && !f.hasDay && !timeOnly:
+				f.setYMD(t.text[:2], t.text[2:4], t.text[4:], true) // YYMMDD
+			case frac == 4 && l == 8 && !f.hasYear && !f.hasMon && !f.hasDay && !timeOnly:
+				// year and day of year: 1999.008
+				if e := f.date(dtTok{kind: tokDate, parts: []string{t.text[:4], t.text[5:]}}); e != dtOK {
+					return nil, e
+				}
 			case (l == 6 || (frac == 6 && l > 7)) && !f.hasTime && (f.hasDay || timeOnly):
 				us := int64(0)
 				if frac == 6 {
@@ -443,6 +535,16 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 			if off, ok := zoneAbbrevs[w]; ok && !f.tzSet {
 				f.tzSet, f.tzOff = true, off
 				continue
+			}
+			if strings.IndexAny(t.text, "+-0123456789") > 0 && !f.tzSet && f.loc == nil {
+				if loc, err := time.LoadLocation(t.text); err == nil {
+					f.loc = loc // e.g. EST5EDT
+					continue
+				}
+				if off, ok := posixZone(t.text); ok {
+					f.tzSet, f.tzOff = true, off
+					continue
+				}
 			}
 			if strings.IndexByte(t.text, '/') >= 0 || len(t.text) > 4 {
 				loc, err := time.LoadLocation(t.text)

@@ -26,14 +26,24 @@ func (m *itm) addMicros(val int64, frac float64, scale int64) {
 		m.overflowErr = true
 		return
 	}
-	m.usec += lo
+	m.usec = m.addChecked(m.usec, lo)
 	if frac != 0 {
 		f := frac * float64(scale)
 		u := int64(f)
 		f -= float64(u)
 		u += int64(math.RoundToEven(f))
-		m.usec += u
+		m.usec = m.addChecked(m.usec, u)
 	}
+}
+
+// addChecked adds with int64 overflow detection (PostgreSQL reports it as
+// an interval field overflow).
+func (m *itm) addChecked(a, b int64) int64 {
+	c := a + b
+	if (c > a) != (b > 0) {
+		m.overflowErr = true
+	}
+	return c
 }
 
 func mulOverflows(a, b int64) (bool, int64) {
@@ -105,13 +115,13 @@ func parseInterval(s string, typmod int32, sqlStandard bool) (IntervalValue, err
 	} else if m, err = parsePGInterval(t, s, rng, sqlStandard); err != nil {
 		return IntervalValue{}, err
 	}
-	if m.overflowErr {
+	i32 := func(x int64) bool { return x >= math.MinInt32 && x <= math.MaxInt32 }
+	if m.overflowErr || !i32(m.years) || !i32(m.months) || !i32(m.days) {
 		return IntervalValue{}, intervalOverflow(s)
 	}
 	months := m.years*12 + m.months
-	if months > math.MaxInt32 || months < math.MinInt32 || m.days > math.MaxInt32 || m.days < math.MinInt32 ||
-		m.years > math.MaxInt32/12 || m.years < math.MinInt32/12 {
-		return IntervalValue{}, intervalOverflow(s)
+	if !i32(months) {
+		return IntervalValue{}, pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
 	}
 	v := IntervalValue{Months: int32(months), Days: int32(m.days), Micros: m.usec}
 	return adjustInterval(v, typmod), nil
@@ -277,7 +287,10 @@ func parsePGInterval(t, orig string, rng int, sqlStandard bool) (itm, error) {
 			m.days += ival
 			m.addMicros(0, frac, usPerDay)
 		case "w":
-			m.days += ival * 7
+			if over, _ := mulOverflows(ival, 7); over {
+				m.overflowErr = true
+			}
+			m.days = m.addChecked(m.days, ival*7)
 			m.addFracDays(frac, 7)
 		case "mon":
 			m.months += ival
@@ -348,11 +361,11 @@ func splitNumber(s string) (int64, float64, bool) {
 		if !isDigit(ip[i]) {
 			return 0, 0, false
 		}
-		v = v*10 + int64(ip[i]-'0')
-		if v > math.MaxInt32 {
-			// PostgreSQL reads the integer part with strtoint (32 bits)
+		if v > (math.MaxInt64-9)/10 {
+			// beyond int64: an overflow PostgreSQL reports as out of range
 			return math.MaxInt64, 0, true
 		}
+		v = v*10 + int64(ip[i]-'0')
 	}
 	var f float64
 	if fp != "" {
@@ -391,9 +404,12 @@ func (m *itm) addTime(tk, orig string, rng int) error {
 	}
 	var vals [3]int64
 	for i, p := range parts {
-		v, ok := atoiDT(p)
-		if !ok {
+		if p == "" || strings.IndexFunc(p, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
 			return badInterval(orig)
+		}
+		v, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return intervalOverflow(orig)
 		}
 		vals[i] = v
 	}

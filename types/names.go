@@ -1,6 +1,7 @@
 package types
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/streamsql/streamsql/pgerr"
@@ -171,4 +172,70 @@ func TypmodIn(k Kind, mods []int32) (int32, error) {
 		return IntervalTypmod(int(rng), int(prec)), nil
 	}
 	return -1, pgerr.New(pgerr.SyntaxError, "type modifier is not allowed for type \"%s\"", T{Kind: k}.TypName())
+}
+
+// intervalFieldMasks maps the SQL interval field qualifiers to range masks.
+var intervalFieldMasks = map[string]int32{
+	"year": IntervalYear, "month": IntervalMonth, "day": IntervalDay, "hour": IntervalHour,
+	"minute": IntervalMinute, "second": IntervalSecond, "year to month": IntervalYear | IntervalMonth,
+	"day to hour": IntervalDay | IntervalHour, "day to minute": IntervalDay | IntervalHour | IntervalMinute,
+	"day to second":  IntervalDay | IntervalHour | IntervalMinute | IntervalSecond,
+	"hour to minute": IntervalHour | IntervalMinute, "hour to second": IntervalHour | IntervalMinute | IntervalSecond,
+	"minute to second": IntervalMinute | IntervalSecond,
+}
+
+// ParseTypeString resolves a type written as SQL text, the way regtype input
+// and format_type output spell it: "character varying(10)", "numeric(10,2)",
+// "timestamp(3) with time zone", "interval day to second(2)", "int[]",
+// "char" (= character(1)) and "\"char\"". Errors are FromName's.
+func ParseTypeString(s string) (T, error) {
+	n := strings.TrimSpace(s)
+	dims := 0
+	for strings.HasSuffix(n, "]") {
+		i := strings.LastIndexByte(n, '[')
+		if i < 0 {
+			return TUnknown, pgerr.New(pgerr.SyntaxError, "invalid type name \"%s\"", s)
+		}
+		n = strings.TrimSpace(n[:i])
+		dims++
+	}
+	var mods []int32
+	if i := strings.IndexByte(n, '('); i >= 0 {
+		j := strings.IndexByte(n[i:], ')')
+		if j < 0 {
+			return TUnknown, pgerr.New(pgerr.SyntaxError, "invalid type name \"%s\"", s)
+		}
+		for _, p := range strings.Split(n[i+1:i+j], ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
+			if err != nil {
+				return TUnknown, pgerr.New(pgerr.SyntaxError, "invalid type name \"%s\"", s)
+			}
+			mods = append(mods, int32(v))
+		}
+		n = strings.TrimSpace(n[:i] + " " + n[i+j+1:])
+	}
+	if n == "\"char\"" {
+		return FromName(n, mods, dims)
+	}
+	lower := strings.Join(strings.Fields(strings.ToLower(n)), " ")
+	switch {
+	case lower == "char" || lower == "pg_catalog.char":
+		lower = "character" // SQL's char is character(1); "char" is quoted
+	case strings.HasPrefix(lower, "interval "):
+		mask, ok := intervalFieldMasks[strings.TrimPrefix(lower, "interval ")]
+		if !ok {
+			return TUnknown, pgerr.New(pgerr.SyntaxError, "invalid type name \"%s\"", s)
+		}
+		mods = append([]int32{mask}, mods...)
+		lower = "interval"
+	case lower == "interval" && len(mods) == 1:
+		mods = []int32{intervalFullRange, mods[0]}
+	case strings.HasPrefix(lower, "char varying") || strings.HasPrefix(lower, "character varying"):
+		lower = "varchar"
+	}
+	t, err := FromName(lower, mods, dims)
+	if err != nil && pgerr.As(err) != nil && pgerr.As(err).Code == pgerr.UndefinedObject {
+		return TUnknown, pgerr.New(pgerr.UndefinedObject, "type \"%s\" does not exist", n)
+	}
+	return t, err
 }

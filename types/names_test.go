@@ -153,3 +153,58 @@ func TestInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestRegHooks checks regclass/regtype/regproc output and input through the
+// catalog's hooks, and the numeric forms without them.
+func TestRegHooks(t *testing.T) {
+	opts := DefaultFormat
+	opts.Names = func(k Kind, oid uint32) (string, bool) {
+		if k == RegClass && oid == 1259 {
+			return "pg_class", true
+		}
+		if k == RegType && oid == 23 {
+			return "integer", true
+		}
+		return "", false
+	}
+	opts.OIDs = func(k Kind, name string) (uint32, error) {
+		if k == RegClass && name == "pg_class" {
+			return 1259, nil
+		}
+		return 0, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
+	}
+	cases := []struct {
+		v    int64
+		t    T
+		want string
+		o    *FormatOptions
+	}{
+		{1259, TRegClass, "pg_class", &opts},
+		{23, TRegType, "integer", &opts},
+		{99999, TRegClass, "99999", &opts}, // dangling OID prints as a number
+		{0, TRegClass, "-", &opts},
+		{1259, TRegClass, "1259", nil},
+		{1259, TOid, "1259", &opts},
+	}
+	for _, c := range cases {
+		if got := FormatText(c.v, c.t, c.o); got != c.want {
+			t.Errorf("%d as %s: %q, want %q", c.v, c.t, got, c.want)
+		}
+	}
+	v, err := ParseText("pg_class", TRegClass, &opts)
+	if err != nil || v != int64(1259) {
+		t.Errorf("regclass input: %v %v", v, err)
+	}
+	_, err = ParseText("nosuch", TRegClass, &opts)
+	if pe := pgerr.As(err); pe == nil || pe.Code != pgerr.UndefinedTable {
+		t.Errorf("unknown regclass: %v", err)
+	}
+	v, err = ParseText("1259", TRegClass, nil)
+	if err != nil || v != int64(1259) {
+		t.Errorf("numeric regclass input: %v %v", v, err)
+	}
+	_, err = ParseText("pg_class", TRegClass, nil)
+	if pe := pgerr.As(err); pe == nil || pe.Code != pgerr.UndefinedTable || pe.Message != `relation "pg_class" does not exist` {
+		t.Errorf("regclass without hook: %v", err)
+	}
+}

@@ -323,11 +323,7 @@ func generateTypmodOracle(t *testing.T, ctx context.Context, conn *pgconn.PgConn
 func TestTypmodMatchesPostgres(t *testing.T) {
 	for _, r := range readOracle(t, oracleTypmodFile) {
 		spec, _ := strconv.Unquote(r[0])
-		name := spec
-		if name == "char" || strings.HasPrefix(name, "char(") {
-			name = "character" + strings.TrimPrefix(name, "char") // SQL's char is character(1)
-		}
-		typ, err := typeFromSpec(name)
+		typ, err := ParseTypeString(spec)
 		if strings.HasPrefix(r[1], "ERR ") {
 			pe := pgerr.As(err)
 			if pe == nil {

@@ -100,56 +100,9 @@ func TestGenerateOracle(t *testing.T) {
 	generateTypmodOracle(t, ctx, conn)
 }
 
-// typeFromSpec turns a PostgreSQL type spelling used in the oracle file
+// typeFromSpec turns a PostgreSQL type spelling used in the oracle files
 // ("numeric(5,2)", "varchar(2)[]", "interval day to second(1)") into a T.
-func typeFromSpec(spec string) (T, error) {
-	dims := 0
-	for strings.HasSuffix(spec, "[]") {
-		spec = strings.TrimSuffix(spec, "[]")
-		dims++
-	}
-	var mods []int32
-	if strings.HasPrefix(spec, "interval") && spec != "interval" {
-		rest := strings.TrimSpace(strings.TrimPrefix(spec, "interval"))
-		prec := int32(-1)
-		if i := strings.IndexByte(rest, '('); i >= 0 {
-			p, _ := strconv.Atoi(strings.TrimSuffix(rest[i+1:], ")"))
-			prec = int32(p)
-			rest = strings.TrimSpace(rest[:i])
-		}
-		masks := map[string]int32{
-			"": intervalFullRange, "year": IntervalYear, "month": IntervalMonth, "day": IntervalDay, "hour": IntervalHour,
-			"minute": IntervalMinute, "second": IntervalSecond, "year to month": IntervalYear | IntervalMonth,
-			"day to hour": IntervalDay | IntervalHour, "day to minute": IntervalDay | IntervalHour | IntervalMinute,
-			"day to second":  IntervalDay | IntervalHour | IntervalMinute | IntervalSecond,
-			"hour to minute": IntervalHour | IntervalMinute, "hour to second": IntervalHour | IntervalMinute | IntervalSecond,
-			"minute to second": IntervalMinute | IntervalSecond,
-		}
-		m, ok := masks[rest]
-		if !ok {
-			return T{}, fmt.Errorf("bad interval spec %q", spec)
-		}
-		mods = []int32{m}
-		if prec >= 0 {
-			mods = append(mods, prec)
-		}
-		spec = "interval"
-	} else if i := strings.IndexByte(spec, '('); i >= 0 {
-		j := strings.IndexByte(spec, ')')
-		for _, p := range strings.Split(spec[i+1:j], ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil {
-				return T{}, err
-			}
-			mods = append(mods, int32(n))
-		}
-		spec = strings.TrimSpace(spec[:i] + spec[j+1:])
-	}
-	if spec == "char" { // SQL's char (not "char") is character(1)
-		spec = "character"
-	}
-	return FromName(spec, mods, dims)
-}
+func typeFromSpec(spec string) (T, error) { return ParseTypeString(spec) }
 
 func oracleOpts(settings string) (*FormatOptions, error) {
 	o := DefaultFormat

@@ -1,6 +1,7 @@
 package types
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -169,5 +170,46 @@ func TestAppendValueConveniences(t *testing.T) {
 	}
 	if got := FormatText(ValueAt(arr, 1, TNumeric), TNumeric, nil); got != "7" {
 		t.Errorf("numeric from int64: %s", got)
+	}
+}
+
+// TestConcurrentUse runs parsing, formatting, comparison and Arrow access
+// from several goroutines at once (run with -race): the package keeps no
+// mutable shared state.
+func TestConcurrentUse(t *testing.T) {
+	samples := sampleValues(t)
+	done := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for spec, vals := range samples {
+				typ, _ := typeFromSpec(spec)
+				arr, err := MakeArray(memory.DefaultAllocator, typ, vals)
+				if err != nil {
+					done <- err
+					return
+				}
+				for i, v := range vals {
+					if v == nil {
+						continue
+					}
+					text := FormatText(v, typ, nil)
+					back, err := ParseText(text, typ, nil)
+					if err != nil {
+						done <- err
+						return
+					}
+					if Compare(back, ValueAt(arr, i, typ), typ) != 0 {
+						done <- fmt.Errorf("%s: %s changed", spec, text)
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

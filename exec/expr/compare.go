@@ -210,7 +210,7 @@ func compareValues(a, b types.Value, t types.T) int {
 	case types.TimestampValue:
 		return cmp.Compare(x, b.(types.TimestampValue))
 	case types.IntervalValue:
-		return compareInterval(x, b.(types.IntervalValue))
+		return types.CompareInterval(x, b.(types.IntervalValue))
 	case []types.Value:
 		y := b.([]types.Value)
 		for i := 0; i < len(x) && i < len(y); i++ {
@@ -243,39 +243,6 @@ func compareNumeric(a, b *apd.Decimal) int {
 		return -1
 	}
 	return a.Cmp(b)
-}
-
-// intervalSpan is PostgreSQL's interval comparison key: months count as 30
-// days and days as 24 hours.
-func intervalSpan(v types.IntervalValue) (hi int64, lo int64) {
-	const day = int64(86400000000)
-	days := int64(v.Months)*30 + int64(v.Days)
-	// days*day may exceed int64 only for absurd intervals; split to be safe.
-	total := v.Micros + (days%1000)*day
-	return days / 1000, total
-}
-
-func compareInterval(a, b types.IntervalValue) int {
-	ah, al := intervalSpan(a)
-	bh, bl := intervalSpan(b)
-	const day = int64(86400000000)
-	// Normalize lo into [0, 1000 days) carried into hi.
-	norm := func(h, l int64) (int64, int64) {
-		k := l / (1000 * day)
-		h += k
-		l -= k * 1000 * day
-		if l < 0 {
-			h--
-			l += 1000 * day
-		}
-		return h, l
-	}
-	ah, al = norm(ah, al)
-	bh, bl = norm(bh, bl)
-	if c := cmp.Compare(ah, bh); c != 0 {
-		return c
-	}
-	return cmp.Compare(al, bl)
 }
 
 func init() {

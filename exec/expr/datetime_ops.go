@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -256,4 +258,91 @@ func init() {
 			return types.IntervalValue{Micros: int64(a[0].(types.TimeValue)) - int64(a[1].(types.TimeValue))}, nil
 		})),
 	)
+}
+
+// tsIntervalKernel is timestamp[tz] ± interval over whole arrays: a tight
+// loop when an interval has only a time part, the calendar path otherwise.
+func tsIntervalKernel(sign int64, tz bool, swapped bool) kernel {
+	return func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		ta, ia := args[0], args[1]
+		if swapped {
+			ta, ia = args[1], args[0]
+		}
+		ts := vals[int64](ta)
+		iv := vals[arrow.MonthDayNanoInterval](ia)
+		bm := andValidity(n, ta, ia)
+		out := make([]int64, n)
+		loc := ctx.location()
+		for i := range out {
+			if !isValid(bm, i) {
+				continue
+			}
+			v := iv[i]
+			us := ts[i]
+			if v.Months == 0 && v.Days == 0 && !isInfTS(us) {
+				d := sign * (v.Nanoseconds / 1000)
+				r := us + d
+				if (d > 0 && r < us) || (d < 0 && r > us) {
+					return nil, errTSRange
+				}
+				out[i] = r
+				continue
+			}
+			x := types.IntervalValue{Months: v.Months, Days: v.Days, Micros: v.Nanoseconds / 1000}
+			if sign < 0 {
+				var err error
+				if x, err = negInterval(x); err != nil {
+					return nil, err
+				}
+			}
+			r, err := tsPlusInterval(us, x, tz, loc)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		t := types.TTimestamp
+		if tz {
+			t = types.TTimestampTZ
+		}
+		return makePrim(t.ArrowType(), out, bm), nil
+	}
+}
+
+func init() {
+	TS, TZ, IV := types.TTimestamp, types.TTimestampTZ, types.TInterval
+	// Vectorized replacements for the row-at-a-time overloads above.
+	fast := []*Func{
+		{Name: "+", Args: []types.T{TS, IV}, Return: TS, Strict: true, Kernel: tsIntervalKernel(1, false, false)},
+		{Name: "+", Args: []types.T{IV, TS}, Return: TS, Strict: true, Kernel: tsIntervalKernel(1, false, true)},
+		{Name: "-", Args: []types.T{TS, IV}, Return: TS, Strict: true, Kernel: tsIntervalKernel(-1, false, false)},
+		{Name: "+", Args: []types.T{TZ, IV}, Return: TZ, Strict: true, Kernel: tsIntervalKernel(1, true, false)},
+		{Name: "+", Args: []types.T{IV, TZ}, Return: TZ, Strict: true, Kernel: tsIntervalKernel(1, true, true)},
+		{Name: "-", Args: []types.T{TZ, IV}, Return: TZ, Strict: true, Kernel: tsIntervalKernel(-1, true, false)},
+	}
+	for _, f := range fast {
+		f.nullSafe = true
+		replaceOverload(f)
+	}
+}
+
+// replaceOverload swaps in f for the registered overload with the same
+// name and argument types (or adds it).
+func replaceOverload(f *Func) {
+	list := registry[f.Name]
+	for i, g := range list {
+		if len(g.Args) == len(f.Args) {
+			same := true
+			for k := range g.Args {
+				if !g.Args[k].Equal(f.Args[k]) {
+					same = false
+				}
+			}
+			if same {
+				list[i] = f
+				return
+			}
+		}
+	}
+	registry[f.Name] = append(list, f)
 }

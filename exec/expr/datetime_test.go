@@ -86,3 +86,17 @@ func TestDatetimeFunctions(t *testing.T) {
 	_, err = evalValues(t, e, batch(t, col{types.TInt4, []types.Value{int64(1)}}))
 	expectErr(t, err, pgerr.InvalidParameterValue, `unit "fortnight" not recognized for type timestamp without time zone`)
 }
+
+func TestTimestampIntervalColumns(t *testing.T) {
+	ts := func(s string) types.Value { return mustParse(t, s, types.TTimestamp) }
+	iv := func(s string) types.Value { return mustParse(t, s, types.TInterval) }
+	b := batch(t,
+		col{types.TTimestamp, []types.Value{ts("2024-01-31 10:00"), nil, ts("2024-03-05 00:00")}},
+		col{types.TInterval, []types.Value{iv("1 month 1 day 1 hour"), iv("1 hour"), iv("-90 minutes")}})
+	e := mustBinary(t, "+", ref(0, types.TTimestamp), ref(1, types.TInterval))
+	expectValues(t, e, b, ts("2024-03-01 11:00"), nil, ts("2024-03-04 22:30"))
+	e = mustBinary(t, "-", ref(0, types.TTimestamp), ref(1, types.TInterval))
+	expectValues(t, e, b, ts("2023-12-30 09:00"), nil, ts("2024-03-05 01:30"))
+	e = mustBinary(t, "+", ref(1, types.TInterval), ref(0, types.TTimestamp))
+	expectValues(t, e, b, ts("2024-03-01 11:00"), nil, ts("2024-03-04 22:30"))
+}

@@ -58,6 +58,33 @@ func likeRegexp(pat string, esc rune, ci bool) (*regexp.Regexp, error) {
 	return regexp.Compile(sb.String())
 }
 
+// likeMatcher returns a plain string test for LIKE patterns made of one
+// literal with % only at its ends ('abc', 'abc%', '%abc', '%abc%'); ok is
+// false for anything else.
+func likeMatcher(pat string, esc rune) (match func(string) bool, ok bool) {
+	if strings.ContainsRune(pat, '_') || (esc >= 0 && strings.ContainsRune(pat, esc)) {
+		return nil, false
+	}
+	lead := strings.HasPrefix(pat, "%")
+	trail := len(pat) > 1 && strings.HasSuffix(pat, "%") || pat == "%" && !lead
+	lit := strings.TrimSuffix(strings.TrimPrefix(pat, "%"), "%")
+	if pat == "%" {
+		return func(string) bool { return true }, true
+	}
+	if strings.ContainsRune(lit, '%') {
+		return nil, false
+	}
+	switch {
+	case lead && trail:
+		return func(s string) bool { return strings.Contains(s, lit) }, true
+	case lead:
+		return func(s string) bool { return strings.HasSuffix(s, lit) }, true
+	case trail:
+		return func(s string) bool { return strings.HasPrefix(s, lit) }, true
+	}
+	return func(s string) bool { return s == lit }, true
+}
+
 // compileRegex compiles a POSIX pattern with PostgreSQL's error code.
 func compileRegex(pat string, ci bool) (*regexp.Regexp, error) {
 	key := "R" + pat
@@ -161,6 +188,7 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 		return nil, pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s ~~ %s", e.E.Type(), e.Pattern.Type())
 	}
 	var re *regexp.Regexp
+	var plain func(string) bool
 	lastPat, lastEsc := "", ""
 	for i := 0; i < n; i++ {
 		if !isValid(bm, i) {
@@ -171,7 +199,8 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 		if escArr != nil {
 			esc = escArr.(*array.String).Value(i)
 		}
-		if re == nil || pat != lastPat || esc != lastEsc {
+		if (re == nil && plain == nil) || pat != lastPat || esc != lastEsc {
+			re, plain = nil, nil
 			if e.Regex {
 				re, err = compileRegex(pat, e.CaseInsens)
 			} else {
@@ -183,14 +212,24 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 					}
 					r, _ = utf8.DecodeRuneInString(esc)
 				}
-				re, err = cachedLike(pat, r, e.CaseInsens)
+				if m, ok := likeMatcher(pat, r); ok && !e.CaseInsens {
+					plain = m
+				} else {
+					re, err = cachedLike(pat, r, e.CaseInsens)
+				}
 			}
 			if err != nil {
 				return nil, err
 			}
 			lastPat, lastEsc = pat, esc
 		}
-		if re.MatchString(sv.Value(i)) != e.Not {
+		var hit bool
+		if plain != nil {
+			hit = plain(sv.Value(i))
+		} else {
+			hit = re.MatchString(sv.Value(i))
+		}
+		if hit != e.Not {
 			bitutil.SetBit(bits, i)
 		}
 	}

@@ -36,3 +36,12 @@ func TestIsDistinct(t *testing.T) {
 	expectValues(t, &IsDistinct{L: ref(0, types.TInt4), R: ref(1, types.TInt4), Eq: eq.Fn}, b, false, true, true, false)
 	expectValues(t, eq, b, true, false, nil, nil)
 }
+
+func TestIntervalComparison(t *testing.T) {
+	iv := func(s string) Expr { return typed(t, s, types.TInterval) }
+	runSQL(t, []sqlCase{
+		{"month is 30 days", op("=", iv("1 month"), iv("30 days")), "t"},
+		{"day vs hours", op(">", iv("1 day"), iv("23 hours")), "t"},
+		{"negative", op("<", iv("-1 day"), iv("1 second")), "t"},
+	})
+}

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -305,14 +306,25 @@ func numericPower(x, y *apd.Decimal) (*apd.Decimal, error) {
 		}
 	}
 	r := new(apd.Decimal)
-	c := roundCtx.WithPrecision(40)
+	fx, _ := x.Float64()
+	fy, _ := y.Float64()
+	digits := math.Abs(fy * math.Log10(math.Abs(fx)+1e-300))
+	if math.IsNaN(digits) || math.IsInf(digits, 0) || digits > 100000 {
+		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	c := roundCtx.WithPrecision(uint32(digits) + 60)
 	if _, err := c.Pow(r, x, y); err != nil {
 		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
+	// An integral exponent keeps 16 decimals (power_var_int); otherwise
+	// about 16 significant digits.
 	scale := int32(16)
-	if !r.IsZero() {
-		lg := int32(r.NumDigits()) + r.Exponent - 1
-		scale = 16 - lg
+	var yi apd.Decimal
+	if _, err := roundCtx.RoundToIntegralValue(&yi, y); err != nil || yi.Cmp(y) != 0 {
+		if !r.IsZero() {
+			lg := int32(r.NumDigits()) + r.Exponent - 1
+			scale = 16 - lg
+		}
 	}
 	scale = max(scale, scaleOf(x), scaleOf(y), 0)
 	scale = min(scale, 1000)

@@ -3,6 +3,7 @@ package slt
 import (
 	"context"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -19,17 +20,19 @@ type fakeResult struct {
 }
 
 // fakeServer speaks just enough of the protocol (startup without
-// authentication, simple Query) to answer canned results; unknown SQL gets
-// a syntax error. It lets the runner be tested without a database.
+// authentication, simple Query, and Parse/Bind/Describe/Execute/Sync of the
+// unnamed statement) to answer canned results; unknown SQL gets a syntax
+// error. It lets the runner be tested without a database.
 type fakeServer struct {
 	t       *testing.T
 	l       net.Listener
 	answers map[string]fakeResult
 
-	mu       sync.Mutex
-	seen     []string // SQL received, in order
-	restarts int
-	dbs      int
+	mu        sync.Mutex
+	seen      []string // SQL received, in order
+	protocols []string // "simple" or "extended", for each of seen
+	restarts  int
+	dbs       int
 }
 
 func newFakeServer(t *testing.T, answers map[string]fakeResult) *fakeServer {
@@ -74,54 +77,102 @@ func (s *fakeServer) conn(c net.Conn) {
 	if be.Flush() != nil {
 		return
 	}
+	var stmt string // extended protocol: the unnamed statement's SQL
+	failed := false // extended protocol: skip to Sync after an error
 	for {
 		msg, err := be.Receive()
 		if err != nil {
 			return
 		}
-		q, ok := msg.(*pgproto3.Query)
-		if !ok {
-			return
-		}
-		s.mu.Lock()
-		s.seen = append(s.seen, q.String)
-		s.mu.Unlock()
-		a, ok := s.answers[q.String]
-		switch {
-		case !ok:
-			be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", Code: "42601", Message: "syntax error"})
-		case a.drop:
-			return
-		case a.err != nil:
-			be.Send(a.err)
+		switch m := msg.(type) {
+		case *pgproto3.Query:
+			s.saw(m.String, "simple")
+			if !s.answer(be, m.String, true) {
+				return
+			}
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+		case *pgproto3.Parse:
+			stmt, failed = m.Query, false
+			s.saw(stmt, "extended")
+			be.Send(&pgproto3.ParseComplete{})
+		case *pgproto3.Bind:
+			if !failed {
+				be.Send(&pgproto3.BindComplete{})
+			}
+		case *pgproto3.Describe:
+			if a, ok := s.answers[stmt]; !failed && ok && a.cols != nil && a.err == nil {
+				be.Send(rowDescription(a.cols))
+			} else if !failed && ok {
+				be.Send(&pgproto3.NoData{})
+			}
+		case *pgproto3.Execute:
+			if !failed {
+				if _, ok := s.answers[stmt]; !ok || s.answers[stmt].err != nil {
+					failed = true
+				}
+				if !s.answer(be, stmt, false) {
+					return
+				}
+			}
+		case *pgproto3.Sync:
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 		default:
-			if a.cols != nil {
-				fields := make([]pgproto3.FieldDescription, len(a.cols))
-				for i, name := range a.cols {
-					fields[i] = pgproto3.FieldDescription{Name: []byte(name), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}
-				}
-				be.Send(&pgproto3.RowDescription{Fields: fields})
-				for _, r := range a.rows {
-					vals := make([][]byte, len(r))
-					for i, v := range r {
-						if v != nil {
-							vals[i] = []byte(*v)
-						}
-					}
-					be.Send(&pgproto3.DataRow{Values: vals})
-				}
-			}
-			tag := a.tag
-			if tag == "" {
-				tag = "SELECT"
-			}
-			be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+			return
 		}
-		be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 		if be.Flush() != nil {
 			return
 		}
 	}
+}
+
+func (s *fakeServer) saw(sql, protocol string) {
+	s.mu.Lock()
+	s.seen = append(s.seen, sql)
+	s.protocols = append(s.protocols, protocol)
+	s.mu.Unlock()
+}
+
+// answer sends the canned answer to sql (describe: with its RowDescription);
+// false means the connection must be dropped.
+func (s *fakeServer) answer(be *pgproto3.Backend, sql string, describe bool) bool {
+	a, ok := s.answers[sql]
+	switch {
+	case !ok:
+		be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", Code: "42601", Message: "syntax error"})
+	case a.drop:
+		return false
+	case a.err != nil:
+		be.Send(a.err)
+	default:
+		if a.cols != nil {
+			if describe {
+				be.Send(rowDescription(a.cols))
+			}
+			for _, r := range a.rows {
+				vals := make([][]byte, len(r))
+				for i, v := range r {
+					if v != nil {
+						vals[i] = []byte(*v)
+					}
+				}
+				be.Send(&pgproto3.DataRow{Values: vals})
+			}
+		}
+		tag := a.tag
+		if tag == "" {
+			tag = "SELECT " + strconv.Itoa(len(a.rows))
+		}
+		be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	}
+	return true
+}
+
+func rowDescription(cols []string) *pgproto3.RowDescription {
+	fields := make([]pgproto3.FieldDescription, len(cols))
+	for i, name := range cols {
+		fields[i] = pgproto3.FieldDescription{Name: []byte(name), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}
+	}
+	return &pgproto3.RowDescription{Fields: fields}
 }
 
 func (s *fakeServer) sql() []string {

@@ -20,7 +20,8 @@ const (
 	defaultMaxFailures  = 5
 )
 
-// DB is one fresh, empty database a script runs in.
+// DB is one fresh, empty database a script runs in. The Runner that got it
+// owns it and calls it from one goroutine.
 type DB interface {
 	// ConnString is a libpq-style connection string for the database; it may
 	// change after Restart.
@@ -32,7 +33,8 @@ type DB interface {
 	Close() error
 }
 
-// Backend hands out a fresh database for each script file.
+// Backend hands out a fresh database for each script file. NewDB may be
+// called from several goroutines (one Runner each).
 type Backend interface {
 	NewDB(ctx context.Context, name string) (DB, error)
 }
@@ -55,6 +57,9 @@ type Options struct {
 	// Rewrite makes RunFile fill FileResult.Rewritten with the script, its
 	// query results replaced by what the server returned.
 	Rewrite bool
+	// Slow, when positive, prints "SLOW file:line: 1.23s" for each record
+	// that takes at least that long.
+	Slow time.Duration
 	// Extended sends each record through the extended query protocol
 	// (Parse/Bind/Describe/Execute) instead of a simple Query message; a
 	// record must then hold one statement.
@@ -256,8 +261,18 @@ func (r *Runner) runRecord(ctx context.Context, s *Script, idx int, rec *Record,
 		sql = r.substitute(sql)
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
+	began := time.Now()
 	res, err := r.c.run(rctx, sql)
 	cancel()
+	if took := time.Since(began); r.opt.Slow > 0 && took >= r.opt.Slow {
+		fmt.Fprintf(r.opt.Out, "SLOW %s:%d: %.2fs\n", name, rec.Line, took.Seconds())
+	}
+	if err != nil && ctx.Err() != nil { // the caller's budget ran out during the record
+		r.fail(Failure{File: name, Line: rec.Line, SQL: sql, Message: "stopped: " + ctx.Err().Error()})
+		r.c.close()
+		r.c = nil
+		return errAbort
+	}
 	if err != nil && r.c.broken(err) {
 		// Count this record, then try to carry on with a new connection.
 		r.fail(Failure{File: name, Line: rec.Line, SQL: sql, Message: "connection lost: " + err.Error()})
@@ -417,6 +432,9 @@ func (r *Runner) checkQuery(s *Script, idx int, rec *Record, res *result, err er
 	}
 	rows := sortRendered(rec.Sort, render(s.Dialect, rec.Types, res.Rows))
 	vals := flatten(rows)
+	if r.opt.Rewrite && rec.Sort == NoSort && len(res.Rows) > 1 && !strings.Contains(strings.ToUpper(rec.SQL), "ORDER BY") {
+		fmt.Fprintf(r.opt.Out, "WARN %s:%d: %d rows in no particular order: add ORDER BY or rowsort\n", r.displayName(s.Path), rec.Line, len(res.Rows))
+	}
 	if r.opt.Rewrite && top {
 		e := r.edits[idx]
 		e.results = r.resultLines(s.Dialect, rows, vals)
@@ -496,19 +514,20 @@ func (r *Runner) restart(ctx context.Context, name string, rec *Record) error {
 	r.c.close()
 	r.c = nil
 	if err := r.db.Restart(ctx); err != nil {
-		r.fail(Failure{File: name, Line: rec.Line, Message: "restart: " + err.Error()})
+		r.note(Failure{File: name, Line: rec.Line, Message: "restart: " + err.Error()})
 		return errAbort
 	}
 	return r.reconnect(ctx, name, rec)
 }
 
-// reconnect replaces a lost connection; if that fails the file is abandoned.
+// reconnect replaces a lost connection; if that fails the file is abandoned
+// (and its remaining records count as failed).
 func (r *Runner) reconnect(ctx context.Context, name string, rec *Record) error {
 	r.c.close()
 	c, err := connect(ctx, r.db.ConnString(), r.opt.Extended)
 	if err != nil {
 		r.c = nil
-		r.fail(Failure{File: name, Line: rec.Line, Message: "reconnect: " + err.Error()})
+		r.note(Failure{File: name, Line: rec.Line, Message: "reconnect: " + err.Error()})
 		return errAbort
 	}
 	r.c = c

@@ -293,3 +293,48 @@ func TestRunnerInclude(t *testing.T) {
 		t.Errorf("got %+v; want 3 passed and inc/b.slt:1 failed", res)
 	}
 }
+
+// TestRunnerExtended runs records through the extended query protocol.
+func TestRunnerExtended(t *testing.T) {
+	srv := newFakeServer(t, answers)
+	path := writeScript(t, "x.slt", `statement ok
+CREATE TABLE t(a int, b text)
+
+statement count 3
+INSERT INTO t VALUES (1,'x'),(2,NULL),(10,'')
+
+statement error division by zero
+SELECT 1/0
+
+query IT rowsort
+SELECT a, b FROM t
+----
+1 x
+10 (empty)
+2 NULL
+
+query R
+SELECT 2.5::float8
+----
+2.5
+
+query R
+SELECT 2.5::float8
+----
+3
+`)
+	res := NewRunner(Options{Extended: true}).RunFile(context.Background(), srv, path)
+	if res.Passed != 5 || res.Failed != 1 || len(res.Failures) != 1 || res.Failures[0].Line != 22 {
+		t.Errorf("got %+v; want 5 passed and line 22 failed", res)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.protocols) != 6 {
+		t.Errorf("server saw %d statements, want 6", len(srv.protocols))
+	}
+	for i, p := range srv.protocols {
+		if p != "extended" {
+			t.Errorf("statement %q came by the %s protocol", srv.seen[i], p)
+		}
+	}
+}
