@@ -109,3 +109,67 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 	checkRows(t, s.Table(1), wantA)
 	checkRows(t, s.Table(2), wantB)
 }
+
+// TestConcurrentCompactAlterDrop runs compactions, an ALTER, a drop and
+// writers at once (for -race), then checks the surviving table on reopen.
+func TestConcurrentCompactAlterDrop(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	a, _ := s.CreateTable(kvDef(1, true))
+	b, _ := s.CreateTable(kvDef(2, false))
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 60; i++ {
+				k := int64(w*1000 + i)
+				if _, err := a.Insert(ctx, seq(k, k+1)); err != nil {
+					errs <- err
+					return
+				}
+				if i%3 == 0 {
+					if _, err := a.Delete(ctx, []int64{a.Snapshot().Chunks[0].FirstRowID}); err != nil {
+						errs <- err
+						return
+					}
+				}
+				b.Insert(ctx, seq(k, k+1)) // fails once b is dropped
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 5; i++ {
+			if err := a.Compact(); err != nil {
+				errs <- err
+				return
+			}
+		}
+		if err := a.Alter(ctx, kvDef(1, true), nil); err != nil {
+			errs <- err
+			return
+		}
+		if err := s.DropTable(2); err != nil {
+			errs <- err
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, err := b.Insert(ctx, seq(0, 1)); err == nil {
+		t.Fatal("insert into a dropped table succeeded")
+	}
+	want := dump(a.Snapshot())
+	s.Close()
+	s = mustOpen(t, dir)
+	defer s.Close()
+	checkRows(t, s.Table(1), want)
+	if s.Table(2) != nil {
+		t.Fatal("dropped table came back")
+	}
+}
