@@ -38,7 +38,7 @@ var oracleGroups = []oracleGroup{
 	{"", "char", []string{"x", "xy", ""}},
 	{"", "bpchar", []string{"a  ", "b"}},
 	{"", "name", []string{"abc", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}},
-	{"", "\"char\"", []string{"abc", "", "z"}},
+	{"", "\"char\"", []string{"abc", "", "z", "é", `\101`, `\377`, `\1`}},
 	{"", "bytea", []string{`\x0102`, `\xDEADBEEF`, `\x01 02`, "abc", `a\\b`, `\001\377`, `\xz`, `\x1`, `\8`, "", `\x`, `\x0g`, `a\`}},
 	{"", "date", []string{"2024-01-02", "20240102", "Jan 2, 2024", "2024-01-02 BC", "0044-03-15 BC", "1/2/2024", "01/02/24",
 		"January 8, 1999", "1999-Jan-08", "08-Jan-1999", "2 Jan 2024", "2024-02-29", "2023-02-29", "2024-13-01", "2024-00-10",
