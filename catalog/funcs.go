@@ -98,6 +98,15 @@ func init() {
 	reg("pg_get_partkeydef", text, ts(oid), true, constant(nil))
 	reg("pg_get_statisticsobjdef_columns", text, ts(oid), true, constant(nil))
 	reg("pg_get_serial_sequence", text, ts(text, text), true, constant(nil))
+	// Objects streamsql does not have: triggers, rules, user functions,
+	// partitions, tablespaces outside the data directory.
+	reg("pg_get_triggerdef", text, ts(oid), true, constant(nil))
+	reg("pg_get_triggerdef", text, ts(oid, boolean), true, constant(nil))
+	reg("pg_get_ruledef", text, ts(oid), true, constant(nil))
+	reg("pg_get_ruledef", text, ts(oid, boolean), true, constant(nil))
+	reg("pg_get_functiondef", text, ts(oid), true, constant(nil))
+	reg("pg_get_partition_constraintdef", text, ts(oid), true, constant(nil))
+	reg("pg_tablespace_location", text, ts(oid), true, constant(""))
 	reg("pg_get_function_result", text, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		if p := procByOID(oidArg(a[0])); p != nil {
 			return formatType(ctx, p.ret, -1, false), nil

@@ -235,3 +235,16 @@ func TestMinMaxTies(t *testing.T) {
 		t.Fatalf("min(boolean): %v", err)
 	}
 }
+
+// From PostgreSQL 15: select json_agg(x), jsonb_agg(s), json_object_agg(x, s), jsonb_object_agg(x, s)
+// from (values (2,'a"b'),(1,null),(2,'z')) t(x,s) gives
+// [2, 1, 2] | ["a\"b", null, "z"] | { "2" : "a\"b", "1" : null, "2" : "z" } | {"1": null, "2": "z"}
+func TestJSONAggregates(t *testing.T) {
+	s := src(cols(types.TInt4, types.TText), 2, []any{2, 1, 2}, []any{`a"b`, nil, "z"})
+	x, v := col(0, types.TInt4), col(1, types.TText)
+	got := run(t, aggNode(s, nil, agg(t, "json_agg", false, x), agg(t, "jsonb_agg", false, v),
+		agg(t, "json_object_agg", false, x, v), agg(t, "jsonb_object_agg", false, x, v)))
+	wantRows(t, got, [][]any{{`[2, 1, 2]`, `["a\"b", null, "z"]`, `{ "2" : "a\"b", "1" : null, "2" : "z" }`, `{"1": null, "2": "z"}`}})
+	empty := src(cols(types.TInt4), 2, []any{})
+	wantRows(t, run(t, aggNode(empty, nil, agg(t, "jsonb_agg", false, col(0, types.TInt4)))), [][]any{{nil}})
+}

@@ -37,6 +37,7 @@ var aggNames = map[string]bool{
 	"count": true, "sum": true, "avg": true, "min": true, "max": true,
 	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "array_agg": true,
 	"stddev": true, "stddev_samp": true, "stddev_pop": true,
+	"json_agg": true, "jsonb_agg": true, "json_object_agg": true, "jsonb_object_agg": true,
 	"variance": true, "var_samp": true, "var_pop": true,
 }
 
@@ -90,6 +91,25 @@ func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) 
 			}
 		}
 		return nil, noFunction(name, args)
+	}
+	switch name {
+	case "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg":
+		object := strings.Contains(name, "object")
+		if (object && len(args) != 2) || (!object && len(args) != 1) {
+			return nil, noFunction(name, args)
+		}
+		ret, jsonb := types.TJSON, strings.HasPrefix(name, "jsonb")
+		if jsonb {
+			ret = types.TJSONB
+		}
+		as := make([]types.T, len(args))
+		for i, a := range args {
+			as[i] = plain(a)
+			if as[i].Kind == types.Unknown {
+				as[i] = types.TText
+			}
+		}
+		return mk(as, ret, func(*AggFunc, memory.Allocator) aggState { return &jsonAgg{object: object, jsonb: jsonb} })
 	}
 	if len(args) != 1 {
 		return nil, noFunction(name, args)

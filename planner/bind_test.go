@@ -111,6 +111,10 @@ func TestSemiJoin(t *testing.T) {
 	if !strings.Contains(plan, "(semi) on t.a = a") || strings.Contains(plan, "SubPlan") || strings.Contains(plan, "InitPlan") {
 		t.Errorf("uncorrelated IN should be a semi join:\n%s", plan)
 	}
+	plan = d.explain("SELECT b FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.a = t.a AND u.d <> 'x')")
+	if !strings.Contains(plan, "(anti) on t.a = u.a") || strings.Contains(plan, "SubPlan") {
+		t.Errorf("correlated NOT EXISTS should be a hash anti join:\n%s", plan)
+	}
 	plan = d.explain("SELECT b FROM t WHERE a NOT IN (SELECT a FROM u)")
 	if strings.Contains(plan, "anti") || strings.Contains(plan, "semi") {
 		t.Errorf("NOT IN must not become an anti join:\n%s", plan)

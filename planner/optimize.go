@@ -20,6 +20,11 @@ func optimize(n lnode) lnode {
 				in = &lJoin{left: in, right: optimize(s.plan), kind: exec.SemiJoin, conds: semiConds(s)}
 				continue
 			}
+			if j := existsJoin(in, c); j != nil {
+				j.right = optimize(j.right)
+				in = j
+				continue
+			}
 			rest = append(rest, c)
 		}
 		return push(in, rest)

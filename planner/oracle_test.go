@@ -57,6 +57,10 @@ var oracleQueries = []string{
 	"SELECT a FROM t WHERE a NOT IN (SELECT a FROM u WHERE a IS NOT NULL)",
 	"SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a)",
 	"SELECT a FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.a = t.a)",
+	"SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a AND u.d LIKE 't%') AND c > 0",
+	"SELECT a FROM t WHERE NOT EXISTS (SELECT * FROM u WHERE u.a < t.a AND u.e IS NOT NULL)",
+	"SELECT x FROM n WHERE EXISTS (SELECT 1 FROM t WHERE t.a = n.y AND EXISTS (SELECT 1 FROM u WHERE u.a = t.a))",
+	"SELECT x FROM n WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.a = n.x) OR x IS NULL",
 	"SELECT a, (SELECT max(d) FROM u WHERE u.a = t.a) FROM t",
 	"SELECT a FROM t WHERE c > (SELECT avg(c) FROM t)",
 	"SELECT a FROM t WHERE c = ANY (SELECT c FROM t WHERE a > 3)",
@@ -265,6 +269,7 @@ var oracleErrors = []string{
 	"WITH w AS (SELECT 1), w AS (SELECT 2) SELECT * FROM w",
 	"SELECT t.* FROM u",
 	"SELECT * FROM t WHERE a = ANY (1)",
+	"WITH RECURSIVE r(n) AS (SELECT n FROM r) SELECT * FROM r",
 }
 
 func TestOracleErrors(t *testing.T) {

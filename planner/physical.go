@@ -502,7 +502,7 @@ func (p *physical) subquery(x *sublink, lay []int) (expr.Expr, error) {
 	if x.kind != expr.ExistsSubquery {
 		ids = []int{x.outID}
 	}
-	node, lay2, err := p.node(x.plan, idSet(ids))
+	node, lay2, err := p.node(optimize(x.plan), idSet(ids))
 	if err != nil {
 		return nil, err
 	}

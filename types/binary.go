@@ -265,11 +265,14 @@ func ParseBinary(b []byte, t T) (Value, error) {
 		return ParseText(string(b[1:]), t, nil)
 	case Void:
 		return nil, nil
-	case Char:
-		if len(b) == 1 && b[0] == 0 {
+	case Char: // charrecv: one byte, any value
+		if err := need(1); err != nil {
+			return nil, err
+		}
+		if b[0] == 0 {
 			return "", nil
 		}
-		return ParseText(string(b), t, nil)
+		return string(b), nil
 	case Array:
 		return parseArrayBinary(b, t)
 	default: // text-likes and json: the text itself, with the typmod rules

@@ -150,7 +150,10 @@ func parseFloat(s string, bits int) (float64, error) {
 		}
 		return math.Inf(1), nil
 	}
-	// Validate the decimal syntax strtod accepts (no hex, no underscores).
+	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') {
+		return parseHexFloat(s, body, neg, bits, name)
+	}
+	// Validate the decimal syntax strtod accepts (no underscores).
 	i, sawDigit, nonzero := 0, false, false
 	for i < len(body) && body[i] >= '0' && body[i] <= '9' {
 		sawDigit = true
@@ -192,6 +195,45 @@ func parseFloat(s string, bits int) (float64, error) {
 		return 0, pgerr.New(pgerr.NumericValueOutOfRange, "\"%s\" is out of range for type %s", s, name)
 	}
 	return f, nil
+}
+
+// parseHexFloat reads C's hexadecimal floating-point syntax (0x1.8p3, 0x10),
+// which PostgreSQL accepts through strtod.
+func parseHexFloat(s, body string, neg bool, bits int, name string) (float64, error) {
+	digits, nonzero := 0, false
+	i := 2
+	for i < len(body) && (isHex(body[i]) || body[i] == '.') {
+		if body[i] != '.' {
+			digits++
+			nonzero = nonzero || body[i] != '0'
+		}
+		i++
+	}
+	if strings.Count(body[2:i], ".") > 1 || digits == 0 {
+		return 0, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, s)
+	}
+	text := body
+	if i == len(body) {
+		text += "p0"
+	} else if body[i] != 'p' && body[i] != 'P' {
+		return 0, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, s)
+	}
+	f, err := strconv.ParseFloat(text, bits)
+	if err != nil && !isRangeErr(err) {
+		return 0, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, s)
+	}
+	if math.IsInf(f, 0) || (f == 0 && nonzero) {
+		return 0, pgerr.New(pgerr.NumericValueOutOfRange, "\"%s\" is out of range for type %s", s, name)
+	}
+	if neg {
+		f = -f
+	}
+	return f, nil
+}
+
+func isHex(c byte) bool {
+	_, ok := unhex(c)
+	return ok
 }
 
 func isRangeErr(err error) bool {

@@ -91,6 +91,13 @@ func AppendText(dst []byte, v Value, t T, opts *FormatOptions) []byte {
 		}
 	case Void:
 		return dst
+	case Char:
+		if s, ok := v.(string); ok {
+			if len(s) == 1 && s[0] >= 0x80 { // charout: high-bit bytes in octal
+				return append(dst, '\\', '0'+s[0]>>6, '0'+s[0]>>3&7, '0'+s[0]&7)
+			}
+			return append(dst, s...)
+		}
 	default: // text-likes, json, jsonb, unknown
 		if s, ok := v.(string); ok {
 			return append(dst, s...)

@@ -38,7 +38,7 @@ var oracleGroups = []oracleGroup{
 	{"", "char", []string{"x", "xy", ""}},
 	{"", "bpchar", []string{"a  ", "b"}},
 	{"", "name", []string{"abc", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}},
-	{"", "\"char\"", []string{"abc", "", "z"}},
+	{"", "\"char\"", []string{"abc", "", "z", "é", `\101`, `\377`, `\1`}},
 	{"", "bytea", []string{`\x0102`, `\xDEADBEEF`, `\x01 02`, "abc", `a\\b`, `\001\377`, `\xz`, `\x1`, `\8`, "", `\x`, `\x0g`, `a\`}},
 	{"", "date", []string{"2024-01-02", "20240102", "Jan 2, 2024", "2024-01-02 BC", "0044-03-15 BC", "1/2/2024", "01/02/24",
 		"January 8, 1999", "1999-Jan-08", "08-Jan-1999", "2 Jan 2024", "2024-02-29", "2023-02-29", "2024-13-01", "2024-00-10",
@@ -151,6 +151,7 @@ var oracleGroups = []oracleGroup{
 		"178956971 years", "1 hour 61 minutes", "100 years ago", "1 decades", "2 centuries", "3 millenniums", "1 mil", "1 msec",
 		"1 usec", "1 min", "1 hr", "2 hrs", "1 yr", "1 mon 1 mons"}},
 	{"", "numeric", []string{"1,000", "  ", "Infinity ", "+Infinity", "-NaN", " NaN ", "+inf", "1e-0", "0e10", "-0e-5", "00.00"}},
-	{"", "float8", []string{"-NaN", "+NaN", " NaN ", "1e-0", "-.5e+1", "1.e2", "e2", "1e2.5", "Infinityx", "infinit"}},
+	{"", "float8", []string{"-NaN", "+NaN", " NaN ", "1e-0", "-.5e+1", "1.e2", "e2", "1e2.5", "Infinityx", "infinit",
+		"0x10", "0x1.8p3", "-0X1P-2", "0x", "0x1g", " 0xff "}},
 	{"", "oid", []string{"0", "4294967295", "4294967296", "-1", "-2147483648", "-2147483649", "x", " 12 ", ""}},
 }

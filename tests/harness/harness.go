@@ -132,6 +132,8 @@ func (s *Server) stop() error {
 
 // Backend is an slt.Backend that gives every file a fresh in-process server
 // on a new temporary data directory under Dir ("" : the system temp dir).
+// It is safe for concurrent use; each DB it returns owns its server and
+// removes the data directory on Close.
 type Backend struct {
 	Dir string
 }

@@ -12,6 +12,7 @@ import (
 )
 
 // Value is one result value in PostgreSQL's text form; Null marks SQL NULL.
+// Values are plain data, safe to copy and share.
 type Value struct {
 	Text string
 	Null bool

@@ -20,7 +20,8 @@ const (
 	defaultMaxFailures  = 5
 )
 
-// DB is one fresh, empty database a script runs in.
+// DB is one fresh, empty database a script runs in. The Runner that got it
+// owns it and calls it from one goroutine.
 type DB interface {
 	// ConnString is a libpq-style connection string for the database; it may
 	// change after Restart.
@@ -32,7 +33,8 @@ type DB interface {
 	Close() error
 }
 
-// Backend hands out a fresh database for each script file.
+// Backend hands out a fresh database for each script file. NewDB may be
+// called from several goroutines (one Runner each).
 type Backend interface {
 	NewDB(ctx context.Context, name string) (DB, error)
 }
@@ -55,6 +57,9 @@ type Options struct {
 	// Rewrite makes RunFile fill FileResult.Rewritten with the script, its
 	// query results replaced by what the server returned.
 	Rewrite bool
+	// Slow, when positive, prints "SLOW file:line: 1.23s" for each record
+	// that takes at least that long.
+	Slow time.Duration
 	// Extended sends each record through the extended query protocol
 	// (Parse/Bind/Describe/Execute) instead of a simple Query message; a
 	// record must then hold one statement.
@@ -256,8 +261,12 @@ func (r *Runner) runRecord(ctx context.Context, s *Script, idx int, rec *Record,
 		sql = r.substitute(sql)
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
+	began := time.Now()
 	res, err := r.c.run(rctx, sql)
 	cancel()
+	if took := time.Since(began); r.opt.Slow > 0 && took >= r.opt.Slow {
+		fmt.Fprintf(r.opt.Out, "SLOW %s:%d: %.2fs\n", name, rec.Line, took.Seconds())
+	}
 	if err != nil && ctx.Err() != nil { // the caller's budget ran out during the record
 		r.fail(Failure{File: name, Line: rec.Line, SQL: sql, Message: "stopped: " + ctx.Err().Error()})
 		r.c.close()

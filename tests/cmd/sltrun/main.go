@@ -41,6 +41,7 @@ func main() {
 		maxFail  = flag.Int("max-failures", 5, "failures printed per file (-1: none)")
 		times    = flag.Bool("times", false, "print each file's run time to stderr")
 		extended = flag.Bool("extended", false, "use the extended query protocol (one statement per record)")
+		slow     = flag.Duration("slow", 0, "print records that take at least this long (e.g. 1s)")
 	)
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: sltrun [flags] files-or-directories...\n")
@@ -56,7 +57,7 @@ func main() {
 		fatal(err)
 	}
 
-	opt := slt.Options{Out: os.Stdout, Base: base, MaxFailures: *maxFail, Rewrite: *rewrite, Extended: *extended}
+	opt := slt.Options{Out: os.Stdout, Base: base, MaxFailures: *maxFail, Rewrite: *rewrite, Extended: *extended, Slow: *slow}
 	var backend slt.Backend
 	if *embedded {
 		backend = &harness.Backend{}
