@@ -38,12 +38,18 @@ type aggImpl func(f *AggFunc, mem memory.Allocator) aggState
 
 // newAggState builds the state for one aggregate call, with DISTINCT and
 // ORDER BY wrappers as needed.
-func newAggState(call *AggCall, mem memory.Allocator) (aggState, error) {
+func newAggState(ctx *Context, call *AggCall) (aggState, error) {
+	mem := alloc(ctx)
 	impl, ok := call.Fn.impl.(aggImpl)
 	if !ok || impl == nil {
 		return nil, fmt.Errorf("exec: aggregate %s has no implementation", call.Fn.Name)
 	}
 	st := impl(call.Fn, mem)
+	if j, ok := st.(*jsonAgg); ok {
+		if err := j.init(ctx, call.Fn); err != nil {
+			return nil, err
+		}
+	}
 	if call.Distinct {
 		st = &distinctAgg{inner: st, seen: newHashTable(append([]types.T{types.TInt8}, call.Fn.Args...)), mem: mem}
 	}

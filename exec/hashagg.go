@@ -88,7 +88,7 @@ func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
 	mem := alloc(ctx)
 	states := make([]aggState, len(h.Aggs))
 	for i := range h.Aggs {
-		st, err := newAggState(&h.Aggs[i], mem)
+		st, err := newAggState(ctx, &h.Aggs[i])
 		if err != nil {
 			return nil, err
 		}

@@ -210,7 +210,7 @@ func (wc *windowCall) aggregate(b array.Builder, ps, pe int) error {
 	}
 	mem := alloc(wc.ctx)
 	newState := func() (aggState, error) {
-		return newAggState(&AggCall{Fn: wc.call.Fn.Agg}, mem)
+		return newAggState(wc.ctx, &AggCall{Fn: wc.call.Fn.Agg})
 	}
 	sliceArgs := func(s, e int) []arrow.Array {
 		out := make([]arrow.Array, len(wc.args))

@@ -269,6 +269,7 @@ var oracleErrors = []string{
 	"WITH w AS (SELECT 1), w AS (SELECT 2) SELECT * FROM w",
 	"SELECT t.* FROM u",
 	"SELECT * FROM t WHERE a = ANY (1)",
+	"WITH RECURSIVE r(n) AS (SELECT n FROM r) SELECT * FROM r",
 }
 
 func TestOracleErrors(t *testing.T) {

@@ -204,6 +204,9 @@ type transactionFailer interface{ FailTransaction() }
 
 // sendError reports a statement error; the transaction block, if any, fails.
 func (c *conn) sendError(err error) {
+	if c.ioErr != nil {
+		return // the connection is ending; nothing more can reach the client
+	}
 	c.be.Send(errorResponse(err))
 	if tf, ok := c.sess.(transactionFailer); ok {
 		_ = c.call(func() error { tf.FailTransaction(); return nil })

@@ -38,8 +38,8 @@ func (c *conn) copyIn(ctx context.Context, in engine.CopyIn) (err error) {
 	for {
 		msg, rerr := c.be.Receive()
 		if rerr != nil {
-			c.ioErr = rerr
-			return rerr
+			c.ioErr = c.readError(rerr) // FATAL for an oversized CopyData
+			return c.ioErr
 		}
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:

@@ -23,6 +23,12 @@
 //     types.AppendText / types.AppendBinary, with direct paths for integers,
 //     booleans and strings.
 //
+// Sessions may also implement two optional methods: PID() int32 (the pid
+// announced in BackendKeyData, so it matches pg_backend_pid()) and
+// FailTransaction() (called for errors the session did not return itself,
+// such as syntax errors and bad Bind parameters, so that an open transaction
+// block fails as in PostgreSQL). engine.Session has both.
+//
 // Errors a statement raises are sent as ErrorResponse with the SQLSTATE of
 // their *pgerr.Error (others as XX000; canceled and timed-out statements as
 // 57014); a panic in a statement is recovered and reported as XX000. Only

@@ -380,20 +380,26 @@ var (
 	}
 )
 
-// int32Batches yields from..to in batches of size.
+// int32Batches yields from..to in batches of size, made as they are read.
 func int32Batches(from, to, size int) exec.Iterator {
-	var batches []arrow.RecordBatch
-	schema := types.ArrowSchema(seriesColumn)
-	for lo := from; lo <= to; lo += size {
-		b := array.NewInt32Builder(memory.DefaultAllocator)
-		for v := lo; v < lo+size && v <= to; v++ {
-			b.Append(int32(v))
-		}
-		arr := b.NewArray()
-		batches = append(batches, array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len())))
-	}
-	return &sliceIter{batches: batches}
+	return &seriesIter{next: from, to: to, size: size}
 }
+
+type seriesIter struct{ next, to, size int }
+
+func (it *seriesIter) Next() (arrow.RecordBatch, error) {
+	if it.next > it.to {
+		return nil, nil
+	}
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	for ; it.next <= it.to && b.Len() < it.size; it.next++ {
+		b.Append(int32(it.next))
+	}
+	arr := b.NewArray()
+	return array.NewRecordBatch(types.ArrowSchema(seriesColumn), []arrow.Array{arr}, int64(arr.Len())), nil
+}
+
+func (it *seriesIter) Close() error { return nil }
 
 type sliceIter struct {
 	batches []arrow.RecordBatch

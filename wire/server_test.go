@@ -347,6 +347,25 @@ func TestOversizedMessageClosesOnlyThatConnection(t *testing.T) {
 	}
 }
 
+func TestOversizedCopyDataIsFatal(t *testing.T) {
+	_, addr, _ := startFake(t, Options{MaxMessageSize: 1024})
+	c := dialRaw(t, fakeURL(addr))
+	c.send(&pgproto3.Query{String: "copy t from stdin"}, &pgproto3.CopyData{Data: []byte(strings.Repeat("1\tx\n", 400))})
+	var got []string
+	for {
+		m, err := c.fe.Receive()
+		if err != nil {
+			got = append(got, "closed")
+			break
+		}
+		got = append(got, describeMsg(m))
+	}
+	want := []string{"CopyInResponse 0 [0 0]", `ErrorResponse FATAL 08P01 invalid message length P0 D"" H""`, "closed"}
+	if !equalStrings(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestPanicInStatementIsRecovered(t *testing.T) {
 	_, addr, _ := startFake(t, Options{})
 	c := dialRaw(t, fakeURL(addr))

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -112,12 +113,12 @@ func TestLike(t *testing.T) {
 type fakePlan struct {
 	t        types.T
 	rows     []types.Value
-	runs     int
+	runs     atomic.Int32
 	addOuter bool
 }
 
 func (p *fakePlan) Run(ctx *Context, limit int) ([]arrow.Array, error) {
-	p.runs++
+	p.runs.Add(1)
 	rows := p.rows
 	if p.addOuter {
 		o := ctx.Outer[len(ctx.Outer)-1]
@@ -155,8 +156,8 @@ func TestSubqueries(t *testing.T) {
 			t.Fatalf("scalar: %v", got)
 		}
 	}
-	if one.runs != 1 {
-		t.Fatalf("uncorrelated subquery ran %d times", one.runs)
+	if n := one.runs.Load(); n != 1 {
+		t.Fatalf("uncorrelated subquery ran %d times", n)
 	}
 	two := &fakePlan{t: types.TInt4, rows: []types.Value{int64(1), int64(2)}}
 	_, err := evalValues(t, &Subquery{Kind: ScalarSubquery, Plan: two, T: types.TInt4}, b)
