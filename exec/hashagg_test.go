@@ -248,3 +248,31 @@ func TestJSONAggregates(t *testing.T) {
 	empty := src(cols(types.TInt4), 2, []any{})
 	wantRows(t, run(t, aggNode(empty, nil, agg(t, "jsonb_agg", false, col(0, types.TInt4)))), [][]any{{nil}})
 }
+
+// From PostgreSQL 15: select corr(y,x), covar_pop(y,x), covar_samp(y,x), regr_slope(y,x),
+// regr_intercept(y,x), regr_r2(y,x), regr_count(y,x), regr_avgx(y,x), regr_avgy(y,x),
+// regr_sxx(y,x), regr_syy(y,x), regr_sxy(y,x) from (values (1.0::float8, 2.0::float8),
+// (2, 3.5), (4, 3.9), (null, 1), (3.3, 7.1)) t(y, x); and bit_and/or/xor of 12, 10, NULL.
+func TestRegressionAndBitAggregates(t *testing.T) {
+	s := src(cols(types.TFloat8, types.TFloat8), 2, []any{1.0, 2.0, 4.0, nil, 3.3}, []any{2.0, 3.5, 3.9, 1.0, 7.1})
+	y, x := col(0, types.TFloat8), col(1, types.TFloat8)
+	names := []string{"corr", "covar_pop", "covar_samp", "regr_slope", "regr_intercept", "regr_r2", "regr_count", "regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy"}
+	want := []any{0.6438165689494173, 1.3856249999999992, 1.847499999999999, 0.4014122759369907, 0.9191743617599137, 0.41449977445379976, int64(4), 4.125, 2.575, 13.807499999999996, 5.367499999999999, 5.542499999999997}
+	var calls []AggCall
+	for _, n := range names {
+		calls = append(calls, agg(t, n, false, y, x))
+	}
+	got := run(t, aggNode(s, nil, calls...))[0]
+	for i := range names {
+		if f, ok := want[i].(float64); ok {
+			if !approx(got[i].(float64), f) {
+				t.Errorf("%s = %v, want %v", names[i], got[i], f)
+			}
+		} else if got[i] != want[i] {
+			t.Errorf("%s = %v, want %v", names[i], got[i], want[i])
+		}
+	}
+	b := src(cols(types.TInt4), 2, []any{12, 10, nil})
+	v := col(0, types.TInt4)
+	wantRows(t, run(t, aggNode(b, nil, agg(t, "bit_and", false, v), agg(t, "bit_or", false, v), agg(t, "bit_xor", false, v))), [][]any{{int64(8), int64(14), int64(6)}})
+}

@@ -37,6 +37,9 @@ var aggNames = map[string]bool{
 	"count": true, "sum": true, "avg": true, "min": true, "max": true,
 	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "array_agg": true,
 	"stddev": true, "stddev_samp": true, "stddev_pop": true,
+	"corr": true, "covar_pop": true, "covar_samp": true, "regr_slope": true, "regr_intercept": true,
+	"regr_r2": true, "regr_count": true, "regr_avgx": true, "regr_avgy": true, "regr_sxx": true,
+	"regr_syy": true, "regr_sxy": true, "bit_and": true, "bit_or": true, "bit_xor": true,
 	"json_agg": true, "jsonb_agg": true, "json_object_agg": true, "jsonb_object_agg": true,
 	"variance": true, "var_samp": true, "var_pop": true,
 }
@@ -91,6 +94,16 @@ func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) 
 			}
 		}
 		return nil, noFunction(name, args)
+	}
+	if name == "corr" || strings.HasPrefix(name, "covar_") || strings.HasPrefix(name, "regr_") {
+		if len(args) != 2 || !args[0].IsNumeric() || !args[1].IsNumeric() {
+			return nil, noFunction(name, args)
+		}
+		ret := types.TFloat8
+		if name == "regr_count" {
+			ret = types.TInt8
+		}
+		return mk([]types.T{types.TFloat8, types.TFloat8}, ret, func(*AggFunc, memory.Allocator) aggState { return &regrAgg{fn: name} })
 	}
 	switch name {
 	case "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg":
@@ -166,6 +179,11 @@ func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) 
 		}
 		isMax := name == "max"
 		return mk(one, t, func(*AggFunc, memory.Allocator) aggState { return newMinMax(t, isMax) })
+	case "bit_and", "bit_or", "bit_xor":
+		if t.IsInteger() {
+			op := map[string]byte{"bit_and": '&', "bit_or": '|', "bit_xor": '^'}[name]
+			return mk(one, t, func(*AggFunc, memory.Allocator) aggState { return &bitAgg{op: op} })
+		}
 	case "bool_and", "every", "bool_or":
 		if t.Kind == types.Bool {
 			and := name != "bool_or"

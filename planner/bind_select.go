@@ -70,7 +70,7 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 		for k, v := range l.ctes {
 			def.ctes[k] = v
 		}
-		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def, recursive: w.Recursive}
+		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def, recursive: w.Recursive, loc: c.Location}
 	}
 	return nil
 }

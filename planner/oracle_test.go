@@ -189,6 +189,14 @@ func init() {
 		"SELECT x * 2 FROM generate_series(1, 3) AS s(x)",
 		"SELECT * FROM generate_series(TIMESTAMP '2024-01-30', TIMESTAMP '2024-04-01', INTERVAL '1 month')",
 		"SELECT * FROM unnest(ARRAY['a', 'b', NULL])",
+		"SELECT * FROM unnest(ARRAY['a', 'b']) WITH ORDINALITY",
+		"SELECT x, n FROM generate_series(5, 7) WITH ORDINALITY AS g(x, n)",
+		"SELECT key, value FROM jsonb_each('{\"b\": [1], \"a\": \"x\", \"long\": {\"k\": null}}') ORDER BY key",
+		"SELECT * FROM jsonb_each_text('{\"b\": [1], \"a\": \"x\", \"c\": null}')",
+		"SELECT jsonb_object_keys('{\"bb\": 1, \"a\": 2, \"c\": {\"d\": 3}}')",
+		"SELECT value, n FROM jsonb_array_elements('[1, \"a\", null, {\"k\": 2}]') WITH ORDINALITY AS e(value, n)",
+		"SELECT e.value FROM jsonb_array_elements_text('[1, \"a\", null, [2]]') e",
+		"SELECT a, jsonb_array_elements(('[' || a || ', ' || a * 2 || ']')::jsonb) FROM t",
 		"SELECT generate_series(1, 3), 'x'",
 		"SELECT a, generate_series(1, 2) FROM t WHERE a < 3",
 		"SELECT count(*), generate_series(1, 2) FROM t",
@@ -269,6 +277,7 @@ var oracleErrors = []string{
 	"WITH w AS (SELECT 1), w AS (SELECT 2) SELECT * FROM w",
 	"SELECT t.* FROM u",
 	"SELECT * FROM t WHERE a = ANY (1)",
+	"WITH RECURSIVE r(n) AS (SELECT n FROM r) SELECT * FROM r",
 }
 
 func TestOracleErrors(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
@@ -49,6 +50,9 @@ type recursion struct {
 func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 	s := cte.query.GetSelectStmt()
 	if s == nil || s.Op != pg.SetOperation_SETOP_UNION {
+		if mentionsRelation(cte.query.ProtoReflect(), cte.name) {
+			return nil, b.newErr(pgerr.InvalidRecursion, cte.loc, "recursive query \"%s\" does not have the form non-recursive-term UNION [ALL] recursive-term", cte.name)
+		}
 		return b.query(cte.query, cte.level, nil, true)
 	}
 	if len(s.SortClause) > 0 || s.LimitCount != nil || s.LimitOffset != nil || s.WithClause != nil {
@@ -272,4 +276,28 @@ func runs(rows []int64) [][2]int64 {
 		}
 	}
 	return out
+}
+
+// mentionsRelation reports whether a parse tree names an unqualified
+// relation name anywhere.
+func mentionsRelation(m protoreflect.Message, name string) bool {
+	if rv, ok := m.Interface().(*pg.RangeVar); ok && rv.Schemaname == "" && rv.Relname == name {
+		return true
+	}
+	found := false
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() != protoreflect.MessageKind {
+			return true
+		}
+		if fd.IsList() {
+			l := v.List()
+			for i := 0; i < l.Len() && !found; i++ {
+				found = mentionsRelation(l.Get(i).Message(), name)
+			}
+		} else if !fd.IsMap() {
+			found = mentionsRelation(v.Message(), name)
+		}
+		return !found
+	})
+	return found
 }

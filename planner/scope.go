@@ -111,6 +111,7 @@ type cteDef struct {
 	query    *pg.Node
 	colNames []string
 	level    *level
+	loc      int32
 	// recursive is set for the queries of WITH RECURSIVE.
 	recursive bool
 	// work is set for a recursive query's reference to itself.

@@ -146,3 +146,22 @@ func TestArrayOperators(t *testing.T) {
 		{"array_remove", fx("array_remove", ia(5, 6, 5), i4(5)), "{6}"},
 	})
 }
+
+func TestMoreFunctions(t *testing.T) {
+	by := func(s string) Expr { return &Const{V: []byte(s), T: types.TBytea} }
+	runSQL(t, []sqlCase{
+		{"regexp_split_to_array", fx("regexp_split_to_array", lit("a1b22c"), lit(`\d+`)), "{a,b,c}"},
+		{"encode hex", fx("encode", by("abc"), lit("hex")), "616263"},
+		{"encode base64", fx("encode", by("abc"), lit("base64")), "YWJj"},
+		{"decode hex", fx("decode", lit("616263"), lit("hex")), `\x616263`},
+		{"decode base64", fx("decode", lit("YWJj"), lit("base64")), `\x616263`},
+		{"overlay", fx("overlay", lit("Txxxxas"), lit("hom"), i4(2), i4(4)), "Thomas"},
+		{"to_number", fx("to_number", lit("12,454.8-"), lit("99G999D9S")), "-12454.8"},
+		{"num_nulls", fx("num_nulls", i4(1), &Const{T: types.TUnknown}, &Const{T: types.TUnknown}), "2"},
+		{"num_nonnulls", fx("num_nonnulls", i4(1), &Const{T: types.TUnknown}), "1"},
+		{"sha256", fx("sha256", by("abc")), `\xba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad`},
+		{"regexp_count", fx("regexp_count", lit("abcabc"), lit("b")), "2"},
+		{"regexp_substr", fx("regexp_substr", lit("abc123def"), lit(`\d+`)), "123"},
+		{"regexp_instr", fx("regexp_instr", lit("abc123"), lit(`\d`)), "4"},
+	})
+}

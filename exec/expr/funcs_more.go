@@ -1,0 +1,172 @@
+package expr
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Less common string and binary functions: regexp_split_to_array,
+// regexp_count/substr/instr, encode/decode, overlay, to_number, sha256,
+// num_nulls/num_nonnulls.
+
+// toNumber is to_number(text, fmt): the digits, sign and decimal point of
+// the input are kept, group separators and other characters dropped.
+func toNumber(s, f string) (types.Value, error) {
+	var sb strings.Builder
+	neg := strings.Contains(s, "-") || strings.HasPrefix(strings.TrimSpace(s), "(") && strings.Contains(strings.ToUpper(f), "PR")
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			sb.WriteRune(r)
+		case r == '.':
+			sb.WriteRune(r)
+		}
+	}
+	if sb.Len() == 0 {
+		return nil, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type numeric: \" \"")
+	}
+	d, err := parseNumeric(sb.String())
+	if err != nil {
+		return nil, err
+	}
+	if neg {
+		d.Negative = !d.IsZero()
+	}
+	return d, nil
+}
+
+func init() {
+	TX, BA, I4 := types.TText, types.TBytea, types.TInt4
+	s := func(a []types.Value, i int) string { return a[i].(string) }
+	define(
+		rowFn("regexp_split_to_array", types.ArrayOf(TX), []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			re, err := compileRegex(s(a, 1), false)
+			if err != nil {
+				return nil, err
+			}
+			parts := re.Split(s(a, 0), -1)
+			out := make([]types.Value, len(parts))
+			for i, p := range parts {
+				out[i] = p
+			}
+			return out, nil
+		}),
+		rowFn("regexp_count", I4, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			re, err := compileRegex(s(a, 1), false)
+			if err != nil {
+				return nil, err
+			}
+			return int64(len(re.FindAllStringIndex(s(a, 0), -1))), nil
+		}),
+		rowFn("regexp_substr", TX, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			re, err := compileRegex(s(a, 1), false)
+			if err != nil {
+				return nil, err
+			}
+			m := re.FindStringIndex(s(a, 0))
+			if m == nil {
+				return nil, nil
+			}
+			return s(a, 0)[m[0]:m[1]], nil
+		}),
+		rowFn("regexp_instr", I4, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			re, err := compileRegex(s(a, 1), false)
+			if err != nil {
+				return nil, err
+			}
+			m := re.FindStringIndex(s(a, 0))
+			if m == nil {
+				return int64(0), nil
+			}
+			return runeLen(s(a, 0)[:m[0]]) + 1, nil
+		}),
+		rowFn("encode", TX, []types.T{BA, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			b := a[0].([]byte)
+			switch strings.ToLower(s(a, 1)) {
+			case "hex":
+				return hex.EncodeToString(b), nil
+			case "base64":
+				return base64.StdEncoding.EncodeToString(b), nil
+			case "escape":
+				var sb strings.Builder
+				for _, c := range b {
+					switch {
+					case c == '\\':
+						sb.WriteString(`\\`)
+					case c < 0x20 || c > 0x7e:
+						sb.WriteString(`\` + string([]byte{'0' + c>>6, '0' + c>>3&7, '0' + c&7}))
+					default:
+						sb.WriteByte(c)
+					}
+				}
+				return sb.String(), nil
+			}
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized encoding: \"%s\"", s(a, 1))
+		}),
+		rowFn("decode", BA, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			switch strings.ToLower(s(a, 1)) {
+			case "hex":
+				b, err := hex.DecodeString(s(a, 0))
+				if err != nil {
+					return nil, pgerr.New(pgerr.InvalidParameterValue, "invalid hexadecimal data: odd number of digits")
+				}
+				return b, nil
+			case "base64":
+				b, err := base64.StdEncoding.DecodeString(s(a, 0))
+				if err != nil {
+					return nil, pgerr.New(pgerr.InvalidParameterValue, "invalid base64 end sequence").
+						WithHint("Input data is missing padding, is truncated, or is otherwise corrupted.")
+				}
+				return b, nil
+			case "escape":
+				return types.ParseText(s(a, 0), types.TBytea, nil)
+			}
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized encoding: \"%s\"", s(a, 1))
+		}),
+		rowFn("sha256", BA, []types.T{BA}, func(_ *Context, a []types.Value) (types.Value, error) {
+			h := sha256.Sum256(a[0].([]byte))
+			return h[:], nil
+		}),
+		rowFn("to_number", types.TNumeric, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return toNumber(s(a, 0), s(a, 1))
+		}),
+	)
+	overlay := func(_ *Context, a []types.Value) (types.Value, error) {
+		src, repl := []rune(s(a, 0)), s(a, 1)
+		start := a[2].(int64)
+		n := int64(len([]rune(repl)))
+		if len(a) > 3 {
+			n = a[3].(int64)
+		}
+		if start < 1 {
+			return nil, pgerr.New("22011", "negative substring length not allowed")
+		}
+		head := string(src[:min(start-1, int64(len(src)))])
+		tailFrom := min(max(start-1+n, 0), int64(len(src)))
+		return head + repl + string(src[tailFrom:]), nil
+	}
+	define(
+		rowFn("overlay", TX, []types.T{TX, TX, I4}, overlay),
+		rowFn("overlay", TX, []types.T{TX, TX, I4, I4}, overlay),
+	)
+	for _, name := range []string{"num_nulls", "num_nonnulls"} {
+		name := name
+		registerBuilder(name, func(args []Expr) (Expr, error) {
+			nulls := name == "num_nulls"
+			return polyCall(name, args, I4, false, func(_ *Context, a []types.Value) (types.Value, error) {
+				c := int64(0)
+				for _, v := range a {
+					if (v == nil) == nulls {
+						c++
+					}
+				}
+				return c, nil
+			}), nil
+		})
+	}
+}
