@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"context"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -31,11 +33,17 @@ func (s *Scan) Explain() string {
 	return e
 }
 
-// Open takes the table's snapshot; rows are read lazily from it.
+// Open takes the table's snapshot (the transaction's view when the
+// statement's context carries one, see storage.WithTx); rows are read lazily
+// from it.
 func (s *Scan) Open(ctx *Context) (Iterator, error) {
 	var snap storage.Snapshot
 	if s.Table != nil {
-		snap = s.Table.Snapshot()
+		var gctx context.Context
+		if ctx != nil && ctx.Eval != nil {
+			gctx = ctx.Eval.Ctx
+		}
+		snap = s.Table.SnapshotIn(gctx)
 	}
 	return &scanIter{ctx: ctx, s: s, chunks: snap.Chunks, size: ctx.Size(),
 		schema: types.ArrowSchema(s.Columns()), projSchema: types.ArrowSchema(s.Cols)}, nil
