@@ -1,8 +1,6 @@
 package exec
 
 import (
-	"context"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -33,17 +31,14 @@ func (s *Scan) Explain() string {
 	return e
 }
 
-// Open takes the table's snapshot (the transaction's view when the
-// statement's context carries one, see storage.WithTx); rows are read lazily
-// from it.
+// Open takes the table's snapshot; rows are read lazily from it.
 func (s *Scan) Open(ctx *Context) (Iterator, error) {
 	var snap storage.Snapshot
-	if s.Table != nil {
-		var gctx context.Context
-		if ctx != nil && ctx.Eval != nil {
-			gctx = ctx.Eval.Ctx
-		}
-		snap = s.Table.SnapshotIn(gctx)
+	switch {
+	case s.Table != nil && ctx.Eval != nil && ctx.Eval.Tx != nil:
+		snap = ctx.Eval.Tx.Snapshot(s.Table)
+	case s.Table != nil:
+		snap = s.Table.Snapshot()
 	}
 	return &scanIter{ctx: ctx, s: s, chunks: snap.Chunks, size: ctx.Size(),
 		schema: types.ArrowSchema(s.Columns()), projSchema: types.ArrowSchema(s.Cols)}, nil
