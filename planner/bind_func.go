@@ -30,6 +30,9 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if call.rows != nil {
+			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s returning a record is only supported in FROM", name)
+		}
 		id := b.newCol(name, "", call.t)
 		l.srfs = append(l.srfs, srfItem{id: id, call: call})
 		return b.colRef(id), nil

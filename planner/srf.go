@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -15,11 +17,18 @@ import (
 // select-list item. Their arguments must not read columns (there is no
 // LATERAL); they are evaluated when the plan is opened.
 
-func isSRF(name string) bool { return name == "generate_series" || name == "unnest" }
+func isSRF(name string) bool {
+	switch name {
+	case "generate_series", "unnest", "jsonb_array_elements", "jsonb_array_elements_text",
+		"jsonb_object_keys", "jsonb_each", "jsonb_each_text":
+		return true
+	}
+	return false
+}
 
 // rangeFunction binds a function in FROM.
 func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem, error) {
-	if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+	if rf.Lateral || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
 		return nil, nil, b.newErr(pgerr.FeatureNotSupported, -1, "this form of function in FROM is not supported")
 	}
 	items := rf.Functions[0].GetList().Items
@@ -30,7 +39,7 @@ func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem
 	name := funcName(fc.Funcname)
 	saved := l.clause
 	l.clause = inFunc
-	plan, err := b.srf(l, fc, name)
+	plan, err := b.srf(l, fc, name, rf.Ordinality)
 	l.clause = saved
 	if err != nil {
 		return nil, nil, err
@@ -39,31 +48,57 @@ func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname
 		// A function returning a scalar names its column after the alias.
-		if len(rf.Alias.Colnames) == 0 {
-			b.cols[plan.ids[0]].name = alias
+		ids := plan.outIDs()
+		if len(rf.Alias.Colnames) == 0 && b.cols[ids[0]].name == name && (len(ids) == 1 || rf.Ordinality && len(ids) == 2) {
+			b.cols[ids[0]].name = alias
 		}
 	}
 	return b.aliased(plan, alias, rf.Alias)
 }
 
-// srfCall is a bound generate_series or unnest: its arguments and the
-// function from their values to the rows it returns.
+// srfCall is a bound set-returning function: its arguments, its result
+// columns, and the function from their values to the rows it returns.
 type srfCall struct {
-	name   string
-	args   []expr.Expr
-	t      types.T
+	name string
+	args []expr.Expr
+	t    types.T // the column type of a one-column function
+	// expand returns the values of a one-column function.
 	expand func(args []types.Value) ([]types.Value, error)
+	// cols and rows describe a function returning several columns (usable
+	// in FROM only).
+	cols []types.Column
+	rows func(args []types.Value) ([][]types.Value, error)
 }
 
-// srf binds a function in FROM as a one-column lFunc.
-func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
+// columns returns the result columns and a function producing rows.
+func (c *srfCall) columns() ([]types.Column, func([]types.Value) ([][]types.Value, error)) {
+	if c.rows != nil {
+		return c.cols, c.rows
+	}
+	return []types.Column{{Name: c.name, Type: c.t}}, func(args []types.Value) ([][]types.Value, error) {
+		vals, err := c.expand(args)
+		rows := make([][]types.Value, len(vals))
+		for i, v := range vals {
+			rows[i] = []types.Value{v}
+		}
+		return rows, err
+	}
+}
+
+// srf binds a function in FROM as an lFunc (with an ordinality column
+// when asked).
+func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (lnode, error) {
 	if !isSRF(name) {
 		// Any other function in FROM yields its single value as one row.
 		e, err := b.funcCall(l, fc)
 		if err != nil {
 			return nil, err
 		}
-		return b.constRows(name, e, fc.Location)
+		f, err := b.constRows(name, e, fc.Location, ordinality)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
 	}
 	call, err := b.srfCall(l, fc, name)
 	if err != nil {
@@ -71,11 +106,27 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 	}
 	for _, a := range call.args {
 		if len(refsOf(a)) > 0 {
-			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "arguments of %s must not reference columns of the same FROM clause (LATERAL is not supported)", name)
+			// Reads earlier FROM items: joined by lateralJoin as a ProjectSet.
+			if call.rows != nil || ordinality {
+				return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s reading other FROM items is only supported returning one column, without ORDINALITY", name)
+			}
+			return &lLateralFunc{call: call, id: b.newCol(name, "", call.t)}, nil
 		}
 	}
-	id := b.newCol(name, "", call.t)
-	return &lFunc{name: name, ids: []int{id}, args: call.args, produce: func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
+	cols, rows := call.columns()
+	return b.funcRows(name, call.args, cols, rows, ordinality), nil
+}
+
+// funcRows makes the lFunc of a function in FROM.
+func (b *binder) funcRows(name string, args []expr.Expr, cols []types.Column, rows func([]types.Value) ([][]types.Value, error), ordinality bool) *lFunc {
+	if ordinality {
+		cols = append(append([]types.Column(nil), cols...), types.Column{Name: "ordinality", Type: types.TInt8})
+	}
+	f := &lFunc{name: name, args: args}
+	for _, c := range cols {
+		f.ids = append(f.ids, b.newCol(c.Name, "", c.Type))
+	}
+	f.produce = func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
 		return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
 			vals := make([]types.Value, len(a))
 			for i, e := range a {
@@ -85,13 +136,19 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string) (*lFunc, error) {
 				}
 				vals[i] = v
 			}
-			out, err := call.expand(vals)
+			out, err := rows(vals)
 			if err != nil {
 				return nil, err
 			}
-			return oneColumn(ctx, call.t, out)
+			if ordinality {
+				for i := range out {
+					out[i] = append(out[i], int64(i+1))
+				}
+			}
+			return rowBatches(ctx, cols, out)
 		}
-	}}, nil
+	}
+	return f
 }
 
 // srfCall binds the arguments of generate_series or unnest.
@@ -99,6 +156,9 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 	args, err := b.args(l, fc.Args)
 	if err != nil {
 		return nil, err
+	}
+	if strings.HasPrefix(name, "jsonb_") {
+		return b.jsonSRF(fc, name, args)
 	}
 	if name == "unnest" {
 		if len(args) != 1 {
@@ -163,21 +223,13 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 }
 
 // constRows makes a one-row lFunc of a scalar function in FROM.
-func (b *binder) constRows(name string, e expr.Expr, loc int32) (*lFunc, error) {
+func (b *binder) constRows(name string, e expr.Expr, loc int32, ordinality bool) (*lFunc, error) {
 	if len(refsOf(e)) > 0 {
 		return nil, b.newErr(pgerr.FeatureNotSupported, loc, "arguments of %s must not reference columns here", name)
 	}
-	t := e.Type()
-	id := b.newCol(name, "", t)
-	return &lFunc{name: name, ids: []int{id}, args: []expr.Expr{e}, produce: func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
-		return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
-			v, err := evalConst(ctx, a[0])
-			if err != nil {
-				return nil, err
-			}
-			return oneColumn(ctx, t, []types.Value{v})
-		}
-	}}, nil
+	cols := []types.Column{{Name: name, Type: e.Type()}}
+	one := func(vals []types.Value) ([][]types.Value, error) { return [][]types.Value{{vals[0]}}, nil }
+	return b.funcRows(name, []expr.Expr{e}, cols, one, ordinality), nil
 }
 
 func hasOuter(e expr.Expr) bool {
@@ -221,28 +273,30 @@ func evalConst(ctx *exec.Context, e expr.Expr) (types.Value, error) {
 	return types.ValueAt(a, 0, e.Type()), nil
 }
 
-// oneColumn builds batches of one column from values.
-func oneColumn(ctx *exec.Context, t types.T, vals []types.Value) ([]arrow.RecordBatch, error) {
+// rowBatches builds batches from rows of values.
+func rowBatches(ctx *exec.Context, cols []types.Column, rows [][]types.Value) ([]arrow.RecordBatch, error) {
 	var ec *expr.Context
 	if ctx != nil {
 		ec = ctx.Eval
 	}
-	mem := ec.Allocator()
-	schema := types.ArrowSchema([]types.Column{{Name: "v", Type: t}})
+	schema := types.ArrowSchema(cols)
 	size := ctx.Size()
 	var out []arrow.RecordBatch
-	for start := 0; start < len(vals); start += size {
-		end := min(start+size, len(vals))
-		bld := types.NewBuilder(mem, t)
-		for _, v := range vals[start:end] {
-			if err := types.AppendValue(bld, v, t); err != nil {
-				bld.Release()
-				return nil, err
+	for start := 0; start < len(rows); start += size {
+		end := min(start+size, len(rows))
+		arrs := make([]arrow.Array, len(cols))
+		for j, c := range cols {
+			bld := types.NewBuilder(ec.Allocator(), c.Type)
+			for _, row := range rows[start:end] {
+				if err := types.AppendValue(bld, row[j], c.Type); err != nil {
+					bld.Release()
+					return nil, err
+				}
 			}
+			arrs[j] = bld.NewArray()
+			bld.Release()
 		}
-		arr := bld.NewArray()
-		bld.Release()
-		out = append(out, array.NewRecordBatch(schema, []arrow.Array{arr}, int64(end-start)))
+		out = append(out, array.NewRecordBatch(schema, arrs, int64(end-start)))
 	}
 	return out, nil
 }

@@ -46,6 +46,9 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 	if err := t.writable(); err != nil {
 		return err
 	}
+	if t.owner != nil {
+		return t.errLocked("alter")
+	}
 	if def.OID != t.def.OID {
 		return fmt.Errorf("storage: alter of table %d to oid %d", t.def.OID, def.OID)
 	}

@@ -62,12 +62,16 @@ func (t *Table) maybeCompact() {
 }
 
 // Compact rewrites the table's log as a snapshot of its rows (see above).
-// Safe to call at any time; writers of the table wait while it runs.
+// Safe to call at any time; writers of the table wait while it runs. It
+// does nothing while a transaction holds the table.
 func (t *Table) Compact() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.writable(); err != nil {
 		return err
+	}
+	if t.owner != nil { // a transaction's writes are not in the log yet: later
+		return nil
 	}
 	if err := t.barrier(); err != nil {
 		return err

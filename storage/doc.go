@@ -58,7 +58,10 @@
 //
 // # Limits
 //
-// There are no transactions: each call is atomic and durable on its own.
+// Each Table write is atomic and durable on its own. Store.Begin gives a
+// transaction (tx.go): its writes are staged against a private state under a
+// per-table write lock, seen through Tx.Snapshot, and committed as one
+// chained write per table (atomic per table after a crash, not across tables).
 // The space of a deleted row is reclaimed only when every row of its chunk is
 // deleted (row ids must stay put while any snapshot may name them), so a
 // table under random updates keeps dead rows in its older chunks. Compaction

@@ -199,13 +199,18 @@ func (s *Store) DropTable(oid uint32) error {
 		return errClosed
 	}
 	t := s.tables[oid]
-	delete(s.tables, oid)
-	s.mu.Unlock()
 	if t == nil {
+		s.mu.Unlock()
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.owner != nil {
+		s.mu.Unlock()
+		return t.errLocked("drop")
+	}
+	delete(s.tables, oid)
+	s.mu.Unlock()
 	t.dropped = true
 	if err := t.barrier(); err != nil {
 		return err

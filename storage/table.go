@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/types"
@@ -34,6 +33,12 @@ type Table struct {
 	dropped bool
 	log     *logFile // see logFile for who may touch it
 
+	// Transaction lock (tx.go): the Tx that has written the table and not
+	// ended; writers of other transactions or none wait on free.
+	owner  *Tx
+	ownerA atomic.Pointer[Tx] // owner, readable without mu (deadlock detection)
+	free   sync.Cond
+
 	// Automatic log compaction (compact.go).
 	compactAt  atomic.Int64 // log size at which to consider compacting
 	compacting atomic.Bool
@@ -45,25 +50,10 @@ func newTable(s *Store, def TableDef, st *state, lf *logFile) *Table {
 	}
 	t := &Table{store: s, def: def, schema: types.ArrowSchema(def.Columns), w: st, log: lf}
 	t.pub.Store(st)
+	t.free.L = &t.mu
 	t.pk = newPKIndex(&t.def)
-	if t.pk != nil {
-		t.rebuildIndex()
-	}
+	t.indexState(st)
 	return t
-}
-
-// rebuildIndex indexes every live row of t.w.
-func (t *Table) rebuildIndex() {
-	t.pk.reset()
-	for _, c := range t.w.chunks {
-		n := int(c.Rec.NumRows())
-		for i := 0; i < n; i++ {
-			if c.Deleted != nil && bitutil.BitIsSet(c.Deleted, i) {
-				continue
-			}
-			t.pk.add(c.Rec, i, c.FirstRowID+int64(i))
-		}
-	}
 }
 
 // Def returns the table's definition (shared; do not modify).
@@ -155,97 +145,14 @@ func (t *Table) Insert(ctx context.Context, rec arrow.RecordBatch) (int64, error
 // batch is kept as it is (no concatenation), and a crash leaves all or none
 // of them. Returns the number of rows inserted.
 func (t *Table) InsertBatches(ctx context.Context, recs []arrow.RecordBatch) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	t.mu.Lock()
-	if err := t.writable(); err != nil {
-		t.mu.Unlock()
-		return 0, err
-	}
-	batches := make([]arrow.RecordBatch, 0, len(recs))
-	for _, rec := range recs {
-		if rec.NumRows() == 0 {
-			continue
-		}
-		rec, err := t.conform(rec)
-		if err != nil {
-			t.mu.Unlock()
-			return 0, err
-		}
-		batches = append(batches, rec)
-	}
-	if len(batches) == 0 {
-		t.mu.Unlock()
-		return 0, nil
-	}
-	// Check (and index) batch by batch; on failure take back the keys of
-	// the batches before.
-	first := t.w.next
-	undo := func(k int) {
-		for id, j := first, 0; j < k; j++ {
-			t.unindex(batches[j], id, int(batches[j].NumRows()))
-			id += batches[j].NumRows()
-		}
-	}
-	frames := make([][]byte, len(batches))
-	id := first
-	for k, rec := range batches {
-		err := t.checkRows(rec, id, nil)
-		if err == nil {
-			frames[k], err = encodeInsert(id, rec, k < len(batches)-1)
-			if err != nil {
-				t.unindex(rec, id, int(rec.NumRows()))
-			}
-		}
-		if err != nil {
-			undo(k)
-			t.mu.Unlock()
-			return 0, err
-		}
-		id += rec.NumRows()
-	}
-	st := t.w
-	for id, k := first, 0; k < len(batches); k++ {
-		st = st.withInsert(id, batches[k])
-		id += batches[k].NumRows()
-	}
-	t.w = st
-	if err := t.commit(frames...); err != nil {
-		return 0, err
-	}
-	return id - first, nil
+	return t.write(ctx, nil, func(base *state) (change, error) { return t.prepInsert(base, recs) })
 }
 
 // Delete removes rows by row id; durable on return. Ids that are not live
 // rows (never existed or already deleted) are skipped; a repeated id counts
 // once. Returns the number deleted.
 func (t *Table) Delete(ctx context.Context, rowIDs []int64) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	t.mu.Lock()
-	if err := t.writable(); err != nil {
-		t.mu.Unlock()
-		return 0, err
-	}
-	ns, refs := t.w.withDelete(rowIDs)
-	if len(refs) == 0 {
-		t.mu.Unlock()
-		return 0, nil
-	}
-	ids := make([]int64, len(refs))
-	for i, r := range refs {
-		ids[i] = r.id
-		if t.pk != nil {
-			t.pk.remove(r.rec, r.row, r.id)
-		}
-	}
-	t.w = ns
-	if err := t.commit(encodeDelete(ids)); err != nil {
-		return 0, err
-	}
-	return int64(len(refs)), nil
+	return t.write(ctx, nil, func(base *state) (change, error) { return t.prepDelete(base, rowIDs), nil })
 }
 
 // Update replaces rows: row rowIDs[i] becomes row i of rec, atomically for
@@ -259,96 +166,44 @@ func (t *Table) Delete(ctx context.Context, rowIDs []int64) (int64, error) {
 // may fail on a transient duplicate depending on row order. Returns the
 // number of rows updated.
 func (t *Table) Update(ctx context.Context, rowIDs []int64, rec arrow.RecordBatch) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if int64(len(rowIDs)) != rec.NumRows() {
-		return 0, fmt.Errorf("storage: update of %d row ids with %d rows", len(rowIDs), rec.NumRows())
-	}
-	if len(rowIDs) == 0 {
-		return 0, nil
-	}
-	t.mu.Lock()
-	if err := t.writable(); err != nil {
-		t.mu.Unlock()
-		return 0, err
-	}
-	rec, err := t.conform(rec)
-	if err != nil {
-		t.mu.Unlock()
-		return 0, err
-	}
-	// Resolve the targets against the latest state.
-	keep := make([]int, 0, len(rowIDs))
-	olds := make([]rowRef, 0, len(rowIDs))
-	var seen map[int64]struct{}
-	if len(rowIDs) > 1 {
-		seen = make(map[int64]struct{}, len(rowIDs))
-	}
-	for i, id := range rowIDs {
-		r, row, ok := t.w.isLive(id)
-		if !ok {
-			continue
-		}
-		if seen != nil {
-			if _, dup := seen[id]; dup {
-				continue
-			}
-			seen[id] = struct{}{}
-		}
-		keep = append(keep, i)
-		olds = append(olds, rowRef{rec: r, row: row, id: id})
-	}
-	if len(keep) == 0 {
-		t.mu.Unlock()
-		return 0, nil
-	}
-	ids := rowIDs
-	if len(keep) < len(rowIDs) {
-		ids = make([]int64, len(keep))
-		for j, i := range keep {
-			ids[j] = rowIDs[i]
-		}
-		if rec, err = takeRows(rec, keep); err != nil {
-			t.mu.Unlock()
-			return 0, err
-		}
-	}
-	first := t.w.next
-	if err := t.checkRows(rec, first, olds); err != nil {
-		t.mu.Unlock()
-		return 0, err
-	}
-	frame, err := encodeUpdate(ids, first, rec)
-	if err != nil {
-		t.unindex(rec, first, int(rec.NumRows()))
-		t.reindex(olds)
-		t.mu.Unlock()
-		return 0, err
-	}
-	ns, _ := t.w.withDelete(ids)
-	t.w = ns.withInsert(first, rec)
-	if err := t.commit(frame); err != nil {
-		return 0, err
-	}
-	return int64(len(ids)), nil
+	return t.write(ctx, nil, func(base *state) (change, error) { return t.prepUpdate(base, rowIDs, rec) })
 }
 
 // Truncate removes every row; durable on return. Row ids keep counting.
 func (t *Table) Truncate(ctx context.Context) error {
+	_, err := t.write(ctx, nil, func(base *state) (change, error) { return t.prepTruncate(base), nil })
+	return err
+}
+
+// write runs prep on the table's latest state under the writer lock and
+// makes the change durable (tx nil), or stages it in tx.
+func (t *Table) write(ctx context.Context, tx *Tx, prep func(base *state) (change, error)) (int64, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	t.mu.Lock()
 	if err := t.writable(); err != nil {
 		t.mu.Unlock()
-		return err
+		return 0, err
 	}
-	t.w = t.w.truncated()
-	if t.pk != nil {
-		t.pk.reset()
+	if err := t.acquire(tx); err != nil {
+		t.mu.Unlock()
+		return 0, err
 	}
-	return t.commit(encodeTruncate())
+	if tx != nil {
+		defer t.mu.Unlock()
+		return tx.stage(t, prep)
+	}
+	c, err := prep(t.w)
+	if err != nil || len(c.frames) == 0 {
+		t.mu.Unlock()
+		return c.n, err
+	}
+	t.w = c.st
+	if err := t.commit(c.frames...); err != nil {
+		return 0, err
+	}
+	return c.n, nil
 }
 
 // takeRows returns the rows of rec at the given ascending indexes, by

@@ -212,8 +212,7 @@ const (
 	dtZoneRange // time zone displacement out of range
 )
 
-func (f *dtFields) setYMD(y, m, d string, yIsYear bool) dtErr {
-	_ = yIsYear
+func (f *dtFields) setYMD(y, m, d string) dtErr {
 	yv, ok1 := atoiDT(y)
 	dv, ok3 := atoiDT(d)
 	if !ok1 || !ok3 {
@@ -269,28 +268,28 @@ func (f *dtFields) date(t dtTok) dtErr {
 	alpha := func(s string) bool { return isAlpha(s[0]) }
 	switch {
 	case alpha(p[0]): // Jan-02-2024
-		return f.setYMD(p[2], p[0], p[1], true)
+		return f.setYMD(p[2], p[0], p[1])
 	case alpha(p[1]):
 		if len(p[0]) > 2 { // 2024-Jan-02
-			return f.setYMD(p[0], p[1], p[2], true)
+			return f.setYMD(p[0], p[1], p[2])
 		}
-		return f.setYMD(p[2], p[1], p[0], true) // 02-Jan-2024
+		return f.setYMD(p[2], p[1], p[0]) // 02-Jan-2024
 	case alpha(p[2]):
 		return dtBad
 	}
 	if v, _ := atoiDT(p[0]); len(p[0]) > 2 || v > 31 {
-		return f.setYMD(p[0], p[1], p[2], true)
+		return f.setYMD(p[0], p[1], p[2])
 	}
 	switch f.order {
 	case "DMY":
-		return f.setYMD(p[2], p[1], p[0], true)
+		return f.setYMD(p[2], p[1], p[0])
 	case "YMD":
-		return f.setYMD(p[0], p[1], p[2], true)
+		return f.setYMD(p[0], p[1], p[2])
 	}
-	return f.setYMD(p[2], p[0], p[1], true) // MDY
+	return f.setYMD(p[2], p[0], p[1]) // MDY
 }
 
-// timeOfDay parses h:m[:s[.f]].
+// time parses h:m[:s[.f]] and m:s.f.
 func (f *dtFields) time(s string) dtErr {
 	if f.hasTime {
 		return dtBad
@@ -315,9 +314,9 @@ func (f *dtFields) time(s string) dtErr {
 		return dtBad
 	}
 	if len(parts) == 2 {
-		mi, ok = lv, true
-		if frac != "" { // h:m.f is minutes with a fraction of a minute? PostgreSQL reads m:s.f
-			return dtBad
+		mi = lv
+		if frac != "" { // PostgreSQL reads "m:s.f" when the second field has a fraction
+			h, mi, sec = 0, h, lv
 		}
 	} else {
 		mi, ok = atoiDT(parts[1])
@@ -478,9 +477,9 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 			frac := strings.IndexByte(t.text, '.')
 			switch {
 			case frac < 0 && l == 8 && !f.hasYear && !f.hasMon && !f.hasDay && !timeOnly:
-				f.setYMD(t.text[:4], t.text[4:6], t.text[6:], true)
+				f.setYMD(t.text[:4], t.text[4:6], t.text[6:])
 			case frac < 0 && l == 6 && !f.hasYear && !f.hasMon && !f.hasDay && !timeOnly:
-				f.setYMD(t.text[:2], t.text[2:4], t.text[4:], true) // YYMMDD
+				f.setYMD(t.text[:2], t.text[2:4], t.text[4:]) // YYMMDD
 			case frac == 4 && l == 8 && !f.hasYear && !f.hasMon && !f.hasDay && !timeOnly:
 				// year and day of year: 1999.008
 				if e := f.date(dtTok{kind: tokDate, parts: []string{t.text[:4], t.text[5:]}}); e != dtOK {
@@ -609,7 +608,7 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 	}
 	if f.hasTime {
 		if f.am || f.pm {
-			if f.hour > 12 || f.hour < 1 && false {
+			if f.hour > 12 {
 				return nil, dtOverflow
 			}
 			if f.hour == 12 {
