@@ -13,6 +13,7 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -28,9 +29,12 @@ type Session struct {
 
 	tx      TxStatus
 	txStart time.Time
-	// txWrites counts statements that wrote inside the current transaction
-	// block (they are already durable; see docs/transactions.md).
-	txWrites int
+	// stx is the storage transaction of an open transaction block: DML in
+	// the block writes through it, scans read through it, and COMMIT makes
+	// its writes durable and visible (docs/transactions.md).
+	stx *storage.Tx
+	// prepared holds the statements of SQL PREPARE, by name.
+	prepared map[string]*Prepared
 	closed   atomic.Bool
 }
 
@@ -152,6 +156,10 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		}
 		pl.kind, pl.explain = kindExplain, text
 		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
+	case *pg.Node_ExecuteStmt:
+		if inner, ok := s.prepared[n.ExecuteStmt.Name]; ok {
+			p.Columns = inner.Columns
+		}
 	case *pg.Node_VariableShowStmt:
 		name := strings.ToLower(n.VariableShowStmt.Name)
 		pl.kind, pl.show = kindShow, name
@@ -237,6 +245,7 @@ func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.C
 		Now:      now,
 		Session:  sessionInfo{s},
 		Catalog:  s.eng.cat,
+		Tx:       s.stx,
 	}
 }
 
@@ -264,12 +273,12 @@ func (s *Session) Format() types.FormatOptions {
 // ParamStatus implements SessionAPI.
 func (s *Session) ParamStatus() map[string]string { return s.set.reportable() }
 
-// Close implements SessionAPI. An open transaction block is simply ended:
-// its writes were already committed statement by statement.
+// Close implements SessionAPI. An open transaction block is rolled back.
 func (s *Session) Close() {
 	if s.closed.Swap(true) {
 		return
 	}
+	s.endTx(false, context.Background())
 	s.eng.forget(s)
 }
 

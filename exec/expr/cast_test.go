@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
@@ -193,4 +194,30 @@ func TestFoldAndString(t *testing.T) {
 	if got := cs.String(); got != "CASE WHEN (c0 IS NULL) THEN 'n'::text ELSE 'v'::text END" {
 		t.Fatalf("String: %s", got)
 	}
+}
+
+func TestParamValues(t *testing.T) {
+	cases := []struct {
+		v    types.Value
+		t    types.T
+		want types.Value
+	}{
+		{"41", types.TInt4, int64(41)},
+		{int64(3), types.TFloat8, 3.0},
+		{2.5, types.TInt4, int64(2)},
+		{"abc", types.TText, "abc"},
+		{nil, types.TInt4, nil},
+	}
+	for _, c := range cases {
+		got, err := paramValue(c.v, c.t)
+		if err != nil || got != c.want {
+			t.Errorf("paramValue(%v, %s) = %v, %v; want %v", c.v, c.t, got, err, c.want)
+		}
+	}
+	got, err := paramValue(int64(7), types.TNumeric)
+	if err != nil || numericString(got.(*apd.Decimal)) != "7" {
+		t.Fatalf("int64 -> numeric param: %v %v", got, err)
+	}
+	_, err = paramValue("x", types.TInt4)
+	expectErr(t, err, pgerr.InvalidTextRepresentation, `invalid input syntax for type integer: "x"`)
 }

@@ -119,17 +119,41 @@ func (e *Param) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 	return constArray(ctx.Allocator(), v, e.T, int(b.NumRows()))
 }
 
-// paramValue accepts a parameter given as text (as the wire sends untyped
-// parameters) for a typed slot.
+// paramValue converts a parameter's value to the Go form of t: untyped
+// parameters arrive as text, and a driver may send a number for a slot the
+// binder typed differently (an integer for a numeric parameter).
 func paramValue(v types.Value, t types.T) (types.Value, error) {
-	s, ok := v.(string)
-	if !ok || t.IsString() || t.Kind == types.JSON || t.Kind == types.JSONB || t.Kind == types.Numeric {
-		if ok && t.Kind == types.Numeric {
-			return parseText(s, t)
-		}
-		return v, nil
+	if v == nil {
+		return nil, nil
 	}
-	return parseText(s, t)
+	switch x := v.(type) {
+	case string:
+		if t.IsString() || t.Kind == types.JSON || t.Kind == types.JSONB {
+			return applyTypmod(x, t, false)
+		}
+		return parseText(x, t)
+	case int64:
+		switch t.Kind {
+		case types.Numeric, types.Float4, types.Float8, types.Int2, types.Int4:
+			return castFromInt(x, types.TInt8, t)
+		}
+	case float64:
+		switch t.Kind {
+		case types.Numeric, types.Int2, types.Int4, types.Int8, types.Float4:
+			return castFromFloat(x, types.TFloat8, t)
+		}
+	case *apd.Decimal:
+		switch t.Kind {
+		case types.Int2, types.Int4, types.Int8, types.Float4, types.Float8:
+			return castFromNumeric(x, t)
+		}
+	}
+	if t.IsString() {
+		if _, ok := v.(string); !ok {
+			return formatValue(v, storageType(t.ArrowType()), nil), nil
+		}
+	}
+	return v, nil
 }
 
 func (e *Param) String() string { return "$" + strconv.Itoa(e.Idx+1) }
