@@ -24,9 +24,14 @@ func (b *binder) from(l *level, items []*pg.Node) (lnode, error) {
 		if err := b.addNS(l, ns, nodeLoc(it)); err != nil {
 			return nil, err
 		}
-		if plan == nil {
+		switch {
+		case plan == nil:
 			plan = p
-		} else {
+		case readsAny(p, idSet(plan.outIDs())):
+			if plan, err = b.lateralJoin(plan, p, exec.InnerJoin, nil); err != nil {
+				return nil, b.errAt(err, nodeLoc(it))
+			}
+		default:
 			plan = &lJoin{left: plan, right: p, kind: exec.InnerJoin}
 		}
 	}
@@ -55,14 +60,11 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 		return b.rangeVar(l, n.GetRangeVar())
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()
-		if rs.Lateral {
-			return nil, nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(rs.Subquery), "LATERAL is not supported")
-		}
 		if rs.Alias == nil {
 			return nil, nil, b.newErr(pgerr.SyntaxError, b.openParen(rs.Subquery), "subquery in FROM must have an alias").(*pgerr.Error).
 				WithHint("For example, FROM (SELECT ...) [AS] foo.")
 		}
-		plan, err := b.query(rs.Subquery, l, nil, true)
+		plan, err := b.query(rs.Subquery, l, nil, !rs.Lateral)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -268,10 +270,15 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// A LATERAL right side (or a function, implicitly lateral) sees the left's names.
+	saved := l.ns
+	l.ns = append(append([]*nsItem(nil), l.ns...), lns...)
 	right, rns, err := b.fromItem(l, j.Rarg)
+	l.ns = saved
 	if err != nil {
 		return nil, nil, err
 	}
+	lateral := readsAny(right, idSet(left.outIDs()))
 	var kind exec.JoinKind
 	switch j.Jointype {
 	case pg.JoinType_JOIN_INNER:
@@ -292,6 +299,9 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 	}
 	jn := &lJoin{left: left, right: right, kind: kind}
 	var plan lnode = jn
+	if lateral && (j.IsNatural || len(j.UsingClause) > 0) {
+		return nil, nil, pgerr.Unsupported("LATERAL with USING or NATURAL is not supported")
+	}
 	var using []string
 	if j.IsNatural {
 		lc, rc := visibleCols(lns), visibleCols(rns)
@@ -320,6 +330,11 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 		}
 		jn.conds = conjuncts(cond, nil)
 		out = both
+		if lateral {
+			if plan, err = b.lateralJoin(left, right, kind, jn.conds); err != nil {
+				return nil, nil, err
+			}
+		}
 	} else if j.IsNatural || len(j.UsingClause) > 0 {
 		merged := &nsItem{colsVisible: true}
 		lc, rc := visibleCols(lns), visibleCols(rns)
@@ -380,6 +395,11 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 		out = append(out, merged)
 	} else {
 		out = both // CROSS JOIN
+		if lateral {
+			if plan, err = b.lateralJoin(left, right, kind, nil); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	if j.Alias != nil {
 		it := &nsItem{alias: j.Alias.Aliasname, relVisible: true, colsVisible: true}

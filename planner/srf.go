@@ -48,8 +48,9 @@ func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname
 		// A function returning a scalar names its column after the alias.
-		if len(rf.Alias.Colnames) == 0 && b.cols[plan.ids[0]].name == name && (len(plan.ids) == 1 || rf.Ordinality && len(plan.ids) == 2) {
-			b.cols[plan.ids[0]].name = alias
+		ids := plan.outIDs()
+		if len(rf.Alias.Colnames) == 0 && b.cols[ids[0]].name == name && (len(ids) == 1 || rf.Ordinality && len(ids) == 2) {
+			b.cols[ids[0]].name = alias
 		}
 	}
 	return b.aliased(plan, alias, rf.Alias)
@@ -86,14 +87,18 @@ func (c *srfCall) columns() ([]types.Column, func([]types.Value) ([][]types.Valu
 
 // srf binds a function in FROM as an lFunc (with an ordinality column
 // when asked).
-func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (*lFunc, error) {
+func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (lnode, error) {
 	if !isSRF(name) {
 		// Any other function in FROM yields its single value as one row.
 		e, err := b.funcCall(l, fc)
 		if err != nil {
 			return nil, err
 		}
-		return b.constRows(name, e, fc.Location, ordinality)
+		f, err := b.constRows(name, e, fc.Location, ordinality)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
 	}
 	call, err := b.srfCall(l, fc, name)
 	if err != nil {
@@ -101,7 +106,11 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (*
 	}
 	for _, a := range call.args {
 		if len(refsOf(a)) > 0 {
-			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "arguments of %s must not reference columns of the same FROM clause (LATERAL is not supported)", name)
+			// Reads earlier FROM items: joined by lateralJoin as a ProjectSet.
+			if call.rows != nil || ordinality {
+				return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s reading other FROM items is only supported returning one column, without ORDINALITY", name)
+			}
+			return &lLateralFunc{call: call, id: b.newCol(name, "", call.t)}, nil
 		}
 	}
 	cols, rows := call.columns()

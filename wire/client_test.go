@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,32 +131,6 @@ func describeMsg(m pgproto3.BackendMessage) string {
 		return fmt.Sprintf("CopyData %q", m.Data)
 	}
 	return strings.TrimPrefix(fmt.Sprintf("%T", m), "*pgproto3.")
-}
-
-// joinCopyData merges consecutive CopyData messages of a transcript, since
-// how rows are split into CopyData messages is the server's choice.
-func joinCopyData(msgs []string) []string {
-	var out []string
-	var data strings.Builder
-	inData := false
-	for _, m := range msgs {
-		if s, ok := strings.CutPrefix(m, "CopyData "); ok {
-			v, err := strconv.Unquote(s)
-			if err != nil {
-				panic(err)
-			}
-			data.WriteString(v)
-			inData = true
-			continue
-		}
-		if inData {
-			out = append(out, fmt.Sprintf("CopyData %q", data.String()))
-			data.Reset()
-			inData = false
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 func equalStrings(a, b []string) bool {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"encoding/binary"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -75,56 +76,57 @@ func (c *conn) copyIn(ctx context.Context, in engine.CopyIn) (err error) {
 	}
 }
 
-// copyOut runs COPY TO STDOUT: CopyOutResponse, the rows as CopyData in
-// PostgreSQL's text or CSV format, CopyDone and CommandComplete "COPY n".
+// copyOut runs COPY TO STDOUT: CopyOutResponse, one CopyData per row (as
+// PostgreSQL sends, and as libpq's PQgetCopyData promises) in PostgreSQL's
+// text or CSV format, CopyDone and CommandComplete "COPY n".
 func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) (err error) {
 	defer c.recoverTo(&err) // a value the formatting code cannot handle
-	enc := newCopyEncoder(out)
-	codes := make([]uint16, len(out.Columns))
-	c.be.Send(&pgproto3.CopyOutResponse{OverallFormat: 0, ColumnFormatCodes: codes})
 	defer func() {
 		if out.Rows != nil {
 			_ = out.Rows.Close()
 		}
 	}()
+	enc := newCopyEncoder(out)
+	c.be.Send(&pgproto3.CopyOutResponse{OverallFormat: 0, ColumnFormatCodes: make([]uint16, len(out.Columns))})
 	buf := c.wbuf[:0]
-	defer func() { c.wbuf = buf[:0] }()
+	complete := 0 // buf[:complete] holds whole CopyData messages
+	defer func() {
+		if complete > 0 { // rows before an error are sent, as PostgreSQL does
+			c.be.Send(rawMessage(buf[:complete]))
+		}
+		c.wbuf = buf[:0]
+	}()
 	if out.Header {
-		buf = enc.appendHeader(buf)
+		buf = enc.appendHeader(append(buf, 'd', 0, 0, 0, 0))
+		finishCopyData(buf, 0)
+		complete = len(buf)
 	}
 	var n int64
-	for {
-		if len(buf) >= flushBytes {
-			c.be.Send(&pgproto3.CopyData{Data: buf})
-			buf = buf[:0]
-			if err := c.flush(); err != nil {
-				return err
-			}
-		}
+	for out.Rows != nil {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		var b arrow.RecordBatch
-		if out.Rows != nil {
-			err := c.call(func() error {
-				var err error
-				b, err = out.Rows.Next()
-				return err
-			})
-			if err != nil {
-				return err
-			}
+		if err := c.call(func() error {
+			var err error
+			b, err = out.Rows.Next()
+			return err
+		}); err != nil {
+			return err
 		}
 		if b == nil {
 			break
 		}
-		rows := int(b.NumRows())
-		for i := 0; i < rows; i++ {
-			buf = enc.appendRow(buf, b, i, &c.fo)
+		arrs := b.Columns()
+		for i := 0; i < int(b.NumRows()); i++ {
+			start := len(buf)
+			buf = enc.appendRow(append(buf, 'd', 0, 0, 0, 0), arrs, i, &c.fo)
+			finishCopyData(buf, start)
+			complete = len(buf)
 			n++
-			if len(buf) >= flushBytes {
-				c.be.Send(&pgproto3.CopyData{Data: buf})
-				buf = buf[:0]
+			if complete >= flushBytes {
+				c.be.Send(rawMessage(buf))
+				buf, complete = buf[:0], 0
 				if err := c.flush(); err != nil {
 					b.Release()
 					return err
@@ -133,12 +135,16 @@ func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) (err error) {
 		}
 		b.Release()
 	}
-	if len(buf) > 0 {
-		c.be.Send(&pgproto3.CopyData{Data: buf})
-	}
+	c.be.Send(rawMessage(buf))
+	buf, complete = buf[:0], 0
 	c.be.Send(&pgproto3.CopyDone{})
 	c.be.Send(&pgproto3.CommandComplete{CommandTag: rowsTag("COPY", n)})
 	return nil
+}
+
+// finishCopyData writes the length of the CopyData message at buf[start:].
+func finishCopyData(buf []byte, start int) {
+	binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
 }
 
 // copyEncoder writes rows in COPY's text or CSV format.
@@ -186,14 +192,14 @@ func (e *copyEncoder) appendHeader(dst []byte) []byte {
 	return append(dst, '\n')
 }
 
-// appendRow appends row i of b as one line.
-func (e *copyEncoder) appendRow(dst []byte, b arrow.RecordBatch, i int, fo *types.FormatOptions) []byte {
+// appendRow appends row i of the arrays as one line.
+func (e *copyEncoder) appendRow(dst []byte, arrs []arrow.Array, i int, fo *types.FormatOptions) []byte {
 	for j, col := range e.cols {
 		if j > 0 {
 			dst = append(dst, e.delim)
 		}
 		var null bool
-		e.valBuf, null = appendTextValue(e.valBuf[:0], b.Column(j), i, col.Type, fo)
+		e.valBuf, null = appendTextValue(e.valBuf[:0], arrs[j], i, col.Type, fo)
 		if null {
 			dst = append(dst, e.null...)
 			continue

@@ -205,6 +205,7 @@ func (s *fakeSession) Prepare(ctx context.Context, st sql.Statement, oids []uint
 	case reSelectN.MatchString(text), text == "select 1/0", text == "select wire_panic()", text == "select wire_panic_rows()",
 		text == "select wire_timeout()", text == fakeLateError:
 		p.Columns = intColumn
+	case text == "copy ("+fakeLateError+") to stdout":
 	case reSeries.MatchString(text):
 		p.Columns = seriesColumn
 	case reParamEcho.MatchString(text):
@@ -277,7 +278,9 @@ func (s *fakeSession) execute(ctx context.Context, text string, p *engine.Prepar
 		panic("wire_panic called")
 	case text == fakeLateError:
 		return rowsResult(p.Columns, &lateErrorIter{}), nil
-	case text == "select wire_timeout()", text == fakeLateError:
+	case text == "copy ("+fakeLateError+") to stdout":
+		return &engine.Result{CopyOut: &engine.CopyOut{Columns: intColumn, Rows: &lateErrorIter{}, Format: "text"}}, nil
+	case text == "select wire_timeout()":
 		// What the engine does with statement_timeout: a deadline on ctx.
 		tctx, cancel := context.WithTimeout(ctx, 0)
 		defer cancel()

@@ -77,7 +77,7 @@ type rowSource struct {
 	done    bool
 }
 
-// newRowSource prepares to send it's rows; formats are per column (nil =
+// newRowSource prepares to send its rows; formats are per column (nil =
 // all text).
 func newRowSource(it exec.Iterator, cols []types.Column, formats []int16) *rowSource {
 	f := make([]int16, len(cols))

@@ -1,0 +1,145 @@
+package planner
+
+import (
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// LATERAL: a subquery or function in FROM that reads columns of the items
+// before it. Column ids are statement-wide, so such a reference is an
+// ordinary column reference; the planner removes the dependency by
+// rewriting the item into a join:
+//
+//   - a function (functions in FROM are implicitly lateral) becomes a
+//     ProjectSet over the left input;
+//   - a subquery made of projections and filters over inputs that do not
+//     themselves read the left side becomes a join whose conditions are the
+//     subquery's filters, with the projections computed above the join.
+//
+// Other shapes (grouping, LIMIT... in the subquery) are not supported yet.
+
+// lLateralFunc stands for a set-returning function whose arguments read
+// the left side; lateralJoin replaces it.
+type lLateralFunc struct {
+	call *srfCall
+	id   int
+}
+
+func (n *lLateralFunc) outIDs() []int { return []int{n.id} }
+
+// readsAny reports whether a plan reads any of ids.
+func readsAny(n lnode, ids map[int]bool) bool {
+	if f, ok := n.(*lLateralFunc); ok {
+		for _, a := range f.call.args {
+			for id := range refsOf(a) {
+				if ids[id] {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, e := range nodeExprs(n) {
+		for id := range refsOf(e) {
+			if ids[id] {
+				return true
+			}
+		}
+	}
+	for _, c := range nodeChildren(n) {
+		if readsAny(c, ids) {
+			return true
+		}
+	}
+	return false
+}
+
+// lateralJoin joins left with a right item that reads left's columns.
+func (b *binder) lateralJoin(left, right lnode, kind exec.JoinKind, conds []expr.Expr) (lnode, error) {
+	unsupported := pgerr.Unsupported("this LATERAL subquery is not supported (only projections and filters over independent inputs)")
+	if kind != exec.InnerJoin && kind != exec.LeftJoin {
+		return nil, pgerr.Unsupported("LATERAL is only supported in inner, cross and left joins")
+	}
+	leftIDs := left.outIDs()
+	leftSet := idSet(leftIDs)
+	var chain []lnode
+	n := right
+	for {
+		switch x := n.(type) {
+		case *lProject:
+			chain = append(chain, x)
+			n = x.in
+			continue
+		case *lFilter:
+			chain = append(chain, x)
+			n = x.in
+			continue
+		}
+		break
+	}
+	var cur lnode
+	var join *lJoin
+	if f, ok := n.(*lLateralFunc); ok {
+		if kind != exec.InnerJoin {
+			return nil, unsupported
+		}
+		cur = &lProjectSet{in: left, call: f.call, args: f.call.args, id: f.id}
+	} else {
+		if readsAny(n, leftSet) {
+			return nil, unsupported
+		}
+		join = &lJoin{left: left, right: n, kind: kind}
+		cur = join
+	}
+	// For a left join, every filter becomes a join condition and the
+	// projections may only rename (a computed value would not be NULL on
+	// the rows without a match); subst maps renamed ids to their source.
+	subst := map[int]expr.Expr{}
+	rename := func(e expr.Expr) expr.Expr {
+		out, _ := transform(e, func(x expr.Expr) (expr.Expr, bool, error) {
+			if r, ok := x.(*expr.ColRef); ok && subst[r.Idx] != nil {
+				return subst[r.Idx], true, nil
+			}
+			return x, false, nil
+		})
+		return out
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		switch x := chain[i].(type) {
+		case *lFilter:
+			if kind == exec.LeftJoin {
+				for _, c := range x.conds {
+					join.conds = append(join.conds, rename(c))
+				}
+				continue
+			}
+			cur = &lFilter{in: cur, conds: x.conds}
+		case *lProject:
+			p := &lProject{in: cur}
+			for _, id := range leftIDs {
+				p.ids = append(p.ids, id)
+				p.exprs = append(p.exprs, b.colRef(id))
+			}
+			for k, e := range x.exprs {
+				if kind == exec.LeftJoin {
+					r, ok := e.(*expr.ColRef)
+					if !ok {
+						return nil, unsupported
+					}
+					subst[x.ids[k]] = rename(r)
+				}
+				p.ids = append(p.ids, x.ids[k])
+				p.exprs = append(p.exprs, e)
+			}
+			cur = p
+		}
+	}
+	if kind == exec.LeftJoin {
+		for _, c := range conds {
+			join.conds = append(join.conds, rename(c))
+		}
+		return cur, nil
+	}
+	return filterOver(cur, conds), nil
+}
