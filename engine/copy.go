@@ -185,7 +185,7 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 		}
 	}
 	fmtOpts := s.set.format()
-	ci := &copyIn{ctx: ctx, rel: rel, tbl: tbl, opts: o, target: target, fmt: &fmtOpts, header: o.header}
+	ci := &copyIn{ctx: ctx, s: s, rel: rel, tbl: tbl, opts: o, target: target, fmt: &fmtOpts, header: o.header}
 	ci.reset()
 	return &Result{Tag: "COPY", CopyIn: ci}, nil
 }
@@ -197,6 +197,7 @@ const copyRowsPerBatch = 65536
 // in one durable, all-or-nothing call.
 type copyIn struct {
 	ctx        context.Context
+	s          *Session // writes through its transaction block, if any
 	rel        *catalog.Relation
 	tbl        *storage.Table
 	opts       copyOptions
@@ -510,7 +511,7 @@ func (c *copyIn) Finish() (string, error) {
 		return "", err
 	}
 	if rec.NumRows() > 0 {
-		if _, err := c.tbl.Insert(c.ctx, rec); err != nil {
+		if _, err := c.s.insert(c.ctx, c.tbl, rec); err != nil {
 			return "", err
 		}
 	}

@@ -63,11 +63,10 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, err
 	}
-	n, err := tbl.Insert(ctx, rec)
+	n, err := s.insert(ctx, tbl, rec)
 	if err != nil {
 		return nil, err
 	}
-	s.noteWrite()
 	return &Result{Tag: fmt.Sprintf("SELECT %d", n)}, nil
 }
 
@@ -82,11 +81,10 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 		if rel.Kind != catalog.KindTable || tbl == nil {
 			return nil, pgerr.New(pgerr.WrongObjectType, "%q is not a table", rel.Name)
 		}
-		if err := tbl.Truncate(ctx); err != nil {
+		if err := s.truncate(ctx, tbl); err != nil {
 			return nil, err
 		}
 	}
-	s.noteWrite()
 	return &Result{Tag: "TRUNCATE TABLE"}, nil
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -29,10 +31,9 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 		}
 		n := rec.NumRows()
 		if n > 0 {
-			if _, err := ins.Table.Insert(ctx, rec); err != nil {
+			if _, err := s.insert(ctx, ins.Table, rec); err != nil {
 				return nil, err
 			}
-			s.noteWrite()
 		}
 		return s.returning(ectx, ins.Returning, fmt.Sprintf("INSERT 0 %d", n), rec)
 	case kindUpdate:
@@ -45,10 +46,9 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 			return nil, err
 		}
 		if len(ids) > 0 {
-			if _, err := up.Table.Update(ctx, ids, rec); err != nil {
+			if _, err := s.update(ctx, up.Table, ids, rec); err != nil {
 				return nil, err
 			}
-			s.noteWrite()
 		}
 		return s.returning(ectx, up.Returning, fmt.Sprintf("UPDATE %d", len(ids)), rec)
 	case kindDelete:
@@ -61,21 +61,44 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 			return nil, err
 		}
 		if len(ids) > 0 {
-			if _, err := del.Table.Delete(ctx, ids); err != nil {
+			if _, err := s.delete(ctx, del.Table, ids); err != nil {
 				return nil, err
 			}
-			s.noteWrite()
 		}
 		return s.returning(ectx, del.Returning, fmt.Sprintf("DELETE %d", len(ids)), rec)
 	}
 	return nil, pgerr.Internal("unexpected statement kind %d", pl.kind)
 }
 
-// noteWrite records a write inside a transaction block.
-func (s *Session) noteWrite() {
-	if s.tx == 'T' {
-		s.txWrites++
+// insert, update, delete and truncate write through the open transaction
+// block, or else commit on their own (durable on return).
+
+func (s *Session) insert(ctx context.Context, t *storage.Table, rec arrow.RecordBatch) (int64, error) {
+	if s.stx != nil {
+		return s.stx.Insert(ctx, t, rec)
 	}
+	return t.Insert(ctx, rec)
+}
+
+func (s *Session) update(ctx context.Context, t *storage.Table, ids []int64, rec arrow.RecordBatch) (int64, error) {
+	if s.stx != nil {
+		return s.stx.Update(ctx, t, ids, rec)
+	}
+	return t.Update(ctx, ids, rec)
+}
+
+func (s *Session) delete(ctx context.Context, t *storage.Table, ids []int64) (int64, error) {
+	if s.stx != nil {
+		return s.stx.Delete(ctx, t, ids)
+	}
+	return t.Delete(ctx, ids)
+}
+
+func (s *Session) truncate(ctx context.Context, t *storage.Table) error {
+	if s.stx != nil {
+		return s.stx.Truncate(ctx, t)
+	}
+	return t.Truncate(ctx)
 }
 
 // returning computes a RETURNING list over the written rows, or a plain tag.

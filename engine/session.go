@@ -13,6 +13,7 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -28,10 +29,11 @@ type Session struct {
 
 	tx      TxStatus
 	txStart time.Time
-	// txWrites counts statements that wrote inside the current transaction
-	// block (they are already durable; see docs/transactions.md).
-	txWrites int
-	closed   atomic.Bool
+	// stx is the storage transaction of an open transaction block: DML in
+	// the block writes through it, scans read through it, and COMMIT makes
+	// its writes durable and visible (docs/transactions.md).
+	stx    *storage.Tx
+	closed atomic.Bool
 }
 
 var _ SessionAPI = (*Session)(nil)
@@ -237,6 +239,7 @@ func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.C
 		Now:      now,
 		Session:  sessionInfo{s},
 		Catalog:  s.eng.cat,
+		Tx:       s.stx,
 	}
 }
 
@@ -264,12 +267,12 @@ func (s *Session) Format() types.FormatOptions {
 // ParamStatus implements SessionAPI.
 func (s *Session) ParamStatus() map[string]string { return s.set.reportable() }
 
-// Close implements SessionAPI. An open transaction block is simply ended:
-// its writes were already committed statement by statement.
+// Close implements SessionAPI. An open transaction block is rolled back.
 func (s *Session) Close() {
 	if s.closed.Swap(true) {
 		return
 	}
+	s.endTx(false, context.Background())
 	s.eng.forget(s)
 }
 

@@ -24,7 +24,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	env.Source = stmt.Source // error positions
 	switch n := stmt.AST.Node.(type) {
 	case *pg.Node_TransactionStmt:
-		return s.execTransaction(n.TransactionStmt)
+		return s.execTransaction(ctx, n.TransactionStmt)
 	case *pg.Node_VariableSetStmt:
 		return s.execSet(n.VariableSetStmt)
 	case *pg.Node_CreateStmt:
@@ -97,7 +97,7 @@ func (s *Session) maybeSkip(err error, ifNotExists bool, tag string) (*Result, e
 	return nil, err
 }
 
-func (s *Session) execTransaction(t *pg.TransactionStmt) (*Result, error) {
+func (s *Session) execTransaction(ctx context.Context, t *pg.TransactionStmt) (*Result, error) {
 	warn := func(tag, msg string, code pgerr.Code) (*Result, error) {
 		w := pgerr.New(code, "%s", msg)
 		w.Severity = pgerr.SevWarning
@@ -108,43 +108,46 @@ func (s *Session) execTransaction(t *pg.TransactionStmt) (*Result, error) {
 		if s.tx != 'I' {
 			return warn("BEGIN", "there is already a transaction in progress", pgerr.ActiveSQLTransaction)
 		}
-		s.tx, s.txStart, s.txWrites = 'T', time.Now(), 0
+		s.tx, s.txStart, s.stx = 'T', time.Now(), s.eng.store.Begin()
 		return &Result{Tag: "BEGIN"}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
 		switch s.tx {
 		case 'I':
 			return warn("COMMIT", "there is no transaction in progress", pgerr.NoActiveSQLTransaction)
 		case 'E':
-			s.tx = 'I'
+			s.endTx(false, ctx)
 			return &Result{Tag: "ROLLBACK"}, nil
 		}
-		s.tx = 'I'
+		if err := s.endTx(true, ctx); err != nil {
+			return nil, err
+		}
 		return &Result{Tag: "COMMIT"}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		if s.tx == 'I' {
 			return warn("ROLLBACK", "there is no transaction in progress", pgerr.NoActiveSQLTransaction)
 		}
-		writes := s.txWrites
-		s.tx, s.txWrites = 'I', 0
-		if writes > 0 {
-			return warn("ROLLBACK", "streamsql commits each statement on its own: the "+
-				strconv.Itoa(writes)+" writing statement(s) of this transaction block stay committed", pgerr.Warning)
-		}
+		s.endTx(false, ctx)
 		return &Result{Tag: "ROLLBACK"}, nil
-	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
-		if s.tx == 'I' {
-			return nil, pgerr.New(pgerr.NoActiveSQLTransaction, "SAVEPOINT can only be used in transaction blocks")
-		}
-		return &Result{Tag: "SAVEPOINT"}, nil
-	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
-		return &Result{Tag: "RELEASE"}, nil
-	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		if s.tx == 'E' {
-			s.tx = 'T'
-		}
-		return &Result{Tag: "ROLLBACK"}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg.TransactionStmtKind_TRANS_STMT_RELEASE,
+		pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		return nil, pgerr.Unsupported("savepoints are not supported")
 	}
 	return nil, pgerr.Unsupported("two-phase commit is not supported")
+}
+
+// endTx commits or rolls back the open transaction block and returns the
+// session to idle. A failed commit has rolled back.
+func (s *Session) endTx(commit bool, ctx context.Context) error {
+	stx := s.stx
+	s.tx, s.stx = 'I', nil
+	if stx == nil {
+		return nil
+	}
+	if commit {
+		return stx.Commit(ctx)
+	}
+	stx.Rollback()
+	return nil
 }
 
 func (s *Session) execSet(v *pg.VariableSetStmt) (*Result, error) {

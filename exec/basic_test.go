@@ -183,3 +183,9 @@ func TestCancel(t *testing.T) {
 }
 
 var _ = array.NewInt64Builder
+
+// An untyped NULL evaluated as text storage becomes NULL of the column type.
+func TestValuesNullOfOtherType(t *testing.T) {
+	v := &Values{Cols: cols(types.TInt4), Rows: [][]expr.Expr{{konst(types.TInt4, 1)}, {konst(types.TUnknown, nil)}}}
+	wantRows(t, run(t, v), [][]any{{int64(1)}, {nil}})
+}

@@ -34,7 +34,10 @@ func (s *Scan) Explain() string {
 // Open takes the table's snapshot; rows are read lazily from it.
 func (s *Scan) Open(ctx *Context) (Iterator, error) {
 	var snap storage.Snapshot
-	if s.Table != nil {
+	switch {
+	case s.Table != nil && ctx.Eval != nil && ctx.Eval.Tx != nil:
+		snap = ctx.Eval.Tx.Snapshot(s.Table)
+	case s.Table != nil:
 		snap = s.Table.Snapshot()
 	}
 	return &scanIter{ctx: ctx, s: s, chunks: snap.Chunks, size: ctx.Size(),

@@ -49,7 +49,18 @@ func (v *Values) Open(ctx *Context) (Iterator, error) {
 		}
 	}
 	arrs := make([]arrow.Array, len(v.Cols))
-	for c := range v.Cols {
+	for c, col := range v.Cols {
+		// An untyped NULL may arrive in another storage type: it is NULL of
+		// the column's type.
+		want := col.Type.ArrowType()
+		for i, a := range parts[c] {
+			if !arrow.TypeEqual(a.DataType(), want) {
+				if a.NullN() != a.Len() {
+					return nil, fmt.Errorf("exec: VALUES column %d is %s, want %s", c+1, a.DataType(), want)
+				}
+				parts[c][i] = nullArray(mem, col.Type, a.Len())
+			}
+		}
 		if len(parts[c]) == 1 {
 			arrs[c] = parts[c][0]
 			continue

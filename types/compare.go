@@ -29,7 +29,7 @@ func Compare(a, b Value, t T) int {
 		y, _ := asInt64(b)
 		return cmpInt(x, y)
 	case Float4, Float8:
-		return CompareFloat(a.(float64), b.(float64))
+		return CompareFloat(toFloat(a), toFloat(b))
 	case Numeric:
 		return compareNumeric(toDecimal(a), toDecimal(b))
 	case Bytea:
@@ -102,6 +102,16 @@ func CompareFloat(x, y float64) int {
 		return 1
 	}
 	return 0
+}
+
+func toFloat(v Value) float64 {
+	switch f := v.(type) {
+	case float64:
+		return f
+	case float32:
+		return float64(f)
+	}
+	return math.NaN()
 }
 
 func toDecimal(v Value) *apd.Decimal {

@@ -56,6 +56,8 @@ func AppendText(dst []byte, v Value, t T, opts *FormatOptions) []byte {
 			return appendNumeric(dst, d)
 		case apd.Decimal:
 			return appendNumeric(dst, &d)
+		case int64:
+			return strconv.AppendInt(dst, d, 10)
 		}
 	case Bytea:
 		if b, ok := v.([]byte); ok {

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -50,6 +51,11 @@ type Context struct {
 	Outer []OuterRow
 	// Subqueries caches the result of uncorrelated subqueries, keyed by node.
 	Subqueries map[*Subquery]any
+	// Tx, when set, is the session's open transaction: table scans (exec)
+	// read tables as the transaction sees them, its own writes included.
+	// Expressions never use it; it rides here so that every plan of the
+	// statement, subqueries included, sees the same transaction.
+	Tx *storage.Tx
 }
 
 // Allocator returns ctx.Mem or the default allocator.
