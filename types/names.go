@@ -28,10 +28,11 @@ var typeNames = map[string]Kind{
 	"timestamptz": TimestampTZ, "timestamp with time zone": TimestampTZ,
 	"interval": Interval,
 	"json":     JSON, "jsonb": JSONB,
+	"oid": Oid, "regclass": RegClass, "regtype": RegType, "regproc": RegProc,
 	// regnamespace has no kind of its own yet: it reads as oid (numbers in
 	// and out), enough for psql's \d, which casts an empty column to it.
-	"oid": Oid, "regclass": RegClass, "regtype": RegType, "regproc": RegProc, "regnamespace": Oid,
-	"void": Void, "unknown": Unknown,
+	"regnamespace": Oid,
+	"void":         Void, "unknown": Unknown,
 }
 
 // FromName resolves a type name as written in SQL or pg_query's TypeName
