@@ -244,6 +244,17 @@ func TestProtocolVersions(t *testing.T) {
 		t.Fatalf("after negotiation: %v %v", describeMsg(m), err)
 	}
 
+	// A client asking for 3.2 (pgx's max_protocol_version) settles on 3.0.
+	ctx := context.Background()
+	pc, err := pgconn.Connect(ctx, fakeURL(addr)+"&max_protocol_version=3.2")
+	if err != nil {
+		t.Fatalf("3.2 client: %v", err)
+	}
+	if rs, err := pc.Exec(ctx, "select 8").ReadAll(); err != nil || string(rs[0].Rows[0][0]) != "8" {
+		t.Errorf("3.2 client query: %v %v", rs, err)
+	}
+	pc.Close(ctx)
+
 	// No user: FATAL 28000.
 	_, fe = rawStartupPacket(t, addr, 3<<16, "database", "d")
 	m, err = fe.Receive()
