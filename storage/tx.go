@@ -47,6 +47,34 @@ type txTable struct {
 // Begin starts a transaction.
 func (s *Store) Begin() *Tx { return &Tx{store: s} }
 
+type txKey struct{}
+
+// WithTx returns ctx carrying tx: Table writes given that context go into
+// tx (Table.Insert(ctx, ...) is then tx.Insert(ctx, t, ...)), and
+// Table.SnapshotIn(ctx) shows tx's view. This lets a session run statements
+// inside a transaction without the statement code knowing.
+func WithTx(ctx context.Context, tx *Tx) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
+}
+
+// TxFrom returns the transaction ctx carries, or nil.
+func TxFrom(ctx context.Context) *Tx {
+	if ctx == nil {
+		return nil
+	}
+	tx, _ := ctx.Value(txKey{}).(*Tx)
+	return tx
+}
+
+// SnapshotIn is Snapshot as seen from ctx: the view of the transaction ctx
+// carries (WithTx), else the committed rows. ctx may be nil.
+func (t *Table) SnapshotIn(ctx context.Context) Snapshot {
+	if tx := TxFrom(ctx); tx != nil {
+		return tx.Snapshot(t)
+	}
+	return t.Snapshot()
+}
+
 var errTxDone = errors.New("storage: transaction already ended")
 
 func (tx *Tx) find(t *Table) *txTable {

@@ -161,3 +161,28 @@ func TestTxCrash(t *testing.T) {
 		}
 	}
 }
+
+func TestTxInContext(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	tb, _ := s.CreateTable(kvDef(1, true))
+	tx := s.Begin()
+	tctx := WithTx(ctx, tx)
+	if _, err := tb.Insert(tctx, seq(1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Delete(tctx, []int64{0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(tb.SnapshotIn(tctx)); strings.Join(got, " ") != "1:2,v2" {
+		t.Fatalf("inside: %v", got)
+	}
+	if got := dump(tb.SnapshotIn(ctx)); len(got) != 0 {
+		t.Fatalf("outside: %v", got)
+	}
+	tx.Rollback()
+	if _, err := tb.Insert(tctx, seq(5, 6)); err == nil {
+		t.Fatal("write through an ended transaction's context succeeded")
+	}
+	checkRows(t, tb, nil)
+}
