@@ -135,6 +135,7 @@ type tableStore interface {
 	CreateTable(def storage.TableDef) (*storage.Table, error)
 	DropTable(oid uint32) error
 	Table(oid uint32) *storage.Table
+	Tables() []uint32
 }
 
 // Catalog is the set of schemas and relations. Safe for concurrent use:
@@ -271,14 +272,10 @@ func (c *Catalog) reconcile(s *snapshot) error {
 				r.Schema, r.Name, r.OID, filepath.Join(c.dir, catalogFile))
 		}
 	}
-	// The storage contract has no listing method yet; when the store offers
-	// one, orphans (stored tables the catalog does not know) are dropped.
-	if l, ok := c.store.(interface{ Tables() []uint32 }); ok {
-		for _, oid := range l.Tables() {
-			if r := s.byOID[oid]; r == nil || r.Kind != KindTable {
-				if err := c.store.DropTable(oid); err != nil {
-					return fmt.Errorf("catalog: dropping orphaned stored table %d: %w", oid, err)
-				}
+	for _, oid := range c.store.Tables() {
+		if r := s.byOID[oid]; r == nil || r.Kind != KindTable {
+			if err := c.store.DropTable(oid); err != nil {
+				return fmt.Errorf("catalog: dropping orphaned stored table %d: %w", oid, err)
 			}
 		}
 	}

@@ -32,8 +32,10 @@ type Session struct {
 	// stx is the storage transaction of an open transaction block: DML in
 	// the block writes through it, scans read through it, and COMMIT makes
 	// its writes durable and visible (docs/transactions.md).
-	stx    *storage.Tx
-	closed atomic.Bool
+	stx *storage.Tx
+	// prepared holds the statements of SQL PREPARE, by name.
+	prepared map[string]*Prepared
+	closed   atomic.Bool
 }
 
 var _ SessionAPI = (*Session)(nil)
@@ -154,6 +156,10 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		}
 		pl.kind, pl.explain = kindExplain, text
 		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
+	case *pg.Node_ExecuteStmt:
+		if inner, ok := s.prepared[n.ExecuteStmt.Name]; ok {
+			p.Columns = inner.Columns
+		}
 	case *pg.Node_VariableShowStmt:
 		name := strings.ToLower(n.VariableShowStmt.Name)
 		pl.kind, pl.show = kindShow, name

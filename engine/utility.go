@@ -64,8 +64,12 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return &Result{Tag: "CREATE INDEX"}, nil
 	case *pg.Node_DiscardStmt:
 		return &Result{Tag: "DISCARD ALL"}, nil
+	case *pg.Node_PrepareStmt:
+		return s.prepareSQL(ctx, n.PrepareStmt, stmt)
+	case *pg.Node_ExecuteStmt:
+		return s.executeSQL(ctx, n.ExecuteStmt)
 	case *pg.Node_DeallocateStmt:
-		return &Result{Tag: "DEALLOCATE"}, nil
+		return s.deallocate(n.DeallocateStmt)
 	case *pg.Node_CommentStmt:
 		if cm, ok := s.eng.cat.(interface {
 			ExecComment(*pg.CommentStmt, []string) error

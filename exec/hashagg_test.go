@@ -276,3 +276,29 @@ func TestRegressionAndBitAggregates(t *testing.T) {
 	v := col(0, types.TInt4)
 	wantRows(t, run(t, aggNode(b, nil, agg(t, "bit_and", false, v), agg(t, "bit_or", false, v), agg(t, "bit_xor", false, v))), [][]any{{int64(8), int64(14), int64(6)}})
 }
+
+// Ordered-set aggregates as the planner would pass them (direct argument,
+// then the ordered value; OrderBy on the value). From PostgreSQL 15:
+// select g, percentile_cont(0.5) within group (order by x), percentile_cont(0.3) ...,
+// percentile_disc(0.5) ..., percentile_disc(0) ..., mode() within group (order by x)
+// from (values (1, 3.0::float8),(1, 1),(1, 2),(1, 2),(1,null),(1,10),(2, 5),(2,7),(2,7),(2,5)) t(g,x) group by g
+// gives 1|2|2|2|1|2 and 2|6|5|5|5|5.
+func TestOrderedSetAggregates(t *testing.T) {
+	s := src(cols(types.TInt4, types.TFloat8), 3, []any{1, 1, 1, 1, 1, 1, 2, 2, 2, 2}, []any{3.0, 1.0, 2.0, 2.0, nil, 10.0, 5.0, 7.0, 7.0, 5.0})
+	x := col(1, types.TFloat8)
+	ord := []SortKey{{E: x}}
+	pct := func(name string, f float64) AggCall {
+		a := agg(t, name, false, konst(types.TFloat8, f), x)
+		a.OrderBy = ord
+		return a
+	}
+	mode := agg(t, "mode", false, x)
+	mode.OrderBy = ord
+	got := run(t, aggNode(s, []expr.Expr{col(0, types.TInt4)}, pct("percentile_cont", 0.5), pct("percentile_cont", 0.3),
+		pct("percentile_disc", 0.5), pct("percentile_disc", 0), mode))
+	wantSameRows(t, got, [][]any{{int64(1), 2.0, 2.0, 2.0, 1.0, 2.0}, {int64(2), 6.0, 5.0, 5.0, 5.0, 5.0}})
+	_, err := runErr(aggNode(s, nil, pct("percentile_cont", 1.5)))
+	if e := pgerr.As(err); e == nil || e.Message != "percentile value 1.5 is not between 0 and 1" {
+		t.Fatalf("bad fraction: %v", err)
+	}
+}

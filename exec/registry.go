@@ -40,6 +40,7 @@ var aggNames = map[string]bool{
 	"corr": true, "covar_pop": true, "covar_samp": true, "regr_slope": true, "regr_intercept": true,
 	"regr_r2": true, "regr_count": true, "regr_avgx": true, "regr_avgy": true, "regr_sxx": true,
 	"regr_syy": true, "regr_sxy": true, "bit_and": true, "bit_or": true, "bit_xor": true,
+	"percentile_cont": true, "percentile_disc": true, "mode": true,
 	"json_agg": true, "jsonb_agg": true, "json_object_agg": true, "jsonb_object_agg": true,
 	"variance": true, "var_samp": true, "var_pop": true,
 }
@@ -68,6 +69,11 @@ func plain(t types.T) types.T {
 // ResolveAggregate picks the aggregate overload for the argument types, as
 // PostgreSQL does: sum(int4) is bigint, sum(int8) and avg(int) are numeric,
 // count(*) is written with no arguments (star is true).
+//
+// Ordered-set aggregates (percentile_cont, percentile_disc, mode) take their
+// direct arguments followed by the WITHIN GROUP value as args, and the
+// AggCall's OrderBy holds the WITHIN GROUP sort key:
+// percentile_cont(0.5) WITHIN GROUP (ORDER BY x) is Args [0.5, x], OrderBy [x].
 func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) {
 	name = strings.TrimPrefix(name, "pg_catalog.")
 	f := &AggFunc{Name: name}
@@ -106,6 +112,23 @@ func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) 
 		return mk([]types.T{types.TFloat8, types.TFloat8}, ret, func(*AggFunc, memory.Allocator) aggState { return &regrAgg{fn: name} })
 	}
 	switch name {
+	case "percentile_cont", "percentile_disc":
+		// percentile_x(fraction) WITHIN GROUP (ORDER BY x): Args are the
+		// fraction then x.
+		if len(args) != 2 || !args[0].IsNumeric() || (name == "percentile_cont" && !args[1].IsNumeric()) {
+			return nil, noFunction(name, args)
+		}
+		x := plain(args[1])
+		if name == "percentile_cont" {
+			x = types.TFloat8
+		}
+		return mk([]types.T{types.TFloat8, x}, x, func(*AggFunc, memory.Allocator) aggState { return &orderedSetAgg{fn: name, t: x} })
+	case "mode":
+		if len(args) != 1 {
+			return nil, noFunction(name, args)
+		}
+		x := plain(args[0])
+		return mk([]types.T{x}, x, func(*AggFunc, memory.Allocator) aggState { return &orderedSetAgg{fn: name, t: x} })
 	case "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg":
 		object := strings.Contains(name, "object")
 		if (object && len(args) != 2) || (!object && len(args) != 1) {

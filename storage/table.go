@@ -176,17 +176,22 @@ func (t *Table) Truncate(ctx context.Context) error {
 }
 
 // write runs prep on the table's latest state under the writer lock and
-// makes the change durable (tx nil), or stages it in tx.
+// makes the change durable, or stages it in tx (given, or carried by ctx).
 func (t *Table) write(ctx context.Context, tx *Tx, prep func(base *state) (change, error)) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if tx == nil {
+		if tx = TxFrom(ctx); tx != nil && tx.done {
+			return 0, errTxDone
+		}
 	}
 	t.mu.Lock()
 	if err := t.writable(); err != nil {
 		t.mu.Unlock()
 		return 0, err
 	}
-	if err := t.acquire(tx); err != nil {
+	if err := t.acquire(ctx, tx); err != nil {
 		t.mu.Unlock()
 		return 0, err
 	}

@@ -47,6 +47,34 @@ type txTable struct {
 // Begin starts a transaction.
 func (s *Store) Begin() *Tx { return &Tx{store: s} }
 
+type txKey struct{}
+
+// WithTx returns ctx carrying tx: Table writes given that context go into
+// tx (Table.Insert(ctx, ...) is then tx.Insert(ctx, t, ...)), and
+// Table.SnapshotIn(ctx) shows tx's view. This lets a session run statements
+// inside a transaction without the statement code knowing.
+func WithTx(ctx context.Context, tx *Tx) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
+}
+
+// TxFrom returns the transaction ctx carries, or nil.
+func TxFrom(ctx context.Context) *Tx {
+	if ctx == nil {
+		return nil
+	}
+	tx, _ := ctx.Value(txKey{}).(*Tx)
+	return tx
+}
+
+// SnapshotIn is Snapshot as seen from ctx: the view of the transaction ctx
+// carries (WithTx), else the committed rows. ctx may be nil.
+func (t *Table) SnapshotIn(ctx context.Context) Snapshot {
+	if tx := TxFrom(ctx); tx != nil {
+		return tx.Snapshot(t)
+	}
+	return t.Snapshot()
+}
+
 var errTxDone = errors.New("storage: transaction already ended")
 
 func (tx *Tx) find(t *Table) *txTable {
@@ -183,9 +211,26 @@ func chainFrames(frames [][]byte) {
 }
 
 // acquire waits until t may be written by tx (nil: a write outside any
-// transaction) and locks t for tx. Holds t.mu.
-func (t *Table) acquire(tx *Tx) error {
+// transaction) and locks t for tx. The wait ends early with ctx's error when
+// ctx is canceled. Holds t.mu.
+func (t *Table) acquire(ctx context.Context, tx *Tx) error {
+	var stop func() bool
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
 	for t.owner != nil && t.owner != tx {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if stop == nil { // wake the wait below on cancellation
+			stop = context.AfterFunc(ctx, func() {
+				t.mu.Lock()
+				t.free.Broadcast()
+				t.mu.Unlock()
+			})
+		}
 		if tx != nil {
 			tx.waiting.Store(t)
 			if tx.deadlocked(t) {

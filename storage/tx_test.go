@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,4 +162,46 @@ func TestTxCrash(t *testing.T) {
 			t.Fatalf("cut %d: %v, want %v", cut, rows, want)
 		}
 	}
+}
+
+func TestTxInContext(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	tb, _ := s.CreateTable(kvDef(1, true))
+	tx := s.Begin()
+	tctx := WithTx(ctx, tx)
+	if _, err := tb.Insert(tctx, seq(1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Delete(tctx, []int64{0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(tb.SnapshotIn(tctx)); strings.Join(got, " ") != "1:2,v2" {
+		t.Fatalf("inside: %v", got)
+	}
+	if got := dump(tb.SnapshotIn(ctx)); len(got) != 0 {
+		t.Fatalf("outside: %v", got)
+	}
+	tx.Rollback()
+	if _, err := tb.Insert(tctx, seq(5, 6)); err == nil {
+		t.Fatal("write through an ended transaction's context succeeded")
+	}
+	checkRows(t, tb, nil)
+}
+
+func TestLockWaitCanceled(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	tb, _ := s.CreateTable(kvDef(1, false))
+	tx := s.Begin()
+	tx.Insert(ctx, tb, seq(0, 1))
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { _, err := tb.Insert(cctx, seq(1, 2)); done <- err }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled wait returned %v", err)
+	}
+	tx.Commit(ctx)
+	checkRows(t, tb, []string{"0:0,v0"})
 }

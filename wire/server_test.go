@@ -244,6 +244,17 @@ func TestProtocolVersions(t *testing.T) {
 		t.Fatalf("after negotiation: %v %v", describeMsg(m), err)
 	}
 
+	// A client asking for 3.2 (pgx's max_protocol_version) settles on 3.0.
+	ctx := context.Background()
+	pc, err := pgconn.Connect(ctx, fakeURL(addr)+"&max_protocol_version=3.2")
+	if err != nil {
+		t.Fatalf("3.2 client: %v", err)
+	}
+	if rs, err := pc.Exec(ctx, "select 8").ReadAll(); err != nil || string(rs[0].Rows[0][0]) != "8" {
+		t.Errorf("3.2 client query: %v %v", rs, err)
+	}
+	pc.Close(ctx)
+
 	// No user: FATAL 28000.
 	_, fe = rawStartupPacket(t, addr, 3<<16, "database", "d")
 	m, err = fe.Receive()
@@ -429,10 +440,35 @@ func TestTerminateClosesSession(t *testing.T) {
 func TestServerCloseEndsRunningStatements(t *testing.T) {
 	srv, addr, env := startFake(t, Options{})
 	c := dialRaw(t, fakeURL(addr))
+	idle := dialRaw(t, fakeURL(addr))
+	silent, err := net.Dial("tcp", addr) // connected, never sends a startup packet
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
 	c.send(&pgproto3.Query{String: "select pg_sleep(1000)"})
 	<-env.sleeping
+	start := time.Now()
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if d := time.Since(start); d >= closeGrace {
+		t.Errorf("Close took %v: a connection did not notice the shutdown", d)
+	}
+	// Both the busy and the idle client are told why, then disconnected.
+	for _, cl := range []*rawClient{c, idle} {
+		var got []string
+		for {
+			m, err := cl.fe.Receive()
+			if err != nil {
+				break
+			}
+			got = append(got, describeMsg(m))
+		}
+		want := []string{`ErrorResponse FATAL 57P01 terminating connection due to administrator command P0 D"" H""`}
+		if !equalStrings(got, want) {
+			t.Errorf("got %q, want %q", got, want)
+		}
 	}
 	if !env.allClosed() {
 		t.Error("sessions open after Close")

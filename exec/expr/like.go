@@ -109,6 +109,21 @@ func compileRegex(pat string, ci bool) (*regexp.Regexp, error) {
 func regexErrText(err error) string {
 	var se *syntax.Error
 	if errors.As(err, &se) {
+		// PostgreSQL's wording for the common mistakes.
+		switch se.Code {
+		case syntax.ErrMissingParen, syntax.ErrUnexpectedParen:
+			return "parentheses () not balanced"
+		case syntax.ErrMissingBracket:
+			return "brackets [] not balanced"
+		case syntax.ErrMissingRepeatArgument, syntax.ErrInvalidRepeatOp:
+			return "quantifier operand invalid"
+		case syntax.ErrInvalidEscape:
+			return "invalid escape \\ sequence"
+		case syntax.ErrInvalidCharRange:
+			return "invalid character range"
+		case syntax.ErrInvalidRepeatSize:
+			return "invalid repetition count(s)"
+		}
 		return string(se.Code)
 	}
 	return err.Error()
