@@ -164,6 +164,25 @@ func TestOpenReconcilesWithStorage(t *testing.T) {
 	}
 }
 
+func TestLostCatalogFileKeepsData(t *testing.T) {
+	dir := t.TempDir()
+	st := newStore(t)
+	c := openTest(t, dir, st)
+	if _, err := os.Stat(filepath.Join(dir, catalogFile)); err != nil {
+		t.Fatalf("a new catalog is not written at once: %v", err)
+	}
+	tab := mustCreate(t, c, sampleTable("t"))
+	if err := os.Remove(filepath.Join(dir, catalogFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(dir, st); err == nil {
+		t.Fatal("opened without the catalog file while storage holds tables")
+	}
+	if st.Table(tab.OID) == nil {
+		t.Fatal("the stored table was dropped")
+	}
+}
+
 func TestCorruptFileFailsOpen(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, catalogFile), []byte("{not json"), 0o644); err != nil {
@@ -283,16 +302,14 @@ func TestDropErrorsMatchPostgres(t *testing.T) {
 
 func TestDropSystemAndSchemas(t *testing.T) {
 	c := openTest(t, t.TempDir(), newStore(t))
-	if len(c.system) > 0 {
-		_, err := c.Drop(KindTable, "", "pg_class", false, false, pathPublic)
-		wantErr(t, err, pgerr.InsufficientPrivilege, `permission denied: "pg_class" is a system catalog`)
-	}
+	_, err := c.Drop(KindTable, "", "pg_class", false, false, pathPublic)
+	wantErr(t, err, pgerr.InsufficientPrivilege, `permission denied: "pg_class" is a system catalog`)
 	if err := c.CreateSchema("cat_s1", false); err != nil {
 		t.Fatal(err)
 	}
 	tab := mustCreate(t, c, &Relation{Schema: "cat_s1", Name: "t", Columns: []Column{{Name: "a", Type: types.TInt4}}})
 	mustView(t, c, "public", "pv", []Column{{Name: "a", Type: types.TInt4}}, tab.OID)
-	_, err := c.DropSchema("cat_s1", false, false)
+	_, err = c.DropSchema("cat_s1", false, false)
 	wantErr(t, err, pgerr.DependentObjectsStillExist, "cannot drop schema cat_s1 because other objects depend on it",
 		"table cat_s1.t depends on schema cat_s1\nview pv depends on table cat_s1.t",
 		"Use DROP ... CASCADE to drop the dependent objects too.")

@@ -69,6 +69,11 @@ func plain(t types.T) types.T {
 // ResolveAggregate picks the aggregate overload for the argument types, as
 // PostgreSQL does: sum(int4) is bigint, sum(int8) and avg(int) are numeric,
 // count(*) is written with no arguments (star is true).
+//
+// Ordered-set aggregates (percentile_cont, percentile_disc, mode) take their
+// direct arguments followed by the WITHIN GROUP value as args, and the
+// AggCall's OrderBy holds the WITHIN GROUP sort key:
+// percentile_cont(0.5) WITHIN GROUP (ORDER BY x) is Args [0.5, x], OrderBy [x].
 func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) {
 	name = strings.TrimPrefix(name, "pg_catalog.")
 	f := &AggFunc{Name: name}

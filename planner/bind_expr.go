@@ -13,8 +13,25 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// expr binds a scalar expression of query level l.
+// expr binds a scalar expression of query level l. As in PostgreSQL, the
+// first context that gives a parameter a type fixes it for later references.
 func (b *binder) expr(l *level, n *pg.Node) (expr.Expr, error) {
+	e, err := b.expr0(l, n)
+	if err == nil && len(b.params) > 0 {
+		walk(e, func(x expr.Expr) bool {
+			if p, ok := x.(*expr.Param); ok && err == nil {
+				err = b.noteParam(p)
+			}
+			return err == nil
+		})
+		if err != nil {
+			return nil, b.errAt(err, nodeLoc(n))
+		}
+	}
+	return e, err
+}
+
+func (b *binder) expr0(l *level, n *pg.Node) (expr.Expr, error) {
 	switch {
 	case n == nil:
 		return nil, pgerr.Internal("missing expression")

@@ -91,6 +91,8 @@ func TestParamInference(t *testing.T) {
 		{"SELECT $1", []types.T{types.TText}},
 		{"SELECT b FROM t WHERE c > $2 AND b = $1", []types.T{types.TText, types.TInt8}},
 		{"SELECT a FROM t LIMIT $1", []types.T{types.TInt8}},
+		{"SELECT a FROM t WHERE a IN ($1, $2) AND b LIKE $3", []types.T{types.TInt4, types.TInt4, types.TText}},
+		{"SELECT a FROM t WHERE a = $1 OR a + 1 = $1", []types.T{types.TInt4}},
 	}
 	for _, c := range cases {
 		stmts := mustParse(t, c.sql)
@@ -102,6 +104,12 @@ func TestParamInference(t *testing.T) {
 		if !reflect.DeepEqual(q.ParamTypes, c.want) {
 			t.Errorf("%s: params %v, want %v", c.sql, q.ParamTypes, c.want)
 		}
+	}
+	// PostgreSQL: the first use types $1 (integer), so the second compares
+	// text with integer.
+	_, err := PlanSelect(d.env(""), mustParse(t, "SELECT a FROM t WHERE a = $1 AND b = $1"))
+	if e := pgerr.As(err); e == nil || e.Code != pgerr.UndefinedFunction || e.Message != "operator does not exist: text = integer" {
+		t.Errorf("conflicting parameter types: got %v", err)
 	}
 }
 

@@ -7,4 +7,41 @@
 //	  Sort count DESC
 //	    HashAgg keys=[k] aggs=[count(*)]
 //	      Scan t [k, v] filter=(v > 10)
+//
+// A statement goes through three steps, each in its own files:
+//
+//   - Binding (scope.go, bind_*.go, srf*.go, rows.go, anyarray.go,
+//     recursive.go, lateral.go, dml.go, ddl.go) resolves names as
+//     PostgreSQL does (FROM items, aliases, USING/NATURAL merged columns,
+//     outer references, GROUP BY / ORDER BY by name, ordinal or expression,
+//     functional dependency on a grouped primary key), types expressions
+//     through exec/expr's constructors, and reports PostgreSQL's errors with
+//     their SQLSTATE and position. Views and WITH queries are inlined
+//     (bound again at each reference).
+//   - The logical plan (logical.go) is a small algebra whose columns carry
+//     statement-wide ids, so rules (optimize.go, decorrelate.go) move
+//     filters and reorder joins without renumbering: predicate pushdown into
+//     scans, through projections, sorts and group keys and into join sides;
+//     an inner-join order that follows equality conditions; uncorrelated
+//     IN (subquery) and correlated [NOT] EXISTS in WHERE become semi (anti)
+//     joins (NOT IN stays a subquery: its NULL semantics are not an anti
+//     join's).
+//   - Physical translation (physical.go) asks each node only for the
+//     columns its parent needs (scans read only those), turns ids into batch
+//     positions, plans subqueries with their enclosing batch layout, folds
+//     constant subtrees, builds hash tables from the smaller join input
+//     (estimate.go) and picks HashJoin for equi-joins, NestedLoopJoin
+//     otherwise.
+//
+// Collation: streamsql compares text in byte order (the C collation).
+// COLLATE "C" and COLLATE pg_catalog.default are accepted and change nothing.
+//
+// Not supported yet (0A000): ON CONFLICT, UPDATE ... FROM, DELETE ... USING,
+// UNIQUE / CHECK / FOREIGN KEY constraints, GROUPING SETS, frame EXCLUDE,
+// named function arguments, SIMILAR TO, LATERAL subqueries with grouping or
+// LIMIT, more than one set-returning function in a select list, row values
+// outside comparisons.
+//
+// Everything here runs in the goroutine of the statement being planned; the
+// plans produced are immutable and may run concurrently.
 package planner

@@ -469,7 +469,7 @@ func (p *physical) expr(e expr.Expr, lay []int) (expr.Expr, error) {
 			}
 			return &expr.OuterRef{Depth: x.Depth, Idx: i, T: x.T, Name: x.Name}, true, nil
 		case *expr.Param:
-			p.b.noteParam(x)
+			return n, true, p.b.noteParam(x)
 		case *sublink:
 			s, err := p.subquery(x, lay)
 			return s, true, err
@@ -553,14 +553,21 @@ func (p *physical) fold(e expr.Expr) expr.Expr {
 	return f
 }
 
-// noteParam records the type context gave a parameter.
-func (b *binder) noteParam(x *expr.Param) {
+// noteParam records the type context gave a parameter; two contexts that
+// disagree are an error, as in PostgreSQL.
+func (b *binder) noteParam(x *expr.Param) error {
 	for len(b.params) <= x.Idx {
 		b.params = append(b.params, types.TUnknown)
 	}
-	if x.T.Kind != types.Unknown && b.params[x.Idx].Kind == types.Unknown {
+	switch old := b.params[x.Idx]; {
+	case x.T.Kind == types.Unknown:
+	case old.Kind == types.Unknown:
 		b.params[x.Idx] = x.T
+	case !old.SameKind(x.T):
+		return pgerr.New(pgerr.AmbiguousParameter, "inconsistent types deduced for parameter $%d", x.Idx+1).
+			WithDetail("%s versus %s", old, x.T)
 	}
+	return nil
 }
 
 // paramTypes returns the final parameter types: unconstrained ones are text.

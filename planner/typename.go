@@ -50,7 +50,8 @@ func bindTypeName(tn *pg.TypeName) (types.T, string, error) {
 				}
 			}
 		}
-		mods = mods[1:]
+		// FromName takes the whole list as PostgreSQL's intervaltypmodin does
+		// (mask, then precision), so the typmod keeps the field range.
 	}
 	t, err := types.FromName(name, mods, len(tn.ArrayBounds))
 	if err != nil {

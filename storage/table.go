@@ -192,7 +192,7 @@ func (t *Table) write(ctx context.Context, tx *Tx, prep func(base *state) (chang
 		t.mu.Unlock()
 		return 0, err
 	}
-	if err := t.acquire(tx); err != nil {
+	if err := t.acquire(ctx, tx); err != nil {
 		t.mu.Unlock()
 		return 0, err
 	}

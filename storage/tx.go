@@ -211,9 +211,26 @@ func chainFrames(frames [][]byte) {
 }
 
 // acquire waits until t may be written by tx (nil: a write outside any
-// transaction) and locks t for tx. Holds t.mu.
-func (t *Table) acquire(tx *Tx) error {
+// transaction) and locks t for tx. The wait ends early with ctx's error when
+// ctx is canceled. Holds t.mu.
+func (t *Table) acquire(ctx context.Context, tx *Tx) error {
+	var stop func() bool
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
 	for t.owner != nil && t.owner != tx {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if stop == nil { // wake the wait below on cancellation
+			stop = context.AfterFunc(ctx, func() {
+				t.mu.Lock()
+				t.free.Broadcast()
+				t.mu.Unlock()
+			})
+		}
 		if tx != nil {
 			tx.waiting.Store(t)
 			if tx.deadlocked(t) {

@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,4 +187,21 @@ func TestTxInContext(t *testing.T) {
 		t.Fatal("write through an ended transaction's context succeeded")
 	}
 	checkRows(t, tb, nil)
+}
+
+func TestLockWaitCanceled(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	tb, _ := s.CreateTable(kvDef(1, false))
+	tx := s.Begin()
+	tx.Insert(ctx, tb, seq(0, 1))
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { _, err := tb.Insert(cctx, seq(1, 2)); done <- err }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled wait returned %v", err)
+	}
+	tx.Commit(ctx)
+	checkRows(t, tb, []string{"0:0,v0"})
 }

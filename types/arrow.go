@@ -109,9 +109,12 @@ type FormatOptions struct {
 	// ExtraFloatDigits is extra_float_digits (default 1: shortest exact output;
 	// 0 or less: %.15g/%.6g minus that many digits, as PostgreSQL 12+ does).
 	ExtraFloatDigits int
-	// DateStyle is "ISO, MDY" by default; only ISO output is required.
+	// DateStyle is "ISO, MDY" by default. Output is always ISO; input takes
+	// its field order (MDY, DMY or YMD) for ambiguous dates like 01/02/03.
 	DateStyle string
-	// IntervalStyle is "postgres" by default (the only style implemented).
+	// IntervalStyle is "postgres" by default; "sql_standard", "iso_8601" and
+	// "postgres_verbose" print as PostgreSQL does (sql_standard also changes
+	// how a leading minus sign is read on input).
 	IntervalStyle string
 	// Names, when set, names an object for regclass, regtype and regproc
 	// output (the catalog provides it); ok=false prints the number, as

@@ -32,7 +32,7 @@ var typeNames = map[string]Kind{
 	// regnamespace has no kind of its own yet: it reads as oid (numbers in
 	// and out), enough for psql's \d, which casts an empty column to it.
 	"regnamespace": Oid,
-	"void": Void, "unknown": Unknown,
+	"void":         Void, "unknown": Unknown,
 }
 
 // FromName resolves a type name as written in SQL or pg_query's TypeName

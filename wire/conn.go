@@ -71,9 +71,13 @@ func (s *Server) serveConn(nc net.Conn) {
 		portals: map[string]*portal{},
 	}
 	c.be.SetMaxBodyLen(s.opts.MaxMessageSize)
+	if !s.track(c) {
+		return
+	}
+	defer s.untrack(c)
 	st, ok, err := c.readStartup()
 	if err != nil || !ok {
-		if err != nil && !isEOF(err) {
+		if err != nil && !isEOF(err) && !s.closing() {
 			s.logf("wire: startup from %s: %v", nc.RemoteAddr(), err)
 		}
 		return
@@ -181,6 +185,9 @@ func (c *conn) readError(err error) error {
 	if isEOF(err) {
 		return err
 	}
+	if c.srv.closing() {
+		return c.fatal(errShutdown)
+	}
 	var tooBig *pgproto3.ExceededMaxBodyLenErr
 	if errors.As(err, &tooBig) || strings.HasPrefix(err.Error(), "invalid message length") {
 		return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid message length"))
@@ -206,6 +213,10 @@ type transactionFailer interface{ FailTransaction() }
 func (c *conn) sendError(err error) {
 	if c.ioErr != nil {
 		return // the connection is ending; nothing more can reach the client
+	}
+	if c.srv.closing() {
+		c.ioErr = c.fatal(errShutdown) // the statement was canceled by Close
+		return
 	}
 	c.be.Send(errorResponse(err))
 	if tf, ok := c.sess.(transactionFailer); ok {
@@ -239,6 +250,9 @@ func (c *conn) call(f func() error) (err error) {
 	defer c.recoverTo(&err)
 	return f()
 }
+
+// errShutdown ends connections when the server closes.
+var errShutdown = pgerr.New(pgerr.AdminShutdown, "terminating connection due to administrator command")
 
 // errNoResult reports a session that returned neither a result nor an error.
 var errNoResult = errors.New("session returned no result")

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/streamsql/streamsql/engine"
 )
@@ -48,7 +49,8 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
-	conns     map[uint32]*conn // by process id (BackendKeyData)
+	live      map[*conn]struct{} // every connection, from accept to close
+	conns     map[uint32]*conn   // by process id (BackendKeyData), once started
 	nextPID   uint32
 	closed    bool
 	wg        sync.WaitGroup
@@ -76,6 +78,7 @@ func NewServerWith(factory SessionFactory, opts Options) *Server {
 		ctx:        ctx,
 		cancel:     cancel,
 		listeners:  map[net.Listener]struct{}{},
+		live:       map[*conn]struct{}{},
 		conns:      map[uint32]*conn{},
 		// Start process ids somewhere in PostgreSQL's usual pid range.
 		nextPID: 1000 + binary.BigEndian.Uint32(seed[:])%1_000_000,
@@ -130,8 +133,14 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 }
 
-// Close stops accepting, closes open connections (canceling their running
-// statements, which closes their sessions) and waits for them.
+// closeGrace is how long Close lets connections say goodbye (FATAL 57P01)
+// before it closes their sockets.
+const closeGrace = 5 * time.Second
+
+// Close stops accepting, ends every connection (running statements are
+// canceled; clients get FATAL 57P01 "terminating connection due to
+// administrator command", as from PostgreSQL's fast shutdown), which closes
+// their sessions, and waits for them.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -143,13 +152,48 @@ func (s *Server) Close() error {
 	for l := range s.listeners {
 		l.Close()
 	}
-	for _, c := range s.conns {
-		c.raw.Close()
+	// Wake connections blocked reading from their clients; give writes a
+	// moment so the goodbye can still be sent.
+	now := time.Now()
+	for c := range s.live {
+		_ = c.raw.SetReadDeadline(now)
+		_ = c.raw.SetWriteDeadline(now.Add(closeGrace))
 	}
 	s.mu.Unlock()
 	s.cancel()
-	s.wg.Wait()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeGrace):
+		s.mu.Lock()
+		for c := range s.live {
+			c.raw.Close()
+		}
+		s.mu.Unlock()
+		<-done
+	}
 	return nil
+}
+
+// closing reports whether Close has begun.
+func (s *Server) closing() bool { return s.ctx.Err() != nil }
+
+// track adds a new connection to the live set; false when closing.
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.live[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.live, c)
+	s.mu.Unlock()
 }
 
 func (s *Server) logf(format string, args ...any) {

@@ -440,10 +440,35 @@ func TestTerminateClosesSession(t *testing.T) {
 func TestServerCloseEndsRunningStatements(t *testing.T) {
 	srv, addr, env := startFake(t, Options{})
 	c := dialRaw(t, fakeURL(addr))
+	idle := dialRaw(t, fakeURL(addr))
+	silent, err := net.Dial("tcp", addr) // connected, never sends a startup packet
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
 	c.send(&pgproto3.Query{String: "select pg_sleep(1000)"})
 	<-env.sleeping
+	start := time.Now()
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if d := time.Since(start); d >= closeGrace {
+		t.Errorf("Close took %v: a connection did not notice the shutdown", d)
+	}
+	// Both the busy and the idle client are told why, then disconnected.
+	for _, cl := range []*rawClient{c, idle} {
+		var got []string
+		for {
+			m, err := cl.fe.Receive()
+			if err != nil {
+				break
+			}
+			got = append(got, describeMsg(m))
+		}
+		want := []string{`ErrorResponse FATAL 57P01 terminating connection due to administrator command P0 D"" H""`}
+		if !equalStrings(got, want) {
+			t.Errorf("got %q, want %q", got, want)
+		}
 	}
 	if !env.allClosed() {
 		t.Error("sessions open after Close")

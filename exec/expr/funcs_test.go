@@ -165,3 +165,12 @@ func TestMoreFunctions(t *testing.T) {
 		{"regexp_instr", fx("regexp_instr", lit("abc123"), lit(`\d`)), "4"},
 	})
 }
+
+func TestStringKernelsOnColumns(t *testing.T) {
+	b := batch(t, col{types.TText, []types.Value{"Héllo", nil, ""}}, col{types.TBpchar.WithTypmod(9), []types.Value{"ab   ", nil, "     "}})
+	expectValues(t, call(t, "upper", ref(0, types.TText)), b, "HÉLLO", nil, "")
+	expectValues(t, call(t, "lower", ref(0, types.TText)), b, "héllo", nil, "")
+	expectValues(t, call(t, "length", ref(0, types.TText)), b, int64(5), nil, int64(0))
+	expectValues(t, call(t, "octet_length", ref(0, types.TText)), b, int64(6), nil, int64(0))
+	expectValues(t, call(t, "char_length", ref(1, types.TBpchar.WithTypmod(9))), b, int64(2), nil, int64(0))
+}

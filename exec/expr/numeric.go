@@ -78,15 +78,21 @@ func numericTypmod(d *apd.Decimal, typmod int32) (*apd.Decimal, error) {
 func readNumerics(a arrow.Array) ([]*apd.Decimal, error) {
 	s := a.(*array.String)
 	out := make([]*apd.Decimal, a.Len())
+	prev, prevD := "", (*apd.Decimal)(nil)
 	for i := range out {
 		if s.IsNull(i) {
 			continue
 		}
-		d, err := parseNumeric(s.Value(i))
+		v := s.Value(i)
+		if prevD != nil && v == prev {
+			out[i] = prevD // runs of one value (constants) parse once; decimals are never mutated
+			continue
+		}
+		d, err := parseNumeric(v)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = d
+		out[i], prev, prevD = d, v, d
 	}
 	return out, nil
 }

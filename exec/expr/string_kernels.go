@@ -1,0 +1,75 @@
+package expr
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Vectorized kernels for the most used string functions (length, lower,
+// upper): they read the string buffers directly and skip NULL rows.
+
+// stringMap applies f to every non-NULL string of args[0].
+func stringMap(f func(string) string) kernel {
+	return func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		in := args[0].(*array.String)
+		b := array.NewStringBuilder(ctx.Allocator())
+		defer b.Release()
+		b.Reserve(n)
+		b.ReserveData(len(in.ValueBytes()))
+		for i := 0; i < n; i++ {
+			if in.IsNull(i) {
+				b.AppendNull()
+				continue
+			}
+			b.Append(f(in.Value(i)))
+		}
+		return b.NewArray(), nil
+	}
+}
+
+// stringLength counts characters (bytes when octets) of every string.
+func stringLength(octets, trimSpaces bool) kernel {
+	return func(_ *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		in := args[0].(*array.String)
+		offs := in.ValueOffsets()
+		data := in.ValueBytes()
+		out := make([]int32, n)
+		for i := range out {
+			s := data[offs[i]:offs[i+1]]
+			if trimSpaces {
+				for len(s) > 0 && s[len(s)-1] == ' ' {
+					s = s[:len(s)-1]
+				}
+			}
+			if octets {
+				out[i] = int32(len(s))
+			} else {
+				out[i] = int32(utf8.RuneCount(s))
+			}
+		}
+		return makePrim(arrow.PrimitiveTypes.Int32, out, validity(args[0])), nil
+	}
+}
+
+func init() {
+	TX, BP, I4 := types.TText, types.TBpchar, types.TInt4
+	fast := []*Func{
+		{Name: "lower", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: stringMap(strings.ToLower)},
+		{Name: "upper", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: stringMap(strings.ToUpper)},
+		{Name: "octet_length", Args: []types.T{TX}, Return: I4, Strict: true, Kernel: stringLength(true, false)},
+	}
+	for _, name := range []string{"length", "char_length", "character_length"} {
+		fast = append(fast,
+			&Func{Name: name, Args: []types.T{TX}, Return: I4, Strict: true, Kernel: stringLength(false, false)},
+			&Func{Name: name, Args: []types.T{BP}, Return: I4, Strict: true, Kernel: stringLength(false, true)})
+	}
+	for _, f := range fast {
+		f.nullSafe = true
+		replaceOverload(f)
+	}
+}
