@@ -59,7 +59,7 @@ func (t *Table) FindConflicts(ctx context.Context, rec arrow.RecordBatch, arbite
 	if err := t.writable(); err != nil {
 		return nil, err
 	}
-	if err := t.acquire(tx); err != nil {
+	if err := t.acquire(ctx, tx); err != nil {
 		return nil, err
 	}
 	st := t.w
