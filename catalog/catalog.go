@@ -252,6 +252,18 @@ func open(dataDir string, store tableStore) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := os.Stat(filepath.Join(dataDir, catalogFile)); os.IsNotExist(err) {
+		// A new catalog is written before any table can exist, so stored
+		// tables without a catalog file mean the file was lost: refuse to
+		// treat them as orphans and drop them.
+		if n := len(store.Tables()); n > 0 {
+			return nil, fmt.Errorf("catalog: %s is missing but storage holds %d tables; refusing to start (restore the file or remove the tables)",
+				filepath.Join(dataDir, catalogFile), n)
+		}
+		if err := c.save(snap); err != nil {
+			return nil, err
+		}
+	}
 	c.system = systemRelations(c)
 	for _, r := range c.system {
 		snap.byOID[r.OID] = r

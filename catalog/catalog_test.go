@@ -164,6 +164,25 @@ func TestOpenReconcilesWithStorage(t *testing.T) {
 	}
 }
 
+func TestLostCatalogFileKeepsData(t *testing.T) {
+	dir := t.TempDir()
+	st := newStore(t)
+	c := openTest(t, dir, st)
+	if _, err := os.Stat(filepath.Join(dir, catalogFile)); err != nil {
+		t.Fatalf("a new catalog is not written at once: %v", err)
+	}
+	tab := mustCreate(t, c, sampleTable("t"))
+	if err := os.Remove(filepath.Join(dir, catalogFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(dir, st); err == nil {
+		t.Fatal("opened without the catalog file while storage holds tables")
+	}
+	if st.Table(tab.OID) == nil {
+		t.Fatal("the stored table was dropped")
+	}
+}
+
 func TestCorruptFileFailsOpen(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, catalogFile), []byte("{not json"), 0o644); err != nil {

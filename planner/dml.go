@@ -108,9 +108,6 @@ func (b *binder) targetCols(rel *catalog.Relation, cols []*pg.Node) ([]int, []in
 
 func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 	b := newBinder(env)
-	if stmt.OnConflictClause != nil {
-		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.OnConflictClause.Location, "ON CONFLICT is not supported")
-	}
 	if stmt.WithClause != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in INSERT is not supported")
 	}
@@ -206,6 +203,11 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 			p.exprs = append(p.exprs, e)
 		}
 		plan = p
+	}
+	if stmt.OnConflictClause != nil {
+		if plan, err = b.onConflict(stmt.OnConflictClause, rel, tbl, plan); err != nil {
+			return nil, err
+		}
 	}
 	ph := &physical{b: b}
 	src, err := ph.root(optimize(plan))

@@ -57,6 +57,8 @@ func TestDMLOracle(t *testing.T) {
 		"UPDATE w SET price = DEFAULT, name = name || '!' WHERE price > 2",
 		"DELETE FROM w WHERE qty = 7 AND id > 10",
 		"DELETE FROM w WHERE name IS NULL",
+		"INSERT INTO w (id, name) VALUES (1, 'dup'), (30, 'new'), (30, 'again'), (2, 'dup') ON CONFLICT DO NOTHING",
+		"INSERT INTO w (id, name) SELECT a + 29, 'sel' FROM generate_series(1, 3) a ON CONFLICT (id) DO NOTHING",
 	}
 	for _, s := range stmts {
 		if _, err := conn.Exec(d.ctx(), s); err != nil {

@@ -284,6 +284,7 @@ var oracleErrors = []string{
 	"SELECT t.* FROM u",
 	"SELECT * FROM t WHERE a = ANY (1)",
 	"WITH RECURSIVE r(n) AS (SELECT n FROM r) SELECT * FROM r",
+	"INSERT INTO t VALUES (1) ON CONFLICT (b) DO NOTHING",
 }
 
 func TestOracleErrors(t *testing.T) {
