@@ -42,7 +42,7 @@ func pgTablesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error
 		}
 		err := b.add(row{
 			"schemaname": r.Schema, "tablename": r.Name, "tableowner": userName(ctx),
-			"hasindexes": r.PKIndexOID != 0, "hasrules": false, "hastriggers": false, "rowsecurity": false,
+			"hasindexes": len(r.keyIndexes()) > 0, "hasrules": false, "hastriggers": false, "rowsecurity": false,
 		})
 		if err != nil {
 			return err
@@ -82,11 +82,10 @@ func pgMatviewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 
 func pgIndexesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range s.sortedRelations() {
-		if r.PKIndexOID == 0 {
-			continue
-		}
-		if err := b.add(row{"schemaname": r.Schema, "tablename": r.Name, "indexname": r.PKName, "indexdef": indexDef(r, qualified(r))}); err != nil {
-			return err
+		for _, k := range r.keyIndexes() {
+			if err := b.add(row{"schemaname": r.Schema, "tablename": r.Name, "indexname": k.name, "indexdef": indexDef(r, k, qualified(r))}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
