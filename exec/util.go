@@ -180,7 +180,7 @@ func nullArray(mem memory.Allocator, t types.T, n int) arrow.Array {
 	return b.NewArray()
 }
 
-// emitter cuts a stream of rows into batches of a target size.
+// batchQueue holds output batches not yet returned by Next.
 type batchQueue struct {
 	q []arrow.RecordBatch
 }
