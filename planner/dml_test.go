@@ -59,6 +59,10 @@ func TestDMLOracle(t *testing.T) {
 		"DELETE FROM w WHERE name IS NULL",
 		"INSERT INTO w (id, name) VALUES (1, 'dup'), (30, 'new'), (30, 'again'), (2, 'dup') ON CONFLICT DO NOTHING",
 		"INSERT INTO w (id, name) SELECT a + 29, 'sel' FROM generate_series(1, 3) a ON CONFLICT (id) DO NOTHING",
+		"CREATE TABLE adj (id int, delta int8, tag text)",
+		"INSERT INTO adj VALUES (1, 100, 'one'), (2, 5, 'two'), (30, -1, 'thirty'), (99, 0, 'none')",
+		"UPDATE w SET qty = w.qty + adj.delta, name = adj.tag FROM adj WHERE adj.id = w.id AND adj.delta > 0",
+		"DELETE FROM w USING adj WHERE adj.id = w.id AND adj.tag = 'thirty'",
 	}
 	for _, s := range stmts {
 		if _, err := conn.Exec(d.ctx(), s); err != nil {
