@@ -39,6 +39,10 @@ type Relation struct {
 	PrimaryKey []int
 	// PKName is the primary key constraint's name ("t_pkey").
 	PKName string
+	// Unique lists the UNIQUE constraints in creation order. The planner
+	// may leave a Name empty: CreateTable then picks PostgreSQL's default
+	// ("t_a_b_key", made unique with a number) and assigns each IndexOID.
+	Unique []UniqueKey
 	// ViewQuery is a view's defining SELECT, as text that Parse accepts.
 	ViewQuery string
 	// DependsOn lists the OIDs of the relations a view reads (set by the
@@ -159,7 +163,7 @@ type snapshot struct {
 	schemas  map[string]*Schema              // by name
 	rels     map[string]map[string]*Relation // schema name -> relation name -> relation
 	byOID    map[uint32]*Relation            // every relation, system ones included
-	indexes  map[uint32]*Relation            // primary key index OID -> its table
+	indexes  map[uint32]*Relation            // key index OID (primary or unique) -> its table
 	comments map[objKey]string
 	nextOID  uint32
 }
@@ -206,8 +210,8 @@ func (s *snapshot) clone() *snapshot {
 func (s *snapshot) add(r *Relation) {
 	s.rels[r.Schema][r.Name] = r
 	s.byOID[r.OID] = r
-	if r.PKIndexOID != 0 {
-		s.indexes[r.PKIndexOID] = r
+	for _, k := range r.keyIndexes() {
+		s.indexes[k.oid] = r
 	}
 }
 
@@ -215,11 +219,11 @@ func (s *snapshot) add(r *Relation) {
 func (s *snapshot) remove(r *Relation) {
 	delete(s.rels[r.Schema], r.Name)
 	delete(s.byOID, r.OID)
-	if r.PKIndexOID != 0 {
-		delete(s.indexes, r.PKIndexOID)
+	for _, k := range r.keyIndexes() {
+		delete(s.indexes, k.oid)
 	}
 	for k := range s.comments {
-		if k.OID == r.OID || (r.PKIndexOID != 0 && k.OID == r.PKIndexOID) {
+		if _, isIndex := r.keyIndex(k.OID); k.OID == r.OID || isIndex {
 			delete(s.comments, k)
 		}
 	}

@@ -94,6 +94,9 @@ func (c *Catalog) CreateTable(rel *Relation, ifNotExists bool) (*Relation, error
 	} else {
 		r.PKName = ""
 	}
+	if err := s.assignUnique(&r); err != nil {
+		return nil, err
+	}
 	s.add(&r)
 	if r.Kind == KindTable {
 		notNull := make([]bool, len(r.Columns))
@@ -101,7 +104,7 @@ func (c *Catalog) CreateTable(rel *Relation, ifNotExists bool) (*Relation, error
 			notNull[i] = col.NotNull
 		}
 		def := storage.TableDef{OID: r.OID, Columns: r.ColumnTypes(), NotNull: notNull,
-			PrimaryKey: r.PrimaryKey, PKName: r.PKName, TableName: r.Name}
+			PrimaryKey: r.PrimaryKey, PKName: r.PKName, Unique: r.storageUnique(), TableName: r.Name}
 		if _, err := c.store.CreateTable(def); err != nil {
 			return nil, fmt.Errorf("catalog: create table %s: %w", r.Name, err)
 		}
@@ -136,7 +139,7 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 		r.Schema = "public"
 	}
 	r.Columns = append([]Column(nil), rel.Columns...)
-	r.PrimaryKey, r.PKName, r.PKIndexOID, r.Rows = nil, "", 0, nil
+	r.PrimaryKey, r.PKName, r.PKIndexOID, r.Unique, r.Rows = nil, "", 0, nil, nil
 	r.DependsOn = nil
 	seen := map[uint32]bool{}
 	for _, d := range deps {

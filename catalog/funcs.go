@@ -64,21 +64,21 @@ func init() {
 	reg("pg_get_viewdef", text, ts(oid), true, viewDef)
 	reg("pg_get_viewdef", text, ts(oid, boolean), true, viewDef)
 	conDef := func(ctx *expr.Context, a []types.Value) (types.Value, error) {
-		if r := indexOwner(ctx, oidArg(a[0])); r != nil {
-			return constraintDef(r), nil
+		if r, k := indexOwner(ctx, oidArg(a[0])); r != nil {
+			return constraintDef(r, k), nil
 		}
 		return nil, nil
 	}
 	reg("pg_get_constraintdef", text, ts(oid), true, conDef)
 	reg("pg_get_constraintdef", text, ts(oid, boolean), true, conDef)
 	reg("pg_get_indexdef", text, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
-		if r := indexOwner(ctx, oidArg(a[0])); r != nil {
-			return indexDef(r, qualified(r)), nil
+		if r, k := indexOwner(ctx, oidArg(a[0])); r != nil {
+			return indexDef(r, k, qualified(r)), nil
 		}
 		return nil, nil
 	})
 	reg("pg_get_indexdef", text, ts(oid, i4, boolean), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
-		r := indexOwner(ctx, oidArg(a[0]))
+		r, k := indexOwner(ctx, oidArg(a[0]))
 		if r == nil {
 			return nil, nil
 		}
@@ -88,12 +88,12 @@ func init() {
 			if a[2].(bool) { // pretty: qualified only when not visible
 				table = catalogOf(ctx).snap().displayName(r.OID, searchPathOf(ctx))
 			}
-			return indexDef(r, table), nil
+			return indexDef(r, k, table), nil
 		}
-		if col > len(r.PrimaryKey) || col < 0 {
+		if col > len(k.cols) || col < 0 {
 			return "", nil
 		}
-		return QuoteIdent(r.Columns[r.PrimaryKey[col-1]].Name), nil
+		return QuoteIdent(r.Columns[k.cols[col-1]].Name), nil
 	})
 	reg("pg_get_partkeydef", text, ts(oid), true, constant(nil))
 	reg("pg_get_statisticsobjdef_columns", text, ts(oid), true, constant(nil))
@@ -229,12 +229,16 @@ func describe(ctx *expr.Context, oid uint32, sub int32) types.Value {
 	return nil
 }
 
-// indexOwner finds the table whose primary key index (and constraint) has oid.
-func indexOwner(ctx *expr.Context, oid uint32) *Relation {
+// indexOwner finds the table whose key index (and constraint) has oid, and
+// the index.
+func indexOwner(ctx *expr.Context, oid uint32) (*Relation, keyIndex) {
 	if c := catalogOf(ctx); c != nil {
-		return c.snap().indexes[oid]
+		if r := c.snap().indexes[oid]; r != nil {
+			k, _ := r.keyIndex(oid)
+			return r, k
+		}
 	}
-	return nil
+	return nil, keyIndex{}
 }
 
 func typeIsVisible(ctx *expr.Context, oid uint32) bool {

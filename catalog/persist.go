@@ -38,6 +38,7 @@ type fileRelation struct {
 	PrimaryKey []int        `json:"primary_key,omitempty"`
 	PKName     string       `json:"pk_name,omitempty"`
 	PKIndexOID uint32       `json:"pk_index_oid,omitempty"`
+	Unique     []UniqueKey  `json:"unique,omitempty"`
 	RowTypeOID uint32       `json:"row_type_oid,omitempty"`
 	ViewQuery  string       `json:"view_query,omitempty"`
 	DependsOn  []uint32     `json:"depends_on,omitempty"`
@@ -108,7 +109,7 @@ func load(dir string) (*snapshot, error) {
 		}
 		r := &Relation{
 			OID: fr.OID, Schema: fr.Schema, Name: fr.Name, Kind: RelKind(fr.Kind[0]),
-			PrimaryKey: fr.PrimaryKey, PKName: fr.PKName, PKIndexOID: fr.PKIndexOID,
+			PrimaryKey: fr.PrimaryKey, PKName: fr.PKName, PKIndexOID: fr.PKIndexOID, Unique: fr.Unique,
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 		}
 		for _, fc := range fr.Columns {
@@ -146,7 +147,7 @@ func (c *Catalog) save(s *snapshot) error {
 		}
 		fr := fileRelation{
 			OID: r.OID, Schema: r.Schema, Name: r.Name, Kind: string(rune(r.Kind)),
-			PrimaryKey: r.PrimaryKey, PKName: r.PKName, PKIndexOID: r.PKIndexOID,
+			PrimaryKey: r.PrimaryKey, PKName: r.PKName, PKIndexOID: r.PKIndexOID, Unique: r.Unique,
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}

@@ -78,10 +78,10 @@ func (s *snapshot) lookupAny(name string, searchPath []string) uint32 {
 	return 0
 }
 
-// indexByName finds a primary key index in a schema; 0 if none.
+// indexByName finds a key index in a schema; 0 if none.
 func (s *snapshot) indexByName(schema, name string) uint32 {
 	for oid, r := range s.indexes {
-		if r.Schema == schema && r.PKName == name {
+		if k, ok := r.keyIndex(oid); ok && r.Schema == schema && k.name == name {
 			return oid
 		}
 	}
@@ -94,7 +94,8 @@ func (s *snapshot) nameOf(oid uint32) (schema, name string, ok bool) {
 		return r.Schema, r.Name, true
 	}
 	if r := s.indexes[oid]; r != nil {
-		return r.Schema, r.PKName, true
+		k, _ := r.keyIndex(oid)
+		return r.Schema, k.name, true
 	}
 	return "", "", false
 }

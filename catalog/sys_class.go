@@ -61,7 +61,7 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 			"oid": r.OID, "relname": r.Name, "relnamespace": s.schemaOID(r.Schema), "reltype": r.RowTypeOID,
 			"reloftype": uint32(0), "relowner": SuperuserOID, "relam": relam, "relfilenode": filenode,
 			"reltablespace": uint32(0), "relpages": 0, "reltuples": tuples, "relallvisible": 0,
-			"reltoastrelid": uint32(0), "relhasindex": r.PKIndexOID != 0, "relisshared": false,
+			"reltoastrelid": uint32(0), "relhasindex": len(r.keyIndexes()) > 0, "relisshared": false,
 			"relpersistence": "p", "relkind": pgRelKind(r.Kind), "relnatts": len(r.Columns), "relchecks": 0,
 			"relhasrules": r.Kind == KindView, "relhastriggers": false, "relhassubclass": false,
 			"relrowsecurity": false, "relforcerowsecurity": false, "relispopulated": true,
@@ -71,13 +71,13 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 		if err != nil {
 			return err
 		}
-		if r.PKIndexOID != 0 {
+		for _, k := range r.keyIndexes() {
 			err := b.add(row{
-				"oid": r.PKIndexOID, "relname": r.PKName, "relnamespace": s.schemaOID(r.Schema), "reltype": uint32(0),
-				"reloftype": uint32(0), "relowner": SuperuserOID, "relam": btreeAMOID, "relfilenode": r.PKIndexOID,
+				"oid": k.oid, "relname": k.name, "relnamespace": s.schemaOID(r.Schema), "reltype": uint32(0),
+				"reloftype": uint32(0), "relowner": SuperuserOID, "relam": btreeAMOID, "relfilenode": k.oid,
 				"reltablespace": uint32(0), "relpages": 1, "reltuples": float32(0), "relallvisible": 0,
 				"reltoastrelid": uint32(0), "relhasindex": false, "relisshared": false,
-				"relpersistence": "p", "relkind": "i", "relnatts": len(r.PrimaryKey), "relchecks": 0,
+				"relpersistence": "p", "relkind": "i", "relnatts": len(k.cols), "relchecks": 0,
 				"relhasrules": false, "relhastriggers": false, "relhassubclass": false,
 				"relrowsecurity": false, "relforcerowsecurity": false, "relispopulated": true,
 				"relreplident": "n", "relispartition": false, "relrewrite": uint32(0),
@@ -130,10 +130,12 @@ func pgAttributeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) er
 				return err
 			}
 		}
-		for i, k := range r.PrimaryKey {
-			col := r.Columns[k]
-			if err := b.add(attributeRow(r.PKIndexOID, i+1, col.Name, col.Type, false, false)); err != nil {
-				return err
+		for _, x := range r.keyIndexes() {
+			for i, k := range x.cols {
+				col := r.Columns[k]
+				if err := b.add(attributeRow(x.oid, i+1, col.Name, col.Type, false, false)); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -155,78 +157,83 @@ func pgAttrdefRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) erro
 	return nil
 }
 
-// keyAttnums lists a primary key's 1-based column numbers.
-func keyAttnums(r *Relation) []int16 {
-	out := make([]int16, len(r.PrimaryKey))
-	for i, k := range r.PrimaryKey {
-		out[i] = int16(k + 1)
+// keyAttnums lists an index's 1-based column numbers.
+func keyAttnums(k keyIndex) []int16 {
+	out := make([]int16, len(k.cols))
+	for i, c := range k.cols {
+		out[i] = int16(c + 1)
 	}
 	return out
 }
 
 func pgIndexRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range s.sortedRelations() {
-		if r.PKIndexOID == 0 {
-			continue
-		}
-		n := len(r.PrimaryKey)
-		colls, classes, opts := make([]uint32, n), make([]uint32, n), make([]int16, n)
-		for i, k := range r.PrimaryKey {
-			colls[i] = collationOf(r.Columns[k].Type)
-		}
-		err := b.add(row{
-			"indexrelid": r.PKIndexOID, "indrelid": r.OID, "indnatts": n, "indnkeyatts": n,
-			"indisunique": true, "indnullsnotdistinct": false, "indisprimary": true, "indisexclusion": false,
-			"indimmediate": true, "indisclustered": false, "indisvalid": true, "indcheckxmin": false,
-			"indisready": true, "indislive": true, "indisreplident": false, "indkey": keyAttnums(r),
-			"indcollation": colls, "indclass": classes, "indoption": opts,
-		})
-		if err != nil {
-			return err
+		for _, k := range r.keyIndexes() {
+			n := len(k.cols)
+			colls, classes, opts := make([]uint32, n), make([]uint32, n), make([]int16, n)
+			for i, c := range k.cols {
+				colls[i] = collationOf(r.Columns[c].Type)
+			}
+			err := b.add(row{
+				"indexrelid": k.oid, "indrelid": r.OID, "indnatts": n, "indnkeyatts": n,
+				"indisunique": true, "indnullsnotdistinct": false, "indisprimary": k.primary, "indisexclusion": false,
+				"indimmediate": true, "indisclustered": false, "indisvalid": true, "indcheckxmin": false,
+				"indisready": true, "indislive": true, "indisreplident": false, "indkey": keyAttnums(k),
+				"indcollation": colls, "indclass": classes, "indoption": opts,
+			})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// The primary key constraint's OID is its index's OID (OIDs are unique per
-// system catalog in PostgreSQL, so pg_constraint may share pg_class's).
+// A key constraint's OID is its index's OID (OIDs are unique per system
+// catalog in PostgreSQL, so pg_constraint may share pg_class's).
 func pgConstraintRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range s.sortedRelations() {
-		if r.PKIndexOID == 0 {
-			continue
-		}
-		err := b.add(row{
-			"oid": r.PKIndexOID, "conname": r.PKName, "connamespace": s.schemaOID(r.Schema), "contype": "p",
-			"condeferrable": false, "condeferred": false, "convalidated": true, "conrelid": r.OID,
-			"contypid": uint32(0), "conindid": r.PKIndexOID, "conparentid": uint32(0), "confrelid": uint32(0),
-			"confupdtype": " ", "confdeltype": " ", "confmatchtype": " ", "conislocal": true,
-			"coninhcount": 0, "connoinherit": true, "conkey": keyAttnums(r),
-		})
-		if err != nil {
-			return err
+		for _, k := range r.keyIndexes() {
+			contype := "u"
+			if k.primary {
+				contype = "p"
+			}
+			err := b.add(row{
+				"oid": k.oid, "conname": k.name, "connamespace": s.schemaOID(r.Schema), "contype": contype,
+				"condeferrable": false, "condeferred": false, "convalidated": true, "conrelid": r.OID,
+				"contypid": uint32(0), "conindid": k.oid, "conparentid": uint32(0), "confrelid": uint32(0),
+				"confupdtype": " ", "confdeltype": " ", "confmatchtype": " ", "conislocal": true,
+				"coninhcount": 0, "connoinherit": true, "conkey": keyAttnums(k),
+			})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// constraintDef renders a primary key as pg_get_constraintdef does.
-func constraintDef(r *Relation) string {
-	names := make([]string, len(r.PrimaryKey))
-	for i, k := range r.PrimaryKey {
-		names[i] = QuoteIdent(r.Columns[k].Name)
+func keyColumnNames(r *Relation, k keyIndex) string {
+	names := make([]string, len(k.cols))
+	for i, c := range k.cols {
+		names[i] = QuoteIdent(r.Columns[c].Name)
 	}
-	return "PRIMARY KEY (" + strings.Join(names, ", ") + ")"
+	return strings.Join(names, ", ")
 }
 
-// indexDef renders a primary key's index as pg_get_indexdef does; table is
-// the table's name as it should appear (qualified or not).
-func indexDef(r *Relation, table string) string {
-	names := make([]string, len(r.PrimaryKey))
-	for i, k := range r.PrimaryKey {
-		names[i] = QuoteIdent(r.Columns[k].Name)
+// constraintDef renders a key constraint as pg_get_constraintdef does.
+func constraintDef(r *Relation, k keyIndex) string {
+	if k.primary {
+		return "PRIMARY KEY (" + keyColumnNames(r, k) + ")"
 	}
-	return "CREATE UNIQUE INDEX " + QuoteIdent(r.PKName) + " ON " + table +
-		" USING btree (" + strings.Join(names, ", ") + ")"
+	return "UNIQUE (" + keyColumnNames(r, k) + ")"
+}
+
+// indexDef renders a key index as pg_get_indexdef does; table is the
+// table's name as it should appear (qualified or not).
+func indexDef(r *Relation, k keyIndex, table string) string {
+	return "CREATE UNIQUE INDEX " + QuoteIdent(k.name) + " ON " + table +
+		" USING btree (" + keyColumnNames(r, k) + ")"
 }
 
 func pgDescriptionRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {

@@ -42,7 +42,7 @@ func pgTablesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error
 		}
 		err := b.add(row{
 			"schemaname": r.Schema, "tablename": r.Name, "tableowner": userName(ctx),
-			"hasindexes": r.PKIndexOID != 0, "hasrules": false, "hastriggers": false, "rowsecurity": false,
+			"hasindexes": len(r.keyIndexes()) > 0, "hasrules": false, "hastriggers": false, "rowsecurity": false,
 		})
 		if err != nil {
 			return err
@@ -56,7 +56,7 @@ func pgViewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 		if r.Kind != KindView && r.Kind != KindSystem {
 			continue
 		}
-		err := b.add(row{"schemaname": r.Schema, "viewname": r.Name, "viewowner": userName(ctx), "definition": nullIfEmpty(r.ViewQuery)})
+		err := b.add(row{"schemaname": r.Schema, "viewname": r.Name, "viewowner": userName(ctx), "definition": nullIfEmpty(viewDef(r))})
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func pgMatviewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 		}
 		err := b.add(row{
 			"schemaname": r.Schema, "matviewname": r.Name, "matviewowner": userName(ctx),
-			"hasindexes": false, "ispopulated": true, "definition": nullIfEmpty(r.ViewQuery),
+			"hasindexes": false, "ispopulated": true, "definition": nullIfEmpty(viewDef(r)),
 		})
 		if err != nil {
 			return err
@@ -82,11 +82,10 @@ func pgMatviewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 
 func pgIndexesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range s.sortedRelations() {
-		if r.PKIndexOID == 0 {
-			continue
-		}
-		if err := b.add(row{"schemaname": r.Schema, "tablename": r.Name, "indexname": r.PKName, "indexdef": indexDef(r, qualified(r))}); err != nil {
-			return err
+		for _, k := range r.keyIndexes() {
+			if err := b.add(row{"schemaname": r.Schema, "tablename": r.Name, "indexname": k.name, "indexdef": indexDef(r, k, qualified(r))}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -49,6 +49,14 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 	var pk []string
 	var pkName string
 	var pkLoc int32 = -1
+	var uniques []uniqueSpec
+	addUnique := func(c *pg.Constraint, cols []string) error {
+		if c.NullsNotDistinct || len(c.Including) > 0 || len(c.Options) > 0 || c.Indexspace != "" {
+			return b.newErr(pgerr.FeatureNotSupported, c.Location, "UNIQUE NULLS NOT DISTINCT, INCLUDE, WITH and USING INDEX TABLESPACE are not supported")
+		}
+		uniques = append(uniques, uniqueSpec{cols: cols, name: c.Conname, loc: c.Location})
+		return nil
+	}
 	setPK := func(cols []string, name string, loc int32) error {
 		if pk != nil {
 			return b.newErr(pgerr.InvalidTableDefinition, loc, "multiple primary keys for table \"%s\" are not allowed", rel.Name)
@@ -84,6 +92,10 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 					if err := setPK([]string{cd.Colname}, c.Conname, c.Location); err != nil {
 						return nil, err
 					}
+				case pg.ConstrType_CONSTR_UNIQUE:
+					if err := addUnique(c, []string{cd.Colname}); err != nil {
+						return nil, err
+					}
 				case pg.ConstrType_CONSTR_ATTR_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE,
 					pg.ConstrType_CONSTR_ATTR_DEFERRED, pg.ConstrType_CONSTR_ATTR_IMMEDIATE:
 				default:
@@ -93,11 +105,17 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 			rel.Columns = append(rel.Columns, col)
 		case elt.GetConstraint() != nil:
 			c := elt.GetConstraint()
-			if c.Contype != pg.ConstrType_CONSTR_PRIMARY {
+			switch c.Contype {
+			case pg.ConstrType_CONSTR_PRIMARY:
+				if err := setPK(strs(c.Keys), c.Conname, c.Location); err != nil {
+					return nil, err
+				}
+			case pg.ConstrType_CONSTR_UNIQUE:
+				if err := addUnique(c, strs(c.Keys)); err != nil {
+					return nil, err
+				}
+			default:
 				return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
-			}
-			if err := setPK(strs(c.Keys), c.Conname, c.Location); err != nil {
-				return nil, err
 			}
 		default:
 			return nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "%s in CREATE TABLE is not supported", nodeKind(elt))
@@ -124,6 +142,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 		if rel.PKName == "" {
 			rel.PKName = rel.Name + "_pkey"
 		}
+	}
+	if err := b.uniqueKeys(rel, uniques); err != nil {
+		return nil, err
 	}
 	return rel, nil
 }

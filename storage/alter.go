@@ -78,9 +78,9 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 	if err := checkNotNullLive(&def, st); err != nil {
 		return err
 	}
-	pk := newPKIndex(&def)
-	if pk != nil {
-		if err := indexLive(&def, pk, st); err != nil {
+	pk, keys := newIndexes(&def)
+	for _, x := range keys {
+		if err := indexLive(&def, x, st); err != nil {
 			return err
 		}
 	}
@@ -101,7 +101,7 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 	t.log.f = f
 	t.log.size.Store(size)
 	old.Close()
-	t.def, t.schema, t.pk, t.w = def, schema, pk, st
+	t.def, t.schema, t.pk, t.keys, t.w = def, schema, pk, keys, st
 	t.pub.Store(st)
 	t.resetCompactionCheck()
 	return syncDir(t.store.dir)
@@ -161,12 +161,8 @@ func indexLive(def *TableDef, pk *pkIndex, st *state) error {
 				continue
 			}
 			if _, ok := pk.add(c.Rec, i, c.FirstRowID+int64(i)); !ok {
-				names, vals := keyText(def, c.Rec, i)
-				name := def.PKName
-				if name == "" {
-					name = def.TableName + "_pkey"
-				}
-				return pgerr.New(pgerr.UniqueViolation, `could not create unique index "%s"`, name).
+				names, vals := keyText(def, pk.cols, c.Rec, i)
+				return pgerr.New(pgerr.UniqueViolation, `could not create unique index "%s"`, pk.name).
 					WithDetail("Key (%s)=(%s) is duplicated.", names, vals)
 			}
 		}
@@ -174,11 +170,11 @@ func indexLive(def *TableDef, pk *pkIndex, st *state) error {
 	return nil
 }
 
-// keyText renders row i's primary key as PostgreSQL's error details do:
-// quoted column names and the values' text output, comma separated.
-func keyText(def *TableDef, rec arrow.RecordBatch, row int) (names, vals string) {
+// keyText renders row i's key (columns cols) as PostgreSQL's error details
+// do: quoted column names and the values' text output, comma separated.
+func keyText(def *TableDef, cols []int, rec arrow.RecordBatch, row int) (names, vals string) {
 	var nb, vb strings.Builder
-	for j, c := range def.PrimaryKey {
+	for j, c := range cols {
 		if j > 0 {
 			nb.WriteString(", ")
 			vb.WriteString(", ")

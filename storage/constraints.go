@@ -10,7 +10,7 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// NOT NULL and primary key checks, with PostgreSQL 15's errors.
+// NOT NULL, primary key and UNIQUE checks, with PostgreSQL 15's errors.
 //
 // PostgreSQL checks a row's NOT NULL constraints, then inserts its key, row
 // after row; the first failing row decides the error. checkRows does the
@@ -27,15 +27,23 @@ func (t *Table) checkRows(rec arrow.RecordBatch, first int64, olds []rowRef) err
 	if nullRow >= 0 {
 		limit = nullRow
 	}
-	if t.pk != nil {
+	if len(t.keys) > 0 {
 		for _, o := range olds {
-			t.pk.remove(o.rec, o.row, o.id)
+			for _, x := range t.keys {
+				x.remove(o.rec, o.row, o.id)
+			}
 		}
 		for i := 0; i < limit; i++ {
-			if _, ok := t.pk.add(rec, i, first+int64(i)); !ok {
-				t.unindex(rec, first, i)
-				t.reindex(olds)
-				return t.duplicateKeyError(rec, i)
+			id := first + int64(i)
+			for k, x := range t.keys {
+				if _, ok := x.add(rec, i, id); !ok {
+					for _, y := range t.keys[:k] {
+						y.remove(rec, i, id)
+					}
+					t.unindex(rec, first, i)
+					t.reindex(olds)
+					return duplicateKeyError(&t.def, x, rec, i)
+				}
 			}
 		}
 		if nullRow >= 0 {
@@ -51,21 +59,19 @@ func (t *Table) checkRows(rec arrow.RecordBatch, first int64, olds []rowRef) err
 
 // unindex removes the keys of rec's first n rows (row ids first, ...).
 func (t *Table) unindex(rec arrow.RecordBatch, first int64, n int) {
-	if t.pk == nil {
-		return
-	}
-	for i := 0; i < n; i++ {
-		t.pk.remove(rec, i, first+int64(i))
+	for _, x := range t.keys {
+		for i := 0; i < n; i++ {
+			x.remove(rec, i, first+int64(i))
+		}
 	}
 }
 
 // reindex puts back the keys of rows.
 func (t *Table) reindex(rows []rowRef) {
-	if t.pk == nil {
-		return
-	}
-	for _, r := range rows {
-		t.pk.add(r.rec, r.row, r.id)
+	for _, x := range t.keys {
+		for _, r := range rows {
+			x.add(r.rec, r.row, r.id)
+		}
 	}
 }
 
@@ -114,13 +120,9 @@ func (t *Table) notNullError(rec arrow.RecordBatch, row, col int) error {
 		WithDetail("Failing row contains (%s).", b.String())
 }
 
-func (t *Table) duplicateKeyError(rec arrow.RecordBatch, row int) error {
-	names, vals := keyText(&t.def, rec, row)
-	name := t.def.PKName
-	if name == "" {
-		name = t.def.TableName + "_pkey"
-	}
-	return pgerr.New(pgerr.UniqueViolation, `duplicate key value violates unique constraint "%s"`, name).
+func duplicateKeyError(def *TableDef, x *pkIndex, rec arrow.RecordBatch, row int) error {
+	names, vals := keyText(def, x.cols, rec, row)
+	return pgerr.New(pgerr.UniqueViolation, `duplicate key value violates unique constraint "%s"`, x.name).
 		WithDetail("Key (%s)=(%s) already exists.", names, vals)
 }
 

@@ -54,7 +54,18 @@ type TableDef struct {
 	// fail with 23505, and PK columns are NOT NULL (23502).
 	PrimaryKey []int
 	PKName     string // constraint name for the error message ("t_pkey")
-	TableName  string // for error messages
+	// Unique lists the UNIQUE constraints, checked after the primary key in
+	// this order. A row with a NULL in any of a key's columns never
+	// conflicts (PostgreSQL's default NULLS DISTINCT).
+	Unique    []UniqueKey `json:",omitempty"`
+	TableName string      // for error messages
+}
+
+// UniqueKey is one UNIQUE constraint: its name ("t_x_key", for 23505
+// errors and ON CONFLICT ON CONSTRAINT) and column indexes in key order.
+type UniqueKey struct {
+	Name    string
+	Columns []int
 }
 
 // Open opens (creating if needed) the store in dir and recovers every table
@@ -279,6 +290,16 @@ func checkDef(def TableDef) error {
 			return fmt.Errorf("storage: table %d: primary key column %d out of range", def.OID, c)
 		}
 	}
+	for _, u := range def.Unique {
+		if len(u.Columns) == 0 {
+			return fmt.Errorf("storage: table %d: unique key %q without columns", def.OID, u.Name)
+		}
+		for _, c := range u.Columns {
+			if c < 0 || c >= len(def.Columns) {
+				return fmt.Errorf("storage: table %d: unique key column %d out of range", def.OID, c)
+			}
+		}
+	}
 	return nil
 }
 
@@ -286,6 +307,13 @@ func cloneDef(def TableDef) TableDef {
 	def.Columns = slices.Clone(def.Columns)
 	def.NotNull = slices.Clone(def.NotNull)
 	def.PrimaryKey = slices.Clone(def.PrimaryKey)
+	if def.Unique != nil {
+		u := make([]UniqueKey, len(def.Unique))
+		for i, k := range def.Unique {
+			u[i] = UniqueKey{Name: k.Name, Columns: slices.Clone(k.Columns)}
+		}
+		def.Unique = u
+	}
 	if def.NotNull == nil {
 		def.NotNull = make([]bool, len(def.Columns))
 	}

@@ -28,8 +28,9 @@ type Table struct {
 	mu      sync.Mutex // serializes writers; guards the fields below
 	def     TableDef
 	schema  *arrow.Schema
-	w       *state   // the latest accepted state
-	pk      *pkIndex // nil without a primary key
+	w       *state     // the latest accepted state
+	pk      *pkIndex   // nil without a primary key
+	keys    []*pkIndex // every key index: pk (if any) first, then UNIQUE ones
 	dropped bool
 	log     *logFile // see logFile for who may touch it
 
@@ -51,7 +52,7 @@ func newTable(s *Store, def TableDef, st *state, lf *logFile) *Table {
 	t := &Table{store: s, def: def, schema: types.ArrowSchema(def.Columns), w: st, log: lf}
 	t.pub.Store(st)
 	t.free.L = &t.mu
-	t.pk = newPKIndex(&t.def)
+	t.pk, t.keys = newIndexes(&t.def)
 	t.indexState(st)
 	return t
 }

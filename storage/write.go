@@ -73,8 +73,8 @@ func (t *Table) prepDelete(base *state, rowIDs []int64) change {
 	ids := make([]int64, len(refs))
 	for i, r := range refs {
 		ids[i] = r.id
-		if t.pk != nil {
-			t.pk.remove(r.rec, r.row, r.id)
+		for _, x := range t.keys {
+			x.remove(r.rec, r.row, r.id)
 		}
 	}
 	return change{st: ns, frames: [][]byte{encodeDelete(ids)}, undo: func() { t.reindex(refs) }, n: int64(len(refs))}
@@ -145,22 +145,21 @@ func (t *Table) prepUpdate(base *state, rowIDs []int64, rec arrow.RecordBatch) (
 
 // prepTruncate empties base.
 func (t *Table) prepTruncate(base *state) change {
-	if t.pk != nil {
-		t.pk.reset()
+	for _, x := range t.keys {
+		x.reset()
 	}
 	return change{st: base.truncated(), frames: [][]byte{encodeTruncate()}, undo: func() { t.indexState(base) }}
 }
 
 // indexState makes the index hold exactly st's live rows.
 func (t *Table) indexState(st *state) {
-	if t.pk == nil {
-		return
-	}
-	t.pk.reset()
-	for _, c := range st.chunks {
-		for i := 0; i < int(c.Rec.NumRows()); i++ {
-			if c.Deleted == nil || c.Deleted[i/8]&(1<<(i%8)) == 0 {
-				t.pk.add(c.Rec, i, c.FirstRowID+int64(i))
+	for _, x := range t.keys {
+		x.reset()
+		for _, c := range st.chunks {
+			for i := 0; i < int(c.Rec.NumRows()); i++ {
+				if c.Deleted == nil || c.Deleted[i/8]&(1<<(i%8)) == 0 {
+					x.add(c.Rec, i, c.FirstRowID+int64(i))
+				}
 			}
 		}
 	}
