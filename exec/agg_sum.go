@@ -124,6 +124,12 @@ func (a *intSum) appendResult(b array.Builder, g int) error {
 	s := a.s[g]
 	switch {
 	case a.avg:
+		if s.hi == int64(s.lo)>>63 {
+			if txt, ok := avgIntText(int64(s.lo), a.n[g]); ok {
+				b.(*array.StringBuilder).Append(txt)
+				return nil
+			}
+		}
 		q, err := numericDiv(s.decimal(), apd.New(a.n[g], 0))
 		if err != nil {
 			return err

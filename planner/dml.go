@@ -292,9 +292,6 @@ func (b *binder) where(l *level, plan lnode, w *pg.Node) (lnode, error) {
 
 func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 	b := newBinder(env)
-	if len(stmt.FromClause) > 0 {
-		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(stmt.FromClause[0]), "UPDATE ... FROM is not supported")
-	}
 	if stmt.WithClause != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in UPDATE is not supported")
 	}
@@ -303,6 +300,10 @@ func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 		return nil, err
 	}
 	scan, l := b.scanForWrite(rel, tbl, stmt.Relation)
+	target, err := b.withFrom(l, scan, stmt.FromClause)
+	if err != nil {
+		return nil, err
+	}
 	set := make([]expr.Expr, len(rel.Columns))
 	l.clause = inUpdate
 	for _, n := range stmt.TargetList {
@@ -334,10 +335,11 @@ func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 			return nil, err
 		}
 	}
-	plan, err := b.where(l, scan, stmt.WhereClause)
+	plan, err := b.where(l, target, stmt.WhereClause)
 	if err != nil {
 		return nil, err
 	}
+	plan = onePerRow(b, plan, scan, len(stmt.FromClause) > 0)
 	p := &lProject{in: plan, ids: []int{b.newCol("ctid", "", types.TInt8)}, exprs: []expr.Expr{b.colRef(scan.rowID)}}
 	for i, c := range rel.Columns {
 		e := set[i]
@@ -361,9 +363,6 @@ func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 
 func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
 	b := newBinder(env)
-	if len(stmt.UsingClause) > 0 {
-		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(stmt.UsingClause[0]), "DELETE ... USING is not supported")
-	}
 	if stmt.WithClause != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in DELETE is not supported")
 	}
@@ -372,10 +371,15 @@ func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
 		return nil, err
 	}
 	scan, l := b.scanForWrite(rel, tbl, stmt.Relation)
-	plan, err := b.where(l, scan, stmt.WhereClause)
+	target, err := b.withFrom(l, scan, stmt.UsingClause)
 	if err != nil {
 		return nil, err
 	}
+	plan, err := b.where(l, target, stmt.WhereClause)
+	if err != nil {
+		return nil, err
+	}
+	plan = onePerRow(b, plan, scan, len(stmt.UsingClause) > 0)
 	p := &lProject{in: plan, ids: []int{b.newCol("ctid", "", types.TInt8)}, exprs: []expr.Expr{b.colRef(scan.rowID)}}
 	for i, c := range rel.Columns {
 		p.ids = append(p.ids, b.newCol(c.Name, "", c.Type))
@@ -393,4 +397,27 @@ func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
 	return &Delete{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes()}, nil
 }
 
-var _ = exec.InnerJoin
+// withFrom joins the target of UPDATE ... FROM / DELETE ... USING with the
+// other tables (the WHERE clause then relates them).
+func (b *binder) withFrom(l *level, scan *lScan, from []*pg.Node) (lnode, error) {
+	if len(from) == 0 {
+		return scan, nil
+	}
+	saved := l.clause
+	l.clause = inJoin
+	others, err := b.from(l, from)
+	l.clause = saved
+	if err != nil {
+		return nil, err
+	}
+	return &lJoin{left: scan, right: others, kind: exec.InnerJoin}, nil
+}
+
+// onePerRow keeps one joined row per target row: with FROM/USING a target
+// row may match several times, and PostgreSQL then uses one of them.
+func onePerRow(b *binder, plan lnode, scan *lScan, joined bool) lnode {
+	if !joined {
+		return plan
+	}
+	return &lDistinct{in: plan, on: []expr.Expr{b.colRef(scan.rowID)}}
+}

@@ -61,6 +61,10 @@ func TestDMLOracle(t *testing.T) {
 		"INSERT INTO w (id, name) SELECT a + 29, 'sel' FROM generate_series(1, 3) a ON CONFLICT (id) DO NOTHING",
 		"INSERT INTO w (id, name, qty) VALUES (1, 'up', 5), (40, 'in', 6) ON CONFLICT (id) DO UPDATE SET qty = w.qty + excluded.qty, name = excluded.name || w.name",
 		"INSERT INTO w AS x (id, qty) VALUES (2, 1), (4, 1) ON CONFLICT (id) DO UPDATE SET qty = 0 WHERE x.qty > 10",
+		"CREATE TABLE adj (id int, delta int8, tag text)",
+		"INSERT INTO adj VALUES (1, 100, 'one'), (2, 5, 'two'), (30, -1, 'thirty'), (99, 0, 'none')",
+		"UPDATE w SET qty = w.qty + adj.delta, name = adj.tag FROM adj WHERE adj.id = w.id AND adj.delta > 0",
+		"DELETE FROM w USING adj WHERE adj.id = w.id AND adj.tag = 'thirty'",
 	}
 	for _, s := range stmts {
 		if _, err := conn.Exec(d.ctx(), s); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -131,6 +132,7 @@ func (c *committer) run() {
 		}
 		g.err = err
 		close(g.done)
+		runtime.Gosched() // let the writers just woken queue their next writes
 	}
 }
 

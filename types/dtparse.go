@@ -437,9 +437,9 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 		return nil, dtBad
 	}
 	f := &dtFields{order: "MDY"}
-	if ds := strings.ToUpper(opts.DateStyle); strings.Contains(ds, "DMY") || strings.Contains(ds, "EURO") {
+	if _, dmy := parseDateStyle(opts.DateStyle); dmy {
 		f.order = "DMY"
-	} else if strings.Contains(ds, "YMD") {
+	} else if strings.Contains(strings.ToUpper(opts.DateStyle), "YMD") {
 		f.order = "YMD"
 	}
 	var nums []string

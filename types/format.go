@@ -65,6 +65,10 @@ func AppendText(dst []byte, v Value, t T, opts *FormatOptions) []byte {
 		}
 	case Date:
 		if d, ok := v.(DateValue); ok {
+			if opts.DateStyle != "" && opts.DateStyle[0] != 'I' {
+				style, dmy := parseDateStyle(opts.DateStyle)
+				return appendDateStyled(dst, d, style, dmy)
+			}
 			return appendDate(dst, d)
 		}
 	case Time:
@@ -73,6 +77,10 @@ func AppendText(dst []byte, v Value, t T, opts *FormatOptions) []byte {
 		}
 	case Timestamp:
 		if x, ok := v.(TimestampValue); ok {
+			if opts.DateStyle != "" && opts.DateStyle[0] != 'I' {
+				style, dmy := parseDateStyle(opts.DateStyle)
+				return appendTimestampStyled(dst, x, nil, style, dmy)
+			}
 			return appendTimestamp(dst, x, nil)
 		}
 	case TimestampTZ:
@@ -80,6 +88,10 @@ func AppendText(dst []byte, v Value, t T, opts *FormatOptions) []byte {
 			loc := opts.Location
 			if loc == nil {
 				loc = utc
+			}
+			if opts.DateStyle != "" && opts.DateStyle[0] != 'I' {
+				style, dmy := parseDateStyle(opts.DateStyle)
+				return appendTimestampStyled(dst, x, loc, style, dmy)
 			}
 			return appendTimestamp(dst, x, loc)
 		}

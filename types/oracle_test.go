@@ -44,7 +44,7 @@ func TestGenerateOracle(t *testing.T) {
 	out.WriteString("# settings\ttype\tinput\tresult (generated from PostgreSQL 15 by TestGenerateOracle)\n")
 	bin.WriteString("# settings\ttype\tinput\tbinary send output in hex (generated from PostgreSQL 15 by TestGenerateOracle)\n")
 	for _, g := range oracleGroups {
-		tz, efd, is, ds := "UTC", "1", "postgres", "MDY"
+		tz, efd, is, ds := "UTC", "1", "postgres", "ISO,MDY"
 		for _, kv := range strings.Fields(g.settings) {
 			k, v, _ := strings.Cut(kv, "=")
 			switch k {
@@ -60,7 +60,7 @@ func TestGenerateOracle(t *testing.T) {
 		}
 		for _, in := range g.inputs {
 			lit := "'" + strings.ReplaceAll(in, "'", "''") + "'"
-			sql := fmt.Sprintf("SET TimeZone = '%s'; SET extra_float_digits = %s; SET IntervalStyle = %s; SET DateStyle = 'ISO, %s'; "+
+			sql := fmt.Sprintf("SET TimeZone = '%s'; SET extra_float_digits = %s; SET IntervalStyle = %s; SET DateStyle = '%s'; "+
 				"DROP TABLE IF EXISTS pg_temp.tio; CREATE TEMP TABLE tio (x %s); INSERT INTO tio VALUES (%s); SELECT x FROM tio",
 				tz, efd, is, ds, g.typ, lit)
 			res, err := conn.Exec(ctx, sql).ReadAll()
@@ -124,7 +124,7 @@ func oracleOpts(settings string) (*FormatOptions, error) {
 		case "is":
 			o.IntervalStyle = v
 		case "ds":
-			o.DateStyle = "ISO, " + v
+			o.DateStyle = v
 		}
 	}
 	return &o, nil
@@ -173,7 +173,11 @@ func TestTextIOMatchesPostgres(t *testing.T) {
 			t.Errorf("%s %s %s:\n got  %s\n want %s", settings, spec, qin, got, want)
 			continue
 		}
-		if strings.HasPrefix(want, "OK ") && !(typ.IsFloat() && opts.ExtraFloatDigits <= 0) {
+		// Round trips, where PostgreSQL has them: not for lossy float output,
+		// nor for non-ISO DateStyles (zone abbreviations like LMT or IST do
+		// not read back).
+		isoDates := opts.DateStyle == "" || strings.HasPrefix(strings.ToUpper(opts.DateStyle), "ISO")
+		if strings.HasPrefix(want, "OK ") && !(typ.IsFloat() && opts.ExtraFloatDigits <= 0) && isoDates {
 			checkRoundTrips(t, in, typ, opts)
 		}
 	}

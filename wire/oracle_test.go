@@ -87,6 +87,26 @@ var oracleCases = []struct {
 		&pgproto3.Execute{Portal: "p1"},
 		&pgproto3.Sync{},
 	}}},
+	{name: "cursor-style fetches across Sync in a transaction (pgjdbc fetch size)", rounds: []exchange{{
+		&pgproto3.Parse{Query: "begin"}, &pgproto3.Bind{}, &pgproto3.Execute{},
+		&pgproto3.Parse{Name: "S_1", Query: "select * from generate_series(1, 5)"},
+		&pgproto3.Bind{DestinationPortal: "C_1", PreparedStatement: "S_1"},
+		&pgproto3.Describe{ObjectType: 'P', Name: "C_1"},
+		&pgproto3.Execute{Portal: "C_1", MaxRows: 2},
+		&pgproto3.Sync{},
+	}, {
+		&pgproto3.Execute{Portal: "C_1", MaxRows: 2},
+		&pgproto3.Sync{},
+	}, {
+		&pgproto3.Execute{Portal: "C_1", MaxRows: 2},
+		&pgproto3.Close{ObjectType: 'P', Name: "C_1"},
+		&pgproto3.Sync{},
+	}, {
+		&pgproto3.Execute{Portal: "C_1", MaxRows: 2},
+		&pgproto3.Sync{},
+	}, {
+		&pgproto3.Parse{Query: "commit"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{},
+	}}},
 	{name: "extended limit equal to row count", rounds: []exchange{{
 		&pgproto3.Parse{Query: "select * from generate_series(1, 3)"},
 		&pgproto3.Bind{},
