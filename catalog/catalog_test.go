@@ -241,7 +241,7 @@ func TestViewReplace(t *testing.T) {
 	if nv.OID != v.OID || nv.ViewQuery != "SELECT 2" || len(nv.Columns) != 3 {
 		t.Fatalf("replaced view: %+v", nv)
 	}
-	if q, _ := c.ViewDefinition(v.OID); q != "SELECT 2" {
+	if q, _ := c.ViewDefinition(v.OID); q != " SELECT 2;" { // framed as PostgreSQL frames view definitions
 		t.Fatalf("view definition %q", q)
 	}
 }

@@ -106,7 +106,7 @@ func TestCatalogFunctions(t *testing.T) {
 		{call(t, c, "col_description", cOid(tab.OID), cInt(2)), "the b column"},
 		{call(t, c, "col_description", cOid(tab.OID), cInt(1)), "<NULL>"},
 		{call(t, c, "obj_description", cOid(tab.OID), &expr.Const{V: "pg_class", T: types.TName}), "<NULL>"},
-		{call(t, c, "pg_get_viewdef", cOid(v.OID), cBool(true)), "SELECT 1"},
+		{call(t, c, "pg_get_viewdef", cOid(v.OID), cBool(true)), " SELECT 1;"},
 		// PostgreSQL qualifies the table in the plain form, and in the pretty form only when not visible.
 		{call(t, c, "pg_get_indexdef", cOid(tab.PKIndexOID), cInt(0), cBool(true)), "CREATE UNIQUE INDEX cat_t_pkey ON cat_t USING btree (a)"},
 		{call(t, c, "pg_get_indexdef", cOid(tab.PKIndexOID)), "CREATE UNIQUE INDEX cat_t_pkey ON public.cat_t USING btree (a)"},

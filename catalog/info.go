@@ -150,13 +150,24 @@ func (c *Catalog) ColumnDefault(relOID uint32, attnum int16) (string, bool) {
 	return shownDefault(r.Columns[attnum-1]), true
 }
 
-// ViewDefinition returns a view's query text.
+// ViewDefinition returns a view's query as pg_get_viewdef does.
 func (c *Catalog) ViewDefinition(oid uint32) (string, bool) {
 	r := c.snap().byOID[oid]
 	if r == nil || (r.Kind != KindView && r.Kind != KindMatView) {
 		return "", false
 	}
-	return r.ViewQuery, true
+	return viewDef(r), true
+}
+
+// viewDef renders a view's stored query the way PostgreSQL frames a view
+// definition (a leading space, a closing semicolon); the query itself is
+// the stored text, not PostgreSQL's re-printed form.
+func viewDef(r *Relation) string {
+	q := strings.TrimSpace(r.ViewQuery)
+	if q == "" {
+		return ""
+	}
+	return " " + strings.TrimSuffix(q, ";") + ";"
 }
 
 // ObjectDescription returns the comment on an object (subID 0) or a column.

@@ -149,7 +149,7 @@ func isViewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 		}
 		err := b.add(row{
 			"table_catalog": dbName(ctx), "table_schema": r.Schema, "table_name": r.Name,
-			"view_definition": nullIfEmpty(r.ViewQuery), "check_option": "NONE", "is_updatable": "NO",
+			"view_definition": nullIfEmpty(viewDef(r)), "check_option": "NONE", "is_updatable": "NO",
 			"is_insertable_into": "NO", "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
 			"is_trigger_insertable_into": "NO",
 		})

@@ -56,7 +56,7 @@ func pgViewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 		if r.Kind != KindView && r.Kind != KindSystem {
 			continue
 		}
-		err := b.add(row{"schemaname": r.Schema, "viewname": r.Name, "viewowner": userName(ctx), "definition": nullIfEmpty(r.ViewQuery)})
+		err := b.add(row{"schemaname": r.Schema, "viewname": r.Name, "viewowner": userName(ctx), "definition": nullIfEmpty(viewDef(r))})
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func pgMatviewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 		}
 		err := b.add(row{
 			"schemaname": r.Schema, "matviewname": r.Name, "matviewowner": userName(ctx),
-			"hasindexes": false, "ispopulated": true, "definition": nullIfEmpty(r.ViewQuery),
+			"hasindexes": false, "ispopulated": true, "definition": nullIfEmpty(viewDef(r)),
 		})
 		if err != nil {
 			return err

@@ -207,7 +207,7 @@ func TestPgClassAndFriends(t *testing.T) {
 		t.Fatalf("pg_tables: %v", tables)
 	}
 	views := sysRowsOf(t, c, "pg_catalog", "pg_views", testCtx)
-	if r := findRow(views, "viewname", "cat_v"); r == nil || r["definition"] != "SELECT 1" {
+	if r := findRow(views, "viewname", "cat_v"); r == nil || r["definition"] != " SELECT 1;" {
 		t.Fatalf("pg_views: %v", r)
 	}
 	settings := sysRowsOf(t, c, "pg_catalog", "pg_settings", RowsContext{Settings: func() []Setting {
@@ -487,7 +487,7 @@ func TestSourcesAndMaterializedViews(t *testing.T) {
 	if ft := sysRowsOf(t, c, "pg_catalog", "pg_foreign_table", testCtx); len(ft) != 1 || ft[0]["ftrelid"] != fmt.Sprint(src.OID) {
 		t.Fatalf("pg_foreign_table: %v", ft)
 	}
-	if mvs := sysRowsOf(t, c, "pg_catalog", "pg_matviews", testCtx); len(mvs) != 1 || mvs[0]["definition"] != mv.ViewQuery {
+	if mvs := sysRowsOf(t, c, "pg_catalog", "pg_matviews", testCtx); len(mvs) != 1 || mvs[0]["definition"] != " "+mv.ViewQuery+";" {
 		t.Fatalf("pg_matviews: %v", mvs)
 	}
 	if c.Table(src.OID) != nil {

@@ -288,6 +288,19 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The catalog's DropWithDetail also gives the cascade's DETAIL.
+		if dd, ok := s.eng.cat.(interface {
+			DropWithDetail(catalog.RelKind, string, string, bool, bool, []string) (*pgerr.Error, error)
+		}); ok {
+			n, err := dd.DropWithDetail(kind, schema, name, d.MissingOk, cascade, s.set.searchPath())
+			if err != nil {
+				return nil, err
+			}
+			if n != nil {
+				res.Notices = append(res.Notices, n)
+			}
+			continue
+		}
 		notice, err := s.eng.cat.Drop(kind, schema, name, d.MissingOk, cascade, s.set.searchPath())
 		if err != nil {
 			return nil, err

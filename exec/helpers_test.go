@@ -299,3 +299,5 @@ func nan() float64 { return math.NaN() }
 func negZero() float64 { return math.Copysign(0, -1) }
 
 func signbit(f float64) bool { return math.Signbit(f) }
+
+func sliceArr(a arrow.Array, i, j int) arrow.Array { return array.NewSlice(a, int64(i), int64(j)) }

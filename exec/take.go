@@ -84,26 +84,49 @@ func takeFixed[T arrow.FixedWidthType](mem memory.Allocator, a arrow.Array, idx 
 	return array.MakeFromData(d)
 }
 
-// takeString gathers a string array.
+// takeString gathers a string array, building its offsets and data buffers
+// directly.
 func takeString(mem memory.Allocator, a *array.String, idx []int32) arrow.Array {
+	offs := a.ValueOffsets()
+	var raw []byte
+	if buf := a.Data().Buffers()[2]; buf != nil {
+		raw = buf.Bytes()
+	}
+	n := len(idx)
 	size := 0
 	for _, i := range idx {
 		if i >= 0 {
-			size += a.ValueLen(int(i))
+			size += int(offs[i+1] - offs[i])
 		}
 	}
-	b := array.NewStringBuilder(mem)
-	defer b.Release()
-	b.Reserve(len(idx))
-	b.ReserveData(size)
-	for _, i := range idx {
-		if i < 0 || a.IsNull(int(i)) {
-			b.AppendNull()
-		} else {
-			b.Append(a.Value(int(i)))
+	out := make([]int32, n+1)
+	data := make([]byte, 0, size)
+	nulls := 0
+	var valid []byte
+	hasNulls := a.NullN() > 0
+	for k, i := range idx {
+		if i < 0 || (hasNulls && a.IsNull(int(i))) {
+			if valid == nil {
+				valid = make([]byte, bitutil.BytesForBits(int64(n)))
+				bitutil.SetBitsTo(valid, 0, int64(k), true)
+			}
+			nulls++
+			out[k+1] = int32(len(data))
+			continue
 		}
+		if valid != nil {
+			bitutil.SetBit(valid, k)
+		}
+		data = append(data, raw[offs[i]:offs[i+1]]...)
+		out[k+1] = int32(len(data))
 	}
-	return b.NewArray()
+	var vb *memory.Buffer
+	if valid != nil {
+		vb = memory.NewBufferBytes(valid)
+	}
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{vb, memory.NewBufferBytes(arrow.GetBytes(out)), memory.NewBufferBytes(data)}, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 // takeBatch gathers rows idx of every column of b.

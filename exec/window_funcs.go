@@ -252,6 +252,9 @@ func (wc *windowCall) aggregate(b array.Builder, ps, pe int) error {
 	if wc.prefixable() {
 		return wc.prefixAggregate(b, fr, ps, pe)
 	}
+	if wc.dequeable() {
+		return wc.dequeMinMax(b, fr, ps, pe)
+	}
 	st, err := newState()
 	if err != nil {
 		return err

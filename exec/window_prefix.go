@@ -79,3 +79,52 @@ func (wc *windowCall) prefixAggregate(b array.Builder, fr *framer, ps, pe int) e
 	}
 	return nil
 }
+
+// Sliding min and max over integer-like values use a monotonic deque of
+// positions: frames only move forward, so each row enters and leaves once.
+
+// dequeable reports whether the call is min or max over integer-like values.
+func (wc *windowCall) dequeable() bool {
+	f := wc.call.Fn.Agg
+	return wc.call.Frame.Exclude == ExcludeNoOthers && (f.Name == "min" || f.Name == "max") &&
+		len(f.Args) == 1 && intLike(f.Args[0])
+}
+
+// dequeMinMax computes min or max over each row's frame of [ps, pe).
+func (wc *windowCall) dequeMinMax(b array.Builder, fr *framer, ps, pe int) error {
+	isMax := wc.call.Fn.Agg.Name == "max"
+	a := wc.args[0]
+	vals, _ := int64Values(a)
+	better := func(x, y int64) bool { // x displaces y from the deque's back
+		if isMax {
+			return x >= y
+		}
+		return x <= y
+	}
+	dq := make([]int, 0, 64) // positions, values monotonic from the front
+	next := ps               // first position not yet pushed
+	for p := ps; p < pe; p++ {
+		fs, fe := fr.frame(p)
+		if next < fs {
+			next = fs
+		}
+		for ; next < fe; next++ {
+			if a.IsNull(next) || (wc.mask != nil && !wc.mask[next]) {
+				continue
+			}
+			for len(dq) > 0 && better(vals[next], vals[dq[len(dq)-1]]) {
+				dq = dq[:len(dq)-1]
+			}
+			dq = append(dq, next)
+		}
+		for len(dq) > 0 && dq[0] < fs {
+			dq = dq[1:]
+		}
+		if len(dq) == 0 || fe <= fs {
+			b.AppendNull()
+			continue
+		}
+		appendInt64Like(b, vals[dq[0]])
+	}
+	return nil
+}

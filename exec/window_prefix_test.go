@@ -49,6 +49,8 @@ func TestWindowSlidingRandomized(t *testing.T) {
 			wcall(t, "count", nil, part, ord, fr), wcall(t, "count", []expr.Expr{v}, part, ord, fr),
 			wcall(t, "sum", []expr.Expr{v}, part, ord, fr), wcall(t, "avg", []expr.Expr{v}, part, ord, fr),
 			wcall(t, "min", []expr.Expr{v}, part, ord, fr),
+			wcall(t, "max", []expr.Expr{v}, part, ord, fr),
+			wcall(t, "min", []expr.Expr{&expr.Cast{E: v, To: types.TFloat8}}, part, ord, fr),
 		}
 		cs := cols(types.TInt4, types.TInt4, types.TInt8)
 		for _, c := range calls {
@@ -62,7 +64,7 @@ func TestWindowSlidingRandomized(t *testing.T) {
 			for pos, row := range rows {
 				lo, hi := max(pos-before, 0), min(pos+after+1, len(rows))
 				var cstar, cnt, sum int64
-				var mn any
+				var mn, mx any
 				for q := lo; q < hi; q++ {
 					cstar++
 					if x := vs[rows[q]]; x != nil {
@@ -71,9 +73,16 @@ func TestWindowSlidingRandomized(t *testing.T) {
 						if mn == nil || int64(x.(int)) < mn.(int64) {
 							mn = int64(x.(int))
 						}
+						if mx == nil || int64(x.(int)) > mx.(int64) {
+							mx = int64(x.(int))
+						}
 					}
 				}
-				want := []any{cstar, cnt, nil, nil, mn}
+				var fmn any
+				if mn != nil {
+					fmn = float64(mn.(int64))
+				}
+				want := []any{cstar, cnt, nil, nil, mn, mx, fmn}
 				if cnt > 0 {
 					want[2] = fmt.Sprint(sum)
 					q, err := numericDiv(int128{lo: uint64(sum), hi: sum >> 63}.decimal(), int128{lo: uint64(cnt)}.decimal())

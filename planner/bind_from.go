@@ -120,7 +120,9 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	if err != nil {
 		return nil, nil, b.errAt(err, rv.Location)
 	}
-	b.deps[rel.OID] = true
+	if b.viewDepth == 0 { // a view depends on what it names, not on what its views read
+		b.deps[rel.OID] = true
+	}
 	switch rel.Kind {
 	case catalog.KindView:
 		plan, err := b.view(rel)

@@ -396,7 +396,6 @@ func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
 	return &Delete{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes()}, nil
 }
 
-
 // withFrom joins the target of UPDATE ... FROM / DELETE ... USING with the
 // other tables (the WHERE clause then relates them).
 func (b *binder) withFrom(l *level, scan *lScan, from []*pg.Node) (lnode, error) {

@@ -24,21 +24,25 @@
 //
 // # Constraints
 //
-// NOT NULL and PRIMARY KEY are checked before anything is written, row by row
-// in PostgreSQL's order, with its SQLSTATEs, messages and details (23502
-// "Failing row contains (...)", 23505 "Key (id)=(1) already exists."). A hash
-// index maps each live row's encoded key to its row id (key.go describes the
-// encoding, which follows PostgreSQL's equality: 1.50 = 1.5, -0 = 0, NaN = NaN,
-// '1 mon' = '30 days', trailing blanks of character(n)).
+// NOT NULL, PRIMARY KEY and UNIQUE are checked before anything is written,
+// row by row in PostgreSQL's order, with its SQLSTATEs, messages and details
+// (23502 "Failing row contains (...)", 23505 "Key (id)=(1) already exists.").
+// A hash index per key maps each live row's encoded key to its row id
+// (key.go describes the encoding, which follows PostgreSQL's equality:
+// 1.50 = 1.5, -0 = 0, NaN = NaN, '1 mon' = '30 days', trailing blanks of
+// character(n)); LookupKey, LookupUnique and FindConflicts (ON CONFLICT)
+// read them.
 //
 // # On disk
 //
-// Each table has its own append-only log, <datadir>/tables/<oid>.log (Open's directory), of
-// framed records (length, CRC-32C, payload; record.go): a header with the
-// TableDef (so the log decodes without the catalog), then INSERT, DELETE,
-// UPDATE, TRUNCATE records, and compaction's CHUNK records. Columns are
-// encoded by a compact codec of the Arrow buffers (codec.go), laid out so
-// recovery decodes them zero-copy.
+// Each table has its own append-only log, <oid>.log in Open's directory
+// (<datadir>/tables), of framed records (length, CRC-32C, payload;
+// record.go): a header with the TableDef (so the log decodes without the
+// catalog), then INSERT, DELETE, UPDATE, TRUNCATE records, and compaction's
+// CHUNK records. Columns are encoded by a compact codec of the Arrow buffers
+// (codec.go), laid out so recovery decodes them zero-copy: against Arrow IPC,
+// a one-row record is 80 bytes instead of 416 and encodes ~30x faster, and a
+// 64k-row batch decodes ~15x faster.
 //
 // A write that spans several batches (InsertBatches, e.g. a whole COPY) is
 // a chain of frames flagged "more follows" except the last; recovery applies

@@ -336,3 +336,35 @@ func init() {
 	reg(types.TInt4, intNot[int32](types.TInt4), func(op string) kernel { return intBitwise[int32](op, types.TInt4) })
 	reg(types.TInt8, intNot[int64](types.TInt8), func(op string) kernel { return intBitwise[int64](op, types.TInt8) })
 }
+
+// widenFloat8 runs a float8 kernel on arguments of which some are float4
+// (PostgreSQL's cross-type float48 / float84 operators).
+func widenFloat8(k kernel) kernel {
+	return func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		wide := make([]arrow.Array, len(args))
+		for i, a := range args {
+			if a.DataType().ID() == arrow.FLOAT64 {
+				a.Retain()
+				wide[i] = a
+				continue
+			}
+			v := make([]float64, a.Len())
+			readFloat(a, v)
+			wide[i] = makePrim(arrow.PrimitiveTypes.Float64, v, validity(a))
+		}
+		defer releaseAll(wide)
+		return k(ctx, wide, n)
+	}
+}
+
+func init() {
+	F4, F8 := types.TFloat4, types.TFloat8
+	for _, sig := range [][]types.T{{F4, F8}, {F8, F4}} {
+		for _, op := range []byte{'+', '-', '*', '/'} {
+			register(&Func{Name: string(op), Args: sig, Return: F8, Strict: true, Kernel: widenFloat8(floatBinary[float64](op, F8))})
+		}
+		for _, op := range cmpOps {
+			register(&Func{Name: op, Args: sig, Return: types.TBool, Strict: true, Kernel: widenFloat8(floatCompare[float64](op))})
+		}
+	}
+}

@@ -43,7 +43,11 @@ func TestMixedIntegerTypes(t *testing.T) {
 		{types.TInt4, types.TInt8, types.TInt8},
 		{types.TInt4, types.TNumeric, types.TNumeric},
 		{types.TInt4, types.TFloat8, types.TFloat8},
-		{types.TFloat4, types.TInt8, types.TFloat4},
+		{types.TFloat4, types.TInt8, types.TFloat8},
+		{types.TFloat4, types.TNumeric, types.TFloat8},
+		{types.TInt2, types.TFloat4, types.TFloat8},
+		{types.TFloat4, types.TInt4, types.TFloat8}, // float48 wins on the preferred type
+		{types.TFloat4, types.TFloat8, types.TFloat8},
 		{types.TInt2, types.TInt2, types.TInt2},
 	}
 	for _, c := range cases {
@@ -52,6 +56,7 @@ func TestMixedIntegerTypes(t *testing.T) {
 			t.Errorf("%s + %s: %s, want %s", c.l, c.r, e.Type(), c.want)
 		}
 	}
+	// Expected types above are pg_typeof(...) in PostgreSQL 15.
 	// unknown literal takes the other side's type
 	e := mustBinary(t, "+", &ColRef{T: types.TInt8}, lit("5"))
 	if !e.Type().Equal(types.TInt8) {
