@@ -29,6 +29,9 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if ins.OnConflict != nil {
+			return s.insertOnConflict(ectx, ins, rec)
+		}
 		n := rec.NumRows()
 		if n > 0 {
 			if _, err := s.insert(ctx, ins.Table, rec); err != nil {

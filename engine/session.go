@@ -79,6 +79,7 @@ type plan struct {
 	del     *planner.Delete
 	explain string
 	show    string // SHOW's parameter name (lower case) or "all"
+	gen     any    // the catalog generation planned against (see replanIfStale)
 }
 
 // Prepare implements SessionAPI.
@@ -104,7 +105,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		paramTypes[i] = t
 	}
 	p = &Prepared{Stmt: stmt, ParamTypes: paramTypes}
-	pl := &plan{kind: kindUtility}
+	pl := &plan{kind: kindUtility, gen: s.generation()}
 	p.plan = pl
 	if stmt.AST == nil {
 		return p, nil
@@ -191,6 +192,9 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	}()
 	if s.tx == 'E' && !isTxEnd(p.Stmt) {
 		return nil, errAborted
+	}
+	if err := s.replanIfStale(ctx, p); err != nil {
+		return nil, err
 	}
 	pl := p.plan.(*plan)
 	if len(params) != len(p.ParamTypes) {

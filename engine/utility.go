@@ -54,6 +54,8 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return &Result{Tag: "CREATE SCHEMA"}, nil
 	case *pg.Node_DropStmt:
 		return s.execDrop(n.DropStmt)
+	case *pg.Node_AlterTableStmt, *pg.Node_RenameStmt:
+		return s.execAlter(ctx, env, stmt.AST)
 	case *pg.Node_TruncateStmt:
 		return s.execTruncate(ctx, n.TruncateStmt)
 	case *pg.Node_CopyStmt:

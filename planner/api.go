@@ -6,6 +6,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
@@ -47,7 +48,8 @@ type Query struct {
 }
 
 // PlanSelect binds and plans a SelectStmt node.
-func PlanSelect(env *Env, stmt *pg.Node) (*Query, error) {
+func PlanSelect(env *Env, stmt *pg.Node) (q *Query, err error) {
+	defer recoverTo(&err)
 	b := newBinder(env)
 	plan, err := b.query(stmt, nil, nil, false)
 	if err != nil {
@@ -69,6 +71,7 @@ type Insert struct {
 	Table      *storage.Table
 	Source     exec.Node
 	Returning  *Returning
+	OnConflict *OnConflict // nil without ON CONFLICT
 	ParamTypes []types.T
 }
 
@@ -100,35 +103,49 @@ type Returning struct {
 }
 
 // PlanInsert binds an InsertStmt.
-func PlanInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
+func PlanInsert(env *Env, stmt *pg.InsertStmt) (p *Insert, err error) {
+	defer recoverTo(&err)
 	return planInsert(env, stmt)
 }
 
 // PlanUpdate binds an UpdateStmt.
-func PlanUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
+func PlanUpdate(env *Env, stmt *pg.UpdateStmt) (p *Update, err error) {
+	defer recoverTo(&err)
 	return planUpdate(env, stmt)
 }
 
 // PlanDelete binds a DeleteStmt.
-func PlanDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
+func PlanDelete(env *Env, stmt *pg.DeleteStmt) (p *Delete, err error) {
+	defer recoverTo(&err)
 	return planDelete(env, stmt)
 }
 
 // TableDef is a bound CREATE TABLE: the relation to create (OID unset).
 // Column defaults are validated (they must bind) and kept as text.
-func TableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
+func TableDef(env *Env, stmt *pg.CreateStmt) (r *catalog.Relation, err error) {
+	defer recoverTo(&err)
 	return tableDef(env, stmt)
 }
 
 // ViewDef is a bound CREATE VIEW: the relation (OID unset, ViewQuery set to
 // the query's text taken from source) and the OIDs of the relations it reads.
-func ViewDef(env *Env, stmt *pg.ViewStmt, source string) (*catalog.Relation, []uint32, error) {
+func ViewDef(env *Env, stmt *pg.ViewStmt, source string) (r *catalog.Relation, deps []uint32, err error) {
+	defer recoverTo(&err)
 	return viewDef(env, stmt, source)
 }
 
 // BindType resolves a TypeName node (for CAST, column definitions, Parse's
 // parameter types given by name).
-func BindType(tn *pg.TypeName) (types.T, error) {
-	t, _, err := bindTypeName(tn)
+func BindType(tn *pg.TypeName) (t types.T, err error) {
+	defer recoverTo(&err)
+	t, _, err = bindTypeName(tn)
 	return t, err
+}
+
+// recoverTo turns a panic of the planner (a bug) into an internal error for
+// the one statement, so that it never crosses the package boundary.
+func recoverTo(err *error) {
+	if r := recover(); r != nil {
+		*err = pgerr.Internal("planner: %v", r)
+	}
 }

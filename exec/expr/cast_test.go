@@ -221,3 +221,17 @@ func TestParamValues(t *testing.T) {
 	_, err = paramValue("x", types.TInt4)
 	expectErr(t, err, pgerr.InvalidTextRepresentation, `invalid input syntax for type integer: "x"`)
 }
+
+func TestInListString(t *testing.T) {
+	in, err := NewInList(ref(0, types.TInt4), []Expr{i4(1), i4(2)}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := in.String(); got != "(c0 = ANY ('{1,2}'::integer[]))" {
+		t.Fatalf("String: %s", got)
+	}
+	in, _ = NewInList(ref(0, types.TInt4), []Expr{ref(1, types.TInt4), i4(2)}, true)
+	if got := in.String(); got != "(c0 <> ALL (ARRAY[c1, 2]))" {
+		t.Fatalf("String: %s", got)
+	}
+}

@@ -14,12 +14,30 @@ import (
 // Type is boolean.
 func (e *InList) Type() types.T { return types.TBool }
 
+// String renders as PostgreSQL's EXPLAIN does: (x = ANY ('{1,2}'::integer[]))
+// for constant lists, (x = ANY (ARRAY[a, b])) otherwise.
 func (e *InList) String() string {
 	op := " = ANY "
 	if e.Not {
 		op = " <> ALL "
 	}
-	return "(" + e.E.String() + op + "(" + joinExprs(e.List, ", ")[1:] + ")"
+	t := e.E.Type()
+	vals := make([]types.Value, 0, len(e.List))
+	for _, x := range e.List {
+		c, ok := x.(*Const)
+		if !ok || !c.T.SameKind(t) {
+			vals = nil
+			break
+		}
+		vals = append(vals, c.V)
+	}
+	var list string
+	if vals != nil {
+		list = constString(vals, types.ArrayOf(t.WithTypmod(-1)))
+	} else {
+		list = (&ArrayExpr{Elems: e.List}).String()
+	}
+	return "(" + e.E.String() + op + "(" + list + "))"
 }
 
 // Eval computes the membership test.

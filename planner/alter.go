@@ -1,0 +1,606 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+)
+
+// Alter is a planned ALTER TABLE (or ALTER VIEW/TABLE ... RENAME): the new
+// definition of one relation and how its stored rows change. Immutable.
+type Alter struct {
+	// Old is the relation as resolved; nil when IF EXISTS found nothing
+	// (Notices then holds PostgreSQL's "skipping" notice).
+	Old *catalog.Relation
+	// New is Old's new definition (same OID).
+	New *catalog.Relation
+	// Exprs compute New's columns, in order, from a batch in Old's column
+	// layout; nil when the stored layout does not change.
+	Exprs []expr.Expr
+	// Views are every view depending on Old, checked against New; DropViews
+	// those that CASCADE drops with the change.
+	Views, DropViews []uint32
+	// Notices are the statement's notices (skipped IF [NOT] EXISTS actions,
+	// views dropped by CASCADE).
+	Notices []*pgerr.Error
+}
+
+// dependentsCatalog is the optional part of Env.Catalog that lists the
+// views reading a relation (implemented by *catalog.Catalog).
+type dependentsCatalog interface {
+	Dependents(oid uint32) []*catalog.Relation
+}
+
+// alterState is an ALTER being planned: the working definition and, per
+// working column, the expression computing it from Old's layout.
+type alterState struct {
+	b       *binder
+	old     *catalog.Relation
+	rel     *catalog.Relation
+	src     []expr.Expr // per column of rel, over old's column ids
+	ids     []int       // binder ids of old's columns (the batch layout)
+	using   *level      // the scope of old's columns for USING
+	rewrite bool
+	views   []*catalog.Relation // dependents of old
+	dropped map[uint32]bool     // views CASCADE drops
+	notices []*pgerr.Error
+}
+
+// PlanAlterTable binds an AlterTableStmt (ALTER TABLE and ALTER VIEW).
+func PlanAlterTable(env *Env, stmt *pg.AlterTableStmt) (*Alter, error) {
+	a, err := startAlter(env, stmt.Relation, stmt.MissingOk)
+	if a == nil || err != nil {
+		return skipped(err)
+	}
+	for _, n := range stmt.Cmds {
+		if err := a.cmd(n.GetAlterTableCmd()); err != nil {
+			return nil, err
+		}
+	}
+	return a.finish()
+}
+
+// PlanRename binds ALTER TABLE/VIEW ... RENAME [COLUMN] a TO b and ALTER
+// TABLE/VIEW ... RENAME TO name.
+func PlanRename(env *Env, stmt *pg.RenameStmt) (*Alter, error) {
+	switch stmt.RenameType {
+	case pg.ObjectType_OBJECT_TABLE, pg.ObjectType_OBJECT_VIEW, pg.ObjectType_OBJECT_COLUMN:
+	default:
+		return nil, pgerr.Unsupported("ALTER ... RENAME of %s is not supported", strings.ToLower(strings.TrimPrefix(stmt.RenameType.String(), "OBJECT_")))
+	}
+	a, err := startAlter(env, stmt.Relation, stmt.MissingOk)
+	if a == nil || err != nil {
+		return skipped(err)
+	}
+	if stmt.RenameType == pg.ObjectType_OBJECT_COLUMN {
+		i := a.rel.ColumnIndex(stmt.Subname)
+		if i < 0 {
+			return nil, pgerr.New(pgerr.UndefinedColumn, "column \"%s\" does not exist", stmt.Subname)
+		}
+		if a.rel.ColumnIndex(stmt.Newname) >= 0 {
+			return nil, a.colExists(stmt.Newname)
+		}
+		a.rel.Columns[i].Name = stmt.Newname
+		if v := a.broken(); v != nil {
+			return nil, pgerr.New(pgerr.FeatureNotSupported, "cannot rename column \"%s\" of %s \"%s\" because view \"%s\" depends on it", stmt.Subname, kindName(a.old.Kind), a.old.Name, v.Name).
+				WithHint("Views keep the text of their query: drop the view, rename, and create the view again.")
+		}
+		return a.finish()
+	}
+	a.rel.Name = stmt.Newname
+	if v := a.broken(); v != nil {
+		return nil, pgerr.New(pgerr.FeatureNotSupported, "cannot rename %s \"%s\" because view \"%s\" depends on it", kindName(a.old.Kind), a.old.Name, v.Name).
+			WithHint("Views keep the text of their query: drop the view, rename, and create the view again.")
+	}
+	return a.finish()
+}
+
+// skipped turns startAlter's result into a plan: an IF EXISTS notice or an error.
+func skipped(err error) (*Alter, error) {
+	if e := pgerr.As(err); e != nil && e.Severity == pgerr.SevNotice {
+		return &Alter{Notices: []*pgerr.Error{e}}, nil
+	}
+	return nil, err
+}
+
+func kindName(k catalog.RelKind) string {
+	if k == catalog.KindView {
+		return "view"
+	}
+	return "table"
+}
+
+// startAlter resolves the relation. With missingOK a missing relation is
+// (nil, notice).
+func startAlter(env *Env, rv *pg.RangeVar, missingOK bool) (*alterState, error) {
+	b := newBinder(env)
+	if env == nil || env.Catalog == nil {
+		return nil, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", rv.Relname)
+	}
+	old, err := env.Catalog.Resolve(rv.Schemaname, rv.Relname, env.SearchPath)
+	if err != nil {
+		if missingOK && pgerr.CodeOf(err) == pgerr.UndefinedTable {
+			n := pgerr.New(pgerr.SuccessfulCompletion, "relation \"%s\" does not exist, skipping", rv.Relname)
+			n.Severity = pgerr.SevNotice
+			return nil, n
+		}
+		return nil, err
+	}
+	switch old.Kind {
+	case catalog.KindTable, catalog.KindView:
+	case catalog.KindSystem:
+		return nil, pgerr.New(pgerr.InsufficientPrivilege, "permission denied: \"%s\" is a system catalog", old.Name)
+	default:
+		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a table or view", old.Name)
+	}
+	a := &alterState{b: b, old: old, dropped: map[uint32]bool{}}
+	r := *old
+	r.Columns = slices.Clone(old.Columns)
+	r.PrimaryKey = slices.Clone(old.PrimaryKey)
+	r.Unique = slices.Clone(old.Unique)
+	a.rel = &r
+	scan, l := b.scanForWrite(old, nil, rv)
+	a.ids, a.using = scan.ids, l
+	for _, id := range scan.ids {
+		a.src = append(a.src, b.colRef(id))
+	}
+	if dc, ok := env.Catalog.(dependentsCatalog); ok {
+		a.views = dc.Dependents(old.OID)
+	}
+	return a, nil
+}
+
+// finish converts the working state into the plan.
+func (a *alterState) finish() (*Alter, error) {
+	out := &Alter{Old: a.old, New: a.rel, Notices: a.notices}
+	for _, v := range a.views {
+		out.Views = append(out.Views, v.OID)
+		if a.dropped[v.OID] {
+			out.DropViews = append(out.DropViews, v.OID)
+		}
+	}
+	if a.rewrite {
+		ph := &physical{b: a.b}
+		for _, e := range a.src {
+			pe, err := ph.expr(e, a.ids)
+			if err != nil {
+				return nil, err
+			}
+			out.Exprs = append(out.Exprs, pe)
+		}
+	}
+	return out, nil
+}
+
+func (a *alterState) colExists(name string) error {
+	return pgerr.New(pgerr.DuplicateColumn, "column \"%s\" of relation \"%s\" already exists", name, a.old.Name)
+}
+
+func (a *alterState) noColumn(name string) error {
+	return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, a.old.Name)
+}
+
+func (a *alterState) notice(format string, args ...any) {
+	n := pgerr.New(pgerr.SuccessfulCompletion, format, args...)
+	n.Severity = pgerr.SevNotice
+	a.notices = append(a.notices, n)
+}
+
+// column finds a column of the working definition.
+func (a *alterState) column(name string) (int, error) {
+	i := a.rel.ColumnIndex(name)
+	if i < 0 {
+		return -1, a.noColumn(name)
+	}
+	return i, nil
+}
+
+// cmd applies one action to the working definition.
+func (a *alterState) cmd(c *pg.AlterTableCmd) error {
+	if c == nil {
+		return pgerr.Unsupported("this ALTER TABLE form is not supported")
+	}
+	if a.old.Kind == catalog.KindView {
+		return pgerr.New(pgerr.WrongObjectType, "ALTER action %s cannot be performed on relation \"%s\"", actionName(c), a.old.Name).
+			WithDetail("This operation is not supported for views.")
+	}
+	switch c.Subtype {
+	case pg.AlterTableType_AT_AddColumn:
+		return a.addColumn(c.Def.GetColumnDef(), c.MissingOk)
+	case pg.AlterTableType_AT_DropColumn:
+		return a.dropColumn(c.Name, c.MissingOk, c.Behavior == pg.DropBehavior_DROP_CASCADE)
+	case pg.AlterTableType_AT_AlterColumnType:
+		return a.alterType(c.Name, c.Def.GetColumnDef())
+	case pg.AlterTableType_AT_ColumnDefault:
+		i, err := a.column(c.Name)
+		if err != nil {
+			return err
+		}
+		if c.Def == nil {
+			a.rel.Columns[i].Default = ""
+			return nil
+		}
+		text, err := a.b.columnDefault(c.Def, a.rel.Columns[i])
+		if err != nil {
+			return err
+		}
+		a.rel.Columns[i].Default = text
+		return nil
+	case pg.AlterTableType_AT_SetNotNull:
+		i, err := a.column(c.Name)
+		if err != nil {
+			return err
+		}
+		a.rel.Columns[i].NotNull = true // storage checks the rows
+		return nil
+	case pg.AlterTableType_AT_DropNotNull:
+		i, err := a.column(c.Name)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(a.rel.PrimaryKey, i) {
+			return pgerr.New(pgerr.InvalidTableDefinition, "column \"%s\" is in a primary key", c.Name)
+		}
+		a.rel.Columns[i].NotNull = false
+		return nil
+	case pg.AlterTableType_AT_AddConstraint:
+		return a.addConstraint(c.Def.GetConstraint())
+	case pg.AlterTableType_AT_DropConstraint:
+		return a.dropConstraint(c.Name, c.MissingOk)
+	}
+	return pgerr.Unsupported("ALTER TABLE ... %s is not supported", actionName(c))
+}
+
+// actionName is PostgreSQL's name of an action in messages.
+func actionName(c *pg.AlterTableCmd) string {
+	switch c.Subtype {
+	case pg.AlterTableType_AT_AddColumn:
+		return "ADD COLUMN"
+	case pg.AlterTableType_AT_DropColumn:
+		return "DROP COLUMN"
+	case pg.AlterTableType_AT_AlterColumnType:
+		return "ALTER COLUMN ... SET DATA TYPE"
+	case pg.AlterTableType_AT_ColumnDefault:
+		return "ALTER COLUMN ... SET DEFAULT"
+	case pg.AlterTableType_AT_SetNotNull:
+		return "ALTER COLUMN ... SET NOT NULL"
+	case pg.AlterTableType_AT_DropNotNull:
+		return "ALTER COLUMN ... DROP NOT NULL"
+	case pg.AlterTableType_AT_AddConstraint:
+		return "ADD CONSTRAINT"
+	case pg.AlterTableType_AT_DropConstraint:
+		return "DROP CONSTRAINT"
+	}
+	return strings.ReplaceAll(strings.TrimPrefix(c.Subtype.String(), "AT_"), "_", " ")
+}
+
+func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
+	if cd == nil {
+		return pgerr.Unsupported("this ADD COLUMN form is not supported")
+	}
+	if a.rel.ColumnIndex(cd.Colname) >= 0 {
+		if ifNotExists {
+			a.notice("column \"%s\" of relation \"%s\" already exists, skipping", cd.Colname, a.old.Name)
+			return nil
+		}
+		return a.colExists(cd.Colname)
+	}
+	if len(a.rel.Columns) >= 1600 {
+		return pgerr.New(pgerr.TooManyColumns, "tables can have at most 1600 columns")
+	}
+	t, err := BindType(cd.TypeName)
+	if err != nil {
+		return a.b.errAt(err, cd.TypeName.Location)
+	}
+	col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
+	var pk, unique *pg.Constraint
+	for _, cn := range cd.Constraints {
+		c := cn.GetConstraint()
+		switch c.Contype {
+		case pg.ConstrType_CONSTR_NOTNULL:
+			col.NotNull = true
+		case pg.ConstrType_CONSTR_NULL:
+		case pg.ConstrType_CONSTR_DEFAULT:
+			text, err := a.b.columnDefault(c.RawExpr, col)
+			if err != nil {
+				return err
+			}
+			col.Default = text
+		case pg.ConstrType_CONSTR_PRIMARY:
+			pk = c
+		case pg.ConstrType_CONSTR_UNIQUE:
+			unique = c
+		default:
+			return a.b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
+		}
+	}
+	a.rel.Columns = append(a.rel.Columns, col)
+	i := len(a.rel.Columns) - 1
+	// Existing rows get the default, evaluated for each row.
+	fill, err := a.b.defaultExpr(a.rel, i)
+	if err != nil {
+		return err
+	}
+	a.src = append(a.src, fill)
+	a.rewrite = true
+	if pk != nil {
+		if err := a.setPrimaryKey([]string{cd.Colname}, pk.Conname); err != nil {
+			return err
+		}
+	}
+	if unique != nil {
+		return a.addUnique([]string{cd.Colname}, unique)
+	}
+	return nil
+}
+
+func (a *alterState) dropColumn(name string, ifExists, cascade bool) error {
+	i := a.rel.ColumnIndex(name)
+	if i < 0 {
+		if ifExists {
+			a.notice("column \"%s\" of relation \"%s\" does not exist, skipping", name, a.old.Name)
+			return nil
+		}
+		return a.noColumn(name)
+	}
+	a.rel.Columns = slices.Delete(a.rel.Columns, i, i+1)
+	a.src = slices.Delete(a.src, i, i+1)
+	a.rewrite = true
+	shift := func(cols []int) ([]int, bool) {
+		var out []int
+		for _, c := range cols {
+			switch {
+			case c == i:
+				return nil, false
+			case c > i:
+				out = append(out, c-1)
+			default:
+				out = append(out, c)
+			}
+		}
+		return out, true
+	}
+	if pk, ok := shift(a.rel.PrimaryKey); ok {
+		a.rel.PrimaryKey = pk
+	} else { // dropping a key column drops the key
+		a.rel.PrimaryKey, a.rel.PKName, a.rel.PKIndexOID = nil, "", 0
+	}
+	var uniq []catalog.UniqueKey
+	for _, u := range a.rel.Unique {
+		if cols, ok := shift(u.Columns); ok {
+			u.Columns = cols
+			uniq = append(uniq, u)
+		}
+	}
+	a.rel.Unique = uniq
+	// Views that no longer bind depend on the column.
+	var lines []string
+	var broken []*catalog.Relation
+	for v := a.broken(); v != nil; v = a.broken() {
+		broken = append(broken, v)
+		a.dropped[v.OID] = true
+		lines = append(lines, fmt.Sprintf("view %s depends on column %s of table %s", v.Name, name, a.old.Name))
+	}
+	if len(broken) > 0 && !cascade {
+		return pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop column %s of table %s because other objects depend on it", name, a.old.Name).
+			WithDetail("%s", strings.Join(lines, "\n")).
+			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+	}
+	switch {
+	case len(broken) == 1:
+		a.notice("drop cascades to view %s", broken[0].Name)
+	case len(broken) > 1:
+		detail := make([]string, len(broken))
+		for j, v := range broken {
+			detail[j] = "drop cascades to view " + v.Name
+		}
+		n := pgerr.New(pgerr.SuccessfulCompletion, "drop cascades to %d other objects", len(broken)).WithDetail("%s", strings.Join(detail, "\n"))
+		n.Severity = pgerr.SevNotice
+		a.notices = append(a.notices, n)
+	}
+	return nil
+}
+
+func (a *alterState) alterType(name string, cd *pg.ColumnDef) error {
+	i, err := a.column(name)
+	if err != nil {
+		return err
+	}
+	if cd == nil || cd.TypeName == nil {
+		return pgerr.Unsupported("this ALTER COLUMN TYPE form is not supported")
+	}
+	t, err := BindType(cd.TypeName)
+	if err != nil {
+		return a.b.errAt(err, cd.TypeName.Location)
+	}
+	col := a.rel.Columns[i]
+	col.Type = t
+	var e expr.Expr
+	if cd.RawDefault != nil { // USING
+		a.using.clause = inUpdate
+		u, err := a.b.expr(a.using, cd.RawDefault)
+		if err != nil {
+			return err
+		}
+		if e, err = expr.Coerce(u, t, true); err != nil {
+			return pgerr.New(pgerr.DatatypeMismatch, "result of USING clause for column \"%s\" cannot be cast automatically to type %s", name, t).
+				WithHint("You might need to add an explicit cast.")
+		}
+	} else {
+		if e, err = expr.Coerce(a.src[i], t, true); err != nil {
+			return pgerr.New(pgerr.DatatypeMismatch, "column \"%s\" cannot be cast automatically to type %s", name, t).
+				WithHint("You might need to specify \"USING %s::%s\".", catalog.QuoteIdent(name), t)
+		}
+	}
+	if col.Default != "" {
+		if _, err := a.b.columnDefault(mustParseExpr(col.Default), col); err != nil {
+			return pgerr.New(pgerr.DatatypeMismatch, "default for column \"%s\" cannot be cast automatically to type %s", name, t)
+		}
+	}
+	a.rel.Columns[i] = col
+	a.src[i] = e
+	a.rewrite = true
+	if v := a.broken(); v != nil {
+		return pgerr.New(pgerr.FeatureNotSupported, "cannot alter type of a column used by a view or rule").
+			WithDetail("rule _RETURN on view %s depends on column \"%s\"", v.Name, name)
+	}
+	return nil
+}
+
+// mustParseExpr parses a stored default's text (valid by construction);
+// a NULL constant stands in if it does not parse.
+func mustParseExpr(text string) *pg.Node {
+	stmts, err := sql.Parse("SELECT " + text)
+	if err == nil && len(stmts) == 1 && stmts[0].AST != nil {
+		if sel := stmts[0].AST.GetSelectStmt(); sel != nil && len(sel.TargetList) == 1 {
+			return sel.TargetList[0].GetResTarget().Val
+		}
+	}
+	return &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Isnull: true}}}
+}
+
+func (a *alterState) addConstraint(c *pg.Constraint) error {
+	if c == nil {
+		return pgerr.Unsupported("this ADD CONSTRAINT form is not supported")
+	}
+	switch c.Contype {
+	case pg.ConstrType_CONSTR_PRIMARY:
+		return a.setPrimaryKey(strs(c.Keys), c.Conname)
+	case pg.ConstrType_CONSTR_UNIQUE:
+		return a.addUnique(strs(c.Keys), c)
+	}
+	return a.b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
+}
+
+func (a *alterState) setPrimaryKey(names []string, name string) error {
+	var cols []int
+	for _, n := range names {
+		i := a.rel.ColumnIndex(n)
+		if i < 0 {
+			return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", n, a.old.Name)
+		}
+		if slices.Contains(cols, i) {
+			return pgerr.New(pgerr.DuplicateColumn, "column \"%s\" appears twice in primary key constraint", n)
+		}
+		cols = append(cols, i)
+	}
+	if len(a.rel.PrimaryKey) > 0 {
+		return pgerr.New(pgerr.InvalidTableDefinition, "multiple primary keys for table \"%s\" are not allowed", a.old.Name)
+	}
+	for _, i := range cols {
+		a.rel.Columns[i].NotNull = true
+	}
+	a.rel.PrimaryKey, a.rel.PKName, a.rel.PKIndexOID = cols, name, 0
+	return nil
+}
+
+func (a *alterState) addUnique(names []string, c *pg.Constraint) error {
+	if c.NullsNotDistinct || len(c.Including) > 0 || len(c.Options) > 0 || c.Indexspace != "" {
+		return a.b.newErr(pgerr.FeatureNotSupported, c.Location, "UNIQUE NULLS NOT DISTINCT, INCLUDE, WITH and USING INDEX TABLESPACE are not supported")
+	}
+	var cols []int
+	for _, n := range names {
+		i := a.rel.ColumnIndex(n)
+		if i < 0 {
+			return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", n, a.old.Name)
+		}
+		if slices.Contains(cols, i) {
+			return pgerr.New(pgerr.DuplicateColumn, "column \"%s\" appears twice in unique constraint", n)
+		}
+		cols = append(cols, i)
+	}
+	a.rel.Unique = append(a.rel.Unique, catalog.UniqueKey{Name: c.Conname, Columns: cols})
+	return nil
+}
+
+func (a *alterState) dropConstraint(name string, ifExists bool) error {
+	if len(a.rel.PrimaryKey) > 0 && a.rel.PKName == name {
+		a.rel.PrimaryKey, a.rel.PKName, a.rel.PKIndexOID = nil, "", 0
+		return nil
+	}
+	for k, u := range a.rel.Unique {
+		if u.Name == name {
+			a.rel.Unique = slices.Delete(a.rel.Unique, k, k+1)
+			return nil
+		}
+	}
+	if ifExists {
+		a.notice("constraint \"%s\" of relation \"%s\" does not exist, skipping", name, a.old.Name)
+		return nil
+	}
+	return pgerr.New(pgerr.UndefinedObject, "constraint \"%s\" of relation \"%s\" does not exist", name, a.old.Name)
+}
+
+// broken returns the first view depending on the relation (and not yet
+// dropped) whose stored query no longer binds to the same columns against
+// the working definition, or nil.
+func (a *alterState) broken() *catalog.Relation {
+	if len(a.views) == 0 {
+		return nil
+	}
+	env := *a.b.env
+	env.Catalog = &alterOverlay{Catalog: env.Catalog, old: a.old, rel: a.rel}
+	env.Source, env.Params = "", nil
+	for _, v := range a.views {
+		if a.dropped[v.OID] {
+			continue
+		}
+		if !viewStillBinds(&env, v) {
+			return v
+		}
+	}
+	return nil
+}
+
+// viewStillBinds reports whether view v's query binds in env to columns
+// of the types the catalog records.
+func viewStillBinds(env *Env, v *catalog.Relation) bool {
+	stmts, err := sql.Parse(v.ViewQuery)
+	if err != nil || len(stmts) != 1 || stmts[0].AST == nil {
+		return false
+	}
+	b := newBinder(env)
+	plan, err := b.query(stmts[0].AST, nil, nil, false)
+	if err != nil {
+		return false
+	}
+	ids := plan.outIDs()
+	if len(ids) != len(v.Columns) {
+		return false
+	}
+	for i, id := range ids {
+		if !b.cols[id].t.Equal(v.Columns[i].Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// alterOverlay is a catalog in which the altered relation already has its
+// new definition (for re-binding the views that read it).
+type alterOverlay struct {
+	Catalog
+	old, rel *catalog.Relation
+}
+
+// Resolve finds the altered relation under its new name only.
+func (o *alterOverlay) Resolve(schema, name string, searchPath []string) (*catalog.Relation, error) {
+	if name == o.rel.Name && name != o.old.Name && (schema == "" || schema == o.rel.Schema) {
+		return o.rel, nil
+	}
+	r, err := o.Catalog.Resolve(schema, name, searchPath)
+	if err == nil && r.OID == o.old.OID {
+		if name != o.rel.Name {
+			return nil, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
+		}
+		return o.rel, nil
+	}
+	return r, err
+}
