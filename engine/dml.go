@@ -111,7 +111,7 @@ func (s *Session) returning(ectx *exec.Context, r *planner.Returning, tag string
 	}
 	verb := tag[:strings.IndexByte(tag, ' ')]
 	if rec.NumRows() == 0 {
-		return &Result{Tag: verb, Columns: r.Columns, Rows: &batchIter{}}, nil
+		return &Result{Tag: verb, Columns: r.Columns, Rows: exec.NewSliceIter(nil)}, nil
 	}
 	cols := make([]arrow.Array, len(r.Exprs))
 	for i, e := range r.Exprs {
@@ -122,7 +122,7 @@ func (s *Session) returning(ectx *exec.Context, r *planner.Returning, tag string
 		cols[i] = a
 	}
 	out := array.NewRecordBatch(types.ArrowSchema(r.Columns), cols, rec.NumRows())
-	return &Result{Tag: verb, Columns: r.Columns, Rows: &batchIter{batches: []arrow.RecordBatch{out}}}, nil
+	return &Result{Tag: verb, Columns: r.Columns, Rows: exec.NewSliceIter([]arrow.RecordBatch{out})}, nil
 }
 
 // collect runs a plan to the end and returns all its rows as one batch with
@@ -132,17 +132,9 @@ func collect(ectx *exec.Context, n exec.Node, cols []types.Column) (arrow.Record
 	if err != nil {
 		return nil, err
 	}
-	defer it.Close()
-	var batches []arrow.RecordBatch
-	for {
-		b, err := it.Next()
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			break
-		}
-		batches = append(batches, b)
+	batches, err := exec.Drain(it)
+	if err != nil {
+		return nil, err
 	}
 	return concatBatches(types.ArrowSchema(cols), batches)
 }
@@ -189,22 +181,4 @@ func concatBatches(schema *arrow.Schema, batches []arrow.RecordBatch) (arrow.Rec
 		cols[i] = c
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
-}
-
-// explainTree renders a plan as an indented tree, one node a line.
-func explainTree(n exec.Node) string {
-	var b strings.Builder
-	var walk func(n exec.Node, depth int)
-	walk = func(n exec.Node, depth int) {
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(strings.Repeat("  ", depth))
-		b.WriteString(n.Explain())
-		for _, c := range n.Children() {
-			walk(c, depth+1)
-		}
-	}
-	walk(n, 0)
-	return b.String()
 }

@@ -201,6 +201,10 @@ func (q *batchQueue) pop() arrow.RecordBatch {
 	return b
 }
 
+// NewSliceIter returns an Iterator over batches already in memory (empty
+// batches are skipped).
+func NewSliceIter(batches []arrow.RecordBatch) Iterator { return &sliceIter{bs: batches} }
+
 // sliceIter serves precomputed batches.
 type sliceIter struct {
 	bs []arrow.RecordBatch
