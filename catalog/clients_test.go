@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +12,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -74,7 +77,7 @@ func TestClientCatalogQueriesMatchPostgres(t *testing.T) {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Exec(context.Background(), "DROP DATABASE "+db)
+	defer conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
 	pgc, err := pgx.Connect(ctx, "postgres://postgres:postgres@127.0.0.1:5432/"+db)
 	if err != nil {
 		t.Fatal(err)
@@ -240,4 +243,112 @@ func pgText(t *testing.T, c *pgx.Conn, q string) []string {
 		t.Fatalf("PostgreSQL: %v\n%s", err, q)
 	}
 	return out
+}
+
+// TestDDLMessagesMatchPostgres runs DDL through the engine and PostgreSQL
+// and compares errors and notices (SQLSTATE, message, detail, hint).
+func TestDDLMessagesMatchPostgres(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig("postgres://postgres:postgres@127.0.0.1:5432/postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pgNotices []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		pgNotices = append(pgNotices, strings.Join([]string{n.Code, n.Message, n.Detail, n.Hint}, " | "))
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Skipf("no PostgreSQL to compare with: %v", err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("cat_ddl_%d", os.Getpid())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema+"; SET search_path = "+schema); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+
+	eng, err := engine.Open(engine.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	sess, err := eng.NewSession("postgres", "postgres", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+
+	script := []string{
+		"CREATE TABLE t1(id int PRIMARY KEY, v float8)",
+		"CREATE VIEW v1 AS SELECT id, v FROM t1",
+		"CREATE VIEW v2 AS SELECT * FROM v1",
+		"CREATE TABLE t1(x int)",
+		"CREATE TABLE IF NOT EXISTS t1(x int)",
+		"CREATE VIEW t1 AS SELECT 1 AS one",
+		"DROP TABLE t1",
+		"DROP VIEW v1",
+		"DROP TABLE v1",
+		"DROP VIEW t1",
+		"DROP TABLE nope",
+		"DROP TABLE IF EXISTS nope",
+		"DROP VIEW IF EXISTS t1",
+		"DROP SCHEMA pg_catalog",
+		"CREATE SCHEMA pg_foo",
+		"DROP TABLE pg_class",
+		"SELECT 1 FROM nope",
+		"DROP TABLE nosuch.nope",
+		"DROP TABLE IF EXISTS nosuch.nope",
+		"DROP VIEW v2",
+		"CREATE VIEW v2 AS SELECT * FROM v1",
+		"COMMENT ON TABLE nope IS 'x'",
+		"COMMENT ON COLUMN t1.nope IS 'x'",
+		"COMMENT ON VIEW t1 IS 'x'",
+		"DROP TABLE t1 CASCADE",
+		"CREATE SCHEMA s_" + schema,
+		"CREATE TABLE s_" + schema + ".t(a int)",
+		"DROP SCHEMA s_" + schema,
+		"DROP SCHEMA s_" + schema + " CASCADE",
+		"DROP SCHEMA IF EXISTS s_" + schema,
+	}
+	for _, q := range script {
+		pgNotices = nil
+		var want string
+		if _, err := conn.Exec(ctx, q); err != nil {
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) {
+				t.Fatal(err)
+			}
+			want = strings.Join([]string{pe.Code, pe.Message, pe.Detail, pe.Hint}, " | ")
+		}
+		want = strings.Join(append(pgNotices, want), "\n")
+
+		var got string
+		var notices []string
+		stmts, err := sql.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := sess.Prepare(ctx, stmts[0], nil)
+		if err == nil {
+			var res *engine.Result
+			res, err = sess.Execute(ctx, p, nil)
+			if res != nil {
+				for _, n := range res.Notices {
+					notices = append(notices, strings.Join([]string{string(n.Code), n.Message, n.Detail, n.Hint}, " | "))
+				}
+			}
+		}
+		if err != nil {
+			e := pgerr.As(err)
+			if e == nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			got = strings.Join([]string{string(e.Code), e.Message, e.Detail, e.Hint}, " | ")
+		}
+		got = strings.Join(append(notices, got), "\n")
+		if got != want {
+			t.Errorf("%s\nstreamsql:  %s\nPostgreSQL: %s", q, got, want)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
@@ -101,25 +102,25 @@ func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return explainTree(q.Root), nil
+		return exec.Explain(q.Root), nil
 	case *pg.Node_InsertStmt:
 		p, err := planner.PlanInsert(env, n.InsertStmt)
 		if err != nil {
 			return "", err
 		}
-		return "Insert on " + p.Rel.Name + "\n" + indent(explainTree(p.Source)), nil
+		return "Insert on " + p.Rel.Name + "\n" + indent(exec.Explain(p.Source)), nil
 	case *pg.Node_UpdateStmt:
 		p, err := planner.PlanUpdate(env, n.UpdateStmt)
 		if err != nil {
 			return "", err
 		}
-		return "Update on " + p.Rel.Name + "\n" + indent(explainTree(p.Source)), nil
+		return "Update on " + p.Rel.Name + "\n" + indent(exec.Explain(p.Source)), nil
 	case *pg.Node_DeleteStmt:
 		p, err := planner.PlanDelete(env, n.DeleteStmt)
 		if err != nil {
 			return "", err
 		}
-		return "Delete on " + p.Rel.Name + "\n" + indent(explainTree(p.Source)), nil
+		return "Delete on " + p.Rel.Name + "\n" + indent(exec.Explain(p.Source)), nil
 	}
 	return "", pgerr.Unsupported("EXPLAIN of this statement is not supported")
 }

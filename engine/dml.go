@@ -29,6 +29,9 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if ins.OnConflict != nil {
+			return s.insertOnConflict(ectx, ins, rec)
+		}
 		n := rec.NumRows()
 		if n > 0 {
 			if _, err := s.insert(ctx, ins.Table, rec); err != nil {
@@ -80,6 +83,14 @@ func (s *Session) insert(ctx context.Context, t *storage.Table, rec arrow.Record
 	return t.Insert(ctx, rec)
 }
 
+// insertBatches writes several batches as one all-or-nothing write.
+func (s *Session) insertBatches(ctx context.Context, t *storage.Table, recs []arrow.RecordBatch) (int64, error) {
+	if s.stx != nil {
+		return s.stx.InsertBatches(ctx, t, recs)
+	}
+	return t.InsertBatches(ctx, recs)
+}
+
 func (s *Session) update(ctx context.Context, t *storage.Table, ids []int64, rec arrow.RecordBatch) (int64, error) {
 	if s.stx != nil {
 		return s.stx.Update(ctx, t, ids, rec)
@@ -108,7 +119,7 @@ func (s *Session) returning(ectx *exec.Context, r *planner.Returning, tag string
 	}
 	verb := tag[:strings.IndexByte(tag, ' ')]
 	if rec.NumRows() == 0 {
-		return &Result{Tag: verb, Columns: r.Columns, Rows: &batchIter{}}, nil
+		return &Result{Tag: verb, Columns: r.Columns, Rows: exec.NewSliceIter(nil)}, nil
 	}
 	cols := make([]arrow.Array, len(r.Exprs))
 	for i, e := range r.Exprs {
@@ -119,7 +130,7 @@ func (s *Session) returning(ectx *exec.Context, r *planner.Returning, tag string
 		cols[i] = a
 	}
 	out := array.NewRecordBatch(types.ArrowSchema(r.Columns), cols, rec.NumRows())
-	return &Result{Tag: verb, Columns: r.Columns, Rows: &batchIter{batches: []arrow.RecordBatch{out}}}, nil
+	return &Result{Tag: verb, Columns: r.Columns, Rows: exec.NewSliceIter([]arrow.RecordBatch{out})}, nil
 }
 
 // collect runs a plan to the end and returns all its rows as one batch with
@@ -129,17 +140,9 @@ func collect(ectx *exec.Context, n exec.Node, cols []types.Column) (arrow.Record
 	if err != nil {
 		return nil, err
 	}
-	defer it.Close()
-	var batches []arrow.RecordBatch
-	for {
-		b, err := it.Next()
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			break
-		}
-		batches = append(batches, b)
+	batches, err := exec.Drain(it)
+	if err != nil {
+		return nil, err
 	}
 	return concatBatches(types.ArrowSchema(cols), batches)
 }
@@ -186,22 +189,4 @@ func concatBatches(schema *arrow.Schema, batches []arrow.RecordBatch) (arrow.Rec
 		cols[i] = c
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
-}
-
-// explainTree renders a plan as an indented tree, one node a line.
-func explainTree(n exec.Node) string {
-	var b strings.Builder
-	var walk func(n exec.Node, depth int)
-	walk = func(n exec.Node, depth int) {
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(strings.Repeat("  ", depth))
-		b.WriteString(n.Explain())
-		for _, c := range n.Children() {
-			walk(c, depth+1)
-		}
-	}
-	walk(n, 0)
-	return b.String()
 }

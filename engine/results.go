@@ -5,26 +5,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
-
-// batchIter serves batches that are already in memory.
-type batchIter struct {
-	batches []arrow.RecordBatch
-}
-
-func (b *batchIter) Next() (arrow.RecordBatch, error) {
-	for len(b.batches) > 0 {
-		r := b.batches[0]
-		b.batches = b.batches[1:]
-		if r.NumRows() > 0 {
-			return r, nil
-		}
-	}
-	return nil, nil
-}
-
-func (b *batchIter) Close() error { b.batches = nil; return nil }
 
 // textRows is a one-column text result (EXPLAIN, SHOW).
 func textRows(tag string, cols []types.Column, lines []string) *Result {
@@ -48,5 +31,5 @@ func tableRows(tag string, cols []types.Column, rows [][]string) *Result {
 		arrs[i] = bs[i].NewArray()
 	}
 	rec := array.NewRecordBatch(schema, arrs, int64(len(rows)))
-	return &Result{Tag: tag, Columns: cols, Rows: &batchIter{batches: []arrow.RecordBatch{rec}}}
+	return &Result{Tag: tag, Columns: cols, Rows: exec.NewSliceIter([]arrow.RecordBatch{rec})}
 }

@@ -220,7 +220,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		return s.execDML(ectx, pl)
 	case kindExplain:
 		cancel()
-		return textRows("EXPLAIN", p.Columns, strings.Split(pl.explain, "\n")), nil
+		return textRows("EXPLAIN", p.Columns, strings.Split(strings.TrimRight(pl.explain, "\n"), "\n")), nil
 	case kindShow:
 		cancel()
 		return s.execShow(pl.show, p.Columns)

@@ -40,19 +40,17 @@ func (s *Scan) Open(ctx *Context) (Iterator, error) {
 	case s.Table != nil:
 		snap = s.Table.Snapshot()
 	}
-	return &scanIter{ctx: ctx, s: s, chunks: snap.Chunks, size: ctx.Size(),
-		schema: types.ArrowSchema(s.Columns()), projSchema: types.ArrowSchema(s.Cols)}, nil
+	return &scanIter{ctx: ctx, s: s, chunks: snap.Chunks, size: ctx.Size(), schema: types.ArrowSchema(s.Columns())}, nil
 }
 
 type scanIter struct {
-	ctx        *Context
-	s          *Scan
-	chunks     []storage.Chunk
-	size       int
-	schema     *arrow.Schema // output, with the row id
-	projSchema *arrow.Schema // the projected columns only
-	ci, row    int           // position: chunk, row within it
-	sel        []int32
+	ctx     *Context
+	s       *Scan
+	chunks  []storage.Chunk
+	size    int
+	schema  *arrow.Schema // output, with the row id
+	ci, row int           // position: chunk, row within it
+	sel     []int32
 }
 
 func (it *scanIter) Next() (_ arrow.RecordBatch, err error) {

@@ -180,7 +180,7 @@ func nullArray(mem memory.Allocator, t types.T, n int) arrow.Array {
 	return b.NewArray()
 }
 
-// emitter cuts a stream of rows into batches of a target size.
+// batchQueue holds output batches not yet returned by Next.
 type batchQueue struct {
 	q []arrow.RecordBatch
 }
@@ -200,6 +200,10 @@ func (q *batchQueue) pop() arrow.RecordBatch {
 	q.q = q.q[1:]
 	return b
 }
+
+// NewSliceIter returns an Iterator over batches already in memory (empty
+// batches are skipped).
+func NewSliceIter(batches []arrow.RecordBatch) Iterator { return &sliceIter{bs: batches} }
 
 // sliceIter serves precomputed batches.
 type sliceIter struct {

@@ -71,6 +71,7 @@ type Insert struct {
 	Table      *storage.Table
 	Source     exec.Node
 	Returning  *Returning
+	OnConflict *OnConflict // nil without ON CONFLICT
 	ParamTypes []types.T
 }
 

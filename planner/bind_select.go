@@ -233,6 +233,11 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 			agg.aggIDs = append(agg.aggIDs, a.id)
 			agg.aggs = append(agg.aggs, a.call)
 		}
+		for i, g := range groups {
+			if c, ok := g.(*expr.ColRef); ok {
+				b.grouped[c.Idx] = agg.groupIDs[i]
+			}
+		}
 		rw := b.groupRewriter(l, agg)
 		for i := range tl {
 			if tl[i].e, err = rw(tl[i].e); err != nil {

@@ -204,8 +204,9 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 		}
 		plan = p
 	}
+	var oc *OnConflict
 	if stmt.OnConflictClause != nil {
-		if plan, err = b.onConflict(stmt.OnConflictClause, rel, tbl, plan); err != nil {
+		if oc, err = b.onConflict(stmt.OnConflictClause, rel, stmt.Relation); err != nil {
 			return nil, err
 		}
 	}
@@ -218,7 +219,7 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Insert{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes()}, nil
+	return &Insert{Rel: rel, Table: tbl, Source: src, Returning: ret, OnConflict: oc, ParamTypes: b.paramTypes()}, nil
 }
 
 // returning binds a RETURNING list over a row of rel (table column order).

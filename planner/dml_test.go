@@ -59,6 +59,8 @@ func TestDMLOracle(t *testing.T) {
 		"DELETE FROM w WHERE name IS NULL",
 		"INSERT INTO w (id, name) VALUES (1, 'dup'), (30, 'new'), (30, 'again'), (2, 'dup') ON CONFLICT DO NOTHING",
 		"INSERT INTO w (id, name) SELECT a + 29, 'sel' FROM generate_series(1, 3) a ON CONFLICT (id) DO NOTHING",
+		"INSERT INTO w (id, name, qty) VALUES (1, 'up', 5), (40, 'in', 6) ON CONFLICT (id) DO UPDATE SET qty = w.qty + excluded.qty, name = excluded.name || w.name",
+		"INSERT INTO w AS x (id, qty) VALUES (2, 1), (4, 1) ON CONFLICT (id) DO UPDATE SET qty = 0 WHERE x.qty > 10",
 		"CREATE TABLE adj (id int, delta int8, tag text)",
 		"INSERT INTO adj VALUES (1, 100, 'one'), (2, 5, 'two'), (30, -1, 'thirty'), (99, 0, 'none')",
 		"UPDATE w SET qty = w.qty + adj.delta, name = adj.tag FROM adj WHERE adj.id = w.id AND adj.delta > 0",
@@ -79,5 +81,28 @@ func TestDMLOracle(t *testing.T) {
 	}
 	if got := d.query(q); !reflect.DeepEqual(got, want) {
 		t.Errorf("after DML:\n got %q\nwant %q", got, want)
+	}
+}
+
+// ON CONFLICT targets resolve to the matching constraints, as PostgreSQL
+// infers its arbiter indexes.
+func TestOnConflictArbiters(t *testing.T) {
+	d := newTestDB(t, "CREATE TABLE oc (id int PRIMARY KEY, a int, b int, UNIQUE (a, b), CONSTRAINT oc_b UNIQUE (b))")
+	for _, c := range []struct {
+		sql  string
+		want []string
+	}{
+		{"INSERT INTO oc VALUES (1) ON CONFLICT DO NOTHING", nil},
+		{"INSERT INTO oc VALUES (1) ON CONFLICT (id) DO NOTHING", []string{"oc_pkey"}},
+		{"INSERT INTO oc VALUES (1) ON CONFLICT (b, a) DO NOTHING", []string{"oc_u0"}},
+		{"INSERT INTO oc VALUES (1) ON CONFLICT ON CONSTRAINT oc_b DO UPDATE SET a = excluded.a", []string{"oc_b"}},
+	} {
+		ins, err := PlanInsert(d.env(""), mustParse(t, c.sql).GetInsertStmt())
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if !reflect.DeepEqual(ins.OnConflict.Arbiters, c.want) {
+			t.Errorf("%s: arbiters %v, want %v", c.sql, ins.OnConflict.Arbiters, c.want)
+		}
 	}
 }

@@ -36,11 +36,15 @@
 // Collation: streamsql compares text in byte order (the C collation).
 // COLLATE "C" and COLLATE pg_catalog.default are accepted and change nothing.
 //
-// Not supported yet (0A000): ON CONFLICT, UPDATE ... FROM, DELETE ... USING,
-// UNIQUE / CHECK / FOREIGN KEY constraints, GROUPING SETS, frame EXCLUDE,
-// named function arguments, SIMILAR TO, LATERAL subqueries with grouping or
-// LIMIT, more than one set-returning function in a select list, row values
-// outside comparisons.
+// DML (dml.go, onconflict*.go) produces the Source plans engine/ writes
+// from; ALTER TABLE binding lives in alter.go.
+//
+// Not supported yet (0A000): CHECK / FOREIGN KEY constraints, GROUPING
+// SETS / ROLLUP / CUBE, frame EXCLUDE, named function arguments, SIMILAR
+// TO, LATERAL subqueries with grouping or LIMIT, more than one
+// set-returning function in a select list, row values outside comparisons,
+// aggregates of outer columns inside a subquery, WITH in INSERT/UPDATE/
+// DELETE.
 //
 // Everything here runs in the goroutine of the statement being planned; the
 // plans produced are immutable and may run concurrently.

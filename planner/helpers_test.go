@@ -93,6 +93,12 @@ func (d *testDB) run(text string) ([]string, []types.Column, error) {
 		d.oid++
 		rel.OID = d.oid
 		def := storage.TableDef{OID: rel.OID, Columns: rel.ColumnTypes(), PrimaryKey: rel.PrimaryKey, PKName: rel.PKName, TableName: rel.Name}
+		for i, u := range rel.Unique { // the catalog would name unnamed ones; tests name them by position
+			if u.Name == "" {
+				rel.Unique[i].Name = fmt.Sprintf("%s_u%d", rel.Name, i)
+			}
+			def.Unique = append(def.Unique, storage.UniqueKey{Name: rel.Unique[i].Name, Columns: u.Columns})
+		}
 		for _, c := range rel.Columns {
 			def.NotNull = append(def.NotNull, c.NotNull)
 		}
@@ -115,6 +121,18 @@ func (d *testDB) run(text string) ([]string, []types.Column, error) {
 		ins, err := PlanInsert(env, ast.GetInsertStmt())
 		if err != nil {
 			return nil, nil, err
+		}
+		if oc := ins.OnConflict; oc != nil {
+			return nil, nil, d.write(ins.Source, func(b arrowBatch) error {
+				w, err := oc.Resolve(ctx, env.Eval, ins.Rel.ColumnTypes(), ins.Table, b)
+				if err == nil && w.Insert.NumRows() > 0 {
+					_, err = ins.Table.Insert(ctx, w.Insert)
+				}
+				if err == nil && len(w.UpdateIDs) > 0 {
+					_, err = ins.Table.Update(ctx, w.UpdateIDs, w.Update)
+				}
+				return err
+			})
 		}
 		return nil, nil, d.write(ins.Source, func(b arrowBatch) error { _, err := ins.Table.Insert(ctx, b); return err })
 	case ast.GetUpdateStmt() != nil:

@@ -463,7 +463,11 @@ func (p *physical) expr(e expr.Expr, lay []int) (expr.Expr, error) {
 			if x.Depth > len(p.outer) {
 				return nil, true, pgerr.Internal("outer reference %s too deep", x.Name)
 			}
-			i := position(p.outer[len(p.outer)-x.Depth], x.Idx)
+			lay := p.outer[len(p.outer)-x.Depth]
+			i := position(lay, x.Idx)
+			if g, ok := p.b.grouped[x.Idx]; ok && i < 0 {
+				i = position(lay, g)
+			}
 			if i < 0 {
 				return nil, true, pgerr.Unsupported("outer reference to %s is not supported here", x.Name)
 			}

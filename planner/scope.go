@@ -29,6 +29,10 @@ type binder struct {
 	// defs maps select-list output ids to their expressions (to find the
 	// literal behind a set operation's column in errors).
 	defs map[int]expr.Expr
+	// grouped maps a grouped input column to the aggregation's output
+	// column for it, so that subqueries above the aggregation can still
+	// read it as an outer reference.
+	grouped map[int]int
 	// viewDepth guards against views that (through catalog damage) refer
 	// to themselves.
 	viewDepth int
@@ -42,7 +46,7 @@ type colInfo struct {
 }
 
 func newBinder(env *Env) *binder {
-	b := &binder{env: env, deps: map[uint32]bool{}, loc: map[expr.Expr]int32{}, defs: map[int]expr.Expr{}}
+	b := &binder{env: env, deps: map[uint32]bool{}, loc: map[expr.Expr]int32{}, defs: map[int]expr.Expr{}, grouped: map[int]int{}}
 	if env != nil {
 		b.src = env.Source
 		b.params = append(b.params, env.Params...)

@@ -52,8 +52,9 @@ func (t *Table) maybeCompact() {
 			live += recordBytes(c.Rec)
 		}
 		if size > 2*live+minCompactBytes {
-			// A failure leaves the old log in place; the next threshold retries.
-			if t.Compact() == nil {
+			// A failure or a skip leaves the old log in place; the next
+			// threshold retries.
+			if done, err := t.compact(); done && err == nil {
 				return
 			}
 		}
@@ -65,16 +66,22 @@ func (t *Table) maybeCompact() {
 // Safe to call at any time; writers of the table wait while it runs. It
 // does nothing while a transaction holds the table.
 func (t *Table) Compact() error {
+	_, err := t.compact()
+	return err
+}
+
+// compact is Compact, reporting whether it rewrote the log.
+func (t *Table) compact() (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.writable(); err != nil {
-		return err
+		return false, err
 	}
 	if t.owner != nil { // a transaction's writes are not in the log yet: later
-		return nil
+		return false, nil
 	}
 	if err := t.barrier(); err != nil {
-		return err
+		return false, err
 	}
 	st := t.w // everything is durable now, so this is also t.pub
 	path := t.log.path
@@ -82,19 +89,19 @@ func (t *Table) Compact() error {
 	f, size, err := writeSnapshot(tmp, t.def, st)
 	if err != nil {
 		os.Remove(tmp)
-		return err
+		return false, err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		f.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("storage: %w", err)
+		return false, fmt.Errorf("storage: %w", err)
 	}
 	old := t.log.f
 	t.log.f = f
 	t.log.size.Store(size)
 	t.resetCompactionCheck()
 	old.Close()
-	return syncDir(t.store.dir)
+	return true, syncDir(t.store.dir)
 }
 
 // writeSnapshot writes and fsyncs a log holding st, returning the open file

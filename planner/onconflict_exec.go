@@ -1,0 +1,144 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/storage"
+	"github.com/streamsql/streamsql/types"
+)
+
+// ConflictWrites is what an INSERT ... ON CONFLICT writes: rows to insert
+// and rows to update, both in table column order. Either may be empty.
+type ConflictWrites struct {
+	Insert    arrow.RecordBatch
+	UpdateIDs []int64
+	Update    arrow.RecordBatch // Update row i replaces row id UpdateIDs[i]
+}
+
+// Count is the command tag's count: rows inserted plus rows updated.
+func (w *ConflictWrites) Count() int64 {
+	return w.Insert.NumRows() + int64(len(w.UpdateIDs))
+}
+
+// Resolve decides what to write for the proposed rows rec (table column
+// order): rows without a conflict on an arbiter constraint are inserted
+// (of several with the same key, the first); conflicting ones are skipped
+// (DO NOTHING) or turned into updates of the rows they conflict with (DO
+// UPDATE, when WHERE holds). A key proposed twice for DO UPDATE is 21000, as
+// in PostgreSQL. ctx carries the session's storage transaction, if any
+// (storage.WithTx). Writing is the caller's job; a conflict on a
+// non-arbiter constraint then fails there with 23505.
+func (oc *OnConflict) Resolve(ctx context.Context, ev *expr.Context, rel []types.Column, tbl *storage.Table, rec arrow.RecordBatch) (*ConflictWrites, error) {
+	c, err := tbl.FindConflicts(ctx, rec, oc.Arbiters)
+	if err != nil {
+		return nil, err
+	}
+	var ins, upd, existing []int // proposed rows to insert / update; their rows in c.Rows
+	var ids []int64
+	seen := map[int64]bool{}
+	k := 0 // position in c.Rows
+	for i := range c.Existing {
+		found := c.Existing[i] >= 0
+		if found {
+			k++
+		}
+		if !found && c.Earlier[i] < 0 {
+			ins = append(ins, i)
+			continue
+		}
+		if oc.Update == nil {
+			continue
+		}
+		if c.Earlier[i] >= 0 || seen[c.Existing[i]] {
+			return nil, pgerr.New(pgerr.CardinalityViolation, "ON CONFLICT DO UPDATE command cannot affect row a second time").
+				WithHint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
+		}
+		seen[c.Existing[i]] = true
+		upd = append(upd, i)
+		existing = append(existing, k-1)
+		ids = append(ids, c.Existing[i])
+	}
+	schema := types.ArrowSchema(rel)
+	w := &ConflictWrites{}
+	if w.Insert, err = gather(schema, rec, ins); err != nil {
+		return nil, err
+	}
+	if w.Update, err = gather(schema, rec, nil); err != nil {
+		return nil, err
+	}
+	if len(upd) == 0 {
+		return w, nil
+	}
+	// The batch DO UPDATE's expressions read: existing row, then EXCLUDED.
+	olds, err := gather(schema, c.Rows, existing)
+	if err != nil {
+		return nil, err
+	}
+	news, err := gather(schema, rec, upd)
+	if err != nil {
+		return nil, err
+	}
+	pair := array.NewRecordBatch(types.ArrowSchema(append(append([]types.Column(nil), rel...), rel...)),
+		append(append([]arrow.Array(nil), olds.Columns()...), news.Columns()...), int64(len(upd)))
+	if oc.Update.Where != nil {
+		mask, err := oc.Update.Where.Eval(ev, pair)
+		if err != nil {
+			return nil, err
+		}
+		b, ok := mask.(*array.Boolean)
+		if !ok {
+			return nil, pgerr.Internal("ON CONFLICT WHERE yields %T", mask)
+		}
+		var keep []int
+		var keptIDs []int64
+		for j := 0; j < b.Len(); j++ {
+			if b.IsValid(j) && b.Value(j) {
+				keep = append(keep, j)
+				keptIDs = append(keptIDs, ids[j])
+			}
+		}
+		if pair, err = gather(pair.Schema(), pair, keep); err != nil {
+			return nil, err
+		}
+		ids = keptIDs
+	}
+	if len(ids) == 0 {
+		return w, nil
+	}
+	cols := make([]arrow.Array, len(oc.Update.Set))
+	for i, e := range oc.Update.Set {
+		if cols[i], err = e.Eval(ev, pair); err != nil {
+			return nil, err
+		}
+	}
+	w.UpdateIDs, w.Update = ids, array.NewRecordBatch(schema, cols, int64(len(ids)))
+	return w, nil
+}
+
+// gather returns rec's rows at the given indexes, in that order (nil: none).
+func gather(schema *arrow.Schema, rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, schema.NumFields())
+	for c := range cols {
+		if len(rows) == 0 {
+			cols[c] = array.MakeArrayOfNull(memory.DefaultAllocator, schema.Field(c).Type, 0)
+			continue
+		}
+		parts := make([]arrow.Array, len(rows))
+		for j, r := range rows {
+			parts[j] = array.NewSlice(rec.Column(c), int64(r), int64(r+1))
+		}
+		out, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			return nil, fmt.Errorf("planner: gather rows: %w", err)
+		}
+		cols[c] = out
+	}
+	return array.NewRecordBatch(schema, cols, int64(len(rows))), nil
+}
