@@ -77,7 +77,7 @@ func TestClientCatalogQueriesMatchPostgres(t *testing.T) {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Exec(context.Background(), "DROP DATABASE "+db)
+	defer conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
 	pgc, err := pgx.Connect(ctx, "postgres://postgres:postgres@127.0.0.1:5432/"+db)
 	if err != nil {
 		t.Fatal(err)

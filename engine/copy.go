@@ -505,17 +505,18 @@ func (c *copyIn) Finish() (string, error) {
 		}
 	}
 	c.flushBatch()
-	rec, err := concatBatches(types.ArrowSchema(c.rel.ColumnTypes()), c.batches)
+	batches := c.batches
 	c.batches = nil
-	if err != nil {
-		return "", err
+	var n int64
+	for _, b := range batches {
+		n += b.NumRows()
 	}
-	if rec.NumRows() > 0 {
-		if _, err := c.s.insert(c.ctx, c.tbl, rec); err != nil {
+	if n > 0 {
+		if _, err := c.s.insertBatches(c.ctx, c.tbl, batches); err != nil {
 			return "", err
 		}
 	}
-	return fmt.Sprintf("COPY %d", rec.NumRows()), nil
+	return fmt.Sprintf("COPY %d", n), nil
 }
 
 func (c *copyIn) Abort(string) { c.batches = nil; c.reset() }

@@ -83,6 +83,14 @@ func (s *Session) insert(ctx context.Context, t *storage.Table, rec arrow.Record
 	return t.Insert(ctx, rec)
 }
 
+// insertBatches writes several batches as one all-or-nothing write.
+func (s *Session) insertBatches(ctx context.Context, t *storage.Table, recs []arrow.RecordBatch) (int64, error) {
+	if s.stx != nil {
+		return s.stx.InsertBatches(ctx, t, recs)
+	}
+	return t.InsertBatches(ctx, recs)
+}
+
 func (s *Session) update(ctx context.Context, t *storage.Table, ids []int64, rec arrow.RecordBatch) (int64, error) {
 	if s.stx != nil {
 		return s.stx.Update(ctx, t, ids, rec)
