@@ -29,6 +29,10 @@ type AlterSpec struct {
 	// Convert turns a stored batch in Old's layout into New's; nil when the
 	// layout is unchanged (renames, defaults, constraints). Tables only.
 	Convert func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	// From gives, for each of New's columns, the index of the Old column it
+	// continues, or -1 (added); column comments follow it. nil matches
+	// columns by name.
+	From []int
 	// Views are the OIDs of every view depending on Old (transitively) that
 	// the caller checked against New; if the set has changed meanwhile,
 	// AlterTable fails with 40001.
@@ -123,7 +127,7 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 	if err := s.nameKeys(old, &r); err != nil {
 		return nil, err
 	}
-	keepComments(cur, s, old, &r)
+	keepComments(cur, s, old, &r, spec.From)
 	s.add(&r)
 	if r.Kind == KindTable {
 		tbl := c.store.Table(r.OID)
@@ -208,14 +212,25 @@ func (s *snapshot) nameKeys(old, r *Relation) error {
 }
 
 // keepComments carries the comments of old (removed from s) over to r: the
-// relation's own, and its columns' by name.
-func keepComments(cur, s *snapshot, old, r *Relation) {
+// relation's own, and its columns' through from (by name when nil).
+func keepComments(cur, s *snapshot, old, r *Relation, from []int) {
+	newIndex := func(oldCol int) int {
+		if from == nil {
+			return r.ColumnIndex(old.Columns[oldCol].Name)
+		}
+		for i, f := range from {
+			if f == oldCol {
+				return i
+			}
+		}
+		return -1
+	}
 	for k, v := range cur.comments {
 		switch {
 		case k.OID == old.OID && k.Sub == 0:
 			s.comments[k] = v
 		case k.OID == old.OID && k.Sub > 0 && int(k.Sub) <= len(old.Columns):
-			if i := r.ColumnIndex(old.Columns[k.Sub-1].Name); i >= 0 {
+			if i := newIndex(int(k.Sub) - 1); i >= 0 {
 				s.comments[objKey{r.OID, int32(i + 1)}] = v
 			}
 		}

@@ -62,7 +62,7 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 	if !ok {
 		return nil, pgerr.Unsupported("ALTER TABLE is not supported by this catalog")
 	}
-	spec := catalog.AlterSpec{Old: a.Old, New: a.New, Views: a.Views, DropViews: a.DropViews}
+	spec := catalog.AlterSpec{Old: a.Old, New: a.New, From: a.From, Views: a.Views, DropViews: a.DropViews}
 	if a.Exprs != nil {
 		schema := types.ArrowSchema(a.New.ColumnTypes())
 		ectx := s.evalContext(ctx, nil)
@@ -78,7 +78,10 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 			return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
 		}
 	}
-	if _, err := cat.AlterTable(ctx, spec); err != nil {
+	s.eng.layout.Lock()
+	_, err = cat.AlterTable(ctx, spec)
+	s.eng.layout.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -91,6 +94,25 @@ func (s *Session) generation() any {
 		return g.Generation()
 	}
 	return nil
+}
+
+// lockPlan makes sure p's plan matches the current catalog and keeps it so
+// until the returned function is called (at the end of Execute: a SELECT's
+// scans have taken their snapshots by then, a DML statement has written).
+// ALTER TABLE changes a table's stored layout and publishes the new
+// relation under the exclusive lock, so a plan checked under the shared lock
+// never meets the other layout.
+func (s *Session) lockPlan(ctx context.Context, p *Prepared) (func(), error) {
+	pl, _ := p.plan.(*plan)
+	if pl == nil || pl.kind == kindUtility || pl.kind == kindShow {
+		return func() {}, nil
+	}
+	s.eng.layout.RLock()
+	if err := s.replanIfStale(ctx, p); err != nil {
+		s.eng.layout.RUnlock()
+		return nil, err
+	}
+	return s.eng.layout.RUnlock, nil
 }
 
 // replanIfStale plans p again when DDL has been published since it was

@@ -34,6 +34,9 @@ type Engine struct {
 	store   *storage.Store
 	cat     Catalog
 	nextPID atomic.Int32
+	// layout is held shared by statements from their final plan check to
+	// the end of Execute, and exclusively by ALTER TABLE (see lockPlan).
+	layout sync.RWMutex
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}

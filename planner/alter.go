@@ -24,6 +24,9 @@ type Alter struct {
 	// Exprs compute New's columns, in order, from a batch in Old's column
 	// layout; nil when the stored layout does not change.
 	Exprs []expr.Expr
+	// From gives, for each of New's columns, the index of the Old column it
+	// continues (renamed or retyped), or -1 for an added column.
+	From []int
 	// Views are every view depending on Old, checked against New; DropViews
 	// those that CASCADE drops with the change.
 	Views, DropViews []uint32
@@ -45,6 +48,7 @@ type alterState struct {
 	old     *catalog.Relation
 	rel     *catalog.Relation
 	src     []expr.Expr // per column of rel, over old's column ids
+	from    []int       // per column of rel, old's column index or -1
 	ids     []int       // binder ids of old's columns (the batch layout)
 	using   *level      // the scope of old's columns for USING
 	rewrite bool
@@ -148,8 +152,9 @@ func startAlter(env *Env, rv *pg.RangeVar, missingOK bool) (*alterState, error) 
 	a.rel = &r
 	scan, l := b.scanForWrite(old, nil, rv)
 	a.ids, a.using = scan.ids, l
-	for _, id := range scan.ids {
+	for i, id := range scan.ids {
 		a.src = append(a.src, b.colRef(id))
+		a.from = append(a.from, i)
 	}
 	if dc, ok := env.Catalog.(dependentsCatalog); ok {
 		a.views = dc.Dependents(old.OID)
@@ -159,7 +164,7 @@ func startAlter(env *Env, rv *pg.RangeVar, missingOK bool) (*alterState, error) 
 
 // finish converts the working state into the plan.
 func (a *alterState) finish() (*Alter, error) {
-	out := &Alter{Old: a.old, New: a.rel, Notices: a.notices}
+	out := &Alter{Old: a.old, New: a.rel, From: a.from, Notices: a.notices}
 	for _, v := range a.views {
 		out.Views = append(out.Views, v.OID)
 		if a.dropped[v.OID] {
@@ -329,6 +334,7 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 		return err
 	}
 	a.src = append(a.src, fill)
+	a.from = append(a.from, -1)
 	a.rewrite = true
 	if pk != nil {
 		if err := a.setPrimaryKey([]string{cd.Colname}, pk.Conname); err != nil {
@@ -352,6 +358,7 @@ func (a *alterState) dropColumn(name string, ifExists, cascade bool) error {
 	}
 	a.rel.Columns = slices.Delete(a.rel.Columns, i, i+1)
 	a.src = slices.Delete(a.src, i, i+1)
+	a.from = slices.Delete(a.from, i, i+1)
 	a.rewrite = true
 	shift := func(cols []int) ([]int, bool) {
 		var out []int
