@@ -160,7 +160,7 @@ func isViewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 	return nil
 }
 
-// isTableConstraintsRows lists primary keys and, as PostgreSQL 15 does,
+// isTableConstraintsRows lists primary keys, UNIQUE constraints and, as PostgreSQL 15 does,
 // each NOT NULL column as a CHECK constraint named
 // <schema oid>_<table oid>_<attnum>_not_null.
 func isTableConstraintsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
@@ -171,8 +171,12 @@ func isTableConstraintsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuil
 		}
 		base := row{"constraint_catalog": db, "constraint_schema": r.Schema, "table_catalog": db, "table_schema": r.Schema,
 			"table_name": r.Name, "is_deferrable": "NO", "initially_deferred": "NO", "enforced": "YES"}
-		if r.PKIndexOID != 0 {
-			pk := row{"constraint_name": r.PKName, "constraint_type": "PRIMARY KEY"}
+		for _, x := range r.keyIndexes() {
+			kind := "UNIQUE"
+			if x.primary {
+				kind = "PRIMARY KEY"
+			}
+			pk := row{"constraint_name": x.name, "constraint_type": kind}
 			for k, v := range base {
 				pk[k] = v
 			}
@@ -199,14 +203,16 @@ func isTableConstraintsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuil
 func isKeyColumnUsageRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	db := dbName(ctx)
 	for _, r := range s.sortedRelations() {
-		for i, k := range r.PrimaryKey {
-			err := b.add(row{
-				"constraint_catalog": db, "constraint_schema": r.Schema, "constraint_name": r.PKName,
-				"table_catalog": db, "table_schema": r.Schema, "table_name": r.Name,
-				"column_name": r.Columns[k].Name, "ordinal_position": i + 1,
-			})
-			if err != nil {
-				return err
+		for _, x := range r.keyIndexes() {
+			for i, k := range x.cols {
+				err := b.add(row{
+					"constraint_catalog": db, "constraint_schema": r.Schema, "constraint_name": x.name,
+					"table_catalog": db, "table_schema": r.Schema, "table_name": r.Name,
+					"column_name": r.Columns[k].Name, "ordinal_position": i + 1,
+				})
+				if err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -216,13 +222,15 @@ func isKeyColumnUsageRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilde
 func isConstraintColumnUsageRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	db := dbName(ctx)
 	for _, r := range s.sortedRelations() {
-		for _, k := range r.PrimaryKey {
-			err := b.add(row{
-				"table_catalog": db, "table_schema": r.Schema, "table_name": r.Name, "column_name": r.Columns[k].Name,
-				"constraint_catalog": db, "constraint_schema": r.Schema, "constraint_name": r.PKName,
-			})
-			if err != nil {
-				return err
+		for _, x := range r.keyIndexes() {
+			for _, k := range x.cols {
+				err := b.add(row{
+					"table_catalog": db, "table_schema": r.Schema, "table_name": r.Name, "column_name": r.Columns[k].Name,
+					"constraint_catalog": db, "constraint_schema": r.Schema, "constraint_name": x.name,
+				})
+				if err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // decides which proposed rows are inserted and which existing rows are
 // updated (see planner.OnConflict.Resolve), then they are written as a
 // plain INSERT and UPDATE would be. The tag counts both; RETURNING sees the
-// inserted rows, then the updated rows' new values.
+// inserted rows and the updated rows' new values, in proposal order.
 func (s *Session) insertOnConflict(ectx *exec.Context, ins *planner.Insert, rec arrow.RecordBatch) (*Result, error) {
 	ctx := ectx.Eval.Ctx
 	lookCtx := ctx
@@ -30,8 +30,8 @@ func (s *Session) insertOnConflict(ectx *exec.Context, ins *planner.Insert, rec 
 		return nil, err
 	}
 	written := w.Insert
-	if ins.Returning != nil && len(w.UpdateIDs) > 0 {
-		if written, err = concatBatches(w.Insert.Schema(), []arrow.RecordBatch{w.Insert, w.Update}); err != nil {
+	if ins.Returning != nil {
+		if written, err = w.Written(); err != nil {
 			return nil, err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -229,8 +228,6 @@ func viewDef(env *Env, stmt *pg.ViewStmt, source string) (*catalog.Relation, []u
 	sort.Slice(deps, func(i, j int) bool { return deps[i] < deps[j] })
 	return rel, deps, nil
 }
-
-var _ expr.Expr = (*sublink)(nil)
 
 func envParams(env *Env) []types.T {
 	if env == nil {

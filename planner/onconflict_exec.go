@@ -20,6 +20,41 @@ type ConflictWrites struct {
 	Insert    arrow.RecordBatch
 	UpdateIDs []int64
 	Update    arrow.RecordBatch // Update row i replaces row id UpdateIDs[i]
+
+	insertFrom, updateFrom []int // the proposed row each written row came from
+}
+
+// Written returns the inserted rows and the updated rows' new values in
+// the order of the proposed rows they came from (what RETURNING shows).
+func (w *ConflictWrites) Written() (arrow.RecordBatch, error) {
+	if len(w.UpdateIDs) == 0 {
+		return w.Insert, nil
+	}
+	if w.Insert.NumRows() == 0 {
+		return w.Update, nil
+	}
+	// Both: interleave by proposal position.
+	n := len(w.insertFrom) + len(w.updateFrom)
+	cols := make([]arrow.Array, w.Insert.NumCols())
+	for c := range cols {
+		parts := make([]arrow.Array, 0, n)
+		i, u := 0, 0
+		for i < len(w.insertFrom) || u < len(w.updateFrom) {
+			if u == len(w.updateFrom) || i < len(w.insertFrom) && w.insertFrom[i] < w.updateFrom[u] {
+				parts = append(parts, array.NewSlice(w.Insert.Column(c), int64(i), int64(i+1)))
+				i++
+			} else {
+				parts = append(parts, array.NewSlice(w.Update.Column(c), int64(u), int64(u+1)))
+				u++
+			}
+		}
+		out, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			return nil, fmt.Errorf("planner: ON CONFLICT rows: %w", err)
+		}
+		cols[c] = out
+	}
+	return array.NewRecordBatch(w.Insert.Schema(), cols, int64(n)), nil
 }
 
 // Count is the command tag's count: rows inserted plus rows updated.
@@ -66,7 +101,7 @@ func (oc *OnConflict) Resolve(ctx context.Context, ev *expr.Context, rel []types
 		ids = append(ids, c.Existing[i])
 	}
 	schema := types.ArrowSchema(rel)
-	w := &ConflictWrites{}
+	w := &ConflictWrites{insertFrom: ins}
 	if w.Insert, err = gather(schema, rec, ins); err != nil {
 		return nil, err
 	}
@@ -96,18 +131,19 @@ func (oc *OnConflict) Resolve(ctx context.Context, ev *expr.Context, rel []types
 		if !ok {
 			return nil, pgerr.Internal("ON CONFLICT WHERE yields %T", mask)
 		}
-		var keep []int
+		var keep, keptFrom []int
 		var keptIDs []int64
 		for j := 0; j < b.Len(); j++ {
 			if b.IsValid(j) && b.Value(j) {
 				keep = append(keep, j)
 				keptIDs = append(keptIDs, ids[j])
+				keptFrom = append(keptFrom, upd[j])
 			}
 		}
 		if pair, err = gather(pair.Schema(), pair, keep); err != nil {
 			return nil, err
 		}
-		ids = keptIDs
+		ids, upd = keptIDs, keptFrom
 	}
 	if len(ids) == 0 {
 		return w, nil
@@ -118,7 +154,7 @@ func (oc *OnConflict) Resolve(ctx context.Context, ev *expr.Context, rel []types
 			return nil, err
 		}
 	}
-	w.UpdateIDs, w.Update = ids, array.NewRecordBatch(schema, cols, int64(len(ids)))
+	w.UpdateIDs, w.Update, w.updateFrom = ids, array.NewRecordBatch(schema, cols, int64(len(ids))), upd
 	return w, nil
 }
 

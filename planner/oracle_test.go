@@ -29,6 +29,7 @@ var oracleSchema = []string{
 	"INSERT INTO n VALUES (1, 2), (NULL, 3), (2, NULL), (1, 1)",
 	"CREATE VIEW vt AS SELECT a, b AS name FROM t WHERE c >= 20",
 	"CREATE VIEW vagg (k, total) AS SELECT b, sum(c) FROM t GROUP BY b",
+	"CREATE VIEW vv AS SELECT k, total * 2 AS t2 FROM vagg WHERE k IS NOT NULL",
 }
 
 var oracleQueries = []string{
@@ -67,6 +68,17 @@ var oracleQueries = []string{
 	"SELECT a, t.a, u.a FROM t NATURAL LEFT JOIN u",
 	"SELECT a FROM t FULL JOIN u USING (a) WHERE a > 1",
 	"SELECT t.*, u.d FROM t, u WHERE t.a = u.a",
+	"SELECT a FROM t ORDER BY a OFFSET 2",
+	"SELECT DISTINCT b, count(*) OVER (PARTITION BY b) FROM t ORDER BY b NULLS FIRST",
+	"WITH w AS (SELECT a, c FROM t) SELECT x.a, y.a FROM w x JOIN w y ON x.c = y.c AND x.a < y.a",
+	"SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a AND EXISTS (SELECT 1 FROM n WHERE n.x = u.a OR n.y = t.a))",
+	"SELECT a, (SELECT (SELECT max(x) FROM n WHERE n.y <= t.a) FROM u LIMIT 1) FROM t",
+	"SELECT count(*) FROM (SELECT DISTINCT c FROM t) s",
+	"SELECT b, max(a) FILTER (WHERE c IS NOT NULL) AS m FROM t GROUP BY b HAVING count(*) >= 1 ORDER BY m DESC NULLS LAST, b",
+	"SELECT a % 2 AS parity, sum(a) FROM t GROUP BY a % 2 ORDER BY parity",
+	"SELECT CASE WHEN a IN (SELECT a FROM u) THEN 'in' ELSE 'out' END FROM t",
+	"SELECT * FROM t WHERE (SELECT count(*) FROM u WHERE u.a = t.a) > 1",
+	"SELECT a FROM t WHERE c IS NULL OR c NOT IN (SELECT c FROM t WHERE a > 4)",
 	"SELECT a FROM t WHERE c > (SELECT avg(c) FROM t)",
 	"SELECT a FROM t WHERE c = ANY (SELECT c FROM t WHERE a > 3)",
 	"SELECT a FROM t WHERE c > ALL (SELECT c FROM t WHERE a < 3)",
@@ -87,6 +99,7 @@ var oracleQueries = []string{
 	"WITH w(x) AS (SELECT a FROM t), v AS (SELECT x FROM w WHERE x > 2) SELECT * FROM v",
 	"SELECT * FROM vt",
 	"SELECT k, total FROM vagg WHERE total > 15",
+	"SELECT * FROM vv WHERE k <> 'z'",
 	"SELECT a BETWEEN 2 AND 4, a NOT BETWEEN 2 AND 4, a BETWEEN SYMMETRIC 4 AND 2 FROM t",
 	"SELECT b LIKE 'x%', b ILIKE 'X', b NOT LIKE '_' FROM t",
 	"SELECT b IS DISTINCT FROM 'x', b IS NOT DISTINCT FROM NULL FROM t",

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"sort"
-
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
@@ -148,7 +146,8 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 			out = append(out, x.ids[i])
 		}
 		if isIdentity(pr.Exprs, len(lay)) {
-			return in, relabel(lay, out), nil
+			// A pure renaming: the input's positions now carry these ids.
+			return in, out, nil
 		}
 		return pr, out, nil
 	case *lJoin:
@@ -318,10 +317,6 @@ func isIdentity(es []expr.Expr, n int) bool {
 	}
 	return true
 }
-
-// relabel is used when a renaming projection is dropped: the input's
-// positions now carry the projection's ids.
-func relabel(_ []int, out []int) []int { return out }
 
 func (p *physical) scan(x *lScan, need map[int]bool) (exec.Node, []int, error) {
 	need = union(need, x.filter...)
@@ -583,15 +578,5 @@ func (b *binder) paramTypes() []types.T {
 		}
 		out[i] = t
 	}
-	return out
-}
-
-// sortedIDs is a deterministic listing of a set (for tests and EXPLAIN).
-func sortedIDs(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for id := range m {
-		out = append(out, id)
-	}
-	sort.Ints(out)
 	return out
 }

@@ -35,6 +35,8 @@ type sublink struct {
 	array expr.Expr
 }
 
+var _ expr.Expr = (*sublink)(nil)
+
 func (s *sublink) Type() types.T { return s.t }
 func (s *sublink) Eval(*expr.Context, arrow.RecordBatch) (arrow.Array, error) {
 	return nil, pgerr.Internal("unplanned subquery evaluated")
@@ -252,8 +254,8 @@ func within(e expr.Expr, avail map[int]bool) bool {
 	return true
 }
 
-// hasVolatile reports whether e calls a volatile function or holds a
-// subquery (neither may be duplicated or moved across rows freely).
+// hasSubquery reports whether e holds a subquery (which must not be
+// duplicated or moved into another expression freely).
 func hasSubquery(e expr.Expr) bool {
 	found := false
 	walk(e, func(n expr.Expr) bool {

@@ -232,17 +232,6 @@ func (b *binder) constRows(name string, e expr.Expr, loc int32, ordinality bool)
 	return b.funcRows(name, []expr.Expr{e}, cols, one, ordinality), nil
 }
 
-func hasOuter(e expr.Expr) bool {
-	found := false
-	walk(e, func(n expr.Expr) bool {
-		if _, ok := n.(*expr.OuterRef); ok {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
 func typeList(args []expr.Expr) string {
 	s := ""
 	for i, a := range args {
