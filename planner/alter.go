@@ -164,6 +164,9 @@ func startAlter(env *Env, rv *pg.RangeVar, missingOK bool) (*alterState, error) 
 
 // finish converts the working state into the plan.
 func (a *alterState) finish() (*Alter, error) {
+	if v := a.broken(); v != nil { // every action checks its own; a safety net
+		return nil, pgerr.New(pgerr.FeatureNotSupported, "cannot alter %s \"%s\" because view \"%s\" depends on it", kindName(a.old.Kind), a.old.Name, v.Name)
+	}
 	out := &Alter{Old: a.old, New: a.rel, From: a.from, Notices: a.notices}
 	for _, v := range a.views {
 		out.Views = append(out.Views, v.OID)
@@ -336,6 +339,11 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 	a.src = append(a.src, fill)
 	a.from = append(a.from, -1)
 	a.rewrite = true
+	if v := a.broken(); v != nil { // a view with SELECT * would change
+		return pgerr.New(pgerr.FeatureNotSupported, "cannot add column \"%s\" to table \"%s\" because view \"%s\" would change", cd.Colname, a.old.Name, v.Name).
+			WithDetail("The view's query selects all the table's columns (*); views keep the text of their query.").
+			WithHint("Drop the view, alter the table, and create the view again.")
+	}
 	if pk != nil {
 		if err := a.setPrimaryKey([]string{cd.Colname}, pk.Conname); err != nil {
 			return err
