@@ -77,7 +77,6 @@ func (oc *OnConflict) Resolve(ctx context.Context, ev *expr.Context, rel []types
 	}
 	var ins, upd, existing []int // proposed rows to insert / update; their rows in c.Rows
 	var ids []int64
-	seen := map[int64]bool{}
 	k := 0 // position in c.Rows
 	for i := range c.Existing {
 		found := c.Existing[i] >= 0
@@ -91,11 +90,9 @@ func (oc *OnConflict) Resolve(ctx context.Context, ev *expr.Context, rel []types
 		if oc.Update == nil {
 			continue
 		}
-		if c.Earlier[i] >= 0 || seen[c.Existing[i]] {
-			return nil, pgerr.New(pgerr.CardinalityViolation, "ON CONFLICT DO UPDATE command cannot affect row a second time").
-				WithHint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
+		if c.Earlier[i] >= 0 { // its key is that of a row this command inserts
+			return nil, errAffectTwice()
 		}
-		seen[c.Existing[i]] = true
 		upd = append(upd, i)
 		existing = append(existing, k-1)
 		ids = append(ids, c.Existing[i])
@@ -122,29 +119,40 @@ func (oc *OnConflict) Resolve(ctx context.Context, ev *expr.Context, rel []types
 	}
 	pair := array.NewRecordBatch(types.ArrowSchema(append(append([]types.Column(nil), rel...), rel...)),
 		append(append([]arrow.Array(nil), olds.Columns()...), news.Columns()...), int64(len(upd)))
+	// Rows are updated one by one in PostgreSQL: a second row conflicting
+	// with a row an earlier one updated (WHERE held) fails, whatever its
+	// own WHERE says.
+	var mask *array.Boolean
 	if oc.Update.Where != nil {
-		mask, err := oc.Update.Where.Eval(ev, pair)
+		m, err := oc.Update.Where.Eval(ev, pair)
 		if err != nil {
 			return nil, err
 		}
-		b, ok := mask.(*array.Boolean)
-		if !ok {
-			return nil, pgerr.Internal("ON CONFLICT WHERE yields %T", mask)
+		var ok bool
+		if mask, ok = m.(*array.Boolean); !ok {
+			return nil, pgerr.Internal("ON CONFLICT WHERE yields %T", m)
 		}
-		var keep, keptFrom []int
-		var keptIDs []int64
-		for j := 0; j < b.Len(); j++ {
-			if b.IsValid(j) && b.Value(j) {
-				keep = append(keep, j)
-				keptIDs = append(keptIDs, ids[j])
-				keptFrom = append(keptFrom, upd[j])
-			}
+	}
+	var keep, keptFrom []int
+	var keptIDs []int64
+	updated := map[int64]bool{}
+	for j := range upd {
+		if updated[ids[j]] {
+			return nil, errAffectTwice()
 		}
+		if mask == nil || mask.IsValid(j) && mask.Value(j) {
+			updated[ids[j]] = true
+			keep = append(keep, j)
+			keptIDs = append(keptIDs, ids[j])
+			keptFrom = append(keptFrom, upd[j])
+		}
+	}
+	if len(keep) < len(upd) {
 		if pair, err = gather(pair.Schema(), pair, keep); err != nil {
 			return nil, err
 		}
-		ids, upd = keptIDs, keptFrom
 	}
+	ids, upd = keptIDs, keptFrom
 	if len(ids) == 0 {
 		return w, nil
 	}
@@ -177,4 +185,9 @@ func gather(schema *arrow.Schema, rec arrow.RecordBatch, rows []int) (arrow.Reco
 		cols[c] = out
 	}
 	return array.NewRecordBatch(schema, cols, int64(len(rows))), nil
+}
+
+func errAffectTwice() error {
+	return pgerr.New(pgerr.CardinalityViolation, "ON CONFLICT DO UPDATE command cannot affect row a second time").
+		WithHint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
 }

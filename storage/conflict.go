@@ -30,8 +30,11 @@ func (t *Table) LookupUnique(name string, key []types.Value) (rowID int64, ok bo
 
 // Conflicts is what ON CONFLICT needs to know about rows proposed for
 // insertion (rec, in table layout): for row i, Existing[i] is the id of the
-// live row it conflicts with in one of the arbiter indexes, or -1, and
-// Earlier[i] the first earlier row of rec with the same arbiter key, or -1.
+// live row it conflicts with in one of the arbiter indexes, or -1; for a
+// row without such a conflict, Earlier[i] is the first earlier row of rec
+// it conflicts with among those that would be inserted (no conflict of
+// their own and no earlier one), or -1. As PostgreSQL checks rows one by
+// one, the rows to insert for DO NOTHING are those with both -1.
 // Rows holds the conflicting live rows, one per Existing[i] >= 0, in order.
 type Conflicts struct {
 	Existing []int64
@@ -96,12 +99,25 @@ func (t *Table) FindConflicts(ctx context.Context, rec arrow.RecordBatch, arbite
 			}
 		}
 	}
-	// Duplicates within rec: a scratch index per arbiter, keyed by row number.
-	for _, x := range idx {
-		seen := newKeyIndex(&t.def, x.cols, x.name, x.nullable)
-		for i := 0; i < n; i++ {
-			if first, ok := seen.add(rec, i, int64(i)); !ok && (c.Earlier[i] < 0 || int(first) < c.Earlier[i]) {
+	// Duplicates within rec: scratch indexes, keyed by row number, of the
+	// rows that would be inserted (no conflict of their own), in order.
+	seen := make([]*pkIndex, len(idx))
+	for j, x := range idx {
+		seen[j] = newKeyIndex(&t.def, x.cols, x.name, x.nullable)
+	}
+	for i := 0; i < n; i++ {
+		if c.Existing[i] >= 0 {
+			continue
+		}
+		for _, x := range seen {
+			if first, ok := x.lookup(rec, i); ok {
 				c.Earlier[i] = int(first)
+				break
+			}
+		}
+		if c.Earlier[i] < 0 {
+			for _, x := range seen {
+				x.add(rec, i, int64(i))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/streamsql/streamsql/pgerr"
@@ -145,6 +146,15 @@ func TestFindConflicts(t *testing.T) {
 	}
 	if c.Existing[5] != 1 || c.Rows.NumRows() != 2 {
 		t.Fatalf("existing %v, %d rows", c.Existing, c.Rows.NumRows())
+	}
+	// A row that conflicts itself is not inserted, so a later row with its
+	// other key is no duplicate of it.
+	c, err = tb.FindConflicts(ctx, kvBatch(row(1, "n"), row(9, "n"), row(10, "n")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(c.Existing, c.Earlier) != "[0 -1 -1] [-1 -1 1]" {
+		t.Fatalf("existing %v, earlier %v", c.Existing, c.Earlier)
 	}
 	// In a transaction: sees its own rows, and unlocks the table at the end.
 	tx := s.Begin()
