@@ -35,6 +35,9 @@ type Alter struct {
 	Notices []*pgerr.Error
 }
 
+// inTransform is the clause of an ALTER COLUMN TYPE ... USING expression.
+const inTransform clause = "transform expressions"
+
 // dependentsCatalog is the optional part of Env.Catalog that lists the
 // views reading a relation (implemented by *catalog.Catalog).
 type dependentsCatalog interface {
@@ -54,6 +57,7 @@ type alterState struct {
 	rewrite bool
 	views   []*catalog.Relation // dependents of old
 	dropped map[uint32]bool     // views CASCADE drops
+	retyped map[string]bool     // columns whose type this statement changes
 	notices []*pgerr.Error
 }
 
@@ -144,7 +148,7 @@ func startAlter(env *Env, rv *pg.RangeVar, missingOK bool) (*alterState, error) 
 	default:
 		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a table or view", old.Name)
 	}
-	a := &alterState{b: b, old: old, dropped: map[uint32]bool{}}
+	a := &alterState{b: b, old: old, dropped: map[uint32]bool{}, retyped: map[string]bool{}}
 	r := *old
 	r.Columns = slices.Clone(old.Columns)
 	r.PrimaryKey = slices.Clone(old.PrimaryKey)
@@ -235,7 +239,7 @@ func (a *alterState) cmd(c *pg.AlterTableCmd) error {
 			a.rel.Columns[i].Default = ""
 			return nil
 		}
-		text, err := a.b.columnDefault(c.Def, a.rel.Columns[i])
+		text, err := a.defaultText(c.Def, a.rel.Columns[i])
 		if err != nil {
 			return err
 		}
@@ -264,6 +268,19 @@ func (a *alterState) cmd(c *pg.AlterTableCmd) error {
 		return a.dropConstraint(c.Name, c.MissingOk)
 	}
 	return pgerr.Unsupported("ALTER TABLE ... %s is not supported", actionName(c))
+}
+
+// defaultText validates a DEFAULT expression for col and returns its text.
+// PostgreSQL calls the value a "default expression" when its type does not
+// fit the column.
+func (a *alterState) defaultText(n *pg.Node, col catalog.Column) (string, error) {
+	text, err := a.b.columnDefault(n, col)
+	if e := pgerr.As(err); e != nil && e.Code == pgerr.DatatypeMismatch && strings.Contains(e.Message, " but expression is of type ") {
+		c := *e
+		c.Message = strings.Replace(e.Message, " but expression ", " but default expression ", 1)
+		return "", &c
+	}
+	return text, err
 }
 
 // actionName is PostgreSQL's name of an action in messages.
@@ -316,7 +333,7 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 			col.NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
 		case pg.ConstrType_CONSTR_DEFAULT:
-			text, err := a.b.columnDefault(c.RawExpr, col)
+			text, err := a.defaultText(c.RawExpr, col)
 			if err != nil {
 				return err
 			}
@@ -435,14 +452,21 @@ func (a *alterState) alterType(name string, cd *pg.ColumnDef) error {
 	if err != nil {
 		return a.b.errAt(err, cd.TypeName.Location)
 	}
+	if a.retyped[name] {
+		return pgerr.New(pgerr.FeatureNotSupported, "cannot alter type of column \"%s\" twice", name)
+	}
+	a.retyped[name] = true
 	col := a.rel.Columns[i]
 	col.Type = t
 	var e expr.Expr
 	if cd.RawDefault != nil { // USING
-		a.using.clause = inUpdate
+		a.using.clause = inTransform
 		u, err := a.b.expr(a.using, cd.RawDefault)
 		if err != nil {
 			return err
+		}
+		if hasSubquery(u) {
+			return a.b.newErr(pgerr.FeatureNotSupported, nodeLoc(cd.RawDefault), "cannot use subquery in transform expression")
 		}
 		if e, err = expr.Coerce(u, t, true); err != nil {
 			return pgerr.New(pgerr.DatatypeMismatch, "result of USING clause for column \"%s\" cannot be cast automatically to type %s", name, t).

@@ -179,9 +179,12 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, err := b.groupBy(l, s.GroupClause, tl)
+	groups, sets, err := b.groupBy(l, s.GroupClause, tl)
 	if err != nil {
 		return nil, err
+	}
+	if sets != nil {
+		l.scans = nil // no functional dependency with grouping sets
 	}
 	var having expr.Expr
 	if s.HavingClause != nil {
@@ -220,7 +223,7 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 
 	// Aggregation: group keys and aggregates are computed below; everything
 	// above reads them by id.
-	if len(l.aggs) > 0 || len(groups) > 0 || having != nil {
+	if len(l.aggs) > 0 || len(groups) > 0 || having != nil || sets != nil {
 		agg := &lAgg{in: plan, groups: groups}
 		for _, g := range groups {
 			name := "?column?"
@@ -253,6 +256,9 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 			}
 		}
 		plan = agg
+		if sets != nil {
+			plan = b.groupingUnion(agg, sets)
+		}
 		if having != nil {
 			plan = &lFilter{in: plan, conds: conjuncts(having, nil)}
 		}
@@ -387,16 +393,19 @@ func (b *binder) orderTarget(l *level, sb *pg.SortBy, tl *[]target, nVisible int
 
 // groupBy binds GROUP BY items: input columns first, then output column
 // names and ordinals, then expressions.
-func (b *binder) groupBy(l *level, items []*pg.Node, tl []target) ([]expr.Expr, error) {
+func (b *binder) groupBy(l *level, items []*pg.Node, tl []target) ([]expr.Expr, [][]int, error) {
 	l.clause = inGroupBy
 	var out []expr.Expr
+	last := -1
 	add := func(e expr.Expr) {
-		for _, g := range out {
+		for i, g := range out {
 			if equalExpr(g, e) {
+				last = i
 				return
 			}
 		}
 		out = append(out, e)
+		last = len(out) - 1
 	}
 	fromTarget := func(t target, loc int32) error {
 		agg := false
@@ -417,46 +426,162 @@ func (b *binder) groupBy(l *level, items []*pg.Node, tl []target) ([]expr.Expr, 
 		add(t.e)
 		return nil
 	}
-	for _, n := range items {
-		if n.GetGroupingSet() != nil {
-			return nil, b.newErr(pgerr.FeatureNotSupported, n.GetGroupingSet().Location, "GROUPING SETS, ROLLUP and CUBE are not supported")
-		}
+	// item binds one grouping expression and returns its index in out.
+	item := func(n *pg.Node) (int, error) {
 		if c := n.GetAConst(); c != nil && c.GetIval() != nil {
 			k := int(c.GetIval().Ival)
 			if k < 1 || k > len(tl) {
-				return nil, b.newErr(pgerr.InvalidColumnReference, c.Location, "GROUP BY position %d is not in select list", k)
+				return 0, b.newErr(pgerr.InvalidColumnReference, c.Location, "GROUP BY position %d is not in select list", k)
 			}
 			if err := fromTarget(tl[k-1], c.Location); err != nil {
-				return nil, err
+				return 0, err
 			}
-			continue
+			return last, nil
 		}
 		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
 			name := cr.Fields[0].GetString_().Sval
 			if _, found, err := b.lookupIn(l, []string{name}, cr.Location); err != nil || !found {
 				if err != nil {
-					return nil, err
+					return 0, err
 				}
-				matched := false
 				for _, t := range tl {
 					if t.name == name {
 						if err := fromTarget(t, cr.Location); err != nil {
-							return nil, err
+							return 0, err
 						}
-						matched = true
-						break
+						return last, nil
 					}
-				}
-				if matched {
-					continue
 				}
 			}
 		}
 		e, err := b.expr(l, n)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		add(e)
+		return last, nil
+	}
+	// Each item contributes grouping sets; the query's sets are their cross
+	// product (a plain item is the one set {item}).
+	sets := [][]int{{}}
+	grouping := false
+	for _, n := range items {
+		var mine [][]int
+		if gs := n.GetGroupingSet(); gs != nil {
+			grouping = true
+			var err error
+			if mine, err = b.groupingSets(gs, item); err != nil {
+				return nil, nil, err
+			}
+		} else {
+			i, err := item(n)
+			if err != nil {
+				return nil, nil, err
+			}
+			mine = [][]int{{i}}
+		}
+		var next [][]int
+		for _, a := range sets {
+			for _, m := range mine {
+				next = append(next, append(append([]int(nil), a...), m...))
+			}
+		}
+		if len(next) > 4096 {
+			return nil, nil, b.newErr(pgerr.ProgramLimitExceeded, gsLoc(n), "too many grouping sets present (maximum 4096)")
+		}
+		sets = next
+	}
+	if !grouping {
+		sets = nil
+	}
+	return out, sets, nil
+}
+
+func gsLoc(n *pg.Node) int32 {
+	if gs := n.GetGroupingSet(); gs != nil {
+		return gs.Location
+	}
+	return nodeLoc(n)
+}
+
+// groupingSets expands GROUPING SETS, ROLLUP and CUBE into sets of group
+// expression indexes.
+func (b *binder) groupingSets(gs *pg.GroupingSet, item func(*pg.Node) (int, error)) ([][]int, error) {
+	// elems are the content's elements; a parenthesized list is one element.
+	elem := func(n *pg.Node) ([]int, error) {
+		if r := n.GetRowExpr(); r != nil {
+			var out []int
+			for _, a := range r.Args {
+				i, err := item(a)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, i)
+			}
+			return out, nil
+		}
+		i, err := item(n)
+		return []int{i}, err
+	}
+	switch gs.Kind {
+	case pg.GroupingSetKind_GROUPING_SET_EMPTY:
+		return [][]int{{}}, nil
+	case pg.GroupingSetKind_GROUPING_SET_SETS:
+		var out [][]int
+		for _, c := range gs.Content {
+			if sub := c.GetGroupingSet(); sub != nil {
+				more, err := b.groupingSets(sub, item)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, more...)
+				continue
+			}
+			e, err := elem(c)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+		return out, nil
+	}
+	var elems [][]int
+	for _, c := range gs.Content {
+		e, err := elem(c)
+		if err != nil {
+			return nil, err
+		}
+		elems = append(elems, e)
+	}
+	var out [][]int
+	switch gs.Kind {
+	case pg.GroupingSetKind_GROUPING_SET_ROLLUP:
+		for k := len(elems); k >= 0; k-- {
+			var set []int
+			for _, e := range elems[:k] {
+				set = append(set, e...)
+			}
+			out = append(out, set)
+		}
+	case pg.GroupingSetKind_GROUPING_SET_CUBE:
+		if len(elems) > 12 {
+			return nil, b.newErr(pgerr.ProgramLimitExceeded, gs.Location, "CUBE is limited to 12 elements")
+		}
+		for mask := (1 << len(elems)) - 1; mask >= 0; mask-- {
+			var set []int
+			for i, e := range elems {
+				if mask&(1<<i) != 0 {
+					set = append(set, e...)
+				}
+			}
+			out = append(out, set)
+		}
+	default: // SIMPLE
+		var set []int
+		for _, e := range elems {
+			set = append(set, e...)
+		}
+		out = append(out, set)
 	}
 	return out, nil
 }
@@ -748,4 +873,59 @@ func aggOf(n lnode) (*lAgg, bool) {
 			return nil, false
 		}
 	}
+}
+
+// groupingUnion computes an aggregation once per grouping set and appends
+// the results; the group keys a set does not have are NULL. The output has
+// agg's ids, so everything above reads it like agg itself.
+func (b *binder) groupingUnion(agg *lAgg, sets [][]int) lnode {
+	in := &lShared{in: optimize(agg.in)}
+	var acc lnode
+	for _, set := range sets {
+		member := map[int]bool{}
+		for _, g := range set {
+			member[g] = true
+		}
+		a := &lAgg{in: in, aggs: agg.aggs}
+		for g, e := range agg.groups {
+			if member[g] {
+				a.groups = append(a.groups, e)
+				a.groupIDs = append(a.groupIDs, b.newCol(b.cols[agg.groupIDs[g]].name, "", e.Type()))
+			}
+		}
+		for _, id := range agg.aggIDs {
+			a.aggIDs = append(a.aggIDs, b.newCol(b.cols[id].name, "", b.cols[id].t))
+		}
+		p := &lProject{in: a}
+		k := 0
+		for g, id := range agg.groupIDs {
+			var e expr.Expr = &expr.Const{V: nil, T: b.cols[id].t}
+			if member[g] {
+				e = b.colRef(a.groupIDs[k])
+				k++
+			}
+			p.ids = append(p.ids, b.newCol(b.cols[id].name, "", b.cols[id].t))
+			p.exprs = append(p.exprs, e)
+		}
+		for i, id := range agg.aggIDs {
+			p.ids = append(p.ids, b.newCol(b.cols[id].name, "", b.cols[id].t))
+			p.exprs = append(p.exprs, b.colRef(a.aggIDs[i]))
+		}
+		if acc == nil {
+			acc = p
+			continue
+		}
+		op := &lSetOp{kind: exec.Union, all: true, left: acc, right: p}
+		for _, id := range p.ids {
+			op.ids = append(op.ids, b.newCol(b.cols[id].name, "", b.cols[id].t))
+		}
+		acc = op
+	}
+	switch x := acc.(type) {
+	case *lSetOp:
+		x.ids = agg.outIDs()
+	case *lProject:
+		x.ids = agg.outIDs()
+	}
+	return acc
 }

@@ -129,6 +129,8 @@ func nodeChildren(n lnode) []lnode {
 		return []lnode{x.left, x.right}
 	case *lProjectSet:
 		return []lnode{x.in}
+	case *lShared:
+		return []lnode{x.in}
 	}
 	return nil
 }

@@ -39,8 +39,10 @@
 // DML (dml.go, onconflict*.go) produces the Source plans engine/ writes
 // from; ALTER TABLE binding lives in alter.go.
 //
-// Not supported yet (0A000): CHECK / FOREIGN KEY constraints, GROUPING
-// SETS / ROLLUP / CUBE, frame EXCLUDE, named function arguments, SIMILAR
+// GROUPING SETS, ROLLUP and CUBE run one aggregation per set over a shared
+// input and append the results (the GROUPING() function is missing).
+//
+// Not supported yet (0A000): CHECK / FOREIGN KEY constraints, frame EXCLUDE, named function arguments, SIMILAR
 // TO, LATERAL subqueries with grouping or LIMIT, more than one
 // set-returning function in a select list, row values outside comparisons,
 // aggregates of outer columns inside a subquery, WITH in INSERT/UPDATE/

@@ -143,3 +143,12 @@ type lProjectSet struct {
 }
 
 func (n *lProjectSet) outIDs() []int { return append(append([]int(nil), n.in.outIDs()...), n.id) }
+
+// lShared is an already optimized input used by several parents (the
+// grouping sets of one query); the optimizer leaves it alone, since
+// rewriting it in place for one parent would change it for the others.
+type lShared struct {
+	in lnode
+}
+
+func (n *lShared) outIDs() []int { return n.in.outIDs() }

@@ -275,6 +275,8 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 	case *lRecursive:
 		n, err := p.recursive(x)
 		return n, x.ids, err
+	case *lShared:
+		return p.node(x.in, need)
 	case *lProjectSet:
 		in, lay, err := p.node(x.in, union(need, x.args...))
 		if err != nil {
