@@ -89,6 +89,8 @@ func (b *binder) expr0(l *level, n *pg.Node) (expr.Expr, error) {
 		return b.indirection(l, n.GetAIndirection())
 	case n.GetSetToDefault() != nil:
 		return nil, b.newErr(pgerr.SyntaxError, n.GetSetToDefault().Location, "DEFAULT is not allowed in this context")
+	case n.GetGroupingFunc() != nil:
+		return b.groupingFunc(l, n.GetGroupingFunc())
 	case n.GetRowExpr() != nil:
 		return nil, b.newErr(pgerr.FeatureNotSupported, n.GetRowExpr().Location, "row expressions are not supported")
 	}

@@ -223,6 +223,13 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 
 	// Aggregation: group keys and aggregates are computed below; everything
 	// above reads them by id.
+	if len(l.groupings) > 0 && sets == nil {
+		// Without grouping sets GROUPING() is 0: one set of every key.
+		sets = [][]int{make([]int, len(groups))}
+		for i := range groups {
+			sets[0][i] = i
+		}
+	}
 	if len(l.aggs) > 0 || len(groups) > 0 || having != nil || sets != nil {
 		agg := &lAgg{in: plan, groups: groups}
 		for _, g := range groups {
@@ -257,7 +264,9 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 		}
 		plan = agg
 		if sets != nil {
-			plan = b.groupingUnion(agg, sets)
+			if plan, err = b.groupingUnion(l, agg, sets); err != nil {
+				return nil, err
+			}
 		}
 		if having != nil {
 			plan = &lFilter{in: plan, conds: conjuncts(having, nil)}
@@ -600,6 +609,9 @@ func (b *binder) groupRewriter(l *level, agg *lAgg) func(expr.Expr) (expr.Expr, 
 	for _, f := range l.srfs {
 		above[f.id] = true
 	}
+	for _, g := range l.groupings {
+		above[g.id] = true
+	}
 	// Columns of a table whose primary key is grouped on are functionally
 	// dependent on the groups: PostgreSQL allows them, and so do we by
 	// adding them to the group keys (which leaves the groups unchanged).
@@ -878,7 +890,23 @@ func aggOf(n lnode) (*lAgg, bool) {
 // groupingUnion computes an aggregation once per grouping set and appends
 // the results; the group keys a set does not have are NULL. The output has
 // agg's ids, so everything above reads it like agg itself.
-func (b *binder) groupingUnion(agg *lAgg, sets [][]int) lnode {
+func (b *binder) groupingUnion(l *level, agg *lAgg, sets [][]int) (lnode, error) {
+	// GROUPING(a, b) is a bit mask of the arguments a set does not group by.
+	args := make([][]int, len(l.groupings))
+	for k, g := range l.groupings {
+		for _, a := range g.args {
+			found := -1
+			for i, e := range agg.groups {
+				if equalExpr(e, a) {
+					found = i
+				}
+			}
+			if found < 0 {
+				return nil, b.newErr(pgerr.GroupingError, g.loc, "arguments to GROUPING must be grouping expressions of the associated query level")
+			}
+			args[k] = append(args[k], found)
+		}
+	}
 	in := &lShared{in: optimize(agg.in)}
 	var acc lnode
 	for _, set := range sets {
@@ -911,6 +939,17 @@ func (b *binder) groupingUnion(agg *lAgg, sets [][]int) lnode {
 			p.ids = append(p.ids, b.newCol(b.cols[id].name, "", b.cols[id].t))
 			p.exprs = append(p.exprs, b.colRef(a.aggIDs[i]))
 		}
+		for k := range l.groupings {
+			mask := int64(0)
+			for _, g := range args[k] {
+				mask <<= 1
+				if !member[g] {
+					mask |= 1
+				}
+			}
+			p.ids = append(p.ids, b.newCol("grouping", "", types.TInt4))
+			p.exprs = append(p.exprs, &expr.Const{V: mask, T: types.TInt4})
+		}
 		if acc == nil {
 			acc = p
 			continue
@@ -921,11 +960,33 @@ func (b *binder) groupingUnion(agg *lAgg, sets [][]int) lnode {
 		}
 		acc = op
 	}
+	out := agg.outIDs()
+	for _, g := range l.groupings {
+		out = append(out, g.id)
+	}
 	switch x := acc.(type) {
 	case *lSetOp:
-		x.ids = agg.outIDs()
+		x.ids = out
 	case *lProject:
-		x.ids = agg.outIDs()
+		x.ids = out
 	}
-	return acc
+	return acc, nil
+}
+
+// groupingFunc binds GROUPING(args): a placeholder column that the grouping
+// union fills in per set.
+func (b *binder) groupingFunc(l *level, g *pg.GroupingFunc) (expr.Expr, error) {
+	if l.clause != inSelect && l.clause != inHaving && l.clause != inOrderBy {
+		return nil, b.newErr(pgerr.GroupingError, g.Location, "grouping operations are not allowed in %s", l.clause)
+	}
+	args, err := b.args(l, g.Args)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) > 31 {
+		return nil, b.newErr(pgerr.ProgramLimitExceeded, g.Location, "GROUPING must have fewer than 32 arguments")
+	}
+	id := b.newCol("grouping", "", types.TInt4)
+	l.groupings = append(l.groupings, groupingItem{id: id, args: args, loc: g.Location})
+	return b.colRef(id), nil
 }

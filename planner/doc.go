@@ -40,7 +40,7 @@
 // from; ALTER TABLE binding lives in alter.go.
 //
 // GROUPING SETS, ROLLUP and CUBE run one aggregation per set over a shared
-// input and append the results (the GROUPING() function is missing).
+// input and append the results; GROUPING() is a constant per set.
 //
 // Not supported yet (0A000): CHECK / FOREIGN KEY constraints, frame EXCLUDE, named function arguments, SIMILAR
 // TO, LATERAL subqueries with grouping or LIMIT, more than one

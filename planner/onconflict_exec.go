@@ -166,23 +166,36 @@ func (oc *OnConflict) Resolve(ctx context.Context, ev *expr.Context, rel []types
 	return w, nil
 }
 
-// gather returns rec's rows at the given indexes, in that order (nil: none).
+// gather returns rec's rows at the given indexes, in that order (nil:
+// none), copying runs of consecutive rows as one slice.
 func gather(schema *arrow.Schema, rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, error) {
+	type run struct{ from, to int }
+	var runs []run
+	for _, r := range rows {
+		if k := len(runs) - 1; k >= 0 && runs[k].to == r {
+			runs[k].to++
+		} else {
+			runs = append(runs, run{r, r + 1})
+		}
+	}
 	cols := make([]arrow.Array, schema.NumFields())
 	for c := range cols {
-		if len(rows) == 0 {
+		switch {
+		case len(rows) == 0:
 			cols[c] = array.MakeArrayOfNull(memory.DefaultAllocator, schema.Field(c).Type, 0)
-			continue
+		case len(runs) == 1 && runs[0].from == 0 && runs[0].to == int(rec.NumRows()):
+			cols[c] = rec.Column(c)
+		default:
+			parts := make([]arrow.Array, len(runs))
+			for j, r := range runs {
+				parts[j] = array.NewSlice(rec.Column(c), int64(r.from), int64(r.to))
+			}
+			out, err := array.Concatenate(parts, memory.DefaultAllocator)
+			if err != nil {
+				return nil, fmt.Errorf("planner: gather rows: %w", err)
+			}
+			cols[c] = out
 		}
-		parts := make([]arrow.Array, len(rows))
-		for j, r := range rows {
-			parts[j] = array.NewSlice(rec.Column(c), int64(r), int64(r+1))
-		}
-		out, err := array.Concatenate(parts, memory.DefaultAllocator)
-		if err != nil {
-			return nil, fmt.Errorf("planner: gather rows: %w", err)
-		}
-		cols[c] = out
 	}
 	return array.NewRecordBatch(schema, cols, int64(len(rows))), nil
 }

@@ -74,6 +74,8 @@ var oracleQueries = []string{
 	"SELECT b, c % 20 AS m, sum(a) FROM t GROUP BY GROUPING SETS ((b, c % 20), b, ())",
 	"SELECT b, count(*) FROM t, u WHERE t.a = u.a GROUP BY ROLLUP (b) ORDER BY b NULLS FIRST, 2",
 	"SELECT b, c, max(a) FROM t GROUP BY b, ROLLUP (c)",
+	"SELECT b, c, grouping(b, c), grouping(c), count(*) FROM t GROUP BY CUBE (b, c)",
+	"SELECT b, grouping(b) FROM t GROUP BY b",
 	"SELECT DISTINCT b, count(*) OVER (PARTITION BY b) FROM t ORDER BY b NULLS FIRST",
 	"WITH w AS (SELECT a, c FROM t) SELECT x.a, y.a FROM w x JOIN w y ON x.c = y.c AND x.a < y.a",
 	"SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a AND EXISTS (SELECT 1 FROM n WHERE n.x = u.a OR n.y = t.a))",

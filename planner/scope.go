@@ -167,6 +167,8 @@ type level struct {
 	// keepUnknown leaves untyped literals of the select list unknown (in a
 	// set operation's branches, where the other branch decides their type).
 	keepUnknown bool
+	// groupings are the GROUPING(...) calls of the query.
+	groupings []groupingItem
 	// srfs are set-returning functions of the select list.
 	srfs []srfItem
 }
@@ -174,6 +176,12 @@ type level struct {
 type aggItem struct {
 	id   int
 	call exec.AggCall
+}
+
+type groupingItem struct {
+	id   int
+	args []expr.Expr
+	loc  int32
 }
 
 type srfItem struct {
