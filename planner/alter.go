@@ -102,6 +102,9 @@ func PlanRename(env *Env, stmt *pg.RenameStmt) (*Alter, error) {
 		}
 		return a.finish()
 	}
+	if stmt.RenameType == pg.ObjectType_OBJECT_VIEW && a.old.Kind != catalog.KindView {
+		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a view", a.old.Name)
+	}
 	a.rel.Name = stmt.Newname
 	if v := a.broken(); v != nil {
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "cannot rename %s \"%s\" because view \"%s\" depends on it", kindName(a.old.Kind), a.old.Name, v.Name).

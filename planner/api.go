@@ -61,7 +61,15 @@ func PlanSelect(env *Env, stmt *pg.Node) (q *Query, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Query{Root: root, Columns: root.Columns(), ParamTypes: b.paramTypes()}, nil
+	// The output keeps the query's column names even where an identity
+	// projection that renamed columns (a view's or an alias's) was removed.
+	cols := append([]types.Column(nil), root.Columns()...)
+	for i, id := range plan.outIDs() {
+		if i < len(cols) {
+			cols[i].Name = b.cols[id].name
+		}
+	}
+	return &Query{Root: root, Columns: cols, ParamTypes: b.paramTypes()}, nil
 }
 
 // Insert is a planned INSERT: Source yields complete rows in table column
