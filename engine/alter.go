@@ -62,7 +62,7 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 	if !ok {
 		return nil, pgerr.Unsupported("ALTER TABLE is not supported by this catalog")
 	}
-	spec := catalog.AlterSpec{Old: a.Old, New: a.New, From: a.From, Views: a.Views, DropViews: a.DropViews}
+	spec := catalog.AlterSpec{Old: a.Old, New: a.New, From: a.From, Views: a.Views, DropViews: a.DropViews, ViewQueries: a.ViewQueries}
 	if a.Exprs != nil {
 		schema := types.ArrowSchema(a.New.ColumnTypes())
 		ectx := s.evalContext(ctx, nil)
