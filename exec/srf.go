@@ -10,18 +10,25 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// ProjectSet evaluates a set-returning function (generate_series, unnest)
-// of a select list for each input row and emits that row once per value the
-// function returns, with the value appended as a last column (PostgreSQL's
-// ProjectSet with one function). Built by planner/, which owns this file.
+// ProjectSet evaluates the set-returning functions (generate_series,
+// unnest...) of a select list for each input row and emits that row once
+// per value, with one column per function appended (PostgreSQL's
+// ProjectSet): the functions run in lockstep, and one that runs out of
+// values gives NULL while the others continue. Built by planner/, which
+// owns this file.
 type ProjectSet struct {
 	Input Node
-	Name  string      // function name, for EXPLAIN
-	Args  []expr.Expr // over the input columns
+	Funcs []SetFunc
+	Cols  []types.Column // input columns, then one column per function
+}
+
+// SetFunc is one set-returning function of a ProjectSet.
+type SetFunc struct {
+	Name string      // for EXPLAIN
+	Args []expr.Expr // over the input columns
 	// Expand returns the function's values for one row's arguments (in the
 	// Go form of types.Value; nil is NULL). It must be safe for concurrent use.
 	Expand func(args []types.Value) ([]types.Value, error)
-	Cols   []types.Column // input columns, then the function's column
 }
 
 // Columns returns the input columns and the function's column.
@@ -30,13 +37,17 @@ func (p *ProjectSet) Columns() []types.Column { return p.Cols }
 // Children returns the input.
 func (p *ProjectSet) Children() []Node { return []Node{p.Input} }
 
-// Explain renders "ProjectSet: name(args)".
+// Explain renders "ProjectSet: f(args), ...".
 func (p *ProjectSet) Explain() string {
-	parts := make([]string, len(p.Args))
-	for i, a := range p.Args {
-		parts[i] = a.String()
+	fs := make([]string, len(p.Funcs))
+	for i, f := range p.Funcs {
+		parts := make([]string, len(f.Args))
+		for j, a := range f.Args {
+			parts[j] = a.String()
+		}
+		fs[i] = f.Name + "(" + strings.Join(parts, ", ") + ")"
 	}
-	return "ProjectSet: " + p.Name + "(" + strings.Join(parts, ", ") + ")"
+	return "ProjectSet: " + strings.Join(fs, ", ")
 }
 
 // Open starts the input.
@@ -78,31 +89,46 @@ func (it *projectSetIter) expand(b arrow.RecordBatch) (arrow.RecordBatch, error)
 	if it.ctx != nil {
 		ec = it.ctx.Eval
 	}
-	args := make([]arrow.Array, len(p.Args))
-	for i, a := range p.Args {
-		arr, err := a.Eval(ec, b)
-		if err != nil {
-			return nil, err
-		}
-		defer arr.Release()
-		args[i] = arr
-	}
-	t := p.Cols[len(p.Cols)-1].Type
-	bld := types.NewBuilder(ec.Allocator(), t)
-	defer bld.Release()
-	var idx []int32
-	vals := make([]types.Value, len(args))
-	for r := 0; r < int(b.NumRows()); r++ {
-		for i, a := range args {
-			vals[i] = types.ValueAt(a, r, p.Args[i].Type())
-		}
-		out, err := p.Expand(vals)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range out {
-			if err := types.AppendValue(bld, v, t); err != nil {
+	nIn := len(p.Cols) - len(p.Funcs)
+	args := make([][]arrow.Array, len(p.Funcs))
+	blds := make([]array.Builder, len(p.Funcs))
+	for f, fn := range p.Funcs {
+		for _, a := range fn.Args {
+			arr, err := a.Eval(ec, b)
+			if err != nil {
 				return nil, err
+			}
+			defer arr.Release()
+			args[f] = append(args[f], arr)
+		}
+		blds[f] = types.NewBuilder(ec.Allocator(), p.Cols[nIn+f].Type)
+		defer blds[f].Release()
+	}
+	var idx []int32
+	outs := make([][]types.Value, len(p.Funcs))
+	for r := 0; r < int(b.NumRows()); r++ {
+		n := 0
+		for f, fn := range p.Funcs {
+			vals := make([]types.Value, len(fn.Args))
+			for i, a := range args[f] {
+				vals[i] = types.ValueAt(a, r, fn.Args[i].Type())
+			}
+			out, err := fn.Expand(vals)
+			if err != nil {
+				return nil, err
+			}
+			outs[f] = out
+			n = max(n, len(out))
+		}
+		for k := 0; k < n; k++ {
+			for f := range p.Funcs {
+				var v types.Value
+				if k < len(outs[f]) {
+					v = outs[f][k]
+				}
+				if err := types.AppendValue(blds[f], v, p.Cols[nIn+f].Type); err != nil {
+					return nil, err
+				}
 			}
 			idx = append(idx, int32(r))
 		}
@@ -114,7 +140,9 @@ func (it *projectSetIter) expand(b arrow.RecordBatch) (arrow.RecordBatch, error)
 	for c := 0; c < int(b.NumCols()); c++ {
 		cols = append(cols, takeArray(ec.Allocator(), b.Column(c), idx))
 	}
-	cols = append(cols, bld.NewArray())
+	for _, bld := range blds {
+		cols = append(cols, bld.NewArray())
+	}
 	return array.NewRecordBatch(it.schema, cols, int64(len(idx))), nil
 }
 

@@ -23,9 +23,6 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		if l.clause != inSelect || l.inAgg || l.inWinArg {
 			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "set-returning functions are not allowed in %s", l.clause)
 		}
-		if len(l.srfs) > 0 {
-			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "only one set-returning function per select list is supported")
-		}
 		call, err := b.srfCall(l, fc, name)
 		if err != nil {
 			return nil, err

@@ -280,17 +280,24 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 		}
 		plan = w
 	}
-	for _, f := range l.srfs {
-		// A set-returning function in the select list repeats each row once
-		// per value it returns.
-		ps := &lProjectSet{in: plan, call: f.call, args: f.call.args, id: f.id}
-		if agg, ok := aggOf(plan); ok {
-			rw := b.groupRewriter(l, agg)
-			for i := range ps.args {
-				if ps.args[i], err = rw(ps.args[i]); err != nil {
-					return nil, err
+	if len(l.srfs) > 0 {
+		// Set-returning functions in the select list repeat each row once
+		// per value they return.
+		ps := &lProjectSet{in: plan}
+		agg, aggregated := aggOf(plan)
+		for _, f := range l.srfs {
+			args := append([]expr.Expr(nil), f.call.args...)
+			if aggregated {
+				rw := b.groupRewriter(l, agg)
+				for i := range args {
+					if args[i], err = rw(args[i]); err != nil {
+						return nil, err
+					}
 				}
 			}
+			ps.calls = append(ps.calls, f.call)
+			ps.args = append(ps.args, args)
+			ps.ids = append(ps.ids, f.id)
 		}
 		plan = ps
 	}

@@ -179,7 +179,9 @@ func nodeExprs(n lnode) []expr.Expr {
 	case *lDistinct:
 		out = append(out, x.on...)
 	case *lProjectSet:
-		out = append(out, x.args...)
+		for _, a := range x.args {
+			out = append(out, a...)
+		}
 	}
 	return out
 }

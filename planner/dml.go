@@ -178,7 +178,8 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 		}
 		plan = v
 	default:
-		q, err := b.query(stmt.SelectStmt, nil, nil, false)
+		// Untyped literals of the SELECT take the target columns' types.
+		q, err := b.selectLevel(sel, &level{keepUnknown: true})
 		if err != nil {
 			return nil, err
 		}

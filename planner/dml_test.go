@@ -52,6 +52,7 @@ func TestDMLOracle(t *testing.T) {
 		"INSERT INTO w (id) VALUES (3)",
 		"INSERT INTO w (id, name, qty) VALUES (4, DEFAULT, 40), (5, 'e', DEFAULT)",
 		"INSERT INTO w (id, price) SELECT a + 10, a * 1.5 FROM generate_series(1, 3) a",
+		"INSERT INTO w (id, qty, name) SELECT '40', '41', 'lit'",
 		"INSERT INTO w (price, id, qty) VALUES ('3.333', '20', '5')",
 		"UPDATE w SET qty = qty * 10, name = upper(name) WHERE id IN (1, 3)",
 		"UPDATE w SET price = DEFAULT, name = name || '!' WHERE price > 2",

@@ -42,11 +42,12 @@
 // GROUPING SETS, ROLLUP and CUBE run one aggregation per set over a shared
 // input and append the results; GROUPING() is a constant per set.
 //
-// Not supported yet (0A000): CHECK / FOREIGN KEY constraints, frame EXCLUDE, named function arguments, SIMILAR
-// TO, LATERAL subqueries with grouping or LIMIT, more than one
-// set-returning function in a select list, row values outside comparisons,
-// aggregates of outer columns inside a subquery, WITH in INSERT/UPDATE/
-// DELETE.
+// Not supported yet (0A000): CHECK / FOREIGN KEY constraints, frame
+// EXCLUDE, named function arguments, SIMILAR TO, LATERAL subqueries with
+// grouping or LIMIT, set-returning functions returning records in a select
+// list, composite values (row values outside comparisons, whole-row
+// references), aggregates of outer columns inside a subquery, WITH in
+// INSERT/UPDATE/DELETE.
 //
 // Everything here runs in the goroutine of the statement being planned; the
 // plans produced are immutable and may run concurrently.

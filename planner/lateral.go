@@ -84,7 +84,7 @@ func (b *binder) lateralJoin(left, right lnode, kind exec.JoinKind, conds []expr
 		if kind != exec.InnerJoin {
 			return nil, unsupported
 		}
-		cur = &lProjectSet{in: left, call: f.call, args: f.call.args, id: f.id}
+		cur = &lProjectSet{in: left, calls: []*srfCall{f.call}, args: [][]expr.Expr{f.call.args}, ids: []int{f.id}}
 	} else {
 		if readsAny(n, leftSet) {
 			return nil, unsupported

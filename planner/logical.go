@@ -133,16 +133,16 @@ func (n *lLimit) outIDs() []int    { return n.in.outIDs() }
 func (n *lDistinct) outIDs() []int { return n.in.outIDs() }
 func (n *lSetOp) outIDs() []int    { return n.ids }
 
-// lProjectSet appends the values of a set-returning function of the select
-// list, repeating each input row once per value.
+// lProjectSet appends the values of the set-returning functions of a
+// select list (in lockstep), repeating each input row once per value.
 type lProjectSet struct {
-	in   lnode
-	call *srfCall
-	args []expr.Expr
-	id   int
+	in    lnode
+	calls []*srfCall
+	args  [][]expr.Expr
+	ids   []int
 }
 
-func (n *lProjectSet) outIDs() []int { return append(append([]int(nil), n.in.outIDs()...), n.id) }
+func (n *lProjectSet) outIDs() []int { return append(append([]int(nil), n.in.outIDs()...), n.ids...) }
 
 // lShared is an already optimized input used by several parents (the
 // grouping sets of one query); the optimizer leaves it alone, since

@@ -232,6 +232,8 @@ func init() {
 		"SELECT a, generate_series(1, 2) FROM t WHERE a < 3",
 		"SELECT count(*), generate_series(1, 2) FROM t",
 		"SELECT a, generate_series(a, 3) FROM t",
+		"SELECT generate_series(1, 3) AS g, generate_series(1, 2) AS h",
+		"SELECT a, unnest(ARRAY[a, a + 1, a + 2]), unnest(ARRAY['p', 'q']) FROM t WHERE a < 3",
 		"SELECT b, unnest(ARRAY[a, c::int]) FROM t WHERE a < 3",
 		"SELECT b, generate_series(1, count(*)::int) FROM t GROUP BY b",
 		"SELECT generate_series(TIMESTAMP '2024-01-01', TIMESTAMP '2024-01-01' + a * INTERVAL '1 hour', INTERVAL '30 minutes') FROM t WHERE a < 3",

@@ -278,16 +278,25 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 	case *lShared:
 		return p.node(x.in, need)
 	case *lProjectSet:
-		in, lay, err := p.node(x.in, union(need, x.args...))
+		sub := need
+		for _, a := range x.args {
+			sub = union(sub, a...)
+		}
+		in, lay, err := p.node(x.in, sub)
 		if err != nil {
 			return nil, nil, err
 		}
-		args, err := p.exprs(x.args, lay)
-		if err != nil {
-			return nil, nil, err
+		ps := &exec.ProjectSet{Input: in}
+		for i, c := range x.calls {
+			args, err := p.exprs(x.args[i], lay)
+			if err != nil {
+				return nil, nil, err
+			}
+			ps.Funcs = append(ps.Funcs, exec.SetFunc{Name: c.name, Args: args, Expand: c.expand})
 		}
-		out := append(append([]int(nil), lay...), x.id)
-		return &exec.ProjectSet{Input: in, Name: x.call.name, Args: args, Expand: x.call.expand, Cols: p.cols(out)}, out, nil
+		out := append(append([]int(nil), lay...), x.ids...)
+		ps.Cols = p.cols(out)
+		return ps, out, nil
 	case *lSetOp:
 		l, err := p.root(x.left)
 		if err != nil {

@@ -547,11 +547,16 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 			}
 			if strings.IndexByte(t.text, '/') >= 0 || len(t.text) > 4 {
 				loc, err := time.LoadLocation(t.text)
-				if err != nil || f.loc != nil || f.tzSet {
+				if err == nil && f.loc == nil && !f.tzSet {
+					f.loc = loc
+					continue
+				}
+				// PostgreSQL names the zone only for words shaped like
+				// one (Area/City); other unknown words are bad syntax.
+				if strings.IndexByte(t.text, '/') >= 0 {
 					return nil, dtBadZone
 				}
-				f.loc = loc
-				continue
+				return nil, dtBad
 			}
 			return nil, dtBad
 		}

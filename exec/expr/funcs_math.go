@@ -46,7 +46,7 @@ func floatPow(x, y float64) (float64, error) {
 	if x < 0 && y != math.Trunc(y) && !math.IsInf(y, 0) {
 		return 0, errPowCmplx
 	}
-	r := math.Pow(x, y)
+	r := cPow(x, y)
 	if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
 		return 0, errOverflow
 	}
@@ -140,7 +140,7 @@ func numericLn(d *apd.Decimal, log10 bool) (*apd.Decimal, error) {
 	f, _ := r.Float64()
 	dw := int32(0)
 	if f != 0 {
-		dw = int32(math.Log10(math.Abs(f)))
+		dw = int32(cLog10(math.Abs(f)))
 	}
 	scale := min(max(16-dw, scaleOf(d), 0), 1000)
 	_, err = roundCtx.Quantize(r, r, -scale)
@@ -183,9 +183,9 @@ func init() {
 			}
 			return math.Sqrt(x), nil
 		}),
-		f8("cbrt", pure(math.Cbrt)),
+		f8("cbrt", pure(cCbrt)),
 		f8("exp", func(x float64) (float64, error) {
-			r := math.Exp(x)
+			r := cExp(x)
 			if math.IsInf(r, 0) && !math.IsInf(x, 0) {
 				return 0, errOverflow
 			}
@@ -194,26 +194,26 @@ func init() {
 			}
 			return r, nil
 		}),
-		f8("ln", logf(math.Log)),
-		f8("log", logf(math.Log10)),
-		f8("log10", logf(math.Log10)),
+		f8("ln", logf(cLog)),
+		f8("log", logf(cLog10)),
+		f8("log10", logf(cLog10)),
 		f8("degrees", func(x float64) (float64, error) { return x * 180 / math.Pi, nil }),
 		f8("radians", func(x float64) (float64, error) { return x * math.Pi / 180, nil }),
-		f8("sin", pure(math.Sin)), f8("cos", pure(math.Cos)), f8("tan", pure(math.Tan)),
-		f8("cot", func(x float64) (float64, error) { return 1 / math.Tan(x), nil }),
+		f8("sin", pure(cSin)), f8("cos", pure(cCos)), f8("tan", pure(cTan)),
+		f8("cot", func(x float64) (float64, error) { return 1 / cTan(x), nil }),
 		f8("asin", func(x float64) (float64, error) {
 			if x < -1 || x > 1 {
 				return 0, errInputOOR
 			}
-			return math.Asin(x), nil
+			return cAsin(x), nil
 		}),
 		f8("acos", func(x float64) (float64, error) {
 			if x < -1 || x > 1 {
 				return 0, errInputOOR
 			}
-			return math.Acos(x), nil
+			return cAcos(x), nil
 		}),
-		f8("atan", pure(math.Atan)),
+		f8("atan", pure(cAtan)),
 	)
 	floatPowK := func(_ *Context, a []types.Value) (types.Value, error) {
 		return floatPow(a[0].(float64), a[1].(float64))
@@ -225,7 +225,7 @@ func init() {
 		rowFn("pow", F8, []types.T{F8, F8}, floatPowK),
 		rowFn("^", F8, []types.T{F8, F8}, floatPowK),
 		rowFn("atan2", F8, []types.T{F8, F8}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return math.Atan2(a[0].(float64), a[1].(float64)), nil
+			return cAtan2(a[0].(float64), a[1].(float64)), nil
 		}),
 		rowFn("width_bucket", I4, []types.T{F8, F8, F8, I4}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return widthBucket(a[0].(float64), a[1].(float64), a[2].(float64), a[3].(int64))
@@ -402,11 +402,11 @@ func numericExp(d *apd.Decimal) (types.Value, error) {
 
 // lnDweight estimates the decimal weight of ln(d) as PostgreSQL does.
 func lnDweight(f float64) int32 {
-	l := math.Log(f)
+	l := cLog(f)
 	if l == 0 {
 		return 0
 	}
-	return int32(math.Log10(math.Abs(l)))
+	return int32(cLog10(math.Abs(l)))
 }
 
 // numericLogBase is log(b, x) = ln(x) / ln(b) with PostgreSQL's scale.
