@@ -63,7 +63,7 @@ type alterState struct {
 	retyped map[string]bool     // columns whose type this statement changes
 	// rewritten are dependent views with their query rewritten for a RENAME.
 	rewritten map[uint32]*catalog.Relation
-	notices []*pgerr.Error
+	notices   []*pgerr.Error
 }
 
 // PlanAlterTable binds an AlterTableStmt (ALTER TABLE and ALTER VIEW).
