@@ -372,6 +372,11 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 	a.src = append(a.src, fill)
 	a.from = append(a.from, -1)
 	a.rewrite = true
+	names := make([]string, i)
+	for j := range names {
+		names[j] = a.rel.Columns[j].Name
+	}
+	a.pinInViews(names)
 	if v := a.broken(); v != nil { // a view with SELECT * would change
 		return pgerr.New(pgerr.FeatureNotSupported, "cannot add column \"%s\" to table \"%s\" because view \"%s\" would change", cd.Colname, a.old.Name, v.Name).
 			WithDetail("The view's query selects all the table's columns (*); views keep the text of their query.").

@@ -130,3 +130,104 @@ func definesCTE(m protoreflect.Message, name string) bool {
 	walk(m)
 	return found
 }
+
+// pinInViews keeps the views that read the table with * from picking up a
+// column ADD COLUMN appends (PostgreSQL expands * when the view is created):
+// each reference to the table in a view that no longer binds to its columns
+// becomes a subquery of the columns it had,
+//
+//	SELECT * FROM t   ->   SELECT * FROM (SELECT a, b FROM t) t
+//
+// cols are the table's column names before the addition.
+func (a *alterState) pinInViews(cols []string) {
+	if a.rewritten == nil {
+		a.rewritten = map[uint32]*catalog.Relation{}
+	}
+	for _, v := range a.views {
+		if a.dropped[v.OID] || !slices.Contains(v.DependsOn, a.old.OID) {
+			continue
+		}
+		cur := v
+		if r := a.rewritten[v.OID]; r != nil {
+			cur = r
+		}
+		if a.bindsNow(cur) {
+			continue
+		}
+		stmts, err := sql.Parse(cur.ViewQuery)
+		if err != nil || len(stmts) != 1 || stmts[0].AST == nil {
+			continue
+		}
+		root := stmts[0].AST
+		if definesCTE(root.ProtoReflect(), a.old.Name) {
+			continue
+		}
+		changed := false
+		eachNode(root.ProtoReflect(), func(n *pg.Node) bool {
+			rv := n.GetRangeVar()
+			if rv == nil {
+				return true
+			}
+			r, err := a.b.env.Catalog.Resolve(rv.Schemaname, rv.Relname, a.b.env.SearchPath)
+			if err != nil || r.OID != a.old.OID {
+				return false
+			}
+			alias := rv.Alias
+			if alias == nil {
+				alias = &pg.Alias{Aliasname: rv.Relname}
+			}
+			sel := &pg.SelectStmt{FromClause: []*pg.Node{{Node: &pg.Node_RangeVar{RangeVar: &pg.RangeVar{
+				Schemaname: rv.Schemaname, Relname: rv.Relname, Inh: true, Relpersistence: "p"}}}}}
+			for _, c := range cols {
+				ref := &pg.ColumnRef{Fields: []*pg.Node{{Node: &pg.Node_String_{String_: &pg.String{Sval: c}}}}}
+				sel.TargetList = append(sel.TargetList, &pg.Node{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{
+					Val: &pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: ref}}}}})
+			}
+			n.Node = &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
+				Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}, Alias: alias}}
+			changed = true
+			return false
+		})
+		if !changed {
+			continue
+		}
+		text, err := sql.Deparse(root)
+		if err != nil {
+			continue
+		}
+		nv := *v
+		nv.ViewQuery = text
+		a.rewritten[v.OID] = &nv
+	}
+}
+
+// bindsNow reports whether view v binds to its columns against the working
+// definition (and the views rewritten so far).
+func (a *alterState) bindsNow(v *catalog.Relation) bool {
+	env := *a.b.env
+	env.Catalog = &alterOverlay{Catalog: env.Catalog, old: a.old, rel: a.rel, views: a.rewritten}
+	env.Source, env.Params = "", nil
+	return viewStillBinds(&env, v)
+}
+
+// eachNode calls f on every Node of a parse tree, outermost first; f
+// returns false to skip a node's children.
+func eachNode(m protoreflect.Message, f func(*pg.Node) bool) {
+	if n, ok := m.Interface().(*pg.Node); ok && !f(n) {
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
+			return true
+		}
+		if fd.IsList() {
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				eachNode(l.Get(i).Message(), f)
+			}
+		} else {
+			eachNode(v.Message(), f)
+		}
+		return true
+	})
+}
