@@ -200,7 +200,9 @@ const (
 	frameEndOffPrec     = 0x1000
 	frameStartOffFoll   = 0x2000
 	frameEndOffFoll     = 0x4000
-	frameExcludeAnyMask = 0x8000 | 0x10000 | 0x20000
+	frameExcludeCurrent = 0x8000
+	frameExcludeGroup   = 0x10000
+	frameExcludeTies    = 0x20000
 )
 
 func (b *binder) windowCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, error) {
@@ -306,10 +308,15 @@ func (b *binder) frame(l *level, wd *pg.WindowDef, ordered bool) (exec.Frame, er
 		}
 		return exec.Frame{Mode: exec.FrameRange, Start: exec.FrameBound{Kind: exec.UnboundedPreceding}, End: exec.FrameBound{Kind: exec.CurrentRow}}, nil
 	}
-	if opts&frameExcludeAnyMask != 0 {
-		return exec.Frame{}, b.newErr(pgerr.FeatureNotSupported, wd.Location, "frame EXCLUDE is not supported")
-	}
 	f := exec.Frame{Mode: exec.FrameRange}
+	switch {
+	case opts&frameExcludeCurrent != 0:
+		f.Exclude = exec.ExcludeCurrentRow
+	case opts&frameExcludeGroup != 0:
+		f.Exclude = exec.ExcludeGroup
+	case opts&frameExcludeTies != 0:
+		f.Exclude = exec.ExcludeTies
+	}
 	switch {
 	case opts&frameRows != 0:
 		f.Mode = exec.FrameRows

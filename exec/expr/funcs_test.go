@@ -99,6 +99,9 @@ func TestMathFunctions(t *testing.T) {
 		{"div", fx("div", i4(7), i4(2)), "3"},
 		{"numeric 1/3", op("/", &Cast{E: i4(1), To: types.TNumeric}, i4(3)), "0.33333333333333333333"},
 		{"numeric 10/4", op("/", &Cast{E: i4(10), To: types.TNumeric}, i4(4)), "2.5000000000000000"},
+		// PostgreSQL 15: equal leading digits count as a quotient below 1.
+		{"numeric 3/3", op("/", &Cast{E: i4(3), To: types.TNumeric}, i4(3)), "1.00000000000000000000"},
+		{"numeric 2.50/2", op("/", num("2.50"), &Cast{E: i4(2), To: types.TNumeric}), "1.25000000000000000000"},
 		{"numeric ^", op("^", &Cast{E: i4(2), To: types.TNumeric}, num("0.5")), "1.4142135623730950"},
 		{"numeric ^ integer keeps 16 decimals", op("^", &Cast{E: i4(2), To: types.TNumeric}, i4(100)), "1267650600228229401496703205376.0000000000000000"},
 		{"numeric ^ big", op("^", &Cast{E: i4(2), To: types.TNumeric}, i4(200)), "1606938044258990275541962092341162602522202993782792835301376.0000000000000000"},

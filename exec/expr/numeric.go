@@ -152,7 +152,8 @@ func divScale(x, y *apd.Decimal) int32 {
 		return lead
 	}
 	qweight := weight(x) - weight(y)
-	if first(x) < first(y) {
+	// Equal first digits: assume x < y, as PostgreSQL does.
+	if first(x) <= first(y) {
 		qweight--
 	}
 	rscale := 16 - qweight*4
