@@ -1,6 +1,9 @@
 package planner
 
 import (
+	"slices"
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/exec"
@@ -37,7 +40,7 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 		return nil, b.newErr(pgerr.WrongObjectType, fc.Location, "%s is not an aggregate function", name)
 	}
-	args, err := b.args(l, fc.Args)
+	args, err := b.callArgs(l, name, fc)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +49,68 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		return nil, b.errAt(err, fc.Location)
 	}
 	return e, nil
+}
+
+// callArgs binds a scalar call's arguments, turning named notation
+// (f(x, b => 2)) into positions, with defaults for the parameters left out.
+func (b *binder) callArgs(l *level, name string, fc *pg.FuncCall) ([]expr.Expr, error) {
+	named := false
+	for _, n := range fc.Args {
+		named = named || n.GetNamedArgExpr() != nil
+	}
+	if !named {
+		return b.args(l, fc.Args)
+	}
+	// Bind every argument first: the error for an unknown name shows the
+	// argument types, as PostgreSQL's does.
+	bound := make([]expr.Expr, len(fc.Args))
+	argNames := make([]string, len(fc.Args))
+	sig := make([]string, len(fc.Args))
+	for i, n := range fc.Args {
+		node := n
+		if na := n.GetNamedArgExpr(); na != nil {
+			node, argNames[i] = na.Arg, na.Name
+		}
+		e, err := b.expr(l, node)
+		if err != nil {
+			return nil, err
+		}
+		bound[i] = e
+		sig[i] = e.Type().String()
+		if argNames[i] != "" {
+			sig[i] = argNames[i] + " => " + sig[i]
+		}
+	}
+	notFound := func() error {
+		e := pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, strings.Join(sig, ", ")).
+			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+		e.Position = b.pos(fc.Location)
+		return e
+	}
+	names, defaults, ok := expr.ParamNames(name)
+	if !ok || len(fc.Args) > len(names) {
+		return nil, notFound()
+	}
+	out := make([]expr.Expr, len(names))
+	last := -1
+	for i, e := range bound {
+		pos := i
+		if argNames[i] != "" {
+			pos = slices.Index(names, argNames[i])
+		}
+		if pos < 0 || out[pos] != nil {
+			return nil, notFound()
+		}
+		out[pos] = e
+		last = max(last, pos)
+	}
+	out = out[:last+1]
+	for i := range out {
+		if out[i] == nil {
+			out[i] = defaults[i]
+		}
+	}
+	return out, nil
 }
 
 func (b *binder) args(l *level, ns []*pg.Node) ([]expr.Expr, error) {

@@ -298,6 +298,17 @@ func init() {
 			}
 			return types.TimestampValue(wallToInstant(int64(v.(types.TimestampValue)), ctx.location())), nil
 		}),
+		rowFn("make_timestamptz", TZ, []types.T{I4, I4, I4, I4, I4, F8, TX}, func(ctx *Context, a []types.Value) (types.Value, error) {
+			loc, err := parseZone(a[6].(string))
+			if err != nil {
+				return nil, err
+			}
+			v, err := makeTimestamp(a[:6])
+			if err != nil {
+				return nil, err
+			}
+			return types.TimestampValue(wallToInstant(int64(v.(types.TimestampValue)), loc)), nil
+		}),
 		rowFn("timezone", TS, []types.T{TX, TZ}, func(_ *Context, a []types.Value) (types.Value, error) {
 			loc, err := parseZone(a[0].(string))
 			if err != nil {
