@@ -111,6 +111,9 @@ func PlanRename(env *Env, stmt *pg.RenameStmt) (*Alter, error) {
 	if stmt.RenameType == pg.ObjectType_OBJECT_VIEW && a.old.Kind != catalog.KindView {
 		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a view", a.old.Name)
 	}
+	if stmt.Newname == a.old.Name {
+		return nil, pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", stmt.Newname)
+	}
 	a.rel.Name = stmt.Newname
 	a.renameInViews()
 	if v := a.broken(); v != nil {
