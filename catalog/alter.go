@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ type AlterSpec struct {
 	// the caller checked against New; if the set has changed meanwhile,
 	// AlterTable fails with 40001.
 	Views []uint32
+	// ViewQueries are new query texts (Relation.ViewQuery) for views among
+	// Views, by OID: a RENAME rewrites the views that read the relation.
+	ViewQueries map[uint32]string
 	// DropViews are views to drop with the change (ALTER ... DROP COLUMN
 	// ... CASCADE); they must be among Views.
 	DropViews []uint32
@@ -118,6 +122,15 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 		if dv := s.byOID[v]; dv != nil && dv.Kind == KindView {
 			s.remove(dv)
 		}
+	}
+	for oid, text := range spec.ViewQueries {
+		dv := s.byOID[oid]
+		if dv == nil || dv.Kind != KindView || !slices.Contains(deps, oid) {
+			return nil, fmt.Errorf("catalog: AlterTable rewrites relation %d, not a view depending on %s", oid, old.Name)
+		}
+		nv := *dv
+		nv.ViewQuery = text
+		s.rels[nv.Schema][nv.Name], s.byOID[oid] = &nv, &nv
 	}
 	if r.Name != old.Name {
 		if err := s.checkCreate(r.Schema, r.Name); err != nil {

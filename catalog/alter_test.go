@@ -110,9 +110,28 @@ func TestAlterTableViews(t *testing.T) {
 	if len(deps) != 2 || deps[0] != v || deps[1] != w {
 		t.Fatalf("Dependents = %v", deps)
 	}
+	// A rename publishes the views' rewritten queries with it; the views
+	// keep their OIDs and comments.
+	if err := c.Comment(v.OID, 0, "vee"); err != nil {
+		t.Fatal(err)
+	}
+	ren := *old
+	ren.Name = "t2"
+	_, err := c.AlterTable(ctx, AlterSpec{Old: old, New: &ren, Views: []uint32{v.OID, w.OID}, ViewQueries: map[uint32]string{old.OID: "SELECT 1"}})
+	if err == nil {
+		t.Fatal("ViewQueries for a table accepted")
+	}
+	renamed, err := c.AlterTable(ctx, AlterSpec{Old: old, New: &ren, Views: []uint32{v.OID, w.OID}, ViewQueries: map[uint32]string{v.OID: "SELECT a FROM t2 t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nv := c.Relation(v.OID); nv == nil || nv.ViewQuery != "SELECT a FROM t2 t" || nv.Name != "v" || c.snap().comments[objKey{v.OID, 0}] != "vee" {
+		t.Fatalf("rewritten view = %+v", nv)
+	}
+	old, v, w = renamed, c.Relation(v.OID), c.Relation(w.OID)
 	nw := *old
 	nw.Columns = []Column{{Name: "a", Type: types.TInt4}, {Name: "b", Type: types.TInt4}}
-	_, err := c.AlterTable(ctx, AlterSpec{Old: old, New: &nw, Views: []uint32{v.OID}})
+	_, err = c.AlterTable(ctx, AlterSpec{Old: old, New: &nw, Views: []uint32{v.OID}})
 	if pgerr.CodeOf(err) != pgerr.Code("40001") {
 		t.Fatalf("unchecked view: got %v, want 40001", err)
 	}

@@ -9,6 +9,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
@@ -62,7 +63,7 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 	if !ok {
 		return nil, pgerr.Unsupported("ALTER TABLE is not supported by this catalog")
 	}
-	spec := catalog.AlterSpec{Old: a.Old, New: a.New, From: a.From, Views: a.Views, DropViews: a.DropViews}
+	spec := catalog.AlterSpec{Old: a.Old, New: a.New, From: a.From, Views: a.Views, DropViews: a.DropViews, ViewQueries: a.ViewQueries}
 	if a.Exprs != nil {
 		schema := types.ArrowSchema(a.New.ColumnTypes())
 		ectx := s.evalContext(ctx, nil)
@@ -80,6 +81,9 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 	}
 	s.eng.layout.Lock()
 	_, err = cat.AlterTable(ctx, spec)
+	if err == nil {
+		s.eng.alters.Add(1)
+	}
 	s.eng.layout.Unlock()
 	if err != nil {
 		return nil, err
@@ -102,17 +106,51 @@ func (s *Session) generation() any {
 // ALTER TABLE changes a table's stored layout and publishes the new
 // relation under the exclusive lock, so a plan checked under the shared lock
 // never meets the other layout.
-func (s *Session) lockPlan(ctx context.Context, p *Prepared) (func(), error) {
+//
+// It also returns the count of ALTERs applied so far, for guardRows.
+func (s *Session) lockPlan(ctx context.Context, p *Prepared) (func(), uint64, error) {
 	pl, _ := p.plan.(*plan)
 	if pl == nil || pl.kind == kindUtility || pl.kind == kindShow {
-		return func() {}, nil
+		return func() {}, 0, nil
 	}
 	s.eng.layout.RLock()
 	if err := s.replanIfStale(ctx, p); err != nil {
 		s.eng.layout.RUnlock()
-		return nil, err
+		return nil, 0, err
 	}
-	return s.eng.layout.RUnlock, nil
+	return s.eng.layout.RUnlock, s.eng.alters.Load(), nil
+}
+
+// guardRows protects a SELECT's open cursor from ALTER TABLE. Scans opened
+// by Execute read the layout the plan was made for; but some are opened
+// later, while rows are fetched (uncorrelated subqueries), and would meet a
+// layout an ALTER changed meanwhile. So each fetch runs under the shared
+// layout lock, and once any ALTER has been applied since Execute the cursor
+// fails with 40001 (retry the statement) instead of reading a table through
+// a stale plan.
+func (s *Session) guardRows(res *Result, alters uint64) *Result {
+	if res == nil || res.Rows == nil {
+		return res
+	}
+	res.Rows = &layoutIter{Iterator: res.Rows, eng: s.eng, alters: alters}
+	return res
+}
+
+// layoutIter is a cursor checked against concurrent ALTERs (see guardRows).
+type layoutIter struct {
+	exec.Iterator
+	eng    *Engine
+	alters uint64
+}
+
+func (l *layoutIter) Next() (arrow.RecordBatch, error) {
+	l.eng.layout.RLock()
+	defer l.eng.layout.RUnlock()
+	if l.eng.alters.Load() != l.alters {
+		return nil, pgerr.New(pgerr.Code("40001"), "could not continue the query: a table was altered by a concurrent ALTER TABLE").
+			WithHint("Run the statement again.")
+	}
+	return l.Iterator.Next()
 }
 
 // replanIfStale plans p again when DDL has been published since it was

@@ -37,6 +37,9 @@ type Engine struct {
 	// layout is held shared by statements from their final plan check to
 	// the end of Execute, and exclusively by ALTER TABLE (see lockPlan).
 	layout sync.RWMutex
+	// alters counts the ALTER TABLEs applied (changed under layout's
+	// exclusive lock); open cursors check it (see guardRows).
+	alters atomic.Uint64
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}

@@ -193,12 +193,15 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	if s.tx == 'E' && !isTxEnd(p.Stmt) {
 		return nil, errAborted
 	}
-	unlock, err := s.lockPlan(ctx, p)
+	unlock, alters, err := s.lockPlan(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	pl := p.plan.(*plan)
+	if pl.kind == kindSelect {
+		defer func() { res = s.guardRows(res, alters) }()
+	}
 	if len(params) != len(p.ParamTypes) {
 		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(p.ParamTypes))
 	}

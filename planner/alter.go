@@ -30,6 +30,9 @@ type Alter struct {
 	// Views are every view depending on Old, checked against New; DropViews
 	// those that CASCADE drops with the change.
 	Views, DropViews []uint32
+	// ViewQueries are new query texts for views that read Old under names
+	// a RENAME changes (see renameInViews), by view OID.
+	ViewQueries map[uint32]string
 	// Notices are the statement's notices (skipped IF [NOT] EXISTS actions,
 	// views dropped by CASCADE).
 	Notices []*pgerr.Error
@@ -58,7 +61,9 @@ type alterState struct {
 	views   []*catalog.Relation // dependents of old
 	dropped map[uint32]bool     // views CASCADE drops
 	retyped map[string]bool     // columns whose type this statement changes
-	notices []*pgerr.Error
+	// rewritten are dependent views with their query rewritten for a RENAME.
+	rewritten map[uint32]*catalog.Relation
+	notices   []*pgerr.Error
 }
 
 // PlanAlterTable binds an AlterTableStmt (ALTER TABLE and ALTER VIEW).
@@ -96,6 +101,7 @@ func PlanRename(env *Env, stmt *pg.RenameStmt) (*Alter, error) {
 			return nil, a.colExists(stmt.Newname)
 		}
 		a.rel.Columns[i].Name = stmt.Newname
+		a.renameInViews()
 		if v := a.broken(); v != nil {
 			return nil, pgerr.New(pgerr.FeatureNotSupported, "cannot rename column \"%s\" of %s \"%s\" because view \"%s\" depends on it", stmt.Subname, kindName(a.old.Kind), a.old.Name, v.Name).
 				WithHint("Views keep the text of their query: drop the view, rename, and create the view again.")
@@ -105,7 +111,11 @@ func PlanRename(env *Env, stmt *pg.RenameStmt) (*Alter, error) {
 	if stmt.RenameType == pg.ObjectType_OBJECT_VIEW && a.old.Kind != catalog.KindView {
 		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a view", a.old.Name)
 	}
+	if stmt.Newname == a.old.Name {
+		return nil, pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", stmt.Newname)
+	}
 	a.rel.Name = stmt.Newname
+	a.renameInViews()
 	if v := a.broken(); v != nil {
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "cannot rename %s \"%s\" because view \"%s\" depends on it", kindName(a.old.Kind), a.old.Name, v.Name).
 			WithHint("Views keep the text of their query: drop the view, rename, and create the view again.")
@@ -180,6 +190,12 @@ func (a *alterState) finish() (*Alter, error) {
 		if a.dropped[v.OID] {
 			out.DropViews = append(out.DropViews, v.OID)
 		}
+	}
+	for oid, v := range a.rewritten {
+		if out.ViewQueries == nil {
+			out.ViewQueries = map[uint32]string{}
+		}
+		out.ViewQueries[oid] = v.ViewQuery
 	}
 	if a.rewrite {
 		ph := &physical{b: a.b}
@@ -359,6 +375,11 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 	a.src = append(a.src, fill)
 	a.from = append(a.from, -1)
 	a.rewrite = true
+	names := make([]string, i)
+	for j := range names {
+		names[j] = a.rel.Columns[j].Name
+	}
+	a.pinInViews(names)
 	if v := a.broken(); v != nil { // a view with SELECT * would change
 		return pgerr.New(pgerr.FeatureNotSupported, "cannot add column \"%s\" to table \"%s\" because view \"%s\" would change", cd.Colname, a.old.Name, v.Name).
 			WithDetail("The view's query selects all the table's columns (*); views keep the text of their query.").
@@ -588,13 +609,17 @@ func (a *alterState) broken() *catalog.Relation {
 		return nil
 	}
 	env := *a.b.env
-	env.Catalog = &alterOverlay{Catalog: env.Catalog, old: a.old, rel: a.rel}
+	env.Catalog = &alterOverlay{Catalog: env.Catalog, old: a.old, rel: a.rel, views: a.rewritten}
 	env.Source, env.Params = "", nil
 	for _, v := range a.views {
 		if a.dropped[v.OID] {
 			continue
 		}
-		if !viewStillBinds(&env, v) {
+		check := v
+		if r := a.rewritten[v.OID]; r != nil {
+			check = r
+		}
+		if !viewStillBinds(&env, check) {
 			return v
 		}
 	}
@@ -630,6 +655,7 @@ func viewStillBinds(env *Env, v *catalog.Relation) bool {
 type alterOverlay struct {
 	Catalog
 	old, rel *catalog.Relation
+	views    map[uint32]*catalog.Relation // views with rewritten queries
 }
 
 // Resolve finds the altered relation under its new name only.
@@ -643,6 +669,9 @@ func (o *alterOverlay) Resolve(schema, name string, searchPath []string) (*catal
 			return nil, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
 		}
 		return o.rel, nil
+	}
+	if err == nil && o.views[r.OID] != nil {
+		return o.views[r.OID], nil
 	}
 	return r, err
 }
