@@ -15,8 +15,11 @@ func (f *FuncScan) Children() []Node { return nil }
 // Explain returns "Function Scan on name".
 func (f *FuncScan) Explain() string { return "Function Scan on " + f.Name }
 
-// Open calls Produce and serves its batches, relabelled with Cols.
+// Open calls Stream, or Produce and serves its batches, relabelled with Cols.
 func (f *FuncScan) Open(ctx *Context) (Iterator, error) {
+	if f.Stream != nil {
+		return f.Stream(ctx)
+	}
 	bs, err := f.Produce(ctx)
 	if err != nil {
 		return nil, err

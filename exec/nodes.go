@@ -34,6 +34,9 @@ type FuncScan struct {
 	Name    string
 	Cols    []types.Column
 	Produce func(ctx *Context) ([]arrow.RecordBatch, error)
+	// Stream, when set, is used instead of Produce: it returns an iterator
+	// that makes its batches on demand (long series stay lazy and cancelable).
+	Stream func(ctx *Context) (Iterator, error)
 }
 
 // Values produces literal rows (VALUES lists, and the one empty row of a SELECT

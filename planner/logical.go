@@ -39,6 +39,8 @@ type lFunc struct {
 	ids     []int
 	args    []expr.Expr
 	produce func(args []expr.Expr) func(ctx *exec.Context) ([]arrow.RecordBatch, error)
+	// stream, when set, replaces produce with a lazy iterator.
+	stream func(args []expr.Expr) func(ctx *exec.Context) (exec.Iterator, error)
 }
 
 // lValues is a VALUES list (or the single empty row of a SELECT without FROM).

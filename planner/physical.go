@@ -90,7 +90,13 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return &exec.FuncScan{Name: x.name, Cols: p.cols(x.ids), Produce: x.produce(args)}, x.ids, nil
+		fs := &exec.FuncScan{Name: x.name, Cols: p.cols(x.ids)}
+		if x.stream != nil {
+			fs.Stream = x.stream(args)
+		} else {
+			fs.Produce = x.produce(args)
+		}
+		return fs, x.ids, nil
 	case *lValues:
 		v := &exec.Values{Cols: p.cols(x.ids)}
 		for _, row := range x.rows {

@@ -114,7 +114,39 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (l
 		}
 	}
 	cols, rows := call.columns()
-	return b.funcRows(name, call.args, cols, rows, ordinality), nil
+	f := b.funcRows(name, call.args, cols, rows, ordinality)
+	if name == "generate_series" && call.t.IsInteger() {
+		out := cols
+		if ordinality {
+			out = append(append([]types.Column(nil), cols...), types.Column{Name: "ordinality", Type: types.TInt8})
+		}
+		f.stream = func(a []expr.Expr) func(*exec.Context) (exec.Iterator, error) {
+			return func(ctx *exec.Context) (exec.Iterator, error) { return intSeriesIter(ctx, out, a, ordinality) }
+		}
+	}
+	return f, nil
+}
+
+// intSeriesIter starts an integer generate_series in FROM: its values are
+// made batch by batch, so a long series neither fills memory nor ignores
+// cancellation.
+func intSeriesIter(ctx *exec.Context, cols []types.Column, args []expr.Expr, ordinality bool) (exec.Iterator, error) {
+	vals := []types.Value{nil, nil, int64(1)}
+	for i, e := range args {
+		v, err := evalConst(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	if anyNull(vals) {
+		return exec.NewSliceIter(nil), nil
+	}
+	step := vals[2].(int64)
+	if step == 0 {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "step size cannot equal zero")
+	}
+	return exec.NewIntSeries(ctx, cols, vals[0].(int64), vals[1].(int64), step, ordinality), nil
 }
 
 // funcRows makes the lFunc of a function in FROM.
