@@ -1,5 +1,3 @@
-// Command streamsqld is the streamsql server: it opens the data directory
-// and serves the PostgreSQL protocol until SIGINT or SIGTERM.
 package main
 
 import (
