@@ -61,9 +61,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	case *pg.Node_CopyStmt:
 		return s.execCopy(ctx, n.CopyStmt, stmt)
 	case *pg.Node_IndexStmt:
-		// Indexes are accepted and not built: scans are vectorized and
-		// primary keys have their own hash index. See docs/sql.md.
-		return &Result{Tag: "CREATE INDEX"}, nil
+		return s.execCreateIndex(ctx, env, n.IndexStmt)
 	case *pg.Node_DiscardStmt:
 		return &Result{Tag: "DISCARD ALL"}, nil
 	case *pg.Node_PrepareStmt:

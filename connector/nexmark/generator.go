@@ -1,0 +1,160 @@
+package nexmark
+
+import (
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/types"
+)
+
+func typesSchema(cols []types.Column) *arrow.Schema { return types.ArrowSchema(cols) }
+
+// Batches is one step of the stream: the rows of up to max events split by
+// table, in event order within each table. A table not selected by
+// Config.Table is nil; a selected one is a record batch, possibly with no rows.
+type Batches struct {
+	Person, Auction, Bid arrow.RecordBatch
+	// Events is how many event numbers this step consumed (including events
+	// of tables not selected).
+	Events int64
+	// Watermark is the event time of the last event consumed: every later
+	// event (of any table) has a date_time at or after it.
+	Watermark types.TimestampValue
+}
+
+// Release releases the batches (hygiene only; see the architecture notes).
+func (b Batches) Release() {
+	for _, r := range []arrow.RecordBatch{b.Person, b.Auction, b.Bid} {
+		if r != nil {
+			r.Release()
+		}
+	}
+}
+
+// Generator produces the stream of one Config, a batch at a time. It is not
+// safe for concurrent use; separate Generators with equal Configs produce
+// the same stream.
+type Generator struct {
+	cfg   Config
+	err   error
+	want  [3]bool
+	pools *pools
+	base  int64   // BaseTime in µs since 1970
+	delay float64 // µs between consecutive events
+	next  int64   // next event number
+}
+
+// New returns a generator positioned at event number 0. A bad Config is
+// reported by the first Next.
+func New(cfg Config) *Generator {
+	g := &Generator{cfg: cfg, err: cfg.Validate()}
+	if cfg.EventsPerSecond == 0 {
+		g.cfg.EventsPerSecond = DefaultEventsPerSecond
+	}
+	if cfg.BaseTime.IsZero() {
+		g.cfg.BaseTime = DefaultBaseTime
+	}
+	g.base = g.cfg.BaseTime.UnixMicro()
+	g.delay = 1e6 / g.cfg.EventsPerSecond
+	switch cfg.Table {
+	case "person":
+		g.want[kindPerson] = true
+	case "auction":
+		g.want[kindAuction] = true
+	case "bid":
+		g.want[kindBid] = true
+	default:
+		g.want = [3]bool{true, true, true}
+	}
+	if g.err == nil {
+		g.pools = newPools(cfg.Seed)
+	}
+	return g
+}
+
+// EventTime is the event time (µs since 1970) of event number n.
+func (g *Generator) EventTime(n int64) types.TimestampValue {
+	return types.TimestampValue(g.eventTime(n))
+}
+
+func (g *Generator) eventTime(n int64) int64 {
+	return g.base + int64(float64(n)*g.delay)
+}
+
+// Position is the next event number Next will consume.
+func (g *Generator) Position() int64 { return g.next }
+
+// Next generates up to max rows of the selected tables (all three unless
+// Config.Table is set; max <= 0 or above MaxBatchRows means MaxBatchRows)
+// and returns them with the watermark after them. It returns io.EOF once a
+// bounded stream is exhausted.
+func (g *Generator) Next(max int) (Batches, error) {
+	if g.err != nil {
+		return Batches{}, g.err
+	}
+	end := g.cfg.Events
+	if end > 0 && g.next >= end {
+		return Batches{}, io.EOF
+	}
+	if max <= 0 || max > MaxBatchRows {
+		max = MaxBatchRows
+	}
+	var (
+		ps *personCols
+		as *auctionCols
+		bs *bidCols
+	)
+	all := g.want[kindPerson] && g.want[kindAuction] && g.want[kindBid]
+	if g.want[kindPerson] {
+		ps = newPersonCols(capFor(max, all, 1))
+	}
+	if g.want[kindAuction] {
+		as = newAuctionCols(capFor(max, all, 3))
+	}
+	if g.want[kindBid] {
+		bs = newBidCols(capFor(max, all, 46))
+	}
+	p, seed, first := g.pools, g.cfg.Seed, g.cfg.FirstEventID
+	n, rows := g.next, 0
+	for rows < max && (end == 0 || n < end) {
+		id := first + n
+		k := kindOf(id)
+		n++
+		if !g.want[k] {
+			continue
+		}
+		rows++
+		r := eventRNG(id, seed)
+		ts := g.eventTime(n - 1)
+		switch k {
+		case kindPerson:
+			ps.add(p, &r, id, ts)
+		case kindAuction:
+			horizon := g.eventTime(n-1+numInFlightAuctions*proportionDenominator/3) - ts
+			as.add(p, &r, id, ts, horizon)
+		default:
+			bs.add(p, &r, id, ts)
+		}
+	}
+	out := Batches{Events: n - g.next, Watermark: types.TimestampValue(g.eventTime(n - 1))}
+	g.next = n
+	if ps != nil {
+		out.Person = ps.record()
+	}
+	if as != nil {
+		out.Auction = as.record()
+	}
+	if bs != nil {
+		out.Bid = bs.record()
+	}
+	return out, nil
+}
+
+// capFor is the expected row count of a table with share/50 of the events
+// in a step of max rows.
+func capFor(max int, all bool, share int) int {
+	if !all {
+		return max
+	}
+	return max*share/proportionDenominator + share
+}

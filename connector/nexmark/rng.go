@@ -1,0 +1,44 @@
+package nexmark
+
+import (
+	"math"
+	"math/bits"
+)
+
+// rng is SplitMix64: tiny, fast and good enough for synthetic data. Each
+// event gets its own, so events can be generated in any order or subset.
+type rng struct{ s uint64 }
+
+const golden = 0x9E3779B97F4A7C15
+
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// eventRNG returns the random stream of event id under seed.
+func eventRNG(id int64, seed uint64) rng {
+	return rng{s: mix64(uint64(id)*golden ^ mix64(seed+0x6E65786D61726B))}
+}
+
+func (r *rng) next() uint64 {
+	r.s += golden
+	return mix64(r.s)
+}
+
+// intn is uniform in [0,n) for n > 0 (multiply-shift; the bias is < n/2^64).
+func (r *rng) intn(n int64) int64 {
+	hi, _ := bits.Mul64(r.next(), uint64(n))
+	return int64(hi)
+}
+
+// float is uniform in [0,1).
+func (r *rng) float() float64 {
+	return float64(r.next()>>11) * (1.0 / (1 << 53))
+}
+
+// price is Beam's log-uniform price in cents, 100 .. 1e8.
+func (r *rng) price() int64 {
+	return int64(math.Round(math.Pow(10, r.float()*6) * 100))
+}

@@ -1,0 +1,138 @@
+package stream
+
+import (
+	"math"
+	"reflect"
+)
+
+// align reads several inputs for a multi-input operator, enforcing the two
+// rules of the runtime:
+//
+//   - barriers align: once input i delivered epoch e's barrier, nothing more
+//     is read from i until every open input delivered it; then onBarrier
+//     runs once for the epoch;
+//   - watermarks combine: onWatermark runs when the minimum over the open
+//     inputs of a column's watermark rises.
+//
+// onChunk gets each chunk with its input index. A callback returning false
+// stops align. align returns when every input is closed, a callback stops,
+// or env.Ctx is canceled. It runs on the caller's goroutine.
+func align(env *Env, inputs []<-chan Message,
+	onChunk func(input int, c *Chunk) bool,
+	onWatermark func(w Watermark) bool,
+	onBarrier func(b Barrier) bool) {
+	n := len(inputs)
+	open := make([]bool, n)
+	blocked := make([]bool, n)
+	for i := range open {
+		open[i] = true
+	}
+	nOpen := n
+	// marks[col][input] is the input's watermark for col; emitted[col] the
+	// last one sent downstream.
+	marks := map[int][]int64{}
+	emitted := map[int]int64{}
+	var pending *Barrier
+	nBlocked := 0
+
+	cases := make([]reflect.SelectCase, n+1)
+	cases[n] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(env.Ctx.Done())}
+	minMark := func(col int) int64 {
+		m := int64(math.MaxInt64)
+		for i, v := range marks[col] {
+			if open[i] {
+				m = min(m, v)
+			}
+		}
+		return m
+	}
+	// releaseMarks emits, for every column, a risen minimum; an open input
+	// that has not reported a watermark yet (MinInt64) holds it back.
+	releaseMarks := func() bool {
+		for col := range marks {
+			m := minMark(col)
+			if last, ok := emitted[col]; (!ok || m > last) && m != math.MaxInt64 && m != math.MinInt64 {
+				emitted[col] = m
+				if !onWatermark(Watermark{Col: col, Value: m}) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	// releaseBarrier forwards the pending barrier once every open input is
+	// blocked on it.
+	releaseBarrier := func() bool {
+		if pending == nil || nBlocked < nOpen {
+			return true
+		}
+		b := *pending
+		pending, nBlocked = nil, 0
+		for i := range blocked {
+			blocked[i] = false
+		}
+		return onBarrier(b)
+	}
+	for nOpen > 0 {
+		for i := 0; i < n; i++ {
+			ch := reflect.Value{}
+			if open[i] && !blocked[i] {
+				ch = reflect.ValueOf(inputs[i])
+			}
+			cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: ch}
+		}
+		i, v, ok := reflect.Select(cases)
+		if i == n {
+			return // canceled
+		}
+		if !ok {
+			open[i] = false
+			nOpen--
+			if blocked[i] {
+				blocked[i] = false
+				nBlocked--
+			}
+			if !releaseMarks() || !releaseBarrier() {
+				return
+			}
+			continue
+		}
+		m := v.Interface().(Message)
+		switch m.Kind {
+		case KindChunk:
+			if !onChunk(i, m.Chunk) {
+				return
+			}
+		case KindWatermark:
+			w := m.Watermark
+			if marks[w.Col] == nil {
+				marks[w.Col] = make([]int64, n)
+				for j := range marks[w.Col] {
+					marks[w.Col][j] = math.MinInt64
+				}
+			}
+			if w.Value > marks[w.Col][i] {
+				marks[w.Col][i] = w.Value
+			}
+			if !releaseMarks() {
+				return
+			}
+		case KindBarrier:
+			b := m.Barrier
+			if pending == nil {
+				pending = &b
+			} else if pending.Epoch != b.Epoch {
+				env.Fail(errBarrierMismatch(pending.Epoch, b.Epoch))
+				return
+			}
+			if b.Checkpoint {
+				pending.Checkpoint = true
+			}
+			blocked[i] = true
+			nBlocked++
+			if !releaseBarrier() {
+				return
+			}
+		}
+	}
+}

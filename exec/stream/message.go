@@ -1,0 +1,102 @@
+package stream
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Op is the change a row of a Chunk makes.
+type Op uint8
+
+// Row ops. An update travels as an UpdateBefore row immediately followed by
+// its UpdateAfter row in the same chunk.
+const (
+	Insert Op = iota
+	Delete
+	UpdateBefore
+	UpdateAfter
+)
+
+func (o Op) String() string {
+	switch o {
+	case Insert:
+		return "insert"
+	case Delete:
+		return "delete"
+	case UpdateBefore:
+		return "update_before"
+	case UpdateAfter:
+		return "update_after"
+	}
+	return "?"
+}
+
+// Sign is +1 for rows that add (Insert, UpdateAfter), -1 for rows that retract.
+func (o Op) Sign() int64 {
+	if o == Delete || o == UpdateBefore {
+		return -1
+	}
+	return 1
+}
+
+// Chunk is a batch of changes. Ops is nil when every row is an Insert
+// (the common case of append-only sources), else it has one op per row.
+// A Chunk is immutable once sent.
+type Chunk struct {
+	Rec arrow.RecordBatch
+	Ops []Op
+}
+
+// Op returns the op of row i.
+func (c *Chunk) Op(i int) Op {
+	if c.Ops == nil {
+		return Insert
+	}
+	return c.Ops[i]
+}
+
+// Len is the number of rows.
+func (c *Chunk) Len() int { return int(c.Rec.NumRows()) }
+
+// Watermark says that no later row will have a value below Value (µs since
+// the Unix epoch) in column Col.
+type Watermark struct {
+	Col   int
+	Value int64
+}
+
+// Barrier ends epoch Epoch. With Checkpoint set, operators snapshot their
+// state when they forward it.
+type Barrier struct {
+	Epoch      uint64
+	Checkpoint bool
+}
+
+// Kind tells which field of a Message is set.
+type Kind uint8
+
+// Message kinds.
+const (
+	KindChunk Kind = iota
+	KindWatermark
+	KindBarrier
+)
+
+// Message is what flows on a channel between operators.
+type Message struct {
+	Kind      Kind
+	Chunk     *Chunk
+	Watermark Watermark
+	Barrier   Barrier
+}
+
+// ChunkMsg wraps a chunk.
+func ChunkMsg(c *Chunk) Message { return Message{Kind: KindChunk, Chunk: c} }
+
+// WatermarkMsg wraps a watermark.
+func WatermarkMsg(w Watermark) Message { return Message{Kind: KindWatermark, Watermark: w} }
+
+// BarrierMsg wraps a barrier.
+func BarrierMsg(b Barrier) Message { return Message{Kind: KindBarrier, Barrier: b} }
+
+// ChannelSize bounds every channel between operators (in messages).
+const ChannelSize = 16

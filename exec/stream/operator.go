@@ -1,0 +1,113 @@
+package stream
+
+import (
+	"context"
+	"sync"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Node is an immutable streaming plan operator; Start runs one instance.
+type Node interface {
+	// Columns describes the rows of the chunks this node sends.
+	Columns() []types.Column
+	// Inputs are the nodes feeding this one, in input order.
+	Inputs() []Node
+	// Explain is this node's line in EXPLAIN.
+	Explain() string
+	// Start runs the operator on its own goroutine over the given input
+	// channels (one per Inputs()) and returns its output channel, which it
+	// closes when every input is closed or env.Ctx is canceled. Errors go to
+	// env.Fail; the operator then stops.
+	Start(env *Env, inputs []<-chan Message) <-chan Message
+}
+
+// Env is the runtime a graph of operators shares.
+type Env struct {
+	Ctx context.Context
+	// Eval is the expression context template; each operator goroutine
+	// uses its own copy (expr.Context is not shared between goroutines).
+	Eval expr.Context
+
+	once sync.Once
+	err  error
+	stop context.CancelFunc
+}
+
+// NewEnv returns an Env whose context is canceled by the first failure.
+func NewEnv(ctx context.Context, eval expr.Context) *Env {
+	ctx, cancel := context.WithCancel(ctx)
+	eval.Ctx = ctx
+	return &Env{Ctx: ctx, Eval: eval, stop: cancel}
+}
+
+// Fail records the first error and stops every operator of the graph.
+func (e *Env) Fail(err error) {
+	e.once.Do(func() {
+		e.err = err
+		if e.stop != nil {
+			e.stop()
+		}
+	})
+}
+
+// Err returns the first failure, if any.
+func (e *Env) Err() error {
+	e.once.Do(func() {}) // pairs with Fail's write
+	return e.err
+}
+
+// evalContext returns a private expression context for one operator.
+func (e *Env) evalContext() *expr.Context {
+	c := e.Eval
+	c.Ctx = e.Ctx
+	c.Subqueries = nil
+	return &c
+}
+
+// send delivers m unless the graph is stopping; false means stop.
+func send(env *Env, out chan<- Message, m Message) bool {
+	select {
+	case out <- m:
+		return true
+	case <-env.Ctx.Done():
+		return false
+	}
+}
+
+// runMap runs a one-input operator that transforms chunks and passes
+// watermarks and barriers through (Filter, Project).
+func runMap(env *Env, in <-chan Message, fn func(*Chunk) (*Chunk, error)) <-chan Message {
+	out := make(chan Message, ChannelSize)
+	go func() {
+		defer close(out)
+		for {
+			var m Message
+			var ok bool
+			select {
+			case m, ok = <-in:
+			case <-env.Ctx.Done():
+				return
+			}
+			if !ok {
+				return
+			}
+			if m.Kind == KindChunk {
+				c, err := fn(m.Chunk)
+				if err != nil {
+					env.Fail(err)
+					return
+				}
+				if c == nil || c.Len() == 0 {
+					continue
+				}
+				m.Chunk = c
+			}
+			if !send(env, out, m) {
+				return
+			}
+		}
+	}()
+	return out
+}

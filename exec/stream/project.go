@@ -1,0 +1,50 @@
+package stream
+
+import (
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Project computes Exprs over each chunk; ops are unchanged.
+type Project struct {
+	Input Node
+	Exprs []expr.Expr
+	Cols  []types.Column
+}
+
+// Columns implements Node.
+func (p *Project) Columns() []types.Column { return p.Cols }
+
+// Inputs implements Node.
+func (p *Project) Inputs() []Node { return []Node{p.Input} }
+
+// Explain implements Node.
+func (p *Project) Explain() string {
+	parts := make([]string, len(p.Exprs))
+	for i, e := range p.Exprs {
+		parts[i] = e.String()
+	}
+	return "StreamProject: " + strings.Join(parts, ", ")
+}
+
+// Start implements Node.
+func (p *Project) Start(env *Env, inputs []<-chan Message) <-chan Message {
+	ectx := env.evalContext()
+	schema := types.ArrowSchema(p.Cols)
+	return runMap(env, inputs[0], func(c *Chunk) (*Chunk, error) {
+		cols := make([]arrow.Array, len(p.Exprs))
+		for i, e := range p.Exprs {
+			a, err := e.Eval(ectx, c.Rec)
+			if err != nil {
+				return nil, err
+			}
+			cols[i] = a
+		}
+		return &Chunk{Rec: array.NewRecordBatch(schema, cols, c.Rec.NumRows()), Ops: c.Ops}, nil
+	})
+}
