@@ -47,16 +47,18 @@ func (r *rng) price() int64 {
 	y := r.float() * (6 * priceSteps)
 	i := int(y)
 	x := (y - float64(i)) * (math.Ln10 / priceSteps)
-	return int64(math.Round(priceTable[i] * (1 + x*(1+x*(0.5+x*(1.0/6))))))
+	return int64(math.Round(priceTable[i%priceSteps] * priceDecades[i/priceSteps] * (1 + x*(1+x*(0.5+x*(1.0/6))))))
 }
+
+var priceDecades = [6]float64{100, 1e3, 1e4, 1e5, 1e6, 1e7}
 
 const priceSteps = 1024
 
-// priceTable[i] = 100 * 10^(i/priceSteps).
+// priceTable[i] = 10^(i/priceSteps), one decade (8 KiB, stays in L1).
 var priceTable = func() []float64 {
-	t := make([]float64, 6*priceSteps)
+	t := make([]float64, priceSteps)
 	for i := range t {
-		t[i] = 100 * math.Pow(10, float64(i)/priceSteps)
+		t[i] = math.Pow(10, float64(i)/priceSteps)
 	}
 	return t
 }()
