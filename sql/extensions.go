@@ -1,58 +1,265 @@
 package sql
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
-// Extensions are the streaming clauses lifted from one statement. The
-// streaming issues fill this in (EMIT, WATERMARK FOR, APPEND ONLY, CREATE
-// SOURCE/SINK, SUBSCRIBE, FLUSH); the foundation only defines the mechanism.
+// Kind names a statement form that exists only in streamsql. Extensions.Kind
+// is empty for ordinary PostgreSQL statements (which may still carry lifted
+// clauses such as EMIT or WATERMARK FOR).
+type Kind string
+
+// The streamsql-only statement kinds.
+const (
+	KindCreateSource Kind = "CREATE SOURCE" // AST: the CreateStmt of its column list
+	KindCreateSink   Kind = "CREATE SINK"   // AST: the sink's query (SelectStmt)
+	KindSubscribe    Kind = "SUBSCRIBE"     // AST: the query, or the DECLARE / COPY around it
+	KindFlush        Kind = "FLUSH"         // AST: nil
+	KindShow         Kind = "SHOW"          // AST: nil; see Extensions.Show
+	KindDropSource   Kind = "DROP SOURCE"   // AST: nil; see Extensions.Drop
+	KindDropSink     Kind = "DROP SINK"     // AST: nil; see Extensions.Drop
+)
+
+// Extensions are the streaming clauses lifted from one statement. All byte
+// offsets (…Pos fields) point into Statement.Source, the user's original
+// text. An Extensions value is built once by Parse and then only read; it is
+// safe to share between goroutines as long as nobody modifies it.
 type Extensions struct {
-	// Kind is set for statements that PostgreSQL's grammar has no form for at
-	// all (e.g. "FLUSH"); their AST is nil.
-	Kind string
-	// Clauses lifted out of a PostgreSQL statement, in text order.
-	Clauses []Clause
+	// Kind is set for statements that PostgreSQL's grammar has no form for.
+	// For those, Statement.AST is the parseable part PostgreSQL made of the
+	// rewritten text (see the Kind constants) or nil.
+	Kind Kind
+
+	// Watermark is the WATERMARK FOR item of CREATE TABLE / CREATE SOURCE.
+	Watermark *Watermark
+	// AppendOnly is set by CREATE TABLE ... APPEND ONLY.
+	AppendOnly bool
+	// Structs are the STRUCT<...> column types of CREATE TABLE / SOURCE.
+	// PostgreSQL sees them as a type named "struct".
+	Structs []StructType
+	// Emit is the EMIT clause ending the statement's query, or nil.
+	Emit *Emit
+
+	// Source describes CREATE SOURCE (Kind == KindCreateSource).
+	Source *Source
+	// Sink describes CREATE SINK (Kind == KindCreateSink).
+	Sink *Sink
+	// Subscribe describes SUBSCRIBE (Kind == KindSubscribe).
+	Subscribe *Subscribe
+	// Show is what SHOW lists: "SOURCES", "SINKS", "TABLES" or
+	// "MATERIALIZED VIEWS" (Kind == KindShow).
+	Show string
+	// Drop describes DROP SOURCE / DROP SINK.
+	Drop *Drop
 }
 
-// Clause is one lifted clause with its byte span in the original text.
-type Clause struct {
-	Name       string // "APPEND ONLY", "EMIT", ...
-	Start, End int
-	Args       map[string]string
+// Option is one "key = value" of a WITH (...) list. Key is lower-cased (dots
+// kept: "properties.bootstrap.server"); Value is unquoted ('it''s' -> it's)
+// and lower-cased when it was a bare word (true, on).
+type Option struct {
+	Key, Value string
+	Pos        int // byte offset of the key
+}
+
+// Options is a WITH (...) list in text order.
+type Options []Option
+
+// Get returns the value of key (lower-case) and whether it was given.
+func (o Options) Get(key string) (string, bool) {
+	for _, op := range o {
+		if op.Key == key {
+			return op.Value, true
+		}
+	}
+	return "", false
+}
+
+// Watermark is "WATERMARK FOR col AS expr [WITH (options)]". The binder
+// parses "SELECT " + Expr and maps a location L of that parse back to
+// ExprPos + L - len("SELECT ").
+type Watermark struct {
+	Column    string // normalized: lower-cased unless quoted
+	ColumnPos int
+	Expr      string // the expression as written
+	ExprPos   int
+	Options   Options // e.g. idle_timeout = '10s'
+	Pos       int     // offset of the WATERMARK keyword
+}
+
+// StructType is a STRUCT<field type, ...> column type. Fields is the text
+// between the angle brackets, as written.
+type StructType struct {
+	Pos       int // offset of the STRUCT keyword
+	Fields    string
+	FieldsPos int
+}
+
+// EmitMode is when a streaming query produces its results.
+type EmitMode uint8
+
+// The EMIT modes. EMIT CHANGES is EmitOnUpdate; EMIT FINAL and EMIT AFTER
+// WATERMARK are EmitOnWindowClose.
+const (
+	EmitOnUpdate EmitMode = iota
+	EmitOnWindowClose
+	EmitEvery
+)
+
+// Interval is an interval argument as written, e.g. "INTERVAL '5' SECOND"
+// or "'5 seconds'". The zero value means the option was not given.
+type Interval struct {
+	Text string
+	Pos  int
+}
+
+// Emit is the EMIT clause of a query.
+type Emit struct {
+	Mode EmitMode
+	// Written is the clause's leading words as written, upper-cased and
+	// single-spaced: "EMIT ON UPDATE", "EMIT CHANGES", "EMIT FINAL", ...
+	Written string
+	Pos     int // offset of the EMIT keyword
+	// Options of ON WINDOW CLOSE (Delay also for AFTER WATERMARK).
+	Delay, EarlyEvery, AllowLateness Interval
+	// LateRowsInto is the table of LATE ROWS INTO (normalized name).
+	LateRowsInto    string
+	LateRowsIntoPos int
+	// Every is the interval of EMIT EVERY.
+	Every Interval
+}
+
+// Source is CREATE SOURCE [IF NOT EXISTS] name [(columns)] WITH (...)
+// [FORMAT f [ENCODE e]]. Its columns are in the statement's AST, a CreateStmt.
+type Source struct {
+	Name        string
+	NamePos     int
+	IfNotExists bool
+	Options     Options
+	Format      string // upper-cased: JSON, CSV, PLAIN; "" if not given
+	Encode      string // upper-cased ENCODE of FORMAT PLAIN ENCODE JSON
+}
+
+// Sink is CREATE SINK [IF NOT EXISTS] name FROM view | FROM (query) | AS
+// query WITH (...) [FORMAT f [ENCODE e]]. The statement's AST is the query:
+// for "FROM view" it is the SelectStmt of "TABLE view".
+type Sink struct {
+	Name        string
+	NamePos     int
+	IfNotExists bool
+	From        string // the view's normalized name, or "" for a query
+	FromPos     int
+	Query       string // the query as written, or "" for FROM view
+	QueryPos    int
+	Options     Options
+	Format      string
+	Encode      string
+}
+
+// Subscribe is SUBSCRIBE [TO] name | (query) [WITH (snapshot = b,
+// progress = b)], possibly wrapped in DECLARE c CURSOR FOR ... or
+// COPY (...) TO STDOUT. The query is in the statement's AST ("TABLE name"
+// for the name form).
+type Subscribe struct {
+	Target    string // the relation's normalized name, or "" for a query
+	TargetPos int
+	Query     string // the query as written, or ""
+	QueryPos  int
+	Options   Options
+	Snapshot  bool   // default true
+	Progress  bool   // default false
+	Wrapper   string // "", "DECLARE" or "COPY"
+	Cursor    string // the cursor name of DECLARE
+	Pos       int    // offset of the SUBSCRIBE keyword
+}
+
+// Drop is DROP SOURCE | SINK [IF EXISTS] name [CASCADE | RESTRICT].
+type Drop struct {
+	Name     string
+	NamePos  int
+	IfExists bool
+	Cascade  bool
+}
+
+// stmtExt is what was lifted from the statement starting at start.
+type stmtExt struct {
+	start, end int
+	ext        *Extensions
+	standalone bool // no PostgreSQL statement is left of it
 }
 
 // lifted is the extension layer's output for the whole text.
 type lifted struct {
-	clauses    []Clause
-	standalone []Statement
+	stmts []stmtExt
 }
 
 // liftExtensions blanks out the streaming clauses of text (same byte length,
-// so locations stay valid) and returns what it lifted. With no extension
-// grammar registered yet it returns the text unchanged.
+// so locations stay valid), rewrites streamsql-only statements into their
+// parseable PostgreSQL part, and returns what it lifted.
 func liftExtensions(text string) (string, *lifted, error) {
-	return text, &lifted{}, nil
+	toks := tokenize(text)
+	out := &lifted{}
+	var buf []byte // copied on first change
+	start := 0
+	for i := 0; i <= len(toks); i++ {
+		if i < len(toks) && !(toks[i].kind == tokPunct && text[toks[i].start] == ';') {
+			continue
+		}
+		if i > start {
+			l := &lifter{src: text, buf: buf, toks: toks[start:i], next: -1}
+			if i < len(toks) {
+				l.next = toks[i].start
+			}
+			ext, standalone, err := l.statement()
+			if err != nil {
+				return "", nil, err
+			}
+			buf = l.buf
+			if ext != nil {
+				out.stmts = append(out.stmts, stmtExt{
+					start: toks[start].start, end: toks[i-1].end, ext: ext, standalone: standalone})
+			}
+		}
+		start = i + 1
+	}
+	if buf == nil {
+		return text, out, nil
+	}
+	return string(buf), out, nil
 }
 
-// within returns the clauses inside [start, end), or nil.
+// within returns the extensions of the statement that starts in [start, end),
+// or nil.
 func (l *lifted) within(start, end int) *Extensions {
-	var ext *Extensions
-	for _, c := range l.clauses {
-		if c.Start >= start && c.End <= end {
-			if ext == nil {
-				ext = &Extensions{}
-			}
-			ext.Clauses = append(ext.Clauses, c)
+	for _, s := range l.stmts {
+		if !s.standalone && s.start >= start && s.start < end {
+			return s.ext
 		}
 	}
-	return ext
+	return nil
 }
 
 // addStandalone merges extension-only statements into stmts by offset.
 func (l *lifted) addStandalone(text string, stmts []Statement) []Statement {
-	if len(l.standalone) == 0 {
-		return stmts
+	added := false
+	for _, s := range l.stmts {
+		if s.standalone {
+			stmts = append(stmts, Statement{Source: text, Offset: s.start, Len: s.end - s.start, Ext: s.ext})
+			added = true
+		}
 	}
-	stmts = append(stmts, l.standalone...)
-	sort.SliceStable(stmts, func(i, j int) bool { return stmts[i].Offset < stmts[j].Offset })
+	if added {
+		sort.SliceStable(stmts, func(i, j int) bool { return stmts[i].Offset < stmts[j].Offset })
+	}
 	return stmts
+}
+
+// normName normalizes an identifier token: unquoted words are lower-cased,
+// quoted ones lose their quotes.
+func normName(src string, t token) string {
+	s := src[t.start:t.end]
+	if t.kind == tokIdent {
+		return strings.ReplaceAll(s[1:len(s)-1], `""`, `"`)
+	}
+	return strings.ToLower(s)
 }

@@ -1,0 +1,320 @@
+package sql
+
+import "github.com/streamsql/streamsql/pgerr"
+
+// showWhat recognizes SHOW SOURCES | SINKS | TABLES | MATERIALIZED VIEWS.
+func (l *lifter) showWhat() string {
+	switch {
+	case len(l.toks) == 2 && (l.is(1, "SOURCES") || l.is(1, "SINKS") || l.is(1, "TABLES")):
+		return l.word(1)
+	case len(l.toks) == 3 && l.is(1, "MATERIALIZED") && l.is(2, "VIEWS"):
+		return "MATERIALIZED VIEWS"
+	}
+	return ""
+}
+
+// drop lifts DROP SOURCE | SINK [IF EXISTS] name [CASCADE | RESTRICT].
+func (l *lifter) drop() error {
+	d := &Drop{}
+	kind := KindDropSource
+	if l.is(1, "SINK") {
+		kind = KindDropSink
+	}
+	i := 2
+	if l.is(i, "IF") && l.is(i+1, "EXISTS") {
+		d.IfExists, i = true, i+2
+	}
+	name, next, ok := l.name(i)
+	if !ok {
+		return l.errAt(i)
+	}
+	d.Name, d.NamePos, i = name, l.toks[i].start, next
+	if l.is(i, "CASCADE") || l.is(i, "RESTRICT") {
+		d.Cascade, i = l.is(i, "CASCADE"), i+1
+	}
+	if i < len(l.toks) {
+		return l.errAt(i)
+	}
+	l.ext = &Extensions{Kind: kind, Drop: d}
+	l.blank(0, len(l.toks))
+	return nil
+}
+
+// createSource turns CREATE SOURCE into CREATE TABLE for its column list
+// ("()" when there is none) and lifts WITH, FORMAT and APPEND ONLY.
+func (l *lifter) createSource() error {
+	src := &Source{}
+	ext := l.extensions()
+	ext.Kind, ext.Source = KindCreateSource, src
+	i := 2
+	if l.is(i, "IF") && l.is(i+1, "NOT") && l.is(i+2, "EXISTS") {
+		src.IfNotExists, i = true, i+3
+	}
+	name, next, ok := l.name(i)
+	if !ok {
+		return l.errAt(i)
+	}
+	src.Name, src.NamePos, i = name, l.toks[i].start, next
+	l.write(l.toks[1].start, "TABLE ") // SOURCE has 6 bytes, so has "TABLE "
+	hasColumns := l.punct(i, '(')
+	if hasColumns {
+		c := l.match(i)
+		if c < 0 {
+			return nil // unbalanced: PostgreSQL reports it
+		}
+		if err := l.columnList(i, c); err != nil {
+			return err
+		}
+		i = c + 1
+	}
+	withAt := -1
+	for i < len(l.toks) {
+		switch {
+		case l.is(i, "WITH") && withAt < 0:
+			opts, next, err := l.options(i)
+			if err != nil {
+				return err
+			}
+			src.Options, withAt = opts, i
+			l.blank(i, next)
+			i = next
+		case l.is(i, "FORMAT") && src.Format == "":
+			f, e, next, err := l.format(i)
+			if err != nil {
+				return err
+			}
+			src.Format, src.Encode = f, e
+			l.blank(i, next)
+			i = next
+		case l.is(i, "APPEND") && l.is(i+1, "ONLY"):
+			ext.AppendOnly = true
+			l.blank(i, i+2)
+			i += 2
+		default:
+			return l.errAt(i)
+		}
+	}
+	if !hasColumns {
+		if withAt < 0 {
+			return l.errAt(i)
+		}
+		l.write(l.toks[withAt].start, "()") // WITH has room for an empty column list
+	}
+	return nil
+}
+
+// createSink lifts CREATE SINK name FROM view | FROM (query) | AS query
+// WITH (...) [FORMAT ...], leaving the query (or "TABLE view") to PostgreSQL.
+func (l *lifter) createSink() error {
+	sk := &Sink{}
+	ext := l.extensions()
+	ext.Kind, ext.Sink = KindCreateSink, sk
+	n := len(l.toks)
+	i := 2
+	if l.is(i, "IF") && l.is(i+1, "NOT") && l.is(i+2, "EXISTS") {
+		sk.IfNotExists, i = true, i+3
+	}
+	name, next, ok := l.name(i)
+	if !ok {
+		return l.errAt(i)
+	}
+	sk.Name, sk.NamePos, i = name, l.toks[i].start, next
+	switch {
+	case l.is(i, "FROM") && l.punct(i+1, '('):
+		c := l.match(i + 1)
+		if c < 0 {
+			return l.errAt(n)
+		}
+		sk.Query, sk.QueryPos = l.text(i+2, c), l.toks[i+2].start
+		l.blank(0, i+1)
+		i = c + 1
+	case l.is(i, "FROM"):
+		from, next, ok := l.name(i + 1)
+		if !ok {
+			return l.errAt(i + 1)
+		}
+		sk.From, sk.FromPos = from, l.toks[i+1].start
+		l.blank(0, i+1)
+		l.write(l.toks[0].start, "TABLE")
+		i = next
+	case l.is(i, "AS"):
+		end := l.findTop(i+1, n, func(j int) bool {
+			if !l.is(j, "WITH") || !l.punct(j+1, '(') {
+				return false
+			}
+			c := l.match(j + 1)
+			return c > 0 && (c+1 == n || l.is(c+1, "FORMAT"))
+		})
+		if end < 0 {
+			end = n
+		}
+		if end == i+1 {
+			return l.errAt(end)
+		}
+		sk.Query, sk.QueryPos = l.text(i+1, end), l.toks[i+1].start
+		l.blank(0, i+1)
+		i = end
+	default:
+		return l.errAt(i)
+	}
+	seenWith := false
+	for i < n {
+		switch {
+		case l.is(i, "WITH") && !seenWith:
+			opts, next, err := l.options(i)
+			if err != nil {
+				return err
+			}
+			sk.Options, seenWith = opts, true
+			l.blank(i, next)
+			i = next
+		case l.is(i, "FORMAT") && sk.Format == "":
+			f, e, next, err := l.format(i)
+			if err != nil {
+				return err
+			}
+			sk.Format, sk.Encode = f, e
+			l.blank(i, next)
+			i = next
+		default:
+			return l.errAt(i)
+		}
+	}
+	return nil
+}
+
+// createTable lifts WATERMARK FOR, STRUCT<...> and APPEND ONLY from
+// CREATE [TEMP|UNLOGGED] TABLE [IF NOT EXISTS] name (...).
+func (l *lifter) createTable() error {
+	i := 1
+	for l.is(i, "TEMP") || l.is(i, "TEMPORARY") || l.is(i, "UNLOGGED") || l.is(i, "GLOBAL") || l.is(i, "LOCAL") {
+		i++
+	}
+	if !l.is(i, "TABLE") {
+		return nil
+	}
+	i++
+	if l.is(i, "IF") && l.is(i+1, "NOT") && l.is(i+2, "EXISTS") {
+		i += 3
+	}
+	_, i, ok := l.name(i)
+	if !ok || !l.punct(i, '(') {
+		return nil
+	}
+	c := l.match(i)
+	if c < 0 {
+		return nil
+	}
+	if err := l.columnList(i, c); err != nil {
+		return err
+	}
+	for j := c + 1; j < len(l.toks); j++ {
+		if l.is(j, "APPEND") && l.is(j+1, "ONLY") {
+			l.extensions().AppendOnly = true
+			l.blank(j, j+2)
+			j++
+		}
+	}
+	return nil
+}
+
+// columnList lifts the WATERMARK FOR item and STRUCT<...> types of the
+// column list between the parentheses at open and close.
+func (l *lifter) columnList(open, close int) error {
+	a := open + 1
+	for a < close {
+		b := l.findTop(a, close, func(j int) bool { return l.punct(j, ',') })
+		if b < 0 {
+			b = close
+		}
+		if l.is(a, "WATERMARK") && l.is(a+1, "FOR") {
+			if err := l.watermark(a, b, open, close); err != nil {
+				return err
+			}
+		} else {
+			l.structs(a, b)
+		}
+		a = b + 1
+	}
+	return nil
+}
+
+// watermark lifts "WATERMARK FOR col AS expr [WITH (...)]", the item [a, b)
+// of the column list (open, close), with its separating comma.
+func (l *lifter) watermark(a, b, open, close int) error {
+	ext := l.extensions()
+	if ext.Watermark != nil {
+		return pgerr.New(pgerr.SyntaxError, "multiple WATERMARK FOR clauses are not allowed").
+			WithPosition(CharPos(l.src, l.toks[a].start))
+	}
+	w := &Watermark{Pos: l.toks[a].start}
+	if l.toks[a+2].kind != tokWord && l.toks[a+2].kind != tokIdent || a+2 >= b {
+		return l.errAt(a + 2)
+	}
+	w.Column, w.ColumnPos = normName(l.src, l.toks[a+2]), l.toks[a+2].start
+	if !l.is(a+3, "AS") || a+3 >= b {
+		return l.errAt(a + 3)
+	}
+	end := l.findTop(a+4, b, func(j int) bool { return l.is(j, "WITH") && l.punct(j+1, '(') })
+	if end < 0 {
+		end = b
+	}
+	if end == a+4 {
+		return l.errAt(end)
+	}
+	w.Expr, w.ExprPos = l.text(a+4, end), l.toks[a+4].start
+	if end < b {
+		opts, next, err := l.options(end)
+		if err != nil {
+			return err
+		}
+		if next != b {
+			return l.errAt(next)
+		}
+		w.Options = opts
+	}
+	ext.Watermark = w
+	switch {
+	case a-1 > open: // "..., WATERMARK ..." : take the comma before
+		l.blank(a-1, b)
+	case b < close: // first item: take the comma after
+		l.blank(a, b+1)
+	default:
+		l.blank(a, b)
+	}
+	return nil
+}
+
+// structs blanks the <...> of STRUCT<...> types in the tokens [a, b).
+func (l *lifter) structs(a, b int) {
+	for k := a; k+1 < b; k++ {
+		if !l.is(k, "STRUCT") || l.toks[k+1].kind != tokOp || l.tok(k + 1)[0] != '<' {
+			continue
+		}
+		depth := 0
+		for m := k + 1; m < b; m++ {
+			if l.toks[m].kind != tokOp {
+				continue
+			}
+			for _, ch := range l.tok(m) {
+				switch ch {
+				case '<':
+					depth++
+				case '>':
+					depth--
+				}
+			}
+			if depth <= 0 {
+				ext := l.extensions()
+				ext.Structs = append(ext.Structs, StructType{
+					Pos:       l.toks[k].start,
+					Fields:    l.src[l.toks[k+1].start+1 : l.toks[m].end-1],
+					FieldsPos: l.toks[k+1].start + 1,
+				})
+				l.blank(k+1, m+1)
+				k = m
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,276 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// windowFunctions rewrites Flink's window table-function form
+//
+//	TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+//	      TUMBLE(      t,            ts , INTERVAL '10' SECOND)
+//
+// into the function-in-FROM form by blanking TABLE(...), TABLE and
+// DESCRIPTOR(...): every remaining byte keeps its offset. PostgreSQL then
+// parses a RangeFunction whose FuncCall has the relation as a ColumnRef
+// first argument (then the time column as a ColumnRef); the binder resolves
+// that ColumnRef as a relation. Named arguments (size => ...) are
+// PostgreSQL's NamedArgExpr.
+func (l *lifter) windowFunctions() error {
+	for i := 0; i+1 < len(l.toks); i++ {
+		switch l.word(i) {
+		case "TUMBLE", "HOP", "SESSION", "CUMULATE":
+		default:
+			continue
+		}
+		if !l.punct(i+1, '(') {
+			continue
+		}
+		c := l.match(i + 1)
+		if c < 0 {
+			return nil
+		}
+		flink := false
+		for j := i + 2; j < c; j++ {
+			switch {
+			case l.is(j, "TABLE") && (l.punct(j-1, '(') || l.punct(j-1, ',') || l.op(j-1, "=>")):
+				l.blank(j, j+1)
+				flink = true
+			case l.is(j, "DESCRIPTOR") && l.punct(j+1, '('):
+				dc := l.match(j + 1)
+				if dc < 0 {
+					return nil
+				}
+				l.blank(j, j+2)
+				l.blank(dc, dc+1)
+				flink = true
+				j = dc
+			case l.punct(j, '('):
+				j = l.match(j)
+				if j < 0 {
+					return nil
+				}
+			}
+		}
+		if flink && l.is(i-2, "TABLE") && l.punct(i-1, '(') {
+			oc := l.match(i - 1)
+			if oc != c+1 {
+				return l.errAt(c + 1)
+			}
+			l.blank(i-2, i)
+			l.blank(oc, oc+1)
+		}
+	}
+	return nil
+}
+
+// emitStarts reports whether token i begins an EMIT clause.
+func (l *lifter) emitStarts(i int) bool {
+	if !l.is(i, "EMIT") {
+		return false
+	}
+	switch l.word(i + 1) {
+	case "CHANGES", "FINAL", "EVERY":
+		return true
+	case "ON":
+		return l.is(i+2, "UPDATE") || l.is(i+2, "WINDOW")
+	case "AFTER":
+		return l.is(i+2, "WATERMARK")
+	}
+	return false
+}
+
+// emit lifts the EMIT clause that ends a query. The clause is followed by
+// the end of the statement, a closing parenthesis or a sink's WITH (...).
+func (l *lifter) emit() error {
+	for i := range l.toks {
+		if !l.emitStarts(i) {
+			continue
+		}
+		ext := l.extensions()
+		if ext.Emit != nil {
+			return l.errAt(i)
+		}
+		e := &Emit{Pos: l.toks[i].start}
+		j, err := l.emitBody(e, i)
+		if err != nil {
+			return err
+		}
+		if j < len(l.toks) && !l.punct(j, ')') && !(l.is(j, "WITH") && l.punct(j+1, '(')) {
+			return l.errAt(j)
+		}
+		ext.Emit = e
+		l.blank(i, j)
+	}
+	return nil
+}
+
+// emitBody parses the clause starting at EMIT (index i) into e and returns
+// the index after it.
+func (l *lifter) emitBody(e *Emit, i int) (int, error) {
+	words := func(from, to int) string {
+		var w []string
+		for k := from; k < to; k++ {
+			w = append(w, l.word(k))
+		}
+		return strings.Join(w, " ")
+	}
+	var err error
+	switch l.word(i + 1) {
+	case "CHANGES":
+		e.Mode, e.Written = EmitOnUpdate, "EMIT CHANGES"
+		return i + 2, nil
+	case "FINAL":
+		e.Mode, e.Written = EmitOnWindowClose, "EMIT FINAL"
+		return i + 2, nil
+	case "EVERY":
+		e.Mode, e.Written = EmitEvery, "EMIT EVERY"
+		e.Every, i, err = l.interval(i + 2)
+		return i, err
+	case "AFTER":
+		e.Mode, e.Written = EmitOnWindowClose, "EMIT AFTER WATERMARK"
+		i += 3
+		if l.is(i, "WITH") && !l.punct(i+1, '(') {
+			if !l.is(i+1, "DELAY") {
+				return i, l.errAt(i + 1)
+			}
+			e.Delay, i, err = l.interval(i + 2)
+		}
+		return i, err
+	}
+	if l.is(i+2, "UPDATE") {
+		e.Mode, e.Written = EmitOnUpdate, "EMIT ON UPDATE"
+		return i + 3, nil
+	}
+	if !l.is(i+3, "CLOSE") {
+		return i, l.errAt(i + 3)
+	}
+	e.Mode, e.Written = EmitOnWindowClose, words(i, i+4)
+	i += 4
+	for {
+		var opt *Interval
+		switch {
+		case l.is(i, "WITH") && l.punct(i+1, '('):
+			return i, nil
+		case l.is(i, "WITH"):
+			if !l.is(i+1, "DELAY") {
+				return i, l.errAt(i + 1)
+			}
+			opt = &e.Delay
+		case l.is(i, "EARLY"):
+			if !l.is(i+1, "EVERY") {
+				return i, l.errAt(i + 1)
+			}
+			opt = &e.EarlyEvery
+		case l.is(i, "ALLOW"):
+			if !l.is(i+1, "LATENESS") {
+				return i, l.errAt(i + 1)
+			}
+			opt = &e.AllowLateness
+		case l.is(i, "LATE"):
+			if !l.is(i+1, "ROWS") {
+				return i, l.errAt(i + 1)
+			}
+			if !l.is(i+2, "INTO") {
+				return i, l.errAt(i + 2)
+			}
+			if e.LateRowsInto != "" {
+				return i, l.errAt(i)
+			}
+			name, next, ok := l.name(i + 3)
+			if !ok {
+				return i, l.errAt(i + 3)
+			}
+			e.LateRowsInto, e.LateRowsIntoPos = name, l.toks[i+3].start
+			i = next
+			continue
+		default:
+			return i, nil
+		}
+		if opt.Text != "" {
+			return i, l.errAt(i)
+		}
+		*opt, i, err = l.interval(i + 2)
+		if err != nil {
+			return i, err
+		}
+	}
+}
+
+// subscribe lifts SUBSCRIBE [TO] name | (query) [WITH (...)] in the tokens
+// [s, e), leaving "TABLE name" or "(query)" for PostgreSQL.
+func (l *lifter) subscribe(s, e int, wrapper string) error {
+	sub := &Subscribe{Wrapper: wrapper, Pos: l.toks[s].start, Snapshot: true}
+	ext := l.extensions()
+	ext.Kind, ext.Subscribe = KindSubscribe, sub
+	i := s + 1
+	if l.is(i, "TO") {
+		i++
+	}
+	if l.punct(i, '(') {
+		c := l.match(i)
+		if c < 0 || c >= e {
+			return l.errAt(e)
+		}
+		if c == i+1 {
+			return l.errAt(c)
+		}
+		sub.Query, sub.QueryPos = l.text(i+1, c), l.toks[i+1].start
+		l.blank(s, i)
+		i = c + 1
+	} else {
+		name, next, ok := l.name(i)
+		if !ok || next > e {
+			return l.errAt(i)
+		}
+		sub.Target, sub.TargetPos = name, l.toks[i].start
+		l.blank(s, i)
+		l.write(l.toks[s].start, "TABLE")
+		i = next
+	}
+	if i < e && l.is(i, "WITH") {
+		opts, next, err := l.options(i)
+		if err != nil {
+			return err
+		}
+		if next > e {
+			return l.errAt(e)
+		}
+		sub.Options = opts
+		for _, o := range opts {
+			var b *bool
+			switch o.Key {
+			case "snapshot":
+				b = &sub.Snapshot
+			case "progress":
+				b = &sub.Progress
+			default:
+				continue
+			}
+			v, ok := parseBool(o.Value)
+			if !ok {
+				return pgerr.New(pgerr.SyntaxError, "%s requires a Boolean value", o.Key).
+					WithPosition(CharPos(l.src, o.Pos))
+			}
+			*b = v
+		}
+		l.blank(i, next)
+		i = next
+	}
+	if i < e {
+		return l.errAt(i)
+	}
+	return nil
+}
+
+// parseBool accepts PostgreSQL's spellings of a boolean option value.
+func parseBool(s string) (bool, bool) {
+	switch strings.ToLower(s) {
+	case "true", "on", "yes", "t", "y", "1":
+		return true, true
+	case "false", "off", "no", "f", "n", "0":
+		return false, true
+	}
+	return false, false
+}
