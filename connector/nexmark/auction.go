@@ -15,7 +15,7 @@ func newAuctionCols(rows int) *auctionCols {
 		id: make([]int64, 0, rows), initialBid: make([]int64, 0, rows), reserve: make([]int64, 0, rows),
 		ts: make([]int64, 0, rows), expires: make([]int64, 0, rows), seller: make([]int64, 0, rows),
 		category: make([]int64, 0, rows),
-		itemName: newStrCol(rows, 11), description: newStrCol(rows, 51), extra: newStrCol(rows, 400),
+		itemName: newStrCol(rows, 10, 19), description: newStrCol(rows, 50, 99), extra: newStrCol(rows, 392, 542),
 	}
 }
 

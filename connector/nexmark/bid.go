@@ -14,7 +14,7 @@ func newBidCols(rows int) *bidCols {
 	return &bidCols{
 		auction: make([]int64, 0, rows), bidder: make([]int64, 0, rows),
 		price: make([]int64, 0, rows), ts: make([]int64, 0, rows),
-		channel: newStrCol(rows, 12), url: newStrCol(rows, 70), extra: newStrCol(rows, 68),
+		channel: newStrCol(rows, 9, 14), url: newStrCol(rows, 63, 77), extra: newStrCol(rows, 68, 81),
 	}
 }
 
@@ -41,9 +41,7 @@ func (c *bidCols) add(p *pools, r *rng, id, ts int64) {
 		c.channel.addString(hotChannels[i])
 		c.url.addString(p.hotURLs[i])
 	} else {
-		i := r.intn(channelsNumber)
-		c.channel.addString(p.channels[i])
-		c.url.addString(p.urls[i])
+		p.appendChannel(&c.channel, &c.url, r.intn(channelsNumber))
 	}
 	c.ts = append(c.ts, ts)
 	c.extra.add(p.extraFor(r, 32, avgBidBytes))

@@ -13,9 +13,12 @@ type strCol struct {
 	data []byte
 }
 
-func newStrCol(rows, avgLen int) strCol {
-	c := strCol{offs: make([]int32, 1, rows+1), data: make([]byte, 0, rows*avgLen)}
-	return c
+// newStrCol sizes the buffers for rows values of avgLen bytes on average and
+// at most maxLen: the total of many values stays well within an eighth of
+// the spread above the mean, so appends almost never reallocate, while the
+// (zeroed) data buffer stays close to what is used.
+func newStrCol(rows, avgLen, maxLen int) strCol {
+	return strCol{offs: make([]int32, 1, rows+1), data: make([]byte, 0, rows*avgLen+rows/8*(maxLen-avgLen)+maxLen)}
 }
 
 // end closes the current value (whatever was appended to data since the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -213,5 +214,26 @@ func TestSchemas(t *testing.T) {
 	}
 	if Columns("bid")[5].Name != "date_time" || Columns("x") != nil {
 		t.Error("Columns lookup")
+	}
+}
+
+func TestPriceApproximation(t *testing.T) {
+	// price() must equal round(10^(6u)*100) computed with math.Pow, up to a
+	// cent where the exact value sits on a rounding boundary.
+	r := rng{s: 42}
+	off := 0
+	for i := 0; i < 200000; i++ {
+		r0 := r
+		u := r0.float()
+		want := int64(math.Round(math.Pow(10, u*6) * 100))
+		got := r.price()
+		if d := got - want; d < -1 || d > 1 {
+			t.Fatalf("u=%v: price %d, want %d", u, got, want)
+		} else if d != 0 {
+			off++
+		}
+	}
+	if off > 2 {
+		t.Errorf("%d of 200000 prices are a cent off math.Pow's", off)
 	}
 }

@@ -14,8 +14,8 @@ type personCols struct {
 func newPersonCols(rows int) *personCols {
 	return &personCols{
 		id: make([]int64, 0, rows), ts: make([]int64, 0, rows),
-		name: newStrCol(rows, 12), email: newStrCol(rows, 14), card: newStrCol(rows, 19),
-		city: newStrCol(rows, 8), state: newStrCol(rows, 2), extra: newStrCol(rows, 150),
+		name: newStrCol(rows, 11, 14), email: newStrCol(rows, 12, 15), card: newStrCol(rows, 19, 19),
+		city: newStrCol(rows, 8, 13), state: newStrCol(rows, 2, 2), extra: newStrCol(rows, 141, 183),
 	}
 }
 

@@ -15,85 +15,89 @@ var (
 )
 
 const (
-	extraPoolSize = 1 << 20
+	extraPoolSize = 1 << 16
 	wordPoolSize  = 1 << 16
+	urlPoolSize   = 1 << 12
 )
 
 // pools are the pre-generated strings events slice from. They are built
-// once per Generator from the seed and never change afterwards.
+// once per Generator from the seed and never change afterwards. They are
+// small on purpose: slicing at random offsets must hit the CPU cache (a
+// 1 MiB extra pool and a 10,000-string channel cache cost a cache miss each).
 type pools struct {
-	extra    []byte   // 'a'..'z'; extras are exact-length slices of it
-	words    []byte   // 'a'..'z' with ' ' w.p. 1/13; nextString slices (trimmed)
-	digits   []byte   // "0000".."9999" back to back (credit-card groups)
-	hotURLs  []string // one URL per hot channel
-	channels []string // "channel-i"
-	urls     []string // URL of channel i (with &channel_id= w.p. 9/10)
+	seed    uint64
+	extra   []byte   // 'a'..'z'; extras are exact-length slices of it
+	words   []byte   // 'a'..'z' with ' ' w.p. 1/13; nextString slices (trimmed)
+	urlPool []byte   // 'a'..'z' with '_' w.p. 1/13; URL path parts
+	digits  []byte   // "0000".."9999" back to back (credit-card groups)
+	hotURLs []string // one URL per hot channel
 }
 
 func newPools(seed uint64) *pools {
 	r := rng{s: mix64(seed ^ 0x706F6F6C73)}
 	p := &pools{
-		extra:    make([]byte, extraPoolSize),
-		words:    make([]byte, wordPoolSize),
-		digits:   make([]byte, 0, 4*10000),
-		hotURLs:  make([]string, len(hotChannels)),
-		channels: make([]string, channelsNumber),
-		urls:     make([]string, channelsNumber),
+		seed:    seed,
+		extra:   make([]byte, extraPoolSize),
+		words:   make([]byte, wordPoolSize),
+		urlPool: make([]byte, urlPoolSize),
+		digits:  make([]byte, 0, 4*10000),
+		hotURLs: make([]string, len(hotChannels)),
 	}
 	for i := range p.extra {
 		p.extra[i] = byte('a' + r.intn(26))
 	}
-	for i := range p.words {
-		if r.intn(13) == 0 {
-			p.words[i] = ' '
-		} else {
-			p.words[i] = byte('a' + r.intn(26))
+	fill := func(b []byte, special byte) {
+		for i := range b {
+			if r.intn(13) == 0 {
+				b[i] = special
+			} else {
+				b[i] = byte('a' + r.intn(26))
+			}
 		}
 	}
+	fill(p.words, ' ')
+	fill(p.urlPool, '_')
 	for i := 0; i < 10000; i++ {
 		p.digits = append(p.digits, byte('0'+i/1000), byte('0'+i/100%10), byte('0'+i/10%10), byte('0'+i%10))
 	}
 	for i := range p.hotURLs {
-		p.hotURLs[i] = string(appendURL(nil, &r))
-	}
-	for i := range p.urls {
-		p.channels[i] = "channel-" + strconv.Itoa(i)
-		u := appendURL(nil, &r)
-		if r.intn(10) > 0 {
-			rev := int64(int32(bits.Reverse32(uint32(i))))
-			if rev < 0 {
-				rev = -rev
-			}
-			u = strconv.AppendInt(append(u, "&channel_id="...), rev, 10)
-		}
-		p.urls[i] = string(u)
+		p.hotURLs[i] = string(p.appendURL(nil, &r))
 	}
 	return p
 }
 
-// appendURL appends Flink's random item URL.
-func appendURL(dst []byte, r *rng) []byte {
+// appendURL appends Flink's random item URL; each path part is Beam's
+// nextString(5, '_') (3 or 4 chars) sliced from the URL pool.
+func (p *pools) appendURL(dst []byte, r *rng) []byte {
 	dst = append(dst, "https://www.nexmark.com/"...)
-	dst = appendUnderscoreString(dst, r, 5)
-	dst = append(dst, '/')
-	dst = appendUnderscoreString(dst, r, 5)
-	dst = append(dst, '/')
-	dst = appendUnderscoreString(dst, r, 5)
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			dst = append(dst, '/')
+		}
+		n := minStringLength + r.intn(5-minStringLength)
+		off := r.intn(urlPoolSize - n)
+		dst = append(dst, p.urlPool[off:off+n]...)
+	}
 	return append(dst, "/item.htm?query=1"...)
 }
 
-// appendUnderscoreString is Beam's nextString(max, '_') built char by char
-// (used only while building pools).
-func appendUnderscoreString(dst []byte, r *rng, max int64) []byte {
-	n := minStringLength + r.intn(max-minStringLength)
-	for i := int64(0); i < n; i++ {
-		if r.intn(13) == 0 {
-			dst = append(dst, '_')
-		} else {
-			dst = append(dst, byte('a'+r.intn(26)))
+// appendChannel appends channel i of Flink's 10,000-entry channel cache to
+// the channel and URL columns: "channel-i" and a URL that is a function of
+// (seed, i) only, ending in "&channel_id=|reverse(i)|" with probability 9/10.
+// It is computed rather than looked up: faster than a cache miss.
+func (p *pools) appendChannel(channel, url *strCol, i int64) {
+	channel.data = strconv.AppendInt(append(channel.data, "channel-"...), i, 10)
+	channel.end()
+	r := rng{s: mix64(p.seed ^ 0x6368616E6E656C ^ uint64(i)*golden)}
+	url.data = p.appendURL(url.data, &r)
+	if r.intn(10) > 0 {
+		rev := int64(int32(bits.Reverse32(uint32(i))))
+		if rev < 0 {
+			rev = -rev
 		}
+		url.data = strconv.AppendInt(append(url.data, "&channel_id="...), rev, 10)
 	}
-	return dst
+	url.end()
 }
 
 // word returns Beam's nextString(max): length 3..max-1 before trimming

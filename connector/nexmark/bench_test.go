@@ -1,0 +1,28 @@
+package nexmark
+
+import "testing"
+
+// benchGen reports generated events per second on one core (b.N events).
+func benchGen(b *testing.B, table string) {
+	g := New(Config{Table: table})
+	const step = 4096
+	b.ResetTimer()
+	var events int64
+	for done := 0; done < b.N; done += step {
+		bt, err := g.Next(min(step, b.N-done))
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += bt.Events
+		bt.Release()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+func BenchmarkAll(b *testing.B)     { benchGen(b, "") }
+func BenchmarkBids(b *testing.B)    { benchGen(b, "bid") }
+func BenchmarkPersons(b *testing.B) { benchGen(b, "person") }
+func BenchmarkAuctions(b *testing.B) {
+	benchGen(b, "auction")
+}
