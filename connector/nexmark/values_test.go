@@ -1,8 +1,10 @@
 package nexmark
 
 import (
+	"math/bits"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -158,5 +160,59 @@ func TestPriceDistribution(t *testing.T) {
 		if f := float64(dec[k]) / 120000; f < 0.16 || f > 0.175 {
 			t.Errorf("decade %d holds %.3f of prices, want about 1/6", k, f)
 		}
+	}
+}
+
+// TestChannels checks Flink's channel cache: channel-i always has the same
+// URL, which carries channel_id=|reverse32(i)| in about 9 of 10 channels; the
+// four hot channels have one URL each.
+func TestChannels(t *testing.T) {
+	b, err := New(Config{Table: "bid", Seed: 9}).Next(300000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	channels, urls := strCol_(b.Bid, "channel"), strCol_(b.Bid, "url")
+	seen := map[string]string{}
+	withID := 0
+	for i := 0; i < channels.Len(); i++ {
+		ch, u := channels.Value(i), urls.Value(i)
+		if prev, ok := seen[ch]; ok {
+			if prev != u {
+				t.Fatalf("channel %q has URLs %q and %q", ch, prev, u)
+			}
+			continue
+		}
+		seen[ch] = u
+		num, ok := strings.CutPrefix(ch, "channel-")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 || n >= 10000 {
+			t.Fatalf("channel %q", ch)
+		}
+		if _, id, ok := strings.Cut(u, "&channel_id="); ok {
+			rev := int64(int32(bits.Reverse32(uint32(n))))
+			if rev < 0 {
+				rev = -rev
+			}
+			if id != strconv.FormatInt(rev, 10) {
+				t.Fatalf("channel %d: channel_id=%s, want %d", n, id, rev)
+			}
+			withID++
+		}
+	}
+	hot := 0
+	for _, h := range hotChannels {
+		if _, ok := seen[h]; ok {
+			hot++
+		}
+	}
+	// 150,000 cold picks over 10,000 channels reach all of them.
+	if cold := len(seen) - hot; hot != 4 || cold != 10000 {
+		t.Fatalf("%d hot and %d cold channels seen", hot, cold)
+	}
+	if f := float64(withID) / 10000; f < 0.88 || f > 0.92 {
+		t.Errorf("%.3f of channels carry channel_id, want about 0.9", f)
 	}
 }
