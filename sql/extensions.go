@@ -40,6 +40,10 @@ type Extensions struct {
 	Structs []StructType
 	// Emit is the EMIT clause ending the statement's query, or nil.
 	Emit *Emit
+	// TemporalJoins are the FOR SYSTEM_TIME AS OF clauses, in text order.
+	TemporalJoins []TemporalJoin
+	// SessionFrames are the SESSION WITH GAP window frames, in text order.
+	SessionFrames []SessionFrame
 
 	// Source describes CREATE SOURCE (Kind == KindCreateSource).
 	Source *Source
@@ -55,7 +59,7 @@ type Extensions struct {
 }
 
 // Option is one "key = value" of a WITH (...) list. Key is lower-cased (dots
-// kept: "properties.bootstrap.server"); Value is unquoted ('it''s' -> it's)
+// kept: "properties.bootstrap.server"); Value is unquoted (doubled quotes undone)
 // and lower-cased when it was a bare word (true, on).
 type Option struct {
 	Key, Value string
@@ -129,6 +133,23 @@ type Emit struct {
 	Every Interval
 }
 
+// TemporalJoin is "FOR SYSTEM_TIME AS OF expr" after a relation in FROM:
+// a lookup join against the relation's current rows. The relation is the
+// RangeVar of PostgreSQL's tree whose location precedes Pos.
+type TemporalJoin struct {
+	Pos     int    // offset of FOR
+	AsOf    string // the expression as written, e.g. "PROCTIME()"
+	AsOfPos int
+}
+
+// SessionFrame is the window frame "SESSION WITH GAP interval" of an OVER
+// clause; PostgreSQL sees the OVER clause without it. The window is the
+// WindowDef of PostgreSQL's tree whose span contains Pos.
+type SessionFrame struct {
+	Pos int // offset of SESSION
+	Gap Interval
+}
+
 // Source is CREATE SOURCE [IF NOT EXISTS] name [(columns)] WITH (...)
 // [FORMAT f [ENCODE e]]. Its columns are in the statement's AST, a CreateStmt.
 type Source struct {
@@ -149,7 +170,7 @@ type Sink struct {
 	IfNotExists bool
 	From        string // the view's normalized name, or "" for a query
 	FromPos     int
-	Query       string // the query as written, or "" for FROM view
+	Query       string // the query as written (without EMIT), or "" for FROM view
 	QueryPos    int
 	Options     Options
 	Format      string
@@ -163,7 +184,7 @@ type Sink struct {
 type Subscribe struct {
 	Target    string // the relation's normalized name, or "" for a query
 	TargetPos int
-	Query     string // the query as written, or ""
+	Query     string // the query as written (without EMIT), or ""
 	QueryPos  int
 	Options   Options
 	Snapshot  bool   // default true

@@ -25,10 +25,12 @@ func (l *lifter) statement() (ext *Extensions, standalone bool, err error) {
 		return nil, false, err
 	}
 	l.compact()
-	if err := l.emit(); err != nil {
-		return nil, false, err
+	for _, lift := range []func() error{l.emit, l.temporalJoins, l.sessionFrames} {
+		if err := lift(); err != nil {
+			return nil, false, err
+		}
+		l.compact()
 	}
-	l.compact()
 	n := len(l.toks)
 	switch {
 	case n == 0:

@@ -94,10 +94,10 @@ func (l *lifter) createSource() error {
 			return l.errAt(i)
 		}
 	}
+	if withAt < 0 {
+		return l.errAt(i)
+	}
 	if !hasColumns {
-		if withAt < 0 {
-			return l.errAt(i)
-		}
 		l.write(l.toks[withAt].start, "()") // WITH has room for an empty column list
 	}
 	return nil
@@ -221,9 +221,10 @@ func (l *lifter) createTable() error {
 // columnList lifts the WATERMARK FOR item and STRUCT<...> types of the
 // column list between the parentheses at open and close.
 func (l *lifter) columnList(open, close int) error {
+	l.structs(open+1, close) // first: the commas inside STRUCT<...> are dead after
 	a := open + 1
 	for a < close {
-		b := l.findTop(a, close, func(j int) bool { return l.punct(j, ',') })
+		b := l.findTop(a, close, func(j int) bool { return l.punct(j, ',') && !l.dead[j] })
 		if b < 0 {
 			b = close
 		}
@@ -231,8 +232,6 @@ func (l *lifter) columnList(open, close int) error {
 			if err := l.watermark(a, b, open, close); err != nil {
 				return err
 			}
-		} else {
-			l.structs(a, b)
 		}
 		a = b + 1
 	}

@@ -274,3 +274,62 @@ func parseBool(s string) (bool, bool) {
 	}
 	return false, false
 }
+
+// temporalJoins lifts "FOR SYSTEM_TIME AS OF expr" after a relation in FROM
+// (a lookup join against a table's current rows; expr is PROCTIME() or a
+// column reference).
+func (l *lifter) temporalJoins() error {
+	for i := 0; i < len(l.toks); i++ {
+		if !l.is(i, "FOR") || !l.is(i+1, "SYSTEM_TIME") {
+			continue
+		}
+		if !l.is(i+2, "AS") {
+			return l.errAt(i + 2)
+		}
+		if !l.is(i+3, "OF") {
+			return l.errAt(i + 3)
+		}
+		_, end, ok := l.name(i + 4)
+		if !ok {
+			return l.errAt(i + 4)
+		}
+		if l.punct(end, '(') {
+			c := l.match(end)
+			if c < 0 {
+				return l.errAt(len(l.toks))
+			}
+			end = c + 1
+		}
+		ext := l.extensions()
+		ext.TemporalJoins = append(ext.TemporalJoins, TemporalJoin{
+			Pos: l.toks[i].start, AsOf: l.text(i+4, end), AsOfPos: l.toks[i+4].start})
+		l.blank(i, end)
+		i = end - 1
+	}
+	return nil
+}
+
+// sessionFrames lifts RisingWave's "SESSION WITH GAP interval" window frame
+// of OVER (... ORDER BY ts SESSION WITH GAP '10 minutes').
+func (l *lifter) sessionFrames() error {
+	for i := 0; i < len(l.toks); i++ {
+		if !l.is(i, "SESSION") || !l.is(i+1, "WITH") || l.punct(i+2, '(') {
+			continue
+		}
+		if !l.is(i+2, "GAP") {
+			return l.errAt(i + 2)
+		}
+		gap, end, err := l.interval(i + 3)
+		if err != nil {
+			return err
+		}
+		if !l.punct(end, ')') {
+			return l.errAt(end)
+		}
+		ext := l.extensions()
+		ext.SessionFrames = append(ext.SessionFrames, SessionFrame{Pos: l.toks[i].start, Gap: gap})
+		l.blank(i, end)
+		i = end
+	}
+	return nil
+}

@@ -18,8 +18,9 @@ type Statement struct {
 	Source string
 	// Offset and Len delimit this statement's text within Source.
 	Offset, Len int
-	// AST is PostgreSQL's parse tree for the statement. It is nil for the
-	// statements that exist only in streamsql (see Ext.Kind).
+	// AST is PostgreSQL's parse tree for the statement. For the statements
+	// that exist only in streamsql (Ext.Kind set) it is the parseable part
+	// PostgreSQL made of the rewritten text, or nil (see the Kind constants).
 	AST *pg.Node
 	// Ext holds the streaming clauses lifted out of the text, or nil.
 	Ext *Extensions

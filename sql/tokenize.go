@@ -152,7 +152,7 @@ func skipBlockComment(src string, i int) int {
 }
 
 // skipString returns the offset after the closing quote of a string whose
-// body starts at i ('' is an escaped quote; with backslash, \ escapes), or -1.
+// body starts at i (a doubled quote is a quote; with backslash, \ escapes), or -1.
 func skipString(src string, i int, backslash bool) int {
 	for i < len(src) {
 		switch src[i] {
