@@ -23,8 +23,8 @@ func TestValues(t *testing.T) {
 	pid := int64Col(b.Person, "id")
 	card := regexp.MustCompile(`^[0-9]{4} [0-9]{4} [0-9]{4} [0-9]{4}$`)
 	email := regexp.MustCompile(`^([a-z]([a-z ]{0,4}[a-z])?)?@([a-z]([a-z ]{0,2}[a-z])?)?\.com$`)
-	names, emails, cards, cities, states, pextra := strCol_(b.Person, "name"), strCol_(b.Person, "email_address"),
-		strCol_(b.Person, "credit_card"), strCol_(b.Person, "city"), strCol_(b.Person, "state"), strCol_(b.Person, "extra")
+	names, emails, cards, cities, states, pextra := stringCol(b.Person, "name"), stringCol(b.Person, "email_address"),
+		stringCol(b.Person, "credit_card"), stringCol(b.Person, "city"), stringCol(b.Person, "state"), stringCol(b.Person, "extra")
 	for i, id := range pid {
 		if id != 1000+int64(i) {
 			t.Fatalf("person %d has id %d", i, id)
@@ -46,7 +46,7 @@ func TestValues(t *testing.T) {
 	// Auctions.
 	aid, initial, reserve := int64Col(b.Auction, "id"), int64Col(b.Auction, "initial_bid"), int64Col(b.Auction, "reserve")
 	ats, exp, seller, cat := int64Col(b.Auction, "date_time"), int64Col(b.Auction, "expires"), int64Col(b.Auction, "seller"), int64Col(b.Auction, "category")
-	items, descs, aextra := strCol_(b.Auction, "item_name"), strCol_(b.Auction, "description"), strCol_(b.Auction, "extra")
+	items, descs, aextra := stringCol(b.Auction, "item_name"), stringCol(b.Auction, "description"), stringCol(b.Auction, "extra")
 	for i, id := range aid {
 		if id != 1000+int64(i) {
 			t.Fatalf("auction %d has id %d", i, id)
@@ -73,7 +73,7 @@ func TestValues(t *testing.T) {
 	// Bids: in the combined stream, bid k of each 46 follows person p and
 	// auction 3p+2 of the same 50-event epoch.
 	auction, bidder, price := int64Col(b.Bid, "auction"), int64Col(b.Bid, "bidder"), int64Col(b.Bid, "price")
-	channels, urls, bextra := strCol_(b.Bid, "channel"), strCol_(b.Bid, "url"), strCol_(b.Bid, "extra")
+	channels, urls, bextra := stringCol(b.Bid, "channel"), stringCol(b.Bid, "url"), stringCol(b.Bid, "extra")
 	hot, hotBidder, hotChannel := 0, 0, 0
 	chanRe := regexp.MustCompile(`^channel-([0-9]+)$`)
 	urlRe := regexp.MustCompile(`^https://www\.nexmark\.com/[a-z_]{3,4}/[a-z_]{3,4}/[a-z_]{3,4}/item\.htm\?query=1(&channel_id=[0-9]+)?$`)
@@ -171,7 +171,7 @@ func TestChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	channels, urls := strCol_(b.Bid, "channel"), strCol_(b.Bid, "url")
+	channels, urls := stringCol(b.Bid, "channel"), stringCol(b.Bid, "url")
 	seen := map[string]string{}
 	withID := 0
 	for i := 0; i < channels.Len(); i++ {
