@@ -1,8 +1,11 @@
 package nexmark
 
-import "github.com/apache/arrow-go/v18/arrow"
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/types"
+)
 
-var auctionSchema = typesSchema(AuctionColumns)
+var auctionSchema = types.ArrowSchema(AuctionColumns)
 
 // auctionCols accumulates auction rows for one batch.
 type auctionCols struct {

@@ -1,8 +1,11 @@
 package nexmark
 
-import "github.com/apache/arrow-go/v18/arrow"
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/types"
+)
 
-var bidSchema = typesSchema(BidColumns)
+var bidSchema = types.ArrowSchema(BidColumns)
 
 // bidCols accumulates bid rows for one batch.
 type bidCols struct {

@@ -23,10 +23,13 @@
 //     The streams are therefore not byte-identical to Beam's java.util.Random
 //     or to Flink (whose generator is unseeded and not reproducible).
 //   - Bid bidders add FIRST_PERSON_ID once (Beam), not twice (Flink's bug).
-//   - Random strings are sliced from pools built once per Generator from the
-//     seed (a 1 MiB pool for "extra", a 64 KiB word pool for names,
-//     descriptions and e-mail parts; 4 hot URLs and a 10,000-entry channel
-//     cache as in Flink), instead of being built char by char per event.
+//   - Random strings are sliced from small pools built once per Generator
+//     from the seed (64 KiB of letters for "extra", 64 KiB of words for item
+//     names, descriptions and e-mail parts, 4 KiB for URL parts), instead of
+//     being built char by char per event; Flink's 1 MiB extra pool and
+//     10,000-entry channel cache cost a cache miss per bid. Channel i's URL
+//     is computed from (Seed, i), so it behaves as Flink's cache (the same
+//     URL every time, channel_id=|reverse(i)| in 9 of 10 channels).
 //   - Times are microseconds (TIMESTAMP), not milliseconds; auction expiry is
 //     drawn in microseconds over the same horizon Beam uses.
 //   - Event-time rate is constant (no SQUARE/SINE rate shapes) and there is

@@ -7,8 +7,6 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-func typesSchema(cols []types.Column) *arrow.Schema { return types.ArrowSchema(cols) }
-
 // Batches is one step of the stream: the rows of up to max events split by
 // table, in event order within each table. A table not selected by
 // Config.Table is nil; a selected one is a record batch, possibly with no rows.

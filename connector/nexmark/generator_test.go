@@ -237,3 +237,25 @@ func TestPriceApproximation(t *testing.T) {
 		t.Errorf("%d of 200000 prices are a cent off math.Pow's", off)
 	}
 }
+
+func TestFirstEventID(t *testing.T) {
+	// Event ids start at FirstEventID; event numbers (and times) at 0.
+	b, err := New(Config{FirstEventID: 103, Events: 50}).Next(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ids 103..152: auctions at ids 103 (epoch 2, third: 2*3+2), 151 and 152
+	// (epoch 3: 9, 10); the person at id 150 (epoch 3).
+	if p := int64Col(b.Person, "id"); len(p) != 1 || p[0] != 1003 {
+		t.Errorf("persons %v, want [1003]", p)
+	}
+	if a := int64Col(b.Auction, "id"); !reflect.DeepEqual(a, []int64{1008, 1009, 1010}) {
+		t.Errorf("auctions %v, want [1008 1009 1010]", a)
+	}
+	if pt := int64Col(b.Person, "date_time")[0]; pt != DefaultBaseTime.UnixMicro()+47*100 {
+		t.Errorf("person at %d, want event number 47", pt)
+	}
+	if n := b.Bid.NumRows(); n != 46 {
+		t.Errorf("%d bids, want 46", n)
+	}
+}

@@ -67,6 +67,6 @@ func int64Col(rec arrow.RecordBatch, name string) []int64 {
 	panic("not an int64 column: " + name)
 }
 
-func strCol_(rec arrow.RecordBatch, name string) *array.String {
+func stringCol(rec arrow.RecordBatch, name string) *array.String {
 	return rec.Column(rec.Schema().FieldIndices(name)[0]).(*array.String)
 }

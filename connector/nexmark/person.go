@@ -1,8 +1,11 @@
 package nexmark
 
-import "github.com/apache/arrow-go/v18/arrow"
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/types"
+)
 
-var personSchema = typesSchema(PersonColumns)
+var personSchema = types.ArrowSchema(PersonColumns)
 
 // personCols accumulates person rows for one batch.
 type personCols struct {

@@ -1,8 +1,10 @@
 package nexmark
 
 import (
+	"math/bits"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,8 +23,8 @@ func TestValues(t *testing.T) {
 	pid := int64Col(b.Person, "id")
 	card := regexp.MustCompile(`^[0-9]{4} [0-9]{4} [0-9]{4} [0-9]{4}$`)
 	email := regexp.MustCompile(`^([a-z]([a-z ]{0,4}[a-z])?)?@([a-z]([a-z ]{0,2}[a-z])?)?\.com$`)
-	names, emails, cards, cities, states, pextra := strCol_(b.Person, "name"), strCol_(b.Person, "email_address"),
-		strCol_(b.Person, "credit_card"), strCol_(b.Person, "city"), strCol_(b.Person, "state"), strCol_(b.Person, "extra")
+	names, emails, cards, cities, states, pextra := stringCol(b.Person, "name"), stringCol(b.Person, "email_address"),
+		stringCol(b.Person, "credit_card"), stringCol(b.Person, "city"), stringCol(b.Person, "state"), stringCol(b.Person, "extra")
 	for i, id := range pid {
 		if id != 1000+int64(i) {
 			t.Fatalf("person %d has id %d", i, id)
@@ -44,7 +46,7 @@ func TestValues(t *testing.T) {
 	// Auctions.
 	aid, initial, reserve := int64Col(b.Auction, "id"), int64Col(b.Auction, "initial_bid"), int64Col(b.Auction, "reserve")
 	ats, exp, seller, cat := int64Col(b.Auction, "date_time"), int64Col(b.Auction, "expires"), int64Col(b.Auction, "seller"), int64Col(b.Auction, "category")
-	items, descs, aextra := strCol_(b.Auction, "item_name"), strCol_(b.Auction, "description"), strCol_(b.Auction, "extra")
+	items, descs, aextra := stringCol(b.Auction, "item_name"), stringCol(b.Auction, "description"), stringCol(b.Auction, "extra")
 	for i, id := range aid {
 		if id != 1000+int64(i) {
 			t.Fatalf("auction %d has id %d", i, id)
@@ -71,7 +73,7 @@ func TestValues(t *testing.T) {
 	// Bids: in the combined stream, bid k of each 46 follows person p and
 	// auction 3p+2 of the same 50-event epoch.
 	auction, bidder, price := int64Col(b.Bid, "auction"), int64Col(b.Bid, "bidder"), int64Col(b.Bid, "price")
-	channels, urls, bextra := strCol_(b.Bid, "channel"), strCol_(b.Bid, "url"), strCol_(b.Bid, "extra")
+	channels, urls, bextra := stringCol(b.Bid, "channel"), stringCol(b.Bid, "url"), stringCol(b.Bid, "extra")
 	hot, hotBidder, hotChannel := 0, 0, 0
 	chanRe := regexp.MustCompile(`^channel-([0-9]+)$`)
 	urlRe := regexp.MustCompile(`^https://www\.nexmark\.com/[a-z_]{3,4}/[a-z_]{3,4}/[a-z_]{3,4}/item\.htm\?query=1(&channel_id=[0-9]+)?$`)
@@ -158,5 +160,59 @@ func TestPriceDistribution(t *testing.T) {
 		if f := float64(dec[k]) / 120000; f < 0.16 || f > 0.175 {
 			t.Errorf("decade %d holds %.3f of prices, want about 1/6", k, f)
 		}
+	}
+}
+
+// TestChannels checks Flink's channel cache: channel-i always has the same
+// URL, which carries channel_id=|reverse32(i)| in about 9 of 10 channels; the
+// four hot channels have one URL each.
+func TestChannels(t *testing.T) {
+	b, err := New(Config{Table: "bid", Seed: 9}).Next(300000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	channels, urls := stringCol(b.Bid, "channel"), stringCol(b.Bid, "url")
+	seen := map[string]string{}
+	withID := 0
+	for i := 0; i < channels.Len(); i++ {
+		ch, u := channels.Value(i), urls.Value(i)
+		if prev, ok := seen[ch]; ok {
+			if prev != u {
+				t.Fatalf("channel %q has URLs %q and %q", ch, prev, u)
+			}
+			continue
+		}
+		seen[ch] = u
+		num, ok := strings.CutPrefix(ch, "channel-")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 || n >= 10000 {
+			t.Fatalf("channel %q", ch)
+		}
+		if _, id, ok := strings.Cut(u, "&channel_id="); ok {
+			rev := int64(int32(bits.Reverse32(uint32(n))))
+			if rev < 0 {
+				rev = -rev
+			}
+			if id != strconv.FormatInt(rev, 10) {
+				t.Fatalf("channel %d: channel_id=%s, want %d", n, id, rev)
+			}
+			withID++
+		}
+	}
+	hot := 0
+	for _, h := range hotChannels {
+		if _, ok := seen[h]; ok {
+			hot++
+		}
+	}
+	// 150,000 cold picks over 10,000 channels reach all of them.
+	if cold := len(seen) - hot; hot != 4 || cold != 10000 {
+		t.Fatalf("%d hot and %d cold channels seen", hot, cold)
+	}
+	if f := float64(withID) / 10000; f < 0.88 || f > 0.92 {
+		t.Errorf("%.3f of channels carry channel_id, want about 0.9", f)
 	}
 }
