@@ -72,9 +72,12 @@ func stripComments(s string) string {
 }
 
 // TestRisingWaveStreamingStatementsParse: the statements of the streaming
-// sqllogictest files that are expected to succeed parse without error.
+// sqllogictest files (RisingWave's, and Flink's window TVF examples) that
+// are expected to succeed parse without error.
 func TestRisingWaveStreamingStatementsParse(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedDir(t), "corpora/risingwave/*.slt*"))
+	dir := sharedDir(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "corpora/risingwave/*.slt*"))
+	files = append(files, filepath.Join(dir, "corpora/flink/window_tvf_bid_examples.slt"))
 	if len(files) == 0 {
 		t.Fatal("no corpus files found")
 	}

@@ -313,6 +313,7 @@ func TestQuotedKeywordsLiftNothing(t *testing.T) {
 		`SELECT "EMIT" FROM "TABLE"`,
 		"CREATE TABLE t (a text DEFAULT 'WATERMARK FOR a AS a', \"append\" int)",
 		"SELECT * FROM t FOR UPDATE",
+		"SELECT INTERVAL '1' minutes", // PostgreSQL: the alias "minutes"
 	} {
 		st := parseOne(t, q)
 		if st.Ext != nil {
@@ -367,6 +368,7 @@ func TestFlinkWindowForm(t *testing.T) {
 		"SELECT * FROM TABLE(\n  HOP(TABLE bid, DESCRIPTOR(date_time), INTERVAL '2' SECOND, INTERVAL '10' SECOND)) AS w",
 		"SELECT * FROM TABLE(CUMULATE(DATA => TABLE bid, TIMECOL => DESCRIPTOR(date_time), STEP => INTERVAL '2' SECOND, SIZE => INTERVAL '10' SECOND))",
 		"SELECT * FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND)",
+		"SELECT * FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(date_time), INTERVAL '10' MINUTES))",
 		"SELECT * FROM HOP(bid, date_time, slide => INTERVAL '2' SECOND, size => INTERVAL '10' SECOND)",
 	} {
 		st := parseOne(t, q)
@@ -391,6 +393,15 @@ func TestFlinkWindowForm(t *testing.T) {
 		}
 		if ref := second.GetColumnRef(); ref == nil || int(ref.Location) != strings.Index(q, "date_time") {
 			t.Errorf("%q: second argument %v", q, second)
+		}
+		if strings.Contains(q, "MINUTES") {
+			// The same typmod as PostgreSQL's INTERVAL '10' MINUTE.
+			want := parseOne(t, "SELECT INTERVAL '10' MINUTE").AST.GetSelectStmt().TargetList[0].GetResTarget().Val.GetTypeCast()
+			tc := args[2].GetTypeCast()
+			if tc == nil || len(tc.TypeName.Typmods) != 1 ||
+				tc.TypeName.Typmods[0].GetAConst().GetIval().GetIval() != want.TypeName.Typmods[0].GetAConst().GetIval().GetIval() {
+				t.Errorf("%q: third argument %v", q, args[2])
+			}
 		}
 	}
 }
