@@ -3,6 +3,8 @@ package sql
 import (
 	"sort"
 	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
 // Kind names a statement form that exists only in streamsql. Extensions.Kind
@@ -12,13 +14,13 @@ type Kind string
 
 // The streamsql-only statement kinds.
 const (
-	KindCreateSource Kind = "CREATE SOURCE" // AST: the CreateStmt of its column list
-	KindCreateSink   Kind = "CREATE SINK"   // AST: the sink's query (SelectStmt)
-	KindSubscribe    Kind = "SUBSCRIBE"     // AST: the query, or the DECLARE / COPY around it
-	KindFlush        Kind = "FLUSH"         // AST: nil
-	KindShow         Kind = "SHOW"          // AST: nil; see Extensions.Show
-	KindDropSource   Kind = "DROP SOURCE"   // AST: nil; see Extensions.Drop
-	KindDropSink     Kind = "DROP SINK"     // AST: nil; see Extensions.Drop
+	KindCreateSource Kind = "CREATE SOURCE" // see Extensions.Source
+	KindCreateSink   Kind = "CREATE SINK"   // see Extensions.Sink
+	KindSubscribe    Kind = "SUBSCRIBE"     // see Extensions.Subscribe
+	KindFlush        Kind = "FLUSH"
+	KindShow         Kind = "SHOW"        // see Extensions.Show
+	KindDropSource   Kind = "DROP SOURCE" // see Extensions.Drop
+	KindDropSink     Kind = "DROP SINK"   // see Extensions.Drop
 )
 
 // Extensions are the streaming clauses lifted from one statement. All byte
@@ -27,8 +29,9 @@ const (
 // safe to share between goroutines as long as nobody modifies it.
 type Extensions struct {
 	// Kind is set for statements that PostgreSQL's grammar has no form for.
-	// For those, Statement.AST is the parseable part PostgreSQL made of the
-	// rewritten text (see the Kind constants) or nil.
+	// Their Statement.AST is nil, so code that knows only PostgreSQL's
+	// statements refuses them; what PostgreSQL could parse of them is in
+	// Source.Stmt, Sink.Stmt or Subscribe.Stmt.
 	Kind Kind
 
 	// Watermark is the WATERMARK FOR item of CREATE TABLE / CREATE SOURCE.
@@ -151,8 +154,11 @@ type SessionFrame struct {
 }
 
 // Source is CREATE SOURCE [IF NOT EXISTS] name [(columns)] WITH (...)
-// [FORMAT f [ENCODE e]]. Its columns are in the statement's AST, a CreateStmt.
+// [FORMAT f [ENCODE e]].
 type Source struct {
+	// Stmt is PostgreSQL's CreateStmt for "CREATE TABLE name (columns)": the
+	// columns and their types, parsed by the real grammar.
+	Stmt        *pg.CreateStmt
 	Name        string
 	NamePos     int
 	IfNotExists bool
@@ -162,9 +168,11 @@ type Source struct {
 }
 
 // Sink is CREATE SINK [IF NOT EXISTS] name FROM view | FROM (query) | AS
-// query WITH (...) [FORMAT f [ENCODE e]]. The statement's AST is the query:
-// for "FROM view" it is the SelectStmt of "TABLE view".
+// query WITH (...) [FORMAT f [ENCODE e]].
 type Sink struct {
+	// Stmt is the query's parse tree (a SelectStmt node); for "FROM view" it
+	// is that of "TABLE view", whose RangeVar points at the view's name.
+	Stmt        *pg.Node
 	Name        string
 	NamePos     int
 	IfNotExists bool
@@ -179,9 +187,13 @@ type Sink struct {
 
 // Subscribe is SUBSCRIBE [TO] name | (query) [WITH (snapshot = b,
 // progress = b)], possibly wrapped in DECLARE c CURSOR FOR ... or
-// COPY (...) TO STDOUT. The query is in the statement's AST ("TABLE name"
-// for the name form).
+// COPY (...) TO STDOUT.
 type Subscribe struct {
+	// Stmt is the query's parse tree (a SelectStmt node); for the name form
+	// it is that of "TABLE name", whose RangeVar points at the name.
+	Stmt *pg.Node
+	// Outer is the DeclareCursorStmt or CopyStmt node around it, or nil.
+	Outer     *pg.Node
 	Target    string // the relation's normalized name, or "" for a query
 	TargetPos int
 	Query     string // the query as written (without EMIT), or ""
@@ -200,6 +212,25 @@ type Drop struct {
 	NamePos  int
 	IfExists bool
 	Cascade  bool
+}
+
+// adopt moves what PostgreSQL parsed of a streamsql-only statement into e.
+func (e *Extensions) adopt(ast *pg.Node) {
+	switch {
+	case e.Source != nil:
+		e.Source.Stmt = ast.GetCreateStmt()
+	case e.Sink != nil:
+		e.Sink.Stmt = ast
+	case e.Subscribe != nil:
+		switch {
+		case ast.GetDeclareCursorStmt() != nil:
+			e.Subscribe.Outer, e.Subscribe.Stmt = ast, ast.GetDeclareCursorStmt().Query
+		case ast.GetCopyStmt() != nil:
+			e.Subscribe.Outer, e.Subscribe.Stmt = ast, ast.GetCopyStmt().Query
+		default:
+			e.Subscribe.Stmt = ast
+		}
+	}
 }
 
 // stmtExt is what was lifted from the statement starting at start.

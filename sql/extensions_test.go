@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"github.com/streamsql/streamsql/pgerr"
 )
 
@@ -25,6 +23,12 @@ func parseOne(t *testing.T, q string) Statement {
 func columnNames(t *testing.T, st Statement) []string {
 	t.Helper()
 	cs := st.AST.GetCreateStmt()
+	if st.Ext != nil && st.Ext.Source != nil {
+		if st.AST != nil {
+			t.Fatalf("%q: CREATE SOURCE has an AST", st.Source)
+		}
+		cs = st.Ext.Source.Stmt
+	}
 	if cs == nil {
 		t.Fatalf("%q: AST is %T, want CreateStmt", st.Source, st.AST.GetNode())
 	}
@@ -86,7 +90,7 @@ func TestCreateSource(t *testing.T) {
 	if got := strings.Join(columnNames(t, st), ","); got != "host,cpu,ts" {
 		t.Fatalf("columns %s", got)
 	}
-	if rel := st.AST.GetCreateStmt().Relation; rel.Relname != "metrics" || int(rel.Location) != strings.Index(q, "metrics") {
+	if rel := st.Ext.Source.Stmt.Relation; rel.Relname != "metrics" || int(rel.Location) != strings.Index(q, "metrics") {
 		t.Errorf("relation %+v", rel)
 	}
 	e := st.Ext
@@ -146,9 +150,9 @@ func TestCreateSink(t *testing.T) {
 		if _, ok := sk.Options.Get("connector"); !ok {
 			t.Errorf("%q: options %+v", tc.q, sk.Options)
 		}
-		sel := st.AST.GetSelectStmt()
-		if sel == nil {
-			t.Errorf("%q: AST %T", tc.q, st.AST.GetNode())
+		sel := sk.Stmt.GetSelectStmt()
+		if sel == nil || st.AST != nil {
+			t.Errorf("%q: AST %v, query %v", tc.q, st.AST, sk.Stmt)
 			continue
 		}
 		if tc.from != "" {
@@ -233,21 +237,27 @@ func TestSubscribe(t *testing.T) {
 			t.Errorf("%q: %+v", tc.q, s)
 			continue
 		}
-		var sel *pg.SelectStmt
+		if st.AST != nil {
+			t.Errorf("%q: has an AST", tc.q)
+		}
 		switch tc.wrapper {
 		case "":
-			sel = st.AST.GetSelectStmt()
+			if s.Outer != nil {
+				t.Errorf("%q: outer %v", tc.q, s.Outer)
+			}
 		case "DECLARE":
-			d := st.AST.GetDeclareCursorStmt()
+			d := s.Outer.GetDeclareCursorStmt()
 			if d.GetPortalname() != "c" || s.Cursor != "c" {
 				t.Errorf("%q: cursor %q / %q", tc.q, d.GetPortalname(), s.Cursor)
 			}
-			sel = d.GetQuery().GetSelectStmt()
 		case "COPY":
-			sel = st.AST.GetCopyStmt().GetQuery().GetSelectStmt()
+			if c := s.Outer.GetCopyStmt(); c == nil || c.Query != s.Stmt {
+				t.Errorf("%q: outer %v", tc.q, s.Outer)
+			}
 		}
+		sel := s.Stmt.GetSelectStmt()
 		if sel == nil || len(sel.FromClause) != 1 {
-			t.Errorf("%q: AST %v", tc.q, st.AST)
+			t.Errorf("%q: query %v", tc.q, s.Stmt)
 			continue
 		}
 		if tc.target != "" && int(sel.FromClause[0].GetRangeVar().GetLocation()) != strings.Index(tc.q, "hot") {
@@ -303,6 +313,7 @@ func TestQuotedKeywordsLiftNothing(t *testing.T) {
 		`SELECT "EMIT" FROM "TABLE"`,
 		"CREATE TABLE t (a text DEFAULT 'WATERMARK FOR a AS a', \"append\" int)",
 		"SELECT * FROM t FOR UPDATE",
+		"SELECT INTERVAL '1' minutes", // PostgreSQL: the alias "minutes"
 	} {
 		st := parseOne(t, q)
 		if st.Ext != nil {
@@ -316,7 +327,7 @@ func TestQuotedKeywordsLiftNothing(t *testing.T) {
 
 func TestSeveralStatements(t *testing.T) {
 	q := "FLUSH; CREATE TABLE t (a int, ts timestamp, WATERMARK FOR ts AS ts) APPEND ONLY;\n" +
-		"SELECT 'x;y' EMIT CHANGES; SHOW SOURCES; SELECT 2"
+		"SELECT 'x;y' EMIT CHANGES; SHOW SOURCES; SUBSCRIBE hot; SELECT 2"
 	stmts, err := Parse(q)
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +341,7 @@ func TestSeveralStatements(t *testing.T) {
 		{"CREATE TABLE t (a int, ts timestamp, WATERMARK FOR ts AS ts) APPEND ONLY", "", true},
 		{"SELECT 'x;y' EMIT CHANGES", "", true},
 		{"SHOW SOURCES", KindShow, false},
+		{"SUBSCRIBE hot", KindSubscribe, false},
 		{"SELECT 2", "", true},
 	}
 	if len(stmts) != len(want) {
@@ -345,7 +357,7 @@ func TestSeveralStatements(t *testing.T) {
 			t.Errorf("stmt %d: %q kind %q ast %v", i, s.Text(), kind, s.AST != nil)
 		}
 	}
-	if !stmts[1].Ext.AppendOnly || stmts[2].Ext.Emit == nil || stmts[4].Ext != nil {
+	if !stmts[1].Ext.AppendOnly || stmts[2].Ext.Emit == nil || stmts[5].Ext != nil || stmts[4].Ext.Subscribe.Stmt == nil {
 		t.Errorf("extensions attached to the wrong statements")
 	}
 }
@@ -356,6 +368,7 @@ func TestFlinkWindowForm(t *testing.T) {
 		"SELECT * FROM TABLE(\n  HOP(TABLE bid, DESCRIPTOR(date_time), INTERVAL '2' SECOND, INTERVAL '10' SECOND)) AS w",
 		"SELECT * FROM TABLE(CUMULATE(DATA => TABLE bid, TIMECOL => DESCRIPTOR(date_time), STEP => INTERVAL '2' SECOND, SIZE => INTERVAL '10' SECOND))",
 		"SELECT * FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND)",
+		"SELECT * FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(date_time), INTERVAL '10' MINUTES))",
 		"SELECT * FROM HOP(bid, date_time, slide => INTERVAL '2' SECOND, size => INTERVAL '10' SECOND)",
 	} {
 		st := parseOne(t, q)
@@ -380,6 +393,15 @@ func TestFlinkWindowForm(t *testing.T) {
 		}
 		if ref := second.GetColumnRef(); ref == nil || int(ref.Location) != strings.Index(q, "date_time") {
 			t.Errorf("%q: second argument %v", q, second)
+		}
+		if strings.Contains(q, "MINUTES") {
+			// The same typmod as PostgreSQL's INTERVAL '10' MINUTE.
+			want := parseOne(t, "SELECT INTERVAL '10' MINUTE").AST.GetSelectStmt().TargetList[0].GetResTarget().Val.GetTypeCast()
+			tc := args[2].GetTypeCast()
+			if tc == nil || len(tc.TypeName.Typmods) != 1 ||
+				tc.TypeName.Typmods[0].GetAConst().GetIval().GetIval() != want.TypeName.Typmods[0].GetAConst().GetIval().GetIval() {
+				t.Errorf("%q: third argument %v", q, args[2])
+			}
 		}
 	}
 }

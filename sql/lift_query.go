@@ -16,7 +16,8 @@ import (
 // parses a RangeFunction whose FuncCall has the relation as a ColumnRef
 // first argument (then the time column as a ColumnRef); the binder resolves
 // that ColumnRef as a relation. Named arguments (size => ...) are
-// PostgreSQL's NamedArgExpr.
+// PostgreSQL's NamedArgExpr. In the arguments, Flink's plural interval units
+// (INTERVAL '10' MINUTES) lose their S.
 func (l *lifter) windowFunctions() error {
 	for i := 0; i+1 < len(l.toks); i++ {
 		switch l.word(i) {
@@ -46,6 +47,9 @@ func (l *lifter) windowFunctions() error {
 				l.blank(dc, dc+1)
 				flink = true
 				j = dc
+			case l.is(j-2, "INTERVAL") && l.toks[j-1].kind == tokString && isPluralUnit(l.word(j)):
+				// Flink's INTERVAL '10' MINUTES: PostgreSQL has only MINUTE.
+				l.write(l.toks[j].end-1, " ")
 			case l.punct(j, '('):
 				j = l.match(j)
 				if j < 0 {
@@ -63,6 +67,11 @@ func (l *lifter) windowFunctions() error {
 		}
 	}
 	return nil
+}
+
+// isPluralUnit reports Flink's plural interval units (MINUTES, ...).
+func isPluralUnit(w string) bool {
+	return strings.HasSuffix(w, "S") && isIntervalUnit(w[:len(w)-1])
 }
 
 // emitStarts reports whether token i begins an EMIT clause.

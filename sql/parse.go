@@ -18,9 +18,10 @@ type Statement struct {
 	Source string
 	// Offset and Len delimit this statement's text within Source.
 	Offset, Len int
-	// AST is PostgreSQL's parse tree for the statement. For the statements
-	// that exist only in streamsql (Ext.Kind set) it is the parseable part
-	// PostgreSQL made of the rewritten text, or nil (see the Kind constants).
+	// AST is PostgreSQL's parse tree for the statement. It is nil for the
+	// statements that exist only in streamsql (Ext.Kind set); the parts of
+	// those that PostgreSQL could parse are in Ext (Source.Stmt, Sink.Stmt,
+	// Subscribe.Stmt), their locations also pointing into Source.
 	AST *pg.Node
 	// Ext holds the streaming clauses lifted out of the text, or nil.
 	Ext *Extensions
@@ -72,6 +73,10 @@ func Parse(text string) ([]Statement, error) {
 		}
 		st := Statement{Source: text, Offset: off, Len: n, AST: raw.Stmt}
 		st.Ext = exts.within(off, off+n)
+		if st.Ext != nil && st.Ext.Kind != "" {
+			st.Ext.adopt(st.AST)
+			st.AST = nil
+		}
 		stmts = append(stmts, st)
 	}
 	// Extension-only statements (no PostgreSQL AST) are slotted in by offset.
