@@ -27,27 +27,25 @@ func newPersonCols(rows int) *personCols {
 func (c *personCols) add(p *pools, r *rng, id, ts int64) {
 	c.id = append(c.id, firstPersonID+lastPerson(id))
 	c.ts = append(c.ts, ts)
-	n0 := len(c.name.data)
-	c.name.data = append(c.name.data, firstNames[r.intn(int64(len(firstNames)))]...)
-	c.name.data = append(c.name.data, ' ')
-	c.name.data = append(c.name.data, lastNames[r.intn(int64(len(lastNames)))]...)
+	c.name.writeString(firstNames[r.intn(int64(len(firstNames)))])
+	c.name.writeByte(' ')
+	c.name.writeString(lastNames[r.intn(int64(len(lastNames)))])
 	c.name.end()
-	size := int64(len(c.name.data) - n0)
+	size := c.name.valueLen(c.name.rows - 1)
 
-	n0 = len(c.email.data)
-	c.email.data = append(c.email.data, p.word(r, 7)...)
-	c.email.data = append(c.email.data, '@')
-	c.email.data = append(c.email.data, p.word(r, 5)...)
-	c.email.data = append(c.email.data, ".com"...)
+	c.email.write(p.word(r, 7))
+	c.email.writeByte('@')
+	c.email.write(p.word(r, 5))
+	c.email.writeString(".com")
 	c.email.end()
-	size += int64(len(c.email.data) - n0)
+	size += c.email.valueLen(c.email.rows - 1)
 
 	for i := 0; i < 4; i++ {
 		if i > 0 {
-			c.card.data = append(c.card.data, ' ')
+			c.card.writeByte(' ')
 		}
 		k := r.intn(10000) * 4
-		c.card.data = append(c.card.data, p.digits[k:k+4]...)
+		c.card.write(p.digits[k : k+4])
 	}
 	c.card.end()
 	size += 19

@@ -1,9 +1,6 @@
 package nexmark
 
-import (
-	"math/bits"
-	"strconv"
-)
+import "math/bits"
 
 // Fixed word lists (Beam's PersonGenerator and Flink's BidGenerator).
 var (
@@ -61,24 +58,26 @@ func newPools(seed uint64) *pools {
 		p.digits = append(p.digits, byte('0'+i/1000), byte('0'+i/100%10), byte('0'+i/10%10), byte('0'+i%10))
 	}
 	for i := range p.hotURLs {
-		p.hotURLs[i] = string(p.appendURL(nil, &r))
+		var c strCol
+		p.writeURL(&c, &r)
+		p.hotURLs[i] = string(c.data[:c.n])
 	}
 	return p
 }
 
-// appendURL appends Flink's random item URL; each path part is Beam's
+// writeURL writes Flink's random item URL; each path part is Beam's
 // nextString(5, '_') (3 or 4 chars) sliced from the URL pool.
-func (p *pools) appendURL(dst []byte, r *rng) []byte {
-	dst = append(dst, "https://www.nexmark.com/"...)
+func (p *pools) writeURL(c *strCol, r *rng) {
+	c.writeString("https://www.nexmark.com/")
 	for i := 0; i < 3; i++ {
 		if i > 0 {
-			dst = append(dst, '/')
+			c.writeByte('/')
 		}
 		n := minStringLength + r.intn(5-minStringLength)
 		off := r.intn(urlPoolSize - n)
-		dst = append(dst, p.urlPool[off:off+n]...)
+		c.write(p.urlPool[off : off+n])
 	}
-	return append(dst, "/item.htm?query=1"...)
+	c.writeString("/item.htm?query=1")
 }
 
 // appendChannel appends channel i of Flink's 10,000-entry channel cache to
@@ -86,16 +85,18 @@ func (p *pools) appendURL(dst []byte, r *rng) []byte {
 // (seed, i) only, ending in "&channel_id=|reverse(i)|" with probability 9/10.
 // It is computed rather than looked up: faster than a cache miss.
 func (p *pools) appendChannel(channel, url *strCol, i int64) {
-	channel.data = strconv.AppendInt(append(channel.data, "channel-"...), i, 10)
+	channel.writeString("channel-")
+	channel.writeInt(i)
 	channel.end()
 	r := rng{s: mix64(p.seed ^ 0x6368616E6E656C ^ uint64(i)*golden)}
-	url.data = p.appendURL(url.data, &r)
+	p.writeURL(url, &r)
 	if r.intn(10) > 0 {
 		rev := int64(int32(bits.Reverse32(uint32(i))))
 		if rev < 0 {
 			rev = -rev
 		}
-		url.data = strconv.AppendInt(append(url.data, "&channel_id="...), rev, 10)
+		url.writeString("&channel_id=")
+		url.writeInt(rev)
 	}
 	url.end()
 }
