@@ -438,6 +438,7 @@ func TestExtensionErrors(t *testing.T) {
 		{"SUBSCRIBE TO hot WITH (snapshot = maybe)", "", 24},
 		{"DROP SOURCE s t", "t", 15},
 		{"FLUSH ALL", "ALL", 7},
+		{"SELECT 1; EMIT CHANGES", "EMIT", 11}, // PostgreSQL's own error
 	} {
 		_, err := Parse(tc.q)
 		e := pgerr.As(err)

@@ -247,11 +247,11 @@ func (l *lifter) watermark(a, b, open, close int) error {
 			WithPosition(CharPos(l.src, l.toks[a].start))
 	}
 	w := &Watermark{Pos: l.toks[a].start}
-	if l.toks[a+2].kind != tokWord && l.toks[a+2].kind != tokIdent || a+2 >= b {
+	if a+2 >= b || l.toks[a+2].kind != tokWord && l.toks[a+2].kind != tokIdent {
 		return l.errAt(a + 2)
 	}
 	w.Column, w.ColumnPos = normName(l.src, l.toks[a+2]), l.toks[a+2].start
-	if !l.is(a+3, "AS") || a+3 >= b {
+	if a+3 >= b || !l.is(a+3, "AS") {
 		return l.errAt(a + 3)
 	}
 	end := l.findTop(a+4, b, func(j int) bool { return l.is(j, "WITH") && l.punct(j+1, '(') })

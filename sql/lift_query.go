@@ -94,7 +94,7 @@ func (l *lifter) emitStarts(i int) bool {
 // the end of the statement, a closing parenthesis or a sink's WITH (...).
 func (l *lifter) emit() error {
 	for i := range l.toks {
-		if !l.emitStarts(i) {
+		if i == 0 || !l.emitStarts(i) { // a statement cannot start with EMIT
 			continue
 		}
 		ext := l.extensions()
