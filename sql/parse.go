@@ -62,7 +62,7 @@ func Parse(text string) ([]Statement, error) {
 	}
 	res, err := pg.Parse(cleaned)
 	if err != nil {
-		return nil, syntaxError(err)
+		return nil, syntaxError(err, text, cleaned)
 	}
 	stmts := make([]Statement, 0, len(res.Stmts))
 	for _, raw := range res.Stmts {
@@ -84,13 +84,21 @@ func Parse(text string) ([]Statement, error) {
 	return stmts, nil
 }
 
-func syntaxError(err error) error {
+// syntaxError converts pg_query's error. Its cursor position counts
+// characters of cleaned, where a lifted multi-byte character became several
+// spaces, so it is mapped back to a character position of the user's text.
+func syntaxError(err error, text, cleaned string) error {
 	var pe *pgparser.Error
 	if errors.As(err, &pe) {
 		e := pgerr.New(pgerr.SyntaxError, "%s", pe.Message)
 		e.Position = pe.Cursorpos
-		if strings.HasPrefix(pe.Message, "unterminated") {
-			e.Position = pe.Cursorpos
+		if e.Position > 0 && text != cleaned {
+			off := 0
+			for n := 1; n < e.Position && off < len(cleaned); n++ {
+				_, size := utf8.DecodeRuneInString(cleaned[off:])
+				off += size
+			}
+			e.Position = CharPos(text, off)
 		}
 		return e
 	}
