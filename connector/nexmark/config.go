@@ -31,6 +31,8 @@ const (
 
 	// DefaultEventsPerSecond is Beam's and Flink's default event rate.
 	DefaultEventsPerSecond = 10000
+	// DefaultBatchRows is the rows of a Next call given no maximum.
+	DefaultBatchRows = 4096
 	// MaxBatchRows caps the rows of one Next call.
 	MaxBatchRows = 1 << 20
 )

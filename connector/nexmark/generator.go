@@ -83,9 +83,9 @@ func (g *Generator) eventTime(n int64) int64 {
 func (g *Generator) Position() int64 { return g.next }
 
 // Next generates up to max rows of the selected tables (all three unless
-// Config.Table is set; max <= 0 or above MaxBatchRows means MaxBatchRows)
-// and returns them with the watermark after them. It returns io.EOF once a
-// bounded stream is exhausted.
+// Config.Table is set; max <= 0 means DefaultBatchRows, and at most
+// MaxBatchRows) and returns them with the watermark after them. It returns
+// io.EOF once a bounded stream is exhausted.
 func (g *Generator) Next(max int) (Batches, error) {
 	if g.err != nil {
 		return Batches{}, g.err
@@ -94,23 +94,31 @@ func (g *Generator) Next(max int) (Batches, error) {
 	if end > 0 && g.next >= end {
 		return Batches{}, io.EOF
 	}
-	if max <= 0 || max > MaxBatchRows {
-		max = MaxBatchRows
+	if max <= 0 {
+		max = DefaultBatchRows
 	}
+	max = min(max, MaxBatchRows)
 	var (
 		ps *personCols
 		as *auctionCols
 		bs *bidCols
 	)
 	all := g.want[kindPerson] && g.want[kindAuction] && g.want[kindBid]
+	size := func(share int) int {
+		n := capFor(max, all, share)
+		if end > 0 { // a bounded stream's tail may be shorter
+			n = min(n, capFor(int(min(end-g.next, MaxBatchRows)), true, share))
+		}
+		return n
+	}
 	if g.want[kindPerson] {
-		ps = newPersonCols(capFor(max, all, 1))
+		ps = newPersonCols(size(1))
 	}
 	if g.want[kindAuction] {
-		as = newAuctionCols(capFor(max, all, 3))
+		as = newAuctionCols(size(3))
 	}
 	if g.want[kindBid] {
-		bs = newBidCols(capFor(max, all, 46))
+		bs = newBidCols(size(46))
 	}
 	p, seed, first := g.pools, g.cfg.Seed, g.cfg.FirstEventID
 	n, rows := g.next, 0

@@ -49,6 +49,10 @@ func TestEOFAndValidate(t *testing.T) {
 	if _, err := g.Next(100); !errors.Is(err, io.EOF) {
 		t.Fatalf("second Next: %v, want io.EOF", err)
 	}
+	b, err := New(Config{Table: "bid"}).Next(0)
+	if err != nil || b.Bid.NumRows() != DefaultBatchRows {
+		t.Fatalf("Next(0): %v, %d rows", err, b.Bid.NumRows())
+	}
 	for _, cfg := range []Config{{Table: "bids"}, {Events: -1}, {EventsPerSecond: -5}, {FirstEventID: -1}} {
 		_, err := New(cfg).Next(10)
 		if pgerr.CodeOf(err) != pgerr.InvalidParameterValue {

@@ -47,6 +47,8 @@ func TestValues(t *testing.T) {
 	aid, initial, reserve := int64Col(b.Auction, "id"), int64Col(b.Auction, "initial_bid"), int64Col(b.Auction, "reserve")
 	ats, exp, seller, cat := int64Col(b.Auction, "date_time"), int64Col(b.Auction, "expires"), int64Col(b.Auction, "seller"), int64Col(b.Auction, "category")
 	items, descs, aextra := stringCol(b.Auction, "item_name"), stringCol(b.Auction, "description"), stringCol(b.Auction, "extra")
+	var cats [15]int
+	hotSeller := 0
 	for i, id := range aid {
 		if id != 1000+int64(i) {
 			t.Fatalf("auction %d has id %d", i, id)
@@ -61,13 +63,27 @@ func TestValues(t *testing.T) {
 		if cat[i] < 10 || cat[i] > 14 {
 			t.Fatalf("auction %d: category %d", id, cat[i])
 		}
+		cats[cat[i]]++
 		lastP := (int64(i)/3)*1 + 1000 // persons before auction i (one per 3 auctions, created first)
 		if seller[i] < max(lastP+1-1000, 1000) || seller[i] > lastP+10 {
 			t.Fatalf("auction %d: seller %d with last person %d", id, seller[i], lastP)
 		}
+		if seller[i] == (lastP-1000)/100*100+1000 {
+			hotSeller++
+		}
 		checkWord(t, items.Value(i), 20)
 		checkWord(t, descs.Value(i), 100)
 		checkExtra(t, "auction", aextra.Value(i), int64(500-48-len(items.Value(i))-len(descs.Value(i))))
+	}
+
+	na := float64(len(aid))
+	for c := 10; c <= 14; c++ {
+		if f := float64(cats[c]) / na; f < 0.18 || f > 0.22 {
+			t.Errorf("category %d holds %.3f of auctions, want about 1/5", c, f)
+		}
+	}
+	if f := float64(hotSeller) / na; f < 0.73 || f > 0.78 {
+		t.Errorf("hot seller share %.3f, want about 3/4", f)
 	}
 
 	// Bids: in the combined stream, bid k of each 46 follows person p and
