@@ -223,3 +223,30 @@ func TestSetShow(t *testing.T) {
 		t.Fatalf("show unknown: %v", err)
 	}
 }
+
+func TestStreamingStatementsAreRefusedByName(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	if _, _, err := run(t, s, "CREATE TABLE b (a int); CREATE TABLE a (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	rows, tag, err := run(t, s, "SHOW TABLES")
+	if err != nil || tag != "SHOW" || strings.Join(rows, ",") != "a,b" {
+		t.Fatalf("show tables: %v %q %v", rows, tag, err)
+	}
+	for q, want := range map[string]string{
+		"CREATE TABLE w (ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)": "WATERMARK FOR is not supported yet",
+		"CREATE TABLE w (a int) APPEND ONLY":                                           "APPEND ONLY is not supported yet",
+		"SELECT 1 EMIT ON UPDATE":                                                      "EMIT ON UPDATE is not supported yet",
+		"FLUSH":                                                                        "FLUSH is not supported yet",
+	} {
+		_, _, err := run(t, s, q)
+		if e := pgerr.As(err); e == nil || e.Code != pgerr.FeatureNotSupported || e.Message != want {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	// Nothing was created by the refused statements.
+	if rows, _, _ := run(t, s, "SHOW TABLES"); strings.Join(rows, ",") != "a,b" {
+		t.Fatalf("tables after refusals: %v", rows)
+	}
+}

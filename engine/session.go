@@ -104,10 +104,16 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		}
 		paramTypes[i] = t
 	}
+	if err := checkStreamingClauses(stmt); err != nil {
+		return nil, err
+	}
 	p = &Prepared{Stmt: stmt, ParamTypes: paramTypes}
 	pl := &plan{kind: kindUtility, gen: s.generation()}
 	p.plan = pl
 	if stmt.AST == nil {
+		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindShow {
+			p.Columns = []types.Column{{Name: "Name", Type: types.TText}}
+		}
 		return p, nil
 	}
 	env := s.env(ctx, paramTypes)

@@ -18,7 +18,10 @@ import (
 // control, COPY, and the ones we accept for compatibility.
 func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result, error) {
 	if stmt.AST == nil {
-		return nil, pgerr.Unsupported("statement %q is not supported yet", firstWords(stmt.Text()))
+		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindShow {
+			return s.showRelations(stmt.Ext.Show)
+		}
+		return nil, pgerr.Unsupported("%s is not supported yet", streamingName(stmt))
 	}
 	env := s.env(ctx, nil)
 	env.Source = stmt.Source // error positions
@@ -336,6 +339,14 @@ func qualifiedName(n *pg.Node) (schema, name string, err error) {
 		return parts[1], parts[2], nil
 	}
 	return "", "", pgerr.New(pgerr.SyntaxError, "improper qualified name (too many dotted names)")
+}
+
+// streamingName names a streamsql-only statement for its error.
+func streamingName(stmt sql.Statement) string {
+	if stmt.Ext != nil && stmt.Ext.Kind != "" {
+		return string(stmt.Ext.Kind)
+	}
+	return firstWords(stmt.Text())
 }
 
 func firstWords(s string) string {
