@@ -3,7 +3,6 @@ package stream
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -264,7 +263,7 @@ func (r *aggRun) flush() (*Chunk, error) {
 		switch {
 		case g.emitted == nil:
 			rows, ops = append(rows, row), append(ops, Insert)
-		case !sameRow(g.emitted, row, r.h.Cols):
+		case !sameRow(g.emitted, row): // identical rows (view.go) need no update
 			rows, ops = append(rows, g.emitted, row), append(ops, UpdateBefore, UpdateAfter)
 		}
 		g.emitted = row
@@ -292,26 +291,6 @@ func (r *aggRun) output(g *aggGroup) ([]types.Value, error) {
 		row = append(row, v)
 	}
 	return row, nil
-}
-
-// sameRow reports whether two output rows are identical (NULL = NULL).
-func sameRow(a, b []types.Value, cols []types.Column) bool {
-	for i := range a {
-		switch {
-		case a[i] == nil || b[i] == nil:
-			if a[i] != b[i] {
-				return false
-			}
-		case cols[i].Type.Kind == types.Float4 || cols[i].Type.Kind == types.Float8:
-			// bitwise, so 0 and -0 differ and NaN equals NaN
-			if math.Float64bits(a[i].(float64)) != math.Float64bits(b[i].(float64)) {
-				return false
-			}
-		case types.Compare(a[i], b[i], cols[i].Type) != 0:
-			return false
-		}
-	}
-	return true
 }
 
 func (r *aggRun) build(rows [][]types.Value) (arrow.RecordBatch, error) {

@@ -130,7 +130,7 @@ func step(t *testing.T, r *aggRun, c *Chunk) []outRow {
 	return render(out)
 }
 
-func expectRows(t *testing.T, got []outRow, want ...outRow) {
+func expectOut(t *testing.T, got []outRow, want ...outRow) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -145,17 +145,17 @@ func expectRows(t *testing.T, got []outRow, want ...outRow) {
 func TestHashAggInsertThenDeleteFreesGroups(t *testing.T) {
 	r := startRun(t, newAgg(false))
 	rows := []inRow{{"a", int64(1), 1.5}, {"a", int64(3), nil}, {"b", nil, -2.0}}
-	expectRows(t, step(t, r, aggChunk(t, nil, rows...)),
+	expectOut(t, step(t, r, aggChunk(t, nil, rows...)),
 		outRow{Insert, "a|2|2|4|1|3|1.5|1.5|1.5|1.5"},
 		outRow{Insert, "b|1|0||||-2|-2|-2|-2"})
-	expectRows(t, step(t, r, aggChunk(t, []Op{Delete, Delete, Delete}, rows...)),
+	expectOut(t, step(t, r, aggChunk(t, []Op{Delete, Delete, Delete}, rows...)),
 		outRow{Delete, "a|2|2|4|1|3|1.5|1.5|1.5|1.5"},
 		outRow{Delete, "b|1|0||||-2|-2|-2|-2"})
 	if len(r.groups) != 0 || len(r.touched) != 0 {
 		t.Fatalf("%d groups, %d touched left", len(r.groups), len(r.touched))
 	}
 	// A group that appears and disappears within one epoch emits nothing.
-	expectRows(t, step(t, r, aggChunk(t, []Op{Insert, Delete}, rows[0], rows[0])))
+	expectOut(t, step(t, r, aggChunk(t, []Op{Insert, Delete}, rows[0], rows[0])))
 	if len(r.groups) != 0 {
 		t.Fatalf("%d groups left", len(r.groups))
 	}
@@ -168,7 +168,7 @@ func TestHashAggUpdatePairs(t *testing.T) {
 	got := step(t, r, aggChunk(t, []Op{UpdateBefore, UpdateAfter, UpdateBefore, UpdateAfter},
 		inRow{"a", int64(1), 1.0}, inRow{"b", int64(1), 1.0},
 		inRow{"b", int64(5), 2.0}, inRow{"b", int64(7), 4.0}))
-	expectRows(t, got,
+	expectOut(t, got,
 		outRow{Delete, "a|1|1|1|1|1|1|1|1|1"},
 		outRow{UpdateBefore, "b|1|1|5|5|5|2|2|2|2"},
 		outRow{UpdateAfter, "b|2|2|8|1|7|5|2.5|1|4"})
@@ -179,15 +179,15 @@ func TestHashAggMinMaxAfterDeletingExtremes(t *testing.T) {
 	step(t, r, aggChunk(t, nil,
 		inRow{"a", int64(2), 2.0}, inRow{"a", int64(1), 1.0}, inRow{"a", int64(1), 1.0}, inRow{"a", int64(9), 9.0}))
 	// one copy of the min goes: the min stays
-	expectRows(t, step(t, r, aggChunk(t, []Op{Delete}, inRow{"a", int64(1), 1.0})),
+	expectOut(t, step(t, r, aggChunk(t, []Op{Delete}, inRow{"a", int64(1), 1.0})),
 		outRow{UpdateBefore, "a|4|4|13|1|9|13|3.25|1|9"},
 		outRow{UpdateAfter, "a|3|3|12|1|9|12|4|1|9"})
 	// the last copy of the min and the max go
-	expectRows(t, step(t, r, aggChunk(t, []Op{Delete, Delete}, inRow{"a", int64(1), 1.0}, inRow{"a", int64(9), 9.0})),
+	expectOut(t, step(t, r, aggChunk(t, []Op{Delete, Delete}, inRow{"a", int64(1), 1.0}, inRow{"a", int64(9), 9.0})),
 		outRow{UpdateBefore, "a|3|3|12|1|9|12|4|1|9"},
 		outRow{UpdateAfter, "a|1|1|2|2|2|2|2|2|2"})
 	// a new min while the cache is stale
-	expectRows(t, step(t, r, aggChunk(t, []Op{Delete, Insert}, inRow{"a", int64(2), 2.0}, inRow{"a", int64(5), 5.0})),
+	expectOut(t, step(t, r, aggChunk(t, []Op{Delete, Insert}, inRow{"a", int64(2), 2.0}, inRow{"a", int64(5), 5.0})),
 		outRow{UpdateBefore, "a|1|1|2|2|2|2|2|2|2"},
 		outRow{UpdateAfter, "a|1|1|5|5|5|5|5|5|5"})
 }
@@ -195,17 +195,17 @@ func TestHashAggMinMaxAfterDeletingExtremes(t *testing.T) {
 func TestHashAggWithoutGroupBy(t *testing.T) {
 	r := startRun(t, newAgg(true))
 	// PostgreSQL: SELECT count(*), count(v), sum(v), ... over no rows
-	expectRows(t, step(t, r, nil), outRow{Insert, "0|0|||||||"})
-	expectRows(t, step(t, r, nil)) // unchanged: nothing
-	expectRows(t, step(t, r, aggChunk(t, nil, inRow{"x", int64(4), math.Inf(1)}, inRow{"y", int64(6), 1.0})),
+	expectOut(t, step(t, r, nil), outRow{Insert, "0|0|||||||"})
+	expectOut(t, step(t, r, nil)) // unchanged: nothing
+	expectOut(t, step(t, r, aggChunk(t, nil, inRow{"x", int64(4), math.Inf(1)}, inRow{"y", int64(6), 1.0})),
 		outRow{UpdateBefore, "0|0|||||||"},
 		outRow{UpdateAfter, "2|2|10|4|6|Infinity|Infinity|1|Infinity"})
 	// retracting the infinity restores the finite sum
-	expectRows(t, step(t, r, aggChunk(t, []Op{Delete}, inRow{"x", int64(4), math.Inf(1)})),
+	expectOut(t, step(t, r, aggChunk(t, []Op{Delete}, inRow{"x", int64(4), math.Inf(1)})),
 		outRow{UpdateBefore, "2|2|10|4|6|Infinity|Infinity|1|Infinity"},
 		outRow{UpdateAfter, "1|1|6|6|6|1|1|1|1"})
 	// the single group never goes away
-	expectRows(t, step(t, r, aggChunk(t, []Op{Delete}, inRow{"y", int64(6), 1.0})),
+	expectOut(t, step(t, r, aggChunk(t, []Op{Delete}, inRow{"y", int64(6), 1.0})),
 		outRow{UpdateBefore, "1|1|6|6|6|1|1|1|1"},
 		outRow{UpdateAfter, "0|0|||||||"})
 }
@@ -215,10 +215,10 @@ func TestHashAggFloatSpecials(t *testing.T) {
 	// above every other float8 for max.
 	r := startRun(t, newAgg(true))
 	step(t, r, nil)
-	expectRows(t, step(t, r, aggChunk(t, nil, inRow{"x", nil, math.Inf(1)}, inRow{"x", nil, math.Inf(-1)}, inRow{"x", nil, 1.0})),
+	expectOut(t, step(t, r, aggChunk(t, nil, inRow{"x", nil, math.Inf(1)}, inRow{"x", nil, math.Inf(-1)}, inRow{"x", nil, 1.0})),
 		outRow{UpdateBefore, "0|0|||||||"},
 		outRow{UpdateAfter, "3|0||||NaN|NaN|-Infinity|Infinity"})
-	expectRows(t, step(t, r, aggChunk(t, []Op{Delete, Insert}, inRow{"x", nil, math.Inf(-1)}, inRow{"x", nil, math.NaN()})),
+	expectOut(t, step(t, r, aggChunk(t, []Op{Delete, Insert}, inRow{"x", nil, math.Inf(-1)}, inRow{"x", nil, math.NaN()})),
 		outRow{UpdateBefore, "3|0||||NaN|NaN|-Infinity|Infinity"},
 		outRow{UpdateAfter, "3|0||||NaN|NaN|1|NaN"})
 }
@@ -228,7 +228,7 @@ func TestHashAggSumOverflow(t *testing.T) {
 	step(t, r, nil)
 	big := inRow{"x", int64(math.MaxInt64), 0.0}
 	// the running sum passes 2^63 and comes back within one epoch: exact
-	expectRows(t, step(t, r, aggChunk(t, []Op{Insert, Insert, Delete}, big, big, big)),
+	expectOut(t, step(t, r, aggChunk(t, []Op{Insert, Insert, Delete}, big, big, big)),
 		outRow{UpdateBefore, "0|0|||||||"},
 		outRow{UpdateAfter, "1|1|9223372036854775807|9223372036854775807|9223372036854775807|0|0|0|0"})
 	if err := r.consume(aggChunk(t, nil, big)); err != nil {
@@ -256,7 +256,7 @@ func TestHashAggMessages(t *testing.T) {
 		got[3].Kind != KindBarrier || got[3].Barrier.Epoch != 2 || !got[3].Barrier.Checkpoint {
 		t.Fatalf("messages %+v", got)
 	}
-	expectRows(t, render(got[1].Chunk), outRow{Insert, "a|1|1|1|1|1|1|1|1|1"})
+	expectOut(t, render(got[1].Chunk), outRow{Insert, "a|1|1|1|1|1|1|1|1|1"})
 }
 
 func TestHashAggRetractingAbsentRowFails(t *testing.T) {
@@ -358,7 +358,7 @@ func viewKey(row string, global bool) string {
 }
 
 // recompute renders what newAgg's query returns over rows, per group key
-// (NULL and '' render alike; the test keys have no '').
+// (NULL and ” render alike; the test keys have no ”).
 func recompute(rows []inRow, global bool) map[string]string {
 	groups := map[string][]inRow{}
 	if global {
@@ -426,10 +426,10 @@ func TestHashAggTextMinMaxAndNullKey(t *testing.T) {
 	h := &HashAgg{GroupBy: []expr.Expr{colV}, Aggs: []AggSpec{{Kind: AggMin, Arg: colK}, {Kind: AggMax, Arg: colK}},
 		Cols: []types.Column{{Name: "v", Type: types.TInt8}, {Name: "min", Type: types.TText}, {Name: "max", Type: types.TText}}}
 	r := startRun(t, h)
-	expectRows(t, step(t, r, aggChunk(t, nil, inRow{"b", nil, nil}, inRow{"B", nil, nil}, inRow{"ab", int64(0), nil}, inRow{"a", int64(0), nil})),
+	expectOut(t, step(t, r, aggChunk(t, nil, inRow{"b", nil, nil}, inRow{"B", nil, nil}, inRow{"ab", int64(0), nil}, inRow{"a", int64(0), nil})),
 		outRow{Insert, "|B|b"}, // C collation: upper case first
 		outRow{Insert, "0|a|ab"})
-	expectRows(t, step(t, r, aggChunk(t, []Op{Delete, Insert}, inRow{"B", nil, nil}, inRow{"c", nil, nil})),
+	expectOut(t, step(t, r, aggChunk(t, []Op{Delete, Insert}, inRow{"B", nil, nil}, inRow{"c", nil, nil})),
 		outRow{UpdateBefore, "|B|b"},
 		outRow{UpdateAfter, "|b|c"})
 }
@@ -440,7 +440,7 @@ func TestHashAggFloatSumRestartsWhenEmpty(t *testing.T) {
 	// 0.1 + 0.2 - 0.1 - 0.2 is not 0 in float8; an emptied sum must be
 	step(t, r, aggChunk(t, []Op{Insert, Insert, Delete, Delete},
 		inRow{"x", nil, 0.1}, inRow{"x", nil, 0.2}, inRow{"x", nil, 0.1}, inRow{"x", nil, 0.2}))
-	expectRows(t, step(t, r, aggChunk(t, nil, inRow{"x", nil, 0.0})),
+	expectOut(t, step(t, r, aggChunk(t, nil, inRow{"x", nil, 0.0})),
 		outRow{UpdateBefore, "0|0|||||||"},
 		outRow{UpdateAfter, "1|0||||0|0|0|0"})
 }
