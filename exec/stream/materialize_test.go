@@ -317,3 +317,33 @@ func TestMaterializeAsNodeForwardsNetChanges(t *testing.T) {
 		t.Fatalf("barrier %+v", got[3])
 	}
 }
+
+// Whole-row keys are identity: numeric 1.0 and 1.00 are different rows (a
+// delete of 1.00 leaves 1.0 showing), and NULLs are rows like any other.
+func TestMaterializeWholeRowIdentity(t *testing.T) {
+	numCols := []types.Column{{Name: "n", Type: types.TNumeric}, {Name: "f", Type: types.TFloat8}}
+	mk := func(ops []Op, rows ...[2]types.Value) *Chunk {
+		nb := types.NewBuilder(memory.DefaultAllocator, types.TNumeric)
+		fb := types.NewBuilder(memory.DefaultAllocator, types.TFloat8)
+		for _, r := range rows {
+			if err := types.AppendValue(nb, r[0], types.TNumeric); err != nil {
+				t.Fatal(err)
+			}
+			if err := types.AppendValue(fb, r[1], types.TFloat8); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return &Chunk{Rec: array.NewRecordBatch(types.ArrowSchema(numCols), []arrow.Array{nb.NewArray(), fb.NewArray()}, int64(len(rows))), Ops: ops}
+	}
+	env := newEnv(t)
+	v := (&Materialize{Cols: numCols}).NewView()
+	in := make(chan Message, 8)
+	in <- ChunkMsg(mk(nil, [2]types.Value{"1.0", 0.0}, [2]types.Value{"1.00", 0.0}, [2]types.Value{nil, nil}, [2]types.Value{nil, nil}))
+	in <- ChunkMsg(mk([]Op{Delete, Delete}, [2]types.Value{"1.00", 0.0}, [2]types.Value{nil, nil}))
+	in <- BarrierMsg(Barrier{Epoch: 1})
+	close(in)
+	if err := v.Run(env, in); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, v, 1, "(null)=(null)", "1.0=0")
+}

@@ -73,8 +73,9 @@ func (m *Materialize) NewView() *View {
 // Changes after the last barrier belong to no completed epoch and are never
 // published. A retraction of a row the view does not hold (or, for a keyed
 // view, an insert of a key it holds) is an internal error: it goes to
-// env.Fail and Run returns it. Run returns nil when the input closed, and the
-// graph's failure or the context's error when the graph stopped. Run must be
+// env.Fail and Run returns it. Run returns the graph's first failure (nil if
+// none) when the input closed, and the failure or the context's error when
+// the graph stopped. Run must be
 // called at most once per View.
 func (v *View) Run(env *Env, input <-chan Message) error {
 	return v.run(env, input, nil)
@@ -143,7 +144,7 @@ func (v *View) run(env *Env, in <-chan Message, out chan<- Message) error {
 			return env.Ctx.Err()
 		}
 		if !ok {
-			return nil
+			return env.Err() // an upstream failure also closes the input
 		}
 		switch m.Kind {
 		case KindChunk:
