@@ -149,7 +149,6 @@ func (h *HashAgg) newRun(env *Env) (*aggRun, error) {
 	}
 	if len(h.GroupBy) == 0 {
 		r.global = r.newGroup("", nil)
-		r.groups[""] = r.global
 	}
 	return r, nil
 }

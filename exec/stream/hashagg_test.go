@@ -444,3 +444,16 @@ func TestHashAggFloatSumRestartsWhenEmpty(t *testing.T) {
 		outRow{UpdateBefore, "0|0|||||||"},
 		outRow{UpdateAfter, "1|0||||0|0|0|0"})
 }
+
+func TestHashAggFloatKeysGroupAsPostgres(t *testing.T) {
+	// PostgreSQL 15: GROUP BY float8 puts 0 with -0 and NaN with NaN.
+	h := &HashAgg{GroupBy: []expr.Expr{colF}, Aggs: []AggSpec{{Kind: AggCountStar}},
+		Cols: []types.Column{{Name: "f", Type: types.TFloat8}, {Name: "count", Type: types.TInt8}}}
+	r := startRun(t, h)
+	expectOut(t, step(t, r, aggChunk(t, nil, inRow{nil, nil, 0.0}, inRow{nil, nil, math.Copysign(0, -1)},
+		inRow{nil, nil, math.NaN()}, inRow{nil, nil, math.NaN()}, inRow{nil, nil, 1.0})),
+		outRow{Insert, "0|2"}, outRow{Insert, "NaN|2"}, outRow{Insert, "1|1"})
+	// retracting -0 takes from the 0 group
+	expectOut(t, step(t, r, aggChunk(t, []Op{Delete}, inRow{nil, nil, math.Copysign(0, -1)})),
+		outRow{UpdateBefore, "0|2"}, outRow{UpdateAfter, "0|1"})
+}
