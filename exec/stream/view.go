@@ -75,8 +75,7 @@ func (m *Materialize) NewView() *View {
 // view, an insert of a key it holds) is an internal error: it goes to
 // env.Fail and Run returns it. Run returns the graph's first failure (nil if
 // none) when the input closed, and the failure or the context's error when
-// the graph stopped. Run must be
-// called at most once per View.
+// the graph stopped. Run must be called at most once per View.
 func (v *View) Run(env *Env, input <-chan Message) error {
 	return v.run(env, input, nil)
 }
