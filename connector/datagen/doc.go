@@ -24,7 +24,7 @@
 //	                        time, so rows arrive out of order by at most it
 //	fields.<col>.min        random: smallest value (inclusive)
 //	fields.<col>.max        random: largest value (inclusive; exclusive for
-//	                        real and double precision)
+//	                        double precision, and for real up to rounding)
 //	fields.<col>.values     random: pick uniformly from this comma-separated
 //	                        list (items trimmed of spaces)
 //	fields.<col>.length     random text: number of characters from [A-Za-z0-9]
@@ -45,7 +45,8 @@
 //	                            random [0, 100]
 //	text, varchar, char         random: 10 characters (at most n for
 //	                            varchar(n), n for char(n)); sequence: the
-//	                            decimal numbers of a bigint sequence
+//	                            decimal numbers of a bigint sequence (for
+//	                            varchar(n) and char(n) start and end must fit)
 //	boolean                     random true/false
 //	date                        sequence from 2024-01-01, step '1 day';
 //	                            random [2024-01-01, 2024-12-31]

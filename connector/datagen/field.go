@@ -135,7 +135,7 @@ func (f *field) setRandom(c types.Column, o *fieldOpts) error {
 		case types.Timestamp, types.TimestampTZ:
 			lo, hi = defaultStart, defaultEnd
 		}
-		return f.setRange(o, lo, hi, func(p opt) (int64, error) { return parseInt(p, f.t) })
+		return f.setRange(c, o, lo, hi, func(p opt) (int64, error) { return parseInt(p, f.t) })
 	case stFloat:
 		f.flo, f.fhi = 0, 1
 		for _, b := range []struct {
@@ -158,7 +158,7 @@ func (f *field) setRandom(c types.Column, o *fieldOpts) error {
 		if err != nil {
 			return err
 		}
-		return f.setRange(o, 0, min(100*pow10(f.scale), typeMax(f.t)), dec)
+		return f.setRange(c, o, 0, min(100*pow10(f.scale), typeMax(f.t)), dec)
 	case stText:
 		f.length = 10
 		if n := int(f.t.Typmod - 4); f.t.Typmod >= 5 {
@@ -201,7 +201,7 @@ func (f *field) setRandom(c types.Column, o *fieldOpts) error {
 }
 
 // setRange reads min and max (defaults lo, hi) into f.lo, f.hi.
-func (f *field) setRange(o *fieldOpts, lo, hi int64, read func(opt) (int64, error)) error {
+func (f *field) setRange(c types.Column, o *fieldOpts, lo, hi int64, read func(opt) (int64, error)) error {
 	f.lo, f.hi = lo, hi
 	for _, b := range []struct {
 		name string
@@ -216,7 +216,7 @@ func (f *field) setRange(o *fieldOpts, lo, hi int64, read func(opt) (int64, erro
 		}
 	}
 	if f.lo > f.hi {
-		return pgerr.New(pgerr.InvalidParameterValue, "datagen: min is greater than max for column of type %s", f.t)
+		return pgerr.New(pgerr.InvalidParameterValue, "datagen: min is greater than max for column %q", c.Name)
 	}
 	return nil
 }
@@ -284,7 +284,9 @@ func (f *field) setSequence(c types.Column, o *fieldOpts, cfg *Config) (field, i
 		if fend < f.fstart {
 			return *f, 0, pgerr.New(pgerr.InvalidParameterValue, "datagen: end is less than start for column %q", c.Name)
 		}
-		if n := math.Floor((fend-f.fstart)/f.fstep) + 1; n < 1<<62 {
+		// The tolerance keeps an end that the steps reach up to rounding
+		// (start 0.1, step 0.1, end 0.3: three rows).
+		if n := math.Floor((fend-f.fstart)/f.fstep+1e-9) + 1; n < 1<<62 {
 			return *f, int64(n), nil
 		}
 		return *f, -1, nil
@@ -347,6 +349,17 @@ func (f *field) setSequence(c types.Column, o *fieldOpts, cfg *Config) (field, i
 	if end < start {
 		return *f, 0, pgerr.New(pgerr.InvalidParameterValue, "datagen: end is less than start for column %q", c.Name)
 	}
+	if f.st == stText && f.t.Typmod >= 5 {
+		// varchar(n), char(n): every number must fit; char(n) pads.
+		w := int(f.t.Typmod - 4)
+		if len(strconv.FormatInt(start, 10)) > w || len(strconv.FormatInt(end, 10)) > w {
+			return *f, 0, pgerr.New(pgerr.InvalidParameterValue, "datagen: sequence numbers of column %q do not fit type %s", c.Name, f.t).
+				WithHint("Set fields.%s.start and fields.%s.end.", c.Name, c.Name)
+		}
+		if f.t.Kind == types.Bpchar {
+			f.pad = w
+		}
+	}
 	f.start, f.step = start, step
 	n := (uint64(end)-uint64(start))/uint64(step) + 1
 	if n == 0 || n > math.MaxInt64 {
@@ -404,6 +417,8 @@ func typeMax(t types.T) int64 {
 		return math.MaxInt16
 	case types.Int4:
 		return math.MaxInt32
+	case types.Int8:
+		return math.MaxInt64
 	case types.Date:
 		return math.MaxInt32 - 1 // MaxInt32 is infinity
 	case types.Numeric:

@@ -193,7 +193,11 @@ func (f *field) strings(row0 int64, n int) ([]int32, []byte) {
 			}
 			buf = appendScaled(buf, v, f.scale)
 		case f.kind == kindSequence: // text
+			at := len(buf)
 			buf = strconv.AppendInt(buf, f.start+row*f.step, 10)
+			for j := len(buf) - at; j < f.pad; j++ {
+				buf = append(buf, ' ')
+			}
 		default: // random text
 			s := rowRand(f.seed, row)
 			var r uint64

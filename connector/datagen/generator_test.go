@@ -20,6 +20,9 @@ func allTypes(t *testing.T) ([]types.Column, map[string]string) {
 		col(t, "j", "date"), col(t, "k", "timestamp"), col(t, "l", "timestamptz"),
 		col(t, "m", "interval"), col(t, "n", "jsonb"), col(t, "o", "character(4)"),
 		col(t, "p", "bigint"), col(t, "q", "numeric"),
+		col(t, "r", "integer"), col(t, "s", "real"), col(t, "t", "interval"), col(t, "u", "boolean"),
+		col(t, "v", "numeric(6,1)"), col(t, "w", "text"), col(t, "x", "double precision"), col(t, "y", "interval"),
+		col(t, "z", "date"), col(t, "zz", "numeric(4,3)"),
 	}
 	opts := map[string]string{
 		"rows": "500", "seed": "42",
@@ -28,6 +31,10 @@ func allTypes(t *testing.T) ([]types.Column, map[string]string) {
 		"fields.k.max_past":  "5 seconds",
 		"fields.g.null_rate": "0.3",
 		"fields.q.min":       "-5.125", "fields.q.max": "5",
+		"fields.r.values": "1,2,3,4,5,6,7,8,9", "fields.s.values": "0.5,1.5,2.5,3.5",
+		"fields.t.values": "1 day,2 hours,3 mons,4 years", "fields.u.values": "t,f,f",
+		"fields.v.kind": "sequence", "fields.w.kind": "sequence", "fields.x.kind": "sequence",
+		"fields.z.kind": "random",
 	}
 	return cols, opts
 }
@@ -65,7 +72,7 @@ func TestBatchSplitInvariance(t *testing.T) {
 	other := drain(t, mustConfig(t, cols, opts), 1000, 1000)
 	for c, colm := range cols {
 		same := reflect.DeepEqual(column(other, c), column(whole, c))
-		seq := colm.Name == "j" || colm.Name == "l" || colm.Name == "p"
+		seq := strings.Contains(" j l p v w x ", " "+colm.Name+" ")
 		if same != seq {
 			t.Errorf("column %s (%s): unchanged by the seed = %v", colm.Name, colm.Type, same)
 		}
@@ -107,12 +114,12 @@ func TestRandomBounds(t *testing.T) {
 		col(t, "s", "smallint"), col(t, "r", "real"),
 	}
 	cfg := mustConfig(t, cols, map[string]string{
-		"rows":           "2000",
-		"fields.i.min":   "-3", "fields.i.max": "3",
-		"fields.f.min":   "10", "fields.f.max": "10.5",
-		"fields.n.min":   "-1.5", "fields.n.max": "1.5",
-		"fields.d.kind":  "random",
-		"fields.d.min":   "2024-02-27", "fields.d.max": "2024-03-02",
+		"rows":         "2000",
+		"fields.i.min": "-3", "fields.i.max": "3",
+		"fields.f.min": "10", "fields.f.max": "10.5",
+		"fields.n.min": "-1.5", "fields.n.max": "1.5",
+		"fields.d.kind": "random",
+		"fields.d.min":  "2024-02-27", "fields.d.max": "2024-03-02",
 		"fields.ts.kind": "random",
 		"fields.ts.min":  "2024-01-01 00:00:00+00", "fields.ts.max": "2024-01-01 00:00:01+00",
 		"fields.iv.min": "1 minute", "fields.iv.max": "2 minutes",
@@ -195,6 +202,18 @@ func TestSequenceEnds(t *testing.T) {
 	if _, err := g.Next(100); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the last row: %v, want io.EOF", err)
 	}
+	// A float end reached up to rounding still counts.
+	cfg = mustConfig(t, []types.Column{col(t, "f", "double precision")}, map[string]string{
+		"fields.f.kind": "sequence", "fields.f.start": "0.1", "fields.f.step": "0.1", "fields.f.end": "0.3"})
+	if cfg.Limit() != 3 {
+		t.Fatalf("0.1 to 0.3 by 0.1: Limit() = %d, want 3", cfg.Limit())
+	}
+	// char(n) sequences are blank-padded as char(n) input is.
+	cfg = mustConfig(t, []types.Column{col(t, "c", "character(4)")}, map[string]string{
+		"fields.c.kind": "sequence", "fields.c.start": "98", "fields.c.end": "1000"})
+	if rows := drain(t, cfg, 2000, 64); len(rows) != 903 || rows[0][0] != "98  " || rows[902][0] != "1000" {
+		t.Fatalf("char(4) sequence: %d rows, first %q, last %q", len(rows), rows[0][0], rows[len(rows)-1][0])
+	}
 	// A sequence to the type's maximum ends there instead of wrapping.
 	cfg = mustConfig(t, []types.Column{col(t, "s", "smallint")}, map[string]string{"fields.s.kind": "sequence", "fields.s.start": "32760"})
 	if rows := drain(t, cfg, 100, 4); len(rows) != 8 || rows[7][0] != int64(32767) {
@@ -235,7 +254,7 @@ func TestTimestampsAdvanceByStep(t *testing.T) {
 		"fields.ts.step":   "1.5 seconds",
 		"fields.ts.end":    "2024-03-01 10:05:00+00",
 		"fields.late.step": "1 minute", "fields.late.max_past": "10 seconds",
-		"fields.d.step": "2 days",
+		"fields.d.step":  "2 days",
 		"fields.iv.kind": "sequence", "fields.iv.start": "1 mon", "fields.iv.step": "1 day 1 hour",
 	})
 	if cfg.Limit() != 201 { // 300 s / 1.5 s + 1

@@ -47,6 +47,8 @@ func TestOptionErrors(t *testing.T) {
 		{map[string]string{"fields.v.values": "abcd"}, pgerr.InvalidParameterValue, `value too long for type character varying(3)`},
 		{map[string]string{"fields.host.length": "-1"}, pgerr.InvalidParameterValue, `"fields.host.length"`},
 		{map[string]string{"fields.host.null_rate": "1.5"}, pgerr.InvalidParameterValue, `between 0 and 1`},
+		{map[string]string{"fields.v.kind": "sequence"}, pgerr.InvalidParameterValue, `do not fit type character varying(3)`},
+		{map[string]string{"fields.v.kind": "sequence", "fields.v.start": "-100", "fields.v.end": "5"}, pgerr.InvalidParameterValue, `do not fit`},
 		{map[string]string{"fields.ok.kind": "sequence"}, pgerr.InvalidParameterValue, `kind sequence is not supported`},
 	}
 	for _, c := range cases {
