@@ -84,3 +84,19 @@ type field struct {
 	ivs    []types.IntervalValue
 	picks  int // number of values; 0 = no picks
 }
+
+// Watermark returns, for column col generated as a sequence of integers,
+// dates or timestamps, a value no row at index row or later is below: the
+// sequence's value at row minus its max_past. The value is the column's
+// int64 storage (µs for timestamps, days for dates); ok is false for other
+// columns. Source runtimes use it to emit watermarks after a batch.
+func (c Config) Watermark(col int, row int64) (v int64, ok bool) {
+	if col < 0 || col >= len(c.fields) {
+		return 0, false
+	}
+	f := &c.fields[col]
+	if f.st != stInt || f.kind != kindSequence || f.picks > 0 {
+		return 0, false
+	}
+	return f.start + row*f.step - f.jitter, true
+}

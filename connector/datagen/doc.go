@@ -68,6 +68,11 @@
 // the column's seed), c and r, so the same Config gives the same rows however
 // they are split into batches.
 //
+// Config.Watermark gives, for a sequence column of integers, dates or
+// timestamps, a lower bound of every later row's value (its max_past
+// included), for the source runtime's watermarks. Rate limiting is the
+// runtime's too (Config.RowsPerSecond).
+//
 // A Config is immutable and may be shared; a Generator is not safe for
 // concurrent use, and the batches it returns belong to the caller.
 package datagen

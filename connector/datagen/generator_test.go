@@ -323,3 +323,28 @@ func TestNullRate(t *testing.T) {
 		t.Fatalf("%d NULLs in 4000 rows at rate 0.25", nulls)
 	}
 }
+
+func TestWatermark(t *testing.T) {
+	cols := []types.Column{col(t, "ts", "timestamptz"), col(t, "x", "integer"), col(t, "d", "date")}
+	cfg := mustConfig(t, cols, map[string]string{"rows": "1000", "fields.ts.max_past": "3 seconds", "fields.ts.step": "1 second"})
+	rows := drain(t, cfg, 2000, 1000)
+	for _, at := range []int64{0, 1, 10, 500, 999} {
+		w, ok := cfg.Watermark(0, at)
+		if !ok {
+			t.Fatal("no watermark for a timestamp sequence")
+		}
+		lowest := int64(rows[at][0].(types.TimestampValue))
+		for _, r := range rows[at:] {
+			lowest = min(lowest, int64(r[0].(types.TimestampValue)))
+		}
+		if w > lowest || w < lowest-3_000_000 {
+			t.Fatalf("watermark at row %d = %d, lowest later value %d", at, w, lowest)
+		}
+	}
+	if w, ok := cfg.Watermark(2, 5); !ok || types.DateValue(w) != rows[5][2] {
+		t.Fatalf("date watermark at row 5 = %d, %v; want %v", w, ok, rows[5][2])
+	}
+	if _, ok := cfg.Watermark(1, 0); ok {
+		t.Fatal("watermark for a random column")
+	}
+}
