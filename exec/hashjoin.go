@@ -30,13 +30,8 @@ func (h *HashJoin) Explain() string {
 // Open opens both inputs; the right side is built into a hash table on the
 // first Next.
 func (h *HashJoin) Open(ctx *Context) (Iterator, error) {
-	r, err := h.Right.Open(ctx)
+	l, r, err := openSides(ctx, h.Left, h.Right)
 	if err != nil {
-		return nil, err
-	}
-	l, err := h.Left.Open(ctx)
-	if err != nil {
-		r.Close()
 		return nil, err
 	}
 	return &hashJoinIter{h: h, left: l, rightIn: r,

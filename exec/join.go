@@ -210,3 +210,16 @@ func (j *joiner) finishRight(leftCols []types.Column) {
 	}
 	j.rightHit = nil
 }
+
+// openSides opens a join's inputs, right first (it is built or materialized
+// first); on failure nothing stays open.
+func openSides(ctx *Context, left, right Node) (l, r Iterator, err error) {
+	if r, err = right.Open(ctx); err != nil {
+		return nil, nil, err
+	}
+	if l, err = left.Open(ctx); err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return l, r, nil
+}

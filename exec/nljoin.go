@@ -23,13 +23,8 @@ func (n *NestedLoopJoin) Explain() string {
 
 // Open opens both inputs; the right side is materialized on the first Next.
 func (n *NestedLoopJoin) Open(ctx *Context) (Iterator, error) {
-	r, err := n.Right.Open(ctx)
+	l, r, err := openSides(ctx, n.Left, n.Right)
 	if err != nil {
-		return nil, err
-	}
-	l, err := n.Left.Open(ctx)
-	if err != nil {
-		r.Close()
 		return nil, err
 	}
 	return &nlJoinIter{n: n, left: l, rightIn: r,
