@@ -30,25 +30,21 @@ func (h *HashJoin) Explain() string {
 // Open opens both inputs; the right side is built into a hash table on the
 // first Next.
 func (h *HashJoin) Open(ctx *Context) (Iterator, error) {
-	l, r, err := openSides(ctx, h.Left, h.Right)
+	d, err := openDriver(ctx, h.Left, h.Right,
+		newJoiner(ctx, h.Kind, h.Residual, h.Left.Columns(), h.Right.Columns(), h.Cols))
 	if err != nil {
 		return nil, err
 	}
-	return &hashJoinIter{h: h, left: l, rightIn: r,
-		j: newJoiner(ctx, h.Kind, h.Residual, h.Left.Columns(), h.Right.Columns(), h.Cols)}, nil
+	return &hashJoinIter{joinDriver: d, h: h}, nil
 }
 
 type hashJoinIter struct {
-	h       *HashJoin
-	left    Iterator
-	rightIn Iterator
-	j       *joiner
-	built   bool
-	done    bool
-	table   *hashTable
-	head    []int32 // per group: first right row
-	next    []int32 // per right row: next row of its group, -1 at the end
-	gids    []int32
+	*joinDriver
+	h     *HashJoin
+	table *hashTable
+	head  []int32 // per group: first right row
+	next  []int32 // per right row: next row of its group, -1 at the end
+	gids  []int32
 }
 
 // build drains the right input into the hash table, chaining the rows of
@@ -86,35 +82,7 @@ func (it *hashJoinIter) build() error {
 
 func (it *hashJoinIter) Next() (_ arrow.RecordBatch, err error) {
 	defer recoverErr(&err)
-	if !it.built {
-		if err := it.build(); err != nil {
-			return nil, err
-		}
-		it.built = true
-	}
-	for {
-		if b := it.j.out.pop(); b != nil {
-			return b, nil
-		}
-		if it.done {
-			return nil, nil
-		}
-		if err := canceled(it.j.ctx); err != nil {
-			return nil, err
-		}
-		b, err := it.left.Next()
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			it.done = true
-			it.j.finishRight(it.h.Left.Columns())
-			continue
-		}
-		if err := it.probe(b); err != nil {
-			return nil, err
-		}
-	}
+	return it.step(it.build, it.probe)
 }
 
 // probe matches one left batch against the table.
@@ -140,12 +108,4 @@ func (it *hashJoinIter) probe(b arrow.RecordBatch) error {
 		}
 	}
 	return it.j.emit(b, pl, pr)
-}
-
-func (it *hashJoinIter) Close() error {
-	err := it.left.Close()
-	if e := it.rightIn.Close(); err == nil {
-		err = e
-	}
-	return err
 }

@@ -211,15 +211,71 @@ func (j *joiner) finishRight(leftCols []types.Column) {
 	j.rightHit = nil
 }
 
-// openSides opens a join's inputs, right first (it is built or materialized
-// first); on failure nothing stays open.
-func openSides(ctx *Context, left, right Node) (l, r Iterator, err error) {
-	if r, err = right.Open(ctx); err != nil {
-		return nil, nil, err
+// joinDriver is the loop both joins share: prepare the right side once,
+// then probe the left input batch by batch while serving the joiner's output
+// queue, and at the end add the unmatched right rows (right and full joins).
+// It owns both inputs.
+type joinDriver struct {
+	j              *joiner
+	left, rightIn  Iterator
+	leftCols       []types.Column
+	prepared, done bool
+}
+
+// openDriver opens a join's inputs, right first (it is built or
+// materialized first); on failure nothing stays open.
+func openDriver(ctx *Context, left, right Node, j *joiner) (*joinDriver, error) {
+	r, err := right.Open(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if l, err = left.Open(ctx); err != nil {
+	l, err := left.Open(ctx)
+	if err != nil {
 		r.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return l, r, nil
+	return &joinDriver{j: j, left: l, rightIn: r, leftCols: left.Columns()}, nil
+}
+
+// step returns the join's next batch: prepare runs once before anything,
+// probe for each left batch.
+func (d *joinDriver) step(prepare func() error, probe func(arrow.RecordBatch) error) (arrow.RecordBatch, error) {
+	if !d.prepared {
+		if err := prepare(); err != nil {
+			return nil, err
+		}
+		d.prepared = true
+	}
+	for {
+		if b := d.j.out.pop(); b != nil {
+			return b, nil
+		}
+		if d.done {
+			return nil, nil
+		}
+		if err := canceled(d.j.ctx); err != nil {
+			return nil, err
+		}
+		b, err := d.left.Next()
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			d.done = true
+			d.j.finishRight(d.leftCols)
+			continue
+		}
+		if err := probe(b); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Close closes both inputs.
+func (d *joinDriver) Close() error {
+	err := d.left.Close()
+	if e := d.rightIn.Close(); err == nil {
+		err = e
+	}
+	return err
 }

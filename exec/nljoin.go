@@ -23,78 +23,52 @@ func (n *NestedLoopJoin) Explain() string {
 
 // Open opens both inputs; the right side is materialized on the first Next.
 func (n *NestedLoopJoin) Open(ctx *Context) (Iterator, error) {
-	l, r, err := openSides(ctx, n.Left, n.Right)
+	d, err := openDriver(ctx, n.Left, n.Right,
+		newJoiner(ctx, n.Kind, n.Cond, n.Left.Columns(), n.Right.Columns(), n.Cols))
 	if err != nil {
 		return nil, err
 	}
-	return &nlJoinIter{n: n, left: l, rightIn: r,
-		j: newJoiner(ctx, n.Kind, n.Cond, n.Left.Columns(), n.Right.Columns(), n.Cols)}, nil
+	return &nlJoinIter{joinDriver: d, n: n}, nil
 }
 
 type nlJoinIter struct {
-	n       *NestedLoopJoin
-	left    Iterator
-	rightIn Iterator
-	j       *joiner
-	loaded  bool
-	done    bool
+	*joinDriver
+	n *NestedLoopJoin
 }
 
 func (it *nlJoinIter) Next() (_ arrow.RecordBatch, err error) {
 	defer recoverErr(&err)
-	if !it.loaded {
-		if _, err := it.j.loadRight(it.rightIn, it.n.Right.Columns()); err != nil {
-			return nil, err
-		}
-		it.loaded = true
-	}
-	for {
-		if b := it.j.out.pop(); b != nil {
-			return b, nil
-		}
-		if it.done {
-			return nil, nil
-		}
-		if err := canceled(it.j.ctx); err != nil {
-			return nil, err
-		}
-		b, err := it.left.Next()
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			it.done = true
-			it.j.finishRight(it.n.Left.Columns())
-			continue
-		}
-		// Every pair, in left row order, a slice of left rows at a time so
-		// that a step has about 64k pairs.
-		nl, nr := int(b.NumRows()), it.j.nRight
-		step := max(1, 65536/max(nr, 1))
-		for s := 0; s < nl; s += step {
-			e := min(s+step, nl)
-			part := b
-			if s > 0 || e < nl {
-				part = b.NewSlice(int64(s), int64(e))
-			}
-			pl := make([]int32, 0, (e-s)*nr)
-			pr := make([]int32, 0, (e-s)*nr)
-			for i := 0; i < e-s; i++ {
-				for r := 0; r < nr; r++ {
-					pl, pr = append(pl, int32(i)), append(pr, int32(r))
-				}
-			}
-			if err := it.j.emit(part, pl, pr); err != nil {
-				return nil, err
-			}
-		}
-	}
+	return it.step(it.load, it.pairs)
 }
 
-func (it *nlJoinIter) Close() error {
-	err := it.left.Close()
-	if e := it.rightIn.Close(); err == nil {
-		err = e
-	}
+// load materializes the right side.
+func (it *nlJoinIter) load() error {
+	_, err := it.j.loadRight(it.rightIn, it.n.Right.Columns())
 	return err
+}
+
+// pairs joins one left batch with every right row.
+func (it *nlJoinIter) pairs(b arrow.RecordBatch) error {
+	// Every pair, in left row order, a slice of left rows at a time so
+	// that a step has about 64k pairs.
+	nl, nr := int(b.NumRows()), it.j.nRight
+	step := max(1, 65536/max(nr, 1))
+	for s := 0; s < nl; s += step {
+		e := min(s+step, nl)
+		part := b
+		if s > 0 || e < nl {
+			part = b.NewSlice(int64(s), int64(e))
+		}
+		pl := make([]int32, 0, (e-s)*nr)
+		pr := make([]int32, 0, (e-s)*nr)
+		for i := 0; i < e-s; i++ {
+			for r := 0; r < nr; r++ {
+				pl, pr = append(pl, int32(i)), append(pr, int32(r))
+			}
+		}
+		if err := it.j.emit(part, pl, pr); err != nil {
+			return err
+		}
+	}
+	return nil
 }
