@@ -58,29 +58,14 @@ func (h *HashAgg) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hashAggIter{ctx: ctx, h: h, in: in}, nil
+	return &blocking{in: in, run: (&hashAggIter{ctx: ctx, h: h, in: in}).run}, nil
 }
 
 type hashAggIter struct {
 	ctx *Context
 	h   *HashAgg
 	in  Iterator
-	out *sliceIter
 }
-
-func (it *hashAggIter) Next() (_ arrow.RecordBatch, err error) {
-	defer recoverErr(&err)
-	if it.out == nil {
-		bs, err := it.run()
-		if err != nil {
-			return nil, err
-		}
-		it.out = &sliceIter{bs: bs}
-	}
-	return it.out.Next()
-}
-
-func (it *hashAggIter) Close() error { return it.in.Close() }
 
 // run consumes the input and returns the result batches.
 func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {

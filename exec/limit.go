@@ -60,7 +60,7 @@ func (l *Limit) Open(ctx *Context) (Iterator, error) {
 		if err != nil {
 			return nil, err
 		}
-		it.in = &topNIter{ctx: ctx, s: srt, in: in, keep: int(it.left + it.skip)}
+		it.in = &blocking{in: in, run: (&topNIter{ctx: ctx, s: srt, in: in, keep: int(it.left + it.skip)}).run}
 		return it, nil
 	}
 	in, err := l.Input.Open(ctx)
@@ -126,19 +126,6 @@ type topNIter struct {
 	s    *Sort
 	in   Iterator
 	keep int
-	out  *sliceIter
-}
-
-func (it *topNIter) Next() (_ arrow.RecordBatch, err error) {
-	defer recoverErr(&err)
-	if it.out == nil {
-		bs, err := it.run()
-		if err != nil {
-			return nil, err
-		}
-		it.out = &sliceIter{bs: bs}
-	}
-	return it.out.Next()
 }
 
 func (it *topNIter) run() ([]arrow.RecordBatch, error) {
@@ -173,8 +160,6 @@ func (it *topNIter) run() ([]arrow.RecordBatch, error) {
 	}
 	return firstRows(sorted, it.keep), nil
 }
-
-func (it *topNIter) Close() error { return it.in.Close() }
 
 // firstRows returns the first n rows of bs.
 func firstRows(bs []arrow.RecordBatch, n int) []arrow.RecordBatch {

@@ -35,28 +35,13 @@ func (s *SetOp) Open(ctx *Context) (Iterator, error) {
 		}
 		return (&Distinct{Input: ap}).Open(ctx)
 	}
-	return &setOpIter{ctx: ctx, s: s}, nil
+	return &blocking{run: (&setOpIter{ctx: ctx, s: s}).run}, nil
 }
 
 type setOpIter struct {
 	ctx *Context
 	s   *SetOp
-	out *sliceIter
 }
-
-func (it *setOpIter) Next() (_ arrow.RecordBatch, err error) {
-	defer recoverErr(&err)
-	if it.out == nil {
-		bs, err := it.run()
-		if err != nil {
-			return nil, err
-		}
-		it.out = &sliceIter{bs: bs}
-	}
-	return it.out.Next()
-}
-
-func (it *setOpIter) Close() error { return nil }
 
 func (it *setOpIter) run() ([]arrow.RecordBatch, error) {
 	ctx, s := it.ctx, it.s

@@ -27,34 +27,14 @@ func (s *Sort) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sortIter{ctx: ctx, s: s, in: in}, nil
-}
-
-type sortIter struct {
-	ctx  *Context
-	s    *Sort
-	in   Iterator
-	out  *sliceIter
-	done bool
-}
-
-func (it *sortIter) Next() (_ arrow.RecordBatch, err error) {
-	defer recoverErr(&err)
-	if it.out == nil {
-		bs, err := drainAll(it.ctx, it.in)
+	return &blocking{in: in, run: func() ([]arrow.RecordBatch, error) {
+		bs, err := drainAll(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		out, err := sortBatches(it.ctx, it.s.Input.Columns(), bs, it.s.Keys)
-		if err != nil {
-			return nil, err
-		}
-		it.out = &sliceIter{bs: out}
-	}
-	return it.out.Next()
+		return sortBatches(ctx, s.Input.Columns(), bs, s.Keys)
+	}}, nil
 }
-
-func (it *sortIter) Close() error { return it.in.Close() }
 
 // sortBatches sorts rows stably by keys and returns them in batches.
 func sortBatches(ctx *Context, cols []types.Column, bs []arrow.RecordBatch, keys []SortKey) ([]arrow.RecordBatch, error) {

@@ -201,6 +201,35 @@ func (q *batchQueue) pop() arrow.RecordBatch {
 	return b
 }
 
+// blocking is the iterator of an operator that consumes its whole input
+// before producing (aggregation, sort, window, set operations): run computes
+// every output batch on the first Next. in (nil for operators that open
+// their inputs inside run) is closed by Close.
+type blocking struct {
+	in  Iterator
+	run func() ([]arrow.RecordBatch, error)
+	out *sliceIter
+}
+
+func (b *blocking) Next() (_ arrow.RecordBatch, err error) {
+	defer recoverErr(&err)
+	if b.out == nil {
+		bs, err := b.run()
+		if err != nil {
+			return nil, err
+		}
+		b.out = &sliceIter{bs: bs}
+	}
+	return b.out.Next()
+}
+
+func (b *blocking) Close() error {
+	if b.in == nil {
+		return nil
+	}
+	return b.in.Close()
+}
+
 // NewSliceIter returns an Iterator over batches already in memory (empty
 // batches are skipped).
 func NewSliceIter(batches []arrow.RecordBatch) Iterator { return &sliceIter{bs: batches} }

@@ -40,29 +40,14 @@ func (w *Window) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &windowIter{ctx: ctx, w: w, in: in}, nil
+	return &blocking{in: in, run: (&windowIter{ctx: ctx, w: w, in: in}).run}, nil
 }
 
 type windowIter struct {
 	ctx *Context
 	w   *Window
 	in  Iterator
-	out *sliceIter
 }
-
-func (it *windowIter) Next() (_ arrow.RecordBatch, err error) {
-	defer recoverErr(&err)
-	if it.out == nil {
-		bs, err := it.run()
-		if err != nil {
-			return nil, err
-		}
-		it.out = &sliceIter{bs: bs}
-	}
-	return it.out.Next()
-}
-
-func (it *windowIter) Close() error { return it.in.Close() }
 
 // run materializes the input, computes each call over its partitions in
 // its own sort order, and emits rows in the last call's order.
