@@ -122,14 +122,14 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	case *pg.Node_SelectStmt:
 		q, err := planner.PlanSelect(env, stmt.AST)
 		if err != nil {
-			return nil, positioned(err, stmt)
+			return nil, err
 		}
 		pl.kind, pl.query = kindSelect, q
 		p.Columns, p.ParamTypes = q.Columns, q.ParamTypes
 	case *pg.Node_InsertStmt:
 		ins, err := planner.PlanInsert(env, n.InsertStmt)
 		if err != nil {
-			return nil, positioned(err, stmt)
+			return nil, err
 		}
 		pl.kind, pl.insert = kindInsert, ins
 		p.ParamTypes = ins.ParamTypes
@@ -139,7 +139,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	case *pg.Node_UpdateStmt:
 		up, err := planner.PlanUpdate(env, n.UpdateStmt)
 		if err != nil {
-			return nil, positioned(err, stmt)
+			return nil, err
 		}
 		pl.kind, pl.update = kindUpdate, up
 		p.ParamTypes = up.ParamTypes
@@ -149,7 +149,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	case *pg.Node_DeleteStmt:
 		del, err := planner.PlanDelete(env, n.DeleteStmt)
 		if err != nil {
-			return nil, positioned(err, stmt)
+			return nil, err
 		}
 		pl.kind, pl.del = kindDelete, del
 		p.ParamTypes = del.ParamTypes
@@ -159,7 +159,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	case *pg.Node_ExplainStmt:
 		text, err := s.explain(env, n.ExplainStmt)
 		if err != nil {
-			return nil, positioned(err, stmt)
+			return nil, err
 		}
 		pl.kind, pl.explain = kindExplain, text
 		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
@@ -316,11 +316,6 @@ func isTxEnd(stmt sql.Statement) bool {
 	}
 	return false
 }
-
-// positioned is a hook to fix up error positions relative to the statement;
-// planner errors already carry positions into Source, which is what the
-// wire sends, so it returns err unchanged.
-func positioned(err error, _ sql.Statement) error { return err }
 
 // cancelIter releases a statement's timeout when its rows are closed.
 type cancelIter struct {
