@@ -1,8 +1,11 @@
 package exec
 
 import (
+	"fmt"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -17,12 +20,20 @@ func (l *Limit) Children() []Node { return []Node{l.Input} }
 func (l *Limit) Explain() string {
 	s := "Limit"
 	if l.Limit != nil {
-		s += " " + l.Limit.String()
+		s += " " + countString(l.Limit)
 	}
 	if l.Offset != nil {
-		s += " offset " + l.Offset.String()
+		s += " offset " + countString(l.Offset)
 	}
 	return s
+}
+
+// countString shows a constant count as a plain number, else the expression.
+func countString(e expr.Expr) string {
+	if c, ok := e.(*expr.Const); ok && c.V != nil {
+		return fmt.Sprint(c.V)
+	}
+	return e.String()
 }
 
 // Open evaluates the count and offset, then opens the input (not at all
