@@ -55,8 +55,27 @@ type Relation struct {
 	// RowTypeOID is pg_class.reltype, the relation's composite type in
 	// pg_type (0 for system relations). Assigned by the catalog.
 	RowTypeOID uint32
+	// AppendOnly marks a table created APPEND ONLY (UPDATE and DELETE are
+	// refused) and is set for every source.
+	AppendOnly bool `json:",omitempty"`
+	// Watermark is the WATERMARK FOR clause of a table or source.
+	Watermark *Watermark `json:",omitempty"`
+	// Connector, Options and Format describe a source: the connector name
+	// ("datagen", "nexmark", "file", ...), its other WITH options (keys in
+	// lower case) and its FORMAT ("JSON", "CSV" or "").
+	Connector string            `json:",omitempty"`
+	Options   map[string]string `json:",omitempty"`
+	Format    string            `json:",omitempty"`
 	// Rows produces a system table's current contents; nil for others.
 	Rows func(ctx RowsContext) ([]arrow.RecordBatch, error) `json:"-"`
+}
+
+// Watermark is a WATERMARK FOR clause: Column's watermark is the largest
+// value of Expr (SQL text over the relation's columns) seen so far.
+type Watermark struct {
+	Column  string
+	Expr    string
+	Options map[string]string `json:",omitempty"` // e.g. idle_timeout
 }
 
 // Column is one column of a relation.

@@ -39,6 +39,12 @@ var aggNames = [...]string{"count", "count", "sum", "avg", "min", "max"}
 type AggSpec struct {
 	Kind AggKind
 	Arg  expr.Expr
+	// Distinct aggregates each distinct non-NULL argument value once
+	// (count(DISTINCT x)); the state counts each value's rows.
+	Distinct bool
+	// Filter, if set, is the FILTER (WHERE ...) condition: only rows where
+	// it is true are aggregated.
+	Filter expr.Expr
 }
 
 // String renders the call for EXPLAIN.

@@ -1,0 +1,72 @@
+package stream
+
+import (
+	"fmt"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// ScanKind tells what a Scan reads.
+type ScanKind uint8
+
+// Scan kinds.
+const (
+	ScanTable  ScanKind = iota // a table's changelog (backfilled from its rows)
+	ScanSource                 // a connector's rows (insert only)
+	ScanView                   // a materialized view's changelog (backfilled from its snapshot)
+)
+
+func (k ScanKind) String() string {
+	switch k {
+	case ScanTable:
+		return "table"
+	case ScanSource:
+		return "source"
+	case ScanView:
+		return "materialized view"
+	}
+	return "?"
+}
+
+// Scan is a leaf of a streaming plan: every column of a table, a source or a
+// materialized view, as a changelog. The runtime (exec/dataflow) supplies
+// its single input channel, already carrying the backfill, the live changes,
+// the watermarks and the barriers; Scan passes it on unchanged.
+type Scan struct {
+	Rel  uint32 // catalog OID of the relation
+	Name string // the relation's name, for EXPLAIN
+	Kind ScanKind
+	Cols []types.Column // every column of the relation, in order
+	// Key is the relation's stream key (primary key of a table, the key of
+	// a view), or nil when rows are identified by all their values.
+	Key []int
+	// AppendOnly is set when the changelog never retracts (sources,
+	// APPEND ONLY tables), which lets operators keep less state.
+	AppendOnly bool
+}
+
+// Columns implements Node.
+func (s *Scan) Columns() []types.Column { return s.Cols }
+
+// Inputs implements Node: none, the runtime feeds a Scan.
+func (s *Scan) Inputs() []Node { return nil }
+
+// Explain implements Node.
+func (s *Scan) Explain() string {
+	e := fmt.Sprintf("StreamScan: %s %s", s.Kind, s.Name)
+	if s.AppendOnly {
+		e += " (append only)"
+	}
+	return e
+}
+
+// Start implements Node: it returns the runtime-supplied input.
+func (s *Scan) Start(env *Env, inputs []<-chan Message) <-chan Message {
+	if len(inputs) != 1 {
+		env.Fail(fmt.Errorf("stream: scan of %s started without its input", s.Name))
+		out := make(chan Message)
+		close(out)
+		return out
+	}
+	return inputs[0]
+}
