@@ -22,7 +22,7 @@ type subItem struct {
 type changeSub struct {
 	after  uint64
 	active bool
-	dead   bool // ended early; dropped at the next epoch
+	dead   bool            // ended early; dropped at the next epoch
 	ch     chan subItem    // downstream job
 	done   <-chan struct{} // the downstream job's end
 	client *Subscription
