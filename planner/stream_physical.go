@@ -439,14 +439,23 @@ func (s *streamPlanner) limit(x *lLimit, need map[int]bool) (sout, error) {
 		return in, nil // LIMIT ALL
 	}
 	t := &stream.TopN{Input: in.node, Limit: lim, Offset: off, Cols: in.node.Columns()}
-	if order == nil {
-		for i, c := range t.Cols {
-			t.Order = append(t.Order, exec.SortKey{E: &expr.ColRef{Idx: i, T: c.Type, Name: c.Name}})
-		}
-	} else if t.Order, err = s.keys(order, in.lay); err != nil {
+	if t.Order, err = s.orderOr(order, in); err != nil {
 		return sout{}, err
 	}
 	return sout{node: t, lay: in.lay, key: in.key}, nil
+}
+
+// orderOr translates order over in, or without one orders by every column
+// (any order would do; this one makes the chosen rows deterministic).
+func (s *streamPlanner) orderOr(order []exec.SortKey, in sout) ([]exec.SortKey, error) {
+	if order != nil {
+		return s.keys(order, in.lay)
+	}
+	var out []exec.SortKey
+	for i, c := range in.node.Columns() {
+		out = append(out, exec.SortKey{E: &expr.ColRef{Idx: i, T: c.Type, Name: c.Name}})
+	}
+	return out, nil
 }
 
 // limitCount evaluates a constant LIMIT or OFFSET; absent or NULL gives def.
@@ -492,7 +501,8 @@ func sortKeysOf(n lnode) []exec.SortKey {
 }
 
 // distinct plans DISTINCT as a grouping on every column (the output key)
-// and DISTINCT ON as a top-1 per DISTINCT ON value in ORDER BY's order.
+// and DISTINCT ON as a top-1 per DISTINCT ON value in ORDER BY's order
+// (without ORDER BY, in the order of all columns).
 func (s *streamPlanner) distinct(x *lDistinct) (sout, error) {
 	ids := x.in.outIDs()
 	if x.on == nil {
@@ -515,7 +525,7 @@ func (s *streamPlanner) distinct(x *lDistinct) (sout, error) {
 	if t.PartitionBy, err = s.exprs(x.on, in.lay); err != nil {
 		return sout{}, err
 	}
-	if t.Order, err = s.keys(order, in.lay); err != nil {
+	if t.Order, err = s.orderOr(order, in); err != nil {
 		return sout{}, err
 	}
 	return sout{node: t, lay: in.lay, key: in.key}, nil

@@ -196,6 +196,13 @@ StreamProject: seller, name
 └─StreamGroupTopN: partition by seller order by seller, ?column? DESC limit 1   state: per partition (seller): every row, in order
   └─StreamProject: auction.seller, auction.name, auction.id
     └─StreamScan: table auction`},
+		{"SELECT DISTINCT ON (seller) seller, name FROM auction", `
+StreamGroupTopN: partition by seller order by seller, name limit 1   state: per partition (seller): every row, in order
+└─StreamProject: auction.seller, auction.name
+  └─StreamScan: table auction`},
+		{"SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY seller) AS rn FROM auction) x", `
+StreamProject: auction.id
+└─StreamScan: table auction`},
 		{"SELECT auction, price FROM (SELECT auction, price, row_number() OVER (PARTITION BY auction ORDER BY price DESC) AS rn FROM bid) x WHERE rn <= 2", `
 StreamGroupTopN: partition by bid.auction order by bid.price DESC limit 2   state: per partition (bid.auction): every row, in order
 └─StreamProject: bid.auction, bid.price
