@@ -261,12 +261,6 @@ func (r *topnRun) evalAll(es []expr.Expr, rec arrow.RecordBatch) ([]arrow.Array,
 	return out, nil
 }
 
-func releaseAll(as []arrow.Array) {
-	for _, a := range as {
-		a.Release()
-	}
-}
-
 // consume applies one chunk to the partitions.
 func (r *topnRun) consume(c *Chunk) error {
 	n := c.Len()

@@ -1,12 +1,9 @@
-//go:build unix
-
 package stream
 
 import (
 	"fmt"
 	"math/rand"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -73,13 +70,4 @@ func BenchmarkTopNNexmark(b *testing.B) {
 			b.ReportMetric(float64(outRows)/float64(b.N), "out-rows/op")
 		})
 	}
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
