@@ -138,6 +138,9 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 		return nil
 	}
 	S := r.sides[s]
+	if err := checkJoinInput(c.Rec, S.cols); err != nil {
+		return err
+	}
 	exprs := r.j.LeftKeys
 	if s == 1 {
 		exprs = r.j.RightKeys
@@ -178,12 +181,13 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 		err = r.condRows(c, gids)
 	}
 	r.flush()
-	S.endChunk()
+	S.endChunk(r.keys.groups, s)
 	for _, g := range gids {
 		if g >= 0 {
 			r.keys.freeIfEmpty(g)
 		}
 	}
+	r.keys.compact(r.sides)
 	r.one[0] = nil
 	if err == nil && r.stopped {
 		err = errJoinStopped
@@ -404,6 +408,19 @@ func (r *joinRun) columns(dst []arrow.Array, side int, sref, oref []ref) []arrow
 		dst = append(dst, gather(col.Type, recs, c, refs))
 	}
 	return dst
+}
+
+// checkJoinInput refuses a chunk whose columns are not the input's.
+func checkJoinInput(rec arrow.RecordBatch, cols []types.Column) error {
+	if int(rec.NumCols()) != len(cols) {
+		return pgerr.Internal("stream: hash join: input chunk has %d columns, want %d", rec.NumCols(), len(cols))
+	}
+	for i, c := range cols {
+		if dt := rec.Column(i).DataType(); !arrow.TypeEqual(dt, c.Type.ArrowType()) {
+			return pgerr.Internal("stream: hash join: input column %q is %s, want %s", c.Name, dt, c.Type.ArrowType())
+		}
+	}
+	return nil
 }
 
 func releaseAll(arrs []arrow.Array) {

@@ -20,8 +20,9 @@ import (
 // their row through an identity index (row hash -> entries) that a side
 // builds only when its first retraction arrives, so append-only inputs never
 // hash whole rows. A segment is dropped when none of its rows is held any
-// more; when dropped rows outweigh held ones, the side compacts its live rows
-// into fresh segments.
+// more; when dead rows (or free entries) outnumber held ones, the side
+// compacts its live rows into fresh segments and renumbers its entries, and
+// the key table likewise renumbers its groups once most are free.
 
 // joinEntry is one distinct held row of a side (or several identical rows,
 // count > 1, once the identity index exists). count == 0 marks a free entry.
@@ -79,15 +80,16 @@ func (sd *joinSide) beginChunk(rec arrow.RecordBatch) {
 	sd.curSeg, sd.curRec = -1, rec
 }
 
-// endChunk drops the chunk's segment if nothing of it is held and compacts
-// when dead rows dominate.
-func (sd *joinSide) endChunk() {
+// endChunk drops the chunk's segment if nothing of it is held, and
+// compacts when dead rows or free entries outnumber the live ones.
+func (sd *joinSide) endChunk(groups []joinGroup, side int) {
 	if sd.curSeg >= 0 && sd.segLive[sd.curSeg] == 0 {
 		sd.dropSeg(sd.curSeg)
 	}
 	sd.curSeg, sd.curRec = -1, nil
-	if dead := sd.stored - sd.live; dead > sd.live && dead >= joinCompactMin {
-		sd.compact()
+	dead, free := sd.stored-sd.live, len(sd.freeEnt)
+	if dead > sd.live && dead >= joinCompactMin || free > sd.live && free >= joinCompactMin {
+		sd.compact(groups, side)
 	}
 }
 
@@ -233,39 +235,66 @@ func (sd *joinSide) buildIndex() {
 	}
 }
 
-// compact copies the held rows into fresh segments and drops the old ones.
-func (sd *joinSide) compact() {
+// compact renumbers the live entries densely (fixing the group lists, the
+// identity index and groups' heads) and copies the held rows into fresh
+// segments, dropping the old ones.
+func (sd *joinSide) compact(groups []joinGroup, side int) {
+	renum := make([]int32, len(sd.entries))
+	entries := make([]joinEntry, 0, sd.live)
+	for e := range sd.entries {
+		if sd.entries[e].count == 0 {
+			renum[e] = -1
+			continue
+		}
+		renum[e] = int32(len(entries))
+		entries = append(entries, sd.entries[e])
+	}
+	re := func(e int32) int32 {
+		if e < 0 {
+			return e
+		}
+		return renum[e]
+	}
+	for k := range entries {
+		en := &entries[k]
+		en.prev, en.next, en.idNext = re(en.prev), re(en.next), re(en.idNext)
+	}
+	for g := range groups {
+		if groups[g].used {
+			groups[g].head[side] = re(groups[g].head[side])
+		}
+	}
+	if sd.index != nil {
+		index := make(map[uint64]int32, len(sd.index))
+		for h, e := range sd.index {
+			index[h] = renum[e]
+		}
+		sd.index = index
+	}
+	sd.entries, sd.freeEnt = entries, nil
+
 	const segRows = 4096
 	var recs []arrow.RecordBatch
 	var segLive []int32
 	schema := types.ArrowSchema(sd.cols)
 	refs := make([]ref, 0, segRows)
-	ids := make([]int32, 0, segRows)
-	cut := func() {
+	for from := 0; from < len(entries); from += segRows {
+		to := min(from+segRows, len(entries))
+		refs = refs[:0]
+		for e := from; e < to; e++ {
+			refs = append(refs, entries[e].ref)
+		}
 		arrs := make([]arrow.Array, len(sd.cols))
 		for c, col := range sd.cols {
 			arrs[c] = gather(col.Type, sd.recs, c, refs)
 		}
 		seg := int32(len(recs))
-		recs = append(recs, array.NewRecordBatch(schema, arrs, int64(len(refs))))
-		segLive = append(segLive, int32(len(refs)))
-		for k, e := range ids {
-			sd.entries[e].ref = ref{seg, int32(k)}
+		recs = append(recs, array.NewRecordBatch(schema, arrs, int64(to-from)))
+		releaseAll(arrs)
+		segLive = append(segLive, int32(to-from))
+		for e := from; e < to; e++ {
+			entries[e].ref = ref{seg, int32(e - from)}
 		}
-		refs, ids = refs[:0], ids[:0]
-	}
-	for e := range sd.entries {
-		if sd.entries[e].count == 0 {
-			continue
-		}
-		refs = append(refs, sd.entries[e].ref)
-		ids = append(ids, int32(e))
-		if len(refs) == segRows {
-			cut()
-		}
-	}
-	if len(refs) > 0 {
-		cut()
 	}
 	for _, rec := range sd.recs {
 		if rec != nil {
@@ -423,6 +452,44 @@ func (k *keyTable) strGroup(s string) int32 {
 	k.groups[g].skey = s
 	k.strs[s] = g
 	return g
+}
+
+// compact renumbers the groups densely and rebuilds the key map (Go maps
+// never shrink) once free groups outnumber used ones, fixing the sides'
+// entries.
+func (k *keyTable) compact(sides [2]*joinSide) {
+	used := len(k.groups) - len(k.free)
+	if k.mode == keyCross || len(k.free) <= used || len(k.free) < joinCompactMin {
+		return
+	}
+	renum := make([]int32, len(k.groups))
+	groups := make([]joinGroup, 0, used)
+	for g := range k.groups {
+		renum[g] = int32(len(groups))
+		if k.groups[g].used {
+			groups = append(groups, k.groups[g])
+		}
+	}
+	switch k.mode {
+	case keyInt:
+		k.ints = make(map[int64]int32, used)
+		for g := range groups {
+			k.ints[groups[g].ikey] = int32(g)
+		}
+	default:
+		k.strs = make(map[string]int32, used)
+		for g := range groups {
+			k.strs[groups[g].skey] = int32(g)
+		}
+	}
+	for _, sd := range sides {
+		for e := range sd.entries {
+			if sd.entries[e].count > 0 {
+				sd.entries[e].group = renum[sd.entries[e].group]
+			}
+		}
+	}
+	k.groups, k.free = groups, nil
 }
 
 // freeIfEmpty forgets group g when neither side holds a row of it.
