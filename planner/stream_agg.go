@@ -272,11 +272,13 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 	}
 	t.Cols = in.node.Columns()
 	lay := in.lay
+	rank := -1
 	if rankUsed {
 		t.Cols = append(append([]types.Column(nil), t.Cols...), s.p.col(rn))
 		lay = append(append([]int(nil), lay...), rn)
+		rank = rn
 	}
-	o := sout{node: t, lay: lay, key: in.key}
+	o := sout{node: t, lay: lay, key: topNKey(t, colIDs(call.PartitionBy), in.key, rank)}
 	if len(rest) > 0 {
 		cond, err := s.expr(andOf(rest), lay)
 		if err != nil {
