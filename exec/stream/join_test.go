@@ -593,12 +593,12 @@ func TestHashJoinStateShrinks(t *testing.T) {
 		held[s] = held[s][n-10:]
 	}
 	for s, sd := range r.sides {
-		if sd.live != 10 || len(sd.entries) > 2*joinCompactMin || sd.stored > 2*joinCompactMin {
-			t.Errorf("side %d: %d live, %d entries, %d rows stored", s, sd.live, len(sd.entries), sd.stored)
+		if sd.live != 10 || int(sd.entries.len()) > 2*joinCompactMin || sd.stored > 2*joinCompactMin {
+			t.Errorf("side %d: %d live, %d entries, %d rows stored", s, sd.live, sd.entries.len(), sd.stored)
 		}
 	}
-	if len(r.keys.groups) > 2*joinCompactMin || len(r.keys.ints) > 2*joinCompactMin {
-		t.Errorf("%d groups, %d keys", len(r.keys.groups), len(r.keys.ints))
+	if int(r.keys.groups.len()) > 2*joinCompactMin || len(r.keys.ints) > 2*joinCompactMin {
+		t.Errorf("%d groups, %d keys", r.keys.groups.len(), len(r.keys.ints))
 	}
 	r.release()
 	close(out)
