@@ -87,7 +87,7 @@ type plan struct {
 	declare *pg.DeclareCursorStmt
 	fetch   *pg.FetchStmt
 	sub     *subscribePlan
-	gen     any    // the catalog generation planned against (see replanIfStale)
+	gen     any // the catalog generation planned against (see replanIfStale)
 }
 
 // Prepare implements SessionAPI.
