@@ -153,6 +153,17 @@ func (s *Session) fetchColumns(f *pg.FetchStmt) []types.Column {
 	return nil
 }
 
+// CursorColumns describes an open cursor: its columns and whether it is
+// BINARY. The wire answers a protocol Describe of a portal by that name
+// with it, as PostgreSQL (where cursors are portals) does.
+func (s *Session) CursorColumns(name string) (cols []types.Column, binary, ok bool) {
+	c := s.cursors[name]
+	if c == nil {
+		return nil, false, false
+	}
+	return c.cols, c.opts&cursorBinary != 0, true
+}
+
 // execFetch runs FETCH or MOVE. FETCH's rows are read as the caller reads
 // Result.Rows (forward) or collected now (backward); MOVE's tag is "MOVE n".
 func (s *Session) execFetch(ctx context.Context, p *Prepared, f *pg.FetchStmt) (*Result, error) {
@@ -376,6 +387,7 @@ func (c *cursor) forward(ctx context.Context, max int64, wait bool) (arrow.Recor
 			return nil, err
 		}
 		if c.scrollable() {
+			b.Retain() // one reference for the store, one for the caller
 			c.store.add(b)
 		}
 	}

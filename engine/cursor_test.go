@@ -45,6 +45,7 @@ func drain(it exec.Iterator, cols []types.Column) ([]string, error) {
 			return lines, err
 		}
 		lines = append(lines, batchLines(b, cols)...)
+		b.Release() // as the wire does: the batch is the caller's
 	}
 }
 
