@@ -40,6 +40,10 @@ type Engine struct {
 	// alters counts the ALTER TABLEs applied (changed under layout's
 	// exclusive lock); open cursors check it (see guardRows).
 	alters atomic.Uint64
+	// subscribe plans SUBSCRIBE statements (live.go); set by the streaming
+	// runtime when the engine opens, nil until it exists. Read-only after
+	// Open.
+	subscribe subscribeFunc
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}

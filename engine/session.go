@@ -35,7 +35,9 @@ type Session struct {
 	stx *storage.Tx
 	// prepared holds the statements of SQL PREPARE, by name.
 	prepared map[string]*Prepared
-	closed   atomic.Bool
+	// cursors holds the open SQL cursors (DECLARE), by name (cursor.go).
+	cursors map[string]*cursor
+	closed  atomic.Bool
 }
 
 var _ SessionAPI = (*Session)(nil)
@@ -68,6 +70,9 @@ const (
 	kindDelete
 	kindExplain
 	kindShow
+	kindDeclare   // DECLARE CURSOR FOR a query (cursor.go)
+	kindFetch     // FETCH and MOVE
+	kindSubscribe // SUBSCRIBE, plain or under DECLARE or COPY (live.go)
 )
 
 // plan is the engine-private part of a Prepared statement.
@@ -79,7 +84,10 @@ type plan struct {
 	del     *planner.Delete
 	explain string
 	show    string // SHOW's parameter name (lower case) or "all"
-	gen     any    // the catalog generation planned against (see replanIfStale)
+	declare *pg.DeclareCursorStmt
+	fetch   *pg.FetchStmt
+	sub     *subscribePlan
+	gen     any // the catalog generation planned against (see replanIfStale)
 }
 
 // Prepare implements SessionAPI.
@@ -113,6 +121,9 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	if stmt.AST == nil {
 		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindShow {
 			p.Columns = []types.Column{{Name: "Name", Type: types.TText}}
+		}
+		if isSubscribeStmt(stmt) {
+			return s.prepareSubscribe(ctx, p, pl, stmt.Ext.Subscribe)
 		}
 		return p, nil
 	}
@@ -163,6 +174,16 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		}
 		pl.kind, pl.explain = kindExplain, text
 		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
+	case *pg.Node_DeclareCursorStmt:
+		q, err := planner.PlanSelect(env, n.DeclareCursorStmt.Query)
+		if err != nil {
+			return nil, err
+		}
+		pl.kind, pl.query, pl.declare = kindDeclare, q, n.DeclareCursorStmt
+		p.ParamTypes = q.ParamTypes
+	case *pg.Node_FetchStmt:
+		pl.kind, pl.fetch = kindFetch, n.FetchStmt
+		p.Columns = s.fetchColumns(n.FetchStmt)
 	case *pg.Node_ExecuteStmt:
 		if inner, ok := s.prepared[n.ExecuteStmt.Name]; ok {
 			p.Columns = inner.Columns
@@ -199,17 +220,24 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	if s.tx == 'E' && !isTxEnd(p.Stmt) {
 		return nil, errAborted
 	}
+	pl := p.plan.(*plan)
+	if pl.kind == kindFetch || pl.kind == kindSubscribe {
+		return s.executeLive(ctx, p, pl)
+	}
 	unlock, alters, err := s.lockPlan(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	pl := p.plan.(*plan)
+	pl = p.plan.(*plan) // replanned if stale
 	if pl.kind == kindSelect {
 		defer func() { res = s.guardRows(res, alters) }()
 	}
 	if len(params) != len(p.ParamTypes) {
 		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(p.ParamTypes))
+	}
+	if pl.kind == kindDeclare {
+		return s.declareSelect(ctx, pl, params, alters)
 	}
 	var cancel context.CancelFunc = func() {}
 	if d := s.set.statementTimeout(); d > 0 {
@@ -293,6 +321,7 @@ func (s *Session) Close() {
 	if s.closed.Swap(true) {
 		return
 	}
+	s.closeCursors(func(*cursor) bool { return true })
 	s.endTx(false, context.Background())
 	s.eng.forget(s)
 }
