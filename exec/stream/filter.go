@@ -30,6 +30,9 @@ func (f *Filter) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	ectx := env.evalContext()
 	return runMap(env, inputs[0], func(c *Chunk) (*Chunk, error) {
 		a, err := f.Cond.Eval(ectx, c.Rec)
+		if err != nil && env.OnRowError != nil {
+			a, err = evalRows(env, ectx, f.Cond, c.Rec) // failing rows: NULL, so dropped
+		}
 		if err != nil {
 			return nil, err
 		}

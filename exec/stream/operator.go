@@ -29,6 +29,10 @@ type Env struct {
 	// Eval is the expression context template; each operator goroutine
 	// uses its own copy (expr.Context is not shared between goroutines).
 	Eval expr.Context
+	// OnRowError, if set, receives the run-time error of a single row
+	// (see rowerr.go); the row is dropped or its value made NULL and the
+	// graph goes on. It is called from operator goroutines concurrently.
+	OnRowError func(err error)
 
 	once sync.Once
 	err  error

@@ -40,6 +40,9 @@ func (p *Project) Start(env *Env, inputs []<-chan Message) <-chan Message {
 		cols := make([]arrow.Array, len(p.Exprs))
 		for i, e := range p.Exprs {
 			a, err := e.Eval(ectx, c.Rec)
+			if err != nil && env.OnRowError != nil {
+				a, err = evalRows(env, ectx, e, c.Rec)
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,237 @@
+package dataflow
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// root is a leaf reader that barriers are injected into (tables, sources).
+type root struct {
+	mu   sync.Mutex
+	reqs []uint64      // epochs requested, not yet sent
+	wake chan struct{} // capacity 1: signaled by request
+}
+
+func newRoot() *root { return &root{wake: make(chan struct{}, 1)} }
+
+// request asks the reader to send epoch e's barrier after what it has read
+// so far. It never blocks.
+func (r *root) request(e uint64) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, e)
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the requested epochs in order and forgets them.
+func (r *root) take() []uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.reqs
+	r.reqs = nil
+	return e
+}
+
+// startLeaf returns the input channel of a Scan; rt.mu is held.
+func (j *Job) startLeaf(s *stream.Scan) (<-chan stream.Message, error) {
+	out := make(chan stream.Message, stream.ChannelSize)
+	switch s.Kind {
+	case stream.ScanTable:
+		rows, feed, err := j.rt.in.SubscribeTable(s.Rel)
+		if err != nil {
+			return nil, err
+		}
+		r := newRoot()
+		j.roots = append(j.roots, r)
+		j.wg.Add(1)
+		go j.readTable(r, rows, feed, out)
+	case stream.ScanSource:
+		run, err := j.rt.in.OpenSource(s.Rel)
+		if err != nil {
+			return nil, err
+		}
+		r := newRoot()
+		j.roots = append(j.roots, r)
+		j.wg.Add(1)
+		go j.readSource(r, run, out)
+	case stream.ScanView:
+		up := j.rt.jobs[s.Rel]
+		if up == nil {
+			return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" is not running", s.Name)
+		}
+		sub := &changeSub{ch: make(chan subItem, stream.ChannelSize), done: j.env.Ctx.Done()}
+		up.subscribe(sub, j.rt.epoch)
+		j.wg.Add(1)
+		go j.readView(s.Name, up, sub, out)
+	default:
+		return nil, fmt.Errorf("dataflow: scan of unknown kind %d", s.Kind)
+	}
+	return out, nil
+}
+
+// send delivers m unless the job is ending.
+func (j *Job) send(out chan<- stream.Message, m stream.Message) bool {
+	select {
+	case out <- m:
+		return true
+	case <-j.env.Ctx.Done():
+		return false
+	}
+}
+
+func (j *Job) sendRows(out chan<- stream.Message, recs []arrow.RecordBatch, op stream.Op) bool {
+	for _, rec := range recs {
+		if rec == nil || rec.NumRows() == 0 {
+			continue
+		}
+		c := &stream.Chunk{Rec: rec}
+		if op != stream.Insert {
+			c.Ops = make([]stream.Op, rec.NumRows())
+			for i := range c.Ops {
+				c.Ops[i] = op
+			}
+		}
+		if !j.send(out, stream.ChunkMsg(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (j *Job) sendBarriers(r *root, out chan<- stream.Message) bool {
+	for _, e := range r.take() {
+		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: e})) {
+			return false
+		}
+	}
+	return true
+}
+
+// readTable sends the table's rows (the backfill), then its changes, and
+// the injected barriers after everything read before them.
+func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, out chan<- stream.Message) {
+	defer j.wg.Done()
+	defer close(out)
+	defer feed.Close()
+	if !j.sendRows(out, rows, stream.Insert) {
+		return
+	}
+	drain := func() bool {
+		deltas, err := feed.Poll()
+		for _, d := range deltas {
+			// Deletes first: a keyed view must see the old row leave before
+			// the new one (same key) arrives.
+			if !j.sendRows(out, d.Deleted, stream.Delete) || !j.sendRows(out, d.Inserted, stream.Insert) {
+				return false
+			}
+		}
+		if err != nil {
+			j.fail(fmt.Errorf("reading table changes: %w", err))
+			return false
+		}
+		return true
+	}
+	for {
+		select {
+		case <-j.env.Ctx.Done():
+			return
+		case <-feed.Ready():
+			if !drain() {
+				return
+			}
+		case <-r.wake:
+			if !drain() || !j.sendBarriers(r, out) {
+				return
+			}
+		}
+	}
+}
+
+// readSource runs a connector reader on a goroutine of its own and sends
+// its batches, with the injected barriers in between.
+func (j *Job) readSource(r *root, run RunFunc, out chan<- stream.Message) {
+	defer j.wg.Done()
+	defer close(out)
+	ctx, cancel := context.WithCancel(j.env.Ctx)
+	defer cancel()
+	recs := make(chan arrow.RecordBatch, 1)
+	ended := make(chan error, 1)
+	go func() {
+		ended <- run(ctx, func(rec arrow.RecordBatch) error {
+			select {
+			case recs <- rec:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	for {
+		select {
+		case <-j.env.Ctx.Done():
+			return
+		case rec := <-recs:
+			if !j.sendRows(out, []arrow.RecordBatch{rec}, stream.Insert) {
+				return
+			}
+		case err := <-ended:
+			ended = nil // a bounded source is done; barriers go on
+			if err != nil && ctx.Err() == nil {
+				j.fail(fmt.Errorf("source: %w", err))
+				return
+			}
+		case <-r.wake:
+			if !j.sendBarriers(r, out) {
+				return
+			}
+		}
+	}
+}
+
+// readView sends an upstream view's snapshot, then each of its epochs'
+// changes followed by that epoch's barrier.
+func (j *Job) readView(name string, up *Job, sub *changeSub, out chan<- stream.Message) {
+	defer j.wg.Done()
+	defer close(out)
+	for {
+		var it subItem
+		var ok bool
+		select {
+		case it, ok = <-sub.ch:
+		case <-j.env.Ctx.Done():
+			up.unsubscribe(sub)
+			return
+		}
+		if !ok {
+			err := up.Err()
+			if err == nil {
+				err = errStopped
+			}
+			if !j.stopped.Load() {
+				j.fail(pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" that this view reads has stopped: %v", name, err))
+			}
+			return
+		}
+		if it.snapshot {
+			if !j.sendRows(out, it.rows, stream.Insert) {
+				return
+			}
+			continue
+		}
+		if it.changes != nil && !j.send(out, stream.ChunkMsg(it.changes)) {
+			return
+		}
+		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: it.epoch})) {
+			return
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package dataflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// DefaultBarrierInterval is the epoch length unless Config says otherwise.
+const DefaultBarrierInterval = 100 * time.Millisecond
+
+// Config configures a Runtime.
+type Config struct {
+	// BarrierInterval is the time between injected barriers; 0 means
+	// DefaultBarrierInterval, a negative value injects only on Flush (tests).
+	BarrierInterval time.Duration
+	// Eval is the expression context template of every job.
+	Eval expr.Context
+	// Logf receives operational messages; nil discards them.
+	Logf func(format string, args ...any)
+	// SubscribeBufferRows bounds a subscriber's unread rows (0: 1,000,000).
+	SubscribeBufferRows int
+}
+
+// Delta is one committed write to a table, in commit order: the rows it
+// removed, then the rows it added. For an UPDATE (Update set), row i of
+// Deleted became row i of Inserted.
+type Delta struct {
+	Deleted  []arrow.RecordBatch
+	Inserted []arrow.RecordBatch
+	Update   bool
+}
+
+// Feed is a table's change feed after a snapshot (storage.Feed, adapted).
+type Feed interface {
+	// Ready is signaled when deltas may be available.
+	Ready() <-chan struct{}
+	// Poll returns the deltas available now, or the error that ended the
+	// feed (the table was altered or dropped).
+	Poll() ([]Delta, error)
+	// Close detaches the feed.
+	Close()
+}
+
+// RunFunc reads a source from its start, sending batches to emit until the
+// input ends (nil), ctx ends, or an error (see connector.Reader.Run).
+type RunFunc func(ctx context.Context, emit func(arrow.RecordBatch) error) error
+
+// Inputs resolves the leaves of plans; the engine implements it.
+type Inputs interface {
+	// SubscribeTable returns a table's live rows now and the feed of its
+	// later changes, atomically.
+	SubscribeTable(oid uint32) ([]arrow.RecordBatch, Feed, error)
+	// OpenSource returns a fresh reader of a source.
+	OpenSource(oid uint32) (RunFunc, error)
+}
+
+// Runtime runs the jobs of one engine. Safe for concurrent use.
+type Runtime struct {
+	cfg Config
+	in  Inputs
+
+	mu     sync.Mutex // registration and injection; guards the fields below
+	epoch  uint64     // the last epoch injected
+	jobs   map[uint32]*Job
+	closed bool
+
+	progMu sync.Mutex
+	prog   chan struct{} // closed (and replaced) when any job completes an epoch
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New starts a runtime; Close stops it.
+func New(cfg Config, in Inputs) *Runtime {
+	if cfg.BarrierInterval == 0 {
+		cfg.BarrierInterval = DefaultBarrierInterval
+	}
+	if cfg.SubscribeBufferRows <= 0 {
+		cfg.SubscribeBufferRows = 1_000_000
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	rt := &Runtime{cfg: cfg, in: in, jobs: map[uint32]*Job{}, prog: make(chan struct{}), stop: make(chan struct{})}
+	if cfg.BarrierInterval > 0 {
+		rt.wg.Add(1)
+		go rt.tick()
+	}
+	return rt
+}
+
+// tick injects a barrier every interval.
+func (rt *Runtime) tick() {
+	defer rt.wg.Done()
+	t := time.NewTicker(rt.cfg.BarrierInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-rt.stop:
+			return
+		case <-t.C:
+			rt.Inject()
+		}
+	}
+}
+
+// Inject starts a new epoch: every root reader of every job sends a barrier
+// after what it has read so far. It returns the epoch.
+func (rt *Runtime) Inject() uint64 {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.injectLocked()
+}
+
+func (rt *Runtime) injectLocked() uint64 {
+	rt.epoch = nextEpoch(rt.epoch, time.Now())
+	for _, j := range rt.jobs {
+		for _, r := range j.roots {
+			r.request(rt.epoch)
+		}
+	}
+	return rt.epoch
+}
+
+// Flush injects a barrier and waits until every job that existed then has
+// completed that epoch (failed jobs excepted): every change committed before
+// the call has then reached every view and subscriber.
+func (rt *Runtime) Flush(ctx context.Context) error {
+	e := rt.Inject()
+	return rt.WaitEpoch(ctx, e)
+}
+
+// WaitEpoch waits until every job that existed when epoch e was injected
+// has completed it or failed.
+func (rt *Runtime) WaitEpoch(ctx context.Context, e uint64) error {
+	for {
+		rt.progMu.Lock()
+		ch := rt.prog
+		rt.progMu.Unlock()
+		if rt.completed(e) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-rt.stop:
+			return errClosed
+		}
+	}
+}
+
+var errClosed = pgerr.New(pgerr.AdminShutdown, "the streaming runtime is shutting down")
+
+func (rt *Runtime) completed(e uint64) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, j := range rt.jobs {
+		if j.first <= e && j.done.Load() < e && j.Err() == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// progressed wakes WaitEpoch callers.
+func (rt *Runtime) progressed() {
+	rt.progMu.Lock()
+	close(rt.prog)
+	rt.prog = make(chan struct{})
+	rt.progMu.Unlock()
+}
+
+// Job returns a running job by id, or nil.
+func (rt *Runtime) Job(id uint32) *Job {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.jobs[id]
+}
+
+// Jobs returns the running jobs (in no particular order).
+func (rt *Runtime) Jobs() []*Job {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	out := make([]*Job, 0, len(rt.jobs))
+	for _, j := range rt.jobs {
+		out = append(out, j)
+	}
+	return out
+}
+
+// StopJob stops and forgets a job; its subscribers and downstream jobs see
+// their input end. Unknown ids are ignored.
+func (rt *Runtime) StopJob(id uint32) {
+	rt.mu.Lock()
+	j := rt.jobs[id]
+	delete(rt.jobs, id)
+	rt.mu.Unlock()
+	if j != nil {
+		j.stop()
+	}
+	rt.progressed()
+}
+
+// Close stops every job and the barrier ticker.
+func (rt *Runtime) Close() {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return
+	}
+	rt.closed = true
+	jobs := rt.jobs
+	rt.jobs = map[uint32]*Job{}
+	rt.mu.Unlock()
+	close(rt.stop)
+	for _, j := range jobs {
+		j.stop()
+	}
+	rt.wg.Wait()
+}
+
+// errJobExists is returned by StartJob for an id already running.
+var errJobExists = errors.New("dataflow: job already running")
+
+func internalf(format string, args ...any) error {
+	return pgerr.Internal("%s", fmt.Sprintf(format, args...))
+}

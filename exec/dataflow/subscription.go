@@ -1,0 +1,181 @@
+package dataflow
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// SubOptions are a subscription's options.
+type SubOptions struct {
+	// Snapshot sends the view's rows at the start (as inserts).
+	Snapshot bool
+	// Progress sends an (empty) Update for every completed epoch, changed
+	// or not.
+	Progress bool
+}
+
+// Update is what a subscription reads: the initial snapshot, or the net
+// changes of one epoch.
+type Update struct {
+	Epoch    uint64
+	Time     time.Time // the epoch's wall-clock time
+	Snapshot bool      // Rows is the view's content as of Epoch (all inserts)
+	Rows     []arrow.RecordBatch
+	// Ops has one op per row of Rows (concatenated); nil means all inserts.
+	Ops []stream.Op
+}
+
+// Subscription reads a view's changelog into a bounded buffer of its own:
+// the view never waits for it; a subscription whose unread rows exceed the
+// bound ends with an error (53400). Next and TryNext are for one goroutine;
+// the view's goroutine pushes concurrently.
+type Subscription struct {
+	opts  SubOptions
+	limit int
+	job   *Job
+	sub   *changeSub
+	onEnd func() // run once by Close (e.g. stop a private job)
+
+	mu     sync.Mutex
+	queue  []Update
+	rows   int           // unread rows in queue
+	err    error         // set when the subscription ended
+	signal chan struct{} // capacity 1: something was queued or it ended
+	closed bool
+}
+
+// Subscribe starts reading view id's changelog after the last injected
+// epoch.
+func (rt *Runtime) Subscribe(id uint32, opts SubOptions) (*Subscription, error) {
+	return rt.subscribe(id, opts, nil)
+}
+
+func (rt *Runtime) subscribe(id uint32, opts SubOptions, onEnd func()) (*Subscription, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	j := rt.jobs[id]
+	if j == nil {
+		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view %d is not running", id)
+	}
+	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, job: j, signal: make(chan struct{}, 1), onEnd: onEnd}
+	s.sub = &changeSub{client: s}
+	j.subscribe(s.sub, rt.epoch)
+	return s, nil
+}
+
+// SubscribeQuery runs spec as a private job and subscribes to it; Close
+// stops the job.
+func (rt *Runtime) SubscribeQuery(spec JobSpec, opts SubOptions) (*Subscription, error) {
+	if _, err := rt.StartJob(spec); err != nil {
+		return nil, err
+	}
+	return rt.subscribe(spec.ID, opts, func() { rt.StopJob(spec.ID) })
+}
+
+// push queues a view's item; false ends the subscriber (overflow or closed).
+func (s *Subscription) push(it subItem) bool {
+	u := Update{Epoch: it.epoch, Time: EpochTime(it.epoch), Snapshot: it.snapshot}
+	n := 0
+	switch {
+	case it.snapshot:
+		if !s.opts.Snapshot {
+			return true
+		}
+		u.Rows = it.rows
+		for _, r := range it.rows {
+			n += int(r.NumRows())
+		}
+	case it.changes != nil:
+		u.Rows = []arrow.RecordBatch{it.changes.Rec}
+		u.Ops = it.changes.Ops
+		n = it.changes.Len()
+	case !s.opts.Progress:
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil || s.closed {
+		return false
+	}
+	if s.rows+n > s.limit && s.rows > 0 {
+		s.err = pgerr.New(pgerr.ConfigurationLimitExceeded, "subscription ended: more than %d rows were waiting to be read", s.limit).
+			WithHint("read the subscription faster, or subscribe to a view with fewer changes")
+		s.wake()
+		return false
+	}
+	s.queue = append(s.queue, u)
+	s.rows += n
+	s.wake()
+	return true
+}
+
+func (s *Subscription) wake() {
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
+}
+
+// finish ends the subscription with err (the view stopped or failed).
+func (s *Subscription) finish(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "subscription ended: the view stopped: %v", err)
+	}
+	s.wake()
+}
+
+// TryNext returns the next update if one is queued. After the queue is
+// empty it returns the error that ended the subscription, if any.
+func (s *Subscription) TryNext() (Update, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) > 0 {
+		u := s.queue[0]
+		s.queue[0] = Update{}
+		s.queue = s.queue[1:]
+		for _, r := range u.Rows {
+			s.rows -= int(r.NumRows())
+		}
+		return u, true, nil
+	}
+	return Update{}, false, s.err
+}
+
+// Next waits for the next update.
+func (s *Subscription) Next(ctx context.Context) (Update, error) {
+	for {
+		u, ok, err := s.TryNext()
+		if ok || err != nil {
+			return u, err
+		}
+		select {
+		case <-s.signal:
+		case <-ctx.Done():
+			return Update{}, ctx.Err()
+		}
+	}
+}
+
+// Close ends the subscription.
+func (s *Subscription) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.queue = nil
+	s.mu.Unlock()
+	s.job.unsubscribe(s.sub)
+	if s.onEnd != nil {
+		s.onEnd()
+	}
+}
