@@ -48,10 +48,6 @@ var (
 	maxFeedLagBytes int64 = 64 << 20
 )
 
-// maxPollRows caps the rows one Poll materializes (at least one write is
-// always returned whole); the rest stays ready for the next call.
-const maxPollRows = 1 << 16
-
 // ErrFeedEnded is wrapped by the error a Feed reports when it can deliver no
 // more changes: its table was altered or dropped, the store closed, or the
 // feed was closed. A reader should rebuild from a new Subscribe.
@@ -216,9 +212,10 @@ func (f *Feed) pendingLocked() bool {
 	return s != nil && s.err != nil
 }
 
-// Poll returns the deltas available now without waiting (possibly none).
-// A single call returns about maxPollRows rows at most (always at least one
-// whole write); Ready stays closed while more are available.
+// Poll returns the deltas available now without waiting (possibly none):
+// every write published before the call, so a reader that polls after a
+// write returned has it. The backlog is bounded by the writers' wait (see
+// maxFeedLagRows).
 func (f *Feed) Poll() []Delta {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -229,7 +226,7 @@ func (f *Feed) Poll() []Delta {
 	start := f.at.Load()
 	pos := start
 	var out []Delta
-	for rows := int64(0); rows < maxPollRows; {
+	for {
 		s := pos.next.Load()
 		if s == nil || (pos == head && s.err == nil) {
 			break // nothing published after pos
@@ -246,7 +243,6 @@ func (f *Feed) Poll() []Delta {
 			}
 			out = append(out, d)
 		}
-		rows += s.to.rows - pos.rows
 		pos = s.to
 	}
 	if pos != start {
