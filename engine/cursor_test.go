@@ -151,7 +151,10 @@ func TestCursorFetchMoveClose(t *testing.T) {
 	if _, tag, err := run(t, s, "CLOSE ALL"); err != nil || tag != "CLOSE CURSOR ALL" || len(s.cursors) != 0 {
 		t.Fatalf("close all: %q %v %d", tag, err, len(s.cursors))
 	}
-	runAll(t, s, "COMMIT")
+	runAll(t, s, "COMMIT", "DECLARE h CURSOR WITH HOLD FOR SELECT 1", "DISCARD ALL")
+	if len(s.cursors) != 0 {
+		t.Fatalf("cursors after DISCARD ALL: %d", len(s.cursors))
+	}
 }
 
 func TestCursorScroll(t *testing.T) {

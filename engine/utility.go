@@ -69,6 +69,9 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	case *pg.Node_IndexStmt:
 		return s.execCreateIndex(ctx, env, n.IndexStmt)
 	case *pg.Node_DiscardStmt:
+		if n.DiscardStmt.Target == pg.DiscardMode_DISCARD_ALL {
+			s.closeCursors(func(*cursor) bool { return true }) // as CLOSE ALL
+		}
 		return &Result{Tag: "DISCARD ALL"}, nil
 	case *pg.Node_PrepareStmt:
 		return s.prepareSQL(ctx, n.PrepareStmt, stmt)
