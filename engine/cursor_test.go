@@ -450,3 +450,83 @@ func TestSubscribeCursor(t *testing.T) {
 	s.Close()
 	waitClosed(t, f, "Session.Close")
 }
+
+// TestCopyToUnderStatementTimeout: COPY TO's rows are read after Execute
+// returns, so its statement_timeout must not end with Execute.
+func TestCopyToUnderStatementTimeout(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	runAll(t, s, "SET statement_timeout = 60000")
+	res, err := exec1(context.Background(), s, "COPY (SELECT g FROM generate_series(1, 10) g) TO STDOUT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := drain(res.CopyOut.Rows, res.CopyOut.Columns); err != nil || len(rows) != 10 {
+		t.Fatalf("copy under statement_timeout: %d rows, %v", len(rows), err)
+	}
+}
+
+// BenchmarkCursorFetch reads a million rows through FETCH FORWARD 1000
+// (psql's FETCH_COUNT pattern) against one plain SELECT of the same rows.
+func BenchmarkCursorFetch(b *testing.B) {
+	e, err := Open(Config{DataDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.NewSession("bench", "db", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const query = "SELECT g, g * 2 FROM generate_series(1, 1000000) g"
+	count := func(res *Result) int64 {
+		var n int64
+		for {
+			bt, err := res.Rows.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bt == nil {
+				break
+			}
+			n += bt.NumRows()
+		}
+		res.Rows.Close()
+		return n
+	}
+	must := func(q string) *Result {
+		res, err := exec1(context.Background(), s, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return res
+	}
+	b.Run("select", func(b *testing.B) {
+		for b.Loop() {
+			if n := count(must(query)); n != 1000000 {
+				b.Fatal(n)
+			}
+		}
+		b.ReportMetric(float64(b.N)*1e6/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("fetch1000", func(b *testing.B) {
+		for b.Loop() {
+			must("BEGIN")
+			must("DECLARE c NO SCROLL CURSOR FOR " + query)
+			var total int64
+			for {
+				n := count(must("FETCH FORWARD 1000 FROM c"))
+				if n == 0 {
+					break
+				}
+				total += n
+			}
+			must("CLOSE c")
+			must("COMMIT")
+			if total != 1000000 {
+				b.Fatal(total)
+			}
+		}
+		b.ReportMetric(float64(b.N)*1e6/b.Elapsed().Seconds(), "rows/s")
+	})
+}

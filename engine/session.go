@@ -262,8 +262,15 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		cancel()
 		return s.execShow(pl.show, p.Columns)
 	}
-	defer cancel()
-	return s.execUtility(ctx, p.Stmt)
+	res, err = s.execUtility(ctx, p.Stmt)
+	if err == nil && res != nil && res.CopyOut != nil && res.CopyOut.Rows != nil {
+		// COPY TO's rows are read after Execute: the timeout runs until
+		// they are closed.
+		res.CopyOut.Rows = withClose(res.CopyOut.Rows, cancel)
+		return res, nil
+	}
+	cancel()
+	return res, err
 }
 
 // env is the planner's environment for one statement.

@@ -249,3 +249,35 @@ func TestLiveClientGoesAway(t *testing.T) {
 		it.waitClosed(t, fmt.Sprintf("hang-up (rows first %v)", rowsFirst))
 	}
 }
+
+// BenchmarkLiveRowLatency: one op is a row pushed into a waiting live
+// result until the client has read it (the wire flushes, watches the
+// client during the wait, and stops watching when the row comes).
+func BenchmarkLiveRowLatency(b *testing.B) {
+	_, addr, env := startFake(b, Options{})
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, fakeURL(addr))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, fakeLive, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		b.Fatal(err)
+	}
+	it := <-env.live
+	i := 0
+	for b.Loop() {
+		i++
+		it.push(i, i)
+		if !rows.Next() {
+			b.Fatal(rows.Err())
+		}
+	}
+	b.StopTimer()
+	if err := conn.PgConn().CancelRequest(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for rows.Next() {
+	}
+}
