@@ -42,6 +42,8 @@ type StreamQuery struct {
 	// a row (nil: rows are a multiset).
 	Key  []int
 	Deps []uint32 // OIDs of relations read (tables, sources, views), sorted
+	// AppendOnly is set when the output never retracts (inserts only).
+	AppendOnly bool
 }
 
 // PlanStream binds and plans a continuous query (a SelectStmt node).
@@ -70,7 +72,7 @@ func PlanStream(env *Env, stmt *pg.Node) (q *StreamQuery, err error) {
 	for i, id := range ids {
 		cols[i].Name = b.cols[id].name
 	}
-	q = &StreamQuery{Root: root.node, Columns: cols, Key: keyPositions(root.key, root.lay)}
+	q = &StreamQuery{Root: root.node, Columns: cols, Key: keyPositions(root.key, root.lay), AppendOnly: root.appendOnly}
 	for oid := range b.deps {
 		q.Deps = append(q.Deps, oid)
 	}

@@ -12,9 +12,9 @@ import (
 
 // agg plans GROUP BY as a HashAgg whose group keys are the output key.
 // Each aggregate is lowered onto the streaming aggregates (lowerAgg); when
-// some aggregate needs finishing (a cast to PostgreSQL's result type,
-// avg over integers as sum / count in numeric), a Project computes the
-// final values above the HashAgg.
+// some aggregate needs finishing, a Project computes the final values
+// above the HashAgg. Over an append-only input, min and max keep only their
+// running extreme (HashAgg.AppendOnly).
 func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	// Aggregates nobody reads are not computed (one is kept when there is
 	// no group key, so that the one group has a column).
@@ -35,7 +35,7 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	if err != nil {
 		return sout{}, err
 	}
-	h := &stream.HashAgg{Input: in.node}
+	h := &stream.HashAgg{Input: in.node, AppendOnly: in.appendOnly}
 	if h.GroupBy, err = s.exprs(x.groups, in.lay); err != nil {
 		return sout{}, err
 	}
@@ -108,91 +108,21 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	return o, nil
 }
 
-// aggSpecFor maps one aggregate call (arguments over the HashAgg's input)
-// onto a streaming aggregate, not checking its argument type; lowerAgg
-// adds the casts and rewrites around it. It is a variable so that
-// stream.AggSpecFor can replace it.
-var aggSpecFor = func(call exec.AggCall) (stream.AggSpec, error) {
-	sp := stream.AggSpec{Distinct: call.Distinct, Filter: call.Filter}
-	switch call.Fn.Name {
-	case "count":
-		sp.Kind = stream.AggCount
-		if len(call.Args) == 0 {
-			sp.Kind = stream.AggCountStar
-		}
-	case "sum":
-		sp.Kind = stream.AggSum
-	case "avg":
-		sp.Kind = stream.AggAvg
-	case "min":
-		sp.Kind = stream.AggMin
-	case "max":
-		sp.Kind = stream.AggMax
-	default:
-		return sp, notInMV("aggregate function " + call.Fn.Name + "()")
-	}
-	if len(call.Args) > 1 {
-		return sp, notInMV("aggregate function " + call.Fn.Name + "() with several arguments")
-	}
-	if len(call.Args) == 1 {
-		sp.Arg = call.Args[0]
-	}
-	return sp, nil
-}
-
-// lowerAgg returns the streaming aggregates that compute call and the
-// function that finishes its value from their results (nil when the one
-// aggregate's result is the value). An aggregate aggSpecFor maps with
-// PostgreSQL's result type is used as is; otherwise, to give PostgreSQL's
-// types with the aggregates streaming has:
-//
-//   - avg over integers is sum / count in numeric, as PostgreSQL divides;
-//   - sum and avg over real are computed in double precision;
-//   - a result of another type (sum over int8 summed as int8: 22003 beyond
-//     its range, where PostgreSQL's numeric would go on) is cast.
-//
-// ORDER BY inside the call is ignored: none of these aggregates depends on
-// the order of its input.
+// lowerAgg returns the streaming aggregates that compute call (arguments
+// over the HashAgg's input) and the function that finishes its value from
+// their results (nil when the aggregate's result is the value: always, as
+// stream.AggSpecFor gives PostgreSQL's result types; a result type that
+// differs only in its modifier is cast).
 func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr, error), error) {
-	want := call.Fn.Return
-	sp, err := aggSpecFor(call)
+	sp, err := stream.AggSpecFor(call)
 	if err != nil {
 		return nil, nil, err
-	}
-	if got, err := sp.ResultType(); err == nil && got.Equal(want) {
-		return []stream.AggSpec{sp}, nil, nil
-	}
-	var argT types.T
-	if sp.Arg != nil {
-		argT = sp.Arg.Type()
-	}
-	switch {
-	case sp.Kind == stream.AggAvg && argT.IsInteger():
-		sum, cnt := sp, sp
-		sum.Kind, cnt.Kind = stream.AggSum, stream.AggCount
-		if _, err := sum.ResultType(); err != nil {
-			return nil, nil, err
-		}
-		return []stream.AggSpec{sum, cnt}, func(r []expr.Expr) (expr.Expr, error) {
-			n, err := expr.NewCast(r[0], types.TNumeric, true)
-			if err != nil {
-				return nil, err
-			}
-			d, err := expr.NewCast(r[1], types.TNumeric, true)
-			if err != nil {
-				return nil, err
-			}
-			return expr.NewBinary("/", n, d)
-		}, nil
-	case (sp.Kind == stream.AggAvg || sp.Kind == stream.AggSum) && argT.Kind == types.Float4:
-		if sp.Arg, err = expr.NewCast(sp.Arg, types.TFloat8, false); err != nil {
-			return nil, nil, err
-		}
 	}
 	got, err := sp.ResultType()
 	if err != nil {
 		return nil, nil, err
 	}
+	want := call.Fn.Return
 	if got.Equal(want) {
 		return []stream.AggSpec{sp}, nil, nil
 	}
@@ -260,7 +190,7 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 	if !rankUsed && lo == 1 && hi < 0 {
 		return in, nil // an unbounded, unread row number changes nothing
 	}
-	t := &stream.TopN{Input: in.node, Limit: -1, Offset: lo - 1, RankCol: rankUsed}
+	t := &stream.TopN{Input: in.node, Limit: -1, Offset: lo - 1, RankCol: rankUsed, AppendOnly: in.appendOnly}
 	if hi >= 0 {
 		t.Limit = max(hi-lo+1, 0)
 	}

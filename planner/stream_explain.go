@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/streamsql/streamsql/exec/expr"
@@ -43,7 +44,7 @@ func streamState(n stream.Node) string {
 	case *stream.HashAgg:
 		var parts []string
 		for _, a := range x.Aggs {
-			parts = append(parts, aggState(a))
+			parts = append(parts, aggState(a, x.AppendOnly))
 		}
 		if len(parts) == 0 {
 			parts = []string{"row count"}
@@ -58,10 +59,14 @@ func streamState(n stream.Node) string {
 		}
 		return "left rows by (" + exprList(x.LeftKeys) + "), right rows by (" + exprList(x.RightKeys) + ")"
 	case *stream.TopN:
-		if len(x.PartitionBy) == 0 {
-			return "every row, in order"
+		rows := "every row, in order"
+		if x.AppendOnly && x.Limit >= 0 {
+			rows = fmt.Sprintf("the first %d rows, in order", x.Offset+x.Limit)
 		}
-		return "per partition (" + exprList(x.PartitionBy) + "): every row, in order"
+		if len(x.PartitionBy) == 0 {
+			return rows
+		}
+		return "per partition (" + exprList(x.PartitionBy) + "): " + rows
 	case *stream.Materialize:
 		if len(x.Key) == 0 {
 			return "the view's rows, counted"
@@ -75,8 +80,9 @@ func streamState(n stream.Node) string {
 	return ""
 }
 
-// aggState names what one aggregate keeps per group.
-func aggState(a stream.AggSpec) string {
+// aggState names what one aggregate keeps per group (over an append-only
+// input, min and max keep their running extreme only).
+func aggState(a stream.AggSpec, appendOnly bool) string {
 	switch {
 	case a.Distinct && a.Arg != nil:
 		return "count per distinct " + a.Arg.String()
@@ -86,6 +92,10 @@ func aggState(a stream.AggSpec) string {
 		return "sum"
 	case a.Kind == stream.AggAvg:
 		return "sum and count"
+	case a.Kind == stream.AggBoolAnd, a.Kind == stream.AggBoolOr:
+		return "true and false counts"
+	case (a.Kind == stream.AggMin || a.Kind == stream.AggMax) && appendOnly:
+		return "running " + a.String()
 	case a.Arg != nil: // min, max: every value with its count, so deletes stay exact
 		return "count per value of " + a.Arg.String()
 	}

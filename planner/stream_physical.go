@@ -20,7 +20,7 @@ type streamPlanner struct {
 }
 
 // sout is a translated subtree: its operator, the ids of its columns in
-// order, and its stream key as ids: the columns whose values identify a
+// order, whether it only inserts, and its stream key as ids: the columns whose values identify a
 // row. A nil key means rows are a multiset; an empty non-nil key means the
 // subtree has at most one row. A nil key is always correct; a wrong key is
 // a bug, so keys are only kept where they are certain.
@@ -28,6 +28,9 @@ type sout struct {
 	node stream.Node
 	lay  []int
 	key  []int
+	// appendOnly is set when the changelog never retracts (inserts only),
+	// which lets aggregations and top-N keep less state.
+	appendOnly bool
 }
 
 // notInMV is the error for a construct a continuous query cannot maintain.
@@ -58,7 +61,7 @@ func (s *streamPlanner) reorder(o sout, ids []int) (sout, error) {
 		pr.Exprs = append(pr.Exprs, e)
 		pr.Cols = append(pr.Cols, s.p.col(id))
 	}
-	return sout{node: fuseProject(pr), lay: ids, key: keepKey(o.key, ids)}, nil
+	return sout{node: fuseProject(pr), lay: ids, key: keepKey(o.key, ids), appendOnly: o.appendOnly}, nil
 }
 
 // fuseProject merges a projection into the projection below it when one
@@ -198,7 +201,7 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 		if err != nil {
 			return sout{}, err
 		}
-		return sout{node: &stream.Filter{Input: in.node, Cond: cond}, lay: in.lay, key: in.key}, nil
+		return sout{node: &stream.Filter{Input: in.node, Cond: cond}, lay: in.lay, key: in.key, appendOnly: in.appendOnly}, nil
 	case *lProject:
 		return s.project(x, need)
 	case *lJoin:
@@ -257,7 +260,7 @@ func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
 	if len(key) > 0 {
 		sc.Key = append([]int(nil), key...)
 	}
-	o := sout{node: sc, lay: x.ids}
+	o := sout{node: sc, lay: x.ids, appendOnly: sc.AppendOnly}
 	for _, k := range sc.Key {
 		o.key = append(o.key, x.ids[k])
 	}
@@ -330,9 +333,9 @@ func (s *streamPlanner) project(x *lProject, need map[int]bool) (sout, error) {
 		}
 	}
 	if isIdentity(pr.Exprs, len(in.lay)) {
-		return sout{node: in.node, lay: out, key: key}, nil
+		return sout{node: in.node, lay: out, key: key, appendOnly: in.appendOnly}, nil
 	}
-	return sout{node: fuseProject(pr), lay: out, key: key}, nil
+	return sout{node: fuseProject(pr), lay: out, key: key, appendOnly: in.appendOnly}, nil
 }
 
 func (s *streamPlanner) join(x *lJoin, need map[int]bool) (sout, error) {
@@ -381,6 +384,10 @@ func (s *streamPlanner) join(x *lJoin, need map[int]bool) (sout, error) {
 	}
 	j.Cols = s.p.cols(out)
 	o := sout{node: j, lay: out}
+	if x.kind == exec.InnerJoin || x.kind == exec.SemiJoin {
+		// New pairs (new first matches) only: nothing is ever retracted.
+		o.appendOnly = l.appendOnly && r.appendOnly
+	}
 	if x.kind == exec.InnerJoin && l.key != nil && r.key != nil {
 		// A pair of rows is identified by both rows' keys.
 		o.key = append(append([]int{}, l.key...), r.key...)
@@ -438,7 +445,7 @@ func (s *streamPlanner) limit(x *lLimit, need map[int]bool) (sout, error) {
 	if lim < 0 && off == 0 {
 		return in, nil // LIMIT ALL
 	}
-	t := &stream.TopN{Input: in.node, Limit: lim, Offset: off, Cols: in.node.Columns()}
+	t := &stream.TopN{Input: in.node, Limit: lim, Offset: off, Cols: in.node.Columns(), AppendOnly: in.appendOnly}
 	if t.Order, err = s.orderOr(order, in); err != nil {
 		return sout{}, err
 	}
@@ -571,7 +578,7 @@ func (s *streamPlanner) distinct(x *lDistinct) (sout, error) {
 	if err != nil {
 		return sout{}, err
 	}
-	t := &stream.TopN{Input: in.node, Limit: 1, Cols: in.node.Columns()}
+	t := &stream.TopN{Input: in.node, Limit: 1, Cols: in.node.Columns(), AppendOnly: in.appendOnly}
 	if t.PartitionBy, err = s.exprs(x.on, in.lay); err != nil {
 		return sout{}, err
 	}
@@ -581,14 +588,15 @@ func (s *streamPlanner) distinct(x *lDistinct) (sout, error) {
 	return sout{node: t, lay: in.lay, key: topNKey(t, colIDs(x.on), in.key, -1)}, nil
 }
 
-// distinctOf groups in by all its columns: they become the key.
+// distinctOf groups in by all its columns: they become the key. Over an
+// append-only input a group, once there, never goes: so is the output.
 func (s *streamPlanner) distinctOf(in sout) sout {
 	cols := in.node.Columns()
-	h := &stream.HashAgg{Input: in.node, Cols: cols}
+	h := &stream.HashAgg{Input: in.node, Cols: cols, AppendOnly: in.appendOnly}
 	for i, c := range cols {
 		h.GroupBy = append(h.GroupBy, &expr.ColRef{Idx: i, T: c.Type, Name: c.Name})
 	}
-	return sout{node: h, lay: in.lay, key: append([]int{}, in.lay...)}
+	return sout{node: h, lay: in.lay, key: append([]int{}, in.lay...), appendOnly: in.appendOnly}
 }
 
 // setOp plans UNION ALL as a union of changelogs and UNION as a union
@@ -608,7 +616,7 @@ func (s *streamPlanner) setOp(x *lSetOp) (sout, error) {
 	if err != nil {
 		return sout{}, err
 	}
-	o := sout{node: &stream.Union{Ins: []stream.Node{l.node, r.node}, Cols: s.p.cols(x.ids)}, lay: x.ids}
+	o := sout{node: &stream.Union{Ins: []stream.Node{l.node, r.node}, Cols: s.p.cols(x.ids)}, lay: x.ids, appendOnly: l.appendOnly && r.appendOnly}
 	if !x.all {
 		o = s.distinctOf(o)
 	}

@@ -148,12 +148,17 @@ StreamProject: bid.auction
   └─StreamHashAgg: avg(bid.price)   state: one group: sum and count
     └─StreamProject: bid.price
       └─StreamScan: table bid (append only)`},
-		// The streaming aggregates have PostgreSQL's result types (sum(int8)
-		// and avg(int) are numeric); unread aggregates are not computed.
-		{"SELECT auction, sum(price), avg(price), min(bidder) FROM bid GROUP BY auction", `
-StreamHashAgg: sum(bid.price), avg(bid.price), min(bid.bidder) GROUP BY bid.auction   state: per group (bid.auction): sum, sum and count, count per value of bid.bidder
+		// Aggregates; min and max over an append-only input keep the
+		// running extreme, over a retracting one every value.
+		{"SELECT auction, sum(price), avg(price), min(bidder), count(DISTINCT bidder) FILTER (WHERE price > 5) FROM bid GROUP BY auction", `
+StreamHashAgg: sum(bid.price), avg(bid.price), min(bid.bidder), count(DISTINCT bid.bidder) FILTER (WHERE (bid.price > '5'::bigint)) GROUP BY bid.auction   state: per group (bid.auction): sum, sum and count, running min(bid.bidder), count per distinct bid.bidder
 └─StreamProject: bid.auction, bid.bidder, bid.price
   └─StreamScan: table bid (append only)`},
+		{"SELECT seller, max(category), bool_or(name = 'x') FROM auction GROUP BY seller", `
+StreamHashAgg: max(auction.category), bool_or((auction.name = 'x'::text)) GROUP BY auction.seller   state: per group (auction.seller): count per value of auction.category, true and false counts
+└─StreamProject: auction.seller, auction.category, auction.name
+  └─StreamScan: table auction`},
+		// Unread aggregates are not computed.
 		{"SELECT a FROM (SELECT auction AS a, sum(price) AS s FROM bid GROUP BY auction) x", `
 StreamHashAgg:  GROUP BY bid.auction   state: per group (bid.auction): row count
 └─StreamProject: bid.auction
@@ -202,7 +207,7 @@ StreamGroupTopN: partition by seller order by seller, name limit 1   state: per 
 StreamProject: auction.id
 └─StreamScan: table auction`},
 		{"SELECT auction, price FROM (SELECT auction, price, row_number() OVER (PARTITION BY auction ORDER BY price DESC) AS rn FROM bid) x WHERE rn <= 2", `
-StreamGroupTopN: partition by bid.auction order by bid.price DESC limit 2   state: per partition (bid.auction): every row, in order
+StreamGroupTopN: partition by bid.auction order by bid.price DESC limit 2 (append only)   state: per partition (bid.auction): the first 2 rows, in order
 └─StreamProject: bid.auction, bid.price
   └─StreamScan: table bid (append only)`},
 		{"SELECT k, id, rn FROM (SELECT seller AS k, id, row_number() OVER (PARTITION BY seller ORDER BY id) AS rn FROM auction) x WHERE rn < 3 AND rn > 1 AND id > 5", `
@@ -271,6 +276,32 @@ func TestStreamKeys(t *testing.T) {
 	}
 }
 
+// TestStreamAppendOnly checks which outputs only insert: scans of sources
+// and append-only tables, and filters, projections, unions, inner and semi
+// joins and DISTINCT over them; never aggregates, top-N or outer joins.
+func TestStreamAppendOnly(t *testing.T) {
+	d := newStreamDB(t)
+	cases := map[string]bool{
+		"SELECT x FROM src WHERE y <> 'a'":                                             true,
+		"SELECT auction FROM bid UNION ALL SELECT x FROM src":                          true,
+		"SELECT DISTINCT auction FROM bid":                                             true,
+		"SELECT b.price FROM bid b JOIN src ON src.x = b.auction":                      true,
+		"SELECT price FROM bid WHERE auction IN (SELECT x FROM src)":                   true,
+		"SELECT b.price FROM bid b LEFT JOIN src ON src.x = b.auction":                 false,
+		"SELECT price FROM bid WHERE NOT EXISTS (SELECT 1 FROM src WHERE x = auction)": false,
+		"SELECT auction, count(*) FROM bid GROUP BY auction":                           false,
+		"SELECT price FROM bid ORDER BY price LIMIT 3":                                 false,
+		"SELECT b.price FROM bid b JOIN auction a ON a.id = b.auction":                 false,
+		"SELECT id FROM auction":                                                       false,
+		"SELECT * FROM mv":                                                             false,
+	}
+	for sql, want := range cases {
+		if q := d.plan(t, sql); q.AppendOnly != want {
+			t.Errorf("%s: append only %v, want %v", sql, q.AppendOnly, want)
+		}
+	}
+}
+
 // TestStreamColumnsAndDeps checks output names and types and the
 // relations a query depends on (a plain view, not what it reads).
 func TestStreamColumnsAndDeps(t *testing.T) {
@@ -322,7 +353,8 @@ func TestStreamErrors(t *testing.T) {
 		{"SELECT * FROM auction WHERE id NOT IN (SELECT auction FROM bid)", pgerr.FeatureNotSupported, "IN (subquery) here (only as a condition of WHERE, not under NOT or OR) cannot be used in a materialized view", 0},
 		{"SELECT id, (SELECT count(*) FROM bid WHERE bid.auction = auction.id) FROM auction", pgerr.FeatureNotSupported, "a correlated scalar subquery cannot be used in a materialized view", 0},
 		{"SELECT * FROM bid WHERE price > (SELECT price FROM bid WHERE auction = 1)", pgerr.FeatureNotSupported, "a scalar subquery in a materialized view must return one row: an aggregate without GROUP BY (or LIMIT 1)", 0},
-		{"SELECT string_agg(name, ',') FROM person", pgerr.FeatureNotSupported, "aggregate function string_agg() cannot be used in a materialized view", 0},
+		{"SELECT string_agg(name, ',') FROM person", pgerr.FeatureNotSupported, "aggregate function string_agg is not supported in streaming queries", 0},
+		{"SELECT seller, stddev(category) FROM auction GROUP BY seller", pgerr.FeatureNotSupported, "aggregate function stddev is not supported in streaming queries", 0},
 		{"WITH RECURSIVE r(n) AS (SELECT id FROM person UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r", pgerr.FeatureNotSupported, "WITH RECURSIVE cannot be used in a materialized view", 0},
 		{"SELECT generate_series(1, price) FROM bid", pgerr.FeatureNotSupported, "generate_series cannot be used in a materialized view", 0},
 		{"SELECT * FROM bid LIMIT -1", pgerr.InvalidRowCountInLimit, "LIMIT must not be negative", 0},
