@@ -114,6 +114,15 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindShow {
 			p.Columns = []types.Column{{Name: "Name", Type: types.TText}}
 		}
+		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindSubscribe && stmt.Ext.Subscribe.Wrapper == "" {
+			env := s.env(ctx, paramTypes)
+			env.Source = stmt.Source
+			sp, err := s.planSubscribe(env, stmt.Ext.Subscribe)
+			if err != nil {
+				return nil, err
+			}
+			p.Columns = subscribeColumns(sp.cols)
+		}
 		return p, nil
 	}
 	env := s.env(ctx, paramTypes)
@@ -234,6 +243,12 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		cancel()
 		return s.execShow(pl.show, p.Columns)
 	}
+	if x := p.Stmt.Ext; x != nil && x.Kind == sql.KindSubscribe && x.Subscribe.Wrapper == "" {
+		cancel() // a subscription never ends: statement_timeout does not apply
+		env := s.env(ctx, nil)
+		env.Source = p.Stmt.Source
+		return s.execSubscribe(ctx, env, x.Subscribe)
+	}
 	defer cancel()
 	return s.execUtility(ctx, p.Stmt)
 }
@@ -245,6 +260,7 @@ func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 		SearchPath: s.set.searchPath(),
 		Params:     params,
 		Eval:       s.evalContext(ctx, nil),
+		Streams:    flowStreams{s.eng},
 	}
 }
 
