@@ -98,6 +98,7 @@ const (
 	InternalError                    Code = "XX000"
 	DataCorrupted                    Code = "XX001"
 	IOError                          Code = "58030"
+	UndefinedFile                    Code = "58P01"
 	InvalidCatalogName               Code = "3D000"
 	InvalidSchemaName                Code = "3F000"
 	CantChangeRuntimeParam           Code = "55P02"

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -36,6 +37,22 @@ type Env struct {
 	// Source is the statement's query string; parse-tree locations are byte
 	// offsets into it, turned into error positions. "" means no positions.
 	Source string
+	// Streams, if set, supplies the rows of materialized views for batch
+	// queries and the keys of views for streaming plans. Nil: materialized
+	// views cannot be read in batch queries and have no stream key.
+	Streams Streams
+}
+
+// Streams is what planning needs from the streaming runtime (implemented by
+// engine/). Safe for concurrent use.
+type Streams interface {
+	// ViewRows returns a materialized view's rows as of the last completed
+	// epoch. The batches are shared and immutable: callers neither modify
+	// nor release them.
+	ViewRows(oid uint32) ([]arrow.RecordBatch, error)
+	// ViewKey returns a materialized view's stream key (column positions;
+	// nil: none, rows are a multiset).
+	ViewKey(oid uint32) []int
 }
 
 // Query is a planned SELECT (or VALUES, set operation, WITH ... SELECT).

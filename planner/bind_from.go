@@ -70,6 +70,9 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 		}
 		return b.aliased(plan, rs.Alias.Aliasname, rs.Alias)
 	case n.GetRangeFunction() != nil:
+		if b.stream {
+			return nil, nil, b.streamFuncErr(n.GetRangeFunction())
+		}
 		return b.rangeFunction(l, n.GetRangeFunction())
 	case n.GetJoinExpr() != nil:
 		return b.join(l, n.GetJoinExpr())
@@ -131,10 +134,21 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 		}
 		return b.aliased(plan, alias, rv.Alias)
 	case catalog.KindSystem:
+		if b.stream {
+			return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "system table \"%s\" cannot be used in a materialized view", rel.Name)
+		}
 		return b.aliased(b.systemTable(rel), alias, rv.Alias)
+	case catalog.KindMatView:
+		if !b.stream {
+			return b.aliased(b.viewRows(rel), alias, rv.Alias)
+		}
+	case catalog.KindSource:
+		if !b.stream {
+			return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "cannot read source \"%s\" in a batch query; create a materialized view over it", rel.Name)
+		}
 	}
 	tbl := b.env.Catalog.Table(rel.OID)
-	if tbl == nil {
+	if tbl == nil && !b.stream {
 		return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "cannot read \"%s\" in a query: it stores no rows", rel.Name)
 	}
 	names := make([]string, len(rel.Columns))

@@ -36,6 +36,11 @@
 // Collation: streamsql compares text in byte order (the C collation).
 // COLLATE "C" and COLLATE pg_catalog.default are accepted and change nothing.
 //
+// Continuous queries (CREATE MATERIALIZED VIEW, SUBSCRIBE (query)) share
+// binding and rewrite rules and are translated into exec/stream operators
+// instead (stream*.go, PlanStream, ExplainStream), with each operator's
+// stream key derived along the way.
+//
 // DML (dml.go, onconflict*.go) produces the Source plans engine/ writes
 // from; ALTER TABLE binding lives in alter.go.
 //

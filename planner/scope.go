@@ -36,6 +36,9 @@ type binder struct {
 	// viewDepth guards against views that (through catalog damage) refer
 	// to themselves.
 	viewDepth int
+	// stream is set while binding a continuous query (PlanStream): tables,
+	// sources and materialized views bind as changelog scans.
+	stream bool
 }
 
 // colInfo describes one logical column.

@@ -20,7 +20,7 @@ type Config struct {
 	// Rows is the number of rows asked for; 0 means unbounded. Sequences
 	// with an end may stop the source earlier (see Limit).
 	Rows int64
-	// RowsPerSecond is the pace the source runtime should keep; 0 means
+	// RowsPerSecond is the wall-clock pace a Reader keeps; 0 means
 	// unpaced. The Generator does not use it.
 	RowsPerSecond float64
 	// Seed selects the random values.

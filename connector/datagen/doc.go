@@ -5,7 +5,7 @@
 // Options (WITH keys, lower case; '-' may be written for '_'):
 //
 //	rows              number of rows, 0 or absent = unbounded (Flink: number-of-rows)
-//	rows_per_second   pace for the source runtime (Flink: rows-per-second,
+//	rows_per_second   wall-clock pace of a Reader (Flink: rows-per-second,
 //	                  RisingWave: datagen.rows.per.second); the Generator
 //	                  itself never waits. 0 or absent = as fast as asked.
 //	seed              unsigned 64-bit seed, default 0
@@ -70,8 +70,8 @@
 //
 // Config.Watermark gives, for a sequence column of integers, dates or
 // timestamps, a lower bound of every later row's value (its max_past
-// included), for the source runtime's watermarks. Rate limiting is the
-// runtime's too (Config.RowsPerSecond).
+// included), for the source runtime's watermarks. A Reader (NewReader)
+// streams the rows for the runtime, paced at Config.RowsPerSecond.
 //
 // A Config is immutable and may be shared; a Generator is not safe for
 // concurrent use, and the batches it returns belong to the caller.

@@ -63,6 +63,11 @@ type Config struct {
 	// Table restricts the output to "person", "auction" or "bid"; "" means
 	// all three. Rows keep the ids and times they have in the combined stream.
 	Table string
+	// Paced makes a Reader release events in wall-clock time at
+	// EventsPerSecond (so event time keeps up with the clock); otherwise a
+	// Reader goes as fast as its consumer. The Generator ignores it.
+	// ConfigFromOptions sets it when the rate is given.
+	Paced bool
 }
 
 // Validate reports a user error (22023) for a bad setting.

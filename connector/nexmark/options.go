@@ -13,7 +13,8 @@ import (
 // lower case, without connector). Accepted keys:
 //
 //	events             number of events, 0 = unbounded  (RisingWave: nexmark.event.num)
-//	events_per_second  event-time rate                   (RisingWave: nexmark.min.event.gap.in.ns, as a gap)
+//	events_per_second  event-time rate, and wall-clock pace of a Reader (Paced)
+//	                   (RisingWave: nexmark.min.event.gap.in.ns, as a gap)
 //	seed               unsigned 64-bit seed
 //	base_time          event time of event 0: a timestamp ('2015-07-15 00:00:00')
 //	                   or milliseconds since 1970        (RisingWave: nexmark.base.time, ms)
@@ -39,6 +40,7 @@ func ConfigFromOptions(opts map[string]string) (Config, error) {
 			if err == nil && !(cfg.EventsPerSecond > 0) {
 				err = strconv.ErrRange
 			}
+			cfg.Paced = true
 		case "nexmark.min.event.gap.in.ns":
 			var gap float64
 			gap, err = strconv.ParseFloat(v, 64)
@@ -46,6 +48,7 @@ func ConfigFromOptions(opts map[string]string) (Config, error) {
 				err = strconv.ErrRange
 			}
 			cfg.EventsPerSecond = 1e9 / gap
+			cfg.Paced = true
 		case "seed":
 			cfg.Seed, err = strconv.ParseUint(v, 10, 64)
 		case "base_time", "nexmark.base.time":

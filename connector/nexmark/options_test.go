@@ -16,7 +16,7 @@ func TestConfigFromOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Events: 50000, EventsPerSecond: 100000, Seed: 42,
-		BaseTime: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), FirstEventID: 7, Table: "bid"}
+		BaseTime: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), FirstEventID: 7, Table: "bid", Paced: true}
 	if cfg != want {
 		t.Errorf("got %+v, want %+v", cfg, want)
 	}
@@ -26,7 +26,7 @@ func TestConfigFromOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Table != "auction" || !cfg.BaseTime.Equal(DefaultBaseTime) || cfg.EventsPerSecond != 10000 || cfg.Events != 10 {
+	if cfg.Table != "auction" || !cfg.BaseTime.Equal(DefaultBaseTime) || cfg.EventsPerSecond != 10000 || cfg.Events != 10 || !cfg.Paced {
 		t.Errorf("RisingWave options: %+v", cfg)
 	}
 	for _, bad := range []map[string]string{

@@ -21,6 +21,17 @@ func align(env *Env, inputs []<-chan Message,
 	onChunk func(input int, c *Chunk) bool,
 	onWatermark func(w Watermark) bool,
 	onBarrier func(b Barrier) bool) {
+	alignMapped(env, inputs, nil, onChunk, onWatermark, onBarrier)
+}
+
+// alignMapped is align where markCol first renames the column of each
+// input's watermark (false drops it), for inputs whose columns differ (a
+// join combines the watermarks of its two key columns).
+func alignMapped(env *Env, inputs []<-chan Message,
+	markCol func(input, col int) (int, bool),
+	onChunk func(input int, c *Chunk) bool,
+	onWatermark func(w Watermark) bool,
+	onBarrier func(b Barrier) bool) {
 	n := len(inputs)
 	open := make([]bool, n)
 	blocked := make([]bool, n)
@@ -105,6 +116,13 @@ func align(env *Env, inputs []<-chan Message,
 			}
 		case KindWatermark:
 			w := m.Watermark
+			if markCol != nil {
+				col, ok := markCol(i, w.Col)
+				if !ok {
+					continue
+				}
+				w.Col = col
+			}
 			if marks[w.Col] == nil {
 				marks[w.Col] = make([]int64, n)
 				for j := range marks[w.Col] {

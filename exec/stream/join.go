@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/streamsql/streamsql/exec"
@@ -51,10 +50,60 @@ func (j *HashJoin) Explain() string {
 	return s
 }
 
-// Start implements Node.
+// Start implements Node. The join runs on its own goroutine; its state
+// (joinRun) is owned by that goroutine. Each chunk's output is sent as soon
+// as the chunk is consumed (in chunks of at most joinOutRows rows), so the
+// output of an epoch precedes its barrier. Barriers are aligned across both
+// inputs. A watermark is forwarded only for the columns of a key pair that
+// are plain columns on both sides (LeftKeys[k] = RightKeys[k]), as the
+// minimum of the two sides' watermarks, on the left key column and, when the
+// output has right columns, on the right one: every row the join emits
+// (retractions included) got there through a row with that key.
+// Errors evaluating keys or Cond fail the graph (env.Fail).
 func (j *HashJoin) Start(env *Env, inputs []<-chan Message) <-chan Message {
-	env.Fail(errors.New("stream: hash join is not implemented yet"))
-	out := make(chan Message)
-	close(out)
+	out := make(chan Message, ChannelSize)
+	go func() {
+		defer close(out)
+		r, err := j.newRun(env, out)
+		if err != nil {
+			env.Fail(err)
+			return
+		}
+		defer r.release()
+		alignMapped(env, inputs, j.markCol,
+			func(i int, c *Chunk) bool {
+				if err := r.consume(i, c); err != nil {
+					if err != errJoinStopped {
+						env.Fail(err)
+					}
+					return false
+				}
+				return true
+			},
+			func(w Watermark) bool { return r.watermark(w) },
+			func(b Barrier) bool { return send(env, out, BarrierMsg(b)) })
+	}()
 	return out
+}
+
+// keyColumns returns the input columns of key pair k, if both are columns.
+func (j *HashJoin) keyColumns(k int) (lc, rc int, ok bool) {
+	l, lok := j.LeftKeys[k].(*expr.ColRef)
+	r, rok := j.RightKeys[k].(*expr.ColRef)
+	if !lok || !rok {
+		return 0, 0, false
+	}
+	return l.Idx, r.Idx, true
+}
+
+// markCol maps a watermark on column col of input to the index of the first
+// key pair using that column.
+func (j *HashJoin) markCol(input, col int) (int, bool) {
+	for k := range j.LeftKeys {
+		lc, rc, ok := j.keyColumns(k)
+		if ok && (input == 0 && lc == col || input == 1 && rc == col) {
+			return k, true
+		}
+	}
+	return 0, false
 }

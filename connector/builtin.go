@@ -1,0 +1,110 @@
+package connector
+
+import (
+	"strings"
+
+	"github.com/streamsql/streamsql/connector/datagen"
+	"github.com/streamsql/streamsql/connector/file"
+	"github.com/streamsql/streamsql/connector/nexmark"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+func init() {
+	Register("datagen", openDatagen)
+	Register("nexmark", openNexmark)
+	Register("file", openFile)
+}
+
+// datagenSource adapts a datagen.Config.
+type datagenSource struct{ cfg datagen.Config }
+
+func (s datagenSource) Columns() []types.Column    { return s.cfg.Columns }
+func (s datagenSource) NewReader() (Reader, error) { return datagen.NewReader(s.cfg), nil }
+
+// openDatagen needs declared columns; FORMAT is accepted and ignored (the
+// rows are generated, not decoded).
+func openDatagen(cols []types.Column, opts map[string]string, _ string) (Source, error) {
+	if len(cols) == 0 {
+		return nil, pgerr.New(pgerr.InvalidTableDefinition, "a datagen source needs declared columns").
+			WithHint("For example: CREATE SOURCE s (id bigint, v double precision) WITH (connector = 'datagen').")
+	}
+	cfg, err := datagen.ConfigFromOptions(cols, opts)
+	if err != nil {
+		return nil, err
+	}
+	return datagenSource{cfg}, nil
+}
+
+// nexmarkSource adapts a nexmark.Config with its Table set.
+type nexmarkSource struct {
+	cfg  nexmark.Config
+	cols []types.Column
+}
+
+func (s nexmarkSource) Columns() []types.Column    { return s.cols }
+func (s nexmarkSource) NewReader() (Reader, error) { return nexmark.NewReader(s.cfg), nil }
+
+// openNexmark requires the table option (a relation has one schema).
+// Declared columns, if any, must be the table's (names and types in order;
+// text is accepted for varchar); FORMAT is ignored.
+func openNexmark(cols []types.Column, opts map[string]string, _ string) (Source, error) {
+	cfg, err := nexmark.ConfigFromOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Table == "" {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, `a nexmark source needs the option "table"`).
+			WithHint("table = 'bid', 'auction' or 'person'.")
+	}
+	want := nexmark.Columns(cfg.Table)
+	if len(cols) == 0 {
+		return nexmarkSource{cfg: cfg, cols: want}, nil
+	}
+	if err := matchColumns(cols, want, cfg.Table); err != nil {
+		return nil, err
+	}
+	return nexmarkSource{cfg: cfg, cols: cols}, nil
+}
+
+// matchColumns checks declared columns against nexmark table's.
+func matchColumns(cols, want []types.Column, table string) error {
+	names := make([]string, len(want))
+	for i, c := range want {
+		names[i] = c.Name + " " + c.Type.String()
+	}
+	expected := strings.Join(names, ", ")
+	if len(cols) != len(want) {
+		return pgerr.New(pgerr.InvalidTableDefinition, "nexmark table %s has %d columns, %d declared", table, len(want), len(cols)).
+			WithDetail("Expected (%s), or no column list.", expected)
+	}
+	for i, c := range cols {
+		w := want[i]
+		same := c.Type.Equal(w.Type) || c.Type.Kind == types.Text && w.Type.Equal(types.TVarchar)
+		if c.Name != w.Name || !same {
+			return pgerr.New(pgerr.InvalidTableDefinition, "column %d of nexmark table %s is %s %s, declared %s %s",
+				i+1, table, w.Name, w.Type, c.Name, c.Type).
+				WithDetail("Expected (%s), or no column list.", expected)
+		}
+	}
+	return nil
+}
+
+// fileSource adapts a file.Source.
+type fileSource struct{ src *file.Source }
+
+func (s fileSource) Columns() []types.Column { return s.src.Columns() }
+func (s fileSource) NewReader() (Reader, error) {
+	return s.NewReaderWith(ReaderOptions{})
+}
+func (s fileSource) NewReaderWith(o ReaderOptions) (Reader, error) {
+	return s.src.NewReader(file.ReaderOptions{Errors: o.Errors}), nil
+}
+
+func openFile(cols []types.Column, opts map[string]string, format string) (Source, error) {
+	src, err := file.Open(cols, opts, format)
+	if err != nil {
+		return nil, err
+	}
+	return fileSource{src}, nil
+}

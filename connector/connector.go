@@ -1,0 +1,124 @@
+// Package connector turns a source's connector settings (CREATE SOURCE ...
+// WITH (connector = '...', ...) FORMAT ...) into streaming readers.
+//
+// Open validates a connector's options once, at CREATE SOURCE (and when the
+// catalog is loaded at start), and returns a Source kept for the source's
+// life. The streaming runtime calls NewReader once per job that scans the
+// source; each Reader reads from the beginning on its own goroutine and
+// pushes Arrow record batches to the runtime (schema
+// types.ArrowSchema(Source.Columns())).
+//
+// Built in: datagen (connector/datagen), nexmark (connector/nexmark) and
+// file (connector/file). Register adds others. The user-facing options are
+// in docs/connectors.md.
+package connector
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Source is a configured connector, created at CREATE SOURCE and kept for
+// the source's life; it validated its options up front. A Source is
+// immutable and safe for concurrent use.
+type Source interface {
+	// Columns are the source's columns (nexmark defines its own; datagen
+	// and file take the declared ones). The caller must not modify them.
+	Columns() []types.Column
+	// NewReader starts reading from the beginning. Each call is independent.
+	NewReader() (Reader, error)
+}
+
+// Reader produces record batches (schema types.ArrowSchema(Columns())). A
+// Reader is owned by one goroutine, which calls Run once.
+type Reader interface {
+	// Run sends batches to emit until the input ends (bounded sources:
+	// return nil), ctx is canceled (return ctx.Err()), or an error. emit
+	// blocks while the consumer is busy (backpressure); it returns an error
+	// when the consumer is gone, which Run returns. A batch passed to emit
+	// belongs to the consumer; Run never touches it again. Batches are
+	// never empty.
+	Run(ctx context.Context, emit func(arrow.RecordBatch) error) error
+}
+
+// ReaderOptions are a reader's settings that come from the runtime rather
+// than from the source's options.
+type ReaderOptions struct {
+	// Errors, if not nil, is called on the reader's goroutine for each
+	// input record the reader skipped because it could not be read (a
+	// file's malformed line: a *pgerr.Error naming the file, line and
+	// column). The runtime counts and logs them; Run goes on.
+	Errors func(err error)
+}
+
+// OptionsSource is implemented by sources whose readers take ReaderOptions
+// (file). Use NewReader rather than calling it directly.
+type OptionsSource interface {
+	Source
+	NewReaderWith(o ReaderOptions) (Reader, error)
+}
+
+// NewReader starts a reader of s with the runtime's options: s's
+// NewReaderWith when it has one, else s.NewReader (which has no records to
+// skip).
+func NewReader(s Source, o ReaderOptions) (Reader, error) {
+	if os, ok := s.(OptionsSource); ok {
+		return os.NewReaderWith(o)
+	}
+	return s.NewReader()
+}
+
+// OpenFunc validates and configures one connector; see Open.
+type OpenFunc func(cols []types.Column, opts map[string]string, format string) (Source, error)
+
+var registry = struct {
+	sync.RWMutex
+	m map[string]OpenFunc
+}{m: map[string]OpenFunc{}}
+
+// Register makes a connector available to Open under name (matched without
+// regard to case), replacing any connector of that name. It is safe for
+// concurrent use; built-in connectors are registered at init.
+func Register(name string, open OpenFunc) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.m[strings.ToLower(name)] = open
+}
+
+// Names lists the registered connectors, sorted.
+func Names() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(registry.m))
+	for n := range registry.m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Open validates and configures a connector. cols are the declared columns
+// (may be empty for nexmark); opts are the WITH options except connector,
+// keys lower case; format is "", "JSON" or "CSV" (the FORMAT clause). Errors
+// are pgerr errors naming the bad option (22023 for a bad or unknown
+// option, 42P16 for columns that do not suit the connector, 58P01 for a
+// missing file, ...).
+func Open(name string, cols []types.Column, opts map[string]string, format string) (Source, error) {
+	registry.RLock()
+	open := registry.m[strings.ToLower(name)]
+	registry.RUnlock()
+	if open == nil {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "unknown connector %q", name).
+			WithHint("Known connectors: %s.", strings.Join(Names(), ", "))
+	}
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	return open(cols, opts, format)
+}

@@ -1,0 +1,152 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// follower runs a reader of s on its own goroutine, passing its rows and
+// idle moments (a look at the end of the file that found nothing) to the
+// test. Timeouts only turn a hang into a failure.
+type follower struct {
+	t      *testing.T
+	rows   chan string
+	idle   chan struct{}
+	done   chan error
+	cancel context.CancelFunc
+}
+
+func follow(t *testing.T, s *Source) *follower {
+	f := &follower{t: t, rows: make(chan string, 1000), idle: make(chan struct{}, 1), done: make(chan error, 1)}
+	r := s.NewReader(ReaderOptions{Errors: func(err error) { t.Errorf("skipped: %v", err) }})
+	r.idle = func() {
+		select {
+		case f.idle <- struct{}{}:
+		default:
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	go func() {
+		f.done <- r.Run(ctx, func(rec arrow.RecordBatch) error {
+			for i := range int(rec.NumRows()) {
+				f.rows <- rowText(rec, s.cols, i)
+			}
+			return nil
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-f.done
+	})
+	return f
+}
+
+const hang = 10 * time.Second
+
+func (f *follower) expect(want ...string) {
+	f.t.Helper()
+	for _, w := range want {
+		select {
+		case got := <-f.rows:
+			if got != w {
+				f.t.Fatalf("row %q, want %q", got, w)
+			}
+		case err := <-f.done:
+			f.t.Fatalf("Run ended (%v) waiting for row %q", err, w)
+		case <-time.After(hang):
+			f.t.Fatalf("no row %q", w)
+		}
+	}
+}
+
+// caughtUp returns once the reader has looked at the file's end after the
+// call: the second idle signal from now follows a read that started after.
+func (f *follower) caughtUp() {
+	f.t.Helper()
+	select {
+	case <-f.idle:
+	default:
+	}
+	for range 2 {
+		select {
+		case <-f.idle:
+		case <-time.After(hang):
+			f.t.Fatal("the reader never went idle")
+		}
+	}
+	select {
+	case got := <-f.rows:
+		f.t.Fatalf("unexpected row %q", got)
+	default:
+	}
+}
+
+func (f *follower) end() error {
+	f.t.Helper()
+	select {
+	case err := <-f.done:
+		f.done <- err // for the cleanup
+		return err
+	case <-time.After(hang):
+		f.t.Fatal("Run did not end")
+	}
+	return nil
+}
+
+func TestFollowAppends(t *testing.T) {
+	path := writeFile(t, "f.csv", "1,a\n2,b\n")
+	s := mustOpen(t, cols(t, "i int, s text"), map[string]string{"path": path, "follow": "true"}, "")
+	f := follow(t, s)
+	f.expect("1|a", "2|b")
+	appendFile(t, path, "3,c\n")
+	f.expect("3|c")
+
+	// A partial last line waits for its newline.
+	appendFile(t, path, "4,d")
+	f.caughtUp()
+	appendFile(t, path, "d\n5,e\n")
+	f.expect("4|dd", "5|e")
+
+	// So does a record whose quoted field holds a newline.
+	appendFile(t, path, "6,\"x\n")
+	f.caughtUp()
+	appendFile(t, path, "y\"\r\n7,z\n")
+	f.expect("6|x\ny", "7|z")
+
+	f.cancel()
+	if err := f.end(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+}
+
+func TestFollowJSONAndLateFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "later.json")
+	s := mustOpen(t, cols(t, "i int"), map[string]string{"path": path, "follow": "true"}, "")
+	f := follow(t, s)
+	if err := os.WriteFile(path, []byte(`{"i": 1}`+"\n"+`{"i": 2`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.expect("1")
+	f.caughtUp()
+	appendFile(t, path, "}\n")
+	f.expect("2")
+}
+
+func TestFollowTruncated(t *testing.T) {
+	path := writeFile(t, "t.csv", "1\n2\n")
+	s := mustOpen(t, cols(t, "i int"), map[string]string{"path": path, "follow": "true"}, "")
+	f := follow(t, s)
+	f.expect("1", "2")
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, f.end(), pgerr.ObjectNotInPrerequisiteState)
+}

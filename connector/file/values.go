@@ -1,0 +1,213 @@
+package file
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// BatchRows is the most rows a Reader puts in one batch.
+const BatchRows = 4096
+
+// convKind is how a column's text becomes a value: fast paths for integers
+// and unbounded text, PostgreSQL's text input (types.ParseText) otherwise.
+type convKind uint8
+
+const (
+	convGeneric convKind = iota
+	convInt
+	convFloat
+	convText
+)
+
+// conv is one column's conversion (part of the immutable Source).
+type conv struct {
+	kind convKind
+	t    types.T
+	bits int // convInt: 16, 32 or 64; convFloat: 32 or 64
+	// json: the column takes a JSON value's text as is (json, jsonb).
+	json bool
+}
+
+func newConv(t types.T) conv {
+	c := conv{t: t, json: t.Kind == types.JSON || t.Kind == types.JSONB}
+	switch t.Kind {
+	case types.Int2:
+		c.kind, c.bits = convInt, 16
+	case types.Int4:
+		c.kind, c.bits = convInt, 32
+	case types.Int8:
+		c.kind, c.bits = convInt, 64
+	case types.Float4:
+		c.kind, c.bits = convFloat, 32
+	case types.Float8:
+		c.kind, c.bits = convFloat, 64
+	case types.Text:
+		c.kind = convText
+	case types.Varchar, types.Bpchar:
+		if t.Typmod < 5 { // no length limit, no padding
+			c.kind = convText
+		}
+	}
+	return c
+}
+
+// slot holds one field of the row being read, converted but not yet
+// appended, so that a row failing in a later column leaves no trace.
+type slot struct {
+	null bool
+	i    int64       // convInt
+	f    float64     // convFloat
+	b    []byte      // convText: aliases the input or the row's scratch
+	v    types.Value // convGeneric
+}
+
+// set converts field f (text input; for a json column, JSON text) into s.
+func (c *conv) set(s *slot, f []byte) error {
+	s.null = false
+	switch c.kind {
+	case convInt:
+		if v, err := strconv.ParseInt(string(f), 10, c.bits); err == nil {
+			s.i = v
+			return nil
+		}
+		v, err := types.ParseText(string(f), c.t, nil) // PostgreSQL's error, or blanks around the number
+		if err != nil {
+			return err
+		}
+		s.i = v.(int64)
+		return nil
+	case convFloat:
+		// Plain decimal syntax that parses to a finite non-zero number reads
+		// the same in Go and in PostgreSQL (both round correctly); anything
+		// else (blanks, NaN, Infinity, hex, underflow) takes float8in's path.
+		if plainDecimal(f) {
+			if v, err := strconv.ParseFloat(string(f), c.bits); err == nil && v != 0 && !math.IsInf(v, 0) {
+				s.f = v
+				return nil
+			}
+		}
+		v, err := types.ParseText(string(f), c.t, nil)
+		if err != nil {
+			return err
+		}
+		s.f = v.(float64)
+		return nil
+	case convText:
+		if bytes.IndexByte(f, 0) < 0 && utf8.Valid(f) {
+			s.b = f
+			return nil
+		}
+		_, err := types.ParseText(string(f), c.t, nil)
+		if err == nil { // cannot happen: ParseText refuses what we refused
+			err = pgerr.Internal("file: text input accepted invalid UTF-8")
+		}
+		return err
+	}
+	v, err := types.ParseText(string(f), c.t, nil)
+	if err != nil {
+		return err
+	}
+	if a, ok := v.([]types.Value); ok { // storage keeps one dimension (AppendValue)
+		for _, e := range a {
+			if _, nested := e.([]types.Value); nested {
+				return pgerr.Unsupported("multidimensional arrays are not supported")
+			}
+		}
+	}
+	s.v = v
+	return nil
+}
+
+// plainDecimal reports whether f is made of digits, signs, '.', 'e' and 'E'.
+func plainDecimal(f []byte) bool {
+	for _, c := range f {
+		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+			return false
+		}
+	}
+	return len(f) > 0
+}
+
+// batch accumulates rows into Arrow builders.
+type batch struct {
+	schema   *arrow.Schema
+	convs    []conv
+	builders []array.Builder
+	rows     int
+}
+
+func newBatch(s *Source) *batch {
+	b := &batch{schema: s.schema, convs: s.convs, builders: make([]array.Builder, len(s.cols))}
+	for i, c := range s.cols {
+		b.builders[i] = types.NewBuilder(memory.DefaultAllocator, c.Type)
+	}
+	return b
+}
+
+// add appends one converted row.
+func (b *batch) add(row []slot) error {
+	for i := range row {
+		s, bl := &row[i], b.builders[i]
+		if s.null {
+			bl.AppendNull()
+			continue
+		}
+		switch b.convs[i].kind {
+		case convInt:
+			switch x := bl.(type) {
+			case *array.Int16Builder:
+				x.Append(int16(s.i))
+			case *array.Int32Builder:
+				x.Append(int32(s.i))
+			case *array.Int64Builder:
+				x.Append(s.i)
+			}
+		case convFloat:
+			if x, ok := bl.(*array.Float32Builder); ok {
+				x.Append(float32(s.f))
+			} else {
+				bl.(*array.Float64Builder).Append(s.f)
+			}
+		case convText:
+			bl.(*array.StringBuilder).BinaryBuilder.Append(s.b)
+		default:
+			if err := types.AppendValue(bl, s.v, b.convs[i].t); err != nil {
+				return err
+			}
+		}
+	}
+	b.rows++
+	return nil
+}
+
+// take returns the rows so far as a record batch (nil if none) and starts
+// a new one.
+func (b *batch) take() arrow.RecordBatch {
+	if b.rows == 0 {
+		return nil
+	}
+	cols := make([]arrow.Array, len(b.builders))
+	for i, bl := range b.builders {
+		cols[i] = bl.NewArray()
+		// Size the next batch like this one: no regrowth when reading
+		// fast, little waste when following a trickle.
+		bl.Reserve(b.rows)
+		if sb, ok := bl.(*array.StringBuilder); ok {
+			sb.ReserveData(len(cols[i].(*array.String).ValueBytes()))
+		}
+	}
+	rec := array.NewRecordBatch(b.schema, cols, int64(b.rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	b.rows = 0
+	return rec
+}

@@ -1,0 +1,443 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/apd/v3"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Column-at-a-time helpers of HashJoin: gathering rows spread over several
+// record batches, hashing and comparing whole rows (identity, for
+// retractions) and reading join keys (SQL equality). All are pure functions
+// over immutable Arrow data.
+
+// ref locates a row: recs[seg] row row. seg < 0 stands for a NULL row (the
+// missing side of an outer join).
+type ref struct{ seg, row int32 }
+
+var nullRef = ref{seg: -1}
+
+// gather builds an array of type t whose row k is column col of
+// recs[refs[k].seg] at refs[k].row (NULL for nullRef).
+func gather(t types.T, recs []arrow.RecordBatch, col int, refs []ref) arrow.Array {
+	dt := t.ArrowType()
+	switch dt.ID() {
+	case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
+		return gatherFixed[int64](dt, recs, col, refs)
+	case arrow.INT32, arrow.DATE32:
+		return gatherFixed[int32](dt, recs, col, refs)
+	case arrow.UINT32:
+		return gatherFixed[uint32](dt, recs, col, refs)
+	case arrow.INT16:
+		return gatherFixed[int16](dt, recs, col, refs)
+	case arrow.FLOAT64:
+		return gatherFixed[float64](dt, recs, col, refs)
+	case arrow.FLOAT32:
+		return gatherFixed[float32](dt, recs, col, refs)
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return gatherFixed[arrow.MonthDayNanoInterval](dt, recs, col, refs)
+	case arrow.STRING, arrow.BINARY:
+		return gatherVar(dt, recs, col, refs)
+	}
+	b := types.NewBuilder(memory.DefaultAllocator, t)
+	defer b.Release()
+	b.Reserve(len(refs))
+	for _, r := range refs {
+		var v types.Value
+		if r.seg >= 0 {
+			v = types.ValueAt(recs[r.seg].Column(col), int(r.row), t)
+		}
+		// Values read from arrays of t's storage type always append.
+		_ = types.AppendValue(b, v, t)
+	}
+	return b.NewArray()
+}
+
+// validity collects a validity bitmap, allocated at the first NULL.
+type validity struct {
+	bits  []byte
+	nulls int
+}
+
+func (v *validity) null(k, n int) {
+	if v.bits == nil {
+		v.bits = make([]byte, bitutil.BytesForBits(int64(n)))
+		bitutil.SetBitsTo(v.bits, 0, int64(k), true)
+	}
+	v.nulls++
+}
+
+func (v *validity) valid(k int) {
+	if v.bits != nil {
+		bitutil.SetBit(v.bits, k)
+	}
+}
+
+func (v *validity) buffer() *memory.Buffer {
+	if v.bits == nil {
+		return nil
+	}
+	return memory.NewBufferBytes(v.bits)
+}
+
+func gatherFixed[T arrow.FixedWidthType](dt arrow.DataType, recs []arrow.RecordBatch, col int, refs []ref) arrow.Array {
+	n := len(refs)
+	vals := make([]T, n)
+	var v validity
+	last := int32(-1)
+	var a arrow.Array
+	var src []T
+	hasNulls := false
+	for k, r := range refs {
+		if r.seg < 0 {
+			v.null(k, n)
+			continue
+		}
+		if r.seg != last {
+			last = r.seg
+			a = recs[r.seg].Column(col)
+			src = arrow.GetValues[T](a.Data(), 1)
+			hasNulls = a.NullN() > 0
+		}
+		if hasNulls && a.IsNull(int(r.row)) {
+			v.null(k, n)
+			continue
+		}
+		v.valid(k)
+		vals[k] = src[r.row]
+	}
+	d := array.NewData(dt, n, []*memory.Buffer{v.buffer(), memory.NewBufferBytes(arrow.GetBytes(vals))}, nil, v.nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// varArray is the part of *array.String and *array.Binary gatherVar uses.
+type varArray interface {
+	arrow.Array
+	ValueOffsets() []int32
+	ValueBytes() []byte
+}
+
+// gatherVar gathers strings or binaries, building offsets and data directly.
+func gatherVar(dt arrow.DataType, recs []arrow.RecordBatch, col int, refs []ref) arrow.Array {
+	n := len(refs)
+	offs := make([]int32, n+1)
+	var v validity
+	last := int32(-1)
+	var a varArray
+	var aoffs []int32
+	var araw []byte
+	hasNulls := false
+	size := 0
+	for _, r := range refs {
+		if r.seg < 0 {
+			continue
+		}
+		if r.seg != last {
+			last = r.seg
+			aoffs = recs[r.seg].Column(col).(varArray).ValueOffsets()
+		}
+		size += int(aoffs[r.row+1] - aoffs[r.row])
+	}
+	data := make([]byte, 0, size)
+	last = -1
+	for k, r := range refs {
+		if r.seg < 0 {
+			v.null(k, n)
+			offs[k+1] = int32(len(data))
+			continue
+		}
+		if r.seg != last {
+			last = r.seg
+			a = recs[r.seg].Column(col).(varArray)
+			aoffs, araw = a.ValueOffsets(), a.ValueBytes()
+			hasNulls = a.NullN() > 0
+		}
+		if hasNulls && a.IsNull(int(r.row)) {
+			v.null(k, n)
+			offs[k+1] = int32(len(data))
+			continue
+		}
+		v.valid(k)
+		base := aoffs[0]
+		data = append(data, araw[aoffs[r.row]-base:aoffs[r.row+1]-base]...)
+		offs[k+1] = int32(len(data))
+	}
+	d := array.NewData(dt, n, []*memory.Buffer{v.buffer(), memory.NewBufferBytes(arrow.GetBytes(offs)), memory.NewBufferBytes(data)}, nil, v.nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// joinSeed seeds the hashes of text keys and rows; fixed per process.
+var joinSeed = maphash.MakeSeed()
+
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+func hashStep(h, v uint64) uint64 { return mix64(h*0x9E3779B97F4A7C15 + v) }
+
+const nullHash = 0x6e756c6c
+
+// rowHashes hashes every row of rec over all its columns by identity (the
+// bytes stored, as retractions name rows), column by column into dst.
+func rowHashes(rec arrow.RecordBatch, cols []types.Column, dst []uint64) []uint64 {
+	n := int(rec.NumRows())
+	if cap(dst) < n {
+		dst = make([]uint64, n)
+	}
+	h := dst[:n]
+	for i := range h {
+		h[i] = 0
+	}
+	for c, col := range cols {
+		a := rec.Column(c)
+		hasNulls := a.NullN() > 0
+		step := func(i int, v uint64) {
+			if hasNulls && a.IsNull(i) {
+				v = nullHash
+			}
+			h[i] = hashStep(h[i], v)
+		}
+		switch x := a.(type) {
+		case *array.Boolean:
+			for i := 0; i < n; i++ {
+				v := uint64(0)
+				if x.Value(i) {
+					v = 1
+				}
+				step(i, v)
+			}
+		case *array.String:
+			for i := 0; i < n; i++ {
+				step(i, maphash.String(joinSeed, x.Value(i)))
+			}
+		case *array.Binary:
+			for i := 0; i < n; i++ {
+				step(i, maphash.Bytes(joinSeed, x.Value(i)))
+			}
+		default:
+			fw, ok := a.DataType().(arrow.FixedWidthDataType)
+			switch {
+			case ok && fw.BitWidth() == 64:
+				vals := arrow.GetValues[uint64](a.Data(), 1)
+				if !hasNulls {
+					for i, v := range vals {
+						h[i] = hashStep(h[i], v)
+					}
+					continue
+				}
+				for i, v := range vals {
+					step(i, v)
+				}
+			case ok && fw.BitWidth() == 32:
+				for i, v := range arrow.GetValues[uint32](a.Data(), 1) {
+					step(i, uint64(v))
+				}
+			case ok && fw.BitWidth() == 16:
+				for i, v := range arrow.GetValues[uint16](a.Data(), 1) {
+					step(i, uint64(v))
+				}
+			default:
+				var buf []byte
+				for i := 0; i < n; i++ {
+					buf = appendValueKey(buf[:0], types.ValueAt(a, i, col.Type))
+					step(i, maphash.Bytes(joinSeed, buf))
+				}
+			}
+		}
+	}
+	return h
+}
+
+// sameRowAt reports whether row i of a and row j of b are identical.
+func sameRowAt(a arrow.RecordBatch, i int, b arrow.RecordBatch, j int, cols []types.Column) bool {
+	for c, col := range cols {
+		if !sameValueAt(a.Column(c), i, b.Column(c), j, col.Type) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameValueAt(a arrow.Array, i int, b arrow.Array, j int, t types.T) bool {
+	an, bn := a.IsNull(i), b.IsNull(j)
+	if an || bn {
+		return an && bn
+	}
+	switch x := a.(type) {
+	case *array.Boolean:
+		return x.Value(i) == b.(*array.Boolean).Value(j)
+	case *array.String:
+		return x.Value(i) == b.(*array.String).Value(j)
+	case *array.Binary:
+		return bytes.Equal(x.Value(i), b.(*array.Binary).Value(j))
+	}
+	if fw, ok := a.DataType().(arrow.FixedWidthDataType); ok && fw.BitWidth()%8 == 0 {
+		w := fw.BitWidth() / 8
+		ab := a.Data().Buffers()[1].Bytes()[(a.Data().Offset()+i)*w:]
+		bb := b.Data().Buffers()[1].Bytes()[(b.Data().Offset()+j)*w:]
+		return bytes.Equal(ab[:w], bb[:w])
+	}
+	return string(appendValueKey(nil, types.ValueAt(a, i, t))) == string(appendValueKey(nil, types.ValueAt(b, j, t)))
+}
+
+// intClass groups the key types whose Arrow values compare as integers:
+// 0 for other types. Keys of one class on both sides use the int64 fast
+// path.
+func intClass(t types.T) int {
+	switch t.Kind {
+	case types.Int2, types.Int4, types.Int8:
+		return 1
+	case types.Date:
+		return 2
+	case types.Time:
+		return 3
+	case types.Timestamp, types.TimestampTZ:
+		return 4
+	case types.Oid, types.RegClass, types.RegType, types.RegProc:
+		return 5
+	}
+	return 0
+}
+
+// rawText reports the types whose equality is byte equality of the stored text.
+func rawText(t types.T) bool {
+	switch t.Kind {
+	case types.Text, types.Varchar, types.Name, types.Char, types.Unknown, types.JSONB:
+		return true
+	}
+	return false
+}
+
+// intKeys returns a's values (an int-class array) as int64s: 64-bit
+// values in place (read only), others converted into *scratch.
+func intKeys(a arrow.Array, scratch *[]int64) []int64 {
+	switch a.DataType().ID() {
+	case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
+		return arrow.GetValues[int64](a.Data(), 1)
+	}
+	n := a.Len()
+	if cap(*scratch) < n {
+		*scratch = make([]int64, n)
+	}
+	dst := (*scratch)[:n]
+	switch a.DataType().ID() {
+	case arrow.INT32, arrow.DATE32:
+		for i, v := range arrow.GetValues[int32](a.Data(), 1) {
+			dst[i] = int64(v)
+		}
+	case arrow.INT16:
+		for i, v := range arrow.GetValues[int16](a.Data(), 1) {
+			dst[i] = int64(v)
+		}
+	case arrow.UINT32:
+		for i, v := range arrow.GetValues[uint32](a.Data(), 1) {
+			dst[i] = int64(v)
+		}
+	}
+	return dst
+}
+
+// encodeJoinKey appends row i of a (not NULL) such that values equal under
+// SQL = encode equally: integers of every width as int64, floats with
+// -0 = 0 and one NaN, char(n) without trailing blanks, numeric reduced,
+// intervals by their 30-day-month span.
+func encodeJoinKey(dst []byte, a arrow.Array, i int, t types.T) []byte {
+	switch x := a.(type) {
+	case *array.Int16, *array.Int32, *array.Int64, *array.Uint32, *array.Date32, *array.Time64, *array.Timestamp:
+		var v int64
+		switch y := x.(type) {
+		case *array.Int16:
+			v = int64(y.Value(i))
+		case *array.Int32:
+			v = int64(y.Value(i))
+		case *array.Int64:
+			v = y.Value(i)
+		case *array.Uint32:
+			v = int64(y.Value(i))
+		case *array.Date32:
+			v = int64(y.Value(i))
+		case *array.Time64:
+			v = int64(y.Value(i))
+		case *array.Timestamp:
+			v = int64(y.Value(i))
+		}
+		return binary.LittleEndian.AppendUint64(dst, uint64(v))
+	case *array.Float64:
+		return binary.LittleEndian.AppendUint64(dst, floatKeyBits(x.Value(i)))
+	case *array.Float32:
+		return binary.LittleEndian.AppendUint64(dst, floatKeyBits(float64(x.Value(i))))
+	case *array.Boolean:
+		if x.Value(i) {
+			return append(dst, 1)
+		}
+		return append(dst, 0)
+	case *array.MonthDayNanoInterval:
+		v := x.Value(i)
+		const dayUS = 86400 * 1000000
+		us := v.Nanoseconds / 1000
+		days := int64(v.Months)*30 + int64(v.Days) + us/dayUS
+		us %= dayUS
+		if us < 0 {
+			us += dayUS
+			days--
+		}
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(days))
+		return binary.LittleEndian.AppendUint64(dst, uint64(us))
+	case *array.String:
+		s := x.Value(i)
+		switch t.Kind {
+		case types.Bpchar:
+			s = strings.TrimRight(s, " ")
+		case types.Numeric:
+			s = reducedNumeric(s)
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		return append(dst, s...)
+	case *array.Binary:
+		v := x.Value(i)
+		dst = binary.AppendUvarint(dst, uint64(len(v)))
+		return append(dst, v...)
+	}
+	return appendValueKey(dst, types.ValueAt(a, i, t))
+}
+
+func floatKeyBits(f float64) uint64 {
+	switch {
+	case f == 0:
+		return 0
+	case math.IsNaN(f):
+		return 0x7ff8000000000001
+	}
+	return math.Float64bits(f)
+}
+
+// reducedNumeric is one text per numeric value (1.50 = 1.5 = 15e-1).
+func reducedNumeric(s string) string {
+	d, _, err := apd.NewFromString(s)
+	if err != nil {
+		return s
+	}
+	if d.IsZero() && d.Form == apd.Finite {
+		return "0"
+	}
+	var r apd.Decimal
+	r.Reduce(d)
+	return r.String()
+}

@@ -1,0 +1,413 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// joinOutRows bounds the rows of one output chunk.
+const joinOutRows = 4096
+
+// joinMaxPairs bounds the candidate pairs gathered before Cond runs on them.
+const joinMaxPairs = 1 << 16
+
+// errJoinStopped reports that the output could not be sent (the graph stops).
+var errJoinStopped = errors.New("stream: hash join stopped")
+
+// joinRun is one running HashJoin, owned by its goroutine.
+//
+// A chunk from side s (the other side being o) is consumed in row order, and
+// each row's output is queued before the next row changes the state, so the
+// output changelog never retracts a row before inserting it. While s's chunk
+// is consumed, o's rows do not change: the rows of o matching each row (its
+// key's group, filtered by Cond in batches) can be found up front. Per row:
+//
+//   - joined rows (inner, left, right, full): one per matching o row, with
+//     the row's op (UpdateBefore counts as Delete, UpdateAfter as Insert);
+//   - if o is preserved, each o row whose match count leaves or reaches 0
+//     swaps its unmatched form (NULL-padded, or its semi/anti row) in or out;
+//   - if s is preserved and the row matches nothing: its NULL-padded row
+//     (outer) or itself (anti); semi emits it when it matches something;
+//   - the row is then added to or retracted from s's state.
+//
+// Without Cond every row of a group matches every row of the other side's
+// group, so match counts are the groups' row counts; with Cond, preserved
+// sides keep a match count per row.
+type joinRun struct {
+	j        *HashJoin
+	env      *Env
+	out      chan<- Message
+	ectx     *expr.Context
+	kind     exec.JoinKind
+	keys     *keyTable
+	sides    [2]*joinSide
+	joinRows bool // the kind outputs joined pairs
+	outSides int  // 2, or 1 for semi and anti (left columns only)
+	schema   *arrow.Schema
+	pairs    *arrow.Schema // left ++ right, for Cond
+	stopped  bool
+
+	// The chunk being consumed.
+	s      int
+	one    [1]arrow.RecordBatch
+	hashes []uint64
+
+	// Queued output rows: op, the consumed chunk's row (seg 0 or nullRef),
+	// the other side's row.
+	ops  []Op
+	sref []ref
+	oref []ref
+
+	pl, pe []int32 // candidate pairs: chunk row, other side's entry
+}
+
+func (j *HashJoin) newRun(env *Env, out chan<- Message) (*joinRun, error) {
+	lc, rc := j.Left.Columns(), j.Right.Columns()
+	if len(j.LeftKeys) != len(j.RightKeys) {
+		return nil, fmt.Errorf("stream: hash join has %d left keys and %d right keys", len(j.LeftKeys), len(j.RightKeys))
+	}
+	if int(j.Kind) >= len(joinKindNames) {
+		return nil, fmt.Errorf("stream: hash join of unknown kind %d", j.Kind)
+	}
+	r := &joinRun{j: j, env: env, out: out, ectx: env.evalContext(), kind: j.Kind, outSides: 2}
+	switch j.Kind {
+	case exec.InnerJoin, exec.LeftJoin, exec.RightJoin, exec.FullJoin:
+		r.joinRows = true
+	default:
+		r.outSides = 1
+	}
+	want := lc
+	if r.outSides == 2 {
+		want = append(append([]types.Column(nil), lc...), rc...)
+	}
+	if len(j.Cols) != len(want) {
+		return nil, fmt.Errorf("stream: hash join outputs %d columns, its inputs give %d", len(j.Cols), len(want))
+	}
+	for i, c := range j.Cols {
+		if !arrow.TypeEqual(c.Type.ArrowType(), want[i].Type.ArrowType()) {
+			return nil, fmt.Errorf("stream: hash join column %q is %s, its input gives %s", c.Name, c.Type.ArrowType(), want[i].Type.ArrowType())
+		}
+	}
+	lp := j.Kind == exec.LeftJoin || j.Kind == exec.FullJoin || j.Kind == exec.SemiJoin || j.Kind == exec.AntiJoin
+	rp := j.Kind == exec.RightJoin || j.Kind == exec.FullJoin
+	r.sides = [2]*joinSide{newJoinSide(lc, lp), newJoinSide(rc, rp)}
+	kt := func(es []expr.Expr) []types.T {
+		ts := make([]types.T, len(es))
+		for i, e := range es {
+			ts[i] = e.Type()
+		}
+		return ts
+	}
+	r.keys = newKeyTable(kt(j.LeftKeys), kt(j.RightKeys))
+	r.schema = types.ArrowSchema(j.Cols)
+	if j.Cond != nil {
+		r.pairs = types.ArrowSchema(append(append([]types.Column(nil), lc...), rc...))
+	}
+	return r, nil
+}
+
+func (r *joinRun) release() {
+	r.sides[0].release()
+	r.sides[1].release()
+}
+
+// watermark forwards the combined watermark of key pair w.Col.
+func (r *joinRun) watermark(w Watermark) bool {
+	lc, rc, _ := r.j.keyColumns(w.Col)
+	if !send(r.env, r.out, WatermarkMsg(Watermark{Col: lc, Value: w.Value})) {
+		return false
+	}
+	if r.outSides == 2 {
+		return send(r.env, r.out, WatermarkMsg(Watermark{Col: len(r.sides[0].cols) + rc, Value: w.Value}))
+	}
+	return true
+}
+
+// consume applies chunk c of side s and sends its output.
+func (r *joinRun) consume(s int, c *Chunk) error {
+	n := c.Len()
+	if n == 0 {
+		return nil
+	}
+	S := r.sides[s]
+	exprs := r.j.LeftKeys
+	if s == 1 {
+		exprs = r.j.RightKeys
+	}
+	keys := make([]arrow.Array, 0, len(exprs))
+	defer func() {
+		for _, a := range keys {
+			a.Release()
+		}
+	}()
+	for _, e := range exprs {
+		a, err := e.Eval(r.ectx, c.Rec)
+		if err != nil {
+			return fmt.Errorf("stream: hash join key %s: %w", e, err)
+		}
+		keys = append(keys, a)
+	}
+	gids := r.keys.lookup(s, keys, n)
+	if S.index == nil && c.Ops != nil {
+		for _, op := range c.Ops {
+			if op.Sign() < 0 {
+				S.buildIndex()
+				break
+			}
+		}
+	}
+	if S.index != nil {
+		r.hashes = rowHashes(c.Rec, S.cols, r.hashes)
+	}
+	r.s, r.one[0] = s, c.Rec
+	S.beginChunk(c.Rec)
+	var err error
+	if r.j.Cond == nil {
+		for i := 0; i < n && err == nil; i++ {
+			err = r.row(i, c.Op(i).Sign(), gids[i], nil)
+		}
+	} else {
+		err = r.condRows(c, gids)
+	}
+	r.flush()
+	S.endChunk()
+	for _, g := range gids {
+		if g >= 0 {
+			r.keys.freeIfEmpty(g)
+		}
+	}
+	r.one[0] = nil
+	if err == nil && r.stopped {
+		err = errJoinStopped
+	}
+	return err
+}
+
+// condRows consumes the chunk's rows in runs whose candidate pairs are
+// filtered by Cond together.
+func (r *joinRun) condRows(c *Chunk, gids []int32) error {
+	n := c.Len()
+	o := 1 - r.s
+	O := r.sides[o]
+	for start := 0; start < n; {
+		pl, pe := r.pl[:0], r.pe[:0]
+		end := start
+		for ; end < n && len(pl) < joinMaxPairs; end++ {
+			if g := gids[end]; g >= 0 {
+				for e := r.keys.groups[g].head[o]; e >= 0; e = O.entries[e].next {
+					pl, pe = append(pl, int32(end)), append(pe, e)
+				}
+			}
+		}
+		r.pl, r.pe = pl, pe
+		pl, pe, err := r.filterPairs(pl, pe)
+		if err != nil {
+			return err
+		}
+		p := 0
+		for i := start; i < end; i++ {
+			q := p
+			for q < len(pl) && pl[q] == int32(i) {
+				q++
+			}
+			if err := r.row(i, c.Op(i).Sign(), gids[i], pe[p:q]); err != nil {
+				return err
+			}
+			p = q
+		}
+		start = end
+	}
+	return nil
+}
+
+// filterPairs keeps the pairs (chunk row pl[k], other side's entry pe[k])
+// for which Cond is true, in place.
+func (r *joinRun) filterPairs(pl, pe []int32) ([]int32, []int32, error) {
+	O := r.sides[1-r.s]
+	keep := 0
+	sref := make([]ref, 0, min(len(pl), joinOutRows))
+	oref := make([]ref, 0, min(len(pl), joinOutRows))
+	for from := 0; from < len(pl); from += joinOutRows {
+		to := min(from+joinOutRows, len(pl))
+		sref, oref = sref[:0], oref[:0]
+		for k := from; k < to; k++ {
+			sref = append(sref, ref{0, pl[k]})
+			oref = append(oref, O.entries[pe[k]].ref)
+		}
+		cols := make([]arrow.Array, 0, len(r.pairs.Fields()))
+		cols = r.columns(cols, 0, sref, oref)
+		cols = r.columns(cols, 1, sref, oref)
+		rec := array.NewRecordBatch(r.pairs, cols, int64(to-from))
+		releaseAll(cols)
+		m, err := r.j.Cond.Eval(r.ectx, rec)
+		rec.Release()
+		if err != nil {
+			return nil, nil, fmt.Errorf("stream: hash join condition: %w", err)
+		}
+		mask, ok := m.(*array.Boolean)
+		if !ok {
+			m.Release()
+			return nil, nil, pgerr.Internal("stream: hash join condition is %s, not boolean", m.DataType())
+		}
+		for k := from; k < to; k++ {
+			if mask.IsValid(k-from) && mask.Value(k-from) {
+				pl[keep], pe[keep] = pl[k], pe[k]
+				keep++
+			}
+		}
+		m.Release()
+	}
+	return pl[:keep], pe[:keep], nil
+}
+
+// row consumes row i (sign +1 adds, -1 retracts) of key group g (-1: a
+// NULL key, which matches nothing and is not held). With Cond, ms are the
+// other side's entries that match the row.
+func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
+	s, o := r.s, 1-r.s
+	S, O := r.sides[s], r.sides[o]
+	op := Insert
+	if sign < 0 {
+		op = Delete
+	}
+	var total int64 // rows of o matching the row
+	if g >= 0 {
+		grp := &r.keys.groups[g]
+		cond := r.j.Cond != nil
+		if O.preserved {
+			if cond {
+				for _, e := range ms {
+					en := &O.entries[e]
+					before := en.matches
+					en.matches += sign
+					if (before == 0) != (en.matches == 0) {
+						r.transition(e, before == 0)
+					}
+				}
+			} else if before := grp.rows[s]; (before == 0) != (before+sign == 0) {
+				for e := grp.head[o]; e >= 0; e = O.entries[e].next {
+					r.transition(e, before == 0)
+				}
+			}
+		}
+		if cond {
+			for _, e := range ms {
+				en := &O.entries[e]
+				total += int64(en.count)
+				if r.joinRows {
+					for k := int32(0); k < en.count; k++ {
+						r.emit(op, ref{0, int32(i)}, en.ref)
+					}
+				}
+			}
+		} else {
+			total = grp.rows[o]
+			if r.joinRows {
+				for e := grp.head[o]; e >= 0; e = O.entries[e].next {
+					en := &O.entries[e]
+					for k := int32(0); k < en.count; k++ {
+						r.emit(op, ref{0, int32(i)}, en.ref)
+					}
+				}
+			}
+		}
+	}
+	if S.preserved && (total > 0) == (r.kind == exec.SemiJoin) {
+		r.emit(op, ref{0, int32(i)}, nullRef)
+	}
+	if g < 0 {
+		return nil
+	}
+	var h uint64
+	if S.index != nil {
+		h = r.hashes[i]
+	}
+	if sign > 0 {
+		S.add(r.keys.groups, s, g, i, h, total)
+		return nil
+	}
+	if !S.remove(r.keys.groups, s, g, i, h) {
+		return pgerr.Internal("stream: hash join: a retraction of a row its input does not hold")
+	}
+	return nil
+}
+
+// transition swaps the unmatched form of the other side's entry e in (it
+// lost its last match) or out (gained, its first): the NULL-padded row of an
+// outer join, the row itself for anti (and the reverse for semi).
+func (r *joinRun) transition(e int32, gained bool) {
+	en := &r.sides[1-r.s].entries[e]
+	op := Insert
+	if gained != (r.kind == exec.SemiJoin) {
+		op = Delete
+	}
+	for k := int32(0); k < en.count; k++ {
+		r.emit(op, nullRef, en.ref)
+	}
+}
+
+// emit queues one output row, sending a full chunk.
+func (r *joinRun) emit(op Op, sref, oref ref) {
+	r.ops = append(r.ops, op)
+	r.sref = append(r.sref, sref)
+	r.oref = append(r.oref, oref)
+	if len(r.ops) >= joinOutRows {
+		r.flush()
+	}
+}
+
+// flush sends the queued rows as one chunk.
+func (r *joinRun) flush() {
+	n := len(r.ops)
+	if n == 0 {
+		return
+	}
+	if !r.stopped {
+		cols := make([]arrow.Array, 0, len(r.j.Cols))
+		cols = r.columns(cols, 0, r.sref, r.oref)
+		if r.outSides == 2 {
+			cols = r.columns(cols, 1, r.sref, r.oref)
+		}
+		rec := array.NewRecordBatch(r.schema, cols, int64(n))
+		releaseAll(cols)
+		var ops []Op
+		for _, op := range r.ops {
+			if op != Insert {
+				ops = append([]Op(nil), r.ops...)
+				break
+			}
+		}
+		if !send(r.env, r.out, ChunkMsg(&Chunk{Rec: rec, Ops: ops})) {
+			r.stopped = true
+		}
+	}
+	r.ops, r.sref, r.oref = r.ops[:0], r.sref[:0], r.oref[:0]
+}
+
+// columns appends input side's columns for rows: sref for the consumed
+// chunk's side, oref for the other.
+func (r *joinRun) columns(dst []arrow.Array, side int, sref, oref []ref) []arrow.Array {
+	sd := r.sides[side]
+	recs, refs := sd.recs, oref
+	if side == r.s {
+		recs, refs = r.one[:], sref
+	}
+	for c, col := range sd.cols {
+		dst = append(dst, gather(col.Type, recs, c, refs))
+	}
+	return dst
+}
+
+func releaseAll(arrs []arrow.Array) {
+	for _, a := range arrs {
+		a.Release()
+	}
+}

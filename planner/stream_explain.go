@@ -1,0 +1,101 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
+)
+
+// ExplainStream renders a streaming plan as an indented tree, one operator
+// a line, each with the state it keeps:
+//
+//	StreamHashAgg: count(*) GROUP BY auction   state: per group (auction): count
+//	└─StreamFilter: (price > 100)
+//	  └─StreamScan: table bid (append only)
+func ExplainStream(root stream.Node) []string {
+	var out []string
+	var visit func(n stream.Node, first, rest string)
+	visit = func(n stream.Node, first, rest string) {
+		line := first + n.Explain()
+		if st := streamState(n); st != "" {
+			line += "   state: " + st
+		}
+		out = append(out, line)
+		ins := n.Inputs()
+		for i, in := range ins {
+			if i == len(ins)-1 {
+				visit(in, rest+"└─", rest+"  ")
+			} else {
+				visit(in, rest+"├─", rest+"│ ")
+			}
+		}
+	}
+	if root != nil {
+		visit(root, "", "")
+	}
+	return out
+}
+
+// streamState describes the state an operator keeps ("" for none).
+func streamState(n stream.Node) string {
+	switch x := n.(type) {
+	case *stream.HashAgg:
+		var parts []string
+		for _, a := range x.Aggs {
+			parts = append(parts, aggState(a))
+		}
+		if len(parts) == 0 {
+			parts = []string{"row count"}
+		}
+		if len(x.GroupBy) == 0 {
+			return "one group: " + strings.Join(parts, ", ")
+		}
+		return "per group (" + exprList(x.GroupBy) + "): " + strings.Join(parts, ", ")
+	case *stream.HashJoin:
+		if len(x.LeftKeys) == 0 {
+			return "all left rows, all right rows"
+		}
+		return "left rows by (" + exprList(x.LeftKeys) + "), right rows by (" + exprList(x.RightKeys) + ")"
+	case *stream.TopN:
+		if len(x.PartitionBy) == 0 {
+			return "every row, in order"
+		}
+		return "per partition (" + exprList(x.PartitionBy) + "): every row, in order"
+	case *stream.Materialize:
+		if len(x.Key) == 0 {
+			return "the view's rows, counted"
+		}
+		names := make([]string, len(x.Key))
+		for i, k := range x.Key {
+			names[i] = x.Cols[k].Name
+		}
+		return "the view's rows by (" + strings.Join(names, ", ") + ")"
+	}
+	return ""
+}
+
+// aggState names what one aggregate keeps per group.
+func aggState(a stream.AggSpec) string {
+	switch {
+	case a.Distinct && a.Arg != nil:
+		return "count per distinct " + a.Arg.String()
+	case a.Kind == stream.AggCountStar, a.Kind == stream.AggCount:
+		return "count"
+	case a.Kind == stream.AggSum:
+		return "sum"
+	case a.Kind == stream.AggAvg:
+		return "sum and count"
+	case a.Arg != nil: // min, max: every value with its count, so deletes stay exact
+		return "count per value of " + a.Arg.String()
+	}
+	return a.String()
+}
+
+func exprList(es []expr.Expr) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, ", ")
+}
