@@ -42,6 +42,8 @@ type fileRelation struct {
 	RowTypeOID uint32       `json:"row_type_oid,omitempty"`
 	ViewQuery  string       `json:"view_query,omitempty"`
 	DependsOn  []uint32     `json:"depends_on,omitempty"`
+	AppendOnly bool         `json:"append_only,omitempty"`
+	Watermark  *Watermark   `json:"watermark,omitempty"`
 }
 
 type fileColumn struct {
@@ -111,6 +113,7 @@ func load(dir string) (*snapshot, error) {
 			OID: fr.OID, Schema: fr.Schema, Name: fr.Name, Kind: RelKind(fr.Kind[0]),
 			PrimaryKey: fr.PrimaryKey, PKName: fr.PKName, PKIndexOID: fr.PKIndexOID, Unique: fr.Unique,
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
+			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
 		}
 		for _, fc := range fr.Columns {
 			t, ok := types.FromOID(fc.TypeOID)
@@ -149,6 +152,7 @@ func (c *Catalog) save(s *snapshot) error {
 			OID: r.OID, Schema: r.Schema, Name: r.Name, Kind: string(rune(r.Kind)),
 			PrimaryKey: r.PrimaryKey, PKName: r.PKName, PKIndexOID: r.PKIndexOID, Unique: r.Unique,
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
+			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}
 		for i, col := range r.Columns {

@@ -42,8 +42,13 @@ type Result struct {
 	Tag string
 	// Columns describe Rows (same as Prepared.Columns).
 	Columns []types.Column
-	// Rows produces the result batches; the wire must Close it.
+	// Rows produces the result batches; the wire must Close it. Rows that
+	// may wait for input (SUBSCRIBE, FETCH from one) implement TryNexter.
 	Rows exec.Iterator
+	// Binary asks for Rows in binary format in the simple query protocol
+	// (FETCH from a BINARY cursor); with the extended protocol the client's
+	// Bind chooses, as in PostgreSQL.
+	Binary bool
 	// CopyIn is set for COPY ... FROM STDIN.
 	CopyIn CopyIn
 	// CopyOut is set for COPY ... TO STDOUT.

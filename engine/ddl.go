@@ -11,6 +11,7 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/storage"
 )
 
 func planTableDef(env *planner.Env, c *pg.CreateStmt) (*catalog.Relation, error) {
@@ -72,7 +73,8 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 }
 
 func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result, error) {
-	for _, r := range t.Relations {
+	tbls := make([]*storage.Table, 0, len(t.Relations))
+	for _, r := range t.Relations { // check them all before truncating any
 		rv := r.GetRangeVar()
 		rel, err := s.eng.cat.Resolve(rv.Schemaname, rv.Relname, s.set.searchPath())
 		if err != nil {
@@ -82,6 +84,12 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 		if rel.Kind != catalog.KindTable || tbl == nil {
 			return nil, pgerr.New(pgerr.WrongObjectType, "%q is not a table", rel.Name)
 		}
+		if err := refuseAppendOnly(rel, "truncate"); err != nil {
+			return nil, err
+		}
+		tbls = append(tbls, tbl)
+	}
+	for _, tbl := range tbls {
 		if err := s.truncate(ctx, tbl); err != nil {
 			return nil, err
 		}

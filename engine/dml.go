@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
@@ -30,6 +31,11 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 			return nil, err
 		}
 		if ins.OnConflict != nil {
+			if ins.OnConflict.Update != nil {
+				if err := refuseAppendOnly(ins.Rel, "update"); err != nil {
+					return nil, err
+				}
+			}
 			return s.insertOnConflict(ectx, ins, rec)
 		}
 		n := rec.NumRows()
@@ -43,6 +49,9 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 		up := pl.update
 		if up.Table == nil {
 			return nil, pgerr.New(pgerr.WrongObjectType, "cannot update %q: it is not a table", up.Rel.Name)
+		}
+		if err := refuseAppendOnly(up.Rel, "update"); err != nil {
+			return nil, err
 		}
 		ids, rec, err := collectWithIDs(ectx, up.Source, up.Rel.ColumnTypes())
 		if err != nil {
@@ -59,6 +68,9 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 		if del.Table == nil {
 			return nil, pgerr.New(pgerr.WrongObjectType, "cannot delete from %q: it is not a table", del.Rel.Name)
 		}
+		if err := refuseAppendOnly(del.Rel, "delete from"); err != nil {
+			return nil, err
+		}
 		ids, rec, err := collectWithIDs(ectx, del.Source, del.Rel.ColumnTypes())
 		if err != nil {
 			return nil, err
@@ -71,6 +83,16 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 		return s.returning(ectx, del.Returning, fmt.Sprintf("DELETE %d", len(ids)), rec)
 	}
 	return nil, pgerr.Internal("unexpected statement kind %d", pl.kind)
+}
+
+// refuseAppendOnly is the error of removing or changing rows (verb: "update",
+// "delete from", "truncate") of a table created APPEND ONLY, whose change
+// feed only ever holds inserts.
+func refuseAppendOnly(rel *catalog.Relation, verb string) error {
+	if rel == nil || !rel.AppendOnly {
+		return nil
+	}
+	return pgerr.New(pgerr.WrongObjectType, `cannot %s append-only table "%s"`, verb, rel.Name)
 }
 
 // insert, update, delete and truncate write through the open transaction

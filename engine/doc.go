@@ -9,6 +9,11 @@
 //	Session.Execute: Node.Open(exec.Context{TimeZone, params, now, catalog}) --> Result.Rows
 //	wire: Rows.Next() batches --types.AppendText--> DataRow messages
 //
+// SQL cursors (DECLARE / FETCH / MOVE / CLOSE) live in the session
+// (cursor.go); SUBSCRIBE's never-ending rows are served as a query, a
+// cursor or COPY data (live.go), and rows that may wait for input implement
+// TryNexter so that readers hand out what is ready before waiting.
+//
 // An Engine is safe for concurrent use; a Session is used by one connection
 // goroutine at a time. Writes are durable when Execute returns (storage
 // fsyncs, grouped across sessions); see docs/transactions.md for what a

@@ -42,6 +42,10 @@ type Engine struct {
 	// alters counts the ALTER TABLEs applied (changed under layout's
 	// exclusive lock); open cursors check it (see guardRows).
 	alters atomic.Uint64
+	// subscribe plans SUBSCRIBE statements (live.go); set by the streaming
+	// runtime when the engine opens, nil until it exists. Read-only after
+	// Open.
+	subscribe subscribeFunc
 
 	// flow runs the materialized views (streams.go); viewErrs maps the OID
 	// of a view that could not start at Open to its error.
@@ -75,6 +79,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{})}
 	e.flow = dataflow.New(dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf}, flowInputs{e})
+	e.subscribe = e.startSubscribe
 	e.startViews()
 	return e, nil
 }

@@ -35,7 +35,9 @@ type Session struct {
 	stx *storage.Tx
 	// prepared holds the statements of SQL PREPARE, by name.
 	prepared map[string]*Prepared
-	closed   atomic.Bool
+	// cursors holds the open SQL cursors (DECLARE), by name (cursor.go).
+	cursors map[string]*cursor
+	closed  atomic.Bool
 }
 
 var _ SessionAPI = (*Session)(nil)
@@ -68,6 +70,9 @@ const (
 	kindDelete
 	kindExplain
 	kindShow
+	kindDeclare   // DECLARE CURSOR FOR a query (cursor.go)
+	kindFetch     // FETCH and MOVE
+	kindSubscribe // SUBSCRIBE, plain or under DECLARE or COPY (live.go)
 )
 
 // plan is the engine-private part of a Prepared statement.
@@ -79,7 +84,10 @@ type plan struct {
 	del     *planner.Delete
 	explain string
 	show    string // SHOW's parameter name (lower case) or "all"
-	gen     any    // the catalog generation planned against (see replanIfStale)
+	declare *pg.DeclareCursorStmt
+	fetch   *pg.FetchStmt
+	sub     *subscribePlan
+	gen     any // the catalog generation planned against (see replanIfStale)
 }
 
 // Prepare implements SessionAPI.
@@ -114,14 +122,8 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindShow {
 			p.Columns = []types.Column{{Name: "Name", Type: types.TText}}
 		}
-		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindSubscribe && stmt.Ext.Subscribe.Wrapper == "" {
-			env := s.env(ctx, paramTypes)
-			env.Source = stmt.Source
-			sp, err := s.planSubscribe(env, stmt.Ext.Subscribe)
-			if err != nil {
-				return nil, err
-			}
-			p.Columns = subscribeColumns(sp.cols)
+		if isSubscribeStmt(stmt) {
+			return s.prepareSubscribe(ctx, p, pl, stmt.Ext.Subscribe)
 		}
 		return p, nil
 	}
@@ -172,6 +174,16 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		}
 		pl.kind, pl.explain = kindExplain, text
 		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
+	case *pg.Node_DeclareCursorStmt:
+		q, err := planner.PlanSelect(env, n.DeclareCursorStmt.Query)
+		if err != nil {
+			return nil, err
+		}
+		pl.kind, pl.query, pl.declare = kindDeclare, q, n.DeclareCursorStmt
+		p.ParamTypes = q.ParamTypes
+	case *pg.Node_FetchStmt:
+		pl.kind, pl.fetch = kindFetch, n.FetchStmt
+		p.Columns = s.fetchColumns(n.FetchStmt)
 	case *pg.Node_ExecuteStmt:
 		if inner, ok := s.prepared[n.ExecuteStmt.Name]; ok {
 			p.Columns = inner.Columns
@@ -208,17 +220,24 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	if s.tx == 'E' && !isTxEnd(p.Stmt) {
 		return nil, errAborted
 	}
+	pl := p.plan.(*plan)
+	if pl.kind == kindFetch || pl.kind == kindSubscribe {
+		return s.executeLive(ctx, p, pl)
+	}
 	unlock, alters, err := s.lockPlan(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	pl := p.plan.(*plan)
+	pl = p.plan.(*plan) // replanned if stale
 	if pl.kind == kindSelect {
 		defer func() { res = s.guardRows(res, alters) }()
 	}
 	if len(params) != len(p.ParamTypes) {
 		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(p.ParamTypes))
+	}
+	if pl.kind == kindDeclare {
+		return s.declareSelect(ctx, pl, params, alters)
 	}
 	var cancel context.CancelFunc = func() {}
 	if d := s.set.statementTimeout(); d > 0 {
@@ -243,14 +262,15 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		cancel()
 		return s.execShow(pl.show, p.Columns)
 	}
-	if x := p.Stmt.Ext; x != nil && x.Kind == sql.KindSubscribe && x.Subscribe.Wrapper == "" {
-		cancel() // a subscription never ends: statement_timeout does not apply
-		env := s.env(ctx, nil)
-		env.Source = p.Stmt.Source
-		return s.execSubscribe(ctx, env, x.Subscribe)
+	res, err = s.execUtility(ctx, p.Stmt)
+	if err == nil && res != nil && res.CopyOut != nil && res.CopyOut.Rows != nil {
+		// COPY TO's rows are read after Execute: the timeout runs until
+		// they are closed.
+		res.CopyOut.Rows = withClose(res.CopyOut.Rows, cancel)
+		return res, nil
 	}
-	defer cancel()
-	return s.execUtility(ctx, p.Stmt)
+	cancel()
+	return res, err
 }
 
 // env is the planner's environment for one statement.
@@ -260,7 +280,6 @@ func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 		SearchPath: s.set.searchPath(),
 		Params:     params,
 		Eval:       s.evalContext(ctx, nil),
-		Streams:    flowStreams{s.eng},
 	}
 }
 
@@ -309,6 +328,7 @@ func (s *Session) Close() {
 	if s.closed.Swap(true) {
 		return
 	}
+	s.closeCursors(func(*cursor) bool { return true })
 	s.endTx(false, context.Background())
 	s.eng.forget(s)
 }

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"slices"
 	"sort"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgerr"
@@ -11,7 +14,8 @@ import (
 
 // The streaming statements and clauses parse (sql/extensions.go); until the
 // streaming runtime runs them, the engine refuses each one by name, with its
-// position, rather than ignore it.
+// position, rather than ignore it. CREATE TABLE's APPEND ONLY and WATERMARK
+// FOR are kept in the catalog (tableStreamingClauses).
 
 // checkStreamingClauses refuses the streaming clauses lifted from a
 // PostgreSQL statement.
@@ -23,10 +27,11 @@ func checkStreamingClauses(stmt sql.Statement) error {
 	refuse := func(what string, pos int) error {
 		return pgerr.Unsupported("%s is not supported yet", what).WithPosition(stmt.CharPos(pos))
 	}
+	_, createTable := stmt.AST.Node.(*pg.Node_CreateStmt) // see tableStreamingClauses
 	switch {
-	case x.Watermark != nil:
+	case x.Watermark != nil && !createTable:
 		return refuse("WATERMARK FOR", x.Watermark.Pos)
-	case x.AppendOnly:
+	case x.AppendOnly && !createTable:
 		return refuse("APPEND ONLY", stmt.Offset)
 	case len(x.Structs) > 0:
 		return refuse("STRUCT types", x.Structs[0].Pos)
@@ -36,6 +41,32 @@ func checkStreamingClauses(stmt sql.Statement) error {
 		return refuse("FOR SYSTEM_TIME AS OF", x.TemporalJoins[0].Pos)
 	case len(x.SessionFrames) > 0:
 		return refuse("SESSION WITH GAP", x.SessionFrames[0].Pos)
+	}
+	return nil
+}
+
+// tableStreamingClauses stores CREATE TABLE's APPEND ONLY and WATERMARK FOR
+// in rel. The watermark's column must exist; its expression is kept as text
+// and bound by the streaming planner when a view reads the table.
+func tableStreamingClauses(rel *catalog.Relation, stmt sql.Statement) error {
+	x := stmt.Ext
+	if x == nil {
+		return nil
+	}
+	rel.AppendOnly = x.AppendOnly
+	w := x.Watermark
+	if w == nil {
+		return nil
+	}
+	if !slices.ContainsFunc(rel.Columns, func(c catalog.Column) bool { return c.Name == w.Column }) {
+		return pgerr.New(pgerr.UndefinedColumn, `column "%s" does not exist`, w.Column).WithPosition(stmt.CharPos(w.ColumnPos))
+	}
+	rel.Watermark = &catalog.Watermark{Column: w.Column, Expr: w.Expr}
+	for _, o := range w.Options {
+		if rel.Watermark.Options == nil {
+			rel.Watermark.Options = map[string]string{}
+		}
+		rel.Watermark.Options[o.Key] = o.Value
 	}
 	return nil
 }

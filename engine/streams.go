@@ -77,7 +77,7 @@ type tableFeed struct{ f *storage.Feed }
 func (t tableFeed) Ready() <-chan struct{} { return t.f.Ready() }
 func (t tableFeed) Close()                 { t.f.Close() }
 func (t tableFeed) Poll() ([]dataflow.Delta, error) {
-	ds, err := t.f.Poll()
+	ds, err := t.f.Poll(), t.f.Err()
 	out := make([]dataflow.Delta, len(ds))
 	for i, d := range ds {
 		out[i] = dataflow.Delta{Deleted: d.Deleted, Inserted: d.Inserted, Update: d.Update}

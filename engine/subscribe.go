@@ -10,9 +10,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/stream"
-	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -33,13 +33,13 @@ func subscribeColumns(cols []types.Column) []types.Column {
 
 // planSubscribe resolves what a SUBSCRIBE reads: a materialized view, or a
 // query planned as a private job. It returns the view's columns.
-type subscribePlan struct {
+type subscribeTarget struct {
 	viewOID uint32               // SUBSCRIBE TO view
 	query   *planner.StreamQuery // SUBSCRIBE (query) or TO a table/source
 	cols    []types.Column
 }
 
-func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribePlan, error) {
+func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribeTarget, error) {
 	if x.Target != "" {
 		schema, name := "", x.Target
 		rel, err := s.eng.cat.Resolve(schema, name, s.set.searchPath())
@@ -51,7 +51,7 @@ func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribeP
 			for i, c := range rel.Columns {
 				cols[i] = types.Column{Name: c.Name, Type: c.Type}
 			}
-			return &subscribePlan{viewOID: rel.OID, cols: cols}, nil
+			return &subscribeTarget{viewOID: rel.OID, cols: cols}, nil
 		}
 	}
 	env.Streams = flowStreams{s.eng}
@@ -59,33 +59,38 @@ func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribeP
 	if err != nil {
 		return nil, err
 	}
-	return &subscribePlan{query: q, cols: q.Columns}, nil
+	return &subscribeTarget{query: q, cols: q.Columns}, nil
 }
 
 var nextPrivateJob atomic.Uint32
 
-// execSubscribe starts a subscription and returns its never-ending rows.
-func (s *Session) execSubscribe(ctx context.Context, env *planner.Env, x *sql.Subscribe) (*Result, error) {
-	if x.Wrapper != "" {
-		return nil, pgerr.Unsupported("%s ... SUBSCRIBE is not supported yet", x.Wrapper)
-	}
+// startSubscribe implements subscribeFunc (live.go) on the dataflow runtime:
+// SUBSCRIBE TO view reads the view's changelog; SUBSCRIBE (query) and TO a
+// table or source run the query as a private job that ends with the
+// subscription.
+func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscribe) ([]types.Column, func(context.Context) (exec.Iterator, error), error) {
+	env := s.env(ctx, nil)
 	p, err := s.planSubscribe(env, x)
 	if err != nil {
-		return nil, err
-	}
-	opts := dataflow.SubOptions{Snapshot: x.Snapshot, Progress: x.Progress}
-	var sub *dataflow.Subscription
-	if p.query != nil {
-		id := privateJobBase + nextPrivateJob.Add(1)
-		sub, err = s.eng.flow.SubscribeQuery(dataflow.JobSpec{ID: id, Name: "subscribe", Plan: p.query.Root, Key: p.query.Key, Cols: p.query.Columns}, opts)
-	} else {
-		sub, err = s.eng.flow.Subscribe(p.viewOID, opts)
-	}
-	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cols := subscribeColumns(p.cols)
-	return &Result{Tag: "SUBSCRIBE", Columns: cols, Rows: &subIter{ctx: ctx, sub: sub, cols: cols}}, nil
+	opts := dataflow.SubOptions{Snapshot: x.Snapshot, Progress: x.Progress}
+	start := func(ctx context.Context) (exec.Iterator, error) {
+		var sub *dataflow.Subscription
+		var err error
+		if p.query != nil {
+			id := privateJobBase + nextPrivateJob.Add(1)
+			sub, err = e.flow.SubscribeQuery(dataflow.JobSpec{ID: id, Name: "subscribe", Plan: p.query.Root, Key: p.query.Key, Cols: p.query.Columns}, opts)
+		} else {
+			sub, err = e.flow.Subscribe(p.viewOID, opts)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &subIter{ctx: ctx, sub: sub, cols: cols}, nil
+	}
+	return cols, start, nil
 }
 
 // subIter turns a subscription's updates into result batches. Next blocks

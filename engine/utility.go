@@ -35,6 +35,9 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		if err != nil {
 			return nil, err
 		}
+		if err := tableStreamingClauses(rel, stmt); err != nil {
+			return nil, err
+		}
 		if _, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists); err != nil {
 			return s.maybeSkip(err, n.CreateStmt.IfNotExists, "CREATE TABLE")
 		}
@@ -71,6 +74,8 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.prepareSQL(ctx, n.PrepareStmt, stmt)
 	case *pg.Node_ExecuteStmt:
 		return s.executeSQL(ctx, n.ExecuteStmt)
+	case *pg.Node_ClosePortalStmt:
+		return s.execClose(n.ClosePortalStmt)
 	case *pg.Node_DeallocateStmt:
 		return s.deallocate(n.DeallocateStmt)
 	case *pg.Node_CommentStmt:
@@ -144,17 +149,23 @@ func (s *Session) execTransaction(ctx context.Context, t *pg.TransactionStmt) (*
 
 // endTx commits or rolls back the open transaction block and returns the
 // session to idle. A failed commit has rolled back.
-func (s *Session) endTx(commit bool, ctx context.Context) error {
+func (s *Session) endTx(commit bool, ctx context.Context) (err error) {
+	if commit {
+		// WITH HOLD cursors read their rows before the commit.
+		err = s.materializeHeld(ctx)
+		commit = err == nil
+	}
 	stx := s.stx
 	s.tx, s.stx = 'I', nil
-	if stx == nil {
-		return nil
+	if stx != nil {
+		if commit {
+			err = stx.Commit(ctx)
+		} else {
+			stx.Rollback()
+		}
 	}
-	if commit {
-		return stx.Commit(ctx)
-	}
-	stx.Rollback()
-	return nil
+	s.cursorsAtTxEnd(commit && err == nil)
+	return err
 }
 
 func (s *Session) execSet(v *pg.VariableSetStmt) (*Result, error) {

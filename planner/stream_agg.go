@@ -109,8 +109,9 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 }
 
 // aggSpecFor maps one aggregate call (arguments over the HashAgg's input)
-// onto a streaming aggregate as is; lowerAgg adds the casts and rewrites
-// around it. It is a variable so that stream.AggSpecFor can replace it.
+// onto a streaming aggregate, not checking its argument type; lowerAgg
+// adds the casts and rewrites around it. It is a variable so that
+// stream.AggSpecFor can replace it.
 var aggSpecFor = func(call exec.AggCall) (stream.AggSpec, error) {
 	sp := stream.AggSpec{Distinct: call.Distinct, Filter: call.Filter}
 	switch call.Fn.Name {
@@ -136,45 +137,43 @@ var aggSpecFor = func(call exec.AggCall) (stream.AggSpec, error) {
 	if len(call.Args) == 1 {
 		sp.Arg = call.Args[0]
 	}
-	if _, err := sp.ResultType(); err != nil {
-		return sp, err
-	}
 	return sp, nil
 }
 
 // lowerAgg returns the streaming aggregates that compute call and the
 // function that finishes its value from their results (nil when the one
-// aggregate's result is already the value). The streaming aggregates keep
-// retractions exact; to give PostgreSQL's types:
+// aggregate's result is the value). An aggregate aggSpecFor maps with
+// PostgreSQL's result type is used as is; otherwise, to give PostgreSQL's
+// types with the aggregates streaming has:
 //
-//   - sum over int8 is summed as int8 (22003 beyond its range, where
-//     PostgreSQL's numeric would go on) and cast to numeric;
 //   - avg over integers is sum / count in numeric, as PostgreSQL divides;
-//   - sum and avg over real are computed in double precision (sum cast back).
+//   - sum and avg over real are computed in double precision;
+//   - a result of another type (sum over int8 summed as int8: 22003 beyond
+//     its range, where PostgreSQL's numeric would go on) is cast.
+//
+// ORDER BY inside the call is ignored: none of these aggregates depends on
+// the order of its input.
 func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr, error), error) {
-	if len(call.OrderBy) > 0 {
-		return nil, nil, notInMV("ORDER BY inside an aggregate")
-	}
 	want := call.Fn.Return
-	var argT types.T
-	if len(call.Args) == 1 {
-		argT = call.Args[0].Type()
+	sp, err := aggSpecFor(call)
+	if err != nil {
+		return nil, nil, err
 	}
-	name := call.Fn.Name
+	if got, err := sp.ResultType(); err == nil && got.Equal(want) {
+		return []stream.AggSpec{sp}, nil, nil
+	}
+	var argT types.T
+	if sp.Arg != nil {
+		argT = sp.Arg.Type()
+	}
 	switch {
-	case name == "avg" && argT.IsInteger():
-		sum, cnt := call, call
-		sum.Fn = &exec.AggFunc{Name: "sum", Args: call.Fn.Args, Return: types.TInt8}
-		cnt.Fn = &exec.AggFunc{Name: "count", Args: call.Fn.Args, Return: types.TInt8}
-		ss, err := aggSpecFor(sum)
-		if err != nil {
+	case sp.Kind == stream.AggAvg && argT.IsInteger():
+		sum, cnt := sp, sp
+		sum.Kind, cnt.Kind = stream.AggSum, stream.AggCount
+		if _, err := sum.ResultType(); err != nil {
 			return nil, nil, err
 		}
-		cs, err := aggSpecFor(cnt)
-		if err != nil {
-			return nil, nil, err
-		}
-		return []stream.AggSpec{ss, cs}, func(r []expr.Expr) (expr.Expr, error) {
+		return []stream.AggSpec{sum, cnt}, func(r []expr.Expr) (expr.Expr, error) {
 			n, err := expr.NewCast(r[0], types.TNumeric, true)
 			if err != nil {
 				return nil, err
@@ -185,16 +184,10 @@ func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr
 			}
 			return expr.NewBinary("/", n, d)
 		}, nil
-	case (name == "avg" || name == "sum") && argT.Kind == types.Float4:
-		arg, err := expr.NewCast(call.Args[0], types.TFloat8, false)
-		if err != nil {
+	case (sp.Kind == stream.AggAvg || sp.Kind == stream.AggSum) && argT.Kind == types.Float4:
+		if sp.Arg, err = expr.NewCast(sp.Arg, types.TFloat8, false); err != nil {
 			return nil, nil, err
 		}
-		call.Args = []expr.Expr{arg}
-	}
-	sp, err := aggSpecFor(call)
-	if err != nil {
-		return nil, nil, err
 	}
 	got, err := sp.ResultType()
 	if err != nil {
@@ -206,7 +199,7 @@ func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr
 	return []stream.AggSpec{sp}, func(r []expr.Expr) (expr.Expr, error) {
 		e, err := expr.NewCast(r[0], want, true)
 		if err != nil {
-			return nil, pgerr.Unsupported("%s(%s) cannot be used in a materialized view: its result type %s differs from %s", name, argT, got, want)
+			return nil, pgerr.Unsupported("%s cannot be used in a materialized view: its result type %s differs from %s", sp, got, want)
 		}
 		return e, nil
 	}, nil
@@ -264,6 +257,9 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 	if err != nil {
 		return sout{}, err
 	}
+	if !rankUsed && lo == 1 && hi < 0 {
+		return in, nil // an unbounded, unread row number changes nothing
+	}
 	t := &stream.TopN{Input: in.node, Limit: -1, Offset: lo - 1, RankCol: rankUsed}
 	if hi >= 0 {
 		t.Limit = max(hi-lo+1, 0)
@@ -276,11 +272,13 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 	}
 	t.Cols = in.node.Columns()
 	lay := in.lay
+	rank := -1
 	if rankUsed {
 		t.Cols = append(append([]types.Column(nil), t.Cols...), s.p.col(rn))
 		lay = append(append([]int(nil), lay...), rn)
+		rank = rn
 	}
-	o := sout{node: t, lay: lay, key: in.key}
+	o := sout{node: t, lay: lay, key: topNKey(t, colIDs(call.PartitionBy), in.key, rank)}
 	if len(rest) > 0 {
 		cond, err := s.expr(andOf(rest), lay)
 		if err != nil {

@@ -439,14 +439,73 @@ func (s *streamPlanner) limit(x *lLimit, need map[int]bool) (sout, error) {
 		return in, nil // LIMIT ALL
 	}
 	t := &stream.TopN{Input: in.node, Limit: lim, Offset: off, Cols: in.node.Columns()}
-	if order == nil {
-		for i, c := range t.Cols {
-			t.Order = append(t.Order, exec.SortKey{E: &expr.ColRef{Idx: i, T: c.Type, Name: c.Name}})
-		}
-	} else if t.Order, err = s.keys(order, in.lay); err != nil {
+	if t.Order, err = s.orderOr(order, in); err != nil {
 		return sout{}, err
 	}
-	return sout{node: t, lay: in.lay, key: in.key}, nil
+	return sout{node: t, lay: in.lay, key: topNKey(t, nil, in.key, -1)}, nil
+}
+
+// topNKey is the stream key of a top-N's output, given the ids of its
+// partition columns (nil when some PARTITION BY item is not a column),
+// its input's key and the id of its rank column (-1: none). A top-N emits
+// each epoch's changes partition by partition, deletes before inserts
+// within a partition, and never reuses a rank before vacating it, so:
+//
+//   - with one row per partition (LIMIT 1), the partition columns are a key;
+//   - the input's key is one when a row cannot move between partitions
+//     (no PARTITION BY, or every partition column is part of the key):
+//     otherwise a row's insert into one partition may come before its
+//     delete from another;
+//   - the partition columns and the rank are one;
+//   - otherwise there is none.
+func topNKey(t *stream.TopN, part, inKey []int, rank int) []int {
+	partCols := part != nil || len(t.PartitionBy) == 0
+	switch {
+	case t.Limit == 1 && partCols:
+		return append([]int{}, part...)
+	case inKey != nil && partCols && subset(part, inKey):
+		return inKey
+	case rank >= 0 && partCols:
+		return append(append([]int{}, part...), rank)
+	}
+	return nil
+}
+
+// subset reports whether every id of a is in b.
+func subset(a, b []int) bool {
+	for _, id := range a {
+		if position(b, id) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// colIDs returns the ids of column references, or nil if some expression
+// is not one.
+func colIDs(es []expr.Expr) []int {
+	out := []int{}
+	for _, e := range es {
+		c, ok := e.(*expr.ColRef)
+		if !ok {
+			return nil
+		}
+		out = append(out, c.Idx)
+	}
+	return out
+}
+
+// orderOr translates order over in, or without one orders by every column
+// (any order would do; this one makes the chosen rows deterministic).
+func (s *streamPlanner) orderOr(order []exec.SortKey, in sout) ([]exec.SortKey, error) {
+	if order != nil {
+		return s.keys(order, in.lay)
+	}
+	var out []exec.SortKey
+	for i, c := range in.node.Columns() {
+		out = append(out, exec.SortKey{E: &expr.ColRef{Idx: i, T: c.Type, Name: c.Name}})
+	}
+	return out, nil
 }
 
 // limitCount evaluates a constant LIMIT or OFFSET; absent or NULL gives def.
@@ -492,7 +551,8 @@ func sortKeysOf(n lnode) []exec.SortKey {
 }
 
 // distinct plans DISTINCT as a grouping on every column (the output key)
-// and DISTINCT ON as a top-1 per DISTINCT ON value in ORDER BY's order.
+// and DISTINCT ON as a top-1 per DISTINCT ON value in ORDER BY's order
+// (without ORDER BY, in the order of all columns).
 func (s *streamPlanner) distinct(x *lDistinct) (sout, error) {
 	ids := x.in.outIDs()
 	if x.on == nil {
@@ -515,10 +575,10 @@ func (s *streamPlanner) distinct(x *lDistinct) (sout, error) {
 	if t.PartitionBy, err = s.exprs(x.on, in.lay); err != nil {
 		return sout{}, err
 	}
-	if t.Order, err = s.keys(order, in.lay); err != nil {
+	if t.Order, err = s.orderOr(order, in); err != nil {
 		return sout{}, err
 	}
-	return sout{node: t, lay: in.lay, key: in.key}, nil
+	return sout{node: t, lay: in.lay, key: topNKey(t, colIDs(x.on), in.key, -1)}, nil
 }
 
 // distinctOf groups in by all its columns: they become the key.

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
@@ -30,32 +31,40 @@ type streamRun struct {
 	t      *testing.T
 	d      *testDB
 	query  string
+	batch  string // the batch query the view must equal (query by default)
 	q      *StreamQuery
 	env    *stream.Env
 	inputs map[uint32][]chan stream.Message // per relation OID, one per Scan
 	view   *stream.View
-	epochs chan uint64
+	epochs chan epochDone
 	done   chan error
 	epoch  uint64
+	last   *stream.Chunk // the last completed epoch's net changes
+}
+
+type epochDone struct {
+	epoch   uint64
+	changes *stream.Chunk
 }
 
 // errNotImplemented marks operators other helpers have not landed yet.
 const errNotImplemented = "not implemented yet"
 
-func startStream(t *testing.T, d *testDB, query string) *streamRun {
+// startStream plans query in env and runs it.
+func startStream(t *testing.T, d *testDB, env *Env, query string) *streamRun {
 	t.Helper()
-	q, err := PlanStream(d.env(query), mustParse(t, query))
+	q, err := PlanStream(env, mustParse(t, query))
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	r := &streamRun{t: t, d: d, query: query, q: q, inputs: map[uint32][]chan stream.Message{},
-		epochs: make(chan uint64, 1024), done: make(chan error, 1),
+	r := &streamRun{t: t, d: d, query: query, batch: query, q: q, inputs: map[uint32][]chan stream.Message{},
+		epochs: make(chan epochDone, 1024), done: make(chan error, 1),
 		env: stream.NewEnv(ctx, expr.Context{Location: time.UTC})}
 	out := r.start(q.Root)
 	m := &stream.Materialize{Input: q.Root, Key: q.Key, Cols: q.Columns,
-		OnEpoch: func(e uint64, _ *stream.Chunk) { r.epochs <- e }}
+		OnEpoch: func(e uint64, c *stream.Chunk) { r.epochs <- epochDone{e, c} }}
 	r.view = m.NewView()
 	go func() { r.done <- r.view.Run(r.env, out) }()
 	return r
@@ -104,9 +113,10 @@ func (r *streamRun) step(changes map[uint32]*stream.Chunk) bool {
 	}
 	select {
 	case e := <-r.epochs:
-		if e != r.epoch {
-			r.t.Fatalf("%s: epoch %d completed, want %d", r.query, e, r.epoch)
+		if e.epoch != r.epoch {
+			r.t.Fatalf("%s: epoch %d completed, want %d", r.query, e.epoch, r.epoch)
 		}
+		r.last = e.changes
 	case err := <-r.done:
 		wg.Wait()
 		if err != nil && strings.Contains(err.Error(), errNotImplemented) {
@@ -119,7 +129,7 @@ func (r *streamRun) step(changes map[uint32]*stream.Chunk) bool {
 	}
 	wg.Wait()
 	got := batchRows(r.view.Snapshot(), r.q.Columns)
-	want := sorted(r.d.query(r.query))
+	want := sorted(r.d.query(r.batch))
 	if !slices.Equal(got, want) {
 		r.t.Fatalf("%s: after epoch %d\nview:  %v\nbatch: %v\nplan:\n%s", r.query, r.epoch, got, want,
 			strings.Join(ExplainStream(r.q.Root), "\n"))
@@ -320,6 +330,13 @@ func TestStreamMatchesBatch(t *testing.T) {
 		"SELECT id FROM t1 WHERE NOT EXISTS (SELECT 1 FROM t2 WHERE t2.k = t1.k)",
 		"SELECT id FROM t1 WHERE v > (SELECT avg(v) FROM t2)",
 		"SELECT t1.k, count(*), sum(t2.v) FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t1.k",
+		"SELECT a.id, b.id, a.v + b.v FROM t1 a JOIN t1 b ON a.k = b.k AND a.id < b.id",
+		"SELECT id, v - (SELECT max(v) FROM t2) AS d FROM t1",
+		"SELECT id FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE v > 90)",
+		"SELECT t1.s, t2.k FROM t1 RIGHT JOIN t2 ON t1.k = t2.k",
+		"SELECT t1.id, t2.id FROM t1 JOIN t2 ON t1.v = t2.k",
+		"SELECT k, count(*) FROM (SELECT t1.k FROM t1 JOIN t2 ON t1.k = t2.k WHERE t1.v > t2.v) j GROUP BY k",
+		"SELECT id FROM t1 WHERE v > (SELECT v FROM t2 ORDER BY v DESC NULLS LAST, id LIMIT 1)",
 		"SELECT id, v FROM t1 ORDER BY v DESC, id LIMIT 5",
 		"SELECT id, v FROM t2 ORDER BY v, id LIMIT 3 OFFSET 2",
 		"SELECT k, id, v FROM (SELECT k, id, v, row_number() OVER (PARTITION BY k ORDER BY v DESC, id) AS rn FROM t1) x WHERE rn <= 2",
@@ -329,13 +346,83 @@ func TestStreamMatchesBatch(t *testing.T) {
 	for i, query := range queries {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			d := newTestDB(t, streamTables...)
-			r := startStream(t, d, query)
+			r := startStream(t, d, d.env(query), query)
 			w := newWorkload(int64(i) + 1)
 			c := newChangelog(d)
 			for e := 0; e < 25; e++ {
 				w.epoch(c, 1+w.rng.Intn(8))
 				if !r.step(c.chunks()) {
 					return
+				}
+			}
+		})
+	}
+}
+
+// TestStreamViewsOnViews chains jobs as the runtime does: a view's net
+// changes per epoch feed the scans of the views over it, whose stream key
+// comes from Env.Streams; each must equal the batch query with the
+// upstream query inlined, and a batch read of the upstream view (through
+// ViewRows) must equal the upstream query.
+func TestStreamViewsOnViews(t *testing.T) {
+	cases := []struct {
+		up, down, inlined string
+	}{
+		{"SELECT k, count(*) AS n, sum(v) AS sv FROM t1 GROUP BY k",
+			"SELECT k, n FROM mv WHERE n > 1",
+			"SELECT k, n FROM (SELECT k, count(*) AS n, sum(v) AS sv FROM t1 GROUP BY k) mv WHERE n > 1"},
+		{"SELECT k, v FROM t2 WHERE v > 10",
+			"SELECT k, count(*), max(v) FROM mv GROUP BY k",
+			"SELECT k, count(*), max(v) FROM (SELECT k, v FROM t2 WHERE v > 10) mv GROUP BY k"},
+		{"SELECT id, k, s FROM t1 WHERE v < 60",
+			"SELECT DISTINCT s FROM mv",
+			"SELECT DISTINCT s FROM (SELECT id, k, s FROM t1 WHERE v < 60) mv"},
+		{"SELECT k, count(*) AS n FROM t1 GROUP BY k",
+			"SELECT mv.k, mv.n, t2.id FROM mv JOIN t2 ON mv.k = t2.k",
+			"SELECT mv.k, mv.n, t2.id FROM (SELECT k, count(*) AS n FROM t1 GROUP BY k) mv JOIN t2 ON mv.k = t2.k"},
+	}
+	for i, c := range cases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			d := newTestDB(t, streamTables...)
+			up := startStream(t, d, d.env(c.up), c.up)
+			streams := &fakeStreams{rows: map[uint32][]arrow.RecordBatch{}, keys: map[uint32][]int{}}
+			d.oid++
+			mv := &catalog.Relation{OID: d.oid, Schema: "public", Name: "mv", Kind: catalog.KindMatView}
+			for _, col := range up.q.Columns {
+				mv.Columns = append(mv.Columns, catalog.Column{Name: col.Name, Type: col.Type})
+			}
+			d.cat.rels["mv"] = mv
+			streams.keys[mv.OID] = up.q.Key
+			env := func(src string) *Env {
+				e := d.env(src)
+				e.Streams = streams
+				return e
+			}
+			down := startStream(t, d, env(c.down), c.down)
+			down.batch = c.inlined
+			w := newWorkload(int64(i) + 100)
+			cl := newChangelog(d)
+			for e := 0; e < 20; e++ {
+				w.epoch(cl, 1+w.rng.Intn(8))
+				changes := cl.chunks()
+				if !up.step(changes) {
+					return
+				}
+				changes[mv.OID] = up.last
+				if !down.step(changes) {
+					return
+				}
+				streams.rows[mv.OID] = up.view.Snapshot()
+				q, err := PlanSelect(env(""), mustParse(t, "SELECT * FROM mv"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := d.rows(q.Root, env(""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := sorted(d.query(c.up)); !slices.Equal(sorted(got), want) {
+					t.Fatalf("batch read of mv: %v, want %v", sorted(got), want)
 				}
 			}
 		})

@@ -56,7 +56,7 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 		return err
 	}
 	schema := types.ArrowSchema(def.Columns)
-	st := &state{next: t.w.next, live: t.w.live}
+	st := &state{next: t.w.next, live: t.w.live, pos: &feedPos{rows: t.w.pos.rows, bytes: t.w.pos.bytes}}
 	for i, c := range t.w.chunks {
 		rec := c.Rec
 		if convert != nil {
@@ -101,6 +101,7 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 	t.log.f = f
 	t.log.size.Store(size)
 	old.Close()
+	t.endFeeds(fmt.Errorf("%w: table %q was altered", ErrFeedEnded, t.def.TableName))
 	t.def, t.schema, t.pk, t.keys, t.w = def, schema, pk, keys, st
 	t.pub.Store(st)
 	t.resetCompactionCheck()

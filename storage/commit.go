@@ -197,6 +197,7 @@ func (c *committer) flush(g *group) error {
 	for _, b := range batches {
 		c.commits.Add(int64(b.writes))
 		b.t.pub.Store(b.last)
+		b.t.published()
 	}
 	return nil
 }

@@ -60,6 +60,16 @@
 // Table.Alter (ALTER TABLE) uses the same rewrite with the new definition.
 // One write must encode to less than 2 GiB (54000 otherwise).
 //
+// # Change feeds
+//
+// Table.Subscribe returns a snapshot and a Feed of every durable change
+// after it (feed.go): each submitted state links to the next through a step
+// holding the write's deltas, so a feed is a pointer into that chain, reads
+// cost O(changes), and nothing is kept when nobody subscribes. ALTER TABLE,
+// DropTable and Close end feeds with an error wrapping ErrFeedEnded. Writers
+// wait after their durable write while a feed lags by more than 1M rows or
+// 64 MiB of deltas.
+//
 // # Limits
 //
 // Each Table write is atomic and durable on its own. Store.Begin gives a

@@ -21,10 +21,11 @@ const (
 // new state from the previous one, sharing the chunks it does not touch;
 // nothing reachable from a published state is ever modified.
 type state struct {
-	chunks []Chunk // ascending, non-overlapping row id ranges
-	dead   []int   // deleted rows per chunk
-	live   int64   // rows not deleted
-	next   int64   // the row id the next inserted row gets
+	chunks []Chunk  // ascending, non-overlapping row id ranges
+	dead   []int    // deleted rows per chunk
+	live   int64    // rows not deleted
+	next   int64    // the row id the next inserted row gets
+	pos    *feedPos // its place in the changelog; set once submitted (feed.go)
 }
 
 // clone copies the chunk list (not the chunks) with room for one more.

@@ -136,7 +136,19 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.bg.Wait()
 	s.commit.close()
+	s.endFeeds()
 	return s.closeFiles()
+}
+
+// endFeeds ends every table's change feeds once the store closed.
+func (s *Store) endFeeds() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.tables {
+		t.mu.Lock()
+		t.endFeeds(fmt.Errorf("%w: the store was closed", ErrFeedEnded))
+		t.mu.Unlock()
+	}
 }
 
 func (s *Store) closeFiles() error {
@@ -226,6 +238,7 @@ func (s *Store) DropTable(oid uint32) error {
 	if err := t.barrier(); err != nil {
 		return err
 	}
+	t.endFeeds(fmt.Errorf("%w: table %q was dropped", ErrFeedEnded, t.def.TableName))
 	if err := t.log.f.Close(); err != nil {
 		return fmt.Errorf("storage: close %s: %w", t.log.path, err)
 	}

@@ -43,11 +43,16 @@ type Table struct {
 	// Automatic log compaction (compact.go).
 	compactAt  atomic.Int64 // log size at which to consider compacting
 	compacting atomic.Bool
+
+	feeds feeds // change feeds (feed.go)
 }
 
 func newTable(s *Store, def TableDef, st *state, lf *logFile) *Table {
 	for _, c := range def.PrimaryKey {
 		def.NotNull[c] = true
+	}
+	if st.pos == nil {
+		st.pos = &feedPos{}
 	}
 	t := &Table{store: s, def: def, schema: types.ArrowSchema(def.Columns), w: st, log: lf}
 	t.pub.Store(st)
@@ -205,10 +210,11 @@ func (t *Table) write(ctx context.Context, tx *Tx, prep func(base *state) (chang
 		t.mu.Unlock()
 		return c.n, err
 	}
-	t.w = c.st
+	t.advance(c.st, []delta{c.delta})
 	if err := t.commit(c.frames...); err != nil {
 		return 0, err
 	}
+	t.waitFeeds(ctx)
 	return c.n, nil
 }
 

@@ -42,6 +42,7 @@ type txTable struct {
 	st     *state
 	frames [][]byte
 	undo   []func()
+	deltas []delta
 }
 
 // Begin starts a transaction.
@@ -141,6 +142,7 @@ func (tx *Tx) stage(t *Table, prep func(*state) (change, error)) (int64, error) 
 	tt.st = c.st
 	tt.frames = append(tt.frames, c.frames...)
 	tt.undo = append(tt.undo, c.undo)
+	tt.deltas = append(tt.deltas, c.delta)
 	return c.n, nil
 }
 
@@ -158,7 +160,7 @@ func (tx *Tx) Commit(ctx context.Context) error {
 		t.mu.Lock()
 		if len(tt.frames) > 0 && err == nil && !t.dropped {
 			chainFrames(tt.frames)
-			t.w = tt.st
+			t.advance(tt.st, tt.deltas)
 			var g *group
 			if g, err = t.store.commit.submit(commitReq{t: t, frames: tt.frames, st: tt.st}); err == nil {
 				groups = append(groups, g)
@@ -175,6 +177,11 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	for _, tt := range tx.tables {
 		if err == nil {
 			tt.t.maybeCompact()
+		}
+	}
+	if err == nil {
+		for _, tt := range tx.tables {
+			tt.t.waitFeeds(ctx)
 		}
 	}
 	tx.tables = nil

@@ -15,6 +15,7 @@ type change struct {
 	frames [][]byte
 	undo   func()
 	n      int64 // rows written
+	delta  delta // what a change feed reports (feed.go)
 }
 
 // prepInsert checks and indexes batches to be appended to base.
@@ -61,7 +62,7 @@ func (t *Table) prepInsert(base *state, recs []arrow.RecordBatch) (change, error
 		st = st.withInsert(id, batches[k])
 		id += batches[k].NumRows()
 	}
-	return change{st: st, frames: frames, undo: func() { unindexTo(len(batches)) }, n: id - first}, nil
+	return change{st: st, frames: frames, undo: func() { unindexTo(len(batches)) }, n: id - first, delta: insertDelta(batches)}, nil
 }
 
 // prepDelete deletes the live rows among ids from base.
@@ -77,7 +78,7 @@ func (t *Table) prepDelete(base *state, rowIDs []int64) change {
 			x.remove(r.rec, r.row, r.id)
 		}
 	}
-	return change{st: ns, frames: [][]byte{encodeDelete(ids)}, undo: func() { t.reindex(refs) }, n: int64(len(refs))}
+	return change{st: ns, frames: [][]byte{encodeDelete(ids)}, undo: func() { t.reindex(refs) }, n: int64(len(refs)), delta: deleteDelta(refs)}
 }
 
 // prepUpdate replaces the live rows among ids by rec's rows (see Update).
@@ -140,7 +141,7 @@ func (t *Table) prepUpdate(base *state, rowIDs []int64, rec arrow.RecordBatch) (
 		return change{}, err
 	}
 	ns, _ := base.withDelete(ids)
-	return change{st: ns.withInsert(first, rec), frames: [][]byte{frame}, undo: undo, n: int64(len(ids))}, nil
+	return change{st: ns.withInsert(first, rec), frames: [][]byte{frame}, undo: undo, n: int64(len(ids)), delta: updateDelta(olds, rec)}, nil
 }
 
 // prepTruncate empties base.
@@ -148,7 +149,7 @@ func (t *Table) prepTruncate(base *state) change {
 	for _, x := range t.keys {
 		x.reset()
 	}
-	return change{st: base.truncated(), frames: [][]byte{encodeTruncate()}, undo: func() { t.indexState(base) }}
+	return change{st: base.truncated(), frames: [][]byte{encodeTruncate()}, undo: func() { t.indexState(base) }, delta: truncateDelta(base)}
 }
 
 // indexState makes the index hold exactly st's live rows.

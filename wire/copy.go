@@ -78,7 +78,8 @@ func (c *conn) copyIn(ctx context.Context, in engine.CopyIn) (err error) {
 
 // copyOut runs COPY TO STDOUT: CopyOutResponse, one CopyData per row (as
 // PostgreSQL sends, and as libpq's PQgetCopyData promises) in PostgreSQL's
-// text or CSV format, CopyDone and CommandComplete "COPY n".
+// text or CSV format, CopyDone and CommandComplete "COPY n". Rows that must
+// wait for input (COPY (SUBSCRIBE ...)) reach the client before the wait.
 func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) (err error) {
 	defer c.recoverTo(&err) // a value the formatting code cannot handle
 	defer func() {
@@ -102,16 +103,15 @@ func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) (err error) {
 		complete = len(buf)
 	}
 	var n int64
+	live, _ := out.Rows.(engine.TryNexter)
+	beforeWait := func() error {
+		c.be.Send(rawMessage(buf[:complete]))
+		buf, complete = buf[:0], 0
+		return c.flush()
+	}
 	for out.Rows != nil {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var b arrow.RecordBatch
-		if err := c.call(func() error {
-			var err error
-			b, err = out.Rows.Next()
-			return err
-		}); err != nil {
+		b, err := c.nextBatch(ctx, out.Rows, live, beforeWait)
+		if err != nil {
 			return err
 		}
 		if b == nil {

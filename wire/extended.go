@@ -223,10 +223,31 @@ func (c *conn) describe(m *pgproto3.Describe) error {
 	}
 	p, err := c.lookupPortal(m.Name)
 	if err != nil {
+		// SQL cursors are portals too in PostgreSQL; psycopg describes its
+		// named cursors so.
+		if cd, ok := c.sess.(cursorDescriber); ok {
+			if cols, binary, found := cd.CursorColumns(m.Name); found {
+				var formats []int16
+				if binary {
+					formats = make([]int16, len(cols))
+					for i := range formats {
+						formats[i] = formatBinary
+					}
+				}
+				c.describeRows(cols, formats)
+				return nil
+			}
+		}
 		return c.extendedError(err)
 	}
 	c.describeRows(p.stmt.columns(), p.formats)
 	return nil
+}
+
+// cursorDescriber is implemented by sessions with SQL cursors (DECLARE):
+// the columns of an open cursor and whether it is BINARY.
+type cursorDescriber interface {
+	CursorColumns(name string) (cols []types.Column, binary, ok bool)
 }
 
 // describeRows sends RowDescription, or NoData for a statement without rows.

@@ -42,6 +42,8 @@ import (
 //	copy t from stdin [csv]                   fakeCopyIn
 //	copy t to stdout [csv header]             fixed rows with characters to escape
 //	select 'a' as txt, ...                    see fakeMixedRow
+//	select wire_live()                        never-ending rows (live_test.go)
+//	copy (select wire_live()) to stdout       the same as COPY data
 type fakeSession struct {
 	user, db string
 	params   map[string]string
@@ -53,6 +55,8 @@ type fakeSession struct {
 	sleeping chan struct{}
 	// copied collects COPY FROM STDIN data.
 	copied *bytes.Buffer
+	// live receives the iterator of each wire_live() run.
+	live   chan *liveIter
 	mu     sync.Mutex
 	closed bool
 }
@@ -63,15 +67,18 @@ type fakeEnv struct {
 	sessions []*fakeSession
 	sleeping chan struct{}
 	copied   bytes.Buffer
+	live     chan *liveIter
 }
 
-func newFakeEnv() *fakeEnv { return &fakeEnv{sleeping: make(chan struct{}, 16)} }
+func newFakeEnv() *fakeEnv {
+	return &fakeEnv{sleeping: make(chan struct{}, 16), live: make(chan *liveIter, 16)}
+}
 
 func (e *fakeEnv) factory(user, db string, params map[string]string) (engine.SessionAPI, error) {
 	if db == "nosuchdb" {
 		return nil, pgerr.New(pgerr.InvalidCatalogName, "database \"%s\" does not exist", db)
 	}
-	s := &fakeSession{user: user, db: db, params: params, tx: 'I', fo: types.DefaultFormat, sleeping: e.sleeping}
+	s := &fakeSession{user: user, db: db, params: params, tx: 'I', fo: types.DefaultFormat, sleeping: e.sleeping, live: e.live}
 	e.mu.Lock()
 	if user == "withpid" {
 		s.pid = int32(7000 + len(e.sessions))
@@ -205,7 +212,9 @@ func (s *fakeSession) Prepare(ctx context.Context, st sql.Statement, oids []uint
 	case reSelectN.MatchString(text), text == "select 1/0", text == "select wire_panic()", text == "select wire_panic_rows()",
 		text == "select wire_timeout()", text == fakeLateError:
 		p.Columns = intColumn
-	case text == "copy ("+fakeLateError+") to stdout":
+	case text == "copy ("+fakeLateError+") to stdout", text == "copy ("+fakeLive+") to stdout":
+	case text == fakeLive:
+		p.Columns = intColumn
 	case reSeries.MatchString(text):
 		p.Columns = seriesColumn
 	case reParamEcho.MatchString(text):
@@ -276,6 +285,10 @@ func (s *fakeSession) execute(ctx context.Context, text string, p *engine.Prepar
 		return nil, fmt.Errorf("sleep interrupted: %w", ctx.Err())
 	case text == "select wire_panic()":
 		panic("wire_panic called")
+	case text == fakeLive:
+		return rowsResult(p.Columns, s.startLive(ctx)), nil
+	case text == "copy ("+fakeLive+") to stdout":
+		return &engine.Result{CopyOut: &engine.CopyOut{Columns: intColumn, Rows: s.startLive(ctx), Format: "text"}}, nil
 	case text == fakeLateError:
 		return rowsResult(p.Columns, &lateErrorIter{}), nil
 	case text == "copy ("+fakeLateError+") to stdout":

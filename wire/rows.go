@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
@@ -69,6 +70,7 @@ func (m rawMessage) Encode(dst []byte) ([]byte, error) { return append(dst, m...
 // continue on the next Execute. Used by the connection goroutine only.
 type rowSource struct {
 	it      exec.Iterator
+	live    engine.TryNexter // it, if its rows may wait for input
 	cols    []types.Column
 	formats []int16 // per column
 	batch   arrow.RecordBatch
@@ -82,7 +84,9 @@ type rowSource struct {
 func newRowSource(it exec.Iterator, cols []types.Column, formats []int16) *rowSource {
 	f := make([]int16, len(cols))
 	copy(f, formats)
-	return &rowSource{it: it, cols: cols, formats: f}
+	rs := &rowSource{it: it, cols: cols, formats: f}
+	rs.live, _ = it.(engine.TryNexter)
+	return rs
 }
 
 // close releases the iterator; safe to call more than once.
@@ -100,7 +104,8 @@ func (rs *rowSource) close() {
 
 // send sends up to limit rows (0 = all) as DataRows. It reports how many it
 // sent and whether the result is exhausted. The context is checked between
-// batches so a cancel stops even an iterator that ignores it.
+// batches so a cancel stops even an iterator that ignores it. Rows that must
+// wait for input (a subscription) reach the client before the wait.
 func (rs *rowSource) send(ctx context.Context, c *conn, limit int64) (n int64, done bool, err error) {
 	defer c.recoverTo(&err) // a value the formatting code cannot handle
 	buf := c.wbuf[:0]
@@ -113,7 +118,14 @@ func (rs *rowSource) send(ctx context.Context, c *conn, limit int64) (n int64, d
 	}()
 	for !rs.done && (limit == 0 || n < limit) {
 		if rs.batch == nil || rs.pos >= int(rs.batch.NumRows()) {
-			if err := rs.nextBatch(ctx, c); err != nil {
+			err := rs.nextBatch(ctx, c, func() error {
+				if complete > 0 {
+					c.be.Send(rawMessage(buf[:complete]))
+					buf, complete = buf[:0], 0
+				}
+				return c.flush()
+			})
+			if err != nil {
 				return n, false, err
 			}
 			continue
@@ -142,21 +154,14 @@ func (rs *rowSource) send(ctx context.Context, c *conn, limit int64) (n int64, d
 }
 
 // nextBatch moves to the iterator's next batch, or closes the source at the
-// end.
-func (rs *rowSource) nextBatch(ctx context.Context, c *conn) error {
+// end. beforeWait runs before waiting for a live iterator (see
+// conn.nextBatch).
+func (rs *rowSource) nextBatch(ctx context.Context, c *conn, beforeWait func() error) error {
 	if rs.batch != nil {
 		rs.batch.Release()
 		rs.batch = nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	var b arrow.RecordBatch
-	err := c.call(func() error {
-		var err error
-		b, err = rs.it.Next()
-		return err
-	})
+	b, err := c.nextBatch(ctx, rs.it, rs.live, beforeWait)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,14 @@ func (c *conn) sendResult(ctx context.Context, res *engine.Result) error {
 	case res.CopyOut != nil:
 		return c.copyOut(ctx, res.CopyOut)
 	case res.Rows != nil:
-		rs := newRowSource(res.Rows, res.Columns, nil)
+		var formats []int16 // text
+		if res.Binary {
+			formats = make([]int16, len(res.Columns))
+			for i := range formats {
+				formats[i] = formatBinary
+			}
+		}
+		rs := newRowSource(res.Rows, res.Columns, formats)
 		defer rs.close()
 		c.be.Send(rowDescription(res.Columns, rs.formats))
 		n, _, err := rs.send(ctx, c, 0)

@@ -1,13 +1,11 @@
 package stream
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
@@ -27,12 +25,25 @@ import (
 // barrier (say, a row inserted and deleted in the same epoch) emits nothing.
 // Without GroupBy there is exactly one group, which always exists: its row
 // (count 0, other aggregates NULL when empty) is inserted at the first
-// barrier and only updated after. Watermarks pass through.
+// barrier and only updated after. With GroupBy and no Aggs it is SELECT
+// DISTINCT: a group is inserted when it appears and deleted when it
+// vanishes. Watermarks pass through.
+//
+// Aggregates are computed a chunk at a time: group keys are hashed
+// column-wise to dense group ids (freed ids are reused), and each
+// aggregate's state lives in slices indexed by group id (see aggCol). The
+// result types and values are the batch engine's (AggSpec.ResultType).
+// Memory is per live group (plus, for min/max over a retracting input and
+// DISTINCT aggregates, per distinct value of a group).
 type HashAgg struct {
 	Input   Node
 	GroupBy []expr.Expr
 	Aggs    []AggSpec
 	Cols    []types.Column
+	// AppendOnly says the input never retracts (the planner sets it over
+	// append-only sources): min and max then keep only their running
+	// extreme instead of every value, and a retraction fails.
+	AppendOnly bool
 }
 
 // Columns implements Node.
@@ -104,61 +115,79 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	return out
 }
 
-// aggGroup is one group's state; emitted is the row last sent downstream
-// (nil when none is live there).
-type aggGroup struct {
-	enc     string
-	key     []types.Value
-	rows    int64
-	states  []aggState
-	emitted []types.Value
-	touched bool
-}
-
-// aggRun is one running HashAgg's state, owned by its goroutine.
+// aggRun is one running HashAgg's state, owned by its goroutine. Per-group
+// slices are indexed by group id; without GROUP BY the one group is id 0.
 type aggRun struct {
-	h       *HashAgg
-	ectx    *expr.Context
-	keyT    []types.T
-	argT    []types.T
-	schema  *arrow.Schema
-	groups  map[string]*aggGroup
-	touched []*aggGroup
-	global  *aggGroup // the one group without GROUP BY
-	started bool      // the global group was emitted once
-	enc     []byte
+	h      *HashAgg
+	ectx   *expr.Context
+	schema *arrow.Schema
+	table  *groupTable // nil without GROUP BY
+	aggs   []aggCol
+	argT   []types.T
+
+	keys    []*cellCol // per key column: each group's key value
+	prev    []*cellCol // per aggregate: each group's result as last emitted
+	rows    []int64    // per group: its live input rows
+	emitted []bool     // per group: its row is live downstream
+	mark    []bool     // per group: in touched
+	touched []int32    // groups changed this epoch, in first-touch order
+	ngroups int        // length of the per-group slices
+	started bool       // the global group was emitted once
+
+	// per-chunk scratch
+	zeros []int32
+	signs []int64
+	fgids []int32
+	cells []cell
 }
 
 func (h *HashAgg) newRun(env *Env) (*aggRun, error) {
 	if len(h.Cols) != len(h.GroupBy)+len(h.Aggs) {
 		return nil, fmt.Errorf("stream: hashagg has %d columns for %d keys and %d aggregates", len(h.Cols), len(h.GroupBy), len(h.Aggs))
 	}
-	r := &aggRun{h: h, ectx: env.evalContext(), schema: types.ArrowSchema(h.Cols), groups: map[string]*aggGroup{}}
-	for _, g := range h.GroupBy {
-		r.keyT = append(r.keyT, g.Type())
-	}
-	for _, a := range h.Aggs {
-		if _, err := a.ResultType(); err != nil {
-			return nil, err
+	r := &aggRun{h: h, ectx: env.evalContext(), schema: types.ArrowSchema(h.Cols), cells: make([]cell, len(h.Aggs))}
+	if len(h.GroupBy) > 0 {
+		ts := make([]types.T, len(h.GroupBy))
+		for i, g := range h.GroupBy {
+			ts[i] = g.Type()
+			r.keys = append(r.keys, newCellCol(ts[i]))
 		}
+		r.table = newGroupTable(ts, false)
+	}
+	for i, a := range h.Aggs {
 		var t types.T
 		if a.Arg != nil {
 			t = a.Arg.Type()
 		}
+		st, err := newAggCol(a, t, h.AppendOnly)
+		if err != nil {
+			return nil, err
+		}
+		r.aggs = append(r.aggs, st)
 		r.argT = append(r.argT, t)
+		r.prev = append(r.prev, newCellCol(h.Cols[len(h.GroupBy)+i].Type))
 	}
-	if len(h.GroupBy) == 0 {
-		r.global = r.newGroup("", nil)
+	if r.table == nil {
+		r.grow(1)
 	}
 	return r, nil
 }
 
-func (r *aggRun) newGroup(enc string, key []types.Value) *aggGroup {
-	g := &aggGroup{enc: enc, key: key, states: make([]aggState, len(r.h.Aggs))}
-	for i, a := range r.h.Aggs {
-		g.states[i] = newAggState(a, r.argT[i])
+// grow makes the per-group slices hold n groups.
+func (r *aggRun) grow(n int) {
+	if n <= r.ngroups {
+		return
 	}
-	return g
+	n = max(n, 2*r.ngroups) // amortize the aggregates' grow calls
+	r.ngroups = n
+	r.rows, r.emitted, r.mark = growSlice(r.rows, n), growSlice(r.emitted, n), growSlice(r.mark, n)
+	for _, k := range r.keys {
+		k.grow(n)
+	}
+	for j, a := range r.aggs {
+		a.grow(n)
+		r.prev[j].grow(n)
+	}
 }
 
 // consume applies one chunk to the groups.
@@ -167,218 +196,217 @@ func (r *aggRun) consume(c *Chunk) error {
 	if n == 0 {
 		return nil
 	}
-	keys := make([]arrow.Array, len(r.h.GroupBy))
-	for i, e := range r.h.GroupBy {
-		a, err := e.Eval(r.ectx, c.Rec)
-		if err != nil {
-			return err
-		}
-		defer a.Release()
-		keys[i] = a
-	}
-	args := make([]arrow.Array, len(r.h.Aggs))
-	for i, s := range r.h.Aggs {
-		if s.Kind == AggCountStar || s.Arg == nil {
-			continue
-		}
-		a, err := s.Arg.Eval(r.ectx, c.Rec)
-		if err != nil {
-			return err
-		}
-		defer a.Release()
-		args[i] = a
-	}
-	for row := 0; row < n; row++ {
-		g := r.global
-		if g == nil {
-			r.enc = r.enc[:0]
-			for k, a := range keys {
-				r.enc = encodeKey(r.enc, a, row, r.keyT[k])
-			}
-			g = r.groups[string(r.enc)]
-			if g == nil {
-				kv := make([]types.Value, len(keys))
-				for k, a := range keys {
-					kv[k] = ownValue(types.ValueAt(a, row, r.keyT[k]))
-				}
-				g = r.newGroup(string(r.enc), kv)
-				r.groups[g.enc] = g
-			}
-		}
-		sign := c.Op(row).Sign()
-		g.rows += sign
-		if g.rows < 0 {
-			return pgerr.Internal("stream: hashagg: a retraction for a row its group does not hold")
-		}
-		for i, st := range g.states {
-			if err := st.add(args[i], row, sign); err != nil {
+	var gids []int32
+	if r.table != nil {
+		keys := make([]arrow.Array, len(r.h.GroupBy))
+		for i, e := range r.h.GroupBy {
+			a, err := e.Eval(r.ectx, c.Rec)
+			if err != nil {
 				return err
 			}
+			defer a.Release()
+			keys[i] = a
 		}
-		if !g.touched {
-			g.touched = true
-			r.touched = append(r.touched, g)
+		gids = r.table.probe(keys, nil, n, false)
+		r.grow(r.table.cap())
+		for _, row := range r.table.newRows {
+			g := gids[row]
+			for k, a := range keys {
+				r.keys[k].set(g, cellAt(a, int(row), r.keys[k].st, r.keys[k].t))
+			}
+		}
+	} else {
+		r.zeros = growSlice(r.zeros, n)
+		gids = r.zeros[:n]
+	}
+	var signs []int64
+	if c.Ops != nil {
+		r.signs = growSlice(r.signs[:0], n)
+		signs = r.signs
+		for i, op := range c.Ops {
+			signs[i] = op.Sign()
+		}
+	}
+	if err := r.count(gids, signs); err != nil {
+		return err
+	}
+	for j, spec := range r.h.Aggs {
+		var arg arrow.Array
+		if spec.Kind != AggCountStar && spec.Arg != nil {
+			a, err := spec.Arg.Eval(r.ectx, c.Rec)
+			if err != nil {
+				return err
+			}
+			defer a.Release()
+			arg = a
+		}
+		use := gids
+		if spec.Filter != nil {
+			m, err := spec.Filter.Eval(r.ectx, c.Rec)
+			if err != nil {
+				return err
+			}
+			defer m.Release()
+			mask, ok := m.(*array.Boolean)
+			if !ok {
+				return fmt.Errorf("stream: FILTER is %s, not boolean", m.DataType())
+			}
+			r.fgids = append(r.fgids[:0], gids...)
+			for i := range r.fgids {
+				if mask.IsNull(i) || !mask.Value(i) {
+					r.fgids[i] = -1
+				}
+			}
+			use = r.fgids
+		}
+		if err := r.aggs[j].update(arg, use, signs); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// ownValue copies values that may point into an Arrow buffer.
-func ownValue(v types.Value) types.Value {
-	switch x := v.(type) {
-	case string:
-		return strings.Clone(x)
-	case []byte:
-		return append([]byte(nil), x...)
+// count updates the groups' row counts and marks them touched.
+func (r *aggRun) count(gids []int32, signs []int64) error {
+	rows, mark := r.rows, r.mark
+	if signs == nil {
+		for _, g := range gids {
+			rows[g]++
+			if !mark[g] {
+				mark[g] = true
+				r.touched = append(r.touched, g)
+			}
+		}
+		return nil
 	}
-	return v
+	neg := false
+	for i, g := range gids {
+		rows[g] += signs[i]
+		neg = neg || rows[g] < 0
+		if !mark[g] {
+			mark[g] = true
+			r.touched = append(r.touched, g)
+		}
+	}
+	if neg {
+		return pgerr.Internal("stream: hashagg: a retraction for a row its group does not hold")
+	}
+	return nil
 }
 
 // flush builds the epoch's output chunk (nil when nothing changed) and
 // frees the groups that became empty.
 func (r *aggRun) flush() (*Chunk, error) {
-	var rows [][]types.Value
-	var ops []Op
-	if r.global != nil && !r.started {
+	if r.table == nil && !r.started {
 		r.started = true
-		if !r.global.touched {
-			r.global.touched = true
-			r.touched = append(r.touched, r.global)
+		if !r.mark[0] {
+			r.mark[0] = true
+			r.touched = append(r.touched, 0)
 		}
 	}
-	for _, g := range r.touched {
-		g.touched = false
-		if g.rows == 0 && g != r.global {
-			delete(r.groups, g.enc)
-			if g.emitted != nil {
-				rows, ops = append(rows, g.emitted), append(ops, Delete)
-			}
-			continue
-		}
-		row, err := r.output(g)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case g.emitted == nil:
-			rows, ops = append(rows, row), append(ops, Insert)
-		case !sameRow(g.emitted, row): // identical rows (view.go) need no update
-			rows, ops = append(rows, g.emitted, row), append(ops, UpdateBefore, UpdateAfter)
-		}
-		g.emitted = row
-	}
-	r.touched = r.touched[:0]
-	if len(rows) == 0 {
+	if len(r.touched) == 0 {
 		return nil, nil
 	}
-	rec, err := r.build(rows)
-	if err != nil {
-		return nil, err
-	}
-	return &Chunk{Rec: rec, Ops: ops}, nil
-}
-
-// output is g's current row: keys then aggregate results.
-func (r *aggRun) output(g *aggGroup) ([]types.Value, error) {
-	row := make([]types.Value, 0, len(g.key)+len(g.states))
-	row = append(row, g.key...)
-	for _, st := range g.states {
-		v, err := st.result()
-		if err != nil {
-			return nil, err
-		}
-		row = append(row, v)
-	}
-	return row, nil
-}
-
-func (r *aggRun) build(rows [][]types.Value) (arrow.RecordBatch, error) {
 	mem := r.ectx.Allocator()
-	cols := make([]arrow.Array, len(r.h.Cols))
+	bs := make([]array.Builder, len(r.h.Cols))
 	for j, c := range r.h.Cols {
-		b := types.NewBuilder(mem, c.Type)
-		for _, row := range rows {
-			if err := types.AppendValue(b, row[j], c.Type); err != nil {
-				b.Release()
-				return nil, fmt.Errorf("stream: hashagg output: %w", err)
+		bs[j] = types.NewBuilder(mem, c.Type)
+	}
+	defer func() {
+		for _, b := range bs {
+			b.Release()
+		}
+	}()
+	nk := len(r.keys)
+	var ops []Op
+	// row appends group g's keys and then its previous (prev) or new
+	// aggregate values.
+	row := func(g int32, prev bool) error {
+		for k, kc := range r.keys {
+			if err := appendCell(bs[k], kc.get(g), kc.t); err != nil {
+				return err
 			}
 		}
+		for j := range r.aggs {
+			c := r.cells[j]
+			if prev {
+				c = r.prev[j].get(g)
+			}
+			if err := appendCell(bs[nk+j], c, r.h.Cols[nk+j].Type); err != nil {
+				return fmt.Errorf("stream: hashagg output: %w", err)
+			}
+		}
+		return nil
+	}
+	for ti, g := range r.touched {
+		r.mark[g] = false
+		if r.table != nil && r.rows[g] == 0 {
+			if r.emitted[g] {
+				if err := row(g, true); err != nil {
+					return nil, err
+				}
+				ops = append(ops, Delete)
+			}
+			r.free(g)
+			continue
+		}
+		changed := !r.emitted[g]
+		for j, a := range r.aggs {
+			c, err := a.result(g)
+			if err != nil {
+				for _, g := range r.touched[ti+1:] { // stay consistent: the graph stops anyway
+					r.mark[g] = false
+				}
+				r.touched = r.touched[:0]
+				return nil, err
+			}
+			r.cells[j] = c
+			changed = changed || !c.same(r.prev[j].get(g))
+		}
+		if !changed {
+			continue
+		}
+		if r.emitted[g] {
+			if err := row(g, true); err != nil {
+				return nil, err
+			}
+			ops = append(ops, UpdateBefore)
+		}
+		if err := row(g, false); err != nil {
+			return nil, err
+		}
+		if r.emitted[g] {
+			ops = append(ops, UpdateAfter)
+		} else {
+			ops = append(ops, Insert)
+		}
+		r.emitted[g] = true
+		for j, c := range r.cells {
+			r.prev[j].set(g, c)
+		}
+	}
+	r.touched = r.touched[:0]
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	cols := make([]arrow.Array, len(bs))
+	for j, b := range bs {
 		cols[j] = b.NewArray()
-		b.Release()
 	}
-	return array.NewRecordBatch(r.schema, cols, int64(len(rows))), nil
+	return &Chunk{Rec: array.NewRecordBatch(r.schema, cols, int64(len(ops))), Ops: ops}, nil
 }
 
-// encodeKey appends a self-delimiting encoding of row i of a such that
-// values GROUP BY puts together encode equally: a NULL marker, then the
-// value (floats with -0 = 0 and one NaN, char(n) without trailing spaces,
-// numeric reduced, intervals by their 30-day-month span).
-func encodeKey(dst []byte, a arrow.Array, i int, t types.T) []byte {
-	if a.IsNull(i) {
-		return append(dst, 0)
+// free forgets group g, whose rows are all retracted; its id is reused.
+func (r *aggRun) free(g int32) {
+	r.table.remove(g)
+	for _, a := range r.aggs {
+		a.reset(g)
 	}
-	dst = append(dst, 1)
-	switch x := a.(type) {
-	case *array.Int16, *array.Int32, *array.Int64:
-		return binary.LittleEndian.AppendUint64(dst, uint64(intAt(a, i)))
-	case *array.Float64:
-		return binary.LittleEndian.AppendUint64(dst, floatBits(x.Value(i)))
-	case *array.Float32:
-		return binary.LittleEndian.AppendUint64(dst, floatBits(float64(x.Value(i))))
-	case *array.Boolean:
-		if x.Value(i) {
-			return append(dst, 1)
-		}
-		return append(dst, 0)
-	case *array.Date32:
-		return binary.LittleEndian.AppendUint32(dst, uint32(x.Value(i)))
-	case *array.Timestamp:
-		return binary.LittleEndian.AppendUint64(dst, uint64(x.Value(i)))
-	case *array.Time64:
-		return binary.LittleEndian.AppendUint64(dst, uint64(x.Value(i)))
-	case *array.MonthDayNanoInterval:
-		v := x.Value(i)
-		const dayUS = 86400 * 1000000
-		us := v.Nanoseconds / 1000
-		days := int64(v.Months)*30 + int64(v.Days) + us/dayUS
-		us %= dayUS
-		if us < 0 {
-			us += dayUS
-			days--
-		}
-		dst = binary.LittleEndian.AppendUint64(dst, uint64(days))
-		return binary.LittleEndian.AppendUint64(dst, uint64(us))
-	case *array.String:
-		s := x.Value(i)
-		switch t.Kind {
-		case types.Bpchar:
-			s = strings.TrimRight(s, " ")
-		case types.Numeric:
-			s = numericKey(types.ValueAt(a, i, t))
-		}
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		return append(dst, s...)
-	case *array.Binary:
-		v := x.Value(i)
-		dst = binary.AppendUvarint(dst, uint64(len(v)))
-		return append(dst, v...)
+	for _, k := range r.keys {
+		k.clear(g)
 	}
-	// other types: their text form
-	s := types.AppendText(nil, types.ValueAt(a, i, t), t, &types.DefaultFormat)
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
-}
-
-// numericKey is one text per numeric value: 1.50 and 1.5 and 15e-1 agree.
-func numericKey(v types.Value) string {
-	d, ok := v.(*apd.Decimal)
-	if !ok {
-		return ""
+	for _, p := range r.prev {
+		p.clear(g)
 	}
-	if d.IsZero() && d.Form == apd.Finite {
-		return "0"
-	}
-	var r apd.Decimal
-	r.Reduce(d)
-	return r.String()
+	r.emitted[g], r.rows[g] = false, 0
 }

@@ -138,6 +138,9 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 		return nil
 	}
 	S := r.sides[s]
+	if err := checkJoinInput(c.Rec, S.cols); err != nil {
+		return err
+	}
 	exprs := r.j.LeftKeys
 	if s == 1 {
 		exprs = r.j.RightKeys
@@ -169,21 +172,15 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 	}
 	r.s, r.one[0] = s, c.Rec
 	S.beginChunk(c.Rec)
-	var err error
-	if r.j.Cond == nil {
-		for i := 0; i < n && err == nil; i++ {
-			err = r.row(i, c.Op(i).Sign(), gids[i], nil)
-		}
-	} else {
-		err = r.condRows(c, gids)
-	}
+	err := r.rows(c, gids)
 	r.flush()
-	S.endChunk()
+	S.endChunk(&r.keys.groups, s)
 	for _, g := range gids {
 		if g >= 0 {
 			r.keys.freeIfEmpty(g)
 		}
 	}
+	r.keys.compact(r.sides)
 	r.one[0] = nil
 	if err == nil && r.stopped {
 		err = errJoinStopped
@@ -191,26 +188,45 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 	return err
 }
 
-// condRows consumes the chunk's rows in runs whose candidate pairs are
-// filtered by Cond together.
-func (r *joinRun) condRows(c *Chunk, gids []int32) error {
+// joinRunRows bounds the rows consumed per run, so that the groups and
+// entries a run's first phase loads are still cached in its second.
+const joinRunRows = 1024
+
+// rows consumes the chunk in runs. First, for a run's rows, the matching
+// rows of the other side are collected (candidate pairs, then filtered by
+// Cond): independent loads, which the CPU overlaps. Then the rows are
+// applied one by one. Without Cond, semi and anti joins need no pairs (only
+// the groups' row counts).
+func (r *joinRun) rows(c *Chunk, gids []int32) error {
 	n := c.Len()
 	o := 1 - r.s
 	O := r.sides[o]
+	pairs := r.joinRows || r.j.Cond != nil
+	if !pairs {
+		for i := 0; i < n; i++ {
+			if err := r.row(i, c.Op(i).Sign(), gids[i], nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	groups := &r.keys.groups
 	for start := 0; start < n; {
 		pl, pe := r.pl[:0], r.pe[:0]
 		end := start
-		for ; end < n && len(pl) < joinMaxPairs; end++ {
+		for ; end < n && end-start < joinRunRows && len(pl) < joinMaxPairs; end++ {
 			if g := gids[end]; g >= 0 {
-				for e := r.keys.groups[g].head[o]; e >= 0; e = O.entries[e].next {
+				for e := groups.at(g).head[o]; e >= 0; e = O.entries.at(e).next {
 					pl, pe = append(pl, int32(end)), append(pe, e)
 				}
 			}
 		}
 		r.pl, r.pe = pl, pe
-		pl, pe, err := r.filterPairs(pl, pe)
-		if err != nil {
-			return err
+		if r.j.Cond != nil {
+			var err error
+			if pl, pe, err = r.filterPairs(pl, pe); err != nil {
+				return err
+			}
 		}
 		p := 0
 		for i := start; i < end; i++ {
@@ -240,7 +256,7 @@ func (r *joinRun) filterPairs(pl, pe []int32) ([]int32, []int32, error) {
 		sref, oref = sref[:0], oref[:0]
 		for k := from; k < to; k++ {
 			sref = append(sref, ref{0, pl[k]})
-			oref = append(oref, O.entries[pe[k]].ref)
+			oref = append(oref, O.entries.at(pe[k]).ref)
 		}
 		cols := make([]arrow.Array, 0, len(r.pairs.Fields()))
 		cols = r.columns(cols, 0, sref, oref)
@@ -269,8 +285,9 @@ func (r *joinRun) filterPairs(pl, pe []int32) ([]int32, []int32, error) {
 }
 
 // row consumes row i (sign +1 adds, -1 retracts) of key group g (-1: a
-// NULL key, which matches nothing and is not held). With Cond, ms are the
-// other side's entries that match the row.
+// NULL key, which matches nothing and is not held). ms are the other side's
+// entries that match the row (the group's, filtered by Cond); nil for semi
+// and anti joins without Cond, which do not need them.
 func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
 	s, o := r.s, 1-r.s
 	S, O := r.sides[s], r.sides[o]
@@ -280,12 +297,12 @@ func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
 	}
 	var total int64 // rows of o matching the row
 	if g >= 0 {
-		grp := &r.keys.groups[g]
+		grp := r.keys.groups.at(g)
 		cond := r.j.Cond != nil
 		if O.preserved {
 			if cond {
 				for _, e := range ms {
-					en := &O.entries[e]
+					en := O.entries.at(e)
 					before := en.matches
 					en.matches += sign
 					if (before == 0) != (en.matches == 0) {
@@ -293,29 +310,23 @@ func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
 					}
 				}
 			} else if before := grp.rows[s]; (before == 0) != (before+sign == 0) {
-				for e := grp.head[o]; e >= 0; e = O.entries[e].next {
+				for e := grp.head[o]; e >= 0; e = O.entries.at(e).next {
 					r.transition(e, before == 0)
 				}
 			}
 		}
 		if cond {
 			for _, e := range ms {
-				en := &O.entries[e]
-				total += int64(en.count)
-				if r.joinRows {
-					for k := int32(0); k < en.count; k++ {
-						r.emit(op, ref{0, int32(i)}, en.ref)
-					}
-				}
+				total += int64(O.entries.at(e).count)
 			}
 		} else {
 			total = grp.rows[o]
-			if r.joinRows {
-				for e := grp.head[o]; e >= 0; e = O.entries[e].next {
-					en := &O.entries[e]
-					for k := int32(0); k < en.count; k++ {
-						r.emit(op, ref{0, int32(i)}, en.ref)
-					}
+		}
+		if r.joinRows {
+			for _, e := range ms {
+				en := O.entries.at(e)
+				for k := int32(0); k < en.count; k++ {
+					r.emit(op, ref{0, int32(i)}, en.ref)
 				}
 			}
 		}
@@ -331,10 +342,10 @@ func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
 		h = r.hashes[i]
 	}
 	if sign > 0 {
-		S.add(r.keys.groups, s, g, i, h, total)
+		S.add(&r.keys.groups, s, g, i, h, total)
 		return nil
 	}
-	if !S.remove(r.keys.groups, s, g, i, h) {
+	if !S.remove(&r.keys.groups, s, g, i, h) {
 		return pgerr.Internal("stream: hash join: a retraction of a row its input does not hold")
 	}
 	return nil
@@ -344,7 +355,7 @@ func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
 // lost its last match) or out (gained, its first): the NULL-padded row of an
 // outer join, the row itself for anti (and the reverse for semi).
 func (r *joinRun) transition(e int32, gained bool) {
-	en := &r.sides[1-r.s].entries[e]
+	en := r.sides[1-r.s].entries.at(e)
 	op := Insert
 	if gained != (r.kind == exec.SemiJoin) {
 		op = Delete
@@ -404,6 +415,19 @@ func (r *joinRun) columns(dst []arrow.Array, side int, sref, oref []ref) []arrow
 		dst = append(dst, gather(col.Type, recs, c, refs))
 	}
 	return dst
+}
+
+// checkJoinInput refuses a chunk whose columns are not the input's.
+func checkJoinInput(rec arrow.RecordBatch, cols []types.Column) error {
+	if int(rec.NumCols()) != len(cols) {
+		return pgerr.Internal("stream: hash join: input chunk has %d columns, want %d", rec.NumCols(), len(cols))
+	}
+	for i, c := range cols {
+		if dt := rec.Column(i).DataType(); !arrow.TypeEqual(dt, c.Type.ArrowType()) {
+			return pgerr.Internal("stream: hash join: input column %q is %s, want %s", c.Name, dt, c.Type.ArrowType())
+		}
+	}
+	return nil
 }
 
 func releaseAll(arrs []arrow.Array) {

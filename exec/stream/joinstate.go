@@ -20,8 +20,9 @@ import (
 // their row through an identity index (row hash -> entries) that a side
 // builds only when its first retraction arrives, so append-only inputs never
 // hash whole rows. A segment is dropped when none of its rows is held any
-// more; when dropped rows outweigh held ones, the side compacts its live rows
-// into fresh segments.
+// more; when dead rows (or free entries) outnumber held ones, the side
+// compacts its live rows into fresh segments and renumbers its entries, and
+// the key table likewise renumbers its groups once most are free.
 
 // joinEntry is one distinct held row of a side (or several identical rows,
 // count > 1, once the identity index exists). count == 0 marks a free entry.
@@ -58,12 +59,34 @@ type joinSide struct {
 	curSeg  int32               // the segment of the chunk being consumed, -1 if none yet
 	curRec  arrow.RecordBatch
 
-	entries   []joinEntry
-	freeEnt   []int32
-	live      int // live entries (rows in segments that are referenced)
-	stored    int // rows of all segments
-	retracted bool
-	index     map[uint64]int32 // identity index, nil until the first retraction
+	entries paged[joinEntry]
+	freeEnt []int32
+	live    int              // live entries (rows in segments that are referenced)
+	stored  int              // rows of all segments
+	index   map[uint64]int32 // identity index, nil until the first retraction
+}
+
+// pageShift sizes the pages of paged arrays (1024 elements).
+const pageShift = 10
+
+// paged is a growable array kept in fixed-size pages: growing it never
+// copies the elements (nor stalls on copying a large state).
+type paged[T any] struct {
+	pages []*[1 << pageShift]T
+	n     int32
+}
+
+func (p *paged[T]) at(i int32) *T { return &p.pages[i>>pageShift][i&(1<<pageShift-1)] }
+
+func (p *paged[T]) len() int32 { return p.n }
+
+// push appends a zero element and returns its index.
+func (p *paged[T]) push() int32 {
+	if int(p.n) == len(p.pages)<<pageShift {
+		p.pages = append(p.pages, new([1 << pageShift]T))
+	}
+	p.n++
+	return p.n - 1
 }
 
 // joinCompactMin is the least number of dead stored rows that triggers a
@@ -79,15 +102,16 @@ func (sd *joinSide) beginChunk(rec arrow.RecordBatch) {
 	sd.curSeg, sd.curRec = -1, rec
 }
 
-// endChunk drops the chunk's segment if nothing of it is held and compacts
-// when dead rows dominate.
-func (sd *joinSide) endChunk() {
+// endChunk drops the chunk's segment if nothing of it is held, and
+// compacts when dead rows or free entries outnumber the live ones.
+func (sd *joinSide) endChunk(groups *paged[joinGroup], side int) {
 	if sd.curSeg >= 0 && sd.segLive[sd.curSeg] == 0 {
 		sd.dropSeg(sd.curSeg)
 	}
 	sd.curSeg, sd.curRec = -1, nil
-	if dead := sd.stored - sd.live; dead > sd.live && dead >= joinCompactMin {
-		sd.compact()
+	dead, free := sd.stored-sd.live, len(sd.freeEnt)
+	if dead > sd.live && dead >= joinCompactMin || free > sd.live && free >= joinCompactMin {
+		sd.compact(groups, side)
 	}
 }
 
@@ -119,12 +143,12 @@ func (sd *joinSide) dropSeg(s int32) {
 // add holds row i of the current chunk in group g (whose rows it has
 // already counted), merging it into an identical held row when the index
 // exists.
-func (sd *joinSide) add(groups []joinGroup, side int, g int32, i int, h uint64, matches int64) {
-	grp := &groups[g]
+func (sd *joinSide) add(groups *paged[joinGroup], side int, g int32, i int, h uint64, matches int64) {
+	grp := groups.at(g)
 	grp.rows[side]++
 	if sd.index != nil {
 		if e := sd.find(g, i, h); e >= 0 {
-			sd.entries[e].count++
+			sd.entries.at(e).count++
 			return
 		}
 	}
@@ -134,17 +158,16 @@ func (sd *joinSide) add(groups []joinGroup, side int, g int32, i int, h uint64, 
 		e = sd.freeEnt[n-1]
 		sd.freeEnt = sd.freeEnt[:n-1]
 	} else {
-		e = int32(len(sd.entries))
-		sd.entries = append(sd.entries, joinEntry{})
+		e = sd.entries.push()
 	}
-	sd.entries[e] = joinEntry{ref: ref{seg, int32(i)}, count: 1, group: g, prev: -1, next: grp.head[side], idNext: -1, hash: h, matches: matches}
+	*sd.entries.at(e) = joinEntry{ref: ref{seg, int32(i)}, count: 1, group: g, prev: -1, next: grp.head[side], idNext: -1, hash: h, matches: matches}
 	if grp.head[side] >= 0 {
-		sd.entries[grp.head[side]].prev = e
+		sd.entries.at(grp.head[side]).prev = e
 	}
 	grp.head[side] = e
 	if sd.index != nil {
 		if first, ok := sd.index[h]; ok {
-			sd.entries[e].idNext = first
+			sd.entries.at(e).idNext = first
 		}
 		sd.index[h] = e
 	}
@@ -158,8 +181,8 @@ func (sd *joinSide) find(g int32, i int, h uint64) int32 {
 	if !ok {
 		return -1
 	}
-	for ; e >= 0; e = sd.entries[e].idNext {
-		en := &sd.entries[e]
+	for ; e >= 0; e = sd.entries.at(e).idNext {
+		en := sd.entries.at(e)
 		if en.hash == h && en.group == g && sameRowAt(sd.recs[en.seg], int(en.row), sd.curRec, i, sd.cols) {
 			return e
 		}
@@ -169,23 +192,23 @@ func (sd *joinSide) find(g int32, i int, h uint64) int32 {
 
 // remove retracts one instance of row i of the current chunk from group g;
 // false if the side does not hold it. The index must exist.
-func (sd *joinSide) remove(groups []joinGroup, side int, g int32, i int, h uint64) bool {
+func (sd *joinSide) remove(groups *paged[joinGroup], side int, g int32, i int, h uint64) bool {
 	e := sd.find(g, i, h)
 	if e < 0 {
 		return false
 	}
-	groups[g].rows[side]--
-	en := &sd.entries[e]
+	groups.at(g).rows[side]--
+	en := sd.entries.at(e)
 	if en.count--; en.count > 0 {
 		return true
 	}
 	if en.prev >= 0 {
-		sd.entries[en.prev].next = en.next
+		sd.entries.at(en.prev).next = en.next
 	} else {
-		groups[g].head[side] = en.next
+		groups.at(g).head[side] = en.next
 	}
 	if en.next >= 0 {
-		sd.entries[en.next].prev = en.prev
+		sd.entries.at(en.next).prev = en.prev
 	}
 	if first := sd.index[h]; first == e {
 		if en.idNext >= 0 {
@@ -195,10 +218,10 @@ func (sd *joinSide) remove(groups []joinGroup, side int, g int32, i int, h uint6
 		}
 	} else {
 		p := first
-		for sd.entries[p].idNext != e {
-			p = sd.entries[p].idNext
+		for sd.entries.at(p).idNext != e {
+			p = sd.entries.at(p).idNext
 		}
-		sd.entries[p].idNext = en.idNext
+		sd.entries.at(p).idNext = en.idNext
 	}
 	seg := en.seg
 	*en = joinEntry{}
@@ -219,8 +242,8 @@ func (sd *joinSide) buildIndex() {
 			hashes[s] = rowHashes(rec, sd.cols, nil)
 		}
 	}
-	for e := range sd.entries {
-		en := &sd.entries[e]
+	for e := int32(0); e < sd.entries.len(); e++ {
+		en := sd.entries.at(e)
 		if en.count == 0 {
 			continue
 		}
@@ -229,43 +252,70 @@ func (sd *joinSide) buildIndex() {
 		if first, ok := sd.index[en.hash]; ok {
 			en.idNext = first
 		}
-		sd.index[en.hash] = int32(e)
+		sd.index[en.hash] = e
 	}
 }
 
-// compact copies the held rows into fresh segments and drops the old ones.
-func (sd *joinSide) compact() {
+// compact renumbers the live entries densely (fixing the group lists, the
+// identity index and groups' heads) and copies the held rows into fresh
+// segments, dropping the old ones.
+func (sd *joinSide) compact(groups *paged[joinGroup], side int) {
+	renum := make([]int32, sd.entries.len())
+	var entries paged[joinEntry]
+	for e := int32(0); e < sd.entries.len(); e++ {
+		if sd.entries.at(e).count == 0 {
+			renum[e] = -1
+			continue
+		}
+		renum[e] = entries.push()
+		*entries.at(renum[e]) = *sd.entries.at(e)
+	}
+	re := func(e int32) int32 {
+		if e < 0 {
+			return e
+		}
+		return renum[e]
+	}
+	for k := int32(0); k < entries.len(); k++ {
+		en := entries.at(k)
+		en.prev, en.next, en.idNext = re(en.prev), re(en.next), re(en.idNext)
+	}
+	for g := int32(0); g < groups.len(); g++ {
+		if grp := groups.at(g); grp.used {
+			grp.head[side] = re(grp.head[side])
+		}
+	}
+	if sd.index != nil {
+		index := make(map[uint64]int32, len(sd.index))
+		for h, e := range sd.index {
+			index[h] = renum[e]
+		}
+		sd.index = index
+	}
+	sd.entries, sd.freeEnt = entries, nil
+
 	const segRows = 4096
 	var recs []arrow.RecordBatch
 	var segLive []int32
 	schema := types.ArrowSchema(sd.cols)
 	refs := make([]ref, 0, segRows)
-	ids := make([]int32, 0, segRows)
-	cut := func() {
+	for from := int32(0); from < entries.len(); from += segRows {
+		to := min(from+segRows, entries.len())
+		refs = refs[:0]
+		for e := from; e < to; e++ {
+			refs = append(refs, entries.at(e).ref)
+		}
 		arrs := make([]arrow.Array, len(sd.cols))
 		for c, col := range sd.cols {
 			arrs[c] = gather(col.Type, sd.recs, c, refs)
 		}
 		seg := int32(len(recs))
-		recs = append(recs, array.NewRecordBatch(schema, arrs, int64(len(refs))))
-		segLive = append(segLive, int32(len(refs)))
-		for k, e := range ids {
-			sd.entries[e].ref = ref{seg, int32(k)}
+		recs = append(recs, array.NewRecordBatch(schema, arrs, int64(to-from)))
+		releaseAll(arrs)
+		segLive = append(segLive, int32(to-from))
+		for e := from; e < to; e++ {
+			entries.at(e).ref = ref{seg, e - from}
 		}
-		refs, ids = refs[:0], ids[:0]
-	}
-	for e := range sd.entries {
-		if sd.entries[e].count == 0 {
-			continue
-		}
-		refs = append(refs, sd.entries[e].ref)
-		ids = append(ids, int32(e))
-		if len(refs) == segRows {
-			cut()
-		}
-	}
-	if len(refs) > 0 {
-		cut()
 	}
 	for _, rec := range sd.recs {
 		if rec != nil {
@@ -300,7 +350,7 @@ type keyTable struct {
 	ts     [2][]types.T // key types per side
 	ints   map[int64]int32
 	strs   map[string]int32
-	groups []joinGroup
+	groups paged[joinGroup]
 	free   []int32
 
 	iv   []int64 // scratch
@@ -336,10 +386,9 @@ func (k *keyTable) newGroup() int32 {
 		g = k.free[n-1]
 		k.free = k.free[:n-1]
 	} else {
-		g = int32(len(k.groups))
-		k.groups = append(k.groups, joinGroup{})
+		g = k.groups.push()
 	}
-	k.groups[g] = joinGroup{head: [2]int32{-1, -1}, used: true}
+	*k.groups.at(g) = joinGroup{head: [2]int32{-1, -1}, used: true}
 	return g
 }
 
@@ -377,7 +426,7 @@ func (k *keyTable) lookup(side int, keys []arrow.Array, n int) []int32 {
 			g, ok := k.ints[v]
 			if !ok {
 				g = k.newGroup()
-				k.groups[g].ikey = v
+				k.groups.at(g).ikey = v
 				k.ints[v] = g
 			}
 			gids[i] = g
@@ -420,14 +469,52 @@ func (k *keyTable) strGroup(s string) int32 {
 	}
 	g := k.newGroup()
 	s = strings.Clone(s)
-	k.groups[g].skey = s
+	k.groups.at(g).skey = s
 	k.strs[s] = g
 	return g
 }
 
+// compact renumbers the groups densely and rebuilds the key map (Go maps
+// never shrink) once free groups outnumber used ones, fixing the sides'
+// entries.
+func (k *keyTable) compact(sides [2]*joinSide) {
+	used := int(k.groups.len()) - len(k.free)
+	if k.mode == keyCross || len(k.free) <= used || len(k.free) < joinCompactMin {
+		return
+	}
+	renum := make([]int32, k.groups.len())
+	var groups paged[joinGroup]
+	for g := int32(0); g < k.groups.len(); g++ {
+		if grp := k.groups.at(g); grp.used {
+			renum[g] = groups.push()
+			*groups.at(renum[g]) = *grp
+		}
+	}
+	switch k.mode {
+	case keyInt:
+		k.ints = make(map[int64]int32, used)
+		for g := int32(0); g < groups.len(); g++ {
+			k.ints[groups.at(g).ikey] = g
+		}
+	default:
+		k.strs = make(map[string]int32, used)
+		for g := int32(0); g < groups.len(); g++ {
+			k.strs[groups.at(g).skey] = g
+		}
+	}
+	for _, sd := range sides {
+		for e := int32(0); e < sd.entries.len(); e++ {
+			if en := sd.entries.at(e); en.count > 0 {
+				en.group = renum[en.group]
+			}
+		}
+	}
+	k.groups, k.free = groups, nil
+}
+
 // freeIfEmpty forgets group g when neither side holds a row of it.
 func (k *keyTable) freeIfEmpty(g int32) {
-	grp := &k.groups[g]
+	grp := k.groups.at(g)
 	if !grp.used || grp.head[0] >= 0 || grp.head[1] >= 0 {
 		return
 	}

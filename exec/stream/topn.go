@@ -1,12 +1,17 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -14,12 +19,25 @@ import (
 // ranked Offset+1 .. Offset+Limit by Order, and emits the changes to that
 // set as its input changes (ORDER BY ... LIMIT n OFFSET m, and
 // row_number() OVER (PARTITION BY ... ORDER BY ...) <= n). Ties in Order
-// are broken by the whole row, so the result is deterministic. With RankCol
-// the output has one more column (int8): the row's row_number within its
-// partition, and rows whose rank moves are updated.
+// are broken by the whole row (its values by identity, tnIdentity), so the
+// result is deterministic. With RankCol the output has one more column
+// (int8): the row's row_number within its partition (Offset+1 for the first
+// row kept), and rows whose rank moves are updated.
+//
+// Rows add (Insert, UpdateAfter) or retract (Delete, UpdateBefore) one copy
+// of a row. Nothing is emitted until the epoch's barrier: then, for every
+// partition the epoch touched (in first-touch order), TopN compares the
+// rows it emitted before with the rows now at those ranks and emits the net
+// difference: Deletes, then (with RankCol) an UpdateBefore/UpdateAfter pair
+// per row copy whose rank moved, then Inserts; then it forwards the
+// barrier. Update pairs are ordered so that, within a partition, a rank is
+// always vacated before another row takes it: the output's stream key may
+// be the input's or (partition, rank). Watermarks pass through.
 //
 // State: every row of the input, per partition, in order (a retraction
-// may bring a row from beyond the limit into the top).
+// may bring a row from beyond the limit into the top); with AppendOnly only
+// the first Offset+Limit rows per partition. Per touched partition an
+// epoch costs O(Offset/128 + Limit) beyond the rows' own O(log n) updates.
 type TopN struct {
 	Input       Node
 	PartitionBy []expr.Expr
@@ -28,6 +46,9 @@ type TopN struct {
 	Offset      int64
 	RankCol     bool
 	Cols        []types.Column // the input's columns (plus the rank column)
+	// AppendOnly is set when the input never retracts (see Scan): TopN then
+	// keeps only the rows it may still emit, and a retraction is an error.
+	AppendOnly bool
 }
 
 // Columns implements Node.
@@ -59,13 +80,418 @@ func (t *TopN) Explain() string {
 	if t.Offset > 0 {
 		s += fmt.Sprintf(" offset %d", t.Offset)
 	}
+	if t.AppendOnly {
+		s += " (append only)"
+	}
 	return s
 }
 
 // Start implements Node.
 func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
-	env.Fail(errors.New("stream: top-n is not implemented yet"))
-	out := make(chan Message)
-	close(out)
+	out := make(chan Message, ChannelSize)
+	go func() {
+		defer close(out)
+		r, err := t.newRun(env)
+		if err != nil {
+			env.Fail(err)
+			return
+		}
+		for {
+			var m Message
+			var ok bool
+			select {
+			case m, ok = <-inputs[0]:
+			case <-env.Ctx.Done():
+				return
+			}
+			if !ok {
+				return
+			}
+			switch m.Kind {
+			case KindChunk:
+				if err := r.consume(m.Chunk); err != nil {
+					env.Fail(err)
+					return
+				}
+				continue
+			case KindBarrier:
+				c, err := r.flush()
+				if err != nil {
+					env.Fail(err)
+					return
+				}
+				if c != nil && !send(env, out, ChunkMsg(c)) {
+					return
+				}
+			}
+			if !send(env, out, m) {
+				return
+			}
+		}
+	}()
 	return out
+}
+
+// tnPart is one partition: its rows and the copies it last emitted (in
+// order, with their ranks). last is the row that sorts last once an
+// append-only partition is full (nil before), lastNorm its norm.
+type tnPart struct {
+	last     *tnEntry
+	lastNorm tnNorm
+	enc      string
+	rows     tnList
+	emitted  []tnRank
+	touched  bool
+}
+
+// tnParts maps partition encodings to partitions; short encodings (one
+// or two fixed-width keys) are map keys by value, so a lookup compares
+// them in place instead of following a string pointer.
+type tnParts struct {
+	short map[tnShortKey]*tnPart
+	long  map[string]*tnPart
+}
+
+type tnShortKey struct {
+	b [23]byte
+	n uint8
+}
+
+func newTnParts() tnParts {
+	return tnParts{short: map[tnShortKey]*tnPart{}, long: map[string]*tnPart{}}
+}
+
+func shortKey(enc string) (k tnShortKey, ok bool) {
+	if len(enc) > len(k.b) {
+		return k, false
+	}
+	k.n = uint8(copy(k.b[:], enc))
+	return k, true
+}
+
+func (m tnParts) get(enc []byte) *tnPart {
+	if k, ok := shortKey(string(enc)); ok { // no allocation: the conversion does not escape
+		return m.short[k]
+	}
+	return m.long[string(enc)]
+}
+
+func (m tnParts) put(p *tnPart) {
+	if k, ok := shortKey(p.enc); ok {
+		m.short[k] = p
+	} else {
+		m.long[p.enc] = p
+	}
+}
+
+func (m tnParts) delete(enc string) {
+	if k, ok := shortKey(enc); ok {
+		delete(m.short, k)
+	} else {
+		delete(m.long, enc)
+	}
+}
+
+// topnRun is one running TopN's state, owned by its goroutine.
+type topnRun struct {
+	t        *TopN
+	ectx     *expr.Context
+	in       []types.Column // the input's columns
+	order    tnOrder
+	partT    []types.T
+	keyExprs []expr.Expr // the Order expressions
+	keep     int64       // rows kept per partition when AppendOnly (Offset+Limit), else -1
+	parts    tnParts
+	global   *tnPart // the one partition without PartitionBy
+	touched  []*tnPart
+	enc      []byte
+
+	// flush scratch and output builders, reused across epochs
+	next             []tnRank
+	dels, ins, moves []tnRank // moves: rank is the new rank, old in moved
+	moved            []int64
+	schema           *arrow.Schema
+	bs               []array.Builder
+	ops              []Op
+}
+
+func (t *TopN) newRun(env *Env) (*topnRun, error) {
+	if t.Limit < -1 || t.Offset < 0 {
+		return nil, fmt.Errorf("stream: top-n with limit %d offset %d", t.Limit, t.Offset)
+	}
+	in := t.Input.Columns()
+	want := len(in)
+	if t.RankCol {
+		want++
+	}
+	if len(t.Cols) != want {
+		return nil, fmt.Errorf("stream: top-n has %d columns for %d input columns", len(t.Cols), len(in))
+	}
+	if t.RankCol && t.Cols[want-1].Type.Kind != types.Int8 {
+		return nil, fmt.Errorf("stream: top-n rank column is %s, want bigint", t.Cols[want-1].Type)
+	}
+	r := &topnRun{t: t, ectx: env.evalContext(), in: in, order: newTnOrder(t.Order), keep: -1,
+		parts: newTnParts(), schema: types.ArrowSchema(t.Cols)}
+	if t.AppendOnly && t.Limit >= 0 && t.Limit <= math.MaxInt64-t.Offset {
+		r.keep = t.Offset + t.Limit
+	}
+	for _, k := range t.Order {
+		r.keyExprs = append(r.keyExprs, k.E)
+	}
+	for _, p := range t.PartitionBy {
+		r.partT = append(r.partT, p.Type())
+	}
+	if len(t.PartitionBy) == 0 {
+		r.global = &tnPart{}
+	}
+	return r, nil
+}
+
+// evalAll evaluates es over rec; the caller releases the arrays.
+func (r *topnRun) evalAll(es []expr.Expr, rec arrow.RecordBatch) ([]arrow.Array, error) {
+	out := make([]arrow.Array, 0, len(es))
+	for _, e := range es {
+		a, err := e.Eval(r.ectx, rec)
+		if err != nil {
+			releaseAll(out)
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// consume applies one chunk to the partitions.
+func (r *topnRun) consume(c *Chunk) error {
+	n := c.Len()
+	if n == 0 || r.t.Limit == 0 { // LIMIT 0 never emits anything
+		return nil
+	}
+	parts, err := r.evalAll(r.t.PartitionBy, c.Rec)
+	if err != nil {
+		return err
+	}
+	defer releaseAll(parts)
+	keys, err := r.evalAll(r.keyExprs, c.Rec)
+	if err != nil {
+		return err
+	}
+	defer releaseAll(keys)
+	for row := 0; row < n; row++ {
+		p := r.global
+		if p == nil {
+			r.enc = r.enc[:0]
+			for k, a := range parts {
+				r.enc = encodeKey(r.enc, a, row, r.partT[k])
+			}
+			if p = r.parts.get(r.enc); p == nil {
+				p = &tnPart{enc: string(r.enc)}
+				r.parts.put(p)
+			}
+		}
+		sign := c.Op(row).Sign()
+		if sign < 0 && r.t.AppendOnly {
+			return pgerr.Internal("stream: top-n: a %s on an append-only input", c.Op(row))
+		}
+		var e *tnEntry
+		if p.last != nil {
+			// Full: a row that sorts after the last kept one can never be emitted.
+			last, lastNorm := p.last, p.lastNorm
+			norm := tnNorm{rank: 1}
+			if len(keys) > 0 {
+				norm = r.order.normAt(keys[0], row)
+			}
+			if d := norm.cmp(lastNorm); d > 0 {
+				continue
+			} else if d == 0 {
+				if d = r.order.compareAt(keys, row, norm, last); d > 0 {
+					continue
+				} else if d == 0 {
+					e = r.entry(c.Rec, keys, row)
+					if r.order.compare(e, last) >= 0 {
+						continue
+					}
+				}
+			}
+		}
+		if e == nil {
+			e = r.entry(c.Rec, keys, row)
+		}
+		if !p.rows.add(&r.order, e, sign) {
+			return pgerr.Internal("stream: top-n: a %s of a row its partition does not hold", c.Op(row))
+		}
+		if r.keep >= 0 {
+			p.rows.trim(r.keep)
+			if p.rows.rows == r.keep {
+				p.last = p.rows.last()
+				p.lastNorm = p.last.norm
+			}
+		}
+		if !p.touched {
+			p.touched = true
+			r.touched = append(r.touched, p)
+		}
+	}
+	return nil
+}
+
+// entry builds row i's entry, owning its values.
+func (r *topnRun) entry(rec arrow.RecordBatch, keys []arrow.Array, i int) *tnEntry {
+	vals := make([]types.Value, len(r.in)+len(keys))
+	row, key := vals[:len(r.in):len(r.in)], vals[len(r.in):]
+	for j, c := range r.in {
+		row[j] = ownDeep(types.ValueAt(rec.Column(j), i, c.Type))
+	}
+	for k, a := range keys {
+		if ref, ok := r.t.Order[k].E.(*expr.ColRef); ok && ref.Idx < len(row) {
+			key[k] = row[ref.Idx]
+		} else {
+			key[k] = ownDeep(types.ValueAt(a, i, r.order.ts[k]))
+		}
+	}
+	var first types.Value
+	if len(key) > 0 {
+		first = key[0]
+	}
+	return &tnEntry{norm: r.order.normOf(first), key: key, row: row}
+}
+
+// ownDeep copies values (and array elements) that may point into Arrow
+// buffers.
+func ownDeep(v types.Value) types.Value {
+	if a, ok := v.([]types.Value); ok {
+		out := make([]types.Value, len(a))
+		for i, x := range a {
+			out[i] = ownDeep(x)
+		}
+		return out
+	}
+	return ownValue(v)
+}
+
+// flush builds the epoch's output chunk (nil when nothing changed) and
+// frees the partitions that became empty.
+func (r *topnRun) flush() (*Chunk, error) {
+	r.ops = r.ops[:0]
+	for _, p := range r.touched {
+		p.touched = false
+		r.next = p.rows.appendRange(r.next[:0], r.t.Offset, r.t.Limit)
+		if err := r.diff(p.emitted, r.next); err != nil {
+			return nil, err
+		}
+		p.emitted = append(p.emitted[:0], r.next...)
+		if p != r.global && p.rows.rows == 0 {
+			r.parts.delete(p.enc)
+		}
+	}
+	clear(r.touched)
+	r.touched = r.touched[:0]
+	clear(r.next) // drop references to freed entries
+	if len(r.ops) == 0 {
+		return nil, nil
+	}
+	rec := r.finish(len(r.ops))
+	c := &Chunk{Rec: rec, Ops: slices.Clone(r.ops)}
+	if !slices.ContainsFunc(c.Ops, func(o Op) bool { return o != Insert }) {
+		c.Ops = nil
+	}
+	return c, nil
+}
+
+// diff appends to the output the changes that turn one partition's emitted
+// copies before into after (both in order): Deletes, rank moves toward the
+// front (by ascending rank), rank moves toward the back (by descending
+// rank), Inserts. A copy of a row is matched with a copy of the same row,
+// the i-th with the i-th.
+func (r *topnRun) diff(before, after []tnRank) error {
+	r.dels, r.ins, r.moves, r.moved = r.dels[:0], r.ins[:0], r.moves[:0], r.moved[:0]
+	i, j := 0, 0
+	for i < len(before) || j < len(after) {
+		c := 0
+		switch {
+		case i == len(before):
+			c = 1
+		case j == len(after):
+			c = -1
+		default:
+			c = r.order.compare(before[i].e, after[j].e)
+		}
+		switch {
+		case c < 0:
+			r.dels = append(r.dels, before[i])
+			i++
+		case c > 0:
+			r.ins = append(r.ins, after[j])
+			j++
+		default:
+			if r.t.RankCol && before[i].rank != after[j].rank {
+				r.moves = append(r.moves, after[j])
+				r.moved = append(r.moved, before[i].rank)
+			}
+			i++
+			j++
+		}
+	}
+	for _, x := range r.dels {
+		if err := r.emit(Delete, x.e, x.rank); err != nil {
+			return err
+		}
+	}
+	for k, x := range r.moves { // toward the front: ascending
+		if x.rank < r.moved[k] {
+			if err := r.emitMove(x, r.moved[k]); err != nil {
+				return err
+			}
+		}
+	}
+	for k := len(r.moves) - 1; k >= 0; k-- { // toward the back: descending
+		if x := r.moves[k]; x.rank > r.moved[k] {
+			if err := r.emitMove(x, r.moved[k]); err != nil {
+				return err
+			}
+		}
+	}
+	for _, x := range r.ins {
+		if err := r.emit(Insert, x.e, x.rank); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *topnRun) emitMove(x tnRank, old int64) error {
+	if err := r.emit(UpdateBefore, x.e, old); err != nil {
+		return err
+	}
+	return r.emit(UpdateAfter, x.e, x.rank)
+}
+
+// emit appends one output row (with its rank when RankCol) to the builders.
+func (r *topnRun) emit(op Op, e *tnEntry, rank int64) error {
+	if r.bs == nil {
+		r.bs = make([]array.Builder, len(r.t.Cols))
+		for j, c := range r.t.Cols {
+			r.bs[j] = types.NewBuilder(r.ectx.Allocator(), c.Type)
+		}
+	}
+	for j, v := range e.row {
+		if err := types.AppendValue(r.bs[j], v, r.t.Cols[j].Type); err != nil {
+			return fmt.Errorf("stream: top-n output: %w", err)
+		}
+	}
+	if r.t.RankCol {
+		r.bs[len(e.row)].(*array.Int64Builder).Append(rank)
+	}
+	r.ops = append(r.ops, op)
+	return nil
+}
+
+// finish turns the builders' rows into a record batch; the builders are
+// empty after and reused by the next epoch.
+func (r *topnRun) finish(rows int) arrow.RecordBatch {
+	cols := make([]arrow.Array, len(r.bs))
+	for j, b := range r.bs {
+		cols[j] = b.NewArray()
+	}
+	return array.NewRecordBatch(r.schema, cols, int64(rows))
 }

@@ -1,0 +1,93 @@
+package stream
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// distinctCol is an aggregate over DISTINCT values (count(DISTINCT x),
+// sum(DISTINCT x), ...): it counts the rows of each (group, value) pair
+// (values equal as GROUP BY sees them) and passes a value to the inner
+// aggregate when its pair appears (count 0 -> 1) and retracts it when the
+// pair vanishes (1 -> 0). The value passed is the pair's representative,
+// its first row's value, so the inner state retracts exactly what it got.
+// NULL values are not aggregated.
+type distinctCol struct {
+	inner aggCol
+	t     types.T
+	st    storage
+	seen  *groupTable // (group id, value) -> pair id
+	cnt   []int64     // per pair: live rows; -1 once freed
+	rep   *cellCol    // per pair: its representative
+
+	// per-update scratch: the changes passed to inner
+	tg     []int32
+	ts     []int64
+	tc     []cell
+	zeroed []int32
+}
+
+func newDistinctCol(inner aggCol, t types.T) *distinctCol {
+	return &distinctCol{inner: inner, t: t, st: storageOf(t), seen: newGroupTable([]types.T{t}, true), rep: newCellCol(t)}
+}
+
+func (d *distinctCol) grow(n int)                   { d.inner.grow(n) }
+func (d *distinctCol) reset(g int32)                { d.inner.reset(g) } // its pairs are gone already
+func (d *distinctCol) result(g int32) (cell, error) { return d.inner.result(g) }
+
+func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error {
+	ids := d.seen.probe([]arrow.Array{arg}, gids, len(gids), true)
+	if c := d.seen.cap(); c > len(d.cnt) {
+		d.cnt = growSlice(d.cnt, c)
+		d.rep.grow(c)
+	}
+	for _, row := range d.seen.newRows {
+		d.cnt[ids[row]] = 0
+	}
+	d.tg, d.ts, d.tc, d.zeroed = d.tg[:0], d.ts[:0], d.tc[:0], d.zeroed[:0]
+	for i, id := range ids {
+		if id < 0 {
+			continue
+		}
+		s := sgn(signs, i)
+		before := d.cnt[id]
+		after := before + s
+		if after < 0 {
+			return pgerr.Internal("stream: DISTINCT aggregate retracts a value it never saw")
+		}
+		d.cnt[id] = after
+		switch {
+		case before == 0 && after == 1:
+			c := cellAt(arg, i, d.st, d.t)
+			d.rep.set(id, c)
+			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, 1), append(d.tc, c)
+		case before == 1 && after == 0:
+			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, -1), append(d.tc, d.rep.get(id))
+			d.zeroed = append(d.zeroed, id)
+		}
+	}
+	// Free the pairs left empty only now: ids stay valid within the chunk.
+	for _, id := range d.zeroed {
+		if d.cnt[id] == 0 {
+			d.seen.remove(id)
+			d.rep.clear(id)
+			d.cnt[id] = -1
+		}
+	}
+	if len(d.tg) == 0 {
+		return nil
+	}
+	b := types.NewBuilder(memory.DefaultAllocator, d.t)
+	defer b.Release()
+	for _, c := range d.tc {
+		if err := appendCell(b, c, d.t); err != nil {
+			return err
+		}
+	}
+	vals := b.NewArray()
+	defer vals.Release()
+	return d.inner.update(vals, d.tg, d.ts)
+}

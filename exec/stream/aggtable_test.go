@@ -1,0 +1,152 @@
+package stream
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// TestGroupTableInsertRemove checks ids against a map through growth and
+// many removals (backward-shift deletion), for word, raw-text and encoded
+// keys.
+func TestGroupTableInsertRemove(t *testing.T) {
+	for _, ts := range [][]types.T{{types.TInt8}, {types.TInt8, types.TInt4}, {types.TText}, {types.TText, types.TInt8}} {
+		t.Run(fmt.Sprint(ts), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(3))
+			tab := newGroupTable(ts, false)
+			ids := map[[2]int64]int32{} // key -> id
+			live := map[int32]bool{}
+			for round := 0; round < 200; round++ {
+				n := 1 + rng.Intn(300)
+				keys := make([][2]int64, n)
+				var nulls []bool
+				bs := make([]array.Builder, len(ts))
+				for c, tt := range ts {
+					bs[c] = types.NewBuilder(memory.DefaultAllocator, tt)
+				}
+				for i := range keys {
+					keys[i] = [2]int64{int64(rng.Intn(2000)), int64(rng.Intn(3))}
+					null := rng.Intn(50) == 0
+					nulls = append(nulls, null)
+					if null {
+						keys[i][0] = -1
+					}
+					for c := range ts {
+						v := keys[i][c]
+						switch {
+						case c == 0 && null:
+							bs[c].AppendNull()
+						case ts[c].Kind == types.Text:
+							bs[c].(*array.StringBuilder).Append(fmt.Sprint("k", v))
+						case ts[c].Kind == types.Int4:
+							bs[c].(*array.Int32Builder).Append(int32(v))
+						default:
+							bs[c].(*array.Int64Builder).Append(v)
+						}
+					}
+					if len(ts) == 1 {
+						keys[i][1] = 0
+					}
+				}
+				arrs := make([]arrow.Array, len(ts))
+				for c := range bs {
+					arrs[c] = bs[c].NewArray()
+				}
+				got := tab.probe(arrs, nil, n, false)
+				for i, k := range keys {
+					id, ok := ids[k]
+					if !ok {
+						if live[got[i]] {
+							t.Fatalf("round %d: new key %v got live id %d", round, k, got[i])
+						}
+						ids[k], live[got[i]] = got[i], true
+						continue
+					}
+					if got[i] != id {
+						t.Fatalf("round %d: key %v: id %d, want %d", round, k, got[i], id)
+					}
+				}
+				// remove about half of the keys
+				for k, id := range ids {
+					if rng.Intn(2) == 0 {
+						tab.remove(id)
+						delete(ids, k)
+						delete(live, id)
+					}
+				}
+				if tab.len() != len(ids) {
+					t.Fatalf("round %d: len %d, want %d", round, tab.len(), len(ids))
+				}
+				if tab.cap() > 4000 {
+					t.Fatalf("ids not reused: cap %d", tab.cap())
+				}
+			}
+		})
+	}
+}
+
+// TestSortedSet checks the multiset against a sorted slice under random
+// adds and retractions, past block splits and merges.
+func TestSortedSet(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	var s sortedSet[uint64]
+	want := map[uint64]int64{}
+	for i := 0; i < 50000; i++ {
+		k := uint64(rng.Intn(3000))
+		sign := int64(1)
+		if rng.Intn(5) < 2 {
+			sign = -1
+		}
+		err := s.add(k, sign, cmp.Compare[uint64], same[uint64])
+		if sign < 0 && want[k] == 0 {
+			if err == nil {
+				t.Fatalf("retracting absent %d: no error", k)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[k] += sign
+		if want[k] == 0 {
+			delete(want, k)
+		}
+		if i%997 != 0 {
+			continue
+		}
+		var keys []uint64
+		for k := range want {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var got []uint64
+		for bi, b := range s.blocks {
+			if len(b) == 0 || len(b) > 2*setBlock || s.lasts[bi] != b[len(b)-1].k {
+				t.Fatalf("block %d: %d entries, last %d", bi, len(b), s.lasts[bi])
+			}
+			for _, e := range b {
+				if e.n != want[e.k] {
+					t.Fatalf("%d: count %d, want %d", e.k, e.n, want[e.k])
+				}
+				got = append(got, e.k)
+			}
+		}
+		if !slices.Equal(got, keys) {
+			t.Fatalf("keys differ: %d vs %d", len(got), len(keys))
+		}
+		if mn, ok := s.extreme(false); len(keys) > 0 && (!ok || mn != keys[0]) {
+			t.Fatalf("min %d, want %d", mn, keys[0])
+		}
+		if mx, ok := s.extreme(true); len(keys) > 0 && (!ok || mx != keys[len(keys)-1]) {
+			t.Fatalf("max %d, want %d", mx, keys[len(keys)-1])
+		}
+	}
+}
