@@ -47,20 +47,20 @@ func (in flowInputs) SubscribeTable(oid uint32) ([]arrow.RecordBatch, dataflow.F
 	return rows, tableFeed{feed}, nil
 }
 
-func (in flowInputs) OpenSource(oid uint32) (dataflow.RunFunc, error) {
+func (in flowInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFunc, bool, error) {
 	rel := in.e.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindSource {
-		return nil, pgerr.Internal("source %d does not exist", oid)
+		return nil, false, pgerr.Internal("source %d does not exist", oid)
 	}
 	src, err := openConnector(rel)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	r, err := src.NewReader()
+	r, err := connector.NewReader(src, connector.ReaderOptions{Errors: onError})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return r.Run, nil
+	return r.Run, connector.IsFinite(src), nil
 }
 
 func openConnector(rel *catalog.Relation) (connector.Source, error) {
