@@ -321,7 +321,7 @@ func TestSubscribeQuery(t *testing.T) {
 	e, s := open(t, t.TempDir())
 	defer e.Close()
 	_, err := exec1(context.Background(), s, "SUBSCRIBE TO v")
-	wantCode(t, err, pgerr.FeatureNotSupported, "SUBSCRIBE without a runtime")
+	wantCode(t, err, pgerr.UndefinedTable, "SUBSCRIBE to a missing view")
 	started := fakeSubscriptions(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := exec1(ctx, s, "SUBSCRIBE TO v")
