@@ -356,3 +356,23 @@ func explainMatView(env *planner.Env, c *pg.CreateTableAsStmt) (string, error) {
 	lines := planner.ExplainStream(m)
 	return strings.Join(lines, "\n"), nil
 }
+
+// viewStatus reports a materialized view's running state (streamsql_views).
+func (e *Engine) viewStatus(oid uint32) (catalog.StreamStatus, bool) {
+	j := e.flow.Job(oid)
+	if j == nil {
+		if err, ok := e.viewErrs.Load(oid); ok {
+			return catalog.StreamStatus{Status: "failed", LastError: fmt.Sprint(err)}, true
+		}
+		return catalog.StreamStatus{}, false
+	}
+	st := catalog.StreamStatus{Status: "running"}
+	st.RowErrors, st.LastError = j.RowErrors()
+	if ep := j.Epoch(); ep != 0 {
+		st.Epoch = types.TimestampValue(dataflow.EpochTime(ep).UnixMicro())
+	}
+	if err := j.Err(); err != nil {
+		st.Status, st.LastError = "failed", err.Error()
+	}
+	return st, true
+}
