@@ -4,13 +4,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -417,26 +421,34 @@ func TestBatchReadsViewsAndSources(t *testing.T) {
 // them (one source per table, snake_case columns).
 func newNexmarkDB(t *testing.T) *streamDB {
 	d := newStreamDB(t)
+	for _, r := range nexmarkSources() {
+		delete(d.cat.rels, r.Name)
+		d.addRel(r)
+	}
+	return d
+}
+
+func nexmarkSources() []*catalog.Relation {
 	ts := types.T{Kind: types.Timestamp, Typmod: -1}
 	text := types.TVarchar
-	add := func(name string, cols ...catalog.Column) {
-		delete(d.cat.rels, name)
-		d.addRel(&catalog.Relation{Name: name, Kind: catalog.KindSource, AppendOnly: true, Connector: "nexmark", Columns: cols})
+	src := func(name string, cols ...catalog.Column) *catalog.Relation {
+		return &catalog.Relation{Name: name, Kind: catalog.KindSource, AppendOnly: true, Connector: "nexmark", Columns: cols}
 	}
-	add("person", catalog.Column{Name: "id", Type: types.TInt8}, catalog.Column{Name: "name", Type: text},
-		catalog.Column{Name: "email_address", Type: text}, catalog.Column{Name: "credit_card", Type: text},
-		catalog.Column{Name: "city", Type: text}, catalog.Column{Name: "state", Type: text},
-		catalog.Column{Name: "date_time", Type: ts}, catalog.Column{Name: "extra", Type: text})
-	add("auction", catalog.Column{Name: "id", Type: types.TInt8}, catalog.Column{Name: "item_name", Type: text},
-		catalog.Column{Name: "description", Type: text}, catalog.Column{Name: "initial_bid", Type: types.TInt8},
-		catalog.Column{Name: "reserve", Type: types.TInt8}, catalog.Column{Name: "date_time", Type: ts},
-		catalog.Column{Name: "expires", Type: ts}, catalog.Column{Name: "seller", Type: types.TInt8},
-		catalog.Column{Name: "category", Type: types.TInt8}, catalog.Column{Name: "extra", Type: text})
-	add("bid", catalog.Column{Name: "auction", Type: types.TInt8}, catalog.Column{Name: "bidder", Type: types.TInt8},
-		catalog.Column{Name: "price", Type: types.TInt8}, catalog.Column{Name: "channel", Type: text},
-		catalog.Column{Name: "url", Type: text}, catalog.Column{Name: "date_time", Type: ts},
-		catalog.Column{Name: "extra", Type: text})
-	return d
+	return []*catalog.Relation{
+		src("person", catalog.Column{Name: "id", Type: types.TInt8}, catalog.Column{Name: "name", Type: text},
+			catalog.Column{Name: "email_address", Type: text}, catalog.Column{Name: "credit_card", Type: text},
+			catalog.Column{Name: "city", Type: text}, catalog.Column{Name: "state", Type: text},
+			catalog.Column{Name: "date_time", Type: ts}, catalog.Column{Name: "extra", Type: text}),
+		src("auction", catalog.Column{Name: "id", Type: types.TInt8}, catalog.Column{Name: "item_name", Type: text},
+			catalog.Column{Name: "description", Type: text}, catalog.Column{Name: "initial_bid", Type: types.TInt8},
+			catalog.Column{Name: "reserve", Type: types.TInt8}, catalog.Column{Name: "date_time", Type: ts},
+			catalog.Column{Name: "expires", Type: ts}, catalog.Column{Name: "seller", Type: types.TInt8},
+			catalog.Column{Name: "category", Type: types.TInt8}, catalog.Column{Name: "extra", Type: text}),
+		src("bid", catalog.Column{Name: "auction", Type: types.TInt8}, catalog.Column{Name: "bidder", Type: types.TInt8},
+			catalog.Column{Name: "price", Type: types.TInt8}, catalog.Column{Name: "channel", Type: text},
+			catalog.Column{Name: "url", Type: text}, catalog.Column{Name: "date_time", Type: ts},
+			catalog.Column{Name: "extra", Type: text}),
+	}
 }
 
 // nexmarkQueries are the SELECTs of the RisingWave Nexmark queries q0-q4
@@ -477,6 +489,33 @@ func TestStreamNexmarkPlans(t *testing.T) {
 		}
 		if want := wantOps[i]; want != "" && !strings.Contains(plan, want) {
 			t.Errorf("%s: want %q in\n%s", names[i], want, plan)
+		}
+	}
+}
+
+// BenchmarkPlanStream measures planning the Nexmark queries (binding,
+// rewriting and stream translation).
+func BenchmarkPlanStream(b *testing.B) {
+	cat := &fakeCatalog{rels: map[string]*catalog.Relation{}}
+	for i, r := range nexmarkSources() {
+		r.OID = uint32(16384 + i)
+		cat.rels[r.Name] = r
+	}
+	env := &Env{Catalog: cat, SearchPath: []string{"public"}, Eval: &expr.Context{Location: time.UTC}}
+	stmts := make([]*pg.Node, len(nexmarkQueries))
+	for i, q := range nexmarkQueries {
+		parsed, err := sql.Parse(q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stmts[i] = parsed[0].AST
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, stmt := range stmts {
+			if _, err := PlanStream(env, stmt); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }
