@@ -22,6 +22,9 @@ type datagenSource struct{ cfg datagen.Config }
 func (s datagenSource) Columns() []types.Column    { return s.cfg.Columns }
 func (s datagenSource) NewReader() (Reader, error) { return datagen.NewReader(s.cfg), nil }
 
+// Finite implements Finite: a row count and no pacing.
+func (s datagenSource) Finite() bool { return s.cfg.Limit() >= 0 && s.cfg.RowsPerSecond == 0 }
+
 // openDatagen needs declared columns; FORMAT is accepted and ignored (the
 // rows are generated, not decoded).
 func openDatagen(cols []types.Column, opts map[string]string, _ string) (Source, error) {
@@ -44,6 +47,9 @@ type nexmarkSource struct {
 
 func (s nexmarkSource) Columns() []types.Column    { return s.cols }
 func (s nexmarkSource) NewReader() (Reader, error) { return nexmark.NewReader(s.cfg), nil }
+
+// Finite implements Finite: an event count and no pacing.
+func (s nexmarkSource) Finite() bool { return s.cfg.Events > 0 && !s.cfg.Paced }
 
 // openNexmark requires the table option (a relation has one schema).
 // Declared columns, if any, must be the table's (names and types in order;

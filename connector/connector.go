@@ -47,6 +47,21 @@ type Reader interface {
 	Run(ctx context.Context, emit func(arrow.RecordBatch) error) error
 }
 
+// Finite is implemented by sources that may end by themselves: Finite
+// reports whether this one does, without waiting for wall-clock time or
+// for more input (a datagen or nexmark source with a row or event count and
+// no pacing, a file without follow). FLUSH waits for such a source to be
+// read to its end, so tests and examples over them are deterministic.
+type Finite interface {
+	Finite() bool
+}
+
+// IsFinite reports whether s is a Finite source that ends by itself.
+func IsFinite(s Source) bool {
+	f, ok := s.(Finite)
+	return ok && f.Finite()
+}
+
 // ReaderOptions are a reader's settings that come from the runtime rather
 // than from the source's options.
 type ReaderOptions struct {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/pgerr"
@@ -15,6 +16,9 @@ type Config struct {
 	DataDir string
 	// Logf receives one-line operational messages; nil discards them.
 	Logf func(format string, args ...any)
+	// BarrierInterval is the streaming epoch length (0: 100 ms; negative:
+	// epochs end only at FLUSH and CREATE MATERIALIZED VIEW, for tests).
+	BarrierInterval time.Duration
 }
 
 // Prepared is a statement after binding: what the wire's Describe reports.

@@ -151,7 +151,10 @@ func TestCursorFetchMoveClose(t *testing.T) {
 	if _, tag, err := run(t, s, "CLOSE ALL"); err != nil || tag != "CLOSE CURSOR ALL" || len(s.cursors) != 0 {
 		t.Fatalf("close all: %q %v %d", tag, err, len(s.cursors))
 	}
-	runAll(t, s, "COMMIT")
+	runAll(t, s, "COMMIT", "DECLARE h CURSOR WITH HOLD FOR SELECT 1", "DISCARD ALL")
+	if len(s.cursors) != 0 {
+		t.Fatalf("cursors after DISCARD ALL: %d", len(s.cursors))
+	}
 }
 
 func TestCursorScroll(t *testing.T) {
@@ -318,7 +321,7 @@ func TestSubscribeQuery(t *testing.T) {
 	e, s := open(t, t.TempDir())
 	defer e.Close()
 	_, err := exec1(context.Background(), s, "SUBSCRIBE TO v")
-	wantCode(t, err, pgerr.FeatureNotSupported, "SUBSCRIBE without a runtime")
+	wantCode(t, err, pgerr.UndefinedTable, "SUBSCRIBE to a missing view")
 	started := fakeSubscriptions(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := exec1(ctx, s, "SUBSCRIBE TO v")

@@ -30,8 +30,8 @@ func planViewDef(env *planner.Env, v *pg.ViewStmt, stmt sql.Statement) (*catalog
 // execCreateTableAs runs CREATE TABLE t AS SELECT: the table takes the
 // query's column names and types, then receives its rows.
 func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg.CreateTableAsStmt, stmt sql.Statement) (*Result, error) {
-	if c.Objtype != pg.ObjectType_OBJECT_TABLE {
-		return nil, pgerr.Unsupported("CREATE MATERIALIZED VIEW is not supported yet")
+	if c.Objtype == pg.ObjectType_OBJECT_MATVIEW {
+		return s.execCreateMatView(ctx, env, c)
 	}
 	q, err := planner.PlanSelect(env, c.Query)
 	if err != nil {
@@ -129,6 +129,10 @@ func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
 			return "", err
 		}
 		return "Delete on " + p.Rel.Name + "\n" + indent(exec.Explain(p.Source)), nil
+	case *pg.Node_CreateTableAsStmt:
+		if n.CreateTableAsStmt.Objtype == pg.ObjectType_OBJECT_MATVIEW {
+			return explainMatView(env, n.CreateTableAsStmt)
+		}
 	}
 	return "", pgerr.Unsupported("EXPLAIN of this statement is not supported")
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/storage"
@@ -24,6 +25,7 @@ type Catalog interface {
 	CreateSchema(name string, ifNotExists bool) error
 	DropSchema(name string, ifExists, cascade bool) (notice string, err error)
 	Relations() []*catalog.Relation
+	Relation(oid uint32) *catalog.Relation
 	Close() error
 }
 
@@ -44,6 +46,11 @@ type Engine struct {
 	// runtime when the engine opens, nil until it exists. Read-only after
 	// Open.
 	subscribe subscribeFunc
+
+	// flow runs the materialized views (streams.go); viewErrs maps the OID
+	// of a view that could not start at Open to its error.
+	flow     *dataflow.Runtime
+	viewErrs sync.Map
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -71,6 +78,9 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
 	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{})}
+	e.flow = dataflow.New(dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf}, flowInputs{e})
+	e.subscribe = e.startSubscribe
+	e.startViews()
 	return e, nil
 }
 
@@ -91,6 +101,7 @@ func (e *Engine) Close() error {
 	for _, s := range sessions {
 		s.Close()
 	}
+	e.flow.Close()
 	err1 := e.cat.Close()
 	err2 := e.store.Close()
 	if err1 != nil {

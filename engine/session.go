@@ -280,6 +280,7 @@ func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 		SearchPath: s.set.searchPath(),
 		Params:     params,
 		Eval:       s.evalContext(ctx, nil),
+		Streams:    flowStreams{s.eng},
 	}
 }
 

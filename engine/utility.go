@@ -18,8 +18,8 @@ import (
 // control, COPY, and the ones we accept for compatibility.
 func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result, error) {
 	if stmt.AST == nil {
-		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindShow {
-			return s.showRelations(stmt.Ext.Show)
+		if res, ok, err := s.execStreaming(ctx, stmt); ok {
+			return res, err
 		}
 		return nil, pgerr.Unsupported("%s is not supported yet", streamingName(stmt))
 	}
@@ -69,6 +69,9 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	case *pg.Node_IndexStmt:
 		return s.execCreateIndex(ctx, env, n.IndexStmt)
 	case *pg.Node_DiscardStmt:
+		if n.DiscardStmt.Target == pg.DiscardMode_DISCARD_ALL {
+			s.closeCursors(func(*cursor) bool { return true }) // as CLOSE ALL
+		}
 		return &Result{Tag: "DISCARD ALL"}, nil
 	case *pg.Node_PrepareStmt:
 		return s.prepareSQL(ctx, n.PrepareStmt, stmt)
@@ -278,6 +281,8 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		kind, tag = catalog.KindTable, "DROP TABLE"
 	case pg.ObjectType_OBJECT_VIEW:
 		kind, tag = catalog.KindView, "DROP VIEW"
+	case pg.ObjectType_OBJECT_MATVIEW:
+		kind, tag = catalog.KindMatView, "DROP MATERIALIZED VIEW"
 	case pg.ObjectType_OBJECT_INDEX:
 		return &Result{Tag: "DROP INDEX"}, nil // indexes are not built, see CREATE INDEX
 	case pg.ObjectType_OBJECT_SCHEMA:
@@ -295,6 +300,7 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		return nil, pgerr.Unsupported("DROP %s is not supported", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}
 	res := &Result{Tag: tag}
+	defer s.eng.stopDroppedJobs()
 	for _, o := range d.Objects {
 		schema, name, err := qualifiedName(o)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/streamsql/streamsql/wire"
 )
@@ -18,6 +19,8 @@ type config struct {
 	tlsKey  string
 	// password, when set, is required from every user (SCRAM-SHA-256).
 	password string
+	// barrierInterval is the streaming epoch length.
+	barrierInterval time.Duration
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
@@ -32,11 +35,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key file for --tls-cert")
 	fs.StringVar(&cfg.password, "password", os.Getenv("STREAMSQLD_PASSWORD"),
 		"password every user must give (SCRAM-SHA-256); empty accepts everyone (default $STREAMSQLD_PASSWORD)")
+	fs.DurationVar(&cfg.barrierInterval, "barrier-interval", 100*time.Millisecond,
+		"how often streaming epochs end: views and subscribers see changes at most this late")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.barrierInterval <= 0 {
+		return cfg, fmt.Errorf("--barrier-interval must be positive")
 	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return cfg, fmt.Errorf("--tls-cert and --tls-key go together")

@@ -52,6 +52,9 @@ func (s *Source) Format() Format { return s.format }
 // Follow reports whether readers keep polling the file at its end.
 func (s *Source) Follow() bool { return s.follow }
 
+// Finite reports whether the reader ends at the end of the file (no follow).
+func (s *Source) Finite() bool { return !s.follow }
+
 // Columns are the declared columns.
 func (s *Source) Columns() []types.Column { return s.cols }
 

@@ -14,17 +14,23 @@ import (
 // root is a leaf reader that barriers are injected into (tables, sources).
 type root struct {
 	mu   sync.Mutex
-	reqs []uint64      // epochs requested, not yet sent
+	reqs []barrierReq  // barriers requested, not yet sent
 	wake chan struct{} // capacity 1: signaled by request
 }
 
 func newRoot() *root { return &root{wake: make(chan struct{}, 1)} }
 
-// request asks the reader to send epoch e's barrier after what it has read
-// so far. It never blocks.
-func (r *root) request(e uint64) {
+// barrierReq asks a root for a barrier; flush is set for FLUSH's.
+type barrierReq struct {
+	epoch uint64
+	flush bool
+}
+
+// request asks the reader to send a barrier after what it has read so far.
+// It never blocks.
+func (r *root) request(b barrierReq) {
 	r.mu.Lock()
-	r.reqs = append(r.reqs, e)
+	r.reqs = append(r.reqs, b)
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -32,8 +38,8 @@ func (r *root) request(e uint64) {
 	}
 }
 
-// take returns the requested epochs in order and forgets them.
-func (r *root) take() []uint64 {
+// take returns the requested barriers in order and forgets them.
+func (r *root) take() []barrierReq {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.reqs
@@ -55,14 +61,14 @@ func (j *Job) startLeaf(s *stream.Scan) (<-chan stream.Message, error) {
 		j.wg.Add(1)
 		go j.readTable(r, rows, feed, out)
 	case stream.ScanSource:
-		run, err := j.rt.in.OpenSource(s.Rel)
+		run, finite, err := j.rt.in.OpenSource(s.Rel, j.rowError)
 		if err != nil {
 			return nil, err
 		}
 		r := newRoot()
 		j.roots = append(j.roots, r)
 		j.wg.Add(1)
-		go j.readSource(r, run, out)
+		go j.readSource(r, run, finite, out)
 	case stream.ScanView:
 		up := j.rt.jobs[s.Rel]
 		if up == nil {
@@ -107,9 +113,9 @@ func (j *Job) sendRows(out chan<- stream.Message, recs []arrow.RecordBatch, op s
 	return true
 }
 
-func (j *Job) sendBarriers(r *root, out chan<- stream.Message) bool {
-	for _, e := range r.take() {
-		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: e})) {
+func (j *Job) sendBarriers(out chan<- stream.Message, reqs []barrierReq) bool {
+	for _, b := range reqs {
+		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: b.epoch})) {
 			return false
 		}
 	}
@@ -149,7 +155,7 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, out chan<-
 				return
 			}
 		case <-r.wake:
-			if !drain() || !j.sendBarriers(r, out) {
+			if !drain() || !j.sendBarriers(out, r.take()) {
 				return
 			}
 		}
@@ -157,8 +163,9 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, out chan<-
 }
 
 // readSource runs a connector reader on a goroutine of its own and sends
-// its batches, with the injected barriers in between.
-func (j *Job) readSource(r *root, run RunFunc, out chan<- stream.Message) {
+// its batches, with the injected barriers in between. A finite source
+// holds back a FLUSH barrier (and the ones after it) until it has ended.
+func (j *Job) readSource(r *root, run RunFunc, finite bool, out chan<- stream.Message) {
 	defer j.wg.Done()
 	defer close(out)
 	ctx, cancel := context.WithCancel(j.env.Ctx)
@@ -175,6 +182,7 @@ func (j *Job) readSource(r *root, run RunFunc, out chan<- stream.Message) {
 			}
 		})
 	}()
+	var held []barrierReq // barriers waiting for a finite source's end
 	for {
 		select {
 		case <-j.env.Ctx.Done():
@@ -189,8 +197,28 @@ func (j *Job) readSource(r *root, run RunFunc, out chan<- stream.Message) {
 				j.fail(fmt.Errorf("source: %w", err))
 				return
 			}
+			// Batches emitted before the end are still in recs.
+			for len(recs) > 0 {
+				if !j.sendRows(out, []arrow.RecordBatch{<-recs}, stream.Insert) {
+					return
+				}
+			}
+			if !j.sendBarriers(out, held) {
+				return
+			}
+			held = nil
 		case <-r.wake:
-			if !j.sendBarriers(r, out) {
+			reqs := r.take()
+			if ended != nil && finite {
+				for i, b := range reqs {
+					if b.flush || len(held) > 0 {
+						held = append(held, reqs[i:]...)
+						reqs = reqs[:i]
+						break
+					}
+				}
+			}
+			if !j.sendBarriers(out, reqs) {
 				return
 			}
 		}

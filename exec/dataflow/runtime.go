@@ -58,8 +58,11 @@ type Inputs interface {
 	// SubscribeTable returns a table's live rows now and the feed of its
 	// later changes, atomically.
 	SubscribeTable(oid uint32) ([]arrow.RecordBatch, Feed, error)
-	// OpenSource returns a fresh reader of a source.
-	OpenSource(oid uint32) (RunFunc, error)
+	// OpenSource returns a fresh reader of a source, and whether the source
+	// is finite (ends by itself without waiting for time or input: FLUSH
+	// then waits for its end). onError receives the input records the
+	// reader skipped.
+	OpenSource(oid uint32, onError func(error)) (run RunFunc, finite bool, err error)
 }
 
 // Runtime runs the jobs of one engine. Safe for concurrent use.
@@ -118,14 +121,16 @@ func (rt *Runtime) tick() {
 func (rt *Runtime) Inject() uint64 {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return rt.injectLocked()
+	return rt.injectLocked(false)
 }
 
-func (rt *Runtime) injectLocked() uint64 {
+// injectLocked starts an epoch; with flush, finite sources send its barrier
+// only once read to their end. rt.mu is held.
+func (rt *Runtime) injectLocked(flush bool) uint64 {
 	rt.epoch = nextEpoch(rt.epoch, time.Now())
 	for _, j := range rt.jobs {
 		for _, r := range j.roots {
-			r.request(rt.epoch)
+			r.request(barrierReq{epoch: rt.epoch, flush: flush})
 		}
 	}
 	return rt.epoch
@@ -135,7 +140,9 @@ func (rt *Runtime) injectLocked() uint64 {
 // completed that epoch (failed jobs excepted): every change committed before
 // the call has then reached every view and subscriber.
 func (rt *Runtime) Flush(ctx context.Context) error {
-	e := rt.Inject()
+	rt.mu.Lock()
+	e := rt.injectLocked(true)
+	rt.mu.Unlock()
 	return rt.WaitEpoch(ctx, e)
 }
 

@@ -1,0 +1,358 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/storage"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Materialized views and sources run on the dataflow runtime (exec/dataflow):
+// one job per materialized view, identified by the view's OID. The catalog
+// keeps every definition; at start the engine starts a job per view, in OID
+// (creation) order, so a view's inputs run before it (docs/contributing/
+// streaming.md, "Restart").
+
+// flowInputs gives the runtime the engine's tables and sources.
+type flowInputs struct{ e *Engine }
+
+func (in flowInputs) SubscribeTable(oid uint32) ([]arrow.RecordBatch, dataflow.Feed, error) {
+	t := in.e.store.Table(oid)
+	if t == nil {
+		return nil, nil, pgerr.Internal("table %d has no storage", oid)
+	}
+	snap, feed := t.Subscribe()
+	rows, err := liveRows(snap)
+	if err != nil {
+		feed.Close()
+		return nil, nil, err
+	}
+	return rows, tableFeed{feed}, nil
+}
+
+func (in flowInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFunc, bool, error) {
+	rel := in.e.cat.Relation(oid)
+	if rel == nil || rel.Kind != catalog.KindSource {
+		return nil, false, pgerr.Internal("source %d does not exist", oid)
+	}
+	src, err := openConnector(rel)
+	if err != nil {
+		return nil, false, err
+	}
+	r, err := connector.NewReader(src, connector.ReaderOptions{Errors: onError})
+	if err != nil {
+		return nil, false, err
+	}
+	return r.Run, connector.IsFinite(src), nil
+}
+
+func openConnector(rel *catalog.Relation) (connector.Source, error) {
+	cols := make([]types.Column, len(rel.Columns))
+	for i, c := range rel.Columns {
+		cols[i] = types.Column{Name: c.Name, Type: c.Type}
+	}
+	return connector.Open(rel.Connector, cols, rel.Options, rel.Format)
+}
+
+// tableFeed adapts storage's feed to the runtime's.
+type tableFeed struct{ f *storage.Feed }
+
+func (t tableFeed) Ready() <-chan struct{} { return t.f.Ready() }
+func (t tableFeed) Close()                 { t.f.Close() }
+func (t tableFeed) Poll() ([]dataflow.Delta, error) {
+	ds, err := t.f.Poll(), t.f.Err()
+	out := make([]dataflow.Delta, len(ds))
+	for i, d := range ds {
+		out[i] = dataflow.Delta{Deleted: d.Deleted, Inserted: d.Inserted, Update: d.Update}
+	}
+	return out, err
+}
+
+// liveRows returns a snapshot's rows without the deleted ones.
+func liveRows(snap storage.Snapshot) ([]arrow.RecordBatch, error) {
+	out := make([]arrow.RecordBatch, 0, len(snap.Chunks))
+	for _, c := range snap.Chunks {
+		if c.Deleted == nil {
+			out = append(out, c.Rec)
+			continue
+		}
+		n := int(c.Rec.NumRows())
+		b := array.NewBooleanBuilder(memory.DefaultAllocator)
+		b.Reserve(n)
+		for i := 0; i < n; i++ {
+			b.UnsafeAppend(c.Deleted[i/8]&(1<<(i%8)) == 0)
+		}
+		mask := b.NewArray()
+		rec, err := compute.FilterRecordBatch(context.Background(), c.Rec, mask, compute.DefaultFilterOptions())
+		mask.Release()
+		b.Release()
+		if err != nil {
+			return nil, fmt.Errorf("read table rows: %w", err)
+		}
+		if rec.NumRows() > 0 {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+// streamEval is the expression context of every job: UTC, no session.
+func (e *Engine) streamEval() expr.Context {
+	return expr.Context{Catalog: e.cat}
+}
+
+// planView plans a materialized view's stored query.
+func (e *Engine) planView(rel *catalog.Relation) (*planner.StreamQuery, error) {
+	stmts, err := sql.Parse(rel.ViewQuery)
+	if err != nil {
+		return nil, fmt.Errorf("parse materialized view %s: %w", rel.Name, err)
+	}
+	if len(stmts) != 1 || stmts[0].AST == nil {
+		return nil, pgerr.Internal("materialized view %s has a bad definition", rel.Name)
+	}
+	eval := e.streamEval()
+	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}}
+	return planner.PlanStream(env, stmts[0].AST)
+}
+
+// startView starts the job of a materialized view.
+func (e *Engine) startView(rel *catalog.Relation) error {
+	q, err := e.planView(rel)
+	if err != nil {
+		return err
+	}
+	_, err = e.flow.StartJob(dataflow.JobSpec{ID: rel.OID, Name: rel.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns})
+	return err
+}
+
+// startViews starts every materialized view's job at Open. A view that
+// cannot start is logged and reads fail with the reason.
+func (e *Engine) startViews() {
+	var views []*catalog.Relation
+	for _, r := range e.cat.Relations() {
+		if r.Kind == catalog.KindMatView {
+			views = append(views, r)
+		}
+	}
+	sort.Slice(views, func(i, j int) bool { return views[i].OID < views[j].OID })
+	for _, r := range views {
+		if err := e.startView(r); err != nil {
+			e.cfg.Logf("materialized view %s did not start: %v", r.Name, err)
+			e.viewErrs.Store(r.OID, err)
+		}
+	}
+}
+
+// stopDroppedJobs stops the jobs whose view is no longer in the catalog
+// (after DROP, including cascades), downstream views first.
+func (e *Engine) stopDroppedJobs() {
+	jobs := e.flow.Jobs()
+	sort.Slice(jobs, func(i, k int) bool { return jobs[i].Spec().ID > jobs[k].Spec().ID })
+	for _, j := range jobs {
+		id := j.Spec().ID
+		if id >= privateJobBase {
+			continue // a SUBSCRIBE's own job
+		}
+		if r := e.cat.Relation(id); r == nil || r.Kind != catalog.KindMatView {
+			e.flow.StopJob(id)
+		}
+	}
+}
+
+// privateJobBase starts the ids of SUBSCRIBE (query) jobs, above every OID
+// the catalog hands out.
+const privateJobBase = 1 << 31
+
+// flowStreams serves views to the planner.
+type flowStreams struct{ e *Engine }
+
+func (f flowStreams) ViewRows(oid uint32) ([]arrow.RecordBatch, error) {
+	j := f.e.flow.Job(oid)
+	if j == nil {
+		if err, ok := f.e.viewErrs.Load(oid); ok {
+			return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view did not start: %v", err)
+		}
+		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view %d is not running", oid)
+	}
+	_, rows, err := j.Snapshot()
+	if err != nil {
+		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" failed: %v", j.Spec().Name, err)
+	}
+	return rows, nil
+}
+
+func (f flowStreams) ViewKey(oid uint32) []int {
+	if j := f.e.flow.Job(oid); j != nil {
+		return j.Spec().Key
+	}
+	return nil
+}
+
+// execCreateMatView runs CREATE MATERIALIZED VIEW: plan, record in the
+// catalog, start the job and wait until its backfill is visible.
+func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg.CreateTableAsStmt) (*Result, error) {
+	if s.tx != 'I' {
+		return nil, pgerr.New(pgerr.ActiveSQLTransaction, "CREATE MATERIALIZED VIEW cannot run inside a transaction block")
+	}
+	env.Streams = flowStreams{s.eng}
+	q, err := planner.PlanStream(env, c.Query)
+	if err != nil {
+		return nil, err
+	}
+	text, err := sql.Deparse(c.Query)
+	if err != nil {
+		return nil, fmt.Errorf("store materialized view: %w", err)
+	}
+	rel := &catalog.Relation{Schema: c.Into.Rel.Schemaname, Name: c.Into.Rel.Relname, Kind: catalog.KindMatView, ViewQuery: text}
+	names := c.Into.ColNames
+	if len(names) > len(q.Columns) {
+		return nil, pgerr.New(pgerr.SyntaxError, "too many column names were specified")
+	}
+	for i, col := range q.Columns {
+		name := col.Name
+		if i < len(names) {
+			name = names[i].GetString_().GetSval()
+		}
+		rel.Columns = append(rel.Columns, catalog.Column{Name: name, Type: col.Type})
+	}
+	if c.IfNotExists {
+		if old, err := s.eng.cat.Resolve(rel.Schema, rel.Name, s.set.searchPath()); err == nil && old != nil {
+			return s.maybeSkip(pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", rel.Name), true, "CREATE MATERIALIZED VIEW")
+		}
+	}
+	created, err := s.eng.cat.CreateView(rel, q.Deps, false)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]types.Column, len(created.Columns))
+	for i, col := range created.Columns {
+		cols[i] = types.Column{Name: col.Name, Type: col.Type}
+	}
+	if _, err := s.eng.flow.StartJob(dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols}); err != nil {
+		s.dropQuietly(created)
+		return nil, err
+	}
+	if err := s.eng.flow.Flush(ctx); err != nil {
+		return nil, err
+	}
+	if j := s.eng.flow.Job(created.OID); j != nil && j.Err() != nil {
+		err := j.Err()
+		s.eng.flow.StopJob(created.OID)
+		s.dropQuietly(created)
+		return nil, err
+	}
+	return &Result{Tag: "CREATE MATERIALIZED VIEW"}, nil
+}
+
+// dropQuietly removes a relation that could not be set up.
+func (s *Session) dropQuietly(rel *catalog.Relation) {
+	if _, err := s.eng.cat.Drop(rel.Kind, rel.Schema, rel.Name, true, false, nil); err != nil {
+		s.eng.cfg.Logf("could not remove %s after a failed create: %v", rel.Name, err)
+	}
+}
+
+// execCreateSource runs CREATE SOURCE: validate the connector and its
+// options now, so a bad option fails here, not when a view reads it.
+func (s *Session) execCreateSource(env *planner.Env, x *sql.Source) (*Result, error) {
+	opts := map[string]string{}
+	name := ""
+	for _, o := range x.Options {
+		k := strings.ToLower(o.Key)
+		if k == "connector" {
+			name = strings.ToLower(o.Value)
+			continue
+		}
+		opts[k] = o.Value
+	}
+	if name == "" {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "CREATE SOURCE needs WITH (connector = '...')").
+			WithHint("connectors: datagen, nexmark, file")
+	}
+	rel := &catalog.Relation{Name: x.Name, Kind: catalog.KindSource}
+	if x.Stmt != nil {
+		def, err := planTableDef(env, x.Stmt)
+		if err != nil {
+			return nil, err
+		}
+		rel = def
+		rel.Kind = catalog.KindSource
+		if len(rel.PrimaryKey) > 0 || len(rel.Unique) > 0 {
+			return nil, pgerr.Unsupported("a source cannot have PRIMARY KEY or UNIQUE constraints")
+		}
+	}
+	rel.AppendOnly = true
+	rel.Connector, rel.Options, rel.Format = name, opts, x.Format
+	src, err := openConnector(rel)
+	if err != nil {
+		return nil, err
+	}
+	if len(rel.Columns) == 0 {
+		for _, c := range src.Columns() {
+			rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
+		}
+	}
+	if _, err := s.eng.cat.CreateTable(rel, x.IfNotExists); err != nil {
+		return s.maybeSkip(err, x.IfNotExists, "CREATE SOURCE")
+	}
+	return &Result{Tag: "CREATE SOURCE"}, nil
+}
+
+// execStreaming runs the streamsql-only statements that have no PostgreSQL
+// parse tree; ok is false for the ones it does not know.
+func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Result, bool, error) {
+	x := stmt.Ext
+	if x == nil {
+		return nil, false, nil
+	}
+	env := s.env(ctx, nil)
+	env.Source = stmt.Source
+	switch x.Kind {
+	case sql.KindShow:
+		res, err := s.showRelations(x.Show)
+		return res, true, err
+	case sql.KindFlush:
+		if err := s.eng.flow.Flush(ctx); err != nil {
+			return nil, true, err
+		}
+		return &Result{Tag: "FLUSH"}, true, nil
+	case sql.KindCreateSource:
+		res, err := s.execCreateSource(env, x.Source)
+		return res, true, err
+	case sql.KindDropSource:
+		notice, err := s.eng.cat.Drop(catalog.KindSource, "", x.Drop.Name, x.Drop.IfExists, x.Drop.Cascade, s.set.searchPath())
+		s.eng.stopDroppedJobs()
+		if err != nil {
+			return nil, true, err
+		}
+		return &Result{Tag: "DROP SOURCE", Notices: appendNotice(nil, notice)}, true, nil
+	}
+	return nil, false, nil
+}
+
+// explainMatView renders the streaming plan of a CREATE MATERIALIZED VIEW.
+func explainMatView(env *planner.Env, c *pg.CreateTableAsStmt) (string, error) {
+	q, err := planner.PlanStream(env, c.Query)
+	if err != nil {
+		return "", err
+	}
+	m := &stream.Materialize{Input: q.Root, Key: q.Key, Cols: q.Columns}
+	lines := planner.ExplainStream(m)
+	return strings.Join(lines, "\n"), nil
+}
