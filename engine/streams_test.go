@@ -143,3 +143,28 @@ func TestSourceViewAndSubscribe(t *testing.T) {
 		t.Fatalf("subscription rows: %v", got)
 	}
 }
+
+// ALTER TABLE under materialized views: they restart on the new layout
+// (ADD COLUMN, RENAME), and DROP COLUMN ... CASCADE drops views on views.
+func TestAlterTableUnderViews(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE TABLE t (a int, b int); INSERT INTO t VALUES (1, 2)")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW v AS SELECT a, b FROM t")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW w AS SELECT count(*) FROM v")
+	mustRun(t, s, "ALTER TABLE t ADD COLUMN c int; INSERT INTO t VALUES (3, 4, 5)")
+	mustRun(t, s, "ALTER TABLE t RENAME TO t2; INSERT INTO t2 VALUES (6, 7, 8); FLUSH")
+	if got := mustRun(t, s, "SELECT * FROM w"); strings.Join(got, ",") != "3" {
+		t.Fatalf("w after ALTERs = %v", got)
+	}
+	if got := mustRun(t, s, "SELECT viewname, status FROM streamsql_views"); strings.Join(got, ",") != "v|running,w|running" {
+		t.Fatalf("views after ALTERs: %v", got)
+	}
+	if _, _, err := run(t, s, "ALTER TABLE t2 DROP COLUMN b"); pgerr.CodeOf(err) != pgerr.DependentObjectsStillExist {
+		t.Fatalf("drop column under a view: %v", err)
+	}
+	mustRun(t, s, "ALTER TABLE t2 DROP COLUMN b CASCADE")
+	if got := mustRun(t, s, "SHOW MATERIALIZED VIEWS"); len(got) != 0 || len(e.flow.Jobs()) != 0 {
+		t.Fatalf("views after DROP COLUMN CASCADE: %v, %d jobs", got, len(e.flow.Jobs()))
+	}
+}
