@@ -119,13 +119,13 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 	s.remove(old)
 	// Views dropped by CASCADE go first, so that their names are free.
 	for _, v := range spec.DropViews {
-		if dv := s.byOID[v]; dv != nil && dv.Kind == KindView {
+		if dv := s.byOID[v]; dv != nil && (dv.Kind == KindView || dv.Kind == KindMatView) {
 			s.remove(dv)
 		}
 	}
 	for oid, text := range spec.ViewQueries {
 		dv := s.byOID[oid]
-		if dv == nil || dv.Kind != KindView || !slices.Contains(deps, oid) {
+		if dv == nil || (dv.Kind != KindView && dv.Kind != KindMatView) || !slices.Contains(deps, oid) {
 			return nil, fmt.Errorf("catalog: AlterTable rewrites relation %d, not a view depending on %s", oid, old.Name)
 		}
 		nv := *dv

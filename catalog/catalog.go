@@ -174,6 +174,10 @@ type Catalog struct {
 	// system holds the pg_catalog and information_schema relations, built once
 	// in Open (their Rows read c.cur).
 	system []*Relation
+
+	// streamStatus reports the running state of materialized views for
+	// streamsql_views (set by the engine, see SetStreamStatus).
+	streamStatus atomic.Pointer[func(oid uint32) (StreamStatus, bool)]
 }
 
 // snapshot is one immutable version of the catalog. DDL copies it, changes

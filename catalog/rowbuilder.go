@@ -111,6 +111,12 @@ func appendAny(bl array.Builder, v any) error {
 			return err
 		}
 		bb.Append(uint32(x))
+	case *array.TimestampBuilder:
+		x, ok := v.(types.TimestampValue)
+		if !ok {
+			return fmt.Errorf("want timestamp, got %T", v)
+		}
+		bb.Append(arrow.Timestamp(x))
 	case *array.Float32Builder:
 		switch x := v.(type) {
 		case float32:

@@ -79,6 +79,8 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 			return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
 		}
 	}
+	stopped := s.eng.stopViewsOn(a.Old.OID) // their table feeds would end
+	defer s.eng.restartViews(stopped)
 	s.eng.layout.Lock()
 	_, err = cat.AlterTable(ctx, spec)
 	if err == nil {

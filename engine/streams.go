@@ -356,3 +356,66 @@ func explainMatView(env *planner.Env, c *pg.CreateTableAsStmt) (string, error) {
 	lines := planner.ExplainStream(m)
 	return strings.Join(lines, "\n"), nil
 }
+
+// viewStatus reports a materialized view's running state (streamsql_views).
+func (e *Engine) viewStatus(oid uint32) (catalog.StreamStatus, bool) {
+	j := e.flow.Job(oid)
+	if j == nil {
+		if err, ok := e.viewErrs.Load(oid); ok {
+			return catalog.StreamStatus{Status: "failed", LastError: fmt.Sprint(err)}, true
+		}
+		return catalog.StreamStatus{}, false
+	}
+	st := catalog.StreamStatus{Status: "running"}
+	st.RowErrors, st.LastError = j.RowErrors()
+	if ep := j.Epoch(); ep != 0 {
+		st.Epoch = types.TimestampValue(dataflow.EpochTime(ep).UnixMicro())
+	}
+	if err := j.Err(); err != nil {
+		st.Status, st.LastError = "failed", err.Error()
+	}
+	return st, true
+}
+
+// stopViewsOn stops the materialized views that read relation oid,
+// directly or through other views, before an ALTER changes its layout (which
+// ends their table feeds); restartViews starts them again afterwards from a
+// backfill. Their subscribers are ended (they may subscribe again).
+func (e *Engine) stopViewsOn(oid uint32) []*catalog.Relation {
+	affected := map[uint32]bool{oid: true}
+	var views []*catalog.Relation
+	all := e.cat.Relations()
+	sort.Slice(all, func(i, j int) bool { return all[i].OID < all[j].OID })
+	for _, r := range all { // in OID order, a view comes after what it reads
+		if r.Kind != catalog.KindMatView {
+			continue
+		}
+		for _, d := range r.DependsOn {
+			if affected[d] {
+				affected[r.OID] = true
+				views = append(views, r)
+				break
+			}
+		}
+	}
+	for i := len(views) - 1; i >= 0; i-- {
+		e.flow.StopJob(views[i].OID)
+	}
+	return views
+}
+
+// restartViews starts views stopped by stopViewsOn (as the catalog has
+// them now), in order.
+func (e *Engine) restartViews(views []*catalog.Relation) {
+	for _, old := range views {
+		r := e.cat.Relation(old.OID)
+		if r == nil {
+			continue // dropped meanwhile
+		}
+		e.viewErrs.Delete(r.OID)
+		if err := e.startView(r); err != nil {
+			e.cfg.Logf("materialized view %s did not restart after ALTER: %v", r.Name, err)
+			e.viewErrs.Store(r.OID, err)
+		}
+	}
+}

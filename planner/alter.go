@@ -60,6 +60,9 @@ type alterState struct {
 	rewrite bool
 	views   []*catalog.Relation // dependents of old
 	dropped map[uint32]bool     // views CASCADE drops
+	// cascaded are the views that read dropped views (and so on): CASCADE
+	// drops them too.
+	cascaded []*catalog.Relation
 	retyped map[string]bool     // columns whose type this statement changes
 	// rewritten are dependent views with their query rewritten for a RENAME.
 	rewritten map[uint32]*catalog.Relation
@@ -132,8 +135,11 @@ func skipped(err error) (*Alter, error) {
 }
 
 func kindName(k catalog.RelKind) string {
-	if k == catalog.KindView {
+	switch k {
+	case catalog.KindView:
 		return "view"
+	case catalog.KindMatView:
+		return "materialized view"
 	}
 	return "table"
 }
@@ -190,6 +196,9 @@ func (a *alterState) finish() (*Alter, error) {
 		if a.dropped[v.OID] {
 			out.DropViews = append(out.DropViews, v.OID)
 		}
+	}
+	for _, v := range a.cascaded {
+		out.DropViews = append(out.DropViews, v.OID)
 	}
 	for oid, v := range a.rewritten {
 		if out.ViewQueries == nil {
@@ -442,20 +451,32 @@ func (a *alterState) dropColumn(name string, ifExists, cascade bool) error {
 	for v := a.broken(); v != nil; v = a.broken() {
 		broken = append(broken, v)
 		a.dropped[v.OID] = true
-		lines = append(lines, fmt.Sprintf("view %s depends on column %s of table %s", v.Name, name, a.old.Name))
+		lines = append(lines, fmt.Sprintf("%s %s depends on column %s of table %s", kindName(v.Kind), v.Name, name, a.old.Name))
 	}
 	if len(broken) > 0 && !cascade {
 		return pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop column %s of table %s because other objects depend on it", name, a.old.Name).
 			WithDetail("%s", strings.Join(lines, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 	}
+	// Views reading a dropped view go too.
+	if dc, ok := a.b.env.Catalog.(dependentsCatalog); ok {
+		for i := 0; i < len(broken); i++ {
+			for _, d := range dc.Dependents(broken[i].OID) {
+				if !a.dropped[d.OID] {
+					a.dropped[d.OID] = true
+					a.cascaded = append(a.cascaded, d)
+					broken = append(broken, d)
+				}
+			}
+		}
+	}
 	switch {
 	case len(broken) == 1:
-		a.notice("drop cascades to view %s", broken[0].Name)
+		a.notice("drop cascades to %s %s", kindName(broken[0].Kind), broken[0].Name)
 	case len(broken) > 1:
 		detail := make([]string, len(broken))
 		for j, v := range broken {
-			detail[j] = "drop cascades to view " + v.Name
+			detail[j] = "drop cascades to " + kindName(v.Kind) + " " + v.Name
 		}
 		n := pgerr.New(pgerr.SuccessfulCompletion, "drop cascades to %d other objects", len(broken)).WithDetail("%s", strings.Join(detail, "\n"))
 		n.Severity = pgerr.SevNotice

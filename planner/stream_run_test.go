@@ -312,6 +312,7 @@ var streamTables = []string{
 	"CREATE TABLE t1 (id int8 PRIMARY KEY, k int4, v int8, s text)",
 	"CREATE TABLE t2 (id int8, k int4, v int8)",
 	"CREATE TABLE t3 (id int8, k int4, v int8)", // append only (newStreamTestDB)
+	"CREATE VIEW v1 AS SELECT id, k, v FROM t1 WHERE s IS NOT NULL",
 }
 
 // newStreamTestDB creates the tables of the property tests.
@@ -360,6 +361,11 @@ func TestStreamMatchesBatch(t *testing.T) {
 		"SELECT DISTINCT k FROM t3 UNION ALL SELECT k FROM t3 WHERE v > 900",
 		"SELECT a.id, b.id FROM t3 a JOIN t3 b ON a.k = b.k AND a.v > b.v + 900",
 		"SELECT t3.id, t1.s FROM t3 JOIN t1 ON t3.k = t1.k WHERE t3.v < 100",
+		"SELECT id, s, count(*) FROM t1 GROUP BY id",
+		"WITH x AS (SELECT k, count(*) AS n FROM t1 GROUP BY k) SELECT x.k, x.n, t2.id FROM x JOIN t2 ON x.k = t2.k",
+		"SELECT k, sum(v) FROM v1 GROUP BY k",
+		"SELECT v1.id, t2.id FROM v1 LEFT JOIN t2 ON v1.v = t2.v",
+		"SELECT k, v FROM t1 WHERE v IS NOT NULL UNION SELECT k, v FROM t3 WHERE v < 100",
 		"SELECT id, v FROM t1 ORDER BY v DESC, id LIMIT 5",
 		"SELECT id, v FROM t2 ORDER BY v, id LIMIT 3 OFFSET 2",
 		"SELECT k, id, v FROM (SELECT k, id, v, row_number() OVER (PARTITION BY k ORDER BY v DESC, id) AS rn FROM t1) x WHERE rn <= 2",

@@ -224,6 +224,9 @@ func (j *Job) rowError(err error) {
 // the epoch's changes to the subscribers, starts the ones waiting for e, and
 // marks e complete.
 func (j *Job) onEpoch(e uint64, changes *stream.Chunk) {
+	if changes != nil {
+		settle(changes.Rec)
+	}
 	j.subMu.Lock()
 	live := j.subs[:0]
 	for _, s := range j.subs {

@@ -94,11 +94,22 @@ func (j *Job) send(out chan<- stream.Message, m stream.Message) bool {
 	}
 }
 
+// settle computes the null counts of rec's columns, which Arrow otherwise
+// computes lazily and stores on first use: batches shared between
+// goroutines (a table's batches read by several jobs and queries, a view's
+// changes read by several subscribers) must not be written while shared.
+func settle(rec arrow.RecordBatch) {
+	for _, c := range rec.Columns() {
+		c.NullN()
+	}
+}
+
 func (j *Job) sendRows(out chan<- stream.Message, recs []arrow.RecordBatch, op stream.Op) bool {
 	for _, rec := range recs {
 		if rec == nil || rec.NumRows() == 0 {
 			continue
 		}
+		settle(rec)
 		c := &stream.Chunk{Rec: rec}
 		if op != stream.Insert {
 			c.Ops = make([]stream.Op, rec.NumRows())

@@ -85,6 +85,9 @@ func (j *Job) activate(s *changeSub) {
 		s.dead = true
 		return
 	}
+	for _, r := range rows {
+		settle(r)
+	}
 	if !s.deliver(j, subItem{epoch: j.delivered, snapshot: true, rows: rows}) {
 		s.dead = true
 	}

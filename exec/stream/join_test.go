@@ -280,7 +280,7 @@ func runRandomJoin(t *testing.T, kind exec.JoinKind, keys string, cond bool, see
 		}
 		want = append(want, m)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a deadlock guard
 	defer cancel()
 	env := NewEnv(ctx, expr.Context{})
 	l, r := make(chan Message), make(chan Message)
@@ -536,7 +536,9 @@ func TestJoinGatherAndIdentity(t *testing.T) {
 // them and checks that the state shrank to the live rows and that the join
 // still answers right.
 func TestHashJoinStateShrinks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer func(n int) { joinCompactMin = n }(joinCompactMin)
+	joinCompactMin = 256
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a deadlock guard
 	defer cancel()
 	env := NewEnv(ctx, expr.Context{})
 	out := make(chan Message, 1024)
@@ -555,7 +557,7 @@ func TestHashJoinStateShrinks(t *testing.T) {
 			}
 		}
 	}()
-	const n = 3 * (1 << 14)
+	const n = 5000
 	var held [2][][]types.Value
 	for s, cols := range [][]types.Column{jLeft, jRight} {
 		for from := 0; from < n; from += 1000 {

@@ -316,6 +316,21 @@ func intClass(t types.T) int {
 	return 0
 }
 
+// sameKeyClass reports whether keys of types a and b encode alike when
+// equal (the planner casts join keys to a common type; integer widths and
+// float widths may still differ).
+func sameKeyClass(a, b types.T) bool {
+	switch {
+	case intClass(a) != 0 || intClass(b) != 0:
+		return intClass(a) == intClass(b)
+	case rawText(a) || rawText(b):
+		return rawText(a) && rawText(b)
+	case a.Kind == types.Float4 || a.Kind == types.Float8:
+		return b.Kind == types.Float4 || b.Kind == types.Float8
+	}
+	return a.Kind == b.Kind
+}
+
 // rawText reports the types whose equality is byte equality of the stored text.
 func rawText(t types.T) bool {
 	switch t.Kind {

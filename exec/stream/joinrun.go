@@ -106,7 +106,13 @@ func (j *HashJoin) newRun(env *Env, out chan<- Message) (*joinRun, error) {
 		}
 		return ts
 	}
-	r.keys = newKeyTable(kt(j.LeftKeys), kt(j.RightKeys))
+	lt, rt := kt(j.LeftKeys), kt(j.RightKeys)
+	for k := range lt {
+		if !sameKeyClass(lt[k], rt[k]) {
+			return nil, pgerr.Internal("stream: hash join key %d compares %s with %s", k+1, lt[k], rt[k])
+		}
+	}
+	r.keys = newKeyTable(lt, rt)
 	r.schema = types.ArrowSchema(j.Cols)
 	if j.Cond != nil {
 		r.pairs = types.ArrowSchema(append(append([]types.Column(nil), lc...), rc...))
