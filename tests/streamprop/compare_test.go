@@ -132,7 +132,7 @@ func TestDiff(t *testing.T) {
 		{res(false), res(false), true},
 		{res(false, r("1", "a"), r("2", "b")), res(false, r("2", "b"), r("1", "a")), true},
 		{res(false, r("1", "a"), r("1", "a")), res(false, r("1", "a")), false}, // multiplicity counts
-		{res(false, r("1", nullText)), res(false, r("1", "")), false},           // NULL is not ''
+		{res(false, r("1", nullText)), res(false, r("1", "")), false},          // NULL is not ''
 		{res(true, r("1", "0.30000000000000004")), res(true, r("1", "0.3")), true},
 		{res(true, r("1", "0.30000000000000004")), res(false, r("1", "0.3")), true},
 		{res(false, r("1", "0.30000000000000004")), res(false, r("1", "0.3")), false}, // numeric: exact
