@@ -2,4 +2,8 @@
 // and serves the PostgreSQL protocol until SIGINT or SIGTERM.
 //
 //	streamsqld [--listen 127.0.0.1:5433] [--data-dir ./streamsql-data]
+//
+// `streamsqld bench nexmark --query q3 --events 10000000` runs a Nexmark
+// query in-process instead and reports its throughput and memory (see
+// docs/benchmarks.md and package bench).
 package main

@@ -10,17 +10,27 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
 // JobSpec describes a job: a continuous query whose output a Materialize
-// keeps. It is immutable.
+// keeps (or, with Sink, a sink consumes). It is immutable.
 type JobSpec struct {
 	ID   uint32 // the view's OID, or a private id for a SUBSCRIBE (query)
 	Name string
 	Plan stream.Node    // the query; its leaves are *stream.Scan
 	Key  []int          // the output's stream key (nil: rows are a multiset)
 	Cols []types.Column // the output columns
+	// Sink, if set, replaces the Materialize: it receives every output
+	// chunk (changes, with their ops) and the job keeps no view, so
+	// Snapshot fails and subscribers are refused. It runs on the job's
+	// last goroutine, one call at a time, and must not block for long (the
+	// whole job waits for it); the chunk is immutable and may be kept.
+	// Epochs still complete: epoch e is complete once every chunk before
+	// e's barrier was passed to Sink. Watermarks are dropped. A counting
+	// Sink is Nexmark's blackhole sink (see bench/).
+	Sink func(c *stream.Chunk)
 }
 
 // Job is one running job. Its methods are safe for concurrent use.
@@ -75,6 +85,9 @@ func (j *Job) Snapshot() (uint64, []arrow.RecordBatch, error) {
 	if err := j.Err(); err != nil {
 		return 0, nil, err
 	}
+	if j.view == nil {
+		return 0, nil, errNoView
+	}
 	return j.view.SnapshotEpoch()
 }
 
@@ -85,8 +98,10 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	j := &Job{rt: rt, spec: spec, env: stream.NewEnv(ctx, rt.cfg.Eval)}
 	_ = cancel // the env's own cancel (Fail) and stop() end the job
 	j.env.OnRowError = j.rowError
-	m := &stream.Materialize{Input: spec.Plan, Key: spec.Key, Cols: spec.Cols, OnEpoch: j.onEpoch}
-	j.view = m.NewView()
+	if spec.Sink == nil {
+		m := &stream.Materialize{Input: spec.Plan, Key: spec.Key, Cols: spec.Cols, OnEpoch: j.onEpoch}
+		j.view = m.NewView()
+	}
 
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -112,13 +127,47 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	go func() {
 		defer j.wg.Done()
 		defer cancel()
-		err := j.view.Run(j.env, out)
+		var err error
+		if j.view != nil {
+			err = j.view.Run(j.env, out)
+		} else {
+			err = j.runSink(out)
+		}
 		if err != nil && !j.stopped.Load() {
 			j.fail(err)
 		}
 	}()
 	return j, nil
 }
+
+// runSink passes the job's output to spec.Sink until the input closes or
+// the job stops, completing an epoch at each barrier. It returns the job's
+// failure (nil if none), as View.Run does.
+func (j *Job) runSink(in <-chan stream.Message) error {
+	for {
+		var m stream.Message
+		var ok bool
+		select {
+		case m, ok = <-in:
+		case <-j.env.Ctx.Done():
+			if err := j.env.Err(); err != nil {
+				return err
+			}
+			return j.env.Ctx.Err()
+		}
+		if !ok {
+			return j.env.Err()
+		}
+		switch m.Kind {
+		case stream.KindChunk:
+			j.spec.Sink(m.Chunk)
+		case stream.KindBarrier:
+			j.onEpoch(m.Barrier.Epoch, nil)
+		}
+	}
+}
+
+var errNoView = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "this job writes to a sink and keeps no rows")
 
 // startTree starts n's operators, feeding its leaves; rt.mu is held.
 func (j *Job) startTree(n stream.Node) (<-chan stream.Message, error) {

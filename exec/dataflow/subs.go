@@ -61,8 +61,10 @@ func (j *Job) subscribe(s *changeSub, after uint64) {
 	j.subMu.Lock()
 	defer j.subMu.Unlock()
 	s.after = after
-	if err := j.Err(); err != nil || j.stopped.Load() {
-		if err == nil {
+	if err := j.Err(); err != nil || j.stopped.Load() || j.view == nil {
+		if err == nil && j.view == nil {
+			err = errNoView
+		} else if err == nil {
 			err = errStopped
 		}
 		s.end(err)

@@ -63,6 +63,9 @@ func (rt *Runtime) subscribe(id uint32, opts SubOptions, onEnd func()) (*Subscri
 	if j == nil {
 		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view %d is not running", id)
 	}
+	if j.view == nil {
+		return nil, errNoView
+	}
 	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, job: j, signal: make(chan struct{}, 1), onEnd: onEnd}
 	s.sub = &changeSub{client: s}
 	j.subscribe(s.sub, rt.epoch)

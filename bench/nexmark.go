@@ -1,0 +1,347 @@
+package bench
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/storage"
+	"github.com/streamsql/streamsql/types"
+)
+
+//go:embed nexmark/*.sql
+var queryFiles embed.FS
+
+// Queries lists the benchmark's queries ("q0", "q1", ...) in numeric order.
+func Queries() []string {
+	ents, _ := queryFiles.ReadDir("nexmark")
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".sql"); ok {
+			names = append(names, n)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return queryNumber(a) - queryNumber(b) })
+	return names
+}
+
+func queryNumber(name string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(name, "q"))
+	return n
+}
+
+// QuerySQL returns the text of a query of Queries.
+func QuerySQL(name string) (string, error) {
+	b, err := queryFiles.ReadFile("nexmark/" + name + ".sql")
+	if err != nil {
+		return "", pgerr.New(pgerr.InvalidParameterValue, "unknown nexmark query %q", name).
+			WithHint("queries: %s", strings.Join(Queries(), ", "))
+	}
+	return string(b), nil
+}
+
+// DefaultEvents is the number of events Run generates unless told.
+const DefaultEvents = 1_000_000
+
+// Options configure one Run.
+type Options struct {
+	// Query names a query of Queries ("q3"); SQL, if set, is run instead
+	// (a SELECT over the sources bid, auction and person).
+	Query string
+	SQL   string
+	// Events counts the events of all three kinds (46 of 50 are bids);
+	// 0 means DefaultEvents.
+	Events int64
+	// Seed is the generator's seed.
+	Seed uint64
+	// Materialize ends the query in a Materialize (a materialized view's
+	// state) instead of the counting discard sink.
+	Materialize bool
+	// GeneratorOnly runs the query's sources into discard sinks without
+	// any operator: the cost of generating its input.
+	GeneratorOnly bool
+	// BarrierInterval is the epoch length (0: dataflow's default, 100 ms).
+	BarrierInterval time.Duration
+	// OnChunk, if set, also receives every chunk the discard sink gets, on
+	// the sink's goroutine (tests check results with it).
+	OnChunk func(*stream.Chunk)
+}
+
+// Result is what one Run measured.
+type Result struct {
+	Query  string
+	Events int64
+	// Columns are the query's output columns (those of the sink's chunks).
+	Columns []types.Column
+	// Rows counts the rows the sink received (inserts and retractions);
+	// with Materialize, the rows of the view at the end.
+	Rows int64
+	Wall time.Duration // until the sources ended and the last epoch completed
+	CPU  time.Duration // user and system CPU time of the process over Wall
+	// Procs is GOMAXPROCS during the run.
+	Procs int
+	// PeakRSS is the process's peak resident set so far (getrusage), so
+	// it covers earlier work in the same process too.
+	PeakRSS uint64
+	// PeakHeap is the highest Go heap (bytes in heap objects, live or not
+	// yet collected) sampled every few milliseconds during the run.
+	PeakHeap uint64
+	// StateHeap is the live heap after a GC at the end, while the job
+	// still runs, minus the live heap before it started: the job's state.
+	StateHeap int64
+}
+
+// EventsPerSec is the throughput in wall-clock time.
+func (r Result) EventsPerSec() float64 { return float64(r.Events) / r.Wall.Seconds() }
+
+// EventsPerCoreSec is the throughput per CPU second: events / CPU time.
+func (r Result) EventsPerCoreSec() float64 { return float64(r.Events) / r.CPU.Seconds() }
+
+func (r Result) String() string {
+	return fmt.Sprintf("%-4s events=%d rows=%d wall=%.3fs events/s=%.0f cpu=%.3fs events/s/core=%.0f gomaxprocs=%d peak_rss=%s peak_heap=%s state_heap=%s",
+		r.Query, r.Events, r.Rows, r.Wall.Seconds(), r.EventsPerSec(), r.CPU.Seconds(), r.EventsPerCoreSec(), r.Procs,
+		MiB(int64(r.PeakRSS)), MiB(int64(r.PeakHeap)), MiB(r.StateHeap))
+}
+
+// MiB renders a byte count in MiB.
+func MiB(n int64) string { return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20)) }
+
+// Run runs one query over o.Events generated events until the sources are
+// exhausted and the last epoch is complete, and reports what it measured.
+func Run(ctx context.Context, o Options) (Result, error) {
+	text, name := o.SQL, o.Query
+	if text == "" {
+		var err error
+		if text, err = QuerySQL(o.Query); err != nil {
+			return Result{}, err
+		}
+	}
+	if name == "" {
+		name = "sql"
+	}
+	if o.Events <= 0 {
+		o.Events = DefaultEvents
+	}
+	s, err := newSetup(o)
+	if err != nil {
+		return Result{}, err
+	}
+	defer s.close()
+	q, err := s.plan(text)
+	if err != nil {
+		return Result{}, fmt.Errorf("plan %s: %w", name, err)
+	}
+	in := &sourceInputs{cat: s.cat, ended: make(chan struct{}, maxReaders)}
+	rt := dataflow.New(dataflow.Config{BarrierInterval: o.BarrierInterval, Eval: s.eval}, in)
+	defer rt.Close()
+
+	var rows atomic.Int64
+	sink := func(c *stream.Chunk) {
+		rows.Add(int64(c.Len()))
+		if o.OnChunk != nil {
+			o.OnChunk(c)
+		}
+	}
+	var specs []dataflow.JobSpec
+	switch {
+	case o.GeneratorOnly:
+		for i, sc := range scans(q.Root) {
+			specs = append(specs, dataflow.JobSpec{ID: uint32(i + 1), Name: sc.Name, Plan: sc, Cols: sc.Cols, Sink: sink})
+		}
+	case o.Materialize:
+		specs = []dataflow.JobSpec{{ID: 1, Name: name, Plan: q.Root, Key: q.Key, Cols: q.Columns}}
+	default:
+		specs = []dataflow.JobSpec{{ID: 1, Name: name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Sink: sink}}
+	}
+
+	res := Result{Query: name, Events: o.Events, Columns: q.Columns, Procs: runtime.GOMAXPROCS(0)}
+	runtime.GC()
+	live0 := liveHeap()
+	peak := startHeapSampler()
+	cpu0, t0 := cpuTime(), time.Now()
+	var jobs []*dataflow.Job
+	for _, spec := range specs {
+		j, err := rt.StartJob(spec)
+		if err != nil {
+			peak()
+			return Result{}, fmt.Errorf("start %s: %w", name, err)
+		}
+		jobs = append(jobs, j)
+	}
+	// Epochs end every BarrierInterval while the sources run (a FLUSH now
+	// would hold every barrier until they end, making the run one epoch);
+	// once they all ended, FLUSH waits for the last epoch.
+	for range in.opened {
+		select {
+		case <-in.ended:
+		case <-ctx.Done():
+		}
+	}
+	err = rt.Flush(ctx)
+	res.Wall, res.CPU = time.Since(t0), cpuTime()-cpu0
+	res.PeakHeap = peak()
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	for _, j := range jobs {
+		if err := j.Err(); err != nil {
+			return Result{}, fmt.Errorf("run %s: %w", name, err)
+		}
+	}
+	runtime.GC()
+	res.StateHeap = int64(liveHeap()) - int64(live0)
+	res.PeakRSS = peakRSS()
+	res.Rows = rows.Load()
+	if o.Materialize {
+		_, recs, err := jobs[0].Snapshot()
+		if err != nil {
+			return Result{}, fmt.Errorf("read %s: %w", name, err)
+		}
+		for _, r := range recs {
+			res.Rows += r.NumRows()
+		}
+	}
+	runtime.KeepAlive(jobs)
+	return res, nil
+}
+
+// setup is a private catalog holding the three nexmark sources.
+type setup struct {
+	dir   string
+	store *storage.Store
+	cat   *catalog.Catalog
+	eval  expr.Context
+}
+
+func newSetup(o Options) (*setup, error) {
+	dir, err := os.MkdirTemp("", "streamsql-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	s := &setup{dir: dir}
+	if s.store, err = storage.Open(filepath.Join(dir, "tables")); err != nil {
+		s.close()
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if s.cat, err = catalog.Open(dir, s.store); err != nil {
+		s.close()
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	s.eval = expr.Context{Catalog: s.cat}
+	for _, table := range []string{"person", "auction", "bid"} {
+		// As CREATE SOURCE <table> WITH (connector = 'nexmark', table =
+		// '<table>', events = '<n>', seed = '<seed>') does.
+		opts := map[string]string{"table": table, "events": strconv.FormatInt(o.Events, 10), "seed": strconv.FormatUint(o.Seed, 10)}
+		src, err := connector.Open("nexmark", nil, opts, "")
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		rel := &catalog.Relation{Name: table, Kind: catalog.KindSource, AppendOnly: true, Connector: "nexmark", Options: opts}
+		for _, c := range src.Columns() {
+			rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
+		}
+		if _, err := s.cat.CreateTable(rel, false); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *setup) close() {
+	if s.cat != nil {
+		s.cat.Close()
+	}
+	if s.store != nil {
+		s.store.Close()
+	}
+	os.RemoveAll(s.dir)
+}
+
+// plan plans a continuous query as CREATE MATERIALIZED VIEW does.
+func (s *setup) plan(text string) (*planner.StreamQuery, error) {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) != 1 || stmts[0].AST == nil {
+		return nil, pgerr.New(pgerr.SyntaxError, "a benchmark query is one SELECT")
+	}
+	eval := s.eval
+	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text}
+	return planner.PlanStream(env, stmts[0].AST)
+}
+
+// scans returns the leaves of a plan, each a reader of its own.
+func scans(n stream.Node) []*stream.Scan {
+	if sc, ok := n.(*stream.Scan); ok {
+		return []*stream.Scan{sc}
+	}
+	var out []*stream.Scan
+	for _, in := range n.Inputs() {
+		out = append(out, scans(in)...)
+	}
+	return out
+}
+
+// maxReaders bounds the source readers of one run (scans of sources).
+const maxReaders = 64
+
+// sourceInputs gives the runtime the catalog's sources, as the engine does,
+// and tells when each reader ended. OpenSource is called by StartJob only.
+type sourceInputs struct {
+	cat    *catalog.Catalog
+	opened int           // readers opened
+	ended  chan struct{} // a send per reader that returned
+}
+
+func (in *sourceInputs) SubscribeTable(oid uint32) ([]arrow.RecordBatch, dataflow.Feed, error) {
+	return nil, nil, pgerr.Internal("bench: no tables (relation %d)", oid)
+}
+
+func (in *sourceInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFunc, bool, error) {
+	rel := in.cat.Relation(oid)
+	if rel == nil || rel.Kind != catalog.KindSource {
+		return nil, false, pgerr.Internal("bench: source %d does not exist", oid)
+	}
+	cols := make([]types.Column, len(rel.Columns))
+	for i, c := range rel.Columns {
+		cols[i] = types.Column{Name: c.Name, Type: c.Type}
+	}
+	src, err := connector.Open(rel.Connector, cols, rel.Options, rel.Format)
+	if err != nil {
+		return nil, false, err
+	}
+	r, err := connector.NewReader(src, connector.ReaderOptions{Errors: onError})
+	if err != nil {
+		return nil, false, err
+	}
+	if in.opened == maxReaders {
+		return nil, false, pgerr.New(pgerr.ProgramLimitExceeded, "bench: a query may read at most %d sources", maxReaders)
+	}
+	in.opened++
+	run := func(ctx context.Context, emit func(arrow.RecordBatch) error) error {
+		defer func() { in.ended <- struct{}{} }()
+		return r.Run(ctx, emit)
+	}
+	return run, connector.IsFinite(src), nil
+}

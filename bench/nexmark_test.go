@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// testEvents is small enough for the batch engine, large enough that every
+// query has output (q2's auctions, q3's sellers) and epochs pass mid-run.
+const testEvents = 60_000
+
+// TestQueriesEqualBatchQueries checks that what each query sends its
+// discard sink nets to the rows of the same query run as a batch query over
+// the same events (loaded into materialized views by the engine).
+func TestQueriesEqualBatchQueries(t *testing.T) {
+	batch := newBatchDB(t, testEvents)
+	for _, q := range Queries() {
+		t.Run(q, func(t *testing.T) {
+			text, err := QuerySQL(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex // OnChunk runs on the sink's goroutine
+			var chunks []*stream.Chunk
+			res, err := Run(context.Background(), Options{Query: q, Events: testEvents, BarrierInterval: time.Millisecond,
+				OnChunk: func(c *stream.Chunk) { mu.Lock(); chunks = append(chunks, c); mu.Unlock() }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			got, rows := netRows(t, res.Columns, chunks)
+			mu.Unlock()
+			if rows != res.Rows {
+				t.Fatalf("sink counted %d rows, chunks hold %d", res.Rows, rows)
+			}
+			want := batch.query(t, text)
+			if len(want) == 0 {
+				t.Fatalf("%s has no rows over %d events: the test checks nothing", q, testEvents)
+			}
+			t.Logf("%d result rows from %d sink rows", len(want), rows)
+			if d := diff(got, want); d != "" {
+				t.Fatalf("%s: stream result differs from the batch query (%d vs %d rows):\n%s", q, len(got), len(want), d)
+			}
+		})
+	}
+}
+
+// The generator-only run and the materialized run see the same rows.
+func TestGeneratorOnlyAndMaterialize(t *testing.T) {
+	ctx := context.Background()
+	g, err := Run(ctx, Options{Query: "q3", Events: testEvents, GeneratorOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(testEvents / 50 * 4); g.Rows != want { // persons and auctions
+		t.Fatalf("generator-only q3 read %d rows, want %d", g.Rows, want)
+	}
+	d, err := Run(ctx, Options{Query: "q4", Events: testEvents})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Run(ctx, Options{Query: "q4", Events: testEvents, Materialize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Rows != 5 || d.Rows < 5 {
+		t.Fatalf("q4 has %d rows materialized (want one per category, 5), its sink got %d", m.Rows, d.Rows)
+	}
+	if _, err := Run(ctx, Options{Query: "q99"}); err == nil {
+		t.Fatal("an unknown query ran")
+	}
+	if r, err := Run(ctx, Options{SQL: "SELECT count(*) FROM bid", Events: 5000}); err != nil || r.Rows == 0 || r.CPU <= 0 || r.PeakRSS == 0 {
+		t.Fatalf("SQL run: %+v, %v", r, err)
+	}
+}
+
+// netRows renders the sink's chunks as text rows ("a|b") and nets them:
+// an insert adds a row, a retraction removes one. It also counts the rows.
+func netRows(t *testing.T, cols []types.Column, chunks []*stream.Chunk) ([]string, int64) {
+	t.Helper()
+	count := map[string]int{}
+	var n int64
+	for _, c := range chunks {
+		for i := 0; i < c.Len(); i++ {
+			count[rowText(c.Rec, i, cols)] += int(c.Op(i).Sign())
+			n++
+		}
+	}
+	var out []string
+	for r, k := range count {
+		if k < 0 {
+			t.Fatalf("row %s retracted more often than inserted", r)
+		}
+		for ; k > 0; k-- {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out, n
+}
+
+func rowText(rec arrow.RecordBatch, i int, cols []types.Column) string {
+	f := make([]string, len(cols))
+	for c, col := range cols {
+		if v := types.ValueAt(rec.Column(c), i, col.Type); v == nil {
+			f[c] = "NULL"
+		} else {
+			f[c] = types.FormatText(v, col.Type, &types.DefaultFormat)
+		}
+	}
+	return strings.Join(f, "|")
+}
+
+// diff describes the first differences of two sorted row lists.
+func diff(got, want []string) string {
+	var b strings.Builder
+	i, j, shown := 0, 0, 0
+	for (i < len(got) || j < len(want)) && shown < 10 {
+		switch {
+		case j == len(want) || (i < len(got) && got[i] < want[j]):
+			fmt.Fprintf(&b, "  extra   %s\n", got[i])
+			i++
+			shown++
+		case i == len(got) || want[j] < got[i]:
+			fmt.Fprintf(&b, "  missing %s\n", want[j])
+			j++
+			shown++
+		default:
+			i++
+			j++
+		}
+	}
+	return b.String()
+}
+
+// batchDB is an engine whose materialized views bid, auction and person
+// hold the events the benchmark's sources generate, so the queries run
+// over them as batch queries.
+type batchDB struct {
+	s *engine.Session
+}
+
+func newBatchDB(t *testing.T, events int64) *batchDB {
+	t.Helper()
+	eng, err := engine.Open(engine.Config{DataDir: t.TempDir(), BarrierInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	s, err := eng.NewSession("bench", "bench", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &batchDB{s: s}
+	for _, table := range []string{"person", "auction", "bid"} {
+		d.exec(t, fmt.Sprintf("CREATE SOURCE nx_%s WITH (connector = 'nexmark', table = '%s', events = '%d')", table, table, events))
+		d.exec(t, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS SELECT * FROM nx_%s", table, table))
+	}
+	return d
+}
+
+func (d *batchDB) exec(t *testing.T, text string) {
+	t.Helper()
+	d.query(t, text)
+}
+
+// query runs one statement and returns its rows as sorted text rows.
+func (d *batchDB) query(t *testing.T, text string) []string {
+	t.Helper()
+	ctx := context.Background()
+	stmts, err := sql.Parse(text)
+	if err != nil || len(stmts) != 1 {
+		t.Fatalf("%s: %v", text, err)
+	}
+	p, err := d.s.Prepare(ctx, stmts[0], nil)
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	res, err := d.s.Execute(ctx, p, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	if res.Rows == nil {
+		return nil
+	}
+	defer res.Rows.Close()
+	var out []string
+	for {
+		b, err := res.Rows.Next()
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if b == nil {
+			break
+		}
+		for i := 0; i < int(b.NumRows()); i++ {
+			out = append(out, rowText(b, i, res.Columns))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/bench"
+)
+
+// benchUsage is the bench subcommand's synopsis.
+const benchUsage = `usage: streamsqld bench nexmark [flags]
+
+Runs Nexmark queries in-process on the nexmark generator, each into a
+counting discard sink (or a materialized view with --sink materialize), and
+prints per query: events/s, CPU time, events/s per core (events per CPU
+second), peak RSS, the peak Go heap and the job's state after a GC.
+With several queries each runs in a process of its own (clean peak RSS).
+Set GOMAXPROCS (or --gomaxprocs) to choose the cores.
+
+flags:
+`
+
+// benchMain runs `streamsqld bench ...` and returns the exit status.
+func benchMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "nexmark" {
+		fmt.Fprint(stderr, benchUsage)
+		fmt.Fprintln(stderr, "  (the only benchmark is nexmark)")
+		return 2
+	}
+	fs := flag.NewFlagSet("streamsqld bench nexmark", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	queries := fs.String("query", "q0", "queries to run, comma-separated, or 'all' ("+strings.Join(bench.Queries(), ", ")+")")
+	events := fs.Int64("events", 10_000_000, "events of all three kinds per run (46 of 50 are bids)")
+	seed := fs.Uint64("seed", 0, "generator seed")
+	sink := fs.String("sink", "discard", "where the query's output goes: discard (count and drop, Nexmark's blackhole) or materialize (a materialized view's state)")
+	gen := fs.Bool("generator", false, "also run the query's sources alone into discard sinks (the generator's cost) and report the engine's share")
+	procs := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the runs (0: as set by the environment)")
+	barrier := fs.Duration("barrier-interval", 0, "epoch length (0: the server's default, 100ms)")
+	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, benchUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "streamsqld bench: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *sink != "discard" && *sink != "materialize" {
+		fmt.Fprintf(stderr, "streamsqld bench: --sink is discard or materialize, not %q\n", *sink)
+		return 2
+	}
+	names := bench.Queries()
+	if *queries != "all" {
+		names = strings.Split(*queries, ",")
+	}
+	for _, q := range names {
+		if _, err := bench.QuerySQL(q); err != nil {
+			fmt.Fprintln(stderr, "streamsqld bench:", err)
+			return 2
+		}
+	}
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	if len(names) > 1 && !*inProcess {
+		return benchChildren(ctx, names, args[1:], stdout, stderr)
+	}
+	for _, q := range names {
+		o := bench.Options{Query: q, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier}
+		var g bench.Result
+		if *gen {
+			// The generator first: the query's peak RSS then covers both.
+			o := o
+			o.GeneratorOnly, o.Materialize = true, false
+			r, err := bench.Run(ctx, o)
+			if err != nil {
+				fmt.Fprintln(stderr, "streamsqld bench:", err)
+				return 1
+			}
+			g = r
+			fmt.Fprintf(stdout, "%s (generator only)\n", r)
+		}
+		r, err := bench.Run(ctx, o)
+		if err != nil {
+			fmt.Fprintln(stderr, "streamsqld bench:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, r)
+		if *gen {
+			fmt.Fprintf(stdout, "%-4s engine only (minus the generator): cpu=%.3fs events/s/core=%.0f\n",
+				q, (r.CPU - g.CPU).Seconds(), engineRate(r, g))
+		}
+	}
+	return 0
+}
+
+// engineRate is events per CPU second spent outside the generator.
+func engineRate(r, gen bench.Result) float64 {
+	d := r.CPU - gen.CPU
+	if d <= 0 {
+		d = time.Microsecond
+	}
+	return float64(r.Events) / d.Seconds()
+}
+
+// benchChildren runs each query in a process of its own, with the same
+// flags, so that each one's peak RSS is its own.
+func benchChildren(ctx context.Context, names, args []string, stdout, stderr io.Writer) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "streamsqld bench:", err)
+		return 1
+	}
+	var rest []string // args without --query
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--query" || a == "-query":
+			i++
+		case strings.HasPrefix(a, "--query=") || strings.HasPrefix(a, "-query="):
+		default:
+			rest = append(rest, a)
+		}
+	}
+	status := 0
+	for _, q := range names {
+		cmd := exec.CommandContext(ctx, self, append([]string{"bench", "nexmark", "--query", q}, rest...)...)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(runtime.GOMAXPROCS(0)))
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(stderr, "streamsqld bench: %s: %v\n", q, err)
+			status = 1
+		}
+	}
+	return status
+}
