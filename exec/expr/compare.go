@@ -123,12 +123,16 @@ func stringCompare(op string, bpchar bool) kernel {
 		bits := newBits(n)
 		bm := andValidity(n, args[0], args[1])
 		if !bpchar && (op == "=" || op == "<>") {
-			// equality: lengths from the offsets first, then the bytes
+			// equality: lengths from the offsets first, then the bytes.
+			// ValueBytes starts at the first row's offset (the array may be
+			// a slice), ValueOffsets are absolute: rebase them.
 			xo, yo := x.ValueOffsets(), y.ValueOffsets()
 			xb, yb := x.ValueBytes(), y.ValueBytes()
+			xbase, ybase := xo[0], yo[0]
 			want := op == "="
 			for i := 0; i < n; i++ {
-				eq := xo[i+1]-xo[i] == yo[i+1]-yo[i] && bytes.Equal(xb[xo[i]:xo[i+1]], yb[yo[i]:yo[i+1]])
+				eq := xo[i+1]-xo[i] == yo[i+1]-yo[i] &&
+					bytes.Equal(xb[xo[i]-xbase:xo[i+1]-xbase], yb[yo[i]-ybase:yo[i+1]-ybase])
 				if eq == want {
 					bits[i>>3] |= 1 << (i & 7)
 				}

@@ -37,10 +37,10 @@ func stringLength(octets, trimSpaces bool) kernel {
 	return func(_ *Context, args []arrow.Array, n int) (arrow.Array, error) {
 		in := args[0].(*array.String)
 		offs := in.ValueOffsets()
-		data := in.ValueBytes()
+		data := in.ValueBytes() // starts at offs[0] (the array may be a slice)
 		out := make([]int32, n)
 		for i := range out {
-			s := data[offs[i]:offs[i+1]]
+			s := data[offs[i]-offs[0] : offs[i+1]-offs[0]]
 			if trimSpaces {
 				for len(s) > 0 && s[len(s)-1] == ' ' {
 					s = s[:len(s)-1]

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -22,7 +23,8 @@ const (
 	stInt      storage = iota // integers, date, time, timestamp(tz), oid: a
 	stFloat                   // float4, float8: a holds the float64 bits (one NaN)
 	stBool                    // a is 0 or 1
-	stStr                     // text-likes, numeric (canonical text), json: s
+	stStr                     // text-likes, json: s
+	stNumeric                 // numeric: s (canonical text), or when wide an integer in a (low) and b (high)
 	stBytes                   // bytea: s holds the bytes
 	stInterval                // a = months<<32 | uint32(days), b = nanoseconds
 	stAny                     // anything else (arrays): v
@@ -41,6 +43,8 @@ func storageOf(t types.T) storage {
 		return stBytes
 	case types.Interval:
 		return stInterval
+	case types.Numeric:
+		return stNumeric
 	case types.Array, types.Void:
 		return stAny
 	}
@@ -48,8 +52,11 @@ func storageOf(t types.T) storage {
 }
 
 // cell is one SQL value or NULL (see storage for which fields are used).
+// A wide cell is a numeric integer as an int128 (a low word, b high word),
+// turned into text only when output: sum(int8) needs no text per group.
 type cell struct {
 	null bool
+	wide bool
 	a, b int64
 	s    string
 	v    types.Value
@@ -63,6 +70,19 @@ func floatCell(f float64) cell { return cell{a: int64(canonFloatBits(f))} }
 
 func intervalCell(v arrow.MonthDayNanoInterval) cell {
 	return cell{a: int64(v.Months)<<32 | int64(uint32(v.Days)), b: v.Nanoseconds}
+}
+
+func floatOf(c cell) float64 { return math.Float64frombits(uint64(c.a)) }
+
+func wideCell(v int128) cell { return cell{wide: true, a: int64(v.lo), b: v.hi} }
+
+// appendWide appends a wide cell's integer as text.
+func (c cell) appendWide(dst []byte) []byte {
+	v := int128{lo: uint64(c.a), hi: c.b}
+	if v.isInt64() {
+		return strconv.AppendInt(dst, int64(v.lo), 10)
+	}
+	return v.bigInt().Append(dst, 10)
 }
 
 func (c cell) interval() arrow.MonthDayNanoInterval {
@@ -84,7 +104,7 @@ func (c cell) same(d cell) bool {
 	if c.null || d.null {
 		return c.null == d.null
 	}
-	if c.a != d.a || c.b != d.b || c.s != d.s {
+	if c.a != d.a || c.b != d.b || c.s != d.s || c.wide != d.wide {
 		return false
 	}
 	if c.v == nil && d.v == nil {
@@ -129,7 +149,7 @@ func cellAt(a arrow.Array, i int, st storage, t types.T) cell {
 			return intCell(1)
 		}
 		return intCell(0)
-	case stStr:
+	case stStr, stNumeric:
 		return strCell(strings.Clone(a.(*array.String).Value(i)))
 	case stBytes:
 		return strCell(string(a.(*array.Binary).Value(i)))
@@ -178,13 +198,17 @@ func appendCell(b array.Builder, c cell, t types.T) error {
 	case *array.TimestampBuilder:
 		x.Append(arrow.Timestamp(c.a))
 	case *array.Float64Builder:
-		x.Append(math.Float64frombits(uint64(c.a)))
+		x.Append(floatOf(c))
 	case *array.Float32Builder:
-		x.Append(float32(math.Float64frombits(uint64(c.a))))
+		x.Append(float32(floatOf(c)))
 	case *array.BooleanBuilder:
 		x.Append(c.a != 0)
 	case *array.StringBuilder:
-		x.Append(c.s)
+		if c.wide {
+			x.BinaryBuilder.Append(c.appendWide(nil))
+		} else {
+			x.Append(c.s)
+		}
 	case *array.BinaryBuilder:
 		x.AppendString(c.s)
 	case *array.MonthDayNanoIntervalBuilder:
@@ -196,11 +220,14 @@ func appendCell(b array.Builder, c cell, t types.T) error {
 }
 
 // cellCol keeps one value (or NULL) per group, for groups [0, len). Only the
-// slices its storage uses are allocated. Owned by one goroutine.
+// slices its storage uses are allocated (numeric's a and b at its first
+// wide value). Owned by one goroutine.
 type cellCol struct {
 	st   storage
 	t    types.T
-	null []bool
+	n    int
+	null bitmap
+	wide bitmap
 	a, b []int64
 	s    []string
 	v    []types.Value
@@ -209,13 +236,20 @@ type cellCol struct {
 func newCellCol(t types.T) *cellCol { return &cellCol{st: storageOf(t), t: t} }
 
 func (c *cellCol) grow(n int) {
-	c.null = growSlice(c.null, n)
+	c.n = max(c.n, n)
+	c.null.grow(n)
 	switch c.st {
 	case stInt, stFloat, stBool:
 		c.a = growSlice(c.a, n)
 	case stInterval:
 		c.a = growSlice(c.a, n)
 		c.b = growSlice(c.b, n)
+	case stNumeric:
+		c.s = growSlice(c.s, n)
+		c.wide.grow(n)
+		if c.a != nil {
+			c.a, c.b = growSlice(c.a, n), growSlice(c.b, n)
+		}
 	case stStr, stBytes:
 		c.s = growSlice(c.s, n)
 	default:
@@ -224,12 +258,21 @@ func (c *cellCol) grow(n int) {
 }
 
 func (c *cellCol) set(g int32, x cell) {
-	c.null[g] = x.null
+	c.null.set(g, x.null)
 	switch c.st {
 	case stInt, stFloat, stBool:
 		c.a[g] = x.a
 	case stInterval:
 		c.a[g], c.b[g] = x.a, x.b
+	case stNumeric:
+		c.wide.set(g, x.wide)
+		c.s[g] = x.s
+		if x.wide {
+			if c.a == nil {
+				c.a, c.b = make([]int64, c.n), make([]int64, c.n)
+			}
+			c.a[g], c.b[g] = x.a, x.b
+		}
 	case stStr, stBytes:
 		c.s[g] = x.s
 	default:
@@ -238,7 +281,7 @@ func (c *cellCol) set(g int32, x cell) {
 }
 
 func (c *cellCol) get(g int32) cell {
-	if c.null[g] {
+	if c.null.get(g) {
 		return nullCell
 	}
 	switch c.st {
@@ -246,6 +289,11 @@ func (c *cellCol) get(g int32) cell {
 		return cell{a: c.a[g]}
 	case stInterval:
 		return cell{a: c.a[g], b: c.b[g]}
+	case stNumeric:
+		if c.wide.get(g) {
+			return cell{wide: true, a: c.a[g], b: c.b[g]}
+		}
+		return cell{s: c.s[g]}
 	case stStr, stBytes:
 		return cell{s: c.s[g]}
 	}
@@ -266,4 +314,20 @@ func growSlice[T any](s []T, n int) []T {
 	ns := make([]T, n, max(n, 2*len(s)))
 	copy(ns, s)
 	return ns
+}
+
+// bitmap is a growable set of bits: small enough to stay in cache for a
+// million groups.
+type bitmap []uint64
+
+func (m *bitmap) grow(n int) { *m = growSlice(*m, (n+63)/64) }
+
+func (m bitmap) get(i int32) bool { return m[i>>6]&(1<<(i&63)) != 0 }
+
+func (m bitmap) set(i int32, v bool) {
+	if v {
+		m[i>>6] |= 1 << (i & 63)
+	} else {
+		m[i>>6] &^= 1 << (i & 63)
+	}
 }

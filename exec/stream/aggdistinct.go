@@ -34,9 +34,9 @@ func newDistinctCol(inner aggCol, t types.T) *distinctCol {
 	return &distinctCol{inner: inner, t: t, st: storageOf(t), seen: newGroupTable([]types.T{t}, true), rep: newCellCol(t)}
 }
 
-func (d *distinctCol) grow(n int)                   { d.inner.grow(n) }
-func (d *distinctCol) reset(g int32)                { d.inner.reset(g) } // its pairs are gone already
-func (d *distinctCol) result(g int32) (cell, error) { return d.inner.result(g) }
+func (d *distinctCol) grow(n int)                           { d.inner.grow(n) }
+func (d *distinctCol) reset(g int32)                        { d.inner.reset(g) } // its pairs are gone already
+func (d *distinctCol) results(gs []int32, out []cell) error { return d.inner.results(gs, out) }
 
 func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error {
 	ids := d.seen.probe([]arrow.Array{arg}, gids, len(gids), true)

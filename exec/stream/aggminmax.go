@@ -167,8 +167,8 @@ func newMinMax(t types.T, isMax, appendOnly bool) aggCol {
 // mapped so that -0 < 0 and NaN is above +Infinity).
 type mmWords struct {
 	float, max, appendOnly bool
-	best                   []uint64 // appendOnly
-	has                    []bool
+	best                   []uint64 // appendOnly, where has
+	has                    bitmap
 	sets                   []sortedSet[uint64]
 	buf                    []int64
 	ord                    []uint64
@@ -176,7 +176,8 @@ type mmWords struct {
 
 func (m *mmWords) grow(n int) {
 	if m.appendOnly {
-		m.best, m.has = growSlice(m.best, n), growSlice(m.has, n)
+		m.best = growSlice(m.best, n)
+		m.has.grow(n)
 	} else {
 		m.sets = growSlice(m.sets, n)
 	}
@@ -184,7 +185,7 @@ func (m *mmWords) grow(n int) {
 
 func (m *mmWords) reset(g int32) {
 	if m.appendOnly {
-		m.has[g] = false
+		m.has.set(g, false)
 	} else {
 		m.sets[g] = sortedSet[uint64]{}
 	}
@@ -241,9 +242,9 @@ func (m *mmWords) update(arg arrow.Array, gids []int32, signs []int64) error {
 			if signs != nil && signs[i] < 0 {
 				return pgerr.Internal("stream: min/max over an append-only input got a retraction")
 			}
-			v := w[i]
-			if !has[g] || (m.max && v > best[g]) || (!m.max && v < best[g]) {
-				best[g], has[g] = v, true
+			if v, b := w[i], best[g]; !has.get(g) || (m.max && v > b) || (!m.max && v < b) {
+				best[g] = v
+				has.set(g, true)
 			}
 		}
 		return nil
@@ -262,7 +263,7 @@ func (m *mmWords) update(arg arrow.Array, gids []int32, signs []int64) error {
 func (m *mmWords) result(g int32) (cell, error) {
 	var v uint64
 	if m.appendOnly {
-		if !m.has[g] {
+		if !m.has.get(g) {
 			return nullCell, nil
 		}
 		v = m.best[g]
@@ -422,4 +423,26 @@ func cmpInterval(x, y arrow.MonthDayNanoInterval) int {
 	yd, yr := intervalSpan(y)
 	return cmp.Or(cmp.Compare(xd, yd), cmp.Compare(xr, yr),
 		cmp.Compare(x.Months, y.Months), cmp.Compare(x.Days, y.Days), cmp.Compare(x.Nanoseconds, y.Nanoseconds))
+}
+
+func (c *mmWords) results(gs []int32, out []cell) error {
+	for i, g := range gs {
+		v, err := c.result(g)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return nil
+}
+
+func (m *mmOrd[K]) results(gs []int32, out []cell) error {
+	for i, g := range gs {
+		v, err := m.result(g)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return nil
 }

@@ -171,8 +171,8 @@ type aggCol interface {
 	// (nowhere when negative) with sign signs[i] (+1 for every row when
 	// signs is nil). arg is the argument column (nil for count(*)).
 	update(arg arrow.Array, gids []int32, signs []int64) error
-	// result is group g's current value.
-	result(g int32) (cell, error)
+	// results sets out[i] to group gs[i]'s current value.
+	results(gs []int32, out []cell) error
 	// reset empties group g (its id will be reused).
 	reset(g int32)
 }

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -23,9 +22,15 @@ type countCol struct {
 	n    []int64
 }
 
-func (c *countCol) grow(n int)                   { c.n = growSlice(c.n, n) }
-func (c *countCol) reset(g int32)                { c.n[g] = 0 }
-func (c *countCol) result(g int32) (cell, error) { return intCell(c.n[g]), nil }
+func (c *countCol) grow(n int)    { c.n = growSlice(c.n, n) }
+func (c *countCol) reset(g int32) { c.n[g] = 0 }
+
+func (c *countCol) results(gs []int32, out []cell) error {
+	for i, g := range gs {
+		out[i] = intCell(c.n[g])
+	}
+	return nil
+}
 
 func (c *countCol) update(arg arrow.Array, gids []int32, signs []int64) error {
 	cnt := c.n
@@ -104,17 +109,17 @@ const (
 // non-NULL values per group.
 type intSumCol struct {
 	mode intSumMode
-	s    []int128
-	n    []int64
+	s    []isumN
 	d    apd.Decimal
 }
 
-func (c *intSumCol) grow(n int) {
-	c.s = growSlice(c.s, n)
-	c.n = growSlice(c.n, n)
+type isumN struct {
+	s int128
+	n int64
 }
 
-func (c *intSumCol) reset(g int32) { c.s[g], c.n[g] = int128{}, 0 }
+func (c *intSumCol) grow(n int)    { c.s = growSlice(c.s, n) }
+func (c *intSumCol) reset(g int32) { c.s[g] = isumN{} }
 
 func (c *intSumCol) update(arg arrow.Array, gids []int32, signs []int64) error {
 	switch x := arg.(type) {
@@ -131,13 +136,14 @@ func (c *intSumCol) update(arg arrow.Array, gids []int32, signs []int64) error {
 }
 
 func sumInts[T int16 | int32 | int64](c *intSumCol, vals []T, a arrow.Array, gids []int32, signs []int64) {
-	s, cnt := c.s, c.n
+	s := c.s
 	nulls := a.NullN() > 0
 	if signs == nil && !nulls {
 		for i, g := range gids {
 			if g >= 0 {
-				s[g].add(int64(vals[i]))
-				cnt[g]++
+				p := &s[g]
+				p.s.add(int64(vals[i]))
+				p.n++
 			}
 		}
 		return
@@ -146,21 +152,22 @@ func sumInts[T int16 | int32 | int64](c *intSumCol, vals []T, a arrow.Array, gid
 		if g < 0 || (nulls && a.IsNull(i)) {
 			continue
 		}
+		p := &s[g]
 		if signs != nil && signs[i] < 0 {
-			s[g].sub(int64(vals[i]))
-			cnt[g]--
+			p.s.sub(int64(vals[i]))
+			p.n--
 		} else {
-			s[g].add(int64(vals[i]))
-			cnt[g]++
+			p.s.add(int64(vals[i]))
+			p.n++
 		}
 	}
 }
 
 func (c *intSumCol) result(g int32) (cell, error) {
-	if c.n[g] == 0 {
+	s, n := c.s[g].s, c.s[g].n
+	if n == 0 {
 		return nullCell, nil
 	}
-	s := c.s[g]
 	switch c.mode {
 	case sumToInt8:
 		if !s.isInt64() {
@@ -168,13 +175,10 @@ func (c *intSumCol) result(g int32) (cell, error) {
 		}
 		return intCell(int64(s.lo)), nil
 	case sumToNumeric:
-		if s.isInt64() {
-			return strCell(strconv.FormatInt(int64(s.lo), 10)), nil
-		}
-		return strCell(s.bigInt().String()), nil
+		return wideCell(s), nil
 	}
 	s.decimal(&c.d)
-	txt, err := exec.AvgNumericText(&c.d, c.n[g])
+	txt, err := exec.AvgNumericText(&c.d, n)
 	if err != nil {
 		return nullCell, err
 	}
@@ -493,4 +497,59 @@ func (c *boolCol) result(g int32) (cell, error) {
 		return intCell(1), nil
 	}
 	return intCell(0), nil
+}
+
+func (c *intSumCol) results(gs []int32, out []cell) error {
+	for i, g := range gs {
+		v, err := c.result(g)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return nil
+}
+
+func (c *floatSumCol) results(gs []int32, out []cell) error {
+	for i, g := range gs {
+		v, err := c.result(g)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return nil
+}
+
+func (c *numericSumCol) results(gs []int32, out []cell) error {
+	for i, g := range gs {
+		v, err := c.result(g)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return nil
+}
+
+func (c *intervalSumCol) results(gs []int32, out []cell) error {
+	for i, g := range gs {
+		v, err := c.result(g)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return nil
+}
+
+func (c *boolCol) results(gs []int32, out []cell) error {
+	for i, g := range gs {
+		v, err := c.result(g)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return nil
 }

@@ -18,10 +18,11 @@ import (
 //
 // Rows add to (Insert, UpdateAfter) or retract from (Delete, UpdateBefore)
 // their group. Nothing is emitted until the epoch's barrier: then, for each
-// group whose output row changed during the epoch, in the order the groups
-// were first touched, HashAgg emits an Insert (new group), a Delete (its
-// row count fell to 0; its state is freed) or an UpdateBefore/UpdateAfter
-// pair, and then forwards the barrier. A group whose row is unchanged at the
+// group whose output row changed during the epoch, HashAgg emits an Insert
+// (new group), a Delete (its row count fell to 0; its state is freed) or an
+// UpdateBefore/UpdateAfter pair, in one chunk ordered by internal group id
+// (ids are handed out in order of first appearance, freed ones reused
+// first), and then forwards the barrier. A group whose row is unchanged at the
 // barrier (say, a row inserted and deleted in the same epoch) emits nothing.
 // Without GroupBy there is exactly one group, which always exists: its row
 // (count 0, other aggregates NULL when empty) is inserted at the first
@@ -130,7 +131,7 @@ type aggRun struct {
 	rows    []int64    // per group: its live input rows
 	emitted []bool     // per group: its row is live downstream
 	mark    []bool     // per group: in touched
-	touched []int32    // groups changed this epoch, in first-touch order
+	touched []int32    // groups changed this epoch
 	ngroups int        // length of the per-group slices
 	started bool       // the global group was emitted once
 
@@ -138,14 +139,15 @@ type aggRun struct {
 	zeros []int32
 	signs []int64
 	fgids []int32
-	cells []cell
+	fl    flushScratch
 }
 
 func (h *HashAgg) newRun(env *Env) (*aggRun, error) {
 	if len(h.Cols) != len(h.GroupBy)+len(h.Aggs) {
 		return nil, fmt.Errorf("stream: hashagg has %d columns for %d keys and %d aggregates", len(h.Cols), len(h.GroupBy), len(h.Aggs))
 	}
-	r := &aggRun{h: h, ectx: env.evalContext(), schema: types.ArrowSchema(h.Cols), cells: make([]cell, len(h.Aggs))}
+	r := &aggRun{h: h, ectx: env.evalContext(), schema: types.ArrowSchema(h.Cols)}
+	r.fl.res = make([][]cell, len(h.Aggs))
 	if len(h.GroupBy) > 0 {
 		ts := make([]types.T, len(h.GroupBy))
 		for i, g := range h.GroupBy {
@@ -292,108 +294,6 @@ func (r *aggRun) count(gids []int32, signs []int64) error {
 		return pgerr.Internal("stream: hashagg: a retraction for a row its group does not hold")
 	}
 	return nil
-}
-
-// flush builds the epoch's output chunk (nil when nothing changed) and
-// frees the groups that became empty.
-func (r *aggRun) flush() (*Chunk, error) {
-	if r.table == nil && !r.started {
-		r.started = true
-		if !r.mark[0] {
-			r.mark[0] = true
-			r.touched = append(r.touched, 0)
-		}
-	}
-	if len(r.touched) == 0 {
-		return nil, nil
-	}
-	mem := r.ectx.Allocator()
-	bs := make([]array.Builder, len(r.h.Cols))
-	for j, c := range r.h.Cols {
-		bs[j] = types.NewBuilder(mem, c.Type)
-	}
-	defer func() {
-		for _, b := range bs {
-			b.Release()
-		}
-	}()
-	nk := len(r.keys)
-	var ops []Op
-	// row appends group g's keys and then its previous (prev) or new
-	// aggregate values.
-	row := func(g int32, prev bool) error {
-		for k, kc := range r.keys {
-			if err := appendCell(bs[k], kc.get(g), kc.t); err != nil {
-				return err
-			}
-		}
-		for j := range r.aggs {
-			c := r.cells[j]
-			if prev {
-				c = r.prev[j].get(g)
-			}
-			if err := appendCell(bs[nk+j], c, r.h.Cols[nk+j].Type); err != nil {
-				return fmt.Errorf("stream: hashagg output: %w", err)
-			}
-		}
-		return nil
-	}
-	for ti, g := range r.touched {
-		r.mark[g] = false
-		if r.table != nil && r.rows[g] == 0 {
-			if r.emitted[g] {
-				if err := row(g, true); err != nil {
-					return nil, err
-				}
-				ops = append(ops, Delete)
-			}
-			r.free(g)
-			continue
-		}
-		changed := !r.emitted[g]
-		for j, a := range r.aggs {
-			c, err := a.result(g)
-			if err != nil {
-				for _, g := range r.touched[ti+1:] { // stay consistent: the graph stops anyway
-					r.mark[g] = false
-				}
-				r.touched = r.touched[:0]
-				return nil, err
-			}
-			r.cells[j] = c
-			changed = changed || !c.same(r.prev[j].get(g))
-		}
-		if !changed {
-			continue
-		}
-		if r.emitted[g] {
-			if err := row(g, true); err != nil {
-				return nil, err
-			}
-			ops = append(ops, UpdateBefore)
-		}
-		if err := row(g, false); err != nil {
-			return nil, err
-		}
-		if r.emitted[g] {
-			ops = append(ops, UpdateAfter)
-		} else {
-			ops = append(ops, Insert)
-		}
-		r.emitted[g] = true
-		for j, c := range r.cells {
-			r.prev[j].set(g, c)
-		}
-	}
-	r.touched = r.touched[:0]
-	if len(ops) == 0 {
-		return nil, nil
-	}
-	cols := make([]arrow.Array, len(bs))
-	for j, b := range bs {
-		cols[j] = b.NewArray()
-	}
-	return &Chunk{Rec: array.NewRecordBatch(r.schema, cols, int64(len(ops))), Ops: ops}, nil
 }
 
 // free forgets group g, whose rows are all retracted; its id is reused.

@@ -240,8 +240,8 @@ func TestHashAggSumInt8IsNumeric(t *testing.T) {
 func TestIntSumOutOfRange(t *testing.T) {
 	c := &intSumCol{mode: sumToInt8}
 	c.grow(2)
-	c.s[0], c.n[0] = int128{lo: 1 << 63}, 1         // 2^63
-	c.s[1], c.n[1] = int128{lo: 1 << 63, hi: -1}, 1 // -2^63
+	c.s[0] = isumN{int128{lo: 1 << 63}, 1}         // 2^63
+	c.s[1] = isumN{int128{lo: 1 << 63, hi: -1}, 1} // -2^63
 	_, err := c.result(0)
 	if e := pgerr.As(err); e == nil || e.Code != pgerr.NumericValueOutOfRange || e.Message != "bigint out of range" {
 		t.Fatalf("got %v, want 22003 bigint out of range", err)

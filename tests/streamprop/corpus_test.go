@@ -1,0 +1,136 @@
+package streamprop
+
+import (
+	"regexp"
+	"strings"
+)
+
+// viewDef is one materialized view of the corpus. A reference to another
+// corpus view is written {name} and is always followed by an alias: the
+// view is created over that view, and the batch query it is checked against
+// inlines the other view's (batch) query there instead, so the comparison is
+// with the tables, not with the other view's contents.
+type viewDef struct {
+	name  string
+	query string
+	// refused, when set, is why the streaming planner refuses the query
+	// (0A000); the test expects the refusal and lists it in its log.
+	refused string
+}
+
+// corpus covers every operator the streaming planner supports. Views come
+// after the views they reference. ORDER BY ... LIMIT and row_number() order
+// by a unique key (or the whole row), so the expected rows are determined.
+var corpus = []viewDef{
+	// filters and projections
+	{name: "f_filter", query: "SELECT id, k, g FROM a WHERE k > 1 AND g IS NOT NULL"},
+	{name: "f_proj", query: "SELECT id, k * 2 + 1 AS k2, coalesce(g, 'none') AS g, n * 2 AS n2, f + 1 AS f1, ts + interval '1 day' AS ts1, length(g) AS len FROM a"},
+	{name: "f_case", query: "SELECT id, CASE WHEN k IS NULL THEN 'null' WHEN k < 2 THEN 'lo' ELSE 'hi' END AS bucket, upper(g) || '-' || coalesce(k::text, '?') AS label FROM a WHERE n IS NULL OR n < 5"},
+	{name: "f_nopk", query: "SELECT k, v, s FROM b WHERE v % 2 = 0 OR s = 'p' OR s = ''"},
+	{name: "f_ts", query: "SELECT id, date_trunc('day', ts) AS day, extract(hour FROM ts) AS h, w FROM c WHERE ts >= '2024-01-01' AND w IS DISTINCT FROM 2"},
+
+	// aggregates
+	{name: "agg_group", query: "SELECT g, count(*) AS c, count(k) AS ck, sum(k) AS sk, sum(n) AS sn, avg(k) AS ak, avg(n) AS an, min(ts) AS mi, max(ts) AS ma FROM a GROUP BY g"},
+	{name: "agg_float", query: "SELECT k, sum(f) AS sf, avg(f) AS af, min(f) AS mif, max(f) AS maf, count(f) AS cf FROM b GROUP BY k"},
+	{name: "agg_distinct", query: "SELECT k, count(DISTINCT g) AS dg, count(DISTINCT n) AS dn, sum(DISTINCT n) AS sdn FROM a GROUP BY k"},
+	{name: "agg_filter", query: "SELECT g, count(*) FILTER (WHERE k > 1) AS c1, sum(n) FILTER (WHERE f > 0) AS s1, bool_and(k > 0) AS ba, bool_or(n > 1) AS bo FROM a GROUP BY g"},
+	{name: "agg_global", query: "SELECT count(*) AS c, sum(v) AS sv, min(s) AS mis, max(s) AS mas, avg(v) AS av, count(DISTINCT k) AS dk FROM b"},
+	{name: "agg_global_where", query: "SELECT count(*) AS c, sum(n) AS sn, max(id) AS mid, bool_and(f > 0) AS pos FROM a WHERE k = 1"},
+	{name: "agg_having", query: "SELECT k, count(*) AS c, sum(v) AS sv FROM b GROUP BY k HAVING count(*) > 1 AND min(v) < 5"},
+	{name: "agg_expr_key", query: "SELECT k % 2 AS parity, coalesce(g, '-') AS g2, count(*) AS c, max(n) - min(n) AS spread FROM a GROUP BY k % 2, coalesce(g, '-')"},
+	{name: "agg_ts_key", query: "SELECT date_trunc('day', ts) AS day, g, count(*) AS c, sum(k) AS sk, min(id) AS mid FROM a GROUP BY 1, 2"},
+	{name: "agg_minmax", query: "SELECT s, min(v) AS miv, max(v) AS mav, min(k) AS mik, max(k) AS mak, min(f) AS mif, max(f) AS maf FROM b GROUP BY s"},
+	{name: "agg_of_agg", query: "SELECT c, count(*) AS groups FROM (SELECT k, count(*) AS c FROM b GROUP BY k) t GROUP BY c"},
+
+	// DISTINCT
+	{name: "dist", query: "SELECT DISTINCT k, g FROM a"},
+	{name: "dist_b", query: "SELECT DISTINCT s, k % 2 AS p FROM b"},
+	{name: "dist_on", query: "SELECT DISTINCT ON (g) g, id, k FROM a ORDER BY g, id DESC"},
+
+	// joins
+	{name: "j_inner", query: "SELECT a.id, a.g, b.v, b.s FROM a JOIN b ON a.k = b.k"},
+	{name: "j_inner_resid", query: "SELECT a.id, b.v, b.f FROM a JOIN b ON a.k = b.k AND b.v > a.id"},
+	{name: "j_left", query: "SELECT a.id, a.k, b.v FROM a LEFT JOIN b ON a.k = b.k"},
+	{name: "j_right", query: "SELECT c.id, c.g, a.id AS aid FROM a RIGHT JOIN c ON a.g = c.g AND a.k < c.w"},
+	{name: "j_full", query: "SELECT a.id, a.k, b.v, b.s FROM a FULL JOIN b ON a.k = b.k AND a.g = b.s"},
+	{name: "j_full_resid", query: "SELECT a.id, c.id AS cid FROM a FULL JOIN c ON a.g = c.g AND a.ts < c.ts"},
+	{name: "j_three", query: "SELECT a.id, b.v, c.id AS cid FROM a JOIN b ON a.k = b.k JOIN c ON c.g = a.g"},
+	{name: "j_agg", query: "SELECT a.g, count(*) AS c, sum(b.v) AS sv, max(b.s) AS ms FROM a JOIN b ON a.k = b.k GROUP BY a.g"},
+	{name: "j_left_agg", query: "SELECT a.id, count(b.v) AS nb, sum(b.v) AS sv FROM a LEFT JOIN b ON a.k = b.k GROUP BY a.id"},
+	{name: "j_cte", query: "WITH t AS (SELECT k, count(*) AS c FROM b GROUP BY k) SELECT a.id, t.c FROM a JOIN t ON a.k = t.k"},
+
+	// subqueries: semi and anti joins, an uncorrelated scalar subquery
+	{name: "semi_in", query: "SELECT id, g FROM a WHERE k IN (SELECT k FROM b WHERE v > 2)"},
+	{name: "semi_exists", query: "SELECT * FROM c WHERE EXISTS (SELECT 1 FROM a WHERE a.g = c.g AND a.k > c.w)"},
+	{name: "anti", query: "SELECT * FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k)"},
+	{name: "anti_b", query: "SELECT k, v FROM b WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.w = b.k)"},
+	{name: "scalar_sub", query: "SELECT id, k FROM a WHERE k > (SELECT avg(k) FROM b)"},
+	{name: "sub_from", query: "SELECT s.g, s.total FROM (SELECT g, sum(k) AS total FROM a GROUP BY g) s WHERE s.total > 2"},
+	{name: "not_in", query: "SELECT id FROM a WHERE k NOT IN (SELECT k FROM b)",
+		refused: "NOT IN (subquery) has no streaming plan (its NULL semantics are not an anti join)"},
+
+	// set operations
+	{name: "uni_all", query: "SELECT k, g AS s FROM a UNION ALL SELECT k, s FROM b"},
+	{name: "uni", query: "SELECT k FROM a UNION SELECT k FROM b UNION SELECT w FROM c"},
+
+	// top-N
+	{name: "topn", query: "SELECT id, k, g FROM a ORDER BY k DESC NULLS LAST, id LIMIT 3"},
+	{name: "topn_offset", query: "SELECT id, n FROM a ORDER BY n, id LIMIT 2 OFFSET 1"},
+	{name: "topn_nopk", query: "SELECT k, v, s, f FROM b ORDER BY v, k, s, f LIMIT 4"},
+	{name: "rownum", query: "SELECT * FROM (SELECT id, g, k, row_number() OVER (PARTITION BY g ORDER BY k, id) AS rn FROM a) t WHERE rn <= 2"},
+	{name: "rownum1", query: "SELECT g, id FROM (SELECT g, id, row_number() OVER (PARTITION BY g ORDER BY ts DESC NULLS LAST, id) AS rn FROM a) t WHERE rn = 1"},
+	{name: "topn_agg", query: "SELECT g, count(*) AS c FROM a GROUP BY g ORDER BY count(*) DESC, g LIMIT 2"},
+
+	// views on views
+	{name: "vv_agg_join", query: "SELECT j.g, count(*) AS c, count(DISTINCT j.v) AS dv, sum(j.v) AS sv FROM {j_inner} j GROUP BY j.g"},
+	{name: "vv_filter", query: "SELECT * FROM {agg_group} x WHERE x.c > 1"},
+	{name: "vv_join", query: "SELECT x.g, x.c, y.id FROM {agg_group} x JOIN {dist_on} y ON x.g = y.g"},
+	{name: "vv_topn", query: "SELECT x.g, x.c FROM {agg_group} x ORDER BY x.c DESC, x.g LIMIT 2"},
+	{name: "vv_left", query: "SELECT j.id, j.v, u.k FROM {j_left} j LEFT JOIN {uni} u ON j.k = u.k"},
+	{name: "vv_vv", query: "SELECT count(*) AS c, sum(x.c) AS total FROM {vv_agg_join} x"},
+}
+
+var refRE = regexp.MustCompile(`\{([a-z_0-9]+)\}`)
+
+// deps are the corpus views the query references.
+func (v viewDef) deps() []string {
+	var out []string
+	for _, m := range refRE.FindAllStringSubmatch(v.query, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// viewSQL is the query as the view is defined: references name the views.
+func (v viewDef) viewSQL() string {
+	return refRE.ReplaceAllString(v.query, "$1")
+}
+
+// batchSQL is the query over the tables: references become the referenced
+// views' batch queries, inlined.
+func (v viewDef) batchSQL() string {
+	return refRE.ReplaceAllStringFunc(v.query, func(m string) string {
+		return "(" + corpusView(m[1:len(m)-1]).batchSQL() + ")"
+	})
+}
+
+func corpusView(name string) viewDef {
+	for _, v := range corpus {
+		if v.name == name {
+			return v
+		}
+	}
+	panic("streamprop: no corpus view " + name)
+}
+
+// create is the view's DDL; materialized for streamsql, a plain view for
+// PostgreSQL (which then answers the query over the current tables).
+func (v viewDef) create(materialized bool) string {
+	kw := "VIEW"
+	if materialized {
+		kw = "MATERIALIZED VIEW"
+	}
+	return "CREATE " + kw + " " + v.name + " AS " + v.viewSQL()
+}
+
+func (v viewDef) String() string { return v.name + ": " + strings.TrimSpace(v.viewSQL()) }

@@ -1,0 +1,31 @@
+// Package streamprop holds property tests of materialized views: seeded
+// random sequences of writes (INSERT, COPY, UPDATE that moves rows between
+// groups and join keys, DELETE, transactions that commit or roll back,
+// TRUNCATE, a restart) against a corpus of view queries covering every
+// operator the streaming planner supports. After every few steps the test
+// runs FLUSH and compares each materialized view with the same query run as
+// a batch SELECT over the current tables, and, when PostgreSQL 15 is
+// reachable, with PostgreSQL's answer to that query over the same data.
+//
+// Everything goes over the wire (pgx) to an in-process server whose barrier
+// interval is short, so epochs also end in the middle of sequences.
+//
+// Knobs (environment variables):
+//
+//	STREAMPROP_SEED=N      run only seed N (a failure prints its seed)
+//	STREAMPROP_SEEDS=N     how many seeds (default 8, 3 with -short)
+//	STREAMPROP_STEPS=N     steps per seed (default 150, 60 with -short)
+//	STREAMPROP_SOAK=30m    keep running new seeds for that long
+//	STREAMSQL_PG_DSN=...   the PostgreSQL to compare with (default
+//	                       postgres://postgres:postgres@127.0.0.1:5432/postgres);
+//	                       unreachable: the PostgreSQL test is skipped
+//
+// A failing seed writes its statements to $TMPDIR/streamprop-<seed>.sql, a
+// script psql can replay against a fresh server to reproduce it.
+//
+// Rows are compared as multisets of their text forms. float8 columns are
+// compared with a tolerance (1e-9, relative above 1): a view keeps running
+// float sums that it updates on every insert and retraction, and the batch
+// engine sums the current rows in another order, so the last bits may
+// differ. Queries never filter or order on float aggregates for that reason.
+package streamprop

@@ -1,0 +1,266 @@
+package streamprop
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+type stepKind int
+
+const (
+	stepSQL     stepKind = iota // one statement (sqls[0])
+	stepTx                      // BEGIN; sqls...; the last one is COMMIT or ROLLBACK
+	stepCopy                    // COPY ... FROM STDIN
+	stepCreate                  // CREATE MATERIALIZED VIEW (view)
+	stepCheck                   // FLUSH, then compare every view
+	stepRestart                 // close the engine and open it again
+)
+
+// step is one action of a sequence. Sequences are generated from the seed
+// alone (never from results), so a seed always yields the same statements.
+type step struct {
+	kind stepKind
+	sqls []string
+	copy *copyStep
+	view string
+}
+
+// gen draws random statements over the schema.
+type gen struct {
+	r      *rand.Rand
+	nextID map[*table]int // the next fresh primary key of a and c
+}
+
+func newGen(seed uint64) *gen {
+	return &gen{
+		r:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		nextID: map[*table]int{tableA: 1, tableC: 1},
+	}
+}
+
+func (g *gen) pct(p int) bool { return g.r.IntN(100) < p }
+
+// val is a random value of k, NULL with probability nullPct%.
+func (g *gen) val(k kind, nullPct int) value {
+	if g.pct(nullPct) {
+		return value{null: true, kind: k}
+	}
+	return value{text: k.domain[g.r.IntN(len(k.domain))], kind: k}
+}
+
+// freshID is a new primary key, or (5%) one that may exist already, so
+// unique violations happen too.
+func (g *gen) freshID(t *table) value {
+	if g.pct(5) {
+		return g.oldID(t)
+	}
+	id := g.nextID[t]
+	g.nextID[t]++
+	return value{text: fmt.Sprint(id), kind: kInt}
+}
+
+// oldID is a key that was handed out (the row may be gone since).
+func (g *gen) oldID(t *table) value {
+	n := g.nextID[t] - 1
+	if n < 1 {
+		n = 1
+	}
+	return value{text: fmt.Sprint(1 + g.r.IntN(n)), kind: kInt}
+}
+
+func hasPK(t *table) bool { return t.cols[0].pk }
+
+// row is a random row of t over the columns idx.
+func (g *gen) row(t *table, idx []int) []value {
+	out := make([]value, len(idx))
+	for i, j := range idx {
+		if t.cols[j].pk {
+			out[i] = g.freshID(t)
+		} else {
+			out[i] = g.val(t.cols[j].kind, 15)
+		}
+	}
+	return out
+}
+
+// insertCols is all of t's columns, or (25%) a random subset that keeps
+// the primary key and one more column; the rest default to NULL.
+func (g *gen) insertCols(t *table) []int {
+	var idx []int
+	sub := g.pct(25)
+	must := 1 + g.r.IntN(len(t.cols)-1)
+	for j, c := range t.cols {
+		if c.pk || !sub || j == must || g.pct(60) {
+			idx = append(idx, j)
+		}
+	}
+	return idx
+}
+
+func (g *gen) table() *table { return tables[g.r.IntN(len(tables))] }
+
+func literals(vs []value) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = v.literal()
+	}
+	return strings.Join(s, ", ")
+}
+
+// eq is "col = v" or "col IS NULL".
+func eq(col string, v value) string {
+	if v.null {
+		return col + " IS NULL"
+	}
+	return col + " = " + v.literal()
+}
+
+func (g *gen) insert(t *table, rows int) string {
+	idx := g.insertCols(t)
+	names := make([]string, len(idx))
+	for i, j := range idx {
+		names[i] = t.cols[j].name
+	}
+	vals := make([]string, rows)
+	for i := range vals {
+		vals[i] = "(" + literals(g.row(t, idx)) + ")"
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", t.name, strings.Join(names, ", "), strings.Join(vals, ", "))
+}
+
+func (g *gen) copyRows(t *table, binary bool) *copyStep {
+	idx := g.insertCols(t)
+	n := 1 + g.r.IntN(8)
+	if g.pct(20) {
+		n = 10 + g.r.IntN(40)
+	}
+	c := &copyStep{table: t, colIdx: idx, binary: binary}
+	for range n {
+		c.rows = append(c.rows, g.row(t, idx))
+	}
+	return c
+}
+
+// setList assigns random values to 1-3 non-key columns of t.
+func (g *gen) setList(t *table) string {
+	var sets []string
+	for _, j := range g.r.Perm(len(t.cols)) {
+		c := t.cols[j]
+		if c.pk || len(sets) == 3 || (len(sets) > 0 && g.pct(50)) {
+			continue
+		}
+		sets = append(sets, c.name+" = "+g.val(c.kind, 15).literal())
+	}
+	return strings.Join(sets, ", ")
+}
+
+// dml is one random INSERT, UPDATE or DELETE.
+func (g *gen) dml() string {
+	switch x := g.r.IntN(100); {
+	case x < 25:
+		return g.insert(g.table(), 1)
+	case x < 35:
+		return g.insert(g.table(), 2+g.r.IntN(5))
+	case x < 38:
+		return fmt.Sprintf("INSERT INTO b (k, v, s, f) SELECT k, id, g, f FROM a WHERE %s", eq("k", g.val(kInt, 20)))
+	case x < 52: // update a row by its key
+		t := []*table{tableA, tableC}[g.r.IntN(2)]
+		return fmt.Sprintf("UPDATE %s SET %s WHERE id = %s", t.name, g.setList(t), g.oldID(t).literal())
+	case x < 56: // move a row to a new key
+		t := []*table{tableA, tableC}[g.r.IntN(2)]
+		return fmt.Sprintf("UPDATE %s SET id = %s WHERE id = %s", t.name, g.freshID(t).literal(), g.oldID(t).literal())
+	case x < 72: // updates of many rows, moving them between groups and join keys
+		k1, k2 := g.val(kInt, 20), g.val(kInt, 15)
+		switch g.r.IntN(7) {
+		case 0:
+			return fmt.Sprintf("UPDATE b SET k = %s WHERE %s", k2.literal(), eq("k", k1))
+		case 1:
+			return fmt.Sprintf("UPDATE b SET v = v + 1, f = f * 2 WHERE %s", eq("s", g.val(kText, 20)))
+		case 2:
+			return fmt.Sprintf("UPDATE a SET g = %s, k = %s WHERE %s", g.val(kText, 15).literal(), k2.literal(), eq("k", k1))
+		case 3:
+			return fmt.Sprintf("UPDATE a SET f = f + 0.1, n = %s WHERE %s", g.val(kNumeric, 15).literal(), eq("g", g.val(kText, 20)))
+		case 4:
+			return fmt.Sprintf("UPDATE c SET w = %s, g = %s WHERE %s", k2.literal(), g.val(kText, 15).literal(), eq("w", k1))
+		case 5:
+			return fmt.Sprintf("UPDATE a SET ts = ts + interval '1 hour' WHERE id %% 3 = %d", g.r.IntN(3))
+		default:
+			return fmt.Sprintf("UPDATE b SET s = %s, k = k + 1 WHERE %s", g.val(kText, 15).literal(), eq("v", g.val(kBigint, 10)))
+		}
+	case x < 86: // delete a row by its key
+		t := []*table{tableA, tableC}[g.r.IntN(2)]
+		return fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.name, g.oldID(t).literal())
+	default: // delete many rows
+		switch g.r.IntN(4) {
+		case 0:
+			return fmt.Sprintf("DELETE FROM b WHERE %s", eq("k", g.val(kInt, 20)))
+		case 1:
+			return fmt.Sprintf("DELETE FROM b WHERE v > %s", g.val(kBigint, 0).literal())
+		case 2:
+			return fmt.Sprintf("DELETE FROM a WHERE %s AND k >= %s", eq("g", g.val(kText, 20)), g.val(kInt, 0).literal())
+		default:
+			return fmt.Sprintf("DELETE FROM c WHERE %s", eq("w", g.val(kInt, 20)))
+		}
+	}
+}
+
+// sequence is a random run of n actions: some views are created before any
+// data, the others later (they backfill); checks every 2-12 steps and at
+// the end; with restart, one restart in the middle.
+func (g *gen) sequence(n int, restart bool) []step {
+	at := map[string]int{} // creation step per view; -1: before the data
+	for _, v := range corpus {
+		s := -1
+		if !g.pct(40) {
+			s = g.r.IntN(n*2/3 + 1)
+		}
+		for _, d := range v.deps() {
+			s = max(s, at[d])
+		}
+		at[v.name] = s
+	}
+	var out []step
+	create := func(i int) {
+		for _, v := range corpus {
+			if at[v.name] == i {
+				out = append(out, step{kind: stepCreate, view: v.name})
+			}
+		}
+	}
+	create(-1)
+	untilCheck := 2 + g.r.IntN(11)
+	for i := range n {
+		create(i)
+		if restart && i == n/2 {
+			out = append(out, step{kind: stepRestart}, step{kind: stepCheck})
+		}
+		untilCheck--
+		if untilCheck == 0 {
+			out = append(out, step{kind: stepCheck})
+			untilCheck = 2 + g.r.IntN(11)
+		}
+		switch x := g.r.IntN(100); {
+		case x < 80:
+			out = append(out, step{kind: stepSQL, sqls: []string{g.dml()}})
+		case x < 90:
+			tx := step{kind: stepTx}
+			for range 1 + g.r.IntN(4) {
+				tx.sqls = append(tx.sqls, g.dml())
+			}
+			end := "COMMIT"
+			if g.pct(35) {
+				end = "ROLLBACK"
+			}
+			tx.sqls = append(tx.sqls, end)
+			out = append(out, tx)
+		case x < 94:
+			out = append(out, step{kind: stepCopy, copy: g.copyRows(g.table(), false)})
+		case x < 98:
+			out = append(out, step{kind: stepCopy, copy: g.copyRows(tableB, true)})
+		default:
+			out = append(out, step{kind: stepSQL, sqls: []string{"TRUNCATE " + g.table().name}})
+		}
+	}
+	return append(out, step{kind: stepCheck})
+}

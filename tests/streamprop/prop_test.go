@@ -1,0 +1,413 @@
+package streamprop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// runConfig is one seed's run.
+type runConfig struct {
+	seed     uint64
+	steps    int
+	restart  bool
+	interval time.Duration // the barrier interval; negative: epochs end only at FLUSH
+	pgDSN    string        // "": no PostgreSQL comparison
+}
+
+// configFor derives a seed's run: the barrier interval varies with the seed
+// and every third seed restarts the engine in the middle.
+func configFor(seed uint64, steps int) runConfig {
+	intervals := []time.Duration{5 * time.Millisecond, 2 * time.Millisecond, 20 * time.Millisecond, -1, time.Millisecond}
+	return runConfig{seed: seed, steps: steps, restart: seed%3 == 0, interval: intervals[seed%uint64(len(intervals))]}
+}
+
+// runner drives one seed against streamsql and, optionally, PostgreSQL.
+// It is used by one goroutine.
+type runner struct {
+	t   *testing.T
+	ctx context.Context
+	cfg runConfig
+
+	srv  *server
+	logs *logRing
+	ss   *db // streamsql
+	pg   *db // PostgreSQL, nil without it
+
+	live    []viewDef       // views created in streamsql
+	refused map[string]bool // views streamsql refused (and their dependents)
+	script  strings.Builder // what ran so far, for the reproduction file
+	checks  int
+}
+
+// errorsWithoutOracle are the SQLSTATEs a sequence may cause on its own:
+// reused primary keys, and statements after one of those in a transaction.
+var errorsWithoutOracle = map[string]bool{"23505": true, "25P02": true}
+
+func runSeed(t *testing.T, cfg runConfig) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := &runner{t: t, ctx: ctx, cfg: cfg, logs: &logRing{}, refused: map[string]bool{}}
+	fmt.Fprintf(&r.script, "-- streamprop seed %d, %d steps, barrier interval %v, restart %v\n", cfg.seed, cfg.steps, cfg.interval, cfg.restart)
+	var err error
+	if r.srv, err = startServer(t.TempDir(), cfg.interval, r.logs); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		r.ss.close()
+		if err := r.srv.close(); err != nil {
+			t.Errorf("close streamsql: %v", err)
+		}
+	}()
+	if r.ss, err = connect(ctx, "streamsql", r.srv.connString()); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.pgDSN != "" {
+		pg, drop, err := freshPostgres(ctx, cfg.pgDSN, fmt.Sprintf("streamprop_%d_%d", os.Getpid(), cfg.seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer drop()
+		r.pg = pg
+	}
+	if err := r.setup(); err != nil {
+		r.fail(err)
+		return
+	}
+	for i, s := range newGen(cfg.seed).sequence(cfg.steps, cfg.restart) {
+		if err := r.do(s); err != nil {
+			r.fail(fmt.Errorf("step %d: %w", i, err))
+			return
+		}
+	}
+	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v)",
+		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil)
+}
+
+// setup creates the tables on both sides, and on PostgreSQL every corpus
+// view as a plain view.
+func (r *runner) setup() error {
+	for _, tb := range tables {
+		if err := r.stmt(tb.ddl()); err != nil {
+			return err
+		}
+	}
+	if r.pg == nil {
+		return nil
+	}
+	for _, v := range corpus {
+		if _, err := r.pg.exec(r.ctx, v.create(false)); err != nil {
+			return fmt.Errorf("postgres: %s: %w", v.name, err)
+		}
+	}
+	return nil
+}
+
+func (r *runner) do(s step) error {
+	switch s.kind {
+	case stepSQL:
+		return r.stmt(s.sqls[0])
+	case stepTx:
+		for _, q := range append([]string{"BEGIN"}, s.sqls...) {
+			if err := r.stmt(q); err != nil {
+				return err
+			}
+		}
+		return nil
+	case stepCopy:
+		return r.copy(s.copy)
+	case stepCreate:
+		return r.create(corpusView(s.view))
+	case stepCheck:
+		return r.check()
+	case stepRestart:
+		r.script.WriteString("-- restart the server here\n")
+		r.ss.close()
+		if err := r.srv.restart(); err != nil {
+			return err
+		}
+		var err error
+		r.ss, err = connect(r.ctx, "streamsql", r.srv.connString())
+		return err
+	}
+	return fmt.Errorf("unknown step kind %d", s.kind)
+}
+
+// stmt runs a statement on both sides; they must agree on its outcome.
+func (r *runner) stmt(q string) error {
+	r.script.WriteString(q + ";\n")
+	return r.outcome(q,
+		func(d *db) (string, error) { return d.exec(r.ctx, q) })
+}
+
+func (r *runner) copy(c *copyStep) error {
+	r.script.WriteString(c.script())
+	return r.outcome(c.statement(), func(d *db) (string, error) {
+		if c.binary {
+			return d.copyBinary(r.ctx, c)
+		}
+		return d.copyText(r.ctx, c)
+	})
+}
+
+// outcome runs f on streamsql and PostgreSQL and compares the command tags
+// or SQLSTATEs. Without PostgreSQL only errorsWithoutOracle may happen.
+func (r *runner) outcome(what string, f func(*db) (string, error)) error {
+	tag, err := f(r.ss)
+	if state := sqlState(err); state == "?" {
+		return fmt.Errorf("streamsql: %s: %w", what, err)
+	}
+	if r.pg == nil {
+		if err != nil && !errorsWithoutOracle[sqlState(err)] {
+			return fmt.Errorf("streamsql: %s: %w", what, err)
+		}
+		return nil
+	}
+	pgTag, pgErr := f(r.pg)
+	if sqlState(err) != sqlState(pgErr) || (err == nil && tag != pgTag) {
+		return fmt.Errorf("%s: streamsql gives %q, error %v; postgres %q, error %v", what, tag, err, pgTag, pgErr)
+	}
+	return nil
+}
+
+// create creates a corpus view in streamsql. A refusal (0A000) must be the
+// corpus's expected one; the views over a refused view are skipped.
+func (r *runner) create(v viewDef) error {
+	for _, d := range v.deps() {
+		if r.refused[d] {
+			r.refused[v.name] = true
+			return nil
+		}
+	}
+	q := v.create(true)
+	r.script.WriteString(q + ";\n")
+	_, err := r.ss.exec(r.ctx, q)
+	switch state := sqlState(err); {
+	case state == "0A000" && v.refused != "":
+		r.refused[v.name] = true
+		return nil
+	case state == "0A000":
+		r.refused[v.name] = true
+		r.t.Errorf("the streaming planner refuses view %s (mark it refused in the corpus or fix the planner): %v", v, err)
+		return nil
+	case err != nil:
+		return fmt.Errorf("create view %s: %w", v.name, err)
+	case v.refused != "":
+		r.t.Errorf("view %s is supported now: drop its refused mark (%s)", v.name, v.refused)
+	}
+	r.live = append(r.live, v)
+	return nil
+}
+
+// check runs FLUSH and compares every view with its batch query, and the
+// batch query with PostgreSQL.
+func (r *runner) check() error {
+	r.checks++
+	r.script.WriteString("FLUSH;\n-- check " + strconv.Itoa(r.checks) + "\n")
+	if _, err := r.ss.exec(r.ctx, "FLUSH"); err != nil {
+		return fmt.Errorf("FLUSH: %w", err)
+	}
+	var bad []string
+	for _, v := range r.live {
+		view, err := r.ss.query(r.ctx, "SELECT * FROM "+v.name)
+		if err != nil {
+			return fmt.Errorf("read view %s: %w", v.name, err)
+		}
+		batch, err := r.ss.query(r.ctx, v.batchSQL())
+		if err != nil {
+			return fmt.Errorf("batch query of %s: %s: %w", v.name, v.batchSQL(), err)
+		}
+		if d := diff(view, batch); d != "" {
+			bad = append(bad, fmt.Sprintf("view %s differs from its batch query: %s\n  view:  %s\n  batch: %s",
+				v.name, d, v.viewSQL(), v.batchSQL()))
+		}
+		if r.pg == nil {
+			continue
+		}
+		pg, err := r.pg.query(r.ctx, "SELECT * FROM "+v.name)
+		if err != nil {
+			return fmt.Errorf("postgres: view %s: %w", v.name, err)
+		}
+		if d := diff(batch, pg); d != "" {
+			bad = append(bad, fmt.Sprintf("batch query of %s differs from postgres: %s\n  query: %s", v.name, d, v.batchSQL()))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("check %d:\n%s", r.checks, strings.Join(bad, "\n"))
+	}
+	return nil
+}
+
+// fail reports a seed's failure with its seed, and writes the statements
+// that ran to $TMPDIR/streamprop-<seed>.sql.
+func (r *runner) fail(err error) {
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("streamprop-%d.sql", r.cfg.seed))
+	if werr := os.WriteFile(path, []byte(r.script.String()), 0o644); werr != nil {
+		path = "(not written: " + werr.Error() + ")"
+	}
+	r.t.Errorf("seed %d (rerun: STREAMPROP_SEED=%d; statements in %s): %v\nengine log:\n%s",
+		r.cfg.seed, r.cfg.seed, path, err, r.logs)
+}
+
+// freshPostgres creates an empty database on the PostgreSQL at dsn and
+// connects to it; drop removes it.
+func freshPostgres(ctx context.Context, dsn, name string) (*db, func(), error) {
+	admin, err := connect(ctx, "postgres", dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := admin.exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+		admin.close()
+		return nil, nil, fmt.Errorf("postgres: %w", err)
+	}
+	if _, err := admin.exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.close()
+		return nil, nil, fmt.Errorf("postgres: %w", err)
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		admin.close()
+		return nil, nil, err
+	}
+	cfg.Database = name
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		admin.close()
+		return nil, nil, fmt.Errorf("postgres: %w", err)
+	}
+	pg := &db{name: "postgres", conn: conn}
+	drop := func() {
+		pg.close()
+		admin.exec(context.Background(), "DROP DATABASE IF EXISTS "+name)
+		admin.close()
+	}
+	return pg, drop, nil
+}
+
+// envInt is an integer environment variable, def when unset.
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+// seeds are the seeds to run: STREAMPROP_SEED alone, or n from first on.
+func seeds(t *testing.T, first uint64, n int) []uint64 {
+	if s := os.Getenv("STREAMPROP_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("STREAMPROP_SEED: %v", err)
+		}
+		return []uint64{seed}
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = first + uint64(i)
+	}
+	return out
+}
+
+func steps(t *testing.T) int {
+	def := 150
+	if testing.Short() {
+		def = 60
+	}
+	return envInt(t, "STREAMPROP_STEPS", def)
+}
+
+// TestViewsMatchBatch: after every FLUSH each view equals its query run as
+// a batch query over the tables.
+func TestViewsMatchBatch(t *testing.T) {
+	n := 8
+	if testing.Short() {
+		n = 3
+	}
+	for _, seed := range seeds(t, 1, envInt(t, "STREAMPROP_SEEDS", n)) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			runSeed(t, configFor(seed, steps(t)))
+		})
+	}
+	t.Logf("views the streaming planner refuses, as expected: %s", refusedList())
+}
+
+// TestViewsMatchPostgres: the same, and every batch query also equals
+// PostgreSQL 15's answer over the same statements.
+func TestViewsMatchPostgres(t *testing.T) {
+	dsn := pgDSN()
+	if err := pingPostgres(dsn); err != nil {
+		t.Skipf("PostgreSQL is not reachable at %s (set STREAMSQL_PG_DSN, or start it: pg_ctlcluster 15 main start): %v", dsn, err)
+	}
+	n := 3
+	if testing.Short() {
+		n = 1
+	}
+	for _, seed := range seeds(t, 1001, envInt(t, "STREAMPROP_SEEDS", n)) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			cfg := configFor(seed, steps(t))
+			cfg.pgDSN = dsn
+			runSeed(t, cfg)
+		})
+	}
+}
+
+// TestSoak runs new seeds for STREAMPROP_SOAK (a duration), with
+// PostgreSQL when it is reachable.
+func TestSoak(t *testing.T) {
+	s := os.Getenv("STREAMPROP_SOAK")
+	if s == "" {
+		t.Skip("set STREAMPROP_SOAK=30m to soak")
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatalf("STREAMPROP_SOAK: %v", err)
+	}
+	dsn := pgDSN()
+	if err := pingPostgres(dsn); err != nil {
+		t.Logf("soaking without PostgreSQL: %v", err)
+		dsn = ""
+	}
+	end := time.Now().Add(d)
+	for seed := uint64(time.Now().UnixNano()) % 1e9; time.Now().Before(end) && !t.Failed(); seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			cfg := configFor(seed, envInt(t, "STREAMPROP_STEPS", 400))
+			cfg.pgDSN = dsn
+			runSeed(t, cfg)
+		})
+	}
+}
+
+func pingPostgres(dsn string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	d, err := connect(ctx, "postgres", dsn)
+	if err != nil {
+		return err
+	}
+	d.close()
+	return nil
+}
+
+func refusedList() string {
+	var out []string
+	for _, v := range corpus {
+		if v.refused != "" {
+			out = append(out, v.name+" ("+v.refused+")")
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
+}
