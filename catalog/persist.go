@@ -44,6 +44,10 @@ type fileRelation struct {
 	DependsOn  []uint32     `json:"depends_on,omitempty"`
 	AppendOnly bool         `json:"append_only,omitempty"`
 	Watermark  *Watermark   `json:"watermark,omitempty"`
+	// A source's connector, WITH options and FORMAT.
+	Connector string            `json:"connector,omitempty"`
+	Options   map[string]string `json:"options,omitempty"`
+	Format    string            `json:"format,omitempty"`
 }
 
 type fileColumn struct {
@@ -114,6 +118,7 @@ func load(dir string) (*snapshot, error) {
 			PrimaryKey: fr.PrimaryKey, PKName: fr.PKName, PKIndexOID: fr.PKIndexOID, Unique: fr.Unique,
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
+			Connector: fr.Connector, Options: fr.Options, Format: fr.Format,
 		}
 		for _, fc := range fr.Columns {
 			t, ok := types.FromOID(fc.TypeOID)
@@ -153,6 +158,7 @@ func (c *Catalog) save(s *snapshot) error {
 			PrimaryKey: r.PrimaryKey, PKName: r.PKName, PKIndexOID: r.PKIndexOID, Unique: r.Unique,
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
+			Connector: r.Connector, Options: r.Options, Format: r.Format,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}
 		for i, col := range r.Columns {

@@ -19,6 +19,9 @@ type Config struct {
 	// BarrierInterval is the streaming epoch length (0: 100 ms; negative:
 	// epochs end only at FLUSH and CREATE MATERIALIZED VIEW, for tests).
 	BarrierInterval time.Duration
+	// SubscribeBufferRows bounds the rows a subscriber may leave unread
+	// before its subscription ends with an error (0: 1,000,000).
+	SubscribeBufferRows int
 }
 
 // Prepared is a statement after binding: what the wire's Describe reports.

@@ -78,7 +78,8 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
 	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{})}
-	e.flow = dataflow.New(dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf}, flowInputs{e})
+	e.flow = dataflow.New(dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
+		SubscribeBufferRows: cfg.SubscribeBufferRows}, flowInputs{e})
 	e.subscribe = e.startSubscribe
 	if c, ok := cat.(interface {
 		SetStreamStatus(func(uint32) (catalog.StreamStatus, bool))

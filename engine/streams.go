@@ -142,7 +142,9 @@ func (e *Engine) startView(rel *catalog.Relation) error {
 	return err
 }
 
-// startViews starts every materialized view's job at Open. A view that
+// startViews starts every materialized view's job at Open and waits for
+// their first epoch, so that reads after Open see the views rebuilt from
+// their tables (sources are read as far as they got by then). A view that
 // cannot start is logged and reads fail with the reason.
 func (e *Engine) startViews() {
 	var views []*catalog.Relation
@@ -156,6 +158,11 @@ func (e *Engine) startViews() {
 		if err := e.startView(r); err != nil {
 			e.cfg.Logf("materialized view %s did not start: %v", r.Name, err)
 			e.viewErrs.Store(r.OID, err)
+		}
+	}
+	if len(views) > 0 {
+		if err := e.flow.WaitEpoch(context.Background(), e.flow.Inject()); err != nil {
+			e.cfg.Logf("materialized views did not complete their first epoch: %v", err)
 		}
 	}
 }

@@ -24,6 +24,10 @@ func (b *binder) writeTarget(rv *pg.RangeVar) (*catalog.Relation, *storage.Table
 	case catalog.KindTable:
 	case catalog.KindView:
 		return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "cannot change view \"%s\"", rel.Name)
+	case catalog.KindMatView:
+		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change materialized view \"%s\"", rel.Name)
+	case catalog.KindSource:
+		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change source \"%s\"", rel.Name)
 	default:
 		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change relation \"%s\"", rel.Name)
 	}

@@ -21,6 +21,8 @@ type config struct {
 	password string
 	// barrierInterval is the streaming epoch length.
 	barrierInterval time.Duration
+	// subscribeBufferRows bounds a subscriber's unread rows.
+	subscribeBufferRows int
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
@@ -37,6 +39,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"password every user must give (SCRAM-SHA-256); empty accepts everyone (default $STREAMSQLD_PASSWORD)")
 	fs.DurationVar(&cfg.barrierInterval, "barrier-interval", 100*time.Millisecond,
 		"how often streaming epochs end: views and subscribers see changes at most this late")
+	fs.IntVar(&cfg.subscribeBufferRows, "subscribe-buffer-rows", 1_000_000,
+		"rows a SUBSCRIBE client may leave unread before its subscription ends with an error")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -45,6 +49,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.barrierInterval <= 0 {
 		return cfg, fmt.Errorf("--barrier-interval must be positive")
+	}
+	if cfg.subscribeBufferRows <= 0 {
+		return cfg, fmt.Errorf("--subscribe-buffer-rows must be positive")
 	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return cfg, fmt.Errorf("--tls-cert and --tls-key go together")

@@ -14,6 +14,12 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || cfg.listen != ":6000" || cfg.dataDir != "/tmp/x" {
 		t.Errorf("explicit: %+v, %v", cfg, err)
 	}
+	if cfg, err := parseFlags([]string{"--subscribe-buffer-rows", "10"}, io.Discard); err != nil || cfg.subscribeBufferRows != 10 {
+		t.Errorf("--subscribe-buffer-rows: %+v, %v", cfg, err)
+	}
+	if _, err := parseFlags([]string{"--subscribe-buffer-rows", "0"}, io.Discard); err == nil {
+		t.Error("--subscribe-buffer-rows 0 was accepted")
+	}
 	if _, err := parseFlags([]string{"extra"}, io.Discard); err == nil {
 		t.Error("a stray argument was accepted")
 	}

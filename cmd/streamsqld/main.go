@@ -39,7 +39,8 @@ func run(cfg config) error {
 	if err != nil {
 		return err
 	}
-	eng, err := engine.Open(engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval})
+	eng, err := engine.Open(engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
+		SubscribeBufferRows: cfg.subscribeBufferRows})
 	if err != nil {
 		return fmt.Errorf("open %s: %w", cfg.dataDir, err)
 	}

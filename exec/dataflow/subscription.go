@@ -53,10 +53,12 @@ type Subscription struct {
 // Subscribe starts reading view id's changelog after the last injected
 // epoch.
 func (rt *Runtime) Subscribe(id uint32, opts SubOptions) (*Subscription, error) {
-	return rt.subscribe(id, opts, nil)
+	return rt.subscribe(id, 0, opts, nil)
 }
 
-func (rt *Runtime) subscribe(id uint32, opts SubOptions, onEnd func()) (*Subscription, error) {
+// subscribe subscribes to job id after epoch after (0: the last injected
+// one).
+func (rt *Runtime) subscribe(id uint32, after uint64, opts SubOptions, onEnd func()) (*Subscription, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	j := rt.jobs[id]
@@ -66,19 +68,26 @@ func (rt *Runtime) subscribe(id uint32, opts SubOptions, onEnd func()) (*Subscri
 	if j.view == nil {
 		return nil, errNoView
 	}
+	if after == 0 {
+		after = rt.epoch
+	}
 	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, job: j, signal: make(chan struct{}, 1), onEnd: onEnd}
 	s.sub = &changeSub{client: s}
-	j.subscribe(s.sub, rt.epoch)
+	j.subscribe(s.sub, after)
 	return s, nil
 }
 
 // SubscribeQuery runs spec as a private job and subscribes to it; Close
-// stops the job.
+// stops the job. The subscription starts after the job's first epoch, so
+// its snapshot holds the query's rows as backfilled from its inputs
+// (rather than arriving as the first epoch's inserts, even with Snapshot
+// off).
 func (rt *Runtime) SubscribeQuery(spec JobSpec, opts SubOptions) (*Subscription, error) {
-	if _, err := rt.StartJob(spec); err != nil {
+	j, err := rt.StartJob(spec)
+	if err != nil {
 		return nil, err
 	}
-	return rt.subscribe(spec.ID, opts, func() { rt.StopJob(spec.ID) })
+	return rt.subscribe(spec.ID, j.first, opts, func() { rt.StopJob(spec.ID) })
 }
 
 // push queues a view's item; false ends the subscriber (overflow or closed).
@@ -93,6 +102,12 @@ func (s *Subscription) push(it subItem) bool {
 		u.Rows = it.rows
 		for _, r := range it.rows {
 			n += int(r.NumRows())
+		}
+		if n == 0 { // an empty view: nothing to send but a progress mark
+			if !s.opts.Progress {
+				return true
+			}
+			u.Rows = nil
 		}
 	case it.changes != nil:
 		u.Rows = []arrow.RecordBatch{it.changes.Rec}
