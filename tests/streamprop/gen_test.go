@@ -15,6 +15,7 @@ const (
 	stepCreate                  // CREATE MATERIALIZED VIEW (view)
 	stepCheck                   // FLUSH, then compare every view
 	stepRestart                 // close the engine and open it again
+	stepDrop                    // DROP MATERIALIZED VIEW (view); created again later
 )
 
 // step is one action of a sequence. Sequences are generated from the seed
@@ -30,6 +31,8 @@ type step struct {
 type gen struct {
 	r      *rand.Rand
 	nextID map[*table]int // the next fresh primary key of a and c
+	extra  []string       // columns ALTER TABLE added to b, last added last
+	added  int            // columns added so far (for fresh names)
 }
 
 func newGen(seed uint64) *gen {
@@ -135,9 +138,20 @@ func (g *gen) copyRows(t *table, binary bool) *copyStep {
 	if g.pct(20) {
 		n = 10 + g.r.IntN(40)
 	}
-	c := &copyStep{table: t, colIdx: idx, binary: binary}
+	c := &copyStep{table: t.name, binary: binary}
+	for _, j := range idx {
+		c.cols = append(c.cols, t.cols[j])
+	}
 	for range n {
 		c.rows = append(c.rows, g.row(t, idx))
+	}
+	if t == tableB { // COPY cannot leave out a column with a default (0A000)
+		for _, x := range g.extra {
+			c.cols = append(c.cols, column{name: x, kind: kInt})
+			for i := range c.rows {
+				c.rows[i] = append(c.rows[i], g.val(kInt, 20))
+			}
+		}
 	}
 	return c
 }
@@ -188,11 +202,22 @@ func (g *gen) dml() string {
 		default:
 			return fmt.Sprintf("UPDATE b SET s = %s, k = k + 1 WHERE %s", g.val(kText, 15).literal(), eq("v", g.val(kBigint, 10)))
 		}
+	case x < 74: // updates that change nothing, or every row
+		switch g.r.IntN(3) {
+		case 0:
+			return fmt.Sprintf("UPDATE a SET k = k, g = g WHERE %s", eq("k", g.val(kInt, 20)))
+		case 1:
+			return "UPDATE c SET w = (w + 1) % 5"
+		default:
+			return fmt.Sprintf("UPDATE b SET f = %s WHERE v IS NOT NULL", g.val(kFloat, 20).literal())
+		}
 	case x < 86: // delete a row by its key
 		t := []*table{tableA, tableC}[g.r.IntN(2)]
 		return fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.name, g.oldID(t).literal())
 	default: // delete many rows
-		switch g.r.IntN(4) {
+		switch g.r.IntN(5) {
+		case 4:
+			return "DELETE FROM " + g.table().name
 		case 0:
 			return fmt.Sprintf("DELETE FROM b WHERE %s", eq("k", g.val(kInt, 20)))
 		case 1:
@@ -221,17 +246,35 @@ func (g *gen) sequence(n int, restart bool) []step {
 		at[v.name] = s
 	}
 	var out []step
+	recreate := map[int][]string{} // views dropped, created again at a step
 	create := func(i int) {
 		for _, v := range corpus {
 			if at[v.name] == i {
 				out = append(out, step{kind: stepCreate, view: v.name})
 			}
 		}
+		for _, name := range recreate[i] {
+			out = append(out, step{kind: stepCreate, view: name})
+		}
 	}
+	dropped := map[string]bool{}
+	leaves := leafViews()
 	create(-1)
 	untilCheck := 2 + g.r.IntN(11)
 	for i := range n {
 		create(i)
+		for _, name := range recreate[i] {
+			dropped[name] = false
+		}
+		if g.pct(3) { // drop a view nothing reads, create it again later
+			v := leaves[g.r.IntN(len(leaves))]
+			if at[v] < i && !dropped[v] {
+				dropped[v] = true
+				out = append(out, step{kind: stepDrop, view: v})
+				again := i + 1 + g.r.IntN(20)
+				recreate[again] = append(recreate[again], v)
+			}
+		}
 		if restart && i == n/2 {
 			out = append(out, step{kind: stepRestart}, step{kind: stepCheck})
 		}
@@ -240,13 +283,17 @@ func (g *gen) sequence(n int, restart bool) []step {
 			out = append(out, step{kind: stepCheck})
 			untilCheck = 2 + g.r.IntN(11)
 		}
-		switch x := g.r.IntN(100); {
-		case x < 80:
+		switch x := g.r.IntN(1000); {
+		case x < 790:
 			out = append(out, step{kind: stepSQL, sqls: []string{g.dml()}})
-		case x < 90:
+		case x < 860:
 			tx := step{kind: stepTx}
 			for range 1 + g.r.IntN(4) {
-				tx.sqls = append(tx.sqls, g.dml())
+				if g.pct(5) {
+					tx.sqls = append(tx.sqls, "TRUNCATE "+g.table().name)
+				} else {
+					tx.sqls = append(tx.sqls, g.dml())
+				}
 			}
 			end := "COMMIT"
 			if g.pct(35) {
@@ -254,13 +301,72 @@ func (g *gen) sequence(n int, restart bool) []step {
 			}
 			tx.sqls = append(tx.sqls, end)
 			out = append(out, tx)
-		case x < 94:
+		case x < 900:
+			out = append(out, step{kind: stepTx, sqls: g.churn()})
+		case x < 940:
 			out = append(out, step{kind: stepCopy, copy: g.copyRows(g.table(), false)})
-		case x < 98:
+		case x < 980:
 			out = append(out, step{kind: stepCopy, copy: g.copyRows(tableB, true)})
-		default:
+		case x < 990:
 			out = append(out, step{kind: stepSQL, sqls: []string{"TRUNCATE " + g.table().name}})
+		default:
+			out = append(out, step{kind: stepSQL, sqls: []string{g.alter()}})
 		}
 	}
+	for i := n; i < n+20; i++ {
+		create(i)
+	}
 	return append(out, step{kind: stepCheck})
+}
+
+// churn is a transaction that inserts a row and changes it again before
+// committing (or rolling back): the changes of one epoch cancel out.
+func (g *gen) churn() []string {
+	t := []*table{tableA, tableC}[g.r.IntN(2)]
+	id := g.freshID(t).literal()
+	sqls := []string{
+		g.insert(t, 1), // another row, so the transaction is not only churn
+		fmt.Sprintf("INSERT INTO %s (id, %s) VALUES (%s, %s)", t.name, t.cols[2].name, id, g.val(t.cols[2].kind, 10).literal()),
+		fmt.Sprintf("UPDATE %s SET %s WHERE id = %s", t.name, g.setList(t), id),
+	}
+	if g.pct(50) {
+		sqls = append(sqls, fmt.Sprintf("UPDATE %s SET id = %s WHERE id = %s", t.name, g.freshID(t).literal(), id))
+	} else {
+		sqls = append(sqls, fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.name, id))
+	}
+	if g.pct(25) {
+		return append(sqls, "ROLLBACK")
+	}
+	return append(sqls, "COMMIT")
+}
+
+// alter adds a column to b (with a default, so existing rows change
+// layout) or drops the last one added. No view reads those columns.
+func (g *gen) alter() string {
+	if len(g.extra) > 0 && g.pct(40) {
+		c := g.extra[len(g.extra)-1]
+		g.extra = g.extra[:len(g.extra)-1]
+		return "ALTER TABLE b DROP COLUMN " + c
+	}
+	g.added++
+	c := fmt.Sprintf("x%d", g.added)
+	g.extra = append(g.extra, c)
+	return fmt.Sprintf("ALTER TABLE b ADD COLUMN %s int DEFAULT %d", c, g.added)
+}
+
+// leafViews are the corpus views no other corpus view reads.
+func leafViews() []string {
+	read := map[string]bool{}
+	for _, v := range corpus {
+		for _, d := range v.deps() {
+			read[d] = true
+		}
+	}
+	var out []string
+	for _, v := range corpus {
+		if !read[v.name] && v.refused == "" {
+			out = append(out, v.name)
+		}
+	}
+	return out
 }
