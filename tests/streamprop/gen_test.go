@@ -33,12 +33,15 @@ type gen struct {
 	nextID map[*table]int // the next fresh primary key of a and c
 	extra  []string       // columns ALTER TABLE added to b, last added last
 	added  int            // columns added so far (for fresh names)
+	grow   bool           // no mass deletes: tables grow to hundreds of rows
 }
 
+// newGen's sequences grow their tables for even seeds.
 func newGen(seed uint64) *gen {
 	return &gen{
 		r:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		nextID: map[*table]int{tableA: 1, tableC: 1},
+		grow:   seed%2 == 0,
 	}
 }
 
@@ -171,20 +174,20 @@ func (g *gen) setList(t *table) string {
 
 // dml is one random INSERT, UPDATE or DELETE.
 func (g *gen) dml() string {
-	switch x := g.r.IntN(100); {
-	case x < 25:
+	switch x := g.r.IntN(1000); {
+	case x < 250:
 		return g.insert(g.table(), 1)
-	case x < 35:
+	case x < 380:
 		return g.insert(g.table(), 2+g.r.IntN(5))
-	case x < 38:
+	case x < 410:
 		return fmt.Sprintf("INSERT INTO b (k, v, s, f) SELECT k, id, g, f FROM a WHERE %s", eq("k", g.val(kInt, 20)))
-	case x < 52: // update a row by its key
+	case x < 530: // update a row by its key
 		t := []*table{tableA, tableC}[g.r.IntN(2)]
 		return fmt.Sprintf("UPDATE %s SET %s WHERE id = %s", t.name, g.setList(t), g.oldID(t).literal())
-	case x < 56: // move a row to a new key
+	case x < 570: // move a row to a new key
 		t := []*table{tableA, tableC}[g.r.IntN(2)]
 		return fmt.Sprintf("UPDATE %s SET id = %s WHERE id = %s", t.name, g.freshID(t).literal(), g.oldID(t).literal())
-	case x < 72: // updates of many rows, moving them between groups and join keys
+	case x < 700: // updates of many rows, moving them between groups and join keys
 		k1, k2 := g.val(kInt, 20), g.val(kInt, 15)
 		switch g.r.IntN(7) {
 		case 0:
@@ -202,7 +205,7 @@ func (g *gen) dml() string {
 		default:
 			return fmt.Sprintf("UPDATE b SET s = %s, k = k + 1 WHERE %s", g.val(kText, 15).literal(), eq("v", g.val(kBigint, 10)))
 		}
-	case x < 74: // updates that change nothing, or every row
+	case x < 730: // updates that change nothing, or every row
 		switch g.r.IntN(3) {
 		case 0:
 			return fmt.Sprintf("UPDATE a SET k = k, g = g WHERE %s", eq("k", g.val(kInt, 20)))
@@ -211,13 +214,13 @@ func (g *gen) dml() string {
 		default:
 			return fmt.Sprintf("UPDATE b SET f = %s WHERE v IS NOT NULL", g.val(kFloat, 20).literal())
 		}
-	case x < 86: // delete a row by its key
+	case x < 870: // delete a row by its key
 		t := []*table{tableA, tableC}[g.r.IntN(2)]
 		return fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.name, g.oldID(t).literal())
-	default: // delete many rows
-		switch g.r.IntN(5) {
-		case 4:
-			return "DELETE FROM " + g.table().name
+	case g.grow:
+		return g.insert(g.table(), 2+g.r.IntN(8))
+	case x < 995: // delete many rows
+		switch g.r.IntN(4) {
 		case 0:
 			return fmt.Sprintf("DELETE FROM b WHERE %s", eq("k", g.val(kInt, 20)))
 		case 1:
@@ -227,6 +230,8 @@ func (g *gen) dml() string {
 		default:
 			return fmt.Sprintf("DELETE FROM c WHERE %s", eq("w", g.val(kInt, 20)))
 		}
+	default:
+		return "DELETE FROM " + g.table().name
 	}
 }
 
@@ -305,7 +310,7 @@ func (g *gen) sequence(n int, restart bool) []step {
 			out = append(out, step{kind: stepTx, sqls: g.churn()})
 		case x < 940:
 			out = append(out, step{kind: stepCopy, copy: g.copyRows(g.table(), false)})
-		case x < 980:
+		case x < 985:
 			out = append(out, step{kind: stepCopy, copy: g.copyRows(tableB, true)})
 		case x < 990:
 			out = append(out, step{kind: stepSQL, sqls: []string{"TRUNCATE " + g.table().name}})

@@ -88,8 +88,12 @@ func runSeed(t *testing.T, cfg runConfig) {
 			return
 		}
 	}
-	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v)",
-		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil)
+	sizes := "?"
+	if res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c)"); err == nil && len(res.rows) == 1 {
+		sizes = res.rows[0][0]
+	}
+	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s)",
+		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, sizes)
 }
 
 // setup creates the tables on both sides, and on PostgreSQL every corpus
