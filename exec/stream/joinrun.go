@@ -264,11 +264,7 @@ func (r *joinRun) filterPairs(pl, pe []int32) ([]int32, []int32, error) {
 			sref = append(sref, ref{0, pl[k]})
 			oref = append(oref, O.entries.at(pe[k]).ref)
 		}
-		cols := make([]arrow.Array, 0, len(r.pairs.Fields()))
-		cols = r.columns(cols, 0, sref, oref)
-		cols = r.columns(cols, 1, sref, oref)
-		rec := array.NewRecordBatch(r.pairs, cols, int64(to-from))
-		releaseAll(cols)
+		rec := newLazyPairs(r, sref, oref) // gathers only the columns Cond reads
 		m, err := r.j.Cond.Eval(r.ectx, rec)
 		rec.Release()
 		if err != nil {
