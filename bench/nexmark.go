@@ -223,6 +223,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	return res, nil
 }
 
+// Explain returns the streaming plan of a query of Queries (or of sqlText
+// when set), as EXPLAIN CREATE MATERIALIZED VIEW shows it.
+func Explain(query, sqlText string) ([]string, error) {
+	if sqlText == "" {
+		var err error
+		if sqlText, err = QuerySQL(query); err != nil {
+			return nil, err
+		}
+	}
+	s, err := newSetup(Options{Events: DefaultEvents})
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	q, err := s.plan(sqlText)
+	if err != nil {
+		return nil, err
+	}
+	return planner.ExplainStream(&stream.Materialize{Input: q.Root, Key: q.Key, Cols: q.Columns}), nil
+}
+
 // setup is a private catalog holding the three nexmark sources.
 type setup struct {
 	dir   string

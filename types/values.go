@@ -2,6 +2,7 @@ package types
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -267,6 +268,22 @@ func ConstArray(mem memory.Allocator, t T, v Value, n int) (arrow.Array, error) 
 		}
 		return b.NewArray(), nil
 	}
+	if sb, ok := b.(*array.StringBuilder); ok && n > 1 {
+		// Text storage (text, numeric, ...): format once, repeat the bytes.
+		if err := AppendValue(sb, v, t); err != nil {
+			return nil, err
+		}
+		one := sb.NewStringArray()
+		defer one.Release()
+		s := one.Value(0)
+		if int64(len(s))*int64(n) <= math.MaxInt32 {
+			return repeatString(s, n), nil
+		}
+		for i := 0; i < n; i++ {
+			sb.Append(s)
+		}
+		return sb.NewArray(), nil
+	}
 	// Generic path: append once to validate, then repeat.
 	for i := 0; i < n; i++ {
 		if err := AppendValue(b, v, t); err != nil {
@@ -274,4 +291,18 @@ func ConstArray(mem memory.Allocator, t T, v Value, n int) (arrow.Array, error) 
 		}
 	}
 	return b.NewArray(), nil
+}
+
+// repeatString returns a String array of n copies of s, built directly.
+func repeatString(s string, n int) arrow.Array {
+	offs := make([]int32, n+1)
+	data := make([]byte, len(s)*n)
+	for i := 0; i < n; i++ {
+		copy(data[i*len(s):], s)
+		offs[i+1] = int32((i + 1) * len(s))
+	}
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil,
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)), memory.NewBufferBytes(data)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }

@@ -46,6 +46,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	gen := fs.Bool("generator", false, "also run the query's sources alone into discard sinks (the generator's cost) and report the engine's share")
 	procs := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the runs (0: as set by the environment)")
 	barrier := fs.Duration("barrier-interval", 0, "epoch length (0: the server's default, 100ms)")
+	explain := fs.Bool("explain", false, "print each query's streaming plan instead of running it")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, benchUsage)
@@ -81,6 +82,17 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
+	if *explain {
+		for _, q := range names {
+			lines, err := bench.Explain(q, "")
+			if err != nil {
+				fmt.Fprintln(stderr, "streamsqld bench:", err)
+				return 1
+			}
+			fmt.Fprintf(stdout, "%s:\n  %s\n", q, strings.Join(lines, "\n  "))
+		}
+		return 0
+	}
 	if len(names) > 1 && !*inProcess {
 		return benchChildren(ctx, names, args[1:], stdout, stderr)
 	}

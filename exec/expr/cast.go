@@ -2,7 +2,6 @@ package expr
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -93,21 +92,11 @@ func castArray(ctx *Context, in arrow.Array, from, to types.T, explicit bool) (a
 				out[i] = int64(r)
 			}
 			return narrowInts(out, to, bm), nil
-		case from.IsInteger() && to.Kind == types.Text:
-			s := array.NewStringBuilder(ctx.Allocator())
-			defer s.Release()
+		case from.IsInteger() && (to.Kind == types.Text || to.Kind == types.Numeric):
+			// An integer's numeric text is its decimal digits.
 			iv := make([]int64, n)
 			readInt(in, iv)
-			var buf []byte
-			for i, x := range iv {
-				if !isValid(bm, i) {
-					s.AppendNull()
-					continue
-				}
-				buf = strconv.AppendInt(buf[:0], x, 10)
-				s.BinaryBuilder.Append(buf)
-			}
-			return s.NewArray(), nil
+			return intsToText(iv, bm), nil
 		}
 	}
 	// Row at a time.

@@ -241,6 +241,13 @@ func numericOp(op byte, x, y *apd.Decimal) (*apd.Decimal, error) {
 
 func numericBinary(op byte) kernel {
 	return func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		if op == '+' || op == '-' || op == '*' {
+			xa, okx := args[0].(*array.String)
+			ya, oky := args[1].(*array.String)
+			if okx && oky {
+				return numericBinarySmall(op, xa, ya, n) // numeric_fast.go
+			}
+		}
 		x, err := readNumerics(args[0])
 		if err != nil {
 			return nil, err

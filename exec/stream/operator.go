@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -33,6 +35,12 @@ type Env struct {
 	// (see rowerr.go); the row is dropped or its value made NULL and the
 	// graph goes on. It is called from operator goroutines concurrently.
 	OnRowError func(err error)
+	// Clock is processing time (nil: the wall clock).
+	Clock Clock
+	// OnLate, if set, receives the rows an operator dropped as late (their
+	// window's state was already freed); the runtime counts them and, with
+	// LATE ROWS INTO, stores them. Called from operator goroutines.
+	OnLate func(rows arrow.RecordBatch)
 
 	once sync.Once
 	err  error

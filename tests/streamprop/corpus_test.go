@@ -27,6 +27,8 @@ var corpus = []viewDef{
 	{name: "f_proj", query: "SELECT id, k * 2 + 1 AS k2, coalesce(g, 'none') AS g, n * 2 AS n2, f + 1 AS f1, ts + interval '1 day' AS ts1, length(g) AS len FROM a"},
 	{name: "f_case", query: "SELECT id, CASE WHEN k IS NULL THEN 'null' WHEN k < 2 THEN 'lo' ELSE 'hi' END AS bucket, upper(g) || '-' || coalesce(k::text, '?') AS label FROM a WHERE n IS NULL OR n < 5"},
 	{name: "f_nopk", query: "SELECT k, v, s FROM b WHERE v % 2 = 0 OR s = 'p' OR s = ''"},
+	{name: "f_cast", query: "SELECT id, n::int AS ni, f::numeric(10,3) AS fn, k::text || g AS kg, ts::date AS d FROM a"},
+	{name: "f_in_like", query: "SELECT k, v, s FROM b WHERE (s IN ('x', 'p') AND k BETWEEN 1 AND 3) OR s LIKE 'z%' OR s ILIKE 'Y'"},
 	{name: "f_ts", query: "SELECT id, date_trunc('day', ts) AS day, extract(hour FROM ts) AS h, w FROM c WHERE ts >= '2024-01-01' AND w IS DISTINCT FROM 2"},
 
 	// aggregates
@@ -40,6 +42,9 @@ var corpus = []viewDef{
 	{name: "agg_expr_key", query: "SELECT k % 2 AS parity, coalesce(g, '-') AS g2, count(*) AS c, max(n) - min(n) AS spread FROM a GROUP BY k % 2, coalesce(g, '-')"},
 	{name: "agg_ts_key", query: "SELECT date_trunc('day', ts) AS day, g, count(*) AS c, sum(k) AS sk, min(id) AS mid FROM a GROUP BY 1, 2"},
 	{name: "agg_minmax", query: "SELECT s, min(v) AS miv, max(v) AS mav, min(k) AS mik, max(k) AS mak, min(f) AS mif, max(f) AS maf FROM b GROUP BY s"},
+	{name: "agg_expr", query: "SELECT s, sum(v * k) AS svk, sum(v) - sum(k) AS d, count(*) FILTER (WHERE f IS NULL) AS nf, min(coalesce(s, '?') || k::text) AS mk FROM b GROUP BY s"},
+	{name: "agg_having_avg", query: "SELECT g, avg(n) AS an, count(*) AS c FROM a GROUP BY g HAVING avg(n) > 1 OR count(*) > 3"},
+	{name: "agg_dist_global", query: "SELECT count(*) AS c, sum(t.k) AS sk FROM (SELECT DISTINCT k FROM b) t"},
 	{name: "agg_of_agg", query: "SELECT c, count(*) AS groups FROM (SELECT k, count(*) AS c FROM b GROUP BY k) t GROUP BY c"},
 
 	// DISTINCT
@@ -57,6 +62,13 @@ var corpus = []viewDef{
 	{name: "j_three", query: "SELECT a.id, b.v, c.id AS cid FROM a JOIN b ON a.k = b.k JOIN c ON c.g = a.g"},
 	{name: "j_agg", query: "SELECT a.g, count(*) AS c, sum(b.v) AS sv, max(b.s) AS ms FROM a JOIN b ON a.k = b.k GROUP BY a.g"},
 	{name: "j_left_agg", query: "SELECT a.id, count(b.v) AS nb, sum(b.v) AS sv FROM a LEFT JOIN b ON a.k = b.k GROUP BY a.id"},
+	{name: "j_self", query: "SELECT x.id, y.id AS yid FROM a x JOIN a y ON x.k = y.k AND x.id < y.id"},
+	{name: "j_left_null", query: "SELECT a.id, a.g FROM a LEFT JOIN c ON a.g = c.g WHERE c.id IS NULL"},
+	{name: "j_dist", query: "SELECT DISTINCT a.g, b.s FROM a JOIN b ON a.k = b.k"},
+	{name: "j_topn", query: "SELECT a.id, b.v FROM a JOIN b ON a.k = b.k ORDER BY b.v DESC NULLS LAST, a.id LIMIT 5"},
+	{name: "j_rownum", query: "SELECT * FROM (SELECT a.g, a.id, b.v, row_number() OVER (PARTITION BY a.g ORDER BY b.v, a.id) AS rn FROM a JOIN b ON a.k = b.k) t WHERE rn <= 2"},
+	{name: "j_agg_keys", query: "SELECT b.k, c.g, count(*) AS c, max(b.v) AS mv FROM b JOIN c ON b.k = c.w GROUP BY b.k, c.g"},
+	{name: "j_full_agg", query: "SELECT coalesce(a.k, b.k) AS k, count(a.id) AS na, count(b.v) AS nb, count(*) AS c FROM a FULL JOIN b ON a.k = b.k GROUP BY coalesce(a.k, b.k)"},
 	{name: "j_cte", query: "WITH t AS (SELECT k, count(*) AS c FROM b GROUP BY k) SELECT a.id, t.c FROM a JOIN t ON a.k = t.k"},
 
 	// subqueries: semi and anti joins, an uncorrelated scalar subquery
@@ -64,6 +76,9 @@ var corpus = []viewDef{
 	{name: "semi_exists", query: "SELECT * FROM c WHERE EXISTS (SELECT 1 FROM a WHERE a.g = c.g AND a.k > c.w)"},
 	{name: "anti", query: "SELECT * FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k)"},
 	{name: "anti_b", query: "SELECT k, v FROM b WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.w = b.k)"},
+	{name: "semi_two_keys", query: "SELECT a.id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.s = a.g)"},
+	{name: "anti_resid", query: "SELECT c.id, c.g FROM c WHERE NOT EXISTS (SELECT 1 FROM a WHERE a.g = c.g AND a.ts > c.ts)"},
+	{name: "scalar_count", query: "SELECT id, w FROM c WHERE w < (SELECT count(*) FROM b WHERE v > 2)"},
 	{name: "scalar_sub", query: "SELECT id, k FROM a WHERE k > (SELECT avg(k) FROM b)"},
 	{name: "sub_from", query: "SELECT s.g, s.total FROM (SELECT g, sum(k) AS total FROM a GROUP BY g) s WHERE s.total > 2"},
 	{name: "not_in", query: "SELECT id FROM a WHERE k NOT IN (SELECT k FROM b)",
@@ -71,6 +86,7 @@ var corpus = []viewDef{
 
 	// set operations
 	{name: "uni_all", query: "SELECT k, g AS s FROM a UNION ALL SELECT k, s FROM b"},
+	{name: "uni_agg", query: "SELECT g AS key, count(*) AS c FROM a GROUP BY g UNION ALL SELECT s, count(*) FROM b GROUP BY s"},
 	{name: "uni", query: "SELECT k FROM a UNION SELECT k FROM b UNION SELECT w FROM c"},
 
 	// top-N
@@ -79,6 +95,8 @@ var corpus = []viewDef{
 	{name: "topn_nopk", query: "SELECT k, v, s, f FROM b ORDER BY v, k, s, f LIMIT 4"},
 	{name: "rownum", query: "SELECT * FROM (SELECT id, g, k, row_number() OVER (PARTITION BY g ORDER BY k, id) AS rn FROM a) t WHERE rn <= 2"},
 	{name: "rownum1", query: "SELECT g, id FROM (SELECT g, id, row_number() OVER (PARTITION BY g ORDER BY ts DESC NULLS LAST, id) AS rn FROM a) t WHERE rn = 1"},
+	{name: "topn_one", query: "SELECT id, ts FROM a ORDER BY ts DESC NULLS LAST, id LIMIT 1"},
+	{name: "rownum_nopk", query: "SELECT k, v, s FROM (SELECT k, v, s, f, row_number() OVER (PARTITION BY k ORDER BY v, s, f) AS rn FROM b) t WHERE rn <= 2"},
 	{name: "topn_agg", query: "SELECT g, count(*) AS c FROM a GROUP BY g ORDER BY count(*) DESC, g LIMIT 2"},
 
 	// views on views
@@ -87,6 +105,8 @@ var corpus = []viewDef{
 	{name: "vv_join", query: "SELECT x.g, x.c, y.id FROM {agg_group} x JOIN {dist_on} y ON x.g = y.g"},
 	{name: "vv_topn", query: "SELECT x.g, x.c FROM {agg_group} x ORDER BY x.c DESC, x.g LIMIT 2"},
 	{name: "vv_left", query: "SELECT j.id, j.v, u.k FROM {j_left} j LEFT JOIN {uni} u ON j.k = u.k"},
+	{name: "vv_uni", query: "SELECT u.k, count(*) AS c FROM {uni} u JOIN {uni_all} w ON u.k = w.k GROUP BY u.k"},
+	{name: "vv_rownum", query: "SELECT * FROM (SELECT x.k, x.g, x.c, row_number() OVER (PARTITION BY x.k ORDER BY x.c DESC, x.g NULLS FIRST) AS rn FROM {j_agg_keys} x) t WHERE rn = 1"},
 	{name: "vv_vv", query: "SELECT count(*) AS c, sum(x.c) AS total FROM {vv_agg_join} x"},
 }
 

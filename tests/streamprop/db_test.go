@@ -204,7 +204,7 @@ func (d *db) copyBinary(ctx context.Context, c *copyStep) (string, error) {
 			if v.null {
 				continue
 			}
-			x, err := c.table.cols[c.colIdx[j]].kind.goValue(v.text)
+			x, err := c.cols[j].kind.goValue(v.text)
 			if err != nil {
 				return "", err
 			}
@@ -212,7 +212,7 @@ func (d *db) copyBinary(ctx context.Context, c *copyStep) (string, error) {
 		}
 		rows[i] = vals
 	}
-	n, err := d.conn.CopyFrom(ctx, pgx.Identifier{c.table.name}, c.colNames(), pgx.CopyFromRows(rows))
+	n, err := d.conn.CopyFrom(ctx, pgx.Identifier{c.table}, c.colNames(), pgx.CopyFromRows(rows))
 	if err != nil {
 		return "", err
 	}

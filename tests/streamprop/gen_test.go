@@ -15,6 +15,7 @@ const (
 	stepCreate                  // CREATE MATERIALIZED VIEW (view)
 	stepCheck                   // FLUSH, then compare every view
 	stepRestart                 // close the engine and open it again
+	stepDrop                    // DROP MATERIALIZED VIEW (view); created again later
 )
 
 // step is one action of a sequence. Sequences are generated from the seed
@@ -30,12 +31,17 @@ type step struct {
 type gen struct {
 	r      *rand.Rand
 	nextID map[*table]int // the next fresh primary key of a and c
+	extra  []string       // columns ALTER TABLE added to b, last added last
+	added  int            // columns added so far (for fresh names)
+	grow   bool           // no mass deletes: tables grow to hundreds of rows
 }
 
+// newGen's sequences grow their tables for even seeds.
 func newGen(seed uint64) *gen {
 	return &gen{
 		r:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		nextID: map[*table]int{tableA: 1, tableC: 1},
+		grow:   seed%2 == 0,
 	}
 }
 
@@ -135,9 +141,20 @@ func (g *gen) copyRows(t *table, binary bool) *copyStep {
 	if g.pct(20) {
 		n = 10 + g.r.IntN(40)
 	}
-	c := &copyStep{table: t, colIdx: idx, binary: binary}
+	c := &copyStep{table: t.name, binary: binary}
+	for _, j := range idx {
+		c.cols = append(c.cols, t.cols[j])
+	}
 	for range n {
 		c.rows = append(c.rows, g.row(t, idx))
+	}
+	if t == tableB { // COPY cannot leave out a column with a default (0A000)
+		for _, x := range g.extra {
+			c.cols = append(c.cols, column{name: x, kind: kInt})
+			for i := range c.rows {
+				c.rows[i] = append(c.rows[i], g.val(kInt, 20))
+			}
+		}
 	}
 	return c
 }
@@ -157,20 +174,20 @@ func (g *gen) setList(t *table) string {
 
 // dml is one random INSERT, UPDATE or DELETE.
 func (g *gen) dml() string {
-	switch x := g.r.IntN(100); {
-	case x < 25:
+	switch x := g.r.IntN(1000); {
+	case x < 250:
 		return g.insert(g.table(), 1)
-	case x < 35:
+	case x < 380:
 		return g.insert(g.table(), 2+g.r.IntN(5))
-	case x < 38:
+	case x < 410:
 		return fmt.Sprintf("INSERT INTO b (k, v, s, f) SELECT k, id, g, f FROM a WHERE %s", eq("k", g.val(kInt, 20)))
-	case x < 52: // update a row by its key
+	case x < 530: // update a row by its key
 		t := []*table{tableA, tableC}[g.r.IntN(2)]
 		return fmt.Sprintf("UPDATE %s SET %s WHERE id = %s", t.name, g.setList(t), g.oldID(t).literal())
-	case x < 56: // move a row to a new key
+	case x < 570: // move a row to a new key
 		t := []*table{tableA, tableC}[g.r.IntN(2)]
 		return fmt.Sprintf("UPDATE %s SET id = %s WHERE id = %s", t.name, g.freshID(t).literal(), g.oldID(t).literal())
-	case x < 72: // updates of many rows, moving them between groups and join keys
+	case x < 700: // updates of many rows, moving them between groups and join keys
 		k1, k2 := g.val(kInt, 20), g.val(kInt, 15)
 		switch g.r.IntN(7) {
 		case 0:
@@ -188,10 +205,21 @@ func (g *gen) dml() string {
 		default:
 			return fmt.Sprintf("UPDATE b SET s = %s, k = k + 1 WHERE %s", g.val(kText, 15).literal(), eq("v", g.val(kBigint, 10)))
 		}
-	case x < 86: // delete a row by its key
+	case x < 730: // updates that change nothing, or every row
+		switch g.r.IntN(3) {
+		case 0:
+			return fmt.Sprintf("UPDATE a SET k = k, g = g WHERE %s", eq("k", g.val(kInt, 20)))
+		case 1:
+			return "UPDATE c SET w = (w + 1) % 5"
+		default:
+			return fmt.Sprintf("UPDATE b SET f = %s WHERE v IS NOT NULL", g.val(kFloat, 20).literal())
+		}
+	case x < 870: // delete a row by its key
 		t := []*table{tableA, tableC}[g.r.IntN(2)]
 		return fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.name, g.oldID(t).literal())
-	default: // delete many rows
+	case g.grow:
+		return g.insert(g.table(), 2+g.r.IntN(8))
+	case x < 995: // delete many rows
 		switch g.r.IntN(4) {
 		case 0:
 			return fmt.Sprintf("DELETE FROM b WHERE %s", eq("k", g.val(kInt, 20)))
@@ -202,6 +230,8 @@ func (g *gen) dml() string {
 		default:
 			return fmt.Sprintf("DELETE FROM c WHERE %s", eq("w", g.val(kInt, 20)))
 		}
+	default:
+		return "DELETE FROM " + g.table().name
 	}
 }
 
@@ -221,17 +251,35 @@ func (g *gen) sequence(n int, restart bool) []step {
 		at[v.name] = s
 	}
 	var out []step
+	recreate := map[int][]string{} // views dropped, created again at a step
 	create := func(i int) {
 		for _, v := range corpus {
 			if at[v.name] == i {
 				out = append(out, step{kind: stepCreate, view: v.name})
 			}
 		}
+		for _, name := range recreate[i] {
+			out = append(out, step{kind: stepCreate, view: name})
+		}
 	}
+	dropped := map[string]bool{}
+	leaves := leafViews()
 	create(-1)
 	untilCheck := 2 + g.r.IntN(11)
 	for i := range n {
 		create(i)
+		for _, name := range recreate[i] {
+			dropped[name] = false
+		}
+		if g.pct(3) { // drop a view nothing reads, create it again later
+			v := leaves[g.r.IntN(len(leaves))]
+			if at[v] < i && !dropped[v] {
+				dropped[v] = true
+				out = append(out, step{kind: stepDrop, view: v})
+				again := i + 1 + g.r.IntN(20)
+				recreate[again] = append(recreate[again], v)
+			}
+		}
 		if restart && i == n/2 {
 			out = append(out, step{kind: stepRestart}, step{kind: stepCheck})
 		}
@@ -240,13 +288,17 @@ func (g *gen) sequence(n int, restart bool) []step {
 			out = append(out, step{kind: stepCheck})
 			untilCheck = 2 + g.r.IntN(11)
 		}
-		switch x := g.r.IntN(100); {
-		case x < 80:
+		switch x := g.r.IntN(1000); {
+		case x < 790:
 			out = append(out, step{kind: stepSQL, sqls: []string{g.dml()}})
-		case x < 90:
+		case x < 860:
 			tx := step{kind: stepTx}
 			for range 1 + g.r.IntN(4) {
-				tx.sqls = append(tx.sqls, g.dml())
+				if g.pct(5) {
+					tx.sqls = append(tx.sqls, "TRUNCATE "+g.table().name)
+				} else {
+					tx.sqls = append(tx.sqls, g.dml())
+				}
 			}
 			end := "COMMIT"
 			if g.pct(35) {
@@ -254,13 +306,72 @@ func (g *gen) sequence(n int, restart bool) []step {
 			}
 			tx.sqls = append(tx.sqls, end)
 			out = append(out, tx)
-		case x < 94:
+		case x < 900:
+			out = append(out, step{kind: stepTx, sqls: g.churn()})
+		case x < 940:
 			out = append(out, step{kind: stepCopy, copy: g.copyRows(g.table(), false)})
-		case x < 98:
+		case x < 985:
 			out = append(out, step{kind: stepCopy, copy: g.copyRows(tableB, true)})
-		default:
+		case x < 990:
 			out = append(out, step{kind: stepSQL, sqls: []string{"TRUNCATE " + g.table().name}})
+		default:
+			out = append(out, step{kind: stepSQL, sqls: []string{g.alter()}})
 		}
 	}
+	for i := n; i < n+20; i++ {
+		create(i)
+	}
 	return append(out, step{kind: stepCheck})
+}
+
+// churn is a transaction that inserts a row and changes it again before
+// committing (or rolling back): the changes of one epoch cancel out.
+func (g *gen) churn() []string {
+	t := []*table{tableA, tableC}[g.r.IntN(2)]
+	id := g.freshID(t).literal()
+	sqls := []string{
+		g.insert(t, 1), // another row, so the transaction is not only churn
+		fmt.Sprintf("INSERT INTO %s (id, %s) VALUES (%s, %s)", t.name, t.cols[2].name, id, g.val(t.cols[2].kind, 10).literal()),
+		fmt.Sprintf("UPDATE %s SET %s WHERE id = %s", t.name, g.setList(t), id),
+	}
+	if g.pct(50) {
+		sqls = append(sqls, fmt.Sprintf("UPDATE %s SET id = %s WHERE id = %s", t.name, g.freshID(t).literal(), id))
+	} else {
+		sqls = append(sqls, fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.name, id))
+	}
+	if g.pct(25) {
+		return append(sqls, "ROLLBACK")
+	}
+	return append(sqls, "COMMIT")
+}
+
+// alter adds a column to b (with a default, so existing rows change
+// layout) or drops the last one added. No view reads those columns.
+func (g *gen) alter() string {
+	if len(g.extra) > 0 && g.pct(40) {
+		c := g.extra[len(g.extra)-1]
+		g.extra = g.extra[:len(g.extra)-1]
+		return "ALTER TABLE b DROP COLUMN " + c
+	}
+	g.added++
+	c := fmt.Sprintf("x%d", g.added)
+	g.extra = append(g.extra, c)
+	return fmt.Sprintf("ALTER TABLE b ADD COLUMN %s int DEFAULT %d", c, g.added)
+}
+
+// leafViews are the corpus views no other corpus view reads.
+func leafViews() []string {
+	read := map[string]bool{}
+	for _, v := range corpus {
+		for _, d := range v.deps() {
+			read[d] = true
+		}
+	}
+	var out []string
+	for _, v := range corpus {
+		if !read[v.name] && v.refused == "" {
+			out = append(out, v.name)
+		}
+	}
+	return out
 }

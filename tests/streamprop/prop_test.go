@@ -88,8 +88,12 @@ func runSeed(t *testing.T, cfg runConfig) {
 			return
 		}
 	}
-	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v)",
-		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil)
+	sizes := "?"
+	if res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c)"); err == nil && len(res.rows) == 1 {
+		sizes = res.rows[0][0]
+	}
+	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s)",
+		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, sizes)
 }
 
 // setup creates the tables on both sides, and on PostgreSQL every corpus
@@ -128,6 +132,8 @@ func (r *runner) do(s step) error {
 		return r.create(corpusView(s.view))
 	case stepCheck:
 		return r.check()
+	case stepDrop:
+		return r.drop(s.view)
 	case stepRestart:
 		r.script.WriteString("-- restart the server here\n")
 		r.ss.close()
@@ -204,6 +210,21 @@ func (r *runner) create(v viewDef) error {
 		r.t.Errorf("view %s is supported now: drop its refused mark (%s)", v.name, v.refused)
 	}
 	r.live = append(r.live, v)
+	return nil
+}
+
+// drop drops a live view (one that was refused stays so).
+func (r *runner) drop(name string) error {
+	i := slices.IndexFunc(r.live, func(v viewDef) bool { return v.name == name })
+	if i < 0 {
+		return nil
+	}
+	r.live = slices.Delete(r.live, i, i+1)
+	q := "DROP MATERIALIZED VIEW " + name
+	r.script.WriteString(q + ";\n")
+	if _, err := r.ss.exec(r.ctx, q); err != nil {
+		return fmt.Errorf("%s: %w", q, err)
+	}
 	return nil
 }
 

@@ -116,22 +116,22 @@ func (v value) literal() string {
 
 // copyStep is a COPY of rows into some columns of a table.
 type copyStep struct {
-	table  *table
-	colIdx []int
+	table  string
+	cols   []column
 	rows   [][]value
 	binary bool // pgx's binary CopyFrom instead of text COPY
 }
 
 func (c *copyStep) colNames() []string {
-	out := make([]string, len(c.colIdx))
-	for i, j := range c.colIdx {
-		out[i] = c.table.cols[j].name
+	out := make([]string, len(c.cols))
+	for i, col := range c.cols {
+		out[i] = col.name
 	}
 	return out
 }
 
 func (c *copyStep) statement() string {
-	return fmt.Sprintf("COPY %s (%s) FROM STDIN", c.table.name, strings.Join(c.colNames(), ", "))
+	return fmt.Sprintf("COPY %s (%s) FROM STDIN", c.table, strings.Join(c.colNames(), ", "))
 }
 
 // textData is the rows in COPY's text format (the domains hold no tabs,

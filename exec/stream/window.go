@@ -1,0 +1,154 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// WindowKind is a time window function.
+type WindowKind uint8
+
+// Window kinds (streaming-sql.md section 3).
+const (
+	Tumble WindowKind = iota
+	Hop
+	Session
+	Cumulate
+)
+
+var windowNames = [...]string{"TUMBLE", "HOP", "SESSION", "CUMULATE"}
+
+func (k WindowKind) String() string { return windowNames[k] }
+
+// WindowSpec describes the windows of one time column. Durations are
+// microseconds. Windows are aligned to the Unix epoch plus Offset.
+type WindowSpec struct {
+	Kind    WindowKind
+	TimeCol int   // input column holding the event time (timestamp or timestamptz)
+	Size    int64 // TUMBLE, HOP, CUMULATE (the maximum size)
+	Slide   int64 // HOP's slide; CUMULATE's step
+	Offset  int64
+	Gap     int64 // SESSION
+}
+
+// String renders the spec for EXPLAIN.
+func (w WindowSpec) String() string {
+	d := func(us int64) string { return time.Duration(us * 1000).String() }
+	switch w.Kind {
+	case Tumble:
+		return fmt.Sprintf("TUMBLE(size %s, offset %s)", d(w.Size), d(w.Offset))
+	case Hop:
+		return fmt.Sprintf("HOP(slide %s, size %s, offset %s)", d(w.Slide), d(w.Size), d(w.Offset))
+	case Cumulate:
+		return fmt.Sprintf("CUMULATE(step %s, size %s, offset %s)", d(w.Slide), d(w.Size), d(w.Offset))
+	}
+	return fmt.Sprintf("SESSION(gap %s)", d(w.Gap))
+}
+
+// EmitMode is when a windowed operator produces rows (see sql.EmitMode).
+type EmitMode uint8
+
+// Emit modes (streaming-sql.md section 4).
+const (
+	EmitOnUpdate      EmitMode = iota // a changelog, updated every epoch
+	EmitOnWindowClose                 // one final row per window and group, when the watermark passes window_end + Delay
+	EmitEvery                         // ON UPDATE, compacted and delivered once per Every of processing time
+)
+
+// EmitSpec is a query's EMIT clause. Durations are microseconds (0: not given).
+type EmitSpec struct {
+	Mode          EmitMode
+	Delay         int64 // ON WINDOW CLOSE WITH DELAY
+	EarlyEvery    int64 // ON WINDOW CLOSE EARLY EVERY (processing time)
+	AllowLateness int64
+	Every         int64 // EMIT EVERY (processing time)
+	// LateRows, when set, receives the rows that arrive after their
+	// window's state was freed (LATE ROWS INTO); they are counted either way.
+	LateRows bool
+}
+
+// String renders the spec for EXPLAIN.
+func (e EmitSpec) String() string {
+	d := func(us int64) string { return time.Duration(us * 1000).String() }
+	var parts []string
+	switch e.Mode {
+	case EmitOnUpdate:
+		parts = append(parts, "emit on update")
+	case EmitOnWindowClose:
+		parts = append(parts, "emit on window close")
+		if e.Delay > 0 {
+			parts = append(parts, "delay "+d(e.Delay))
+		}
+		if e.EarlyEvery > 0 {
+			parts = append(parts, "early every "+d(e.EarlyEvery))
+		}
+	case EmitEvery:
+		parts = append(parts, "emit every "+d(e.Every))
+	}
+	if e.AllowLateness > 0 {
+		parts = append(parts, "allow lateness "+d(e.AllowLateness))
+	}
+	if e.LateRows {
+		parts = append(parts, "late rows captured")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WindowAgg is a windowed GROUP BY: for each window of Window over the
+// input's time column and each group of GroupBy, the aggregates Aggs. Its
+// output rows are window_start, window_end (the time column's type), the
+// GroupBy values, then one value per Agg (Cols); (window_start, group keys)
+// is the output's stream key.
+//
+// A window's state is freed once the watermark of the time column passes
+// window_end + Emit.Delay + Emit.AllowLateness; a row that arrives for a
+// freed window is late: it is counted (Env.OnLate) and dropped. HOP keeps
+// one partial aggregate per slide (pane) and merges panes at emission
+// wherever the aggregate allows. SESSION keeps sessions per group and
+// merges them (retracting emitted sessions under ON UPDATE).
+//
+// State: per open window (or pane) and group, the aggregate states.
+type WindowAgg struct {
+	Input   Node
+	Window  WindowSpec
+	GroupBy []expr.Expr
+	Aggs    []AggSpec
+	Emit    EmitSpec
+	Cols    []types.Column
+}
+
+// Columns implements Node.
+func (w *WindowAgg) Columns() []types.Column { return w.Cols }
+
+// Inputs implements Node.
+func (w *WindowAgg) Inputs() []Node { return []Node{w.Input} }
+
+// Explain implements Node.
+func (w *WindowAgg) Explain() string {
+	parts := make([]string, len(w.Aggs))
+	for i, a := range w.Aggs {
+		parts[i] = a.String()
+	}
+	s := "StreamWindowAgg: " + w.Window.String() + " " + strings.Join(parts, ", ")
+	if len(w.GroupBy) > 0 {
+		keys := make([]string, len(w.GroupBy))
+		for i, g := range w.GroupBy {
+			keys[i] = g.String()
+		}
+		s += " GROUP BY " + strings.Join(keys, ", ")
+	}
+	return s + " (" + w.Emit.String() + ")"
+}
+
+// Start implements Node.
+func (w *WindowAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
+	env.Fail(errors.New("stream: windowed aggregation is not implemented yet"))
+	out := make(chan Message)
+	close(out)
+	return out
+}
