@@ -34,14 +34,17 @@ type gen struct {
 	extra  []string       // columns ALTER TABLE added to b, last added last
 	added  int            // columns added so far (for fresh names)
 	grow   bool           // no mass deletes: tables grow to hundreds of rows
+	bulk   bool           // COPY into b sends hundreds of rows at once
 }
 
-// newGen's sequences grow their tables for even seeds.
+// newGen's sequences grow their tables for even seeds, and COPY hundreds
+// of rows into b (kept from growing by mass deletes) for seeds 3 mod 4.
 func newGen(seed uint64) *gen {
 	return &gen{
 		r:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		nextID: map[*table]int{tableA: 1, tableC: 1},
 		grow:   seed%2 == 0,
+		bulk:   seed%4 == 3,
 	}
 }
 
@@ -138,7 +141,10 @@ func (g *gen) insert(t *table, rows int) string {
 func (g *gen) copyRows(t *table, binary bool) *copyStep {
 	idx := g.insertCols(t)
 	n := 1 + g.r.IntN(8)
-	if g.pct(20) {
+	switch {
+	case g.bulk && t == tableB && g.pct(50):
+		n = 200 + g.r.IntN(800)
+	case g.pct(20):
 		n = 10 + g.r.IntN(40)
 	}
 	c := &copyStep{table: t.name, binary: binary}
