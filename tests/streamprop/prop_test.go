@@ -2,6 +2,7 @@ package streamprop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +47,20 @@ type runner struct {
 	refused map[string]bool // views streamsql refused (and their dependents)
 	script  strings.Builder // what ran so far, for the reproduction file
 	checks  int
+	only    string // check this view alone ("": all)
+	sizes   string // rows in a/b/c at the end
+	logText string // the engine's log when the run failed
+	logKept bool   // logText is set
 }
+
+// mismatchError is a check's failure: views that differ from their batch
+// query, or batch queries that differ from PostgreSQL.
+type mismatchError struct {
+	views []string
+	msg   string
+}
+
+func (e *mismatchError) Error() string { return e.msg }
 
 // errorsWithoutOracle are the SQLSTATEs a sequence may cause on its own:
 // reused primary keys, and statements after one of those in a transaction.
@@ -55,45 +69,71 @@ var errorsWithoutOracle = map[string]bool{"23505": true, "25P02": true}
 func runSeed(t *testing.T, cfg runConfig) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	r := &runner{t: t, ctx: ctx, cfg: cfg, logs: &logRing{}, refused: map[string]bool{}}
+	steps := newGen(cfg.seed).sequence(cfg.steps, cfg.restart)
+	r, err := play(ctx, t, cfg, steps, "")
+	if err != nil {
+		r.fail(err)
+		var m *mismatchError
+		if errors.As(err, &m) && os.Getenv("STREAMPROP_SHRINK") != "" {
+			shrink(ctx, t, cfg, steps, m.views[0])
+		}
+		return
+	}
+	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s)",
+		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, r.sizes)
+}
+
+// play runs steps on a fresh server (and a fresh PostgreSQL database when
+// cfg.pgDSN is set) and returns the first failure. With only set, checks
+// compare that view alone. The runner is returned for its script and log.
+func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only string) (r *runner, err error) {
+	r = &runner{t: t, ctx: ctx, cfg: cfg, logs: &logRing{}, refused: map[string]bool{}, only: only}
 	fmt.Fprintf(&r.script, "-- streamprop seed %d, %d steps, barrier interval %v, restart %v\n", cfg.seed, cfg.steps, cfg.interval, cfg.restart)
-	var err error
-	if r.srv, err = startServer(t.TempDir(), cfg.interval, r.logs); err != nil {
-		t.Fatal(err)
+	dir, err := os.MkdirTemp("", "streamprop-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	if r.srv, err = startServer(dir, cfg.interval, r.logs); err != nil {
+		return r, err
 	}
 	defer func() {
 		r.ss.close()
-		if err := r.srv.close(); err != nil {
-			t.Errorf("close streamsql: %v", err)
+		if cerr := r.srv.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close streamsql: %w", cerr)
+		}
+	}()
+	defer func() { // before the close: its log lines are noise
+		if err != nil {
+			r.logText = r.logs.String()
+			r.logKept = true
 		}
 	}()
 	if r.ss, err = connect(ctx, "streamsql", r.srv.connString()); err != nil {
-		t.Fatal(err)
+		return r, err
 	}
 	if cfg.pgDSN != "" {
 		pg, drop, err := freshPostgres(ctx, cfg.pgDSN, fmt.Sprintf("streamprop_%d_%d", os.Getpid(), cfg.seed))
 		if err != nil {
-			t.Fatal(err)
+			return r, err
 		}
 		defer drop()
 		r.pg = pg
 	}
 	if err := r.setup(); err != nil {
-		r.fail(err)
-		return
+		return r, err
 	}
-	for i, s := range newGen(cfg.seed).sequence(cfg.steps, cfg.restart) {
+	for i, s := range steps {
+		r.logs.setStep(i)
 		if err := r.do(s); err != nil {
-			r.fail(fmt.Errorf("step %d: %w", i, err))
-			return
+			return r, fmt.Errorf("step %d: %w", i, err)
 		}
 	}
-	sizes := "?"
+	r.sizes = "?"
 	if res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c)"); err == nil && len(res.rows) == 1 {
-		sizes = res.rows[0][0]
+		r.sizes = res.rows[0][0]
 	}
-	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s)",
-		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, sizes)
+	return r, nil
 }
 
 // setup creates the tables on both sides, and on PostgreSQL every corpus
@@ -236,8 +276,12 @@ func (r *runner) check() error {
 	if _, err := r.ss.exec(r.ctx, "FLUSH"); err != nil {
 		return fmt.Errorf("FLUSH: %w", err)
 	}
-	var bad []string
+	var bad, views []string
 	for _, v := range r.live {
+		if r.only != "" && v.name != r.only {
+			continue
+		}
+		n := len(bad)
 		view, err := r.ss.query(r.ctx, "SELECT * FROM "+v.name)
 		if err != nil {
 			return fmt.Errorf("read view %s: %w", v.name, err)
@@ -250,19 +294,21 @@ func (r *runner) check() error {
 			bad = append(bad, fmt.Sprintf("view %s differs from its batch query: %s\n  view:  %s\n  batch: %s",
 				v.name, d, v.viewSQL(), v.batchSQL()))
 		}
-		if r.pg == nil {
-			continue
+		if r.pg != nil {
+			pg, err := r.pg.query(r.ctx, "SELECT * FROM "+v.name)
+			if err != nil {
+				return fmt.Errorf("postgres: view %s: %w", v.name, err)
+			}
+			if d := diff(batch, pg); d != "" {
+				bad = append(bad, fmt.Sprintf("batch query of %s differs from postgres: %s\n  query: %s", v.name, d, v.batchSQL()))
+			}
 		}
-		pg, err := r.pg.query(r.ctx, "SELECT * FROM "+v.name)
-		if err != nil {
-			return fmt.Errorf("postgres: view %s: %w", v.name, err)
-		}
-		if d := diff(batch, pg); d != "" {
-			bad = append(bad, fmt.Sprintf("batch query of %s differs from postgres: %s\n  query: %s", v.name, d, v.batchSQL()))
+		if len(bad) > n {
+			views = append(views, v.name)
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("check %d:\n%s", r.checks, strings.Join(bad, "\n"))
+		return &mismatchError{views: views, msg: fmt.Sprintf("check %d:\n%s", r.checks, strings.Join(bad, "\n"))}
 	}
 	return nil
 }
@@ -274,8 +320,12 @@ func (r *runner) fail(err error) {
 	if werr := os.WriteFile(path, []byte(r.script.String()), 0o644); werr != nil {
 		path = "(not written: " + werr.Error() + ")"
 	}
+	logText := r.logs.String()
+	if r.logKept {
+		logText = r.logText
+	}
 	r.t.Errorf("seed %d (rerun: STREAMPROP_SEED=%d; statements in %s): %v\nengine log:\n%s",
-		r.cfg.seed, r.cfg.seed, path, err, r.logs)
+		r.cfg.seed, r.cfg.seed, path, err, logText)
 }
 
 // freshPostgres creates an empty database on the PostgreSQL at dsn and
