@@ -9,13 +9,14 @@ import (
 type stepKind int
 
 const (
-	stepSQL     stepKind = iota // one statement (sqls[0])
-	stepTx                      // BEGIN; sqls...; the last one is COMMIT or ROLLBACK
-	stepCopy                    // COPY ... FROM STDIN
-	stepCreate                  // CREATE MATERIALIZED VIEW (view)
-	stepCheck                   // FLUSH, then compare every view
-	stepRestart                 // close the engine and open it again
-	stepDrop                    // DROP MATERIALIZED VIEW (view); created again later
+	stepSQL      stepKind = iota // one statement (sqls[0])
+	stepTx                       // BEGIN; sqls...; the last one is COMMIT or ROLLBACK
+	stepCopy                     // COPY ... FROM STDIN
+	stepCreate                   // CREATE MATERIALIZED VIEW (view)
+	stepCheck                    // FLUSH, then compare every view
+	stepRestart                  // close the engine and open it again
+	stepDrop                     // DROP MATERIALIZED VIEW (view); created again later
+	stepSnapshot                 // without FLUSH: views derived from each other agree
 )
 
 // step is one action of a sequence. Sequences are generated from the seed
@@ -288,6 +289,9 @@ func (g *gen) sequence(n int, restart bool) []step {
 		}
 		if restart && i == n/2 {
 			out = append(out, step{kind: stepRestart}, step{kind: stepCheck})
+		}
+		if g.pct(10) {
+			out = append(out, step{kind: stepSnapshot})
 		}
 		untilCheck--
 		if untilCheck == 0 {

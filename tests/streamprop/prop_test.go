@@ -47,10 +47,12 @@ type runner struct {
 	refused map[string]bool // views streamsql refused (and their dependents)
 	script  strings.Builder // what ran so far, for the reproduction file
 	checks  int
-	only    string // check this view alone ("": all)
-	sizes   string // rows in a/b/c at the end
-	logText string // the engine's log when the run failed
-	logKept bool   // logText is set
+	only    map[string]bool // check these views alone (nil: all)
+	sizes   string          // rows in a/b/c at the end
+	logText string          // the engine's log when the run failed
+	logKept bool            // logText is set
+
+	snapshotMisses int // snapshot steps whose views disagreed (a known issue)
 }
 
 // mismatchError is a check's failure: views that differ from their batch
@@ -70,23 +72,23 @@ func runSeed(t *testing.T, cfg runConfig) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	steps := newGen(cfg.seed).sequence(cfg.steps, cfg.restart)
-	r, err := play(ctx, t, cfg, steps, "")
+	r, err := play(ctx, t, cfg, steps, nil)
 	if err != nil {
 		r.fail(err)
 		var m *mismatchError
 		if errors.As(err, &m) && os.Getenv("STREAMPROP_SHRINK") != "" {
-			shrink(ctx, t, cfg, steps, m.views[0])
+			shrink(ctx, t, cfg, steps, m.views)
 		}
 		return
 	}
-	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s)",
-		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, r.sizes)
+	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s; reads of two views at different epochs %d)",
+		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, r.sizes, r.snapshotMisses)
 }
 
 // play runs steps on a fresh server (and a fresh PostgreSQL database when
 // cfg.pgDSN is set) and returns the first failure. With only set, checks
 // compare that view alone. The runner is returned for its script and log.
-func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only string) (r *runner, err error) {
+func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only map[string]bool) (r *runner, err error) {
 	r = &runner{t: t, ctx: ctx, cfg: cfg, logs: &logRing{}, refused: map[string]bool{}, only: only}
 	fmt.Fprintf(&r.script, "-- streamprop seed %d, %d steps, barrier interval %v, restart %v\n", cfg.seed, cfg.steps, cfg.interval, cfg.restart)
 	dir, err := os.MkdirTemp("", "streamprop-")
@@ -174,6 +176,8 @@ func (r *runner) do(s step) error {
 		return r.check()
 	case stepDrop:
 		return r.drop(s.view)
+	case stepSnapshot:
+		return r.snapshot()
 	case stepRestart:
 		r.script.WriteString("-- restart the server here\n")
 		r.ss.close()
@@ -268,6 +272,56 @@ func (r *runner) drop(name string) error {
 	return nil
 }
 
+// snapshotPairs are queries over two views, one computed from the other,
+// that agree whenever both are read at the same epoch: a query over several
+// views reads them all as of the last completed epoch, FLUSH or not.
+var snapshotPairs = []struct {
+	views       [2]string
+	left, right string // scalar queries that agree (right at most left with atMost)
+	atMost      bool
+}{
+	{[2]string{"j_inner", "vv_agg_join"}, "SELECT count(*) FROM j_inner", "SELECT coalesce(sum(c), 0) FROM vv_agg_join", false},
+	{[2]string{"vv_agg_join", "vv_vv"}, "SELECT count(*) FROM vv_agg_join", "SELECT c FROM vv_vv", false},
+	{[2]string{"agg_group", "vv_filter"}, "SELECT count(*) FROM agg_group WHERE c > 1", "SELECT count(*) FROM vv_filter", false},
+	{[2]string{"j_agg_keys", "vv_rownum"}, "SELECT count(DISTINCT k) FROM j_agg_keys", "SELECT count(*) FROM vv_rownum", false},
+	{[2]string{"uni", "vv_uni"}, "SELECT count(*) FROM uni", "SELECT count(*) FROM vv_uni", true},
+}
+
+// snapshot checks, without FLUSH, that views read in one query agree.
+func (r *runner) snapshot() error {
+	for _, p := range snapshotPairs {
+		if !r.isLive(p.views[0]) || !r.isLive(p.views[1]) || (r.only != nil && !(r.only[p.views[0]] && r.only[p.views[1]])) {
+			continue
+		}
+		q := fmt.Sprintf("SELECT (%s) AS l, (%s) AS r", p.left, p.right)
+		r.script.WriteString(q + "; -- must agree, FLUSH or not\n")
+		res, err := r.ss.query(r.ctx, q)
+		if err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+		if len(res.rows) != 1 {
+			return fmt.Errorf("%s: %d rows", q, len(res.rows))
+		}
+		l, errL := strconv.ParseInt(res.rows[0][0], 10, 64)
+		rt, errR := strconv.ParseInt(res.rows[0][1], 10, 64)
+		if errL != nil || errR != nil || (!p.atMost && l != rt) || (p.atMost && rt > l) {
+			err := &mismatchError{views: p.views[:], msg: fmt.Sprintf(
+				"views read in one query disagree (not one epoch?): %s gives %s and %s", q, showRow(res.rows[0][:1]), showRow(res.rows[0][1:]))}
+			if knownIssues() {
+				return err
+			}
+			if r.snapshotMisses++; r.snapshotMisses == 1 {
+				r.t.Logf("known issue (see TestViewsReadAtOneEpoch): %v", err)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *runner) isLive(name string) bool {
+	return slices.ContainsFunc(r.live, func(v viewDef) bool { return v.name == name })
+}
+
 // check runs FLUSH and compares every view with its batch query, and the
 // batch query with PostgreSQL.
 func (r *runner) check() error {
@@ -278,7 +332,7 @@ func (r *runner) check() error {
 	}
 	var bad, views []string
 	for _, v := range r.live {
-		if r.only != "" && v.name != r.only {
+		if r.only != nil && !r.only[v.name] {
 			continue
 		}
 		n := len(bad)
@@ -454,7 +508,7 @@ func TestSoak(t *testing.T) {
 	end := time.Now().Add(d)
 	for seed := uint64(time.Now().UnixNano()) % 1e9; time.Now().Before(end) && !t.Failed(); seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			cfg := configFor(seed, envInt(t, "STREAMPROP_STEPS", 400))
+			cfg := configFor(seed, envInt(t, "STREAMPROP_STEPS", 250))
 			cfg.pgDSN = dsn
 			runSeed(t, cfg)
 		})

@@ -10,14 +10,14 @@ import (
 	"time"
 )
 
-// shrink looks for a shorter sequence on which view still fails
-// (STREAMPROP_SHRINK=1): it keeps only the view and the views it reads,
+// shrink looks for a shorter sequence on which views still fail
+// (STREAMPROP_SHRINK=1): it keeps only those views and the views they read,
 // then removes ever smaller runs of the other steps (writes, checks,
 // restarts) while the failure persists, replaying each candidate on a fresh
 // server. Epoch boundaries fall where timing puts them, so a failure that
 // depends on them may not replay every time; the result is logged and
 // written to $TMPDIR/streamprop-<seed>-min.sql.
-func shrink(ctx context.Context, t *testing.T, cfg runConfig, steps []step, view string) {
+func shrink(ctx context.Context, t *testing.T, cfg runConfig, steps []step, views []string) {
 	needed := map[string]bool{}
 	var need func(string)
 	need = func(name string) {
@@ -26,7 +26,9 @@ func shrink(ctx context.Context, t *testing.T, cfg runConfig, steps []step, view
 			need(d)
 		}
 	}
-	need(view)
+	for _, v := range views {
+		need(v)
+	}
 	// fixed steps stay; the others may go.
 	var cur []step
 	var fixed []bool
@@ -44,12 +46,12 @@ func shrink(ctx context.Context, t *testing.T, cfg runConfig, steps []step, view
 	tries := 0
 	fails := func(c []step) bool {
 		tries++
-		_, err := play(ctx, t, cfg, c, view)
+		_, err := play(ctx, t, cfg, c, needed)
 		var m *mismatchError
 		return errors.As(err, &m)
 	}
 	if !fails(cur) {
-		t.Logf("shrink: view %s alone does not fail again; not shrunk", view)
+		t.Logf("shrink: views %v alone do not fail again; not shrunk", views)
 		return
 	}
 	for chunk := len(cur) / 2; chunk >= 1 && time.Now().Before(deadline); {
@@ -74,7 +76,7 @@ func shrink(ctx context.Context, t *testing.T, cfg runConfig, steps []step, view
 			chunk /= 2
 		}
 	}
-	r, err := play(ctx, t, cfg, cur, view)
+	r, err := play(ctx, t, cfg, cur, needed)
 	path := filepath.Join(os.TempDir(), fmt.Sprintf("streamprop-%d-min.sql", cfg.seed))
 	if werr := os.WriteFile(path, []byte(r.script.String()), 0o644); werr != nil {
 		path = "(not written: " + werr.Error() + ")"
