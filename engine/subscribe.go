@@ -49,6 +49,9 @@ func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribeT
 			return nil, err
 		}
 		if rel.Kind == catalog.KindMatView {
+			if x.Emit != nil {
+				return nil, pgerr.Unsupported("%s cannot be used with SUBSCRIBE TO a materialized view; give it in the view's definition", x.Emit.Written)
+			}
 			cols := make([]types.Column, len(rel.Columns))
 			for i, c := range rel.Columns {
 				cols[i] = types.Column{Name: c.Name, Type: c.Type}
@@ -57,6 +60,7 @@ func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribeT
 		}
 	}
 	env.Streams = flowStreams{s.eng}
+	env.Emit = x.Emit
 	q, err := planner.PlanStream(env, x.Stmt)
 	if err != nil {
 		return nil, err
