@@ -522,7 +522,7 @@ func steps(t *testing.T) int {
 // TestViewsMatchBatch: after every FLUSH each view equals its query run as
 // a batch query over the tables.
 func TestViewsMatchBatch(t *testing.T) {
-	n := 8
+	n := 6
 	if testing.Short() {
 		n = 3
 	}
