@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -74,6 +75,12 @@ var nextPrivateJob atomic.Uint32
 // table or source run the query as a private job that ends with the
 // subscription.
 func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscribe) ([]types.Column, func(context.Context) (exec.Iterator, error), error) {
+	for _, o := range x.Options {
+		if k := strings.ToLower(o.Key); k != "snapshot" && k != "progress" {
+			return nil, nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized SUBSCRIBE option \"%s\"", o.Key).
+				WithHint("Options are snapshot and progress.")
+		}
+	}
 	env := s.env(ctx, nil)
 	p, err := s.planSubscribe(env, x)
 	if err != nil {
@@ -91,6 +98,12 @@ func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscrib
 			sub, err = e.flow.Subscribe(p.viewOID, opts)
 		}
 		if err != nil {
+			return nil, err
+		}
+		// Once the snapshot's epoch is complete, every row committed from
+		// now on comes as a change (snapshot = false sends nothing older).
+		if err := e.flow.WaitEpoch(ctx, sub.Start()); err != nil {
+			sub.Close()
 			return nil, err
 		}
 		return &subIter{ctx: ctx, sub: sub, cols: cols}, nil
