@@ -106,6 +106,15 @@ var corpus = []viewDef{
 	{name: "rownum_nopk", query: "SELECT k, v, s FROM (SELECT k, v, s, f, row_number() OVER (PARTITION BY k ORDER BY v, s, f) AS rn FROM b) t WHERE rn <= 2"},
 	{name: "topn_agg", query: "SELECT g, count(*) AS c FROM a GROUP BY g ORDER BY count(*) DESC, g LIMIT 2"},
 
+	// over the APPEND ONLY table d: running extremes, bounded top-N
+	{name: "ao_minmax", query: "SELECT k, min(v) AS miv, max(v) AS mav, min(s) AS mis, max(ts) AS mat, count(*) AS c, sum(v) AS sv FROM d GROUP BY k"},
+	{name: "ao_global", query: "SELECT min(ts) AS mit, max(ts) AS mat, max(v) AS mav, count(DISTINCT s) AS ds FROM d WHERE v > 1"},
+	{name: "ao_topn", query: "SELECT k, v, s FROM d ORDER BY v DESC, k, s LIMIT 3"},
+	{name: "ao_rownum", query: "SELECT * FROM (SELECT k, v, s, row_number() OVER (PARTITION BY k ORDER BY v, s) AS rn FROM d) t WHERE rn <= 2"},
+	{name: "ao_semi_max", query: "SELECT k, max(v) AS mv, min(ts) AS mt FROM d WHERE k IN (SELECT k FROM d WHERE s = 'x') GROUP BY k"},
+	{name: "ao_dist", query: "SELECT DISTINCT s, k FROM d"},
+	{name: "ao_join_a", query: "SELECT a.g, max(d.v) AS mv, min(d.s) AS ms, count(*) AS c FROM d JOIN a ON d.k = a.k GROUP BY a.g"},
+
 	// views on views
 	{name: "vv_agg_join", query: "SELECT j.g, count(*) AS c, count(DISTINCT j.v) AS dv, sum(j.v) AS sv FROM {j_inner} j GROUP BY j.g"},
 	{name: "vv_filter", query: "SELECT * FROM {agg_group} x WHERE x.c > 1"},
@@ -114,6 +123,7 @@ var corpus = []viewDef{
 	{name: "vv_left", query: "SELECT j.id, j.v, u.k FROM {j_left} j LEFT JOIN {uni} u ON j.k = u.k"},
 	{name: "vv_uni", query: "SELECT u.k, count(*) AS c FROM {uni} u JOIN {uni_all} w ON u.k = w.k GROUP BY u.k"},
 	{name: "vv_rownum", query: "SELECT * FROM (SELECT x.k, x.g, x.c, row_number() OVER (PARTITION BY x.k ORDER BY x.c DESC, x.g NULLS FIRST) AS rn FROM {j_agg_keys} x) t WHERE rn = 1"},
+	{name: "vv_ao", query: "SELECT x.s, count(*) AS c FROM {ao_dist} x GROUP BY x.s ORDER BY count(*) DESC, x.s LIMIT 2"},
 	{name: "vv_vv", query: "SELECT count(*) AS c, sum(x.c) AS total FROM {vv_agg_join} x"},
 }
 

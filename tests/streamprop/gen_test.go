@@ -108,7 +108,10 @@ func (g *gen) insertCols(t *table) []int {
 	return idx
 }
 
-func (g *gen) table() *table { return tables[g.r.IntN(len(tables))] }
+// table is a table to update, delete from or truncate; insertTable one to
+// insert into.
+func (g *gen) table() *table       { return mutable[g.r.IntN(len(mutable))] }
+func (g *gen) insertTable() *table { return tables[g.r.IntN(len(tables))] }
 
 func literals(vs []value) string {
 	s := make([]string, len(vs))
@@ -183,9 +186,9 @@ func (g *gen) setList(t *table) string {
 func (g *gen) dml() string {
 	switch x := g.r.IntN(1000); {
 	case x < 250:
-		return g.insert(g.table(), 1)
+		return g.insert(g.insertTable(), 1)
 	case x < 380:
-		return g.insert(g.table(), 2+g.r.IntN(5))
+		return g.insert(g.insertTable(), 2+g.r.IntN(5))
 	case x < 410:
 		return fmt.Sprintf("INSERT INTO b (k, v, s, f) SELECT k, id, g, f FROM a WHERE %s", eq("k", g.val(kInt, 20)))
 	case x < 530: // update a row by its key
@@ -225,7 +228,7 @@ func (g *gen) dml() string {
 		t := []*table{tableA, tableC}[g.r.IntN(2)]
 		return fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.name, g.oldID(t).literal())
 	case g.grow:
-		return g.insert(g.table(), 2+g.r.IntN(8))
+		return g.insert(g.insertTable(), 2+g.r.IntN(8))
 	case x < 995: // delete many rows
 		switch g.r.IntN(4) {
 		case 0:
@@ -319,7 +322,7 @@ func (g *gen) sequence(n int, restart bool) []step {
 		case x < 900:
 			out = append(out, step{kind: stepTx, sqls: g.churn()})
 		case x < 940:
-			out = append(out, step{kind: stepCopy, copy: g.copyRows(g.table(), false)})
+			out = append(out, step{kind: stepCopy, copy: g.copyRows(g.insertTable(), false)})
 		case x < 985:
 			out = append(out, step{kind: stepCopy, copy: g.copyRows(tableB, true)})
 		case x < 990:

@@ -87,7 +87,7 @@ func runSeed(t *testing.T, cfg runConfig) {
 		}
 		return
 	}
-	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s; reads of two views at different epochs %d)",
+	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c/d at the end %s; reads of two views at different epochs %d)",
 		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, r.sizes, r.snapshotMisses)
 }
 
@@ -139,7 +139,7 @@ func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only m
 		}
 	}
 	r.sizes = "?"
-	if res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c)"); err == nil && len(res.rows) == 1 {
+	if res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c) || '/' || (SELECT count(*) FROM d)"); err == nil && len(res.rows) == 1 {
 		r.sizes = res.rows[0][0]
 	}
 	return r, nil
@@ -149,8 +149,15 @@ func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only m
 // view as a plain view.
 func (r *runner) setup() error {
 	for _, tb := range tables {
-		if err := r.stmt(tb.ddl()); err != nil {
-			return err
+		q := tb.ddl(true)
+		r.script.WriteString(q + ";\n")
+		if _, err := r.ss.exec(r.ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+		if r.pg != nil {
+			if _, err := r.pg.exec(r.ctx, tb.ddl(false)); err != nil {
+				return fmt.Errorf("postgres: %s: %w", tb.ddl(false), err)
+			}
 		}
 	}
 	if r.pg == nil {
