@@ -36,16 +36,20 @@ type gen struct {
 	added  int            // columns added so far (for fresh names)
 	grow   bool           // no mass deletes: tables grow to hundreds of rows
 	bulk   bool           // COPY into b sends hundreds of rows at once
+	wide   bool           // half the v values of b and d are from 1..1000
 }
 
-// newGen's sequences grow their tables for even seeds, and COPY hundreds
-// of rows into b (kept from growing by mass deletes) for seeds 3 mod 4.
+// newGen's sequences grow their tables for even seeds, COPY hundreds of
+// rows into b (kept from growing by mass deletes) for seeds 3 mod 4, and
+// draw v from a wide range for seeds not 0 mod 3, so that a group's min/max
+// and a top-N hold many distinct values.
 func newGen(seed uint64) *gen {
 	return &gen{
 		r:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		nextID: map[*table]int{tableA: 1, tableC: 1},
 		grow:   seed%2 == 0,
 		bulk:   seed%4 == 3,
+		wide:   seed%3 != 0,
 	}
 }
 
@@ -87,6 +91,8 @@ func (g *gen) row(t *table, idx []int) []value {
 	for i, j := range idx {
 		if t.cols[j].pk {
 			out[i] = g.freshID(t)
+		} else if g.wide && t.cols[j].name == "v" && g.pct(50) {
+			out[i] = value{text: fmt.Sprint(1 + g.r.IntN(1000)), kind: kBigint}
 		} else {
 			out[i] = g.val(t.cols[j].kind, 15)
 		}
