@@ -514,7 +514,7 @@ func seeds(t *testing.T, first uint64, n int) []uint64 {
 }
 
 func steps(t *testing.T) int {
-	def := 150
+	def := 120
 	if testing.Short() {
 		def = 60
 	}
@@ -524,7 +524,7 @@ func steps(t *testing.T) int {
 // TestViewsMatchBatch: after every FLUSH each view equals its query run as
 // a batch query over the tables.
 func TestViewsMatchBatch(t *testing.T) {
-	n := 6
+	n := 5
 	if testing.Short() {
 		n = 3
 	}
@@ -543,7 +543,7 @@ func TestViewsMatchPostgres(t *testing.T) {
 	if err := pingPostgres(dsn); err != nil {
 		t.Skipf("PostgreSQL is not reachable at %s (set STREAMSQL_PG_DSN, or start it: pg_ctlcluster 15 main start): %v", dsn, err)
 	}
-	n := 3
+	n := 2
 	if testing.Short() {
 		n = 1
 	}
