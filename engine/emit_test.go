@@ -50,9 +50,9 @@ func TestEmitClause(t *testing.T) {
 	}
 	for q, code := range map[string]pgerr.Code{
 		"CREATE MATERIALIZED VIEW x AS SELECT window_start, count(*) FROM TUMBLE(nowm, ts, INTERVAL '1' SECOND) GROUP BY 1 EMIT ON WINDOW CLOSE": pgerr.InvalidObjectDefinition,
-		"CREATE MATERIALIZED VIEW x AS SELECT * FROM b EMIT FINAL":                                                                           pgerr.FeatureNotSupported,
-		"CREATE MATERIALIZED VIEW x AS SELECT window_start, count(*) FROM TUMBLE(b, ts, INTERVAL '1' SECOND) GROUP BY 1 EMIT EVERY '0 s'":    pgerr.InvalidParameterValue,
-		"CREATE MATERIALIZED VIEW x AS SELECT * FROM HOP(b, ts, INTERVAL '3' SECOND, INTERVAL '10' SECOND)":                                   pgerr.InvalidParameterValue,
+		"CREATE MATERIALIZED VIEW x AS SELECT * FROM b EMIT FINAL":                                                                               pgerr.FeatureNotSupported,
+		"CREATE MATERIALIZED VIEW x AS SELECT window_start, count(*) FROM TUMBLE(b, ts, INTERVAL '1' SECOND) GROUP BY 1 EMIT EVERY '0 s'":        pgerr.InvalidParameterValue,
+		"CREATE MATERIALIZED VIEW x AS SELECT * FROM HOP(b, ts, INTERVAL '3' SECOND, INTERVAL '10' SECOND)":                                      pgerr.InvalidParameterValue,
 		"SELECT * FROM b EMIT ON UPDATE": pgerr.FeatureNotSupported,
 	} {
 		if _, _, err := run(t, s, q); pgerr.CodeOf(err) != code {
