@@ -412,7 +412,8 @@ func (e *Engine) stopViewsOn(oid uint32) []*catalog.Relation {
 }
 
 // restartViews starts views stopped by stopViewsOn (as the catalog has
-// them now), in order.
+// them now), in order, and waits for their first epoch (as startViews
+// does), so that reads after the ALTER see them rebuilt, not empty.
 func (e *Engine) restartViews(views []*catalog.Relation) {
 	for _, old := range views {
 		r := e.cat.Relation(old.OID)
@@ -423,6 +424,11 @@ func (e *Engine) restartViews(views []*catalog.Relation) {
 		if err := e.startView(r); err != nil {
 			e.cfg.Logf("materialized view %s did not restart after ALTER: %v", r.Name, err)
 			e.viewErrs.Store(r.OID, err)
+		}
+	}
+	if len(views) > 0 {
+		if err := e.flow.WaitEpoch(context.Background(), e.flow.Inject()); err != nil {
+			e.cfg.Logf("materialized views did not complete their first epoch after ALTER: %v", err)
 		}
 	}
 }
