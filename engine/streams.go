@@ -128,7 +128,7 @@ func (e *Engine) planView(rel *catalog.Relation) (*planner.StreamQuery, error) {
 		return nil, pgerr.Internal("materialized view %s has a bad definition", rel.Name)
 	}
 	eval := e.streamEval()
-	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}}
+	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0])}
 	return planner.PlanStream(env, stmts[0].AST)
 }
 
@@ -227,6 +227,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, fmt.Errorf("store materialized view: %w", err)
 	}
+	text += env.Emit.Text() // kept with the query, planned again at restart
 	rel := &catalog.Relation{Schema: c.Into.Rel.Schemaname, Name: c.Into.Rel.Relname, Kind: catalog.KindMatView, ViewQuery: text}
 	names := c.Into.ColNames
 	if len(names) > len(q.Columns) {

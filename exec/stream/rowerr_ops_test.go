@@ -34,24 +34,33 @@ func TestRowErrorsInsideOperators(t *testing.T) {
 		return out
 	}
 	for _, tc := range []struct {
-		name string
-		node func(l, r Node) Node
-		errs int64
-		want string
+		name  string
+		node  func(l, r Node) Node
+		errs  int64
+		want  string
+		right []int64 // the right input (joins), default 50, 1, 7
 	}{
 		{"group key", func(l, _ Node) Node {
 			return &HashAgg{Input: l, GroupBy: []expr.Expr{div}, Aggs: []AggSpec{{Kind: AggCountStar}}, Cols: i8("q", "n")}
-		}, 1, "(null) 1|1 1|20 1|50 1"},
+		}, 1, "(null) 1|1 1|20 1|50 1", nil},
 		{"argument and filter", func(l, _ Node) Node {
 			return &HashAgg{Input: l, Aggs: []AggSpec{{Kind: AggCountStar}, {Kind: AggCount, Arg: div}, {Kind: AggCountStar, Filter: gt10}},
 				Cols: i8("n", "n_q", "n_big")}
-		}, 2, "4 3 2"},
+		}, 2, "4 3 2", nil},
 		{"join key", func(l, r Node) Node {
 			return &HashJoin{Left: l, Right: r, Kind: exec.InnerJoin, LeftKeys: []expr.Expr{div}, RightKeys: []expr.Expr{a}, Cols: i8("a", "q")}
-		}, 1, "100 1|2 50"},
+		}, 1, "100 1|2 50", nil},
+		{"join condition", func(l, r Node) Node {
+			rightA := &expr.ColRef{Idx: 1, T: types.TInt8, Name: "b"}
+			cond, err := expr.NewBinary(">", div, rightA) // 100 / left.a > right.a
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &HashJoin{Left: l, Right: r, Kind: exec.InnerJoin, LeftKeys: []expr.Expr{a}, RightKeys: []expr.Expr{a}, Cond: cond, Cols: i8("a", "b")}
+		}, 1, "2 2|5 5", []int64{2, 0, 5, 100}},
 		{"sort key", func(l, _ Node) Node {
 			return &TopN{Input: l, Order: []exec.SortKey{{E: div}}, Limit: 2, Cols: i8("a")}
-		}, 1, "100|5"},
+		}, 1, "100|5", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newEnv(t)
@@ -64,7 +73,11 @@ func TestRowErrorsInsideOperators(t *testing.T) {
 			}
 			l, r := &source{ch: make(chan Message, 4)}, &source{ch: make(chan Message, 4)}
 			l.ch <- ChunkMsg(chunk(nil, 2, 0, 5, 100))
-			r.ch <- ChunkMsg(chunk(nil, 50, 1, 7))
+			right := tc.right
+			if right == nil {
+				right = []int64{50, 1, 7}
+			}
+			r.ch <- ChunkMsg(chunk(nil, right...))
 			for _, s := range []*source{l, r} {
 				s.ch <- BarrierMsg(Barrier{Epoch: 1})
 				close(s.ch)

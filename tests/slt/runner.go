@@ -375,10 +375,16 @@ func errorHeader(rec *Record, err error) string {
 }
 
 // queryHeader is a query line with its type letters set from the result's
-// column types: I for integers, R for floating point and numeric, T else.
+// column types: I for integers, R for floating point and numeric, T else;
+// a '*' (a column not compared) is kept.
 func queryHeader(line string, oids []uint32) string {
+	f := strings.Fields(line)
 	letters := make([]byte, len(oids))
 	for i, oid := range oids {
+		if len(f) > 1 && i < len(f[1]) && f[1][i] == '*' {
+			letters[i] = '*'
+			continue
+		}
 		switch oid {
 		case 20, 21, 23: // int8, int2, int4
 			letters[i] = 'I'
@@ -388,7 +394,6 @@ func queryHeader(line string, oids []uint32) string {
 			letters[i] = 'T'
 		}
 	}
-	f := strings.Fields(line)
 	if len(f) < 2 {
 		f = append(f, "")
 	}

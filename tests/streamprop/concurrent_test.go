@@ -17,7 +17,7 @@ var concurrentErrors = map[string]bool{"23505": true, "25P02": true, "40001": tr
 // its batch query. (PostgreSQL cannot be the oracle here: the order of the
 // writes is not known.)
 func TestConcurrentWriters(t *testing.T) {
-	n := 3
+	n := 2
 	if testing.Short() {
 		n = 1
 	}

@@ -45,6 +45,9 @@ var corpus = []viewDef{
 	{name: "agg_expr", query: "SELECT s, sum(v * k) AS svk, sum(v) - sum(k) AS d, count(*) FILTER (WHERE f IS NULL) AS nf, min(coalesce(s, '?') || k::text) AS mk FROM b GROUP BY s"},
 	{name: "agg_having_avg", query: "SELECT g, avg(n) AS an, count(*) AS c FROM a GROUP BY g HAVING avg(n) > 1 OR count(*) > 3"},
 	{name: "agg_dist_global", query: "SELECT count(*) AS c, sum(t.k) AS sk FROM (SELECT DISTINCT k FROM b) t"},
+	{name: "agg_num_key", query: "SELECT n * 2 AS n2, count(*) AS c, sum(f) AS sf FROM a GROUP BY n * 2"},
+	{name: "agg_float_key", query: "SELECT f, count(*) AS c, count(DISTINCT s) AS ds FROM b GROUP BY f"},
+	{name: "dist_mixed", query: "SELECT DISTINCT n, ts FROM a"},
 	{name: "agg_of_agg", query: "SELECT c, count(*) AS groups FROM (SELECT k, count(*) AS c FROM b GROUP BY k) t GROUP BY c"},
 
 	// DISTINCT
@@ -69,6 +72,9 @@ var corpus = []viewDef{
 	{name: "j_rownum", query: "SELECT * FROM (SELECT a.g, a.id, b.v, row_number() OVER (PARTITION BY a.g ORDER BY b.v, a.id) AS rn FROM a JOIN b ON a.k = b.k) t WHERE rn <= 2"},
 	{name: "j_agg_keys", query: "SELECT b.k, c.g, count(*) AS c, max(b.v) AS mv FROM b JOIN c ON b.k = c.w GROUP BY b.k, c.g"},
 	{name: "j_full_agg", query: "SELECT coalesce(a.k, b.k) AS k, count(a.id) AS na, count(b.v) AS nb, count(*) AS c FROM a FULL JOIN b ON a.k = b.k GROUP BY coalesce(a.k, b.k)"},
+	{name: "j_int_bigint", query: "SELECT a.id, a.g, c.id AS cid, c.w FROM a JOIN c ON a.id = c.id"},
+	{name: "j_num_int", query: "SELECT a.id, a.n, b.v FROM a LEFT JOIN b ON a.n = b.k"},
+	{name: "j_float_int", query: "SELECT b.k, b.f, a.id FROM b FULL JOIN a ON b.f = a.k"},
 	{name: "j_cte", query: "WITH t AS (SELECT k, count(*) AS c FROM b GROUP BY k) SELECT a.id, t.c FROM a JOIN t ON a.k = t.k"},
 
 	// subqueries: semi and anti joins, an uncorrelated scalar subquery
@@ -76,6 +82,7 @@ var corpus = []viewDef{
 	{name: "semi_exists", query: "SELECT * FROM c WHERE EXISTS (SELECT 1 FROM a WHERE a.g = c.g AND a.k > c.w)"},
 	{name: "anti", query: "SELECT * FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k)"},
 	{name: "anti_b", query: "SELECT k, v FROM b WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.w = b.k)"},
+	{name: "semi_bigint", query: "SELECT id, g FROM a WHERE id IN (SELECT v FROM b)"},
 	{name: "semi_two_keys", query: "SELECT a.id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.s = a.g)"},
 	{name: "anti_resid", query: "SELECT c.id, c.g FROM c WHERE NOT EXISTS (SELECT 1 FROM a WHERE a.g = c.g AND a.ts > c.ts)"},
 	{name: "scalar_count", query: "SELECT id, w FROM c WHERE w < (SELECT count(*) FROM b WHERE v > 2)"},
@@ -99,6 +106,15 @@ var corpus = []viewDef{
 	{name: "rownum_nopk", query: "SELECT k, v, s FROM (SELECT k, v, s, f, row_number() OVER (PARTITION BY k ORDER BY v, s, f) AS rn FROM b) t WHERE rn <= 2"},
 	{name: "topn_agg", query: "SELECT g, count(*) AS c FROM a GROUP BY g ORDER BY count(*) DESC, g LIMIT 2"},
 
+	// over the APPEND ONLY table d: running extremes, bounded top-N
+	{name: "ao_minmax", query: "SELECT k, min(v) AS miv, max(v) AS mav, min(s) AS mis, max(ts) AS mat, count(*) AS c, sum(v) AS sv FROM d GROUP BY k"},
+	{name: "ao_global", query: "SELECT min(ts) AS mit, max(ts) AS mat, max(v) AS mav, count(DISTINCT s) AS ds FROM d WHERE v > 1"},
+	{name: "ao_topn", query: "SELECT k, v, s FROM d ORDER BY v DESC, k, s LIMIT 3"},
+	{name: "ao_rownum", query: "SELECT * FROM (SELECT k, v, s, row_number() OVER (PARTITION BY k ORDER BY v, s) AS rn FROM d) t WHERE rn <= 2"},
+	{name: "ao_semi_max", query: "SELECT k, max(v) AS mv, min(ts) AS mt FROM d WHERE k IN (SELECT k FROM d WHERE s = 'x') GROUP BY k"},
+	{name: "ao_dist", query: "SELECT DISTINCT s, k FROM d"},
+	{name: "ao_join_a", query: "SELECT a.g, max(d.v) AS mv, min(d.s) AS ms, count(*) AS c FROM d JOIN a ON d.k = a.k GROUP BY a.g"},
+
 	// views on views
 	{name: "vv_agg_join", query: "SELECT j.g, count(*) AS c, count(DISTINCT j.v) AS dv, sum(j.v) AS sv FROM {j_inner} j GROUP BY j.g"},
 	{name: "vv_filter", query: "SELECT * FROM {agg_group} x WHERE x.c > 1"},
@@ -107,6 +123,7 @@ var corpus = []viewDef{
 	{name: "vv_left", query: "SELECT j.id, j.v, u.k FROM {j_left} j LEFT JOIN {uni} u ON j.k = u.k"},
 	{name: "vv_uni", query: "SELECT u.k, count(*) AS c FROM {uni} u JOIN {uni_all} w ON u.k = w.k GROUP BY u.k"},
 	{name: "vv_rownum", query: "SELECT * FROM (SELECT x.k, x.g, x.c, row_number() OVER (PARTITION BY x.k ORDER BY x.c DESC, x.g NULLS FIRST) AS rn FROM {j_agg_keys} x) t WHERE rn = 1"},
+	{name: "vv_ao", query: "SELECT x.s, count(*) AS c FROM {ao_dist} x GROUP BY x.s ORDER BY count(*) DESC, x.s LIMIT 2"},
 	{name: "vv_vv", query: "SELECT count(*) AS c, sum(x.c) AS total FROM {vv_agg_join} x"},
 }
 

@@ -22,6 +22,9 @@ type runConfig struct {
 	restart  bool
 	interval time.Duration // the barrier interval; negative: epochs end only at FLUSH
 	pgDSN    string        // "": no PostgreSQL comparison
+	// subscribe names views to follow with SUBSCRIBE; each check also
+	// compares what the subscription added up to with the view.
+	subscribe map[string]bool
 }
 
 // configFor derives a seed's run: the barrier interval varies with the seed
@@ -53,6 +56,9 @@ type runner struct {
 	logKept bool            // logText is set
 
 	snapshotMisses int // snapshot steps whose views disagreed (a known issue)
+
+	subs       map[string]*subscriber // by view name (cfg.subscribe)
+	alterNoted bool                   // the ALTER known issue was logged
 }
 
 // mismatchError is a check's failure: views that differ from their batch
@@ -81,7 +87,7 @@ func runSeed(t *testing.T, cfg runConfig) {
 		}
 		return
 	}
-	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s; reads of two views at different epochs %d)",
+	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c/d at the end %s; reads of two views at different epochs %d)",
 		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, r.sizes, r.snapshotMisses)
 }
 
@@ -105,6 +111,7 @@ func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only m
 			err = fmt.Errorf("close streamsql: %w", cerr)
 		}
 	}()
+	defer r.unsubscribe()
 	defer func() { // before the close: its log lines are noise
 		if err != nil {
 			r.logText = r.logs.String()
@@ -132,7 +139,7 @@ func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only m
 		}
 	}
 	r.sizes = "?"
-	if res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c)"); err == nil && len(res.rows) == 1 {
+	if res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c) || '/' || (SELECT count(*) FROM d)"); err == nil && len(res.rows) == 1 {
 		r.sizes = res.rows[0][0]
 	}
 	return r, nil
@@ -142,8 +149,15 @@ func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only m
 // view as a plain view.
 func (r *runner) setup() error {
 	for _, tb := range tables {
-		if err := r.stmt(tb.ddl()); err != nil {
-			return err
+		q := tb.ddl(true)
+		r.script.WriteString(q + ";\n")
+		if _, err := r.ss.exec(r.ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+		if r.pg != nil {
+			if _, err := r.pg.exec(r.ctx, tb.ddl(false)); err != nil {
+				return fmt.Errorf("postgres: %s: %w", tb.ddl(false), err)
+			}
 		}
 	}
 	if r.pg == nil {
@@ -181,12 +195,20 @@ func (r *runner) do(s step) error {
 	case stepRestart:
 		r.script.WriteString("-- restart the server here\n")
 		r.ss.close()
+		r.unsubscribe()
 		if err := r.srv.restart(); err != nil {
 			return err
 		}
 		var err error
-		r.ss, err = connect(r.ctx, "streamsql", r.srv.connString())
-		return err
+		if r.ss, err = connect(r.ctx, "streamsql", r.srv.connString()); err != nil {
+			return err
+		}
+		for _, v := range r.live {
+			if err := r.follow(v.name); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown step kind %d", s.kind)
 }
@@ -194,8 +216,25 @@ func (r *runner) do(s step) error {
 // stmt runs a statement on both sides; they must agree on its outcome.
 func (r *runner) stmt(q string) error {
 	r.script.WriteString(q + ";\n")
-	return r.outcome(q,
-		func(d *db) (string, error) { return d.exec(r.ctx, q) })
+	if err := r.outcome(q, func(d *db) (string, error) { return d.exec(r.ctx, q) }); err != nil {
+		return err
+	}
+	if strings.HasPrefix(q, "ALTER TABLE") && len(r.subs) > 0 && !knownIssues() {
+		// Known issue: ALTER TABLE restarts the views over the table and
+		// ends their subscriptions (55000 "the view stopped"). Subscribe
+		// again, from a snapshot.
+		if !r.alterNoted {
+			r.alterNoted = true
+			r.t.Logf("known issue: ALTER TABLE ends the subscriptions to the views over the table; subscribing again")
+		}
+		r.unsubscribe()
+		for _, v := range r.live {
+			if err := r.follow(v.name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (r *runner) copy(c *copyStep) error {
@@ -254,7 +293,31 @@ func (r *runner) create(v viewDef) error {
 		r.t.Errorf("view %s is supported now: drop its refused mark (%s)", v.name, v.refused)
 	}
 	r.live = append(r.live, v)
+	return r.follow(v.name)
+}
+
+// follow subscribes to a view if the run follows it.
+func (r *runner) follow(name string) error {
+	if !r.cfg.subscribe[name] {
+		return nil
+	}
+	s, err := subscribe(r.ctx, r.srv.connString(), name)
+	if err != nil {
+		return err
+	}
+	if r.subs == nil {
+		r.subs = map[string]*subscriber{}
+	}
+	r.subs[name] = s
 	return nil
+}
+
+// unsubscribe ends every subscription.
+func (r *runner) unsubscribe() {
+	for name, s := range r.subs {
+		s.close()
+		delete(r.subs, name)
+	}
 }
 
 // drop drops a live view (one that was refused stays so).
@@ -264,6 +327,10 @@ func (r *runner) drop(name string) error {
 		return nil
 	}
 	r.live = slices.Delete(r.live, i, i+1)
+	if s := r.subs[name]; s != nil {
+		s.close()
+		delete(r.subs, name)
+	}
 	q := "DROP MATERIALIZED VIEW " + name
 	r.script.WriteString(q + ";\n")
 	if _, err := r.ss.exec(r.ctx, q); err != nil {
@@ -347,6 +414,11 @@ func (r *runner) check() error {
 		if d := diff(view, batch); d != "" {
 			bad = append(bad, fmt.Sprintf("view %s differs from its batch query: %s\n  view:  %s\n  batch: %s",
 				v.name, d, v.viewSQL(), v.batchSQL()))
+		}
+		if s := r.subs[v.name]; s != nil {
+			if err := s.waitFor(view, 10*time.Second); err != nil {
+				bad = append(bad, err.Error())
+			}
 		}
 		if r.pg != nil {
 			pg, err := r.pg.query(r.ctx, "SELECT * FROM "+v.name)
@@ -457,7 +529,7 @@ func steps(t *testing.T) int {
 // TestViewsMatchBatch: after every FLUSH each view equals its query run as
 // a batch query over the tables.
 func TestViewsMatchBatch(t *testing.T) {
-	n := 8
+	n := 6
 	if testing.Short() {
 		n = 3
 	}
