@@ -325,6 +325,8 @@ func (g *gen) sequence(n int, restart bool) []step {
 			}
 			tx.sqls = append(tx.sqls, end)
 			out = append(out, tx)
+		case x < 900 && g.bulk && g.pct(30):
+			out = append(out, step{kind: stepTx, sqls: g.bulkTx()})
 		case x < 900:
 			out = append(out, step{kind: stepTx, sqls: g.churn()})
 		case x < 940:
@@ -359,6 +361,22 @@ func (g *gen) churn() []string {
 		sqls = append(sqls, fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.name, id))
 	}
 	if g.pct(25) {
+		return append(sqls, "ROLLBACK")
+	}
+	return append(sqls, "COMMIT")
+}
+
+// bulkTx is a transaction that inserts hundreds of rows into b with one
+// statement, moves and deletes many of them, and commits or rolls back.
+func (g *gen) bulkTx() []string {
+	n := 100 + g.r.IntN(900)
+	base := g.r.IntN(1000)
+	sqls := []string{
+		fmt.Sprintf("INSERT INTO b (k, v, s, f) SELECT (i * 7) %% 5, i + %d, CASE i %% 4 WHEN 0 THEN 'x' WHEN 1 THEN 'p' WHEN 2 THEN '' END, i * 0.25 FROM generate_series(1, %d) i", base, n),
+		fmt.Sprintf("UPDATE b SET k = (k + 1) %% 5 WHERE %s", eq("s", g.val(kText, 20))),
+		fmt.Sprintf("DELETE FROM b WHERE v %% 3 = %d", g.r.IntN(3)),
+	}
+	if g.pct(30) {
 		return append(sqls, "ROLLBACK")
 	}
 	return append(sqls, "COMMIT")
