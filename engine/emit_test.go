@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 )
 
 // A view over a window table function without aggregation expands the
@@ -62,6 +64,21 @@ func TestEmitClause(t *testing.T) {
 	if got := mustRun(t, s, "SHOW MATERIALIZED VIEWS"); len(got) != 0 {
 		t.Errorf("views left behind: %v", got)
 	}
+	// SUBSCRIBE (query) plans its EMIT clause; a view's is its own.
+	mustRun(t, s, "CREATE MATERIALIZED VIEW pv AS SELECT k FROM b")
+	for q, code := range map[string]pgerr.Code{
+		"SUBSCRIBE (SELECT * FROM b EMIT FINAL)":                                                           pgerr.FeatureNotSupported,
+		"SUBSCRIBE (SELECT window_start FROM TUMBLE(nowm, ts, INTERVAL '1' SECOND) GROUP BY 1 EMIT FINAL)": pgerr.InvalidObjectDefinition,
+		"SUBSCRIBE TO pv EMIT ON UPDATE":                                                                   pgerr.FeatureNotSupported,
+	} {
+		stmts, err := sql.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Prepare(context.Background(), stmts[0], nil); pgerr.CodeOf(err) != code {
+			t.Errorf("%s: %v, want %s", q, err, code)
+		}
+	}
 }
 
 // A view's EMIT clause is stored after its query and planned again at
@@ -106,4 +123,48 @@ func findWindowAgg(n stream.Node) *stream.WindowAgg {
 		}
 	}
 	return nil
+}
+
+// Windowed aggregation views (EMIT ON UPDATE, no watermark: no window is
+// ever closed) equal the same queries run in batch, through inserts,
+// updates that move rows between windows, deletes and a restart.
+func TestWindowedAggregationViews(t *testing.T) {
+	dir := t.TempDir()
+	e, s := open(t, dir)
+	mustRun(t, s, "CREATE TABLE r (id int PRIMARY KEY, k int, v int, ts timestamp)")
+	mustRun(t, s, `INSERT INTO r VALUES (1, 1, 10, '1969-12-31 23:59:58'), (2, 1, 20, '1970-01-01 00:00:03'),
+		(3, 2, 30, '1970-01-01 00:00:04'), (4, 1, 40, '1970-01-01 00:00:11'), (5, 2, 50, NULL)`)
+	queries := map[string]string{
+		"tw": "SELECT k, window_start, window_end, count(*), sum(v), max(v) FROM TUMBLE(r, ts, INTERVAL '5' SECOND) GROUP BY k, window_start, window_end",
+		"hw": "SELECT window_start, window_end, count(*), min(v) FROM HOP(r, ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND, INTERVAL '1' SECOND) GROUP BY window_start, window_end",
+		"cw": "SELECT k, window_start, window_end, sum(v) FROM CUMULATE(r, ts, INTERVAL '4' SECOND, INTERVAL '12' SECOND) GROUP BY k, window_start, window_end",
+		"sw": "SELECT k, window_start, window_end, count(*), avg(v) FROM SESSION(r, ts, INTERVAL '6' SECOND) GROUP BY k, window_start, window_end",
+		"lw": "SELECT k, TUMBLE_START(ts, INTERVAL '10' SECOND) AS s, count(*) FROM r GROUP BY k, TUMBLE(ts, INTERVAL '10' SECOND)",
+	}
+	for name, q := range queries {
+		mustRun(t, s, "CREATE MATERIALIZED VIEW "+name+" AS "+q)
+	}
+	check := func(when string) {
+		t.Helper()
+		mustRun(t, s, "FLUSH")
+		for name, q := range queries {
+			got := strings.Join(mustRun(t, s, "SELECT * FROM "+name+" ORDER BY 1, 2, 3"), ",")
+			want := strings.Join(mustRun(t, s, q+" ORDER BY 1, 2, 3"), ",")
+			if got != want {
+				t.Errorf("%s: view %s\n got %q\nwant %q", when, name, got, want)
+			}
+		}
+	}
+	check("after backfill")
+	mustRun(t, s, "INSERT INTO r VALUES (6, 2, 60, '1970-01-01 00:00:09'), (7, 1, 70, '1970-01-01 00:00:06')")
+	check("after inserts")
+	// id 7 bridges k=1's sessions; moving it back splits them again.
+	mustRun(t, s, "UPDATE r SET ts = ts + INTERVAL '7 seconds' WHERE id = 2; DELETE FROM r WHERE id = 3; UPDATE r SET v = v + 1")
+	check("after updates and deletes")
+	mustRun(t, s, "UPDATE r SET ts = '1970-01-01 00:00:30' WHERE id = 7; UPDATE r SET ts = '1970-01-01 00:00:01' WHERE id = 5")
+	check("after moving rows")
+	e.Close()
+	e, s = open(t, dir)
+	defer e.Close()
+	check("after restart")
 }

@@ -174,7 +174,7 @@ func (s *streamPlanner) windowAgg(x *lAgg) (o sout, ok bool, err error) {
 	if spec.TimeCol = position(in.lay, tw.timeID); spec.TimeCol < 0 {
 		return sout{}, true, pgerr.Internal("planner: window time column %d not in its input", tw.timeID)
 	}
-	wa := &stream.WindowAgg{Input: in.node, Window: spec, Emit: s.emit}
+	wa := &stream.WindowAgg{Input: in.node, Window: spec, Emit: s.emit, AppendOnly: in.appendOnly}
 	if wa.GroupBy, err = s.exprs(keys, in.lay); err != nil {
 		return sout{}, true, err
 	}
@@ -203,14 +203,15 @@ func (s *streamPlanner) windowAgg(x *lAgg) (o sout, ok bool, err error) {
 		return sout{}, true, err
 	}
 	pr.Exprs = append(pr.Exprs, vals...)
-	// The other keys and one window column identify a row: window_start
-	// (windows of a group start at different times, sessions too), or
-	// window_end for CUMULATE (whose windows of a period share their start).
+	// The group keys identify a row; one window column is redundant in
+	// them: for TUMBLE and HOP window_start gives window_end, for CUMULATE
+	// window_end gives window_start. Sessions keep both (an update pair may
+	// move a session's end, and its start when its first row goes).
 	redundant := -1
 	switch {
 	case tw.spec.Kind == stream.Cumulate && startAt >= 0:
 		redundant = startAt
-	case tw.spec.Kind != stream.Cumulate && startAt >= 0 && endAt >= 0:
+	case tw.spec.Kind != stream.Session && startAt >= 0 && endAt >= 0:
 		redundant = endAt
 	}
 	key := []int{}

@@ -210,7 +210,7 @@ StreamProject: window_end, (avg)::bigint
 StreamProject: bidder, window_start, count
 └─StreamWindowAgg: SESSION(gap 1m0s) count(*) GROUP BY bid.bidder (emit on window close)   state: per open session and group (bid.bidder): count
   └─StreamProject: bid.bidder, bid.ts
-    └─StreamScan: table bid (append only)`, []int{0, 1}, true},
+    └─StreamScan: table bid (append only)`, nil, true}, // a session's end is part of its key
 		{"SELECT window_start, window_end, sum(price) FROM CUMULATE(bid, ts, INTERVAL '1' MINUTE, INTERVAL '1' HOUR) GROUP BY window_start, window_end EMIT ON WINDOW CLOSE WITH DELAY INTERVAL '1' SECOND ALLOW LATENESS '1 minute'", `
 StreamWindowAgg: CUMULATE(step 1m0s, size 1h0m0s, offset 0s) sum(bid.price) (emit on window close, delay 1s, allow lateness 1m0s)   state: per open window: sum
 └─StreamProject: bid.price, bid.ts
