@@ -212,7 +212,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	runtime.GC()
-	res.StateHeap = int64(liveHeap()) - int64(live0)
+	res.StateHeap = max(int64(liveHeap())-int64(live0), 0) // GC noise can make it negative
 	if o.HeapProfile != nil {
 		if err := pprof.Lookup("heap").WriteTo(o.HeapProfile, 0); err != nil {
 			return Result{}, fmt.Errorf("heap profile: %w", err)
