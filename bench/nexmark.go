@@ -4,9 +4,11 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,6 +82,9 @@ type Options struct {
 	GeneratorOnly bool
 	// BarrierInterval is the epoch length (0: dataflow's default, 100 ms).
 	BarrierInterval time.Duration
+	// HeapProfile, if set, receives a pprof heap profile taken at the end,
+	// after a GC, while the job still holds its state.
+	HeapProfile io.Writer
 	// OnChunk, if set, also receives every chunk the discard sink gets, on
 	// the sink's goroutine (tests check results with it).
 	OnChunk func(*stream.Chunk)
@@ -208,6 +213,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	runtime.GC()
 	res.StateHeap = int64(liveHeap()) - int64(live0)
+	if o.HeapProfile != nil {
+		if err := pprof.Lookup("heap").WriteTo(o.HeapProfile, 0); err != nil {
+			return Result{}, fmt.Errorf("heap profile: %w", err)
+		}
+	}
 	res.PeakRSS = peakRSS()
 	res.Rows = rows.Load()
 	if o.Materialize {

@@ -10,9 +10,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/streamsql/streamsql/bench"
 )
@@ -48,6 +48,8 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	barrier := fs.Duration("barrier-interval", 0, "epoch length (0: the server's default, 100ms)")
 	sqlText := fs.String("sql", "", "run this SELECT over the sources bid, auction and person instead of --query")
 	explain := fs.Bool("explain", false, "print each query's streaming plan instead of running it")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the query's run to this file (one query)")
+	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, with the job's state live, to this file (one query)")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, benchUsage)
@@ -97,6 +99,10 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if (*cpuProfile != "" || *memProfile != "") && len(names) > 1 {
+		fmt.Fprintln(stderr, "streamsqld bench: --cpuprofile and --memprofile take one query")
+		return 2
+	}
 	if len(names) > 1 && !*inProcess {
 		return benchChildren(ctx, names, args[1:], stdout, stderr)
 	}
@@ -115,27 +121,47 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 			g = r
 			fmt.Fprintf(stdout, "%s (generator only)\n", r)
 		}
-		r, err := bench.Run(ctx, o)
+		r, err := runProfiled(ctx, o, *cpuProfile, *memProfile)
 		if err != nil {
 			fmt.Fprintln(stderr, "streamsqld bench:", err)
 			return 1
 		}
 		fmt.Fprintln(stdout, r)
 		if *gen {
-			fmt.Fprintf(stdout, "%-4s engine only (minus the generator): cpu=%.3fs events/s/core=%.0f\n",
-				q, (r.CPU - g.CPU).Seconds(), engineRate(r, g))
+			if d := r.CPU - g.CPU; d > 0 {
+				fmt.Fprintf(stdout, "%-4s engine only (minus the generator): cpu=%.3fs events/s/core=%.0f\n",
+					q, d.Seconds(), float64(r.Events)/d.Seconds())
+			} else {
+				fmt.Fprintf(stdout, "%-4s engine only (minus the generator): below the noise of the measurement\n", q)
+			}
 		}
 	}
 	return 0
 }
 
-// engineRate is events per CPU second spent outside the generator.
-func engineRate(r, gen bench.Result) float64 {
-	d := r.CPU - gen.CPU
-	if d <= 0 {
-		d = time.Microsecond
+// runProfiled runs o, writing a CPU profile of the run to cpuFile and a
+// heap profile of its end to memFile when they are set.
+func runProfiled(ctx context.Context, o bench.Options, cpuFile, memFile string) (bench.Result, error) {
+	if memFile != "" {
+		f, err := os.Create(memFile)
+		if err != nil {
+			return bench.Result{}, err
+		}
+		defer f.Close()
+		o.HeapProfile = f
 	}
-	return float64(r.Events) / d.Seconds()
+	if cpuFile != "" {
+		f, err := os.Create(cpuFile)
+		if err != nil {
+			return bench.Result{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return bench.Result{}, fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	return bench.Run(ctx, o)
 }
 
 // benchChildren runs each query in a process of its own, with the same
