@@ -116,7 +116,7 @@ type waggRun struct {
 	nkeys    int
 
 	// Groups: (key id, t) -> group id.
-	gtab    *groupTable
+	gtab    *groupTable // SESSION: (key, t) -> group (fixed windows index groups by pane)
 	gkey    []int32
 	gt      []int64
 	rows    []int64 // per group: live input rows
@@ -502,7 +502,8 @@ func (r *waggRun) freeKey(k int32) {
 	}
 }
 
-// group returns the id of group (k, t), creating it (empty) if needed.
+// group returns the id of group (k, t) of a SESSION run (through gtab),
+// creating it (empty) if needed.
 func (r *waggRun) group(k int32, t int64) (g int32, created bool) {
 	live := r.gtab.live
 	g = r.gtab.findWord(int64(k), t, 0, 0)
@@ -510,12 +511,17 @@ func (r *waggRun) group(k int32, t int64) (g int32, created bool) {
 		return g, false
 	}
 	r.gtab.newRows = r.gtab.newRows[:0]
+	r.initGroup(g, k, t, r.gtab.cap())
+	return g, true
+}
+
+// initGroup sets up the new group g = (k, t); ids are below limit.
+func (r *waggRun) initGroup(g, k int32, t int64, limit int) {
 	if int(g) >= r.ngroups {
-		r.growGroups(r.gtab.cap())
+		r.growGroups(limit)
 	}
 	r.gkey[g], r.gt[g], r.rows[g] = k, t, 0
 	r.keyRefs[k]++
-	return g, true
 }
 
 func (r *waggRun) growGroups(n int) {
@@ -528,9 +534,8 @@ func (r *waggRun) growGroups(n int) {
 	}
 }
 
-// freeGroup forgets group g (its id is reused).
-func (r *waggRun) freeGroup(g int32) {
-	r.gtab.remove(g)
+// dropGroup empties group g and releases its key; the caller forgets its id.
+func (r *waggRun) dropGroup(g int32) {
 	for _, a := range r.aggs {
 		a.reset(g)
 	}
@@ -538,20 +543,12 @@ func (r *waggRun) freeGroup(g int32) {
 	r.unrefKey(r.gkey[g])
 }
 
-// lookupGroup returns the id of group (k, t), or -1.
-func (r *waggRun) lookupGroup(k int32, t int64) int32 {
-	tb := r.gtab
-	pos := hashWords(int64(k), t, 0) & tb.mask
-	for {
-		sl := &tb.wslots[pos]
-		if sl.id == 0 {
-			return -1
-		}
-		if sl.k0 == int64(k) && sl.k1 == t && sl.nm == 0 {
-			return sl.id - 1
-		}
-		pos = (pos + 1) & tb.mask
+// liveGroups is the number of groups.
+func (r *waggRun) liveGroups() int {
+	if r.fix != nil {
+		return r.fix.ids.live
 	}
+	return r.gtab.len()
 }
 
 // entry returns the id of entry (k, wid), creating it (not emitted) if needed.

@@ -31,6 +31,9 @@ type fixedWin struct {
 	size, slide, off, plen int64
 	panes                  map[int64]*pane   // by start
 	wins                   map[int64][]int32 // tracked: window end -> its entries
+	ids                    idAlloc           // group ids
+	lastP                  int64             // the pane assign found last
+	last                   *pane             // (nil: none)
 
 	// scratch
 	ends, pstarts []int64
@@ -39,8 +42,110 @@ type fixedWin struct {
 	list          []int32
 }
 
-// pane is the groups of one pane.
-type pane struct{ gids []int32 }
+// pane is the groups of one pane, indexed by key id: densely (a slice
+// by key id) while few panes are live, which is the common case and costs
+// no hashing; else in a map.
+type pane struct {
+	gids   []int32
+	dense  []int32         // by key id: group+1; nil when sparse
+	sparse map[int32]int32 // by key id: group
+}
+
+// densePanes is how many live panes may index their groups densely: the
+// index takes 4 bytes per live key and pane, while a live key has a group
+// in some pane.
+const densePanes = 32
+
+// idAlloc hands out dense ids, reusing freed ones first.
+type idAlloc struct {
+	next int32
+	live int
+	free []int32
+}
+
+func (a *idAlloc) get() int32 {
+	a.live++
+	if n := len(a.free); n > 0 {
+		id := a.free[n-1]
+		a.free = a.free[:n-1]
+		return id
+	}
+	a.next++
+	return a.next - 1
+}
+
+func (a *idAlloc) put(id int32) {
+	a.live--
+	a.free = append(a.free, id)
+}
+
+// lookup returns group (k, p), or -1.
+func (f *fixedWin) lookup(k int32, p int64) int32 {
+	pn := f.panes[p]
+	if pn == nil {
+		return -1
+	}
+	return pn.find(k)
+}
+
+func (pn *pane) find(k int32) int32 {
+	if pn.dense != nil {
+		if int(k) < len(pn.dense) {
+			return pn.dense[k] - 1
+		}
+		return -1
+	}
+	if g, ok := pn.sparse[k]; ok {
+		return g
+	}
+	return -1
+}
+
+// pane returns pane p, creating it.
+func (f *fixedWin) pane(p int64) *pane {
+	if f.last != nil && f.lastP == p {
+		return f.last
+	}
+	pn := f.panes[p]
+	if pn == nil {
+		pn = &pane{}
+		if len(f.panes) < densePanes {
+			pn.dense = make([]int32, 0, 64)
+		} else {
+			pn.sparse = map[int32]int32{}
+		}
+		f.panes[p] = pn
+	}
+	f.lastP, f.last = p, pn
+	return pn
+}
+
+// deletePane forgets pane p.
+func (f *fixedWin) deletePane(p int64) {
+	delete(f.panes, p)
+	if f.lastP == p {
+		f.last = nil
+	}
+}
+
+// group returns group (k, p), creating it.
+func (f *fixedWin) group(r *waggRun, k int32, p int64) int32 {
+	pn := f.pane(p)
+	if g := pn.find(k); g >= 0 {
+		return g
+	}
+	g := f.ids.get()
+	r.initGroup(g, k, p, int(f.ids.next))
+	r.gpos[g] = int32(len(pn.gids))
+	pn.gids = append(pn.gids, g)
+	if pn.dense != nil {
+		pn.dense = growSlice(pn.dense, int(k)+1)
+		pn.dense[k] = g + 1
+	} else {
+		pn.sparse[k] = g
+	}
+	return g
+}
 
 func newFixedWin(ws WindowSpec) (*fixedWin, error) {
 	f := &fixedWin{kind: ws.Kind, size: ws.Size, slide: ws.Slide, off: ws.Offset,
@@ -148,17 +253,7 @@ func (f *fixedWin) assign(r *waggRun, k int32, t int64) int32 {
 	if addSat(f.lastEnd(p), r.dl) <= r.wm {
 		return lateRow
 	}
-	g, created := r.group(k, p)
-	if created {
-		pn := f.panes[p]
-		if pn == nil {
-			pn = &pane{}
-			f.panes[p] = pn
-		}
-		r.gpos[g] = int32(len(pn.gids))
-		pn.gids = append(pn.gids, g)
-	}
-	return g
+	return f.group(r, k, p)
 }
 
 // translate marks the entries of the windows that the changed groups are
@@ -197,10 +292,16 @@ func (f *fixedWin) removeGroup(r *waggRun, g int32) {
 	pn.gids[i] = last
 	r.gpos[last] = i
 	pn.gids = pn.gids[:len(pn.gids)-1]
-	if len(pn.gids) == 0 {
-		delete(f.panes, p)
+	if k := r.gkey[g]; pn.dense != nil {
+		pn.dense[k] = 0
+	} else {
+		delete(pn.sparse, k)
 	}
-	r.freeGroup(g)
+	if len(pn.gids) == 0 {
+		f.deletePane(p)
+	}
+	f.ids.put(g)
+	r.dropGroup(g)
 }
 
 // dropEntry frees entry e and takes it out of its window's list.
@@ -229,7 +330,7 @@ func (f *fixedWin) flushEntries(r *waggRun, es []int32) error {
 		k := r.ekey[e]
 		f.pstarts = f.panesOf(r.ewid[e], f.pstarts[:0])
 		for _, p := range f.pstarts {
-			if g := r.lookupGroup(k, p); g >= 0 {
+			if g := f.lookup(k, p); g >= 0 {
 				dst, src = append(dst, int32(i)), append(src, g)
 			}
 		}
@@ -310,10 +411,7 @@ func (f *fixedWin) emitWindow(r *waggRun, end int64) error {
 	if err := r.compute(len(keys), dst, src); err != nil {
 		return err
 	}
-	start := f.winStart(end)
-	for t, k := range keys {
-		r.ob.addRes(r, Insert, start, end, k, t)
-	}
+	r.ob.addBlock(r, Insert, f.winStart(end), end, keys)
 	return nil
 }
 
@@ -384,9 +482,10 @@ func (r *waggRun) advanceFixed(wm int64) error {
 	for p, pn := range f.panes {
 		if addSat(f.lastEnd(p), r.dl) <= wm {
 			for _, g := range pn.gids {
-				r.freeGroup(g)
+				f.ids.put(g)
+				r.dropGroup(g)
 			}
-			delete(f.panes, p)
+			f.deletePane(p)
 		}
 	}
 	return nil

@@ -65,6 +65,22 @@ func (o *outBuf) addRes(r *waggRun, op Op, start, end int64, k int32, t int) {
 	}
 }
 
+// addBlock adds one row per key of keys, key keys[t] with target t's
+// results, all in window [start, end).
+func (o *outBuf) addBlock(r *waggRun, op Op, start, end int64, keys []int32) {
+	for range keys {
+		o.ops, o.start, o.end = append(o.ops, op), append(o.start, start), append(o.end, end)
+	}
+	for j, kc := range r.keyCells {
+		for _, k := range keys {
+			o.keys[j] = append(o.keys[j], kc.get(k))
+		}
+	}
+	for j := range o.vals {
+		o.vals[j] = append(o.vals[j], r.res[j][:len(keys)]...)
+	}
+}
+
 // addPrev adds entry e's emitted row.
 func (o *outBuf) addPrev(r *waggRun, op Op, e int32) {
 	o.add(r, op, r.estart[e], r.eend[e], r.ekey[e])

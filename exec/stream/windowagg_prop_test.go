@@ -100,6 +100,7 @@ func wpConfigs() []wpConfig {
 		{"hop gcd panes", WindowSpec{Kind: Hop, Size: 10, Slide: 4, Offset: 1}},
 		{"hop", WindowSpec{Kind: Hop, Size: 6, Slide: 2}},
 		{"hop with gaps", WindowSpec{Kind: Hop, Size: 4, Slide: 6, Offset: -1}},
+		{"hop many panes", WindowSpec{Kind: Hop, Size: 40, Slide: 1, Offset: 1}}, // > densePanes live panes
 		{"cumulate cut", WindowSpec{Kind: Cumulate, Size: 10, Slide: 3, Offset: 2}},
 		{"cumulate", WindowSpec{Kind: Cumulate, Size: 8, Slide: 2}},
 		{"session", WindowSpec{Kind: Session, Gap: 5}},

@@ -126,7 +126,8 @@ func (s *sessWin) rebuildKey(r *waggRun, sk *skey) {
 	pts := sk.pts[:0]
 	for _, p := range sk.pts {
 		if r.rows[p.g] == 0 {
-			r.freeGroup(p.g)
+			r.gtab.remove(p.g)
+			r.dropGroup(p.g)
 		} else {
 			pts = append(pts, p)
 		}
@@ -287,7 +288,8 @@ func (s *sessWin) freeSessions(r *waggRun, sk *skey, wm int64) {
 	end := addSat(last, s.gap)
 	j := 0
 	for ; j < len(sk.pts) && sk.pts[j].t <= last; j++ {
-		r.freeGroup(sk.pts[j].g)
+		r.gtab.remove(sk.pts[j].g)
+		r.dropGroup(sk.pts[j].g)
 	}
 	sk.pts = append(sk.pts[:0], sk.pts[j:]...)
 	sk.ss = append(sk.ss[:0], sk.ss[n:]...)

@@ -465,7 +465,7 @@ func TestWindowAggStateBounded(t *testing.T) {
 					t.Fatal(err)
 				}
 				if step > 100 {
-					maxGroups, maxEntries = max(maxGroups, r.gtab.len()), max(maxEntries, r.etab.len())
+					maxGroups, maxEntries = max(maxGroups, r.liveGroups()), max(maxEntries, r.etab.len())
 				}
 			}
 			if maxGroups > 2000 || maxEntries > 1000 {
