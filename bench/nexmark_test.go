@@ -212,3 +212,26 @@ func (d *batchDB) query(t *testing.T, text string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// An aggregate's state grows with its distinct keys, not with its input:
+// bids grouped by channel (about 10,000 channels, all seen within the
+// first few hundred thousand events) keep the same state over 4x the
+// events, while a join keeps its inputs' rows.
+func TestAggregateStateFollowsKeysNotInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 1.5M events")
+	}
+	const byChannel = "SELECT channel, count(*), max(price) FROM bid GROUP BY channel"
+	state := func(events int64) int64 {
+		r, err := Run(context.Background(), Options{SQL: byChannel, Events: events})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.StateHeap
+	}
+	small, large := state(300_000), state(1_200_000)
+	t.Logf("state: %s after 300K events, %s after 1.2M", MiB(small), MiB(large))
+	if small <= 0 || large > small+small/4+(256<<10) {
+		t.Fatalf("state grew from %s to %s with the input", MiB(small), MiB(large))
+	}
+}

@@ -100,6 +100,9 @@ func matchColumns(cols, want []types.Column, table string) error {
 type fileSource struct{ src *file.Source }
 
 func (s fileSource) Columns() []types.Column { return s.src.Columns() }
+
+// Finite implements Finite: the file is read once, not followed.
+func (s fileSource) Finite() bool { return s.src.Finite() }
 func (s fileSource) NewReader() (Reader, error) {
 	return s.NewReaderWith(ReaderOptions{})
 }

@@ -236,7 +236,7 @@ func TestStreamingStatementsAreRefusedByName(t *testing.T) {
 	}
 	for q, want := range map[string]string{
 		"CREATE TABLE w (a STRUCT<x int>)": "STRUCT types is not supported yet",
-		"SELECT 1 EMIT ON UPDATE":          "EMIT ON UPDATE is not supported yet",
+		"SELECT 1 EMIT ON UPDATE":          "EMIT ON UPDATE can only end the query of CREATE MATERIALIZED VIEW or SUBSCRIBE",
 	} {
 		_, _, err := run(t, s, q)
 		if e := pgerr.As(err); e == nil || e.Code != pgerr.FeatureNotSupported || e.Message != want {

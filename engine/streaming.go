@@ -35,8 +35,8 @@ func checkStreamingClauses(stmt sql.Statement) error {
 		return refuse("APPEND ONLY", stmt.Offset)
 	case len(x.Structs) > 0:
 		return refuse("STRUCT types", x.Structs[0].Pos)
-	case x.Emit != nil:
-		return refuse(x.Emit.Written, x.Emit.Pos)
+	case x.Emit != nil && !emitAllowed(stmt):
+		return pgerr.Unsupported("%s can only end the query of CREATE MATERIALIZED VIEW or SUBSCRIBE", x.Emit.Written).WithPosition(stmt.CharPos(x.Emit.Pos))
 	case len(x.TemporalJoins) > 0:
 		return refuse("FOR SYSTEM_TIME AS OF", x.TemporalJoins[0].Pos)
 	case len(x.SessionFrames) > 0:

@@ -128,7 +128,7 @@ func (e *Engine) planView(rel *catalog.Relation) (*planner.StreamQuery, error) {
 		return nil, pgerr.Internal("materialized view %s has a bad definition", rel.Name)
 	}
 	eval := e.streamEval()
-	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}}
+	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0])}
 	return planner.PlanStream(env, stmts[0].AST)
 }
 
@@ -235,6 +235,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, fmt.Errorf("store materialized view: %w", err)
 	}
+	text += env.Emit.Text() // kept with the query, planned again at restart
 	rel := &catalog.Relation{Schema: c.Into.Rel.Schemaname, Name: c.Into.Rel.Relname, Kind: catalog.KindMatView, ViewQuery: text}
 	names := c.Into.ColNames
 	if len(names) > len(q.Columns) {
@@ -446,7 +447,8 @@ func (e *Engine) stopViewsOn(oid uint32) []*catalog.Relation {
 }
 
 // restartViews starts views stopped by stopViewsOn (as the catalog has
-// them now), in order.
+// them now), in order, and waits for their first epoch (as startViews
+// does), so that reads after the ALTER see them rebuilt, not empty.
 func (e *Engine) restartViews(views []*catalog.Relation) {
 	for _, old := range views {
 		r := e.cat.Relation(old.OID)
@@ -457,6 +459,11 @@ func (e *Engine) restartViews(views []*catalog.Relation) {
 		if err := e.startView(r); err != nil {
 			e.cfg.Logf("materialized view %s did not restart after ALTER: %v", r.Name, err)
 			e.viewErrs.Store(r.OID, err)
+		}
+	}
+	if len(views) > 0 {
+		if err := e.flow.WaitEpoch(context.Background(), e.flow.Inject()); err != nil {
+			e.cfg.Logf("materialized views did not complete their first epoch after ALTER: %v", err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,6 +14,7 @@ import (
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -47,6 +49,9 @@ func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribeT
 			return nil, err
 		}
 		if rel.Kind == catalog.KindMatView {
+			if x.Emit != nil {
+				return nil, pgerr.Unsupported("%s cannot be used with SUBSCRIBE TO a materialized view; give it in the view's definition", x.Emit.Written)
+			}
 			cols := make([]types.Column, len(rel.Columns))
 			for i, c := range rel.Columns {
 				cols[i] = types.Column{Name: c.Name, Type: c.Type}
@@ -55,6 +60,7 @@ func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribeT
 		}
 	}
 	env.Streams = flowStreams{s.eng}
+	env.Emit = x.Emit
 	q, err := planner.PlanStream(env, x.Stmt)
 	if err != nil {
 		return nil, err
@@ -69,6 +75,12 @@ var nextPrivateJob atomic.Uint32
 // table or source run the query as a private job that ends with the
 // subscription.
 func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscribe) ([]types.Column, func(context.Context) (exec.Iterator, error), error) {
+	for _, o := range x.Options {
+		if k := strings.ToLower(o.Key); k != "snapshot" && k != "progress" {
+			return nil, nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized SUBSCRIBE option \"%s\"", o.Key).
+				WithHint("Options are snapshot and progress.")
+		}
+	}
 	env := s.env(ctx, nil)
 	p, err := s.planSubscribe(env, x)
 	if err != nil {
@@ -86,6 +98,12 @@ func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscrib
 			sub, err = e.flow.Subscribe(p.viewOID, opts)
 		}
 		if err != nil {
+			return nil, err
+		}
+		// Once the snapshot's epoch is complete, every row committed from
+		// now on comes as a change (snapshot = false sends nothing older).
+		if err := e.flow.WaitEpoch(ctx, sub.Start()); err != nil {
+			sub.Close()
 			return nil, err
 		}
 		return &subIter{ctx: ctx, sub: sub, cols: cols}, nil

@@ -76,6 +76,7 @@ func (a *alterState) renameInViews() {
 		if err != nil {
 			continue
 		}
+		text += emitOf(stmts[0]).Text() // a materialized view's EMIT clause
 		nv := *v
 		nv.ViewQuery = text
 		a.rewritten[v.OID] = &nv
@@ -195,6 +196,7 @@ func (a *alterState) pinInViews(cols []string) {
 		if err != nil {
 			continue
 		}
+		text += emitOf(stmts[0]).Text() // a materialized view's EMIT clause
 		nv := *v
 		nv.ViewQuery = text
 		a.rewritten[v.OID] = &nv

@@ -8,6 +8,7 @@ import (
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
@@ -41,6 +42,9 @@ type Env struct {
 	// queries and the keys of views for streaming plans. Nil: materialized
 	// views cannot be read in batch queries and have no stream key.
 	Streams Streams
+	// Emit is the EMIT clause of a continuous query (PlanStream); nil is
+	// EMIT ON UPDATE. Its offsets point into Source.
+	Emit *sql.Emit
 }
 
 // Streams is what planning needs from the streaming runtime (implemented by

@@ -70,6 +70,9 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 		}
 		return b.aliased(plan, rs.Alias.Aliasname, rs.Alias)
 	case n.GetRangeFunction() != nil:
+		if plan, ns, ok, err := b.windowTVF(l, n.GetRangeFunction()); ok {
+			return plan, ns, err
+		}
 		if b.stream {
 			return nil, nil, b.streamFuncErr(n.GetRangeFunction())
 		}

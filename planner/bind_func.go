@@ -16,6 +16,9 @@ import (
 // or a scalar function.
 func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 	name := funcName(fc.Funcname)
+	if e, ok, err := b.groupWindowAccessor(l, fc, name); ok {
+		return e, err
+	}
 	if fc.Over != nil {
 		return b.windowCall(l, fc, name)
 	}

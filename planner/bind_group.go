@@ -94,6 +94,11 @@ func (b *binder) groupBy(l *level, items []*pg.Node, tl []target) ([]expr.Expr, 
 			if mine, err = b.groupingSets(gs, item); err != nil {
 				return nil, nil, err
 			}
+		} else if w := l.timeWin; w != nil && w.node == n {
+			add(b.colRef(w.tw.startID)) // a group window: its start and end
+			start := last
+			add(b.colRef(w.tw.endID))
+			mine = [][]int{{start, last}}
 		} else {
 			i, err := item(n)
 			if err != nil {

@@ -164,6 +164,9 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 		}
 		plan = &lFilter{in: plan, conds: conjuncts(cond, nil)}
 	}
+	if plan, err = b.groupWindow(l, s.GroupClause, plan); err != nil {
+		return nil, err
+	}
 	if len(s.WindowClause) > 0 {
 		l.windows = map[string]*pg.WindowDef{}
 		for _, w := range s.WindowClause {
@@ -186,6 +189,7 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 	if sets != nil {
 		l.scans = nil // no functional dependency with grouping sets
 	}
+	b.keySessions(l, plan, groups)
 	var having expr.Expr
 	if s.HavingClause != nil {
 		l.clause = inHaving

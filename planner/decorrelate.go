@@ -131,6 +131,8 @@ func nodeChildren(n lnode) []lnode {
 		return []lnode{x.in}
 	case *lShared:
 		return []lnode{x.in}
+	case *lTimeWindow:
+		return []lnode{x.in}
 	}
 	return nil
 }
@@ -182,6 +184,8 @@ func nodeExprs(n lnode) []expr.Expr {
 		for _, a := range x.args {
 			out = append(out, a...)
 		}
+	case *lTimeWindow:
+		out = append(out, x.part...)
 	}
 	return out
 }

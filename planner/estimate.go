@@ -33,6 +33,8 @@ func estimate(n lnode) float64 {
 		return estimate(x.in)
 	case *lProjectSet:
 		return estimate(x.in) * 10
+	case *lTimeWindow:
+		return estimate(x.in) * float64(x.windows().PerRow())
 	case *lSort:
 		return estimate(x.in)
 	case *lWindow:

@@ -59,6 +59,8 @@ func optimize(n lnode) lnode {
 		x.left, x.right = optimize(x.left), optimize(x.right)
 	case *lProjectSet:
 		x.in = optimize(x.in)
+	case *lTimeWindow:
+		x.in = optimize(x.in)
 	}
 	return n
 }
@@ -190,6 +192,8 @@ func push(n lnode, conds []expr.Expr) lnode {
 		}
 		x.in = push(x.in, down)
 		return filterOver(x, keep)
+	case *lTimeWindow:
+		return pushTimeWindow(x, conds)
 	}
 	return filterOver(n, conds)
 }

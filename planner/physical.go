@@ -283,6 +283,8 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		return n, x.ids, err
 	case *lShared:
 		return p.node(x.in, need)
+	case *lTimeWindow:
+		return p.timeWindow(x, need)
 	case *lProjectSet:
 		sub := need
 		for _, a := range x.args {

@@ -174,6 +174,8 @@ type level struct {
 	groupings []groupingItem
 	// srfs are set-returning functions of the select list.
 	srfs []srfItem
+	// timeWin is the legacy group window of GROUP BY TUMBLE(...) (window_legacy.go).
+	timeWin *groupWindow
 }
 
 type aggItem struct {

@@ -60,12 +60,18 @@ func PlanStream(env *Env, stmt *pg.Node) (q *StreamQuery, err error) {
 	}
 	ids := plan.outIDs()
 	s := &streamPlanner{b: b, p: &physical{b: b}}
+	if s.emit, err = b.emitSpec(env); err != nil {
+		return nil, err
+	}
 	if plan, err = s.subqueryJoins(plan); err != nil {
 		return nil, err
 	}
 	plan = optimize(plan)
 	root, err := s.root(plan, ids)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkEmit(env, plan); err != nil {
 		return nil, err
 	}
 	cols := append([]types.Column(nil), root.node.Columns()...)
@@ -218,6 +224,8 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 	case *lLimit:
 		x.in = sub(x.in)
 	case *lDistinct:
+		x.in = sub(x.in)
+	case *lTimeWindow:
 		x.in = sub(x.in)
 	case *lSetOp:
 		x.left, x.right = sub(x.left), sub(x.right)

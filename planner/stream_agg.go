@@ -31,6 +31,9 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 		sub = union(sub, a.Args...)
 		sub = union(sub, a.Filter)
 	}
+	if o, ok, err := s.windowAgg(x); ok {
+		return o, err
+	}
 	in, err := s.node(x.in, sub)
 	if err != nil {
 		return sout{}, err
@@ -42,70 +45,113 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	for i, g := range h.GroupBy {
 		h.Cols = append(h.Cols, types.Column{Name: s.b.cols[x.groupIDs[i]].name, Type: g.Type()})
 	}
-	finals := make([]func([]expr.Expr) (expr.Expr, error), len(x.aggs))
-	first := make([]int, len(x.aggs)) // position of each aggregate's first spec
+	la, err := s.lowerAggs(x, in.lay)
+	if err != nil {
+		return sout{}, err
+	}
+	h.Aggs, h.Cols = la.specs, append(h.Cols, la.cols...)
+	lay := x.outIDs()
+	o := sout{node: h, lay: lay, key: append([]int{}, x.groupIDs...)}
+	if la.identity() {
+		return o, nil
+	}
+	pr := &stream.Project{Input: h, Cols: s.p.cols(lay)}
+	for i := range x.groups {
+		pr.Exprs = append(pr.Exprs, colAt(h.Cols, i))
+	}
+	vals, err := la.values(h.Cols, len(x.groups))
+	if err != nil {
+		return sout{}, err
+	}
+	pr.Exprs = append(pr.Exprs, vals...)
+	o.node = pr
+	return o, nil
+}
+
+// loweredAggs are an aggregation's calls as streaming aggregates: specs
+// with their output columns, and per call the index of its first spec and
+// the function finishing its value from its specs' results (nil: the
+// result is the value).
+type loweredAggs struct {
+	specs  []stream.AggSpec
+	cols   []types.Column
+	first  []int
+	finals []func([]expr.Expr) (expr.Expr, error)
+}
+
+// lowerAggs lowers x's aggregate calls over an input of layout lay.
+func (s *streamPlanner) lowerAggs(x *lAgg, lay []int) (loweredAggs, error) {
+	var la loweredAggs
 	for i, a := range x.aggs {
 		call := a
-		if call.Args, err = s.exprs(a.Args, in.lay); err != nil {
-			return sout{}, err
+		var err error
+		if call.Args, err = s.exprs(a.Args, lay); err != nil {
+			return la, err
 		}
-		if call.Filter, err = s.expr(a.Filter, in.lay); err != nil {
-			return sout{}, err
+		if call.Filter, err = s.expr(a.Filter, lay); err != nil {
+			return la, err
 		}
 		specs, final, err := lowerAgg(call)
 		if err != nil {
-			return sout{}, err
+			return la, err
 		}
-		first[i] = len(h.Cols)
+		la.first = append(la.first, len(la.specs))
 		for _, sp := range specs {
 			t, err := sp.ResultType()
 			if err != nil {
-				return sout{}, err
+				return la, err
 			}
 			name := s.b.cols[x.aggIDs[i]].name
 			if len(specs) > 1 {
 				name = sp.String()
 			}
-			h.Aggs = append(h.Aggs, sp)
-			h.Cols = append(h.Cols, types.Column{Name: name, Type: t})
+			la.specs = append(la.specs, sp)
+			la.cols = append(la.cols, types.Column{Name: name, Type: t})
 		}
-		finals[i] = final
+		la.finals = append(la.finals, final)
 	}
-	lay := x.outIDs()
-	o := sout{node: h, lay: lay, key: append([]int{}, x.groupIDs...)}
-	identity := true
-	for _, f := range finals {
-		identity = identity && f == nil
+	return la, nil
+}
+
+// identity reports whether every call's value is its one spec's result.
+func (la loweredAggs) identity() bool {
+	for _, f := range la.finals {
+		if f != nil {
+			return false
+		}
 	}
-	if identity {
-		return o, nil
-	}
-	pr := &stream.Project{Input: h, Cols: s.p.cols(lay)}
-	ref := func(i int) expr.Expr { return &expr.ColRef{Idx: i, T: h.Cols[i].Type, Name: h.Cols[i].Name} }
-	for i := range x.groups {
-		pr.Exprs = append(pr.Exprs, ref(i))
-	}
-	for i, f := range finals {
+	return true
+}
+
+// values returns each call's value over a node whose columns (cols) hold
+// the specs' results from position base on.
+func (la loweredAggs) values(cols []types.Column, base int) ([]expr.Expr, error) {
+	out := make([]expr.Expr, len(la.finals))
+	for i, f := range la.finals {
+		end := len(la.specs)
+		if i+1 < len(la.first) {
+			end = la.first[i+1]
+		}
 		if f == nil {
-			pr.Exprs = append(pr.Exprs, ref(first[i]))
+			out[i] = colAt(cols, base+la.first[i])
 			continue
 		}
-		end := len(h.Cols)
-		if i+1 < len(first) {
-			end = first[i+1]
-		}
 		var res []expr.Expr
-		for j := first[i]; j < end; j++ {
-			res = append(res, ref(j))
+		for j := la.first[i]; j < end; j++ {
+			res = append(res, colAt(cols, base+j))
 		}
 		e, err := f(res)
 		if err != nil {
-			return sout{}, err
+			return nil, err
 		}
-		pr.Exprs = append(pr.Exprs, e)
+		out[i] = e
 	}
-	o.node = pr
-	return o, nil
+	return out, nil
+}
+
+// colAt references column i of cols.
+func colAt(cols []types.Column, i int) expr.Expr {
+	return &expr.ColRef{Idx: i, T: cols[i].Type, Name: cols[i].Name}
 }
 
 // lowerAgg returns the streaming aggregates that compute call (arguments

@@ -67,6 +67,16 @@ func streamState(n stream.Node) string {
 			return rows
 		}
 		return "per partition (" + exprList(x.PartitionBy) + "): " + rows
+	case *stream.WindowAgg:
+		var parts []string
+		for _, a := range x.Aggs {
+			parts = append(parts, aggState(a, false))
+		}
+		unit := map[stream.WindowKind]string{stream.Tumble: "window", stream.Hop: "pane", stream.Cumulate: "window", stream.Session: "session"}[x.Window.Kind]
+		if len(x.GroupBy) > 0 {
+			unit += " and group (" + exprList(x.GroupBy) + ")"
+		}
+		return "per open " + unit + ": " + strings.Join(parts, ", ")
 	case *stream.Materialize:
 		if len(x.Key) == 0 {
 			return "the view's rows, counted"

@@ -17,6 +17,10 @@ import (
 type streamPlanner struct {
 	b *binder
 	p *physical
+	// emit is the query's EMIT clause, given to its windowed aggregations;
+	// windowAggs counts them.
+	emit       stream.EmitSpec
+	windowAggs int
 }
 
 // sout is a translated subtree: its operator, the ids of its columns in
@@ -221,6 +225,8 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 		return s.setOp(x)
 	case *lProjectSet:
 		return sout{}, notInMV(x.calls[0].name)
+	case *lTimeWindow:
+		return s.timeWindow(x, need)
 	case *lRecursive:
 		return sout{}, notInMV("WITH RECURSIVE")
 	case *lShared:

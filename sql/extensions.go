@@ -209,6 +209,8 @@ type Subscribe struct {
 	Wrapper   string // "", "DECLARE" or "COPY"
 	Cursor    string // the cursor name of DECLARE
 	Pos       int    // offset of the SUBSCRIBE keyword
+	// Emit is the EMIT clause ending the query (Extensions.Emit), or nil.
+	Emit *Emit
 }
 
 // Drop is DROP SOURCE | SINK [IF EXISTS] name [CASCADE | RESTRICT].

@@ -89,6 +89,9 @@ func (l *lifter) statement() (ext *Extensions, standalone bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if l.ext != nil && l.ext.Subscribe != nil {
+		l.ext.Subscribe.Emit = l.ext.Emit
+	}
 	return l.ext, false, nil
 }
 

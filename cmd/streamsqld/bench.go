@@ -46,6 +46,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	gen := fs.Bool("generator", false, "also run the query's sources alone into discard sinks (the generator's cost) and report the engine's share")
 	procs := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the runs (0: as set by the environment)")
 	barrier := fs.Duration("barrier-interval", 0, "epoch length (0: the server's default, 100ms)")
+	sqlText := fs.String("sql", "", "run this SELECT over the sources bid, auction and person instead of --query")
 	explain := fs.Bool("explain", false, "print each query's streaming plan instead of running it")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	fs.Usage = func() {
@@ -70,8 +71,11 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	if *queries != "all" {
 		names = strings.Split(*queries, ",")
 	}
+	if *sqlText != "" {
+		names = []string{"sql"}
+	}
 	for _, q := range names {
-		if _, err := bench.QuerySQL(q); err != nil {
+		if _, err := bench.QuerySQL(q); err != nil && *sqlText == "" {
 			fmt.Fprintln(stderr, "streamsqld bench:", err)
 			return 2
 		}
@@ -84,7 +88,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 
 	if *explain {
 		for _, q := range names {
-			lines, err := bench.Explain(q, "")
+			lines, err := bench.Explain(q, *sqlText)
 			if err != nil {
 				fmt.Fprintln(stderr, "streamsqld bench:", err)
 				return 1
@@ -97,7 +101,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		return benchChildren(ctx, names, args[1:], stdout, stderr)
 	}
 	for _, q := range names {
-		o := bench.Options{Query: q, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier}
+		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier}
 		var g bench.Result
 		if *gen {
 			// The generator first: the query's peak RSS then covers both.

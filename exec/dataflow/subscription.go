@@ -38,6 +38,7 @@ type Update struct {
 type Subscription struct {
 	opts  SubOptions
 	limit int
+	start uint64 // the epoch the snapshot is taken at
 	job   *Job
 	sub   *changeSub
 	onEnd func() // run once by Close (e.g. stop a private job)
@@ -51,7 +52,8 @@ type Subscription struct {
 }
 
 // Subscribe starts reading view id's changelog after the last injected
-// epoch.
+// epoch (Start). Rows committed after that epoch completed come as changes
+// (WaitEpoch(ctx, sub.Start()) waits for it).
 func (rt *Runtime) Subscribe(id uint32, opts SubOptions) (*Subscription, error) {
 	return rt.subscribe(id, 0, opts, nil)
 }
@@ -71,24 +73,29 @@ func (rt *Runtime) subscribe(id uint32, after uint64, opts SubOptions, onEnd fun
 	if after == 0 {
 		after = rt.epoch
 	}
-	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, job: j, signal: make(chan struct{}, 1), onEnd: onEnd}
+	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, start: after, job: j, signal: make(chan struct{}, 1), onEnd: onEnd}
 	s.sub = &changeSub{client: s}
 	j.subscribe(s.sub, after)
 	return s, nil
 }
 
 // SubscribeQuery runs spec as a private job and subscribes to it; Close
-// stops the job. The subscription starts after the job's first epoch, so
-// its snapshot holds the query's rows as backfilled from its inputs
-// (rather than arriving as the first epoch's inserts, even with Snapshot
-// off).
+// stops the job. The subscription starts after the job's first epoch,
+// injected now, so its snapshot holds the query's rows as backfilled from
+// its inputs (rather than arriving as the first epoch's inserts, even with
+// Snapshot off).
 func (rt *Runtime) SubscribeQuery(spec JobSpec, opts SubOptions) (*Subscription, error) {
 	j, err := rt.StartJob(spec)
 	if err != nil {
 		return nil, err
 	}
+	rt.Inject() // the job's first epoch
 	return rt.subscribe(spec.ID, j.first, opts, func() { rt.StopJob(spec.ID) })
 }
+
+// Start is the epoch the subscription's snapshot is taken at: the changes
+// it reads are those of later epochs.
+func (s *Subscription) Start() uint64 { return s.start }
 
 // push queues a view's item; false ends the subscriber (overflow or closed).
 func (s *Subscription) push(it subItem) bool {

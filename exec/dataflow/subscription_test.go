@@ -43,7 +43,11 @@ func TestSubscribeQuerySnapshotIsTheBackfill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		flush(t, rt)
+		// Once the start epoch is complete (no FLUSH needed: it was
+		// injected), a new row is a change, with or without a snapshot.
+		if err := rt.WaitEpoch(ctx, sub.Start()); err != nil {
+			t.Fatal(err)
+		}
 		tbl.insert(7)
 		flush(t, rt)
 		var got []string

@@ -131,6 +131,7 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 // slices are indexed by group id; without GROUP BY the one group is id 0.
 type aggRun struct {
 	h      *HashAgg
+	env    *Env
 	ectx   *expr.Context
 	schema *arrow.Schema
 	table  *groupTable // nil without GROUP BY
@@ -157,7 +158,7 @@ func (h *HashAgg) newRun(env *Env) (*aggRun, error) {
 	if len(h.Cols) != len(h.GroupBy)+len(h.Aggs) {
 		return nil, fmt.Errorf("stream: hashagg has %d columns for %d keys and %d aggregates", len(h.Cols), len(h.GroupBy), len(h.Aggs))
 	}
-	r := &aggRun{h: h, ectx: env.evalContext(), schema: types.ArrowSchema(h.Cols)}
+	r := &aggRun{h: h, env: env, ectx: env.evalContext(), schema: types.ArrowSchema(h.Cols)}
 	r.fl.res = make([][]cell, len(h.Aggs))
 	if len(h.GroupBy) > 0 {
 		ts := make([]types.T, len(h.GroupBy))
@@ -213,7 +214,7 @@ func (r *aggRun) consume(c *Chunk) error {
 	if r.table != nil {
 		keys := make([]arrow.Array, len(r.h.GroupBy))
 		for i, e := range r.h.GroupBy {
-			a, err := e.Eval(r.ectx, c.Rec)
+			a, err := evalOrNull(r.env, r.ectx, e, c.Rec)
 			if err != nil {
 				return err
 			}
@@ -246,7 +247,7 @@ func (r *aggRun) consume(c *Chunk) error {
 	for j, spec := range r.h.Aggs {
 		var arg arrow.Array
 		if spec.Kind != AggCountStar && spec.Arg != nil {
-			a, err := spec.Arg.Eval(r.ectx, c.Rec)
+			a, err := evalOrNull(r.env, r.ectx, spec.Arg, c.Rec)
 			if err != nil {
 				return err
 			}
@@ -255,7 +256,7 @@ func (r *aggRun) consume(c *Chunk) error {
 		}
 		use := gids
 		if spec.Filter != nil {
-			m, err := spec.Filter.Eval(r.ectx, c.Rec)
+			m, err := evalOrNull(r.env, r.ectx, spec.Filter, c.Rec)
 			if err != nil {
 				return err
 			}

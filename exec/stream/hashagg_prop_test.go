@@ -171,8 +171,9 @@ func propAggs(t *testing.T) []propAgg {
 // propConfig is one query shape.
 type propConfig struct {
 	name    string
-	groupBy []string
-	noAggs  bool // SELECT DISTINCT
+	groupBy    []string
+	noAggs     bool // SELECT DISTINCT
+	appendOnly bool // inserts only, HashAgg.AppendOnly set
 }
 
 func TestHashAggMatchesBatchEngine(t *testing.T) {
@@ -185,19 +186,25 @@ func TestHashAggMatchesBatchEngine(t *testing.T) {
 		{name: "float key", groupBy: []string{"f8"}},
 		{name: "numeric and interval keys", groupBy: []string{"num", "iv"}},
 		{name: "distinct", groupBy: []string{"k1", "k2"}, noAggs: true},
+		{name: "append only", groupBy: []string{"k2"}, appendOnly: true},
 	}
 	aggs := propAggs(t)
 	for ci, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
 			rng := rand.New(rand.NewSource(int64(ci) + 1))
 			sh, bh := propPlans(t, cfg, aggs)
+			sh.AppendOnly = cfg.appendOnly
 			r := startRun(t, sh)
 			var live [][]types.Value
 			view := map[string]string{} // key identity -> row identity
-			for epoch := 0; epoch < 120; epoch++ {
+			epochs := 100
+			if testing.Short() {
+				epochs = 30
+			}
+			for epoch := 0; epoch < epochs; epoch++ {
 				var ops []Op
 				var rows [][]types.Value
-				insertsOnly := rng.Intn(4) == 0 // a chunk without ops
+				insertsOnly := cfg.appendOnly || rng.Intn(4) == 0 // a chunk without ops
 				for n := rng.Intn(12); n > 0; n-- {
 					x := rng.Intn(10)
 					if insertsOnly {
@@ -241,7 +248,7 @@ func TestHashAggMatchesBatchEngine(t *testing.T) {
 				applyOut(t, view, out, sh.Cols, len(cfg.groupBy))
 				checkAgainstBatch(t, epoch, view, bh, live)
 			}
-			if len(cfg.groupBy) > 0 {
+			if len(cfg.groupBy) > 0 && !cfg.appendOnly {
 				// retract everything: every group goes, every slot is free
 				if len(live) > 0 {
 					ops := make([]Op, len(live))
@@ -507,5 +514,15 @@ func TestHashAggByteaMinMax(t *testing.T) {
 				t.Fatalf("epoch %d: got %q want %q", epoch, view[k], want[k])
 			}
 		}
+	}
+}
+
+func TestHashAggAppendOnlyRefusesRetractions(t *testing.T) {
+	h := newAgg(false)
+	h.AppendOnly = true
+	r := startRun(t, h)
+	step(t, r, aggChunk(t, nil, inRow{"a", int64(1), 1.0}))
+	if err := r.consume(aggChunk(t, []Op{Delete}, inRow{"a", int64(1), 1.0})); err == nil {
+		t.Fatal("a retraction on an append-only input: no error")
 	}
 }

@@ -158,7 +158,7 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 		}
 	}()
 	for _, e := range exprs {
-		a, err := e.Eval(r.ectx, c.Rec)
+		a, err := evalOrNull(r.env, r.ectx, e, c.Rec)
 		if err != nil {
 			return fmt.Errorf("stream: hash join key %s: %w", e, err)
 		}
@@ -264,12 +264,8 @@ func (r *joinRun) filterPairs(pl, pe []int32) ([]int32, []int32, error) {
 			sref = append(sref, ref{0, pl[k]})
 			oref = append(oref, O.entries.at(pe[k]).ref)
 		}
-		cols := make([]arrow.Array, 0, len(r.pairs.Fields()))
-		cols = r.columns(cols, 0, sref, oref)
-		cols = r.columns(cols, 1, sref, oref)
-		rec := array.NewRecordBatch(r.pairs, cols, int64(to-from))
-		releaseAll(cols)
-		m, err := r.j.Cond.Eval(r.ectx, rec)
+		rec := newLazyPairs(r, sref, oref) // gathers only the columns Cond reads
+		m, err := evalOrNull(r.env, r.ectx, r.j.Cond, rec)
 		rec.Release()
 		if err != nil {
 			return nil, nil, fmt.Errorf("stream: hash join condition: %w", err)

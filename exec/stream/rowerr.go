@@ -16,6 +16,17 @@ import (
 // the same fate as the insert it retracts. Without OnRowError the chunk's
 // error stops the graph (env.Fail).
 
+// evalOrNull evaluates e over rec the way every operator does (group and
+// join keys, aggregate arguments and FILTERs, join conditions, sort keys):
+// if that fails and env takes row errors, the failing rows are NULL.
+func evalOrNull(env *Env, ectx *expr.Context, e expr.Expr, rec arrow.RecordBatch) (arrow.Array, error) {
+	a, err := e.Eval(ectx, rec)
+	if err != nil && env.OnRowError != nil {
+		return evalRows(env, ectx, e, rec)
+	}
+	return a, err
+}
+
 // evalRows evaluates e over rec, replacing failing rows by NULL. It is the
 // slow path, taken only after e failed over the whole chunk.
 func evalRows(env *Env, ectx *expr.Context, e expr.Expr, rec arrow.RecordBatch) (arrow.Array, error) {

@@ -195,6 +195,7 @@ func (m tnParts) delete(enc string) {
 // topnRun is one running TopN's state, owned by its goroutine.
 type topnRun struct {
 	t        *TopN
+	env      *Env
 	ectx     *expr.Context
 	in       []types.Column // the input's columns
 	order    tnOrder
@@ -230,7 +231,7 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 	if t.RankCol && t.Cols[want-1].Type.Kind != types.Int8 {
 		return nil, fmt.Errorf("stream: top-n rank column is %s, want bigint", t.Cols[want-1].Type)
 	}
-	r := &topnRun{t: t, ectx: env.evalContext(), in: in, order: newTnOrder(t.Order), keep: -1,
+	r := &topnRun{t: t, env: env, ectx: env.evalContext(), in: in, order: newTnOrder(t.Order), keep: -1,
 		parts: newTnParts(), schema: types.ArrowSchema(t.Cols)}
 	if t.AppendOnly && t.Limit >= 0 && t.Limit <= math.MaxInt64-t.Offset {
 		r.keep = t.Offset + t.Limit
@@ -251,7 +252,7 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 func (r *topnRun) evalAll(es []expr.Expr, rec arrow.RecordBatch) ([]arrow.Array, error) {
 	out := make([]arrow.Array, 0, len(es))
 	for _, e := range es {
-		a, err := e.Eval(r.ectx, rec)
+		a, err := evalOrNull(r.env, r.ectx, e, rec)
 		if err != nil {
 			releaseAll(out)
 			return nil, err

@@ -11,7 +11,10 @@
 //     line, values in PostgreSQL's text form, compared after folding runs of
 //     whitespace; "statement error <regex>", "query error <regex>",
 //     "statement count N", "control substitution on|off", "let", "system ok"
-//     (skipped) and "query ... retry N backoff Xs" (run once, never sleeps).
+//     (skipped) and "query ... retry N backoff Xs" (run once, never sleeps);
+//     streamsql adds the column type letter '*' (that column's values are
+//     not compared: they render as "*", e.g. a subscription's epoch_time)
+//     and $__SCRIPT_DIR__ (the script's directory) to substitution;
 //
 // Both dialects accept skipif/onlyif, halt, hash-threshold, include and
 // streamsql's own "restart" record, which restarts the server on the same data

@@ -93,6 +93,9 @@ func renderRS(v Value) string {
 }
 
 // render renders every value of rows for the record's dialect and types.
+// In the RS dialect a column whose type letter is '*' is not compared: its
+// values render as "*" (streamsql's own extension, for values such as a
+// subscription's epoch_time that change from run to run).
 func render(d Dialect, types string, rows Rows) [][]string {
 	out := make([][]string, len(rows))
 	for i, r := range rows {
@@ -104,6 +107,8 @@ func render(d Dialect, types string, rows Rows) [][]string {
 					typ = types[j]
 				}
 				out[i][j] = renderClassic(v, typ)
+			} else if j < len(types) && types[j] == '*' {
+				out[i][j] = "*"
 			} else {
 				out[i][j] = renderRS(v)
 			}

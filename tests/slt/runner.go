@@ -258,7 +258,7 @@ func (r *Runner) runRecord(ctx context.Context, s *Script, idx int, rec *Record,
 
 	sql := rec.SQL
 	if r.subst {
-		sql = r.substitute(sql)
+		sql = r.substitute(sql, s.Path)
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
 	began := time.Now()
@@ -375,10 +375,16 @@ func errorHeader(rec *Record, err error) string {
 }
 
 // queryHeader is a query line with its type letters set from the result's
-// column types: I for integers, R for floating point and numeric, T else.
+// column types: I for integers, R for floating point and numeric, T else;
+// a '*' (a column not compared) is kept.
 func queryHeader(line string, oids []uint32) string {
+	f := strings.Fields(line)
 	letters := make([]byte, len(oids))
 	for i, oid := range oids {
+		if len(f) > 1 && i < len(f[1]) && f[1][i] == '*' {
+			letters[i] = '*'
+			continue
+		}
 		switch oid {
 		case 20, 21, 23: // int8, int2, int4
 			letters[i] = 'I'
@@ -388,7 +394,6 @@ func queryHeader(line string, oids []uint32) string {
 			letters[i] = 'T'
 		}
 	}
-	f := strings.Fields(line)
 	if len(f) < 2 {
 		f = append(f, "")
 	}
@@ -537,8 +542,10 @@ func (r *Runner) reconnect(ctx context.Context, name string, rec *Record) error 
 var varRE = regexp.MustCompile(`\$\{(\w+)\}|\$(__\w+__)`)
 
 // substitute replaces ${var} (let variables and environment variables) and
-// $__TEST_DIR__, $__DATABASE__, $__NOW__ ("control substitution on").
-func (r *Runner) substitute(sql string) string {
+// $__TEST_DIR__, $__DATABASE__, $__NOW__ ("control substitution on"), and
+// streamsql's $__SCRIPT_DIR__: the absolute directory of script (the file
+// holding the record), so that a script can name the data files beside it.
+func (r *Runner) substitute(sql, script string) string {
 	return varRE.ReplaceAllStringFunc(sql, func(m string) string {
 		name := strings.Trim(m, "${}")
 		switch name {
@@ -553,6 +560,11 @@ func (r *Runner) substitute(sql string) string {
 			return r.dbName
 		case "__NOW__":
 			return fmt.Sprint(time.Now().UnixNano())
+		case "__SCRIPT_DIR__":
+			if dir, err := filepath.Abs(filepath.Dir(script)); err == nil {
+				return dir
+			}
+			return filepath.Dir(script)
 		}
 		if v, ok := r.vars[name]; ok {
 			return v

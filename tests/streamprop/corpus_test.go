@@ -45,6 +45,9 @@ var corpus = []viewDef{
 	{name: "agg_expr", query: "SELECT s, sum(v * k) AS svk, sum(v) - sum(k) AS d, count(*) FILTER (WHERE f IS NULL) AS nf, min(coalesce(s, '?') || k::text) AS mk FROM b GROUP BY s"},
 	{name: "agg_having_avg", query: "SELECT g, avg(n) AS an, count(*) AS c FROM a GROUP BY g HAVING avg(n) > 1 OR count(*) > 3"},
 	{name: "agg_dist_global", query: "SELECT count(*) AS c, sum(t.k) AS sk FROM (SELECT DISTINCT k FROM b) t"},
+	{name: "agg_num_key", query: "SELECT n * 2 AS n2, count(*) AS c, sum(f) AS sf FROM a GROUP BY n * 2"},
+	{name: "agg_float_key", query: "SELECT f, count(*) AS c, count(DISTINCT s) AS ds FROM b GROUP BY f"},
+	{name: "dist_mixed", query: "SELECT DISTINCT n, ts FROM a"},
 	{name: "agg_of_agg", query: "SELECT c, count(*) AS groups FROM (SELECT k, count(*) AS c FROM b GROUP BY k) t GROUP BY c"},
 
 	// DISTINCT
@@ -69,6 +72,9 @@ var corpus = []viewDef{
 	{name: "j_rownum", query: "SELECT * FROM (SELECT a.g, a.id, b.v, row_number() OVER (PARTITION BY a.g ORDER BY b.v, a.id) AS rn FROM a JOIN b ON a.k = b.k) t WHERE rn <= 2"},
 	{name: "j_agg_keys", query: "SELECT b.k, c.g, count(*) AS c, max(b.v) AS mv FROM b JOIN c ON b.k = c.w GROUP BY b.k, c.g"},
 	{name: "j_full_agg", query: "SELECT coalesce(a.k, b.k) AS k, count(a.id) AS na, count(b.v) AS nb, count(*) AS c FROM a FULL JOIN b ON a.k = b.k GROUP BY coalesce(a.k, b.k)"},
+	{name: "j_int_bigint", query: "SELECT a.id, a.g, c.id AS cid, c.w FROM a JOIN c ON a.id = c.id"},
+	{name: "j_num_int", query: "SELECT a.id, a.n, b.v FROM a LEFT JOIN b ON a.n = b.k"},
+	{name: "j_float_int", query: "SELECT b.k, b.f, a.id FROM b FULL JOIN a ON b.f = a.k"},
 	{name: "j_cte", query: "WITH t AS (SELECT k, count(*) AS c FROM b GROUP BY k) SELECT a.id, t.c FROM a JOIN t ON a.k = t.k"},
 
 	// subqueries: semi and anti joins, an uncorrelated scalar subquery
@@ -76,6 +82,7 @@ var corpus = []viewDef{
 	{name: "semi_exists", query: "SELECT * FROM c WHERE EXISTS (SELECT 1 FROM a WHERE a.g = c.g AND a.k > c.w)"},
 	{name: "anti", query: "SELECT * FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k)"},
 	{name: "anti_b", query: "SELECT k, v FROM b WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.w = b.k)"},
+	{name: "semi_bigint", query: "SELECT id, g FROM a WHERE id IN (SELECT v FROM b)"},
 	{name: "semi_two_keys", query: "SELECT a.id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.s = a.g)"},
 	{name: "anti_resid", query: "SELECT c.id, c.g FROM c WHERE NOT EXISTS (SELECT 1 FROM a WHERE a.g = c.g AND a.ts > c.ts)"},
 	{name: "scalar_count", query: "SELECT id, w FROM c WHERE w < (SELECT count(*) FROM b WHERE v > 2)"},

@@ -93,6 +93,7 @@ func (s *server) connString() string {
 type logRing struct {
 	mu    sync.Mutex
 	lines []string
+	step  int // the step running, prefixed to lines
 }
 
 func (r *logRing) logf(format string, args ...any) {
@@ -101,7 +102,13 @@ func (r *logRing) logf(format string, args ...any) {
 	if len(r.lines) >= 40 {
 		r.lines = r.lines[1:]
 	}
-	r.lines = append(r.lines, fmt.Sprintf(format, args...))
+	r.lines = append(r.lines, fmt.Sprintf("[step %d] ", r.step)+fmt.Sprintf(format, args...))
+}
+
+func (r *logRing) setStep(i int) {
+	r.mu.Lock()
+	r.step = i
+	r.mu.Unlock()
 }
 
 func (r *logRing) String() string {
@@ -158,30 +165,42 @@ type result struct {
 const nullText = "\x00NULL"
 
 func (d *db) query(ctx context.Context, sql string) (*result, error) {
-	rs, err := d.conn.PgConn().Exec(ctx, sql).ReadAll()
-	if err != nil {
+	mrr := d.conn.PgConn().Exec(ctx, sql)
+	var out *result
+	results := 0
+	for mrr.NextResult() {
+		results++
+		rr := mrr.ResultReader()
+		// The field descriptions come from the reader: pgconn's Result
+		// leaves them out when there are no rows.
+		res := &result{}
+		for _, f := range rr.FieldDescriptions() {
+			res.cols = append(res.cols, f.Name)
+			res.float = append(res.float, f.DataTypeOID == 700 || f.DataTypeOID == 701)
+		}
+		for rr.NextRow() {
+			vals := rr.Values() // valid until the next row: copied
+			cells := make([]string, len(vals))
+			for j, v := range vals {
+				if v == nil {
+					cells[j] = nullText
+				} else {
+					cells[j] = string(v)
+				}
+			}
+			res.rows = append(res.rows, cells)
+		}
+		if _, err := rr.Close(); err != nil {
+			mrr.Close()
+			return nil, err
+		}
+		out = res
+	}
+	if err := mrr.Close(); err != nil {
 		return nil, err
 	}
-	if len(rs) != 1 {
-		return nil, fmt.Errorf("%s: %d results for one query", d.name, len(rs))
-	}
-	r := rs[0]
-	out := &result{}
-	for _, f := range r.FieldDescriptions {
-		out.cols = append(out.cols, f.Name)
-		out.float = append(out.float, f.DataTypeOID == 700 || f.DataTypeOID == 701)
-	}
-	out.rows = make([][]string, len(r.Rows))
-	for i, row := range r.Rows {
-		cells := make([]string, len(row))
-		for j, v := range row {
-			if v == nil {
-				cells[j] = nullText
-			} else {
-				cells[j] = string(v)
-			}
-		}
-		out.rows[i] = cells
+	if results != 1 {
+		return nil, fmt.Errorf("%s: %d results for one query", d.name, results)
 	}
 	return out, nil
 }

@@ -9,13 +9,14 @@ import (
 type stepKind int
 
 const (
-	stepSQL     stepKind = iota // one statement (sqls[0])
-	stepTx                      // BEGIN; sqls...; the last one is COMMIT or ROLLBACK
-	stepCopy                    // COPY ... FROM STDIN
-	stepCreate                  // CREATE MATERIALIZED VIEW (view)
-	stepCheck                   // FLUSH, then compare every view
-	stepRestart                 // close the engine and open it again
-	stepDrop                    // DROP MATERIALIZED VIEW (view); created again later
+	stepSQL      stepKind = iota // one statement (sqls[0])
+	stepTx                       // BEGIN; sqls...; the last one is COMMIT or ROLLBACK
+	stepCopy                     // COPY ... FROM STDIN
+	stepCreate                   // CREATE MATERIALIZED VIEW (view)
+	stepCheck                    // FLUSH, then compare every view
+	stepRestart                  // close the engine and open it again
+	stepDrop                     // DROP MATERIALIZED VIEW (view); created again later
+	stepSnapshot                 // without FLUSH: views derived from each other agree
 )
 
 // step is one action of a sequence. Sequences are generated from the seed
@@ -34,14 +35,17 @@ type gen struct {
 	extra  []string       // columns ALTER TABLE added to b, last added last
 	added  int            // columns added so far (for fresh names)
 	grow   bool           // no mass deletes: tables grow to hundreds of rows
+	bulk   bool           // COPY into b sends hundreds of rows at once
 }
 
-// newGen's sequences grow their tables for even seeds.
+// newGen's sequences grow their tables for even seeds, and COPY hundreds
+// of rows into b (kept from growing by mass deletes) for seeds 3 mod 4.
 func newGen(seed uint64) *gen {
 	return &gen{
 		r:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		nextID: map[*table]int{tableA: 1, tableC: 1},
 		grow:   seed%2 == 0,
+		bulk:   seed%4 == 3,
 	}
 }
 
@@ -138,7 +142,10 @@ func (g *gen) insert(t *table, rows int) string {
 func (g *gen) copyRows(t *table, binary bool) *copyStep {
 	idx := g.insertCols(t)
 	n := 1 + g.r.IntN(8)
-	if g.pct(20) {
+	switch {
+	case g.bulk && t == tableB && g.pct(50):
+		n = 200 + g.r.IntN(800)
+	case g.pct(20):
 		n = 10 + g.r.IntN(40)
 	}
 	c := &copyStep{table: t.name, binary: binary}
@@ -282,6 +289,9 @@ func (g *gen) sequence(n int, restart bool) []step {
 		}
 		if restart && i == n/2 {
 			out = append(out, step{kind: stepRestart}, step{kind: stepCheck})
+		}
+		if g.pct(10) {
+			out = append(out, step{kind: stepSnapshot})
 		}
 		untilCheck--
 		if untilCheck == 0 {

@@ -2,6 +2,7 @@ package streamprop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,9 @@ type runConfig struct {
 	restart  bool
 	interval time.Duration // the barrier interval; negative: epochs end only at FLUSH
 	pgDSN    string        // "": no PostgreSQL comparison
+	// subscribe names views to follow with SUBSCRIBE; each check also
+	// compares what the subscription added up to with the view.
+	subscribe map[string]bool
 }
 
 // configFor derives a seed's run: the barrier interval varies with the seed
@@ -46,7 +50,25 @@ type runner struct {
 	refused map[string]bool // views streamsql refused (and their dependents)
 	script  strings.Builder // what ran so far, for the reproduction file
 	checks  int
+	only    map[string]bool // check these views alone (nil: all)
+	sizes   string          // rows in a/b/c at the end
+	logText string          // the engine's log when the run failed
+	logKept bool            // logText is set
+
+	snapshotMisses int // snapshot steps whose views disagreed (a known issue)
+
+	subs       map[string]*subscriber // by view name (cfg.subscribe)
+	alterNoted bool                   // the ALTER known issue was logged
 }
+
+// mismatchError is a check's failure: views that differ from their batch
+// query, or batch queries that differ from PostgreSQL.
+type mismatchError struct {
+	views []string
+	msg   string
+}
+
+func (e *mismatchError) Error() string { return e.msg }
 
 // errorsWithoutOracle are the SQLSTATEs a sequence may cause on its own:
 // reused primary keys, and statements after one of those in a transaction.
@@ -55,45 +77,72 @@ var errorsWithoutOracle = map[string]bool{"23505": true, "25P02": true}
 func runSeed(t *testing.T, cfg runConfig) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	r := &runner{t: t, ctx: ctx, cfg: cfg, logs: &logRing{}, refused: map[string]bool{}}
+	steps := newGen(cfg.seed).sequence(cfg.steps, cfg.restart)
+	r, err := play(ctx, t, cfg, steps, nil)
+	if err != nil {
+		r.fail(err)
+		var m *mismatchError
+		if errors.As(err, &m) && os.Getenv("STREAMPROP_SHRINK") != "" {
+			shrink(ctx, t, cfg, steps, m.views)
+		}
+		return
+	}
+	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s; reads of two views at different epochs %d)",
+		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, r.sizes, r.snapshotMisses)
+}
+
+// play runs steps on a fresh server (and a fresh PostgreSQL database when
+// cfg.pgDSN is set) and returns the first failure. With only set, checks
+// compare that view alone. The runner is returned for its script and log.
+func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only map[string]bool) (r *runner, err error) {
+	r = &runner{t: t, ctx: ctx, cfg: cfg, logs: &logRing{}, refused: map[string]bool{}, only: only}
 	fmt.Fprintf(&r.script, "-- streamprop seed %d, %d steps, barrier interval %v, restart %v\n", cfg.seed, cfg.steps, cfg.interval, cfg.restart)
-	var err error
-	if r.srv, err = startServer(t.TempDir(), cfg.interval, r.logs); err != nil {
-		t.Fatal(err)
+	dir, err := os.MkdirTemp("", "streamprop-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	if r.srv, err = startServer(dir, cfg.interval, r.logs); err != nil {
+		return r, err
 	}
 	defer func() {
 		r.ss.close()
-		if err := r.srv.close(); err != nil {
-			t.Errorf("close streamsql: %v", err)
+		if cerr := r.srv.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close streamsql: %w", cerr)
+		}
+	}()
+	defer r.unsubscribe()
+	defer func() { // before the close: its log lines are noise
+		if err != nil {
+			r.logText = r.logs.String()
+			r.logKept = true
 		}
 	}()
 	if r.ss, err = connect(ctx, "streamsql", r.srv.connString()); err != nil {
-		t.Fatal(err)
+		return r, err
 	}
 	if cfg.pgDSN != "" {
 		pg, drop, err := freshPostgres(ctx, cfg.pgDSN, fmt.Sprintf("streamprop_%d_%d", os.Getpid(), cfg.seed))
 		if err != nil {
-			t.Fatal(err)
+			return r, err
 		}
 		defer drop()
 		r.pg = pg
 	}
 	if err := r.setup(); err != nil {
-		r.fail(err)
-		return
+		return r, err
 	}
-	for i, s := range newGen(cfg.seed).sequence(cfg.steps, cfg.restart) {
+	for i, s := range steps {
+		r.logs.setStep(i)
 		if err := r.do(s); err != nil {
-			r.fail(fmt.Errorf("step %d: %w", i, err))
-			return
+			return r, fmt.Errorf("step %d: %w", i, err)
 		}
 	}
-	sizes := "?"
+	r.sizes = "?"
 	if res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c)"); err == nil && len(res.rows) == 1 {
-		sizes = res.rows[0][0]
+		r.sizes = res.rows[0][0]
 	}
-	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c at the end %s)",
-		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, sizes)
+	return r, nil
 }
 
 // setup creates the tables on both sides, and on PostgreSQL every corpus
@@ -134,15 +183,25 @@ func (r *runner) do(s step) error {
 		return r.check()
 	case stepDrop:
 		return r.drop(s.view)
+	case stepSnapshot:
+		return r.snapshot()
 	case stepRestart:
 		r.script.WriteString("-- restart the server here\n")
 		r.ss.close()
+		r.unsubscribe()
 		if err := r.srv.restart(); err != nil {
 			return err
 		}
 		var err error
-		r.ss, err = connect(r.ctx, "streamsql", r.srv.connString())
-		return err
+		if r.ss, err = connect(r.ctx, "streamsql", r.srv.connString()); err != nil {
+			return err
+		}
+		for _, v := range r.live {
+			if err := r.follow(v.name); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown step kind %d", s.kind)
 }
@@ -150,8 +209,25 @@ func (r *runner) do(s step) error {
 // stmt runs a statement on both sides; they must agree on its outcome.
 func (r *runner) stmt(q string) error {
 	r.script.WriteString(q + ";\n")
-	return r.outcome(q,
-		func(d *db) (string, error) { return d.exec(r.ctx, q) })
+	if err := r.outcome(q, func(d *db) (string, error) { return d.exec(r.ctx, q) }); err != nil {
+		return err
+	}
+	if strings.HasPrefix(q, "ALTER TABLE") && len(r.subs) > 0 && !knownIssues() {
+		// Known issue: ALTER TABLE restarts the views over the table and
+		// ends their subscriptions (55000 "the view stopped"). Subscribe
+		// again, from a snapshot.
+		if !r.alterNoted {
+			r.alterNoted = true
+			r.t.Logf("known issue: ALTER TABLE ends the subscriptions to the views over the table; subscribing again")
+		}
+		r.unsubscribe()
+		for _, v := range r.live {
+			if err := r.follow(v.name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (r *runner) copy(c *copyStep) error {
@@ -210,7 +286,31 @@ func (r *runner) create(v viewDef) error {
 		r.t.Errorf("view %s is supported now: drop its refused mark (%s)", v.name, v.refused)
 	}
 	r.live = append(r.live, v)
+	return r.follow(v.name)
+}
+
+// follow subscribes to a view if the run follows it.
+func (r *runner) follow(name string) error {
+	if !r.cfg.subscribe[name] {
+		return nil
+	}
+	s, err := subscribe(r.ctx, r.srv.connString(), name)
+	if err != nil {
+		return err
+	}
+	if r.subs == nil {
+		r.subs = map[string]*subscriber{}
+	}
+	r.subs[name] = s
 	return nil
+}
+
+// unsubscribe ends every subscription.
+func (r *runner) unsubscribe() {
+	for name, s := range r.subs {
+		s.close()
+		delete(r.subs, name)
+	}
 }
 
 // drop drops a live view (one that was refused stays so).
@@ -220,12 +320,66 @@ func (r *runner) drop(name string) error {
 		return nil
 	}
 	r.live = slices.Delete(r.live, i, i+1)
+	if s := r.subs[name]; s != nil {
+		s.close()
+		delete(r.subs, name)
+	}
 	q := "DROP MATERIALIZED VIEW " + name
 	r.script.WriteString(q + ";\n")
 	if _, err := r.ss.exec(r.ctx, q); err != nil {
 		return fmt.Errorf("%s: %w", q, err)
 	}
 	return nil
+}
+
+// snapshotPairs are queries over two views, one computed from the other,
+// that agree whenever both are read at the same epoch: a query over several
+// views reads them all as of the last completed epoch, FLUSH or not.
+var snapshotPairs = []struct {
+	views       [2]string
+	left, right string // scalar queries that agree (right at most left with atMost)
+	atMost      bool
+}{
+	{[2]string{"j_inner", "vv_agg_join"}, "SELECT count(*) FROM j_inner", "SELECT coalesce(sum(c), 0) FROM vv_agg_join", false},
+	{[2]string{"vv_agg_join", "vv_vv"}, "SELECT count(*) FROM vv_agg_join", "SELECT c FROM vv_vv", false},
+	{[2]string{"agg_group", "vv_filter"}, "SELECT count(*) FROM agg_group WHERE c > 1", "SELECT count(*) FROM vv_filter", false},
+	{[2]string{"j_agg_keys", "vv_rownum"}, "SELECT count(DISTINCT k) FROM j_agg_keys", "SELECT count(*) FROM vv_rownum", false},
+	{[2]string{"uni", "vv_uni"}, "SELECT count(*) FROM uni", "SELECT count(*) FROM vv_uni", true},
+}
+
+// snapshot checks, without FLUSH, that views read in one query agree.
+func (r *runner) snapshot() error {
+	for _, p := range snapshotPairs {
+		if !r.isLive(p.views[0]) || !r.isLive(p.views[1]) || (r.only != nil && !(r.only[p.views[0]] && r.only[p.views[1]])) {
+			continue
+		}
+		q := fmt.Sprintf("SELECT (%s) AS l, (%s) AS r", p.left, p.right)
+		r.script.WriteString(q + "; -- must agree, FLUSH or not\n")
+		res, err := r.ss.query(r.ctx, q)
+		if err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+		if len(res.rows) != 1 {
+			return fmt.Errorf("%s: %d rows", q, len(res.rows))
+		}
+		l, errL := strconv.ParseInt(res.rows[0][0], 10, 64)
+		rt, errR := strconv.ParseInt(res.rows[0][1], 10, 64)
+		if errL != nil || errR != nil || (!p.atMost && l != rt) || (p.atMost && rt > l) {
+			err := &mismatchError{views: p.views[:], msg: fmt.Sprintf(
+				"views read in one query disagree (not one epoch?): %s gives %s and %s", q, showRow(res.rows[0][:1]), showRow(res.rows[0][1:]))}
+			if knownIssues() {
+				return err
+			}
+			if r.snapshotMisses++; r.snapshotMisses == 1 {
+				r.t.Logf("known issue (see TestViewsReadAtOneEpoch): %v", err)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *runner) isLive(name string) bool {
+	return slices.ContainsFunc(r.live, func(v viewDef) bool { return v.name == name })
 }
 
 // check runs FLUSH and compares every view with its batch query, and the
@@ -236,8 +390,12 @@ func (r *runner) check() error {
 	if _, err := r.ss.exec(r.ctx, "FLUSH"); err != nil {
 		return fmt.Errorf("FLUSH: %w", err)
 	}
-	var bad []string
+	var bad, views []string
 	for _, v := range r.live {
+		if r.only != nil && !r.only[v.name] {
+			continue
+		}
+		n := len(bad)
 		view, err := r.ss.query(r.ctx, "SELECT * FROM "+v.name)
 		if err != nil {
 			return fmt.Errorf("read view %s: %w", v.name, err)
@@ -250,19 +408,26 @@ func (r *runner) check() error {
 			bad = append(bad, fmt.Sprintf("view %s differs from its batch query: %s\n  view:  %s\n  batch: %s",
 				v.name, d, v.viewSQL(), v.batchSQL()))
 		}
-		if r.pg == nil {
-			continue
+		if s := r.subs[v.name]; s != nil {
+			if err := s.waitFor(view, 10*time.Second); err != nil {
+				bad = append(bad, err.Error())
+			}
 		}
-		pg, err := r.pg.query(r.ctx, "SELECT * FROM "+v.name)
-		if err != nil {
-			return fmt.Errorf("postgres: view %s: %w", v.name, err)
+		if r.pg != nil {
+			pg, err := r.pg.query(r.ctx, "SELECT * FROM "+v.name)
+			if err != nil {
+				return fmt.Errorf("postgres: view %s: %w", v.name, err)
+			}
+			if d := diff(batch, pg); d != "" {
+				bad = append(bad, fmt.Sprintf("batch query of %s differs from postgres: %s\n  query: %s", v.name, d, v.batchSQL()))
+			}
 		}
-		if d := diff(batch, pg); d != "" {
-			bad = append(bad, fmt.Sprintf("batch query of %s differs from postgres: %s\n  query: %s", v.name, d, v.batchSQL()))
+		if len(bad) > n {
+			views = append(views, v.name)
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("check %d:\n%s", r.checks, strings.Join(bad, "\n"))
+		return &mismatchError{views: views, msg: fmt.Sprintf("check %d:\n%s", r.checks, strings.Join(bad, "\n"))}
 	}
 	return nil
 }
@@ -274,8 +439,12 @@ func (r *runner) fail(err error) {
 	if werr := os.WriteFile(path, []byte(r.script.String()), 0o644); werr != nil {
 		path = "(not written: " + werr.Error() + ")"
 	}
+	logText := r.logs.String()
+	if r.logKept {
+		logText = r.logText
+	}
 	r.t.Errorf("seed %d (rerun: STREAMPROP_SEED=%d; statements in %s): %v\nengine log:\n%s",
-		r.cfg.seed, r.cfg.seed, path, err, r.logs)
+		r.cfg.seed, r.cfg.seed, path, err, logText)
 }
 
 // freshPostgres creates an empty database on the PostgreSQL at dsn and
@@ -353,7 +522,7 @@ func steps(t *testing.T) int {
 // TestViewsMatchBatch: after every FLUSH each view equals its query run as
 // a batch query over the tables.
 func TestViewsMatchBatch(t *testing.T) {
-	n := 8
+	n := 6
 	if testing.Short() {
 		n = 3
 	}
@@ -404,7 +573,7 @@ func TestSoak(t *testing.T) {
 	end := time.Now().Add(d)
 	for seed := uint64(time.Now().UnixNano()) % 1e9; time.Now().Before(end) && !t.Failed(); seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			cfg := configFor(seed, envInt(t, "STREAMPROP_STEPS", 400))
+			cfg := configFor(seed, envInt(t, "STREAMPROP_STEPS", 250))
 			cfg.pgDSN = dsn
 			runSeed(t, cfg)
 		})
