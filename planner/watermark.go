@@ -208,7 +208,7 @@ func IntervalDuration(env *Env, iv sql.Interval) (d time.Duration, err error) {
 		return 0, pgerr.New(pgerr.InvalidParameterValue, "interval %s is NULL", iv.Text)
 	}
 	if v.Months != 0 {
-		return 0, pgerr.New(pgerr.InvalidParameterValue, "interval %s has months, which have no fixed length", iv.Text)
+		return 0, pgerr.New(pgerr.InvalidParameterValue, "%s has months, which have no fixed length", iv.Text)
 	}
 	return time.Duration(int64(v.Days)*86400e6+v.Micros) * time.Microsecond, nil
 }
