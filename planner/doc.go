@@ -41,6 +41,13 @@
 // instead (stream*.go, PlanStream, ExplainStream), with each operator's
 // stream key derived along the way.
 //
+// Time windows (window_*.go): TUMBLE, HOP, SESSION and CUMULATE in FROM
+// and the legacy GROUP BY TUMBLE(...) bind into one logical node
+// (lTimeWindow); batch queries run it as exec.WindowExpand or
+// exec.SessionWindow, continuous queries as stream.WindowAgg under a
+// GROUP BY on its window (with the EMIT clause, Env.Emit) or
+// stream.WindowExpand. docs/windows.md has the rules.
+//
 // DML (dml.go, onconflict*.go) produces the Source plans engine/ writes
 // from; ALTER TABLE binding lives in alter.go.
 //

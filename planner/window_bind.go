@@ -28,8 +28,8 @@ import (
 // table, source, view, materialized view, WITH query or a parenthesized
 // subquery; time_col one of its columns, of type timestamp or timestamptz.
 // The result is rel's columns, then window_start and window_end (of the
-// time column's type), visible under the function's alias (default: its
-// name). The legacy GROUP BY TUMBLE(ts, size) form is in window_legacy.go.
+// time column's type), visible under the function's alias (default: the
+// relation's name, or the function's over a subquery). The legacy GROUP BY TUMBLE(ts, size) form is in window_legacy.go.
 //
 // Rules (checked when the query is bound, so at CREATE time for views):
 //   - durations are constant intervals without months (a month has no fixed
@@ -207,7 +207,13 @@ func (b *binder) windowTVF(l *level, rf *pg.RangeFunction) (lnode, []*nsItem, bo
 	if err != nil {
 		return nil, nil, true, err
 	}
+	// Unaliased, the columns are qualified by the relation's name, as in
+	// RisingWave (FROM HOP(bid, ...) ... GROUP BY bid.auction), or by the
+	// function's name over a subquery.
 	alias := name
+	if cr := args[0].GetColumnRef(); cr != nil {
+		alias = strs(cr.Fields)[len(cr.Fields)-1]
+	}
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname
 	}

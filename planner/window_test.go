@@ -146,7 +146,7 @@ Filter: (window_end > t.ts)
   WindowExpand: HOP(slide 5s, size 10s) on ts
     Seq Scan on t (filter: (t.v > 1))`},
 		{"SELECT k, window_start, count(*) FROM SESSION(t, ts, INTERVAL '5 seconds') WHERE v > 1 GROUP BY k, window_start", `
-HashAggregate: count(*) group by session.k, session.window_start
+HashAggregate: count(*) group by t.k, t.window_start
   Project: t.k, window_start
     Filter: (t.v > 1)
       SessionWindow: SESSION(gap 5s) on ts PARTITION BY t.k
@@ -221,7 +221,7 @@ StreamWindowExpand: HOP(slide 2s, size 10s) on t_s
 └─StreamScan: table ev`, []int{0, 2}, false},
 		// An expression of the window: an ordinary aggregation over the expansion.
 		{"SELECT date_trunc('hour', window_start), count(*) FROM TUMBLE(bid, ts, INTERVAL '10' SECOND) GROUP BY 1", `
-StreamHashAgg: count(*) GROUP BY date_trunc('hour'::text, tumble.window_start)   state: per group (date_trunc('hour'::text, tumble.window_start)): count
+StreamHashAgg: count(*) GROUP BY date_trunc('hour'::text, bid.window_start)   state: per group (date_trunc('hour'::text, bid.window_start)): count
 └─StreamProject: window_start
   └─StreamWindowExpand: TUMBLE(size 10s) on ts
     └─StreamProject: bid.ts
@@ -288,6 +288,53 @@ func TestWindowEmitSpec(t *testing.T) {
 			if want := strings.Index(c.sql, c.at) + 1; e.Position != want {
 				t.Errorf("%s: position %d, want %d (%q)", c.sql, e.Position, want, c.at)
 			}
+		}
+	}
+}
+
+// The Nexmark queries with windows (RisingWave's and Flink's texts) plan
+// their windowed aggregations as WindowAggs.
+func TestWindowNexmarkShapes(t *testing.T) {
+	d := windowStreamDB(t)
+	d.mustExec("CREATE TABLE people (id int8, name text, date_time timestamp)")
+	d.mustExec("CREATE TABLE auctions (id int8, seller int8, date_time timestamp)")
+	for _, c := range []struct {
+		name, sql string
+		aggs      int
+	}{
+		{"q5", `SELECT AuctionBids.auction, AuctionBids.num FROM (
+			SELECT bid.auction, count(*) AS num, window_start AS starttime
+			FROM HOP(bid, ts, INTERVAL '2' SECOND, INTERVAL '10' SECOND)
+			GROUP BY window_start, bid.auction) AS AuctionBids
+		JOIN (
+			SELECT max(CountBids.num) AS maxn, CountBids.starttime_c FROM (
+				SELECT count(*) AS num, window_start AS starttime_c
+				FROM HOP(bid, ts, INTERVAL '2' SECOND, INTERVAL '10' SECOND)
+				GROUP BY bid.auction, window_start) AS CountBids
+			GROUP BY CountBids.starttime_c) AS MaxBids
+		ON AuctionBids.starttime = MaxBids.starttime_c AND AuctionBids.num >= MaxBids.maxn`, 2},
+		{"q7", `SELECT B.auction, B.price, B.bidder, B.ts FROM bid B JOIN (
+			SELECT MAX(price) AS maxprice, window_end AS date_time FROM TUMBLE(bid, ts, INTERVAL '10' SECOND) GROUP BY window_end) B1
+		ON B.price = B1.maxprice WHERE B.ts BETWEEN B1.date_time - INTERVAL '10' SECOND AND B1.date_time`, 1},
+		{"q8", `SELECT P.id, P.name, P.starttime FROM (
+			SELECT id, name, window_start AS starttime, window_end AS endtime FROM TUMBLE(people, date_time, INTERVAL '10' SECOND)
+			GROUP BY id, name, window_start, window_end) P
+		JOIN (
+			SELECT seller, window_start AS starttime, window_end AS endtime FROM TUMBLE(auctions, date_time, INTERVAL '10' SECOND)
+			GROUP BY seller, window_start, window_end) A
+		ON P.id = A.seller AND P.starttime = A.starttime AND P.endtime = A.endtime`, 2},
+		{"q11", `SELECT B.bidder, count(*) AS bid_count, SESSION_START(B.ts, INTERVAL '10' SECOND) AS starttime, SESSION_END(B.ts, INTERVAL '10' SECOND) AS endtime
+		FROM bid B GROUP BY B.bidder, SESSION(B.ts, INTERVAL '10' SECOND)`, 1},
+		{"flink q5 form", `SELECT auction, count(*) FROM TABLE(HOP(TABLE bid, DESCRIPTOR(ts), INTERVAL '2' SECONDS, INTERVAL '10' SECONDS)) GROUP BY auction, window_start, window_end`, 1},
+	} {
+		q, err := d.planEmit(c.sql)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		plan := strings.Join(ExplainStream(q.Root), "\n")
+		if n := strings.Count(plan, "StreamWindowAgg"); n != c.aggs {
+			t.Errorf("%s: %d windowed aggregations, want %d:\n%s", c.name, n, c.aggs, plan)
 		}
 	}
 }

@@ -100,13 +100,13 @@ func (s *Subscription) Start() uint64 { return s.start }
 // push queues a view's item; false ends the subscriber (overflow or closed).
 func (s *Subscription) push(it subItem) bool {
 	u := Update{Epoch: it.epoch, Time: EpochTime(it.epoch), Snapshot: it.snapshot}
-	n := 0
 	switch {
 	case it.snapshot:
 		if !s.opts.Snapshot {
 			return true
 		}
 		u.Rows = it.rows
+		n := 0
 		for _, r := range it.rows {
 			n += int(r.NumRows())
 		}
@@ -119,10 +119,10 @@ func (s *Subscription) push(it subItem) bool {
 	case it.changes != nil:
 		u.Rows = []arrow.RecordBatch{it.changes.Rec}
 		u.Ops = it.changes.Ops
-		n = it.changes.Len()
 	case !s.opts.Progress:
 		return true
 	}
+	n := cost(u)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil || s.closed {
@@ -138,6 +138,17 @@ func (s *Subscription) push(it subItem) bool {
 	s.rows += n
 	s.wake()
 	return true
+}
+
+// cost is what an update counts against the buffer's bound: its rows, and
+// a progress mark as one row (a stalled subscriber with progress = true
+// must not queue marks without bound either).
+func cost(u Update) int {
+	n := 0
+	for _, r := range u.Rows {
+		n += int(r.NumRows())
+	}
+	return max(n, 1)
 }
 
 func (s *Subscription) wake() {
@@ -166,9 +177,7 @@ func (s *Subscription) TryNext() (Update, bool, error) {
 		u := s.queue[0]
 		s.queue[0] = Update{}
 		s.queue = s.queue[1:]
-		for _, r := range u.Rows {
-			s.rows -= int(r.NumRows())
-		}
+		s.rows -= cost(u)
 		return u, true, nil
 	}
 	return Update{}, false, s.err

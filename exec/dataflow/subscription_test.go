@@ -113,3 +113,37 @@ func TestSubscribeEmptyViewSnapshot(t *testing.T) {
 		t.Fatalf("first update with progress: %+v, %v", u, err)
 	}
 }
+
+// Progress marks count against the bound: a stalled subscriber with
+// progress = true is ended too rather than queue marks forever.
+func TestSubscribeProgressMarksAreBounded(t *testing.T) {
+	tbl := &fakeTable{}
+	rt := New(Config{BarrierInterval: -1, SubscribeBufferRows: 3}, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
+	defer rt.Close()
+	scan := &stream.Scan{Rel: 100, Name: "t", Kind: stream.ScanTable, Cols: cols}
+	if _, err := rt.StartJob(JobSpec{ID: 1, Name: "v", Plan: scan, Cols: cols}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := rt.Subscribe(1, SubOptions{Progress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for i := 0; i < 5; i++ {
+		flush(t, rt)
+	}
+	n := 0
+	for {
+		_, ok, err := sub.TryNext()
+		if err != nil {
+			break
+		}
+		if !ok {
+			t.Fatalf("subscription still open after %d unread progress marks", n)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Fatalf("%d marks were queued, want the bound, 3", n)
+	}
+}

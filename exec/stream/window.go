@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -102,8 +101,10 @@ func (e EmitSpec) String() string {
 // WindowAgg is a windowed GROUP BY: for each window of Window over the
 // input's time column and each group of GroupBy, the aggregates Aggs. Its
 // output rows are window_start, window_end (the time column's type), the
-// GroupBy values, then one value per Agg (Cols); (window_start, group keys)
-// is the output's stream key.
+// GroupBy values, then one value per Agg (Cols); (window_start,
+// window_end, group keys) is the output's stream key (window_start alone
+// is not: CUMULATE's windows of a period share it; a session's end changes
+// in an update pair).
 //
 // A window's state is freed once the watermark of the time column passes
 // window_end + Emit.Delay + Emit.AllowLateness; a row that arrives for a
@@ -120,6 +121,10 @@ type WindowAgg struct {
 	Aggs    []AggSpec
 	Emit    EmitSpec
 	Cols    []types.Column
+	// AppendOnly says the input never retracts (as HashAgg.AppendOnly):
+	// min and max then keep only their running extreme per pane, and a
+	// retraction fails.
+	AppendOnly bool
 }
 
 // Columns implements Node.
@@ -143,12 +148,4 @@ func (w *WindowAgg) Explain() string {
 		s += " GROUP BY " + strings.Join(keys, ", ")
 	}
 	return s + " (" + w.Emit.String() + ")"
-}
-
-// Start implements Node.
-func (w *WindowAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
-	env.Fail(errors.New("stream: windowed aggregation is not implemented yet"))
-	out := make(chan Message)
-	close(out)
-	return out
 }

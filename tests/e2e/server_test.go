@@ -77,9 +77,10 @@ type server struct {
 
 const startTimeout = 60 * time.Second
 
-// startServer runs streamsqld on dataDir and a free loopback port and waits
-// until it accepts a connection. The process is killed when the test ends.
-func startServer(t *testing.T, dataDir string) *server {
+// startServer runs streamsqld on dataDir and a free loopback port, with
+// extra command-line flags if given, and waits until it accepts a
+// connection. The process is killed when the test ends.
+func startServer(t *testing.T, dataDir string, flags ...string) *server {
 	t.Helper()
 	port, err := freePort()
 	if err != nil {
@@ -87,7 +88,7 @@ func startServer(t *testing.T, dataDir string) *server {
 	}
 	s := &server{t: t, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dataDir: dataDir,
 		out: &syncBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(binary, "--listen", s.addr, "--data-dir", dataDir)
+	s.cmd = exec.Command(binary, append([]string{"--listen", s.addr, "--data-dir", dataDir}, flags...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start streamsqld: %v", err)

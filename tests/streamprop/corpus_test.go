@@ -48,6 +48,12 @@ var corpus = []viewDef{
 	{name: "agg_num_key", query: "SELECT n * 2 AS n2, count(*) AS c, sum(f) AS sf FROM a GROUP BY n * 2"},
 	{name: "agg_float_key", query: "SELECT f, count(*) AS c, count(DISTINCT s) AS ds FROM b GROUP BY f"},
 	{name: "dist_mixed", query: "SELECT DISTINCT n, ts FROM a"},
+	{name: "agg_global_having", query: "SELECT count(*) AS c, max(k) AS mk FROM a HAVING count(*) > 20"},
+	{name: "agg_case", query: "SELECT g, CASE WHEN count(*) > 2 THEN 'many' ELSE 'few' END AS size, every(k > 0) AS pos FROM a GROUP BY g"},
+	{name: "agg_string_agg", query: "SELECT g, string_agg(s, ',') AS ss FROM a JOIN b ON a.k = b.k GROUP BY g",
+		refused: "string_agg is not supported in streaming queries"},
+	{name: "agg_array_agg", query: "SELECT g, array_agg(id ORDER BY id) AS ids FROM a GROUP BY g",
+		refused: "array_agg is not supported in streaming queries"},
 	{name: "agg_of_agg", query: "SELECT c, count(*) AS groups FROM (SELECT k, count(*) AS c FROM b GROUP BY k) t GROUP BY c"},
 
 	// DISTINCT
@@ -75,6 +81,10 @@ var corpus = []viewDef{
 	{name: "j_int_bigint", query: "SELECT a.id, a.g, c.id AS cid, c.w FROM a JOIN c ON a.id = c.id"},
 	{name: "j_num_int", query: "SELECT a.id, a.n, b.v FROM a LEFT JOIN b ON a.n = b.k"},
 	{name: "j_float_int", query: "SELECT b.k, b.f, a.id FROM b FULL JOIN a ON b.f = a.k"},
+	{name: "j_nonequi", query: "SELECT a.id, c.id AS cid FROM a JOIN c ON a.k < c.w"},
+	{name: "j_nonequi_left", query: "SELECT a.id, c.id AS cid FROM a LEFT JOIN c ON a.k < c.w AND a.g = 'x'"},
+	{name: "j_cross", query: "SELECT a.id, c.id AS cid, c.g FROM a CROSS JOIN c WHERE a.k = 1 AND c.w = 2"},
+	{name: "j_aggs", query: "SELECT x.k, x.c, y.m FROM (SELECT k, count(*) AS c FROM b GROUP BY k) x JOIN (SELECT k, max(id) AS m FROM a GROUP BY k) y ON x.k = y.k"},
 	{name: "j_cte", query: "WITH t AS (SELECT k, count(*) AS c FROM b GROUP BY k) SELECT a.id, t.c FROM a JOIN t ON a.k = t.k"},
 
 	// subqueries: semi and anti joins, an uncorrelated scalar subquery
@@ -88,12 +98,18 @@ var corpus = []viewDef{
 	{name: "scalar_count", query: "SELECT id, w FROM c WHERE w < (SELECT count(*) FROM b WHERE v > 2)"},
 	{name: "scalar_sub", query: "SELECT id, k FROM a WHERE k > (SELECT avg(k) FROM b)"},
 	{name: "sub_from", query: "SELECT s.g, s.total FROM (SELECT g, sum(k) AS total FROM a GROUP BY g) s WHERE s.total > 2"},
+	{name: "scalar_select", query: "SELECT id, (SELECT max(v) FROM b) AS mv, k FROM a WHERE g = 'y'"},
+	{name: "any_sub", query: "SELECT a.id FROM a WHERE a.k = ANY (SELECT k FROM b WHERE s = 'x')"},
+	{name: "exists_and", query: "SELECT a.id FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AND EXISTS (SELECT 1 FROM c WHERE c.g = a.g)"},
+	{name: "exists_or", query: "SELECT a.id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) OR a.k = 1",
+		refused: "EXISTS under OR has no streaming plan"},
 	{name: "not_in", query: "SELECT id FROM a WHERE k NOT IN (SELECT k FROM b)",
 		refused: "NOT IN (subquery) has no streaming plan (its NULL semantics are not an anti join)"},
 
 	// set operations
 	{name: "uni_all", query: "SELECT k, g AS s FROM a UNION ALL SELECT k, s FROM b"},
 	{name: "uni_agg", query: "SELECT g AS key, count(*) AS c FROM a GROUP BY g UNION ALL SELECT s, count(*) FROM b GROUP BY s"},
+	{name: "uni_three", query: "SELECT id FROM a UNION ALL SELECT id FROM c UNION ALL SELECT k FROM b"},
 	{name: "uni", query: "SELECT k FROM a UNION SELECT k FROM b UNION SELECT w FROM c"},
 
 	// top-N
@@ -104,7 +120,20 @@ var corpus = []viewDef{
 	{name: "rownum1", query: "SELECT g, id FROM (SELECT g, id, row_number() OVER (PARTITION BY g ORDER BY ts DESC NULLS LAST, id) AS rn FROM a) t WHERE rn = 1"},
 	{name: "topn_one", query: "SELECT id, ts FROM a ORDER BY ts DESC NULLS LAST, id LIMIT 1"},
 	{name: "rownum_nopk", query: "SELECT k, v, s FROM (SELECT k, v, s, f, row_number() OVER (PARTITION BY k ORDER BY v, s, f) AS rn FROM b) t WHERE rn <= 2"},
+	{name: "topn_no_limit", query: "SELECT id FROM a ORDER BY id OFFSET 2"},
+	{name: "rownum_global", query: "SELECT * FROM (SELECT id, g, row_number() OVER (ORDER BY id) AS rn FROM a) t WHERE rn <= 3"},
+	{name: "rownum_range", query: "SELECT * FROM (SELECT id, g, row_number() OVER (PARTITION BY g ORDER BY id) AS rn FROM a) t WHERE rn BETWEEN 2 AND 3"},
+	{name: "dist_on_nopk", query: "SELECT DISTINCT ON (k) k, v FROM b ORDER BY k, v DESC NULLS LAST, s"},
 	{name: "topn_agg", query: "SELECT g, count(*) AS c FROM a GROUP BY g ORDER BY count(*) DESC, g LIMIT 2"},
+
+	// over the APPEND ONLY table d: running extremes, bounded top-N
+	{name: "ao_minmax", query: "SELECT k, min(v) AS miv, max(v) AS mav, min(s) AS mis, max(ts) AS mat, count(*) AS c, sum(v) AS sv FROM d GROUP BY k"},
+	{name: "ao_global", query: "SELECT min(ts) AS mit, max(ts) AS mat, max(v) AS mav, count(DISTINCT s) AS ds FROM d WHERE v > 1"},
+	{name: "ao_topn", query: "SELECT k, v, s FROM d ORDER BY v DESC, k, s LIMIT 3"},
+	{name: "ao_rownum", query: "SELECT * FROM (SELECT k, v, s, row_number() OVER (PARTITION BY k ORDER BY v, s) AS rn FROM d) t WHERE rn <= 2"},
+	{name: "ao_semi_max", query: "SELECT k, max(v) AS mv, min(ts) AS mt FROM d WHERE k IN (SELECT k FROM d WHERE s = 'x') GROUP BY k"},
+	{name: "ao_dist", query: "SELECT DISTINCT s, k FROM d"},
+	{name: "ao_join_a", query: "SELECT a.g, max(d.v) AS mv, min(d.s) AS ms, count(*) AS c FROM d JOIN a ON d.k = a.k GROUP BY a.g"},
 
 	// views on views
 	{name: "vv_agg_join", query: "SELECT j.g, count(*) AS c, count(DISTINCT j.v) AS dv, sum(j.v) AS sv FROM {j_inner} j GROUP BY j.g"},
@@ -114,6 +143,7 @@ var corpus = []viewDef{
 	{name: "vv_left", query: "SELECT j.id, j.v, u.k FROM {j_left} j LEFT JOIN {uni} u ON j.k = u.k"},
 	{name: "vv_uni", query: "SELECT u.k, count(*) AS c FROM {uni} u JOIN {uni_all} w ON u.k = w.k GROUP BY u.k"},
 	{name: "vv_rownum", query: "SELECT * FROM (SELECT x.k, x.g, x.c, row_number() OVER (PARTITION BY x.k ORDER BY x.c DESC, x.g NULLS FIRST) AS rn FROM {j_agg_keys} x) t WHERE rn = 1"},
+	{name: "vv_ao", query: "SELECT x.s, count(*) AS c FROM {ao_dist} x GROUP BY x.s ORDER BY count(*) DESC, x.s LIMIT 2"},
 	{name: "vv_vv", query: "SELECT count(*) AS c, sum(x.c) AS total FROM {vv_agg_join} x"},
 }
 

@@ -2,7 +2,7 @@
 // random sequences of writes (INSERT, COPY in text and binary, UPDATE that
 // moves rows between groups and join keys, DELETE, transactions that commit
 // or roll back, TRUNCATE, ALTER TABLE, DROP and re-CREATE of views, a
-// restart) against a corpus of ~75 view queries covering every operator the
+// restart) against a corpus of ~100 view queries covering every operator the
 // streaming planner supports. After every few steps the test runs FLUSH and
 // compares each materialized view with the same query run as a batch SELECT
 // over the current tables, and, when PostgreSQL 15 is reachable, with
@@ -25,9 +25,9 @@
 // Knobs (environment variables):
 //
 //	STREAMPROP_SEED=N      run only seed N (a failure prints its seed)
-//	STREAMPROP_SEEDS=N     how many seeds per test (default 6 for the batch
-//	                       comparison, 3 with PostgreSQL, 1-3 with -short)
-//	STREAMPROP_STEPS=N     steps per seed (default 150, 60 with -short)
+//	STREAMPROP_SEEDS=N     how many seeds per test (default 5 for the batch
+//	                       comparison, 2 with PostgreSQL, 1-3 with -short)
+//	STREAMPROP_STEPS=N     steps per seed (default 120, 60 with -short)
 //	STREAMPROP_SOAK=30m    TestSoak keeps running new seeds for that long
 //	STREAMPROP_SHRINK=1    on a mismatch, replay ever shorter sequences
 //	                       to find a small one that still fails

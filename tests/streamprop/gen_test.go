@@ -36,16 +36,20 @@ type gen struct {
 	added  int            // columns added so far (for fresh names)
 	grow   bool           // no mass deletes: tables grow to hundreds of rows
 	bulk   bool           // COPY into b sends hundreds of rows at once
+	wide   bool           // half the v values of b and d are from 1..1000
 }
 
-// newGen's sequences grow their tables for even seeds, and COPY hundreds
-// of rows into b (kept from growing by mass deletes) for seeds 3 mod 4.
+// newGen's sequences grow their tables for even seeds, COPY hundreds of
+// rows into b (kept from growing by mass deletes) for seeds 3 mod 4, and
+// draw v from a wide range for seeds not 0 mod 3, so that a group's min/max
+// and a top-N hold many distinct values.
 func newGen(seed uint64) *gen {
 	return &gen{
 		r:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		nextID: map[*table]int{tableA: 1, tableC: 1},
 		grow:   seed%2 == 0,
 		bulk:   seed%4 == 3,
+		wide:   seed%3 != 0,
 	}
 }
 
@@ -87,6 +91,8 @@ func (g *gen) row(t *table, idx []int) []value {
 	for i, j := range idx {
 		if t.cols[j].pk {
 			out[i] = g.freshID(t)
+		} else if g.wide && t.cols[j].name == "v" && g.pct(50) {
+			out[i] = value{text: fmt.Sprint(1 + g.r.IntN(1000)), kind: kBigint}
 		} else {
 			out[i] = g.val(t.cols[j].kind, 15)
 		}
@@ -108,7 +114,10 @@ func (g *gen) insertCols(t *table) []int {
 	return idx
 }
 
-func (g *gen) table() *table { return tables[g.r.IntN(len(tables))] }
+// table is a table to update, delete from or truncate; insertTable one to
+// insert into.
+func (g *gen) table() *table       { return mutable[g.r.IntN(len(mutable))] }
+func (g *gen) insertTable() *table { return tables[g.r.IntN(len(tables))] }
 
 func literals(vs []value) string {
 	s := make([]string, len(vs))
@@ -183,9 +192,9 @@ func (g *gen) setList(t *table) string {
 func (g *gen) dml() string {
 	switch x := g.r.IntN(1000); {
 	case x < 250:
-		return g.insert(g.table(), 1)
+		return g.insert(g.insertTable(), 1)
 	case x < 380:
-		return g.insert(g.table(), 2+g.r.IntN(5))
+		return g.insert(g.insertTable(), 2+g.r.IntN(5))
 	case x < 410:
 		return fmt.Sprintf("INSERT INTO b (k, v, s, f) SELECT k, id, g, f FROM a WHERE %s", eq("k", g.val(kInt, 20)))
 	case x < 530: // update a row by its key
@@ -225,7 +234,7 @@ func (g *gen) dml() string {
 		t := []*table{tableA, tableC}[g.r.IntN(2)]
 		return fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.name, g.oldID(t).literal())
 	case g.grow:
-		return g.insert(g.table(), 2+g.r.IntN(8))
+		return g.insert(g.insertTable(), 2+g.r.IntN(8))
 	case x < 995: // delete many rows
 		switch g.r.IntN(4) {
 		case 0:
@@ -319,7 +328,7 @@ func (g *gen) sequence(n int, restart bool) []step {
 		case x < 900:
 			out = append(out, step{kind: stepTx, sqls: g.churn()})
 		case x < 940:
-			out = append(out, step{kind: stepCopy, copy: g.copyRows(g.table(), false)})
+			out = append(out, step{kind: stepCopy, copy: g.copyRows(g.insertTable(), false)})
 		case x < 985:
 			out = append(out, step{kind: stepCopy, copy: g.copyRows(tableB, true)})
 		case x < 990:

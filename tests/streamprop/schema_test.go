@@ -50,8 +50,9 @@ type column struct {
 }
 
 type table struct {
-	name string
-	cols []column
+	name       string
+	cols       []column
+	appendOnly bool // APPEND ONLY in streamsql (PostgreSQL has no such tables)
 }
 
 // The schema: a and c have primary keys (int, bigint), b has none, so it
@@ -65,10 +66,18 @@ var (
 		{"k", kInt, false}, {"v", kBigint, false}, {"s", kText, false}, {"f", kFloat, false}}}
 	tableC = &table{name: "c", cols: []column{
 		{"id", kBigint, true}, {"g", kText, false}, {"w", kInt, false}, {"ts", kTS, false}}}
-	tables = []*table{tableA, tableB, tableC}
+	// d only ever gets inserts: the planner keeps less state over it
+	// (running extremes, only the top rows of a top-N).
+	tableD = &table{name: "d", appendOnly: true, cols: []column{
+		{"k", kInt, false}, {"v", kBigint, false}, {"s", kText, false}, {"ts", kTS, false}}}
+	tables = []*table{tableA, tableB, tableC, tableD}
+	// mutable are the tables UPDATE, DELETE and TRUNCATE may change.
+	mutable = []*table{tableA, tableB, tableC}
 )
 
-func (t *table) ddl() string {
+// ddl is t's CREATE TABLE, for streamsql or (without APPEND ONLY) for
+// PostgreSQL.
+func (t *table) ddl(streamsql bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (", t.name)
 	for i, c := range t.cols {
@@ -81,6 +90,9 @@ func (t *table) ddl() string {
 		}
 	}
 	b.WriteString(")")
+	if streamsql && t.appendOnly {
+		b.WriteString(" APPEND ONLY")
+	}
 	return b.String()
 }
 

@@ -1,0 +1,370 @@
+package stream
+
+import (
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/apd/v3"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Merging aggregate states, for WindowAgg: a HOP or CUMULATE window's
+// result merges the states of its panes, a session's the states of its
+// events' times. Every streaming aggregate merges: counts and sums add,
+// min/max take the extreme of the extremes, DISTINCT aggregates unite
+// their (group, value) pairs. Merges go into an accumulator: a state of
+// the same aggregate made by newMergeAcc (min and max keep only their
+// running extreme there), read with results and emptied with reset.
+
+// mergeCol is an aggregate state whose groups can absorb other groups'
+// states. Owned by one goroutine, like aggCol.
+type mergeCol interface {
+	aggCol
+	// merge folds group src[i] of from (a state of the same aggregate over
+	// the same argument type, made by newWinAggCol) into group dst[i].
+	merge(dst []int32, from aggCol, src []int32) error
+}
+
+// newWinAggCol makes a WindowAgg's state of aggregate s over an argument of
+// type t: that of HashAgg, except that DISTINCT aggregates keep their pairs
+// per group (winDistinctCol) so that a group can be merged and reset while
+// it still holds rows.
+func newWinAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
+	base := s
+	base.Distinct = false
+	c, err := newAggCol(base, t, appendOnly)
+	if err != nil {
+		return nil, err
+	}
+	if s.Distinct && s.Kind != AggCountStar {
+		return newWinDistinct(c, t), nil
+	}
+	return c, nil
+}
+
+// newMergeAcc makes an accumulator for merging states of aggregate s.
+func newMergeAcc(s AggSpec, t types.T) (mergeCol, error) {
+	c, err := newWinAggCol(s, t, true)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := c.(mergeCol)
+	if !ok {
+		return nil, pgerr.Internal("stream: %s cannot merge window panes", s)
+	}
+	return m, nil
+}
+
+func (c *countCol) merge(dst []int32, from aggCol, src []int32) error {
+	f := from.(*countCol)
+	for i, d := range dst {
+		c.n[d] += f.n[src[i]]
+	}
+	return nil
+}
+
+func (s *int128) add128(v int128) {
+	var c uint64
+	s.lo, c = bits.Add64(s.lo, v.lo, 0)
+	s.hi += v.hi + int64(c)
+}
+
+func (c *intSumCol) merge(dst []int32, from aggCol, src []int32) error {
+	f := from.(*intSumCol)
+	for i, d := range dst {
+		q := &f.s[src[i]]
+		p := &c.s[d]
+		p.s.add128(q.s)
+		p.n += q.n
+	}
+	return nil
+}
+
+func (c *floatSumCol) merge(dst []int32, from aggCol, src []int32) error {
+	f := from.(*floatSumCol)
+	for i, d := range dst {
+		q := f.s[src[i]]
+		if q.n == 0 {
+			continue
+		}
+		p := &c.s[d]
+		if c.f32 {
+			p.sum = float64(float32(p.sum) + float32(q.sum))
+		} else {
+			p.sum += q.sum
+		}
+		p.n += q.n
+		p.pinf += q.pinf
+		p.ninf += q.ninf
+		p.nans += q.nans
+	}
+	return nil
+}
+
+func (c *numericSumCol) merge(dst []int32, from aggCol, src []int32) error {
+	f := from.(*numericSumCol)
+	for i, d := range dst {
+		q := &f.s[src[i]]
+		if q.n == 0 {
+			continue
+		}
+		p := &c.s[d]
+		if _, err := apd.BaseContext.Add(&p.sum, &p.sum, &q.sum); err != nil {
+			return pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
+		}
+		p.n += q.n
+		p.nans += q.nans
+		p.pinf += q.pinf
+		p.ninf += q.ninf
+		for _, sc := range q.scales {
+			p.addScale(sc.scale, sc.n)
+		}
+	}
+	return nil
+}
+
+func (c *intervalSumCol) merge(dst []int32, from aggCol, src []int32) error {
+	f := from.(*intervalSumCol)
+	for i, d := range dst {
+		q := f.s[src[i]]
+		p := &c.s[d]
+		p.months += q.months
+		p.days += q.days
+		p.nanos += q.nanos
+		p.n += q.n
+	}
+	return nil
+}
+
+func (c *boolCol) merge(dst []int32, from aggCol, src []int32) error {
+	f := from.(*boolCol)
+	for i, d := range dst {
+		c.t[d] += f.t[src[i]]
+		c.f[d] += f.f[src[i]]
+	}
+	return nil
+}
+
+var errMergeInto = pgerr.Internal("stream: min/max merges into a state that keeps every value")
+
+func (m *mmWords) merge(dst []int32, from aggCol, src []int32) error {
+	if !m.appendOnly {
+		return errMergeInto
+	}
+	f := from.(*mmWords)
+	for i, d := range dst {
+		s := src[i]
+		var v uint64
+		if f.appendOnly {
+			if !f.has.get(s) {
+				continue
+			}
+			v = f.best[s]
+		} else {
+			var ok bool
+			if v, ok = f.sets[s].extreme(f.max); !ok {
+				continue
+			}
+		}
+		if b := m.best[d]; !m.has.get(d) || (m.max && v > b) || (!m.max && v < b) {
+			m.best[d] = v
+			m.has.set(d, true)
+		}
+	}
+	return nil
+}
+
+func (m *mmOrd[K]) merge(dst []int32, from aggCol, src []int32) error {
+	if !m.appendOnly {
+		return errMergeInto
+	}
+	f := from.(*mmOrd[K])
+	for i, d := range dst {
+		s := src[i]
+		var v K
+		if f.appendOnly {
+			if !f.has[s] {
+				continue
+			}
+			v = f.best[s]
+		} else {
+			var ok bool
+			if v, ok = f.sets[s].extreme(f.max); !ok {
+				continue
+			}
+		}
+		if !m.has[d] {
+			m.best[d], m.has[d] = v, true
+			continue
+		}
+		if c := m.c.cmp(v, m.best[d]); (m.max && c > 0) || (!m.max && c < 0) {
+			m.best[d] = v
+		}
+	}
+	return nil
+}
+
+// winDistinctCol is a DISTINCT aggregate for WindowAgg: distinctCol's
+// scheme (each (group, value) pair counts its rows; the inner aggregate
+// sees a value when its pair appears and loses it when the pair vanishes)
+// with each group's pairs linked in a list, so that reset frees a group's
+// pairs (a window's state is freed while it holds rows) and merge can
+// enumerate them. Owned by one goroutine.
+type winDistinctCol struct {
+	inner aggCol
+	t     types.T
+	st    storage
+	seen  *groupTable // (group id, value) -> pair id
+	cnt   []int64     // per pair: live rows; -1 once freed
+	rep   *cellCol    // per pair: its representative (first row's value)
+	pg    []int32     // per pair: its group
+	next  []int32     // per pair: the next pair of its group, +1 (0: none)
+	prev  []int32     // per pair: the previous pair of its group, +1
+	head  []int32     // per group: its first pair, +1
+
+	// per-update scratch: the changes passed to inner
+	tg     []int32
+	ts     []int64
+	tc     []cell
+	zeroed []int32
+}
+
+func newWinDistinct(inner aggCol, t types.T) *winDistinctCol {
+	return &winDistinctCol{inner: inner, t: t, st: storageOf(t),
+		seen: newGroupTable([]types.T{t}, true), rep: newCellCol(t)}
+}
+
+func (d *winDistinctCol) grow(n int) {
+	d.inner.grow(n)
+	d.head = growSlice(d.head, n)
+}
+
+func (d *winDistinctCol) results(gs []int32, out []cell) error { return d.inner.results(gs, out) }
+
+// reset frees group g's pairs and empties it.
+func (d *winDistinctCol) reset(g int32) {
+	for p := d.head[g] - 1; p >= 0; p = d.next[p] - 1 {
+		d.seen.remove(p)
+		d.rep.clear(p)
+		d.cnt[p] = -1
+	}
+	d.head[g] = 0
+	d.inner.reset(g)
+}
+
+func (d *winDistinctCol) link(p, g int32) {
+	d.pg[p] = g
+	d.prev[p] = 0
+	d.next[p] = d.head[g]
+	if h := d.head[g]; h != 0 {
+		d.prev[h-1] = p + 1
+	}
+	d.head[g] = p + 1
+}
+
+func (d *winDistinctCol) unlink(p int32) {
+	if n := d.next[p]; n != 0 {
+		d.prev[n-1] = d.prev[p]
+	}
+	if pr := d.prev[p]; pr != 0 {
+		d.next[pr-1] = d.next[p]
+	} else {
+		d.head[d.pg[p]] = d.next[p]
+	}
+}
+
+func (d *winDistinctCol) update(arg arrow.Array, gids []int32, signs []int64) error {
+	ids := d.seen.probe([]arrow.Array{arg}, gids, len(gids), true)
+	if c := d.seen.cap(); c > len(d.cnt) {
+		d.cnt, d.pg = growSlice(d.cnt, c), growSlice(d.pg, c)
+		d.next, d.prev = growSlice(d.next, c), growSlice(d.prev, c)
+		d.rep.grow(c)
+	}
+	for _, row := range d.seen.newRows {
+		d.cnt[ids[row]] = 0
+		d.link(ids[row], gids[row])
+	}
+	d.tg, d.ts, d.tc, d.zeroed = d.tg[:0], d.ts[:0], d.tc[:0], d.zeroed[:0]
+	for i, id := range ids {
+		if id < 0 {
+			continue
+		}
+		s := sgn(signs, i)
+		before := d.cnt[id]
+		after := before + s
+		if after < 0 {
+			return pgerr.Internal("stream: DISTINCT aggregate retracts a value it never saw")
+		}
+		d.cnt[id] = after
+		switch {
+		case before == 0 && after == 1:
+			c := cellAt(arg, i, d.st, d.t)
+			d.rep.set(id, c)
+			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, 1), append(d.tc, c)
+		case before == 1 && after == 0:
+			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, -1), append(d.tc, d.rep.get(id))
+			d.zeroed = append(d.zeroed, id)
+		}
+	}
+	// Free the pairs left empty only now: ids stay valid within the chunk.
+	for _, id := range d.zeroed {
+		if d.cnt[id] == 0 {
+			d.unlink(id)
+			d.seen.remove(id)
+			d.rep.clear(id)
+			d.cnt[id] = -1
+		}
+	}
+	return d.pass()
+}
+
+// pass hands the scratch changes (d.tg, d.ts, d.tc) to the inner aggregate.
+func (d *winDistinctCol) pass() error {
+	if len(d.tg) == 0 {
+		return nil
+	}
+	vals, err := d.cellArray(d.tc)
+	if err != nil {
+		return err
+	}
+	defer vals.Release()
+	return d.inner.update(vals, d.tg, d.ts)
+}
+
+func (d *winDistinctCol) cellArray(cells []cell) (arrow.Array, error) {
+	b := types.NewBuilder(memory.DefaultAllocator, d.t)
+	defer b.Release()
+	for _, c := range cells {
+		if err := appendCell(b, c, d.t); err != nil {
+			return nil, err
+		}
+	}
+	return b.NewArray(), nil
+}
+
+// merge adds each distinct value of the source groups to the target
+// groups (once per target, however many sources hold it).
+func (d *winDistinctCol) merge(dst []int32, from aggCol, src []int32) error {
+	f := from.(*winDistinctCol)
+	var gids []int32
+	var cells []cell
+	for i, g := range dst {
+		for p := f.head[src[i]] - 1; p >= 0; p = f.next[p] - 1 {
+			if f.cnt[p] > 0 {
+				gids, cells = append(gids, g), append(cells, f.rep.get(p))
+			}
+		}
+	}
+	if len(gids) == 0 {
+		return nil
+	}
+	vals, err := d.cellArray(cells)
+	if err != nil {
+		return err
+	}
+	defer vals.Release()
+	return d.update(vals, gids, nil)
+}

@@ -1,0 +1,424 @@
+package stream
+
+import (
+	"container/heap"
+	"math"
+	"slices"
+	"sort"
+)
+
+// SESSION windows. Per key, the live event times are kept in order, each
+// with its group (the aggregate states of that key's rows at that time),
+// and the sessions they form: a session is [first, last + gap), and two
+// times less than gap apart are in one session. An insert at a new time
+// starts, extends or merges sessions in place; a retraction that empties a
+// time marks the key for a rebuild of its sessions from its times (which
+// may split a session). A session's result merges the groups of its times.
+//
+// A key's emitted rows (entries, by start, pairwise disjoint) are
+// reconciled with its sessions when the key is flushed: an emitted row that
+// a session now covers is retracted (an update pair when the start is the
+// same) and the session's row inserted; an emitted row that no session
+// covers any more is retracted. Which sessions and rows are due depends on
+// the EMIT mode: all of them (ON UPDATE, EVERY at its tick, EARLY EVERY at
+// its tick), else those closed (end + delay <= watermark); an emitted row
+// overlapping an open session stays until that session is due.
+//
+// Sessions close at end + delay and are freed at end + delay + lateness;
+// a row whose time t has t + gap + delay + lateness <= watermark is late
+// (its session, whatever it joins, would be freed). A key is woken by the
+// watermark through a heap of the next time one of its sessions or rows is
+// due.
+
+// sessWin is the sessions of every key, owned by the run.
+type sessWin struct {
+	gap     int64
+	keys    []*skey // per key id (nil: none)
+	sched   schedHeap
+	dirty   []int32 // keys changed since the last barrier
+	early   []int32 // keys changed since the last EARLY EVERY flush
+	rebuild []int32 // keys with an emptied time
+
+	// scratch
+	dst, src []int32
+	tgt      []int32
+	tmp      []int32
+}
+
+// skey is one key's sessions.
+type skey struct {
+	pts   []spt   // live times, ascending
+	ss    []span  // sessions, ascending, disjoint
+	out   []int32 // emitted entries, by start
+	sched int64   // the valid heap entry's time (MaxInt64: none)
+
+	dirty, early, rebuild bool
+}
+
+type spt struct {
+	t int64
+	g int32
+}
+
+type span struct{ first, last int64 }
+
+// assign returns the group of a row with key k at time t, or lateRow.
+func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
+	if addSat(addSat(t, s.gap), r.dl) <= r.wm {
+		return lateRow
+	}
+	g, created := r.group(k, t)
+	sk := s.keys[k]
+	if sk == nil {
+		sk = &skey{sched: math.MaxInt64}
+		s.keys[k] = sk
+	}
+	if created {
+		i := len(sk.pts)
+		if i > 0 && sk.pts[i-1].t > t {
+			i = sort.Search(len(sk.pts), func(j int) bool { return sk.pts[j].t > t })
+		}
+		sk.pts = slices.Insert(sk.pts, i, spt{t, g})
+		s.schedule(k, sk, r.sessionDue(sk.addTime(t, s.gap)))
+	}
+	if !sk.dirty {
+		sk.dirty = true
+		s.dirty = append(s.dirty, k)
+	}
+	if !sk.early && r.eowc && r.w.Emit.EarlyEvery > 0 {
+		sk.early = true
+		s.early = append(s.early, k)
+	}
+	return g
+}
+
+// emptied notes that one of key k's times lost its last row.
+func (s *sessWin) emptied(r *waggRun, k int32) {
+	if sk := s.keys[k]; !sk.rebuild {
+		sk.rebuild = true
+		s.rebuild = append(s.rebuild, k)
+	}
+}
+
+// addTime adds a new time t to the sessions and returns the end of the
+// session holding it.
+func (sk *skey) addTime(t, gap int64) int64 {
+	ss := sk.ss
+	i := len(ss)
+	if i > 0 && addSat(ss[i-1].last, gap) > t {
+		i = sort.Search(len(ss), func(j int) bool { return addSat(ss[j].last, gap) > t })
+	}
+	if i == len(ss) || ss[i].first >= addSat(t, gap) {
+		sk.ss = slices.Insert(ss, i, span{t, t})
+		return addSat(t, gap)
+	}
+	ss[i].first, ss[i].last = min(ss[i].first, t), max(ss[i].last, t)
+	for i+1 < len(ss) && ss[i+1].first < addSat(ss[i].last, gap) {
+		ss[i].last = max(ss[i].last, ss[i+1].last)
+		ss = slices.Delete(ss, i+1, i+2)
+	}
+	sk.ss = ss
+	return addSat(ss[i].last, gap)
+}
+
+// rebuild drops the emptied times and recomputes the sessions.
+func (s *sessWin) rebuildKey(r *waggRun, sk *skey) {
+	pts := sk.pts[:0]
+	for _, p := range sk.pts {
+		if r.rows[p.g] == 0 {
+			r.freeGroup(p.g)
+		} else {
+			pts = append(pts, p)
+		}
+	}
+	clear(sk.pts[len(pts):])
+	sk.pts = pts
+	ss := sk.ss[:0]
+	for _, p := range pts {
+		if n := len(ss); n > 0 && p.t < addSat(ss[n-1].last, s.gap) {
+			ss[n-1].last = p.t
+		} else {
+			ss = append(ss, span{p.t, p.t})
+		}
+	}
+	sk.ss = ss
+	sk.rebuild = false
+}
+
+// sessionDue is when a session ending at end must be looked at next: its
+// close (ON WINDOW CLOSE, if still ahead), else its release.
+func (r *waggRun) sessionDue(end int64) int64 {
+	if r.eowc {
+		if c := addSat(end, r.d); c > r.wm {
+			return c
+		}
+	}
+	return addSat(end, r.dl)
+}
+
+// schedule makes the watermark wake key k once it reaches t.
+func (s *sessWin) schedule(k int32, sk *skey, t int64) {
+	if t < sk.sched {
+		sk.sched = t
+		heap.Push(&s.sched, schedAt{t, k})
+	}
+}
+
+// reschedule schedules key k at the next time one of its sessions or
+// emitted rows is due.
+func (s *sessWin) reschedule(r *waggRun, k int32, sk *skey) {
+	next := int64(math.MaxInt64)
+	for _, ss := range sk.ss {
+		next = min(next, r.sessionDue(addSat(ss.last, s.gap)))
+	}
+	for _, e := range sk.out {
+		if c := addSat(r.eend[e], r.d); r.eowc && c > r.wm {
+			next = min(next, c)
+		}
+		if c := addSat(r.eend[e], r.dl); c > r.wm {
+			next = min(next, c)
+		}
+	}
+	s.schedule(k, sk, next)
+}
+
+// withKey runs fn on key k's sessions, holding the key while it runs.
+func (s *sessWin) withKey(r *waggRun, k int32, fn func(sk *skey) error) error {
+	sk := s.keys[k]
+	if sk == nil {
+		return nil
+	}
+	r.keyRefs[k]++
+	err := fn(sk)
+	r.unrefKey(k)
+	return err
+}
+
+// flushKey reconciles key k's emitted rows with its sessions, for the
+// sessions and rows whose end due accepts (due must accept every end below
+// one it accepts).
+func (s *sessWin) flushKey(r *waggRun, k int32, sk *skey, due func(end int64) bool) error {
+	if sk.rebuild {
+		s.rebuildKey(r, sk)
+	}
+	dst, src := s.dst[:0], s.src[:0]
+	s.tgt = growSlice(s.tgt[:0], len(sk.ss))
+	n := int32(0)
+	for i, ss := range sk.ss {
+		s.tgt[i] = -1
+		if !due(addSat(ss.last, s.gap)) {
+			continue
+		}
+		s.tgt[i] = n
+		j := sort.Search(len(sk.pts), func(j int) bool { return sk.pts[j].t >= ss.first })
+		for ; j < len(sk.pts) && sk.pts[j].t <= ss.last; j++ {
+			dst, src = append(dst, n), append(src, sk.pts[j].g)
+		}
+		n++
+	}
+	s.dst, s.src = dst, src
+	if err := r.compute(int(n), dst, src); err != nil {
+		return err
+	}
+	out, kept := sk.out, s.tmp[:0]
+	orphan := func(e int32) {
+		if due(r.eend[e]) {
+			r.ob.addPrev(r, Delete, e)
+			r.freeEntry(e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	oi := 0
+	for i, ss := range sk.ss {
+		first, end := ss.first, addSat(ss.last, s.gap)
+		for ; oi < len(out) && r.eend[out[oi]] <= first; oi++ {
+			orphan(out[oi])
+		}
+		oj := oi
+		for oj < len(out) && r.estart[out[oj]] < end {
+			oj++
+		}
+		run := out[oi:oj]
+		oi = oj
+		t := int(s.tgt[i])
+		if t < 0 {
+			kept = append(kept, run...)
+			continue
+		}
+		if len(run) == 1 && r.estart[run[0]] == first && r.eend[run[0]] == end && r.sameRes(run[0], t) {
+			kept = append(kept, run[0])
+			continue
+		}
+		same := int32(-1)
+		for _, e := range run {
+			if r.estart[e] == first {
+				same = e
+				continue
+			}
+			r.ob.addPrev(r, Delete, e)
+			r.freeEntry(e)
+		}
+		if same < 0 {
+			same, _ = r.entry(k, first)
+		}
+		r.emitEntry(same, t, r.rcount[t], first, end)
+		kept = append(kept, same)
+	}
+	for ; oi < len(out); oi++ {
+		orphan(out[oi])
+	}
+	sk.out = append(sk.out[:0], kept...)
+	s.tmp = kept[:0]
+	return nil
+}
+
+// freeSessions forgets key k's sessions that the watermark wm released
+// (after flushKey emitted what they owed), with their times and rows.
+func (s *sessWin) freeSessions(r *waggRun, sk *skey, wm int64) {
+	n := 0
+	for n < len(sk.ss) && addSat(addSat(sk.ss[n].last, s.gap), r.dl) <= wm {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	last := sk.ss[n-1].last
+	end := addSat(last, s.gap)
+	j := 0
+	for ; j < len(sk.pts) && sk.pts[j].t <= last; j++ {
+		r.freeGroup(sk.pts[j].g)
+	}
+	sk.pts = append(sk.pts[:0], sk.pts[j:]...)
+	sk.ss = append(sk.ss[:0], sk.ss[n:]...)
+	o := 0
+	for ; o < len(sk.out) && r.estart[sk.out[o]] < end; o++ {
+		r.freeEntry(sk.out[o])
+	}
+	sk.out = append(sk.out[:0], sk.out[o:]...)
+}
+
+// prepass rebuilds the sessions of the keys that lost a time.
+func (s *sessWin) prepass(r *waggRun) error {
+	for _, k := range s.rebuild {
+		err := s.withKey(r, k, func(sk *skey) error {
+			if sk.rebuild {
+				s.rebuildKey(r, sk)
+				s.reschedule(r, k, sk)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.rebuild = s.rebuild[:0]
+	return nil
+}
+
+// advanceSessions moves the watermark to wm and handles the keys it wakes:
+// their sessions that closed (ON WINDOW CLOSE) or are released are
+// emitted, the released ones freed.
+func (r *waggRun) advanceSessions(wm int64) error {
+	s := r.ses
+	if err := s.prepass(r); err != nil {
+		return err
+	}
+	r.wm = wm
+	by := r.dl
+	if r.eowc {
+		by = r.d
+	}
+	due := func(end int64) bool { return addSat(end, by) <= wm }
+	for len(s.sched) > 0 && s.sched[0].t <= wm {
+		x := heap.Pop(&s.sched).(schedAt)
+		if sk := s.keys[x.k]; sk == nil || sk.sched != x.t {
+			continue // stale
+		}
+		err := s.withKey(r, x.k, func(sk *skey) error {
+			sk.sched = math.MaxInt64
+			if err := s.flushKey(r, x.k, sk, due); err != nil {
+				return err
+			}
+			s.freeSessions(r, sk, wm)
+			s.reschedule(r, x.k, sk)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// barrierSessions emits the epoch's changes as the EMIT mode wants them.
+func (r *waggRun) barrierSessions() error {
+	s := r.ses
+	if err := s.prepass(r); err != nil {
+		return err
+	}
+	all := r.flushAll()
+	var list []int32
+	due := func(int64) bool { return true }
+	switch {
+	case r.eowc && all: // EARLY EVERY tick: every changed key, all sessions
+		list = s.early
+		s.early = nil
+	case r.eowc: // corrections of closed sessions
+		list = s.dirty
+		due = func(end int64) bool { return addSat(end, r.d) <= r.wm }
+	case all:
+		list = s.dirty
+	default: // EVERY before its tick
+		return nil
+	}
+	for _, k := range list {
+		err := s.withKey(r, k, func(sk *skey) error {
+			if !sk.dirty && !sk.early {
+				return nil
+			}
+			if err := s.flushKey(r, k, sk, due); err != nil {
+				return err
+			}
+			s.reschedule(r, k, sk)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, k := range s.dirty {
+		if sk := s.keys[k]; sk != nil {
+			sk.dirty = false
+		}
+	}
+	s.dirty = s.dirty[:0]
+	if r.eowc && all {
+		for _, k := range list {
+			if sk := s.keys[k]; sk != nil {
+				sk.early = false
+			}
+		}
+	}
+	return nil
+}
+
+// schedAt is a key to wake when the watermark reaches t.
+type schedAt struct {
+	t int64
+	k int32
+}
+
+// schedHeap is a min-heap of schedAt by t.
+type schedHeap []schedAt
+
+func (h schedHeap) Len() int           { return len(h) }
+func (h schedHeap) Less(i, j int) bool { return h[i].t < h[j].t }
+func (h schedHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *schedHeap) Push(x any)        { *h = append(*h, x.(schedAt)) }
+func (h *schedHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
