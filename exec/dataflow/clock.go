@@ -97,5 +97,5 @@ func (rt *Runtime) AdvanceClock(ctx context.Context, d time.Duration) error {
 		return pgerr.New(pgerr.InvalidParameterValue, "the clock cannot go back")
 	}
 	mc.Advance(d)
-	return rt.WaitEpoch(ctx, rt.Inject())
+	return rt.settle(ctx, rt.Inject())
 }

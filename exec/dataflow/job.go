@@ -3,7 +3,6 @@ package dataflow
 import (
 	"context"
 	"errors"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,14 +40,6 @@ type JobSpec struct {
 	LateRows func(rows arrow.RecordBatch, watermark int64) error
 }
 
-// lateQueue bounds the late-row batches waiting for JobSpec.LateRows.
-const lateQueue = 64
-
-type lateBatch struct {
-	rows arrow.RecordBatch
-	mark int64
-}
-
 // Job is one running job. Its methods are safe for concurrent use.
 type Job struct {
 	rt    *Runtime
@@ -67,13 +58,12 @@ type Job struct {
 	lastError atomic.Pointer[string]
 	lastLog   atomic.Int64 // unix seconds of the last row-error log line
 
-	rowsIn      atomic.Int64 // rows the leaves read (backfills included)
-	rowsOut     atomic.Int64 // rows of the view's net changes (or sent to the sink)
-	viewRows    atomic.Int64 // rows in the view
-	lateRows    atomic.Int64 // rows dropped as late (Env.OnLate)
-	lateLost    atomic.Int64 // late rows LateRows could not store
-	late        chan lateBatch
-	lastLateLog atomic.Int64 // unix seconds of the last lost-late-rows log line
+	rowsIn   atomic.Int64 // rows the leaves read (backfills included)
+	rowsOut  atomic.Int64 // rows of the view's net changes (or sent to the sink)
+	viewRows atomic.Int64 // rows in the view
+	lateRows atomic.Int64 // rows dropped as late (Env.OnLate)
+	lateLost atomic.Int64 // late rows LateRows could not store
+	late     *lateWriter  // nil without JobSpec.LateRows
 
 	marks markState // the view's watermarks (marks.go)
 
@@ -142,7 +132,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	j.env.Clock = rt.cfg.Clock
 	j.env.OnLate = j.onLate
 	if spec.LateRows != nil {
-		j.late = make(chan lateBatch, lateQueue)
+		j.late = &lateWriter{ch: make(chan lateBatch, lateQueue)}
 	}
 	if spec.Sink == nil {
 		m := &stream.Materialize{Input: spec.Plan, Key: spec.Key, Cols: spec.Cols, OnEpoch: j.onEpoch}
@@ -313,52 +303,4 @@ func (j *Job) onEpoch(e uint64, changes *stream.Chunk) {
 	j.subMu.Unlock()
 	j.done.Store(e)
 	j.rt.progressed()
-}
-
-// onLate counts the rows an operator dropped as late and queues them for
-// LateRows (see stream.Env.OnLate). It never blocks.
-func (j *Job) onLate(rows arrow.RecordBatch) {
-	if rows == nil || rows.NumRows() == 0 {
-		return
-	}
-	n := rows.NumRows()
-	j.lateRows.Add(n)
-	if j.late == nil {
-		return
-	}
-	settle(rows)
-	mark, ok := j.Watermark()
-	if !ok {
-		mark = math.MinInt64
-	}
-	select {
-	case j.late <- lateBatch{rows: rows, mark: mark}:
-	default:
-		j.lostLate(n, errors.New("the late-row queue is full"))
-	}
-}
-
-// writeLate stores queued late rows until the job ends.
-func (j *Job) writeLate() {
-	defer j.wg.Done()
-	for {
-		select {
-		case b := <-j.late:
-			if err := j.spec.LateRows(b.rows, b.mark); err != nil {
-				j.lostLate(b.rows.NumRows(), err)
-			}
-		case <-j.env.Ctx.Done():
-			return
-		}
-	}
-}
-
-// lostLate counts late rows that could not be stored, with a log line.
-func (j *Job) lostLate(n int64, err error) {
-	total := j.lateLost.Add(n)
-	now := time.Now().Unix()
-	if last := j.lastLateLog.Load(); now <= last || !j.lastLateLog.CompareAndSwap(last, now) {
-		return
-	}
-	j.rt.cfg.Logf("materialized view %s: %d late rows not stored (%d so far): %v", j.spec.Name, n, total, err)
 }

@@ -151,7 +151,21 @@ func (rt *Runtime) Flush(ctx context.Context) error {
 	rt.mu.Lock()
 	e := rt.injectLocked(true)
 	rt.mu.Unlock()
-	return rt.WaitEpoch(ctx, e)
+	return rt.settle(ctx, e)
+}
+
+// settle waits for epoch e (WaitEpoch), then until the late rows the jobs
+// queued by then are stored (LATE ROWS INTO).
+func (rt *Runtime) settle(ctx context.Context, e uint64) error {
+	if err := rt.WaitEpoch(ctx, e); err != nil {
+		return err
+	}
+	for _, j := range rt.Jobs() {
+		if err := j.waitLate(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WaitEpoch waits until every job that existed when epoch e was injected

@@ -26,6 +26,9 @@ type wmTracker struct {
 	ectx  *expr.Context
 	clock stream.Clock
 	onErr func(error)
+	// mono: Expr never decreases as its column grows (col, col ± const),
+	// so max(expr) is expr(the row holding max(col)): one row is evaluated.
+	mono bool
 
 	cur     int64     // the watermark (µs); math.MinInt64: none yet
 	sent    int64     // the last one sent
@@ -38,7 +41,31 @@ func newWMTracker(spec *stream.ScanWatermark, ectx *expr.Context, clock stream.C
 	if spec == nil {
 		return nil
 	}
-	return &wmTracker{spec: spec, ectx: ectx, clock: clock, onErr: onErr, cur: math.MinInt64, sent: math.MinInt64}
+	return &wmTracker{spec: spec, ectx: ectx, clock: clock, onErr: onErr, cur: math.MinInt64, sent: math.MinInt64,
+		mono: monotone(spec.Expr, spec.Col)}
+}
+
+// monotone reports whether e is non-decreasing in column col: the column,
+// or the column plus or minus a constant (an interval: adding months is
+// non-decreasing too).
+func monotone(e expr.Expr, col int) bool {
+	switch x := e.(type) {
+	case *expr.ColRef:
+		return x.Idx == col
+	case *expr.Call:
+		if len(x.Args) != 2 {
+			return false
+		}
+		_, c0 := x.Args[0].(*expr.Const)
+		_, c1 := x.Args[1].(*expr.Const)
+		switch x.Fn.Name {
+		case "-":
+			return c1 && monotone(x.Args[0], col)
+		case "+":
+			return (c1 && monotone(x.Args[0], col)) || (c0 && monotone(x.Args[1], col))
+		}
+	}
+	return false
 }
 
 // observe raises the watermark over a batch of new rows. A batch whose
@@ -48,6 +75,15 @@ func (w *wmTracker) observe(rec arrow.RecordBatch) {
 		return
 	}
 	w.lastRow = w.clock.Now()
+	if w.mono {
+		i, ok := argMax(rec.Column(w.spec.Col))
+		if !ok {
+			w.atLast = w.cur
+			return
+		}
+		rec = rec.NewSlice(int64(i), int64(i)+1)
+		defer rec.Release()
+	}
 	a, err := w.spec.Expr.Eval(w.ectx, rec)
 	if err != nil {
 		w.onErr(fmt.Errorf("watermark %s: %w", w.spec.Expr, err))
@@ -81,6 +117,34 @@ func (w *wmTracker) pending() (stream.Message, bool) {
 	}
 	w.sent = w.cur
 	return stream.WatermarkMsg(stream.Watermark{Col: w.spec.Col, Value: w.cur}), true
+}
+
+// argMax is the row of the largest non-null value of a timestamp array.
+func argMax(a arrow.Array) (int, bool) {
+	ts, ok := a.(*array.Timestamp)
+	if !ok {
+		return 0, false
+	}
+	vals := ts.TimestampValues()
+	if ts.NullN() == 0 {
+		if len(vals) == 0 {
+			return 0, false
+		}
+		best := 0
+		for i, v := range vals {
+			if v > vals[best] {
+				best = i
+			}
+		}
+		return best, true
+	}
+	best, found := -1, false
+	for i, v := range vals {
+		if (!found || v > vals[best]) && ts.IsValid(i) {
+			best, found = i, true
+		}
+	}
+	return best, found
 }
 
 // maxMicros is the largest non-null value of a timestamp array.
