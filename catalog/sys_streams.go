@@ -13,6 +13,14 @@ type StreamStatus struct {
 	Epoch     types.TimestampValue // time of the last completed epoch (0: none)
 	RowErrors int64                // rows that failed at run time (made NULL or dropped)
 	LastError string               // the last row error, or why the view failed
+	RowsIn    int64                // rows the view's inputs delivered (backfills included)
+	RowsOut   int64                // rows the view emitted: its net changes, epoch by epoch
+	LateRows  int64                // rows dropped as late (their window's state was freed)
+	LateLost  int64                // late rows LATE ROWS INTO could not store (queue full, write failed)
+	// Watermark is the highest watermark the view's output saw, if HasWatermark.
+	Watermark    types.TimestampValue
+	HasWatermark bool
+	ViewRows     int64 // rows in the view now: the cheap measure of its state
 }
 
 // SetStreamStatus installs the function streamsql_views reads.
@@ -27,6 +35,12 @@ var streamViewsDef = sysDef{12300, "pg_catalog", "streamsql_views", []Column{
 	{Name: "epoch_time", Type: types.TTimestampTZ},
 	{Name: "row_errors", Type: tInt8},
 	{Name: "last_error", Type: tText},
+	{Name: "rows_in", Type: tInt8},
+	{Name: "rows_out", Type: tInt8},
+	{Name: "late_rows", Type: tInt8},
+	{Name: "late_rows_lost", Type: tInt8},
+	{Name: "watermark", Type: types.TTimestampTZ},
+	{Name: "view_rows", Type: tInt8},
 }}
 
 func init() {
@@ -53,9 +67,15 @@ func streamViewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) er
 		if st.Epoch != 0 {
 			epoch = st.Epoch
 		}
+		var mark any
+		if st.HasWatermark {
+			mark = st.Watermark
+		}
 		err := b.add(row{
 			"schemaname": r.Schema, "viewname": r.Name, "status": st.Status, "epoch_time": epoch,
 			"row_errors": st.RowErrors, "last_error": nullIfEmpty(st.LastError),
+			"rows_in": st.RowsIn, "rows_out": st.RowsOut, "late_rows": st.LateRows, "late_rows_lost": st.LateLost,
+			"watermark": mark, "view_rows": st.ViewRows,
 		})
 		if err != nil {
 			return err

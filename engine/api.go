@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -22,7 +24,18 @@ type Config struct {
 	// SubscribeBufferRows bounds the rows a subscriber may leave unread
 	// before its subscription ends with an error (0: 1,000,000).
 	SubscribeBufferRows int
+	// Clock is processing time for the streaming runtime (idle watermarks,
+	// EARLY EVERY, EMIT EVERY, PROCTIME()); nil is the wall clock. With a
+	// *dataflow.ManualClock (NewManualClock), ADVANCE CLOCK moves it.
+	Clock stream.Clock
 }
+
+// ManualClockStart is where a manual clock made by NewManualClock starts.
+var ManualClockStart = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// NewManualClock returns a manual clock for Config.Clock, reading
+// ManualClockStart until ADVANCE CLOCK moves it.
+func NewManualClock() *dataflow.ManualClock { return dataflow.NewManualClock(ManualClockStart) }
 
 // Prepared is a statement after binding: what the wire's Describe reports.
 // It is immutable and may be executed many times.

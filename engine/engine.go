@@ -79,7 +79,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{})}
 	e.flow = dataflow.New(dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
-		SubscribeBufferRows: cfg.SubscribeBufferRows}, flowInputs{e})
+		SubscribeBufferRows: cfg.SubscribeBufferRows, Clock: cfg.Clock}, flowInputs{e})
 	e.subscribe = e.startSubscribe
 	if c, ok := cat.(interface {
 		SetStreamStatus(func(uint32) (catalog.StreamStatus, bool))

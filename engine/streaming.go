@@ -1,13 +1,13 @@
 package engine
 
 import (
-	"slices"
 	"sort"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -46,21 +46,25 @@ func checkStreamingClauses(stmt sql.Statement) error {
 }
 
 // tableStreamingClauses stores CREATE TABLE's APPEND ONLY and WATERMARK FOR
-// in rel. The watermark's column must exist; its expression is kept as text
-// and bound by the streaming planner when a view reads the table.
-func tableStreamingClauses(rel *catalog.Relation, stmt sql.Statement) error {
+// in rel.
+func tableStreamingClauses(env *planner.Env, rel *catalog.Relation, stmt sql.Statement) error {
 	x := stmt.Ext
 	if x == nil {
 		return nil
 	}
 	rel.AppendOnly = x.AppendOnly
-	w := x.Watermark
-	if w == nil {
+	return watermarkClause(env, rel, stmt)
+}
+
+// watermarkClause stores the WATERMARK FOR clause of CREATE TABLE or CREATE
+// SOURCE in rel (as text, catalog.Watermark) after binding it over rel's
+// columns, so that a bad one fails here: the stream planner binds it again
+// for every view that reads rel.
+func watermarkClause(env *planner.Env, rel *catalog.Relation, stmt sql.Statement) error {
+	if stmt.Ext == nil || stmt.Ext.Watermark == nil {
 		return nil
 	}
-	if !slices.ContainsFunc(rel.Columns, func(c catalog.Column) bool { return c.Name == w.Column }) {
-		return pgerr.New(pgerr.UndefinedColumn, `column "%s" does not exist`, w.Column).WithPosition(stmt.CharPos(w.ColumnPos))
-	}
+	w := stmt.Ext.Watermark
 	rel.Watermark = &catalog.Watermark{Column: w.Column, Expr: w.Expr}
 	for _, o := range w.Options {
 		if rel.Watermark.Options == nil {
@@ -68,7 +72,7 @@ func tableStreamingClauses(rel *catalog.Relation, stmt sql.Statement) error {
 		}
 		rel.Watermark.Options[o.Key] = o.Value
 	}
-	return nil
+	return planner.CheckWatermark(env, rel, planner.WatermarkPos{Source: stmt.Source, ColumnPos: w.ColumnPos, ExprPos: w.ExprPos})
 }
 
 // showRelations answers SHOW TABLES / MATERIALIZED VIEWS / SOURCES / SINKS:

@@ -138,7 +138,15 @@ func (e *Engine) startView(rel *catalog.Relation) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.flow.StartJob(dataflow.JobSpec{ID: rel.OID, Name: rel.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns})
+	spec := dataflow.JobSpec{ID: rel.OID, Name: rel.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns}
+	late, err := e.lateRowsTarget(rel, q.Root, []string{rel.Schema})
+	if err != nil {
+		return err
+	}
+	if late != nil {
+		spec.LateRows = e.lateRowsWriter(rel.Name, late.OID)
+	}
+	_, err = e.flow.StartJob(spec)
 	return err
 }
 
@@ -245,6 +253,10 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 			return s.maybeSkip(pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", rel.Name), true, "CREATE MATERIALIZED VIEW")
 		}
 	}
+	late, err := s.eng.lateRowsTarget(rel, q.Root, s.set.searchPath())
+	if err != nil {
+		return nil, err
+	}
 	created, err := s.eng.cat.CreateView(rel, q.Deps, false)
 	if err != nil {
 		return nil, err
@@ -253,7 +265,11 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	for i, col := range created.Columns {
 		cols[i] = types.Column{Name: col.Name, Type: col.Type}
 	}
-	if _, err := s.eng.flow.StartJob(dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols}); err != nil {
+	spec := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols}
+	if late != nil {
+		spec.LateRows = s.eng.lateRowsWriter(created.Name, late.OID)
+	}
+	if _, err := s.eng.flow.StartJob(spec); err != nil {
 		s.dropQuietly(created)
 		return nil, err
 	}
@@ -278,7 +294,8 @@ func (s *Session) dropQuietly(rel *catalog.Relation) {
 
 // execCreateSource runs CREATE SOURCE: validate the connector and its
 // options now, so a bad option fails here, not when a view reads it.
-func (s *Session) execCreateSource(env *planner.Env, x *sql.Source) (*Result, error) {
+func (s *Session) execCreateSource(env *planner.Env, stmt sql.Statement) (*Result, error) {
+	x := stmt.Ext.Source
 	opts := map[string]string{}
 	name := ""
 	for _, o := range x.Options {
@@ -316,6 +333,9 @@ func (s *Session) execCreateSource(env *planner.Env, x *sql.Source) (*Result, er
 			rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
 		}
 	}
+	if err := watermarkClause(env, rel, stmt); err != nil {
+		return nil, err
+	}
 	if _, err := s.eng.cat.CreateTable(rel, x.IfNotExists); err != nil {
 		return s.maybeSkip(err, x.IfNotExists, "CREATE SOURCE")
 	}
@@ -340,8 +360,17 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 			return nil, true, err
 		}
 		return &Result{Tag: "FLUSH"}, true, nil
+	case sql.KindAdvanceClock:
+		d, err := planner.IntervalDuration(env, x.Advance)
+		if err != nil {
+			return nil, true, err
+		}
+		if err := s.eng.flow.AdvanceClock(ctx, d); err != nil {
+			return nil, true, err
+		}
+		return &Result{Tag: "ADVANCE CLOCK"}, true, nil
 	case sql.KindCreateSource:
-		res, err := s.execCreateSource(env, x.Source)
+		res, err := s.execCreateSource(env, stmt)
 		return res, true, err
 	case sql.KindDropSource:
 		notice, err := s.eng.cat.Drop(catalog.KindSource, "", x.Drop.Name, x.Drop.IfExists, x.Drop.Cascade, s.set.searchPath())
@@ -376,6 +405,11 @@ func (e *Engine) viewStatus(oid uint32) (catalog.StreamStatus, bool) {
 	}
 	st := catalog.StreamStatus{Status: "running"}
 	st.RowErrors, st.LastError = j.RowErrors()
+	c := j.Counters()
+	st.RowsIn, st.RowsOut, st.LateRows, st.LateLost, st.ViewRows = c.RowsIn, c.RowsOut, c.LateRows, c.LateLost, c.ViewRows
+	if w, ok := j.Watermark(); ok {
+		st.Watermark, st.HasWatermark = types.TimestampValue(w), true
+	}
 	if ep := j.Epoch(); ep != 0 {
 		st.Epoch = types.TimestampValue(dataflow.EpochTime(ep).UnixMicro())
 	}

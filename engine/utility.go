@@ -36,7 +36,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		if err != nil {
 			return nil, err
 		}
-		if err := tableStreamingClauses(rel, stmt); err != nil {
+		if err := tableStreamingClauses(env, rel, stmt); err != nil {
 			return nil, err
 		}
 		if _, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists); err != nil {

@@ -258,6 +258,13 @@ func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
 	default:
 		return sout{}, notInMV("relation \"" + rel.Name + "\"")
 	}
+	if rel.Kind != catalog.KindMatView {
+		w, err := ScanWatermark(s.b.env, rel)
+		if err != nil {
+			return sout{}, err
+		}
+		sc.Watermark = w
+	}
 	for _, k := range key {
 		if k < 0 || k >= len(x.ids) {
 			return sout{}, pgerr.Internal("stream: key column %d of %s out of range", k, rel.Name)

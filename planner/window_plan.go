@@ -166,6 +166,13 @@ func (s *streamPlanner) windowAgg(x *lAgg) (o sout, ok bool, err error) {
 	for _, a := range aggs {
 		sub = union(union(sub, a.Args...), a.Filter)
 	}
+	if s.emit.LateRows {
+		// LATE ROWS INTO stores whole rows of the window's relation, in
+		// its column order (engine/laterows.go checks the table's shape).
+		for _, id := range tw.in.outIDs() {
+			sub[id] = true
+		}
+	}
 	in, err := s.node(tw.in, sub)
 	if err != nil {
 		return sout{}, true, err

@@ -195,26 +195,26 @@ func TestWindowStreamPlans(t *testing.T) {
 StreamProject: auction, window_start, window_end, count, max
 └─StreamWindowAgg: TUMBLE(size 10s, offset 0s) count(*), max(bid.price) GROUP BY bid.auction (emit on update)   state: per open window and group (bid.auction): count, count per value of bid.price
   └─StreamProject: bid.auction, bid.price, bid.ts
-    └─StreamScan: table bid (append only)`, []int{0, 1}, false},
+    └─StreamScan: table bid (append only) (watermark (bid.ts - '00:00:05'::interval second))`, []int{0, 1}, false},
 		{"SELECT window_start, window_end, auction, count(*) FROM TUMBLE(bid, ts, INTERVAL '10' SECOND) GROUP BY window_start, window_end, auction", `
 StreamWindowAgg: TUMBLE(size 10s, offset 0s) count(*) GROUP BY bid.auction (emit on update)   state: per open window and group (bid.auction): count
 └─StreamProject: bid.auction, bid.ts
-  └─StreamScan: table bid (append only)`, []int{0, 2}, false},
+  └─StreamScan: table bid (append only) (watermark (bid.ts - '00:00:05'::interval second))`, []int{0, 2}, false},
 		// Through a subquery; only window_end grouped; avg finished by a cast.
 		{"SELECT e, a FROM (SELECT window_end AS e, avg(p)::int8 AS a FROM (SELECT price AS p, window_end FROM HOP(bid, ts, INTERVAL '2' SECOND, INTERVAL '10' SECOND)) s GROUP BY 1) g", `
 StreamProject: window_end, (avg)::bigint
 └─StreamWindowAgg: HOP(slide 2s, size 10s, offset 0s) avg(bid.price) (emit on update)   state: per open pane: sum and count
   └─StreamProject: bid.price, bid.ts
-    └─StreamScan: table bid (append only)`, []int{0}, false},
+    └─StreamScan: table bid (append only) (watermark (bid.ts - '00:00:05'::interval second))`, []int{0}, false},
 		{"SELECT bidder, SESSION_START(ts, INTERVAL '1' MINUTE), count(*) FROM bid GROUP BY bidder, SESSION(ts, INTERVAL '1' MINUTE) EMIT ON WINDOW CLOSE", `
 StreamProject: bidder, window_start, count
 └─StreamWindowAgg: SESSION(gap 1m0s) count(*) GROUP BY bid.bidder (emit on window close)   state: per open session and group (bid.bidder): count
   └─StreamProject: bid.bidder, bid.ts
-    └─StreamScan: table bid (append only)`, nil, true}, // a session's end is part of its key
+    └─StreamScan: table bid (append only) (watermark (bid.ts - '00:00:05'::interval second))`, nil, true}, // a session's end is part of its key
 		{"SELECT window_start, window_end, sum(price) FROM CUMULATE(bid, ts, INTERVAL '1' MINUTE, INTERVAL '1' HOUR) GROUP BY window_start, window_end EMIT ON WINDOW CLOSE WITH DELAY INTERVAL '1' SECOND ALLOW LATENESS '1 minute'", `
 StreamWindowAgg: CUMULATE(step 1m0s, size 1h0m0s, offset 0s) sum(bid.price) (emit on window close, delay 1s, allow lateness 1m0s)   state: per open window: sum
 └─StreamProject: bid.price, bid.ts
-  └─StreamScan: table bid (append only)`, []int{1}, false},
+  └─StreamScan: table bid (append only) (watermark (bid.ts - '00:00:05'::interval second))`, []int{1}, false},
 		// No aggregation: the windows are expanded.
 		{"SELECT * FROM HOP(ev, t_s, INTERVAL '2' SECOND, INTERVAL '10' SECOND)", `
 StreamWindowExpand: HOP(slide 2s, size 10s) on t_s
@@ -225,7 +225,7 @@ StreamHashAgg: count(*) GROUP BY date_trunc('hour'::text, bid.window_start)   st
 └─StreamProject: window_start
   └─StreamWindowExpand: TUMBLE(size 10s) on ts
     └─StreamProject: bid.ts
-      └─StreamScan: table bid (append only)`, []int{0}, false},
+      └─StreamScan: table bid (append only) (watermark (bid.ts - '00:00:05'::interval second))`, []int{0}, false},
 	} {
 		q, err := d.planEmit(c.sql)
 		if err != nil {

@@ -21,6 +21,9 @@ const (
 	KindShow         Kind = "SHOW"        // see Extensions.Show
 	KindDropSource   Kind = "DROP SOURCE" // see Extensions.Drop
 	KindDropSink     Kind = "DROP SINK"   // see Extensions.Drop
+	// KindAdvanceClock is ADVANCE CLOCK BY interval (see Extensions.Advance):
+	// moves a server's manual clock forward.
+	KindAdvanceClock Kind = "ADVANCE CLOCK"
 )
 
 // Extensions are the streaming clauses lifted from one statement. All byte
@@ -59,6 +62,8 @@ type Extensions struct {
 	Show string
 	// Drop describes DROP SOURCE / DROP SINK.
 	Drop *Drop
+	// Advance is the interval of ADVANCE CLOCK BY (Kind == KindAdvanceClock).
+	Advance Interval
 }
 
 // Option is one "key = value" of a WITH (...) list. Key is lower-cased (dots

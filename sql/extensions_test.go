@@ -481,3 +481,25 @@ func TestLaterErrorPositionsUnchanged(t *testing.T) {
 		}
 	}
 }
+
+func TestAdvanceClock(t *testing.T) {
+	for _, tc := range []struct{ q, text string }{
+		{"ADVANCE CLOCK BY INTERVAL '10 seconds'", "INTERVAL '10 seconds'"},
+		{"advance clock by interval '5' second;", "interval '5' second"},
+		{"ADVANCE CLOCK BY '1 minute'", "'1 minute'"},
+	} {
+		stmts, err := Parse(tc.q)
+		if err != nil || len(stmts) != 1 || stmts[0].Ext == nil || stmts[0].AST != nil {
+			t.Fatalf("%q: %v %+v", tc.q, err, stmts)
+		}
+		x := stmts[0].Ext
+		if x.Kind != KindAdvanceClock || x.Advance.Text != tc.text || x.Advance.Pos != strings.Index(strings.ToUpper(tc.q), " BY ")+4 {
+			t.Errorf("%q: %+v", tc.q, x)
+		}
+	}
+	for _, q := range []string{"ADVANCE CLOCK", "ADVANCE CLOCK BY 5", "ADVANCE CLOCK BY '1s' now"} {
+		if _, err := Parse(q); pgerr.As(err) == nil || pgerr.As(err).Code != pgerr.SyntaxError {
+			t.Errorf("%q: got %v, want a syntax error", q, err)
+		}
+	}
+}

@@ -41,6 +41,20 @@ func (l *lifter) statement() (ext *Extensions, standalone bool, err error) {
 		l.ext = &Extensions{Kind: KindFlush}
 		l.blank(0, n)
 		return l.ext, true, nil
+	case l.is(0, "ADVANCE") && l.is(1, "CLOCK"):
+		if !l.is(2, "BY") {
+			return nil, false, l.errAt(2)
+		}
+		iv, next, err := l.interval(3)
+		if err != nil {
+			return nil, false, err
+		}
+		if next < n {
+			return nil, false, l.errAt(next)
+		}
+		l.ext = &Extensions{Kind: KindAdvanceClock, Advance: iv}
+		l.blank(0, n)
+		return l.ext, true, nil
 	case l.is(0, "SHOW"):
 		if show := l.showWhat(); show != "" {
 			l.ext = &Extensions{Kind: KindShow, Show: show}

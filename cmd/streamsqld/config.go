@@ -23,6 +23,8 @@ type config struct {
 	barrierInterval time.Duration
 	// subscribeBufferRows bounds a subscriber's unread rows.
 	subscribeBufferRows int
+	// clock is "wall" or "manual" (processing time that only ADVANCE CLOCK moves).
+	clock string
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
@@ -41,6 +43,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"how often streaming epochs end: views and subscribers see changes at most this late")
 	fs.IntVar(&cfg.subscribeBufferRows, "subscribe-buffer-rows", 1_000_000,
 		"rows a SUBSCRIBE client may leave unread before its subscription ends with an error")
+	fs.StringVar(&cfg.clock, "clock", "wall",
+		"processing-time clock of the streaming runtime: wall, or manual (starts at 2024-01-01 00:00:00 UTC and moves only by ADVANCE CLOCK; for tests)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -52,6 +56,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.subscribeBufferRows <= 0 {
 		return cfg, fmt.Errorf("--subscribe-buffer-rows must be positive")
+	}
+	if cfg.clock != "wall" && cfg.clock != "manual" {
+		return cfg, fmt.Errorf("--clock must be wall or manual, not %q", cfg.clock)
 	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return cfg, fmt.Errorf("--tls-cert and --tls-key go together")

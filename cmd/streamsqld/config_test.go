@@ -20,6 +20,15 @@ func TestParseFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"--subscribe-buffer-rows", "0"}, io.Discard); err == nil {
 		t.Error("--subscribe-buffer-rows 0 was accepted")
 	}
+	if cfg, err := parseFlags([]string{"--clock", "manual"}, io.Discard); err != nil || cfg.clock != "manual" {
+		t.Errorf("--clock manual: %+v, %v", cfg, err)
+	}
+	if cfg, err := parseFlags(nil, io.Discard); err != nil || cfg.clock != "wall" {
+		t.Errorf("--clock default: %+v, %v", cfg, err)
+	}
+	if _, err := parseFlags([]string{"--clock", "sundial"}, io.Discard); err == nil {
+		t.Error("--clock sundial was accepted")
+	}
 	if _, err := parseFlags([]string{"extra"}, io.Discard); err == nil {
 		t.Error("a stray argument was accepted")
 	}

@@ -39,8 +39,12 @@ func run(cfg config) error {
 	if err != nil {
 		return err
 	}
-	eng, err := engine.Open(engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
-		SubscribeBufferRows: cfg.subscribeBufferRows})
+	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
+		SubscribeBufferRows: cfg.subscribeBufferRows}
+	if cfg.clock == "manual" {
+		ecfg.Clock = engine.NewManualClock()
+	}
+	eng, err := engine.Open(ecfg)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", cfg.dataDir, err)
 	}

@@ -3,6 +3,7 @@ package dataflow
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,21 @@ type JobSpec struct {
 	// e's barrier was passed to Sink. Watermarks are dropped. A counting
 	// Sink is Nexmark's blackhole sink (see bench/).
 	Sink func(c *stream.Chunk)
+	// LateRows, if set, stores the rows operators drop as late
+	// (stream.Env.OnLate: LATE ROWS INTO), with the view's watermark at
+	// the time (µs; math.MinInt64: none yet). It runs on a goroutine of the
+	// job, one call at a time, fed by a bounded queue: when the queue is
+	// full, late rows are counted as lost instead of stored (the operators
+	// never wait for it). An error is logged and counted as lost rows.
+	LateRows func(rows arrow.RecordBatch, watermark int64) error
+}
+
+// lateQueue bounds the late-row batches waiting for JobSpec.LateRows.
+const lateQueue = 64
+
+type lateBatch struct {
+	rows arrow.RecordBatch
+	mark int64
 }
 
 // Job is one running job. Its methods are safe for concurrent use.
@@ -50,6 +66,16 @@ type Job struct {
 	rowErrors atomic.Int64
 	lastError atomic.Pointer[string]
 	lastLog   atomic.Int64 // unix seconds of the last row-error log line
+
+	rowsIn      atomic.Int64 // rows the leaves read (backfills included)
+	rowsOut     atomic.Int64 // rows of the view's net changes (or sent to the sink)
+	viewRows    atomic.Int64 // rows in the view
+	lateRows    atomic.Int64 // rows dropped as late (Env.OnLate)
+	lateLost    atomic.Int64 // late rows LateRows could not store
+	late        chan lateBatch
+	lastLateLog atomic.Int64 // unix seconds of the last lost-late-rows log line
+
+	marks markState // the view's watermarks (marks.go)
 
 	subMu     sync.Mutex
 	delivered uint64 // the last epoch handed to subscribers
@@ -79,6 +105,21 @@ func (j *Job) RowErrors() (int64, string) {
 	return n, ""
 }
 
+// Counters are a job's running totals (streamsql_views).
+type Counters struct {
+	RowsIn   int64 // rows its leaves read (backfills included)
+	RowsOut  int64 // rows it emitted: the view's net changes per epoch, or the rows passed to its sink
+	ViewRows int64 // rows in the view now (0 for a sink)
+	LateRows int64 // rows operators dropped as late
+	LateLost int64 // late rows that LATE ROWS INTO could not store
+}
+
+// Counters returns the job's counters.
+func (j *Job) Counters() Counters {
+	return Counters{RowsIn: j.rowsIn.Load(), RowsOut: j.rowsOut.Load(), ViewRows: j.viewRows.Load(),
+		LateRows: j.lateRows.Load(), LateLost: j.lateLost.Load()}
+}
+
 // Snapshot returns the view's rows as of its last completed epoch. The
 // batches are shared and immutable.
 func (j *Job) Snapshot() (uint64, []arrow.RecordBatch, error) {
@@ -98,6 +139,11 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	j := &Job{rt: rt, spec: spec, env: stream.NewEnv(ctx, rt.cfg.Eval)}
 	_ = cancel // the env's own cancel (Fail) and stop() end the job
 	j.env.OnRowError = j.rowError
+	j.env.Clock = rt.cfg.Clock
+	j.env.OnLate = j.onLate
+	if spec.LateRows != nil {
+		j.late = make(chan lateBatch, lateQueue)
+	}
 	if spec.Sink == nil {
 		m := &stream.Materialize{Input: spec.Plan, Key: spec.Key, Cols: spec.Cols, OnEpoch: j.onEpoch}
 		j.view = m.NewView()
@@ -122,6 +168,13 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		j.wg.Wait()
 		return nil, err
 	}
+	if j.view != nil && carriesWatermarks(spec.Plan) {
+		out = j.tap(out)
+	}
+	if j.late != nil {
+		j.wg.Add(1)
+		go j.writeLate()
+	}
 	rt.jobs[spec.ID] = j
 	j.wg.Add(1)
 	go func() {
@@ -144,6 +197,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 // the job stops, completing an epoch at each barrier. It returns the job's
 // failure (nil if none), as View.Run does.
 func (j *Job) runSink(in <-chan stream.Message) error {
+	var pend pendingMarks
 	for {
 		var m stream.Message
 		var ok bool
@@ -160,8 +214,13 @@ func (j *Job) runSink(in <-chan stream.Message) error {
 		}
 		switch m.Kind {
 		case stream.KindChunk:
+			j.rowsOut.Add(int64(m.Chunk.Len()))
 			j.spec.Sink(m.Chunk)
+		case stream.KindWatermark:
+			pend.note(m.Watermark)
 		case stream.KindBarrier:
+			j.marks.queue(m.Barrier.Epoch, pend)
+			pend = nil
 			j.onEpoch(m.Barrier.Epoch, nil)
 		}
 	}
@@ -226,11 +285,20 @@ func (j *Job) rowError(err error) {
 func (j *Job) onEpoch(e uint64, changes *stream.Chunk) {
 	if changes != nil {
 		settle(changes.Rec)
+		j.rowsOut.Add(int64(changes.Len()))
+		if j.view != nil {
+			var d int64
+			for i := 0; i < changes.Len(); i++ {
+				d += changes.Op(i).Sign()
+			}
+			j.viewRows.Add(d)
+		}
 	}
+	marks := j.marks.commit(e)
 	j.subMu.Lock()
 	live := j.subs[:0]
 	for _, s := range j.subs {
-		if s.dead || (s.active && !s.deliver(j, subItem{epoch: e, changes: changes})) {
+		if s.dead || (s.active && !s.deliver(j, subItem{epoch: e, changes: changes, marks: marks})) {
 			continue // ended
 		}
 		live = append(live, s)
@@ -245,4 +313,52 @@ func (j *Job) onEpoch(e uint64, changes *stream.Chunk) {
 	j.subMu.Unlock()
 	j.done.Store(e)
 	j.rt.progressed()
+}
+
+// onLate counts the rows an operator dropped as late and queues them for
+// LateRows (see stream.Env.OnLate). It never blocks.
+func (j *Job) onLate(rows arrow.RecordBatch) {
+	if rows == nil || rows.NumRows() == 0 {
+		return
+	}
+	n := rows.NumRows()
+	j.lateRows.Add(n)
+	if j.late == nil {
+		return
+	}
+	settle(rows)
+	mark, ok := j.Watermark()
+	if !ok {
+		mark = math.MinInt64
+	}
+	select {
+	case j.late <- lateBatch{rows: rows, mark: mark}:
+	default:
+		j.lostLate(n, errors.New("the late-row queue is full"))
+	}
+}
+
+// writeLate stores queued late rows until the job ends.
+func (j *Job) writeLate() {
+	defer j.wg.Done()
+	for {
+		select {
+		case b := <-j.late:
+			if err := j.spec.LateRows(b.rows, b.mark); err != nil {
+				j.lostLate(b.rows.NumRows(), err)
+			}
+		case <-j.env.Ctx.Done():
+			return
+		}
+	}
+}
+
+// lostLate counts late rows that could not be stored, with a log line.
+func (j *Job) lostLate(n int64, err error) {
+	total := j.lateLost.Add(n)
+	now := time.Now().Unix()
+	if last := j.lastLateLog.Load(); now <= last || !j.lastLateLog.CompareAndSwap(last, now) {
+		return
+	}
+	j.rt.cfg.Logf("materialized view %s: %d late rows not stored (%d so far): %v", j.spec.Name, n, total, err)
 }

@@ -59,7 +59,7 @@ func (j *Job) startLeaf(s *stream.Scan) (<-chan stream.Message, error) {
 		r := newRoot()
 		j.roots = append(j.roots, r)
 		j.wg.Add(1)
-		go j.readTable(r, rows, feed, out)
+		go j.readTable(r, rows, feed, j.newWM(s), out)
 	case stream.ScanSource:
 		run, finite, err := j.rt.in.OpenSource(s.Rel, j.rowError)
 		if err != nil {
@@ -68,7 +68,7 @@ func (j *Job) startLeaf(s *stream.Scan) (<-chan stream.Message, error) {
 		r := newRoot()
 		j.roots = append(j.roots, r)
 		j.wg.Add(1)
-		go j.readSource(r, run, finite, out)
+		go j.readSource(r, run, finite, j.newWM(s), out)
 	case stream.ScanView:
 		up := j.rt.jobs[s.Rel]
 		if up == nil {
@@ -82,6 +82,33 @@ func (j *Job) startLeaf(s *stream.Scan) (<-chan stream.Message, error) {
 		return nil, fmt.Errorf("dataflow: scan of unknown kind %d", s.Kind)
 	}
 	return out, nil
+}
+
+// newWM returns the watermark tracker of a table or source scan (nil
+// without WATERMARK FOR).
+func (j *Job) newWM(s *stream.Scan) *wmTracker {
+	ectx := j.env.Eval
+	ectx.Ctx = j.env.Ctx
+	return newWMTracker(s.Watermark, &ectx, j.rt.cfg.Clock, j.rowError)
+}
+
+// sendWM sends w's watermark if it rose (w may be nil).
+func (j *Job) sendWM(out chan<- stream.Message, w *wmTracker) bool {
+	if m, ok := w.pending(); ok {
+		return j.send(out, m)
+	}
+	return true
+}
+
+// sendNew sends new rows (inserts), then the watermark they raise.
+func (j *Job) sendNew(out chan<- stream.Message, recs []arrow.RecordBatch, w *wmTracker) bool {
+	if !j.sendRows(out, recs, stream.Insert) {
+		return false
+	}
+	for _, rec := range recs {
+		w.observe(rec)
+	}
+	return j.sendWM(out, w)
 }
 
 // send delivers m unless the job is ending.
@@ -110,6 +137,7 @@ func (j *Job) sendRows(out chan<- stream.Message, recs []arrow.RecordBatch, op s
 			continue
 		}
 		settle(rec)
+		j.rowsIn.Add(rec.NumRows())
 		c := &stream.Chunk{Rec: rec}
 		if op != stream.Insert {
 			c.Ops = make([]stream.Op, rec.NumRows())
@@ -124,7 +152,15 @@ func (j *Job) sendRows(out chan<- stream.Message, recs []arrow.RecordBatch, op s
 	return true
 }
 
-func (j *Job) sendBarriers(out chan<- stream.Message, reqs []barrierReq) bool {
+// sendBarriers sends the requested barriers, first advancing an idle
+// input's watermark (w may be nil).
+func (j *Job) sendBarriers(out chan<- stream.Message, reqs []barrierReq, w *wmTracker) bool {
+	if len(reqs) > 0 {
+		w.idle()
+		if !j.sendWM(out, w) {
+			return false
+		}
+	}
 	for _, b := range reqs {
 		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: b.epoch})) {
 			return false
@@ -135,11 +171,11 @@ func (j *Job) sendBarriers(out chan<- stream.Message, reqs []barrierReq) bool {
 
 // readTable sends the table's rows (the backfill), then its changes, and
 // the injected barriers after everything read before them.
-func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, out chan<- stream.Message) {
+func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, w *wmTracker, out chan<- stream.Message) {
 	defer j.wg.Done()
 	defer close(out)
 	defer feed.Close()
-	if !j.sendRows(out, rows, stream.Insert) {
+	if !j.sendNew(out, rows, w) {
 		return
 	}
 	drain := func() bool {
@@ -147,7 +183,7 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, out chan<-
 		for _, d := range deltas {
 			// Deletes first: a keyed view must see the old row leave before
 			// the new one (same key) arrives.
-			if !j.sendRows(out, d.Deleted, stream.Delete) || !j.sendRows(out, d.Inserted, stream.Insert) {
+			if !j.sendRows(out, d.Deleted, stream.Delete) || !j.sendNew(out, d.Inserted, w) {
 				return false
 			}
 		}
@@ -166,7 +202,7 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, out chan<-
 				return
 			}
 		case <-r.wake:
-			if !drain() || !j.sendBarriers(out, r.take()) {
+			if !drain() || !j.sendBarriers(out, r.take(), w) {
 				return
 			}
 		}
@@ -176,7 +212,7 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, out chan<-
 // readSource runs a connector reader on a goroutine of its own and sends
 // its batches, with the injected barriers in between. A finite source
 // holds back a FLUSH barrier (and the ones after it) until it has ended.
-func (j *Job) readSource(r *root, run RunFunc, finite bool, out chan<- stream.Message) {
+func (j *Job) readSource(r *root, run RunFunc, finite bool, w *wmTracker, out chan<- stream.Message) {
 	defer j.wg.Done()
 	defer close(out)
 	ctx, cancel := context.WithCancel(j.env.Ctx)
@@ -199,7 +235,7 @@ func (j *Job) readSource(r *root, run RunFunc, finite bool, out chan<- stream.Me
 		case <-j.env.Ctx.Done():
 			return
 		case rec := <-recs:
-			if !j.sendRows(out, []arrow.RecordBatch{rec}, stream.Insert) {
+			if !j.sendNew(out, []arrow.RecordBatch{rec}, w) {
 				return
 			}
 		case err := <-ended:
@@ -210,11 +246,11 @@ func (j *Job) readSource(r *root, run RunFunc, finite bool, out chan<- stream.Me
 			}
 			// Batches emitted before the end are still in recs.
 			for len(recs) > 0 {
-				if !j.sendRows(out, []arrow.RecordBatch{<-recs}, stream.Insert) {
+				if !j.sendNew(out, []arrow.RecordBatch{<-recs}, w) {
 					return
 				}
 			}
-			if !j.sendBarriers(out, held) {
+			if !j.sendBarriers(out, held, w) {
 				return
 			}
 			held = nil
@@ -229,7 +265,7 @@ func (j *Job) readSource(r *root, run RunFunc, finite bool, out chan<- stream.Me
 					}
 				}
 			}
-			if !j.sendBarriers(out, reqs) {
+			if !j.sendBarriers(out, reqs, w) {
 				return
 			}
 		}
@@ -261,16 +297,32 @@ func (j *Job) readView(name string, up *Job, sub *changeSub, out chan<- stream.M
 			return
 		}
 		if it.snapshot {
-			if !j.sendRows(out, it.rows, stream.Insert) {
+			if !j.sendRows(out, it.rows, stream.Insert) || !j.sendMarks(out, it.marks) {
 				return
 			}
 			continue
 		}
-		if it.changes != nil && !j.send(out, stream.ChunkMsg(it.changes)) {
+		if it.changes != nil {
+			j.rowsIn.Add(int64(it.changes.Len()))
+			if !j.send(out, stream.ChunkMsg(it.changes)) {
+				return
+			}
+		}
+		if !j.sendMarks(out, it.marks) {
 			return
 		}
 		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: it.epoch})) {
 			return
 		}
 	}
+}
+
+// sendMarks sends an upstream view's watermarks.
+func (j *Job) sendMarks(out chan<- stream.Message, marks []stream.Watermark) bool {
+	for _, w := range marks {
+		if !j.send(out, stream.WatermarkMsg(w)) {
+			return false
+		}
+	}
+	return true
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
 )
 
@@ -27,6 +28,10 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// SubscribeBufferRows bounds a subscriber's unread rows (0: 1,000,000).
 	SubscribeBufferRows int
+	// Clock is processing time for every job (stream.Env.Clock): idle
+	// watermarks, EARLY EVERY, EMIT EVERY, PROCTIME(). Nil: the wall clock;
+	// a *ManualClock makes AdvanceClock work. Barriers stay on wall time.
+	Clock stream.Clock
 }
 
 // Delta is one committed write to a table, in commit order: the rows it
@@ -92,6 +97,9 @@ func New(cfg Config, in Inputs) *Runtime {
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = stream.WallClock{}
 	}
 	rt := &Runtime{cfg: cfg, in: in, jobs: map[uint32]*Job{}, prog: make(chan struct{}), stop: make(chan struct{})}
 	if cfg.BarrierInterval > 0 {

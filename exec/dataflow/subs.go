@@ -13,6 +13,9 @@ type subItem struct {
 	changes  *stream.Chunk
 	snapshot bool
 	rows     []arrow.RecordBatch // the snapshot's rows
+	// marks are the view's watermarks that rose in this epoch (for the
+	// snapshot: all of them), sent after the rows.
+	marks []stream.Watermark
 }
 
 // changeSub is one reader of a view's changelog: a downstream job's leaf
@@ -88,7 +91,7 @@ func (j *Job) activate(s *changeSub) {
 	for _, r := range rows {
 		settle(r)
 	}
-	if !s.deliver(j, subItem{epoch: j.delivered, snapshot: true, rows: rows}) {
+	if !s.deliver(j, subItem{epoch: j.delivered, snapshot: true, rows: rows, marks: j.Watermarks()}) {
 		s.dead = true
 	}
 }

@@ -28,7 +28,10 @@ import (
 // (count 0, other aggregates NULL when empty) is inserted at the first
 // barrier and only updated after. With GroupBy and no Aggs it is SELECT
 // DISTINCT: a group is inserted when it appears and deleted when it
-// vanishes. Watermarks pass through.
+// vanishes. A watermark on an input column that is a GROUP BY key (a
+// plain column reference) becomes one on that key's output column, sent
+// after the epoch's rows (which may be older), before the barrier; other
+// watermarks are dropped.
 //
 // Aggregates are computed a chunk at a time: group keys are hashed
 // column-wise to dense group ids (freed ids are reused), and each
@@ -80,6 +83,7 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			env.Fail(err)
 			return
 		}
+		marks := newKeyMarks(h.GroupBy)
 		for {
 			var m Message
 			var ok bool
@@ -98,6 +102,10 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				}
 				continue
 			}
+			if m.Kind == KindWatermark {
+				marks.note(m.Watermark)
+				continue
+			}
 			if m.Kind == KindBarrier {
 				c, err := r.flush()
 				if err != nil {
@@ -105,6 +113,9 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 					return
 				}
 				if c != nil && !send(env, out, ChunkMsg(c)) {
+					return
+				}
+				if !marks.send(env, out) {
 					return
 				}
 			}

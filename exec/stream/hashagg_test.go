@@ -263,19 +263,22 @@ func TestHashAggMessages(t *testing.T) {
 	env := newEnv(t)
 	in := make(chan Message, 8)
 	in <- ChunkMsg(aggChunk(t, nil, inRow{"a", int64(1), 1.0}))
-	in <- WatermarkMsg(Watermark{Col: 2, Value: 7})
+	in <- WatermarkMsg(Watermark{Col: 2, Value: 7}) // not a key: dropped
+	in <- WatermarkMsg(Watermark{Col: 0, Value: 9}) // the key: held until the epoch's rows are out
+	in <- WatermarkMsg(Watermark{Col: 0, Value: 8})
 	in <- BarrierMsg(Barrier{Epoch: 1})
 	in <- BarrierMsg(Barrier{Epoch: 2, Checkpoint: true}) // no change: barrier only
 	close(in)
 	h := newAgg(false)
 	h.Input = &source{in}
 	got := drain(t, env, h.Start(env, []<-chan Message{in}))
-	if len(got) != 4 || got[0].Kind != KindWatermark || got[0].Watermark.Value != 7 ||
-		got[1].Kind != KindChunk || got[2].Kind != KindBarrier || got[2].Barrier.Epoch != 1 ||
+	if len(got) != 4 || got[0].Kind != KindChunk ||
+		got[1].Kind != KindWatermark || got[1].Watermark != (Watermark{Col: 0, Value: 9}) ||
+		got[2].Kind != KindBarrier || got[2].Barrier.Epoch != 1 ||
 		got[3].Kind != KindBarrier || got[3].Barrier.Epoch != 2 || !got[3].Barrier.Checkpoint {
 		t.Fatalf("messages %+v", got)
 	}
-	expectOut(t, render(got[1].Chunk), outRow{Insert, "a|1|1|1|1|1|1|1|1|1"})
+	expectOut(t, render(got[0].Chunk), outRow{Insert, "a|1|1|1|1|1|1|1|1|1"})
 }
 
 func TestHashAggRetractingAbsentRowFails(t *testing.T) {

@@ -89,8 +89,14 @@ func send(env *Env, out chan<- Message, m Message) bool {
 }
 
 // runMap runs a one-input operator that transforms chunks and passes
-// watermarks and barriers through (Filter, Project).
+// watermarks and barriers through (Filter).
 func runMap(env *Env, in <-chan Message, fn func(*Chunk) (*Chunk, error)) <-chan Message {
+	return runMapMarks(env, in, fn, nil)
+}
+
+// runMapMarks is runMap where marks, if set, maps an input watermark to
+// the output's (none, one, or several: Project).
+func runMapMarks(env *Env, in <-chan Message, fn func(*Chunk) (*Chunk, error), marks func(Watermark) []Watermark) <-chan Message {
 	out := make(chan Message, ChannelSize)
 	go func() {
 		defer close(out)
@@ -115,6 +121,14 @@ func runMap(env *Env, in <-chan Message, fn func(*Chunk) (*Chunk, error)) <-chan
 					continue
 				}
 				m.Chunk = c
+			}
+			if m.Kind == KindWatermark && marks != nil {
+				for _, w := range marks(m.Watermark) {
+					if !send(env, out, WatermarkMsg(w)) {
+						return
+					}
+				}
+				continue
 			}
 			if !send(env, out, m) {
 				return

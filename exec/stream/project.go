@@ -36,7 +36,7 @@ func (p *Project) Explain() string {
 func (p *Project) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	ectx := env.evalContext()
 	schema := types.ArrowSchema(p.Cols)
-	return runMap(env, inputs[0], func(c *Chunk) (*Chunk, error) {
+	return runMapMarks(env, inputs[0], func(c *Chunk) (*Chunk, error) {
 		cols := make([]arrow.Array, len(p.Exprs))
 		for i, e := range p.Exprs {
 			a, err := e.Eval(ectx, c.Rec)
@@ -49,5 +49,25 @@ func (p *Project) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			cols[i] = a
 		}
 		return &Chunk{Rec: array.NewRecordBatch(schema, cols, c.Rec.NumRows()), Ops: c.Ops}, nil
-	})
+	}, p.markMap())
+}
+
+// markMap maps a watermark on an input column to every output column that
+// is a plain reference to it; a watermark on a column no output passes on
+// unchanged is dropped (a computed column has no watermark).
+func (p *Project) markMap() func(Watermark) []Watermark {
+	outs := map[int][]Watermark{}
+	for i, e := range p.Exprs {
+		if c, ok := e.(*expr.ColRef); ok {
+			outs[c.Idx] = append(outs[c.Idx], Watermark{Col: i})
+		}
+	}
+	return func(w Watermark) []Watermark {
+		ws := outs[w.Col]
+		res := make([]Watermark, len(ws))
+		for i, o := range ws {
+			res[i] = Watermark{Col: o.Col, Value: w.Value}
+		}
+		return res
+	}
 }

@@ -2,7 +2,9 @@ package stream
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -43,6 +45,32 @@ type Scan struct {
 	// AppendOnly is set when the changelog never retracts (sources,
 	// APPEND ONLY tables), which lets operators keep less state.
 	AppendOnly bool
+	// Watermark is the relation's WATERMARK FOR clause, bound (nil: none).
+	// The runtime's reader computes it; Scan itself only passes messages on.
+	Watermark *ScanWatermark
+}
+
+// ScanWatermark is a table's or source's WATERMARK FOR col AS expr: after
+// each batch the reader raises the watermark of column Col to the largest
+// value of Expr over the batch's new rows (it never moves back), and sends
+// it after the batch when it rose. Expr is bound over every column of the
+// relation and has Col's type (timestamp or timestamptz). With IdleTimeout
+// set, a reader that delivered no rows for that long (processing time)
+// moves the watermark on by the processing time elapsed since its last row.
+// Immutable.
+type ScanWatermark struct {
+	Col         int
+	Expr        expr.Expr
+	IdleTimeout time.Duration
+}
+
+// String renders the watermark for EXPLAIN.
+func (w *ScanWatermark) String() string {
+	s := "watermark " + w.Expr.String()
+	if w.IdleTimeout > 0 {
+		s += ", idle timeout " + w.IdleTimeout.String()
+	}
+	return s
 }
 
 // Columns implements Node.
@@ -56,6 +84,9 @@ func (s *Scan) Explain() string {
 	e := fmt.Sprintf("StreamScan: %s %s", s.Kind, s.Name)
 	if s.AppendOnly {
 		e += " (append only)"
+	}
+	if s.Watermark != nil {
+		e += " (" + s.Watermark.String() + ")"
 	}
 	return e
 }

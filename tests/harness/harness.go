@@ -9,14 +9,19 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/tests/slt"
 	"github.com/streamsql/streamsql/wire"
 )
 
 // Server is an in-process streamsql: engine.Open on a data directory and a
-// wire.Server on 127.0.0.1. Its methods are safe for concurrent use.
+// wire.Server on 127.0.0.1. Its processing time is a manual clock
+// (engine.NewManualClock), kept across restarts, which only ADVANCE CLOCK
+// moves, so that idle_timeout, EARLY EVERY and EMIT EVERY give the same
+// results on every run. Its methods are safe for concurrent use.
 type Server struct {
 	dataDir string
+	clock   *dataflow.ManualClock
 
 	mu   sync.Mutex
 	eng  *engine.Engine
@@ -47,7 +52,7 @@ func New(dataDir string) (*Server, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	s := &Server{dataDir: dataDir}
+	s := &Server{dataDir: dataDir, clock: engine.NewManualClock()}
 	if err := s.start("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
@@ -96,7 +101,7 @@ func (s *Server) Close() error {
 
 // start opens the engine and serves on addr; s.mu is held (or s is new).
 func (s *Server) start(addr string) error {
-	eng, err := engine.Open(engine.Config{DataDir: s.dataDir})
+	eng, err := engine.Open(engine.Config{DataDir: s.dataDir, Clock: s.clock})
 	if err != nil {
 		return fmt.Errorf("open engine: %w", err)
 	}
