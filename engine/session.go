@@ -247,6 +247,12 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	ectx := s.execContext(ctx, params)
 	switch pl.kind {
 	case kindSelect:
+		if len(pl.query.Views) > 1 { // several views: read them at one epoch
+			if ectx.Views, err = s.eng.flow.ReadViews(ctx, pl.query.Views); err != nil {
+				cancel()
+				return nil, err
+			}
+		}
 		it, err := pl.query.Root.Open(ectx)
 		if err != nil {
 			cancel()

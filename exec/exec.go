@@ -40,6 +40,10 @@ type Context struct {
 	Eval *expr.Context
 	// BatchSize is the target number of rows per batch (default 4096).
 	BatchSize int
+	// Views holds the snapshots of the materialized views the statement
+	// reads, all as of one epoch (taken by the engine before the plan is
+	// opened); a view not in it is read at its own last epoch.
+	Views map[uint32][]arrow.RecordBatch
 }
 
 // DefaultBatchSize is the number of rows operators aim for in one batch.

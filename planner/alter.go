@@ -63,7 +63,7 @@ type alterState struct {
 	// cascaded are the views that read dropped views (and so on): CASCADE
 	// drops them too.
 	cascaded []*catalog.Relation
-	retyped map[string]bool     // columns whose type this statement changes
+	retyped  map[string]bool // columns whose type this statement changes
 	// rewritten are dependent views with their query rewritten for a RENAME.
 	rewritten map[uint32]*catalog.Relation
 	notices   []*pgerr.Error

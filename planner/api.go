@@ -66,6 +66,9 @@ type Query struct {
 	// ParamTypes are the final types of $1..$n (inferred ones included;
 	// parameters nothing constrains are text).
 	ParamTypes []types.T
+	// Views are the materialized views the query reads: the engine reads
+	// them at one epoch (exec.Context.Views).
+	Views []uint32
 }
 
 // PlanSelect binds and plans a SelectStmt node.
@@ -90,7 +93,7 @@ func PlanSelect(env *Env, stmt *pg.Node) (q *Query, err error) {
 			cols[i].Name = b.cols[id].name
 		}
 	}
-	return &Query{Root: root, Columns: cols, ParamTypes: b.paramTypes()}, nil
+	return &Query{Root: root, Columns: cols, ParamTypes: b.paramTypes(), Views: b.matviews}, nil
 }
 
 // Insert is a planned INSERT: Source yields complete rows in table column

@@ -23,6 +23,9 @@ type binder struct {
 	params []types.T
 	// deps collects the OIDs of the relations the statement reads.
 	deps map[uint32]bool
+	// matviews lists the materialized views the statement reads, at any
+	// depth (through plain views too).
+	matviews []uint32
 	// loc remembers the source location of bound column references, for
 	// grouping errors.
 	loc map[expr.Expr]int32

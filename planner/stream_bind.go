@@ -25,7 +25,13 @@ func (b *binder) viewRows(rel *catalog.Relation) lnode {
 		streams = b.env.Streams
 	}
 	oid, name := rel.OID, rel.Name
-	produce := func(*exec.Context) ([]arrowBatch, error) {
+	b.matviews = append(b.matviews, oid)
+	produce := func(ctx *exec.Context) ([]arrowBatch, error) {
+		if ctx != nil {
+			if rows, ok := ctx.Views[oid]; ok {
+				return rows, nil
+			}
+		}
 		if streams == nil {
 			return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" cannot be read: the streaming runtime is not running", name)
 		}

@@ -170,7 +170,7 @@ func propAggs(t *testing.T) []propAgg {
 
 // propConfig is one query shape.
 type propConfig struct {
-	name    string
+	name       string
 	groupBy    []string
 	noAggs     bool // SELECT DISTINCT
 	appendOnly bool // inserts only, HashAgg.AppendOnly set

@@ -37,6 +37,9 @@ type View struct {
 	// The writer reads base without it (only the writer changes base).
 	mu   sync.RWMutex
 	base map[string]entry // the rows as of the last completed epoch
+	// hold is held shared by readers that need the view to stay at its
+	// current epoch for a while (Hold); publish takes it exclusively.
+	hold sync.RWMutex
 	cur  atomic.Pointer[snapshot]
 }
 
@@ -86,6 +89,15 @@ func (v *View) Run(env *Env, input <-chan Message) error {
 func (v *View) Snapshot() []arrow.RecordBatch {
 	_, b, _ := v.SnapshotEpoch()
 	return b
+}
+
+// Hold keeps the view at its current epoch (its writer waits before
+// publishing the next one) until release is called, and returns that epoch.
+// Snapshot and SnapshotEpoch may be called meanwhile. Hold briefly: the
+// view's whole job waits.
+func (v *View) Hold() (epoch uint64, release func()) {
+	v.hold.RLock()
+	return v.cur.Load().epoch, v.hold.RUnlock
 }
 
 // SnapshotEpoch is Snapshot with the epoch it is as of, and the error of
@@ -268,6 +280,8 @@ func (v *View) netChanges() *Chunk {
 // publish merges the delta into base and makes epoch the readers' snapshot,
 // sharing the previous snapshot's batches if no row changed.
 func (v *View) publish(epoch uint64) {
+	v.hold.Lock()
+	defer v.hold.Unlock()
 	v.mu.Lock()
 	changed := false
 	for _, k := range v.order {

@@ -16,10 +16,7 @@ func knownIssues() bool { return os.Getenv("STREAMPROP_KNOWN_ISSUES") != "" }
 // TestViewsReadAtOneEpoch: a query over two views reads both as of one
 // epoch (docs/contributing/streaming.md, "Reading a view"), even while
 // writes go on: a view and a filter over it agree on the rows that pass.
-//
-// Known issue: each view is read at its own last completed epoch (a view
-// downstream publishes an epoch later than its input), so such reads
-// disagree now and then. Logged unless STREAMPROP_KNOWN_ISSUES is set.
+// The engine reads every view of a query at one epoch (dataflow.ReadViews).
 func TestViewsReadAtOneEpoch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -84,10 +81,5 @@ func TestViewsReadAtOneEpoch(t *testing.T) {
 		t.Logf("%d reads of two views agreed", n)
 		return
 	}
-	msg := fmt.Sprintf("%d of %d reads of a view and a filter over it disagree (e.g. %v rows with c > 4): the views were read at different epochs", bad, n, first)
-	if knownIssues() {
-		t.Error(msg)
-	} else {
-		t.Logf("known issue (STREAMPROP_KNOWN_ISSUES=1 fails on it): %s", msg)
-	}
+	t.Errorf("%d of %d reads of a view and a filter over it disagree (e.g. %v rows with c > 4): the views were read at different epochs", bad, n, first)
 }
