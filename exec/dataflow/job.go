@@ -73,6 +73,8 @@ type Job struct {
 	lateRows    atomic.Int64 // rows dropped as late (Env.OnLate)
 	lateLost    atomic.Int64 // late rows LateRows could not store
 	late        chan lateBatch
+	latePending atomic.Int64  // queued late batches not yet stored
+	lateStored  chan struct{} // capacity 1: signaled when one was stored
 	lastLateLog atomic.Int64 // unix seconds of the last lost-late-rows log line
 
 	marks markState // the view's watermarks (marks.go)
@@ -143,6 +145,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	j.env.OnLate = j.onLate
 	if spec.LateRows != nil {
 		j.late = make(chan lateBatch, lateQueue)
+		j.lateStored = make(chan struct{}, 1)
 	}
 	if spec.Sink == nil {
 		m := &stream.Materialize{Input: spec.Plan, Key: spec.Key, Cols: spec.Cols, OnEpoch: j.onEpoch}
@@ -283,6 +286,15 @@ func (j *Job) rowError(err error) {
 // the epoch's changes to the subscribers, starts the ones waiting for e, and
 // marks e complete.
 func (j *Job) onEpoch(e uint64, changes *stream.Chunk) {
+	// The epoch's late rows are stored (LATE ROWS INTO) before it completes,
+	// so FLUSH covers them too.
+	for j.latePending.Load() > 0 {
+		select {
+		case <-j.lateStored:
+		case <-j.env.Ctx.Done():
+			return
+		}
+	}
 	if changes != nil {
 		settle(changes.Rec)
 		j.rowsOut.Add(int64(changes.Len()))
@@ -331,9 +343,11 @@ func (j *Job) onLate(rows arrow.RecordBatch) {
 	if !ok {
 		mark = math.MinInt64
 	}
+	j.latePending.Add(1)
 	select {
 	case j.late <- lateBatch{rows: rows, mark: mark}:
 	default:
+		j.latePending.Add(-1)
 		j.lostLate(n, errors.New("the late-row queue is full"))
 	}
 }
@@ -346,6 +360,11 @@ func (j *Job) writeLate() {
 		case b := <-j.late:
 			if err := j.spec.LateRows(b.rows, b.mark); err != nil {
 				j.lostLate(b.rows.NumRows(), err)
+			}
+			j.latePending.Add(-1)
+			select {
+			case j.lateStored <- struct{}{}:
+			default:
 			}
 		case <-j.env.Ctx.Done():
 			return
