@@ -75,7 +75,7 @@ type Job struct {
 	late        chan lateBatch
 	latePending atomic.Int64  // queued late batches not yet stored
 	lateStored  chan struct{} // capacity 1: signaled when one was stored
-	lastLateLog atomic.Int64 // unix seconds of the last lost-late-rows log line
+	lastLateLog atomic.Int64  // unix seconds of the last lost-late-rows log line
 
 	marks markState // the view's watermarks (marks.go)
 
