@@ -349,6 +349,9 @@ func (in *sourceInputs) SubscribeTable(oid uint32) ([]arrow.RecordBatch, dataflo
 	return nil, nil, pgerr.Internal("bench: no tables (relation %d)", oid)
 }
 
+// TablePosition implements dataflow.Inputs; the benchmark reads no tables.
+func (in *sourceInputs) TablePosition(uint32) dataflow.Position { return nil }
+
 func (in *sourceInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFunc, bool, error) {
 	rel := in.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindSource {

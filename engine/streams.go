@@ -74,15 +74,22 @@ func openConnector(rel *catalog.Relation) (connector.Source, error) {
 // tableFeed adapts storage's feed to the runtime's.
 type tableFeed struct{ f *storage.Feed }
 
-func (t tableFeed) Ready() <-chan struct{} { return t.f.Ready() }
-func (t tableFeed) Close()                 { t.f.Close() }
-func (t tableFeed) Poll() ([]dataflow.Delta, error) {
-	ds, err := t.f.Poll(), t.f.Err()
+func (t tableFeed) Close() { t.f.Close() }
+func (t tableFeed) PollTo(p dataflow.Position) ([]dataflow.Delta, error) {
+	pos, _ := p.(storage.Position) // nil: a table that no longer exists
+	ds, err := t.f.PollTo(pos), t.f.Err()
 	out := make([]dataflow.Delta, len(ds))
 	for i, d := range ds {
 		out[i] = dataflow.Delta{Deleted: d.Deleted, Inserted: d.Inserted, Update: d.Update}
 	}
 	return out, err
+}
+
+func (in flowInputs) TablePosition(oid uint32) dataflow.Position {
+	if t := in.e.store.Table(oid); t != nil {
+		return t.Position()
+	}
+	return nil
 }
 
 // liveRows returns a snapshot's rows without the deleted ones.

@@ -56,7 +56,7 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 		return err
 	}
 	schema := types.ArrowSchema(def.Columns)
-	st := &state{next: t.w.next, live: t.w.live, pos: &feedPos{rows: t.w.pos.rows, bytes: t.w.pos.bytes}}
+	st := &state{next: t.w.next, live: t.w.live, pos: &feedPos{seq: t.w.pos.seq + 1, rows: t.w.pos.rows, bytes: t.w.pos.bytes}}
 	for i, c := range t.w.chunks {
 		rec := c.Rec
 		if convert != nil {

@@ -80,9 +80,19 @@ type delta struct {
 // opened, so the distance between two positions is a subtraction.
 type feedPos struct {
 	next  atomic.Pointer[feedStep] // set once, by the writer that builds the next state
+	seq   uint64                   // positions along one chain count up by one
 	rows  int64
 	bytes int64
 }
+
+// Position is a point in a table's changelog, for reading several feeds of
+// one table up to the same write (a consistent cut: every streaming job that
+// reads the table puts an epoch's barrier at the same place).
+type Position struct{ p *feedPos }
+
+// Position returns the table's published position: the point after the
+// last durable write.
+func (t *Table) Position() Position { return Position{t.pub.Load().pos} }
 
 // feedStep leads from one position to the next: the deltas of one submitted
 // write (a transaction's writes to the table, for a commit), or an error
@@ -217,13 +227,26 @@ func (f *Feed) pendingLocked() bool {
 // write returned has it. The backlog is bounded by the writers' wait (see
 // maxFeedLagRows).
 func (f *Feed) Poll() []Delta {
+	return f.poll(f.t.pub.Load().pos)
+}
+
+// PollTo is Poll up to position p (taken by Table.Position of f's table
+// before): the deltas of the writes published up to p and no later ones.
+// Nothing when the feed is already at or past p.
+func (f *Feed) PollTo(p Position) []Delta {
+	return f.poll(p.p)
+}
+
+func (f *Feed) poll(head *feedPos) []Delta {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
 		return nil
 	}
-	head := f.t.pub.Load().pos
 	start := f.at.Load()
+	if head == nil || start.seq > head.seq {
+		return nil
+	}
 	pos := start
 	var out []Delta
 	for {
@@ -280,7 +303,7 @@ func (f *Feed) end(err error) {
 // state is submitted to the committer.
 func (t *Table) advance(st *state, ds []delta) {
 	prev := t.w.pos
-	pos := &feedPos{rows: prev.rows, bytes: prev.bytes}
+	pos := &feedPos{seq: prev.seq + 1, rows: prev.rows, bytes: prev.bytes}
 	for i := range ds {
 		pos.rows += ds[i].rows
 		pos.bytes += ds[i].bytes

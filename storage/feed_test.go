@@ -587,3 +587,31 @@ func BenchmarkFeedInsert(b *testing.B) {
 		}
 	}
 }
+
+// PollTo reads up to a cut taken by Position: two feeds read to the same
+// cut get the same writes, later writes stay for the next read, and a feed
+// already past a cut gets nothing from it.
+func TestFeedPollToCut(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	tb, _ := s.CreateTable(kvDef(1, true))
+	_, f1 := tb.Subscribe()
+	defer f1.Close()
+	_, f2 := tb.Subscribe()
+	defer f2.Close()
+	tb.Insert(ctx, seq(1, 3))
+	cut := tb.Position()
+	tb.Insert(ctx, seq(3, 5))
+	if a, b := deltaText(f1.PollTo(cut)), deltaText(f2.PollTo(cut)); a != "+1,v1 +2,v2" || b != a {
+		t.Fatalf("to the cut: %q and %q", a, b)
+	}
+	if got := deltaText(f1.Poll()); got != "+3,v3 +4,v4" {
+		t.Fatalf("after the cut: %q", got)
+	}
+	if got := f1.PollTo(cut); len(got) != 0 {
+		t.Fatalf("a feed past the cut read %q", deltaText(got))
+	}
+	if got := deltaText(f2.PollTo(tb.Position())); got != "+3,v3 +4,v4" {
+		t.Fatalf("second feed, to now: %q", got)
+	}
+}

@@ -13,9 +13,10 @@ import (
 
 // root is a leaf reader that barriers are injected into (tables, sources).
 type root struct {
-	mu   sync.Mutex
-	reqs []barrierReq  // barriers requested, not yet sent
-	wake chan struct{} // capacity 1: signaled by request
+	table uint32 // the table a table reader reads (0 for sources)
+	mu    sync.Mutex
+	reqs  []barrierReq  // barriers requested, not yet sent
+	wake  chan struct{} // capacity 1: signaled by request
 }
 
 func newRoot() *root { return &root{wake: make(chan struct{}, 1)} }
@@ -24,6 +25,7 @@ func newRoot() *root { return &root{wake: make(chan struct{}, 1)} }
 type barrierReq struct {
 	epoch uint64
 	flush bool
+	cut   Position // a table reader's: deliver the writes up to here first
 }
 
 // request asks the reader to send a barrier after what it has read so far.
@@ -57,6 +59,7 @@ func (j *Job) startLeaf(s *stream.Scan) (<-chan stream.Message, error) {
 			return nil, err
 		}
 		r := newRoot()
+		r.table = s.Rel
 		j.roots = append(j.roots, r)
 		j.wg.Add(1)
 		go j.readTable(r, rows, feed, j.newWM(s), out)
@@ -169,8 +172,11 @@ func (j *Job) sendBarriers(out chan<- stream.Message, reqs []barrierReq, w *wmTr
 	return true
 }
 
-// readTable sends the table's rows (the backfill), then its changes, and
-// the injected barriers after everything read before them.
+// readTable sends the table's rows (the backfill), then, at each injected
+// barrier, the writes up to the barrier's cut (the table's position when the
+// epoch was injected, the same for every job) and the barrier. So an epoch
+// holds exactly the same writes in every view that reads the table, and a
+// write acknowledged before FLUSH precedes FLUSH's barrier.
 func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, w *wmTracker, out chan<- stream.Message) {
 	defer j.wg.Done()
 	defer close(out)
@@ -178,8 +184,8 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, w *wmTrack
 	if !j.sendNew(out, rows, w) {
 		return
 	}
-	drain := func() bool {
-		deltas, err := feed.Poll()
+	drain := func(cut Position) bool {
+		deltas, err := feed.PollTo(cut)
 		for _, d := range deltas {
 			// Deletes first: a keyed view must see the old row leave before
 			// the new one (same key) arrives.
@@ -197,13 +203,11 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, w *wmTrack
 		select {
 		case <-j.env.Ctx.Done():
 			return
-		case <-feed.Ready():
-			if !drain() {
-				return
-			}
 		case <-r.wake:
-			if !drain() || !j.sendBarriers(out, r.take(), w) {
-				return
+			for _, b := range r.take() {
+				if !drain(b.cut) || !j.sendBarriers(out, []barrierReq{b}, w) {
+					return
+				}
 			}
 		}
 	}

@@ -43,13 +43,16 @@ type Delta struct {
 	Update   bool
 }
 
+// Position is a point in a table's changelog (storage.Position, opaque
+// here): the place of an epoch's barrier in the table's writes.
+type Position any
+
 // Feed is a table's change feed after a snapshot (storage.Feed, adapted).
 type Feed interface {
-	// Ready is signaled when deltas may be available.
-	Ready() <-chan struct{}
-	// Poll returns the deltas available now, or the error that ended the
-	// feed (the table was altered or dropped).
-	Poll() ([]Delta, error)
+	// PollTo returns the deltas up to position p (from
+	// Inputs.TablePosition), or the error that ended the feed (the table
+	// was altered or dropped).
+	PollTo(p Position) ([]Delta, error)
 	// Close detaches the feed.
 	Close()
 }
@@ -63,6 +66,9 @@ type Inputs interface {
 	// SubscribeTable returns a table's live rows now and the feed of its
 	// later changes, atomically.
 	SubscribeTable(oid uint32) ([]arrow.RecordBatch, Feed, error)
+	// TablePosition returns the table's position now: the point after its
+	// last durable write.
+	TablePosition(oid uint32) Position
 	// OpenSource returns a fresh reader of a source, and whether the source
 	// is finite (ends by itself without waiting for time or input: FLUSH
 	// then waits for its end). onError receives the input records the
@@ -136,9 +142,21 @@ func (rt *Runtime) Inject() uint64 {
 // only once read to their end. rt.mu is held.
 func (rt *Runtime) injectLocked(flush bool) uint64 {
 	rt.epoch = nextEpoch(rt.epoch, time.Now())
+	// One cut per table: every job reading a table places the barrier at
+	// the same write, so views over one table agree at every epoch.
+	cuts := map[uint32]Position{}
 	for _, j := range rt.jobs {
 		for _, r := range j.roots {
-			r.request(barrierReq{epoch: rt.epoch, flush: flush})
+			req := barrierReq{epoch: rt.epoch, flush: flush}
+			if r.table != 0 {
+				c, ok := cuts[r.table]
+				if !ok {
+					c = rt.in.TablePosition(r.table)
+					cuts[r.table] = c
+				}
+				req.cut = c
+			}
+			r.request(req)
 		}
 	}
 	return rt.epoch

@@ -27,23 +27,27 @@ func rec(vals ...int64) arrow.RecordBatch {
 
 // fakeTable is an in-memory table with a change feed.
 type fakeTable struct {
-	mu    sync.Mutex
-	rows  []int64
-	feeds []*fakeFeed
+	mu   sync.Mutex
+	rows []int64
+	log  []Delta // every write, in order
 }
 
+// fakeFeed reads the table's log of deltas; a position is a log length.
 type fakeFeed struct {
-	mu     sync.Mutex
-	deltas []Delta
-	ready  chan struct{}
+	mu  *sync.Mutex // the table's
+	log *[]Delta    // the table's
+	at  int         // deltas delivered
 }
 
-func (f *fakeFeed) Ready() <-chan struct{} { return f.ready }
-func (f *fakeFeed) Poll() ([]Delta, error) {
+func (f *fakeFeed) PollTo(p Position) ([]Delta, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	d := f.deltas
-	f.deltas = nil
+	to := p.(int)
+	if to <= f.at {
+		return nil, nil
+	}
+	d := (*f.log)[f.at:to]
+	f.at = to
 	return d, nil
 }
 func (f *fakeFeed) Close() {}
@@ -52,15 +56,7 @@ func (t *fakeTable) insert(vals ...int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.rows = append(t.rows, vals...)
-	for _, f := range t.feeds {
-		f.mu.Lock()
-		f.deltas = append(f.deltas, Delta{Inserted: []arrow.RecordBatch{rec(vals...)}})
-		f.mu.Unlock()
-		select {
-		case f.ready <- struct{}{}:
-		default:
-		}
-	}
+	t.log = append(t.log, Delta{Inserted: []arrow.RecordBatch{rec(vals...)}})
 }
 
 func (t *fakeTable) delete(v int64) {
@@ -68,15 +64,7 @@ func (t *fakeTable) delete(v int64) {
 	defer t.mu.Unlock()
 	i := slices.Index(t.rows, v)
 	t.rows = slices.Delete(t.rows, i, i+1)
-	for _, f := range t.feeds {
-		f.mu.Lock()
-		f.deltas = append(f.deltas, Delta{Deleted: []arrow.RecordBatch{rec(v)}})
-		f.mu.Unlock()
-		select {
-		case f.ready <- struct{}{}:
-		default:
-		}
-	}
+	t.log = append(t.log, Delta{Deleted: []arrow.RecordBatch{rec(v)}})
 }
 
 type fakeInputs struct{ tables map[uint32]*fakeTable }
@@ -85,9 +73,15 @@ func (in *fakeInputs) SubscribeTable(oid uint32) ([]arrow.RecordBatch, Feed, err
 	t := in.tables[oid]
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f := &fakeFeed{ready: make(chan struct{}, 1)}
-	t.feeds = append(t.feeds, f)
+	f := &fakeFeed{mu: &t.mu, log: &t.log, at: len(t.log)}
 	return []arrow.RecordBatch{rec(slices.Clone(t.rows)...)}, f, nil
+}
+
+func (in *fakeInputs) TablePosition(oid uint32) Position {
+	t := in.tables[oid]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.log)
 }
 
 func (in *fakeInputs) OpenSource(oid uint32, _ func(error)) (RunFunc, bool, error) {

@@ -39,9 +39,9 @@ func tsRec(ts ...int64) arrow.RecordBatch {
 // tsTable is an in-memory table of tsCols rows with a change feed: each
 // insert call is one committed write.
 type tsTable struct {
-	mu    sync.Mutex
-	rows  []arrow.RecordBatch
-	feeds []*fakeFeed
+	mu   sync.Mutex
+	rows []arrow.RecordBatch
+	log  []Delta
 }
 
 func (t *tsTable) insert(ts ...int64) {
@@ -49,15 +49,7 @@ func (t *tsTable) insert(ts ...int64) {
 	defer t.mu.Unlock()
 	r := tsRec(ts...)
 	t.rows = append(t.rows, r)
-	for _, f := range t.feeds {
-		f.mu.Lock()
-		f.deltas = append(f.deltas, Delta{Inserted: []arrow.RecordBatch{r}})
-		f.mu.Unlock()
-		select {
-		case f.ready <- struct{}{}:
-		default:
-		}
-	}
+	t.log = append(t.log, Delta{Inserted: []arrow.RecordBatch{r}})
 }
 
 // tsSource is a source whose batches the test pushes.
@@ -72,9 +64,14 @@ func (in *tsInputs) SubscribeTable(oid uint32) ([]arrow.RecordBatch, Feed, error
 	t := in.tables[oid]
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f := &fakeFeed{ready: make(chan struct{}, 1)}
-	t.feeds = append(t.feeds, f)
-	return slices.Clone(t.rows), f, nil
+	return slices.Clone(t.rows), &fakeFeed{mu: &t.mu, log: &t.log, at: len(t.log)}, nil
+}
+
+func (in *tsInputs) TablePosition(oid uint32) Position {
+	t := in.tables[oid]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.log)
 }
 
 func (in *tsInputs) OpenSource(oid uint32, _ func(error)) (RunFunc, bool, error) {

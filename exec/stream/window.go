@@ -108,12 +108,23 @@ func (e EmitSpec) String() string {
 //
 // A window's state is freed once the watermark of the time column passes
 // window_end + Emit.Delay + Emit.AllowLateness; a row that arrives for a
-// freed window is late: it is counted (Env.OnLate) and dropped. HOP keeps
-// one partial aggregate per slide (pane) and merges panes at emission
-// wherever the aggregate allows. SESSION keeps sessions per group and
-// merges them (retracting emitted sessions under ON UPDATE).
+// freed window (for HOP: for windows that are all freed), insert or
+// retraction, is late: it is handed to Env.OnLate and dropped. A row whose
+// time is NULL is in no window and ignored. HOP keeps one partial aggregate
+// per pane of gcd(size, slide) and merges panes at emission (every
+// aggregate merges). SESSION keeps sessions per group and merges them
+// (retracting emitted sessions). Under EMIT ON WINDOW CLOSE a window's row
+// goes out once, when the watermark reaches window_end + Delay; with EARLY
+// EVERY provisional rows go out at the first barrier after each tick and
+// the final row replaces the last one at close (nothing is sent when they
+// are equal); with ALLOW LATENESS a closed window's changes go out as
+// corrections at each barrier. EMIT EVERY is ON UPDATE compacted to the
+// first barrier after each tick. Watermarks on window_start and window_end
+// are forwarded (TUMBLE, HOP, CUMULATE under ON UPDATE and ON WINDOW
+// CLOSE). See windowagg*.go.
 //
-// State: per open window (or pane) and group, the aggregate states.
+// State: per live pane (or session event time) and group, the aggregate
+// states; outside plain ON WINDOW CLOSE, each emitted (window, group) row.
 type WindowAgg struct {
 	Input   Node
 	Window  WindowSpec

@@ -122,6 +122,7 @@ type waggRun struct {
 	rows    []int64 // per group: live input rows
 	gmark   []bool  // per group: in gdirty
 	gpos    []int32 // per group: its index in its pane's list (fixed windows)
+	gent    []int32 // per group: entry+1 of its last window, if known (fixed windows)
 	gdirty  []int32 // groups changed since the last translation (fixed windows)
 	ngroups int
 	aggs    []aggCol
@@ -135,6 +136,7 @@ type waggRun struct {
 	ewid         []int64 // the window id: its end (fixed windows), its start (sessions)
 	estart, eend []int64 // the emitted row's window
 	emitted      []bool
+	elive        []bool  // the id is in use
 	emark        []bool  // in edirty
 	epos         []int32 // fixed windows: index in its window's list
 	edirty       []int32
@@ -520,7 +522,7 @@ func (r *waggRun) initGroup(g, k int32, t int64, limit int) {
 	if int(g) >= r.ngroups {
 		r.growGroups(limit)
 	}
-	r.gkey[g], r.gt[g], r.rows[g] = k, t, 0
+	r.gkey[g], r.gt[g], r.rows[g], r.gent[g] = k, t, 0, 0
 	r.keyRefs[k]++
 }
 
@@ -528,7 +530,7 @@ func (r *waggRun) growGroups(n int) {
 	n = max(n, 2*r.ngroups)
 	r.ngroups = n
 	r.gkey, r.gt, r.rows = growSlice(r.gkey, n), growSlice(r.gt, n), growSlice(r.rows, n)
-	r.gmark, r.gpos = growSlice(r.gmark, n), growSlice(r.gpos, n)
+	r.gmark, r.gpos, r.gent = growSlice(r.gmark, n), growSlice(r.gpos, n), growSlice(r.gent, n)
 	for _, a := range r.aggs {
 		a.grow(n)
 	}
@@ -565,11 +567,12 @@ func (r *waggRun) entry(k int32, wid int64) (e int32, created bool) {
 		r.ekey, r.ewid = growSlice(r.ekey, n), growSlice(r.ewid, n)
 		r.estart, r.eend = growSlice(r.estart, n), growSlice(r.eend, n)
 		r.emitted, r.emark, r.epos = growSlice(r.emitted, n), growSlice(r.emark, n), growSlice(r.epos, n)
+		r.elive = growSlice(r.elive, n)
 		for _, p := range r.prev {
 			p.grow(n)
 		}
 	}
-	r.ekey[e], r.ewid[e], r.emitted[e], r.emark[e] = k, wid, false, false
+	r.ekey[e], r.ewid[e], r.emitted[e], r.emark[e], r.elive[e] = k, wid, false, false, true
 	r.keyRefs[k]++
 	return e, true
 }
@@ -580,7 +583,7 @@ func (r *waggRun) freeEntry(e int32) {
 	for _, p := range r.prev {
 		p.clear(e)
 	}
-	r.emitted[e], r.emark[e] = false, false
+	r.emitted[e], r.emark[e], r.elive[e] = false, false, false
 	r.unrefKey(r.ekey[e])
 }
 

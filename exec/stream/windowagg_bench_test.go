@@ -31,12 +31,12 @@ const (
 	wbenchPool = 128       // distinct key/value chunks, reused with fresh times
 )
 
-func wbenchAgg(ws WindowSpec) *WindowAgg {
+func wbenchAgg(ws WindowSpec, emit EmitSpec) *WindowAgg {
 	ws.TimeCol = 1
 	k := &expr.ColRef{Idx: 0, T: types.TInt8, Name: "k"}
 	v := &expr.ColRef{Idx: 2, T: types.TInt8, Name: "v"}
 	f := &expr.ColRef{Idx: 3, T: types.TFloat8, Name: "f"}
-	w := &WindowAgg{Input: &winSource{wbenchIn}, Window: ws, Emit: EmitSpec{Mode: EmitOnWindowClose}, AppendOnly: true,
+	w := &WindowAgg{Input: &winSource{wbenchIn}, Window: ws, Emit: emit, AppendOnly: true,
 		GroupBy: []expr.Expr{k},
 		Aggs:    []AggSpec{{Kind: AggCountStar}, {Kind: AggSum, Arg: v}, {Kind: AggAvg, Arg: f}, {Kind: AggMax, Arg: v}},
 		Cols: []types.Column{{Name: "window_start", Type: types.TTimestamp}, {Name: "window_end", Type: types.TTimestamp},
@@ -104,9 +104,9 @@ func liveHeapMB() float64 {
 	return float64(ms.HeapAlloc) / (1 << 20)
 }
 
-func runWindowBench(b *testing.B, ws WindowSpec, rows int) {
+func runWindowBench(b *testing.B, ws WindowSpec, emit EmitSpec, rows int) {
 	src := newWBenchSource()
-	w := wbenchAgg(ws)
+	w := wbenchAgg(ws, emit)
 	nchunks := rows / benchChunk
 	var quarter, end float64
 	out := 0
@@ -130,8 +130,12 @@ func runWindowBench(b *testing.B, ws WindowSpec, rows int) {
 				out += o.Len()
 			}
 			if c%benchEpoch == benchEpoch-1 {
-				if _, err := r.barrier(); err != nil {
+				o, err := r.barrier()
+				if err != nil {
 					b.Fatal(err)
+				}
+				if o != nil {
+					out += o.Len()
 				}
 			}
 			if it == 0 && (c == nchunks/4 || c == nchunks-1) {
@@ -155,15 +159,21 @@ func runWindowBench(b *testing.B, ws WindowSpec, rows int) {
 
 // 10M rows: 1000 s of event time, 100 tumbling windows of 10 s.
 func BenchmarkWindowAggTumbleEOWC(b *testing.B) {
-	runWindowBench(b, WindowSpec{Kind: Tumble, Size: 10_000_000}, benchRows)
+	runWindowBench(b, WindowSpec{Kind: Tumble, Size: 10_000_000}, EmitSpec{Mode: EmitOnWindowClose}, benchRows)
+}
+
+// The same under EMIT ON UPDATE: every epoch's changed (window, key) rows
+// go out as update pairs.
+func BenchmarkWindowAggTumbleOnUpdate(b *testing.B) {
+	runWindowBench(b, WindowSpec{Kind: Tumble, Size: 10_000_000}, EmitSpec{Mode: EmitOnUpdate}, benchRows)
 }
 
 // 10M rows, HOP(slide 2 s, size 10 s): 500 windows of 5 panes.
 func BenchmarkWindowAggHopEOWC(b *testing.B) {
-	runWindowBench(b, WindowSpec{Kind: Hop, Size: 10_000_000, Slide: 2_000_000}, benchRows)
+	runWindowBench(b, WindowSpec{Kind: Hop, Size: 10_000_000, Slide: 2_000_000}, EmitSpec{Mode: EmitOnWindowClose}, benchRows)
 }
 
 // 50M rows of HOP, for memory over a long run.
 func BenchmarkWindowAggHopEOWCLong(b *testing.B) {
-	runWindowBench(b, WindowSpec{Kind: Hop, Size: 10_000_000, Slide: 2_000_000}, 5*benchRows)
+	runWindowBench(b, WindowSpec{Kind: Hop, Size: 10_000_000, Slide: 2_000_000}, EmitSpec{Mode: EmitOnWindowClose}, 5*benchRows)
 }

@@ -264,15 +264,25 @@ func (f *fixedWin) translate(r *waggRun) {
 		if r.tracked {
 			k := r.gkey[g]
 			f.ends = f.windowEnds(r.gt[g], f.ends[:0])
-			for _, end := range f.ends {
+			last := len(f.ends) - 1
+			for i, end := range f.ends {
 				if addSat(end, r.dl) <= r.wm {
 					continue // freed before these rows came
+				}
+				// the entry of the group's last window (TUMBLE: its only
+				// one) is remembered, which saves most lookups
+				if c := r.gent[g] - 1; i == last && c >= 0 && r.elive[c] && r.ekey[c] == k && r.ewid[c] == end {
+					r.markEntry(c)
+					continue
 				}
 				e, created := r.entry(k, end)
 				if created {
 					es := f.wins[end]
 					r.epos[e] = int32(len(es))
 					f.wins[end] = append(es, e)
+				}
+				if i == last {
+					r.gent[g] = e + 1
 				}
 				r.markEntry(e)
 			}
