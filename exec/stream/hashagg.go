@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
@@ -244,40 +243,9 @@ func (r *aggRun) consume(c *Chunk) error {
 	if err := r.count(gids, signs); err != nil {
 		return err
 	}
-	for j, spec := range r.h.Aggs {
-		var arg arrow.Array
-		if spec.Kind != AggCountStar && spec.Arg != nil {
-			a, err := evalOrNull(r.env, r.ectx, spec.Arg, c.Rec)
-			if err != nil {
-				return err
-			}
-			defer a.Release()
-			arg = a
-		}
-		use := gids
-		if spec.Filter != nil {
-			m, err := evalOrNull(r.env, r.ectx, spec.Filter, c.Rec)
-			if err != nil {
-				return err
-			}
-			defer m.Release()
-			mask, ok := m.(*array.Boolean)
-			if !ok {
-				return fmt.Errorf("stream: FILTER is %s, not boolean", m.DataType())
-			}
-			r.fgids = append(r.fgids[:0], gids...)
-			for i := range r.fgids {
-				if mask.IsNull(i) || !mask.Value(i) {
-					r.fgids[i] = -1
-				}
-			}
-			use = r.fgids
-		}
-		if err := r.aggs[j].update(arg, use, signs); err != nil {
-			return err
-		}
-	}
-	return nil
+	var err error
+	r.fgids, err = updateAggs(r.env, r.ectx, r.h.Aggs, r.aggs, c.Rec, gids, signs, r.fgids)
+	return err
 }
 
 // count updates the groups' row counts and marks them touched.

@@ -620,40 +620,9 @@ func (r *waggRun) count(gids []int32, signs []int64) error {
 
 // updateAggs folds the chunk's rows into their groups' aggregates.
 func (r *waggRun) updateAggs(c *Chunk, gids []int32, signs []int64) error {
-	for j, spec := range r.w.Aggs {
-		var arg arrow.Array
-		if spec.Kind != AggCountStar && spec.Arg != nil {
-			a, err := spec.Arg.Eval(r.ectx, c.Rec)
-			if err != nil {
-				return err
-			}
-			defer a.Release()
-			arg = a
-		}
-		use := gids
-		if spec.Filter != nil {
-			m, err := spec.Filter.Eval(r.ectx, c.Rec)
-			if err != nil {
-				return err
-			}
-			defer m.Release()
-			mask, ok := m.(*array.Boolean)
-			if !ok {
-				return fmt.Errorf("stream: FILTER is %s, not boolean", m.DataType())
-			}
-			r.fgids = append(r.fgids[:0], gids...)
-			for i := range r.fgids {
-				if mask.IsNull(i) || !mask.Value(i) {
-					r.fgids[i] = -1
-				}
-			}
-			use = r.fgids
-		}
-		if err := r.aggs[j].update(arg, use, signs); err != nil {
-			return err
-		}
-	}
-	return nil
+	var err error
+	r.fgids, err = updateAggs(r.env, r.ectx, r.w.Aggs, r.aggs, c.Rec, gids, signs, r.fgids)
+	return err
 }
 
 // compute sets, for targets [0, n), r.res[j][i] to aggregate j's result
