@@ -1,0 +1,60 @@
+-- The datacenter example: host metrics from metrics.jsonl (see gen.awk for
+-- the injected anomalies) and the views that watch them. Run from this
+-- directory: the file path is relative to the server's working directory.
+
+CREATE SOURCE metrics (
+  host text, cpu float8, mem float8, errors int, ts timestamptz,
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND WITH (idle_timeout = '5s')
+) WITH (connector = 'file', path = 'metrics.jsonl') FORMAT JSON;
+
+-- Per-host load over 30-second windows sliding every 10 seconds; a window's
+-- row appears once, when the watermark passes its end.
+CREATE MATERIALIZED VIEW host_load AS
+  SELECT host, window_start, window_end,
+         round(avg(cpu)::numeric, 1) AS avg_cpu, max(cpu) AS max_cpu,
+         round(avg(mem)::numeric, 1) AS avg_mem, count(*) AS samples
+  FROM HOP(metrics, ts, INTERVAL '10' SECOND, INTERVAL '30' SECOND)
+  GROUP BY host, window_start, window_end
+  EMIT ON WINDOW CLOSE;
+
+-- The baseline: each host's load over 2-minute windows sliding every 10
+-- seconds, ending at the same instants as host_load's windows.
+CREATE MATERIALIZED VIEW host_baseline AS
+  SELECT host, window_end, avg(cpu) AS base_cpu, count(*) AS samples
+  FROM HOP(metrics, ts, INTERVAL '10' SECOND, INTERVAL '2' MINUTE)
+  GROUP BY host, window_end
+  EMIT ON WINDOW CLOSE;
+
+-- Anomalies: a 30-second window whose cpu is 1.5 times the host's 2-minute
+-- baseline (and above 50%). A window join: both sides are windowed
+-- aggregations joined on their window column.
+CREATE MATERIALIZED VIEW cpu_anomalies AS
+  SELECT l.host, l.window_start, l.window_end, l.avg_cpu,
+         round(b.base_cpu::numeric, 1) AS base_cpu
+  FROM host_load l JOIN host_baseline b
+    ON l.host = b.host AND l.window_end = b.window_end
+  WHERE l.avg_cpu > 50 AND l.avg_cpu > 1.5 * b.base_cpu;
+
+-- Error sessions per host: reports with errors less than 10 seconds apart
+-- form one session.
+CREATE MATERIALIZED VIEW error_sessions AS
+  SELECT host, window_start AS session_start, window_end AS session_end,
+         count(*) AS reports, sum(errors) AS errors
+  FROM SESSION((SELECT * FROM metrics WHERE errors > 0), ts, INTERVAL '10' SECOND)
+  GROUP BY host, window_start, window_end
+  EMIT ON WINDOW CLOSE;
+
+-- Heartbeats: reports per host per 10-second window.
+CREATE MATERIALIZED VIEW heartbeats AS
+  SELECT host, window_start, window_end, count(*) AS reports
+  FROM TUMBLE(metrics, ts, INTERVAL '10' SECOND)
+  GROUP BY host, window_start, window_end
+  EMIT ON WINDOW CLOSE;
+
+-- Silent hosts: a host whose last heartbeat window ended 20 seconds or more
+-- before the latest one any host reported in.
+CREATE MATERIALIZED VIEW silent_hosts AS
+  SELECT h.host, h.last_seen, f.latest
+  FROM (SELECT host, max(window_end) AS last_seen FROM heartbeats GROUP BY host) h
+  JOIN (SELECT max(window_end) AS latest FROM heartbeats) f ON true
+  WHERE h.last_seen <= f.latest - INTERVAL '20' SECOND;
