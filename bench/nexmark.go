@@ -254,6 +254,9 @@ func Explain(query, sqlText string) ([]string, error) {
 	return planner.ExplainStream(&stream.Materialize{Input: q.Root, Key: q.Key, Cols: q.Columns}), nil
 }
 
+// sourceWatermark is the watermark expression of the three sources' date_time.
+const sourceWatermark = "date_time - INTERVAL '4' SECOND"
+
 // setup is a private catalog holding the three nexmark sources.
 type setup struct {
 	dir   string
@@ -286,7 +289,11 @@ func newSetup(o Options) (*setup, error) {
 			s.close()
 			return nil, err
 		}
-		rel := &catalog.Relation{Name: table, Kind: catalog.KindSource, AppendOnly: true, Connector: "nexmark", Options: opts}
+		// Every source carries the watermark of the windowed queries
+		// (WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND);
+		// queries without windows ignore it.
+		rel := &catalog.Relation{Name: table, Kind: catalog.KindSource, AppendOnly: true, Connector: "nexmark", Options: opts,
+			Watermark: &catalog.Watermark{Column: "date_time", Expr: sourceWatermark}}
 		for _, c := range src.Columns() {
 			rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
 		}
@@ -319,6 +326,9 @@ func (s *setup) plan(text string) (*planner.StreamQuery, error) {
 	}
 	eval := s.eval
 	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text}
+	if stmts[0].Ext != nil {
+		env.Emit = stmts[0].Ext.Emit // EMIT ON WINDOW CLOSE of the windowed queries
+	}
 	return planner.PlanStream(env, stmts[0].AST)
 }
 
