@@ -45,6 +45,19 @@ JOIN (SELECT max(CountBids.num) AS maxn, CountBids.starttime_c
             GROUP BY bid.auction, window_start, window_end HAVING window_end <= ` + closedBefore + `) AS CountBids
       GROUP BY CountBids.starttime_c) AS MaxBids
 ON AuctionBids.starttime = MaxBids.starttime_c AND AuctionBids.num >= MaxBids.maxn`,
+	"q8": `SELECT P.id, P.name, P.starttime
+FROM (SELECT id, name, window_start AS starttime, window_end AS endtime
+      FROM TUMBLE(person, date_time, INTERVAL '10' SECOND)
+      GROUP BY id, name, window_start, window_end
+      HAVING window_end <= (SELECT max(date_time) - INTERVAL '4' SECOND FROM person)) P
+JOIN (SELECT seller, window_start AS starttime, window_end AS endtime
+      FROM TUMBLE(auction, date_time, INTERVAL '10' SECOND)
+      GROUP BY seller, window_start, window_end
+      HAVING window_end <= (SELECT max(date_time) - INTERVAL '4' SECOND FROM auction)) A
+  ON P.id = A.seller AND P.starttime = A.starttime AND P.endtime = A.endtime`,
+	"q11": `SELECT B.bidder, count(*) AS bid_count, window_start AS starttime, window_end AS endtime
+FROM SESSION(bid, date_time, INTERVAL '10' SECOND) B
+GROUP BY B.bidder, window_start, window_end HAVING window_end <= ` + closedBefore,
 	"q7": `SELECT B.auction, B.price, B.bidder, B.date_time
 FROM bid B
 JOIN (SELECT MAX(price) AS maxprice, window_end AS date_time
