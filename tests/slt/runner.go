@@ -64,6 +64,9 @@ type Options struct {
 	// (Parse/Bind/Describe/Execute) instead of a simple Query message; a
 	// record must then hold one statement.
 	Extended bool
+	// Translate, when set, rewrites each statement and query before it is
+	// sent (e.g. tests/corpora's adapter for another engine's dialect).
+	Translate func(sql string) string
 }
 
 // Failure describes one failed record.
@@ -259,6 +262,9 @@ func (r *Runner) runRecord(ctx context.Context, s *Script, idx int, rec *Record,
 	sql := rec.SQL
 	if r.subst {
 		sql = r.substitute(sql, s.Path)
+	}
+	if r.opt.Translate != nil {
+		sql = r.opt.Translate(sql)
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
 	began := time.Now()
