@@ -71,6 +71,9 @@ func PlanStream(env *Env, stmt *pg.Node) (q *StreamQuery, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.emit.Mode == stream.EmitOnWindowClose && s.windowAggs == 0 {
+		root, _ = s.plainEOWC(root)
+	}
 	if err := s.checkEmit(env, plan); err != nil {
 		return nil, err
 	}

@@ -77,6 +77,8 @@ func streamState(n stream.Node) string {
 			unit += " and group (" + exprList(x.GroupBy) + ")"
 		}
 		return "per open " + unit + ": " + strings.Join(parts, ", ")
+	case *stream.EOWC:
+		return "the rows the watermark has not passed"
 	case *stream.Materialize:
 		if len(x.Key) == 0 {
 			return "the view's rows, counted"

@@ -21,6 +21,7 @@ type streamPlanner struct {
 	// windowAggs counts them.
 	emit       stream.EmitSpec
 	windowAggs int
+	eowcPlain  bool // the output is under a stream.EOWC (stream_eowc.go)
 }
 
 // sout is a translated subtree: its operator, the ids of its columns in

@@ -15,9 +15,10 @@ import (
 //     EVERY are positive, WITH DELAY and ALLOW LATENESS not negative;
 //   - EMIT ON WINDOW CLOSE (and its aliases) needs something to close:
 //     a query that reads no table or source with a WATERMARK (materialized
-//     views are assumed to carry one) is refused (42P17), and one without a
-//     windowed aggregation is not supported yet (0A000), nor is EMIT EVERY
-//     without one.
+//     views are assumed to carry one) is refused (42P17); one without a
+//     windowed aggregation emits each row when the watermark passes it
+//     (stream_eowc.go) if an output column carries the watermark, else it
+//     is not supported (0A000); nor is EMIT EVERY without one.
 
 // emitSpec converts env's EMIT clause (nil: ON UPDATE).
 func (b *binder) emitSpec(env *Env) (stream.EmitSpec, error) {
@@ -91,11 +92,11 @@ func (s *streamPlanner) checkEmit(env *Env, plan lnode) error {
 	case e.Mode == sql.EmitOnWindowClose && !readsWatermark(plan):
 		return s.b.newErr(pgerr.InvalidObjectDefinition, loc, "%s needs a watermark, but the query reads no table or source with one", e.Written).(*pgerr.Error).
 			WithHint("Declare WATERMARK FOR time_col AS time_col - INTERVAL '...' on the table or source, and group by a window (TUMBLE, HOP, SESSION, CUMULATE).")
-	case s.windowAggs > 0:
+	case s.windowAggs > 0 || s.eowcPlain:
 		return nil
 	case e.Mode == sql.EmitOnWindowClose:
-		return s.b.newErr(pgerr.FeatureNotSupported, loc, "%s is not supported yet on a query without a windowed aggregation", e.Written).(*pgerr.Error).
-			WithHint("Group by a window: GROUP BY window_start, window_end over TUMBLE(...), HOP(...), SESSION(...) or CUMULATE(...).")
+		return s.b.newErr(pgerr.FeatureNotSupported, loc, "%s needs a windowed aggregation or an output column that carries the watermark", e.Written).(*pgerr.Error).
+			WithHint("Select the WATERMARK FOR column itself, or group by a window: GROUP BY window_start, window_end over TUMBLE(...), HOP(...), SESSION(...) or CUMULATE(...).")
 	case e.Mode == sql.EmitEvery:
 		return s.b.newErr(pgerr.FeatureNotSupported, loc, "%s is not supported yet on a query without a windowed aggregation", e.Written)
 	}

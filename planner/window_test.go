@@ -215,6 +215,12 @@ StreamProject: bidder, window_start, count
 StreamWindowAgg: CUMULATE(step 1m0s, size 1h0m0s, offset 0s) sum(bid.price) (emit on window close, delay 1s, allow lateness 1m0s)   state: per open window: sum
 └─StreamProject: bid.price, bid.ts
   └─StreamScan: table bid (append only) (watermark (bid.ts - '00:00:05'::interval second))`, []int{1}, false},
+		// EMIT ON WINDOW CLOSE on a plain SELECT: rows held until the watermark passes them.
+		{"SELECT auction, ts FROM bid WHERE price > 10 EMIT ON WINDOW CLOSE WITH DELAY '1 second'", `
+StreamEowc: ts, delay 1s   state: the rows the watermark has not passed
+└─StreamProject: bid.auction, bid.ts
+  └─StreamFilter: (bid.price > '10'::bigint)
+    └─StreamScan: table bid (append only) (watermark (bid.ts - '00:00:05'::interval second))`, nil, true},
 		// No aggregation: the windows are expanded.
 		{"SELECT * FROM HOP(ev, t_s, INTERVAL '2' SECOND, INTERVAL '10' SECOND)", `
 StreamWindowExpand: HOP(slide 2s, size 10s) on t_s
@@ -274,7 +280,8 @@ func TestWindowEmitSpec(t *testing.T) {
 		{q + "EMIT ON WINDOW CLOSE WITH DELAY 'soon'", "22007", `invalid input syntax for type interval: "soon"`, "'soon'"},
 		// No watermark: nothing would ever close.
 		{"SELECT window_start, count(*) FROM TUMBLE(ev, t_s, INTERVAL '10' SECOND) GROUP BY 1 EMIT ON WINDOW CLOSE", "42P17", "EMIT ON WINDOW CLOSE needs a watermark, but the query reads no table or source with one", "EMIT"},
-		{"SELECT * FROM bid EMIT FINAL", "0A000", "EMIT FINAL is not supported yet on a query without a windowed aggregation", "EMIT"},
+		{"SELECT auction, count(*) FROM bid GROUP BY 1 EMIT FINAL", "0A000", "EMIT FINAL needs a windowed aggregation or an output column that carries the watermark", "EMIT"},
+		{"SELECT auction, ts + INTERVAL '1' SECOND FROM bid EMIT ON WINDOW CLOSE", "0A000", "EMIT ON WINDOW CLOSE needs a windowed aggregation or an output column", "EMIT"},
 		{"SELECT auction, count(*) FROM bid GROUP BY 1 EMIT EVERY '1 s'", "0A000", "EMIT EVERY is not supported yet on a query without a windowed aggregation", "EMIT"},
 		{"SELECT * FROM SESSION(bid, ts, INTERVAL '1' SECOND)", "0A000", "SESSION without a GROUP BY on window_start or window_end cannot be used in a materialized view", ""},
 	} {

@@ -1,0 +1,62 @@
+package planner
+
+import (
+	"slices"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/types"
+)
+
+// EMIT ON WINDOW CLOSE on a query without a windowed aggregation: the
+// query's output is put under a stream.EOWC on the first output column
+// that carries the input's watermark (a scanned WATERMARK FOR column passed
+// on by filters and plain projections), which emits each row once, when
+// the watermark passes its time (+ WITH DELAY). The output is then append
+// only and has no stream key (a row updated after it went out comes out
+// again). Without such a column checkEmit refuses the query.
+
+// plainEOWC wraps root in an EOWC when the query asks for EMIT ON WINDOW
+// CLOSE and has no windowed aggregation; ok is false when no output column
+// carries a watermark.
+func (s *streamPlanner) plainEOWC(root sout) (sout, bool) {
+	col := -1
+	cols := root.node.Columns()
+	for _, c := range watermarkCols(root.node) {
+		if k := cols[c].Type.Kind; (k == types.Timestamp || k == types.TimestampTZ) && (col < 0 || c < col) {
+			col = c
+		}
+	}
+	if col < 0 {
+		return root, false
+	}
+	root.node = &stream.EOWC{Input: root.node, TimeCol: col, Delay: s.emit.Delay}
+	root.key, root.appendOnly = nil, true
+	s.eowcPlain = true
+	return root, true
+}
+
+// watermarkCols lists the output columns of n that may carry a watermark
+// from a scan (through filters and plain column references of projections).
+func watermarkCols(n stream.Node) []int {
+	switch n := n.(type) {
+	case *stream.Scan:
+		if n.Watermark != nil {
+			return []int{n.Watermark.Col}
+		}
+	case *stream.Filter:
+		return watermarkCols(n.Input)
+	case *stream.EOWC:
+		return []int{n.TimeCol}
+	case *stream.Project:
+		in := watermarkCols(n.Input)
+		var out []int
+		for i, e := range n.Exprs {
+			if c, ok := e.(*expr.ColRef); ok && slices.Contains(in, c.Idx) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	return nil
+}
