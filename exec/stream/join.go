@@ -24,6 +24,9 @@ type HashJoin struct {
 	LeftKeys, RightKeys []expr.Expr
 	Cond                expr.Expr
 	Cols                []types.Column
+	// Clean, if set (inner joins only), frees state with the watermark:
+	// see JoinClean and joinclean.go.
+	Clean *JoinClean
 }
 
 // Columns implements Node.

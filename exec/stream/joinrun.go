@@ -54,6 +54,7 @@ type joinRun struct {
 	schema   *arrow.Schema
 	pairs    *arrow.Schema // left ++ right, for Cond
 	stopped  bool
+	clean    *joinCleaner // nil without HashJoin.Clean
 
 	// The chunk being consumed.
 	s      int
@@ -114,6 +115,12 @@ func (j *HashJoin) newRun(env *Env, out chan<- Message) (*joinRun, error) {
 	}
 	r.keys = newKeyTable(lt, rt)
 	r.schema = types.ArrowSchema(j.Cols)
+	if j.Clean != nil {
+		var err error
+		if r.clean, err = newJoinCleaner(j); err != nil {
+			return nil, err
+		}
+	}
 	if j.Cond != nil {
 		r.pairs = types.ArrowSchema(append(append([]types.Column(nil), lc...), rc...))
 	}
@@ -128,6 +135,9 @@ func (r *joinRun) release() {
 // watermark forwards the combined watermark of key pair w.Col.
 func (r *joinRun) watermark(w Watermark) bool {
 	lc, rc, _ := r.j.keyColumns(w.Col)
+	if r.clean != nil && w.Col == r.clean.key {
+		r.clean.advance(r, w.Value)
+	}
 	if !send(r.env, r.out, WatermarkMsg(Watermark{Col: lc, Value: w.Value})) {
 		return false
 	}
@@ -165,6 +175,9 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 		keys = append(keys, a)
 	}
 	gids := r.keys.lookup(s, keys, n)
+	if r.clean != nil {
+		r.clean.note(r.keys, keys, gids)
+	}
 	if S.index == nil && c.Ops != nil {
 		for _, op := range c.Ops {
 			if op.Sign() < 0 {
@@ -187,6 +200,9 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 		}
 	}
 	r.keys.compact(r.sides)
+	if r.clean != nil {
+		r.clean.afterCompact(r.keys)
+	}
 	r.one[0] = nil
 	if err == nil && r.stopped {
 		err = errJoinStopped

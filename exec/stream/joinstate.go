@@ -46,6 +46,9 @@ type joinGroup struct {
 	used bool
 	ikey int64  // keyInt
 	skey string // keyStr, keyBytes
+	// clean is the group's value of the HashJoin.Clean key (cleanSet: known).
+	clean    int64
+	cleanSet bool
 }
 
 // joinSide is one input's rows.
