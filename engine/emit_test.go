@@ -52,7 +52,7 @@ func TestEmitClause(t *testing.T) {
 	}
 	for q, code := range map[string]pgerr.Code{
 		"CREATE MATERIALIZED VIEW x AS SELECT window_start, count(*) FROM TUMBLE(nowm, ts, INTERVAL '1' SECOND) GROUP BY 1 EMIT ON WINDOW CLOSE": pgerr.InvalidObjectDefinition,
-		"CREATE MATERIALIZED VIEW x AS SELECT * FROM b EMIT FINAL":                                                                               pgerr.FeatureNotSupported,
+		"CREATE MATERIALIZED VIEW x AS SELECT k, v FROM b EMIT FINAL":                                                                            pgerr.FeatureNotSupported,
 		"CREATE MATERIALIZED VIEW x AS SELECT window_start, count(*) FROM TUMBLE(b, ts, INTERVAL '1' SECOND) GROUP BY 1 EMIT EVERY '0 s'":        pgerr.InvalidParameterValue,
 		"CREATE MATERIALIZED VIEW x AS SELECT * FROM HOP(b, ts, INTERVAL '3' SECOND, INTERVAL '10' SECOND)":                                      pgerr.InvalidParameterValue,
 		"SELECT * FROM b EMIT ON UPDATE": pgerr.FeatureNotSupported,
@@ -67,7 +67,7 @@ func TestEmitClause(t *testing.T) {
 	// SUBSCRIBE (query) plans its EMIT clause; a view's is its own.
 	mustRun(t, s, "CREATE MATERIALIZED VIEW pv AS SELECT k FROM b")
 	for q, code := range map[string]pgerr.Code{
-		"SUBSCRIBE (SELECT * FROM b EMIT FINAL)":                                                           pgerr.FeatureNotSupported,
+		"SUBSCRIBE (SELECT k, v FROM b EMIT FINAL)":                                                        pgerr.FeatureNotSupported,
 		"SUBSCRIBE (SELECT window_start FROM TUMBLE(nowm, ts, INTERVAL '1' SECOND) GROUP BY 1 EMIT FINAL)": pgerr.InvalidObjectDefinition,
 		"SUBSCRIBE TO pv EMIT ON UPDATE":                                                                   pgerr.FeatureNotSupported,
 	} {
