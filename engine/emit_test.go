@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -167,4 +168,31 @@ func TestWindowedAggregationViews(t *testing.T) {
 	e, s = open(t, dir)
 	defer e.Close()
 	check("after restart")
+}
+
+// A join of two windowed aggregations closed with EMIT ON WINDOW CLOSE, on
+// their window, frees each window's state once both sides passed it; the
+// join's results are those of the batch query over the closed windows.
+func TestWindowJoinFreesState(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE TABLE ev (k int, v int, ts timestamp, WATERMARK FOR ts AS ts) APPEND ONLY")
+	const a = "SELECT k, window_end AS we, count(*) AS n FROM TUMBLE(ev, ts, INTERVAL '10' SECOND) GROUP BY k, window_end"
+	const b = "SELECT window_end AS we, max(v) AS mx FROM TUMBLE(ev, ts, INTERVAL '10' SECOND) GROUP BY window_end"
+	const q = "SELECT a.k, a.we, a.n, b.mx FROM (" + a + ") a JOIN (" + b + ") b ON a.we = b.we EMIT ON WINDOW CLOSE"
+	plan := strings.Join(mustRun(t, s, "EXPLAIN CREATE MATERIALIZED VIEW j AS "+q), "\n")
+	if !strings.Contains(plan, "state freed below the watermark of") {
+		t.Fatalf("window join plan:\n%s", plan)
+	}
+	mustRun(t, s, "CREATE MATERIALIZED VIEW j AS "+q)
+	for i := 0; i < 60; i++ { // 6 windows of 10 s, 2 keys
+		mustRun(t, s, fmt.Sprintf("INSERT INTO ev VALUES (%d, %d, '2024-01-01 00:00:00'::timestamp + INTERVAL '%d second')", i%2, i*7%13, i))
+	}
+	mustRun(t, s, "FLUSH")
+	got := strings.Join(mustRun(t, s, "SELECT * FROM j ORDER BY 1, 2"), ",")
+	closed := "(SELECT * FROM (" + a + ") x WHERE we <= '2024-01-01 00:00:59') a JOIN (SELECT * FROM (" + b + ") y WHERE we <= '2024-01-01 00:00:59') b ON a.we = b.we"
+	want := strings.Join(mustRun(t, s, "SELECT a.k, a.we, a.n, b.mx FROM "+closed+" ORDER BY 1, 2"), ",")
+	if got != want || want == "" {
+		t.Fatalf("window join = %q, batch = %q", got, want)
+	}
 }

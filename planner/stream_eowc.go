@@ -3,6 +3,7 @@ package planner
 import (
 	"slices"
 
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
@@ -48,6 +49,12 @@ func watermarkCols(n stream.Node) []int {
 		return watermarkCols(n.Input)
 	case *stream.EOWC:
 		return []int{n.TimeCol}
+	case *stream.WindowAgg:
+		// Final rows of closed windows: no later row has an earlier
+		// window_start or window_end than the forwarded watermark.
+		if n.Emit.Mode == stream.EmitOnWindowClose && n.Window.Kind != stream.Session {
+			return []int{0, 1}
+		}
 	case *stream.Project:
 		in := watermarkCols(n.Input)
 		var out []int
@@ -57,6 +64,27 @@ func watermarkCols(n stream.Node) []int {
 			}
 		}
 		return out
+	}
+	return nil
+}
+
+// windowJoinClean frees a window join's state with the watermark: an inner
+// join of two append-only inputs on a key pair whose columns both carry a
+// watermark (window_start or window_end of windows closed with EMIT ON
+// WINDOW CLOSE, a scan's WATERMARK FOR column) can drop the groups below
+// the pair's combined watermark, since neither side will send a row there
+// again. Without it a window join keeps every window forever.
+func windowJoinClean(j *stream.HashJoin, l, r sout) *stream.JoinClean {
+	if j.Kind != exec.InnerJoin || !l.appendOnly || !r.appendOnly {
+		return nil
+	}
+	lw, rw := watermarkCols(l.node), watermarkCols(r.node)
+	for i := range j.LeftKeys {
+		lc, ok1 := j.LeftKeys[i].(*expr.ColRef)
+		rc, ok2 := j.RightKeys[i].(*expr.ColRef)
+		if ok1 && ok2 && slices.Contains(lw, lc.Idx) && slices.Contains(rw, rc.Idx) {
+			return &stream.JoinClean{Key: i}
+		}
 	}
 	return nil
 }

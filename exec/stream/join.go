@@ -50,6 +50,9 @@ func (j *HashJoin) Explain() string {
 	if j.Cond != nil {
 		s += " filter " + j.Cond.String()
 	}
+	if c := j.Clean; c != nil && c.Key < len(j.LeftKeys) {
+		s += " (state freed below the watermark of " + j.LeftKeys[c.Key].String() + ")"
+	}
 	return s
 }
 
