@@ -96,6 +96,9 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			env.Fail(err)
 			return
 		}
+		// Rows are released at the barrier, so watermarks wait for it too:
+		// a watermark must not overtake rows below it.
+		var marks []Watermark
 		for {
 			var m Message
 			var ok bool
@@ -114,6 +117,9 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 					return
 				}
 				continue
+			case KindWatermark:
+				marks = holdMark(marks, m.Watermark)
+				continue
 			case KindBarrier:
 				c, err := r.flush()
 				if err != nil {
@@ -123,6 +129,12 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				if c != nil && !send(env, out, ChunkMsg(c)) {
 					return
 				}
+				for _, w := range marks {
+					if !send(env, out, WatermarkMsg(w)) {
+						return
+					}
+				}
+				marks = marks[:0]
 			}
 			if !send(env, out, m) {
 				return
@@ -495,4 +507,16 @@ func (r *topnRun) finish(rows int) arrow.RecordBatch {
 		cols[j] = b.NewArray()
 	}
 	return array.NewRecordBatch(r.schema, cols, int64(rows))
+}
+
+// holdMark records w among the watermarks held until the next barrier,
+// keeping the highest per column.
+func holdMark(marks []Watermark, w Watermark) []Watermark {
+	for i := range marks {
+		if marks[i].Col == w.Col {
+			marks[i].Value = max(marks[i].Value, w.Value)
+			return marks
+		}
+	}
+	return append(marks, w)
 }

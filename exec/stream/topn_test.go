@@ -429,13 +429,17 @@ func TestTopNRetractingAbsentRowFails(t *testing.T) {
 }
 
 func TestTopNPassesWatermarksAndChecksPlan(t *testing.T) {
-	top := newTopN(make(chan Message, 2), false, []exec.SortKey{{E: tnCol(1)}}, 1, 0, false, false)
+	// Watermarks are held until the barrier releases the epoch's rows: a
+	// watermark must not overtake rows below it.
+	top := newTopN(make(chan Message, 4), false, []exec.SortKey{{E: tnCol(1)}}, 1, 0, false, false)
 	env := newEnv(t)
 	in := top.Input.(*tnSource).ch
+	in <- WatermarkMsg(Watermark{Col: 1, Value: 40})
 	in <- WatermarkMsg(Watermark{Col: 1, Value: 42})
+	in <- BarrierMsg(Barrier{Epoch: 1})
 	close(in)
 	got := drain(t, env, top.Start(env, []<-chan Message{in}))
-	if len(got) != 1 || got[0].Kind != KindWatermark || got[0].Watermark.Value != 42 {
+	if len(got) != 2 || got[0].Kind != KindWatermark || got[0].Watermark.Value != 42 || got[1].Kind != KindBarrier {
 		t.Fatalf("messages %+v", got)
 	}
 	bad := newTopN(nil, false, []exec.SortKey{{E: tnCol(1)}}, 1, 0, true, false)
