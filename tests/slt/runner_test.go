@@ -270,6 +270,30 @@ only pg
 	}
 }
 
+// TestRunnerSkipLetExpect skips a listed let record (counted as skipped, not
+// failed) and compares a query through Options.Expect.
+func TestRunnerSkipLetExpect(t *testing.T) {
+	srv := newFakeServer(t, answers)
+	path := writeScript(t, "x.slt", `let v
+SELECT 1/0
+
+query T
+SELECT 'only pg'
+----
+ONLY PG
+`)
+	skip := writeScript(t, "skip.txt", "x.slt:1  let over a relation we lack\n")
+	list, err := LoadSkipList(skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	res := NewRunner(Options{Skip: list, Out: &out, Expect: strings.ToLower}).RunFile(context.Background(), srv, path)
+	if res.Passed != 1 || res.Failed != 0 || res.Skipped != 1 {
+		t.Errorf("got %d passed, %d failed, %d skipped; want 1, 0, 1\n%s", res.Passed, res.Failed, res.Skipped, out.String())
+	}
+}
+
 // TestRunnerInclude runs the records of included files in the same
 // database, counting them in the including file's result.
 func TestRunnerInclude(t *testing.T) {
