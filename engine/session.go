@@ -252,6 +252,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 				cancel()
 				return nil, err
 			}
+			ectx.Eval.Views = ectx.Views // for subqueries' plans too
 		}
 		it, err := pl.query.Root.Open(ectx)
 		if err != nil {

@@ -19,7 +19,7 @@ type subPlan struct {
 // the right lengths, so that rows can still be counted.
 func (s *subPlan) Run(ctx *expr.Context, limit int) (_ []arrow.Array, err error) {
 	defer recoverErr(&err)
-	ectx := &Context{Eval: ctx}
+	ectx := &Context{Eval: ctx, Views: ctx.Views} // the statement's view snapshots
 	it, err := s.n.Open(ectx)
 	if err != nil {
 		return nil, err

@@ -115,17 +115,30 @@ func New(cfg Config, in Inputs) *Runtime {
 	return rt
 }
 
-// tick injects a barrier every interval.
+// maxTicksInFlight bounds the epochs the ticker starts ahead of the
+// slowest job: while the epoch it injected maxTicksInFlight ticks ago is
+// not complete, ticks are skipped. Otherwise barriers pile up in front of
+// a job slower than the interval, and FLUSH waits behind all of them
+// (FLUSH and CREATE still inject at once).
+const maxTicksInFlight = 4
+
+// tick injects a barrier every interval, unless jobs are behind.
 func (rt *Runtime) tick() {
 	defer rt.wg.Done()
 	t := time.NewTicker(rt.cfg.BarrierInterval)
 	defer t.Stop()
+	var inFlight []uint64 // epochs this ticker injected, oldest first
 	for {
 		select {
 		case <-rt.stop:
 			return
 		case <-t.C:
-			rt.Inject()
+			for len(inFlight) > 0 && rt.completed(inFlight[0]) {
+				inFlight = inFlight[1:]
+			}
+			if len(inFlight) < maxTicksInFlight {
+				inFlight = append(inFlight, rt.Inject())
+			}
 		}
 	}
 }

@@ -56,6 +56,10 @@ type Context struct {
 	// Expressions never use it; it rides here so that every plan of the
 	// statement, subqueries included, sees the same transaction.
 	Tx *storage.Tx
+	// Views, when set, are the snapshots of the materialized views the
+	// statement reads, all as of one epoch (exec.Context.Views); they ride
+	// here so that nested plans (subqueries) read the same snapshots.
+	Views map[uint32][]arrow.RecordBatch
 }
 
 // Allocator returns ctx.Mem or the default allocator.

@@ -59,6 +59,7 @@ type runner struct {
 
 	subs       map[string]*subscriber // by view name (cfg.subscribe)
 	alterNoted bool                   // the ALTER known issue was logged
+	maxFlush   time.Duration          // the longest FLUSH
 }
 
 // mismatchError is a check's failure: views that differ from their batch
@@ -87,8 +88,8 @@ func runSeed(t *testing.T, cfg runConfig) {
 		}
 		return
 	}
-	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c/d at the end %s; reads of two views at different epochs %d)",
-		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, r.sizes, r.snapshotMisses)
+	t.Logf("seed %d: %d checks of %d views passed (barrier interval %v, restart %v, postgres %v; rows in a/b/c/d at the end %s; reads of two views at different epochs %d; longest FLUSH %v)",
+		cfg.seed, r.checks, len(r.live), cfg.interval, cfg.restart, r.pg != nil, r.sizes, r.snapshotMisses, r.maxFlush.Round(time.Millisecond))
 }
 
 // play runs steps on a fresh server (and a fresh PostgreSQL database when
@@ -389,8 +390,12 @@ func (r *runner) isLive(name string) bool {
 func (r *runner) check() error {
 	r.checks++
 	r.script.WriteString("FLUSH;\n-- check " + strconv.Itoa(r.checks) + "\n")
+	flushStart := time.Now()
 	if _, err := r.ss.exec(r.ctx, "FLUSH"); err != nil {
 		return fmt.Errorf("FLUSH: %w", err)
+	}
+	if d := time.Since(flushStart); d > r.maxFlush {
+		r.maxFlush = d
 	}
 	var bad, views []string
 	for _, v := range r.live {

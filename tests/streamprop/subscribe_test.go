@@ -37,8 +37,8 @@ func TestSubscriptionsFollowViews(t *testing.T) {
 				r.fail(err)
 				return
 			}
-			t.Logf("seed %d: %d checks of %d subscriptions passed (barrier interval %v, restart %v)",
-				seed, r.checks, len(subscribed), cfg.interval, cfg.restart)
+			t.Logf("seed %d: %d checks of %d subscriptions passed (barrier interval %v, restart %v; longest FLUSH %v)",
+				seed, r.checks, len(subscribed), cfg.interval, cfg.restart, r.maxFlush.Round(time.Millisecond))
 		})
 	}
 }
