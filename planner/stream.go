@@ -133,6 +133,13 @@ func checkStream(n lnode) error {
 				}
 				switch x := x.(type) {
 				case *expr.Call:
+					if x.Fn.Name == "proctime" {
+						if _, ok := n.(*lProject); !ok {
+							err = pgerr.Unsupported("PROCTIME() can only be selected as a column in a materialized view").
+								WithHint("Select PROCTIME() AS col in a subquery or view, then filter or window on col.")
+						}
+						break
+					}
 					if name := x.Fn.Name; timeFuncs[name] || x.Fn.Volatile || (name == "age" && len(x.Args) == 1) {
 						if !sqlValueFuncs[name] {
 							name += "()"

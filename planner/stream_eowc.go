@@ -59,7 +59,7 @@ func watermarkCols(n stream.Node) []int {
 		in := watermarkCols(n.Input)
 		var out []int
 		for i, e := range n.Exprs {
-			if c, ok := e.(*expr.ColRef); ok && slices.Contains(in, c.Idx) {
+			if c, ok := e.(*expr.ColRef); ok && slices.Contains(in, c.Idx) || stream.IsProcTime(e) {
 				out = append(out, i)
 			}
 		}

@@ -319,6 +319,10 @@ func (s *streamPlanner) project(x *lProject, need map[int]bool) (sout, error) {
 	pr := &stream.Project{Input: in.node}
 	var out []int
 	for _, i := range keep {
+		if stream.IsProcTime(x.exprs[i]) && !in.appendOnly {
+			// A retraction would carry a different stamp than its insert.
+			return sout{}, notInMV("PROCTIME() over an input with updates or deletes")
+		}
 		e, err := s.expr(x.exprs[i], in.lay)
 		if err != nil {
 			return sout{}, err

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
@@ -108,6 +110,9 @@ func (s *streamPlanner) checkEmit(env *Env, plan lnode) error {
 func readsWatermark(n lnode) bool {
 	if sc, ok := n.(*lScan); ok {
 		return sc.rel.Watermark != nil || sc.rel.Kind == catalog.KindMatView
+	}
+	if p, ok := n.(*lProject); ok && slices.ContainsFunc(p.exprs, stream.IsProcTime) {
+		return true // PROCTIME() carries the clock as its watermark
 	}
 	for _, c := range nodeChildren(n) {
 		if readsWatermark(c) {

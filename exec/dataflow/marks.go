@@ -112,10 +112,14 @@ func (j *Job) Watermark() (int64, bool) {
 }
 
 // carriesWatermarks reports whether watermarks can reach plan's output:
-// some leaf has a watermark or reads a view.
+// some leaf has a watermark or reads a view, or a projection stamps
+// PROCTIME() (watermarked by the clock).
 func carriesWatermarks(n stream.Node) bool {
 	if s, ok := n.(*stream.Scan); ok {
 		return s.Watermark != nil || s.Kind == stream.ScanView
+	}
+	if p, ok := n.(*stream.Project); ok && len(p.ProcTimeCols()) > 0 {
+		return true
 	}
 	for _, in := range n.Inputs() {
 		if carriesWatermarks(in) {

@@ -200,6 +200,11 @@ func init() {
 		fn0("current_timestamp", TZ, false, nowTZ),
 		fn0("transaction_timestamp", TZ, false, nowTZ),
 		fn0("statement_timestamp", TZ, false, nowTZ),
+		// proctime is processing time: the statement's now() in a batch
+		// query; in a continuous query the stream Project stamps each chunk
+		// with the runtime's clock (Context.Now). Volatile so that it is
+		// never folded into a constant.
+		fn0("proctime", TZ, true, nowTZ),
 		fn0("clock_timestamp", TZ, true, func(*Context) (types.Value, error) { return types.TimestampValue(time.Now().UnixMicro()), nil }),
 		fn0("current_date", D, false, func(ctx *Context) (types.Value, error) {
 			return types.DateValue(tsToDate(instantToWall(ctx.now().UnixMicro(), ctx.location()))), nil

@@ -32,11 +32,38 @@ func (p *Project) Explain() string {
 	return "StreamProject: " + strings.Join(parts, ", ")
 }
 
-// Start implements Node.
+// ProcTimeCols lists the output columns that are a plain PROCTIME() call:
+// processing time, stamped on each chunk from env.Clock and carrying a
+// watermark (the clock at each barrier; the clock is monotone, so no later
+// row has an earlier stamp).
+func (p *Project) ProcTimeCols() []int {
+	var cols []int
+	for i, e := range p.Exprs {
+		if IsProcTime(e) {
+			cols = append(cols, i)
+		}
+	}
+	return cols
+}
+
+// IsProcTime reports whether e is a call of PROCTIME().
+func IsProcTime(e expr.Expr) bool {
+	c, ok := e.(*expr.Call)
+	return ok && c.Fn.Name == "proctime" && len(c.Args) == 0
+}
+
+// Start implements Node. The goroutine owns its evaluation context; with
+// PROCTIME() columns, Context.Now is the clock read once per chunk, so all
+// rows of a chunk carry the same stamp.
 func (p *Project) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	ectx := env.evalContext()
 	schema := types.ArrowSchema(p.Cols)
-	return runMapMarks(env, inputs[0], func(c *Chunk) (*Chunk, error) {
+	pt := p.ProcTimeCols()
+	clock := env.clock()
+	out := runMapMarks(env, inputs[0], func(c *Chunk) (*Chunk, error) {
+		if len(pt) > 0 {
+			ectx.Now = clock.Now()
+		}
 		cols := make([]arrow.Array, len(p.Exprs))
 		for i, e := range p.Exprs {
 			a, err := e.Eval(ectx, c.Rec)
@@ -50,6 +77,36 @@ func (p *Project) Start(env *Env, inputs []<-chan Message) <-chan Message {
 		}
 		return &Chunk{Rec: array.NewRecordBatch(schema, cols, c.Rec.NumRows()), Ops: c.Ops}, nil
 	}, p.markMap())
+	if len(pt) == 0 {
+		return out
+	}
+	return procTimeMarks(env, out, pt, clock)
+}
+
+// procTimeMarks forwards in, sending before each barrier a watermark at the
+// clock's time on each PROCTIME() column: the chunks before the barrier
+// were stamped no later, and later ones will be stamped no earlier.
+// ADVANCE CLOCK advances the clock then injects a barrier, so windows over
+// PROCTIME() close deterministically on a manual clock.
+func procTimeMarks(env *Env, in <-chan Message, cols []int, clock Clock) <-chan Message {
+	out := make(chan Message, ChannelSize)
+	go func() {
+		defer close(out)
+		for m := range in {
+			if m.Kind == KindBarrier {
+				now := clock.Now().UnixMicro()
+				for _, c := range cols {
+					if !send(env, out, WatermarkMsg(Watermark{Col: c, Value: now})) {
+						return
+					}
+				}
+			}
+			if !send(env, out, m) {
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // markMap maps a watermark on an input column to every output column that
