@@ -108,11 +108,11 @@ func runConcurrent(t *testing.T, seed uint64, writers, phaseSteps int) {
 			return
 		}
 	}
-	res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c)")
+	res, err := r.ss.query(ctx, "SELECT (SELECT count(*) FROM a) || '/' || (SELECT count(*) FROM b) || '/' || (SELECT count(*) FROM c) || '/' || (SELECT count(*) FROM d)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("seed %d: %d writers, %d checks of %d views passed (rows in a/b/c at the end %s)", seed, writers, r.checks, len(r.live), res.rows[0][0])
+	t.Logf("seed %d: %d writers, %d checks of %d views passed (rows in a/b/c/d at the end %s)", seed, writers, r.checks, len(r.live), res.rows[0][0])
 }
 
 // write runs n random writes (statements and transactions, no DDL) on d.
