@@ -12,6 +12,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
@@ -158,8 +159,10 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 	if rel.Kind != catalog.KindTable || tbl == nil {
 		return nil, pgerr.New(pgerr.WrongObjectType, "cannot copy to %q: it is not a table", rel.Name)
 	}
-	// target[i] is the table column that data field i fills.
-	var target []int
+	// target[i] is the table column that data field i fills; defCols are
+	// the columns left out that have a default, filled by defExprs.
+	var target, defCols []int
+	var defExprs []expr.Expr
 	if len(c.Attlist) == 0 {
 		for i := range rel.Columns {
 			target = append(target, i)
@@ -180,12 +183,18 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 		}
 		for i, col := range rel.Columns {
 			if !seen[i] && col.Default != "" {
-				return nil, pgerr.Unsupported("COPY with a column list that leaves out column %q, which has a default, is not supported yet", col.Name)
+				defCols = append(defCols, i)
 			}
 		}
 	}
+	if len(defCols) > 0 {
+		if defExprs, err = planner.DefaultExprs(s.env(ctx, nil), rel, defCols); err != nil {
+			return nil, err
+		}
+	}
 	fmtOpts := s.set.format()
-	ci := &copyIn{ctx: ctx, s: s, rel: rel, tbl: tbl, opts: o, target: target, fmt: &fmtOpts, header: o.header}
+	ci := &copyIn{ctx: ctx, s: s, rel: rel, tbl: tbl, opts: o, target: target, fmt: &fmtOpts, header: o.header,
+		defCols: defCols, defExprs: defExprs}
 	ci.reset()
 	return &Result{Tag: "COPY", CopyIn: ci}, nil
 }
@@ -202,6 +211,9 @@ type copyIn struct {
 	tbl        *storage.Table
 	opts       copyOptions
 	target     []int
+	defCols    []int       // columns left out of the list that have a default
+	defExprs   []expr.Expr // their defaults, evaluated per batch
+	err        error       // a default that failed to evaluate
 	fmt        *types.FormatOptions
 	header     bool
 	partial    []byte // an incomplete line carried to the next Write
@@ -372,7 +384,20 @@ func (c *copyIn) flushBatch() {
 	for i, b := range c.builders {
 		cols[i] = b.NewArray()
 	}
-	c.batches = append(c.batches, array.NewRecordBatch(types.ArrowSchema(c.rel.ColumnTypes()), cols, int64(c.rows)))
+	rec := array.NewRecordBatch(types.ArrowSchema(c.rel.ColumnTypes()), cols, int64(c.rows))
+	if len(c.defCols) > 0 && c.err == nil {
+		ectx := c.s.evalContext(c.ctx, nil)
+		for k, i := range c.defCols {
+			a, err := c.defExprs[k].Eval(ectx, rec)
+			if err != nil {
+				c.err = err
+				break
+			}
+			cols[i] = a
+		}
+		rec = array.NewRecordBatch(rec.Schema(), cols, int64(c.rows))
+	}
+	c.batches = append(c.batches, rec)
 	c.reset()
 }
 
@@ -505,6 +530,9 @@ func (c *copyIn) Finish() (string, error) {
 		}
 	}
 	c.flushBatch()
+	if c.err != nil {
+		return "", c.err
+	}
 	batches := c.batches
 	c.batches = nil
 	var n int64

@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 )
 
 func TestCopySplitText(t *testing.T) {
@@ -39,5 +43,49 @@ func TestCopyCSVLineEnd(t *testing.T) {
 	data := []byte("1,\"two\nlines\"\n2,x\n")
 	if got := c.lineEnd(data); got != 13 {
 		t.Fatalf("line end %d", got)
+	}
+}
+
+// COPY with a column list fills the columns it leaves out with their
+// defaults (NULL without one), as PostgreSQL does; a default that fails
+// fails the COPY.
+func TestCopyFillsDefaults(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE TABLE cpd (id int, b int DEFAULT 7, c text DEFAULT 'x' || 'y', d int, z int DEFAULT 1 / 0)")
+	copyIn := func(q, data string) error {
+		t.Helper()
+		stmts, err := sql.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Prepare(context.Background(), stmts[0], nil)
+		if err != nil {
+			return err
+		}
+		res, err := s.Execute(context.Background(), p, nil)
+		if err != nil {
+			return err
+		}
+		if err := res.CopyIn.Write([]byte(data)); err != nil {
+			return err
+		}
+		_, err = res.CopyIn.Finish()
+		return err
+	}
+	if err := copyIn("COPY cpd (id, d, z) FROM STDIN", "1\t10\t0\n2\t\\N\t0\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyIn("COPY cpd (d, id, z) FROM STDIN (FORMAT csv)", "5,3,0\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(mustRun(t, s, "SELECT id, b, c, d FROM cpd ORDER BY id"), ","); got != "1|7|xy|10,2|7|xy|NULL,3|7|xy|5" {
+		t.Fatalf("rows %q", got)
+	}
+	if err := copyIn("COPY cpd (id) FROM STDIN", "4\n"); pgerr.CodeOf(err) != pgerr.DivisionByZero {
+		t.Fatalf("a failing default: %v", err)
+	}
+	if got := mustRun(t, s, "SELECT count(*) FROM cpd"); strings.Join(got, "") != "3" {
+		t.Fatalf("rows after the failed COPY: %v", got)
 	}
 }

@@ -181,3 +181,24 @@ func recoverTo(err *error) {
 		*err = pgerr.Internal("planner: %v", r)
 	}
 }
+
+// DefaultExprs binds the defaults of columns cols of rel, for writes that
+// leave those columns out (COPY with a column list); a column without a
+// default gets NULL. The expressions read no columns.
+func DefaultExprs(env *Env, rel *catalog.Relation, cols []int) (out []expr.Expr, err error) {
+	defer recoverTo(&err)
+	b := newBinder(env)
+	p := &physical{b: b}
+	for _, i := range cols {
+		e, err := b.defaultExpr(rel, i)
+		if err != nil {
+			return nil, err
+		}
+		pe, err := p.expr(e, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pe)
+	}
+	return out, nil
+}
