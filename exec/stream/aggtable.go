@@ -482,7 +482,14 @@ func encodeKey(dst []byte, a arrow.Array, i int, t types.T) []byte {
 	if a.IsNull(i) {
 		return append(dst, 0)
 	}
-	dst = append(dst, 1)
+	return encodeValue(append(dst, 1), a, i, t)
+}
+
+// encodeValue appends row i of a (not NULL) such that values equal under
+// SQL = encode equally (join keys and group keys alike): integers of every
+// width as 8 bytes, floats with -0 = 0 and one NaN, char(n) without
+// trailing blanks, numeric reduced, intervals by their 30-day-month span.
+func encodeValue(dst []byte, a arrow.Array, i int, t types.T) []byte {
 	switch x := a.(type) {
 	case *array.Int16:
 		return binary.LittleEndian.AppendUint64(dst, uint64(x.Value(i)))

@@ -2,16 +2,12 @@ package stream
 
 import (
 	"bytes"
-	"encoding/binary"
 	"hash/maphash"
-	"math"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -367,92 +363,4 @@ func intKeys(a arrow.Array, scratch *[]int64) []int64 {
 		}
 	}
 	return dst
-}
-
-// encodeJoinKey appends row i of a (not NULL) such that values equal under
-// SQL = encode equally: integers of every width as int64, floats with
-// -0 = 0 and one NaN, char(n) without trailing blanks, numeric reduced,
-// intervals by their 30-day-month span.
-func encodeJoinKey(dst []byte, a arrow.Array, i int, t types.T) []byte {
-	switch x := a.(type) {
-	case *array.Int16, *array.Int32, *array.Int64, *array.Uint32, *array.Date32, *array.Time64, *array.Timestamp:
-		var v int64
-		switch y := x.(type) {
-		case *array.Int16:
-			v = int64(y.Value(i))
-		case *array.Int32:
-			v = int64(y.Value(i))
-		case *array.Int64:
-			v = y.Value(i)
-		case *array.Uint32:
-			v = int64(y.Value(i))
-		case *array.Date32:
-			v = int64(y.Value(i))
-		case *array.Time64:
-			v = int64(y.Value(i))
-		case *array.Timestamp:
-			v = int64(y.Value(i))
-		}
-		return binary.LittleEndian.AppendUint64(dst, uint64(v))
-	case *array.Float64:
-		return binary.LittleEndian.AppendUint64(dst, floatKeyBits(x.Value(i)))
-	case *array.Float32:
-		return binary.LittleEndian.AppendUint64(dst, floatKeyBits(float64(x.Value(i))))
-	case *array.Boolean:
-		if x.Value(i) {
-			return append(dst, 1)
-		}
-		return append(dst, 0)
-	case *array.MonthDayNanoInterval:
-		v := x.Value(i)
-		const dayUS = 86400 * 1000000
-		us := v.Nanoseconds / 1000
-		days := int64(v.Months)*30 + int64(v.Days) + us/dayUS
-		us %= dayUS
-		if us < 0 {
-			us += dayUS
-			days--
-		}
-		dst = binary.LittleEndian.AppendUint64(dst, uint64(days))
-		return binary.LittleEndian.AppendUint64(dst, uint64(us))
-	case *array.String:
-		s := x.Value(i)
-		switch t.Kind {
-		case types.Bpchar:
-			s = strings.TrimRight(s, " ")
-		case types.Numeric:
-			s = reducedNumeric(s)
-		}
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		return append(dst, s...)
-	case *array.Binary:
-		v := x.Value(i)
-		dst = binary.AppendUvarint(dst, uint64(len(v)))
-		return append(dst, v...)
-	}
-	return appendValueKey(dst, types.ValueAt(a, i, t))
-}
-
-func floatKeyBits(f float64) uint64 {
-	switch {
-	case f == 0:
-		return 0
-	case math.IsNaN(f):
-		return 0x7ff8000000000001
-	}
-	return math.Float64bits(f)
-}
-
-// reducedNumeric is one text per numeric value (1.50 = 1.5 = 15e-1).
-func reducedNumeric(s string) string {
-	d, _, err := apd.NewFromString(s)
-	if err != nil {
-		return s
-	}
-	if d.IsZero() && d.Form == apd.Finite {
-		return "0"
-	}
-	var r apd.Decimal
-	r.Reduce(d)
-	return r.String()
 }

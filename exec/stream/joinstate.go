@@ -448,7 +448,7 @@ func (k *keyTable) lookup(side int, keys []arrow.Array, n int) []int32 {
 		for i := 0; i < n; i++ {
 			if nulls == nil || !nulls[i] {
 				for c, a := range keys {
-					k.enc = encodeJoinKey(k.enc, a, i, k.ts[side][c])
+					k.enc = encodeValue(k.enc, a, i, k.ts[side][c])
 				}
 			}
 			k.offs = append(k.offs, len(k.enc))
