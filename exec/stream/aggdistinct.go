@@ -22,6 +22,9 @@ type distinctCol struct {
 	seen  *groupTable // (group id, value) -> pair id
 	cnt   []int64     // per pair: live rows; -1 once freed
 	rep   *cellCol    // per pair: its representative
+	// lists, when set (WindowAgg), links each group's pairs, so that a
+	// group can be freed or merged pair by pair.
+	lists *pairLists
 
 	// per-update scratch: the changes passed to inner
 	tg     []int32
@@ -43,9 +46,15 @@ func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error
 	if c := d.seen.cap(); c > len(d.cnt) {
 		d.cnt = growSlice(d.cnt, c)
 		d.rep.grow(c)
+		if d.lists != nil {
+			d.lists.growPairs(c)
+		}
 	}
 	for _, row := range d.seen.newRows {
 		d.cnt[ids[row]] = 0
+		if d.lists != nil {
+			d.lists.link(ids[row], gids[row])
+		}
 	}
 	d.tg, d.ts, d.tc, d.zeroed = d.tg[:0], d.ts[:0], d.tc[:0], d.zeroed[:0]
 	for i, id := range ids {
@@ -72,22 +81,38 @@ func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error
 	// Free the pairs left empty only now: ids stay valid within the chunk.
 	for _, id := range d.zeroed {
 		if d.cnt[id] == 0 {
-			d.seen.remove(id)
-			d.rep.clear(id)
-			d.cnt[id] = -1
+			d.freePair(id)
 		}
 	}
 	if len(d.tg) == 0 {
 		return nil
 	}
-	b := types.NewBuilder(memory.DefaultAllocator, d.t)
-	defer b.Release()
-	for _, c := range d.tc {
-		if err := appendCell(b, c, d.t); err != nil {
-			return err
-		}
+	vals, err := d.cellArray(d.tc)
+	if err != nil {
+		return err
 	}
-	vals := b.NewArray()
 	defer vals.Release()
 	return d.inner.update(vals, d.tg, d.ts)
+}
+
+// freePair forgets pair id.
+func (d *distinctCol) freePair(id int32) {
+	if d.lists != nil {
+		d.lists.unlink(id)
+	}
+	d.seen.remove(id)
+	d.rep.clear(id)
+	d.cnt[id] = -1
+}
+
+// cellArray builds an array of the argument's type from cells.
+func (d *distinctCol) cellArray(cells []cell) (arrow.Array, error) {
+	b := types.NewBuilder(memory.DefaultAllocator, d.t)
+	defer b.Release()
+	for _, c := range cells {
+		if err := appendCell(b, c, d.t); err != nil {
+			return nil, err
+		}
+	}
+	return b.NewArray(), nil
 }

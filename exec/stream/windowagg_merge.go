@@ -3,8 +3,6 @@ package stream
 import (
 	"math/bits"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/pgerr"
@@ -207,142 +205,67 @@ func (m *mmOrd[K]) merge(dst []int32, from aggCol, src []int32) error {
 	return nil
 }
 
-// winDistinctCol is a DISTINCT aggregate for WindowAgg: distinctCol's
-// scheme (each (group, value) pair counts its rows; the inner aggregate
-// sees a value when its pair appears and loses it when the pair vanishes)
-// with each group's pairs linked in a list, so that reset frees a group's
-// pairs (a window's state is freed while it holds rows) and merge can
-// enumerate them. Owned by one goroutine.
+// winDistinctCol is a DISTINCT aggregate for WindowAgg: distinctCol with
+// each group's pairs linked in a list, so that reset frees a group's pairs
+// (a window's state is freed while it holds rows) and merge can enumerate
+// them. Owned by one goroutine.
 type winDistinctCol struct {
-	inner aggCol
-	t     types.T
-	st    storage
-	seen  *groupTable // (group id, value) -> pair id
-	cnt   []int64     // per pair: live rows; -1 once freed
-	rep   *cellCol    // per pair: its representative (first row's value)
-	pg    []int32     // per pair: its group
-	next  []int32     // per pair: the next pair of its group, +1 (0: none)
-	prev  []int32     // per pair: the previous pair of its group, +1
-	head  []int32     // per group: its first pair, +1
+	*distinctCol
+}
 
-	// per-update scratch: the changes passed to inner
-	tg     []int32
-	ts     []int64
-	tc     []cell
-	zeroed []int32
+// pairLists links the pairs of each group: per pair its group and its
+// neighbours (+1, 0: none), per group its first pair (+1).
+type pairLists struct {
+	pg, next, prev []int32 // per pair
+	head           []int32 // per group
 }
 
 func newWinDistinct(inner aggCol, t types.T) *winDistinctCol {
-	return &winDistinctCol{inner: inner, t: t, st: storageOf(t),
-		seen: newGroupTable([]types.T{t}, true), rep: newCellCol(t)}
+	d := newDistinctCol(inner, t)
+	d.lists = &pairLists{}
+	return &winDistinctCol{d}
 }
 
 func (d *winDistinctCol) grow(n int) {
 	d.inner.grow(n)
-	d.head = growSlice(d.head, n)
+	d.lists.head = growSlice(d.lists.head, n)
 }
-
-func (d *winDistinctCol) results(gs []int32, out []cell) error { return d.inner.results(gs, out) }
 
 // reset frees group g's pairs and empties it.
 func (d *winDistinctCol) reset(g int32) {
-	for p := d.head[g] - 1; p >= 0; p = d.next[p] - 1 {
+	l := d.lists
+	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
 		d.seen.remove(p)
 		d.rep.clear(p)
 		d.cnt[p] = -1
 	}
-	d.head[g] = 0
+	l.head[g] = 0
 	d.inner.reset(g)
 }
 
-func (d *winDistinctCol) link(p, g int32) {
-	d.pg[p] = g
-	d.prev[p] = 0
-	d.next[p] = d.head[g]
-	if h := d.head[g]; h != 0 {
-		d.prev[h-1] = p + 1
-	}
-	d.head[g] = p + 1
+func (l *pairLists) growPairs(n int) {
+	l.pg, l.next, l.prev = growSlice(l.pg, n), growSlice(l.next, n), growSlice(l.prev, n)
 }
 
-func (d *winDistinctCol) unlink(p int32) {
-	if n := d.next[p]; n != 0 {
-		d.prev[n-1] = d.prev[p]
+func (l *pairLists) link(p, g int32) {
+	l.pg[p] = g
+	l.prev[p] = 0
+	l.next[p] = l.head[g]
+	if h := l.head[g]; h != 0 {
+		l.prev[h-1] = p + 1
 	}
-	if pr := d.prev[p]; pr != 0 {
-		d.next[pr-1] = d.next[p]
+	l.head[g] = p + 1
+}
+
+func (l *pairLists) unlink(p int32) {
+	if n := l.next[p]; n != 0 {
+		l.prev[n-1] = l.prev[p]
+	}
+	if pr := l.prev[p]; pr != 0 {
+		l.next[pr-1] = l.next[p]
 	} else {
-		d.head[d.pg[p]] = d.next[p]
+		l.head[l.pg[p]] = l.next[p]
 	}
-}
-
-func (d *winDistinctCol) update(arg arrow.Array, gids []int32, signs []int64) error {
-	ids := d.seen.probe([]arrow.Array{arg}, gids, len(gids), true)
-	if c := d.seen.cap(); c > len(d.cnt) {
-		d.cnt, d.pg = growSlice(d.cnt, c), growSlice(d.pg, c)
-		d.next, d.prev = growSlice(d.next, c), growSlice(d.prev, c)
-		d.rep.grow(c)
-	}
-	for _, row := range d.seen.newRows {
-		d.cnt[ids[row]] = 0
-		d.link(ids[row], gids[row])
-	}
-	d.tg, d.ts, d.tc, d.zeroed = d.tg[:0], d.ts[:0], d.tc[:0], d.zeroed[:0]
-	for i, id := range ids {
-		if id < 0 {
-			continue
-		}
-		s := sgn(signs, i)
-		before := d.cnt[id]
-		after := before + s
-		if after < 0 {
-			return pgerr.Internal("stream: DISTINCT aggregate retracts a value it never saw")
-		}
-		d.cnt[id] = after
-		switch {
-		case before == 0 && after == 1:
-			c := cellAt(arg, i, d.st, d.t)
-			d.rep.set(id, c)
-			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, 1), append(d.tc, c)
-		case before == 1 && after == 0:
-			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, -1), append(d.tc, d.rep.get(id))
-			d.zeroed = append(d.zeroed, id)
-		}
-	}
-	// Free the pairs left empty only now: ids stay valid within the chunk.
-	for _, id := range d.zeroed {
-		if d.cnt[id] == 0 {
-			d.unlink(id)
-			d.seen.remove(id)
-			d.rep.clear(id)
-			d.cnt[id] = -1
-		}
-	}
-	return d.pass()
-}
-
-// pass hands the scratch changes (d.tg, d.ts, d.tc) to the inner aggregate.
-func (d *winDistinctCol) pass() error {
-	if len(d.tg) == 0 {
-		return nil
-	}
-	vals, err := d.cellArray(d.tc)
-	if err != nil {
-		return err
-	}
-	defer vals.Release()
-	return d.inner.update(vals, d.tg, d.ts)
-}
-
-func (d *winDistinctCol) cellArray(cells []cell) (arrow.Array, error) {
-	b := types.NewBuilder(memory.DefaultAllocator, d.t)
-	defer b.Release()
-	for _, c := range cells {
-		if err := appendCell(b, c, d.t); err != nil {
-			return nil, err
-		}
-	}
-	return b.NewArray(), nil
 }
 
 // merge adds each distinct value of the source groups to the target
@@ -352,7 +275,7 @@ func (d *winDistinctCol) merge(dst []int32, from aggCol, src []int32) error {
 	var gids []int32
 	var cells []cell
 	for i, g := range dst {
-		for p := f.head[src[i]] - 1; p >= 0; p = f.next[p] - 1 {
+		for p := f.lists.head[src[i]] - 1; p >= 0; p = f.lists.next[p] - 1 {
 			if f.cnt[p] > 0 {
 				gids, cells = append(gids, g), append(cells, f.rep.get(p))
 			}
