@@ -2,7 +2,7 @@ package checkpoint
 
 import (
 	"encoding/json"
-		"fmt"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
