@@ -24,6 +24,10 @@ type Store struct {
 	mu   sync.Mutex
 	last *Manifest // newest committed checkpoint (nil: none)
 	prev *Manifest // the one before, kept as a fallback
+	// failed is set when a Writer was aborted or failed to commit: its
+	// operators may have counted their changes as written, so the next
+	// checkpoint must be full.
+	failed bool
 }
 
 // Policy for full checkpoints: a checkpoint is full when there is none
@@ -123,7 +127,7 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) Begin(epoch uint64) (*Writer, error) {
 	s.sem <- struct{}{}
 	s.mu.Lock()
-	last := s.last
+	last, failed := s.last, s.failed
 	s.mu.Unlock()
 	if last != nil && epoch <= last.Epoch {
 		<-s.sem
@@ -140,7 +144,7 @@ func (s *Store) Begin(epoch uint64) (*Writer, error) {
 	if last != nil {
 		base := last.Segments[0].Size
 		deltas := last.ChainBytes() - base
-		w.full = len(last.Segments) >= maxChain || (deltas >= minDeltaBytes && deltas > base)
+		w.full = failed || len(last.Segments) >= maxChain || (deltas >= minDeltaBytes && deltas > base)
 		if !w.full {
 			w.chain = append([]Segment(nil), last.Segments...)
 		}
@@ -229,13 +233,16 @@ func (w *Writer) Commit(meta []byte) (Manifest, error) {
 	if err == nil {
 		err = writeFileSync(w.s.dir, manifestName(w.epoch), data)
 	}
+	s := w.s
 	if err != nil {
-		os.Remove(filepath.Join(w.s.dir, w.name))
+		os.Remove(filepath.Join(s.dir, w.name))
+		s.mu.Lock()
+		s.failed = true
+		s.mu.Unlock()
 		return Manifest{}, fmt.Errorf("checkpoint %d: %w", w.epoch, err)
 	}
-	s := w.s
 	s.mu.Lock()
-	s.prev, s.last = s.last, &m
+	s.prev, s.last, s.failed = s.last, &m, false
 	s.mu.Unlock()
 	s.removeUnreferenced(true)
 	return m, nil
@@ -246,6 +253,9 @@ func (w *Writer) Abort() {
 	defer func() { <-w.s.sem }()
 	w.f.Close()
 	os.Remove(filepath.Join(w.s.dir, w.name))
+	w.s.mu.Lock()
+	w.s.failed = true
+	w.s.mu.Unlock()
 }
 
 // removeUnreferenced deletes manifests other than the last two and segments

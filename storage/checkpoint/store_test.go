@@ -277,6 +277,14 @@ func TestFailedCommitKeepsLast(t *testing.T) {
 	if s.Last().Epoch != 1 {
 		t.Fatalf("last = %d", s.Last().Epoch)
 	}
+	w, err = s.Begin(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Full() {
+		t.Error("the checkpoint after a failed one is not full")
+	}
+	w.Abort()
 	writeRandom(t, s, 3, m, rng)
 	_, cp, err := Open(dir, nil)
 	if err != nil || cp.Manifest.Epoch != 3 {
