@@ -252,6 +252,7 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 	if t.Order, err = s.keys(call.OrderBy, in.lay); err != nil {
 		return sout{}, err
 	}
+	eowc := s.topNClose(t)
 	t.Cols = in.node.Columns()
 	lay := in.lay
 	rank := -1
@@ -260,7 +261,7 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 		lay = append(append([]int(nil), lay...), rn)
 		rank = rn
 	}
-	o := sout{node: t, lay: lay, key: topNKey(t, colIDs(call.PartitionBy), in.key, rank)}
+	o := sout{node: t, lay: lay, key: topNKey(t, colIDs(call.PartitionBy), in.key, rank), appendOnly: eowc}
 	if len(rest) > 0 {
 		cond, err := s.expr(andOf(rest), lay)
 		if err != nil {
