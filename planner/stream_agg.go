@@ -14,7 +14,8 @@ import (
 // Each aggregate is lowered onto the streaming aggregates (lowerAgg); when
 // some aggregate needs finishing, a Project computes the final values
 // above the HashAgg. Over an append-only input, min and max keep only their
-// running extreme (HashAgg.AppendOnly).
+// running extreme (HashAgg.AppendOnly). Under EMIT ON WINDOW CLOSE, a group
+// key that carries a watermark closes the groups as windows (aggClean).
 func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	// Aggregates nobody reads are not computed (one is kept when there is
 	// no group key, so that the one group has a column).
@@ -52,6 +53,11 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	h.Aggs, h.Cols = la.specs, append(h.Cols, la.cols...)
 	lay := x.outIDs()
 	o := sout{node: h, lay: lay, key: append([]int{}, x.groupIDs...)}
+	if h.Clean = s.aggClean(h); h.Clean != nil {
+		// Closed like a window (stream_eowc.go): each group goes out once.
+		s.windowAggs++
+		o.appendOnly = true
+	}
 	if la.identity() {
 		return o, nil
 	}
