@@ -35,6 +35,13 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	if o, ok, err := s.windowAgg(x); ok {
 		return o, err
 	}
+	if s.emit.Mode == stream.EmitOnWindowClose && s.emit.LateRows {
+		// An aggregation closed by the watermark (aggClean) stores whole
+		// rows of its input relation as late rows, as windows do.
+		for _, id := range x.in.outIDs() {
+			sub[id] = true
+		}
+	}
 	in, err := s.node(x.in, sub)
 	if err != nil {
 		return sout{}, err
