@@ -360,6 +360,7 @@ func (p *physical) scan(x *lScan, need map[int]bool) (exec.Node, []int, error) {
 		if s.Filter, err = p.expr(andOf(x.filter), lay); err != nil {
 			return nil, nil, err
 		}
+		s.Key = s.KeyLookup(x.rel.PrimaryKey)
 	}
 	if x.rowID >= 0 {
 		lay = append(lay, x.rowID)

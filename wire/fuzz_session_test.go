@@ -81,8 +81,8 @@ func FuzzSession(f *testing.F) {
 			defer close(done)
 			srv.serveConn(mc)
 		}()
-		// Statements that wait (a subscription, pg_sleep) end when the
-		// server closes, as they would on shutdown.
+		// Statements that wait (a subscription, pg_sleep, a lock) end when
+		// the server closes, as they would on shutdown.
 		select {
 		case <-done:
 		case <-mc.eof:
@@ -90,13 +90,16 @@ func FuzzSession(f *testing.F) {
 			case <-done:
 			case <-time.After(time.Second):
 			}
+		case <-time.After(5 * time.Second):
 		}
-		srv.Close()
+		closed := make(chan struct{})
+		go func() { srv.Close(); close(closed) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatalf("connection still running 10s after its input ended and the server closed: %q", data)
+			t.Fatalf("connection still running 10s after the server began closing: %q", data)
 		}
+		<-closed
 		logMu.Lock()
 		defer logMu.Unlock()
 		if strings.Contains(logs.String(), "panic") {
