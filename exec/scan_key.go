@@ -37,8 +37,15 @@ func (s *Scan) KeyLookup(pk []int) expr.Expr {
 	if out < 0 {
 		return nil
 	}
-	conds := []expr.Expr{s.Filter}
-	if and, ok := s.Filter.(*expr.And); ok {
+	return EqualityKey(s.Filter, out, s.Cols[out].Type)
+}
+
+// EqualityKey returns the Param or Const that column col (of type t) must
+// equal for cond to hold, when cond is "col = $n" or "col = constant"
+// (possibly inside an AND) with both sides of type t; nil otherwise.
+func EqualityKey(cond expr.Expr, col int, t types.T) expr.Expr {
+	conds := []expr.Expr{cond}
+	if and, ok := cond.(*expr.And); ok {
 		conds = and.Args
 	}
 	for _, c := range conds {
@@ -47,24 +54,38 @@ func (s *Scan) KeyLookup(pk []int) expr.Expr {
 			continue
 		}
 		for i := range 2 {
-			col, ok := call.Args[i].(*expr.ColRef)
-			other := call.Args[1-i]
-			if !ok || col.Idx != out || !sameType(call.Fn.Args[i], s.Cols[out].Type) || !sameType(call.Fn.Args[1-i], s.Cols[out].Type) {
+			ref, ok := call.Args[i].(*expr.ColRef)
+			if !ok || ref.Idx != col || !sameType(call.Fn.Args[i], t) || !sameType(call.Fn.Args[1-i], t) {
 				continue
 			}
-			switch o := other.(type) {
+			switch o := call.Args[1-i].(type) {
 			case *expr.Param:
-				if sameType(o.T, s.Cols[out].Type) {
+				if sameType(o.T, t) {
 					return o
 				}
 			case *expr.Const:
-				if sameType(o.T, s.Cols[out].Type) {
+				if sameType(o.T, t) {
 					return o
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// KeyValue is the value of a key EqualityKey found, for this execution;
+// ok is false when it cannot be had.
+func KeyValue(ctx *Context, key expr.Expr) (v types.Value, ok bool) {
+	switch k := key.(type) {
+	case *expr.Const:
+		return k.V, true
+	case *expr.Param:
+		if ctx == nil || ctx.Eval == nil || k.Idx >= len(ctx.Eval.Params) {
+			return nil, false
+		}
+		return ctx.Eval.Params[k.Idx], true
+	}
+	return nil, false
 }
 
 // sameType: the index compares Go values, so the key must be of the
@@ -74,16 +95,8 @@ func sameType(a, b types.T) bool { return a.Kind == b.Kind && a.Kind != types.Ar
 // lookupChunks returns the one-row chunk of snap holding the row whose key
 // is the value of s.Key, or ok false when the scan must read every chunk.
 func (s *Scan) lookupChunks(ctx *Context, snap storage.Snapshot) (chunks []storage.Chunk, ok bool) {
-	var v types.Value
-	switch k := s.Key.(type) {
-	case *expr.Const:
-		v = k.V
-	case *expr.Param:
-		if ctx == nil || ctx.Eval == nil || k.Idx >= len(ctx.Eval.Params) {
-			return nil, false
-		}
-		v = ctx.Eval.Params[k.Idx]
-	default:
+	v, ok := KeyValue(ctx, s.Key)
+	if !ok {
 		return nil, false
 	}
 	if v == nil {

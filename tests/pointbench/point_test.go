@@ -38,7 +38,7 @@ func setup(ctx context.Context, c *pgx.Conn, postgres bool) error {
 		"DROP MATERIALIZED VIEW IF EXISTS point_v",
 		"DROP TABLE IF EXISTS point_t",
 		"CREATE TABLE point_t (id int PRIMARY KEY, name text NOT NULL, score float8, grp int)",
-		fmt.Sprintf("INSERT INTO point_t SELECT g, 'name-' || g, g / 7.0, g %% 100 FROM generate_series(1, %d) g", rows),
+		fmt.Sprintf("INSERT INTO point_t SELECT g, 'name-' || g, g::float8 / 7, g %% 100 FROM generate_series(1, %d) g", rows),
 		"CREATE MATERIALIZED VIEW point_v AS SELECT id, name, score * 2 AS score2 FROM point_t WHERE grp >= 0",
 	}
 	if postgres {
