@@ -201,16 +201,10 @@ func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr
 // rank column when anything reads it; the other conditions filter the
 // top-N's output. Other window functions cannot be maintained.
 func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool) (sout, error) {
-	if len(w.calls) != 1 {
-		return sout{}, notInMV("several window functions")
+	if len(w.calls) != 1 || w.calls[0].Fn.Name != "row_number" || w.calls[0].Fn.Agg != nil || w.calls[0].Filter != nil {
+		return s.overWindow(w, conds, need) // stream_over.go
 	}
 	call := w.calls[0]
-	if call.Fn.Name != "row_number" || call.Fn.Agg != nil {
-		return sout{}, notInMV("window function " + call.Fn.Name + "()").WithHint("Only row_number() OVER (PARTITION BY ... ORDER BY ...) filtered by rn <= n (a top-N per group) is supported.")
-	}
-	if call.Filter != nil {
-		return sout{}, notInMV("FILTER on a window function")
-	}
 	rn := w.ids[0]
 	lo, hi := int64(1), int64(-1) // rank bounds; hi < 0: none
 	var rest []expr.Expr
@@ -260,6 +254,12 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 		return sout{}, err
 	}
 	eowc := s.topNClose(t)
+	if !eowc && s.emit.Mode == stream.EmitOnWindowClose {
+		// Not per window: row numbers in time order emitted once final?
+		if o, ok, err := s.overWindowOn(w, conds, in, true); ok || err != nil {
+			return o, err
+		}
+	}
 	t.Cols = in.node.Columns()
 	lay := in.lay
 	rank := -1
