@@ -26,6 +26,10 @@ type Scan struct {
 	// Filter, when set, is applied while scanning (pushed down), over the
 	// output columns (before the row id column).
 	Filter expr.Expr
+	// Key, when set (see KeyLookup, scan_key.go), is the Param or Const the
+	// single-column primary key must equal for Filter to hold: Open looks
+	// the row up in the key index instead of reading every chunk.
+	Key expr.Expr
 }
 
 // FuncScan produces batches from a function at Open time (system tables,

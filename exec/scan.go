@@ -25,6 +25,9 @@ func (s *Scan) Children() []Node { return nil }
 // Explain returns "Seq Scan on t" with the pushed-down filter.
 func (s *Scan) Explain() string {
 	e := "Seq Scan on " + s.Name
+	if s.Key != nil {
+		e = "Index Scan on " + s.Name + " (key: " + s.Key.String() + ")"
+	}
 	if s.Filter != nil {
 		e += " (filter: " + s.Filter.String() + ")"
 	}
@@ -39,6 +42,11 @@ func (s *Scan) Open(ctx *Context) (Iterator, error) {
 		snap = ctx.Eval.Tx.Snapshot(s.Table)
 	case s.Table != nil:
 		snap = s.Table.Snapshot()
+	}
+	if s.Key != nil && s.Table != nil {
+		if chunks, ok := s.lookupChunks(ctx, snap); ok {
+			snap.Chunks = chunks
+		}
 	}
 	return &scanIter{ctx: ctx, s: s, chunks: snap.Chunks, size: ctx.Size(), schema: types.ArrowSchema(s.Columns())}, nil
 }

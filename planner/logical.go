@@ -41,6 +41,11 @@ type lFunc struct {
 	produce func(args []expr.Expr) func(ctx *exec.Context) ([]arrow.RecordBatch, error)
 	// stream, when set, replaces produce with a lazy iterator.
 	stream func(args []expr.Expr) func(ctx *exec.Context) (exec.Iterator, error)
+	// lookup, when set (a keyed materialized view), replaces produce under
+	// a filter that needs column keyCol to equal key (a Param or Const):
+	// it returns just the matching row (stream_bind.go).
+	lookup func(key expr.Expr) func(ctx *exec.Context) ([]arrowBatch, error)
+	keyCol int
 }
 
 // lValues is a VALUES list (or the single empty row of a SELECT without FROM).

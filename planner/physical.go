@@ -124,6 +124,13 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		if fn, ok := x.in.(*lFunc); ok && fn.lookup != nil { // a point query on a view
+			if fs, ok := in.(*exec.FuncScan); ok {
+				if key := exec.EqualityKey(cond, fn.keyCol, fs.Cols[fn.keyCol].Type); key != nil {
+					fs.Produce, fs.Name = fn.lookup(key), fs.Name+" (key: "+key.String()+")"
+				}
+			}
+		}
 		return &exec.Filter{Input: in, Cond: cond}, lay, nil
 	case *lProject:
 		var keep []int
@@ -360,6 +367,7 @@ func (p *physical) scan(x *lScan, need map[int]bool) (exec.Node, []int, error) {
 		if s.Filter, err = p.expr(andOf(x.filter), lay); err != nil {
 			return nil, nil, err
 		}
+		s.Key = s.KeyLookup(x.rel.PrimaryKey)
 	}
 	if x.rowID >= 0 {
 		lay = append(lay, x.rowID)

@@ -1,12 +1,16 @@
 package planner
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
 )
 
 // Binding hooks for views and sources (called from bind_from.go).
@@ -37,9 +41,69 @@ func (b *binder) viewRows(rel *catalog.Relation) lnode {
 		}
 		return streams.ViewRows(oid)
 	}
-	return &lFunc{name: rel.Name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
+	fn := &lFunc{name: rel.Name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
 		return produce
 	}}
+	if lk, ok := streams.(viewLookup); ok {
+		if key := streams.ViewKey(oid); len(key) == 1 {
+			fn.keyCol = key[0]
+			fn.lookup = func(k expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
+				return lookupProduce(lk, oid, k, rel.Columns, produce)
+			}
+		}
+	}
+	return fn
+}
+
+// viewLookup is implemented by Streams that can find a keyed view's row by
+// its key (engine.flowStreams).
+type viewLookup interface {
+	ViewLookup(oid uint32, key []types.Value) (row []types.Value, found, keyed bool, err error)
+}
+
+// lookupProduce returns the view rows whose single-column stream key
+// equals key: one row or none, found without building the view's
+// snapshot. A statement that reads several views at one epoch
+// (exec.Context.Views) and a view that cannot be searched read the whole
+// snapshot instead (produce); the filter above applies either way.
+func lookupProduce(lk viewLookup, oid uint32, key expr.Expr, cols []catalog.Column, produce func(*exec.Context) ([]arrowBatch, error)) func(*exec.Context) ([]arrowBatch, error) {
+	return func(ctx *exec.Context) ([]arrowBatch, error) {
+		if ctx != nil {
+			if _, pinned := ctx.Views[oid]; pinned {
+				return produce(ctx)
+			}
+		}
+		v, ok := exec.KeyValue(ctx, key)
+		if !ok {
+			return produce(ctx)
+		}
+		if v == nil {
+			return nil, nil // key = NULL is never true
+		}
+		row, found, keyed, err := lk.ViewLookup(oid, []types.Value{v})
+		if err != nil {
+			return nil, err
+		}
+		if !keyed {
+			return produce(ctx)
+		}
+		if !found {
+			return nil, nil
+		}
+		tcols := make([]types.Column, len(cols))
+		arrs := make([]arrow.Array, len(cols))
+		for i, c := range cols {
+			tcols[i] = types.Column{Name: c.Name, Type: c.Type}
+			b := types.NewBuilder(memory.DefaultAllocator, c.Type)
+			if err := types.AppendValue(b, row[i], c.Type); err != nil {
+				b.Release()
+				return nil, err
+			}
+			arrs[i] = b.NewArray()
+			b.Release()
+		}
+		return []arrowBatch{array.NewRecordBatch(types.ArrowSchema(tcols), arrs, 1)}, nil
+	}
 }
 
 // streamFuncErr is the error for a function in the FROM clause of a
