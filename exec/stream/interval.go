@@ -35,8 +35,9 @@ import (
 //     one min(wR, wL - Hi) with HasHi, each only where its side is never
 //     NULL-padded. Other watermarks are dropped.
 //
-// A row whose time is NULL matches nothing; it is held until the next
-// watermark frees its side. Cond stays the whole condition: the bounds only
+// A row whose time is NULL matches nothing and is not held, nor is a row
+// whose range the other side's watermark has already closed (it joins the
+// rows held when it comes). Cond stays the whole condition: the bounds only
 // decide what is freed, so wider (conservative) bounds are always correct.
 type IntervalJoin struct {
 	LeftTime, RightTime int
@@ -59,10 +60,10 @@ func (iv *IntervalJoin) describe(j *HashJoin) string {
 	}
 	var frees []string
 	if iv.HasLo {
-		frees = append(frees, "left rows below the right watermark "+signed(d(iv.Lo), iv.Lo))
+		frees = append(frees, "left rows below the right watermark"+signed(d(iv.Lo), iv.Lo))
 	}
 	if iv.HasHi {
-		frees = append(frees, "right rows below the left watermark "+signed(d(-iv.Hi), -iv.Hi))
+		frees = append(frees, "right rows below the left watermark"+signed(d(-iv.Hi), -iv.Hi))
 	}
 	s += "; frees " + frees[0]
 	if len(frees) > 1 {
@@ -71,11 +72,15 @@ func (iv *IntervalJoin) describe(j *HashJoin) string {
 	return s
 }
 
+// signed renders " + d", " - d" or nothing for v = 0.
 func signed(d string, v int64) string {
-	if v < 0 {
-		return "- " + d[1:]
+	switch {
+	case v < 0:
+		return " - " + d[1:]
+	case v > 0:
+		return " + " + d
 	}
-	return "+ " + d
+	return ""
 }
 
 // intervalRun is the running IntervalJoin of a joinRun, owned by the
@@ -118,11 +123,12 @@ func newIntervalRun(j *HashJoin) (*intervalRun, error) {
 		late:   [2]bool{iv.HasHi, iv.HasLo},
 		outCol: [2]int{-1, -1},
 		sent:   [2]int64{math.MinInt64, math.MinInt64}}
-	if iv.HasLo && (j.Kind == exec.InnerJoin || j.Kind == exec.LeftJoin) {
-		r.outCol[0] = iv.LeftTime
-	}
-	if iv.HasHi && (j.Kind == exec.InnerJoin || j.Kind == exec.RightJoin) {
-		r.outCol[1] = len(lc) + iv.RightTime
+	for _, c := range j.IntervalMarkCols() {
+		if c < len(lc) {
+			r.outCol[0] = c
+		} else {
+			r.outCol[1] = c
+		}
 	}
 	return r, nil
 }
@@ -193,16 +199,36 @@ func (v *intervalRun) dropLate(env *Env, s int, cols []types.Column, c *Chunk) (
 	return out, true, nil
 }
 
+// keep reports whether row i of the chunk being consumed, of side s, is
+// to be held for later rows of the other side: not when its time is NULL
+// (it matches nothing) nor when the other side's watermark already closed
+// its range (it is joined with the rows held now, then dropped).
+func (v *intervalRun) keep(s, i int) bool {
+	if !v.cur.IsValid(i) {
+		return false
+	}
+	return !v.frees[s] || int64(v.cur.Value(i)) >= v.freeLimit(s)
+}
+
+// freeLimit is the time below which side s's rows can match no later row
+// of the other side (MinInt64 before its first watermark).
+func (v *intervalRun) freeLimit(s int) int64 {
+	w := v.mark[1-s]
+	if w == math.MinInt64 {
+		return w
+	}
+	if s == 0 {
+		return addSat(w, v.spec.Lo) // left rows: below wR + Lo
+	}
+	return addSat(w, -v.spec.Hi) // right rows: below wL - Hi
+}
+
 // added records entry e, row i of the chunk being consumed, of side s.
 func (v *intervalRun) added(s int, e int32, i int) {
 	if !v.frees[s] {
 		return
 	}
-	t := int64(math.MinInt64)
-	if v.cur.IsValid(i) {
-		t = int64(v.cur.Value(i))
-	}
-	v.q[s].push(t, e)
+	v.q[s].push(int64(v.cur.Value(i)), e)
 }
 
 // onMark takes a watermark of input s (or its end): a risen watermark on
@@ -214,11 +240,7 @@ func (v *intervalRun) onMark(r *joinRun, s int, w Watermark) bool {
 	}
 	v.mark[s] = w.Value
 	if o := 1 - s; v.frees[o] {
-		limit := addSat(w.Value, v.spec.Lo) // left rows: below wR + Lo
-		if o == 1 {
-			limit = addSat(w.Value, -v.spec.Hi) // right rows: below wL - Hi
-		}
-		v.free(r, o, limit)
+		v.free(r, o, v.freeLimit(o))
 	}
 	return v.sendMarks(r)
 }
@@ -351,7 +373,12 @@ func (q *timeQueue) popBelow(limit int64, fn func(e int32)) {
 			q.popHeap()
 		default:
 			if q.head > 1024 && q.head*2 > len(q.fifo) {
-				q.fifo = q.fifo[:copy(q.fifo, q.fifo[q.head:])]
+				live := q.fifo[q.head:]
+				if cap(q.fifo) > 4*len(live) && cap(q.fifo) > 1<<16 {
+					q.fifo = append(make([]timeItem, 0, 2*len(live)), live...) // shrink after a burst
+				} else {
+					q.fifo = q.fifo[:copy(q.fifo, live)]
+				}
 				q.head = 0
 			}
 			return
@@ -389,3 +416,20 @@ func (q *timeQueue) remap(renum []int32) {
 }
 
 func (q *timeQueue) len() int { return len(q.fifo) - q.head + len(q.heap) }
+
+// IntervalMarkCols returns the output columns on which an interval join
+// forwards watermarks (see IntervalJoin); nil without Interval.
+func (j *HashJoin) IntervalMarkCols() []int {
+	iv := j.Interval
+	if iv == nil {
+		return nil
+	}
+	var out []int
+	if iv.HasLo && (j.Kind == exec.InnerJoin || j.Kind == exec.LeftJoin) {
+		out = append(out, iv.LeftTime)
+	}
+	if iv.HasHi && (j.Kind == exec.InnerJoin || j.Kind == exec.RightJoin) {
+		out = append(out, len(j.Left.Columns())+iv.RightTime)
+	}
+	return out
+}

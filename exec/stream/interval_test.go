@@ -87,6 +87,19 @@ func (m *ivSim) lateRow(s int, ts types.Value) bool {
 	return checks && ts != nil && m.mark[s] != math.MinInt64 && int64(ts.(types.TimestampValue)) < m.mark[s]
 }
 
+// closed reports whether a row of side s at time t can match no later
+// row of the other side.
+func (m *ivSim) closed(s int, t int64) bool {
+	w := m.mark[1-s]
+	if w == math.MinInt64 {
+		return false
+	}
+	if s == 0 {
+		return m.c.hasLo && t < addSat(w, m.c.lo)
+	}
+	return m.c.hasHi && t < addSat(w, -m.c.hi)
+}
+
 func (m *ivSim) watermark(s int, v int64) {
 	if v <= m.mark[s] {
 		return
@@ -263,7 +276,7 @@ func runIntervalRandom(t *testing.T, c ivCase, seed int64) {
 					continue
 				}
 				sim.rows[s] = append(sim.rows[s], row)
-				sim.held[s] = append(sim.held[s], true)
+				sim.held[s] = append(sim.held[s], ts != nil && !sim.closed(s, int64(ts.(types.TimestampValue))))
 			}
 			if err := r.consume(s, jChunk(t, cols, rows, nil)); err != nil {
 				t.Fatal(err)

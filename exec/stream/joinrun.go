@@ -379,6 +379,9 @@ func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
 		h = r.hashes[i]
 	}
 	if sign > 0 {
+		if r.iv != nil && !r.iv.keep(s, i) {
+			return nil
+		}
 		if e := S.add(&r.keys.groups, s, g, i, h, total); e >= 0 && r.iv != nil {
 			r.iv.added(s, e, i)
 		}
