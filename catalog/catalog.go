@@ -178,6 +178,9 @@ type Catalog struct {
 	// streamStatus reports the running state of materialized views for
 	// streamsql_views (set by the engine, see SetStreamStatus).
 	streamStatus atomic.Pointer[func(oid uint32) (StreamStatus, bool)]
+
+	// roles holds the stored roles (users.go); changed under mu.
+	roles atomic.Pointer[roleSet]
 }
 
 // snapshot is one immutable version of the catalog. DDL copies it, changes
@@ -290,6 +293,9 @@ func open(dataDir string, store tableStore) (*Catalog, error) {
 		if err := c.save(snap); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.loadRoles(); err != nil {
+		return nil, err
 	}
 	c.system = systemRelations(c)
 	for _, r := range c.system {

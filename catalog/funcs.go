@@ -39,7 +39,11 @@ func init() {
 	reg("pg_get_expr", text, ts(text, oid, boolean), true, getExpr)
 	reg("pg_get_userbyid", name, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		o := oidArg(a[0])
-		if o == SuperuserOID {
+		if c := catalogOf(ctx); c != nil {
+			if name, ok := c.roleName(o, sessionUser(ctx)); ok {
+				return name, nil
+			}
+		} else if o == SuperuserOID {
 			return sessionUser(ctx), nil
 		}
 		return userNameOf(o), nil

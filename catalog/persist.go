@@ -187,9 +187,13 @@ func (c *Catalog) save(s *snapshot) error {
 	return writeFileAtomic(filepath.Join(c.dir, catalogFile), data)
 }
 
-func writeFileAtomic(path string, data []byte) error {
+func writeFileAtomic(path string, data []byte) error { return writeFileAtomicMode(path, data, 0o644) }
+
+// writeFileAtomicMode is writeFileAtomic with the file's permissions.
+func writeFileAtomicMode(path string, data []byte, perm os.FileMode) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	os.Remove(tmp) // a leftover would keep its old permissions
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
 		return fmt.Errorf("catalog: write: %w", err)
 	}

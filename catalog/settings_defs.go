@@ -33,6 +33,7 @@ var settingDefs = []Setting{
 	{Name: "lock_timeout", Unit: "ms", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the maximum allowed duration of any wait for a lock.", Context: "user", VarType: "integer", BootVal: "0"},
 	{Name: "max_connections", Unit: "", Category: "Connections and Authentication / Connection Settings", ShortDesc: "Sets the maximum number of concurrent connections.", Context: "postmaster", VarType: "integer", BootVal: "100"},
 	{Name: "max_identifier_length", Unit: "", Category: "Preset Options", ShortDesc: "Shows the maximum identifier length.", Context: "internal", VarType: "integer", BootVal: "63"},
+	{Name: "password_encryption", Unit: "", Category: "Connections and Authentication / Authentication", ShortDesc: "Chooses the algorithm for encrypting passwords.", Context: "user", VarType: "enum", BootVal: "scram-sha-256"},
 	{Name: "row_security", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Enable row security.", Context: "user", VarType: "bool", BootVal: "on"},
 	{Name: "search_path", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the schema search order for names that are not schema-qualified.", Context: "user", VarType: "string", BootVal: "\"$user\", public"},
 	{Name: "server_encoding", Unit: "", Category: "Preset Options", ShortDesc: "Shows the server (database) character set encoding.", Context: "internal", VarType: "string", BootVal: "SQL_ASCII"},

@@ -47,15 +47,15 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 	for _, r := range s.sortedRelations() {
 		relam, filenode := uint32(0), uint32(0)
 		tuples := float32(-1)
-		if r.Kind == KindTable {
-			relam, filenode = heapAMOID, r.OID
+		replident := "n"
+		switch r.Kind {
+		case KindTable:
+			relam, filenode, replident = heapAMOID, r.OID, "d"
 			if t := c.store.Table(r.OID); t != nil {
 				tuples = float32(t.RowCount())
 			}
-		}
-		replident := "n"
-		if r.Kind == KindTable {
-			replident = "d"
+		case KindMatView: // stored like a table, as in PostgreSQL
+			relam, filenode, replident = heapAMOID, r.OID, "d"
 		}
 		err := b.add(row{
 			"oid": r.OID, "relname": r.Name, "relnamespace": s.schemaOID(r.Schema), "reltype": r.RowTypeOID,
@@ -63,7 +63,7 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 			"reltablespace": uint32(0), "relpages": 0, "reltuples": tuples, "relallvisible": 0,
 			"reltoastrelid": uint32(0), "relhasindex": len(r.keyIndexes()) > 0, "relisshared": false,
 			"relpersistence": "p", "relkind": pgRelKind(r.Kind), "relnatts": len(r.Columns), "relchecks": 0,
-			"relhasrules": r.Kind == KindView, "relhastriggers": false, "relhassubclass": false,
+			"relhasrules": r.Kind == KindView || r.Kind == KindMatView, "relhastriggers": false, "relhassubclass": false,
 			"relrowsecurity": false, "relforcerowsecurity": false, "relispopulated": true,
 			"relreplident": replident, "relispartition": false, "relrewrite": uint32(0),
 			"relfrozenxid": uint32(0), "relminmxid": uint32(0),

@@ -115,6 +115,9 @@ func typeFacts(t types.T, r row) {
 func isColumnsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	db := dbName(ctx)
 	for _, rel := range s.sortedRelations() {
+		if rel.Kind == KindMatView {
+			continue // as in PostgreSQL: its columns view lists relkinds r, v, f and p only
+		}
 		for i, col := range rel.Columns {
 			r := row{
 				"table_catalog": db, "table_schema": rel.Schema, "table_name": rel.Name, "column_name": col.Name,

@@ -25,9 +25,6 @@ func init() {
 	registerRows("pg_catalog.pg_type", pgTypeRows)
 	registerRows("pg_catalog.pg_proc", pgProcRows)
 	registerRows("pg_catalog.pg_database", pgDatabaseRows)
-	registerRows("pg_catalog.pg_roles", pgRolesRows)
-	registerRows("pg_catalog.pg_authid", pgAuthidRows)
-	registerRows("pg_catalog.pg_user", pgUserRows)
 	registerRows("pg_catalog.pg_am", pgAmRows)
 	registerRows("pg_catalog.pg_collation", pgCollationRows)
 	registerRows("pg_catalog.pg_extension", pgExtensionRows)
@@ -167,44 +164,7 @@ func pgDatabaseRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 	return nil
 }
 
-// pg_roles and pg_authid hold the superuser (named after the session's
-// user) and pg_database_owner, the role that owns schema public.
-func pgRolesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
-	err := b.add(row{
-		"rolname": userName(ctx), "rolsuper": true, "rolinherit": true, "rolcreaterole": true, "rolcreatedb": true,
-		"rolcanlogin": true, "rolreplication": true, "rolconnlimit": -1, "rolpassword": "********",
-		"rolbypassrls": true, "oid": SuperuserOID,
-	})
-	if err != nil {
-		return err
-	}
-	return b.add(row{
-		"rolname": "pg_database_owner", "rolsuper": false, "rolinherit": true, "rolcreaterole": false, "rolcreatedb": false,
-		"rolcanlogin": false, "rolreplication": false, "rolconnlimit": -1, "rolpassword": "********",
-		"rolbypassrls": false, "oid": DatabaseOwnerOID,
-	})
-}
-
-func pgAuthidRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
-	err := b.add(row{
-		"oid": SuperuserOID, "rolname": userName(ctx), "rolsuper": true, "rolinherit": true, "rolcreaterole": true,
-		"rolcreatedb": true, "rolcanlogin": true, "rolreplication": true, "rolbypassrls": true, "rolconnlimit": -1,
-	})
-	if err != nil {
-		return err
-	}
-	return b.add(row{
-		"oid": DatabaseOwnerOID, "rolname": "pg_database_owner", "rolsuper": false, "rolinherit": true, "rolcreaterole": false,
-		"rolcreatedb": false, "rolcanlogin": false, "rolreplication": false, "rolbypassrls": false, "rolconnlimit": -1,
-	})
-}
-
-func pgUserRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
-	return b.add(row{
-		"usename": userName(ctx), "usesysid": SuperuserOID, "usecreatedb": true, "usesuper": true,
-		"userepl": true, "usebypassrls": true, "passwd": "********",
-	})
-}
+// pg_roles, pg_authid, pg_user and pg_shadow: users.go.
 
 func pgAmRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	if err := b.add(row{"oid": heapAMOID, "amname": "heap", "amhandler": procHeapHandler, "amtype": "t"}); err != nil {

@@ -1,8 +1,48 @@
 package catalog
 
 import (
+	"sort"
+
 	"github.com/streamsql/streamsql/types"
 )
+
+// Sources appear to clients as foreign tables (pg_class relkind 'f'): one
+// foreign-data wrapper and one foreign server, both named "streamsql",
+// hold them all, and a source's WITH options are its ftoptions
+// ("connector=nexmark", the other options sorted by name, then "format=...").
+// psql's \det and \d show them; pgjdbc's getTables reports FOREIGN TABLE.
+const (
+	sourceFDWOID    uint32 = 16380 // below FirstUserOID, never assigned to anything else
+	sourceServerOID uint32 = 16381
+)
+
+func init() {
+	registerRows("pg_catalog.pg_foreign_data_wrapper", func(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+		return b.add(row{"oid": sourceFDWOID, "fdwname": "streamsql", "fdwowner": SuperuserOID,
+			"fdwhandler": uint32(0), "fdwvalidator": uint32(0)})
+	})
+	registerRows("pg_catalog.pg_foreign_server", func(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+		return b.add(row{"oid": sourceServerOID, "srvname": "streamsql", "srvowner": SuperuserOID, "srvfdw": sourceFDWOID})
+	})
+}
+
+// sourceOptions renders a source's WITH options as PostgreSQL's
+// name=value option array.
+func sourceOptions(r *Relation) []string {
+	out := []string{"connector=" + r.Connector}
+	var rest []string
+	for k, v := range r.Options {
+		if k != "connector" {
+			rest = append(rest, k+"="+v)
+		}
+	}
+	sort.Strings(rest)
+	out = append(out, rest...)
+	if r.Format != "" {
+		out = append(out, "format="+r.Format)
+	}
+	return out
+}
 
 // streamsql_views: one row per materialized view with its running state,
 // what the engine's streaming runtime reports through SetStreamStatus.

@@ -11,13 +11,14 @@ func init() {
 	registerRows("pg_catalog.pg_foreign_table", pgForeignTableRows)
 }
 
-// pgForeignTableRows lists the sources, which pg_class shows as foreign tables.
+// pgForeignTableRows lists the sources, which pg_class shows as foreign
+// tables of the server "streamsql" (see sys_streams.go).
 func pgForeignTableRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range s.sortedRelations() {
 		if r.Kind != KindSource {
 			continue
 		}
-		if err := b.add(row{"ftrelid": r.OID, "ftserver": uint32(0)}); err != nil {
+		if err := b.add(row{"ftrelid": r.OID, "ftserver": sourceServerOID, "ftoptions": sourceOptions(r)}); err != nil {
 			return err
 		}
 	}

@@ -475,7 +475,8 @@ func TestDefaultsShownAsPostgres(t *testing.T) {
 
 func TestSourcesAndMaterializedViews(t *testing.T) {
 	c, tab, _ := smallCatalog(t)
-	src := mustCreate(t, c, &Relation{Name: "bids", Kind: KindSource, Columns: []Column{{Name: "price", Type: types.TInt8}}})
+	src := mustCreate(t, c, &Relation{Name: "bids", Kind: KindSource, Columns: []Column{{Name: "price", Type: types.TInt8}},
+		Connector: "nexmark", Options: map[string]string{"table": "bid", "events_per_second": "10"}, Format: "JSON"})
 	mv, err := c.CreateView(&Relation{Name: "hot", Kind: KindMatView, Columns: []Column{{Name: "n", Type: types.TInt8}}, ViewQuery: "SELECT count(*) AS n FROM bids"}, []uint32{src.OID, tab.OID}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -487,8 +488,29 @@ func TestSourcesAndMaterializedViews(t *testing.T) {
 	if r := findRow(classes, "relname", "hot"); r == nil || r["relkind"] != "m" || r["oid"] != fmt.Sprint(mv.OID) {
 		t.Fatalf("materialized view in pg_class: %v", r)
 	}
-	if ft := sysRowsOf(t, c, "pg_catalog", "pg_foreign_table", testCtx); len(ft) != 1 || ft[0]["ftrelid"] != fmt.Sprint(src.OID) {
+	if ft := sysRowsOf(t, c, "pg_catalog", "pg_foreign_table", testCtx); len(ft) != 1 || ft[0]["ftrelid"] != fmt.Sprint(src.OID) ||
+		ft[0]["ftserver"] != fmt.Sprint(sourceServerOID) || ft[0]["ftoptions"] != "{connector=nexmark,events_per_second=10,table=bid,format=JSON}" {
 		t.Fatalf("pg_foreign_table: %v", ft)
+	}
+	if fs := sysRowsOf(t, c, "pg_catalog", "pg_foreign_server", testCtx); len(fs) != 1 || fs[0]["srvname"] != "streamsql" ||
+		fs[0]["srvfdw"] != fmt.Sprint(sourceFDWOID) {
+		t.Fatalf("pg_foreign_server: %v", fs)
+	}
+	if fdw := sysRowsOf(t, c, "pg_catalog", "pg_foreign_data_wrapper", testCtx); len(fdw) != 1 || fdw[0]["oid"] != fmt.Sprint(sourceFDWOID) {
+		t.Fatalf("pg_foreign_data_wrapper: %v", fdw)
+	}
+	// As in PostgreSQL, information_schema lists no materialized views; the
+	// source is a FOREIGN table with its columns.
+	for _, r := range sysRowsOf(t, c, "information_schema", "columns", testCtx) {
+		if r["table_name"] == "hot" {
+			t.Fatalf("information_schema.columns lists a materialized view: %v", r)
+		}
+	}
+	if r := findRow(sysRowsOf(t, c, "information_schema", "tables", testCtx), "table_name", "bids"); r == nil || r["table_type"] != "FOREIGN" {
+		t.Fatalf("information_schema.tables: %v", r)
+	}
+	if r := findRow(classes, "relname", "hot"); r["relam"] != "2" || r["relreplident"] != "d" || r["relhasrules"] != "t" {
+		t.Fatalf("materialized view in pg_class: %v", r)
 	}
 	if mvs := sysRowsOf(t, c, "pg_catalog", "pg_matviews", testCtx); len(mvs) != 1 || mvs[0]["definition"] != " "+mv.ViewQuery+";" {
 		t.Fatalf("pg_matviews: %v", mvs)

@@ -10,6 +10,16 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
+// The built-in connectors resume at positions (Resumable, Positioner).
+var (
+	_ Resumable  = datagenSource{}
+	_ Resumable  = nexmarkSource{}
+	_ Resumable  = fileSource{}
+	_ Positioner = (*datagen.Reader)(nil)
+	_ Positioner = (*nexmark.Reader)(nil)
+	_ Positioner = (*file.Reader)(nil)
+)
+
 func init() {
 	Register("datagen", openDatagen)
 	Register("nexmark", openNexmark)
@@ -21,6 +31,15 @@ type datagenSource struct{ cfg datagen.Config }
 
 func (s datagenSource) Columns() []types.Column    { return s.cfg.Columns }
 func (s datagenSource) NewReader() (Reader, error) { return datagen.NewReader(s.cfg), nil }
+
+// NewReaderAt implements Resumable: the position is a row number.
+func (s datagenSource) NewReaderAt(pos []byte, _ ReaderOptions) (Reader, error) {
+	r := datagen.NewReader(s.cfg)
+	if err := r.Seek(pos); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
 // Finite implements Finite: a row count and no pacing.
 func (s datagenSource) Finite() bool { return s.cfg.Limit() >= 0 && s.cfg.RowsPerSecond == 0 }
@@ -47,6 +66,15 @@ type nexmarkSource struct {
 
 func (s nexmarkSource) Columns() []types.Column    { return s.cols }
 func (s nexmarkSource) NewReader() (Reader, error) { return nexmark.NewReader(s.cfg), nil }
+
+// NewReaderAt implements Resumable: the position is an event number.
+func (s nexmarkSource) NewReaderAt(pos []byte, _ ReaderOptions) (Reader, error) {
+	r := nexmark.NewReader(s.cfg)
+	if err := r.Seek(pos); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
 // Finite implements Finite: an event count and no pacing.
 func (s nexmarkSource) Finite() bool { return s.cfg.Events > 0 && !s.cfg.Paced }
@@ -108,6 +136,16 @@ func (s fileSource) NewReader() (Reader, error) {
 }
 func (s fileSource) NewReaderWith(o ReaderOptions) (Reader, error) {
 	return s.src.NewReader(file.ReaderOptions{Errors: o.Errors}), nil
+}
+
+// NewReaderAt implements Resumable: the position is a byte offset (with
+// the line number and whether the csv header is still to skip).
+func (s fileSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
+	r := s.src.NewReader(file.ReaderOptions{Errors: o.Errors})
+	if err := r.Seek(pos); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func openFile(cols []types.Column, opts map[string]string, format string) (Source, error) {

@@ -8,6 +8,13 @@
 // pushes Arrow record batches to the runtime (schema
 // types.ArrowSchema(Source.Columns())).
 //
+// Sources that can restart where an earlier reader was (Resumable) let the
+// runtime record each reader's position at a checkpoint (Positioner) and,
+// after a crash, start a reader there (NewReaderAt): the rows after the
+// position, added to the state restored from the checkpoint, equal an
+// uninterrupted run. Positions are small opaque byte strings, each starting
+// with a byte that names its connector and layout version.
+//
 // Built in: datagen (connector/datagen), nexmark (connector/nexmark) and
 // file (connector/file). Register adds others. The user-facing options are
 // in docs/connectors.md.
@@ -87,6 +94,43 @@ func NewReader(s Source, o ReaderOptions) (Reader, error) {
 		return os.NewReaderWith(o)
 	}
 	return s.NewReader()
+}
+
+// Resumable is implemented by sources whose readers can start at a
+// position one of their readers reported (all built-in connectors).
+type Resumable interface {
+	Source
+	// NewReaderAt returns a reader that starts at pos (nil: the start), as
+	// if a reader from the start had already emitted everything up to pos.
+	// Its Reader implements Positioner. pos must come from a reader of an
+	// equal source; a malformed one is an XX001 error, one the input no
+	// longer reaches (a shorter file, a position past a generator's end)
+	// is a 55000 error, from here or from Run.
+	NewReaderAt(pos []byte, o ReaderOptions) (Reader, error)
+}
+
+// Positioner is implemented by the readers of Resumable sources.
+type Positioner interface {
+	// Position is the reader's position just after the last batch it
+	// passed to emit (the start, before the first). Call it on the Run
+	// goroutine, from inside emit (the runtime pairs it with the batch) or
+	// after Run returned; the caller owns the result.
+	Position() []byte
+}
+
+// NewReaderAt starts a reader of s at pos (nil: the start, as NewReader)
+// with the runtime's options. When s is Resumable the reader implements
+// Positioner. A position for a source that is not Resumable is a 55000
+// error.
+func NewReaderAt(s Source, pos []byte, o ReaderOptions) (Reader, error) {
+	if rs, ok := s.(Resumable); ok {
+		return rs.NewReaderAt(pos, o)
+	}
+	if pos != nil {
+		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "this source cannot resume at a position (%T)", s).
+			WithHint("Its connector does not support restarting from a checkpoint.")
+	}
+	return NewReader(s, o)
 }
 
 // OpenFunc validates and configures one connector; see Open.

@@ -125,6 +125,13 @@ func (e *Engine) NewSession(user, database string, params map[string]string) (*S
 		return nil, fmt.Errorf("engine is closed")
 	}
 	s := newSession(e, user, database, params)
+	super, err := e.checkLogin(s.user) // users.go
+	if err != nil {
+		return nil, err
+	}
+	if !super {
+		s.set.vals["is_superuser"] = "off"
+	}
 	e.sessions[s] = struct{}{}
 	return s, nil
 }

@@ -70,6 +70,7 @@ var settingList = []setting{
 	{name: "jit", def: "off"},
 	{name: "geqo", def: "on"},
 	{name: "escape_string_warning", def: "on"},
+	{name: "password_encryption", def: "scram-sha-256", check: checkPasswordEncryption},
 }
 
 // settingsByLower indexes settingList by lower-case name.

@@ -23,6 +23,9 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		}
 		return nil, pgerr.Unsupported("%s is not supported yet", streamingName(stmt))
 	}
+	if res, ok, err := s.execRoleStmt(stmt.AST); ok { // users.go
+		return res, err
+	}
 	env := s.env(ctx, nil)
 	env.Source = stmt.Source // error positions
 	env.Emit = stmtEmit(stmt)

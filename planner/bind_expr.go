@@ -667,11 +667,25 @@ func (b *binder) arrayExpr(l *level, a *pg.A_ArrayExpr, want types.T) (expr.Expr
 }
 
 func (b *binder) indirection(l *level, ind *pg.A_Indirection) (expr.Expr, error) {
+	if e, ok, err := b.srfField(l, ind); ok {
+		return e, err
+	}
 	e, err := b.expr(l, ind.Arg)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range ind.Indirection {
+		if s := n.GetString_(); s != nil {
+			f, ok, err := recordField(e, s.Sval)
+			if !ok {
+				return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(ind.Arg), "only array subscripts are supported")
+			}
+			if err != nil {
+				return nil, b.errAt(err, nodeLoc(ind.Arg))
+			}
+			e = f
+			continue
+		}
 		ix := n.GetAIndices()
 		if ix == nil || ix.IsSlice || ix.Uidx == nil {
 			return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(ind.Arg), "only array subscripts are supported")

@@ -34,7 +34,11 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 			return nil, err
 		}
 		if call.rows != nil {
-			return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s returning a record is only supported in FROM", name)
+			rec, ok := recordSRF(call)
+			if !ok {
+				return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s returning a record is only supported in FROM", name)
+			}
+			call = rec
 		}
 		id := b.newCol(name, "", call.t)
 		l.srfs = append(l.srfs, srfItem{id: id, call: call})

@@ -14,7 +14,8 @@ import (
 // Each aggregate is lowered onto the streaming aggregates (lowerAgg); when
 // some aggregate needs finishing, a Project computes the final values
 // above the HashAgg. Over an append-only input, min and max keep only their
-// running extreme (HashAgg.AppendOnly).
+// running extreme (HashAgg.AppendOnly). Under EMIT ON WINDOW CLOSE, a group
+// key that carries a watermark closes the groups as windows (aggClean).
 func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	// Aggregates nobody reads are not computed (one is kept when there is
 	// no group key, so that the one group has a column).
@@ -34,6 +35,13 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	if o, ok, err := s.windowAgg(x); ok {
 		return o, err
 	}
+	if s.emit.Mode == stream.EmitOnWindowClose && s.emit.LateRows {
+		// An aggregation closed by the watermark (aggClean) stores whole
+		// rows of its input relation as late rows, as windows do.
+		for _, id := range x.in.outIDs() {
+			sub[id] = true
+		}
+	}
 	in, err := s.node(x.in, sub)
 	if err != nil {
 		return sout{}, err
@@ -52,6 +60,11 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	h.Aggs, h.Cols = la.specs, append(h.Cols, la.cols...)
 	lay := x.outIDs()
 	o := sout{node: h, lay: lay, key: append([]int{}, x.groupIDs...)}
+	if h.Clean = s.aggClean(h); h.Clean != nil {
+		// Closed like a window (stream_eowc.go): each group goes out once.
+		s.windowAggs++
+		o.appendOnly = true
+	}
 	if la.identity() {
 		return o, nil
 	}
@@ -188,16 +201,10 @@ func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr
 // rank column when anything reads it; the other conditions filter the
 // top-N's output. Other window functions cannot be maintained.
 func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool) (sout, error) {
-	if len(w.calls) != 1 {
-		return sout{}, notInMV("several window functions")
+	if len(w.calls) != 1 || w.calls[0].Fn.Name != "row_number" || w.calls[0].Fn.Agg != nil || w.calls[0].Filter != nil {
+		return s.overWindow(w, conds, need) // stream_over.go
 	}
 	call := w.calls[0]
-	if call.Fn.Name != "row_number" || call.Fn.Agg != nil {
-		return sout{}, notInMV("window function " + call.Fn.Name + "()").WithHint("Only row_number() OVER (PARTITION BY ... ORDER BY ...) filtered by rn <= n (a top-N per group) is supported.")
-	}
-	if call.Filter != nil {
-		return sout{}, notInMV("FILTER on a window function")
-	}
 	rn := w.ids[0]
 	lo, hi := int64(1), int64(-1) // rank bounds; hi < 0: none
 	var rest []expr.Expr
@@ -246,6 +253,13 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 	if t.Order, err = s.keys(call.OrderBy, in.lay); err != nil {
 		return sout{}, err
 	}
+	eowc := s.topNClose(t)
+	if !eowc && s.emit.Mode == stream.EmitOnWindowClose {
+		// Not per window: row numbers in time order emitted once final?
+		if o, ok, err := s.overWindowOn(w, conds, in, true); ok || err != nil {
+			return o, err
+		}
+	}
 	t.Cols = in.node.Columns()
 	lay := in.lay
 	rank := -1
@@ -254,7 +268,7 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 		lay = append(append([]int(nil), lay...), rn)
 		rank = rn
 	}
-	o := sout{node: t, lay: lay, key: topNKey(t, colIDs(call.PartitionBy), in.key, rank)}
+	o := sout{node: t, lay: lay, key: topNKey(t, colIDs(call.PartitionBy), in.key, rank), appendOnly: eowc}
 	if len(rest) > 0 {
 		cond, err := s.expr(andOf(rest), lay)
 		if err != nil {

@@ -91,6 +91,11 @@ func (s *streamPlanner) watermarkCols(n stream.Node) []int {
 		return s.watermarkCols(n.Input)
 	case *stream.EOWC:
 		return []int{n.TimeCol}
+	case *stream.HashAgg:
+		// Closed groups go out once; none is older than the watermark.
+		if n.Clean != nil {
+			return []int{n.Clean.Key}
+		}
 	case *stream.WindowAgg:
 		// Final rows of closed windows: no later row has an earlier
 		// window_start or window_end than the forwarded watermark.
@@ -129,4 +134,54 @@ func (s *streamPlanner) windowJoinClean(j *stream.HashJoin, l, r sout) *stream.J
 		}
 	}
 	return nil
+}
+
+// aggClean closes an ordinary aggregation's groups like windows: under EMIT
+// ON WINDOW CLOSE (without EARLY EVERY or ALLOW LATENESS, whose
+// corrections would retract a closed group), a GROUP BY key that is a
+// timestamp column carrying a watermark (window_start or window_end of
+// closed windows, a scan's WATERMARK FOR column, the key of another such
+// aggregation) closes its groups: each goes out once when the watermark
+// passes it and is freed, later rows for it are late, and the output is
+// append only with the watermark on that key (Nexmark q5's max per window
+// start, which a window join then frees by). The query's WITH DELAY
+// applies to a scan's watermark only: windows and closed aggregations
+// below already waited for it. Nil when no key qualifies.
+func (s *streamPlanner) aggClean(h *stream.HashAgg) *stream.AggClean {
+	e := s.emit
+	if e.Mode != stream.EmitOnWindowClose || e.EarlyEvery != 0 || e.AllowLateness != 0 {
+		return nil
+	}
+	marks := s.watermarkCols(h.Input)
+	for i, g := range h.GroupBy {
+		c, ok := g.(*expr.ColRef)
+		if !ok || !slices.Contains(marks, c.Idx) {
+			continue
+		}
+		if k := c.T.Kind; k != types.Timestamp && k != types.TimestampTZ {
+			continue
+		}
+		cl := &stream.AggClean{Key: i}
+		if scanMark(h.Input, c.Idx) {
+			cl.Delay = e.Delay
+		}
+		return cl
+	}
+	return nil
+}
+
+// scanMark reports whether column col of n carries a scan's watermark
+// (through filters and plain column references) rather than one of an
+// operator that closes windows.
+func scanMark(n stream.Node, col int) bool {
+	switch n := n.(type) {
+	case *stream.Scan:
+		return n.Watermark != nil && n.Watermark.Col == col
+	case *stream.Filter:
+		return scanMark(n.Input, col)
+	case *stream.Project:
+		c, ok := n.Exprs[col].(*expr.ColRef)
+		return ok && scanMark(n.Input, c.Idx)
+	}
+	return false
 }

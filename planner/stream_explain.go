@@ -52,6 +52,9 @@ func streamState(n stream.Node) string {
 		if len(x.GroupBy) == 0 {
 			return "one group: " + strings.Join(parts, ", ")
 		}
+		if x.Clean != nil {
+			return "per open group (" + exprList(x.GroupBy) + "): " + strings.Join(parts, ", ")
+		}
 		return "per group (" + exprList(x.GroupBy) + "): " + strings.Join(parts, ", ")
 	case *stream.HashJoin:
 		if len(x.LeftKeys) == 0 {

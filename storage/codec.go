@@ -72,6 +72,16 @@ func (e *encoder) bitmap(src []byte, off, n int) {
 	e.pad()
 }
 
+// bufBytes returns buffer i's bytes, nil when it is absent (an empty array,
+// such as the values of a list column whose rows are all NULL, may have
+// no buffers).
+func bufBytes(bufs []*memory.Buffer, i int) []byte {
+	if i >= len(bufs) || bufs[i] == nil {
+		return nil
+	}
+	return bufs[i].Bytes()
+}
+
 // encodeArray appends a's rows to e.
 func encodeArray(e *encoder, a arrow.Array) error {
 	n := a.Len()
@@ -89,10 +99,10 @@ func encodeArray(e *encoder, a arrow.Array) error {
 	}
 	switch dt := a.DataType().(type) {
 	case *arrow.BooleanType:
-		e.bitmap(bufs[1].Bytes(), off, n)
+		e.bitmap(bufBytes(bufs, 1), off, n)
 	case arrow.FixedWidthDataType:
 		w := dt.BitWidth() / 8
-		e.bytes(bufs[1].Bytes()[off*w : (off+n)*w])
+		e.bytes(bufBytes(bufs, 1)[off*w : (off+n)*w])
 	case *arrow.StringType, *arrow.BinaryType:
 		offs := rawOffsets(a)
 		encodeOffsets(e, offs)

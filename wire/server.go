@@ -23,11 +23,14 @@ type Options struct {
 	// TLSConfig, when set, lets clients upgrade to TLS with SSLRequest;
 	// otherwise SSLRequest is declined and connections are plain.
 	TLSConfig *tls.Config
-	// Passwords, when set, makes every connection authenticate with
-	// SCRAM-SHA-256 against the password it returns for the user (ok false:
-	// no such user). When nil every user is accepted without a password.
-	// Called from connection goroutines concurrently.
-	Passwords func(user string) (password string, ok bool)
+	// Passwords, when set, makes every connection authenticate (auth.go)
+	// against the stored password it returns for the user, as PostgreSQL
+	// stores rolpassword: a SCRAM-SHA-256 verifier (SCRAM exchange), an MD5
+	// hash "md5..." (MD5 challenge), or plain text (SCRAM). ok false (no such
+	// user) or "" (no password, or expired) fails like a wrong password.
+	// When nil every user is accepted without a password. Called from
+	// connection goroutines concurrently.
+	Passwords func(user string) (stored string, ok bool)
 }
 
 // DefaultMaxMessageSize is the message size limit when Options.MaxMessageSize is 0.

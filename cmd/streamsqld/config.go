@@ -15,10 +15,18 @@ import (
 type config struct {
 	listen  string
 	dataDir string
-	tlsCert string // PEM certificate chain; with tlsKey enables TLS
-	tlsKey  string
-	// password, when set, is required from every user (SCRAM-SHA-256).
+	// auth is "trust" (any user name connects, no password) or "password"
+	// (stored roles prove their password with SCRAM-SHA-256 or MD5).
+	auth string
+	// user and password name the initial superuser, created (or given the
+	// password) at start; from $STREAMSQL_USER / $STREAMSQL_PASSWORD too.
+	user     string
 	password string
+	tlsCert  string // PEM certificate chain; with tlsKey enables TLS
+	tlsKey   string
+	// tlsSelfSigned generates (once) a self-signed certificate in the data
+	// directory and serves TLS with it.
+	tlsSelfSigned bool
 	// barrierInterval is the streaming epoch length.
 	barrierInterval time.Duration
 	// subscribeBufferRows bounds a subscriber's unread rows.
@@ -28,17 +36,24 @@ type config struct {
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
-// The password may also come from $STREAMSQLD_PASSWORD (kept out of ps).
+// The initial user and password may also come from the environment
+// ($STREAMSQL_USER, $STREAMSQL_PASSWORD: kept out of ps).
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var cfg config
 	fs := flag.NewFlagSet("streamsqld", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:5433", "address to accept PostgreSQL connections on")
 	fs.StringVar(&cfg.dataDir, "data-dir", "./streamsql-data", "directory holding the catalog and table data")
+	fs.StringVar(&cfg.auth, "auth", "",
+		"client authentication: trust (any user, no password; the quick-start default) or password (SCRAM-SHA-256 or MD5 against stored roles; the default when a password is given)")
+	fs.StringVar(&cfg.user, "user", os.Getenv("STREAMSQL_USER"),
+		"initial superuser, created at start if missing (default $STREAMSQL_USER, or streamsql when a password is given)")
+	fs.StringVar(&cfg.password, "password", os.Getenv("STREAMSQL_PASSWORD"),
+		"password of the initial superuser, set at every start (default $STREAMSQL_PASSWORD)")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate file; with --tls-key, clients may use TLS")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key file for --tls-cert")
-	fs.StringVar(&cfg.password, "password", os.Getenv("STREAMSQLD_PASSWORD"),
-		"password every user must give (SCRAM-SHA-256); empty accepts everyone (default $STREAMSQLD_PASSWORD)")
+	fs.BoolVar(&cfg.tlsSelfSigned, "tls-self-signed", false,
+		"serve TLS with a self-signed certificate generated once into the data directory (server.crt, server.key; give server.crt to clients as their root certificate)")
 	fs.DurationVar(&cfg.barrierInterval, "barrier-interval", 100*time.Millisecond,
 		"how often streaming epochs end: views and subscribers see changes at most this late")
 	fs.IntVar(&cfg.subscribeBufferRows, "subscribe-buffer-rows", 1_000_000,
@@ -63,21 +78,54 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return cfg, fmt.Errorf("--tls-cert and --tls-key go together")
 	}
+	if cfg.tlsCert != "" && cfg.tlsSelfSigned {
+		return cfg, fmt.Errorf("--tls-self-signed and --tls-cert exclude each other")
+	}
+	if cfg.password != "" && cfg.user == "" {
+		cfg.user = "streamsql"
+	}
+	switch cfg.auth {
+	case "":
+		cfg.auth = "trust"
+		if cfg.password != "" {
+			cfg.auth = "password"
+		}
+	case "trust", "password":
+	default:
+		return cfg, fmt.Errorf("--auth must be trust or password, not %q", cfg.auth)
+	}
 	return cfg, nil
 }
 
-// wireOptions turns the configuration into the server's options.
-func (cfg config) wireOptions(logf func(string, ...any)) (wire.Options, error) {
+// passwordSource looks up stored passwords (*engine.Engine).
+type passwordSource interface {
+	LoginPassword(user string) (stored string, ok bool)
+	PasswordRoles() int
+}
+
+// wireOptions turns the configuration into the server's options; roles
+// answers password lookups under --auth password.
+func (cfg config) wireOptions(logf func(string, ...any), roles passwordSource) (wire.Options, error) {
 	opts := wire.Options{Logf: logf}
-	if cfg.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+	certFile, keyFile := cfg.tlsCert, cfg.tlsKey
+	if cfg.tlsSelfSigned {
+		var err error
+		if certFile, keyFile, err = selfSignedCert(cfg.dataDir, cfg.listen); err != nil {
+			return opts, err
+		}
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
 			return opts, fmt.Errorf("load TLS certificate: %w", err)
 		}
 		opts.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	if pw := cfg.password; pw != "" {
-		opts.Passwords = func(string) (string, bool) { return pw, true }
+	if cfg.auth == "password" {
+		if roles.PasswordRoles() == 0 {
+			return opts, fmt.Errorf("--auth password: no role has a password; give --user and --password (or $STREAMSQL_USER and $STREAMSQL_PASSWORD), or create users with CREATE USER ... PASSWORD under --auth trust first")
+		}
+		opts.Passwords = roles.LoginPassword
 	}
 	return opts, nil
 }

@@ -35,10 +35,6 @@ func main() {
 // run serves until a signal, then closes connections and the engine.
 func run(cfg config) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
-	opts, err := cfg.wireOptions(logger.Printf)
-	if err != nil {
-		return err
-	}
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
 		SubscribeBufferRows: cfg.subscribeBufferRows}
 	if cfg.clock == "manual" {
@@ -48,14 +44,35 @@ func run(cfg config) error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w", cfg.dataDir, err)
 	}
+	if cfg.user != "" {
+		if err := eng.EnsureSuperuser(cfg.user, cfg.password); err != nil {
+			eng.Close()
+			return fmt.Errorf("initial user %s: %w", cfg.user, err)
+		}
+	}
+	opts, err := cfg.wireOptions(logger.Printf, eng)
+	if err != nil {
+		eng.Close()
+		return err
+	}
 	l, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		eng.Close()
 		return fmt.Errorf("listen: %w", err)
 	}
 	host, port, _ := net.SplitHostPort(l.Addr().String())
-	fmt.Printf("streamsqld listening on %s (data in %s) — connect: psql -h %s -p %s -U streamsql streamsql\n",
-		l.Addr(), cfg.dataDir, host, port)
+	user := cfg.user
+	if user == "" && cfg.auth == "password" {
+		user = "<user>"
+	} else if user == "" {
+		user = "streamsql"
+	}
+	tlsNote := ""
+	if opts.TLSConfig != nil {
+		tlsNote = ", TLS on"
+	}
+	fmt.Printf("streamsqld listening on %s (data in %s, auth %s%s) — connect: psql -h %s -p %s -U %s streamsql\n",
+		l.Addr(), cfg.dataDir, cfg.auth, tlsNote, host, port, user)
 
 	srv := wire.NewServer(eng, opts)
 	serveErr := make(chan error, 1)

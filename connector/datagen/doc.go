@@ -71,7 +71,9 @@
 // Config.Watermark gives, for a sequence column of integers, dates or
 // timestamps, a lower bound of every later row's value (its max_past
 // included), for the source runtime's watermarks. A Reader (NewReader)
-// streams the rows for the runtime, paced at Config.RowsPerSecond.
+// streams the rows for the runtime, paced at Config.RowsPerSecond; it
+// reports its Position (the next row number) for checkpoints and, by Seek,
+// starts at one.
 //
 // A Config is immutable and may be shared; a Generator is not safe for
 // concurrent use, and the batches it returns belong to the caller.

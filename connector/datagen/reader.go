@@ -4,17 +4,22 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/connector/internal/pace"
+	"github.com/streamsql/streamsql/connector/internal/position"
+	"github.com/streamsql/streamsql/pgerr"
 )
 
-// Reader streams a Config's rows from row 0 for the source runtime
-// (connector.Reader). It is owned by the goroutine that calls Run, once.
+// Reader streams a Config's rows from row 0, or from the position given to
+// Seek, for the source runtime (connector.Reader). It is owned by the
+// goroutine that calls Seek and then Run, once.
 type Reader struct {
 	gen   *Generator
 	rate  float64
 	pacer *pace.Pacer // nil when unpaced
+	at    int64       // the position: the row after the last batch passed to emit
 }
 
 // NewReader returns a reader of cfg's rows, paced at cfg.RowsPerSecond in
@@ -36,6 +41,37 @@ func NewReaderWithClock(cfg Config, clock pace.Clock) *Reader {
 	return r
 }
 
+// Seek makes Run start at pos, a Position of a reader of the same Config
+// (nil: row 0), as if the rows before it had been read; pacing starts its
+// schedule there. Call it before Run. A malformed position is an XX001
+// error, one past the Config's last row a 55000 error.
+func (r *Reader) Seek(pos []byte) error {
+	if pos == nil {
+		r.gen.SetPosition(0)
+		r.at = 0
+		return nil
+	}
+	v, err := position.Decode(pos, position.DatagenV1, 1, "datagen")
+	if err != nil {
+		return err
+	}
+	row, lim := v[0], r.gen.cfg.limit
+	if row > math.MaxInt64 || lim >= 0 && int64(row) > lim {
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "datagen: cannot resume at row %d, past the source's last row", row).
+			WithHint("The position comes from a source with other options.")
+	}
+	r.gen.SetPosition(int64(row))
+	r.at = r.gen.Position()
+	return nil
+}
+
+// Position is the reader's position after the last batch it passed to emit
+// (connector.Positioner), or the end once Run returned nil: the next row's
+// number. Call it on the Run goroutine, from emit or after Run returned.
+func (r *Reader) Position() []byte {
+	return position.Encode(position.DatagenV1, uint64(r.at))
+}
+
 // Run sends the rows to emit in batches until the Config's rows are
 // exhausted (it returns nil), ctx is canceled (ctx.Err()) or emit fails
 // (its error). Unpaced, batches have DefaultBatchRows rows and follow each
@@ -54,6 +90,7 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 		}
 		rec, err := r.gen.Next(size)
 		if errors.Is(err, io.EOF) {
+			r.at = r.gen.Position()
 			return nil
 		}
 		if err != nil {
@@ -65,6 +102,7 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 				return err
 			}
 		}
+		r.at = r.gen.Position()
 		if err := emit(rec); err != nil {
 			return err
 		}

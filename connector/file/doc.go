@@ -35,6 +35,11 @@
 // the file itself (missing without follow: 58P01; unreadable; truncated
 // while followed) end Run.
 //
+// Restarts: Reader.Position is the byte offset after the last record
+// consumed, with the line number and whether the csv header is still to
+// skip; Reader.Seek starts a reader there (a file now shorter than the
+// offset is a 55000 error from Run).
+//
 // A Source is immutable and safe for concurrent use; each Reader is owned
 // by the goroutine that calls its Run, once, and opens the file itself.
 package file

@@ -18,14 +18,21 @@ import (
 type follower struct {
 	t      *testing.T
 	rows   chan string
+	pos    chan []byte // the reader's position after each batch
 	idle   chan struct{}
 	done   chan error
 	cancel context.CancelFunc
 }
 
-func follow(t *testing.T, s *Source) *follower {
-	f := &follower{t: t, rows: make(chan string, 1000), idle: make(chan struct{}, 1), done: make(chan error, 1)}
+func follow(t *testing.T, s *Source) *follower { return followAt(t, s, nil) }
+
+// followAt is follow with the reader resumed at pos.
+func followAt(t *testing.T, s *Source, pos []byte) *follower {
+	f := &follower{t: t, rows: make(chan string, 1000), pos: make(chan []byte, 1000), idle: make(chan struct{}, 1), done: make(chan error, 1)}
 	r := s.NewReader(ReaderOptions{Errors: func(err error) { t.Errorf("skipped: %v", err) }})
+	if err := r.Seek(pos); err != nil {
+		t.Fatal(err)
+	}
 	r.idle = func() {
 		select {
 		case f.idle <- struct{}{}:
@@ -39,6 +46,7 @@ func follow(t *testing.T, s *Source) *follower {
 			for i := range int(rec.NumRows()) {
 				f.rows <- rowText(rec, s.cols, i)
 			}
+			f.pos <- r.Position()
 			return nil
 		})
 	}()

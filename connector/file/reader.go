@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/connector/internal/position"
 	"github.com/streamsql/streamsql/pgerr"
 )
 
@@ -29,17 +31,18 @@ type ReaderOptions struct {
 	Errors func(err error)
 }
 
-// Reader reads a Source's file from its start (connector.Reader). It is
-// owned by the goroutine that calls Run, once; Skipped may be called from
-// any goroutine.
+// Reader reads a Source's file from its start, or from the position given
+// to Seek (connector.Reader). It is owned by the goroutine that calls Seek
+// and then Run, once; Skipped may be called from any goroutine.
 type Reader struct {
 	src  *Source
 	opts ReaderOptions
 	f    *os.File
 
+	start   int64  // the offset Run starts reading at (Seek)
 	buf     []byte // file data read; buf[off:] is not consumed yet
 	off     int
-	pos     int64 // bytes read from the file
+	pos     int64 // offset in the file after buf's last byte
 	line    int64 // lines consumed
 	header  bool  // csv: the header record is still to skip
 	scan    int   // csv: buf[off:scan] is scanned, newlines in it quoted
@@ -50,17 +53,74 @@ type Reader struct {
 	scratch []byte // unescaped fields of the current row
 	batch   *batch
 	skipped atomic.Int64
-	idle    func() // tests: called each time a follower waits at the end
+	idle    func()  // tests: called each time a follower waits at the end
+	maxRows int     // tests: rows per batch when > 0 (else BatchRows)
+	at      filePos // the position after the last batch passed to emit
+}
+
+// filePos is a Reader's position: the offset after the last record
+// consumed, the lines consumed and whether the csv header is still to skip.
+type filePos struct {
+	off, line int64
+	header    bool
 }
 
 // NewReader returns a reader of s's file; the file is opened by Run.
 func (s *Source) NewReader(o ReaderOptions) *Reader {
-	return &Reader{src: s, opts: o, header: s.format == CSV && s.header,
+	h := s.format == CSV && s.header
+	return &Reader{src: s, opts: o, header: h, at: filePos{header: h},
 		row: make([]slot, len(s.cols)), batch: newBatch(s)}
 }
 
 // Skipped is the number of records skipped as bad so far.
 func (r *Reader) Skipped() int64 { return r.skipped.Load() }
+
+// Position flags.
+const posHeaderPending = 1 // csv: the header record is still to skip
+
+// Seek makes Run start at pos, a Position of a reader of the same source
+// (nil: the start of the file), as if the records before it had been read:
+// lines are numbered on from there and a header already skipped is not
+// skipped again. Call it before Run; Run fails (55000) if the file is then
+// shorter than the position. A malformed position is an XX001 error.
+func (r *Reader) Seek(pos []byte) error {
+	if pos == nil {
+		r.start, r.pos, r.line = 0, 0, 0
+		r.header = r.src.format == CSV && r.src.header
+		r.at = filePos{header: r.header}
+		return nil
+	}
+	v, err := position.Decode(pos, position.FileV1, 3, "file")
+	if err != nil {
+		return err
+	}
+	if v[0] > math.MaxInt64 || v[1] > math.MaxInt64 || v[2]&^posHeaderPending != 0 {
+		return pgerr.New(pgerr.DataCorrupted, "invalid file reader position %x: out of range", pos)
+	}
+	r.start, r.pos, r.line = int64(v[0]), int64(v[0]), int64(v[1])
+	r.header = r.src.format == CSV && r.src.header && v[2]&posHeaderPending != 0
+	r.at = filePos{r.start, r.line, r.header}
+	return nil
+}
+
+// Position is the reader's position after the last batch it passed to emit
+// (connector.Positioner), or after the whole file once Run returned nil:
+// the byte offset after the last record consumed (records skipped as bad
+// or blank after the batch's last row, and already reported, included),
+// the lines consumed, and whether a csv header is still to skip. Call it
+// on the Run goroutine, from emit or after Run returned.
+func (r *Reader) Position() []byte {
+	var flags uint64
+	if r.at.header {
+		flags |= posHeaderPending
+	}
+	return position.Encode(position.FileV1, uint64(r.at.off), uint64(r.at.line), flags)
+}
+
+// mark makes the records consumed so far the reader's position.
+func (r *Reader) mark() {
+	r.at = filePos{r.pos - int64(len(r.buf)-r.off), r.line, r.header}
+}
 
 // Run reads the file and sends its rows to emit, in batches of up to
 // BatchRows rows; a smaller batch goes out whenever the file has no more
@@ -102,6 +162,11 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 			return err
 		}
 	}
+	if r.start > 0 {
+		if err := r.seekStart(); err != nil {
+			return err
+		}
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -120,7 +185,11 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 			if err := r.records(ctx, emit, true); err != nil {
 				return err
 			}
-			return r.flush(ctx, emit)
+			if err := r.flush(ctx, emit); err != nil {
+				return err
+			}
+			r.mark()
+			return nil
 		}
 		if err := r.flush(ctx, emit); err != nil {
 			return err
@@ -138,6 +207,23 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 			return err
 		}
 	}
+}
+
+// seekStart moves the open file to r.start, refusing a file shorter than
+// that: it was truncated or replaced since the position was taken.
+func (r *Reader) seekStart() error {
+	fi, err := r.f.Stat()
+	if err != nil {
+		return fileError(r.src.path, err)
+	}
+	if fi.Size() < r.start {
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "file %q has %d bytes, fewer than the %d already read before the restart", r.src.path, fi.Size(), r.start).
+			WithHint("The file was truncated or replaced; recreate the source to read it again.")
+	}
+	if _, err := r.f.Seek(r.start, io.SeekStart); err != nil {
+		return fileError(r.src.path, err)
+	}
+	return nil
 }
 
 // fill reads more of the file after the unconsumed data; n is 0 at the
@@ -171,6 +257,7 @@ func (r *Reader) flush(ctx context.Context, emit func(arrow.RecordBatch) error) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	r.mark()
 	return emit(r.batch.take())
 }
 
@@ -211,7 +298,7 @@ func (r *Reader) records(ctx context.Context, emit func(arrow.RecordBatch) error
 		if err := r.batch.add(r.row); err != nil {
 			return fmt.Errorf("file connector: %w", err)
 		}
-		if r.batch.rows >= BatchRows {
+		if r.batch.rows >= BatchRows || r.maxRows > 0 && r.batch.rows >= r.maxRows {
 			if err := r.flush(ctx, emit); err != nil {
 				return err
 			}

@@ -35,6 +35,10 @@
 //   - Event-time rate is constant (no SQUARE/SINE rate shapes) and there is
 //     a single generator (no split into several id ranges).
 //
+// A Reader streams one table for the runtime; it reports its Position (the
+// next event number) for checkpoints and, by Seek, starts at one
+// (Generator.SetPosition: per-event seeding makes that exact).
+//
 // A Generator is not safe for concurrent use; batches it returns belong to
 // the caller and are never touched by the Generator again.
 package nexmark

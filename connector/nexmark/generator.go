@@ -82,6 +82,12 @@ func (g *Generator) eventTime(n int64) int64 {
 // Position is the next event number Next will consume.
 func (g *Generator) Position() int64 { return g.next }
 
+// SetPosition makes event number n (at least 0) the next one Next
+// consumes. Every event is generated from its own id and the seed alone,
+// so the stream from n on is the one a generator from 0 yields after
+// consuming n events.
+func (g *Generator) SetPosition(n int64) { g.next = max(n, 0) }
+
 // Next generates up to max rows of the selected tables (all three unless
 // Config.Table is set; max <= 0 means DefaultBatchRows, and at most
 // MaxBatchRows) and returns them with the watermark after them. It returns

@@ -4,19 +4,22 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/connector/internal/pace"
+	"github.com/streamsql/streamsql/connector/internal/position"
 	"github.com/streamsql/streamsql/pgerr"
 )
 
-// Reader streams one table of a Config's events from event 0 for the
-// source runtime (connector.Reader). It is owned by the goroutine that
-// calls Run, once.
+// Reader streams one table of a Config's events from event 0, or from the
+// position given to Seek, for the source runtime (connector.Reader). It is
+// owned by the goroutine that calls Seek and then Run, once.
 type Reader struct {
 	cfg   Config
 	gen   *Generator
 	pacer *pace.Pacer // nil unless cfg.Paced
+	at    int64       // the position: the event after the last batch passed to emit
 }
 
 // NewReader returns a reader of cfg.Table's rows (cfg.Table must be set),
@@ -36,6 +39,38 @@ func NewReaderWithClock(cfg Config, clock pace.Clock) *Reader {
 		}
 	}
 	return r
+}
+
+// Seek makes Run start at pos, a Position of a reader of the same Config
+// (nil: event 0), as if the events before it had been read; pacing starts
+// its schedule there. Call it before Run. A malformed position is an XX001
+// error, one past a bounded stream's end a 55000 error.
+func (r *Reader) Seek(pos []byte) error {
+	if pos == nil {
+		r.gen.SetPosition(0)
+		r.at = 0
+		return nil
+	}
+	v, err := position.Decode(pos, position.NexmarkV1, 1, "nexmark")
+	if err != nil {
+		return err
+	}
+	n := v[0]
+	if n > math.MaxInt64 || r.cfg.Events > 0 && int64(n) > r.cfg.Events {
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "nexmark: cannot resume at event %d, past the stream's last event", n).
+			WithHint("The position comes from a source with other options.")
+	}
+	r.gen.SetPosition(int64(n))
+	r.at = r.gen.Position()
+	return nil
+}
+
+// Position is the reader's position after the last batch it passed to emit
+// (connector.Positioner), or the end once Run returned nil: the next event
+// number, which may be past events of other tables that follow the batch's
+// last row. Call it on the Run goroutine, from emit or after Run returned.
+func (r *Reader) Position() []byte {
+	return position.Encode(position.NexmarkV1, uint64(r.at))
 }
 
 // Run sends the table's rows to emit until a bounded stream ends (nil), ctx
@@ -67,6 +102,7 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 		}
 		b, err := r.gen.Next(size)
 		if errors.Is(err, io.EOF) {
+			r.at = r.gen.Position()
 			return nil
 		}
 		if err != nil {
@@ -89,6 +125,7 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 				return err
 			}
 		}
+		r.at = r.gen.Position()
 		if err := emit(rec); err != nil {
 			return err
 		}

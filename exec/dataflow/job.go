@@ -53,6 +53,7 @@ type Job struct {
 	done    atomic.Uint64 // the last completed epoch
 	failure atomic.Pointer[error]
 	stopped atomic.Bool
+	resumed bool // started from the recovered checkpoint (set before it runs)
 
 	rowErrors atomic.Int64
 	lastError atomic.Pointer[string]
@@ -134,8 +135,9 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	if spec.LateRows != nil {
 		j.late = &lateWriter{ch: make(chan lateBatch, lateQueue)}
 	}
+	var m *stream.Materialize
 	if spec.Sink == nil {
-		m := &stream.Materialize{Input: spec.Plan, Key: spec.Key, Cols: spec.Cols, OnEpoch: j.onEpoch}
+		m = &stream.Materialize{Input: spec.Plan, Key: spec.Key, Cols: spec.Cols, OnEpoch: j.onEpoch}
 		j.view = m.NewView()
 	}
 
@@ -149,9 +151,32 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		cancel()
 		return nil, errJobExists
 	}
+	var ri *resumeInputs
+	if rt.ck != nil {
+		var view stream.Node
+		if m != nil {
+			view = m
+		}
+		ck := newJobCkpt(rt, j, view)
+		j.env.Checkpoints = ck
+		if ri = rt.prepareResume(spec); ri != nil {
+			ck.resume = true
+			if err := j.restoreView(ck, m, ri.epoch); err != nil {
+				ri.close()
+				rt.cfg.Logf("materialized view %s is rebuilt from its inputs instead of resuming: %v", spec.Name, err)
+				ri, ck.resume = nil, false
+				j.view = m.NewView()
+			}
+		}
+	}
 	j.first = rt.epoch + 1
 	j.delivered = rt.epoch
-	out, err := j.startTree(spec.Plan)
+	if ri != nil {
+		j.resumed = true
+		j.done.Store(ri.epoch)
+		j.delivered = ri.epoch
+	}
+	out, err := j.startTree(spec.Plan, ri)
 	if err != nil {
 		cancel()
 		j.env.Fail(err)
@@ -218,10 +243,33 @@ func (j *Job) runSink(in <-chan stream.Message) error {
 
 var errNoView = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "this job writes to a sink and keeps no rows")
 
+// restoreView loads the view's rows from the checkpoint (published as of
+// its epoch).
+func (j *Job) restoreView(ck *jobCkpt, m *stream.Materialize, epoch uint64) error {
+	if m == nil {
+		return nil
+	}
+	if r := ck.Restored(m); r != nil {
+		if err := j.view.RestoreAt(r, epoch); err != nil {
+			return err
+		}
+	} else if err := j.view.RestoreAt(emptyState{}, epoch); err != nil {
+		return err
+	}
+	j.viewRows.Store(j.view.Rows())
+	return nil
+}
+
+// emptyState is an operator state with nothing in it.
+type emptyState struct{}
+
+func (emptyState) Len() int                                  { return 0 }
+func (emptyState) Range(func(key, value []byte) error) error { return nil }
+
 // startTree starts n's operators, feeding its leaves; rt.mu is held.
-func (j *Job) startTree(n stream.Node) (<-chan stream.Message, error) {
+func (j *Job) startTree(n stream.Node, ri *resumeInputs) (<-chan stream.Message, error) {
 	if s, ok := n.(*stream.Scan); ok {
-		ch, err := j.startLeaf(s)
+		ch, err := j.startLeaf(s, ri)
 		if err != nil {
 			return nil, err
 		}
@@ -229,7 +277,7 @@ func (j *Job) startTree(n stream.Node) (<-chan stream.Message, error) {
 	}
 	var ins []<-chan stream.Message
 	for _, c := range n.Inputs() {
-		ch, err := j.startTree(c)
+		ch, err := j.startTree(c, ri)
 		if err != nil {
 			return nil, err
 		}

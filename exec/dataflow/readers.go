@@ -3,6 +3,7 @@ package dataflow
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,10 +14,11 @@ import (
 
 // root is a leaf reader that barriers are injected into (tables, sources).
 type root struct {
-	table uint32 // the table a table reader reads (0 for sources)
-	mu    sync.Mutex
-	reqs  []barrierReq  // barriers requested, not yet sent
-	wake  chan struct{} // capacity 1: signaled by request
+	table  uint32 // the table a table reader reads (0 for sources)
+	source uint32 // the source a source reader reads (0 for tables)
+	mu     sync.Mutex
+	reqs   []barrierReq  // barriers requested, not yet sent
+	wake   chan struct{} // capacity 1: signaled by request
 }
 
 func newRoot() *root { return &root{wake: make(chan struct{}, 1)} }
@@ -25,6 +27,7 @@ func newRoot() *root { return &root{wake: make(chan struct{}, 1)} }
 type barrierReq struct {
 	epoch uint64
 	flush bool
+	ckpt  bool     // a checkpoint barrier: the reader records its position
 	cut   Position // a table reader's: deliver the writes up to here first
 }
 
@@ -49,35 +52,73 @@ func (r *root) take() []barrierReq {
 	return e
 }
 
-// startLeaf returns the input channel of a Scan; rt.mu is held.
-func (j *Job) startLeaf(s *stream.Scan) (<-chan stream.Message, error) {
+// sourceRun is an opened source reader.
+type sourceRun struct {
+	run      RunFunc
+	position func() []byte // nil: the reader cannot report positions
+	finite   bool
+	start    []byte // the position it starts at (nil: the start)
+}
+
+// startLeaf returns the input channel of a Scan; rt.mu is held. ri, when
+// the job resumes, holds its opened inputs.
+func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message, error) {
 	out := make(chan stream.Message, stream.ChannelSize)
 	switch s.Kind {
 	case stream.ScanTable:
-		rows, feed, err := j.rt.in.SubscribeTable(s.Rel)
-		if err != nil {
-			return nil, err
+		var rows []arrow.RecordBatch
+		var feed Feed
+		if ri != nil {
+			feed = ri.feeds[ri.nt]
+			ri.nt++
+		} else {
+			var err error
+			if rows, feed, err = j.rt.in.SubscribeTable(s.Rel); err != nil {
+				return nil, err
+			}
 		}
 		r := newRoot()
 		r.table = s.Rel
 		j.roots = append(j.roots, r)
+		w := j.newWM(s)
+		if ri != nil {
+			ri.applyWM(w)
+		}
 		j.wg.Add(1)
-		go j.readTable(r, rows, feed, j.newWM(s), out)
+		go j.readTable(r, rows, feed, w, out)
 	case stream.ScanSource:
-		run, finite, err := j.rt.in.OpenSource(s.Rel, j.rowError)
-		if err != nil {
-			return nil, err
+		var src sourceRun
+		if ri != nil {
+			src = ri.srcs[ri.ns]
+			ri.ns++
+		} else if res, ok := j.rt.in.(Resumer); ok && j.rt.ck != nil {
+			run, pos, finite, err := res.OpenSourceAt(s.Rel, nil, j.rowError)
+			if err != nil {
+				return nil, err
+			}
+			src = sourceRun{run: run, position: pos, finite: finite}
+		} else {
+			run, finite, err := j.rt.in.OpenSource(s.Rel, j.rowError)
+			if err != nil {
+				return nil, err
+			}
+			src = sourceRun{run: run, finite: finite}
 		}
 		r := newRoot()
+		r.source = s.Rel
 		j.roots = append(j.roots, r)
+		w := j.newWM(s)
+		if ri != nil {
+			ri.applyWM(w)
+		}
 		j.wg.Add(1)
-		go j.readSource(r, run, finite, j.newWM(s), out)
+		go j.readSource(r, src, w, out)
 	case stream.ScanView:
 		up := j.rt.jobs[s.Rel]
 		if up == nil {
 			return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" is not running", s.Name)
 		}
-		sub := &changeSub{ch: make(chan subItem, stream.ChannelSize), done: j.env.Ctx.Done()}
+		sub := &changeSub{ch: make(chan subItem, stream.ChannelSize), done: j.env.Ctx.Done(), noSnapshot: ri != nil}
 		up.subscribe(sub, j.rt.epoch)
 		j.wg.Add(1)
 		go j.readView(s.Name, up, sub, out)
@@ -165,11 +206,32 @@ func (j *Job) sendBarriers(out chan<- stream.Message, reqs []barrierReq, w *wmTr
 		}
 	}
 	for _, b := range reqs {
-		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: b.epoch})) {
+		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: b.epoch, Checkpoint: b.ckpt})) {
 			return false
 		}
 	}
 	return true
+}
+
+// recordCut records a root's position at a checkpoint barrier's cut: the
+// table's LSN (table readers) or the source reader's position (pos, nil
+// when the source cannot resume), and its watermark.
+func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wmTracker) {
+	if !b.ckpt {
+		return
+	}
+	rm := rootMeta{Table: r.table, Source: r.source, Pos: pos, Resumable: resumable}
+	if r.table != 0 {
+		res, ok := j.rt.in.(Resumer)
+		if !ok {
+			return // no position: the job is not resumable
+		}
+		rm.LSN = res.PositionLSN(b.cut)
+	}
+	if w != nil && w.cur != math.MinInt64 {
+		rm.WM, rm.HasW = w.cur, true
+	}
+	j.rt.recordRoot(b.epoch, r, rm)
 }
 
 // readTable sends the table's rows (the backfill), then, at each injected
@@ -205,7 +267,11 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, w *wmTrack
 			return
 		case <-r.wake:
 			for _, b := range r.take() {
-				if !drain(b.cut) || !j.sendBarriers(out, []barrierReq{b}, w) {
+				if !drain(b.cut) {
+					return
+				}
+				j.recordCut(r, b, nil, true, w)
+				if !j.sendBarriers(out, []barrierReq{b}, w) {
 					return
 				}
 			}
@@ -216,30 +282,53 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, w *wmTrack
 // readSource runs a connector reader on a goroutine of its own and sends
 // its batches, with the injected barriers in between. A finite source
 // holds back a FLUSH barrier (and the ones after it) until it has ended.
-func (j *Job) readSource(r *root, run RunFunc, finite bool, w *wmTracker, out chan<- stream.Message) {
+func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream.Message) {
 	defer j.wg.Done()
 	defer close(out)
 	ctx, cancel := context.WithCancel(j.env.Ctx)
 	defer cancel()
-	recs := make(chan arrow.RecordBatch, 1)
+	type posRec struct {
+		rec arrow.RecordBatch
+		pos []byte
+	}
+	recs := make(chan posRec, 1)
 	ended := make(chan error, 1)
+	finite := src.finite
+	pos := src.start // the position after the last batch sent on
 	go func() {
-		ended <- run(ctx, func(rec arrow.RecordBatch) error {
+		ended <- src.run(ctx, func(rec arrow.RecordBatch) error {
+			var p []byte
+			if src.position != nil {
+				p = src.position()
+			}
 			select {
-			case recs <- rec:
+			case recs <- posRec{rec, p}:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		})
 	}()
+	sendRec := func(pr posRec) bool {
+		pos = pr.pos
+		return j.sendNew(out, []arrow.RecordBatch{pr.rec}, w)
+	}
+	send := func(reqs []barrierReq) bool {
+		for _, b := range reqs {
+			j.recordCut(r, b, pos, src.position != nil, w)
+			if !j.sendBarriers(out, []barrierReq{b}, w) {
+				return false
+			}
+		}
+		return true
+	}
 	var held []barrierReq // barriers waiting for a finite source's end
 	for {
 		select {
 		case <-j.env.Ctx.Done():
 			return
-		case rec := <-recs:
-			if !j.sendNew(out, []arrow.RecordBatch{rec}, w) {
+		case pr := <-recs:
+			if !sendRec(pr) {
 				return
 			}
 		case err := <-ended:
@@ -250,11 +339,11 @@ func (j *Job) readSource(r *root, run RunFunc, finite bool, w *wmTracker, out ch
 			}
 			// Batches emitted before the end are still in recs.
 			for len(recs) > 0 {
-				if !j.sendNew(out, []arrow.RecordBatch{<-recs}, w) {
+				if !sendRec(<-recs) {
 					return
 				}
 			}
-			if !j.sendBarriers(out, held, w) {
+			if !send(held) {
 				return
 			}
 			held = nil
@@ -269,7 +358,7 @@ func (j *Job) readSource(r *root, run RunFunc, finite bool, w *wmTracker, out ch
 					}
 				}
 			}
-			if !j.sendBarriers(out, reqs, w) {
+			if !send(reqs) {
 				return
 			}
 		}
@@ -315,7 +404,7 @@ func (j *Job) readView(name string, up *Job, sub *changeSub, out chan<- stream.M
 		if !j.sendMarks(out, it.marks) {
 			return
 		}
-		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: it.epoch})) {
+		if !j.send(out, stream.BarrierMsg(stream.Barrier{Epoch: it.epoch, Checkpoint: j.rt.isCheckpoint(it.epoch)})) {
 			return
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/storage/checkpoint"
 )
 
 // DefaultBarrierInterval is the epoch length unless Config says otherwise.
@@ -32,6 +33,16 @@ type Config struct {
 	// watermarks, EARLY EVERY, EMIT EVERY, PROCTIME(). Nil: the wall clock;
 	// a *ManualClock makes AdvanceClock work. Barriers stay on wall time.
 	Clock stream.Clock
+	// Checkpoints, if set, receives a checkpoint of every job's state every
+	// CheckpointInterval (checkpoint.go).
+	Checkpoints *checkpoint.Store
+	// CheckpointInterval is the time between checkpoints; 0 means
+	// DefaultCheckpointInterval, a negative value checkpoints only when
+	// Checkpoint is called.
+	CheckpointInterval time.Duration
+	// Recovered is the checkpoint that jobs started before EndRecovery
+	// resume from, when their plan is the same (nil: none).
+	Recovered *checkpoint.Checkpoint
 }
 
 // Delta is one committed write to a table, in commit order: the rows it
@@ -86,6 +97,8 @@ type Runtime struct {
 	jobs   map[uint32]*Job
 	closed bool
 
+	ck *ckptState // nil without checkpoints
+
 	progMu sync.Mutex
 	prog   chan struct{} // closed (and replaced) when any job completes an epoch
 
@@ -107,7 +120,16 @@ func New(cfg Config, in Inputs) *Runtime {
 	if cfg.Clock == nil {
 		cfg.Clock = stream.WallClock{}
 	}
-	rt := &Runtime{cfg: cfg, in: in, jobs: map[uint32]*Job{}, prog: make(chan struct{}), stop: make(chan struct{})}
+	ck, err := newCkptState(cfg)
+	if err != nil {
+		cfg.Logf("%v: views are rebuilt from their inputs", err)
+		cfg.Recovered = nil
+		ck, _ = newCkptState(cfg)
+	}
+	rt := &Runtime{cfg: cfg, in: in, jobs: map[uint32]*Job{}, prog: make(chan struct{}), stop: make(chan struct{}), ck: ck}
+	if ck != nil && cfg.Recovered != nil {
+		rt.epoch = cfg.Recovered.Manifest.Epoch // later epochs come after it
+	}
 	if cfg.BarrierInterval > 0 {
 		rt.wg.Add(1)
 		go rt.tick()
@@ -128,6 +150,7 @@ func (rt *Runtime) tick() {
 	t := time.NewTicker(rt.cfg.BarrierInterval)
 	defer t.Stop()
 	var inFlight []uint64 // epochs this ticker injected, oldest first
+	var lastCkpt time.Time
 	for {
 		select {
 		case <-rt.stop:
@@ -137,10 +160,30 @@ func (rt *Runtime) tick() {
 				inFlight = inFlight[1:]
 			}
 			if len(inFlight) < maxTicksInFlight {
-				inFlight = append(inFlight, rt.Inject())
+				ckpt := rt.ck != nil && rt.ck.interval > 0 && time.Since(lastCkpt) >= rt.ck.interval
+				e, started := rt.inject(ckpt)
+				if started {
+					lastCkpt = time.Now()
+				}
+				inFlight = append(inFlight, e)
 			}
 		}
 	}
+}
+
+// inject starts an epoch, marked as a checkpoint when ckpt is set and no
+// checkpoint is in flight (started reports whether it was).
+func (rt *Runtime) inject(ckpt bool) (epoch uint64, started bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var run *ckptRun
+	if ckpt {
+		var err error
+		if run, err = rt.beginCheckpointLocked(); err != nil {
+			rt.cfg.Logf("checkpoint: %v", err)
+		}
+	}
+	return rt.injectLocked(false, run), run != nil
 }
 
 // Inject starts a new epoch: every root reader of every job sends a barrier
@@ -148,19 +191,24 @@ func (rt *Runtime) tick() {
 func (rt *Runtime) Inject() uint64 {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return rt.injectLocked(false)
+	return rt.injectLocked(false, nil)
 }
 
 // injectLocked starts an epoch; with flush, finite sources send its barrier
-// only once read to their end. rt.mu is held.
-func (rt *Runtime) injectLocked(flush bool) uint64 {
-	rt.epoch = nextEpoch(rt.epoch, time.Now())
+// only once read to their end; with run, the epoch is that checkpoint's
+// (its barrier is marked Checkpoint). rt.mu is held.
+func (rt *Runtime) injectLocked(flush bool, run *ckptRun) uint64 {
+	if run != nil {
+		rt.epoch = run.epoch
+	} else {
+		rt.epoch = nextEpoch(rt.epoch, time.Now())
+	}
 	// One cut per table: every job reading a table places the barrier at
 	// the same write, so views over one table agree at every epoch.
 	cuts := map[uint32]Position{}
 	for _, j := range rt.jobs {
 		for _, r := range j.roots {
-			req := barrierReq{epoch: rt.epoch, flush: flush}
+			req := barrierReq{epoch: rt.epoch, flush: flush, ckpt: run != nil}
 			if r.table != 0 {
 				c, ok := cuts[r.table]
 				if !ok {
@@ -180,7 +228,7 @@ func (rt *Runtime) injectLocked(flush bool) uint64 {
 // the call has then reached every view and subscriber.
 func (rt *Runtime) Flush(ctx context.Context) error {
 	rt.mu.Lock()
-	e := rt.injectLocked(true)
+	e := rt.injectLocked(true, nil)
 	rt.mu.Unlock()
 	return rt.settle(ctx, e)
 }

@@ -25,10 +25,13 @@ type subItem struct {
 type changeSub struct {
 	after  uint64
 	active bool
-	dead   bool            // ended early; dropped at the next epoch
-	ch     chan subItem    // downstream job
-	done   <-chan struct{} // the downstream job's end
-	client *Subscription
+	// noSnapshot: a resumed downstream job, at the same epoch as the view
+	// already, takes only the changes after it.
+	noSnapshot bool
+	dead       bool            // ended early; dropped at the next epoch
+	ch         chan subItem    // downstream job
+	done       <-chan struct{} // the downstream job's end
+	client     *Subscription
 }
 
 // deliver hands an item over; false means the subscriber is gone (or, for
@@ -82,6 +85,9 @@ func (j *Job) subscribe(s *changeSub, after uint64) {
 // activate hands s the view's snapshot (as of j.delivered); subMu is held.
 func (j *Job) activate(s *changeSub) {
 	s.active = true
+	if s.noSnapshot {
+		return
+	}
 	_, rows, err := j.view.SnapshotEpoch()
 	if err != nil {
 		s.end(err)

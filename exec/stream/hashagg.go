@@ -3,6 +3,7 @@ package stream
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -47,6 +48,9 @@ type HashAgg struct {
 	// append-only sources): min and max then keep only their running
 	// extreme instead of every value, and a retraction fails.
 	AppendOnly bool
+	// Clean, if set, closes groups by the watermark of one key and emits
+	// each once, when it closes (see AggClean); nil: the behaviour above.
+	Clean *AggClean
 }
 
 // Columns implements Node.
@@ -68,6 +72,13 @@ func (h *HashAgg) Explain() string {
 			keys[i] = g.String()
 		}
 		s += " GROUP BY " + strings.Join(keys, ", ")
+	}
+	if c := h.Clean; c != nil && c.Key >= 0 && c.Key < len(h.GroupBy) {
+		s += " (emit on window close: each group goes out and is freed when the watermark passes " + h.GroupBy[c.Key].String()
+		if c.Delay > 0 {
+			s += " + " + time.Duration(c.Delay*1000).String()
+		}
+		s += ")"
 	}
 	return s
 }
@@ -94,6 +105,19 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			if !ok {
 				return
 			}
+			if r.clean != nil && m.Kind != KindBarrier {
+				msgs, err := r.handleCleanMsg(m)
+				if err != nil {
+					env.Fail(err)
+					return
+				}
+				for _, o := range msgs {
+					if !send(env, out, o) {
+						return
+					}
+				}
+				continue
+			}
 			if m.Kind == KindChunk {
 				if err := r.consume(m.Chunk); err != nil {
 					env.Fail(err)
@@ -105,7 +129,9 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				marks.note(m.Watermark)
 				continue
 			}
-			if m.Kind == KindBarrier {
+			if m.Kind == KindBarrier && r.clean != nil {
+				r.flushClean()
+			} else if m.Kind == KindBarrier {
 				c, err := r.flush()
 				if err != nil {
 					env.Fail(err)
@@ -134,6 +160,7 @@ type aggRun struct {
 	ectx   *expr.Context
 	schema *arrow.Schema
 	table  *groupTable // nil without GROUP BY
+	clean  *aggCleaner // nil without HashAgg.Clean
 	aggs   []aggCol
 	argT   []types.T
 
@@ -183,6 +210,12 @@ func (h *HashAgg) newRun(env *Env) (*aggRun, error) {
 	if r.table == nil {
 		r.grow(1)
 	}
+	if h.Clean != nil {
+		var err error
+		if r.clean, err = newAggCleaner(h); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -222,6 +255,9 @@ func (r *aggRun) consume(c *Chunk) error {
 		}
 		gids = r.table.probe(keys, nil, n, false)
 		r.grow(r.table.cap())
+		if r.clean != nil {
+			r.clean.noteNew(r, keys, gids)
+		}
 		for _, row := range r.table.newRows {
 			g := gids[row]
 			for k, a := range keys {

@@ -12,7 +12,9 @@ import (
 // A retraction retracts the same windows. An update pair stays a pair when
 // each row is in one window (TUMBLE) and becomes a delete and an insert per
 // window otherwise. Watermarks pass through (the input's columns keep their
-// positions). It keeps no state.
+// positions); one on the time column also goes out on window_start and
+// window_end as the start and end of the earliest window a row at that
+// time can be in (windowMarks). It keeps no state.
 type WindowExpand struct {
 	Input   Node
 	TimeCol int
@@ -36,13 +38,47 @@ func (w *WindowExpand) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	ectx := env.evalContext()
 	schema := types.ArrowSchema(w.Cols)
 	timeType := w.Cols[w.TimeCol].Type
-	return runMap(env, inputs[0], func(c *Chunk) (*Chunk, error) {
+	n := len(w.Cols)
+	marks := func(m Watermark) []Watermark {
+		if m.Col != w.TimeCol {
+			return []Watermark{m}
+		}
+		ws, we, ok := windowMarks(w.Windows, m.Value)
+		if !ok {
+			return []Watermark{m}
+		}
+		return []Watermark{m, {Col: n - 2, Value: ws}, {Col: n - 1, Value: we}}
+	}
+	return runMapMarks(env, inputs[0], func(c *Chunk) (*Chunk, error) {
 		out, src, err := exec.ExpandWindows(ectx.Allocator(), schema, c.Rec, w.TimeCol, timeType, w.Windows)
 		if err != nil || out == nil {
 			return nil, err
 		}
 		return &Chunk{Rec: out, Ops: expandOps(c.Ops, src, w.Windows.PerRow() > 1 || w.Windows.Cumulate)}, nil
-	})
+	}, marks)
+}
+
+// windowMarks returns, for a watermark t on the time column (no later row
+// has a time below t), the start and end of the earliest window a later
+// row can be in: watermarks on window_start and window_end. ok is false
+// near the ends of the time range.
+func windowMarks(w exec.TimeWindows, t int64) (ws, we int64, ok bool) {
+	const lim = int64(1) << 62
+	if t <= -lim || t >= lim || w.Size <= 0 || w.Size >= lim {
+		return 0, 0, false
+	}
+	step := w.Slide
+	if step <= 0 || step > w.Size {
+		step = w.Size
+	}
+	if w.Cumulate {
+		// The period of t, and the first step boundary after t.
+		p := exec.FloorDiv(t-w.Offset, w.Size)*w.Size + w.Offset
+		return p, exec.FloorDiv(t-w.Offset, step)*step + w.Offset + step, true
+	}
+	last := exec.FloorDiv(t-w.Offset, step)*step + w.Offset
+	ws = last - w.Size + step
+	return ws, ws + w.Size, true
 }
 
 // expandOps gives output row k the op of input row src[k] (src nil: the

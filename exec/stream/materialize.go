@@ -55,6 +55,10 @@ func (m *Materialize) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	v := m.NewView()
 	go func() {
 		defer close(out)
+		if err := env.restore(m, viewState{v}); err != nil {
+			env.Fail(err)
+			return
+		}
 		_ = v.run(env, inputs[0], out) // failures already went to env.Fail
 	}()
 	return out

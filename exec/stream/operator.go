@@ -41,6 +41,9 @@ type Env struct {
 	// window's state was already freed); the runtime counts them and, with
 	// LATE ROWS INTO, stores them. Called from operator goroutines.
 	OnLate func(rows arrow.RecordBatch)
+	// Checkpoints, if set, restores operators' state at Start and takes
+	// their snapshots at checkpoint barriers (state.go).
+	Checkpoints Checkpointer
 
 	once sync.Once
 	err  error

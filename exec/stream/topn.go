@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -49,6 +50,9 @@ type TopN struct {
 	// AppendOnly is set when the input never retracts (see Scan): TopN then
 	// keeps only the rows it may still emit, and a retraction is an error.
 	AppendOnly bool
+	// Close, if set, completes and frees partitions with a watermark (a
+	// top-N per time window, topn_close.go).
+	Close *TopNClose
 }
 
 // Columns implements Node.
@@ -82,6 +86,9 @@ func (t *TopN) Explain() string {
 	}
 	if t.AppendOnly {
 		s += " (append only)"
+	}
+	if t.Close != nil {
+		s += ", each " + t.PartitionBy[t.Close.Part].String() + " " + t.Close.String()
 	}
 	return s
 }
@@ -118,6 +125,23 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				}
 				continue
 			case KindWatermark:
+				if cl := t.Close; cl != nil && cl.EOWC {
+					// Only the closing column's watermark holds for the
+					// output; it goes out after the rows it released.
+					if m.Watermark.Col != cl.Col {
+						continue
+					}
+					c, err := r.closeUpTo(m.Watermark.Value)
+					if err != nil {
+						env.Fail(err)
+						return
+					}
+					if c != nil && !send(env, out, ChunkMsg(c)) {
+						return
+					}
+					m.Watermark.Value = addSat(m.Watermark.Value, -cl.Delay)
+					break
+				}
 				marks = holdMark(marks, m.Watermark)
 				continue
 			case KindBarrier:
@@ -128,6 +152,17 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				}
 				if c != nil && !send(env, out, ChunkMsg(c)) {
 					return
+				}
+				if t.Close != nil {
+					for _, w := range marks {
+						if w.Col != t.Close.Col {
+							continue
+						}
+						if _, err := r.closeUpTo(w.Value); err != nil {
+							env.Fail(err)
+							return
+						}
+					}
 				}
 				for _, w := range marks {
 					if !send(env, out, WatermarkMsg(w)) {
@@ -148,6 +183,8 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 // order, with their ranks). last is the row that sorts last once an
 // append-only partition is full (nil before), lastNorm its norm.
 type tnPart struct {
+	closeAt  int64 // with TopN.Close: the value the watermark must pass
+	gone     bool  // with TopN.Close: freed (it may still be in closing)
 	last     *tnEntry
 	lastNorm tnNorm
 	enc      string
@@ -218,6 +255,9 @@ type topnRun struct {
 	global   *tnPart // the one partition without PartitionBy
 	touched  []*tnPart
 	enc      []byte
+	closing  tnClosing // with Close: open partitions by closeAt
+	closedWM int64     // with Close: partitions closing below it are freed
+	late     int64
 
 	// flush scratch and output builders, reused across epochs
 	next             []tnRank
@@ -243,8 +283,11 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 	if t.RankCol && t.Cols[want-1].Type.Kind != types.Int8 {
 		return nil, fmt.Errorf("stream: top-n rank column is %s, want bigint", t.Cols[want-1].Type)
 	}
+	if err := t.closeCheck(); err != nil {
+		return nil, err
+	}
 	r := &topnRun{t: t, env: env, ectx: env.evalContext(), in: in, order: newTnOrder(t.Order), keep: -1,
-		parts: newTnParts(), schema: types.ArrowSchema(t.Cols)}
+		parts: newTnParts(), schema: types.ArrowSchema(t.Cols), closedWM: math.MinInt64}
 	if t.AppendOnly && t.Limit >= 0 && t.Limit <= math.MaxInt64-t.Offset {
 		r.keep = t.Offset + t.Limit
 	}
@@ -290,16 +333,27 @@ func (r *topnRun) consume(c *Chunk) error {
 		return err
 	}
 	defer releaseAll(keys)
+	var late []int
 	for row := 0; row < n; row++ {
 		p := r.global
 		if p == nil {
+			closeAt := int64(math.MaxInt64)
+			if r.t.Close != nil {
+				if closeAt = r.closeValue(parts, row); r.isLate(closeAt) {
+					late = append(late, row)
+					continue
+				}
+			}
 			r.enc = r.enc[:0]
 			for k, a := range parts {
 				r.enc = encodeKey(r.enc, a, row, r.partT[k])
 			}
 			if p = r.parts.get(r.enc); p == nil {
-				p = &tnPart{enc: string(r.enc)}
+				p = &tnPart{enc: string(r.enc), closeAt: closeAt}
 				r.parts.put(p)
+				if r.t.Close != nil && closeAt != math.MaxInt64 {
+					heap.Push(&r.closing, p)
+				}
 			}
 		}
 		sign := c.Op(row).Sign()
@@ -340,10 +394,13 @@ func (r *topnRun) consume(c *Chunk) error {
 				p.lastNorm = p.last.norm
 			}
 		}
-		if !p.touched {
+		if !p.touched && (r.t.Close == nil || !r.t.Close.EOWC) {
 			p.touched = true
 			r.touched = append(r.touched, p)
 		}
+	}
+	if len(late) > 0 {
+		r.lateRows(c.Rec, late)
 	}
 	return nil
 }
@@ -394,6 +451,7 @@ func (r *topnRun) flush() (*Chunk, error) {
 		}
 		p.emitted = append(p.emitted[:0], r.next...)
 		if p != r.global && p.rows.rows == 0 {
+			p.gone = true
 			r.parts.delete(p.enc)
 		}
 	}

@@ -161,9 +161,9 @@ func (h *tnHarness) apply(c *Chunk) {
 		if !h.top.RankCol {
 			continue
 		}
-		k := fmt.Sprintf("%v/%v", row[0], row[len(row)-1])
-		if len(h.top.PartitionBy) == 0 {
-			k = fmt.Sprint(row[len(row)-1])
+		k := fmt.Sprint(row[len(row)-1])
+		for _, p := range h.top.PartitionBy {
+			k = fmt.Sprintf("%v/%s", row[p.(*expr.ColRef).Idx], k)
 		}
 		if op.Sign() > 0 {
 			if old, ok := h.byRank[k]; ok {

@@ -31,6 +31,12 @@ type View struct {
 	delta map[string]entry // keys touched this epoch -> their state now
 	order []string         // delta's keys in first-touch order
 	buf   []byte
+	// Checkpoints (view_state.go): keys changed since the last snapshot,
+	// tracked only when the graph checkpoints; based once a snapshot or a
+	// restore made the next snapshot's deltas meaningful.
+	track bool
+	dirty map[string]struct{}
+	based bool
 
 	// mu guards base against the writer's merge: the writer holds it to
 	// merge a delta and publish, readers hold it shared to build batches.
@@ -143,6 +149,10 @@ func (v *View) build() ([]arrow.RecordBatch, error) {
 
 func (v *View) run(env *Env, in <-chan Message, out chan<- Message) error {
 	marks := map[int]int64{} // highest watermark per column this epoch (for out)
+	if env.Checkpoints != nil {
+		v.track = true
+		v.dirty = map[string]struct{}{}
+	}
 	for {
 		var m Message
 		var ok bool
@@ -173,6 +183,10 @@ func (v *View) run(env *Env, in <-chan Message, out chan<- Message) error {
 				changes = v.netChanges()
 			}
 			v.publish(m.Barrier.Epoch)
+			if err := env.snapshot(v.m, m.Barrier, viewState{v}); err != nil {
+				env.Fail(err)
+				return err
+			}
 			if v.m.OnEpoch != nil {
 				v.m.OnEpoch(m.Barrier.Epoch, changes)
 			}
@@ -291,6 +305,9 @@ func (v *View) publish(epoch uint64) {
 			delete(v.base, k)
 		} else {
 			v.base[k] = e
+		}
+		if v.track {
+			v.dirty[k] = struct{}{}
 		}
 	}
 	data := v.cur.Load().data

@@ -1,0 +1,109 @@
+package catalog
+
+import (
+	"strings"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// parse_ident (Grafana's column look-up calls it) and
+// has_any_column_privilege (Metabase's table privileges).
+
+func init() {
+	textArr := types.ArrayOf(types.TText)
+	reg := func(args []types.T, fn func(ctx *expr.Context, a []types.Value) (types.Value, error)) {
+		expr.Register(&expr.Func{Name: "parse_ident", Args: args, Return: textArr, Strict: true, Kernel: expr.RowKernel(textArr, args, fn)})
+	}
+	reg([]types.T{types.TText}, func(_ *expr.Context, a []types.Value) (types.Value, error) {
+		return parseIdent(a[0].(string), true)
+	})
+	reg([]types.T{types.TText, types.TBool}, func(_ *expr.Context, a []types.Value) (types.Value, error) {
+		return parseIdent(a[0].(string), a[1].(bool))
+	})
+	yes := func(*expr.Context, []types.Value) (types.Value, error) { return true, nil }
+	for _, args := range [][]types.T{{types.TText, types.TText}, {types.TOid, types.TText},
+		{types.TName, types.TText, types.TText}, {types.TName, types.TOid, types.TText}, {types.TOid, types.TOid, types.TText}} {
+		expr.Register(&expr.Func{Name: "has_any_column_privilege", Args: args, Return: types.TBool, Strict: true,
+			Kernel: expr.RowKernel(types.TBool, args, yes)})
+	}
+}
+
+// parseIdent splits a qualified identifier as PostgreSQL's parse_ident
+// does: quoted parts keep their case ("" is a quote), others are folded to
+// lower case; with strict, nothing may follow the last part.
+func parseIdent(s string, strict bool) (types.Value, error) {
+	bad := func(detail string) error {
+		e := pgerr.New(pgerr.InvalidParameterValue, "string is not a valid identifier: \"%s\"", s)
+		if detail != "" {
+			e = e.WithDetail("%s", detail)
+		}
+		return e
+	}
+	var out []types.Value
+	i := 0
+	skipSpace := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			i++
+		}
+	}
+	skipSpace()
+	for {
+		var part string
+		switch {
+		case i < len(s) && s[i] == '"':
+			var b strings.Builder
+			i++
+			for {
+				k := strings.IndexByte(s[i:], '"')
+				if k < 0 {
+					return nil, bad("String has unclosed double quotes.")
+				}
+				b.WriteString(s[i : i+k])
+				i += k + 1
+				if i < len(s) && s[i] == '"' {
+					b.WriteByte('"')
+					i++
+					continue
+				}
+				break
+			}
+			if b.Len() == 0 {
+				return nil, bad("Quoted identifier must not be empty.")
+			}
+			part = b.String()
+		default:
+			start := i
+			for i < len(s) && (isIdentByte(s[i]) || i > start && s[i] >= '0' && s[i] <= '9' || s[i] == '$' && i > start) {
+				i++
+			}
+			if i == start {
+				switch {
+				case len(out) > 0:
+					return nil, bad("No valid identifier after \".\".")
+				case i < len(s) && s[i] == '.':
+					return nil, bad("No valid identifier before \".\".")
+				}
+				return nil, bad("")
+			}
+			part = strings.ToLower(s[start:i])
+		}
+		out = append(out, part)
+		skipSpace()
+		if i < len(s) && s[i] == '.' {
+			i++
+			skipSpace()
+			continue
+		}
+		break
+	}
+	if strict && i < len(s) {
+		return nil, bad("")
+	}
+	return out, nil
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}

@@ -1,0 +1,451 @@
+package dataflow
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/storage/checkpoint"
+)
+
+// Checkpoints (design: docs/contributing/checkpoints.md). Every
+// Config.CheckpointInterval the ticker marks the barrier it injects as a
+// checkpoint; root readers record their positions at the cut, operators
+// write their state through the job's Checkpointer as the barrier passes,
+// and once every job of the checkpoint has completed the epoch the runtime
+// commits it with the positions as metadata.
+
+// DefaultCheckpointInterval is the time between checkpoints unless Config
+// says otherwise.
+const DefaultCheckpointInterval = time.Second
+
+// Resumer is implemented by Inputs whose tables and sources can resume
+// from positions (the engine's). Without it checkpoints still hold the
+// operators' state, but no job can resume from them.
+type Resumer interface {
+	// PositionLSN is the durable sequence number of a table position
+	// (from TablePosition).
+	PositionLSN(p Position) uint64
+	// TableFeedFrom returns a feed of the table's writes after lsn (no
+	// snapshot); an error when they are no longer kept.
+	TableFeedFrom(oid uint32, lsn uint64) (Feed, error)
+	// RetainTable says that the writes after lsn must stay readable by
+	// TableFeedFrom (a checkpoint that cut the table there committed).
+	RetainTable(oid uint32, lsn uint64)
+	// OpenSourceAt is OpenSource starting at pos (nil: the start); position,
+	// if not nil, returns the reader's position after the last batch it
+	// passed to emit and is called from within emit.
+	OpenSourceAt(oid uint32, pos []byte, onError func(error)) (run RunFunc, position func() []byte, finite bool, err error)
+}
+
+// ckptMeta is a checkpoint's runtime record (the manifest's Meta).
+type ckptMeta struct {
+	Epoch uint64    `json:"epoch"`
+	Jobs  []jobMeta `json:"jobs"`
+}
+
+// jobMeta is one job in a checkpoint.
+type jobMeta struct {
+	ID          uint32 `json:"id"`
+	Name        string `json:"name"`
+	Fingerprint string `json:"fingerprint"`
+	// Resumable is false when a root could not record a position (a
+	// source without positions): the job is then rebuilt at recovery.
+	Resumable bool       `json:"resumable"`
+	Roots     []rootMeta `json:"roots"`
+}
+
+// rootMeta is a root reader's position at the cut, in the job's root order.
+type rootMeta struct {
+	Table  uint32 `json:"table,omitempty"`
+	LSN    uint64 `json:"lsn,omitempty"`
+	Source uint32 `json:"source,omitempty"`
+	Pos    []byte `json:"pos,omitempty"`
+	// Resumable: the position was recorded (a table's LSN, a source
+	// reader's position; Pos nil is the source's start).
+	Resumable bool `json:"resumable"`
+	// WM is the reader's watermark (µs), sent again after a resume.
+	WM   int64 `json:"wm"`
+	HasW bool  `json:"has_wm,omitempty"`
+}
+
+// CheckpointStats describe the last checkpoint (streamsql_checkpoints).
+type CheckpointStats struct {
+	Epoch      uint64        // the last committed checkpoint's epoch (0: none)
+	Time       time.Time     // when it committed
+	Bytes      int64         // what it wrote
+	ChainBytes int64         // what a recovery reads
+	Full       bool          // it holds every operator's whole state
+	Duration   time.Duration // from the barrier's injection to the commit
+	Jobs       int           // jobs it holds
+	Count      int64         // checkpoints committed since start
+	Failures   int64         // checkpoints that failed since start
+	LastError  string        // the last failure's error
+}
+
+// ckptState is the runtime's checkpoint bookkeeping.
+type ckptState struct {
+	store    *checkpoint.Store
+	interval time.Duration
+
+	mu    sync.Mutex
+	cur   *ckptRun
+	stats CheckpointStats
+
+	// Recovery: the checkpoint jobs may resume from, until EndRecovery.
+	rec    *checkpoint.Checkpoint
+	resume map[uint32]*jobMeta
+}
+
+// ckptRun is one checkpoint in flight.
+type ckptRun struct {
+	epoch uint64
+	w     *checkpoint.Writer
+	start time.Time
+	jobs  map[uint32]*Job
+
+	mu     sync.Mutex
+	roots  map[*root]rootMeta
+	failed error
+}
+
+func (r *ckptRun) fail(err error) {
+	r.mu.Lock()
+	if r.failed == nil {
+		r.failed = err
+	}
+	r.mu.Unlock()
+}
+
+// newCkptState reads the recovered checkpoint's record; nil without a store.
+func newCkptState(cfg Config) (*ckptState, error) {
+	if cfg.Checkpoints == nil {
+		return nil, nil
+	}
+	c := &ckptState{store: cfg.Checkpoints, interval: cfg.CheckpointInterval}
+	if c.interval == 0 {
+		c.interval = DefaultCheckpointInterval
+	}
+	if m := cfg.Checkpoints.Last(); m != nil {
+		c.stats = CheckpointStats{Epoch: m.Epoch, Time: m.Time, Bytes: m.Bytes(), ChainBytes: m.ChainBytes(), Full: m.Full(), Duration: m.Duration}
+	}
+	if cfg.Recovered != nil {
+		var meta ckptMeta
+		if err := json.Unmarshal(cfg.Recovered.Manifest.Meta, &meta); err != nil {
+			return nil, fmt.Errorf("dataflow: checkpoint %d: bad runtime record: %w", cfg.Recovered.Manifest.Epoch, err)
+		}
+		c.rec = cfg.Recovered
+		c.resume = map[uint32]*jobMeta{}
+		for i := range meta.Jobs {
+			c.resume[meta.Jobs[i].ID] = &meta.Jobs[i]
+		}
+		c.stats.Jobs = len(meta.Jobs)
+	}
+	return c, nil
+}
+
+// RecoveredEpoch is the epoch of the checkpoint jobs resume from (0: none).
+func (rt *Runtime) RecoveredEpoch() uint64 {
+	if rt.ck == nil || rt.ck.rec == nil {
+		return 0
+	}
+	return rt.ck.rec.Manifest.Epoch
+}
+
+// EndRecovery forgets the recovered checkpoint: jobs started later (a view
+// rebuilt after ALTER TABLE) start from their inputs. The engine calls it
+// once the views of the catalog are started.
+func (rt *Runtime) EndRecovery() {
+	if rt.ck == nil {
+		return
+	}
+	rt.ck.mu.Lock()
+	rt.ck.rec, rt.ck.resume = nil, nil
+	rt.ck.mu.Unlock()
+}
+
+// CheckpointStats returns the last checkpoint's figures.
+func (rt *Runtime) CheckpointStats() (CheckpointStats, bool) {
+	if rt.ck == nil {
+		return CheckpointStats{}, false
+	}
+	rt.ck.mu.Lock()
+	defer rt.ck.mu.Unlock()
+	return rt.ck.stats, true
+}
+
+// Checkpoint injects a checkpoint barrier and waits until the checkpoint is
+// committed (or failed). It returns the checkpoint's epoch.
+func (rt *Runtime) Checkpoint(ctx context.Context) (uint64, error) {
+	if rt.ck == nil {
+		return 0, fmt.Errorf("dataflow: checkpoints are off")
+	}
+	for {
+		rt.mu.Lock()
+		run, err := rt.beginCheckpointLocked()
+		if err != nil {
+			rt.mu.Unlock()
+			return 0, err
+		}
+		if run != nil {
+			rt.injectLocked(false, run)
+			rt.mu.Unlock()
+			return run.epoch, rt.waitCheckpoint(ctx, run)
+		}
+		cur := rt.ck.current()
+		rt.mu.Unlock()
+		if err := rt.waitCheckpoint(ctx, cur); err != nil && ctx.Err() != nil {
+			return 0, err
+		}
+	}
+}
+
+func (c *ckptState) current() *ckptRun {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur
+}
+
+// waitCheckpoint waits until run is committed or failed.
+func (rt *Runtime) waitCheckpoint(ctx context.Context, run *ckptRun) error {
+	for {
+		rt.progMu.Lock()
+		ch := rt.prog
+		rt.progMu.Unlock()
+		if rt.ck.current() != run {
+			run.mu.Lock()
+			err := run.failed
+			run.mu.Unlock()
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-rt.stop:
+			return errClosed
+		}
+	}
+}
+
+// beginCheckpointLocked opens the next checkpoint, or returns nil when one
+// is still in flight; rt.mu is held. The epoch is the one injectLocked
+// will use next.
+func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
+	c := rt.ck
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur != nil {
+		return nil, nil
+	}
+	epoch := nextEpoch(rt.epoch, time.Now())
+	w, err := c.store.Begin(epoch)
+	if err != nil {
+		c.stats.Failures++
+		c.stats.LastError = err.Error()
+		return nil, err
+	}
+	run := &ckptRun{epoch: epoch, w: w, start: time.Now(), jobs: map[uint32]*Job{}, roots: map[*root]rootMeta{}}
+	for id, j := range rt.jobs {
+		if j.Err() == nil && stream.Checkpointable(j.spec.Plan) {
+			run.jobs[id] = j
+		}
+	}
+	c.cur = run
+	go rt.finishCheckpoint(run)
+	return run, nil
+}
+
+// finishCheckpoint waits until every job of run completed its epoch (or
+// failed or stopped), then commits it.
+func (rt *Runtime) finishCheckpoint(run *ckptRun) {
+	for {
+		rt.progMu.Lock()
+		ch := rt.prog
+		rt.progMu.Unlock()
+		if rt.checkpointReady(run) {
+			break
+		}
+		select {
+		case <-ch:
+		case <-rt.stop:
+			run.w.Abort()
+			return
+		}
+	}
+	meta := ckptMeta{Epoch: run.epoch}
+	retain := map[uint32]uint64{}
+	run.mu.Lock()
+	err := run.failed
+	for id, j := range run.jobs {
+		if j.Err() != nil || j.stopped.Load() || rt.Job(id) != j {
+			continue // left out: rebuilt at recovery
+		}
+		jm := jobMeta{ID: id, Name: j.spec.Name, Fingerprint: fingerprint(j.spec.Plan), Resumable: true}
+		for _, r := range j.roots {
+			rm, ok := run.roots[r]
+			if !ok || !rm.Resumable {
+				jm.Resumable = false
+			}
+			if rm.Table != 0 {
+				retain[rm.Table] = rm.LSN
+			}
+			jm.Roots = append(jm.Roots, rm)
+		}
+		meta.Jobs = append(meta.Jobs, jm)
+	}
+	run.mu.Unlock()
+	var m checkpoint.Manifest
+	if err == nil {
+		var data []byte
+		if data, err = json.Marshal(meta); err == nil {
+			m, err = run.w.Commit(data)
+		} else {
+			run.w.Abort()
+		}
+	} else {
+		run.w.Abort()
+	}
+	c := rt.ck
+	if err == nil {
+		if res, ok := rt.in.(Resumer); ok {
+			for oid, lsn := range retain {
+				res.RetainTable(oid, lsn)
+			}
+		}
+	}
+	c.mu.Lock()
+	if err != nil {
+		run.fail(err)
+		c.stats.Failures++
+		c.stats.LastError = err.Error()
+		rt.cfg.Logf("checkpoint %d failed (views go on; the next one is tried at the next interval): %v", run.epoch, err)
+	} else {
+		c.stats.Epoch, c.stats.Time, c.stats.Bytes, c.stats.ChainBytes = m.Epoch, m.Time, m.Bytes(), m.ChainBytes()
+		c.stats.Full, c.stats.Duration, c.stats.Jobs = m.Full(), time.Since(run.start), len(meta.Jobs)
+		c.stats.Count++
+	}
+	c.cur = nil
+	c.mu.Unlock()
+	rt.progressed()
+}
+
+// checkpointReady reports whether every job of run is past its epoch.
+func (rt *Runtime) checkpointReady(run *ckptRun) bool {
+	for id, j := range run.jobs {
+		if j.done.Load() < run.epoch && j.Err() == nil && !j.stopped.Load() && rt.Job(id) == j {
+			return false
+		}
+	}
+	return true
+}
+
+// isCheckpoint reports whether epoch is the checkpoint in flight (a view's
+// downstream jobs forward its barriers, which carry no flag).
+func (rt *Runtime) isCheckpoint(epoch uint64) bool {
+	if rt.ck == nil {
+		return false
+	}
+	run := rt.ck.current()
+	return run != nil && run.epoch == epoch
+}
+
+// recordRoot notes a root reader's position at checkpoint epoch's cut.
+func (rt *Runtime) recordRoot(epoch uint64, r *root, rm rootMeta) {
+	if rt.ck == nil {
+		return
+	}
+	run := rt.ck.current()
+	if run == nil || run.epoch != epoch {
+		return
+	}
+	run.mu.Lock()
+	run.roots[r] = rm
+	run.mu.Unlock()
+}
+
+// fingerprint identifies a plan's shape: its operators' EXPLAIN lines in
+// preorder with their depth. A job resumes only into the same plan.
+func fingerprint(n stream.Node) string {
+	var b strings.Builder
+	var walk func(n stream.Node, depth int)
+	walk = func(n stream.Node, depth int) {
+		fmt.Fprintf(&b, "%d %T %s\n", depth, n, n.Explain())
+		for _, in := range n.Inputs() {
+			walk(in, depth+1)
+		}
+	}
+	walk(n, 0)
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:12])
+}
+
+// jobCkpt is a job's stream.Checkpointer: operator ids are the job's id
+// and the operator's preorder index in the plan ("v" for the view).
+type jobCkpt struct {
+	rt     *Runtime
+	j      *Job
+	ids    map[stream.Node]string
+	resume bool // restore operators from rt.ck.rec
+}
+
+func newJobCkpt(rt *Runtime, j *Job, view stream.Node) *jobCkpt {
+	c := &jobCkpt{rt: rt, j: j, ids: map[stream.Node]string{}}
+	i := 0
+	var walk func(n stream.Node)
+	walk = func(n stream.Node) {
+		c.ids[n] = fmt.Sprintf("%d/%d", j.spec.ID, i)
+		i++
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	walk(j.spec.Plan)
+	if view != nil {
+		c.ids[view] = fmt.Sprintf("%d/v", j.spec.ID)
+	}
+	return c
+}
+
+// Restored implements stream.Checkpointer.
+func (c *jobCkpt) Restored(n stream.Node) stream.StateReader {
+	if !c.resume {
+		return nil
+	}
+	c.rt.ck.mu.Lock()
+	rec := c.rt.ck.rec
+	c.rt.ck.mu.Unlock()
+	if st := rec.Op(c.ids[n]); st != nil {
+		return st
+	}
+	return nil
+}
+
+// Snapshot implements stream.Checkpointer. Write errors (a full disk) fail
+// the checkpoint, not the job.
+func (c *jobCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.Stateful) error {
+	run := c.rt.ck.current()
+	if run == nil || run.epoch != b.Epoch || run.jobs[c.j.spec.ID] != c.j {
+		return nil
+	}
+	id, ok := c.ids[n]
+	if !ok {
+		run.fail(fmt.Errorf("operator %s of %s has no checkpoint id", n.Explain(), c.j.spec.Name))
+		return nil
+	}
+	ow := run.w.Op(id)
+	err := st.Snapshot(ow, run.w.Full())
+	if cerr := ow.Close(); cerr != nil {
+		run.fail(cerr)
+	}
+	if err != nil {
+		run.fail(fmt.Errorf("%s: %w", c.j.spec.Name, err))
+	}
+	return nil
+}

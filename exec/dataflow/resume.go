@@ -1,0 +1,140 @@
+package dataflow
+
+import (
+	"math"
+
+	"github.com/streamsql/streamsql/exec/stream"
+)
+
+// Resuming a job from the recovered checkpoint (docs/contributing/
+// checkpoints.md, "Recovery at start"): its operators restore their state,
+// its table readers read the writes after the recorded LSNs (no backfill),
+// its source readers start at the recorded positions and its view inputs
+// take the upstream view's changes after the checkpoint's epoch (no
+// snapshot). A job resumes only when the checkpoint has it with the same
+// plan, every root recorded a position, every upstream view resumed too,
+// and every table still has the writes after the cut; otherwise it starts
+// from its inputs as a new job does.
+
+// resumeInputs are a resuming job's root inputs, opened before anything
+// starts, in the order startTree meets the leaves.
+type resumeInputs struct {
+	epoch uint64
+	meta  *jobMeta
+	feeds []Feed      // per table root
+	srcs  []sourceRun // per source root
+	wms   []rootMeta  // per root, for its watermark
+	nt    int         // tables handed out
+	ns    int         // sources handed out
+	nr    int         // roots handed out
+}
+
+// close releases inputs not handed out (a resume that was given up).
+func (ri *resumeInputs) close() {
+	for _, f := range ri.feeds[ri.nt:] {
+		f.Close()
+	}
+}
+
+// prepareResume opens a resuming job's inputs, or returns nil (the job
+// starts from scratch) with the reason logged. rt.mu is held.
+func (rt *Runtime) prepareResume(spec JobSpec) *resumeInputs {
+	if rt.ck == nil {
+		return nil
+	}
+	rt.ck.mu.Lock()
+	meta, rec := rt.ck.resume[spec.ID], rt.ck.rec
+	rt.ck.mu.Unlock()
+	if meta == nil || rec == nil {
+		return nil
+	}
+	why := ""
+	res, ok := rt.in.(Resumer)
+	switch {
+	case !ok:
+		why = "its inputs cannot resume"
+	case !meta.Resumable:
+		why = "a source of it could not record its position"
+	case meta.Fingerprint != fingerprint(spec.Plan):
+		why = "its plan changed"
+	case !stream.Checkpointable(spec.Plan):
+		why = "an operator of it does not checkpoint"
+	}
+	ri := &resumeInputs{epoch: rec.Manifest.Epoch, meta: meta}
+	var leaves []*stream.Scan
+	var walk func(n stream.Node)
+	walk = func(n stream.Node) {
+		if s, ok := n.(*stream.Scan); ok {
+			leaves = append(leaves, s)
+			return
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	walk(spec.Plan)
+	roots := 0
+	for _, s := range leaves {
+		if why != "" {
+			break
+		}
+		switch s.Kind {
+		case stream.ScanTable, stream.ScanSource:
+			if roots >= len(meta.Roots) {
+				why = "its inputs changed"
+				break
+			}
+			rm := meta.Roots[roots]
+			roots++
+			ri.wms = append(ri.wms, rm)
+			if s.Kind == stream.ScanTable {
+				if rm.Table != s.Rel {
+					why = "its inputs changed"
+					break
+				}
+				f, err := res.TableFeedFrom(s.Rel, rm.LSN)
+				if err != nil {
+					why = err.Error()
+					break
+				}
+				ri.feeds = append(ri.feeds, f)
+				continue
+			}
+			if rm.Source != s.Rel {
+				why = "its inputs changed"
+				break
+			}
+			run, pos, finite, err := res.OpenSourceAt(s.Rel, rm.Pos, nil)
+			if err != nil {
+				why = err.Error()
+				break
+			}
+			ri.srcs = append(ri.srcs, sourceRun{run: run, position: pos, finite: finite, start: rm.Pos})
+		case stream.ScanView:
+			up := rt.jobs[s.Rel]
+			if up == nil || !up.resumed {
+				why = "a view it reads was rebuilt"
+			}
+		}
+	}
+	if why == "" && roots != len(meta.Roots) {
+		why = "its inputs changed"
+	}
+	if why != "" {
+		ri.close()
+		rt.cfg.Logf("materialized view %s is rebuilt from its inputs instead of resuming from checkpoint %d: %s", spec.Name, ri.epoch, why)
+		return nil
+	}
+	return ri
+}
+
+// applyWM gives a resumed root's watermark tracker the checkpoint's
+// watermark, to be sent again before the first barrier.
+func (ri *resumeInputs) applyWM(w *wmTracker) {
+	rm := ri.wms[ri.nr]
+	ri.nr++
+	if w != nil && rm.HasW {
+		w.cur = rm.WM
+		w.sent = math.MinInt64
+	}
+}
