@@ -249,6 +249,15 @@ func (f flowStreams) ViewKey(oid uint32) []int {
 	return nil
 }
 
+// ViewWatermarkCols implements planner.ViewWatermarks: the view's output
+// columns that carry its watermarks.
+func (f flowStreams) ViewWatermarkCols(oid uint32) []int {
+	if j := f.e.flow.Job(oid); j != nil {
+		return planner.WatermarkCols(j.Spec().Plan, f)
+	}
+	return nil
+}
+
 // execCreateMatView runs CREATE MATERIALIZED VIEW: plan, record in the
 // catalog, start the job and wait until its backfill is visible.
 func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg.CreateTableAsStmt) (*Result, error) {
