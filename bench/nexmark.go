@@ -26,6 +26,7 @@ import (
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/storage"
+	"github.com/streamsql/streamsql/storage/checkpoint"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -88,6 +89,11 @@ type Options struct {
 	// OnChunk, if set, also receives every chunk the discard sink gets, on
 	// the sink's goroutine (tests check results with it).
 	OnChunk func(*stream.Chunk)
+	// CheckpointInterval, when positive, checkpoints the job's state that
+	// often into a temporary directory (CheckpointDir if set), to measure
+	// what checkpoints cost.
+	CheckpointInterval time.Duration
+	CheckpointDir      string
 }
 
 // Result is what one Run measured.
@@ -112,6 +118,9 @@ type Result struct {
 	// StateHeap is the live heap after a GC at the end, while the job
 	// still runs, minus the live heap before it started: the job's state.
 	StateHeap int64
+	// Checkpoints, with Options.CheckpointInterval: the checkpoints
+	// committed during the run and the last one's figures.
+	Checkpoints dataflow.CheckpointStats
 }
 
 // EventsPerSec is the throughput in wall-clock time.
@@ -121,9 +130,14 @@ func (r Result) EventsPerSec() float64 { return float64(r.Events) / r.Wall.Secon
 func (r Result) EventsPerCoreSec() float64 { return float64(r.Events) / r.CPU.Seconds() }
 
 func (r Result) String() string {
-	return fmt.Sprintf("%-4s events=%d rows=%d wall=%.3fs events/s=%.0f cpu=%.3fs events/s/core=%.0f gomaxprocs=%d peak_rss=%s peak_heap=%s state_heap=%s",
+	s := fmt.Sprintf("%-4s events=%d rows=%d wall=%.3fs events/s=%.0f cpu=%.3fs events/s/core=%.0f gomaxprocs=%d peak_rss=%s peak_heap=%s state_heap=%s",
 		r.Query, r.Events, r.Rows, r.Wall.Seconds(), r.EventsPerSec(), r.CPU.Seconds(), r.EventsPerCoreSec(), r.Procs,
 		MiB(int64(r.PeakRSS)), MiB(int64(r.PeakHeap)), MiB(r.StateHeap))
+	if c := r.Checkpoints; c.Count > 0 || c.Failures > 0 {
+		s += fmt.Sprintf(" checkpoints=%d failed=%d last_bytes=%s chain=%s last_duration=%s jobs=%d",
+			c.Count, c.Failures, MiB(c.Bytes), MiB(c.ChainBytes), c.Duration.Round(time.Microsecond), c.Jobs)
+	}
+	return s
 }
 
 // MiB renders a byte count in MiB.
@@ -155,7 +169,24 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("plan %s: %w", name, err)
 	}
 	in := &sourceInputs{cat: s.cat, ended: make(chan struct{}, maxReaders)}
-	rt := dataflow.New(dataflow.Config{BarrierInterval: o.BarrierInterval, Eval: s.eval}, in)
+	cfg := dataflow.Config{BarrierInterval: o.BarrierInterval, Eval: s.eval}
+	if o.CheckpointInterval > 0 {
+		dir := o.CheckpointDir
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "streamsql-bench-ckpt-")
+			if err != nil {
+				return Result{}, err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		store, _, err := checkpoint.Open(dir, nil)
+		if err != nil {
+			return Result{}, err
+		}
+		cfg.Checkpoints, cfg.CheckpointInterval = store, o.CheckpointInterval
+	}
+	rt := dataflow.New(cfg, in)
 	defer rt.Close()
 
 	var rows atomic.Int64
@@ -220,6 +251,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	res.PeakRSS = peakRSS()
 	res.Rows = rows.Load()
+	res.Checkpoints, _ = rt.CheckpointStats()
 	if o.Materialize {
 		_, recs, err := jobs[0].Snapshot()
 		if err != nil {

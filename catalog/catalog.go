@@ -178,6 +178,9 @@ type Catalog struct {
 	// streamStatus reports the running state of materialized views for
 	// streamsql_views (set by the engine, see SetStreamStatus).
 	streamStatus atomic.Pointer[func(oid uint32) (StreamStatus, bool)]
+	// checkpointStatus reports the runtime's checkpoints for
+	// streamsql_checkpoints (set by the engine, see SetCheckpointStatus).
+	checkpointStatus atomic.Pointer[func() (CheckpointStatus, bool)]
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]

@@ -28,6 +28,11 @@ type Config struct {
 	// EARLY EVERY, EMIT EVERY, PROCTIME()); nil is the wall clock. With a
 	// *dataflow.ManualClock (NewManualClock), ADVANCE CLOCK moves it.
 	Clock stream.Clock
+	// CheckpointInterval is the time between checkpoints of the views'
+	// state (0: 1 s; negative: no checkpoints). Checkpoints are taken on
+	// the barrier ticker, so with a negative BarrierInterval only CHECKPOINT
+	// takes one.
+	CheckpointInterval time.Duration
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.

@@ -12,6 +12,7 @@ import (
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/storage"
+	"github.com/streamsql/streamsql/storage/checkpoint"
 )
 
 // Catalog is what the engine needs from the catalog (implemented by
@@ -51,6 +52,9 @@ type Engine struct {
 	// of a view that could not start at Open to its error.
 	flow     *dataflow.Runtime
 	viewErrs sync.Map
+	// recovered is the epoch of the checkpoint the views resumed from at
+	// Open (0: none).
+	recovered uint64
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -78,15 +82,32 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
 	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{})}
-	e.flow = dataflow.New(dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
-		SubscribeBufferRows: cfg.SubscribeBufferRows, Clock: cfg.Clock}, flowInputs{e})
+	fcfg := dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
+		SubscribeBufferRows: cfg.SubscribeBufferRows, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval}
+	if cfg.CheckpointInterval >= 0 {
+		cks, cp, err := checkpoint.Open(filepath.Join(cfg.DataDir, "checkpoints"), cfg.Logf)
+		if err != nil {
+			cat.Close()
+			store.Close()
+			return nil, fmt.Errorf("open checkpoints: %w", err)
+		}
+		fcfg.Checkpoints, fcfg.Recovered = cks, cp
+	}
+	e.flow = dataflow.New(fcfg, flowInputs{e})
+	e.recovered = e.flow.RecoveredEpoch()
 	e.subscribe = e.startSubscribe
 	if c, ok := cat.(interface {
 		SetStreamStatus(func(uint32) (catalog.StreamStatus, bool))
 	}); ok {
 		c.SetStreamStatus(e.viewStatus)
 	}
+	if c, ok := cat.(interface {
+		SetCheckpointStatus(func() (catalog.CheckpointStatus, bool))
+	}); ok {
+		c.SetCheckpointStatus(e.checkpointStatus)
+	}
 	e.startViews()
+	e.flow.EndRecovery()
 	return e, nil
 }
 

@@ -63,6 +63,28 @@ func (in flowInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFu
 	return r.Run, connector.IsFinite(src), nil
 }
 
+// OpenSourceAt implements dataflow.SourceResumer: a reader starting at pos
+// (nil: the start) that reports its position after each batch.
+func (in flowInputs) OpenSourceAt(oid uint32, pos []byte, onError func(error)) (dataflow.RunFunc, func() []byte, bool, error) {
+	rel := in.e.cat.Relation(oid)
+	if rel == nil || rel.Kind != catalog.KindSource {
+		return nil, nil, false, pgerr.Internal("source %d does not exist", oid)
+	}
+	src, err := openConnector(rel)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	var position func() []byte
+	if p, ok := r.(connector.Positioner); ok {
+		position = p.Position
+	}
+	return r.Run, position, connector.IsFinite(src), nil
+}
+
 func openConnector(rel *catalog.Relation) (connector.Source, error) {
 	cols := make([]types.Column, len(rel.Columns))
 	for i, c := range rel.Columns {
@@ -223,6 +245,15 @@ func (f flowStreams) ViewRows(oid uint32) ([]arrow.RecordBatch, error) {
 func (f flowStreams) ViewKey(oid uint32) []int {
 	if j := f.e.flow.Job(oid); j != nil {
 		return j.Spec().Key
+	}
+	return nil
+}
+
+// ViewWatermarkCols implements planner.ViewWatermarks: the view's output
+// columns that carry its watermarks.
+func (f flowStreams) ViewWatermarkCols(oid uint32) []int {
+	if j := f.e.flow.Job(oid); j != nil {
+		return planner.WatermarkCols(j.Spec().Plan, f)
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		}
 		return &Result{Tag: "ANALYZE"}, nil
 	case *pg.Node_CheckPointStmt:
-		return &Result{Tag: "CHECKPOINT"}, nil
+		return s.execCheckpoint(ctx)
 	}
 	return nil, pgerr.Unsupported("statement %q is not supported yet", firstWords(stmt.Text()))
 }

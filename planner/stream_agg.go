@@ -194,14 +194,17 @@ func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr
 	}, nil
 }
 
-// window plans row_number() OVER (PARTITION BY p ORDER BY o), filtered by
-// conds (the WHERE above the subquery that computes it), as a top-N per
-// partition: bounds on the row number (rn <= n, rn < n, rn = k, rn >= k,
-// rn > k) become its limit and offset; the number itself is the top-N's
-// rank column when anything reads it; the other conditions filter the
-// top-N's output. Other window functions cannot be maintained.
+// window plans row_number(), rank() or dense_rank() OVER (PARTITION BY p
+// ORDER BY o), filtered by conds (the WHERE above the subquery that
+// computes it), as a top-N per partition: bounds on the row number (rn <=
+// n, rn < n, rn = k, rn >= k, rn > k) become its limit and offset (for
+// rank and dense_rank only an upper bound: ties included); the number
+// itself is the top-N's rank column when anything reads it; the other
+// conditions filter the top-N's output. Other window functions, and
+// several, are an OverWindow (stream_over.go).
 func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool) (sout, error) {
-	if len(w.calls) != 1 || w.calls[0].Fn.Name != "row_number" || w.calls[0].Fn.Agg != nil || w.calls[0].Filter != nil {
+	ties, isRank := map[string]stream.TopNTies{"row_number": stream.RowNumber, "rank": stream.Rank, "dense_rank": stream.DenseRank}[w.calls[0].Fn.Name]
+	if len(w.calls) != 1 || !isRank || w.calls[0].Fn.Agg != nil || w.calls[0].Filter != nil {
 		return s.overWindow(w, conds, need) // stream_over.go
 	}
 	call := w.calls[0]
@@ -226,6 +229,9 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 		}
 		rest = append(rest, c)
 	}
+	if ties != stream.RowNumber && (lo != 1 || hi < 0) {
+		return s.overWindow(w, conds, need) // only rank() <= n is a top-N
+	}
 	rankUsed := need[rn]
 	for _, c := range rest {
 		rankUsed = rankUsed || refsOf(c)[rn]
@@ -243,7 +249,7 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 	if !rankUsed && lo == 1 && hi < 0 {
 		return in, nil // an unbounded, unread row number changes nothing
 	}
-	t := &stream.TopN{Input: in.node, Limit: -1, Offset: lo - 1, RankCol: rankUsed, AppendOnly: in.appendOnly}
+	t := &stream.TopN{Input: in.node, Limit: -1, Offset: lo - 1, RankCol: rankUsed, AppendOnly: in.appendOnly, Ties: ties}
 	if hi >= 0 {
 		t.Limit = max(hi-lo+1, 0)
 	}
@@ -269,6 +275,12 @@ func (s *streamPlanner) window(w *lWindow, conds []expr.Expr, need map[int]bool)
 		rank = rn
 	}
 	o := sout{node: t, lay: lay, key: topNKey(t, colIDs(call.PartitionBy), in.key, rank), appendOnly: eowc}
+	if ties != stream.RowNumber { // ranks tie: neither (partition) nor (partition, rank) is a key
+		o.key = nil
+		if part := colIDs(call.PartitionBy); in.key != nil && part != nil && subset(part, in.key) {
+			o.key = in.key
+		}
+	}
 	if len(rest) > 0 {
 		cond, err := s.expr(andOf(rest), lay)
 		if err != nil {

@@ -23,7 +23,7 @@ import (
 func (s *streamPlanner) plainEOWC(root sout) (sout, bool) {
 	col := -1
 	cols := root.node.Columns()
-	for _, c := range watermarkCols(root.node) {
+	for _, c := range s.watermarkCols(root.node) {
 		if k := cols[c].Type.Kind; (k == types.Timestamp || k == types.TimestampTZ) && (col < 0 || c < col) {
 			col = c
 		}
@@ -37,16 +37,58 @@ func (s *streamPlanner) plainEOWC(root sout) (sout, bool) {
 	return root, true
 }
 
+// ViewWatermarks is implemented by Streams that know which output columns
+// of a materialized view carry watermarks (the engine: WatermarkCols of the
+// view's plan); without it a view's columns carry none for planning.
+type ViewWatermarks interface {
+	ViewWatermarkCols(oid uint32) []int
+}
+
+// WatermarkCols lists the output columns of a planned continuous query
+// that carry watermarks: a scanned WATERMARK FOR column passed on by
+// filters and plain projections, window_start/window_end of windows
+// closed with EMIT ON WINDOW CLOSE, an EOWC's time column, the time
+// columns of an interval join, the key columns of an inner join whose
+// inputs both carry them, and the columns of a scanned view that carry
+// its watermarks (st, if it implements ViewWatermarks).
+func WatermarkCols(n stream.Node, st Streams) []int {
+	return (&streamPlanner{b: &binder{env: &Env{Streams: st}}}).watermarkCols(n)
+}
+
 // watermarkCols lists the output columns of n that may carry a watermark
-// from a scan (through filters and plain column references of projections).
-func watermarkCols(n stream.Node) []int {
+// (see WatermarkCols).
+func (s *streamPlanner) watermarkCols(n stream.Node) []int {
 	switch n := n.(type) {
 	case *stream.Scan:
 		if n.Watermark != nil {
 			return []int{n.Watermark.Col}
 		}
+		if n.Kind == stream.ScanView && s.b != nil && s.b.env != nil {
+			if vw, ok := s.b.env.Streams.(ViewWatermarks); ok {
+				return vw.ViewWatermarkCols(n.Rel)
+			}
+		}
+	case *stream.HashJoin:
+		if n.Interval != nil {
+			return n.IntervalMarkCols()
+		}
+		if n.Kind != exec.InnerJoin {
+			return nil
+		}
+		// Inner joins forward the watermark of key pairs of plain columns
+		// (the minimum of both sides') on both columns.
+		lw, rw := s.watermarkCols(n.Left), s.watermarkCols(n.Right)
+		var out []int
+		for i := range n.LeftKeys {
+			lc, ok1 := n.LeftKeys[i].(*expr.ColRef)
+			rc, ok2 := n.RightKeys[i].(*expr.ColRef)
+			if ok1 && ok2 && slices.Contains(lw, lc.Idx) && slices.Contains(rw, rc.Idx) {
+				out = append(out, lc.Idx, len(n.Left.Columns())+rc.Idx)
+			}
+		}
+		return out
 	case *stream.Filter:
-		return watermarkCols(n.Input)
+		return s.watermarkCols(n.Input)
 	case *stream.EOWC:
 		return []int{n.TimeCol}
 	case *stream.HashAgg:
@@ -61,7 +103,7 @@ func watermarkCols(n stream.Node) []int {
 			return []int{0, 1}
 		}
 	case *stream.Project:
-		in := watermarkCols(n.Input)
+		in := s.watermarkCols(n.Input)
 		var out []int
 		for i, e := range n.Exprs {
 			if c, ok := e.(*expr.ColRef); ok && slices.Contains(in, c.Idx) || stream.IsProcTime(e) {
@@ -79,11 +121,11 @@ func watermarkCols(n stream.Node) []int {
 // WINDOW CLOSE, a scan's WATERMARK FOR column) can drop the groups below
 // the pair's combined watermark, since neither side will send a row there
 // again. Without it a window join keeps every window forever.
-func windowJoinClean(j *stream.HashJoin, l, r sout) *stream.JoinClean {
+func (s *streamPlanner) windowJoinClean(j *stream.HashJoin, l, r sout) *stream.JoinClean {
 	if j.Kind != exec.InnerJoin || !l.appendOnly || !r.appendOnly {
 		return nil
 	}
-	lw, rw := watermarkCols(l.node), watermarkCols(r.node)
+	lw, rw := s.watermarkCols(l.node), s.watermarkCols(r.node)
 	for i := range j.LeftKeys {
 		lc, ok1 := j.LeftKeys[i].(*expr.ColRef)
 		rc, ok2 := j.RightKeys[i].(*expr.ColRef)
@@ -110,7 +152,7 @@ func (s *streamPlanner) aggClean(h *stream.HashAgg) *stream.AggClean {
 	if e.Mode != stream.EmitOnWindowClose || e.EarlyEvery != 0 || e.AllowLateness != 0 {
 		return nil
 	}
-	marks := watermarkCols(h.Input)
+	marks := s.watermarkCols(h.Input)
 	for i, g := range h.GroupBy {
 		c, ok := g.(*expr.ColRef)
 		if !ok || !slices.Contains(marks, c.Idx) {

@@ -48,6 +48,28 @@ func markSlack(n stream.Node, col int) (slack int64, ok bool) {
 	return 0, false
 }
 
+// windowCol reports whether column col of n is window_start or
+// window_end of a window function or a windowed aggregation (through
+// projections and filters).
+func windowCol(n stream.Node, col int) bool {
+	switch n := n.(type) {
+	case *stream.Filter:
+		return windowCol(n.Input, col)
+	case *stream.Project:
+		if col >= 0 && col < len(n.Exprs) {
+			if c, ok := n.Exprs[col].(*expr.ColRef); ok {
+				return windowCol(n.Input, c.Idx)
+			}
+		}
+	case *stream.WindowExpand:
+		k := len(n.Cols)
+		return col == k-2 || col == k-1 || windowCol(n.Input, col)
+	case *stream.WindowAgg:
+		return col == 0 || col == 1
+	}
+	return false
+}
+
 // topNClose makes t a top-N per time window when one of its partition
 // expressions is a time column that carries a watermark (window_start or
 // window_end of a window function or a windowed aggregation, a WATERMARK
@@ -61,7 +83,9 @@ func (s *streamPlanner) topNClose(t *stream.TopN) bool {
 			continue
 		}
 		slack, ok := markSlack(t.Input, c.Idx)
-		if !ok {
+		if !ok || (s.emit.Mode != stream.EmitOnWindowClose && !windowCol(t.Input, c.Idx)) {
+			// Under ON UPDATE only windows drop late rows (streaming-sql.md
+			// section 2): a plain WATERMARK FOR column keeps its state.
 			continue
 		}
 		t.Close = &stream.TopNClose{Part: k, Col: c.Idx, Slack: slack}

@@ -400,7 +400,7 @@ func (s *streamPlanner) join(x *lJoin, need map[int]bool) (sout, error) {
 	if x.kind == exec.SemiJoin || x.kind == exec.AntiJoin {
 		out = l.lay
 	}
-	j.Clean = windowJoinClean(j, l, r)
+	s.joinStateCleaning(j, l, r)
 	j.Cols = s.p.cols(out)
 	o := sout{node: j, lay: out}
 	if x.kind == exec.InnerJoin || x.kind == exec.SemiJoin {

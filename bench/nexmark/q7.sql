@@ -2,7 +2,9 @@
 -- window of 10 s: a windowed max (emitted when the watermark, date_time -
 -- 4 s, passes the window's end) joined with the bids on the price, within
 -- the window. Adapted from risingwave/q7.sql (the same SQL plus the EMIT
--- clause). The join is an ordinary hash join: it keeps every bid.
+-- clause). The join is an interval join (docs/windows.md): a bid is held
+-- until the windows' watermark passes its date_time + 10 s, a window's max
+-- until the bids' watermark passes its end, so its state stays flat.
 SELECT B.auction, B.price, B.bidder, B.date_time
 FROM bid B
 JOIN (SELECT MAX(price) AS maxprice, window_end AS date_time

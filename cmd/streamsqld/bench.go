@@ -46,6 +46,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	gen := fs.Bool("generator", false, "also run the query's sources alone into discard sinks (the generator's cost) and report the engine's share")
 	procs := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the runs (0: as set by the environment)")
 	barrier := fs.Duration("barrier-interval", 0, "epoch length (0: the server's default, 100ms)")
+	ckpt := fs.Duration("checkpoint-interval", 0, "checkpoint the query's state this often into a temporary directory (0: no checkpoints), to measure their cost")
 	sqlText := fs.String("sql", "", "run this SELECT over the sources bid, auction and person instead of --query")
 	explain := fs.Bool("explain", false, "print each query's streaming plan instead of running it")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the query's run to this file (one query)")
@@ -107,7 +108,8 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		return benchChildren(ctx, names, args[1:], stdout, stderr)
 	}
 	for _, q := range names {
-		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier}
+		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier,
+			CheckpointInterval: *ckpt}
 		var g bench.Result
 		if *gen {
 			// The generator first: the query's peak RSS then covers both.

@@ -29,6 +29,8 @@ type config struct {
 	tlsSelfSigned bool
 	// barrierInterval is the streaming epoch length.
 	barrierInterval time.Duration
+	// checkpointInterval is the time between checkpoints (0: none).
+	checkpointInterval time.Duration
 	// subscribeBufferRows bounds a subscriber's unread rows.
 	subscribeBufferRows int
 	// clock is "wall" or "manual" (processing time that only ADVANCE CLOCK moves).
@@ -56,6 +58,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"serve TLS with a self-signed certificate generated once into the data directory (server.crt, server.key; give server.crt to clients as their root certificate)")
 	fs.DurationVar(&cfg.barrierInterval, "barrier-interval", 100*time.Millisecond,
 		"how often streaming epochs end: views and subscribers see changes at most this late")
+	fs.DurationVar(&cfg.checkpointInterval, "checkpoint-interval", time.Second,
+		"how often the views' state is checkpointed into the data directory (0: never; a restart then rebuilds views from their inputs)")
 	fs.IntVar(&cfg.subscribeBufferRows, "subscribe-buffer-rows", 1_000_000,
 		"rows a SUBSCRIBE client may leave unread before its subscription ends with an error")
 	fs.StringVar(&cfg.clock, "clock", "wall",
@@ -68,6 +72,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.barrierInterval <= 0 {
 		return cfg, fmt.Errorf("--barrier-interval must be positive")
+	}
+	if cfg.checkpointInterval < 0 {
+		return cfg, fmt.Errorf("--checkpoint-interval must not be negative")
 	}
 	if cfg.subscribeBufferRows <= 0 {
 		return cfg, fmt.Errorf("--subscribe-buffer-rows must be positive")

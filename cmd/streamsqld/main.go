@@ -36,7 +36,10 @@ func main() {
 func run(cfg config) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
-		SubscribeBufferRows: cfg.subscribeBufferRows}
+		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval}
+	if cfg.checkpointInterval == 0 {
+		ecfg.CheckpointInterval = -1 // off
+	}
 	if cfg.clock == "manual" {
 		ecfg.Clock = engine.NewManualClock()
 	}

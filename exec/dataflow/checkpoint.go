@@ -25,10 +25,11 @@ import (
 // says otherwise.
 const DefaultCheckpointInterval = time.Second
 
-// Resumer is implemented by Inputs whose tables and sources can resume
-// from positions (the engine's). Without it checkpoints still hold the
-// operators' state, but no job can resume from them.
-type Resumer interface {
+// TableResumer is implemented by Inputs whose tables can be read from a
+// position after a restart (the engine's); SourceResumer by those whose
+// sources can. Without them checkpoints still hold the operators' state,
+// but jobs reading such inputs cannot resume from them.
+type TableResumer interface {
 	// PositionLSN is the durable sequence number of a table position
 	// (from TablePosition).
 	PositionLSN(p Position) uint64
@@ -38,6 +39,10 @@ type Resumer interface {
 	// RetainTable says that the writes after lsn must stay readable by
 	// TableFeedFrom (a checkpoint that cut the table there committed).
 	RetainTable(oid uint32, lsn uint64)
+}
+
+// SourceResumer: see TableResumer.
+type SourceResumer interface {
 	// OpenSourceAt is OpenSource starting at pos (nil: the start); position,
 	// if not nil, returns the reader's position after the last batch it
 	// passed to emit and is called from within emit.
@@ -314,7 +319,7 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 	}
 	c := rt.ck
 	if err == nil {
-		if res, ok := rt.in.(Resumer); ok {
+		if res, ok := rt.in.(TableResumer); ok {
 			for oid, lsn := range retain {
 				res.RetainTable(oid, lsn)
 			}

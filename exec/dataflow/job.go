@@ -159,7 +159,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		}
 		ck := newJobCkpt(rt, j, view)
 		j.env.Checkpoints = ck
-		if ri = rt.prepareResume(spec); ri != nil {
+		if ri = rt.prepareResume(j); ri != nil {
 			ck.resume = true
 			if err := j.restoreView(ck, m, ri.epoch); err != nil {
 				ri.close()

@@ -91,7 +91,7 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 		if ri != nil {
 			src = ri.srcs[ri.ns]
 			ri.ns++
-		} else if res, ok := j.rt.in.(Resumer); ok && j.rt.ck != nil {
+		} else if res, ok := j.rt.in.(SourceResumer); ok && j.rt.ck != nil {
 			run, pos, finite, err := res.OpenSourceAt(s.Rel, nil, j.rowError)
 			if err != nil {
 				return nil, err
@@ -222,7 +222,7 @@ func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wm
 	}
 	rm := rootMeta{Table: r.table, Source: r.source, Pos: pos, Resumable: resumable}
 	if r.table != 0 {
-		res, ok := j.rt.in.(Resumer)
+		res, ok := j.rt.in.(TableResumer)
 		if !ok {
 			return // no position: the job is not resumable
 		}

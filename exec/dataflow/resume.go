@@ -38,7 +38,8 @@ func (ri *resumeInputs) close() {
 
 // prepareResume opens a resuming job's inputs, or returns nil (the job
 // starts from scratch) with the reason logged. rt.mu is held.
-func (rt *Runtime) prepareResume(spec JobSpec) *resumeInputs {
+func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
+	spec := j.spec
 	if rt.ck == nil {
 		return nil
 	}
@@ -49,10 +50,9 @@ func (rt *Runtime) prepareResume(spec JobSpec) *resumeInputs {
 		return nil
 	}
 	why := ""
-	res, ok := rt.in.(Resumer)
+	tres, _ := rt.in.(TableResumer)
+	sres, _ := rt.in.(SourceResumer)
 	switch {
-	case !ok:
-		why = "its inputs cannot resume"
 	case !meta.Resumable:
 		why = "a source of it could not record its position"
 	case meta.Fingerprint != fingerprint(spec.Plan):
@@ -92,7 +92,11 @@ func (rt *Runtime) prepareResume(spec JobSpec) *resumeInputs {
 					why = "its inputs changed"
 					break
 				}
-				f, err := res.TableFeedFrom(s.Rel, rm.LSN)
+				if tres == nil {
+					why = "its tables cannot resume"
+					break
+				}
+				f, err := tres.TableFeedFrom(s.Rel, rm.LSN)
 				if err != nil {
 					why = err.Error()
 					break
@@ -104,7 +108,11 @@ func (rt *Runtime) prepareResume(spec JobSpec) *resumeInputs {
 				why = "its inputs changed"
 				break
 			}
-			run, pos, finite, err := res.OpenSourceAt(s.Rel, rm.Pos, nil)
+			if sres == nil {
+				why = "its sources cannot resume"
+				break
+			}
+			run, pos, finite, err := sres.OpenSourceAt(s.Rel, rm.Pos, j.rowError)
 			if err != nil {
 				why = err.Error()
 				break

@@ -32,6 +32,30 @@ func alignMapped(env *Env, inputs []<-chan Message,
 	onChunk func(input int, c *Chunk) bool,
 	onWatermark func(w Watermark) bool,
 	onBarrier func(b Barrier) bool) {
+	alignCore(env, inputs, markCol, nil, onChunk, onWatermark, onBarrier)
+}
+
+// inputEnded is the column of the watermark alignSides reports when an
+// input closes: its value is math.MaxInt64 (no row will come).
+const inputEnded = -1
+
+// alignSides is align for operators that track each input's watermarks
+// themselves (interval joins): onMark gets every watermark with its input
+// index, uncombined, and a Watermark{Col: inputEnded, Value: MaxInt64}
+// when the input closes.
+func alignSides(env *Env, inputs []<-chan Message,
+	onChunk func(input int, c *Chunk) bool,
+	onMark func(input int, w Watermark) bool,
+	onBarrier func(b Barrier) bool) {
+	alignCore(env, inputs, nil, onMark, onChunk, nil, onBarrier)
+}
+
+func alignCore(env *Env, inputs []<-chan Message,
+	markCol func(input, col int) (int, bool),
+	onMark func(input int, w Watermark) bool,
+	onChunk func(input int, c *Chunk) bool,
+	onWatermark func(w Watermark) bool,
+	onBarrier func(b Barrier) bool) {
 	n := len(inputs)
 	open := make([]bool, n)
 	blocked := make([]bool, n)
@@ -103,6 +127,9 @@ func alignMapped(env *Env, inputs []<-chan Message,
 				blocked[i] = false
 				nBlocked--
 			}
+			if onMark != nil && !onMark(i, Watermark{Col: inputEnded, Value: math.MaxInt64}) {
+				return
+			}
 			if !releaseMarks() || !releaseBarrier() {
 				return
 			}
@@ -116,6 +143,12 @@ func alignMapped(env *Env, inputs []<-chan Message,
 			}
 		case KindWatermark:
 			w := m.Watermark
+			if onMark != nil {
+				if !onMark(i, w) {
+					return
+				}
+				continue
+			}
 			if markCol != nil {
 				col, ok := markCol(i, w.Col)
 				if !ok {

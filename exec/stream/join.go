@@ -27,6 +27,9 @@ type HashJoin struct {
 	// Clean, if set (inner joins only), frees state with the watermark:
 	// see JoinClean and joinclean.go.
 	Clean *JoinClean
+	// Interval, if set, makes the join an interval join that frees rows
+	// with the watermark: see IntervalJoin and interval.go.
+	Interval *IntervalJoin
 }
 
 // Columns implements Node.
@@ -53,6 +56,9 @@ func (j *HashJoin) Explain() string {
 	if c := j.Clean; c != nil && c.Key < len(j.LeftKeys) {
 		s += " (state freed below the watermark of " + j.LeftKeys[c.Key].String() + ")"
 	}
+	if j.Interval != nil {
+		s += " (" + j.Interval.describe(j) + ")"
+	}
 	return s
 }
 
@@ -64,7 +70,8 @@ func (j *HashJoin) Explain() string {
 // are plain columns on both sides (LeftKeys[k] = RightKeys[k]), as the
 // minimum of the two sides' watermarks, on the left key column and, when the
 // output has right columns, on the right one: every row the join emits
-// (retractions included) got there through a row with that key.
+// (retractions included) got there through a row with that key. An
+// interval join forwards its own watermarks instead (IntervalJoin).
 // Errors evaluating keys or Cond fail the graph (env.Fail).
 func (j *HashJoin) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	out := make(chan Message, ChannelSize)
@@ -76,18 +83,21 @@ func (j *HashJoin) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			return
 		}
 		defer r.release()
-		alignMapped(env, inputs, j.markCol,
-			func(i int, c *Chunk) bool {
-				if err := r.consume(i, c); err != nil {
-					if err != errJoinStopped {
-						env.Fail(err)
-					}
-					return false
+		onChunk := func(i int, c *Chunk) bool {
+			if err := r.consume(i, c); err != nil {
+				if err != errJoinStopped {
+					env.Fail(err)
 				}
-				return true
-			},
-			func(w Watermark) bool { return r.watermark(w) },
-			func(b Barrier) bool { return send(env, out, BarrierMsg(b)) })
+				return false
+			}
+			return true
+		}
+		onBarrier := func(b Barrier) bool { return send(env, out, BarrierMsg(b)) }
+		if r.iv != nil {
+			alignSides(env, inputs, onChunk, func(i int, w Watermark) bool { return r.iv.onMark(r, i, w) }, onBarrier)
+			return
+		}
+		alignMapped(env, inputs, j.markCol, onChunk, func(w Watermark) bool { return r.watermark(w) }, onBarrier)
 	}()
 	return out
 }

@@ -55,6 +55,7 @@ type joinRun struct {
 	pairs    *arrow.Schema // left ++ right, for Cond
 	stopped  bool
 	clean    *joinCleaner // nil without HashJoin.Clean
+	iv       *intervalRun // nil without HashJoin.Interval
 
 	// The chunk being consumed.
 	s      int
@@ -121,6 +122,12 @@ func (j *HashJoin) newRun(env *Env, out chan<- Message) (*joinRun, error) {
 			return nil, err
 		}
 	}
+	if j.Interval != nil {
+		var err error
+		if r.iv, err = newIntervalRun(j); err != nil {
+			return nil, err
+		}
+	}
 	if j.Cond != nil {
 		r.pairs = types.ArrowSchema(append(append([]types.Column(nil), lc...), rc...))
 	}
@@ -156,6 +163,16 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 	S := r.sides[s]
 	if err := checkJoinInput(c.Rec, S.cols); err != nil {
 		return err
+	}
+	if r.iv != nil {
+		kept, owned, err := r.iv.dropLate(r.env, s, S.cols, c)
+		if err != nil || kept == nil {
+			return err
+		}
+		if owned {
+			defer kept.Rec.Release()
+		}
+		c, n = kept, kept.Len()
 	}
 	exprs := r.j.LeftKeys
 	if s == 1 {
@@ -193,7 +210,9 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 	S.beginChunk(c.Rec)
 	err := r.rows(c, gids)
 	r.flush()
-	S.endChunk(&r.keys.groups, s)
+	if renum := S.endChunk(&r.keys.groups, s); renum != nil && r.iv != nil {
+		r.iv.remap(s, renum)
+	}
 	for _, g := range gids {
 		if g >= 0 {
 			r.keys.freeIfEmpty(g)
@@ -360,7 +379,12 @@ func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
 		h = r.hashes[i]
 	}
 	if sign > 0 {
-		S.add(&r.keys.groups, s, g, i, h, total)
+		if r.iv != nil && !r.iv.keep(s, i) {
+			return nil
+		}
+		if e := S.add(&r.keys.groups, s, g, i, h, total); e >= 0 && r.iv != nil {
+			r.iv.added(s, e, i)
+		}
 		return nil
 	}
 	if !S.remove(&r.keys.groups, s, g, i, h) {

@@ -106,16 +106,18 @@ func (sd *joinSide) beginChunk(rec arrow.RecordBatch) {
 }
 
 // endChunk drops the chunk's segment if nothing of it is held, and
-// compacts when dead rows or free entries outnumber the live ones.
-func (sd *joinSide) endChunk(groups *paged[joinGroup], side int) {
+// compacts when dead rows or free entries outnumber the live ones; it
+// returns the compaction's renumbering of the entries (nil: none).
+func (sd *joinSide) endChunk(groups *paged[joinGroup], side int) []int32 {
 	if sd.curSeg >= 0 && sd.segLive[sd.curSeg] == 0 {
 		sd.dropSeg(sd.curSeg)
 	}
 	sd.curSeg, sd.curRec = -1, nil
 	dead, free := sd.stored-sd.live, len(sd.freeEnt)
 	if dead > sd.live && dead >= joinCompactMin || free > sd.live && free >= joinCompactMin {
-		sd.compact(groups, side)
+		return sd.compact(groups, side)
 	}
+	return nil
 }
 
 func (sd *joinSide) segment() int32 {
@@ -145,14 +147,14 @@ func (sd *joinSide) dropSeg(s int32) {
 
 // add holds row i of the current chunk in group g (whose rows it has
 // already counted), merging it into an identical held row when the index
-// exists.
-func (sd *joinSide) add(groups *paged[joinGroup], side int, g int32, i int, h uint64, matches int64) {
+// exists; it returns the new entry, or -1 when the row was merged.
+func (sd *joinSide) add(groups *paged[joinGroup], side int, g int32, i int, h uint64, matches int64) int32 {
 	grp := groups.at(g)
 	grp.rows[side]++
 	if sd.index != nil {
 		if e := sd.find(g, i, h); e >= 0 {
 			sd.entries.at(e).count++
-			return
+			return -1
 		}
 	}
 	seg := sd.segment()
@@ -176,6 +178,7 @@ func (sd *joinSide) add(groups *paged[joinGroup], side int, g int32, i int, h ui
 	}
 	sd.segLive[seg]++
 	sd.live++
+	return e
 }
 
 // find returns the held entry identical to row i of the current chunk, or -1.
@@ -261,8 +264,9 @@ func (sd *joinSide) buildIndex() {
 
 // compact renumbers the live entries densely (fixing the group lists, the
 // identity index and groups' heads) and copies the held rows into fresh
-// segments, dropping the old ones.
-func (sd *joinSide) compact(groups *paged[joinGroup], side int) {
+// segments, dropping the old ones. It returns the renumbering (old entry
+// -> new, -1 for free entries).
+func (sd *joinSide) compact(groups *paged[joinGroup], side int) []int32 {
 	renum := make([]int32, sd.entries.len())
 	var entries paged[joinEntry]
 	for e := int32(0); e < sd.entries.len(); e++ {
@@ -327,6 +331,7 @@ func (sd *joinSide) compact(groups *paged[joinGroup], side int) {
 	}
 	sd.recs, sd.segLive, sd.segFree = recs, segLive, nil
 	sd.stored = sd.live
+	return renum
 }
 
 // release drops every segment.

@@ -53,6 +53,28 @@ type TopN struct {
 	// Close, if set, completes and frees partitions with a watermark (a
 	// top-N per time window, topn_close.go).
 	Close *TopNClose
+	// Ties, if set, ranks as rank() or dense_rank() do: the rows ranked at
+	// most Limit go out, ties included, and the rank column holds that
+	// rank (Offset must be 0; AppendOnly keeps every row).
+	Ties TopNTies
+}
+
+// TopNTies is the ranking of a TopN.
+type TopNTies uint8
+
+// TopN rankings.
+const (
+	RowNumber TopNTies = iota // row_number(): ties broken by the whole row
+	Rank                      // rank(): ties share a rank, the next skips
+	DenseRank                 // dense_rank(): ties share a rank, the next follows
+)
+
+// ranked appends p's rows to emit (with their ranks) to dst.
+func (r *topnRun) ranked(dst []tnRank, p *tnPart) []tnRank {
+	if r.t.Ties == RowNumber {
+		return p.rows.appendRange(dst, r.t.Offset, r.t.Limit)
+	}
+	return p.rows.appendTies(dst, &r.order, r.t.Limit, r.t.Ties == DenseRank)
 }
 
 // Columns implements Node.
@@ -80,6 +102,12 @@ func (t *TopN) Explain() string {
 	}
 	if t.Limit >= 0 {
 		s += fmt.Sprintf(" limit %d", t.Limit)
+	}
+	switch t.Ties {
+	case Rank:
+		s += " with ties (rank)"
+	case DenseRank:
+		s += " with ties (dense_rank)"
 	}
 	if t.Offset > 0 {
 		s += fmt.Sprintf(" offset %d", t.Offset)
@@ -288,7 +316,10 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 	}
 	r := &topnRun{t: t, env: env, ectx: env.evalContext(), in: in, order: newTnOrder(t.Order), keep: -1,
 		parts: newTnParts(), schema: types.ArrowSchema(t.Cols), closedWM: math.MinInt64}
-	if t.AppendOnly && t.Limit >= 0 && t.Limit <= math.MaxInt64-t.Offset {
+	if t.Ties != RowNumber && (t.Offset != 0 || t.Limit < 0) {
+		return nil, fmt.Errorf("stream: top-n with ties, limit %d offset %d", t.Limit, t.Offset)
+	}
+	if t.AppendOnly && t.Ties == RowNumber && t.Limit >= 0 && t.Limit <= math.MaxInt64-t.Offset {
 		r.keep = t.Offset + t.Limit
 	}
 	for _, k := range t.Order {
@@ -445,7 +476,7 @@ func (r *topnRun) flush() (*Chunk, error) {
 	r.ops = r.ops[:0]
 	for _, p := range r.touched {
 		p.touched = false
-		r.next = p.rows.appendRange(r.next[:0], r.t.Offset, r.t.Limit)
+		r.next = r.ranked(r.next[:0], p)
 		if err := r.diff(p.emitted, r.next); err != nil {
 			return nil, err
 		}

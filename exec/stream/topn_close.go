@@ -132,7 +132,7 @@ func (r *topnRun) closeUpTo(wm int64) (*Chunk, error) {
 			continue
 		}
 		if r.t.Close.EOWC {
-			r.next = p.rows.appendRange(r.next[:0], r.t.Offset, r.t.Limit)
+			r.next = r.ranked(r.next[:0], p)
 			for _, x := range r.next {
 				if err := r.emit(Insert, x.e, x.rank); err != nil {
 					return nil, err

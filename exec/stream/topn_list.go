@@ -527,3 +527,49 @@ func (l *tnList) appendRange(dst []tnRank, from, count int64) []tnRank {
 	}
 	return dst
 }
+
+// appendTies appends to dst, in order, the copies whose rank is at most
+// n, with their rank: for rank() 1 + the copies sorting strictly before
+// by the sort keys (ties share it, the next rank skips), for dense_rank()
+// (dense) 1 + the distinct sort keys before. It walks only what it emits.
+func (l *tnList) appendTies(dst []tnRank, o *tnOrder, n int64, dense bool) []tnRank {
+	if n <= 0 {
+		return dst
+	}
+	var prev *tnEntry
+	pos, rank := int64(0), int64(0)
+	for bi := range l.blocks {
+		b := &l.blocks[bi]
+		for j, e := range b.es {
+			if prev == nil || !o.sameKeys(prev, e) {
+				if dense {
+					rank++
+				} else {
+					rank = pos + 1
+				}
+				if rank > n {
+					return dst
+				}
+			}
+			for c := int64(0); c < b.ns[j]; c++ {
+				dst = append(dst, tnRank{e: e, rank: rank})
+			}
+			pos += b.ns[j]
+			prev = e
+		}
+	}
+	return dst
+}
+
+// sameKeys reports whether two entries tie on every sort key.
+func (o *tnOrder) sameKeys(a, b *tnEntry) bool {
+	if a.norm.cmp(b.norm) != 0 {
+		return false
+	}
+	for k := range a.key {
+		if o.compareKey(k, a.key[k], b.key[k]) != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -158,7 +158,7 @@ func (h *tnHarness) apply(c *Chunk) {
 				delete(h.acc, s)
 			}
 		}
-		if !h.top.RankCol {
+		if !h.top.RankCol || h.top.Ties != RowNumber {
 			continue
 		}
 		k := fmt.Sprint(row[len(row)-1])
@@ -193,8 +193,18 @@ func tnExpect(top *TopN, model [][]types.Value) map[string]int {
 	want := map[string]int{}
 	for _, rows := range parts {
 		sort.SliceStable(rows, func(i, j int) bool { return tnLess(top.Order, rows[i], rows[j]) })
+		var rank, dense int64
 		for i, r := range rows {
-			rank := int64(i) + 1
+			tie := i > 0 && !tnLess(top.Order, rows[i-1], r, true)
+			if !tie {
+				rank, dense = int64(i)+1, dense+1
+			}
+			switch top.Ties {
+			case RowNumber:
+				rank = int64(i) + 1
+			case DenseRank:
+				rank = dense
+			}
 			if rank <= top.Offset || (top.Limit >= 0 && rank-top.Offset > top.Limit) {
 				continue
 			}
@@ -209,7 +219,7 @@ func tnExpect(top *TopN, model [][]types.Value) map[string]int {
 
 // tnLess is PostgreSQL's ORDER BY over the keys (column references), ties
 // broken by the rows' values by identity (tnIdentity).
-func tnLess(keys []exec.SortKey, x, y []types.Value) bool {
+func tnLess(keys []exec.SortKey, x, y []types.Value, keysOnly ...bool) bool {
 	for _, k := range keys {
 		c := k.E.(*expr.ColRef).Idx
 		a, b := x[c], y[c]
@@ -230,6 +240,9 @@ func tnLess(keys []exec.SortKey, x, y []types.Value) bool {
 		if d != 0 {
 			return d < 0
 		}
+	}
+	if len(keysOnly) > 0 {
+		return false
 	}
 	for j := range x {
 		if c := tnIdentity(x[j], y[j]); c != 0 {
@@ -283,6 +296,12 @@ func TestTopNRandomAgainstRecomputation(t *testing.T) {
 		appendOnly := rng.Intn(4) == 0
 		top := newTopN(make(chan Message, ChannelSize), rng.Intn(3) > 0, tnOrders[rng.Intn(len(tnOrders))],
 			limits[rng.Intn(len(limits))], offsets[rng.Intn(len(offsets))], rng.Intn(2) == 0, appendOnly)
+		if rng.Intn(3) == 0 { // rank() or dense_rank() <= n
+			top.Ties, top.Offset = TopNTies(1+rng.Intn(2)), 0
+			if top.Limit < 0 {
+				top.Limit = 2
+			}
+		}
 		name := fmt.Sprintf("seed%d/%s/rank=%v", seed, top.Explain(), top.RankCol)
 		t.Run(name, func(t *testing.T) {
 			h := newTnHarness(t, top)

@@ -1,0 +1,98 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/streamsql/streamsql/catalog"
+)
+
+// intervalDB has append-only tables a and b with watermarks on ts, c
+// without one, u (not append only) with one, and z with a timestamptz
+// watermark column.
+func intervalDB(t *testing.T) *streamDB {
+	d := newStreamDB(t)
+	for _, ddl := range []string{"CREATE TABLE a (k int8, ts timestamp, v int8)",
+		"CREATE TABLE b (k int8, ts timestamp, w int8)",
+		"CREATE TABLE c (k int8, ts timestamp)",
+		"CREATE TABLE u (k int8, ts timestamp)",
+		"CREATE TABLE z (k int8, tz timestamptz)",
+		"CREATE TABLE z2 (k int8, tz timestamptz)"} {
+		d.mustExec(ddl)
+	}
+	for _, n := range []string{"a", "b", "c", "u", "z", "z2"} {
+		r := d.cat.rels[n]
+		r.AppendOnly = n != "u"
+		if n == "z" || n == "z2" {
+			r.Watermark = &catalog.Watermark{Column: "tz", Expr: "tz - INTERVAL '5' SECOND"}
+		} else if n != "c" {
+			r.Watermark = &catalog.Watermark{Column: "ts", Expr: "ts - INTERVAL '5' SECOND"}
+		}
+	}
+	return d
+}
+
+// TestIntervalJoinRecognised checks which join conditions make interval
+// joins (and with which bounds) and which stay ordinary joins.
+func TestIntervalJoinRecognised(t *testing.T) {
+	d := intervalDB(t)
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '10' SECOND AND b.ts",
+			"interval join: ts - ts between -10s and 0s; frees left rows below the right watermark - 10s, right rows below the left watermark)"},
+		{"SELECT * FROM a, b WHERE a.ts >= b.ts AND a.ts < b.ts + INTERVAL '1' MINUTE",
+			"interval join: ts - ts between 0s and 1m0s"},
+		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.ts >= b.ts",
+			"interval join: ts - ts >= 0s; frees left rows below the right watermark)"},
+		{"SELECT * FROM a JOIN b ON a.k = b.k AND b.ts + INTERVAL '5' SECOND <= a.ts AND a.ts < INTERVAL '1' HOUR + b.ts",
+			"between 5s and 1h0m0s"},
+		{"SELECT * FROM a LEFT JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts AND b.ts + INTERVAL '10' SECOND",
+			"StreamHashJoin: left on a.k = b.k filter ((a.ts >= b.ts) AND (a.ts <= (b.ts + '00:00:10'::interval second))) (interval join: ts - ts between 0s and 10s"},
+		{"SELECT * FROM a RIGHT JOIN b ON a.ts <= b.ts - INTERVAL '2' SECOND",
+			"StreamHashJoin: right filter (a.ts <= (b.ts - '00:00:02'::interval second)) (interval join: ts - ts <= -2s"},
+		// A day of timestamptz arithmetic may be 23 or 25 hours.
+		{"SELECT * FROM z JOIN z2 ON z.tz BETWEEN z2.tz AND z2.tz + INTERVAL '1' DAY",
+			"between 0s and 25h0m0s"},
+		{"SELECT * FROM a JOIN b ON a.ts BETWEEN b.ts AND b.ts + INTERVAL '1' DAY",
+			"between 0s and 24h0m0s"},
+	} {
+		plan := strings.Join(ExplainStream(d.plan(t, c.sql).Root), "\n")
+		if !strings.Contains(plan, c.want) {
+			t.Errorf("%s: want %q in\n%s", c.sql, c.want, plan)
+		}
+	}
+	for _, sql := range []string{
+		"SELECT * FROM a JOIN c ON a.ts BETWEEN c.ts AND c.ts + INTERVAL '1' SECOND",                   // c has no watermark
+		"SELECT * FROM a JOIN u ON a.ts BETWEEN u.ts AND u.ts + INTERVAL '1' SECOND",                   // u is not append only
+		"SELECT * FROM a JOIN b ON a.ts <= b.ts + INTERVAL '1' MONTH",                                  // months: no fixed length
+		"SELECT * FROM a JOIN b ON a.ts >= b.ts OR a.ts <= b.ts - INTERVAL '1' SECOND",                 // no conjunct bounds
+		"SELECT * FROM a JOIN b ON a.k = b.k AND a.v < b.w",                                            // no times
+		"SELECT * FROM a JOIN b ON a.ts - b.ts < INTERVAL '1' SECOND",                                  // not col + constant
+		"SELECT * FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.ts >= a.ts)",              // semi join
+		"SELECT * FROM a JOIN b ON a.ts >= b.ts AND a.ts <= b.ts - INTERVAL '1' SECOND",                // empty range
+		"SELECT * FROM a FULL JOIN b ON a.ts BETWEEN b.ts AND b.ts + INTERVAL '1' SECOND OR a.k = b.k", // OR
+	} {
+		plan := strings.Join(ExplainStream(d.plan(t, sql).Root), "\n")
+		if strings.Contains(plan, "interval join") {
+			t.Errorf("%s: not an interval join, got\n%s", sql, plan)
+		}
+	}
+}
+
+// An interval join's output carries the watermark on its time column, so
+// EMIT ON WINDOW CLOSE over it needs no window.
+func TestIntervalJoinOutputWatermark(t *testing.T) {
+	d := intervalDB(t)
+	q, err := d.planEmit("SELECT a.k, b.ts AS bts, a.ts AS ats FROM a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts AND b.ts + INTERVAL '10' SECOND EMIT ON WINDOW CLOSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := strings.Join(ExplainStream(q.Root), "\n")
+	if !strings.HasPrefix(plan, "StreamEowc: bts") {
+		t.Errorf("want an EOWC on bts (the first column with a watermark):\n%s", plan)
+	}
+	// Without bounds from the watermarked side nothing is carried.
+	if _, err := d.planEmit("SELECT a.k, a.ts FROM a JOIN c ON a.k = c.k AND a.ts >= c.ts EMIT ON WINDOW CLOSE"); err == nil ||
+		!strings.Contains(err.Error(), "carries the watermark") {
+		t.Errorf("EOWC over a join without an interval: %v", err)
+	}
+}
