@@ -195,13 +195,21 @@ func pgExtensionRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) er
 }
 
 func pgLanguageRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	// As in PostgreSQL, plpgsql has a call handler (so psql's \dL lists it),
+	// an inline handler and a validator: the three OIDs before its own.
 	for _, r := range []row{
-		{"oid": uint32(12), "lanname": "internal", "lanispl": false, "lanpltrusted": false},
-		{"oid": uint32(13), "lanname": "c", "lanispl": false, "lanpltrusted": false},
-		{"oid": uint32(14), "lanname": "sql", "lanispl": false, "lanpltrusted": true},
-		{"oid": plpgsqlLangOID, "lanname": "plpgsql", "lanispl": true, "lanpltrusted": true},
+		{"oid": uint32(12), "lanname": "internal", "lanispl": false, "lanpltrusted": false, "lanvalidator": uint32(2246)},
+		{"oid": uint32(13), "lanname": "c", "lanispl": false, "lanpltrusted": false, "lanvalidator": uint32(2247)},
+		{"oid": uint32(14), "lanname": "sql", "lanispl": false, "lanpltrusted": true, "lanvalidator": uint32(2248)},
+		{"oid": plpgsqlLangOID, "lanname": "plpgsql", "lanispl": true, "lanpltrusted": true,
+			"lanplcallfoid": plpgsqlLangOID - 3, "laninline": plpgsqlLangOID - 2, "lanvalidator": plpgsqlLangOID - 1},
 	} {
-		r["lanowner"], r["lanplcallfoid"], r["laninline"], r["lanvalidator"] = SuperuserOID, uint32(0), uint32(0), uint32(0)
+		r["lanowner"] = SuperuserOID
+		for _, k := range []string{"lanplcallfoid", "laninline"} {
+			if r[k] == nil {
+				r[k] = uint32(0)
+			}
+		}
 		if err := b.add(r); err != nil {
 			return err
 		}

@@ -297,7 +297,7 @@ var internalTypeNames = map[string][]string{
 	"smallint[]":               {"int2vector", "smallint[]"},
 	"oid[]":                    {"oidvector", "oid[]"},
 	"text[]":                   {"aclitem[]", "text[]"},
-	"text":                     {"pg_node_tree", "anyarray", "inet", "text"},
+	"text":                     {"pg_node_tree", "anyarray", "inet", "pg_lsn", "text"},
 	"oid":                      {"xid", "oid"},
 	"name":                     {"information_schema.sql_identifier", "name"},
 	"character varying":        {"information_schema.character_data", "information_schema.yes_or_no", "character varying"},

@@ -140,7 +140,11 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 		if b.stream {
 			return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "system table \"%s\" cannot be used in a materialized view", rel.Name)
 		}
-		return b.aliased(b.systemTable(rel), alias, rv.Alias)
+		plan, items, err := b.aliased(b.systemTable(rel), alias, rv.Alias)
+		if err == nil {
+			items[0].sys = &sysItem{oid: rel.OID, proj: plan.(*lProject), tableoid: -1}
+		}
+		return plan, items, err
 	case catalog.KindMatView:
 		if !b.stream {
 			return b.aliased(b.viewRows(rel), alias, rv.Alias)

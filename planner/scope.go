@@ -107,6 +107,17 @@ type nsItem struct {
 	cols        []nsCol
 	relVisible  bool
 	colsVisible bool
+	// sys is set for a system table: its system column tableoid (the
+	// relation's OID, as psql reads pg_class.tableoid) is added to its
+	// projection the first time it is named, qualified (see sysColumn).
+	sys *sysItem
+}
+
+// sysItem is what a system table's FROM item needs for tableoid.
+type sysItem struct {
+	oid      uint32
+	proj     *lProject
+	tableoid int // its column id once added, else -1
 }
 
 type nsCol struct {
@@ -302,6 +313,9 @@ func (b *binder) lookupIn(l *level, names []string, loc int32) (int, bool, error
 				found = c.id
 			}
 		}
+		if found < 0 && col == "tableoid" && it.sys != nil {
+			found = b.sysColumn(it)
+		}
 		if found < 0 {
 			return 0, false, b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, col)
 		}
@@ -328,4 +342,16 @@ func funcName(ns []*pg.Node) string {
 		return parts[1]
 	}
 	return strings.Join(parts, ".")
+}
+
+// sysColumn returns the id of a system table item's tableoid column,
+// adding it to the item's projection the first time: a constant oid.
+func (b *binder) sysColumn(it *nsItem) int {
+	if it.sys.tableoid < 0 {
+		id := b.newCol("tableoid", it.alias, types.TOid)
+		it.sys.proj.ids = append(it.sys.proj.ids, id)
+		it.sys.proj.exprs = append(it.sys.proj.exprs, &expr.Const{V: int64(it.sys.oid), T: types.TOid})
+		it.sys.tableoid = id
+	}
+	return it.sys.tableoid
 }

@@ -157,8 +157,13 @@ type Feed struct {
 // feed that is not read eventually makes the table's writers wait.
 func (t *Table) Subscribe() (Snapshot, *Feed) {
 	st := t.pub.Load()
+	return Snapshot{Chunks: st.snapshotChunks()}, t.openFeed(st.pos)
+}
+
+// openFeed returns a new open feed at pos (published).
+func (t *Table) openFeed(pos *feedPos) *Feed {
 	f := &Feed{t: t}
-	f.at.Store(st.pos)
+	f.at.Store(pos)
 	fs := &t.feeds
 	fs.mu.Lock()
 	if fs.open == nil {
@@ -167,7 +172,7 @@ func (t *Table) Subscribe() (Snapshot, *Feed) {
 	fs.open[f] = struct{}{}
 	fs.n.Store(int32(len(fs.open)))
 	fs.mu.Unlock()
-	return Snapshot{Chunks: st.snapshotChunks()}, f
+	return f
 }
 
 // Next returns the deltas committed since the last call (in order), waiting
@@ -311,6 +316,7 @@ func (t *Table) advance(st *state, ds []delta) {
 	st.pos = pos
 	prev.next.Store(&feedStep{deltas: ds, to: pos})
 	t.w = st
+	t.ret.checkRetained(pos)
 }
 
 // endFeeds ends every feed of the table with err, at the published state:

@@ -31,7 +31,11 @@ func TestPsqlDescribe(t *testing.T) {
 	// streamsql only: the databases, and a source as a foreign table.
 	out := runPsql(ss, "-c", `\l`,
 		"-c", "CREATE SOURCE src WITH (connector = 'nexmark', table = 'bid', events_per_second = '10')",
-		"-c", `\d src`, "-c", `\det`, "-c", `\dE`, "-c", `\d+ src`)
+		"-c", `\d src`, "-c", `\det`, "-c", `\dE`, "-c", `\d+ src`, "-c", `\det+`, "-c", `\des+`, "-c", `\dew+`,
+		"-c", `\dL`, "-c", `\dd`, "-c", `\dc`, "-c", `\dO`, "-c", `\do`, "-c", `\dx+`, "-c", `\dT`, "-c", `\dp`, "-c", `\dS+`)
+	if strings.Contains(out, "ERROR") {
+		t.Errorf("psql describe commands fail:\n%s", out)
+	}
 	mustContain(t, "psql on streamsql", foldLines(out),
 		`^streamsql \| streamsql \| UTF8 \| C.UTF-8 \| C.UTF-8 \| \| libc \|$`,
 		`^Foreign table "public.src"$`,
@@ -41,7 +45,10 @@ func TestPsqlDescribe(t *testing.T) {
 		`^FDW options: \(connector 'nexmark', events_per_second '10', "table" 'bid'\)$`,
 		`^public \| src \| streamsql$`,
 		`^public \| src \| foreign table \| streamsql$`,
-		`^auction \| bigint \| \| \| \| \| plain \| \|$`)
+		`^auction \| bigint \| \| \| \| \| plain \| \|$`,
+		`^public \| src \| streamsql \| \(connector 'nexmark', events_per_second '10', "table" 'bid'\) \|$`,
+		`^streamsql \| streamsql \| streamsql \| \| \| \| \|$`,
+		`^plpgsql \| streamsql \| t \|$`)
 }
 
 var (

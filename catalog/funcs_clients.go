@@ -8,8 +8,11 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// parse_ident (Grafana's column look-up calls it) and
-// has_any_column_privilege (Metabase's table privileges).
+// parse_ident (Grafana's column look-up calls it), has_any_column_privilege
+// (Metabase's table privileges) and what psql's less common describe
+// commands call: getdatabaseencoding, pg_char_to_encoding,
+// pg_operator_is_visible and the like, pg_describe_object
+// (NULL: there are no objects it could describe), pg_tablespace_size.
 
 func init() {
 	textArr := types.ArrayOf(types.TText)
@@ -23,6 +26,28 @@ func init() {
 		return parseIdent(a[0].(string), a[1].(bool))
 	})
 	yes := func(*expr.Context, []types.Value) (types.Value, error) { return true, nil }
+	fn := func(name string, ret types.T, args []types.T, f func(*expr.Context, []types.Value) (types.Value, error)) {
+		expr.Register(&expr.Func{Name: name, Args: args, Return: ret, Strict: true, Kernel: expr.RowKernel(ret, args, f)})
+	}
+	fn("getdatabaseencoding", types.TName, nil, func(*expr.Context, []types.Value) (types.Value, error) { return "UTF8", nil })
+	fn("pg_char_to_encoding", types.TInt4, []types.T{types.TName}, func(_ *expr.Context, a []types.Value) (types.Value, error) {
+		switch strings.ToUpper(a[0].(string)) {
+		case "UTF8", "UTF-8", "UNICODE":
+			return int64(6), nil
+		case "SQL_ASCII":
+			return int64(0), nil
+		}
+		return int64(-1), nil
+	})
+	for _, kind := range []string{"operator", "statistics_obj", "conversion", "collation", "opclass", "opfamily",
+		"ts_config", "ts_dict", "ts_parser", "ts_template"} {
+		fn("pg_"+kind+"_is_visible", types.TBool, []types.T{types.TOid}, yes)
+	}
+	fn("pg_describe_object", types.TText, []types.T{types.TOid, types.TOid, types.TInt4},
+		func(*expr.Context, []types.Value) (types.Value, error) { return nil, nil })
+	for _, t := range []types.T{types.TOid, types.TName} {
+		fn("pg_tablespace_size", types.TInt8, []types.T{t}, func(*expr.Context, []types.Value) (types.Value, error) { return int64(0), nil })
+	}
 	for _, args := range [][]types.T{{types.TText, types.TText}, {types.TOid, types.TText},
 		{types.TName, types.TText, types.TText}, {types.TName, types.TOid, types.TText}, {types.TOid, types.TOid, types.TText}} {
 		expr.Register(&expr.Func{Name: "has_any_column_privilege", Args: args, Return: types.TBool, Strict: true,
