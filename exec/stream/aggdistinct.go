@@ -22,8 +22,8 @@ type distinctCol struct {
 	seen  *groupTable // (group id, value) -> pair id
 	cnt   []int64     // per pair: live rows; -1 once freed
 	rep   *cellCol    // per pair: its representative
-	// lists, when set (WindowAgg), links each group's pairs, so that a
-	// group can be freed or merged pair by pair.
+	// lists links each group's pairs, so that a group can be freed,
+	// checkpointed or merged (WindowAgg) pair by pair.
 	lists *pairLists
 
 	// per-update scratch: the changes passed to inner
@@ -34,27 +34,44 @@ type distinctCol struct {
 }
 
 func newDistinctCol(inner aggCol, t types.T) *distinctCol {
-	return &distinctCol{inner: inner, t: t, st: storageOf(t), seen: newGroupTable([]types.T{t}, true), rep: newCellCol(t)}
+	return &distinctCol{inner: inner, t: t, st: storageOf(t), seen: newGroupTable([]types.T{t}, true), rep: newCellCol(t), lists: &pairLists{}}
 }
 
-func (d *distinctCol) grow(n int)                           { d.inner.grow(n) }
-func (d *distinctCol) reset(g int32)                        { d.inner.reset(g) } // its pairs are gone already
+func (d *distinctCol) grow(n int) {
+	d.inner.grow(n)
+	d.lists.head = growSlice(d.lists.head, n)
+}
+
 func (d *distinctCol) results(gs []int32, out []cell) error { return d.inner.results(gs, out) }
 
-func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error {
-	ids := d.seen.probe([]arrow.Array{arg}, gids, len(gids), true)
+// reset frees group g's pairs (a group closed by AggClean, or a window,
+// still holds rows) and empties it.
+func (d *distinctCol) reset(g int32) {
+	l := d.lists
+	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
+		d.seen.remove(p)
+		d.rep.clear(p)
+		d.cnt[p] = -1
+	}
+	l.head[g] = 0
+	d.inner.reset(g)
+}
+
+// growPairs makes the per-pair slices cover every pair id handed out.
+func (d *distinctCol) growPairs() {
 	if c := d.seen.cap(); c > len(d.cnt) {
 		d.cnt = growSlice(d.cnt, c)
 		d.rep.grow(c)
-		if d.lists != nil {
-			d.lists.growPairs(c)
-		}
+		d.lists.growPairs(c)
 	}
+}
+
+func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error {
+	ids := d.seen.probe([]arrow.Array{arg}, gids, len(gids), true)
+	d.growPairs()
 	for _, row := range d.seen.newRows {
 		d.cnt[ids[row]] = 0
-		if d.lists != nil {
-			d.lists.link(ids[row], gids[row])
-		}
+		d.lists.link(ids[row], gids[row])
 	}
 	d.tg, d.ts, d.tc, d.zeroed = d.tg[:0], d.ts[:0], d.tc[:0], d.zeroed[:0]
 	for i, id := range ids {
@@ -97,9 +114,7 @@ func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error
 
 // freePair forgets pair id.
 func (d *distinctCol) freePair(id int32) {
-	if d.lists != nil {
-		d.lists.unlink(id)
-	}
+	d.lists.unlink(id)
 	d.seen.remove(id)
 	d.rep.clear(id)
 	d.cnt[id] = -1

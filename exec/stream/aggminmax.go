@@ -136,17 +136,20 @@ func newMinMax(t types.T, isMax, appendOnly bool) aggCol {
 	var c aggCol
 	switch {
 	case t.Kind == types.Bpchar:
-		c = newMMOrd(isMax, appendOnly, ordCodec[string]{load: loadString, own: strings.Clone, cmp: cmpBpchar, cell: strCell})
+		c = newMMOrd(isMax, appendOnly, ordCodec[string]{load: loadString, own: strings.Clone, cmp: cmpBpchar, cell: strCell, enc: appendStrKey, dec: decStr})
 	case storageOf(t) == stStr && t.Kind != types.Numeric:
-		c = newMMOrd(isMax, appendOnly, ordCodec[string]{load: loadString, own: strings.Clone, cmp: strings.Compare, cell: strCell})
+		c = newMMOrd(isMax, appendOnly, ordCodec[string]{load: loadString, own: strings.Clone, cmp: strings.Compare, cell: strCell, enc: appendStrKey, dec: decStr})
 	case t.Kind == types.Bytea:
-		c = newMMOrd(isMax, appendOnly, ordCodec[string]{load: loadBytes, own: strings.Clone, cmp: strings.Compare, cell: strCell})
+		c = newMMOrd(isMax, appendOnly, ordCodec[string]{load: loadBytes, own: strings.Clone, cmp: strings.Compare, cell: strCell, enc: appendStrKey, dec: decStr})
 	case t.Kind == types.Numeric:
-		c = newMMOrd(isMax, appendOnly, ordCodec[numKey]{load: loadNumeric, own: ownNumeric, cmp: cmpNumeric, cell: func(k numKey) cell { return strCell(k.s) }})
+		c = newMMOrd(isMax, appendOnly, ordCodec[numKey]{load: loadNumeric, own: ownNumeric, cmp: cmpNumeric, cell: func(k numKey) cell { return strCell(k.s) }, enc: encNumeric, dec: decNumeric})
 	case t.Kind == types.Interval:
-		c = newMMOrd(isMax, appendOnly, ordCodec[arrow.MonthDayNanoInterval]{load: loadInterval, own: same[arrow.MonthDayNanoInterval], cmp: cmpInterval, cell: intervalCell})
+		c = newMMOrd(isMax, appendOnly, ordCodec[arrow.MonthDayNanoInterval]{load: loadInterval, own: same[arrow.MonthDayNanoInterval], cmp: cmpInterval, cell: intervalCell, enc: encInterval, dec: decInterval})
 	default:
+		enc, dec := valueCodec(t)
 		c = newMMOrd(isMax, appendOnly, ordCodec[types.Value]{
+			enc:  enc,
+			dec:  dec,
 			load: func(a arrow.Array, i int) types.Value { return types.ValueAt(a, i, t) },
 			own:  ownValue,
 			cmp: func(x, y types.Value) int {
@@ -288,6 +291,8 @@ type ordCodec[K any] struct {
 	own  func(K) K                    // a copy that may outlive the array
 	cmp  func(x, y K) int             // the type's order, then identity
 	cell func(K) cell
+	enc  func(dst []byte, k K) []byte      // appends k, self-delimiting (checkpoints)
+	dec  func(b []byte) (K, []byte, error) // reads what enc wrote, owned
 }
 
 // mmOrd is min/max over any other type, through its codec.
@@ -382,22 +387,7 @@ type numKey struct {
 	d   *apd.Decimal
 }
 
-func loadNumeric(a arrow.Array, i int) numKey {
-	s := a.(*array.String).Value(i)
-	switch s {
-	case "NaN":
-		return numKey{s: s, inf: 2}
-	case "Infinity":
-		return numKey{s: s, inf: 1}
-	case "-Infinity":
-		return numKey{s: s, inf: -1}
-	}
-	d, _, err := apd.NewFromString(s)
-	if err != nil {
-		return numKey{s: s, inf: 2}
-	}
-	return numKey{s: s, d: d}
-}
+func loadNumeric(a arrow.Array, i int) numKey { return numKeyOf(a.(*array.String).Value(i)) }
 
 func ownNumeric(k numKey) numKey { k.s = strings.Clone(k.s); return k }
 

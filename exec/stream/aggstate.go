@@ -175,6 +175,12 @@ type aggCol interface {
 	results(gs []int32, out []cell) error
 	// reset empties group g (its id will be reused).
 	reset(g int32)
+	// appendState appends group g's state (self-delimiting) to dst, for a
+	// checkpoint (encodings in aggsnap.go).
+	appendState(dst []byte, g int32) []byte
+	// loadState sets group g (already grown, empty) to a state appendState
+	// wrote and returns the bytes after it.
+	loadState(g int32, b []byte) ([]byte, error)
 }
 
 // newAggCol makes the state of aggregate s, whose argument has type t.

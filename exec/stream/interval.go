@@ -283,6 +283,55 @@ func (v *intervalRun) sendMarks(r *joinRun) bool {
 	return true
 }
 
+// candidates appends to (pl, pe) the pairs of row i of the chunk being
+// consumed (of side 1-o) with the held rows of side o whose time is in its
+// range: for a keyless interval join, instead of every held row. Side o
+// must be freed (v.frees[o]): its time queue holds exactly its held rows.
+// The range is a superset of the matches; Cond decides.
+func (v *intervalRun) candidates(o, i int, pl, pe []int32) ([]int32, []int32) {
+	if !v.cur.IsValid(i) {
+		return pl, pe
+	}
+	t := int64(v.cur.Value(i))
+	from, to := int64(math.MinInt64), int64(math.MaxInt64)
+	iv := v.spec
+	if o == 1 { // right rows for a left row: t - hi <= r <= t - lo
+		if iv.HasHi {
+			from = addSat(t, -iv.Hi)
+		}
+		if iv.HasLo {
+			to = addSat(t, -iv.Lo)
+		}
+	} else { // left rows for a right row: t + lo <= l <= t + hi
+		if iv.HasLo {
+			from = addSat(t, iv.Lo)
+		}
+		if iv.HasHi {
+			to = addSat(t, iv.Hi)
+		}
+	}
+	q := &v.q[o]
+	live := q.fifo[q.head:]
+	lo, hi := 0, len(live)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if live[m].t < from {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for k := lo; k < len(live) && live[k].t <= to; k++ {
+		pl, pe = append(pl, int32(i)), append(pe, live[k].e)
+	}
+	for _, it := range q.heap {
+		if it.t >= from && it.t <= to {
+			pl, pe = append(pl, int32(i)), append(pe, it.e)
+		}
+	}
+	return pl, pe
+}
+
 // remap follows a compaction of side s's entries.
 func (v *intervalRun) remap(s int, renum []int32) {
 	v.q[s].remap(renum)

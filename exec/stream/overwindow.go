@@ -323,32 +323,83 @@ func (r *overRun) markDirty(row *owRow) {
 // (nil: none).
 func (r *overRun) flush() (*Chunk, error) {
 	for _, g := range r.groups {
+		var batch []owSpan
 		for _, p := range g.touch {
 			p.touched = false
 			if len(p.rows) == 0 {
 				delete(g.parts, p.enc)
 				continue
 			}
-			if err := r.recompute(g, p.rows, nil); err != nil {
-				return nil, err
-			}
+			batch = append(batch, owSpan{rows: p.rows, from: 0, to: len(p.rows)})
 		}
 		clear(g.touch)
 		g.touch = g.touch[:0]
+		if err := r.recompute(g, batch); err != nil {
+			return nil, err
+		}
 	}
 	return r.emitDirty()
 }
 
-// recompute runs g's calls over rows (one partition, in order) with the
-// batch engine and stores each row's results; rows whose results change
-// become dirty. With only set, only the rows it selects are stored.
-func (r *overRun) recompute(g *owGroup, rows []*owRow, only func(pos int) bool) error {
+// owSpan is one partition's rows (in order) given to the batch engine, of
+// which rows[from:to] take the results.
+type owSpan struct {
+	rows     []*owRow
+	from, to int
+}
+
+// recompute runs g's calls over the partitions of spans with the batch
+// engine, all in one exec.Window (it partitions them again, and orders
+// ties by position, that is by arrival), and stores the results of each
+// span's rows[from:to]; rows whose results change become dirty. If the
+// batch fails (a window function's error), each span is computed alone,
+// and a span that fails gets NULL results (Env.OnRowError).
+func (r *overRun) recompute(g *owGroup, spans []owSpan) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	var rows []*owRow
+	var take []bool
+	for _, sp := range spans {
+		for k := range sp.rows {
+			take = append(take, k >= sp.from && k < sp.to)
+		}
+		rows = append(rows, sp.rows...)
+	}
+	err := r.compute(g, rows, take)
+	if err == nil || r.env.OnRowError == nil || r.env.Ctx.Err() != nil {
+		return err
+	}
+	if len(spans) > 1 {
+		for _, sp := range spans {
+			if err := r.recompute(g, []owSpan{sp}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r.env.OnRowError(err)
+	sp := spans[0]
+	for _, row := range sp.rows[sp.from:sp.to] {
+		for _, ci := range g.calls {
+			if row.res[ci] != nil || row.out == nil {
+				row.res[ci] = nil
+				r.markDirty(row)
+			}
+		}
+	}
+	return nil
+}
+
+// compute runs g's calls over rows and stores the results of the rows
+// take selects.
+func (r *overRun) compute(g *owGroup, rows []*owRow, take []bool) error {
 	rec, err := r.partRecord(rows)
 	if err != nil {
 		return err
 	}
 	node := g.node
-	node.Input = &exec.FuncScan{Name: "over window partition", Cols: node.Cols[:len(r.in)+1],
+	node.Input = &exec.FuncScan{Name: "over window partitions", Cols: node.Cols[:len(r.in)+1],
 		Produce: func(*exec.Context) ([]arrow.RecordBatch, error) { return []arrow.RecordBatch{rec}, nil }}
 	it, err := node.Open(r.xctx)
 	if err != nil {
@@ -359,11 +410,7 @@ func (r *overRun) recompute(g *owGroup, rows []*owRow, only func(pos int) bool) 
 	for {
 		b, err := it.Next()
 		if err != nil {
-			if r.env.OnRowError == nil || r.env.Ctx.Err() != nil {
-				return fmt.Errorf("stream: over window: %w", err)
-			}
-			r.env.OnRowError(err)
-			return r.setNull(g, rows, only)
+			return fmt.Errorf("stream: over window: %w", err)
 		}
 		if b == nil {
 			return nil
@@ -371,7 +418,7 @@ func (r *overRun) recompute(g *owGroup, rows []*owRow, only func(pos int) bool) 
 		pos := b.Column(len(r.in)).(*array.Int64)
 		for i := 0; i < int(b.NumRows()); i++ {
 			k := int(pos.Value(i))
-			if only != nil && !only(k) {
+			if !take[k] {
 				continue
 			}
 			row := rows[k]
@@ -385,22 +432,6 @@ func (r *overRun) recompute(g *owGroup, rows []*owRow, only func(pos int) bool) 
 		}
 		b.Release()
 	}
-}
-
-// setNull makes g's results of rows NULL (a call failed over them).
-func (r *overRun) setNull(g *owGroup, rows []*owRow, only func(pos int) bool) error {
-	for k, row := range rows {
-		if only != nil && !only(k) {
-			continue
-		}
-		for _, ci := range g.calls {
-			if row.res[ci] != nil || row.out == nil {
-				row.res[ci] = nil
-				r.markDirty(row)
-			}
-		}
-	}
-	return nil
 }
 
 // partRecord builds a record of rows (the input's columns, then each
