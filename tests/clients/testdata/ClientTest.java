@@ -105,7 +105,9 @@ public class ClientTest {
                     ResultSetMetaData md = ps.getMetaData();
                     for (int i = 1; i <= md.getColumnCount(); i++)
                         say("column " + md.getColumnName(i) + " " + md.getColumnTypeName(i) + " " + md.getColumnType(i)
-                            + " precision=" + md.getPrecision(i) + " scale=" + md.getScale(i));
+                            + " precision=" + md.getPrecision(i) + " scale=" + md.getScale(i)
+                            + " nullable=" + md.isNullable(i) + " base=" + md.unwrap(org.postgresql.PGResultSetMetaData.class).getBaseTableName(i)
+                            + "." + md.unwrap(org.postgresql.PGResultSetMetaData.class).getBaseColumnName(i));
                     for (String r : rows) say("row " + r);
                 } else if (!rows.equals(first)) {
                     say("FAIL run " + run + " differs: " + rows);
