@@ -66,7 +66,7 @@ func newIntervalJoin(t testing.TB, c ivCase) *HashJoin {
 		cond = &expr.And{Args: conds}
 	}
 	j := &HashJoin{Left: &jsrc{nil, ivLeft}, Right: &jsrc{nil, ivRight}, Kind: c.kind, Cond: cond,
-		Cols:     append(append([]types.Column(nil), ivLeft...), ivRight...),
+		Cols: append(append([]types.Column(nil), ivLeft...), ivRight...),
 		Interval: &IntervalJoin{LeftTime: 1, RightTime: 1, Lo: c.lo, Hi: c.hi, HasLo: c.hasLo, HasHi: c.hasHi,
 			Exact: c.exact, LoStrict: c.strict, HiStrict: c.strict}}
 	if c.keyed {
