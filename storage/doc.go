@@ -87,7 +87,8 @@
 //
 // Every durable write (one feed step) gets the next log sequence number
 // (LSN): Position.LSN, Table.LSN, Feed.LSN. The checkpoint coordinator calls
-// Table.Retain(lsn) after a checkpoint that cut the table at lsn commits;
+// Table.Retain(lsn) (or Store.RetainTables for many) after a checkpoint
+// that cut the table at lsn commits;
 // the table then keeps the writes after the older of its last two marks
 // replayable, in memory and across compaction and restarts, and
 // Table.FeedFrom(lsn) returns a feed of the writes after lsn (the same

@@ -73,6 +73,11 @@ type delta struct {
 	update bool
 	rows   int64 // rows inserted plus rows deleted
 	bytes  int64 // estimated bytes of those rows
+
+	// A retained write replayed from a packed history frame (retain.go):
+	// its old and new rows are these row ranges of the frame's batches.
+	packed     *packedRows
+	pOld, pNew [2]int64
 }
 
 // feedPos is a position in a table's changelog: the point just after some
@@ -437,6 +442,9 @@ func refsBytes(refs []rowRef) int64 {
 // export materializes d's rows as Arrow batches (fresh for deleted rows,
 // shared for inserted ones).
 func (d *delta) export() (Delta, error) {
+	if d.packed != nil {
+		return d.exportPacked(), nil
+	}
 	out := Delta{Inserted: d.ins, Update: d.update}
 	for i := 0; i < len(d.del); {
 		rec := d.del[i].rec

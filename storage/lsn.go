@@ -209,20 +209,58 @@ func (r *retention) checkRetained(pos *feedPos) {
 // Marks only rise: an lsn at or below the newest mark changes nothing.
 // Returns once the mark is durable (with the next group commit).
 func (t *Table) Retain(lsn uint64) error {
+	g, err := t.retain(lsn)
+	if g == nil || err != nil {
+		return err
+	}
+	return g.wait()
+}
+
+// RetainTables is Table.Retain for several tables (OID -> LSN) at once:
+// their marks share one group commit, so a checkpoint of many tables
+// waits for one round of (parallel) fsyncs. Tables that no longer exist
+// are skipped. The first error is returned after every mark was tried.
+func (s *Store) RetainTables(lsns map[uint32]uint64) error {
+	var groups []*group
+	var errs []error
+	for oid, lsn := range lsns {
+		t := s.Table(oid)
+		if t == nil {
+			continue
+		}
+		g, err := t.retain(lsn)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if g != nil {
+			groups = append(groups, g)
+		}
+	}
+	for _, g := range groups {
+		if err := g.wait(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// retain is Retain up to queuing the mark; the group to wait for is nil
+// when nothing changed.
+func (t *Table) retain(lsn uint64) (*group, error) {
 	t.mu.Lock()
 	if err := t.writable(); err != nil {
 		t.mu.Unlock()
-		return err
+		return nil, err
 	}
 	head := t.pub.Load().pos
 	if lsn > head.seq {
 		t.mu.Unlock()
-		return fmt.Errorf("storage: retain of table %q at LSN %d, beyond its last write %d", t.def.TableName, lsn, head.seq)
+		return nil, fmt.Errorf("storage: retain of table %q at LSN %d, beyond its last write %d", t.def.TableName, lsn, head.seq)
 	}
 	r := &t.ret
 	if r.marks.n > 0 && lsn <= r.marks.newer {
 		t.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	r.marks = r.marks.push(lsn)
 	if r.root == nil {
@@ -254,22 +292,23 @@ func (t *Table) ReleaseRetained() error {
 		return nil
 	}
 	r.marks = retainMarks{seq: r.marks.seq}
-	return t.persistMarks()
+	g, err := t.persistMarks()
+	if err != nil {
+		return err
+	}
+	return g.wait()
 }
 
-// persistMarks writes t.ret.marks to the next slot of the mark block
-// through the committer, releases t.mu and waits until it is durable.
-// Holds t.mu on entry.
-func (t *Table) persistMarks() error {
+// persistMarks queues t.ret.marks for the next slot of the mark block
+// through the committer and releases t.mu; the mark is durable once the
+// returned group is. Holds t.mu on entry.
+func (t *Table) persistMarks() (*group, error) {
 	m := &t.ret.marks
 	m.seq++
 	req := commitReq{t: t, mark: encodeMarkSlot(*m), markAt: t.log.markAt + slotOffset(*m)}
 	g, err := t.store.commit.submit(req)
 	t.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return g.wait()
+	return g, err
 }
 
 // FeedFrom returns a Feed of every durable write after lsn (a position's

@@ -389,3 +389,34 @@ func TestRetainConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestRetainTables(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	a, _ := s.CreateTable(kvDef(3, true))
+	b, _ := s.CreateTable(kvDef(4, true))
+	for i := int64(0); i < 4; i++ {
+		a.Insert(ctx, seq(i, i+1))
+		b.Insert(ctx, seq(i, i+1))
+	}
+	fsyncs := s.Stats().Fsyncs
+	if err := s.RetainTables(map[uint32]uint64{3: 1, 4: 2, 99: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Stats().Fsyncs - fsyncs; n != 2 {
+		t.Fatalf("%d fsyncs for two marks, want 2", n)
+	}
+	if err := s.RetainTables(map[uint32]uint64{3: 9}); err == nil {
+		t.Fatal("a mark beyond the table's last write accepted")
+	}
+	s.Close()
+	s = mustOpen(t, dir)
+	defer s.Close()
+	if txt, err := feedText(t, s.Table(3), 1); err != nil || txt != "+1,v1 | +2,v2 | +3,v3" {
+		t.Fatalf("table 3 FeedFrom(1) = %q, %v", txt, err)
+	}
+	if txt, err := feedText(t, s.Table(4), 2); err != nil || txt != "+2,v2 | +3,v3" {
+		t.Fatalf("table 4 FeedFrom(2) = %q, %v", txt, err)
+	}
+	wantGone(t, s.Table(4), 1)
+}

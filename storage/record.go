@@ -216,6 +216,8 @@ type record struct {
 	hdr     headerDef         // recHeader
 	def     TableDef          // recHeader
 	flags   uint64            // recHist
+	pack    []uint64          // recHist packed: flags, old rows, new rows per delta
+	rec2    arrow.RecordBatch // recHist packed: the new rows (rec: the old ones)
 	next    int64             // recHeader
 	ids     []int64           // recDelete, recUpdate
 	first   int64             // recInsert, recUpdate, recChunk
@@ -259,7 +261,9 @@ func decodeRecord(p []byte, schema *arrow.Schema) (record, error) {
 		r.rec = decodeColumns(d, schema, n)
 	case recHist:
 		r.flags = d.u64()
-		if r.flags&histRows != 0 {
+		if r.flags&histPacked != 0 {
+			decodePacked(d, schema, &r)
+		} else if r.flags&histRows != 0 {
 			r.first, r.rec = decodeRows(d, schema)
 		}
 	default:

@@ -344,13 +344,17 @@ func retainRun(t *testing.T, seed uint64, steps int) {
 }
 
 func TestRetainRandom(t *testing.T) {
-	defer func(v int64) { minCompactBytes = v }(minCompactBytes)
+	defer func(v, p int64) { minCompactBytes, packBytes = v, p }(minCompactBytes, packBytes)
 	minCompactBytes = 64 << 10 // background compactions too
 	runs, steps := 6, 300
 	if testing.Short() {
 		runs, steps = 3, 150
 	}
 	for seed := uint64(1); seed <= uint64(runs); seed++ {
+		packBytes = 4 << 20
+		if seed%2 == 1 { // big deltas in frames of their own too
+			packBytes = 2 << 10
+		}
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { retainRun(t, seed, steps) })
 	}
 }

@@ -69,6 +69,9 @@ func (w *OverWindow) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	r, err := w.newRun(env)
 	go func() {
 		defer close(out)
+		if err == nil {
+			err = env.restore(w, r)
+		}
 		if err != nil {
 			env.Fail(err)
 			return
@@ -104,6 +107,9 @@ func (w *OverWindow) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				marks = marks[:0]
 				msgs = append(msgs, m)
 			}
+			if err == nil && m.Kind == KindBarrier {
+				err = env.snapshot(w, m.Barrier, r)
+			}
 			if err != nil {
 				env.Fail(err)
 				return
@@ -120,7 +126,7 @@ func (w *OverWindow) Start(env *Env, inputs []<-chan Message) <-chan Message {
 
 // owRow is one live copy of an input row: its values, its current
 // results (one per call), the results last emitted (nil: not emitted) and
-// its partition in each call group.
+// its partition in each call group (under EOWC nil once freed from it).
 type owRow struct {
 	vals  []types.Value
 	res   []types.Value
@@ -128,6 +134,7 @@ type owRow struct {
 	parts []*owPart
 	dead  bool
 	dirty bool // in overRun.dirty
+	ck    bool // in overRun.ckRows
 	seq   uint64
 }
 
@@ -136,6 +143,7 @@ type owPart struct {
 	enc     string
 	rows    []*owRow
 	touched bool
+	ck      bool       // in overRun.ckParts
 	eowc    owEOWCPart // EOWC progress (overwindow_eowc.go)
 }
 
@@ -163,6 +171,13 @@ type overRun struct {
 	enc    []byte
 	schema *arrow.Schema
 	eowc   *owEOWCRun
+
+	// checkpoints (overwindow_state.go): once a snapshot was taken or
+	// restored, the rows and EOWC partitions changed since.
+	ck      bool
+	ckSeq   uint64 // seq at the last snapshot
+	ckRows  []*owRow
+	ckParts []owPartRef
 }
 
 func (w *OverWindow) newRun(env *Env) (*overRun, error) {
@@ -266,6 +281,7 @@ func (r *overRun) consume(c *Chunk) error {
 			row.parts[gi] = p
 			if r.eowc != nil {
 				r.eowc.insert(g, p, row)
+				r.ckRow(row)
 				continue
 			}
 			p.rows = append(p.rows, row)
@@ -494,14 +510,19 @@ func (r *overRun) emitDirty() (*Chunk, error) {
 			switch {
 			case pass == 0 && row.dead && row.out != nil:
 				err = add(Delete, row, row.out)
+				r.ckRow(row)
 			case pass == 1 && !row.dead && row.out != nil && !sameValues(row.out, row.res):
 				if err = add(UpdateBefore, row, row.out); err == nil {
 					err = add(UpdateAfter, row, row.res)
 				}
 				row.out = slices.Clone(row.res)
+				r.ckRow(row)
 			case pass == 2 && !row.dead && row.out == nil:
 				err = add(Insert, row, row.res)
 				row.out = slices.Clone(row.res)
+				if r.eowc == nil {
+					r.ckRow(row)
+				}
 			}
 			if err != nil {
 				return nil, err

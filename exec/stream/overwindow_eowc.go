@@ -248,6 +248,7 @@ func (r *overRun) eowcHandle(m Message) ([]Message, error) {
 		}
 		for enc, p := range g.parts {
 			if len(p.rows) == 0 && !x.counts(g) {
+				r.ckPart(gi, p)
 				delete(g.parts, enc)
 			} else if len(p.rows) > 0 && p.eowc.done < len(p.rows) {
 				oldest = min(oldest, x.timeOf(p.rows[p.eowc.done]))
@@ -312,7 +313,9 @@ func (x *owEOWCRun) plan(gi int, p *owPart) (owSpan, bool) {
 // and the rows before the reach of the first row not done are freed.
 func (x *owEOWCRun) finish(gi int, g *owGroup, p *owPart, sp owSpan, ready []*owRow) []*owRow {
 	rows := p.rows
+	x.r.ckPart(gi, p)
 	for _, row := range rows[sp.from:sp.to] {
+		x.r.ckRow(row)
 		for _, ci := range g.calls {
 			v, ok := row.res[ci].(int64)
 			switch {
@@ -345,6 +348,10 @@ func (x *owEOWCRun) finish(gi int, g *owGroup, p *owPart, sp owSpan, ready []*ow
 		}
 	}
 	p.eowc.freed += int64(f)
+	for _, row := range rows[:f] {
+		row.parts[gi] = nil // freed: no longer held by g
+		x.r.ckRow(row)
+	}
 	clear(rows[:f])
 	p.rows = append(rows[:0:0], rows[f:]...)
 	p.eowc.done -= f

@@ -196,7 +196,7 @@ func (r *topnRun) Restore(sr StateReader) error {
 	}
 	r.eachPart(func(p *tnPart) {
 		if r.t.Close == nil || !r.t.Close.EOWC {
-			p.emitted = p.rows.appendRange(p.emitted[:0], r.t.Offset, r.t.Limit)
+			p.emitted = r.ranked(p.emitted[:0], p)
 		}
 		if r.keep > 0 && p.rows.rows >= r.keep {
 			p.last = p.rows.last()

@@ -242,7 +242,18 @@ func TestTopNCheckpointRandom(t *testing.T) {
 		appendOnly := rng.Intn(3) == 0
 		part, order := rng.Intn(3) > 0, tnOrders[rng.Intn(len(tnOrders))]
 		limit, offset, rank := limits[rng.Intn(len(limits))], offsets[rng.Intn(len(offsets))], rng.Intn(2) == 0
-		mk := func(ch chan Message) Node { return newTopN(ch, part, order, limit, offset, rank, appendOnly) }
+		ties := RowNumber
+		if rng.Intn(3) == 0 { // rank() or dense_rank() <= n
+			ties, offset = TopNTies(1+rng.Intn(2)), 0
+			if limit < 0 {
+				limit = 2
+			}
+		}
+		mk := func(ch chan Message) Node {
+			top := newTopN(ch, part, order, limit, offset, rank, appendOnly)
+			top.Ties = ties
+			return top
+		}
 		t.Run(fmt.Sprintf("seed%d/%s/rank=%v", seed, mk(nil).Explain(), rank), func(t *testing.T) {
 			var script []ktMsg
 			var model [][]types.Value
@@ -299,7 +310,12 @@ func TestTopNCheckpointClose(t *testing.T) {
 				for seed := int64(1); seed <= 25; seed++ {
 					rng := rand.New(rand.NewSource(seed))
 					limit := int64(1 + rng.Intn(3))
-					mk := func(ch chan Message) Node { return newWindowTopN(ch, eowc, appendOnly, limit) }
+					ties := TopNTies(rng.Intn(3))
+					mk := func(ch chan Message) Node {
+						top := newWindowTopN(ch, eowc, appendOnly, limit)
+						top.Ties = ties
+						return top
+					}
 					var script []ktMsg
 					var live [][]types.Value
 					wm := int64(0)
