@@ -42,3 +42,12 @@ func (in flowInputs) RetainTable(oid uint32, lsn uint64) {
 		in.e.cfg.Logf("checkpoint: table %d cannot retain its writes after %d: %v", oid, lsn, err)
 	}
 }
+
+// ReleaseTable implements dataflow.TableResumer.
+func (in flowInputs) ReleaseTable(oid uint32) {
+	if t := in.e.store.Table(oid); t != nil {
+		if err := t.ReleaseRetained(); err != nil {
+			in.e.cfg.Logf("checkpoint: table %d: releasing its retained writes: %v", oid, err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -68,4 +69,33 @@ func TestEOWCCheckpointRandom(t *testing.T) {
 			ktCheck(t, rng, mk, script)
 		})
 	}
+}
+
+// BenchmarkEOWCSnapshot: 100k held rows; each snapshot follows 100 new
+// rows and a watermark releasing about 100.
+func BenchmarkEOWCSnapshot(b *testing.B) {
+	e := &EOWC{Input: &tnSource{cols: eowcCkCols}, TimeCol: 0}
+	r, err := e.newRun(NewEnv(b.Context(), expr.Context{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.env.Checkpoints = newMemCheckpoints()
+	next := 0
+	add := func(n int) {
+		rows := make([][]types.Value, n)
+		for k := range rows {
+			rows[k] = []types.Value{types.TimestampValue(next), int64(next % 7), float64(next), "x"}
+			next++
+		}
+		if err := r.consume(tnChunk(b, eowcCkCols, nil, rows)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	add(100_000)
+	ktBenchSnapshot(b, func(int) {
+		add(100)
+		if _, err := r.handle(WatermarkMsg(Watermark{Col: 0, Value: int64(next - 100_000)})); err != nil {
+			b.Fatal(err)
+		}
+	}, r.Snapshot)
 }

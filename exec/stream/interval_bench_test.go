@@ -18,15 +18,15 @@ import (
 // followed by its watermark 50 µs behind, into an interval join with
 // 0 <= left - right <= 100 µs, keyed by k (64 keys) or keyless (each row
 // then meets only the other side's rows in its range, through the time
-// queue). It reports rows/s and the rows held at the end.
+// queue); exact: the pairs are filtered by their times, not by evaluating
+// the condition. It reports rows/s and the rows held at the end.
 func BenchmarkIntervalJoin(b *testing.B) {
-	for _, keyed := range []bool{true, false} {
-		name := "keyless"
-		if keyed {
-			name = "keyed"
-		}
-		b.Run(name, func(b *testing.B) {
-			c := ivCase{exec.InnerJoin, keyed, 0, 100, true, true}
+	for _, bc := range []struct {
+		name         string
+		keyed, exact bool
+	}{{"keyed", true, false}, {"keyless", false, false}, {"keyed/exact", true, true}, {"keyless/exact", false, true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := ivCase{exec.InnerJoin, bc.keyed, 0, 100, true, true, false, bc.exact}
 			env := NewEnv(context.Background(), expr.Context{})
 			j := newIntervalJoin(b, c)
 			out := make(chan Message, 64)

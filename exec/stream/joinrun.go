@@ -268,7 +268,9 @@ func (r *joinRun) rows(c *Chunk, gids []int32) error {
 			}
 		}
 		r.pl, r.pe = pl, pe
-		if r.j.Cond != nil {
+		if r.iv != nil && r.iv.spec.Exact {
+			pl, pe = r.iv.filterPairs(r, pl, pe)
+		} else if r.j.Cond != nil {
 			var err error
 			if pl, pe, err = r.filterPairs(pl, pe); err != nil {
 				return err

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -112,4 +114,38 @@ func TestOverWindowEOWCCheckpointRandom(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkOverWindowSnapshot: 100k rows in 1000 partitions with a
+// running sum and row_number; each snapshot follows 100 new rows (each
+// last in its partition: only they get results).
+func BenchmarkOverWindowSnapshot(b *testing.B) {
+	k, ts, v, id := owCol(0), owCol(1), owCol(2), owCol(3)
+	byID := []exec.SortKey{{E: id}}
+	calls := []exec.WindowCall{
+		owCall(b, "sum", []expr.Expr{v}, []expr.Expr{k}, byID, owDefault),
+		owCall(b, "row_number", nil, []expr.Expr{k}, []exec.SortKey{{E: ts}, {E: id}}, owDefault),
+	}
+	w := newOverWindow(nil, calls)
+	r, err := w.newRun(NewEnv(b.Context(), expr.Context{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.env.Checkpoints = newMemCheckpoints()
+	next := int64(0)
+	add := func(n int) {
+		rows := make([][]types.Value, n)
+		for j := range rows {
+			rows[j] = []types.Value{next % 1000, types.TimestampValue(next), next % 10, next}
+			next++
+		}
+		if err := r.consume(tnChunk(b, owIn, nil, rows)); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	add(100_000)
+	ktBenchSnapshot(b, func(int) { add(100) }, r.Snapshot)
 }
