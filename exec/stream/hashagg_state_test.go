@@ -7,8 +7,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -277,4 +280,88 @@ func diffStates(got, want memState) string {
 		}
 	}
 	return "equal"
+}
+
+// countWriter is a StateWriter that only counts what it is given.
+type countWriter struct{ puts, bytes int }
+
+func (w *countWriter) Put(k, v []byte)  { w.puts++; w.bytes += len(k) + len(v) }
+func (w *countWriter) Delete(k []byte) { w.puts++; w.bytes += len(k) }
+func (w *countWriter) Reset()          {}
+
+// BenchmarkHashAggSnapshot measures Snapshot over 1M groups of
+// SELECT k, count(*), sum(v), avg(f), max(v) GROUP BY k (max keeps its
+// multiset unless append only): a full snapshot, and an incremental one
+// after an epoch that changed 1% of the groups (the epoch itself untimed).
+func BenchmarkHashAggSnapshot(b *testing.B) {
+	const groups = 1_000_000
+	for _, appendOnly := range []bool{false, true} {
+		h := benchAgg(appendOnly, false)
+		env := &Env{Checkpoints: newMemCheckpoints()}
+		r, err := h.newRun(env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys := make([]int64, groups)
+		for i := range keys {
+			keys[i] = int64(i)
+		}
+		rng := rand.New(rand.NewSource(1))
+		feed := func(keys []int64) {
+			for len(keys) > 0 {
+				n := min(len(keys), benchChunk)
+				kb, vb, fb := array.NewInt64Builder(memory.DefaultAllocator), array.NewInt64Builder(memory.DefaultAllocator), array.NewFloat64Builder(memory.DefaultAllocator)
+				for _, k := range keys[:n] {
+					kb.Append(k)
+					vb.Append(rng.Int63n(1_000_000))
+					fb.Append(float64(rng.Intn(1000)) / 4)
+				}
+				rec := array.NewRecordBatch(types.ArrowSchema(benchIn), []arrow.Array{kb.NewArray(), vb.NewArray(), fb.NewArray()}, int64(n))
+				if err := r.consume(&Chunk{Rec: rec}); err != nil {
+					b.Fatal(err)
+				}
+				keys = keys[n:]
+			}
+			if _, err := r.flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		feed(keys)
+		st := hashAggState{r}
+		b.Run(fmt.Sprintf("appendOnly=%v/full", appendOnly), func(b *testing.B) {
+			var w countWriter
+			cpu0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				w = countWriter{}
+				if err := st.Snapshot(&w, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(w.bytes)/(1<<20), "MiB")
+			b.ReportMetric(float64(w.puts), "records")
+		})
+		b.Run(fmt.Sprintf("appendOnly=%v/incremental-1pct", appendOnly), func(b *testing.B) {
+			var w countWriter
+			var cpu time.Duration
+			touched := make([]int64, groups/100)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				for j := range touched {
+					touched[j] = rng.Int63n(groups)
+				}
+				feed(touched)
+				w = countWriter{}
+				b.StartTimer()
+				cpu0 := cpuTime()
+				if err := st.Snapshot(&w, false); err != nil {
+					b.Fatal(err)
+				}
+				cpu += cpuTime() - cpu0
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(w.bytes)/(1<<20), "MiB")
+			b.ReportMetric(float64(w.puts), "records")
+		})
+	}
 }
