@@ -41,6 +41,8 @@ const (
 	procRecordSend      uint32 = 2403
 	procArraySubscript  uint32 = 6179
 	procArrayTypanalyze uint32 = 3816
+	procDomainIn        uint32 = 2597
+	procDomainRecv      uint32 = 2598
 	procHeapHandler     uint32 = 3
 	procBtreeHandler    uint32 = 330
 )
@@ -155,6 +157,8 @@ var pgProcs = []pgProc{
 	{2477, "timestamptz_send", 17, []uint32{1184}, true, 'i'},
 	{2478, "interval_recv", 1186, []uint32{2281, 26, 23}, true, 'i'},
 	{2479, "interval_send", 17, []uint32{1186}, true, 'i'},
+	{2597, "domain_in", 2276, []uint32{2275, 26, 23}, false, 's'},
+	{2598, "domain_recv", 2276, []uint32{2281, 26, 23}, false, 's'},
 	{2903, "intervaltypmodin", 23, []uint32{1263}, true, 'i'},
 	{2904, "intervaltypmodout", 2275, []uint32{23}, true, 'i'},
 	{2905, "timestamptypmodin", 23, []uint32{1263}, true, 'i'},

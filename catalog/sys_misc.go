@@ -66,6 +66,24 @@ func pgTypeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 			return err
 		}
 	}
+	// The domains of information_schema, as PostgreSQL 15 defines them
+	// (its relations' columns use the base types here).
+	for _, d := range infoSchemaDomains {
+		err := b.add(row{
+			"oid": d.oid, "typname": d.name, "typnamespace": InformationSchemaOID, "typowner": SuperuserOID,
+			"typlen": d.base.Len(), "typbyval": d.byVal, "typtype": "d", "typcategory": string(rune(d.base.Category())),
+			"typispreferred": false, "typisdefined": true, "typdelim": ",", "typrelid": uint32(0),
+			"typsubscript": uint32(0), "typelem": uint32(0), "typarray": d.oid - 1, // PostgreSQL's array of the domain
+			"typinput": procDomainIn, "typoutput": d.procs[0], "typreceive": procDomainRecv, "typsend": d.procs[1],
+			"typmodin": uint32(0), "typmodout": uint32(0), "typanalyze": uint32(0),
+			"typalign": string(rune(d.align)), "typstorage": string(rune(d.storage)), "typnotnull": false,
+			"typbasetype": d.base.OID(), "typtypmod": d.base.Typmod, "typndims": 0, "typcollation": d.collation,
+			"typdefault": nullIfEmpty(d.def),
+		})
+		if err != nil {
+			return err
+		}
+	}
 	// Each user relation's row type.
 	for _, r := range s.sortedRelations() {
 		if r.RowTypeOID == 0 {
@@ -278,4 +296,25 @@ func inUnit(v, unit string) string {
 		return v
 	}
 	return strconv.FormatInt(n*from/to, 10)
+}
+
+// infoSchemaDomain is a domain of information_schema in pg_type.
+type infoSchemaDomain struct {
+	oid            uint32
+	name           string
+	base           types.T
+	byVal          bool
+	align, storage byte
+	collation      uint32
+	procs          [2]uint32 // the base type's output and send (input and receive are domain_in, domain_recv)
+	def            string
+}
+
+// infoSchemaDomains are PostgreSQL 15's (OIDs as initdb assigns them).
+var infoSchemaDomains = []infoSchemaDomain{
+	{13221, "cardinal_number", types.TInt4, true, 'i', 'p', 0, [2]uint32{43, 2407}, ""},
+	{13224, "character_data", types.TVarchar, false, 'i', 'x', 950, [2]uint32{1047, 2433}, ""},
+	{13226, "sql_identifier", types.TName, false, 'c', 'p', 950, [2]uint32{35, 2423}, ""},
+	{13232, "time_stamp", types.TTimestampTZ.WithTypmod(2), true, 'd', 'p', 0, [2]uint32{1151, 2477}, "CURRENT_TIMESTAMP(2)"},
+	{13234, "yes_or_no", types.TVarchar.WithTypmod(7), false, 'i', 'x', 950, [2]uint32{1047, 2433}, ""},
 }

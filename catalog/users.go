@@ -296,7 +296,7 @@ func (c *Catalog) EnsureSuperuser(name, password string) error {
 		}
 	}
 	r.Superuser, r.CanLogin, r.CreateRole, r.CreateDB, r.Replication, r.BypassRLS = true, true, true, true, true, true
-	if password != "" {
+	if password != "" && !PasswordMatches(r.Password, name, password) {
 		v, err := SCRAMVerifier(password)
 		if err != nil {
 			return err
@@ -333,6 +333,31 @@ func SCRAMVerifier(password string) (string, error) {
 	b64 := base64.StdEncoding.EncodeToString
 	return "SCRAM-SHA-256$" + strconv.Itoa(scramIterations) + ":" + b64(salt[:]) + "$" +
 		b64(stored[:]) + ":" + b64(mac(salted, "Server Key")), nil
+}
+
+// PasswordMatches reports whether stored (a SCRAM-SHA-256 verifier or an
+// MD5 hash of user's password) was made from password.
+func PasswordMatches(stored, user, password string) bool {
+	if IsMD5Password(stored) {
+		return hmac.Equal([]byte(stored), []byte(MD5Password(user, password)))
+	}
+	if !IsSCRAMVerifier(stored) {
+		return false
+	}
+	rest := strings.TrimPrefix(stored, "SCRAM-SHA-256$")
+	iterSalt, keys, _ := strings.Cut(rest, "$")
+	iter, salt64, _ := strings.Cut(iterSalt, ":")
+	storedKey, _, _ := strings.Cut(keys, ":")
+	n, _ := strconv.Atoi(iter)
+	salt, _ := base64.StdEncoding.DecodeString(salt64)
+	salted, err := pbkdf2.Key(sha256.New, password, salt, n, sha256.Size)
+	if err != nil {
+		return false
+	}
+	h := hmac.New(sha256.New, salted)
+	h.Write([]byte("Client Key"))
+	sum := sha256.Sum256(h.Sum(nil))
+	return base64.StdEncoding.EncodeToString(sum[:]) == storedKey
 }
 
 // MD5Password is PostgreSQL's md5 stored form: "md5" + md5(password + user).

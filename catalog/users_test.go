@@ -30,6 +30,13 @@ func TestPasswordForms(t *testing.T) {
 	if got, _ := EncryptPassword("mdu", "abc", "MD5"); got != "md500da5aebe8890ea353ae3f7d3417c733" {
 		t.Errorf("EncryptPassword md5 = %q", got)
 	}
+	if !PasswordMatches(v, "u", "pw") || PasswordMatches(v, "u", "pW") || !PasswordMatches(MD5Password("mdu", "abc"), "mdu", "abc") || PasswordMatches(MD5Password("mdu", "abc"), "mdu", "abd") {
+		t.Error("PasswordMatches")
+	}
+	// made by PostgreSQL 15 for 'interop pw'
+	if !PasswordMatches("SCRAM-SHA-256$4096:kVGivKiTI94YYkeSGppjqA==$dzx1VcTKqFLZV3BsniYz0PvTPcBSZz/CXVMdBJZPV2M=:CAoeQAeKLSbU8qhaQvMQHOPBn71KPate/BKdHgv159o=", "x", "interop pw") {
+		t.Error("PostgreSQL's verifier does not match its password")
+	}
 	for _, bad := range []string{"SCRAM-SHA-256$x:abc$a:b", "md5xyz", "md5" + "0123456789abcdef0123456789abcdeg", "plain"} {
 		if IsSCRAMVerifier(bad) || IsMD5Password(bad) {
 			t.Errorf("%q taken for a stored form", bad)
@@ -56,6 +63,19 @@ func TestRolesPersist(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(dir, rolesFile)); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("%s: %v %v", rolesFile, st, err)
+	}
+	if err := c.EnsureSuperuser("root", "root pw"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, rolesFile))
+	if err := c.EnsureSuperuser("root", "root pw"); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, rolesFile)); string(after) != string(before) {
+		t.Error("EnsureSuperuser with the same password rewrote the roles")
+	}
+	if r, _ := c.StoredRole("root"); r.OID != SuperuserOID || !r.Superuser || !PasswordMatches(r.Password, "root", "root pw") {
+		t.Errorf("root: %+v", r)
 	}
 	c2 := openTest(t, dir, st)
 	r, ok := c2.StoredRole("alice")

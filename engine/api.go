@@ -29,10 +29,13 @@ type Config struct {
 	// *dataflow.ManualClock (NewManualClock), ADVANCE CLOCK moves it.
 	Clock stream.Clock
 	// CheckpointInterval is the time between checkpoints of the views'
-	// state (0: 1 s; negative: no checkpoints). Checkpoints are taken on
-	// the barrier ticker, so with a negative BarrierInterval only CHECKPOINT
-	// takes one.
+	// state (0: 1 s; negative: only the CHECKPOINT statement takes one).
+	// Checkpoints are taken on the barrier ticker, so with a negative
+	// BarrierInterval only CHECKPOINT takes one either.
 	CheckpointInterval time.Duration
+	// NoCheckpoints turns checkpoints off: views are rebuilt from their
+	// inputs at every start.
+	NoCheckpoints bool
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.

@@ -84,7 +84,7 @@ func Open(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{})}
 	fcfg := dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
 		SubscribeBufferRows: cfg.SubscribeBufferRows, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval}
-	if cfg.CheckpointInterval >= 0 {
+	if !cfg.NoCheckpoints {
 		cks, cp, err := checkpoint.Open(filepath.Join(cfg.DataDir, "checkpoints"), cfg.Logf)
 		if err != nil {
 			cat.Close()

@@ -91,6 +91,7 @@ func PlanSelect(env *Env, stmt *pg.Node) (q *Query, err error) {
 	for i, id := range plan.outIDs() {
 		if i < len(cols) {
 			cols[i].Name = b.cols[id].name
+			cols[i].TableOID, cols[i].AttNum = b.cols[id].origin.rel, b.cols[id].origin.attnum
 		}
 	}
 	return &Query{Root: root, Columns: cols, ParamTypes: b.paramTypes(), Views: b.matviews}, nil

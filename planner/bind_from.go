@@ -102,6 +102,7 @@ func (b *binder) aliased(plan lnode, name string, alias *pg.Alias) (lnode, []*ns
 	p := &lProject{in: plan}
 	for i, id := range ids {
 		nid := b.newCol(names[i], name, b.cols[id].t)
+		b.cols[nid].origin = b.cols[id].origin
 		p.ids = append(p.ids, nid)
 		p.exprs = append(p.exprs, b.colRef(id))
 		it.cols = append(it.cols, nsCol{name: names[i], id: nid})
@@ -129,25 +130,32 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	if b.viewDepth == 0 { // a view depends on what it names, not on what its views read
 		b.deps[rel.OID] = true
 	}
+	// The item's columns are the relation's, for RowDescription.
+	relItem := func(plan lnode, items []*nsItem, err error) (lnode, []*nsItem, error) {
+		if err == nil {
+			b.setOrigins(plan.outIDs(), rel.OID)
+		}
+		return plan, items, err
+	}
 	switch rel.Kind {
 	case catalog.KindView:
 		plan, err := b.view(rel)
 		if err != nil {
 			return nil, nil, err
 		}
-		return b.aliased(plan, alias, rv.Alias)
+		return relItem(b.aliased(plan, alias, rv.Alias))
 	case catalog.KindSystem:
 		if b.stream {
 			return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "system table \"%s\" cannot be used in a materialized view", rel.Name)
 		}
-		plan, items, err := b.aliased(b.systemTable(rel), alias, rv.Alias)
+		plan, items, err := relItem(b.aliased(b.systemTable(rel), alias, rv.Alias))
 		if err == nil {
 			items[0].sys = &sysItem{oid: rel.OID, proj: plan.(*lProject), tableoid: -1}
 		}
 		return plan, items, err
 	case catalog.KindMatView:
 		if !b.stream {
-			return b.aliased(b.viewRows(rel), alias, rv.Alias)
+			return relItem(b.aliased(b.viewRows(rel), alias, rv.Alias))
 		}
 	case catalog.KindSource:
 		if !b.stream {
@@ -177,6 +185,7 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 		scan.ids = append(scan.ids, id)
 		it.cols = append(it.cols, nsCol{name: names[i], id: id})
 	}
+	b.setOrigins(scan.ids, rel.OID)
 	return scan, []*nsItem{it}, nil
 }
 

@@ -242,6 +242,7 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 				name = b.cols[c.Idx].name
 			}
 			agg.groupIDs = append(agg.groupIDs, b.newCol(name, "", g.Type()))
+			b.passOrigin(agg.groupIDs[len(agg.groupIDs)-1], g)
 		}
 		for _, a := range l.aggs {
 			agg.aggIDs = append(agg.aggIDs, a.id)
@@ -315,6 +316,7 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 			}
 		}
 		id := b.newCol(t.name, "", e.Type())
+		b.passOrigin(id, e)
 		b.defs[id] = e
 		proj.ids = append(proj.ids, id)
 		proj.exprs = append(proj.exprs, e)

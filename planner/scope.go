@@ -49,6 +49,28 @@ type colInfo struct {
 	name  string
 	table string // the range table alias that qualifies it, "" if none
 	t     types.T
+	// origin is the relation column it reads as is (PostgreSQL's
+	// RowDescription table OID and column number), zero if none.
+	origin colOrigin
+}
+
+type colOrigin struct {
+	rel    uint32
+	attnum int16
+}
+
+// setOrigins marks ids as the columns of relation rel, in order.
+func (b *binder) setOrigins(ids []int, rel uint32) {
+	for i, id := range ids {
+		b.cols[id].origin = colOrigin{rel, int16(i + 1)}
+	}
+}
+
+// passOrigin gives id the origin of e when e reads a column as is.
+func (b *binder) passOrigin(id int, e expr.Expr) {
+	if c, ok := e.(*expr.ColRef); ok && c.Idx < len(b.cols) {
+		b.cols[id].origin = b.cols[c.Idx].origin
+	}
 }
 
 func newBinder(env *Env) *binder {

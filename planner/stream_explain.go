@@ -63,13 +63,33 @@ func streamState(n stream.Node) string {
 		return "left rows by (" + exprList(x.LeftKeys) + "), right rows by (" + exprList(x.RightKeys) + ")"
 	case *stream.TopN:
 		rows := "every row, in order"
-		if x.AppendOnly && x.Limit >= 0 {
+		if x.AppendOnly && x.Limit >= 0 && x.Ties == stream.RowNumber {
 			rows = fmt.Sprintf("the first %d rows, in order", x.Offset+x.Limit)
 		}
 		if len(x.PartitionBy) == 0 {
 			return rows
 		}
+		if x.Close != nil {
+			return "per open partition (" + exprList(x.PartitionBy) + "): " + rows
+		}
 		return "per partition (" + exprList(x.PartitionBy) + "): " + rows
+	case *stream.OverWindow:
+		rows := "every row with its results"
+		if x.EOWC != nil {
+			rows = "the rows not emitted yet and those their frames reach"
+		}
+		var parts []string
+		seen := map[string]bool{}
+		for _, c := range x.Calls {
+			if p := exprList(c.PartitionBy); !seen[p] {
+				seen[p] = true
+				parts = append(parts, "("+p+")")
+			}
+		}
+		if len(parts) == 1 && parts[0] == "()" {
+			return rows
+		}
+		return "per partition " + strings.Join(parts, ", ") + ": " + rows
 	case *stream.WindowAgg:
 		var parts []string
 		for _, a := range x.Aggs {

@@ -23,7 +23,9 @@ import (
 // months, either absent) give bounds on l - r, and the pair of columns with
 // watermarks and the most bounds is chosen. A day of a timestamptz
 // interval counts as 23 to 25 hours (DST), which only widens the bounds.
-// The condition itself is kept: the bounds decide what state is freed.
+// The condition itself is kept: the bounds decide what state is freed; when
+// it is exactly the bounds (one comparison each, no DST widening, no other
+// conjunct) the join compares the times instead of evaluating it.
 
 // joinStateCleaning sets j's window-join (Clean) or interval-join
 // (Interval) cleaning where its inputs allow it.
@@ -47,8 +49,16 @@ func (s *streamPlanner) intervalJoin(j *stream.HashJoin, l, r sout) *stream.Inte
 	lw, rw := s.watermarkCols(j.Left), s.watermarkCols(j.Right)
 	type pair struct{ l, r int }
 	bounds := map[pair]*stream.IntervalJoin{}
+	// uses counts, per pair, the conjuncts giving each bound; inexact marks
+	// a pair with a widened (DST) offset.
+	type use struct {
+		lo, hi  int
+		inexact bool
+	}
+	uses := map[pair]*use{}
 	var order []pair
-	for _, c := range conjuncts(j.Cond, nil) {
+	conds := conjuncts(j.Cond, nil)
+	for _, c := range conds {
 		call, ok := c.(*expr.Call)
 		if !ok || call.Fn == nil || len(call.Args) != 2 {
 			continue
@@ -73,16 +83,22 @@ func (s *streamPlanner) intervalJoin(j *stream.HashJoin, l, r sout) *stream.Inte
 		iv := bounds[p]
 		if iv == nil {
 			iv = &stream.IntervalJoin{LeftTime: p.l, RightTime: p.r}
-			bounds[p] = iv
+			bounds[p], uses[p] = iv, &use{}
 			order = append(order, p)
 		}
+		u := uses[p]
+		u.inexact = u.inexact || a.min != a.max || b.min != b.max
 		// l + A op r + B: l - r op B - A, A in [a.min, a.max], B in [b.min, b.max].
 		if op == ">" || op == ">=" {
+			u.lo++
 			if lo := b.min - a.max; !iv.HasLo || lo > iv.Lo {
-				iv.Lo, iv.HasLo = lo, true
+				iv.Lo, iv.HasLo, iv.LoStrict = lo, true, op == ">"
 			}
-		} else if hi := b.max - a.min; !iv.HasHi || hi < iv.Hi {
-			iv.Hi, iv.HasHi = hi, true
+		} else {
+			u.hi++
+			if hi := b.max - a.min; !iv.HasHi || hi < iv.Hi {
+				iv.Hi, iv.HasHi, iv.HiStrict = hi, true, op == "<"
+			}
 		}
 	}
 	var best *stream.IntervalJoin
@@ -93,7 +109,14 @@ func (s *streamPlanner) intervalJoin(j *stream.HashJoin, l, r sout) *stream.Inte
 		}
 		if best == nil || iv.HasLo && iv.HasHi && !(best.HasLo && best.HasHi) {
 			best = iv
+			// The condition is exactly these bounds: pairs are filtered by
+			// comparing their times, without evaluating it.
+			u := uses[p]
+			iv.Exact = !u.inexact && u.lo <= 1 && u.hi <= 1 && u.lo+u.hi == len(conds)
 		}
+	}
+	if best != nil && !best.Exact {
+		best.LoStrict, best.HiStrict = false, false
 	}
 	return best
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/stream"
 )
 
 // intervalDB has append-only tables a and b with watermarks on ts, c
@@ -94,5 +95,46 @@ func TestIntervalJoinOutputWatermark(t *testing.T) {
 	if _, err := d.planEmit("SELECT a.k, a.ts FROM a JOIN c ON a.k = c.k AND a.ts >= c.ts EMIT ON WINDOW CLOSE"); err == nil ||
 		!strings.Contains(err.Error(), "carries the watermark") {
 		t.Errorf("EOWC over a join without an interval: %v", err)
+	}
+}
+
+// findInterval returns the interval join of a plan, or nil.
+func findInterval(n stream.Node) *stream.IntervalJoin {
+	if j, ok := n.(*stream.HashJoin); ok && j.Interval != nil {
+		return j.Interval
+	}
+	for _, in := range n.Inputs() {
+		if iv := findInterval(in); iv != nil {
+			return iv
+		}
+	}
+	return nil
+}
+
+// An interval join whose condition is exactly its bounds compares times
+// instead of evaluating the condition; strictness is kept.
+func TestIntervalJoinExact(t *testing.T) {
+	d := intervalDB(t)
+	for _, c := range []struct {
+		sql                       string
+		exact, loStrict, hiStrict bool
+	}{
+		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '10' SECOND AND b.ts", true, false, false},
+		{"SELECT * FROM a, b WHERE a.ts > b.ts AND a.ts < b.ts + INTERVAL '1' MINUTE", true, true, true},
+		{"SELECT * FROM a JOIN b ON b.ts <= a.ts", true, false, false},
+		{"SELECT * FROM a JOIN b ON a.ts >= b.ts AND a.ts <= b.ts + INTERVAL '1' DAY", true, false, false},
+		// Another conjunct, two lower bounds, DST widening: Cond is evaluated.
+		{"SELECT * FROM a JOIN b ON a.ts >= b.ts AND a.v < b.w", false, false, false},
+		{"SELECT * FROM a JOIN b ON a.ts >= b.ts AND a.ts > b.ts - INTERVAL '1' SECOND", false, false, false},
+		{"SELECT * FROM z JOIN z2 ON z.tz BETWEEN z2.tz AND z2.tz + INTERVAL '1' DAY", false, false, false},
+	} {
+		iv := findInterval(d.plan(t, c.sql).Root)
+		if iv == nil {
+			t.Errorf("%s: no interval join", c.sql)
+			continue
+		}
+		if iv.Exact != c.exact || iv.LoStrict != c.loStrict || iv.HiStrict != c.hiStrict {
+			t.Errorf("%s: exact %v, strict %v/%v; want %v, %v/%v", c.sql, iv.Exact, iv.LoStrict, iv.HiStrict, c.exact, c.loStrict, c.hiStrict)
+		}
 	}
 }

@@ -87,7 +87,9 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 
 	path := t.log.path
 	tmp := path + ".tmp"
-	f, size, err := writeSnapshot(tmp, def, st)
+	lsn := st.pos.seq // ALTER starts a new LSN space (lsn.go)
+	h := headerDef{Def: def, Format: logFormat, LSN: lsn, Base: lsn, Hist: lsn}
+	f, size, markAt, err := writeSnapshot(tmp, h, st, t.ret.marks, nil)
 	if err != nil {
 		os.Remove(tmp)
 		return err
@@ -98,12 +100,17 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 		return fmt.Errorf("storage: %w", err)
 	}
 	old := t.log.f
-	t.log.f = f
+	t.log.f, t.log.markAt = f, markAt
 	t.log.size.Store(size)
 	old.Close()
 	t.endFeeds(fmt.Errorf("%w: table %q was altered", ErrFeedEnded, t.def.TableName))
 	t.def, t.schema, t.pk, t.keys, t.w = def, schema, pk, keys, st
 	t.pub.Store(st)
+	t.ret.base = lsn
+	t.ret.setRoot(nil, 0)
+	if t.ret.marks.n > 0 {
+		t.ret.setRoot(st.pos, 0)
+	}
 	t.resetCompactionCheck()
 	return syncDir(t.store.dir)
 }

@@ -143,3 +143,43 @@ func BenchmarkSingleRow(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInsert times one INSERT (durable on return) of 1 or 1000 rows
+// into a table with a primary key, from one writer: the write path whose
+// cost LSNs and retention must not raise (lsn_bench_test.go has the
+// retained variant).
+func BenchmarkInsert(b *testing.B) {
+	for _, rows := range []int64{1, 1000} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			s := mustOpen(b, b.TempDir())
+			defer s.Close()
+			tb, _ := s.CreateTable(kvDef(1, true))
+			benchInserts(b, tb, rows, nil)
+		})
+	}
+}
+
+// benchInserts inserts b.N batches of rows rows, calling every (if not
+// nil) after each.
+func benchInserts(b *testing.B, tb *Table, rows int64, every func(i int)) {
+	recs := make([]arrow.RecordBatch, 64)
+	for i := range recs {
+		recs[i] = seq(0, rows)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%len(recs) == 0 {
+			b.StopTimer()
+			for j := range recs {
+				recs[j] = seq(int64(i+j)*rows, int64(i+j+1)*rows)
+			}
+			b.StartTimer()
+		}
+		if _, err := tb.Insert(ctx, recs[i%len(recs)]); err != nil {
+			b.Fatal(err)
+		}
+		if every != nil {
+			every(i)
+		}
+	}
+}

@@ -24,18 +24,22 @@ import (
 // DropTable replace or close it while holding the table's writer lock after a
 // barrier, when no request for the table is pending.
 type logFile struct {
-	f    *os.File
-	path string
-	size atomic.Int64 // bytes in the file
+	f      *os.File
+	path   string
+	size   atomic.Int64 // bytes in the file
+	markAt int64        // offset of the mark block (lsn.go); set with f
 }
 
 // commitReq is one write to make durable: one or more frames of one table
-// (several when a write is split, see recMore). A request with no frames is
-// a barrier: it completes once every earlier request has.
+// (several when a write is split, see recMore), or a mark slot to write in
+// place (lsn.go). A request with neither is a barrier: it completes once
+// every earlier request has.
 type commitReq struct {
 	t      *Table
 	frames [][]byte
-	st     *state // the table state to publish once durable (nil for barriers)
+	st     *state // the table state to publish once durable (nil for barriers and marks)
+	mark   []byte // a mark slot, written at markAt
+	markAt int64
 }
 
 // group is a set of requests committed together.
@@ -140,6 +144,7 @@ func (c *committer) run() {
 type tableBatch struct {
 	t      *Table
 	frames [][]byte
+	marks  []commitReq // mark slots to write in place
 	bytes  int
 	writes int // requests
 	last   *state
@@ -149,7 +154,7 @@ type tableBatch struct {
 func (c *committer) flush(g *group) error {
 	var batches []*tableBatch
 	for _, r := range g.reqs {
-		if len(r.frames) == 0 {
+		if len(r.frames) == 0 && r.mark == nil {
 			continue
 		}
 		var b *tableBatch
@@ -162,6 +167,10 @@ func (c *committer) flush(g *group) error {
 		if b == nil {
 			b = &tableBatch{t: r.t}
 			batches = append(batches, b)
+		}
+		if r.mark != nil {
+			b.marks = append(b.marks, r)
+			continue
 		}
 		for _, f := range r.frames {
 			b.frames = append(b.frames, f)
@@ -195,6 +204,9 @@ func (c *committer) flush(g *group) error {
 		}
 	}
 	for _, b := range batches {
+		if b.last == nil { // only marks
+			continue
+		}
 		c.commits.Add(int64(b.writes))
 		b.t.pub.Store(b.last)
 		b.t.published()
@@ -239,6 +251,11 @@ func (b *tableBatch) writeAndSync() error {
 	if len(buf) > 0 {
 		if err := write(buf); err != nil {
 			return err
+		}
+	}
+	for _, m := range b.marks {
+		if _, err := lf.f.WriteAt(m.mark, m.markAt); err != nil {
+			return fmt.Errorf("storage: write %s: %w", lf.path, err)
 		}
 	}
 	if err := lf.f.Sync(); err != nil {

@@ -84,9 +84,23 @@ func (t *Table) compact() (bool, error) {
 		return false, err
 	}
 	st := t.w // everything is durable now, so this is also t.pub
+	h := headerDef{Def: t.def, Format: logFormat, LSN: st.pos.seq, Base: t.ret.base, Hist: st.pos.seq}
+	var from *feedPos // the retained writes to keep as history
+	if k, ok := t.ret.keep(); ok && k < st.pos.seq {
+		if r := t.ret.root; r == nil || r.seq > k {
+			// The writes after k are only in the log: keep it until the
+			// marks have moved past the root (lsn.go).
+			return false, nil
+		}
+		t.ret.advanceRoot(k, st.pos)
+		from = t.ret.root
+		h.Hist = from.seq
+	}
 	path := t.log.path
 	tmp := path + ".tmp"
-	f, size, err := writeSnapshot(tmp, t.def, st)
+	f, size, markAt, err := writeSnapshot(tmp, h, st, t.ret.marks, func(write func([]byte) error) error {
+		return writeHistory(from, st.pos, write)
+	})
 	if err != nil {
 		os.Remove(tmp)
 		return false, err
@@ -97,19 +111,21 @@ func (t *Table) compact() (bool, error) {
 		return false, fmt.Errorf("storage: %w", err)
 	}
 	old := t.log.f
-	t.log.f = f
+	t.log.f, t.log.markAt = f, markAt
 	t.log.size.Store(size)
 	t.resetCompactionCheck()
 	old.Close()
 	return true, syncDir(t.store.dir)
 }
 
-// writeSnapshot writes and fsyncs a log holding st, returning the open file
-// positioned at its end.
-func writeSnapshot(path string, def TableDef, st *state) (*os.File, int64, error) {
+// writeSnapshot writes and fsyncs a log holding st: the header h, the mark
+// block with marks, st's chunks, then what hist writes (the retained
+// writes' history; hist may be nil). It returns the open file positioned
+// at its end, its size and the mark block's offset.
+func writeSnapshot(path string, h headerDef, st *state, marks retainMarks, hist func(write func([]byte) error) error) (*os.File, int64, int64, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, 0, fmt.Errorf("storage: %w", err)
+		return nil, 0, 0, fmt.Errorf("storage: %w", err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	var size int64
@@ -118,7 +134,11 @@ func writeSnapshot(path string, def TableDef, st *state) (*os.File, int64, error
 		size += int64(n)
 		return err
 	}
-	err = write(encodeHeader(def, st.next))
+	err = write(encodeHeader(h, st.next))
+	markAt := size
+	if err == nil {
+		err = write(encodeMarkBlock(marks))
+	}
 	for _, c := range st.chunks {
 		if err != nil {
 			break
@@ -128,6 +148,9 @@ func writeSnapshot(path string, def TableDef, st *state) (*os.File, int64, error
 			err = write(fr)
 		}
 	}
+	if err == nil && hist != nil {
+		err = hist(write)
+	}
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -136,7 +159,7 @@ func writeSnapshot(path string, def TableDef, st *state) (*os.File, int64, error
 	}
 	if err != nil {
 		f.Close()
-		return nil, 0, fmt.Errorf("storage: write %s: %w", path, err)
+		return nil, 0, 0, fmt.Errorf("storage: write %s: %w", path, err)
 	}
-	return f, size, nil
+	return f, size, markAt, nil
 }

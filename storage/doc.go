@@ -60,6 +60,19 @@
 // Table.Alter (ALTER TABLE) uses the same rewrite with the new definition.
 // One write must encode to less than 2 GiB (54000 otherwise).
 //
+// Format 1 (the header's JSON has "format": 1) adds log sequence numbers
+// and retention (lsn.go, retain.go): the header also carries the LSN of the
+// log's snapshot part, the first LSN of the table's LSN space (creation or
+// last ALTER) and where its history starts; a 64-byte mark block follows
+// the header frame (two CRC'd slots with the last two Retain marks, written
+// in place alternately); the kind byte's recJoin bit groups the frames of
+// one statement's delta; and compaction of a retained table appends recHist
+// records: the retained writes with their deltas' rows (old rows included),
+// one chained write each. A complete write counts one LSN, so nothing is
+// added to a write's record. Logs of format 0 (no "format") open as before,
+// count LSNs from their end (nothing retained) and are rewritten in
+// format 1 by Open.
+//
 // # Change feeds
 //
 // Table.Subscribe returns a snapshot and a Feed of every durable change
@@ -69,6 +82,19 @@
 // DropTable and Close end feeds with an error wrapping ErrFeedEnded. Writers
 // wait after their durable write while a feed lags by more than 1M rows or
 // 64 MiB of deltas.
+//
+// # Positions that survive a restart
+//
+// Every durable write (one feed step) gets the next log sequence number
+// (LSN): Position.LSN, Table.LSN, Feed.LSN. The checkpoint coordinator calls
+// Table.Retain(lsn) (or Store.RetainTables for many) after a checkpoint
+// that cut the table at lsn commits;
+// the table then keeps the writes after the older of its last two marks
+// replayable, in memory and across compaction and restarts, and
+// Table.FeedFrom(lsn) returns a feed of the writes after lsn (the same
+// Deltas a live feed gave, then live writes), or an error wrapping
+// ErrPositionGone. ReleaseRetained ends a table's retention. Design, costs
+// and limits: lsn.go; docs/contributing/checkpoints.md, "Tables".
 //
 // # Limits
 //

@@ -73,6 +73,11 @@ type delta struct {
 	update bool
 	rows   int64 // rows inserted plus rows deleted
 	bytes  int64 // estimated bytes of those rows
+
+	// A retained write replayed from a packed history frame (retain.go):
+	// its old and new rows are these row ranges of the frame's batches.
+	packed     *packedRows
+	pOld, pNew [2]int64
 }
 
 // feedPos is a position in a table's changelog: the point just after some
@@ -157,8 +162,13 @@ type Feed struct {
 // feed that is not read eventually makes the table's writers wait.
 func (t *Table) Subscribe() (Snapshot, *Feed) {
 	st := t.pub.Load()
+	return Snapshot{Chunks: st.snapshotChunks()}, t.openFeed(st.pos)
+}
+
+// openFeed returns a new open feed at pos (published).
+func (t *Table) openFeed(pos *feedPos) *Feed {
 	f := &Feed{t: t}
-	f.at.Store(st.pos)
+	f.at.Store(pos)
 	fs := &t.feeds
 	fs.mu.Lock()
 	if fs.open == nil {
@@ -167,7 +177,7 @@ func (t *Table) Subscribe() (Snapshot, *Feed) {
 	fs.open[f] = struct{}{}
 	fs.n.Store(int32(len(fs.open)))
 	fs.mu.Unlock()
-	return Snapshot{Chunks: st.snapshotChunks()}, f
+	return f
 }
 
 // Next returns the deltas committed since the last call (in order), waiting
@@ -311,6 +321,7 @@ func (t *Table) advance(st *state, ds []delta) {
 	st.pos = pos
 	prev.next.Store(&feedStep{deltas: ds, to: pos})
 	t.w = st
+	t.ret.checkRetained(pos)
 }
 
 // endFeeds ends every feed of the table with err, at the published state:
@@ -431,6 +442,9 @@ func refsBytes(refs []rowRef) int64 {
 // export materializes d's rows as Arrow batches (fresh for deleted rows,
 // shared for inserted ones).
 func (d *delta) export() (Delta, error) {
+	if d.packed != nil {
+		return d.exportPacked(), nil
+	}
 	out := Delta{Inserted: d.ins, Update: d.update}
 	for i := 0; i < len(d.del); {
 		rec := d.del[i].rec

@@ -19,15 +19,22 @@ import (
 //
 // and every payload starts with a kind byte padded to 8 bytes, then:
 //
-//	recHeader:   u64 next row id, u64 JSON length, TableDef as JSON (always first)
+//	recHeader:   u64 next row id, u64 JSON length, headerDef as JSON (always
+//	             first; from format 1 on followed by the 64-byte mark block,
+//	             which is not a frame: lsn.go)
 //	recInsert:   u64 first row id, u64 rows, u64 columns, the columns (codec.go)
 //	recDelete:   u64 count, count u64 row ids
 //	recUpdate:   a recDelete body followed by a recInsert body
 //	recTruncate: nothing
 //	recChunk:    u64 first row id, u64 rows, u64 has-deleted, [deleted bitmap],
 //	             u64 columns, the columns (written by compaction)
+//	recHist:     u64 flags, [u64 0, u64 rows, u64 columns, the columns]: one
+//	             batch of a retained write's delta (written by compaction, retain.go)
 //
-// The kind byte's high bit (recMore) chains frames into one atomic write.
+// The kind byte's high bit (recMore) chains frames into one atomic write;
+// the next bit (recJoin) says that the next frame continues the same
+// statement's delta (the batches of one InsertBatches, of one history
+// delta), so a retained write replays as the same Deltas a live feed gave.
 //
 // A frame whose length runs past the end of the file or whose CRC does not
 // match is a torn write: recovery cuts the file there.
@@ -39,6 +46,10 @@ type recKind byte
 // is replayed only when its last frame, without the flag, is there.
 const recMore recKind = 0x80
 
+// recJoin, or'ed into a payload's kind byte (with recMore), says that the
+// next frame belongs to the same delta (see above).
+const recJoin recKind = 0x40
+
 const (
 	recHeader recKind = iota + 1
 	recInsert
@@ -46,6 +57,7 @@ const (
 	recUpdate
 	recTruncate
 	recChunk
+	recHist
 )
 
 const (
@@ -83,10 +95,24 @@ func frameCRC(lenField []byte, payload []byte) uint32 {
 // headerDef is the JSON form of a header record.
 type headerDef struct {
 	Def TableDef `json:"def"`
+	// Format is 1 for logs with LSNs and a mark block after the header
+	// frame (lsn.go); 0 (absent) for older logs, which have neither.
+	Format int `json:"format,omitempty"`
+	// LSN is the write sequence number of the state the log's snapshot
+	// part (its recChunk records, or nothing) holds; the log's writes after
+	// it are LSN+1, LSN+2, ... Base is the first LSN of the table's LSN
+	// space (its creation or its last ALTER). The recHist records hold the
+	// writes Hist+1..LSN (none when Hist == LSN).
+	LSN  uint64 `json:"lsn,omitempty"`
+	Base uint64 `json:"base,omitempty"`
+	Hist uint64 `json:"hist,omitempty"`
 }
 
-func encodeHeader(def TableDef, next int64) []byte {
-	js, err := json.Marshal(headerDef{Def: def})
+// logFormat is the format new logs are written in.
+const logFormat = 1
+
+func encodeHeader(h headerDef, next int64) []byte {
+	js, err := json.Marshal(h)
 	if err != nil { // TableDef holds only plain data
 		panic(fmt.Sprintf("storage: marshal table def: %v", err))
 	}
@@ -117,7 +143,7 @@ func encodeInsert(first int64, rec arrow.RecordBatch, more bool) ([]byte, error)
 	}
 	kind := recInsert
 	if more {
-		kind |= recMore
+		kind |= recMore | recJoin
 	}
 	e := newFrame(kind, 24+int(recordBytes(rec)))
 	err := encodeRows(e, first, rec)
@@ -186,7 +212,12 @@ func encodeChunk(c Chunk) ([]byte, error) {
 type record struct {
 	kind    recKind
 	more    bool              // the next frame belongs to the same write
+	join    bool              // the next frame belongs to the same delta
+	hdr     headerDef         // recHeader
 	def     TableDef          // recHeader
+	flags   uint64            // recHist
+	pack    []uint64          // recHist packed: flags, old rows, new rows per delta
+	rec2    arrow.RecordBatch // recHist packed: the new rows (rec: the old ones)
 	next    int64             // recHeader
 	ids     []int64           // recDelete, recUpdate
 	first   int64             // recInsert, recUpdate, recChunk
@@ -199,7 +230,7 @@ type record struct {
 func decodeRecord(p []byte, schema *arrow.Schema) (record, error) {
 	d := &decoder{buf: p}
 	kind := recKind(d.u64() & 0xff)
-	r := record{kind: kind &^ recMore, more: kind&recMore != 0}
+	r := record{kind: kind &^ (recMore | recJoin), more: kind&recMore != 0, join: kind&recJoin != 0}
 	kind = r.kind
 	switch kind {
 	case recHeader:
@@ -212,7 +243,7 @@ func decodeRecord(p []byte, schema *arrow.Schema) (record, error) {
 		if err := json.Unmarshal(js, &h); err != nil {
 			return r, fmt.Errorf("storage: decode table header: %w", err)
 		}
-		r.def = h.Def
+		r.def, r.hdr = h.Def, h
 	case recInsert:
 		r.first, r.rec = decodeRows(d, schema)
 	case recDelete:
@@ -228,13 +259,21 @@ func decodeRecord(p []byte, schema *arrow.Schema) (record, error) {
 			r.deleted = d.bytes(int(bitutil.BytesForBits(int64(n))))
 		}
 		r.rec = decodeColumns(d, schema, n)
+	case recHist:
+		r.flags = d.u64()
+		if r.flags&histPacked != 0 {
+			decodePacked(d, schema, &r)
+		} else if r.flags&histRows != 0 {
+			r.first, r.rec = decodeRows(d, schema)
+		}
 	default:
 		d.fail()
 	}
 	if d.err == nil && d.pos != len(p) {
 		d.fail()
 	}
-	if d.err == nil && schema != nil && (kind == recInsert || kind == recUpdate || kind == recChunk) && r.rec == nil {
+	if d.err == nil && schema != nil && (kind == recInsert || kind == recUpdate || kind == recChunk ||
+		kind == recHist && r.flags&histRows != 0) && r.rec == nil {
 		d.fail()
 	}
 	return r, d.err

@@ -104,9 +104,24 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 	if hdr.def.OID != oid {
 		return nil, wrap(fmt.Errorf("header names table %d", hdr.def.OID))
 	}
+	var marks retainMarks
+	markAt := int64(-1)
+	if hdr.hdr.Format >= 1 {
+		var b [markBlockLen]byte
+		if _, err := io.ReadFull(fr.r, b[:]); err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return nil, nil // creation never finished
+			}
+			return nil, wrap(err)
+		}
+		markAt = fr.off
+		fr.off += markBlockLen
+		marks = decodeMarkBlock(b[:])
+	}
 	def := cloneDef(hdr.def)
 	schema := types.ArrowSchema(def.Columns)
-	st := &state{next: hdr.next}
+	rp := newReplayer(hdr.hdr, marks)
+	rp.st.next = hdr.next
 	// pending holds the frames of a write split over several (recMore),
 	// applied once its last frame is read; pendingAt is where it starts.
 	var pending []record
@@ -139,39 +154,53 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 			pending = append(pending, r)
 			continue
 		}
-		for _, pr := range append(pending, r) {
-			if st, err = apply(st, pr); err != nil {
-				return nil, wrap(err)
-			}
+		if err := rp.write(append(pending, r)); err != nil {
+			return nil, wrap(err)
 		}
 		pending = nil
 	}
-	if _, err := f.Seek(fr.off, io.SeekStart); err != nil {
+	st, root := rp.finish()
+	lf := &logFile{f: f, path: path, markAt: markAt}
+	lf.size.Store(fr.off)
+	ret := retention{marks: marks, base: hdr.hdr.Base}
+	if hdr.hdr.Format == 0 {
+		// A log from before LSNs: its LSN space starts at its end, and it
+		// is rewritten in the current format (with a mark block).
+		ret.base = st.pos.seq
+		if err := upgradeLog(lf, def, st); err != nil {
+			return nil, wrap(err)
+		}
+	} else if _, err := f.Seek(fr.off, io.SeekStart); err != nil {
 		return nil, wrap(err)
 	}
-	t := newTable(s, def, st, &logFile{f: f, path: path})
-	t.log.size.Store(fr.off)
+	ret.setRoot(root, st.pos.bytes)
+	t := newTable(s, def, st, lf)
+	t.ret = ret
 	t.resetCompactionCheck()
 	return t, nil
 }
 
-// apply replays one record on st.
-func apply(st *state, r record) (*state, error) {
-	switch r.kind {
-	case recInsert:
-		return st.withInsert(r.first, r.rec), nil
-	case recDelete:
-		st, _ = st.withDelete(r.ids)
-		return st, nil
-	case recUpdate:
-		st, _ = st.withDelete(r.ids)
-		return st.withInsert(r.first, r.rec), nil
-	case recTruncate:
-		return st.truncated(), nil
-	case recChunk:
-		return st.withChunk(Chunk{Rec: r.rec, FirstRowID: r.first, Deleted: r.deleted}), nil
+// upgradeLog rewrites a format-0 log as a snapshot in the current format
+// (atomically, by rename; Open fsyncs the directory). The old file stays
+// open in lf until the new one replaces it.
+func upgradeLog(lf *logFile, def TableDef, st *state) error {
+	tmp := lf.path + ".tmp"
+	lsn := st.pos.seq
+	h := headerDef{Def: def, Format: logFormat, LSN: lsn, Base: lsn, Hist: lsn}
+	f, size, markAt, err := writeSnapshot(tmp, h, st, retainMarks{}, nil)
+	if err != nil {
+		os.Remove(tmp)
+		return err
 	}
-	return nil, fmt.Errorf("unexpected record kind %d", r.kind)
+	if err := os.Rename(tmp, lf.path); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("upgrade: %w", err)
+	}
+	lf.f.Close()
+	lf.f, lf.markAt = f, markAt
+	lf.size.Store(size)
+	return nil
 }
 
 // cutTail truncates a log at off and makes that durable.

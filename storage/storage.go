@@ -192,7 +192,9 @@ func (s *Store) CreateTable(def TableDef) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	hdr := encodeHeader(def, 0)
+	hdr := encodeHeader(headerDef{Def: def, Format: logFormat}, 0)
+	markAt := int64(len(hdr))
+	hdr = append(hdr, encodeMarkBlock(retainMarks{})...)
 	if _, err := f.Write(hdr); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("storage: write %s: %w", path, err)
@@ -205,7 +207,7 @@ func (s *Store) CreateTable(def TableDef) (*Table, error) {
 		f.Close()
 		return nil, err
 	}
-	t := newTable(s, def, &state{}, &logFile{f: f, path: path})
+	t := newTable(s, def, &state{}, &logFile{f: f, path: path, markAt: markAt})
 	t.log.size.Store(int64(len(hdr)))
 	t.resetCompactionCheck()
 	s.tables[def.OID] = t

@@ -45,6 +45,8 @@ type Table struct {
 	compacting atomic.Bool
 
 	feeds feeds // change feeds (feed.go)
+
+	ret retention // LSN space and retained writes (lsn.go); guarded by mu
 }
 
 func newTable(s *Store, def TableDef, st *state, lf *logFile) *Table {

@@ -255,4 +255,9 @@ func (t T) IsTimestamp() bool { return t.Kind == Timestamp || t.Kind == Timestam
 type Column struct {
 	Name string
 	Type T
+	// TableOID and AttNum name the table (or view) column a query's result
+	// column reads as is, as PostgreSQL's RowDescription does; zero
+	// otherwise. Only the planner's result columns (planner.Query) set them.
+	TableOID uint32 `json:",omitempty"`
+	AttNum   int16  `json:",omitempty"`
 }

@@ -26,6 +26,7 @@ type conn struct {
 	raw  net.Conn // the accepted socket; Server.Close closes it
 	nc   net.Conn // raw, or the TLS connection over it
 	be   *pgproto3.Backend
+	sr   *sockReader // what be reads through (decode.go)
 	sess engine.SessionAPI
 
 	pid    uint32
@@ -62,11 +63,13 @@ func (s *Server) serveConn(nc net.Conn) {
 			s.logf("wire: connection from %s: panic: %v\n%s", nc.RemoteAddr(), r, debug.Stack())
 		}
 	}()
+	sr := &sockReader{r: nc}
 	c := &conn{
 		srv:     s,
 		raw:     nc,
 		nc:      nc,
-		be:      pgproto3.NewBackend(nc, nc),
+		sr:      sr,
+		be:      pgproto3.NewBackend(sr, nc),
 		stmts:   map[string]*statement{},
 		portals: map[string]*portal{},
 	}
@@ -124,6 +127,12 @@ func isEOF(err error) bool {
 func (c *conn) run() error {
 	for {
 		msg, err := c.be.Receive()
+		if err != nil && c.malformedMessage(err) {
+			if err := c.reportMalformed(err); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return c.readError(err)
 		}

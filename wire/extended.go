@@ -324,6 +324,9 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 // closeMsg handles Close of a statement or portal; closing one that does not
 // exist is not an error.
 func (c *conn) closeMsg(m *pgproto3.Close) error {
+	if m.ObjectType != 'S' && m.ObjectType != 'P' {
+		return c.extendedError(protocolError("invalid CLOSE message subtype %d", m.ObjectType))
+	}
 	if m.ObjectType == 'S' {
 		c.dropStatement(m.Name)
 	} else {

@@ -301,3 +301,56 @@ with psycopg.connect(host=sys.argv[1], port=sys.argv[2], user="u", dbname="db") 
 		save("psycopg")
 	}
 }
+
+// TestEveryBadMessageIsAnError: well-framed messages with bodies that make
+// no sense each get an ErrorResponse (then ReadyForQuery at the Sync, or a
+// FATAL and the end of the connection), never silence or a hang.
+func TestEveryBadMessageIsAnError(t *testing.T) {
+	_, addr, _ := startFake(t, Options{})
+	msg := func(typ byte, body ...byte) []byte {
+		n := len(body) + 4
+		return append([]byte{typ, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, body...)
+	}
+	for name, raw := range map[string][]byte{
+		"parse without terminators":           msg('P', 'a'),
+		"parse of two statements":             msg('P', append(append([]byte("s\x00"), "select 1; select 2"...), 0, 0, 0)...),
+		"bind of a missing stmt":              msg('B', 0, 'n', 'o', 0, 0, 0, 0, 0, 0, 0),
+		"bind with a short body":              msg('B', 0, 0, 0, 1),
+		"bind with negative counts":           msg('B', 0, 0, 0xff, 0xff, 0, 0, 0, 0),
+		"describe of a bad kind":              msg('D', 'X', 0),
+		"describe of a missing stmt":          msg('D', 'S', 'n', 'o', 0),
+		"execute of a missing portal":         msg('E', 'n', 'o', 0, 0, 0, 0, 0),
+		"close of a bad kind":                 msg('C', 'X', 0),
+		"function call":                       msg('F', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0),
+		"unknown type":                        msg('z'),
+		"copy done outside copy then garbage": append(msg('c'), msg('y', 1, 2, 3)...),
+	} {
+		c := dialRaw(t, fakeURL(addr))
+		if _, err := c.nc.Write(append(raw, msg('S')...)); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var got []string
+		for {
+			m, err := c.fe.Receive()
+			if err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Errorf("%s: no answer within 10s (got %q)", name, got)
+				}
+				got = append(got, "closed")
+				break
+			}
+			got = append(got, describeMsg(m))
+			if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+				break
+			}
+		}
+		hasError := false
+		for _, g := range got {
+			hasError = hasError || strings.HasPrefix(g, "ErrorResponse")
+		}
+		if !hasError || strings.Contains(strings.Join(got, " "), "XX000") {
+			t.Errorf("%s: got %q, want an ErrorResponse (not XX000)", name, got)
+		}
+	}
+}

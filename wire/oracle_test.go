@@ -316,7 +316,9 @@ func TestProtocolViolationsAgainstPostgres(t *testing.T) {
 		{raw: []byte{'z', 0, 0, 0, 4}}, // unknown message type
 		// PostgreSQL closes silently on a bad length; we send the reason first.
 		{raw: []byte{'Q', 0, 0, 0, 2}, want: []string{`ErrorResponse FATAL 08P01 invalid message length P0 D"" H""`, "closed"}},
-		{raw: []byte{'d', 0, 0, 0, 5, 'x', 'S'}}, // CopyData outside COPY is ignored; then 'S' starts a Sync
+		{raw: []byte{'d', 0, 0, 0, 5, 'x', 'S'}},    // CopyData outside COPY is ignored; then 'S' starts a Sync
+		{raw: []byte{'P', 0, 0, 0, 5, 'a', 'S'}},    // a string without its NUL: ERROR, then the Sync
+		{raw: []byte{'C', 0, 0, 0, 6, 'X', 0, 'S'}}, // a bad Close subtype
 	} {
 		raw := tc.raw
 		var answers [2][]string

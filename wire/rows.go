@@ -38,8 +38,8 @@ func rowDescription(cols []types.Column, formats []int16) *pgproto3.RowDescripti
 			DataTypeSize:         col.Type.Len(),
 			TypeModifier:         col.Type.Typmod,
 			Format:               f,
-			TableOID:             0,
-			TableAttributeNumber: 0,
+			TableOID:             col.TableOID,
+			TableAttributeNumber: uint16(col.AttNum),
 		}
 	}
 	return &pgproto3.RowDescription{Fields: fields}

@@ -89,7 +89,8 @@ func (c *conn) startTLS() error {
 		return fmt.Errorf("tls handshake: %w", err)
 	}
 	c.nc = tc
-	c.be = pgproto3.NewBackend(tc, tc)
+	c.sr = &sockReader{r: tc}
+	c.be = pgproto3.NewBackend(c.sr, tc)
 	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
 	return nil
 }

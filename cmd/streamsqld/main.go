@@ -37,9 +37,7 @@ func run(cfg config) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
 		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval}
-	if cfg.checkpointInterval == 0 {
-		ecfg.CheckpointInterval = -1 // off
-	}
+	ecfg.NoCheckpoints = cfg.checkpointInterval == 0
 	if cfg.clock == "manual" {
 		ecfg.Clock = engine.NewManualClock()
 	}

@@ -39,6 +39,9 @@ type TableResumer interface {
 	// RetainTable says that the writes after lsn must stay readable by
 	// TableFeedFrom (a checkpoint that cut the table there committed).
 	RetainTable(oid uint32, lsn uint64)
+	// ReleaseTable says that no checkpoint needs the table's writes any
+	// more (no job of the last checkpoint reads it).
+	ReleaseTable(oid uint32)
 }
 
 // SourceResumer: see TableResumer.
@@ -106,6 +109,10 @@ type ckptState struct {
 	// Recovery: the checkpoint jobs may resume from, until EndRecovery.
 	rec    *checkpoint.Checkpoint
 	resume map[uint32]*jobMeta
+
+	// retained are the tables the last committed checkpoint told to keep
+	// their writes (owned by the committing goroutine, one at a time).
+	retained map[uint32]bool
 }
 
 // ckptRun is one checkpoint in flight.
@@ -147,8 +154,14 @@ func newCkptState(cfg Config) (*ckptState, error) {
 		}
 		c.rec = cfg.Recovered
 		c.resume = map[uint32]*jobMeta{}
+		c.retained = map[uint32]bool{}
 		for i := range meta.Jobs {
 			c.resume[meta.Jobs[i].ID] = &meta.Jobs[i]
+			for _, r := range meta.Jobs[i].Roots {
+				if r.Table != 0 {
+					c.retained[r.Table] = true
+				}
+			}
 		}
 		c.stats.Jobs = len(meta.Jobs)
 	}
@@ -322,6 +335,15 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 		if res, ok := rt.in.(TableResumer); ok {
 			for oid, lsn := range retain {
 				res.RetainTable(oid, lsn)
+			}
+			for oid := range c.retained {
+				if _, still := retain[oid]; !still {
+					res.ReleaseTable(oid)
+				}
+			}
+			c.retained = map[uint32]bool{}
+			for oid := range retain {
+				c.retained[oid] = true
 			}
 		}
 	}

@@ -35,6 +35,12 @@ func (in *ckInputs) TableFeedFrom(oid uint32, lsn uint64) (Feed, error) {
 	return &fakeFeed{mu: &t.mu, log: &t.log, at: int(lsn)}, nil
 }
 
+func (in *ckInputs) ReleaseTable(oid uint32) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	delete(in.retained, oid)
+}
+
 func (in *ckInputs) RetainTable(oid uint32, lsn uint64) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -175,6 +181,16 @@ func TestResumeFromCheckpoint(t *testing.T) {
 	c2 := checkpointNow(t, rt2)
 	if st, _ := rt2.CheckpointStats(); st.Epoch != c2 || st.Full || st.Jobs != 3 {
 		t.Fatalf("stats after restart %+v", st)
+	}
+	// Once no job reads the table, the next checkpoint releases it.
+	rt2.StopJob(2)
+	rt2.StopJob(1)
+	checkpointNow(t, rt2)
+	in.mu.Lock()
+	_, kept := in.retained[100]
+	in.mu.Unlock()
+	if kept {
+		t.Error("the table is still retained after its views were dropped")
 	}
 }
 

@@ -52,6 +52,9 @@ func (e *EOWC) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	r, err := e.newRun(env)
 	go func() {
 		defer close(out)
+		if err == nil {
+			err = env.restore(e, r)
+		}
 		if err != nil {
 			env.Fail(err)
 			return
@@ -68,6 +71,9 @@ func (e *EOWC) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				return
 			}
 			msgs, err := r.handle(m)
+			if err == nil && m.Kind == KindBarrier {
+				err = env.snapshot(e, m.Barrier, r)
+			}
 			if err != nil {
 				env.Fail(err)
 				return
@@ -86,7 +92,8 @@ func (e *EOWC) Start(env *Env, inputs []<-chan Message) <-chan Message {
 // into segs (the chunks they came in); live counts each segment's held
 // rows, and a segment is released when it reaches 0. pending orders the
 // held rows by time (and arrival); byHash finds a held row for a
-// retraction; dead marks pending refs a retraction canceled.
+// retraction; dead marks pending refs a retraction canceled. Checkpoints:
+// eowc_state.go.
 type eowcRun struct {
 	e      *EOWC
 	env    *Env
@@ -100,9 +107,16 @@ type eowcRun struct {
 	nlive   int // segments with held rows
 	pending eowcHeap
 	seq     uint64
-	byHash  map[uint64][]ref
+	byHash  map[uint64][]eowcItem
 	dead    map[ref]struct{}
 	hashes  []uint64
+
+	// checkpoints (eowc_state.go): once a snapshot was taken or restored,
+	// the rows held and the rows released or canceled since.
+	ck      bool
+	ckSeq   uint64 // seq at the last snapshot
+	ckAdded []eowcItem
+	ckGone  []uint64
 }
 
 func (e *EOWC) newRun(env *Env) (*eowcRun, error) {
@@ -117,7 +131,7 @@ func (e *EOWC) newRun(env *Env) (*eowcRun, error) {
 		return nil, fmt.Errorf("stream: eowc delay %d is negative", e.Delay)
 	}
 	return &eowcRun{e: e, env: env, cols: cols, schema: types.ArrowSchema(cols), wm: math.MinInt64,
-		byHash: map[uint64][]ref{}, dead: map[ref]struct{}{}}, nil
+		byHash: map[uint64][]eowcItem{}, dead: map[ref]struct{}{}}, nil
 }
 
 // handle processes one input message and returns the messages to send.
@@ -164,10 +178,13 @@ func (r *eowcRun) consume(c *Chunk) error {
 		}
 		h := r.hashes[i]
 		if c.Op(i).Sign() > 0 {
-			rf := ref{seg: seg, row: int32(i)}
 			r.seq++
-			heap.Push(&r.pending, eowcItem{t: int64(tcol.Value(i)), seq: r.seq, h: h, ref: rf})
-			r.byHash[h] = append(r.byHash[h], rf)
+			it := eowcItem{t: int64(tcol.Value(i)), seq: r.seq, h: h, ref: ref{seg: seg, row: int32(i)}}
+			heap.Push(&r.pending, it)
+			r.byHash[h] = append(r.byHash[h], it)
+			if r.ck {
+				r.ckAdded = append(r.ckAdded, it)
+			}
 			held++
 			continue
 		}
@@ -199,16 +216,19 @@ func (r *eowcRun) consume(c *Chunk) error {
 func (r *eowcRun) cancel(h uint64, rec arrow.RecordBatch, i int, seg int32) bool {
 	list := r.byHash[h]
 	for k := len(list) - 1; k >= 0; k-- {
-		rf := list[k]
+		it := list[k]
 		other := rec
-		if rf.seg != seg {
-			other = r.segs[rf.seg]
+		if it.ref.seg != seg {
+			other = r.segs[it.ref.seg]
 		}
-		if !sameRowAt(other, int(rf.row), rec, i, r.cols) {
+		if !sameRowAt(other, int(it.ref.row), rec, i, r.cols) {
 			continue
 		}
-		r.unindex(h, rf)
-		r.dead[rf] = struct{}{}
+		r.unindex(h, it.ref)
+		r.dead[it.ref] = struct{}{}
+		if r.ck {
+			r.ckGone = append(r.ckGone, it.seq)
+		}
 		return true
 	}
 	return false
@@ -227,6 +247,9 @@ func (r *eowcRun) release() *Chunk {
 		} else {
 			refs = append(refs, it.ref)
 			r.unindex(it.h, it.ref)
+			if r.ck {
+				r.ckGone = append(r.ckGone, it.seq)
+			}
 		}
 		if r.live[it.ref.seg]--; r.live[it.ref.seg] == 0 {
 			done = append(done, it.ref.seg)
@@ -252,7 +275,7 @@ func (r *eowcRun) release() *Chunk {
 func (r *eowcRun) unindex(h uint64, rf ref) {
 	list := r.byHash[h]
 	for j, x := range list {
-		if x == rf {
+		if x.ref == rf {
 			list = append(list[:j], list[j+1:]...)
 			break
 		}

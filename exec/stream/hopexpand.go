@@ -102,3 +102,8 @@ func expandOps(ops []Op, src []int32, split bool) []Op {
 	}
 	return out
 }
+
+// checkpoints marks WindowExpand as resumable from a checkpoint: it keeps
+// no state across messages (each chunk maps to its windows alone), so it
+// has nothing to snapshot or restore.
+func (w *WindowExpand) checkpoints() {}

@@ -39,10 +39,16 @@ import (
 // whose range the other side's watermark has already closed (it joins the
 // rows held when it comes). Cond stays the whole condition: the bounds only
 // decide what is freed, so wider (conservative) bounds are always correct.
+//
+// Exact says that Cond is exactly the bounds (LoStrict, HiStrict: < rather
+// than <=): the pairs are then filtered by comparing the times, without
+// evaluating Cond.
 type IntervalJoin struct {
 	LeftTime, RightTime int
 	Lo, Hi              int64
 	HasLo, HasHi        bool
+	Exact               bool
+	LoStrict, HiStrict  bool
 }
 
 // describe renders the interval for EXPLAIN.
@@ -281,6 +287,86 @@ func (v *intervalRun) sendMarks(r *joinRun) bool {
 		}
 	}
 	return true
+}
+
+// candidates appends to (pl, pe) the pairs of row i of the chunk being
+// consumed (of side 1-o) with the held rows of side o whose time is in its
+// range: for a keyless interval join, instead of every held row. Side o
+// must be freed (v.frees[o]): its time queue holds exactly its held rows.
+// The range is a superset of the matches; Cond decides.
+func (v *intervalRun) candidates(o, i int, pl, pe []int32) ([]int32, []int32) {
+	if !v.cur.IsValid(i) {
+		return pl, pe
+	}
+	t := int64(v.cur.Value(i))
+	from, to := int64(math.MinInt64), int64(math.MaxInt64)
+	iv := v.spec
+	if o == 1 { // right rows for a left row: t - hi <= r <= t - lo
+		if iv.HasHi {
+			from = addSat(t, -iv.Hi)
+		}
+		if iv.HasLo {
+			to = addSat(t, -iv.Lo)
+		}
+	} else { // left rows for a right row: t + lo <= l <= t + hi
+		if iv.HasLo {
+			from = addSat(t, iv.Lo)
+		}
+		if iv.HasHi {
+			to = addSat(t, iv.Hi)
+		}
+	}
+	q := &v.q[o]
+	live := q.fifo[q.head:]
+	lo, hi := 0, len(live)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if live[m].t < from {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for k := lo; k < len(live) && live[k].t <= to; k++ {
+		pl, pe = append(pl, int32(i)), append(pe, live[k].e)
+	}
+	for _, it := range q.heap {
+		if it.t >= from && it.t <= to {
+			pl, pe = append(pl, int32(i)), append(pe, it.e)
+		}
+	}
+	return pl, pe
+}
+
+// filterPairs keeps, in place, the candidate pairs (row pl[k] of the chunk
+// being consumed, entry pe[k] of the other side) whose times are within
+// the bounds: Cond itself when Exact.
+func (v *intervalRun) filterPairs(r *joinRun, pl, pe []int32) ([]int32, []int32) {
+	s := r.s
+	O := r.sides[1-s]
+	iv, tc := v.spec, v.timeCol[1-s]
+	keep := 0
+	for k := range pl {
+		i := int(pl[k])
+		if !v.cur.IsValid(i) {
+			continue
+		}
+		en := O.entries.at(pe[k])
+		ot := O.recs[en.seg].Column(tc).(*array.Timestamp)
+		if !ot.IsValid(int(en.row)) {
+			continue
+		}
+		d := int64(v.cur.Value(i)) - int64(ot.Value(int(en.row))) // this side - other side
+		if s == 1 {
+			d = -d // left - right
+		}
+		if iv.HasLo && (d < iv.Lo || iv.LoStrict && d == iv.Lo) || iv.HasHi && (d > iv.Hi || iv.HiStrict && d == iv.Hi) {
+			continue
+		}
+		pl[keep], pe[keep] = pl[k], pe[k]
+		keep++
+	}
+	return pl[:keep], pe[:keep]
 }
 
 // remap follows a compaction of side s's entries.

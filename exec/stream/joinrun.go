@@ -252,10 +252,15 @@ func (r *joinRun) rows(c *Chunk, gids []int32) error {
 		return nil
 	}
 	groups := &r.keys.groups
+	byTime := r.iv != nil && r.keys.mode == keyCross && r.iv.frees[o] // a keyless interval join
 	for start := 0; start < n; {
 		pl, pe := r.pl[:0], r.pe[:0]
 		end := start
 		for ; end < n && end-start < joinRunRows && len(pl) < joinMaxPairs; end++ {
+			if byTime {
+				pl, pe = r.iv.candidates(o, end, pl, pe)
+				continue
+			}
 			if g := gids[end]; g >= 0 {
 				for e := groups.at(g).head[o]; e >= 0; e = O.entries.at(e).next {
 					pl, pe = append(pl, int32(end)), append(pe, e)
@@ -263,7 +268,9 @@ func (r *joinRun) rows(c *Chunk, gids []int32) error {
 			}
 		}
 		r.pl, r.pe = pl, pe
-		if r.j.Cond != nil {
+		if r.iv != nil && r.iv.spec.Exact {
+			pl, pe = r.iv.filterPairs(r, pl, pe)
+		} else if r.j.Cond != nil {
 			var err error
 			if pl, pe, err = r.filterPairs(pl, pe); err != nil {
 				return err

@@ -69,6 +69,9 @@ func (w *OverWindow) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	r, err := w.newRun(env)
 	go func() {
 		defer close(out)
+		if err == nil {
+			err = env.restore(w, r)
+		}
 		if err != nil {
 			env.Fail(err)
 			return
@@ -104,6 +107,9 @@ func (w *OverWindow) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				marks = marks[:0]
 				msgs = append(msgs, m)
 			}
+			if err == nil && m.Kind == KindBarrier {
+				err = env.snapshot(w, m.Barrier, r)
+			}
 			if err != nil {
 				env.Fail(err)
 				return
@@ -120,7 +126,7 @@ func (w *OverWindow) Start(env *Env, inputs []<-chan Message) <-chan Message {
 
 // owRow is one live copy of an input row: its values, its current
 // results (one per call), the results last emitted (nil: not emitted) and
-// its partition in each call group.
+// its partition in each call group (under EOWC nil once freed from it).
 type owRow struct {
 	vals  []types.Value
 	res   []types.Value
@@ -128,6 +134,7 @@ type owRow struct {
 	parts []*owPart
 	dead  bool
 	dirty bool // in overRun.dirty
+	ck    bool // in overRun.ckRows
 	seq   uint64
 }
 
@@ -136,6 +143,7 @@ type owPart struct {
 	enc     string
 	rows    []*owRow
 	touched bool
+	ck      bool       // in overRun.ckParts
 	eowc    owEOWCPart // EOWC progress (overwindow_eowc.go)
 }
 
@@ -163,6 +171,13 @@ type overRun struct {
 	enc    []byte
 	schema *arrow.Schema
 	eowc   *owEOWCRun
+
+	// checkpoints (overwindow_state.go): once a snapshot was taken or
+	// restored, the rows and EOWC partitions changed since.
+	ck      bool
+	ckSeq   uint64 // seq at the last snapshot
+	ckRows  []*owRow
+	ckParts []owPartRef
 }
 
 func (w *OverWindow) newRun(env *Env) (*overRun, error) {
@@ -266,6 +281,7 @@ func (r *overRun) consume(c *Chunk) error {
 			row.parts[gi] = p
 			if r.eowc != nil {
 				r.eowc.insert(g, p, row)
+				r.ckRow(row)
 				continue
 			}
 			p.rows = append(p.rows, row)
@@ -323,32 +339,83 @@ func (r *overRun) markDirty(row *owRow) {
 // (nil: none).
 func (r *overRun) flush() (*Chunk, error) {
 	for _, g := range r.groups {
+		var batch []owSpan
 		for _, p := range g.touch {
 			p.touched = false
 			if len(p.rows) == 0 {
 				delete(g.parts, p.enc)
 				continue
 			}
-			if err := r.recompute(g, p.rows, nil); err != nil {
-				return nil, err
-			}
+			batch = append(batch, owSpan{rows: p.rows, from: 0, to: len(p.rows)})
 		}
 		clear(g.touch)
 		g.touch = g.touch[:0]
+		if err := r.recompute(g, batch); err != nil {
+			return nil, err
+		}
 	}
 	return r.emitDirty()
 }
 
-// recompute runs g's calls over rows (one partition, in order) with the
-// batch engine and stores each row's results; rows whose results change
-// become dirty. With only set, only the rows it selects are stored.
-func (r *overRun) recompute(g *owGroup, rows []*owRow, only func(pos int) bool) error {
+// owSpan is one partition's rows (in order) given to the batch engine, of
+// which rows[from:to] take the results.
+type owSpan struct {
+	rows     []*owRow
+	from, to int
+}
+
+// recompute runs g's calls over the partitions of spans with the batch
+// engine, all in one exec.Window (it partitions them again, and orders
+// ties by position, that is by arrival), and stores the results of each
+// span's rows[from:to]; rows whose results change become dirty. If the
+// batch fails (a window function's error), each span is computed alone,
+// and a span that fails gets NULL results (Env.OnRowError).
+func (r *overRun) recompute(g *owGroup, spans []owSpan) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	var rows []*owRow
+	var take []bool
+	for _, sp := range spans {
+		for k := range sp.rows {
+			take = append(take, k >= sp.from && k < sp.to)
+		}
+		rows = append(rows, sp.rows...)
+	}
+	err := r.compute(g, rows, take)
+	if err == nil || r.env.OnRowError == nil || r.env.Ctx.Err() != nil {
+		return err
+	}
+	if len(spans) > 1 {
+		for _, sp := range spans {
+			if err := r.recompute(g, []owSpan{sp}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r.env.OnRowError(err)
+	sp := spans[0]
+	for _, row := range sp.rows[sp.from:sp.to] {
+		for _, ci := range g.calls {
+			if row.res[ci] != nil || row.out == nil {
+				row.res[ci] = nil
+				r.markDirty(row)
+			}
+		}
+	}
+	return nil
+}
+
+// compute runs g's calls over rows and stores the results of the rows
+// take selects.
+func (r *overRun) compute(g *owGroup, rows []*owRow, take []bool) error {
 	rec, err := r.partRecord(rows)
 	if err != nil {
 		return err
 	}
 	node := g.node
-	node.Input = &exec.FuncScan{Name: "over window partition", Cols: node.Cols[:len(r.in)+1],
+	node.Input = &exec.FuncScan{Name: "over window partitions", Cols: node.Cols[:len(r.in)+1],
 		Produce: func(*exec.Context) ([]arrow.RecordBatch, error) { return []arrow.RecordBatch{rec}, nil }}
 	it, err := node.Open(r.xctx)
 	if err != nil {
@@ -359,11 +426,7 @@ func (r *overRun) recompute(g *owGroup, rows []*owRow, only func(pos int) bool) 
 	for {
 		b, err := it.Next()
 		if err != nil {
-			if r.env.OnRowError == nil || r.env.Ctx.Err() != nil {
-				return fmt.Errorf("stream: over window: %w", err)
-			}
-			r.env.OnRowError(err)
-			return r.setNull(g, rows, only)
+			return fmt.Errorf("stream: over window: %w", err)
 		}
 		if b == nil {
 			return nil
@@ -371,7 +434,7 @@ func (r *overRun) recompute(g *owGroup, rows []*owRow, only func(pos int) bool) 
 		pos := b.Column(len(r.in)).(*array.Int64)
 		for i := 0; i < int(b.NumRows()); i++ {
 			k := int(pos.Value(i))
-			if only != nil && !only(k) {
+			if !take[k] {
 				continue
 			}
 			row := rows[k]
@@ -385,22 +448,6 @@ func (r *overRun) recompute(g *owGroup, rows []*owRow, only func(pos int) bool) 
 		}
 		b.Release()
 	}
-}
-
-// setNull makes g's results of rows NULL (a call failed over them).
-func (r *overRun) setNull(g *owGroup, rows []*owRow, only func(pos int) bool) error {
-	for k, row := range rows {
-		if only != nil && !only(k) {
-			continue
-		}
-		for _, ci := range g.calls {
-			if row.res[ci] != nil || row.out == nil {
-				row.res[ci] = nil
-				r.markDirty(row)
-			}
-		}
-	}
-	return nil
 }
 
 // partRecord builds a record of rows (the input's columns, then each
@@ -463,14 +510,19 @@ func (r *overRun) emitDirty() (*Chunk, error) {
 			switch {
 			case pass == 0 && row.dead && row.out != nil:
 				err = add(Delete, row, row.out)
+				r.ckRow(row)
 			case pass == 1 && !row.dead && row.out != nil && !sameValues(row.out, row.res):
 				if err = add(UpdateBefore, row, row.out); err == nil {
 					err = add(UpdateAfter, row, row.res)
 				}
 				row.out = slices.Clone(row.res)
+				r.ckRow(row)
 			case pass == 2 && !row.dead && row.out == nil:
 				err = add(Insert, row, row.res)
 				row.out = slices.Clone(row.res)
+				if r.eowc == nil {
+					r.ckRow(row)
+				}
 			}
 			if err != nil {
 				return nil, err

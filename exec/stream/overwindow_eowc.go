@@ -233,12 +233,22 @@ func (r *overRun) eowcHandle(m Message) ([]Message, error) {
 	var ready []*owRow
 	oldest := wm
 	for gi, g := range r.groups {
-		for enc, p := range g.parts {
-			var err error
-			if ready, err = x.advance(gi, g, p, ready); err != nil {
-				return nil, err
+		var spans []owSpan
+		var parts []*owPart
+		for _, p := range g.parts {
+			if sp, ok := x.plan(gi, p); ok {
+				spans, parts = append(spans, sp), append(parts, p)
 			}
+		}
+		if err := r.recompute(g, spans); err != nil {
+			return nil, err
+		}
+		for k, p := range parts {
+			ready = x.finish(gi, g, p, spans[k], ready)
+		}
+		for enc, p := range g.parts {
 			if len(p.rows) == 0 && !x.counts(g) {
+				r.ckPart(gi, p)
 				delete(g.parts, enc)
 			} else if len(p.rows) > 0 && p.eowc.done < len(p.rows) {
 				oldest = min(oldest, x.timeOf(p.rows[p.eowc.done]))
@@ -278,30 +288,34 @@ func (r *overRun) eowcHandle(m Message) ([]Message, error) {
 	return msgs, nil
 }
 
-// advance emits what the watermark completed in one partition of group
-// gi: the rows (a prefix, whole peer groups of time) whose frames are
-// final are computed, and rows a later frame cannot reach are freed. Rows
-// done in every group are appended to ready.
-func (x *owEOWCRun) advance(gi int, g *owGroup, p *owPart, ready []*owRow) ([]*owRow, error) {
+// plan finds what the watermark completes in partition p of group gi:
+// the rows (a prefix, whole peer groups of time) whose frames are final
+// and are not emitted yet, as the span to compute (ok false: none).
+func (x *owEOWCRun) plan(gi int, p *owPart) (owSpan, bool) {
 	rows := p.rows
 	final := sort.Search(len(rows), func(i int) bool { return x.timeOf(rows[i]) >= x.wm })
 	end := int64(final) - x.after[gi]
 	if end <= int64(p.eowc.done) {
-		return ready, nil
+		return owSpan{}, false
 	}
 	done := x.groupStart(rows, int(end)) // whole groups of one time only
 	if int(end) == final {
 		done = final
 	}
 	if done <= p.eowc.done {
-		return ready, nil
+		return owSpan{}, false
 	}
-	from := p.eowc.done
-	if err := x.r.recompute(g, rows[:final], func(k int) bool { return k >= from && k < done }); err != nil {
-		return ready, err
-	}
-	for k := from; k < done; k++ {
-		row := rows[k]
+	return owSpan{rows: rows[:final], from: p.eowc.done, to: done}, true
+}
+
+// finish takes the computed span of p: row_number, rank and dense_rank
+// count the freed rows, rows done in every group are appended to ready,
+// and the rows before the reach of the first row not done are freed.
+func (x *owEOWCRun) finish(gi int, g *owGroup, p *owPart, sp owSpan, ready []*owRow) []*owRow {
+	rows := p.rows
+	x.r.ckPart(gi, p)
+	for _, row := range rows[sp.from:sp.to] {
+		x.r.ckRow(row)
 		for _, ci := range g.calls {
 			v, ok := row.res[ci].(int64)
 			switch {
@@ -317,24 +331,31 @@ func (x *owEOWCRun) advance(gi int, g *owGroup, p *owPart, ready []*owRow) ([]*o
 			ready = append(ready, row)
 		}
 	}
+	done := sp.to
 	p.eowc.done = done
-	// Free the rows before the reach of the first row not done.
-	if b := x.before[gi]; b != Unbounded {
-		f := x.groupStart(rows, max(done-int(min(b, int64(done))), 0))
-		if f > 0 {
-			last := rows[f-1]
-			for _, ci := range g.calls {
-				if v, ok := last.res[ci].(int64); ok && x.ranks[ci] == 'd' {
-					p.eowc.freedGroups[slot(g, ci)] = v
-				}
-			}
-			p.eowc.freed += int64(f)
-			clear(rows[:f])
-			p.rows = append(rows[:0:0], rows[f:]...)
-			p.eowc.done -= f
+	b := x.before[gi]
+	if b == Unbounded {
+		return ready
+	}
+	f := x.groupStart(rows, max(done-int(min(b, int64(done))), 0))
+	if f == 0 {
+		return ready
+	}
+	last := rows[f-1]
+	for _, ci := range g.calls {
+		if v, ok := last.res[ci].(int64); ok && x.ranks[ci] == 'd' {
+			p.eowc.freedGroups[slot(g, ci)] = v
 		}
 	}
-	return ready, nil
+	p.eowc.freed += int64(f)
+	for _, row := range rows[:f] {
+		row.parts[gi] = nil // freed: no longer held by g
+		x.r.ckRow(row)
+	}
+	clear(rows[:f])
+	p.rows = append(rows[:0:0], rows[f:]...)
+	p.eowc.done -= f
+	return ready
 }
 
 // counts reports whether g has a call that counts freed rows (its

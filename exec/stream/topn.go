@@ -127,6 +127,9 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	go func() {
 		defer close(out)
 		r, err := t.newRun(env)
+		if err == nil {
+			err = env.restore(t, r)
+		}
 		if err != nil {
 			env.Fail(err)
 			return
@@ -198,6 +201,10 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 					}
 				}
 				marks = marks[:0]
+				if err := env.snapshot(t, m.Barrier, r); err != nil {
+					env.Fail(err)
+					return
+				}
 			}
 			if !send(env, out, m) {
 				return
@@ -287,6 +294,14 @@ type topnRun struct {
 	closedWM int64     // with Close: partitions closing below it are freed
 	late     int64
 
+	// checkpoints (topn_state.go): ck is set once a snapshot was taken or
+	// restored; then ckDirty lists the entries changed since.
+	ck      bool
+	ckBased bool
+	ckDirty []tnRef
+	ckKeys  []int // sort keys that are not row columns
+	trimmed []*tnEntry
+
 	// flush scratch and output builders, reused across epochs
 	next             []tnRank
 	dels, ins, moves []tnRank // moves: rank is the new rank, old in moved
@@ -331,6 +346,7 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 	if len(t.PartitionBy) == 0 {
 		r.global = &tnPart{}
 	}
+	r.ckSetup()
 	return r, nil
 }
 
@@ -415,11 +431,20 @@ func (r *topnRun) consume(c *Chunk) error {
 		if e == nil {
 			e = r.entry(c.Rec, keys, row)
 		}
-		if !p.rows.add(&r.order, e, sign) {
+		st, ok := p.rows.addEntry(&r.order, e, sign)
+		if !ok {
 			return pgerr.Internal("stream: top-n: a %s of a row its partition does not hold", c.Op(row))
 		}
+		if r.ck {
+			r.ckMark(p, st)
+		}
 		if r.keep >= 0 {
-			p.rows.trim(r.keep)
+			r.trimmed = p.rows.trim(r.keep, r.trimmed[:0])
+			if r.ck {
+				for _, x := range r.trimmed {
+					r.ckMark(p, x)
+				}
+			}
 			if p.rows.rows == r.keep {
 				p.last = p.rows.last()
 				p.lastNorm = p.last.norm

@@ -48,14 +48,19 @@ func (c *TopNClose) String() string {
 }
 
 // tnClosing orders open partitions by the value (v + Slack) above which
-// the watermark completes them. A partition freed for being empty stays
-// in the heap until popped (tnPart.gone).
+// the watermark completes them, then by their encoding (so that the order
+// partitions close in, and are emitted in, does not depend on the order
+// they were pushed in: a restored heap closes them as the original). A
+// partition freed for being empty stays in the heap until popped
+// (tnPart.gone).
 type tnClosing []*tnPart
 
-func (h tnClosing) Len() int           { return len(h) }
-func (h tnClosing) Less(i, j int) bool { return h[i].closeAt < h[j].closeAt }
-func (h tnClosing) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *tnClosing) Push(x any)        { *h = append(*h, x.(*tnPart)) }
+func (h tnClosing) Len() int { return len(h) }
+func (h tnClosing) Less(i, j int) bool {
+	return h[i].closeAt < h[j].closeAt || (h[i].closeAt == h[j].closeAt && h[i].enc < h[j].enc)
+}
+func (h tnClosing) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *tnClosing) Push(x any)   { *h = append(*h, x.(*tnPart)) }
 func (h *tnClosing) Pop() any {
 	old := *h
 	p := old[len(old)-1]
@@ -138,6 +143,9 @@ func (r *topnRun) closeUpTo(wm int64) (*Chunk, error) {
 					return nil, err
 				}
 			}
+		}
+		if r.ck {
+			r.ckFree(p)
 		}
 		p.gone = true
 		r.parts.delete(p.enc)

@@ -18,12 +18,14 @@ import (
 
 // tnEntry is one distinct row of a TopN partition: its sort-key values,
 // the normalized prefix of the first one and the row. Immutable once built
-// (values are owned, not pointing into Arrow buffers); how many copies a
-// partition holds is kept by its tnList.
+// (values are owned, not pointing into Arrow buffers) but for ck, which
+// the owning topnRun sets while the entry is in its ckDirty; how many
+// copies a partition holds is kept by its tnList.
 type tnEntry struct {
 	norm tnNorm
 	key  []types.Value
 	row  []types.Value
+	ck   bool
 }
 
 // tnNorm is the first sort key reduced to a word whose order is the
@@ -381,27 +383,44 @@ func (l *tnList) find(o *tnOrder, e *tnEntry) (bi, i int, found bool) {
 // existing row keeps its entry. It returns false, changing nothing, when
 // that would leave fewer than 0 copies.
 func (l *tnList) add(o *tnOrder, e *tnEntry, delta int64) bool {
+	_, ok := l.addEntry(o, e, delta)
+	return ok
+}
+
+// addEntry is add that also returns the entry of e's row (the one the list
+// holds or held).
+func (l *tnList) addEntry(o *tnOrder, e *tnEntry, delta int64) (*tnEntry, bool) {
 	bi, i, found := l.find(o, e)
 	if !found {
 		if delta < 0 {
-			return false
+			return e, false
 		}
 		if delta > 0 {
 			l.insert(bi, i, e, delta)
 		}
-		return true
+		return e, true
 	}
 	b := &l.blocks[bi]
 	if b.ns[i]+delta < 0 {
-		return false
+		return b.es[i], false
 	}
+	held := b.es[i]
 	b.ns[i] += delta
 	b.rows += delta
 	l.rows += delta
 	if b.ns[i] == 0 {
 		l.remove(bi, i)
 	}
-	return true
+	return held, true
+}
+
+// count returns the copies of e's row the list holds.
+func (l *tnList) count(o *tnOrder, e *tnEntry) int64 {
+	bi, i, found := l.find(o, e)
+	if !found {
+		return 0
+	}
+	return l.blocks[bi].ns[i]
 }
 
 // insert puts n copies of e at (bi, i) as find reported it, splitting a
@@ -477,12 +496,14 @@ func (l *tnList) last() *tnEntry {
 	return b.es[len(b.es)-1]
 }
 
-// trim drops rows from the end until at most max remain.
-func (l *tnList) trim(max int64) {
+// trim drops rows from the end until at most max remain, appending the
+// entries that lost copies to dropped, and returns dropped.
+func (l *tnList) trim(max int64, dropped []*tnEntry) []*tnEntry {
 	for l.rows > max {
 		bi := len(l.blocks) - 1
 		b := &l.blocks[bi]
 		j := len(b.es) - 1
+		dropped = append(dropped, b.es[j])
 		d := min(b.ns[j], l.rows-max)
 		b.ns[j] -= d
 		b.rows -= d
@@ -491,6 +512,7 @@ func (l *tnList) trim(max int64) {
 			l.remove(bi, j)
 		}
 	}
+	return dropped
 }
 
 // tnRank is one copy of a row at a rank (1-based, within its partition).

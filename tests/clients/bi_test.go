@@ -122,10 +122,6 @@ func TestGrafanaTimeSeries(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	type key struct {
-		start time.Time
-		host  string
-	}
 	sums, counts := map[key]float64{}, map[key]int{}
 	rng := rand.New(rand.NewSource(42))
 	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -185,6 +181,35 @@ func TestGrafanaTimeSeries(t *testing.T) {
 			}
 		}
 	}
+	// Grafana's macros written out: $__timeFilter as literal timestamps and
+	// $__timeGroupAlias(ts, 1m) over the table give the view's rows too.
+	from, to := base.Add(10*time.Minute), base.Add(25*time.Minute)
+	macro := fmt.Sprintf(`SELECT floor(extract(epoch from ts)/60)*60 AS "time", host, avg(load) AS load FROM metrics`+
+		` WHERE ts >= '%s' AND ts < '%s' GROUP BY 1, 2 ORDER BY 1, 2`, from.Format(time.RFC3339), to.Add(time.Minute).Format(time.RFC3339))
+	rows, err := conn.Query(ctx, macro, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var epoch float64
+		var host string
+		var load float64
+		if err := rows.Scan(&epoch, &host, &load); err != nil {
+			t.Fatal(err)
+		}
+		k := key{time.Unix(int64(epoch), 0).UTC(), host}
+		if want := sums[k] / float64(counts[k]); math.Abs(load-want) > 1e-9 {
+			t.Errorf("time group %v %s: %v, want %v", k.start, host, load, want)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := countKeys(sums, from, to); n != want {
+		t.Errorf("time groups: %d rows, want %d", n, want)
+	}
 	// Grafana's second connection interpolates on the client (simple protocol).
 	simple, err := pgx.Connect(ctx, tg.url()+"&default_query_exec_mode=simple_protocol")
 	if err != nil {
@@ -195,4 +220,21 @@ func TestGrafanaTimeSeries(t *testing.T) {
 	if err := simple.QueryRow(ctx, "SELECT $1::text", "x").Scan(&s); err != nil || s != "x" {
 		t.Fatalf("simple protocol: %q %v", s, err)
 	}
+}
+
+// key is a window and host of TestGrafanaTimeSeries.
+type key struct {
+	start time.Time
+	host  string
+}
+
+// countKeys counts the windows starting within [from, to].
+func countKeys(sums map[key]float64, from, to time.Time) int {
+	n := 0
+	for k := range sums {
+		if !k.start.Before(from) && !k.start.After(to) {
+			n++
+		}
+	}
+	return n
 }

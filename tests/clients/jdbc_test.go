@@ -8,7 +8,8 @@ import (
 // TestPgjdbc runs testdata/ClientTest.java with pgjdbc 42: prepared
 // statements that turn server-side and binary after 5 executions, fetchSize
 // through a named portal, DatabaseMetaData (getSchemas, getTables,
-// getColumns, getPrimaryKeys, getIndexInfo, getTypeInfo) and errors.
+// getColumns, getPrimaryKeys, getIndexInfo, getTypeInfo) and errors; on
+// streamsql a source in the metadata and SUBSCRIBE read through fetchSize.
 func TestPgjdbc(t *testing.T) {
 	java := lookPath(t, "java", "default-jdk-headless")
 	jar := fileOrSkip(t, "/usr/share/java/postgresql.jar", "libpostgresql-jdbc-java")
@@ -28,7 +29,10 @@ func TestPgjdbc(t *testing.T) {
 	extra := compareTranscripts(t, "jdbc", ours, pgOut, live, nil)
 	mustContain(t, "pgjdbc on a source", extra,
 		`^streamtable TABLE_NAME=src TABLE_TYPE=FOREIGN TABLE$`,
-		`^streamcolumn COLUMN_NAME=auction TYPE_NAME=int8$`)
+		`^streamcolumn COLUMN_NAME=auction TYPE_NAME=int8$`,
+		// SUBSCRIBE through a fetchSize cursor: the view's rows, then an update.
+		`^streamsub insert f 4$`, `^streamsub insert t 4$`,
+		`^streamsub update_before t 4$`, `^streamsub update_after t 5$`)
 	if !strings.HasSuffix(strings.TrimSpace(ours), "done") {
 		t.Errorf("the program did not finish:\n%s", ours)
 	}

@@ -147,6 +147,21 @@ func pgxSession(t *testing.T, tg target) string {
 	var tz time.Time
 	must(conn.QueryRow(ctx, "by_id", 4, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)).Scan(&id, new(string), new(pgtype.Numeric), &tz))
 	say("prepared row %d %s", id, tz.UTC().Format(time.RFC3339))
+	// RowDescription names the table column a result column reads as is.
+	for _, q := range []string{"SELECT * FROM xv", "SELECT id, t AS x, id + 1, (SELECT 1) FROM xt",
+		"SELECT t, count(*) FROM xt GROUP BY t", "SELECT s.id FROM (SELECT id FROM xt) s", "SELECT relname FROM pg_class LIMIT 1"} {
+		rows, err := conn.Query(ctx, q)
+		must(err)
+		fds := rows.FieldDescriptions()
+		rows.Close()
+		var parts []string
+		for _, f := range fds {
+			var rel string
+			must(conn.QueryRow(ctx, "SELECT CASE WHEN $1::oid = 0 THEN '-' ELSE $1::oid::regclass::text END", f.TableOID).Scan(&rel))
+			parts = append(parts, fmt.Sprintf("%s=%s.%d", f.Name, rel, f.TableAttributeNumber))
+		}
+		say("fields %s: %s", q, strings.Join(parts, " "))
+	}
 	// Metadata through information_schema and pg_catalog.
 	rows, err := conn.Query(ctx, "SELECT table_name, column_name, data_type, udt_name FROM information_schema.columns"+
 		" WHERE table_schema = 'public' ORDER BY table_name, ordinal_position")

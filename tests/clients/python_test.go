@@ -26,6 +26,9 @@ func pythonClient(t *testing.T, mode, module, pkg string) {
 		pgOut = runPy(pg)
 	}
 	extra := compareTranscripts(t, mode, ours, pgOut, live, nil)
+	if mode == "psycopg" {
+		mustContain(t, "psycopg on SUBSCRIBE", extra, `^stream sub insert False 4$`, `^stream sub insert True 4$`, `^stream sub insert None 1$`)
+	}
 	if mode == "sqlalchemy" {
 		mustContain(t, "SQLAlchemy on a source", extra, `^stream foreign tables \['src'\]$`,
 			`^stream columns \[\('auction', 'BIGINT'\), \('bidder', 'BIGINT'\), \('price', 'BIGINT'\)\]$`)

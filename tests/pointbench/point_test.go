@@ -10,11 +10,15 @@
 package pointbench
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -54,13 +58,64 @@ func setup(ctx context.Context, c *pgx.Conn, postgres bool) error {
 	return nil
 }
 
+// TestMain doubles as the streamsql server: run with POINTBENCH_SERVE set
+// to a data directory, the test binary serves the engine there on a
+// loopback port, prints the address and runs until its stdin closes. The
+// benchmarks start it as a separate process, as PostgreSQL is, so that
+// client and server do not share one Go scheduler.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("POINTBENCH_SERVE"); dir != "" {
+		if err := serve(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "pointbench server:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	code := m.Run()
+	if server != nil {
+		serverStdin.Close() // the server stops, writing its profile if asked
+		server.Wait()
+	}
+	os.Exit(code)
+}
+
+func serve(dir string) error {
+	eng, err := engine.Open(engine.Config{DataDir: dir})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	if f := os.Getenv("POINTBENCH_CPUPROFILE"); f != "" { // profile the server side
+		out, err := os.Create(f)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	srv := wire.NewServer(eng, wire.Options{})
+	go srv.Serve(l)
+	fmt.Println(l.Addr().String())
+	io.Copy(io.Discard, os.Stdin) // until the parent goes away
+	srv.Close()
+	return nil
+}
+
 var (
 	streamsqlOnce sync.Once
 	streamsqlAddr string
 	streamsqlErr  error
+	server        *exec.Cmd
+	serverStdin   io.Closer
 )
 
-// streamsqlURL starts one in-process server with the data loaded.
+// streamsqlURL starts the server process (once) and loads the data.
 func streamsqlURL(b *testing.B) string {
 	streamsqlOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "pointbench-")
@@ -68,18 +123,30 @@ func streamsqlURL(b *testing.B) string {
 			streamsqlErr = err
 			return
 		}
-		eng, err := engine.Open(engine.Config{DataDir: dir})
+		server = exec.Command(os.Args[0], "-test.run=^$")
+		server.Env = append(os.Environ(), "POINTBENCH_SERVE="+dir)
+		server.Stderr = os.Stderr
+		stdin, err := server.StdinPipe()
 		if err != nil {
 			streamsqlErr = err
 			return
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		serverStdin = stdin // closed at the end: the server then exits
+		out, err := server.StdoutPipe()
 		if err != nil {
 			streamsqlErr = err
 			return
 		}
-		go wire.NewServer(eng, wire.Options{}).Serve(l)
-		streamsqlAddr = "postgres://streamsql@" + l.Addr().String() + "/streamsql?sslmode=disable"
+		if err := server.Start(); err != nil {
+			streamsqlErr = err
+			return
+		}
+		addr, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			streamsqlErr = fmt.Errorf("server did not start: %w", err)
+			return
+		}
+		streamsqlAddr = "postgres://streamsql@" + strings.TrimSpace(addr) + "/streamsql?sslmode=disable"
 		ctx := context.Background()
 		c, err := pgx.Connect(ctx, streamsqlAddr)
 		if err != nil {

@@ -34,6 +34,7 @@ public class ClientTest {
             readBack(c);
             fetchSize(c);
             metadata(c, streamsql);
+            if (streamsql) subscribe(c, url, p);
             errors(c);
         }
         say("done");
@@ -105,7 +106,9 @@ public class ClientTest {
                     ResultSetMetaData md = ps.getMetaData();
                     for (int i = 1; i <= md.getColumnCount(); i++)
                         say("column " + md.getColumnName(i) + " " + md.getColumnTypeName(i) + " " + md.getColumnType(i)
-                            + " precision=" + md.getPrecision(i) + " scale=" + md.getScale(i));
+                            + " precision=" + md.getPrecision(i) + " scale=" + md.getScale(i)
+                            + " nullable=" + md.isNullable(i) + " base=" + md.unwrap(org.postgresql.PGResultSetMetaData.class).getBaseTableName(i)
+                            + "." + md.unwrap(org.postgresql.PGResultSetMetaData.class).getBaseColumnName(i));
                     for (String r : rows) say("row " + r);
                 } else if (!rows.equals(first)) {
                     say("FAIL run " + run + " differs: " + rows);
@@ -176,6 +179,31 @@ public class ClientTest {
             }
             dump("streamtable", md.getTables(null, "public", "src", null), "TABLE_NAME", "TABLE_TYPE");
             dump("streamcolumn", md.getColumns(null, "public", "src", "%"), "COLUMN_NAME", "TYPE_NAME");
+        }
+    }
+
+    // subscribe follows the materialized view jm with SUBSCRIBE through a
+    // fetchSize cursor (a named portal read 2 rows at a time): its current
+    // rows, then the changes of an INSERT made on another connection.
+    static void subscribe(Connection c, String url, Properties p) throws SQLException {
+        c.setAutoCommit(false);
+        try (Statement st = c.createStatement()) {
+            st.setFetchSize(2);
+            try (ResultSet rs = st.executeQuery("SUBSCRIBE TO jm")) {
+                List<String> got = new ArrayList<>();
+                while (got.size() < 2 && rs.next()) got.add(rs.getString("op") + " " + rs.getString("b") + " " + rs.getLong("n"));
+                Collections.sort(got);
+                try (Connection w = DriverManager.getConnection(url, p); Statement ws = w.createStatement()) {
+                    ws.execute("INSERT INTO jt (id, b, t) VALUES (100, true, 'more')");
+                }
+                while (got.size() < 4 && rs.next()) got.add(rs.getString("op") + " " + rs.getString("b") + " " + rs.getLong("n"));
+                for (String g : got) say("streamsub " + g);
+            }
+        }
+        c.commit();
+        c.setAutoCommit(true);
+        try (Statement st = c.createStatement()) {
+            st.execute("DELETE FROM jt WHERE id = 100");
         }
     }
 

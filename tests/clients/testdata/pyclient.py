@@ -122,6 +122,20 @@ def run_psycopg():
         cur.execute("SELECT * FROM pm ORDER BY b")
         print("matview", cur.fetchall())
         metadata(cur)
+        if streamsql:
+            # Follow the materialized view through a named cursor over
+            # SUBSCRIBE: its rows, then the change of an insert elsewhere.
+            with conn.cursor(name="sub") as sc:
+                sc.execute("SUBSCRIBE TO pm")
+                got = sc.fetchmany(2)
+                with psycopg.connect(dsn, autocommit=True) as w:
+                    w.execute("INSERT INTO pt (id, t) VALUES (100, 'more')")
+                got += sc.fetchmany(1)
+            conn.commit()
+            for line in sorted("%s %s %s" % (r[0], r[2], r[3]) for r in got):
+                print("stream sub", line)
+            cur.execute("DELETE FROM pt WHERE id = 100")
+            conn.commit()
         try:
             cur.execute("SELECT 1/0")
             print("FAIL no error")
