@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -35,7 +36,8 @@ type AggClean struct {
 }
 
 // aggCleaner is a running AggClean, owned by the HashAgg's goroutine: the
-// key's watermark and a min-heap of (key, group) per group created. Heap
+// key's watermark and a min-heap of (key, group) per group created,
+// ordered by key then group id. Heap
 // entries go stale when a group is freed (its rows retracted) and its id
 // reused for another key; a popped entry counts only while the group still
 // holds that key.
@@ -45,7 +47,7 @@ type aggCleaner struct {
 	delay int64 // µs
 	wm    int64 // the input watermark on in (math.MinInt64: none)
 	outWM int64 // the last watermark sent
-	heap  cleanHeap
+	heap  groupHeap
 	late  int64
 	due   []int32 // scratch: the groups closing now
 	keep  []bool  // scratch: per row, not late
@@ -127,11 +129,61 @@ func filterRows(r *aggRun, rec arrow.RecordBatch, mask []bool, want bool) (arrow
 	}
 	sel := b.NewArray()
 	defer sel.Release()
-	out, err := compute.FilterRecordBatch(r.env.Ctx, rec, sel, compute.DefaultFilterOptions())
+	// Arrow's filter takes no intervals: those columns are selected apart.
+	var ivs []int
+	for j, col := range rec.Columns() {
+		if _, ok := col.(*array.MonthDayNanoInterval); ok {
+			ivs = append(ivs, j)
+		}
+	}
+	in := rec
+	if len(ivs) > 0 {
+		var fields []arrow.Field
+		var cols []arrow.Array
+		for j, col := range rec.Columns() {
+			if !slices.Contains(ivs, j) {
+				fields, cols = append(fields, rec.Schema().Field(j)), append(cols, col)
+			}
+		}
+		in = array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+		defer in.Release()
+	}
+	out, err := compute.FilterRecordBatch(r.env.Ctx, in, sel, compute.DefaultFilterOptions())
 	if err != nil {
 		return nil, fmt.Errorf("stream: selecting rows: %w", err)
 	}
-	return out, nil
+	if len(ivs) == 0 {
+		return out, nil
+	}
+	defer out.Release()
+	cols := make([]arrow.Array, 0, rec.NumCols())
+	for j, k := 0, 0; j < int(rec.NumCols()); j++ {
+		if slices.Contains(ivs, j) {
+			a := filterIntervals(r, rec.Column(j).(*array.MonthDayNanoInterval), mask, want)
+			defer a.Release()
+			cols = append(cols, a)
+		} else {
+			cols = append(cols, out.Column(k))
+			k++
+		}
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, out.NumRows()), nil
+}
+
+// filterIntervals selects the rows of a whose mask is want.
+func filterIntervals(r *aggRun, a *array.MonthDayNanoInterval, mask []bool, want bool) arrow.Array {
+	b := array.NewMonthDayNanoIntervalBuilder(r.ectx.Allocator())
+	defer b.Release()
+	for i, m := range mask {
+		switch {
+		case m != want:
+		case a.IsNull(i):
+			b.AppendNull()
+		default:
+			b.Append(a.Value(i))
+		}
+	}
+	return b.NewArray()
 }
 
 // noteNew records the key of each group the last probe created.
@@ -208,6 +260,7 @@ func (r *aggRun) flushClean() {
 			continue
 		}
 		r.mark[g] = false
+		r.markDirty(g)
 		if r.rows[g] == 0 {
 			r.free(g)
 		}
@@ -253,4 +306,22 @@ func (r *aggRun) handleCleanMsg(m Message) ([]Message, error) {
 		return r.handleClean(m.Watermark)
 	}
 	return []Message{m}, nil
+}
+
+// groupHeap is a min-heap of (key, group id): groups of one key close in
+// id order, which does not depend on the heap's history (a restored
+// cleaner rebuilds it from the live groups).
+type groupHeap []cleanItem
+
+func (h groupHeap) Len() int { return len(h) }
+func (h groupHeap) Less(i, j int) bool {
+	return h[i].v < h[j].v || (h[i].v == h[j].v && h[i].g < h[j].g)
+}
+func (h groupHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *groupHeap) Push(x any)   { *h = append(*h, x.(cleanItem)) }
+func (h *groupHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
 }

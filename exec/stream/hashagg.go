@@ -89,11 +89,13 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	go func() {
 		defer close(out)
 		r, err := h.newRun(env)
+		if err == nil {
+			err = env.restore(h, hashAggState{r})
+		}
 		if err != nil {
 			env.Fail(err)
 			return
 		}
-		marks := newKeyMarks(h.GroupBy)
 		for {
 			var m Message
 			var ok bool
@@ -126,7 +128,7 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				continue
 			}
 			if m.Kind == KindWatermark {
-				marks.note(m.Watermark)
+				r.marks.note(m.Watermark)
 				continue
 			}
 			if m.Kind == KindBarrier && r.clean != nil {
@@ -140,9 +142,13 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				if c != nil && !send(env, out, ChunkMsg(c)) {
 					return
 				}
-				if !marks.send(env, out) {
+				if !r.marks.send(env, out) {
 					return
 				}
+			}
+			if err := env.snapshot(h, m.Barrier, hashAggState{r}); err != nil {
+				env.Fail(err)
+				return
 			}
 			if !send(env, out, m) {
 				return
@@ -161,6 +167,7 @@ type aggRun struct {
 	schema *arrow.Schema
 	table  *groupTable // nil without GROUP BY
 	clean  *aggCleaner // nil without HashAgg.Clean
+	marks  *keyMarks   // the watermarks mapped to key columns (not with clean)
 	aggs   []aggCol
 	argT   []types.T
 
@@ -173,6 +180,13 @@ type aggRun struct {
 	ngroups int        // length of the per-group slices
 	started bool       // the global group was emitted once
 
+	// checkpoints (hashagg_state.go)
+	ckpt     bool    // the job checkpoints: track dirty groups
+	based    bool    // a Snapshot or Restore happened: snapshots are incremental
+	dirty    bitmap  // per group: changed since the last Snapshot
+	dirtyIDs []int32 // the groups in dirty
+	freeAt   []int32 // per free group id: its position in the table's free list
+
 	// per-chunk scratch
 	zeros []int32
 	signs []int64
@@ -184,7 +198,8 @@ func (h *HashAgg) newRun(env *Env) (*aggRun, error) {
 	if len(h.Cols) != len(h.GroupBy)+len(h.Aggs) {
 		return nil, fmt.Errorf("stream: hashagg has %d columns for %d keys and %d aggregates", len(h.Cols), len(h.GroupBy), len(h.Aggs))
 	}
-	r := &aggRun{h: h, env: env, ectx: env.evalContext(), schema: types.ArrowSchema(h.Cols)}
+	r := &aggRun{h: h, env: env, ectx: env.evalContext(), schema: types.ArrowSchema(h.Cols),
+		marks: newKeyMarks(h.GroupBy), ckpt: env.Checkpoints != nil}
 	r.fl.res = make([][]cell, len(h.Aggs))
 	if len(h.GroupBy) > 0 {
 		ts := make([]types.T, len(h.GroupBy))
@@ -227,6 +242,12 @@ func (r *aggRun) grow(n int) {
 	n = max(n, 2*r.ngroups) // amortize the aggregates' grow calls
 	r.ngroups = n
 	r.rows, r.emitted, r.mark = growSlice(r.rows, n), growSlice(r.emitted, n), growSlice(r.mark, n)
+	if r.ckpt {
+		r.dirty.grow(n)
+	}
+	if r.table != nil {
+		r.freeAt = growSlice(r.freeAt, n)
+	}
 	for _, k := range r.keys {
 		k.grow(n)
 	}
@@ -315,6 +336,8 @@ func (r *aggRun) count(gids []int32, signs []int64) error {
 // free forgets group g, whose rows are all retracted; its id is reused.
 func (r *aggRun) free(g int32) {
 	r.table.remove(g)
+	r.freeAt[g] = int32(len(r.table.free) - 1)
+	r.markDirty(g)
 	for _, a := range r.aggs {
 		a.reset(g)
 	}

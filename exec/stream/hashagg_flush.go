@@ -41,6 +41,7 @@ func (r *aggRun) flush() (*Chunk, error) {
 	f.live, f.changed, f.gone = f.live[:0], f.changed[:0], f.gone[:0]
 	for _, g := range r.touched {
 		r.mark[g] = false
+		r.markDirty(g)
 		if r.table != nil && r.rows[g] == 0 {
 			f.gone = append(f.gone, g)
 		} else {
