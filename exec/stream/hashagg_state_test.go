@@ -285,7 +285,7 @@ func diffStates(got, want memState) string {
 // countWriter is a StateWriter that only counts what it is given.
 type countWriter struct{ puts, bytes int }
 
-func (w *countWriter) Put(k, v []byte)  { w.puts++; w.bytes += len(k) + len(v) }
+func (w *countWriter) Put(k, v []byte) { w.puts++; w.bytes += len(k) + len(v) }
 func (w *countWriter) Delete(k []byte) { w.puts++; w.bytes += len(k) }
 func (w *countWriter) Reset()          {}
 
