@@ -42,10 +42,14 @@ func (w *WindowAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	r, err := w.newRun(env)
 	var period time.Duration
 	if err == nil {
+		err = env.restore(w, waggState{r})
 		period = r.tickPeriod()
 	}
 	var tick <-chan time.Time
-	if period > 0 { // armed before the goroutine runs, so a test's clock sees it
+	// Armed before the goroutine runs, so a test's clock sees it. After a
+	// restore the period starts again from the clock at Start: processing
+	// time is not checkpointed (windowagg_state.go).
+	if period > 0 {
 		tick = env.clock().After(period)
 	}
 	go func() {
@@ -82,7 +86,14 @@ func (w *WindowAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				env.Fail(err)
 				return
 			}
-			for _, o := range msgs {
+			for i, o := range msgs {
+				if o.Kind == KindBarrier && i == len(msgs)-1 {
+					// the epoch's output went out: snapshot, then forward
+					if err := env.snapshot(w, o.Barrier, waggState{r}); err != nil {
+						env.Fail(err)
+						return
+					}
+				}
 				if !send(env, out, o) {
 					return
 				}
@@ -145,6 +156,7 @@ type waggRun struct {
 
 	fix *fixedWin
 	ses *sessWin
+	ck  *waggCk // change tracking for checkpoints (nil: none)
 
 	ob    outBuf
 	stash []*Chunk // EVERY: rows owed by windows freed before the tick
@@ -184,6 +196,9 @@ func (w *WindowAgg) newRun(env *Env) (*waggRun, error) {
 	r := &waggRun{w: w, env: env, ectx: env.evalContext(), schema: types.ArrowSchema(w.Cols),
 		tt: w.Cols[0].Type, nk: len(w.GroupBy), wm: math.MinInt64, outWM: math.MinInt64,
 		d: e.Delay, dl: addSat(e.Delay, e.AllowLateness), eowc: e.Mode == EmitOnWindowClose}
+	if env.Checkpoints != nil {
+		r.ck = &waggCk{nextSer: 1}
+	}
 	r.tracked = !r.eowc || e.EarlyEvery > 0 || e.AllowLateness > 0 || ws.Kind == Session
 	var err error
 	if ws.Kind == Session {
@@ -256,7 +271,7 @@ func (r *waggRun) handle(m Message) ([]Message, error) {
 		}
 		if r.w.Emit.Mode == EmitEvery {
 			if c != nil {
-				r.stash = append(r.stash, c)
+				r.stashed(c)
 			}
 			return nil, nil
 		}
@@ -273,7 +288,7 @@ func (r *waggRun) handle(m Message) ([]Message, error) {
 				return nil, err
 			}
 			if c != nil && r.w.Emit.Mode == EmitEvery {
-				r.stash = append(r.stash, c)
+				r.stashed(c)
 			} else if c != nil {
 				msgs = append(msgs, ChunkMsg(c))
 			}
@@ -281,6 +296,9 @@ func (r *waggRun) handle(m Message) ([]Message, error) {
 		if r.w.Emit.Mode == EmitEvery && r.ticked {
 			for _, c := range r.stash {
 				msgs = append(msgs, ChunkMsg(c))
+			}
+			if len(r.stash) > 0 && r.ck != nil {
+				r.ck.stashChg = true
 			}
 			clear(r.stash)
 			r.stash = r.stash[:0]
@@ -482,6 +500,9 @@ func (r *waggRun) growKeys(n int) {
 	if r.ses != nil {
 		r.ses.keys = growSlice(r.ses.keys, n)
 	}
+	if r.ck != nil {
+		r.ck.kck, r.ck.kser = growSlice(r.ck.kck, n), growSlice(r.ck.kser, n)
+	}
 }
 
 func (r *waggRun) unrefKey(k int32) {
@@ -492,6 +513,9 @@ func (r *waggRun) unrefKey(k int32) {
 
 // freeKey forgets key k, which no group or entry uses.
 func (r *waggRun) freeKey(k int32) {
+	if r.ck != nil {
+		r.ck.keyFreed(k)
+	}
 	if r.ses != nil {
 		r.ses.keys[k] = nil
 	}
@@ -534,10 +558,16 @@ func (r *waggRun) growGroups(n int) {
 	for _, a := range r.aggs {
 		a.grow(n)
 	}
+	if r.ck != nil {
+		r.ck.gck, r.ck.gsaved = growSlice(r.ck.gck, n), growSlice(r.ck.gsaved, n)
+	}
 }
 
 // dropGroup empties group g and releases its key; the caller forgets its id.
 func (r *waggRun) dropGroup(g int32) {
+	if r.ck != nil {
+		r.ck.groupFreed(r, g)
+	}
 	for _, a := range r.aggs {
 		a.reset(g)
 	}
@@ -571,14 +601,23 @@ func (r *waggRun) entry(k int32, wid int64) (e int32, created bool) {
 		for _, p := range r.prev {
 			p.grow(n)
 		}
+		if r.ck != nil {
+			r.ck.eck, r.ck.esaved = growSlice(r.ck.eck, n), growSlice(r.ck.esaved, n)
+		}
 	}
 	r.ekey[e], r.ewid[e], r.emitted[e], r.emark[e], r.elive[e] = k, wid, false, false, true
 	r.keyRefs[k]++
+	if r.ck != nil {
+		r.ck.touchEntry(e)
+	}
 	return e, true
 }
 
 // freeEntry forgets entry e (its id is reused).
 func (r *waggRun) freeEntry(e int32) {
+	if r.ck != nil {
+		r.ck.entryFreed(r, e)
+	}
 	r.etab.remove(e)
 	for _, p := range r.prev {
 		p.clear(e)
@@ -592,6 +631,9 @@ func (r *waggRun) markEntry(e int32) {
 	if !r.emark[e] {
 		r.emark[e] = true
 		r.edirty = append(r.edirty, e)
+		if r.ck != nil {
+			r.ck.touchEntry(e)
+		}
 	}
 }
 
@@ -607,11 +649,19 @@ func (r *waggRun) count(gids []int32, signs []int64) error {
 			return pgerr.Internal("stream: windowagg: a retraction for a row its window does not hold")
 		}
 		if r.fix != nil {
-			if !r.gmark[g] {
+			if !r.gmark[g] { // first change since the last translate, so since the last snapshot too
 				r.gmark[g] = true
 				r.gdirty = append(r.gdirty, g)
+				if r.ck != nil {
+					r.ck.touchGroup(g)
+				}
 			}
-		} else if rows[g] == 0 {
+			continue
+		}
+		if r.ck != nil {
+			r.ck.touchGroup(g)
+		}
+		if rows[g] == 0 {
 			r.ses.emptied(r, r.gkey[g])
 		}
 	}

@@ -31,6 +31,9 @@ func (r *waggRun) setPrev(e int32, t int) {
 // emitEntry emits entry e's change to target t's results (count n rows) in
 // window [start, end): an insert, an update pair or a delete (n == 0).
 func (r *waggRun) emitEntry(e int32, t int, n int64, start, end int64) {
+	if r.ck != nil {
+		r.ck.touchEntry(e) // its mark was cleared, if not its row
+	}
 	switch {
 	case n == 0:
 		if r.emitted[e] {

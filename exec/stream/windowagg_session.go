@@ -84,10 +84,12 @@ func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
 	if !sk.dirty {
 		sk.dirty = true
 		s.dirty = append(s.dirty, k)
+		r.keyFlagged(k)
 	}
 	if !sk.early && r.eowc && r.w.Emit.EarlyEvery > 0 {
 		sk.early = true
 		s.early = append(s.early, k)
+		r.keyFlagged(k)
 	}
 	return g
 }
@@ -392,6 +394,7 @@ func (r *waggRun) barrierSessions() error {
 	for _, k := range s.dirty {
 		if sk := s.keys[k]; sk != nil {
 			sk.dirty = false
+			r.keyFlagged(k)
 		}
 	}
 	s.dirty = s.dirty[:0]
@@ -399,6 +402,7 @@ func (r *waggRun) barrierSessions() error {
 		for _, k := range list {
 			if sk := s.keys[k]; sk != nil {
 				sk.early = false
+				r.keyFlagged(k)
 			}
 		}
 	}
