@@ -131,7 +131,7 @@ type nsItem struct {
 	colsVisible bool
 	// sys is set for a system table: its system column tableoid (the
 	// relation's OID, as psql reads pg_class.tableoid) is added to its
-	// projection the first time it is named, qualified (see sysColumn).
+	// projection the first time it is named (see sysColumn).
 	sys *sysItem
 }
 
@@ -317,6 +317,21 @@ func (b *binder) lookupIn(l *level, names []string, loc int32) (int, bool, error
 					}
 					found = c.id
 				}
+			}
+		}
+		if found < 0 && col == "tableoid" {
+			// The system column of the one system table in this level.
+			var sys *nsItem
+			for _, it := range l.ns {
+				if it.sys != nil && it.colsVisible {
+					if sys != nil {
+						return 0, false, b.newErr(pgerr.AmbiguousColumn, loc, "column reference \"%s\" is ambiguous", col)
+					}
+					sys = it
+				}
+			}
+			if sys != nil {
+				return b.sysColumn(sys), true, nil
 			}
 		}
 		return found, found >= 0, nil

@@ -162,6 +162,9 @@ func pgxSession(t *testing.T, tg target) string {
 		}
 		say("fields %s: %s", q, strings.Join(parts, " "))
 	}
+	var tableoid, qualified string
+	must(conn.QueryRow(ctx, "SELECT tableoid::regclass::text, c.tableoid::regclass::text FROM pg_class c WHERE relname = 'xt'").Scan(&tableoid, &qualified))
+	say("tableoid %s %s", tableoid, qualified)
 	// Metadata through information_schema and pg_catalog.
 	rows, err := conn.Query(ctx, "SELECT table_name, column_name, data_type, udt_name FROM information_schema.columns"+
 		" WHERE table_schema = 'public' ORDER BY table_name, ordinal_position")
