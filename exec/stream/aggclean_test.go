@@ -220,3 +220,32 @@ func TestHashAggCleanExplain(t *testing.T) {
 		t.Fatal(s)
 	}
 }
+
+// TestHashAggCleanDistinctReusedGroup: a group closed while it holds rows
+// frees its DISTINCT values, so a later group given the same id counts
+// its own values from nothing.
+func TestHashAggCleanDistinctReusedGroup(t *testing.T) {
+	h := &HashAgg{GroupBy: []expr.Expr{tvTS}, Aggs: []AggSpec{{Kind: AggCount, Arg: tvV, Distinct: true}},
+		Cols:  []types.Column{{Name: "ts", Type: types.TTimestamp}, {Name: "n", Type: types.TInt8}},
+		Clean: &AggClean{Key: 0}}
+	r := startRun(t, h)
+	var got []string
+	for _, ts := range []int64{1, 10} {
+		if _, err := r.handleCleanMsg(ChunkMsg(tvChunk([]tvRow{{ts, 5}, {ts, 5}, {ts, 7}}, nil))); err != nil {
+			t.Fatal(err)
+		}
+		r.flushClean()
+		msgs, err := r.handleClean(Watermark{Col: 0, Value: ts + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if m.Kind == KindChunk {
+				got = append(got, cleanRows(m.Chunk.Rec)...)
+			}
+		}
+	}
+	if want := []string{"1|2", "10|2"}; !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
