@@ -176,6 +176,20 @@ func (rt *Runtime) RecoveredEpoch() uint64 {
 	return rt.ck.rec.Manifest.Epoch
 }
 
+// recovering reports whether jobs may still resume from the recovered
+// checkpoint: until EndRecovery the ticker injects no barrier, so that
+// every resumed job, and the views it reads, start at the checkpoint's
+// epoch (a view that published a later epoch before its reader resumed
+// would leave a gap).
+func (rt *Runtime) recovering() bool {
+	if rt.ck == nil {
+		return false
+	}
+	rt.ck.mu.Lock()
+	defer rt.ck.mu.Unlock()
+	return rt.ck.rec != nil
+}
+
 // EndRecovery forgets the recovered checkpoint: jobs started later (a view
 // rebuilt after ALTER TABLE) start from their inputs. The engine calls it
 // once the views of the catalog are started.

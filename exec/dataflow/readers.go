@@ -119,7 +119,11 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 			return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" is not running", s.Name)
 		}
 		sub := &changeSub{ch: make(chan subItem, stream.ChannelSize), done: j.env.Ctx.Done(), noSnapshot: ri != nil}
-		up.subscribe(sub, j.rt.epoch)
+		after := j.rt.epoch
+		if ri != nil {
+			after = ri.epoch // the upstream view resumed at the same epoch
+		}
+		up.subscribe(sub, after)
 		j.wg.Add(1)
 		go j.readView(s.Name, up, sub, out)
 	default:

@@ -159,6 +159,9 @@ func (rt *Runtime) tick() {
 			for len(inFlight) > 0 && rt.completed(inFlight[0]) {
 				inFlight = inFlight[1:]
 			}
+			if rt.recovering() {
+				continue // resumed jobs must all start at the checkpoint's epoch
+			}
 			if len(inFlight) < maxTicksInFlight {
 				ckpt := rt.ck != nil && rt.ck.interval > 0 && time.Since(lastCkpt) >= rt.ck.interval
 				e, started := rt.inject(ckpt)

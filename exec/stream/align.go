@@ -21,18 +21,33 @@ func align(env *Env, inputs []<-chan Message,
 	onChunk func(input int, c *Chunk) bool,
 	onWatermark func(w Watermark) bool,
 	onBarrier func(b Barrier) bool) {
-	alignMapped(env, inputs, nil, onChunk, onWatermark, onBarrier)
+	alignMapped(env, inputs, nil, nil, onChunk, onWatermark, onBarrier)
+}
+
+// alignMarks is align's watermark bookkeeping: per (mapped) column, each
+// input's watermark (MinInt64: none yet) and the last one emitted. An
+// operator that checkpoints keeps it as part of its state (a restored
+// operator's inputs do not send their watermarks again). Owned by the
+// goroutine running align.
+type alignMarks struct {
+	marks   map[int][]int64
+	emitted map[int]int64
+}
+
+func newAlignMarks() *alignMarks {
+	return &alignMarks{marks: map[int][]int64{}, emitted: map[int]int64{}}
 }
 
 // alignMapped is align where markCol first renames the column of each
 // input's watermark (false drops it), for inputs whose columns differ (a
-// join combines the watermarks of its two key columns).
-func alignMapped(env *Env, inputs []<-chan Message,
+// join combines the watermarks of its two key columns). st, if not nil,
+// holds the watermarks (see alignMarks).
+func alignMapped(env *Env, inputs []<-chan Message, st *alignMarks,
 	markCol func(input, col int) (int, bool),
 	onChunk func(input int, c *Chunk) bool,
 	onWatermark func(w Watermark) bool,
 	onBarrier func(b Barrier) bool) {
-	alignCore(env, inputs, markCol, nil, onChunk, onWatermark, onBarrier)
+	alignCore(env, inputs, st, markCol, nil, onChunk, onWatermark, onBarrier)
 }
 
 // inputEnded is the column of the watermark alignSides reports when an
@@ -47,10 +62,10 @@ func alignSides(env *Env, inputs []<-chan Message,
 	onChunk func(input int, c *Chunk) bool,
 	onMark func(input int, w Watermark) bool,
 	onBarrier func(b Barrier) bool) {
-	alignCore(env, inputs, nil, onMark, onChunk, nil, onBarrier)
+	alignCore(env, inputs, nil, nil, onMark, onChunk, nil, onBarrier)
 }
 
-func alignCore(env *Env, inputs []<-chan Message,
+func alignCore(env *Env, inputs []<-chan Message, st *alignMarks,
 	markCol func(input, col int) (int, bool),
 	onMark func(input int, w Watermark) bool,
 	onChunk func(input int, c *Chunk) bool,
@@ -65,8 +80,10 @@ func alignCore(env *Env, inputs []<-chan Message,
 	nOpen := n
 	// marks[col][input] is the input's watermark for col; emitted[col] the
 	// last one sent downstream.
-	marks := map[int][]int64{}
-	emitted := map[int]int64{}
+	if st == nil {
+		st = newAlignMarks()
+	}
+	marks, emitted := st.marks, st.emitted
 	var pending *Barrier
 	nBlocked := 0
 

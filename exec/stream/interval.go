@@ -3,6 +3,7 @@ package stream
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -103,6 +104,7 @@ type intervalRun struct {
 	sent    [2]int64 // last output watermark sent per outCol
 	cur     *array.Timestamp
 	lateN   int64 // rows dropped as late (tests)
+	scratch []timeItem
 }
 
 func newIntervalRun(j *HashJoin) (*intervalRun, error) {
@@ -294,7 +296,7 @@ func (v *intervalRun) sendMarks(r *joinRun) bool {
 // range: for a keyless interval join, instead of every held row. Side o
 // must be freed (v.frees[o]): its time queue holds exactly its held rows.
 // The range is a superset of the matches; Cond decides.
-func (v *intervalRun) candidates(o, i int, pl, pe []int32) ([]int32, []int32) {
+func (v *intervalRun) candidates(sd *joinSide, o, i int, pl, pe []int32) ([]int32, []int32) {
 	if !v.cur.IsValid(i) {
 		return pl, pe
 	}
@@ -327,12 +329,43 @@ func (v *intervalRun) candidates(o, i int, pl, pe []int32) ([]int32, []int32) {
 			hi = m
 		}
 	}
-	for k := lo; k < len(live) && live[k].t <= to; k++ {
-		pl, pe = append(pl, int32(i)), append(pe, live[k].e)
+	end := lo
+	for end < len(live) && live[end].t <= to {
+		end++
 	}
+	hs := v.scratch[:0]
 	for _, it := range q.heap {
 		if it.t >= from && it.t <= to {
-			pl, pe = append(pl, int32(i)), append(pe, it.e)
+			hs = append(hs, it)
+		}
+	}
+	v.scratch = hs
+	if len(hs) == 0 {
+		for k := lo; k < end; k++ {
+			pl, pe = append(pl, int32(i)), append(pe, live[k].e)
+		}
+		return pl, pe
+	}
+	// The candidates in (time, seq) order, whichever of the FIFO (in that
+	// order already) and the heap holds them, so that the output does not
+	// depend on the queue's history (a restored queue splits differently).
+	less := func(a, b timeItem) bool {
+		return a.t < b.t || a.t == b.t && sd.entries.at(a.e).seq&^ckDirtyBit < sd.entries.at(b.e).seq&^ckDirtyBit
+	}
+	slices.SortFunc(hs, func(a, b timeItem) int {
+		if less(a, b) {
+			return -1
+		}
+		return 1
+	})
+	k, h := lo, 0
+	for k < end || h < len(hs) {
+		if h == len(hs) || k < end && less(live[k], hs[h]) {
+			pl, pe = append(pl, int32(i)), append(pe, live[k].e)
+			k++
+		} else {
+			pl, pe = append(pl, int32(i)), append(pe, hs[h].e)
+			h++
 		}
 	}
 	return pl, pe
@@ -404,6 +437,7 @@ func (sd *joinSide) dropEntry(groups *paged[joinGroup], side int, e int32) {
 		}
 	}
 	seg := en.seg
+	sd.gone(en)
 	*en = joinEntry{}
 	sd.freeEnt = append(sd.freeEnt, e)
 	sd.live--

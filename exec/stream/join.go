@@ -83,6 +83,10 @@ func (j *HashJoin) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			return
 		}
 		defer r.release()
+		if err := env.restore(j, r); err != nil {
+			env.Fail(err)
+			return
+		}
 		onChunk := func(i int, c *Chunk) bool {
 			if err := r.consume(i, c); err != nil {
 				if err != errJoinStopped {
@@ -92,12 +96,18 @@ func (j *HashJoin) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			}
 			return true
 		}
-		onBarrier := func(b Barrier) bool { return send(env, out, BarrierMsg(b)) }
+		onBarrier := func(b Barrier) bool {
+			if err := env.snapshot(j, b, r); err != nil {
+				env.Fail(err)
+				return false
+			}
+			return send(env, out, BarrierMsg(b))
+		}
 		if r.iv != nil {
 			alignSides(env, inputs, onChunk, func(i int, w Watermark) bool { return r.iv.onMark(r, i, w) }, onBarrier)
 			return
 		}
-		alignMapped(env, inputs, j.markCol, onChunk, func(w Watermark) bool { return r.watermark(w) }, onBarrier)
+		alignMapped(env, inputs, r.marks, j.markCol, onChunk, func(w Watermark) bool { return r.watermark(w) }, onBarrier)
 	}()
 	return out
 }

@@ -56,6 +56,8 @@ type joinRun struct {
 	stopped  bool
 	clean    *joinCleaner // nil without HashJoin.Clean
 	iv       *intervalRun // nil without HashJoin.Interval
+	marks    *alignMarks  // the inputs' watermarks (not used by interval joins)
+	based    bool         // a snapshot was taken or restored (join_state.go)
 
 	// The chunk being consumed.
 	s      int
@@ -79,7 +81,7 @@ func (j *HashJoin) newRun(env *Env, out chan<- Message) (*joinRun, error) {
 	if int(j.Kind) >= len(joinKindNames) {
 		return nil, fmt.Errorf("stream: hash join of unknown kind %d", j.Kind)
 	}
-	r := &joinRun{j: j, env: env, out: out, ectx: env.evalContext(), kind: j.Kind, outSides: 2}
+	r := &joinRun{j: j, env: env, out: out, ectx: env.evalContext(), kind: j.Kind, outSides: 2, marks: newAlignMarks()}
 	switch j.Kind {
 	case exec.InnerJoin, exec.LeftJoin, exec.RightJoin, exec.FullJoin:
 		r.joinRows = true
@@ -258,7 +260,7 @@ func (r *joinRun) rows(c *Chunk, gids []int32) error {
 		end := start
 		for ; end < n && end-start < joinRunRows && len(pl) < joinMaxPairs; end++ {
 			if byTime {
-				pl, pe = r.iv.candidates(o, end, pl, pe)
+				pl, pe = r.iv.candidates(O, o, end, pl, pe)
 				continue
 			}
 			if g := gids[end]; g >= 0 {
@@ -349,6 +351,7 @@ func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
 					en := O.entries.at(e)
 					before := en.matches
 					en.matches += sign
+					O.touch(e)
 					if (before == 0) != (en.matches == 0) {
 						r.transition(e, before == 0)
 					}

@@ -36,6 +36,11 @@ type joinEntry struct {
 	// matches counts, with multiplicity, the other side's rows that match
 	// this row (Cond included); kept only for preserved sides with a Cond.
 	matches int64
+	// seq is the entry's stable identity in checkpoints (the side's
+	// seqNext when it was added; entries of a group are listed by
+	// descending seq), with ckDirtyBit set while it is in the side's
+	// dirty list (join_state.go).
+	seq uint64
 }
 
 // joinGroup is one join key. head and rows are per side: the first entry
@@ -67,6 +72,16 @@ type joinSide struct {
 	live    int              // live entries (rows in segments that are referenced)
 	stored  int              // rows of all segments
 	index   map[uint64]int32 // identity index, nil until the first retraction
+
+	// Checkpoints (join_state.go): once ck is set (after the first
+	// snapshot or a restore), the entries whose count or matches changed
+	// or that were added since the last snapshot (dirty) and the seqs of
+	// the entries written before it that went (deleted).
+	ck      bool
+	seqNext uint64
+	seqBase uint64 // seqNext at the last snapshot
+	dirty   []int32
+	deleted []uint64
 }
 
 // pageShift sizes the pages of paged arrays (1024 elements).
@@ -154,6 +169,7 @@ func (sd *joinSide) add(groups *paged[joinGroup], side int, g int32, i int, h ui
 	if sd.index != nil {
 		if e := sd.find(g, i, h); e >= 0 {
 			sd.entries.at(e).count++
+			sd.touch(e)
 			return -1
 		}
 	}
@@ -165,7 +181,9 @@ func (sd *joinSide) add(groups *paged[joinGroup], side int, g int32, i int, h ui
 	} else {
 		e = sd.entries.push()
 	}
-	*sd.entries.at(e) = joinEntry{ref: ref{seg, int32(i)}, count: 1, group: g, prev: -1, next: grp.head[side], idNext: -1, hash: h, matches: matches}
+	*sd.entries.at(e) = joinEntry{ref: ref{seg, int32(i)}, count: 1, group: g, prev: -1, next: grp.head[side], idNext: -1, hash: h, matches: matches, seq: sd.seqNext}
+	sd.seqNext++
+	sd.touch(e)
 	if grp.head[side] >= 0 {
 		sd.entries.at(grp.head[side]).prev = e
 	}
@@ -206,6 +224,7 @@ func (sd *joinSide) remove(groups *paged[joinGroup], side int, g int32, i int, h
 	groups.at(g).rows[side]--
 	en := sd.entries.at(e)
 	if en.count--; en.count > 0 {
+		sd.touch(e)
 		return true
 	}
 	if en.prev >= 0 {
@@ -230,6 +249,7 @@ func (sd *joinSide) remove(groups *paged[joinGroup], side int, g int32, i int, h
 		sd.entries.at(p).idNext = en.idNext
 	}
 	seg := en.seg
+	sd.gone(en)
 	*en = joinEntry{}
 	sd.freeEnt = append(sd.freeEnt, e)
 	sd.live--
@@ -300,6 +320,7 @@ func (sd *joinSide) compact(groups *paged[joinGroup], side int) []int32 {
 		sd.index = index
 	}
 	sd.entries, sd.freeEnt = entries, nil
+	sd.remapDirty(renum)
 
 	const segRows = 4096
 	var recs []arrow.RecordBatch
