@@ -290,7 +290,11 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 		}
 	}
 	c.cur = run
-	go rt.finishCheckpoint(run)
+	rt.wg.Add(1) // Close waits for the commit: nothing writes after it
+	go func() {
+		defer rt.wg.Done()
+		rt.finishCheckpoint(run)
+	}()
 	return run, nil
 }
 
