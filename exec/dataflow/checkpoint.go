@@ -273,7 +273,7 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 	c := rt.ck
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur != nil {
+	if c.cur != nil || rt.closed {
 		return nil, nil
 	}
 	epoch := nextEpoch(rt.epoch, time.Now())
