@@ -25,6 +25,7 @@ import (
 // are dropped (held rows may be older). Barriers pass through.
 //
 // State: every held row (its chunk is kept while any of its rows is held).
+// Checkpoints write the rows held or gone since the last (eowc_state.go).
 type EOWC struct {
 	Input   Node
 	TimeCol int
@@ -107,7 +108,7 @@ type eowcRun struct {
 	nlive   int // segments with held rows
 	pending eowcHeap
 	seq     uint64
-	byHash  map[uint64][]eowcItem
+	byHash  map[uint64][]eowcHeld
 	dead    map[ref]struct{}
 	hashes  []uint64
 
@@ -131,7 +132,7 @@ func (e *EOWC) newRun(env *Env) (*eowcRun, error) {
 		return nil, fmt.Errorf("stream: eowc delay %d is negative", e.Delay)
 	}
 	return &eowcRun{e: e, env: env, cols: cols, schema: types.ArrowSchema(cols), wm: math.MinInt64,
-		byHash: map[uint64][]eowcItem{}, dead: map[ref]struct{}{}}, nil
+		byHash: map[uint64][]eowcHeld{}, dead: map[ref]struct{}{}}, nil
 }
 
 // handle processes one input message and returns the messages to send.
@@ -181,7 +182,7 @@ func (r *eowcRun) consume(c *Chunk) error {
 			r.seq++
 			it := eowcItem{t: int64(tcol.Value(i)), seq: r.seq, h: h, ref: ref{seg: seg, row: int32(i)}}
 			heap.Push(&r.pending, it)
-			r.byHash[h] = append(r.byHash[h], it)
+			r.byHash[h] = append(r.byHash[h], eowcHeld{it.ref, it.seq})
 			if r.ck {
 				r.ckAdded = append(r.ckAdded, it)
 			}
@@ -294,6 +295,12 @@ func (r *eowcRun) gather(recs []arrow.RecordBatch, refs []ref) arrow.RecordBatch
 		arrs[c] = gather(col.Type, recs, c, refs)
 	}
 	return array.NewRecordBatch(r.schema, arrs, int64(len(refs)))
+}
+
+// eowcHeld is a held row in byHash: where it is and its arrival number.
+type eowcHeld struct {
+	ref ref
+	seq uint64
 }
 
 // eowcItem is a held row in time order (seq: arrival, for ties).

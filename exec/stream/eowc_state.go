@@ -145,7 +145,7 @@ func (r *eowcRun) Restore(sr StateReader) error {
 		}
 		it := eowcItem{t: int64(t), seq: h.seq, h: r.hashes[i], ref: ref{seg: 0, row: int32(i)}}
 		r.pending = append(r.pending, it)
-		r.byHash[it.h] = append(r.byHash[it.h], it)
+		r.byHash[it.h] = append(r.byHash[it.h], eowcHeld{it.ref, it.seq})
 	}
 	heap.Init(&r.pending)
 	r.segs, r.live, r.nlive = []arrow.RecordBatch{rec}, []int32{int32(len(rows))}, 1

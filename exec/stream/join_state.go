@@ -79,7 +79,6 @@ func (sd *joinSide) remapDirty(renum []int32) {
 // checkpoint barrier, after the epoch's output was sent.
 func (r *joinRun) Snapshot(w StateWriter, full bool) error {
 	var key, val []byte
-	var row []types.Value
 	put := func(s int, en *joinEntry) error {
 		sd := r.sides[s]
 		key = append(append(key[:0], jkRow, byte(s)), 0, 0, 0, 0, 0, 0, 0, 0)
@@ -87,14 +86,9 @@ func (r *joinRun) Snapshot(w StateWriter, full bool) error {
 		val = binary.AppendUvarint(val[:0], uint64(en.count))
 		val = binary.AppendVarint(val, en.matches)
 		rec := sd.recs[en.seg]
-		if cap(row) < len(sd.cols) {
-			row = make([]types.Value, len(sd.cols))
-		}
-		row = row[:len(sd.cols)]
 		for c := range sd.cols {
-			row[c] = types.ValueAt(rec.Column(c), int(en.row), sd.cols[c].Type)
+			val = appendArrowKey(val, rec.Column(c), int(en.row), sd.cols[c].Type)
 		}
-		val = appendKey(val, row, nil)
 		w.Put(key, val)
 		return nil
 	}
@@ -387,4 +381,46 @@ func (r *joinRun) restoreRecord(s int, exprs []expr.Expr, rec arrow.RecordBatch,
 		r.iv.cur = nil
 	}
 	return nil
+}
+
+// appendArrowKey appends row i of a (of type t) as appendValueKey appends
+// types.ValueAt(a, i, t), without making the Value for the common types.
+func appendArrowKey(dst []byte, a arrow.Array, i int, t types.T) []byte {
+	if a.IsNull(i) {
+		return append(dst, 0)
+	}
+	u64 := func(tag byte, x uint64) []byte {
+		return binary.LittleEndian.AppendUint64(append(dst, tag), x)
+	}
+	switch t.Kind {
+	case types.Int8:
+		if x, ok := a.(*array.Int64); ok {
+			return u64(2, uint64(x.Value(i)))
+		}
+	case types.Int4:
+		if x, ok := a.(*array.Int32); ok {
+			return u64(2, uint64(int64(x.Value(i))))
+		}
+	case types.Int2:
+		if x, ok := a.(*array.Int16); ok {
+			return u64(2, uint64(int64(x.Value(i))))
+		}
+	case types.Float8:
+		if x, ok := a.(*array.Float64); ok {
+			return u64(3, math.Float64bits(x.Value(i)))
+		}
+	case types.Timestamp, types.TimestampTZ:
+		if x, ok := a.(*array.Timestamp); ok {
+			return u64(9, uint64(types.TimestampValue(x.Value(i))))
+		}
+	case types.Bool, types.Float4, types.Numeric, types.Bytea, types.Date, types.Time,
+		types.Interval, types.Oid, types.RegClass, types.RegType, types.RegProc, types.Void, types.Array:
+	default: // text-likes: ValueAt reads them as strings
+		if x, ok := a.(*array.String); ok {
+			s := x.Value(i)
+			dst = binary.AppendUvarint(append(dst, 5), uint64(len(s)))
+			return append(dst, s...)
+		}
+	}
+	return appendValueKey(dst, types.ValueAt(a, i, t))
 }

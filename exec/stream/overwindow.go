@@ -39,7 +39,8 @@ import (
 //
 // State: every live row (its values and last results) and, per call
 // group, its partitions' rows. An epoch costs O(size) per touched
-// partition.
+// partition. Checkpoints write the rows whose state changed
+// (overwindow_state.go).
 type OverWindow struct {
 	Input Node
 	Calls []exec.WindowCall // over the input's columns

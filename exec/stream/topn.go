@@ -39,6 +39,7 @@ import (
 // may bring a row from beyond the limit into the top); with AppendOnly only
 // the first Offset+Limit rows per partition. Per touched partition an
 // epoch costs O(Offset/128 + Limit) beyond the rows' own O(log n) updates.
+// Checkpoints write the rows that changed (topn_state.go).
 type TopN struct {
 	Input       Node
 	PartitionBy []expr.Expr

@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -104,7 +105,14 @@ func liveHeapMB() float64 {
 	return float64(ms.HeapAlloc) / (1 << 20)
 }
 
-func runWindowBench(b *testing.B, ws WindowSpec, emit EmitSpec, rows int) {
+// runWindowBench runs the benchmark; with snapshots, an incremental
+// snapshot (into a counting writer) follows every barrier.
+func runWindowBench(b *testing.B, ws WindowSpec, emit EmitSpec, rows int, snapshots ...bool) {
+	env := &Env{}
+	if len(snapshots) > 0 && snapshots[0] {
+		env.Checkpoints = newMemCheckpoints()
+	}
+	var sw ktCountWriter
 	src := newWBenchSource()
 	w := wbenchAgg(ws, emit)
 	nchunks := rows / benchChunk
@@ -113,7 +121,7 @@ func runWindowBench(b *testing.B, ws WindowSpec, emit EmitSpec, rows int) {
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for it := 0; it < b.N; it++ {
-		r, err := w.newRun(&Env{})
+		r, err := w.newRun(env)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -137,6 +145,11 @@ func runWindowBench(b *testing.B, ws WindowSpec, emit EmitSpec, rows int) {
 				if o != nil {
 					out += o.Len()
 				}
+				if env.Checkpoints != nil {
+					if err := (waggState{r}).Snapshot(&sw, false); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
 			if it == 0 && (c == nchunks/4 || c == nchunks-1) {
 				b.StopTimer()
@@ -155,6 +168,9 @@ func runWindowBench(b *testing.B, ws WindowSpec, emit EmitSpec, rows int) {
 	b.ReportMetric(quarter, "MB-heap-quarter")
 	b.ReportMetric(end, "MB-heap-end")
 	b.ReportMetric(float64(out)/float64(b.N), "out-rows")
+	if env.Checkpoints != nil {
+		b.ReportMetric(float64(sw.bytes)/float64(b.N), "snapshot-bytes")
+	}
 }
 
 // 10M rows: 1000 s of event time, 100 tumbling windows of 10 s.
@@ -173,7 +189,122 @@ func BenchmarkWindowAggHopEOWC(b *testing.B) {
 	runWindowBench(b, WindowSpec{Kind: Hop, Size: 10_000_000, Slide: 2_000_000}, EmitSpec{Mode: EmitOnWindowClose}, benchRows)
 }
 
+// The same with an incremental snapshot after every barrier (every 100
+// chunks: 10 s of event time), for the cost of checkpoints on the hot path.
+func BenchmarkWindowAggHopEOWCSnapshots(b *testing.B) {
+	runWindowBench(b, WindowSpec{Kind: Hop, Size: 10_000_000, Slide: 2_000_000}, EmitSpec{Mode: EmitOnWindowClose}, benchRows, true)
+}
+
+// TUMBLE under EMIT ON UPDATE with an incremental snapshot after every
+// barrier.
+func BenchmarkWindowAggTumbleOnUpdateSnapshots(b *testing.B) {
+	runWindowBench(b, WindowSpec{Kind: Tumble, Size: 10_000_000}, EmitSpec{Mode: EmitOnUpdate}, benchRows, true)
+}
+
 // 50M rows of HOP, for memory over a long run.
 func BenchmarkWindowAggHopEOWCLong(b *testing.B) {
 	runWindowBench(b, WindowSpec{Kind: Hop, Size: 10_000_000, Slide: 2_000_000}, EmitSpec{Mode: EmitOnWindowClose}, 5*benchRows)
+}
+
+// wbenchKeysChunk is a chunk of rows for keys ks at times ts (values from
+// the key).
+func wbenchKeysChunk(ks, ts []int64) *Chunk {
+	kb := array.NewInt64Builder(memory.DefaultAllocator)
+	tb := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Microsecond})
+	vb := array.NewInt64Builder(memory.DefaultAllocator)
+	fb := array.NewFloat64Builder(memory.DefaultAllocator)
+	for i, k := range ks {
+		kb.Append(k)
+		tb.Append(arrow.Timestamp(ts[i]))
+		vb.Append(k * 7 % 1000)
+		fb.Append(float64(k%400) / 4)
+	}
+	return &Chunk{Rec: array.NewRecordBatch(types.ArrowSchema(wbenchIn),
+		[]arrow.Array{kb.NewArray(), tb.NewArray(), vb.NewArray(), fb.NewArray()}, int64(len(ks)))}
+}
+
+// BenchmarkWindowAggSnapshot: the snapshot of a large open-window state
+// (count, sum, avg, max per window and key): TUMBLE(1 h) EMIT ON UPDATE
+// over 1M keys (1M groups, 1M emitted rows, 1M keys), and HOP(10 s, 2 s)
+// EMIT ON WINDOW CLOSE over 200k keys in 5 panes (1M groups). Each
+// incremental snapshot follows an epoch of 10k rows of random keys (about
+// 1% of the groups); full ones write everything. The writer only counts.
+func BenchmarkWindowAggSnapshot(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		ws    WindowSpec
+		emit  EmitSpec
+		keys  int64
+		panes int64
+	}{
+		{"tumble-1h-on-update-1M-keys", WindowSpec{Kind: Tumble, Size: 3600_000_000}, EmitSpec{Mode: EmitOnUpdate}, 1_000_000, 1},
+		{"hop-10s-2s-eowc-200k-keys", WindowSpec{Kind: Hop, Size: 10_000_000, Slide: 2_000_000}, EmitSpec{Mode: EmitOnWindowClose}, 200_000, 5},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			w := wbenchAgg(c.ws, c.emit)
+			r, err := w.newRun(&Env{Ctx: b.Context(), Checkpoints: newMemCheckpoints()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			const slide = 2_000_000
+			ks, ts := make([]int64, 0, benchChunk), make([]int64, 0, benchChunk)
+			flush := func() {
+				if len(ks) > 0 {
+					if err := r.consume(wbenchKeysChunk(ks, ts)); err != nil {
+						b.Fatal(err)
+					}
+					ks, ts = ks[:0], ts[:0]
+				}
+			}
+			for p := int64(0); p < c.panes; p++ {
+				for k := int64(0); k < c.keys; k++ {
+					ks, ts = append(ks, k), append(ts, p*slide+k%slide)
+					if len(ks) == benchChunk {
+						flush()
+					}
+				}
+			}
+			flush()
+			if _, err := r.barrier(); err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewSource(1))
+			step := func() {
+				for i := 0; i < 10_000; i++ {
+					ks, ts = append(ks, rng.Int63n(c.keys)), append(ts, rng.Int63n(c.panes)*slide+rng.Int63n(slide))
+					if len(ks) == benchChunk {
+						flush()
+					}
+				}
+				flush()
+				if _, err := r.barrier(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for _, full := range []bool{false, true} {
+				b.Run(map[bool]string{false: "incremental", true: "full"}[full], func(b *testing.B) {
+					if err := (waggState{r}).Snapshot(&ktCountWriter{}, true); err != nil {
+						b.Fatal(err)
+					}
+					var w ktCountWriter
+					var cpu time.Duration
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						step()
+						b.StartTimer()
+						cpu0 := cpuTime()
+						if err := (waggState{r}).Snapshot(&w, full); err != nil {
+							b.Fatal(err)
+						}
+						cpu += cpuTime() - cpu0
+					}
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+					b.ReportMetric(float64(w.pairs)/float64(b.N), "pairs/op")
+					b.ReportMetric(float64(w.bytes)/float64(b.N), "bytes/op")
+					b.ReportMetric(float64(r.liveGroups()), "groups")
+				})
+			}
+		})
+	}
 }

@@ -190,6 +190,7 @@ func (s waggState) Snapshot(w StateWriter, full bool) error {
 			from = end
 		}
 		c.dels, c.delEnd = c.dels[:0], c.delEnd[:0]
+		slices.Sort(c.gchg) // in memory order: fewer cache misses
 		for _, g := range c.gchg {
 			c.gck[g] = false
 			if r.rows[g] > 0 {
@@ -197,6 +198,7 @@ func (s waggState) Snapshot(w StateWriter, full bool) error {
 			}
 		}
 		c.gchg = c.gchg[:0]
+		slices.Sort(c.echg)
 		for _, e := range c.echg {
 			c.eck[e] = false
 			if r.elive[e] {
