@@ -45,7 +45,7 @@ type Env struct {
 	// their snapshots at checkpoint barriers (state.go).
 	Checkpoints Checkpointer
 
-	once sync.Once
+	mu   sync.Mutex // guards err
 	err  error
 	stop context.CancelFunc
 }
@@ -59,17 +59,21 @@ func NewEnv(ctx context.Context, eval expr.Context) *Env {
 
 // Fail records the first error and stops every operator of the graph.
 func (e *Env) Fail(err error) {
-	e.once.Do(func() {
+	e.mu.Lock()
+	first := e.err == nil
+	if first {
 		e.err = err
-		if e.stop != nil {
-			e.stop()
-		}
-	})
+	}
+	e.mu.Unlock()
+	if first && e.stop != nil {
+		e.stop()
+	}
 }
 
 // Err returns the first failure, if any.
 func (e *Env) Err() error {
-	e.once.Do(func() {}) // pairs with Fail's write
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	return e.err
 }
 
