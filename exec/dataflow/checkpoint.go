@@ -273,7 +273,7 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 	c := rt.ck
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur != nil {
+	if c.cur != nil || rt.closed {
 		return nil, nil
 	}
 	epoch := nextEpoch(rt.epoch, time.Now())
@@ -290,7 +290,11 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 		}
 	}
 	c.cur = run
-	go rt.finishCheckpoint(run)
+	rt.wg.Add(1) // Close waits for the commit: nothing writes after it
+	go func() {
+		defer rt.wg.Done()
+		rt.finishCheckpoint(run)
+	}()
 	return run, nil
 }
 

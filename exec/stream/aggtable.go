@@ -427,6 +427,26 @@ func (t *groupTable) growBytes() {
 	}
 }
 
+// reserve sizes an empty table for n keys, so that adding them does not
+// regrow it (restoring a checkpoint).
+func (t *groupTable) reserve(n int) {
+	if t.live != 0 {
+		return
+	}
+	size := tableInitSlots
+	for size < 2*n {
+		size *= 2
+	}
+	if t.words && size > len(t.wslots) {
+		t.wslots = make([]wslot, size)
+	} else if !t.words && size > len(t.slots) {
+		t.slots = make([]int32, size)
+	} else {
+		return
+	}
+	t.mask = uint64(size - 1)
+}
+
 // remove deletes id's key; id goes to the free list.
 func (t *groupTable) remove(id int32) {
 	if t.words {

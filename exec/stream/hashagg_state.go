@@ -145,20 +145,20 @@ func (r *aggRun) appendMeta(dst []byte) []byte {
 func (s hashAggState) Restore(rd StateReader) error {
 	r := s.r
 	var meta []byte
-	recs := map[int32][]byte{}
+	var recs stateRecords
 	err := rd.Range(func(k, v []byte) error {
 		switch {
 		case string(k) == string(hashAggMetaKey):
 			meta = slices.Clone(v)
 		case len(k) == 5 && k[0] == 'g':
-			recs[int32(binary.BigEndian.Uint32(k[1:]))] = slices.Clone(v)
+			recs.add(binary.BigEndian.Uint32(k[1:]), v)
 		default:
-			return fmt.Errorf("hashagg: unknown checkpoint key %q", k)
+			return fmt.Errorf("unknown checkpoint key %q", k)
 		}
 		return nil
 	})
 	if err == nil {
-		err = r.restore(meta, recs)
+		err = r.restore(meta, &recs)
 	}
 	if err != nil {
 		return fmt.Errorf("hashagg: %w", err)
@@ -166,21 +166,55 @@ func (s hashAggState) Restore(rd StateReader) error {
 	return nil
 }
 
-func (r *aggRun) restore(meta []byte, recs map[int32][]byte) error {
+// stateRecords holds checkpoint records by dense id, their bytes copied
+// into one buffer.
+type stateRecords struct {
+	buf   []byte
+	spans []recSpan // per id
+	n     int       // ids present
+}
+
+type recSpan struct {
+	off int
+	len int32 // +1; 0: absent
+}
+
+func (s *stateRecords) add(id uint32, v []byte) {
+	if id >= 1<<31-1 {
+		return // get reports it missing
+	}
+	s.spans = growSlice(s.spans, int(id)+1)
+	if s.spans[id].len == 0 {
+		s.n++
+	}
+	s.spans[id] = recSpan{off: len(s.buf), len: int32(len(v)) + 1}
+	s.buf = append(s.buf, v...)
+}
+
+// get returns id's record, or nil when it is absent.
+func (s *stateRecords) get(id int32) []byte {
+	if int(id) >= len(s.spans) || s.spans[id].len == 0 {
+		return nil
+	}
+	sp := s.spans[id]
+	return s.buf[sp.off : sp.off+int(sp.len)-1 : sp.off+int(sp.len)-1]
+}
+
+func (r *aggRun) restore(meta []byte, recs *stateRecords) error {
 	next, err := r.loadMeta(meta)
 	if err != nil {
 		return err
 	}
-	if len(recs) != next || next > 1<<31-1 || (r.table == nil && next != 1) {
-		return fmt.Errorf("checkpoint has %d groups of %d", len(recs), next)
+	if recs.n != next || len(recs.spans) > next || (r.table == nil && next != 1) {
+		return fmt.Errorf("checkpoint has %d groups of %d", recs.n, next)
 	}
 	r.grow(next)
 	var liveIDs []int32
 	var frees []freeSlot
 	keyCells := make([][]cell, len(r.keys))
 	for g := range int32(next) {
-		b, ok := recs[g]
-		if !ok || len(b) == 0 {
+		b := recs.get(g)
+		if len(b) == 0 {
 			return fmt.Errorf("checkpoint lacks group %d", g)
 		}
 		if b[0] == 0 {
@@ -330,6 +364,7 @@ func (r *aggRun) restoreTable(liveIDs []int32, frees []freeSlot, keyCells [][]ce
 		for i, g := range liveIDs {
 			t.free[len(liveIDs)-1-i] = g
 		}
+		t.reserve(len(liveIDs))
 		ids := t.probe(keys, nil, len(liveIDs), false)
 		if len(t.newRows) != len(liveIDs) || !slices.Equal(ids, liveIDs) {
 			return errors.New("checkpoint has two groups with one key")

@@ -292,7 +292,8 @@ func (w *countWriter) Reset()          {}
 // BenchmarkHashAggSnapshot measures Snapshot over 1M groups of
 // SELECT k, count(*), sum(v), avg(f), max(v) GROUP BY k (max keeps its
 // multiset unless append only): a full snapshot, and an incremental one
-// after an epoch that changed 1% of the groups (the epoch itself untimed).
+// after an epoch that changed 1% of the groups (the epoch itself untimed),
+// and a Restore of the full snapshot.
 func BenchmarkHashAggSnapshot(b *testing.B) {
 	const groups = 1_000_000
 	for _, appendOnly := range []bool{false, true} {
@@ -340,6 +341,24 @@ func BenchmarkHashAggSnapshot(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(w.bytes)/(1<<20), "MiB")
 			b.ReportMetric(float64(w.puts), "records")
+		})
+		b.Run(fmt.Sprintf("appendOnly=%v/restore", appendOnly), func(b *testing.B) {
+			folded := memState{}
+			if err := st.Snapshot(&memWriter{st: folded}, true); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				r2, err := h.newRun(env)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := (hashAggState{r2}).Restore(folded); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 		b.Run(fmt.Sprintf("appendOnly=%v/incremental-1pct", appendOnly), func(b *testing.B) {
 			var w countWriter

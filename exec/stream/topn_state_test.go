@@ -499,3 +499,33 @@ func BenchmarkTopNSnapshot(b *testing.B) {
 		}
 	}, r.Snapshot)
 }
+
+// BenchmarkTopNRestore: restoring a group top-10 that keeps 100k rows in
+// 1000 partitions (what a restart costs per 100k rows of such state).
+func BenchmarkTopNRestore(b *testing.B) {
+	top := newTopN(nil, true, []exec.SortKey{{E: tnCol(1), Desc: true}}, 10, 0, true, false)
+	env := NewEnv(b.Context(), expr.Context{})
+	r, err := top.newRun(env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	var rows [][]types.Value
+	for i := 0; i < 100_000; i++ {
+		rows = append(rows, []types.Value{int64(i % 1000), int64(rng.Intn(1 << 20)), fmt.Sprint("r", i), float64(i)})
+	}
+	if err := r.consume(tnChunk(b, tnIn, nil, rows)); err != nil {
+		b.Fatal(err)
+	}
+	w := &memWriter{st: memState{}}
+	if err := r.Snapshot(w, true); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r2, _ := top.newRun(env)
+		if err := r2.Restore(w.st); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

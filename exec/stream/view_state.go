@@ -6,8 +6,10 @@ import (
 )
 
 // A view's checkpointed state is its rows: key -> uvarint multiplicity and
-// the row (appendStateRow). Snapshots after the first write the keys that
-// changed since the previous one.
+// the row in the identity encoding (appendKey / decodeIdentityRow: exact,
+// NaN payloads included, so a restored row still equals the retraction of
+// it). Snapshots after the first write the keys that changed since the
+// previous one.
 
 func (m *Materialize) checkpoints() {}
 
@@ -21,10 +23,7 @@ func (s viewState) Snapshot(w StateWriter, full bool) error {
 	var buf []byte
 	put := func(k string, e entry) error {
 		buf = binary.AppendUvarint(buf[:0], uint64(e.n))
-		var err error
-		if buf, err = appendStateRow(buf, e.row, v.m.Cols); err != nil {
-			return fmt.Errorf("materialize: %w", err)
-		}
+		buf = appendKey(buf, e.row, nil)
 		w.Put([]byte(k), buf)
 		return nil
 	}
@@ -66,7 +65,7 @@ func (v *View) RestoreAt(r StateReader, epoch uint64) error {
 		if k <= 0 || n == 0 {
 			return fmt.Errorf("materialize: bad checkpointed row count")
 		}
-		row, rest, err := decodeStateRow(value[k:], v.m.Cols)
+		row, rest, err := decodeIdentityRow(value[k:], len(v.m.Cols))
 		if err != nil {
 			return fmt.Errorf("materialize: %w", err)
 		}

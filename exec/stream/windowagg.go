@@ -35,6 +35,11 @@ import (
 // barrier emits the epoch's changes (ON UPDATE), corrections of closed
 // windows (ALLOW LATENESS) and, after a processing-time tick, provisional
 // rows (EARLY EVERY) or the compacted changes (EVERY).
+//
+// Checkpoints (windowagg_state.go): with env.Checkpoints set the run tracks
+// the groups, entries and keys it changes or frees (r.ck), snapshots after
+// a checkpoint barrier's output went out and before forwarding it, and
+// restores at Start.
 
 // Start implements Node.
 func (w *WindowAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
