@@ -227,6 +227,9 @@ func (r *joinRun) Restore(rd StateReader) error {
 	}
 	for s := range 2 {
 		slices.SortFunc(held[s], func(a, b jkHeld) int { return cmp.Compare(a.seq, b.seq) })
+		if n := len(held[s]); n > 0 && held[s][n-1].seq >= seqs[s] {
+			return fmt.Errorf("hash join: a checkpointed row's seq %d is not below the next one, %d", held[s][n-1].seq, seqs[s])
+		}
 		if err := r.restoreSide(s, held[s]); err != nil {
 			return err
 		}
