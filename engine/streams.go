@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -123,18 +122,11 @@ func liveRows(snap storage.Snapshot) ([]arrow.RecordBatch, error) {
 			continue
 		}
 		n := int(c.Rec.NumRows())
-		b := array.NewBooleanBuilder(memory.DefaultAllocator)
-		b.Reserve(n)
-		for i := 0; i < n; i++ {
-			b.UnsafeAppend(c.Deleted[i/8]&(1<<(i%8)) == 0)
+		live := make([]bool, n)
+		for i := range live {
+			live[i] = c.Deleted[i/8]&(1<<(i%8)) == 0
 		}
-		mask := b.NewArray()
-		rec, err := compute.FilterRecordBatch(context.Background(), c.Rec, mask, compute.DefaultFilterOptions())
-		mask.Release()
-		b.Release()
-		if err != nil {
-			return nil, fmt.Errorf("read table rows: %w", err)
-		}
+		rec := exec.SelectRows(memory.DefaultAllocator, c.Rec, live, true) // Arrow's filter takes no intervals
 		if rec.NumRows() > 0 {
 			out = append(out, rec)
 		}

@@ -185,3 +185,19 @@ func copyValue(b array.Builder, a arrow.Array, i int) {
 		panic(fmt.Sprintf("exec: copyValue: unsupported arrow type %s", a.DataType()))
 	}
 }
+
+// SelectRows returns the rows of b whose keep[i] equals want, in order: b
+// itself when that is every row, else a new batch (possibly empty). Unlike
+// Arrow's compute filter it takes every column type, intervals included.
+func SelectRows(mem memory.Allocator, b arrow.RecordBatch, keep []bool, want bool) arrow.RecordBatch {
+	idx := make([]int32, 0, len(keep))
+	for i, k := range keep {
+		if k == want {
+			idx = append(idx, int32(i))
+		}
+	}
+	if len(idx) == int(b.NumRows()) {
+		return b
+	}
+	return takeBatch(mem, b.Schema(), b.Columns(), idx)
+}

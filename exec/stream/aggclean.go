@@ -4,12 +4,11 @@ import (
 	"container/heap"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -121,69 +120,7 @@ func (c *aggCleaner) dropLate(r *aggRun, ch *Chunk) (*Chunk, error) {
 
 // filterRows selects the rows of rec whose mask is want.
 func filterRows(r *aggRun, rec arrow.RecordBatch, mask []bool, want bool) (arrow.RecordBatch, error) {
-	b := array.NewBooleanBuilder(r.ectx.Allocator())
-	defer b.Release()
-	b.Reserve(len(mask))
-	for _, m := range mask {
-		b.UnsafeAppend(m == want)
-	}
-	sel := b.NewArray()
-	defer sel.Release()
-	// Arrow's filter takes no intervals: those columns are selected apart.
-	var ivs []int
-	for j, col := range rec.Columns() {
-		if _, ok := col.(*array.MonthDayNanoInterval); ok {
-			ivs = append(ivs, j)
-		}
-	}
-	in := rec
-	if len(ivs) > 0 {
-		var fields []arrow.Field
-		var cols []arrow.Array
-		for j, col := range rec.Columns() {
-			if !slices.Contains(ivs, j) {
-				fields, cols = append(fields, rec.Schema().Field(j)), append(cols, col)
-			}
-		}
-		in = array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
-		defer in.Release()
-	}
-	out, err := compute.FilterRecordBatch(r.env.Ctx, in, sel, compute.DefaultFilterOptions())
-	if err != nil {
-		return nil, fmt.Errorf("stream: selecting rows: %w", err)
-	}
-	if len(ivs) == 0 {
-		return out, nil
-	}
-	defer out.Release()
-	cols := make([]arrow.Array, 0, rec.NumCols())
-	for j, k := 0, 0; j < int(rec.NumCols()); j++ {
-		if slices.Contains(ivs, j) {
-			a := filterIntervals(r, rec.Column(j).(*array.MonthDayNanoInterval), mask, want)
-			defer a.Release()
-			cols = append(cols, a)
-		} else {
-			cols = append(cols, out.Column(k))
-			k++
-		}
-	}
-	return array.NewRecordBatch(rec.Schema(), cols, out.NumRows()), nil
-}
-
-// filterIntervals selects the rows of a whose mask is want.
-func filterIntervals(r *aggRun, a *array.MonthDayNanoInterval, mask []bool, want bool) arrow.Array {
-	b := array.NewMonthDayNanoIntervalBuilder(r.ectx.Allocator())
-	defer b.Release()
-	for i, m := range mask {
-		switch {
-		case m != want:
-		case a.IsNull(i):
-			b.AppendNull()
-		default:
-			b.Append(a.Value(i))
-		}
-	}
-	return b.NewArray()
+	return exec.SelectRows(r.ectx.Allocator(), rec, mask, want), nil
 }
 
 // noteNew records the key of each group the last probe created.

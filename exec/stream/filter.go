@@ -2,8 +2,8 @@ package stream
 
 import (
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -57,9 +57,7 @@ func filterChunk(ectx *expr.Context, c *Chunk, mask *array.Boolean) (*Chunk, err
 	if c.Ops != nil {
 		ops = make([]Op, 0, n)
 	}
-	b := array.NewBooleanBuilder(ectx.Allocator())
 	for i := 0; i < n; i++ {
-		b.Append(keep[i])
 		if !keep[i] || c.Ops == nil {
 			continue
 		}
@@ -72,11 +70,6 @@ func filterChunk(ectx *expr.Context, c *Chunk, mask *array.Boolean) (*Chunk, err
 		}
 		ops = append(ops, op)
 	}
-	sel := b.NewArray()
-	defer sel.Release()
-	out, err := compute.FilterRecordBatch(ectx.Ctx, c.Rec, sel, compute.DefaultFilterOptions())
-	if err != nil {
-		return nil, err
-	}
+	out := exec.SelectRows(ectx.Allocator(), c.Rec, keep, true) // Arrow's filter takes no intervals
 	return &Chunk{Rec: out, Ops: ops}, nil
 }

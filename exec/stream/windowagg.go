@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
@@ -448,16 +448,7 @@ func (r *waggRun) lateRows(rec arrow.RecordBatch, late []bool, n int) error {
 	if r.env.OnLate == nil {
 		return nil
 	}
-	b := array.NewBooleanBuilder(r.ectx.Allocator())
-	b.AppendValues(late, nil)
-	mask := b.NewArray()
-	b.Release()
-	defer mask.Release()
-	lr, err := compute.FilterRecordBatch(r.env.Ctx, rec, mask, compute.DefaultFilterOptions())
-	if err != nil {
-		return fmt.Errorf("stream: selecting late rows: %w", err)
-	}
-	r.env.OnLate(lr)
+	r.env.OnLate(exec.SelectRows(r.ectx.Allocator(), rec, late, true)) // Arrow's filter takes no intervals
 	return nil
 }
 
