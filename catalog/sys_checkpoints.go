@@ -33,7 +33,7 @@ var streamCheckpointsDef = sysDef{12301, "pg_catalog", "streamsql_checkpoints", 
 	{Name: "committed_at", Type: types.TTimestampTZ},
 	{Name: "bytes", Type: tInt8},
 	{Name: "chain_bytes", Type: tInt8},
-	{Name: "full", Type: tBool},
+	{Name: "is_full", Type: tBool},
 	{Name: "duration_us", Type: tInt8},
 	{Name: "views", Type: tInt8},
 	{Name: "checkpoints", Type: tInt8},
@@ -64,7 +64,7 @@ func streamCheckpointsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuild
 	}
 	return b.add(row{
 		"epoch_time": ts(st.Epoch), "committed_at": ts(st.Committed), "bytes": st.Bytes, "chain_bytes": st.ChainBytes,
-		"full": st.Full, "duration_us": st.DurationUS, "views": st.Views, "checkpoints": st.Count,
+		"is_full": st.Full, "duration_us": st.DurationUS, "views": st.Views, "checkpoints": st.Count,
 		"failures": st.Failures, "last_error": nullIfEmpty(st.LastError), "recovered_from": ts(st.Recovered),
 	})
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // A view's checkpointed state is its rows: key -> uvarint multiplicity and
-// the row in the identity encoding (appendKey / decodeIdentityRow: exact,
+// (for a keyed view; an unkeyed view's key is the whole row) the row in the
+// identity encoding (appendKey / decodeIdentityRow: exact,
 // NaN payloads included, so a restored row still equals the retraction of
 // it). Snapshots after the first write the keys that changed since the
 // previous one.
@@ -23,7 +24,9 @@ func (s viewState) Snapshot(w StateWriter, full bool) error {
 	var buf []byte
 	put := func(k string, e entry) error {
 		buf = binary.AppendUvarint(buf[:0], uint64(e.n))
-		buf = appendKey(buf, e.row, nil)
+		if v.keyed { // an unkeyed view's key is the whole row already
+			buf = appendKey(buf, e.row, nil)
+		}
 		w.Put([]byte(k), buf)
 		return nil
 	}
@@ -65,7 +68,11 @@ func (v *View) RestoreAt(r StateReader, epoch uint64) error {
 		if k <= 0 || n == 0 {
 			return fmt.Errorf("materialize: bad checkpointed row count")
 		}
-		row, rest, err := decodeIdentityRow(value[k:], len(v.m.Cols))
+		enc := value[k:]
+		if !v.keyed {
+			enc = key
+		}
+		row, rest, err := decodeIdentityRow(enc, len(v.m.Cols))
 		if err != nil {
 			return fmt.Errorf("materialize: %w", err)
 		}
