@@ -350,7 +350,7 @@ func (v *intervalRun) candidates(sd *joinSide, o, i int, pl, pe []int32) ([]int3
 	// order already) and the heap holds them, so that the output does not
 	// depend on the queue's history (a restored queue splits differently).
 	less := func(a, b timeItem) bool {
-		return a.t < b.t || a.t == b.t && sd.entries.at(a.e).seq&^ckDirtyBit < sd.entries.at(b.e).seq&^ckDirtyBit
+		return a.t < b.t || a.t == b.t && *sd.seqs.at(a.e)&^ckDirtyBit < *sd.seqs.at(b.e)&^ckDirtyBit
 	}
 	slices.SortFunc(hs, func(a, b timeItem) int {
 		if less(a, b) {
@@ -437,7 +437,7 @@ func (sd *joinSide) dropEntry(groups *paged[joinGroup], side int, e int32) {
 		}
 	}
 	seg := en.seg
-	sd.gone(en)
+	sd.gone(e)
 	*en = joinEntry{}
 	sd.freeEnt = append(sd.freeEnt, e)
 	sd.live--

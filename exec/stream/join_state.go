@@ -20,7 +20,7 @@ import (
 //
 //	'r' side seq(8 bytes, big endian) -> uvarint(count) varint(matches) appendKey(row)
 //
-// where seq is the entry's stable identity (joinEntry.seq, given in the
+// where seq is the entry's stable identity (joinSide.seqs, given in the
 // order rows were added), and one pair "m" holding the rest: per side the
 // next seq and whether it has an identity index, the inputs' watermarks
 // (alignMarks, or an interval join's marks and sent output watermarks).
@@ -50,17 +50,19 @@ func (sd *joinSide) touch(e int32) {
 	if !sd.ck {
 		return
 	}
-	if en := sd.entries.at(e); en.seq&ckDirtyBit == 0 {
-		en.seq |= ckDirtyBit
+	if seq := sd.seqs.at(e); *seq&ckDirtyBit == 0 {
+		*seq |= ckDirtyBit
 		sd.dirty = append(sd.dirty, e)
 	}
 }
 
-// gone records that entry en is freed (before it is cleared).
-func (sd *joinSide) gone(en *joinEntry) {
-	if seq := en.seq &^ ckDirtyBit; sd.ck && seq < sd.seqBase {
+// gone records that entry e is freed (before it is cleared).
+func (sd *joinSide) gone(e int32) {
+	p := sd.seqs.at(e)
+	if seq := *p &^ ckDirtyBit; sd.ck && seq < sd.seqBase {
 		sd.deleted = append(sd.deleted, seq)
 	}
+	*p &^= ckDirtyBit
 }
 
 // remapDirty follows a compaction of the entries.
@@ -79,10 +81,11 @@ func (sd *joinSide) remapDirty(renum []int32) {
 // checkpoint barrier, after the epoch's output was sent.
 func (r *joinRun) Snapshot(w StateWriter, full bool) error {
 	var key, val []byte
-	put := func(s int, en *joinEntry) error {
+	put := func(s int, e int32) error {
 		sd := r.sides[s]
+		en := sd.entries.at(e)
 		key = append(append(key[:0], jkRow, byte(s)), 0, 0, 0, 0, 0, 0, 0, 0)
-		binary.BigEndian.PutUint64(key[2:], en.seq&^ckDirtyBit)
+		binary.BigEndian.PutUint64(key[2:], *sd.seqs.at(e)&^ckDirtyBit)
 		val = binary.AppendUvarint(val[:0], uint64(en.count))
 		val = binary.AppendVarint(val, en.matches)
 		rec := sd.recs[en.seg]
@@ -99,14 +102,14 @@ func (r *joinRun) Snapshot(w StateWriter, full bool) error {
 	for s, sd := range r.sides {
 		if full {
 			for e := int32(0); e < sd.entries.len(); e++ {
-				if en := sd.entries.at(e); en.count > 0 {
-					if err := put(s, en); err != nil {
+				if sd.entries.at(e).count > 0 {
+					if err := put(s, e); err != nil {
 						return err
 					}
 				}
 			}
 			for _, e := range sd.dirty {
-				sd.entries.at(e).seq &^= ckDirtyBit
+				*sd.seqs.at(e) &^= ckDirtyBit
 			}
 		} else {
 			for _, seq := range sd.deleted {
@@ -115,12 +118,12 @@ func (r *joinRun) Snapshot(w StateWriter, full bool) error {
 				w.Delete(key)
 			}
 			for _, e := range sd.dirty {
-				en := sd.entries.at(e)
-				if en.count == 0 || en.seq&ckDirtyBit == 0 {
+				seq := sd.seqs.at(e)
+				if sd.entries.at(e).count == 0 || *seq&ckDirtyBit == 0 {
 					continue // freed, or listed twice (freed and reused)
 				}
-				en.seq &^= ckDirtyBit
-				if err := put(s, en); err != nil {
+				*seq &^= ckDirtyBit
+				if err := put(s, e); err != nil {
 					return err
 				}
 			}
@@ -372,8 +375,7 @@ func (r *joinRun) restoreRecord(s int, exprs []expr.Expr, rec arrow.RecordBatch,
 			return fmt.Errorf("hash join: a checkpointed row has a NULL key")
 		}
 		e := sd.add(&r.keys.groups, s, g, i, 0, h.matches)
-		en := sd.entries.at(e)
-		en.count, en.seq = h.count, h.seq
+		sd.entries.at(e).count, *sd.seqs.at(e) = h.count, h.seq
 		r.keys.groups.at(g).rows[s] += int64(h.count) - 1
 		if r.iv != nil {
 			r.iv.added(s, e, i)

@@ -122,7 +122,7 @@ func (sd *joinSide) dropGroup(groups *paged[joinGroup], side int, g int32) {
 			}
 		}
 		seg := en.seg
-		sd.gone(en)
+		sd.gone(e)
 		*en = joinEntry{}
 		sd.freeEnt = append(sd.freeEnt, e)
 		sd.live--

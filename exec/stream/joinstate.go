@@ -36,11 +36,6 @@ type joinEntry struct {
 	// matches counts, with multiplicity, the other side's rows that match
 	// this row (Cond included); kept only for preserved sides with a Cond.
 	matches int64
-	// seq is the entry's stable identity in checkpoints (the side's
-	// seqNext when it was added; entries of a group are listed by
-	// descending seq), with ckDirtyBit set while it is in the side's
-	// dirty list (join_state.go).
-	seq uint64
 }
 
 // joinGroup is one join key. head and rows are per side: the first entry
@@ -68,6 +63,12 @@ type joinSide struct {
 	curRec  arrow.RecordBatch
 
 	entries paged[joinEntry]
+	// seqs, parallel to entries (kept apart so that the entries the join
+	// reads stay small), is each entry's stable identity in checkpoints:
+	// the side's seqNext when it was added (entries of a group are listed
+	// by descending seq), with ckDirtyBit set while it is in the dirty
+	// list (join_state.go).
+	seqs    paged[uint64]
 	freeEnt []int32
 	live    int              // live entries (rows in segments that are referenced)
 	stored  int              // rows of all segments
@@ -180,8 +181,10 @@ func (sd *joinSide) add(groups *paged[joinGroup], side int, g int32, i int, h ui
 		sd.freeEnt = sd.freeEnt[:n-1]
 	} else {
 		e = sd.entries.push()
+		sd.seqs.push()
 	}
-	*sd.entries.at(e) = joinEntry{ref: ref{seg, int32(i)}, count: 1, group: g, prev: -1, next: grp.head[side], idNext: -1, hash: h, matches: matches, seq: sd.seqNext}
+	*sd.entries.at(e) = joinEntry{ref: ref{seg, int32(i)}, count: 1, group: g, prev: -1, next: grp.head[side], idNext: -1, hash: h, matches: matches}
+	*sd.seqs.at(e) = sd.seqNext
 	sd.seqNext++
 	sd.touch(e)
 	if grp.head[side] >= 0 {
@@ -249,7 +252,7 @@ func (sd *joinSide) remove(groups *paged[joinGroup], side int, g int32, i int, h
 		sd.entries.at(p).idNext = en.idNext
 	}
 	seg := en.seg
-	sd.gone(en)
+	sd.gone(e)
 	*en = joinEntry{}
 	sd.freeEnt = append(sd.freeEnt, e)
 	sd.live--
@@ -289,6 +292,7 @@ func (sd *joinSide) buildIndex() {
 func (sd *joinSide) compact(groups *paged[joinGroup], side int) []int32 {
 	renum := make([]int32, sd.entries.len())
 	var entries paged[joinEntry]
+	var seqs paged[uint64]
 	for e := int32(0); e < sd.entries.len(); e++ {
 		if sd.entries.at(e).count == 0 {
 			renum[e] = -1
@@ -296,6 +300,7 @@ func (sd *joinSide) compact(groups *paged[joinGroup], side int) []int32 {
 		}
 		renum[e] = entries.push()
 		*entries.at(renum[e]) = *sd.entries.at(e)
+		*seqs.at(seqs.push()) = *sd.seqs.at(e)
 	}
 	re := func(e int32) int32 {
 		if e < 0 {
@@ -319,7 +324,7 @@ func (sd *joinSide) compact(groups *paged[joinGroup], side int) []int32 {
 		}
 		sd.index = index
 	}
-	sd.entries, sd.freeEnt = entries, nil
+	sd.entries, sd.seqs, sd.freeEnt = entries, seqs, nil
 	sd.remapDirty(renum)
 
 	const segRows = 4096
