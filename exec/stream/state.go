@@ -16,7 +16,8 @@ import (
 
 // StateWriter receives an operator's state as key/value pairs. Keys and
 // values are the operator's own encoding; the slices may be reused by the
-// caller after the call.
+// caller after the call. A snapshot writes each key at most once (a full
+// checkpoint's records are read back as they are, without folding).
 type StateWriter interface {
 	Put(key, value []byte)
 	Delete(key []byte)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
+	"unsafe"
 )
 
 // Checkpoint is a committed checkpoint read back at recovery: its manifest
@@ -14,11 +16,19 @@ type Checkpoint struct {
 	ops      map[string]*State
 }
 
-// State is one operator's state in a checkpoint: key/value pairs.
+// State is one operator's state in a checkpoint: key/value pairs. A state
+// read from a full checkpoint (a chain of one segment) is the records as
+// written, in order, without a map: operators write each key at most once
+// per checkpoint, so they are the state; a map is built only for a chain
+// of deltas (pre-sized from the base) or on the first Get.
 type State struct {
-	kv    map[string][]byte
+	recs  []record          // the base's records (when kv is nil)
+	kv    map[string][]byte // the folded state (when built)
+	once  sync.Once         // builds kv for Get from recs
 	bytes int64
 }
+
+type record struct{ key, value []byte }
 
 // Op returns the state operator id wrote, or nil when it wrote none (or
 // only deletes that left nothing).
@@ -27,7 +37,7 @@ func (c *Checkpoint) Op(id string) *State {
 		return nil
 	}
 	s := c.ops[id]
-	if s == nil || len(s.kv) == 0 {
+	if s.Len() == 0 {
 		return nil
 	}
 	return s
@@ -40,7 +50,7 @@ func (c *Checkpoint) Ops() []string {
 	}
 	ids := make([]string, 0, len(c.ops))
 	for id, s := range c.ops {
-		if len(s.kv) > 0 {
+		if s.Len() > 0 {
 			ids = append(ids, id)
 		}
 	}
@@ -53,7 +63,10 @@ func (s *State) Len() int {
 	if s == nil {
 		return 0
 	}
-	return len(s.kv)
+	if s.kv != nil {
+		return len(s.kv)
+	}
+	return len(s.recs)
 }
 
 // Bytes is the size of the keys and values.
@@ -69,6 +82,11 @@ func (s *State) Get(key []byte) ([]byte, bool) {
 	if s == nil {
 		return nil, false
 	}
+	s.once.Do(func() {
+		if s.kv == nil {
+			s.kv = s.fold()
+		}
+	})
 	v, ok := s.kv[string(key)]
 	return v, ok
 }
@@ -79,41 +97,75 @@ func (s *State) Range(fn func(key, value []byte) error) error {
 	if s == nil {
 		return nil
 	}
+	if s.kv == nil {
+		for _, r := range s.recs {
+			if err := fn(r.key, r.value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for k, v := range s.kv {
-		if err := fn([]byte(k), v); err != nil {
+		if err := fn(unsafe.Slice(unsafe.StringData(k), len(k)), v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// load reads m's chain into a Checkpoint, verifying every segment.
+// aliasKey turns a key that aliases its frame (never modified or reused)
+// into a map key without copying it.
+func aliasKey(key []byte) string { return unsafe.String(unsafe.SliceData(key), len(key)) }
+
+// fold turns the base's records into a map (later records win).
+func (s *State) fold() map[string][]byte {
+	kv := make(map[string][]byte, len(s.recs))
+	for _, r := range s.recs {
+		kv[aliasKey(r.key)] = r.value
+	}
+	return kv
+}
+
+// load reads m's chain into a Checkpoint, verifying every segment: the
+// base's records are kept as written, and the deltas after it are folded
+// into a map built from them.
 func load(dir string, m *Manifest) (*Checkpoint, error) {
 	c := &Checkpoint{Manifest: *m, ops: make(map[string]*State)}
+	base := true
 	apply := func(op string, kind byte, key, value []byte) {
 		s := c.ops[op]
 		if s == nil {
-			s = &State{kv: make(map[string][]byte)}
+			s = &State{}
 			c.ops[op] = s
 		}
-		switch kind {
-		case recReset:
-			s.kv = make(map[string][]byte)
-			s.bytes = 0
-		case recPut:
-			if old, ok := s.kv[string(key)]; ok {
-				s.bytes -= int64(len(key) + len(old))
+		if kind == recReset {
+			s.recs, s.kv, s.bytes = nil, nil, 0
+			if !base {
+				s.kv = map[string][]byte{}
 			}
-			s.kv[string(key)] = value
+			return
+		}
+		if s.kv == nil && (!base || kind == recDelete) {
+			s.kv = s.fold()
+			s.recs = nil
+		}
+		if s.kv == nil {
+			s.recs = append(s.recs, record{key, value})
 			s.bytes += int64(len(key) + len(value))
-		case recDelete:
-			if old, ok := s.kv[string(key)]; ok {
-				s.bytes -= int64(len(key) + len(old))
-				delete(s.kv, string(key))
-			}
+			return
+		}
+		k := aliasKey(key)
+		if old, ok := s.kv[k]; ok {
+			s.bytes -= int64(len(key) + len(old))
+			delete(s.kv, k)
+		}
+		if kind == recPut {
+			s.kv[k] = value
+			s.bytes += int64(len(key) + len(value))
 		}
 	}
-	for _, seg := range m.Segments {
+	for i, seg := range m.Segments {
+		base = i == 0
 		if err := loadSegment(filepath.Join(dir, seg.Name), seg.Size, apply); err != nil {
 			return nil, err
 		}
