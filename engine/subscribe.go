@@ -76,7 +76,12 @@ var nextPrivateJob atomic.Uint32
 // subscription.
 func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscribe) ([]types.Column, func(context.Context) (exec.Iterator, error), error) {
 	for _, o := range x.Options {
-		if k := strings.ToLower(o.Key); k != "snapshot" && k != "progress" {
+		k := strings.ToLower(o.Key)
+		if k == "since" {
+			return nil, nil, pgerr.Unsupported("resuming a subscription after an epoch (since) is not supported yet").
+				WithHint("Subscribe again with snapshot = true: the snapshot is the view as of now, then its changes.")
+		}
+		if k != "snapshot" && k != "progress" {
 			return nil, nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized SUBSCRIBE option \"%s\"", o.Key).
 				WithHint("Options are snapshot and progress.")
 		}
