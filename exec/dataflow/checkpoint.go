@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -230,9 +231,13 @@ func (rt *Runtime) Checkpoint(ctx context.Context) (uint64, error) {
 			rt.mu.Unlock()
 			return run.epoch, rt.waitCheckpoint(ctx, run)
 		}
-		cur := rt.ck.current()
+		cur, closed := rt.ck.current(), rt.closed
 		rt.mu.Unlock()
-		if err := rt.waitCheckpoint(ctx, cur); err != nil && ctx.Err() != nil {
+		if closed {
+			return 0, errClosed
+		}
+		// Another checkpoint is in flight: take the next one after it.
+		if err := rt.waitCheckpoint(ctx, cur); err != nil && (ctx.Err() != nil || errors.Is(err, errClosed)) {
 			return 0, err
 		}
 	}
@@ -244,26 +249,18 @@ func (c *ckptState) current() *ckptRun {
 	return c.cur
 }
 
-// waitCheckpoint waits until run is committed or failed.
+// waitCheckpoint waits until run (nil: none) is committed or failed and
+// returns its failure, or ctx's error or errClosed if those come first.
 func (rt *Runtime) waitCheckpoint(ctx context.Context, run *ckptRun) error {
-	for {
-		rt.progMu.Lock()
-		ch := rt.prog
-		rt.progMu.Unlock()
-		if rt.ck.current() != run {
-			run.mu.Lock()
-			err := run.failed
-			run.mu.Unlock()
-			return err
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-rt.stop:
-			return errClosed
-		}
+	if err := rt.waitProgress(ctx, func() bool { return rt.ck.current() != run }); err != nil {
+		return err
 	}
+	if run == nil {
+		return nil
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return run.failed
 }
 
 // beginCheckpointLocked opens the next checkpoint, or returns nil when one
@@ -301,19 +298,9 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 // finishCheckpoint waits until every job of run completed its epoch (or
 // failed or stopped), then commits it.
 func (rt *Runtime) finishCheckpoint(run *ckptRun) {
-	for {
-		rt.progMu.Lock()
-		ch := rt.prog
-		rt.progMu.Unlock()
-		if rt.checkpointReady(run) {
-			break
-		}
-		select {
-		case <-ch:
-		case <-rt.stop:
-			run.w.Abort()
-			return
-		}
+	if err := rt.waitProgress(context.Background(), func() bool { return rt.checkpointReady(run) }); err != nil {
+		run.w.Abort() // the runtime is closing
+		return
 	}
 	meta := ckptMeta{Epoch: run.epoch}
 	retain := map[uint32]uint64{}

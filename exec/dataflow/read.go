@@ -84,26 +84,12 @@ func (rt *Runtime) ReadViews(ctx context.Context, ids []uint32) (map[uint32][]ar
 
 // waitJobs waits until every job has completed epoch e (or failed).
 func (rt *Runtime) waitJobs(ctx context.Context, jobs []*Job, e uint64) error {
-	for {
-		rt.progMu.Lock()
-		ch := rt.prog
-		rt.progMu.Unlock()
-		done := true
+	return rt.waitProgress(ctx, func() bool {
 		for _, j := range jobs {
 			if j.done.Load() < e && j.Err() == nil && !j.stopped.Load() {
-				done = false
-				break
+				return false
 			}
 		}
-		if done {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-rt.stop:
-			return errClosed
-		}
-	}
+		return true
+	})
 }

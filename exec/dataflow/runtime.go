@@ -253,11 +253,18 @@ func (rt *Runtime) settle(ctx context.Context, e uint64) error {
 // WaitEpoch waits until every job that existed when epoch e was injected
 // has completed it or failed.
 func (rt *Runtime) WaitEpoch(ctx context.Context, e uint64) error {
+	return rt.waitProgress(ctx, func() bool { return rt.completed(e) })
+}
+
+// waitProgress waits until done holds, checking it again each time a job
+// completes an epoch or a checkpoint ends (progressed); it returns ctx's
+// error, or errClosed when the runtime closes, if those come first.
+func (rt *Runtime) waitProgress(ctx context.Context, done func() bool) error {
 	for {
 		rt.progMu.Lock()
 		ch := rt.prog
 		rt.progMu.Unlock()
-		if rt.completed(e) {
+		if done() {
 			return nil
 		}
 		select {

@@ -49,44 +49,8 @@ func (e *EOWC) Explain() string {
 
 // Start implements Node.
 func (e *EOWC) Start(env *Env, inputs []<-chan Message) <-chan Message {
-	out := make(chan Message, ChannelSize)
 	r, err := e.newRun(env)
-	go func() {
-		defer close(out)
-		if err == nil {
-			err = env.restore(e, r)
-		}
-		if err != nil {
-			env.Fail(err)
-			return
-		}
-		for {
-			var m Message
-			var ok bool
-			select {
-			case m, ok = <-inputs[0]:
-			case <-env.Ctx.Done():
-				return
-			}
-			if !ok {
-				return
-			}
-			msgs, err := r.handle(m)
-			if err == nil && m.Kind == KindBarrier {
-				err = env.snapshot(e, m.Barrier, r)
-			}
-			if err != nil {
-				env.Fail(err)
-				return
-			}
-			for _, o := range msgs {
-				if !send(env, out, o) {
-					return
-				}
-			}
-		}
-	}()
-	return out
+	return runStateful(env, e, r, err, inputs[0], r.handle)
 }
 
 // eowcRun is a running EOWC, owned by its goroutine. Held rows are refs

@@ -411,39 +411,9 @@ func (v *intervalRun) remap(s int, renum []int32) {
 // group (and the identity index, if any).
 func (sd *joinSide) dropEntry(groups *paged[joinGroup], side int, e int32) {
 	en := sd.entries.at(e)
-	grp := groups.at(en.group)
-	grp.rows[side] -= int64(en.count)
-	if en.prev >= 0 {
-		sd.entries.at(en.prev).next = en.next
-	} else {
-		grp.head[side] = en.next
-	}
-	if en.next >= 0 {
-		sd.entries.at(en.next).prev = en.prev
-	}
-	if sd.index != nil {
-		if first := sd.index[en.hash]; first == e {
-			if en.idNext >= 0 {
-				sd.index[en.hash] = en.idNext
-			} else {
-				delete(sd.index, en.hash)
-			}
-		} else {
-			p := first
-			for sd.entries.at(p).idNext != e {
-				p = sd.entries.at(p).idNext
-			}
-			sd.entries.at(p).idNext = en.idNext
-		}
-	}
-	seg := en.seg
-	sd.gone(e)
-	*en = joinEntry{}
-	sd.freeEnt = append(sd.freeEnt, e)
-	sd.live--
-	if sd.segLive[seg]--; sd.segLive[seg] == 0 && seg != sd.curSeg {
-		sd.dropSeg(seg)
-	}
+	groups.at(en.group).rows[side] -= int64(en.count)
+	sd.unlink(groups, side, e)
+	sd.free(e)
 }
 
 // timeQueue holds entries by time: those pushed in time order in a FIFO

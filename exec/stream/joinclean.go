@@ -104,31 +104,8 @@ func (c *joinCleaner) advance(r *joinRun, wm int64) {
 func (sd *joinSide) dropGroup(groups *paged[joinGroup], side int, g int32) {
 	grp := groups.at(g)
 	for e := grp.head[side]; e >= 0; {
-		en := sd.entries.at(e)
-		next := en.next
-		if sd.index != nil {
-			if first := sd.index[en.hash]; first == e {
-				if en.idNext >= 0 {
-					sd.index[en.hash] = en.idNext
-				} else {
-					delete(sd.index, en.hash)
-				}
-			} else {
-				p := first
-				for sd.entries.at(p).idNext != e {
-					p = sd.entries.at(p).idNext
-				}
-				sd.entries.at(p).idNext = en.idNext
-			}
-		}
-		seg := en.seg
-		sd.gone(e)
-		*en = joinEntry{}
-		sd.freeEnt = append(sd.freeEnt, e)
-		sd.live--
-		if sd.segLive[seg]--; sd.segLive[seg] == 0 && seg != sd.curSeg {
-			sd.dropSeg(seg)
-		}
+		next := sd.entries.at(e).next
+		sd.free(e)
 		e = next
 	}
 	grp.head[side], grp.rows[side] = -1, 0

@@ -230,26 +230,42 @@ func (sd *joinSide) remove(groups *paged[joinGroup], side int, g int32, i int, h
 		sd.touch(e)
 		return true
 	}
+	sd.unlink(groups, side, e)
+	sd.free(e)
+	return true
+}
+
+// unlink takes entry e out of its group's list of the side's entries.
+func (sd *joinSide) unlink(groups *paged[joinGroup], side int, e int32) {
+	en := sd.entries.at(e)
 	if en.prev >= 0 {
 		sd.entries.at(en.prev).next = en.next
 	} else {
-		groups.at(g).head[side] = en.next
+		groups.at(en.group).head[side] = en.next
 	}
 	if en.next >= 0 {
 		sd.entries.at(en.next).prev = en.prev
 	}
-	if first := sd.index[h]; first == e {
-		if en.idNext >= 0 {
-			sd.index[h] = en.idNext
+}
+
+// free forgets entry e, already out of its group's list: it leaves the
+// identity index (if any) and its segment, and its slot is reused.
+func (sd *joinSide) free(e int32) {
+	en := sd.entries.at(e)
+	if sd.index != nil {
+		if first := sd.index[en.hash]; first == e {
+			if en.idNext >= 0 {
+				sd.index[en.hash] = en.idNext
+			} else {
+				delete(sd.index, en.hash)
+			}
 		} else {
-			delete(sd.index, h)
+			p := first
+			for sd.entries.at(p).idNext != e {
+				p = sd.entries.at(p).idNext
+			}
+			sd.entries.at(p).idNext = en.idNext
 		}
-	} else {
-		p := first
-		for sd.entries.at(p).idNext != e {
-			p = sd.entries.at(p).idNext
-		}
-		sd.entries.at(p).idNext = en.idNext
 	}
 	seg := en.seg
 	sd.gone(e)
@@ -259,7 +275,6 @@ func (sd *joinSide) remove(groups *paged[joinGroup], side int, g int32, i int, h
 	if sd.segLive[seg]--; sd.segLive[seg] == 0 && seg != sd.curSeg {
 		sd.dropSeg(seg)
 	}
-	return true
 }
 
 // buildIndex hashes every held row into the identity index.

@@ -66,63 +66,29 @@ func (w *OverWindow) Explain() string {
 
 // Start implements Node.
 func (w *OverWindow) Start(env *Env, inputs []<-chan Message) <-chan Message {
-	out := make(chan Message, ChannelSize)
 	r, err := w.newRun(env)
-	go func() {
-		defer close(out)
-		if err == nil {
-			err = env.restore(w, r)
+	var marks []Watermark
+	return runStateful(env, w, r, err, inputs[0], func(m Message) (msgs []Message, err error) {
+		switch {
+		case m.Kind == KindChunk:
+			err = r.consume(m.Chunk)
+		case w.EOWC != nil:
+			msgs, err = r.eowcHandle(m)
+		case m.Kind == KindWatermark:
+			marks = holdMark(marks, m.Watermark)
+		case m.Kind == KindBarrier:
+			var c *Chunk
+			if c, err = r.flush(); c != nil {
+				msgs = append(msgs, ChunkMsg(c))
+			}
+			for _, w := range marks {
+				msgs = append(msgs, WatermarkMsg(w))
+			}
+			marks = marks[:0]
+			msgs = append(msgs, m)
 		}
-		if err != nil {
-			env.Fail(err)
-			return
-		}
-		var marks []Watermark
-		for {
-			var m Message
-			var ok bool
-			select {
-			case m, ok = <-inputs[0]:
-			case <-env.Ctx.Done():
-				return
-			}
-			if !ok {
-				return
-			}
-			var msgs []Message
-			switch {
-			case m.Kind == KindChunk:
-				err = r.consume(m.Chunk)
-			case w.EOWC != nil:
-				msgs, err = r.eowcHandle(m)
-			case m.Kind == KindWatermark:
-				marks = holdMark(marks, m.Watermark)
-			case m.Kind == KindBarrier:
-				var c *Chunk
-				if c, err = r.flush(); c != nil {
-					msgs = append(msgs, ChunkMsg(c))
-				}
-				for _, w := range marks {
-					msgs = append(msgs, WatermarkMsg(w))
-				}
-				marks = marks[:0]
-				msgs = append(msgs, m)
-			}
-			if err == nil && m.Kind == KindBarrier {
-				err = env.snapshot(w, m.Barrier, r)
-			}
-			if err != nil {
-				env.Fail(err)
-				return
-			}
-			for _, o := range msgs {
-				if !send(env, out, o) {
-					return
-				}
-			}
-		}
-	}()
-	return out
+		return msgs, err
+	})
 }
 
 // owRow is one live copy of an input row: its values, its current

@@ -80,6 +80,52 @@ func (e *Env) snapshot(n Node, b Barrier, st Stateful) error {
 	return nil
 }
 
+// runStateful runs a one-input operator whose state checkpoints: once st
+// is restored, each input message goes to handle and the messages it
+// returns are sent on in order; at a checkpoint barrier st is snapshotted
+// after handle and before anything goes out. startErr (from building the
+// state), a restore, handle or snapshot error fails the graph.
+func runStateful(env *Env, n Node, st Stateful, startErr error, in <-chan Message, handle func(Message) ([]Message, error)) <-chan Message {
+	out := make(chan Message, ChannelSize)
+	go func() {
+		defer close(out)
+		err := startErr
+		if err == nil {
+			err = env.restore(n, st)
+		}
+		if err != nil {
+			env.Fail(err)
+			return
+		}
+		for {
+			var m Message
+			var ok bool
+			select {
+			case m, ok = <-in:
+			case <-env.Ctx.Done():
+				return
+			}
+			if !ok {
+				return
+			}
+			msgs, err := handle(m)
+			if err == nil && m.Kind == KindBarrier {
+				err = env.snapshot(n, m.Barrier, st)
+			}
+			if err != nil {
+				env.Fail(err)
+				return
+			}
+			for _, o := range msgs {
+				if !send(env, out, o) {
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
 // checkpointed is implemented by nodes whose running state checkpoints
 // (their state implements Stateful and they call env.snapshot/restore).
 type checkpointed interface{ checkpoints() }
