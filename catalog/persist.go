@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -189,13 +191,15 @@ func (c *Catalog) save(s *snapshot) error {
 
 func writeFileAtomic(path string, data []byte) error { return writeFileAtomicMode(path, data, 0o644) }
 
-// writeFileAtomicMode is writeFileAtomic with the file's permissions.
+// writeFileAtomicMode is writeFileAtomic with the file's permissions. A
+// failure leaves the old file as it was and is 53100 (disk_full) when the
+// disk is full, else 58030 (io_error).
 func writeFileAtomicMode(path string, data []byte, perm os.FileMode) error {
 	tmp := path + ".tmp"
 	os.Remove(tmp) // a leftover would keep its old permissions
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
-		return fmt.Errorf("catalog: write: %w", err)
+		return fileError(err, path)
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -209,15 +213,34 @@ func writeFileAtomicMode(path string, data []byte, perm os.FileMode) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("catalog: write: %w", err)
+		return fileError(err, path)
 	}
 	d, err := os.Open(filepath.Dir(path))
 	if err != nil {
-		return fmt.Errorf("catalog: sync dir: %w", err)
+		return fileError(err, path)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("catalog: sync dir: %w", err)
+		return fileError(err, path)
 	}
 	return nil
+}
+
+// fileError is the user-facing error of a failed write of the catalog file
+// path.
+func fileError(err error, path string) error {
+	code := pgerr.IOError
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		code = pgerr.DiskFull
+	}
+	msg := err.Error()
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		msg = pe.Err.Error()
+	}
+	e := pgerr.Wrap(err, code, "could not write the catalog file %s: %s", filepath.Base(path), msg).WithDetail("File %s.", path)
+	if code == pgerr.DiskFull {
+		e = e.WithHint("Free disk space. The statement changed nothing; it can be retried.")
+	}
+	return e
 }

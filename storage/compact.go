@@ -159,7 +159,7 @@ func writeSnapshot(path string, h headerDef, st *state, marks retainMarks, hist 
 	}
 	if err != nil {
 		f.Close()
-		return nil, 0, 0, fmt.Errorf("storage: write %s: %w", path, err)
+		return nil, 0, 0, ioError(err, "could not write %s: %s", path, errnoText(err))
 	}
 	return f, size, markAt, nil
 }

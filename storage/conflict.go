@@ -65,11 +65,14 @@ func (t *Table) FindConflicts(ctx context.Context, rec arrow.RecordBatch, arbite
 	if err := t.acquire(ctx, tx); err != nil {
 		return nil, err
 	}
+	if err := t.settle(); err != nil {
+		return nil, err
+	}
 	st := t.w
 	if tx != nil {
 		tt := tx.find(t)
 		if tt == nil { // registered so that Commit or Rollback unlocks t
-			tt = &txTable{t: t, st: t.w}
+			tt = &txTable{t: t, st: t.w, gen: t.gen}
 			tx.tables = append(tx.tables, tt)
 		}
 		st = tt.st

@@ -209,11 +209,11 @@ func (r *retention) checkRetained(pos *feedPos) {
 // Marks only rise: an lsn at or below the newest mark changes nothing.
 // Returns once the mark is durable (with the next group commit).
 func (t *Table) Retain(lsn uint64) error {
-	g, err := t.retain(lsn)
-	if g == nil || err != nil {
+	k, err := t.retain(lsn)
+	if k == nil || err != nil {
 		return err
 	}
-	return g.wait()
+	return k.wait()
 }
 
 // RetainTables is Table.Retain for several tables (OID -> LSN) at once:
@@ -221,32 +221,32 @@ func (t *Table) Retain(lsn uint64) error {
 // waits for one round of (parallel) fsyncs. Tables that no longer exist
 // are skipped. The first error is returned after every mark was tried.
 func (s *Store) RetainTables(lsns map[uint32]uint64) error {
-	var groups []*group
+	var tickets []*ticket
 	var errs []error
 	for oid, lsn := range lsns {
 		t := s.Table(oid)
 		if t == nil {
 			continue
 		}
-		g, err := t.retain(lsn)
+		k, err := t.retain(lsn)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		if g != nil {
-			groups = append(groups, g)
+		if k != nil {
+			tickets = append(tickets, k)
 		}
 	}
-	for _, g := range groups {
-		if err := g.wait(); err != nil {
+	for _, k := range tickets {
+		if err := k.wait(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// retain is Retain up to queuing the mark; the group to wait for is nil
+// retain is Retain up to queuing the mark; the ticket to wait for is nil
 // when nothing changed.
-func (t *Table) retain(lsn uint64) (*group, error) {
+func (t *Table) retain(lsn uint64) (*ticket, error) {
 	t.mu.Lock()
 	if err := t.writable(); err != nil {
 		t.mu.Unlock()
@@ -292,23 +292,26 @@ func (t *Table) ReleaseRetained() error {
 		return nil
 	}
 	r.marks = retainMarks{seq: r.marks.seq}
-	g, err := t.persistMarks()
+	k, err := t.persistMarks()
 	if err != nil {
 		return err
 	}
-	return g.wait()
+	return k.wait()
 }
 
 // persistMarks queues t.ret.marks for the next slot of the mark block
 // through the committer and releases t.mu; the mark is durable once the
-// returned group is. Holds t.mu on entry.
-func (t *Table) persistMarks() (*group, error) {
+// returned ticket is. Holds t.mu on entry.
+func (t *Table) persistMarks() (*ticket, error) {
 	m := &t.ret.marks
 	m.seq++
 	req := commitReq{t: t, mark: encodeMarkSlot(*m), markAt: t.log.markAt + slotOffset(*m)}
-	g, err := t.store.commit.submit(req)
+	k, err := t.store.commit.submit(req)
 	t.mu.Unlock()
-	return g, err
+	if err != nil {
+		return nil, err
+	}
+	return &k, nil
 }
 
 // FeedFrom returns a Feed of every durable write after lsn (a position's

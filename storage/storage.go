@@ -190,22 +190,25 @@ func (s *Store) CreateTable(def TableDef) (*Table, error) {
 	path := s.logPath(def.OID)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("storage: %w", err)
+		return nil, ioError(err, "could not create the log of new table %q: %s", def.TableName, errnoText(err)).WithDetail("File %s.", path)
 	}
 	hdr := encodeHeader(headerDef{Def: def, Format: logFormat}, 0)
 	markAt := int64(len(hdr))
 	hdr = append(hdr, encodeMarkBlock(retainMarks{})...)
-	if _, err := f.Write(hdr); err != nil {
+	fail := func(what string, err error) (*Table, error) {
 		f.Close()
-		return nil, fmt.Errorf("storage: write %s: %w", path, err)
+		os.Remove(path) // Open ignores a log without a whole header anyway
+		return nil, ioError(err, "could not %s the log of new table %q: %s", what, def.TableName, errnoText(err)).
+			WithDetail("File %s.", path)
+	}
+	if _, err := f.Write(hdr); err != nil {
+		return fail("write", err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("storage: fsync %s: %w", path, err)
+		return fail("fsync", err)
 	}
 	if err := syncDir(s.dir); err != nil {
-		f.Close()
-		return nil, err
+		return fail("fsync the directory of", err)
 	}
 	t := newTable(s, def, &state{}, &logFile{f: f, path: path, markAt: markAt})
 	t.log.size.Store(int64(len(hdr)))
@@ -237,7 +240,7 @@ func (s *Store) DropTable(oid uint32) error {
 	delete(s.tables, oid)
 	s.mu.Unlock()
 	t.dropped = true
-	if err := t.barrier(); err != nil {
+	if err := t.drain(); err != nil {
 		return err
 	}
 	t.endFeeds(fmt.Errorf("%w: table %q was dropped", ErrFeedEnded, t.def.TableName))

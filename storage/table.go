@@ -33,6 +33,9 @@ type Table struct {
 	keys    []*pkIndex // every key index: pk (if any) first, then UNIQUE ones
 	dropped bool
 	log     *logFile // see logFile for who may touch it
+	gen     uint64   // write generation: moves past each settled failure (failure.go)
+
+	failure failure // the last write failure (failure.go)
 
 	// Transaction lock (tx.go): the Tx that has written the table and not
 	// ended; writers of other transactions or none wait on free.
@@ -120,10 +123,10 @@ func (t *Table) writable() error {
 // commit queues a record whose state t.w already is and releases t.mu;
 // it returns once the record is durable. Holds t.mu on entry.
 func (t *Table) commit(frames ...[]byte) error {
-	g, err := t.store.commit.submit(commitReq{t: t, frames: frames, st: t.w})
+	k, err := t.store.commit.submit(commitReq{t: t, frames: frames, st: t.w, gen: t.gen})
 	t.mu.Unlock()
 	if err == nil {
-		err = g.wait()
+		err = k.wait()
 	}
 	if err == nil {
 		t.maybeCompact()
@@ -131,13 +134,23 @@ func (t *Table) commit(frames ...[]byte) error {
 	return err
 }
 
-// barrier waits until every queued record of t is durable. Holds t.mu.
+// barrier waits until every queued record of t is durable or failed, then
+// settles a failure (failure.go): on success t.w is t.pub. Holds t.mu.
 func (t *Table) barrier() error {
-	g, err := t.store.commit.submit(commitReq{t: t})
+	if err := t.drain(); err != nil {
+		return err
+	}
+	return t.settle()
+}
+
+// drain waits until every queued record of t is durable or failed. Holds
+// t.mu.
+func (t *Table) drain() error {
+	k, err := t.store.commit.submit(commitReq{t: t})
 	if err != nil {
 		return err
 	}
-	return g.wait()
+	return k.wait()
 }
 
 // Insert appends rows (columns in table order) and returns when they are
@@ -200,6 +213,10 @@ func (t *Table) write(ctx context.Context, tx *Tx, prep func(base *state) (chang
 		return 0, err
 	}
 	if err := t.acquire(ctx, tx); err != nil {
+		t.mu.Unlock()
+		return 0, err
+	}
+	if err := t.settle(); err != nil {
 		t.mu.Unlock()
 		return 0, err
 	}

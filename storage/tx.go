@@ -43,6 +43,7 @@ type txTable struct {
 	frames [][]byte
 	undo   []func()
 	deltas []delta
+	gen    uint64 // t.gen when first staged; the writes are stale if it moved (failure.go)
 }
 
 // Begin starts a transaction.
@@ -132,8 +133,11 @@ func (tx *Tx) write(ctx context.Context, t *Table, prep func(*state) (change, er
 func (tx *Tx) stage(t *Table, prep func(*state) (change, error)) (int64, error) {
 	tt := tx.find(t)
 	if tt == nil {
-		tt = &txTable{t: t, st: t.w}
+		tt = &txTable{t: t, st: t.w, gen: t.gen}
 		tx.tables = append(tx.tables, tt)
+	}
+	if err := t.staleTx(tt.gen); err != nil {
+		return 0, err
 	}
 	c, err := prep(tt.st)
 	if err != nil || len(c.frames) == 0 {
@@ -153,24 +157,30 @@ func (tx *Tx) Commit(ctx context.Context) error {
 		return errTxDone
 	}
 	tx.done = true
-	var groups []*group
+	var tickets []ticket
 	var err error
 	for _, tt := range tx.tables {
 		t := tt.t
 		t.mu.Lock()
-		if len(tt.frames) > 0 && err == nil && !t.dropped {
-			chainFrames(tt.frames)
-			t.advance(tt.st, tt.deltas)
-			var g *group
-			if g, err = t.store.commit.submit(commitReq{t: t, frames: tt.frames, st: tt.st}); err == nil {
-				groups = append(groups, g)
+		if len(tt.frames) > 0 && err != nil {
+			tt.undoStaged()
+		} else if len(tt.frames) > 0 && !t.dropped {
+			if err = t.staleTx(tt.gen); err != nil {
+				tt.undoStaged() // built on a write that failed
+			} else {
+				chainFrames(tt.frames)
+				t.advance(tt.st, tt.deltas)
+				var k ticket
+				if k, err = t.store.commit.submit(commitReq{t: t, frames: tt.frames, st: tt.st, gen: tt.gen}); err == nil {
+					tickets = append(tickets, k)
+				}
 			}
 		}
 		t.release()
 		t.mu.Unlock()
 	}
-	for _, g := range groups {
-		if e := g.wait(); e != nil && err == nil {
+	for _, k := range tickets {
+		if e := k.wait(); e != nil && err == nil {
 			err = e
 		}
 	}
@@ -197,13 +207,23 @@ func (tx *Tx) Rollback() {
 	for _, tt := range tx.tables {
 		t := tt.t
 		t.mu.Lock()
-		for i := len(tt.undo) - 1; i >= 0; i-- {
-			tt.undo[i]()
-		}
+		tt.undoStaged()
 		t.release()
 		t.mu.Unlock()
 	}
 	tx.tables = nil
+}
+
+// undoStaged takes the transaction's staged keys back out of the table's
+// indexes, unless a settled write failure rebuilt them without (failure.go).
+// Holds tt.t.mu.
+func (tt *txTable) undoStaged() {
+	if tt.gen != tt.t.gen {
+		return
+	}
+	for i := len(tt.undo) - 1; i >= 0; i-- {
+		tt.undo[i]()
+	}
 }
 
 // chainFrames flags every frame but the last as continued, so that they
