@@ -27,6 +27,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/connector/internal/position"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -117,6 +118,11 @@ type Positioner interface {
 	// after Run returned; the caller owns the result.
 	Position() []byte
 }
+
+// ComparePositions orders two positions reported by readers of one source
+// (-1, 0, 1); ok is false when they cannot be compared. Recovery uses it
+// to tell when a resumed reader has read as far as it had before a crash.
+func ComparePositions(a, b []byte) (c int, ok bool) { return position.Compare(a, b) }
 
 // NewReaderAt starts a reader of s at pos (nil: the start, as NewReader)
 // with the runtime's options. When s is Resumable the reader implements

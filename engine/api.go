@@ -36,6 +36,9 @@ type Config struct {
 	// NoCheckpoints turns checkpoints off: views are rebuilt from their
 	// inputs at every start.
 	NoCheckpoints bool
+	// ChangelogRetention is how long each materialized view keeps its
+	// published changes for SUBSCRIBE ... WITH (since = ...) (0: 1 hour).
+	ChangelogRetention time.Duration
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.

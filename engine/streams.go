@@ -159,7 +159,7 @@ func (e *Engine) startView(rel *catalog.Relation) error {
 	if err != nil {
 		return err
 	}
-	spec := dataflow.JobSpec{ID: rel.OID, Name: rel.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns}
+	spec := dataflow.JobSpec{ID: rel.OID, Name: rel.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Changelog: true}
 	late, err := e.lateRowsTarget(rel, q.Root, []string{rel.Schema})
 	if err != nil {
 		return err
@@ -208,6 +208,7 @@ func (e *Engine) stopDroppedJobs() {
 		}
 		if r := e.cat.Relation(id); r == nil || r.Kind != catalog.KindMatView {
 			e.flow.StopJob(id)
+			e.flow.DropChangelog(id)
 		}
 	}
 }
@@ -295,7 +296,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	for i, col := range created.Columns {
 		cols[i] = types.Column{Name: col.Name, Type: col.Type}
 	}
-	spec := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols}
+	spec := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols, Changelog: true}
 	if late != nil {
 		spec.LateRows = s.eng.lateRowsWriter(created.Name, late.OID)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -75,31 +76,52 @@ var nextPrivateJob atomic.Uint32
 // table or source run the query as a private job that ends with the
 // subscription.
 func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscribe) ([]types.Column, func(context.Context) (exec.Iterator, error), error) {
+	var since *time.Time
+	snapshotGiven := false
 	for _, o := range x.Options {
 		k := strings.ToLower(o.Key)
-		if k == "since" {
-			return nil, nil, pgerr.Unsupported("resuming a subscription after an epoch (since) is not supported yet").
-				WithHint("Subscribe again with snapshot = true: the snapshot is the view as of now, then its changes.")
-		}
-		if k != "snapshot" && k != "progress" {
+		switch k {
+		case "since":
+			fo := s.Format()
+			v, err := types.ParseText(o.Value, types.TTimestampTZ, &fo)
+			if err != nil {
+				return nil, nil, err
+			}
+			t := time.UnixMicro(int64(v.(types.TimestampValue)))
+			since = &t
+		case "snapshot":
+			snapshotGiven = true
+		case "progress":
+		default:
 			return nil, nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized SUBSCRIBE option \"%s\"", o.Key).
-				WithHint("Options are snapshot and progress.")
+				WithHint("Options are snapshot, progress and since.")
 		}
+	}
+	if since != nil && snapshotGiven && x.Snapshot {
+		return nil, nil, pgerr.New(pgerr.InvalidParameterValue, "SUBSCRIBE cannot take both since and snapshot = true").
+			WithHint("since resumes after an epoch the subscriber has seen; snapshot starts from the view as of now.")
 	}
 	env := s.env(ctx, nil)
 	p, err := s.planSubscribe(env, x)
 	if err != nil {
 		return nil, nil, err
 	}
+	if since != nil && p.query != nil {
+		return nil, nil, pgerr.Unsupported("SUBSCRIBE ... WITH (since = ...) works with SUBSCRIBE TO a materialized view").
+			WithHint("Create a materialized view of the query and subscribe to it.")
+	}
 	cols := subscribeColumns(p.cols)
 	opts := dataflow.SubOptions{Snapshot: x.Snapshot, Progress: x.Progress}
 	start := func(ctx context.Context) (exec.Iterator, error) {
 		var sub *dataflow.Subscription
 		var err error
-		if p.query != nil {
+		switch {
+		case since != nil:
+			sub, err = e.flow.SubscribeSince(p.viewOID, dataflow.EpochAt(*since), opts)
+		case p.query != nil:
 			id := privateJobBase + nextPrivateJob.Add(1)
 			sub, err = e.flow.SubscribeQuery(dataflow.JobSpec{ID: id, Name: "subscribe", Plan: p.query.Root, Key: p.query.Key, Cols: p.query.Columns}, opts)
-		} else {
+		default:
 			sub, err = e.flow.Subscribe(p.viewOID, opts)
 		}
 		if err != nil {

@@ -111,6 +111,10 @@ type ckptState struct {
 	rec    *checkpoint.Checkpoint
 	resume map[uint32]*jobMeta
 
+	// prev is the epoch of the checkpoint committed before the last one:
+	// recovery may fall back to it, so changelogs keep what follows it.
+	prev uint64
+
 	// retained are the tables the last committed checkpoint told to keep
 	// their writes (owned by the committing goroutine, one at a time).
 	retained map[uint32]bool
@@ -195,6 +199,11 @@ func (rt *Runtime) recovering() bool {
 // rebuilt after ALTER TABLE) start from their inputs. The engine calls it
 // once the views of the catalog are started.
 func (rt *Runtime) EndRecovery() {
+	if rt.cl != nil {
+		rt.mu.Lock()
+		rt.endReplayTargets()
+		rt.mu.Unlock()
+	}
 	if rt.ck == nil {
 		return
 	}
@@ -236,11 +245,27 @@ func (rt *Runtime) Checkpoint(ctx context.Context) (uint64, error) {
 		if closed {
 			return 0, errClosed
 		}
+		if cur == nil && rt.cl.isHolding() {
+			// Views hold their changes after a restart: no checkpoint
+			// until they have caught up.
+			if err := rt.waitProgress(ctx, func() bool { return !rt.cl.isHolding() }); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		// Another checkpoint is in flight: take the next one after it.
 		if err := rt.waitCheckpoint(ctx, cur); err != nil && (ctx.Err() != nil || errors.Is(err, errClosed)) {
 			return 0, err
 		}
 	}
+}
+
+// oldestKept is the oldest checkpoint epoch recovery may use (0: not
+// known: keep everything).
+func (c *ckptState) oldestKept() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.prev
 }
 
 func (c *ckptState) current() *ckptRun {
@@ -270,7 +295,7 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 	c := rt.ck
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur != nil || rt.closed {
+	if c.cur != nil || rt.closed || rt.cl.isHolding() {
 		return nil, nil
 	}
 	epoch := nextEpoch(rt.epoch, time.Now())
@@ -359,6 +384,7 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 		c.stats.LastError = err.Error()
 		rt.cfg.Logf("checkpoint %d failed (views go on; the next one is tried at the next interval): %v", run.epoch, err)
 	} else {
+		c.prev = c.stats.Epoch
 		c.stats.Epoch, c.stats.Time, c.stats.Bytes, c.stats.ChainBytes = m.Epoch, m.Time, m.Bytes(), m.ChainBytes()
 		c.stats.Full, c.stats.Duration, c.stats.Jobs = m.Full(), time.Since(run.start), len(meta.Jobs)
 		c.stats.Count++

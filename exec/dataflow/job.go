@@ -38,6 +38,10 @@ type JobSpec struct {
 	// full, late rows are counted as lost instead of stored (the operators
 	// never wait for it). An error is logged and counted as lost rows.
 	LateRows func(rows arrow.RecordBatch, watermark int64) error
+	// Changelog keeps the view's published changes in a durable log when
+	// the runtime has Config.Changelogs (a materialized view's job):
+	// subscribers can then resume after an epoch (SubscribeSince).
+	Changelog bool
 }
 
 // Job is one running job. Its methods are safe for concurrent use.
@@ -71,6 +75,7 @@ type Job struct {
 	subMu     sync.Mutex
 	delivered uint64 // the last epoch handed to subscribers
 	subs      []*changeSub
+	clog      *viewLog // the view's changelog (nil: none); guarded by subMu
 }
 
 // Spec returns the job's description.
@@ -175,6 +180,13 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		j.resumed = true
 		j.done.Store(ri.epoch)
 		j.delivered = ri.epoch
+	}
+	if rt.cl != nil && spec.Changelog && j.view != nil {
+		var from uint64
+		if ri != nil {
+			from = ri.epoch
+		}
+		rt.openViewLog(j, from)
 	}
 	out, err := j.startTree(spec.Plan, ri)
 	if err != nil {
@@ -334,17 +346,29 @@ func (j *Job) onEpoch(e uint64, changes *stream.Chunk) {
 	}
 	marks := j.marks.commit(e)
 	j.subMu.Lock()
+	clientChanges, toClients := j.logEpoch(e, changes)
 	live := j.subs[:0]
 	for _, s := range j.subs {
-		if s.dead || (s.active && !s.deliver(j, subItem{epoch: e, changes: changes, marks: marks})) {
-			continue // ended
+		if s.dead {
+			continue
+		}
+		if s.active {
+			it := subItem{epoch: e, changes: changes, marks: marks}
+			if s.client != nil {
+				it.changes = clientChanges
+			}
+			if (s.client == nil || toClients) && !s.deliver(j, it) {
+				continue // ended
+			}
 		}
 		live = append(live, s)
 	}
 	j.subs = live
 	j.delivered = e
 	for _, s := range j.subs {
-		if !s.active && !s.dead && s.after <= e {
+		// Clients wait while the view holds its changes after a restart:
+		// its state is not yet what they would be sent changes against.
+		if !s.active && !s.dead && s.after <= e && (s.client == nil || j.clog == nil || j.clog.hold == nil) {
 			j.activate(s)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 type root struct {
 	table  uint32 // the table a table reader reads (0 for sources)
 	source uint32 // the source a source reader reads (0 for tables)
+	idx    int    // its index among the job's roots
 	mu     sync.Mutex
 	reqs   []barrierReq  // barriers requested, not yet sent
 	wake   chan struct{} // capacity 1: signaled by request
@@ -78,7 +79,7 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 			}
 		}
 		r := newRoot()
-		r.table = s.Rel
+		r.table, r.idx = s.Rel, len(j.roots)
 		j.roots = append(j.roots, r)
 		w := j.newWM(s)
 		if ri != nil {
@@ -105,7 +106,7 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 			src = sourceRun{run: run, finite: finite}
 		}
 		r := newRoot()
-		r.source = s.Rel
+		r.source, r.idx = s.Rel, len(j.roots)
 		j.roots = append(j.roots, r)
 		w := j.newWM(s)
 		if ri != nil {
@@ -217,11 +218,12 @@ func (j *Job) sendBarriers(out chan<- stream.Message, reqs []barrierReq, w *wmTr
 	return true
 }
 
-// recordCut records a root's position at a checkpoint barrier's cut: the
-// table's LSN (table readers) or the source reader's position (pos, nil
-// when the source cannot resume), and its watermark.
+// recordCut records a root's position at a barrier's cut: the table's
+// LSN (table readers) or the source reader's position (pos, nil when the
+// source cannot resume), and its watermark. Checkpoints keep it; view
+// changelogs keep every epoch's (changelog.go).
 func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wmTracker) {
-	if !b.ckpt {
+	if !b.ckpt && j.rt.cl == nil {
 		return
 	}
 	rm := rootMeta{Table: r.table, Source: r.source, Pos: pos, Resumable: resumable}
@@ -231,6 +233,14 @@ func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wm
 			return // no position: the job is not resumable
 		}
 		rm.LSN = res.PositionLSN(b.cut)
+	}
+	if r.table != 0 {
+		j.recordCutPos(r, b.epoch, cutPos{table: true, lsn: rm.LSN})
+	} else if resumable {
+		j.recordCutPos(r, b.epoch, cutPos{pos: pos})
+	}
+	if !b.ckpt {
+		return
 	}
 	if w != nil && w.cur != math.MinInt64 {
 		rm.WM, rm.HasW = w.cur, true

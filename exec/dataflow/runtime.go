@@ -43,6 +43,13 @@ type Config struct {
 	// Recovered is the checkpoint that jobs started before EndRecovery
 	// resume from, when their plan is the same (nil: none).
 	Recovered *checkpoint.Checkpoint
+	// Changelogs, if set, is the directory of the views' changelogs
+	// (changelog.go): subscribers resume with SubscribeSince, also after
+	// a restart.
+	Changelogs string
+	// ChangelogRetention is how long changes stay in a changelog; 0 means
+	// DefaultChangelogRetention.
+	ChangelogRetention time.Duration
 }
 
 // Delta is one committed write to a table, in commit order: the rows it
@@ -98,6 +105,7 @@ type Runtime struct {
 	closed bool
 
 	ck *ckptState // nil without checkpoints
+	cl *clState   // nil without changelogs
 
 	progMu sync.Mutex
 	prog   chan struct{} // closed (and replaced) when any job completes an epoch
@@ -126,7 +134,7 @@ func New(cfg Config, in Inputs) *Runtime {
 		cfg.Recovered = nil
 		ck, _ = newCkptState(cfg)
 	}
-	rt := &Runtime{cfg: cfg, in: in, jobs: map[uint32]*Job{}, prog: make(chan struct{}), stop: make(chan struct{}), ck: ck}
+	rt := &Runtime{cfg: cfg, in: in, jobs: map[uint32]*Job{}, prog: make(chan struct{}), stop: make(chan struct{}), ck: ck, cl: newCLState(cfg)}
 	if ck != nil && cfg.Recovered != nil {
 		rt.epoch = cfg.Recovered.Manifest.Epoch // later epochs come after it
 	}

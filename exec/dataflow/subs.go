@@ -77,7 +77,7 @@ func (j *Job) subscribe(s *changeSub, after uint64) {
 		return
 	}
 	j.subs = append(j.subs, s)
-	if j.delivered >= after {
+	if j.delivered >= after && (s.client == nil || j.clog == nil || j.clog.hold == nil) {
 		j.activate(s)
 	}
 }
@@ -106,6 +106,10 @@ func (j *Job) activate(s *changeSub) {
 func (j *Job) endSubs(err error) {
 	j.subMu.Lock()
 	defer j.subMu.Unlock()
+	if j.clog != nil && j.clog.hold != nil {
+		j.clog.hold = nil
+		j.rt.cl.unhold(j.rt)
+	}
 	for _, s := range j.subs {
 		if !s.dead {
 			s.end(err)

@@ -2,6 +2,8 @@ package dataflow
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -9,6 +11,8 @@ import (
 
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/storage/changelog"
+	"github.com/streamsql/streamsql/types"
 )
 
 // SubOptions are a subscription's options.
@@ -42,6 +46,13 @@ type Subscription struct {
 	job   *Job
 	sub   *changeSub
 	onEnd func() // run once by Close (e.g. stop a private job)
+
+	// tail, for a subscription resumed after an epoch (SubscribeSince),
+	// reads the view's changelog; the view only signals its epochs.
+	tail      *changelog.Cursor
+	cols      []types.Column
+	tailEpoch uint64 // the last epoch the view completed (guarded by mu)
+	sent      uint64 // the last epoch returned (Next's goroutine)
 
 	mu     sync.Mutex
 	queue  []Update
@@ -99,6 +110,16 @@ func (s *Subscription) Start() uint64 { return s.start }
 
 // push queues a view's item; false ends the subscriber (overflow or closed).
 func (s *Subscription) push(it subItem) bool {
+	if s.tail != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.err != nil || s.closed {
+			return false
+		}
+		s.tailEpoch = it.epoch
+		s.wake()
+		return true
+	}
 	u := Update{Epoch: it.epoch, Time: EpochTime(it.epoch), Snapshot: it.snapshot}
 	switch {
 	case it.snapshot:
@@ -171,6 +192,9 @@ func (s *Subscription) finish(err error) {
 // TryNext returns the next update if one is queued. After the queue is
 // empty it returns the error that ended the subscription, if any.
 func (s *Subscription) TryNext() (Update, bool, error) {
+	if s.tail != nil {
+		return s.tryTail()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.queue) > 0 {
@@ -209,7 +233,85 @@ func (s *Subscription) Close() {
 	s.queue = nil
 	s.mu.Unlock()
 	s.job.unsubscribe(s.sub)
+	if s.tail != nil {
+		s.tail.Close()
+	}
 	if s.onEnd != nil {
 		s.onEnd()
 	}
+}
+
+// SubscribeSince subscribes to view id's changes after epoch since (no
+// snapshot): those in its changelog, then each later epoch's as it is
+// committed. The epochs must still be kept (55000 otherwise).
+func (rt *Runtime) SubscribeSince(id uint32, since uint64, opts SubOptions) (*Subscription, error) {
+	rt.mu.Lock()
+	j := rt.jobs[id]
+	rt.mu.Unlock()
+	if j == nil {
+		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view %d is not running", id)
+	}
+	if j.view == nil {
+		return nil, errNoView
+	}
+	if since > EpochAt(time.Now()) {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "since %s is in the future", EpochTime(since).Format(time.RFC3339Nano)).
+			WithHint("Give the epoch_time of the last change or progress row the subscription received.")
+	}
+	j.subMu.Lock()
+	defer j.subMu.Unlock()
+	if err := j.Err(); err != nil {
+		return nil, err
+	}
+	if j.stopped.Load() {
+		return nil, errStopped
+	}
+	if j.clog == nil || j.clog.bad {
+		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view %s keeps no changelog now: a subscription cannot resume after an epoch", j.spec.Name).
+			WithHint("Subscribe again with snapshot = true.")
+	}
+	cur, err := j.clog.log.NewCursor(since)
+	if err != nil {
+		from := j.clog.log.From()
+		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "the changes of materialized view %s after %s are no longer kept (they are kept after %s)",
+			j.spec.Name, EpochTime(since).Format(time.RFC3339Nano), EpochTime(from).Format(time.RFC3339Nano)).
+			WithHint("Subscribe again with snapshot = true: the snapshot is the view as of now, then its changes.")
+	}
+	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, start: j.delivered, job: j, signal: make(chan struct{}, 1),
+		tail: cur, cols: j.spec.Cols, tailEpoch: j.delivered, sent: since}
+	s.sub = &changeSub{client: s, after: j.delivered, active: true, noSnapshot: true}
+	j.subs = append(j.subs, s.sub)
+	return s, nil
+}
+
+// tryTail returns the next update of a tail subscription: the next frame
+// of the changelog, else a progress mark for the view's last epoch.
+func (s *Subscription) tryTail() (Update, bool, error) {
+	s.mu.Lock()
+	last, err, closed := s.tailEpoch, s.err, s.closed
+	s.mu.Unlock()
+	if closed {
+		return Update{}, false, err
+	}
+	e, payload, ok, rerr := s.tail.Next()
+	if rerr != nil {
+		if errors.Is(rerr, changelog.ErrTrimmed) {
+			return Update{}, false, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "subscription ended: it fell behind the view's changelog retention").
+				WithHint("Subscribe again with snapshot = true, or read faster.")
+		}
+		return Update{}, false, fmt.Errorf("subscription: %w", rerr)
+	}
+	if ok {
+		_, c, derr := decodeFrame(payload, s.cols)
+		if derr != nil {
+			return Update{}, false, pgerr.New(pgerr.DataCorrupted, "subscription: %v", derr)
+		}
+		s.sent = e
+		return Update{Epoch: e, Time: EpochTime(e), Rows: []arrow.RecordBatch{c.Rec}, Ops: c.Ops}, true, nil
+	}
+	if s.opts.Progress && last > s.sent {
+		s.sent = last
+		return Update{Epoch: last, Time: EpochTime(last)}, true, nil
+	}
+	return Update{}, false, err
 }

@@ -59,3 +59,25 @@ func Decode(pos []byte, format byte, n int, what string) ([]uint64, error) {
 	}
 	return vals, nil
 }
+
+// Compare orders two positions of one reader: by their first value, which
+// every format makes the count that grows as the reader goes on (a row,
+// an event or a byte offset). ok is false when they are not comparable
+// (different formats, malformed).
+func Compare(a, b []byte) (c int, ok bool) {
+	if len(a) == 0 || len(b) == 0 || a[0] != b[0] {
+		return 0, false
+	}
+	x, k := binary.Uvarint(a[1:])
+	y, m := binary.Uvarint(b[1:])
+	if k <= 0 || m <= 0 {
+		return 0, false
+	}
+	switch {
+	case x < y:
+		return -1, true
+	case x > y:
+		return 1, true
+	}
+	return 0, true
+}

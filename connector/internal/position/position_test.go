@@ -33,3 +33,22 @@ func TestBadPositions(t *testing.T) {
 		}
 	}
 }
+
+func TestCompare(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []byte
+		c    int
+		ok   bool
+	}{
+		{Encode(NexmarkV1, 5), Encode(NexmarkV1, 7), -1, true},
+		{Encode(NexmarkV1, 300), Encode(NexmarkV1, 7), 1, true},
+		{Encode(FileV1, 9, 1, 0), Encode(FileV1, 9, 2, 1), 0, true},
+		{Encode(FileV1, 9, 1, 0), Encode(DatagenV1, 9), 0, false},
+		{nil, Encode(DatagenV1, 9), 0, false},
+		{[]byte{DatagenV1, 0xff}, Encode(DatagenV1, 9), 0, false},
+	} {
+		if c, ok := Compare(tc.a, tc.b); c != tc.c || ok != tc.ok {
+			t.Errorf("Compare(%x, %x) = %d, %v; want %d, %v", tc.a, tc.b, c, ok, tc.c, tc.ok)
+		}
+	}
+}
