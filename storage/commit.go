@@ -301,7 +301,7 @@ func (b *tableBatch) writeAndSync(c *committer) error {
 		return nil
 	}()
 	if err != nil {
-		return b.t.failed(b.gen, "write to", err, lf.cutBack(start))
+		return b.t.failed(b, "write to", err, lf.cutBack(start))
 	}
 	sync := lf.f.Sync
 	if c.syncFile != nil {
@@ -309,7 +309,7 @@ func (b *tableBatch) writeAndSync(c *committer) error {
 	}
 	if err := sync(); err != nil {
 		lf.cutBack(start) // best effort: the table is failed anyway
-		return b.t.failed(b.gen, "fsync", err, errFsync)
+		return b.t.failed(b, "fsync", err, errFsync)
 	}
 	return nil
 }

@@ -60,13 +60,14 @@ func (f *failure) staleErr(gen uint64) error {
 
 var errFsync = errors.New("fsync failed")
 
-// failed records a failure of the table's batch of generation gen (what:
-// "write to" or "fsync") and returns the error its requests report: 53100
-// for a full disk, 58030 otherwise. cut is the error of cutting the failed
-// write back off the log (nil if that worked; errFsync after a failed
-// fsync): with one the table is failed for good. Only the committer calls
-// it.
-func (t *Table) failed(gen uint64, what string, err, cut error) error {
+// failed records a failure of the table's batch b (what: "write to" or
+// "fsync") and returns the error its requests report: 53100 for a full
+// disk, 58030 otherwise. cut is the error of cutting the failed write back
+// off the log (nil if that worked; errFsync after a failed fsync): with
+// one the table is failed for good. A batch of mark slots only that could
+// be cut back changed no rows: nothing is recorded. Only the committer
+// calls it.
+func (t *Table) failed(b *tableBatch, what string, err, cut error) error {
 	name := t.def.TableName
 	e := ioError(err, "could not %s the log of table %q: %s", what, name, errnoText(err)).
 		WithDetail("File %s.", t.log.path)
@@ -79,7 +80,9 @@ func (t *Table) failed(gen uint64, what string, err, cut error) error {
 	} else if e.Code == pgerr.DiskFull {
 		e = e.WithHint("Free disk space. Nothing of the statement was written; it can be retried.")
 	}
-	t.failure.p.Store(&writeFailure{err: e, gen: gen, fatal: fatal})
+	if fatal || b.writes > 0 {
+		t.failure.p.Store(&writeFailure{err: e, gen: b.gen, fatal: fatal})
+	}
 	return e
 }
 

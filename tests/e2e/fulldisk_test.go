@@ -44,6 +44,9 @@ func TestFullDisk(t *testing.T) {
 	execAll(t, ctx, c,
 		"CREATE TABLE t (id bigint PRIMARY KEY, g int NOT NULL, pad text)",
 		"CREATE MATERIALIZED VIEW v AS SELECT g, count(*) AS n, sum(id) AS s FROM t GROUP BY g",
+		// A view that changes while the disk is full: over a generator.
+		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events_per_second = '5000')",
+		"CREATE MATERIALIZED VIEW nb AS SELECT count(*) AS n FROM bid",
 	)
 	const viewQuery = "SELECT g, count(*) AS n, sum(id) AS s FROM t GROUP BY g"
 	pad := strings.Repeat("x", 1000)
@@ -92,6 +95,21 @@ func TestFullDisk(t *testing.T) {
 		}
 	}()
 
+	// A subscriber to the generator's view, whose changes go on meanwhile.
+	genSub := s.connect(ctx)
+	genRows, err := genSub.Query(subCtx, "SUBSCRIBE TO nb WITH (snapshot = false, progress = true)")
+	if err != nil {
+		t.Fatalf("SUBSCRIBE: %v", err)
+	}
+	genChanges := make(chan struct{}, 1<<16) // one per change of nb
+	go func() {
+		for genRows.Next() {
+			if vals, err := genRows.Values(); err == nil && vals[0] != "progress" {
+				genChanges <- struct{}{}
+			}
+		}
+	}()
+
 	// Fill the disk: a ballast file up to ENOSPC, then rows until a write fails.
 	ballast := filepath.Join(dir, "ballast")
 	fillDisk(t, ballast)
@@ -129,6 +147,25 @@ func TestFullDisk(t *testing.T) {
 	checkRows(t, ctx, c, acked, failed)
 	execAll(t, ctx, c, "FLUSH")
 	checkView(t, ctx, c, "v", viewQuery)
+	// The generator's view moves on, and its subscriber gets the changes.
+	for len(genChanges) > 0 {
+		<-genChanges
+	}
+	var n1, n2 int64
+	if err := c.QueryRow(ctx, "SELECT n FROM nb").Scan(&n1); err != nil {
+		t.Fatal(err)
+	}
+	for n2 <= n1 {
+		execAll(t, ctx, c, "FLUSH")
+		if err := c.QueryRow(ctx, "SELECT n FROM nb").Scan(&n2); err != nil {
+			t.Fatalf("view over a generator on a full disk: %v", err)
+		}
+	}
+	select {
+	case <-genChanges:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the subscription to nb got nothing while the disk was full")
+	}
 	// A new subscription gets the view's snapshot.
 	func() {
 		sctx, stop := context.WithCancel(ctx)
