@@ -210,13 +210,16 @@ func (j *Job) recordCutPos(r *root, epoch uint64, p cutPos) {
 // viewLog is a view's changelog writer; used on the view's goroutine
 // (onEpoch) with the job's subMu held, and at start.
 type viewLog struct {
-	log   *changelog.Log
-	cols  []types.Column
-	fresh bool   // a new or rebuilt view: the log starts after its first epoch (the backfill)
-	bad   bool   // a write failed: the log restarts after the last epoch
-	prev  uint64 // the last epoch handled
-	hold  *viewHold
-	trim  time.Time // the last Trim
+	log  *changelog.Log
+	cols []types.Column
+	// active: the log is kept (a client subscribed within the retention);
+	// a view nobody subscribes to writes nothing.
+	active     bool
+	lastClient time.Time // when a client was last subscribed
+	bad        bool      // a write failed: the log restarts after the last epoch
+	prev       uint64    // the last epoch handled
+	hold       *viewHold
+	trim       time.Time // the last Trim
 }
 
 // viewHold is what a view resumed after a restart holds back.
@@ -234,29 +237,32 @@ func (rt *Runtime) openViewLog(j *Job, resumed uint64) {
 		rt.cfg.Logf("materialized view %s: no changelog (SUBSCRIBE ... since is refused): %v", j.spec.Name, err)
 		return
 	}
-	vl := &viewLog{log: l, cols: j.spec.Cols, prev: rt.epoch, trim: time.Now()}
+	now := time.Now()
+	vl := &viewLog{log: l, cols: j.spec.Cols, prev: rt.epoch, trim: now}
 	j.clog = vl
 	if resumed == 0 {
-		vl.fresh = true
-		return
+		return // a new or rebuilt view: the log starts when a client subscribes
 	}
 	vl.prev = resumed
 	if l.From() > resumed {
-		// The log lost frames after the checkpoint (a failed write, or
-		// none was kept): subscribers cannot resume from before now.
-		vl.restartLog(j, max(resumed, uint64(time.Now().UnixMilli())<<epochSeqBits-1))
+		// The log does not cover the epochs after the checkpoint (it
+		// started after it, or a write failed): subscribers cannot resume
+		// from before now.
 		return
 	}
 	h, targets, n, err := readHold(l, resumed, vl.cols)
 	if err != nil {
 		rt.cfg.Logf("materialized view %s: changelog after checkpoint %d unreadable, subscribers cannot resume from before now: %v", j.spec.Name, resumed, err)
-		vl.restartLog(j, max(resumed, uint64(time.Now().UnixMilli())<<epochSeqBits-1))
 		return
+	}
+	recent := EpochAt(now.Add(-rt.cl.retention))
+	if max(l.From(), l.Last()) >= recent {
+		vl.active, vl.lastClient = true, now
 	}
 	if n == 0 {
 		return
 	}
-	vl.hold = h
+	vl.hold, vl.active, vl.lastClient = h, true, now
 	rt.cl.hold(targets)
 	rt.cfg.Logf("materialized view %s: %d changelog frames after checkpoint %d were sent to subscribers; holding its changes until the replay has caught up", j.spec.Name, n, resumed)
 }
@@ -335,12 +341,28 @@ func (j *Job) logEpoch(e uint64, changes *stream.Chunk) (out *stream.Chunk, send
 		}
 		j.rt.cfg.Logf("materialized view %s: replay caught up at epoch %d; subscribers get %d rows of difference", j.spec.Name, e, rows)
 	}
+	hasClient := false
+	for _, s := range j.subs {
+		hasClient = hasClient || (s.client != nil && !s.dead)
+	}
 	switch {
-	case vl.fresh:
-		vl.fresh = false
+	case hasClient:
+		vl.lastClient = time.Now()
+	case vl.active && vl.hold == nil && time.Since(vl.lastClient) > j.rt.cl.retention:
+		vl.active = false // nobody subscribed within the retention
 		vl.restartLog(j, e)
+	}
+	switch {
+	case !vl.active && !hasClient:
 		vl.prev = e
 		return out, send
+	case !vl.active:
+		// The first client: the log covers the epochs after the one it
+		// subscribed at. A restart can resume its subscribers only from a
+		// checkpoint taken after that: ask for one at the next tick.
+		vl.restartLog(j, vl.prev)
+		vl.active = !vl.bad
+		j.rt.ckSoon.Store(true)
 	case vl.bad:
 		vl.restartLog(j, vl.prev)
 	}
@@ -376,11 +398,7 @@ func (j *Job) appendFrames(e uint64, c *stream.Chunk) error {
 			return err
 		}
 	}
-	sync := false
-	for _, s := range j.subs {
-		sync = sync || (s.client != nil && !s.dead)
-	}
-	return vl.log.Commit(sync)
+	return vl.log.Commit(true) // a client is subscribed (logEpoch)
 }
 
 // endClients ends every client subscription (subMu held).

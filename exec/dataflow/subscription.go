@@ -266,8 +266,8 @@ func (rt *Runtime) SubscribeSince(id uint32, since uint64, opts SubOptions) (*Su
 	if j.stopped.Load() {
 		return nil, errStopped
 	}
-	if j.clog == nil || j.clog.bad {
-		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view %s keeps no changelog now: a subscription cannot resume after an epoch", j.spec.Name).
+	if j.clog == nil || j.clog.bad || !j.clog.active {
+		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "the changes of materialized view %s after %s are not kept (it keeps them while a client subscribes, and for the retention after)", j.spec.Name, EpochTime(since).Format(time.RFC3339Nano)).
 			WithHint("Subscribe again with snapshot = true.")
 	}
 	cur, err := j.clog.log.NewCursor(since)

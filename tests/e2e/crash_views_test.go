@@ -2,16 +2,19 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // crashViews are the views TestKillDuringViewMaintenance keeps, each with
@@ -60,14 +63,22 @@ func TestKillDuringViewMaintenance(t *testing.T) {
 	} {
 		mustExec(t, ctx, c, q)
 	}
+	var subs []*crashSub
 	for _, v := range crashViews {
 		mustExec(t, ctx, c, "CREATE MATERIALIZED VIEW "+v.name+" AS "+v.view)
+		subs = append(subs, &crashSub{view: v.name, appendOnly: strings.Contains(v.view, "EMIT ON WINDOW CLOSE")})
 	}
 	var evID int64
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for round := 0; round < rounds; round++ {
 		if round > 0 {
 			s = startServer(t, dir, flags...)
+		}
+		// Subscribers follow every view, resuming after the last epoch
+		// they have whole; they end with the kill.
+		subErrs := make(chan error, len(subs))
+		for _, cs := range subs {
+			go func() { subErrs <- cs.run(ctx, s.connString(), time.Time{}) }()
 		}
 		// Writers run until the kill; their errors after it are expected.
 		stopAt := time.Duration(100+rng.Intn(1100)) * time.Millisecond
@@ -118,6 +129,11 @@ func TestKillDuringViewMaintenance(t *testing.T) {
 		}
 		<-s.exited
 		wg.Wait()
+		for range subs {
+			if err := <-subErrs; isServerError(err) {
+				t.Errorf("round %d: a subscription was refused or ended by the server: %v", round, err)
+			}
+		}
 		t.Logf("round %d: killed after %v (%d events so far)", round, stopAt, evID)
 	}
 
@@ -132,6 +148,28 @@ func TestKillDuringViewMaintenance(t *testing.T) {
 	// The source's uninterrupted run: a view created now reads it whole.
 	mustExec(t, ctx, c, "CREATE MATERIALIZED VIEW bids_check AS "+crashViews[4].view)
 	mustExec(t, ctx, c, "FLUSH")
+	// Every subscriber catches up to now and must hold exactly the view.
+	until := time.Now()
+	for _, cs := range subs {
+		sctx, scancel := context.WithTimeout(ctx, time.Minute)
+		err := cs.run(sctx, s.connString(), until)
+		scancel()
+		if err != nil {
+			t.Fatalf("subscriber of %s (last epoch %s): %v", cs.view, cs.last, err)
+		}
+		d, err := cs.diff(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range cs.problems {
+			t.Errorf("subscriber of %s: %s", cs.view, p)
+		}
+		if len(d) > 0 {
+			t.Errorf("subscriber of %s (resumed %d times) differs from the view in %d rows: %v", cs.view, cs.resumes, len(d), d[:min(len(d), 10)])
+		} else {
+			t.Logf("subscriber of %s: resumed %d times, %d changes, %d rows, equal to the view", cs.view, cs.resumes, cs.applied, len(cs.rows))
+		}
+	}
 	for i, v := range crashViews {
 		oracle := v.oracle
 		if oracle == "" {
@@ -154,6 +192,13 @@ func TestKillDuringViewMaintenance(t *testing.T) {
 			t.Logf("view %s: %d rows, equal to its query", v.name, rows)
 		}
 	}
+}
+
+// isServerError reports whether err came from the server (an error
+// response), not from the connection breaking.
+func isServerError(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe)
 }
 
 func mustExec(t *testing.T, ctx context.Context, c *pgx.Conn, q string) {
