@@ -33,6 +33,9 @@ type config struct {
 	checkpointInterval time.Duration
 	// subscribeBufferRows bounds a subscriber's unread rows.
 	subscribeBufferRows int
+	// subscribeRetention is how long views keep their changes for
+	// SUBSCRIBE ... WITH (since = ...).
+	subscribeRetention time.Duration
 	// clock is "wall" or "manual" (processing time that only ADVANCE CLOCK moves).
 	clock string
 }
@@ -62,6 +65,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"how often the views' state is checkpointed into the data directory (0: never; a restart then rebuilds views from their inputs)")
 	fs.IntVar(&cfg.subscribeBufferRows, "subscribe-buffer-rows", 1_000_000,
 		"rows a SUBSCRIBE client may leave unread before its subscription ends with an error")
+	fs.DurationVar(&cfg.subscribeRetention, "subscribe-retention", time.Hour,
+		"how long a materialized view keeps the changes it sent to subscribers, so that a client can resume with SUBSCRIBE ... WITH (since = ...) (kept on disk while a client subscribes, and this long after)")
 	fs.StringVar(&cfg.clock, "clock", "wall",
 		"processing-time clock of the streaming runtime: wall, or manual (starts at 2024-01-01 00:00:00 UTC and moves only by ADVANCE CLOCK; for tests)")
 	if err := fs.Parse(args); err != nil {
@@ -75,6 +80,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.checkpointInterval < 0 {
 		return cfg, fmt.Errorf("--checkpoint-interval must not be negative")
+	}
+	if cfg.subscribeRetention <= 0 {
+		return cfg, fmt.Errorf("--subscribe-retention must be positive")
 	}
 	if cfg.subscribeBufferRows <= 0 {
 		return cfg, fmt.Errorf("--subscribe-buffer-rows must be positive")
