@@ -133,6 +133,14 @@ func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscrib
 			sub.Close()
 			return nil, err
 		}
+		if since == nil && p.query == nil {
+			// Before the first row: a restart must be able to resume
+			// this subscription (WITH (since = ...)).
+			if err := e.flow.CoverChangelog(ctx, p.viewOID); err != nil {
+				sub.Close()
+				return nil, err
+			}
+		}
 		return &subIter{ctx: ctx, sub: sub, cols: cols}, nil
 	}
 	return cols, start, nil

@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -359,10 +360,9 @@ func (j *Job) logEpoch(e uint64, changes *stream.Chunk) (out *stream.Chunk, send
 	case !vl.active:
 		// The first client: the log covers the epochs after the one it
 		// subscribed at. A restart can resume its subscribers only from a
-		// checkpoint taken after that: ask for one at the next tick.
+		// checkpoint taken after that (CoverChangelog).
 		vl.restartLog(j, vl.prev)
 		vl.active = !vl.bad
-		j.rt.ckSoon.Store(true)
 	case vl.bad:
 		vl.restartLog(j, vl.prev)
 	}
@@ -505,6 +505,50 @@ func decodeFrame(b []byte, cols []types.Column) (map[cutKey]cutPos, *stream.Chun
 		return nil, nil, bad("trailing bytes")
 	}
 	return cuts, c, nil
+}
+
+// CoverChangelog returns once view id's changelog is kept and a committed
+// checkpoint comes after its start, taking one if needed: only then can a
+// restart resume its subscribers (recovery needs the log to cover the
+// epochs after the checkpoint it restores). A new subscription calls it
+// before its first row goes out, so a client never holds an epoch it
+// could not resume after. Without automatic checkpoints (a negative
+// interval: tests that place them) it does nothing; a failed checkpoint is
+// logged, not returned (the subscription works, a crash before the next
+// checkpoint makes resuming it fail with 55000).
+func (rt *Runtime) CoverChangelog(ctx context.Context, id uint32) error {
+	if rt.cl == nil || rt.ck == nil || rt.ck.interval <= 0 {
+		return nil
+	}
+	j := rt.Job(id)
+	if j == nil {
+		return nil
+	}
+	var from uint64
+	err := rt.waitProgress(ctx, func() bool {
+		j.subMu.Lock()
+		defer j.subMu.Unlock()
+		if j.clog == nil || j.Err() != nil || j.stopped.Load() {
+			return true
+		}
+		if j.clog.active {
+			from = j.clog.log.From()
+		}
+		return j.clog.active || j.clog.bad
+	})
+	if err != nil || from == 0 {
+		return err
+	}
+	if st, _ := rt.CheckpointStats(); st.Epoch >= from {
+		return nil
+	}
+	if _, err := rt.Checkpoint(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rt.cfg.Logf("materialized view %s: checkpoint after its first subscriber: %v", j.spec.Name, err)
+	}
+	return nil
 }
 
 // DropChangelog removes a dropped view's changelog.

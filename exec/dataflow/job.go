@@ -314,6 +314,11 @@ func (j *Job) stop() {
 	j.env.Fail(errStopped)
 	j.endSubs(errStopped)
 	j.wg.Wait()
+	j.subMu.Lock()
+	if j.clog != nil {
+		j.clog.log.Close()
+	}
+	j.subMu.Unlock()
 }
 
 var errStopped = errors.New("dataflow: job stopped")

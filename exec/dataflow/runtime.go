@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -107,9 +106,6 @@ type Runtime struct {
 
 	ck *ckptState // nil without checkpoints
 	cl *clState   // nil without changelogs
-	// ckSoon asks the ticker for a checkpoint at its next tick (a view
-	// started its changelog).
-	ckSoon atomic.Bool
 
 	progMu sync.Mutex
 	prog   chan struct{} // closed (and replaced) when any job completes an epoch
@@ -175,7 +171,7 @@ func (rt *Runtime) tick() {
 				continue // resumed jobs must all start at the checkpoint's epoch
 			}
 			if len(inFlight) < maxTicksInFlight {
-				ckpt := rt.ck != nil && rt.ck.interval > 0 && (time.Since(lastCkpt) >= rt.ck.interval || rt.ckSoon.Swap(false))
+				ckpt := rt.ck != nil && rt.ck.interval > 0 && time.Since(lastCkpt) >= rt.ck.interval
 				e, started := rt.inject(ckpt)
 				if started {
 					lastCkpt = time.Now()

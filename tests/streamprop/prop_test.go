@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,6 +59,7 @@ type runner struct {
 	snapshotMisses int // snapshot steps whose views disagreed (a known issue)
 
 	subs       map[string]*subscriber // by view name (cfg.subscribe)
+	resumed    int                    // subscriptions resumed with since after a restart
 	alterNoted bool                   // the ALTER known issue was logged
 	maxFlush   time.Duration          // the longest FLUSH
 }
@@ -196,6 +198,7 @@ func (r *runner) do(s step) error {
 	case stepRestart:
 		r.script.WriteString("-- restart the server here\n")
 		r.ss.close()
+		old := maps.Clone(r.subs)
 		r.unsubscribe()
 		if err := r.srv.restart(); err != nil {
 			return err
@@ -205,6 +208,20 @@ func (r *runner) do(s step) error {
 			return err
 		}
 		for _, v := range r.live {
+			// A subscriber resumes after the last epoch it has whole
+			// (SUBSCRIBE ... WITH (since = ...)): its rows must go on
+			// adding up to the view.
+			if s := old[v.name]; s != nil {
+				ok, err := s.resume(r.ctx, r.srv.connString())
+				if err != nil {
+					return err
+				}
+				if ok {
+					r.subs[v.name] = s
+					r.resumed++
+					continue
+				}
+			}
 			if err := r.follow(v.name); err != nil {
 				return err
 			}

@@ -37,8 +37,8 @@ func TestSubscriptionsFollowViews(t *testing.T) {
 				r.fail(err)
 				return
 			}
-			t.Logf("seed %d: %d checks of %d subscriptions passed (barrier interval %v, restart %v; longest FLUSH %v)",
-				seed, r.checks, len(subscribed), cfg.interval, cfg.restart, r.maxFlush.Round(time.Millisecond))
+			t.Logf("seed %d: %d checks of %d subscriptions passed, %d resumed after restarts (barrier interval %v, restart %v; longest FLUSH %v)",
+				seed, r.checks, len(subscribed), r.resumed, cfg.interval, cfg.restart, r.maxFlush.Round(time.Millisecond))
 		})
 	}
 }
@@ -50,26 +50,64 @@ type subscriber struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu      sync.Mutex
-	cols    []string
-	float   []bool
-	rows    map[string]int // the view's columns as a row key -> count
-	epoch   string         // the last epoch_time seen
-	pending string         // an update_before's row, until its update_after
-	err     error          // how the stream broke its rules, or ended
-	changed chan struct{}  // closed and replaced on every row
+	mu    sync.Mutex
+	cols  []string
+	float []bool
+	rows  map[string]int // the view's columns as a row key -> count
+	epoch string         // the last epoch_time seen
+	// Resuming after a restart: complete is the last epoch whose rows all
+	// arrived (a row of a later epoch did), cur the changes applied in the
+	// epoch after it, undone when the connection breaks in its middle.
+	complete string
+	cur      []applied
+	since    string        // the epoch this reading resumed after ("": a snapshot)
+	pending  string        // an update_before's row, until its update_after
+	err      error         // how the stream broke its rules, or ended
+	changed  chan struct{} // closed and replaced on every row
+}
+
+// applied is one change a subscriber applied: +1 or -1 of a row.
+type applied struct {
+	key string
+	n   int
 }
 
 func subscribe(ctx context.Context, dsn, view string) (*subscriber, error) {
+	s := &subscriber{view: view, rows: map[string]int{}, changed: make(chan struct{})}
+	return s, s.start(ctx, dsn)
+}
+
+func (s *subscriber) start(ctx context.Context, dsn string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	d, err := connect(ctx, "subscriber", dsn)
 	if err != nil {
 		cancel()
-		return nil, err
+		return err
 	}
-	s := &subscriber{view: view, cancel: cancel, done: make(chan struct{}), rows: map[string]int{}, changed: make(chan struct{})}
+	s.cancel, s.done = cancel, make(chan struct{})
 	go s.read(ctx, d)
-	return s, nil
+	return nil
+}
+
+// resume follows the view again after a restart, after the last epoch the
+// closed subscriber had whole: the changes of the epoch it was in the
+// middle of are undone and come again. It returns false when it had no
+// whole epoch yet (subscribe again instead).
+func (s *subscriber) resume(ctx context.Context, dsn string) (bool, error) {
+	s.mu.Lock()
+	if s.complete == "" || s.err != nil {
+		s.mu.Unlock()
+		return false, nil
+	}
+	for i := len(s.cur) - 1; i >= 0; i-- {
+		a := s.cur[i]
+		if s.rows[a.key] -= a.n; s.rows[a.key] == 0 {
+			delete(s.rows, a.key)
+		}
+	}
+	s.cur, s.pending, s.epoch, s.since = nil, "", s.complete, s.complete
+	s.mu.Unlock()
+	return true, s.start(ctx, dsn)
 }
 
 func (s *subscriber) close() {
@@ -80,7 +118,11 @@ func (s *subscriber) close() {
 func (s *subscriber) read(ctx context.Context, d *db) {
 	defer close(s.done)
 	defer d.close()
-	mrr := d.conn.PgConn().Exec(ctx, "SUBSCRIBE TO "+s.view+" WITH (snapshot = true, progress = true)")
+	q := "SUBSCRIBE TO " + s.view + " WITH (snapshot = true, progress = true)"
+	if s.since != "" {
+		q = "SUBSCRIBE TO " + s.view + " WITH (since = '" + s.since + "', progress = true)"
+	}
+	mrr := d.conn.PgConn().Exec(ctx, q)
 	defer mrr.Close()
 	if !mrr.NextResult() {
 		s.broken(fmt.Errorf("no result: %v", mrr.Close()))
@@ -88,6 +130,7 @@ func (s *subscriber) read(ctx context.Context, d *db) {
 	}
 	rr := mrr.ResultReader()
 	s.mu.Lock()
+	s.cols, s.float = nil, nil
 	for i, f := range rr.FieldDescriptions() {
 		if i >= 2 {
 			s.cols = append(s.cols, f.Name)
@@ -123,8 +166,11 @@ func (s *subscriber) apply(op, epoch, key string) error {
 		close(s.changed)
 		s.changed = make(chan struct{})
 	}()
-	if epoch < s.epoch { // timestamptz text in one session's format: ordered
+	if epoch < s.epoch || s.since != "" && epoch <= s.since { // timestamptz text in one session's format: ordered
 		return fmt.Errorf("epoch_time went back from %s to %s", s.epoch, epoch)
+	}
+	if epoch != s.epoch {
+		s.complete, s.cur = s.epoch, s.cur[:0]
 	}
 	s.epoch = epoch
 	if s.pending != "" && op != "update_after" {
@@ -133,12 +179,14 @@ func (s *subscriber) apply(op, epoch, key string) error {
 	switch op {
 	case "insert":
 		s.rows[key]++
+		s.cur = append(s.cur, applied{key, 1})
 	case "update_after":
 		if s.pending == "" {
 			return fmt.Errorf("update_after without update_before")
 		}
 		s.pending = ""
 		s.rows[key]++
+		s.cur = append(s.cur, applied{key, 1})
 	case "delete", "update_before":
 		if s.rows[key] == 0 {
 			return fmt.Errorf("%s of a row the subscriber does not have: %s", op, showRow(strings.Split(key, "\x1f")))
@@ -146,6 +194,7 @@ func (s *subscriber) apply(op, epoch, key string) error {
 		if s.rows[key]--; s.rows[key] == 0 {
 			delete(s.rows, key)
 		}
+		s.cur = append(s.cur, applied{key, -1})
 		if op == "update_before" {
 			s.pending = key
 		}
