@@ -81,15 +81,7 @@ func (c *crashSub) run(ctx context.Context, conn string, until time.Time) error 
 		if op == "progress" {
 			continue
 		}
-		f := make([]string, 0, len(raw)-2)
-		for _, v := range raw[2:] {
-			if v == nil {
-				f = append(f, "NULL")
-			} else {
-				f = append(f, string(v))
-			}
-		}
-		c.pend = append(c.pend, subChange{op, strings.Join(f, "|")})
+		c.pend = append(c.pend, subChange{op, rowText(raw[2:])})
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -140,15 +132,7 @@ func (c *crashSub) diff(ctx context.Context, pc *pgx.Conn) ([]string, error) {
 	}
 	want := map[string]int{}
 	for rows.Next() {
-		var f []string
-		for _, v := range rows.RawValues() {
-			if v == nil {
-				f = append(f, "NULL")
-			} else {
-				f = append(f, string(v))
-			}
-		}
-		want[strings.Join(f, "|")]++
+		want[rowText(rows.RawValues())]++
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -166,4 +150,16 @@ func (c *crashSub) diff(ctx context.Context, pc *pgx.Conn) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// rowText joins a row's text values with "|" (NULL for null).
+func rowText(raw [][]byte) string {
+	f := make([]string, len(raw))
+	for i, v := range raw {
+		f[i] = "NULL"
+		if v != nil {
+			f[i] = string(v)
+		}
+	}
+	return strings.Join(f, "|")
 }
