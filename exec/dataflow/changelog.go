@@ -233,7 +233,9 @@ type viewHold struct {
 // checkpoint epoch the job resumes from (0: it starts from its inputs).
 func (rt *Runtime) openViewLog(j *Job, resumed uint64) {
 	dir := filepath.Join(rt.cl.dir, strconv.FormatUint(uint64(j.spec.ID), 10))
-	l, err := changelog.Open(dir, rt.epoch)
+	// A missing log covers only what comes after now: never the epochs
+	// after an older checkpoint (its frames were discarded, see logEpoch).
+	l, err := changelog.Open(dir, max(rt.epoch, uint64(time.Now().UnixMilli())<<epochSeqBits))
 	if err != nil {
 		rt.cfg.Logf("materialized view %s: no changelog (SUBSCRIBE ... since is refused): %v", j.spec.Name, err)
 		return
@@ -368,9 +370,15 @@ func (j *Job) logEpoch(e uint64, changes *stream.Chunk) (out *stream.Chunk, send
 	}
 	if !vl.bad && out != nil && out.Len() > 0 {
 		if err := j.appendFrames(e, out); err != nil {
-			vl.bad = true
+			// The clients get epoch e anyway (a full disk must not stop
+			// subscriptions), so the log must never look as if it covered
+			// e: Reset discards its files at once (removing needs no
+			// space) and starts it after e if it can; a restart finds no
+			// log covering its checkpoint and refuses since values from
+			// before (55000) rather than sending e twice.
 			j.rt.cfg.Logf("materialized view %s: changelog write failed (subscribers resuming with since from before now must take a snapshot): %v", j.spec.Name, err)
 			j.endTails(err)
+			vl.restartLog(j, e)
 		}
 	}
 	vl.prev = e
