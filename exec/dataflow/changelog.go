@@ -225,8 +225,9 @@ type viewLog struct {
 
 // viewHold is what a view resumed after a restart holds back.
 type viewHold struct {
-	pub stream.ChangeSet // the net changes the log says subscribers saw after the checkpoint
-	acc stream.ChangeSet // the net changes computed since the restart
+	pub   stream.ChangeSet // the net changes the log says subscribers saw after the checkpoint
+	acc   stream.ChangeSet // the net changes computed since the restart
+	since time.Time        // when the view started holding
 }
 
 // openViewLog opens j's changelog at start (rt.mu held). resumed is the
@@ -278,7 +279,7 @@ func readHold(l *changelog.Log, after uint64, cols []types.Column) (*viewHold, m
 		return nil, nil, 0, err
 	}
 	defer c.Close()
-	h := &viewHold{pub: stream.ChangeSet{}, acc: stream.ChangeSet{}}
+	h := &viewHold{pub: stream.ChangeSet{}, acc: stream.ChangeSet{}, since: time.Now()}
 	targets := map[cutKey]cutPos{}
 	n := 0
 	for {
@@ -342,7 +343,7 @@ func (j *Job) logEpoch(e uint64, changes *stream.Chunk) (out *stream.Chunk, send
 		if diff != nil {
 			rows = diff.Len()
 		}
-		j.rt.cfg.Logf("materialized view %s: replay caught up at epoch %d; subscribers get %d rows of difference", j.spec.Name, e, rows)
+		j.rt.cfg.Logf("materialized view %s: replay caught up at epoch %d after %v; subscribers get %d rows of difference", j.spec.Name, e, time.Since(h.since).Round(time.Millisecond), rows)
 	}
 	hasClient := false
 	for _, s := range j.subs {

@@ -96,7 +96,7 @@ func startServer(t *testing.T, dataDir string, flags ...string) *server {
 	go func() { s.cmd.Wait(); close(s.exited) }()
 	t.Cleanup(func() {
 		s.kill()
-		if t.Failed() {
+		if t.Failed() || os.Getenv("STREAMSQL_SERVER_LOG") != "" {
 			t.Logf("streamsqld output:\n%s", s.out.String())
 		}
 	})
