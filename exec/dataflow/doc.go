@@ -10,7 +10,13 @@
 // runs as one job:
 //
 //	table reader(bid) --> StreamHashAgg --> Materialize(v) --> subscribers, downstream jobs
-//	      ^ barriers injected by the Runtime every epoch
+//	      ^ barriers injected by the Runtime every epoch         \-> changelog (while clients subscribe)
+//
+// Checkpoints (checkpoint.go, resume.go) snapshot every job's operators at
+// a checkpoint barrier and let jobs resume from them after a restart; view
+// changelogs (changelog.go) let clients resume a subscription after an
+// epoch (SubscribeSince), also across a restart. Design:
+// docs/contributing/checkpoints.md.
 //
 // Ownership and concurrency: a Runtime is safe for concurrent use. Each job
 // runs its operators on goroutines of their own (exec/stream); the
