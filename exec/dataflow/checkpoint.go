@@ -327,12 +327,27 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 		run.w.Abort() // the runtime is closing
 		return
 	}
+	// The jobs still registered: one stopped since the barrier (dropped)
+	// is left out and rebuilt at recovery. A runtime that began closing
+	// unregisters every job: its checkpoint is not committed (it would
+	// hold none of them), the previous one stays the last.
+	rt.mu.Lock()
+	closing := rt.closed
+	live := map[uint32]bool{}
+	for id, j := range run.jobs {
+		live[id] = rt.jobs[id] == j
+	}
+	rt.mu.Unlock()
+	if closing {
+		run.w.Abort()
+		return
+	}
 	meta := ckptMeta{Epoch: run.epoch}
 	retain := map[uint32]uint64{}
 	run.mu.Lock()
 	err := run.failed
 	for id, j := range run.jobs {
-		if j.Err() != nil || j.stopped.Load() || rt.Job(id) != j {
+		if j.Err() != nil || j.stopped.Load() || !live[id] {
 			continue // left out: rebuilt at recovery
 		}
 		jm := jobMeta{ID: id, Name: j.spec.Name, Fingerprint: fingerprint(j.spec.Plan), Resumable: true}
