@@ -397,7 +397,8 @@ func (j *Job) logEpoch(e uint64, changes *stream.Chunk) (out *stream.Chunk, send
 }
 
 // appendFrames writes epoch e's changes in frames of at most frameRows
-// rows and commits them, fsynced when a client subscribes.
+// rows and commits them, fsynced (the log is written only while clients
+// subscribe, or may come back: they must never see an epoch a crash loses).
 func (j *Job) appendFrames(e uint64, c *stream.Chunk) error {
 	vl := j.clog
 	cuts := j.rt.cl.cutsAt(e)
