@@ -198,3 +198,61 @@ func TestSubscribeSince(t *testing.T) {
 		t.Fatalf("the view did not resume with changes held back; log:\n%s", strings.Join(logs, "\n"))
 	}
 }
+
+// A view rebuilt (ALTER TABLE under it) or whose last subscriber left
+// longer than the retention ago keeps no history: resuming from before is
+// refused (55000), never answered with a gap.
+func TestSubscribeSinceRefused(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(Config{DataDir: dir, CheckpointInterval: -1, ChangelogRetention: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, _ := e.NewSession("tester", "db", nil)
+	w, _ := e.NewSession("writer", "db", nil)
+	mustRun(t, s, "CREATE TABLE t (id int PRIMARY KEY, g int)")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW v AS SELECT g, count(*) AS n FROM t GROUP BY g")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW u AS SELECT id FROM t")
+
+	seenOf := func(view string) string {
+		sub, err := subscribe(t, s, "SUBSCRIBE TO "+view+" WITH (snapshot = false)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.close()
+		mustRun(t, w, fmt.Sprintf("INSERT INTO t VALUES (%d, 1); FLUSH", time.Now().UnixNano()%1000000))
+		return lastEpoch(sub.read(1))
+	}
+
+	// Rebuilt: ALTER TABLE restarts the views over t.
+	seen := seenOf("v")
+	if _, err := subscribe(t, s, fmt.Sprintf("SUBSCRIBE TO v WITH (since = '%s')", seen)); err != nil {
+		t.Fatalf("resuming before the ALTER: %v", err)
+	}
+	mustRun(t, w, "ALTER TABLE t ADD COLUMN c int")
+	if _, err := subscribe(t, s, fmt.Sprintf("SUBSCRIBE TO v WITH (since = '%s')", seen)); pgerr.CodeOf(err) != pgerr.ObjectNotInPrerequisiteState {
+		t.Fatalf("resuming across a rebuild: %v", err)
+	}
+
+	// Retention: once nobody subscribed for longer, the log goes.
+	seen = seenOf("u")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		// The retention is wall-clock time with no client subscribed: let
+		// it pass, then an epoch lets the view notice.
+		time.Sleep(60 * time.Millisecond)
+		mustRun(t, w, "FLUSH")
+		sub, err := subscribe(t, s, fmt.Sprintf("SUBSCRIBE TO u WITH (since = '%s')", seen))
+		if pgerr.CodeOf(err) == pgerr.ObjectNotInPrerequisiteState {
+			break
+		}
+		if err != nil {
+			t.Fatalf("resuming u: %v", err)
+		}
+		sub.close()
+		if time.Now().After(deadline) {
+			t.Fatal("the changelog was still kept long after the retention")
+		}
+	}
+}

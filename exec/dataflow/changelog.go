@@ -211,7 +211,8 @@ func (j *Job) recordCutPos(r *root, epoch uint64, p cutPos) {
 // viewLog is a view's changelog writer; used on the view's goroutine
 // (onEpoch) with the job's subMu held, and at start.
 type viewLog struct {
-	log  *changelog.Log
+	dir  string
+	log  *changelog.Log // nil while inactive with nothing on disk
 	cols []types.Column
 	// active: the log is kept (a client subscribed within the retention);
 	// a view nobody subscribes to writes nothing.
@@ -233,30 +234,50 @@ type viewHold struct {
 // openViewLog opens j's changelog at start (rt.mu held). resumed is the
 // checkpoint epoch the job resumes from (0: it starts from its inputs).
 func (rt *Runtime) openViewLog(j *Job, resumed uint64) {
-	dir := filepath.Join(rt.cl.dir, strconv.FormatUint(uint64(j.spec.ID), 10))
-	// A missing log covers only what comes after now: never the epochs
-	// after an older checkpoint (its frames were discarded, see logEpoch).
-	l, err := changelog.Open(dir, max(rt.epoch, uint64(time.Now().UnixMilli())<<epochSeqBits))
-	if err != nil {
-		rt.cfg.Logf("materialized view %s: no changelog (SUBSCRIBE ... since is refused): %v", j.spec.Name, err)
+	now := time.Now()
+	vl := &viewLog{dir: filepath.Join(rt.cl.dir, strconv.FormatUint(uint64(j.spec.ID), 10)), cols: j.spec.Cols, prev: rt.epoch, trim: now}
+	j.clog = vl
+	// A log this view cannot continue (it is new or rebuilt, or the log
+	// does not cover the epochs after its checkpoint) is removed: no
+	// subscriber may resume from its history. The log starts again when a
+	// client subscribes.
+	drop := func() {
+		if vl.log != nil {
+			vl.log.Close()
+			vl.log = nil
+		}
+		if err := os.RemoveAll(vl.dir); err != nil {
+			rt.cfg.Logf("materialized view %s: removing its changelog: %v", j.spec.Name, err)
+		}
+	}
+	if resumed == 0 {
+		drop()
 		return
 	}
-	now := time.Now()
-	vl := &viewLog{log: l, cols: j.spec.Cols, prev: rt.epoch, trim: now}
-	j.clog = vl
-	if resumed == 0 {
-		return // a new or rebuilt view: the log starts when a client subscribes
-	}
 	vl.prev = resumed
+	if _, err := os.Stat(vl.dir); err != nil {
+		return // no log: nobody subscribed within the retention
+	}
+	// A log left without segments (discarded after a failed write) covers
+	// only what comes after now.
+	l, err := changelog.Open(vl.dir, max(resumed, uint64(now.UnixMilli())<<epochSeqBits))
+	if err != nil {
+		rt.cfg.Logf("materialized view %s: changelog unreadable, subscribers cannot resume from before now: %v", j.spec.Name, err)
+		drop()
+		return
+	}
+	vl.log = l
 	if l.From() > resumed {
 		// The log does not cover the epochs after the checkpoint (it
 		// started after it, or a write failed): subscribers cannot resume
 		// from before now.
+		drop()
 		return
 	}
 	h, targets, n, err := readHold(l, resumed, vl.cols)
 	if err != nil {
 		rt.cfg.Logf("materialized view %s: changelog after checkpoint %d unreadable, subscribers cannot resume from before now: %v", j.spec.Name, resumed, err)
+		drop()
 		return
 	}
 	recent := EpochAt(now.Add(-rt.cl.retention))
@@ -304,9 +325,17 @@ func readHold(l *changelog.Log, after uint64, cols []types.Column) (*viewHold, m
 	}
 }
 
-// restartLog empties the log: it covers the epochs after from.
+// restartLog empties the log (creating it if needed): it covers the
+// epochs after from.
 func (vl *viewLog) restartLog(j *Job, from uint64) {
-	if err := vl.log.Reset(from); err != nil {
+	var err error
+	if vl.log == nil {
+		vl.log, err = changelog.Open(vl.dir, from)
+	}
+	if err == nil {
+		err = vl.log.Reset(from)
+	}
+	if err != nil {
 		vl.bad = true
 		j.rt.cfg.Logf("materialized view %s: changelog: %v", j.spec.Name, err)
 		return
@@ -353,8 +382,15 @@ func (j *Job) logEpoch(e uint64, changes *stream.Chunk) (out *stream.Chunk, send
 	case hasClient:
 		vl.lastClient = time.Now()
 	case vl.active && vl.hold == nil && time.Since(vl.lastClient) > j.rt.cl.retention:
-		vl.active = false // nobody subscribed within the retention
-		vl.restartLog(j, e)
+		// Nobody subscribed within the retention: the log goes (a
+		// restart then finds none and keeps the view's log inactive).
+		vl.active = false
+		if vl.log != nil {
+			if err := vl.log.Remove(); err != nil {
+				j.rt.cfg.Logf("materialized view %s: removing its changelog: %v", j.spec.Name, err)
+			}
+			vl.log = nil
+		}
 	}
 	switch {
 	case !vl.active && !hasClient:
@@ -383,7 +419,7 @@ func (j *Job) logEpoch(e uint64, changes *stream.Chunk) (out *stream.Chunk, send
 		}
 	}
 	vl.prev = e
-	if vl.hold == nil && time.Since(vl.trim) > 10*time.Second {
+	if vl.active && vl.log != nil && vl.hold == nil && time.Since(vl.trim) > 10*time.Second {
 		vl.trim = time.Now()
 		keep := EpochAt(time.Now().Add(-j.rt.cl.retention))
 		if ck := j.rt.ck; ck != nil {

@@ -315,7 +315,7 @@ func (j *Job) stop() {
 	j.endSubs(errStopped)
 	j.wg.Wait()
 	j.subMu.Lock()
-	if j.clog != nil {
+	if j.clog != nil && j.clog.log != nil {
 		j.clog.log.Close()
 	}
 	j.subMu.Unlock()
