@@ -256,3 +256,40 @@ func TestSubscribeSinceRefused(t *testing.T) {
 		}
 	}
 }
+
+// A subscriber more than SubscribeBufferRows behind goes on from the
+// view's changelog: it still gets every change, each once.
+func TestSubscriberOverflowReadsTheLog(t *testing.T) {
+	e, err := Open(Config{DataDir: t.TempDir(), SubscribeBufferRows: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, _ := e.NewSession("tester", "db", nil)
+	w, _ := e.NewSession("writer", "db", nil)
+	mustRun(t, s, "CREATE TABLE big (id bigint); INSERT INTO big VALUES (0); CREATE MATERIALIZED VIEW bv AS SELECT id FROM big")
+	for _, q := range []string{"SUBSCRIBE TO bv", "SUBSCRIBE TO bv WITH (snapshot = false)"} {
+		sub, err := subscribe(t, s, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 30000
+		for b := 0; b < 3; b++ {
+			mustRun(t, w, fmt.Sprintf("INSERT INTO big SELECT generate_series(%d, %d); FLUSH", b*n+1, (b+1)*n))
+		}
+		want := 3 * n
+		if q == "SUBSCRIBE TO bv" {
+			want++ // the snapshot's row
+		}
+		seen := map[string]bool{}
+		for _, r := range sub.read(want) {
+			f := strings.Split(r, "|")
+			if f[0] != "insert" || seen[f[2]] {
+				t.Fatalf("%s: %s (seen before: %v)", q, r, seen[f[2]])
+			}
+			seen[f[2]] = true
+		}
+		sub.close()
+		mustRun(t, w, "DELETE FROM big WHERE id > 0; FLUSH")
+	}
+}

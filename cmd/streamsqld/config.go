@@ -64,7 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.checkpointInterval, "checkpoint-interval", time.Second,
 		"how often the views' state is checkpointed into the data directory (0: never; a restart then rebuilds views from their inputs)")
 	fs.IntVar(&cfg.subscribeBufferRows, "subscribe-buffer-rows", 1_000_000,
-		"rows a SUBSCRIBE client may leave unread before its subscription ends with an error")
+		"rows a SUBSCRIBE client may leave unread in memory: past that a subscriber of a materialized view reads on from the view's changelog on disk, any other subscription ends with an error")
 	fs.DurationVar(&cfg.subscribeRetention, "subscribe-retention", time.Hour,
 		"how long a materialized view keeps the changes it sent to subscribers, so that a client can resume with SUBSCRIBE ... WITH (since = ...) (kept on disk while a client subscribes, and this long after)")
 	fs.StringVar(&cfg.clock, "clock", "wall",

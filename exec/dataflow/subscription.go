@@ -35,9 +35,12 @@ type Update struct {
 	Ops []stream.Op
 }
 
-// Subscription reads a view's changelog into a bounded buffer of its own:
-// the view never waits for it; a subscription whose unread rows exceed the
-// bound ends with an error (53400). Next and TryNext are for one goroutine;
+// Subscription reads a view's changes into a bounded buffer of its own:
+// the view never waits for it. A subscriber whose unread rows exceed the
+// bound goes on reading from the view's durable changelog instead (toLog),
+// so nothing is lost and memory stays bounded; where the view keeps no
+// usable changelog (a SUBSCRIBE of a query, a failed log) the subscription
+// ends with an error (53400). Next and TryNext are for one goroutine;
 // the view's goroutine pushes concurrently.
 type Subscription struct {
 	opts  SubOptions
@@ -53,6 +56,7 @@ type Subscription struct {
 	cols      []types.Column
 	tailEpoch uint64 // the last epoch the view completed (guarded by mu)
 	sent      uint64 // the last epoch returned (Next's goroutine)
+	popped    uint64 // the epoch of the last update taken from queue (guarded by mu)
 
 	mu     sync.Mutex
 	queue  []Update
@@ -84,7 +88,8 @@ func (rt *Runtime) subscribe(id uint32, after uint64, opts SubOptions, onEnd fun
 	if after == 0 {
 		after = rt.epoch
 	}
-	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, start: after, job: j, signal: make(chan struct{}, 1), onEnd: onEnd}
+	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, start: after, job: j, signal: make(chan struct{}, 1), onEnd: onEnd,
+		cols: j.spec.Cols, popped: after}
 	s.sub = &changeSub{client: s}
 	j.subscribe(s.sub, after)
 	return s, nil
@@ -121,10 +126,16 @@ func (s *Subscription) push(it subItem) bool {
 		return true
 	}
 	u := Update{Epoch: it.epoch, Time: EpochTime(it.epoch), Snapshot: it.snapshot}
+	skipSnapshot := func() bool {
+		s.mu.Lock()
+		s.popped = it.epoch // the changes after it come next
+		s.mu.Unlock()
+		return true
+	}
 	switch {
 	case it.snapshot:
 		if !s.opts.Snapshot {
-			return true
+			return skipSnapshot()
 		}
 		u.Rows = it.rows
 		n := 0
@@ -133,7 +144,7 @@ func (s *Subscription) push(it subItem) bool {
 		}
 		if n == 0 { // an empty view: nothing to send but a progress mark
 			if !s.opts.Progress {
-				return true
+				return skipSnapshot()
 			}
 			u.Rows = nil
 		}
@@ -150,6 +161,9 @@ func (s *Subscription) push(it subItem) bool {
 		return false
 	}
 	if s.rows+n > s.limit && s.rows > 0 {
+		if s.toLog(it.epoch) {
+			return true
+		}
 		s.err = pgerr.New(pgerr.ConfigurationLimitExceeded, "subscription ended: more than %d rows were waiting to be read", s.limit).
 			WithHint("read the subscription faster, or subscribe to a view with fewer changes")
 		s.wake()
@@ -192,19 +206,53 @@ func (s *Subscription) finish(err error) {
 // TryNext returns the next update if one is queued. After the queue is
 // empty it returns the error that ended the subscription, if any.
 func (s *Subscription) TryNext() (Update, bool, error) {
-	if s.tail != nil {
-		return s.tryTail()
-	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(s.queue) > 0 {
 		u := s.queue[0]
 		s.queue[0] = Update{}
 		s.queue = s.queue[1:]
 		s.rows -= cost(u)
+		s.popped = u.Epoch
+		s.mu.Unlock()
 		return u, true, nil
 	}
-	return Update{}, false, s.err
+	tail, err := s.tail, s.err
+	s.mu.Unlock()
+	if tail != nil {
+		return s.tryTail()
+	}
+	return Update{}, false, err
+}
+
+// toLog turns a subscriber that fell more than its bound behind into one
+// that reads the view's changelog (s.mu and the view's subMu are held, on
+// the view's goroutine): the queued changes are dropped from memory and
+// read again from the log, where every epoch sent to clients is, so
+// nothing is lost and memory stays bounded however far behind it falls
+// (until the log's retention). It reports false when the view keeps no
+// usable log (the subscription then ends with 53400). A snapshot still
+// queued stays queued: it is not in the log.
+func (s *Subscription) toLog(epoch uint64) bool {
+	vl := s.job.clog
+	if vl == nil || vl.bad || !vl.active || vl.log == nil {
+		return false
+	}
+	keep, after := 0, s.popped
+	if len(s.queue) > 0 && s.queue[0].Snapshot {
+		keep, after = 1, s.queue[0].Epoch
+	}
+	cur, err := vl.log.NewCursor(after)
+	if err != nil {
+		return false
+	}
+	s.queue = s.queue[:keep]
+	s.rows = 0
+	for _, u := range s.queue {
+		s.rows += cost(u)
+	}
+	s.tail, s.tailEpoch, s.sent = cur, epoch, after
+	s.wake()
+	return true
 }
 
 // Next waits for the next update.
@@ -231,10 +279,11 @@ func (s *Subscription) Close() {
 	}
 	s.closed = true
 	s.queue = nil
+	tail := s.tail
 	s.mu.Unlock()
 	s.job.unsubscribe(s.sub)
-	if s.tail != nil {
-		s.tail.Close()
+	if tail != nil {
+		tail.Close()
 	}
 	if s.onEnd != nil {
 		s.onEnd()

@@ -355,9 +355,11 @@ func TestSubscribePgx(t *testing.T) {
 }
 
 // TestSubscribeOverflow: a subscriber that stops reading holds back only
-// itself. Its unread rows are bounded (--subscribe-buffer-rows); past that
-// its subscription ends with 53400 while the view, FLUSH and other
-// subscribers go on.
+// itself. Its unread rows in memory are bounded (--subscribe-buffer-rows);
+// past that a subscriber of a materialized view goes on from the view's
+// changelog on disk and, reading again, gets every change (nothing is
+// dropped), while the view, FLUSH and other subscribers go on; a
+// subscription to a query (no changelog) ends with 53400.
 func TestSubscribeOverflow(t *testing.T) {
 	const limit, batches, batch = 1000, 3, 100_000
 	s := startServer(t, t.TempDir(), "--subscribe-buffer-rows", fmt.Sprint(limit))
@@ -367,8 +369,8 @@ func TestSubscribeOverflow(t *testing.T) {
 	// One row to start with: pgx's Query returns with the first row.
 	execAll(t, ctx, c, "CREATE TABLE big (id bigint)", "INSERT INTO big VALUES (0)", "CREATE MATERIALIZED VIEW bv AS SELECT id FROM big")
 
-	// The stalled subscriber: a small socket receive buffer, so that the
-	// kernel holds few of its rows.
+	// The stalled subscribers: a small socket receive buffer, so that the
+	// kernel holds few of their rows.
 	cfg, err := pgx.ParseConfig(s.connString())
 	if err != nil {
 		t.Fatal(err)
@@ -380,15 +382,20 @@ func TestSubscribeOverflow(t *testing.T) {
 		}
 		return conn, err
 	}
-	slow, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
+	stalled := func(q string) (*pgx.Conn, pgx.Rows) {
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close(context.Background()) })
+		rows, err := conn.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn, rows
 	}
-	defer slow.Close(context.Background())
-	rows, err := slow.Query(ctx, "SUBSCRIBE TO bv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	slowView, viewRows := stalled("SUBSCRIBE TO bv")
+	_, queryRows := stalled("SUBSCRIBE (SELECT id FROM big)")
 	// A subscriber that keeps reading, through a cursor.
 	reader := s.connect(ctx)
 	execAll(t, ctx, reader, "BEGIN", "DECLARE live CURSOR FOR SUBSCRIBE TO bv WITH (snapshot = false)")
@@ -397,7 +404,7 @@ func TestSubscribeOverflow(t *testing.T) {
 	seen := 0
 	for b := 0; b < batches; b++ {
 		execAll(t, ctx, c, fmt.Sprintf("INSERT INTO big SELECT generate_series(%d, %d)", b*batch+1, (b+1)*batch), "FLUSH")
-		// FLUSH returned: the stalled subscriber did not hold the view back.
+		// FLUSH returned: the stalled subscribers did not hold the view back.
 		for seen < (b+1)*batch {
 			r, err := reader.Query(ctx, "FETCH 100000 FROM live")
 			if err != nil {
@@ -419,22 +426,51 @@ func TestSubscribeOverflow(t *testing.T) {
 		t.Fatalf("view has %d rows (%v), want %d", n, err, batches*batch+1)
 	}
 
-	// The stalled subscriber reads again: what was buffered, then the error.
+	// The stalled subscriber of the view reads again: every row, each once.
+	ids := make(map[int64]bool, batches*batch+1)
+	for len(ids) < batches*batch+1 && viewRows.Next() {
+		vals, err := viewRows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op := vals[0].(string); op != "insert" {
+			t.Fatalf("op %s", op)
+		}
+		id := vals[2].(int64)
+		if ids[id] {
+			t.Fatalf("row %d twice", id)
+		}
+		ids[id] = true
+	}
+	if len(ids) != batches*batch+1 {
+		t.Fatalf("the stalled subscriber of the view got %d of %d rows: %v", len(ids), batches*batch+1, viewRows.Err())
+	}
+	t.Logf("the stalled subscriber of the view got all %d rows", len(ids))
+
+	// The stalled subscriber of a query: what was buffered, then the error.
 	got := 0
-	for rows.Next() {
+	for queryRows.Next() {
 		got++
 	}
-	rows.Close()
+	queryRows.Close()
 	var pe *pgconn.PgError
-	if !errors.As(rows.Err(), &pe) || pe.Code != "53400" || !strings.Contains(pe.Message, fmt.Sprintf("more than %d rows", limit)) {
-		t.Fatalf("stalled subscriber ended with %v after %d rows, want 53400", rows.Err(), got)
+	if !errors.As(queryRows.Err(), &pe) || pe.Code != "53400" || !strings.Contains(pe.Message, fmt.Sprintf("more than %d rows", limit)) {
+		t.Fatalf("stalled subscriber of a query ended with %v after %d rows, want 53400", queryRows.Err(), got)
 	}
 	if got >= batches*batch {
-		t.Fatalf("stalled subscriber got every row (%d): nothing was bounded", got)
+		t.Fatalf("stalled subscriber of a query got every row (%d): nothing was bounded", got)
 	}
-	t.Logf("stalled subscriber read %d of %d rows before its subscription ended", got, batches*batch)
-	// Its connection is fine.
-	if err := slow.QueryRow(ctx, "SELECT count(*) FROM bv").Scan(&n); err != nil || n != batches*batch+1 {
+	t.Logf("stalled subscriber of a query read %d of %d rows before its subscription ended", got, batches*batch)
+	// Dropping the view ends its subscription (55000); the connection is
+	// fine.
+	execAll(t, ctx, c, "DROP MATERIALIZED VIEW bv")
+	for viewRows.Next() {
+	}
+	viewRows.Close()
+	if !errors.As(viewRows.Err(), &pe) || pe.Code != "55000" {
+		t.Fatalf("the view's subscription after DROP: %v", viewRows.Err())
+	}
+	if err := slowView.QueryRow(ctx, "SELECT count(*) FROM big").Scan(&n); err != nil || n != batches*batch+1 {
 		t.Fatalf("stalled subscriber's connection: %d, %v", n, err)
 	}
 }
