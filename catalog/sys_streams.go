@@ -61,6 +61,12 @@ type StreamStatus struct {
 	Watermark    types.TimestampValue
 	HasWatermark bool
 	ViewRows     int64 // rows in the view now: the cheap measure of its state
+	// ChangesSince is the epoch time after which the view keeps the
+	// changes it sent to subscribers (SUBSCRIBE ... since), if HasChanges;
+	// ChangesBytes is their size on disk.
+	ChangesSince types.TimestampValue
+	HasChanges   bool
+	ChangesBytes int64
 }
 
 // SetStreamStatus installs the function streamsql_views reads.
@@ -81,6 +87,8 @@ var streamViewsDef = sysDef{12300, "pg_catalog", "streamsql_views", []Column{
 	{Name: "late_rows_lost", Type: tInt8},
 	{Name: "watermark", Type: types.TTimestampTZ},
 	{Name: "view_rows", Type: tInt8},
+	{Name: "changes_kept_since", Type: types.TTimestampTZ},
+	{Name: "changes_kept_bytes", Type: tInt8},
 }}
 
 func init() {
@@ -111,11 +119,16 @@ func streamViewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) er
 		if st.HasWatermark {
 			mark = st.Watermark
 		}
+		var since any
+		if st.HasChanges {
+			since = st.ChangesSince
+		}
 		err := b.add(row{
 			"schemaname": r.Schema, "viewname": r.Name, "status": st.Status, "epoch_time": epoch,
 			"row_errors": st.RowErrors, "last_error": nullIfEmpty(st.LastError),
 			"rows_in": st.RowsIn, "rows_out": st.RowsOut, "late_rows": st.LateRows, "late_rows_lost": st.LateLost,
 			"watermark": mark, "view_rows": st.ViewRows,
+			"changes_kept_since": since, "changes_kept_bytes": st.ChangesBytes,
 		})
 		if err != nil {
 			return err

@@ -444,6 +444,9 @@ func (e *Engine) viewStatus(oid uint32) (catalog.StreamStatus, bool) {
 	if ep := j.Epoch(); ep != 0 {
 		st.Epoch = types.TimestampValue(dataflow.EpochTime(ep).UnixMicro())
 	}
+	if since, bytes, ok := j.ChangesKept(); ok {
+		st.ChangesSince, st.HasChanges, st.ChangesBytes = types.TimestampValue(dataflow.EpochTime(since).UnixMicro()), true, bytes
+	}
 	if err := j.Err(); err != nil {
 		st.Status, st.LastError = "failed", err.Error()
 	}

@@ -142,6 +142,10 @@ func TestSubscribeSince(t *testing.T) {
 	seen = lastEpoch(live)
 	sub.close()
 
+	if got := mustRun(t, s, "SELECT changes_kept_since IS NOT NULL, changes_kept_bytes > 0 FROM streamsql_views WHERE viewname = 'per_g'"); strings.Join(got, ",") != "t|t" {
+		t.Fatalf("streamsql_views of a view with a subscriber: %v", got)
+	}
+
 	// Bad values.
 	if _, err := subscribe(t, s, "SUBSCRIBE TO per_g WITH (since = 'yesterday', snapshot = true)"); pgerr.CodeOf(err) != pgerr.InvalidParameterValue {
 		t.Fatalf("since with snapshot: %v", err)
@@ -254,6 +258,9 @@ func TestSubscribeSinceRefused(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the changelog was still kept long after the retention")
 		}
+	}
+	if got := mustRun(t, s, "SELECT viewname, changes_kept_since IS NULL, changes_kept_bytes FROM streamsql_views ORDER BY 1"); strings.Join(got, ",") != "u|t|0,v|t|0" {
+		t.Fatalf("streamsql_views of views keeping no changes: %v", got)
 	}
 }
 

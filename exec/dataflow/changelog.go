@@ -590,6 +590,19 @@ func (rt *Runtime) CoverChangelog(ctx context.Context, id uint32) error {
 	return nil
 }
 
+// ChangesKept reports, for a view that keeps its changes for resuming
+// subscribers (SubscribeSince), the epoch after which it keeps them and
+// their size on disk.
+func (j *Job) ChangesKept() (since uint64, bytes int64, ok bool) {
+	j.subMu.Lock()
+	defer j.subMu.Unlock()
+	vl := j.clog
+	if vl == nil || !vl.active || vl.bad || vl.log == nil {
+		return 0, 0, false
+	}
+	return vl.log.From(), vl.log.Bytes(), true
+}
+
 // DropChangelog removes a dropped view's changelog.
 func (rt *Runtime) DropChangelog(id uint32) {
 	if rt.cl == nil {
