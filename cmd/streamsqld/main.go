@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log"
 	"net"
 	"os"
@@ -44,6 +45,12 @@ func run(cfg config) error {
 	}
 	eng, err := engine.Open(ecfg)
 	if err != nil {
+		if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("the data directory %s is not writable (%w); streamsqld keeps its tables, catalog and checkpoints there: make it writable, or give another with --data-dir", cfg.dataDir, err)
+		}
+		if errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("the disk of the data directory %s is full (%w); free some space and start again", cfg.dataDir, err)
+		}
 		return fmt.Errorf("open %s: %w", cfg.dataDir, err)
 	}
 	if cfg.user != "" {
