@@ -51,8 +51,12 @@ const replayDeadline = 30 * time.Second
 // frameRows bounds the rows of one changelog frame.
 const frameRows = 4096
 
-// maxCutEpochs bounds the epochs whose input positions are remembered.
-const maxCutEpochs = 4096
+// maxCutEpochs bounds the epochs whose input positions are remembered
+// (about 50 s at the default epoch length; memory: epochs x roots). A view
+// further behind writes frames without positions: after a restart its
+// hold then waits for fewer inputs (the difference it sends is exact
+// anyway).
+const maxCutEpochs = 512
 
 // cutKey names a root reader across restarts: its job and its index among
 // the job's roots (the plan is the same when the job resumes).
