@@ -167,9 +167,15 @@ func (c *clState) hold(targets map[cutKey]cutPos) {
 	defer c.mu.Unlock()
 	c.holding++
 	for k, t := range targets {
-		if old, ok := c.targets[k]; !ok || !old.reached(t) {
-			c.targets[k] = t
-		}
+		furthest(c.targets, k, t)
+	}
+}
+
+// furthest records p as root k's position in m unless m has one at or
+// past it.
+func furthest(m map[cutKey]cutPos, k cutKey, p cutPos) {
+	if old, ok := m[k]; !ok || !old.reached(p) {
+		m[k] = p
 	}
 }
 
@@ -228,6 +234,12 @@ type viewLog struct {
 	trim       time.Time // the last Trim
 }
 
+// usable reports whether the log holds every change sent to clients
+// since its From (readers may follow it). vl may be nil.
+func (vl *viewLog) usable() bool {
+	return vl != nil && vl.active && !vl.bad && vl.log != nil
+}
+
 // viewHold is what a view resumed after a restart holds back.
 type viewHold struct {
 	pub   stream.ChangeSet // the net changes the log says subscribers saw after the checkpoint
@@ -262,9 +274,9 @@ func (rt *Runtime) openViewLog(j *Job, resumed uint64) {
 	if _, err := os.Stat(vl.dir); err != nil {
 		return // no log: nobody subscribed within the retention
 	}
-	// A log left without segments (discarded after a failed write) covers
-	// only what comes after now.
-	l, err := changelog.Open(vl.dir, max(resumed, uint64(now.UnixMilli())<<epochSeqBits))
+	// A log left without segments (discarded after a failed write) must
+	// not cover the checkpoint: opened so, it starts after it (and goes).
+	l, err := changelog.Open(vl.dir, resumed+1)
 	if err != nil {
 		rt.cfg.Logf("materialized view %s: changelog unreadable, subscribers cannot resume from before now: %v", j.spec.Name, err)
 		drop()
@@ -322,9 +334,7 @@ func readHold(l *changelog.Log, after uint64, cols []types.Column) (*viewHold, m
 		n++
 		h.pub.Add(ch, cols)
 		for k, p := range cuts {
-			if old, ok := targets[k]; !ok || !old.reached(p) {
-				targets[k] = p
-			}
+			furthest(targets, k, p)
 		}
 	}
 }
@@ -601,7 +611,7 @@ func (j *Job) ChangesKept() (since uint64, bytes int64, ok bool) {
 	j.subMu.Lock()
 	defer j.subMu.Unlock()
 	vl := j.clog
-	if vl == nil || !vl.active || vl.bad || vl.log == nil {
+	if !vl.usable() {
 		return 0, 0, false
 	}
 	return vl.log.From(), vl.log.Bytes(), true

@@ -371,9 +371,7 @@ func (j *Job) onEpoch(e uint64, changes *stream.Chunk) {
 	j.subs = live
 	j.delivered = e
 	for _, s := range j.subs {
-		// Clients wait while the view holds its changes after a restart:
-		// its state is not yet what they would be sent changes against.
-		if !s.active && !s.dead && s.after <= e && (s.client == nil || j.clog == nil || j.clog.hold == nil) {
+		if !s.active && !s.dead && s.after <= e && j.mayActivate(s) {
 			j.activate(s)
 		}
 	}

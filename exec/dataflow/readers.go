@@ -227,16 +227,15 @@ func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wm
 		return
 	}
 	rm := rootMeta{Table: r.table, Source: r.source, Pos: pos, Resumable: resumable}
-	if r.table != 0 {
+	switch {
+	case r.table != 0:
 		res, ok := j.rt.in.(TableResumer)
 		if !ok {
 			return // no position: the job is not resumable
 		}
 		rm.LSN = res.PositionLSN(b.cut)
-	}
-	if r.table != 0 {
 		j.recordCutPos(r, b.epoch, cutPos{table: true, lsn: rm.LSN})
-	} else if resumable {
+	case resumable:
 		j.recordCutPos(r, b.epoch, cutPos{pos: pos})
 	}
 	if !b.ckpt {

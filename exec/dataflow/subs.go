@@ -77,9 +77,16 @@ func (j *Job) subscribe(s *changeSub, after uint64) {
 		return
 	}
 	j.subs = append(j.subs, s)
-	if j.delivered >= after && (s.client == nil || j.clog == nil || j.clog.hold == nil) {
+	if j.delivered >= after && j.mayActivate(s) {
 		j.activate(s)
 	}
+}
+
+// mayActivate reports whether s may start now: a client waits while the
+// view holds its changes after a restart (its state is not yet what the
+// client would be sent changes against). subMu is held.
+func (j *Job) mayActivate(s *changeSub) bool {
+	return s.client == nil || j.clog == nil || j.clog.hold == nil
 }
 
 // activate hands s the view's snapshot (as of j.delivered); subMu is held.

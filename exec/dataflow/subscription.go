@@ -234,7 +234,7 @@ func (s *Subscription) TryNext() (Update, bool, error) {
 // queued stays queued: it is not in the log.
 func (s *Subscription) toLog(epoch uint64) bool {
 	vl := s.job.clog
-	if vl == nil || vl.bad || !vl.active || vl.log == nil {
+	if !vl.usable() {
 		return false
 	}
 	keep, after := 0, s.popped
@@ -315,7 +315,7 @@ func (rt *Runtime) SubscribeSince(id uint32, since uint64, opts SubOptions) (*Su
 	if j.stopped.Load() {
 		return nil, errStopped
 	}
-	if j.clog == nil || j.clog.bad || !j.clog.active {
+	if !j.clog.usable() {
 		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "the changes of materialized view %s after %s are not kept (it keeps them while a client subscribes, and for the retention after)", j.spec.Name, EpochTime(since).Format(time.RFC3339Nano)).
 			WithHint("Subscribe again with snapshot = true.")
 	}
