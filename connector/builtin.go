@@ -23,7 +23,7 @@ var (
 func init() {
 	Register("datagen", openDatagen)
 	Register("nexmark", openNexmark)
-	Register("file", openFile)
+	registerEnv("file", openFile)
 }
 
 // datagenSource adapts a datagen.Config.
@@ -148,8 +148,8 @@ func (s fileSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
 	return r, nil
 }
 
-func openFile(cols []types.Column, opts map[string]string, format string) (Source, error) {
-	src, err := file.Open(cols, opts, format)
+func openFile(cols []types.Column, opts map[string]string, format string, env Env) (Source, error) {
+	src, err := file.OpenAccess(cols, opts, format, env.Files)
 	if err != nil {
 		return nil, err
 	}

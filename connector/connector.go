@@ -27,6 +27,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/connector/file"
 	"github.com/streamsql/streamsql/connector/internal/position"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
@@ -142,10 +143,21 @@ func NewReaderAt(s Source, pos []byte, o ReaderOptions) (Reader, error) {
 // OpenFunc validates and configures one connector; see Open.
 type OpenFunc func(cols []types.Column, opts map[string]string, format string) (Source, error)
 
+// Env is what the server, not the statement, decides about sources.
+type Env struct {
+	// Files says which files the file connector may read (the server's
+	// --file-source-dir and its data directory); the zero value applies
+	// only the fixed rules (file.Access).
+	Files file.Access
+}
+
+// envOpenFunc is an OpenFunc that is told the server's Env.
+type envOpenFunc func(cols []types.Column, opts map[string]string, format string, env Env) (Source, error)
+
 var registry = struct {
 	sync.RWMutex
-	m map[string]OpenFunc
-}{m: map[string]OpenFunc{}}
+	m map[string]envOpenFunc
+}{m: map[string]envOpenFunc{}}
 
 // Register makes a connector available to Open under name (matched without
 // regard to case), replacing any connector of that name. It is safe for
@@ -153,7 +165,15 @@ var registry = struct {
 func Register(name string, open OpenFunc) {
 	registry.Lock()
 	defer registry.Unlock()
-	registry.m[strings.ToLower(name)] = open
+	registry.m[strings.ToLower(name)] = func(cols []types.Column, opts map[string]string, format string, _ Env) (Source, error) {
+		return open(cols, opts, format)
+	}
+}
+
+func registerEnv(name string, open envOpenFunc) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.m[name] = open
 }
 
 // Names lists the registered connectors, sorted.
@@ -173,8 +193,14 @@ func Names() []string {
 // keys lower case; format is "", "JSON" or "CSV" (the FORMAT clause). Errors
 // are pgerr errors naming the bad option (22023 for a bad or unknown
 // option, 42P16 for columns that do not suit the connector, 58P01 for a
-// missing file, ...).
+// missing file, ...). It opens under the zero Env; the server uses OpenWith.
 func Open(name string, cols []types.Column, opts map[string]string, format string) (Source, error) {
+	return OpenWith(name, cols, opts, format, Env{})
+}
+
+// OpenWith is Open under the server's Env (42501 for a file env.Files
+// forbids).
+func OpenWith(name string, cols []types.Column, opts map[string]string, format string, env Env) (Source, error) {
 	registry.RLock()
 	open := registry.m[strings.ToLower(name)]
 	registry.RUnlock()
@@ -185,5 +211,5 @@ func Open(name string, cols []types.Column, opts map[string]string, format strin
 	if opts == nil {
 		opts = map[string]string{}
 	}
-	return open(cols, opts, format)
+	return open(cols, opts, format, env)
 }

@@ -48,6 +48,8 @@ type Reader struct {
 	scan    int   // csv: buf[off:scan] is scanned, newlines in it quoted
 	inQuote bool  // csv: buf[off:scan] ends inside a quoted field
 	quoted  int64 // csv: newlines inside quotes in buf[off:scan]
+	over    bool  // discarding a record longer than max_line_bytes
+	overAt  int64 // the first line of that record
 
 	row     []slot
 	scratch []byte // unescaped fields of the current row
@@ -150,12 +152,15 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 		}
 	}()
 	for {
-		f, err := os.Open(r.src.path)
+		f, err := r.src.access.openChecked(r.src.path)
 		if err == nil {
 			r.f = f
 			break
 		}
 		if !r.src.follow || !errors.Is(err, fs.ErrNotExist) {
+			if pgerr.As(err) != nil {
+				return err
+			}
 			return fileError(r.src.path, err)
 		}
 		if err := wait(); err != nil {
@@ -265,8 +270,27 @@ func (r *Reader) flush(ctx context.Context, emit func(arrow.RecordBatch) error) 
 // unterminated rest), emitting full batches.
 func (r *Reader) records(ctx context.Context, emit func(arrow.RecordBatch) error, final bool) error {
 	for {
+		if r.over {
+			if !r.skipOver(final) {
+				return nil
+			}
+			if r.header {
+				r.header = false
+			} else {
+				r.bad(r.overAt, -1, r.tooLong())
+			}
+			continue
+		}
 		rec, lines, ok := r.next(final)
 		if !ok {
+			if len(r.buf)-r.off > r.src.maxLine {
+				// No end in sight within the limit: drop what is
+				// buffered and the rest of the record as it comes.
+				r.over, r.overAt = true, r.line+1
+				r.line += r.quoted
+				r.off, r.scan, r.inQuote, r.quoted = len(r.buf), len(r.buf), false, 0
+				continue
+			}
 			return nil
 		}
 		first := r.line + 1
@@ -276,6 +300,10 @@ func (r *Reader) records(ctx context.Context, emit func(arrow.RecordBatch) error
 		}
 		if r.header {
 			r.header = false
+			continue
+		}
+		if len(rec) > r.src.maxLine {
+			r.bad(first, -1, r.tooLong())
 			continue
 		}
 		var col int
@@ -346,6 +374,31 @@ func (r *Reader) next(final bool) (rec []byte, lines int64, ok bool) {
 }
 
 var quote = []byte{'"'}
+
+// skipOver discards the rest of an over-long record up to and including
+// its newline (as a raw line: quotes no longer count); it reports whether
+// the record ended (at a newline, or at the end of the file when final).
+func (r *Reader) skipOver(final bool) bool {
+	i := bytes.IndexByte(r.buf[r.off:], '\n')
+	if i < 0 {
+		r.off, r.scan = len(r.buf), len(r.buf)
+		if !final {
+			return false
+		}
+	} else {
+		r.off += i + 1
+		r.scan = r.off
+	}
+	r.line++
+	r.over = false
+	return true
+}
+
+// tooLong is the error of a record longer than max_line_bytes.
+func (r *Reader) tooLong() error {
+	return pgerr.New(pgerr.ProgramLimitExceeded, "record is longer than max_line_bytes (%d bytes)", r.src.maxLine).
+		WithHint("Raise the source's max_line_bytes option to read longer records.")
+}
 
 // bad counts and reports a skipped record; col is -1 for the whole record.
 func (r *Reader) bad(line int64, col int, err error) {

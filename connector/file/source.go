@@ -2,10 +2,11 @@ package file
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,6 +37,8 @@ type Source struct {
 	header    bool
 	delimiter byte
 	follow    bool
+	maxLine   int    // a longer record is skipped as bad
+	access    Access // where the file may be
 	cols      []types.Column
 	schema    *arrow.Schema
 	convs     []conv
@@ -58,16 +61,33 @@ func (s *Source) Finite() bool { return !s.follow }
 // Columns are the declared columns.
 func (s *Source) Columns() []types.Column { return s.cols }
 
-// Open validates a file source: cols are the declared columns, opts the
-// WITH options except connector (keys lower case), format the FORMAT clause
-// ("", "JSON" or "CSV"). Bad options are 22023 errors naming the option; no
-// columns is 42P16; a missing file is 58P01 unless follow is set (a
-// follower waits for the file to appear).
+// DefaultMaxLineBytes is max_line_bytes when not given: a record (a line,
+// or a csv record spanning lines) longer than this is skipped as bad.
+const DefaultMaxLineBytes = 16 << 20
+
+// maxMaxLineBytes bounds the option (a reader holds a whole record).
+const maxMaxLineBytes = 1 << 30
+
+// MaxLineBytes is the longest record read; longer ones are skipped as bad.
+func (s *Source) MaxLineBytes() int { return s.maxLine }
+
+// Open validates a file source under the zero Access (see OpenAccess).
 func Open(cols []types.Column, opts map[string]string, format string) (*Source, error) {
+	return OpenAccess(cols, opts, format, Access{})
+}
+
+// OpenAccess validates a file source: cols are the declared columns, opts
+// the WITH options except connector (keys lower case), format the FORMAT
+// clause ("", "JSON" or "CSV"), acc where files may be read. Bad options are
+// 22023 errors naming the option; no columns is 42P16; a path acc forbids
+// is 42501; a directory, FIFO or device is 42809; a missing file is 58P01
+// unless follow is set (a follower waits for the file to appear). Readers
+// check acc again when they open the file.
+func OpenAccess(cols []types.Column, opts map[string]string, format string, acc Access) (*Source, error) {
 	if len(cols) == 0 {
 		return nil, pgerr.New(pgerr.InvalidTableDefinition, "a file source needs declared columns")
 	}
-	s := &Source{cols: cols, delimiter: ',', schema: types.ArrowSchema(cols)}
+	s := &Source{cols: cols, delimiter: ',', schema: types.ArrowSchema(cols), maxLine: DefaultMaxLineBytes, access: acc}
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)
@@ -98,9 +118,15 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 				return nil, invalidOption(k, v, "must be a single one-byte character other than a quote or a newline")
 			}
 			s.delimiter, delimOpt = v[0], k
+		case "max_line_bytes":
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < 1 || n > maxMaxLineBytes {
+				return nil, invalidOption(k, v, fmt.Sprintf("must be a whole number of bytes from 1 to %d", maxMaxLineBytes))
+			}
+			s.maxLine = int(n)
 		default:
 			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized file option %q", k).
-				WithHint("Options are path, format, header, delimiter and follow.")
+				WithHint("Options are path, format, header, delimiter, follow and max_line_bytes.")
 		}
 	}
 	if strings.TrimSpace(s.path) == "" {
@@ -116,7 +142,7 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 			}
 		}
 	}
-	if err := checkPath(s.path, s.follow); err != nil {
+	if err := acc.check(s.path, s.follow); err != nil {
 		return nil, err
 	}
 	s.convs = make([]conv, len(cols))
@@ -173,18 +199,6 @@ func (s *Source) setFormat(key, opt, clause string) error {
 		s.format = JSON
 	}
 	return nil
-}
-
-// checkPath refuses a directory, and a missing file unless follow.
-func checkPath(path string, follow bool) error {
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil && fi.IsDir():
-		return pgerr.New(pgerr.WrongObjectType, "%q is a directory", path)
-	case err == nil, follow && errors.Is(err, fs.ErrNotExist):
-		return nil
-	}
-	return fileError(path, err)
 }
 
 // fileError is the SQLSTATE error for failing to open or read path.
