@@ -179,7 +179,7 @@ func init() {
 	})
 	// Privileges: the single role may do everything.
 	for _, n := range []string{"has_table_privilege", "has_schema_privilege", "has_database_privilege", "has_column_privilege",
-		"has_function_privilege", "has_sequence_privilege", "pg_has_role"} {
+		"has_function_privilege", "has_sequence_privilege"} {
 		reg(n, boolean, ts(text, text), true, constant(true))
 		reg(n, boolean, ts(oid, text), true, constant(true))
 		reg(n, boolean, ts(name, text, text), true, constant(true))

@@ -194,8 +194,9 @@ func TestPgClassAndFriends(t *testing.T) {
 		t.Fatalf("pg_description lacks plpgsql's: %v", desc)
 	}
 	roles := sysRowsOf(t, c, "pg_catalog", "pg_roles", testCtx)
-	if len(roles) != 2 || roles[0]["rolname"] != "alice" || roles[0]["oid"] != "10" || roles[0]["rolsuper"] != "t" ||
-		roles[1]["rolname"] != "pg_database_owner" || roles[1]["oid"] != "6171" {
+	if len(roles) != 13 || roles[0]["rolname"] != "alice" || roles[0]["oid"] != "10" || roles[0]["rolsuper"] != "t" ||
+		findRow(roles, "rolname", "pg_database_owner")["oid"] != "6171" ||
+		findRow(roles, "rolname", "pg_read_server_files")["oid"] != "4569" {
 		t.Fatalf("pg_roles: %v", roles)
 	}
 	dbs := sysRowsOf(t, c, "pg_catalog", "pg_database", testCtx)

@@ -54,8 +54,9 @@ type Role struct {
 
 // roleSet is one immutable version of the stored roles.
 type roleSet struct {
-	byName map[string]*Role
-	byOID  map[uint32]*Role
+	byName  map[string]*Role
+	byOID   map[uint32]*Role
+	members []Membership // pg_auth_members (members.go); never modified in place once published
 }
 
 const rolesFile = "roles.json"
@@ -63,6 +64,8 @@ const rolesFile = "roles.json"
 type fileRoles struct {
 	Version int     `json:"version"`
 	Roles   []*Role `json:"roles"`
+	// Members are the role memberships (GRANT role TO role).
+	Members []Membership `json:"members,omitempty"`
 }
 
 // loadRoles reads rolesFile (none: no stored roles) into c.roles.
@@ -82,6 +85,7 @@ func (c *Catalog) loadRoles() error {
 			set.byName[r.Name] = r
 			set.byOID[r.OID] = r
 		}
+		set.members = f.Members
 	}
 	c.roles.Store(set)
 	return nil
@@ -89,7 +93,7 @@ func (c *Catalog) loadRoles() error {
 
 // commitRoles persists set and publishes it; the caller holds c.mu.
 func (c *Catalog) commitRoles(set *roleSet) error {
-	f := fileRoles{Version: 1, Roles: set.sorted()}
+	f := fileRoles{Version: 1, Roles: set.sorted(), Members: set.members}
 	data, err := json.MarshalIndent(&f, "", " ")
 	if err != nil {
 		return fmt.Errorf("catalog: encode roles: %w", err)
@@ -102,7 +106,8 @@ func (c *Catalog) commitRoles(set *roleSet) error {
 }
 
 func (s *roleSet) clone() *roleSet {
-	n := &roleSet{byName: make(map[string]*Role, len(s.byName)+1), byOID: make(map[uint32]*Role, len(s.byOID)+1)}
+	n := &roleSet{byName: make(map[string]*Role, len(s.byName)+1), byOID: make(map[uint32]*Role, len(s.byOID)+1),
+		members: append([]Membership(nil), s.members...)}
 	for k, v := range s.byName {
 		n.byName[k] = v
 	}
@@ -153,13 +158,16 @@ func (c *Catalog) bootstrapRole(user string) *Role {
 }
 
 // LookupRole returns the role named name as the session of user sees it
-// (the virtual bootstrap superuser included).
+// (the virtual bootstrap superuser and the predefined roles included).
 func (c *Catalog) LookupRole(name, user string) (*Role, bool) {
 	if r := c.roleSet().byName[name]; r != nil {
 		return r, true
 	}
 	if b := c.bootstrapRole(user); b.Name == name {
 		return b, true
+	}
+	if r := predefinedRole(name); r != nil {
+		return r, true
 	}
 	return nil, false
 }
@@ -177,6 +185,9 @@ func (c *Catalog) roleName(oid uint32, user string) (string, bool) {
 		return c.bootstrapRole(user).Name, true
 	}
 	if r := c.roleSet().byOID[oid]; r != nil {
+		return r.Name, true
+	}
+	if r := predefinedByOID(oid); r != nil {
 		return r.Name, true
 	}
 	return "", false
@@ -230,6 +241,10 @@ func (c *Catalog) AlterRole(name, user string, change func(r *Role) error) (*Rol
 	if !ok {
 		return nil, pgerr.New(pgerr.UndefinedObject, "role \"%s\" does not exist", name)
 	}
+	if isPredefinedOID(old.OID) {
+		return nil, pgerr.New(pgerr.Code("42939"), "role name \"%s\" is reserved", name).
+			WithDetail("Cannot alter reserved roles.")
+	}
 	r := *old
 	if err := change(&r); err != nil {
 		return nil, err
@@ -265,10 +280,13 @@ func (c *Catalog) DropRole(name, user string, ifExists bool) (skipped *pgerr.Err
 		return nil, pgerr.New(pgerr.Code("55006"), "current user cannot be dropped")
 	case r.OID == SuperuserOID:
 		return nil, pgerr.New(pgerr.Code("55006"), "cannot drop role %s because it is required by the database system", name)
+	case isPredefinedOID(r.OID):
+		return nil, pgerr.New(pgerr.Code("2BP01"), "cannot drop role %s because it is required by the database system", name)
 	}
 	set := c.roleSet().clone()
 	delete(set.byName, r.Name)
 	delete(set.byOID, r.OID)
+	set.dropMemberships(r.OID)
 	return nil, c.commitRoles(set)
 }
 
@@ -431,9 +449,9 @@ func init() {
 }
 
 // rolesFor lists the roles a session of user sees in pg_authid order: the
-// bootstrap superuser, pg_database_owner, then the stored roles by OID.
+// bootstrap superuser, the predefined roles, then the stored roles by OID.
 func (c *Catalog) rolesFor(user string) []*Role {
-	out := []*Role{c.bootstrapRole(user), {OID: DatabaseOwnerOID, Name: "pg_database_owner", Inherit: true, ConnLimit: -1}}
+	out := append([]*Role{c.bootstrapRole(user)}, predefinedRoles...)
 	for _, r := range c.roleSet().sorted() {
 		if r.OID != SuperuserOID {
 			out = append(out, r)
