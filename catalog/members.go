@@ -326,8 +326,8 @@ func pgHasRole(ctx *expr.Context, member, group, priv string) (types.Value, erro
 		return nil, pgerr.New(pgerr.UndefinedObject, "role \"%s\" does not exist", group)
 	}
 	var usage, membership, admin bool
-	for _, p := range strings.Split(priv, ",") {
-		p = strings.ToUpper(strings.Join(strings.Fields(p), " "))
+	for _, orig := range strings.Split(priv, ",") {
+		p := strings.ToUpper(strings.Join(strings.Fields(orig), " "))
 		switch p {
 		case "USAGE":
 			usage = true
@@ -336,7 +336,7 @@ func pgHasRole(ctx *expr.Context, member, group, priv string) (types.Value, erro
 		case "USAGE WITH GRANT OPTION", "USAGE WITH ADMIN OPTION", "MEMBER WITH GRANT OPTION", "MEMBER WITH ADMIN OPTION":
 			admin = true
 		default:
-			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized privilege type: \"%s\"", strings.TrimSpace(p))
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized privilege type: \"%s\"", strings.TrimSpace(orig))
 		}
 	}
 	if m.Superuser {

@@ -39,6 +39,13 @@ type Config struct {
 	// ChangelogRetention is how long each materialized view keeps its
 	// published changes for SUBSCRIBE ... WITH (since = ...) (0: 1 hour).
 	ChangelogRetention time.Duration
+	// FileSourceDir, when not "", is the only directory file sources may
+	// read from (after resolving links), for every user. Empty: any regular
+	// file the process can read, as PostgreSQL's COPY FROM a file.
+	FileSourceDir string
+	// FileDenyPaths are files or directories file sources never read,
+	// besides the data directory (the TLS key, a password file).
+	FileDenyPaths []string
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.

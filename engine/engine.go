@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/connector/file"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/planner"
@@ -52,6 +54,9 @@ type Engine struct {
 	// of a view that could not start at Open to its error.
 	flow     *dataflow.Runtime
 	viewErrs sync.Map
+	// sources is what the server decides for connectors (the files file
+	// sources may read); read-only after Open.
+	sources connector.Env
 	// recovered is the epoch of the checkpoint the views resumed from at
 	// Open (0: none).
 	recovered uint64
@@ -81,7 +86,13 @@ func Open(cfg Config) (*Engine, error) {
 		store.Close()
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
-	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{})}
+	files, err := file.NewAccess(cfg.FileSourceDir, append([]string{cfg.DataDir}, cfg.FileDenyPaths...)...)
+	if err != nil {
+		cat.Close()
+		store.Close()
+		return nil, fmt.Errorf("file source directory: %w", err)
+	}
+	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), sources: connector.Env{Files: files}}
 	fcfg := dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
 		SubscribeBufferRows: cfg.SubscribeBufferRows, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}

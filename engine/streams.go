@@ -51,7 +51,7 @@ func (in flowInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFu
 	if rel == nil || rel.Kind != catalog.KindSource {
 		return nil, false, pgerr.Internal("source %d does not exist", oid)
 	}
-	src, err := openConnector(rel)
+	src, err := in.e.openConnector(rel)
 	if err != nil {
 		return nil, false, err
 	}
@@ -69,7 +69,7 @@ func (in flowInputs) OpenSourceAt(oid uint32, pos []byte, onError func(error)) (
 	if rel == nil || rel.Kind != catalog.KindSource {
 		return nil, nil, false, pgerr.Internal("source %d does not exist", oid)
 	}
-	src, err := openConnector(rel)
+	src, err := in.e.openConnector(rel)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -84,12 +84,27 @@ func (in flowInputs) OpenSourceAt(oid uint32, pos []byte, onError func(error)) (
 	return r.Run, position, connector.IsFinite(src), nil
 }
 
-func openConnector(rel *catalog.Relation) (connector.Source, error) {
+func (e *Engine) openConnector(rel *catalog.Relation) (connector.Source, error) {
 	cols := make([]types.Column, len(rel.Columns))
 	for i, c := range rel.Columns {
 		cols[i] = types.Column{Name: c.Name, Type: c.Type}
 	}
-	return connector.Open(rel.Connector, cols, rel.Options, rel.Format)
+	return connector.OpenWith(rel.Connector, cols, rel.Options, rel.Format, e.sources)
+}
+
+// mayReadServerFiles refuses a file source to a session user that is
+// neither a superuser nor has the privileges of pg_read_server_files
+// (PostgreSQL's rule for COPY FROM a file).
+func (s *Session) mayReadServerFiles() error {
+	me := s.eng.sessionRole(s.user)
+	if me.Superuser {
+		return nil
+	}
+	if rc, ok := s.eng.cat.(roleCatalog); ok && rc.IsMemberOf(me.OID, catalog.ReadServerFilesOID) {
+		return nil
+	}
+	return pgerr.New(pgerr.InsufficientPrivilege, "must be superuser or have privileges of the pg_read_server_files role to create a file source").
+		WithHint("A superuser can GRANT pg_read_server_files TO %s.", quoteIdent(s.user))
 }
 
 // tableFeed adapts storage's feed to the runtime's.
@@ -224,7 +239,15 @@ func (f flowStreams) ViewRows(oid uint32) ([]arrow.RecordBatch, error) {
 	j := f.e.flow.Job(oid)
 	if j == nil {
 		if err, ok := f.e.viewErrs.Load(oid); ok {
-			return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view did not start: %v", err)
+			name := fmt.Sprint(oid)
+			if r := f.e.cat.Relation(oid); r != nil {
+				name = r.Name
+			}
+			e := pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" did not start: %v", name, err)
+			if pe := pgerr.As(err.(error)); pe != nil {
+				e.Detail, e.Hint = pe.Detail, pe.Hint
+			}
+			return nil, e
 		}
 		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view %d is not running", oid)
 	}
@@ -355,7 +378,12 @@ func (s *Session) execCreateSource(env *planner.Env, stmt sql.Statement) (*Resul
 	}
 	rel.AppendOnly = true
 	rel.Connector, rel.Options, rel.Format = name, opts, x.Format
-	src, err := openConnector(rel)
+	if name == "file" {
+		if err := s.mayReadServerFiles(); err != nil {
+			return nil, err
+		}
+	}
+	src, err := s.eng.openConnector(rel)
 	if err != nil {
 		return nil, err
 	}

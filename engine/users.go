@@ -25,6 +25,9 @@ type roleCatalog interface {
 	CreateRole(r catalog.Role, user string) (*catalog.Role, error)
 	AlterRole(name, user string, change func(r *catalog.Role) error) (*catalog.Role, error)
 	DropRole(name, user string, ifExists bool) (*pgerr.Error, error)
+	GrantRole(group, member string, admin bool, user string) (*pgerr.Error, error)
+	RevokeRole(group, member string, adminOnly bool, user string) (*pgerr.Error, error)
+	IsMemberOf(member, group uint32) bool
 }
 
 func (s *Session) roles() (roleCatalog, error) {
@@ -316,7 +319,7 @@ func (s *Session) execRoleStmt(stmt *pg.Node) (res *Result, ok bool, err error) 
 	case *pg.Node_AlterRoleSetStmt:
 		err = pgerr.Unsupported("ALTER ROLE ... SET is not supported")
 	case *pg.Node_GrantRoleStmt:
-		err = pgerr.Unsupported("GRANT and REVOKE of roles are not supported")
+		res, err = s.execGrantRole(n.GrantRoleStmt)
 	default:
 		return nil, false, nil
 	}

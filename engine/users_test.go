@@ -86,7 +86,7 @@ func TestRoles(t *testing.T) {
 	e.Close()
 	e, s = open(t, dir)
 	defer e.Close()
-	got = mustRun(t, s, "SELECT oid, rolname, rolsuper, rolcanlogin FROM pg_roles ORDER BY oid")
+	got = mustRun(t, s, "SELECT oid, rolname, rolsuper, rolcanlogin FROM pg_roles WHERE oid = 10 OR oid = 6171 OR oid >= 16384 ORDER BY oid")
 	want = []string{"10|admin|t|t", "6171|pg_database_owner|f|f", "16384|alice|f|t", "16385|robert|f|f", "16387|pre|f|t"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("pg_roles after restart:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
