@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/streamsql/streamsql/wire"
@@ -22,8 +23,12 @@ type config struct {
 	// password) at start; from $STREAMSQL_USER / $STREAMSQL_PASSWORD too.
 	user     string
 	password string
-	tlsCert  string // PEM certificate chain; with tlsKey enables TLS
-	tlsKey   string
+	// passwordFile holds the password instead (read once at start).
+	passwordFile string
+	// fileSourceDir confines file sources to one directory ("" any).
+	fileSourceDir string
+	tlsCert       string // PEM certificate chain; with tlsKey enables TLS
+	tlsKey        string
 	// tlsSelfSigned generates (once) a self-signed certificate in the data
 	// directory and serves TLS with it.
 	tlsSelfSigned bool
@@ -53,8 +58,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"client authentication: trust (any user, no password; the quick-start default) or password (SCRAM-SHA-256 or MD5 against stored roles; the default when a password is given)")
 	fs.StringVar(&cfg.user, "user", os.Getenv("STREAMSQL_USER"),
 		"initial superuser, created at start if missing (default $STREAMSQL_USER, or streamsql when a password is given)")
-	fs.StringVar(&cfg.password, "password", os.Getenv("STREAMSQL_PASSWORD"),
-		"password of the initial superuser, set at every start (default $STREAMSQL_PASSWORD)")
+	fs.StringVar(&cfg.password, "password", "",
+		"password of the initial superuser, set at every start (default $STREAMSQL_PASSWORD; both are visible to the server's OS user in /proc: prefer --password-file)")
+	fs.StringVar(&cfg.passwordFile, "password-file", "",
+		"file holding the initial superuser's password (one line; read once at start; must not be readable by group or others)")
+	fs.StringVar(&cfg.fileSourceDir, "file-source-dir", "",
+		"the only directory file sources may read from, for every user, after resolving links (default: any regular file the server can read, for superusers and members of pg_read_server_files; never the data directory, /proc, /sys or /dev)")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate file; with --tls-key, clients may use TLS")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key file for --tls-cert")
 	fs.BoolVar(&cfg.tlsSelfSigned, "tls-self-signed", false,
@@ -70,6 +79,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.clock, "clock", "wall",
 		"processing-time clock of the streaming runtime: wall, or manual (starts at 2024-01-01 00:00:00 UTC and moves only by ADVANCE CLOCK; for tests)")
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if err := cfg.readPassword(); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
@@ -110,6 +122,57 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--auth must be trust or password, not %q", cfg.auth)
 	}
 	return cfg, nil
+}
+
+// readPassword settles the initial password: --password, else
+// --password-file, else $STREAMSQL_PASSWORD. The variable is removed from
+// the process's environment once read (Linux still shows the environment
+// the process started with in /proc/<pid>/environ to the same OS user,
+// which is why --password-file is the recommended way).
+func (cfg *config) readPassword() error {
+	env, fromEnv := os.LookupEnv("STREAMSQL_PASSWORD")
+	os.Unsetenv("STREAMSQL_PASSWORD")
+	switch {
+	case cfg.password != "" && cfg.passwordFile != "":
+		return fmt.Errorf("--password and --password-file exclude each other")
+	case cfg.passwordFile != "":
+		pw, err := readPasswordFile(cfg.passwordFile)
+		if err != nil {
+			return err
+		}
+		cfg.password = pw
+	case cfg.password == "" && fromEnv:
+		cfg.password = env
+	}
+	return nil
+}
+
+// readPasswordFile reads a password file: the first line, without its
+// line ending. Like PostgreSQL's key file, it is refused when group or
+// others may read or write it.
+func readPasswordFile(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("--password-file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("--password-file %s is not a regular file", path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("--password-file %s has group or world access (%#o); permissions should be u=rw (0600) or less", path, fi.Mode().Perm())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--password-file: %w", err)
+	}
+	pw := string(data)
+	if i := strings.IndexAny(pw, "\r\n"); i >= 0 {
+		pw = pw[:i]
+	}
+	if pw == "" {
+		return "", fmt.Errorf("--password-file %s is empty", path)
+	}
+	return pw, nil
 }
 
 // passwordSource looks up stored passwords (*engine.Engine).

@@ -113,3 +113,38 @@ func TestSelfSignedCert(t *testing.T) {
 		}
 	}
 }
+
+// TestPasswordFile: the password comes from a private file, its line
+// ending trimmed; a file others may read is refused; $STREAMSQL_PASSWORD
+// is removed from the environment once read.
+func TestPasswordFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "pw")
+	if err := os.WriteFile(p, []byte("s3cret pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseFlags([]string{"--password-file", p}, io.Discard)
+	if err != nil || cfg.password != "s3cret pw" || cfg.user != "streamsql" || cfg.auth != "password" {
+		t.Fatalf("--password-file: %+v %v", cfg, err)
+	}
+	if _, err := parseFlags([]string{"--password-file", p, "--password", "x"}, io.Discard); err == nil {
+		t.Error("--password with --password-file was accepted")
+	}
+	if err := os.Chmod(p, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseFlags([]string{"--password-file", p}, io.Discard); err == nil {
+		t.Error("a group-readable password file was accepted")
+	}
+	if _, err := parseFlags([]string{"--password-file", filepath.Join(dir, "none")}, io.Discard); err == nil {
+		t.Error("a missing password file was accepted")
+	}
+	t.Setenv("STREAMSQL_PASSWORD", "from env")
+	cfg, err = parseFlags(nil, io.Discard)
+	if err != nil || cfg.password != "from env" {
+		t.Fatalf("$STREAMSQL_PASSWORD: %+v %v", cfg, err)
+	}
+	if _, set := os.LookupEnv("STREAMSQL_PASSWORD"); set {
+		t.Error("$STREAMSQL_PASSWORD is still in the environment")
+	}
+}

@@ -38,7 +38,12 @@ func run(cfg config) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
 		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval,
-		ChangelogRetention: cfg.subscribeRetention}
+		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir}
+	for _, p := range []string{cfg.tlsKey, cfg.passwordFile} {
+		if p != "" {
+			ecfg.FileDenyPaths = append(ecfg.FileDenyPaths, p)
+		}
+	}
 	ecfg.NoCheckpoints = cfg.checkpointInterval == 0
 	if cfg.clock == "manual" {
 		ecfg.Clock = engine.NewManualClock()

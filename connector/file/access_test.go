@@ -167,3 +167,21 @@ func TestMaxLineBytes(t *testing.T) {
 		t.Fatal(d.MaxLineBytes())
 	}
 }
+
+// A file of one endless line (what /dev/zero would give) is read with a
+// buffer bounded by max_line_bytes, not by the file's size.
+func TestMaxLineBytesBoundsMemory(t *testing.T) {
+	p := writeFile(t, "zeros.csv", strings.Repeat("\x00", 16<<20))
+	s := mustOpen(t, cols(t, "line text"), map[string]string{"path": p, "max_line_bytes": "1024"}, "")
+	var errs []error
+	r := s.NewReader(ReaderOptions{Errors: func(err error) { errs = append(errs, err) }})
+	if err := r.Run(context.Background(), func(arrow.RecordBatch) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) != 1 || r.Skipped() != 1 {
+		t.Fatalf("errors %v", errs)
+	}
+	if c := cap(r.buf); c > 4*readSize {
+		t.Fatalf("buffer grew to %d bytes for a 16 MiB line", c)
+	}
+}
