@@ -13,6 +13,12 @@
 //	delimiter  csv: the one-byte field separator (default ',')
 //	follow     'true': at the end of the file keep polling it (every 50 ms)
 //	           for appended complete lines; default 'false': stop at the end
+//	max_line_bytes  the longest record read (default DefaultMaxLineBytes);
+//	           a longer one is a bad record (54000), discarded as it is read
+//
+// Where files may be: see Access (OpenAccess). Only regular files are
+// read; the rules are checked at Open and again on the file a reader
+// actually opened.
 //
 // CSV is PostgreSQL's COPY CSV: fields separated by the delimiter, quoted
 // with " (a quote inside a quoted field is doubled, and a quoted field may
