@@ -89,7 +89,11 @@ func (s *roleSet) directGroups(member uint32) []Membership {
 // has_privs_of_role without the superuser rule. Without inherit it is
 // is_member_of_role.
 func (c *Catalog) reaches(member, group uint32, inherit bool) bool {
-	set := c.roleSet()
+	return c.roleSet().reaches(member, group, inherit)
+}
+
+// reaches is Catalog.reaches on one version of the roles.
+func (set *roleSet) reaches(member, group uint32, inherit bool) bool {
 	seen := map[uint32]bool{member: true}
 	todo := []uint32{member}
 	for len(todo) > 0 {
@@ -98,7 +102,7 @@ func (c *Catalog) reaches(member, group uint32, inherit bool) bool {
 		if r == group {
 			return true
 		}
-		if inherit && !c.roleInherits(r) {
+		if inherit && !set.inherits(r) {
 			continue
 		}
 		for _, m := range set.directGroups(r) {
@@ -111,8 +115,8 @@ func (c *Catalog) reaches(member, group uint32, inherit bool) bool {
 	return false
 }
 
-func (c *Catalog) roleInherits(oid uint32) bool {
-	if r := c.roleSet().byOID[oid]; r != nil {
+func (set *roleSet) inherits(oid uint32) bool {
+	if r := set.byOID[oid]; r != nil {
 		return r.Inherit
 	}
 	return true // the virtual superuser and predefined roles inherit
@@ -145,8 +149,9 @@ func (c *Catalog) HasPrivsOfRole(member, group, user string) bool {
 // hasAdmin reports whether member may grant group: a membership of member
 // (or of a role member belongs to) in group with the admin option.
 func (c *Catalog) hasAdmin(member, group uint32) bool {
-	for _, m := range c.roleSet().members {
-		if m.Role == group && m.Admin && c.reaches(member, m.Member, false) {
+	set := c.roleSet()
+	for _, m := range set.members {
+		if m.Role == group && m.Admin && set.reaches(member, m.Member, false) {
 			return true
 		}
 	}

@@ -23,7 +23,11 @@ func TestFileSourcePrivileges(t *testing.T) {
 	if err := os.WriteFile(inside, []byte("fine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e, err := Open(Config{DataDir: dir, FileSourceDir: allowed})
+	key := filepath.Join(allowed, "server.key") // as --tls-key
+	if err := os.WriteFile(key, []byte("-----BEGIN PRIVATE KEY-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(Config{DataDir: dir, FileSourceDir: allowed, FileDenyPaths: []string{key}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +75,10 @@ func TestFileSourcePrivileges(t *testing.T) {
 		}
 	}
 	// The superuser is bound by the same rules about places.
-	_, _, err = run(t, s, src("s1", filepath.Join(dir, "roles.json")))
-	wantErr(t, err, pgerr.InsufficientPrivilege, "")
+	for _, p := range []string{filepath.Join(dir, "roles.json"), key, outside} {
+		_, _, err = run(t, s, src("s1", p))
+		wantErr(t, err, pgerr.InsufficientPrivilege, "")
+	}
 	mustRun(t, s, src("s2", inside))
 
 	// REVOKE takes the right away.

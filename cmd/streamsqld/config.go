@@ -25,6 +25,9 @@ type config struct {
 	password string
 	// passwordFile holds the password instead (read once at start).
 	passwordFile string
+	// scrubErr is why $STREAMSQL_PASSWORD could not be blanked out of
+	// /proc/self/environ (nil: it was, or was not set).
+	scrubErr error
 	// fileSourceDir confines file sources to one directory ("" any).
 	fileSourceDir string
 	tlsCert       string // PEM certificate chain; with tlsKey enables TLS
@@ -126,12 +129,17 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // readPassword settles the initial password: --password, else
 // --password-file, else $STREAMSQL_PASSWORD. The variable is removed from
-// the process's environment once read (Linux still shows the environment
-// the process started with in /proc/<pid>/environ to the same OS user,
-// which is why --password-file is the recommended way).
+// the process's environment once read and, on Linux, its value blanked out
+// of the starting environment that /proc/<pid>/environ shows (scrubEnv);
+// it was there until then, and stays in the environment of the process
+// that started the server: --password-file is the recommended way.
 func (cfg *config) readPassword() error {
 	env, fromEnv := os.LookupEnv("STREAMSQL_PASSWORD")
+	env = strings.Clone(env) // the value lives in the block scrubEnv overwrites
 	os.Unsetenv("STREAMSQL_PASSWORD")
+	if fromEnv {
+		cfg.scrubErr = scrubEnv("STREAMSQL_PASSWORD")
+	}
 	switch {
 	case cfg.password != "" && cfg.passwordFile != "":
 		return fmt.Errorf("--password and --password-file exclude each other")

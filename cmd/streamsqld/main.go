@@ -36,6 +36,9 @@ func main() {
 // run serves until a signal, then closes connections and the engine.
 func run(cfg config) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
+	if cfg.scrubErr != nil {
+		logger.Printf("warning: $STREAMSQL_PASSWORD stays readable in /proc/%d/environ to this OS user (%v); prefer --password-file", os.Getpid(), cfg.scrubErr)
+	}
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
 		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval,
 		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir}

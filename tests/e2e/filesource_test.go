@@ -61,7 +61,7 @@ func TestFileSourceAttacks(t *testing.T) {
 	t.Setenv("STREAMSQL_PASSWORD", "") // the server must not depend on it
 	os.Unsetenv("STREAMSQL_PASSWORD")
 	s := startServer(t, dir, "--password-file", pwFile, "--file-source-dir", allowed)
-	env, err := os.ReadFile("/proc/" + itoa(s.cmd.Process.Pid) + "/environ")
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/environ")
 	if err == nil && strings.Contains(string(env), "STREAMSQL_PASSWORD") {
 		t.Error("the password is in the server's environment")
 	}
@@ -144,4 +144,27 @@ func TestFileSourceForbiddenAfterRestart(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+// TestPasswordNotInEnviron: $STREAMSQL_PASSWORD is blanked out of what
+// /proc/<pid>/environ shows once the server has read it, and still logs
+// the superuser in.
+func TestPasswordNotInEnviron(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc")
+	}
+	t.Setenv("STREAMSQL_PASSWORD", "streamsql")
+	s := startServer(t, t.TempDir())
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(env), "STREAMSQL_PASSWORD=") {
+		t.Fatal("the test did not pass the variable")
+	}
+	if strings.Contains(string(env), "STREAMSQL_PASSWORD=streamsql") {
+		t.Error("the password is readable in /proc/<pid>/environ")
+	}
+	var one int
+	if err := s.connect(context.Background()).QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+}
