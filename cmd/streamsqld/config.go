@@ -111,6 +111,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.tlsCert != "" && cfg.tlsSelfSigned {
 		return cfg, fmt.Errorf("--tls-self-signed and --tls-cert exclude each other")
 	}
+	if cfg.fileSourceDir != "" {
+		if fi, err := os.Stat(cfg.fileSourceDir); err != nil || !fi.IsDir() {
+			return cfg, fmt.Errorf("--file-source-dir %s is not a directory", cfg.fileSourceDir)
+		}
+	}
 	if cfg.password != "" && cfg.user == "" {
 		cfg.user = "streamsql"
 	}

@@ -147,4 +147,10 @@ func TestPasswordFile(t *testing.T) {
 	if _, set := os.LookupEnv("STREAMSQL_PASSWORD"); set {
 		t.Error("$STREAMSQL_PASSWORD is still in the environment")
 	}
+	if cfg, err := parseFlags([]string{"--file-source-dir", dir}, io.Discard); err != nil || cfg.fileSourceDir != dir {
+		t.Errorf("--file-source-dir: %+v %v", cfg, err)
+	}
+	if _, err := parseFlags([]string{"--file-source-dir", p}, io.Discard); err == nil {
+		t.Error("--file-source-dir naming a file was accepted")
+	}
 }
