@@ -62,7 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.user, "user", os.Getenv("STREAMSQL_USER"),
 		"initial superuser, created at start if missing (default $STREAMSQL_USER, or streamsql when a password is given)")
 	fs.StringVar(&cfg.password, "password", "",
-		"password of the initial superuser, set at every start (default $STREAMSQL_PASSWORD; both are visible to the server's OS user in /proc: prefer --password-file)")
+		"password of the initial superuser, set at every start (default $STREAMSQL_PASSWORD, removed from the environment once read; the flag shows in ps: prefer --password-file)")
 	fs.StringVar(&cfg.passwordFile, "password-file", "",
 		"file holding the initial superuser's password (one line; read once at start; must not be readable by group or others)")
 	fs.StringVar(&cfg.fileSourceDir, "file-source-dir", "",
