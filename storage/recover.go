@@ -13,9 +13,10 @@ import (
 
 // Recovery: replay a table's log from the start, applying each record as the
 // live write did (so row ids and chunk layout come out the same). The first
-// frame that is cut short or fails its CRC marks a torn write from a crash:
-// the file is truncated there and fsynced, and that frame and anything after
-// it are never replayed. A log without a valid header is most likely a table
+// frame that is cut short or fails its CRC is a torn write from a crash when
+// no valid frame follows it: the file is truncated there and fsynced, and
+// that frame is never replayed. When a valid frame follows, or the log ends
+// before a position a checkpoint recorded, the log is damaged (damage.go). A log without a valid header is most likely a table
 // whose CreateTable never returned; as it could also be a damaged header in
 // front of real data, it is not deleted but renamed to <oid>.log.broken (an
 // empty file is simply removed), and the table is not recovered.
@@ -133,11 +134,16 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 			return nil, wrap(err)
 		}
 		if !ok {
+			bad := fr.off
 			if len(pending) > 0 { // the write's last frame never made it
 				fr.off, torn = pendingAt, true
 			}
 			if torn {
-				if err := cutTail(f, fr.off); err != nil {
+				if err := cutOrRefuse(s, f, path, def, bad, fr.off, fr.size); err != nil {
+					var d *DamagedError
+					if errors.As(err, &d) {
+						return nil, err
+					}
 					return nil, wrap(err)
 				}
 			}
@@ -160,6 +166,21 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 		pending = nil
 	}
 	st, root := rp.finish()
+	if marks.n > 0 && marks.newer > st.pos.seq {
+		// A checkpoint recorded a position the log no longer reaches.
+		d := &DamagedError{OID: oid, Table: def.TableName, Path: path, Offset: fr.off, Size: fr.size,
+			Reason: fmt.Sprintf("it ends after write %d but a checkpoint recorded write %d as durable", st.pos.seq, marks.newer)}
+		if !s.opts.RecoverDamaged {
+			return nil, d
+		}
+		newer := marks.newer
+		if marks, err = clearMarks(f, markAt, marks); err != nil {
+			return nil, wrap(err)
+		}
+		root = nil
+		s.opts.Logf("recover-damaged: table %q (OID %d): %s ends after write %d, before write %d that a checkpoint recorded as durable: writes %d to %d are lost; the views reading the table rebuild from it",
+			def.TableName, oid, path, st.pos.seq, newer, st.pos.seq+1, newer)
+	}
 	lf := &logFile{f: f, path: path, markAt: markAt}
 	lf.size.Store(fr.off)
 	ret := retention{marks: marks, base: hdr.hdr.Base}
@@ -211,5 +232,35 @@ func cutTail(f *os.File, off int64) error {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("fsync: %w", err)
 	}
+	return nil
+}
+
+// cutOrRefuse handles the first bad frame of a log, at bad (the write it
+// belongs to starts at cut): a torn tail is cut off; damage (a valid frame
+// after bad) refuses with a *DamagedError, or with RecoverDamaged moves
+// everything from cut on aside.
+func cutOrRefuse(s *Store, f *os.File, path string, def TableDef, bad, cut, size int64) error {
+	next, err := findFrame(f, bad, size)
+	if err != nil {
+		return err
+	}
+	if next < 0 {
+		if cut < size {
+			s.opts.Logf("storage: table %q (OID %d): cut a torn write of %d bytes at the end of %s (offset %d; a crash during a write that was never acknowledged)",
+				def.TableName, def.OID, size-cut, path, cut)
+		}
+		return cutTail(f, cut)
+	}
+	d := &DamagedError{OID: def.OID, Table: def.TableName, Path: path, Offset: cut, Size: size,
+		Reason: fmt.Sprintf("the frame at offset %d is cut short or fails its checksum, but a valid frame follows at offset %d", bad, next)}
+	if !s.opts.RecoverDamaged {
+		return d
+	}
+	dst, n, err := moveAside(f, path, s.opts.DamagedDir, cut, size)
+	if err != nil {
+		return err
+	}
+	s.opts.Logf("recover-damaged: table %q (OID %d): %s is damaged at offset %d (%s); moved its last %d bytes (offset %d to %d) to %s and kept the %d bytes before",
+		def.TableName, def.OID, path, cut, d.Reason, n, cut, size, dst, cut)
 	return nil
 }

@@ -26,6 +26,8 @@ type Store struct {
 	closed bool
 
 	bg sync.WaitGroup // background compactions
+
+	opts Options // as given to OpenWith; read-only
 }
 
 // Snapshot is an immutable view of a table's rows at one moment; later writes
@@ -69,8 +71,18 @@ type UniqueKey struct {
 }
 
 // Open opens (creating if needed) the store in dir and recovers every table
-// from its log, dir/<oid>.log (the engine passes <datadir>/tables).
-func Open(dir string) (*Store, error) {
+// from its log, dir/<oid>.log (the engine passes <datadir>/tables). A
+// damaged log fails it with a *DamagedError (damage.go).
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(dir string, opts Options) (*Store, error) {
+	if opts.DamagedDir == "" {
+		opts.DamagedDir = filepath.Join(filepath.Dir(filepath.Clean(dir)), "damaged")
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
 	tdir := dir
 	if _, err := os.Stat(tdir); os.IsNotExist(err) {
 		if err := os.MkdirAll(tdir, 0o755); err != nil {
@@ -84,7 +96,7 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: tdir, lock: lock, tables: make(map[uint32]*Table)}
+	s := &Store{dir: tdir, lock: lock, tables: make(map[uint32]*Table), opts: opts}
 	ents, err := os.ReadDir(tdir)
 	if err != nil {
 		s.closeFiles()
