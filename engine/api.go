@@ -39,6 +39,11 @@ type Config struct {
 	// ChangelogRetention is how long each materialized view keeps its
 	// published changes for SUBSCRIBE ... WITH (since = ...) (0: 1 hour).
 	ChangelogRetention time.Duration
+	// RecoverDamaged starts despite a damaged table log (one whose middle
+	// fails its checksums, or that ends before a position a checkpoint
+	// recorded): its damaged part is moved to <DataDir>/damaged and the
+	// valid prefix kept. Without it Open fails with a *storage.DamagedError.
+	RecoverDamaged bool
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.
