@@ -266,6 +266,35 @@ func (s *Store) DropTable(oid uint32) error {
 	return syncDir(s.dir)
 }
 
+// ReserveDrop prepares DropTable of a table: it fails with 55006 when an
+// open transaction has written the table, and otherwise makes every later
+// write to it fail (as after DropTable) until cancel is called. The caller
+// then removes the table from its catalog and calls DropTable, or cancel
+// when that failed. A table that does not exist reserves nothing.
+func (s *Store) ReserveDrop(oid uint32) (cancel func(), err error) {
+	t := s.Table(oid)
+	if t == nil {
+		return func() {}, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.owner != nil {
+		return nil, t.errLocked("drop")
+	}
+	if t.dropped {
+		return func() {}, nil
+	}
+	t.dropped = true
+	return func() {
+		live := s.Table(oid) == t // not dropped since (s.mu before t.mu)
+		t.mu.Lock()
+		if live {
+			t.dropped = false
+		}
+		t.mu.Unlock()
+	}, nil
+}
+
 // Table returns a table by OID, or nil.
 func (s *Store) Table(oid uint32) *Table {
 	s.mu.Lock()
