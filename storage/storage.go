@@ -102,6 +102,7 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 		s.closeFiles()
 		return nil, fmt.Errorf("storage: %w", err)
 	}
+	var damaged []error
 	for _, e := range ents {
 		name := e.Name()
 		if strings.HasSuffix(name, ".tmp") { // an unfinished compaction
@@ -120,6 +121,11 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 			continue
 		}
 		t, err := recoverTable(s, uint32(oid), filepath.Join(tdir, name))
+		var d *DamagedError
+		if errors.As(err, &d) { // go on, to report every damaged log at once
+			damaged = append(damaged, err)
+			continue
+		}
 		if err != nil {
 			s.closeFiles()
 			return nil, err
@@ -127,6 +133,10 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 		if t != nil {
 			s.tables[uint32(oid)] = t
 		}
+	}
+	if len(damaged) > 0 {
+		s.closeFiles()
+		return nil, errors.Join(damaged...)
 	}
 	if err := syncDir(tdir); err != nil {
 		s.closeFiles()
