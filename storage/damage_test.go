@@ -158,17 +158,25 @@ func TestDamagedCutBeforeCheckpoint(t *testing.T) {
 			}
 			continue
 		}
-		_, err, _, _ := openDamaged(t, log[:cut], false)
+		_, err, path, _ := openDamaged(t, log[:cut], false)
 		var d *DamagedError
 		if !errors.As(err, &d) || d.Offset != ends[n-2] || !strings.Contains(err.Error(), "a checkpoint recorded write 3") {
 			t.Fatalf("%s: open: %v, want a DamagedError at %d", what, err, ends[n-2])
 		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, log[:cut]) {
+			t.Fatalf("%s: a refused Open changed the log (%d bytes, was %d)", what, len(got), cut)
+		}
 	}
 	// Starting anyway keeps writes 1 and 2 and clears the marks, so a
 	// reader resuming from write 3 rebuilds; the next start is clean.
-	s, err, path, _ := openDamaged(t, log[:ends[n-1]-1], true)
+	s, err, path, damaged := openDamaged(t, log[:ends[n-1]-1], true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What is left of the acknowledged write is moved aside, not cut.
+	moved, err := os.ReadFile(filepath.Join(damaged, fmt.Sprintf("7.log.%d", ends[n-2])))
+	if err != nil || !bytes.Equal(moved, log[ends[n-2]:ends[n-1]-1]) {
+		t.Fatalf("damaged part: %d bytes, %v", len(moved), err)
 	}
 	tb := s.Table(7)
 	if rows := dump(tb.Snapshot()); strings.Join(rows, " ") != strings.Join(states[n-2], " ") {

@@ -127,6 +127,9 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 	// applied once its last frame is read; pendingAt is where it starts.
 	var pending []record
 	var pendingAt int64
+	// tornTail: the log ends in a torn write from fr.off on, cut below
+	// unless the marks show it held acknowledged writes.
+	tornTail := false
 	for {
 		start := fr.off
 		p, ok, torn, err := fr.next()
@@ -139,13 +142,15 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 				fr.off, torn = pendingAt, true
 			}
 			if torn {
-				if err := cutOrRefuse(s, f, path, def, bad, fr.off, fr.size); err != nil {
-					var d *DamagedError
-					if errors.As(err, &d) {
-						return nil, err
-					}
+				torn, err = checkBadFrame(s, f, path, def, bad, fr.off, fr.size)
+				var d *DamagedError
+				if errors.As(err, &d) {
+					return nil, err
+				}
+				if err != nil {
 					return nil, wrap(err)
 				}
+				tornTail = torn
 			}
 			break
 		}
@@ -173,6 +178,15 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 		if !s.opts.RecoverDamaged {
 			return nil, d
 		}
+		if tornTail && fr.off < fr.size { // what is left of acknowledged writes: keep it
+			dst, n, err := moveAside(f, path, s.opts.DamagedDir, fr.off, fr.size)
+			if err != nil {
+				return nil, wrap(err)
+			}
+			tornTail = false
+			s.opts.Logf("recover-damaged: table %q (OID %d): moved the last %d bytes of %s (offset %d to %d) to %s",
+				def.TableName, oid, n, path, fr.off, fr.size, dst)
+		}
 		newer := marks.newer
 		if marks, err = clearMarks(f, markAt, marks); err != nil {
 			return nil, wrap(err)
@@ -180,6 +194,15 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 		root = nil
 		s.opts.Logf("recover-damaged: table %q (OID %d): %s ends after write %d, before write %d that a checkpoint recorded as durable: writes %d to %d are lost; the views reading the table rebuild from it",
 			def.TableName, oid, path, st.pos.seq, newer, st.pos.seq+1, newer)
+	}
+	if tornTail {
+		if fr.off < fr.size {
+			s.opts.Logf("storage: table %q (OID %d): cut a torn write of %d bytes at the end of %s (offset %d; a crash during a write that was never acknowledged)",
+				def.TableName, oid, fr.size-fr.off, path, fr.off)
+		}
+		if err := cutTail(f, fr.off); err != nil {
+			return nil, wrap(err)
+		}
 	}
 	lf := &logFile{f: f, path: path, markAt: markAt}
 	lf.size.Store(fr.off)
@@ -235,32 +258,29 @@ func cutTail(f *os.File, off int64) error {
 	return nil
 }
 
-// cutOrRefuse handles the first bad frame of a log, at bad (the write it
-// belongs to starts at cut): a torn tail is cut off; damage (a valid frame
-// after bad) refuses with a *DamagedError, or with RecoverDamaged moves
-// everything from cut on aside.
-func cutOrRefuse(s *Store, f *os.File, path string, def TableDef, bad, cut, size int64) error {
+// checkBadFrame classifies the first bad frame of a log, at bad (the write
+// it belongs to starts at cut): torn when no valid frame follows (the
+// caller cuts it, see replay); otherwise the log is damaged: a
+// *DamagedError, or with RecoverDamaged everything from cut on is moved
+// aside (and torn is false: nothing is left to cut).
+func checkBadFrame(s *Store, f *os.File, path string, def TableDef, bad, cut, size int64) (torn bool, err error) {
 	next, err := findFrame(f, bad, size)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if next < 0 {
-		if cut < size {
-			s.opts.Logf("storage: table %q (OID %d): cut a torn write of %d bytes at the end of %s (offset %d; a crash during a write that was never acknowledged)",
-				def.TableName, def.OID, size-cut, path, cut)
-		}
-		return cutTail(f, cut)
+		return true, nil
 	}
 	d := &DamagedError{OID: def.OID, Table: def.TableName, Path: path, Offset: cut, Size: size,
 		Reason: fmt.Sprintf("the frame at offset %d is cut short or fails its checksum, but a valid frame follows at offset %d", bad, next)}
 	if !s.opts.RecoverDamaged {
-		return d
+		return false, d
 	}
 	dst, n, err := moveAside(f, path, s.opts.DamagedDir, cut, size)
 	if err != nil {
-		return err
+		return false, err
 	}
 	s.opts.Logf("recover-damaged: table %q (OID %d): %s is damaged at offset %d (%s); moved its last %d bytes (offset %d to %d) to %s and kept the %d bytes before",
 		def.TableName, def.OID, path, cut, d.Reason, n, cut, size, dst, cut)
-	return nil
+	return false, nil
 }
