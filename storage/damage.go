@@ -64,9 +64,18 @@ type DamagedError struct {
 	Offset int64 // where the damage starts: the valid prefix ends here
 	Size   int64 // the file's size
 	Reason string
+	// NoHeader: the log's header is damaged, so the table cannot be read
+	// at all and RecoverDamaged does not help.
+	NoHeader bool
 }
 
 func (e *DamagedError) Error() string {
+	if e.NoHeader {
+		return fmt.Sprintf("table with OID %d: the log %s is damaged at byte offset %d of %d: %s; "+
+			"refusing to start, as the table's committed rows would be lost. Restore the data directory from a backup "+
+			"(--recover-damaged cannot help: the table's definition is in the damaged header)",
+			e.OID, e.Path, e.Offset, e.Size, e.Reason)
+	}
 	return fmt.Sprintf("table %q (OID %d): the log %s is damaged at byte offset %d of %d: %s; "+
 		"refusing to start, as the committed rows after that offset would be lost. "+
 		"Restore the data directory from a backup, or start streamsqld with --recover-damaged "+

@@ -253,3 +253,27 @@ func BenchmarkFindFrame(b *testing.B) {
 		})
 	}
 }
+
+// A damaged header with the table's writes after it is refused, with or
+// without RecoverDamaged (the definition is gone), and the log stays put;
+// a header torn at creation (nothing after it) is a table never created.
+func TestDamagedHeader(t *testing.T) {
+	log, ends, _ := crashLog(t)
+	bad := append([]byte(nil), log...)
+	bad[20] ^= 0x08
+	for _, recover := range []bool{false, true} {
+		_, err, path, _ := openDamaged(t, bad, recover)
+		var d *DamagedError
+		if !errors.As(err, &d) || !d.NoHeader || d.OID != 7 || !strings.Contains(err.Error(), "Restore the data directory") {
+			t.Fatalf("recover %v: open: %v", recover, err)
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, bad) {
+			t.Fatalf("recover %v: the log changed", recover)
+		}
+	}
+	torn := append([]byte(nil), log[:ends[0]]...)
+	torn[20] ^= 0x08
+	if _, ok, _ := reopenWith(t, torn); ok {
+		t.Fatal("a table with a torn header was recovered")
+	}
+}

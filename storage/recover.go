@@ -96,7 +96,17 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 		return nil, wrap(err)
 	}
 	if !ok {
-		return nil, nil // creation never finished, or a damaged header
+		// Creation never finished (nothing valid follows), or a damaged
+		// header in front of the table's writes.
+		next, err := findFrame(f, 0, fr.size)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		if next >= 0 {
+			return nil, &DamagedError{OID: oid, Path: path, Offset: 0, Size: fr.size, NoHeader: true,
+				Reason: fmt.Sprintf("its header (the table's definition) is cut short or fails its checksum, but a valid frame follows at offset %d", next)}
+		}
+		return nil, nil
 	}
 	hdr, err := decodeRecord(p, nil)
 	if err != nil || hdr.kind != recHeader {
