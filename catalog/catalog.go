@@ -157,6 +157,7 @@ const (
 type tableStore interface {
 	CreateTable(def storage.TableDef) (*storage.Table, error)
 	DropTable(oid uint32) error
+	ReserveDrop(oid uint32) (cancel func(), err error)
 	Table(oid uint32) *storage.Table
 	Tables() []uint32
 }

@@ -150,9 +150,28 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 			}
 		}
 	}
+	// A table an open transaction has written cannot go (55006): its
+	// COMMIT would report success for rows that are gone. Reserving stops
+	// new writers until the drop is done, or canceled when it fails.
+	var cancels []func()
+	defer func() {
+		for _, f := range cancels {
+			f()
+		}
+	}()
+	for _, r := range all {
+		if r.Kind == KindTable {
+			cancel, err := c.store.ReserveDrop(r.OID)
+			if err != nil {
+				return nil, err
+			}
+			cancels = append(cancels, cancel)
+		}
+	}
 	if err := c.commit(s); err != nil {
 		return nil, err
 	}
+	cancels = nil
 	// The catalog no longer names these tables; a failure to remove their
 	// files leaves orphans that the next Open drops.
 	for _, r := range all {

@@ -148,3 +148,35 @@ func TestAlterConcurrentWithDML(t *testing.T) {
 		t.Fatalf("rows after concurrent ALTERs = %v, want %d distinct", got, writers*rows)
 	}
 }
+
+// While ALTER TABLE has stopped the views reading the table, reading one
+// names it (not its OID) and says what to do.
+func TestReadViewStoppedForAlter(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE TABLE t (a int)")
+	mustRun(t, s, "INSERT INTO t VALUES (1)")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW v AS SELECT count(*) AS n FROM t")
+	var table uint32
+	for _, rel := range e.cat.Relations() {
+		if rel.Name == "t" {
+			table = rel.OID
+		}
+	}
+	stopped := e.stopViewsOn(table) // what ALTER TABLE does before rewriting t
+	if len(stopped) != 1 {
+		t.Fatalf("stopped %d views", len(stopped))
+	}
+	oid := fmt.Sprint(stopped[0].OID)
+	for _, q := range []string{"SELECT n FROM v", "COPY (SUBSCRIBE TO v) TO STDOUT"} {
+		_, _, err := run(t, s, q)
+		if pgerr.CodeOf(err) != pgerr.ObjectNotInPrerequisiteState || !strings.Contains(err.Error(), `materialized view "v" is not running`) ||
+			strings.Contains(err.Error(), oid) {
+			t.Fatalf("%s while stopped: %v", q, err)
+		}
+	}
+	e.restartViews(stopped)
+	if rows := mustRun(t, s, "SELECT n FROM v"); strings.Join(rows, ",") != "1" {
+		t.Fatalf("after restart: %v", rows)
+	}
+}

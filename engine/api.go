@@ -46,6 +46,11 @@ type Config struct {
 	// FileDenyPaths are files or directories file sources never read,
 	// besides the data directory (the TLS key, a password file).
 	FileDenyPaths []string
+	// RecoverDamaged starts despite a damaged table log (one whose middle
+	// fails its checksums, or that ends before a position a checkpoint
+	// recorded): its damaged part is moved to <DataDir>/damaged and the
+	// valid prefix kept. Without it Open fails with a *storage.DamagedError.
+	RecoverDamaged bool
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.

@@ -77,7 +77,8 @@ func Open(cfg Config) (*Engine, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	store, err := storage.Open(filepath.Join(cfg.DataDir, "tables"))
+	store, err := storage.OpenWith(filepath.Join(cfg.DataDir, "tables"), storage.Options{
+		RecoverDamaged: cfg.RecoverDamaged, DamagedDir: filepath.Join(cfg.DataDir, "damaged"), Logf: cfg.Logf})
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}

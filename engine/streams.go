@@ -232,6 +232,17 @@ func (e *Engine) stopDroppedJobs() {
 // the catalog hands out.
 const privateJobBase = 1 << 31
 
+// viewNotRunning is the error of reading a materialized view whose job is
+// not running (stopped while ALTER TABLE rewrites a table it reads, or
+// dropped meanwhile): it names the view, not its OID.
+func (e *Engine) viewNotRunning(oid uint32) error {
+	if r := e.cat.Relation(oid); r != nil {
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" is not running", r.Name).
+			WithHint("It restarts when the ALTER TABLE of a table it reads has finished; try again.")
+	}
+	return pgerr.New(pgerr.UndefinedTable, "materialized view with OID %d does not exist", oid)
+}
+
 // flowStreams serves views to the planner.
 type flowStreams struct{ e *Engine }
 
@@ -249,7 +260,7 @@ func (f flowStreams) ViewRows(oid uint32) ([]arrow.RecordBatch, error) {
 			}
 			return nil, e
 		}
-		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view %d is not running", oid)
+		return nil, f.e.viewNotRunning(oid)
 	}
 	_, rows, err := j.Snapshot()
 	if err != nil {

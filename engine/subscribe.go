@@ -124,6 +124,9 @@ func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscrib
 		default:
 			sub, err = e.flow.Subscribe(p.viewOID, opts)
 		}
+		if err != nil && p.query == nil && e.flow.Job(p.viewOID) == nil {
+			return nil, e.viewNotRunning(p.viewOID)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -54,8 +54,11 @@
 // tables share fsyncs, and a write returns only once durable. Readers never
 // see rows that are not yet durable.
 //
-// Open replays each log; the first torn or corrupt frame (a crash mid-write)
-// is cut off with everything after it. Compaction (compact.go) rewrites a log
+// Open replays each log; a torn tail (a bad last frame with nothing valid
+// after it: a crash mid-write) is cut off. A bad frame followed by valid
+// ones, or a log ending before a checkpoint's mark, is damage: Open fails
+// with a *DamagedError, or with Options.RecoverDamaged moves the rest of
+// the file aside and keeps the valid prefix (damage.go). Compaction (compact.go) rewrites a log
 // that holds much more than its live rows as a snapshot, atomically by rename;
 // Table.Alter (ALTER TABLE) uses the same rewrite with the new definition.
 // One write must encode to less than 2 GiB (54000 otherwise).

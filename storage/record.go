@@ -37,7 +37,8 @@ import (
 // delta), so a retained write replays as the same Deltas a live feed gave.
 //
 // A frame whose length runs past the end of the file or whose CRC does not
-// match is a torn write: recovery cuts the file there.
+// match is a torn write when no valid frame follows it: recovery cuts the
+// file there; otherwise the log is damaged (damage.go).
 
 type recKind byte
 

@@ -13,9 +13,10 @@ import (
 
 // Recovery: replay a table's log from the start, applying each record as the
 // live write did (so row ids and chunk layout come out the same). The first
-// frame that is cut short or fails its CRC marks a torn write from a crash:
-// the file is truncated there and fsynced, and that frame and anything after
-// it are never replayed. A log without a valid header is most likely a table
+// frame that is cut short or fails its CRC is a torn write from a crash when
+// no valid frame follows it: the file is truncated there and fsynced, and
+// that frame is never replayed. When a valid frame follows, or the log ends
+// before a position a checkpoint recorded, the log is damaged (damage.go). A log without a valid header is most likely a table
 // whose CreateTable never returned; as it could also be a damaged header in
 // front of real data, it is not deleted but renamed to <oid>.log.broken (an
 // empty file is simply removed), and the table is not recovered.
@@ -95,7 +96,17 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 		return nil, wrap(err)
 	}
 	if !ok {
-		return nil, nil // creation never finished, or a damaged header
+		// Creation never finished (nothing valid follows), or a damaged
+		// header in front of the table's writes.
+		next, err := findFrame(f, 0, fr.size)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		if next >= 0 {
+			return nil, &DamagedError{OID: oid, Path: path, Offset: 0, Size: fr.size, NoHeader: true,
+				Reason: fmt.Sprintf("its header (the table's definition) is cut short or fails its checksum, but a valid frame follows at offset %d", next)}
+		}
+		return nil, nil
 	}
 	hdr, err := decodeRecord(p, nil)
 	if err != nil || hdr.kind != recHeader {
@@ -126,6 +137,9 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 	// applied once its last frame is read; pendingAt is where it starts.
 	var pending []record
 	var pendingAt int64
+	// tornTail: the log ends in a torn write from fr.off on, cut below
+	// unless the marks show it held acknowledged writes.
+	tornTail := false
 	for {
 		start := fr.off
 		p, ok, torn, err := fr.next()
@@ -133,13 +147,20 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 			return nil, wrap(err)
 		}
 		if !ok {
+			bad := fr.off
 			if len(pending) > 0 { // the write's last frame never made it
 				fr.off, torn = pendingAt, true
 			}
 			if torn {
-				if err := cutTail(f, fr.off); err != nil {
+				torn, err = checkBadFrame(s, f, path, def, bad, fr.off, fr.size)
+				var d *DamagedError
+				if errors.As(err, &d) {
+					return nil, err
+				}
+				if err != nil {
 					return nil, wrap(err)
 				}
+				tornTail = torn
 			}
 			break
 		}
@@ -160,6 +181,39 @@ func replay(s *Store, oid uint32, f *os.File, path string) (*Table, error) {
 		pending = nil
 	}
 	st, root := rp.finish()
+	if marks.n > 0 && marks.newer > st.pos.seq {
+		// A checkpoint recorded a position the log no longer reaches.
+		d := &DamagedError{OID: oid, Table: def.TableName, Path: path, Offset: fr.off, Size: fr.size,
+			Reason: fmt.Sprintf("it ends after write %d but a checkpoint recorded write %d as durable", st.pos.seq, marks.newer)}
+		if !s.opts.RecoverDamaged {
+			return nil, d
+		}
+		if tornTail && fr.off < fr.size { // what is left of acknowledged writes: keep it
+			dst, n, err := moveAside(f, path, s.opts.DamagedDir, fr.off, fr.size)
+			if err != nil {
+				return nil, wrap(err)
+			}
+			tornTail = false
+			s.opts.Logf("recover-damaged: table %q (OID %d): moved the last %d bytes of %s (offset %d to %d) to %s",
+				def.TableName, oid, n, path, fr.off, fr.size, dst)
+		}
+		newer := marks.newer
+		if marks, err = clearMarks(f, markAt, marks); err != nil {
+			return nil, wrap(err)
+		}
+		root = nil
+		s.opts.Logf("recover-damaged: table %q (OID %d): %s ends after write %d, before write %d that a checkpoint recorded as durable: writes %d to %d are lost; the views reading the table rebuild from it",
+			def.TableName, oid, path, st.pos.seq, newer, st.pos.seq+1, newer)
+	}
+	if tornTail {
+		if fr.off < fr.size {
+			s.opts.Logf("storage: table %q (OID %d): cut a torn write of %d bytes at the end of %s (offset %d; a crash during a write that was never acknowledged)",
+				def.TableName, oid, fr.size-fr.off, path, fr.off)
+		}
+		if err := cutTail(f, fr.off); err != nil {
+			return nil, wrap(err)
+		}
+	}
 	lf := &logFile{f: f, path: path, markAt: markAt}
 	lf.size.Store(fr.off)
 	ret := retention{marks: marks, base: hdr.hdr.Base}
@@ -212,4 +266,31 @@ func cutTail(f *os.File, off int64) error {
 		return fmt.Errorf("fsync: %w", err)
 	}
 	return nil
+}
+
+// checkBadFrame classifies the first bad frame of a log, at bad (the write
+// it belongs to starts at cut): torn when no valid frame follows (the
+// caller cuts it, see replay); otherwise the log is damaged: a
+// *DamagedError, or with RecoverDamaged everything from cut on is moved
+// aside (and torn is false: nothing is left to cut).
+func checkBadFrame(s *Store, f *os.File, path string, def TableDef, bad, cut, size int64) (torn bool, err error) {
+	next, err := findFrame(f, bad, size)
+	if err != nil {
+		return false, err
+	}
+	if next < 0 {
+		return true, nil
+	}
+	d := &DamagedError{OID: def.OID, Table: def.TableName, Path: path, Offset: cut, Size: size,
+		Reason: fmt.Sprintf("the frame at offset %d is cut short or fails its checksum, but a valid frame follows at offset %d", bad, next)}
+	if !s.opts.RecoverDamaged {
+		return false, d
+	}
+	dst, n, err := moveAside(f, path, s.opts.DamagedDir, cut, size)
+	if err != nil {
+		return false, err
+	}
+	s.opts.Logf("recover-damaged: table %q (OID %d): %s is damaged at offset %d (%s); moved its last %d bytes (offset %d to %d) to %s and kept the %d bytes before",
+		def.TableName, def.OID, path, cut, d.Reason, n, cut, size, dst, cut)
+	return false, nil
 }

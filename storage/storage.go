@@ -26,6 +26,8 @@ type Store struct {
 	closed bool
 
 	bg sync.WaitGroup // background compactions
+
+	opts Options // as given to OpenWith; read-only
 }
 
 // Snapshot is an immutable view of a table's rows at one moment; later writes
@@ -69,8 +71,18 @@ type UniqueKey struct {
 }
 
 // Open opens (creating if needed) the store in dir and recovers every table
-// from its log, dir/<oid>.log (the engine passes <datadir>/tables).
-func Open(dir string) (*Store, error) {
+// from its log, dir/<oid>.log (the engine passes <datadir>/tables). A
+// damaged log fails it with a *DamagedError (damage.go).
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(dir string, opts Options) (*Store, error) {
+	if opts.DamagedDir == "" {
+		opts.DamagedDir = filepath.Join(filepath.Dir(filepath.Clean(dir)), "damaged")
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
 	tdir := dir
 	if _, err := os.Stat(tdir); os.IsNotExist(err) {
 		if err := os.MkdirAll(tdir, 0o755); err != nil {
@@ -84,12 +96,13 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: tdir, lock: lock, tables: make(map[uint32]*Table)}
+	s := &Store{dir: tdir, lock: lock, tables: make(map[uint32]*Table), opts: opts}
 	ents, err := os.ReadDir(tdir)
 	if err != nil {
 		s.closeFiles()
 		return nil, fmt.Errorf("storage: %w", err)
 	}
+	var damaged []error
 	for _, e := range ents {
 		name := e.Name()
 		if strings.HasSuffix(name, ".tmp") { // an unfinished compaction
@@ -108,6 +121,11 @@ func Open(dir string) (*Store, error) {
 			continue
 		}
 		t, err := recoverTable(s, uint32(oid), filepath.Join(tdir, name))
+		var d *DamagedError
+		if errors.As(err, &d) { // go on, to report every damaged log at once
+			damaged = append(damaged, err)
+			continue
+		}
 		if err != nil {
 			s.closeFiles()
 			return nil, err
@@ -115,6 +133,10 @@ func Open(dir string) (*Store, error) {
 		if t != nil {
 			s.tables[uint32(oid)] = t
 		}
+	}
+	if len(damaged) > 0 {
+		s.closeFiles()
+		return nil, errors.Join(damaged...)
 	}
 	if err := syncDir(tdir); err != nil {
 		s.closeFiles()
@@ -252,6 +274,35 @@ func (s *Store) DropTable(oid uint32) error {
 		return fmt.Errorf("storage: %w", err)
 	}
 	return syncDir(s.dir)
+}
+
+// ReserveDrop prepares DropTable of a table: it fails with 55006 when an
+// open transaction has written the table, and otherwise makes every later
+// write to it fail (as after DropTable) until cancel is called. The caller
+// then removes the table from its catalog and calls DropTable, or cancel
+// when that failed. A table that does not exist reserves nothing.
+func (s *Store) ReserveDrop(oid uint32) (cancel func(), err error) {
+	t := s.Table(oid)
+	if t == nil {
+		return func() {}, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.owner != nil {
+		return nil, t.errLocked("drop")
+	}
+	if t.dropped {
+		return func() {}, nil
+	}
+	t.dropped = true
+	return func() {
+		live := s.Table(oid) == t // not dropped since (s.mu before t.mu)
+		t.mu.Lock()
+		if live {
+			t.dropped = false
+		}
+		t.mu.Unlock()
+	}, nil
 }
 
 // Table returns a table by OID, or nil.

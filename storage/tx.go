@@ -18,8 +18,8 @@ import (
 // The first write to a table locks it for the transaction: other writers
 // of the table (transactions or not) wait until it ends; readers are never
 // blocked and keep seeing the committed rows. Two transactions waiting for
-// each other's tables fail with 40P01 deadlock detected. DropTable and Alter
-// of a locked table fail with 55006 instead of waiting.
+// each other's tables fail with 40P01 deadlock detected. DropTable,
+// ReserveDrop and Alter of a locked table fail with 55006 instead of waiting.
 //
 // At Commit each table's writes go to its log as one chained write (all or
 // nothing after a crash), and the tables are committed together in one
@@ -269,6 +269,9 @@ func (t *Table) acquire(ctx context.Context, tx *Tx) error {
 		if tx != nil {
 			tx.waiting.Store(nil)
 		}
+	}
+	if err := t.writable(); err != nil { // dropped (or reserved) while waiting
+		return err
 	}
 	if tx != nil && t.owner == nil {
 		t.owner = tx

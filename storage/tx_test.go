@@ -205,3 +205,43 @@ func TestLockWaitCanceled(t *testing.T) {
 	tx.Commit(ctx)
 	checkRows(t, tb, []string{"0:0,v0"})
 }
+
+// ReserveDrop refuses a table an open transaction wrote, and holds off
+// writers (transactions included) until the drop is done or canceled.
+func TestReserveDrop(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	a, _ := s.CreateTable(kvDef(1, true))
+	tx := s.Begin()
+	if _, err := tx.Insert(ctx, a, seq(1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReserveDrop(1); pgerr.CodeOf(err) != "55006" {
+		t.Fatalf("reserve of a table an open transaction wrote: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel, err := s.ReserveDrop(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx = s.Begin()
+	if _, err := tx.Insert(ctx, a, seq(2, 3)); err == nil {
+		t.Fatal("a transaction wrote a table reserved for DROP")
+	}
+	tx.Rollback()
+	if _, err := a.Insert(ctx, seq(2, 3)); err == nil {
+		t.Fatal("a write to a table reserved for DROP succeeded")
+	}
+	cancel()
+	if _, err := a.Insert(ctx, seq(3, 4)); err != nil {
+		t.Fatalf("write after a canceled reservation: %v", err)
+	}
+	if _, err := s.ReserveDrop(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropTable(1); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -46,6 +46,9 @@ type config struct {
 	subscribeRetention time.Duration
 	// clock is "wall" or "manual" (processing time that only ADVANCE CLOCK moves).
 	clock string
+	// recoverDamaged starts despite damaged table logs (moving the
+	// damaged parts aside into <data-dir>/damaged).
+	recoverDamaged bool
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
@@ -81,6 +84,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"how long a materialized view keeps the changes it sent to subscribers, so that a client can resume with SUBSCRIBE ... WITH (since = ...) (kept on disk while a client subscribes, and this long after)")
 	fs.StringVar(&cfg.clock, "clock", "wall",
 		"processing-time clock of the streaming runtime: wall, or manual (starts at 2024-01-01 00:00:00 UTC and moves only by ADVANCE CLOCK; for tests)")
+	fs.BoolVar(&cfg.recoverDamaged, "recover-damaged", false,
+		"start even though a table's log is damaged (a checksum failure with valid data after it, or a log shorter than a checkpoint recorded): keep the rows before the damage and move the rest of the file into <data-dir>/damaged/<file>.<offset> (never deleted); without it streamsqld refuses to start and names the file and offset")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

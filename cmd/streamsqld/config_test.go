@@ -34,6 +34,12 @@ func TestParseFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"--clock", "sundial"}, io.Discard); err == nil {
 		t.Error("--clock sundial was accepted")
 	}
+	if cfg, err := parseFlags([]string{"--recover-damaged"}, io.Discard); err != nil || !cfg.recoverDamaged {
+		t.Errorf("--recover-damaged: %+v, %v", cfg, err)
+	}
+	if cfg, _ := parseFlags(nil, io.Discard); cfg.recoverDamaged {
+		t.Error("--recover-damaged is on by default")
+	}
 	if _, err := parseFlags([]string{"extra"}, io.Discard); err == nil {
 		t.Error("a stray argument was accepted")
 	}

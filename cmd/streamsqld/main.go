@@ -12,8 +12,13 @@ import (
 	"syscall"
 
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/wire"
 )
+
+// exitDamaged is the exit status when a table log is damaged (see
+// --recover-damaged); other start failures exit with 1.
+const exitDamaged = 3
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "bench" { // bench.go
@@ -29,6 +34,10 @@ func main() {
 	}
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "streamsqld:", err)
+		var d *storage.DamagedError
+		if errors.As(err, &d) {
+			os.Exit(exitDamaged)
+		}
 		os.Exit(1)
 	}
 }
@@ -41,7 +50,8 @@ func run(cfg config) error {
 	}
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
 		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval,
-		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir}
+		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir,
+		RecoverDamaged: cfg.recoverDamaged}
 	for _, p := range []string{cfg.tlsKey, cfg.passwordFile} {
 		if p != "" {
 			ecfg.FileDenyPaths = append(ecfg.FileDenyPaths, p)

@@ -28,10 +28,12 @@
 // frame is visible to readers once Commit has returned (after an fsync when
 // asked): a reader never sees a frame a crash could still lose. Open
 // truncates a torn or corrupt tail of the newest segment (kill -9 leaves at
-// most the frame being written) and drops segments after a corrupt one,
-// raising nothing: the frames after the damage were never committed
-// durably, or the log is Reset by its owner when it no longer covers what
-// it needs.
+// most the frame being written): the frames after it were never committed
+// durably. A bad frame with a valid frame after it (found by scanning the
+// rest of the segment) is damage in the middle, not a torn tail: Open fails
+// with ErrDamaged instead of cutting committed frames, and the owner drops
+// the log (subscribers then cannot resume from before the restart, which
+// they are told, rather than resume past a gap).
 //
 // # Concurrency
 //

@@ -55,7 +55,9 @@ type Log struct {
 }
 
 // Open opens (or creates, covering epochs after from) the log in dir. A
-// torn or corrupt tail of the newest segment is truncated.
+// torn or corrupt tail of the newest segment is truncated; a bad frame
+// followed by a valid one fails Open with an error wrapping ErrDamaged
+// (the owner then drops the log: subscribers cannot resume from before).
 func Open(dir string, from uint64) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("changelog: %w", err)
@@ -99,6 +101,16 @@ func Open(dir string, from uint64) (*Log, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	// A bad frame with a valid one after it is damage, not a torn tail:
+	// the frames after it were committed (and sent to subscribers), so
+	// the log is refused rather than cut there.
+	if st, err := f.Stat(); err == nil && st.Size() > size {
+		if next := findFrame(f, size, st.Size(), lastEpoch); next >= 0 {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s: the frame at offset %d is cut short or fails its checksum, but a valid frame follows at offset %d",
+				ErrDamaged, last.path, size, next)
+		}
 	}
 	if st, err := f.Stat(); err == nil && st.Size() != size {
 		if err := f.Truncate(size); err != nil {
@@ -162,6 +174,37 @@ func readFrame(f *os.File, off, limit int64) (uint64, []byte, error) {
 	}
 	return binary.LittleEndian.Uint64(h[8:]), payload, nil
 }
+
+// findFrame returns the offset of the first whole frame with a matching
+// CRC and an epoch after last that starts in (from, size) of f, or -1.
+func findFrame(f *os.File, from, size int64, last uint64) int64 {
+	const win = 1 << 20
+	buf := make([]byte, win+frameHead)
+	var bufAt int64 = -1
+	var bufLen int
+	for pos := from + 1; pos+frameHead <= size; pos++ {
+		if bufAt < 0 || pos+frameHead > bufAt+int64(bufLen) {
+			n, _ := f.ReadAt(buf, pos)
+			bufAt, bufLen = pos, n
+			if n < frameHead {
+				return -1
+			}
+		}
+		h := buf[pos-bufAt : pos-bufAt+frameHead]
+		n := int64(binary.LittleEndian.Uint32(h[0:]))
+		if n > maxFrame || n > size-pos-frameHead || binary.LittleEndian.Uint64(h[8:]) <= last {
+			continue
+		}
+		if epoch, _, err := readFrame(f, pos, size); err == nil && epoch > last {
+			return pos
+		}
+	}
+	return -1
+}
+
+// ErrDamaged is wrapped by Open's error when the newest segment is damaged
+// before its end (a bad frame followed by valid ones).
+var ErrDamaged = errors.New("changelog: damaged")
 
 var (
 	errShort   = errors.New("changelog: short frame")

@@ -260,3 +260,36 @@ func TestResetAndBroken(t *testing.T) {
 	}
 	l.Close()
 }
+
+// TestDamagedMiddle: a bad frame followed by valid ones is damage, not a
+// torn tail: Open refuses (ErrDamaged) instead of cutting committed frames.
+func TestDamagedMiddle(t *testing.T) {
+	for _, zero := range []bool{false, true} {
+		dir := t.TempDir()
+		l, err := Open(dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ends []int64
+		for e := uint64(1); e <= 4; e++ {
+			l.Append(e, bytes.Repeat([]byte{byte(e)}, 10))
+			l.Commit(true)
+			ends = append(ends, l.segs[0].size)
+		}
+		path := l.segs[0].path
+		l.Close()
+		data, _ := os.ReadFile(path)
+		if zero {
+			clear(data[ends[0]+3 : ends[2]-2])
+		} else {
+			data[ends[1]+20] ^= 0x01
+		}
+		os.WriteFile(path, data, 0o644)
+		if _, err := Open(dir, 0); !errors.Is(err, ErrDamaged) {
+			t.Fatalf("zero %v: open: %v, want ErrDamaged", zero, err)
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+			t.Fatalf("zero %v: Open changed the damaged segment", zero)
+		}
+	}
+}
