@@ -39,6 +39,10 @@ type Config struct {
 	// ChangelogRetention is how long each materialized view keeps its
 	// published changes for SUBSCRIBE ... WITH (since = ...) (0: 1 hour).
 	ChangelogRetention time.Duration
+	// ServerSettings are the values SHOW reports for read-only settings
+	// fixed at server start (max_connections, authentication_timeout...),
+	// in place of their defaults; names are case-insensitive.
+	ServerSettings map[string]string
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.

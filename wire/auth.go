@@ -47,7 +47,9 @@ var mockKey = func() (k [32]byte) {
 }()
 
 // authenticate runs password authentication for user when the server has a
-// password source; without one every user is trusted.
+// password source; without one every user is trusted. Messages are
+// limited to maxAuthMessage bytes meanwhile (conn.maxBody); a failure is
+// delayed by the server's throttle (throttle.go).
 func (c *conn) authenticate(user string) error {
 	if c.srv.opts.Passwords == nil {
 		return nil
@@ -73,7 +75,17 @@ func (c *conn) authenticate(user string) error {
 		}
 	}
 	if errors.Is(err, errAuthFailed) {
+		if d := c.srv.throttle.failed(user, hostOf(c.raw.RemoteAddr())); d > 0 {
+			c.srv.sleep(c.srv.ctx, d)
+		}
 		return c.fatal(pgerr.New(pgerr.InvalidPassword, "password authentication failed for user \"%s\"", user))
+	}
+	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooBig) {
+		return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid message length"))
+	}
+	if err == nil {
+		c.srv.throttle.succeeded(user)
 	}
 	if err != nil {
 		var pe *pgerr.Error

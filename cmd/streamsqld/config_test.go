@@ -5,9 +5,12 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -111,5 +114,55 @@ func TestSelfSignedCert(t *testing.T) {
 		if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: host}); err != nil {
 			t.Errorf("verify for %s: %v", host, err)
 		}
+	}
+}
+
+func TestConnectionFlags(t *testing.T) {
+	cfg, err := parseFlags(nil, io.Discard)
+	if err != nil || cfg.maxConnections != 100 || cfg.superuserReserved != 3 || cfg.authTimeout != time.Minute || cfg.requireTLS {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+	if got := cfg.serverSettings(); got["max_connections"] != "100" || got["superuser_reserved_connections"] != "3" || got["authentication_timeout"] != "1min" {
+		t.Errorf("settings %v", got)
+	}
+	cfg, err = parseFlags([]string{"--max-connections", "10", "--superuser-reserved-connections", "2", "--authentication-timeout", "90s"}, io.Discard)
+	if err != nil || cfg.maxConnections != 10 || cfg.superuserReserved != 2 || cfg.serverSettings()["authentication_timeout"] != "90s" {
+		t.Errorf("explicit: %+v, %v", cfg, err)
+	}
+	opts, err := cfg.wireOptions(nil, nil)
+	if err != nil || opts.MaxConnections != 10 || opts.SuperuserReservedConnections != 2 || opts.AuthenticationTimeout != 90*time.Second {
+		t.Errorf("wire options %+v, %v", opts, err)
+	}
+	for _, bad := range [][]string{
+		{"--max-connections", "0"},
+		{"--max-connections", "3", "--superuser-reserved-connections", "3"},
+		{"--superuser-reserved-connections", "-1"},
+		{"--authentication-timeout", "0s"},
+		{"--authentication-timeout", "1h"},
+	} {
+		if _, err := parseFlags(bad, io.Discard); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+	_, err = parseFlags([]string{"--require-tls"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--require-tls") {
+		t.Errorf("--require-tls without a certificate: %v", err)
+	}
+	if cfg, err := parseFlags([]string{"--require-tls", "--tls-self-signed"}, io.Discard); err != nil || !cfg.requireTLS {
+		t.Errorf("--require-tls --tls-self-signed: %v", err)
+	}
+}
+
+func TestTrustWarning(t *testing.T) {
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5433}
+	wild := &net.TCPAddr{IP: net.IPv4zero, Port: 5433}
+	if w := trustWarning("trust", loop); w != "" {
+		t.Errorf("loopback: %q", w)
+	}
+	if w := trustWarning("password", wild); w != "" {
+		t.Errorf("password: %q", w)
+	}
+	if w := trustWarning("trust", wild); !strings.Contains(w, "--auth trust") || !strings.Contains(w, "0.0.0.0:5433") {
+		t.Errorf("trust on 0.0.0.0: %q", w)
 	}
 }

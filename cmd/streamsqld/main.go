@@ -38,7 +38,7 @@ func run(cfg config) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
 		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval,
-		ChangelogRetention: cfg.subscribeRetention}
+		ChangelogRetention: cfg.subscribeRetention, ServerSettings: cfg.serverSettings()}
 	ecfg.NoCheckpoints = cfg.checkpointInterval == 0
 	if cfg.clock == "manual" {
 		ecfg.Clock = engine.NewManualClock()
@@ -83,6 +83,9 @@ func run(cfg config) error {
 	fmt.Printf("streamsqld listening on %s (data in %s, auth %s%s) — connect: psql -h %s -p %s -U %s streamsql\n",
 		l.Addr(), cfg.dataDir, cfg.auth, tlsNote, host, port, user)
 
+	if w := trustWarning(cfg.auth, l.Addr()); w != "" {
+		logger.Print(w)
+	}
 	srv := wire.NewServer(eng, opts)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(l) }()
