@@ -50,11 +50,20 @@ var mockKey = func() (k [32]byte) {
 // password source; without one every user is trusted. Messages are
 // limited to maxAuthMessage bytes meanwhile (conn.maxBody); a failure is
 // delayed by the server's throttle (throttle.go).
-func (c *conn) authenticate(user string) error {
-	if c.srv.opts.Passwords == nil {
+//
+// method is the hba rule's ("" without rules): trust skips the exchange,
+// scram-sha-256 treats a role with an MD5 password like a wrong password.
+func (c *conn) authenticate(user, method string) error {
+	if method == "trust" || (method == "" && c.srv.opts.Passwords == nil) {
 		return nil
 	}
-	stored, ok := c.srv.opts.Passwords(user)
+	stored, ok := "", false // a rule asks for a password the server cannot check: fail
+	if c.srv.opts.Passwords != nil {
+		stored, ok = c.srv.opts.Passwords(user)
+	}
+	if ok && method == "scram-sha-256" && isMD5Hash(stored) {
+		ok, stored = false, "" // PostgreSQL: an MD5 password cannot do SCRAM
+	}
 	var err error
 	if ok && isMD5Hash(stored) {
 		err = c.md5(user, stored)

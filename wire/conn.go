@@ -98,13 +98,13 @@ func (s *Server) serveConn(nc net.Conn) {
 		}
 		return
 	}
-	if s.opts.RequireTLS && c.nc == c.raw {
-		err := c.fatal(pgerr.New(pgerr.InvalidAuthorizationSpec, "no pg_hba.conf entry for host \"%s\", user \"%s\", database \"%s\", no encryption",
-			hostOf(nc.RemoteAddr()), st.user, st.database))
-		s.logf("wire: refused %q from %s: %v (--require-tls)", st.user, nc.RemoteAddr(), err)
+	method, hbaErr := c.checkHBA(st) // hba.go
+	if hbaErr != nil {
+		err := c.fatal(hbaErr)
+		s.logf("wire: refused %q from %s: %v", st.user, nc.RemoteAddr(), err)
 		return
 	}
-	if err := c.authenticate(st.user); err != nil {
+	if err := c.authenticate(st.user, method); err != nil {
 		s.logf("wire: authentication of %q from %s: %v", st.user, nc.RemoteAddr(), c.authTimeout(err))
 		return
 	}

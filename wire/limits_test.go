@@ -437,3 +437,80 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("%d entries kept, max %d", n, throttleEntries)
 	}
 }
+
+func TestParseHBA(t *testing.T) {
+	rules, err := ParseHBA(strings.NewReader(`
+# comment
+hostssl all      all        all            scram-sha-256
+host    db1,db2  alice,bob  10.0.0.0/8     md5   # trailing comment
+hostnossl all    guest      127.0.0.1      trust
+host    all      all        ::1            reject
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 4 || rules[1].Line != 4 || rules[1].Databases[1] != "db2" || rules[2].Net.String() != "127.0.0.1/32" || rules[3].Net.String() != "::1/128" {
+		t.Errorf("rules %+v", rules)
+	}
+	for _, bad := range []string{
+		"host all all all",
+		"local all all all trust",
+		"hostx all all all trust",
+		"host all all 10.0.0.0/33 trust",
+		"host all all example.com trust",
+		"host all all all password",
+		"host all all all ident",
+		"# nothing",
+	} {
+		if _, err := ParseHBA(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
+	}
+}
+
+func TestHBARules(t *testing.T) {
+	cfg, _ := selfSignedTLS(t)
+	rules, err := ParseHBA(strings.NewReader(`
+hostnossl all    guest  127.0.0.1/32  trust
+host      nodb   all    all           reject
+hostssl   all    all    127.0.0.0/8   scram-sha-256
+host      other  all    10.0.0.0/8    trust
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := startFake(t, Options{TLSConfig: cfg, Passwords: testPasswords, HBA: rules})
+	ctx := context.Background()
+	try := func(user, pw, db, sslmode string) error {
+		c, err := pgx.Connect(ctx, "postgres://"+user+":"+pw+"@"+addr+"/"+db+"?sslmode="+sslmode)
+		if err == nil {
+			c.Close(ctx)
+		}
+		return err
+	}
+	// trust for guest without TLS: no password needed.
+	if err := try("guest", "x", "db", "disable"); err != nil {
+		t.Errorf("guest: %v", err)
+	}
+	// reject.
+	if code, msg := pgCode(try("alice", "s3cret%20p%C3%A4ssword", "nodb", "require")); code != "28000" ||
+		msg != `pg_hba.conf rejects connection for host "127.0.0.1", user "alice", database "nodb", SSL encryption` {
+		t.Errorf("reject: %s %s", code, msg)
+	}
+	// no entry for plaintext alice.
+	if code, msg := pgCode(try("alice", "s3cret%20p%C3%A4ssword", "db", "disable")); code != "28000" ||
+		msg != `no pg_hba.conf entry for host "127.0.0.1", user "alice", database "db", no encryption` {
+		t.Errorf("no entry: %s %s", code, msg)
+	}
+	// scram-sha-256 over TLS: the right password works, a wrong one does not,
+	// and an MD5-stored role cannot log in.
+	if err := try("alice", "s3cret%20p%C3%A4ssword", "db", "require"); err != nil {
+		t.Errorf("alice over TLS: %v", err)
+	}
+	if code, _ := pgCode(try("alice", "wrong", "db", "require")); code != "28P01" {
+		t.Errorf("wrong password: %s", code)
+	}
+	if code, _ := pgCode(try("dave", "dave%20pw", "db", "require")); code != "28P01" {
+		t.Errorf("md5 role under scram-sha-256: %s", code)
+	}
+}

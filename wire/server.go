@@ -44,6 +44,10 @@ type Options struct {
 	// RequireTLS refuses connections that did not start TLS (FATAL 28000,
 	// as a pg_hba.conf without a matching "host" line); it needs TLSConfig.
 	RequireTLS bool
+	// HBA, when set, decides per connection, as pg_hba.conf (hba.go): the
+	// first matching rule's method, FATAL 28000 when none matches or it is
+	// reject. Methods md5 and scram-sha-256 need Passwords.
+	HBA []HBARule
 	// FailedLoginDelay is the first delay after a failed password; it
 	// doubles per recent failure of the user or client address, up to
 	// MaxFailedLoginDelay (throttle.go). Defaults 100 ms and 5 s; negative:

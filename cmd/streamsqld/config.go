@@ -47,6 +47,8 @@ type config struct {
 	superuserReserved int
 	authTimeout       time.Duration
 	requireTLS        bool
+	// hbaFile holds pg_hba.conf-like rules (wire.ParseHBA); auth is then "hba".
+	hbaFile string
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
@@ -86,6 +88,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"a connection that has not completed its startup and authentication by then is closed (1s to 10m; SHOW authentication_timeout)")
 	fs.BoolVar(&cfg.requireTLS, "require-tls", false,
 		"refuse connections that do not use TLS (FATAL 28000); needs --tls-cert/--tls-key or --tls-self-signed")
+	fs.StringVar(&cfg.hbaFile, "hba-file", "",
+		"pg_hba.conf-like rules, one a line: host|hostssl|hostnossl database user address trust|reject|md5|scram-sha-256; the first match decides, no match is refused (replaces --auth; see docs/security.md)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -128,7 +132,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.password != "" && cfg.user == "" {
 		cfg.user = "streamsql"
 	}
+	if cfg.hbaFile != "" {
+		if cfg.auth != "" {
+			return cfg, fmt.Errorf("--hba-file and --auth exclude each other: the file's rules choose the method")
+		}
+		cfg.auth = "hba"
+	}
 	switch cfg.auth {
+	case "hba":
 	case "":
 		cfg.auth = "trust"
 		if cfg.password != "" {
@@ -166,6 +177,20 @@ func (cfg config) wireOptions(logf func(string, ...any), roles passwordSource) (
 			return opts, fmt.Errorf("load TLS certificate: %w", err)
 		}
 		opts.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if cfg.hbaFile != "" {
+		f, err := os.Open(cfg.hbaFile)
+		if err != nil {
+			return opts, fmt.Errorf("--hba-file: %w", err)
+		}
+		defer f.Close()
+		if opts.HBA, err = wire.ParseHBA(f); err != nil {
+			return opts, fmt.Errorf("--hba-file %s: %w", cfg.hbaFile, err)
+		}
+		if wire.NeedsPasswords(opts.HBA) && roles.PasswordRoles() == 0 {
+			return opts, fmt.Errorf("--hba-file %s asks for passwords but no role has one; give --user and --password (or $STREAMSQL_USER and $STREAMSQL_PASSWORD)", cfg.hbaFile)
+		}
+		opts.Passwords = roles.LoginPassword
 	}
 	if cfg.auth == "password" {
 		if roles.PasswordRoles() == 0 {

@@ -166,3 +166,30 @@ func TestTrustWarning(t *testing.T) {
 		t.Errorf("trust on 0.0.0.0: %q", w)
 	}
 }
+
+func TestHBAFileFlag(t *testing.T) {
+	if _, err := parseFlags([]string{"--hba-file", "x", "--auth", "trust"}, io.Discard); err == nil {
+		t.Error("--hba-file with --auth was accepted")
+	}
+	path := filepath.Join(t.TempDir(), "hba.conf")
+	if err := os.WriteFile(path, []byte("hostssl all all all scram-sha-256\nhost all guest 127.0.0.1 trust\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseFlags([]string{"--hba-file", path}, io.Discard)
+	if err != nil || cfg.auth != "hba" {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	if _, err := cfg.wireOptions(nil, fakeRoles{}); err == nil || !strings.Contains(err.Error(), "--hba-file") {
+		t.Errorf("password rules without password roles: %v", err)
+	}
+	opts, err := cfg.wireOptions(nil, fakeRoles{"alice": "md5x"})
+	if err != nil || len(opts.HBA) != 2 || opts.Passwords == nil {
+		t.Errorf("options %+v, %v", opts, err)
+	}
+	if err := os.WriteFile(path, []byte("host all all all ident\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.wireOptions(nil, fakeRoles{"alice": "md5x"}); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("bad rule: %v", err)
+	}
+}
