@@ -59,4 +59,8 @@ func TestServerSettings(t *testing.T) {
 			t.Errorf("SHOW %s = %v, want %s", name, got, want)
 		}
 	}
+	got := mustRun(t, s, "SELECT setting || ' ' || unit FROM pg_settings WHERE name = 'authentication_timeout'")
+	if len(got) != 1 || got[0] != "90 s" {
+		t.Errorf("pg_settings authentication_timeout: %v", got)
+	}
 }
