@@ -32,6 +32,8 @@ var settingDefs = []Setting{
 	{Name: "lc_time", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the locale for formatting date and time values.", Context: "user", VarType: "string", BootVal: "C"},
 	{Name: "lock_timeout", Unit: "ms", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Sets the maximum allowed duration of any wait for a lock.", Context: "user", VarType: "integer", BootVal: "0"},
 	{Name: "max_connections", Unit: "", Category: "Connections and Authentication / Connection Settings", ShortDesc: "Sets the maximum number of concurrent connections.", Context: "postmaster", VarType: "integer", BootVal: "100"},
+	{Name: "superuser_reserved_connections", Unit: "", Category: "Connections and Authentication / Connection Settings", ShortDesc: "Sets the number of connection slots reserved for superusers.", Context: "postmaster", VarType: "integer", BootVal: "3"},
+	{Name: "authentication_timeout", Unit: "s", Category: "Connections and Authentication / Authentication", ShortDesc: "Sets the maximum allowed time to complete client authentication.", Context: "sighup", VarType: "integer", BootVal: "60"},
 	{Name: "max_identifier_length", Unit: "", Category: "Preset Options", ShortDesc: "Shows the maximum identifier length.", Context: "internal", VarType: "integer", BootVal: "63"},
 	{Name: "password_encryption", Unit: "", Category: "Connections and Authentication / Authentication", ShortDesc: "Chooses the algorithm for encrypting passwords.", Context: "user", VarType: "enum", BootVal: "scram-sha-256"},
 	{Name: "row_security", Unit: "", Category: "Client Connection Defaults / Statement Behavior", ShortDesc: "Enable row security.", Context: "user", VarType: "bool", BootVal: "on"},

@@ -51,6 +51,10 @@ type Config struct {
 	// recorded): its damaged part is moved to <DataDir>/damaged and the
 	// valid prefix kept. Without it Open fails with a *storage.DamagedError.
 	RecoverDamaged bool
+	// ServerSettings are the values SHOW reports for read-only settings
+	// fixed at server start (max_connections, authentication_timeout...),
+	// in place of their defaults; names are case-insensitive.
+	ServerSettings map[string]string
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.

@@ -163,7 +163,7 @@ func (e *Engine) NewSession(user, database string, params map[string]string) (*S
 		return nil, fmt.Errorf("engine is closed")
 	}
 	s := newSession(e, user, database, params)
-	super, err := e.checkLogin(s.user) // users.go
+	super, err := e.checkLogin(s.user, e.userSessions(s.user)) // users.go
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,11 @@ func newSession(e *Engine, user, database string, params map[string]string) *Ses
 		database = user
 	}
 	st, warnings := newSettings(user, params)
+	for k, v := range e.cfg.ServerSettings {
+		if def := settingsByLower[strings.ToLower(k)]; def != nil && def.readOnly {
+			st.vals[strings.ToLower(k)] = v
+		}
+	}
 	return &Session{
 		eng: e, user: user, database: database,
 		pid: e.nextPID.Add(1) + 1000, set: st, notices: warnings, tx: 'I',

@@ -65,6 +65,8 @@ var settingList = []setting{
 	{name: "synchronous_commit", def: "on"},
 	{name: "work_mem", def: "4MB"},
 	{name: "max_connections", def: "100", readOnly: true},
+	{name: "superuser_reserved_connections", def: "3", readOnly: true},
+	{name: "authentication_timeout", def: "1min", readOnly: true},
 	{name: "block_size", def: "8192", readOnly: true},
 	{name: "enable_seqscan", def: "on"},
 	{name: "jit", def: "off"},

@@ -43,3 +43,24 @@ func TestSettings(t *testing.T) {
 		t.Fatalf("search path %q", sp)
 	}
 }
+
+func TestServerSettings(t *testing.T) {
+	e, err := Open(Config{DataDir: t.TempDir(), ServerSettings: map[string]string{"max_connections": "7", "authentication_timeout": "90s", "TimeZone": "Asia/Tokyo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"max_connections": "7", "authentication_timeout": "90s", "superuser_reserved_connections": "3", "TimeZone": "UTC"} {
+		if got := mustRun(t, s, "SHOW "+name); len(got) != 1 || got[0] != want {
+			t.Errorf("SHOW %s = %v, want %s", name, got, want)
+		}
+	}
+	got := mustRun(t, s, "SELECT setting || ' ' || unit FROM pg_settings WHERE name = 'authentication_timeout'")
+	if len(got) != 1 || got[0] != "90 s" {
+		t.Errorf("pg_settings authentication_timeout: %v", got)
+	}
+}

@@ -51,13 +51,29 @@ func (e *Engine) sessionRole(user string) *catalog.Role {
 }
 
 // checkLogin refuses roles that may not log in (28000, as PostgreSQL says
-// after authentication) and reports whether user is a superuser.
-func (e *Engine) checkLogin(user string) (superuser bool, err error) {
+// after authentication) and, for roles that are not superusers, one more
+// session than their CONNECTION LIMIT (53300); open is the number of
+// sessions the user has already. It reports whether user is a superuser.
+func (e *Engine) checkLogin(user string, open int) (superuser bool, err error) {
 	r := e.sessionRole(user)
 	if !r.CanLogin {
 		return false, pgerr.New(pgerr.InvalidAuthorizationSpec, "role \"%s\" is not permitted to log in", user)
 	}
+	if !r.Superuser && r.ConnLimit >= 0 && open >= int(r.ConnLimit) {
+		return false, pgerr.New(pgerr.TooManyConnections, "too many connections for role \"%s\"", user)
+	}
 	return r.Superuser, nil
+}
+
+// userSessions counts the open sessions of user; e.mu is held.
+func (e *Engine) userSessions(user string) int {
+	n := 0
+	for s := range e.sessions {
+		if s.user == user {
+			n++
+		}
+	}
+	return n
 }
 
 // roleOptions are the options of CREATE or ALTER ROLE, applied to a role.

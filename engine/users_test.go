@@ -130,3 +130,40 @@ func TestVirtualSuperuser(t *testing.T) {
 		t.Errorf("OID 10 for another session: %v", got)
 	}
 }
+
+// TestConnectionLimit: CONNECTION LIMIT is enforced for roles that are not
+// superusers (53300, as PostgreSQL) and shown in pg_roles.rolconnlimit.
+func TestConnectionLimit(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	mustRun(t, s, "CREATE USER bob CONNECTION LIMIT 1")
+	mustRun(t, s, "CREATE USER boss SUPERUSER CONNECTION LIMIT 1")
+	mustRun(t, s, "CREATE USER nobody CONNECTION LIMIT 0")
+	if got := mustRun(t, s, "SELECT rolconnlimit FROM pg_roles WHERE rolname = 'bob'"); got[0] != "1" {
+		t.Errorf("rolconnlimit %v", got)
+	}
+	b1, err := e.NewSession("bob", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.NewSession("bob", "db", nil)
+	wantErr(t, err, pgerr.TooManyConnections, `too many connections for role "bob"`)
+	_, err = e.NewSession("nobody", "db", nil)
+	wantErr(t, err, pgerr.TooManyConnections, `too many connections for role "nobody"`)
+	for i := 0; i < 2; i++ { // superusers are not limited
+		if _, err := e.NewSession("boss", "db", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b1.Close()
+	b2, err := e.NewSession("bob", "db", nil)
+	if err != nil {
+		t.Fatalf("after bob's session closed: %v", err)
+	}
+	b2.Close()
+	mustRun(t, s, "ALTER ROLE bob CONNECTION LIMIT -1")
+	for i := 0; i < 3; i++ {
+		if _, err := e.NewSession("bob", "db", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

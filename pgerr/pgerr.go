@@ -26,6 +26,7 @@ const (
 	AdminShutdown                Code = "57P01"
 	ProtocolViolation            Code = "08P01"
 	ConnectionException          Code = "08000"
+	TooManyConnections           Code = "53300"
 	InvalidAuthorizationSpec     Code = "28000"
 	InvalidPassword              Code = "28P01"
 	InvalidParameterValue        Code = "22023"

@@ -47,12 +47,23 @@ var mockKey = func() (k [32]byte) {
 }()
 
 // authenticate runs password authentication for user when the server has a
-// password source; without one every user is trusted.
-func (c *conn) authenticate(user string) error {
-	if c.srv.opts.Passwords == nil {
+// password source; without one every user is trusted. Messages are
+// limited to maxAuthMessage bytes meanwhile (conn.maxBody); a failure is
+// delayed by the server's throttle (throttle.go).
+//
+// method is the hba rule's ("" without rules): trust skips the exchange,
+// scram-sha-256 treats a role with an MD5 password like a wrong password.
+func (c *conn) authenticate(user, method string) error {
+	if method == "trust" || (method == "" && c.srv.opts.Passwords == nil) {
 		return nil
 	}
-	stored, ok := c.srv.opts.Passwords(user)
+	stored, ok := "", false // a rule asks for a password the server cannot check: fail
+	if c.srv.opts.Passwords != nil {
+		stored, ok = c.srv.opts.Passwords(user)
+	}
+	if ok && method == "scram-sha-256" && isMD5Hash(stored) {
+		ok, stored = false, "" // PostgreSQL: an MD5 password cannot do SCRAM
+	}
 	var err error
 	if ok && isMD5Hash(stored) {
 		err = c.md5(user, stored)
@@ -73,7 +84,17 @@ func (c *conn) authenticate(user string) error {
 		}
 	}
 	if errors.Is(err, errAuthFailed) {
+		if d := c.srv.throttle.failed(user, hostOf(c.raw.RemoteAddr())); d > 0 {
+			c.srv.sleep(c.srv.ctx, d)
+		}
 		return c.fatal(pgerr.New(pgerr.InvalidPassword, "password authentication failed for user \"%s\"", user))
+	}
+	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooBig) {
+		return c.fatal(pgerr.New(pgerr.ProtocolViolation, "invalid message length"))
+	}
+	if err == nil {
+		c.srv.throttle.succeeded(user)
 	}
 	if err != nil {
 		var pe *pgerr.Error

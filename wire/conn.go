@@ -3,12 +3,14 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -51,6 +53,11 @@ type conn struct {
 	// ioErr is the first failure to write to or read from the client; once
 	// set the connection ends after the current message.
 	ioErr error
+
+	accepted time.Time
+	maxBody  int // the message size limit (small until authenticated)
+	// holdsSlot and authenticated are guarded by srv.mu (limits.go).
+	holdsSlot, authenticated bool
 }
 
 // serveConn runs one connection from its startup packet to its end.
@@ -63,30 +70,42 @@ func (s *Server) serveConn(nc net.Conn) {
 			s.logf("wire: connection from %s: panic: %v\n%s", nc.RemoteAddr(), r, debug.Stack())
 		}
 	}()
-	sr := &sockReader{r: nc}
 	c := &conn{
-		srv:     s,
-		raw:     nc,
-		nc:      nc,
-		sr:      sr,
-		be:      pgproto3.NewBackend(sr, nc),
-		stmts:   map[string]*statement{},
-		portals: map[string]*portal{},
+		srv:      s,
+		raw:      nc,
+		nc:       nc,
+		stmts:    map[string]*statement{},
+		portals:  map[string]*portal{},
+		accepted: time.Now(),
+		maxBody:  maxAuthMessage,
 	}
-	c.be.SetMaxBodyLen(s.opts.MaxMessageSize)
-	if !s.track(c) {
+	c.newBackend(nc)
+	admitted, closing := s.admit(c)
+	if closing {
 		return
 	}
 	defer s.untrack(c)
+	if !admitted {
+		s.reject(c)
+		return
+	}
+	// Everything up to the end of authentication must be done by then.
+	_ = nc.SetDeadline(c.accepted.Add(s.opts.AuthenticationTimeout))
 	st, ok, err := c.readStartup()
 	if err != nil || !ok {
 		if err != nil && !isEOF(err) && !s.closing() {
-			s.logf("wire: startup from %s: %v", nc.RemoteAddr(), err)
+			s.logf("wire: startup from %s: %v", nc.RemoteAddr(), c.authTimeout(err))
 		}
 		return
 	}
-	if err := c.authenticate(st.user); err != nil {
-		s.logf("wire: authentication of %q from %s: %v", st.user, nc.RemoteAddr(), err)
+	method, hbaErr := c.checkHBA(st) // hba.go
+	if hbaErr != nil {
+		err := c.fatal(hbaErr)
+		s.logf("wire: refused %q from %s: %v", st.user, nc.RemoteAddr(), err)
+		return
+	}
+	if err := c.authenticate(st.user, method); err != nil {
+		s.logf("wire: authentication of %q from %s: %v", st.user, nc.RemoteAddr(), c.authTimeout(err))
 		return
 	}
 	sess, err := s.newSession(st.user, st.database, st.params)
@@ -96,6 +115,11 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	c.sess = sess
 	defer c.closeSession()
+	if err := s.authenticatedAs(c, isSuperuser(sess)); err != nil {
+		_ = c.fatal(toPgErr(err))
+		return
+	}
+	c.setMaxBody(s.opts.MaxMessageSize)
 	if !s.register(c) {
 		_ = c.fatal(pgerr.New(pgerr.AdminShutdown, "the database system is shutting down"))
 		return
@@ -107,6 +131,47 @@ func (s *Server) serveConn(nc net.Conn) {
 	if err := c.run(); err != nil && !isEOF(err) {
 		s.logf("wire: pid %d: %v", c.pid, err)
 	}
+}
+
+// newBackend reads and writes messages over rw (the socket, or TLS over
+// it) through a sockReader and a framer (framer.go).
+func (c *conn) newBackend(rw io.ReadWriter) {
+	c.sr = &sockReader{r: rw}
+	c.be = pgproto3.NewBackend(newFramer(c.sr, &c.maxBody), rw)
+	c.be.SetMaxBodyLen(c.maxBody)
+}
+
+// setMaxBody bounds the messages read from now on.
+func (c *conn) setMaxBody(n int) {
+	c.maxBody = n
+	c.be.SetMaxBodyLen(n)
+}
+
+// authTimeout names a deadline error before login for the log.
+func (c *conn) authTimeout(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() && !c.srv.closing() {
+		return fmt.Errorf("authentication timeout (%s): connection closed", c.srv.opts.AuthenticationTimeout)
+	}
+	return err
+}
+
+// isSuperuser reads the session's is_superuser (on unless it says off:
+// sessions without roles trust everyone).
+func isSuperuser(sess engine.SessionAPI) bool {
+	return sess.ParamStatus()["is_superuser"] != "off"
+}
+
+// hostOf is the client's IP address (for messages and throttling).
+func hostOf(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
 }
 
 // closeSession closes every portal and then the session (which rolls back

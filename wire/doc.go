@@ -23,6 +23,16 @@
 //     types.AppendText / types.AppendBinary, with direct paths for integers,
 //     booleans and strings.
 //
+// Before a connection runs it takes one of Options.MaxConnections slots
+// (limits.go): from accept, so unauthenticated sockets count, but the
+// oldest still authenticating gives its slot up when all are taken; until
+// authentication ends it has Options.AuthenticationTimeout and messages of
+// at most 65,535 bytes, and failed passwords are delayed (throttle.go).
+// Afterwards a framer (framer.go) makes a message's memory follow the bytes
+// that arrived rather than its declared length. Temporary accept errors
+// (EMFILE...) are retried with a backoff; Serve ends only on Close or a
+// permanent listener error.
+//
 // Sessions may also implement two optional methods: PID() int32 (the pid
 // announced in BackendKeyData, so it matches pg_backend_pid()) and
 // FailTransaction() (called for errors the session did not return itself,

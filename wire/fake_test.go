@@ -355,6 +355,9 @@ func (s *fakeSession) execute(ctx context.Context, text string, p *engine.Prepar
 func (s *fakeSession) TxStatus() engine.TxStatus   { return s.tx }
 func (s *fakeSession) Format() types.FormatOptions { return s.fo }
 func (s *fakeSession) ParamStatus() map[string]string {
+	if strings.HasPrefix(s.user, "plain") { // a role without SUPERUSER
+		return map[string]string{"TimeZone": "Etc/UTC", "is_superuser": "off"}
+	}
 	return map[string]string{"TimeZone": "Etc/UTC"}
 }
 func (s *fakeSession) Close() {

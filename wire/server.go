@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/engine"
@@ -31,6 +32,27 @@ type Options struct {
 	// When nil every user is accepted without a password. Called from
 	// connection goroutines concurrently.
 	Passwords func(user string) (stored string, ok bool)
+	// MaxConnections bounds the connections, counted from accept (default
+	// DefaultMaxConnections); SuperuserReservedConnections of them are
+	// for superusers only (limits.go).
+	MaxConnections               int
+	SuperuserReservedConnections int
+	// AuthenticationTimeout closes a connection that has not completed its
+	// startup and authentication by then (default
+	// DefaultAuthenticationTimeout).
+	AuthenticationTimeout time.Duration
+	// RequireTLS refuses connections that did not start TLS (FATAL 28000,
+	// as a pg_hba.conf without a matching "host" line); it needs TLSConfig.
+	RequireTLS bool
+	// HBA, when set, decides per connection, as pg_hba.conf (hba.go): the
+	// first matching rule's method, FATAL 28000 when none matches or it is
+	// reject. Methods md5 and scram-sha-256 need Passwords.
+	HBA []HBARule
+	// FailedLoginDelay is the first delay after a failed password; it
+	// doubles per recent failure of the user or client address, up to
+	// MaxFailedLoginDelay (throttle.go). Defaults 100 ms and 5 s; negative:
+	// no delay.
+	FailedLoginDelay, MaxFailedLoginDelay time.Duration
 }
 
 // DefaultMaxMessageSize is the message size limit when Options.MaxMessageSize is 0.
@@ -57,6 +79,15 @@ type Server struct {
 	nextPID   uint32
 	closed    bool
 	wg        sync.WaitGroup
+	// slots counts the connections holding a connection slot (limits.go).
+	slots int
+	// rejecting counts the goroutines telling clients "too many clients".
+	rejecting atomic.Int32
+	throttle  *throttle
+	flood     floodLog
+	// sleep waits for the accept backoff and failed-login delays; tests
+	// replace it before Serve.
+	sleep func(ctx context.Context, d time.Duration) bool
 }
 
 // NewServer returns a server whose connections get sessions of eng.
@@ -72,6 +103,12 @@ func NewServerWith(factory SessionFactory, opts Options) *Server {
 	if opts.MaxMessageSize <= 0 {
 		opts.MaxMessageSize = DefaultMaxMessageSize
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.AuthenticationTimeout <= 0 {
+		opts.AuthenticationTimeout = DefaultAuthenticationTimeout
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var seed [4]byte
 	_, _ = rand.Read(seed[:])
@@ -83,6 +120,8 @@ func NewServerWith(factory SessionFactory, opts Options) *Server {
 		listeners:  map[net.Listener]struct{}{},
 		live:       map[*conn]struct{}{},
 		conns:      map[uint32]*conn{},
+		throttle:   newThrottle(opts.FailedLoginDelay, opts.MaxFailedLoginDelay),
+		sleep:      sleepCtx,
 		// Start process ids somewhere in PostgreSQL's usual pid range.
 		nextPID: 1000 + binary.BigEndian.Uint32(seed[:])%1_000_000,
 	}
@@ -92,7 +131,10 @@ func NewServerWith(factory SessionFactory, opts Options) *Server {
 var ErrServerClosed = errors.New("wire: server closed")
 
 // Serve accepts connections on l until Close; each connection gets its own
-// goroutine and engine session. It returns ErrServerClosed after Close.
+// goroutine and engine session. It returns ErrServerClosed after Close, or
+// the listener's error when it fails for good; temporary accept errors
+// (out of file descriptors...) are logged and retried after a backoff
+// (limits.go).
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -106,6 +148,7 @@ func (s *Server) Serve(l net.Listener) error {
 		delete(s.listeners, l)
 		s.mu.Unlock()
 	}()
+	var backoff time.Duration
 	for {
 		nc, err := l.Accept()
 		if err != nil {
@@ -115,12 +158,17 @@ func (s *Server) Serve(l net.Listener) error {
 			if closed {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if !temporaryAcceptError(err) {
+				return err
 			}
-			return err
+			backoff = nextBackoff(backoff)
+			s.floodLogf("wire: accept error: %v; retrying in %s", err, backoff)
+			if !s.sleep(s.ctx, backoff) {
+				return ErrServerClosed
+			}
+			continue
 		}
+		backoff = 0
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
@@ -182,20 +230,14 @@ func (s *Server) Close() error {
 // closing reports whether Close has begun.
 func (s *Server) closing() bool { return s.ctx.Err() != nil }
 
-// track adds a new connection to the live set; false when closing.
-func (s *Server) track(c *conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.live[c] = struct{}{}
-	return true
-}
-
+// untrack forgets a connection and frees its slot.
 func (s *Server) untrack(c *conn) {
 	s.mu.Lock()
 	delete(s.live, c)
+	if c.holdsSlot {
+		c.holdsSlot = false
+		s.slots--
+	}
 	s.mu.Unlock()
 }
 

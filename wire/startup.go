@@ -7,7 +7,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -21,12 +20,11 @@ const ServerVersion = "15.0"
 
 // Startup packet codes (the first int32 after the length).
 const (
-	protocolMajor3     = 3
-	sslRequestCode     = 80877103
-	gssEncRequestCode  = 80877104
-	cancelRequestCode  = 80877102
-	maxStartupPacket   = 10_000 // MAX_STARTUP_PACKET_LENGTH in PostgreSQL
-	startupReadTimeout = time.Minute
+	protocolMajor3    = 3
+	sslRequestCode    = 80877103
+	gssEncRequestCode = 80877104
+	cancelRequestCode = 80877102
+	maxStartupPacket  = 10_000 // MAX_STARTUP_PACKET_LENGTH in PostgreSQL
 )
 
 // startup is what the client asked for in its StartupMessage.
@@ -38,10 +36,9 @@ type startup struct {
 // readStartup handles the connection's first packets: SSL and GSS
 // encryption requests (declined with 'N'), a cancel request (served, then
 // ok=false) and finally the protocol 3 StartupMessage. It reads straight
-// from the socket, so nothing is buffered past the startup packet.
+// from the socket, so nothing is buffered past the startup packet. The
+// caller sets the deadline (authentication_timeout).
 func (c *conn) readStartup() (st startup, ok bool, err error) {
-	_ = c.nc.SetReadDeadline(time.Now().Add(startupReadTimeout))
-	defer c.nc.SetReadDeadline(time.Time{})
 	for {
 		var hdr [4]byte
 		if _, err := io.ReadFull(c.nc, hdr[:]); err != nil {
@@ -89,9 +86,7 @@ func (c *conn) startTLS() error {
 		return fmt.Errorf("tls handshake: %w", err)
 	}
 	c.nc = tc
-	c.sr = &sockReader{r: tc}
-	c.be = pgproto3.NewBackend(c.sr, tc)
-	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
+	c.newBackend(tc)
 	return nil
 }
 

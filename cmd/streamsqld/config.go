@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +51,15 @@ type config struct {
 	// recoverDamaged starts despite damaged table logs (moving the
 	// damaged parts aside into <data-dir>/damaged).
 	recoverDamaged bool
+	// maxConnections, superuserReserved and authTimeout are PostgreSQL's
+	// max_connections, superuser_reserved_connections and
+	// authentication_timeout; requireTLS refuses plaintext connections.
+	maxConnections    int
+	superuserReserved int
+	authTimeout       time.Duration
+	requireTLS        bool
+	// hbaFile holds pg_hba.conf-like rules (wire.ParseHBA); auth is then "hba".
+	hbaFile string
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
@@ -86,6 +97,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"processing-time clock of the streaming runtime: wall, or manual (starts at 2024-01-01 00:00:00 UTC and moves only by ADVANCE CLOCK; for tests)")
 	fs.BoolVar(&cfg.recoverDamaged, "recover-damaged", false,
 		"start even though a table's log is damaged (a checksum failure with valid data after it, or a log shorter than a checkpoint recorded): keep the rows before the damage and move the rest of the file into <data-dir>/damaged/<file>.<offset> (never deleted); without it streamsqld refuses to start and names the file and offset")
+	fs.IntVar(&cfg.maxConnections, "max-connections", wire.DefaultMaxConnections,
+		"most client connections at once, counted from accept (authenticating ones too); more get FATAL 53300 (SHOW max_connections)")
+	fs.IntVar(&cfg.superuserReserved, "superuser-reserved-connections", 3,
+		"connection slots of --max-connections only superusers may take (SHOW superuser_reserved_connections)")
+	fs.DurationVar(&cfg.authTimeout, "authentication-timeout", wire.DefaultAuthenticationTimeout,
+		"a connection that has not completed its startup and authentication by then is closed (1s to 10m; SHOW authentication_timeout)")
+	fs.BoolVar(&cfg.requireTLS, "require-tls", false,
+		"refuse connections that do not use TLS (FATAL 28000); needs --tls-cert/--tls-key or --tls-self-signed")
+	fs.StringVar(&cfg.hbaFile, "hba-file", "",
+		"pg_hba.conf-like rules, one a line: host|hostssl|hostnossl database user address trust|reject|md5|scram-sha-256; the first match decides, no match is refused (replaces --auth; see docs/security.md)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -121,10 +142,29 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return cfg, fmt.Errorf("--file-source-dir %s is not a directory", cfg.fileSourceDir)
 		}
 	}
+	if cfg.maxConnections < 1 || cfg.maxConnections > 262143 {
+		return cfg, fmt.Errorf("--max-connections must be between 1 and 262143, not %d", cfg.maxConnections)
+	}
+	if cfg.superuserReserved < 0 || cfg.superuserReserved >= cfg.maxConnections {
+		return cfg, fmt.Errorf("--superuser-reserved-connections (%d) must be at least 0 and less than --max-connections (%d)", cfg.superuserReserved, cfg.maxConnections)
+	}
+	if cfg.authTimeout < time.Second || cfg.authTimeout > 10*time.Minute {
+		return cfg, fmt.Errorf("--authentication-timeout must be between 1s and 10m, not %s", cfg.authTimeout)
+	}
+	if cfg.requireTLS && cfg.tlsCert == "" && !cfg.tlsSelfSigned {
+		return cfg, fmt.Errorf("--require-tls needs a certificate: give --tls-cert and --tls-key, or --tls-self-signed")
+	}
 	if cfg.password != "" && cfg.user == "" {
 		cfg.user = "streamsql"
 	}
+	if cfg.hbaFile != "" {
+		if cfg.auth != "" {
+			return cfg, fmt.Errorf("--hba-file and --auth exclude each other: the file's rules choose the method")
+		}
+		cfg.auth = "hba"
+	}
 	switch cfg.auth {
+	case "hba":
 	case "":
 		cfg.auth = "trust"
 		if cfg.password != "" {
@@ -202,7 +242,9 @@ type passwordSource interface {
 // wireOptions turns the configuration into the server's options; roles
 // answers password lookups under --auth password.
 func (cfg config) wireOptions(logf func(string, ...any), roles passwordSource) (wire.Options, error) {
-	opts := wire.Options{Logf: logf}
+	opts := wire.Options{Logf: logf, MaxConnections: cfg.maxConnections,
+		SuperuserReservedConnections: cfg.superuserReserved, AuthenticationTimeout: cfg.authTimeout,
+		RequireTLS: cfg.requireTLS}
 	certFile, keyFile := cfg.tlsCert, cfg.tlsKey
 	if cfg.tlsSelfSigned {
 		var err error
@@ -217,6 +259,20 @@ func (cfg config) wireOptions(logf func(string, ...any), roles passwordSource) (
 		}
 		opts.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	if cfg.hbaFile != "" {
+		f, err := os.Open(cfg.hbaFile)
+		if err != nil {
+			return opts, fmt.Errorf("--hba-file: %w", err)
+		}
+		defer f.Close()
+		if opts.HBA, err = wire.ParseHBA(f); err != nil {
+			return opts, fmt.Errorf("--hba-file %s: %w", cfg.hbaFile, err)
+		}
+		if wire.NeedsPasswords(opts.HBA) && roles.PasswordRoles() == 0 {
+			return opts, fmt.Errorf("--hba-file %s asks for passwords but no role has one; give --user and --password (or $STREAMSQL_USER and $STREAMSQL_PASSWORD)", cfg.hbaFile)
+		}
+		opts.Passwords = roles.LoginPassword
+	}
 	if cfg.auth == "password" {
 		if roles.PasswordRoles() == 0 {
 			return opts, fmt.Errorf("--auth password: no role has a password; give --user and --password (or $STREAMSQL_USER and $STREAMSQL_PASSWORD), or create users with CREATE USER ... PASSWORD under --auth trust first")
@@ -224,4 +280,39 @@ func (cfg config) wireOptions(logf func(string, ...any), roles passwordSource) (
 		opts.Passwords = roles.LoginPassword
 	}
 	return opts, nil
+}
+
+// serverSettings are the values SHOW reports for the connection settings.
+func (cfg config) serverSettings() map[string]string {
+	return map[string]string{
+		"max_connections":                strconv.Itoa(cfg.maxConnections),
+		"superuser_reserved_connections": strconv.Itoa(cfg.superuserReserved),
+		"authentication_timeout":         pgDuration(cfg.authTimeout),
+	}
+}
+
+// pgDuration prints a duration as SHOW does for a setting in seconds
+// ("1min", "90s").
+func pgDuration(d time.Duration) string {
+	sec := int64(d / time.Second)
+	switch {
+	case sec%3600 == 0:
+		return strconv.FormatInt(sec/3600, 10) + "h"
+	case sec%60 == 0:
+		return strconv.FormatInt(sec/60, 10) + "min"
+	}
+	return strconv.FormatInt(sec, 10) + "s"
+}
+
+// trustWarning is the line logged at start when any user name gets in
+// without a password from other machines; "" when auth is not trust or
+// the listener is on a loopback address.
+func trustWarning(auth string, addr net.Addr) string {
+	if auth != "trust" {
+		return ""
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return ""
+	}
+	return fmt.Sprintf("WARNING: --auth trust on %s, which is not a loopback address: anyone who can reach it connects as any user, superusers included, without a password; use --auth password (and --require-tls), or --listen 127.0.0.1:PORT", addr)
 }

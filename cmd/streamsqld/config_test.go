@@ -5,9 +5,12 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -158,5 +161,82 @@ func TestPasswordFile(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"--file-source-dir", p}, io.Discard); err == nil {
 		t.Error("--file-source-dir naming a file was accepted")
+	}
+}
+
+func TestConnectionFlags(t *testing.T) {
+	cfg, err := parseFlags(nil, io.Discard)
+	if err != nil || cfg.maxConnections != 100 || cfg.superuserReserved != 3 || cfg.authTimeout != time.Minute || cfg.requireTLS {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+	if got := cfg.serverSettings(); got["max_connections"] != "100" || got["superuser_reserved_connections"] != "3" || got["authentication_timeout"] != "1min" {
+		t.Errorf("settings %v", got)
+	}
+	cfg, err = parseFlags([]string{"--max-connections", "10", "--superuser-reserved-connections", "2", "--authentication-timeout", "90s"}, io.Discard)
+	if err != nil || cfg.maxConnections != 10 || cfg.superuserReserved != 2 || cfg.serverSettings()["authentication_timeout"] != "90s" {
+		t.Errorf("explicit: %+v, %v", cfg, err)
+	}
+	opts, err := cfg.wireOptions(nil, nil)
+	if err != nil || opts.MaxConnections != 10 || opts.SuperuserReservedConnections != 2 || opts.AuthenticationTimeout != 90*time.Second {
+		t.Errorf("wire options %+v, %v", opts, err)
+	}
+	for _, bad := range [][]string{
+		{"--max-connections", "0"},
+		{"--max-connections", "3", "--superuser-reserved-connections", "3"},
+		{"--superuser-reserved-connections", "-1"},
+		{"--authentication-timeout", "0s"},
+		{"--authentication-timeout", "1h"},
+	} {
+		if _, err := parseFlags(bad, io.Discard); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+	_, err = parseFlags([]string{"--require-tls"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--require-tls") {
+		t.Errorf("--require-tls without a certificate: %v", err)
+	}
+	if cfg, err := parseFlags([]string{"--require-tls", "--tls-self-signed"}, io.Discard); err != nil || !cfg.requireTLS {
+		t.Errorf("--require-tls --tls-self-signed: %v", err)
+	}
+}
+
+func TestTrustWarning(t *testing.T) {
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5433}
+	wild := &net.TCPAddr{IP: net.IPv4zero, Port: 5433}
+	if w := trustWarning("trust", loop); w != "" {
+		t.Errorf("loopback: %q", w)
+	}
+	if w := trustWarning("password", wild); w != "" {
+		t.Errorf("password: %q", w)
+	}
+	if w := trustWarning("trust", wild); !strings.Contains(w, "--auth trust") || !strings.Contains(w, "0.0.0.0:5433") {
+		t.Errorf("trust on 0.0.0.0: %q", w)
+	}
+}
+
+func TestHBAFileFlag(t *testing.T) {
+	if _, err := parseFlags([]string{"--hba-file", "x", "--auth", "trust"}, io.Discard); err == nil {
+		t.Error("--hba-file with --auth was accepted")
+	}
+	path := filepath.Join(t.TempDir(), "hba.conf")
+	if err := os.WriteFile(path, []byte("hostssl all all all scram-sha-256\nhost all guest 127.0.0.1 trust\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseFlags([]string{"--hba-file", path}, io.Discard)
+	if err != nil || cfg.auth != "hba" {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	if _, err := cfg.wireOptions(nil, fakeRoles{}); err == nil || !strings.Contains(err.Error(), "--hba-file") {
+		t.Errorf("password rules without password roles: %v", err)
+	}
+	opts, err := cfg.wireOptions(nil, fakeRoles{"alice": "md5x"})
+	if err != nil || len(opts.HBA) != 2 || opts.Passwords == nil {
+		t.Errorf("options %+v, %v", opts, err)
+	}
+	if err := os.WriteFile(path, []byte("host all all all ident\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.wireOptions(nil, fakeRoles{"alice": "md5x"}); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("bad rule: %v", err)
 	}
 }

@@ -51,7 +51,7 @@ func run(cfg config) error {
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
 		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval,
 		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir,
-		RecoverDamaged: cfg.recoverDamaged}
+		RecoverDamaged: cfg.recoverDamaged, ServerSettings: cfg.serverSettings()}
 	for _, p := range []string{cfg.tlsKey, cfg.passwordFile} {
 		if p != "" {
 			ecfg.FileDenyPaths = append(ecfg.FileDenyPaths, p)
@@ -101,6 +101,9 @@ func run(cfg config) error {
 	fmt.Printf("streamsqld listening on %s (data in %s, auth %s%s) — connect: psql -h %s -p %s -U %s streamsql\n",
 		l.Addr(), cfg.dataDir, cfg.auth, tlsNote, host, port, user)
 
+	if w := trustWarning(cfg.auth, l.Addr()); w != "" {
+		logger.Print(w)
+	}
 	srv := wire.NewServer(eng, opts)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(l) }()
