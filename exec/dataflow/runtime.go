@@ -326,13 +326,16 @@ func (rt *Runtime) Jobs() []*Job {
 
 // StopJob stops and forgets a job; its subscribers and downstream jobs see
 // their input end. Unknown ids are ignored.
-func (rt *Runtime) StopJob(id uint32) {
+func (rt *Runtime) StopJob(id uint32) { rt.StopJobFor(id, errStopped) }
+
+// StopJobFor is StopJob telling the subscribers why (e.g. Dropped).
+func (rt *Runtime) StopJobFor(id uint32, reason error) {
 	rt.mu.Lock()
 	j := rt.jobs[id]
 	delete(rt.jobs, id)
 	rt.mu.Unlock()
 	if j != nil {
-		j.stop()
+		j.stop(reason)
 	}
 	rt.progressed()
 }
@@ -350,7 +353,7 @@ func (rt *Runtime) Close() {
 	rt.mu.Unlock()
 	close(rt.stop)
 	for _, j := range jobs {
-		j.stop()
+		j.stop(errStopped)
 	}
 	rt.wg.Wait()
 }

@@ -198,7 +198,12 @@ func (s *Subscription) finish(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil {
-		s.err = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "subscription ended: the view stopped: %v", err)
+		var d *DroppedError
+		if errors.As(err, &d) {
+			s.err = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "subscription ended: %v", d)
+		} else {
+			s.err = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "subscription ended: the view stopped: %v", err)
+		}
 	}
 	s.wake()
 }
