@@ -37,7 +37,8 @@ func main() {
 func run(cfg config) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
-		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval,
+		SubscribeBufferBytes: int64(cfg.subscribeBufferBytes), SubscribeMemoryLimit: int64(cfg.subscribeMemoryLimit),
+		SubscribeSpillBytes: int64(cfg.subscribeSpillLimit), CheckpointInterval: cfg.checkpointInterval,
 		ChangelogRetention: cfg.subscribeRetention}
 	ecfg.NoCheckpoints = cfg.checkpointInterval == 0
 	if cfg.clock == "manual" {
