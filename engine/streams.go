@@ -229,8 +229,14 @@ func (e *Engine) stopDroppedJobs() {
 	sort.Slice(jobs, func(i, k int) bool { return jobs[i].Spec().ID > jobs[k].Spec().ID })
 	for _, j := range jobs {
 		id := j.Spec().ID
-		if id >= privateJobBase {
-			continue // a SUBSCRIBE's own job
+		if id >= privateJobBase { // a SUBSCRIBE's own job: ends with what it reads
+			for _, sc := range dataflow.PlanScans(j.Spec().Plan) {
+				if e.cat.Relation(sc.Rel) == nil {
+					e.flow.StopJobFor(id, dataflow.Dropped(sc.Kind.String(), sc.Name))
+					break
+				}
+			}
+			continue
 		}
 		if r := e.cat.Relation(id); r == nil || r.Kind != catalog.KindMatView {
 			e.flow.StopJobFor(id, dataflow.Dropped("materialized view", j.Spec().Name))

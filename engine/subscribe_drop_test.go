@@ -26,6 +26,10 @@ func TestSubscriptionEndsWhenItsInputIsDropped(t *testing.T) {
 			`subscription ended: table "t" was dropped`},
 		{"CREATE MATERIALIZED VIEW v AS SELECT id FROM t", "SUBSCRIBE TO (SELECT id + 1 AS d FROM v) WITH (progress = true)", "DROP MATERIALIZED VIEW v",
 			`subscription ended: materialized view "v" was dropped`},
+		{"CREATE SOURCE src WITH (connector = 'nexmark', table = 'bid', events_per_second = '10')", "SUBSCRIBE TO src WITH (progress = true)", "DROP SOURCE src",
+			`subscription ended: source "src" was dropped`},
+		{"CREATE SOURCE src WITH (connector = 'nexmark', table = 'bid', events_per_second = '10')", "SUBSCRIBE (SELECT auction FROM src) WITH (progress = true)", "DROP SOURCE src",
+			`subscription ended: source "src" was dropped`},
 	} {
 		mustRun(t, w, "CREATE TABLE t (id bigint); INSERT INTO t VALUES (1)")
 		if c.setup != "" {
@@ -51,6 +55,6 @@ func TestSubscriptionEndsWhenItsInputIsDropped(t *testing.T) {
 			break
 		}
 		sub.close()
-		mustRun(t, w, "DROP TABLE IF EXISTS t CASCADE")
+		mustRun(t, w, "DROP TABLE IF EXISTS t CASCADE; DROP SOURCE IF EXISTS src")
 	}
 }

@@ -349,6 +349,18 @@ type DroppedError struct{ Kind, Name string }
 
 func (e *DroppedError) Error() string { return fmt.Sprintf("%s \"%s\" was dropped", e.Kind, e.Name) }
 
+// PlanScans returns the leaves of a job's plan: what it reads.
+func PlanScans(n stream.Node) []*stream.Scan {
+	if s, ok := n.(*stream.Scan); ok {
+		return []*stream.Scan{s}
+	}
+	var out []*stream.Scan
+	for _, c := range n.Inputs() {
+		out = append(out, PlanScans(c)...)
+	}
+	return out
+}
+
 // Dropped is the error for relation name of kind ("table", "materialized
 // view") dropped under a job or subscription.
 func Dropped(kind, name string) error { return &DroppedError{Kind: kind, Name: name} }
