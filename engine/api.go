@@ -21,9 +21,18 @@ type Config struct {
 	// BarrierInterval is the streaming epoch length (0: 100 ms; negative:
 	// epochs end only at FLUSH and CREATE MATERIALIZED VIEW, for tests).
 	BarrierInterval time.Duration
-	// SubscribeBufferRows bounds the rows a subscriber may leave unread
-	// before its subscription ends with an error (0: 1,000,000).
-	SubscribeBufferRows int
+	// SubscribeBufferBytes bounds the changes one subscriber may leave
+	// unread in memory (Arrow buffer sizes; 0: 32 MiB). Past it a
+	// subscriber of a materialized view reads on from the view's
+	// changelog, one of a table or query spills to a file in
+	// <DataDir>/tmp/subscribe.
+	SubscribeBufferBytes int64
+	// SubscribeMemoryLimit bounds the unread changes of all subscribers
+	// together (0: 256 MiB); past it, as above.
+	SubscribeMemoryLimit int64
+	// SubscribeSpillBytes bounds one subscriber's spill file (0: 1 GiB);
+	// past it the subscription ends with 53400.
+	SubscribeSpillBytes int64
 	// Clock is processing time for the streaming runtime (idle watermarks,
 	// EARLY EVERY, EMIT EVERY, PROCTIME()); nil is the wall clock. With a
 	// *dataflow.ManualClock (NewManualClock), ADVANCE CLOCK moves it.

@@ -95,7 +95,8 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), sources: connector.Env{Files: files}}
 	fcfg := dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
-		SubscribeBufferRows: cfg.SubscribeBufferRows, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,
+		SubscribeBufferBytes: cfg.SubscribeBufferBytes, SubscribeMemoryLimit: cfg.SubscribeMemoryLimit,
+		SubscribeSpill: dataflow.SpillDir(cfg.DataDir), SubscribeSpillBytes: cfg.SubscribeSpillBytes, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}
 	if !cfg.NoCheckpoints {
 		cks, cp, err := checkpoint.Open(filepath.Join(cfg.DataDir, "checkpoints"), cfg.Logf)

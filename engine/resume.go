@@ -29,7 +29,7 @@ func (in flowInputs) TableFeedFrom(oid uint32, lsn uint64) (dataflow.Feed, error
 	if err != nil {
 		return nil, err
 	}
-	return tableFeed{f}, nil
+	return in.tableFeed(f, oid), nil
 }
 
 // RetainTable implements dataflow.TableResumer.

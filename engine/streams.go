@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -43,7 +44,7 @@ func (in flowInputs) SubscribeTable(oid uint32) ([]arrow.RecordBatch, dataflow.F
 		feed.Close()
 		return nil, nil, err
 	}
-	return rows, tableFeed{feed}, nil
+	return rows, in.tableFeed(feed, oid), nil
 }
 
 func (in flowInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFunc, bool, error) {
@@ -107,13 +108,38 @@ func (s *Session) mayReadServerFiles() error {
 		WithHint("A superuser can GRANT pg_read_server_files TO %s.", quoteIdent(s.user))
 }
 
-// tableFeed adapts storage's feed to the runtime's.
-type tableFeed struct{ f *storage.Feed }
+// tableFeed adapts storage's feed to the runtime's. A feed that ended
+// because its table was dropped reports dataflow.Dropped, so that
+// subscribers are told which table went away.
+type tableFeed struct {
+	f    *storage.Feed
+	oid  uint32
+	name string
+	e    *Engine
+}
+
+func (in flowInputs) tableFeed(f *storage.Feed, oid uint32) tableFeed {
+	name := fmt.Sprint(oid)
+	if r := in.e.cat.Relation(oid); r != nil {
+		name = r.Name
+	}
+	return tableFeed{f: f, oid: oid, name: name, e: in.e}
+}
 
 func (t tableFeed) Close() { t.f.Close() }
 func (t tableFeed) PollTo(p dataflow.Position) ([]dataflow.Delta, error) {
-	pos, _ := p.(storage.Position) // nil: a table that no longer exists
-	ds, err := t.f.PollTo(pos), t.f.Err()
+	var ds []storage.Delta
+	if pos, ok := p.(storage.Position); ok {
+		ds = t.f.PollTo(pos)
+	} else {
+		// nil: the table no longer exists; Poll reaches the step
+		// that ended its feeds (PollTo(nil) would wait forever).
+		ds = t.f.Poll()
+	}
+	err := t.f.Err()
+	if err != nil && errors.Is(err, storage.ErrFeedEnded) && t.e.store.Table(t.oid) == nil && t.e.cat.Relation(t.oid) == nil {
+		err = dataflow.Dropped("table", t.name)
+	}
 	out := make([]dataflow.Delta, len(ds))
 	for i, d := range ds {
 		out[i] = dataflow.Delta{Deleted: d.Deleted, Inserted: d.Inserted, Update: d.Update}
@@ -218,11 +244,17 @@ func (e *Engine) stopDroppedJobs() {
 	sort.Slice(jobs, func(i, k int) bool { return jobs[i].Spec().ID > jobs[k].Spec().ID })
 	for _, j := range jobs {
 		id := j.Spec().ID
-		if id >= privateJobBase {
-			continue // a SUBSCRIBE's own job
+		if id >= privateJobBase { // a SUBSCRIBE's own job: ends with what it reads
+			for _, sc := range dataflow.PlanScans(j.Spec().Plan) {
+				if e.cat.Relation(sc.Rel) == nil {
+					e.flow.StopJobFor(id, dataflow.Dropped(sc.Kind.String(), sc.Name))
+					break
+				}
+			}
+			continue
 		}
 		if r := e.cat.Relation(id); r == nil || r.Kind != catalog.KindMatView {
-			e.flow.StopJob(id)
+			e.flow.StopJobFor(id, dataflow.Dropped("materialized view", j.Spec().Name))
 			e.flow.DropChangelog(id)
 		}
 	}

@@ -264,10 +264,10 @@ func TestSubscribeSinceRefused(t *testing.T) {
 	}
 }
 
-// A subscriber more than SubscribeBufferRows behind goes on from the
+// A subscriber more than SubscribeBufferBytes behind goes on from the
 // view's changelog: it still gets every change, each once.
 func TestSubscriberOverflowReadsTheLog(t *testing.T) {
-	e, err := Open(Config{DataDir: t.TempDir(), SubscribeBufferRows: 1000})
+	e, err := Open(Config{DataDir: t.TempDir(), SubscribeBufferBytes: 16 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

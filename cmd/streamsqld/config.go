@@ -41,8 +41,12 @@ type config struct {
 	barrierInterval time.Duration
 	// checkpointInterval is the time between checkpoints (0: none).
 	checkpointInterval time.Duration
-	// subscribeBufferRows bounds a subscriber's unread rows.
-	subscribeBufferRows int
+	// subscribeBufferBytes bounds one subscriber's unread changes in
+	// memory, subscribeMemoryLimit all subscribers' together,
+	// subscribeSpillLimit one subscriber's spill file.
+	subscribeBufferBytes byteSize
+	subscribeMemoryLimit byteSize
+	subscribeSpillLimit  byteSize
 	// subscribeRetention is how long views keep their changes for
 	// SUBSCRIBE ... WITH (since = ...).
 	subscribeRetention time.Duration
@@ -89,8 +93,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"how often streaming epochs end: views and subscribers see changes at most this late")
 	fs.DurationVar(&cfg.checkpointInterval, "checkpoint-interval", time.Second,
 		"how often the views' state is checkpointed into the data directory (0: never; a restart then rebuilds views from their inputs)")
-	fs.IntVar(&cfg.subscribeBufferRows, "subscribe-buffer-rows", 1_000_000,
-		"rows a SUBSCRIBE client may leave unread in memory: past that a subscriber of a materialized view reads on from the view's changelog on disk, any other subscription ends with an error")
+	cfg.subscribeBufferBytes, cfg.subscribeMemoryLimit, cfg.subscribeSpillLimit = 32<<20, 256<<20, 1<<30
+	fs.Var(&cfg.subscribeBufferBytes, "subscribe-buffer-bytes",
+		"changes one SUBSCRIBE client may leave unread in memory (B, kB, MB, GB): past that a subscriber of a materialized view reads on from the view's changelog on disk, one of a table or query spills its changes to a file under <data-dir>/tmp/subscribe")
+	fs.Var(&cfg.subscribeMemoryLimit, "subscribe-memory-limit",
+		"unread changes of all SUBSCRIBE clients together in memory: a subscriber whose next changes would pass it goes to its changelog or spills, as for --subscribe-buffer-bytes")
+	fs.Var(&cfg.subscribeSpillLimit, "subscribe-spill-limit",
+		"changes one SUBSCRIBE client of a table or query may leave unread in its spill file on disk: past that its subscription ends with an error (53400)")
+	var removedRows string
+	fs.StringVar(&removedRows, "subscribe-buffer-rows", "",
+		"removed: subscribers are bounded in bytes (--subscribe-buffer-bytes); giving it is an error")
 	fs.DurationVar(&cfg.subscribeRetention, "subscribe-retention", time.Hour,
 		"how long a materialized view keeps the changes it sent to subscribers, so that a client can resume with SUBSCRIBE ... WITH (since = ...) (kept on disk while a client subscribes, and this long after)")
 	fs.StringVar(&cfg.clock, "clock", "wall",
@@ -125,8 +137,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.subscribeRetention <= 0 {
 		return cfg, fmt.Errorf("--subscribe-retention must be positive")
 	}
-	if cfg.subscribeBufferRows <= 0 {
-		return cfg, fmt.Errorf("--subscribe-buffer-rows must be positive")
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["subscribe-buffer-rows"] {
+		return cfg, fmt.Errorf("--subscribe-buffer-rows was removed: a subscriber's unread changes are bounded in bytes; use --subscribe-buffer-bytes (default 32MB) and --subscribe-memory-limit (default 256MB)")
+	}
+	for name, v := range map[string]byteSize{"subscribe-buffer-bytes": cfg.subscribeBufferBytes, "subscribe-memory-limit": cfg.subscribeMemoryLimit, "subscribe-spill-limit": cfg.subscribeSpillLimit} {
+		if v <= 0 {
+			return cfg, fmt.Errorf("--%s must be positive", name)
+		}
 	}
 	if cfg.clock != "wall" && cfg.clock != "manual" {
 		return cfg, fmt.Errorf("--clock must be wall or manual, not %q", cfg.clock)

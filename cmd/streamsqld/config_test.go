@@ -22,11 +22,21 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || cfg.listen != ":6000" || cfg.dataDir != "/tmp/x" {
 		t.Errorf("explicit: %+v, %v", cfg, err)
 	}
-	if cfg, err := parseFlags([]string{"--subscribe-buffer-rows", "10"}, io.Discard); err != nil || cfg.subscribeBufferRows != 10 {
-		t.Errorf("--subscribe-buffer-rows: %+v, %v", cfg, err)
+	if cfg, err := parseFlags(nil, io.Discard); err != nil || cfg.subscribeBufferBytes != 32<<20 || cfg.subscribeMemoryLimit != 256<<20 || cfg.subscribeSpillLimit != 1<<30 {
+		t.Errorf("subscribe bounds' defaults: %+v, %v", cfg, err)
 	}
-	if _, err := parseFlags([]string{"--subscribe-buffer-rows", "0"}, io.Discard); err == nil {
-		t.Error("--subscribe-buffer-rows 0 was accepted")
+	if cfg, err := parseFlags([]string{"--subscribe-buffer-bytes", "4MB", "--subscribe-memory-limit=1GB", "--subscribe-spill-limit", "100000"}, io.Discard); err != nil ||
+		cfg.subscribeBufferBytes != 4<<20 || cfg.subscribeMemoryLimit != 1<<30 || cfg.subscribeSpillLimit != 100000 {
+		t.Errorf("subscribe bounds: %+v, %v", cfg, err)
+	}
+	for _, bad := range [][]string{{"--subscribe-buffer-bytes", "0"}, {"--subscribe-memory-limit", "lots"}, {"--subscribe-spill-limit", "-1MB"}} {
+		if _, err := parseFlags(bad, io.Discard); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+	// The row bound was replaced by bytes: refused by name.
+	if _, err := parseFlags([]string{"--subscribe-buffer-rows", "10"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--subscribe-buffer-rows was removed") {
+		t.Errorf("--subscribe-buffer-rows: %v", err)
 	}
 	if cfg, err := parseFlags([]string{"--clock", "manual"}, io.Discard); err != nil || cfg.clock != "manual" {
 		t.Errorf("--clock manual: %+v, %v", cfg, err)

@@ -49,7 +49,8 @@ func run(cfg config) error {
 		logger.Printf("warning: $STREAMSQL_PASSWORD stays readable in /proc/%d/environ to this OS user (%v); prefer --password-file", os.Getpid(), cfg.scrubErr)
 	}
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
-		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval,
+		SubscribeBufferBytes: int64(cfg.subscribeBufferBytes), SubscribeMemoryLimit: int64(cfg.subscribeMemoryLimit),
+		SubscribeSpillBytes: int64(cfg.subscribeSpillLimit), CheckpointInterval: cfg.checkpointInterval,
 		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir,
 		RecoverDamaged: cfg.recoverDamaged, ServerSettings: cfg.serverSettings()}
 	for _, p := range []string{cfg.tlsKey, cfg.passwordFile} {

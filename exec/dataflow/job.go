@@ -3,6 +3,7 @@ package dataflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,7 +58,10 @@ type Job struct {
 	done    atomic.Uint64 // the last completed epoch
 	failure atomic.Pointer[error]
 	stopped atomic.Bool
-	resumed bool // started from the recovered checkpoint (set before it runs)
+	// stopReason is why a stopped job stopped (errStopped, or Dropped):
+	// what its subscribers and downstream jobs are told.
+	stopReason atomic.Pointer[error]
+	resumed    bool // started from the recovered checkpoint (set before it runs)
 
 	rowErrors atomic.Int64
 	lastError atomic.Pointer[string]
@@ -308,11 +312,13 @@ func (j *Job) fail(err error) {
 	j.rt.progressed()
 }
 
-// stop ends the job without failing it.
-func (j *Job) stop() {
+// stop ends the job without failing it; reason (errStopped or Dropped) is
+// what its subscribers are told.
+func (j *Job) stop(reason error) {
+	j.stopReason.Store(&reason)
 	j.stopped.Store(true)
 	j.env.Fail(errStopped)
-	j.endSubs(errStopped)
+	j.endSubs(reason)
 	j.wg.Wait()
 	j.subMu.Lock()
 	if j.clog != nil && j.clog.log != nil {
@@ -322,6 +328,42 @@ func (j *Job) stop() {
 }
 
 var errStopped = errors.New("dataflow: job stopped")
+
+// stopErr is why the job stopped: its failure, else the reason it was
+// stopped for (errStopped by default).
+func (j *Job) stopErr() error {
+	if err := j.Err(); err != nil {
+		return err
+	}
+	if p := j.stopReason.Load(); p != nil {
+		return *p
+	}
+	return errStopped
+}
+
+// DroppedError is the reason a job or its input ended because a relation
+// was dropped: subscribers are told "subscription ended: <kind> "<name>"
+// was dropped" (55000, as PostgreSQL reports objects that went away under
+// a statement).
+type DroppedError struct{ Kind, Name string }
+
+func (e *DroppedError) Error() string { return fmt.Sprintf("%s \"%s\" was dropped", e.Kind, e.Name) }
+
+// PlanScans returns the leaves of a job's plan: what it reads.
+func PlanScans(n stream.Node) []*stream.Scan {
+	if s, ok := n.(*stream.Scan); ok {
+		return []*stream.Scan{s}
+	}
+	var out []*stream.Scan
+	for _, c := range n.Inputs() {
+		out = append(out, PlanScans(c)...)
+	}
+	return out
+}
+
+// Dropped is the error for relation name of kind ("table", "materialized
+// view") dropped under a job or subscription.
+func Dropped(kind, name string) error { return &DroppedError{Kind: kind, Name: name} }
 
 // rowError counts a row that failed at run time (see stream.Env.OnRowError).
 func (j *Job) rowError(err error) {

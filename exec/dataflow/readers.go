@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -393,9 +394,11 @@ func (j *Job) readView(name string, up *Job, sub *changeSub, out chan<- stream.M
 			return
 		}
 		if !ok {
-			err := up.Err()
-			if err == nil {
-				err = errStopped
+			err := up.stopErr()
+			var d *DroppedError
+			if errors.As(err, &d) && !j.stopped.Load() {
+				j.fail(err) // the subscriber is told which view was dropped
+				return
 			}
 			if !j.stopped.Load() {
 				j.fail(pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" that this view reads has stopped: %v", name, err))

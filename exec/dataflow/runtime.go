@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,6 +19,13 @@ import (
 // DefaultBarrierInterval is the epoch length unless Config says otherwise.
 const DefaultBarrierInterval = 100 * time.Millisecond
 
+// The bounds of subscribers' unread changes unless Config says otherwise.
+const (
+	DefaultSubscribeBufferBytes int64 = 32 << 20  // one subscriber, in memory
+	DefaultSubscribeMemoryLimit int64 = 256 << 20 // all subscribers, in memory
+	DefaultSubscribeSpillBytes  int64 = 1 << 30   // one subscriber's spill file
+)
+
 // Config configures a Runtime.
 type Config struct {
 	// BarrierInterval is the time between injected barriers; 0 means
@@ -27,8 +35,23 @@ type Config struct {
 	Eval expr.Context
 	// Logf receives operational messages; nil discards them.
 	Logf func(format string, args ...any)
-	// SubscribeBufferRows bounds a subscriber's unread rows (0: 1,000,000).
-	SubscribeBufferRows int
+	// SubscribeBufferBytes bounds the changes one subscriber leaves unread
+	// in memory, as the size of their Arrow buffers (0:
+	// DefaultSubscribeBufferBytes). Past it, a view's subscriber reads on
+	// from the view's changelog, any other spills to SubscribeSpill.
+	SubscribeBufferBytes int64
+	// SubscribeMemoryLimit bounds the unread changes of all subscribers
+	// together (0: DefaultSubscribeMemoryLimit): a subscriber whose next
+	// update would pass it goes to its changelog or spills, as above.
+	SubscribeMemoryLimit int64
+	// SubscribeSpill is the directory of the spill files of subscribers
+	// without a usable changelog (subscriptions to tables and queries).
+	// New empties it (files of a previous run). "": no spilling; such a
+	// subscriber ends with 53400 at the bound.
+	SubscribeSpill string
+	// SubscribeSpillBytes bounds one subscriber's spill file (0:
+	// DefaultSubscribeSpillBytes); past it the subscription ends (53400).
+	SubscribeSpillBytes int64
 	// Clock is processing time for every job (stream.Env.Clock): idle
 	// watermarks, EARLY EVERY, EMIT EVERY, PROCTIME(). Nil: the wall clock;
 	// a *ManualClock makes AdvanceClock work. Barriers stay on wall time.
@@ -107,6 +130,10 @@ type Runtime struct {
 	ck *ckptState // nil without checkpoints
 	cl *clState   // nil without changelogs
 
+	// subMem is the size of every subscriber's unread changes in memory
+	// (Config.SubscribeMemoryLimit bounds it).
+	subMem atomic.Int64
+
 	progMu sync.Mutex
 	prog   chan struct{} // closed (and replaced) when any job completes an epoch
 
@@ -119,8 +146,14 @@ func New(cfg Config, in Inputs) *Runtime {
 	if cfg.BarrierInterval == 0 {
 		cfg.BarrierInterval = DefaultBarrierInterval
 	}
-	if cfg.SubscribeBufferRows <= 0 {
-		cfg.SubscribeBufferRows = 1_000_000
+	if cfg.SubscribeBufferBytes <= 0 {
+		cfg.SubscribeBufferBytes = DefaultSubscribeBufferBytes
+	}
+	if cfg.SubscribeMemoryLimit <= 0 {
+		cfg.SubscribeMemoryLimit = DefaultSubscribeMemoryLimit
+	}
+	if cfg.SubscribeSpillBytes <= 0 {
+		cfg.SubscribeSpillBytes = DefaultSubscribeSpillBytes
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -133,6 +166,9 @@ func New(cfg Config, in Inputs) *Runtime {
 		cfg.Logf("%v: views are rebuilt from their inputs", err)
 		cfg.Recovered = nil
 		ck, _ = newCkptState(cfg)
+	}
+	if cfg.SubscribeSpill != "" {
+		clearSpills(cfg.SubscribeSpill, cfg.Logf)
 	}
 	rt := &Runtime{cfg: cfg, in: in, jobs: map[uint32]*Job{}, prog: make(chan struct{}), stop: make(chan struct{}), ck: ck, cl: newCLState(cfg)}
 	if ck != nil && cfg.Recovered != nil {
@@ -326,13 +362,16 @@ func (rt *Runtime) Jobs() []*Job {
 
 // StopJob stops and forgets a job; its subscribers and downstream jobs see
 // their input end. Unknown ids are ignored.
-func (rt *Runtime) StopJob(id uint32) {
+func (rt *Runtime) StopJob(id uint32) { rt.StopJobFor(id, errStopped) }
+
+// StopJobFor is StopJob telling the subscribers why (e.g. Dropped).
+func (rt *Runtime) StopJobFor(id uint32, reason error) {
 	rt.mu.Lock()
 	j := rt.jobs[id]
 	delete(rt.jobs, id)
 	rt.mu.Unlock()
 	if j != nil {
-		j.stop()
+		j.stop(reason)
 	}
 	rt.progressed()
 }
@@ -350,7 +389,7 @@ func (rt *Runtime) Close() {
 	rt.mu.Unlock()
 	close(rt.stop)
 	for _, j := range jobs {
-		j.stop()
+		j.stop(errStopped)
 	}
 	rt.wg.Wait()
 }

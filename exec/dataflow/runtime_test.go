@@ -203,7 +203,8 @@ func TestSourceJobAndSubscription(t *testing.T) {
 
 func TestSubscriptionOverflowEndsOnlyTheSubscriber(t *testing.T) {
 	tbl := &fakeTable{}
-	rt := New(Config{BarrierInterval: -1, SubscribeBufferRows: 3}, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
+	// No changelog, no spill directory: the second epoch ends it (53400).
+	rt := New(Config{BarrierInterval: -1, SubscribeBufferBytes: 1}, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
 	defer rt.Close()
 	scan := &stream.Scan{Rel: 100, Name: "t", Kind: stream.ScanTable, Cols: cols}
 	j, err := rt.StartJob(JobSpec{ID: 1, Name: "v", Plan: scan, Cols: cols})
@@ -216,7 +217,7 @@ func TestSubscriptionOverflowEndsOnlyTheSubscriber(t *testing.T) {
 	}
 	defer sub.Close()
 	for i := int64(0); i < 4; i++ {
-		tbl.insert(i, i+10) // 2 rows an epoch: the second epoch overflows 3
+		tbl.insert(i, i+10) // the first epoch is taken, the second overflows
 		flush(t, rt)
 	}
 	if got := len(contents(t, j)); got != 8 {

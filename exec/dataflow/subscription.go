@@ -36,15 +36,20 @@ type Update struct {
 }
 
 // Subscription reads a view's changes into a bounded buffer of its own:
-// the view never waits for it. A subscriber whose unread rows exceed the
-// bound goes on reading from the view's durable changelog instead (toLog),
-// so nothing is lost and memory stays bounded; where the view keeps no
-// usable changelog (a SUBSCRIBE of a query, a failed log) the subscription
-// ends with an error (53400). Next and TryNext are for one goroutine;
-// the view's goroutine pushes concurrently.
+// the view never waits for it. A subscriber whose unread changes exceed
+// its byte bound (Config.SubscribeBufferBytes), or would take all
+// subscribers past theirs (Config.SubscribeMemoryLimit), goes on reading
+// from the view's durable changelog instead (toLog); where the view keeps
+// no usable changelog (a SUBSCRIBE of a table or query, a failed log) it
+// spills its later updates to a file of its own (spill.go) and reads them
+// back in order. So nothing is lost and memory stays bounded; only
+// without a spill directory, or past the spill's bound, the subscription
+// ends with an error (53400). Next and TryNext are for one goroutine; the
+// view's goroutine pushes concurrently.
 type Subscription struct {
 	opts  SubOptions
-	limit int
+	rt    *Runtime
+	limit int64  // Config.SubscribeBufferBytes
 	start uint64 // the epoch the snapshot is taken at
 	job   *Job
 	sub   *changeSub
@@ -59,8 +64,9 @@ type Subscription struct {
 	popped    uint64 // the epoch of the last update taken from queue (guarded by mu)
 
 	mu     sync.Mutex
-	queue  []Update
-	rows   int           // unread rows in queue
+	queue  []queued
+	bytes  int64         // the cost of queue, also counted in rt.subMem
+	spill  *spillFile    // non-nil while updates go to disk (after queue)
 	err    error         // set when the subscription ended
 	signal chan struct{} // capacity 1: something was queued or it ended
 	closed bool
@@ -88,7 +94,7 @@ func (rt *Runtime) subscribe(id uint32, after uint64, opts SubOptions, onEnd fun
 	if after == 0 {
 		after = rt.epoch
 	}
-	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, start: after, job: j, signal: make(chan struct{}, 1), onEnd: onEnd,
+	s := &Subscription{opts: opts, rt: rt, limit: rt.cfg.SubscribeBufferBytes, start: after, job: j, signal: make(chan struct{}, 1), onEnd: onEnd,
 		cols: j.spec.Cols, popped: after}
 	s.sub = &changeSub{client: s}
 	j.subscribe(s.sub, after)
@@ -160,30 +166,111 @@ func (s *Subscription) push(it subItem) bool {
 	if s.err != nil || s.closed {
 		return false
 	}
-	if s.rows+n > s.limit && s.rows > 0 {
+	if s.spill != nil { // behind on disk: later updates follow there
+		return s.spillPush(u)
+	}
+	// The snapshot is always taken (it is the first update, and mostly
+	// shares its buffers with the view or table).
+	if !it.snapshot && (s.bytes+n > s.limit || s.rt.subMem.Load()+n > s.rt.cfg.SubscribeMemoryLimit) {
 		if s.toLog(it.epoch) {
 			return true
 		}
-		s.err = pgerr.New(pgerr.ConfigurationLimitExceeded, "subscription ended: more than %d rows were waiting to be read", s.limit).
-			WithHint("read the subscription faster, or subscribe to a view with fewer changes")
-		s.wake()
-		return false
+		if s.rt.cfg.SubscribeSpill != "" {
+			if err := s.startSpill(); err != nil {
+				s.rt.cfg.Logf("subscription: %v", err)
+				return s.end(pgerr.New(pgerr.ConfigurationLimitExceeded, "subscription ended: its unread changes passed %s and could not be spilled to disk: %v", sizeText(s.limit), err).
+					WithHint("Read the subscription faster, or free space in the data directory."))
+			}
+			return s.spillPush(u)
+		}
+		if s.bytes > 0 {
+			return s.end(s.overflowErr(n))
+		}
 	}
-	s.queue = append(s.queue, u)
-	s.rows += n
+	s.queue = append(s.queue, queued{u: u, n: n})
+	s.bytes += n
+	s.rt.subMem.Add(n)
 	s.wake()
 	return true
 }
 
-// cost is what an update counts against the buffer's bound: its rows, and
-// a progress mark as one row (a stalled subscriber with progress = true
-// must not queue marks without bound either).
-func cost(u Update) int {
-	n := 0
-	for _, r := range u.Rows {
-		n += int(r.NumRows())
+// queued is an update waiting in memory, with its cost.
+type queued struct {
+	u Update
+	n int64
+}
+
+// end ends the subscription with err after what is queued (s.mu held);
+// it returns false for push.
+func (s *Subscription) end(err error) bool {
+	s.err = err
+	s.wake()
+	return false
+}
+
+// overflowErr is the error of a subscriber past its memory bound that can
+// neither read a changelog nor spill.
+func (s *Subscription) overflowErr(n int64) error {
+	if s.bytes+n <= s.limit {
+		return pgerr.New(pgerr.ConfigurationLimitExceeded, "subscription ended: the unread changes of all subscriptions passed %s (--subscribe-memory-limit)", sizeText(s.rt.cfg.SubscribeMemoryLimit)).
+			WithHint("Read the subscriptions faster, or subscribe to materialized views, whose subscribers read on from the view's changelog.")
 	}
-	return max(n, 1)
+	return pgerr.New(pgerr.ConfigurationLimitExceeded, "subscription ended: more than %s of changes were waiting to be read (--subscribe-buffer-bytes)", sizeText(s.limit)).
+		WithHint("Read the subscription faster, or subscribe to a materialized view, whose subscribers read on from the view's changelog.")
+}
+
+// progressCost is what a progress mark counts against the bounds (a
+// stalled subscriber with progress = true must not queue marks without
+// bound either).
+const progressCost = 64
+
+// cost is what an update counts against the bounds: the size of its Arrow
+// buffers (not of the Go values they hold: cheap, and what the memory is)
+// plus its ops, at least progressCost.
+func cost(u Update) int64 {
+	n := int64(len(u.Ops))
+	for _, r := range u.Rows {
+		for _, c := range r.Columns() {
+			n += dataSize(c.Data())
+		}
+	}
+	return max(n, progressCost)
+}
+
+// dataSize is the size of an array's buffers, its children's and its
+// dictionary's (arrow/util.TotalArraySize, without that package's
+// protobuf dependencies). A slice counts its whole buffers: what it keeps
+// alive.
+func dataSize(d arrow.ArrayData) int64 {
+	if d == nil {
+		return 0
+	}
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataSize(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataSize(d.Dictionary())
+	}
+	return n
+}
+
+// sizeText formats a byte count for messages: "32 MiB", "1000 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d kiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func (s *Subscription) wake() {
@@ -198,7 +285,12 @@ func (s *Subscription) finish(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil {
-		s.err = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "subscription ended: the view stopped: %v", err)
+		var d *DroppedError
+		if errors.As(err, &d) {
+			s.err = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "subscription ended: %v", d)
+		} else {
+			s.err = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "subscription ended: the view stopped: %v", err)
+		}
 	}
 	s.wake()
 }
@@ -208,20 +300,34 @@ func (s *Subscription) finish(err error) {
 func (s *Subscription) TryNext() (Update, bool, error) {
 	s.mu.Lock()
 	if len(s.queue) > 0 {
-		u := s.queue[0]
-		s.queue[0] = Update{}
+		q := s.queue[0]
+		s.queue[0] = queued{}
 		s.queue = s.queue[1:]
-		s.rows -= cost(u)
-		s.popped = u.Epoch
+		s.bytes -= q.n
+		s.rt.subMem.Add(-q.n)
+		s.popped = q.u.Epoch
 		s.mu.Unlock()
-		return u, true, nil
+		return q.u, true, nil
 	}
-	tail, err := s.tail, s.err
+	tail, sp, err := s.tail, s.spill, s.err
 	s.mu.Unlock()
 	if tail != nil {
 		return s.tryTail()
 	}
+	if sp != nil {
+		return s.trySpill(sp)
+	}
 	return Update{}, false, err
+}
+
+// release drops the queue from memory (s.mu held).
+func (s *Subscription) release(keep int) {
+	for _, q := range s.queue[keep:] {
+		s.bytes -= q.n
+		s.rt.subMem.Add(-q.n)
+	}
+	clear(s.queue[keep:])
+	s.queue = s.queue[:keep]
 }
 
 // toLog turns a subscriber that fell more than its bound behind into one
@@ -238,18 +344,14 @@ func (s *Subscription) toLog(epoch uint64) bool {
 		return false
 	}
 	keep, after := 0, s.popped
-	if len(s.queue) > 0 && s.queue[0].Snapshot {
-		keep, after = 1, s.queue[0].Epoch
+	if len(s.queue) > 0 && s.queue[0].u.Snapshot {
+		keep, after = 1, s.queue[0].u.Epoch
 	}
 	cur, err := vl.log.NewCursor(after)
 	if err != nil {
 		return false
 	}
-	s.queue = s.queue[:keep]
-	s.rows = 0
-	for _, u := range s.queue {
-		s.rows += cost(u)
-	}
+	s.release(keep)
 	s.tail, s.tailEpoch, s.sent = cur, epoch, after
 	s.wake()
 	return true
@@ -278,9 +380,13 @@ func (s *Subscription) Close() {
 		return
 	}
 	s.closed = true
-	s.queue = nil
-	tail := s.tail
+	s.release(0)
+	tail, sp := s.tail, s.spill
+	s.spill = nil
 	s.mu.Unlock()
+	if sp != nil {
+		sp.remove()
+	}
 	s.job.unsubscribe(s.sub)
 	if tail != nil {
 		tail.Close()
@@ -326,7 +432,7 @@ func (rt *Runtime) SubscribeSince(id uint32, since uint64, opts SubOptions) (*Su
 			j.spec.Name, EpochTime(since).Format(time.RFC3339Nano), EpochTime(from).Format(time.RFC3339Nano)).
 			WithHint("Subscribe again with snapshot = true: the snapshot is the view as of now, then its changes.")
 	}
-	s := &Subscription{opts: opts, limit: rt.cfg.SubscribeBufferRows, start: j.delivered, job: j, signal: make(chan struct{}, 1),
+	s := &Subscription{opts: opts, rt: rt, limit: rt.cfg.SubscribeBufferBytes, start: j.delivered, job: j, signal: make(chan struct{}, 1),
 		tail: cur, cols: j.spec.Cols, tailEpoch: j.delivered, sent: since}
 	s.sub = &changeSub{client: s, after: j.delivered, active: true, noSnapshot: true}
 	j.subs = append(j.subs, s.sub)

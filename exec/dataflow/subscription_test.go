@@ -118,7 +118,7 @@ func TestSubscribeEmptyViewSnapshot(t *testing.T) {
 // progress = true is ended too rather than queue marks forever.
 func TestSubscribeProgressMarksAreBounded(t *testing.T) {
 	tbl := &fakeTable{}
-	rt := New(Config{BarrierInterval: -1, SubscribeBufferRows: 3}, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
+	rt := New(Config{BarrierInterval: -1, SubscribeBufferBytes: 3 * progressCost}, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
 	defer rt.Close()
 	scan := &stream.Scan{Rel: 100, Name: "t", Kind: stream.ScanTable, Cols: cols}
 	if _, err := rt.StartJob(JobSpec{ID: 1, Name: "v", Plan: scan, Cols: cols}); err != nil {
