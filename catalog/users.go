@@ -266,6 +266,9 @@ func (c *Catalog) DropRole(name, user string, ifExists bool) (skipped *pgerr.Err
 	case r.OID == SuperuserOID:
 		return nil, pgerr.New(pgerr.Code("55006"), "cannot drop role %s because it is required by the database system", name)
 	}
+	if err := c.checkRoleUnused(r); err != nil { // acl_grant.go
+		return nil, err
+	}
 	set := c.roleSet().clone()
 	delete(set.byName, r.Name)
 	delete(set.byOID, r.OID)

@@ -42,6 +42,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		if err := tableStreamingClauses(env, rel, stmt); err != nil {
 			return nil, err
 		}
+		rel.Owner = s.sessionOwner()
 		if _, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists); err != nil {
 			return s.maybeSkip(err, n.CreateStmt.IfNotExists, "CREATE TABLE")
 		}
@@ -52,6 +53,12 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		rel, deps, err := planViewDef(env, n.ViewStmt, stmt)
 		if err != nil {
 			return nil, err
+		}
+		rel.Owner = s.sessionOwner()
+		if n.ViewStmt.Replace { // replacing needs ownership (grant.go)
+			if err := s.checkOwnerByName(n.ViewStmt.View.Schemaname, n.ViewStmt.View.Relname, catalog.KindView); err != nil {
+				return nil, err
+			}
 		}
 		if _, err := s.eng.cat.CreateView(rel, deps, n.ViewStmt.Replace); err != nil {
 			return nil, err
@@ -64,8 +71,15 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return &Result{Tag: "CREATE SCHEMA"}, nil
 	case *pg.Node_DropStmt:
 		return s.execDrop(n.DropStmt)
-	case *pg.Node_AlterTableStmt, *pg.Node_RenameStmt:
+	case *pg.Node_AlterTableStmt:
+		if isOwnerChange(n.AlterTableStmt) { // grant.go
+			return s.execAlterOwner(n.AlterTableStmt)
+		}
 		return s.execAlter(ctx, env, stmt.AST)
+	case *pg.Node_RenameStmt:
+		return s.execAlter(ctx, env, stmt.AST)
+	case *pg.Node_GrantStmt:
+		return s.execGrant(n.GrantStmt) // grant.go
 	case *pg.Node_TruncateStmt:
 		return s.execTruncate(ctx, n.TruncateStmt)
 	case *pg.Node_CopyStmt:
@@ -302,6 +316,13 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		return res, nil
 	default:
 		return nil, pgerr.Unsupported("DROP %s is not supported", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
+	}
+	for _, o := range d.Objects { // ownership of all before dropping any (grant.go)
+		if schema, name, err := qualifiedName(o); err == nil {
+			if err := s.checkOwnerByName(schema, name, kind); err != nil {
+				return nil, err
+			}
+		}
 	}
 	res := &Result{Tag: tag}
 	defer s.eng.stopDroppedJobs()

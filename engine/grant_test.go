@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+)
+
+// session opens a session of user on e.
+func session(t *testing.T, e *Engine, user string) *Session {
+	t.Helper()
+	s, err := e.NewSession(user, "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// denied runs text on s and wants 42501 with msg.
+func denied(t *testing.T, s *Session, text, msg string) {
+	t.Helper()
+	_, _, err := run(t, s, text)
+	wantErr(t, err, pgerr.InsufficientPrivilege, msg)
+}
+
+// TestTablePrivileges: a relation belongs to the role that created it;
+// other roles may use it only as GRANTed (PostgreSQL 15's messages), and
+// only its owner (or a superuser) may drop, alter or grant on it.
+func TestTablePrivileges(t *testing.T) {
+	dir := t.TempDir()
+	e, su := open(t, dir)
+	mustRun(t, su, "CREATE USER alice")
+	mustRun(t, su, "CREATE USER bob")
+	alice, bob := session(t, e, "alice"), session(t, e, "bob")
+
+	mustRun(t, alice, "CREATE TABLE t (a int, b text)")
+	mustRun(t, alice, "INSERT INTO t VALUES (1, 'x')")
+	if got := mustRun(t, su, "SELECT tableowner FROM pg_tables WHERE tablename = 't'"); got[0] != "alice" {
+		t.Errorf("tableowner %v", got)
+	}
+	if got := mustRun(t, su, "SELECT pg_get_userbyid(relowner), relacl IS NULL FROM pg_class WHERE relname = 't'"); got[0] != "alice|t" {
+		t.Errorf("relowner, relacl: %v", got)
+	}
+
+	denied(t, bob, "SELECT * FROM t", "permission denied for table t")
+	denied(t, bob, "INSERT INTO t VALUES (2, 'y')", "permission denied for table t")
+	denied(t, bob, "UPDATE t SET a = 2", "permission denied for table t")
+	denied(t, bob, "DELETE FROM t", "permission denied for table t")
+	denied(t, bob, "TRUNCATE t", "permission denied for table t")
+	denied(t, bob, "DROP TABLE t", "must be owner of table t")
+	denied(t, bob, "ALTER TABLE t ADD COLUMN c int", "must be owner of table t")
+	denied(t, bob, "ALTER TABLE t RENAME TO u", "must be owner of table t")
+	denied(t, bob, "GRANT SELECT ON t TO bob", "permission denied for table t")
+	denied(t, bob, "CREATE MATERIALIZED VIEW bm AS SELECT a FROM t", "permission denied for table t")
+	denied(t, bob, "CREATE VIEW bv AS SELECT a FROM t", "permission denied for table t")
+	// System catalogs stay readable.
+	if got := mustRun(t, bob, "SELECT count(*) FROM pg_class WHERE relname = 't'"); got[0] != "1" {
+		t.Errorf("pg_class for bob: %v", got)
+	}
+
+	// GRANT SELECT: bob reads, but still may not write.
+	mustRun(t, alice, "GRANT SELECT ON TABLE t TO bob")
+	if got := mustRun(t, bob, "SELECT a, b FROM t"); strings.Join(got, ",") != "1|x" {
+		t.Errorf("bob reads %v", got)
+	}
+	denied(t, bob, "INSERT INTO t VALUES (2, 'y')", "permission denied for table t")
+	denied(t, bob, "DELETE FROM t WHERE a = 1", "permission denied for table t")
+	if got := mustRun(t, su, "SELECT relacl FROM pg_class WHERE relname = 't'"); got[0] != "{alice=arwdDxt/alice,bob=r/alice}" {
+		t.Errorf("relacl %v", got)
+	}
+	if got := mustRun(t, bob, "SELECT has_table_privilege('t', 'SELECT'), has_table_privilege('t', 'INSERT'), has_table_privilege('alice', 't', 'insert, select')"); got[0] != "t|f|t" {
+		t.Errorf("has_table_privilege: %v", got)
+	}
+	// A prepared statement planned with the grant is planned again after
+	// the REVOKE.
+	mustRun(t, bob, "PREPARE q AS SELECT a FROM t")
+	mustRun(t, bob, "EXECUTE q")
+	mustRun(t, alice, "REVOKE SELECT ON t FROM bob")
+	denied(t, bob, "EXECUTE q", "permission denied for table t")
+	denied(t, bob, "SELECT * FROM t", "permission denied for table t")
+
+	// PUBLIC.
+	mustRun(t, alice, "GRANT INSERT, SELECT ON t TO PUBLIC")
+	mustRun(t, bob, "INSERT INTO t VALUES (2, 'y')")
+	denied(t, bob, "UPDATE t SET a = 3 WHERE a = 2", "permission denied for table t")
+	if got := mustRun(t, su, "SELECT relacl FROM pg_class WHERE relname = 't'"); got[0] != "{alice=arwdDxt/alice,=ar/alice}" {
+		t.Errorf("relacl %v", got)
+	}
+	mustRun(t, alice, "REVOKE ALL ON t FROM PUBLIC")
+	denied(t, bob, "SELECT * FROM t", "permission denied for table t")
+
+	// A view owned by alice reads t with alice's rights: bob needs SELECT
+	// on the view only.
+	mustRun(t, alice, "CREATE VIEW v AS SELECT a FROM t")
+	denied(t, bob, "SELECT * FROM v", "permission denied for view v")
+	mustRun(t, alice, "GRANT SELECT ON v TO bob")
+	if got := mustRun(t, bob, "SELECT a FROM v ORDER BY a"); strings.Join(got, ",") != "1,2" {
+		t.Errorf("bob reads the view: %v", got)
+	}
+	denied(t, bob, "SELECT * FROM t", "permission denied for table t")
+	// bob's own view over alice's view reads it with bob's rights.
+	mustRun(t, bob, "CREATE VIEW bv AS SELECT a FROM v")
+	if got := mustRun(t, bob, "SELECT count(*) FROM bv"); got[0] != "2" {
+		t.Errorf("bob's view: %v", got)
+	}
+	mustRun(t, alice, "REVOKE SELECT ON v FROM bob")
+	denied(t, bob, "SELECT * FROM bv", "permission denied for view v")
+	denied(t, alice, "DROP VIEW bv", "must be owner of view bv")
+	mustRun(t, bob, "DROP VIEW bv")
+
+	// Grant options: bob may pass on what he holds WITH GRANT OPTION.
+	mustRun(t, alice, "GRANT SELECT ON t TO bob WITH GRANT OPTION")
+	mustRun(t, su, "CREATE USER carol")
+	mustRun(t, bob, "GRANT SELECT ON t TO carol")
+	res, err := execOne(t, bob, "GRANT INSERT ON t TO carol")
+	if err != nil || len(res.Notices) != 1 || res.Notices[0].Message != `no privileges were granted for "t"` {
+		t.Errorf("GRANT without the option: %+v %v", res, err)
+	}
+	if got := mustRun(t, su, "SELECT relacl FROM pg_class WHERE relname = 't'"); got[0] != "{alice=arwdDxt/alice,bob=r*/alice,carol=r/bob}" {
+		t.Errorf("relacl %v", got)
+	}
+
+	// Ownership transfer: only the owner (who must be the new owner) or a
+	// superuser; the ACL follows the owner as PostgreSQL's aclnewowner.
+	denied(t, bob, "ALTER TABLE t OWNER TO bob", "must be owner of table t")
+	denied(t, alice, "ALTER TABLE t OWNER TO bob", `must be member of role "bob"`)
+	mustRun(t, su, "ALTER TABLE t OWNER TO bob")
+	if got := mustRun(t, su, "SELECT tableowner FROM pg_tables WHERE tablename = 't'"); got[0] != "bob" {
+		t.Errorf("tableowner %v", got)
+	}
+	if got := mustRun(t, su, "SELECT relacl FROM pg_class WHERE relname = 't'"); got[0] != "{bob=ar*wdDxt/bob,carol=r/bob}" { // as PostgreSQL 15
+		t.Errorf("relacl after OWNER TO: %v", got)
+	}
+	denied(t, alice, "SELECT * FROM t", "permission denied for table t")
+	mustRun(t, bob, "INSERT INTO t VALUES (3, 'z')")
+	_, _, err = run(t, su, "DROP ROLE bob")
+	wantErr(t, err, pgerr.DependentObjectsStillExist, `role "bob" cannot be dropped because some objects depend on it`)
+
+	// Refused by name rather than ignored.
+	_, _, err = run(t, bob, "GRANT SELECT (a) ON t TO alice")
+	wantErr(t, err, pgerr.FeatureNotSupported, "")
+	_, _, err = run(t, su, "GRANT USAGE ON SCHEMA public TO bob")
+	wantErr(t, err, pgerr.FeatureNotSupported, "")
+	_, _, err = run(t, bob, "GRANT USAGE ON t TO alice")
+	wantErr(t, err, "0LP01", "invalid privilege type USAGE for table")
+	_, _, err = run(t, bob, "GRANT SELECT ON t TO nosuch")
+	wantErr(t, err, pgerr.UndefinedObject, `role "nosuch" does not exist`)
+
+	// Owners and ACLs survive a restart.
+	e.Close()
+	e, su = open(t, dir)
+	defer e.Close()
+	if got := mustRun(t, su, "SELECT tablename, tableowner FROM pg_tables WHERE schemaname = 'public'"); got[0] != "t|bob" {
+		t.Errorf("after restart: %v", got)
+	}
+	alice = session(t, e, "alice")
+	denied(t, alice, "SELECT * FROM t", "permission denied for table t")
+	// alice's view reads t with her rights, which she no longer has.
+	denied(t, alice, "SELECT * FROM v", "permission denied for table t")
+}
+
+// execOne runs one statement and returns its whole result.
+func execOne(t *testing.T, s *Session, text string) (*Result, error) {
+	t.Helper()
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.Prepare(context.Background(), stmts[0], nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.Execute(context.Background(), p, nil)
+}
