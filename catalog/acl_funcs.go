@@ -98,3 +98,52 @@ func hasTablePrivilege(ctx *expr.Context, user, table types.Value, privs string,
 	}
 	return false, nil
 }
+
+func init() {
+	registerRows("information_schema.table_privileges", isTablePrivilegesRows)
+}
+
+// isTablePrivilegesRows lists, as PostgreSQL's view does, one row per
+// privilege of each ACL entry of the user's tables, views and sources
+// (materialized views are not in it) that the session's role granted, was
+// granted, or that PUBLIC was granted; a superuser sees all. System
+// catalogs are left out.
+func isTablePrivilegesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	me, ok := c.LookupRole(userName(ctx), userName(ctx))
+	all := !ok || c.isSuperuser(me.OID)
+	for _, r := range s.sortedRelations() {
+		if r.Kind != KindTable && r.Kind != KindView && r.Kind != KindSource {
+			continue
+		}
+		for _, it := range r.EffectiveACL() {
+			if !all && it.Grantee != PublicRoleOID && !c.roleIn(me.OID, it.Grantee) && !c.roleIn(me.OID, it.Grantor) {
+				continue
+			}
+			grantee := "PUBLIC"
+			if it.Grantee != PublicRoleOID {
+				grantee, _ = c.roleName(it.Grantee, userName(ctx))
+			}
+			grantor, _ := c.roleName(it.Grantor, userName(ctx))
+			for i, name := range privNames {
+				bit := Privilege(1) << i
+				if it.Privs&bit == 0 {
+					continue
+				}
+				grantable := "NO"
+				if it.GrantOpts&bit != 0 || (it.Grantee != PublicRoleOID && c.roleIn(it.Grantee, r.OwnerOID())) {
+					grantable = "YES"
+				}
+				hier := "NO"
+				if bit == PrivSelect {
+					hier = "YES"
+				}
+				err := b.add(row{"grantor": grantor, "grantee": grantee, "table_catalog": dbName(ctx), "table_schema": r.Schema,
+					"table_name": r.Name, "privilege_type": name, "is_grantable": grantable, "with_hierarchy": hier})
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -89,6 +89,15 @@ func (s *Session) checkOwner(rel *catalog.Relation) error {
 	return nil
 }
 
+// checkRelationOwner is checkOwner saying `must be owner of relation t`,
+// as PostgreSQL does for a column's comment.
+func (s *Session) checkRelationOwner(rel *catalog.Relation) error {
+	if err := s.checkOwner(rel); err != nil {
+		return pgerr.New(pgerr.InsufficientPrivilege, "must be owner of relation %s", rel.Name)
+	}
+	return nil
+}
+
 // checkOwnerByName resolves a relation a DDL statement names and checks
 // ownership; a missing relation or one of another kind is left to the
 // statement to report.

@@ -50,6 +50,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	case *pg.Node_CreateTableAsStmt:
 		return s.execCreateTableAs(ctx, env, n.CreateTableAsStmt, stmt)
 	case *pg.Node_ViewStmt:
+		env.Access = nil // as PostgreSQL, a view is checked when it is read, with its owner's rights
 		rel, deps, err := planViewDef(env, n.ViewStmt, stmt)
 		if err != nil {
 			return nil, err
@@ -101,9 +102,13 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.deallocate(n.DeallocateStmt)
 	case *pg.Node_CommentStmt:
 		if cm, ok := s.eng.cat.(interface {
-			ExecComment(*pg.CommentStmt, []string) error
+			ExecCommentChecked(*pg.CommentStmt, []string, func(*catalog.Relation) error) error
 		}); ok {
-			if err := cm.ExecComment(n.CommentStmt, s.set.searchPath()); err != nil {
+			owner := s.checkOwner
+			if n.CommentStmt.Objtype == pg.ObjectType_OBJECT_COLUMN {
+				owner = s.checkRelationOwner // PostgreSQL says "relation" here
+			}
+			if err := cm.ExecCommentChecked(n.CommentStmt, s.set.searchPath(), owner); err != nil {
 				return nil, err
 			}
 		}
