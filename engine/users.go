@@ -15,9 +15,8 @@ import (
 // CREATE / ALTER / DROP ROLE (and USER, GROUP): roles live in the catalog
 // (catalog/users.go). Privileges follow PostgreSQL's attribute rules:
 // superusers do anything; CREATEROLE roles create, alter and drop
-// non-superusers; everyone may change their own password. There is no
-// GRANT of table privileges: every role that logs in may read and write
-// every relation (docs/security.md).
+// non-superusers; everyone may change their own password. Privileges on
+// relations (owners, GRANT, REVOKE) are in grant.go (docs/security.md).
 
 // roleCatalog is the part of *catalog.Catalog that manages roles.
 type roleCatalog interface {
