@@ -117,6 +117,26 @@ func (s *Session) checkOwnerByName(schema, name string, kinds ...catalog.RelKind
 	return nil
 }
 
+// checkSchemaOwner guards DROP SCHEMA. Schemas keep no owner here, so a
+// non-superuser may drop one only if it owns every relation in it (with
+// CASCADE it would drop them all): otherwise 42501 `must be owner of
+// schema s`, PostgreSQL's message.
+func (s *Session) checkSchemaOwner(schema string) error {
+	c := s.privChecker()
+	if c == nil {
+		return nil
+	}
+	for _, r := range s.eng.cat.Relations() {
+		if r.Schema == schema && r.Kind != catalog.KindSystem && !c.pc.IsOwner(c.role, r) {
+			return pgerr.New(pgerr.InsufficientPrivilege, "must be owner of schema %s", schema)
+		}
+	}
+	if schema == "public" || schema == "pg_catalog" || schema == "information_schema" {
+		return pgerr.New(pgerr.InsufficientPrivilege, "must be owner of schema %s", schema)
+	}
+	return nil
+}
+
 // grantee resolves a GRANT's role specification to a role OID.
 func (s *Session) grantee(rs *pg.RoleSpec) (uint32, error) {
 	if rs.GetRoletype() == pg.RoleSpecType_ROLESPEC_PUBLIC {

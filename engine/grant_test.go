@@ -172,6 +172,13 @@ func TestTablePrivileges(t *testing.T) {
 	_, _, err = run(t, su, "DROP ROLE bob")
 	wantErr(t, err, pgerr.DependentObjectsStillExist, `role "bob" cannot be dropped because some objects depend on it`)
 
+	// DROP SCHEMA would drop others' relations: refused.
+	mustRun(t, su, "CREATE SCHEMA s")
+	mustRun(t, alice, "CREATE TABLE s.at (a int)")
+	denied(t, bob, "DROP SCHEMA s CASCADE", "must be owner of schema s")
+	denied(t, bob, "DROP SCHEMA public CASCADE", "must be owner of schema public")
+	mustRun(t, alice, "DROP SCHEMA s CASCADE")
+
 	// Refused by name rather than ignored.
 	_, _, err = run(t, bob, "GRANT SELECT (a) ON t TO alice")
 	wantErr(t, err, pgerr.FeatureNotSupported, "")
@@ -193,6 +200,22 @@ func TestTablePrivileges(t *testing.T) {
 	denied(t, alice, "SELECT * FROM t", "permission denied for table t")
 	// alice's view reads t with her rights, which she no longer has.
 	denied(t, alice, "SELECT * FROM v", "permission denied for table t")
+}
+
+// TestLateRowsIntoNeedsInsert: a materialized view that writes its late
+// rows into a table needs INSERT on it, as its creator would.
+func TestLateRowsIntoNeedsInsert(t *testing.T) {
+	e, su := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, su, "CREATE USER alice")
+	mustRun(t, su, "CREATE USER bob")
+	alice, bob := session(t, e, "alice"), session(t, e, "bob")
+	mustRun(t, alice, "CREATE TABLE late (k int, ts timestamp, view_name text, watermark timestamptz)")
+	mustRun(t, bob, "CREATE TABLE ev (k int, ts timestamp, WATERMARK FOR ts AS ts) APPEND ONLY")
+	q := "CREATE MATERIALIZED VIEW w AS SELECT window_start, count(*) AS n FROM TUMBLE(ev, ts, INTERVAL '10' SECOND) GROUP BY window_start EMIT ON WINDOW CLOSE LATE ROWS INTO late"
+	denied(t, bob, q, "permission denied for table late")
+	mustRun(t, alice, "GRANT INSERT ON late TO bob")
+	mustRun(t, bob, q)
 }
 
 // execOne runs one statement and returns its whole result.

@@ -288,6 +288,11 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, err
 	}
+	if late != nil { // the view will insert into it (grant.go)
+		if err := s.checkPriv(late, catalog.PrivInsert); err != nil {
+			return nil, err
+		}
+	}
 	rel.Owner = s.sessionOwner()
 	created, err := s.eng.cat.CreateView(rel, q.Deps, false)
 	if err != nil {

@@ -311,6 +311,11 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 	case pg.ObjectType_OBJECT_SCHEMA:
 		res := &Result{Tag: "DROP SCHEMA"}
 		for _, o := range d.Objects {
+			if err := s.checkSchemaOwner(o.GetString_().GetSval()); err != nil { // grant.go
+				return nil, err
+			}
+		}
+		for _, o := range d.Objects {
 			name := o.GetString_().GetSval()
 			notice, err := s.eng.cat.DropSchema(name, d.MissingOk, cascade)
 			if err != nil {
