@@ -101,6 +101,44 @@ func hasTablePrivilege(ctx *expr.Context, user, table types.Value, privs string,
 
 func init() {
 	registerRows("information_schema.table_privileges", isTablePrivilegesRows)
+	textArr := types.ArrayOf(types.TText)
+	args := []types.T{types.TChar, types.TOid}
+	expr.Register(&expr.Func{Name: "acldefault", Args: args, Return: textArr, Strict: true,
+		Kernel: expr.RowKernel(textArr, args, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+			c := catalogOf(ctx)
+			if c == nil {
+				return nil, nil
+			}
+			return c.aclDefault(a[0].(string), oidArg(a[1]), sessionUser(ctx))
+		})})
+}
+
+// aclDefaultLetters are acldefault's privileges per object type: the
+// owner's, then PUBLIC's (PostgreSQL 15's acldefault).
+var aclDefaultLetters = map[string][2]string{
+	"c": {"", ""}, "r": {privLetters, ""}, "s": {"rwU", ""}, "d": {"CTc", "Tc"}, "f": {"X", "X"},
+	"l": {"U", "U"}, "L": {"rw", ""}, "n": {"UC", ""}, "p": {"sA", ""}, "t": {"C", ""},
+	"F": {"U", ""}, "S": {"U", ""}, "T": {"U", "U"},
+}
+
+// aclDefault is acldefault(objtype, owner) in text form.
+func (c *Catalog) aclDefault(objtype string, owner uint32, user string) (types.Value, error) {
+	l, ok := aclDefaultLetters[objtype]
+	if !ok {
+		return nil, pgerr.New(pgerr.Code("XX000"), "unrecognized object type abbreviation: %s", objtype)
+	}
+	name := c.aclRoleName(owner, user)
+	var out []types.Value
+	if l[1] != "" {
+		out = append(out, "="+l[1]+"/"+name)
+	}
+	if l[0] != "" {
+		out = append(out, name+"="+l[0]+"/"+name)
+	}
+	if out == nil {
+		out = []types.Value{}
+	}
+	return out, nil
 }
 
 // isTablePrivilegesRows lists, as PostgreSQL's view does, one row per
@@ -146,4 +184,98 @@ func isTablePrivilegesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuild
 		}
 	}
 	return nil
+}
+
+// ExplodeACL is aclexplode(acl) over an ACL in its text form (relacl): one
+// row (grantor oid, grantee oid, privilege_type, is_grantable) per
+// privilege of each item, in PostgreSQL's order; grantee 0 is PUBLIC.
+// Role names are resolved as the session of user sees them.
+func (c *Catalog) ExplodeACL(acl []types.Value, user string) ([][]types.Value, error) {
+	var out [][]types.Value
+	for _, v := range acl {
+		text, ok := v.(string)
+		if !ok {
+			continue
+		}
+		it, err := c.parseACLItem(text, user)
+		if err != nil {
+			return nil, err
+		}
+		for i, name := range privNames {
+			bit := Privilege(1) << i
+			if it.Privs&bit != 0 {
+				out = append(out, []types.Value{int64(it.Grantor), int64(it.Grantee), name, it.GrantOpts&bit != 0})
+			}
+		}
+	}
+	return out, nil
+}
+
+// parseACLItem reads one aclitem's text form ("bob=r*w/alice", "=r/alice").
+func (c *Catalog) parseACLItem(text, user string) (ACLItem, error) {
+	bad := pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type aclitem: \"%s\"", text)
+	grantee, rest, err := cutRoleName(text)
+	if err != nil || !strings.HasPrefix(rest, "=") {
+		return ACLItem{}, bad
+	}
+	privs, grantor, found := strings.Cut(rest[1:], "/")
+	if !found {
+		return ACLItem{}, bad
+	}
+	grantorName, tail, err := cutRoleName(grantor)
+	if err != nil || tail != "" || grantorName == "" {
+		return ACLItem{}, bad
+	}
+	it := ACLItem{}
+	for i := 0; i < len(privs); i++ {
+		k := strings.IndexByte(privLetters, privs[i])
+		if k < 0 {
+			return ACLItem{}, pgerr.New(pgerr.InvalidTextRepresentation, "invalid mode character: must be one of \"%s\"", privLetters)
+		}
+		it.Privs |= 1 << k
+		if i+1 < len(privs) && privs[i+1] == '*' {
+			it.GrantOpts |= 1 << k
+			i++
+		}
+	}
+	oidOf := func(name string) (uint32, error) {
+		if r, ok := c.LookupRole(name, user); ok {
+			return r.OID, nil
+		}
+		return 0, pgerr.New(pgerr.UndefinedObject, "role \"%s\" does not exist", name)
+	}
+	if grantee != "" {
+		if it.Grantee, err = oidOf(grantee); err != nil {
+			return ACLItem{}, err
+		}
+	}
+	if it.Grantor, err = oidOf(grantorName); err != nil {
+		return ACLItem{}, err
+	}
+	return it, nil
+}
+
+// cutRoleName reads a role name, plain or double-quoted, from the start
+// of s and returns it with the rest.
+func cutRoleName(s string) (name, rest string, err error) {
+	if !strings.HasPrefix(s, `"`) {
+		i := strings.IndexAny(s, "=/")
+		if i < 0 {
+			return s, "", nil
+		}
+		return s[:i], s[i:], nil
+	}
+	var sb strings.Builder
+	for i := 1; i < len(s); i++ {
+		if s[i] == '"' {
+			if i+1 < len(s) && s[i+1] == '"' {
+				sb.WriteByte('"')
+				i++
+				continue
+			}
+			return sb.String(), s[i+1:], nil
+		}
+		sb.WriteByte(s[i])
+	}
+	return "", "", pgerr.New(pgerr.InvalidTextRepresentation, "unterminated name")
 }

@@ -82,6 +82,17 @@ func TestTablePrivileges(t *testing.T) {
 	// the REVOKE.
 	mustRun(t, bob, "PREPARE q AS SELECT a FROM t")
 	mustRun(t, bob, "EXECUTE q")
+	got := mustRun(t, bob, "SELECT (aclexplode(relacl)).privilege_type FROM pg_class WHERE relname = 't'")
+	if strings.Join(got, ",") != "INSERT,SELECT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER,SELECT" {
+		t.Errorf("aclexplode: %v", got)
+	}
+	got = mustRun(t, bob, "SELECT pg_get_userbyid(grantor), pg_get_userbyid(grantee), privilege_type, is_grantable FROM aclexplode((SELECT relacl FROM pg_class WHERE relname = 't')) WHERE privilege_type = 'SELECT'")
+	if strings.Join(got, ",") != "alice|alice|SELECT|f,alice|bob|SELECT|f" {
+		t.Errorf("aclexplode: %v", got)
+	}
+	if got := mustRun(t, bob, "SELECT acldefault('r', oid), acldefault('f', oid) FROM pg_roles WHERE rolname = 'alice'"); got[0] != "{alice=arwdDxt/alice}|{=X/alice,alice=X/alice}" {
+		t.Errorf("acldefault: %v", got)
+	}
 	mustRun(t, alice, "REVOKE SELECT ON t FROM bob")
 	denied(t, bob, "EXECUTE q", "permission denied for table t")
 	denied(t, bob, "SELECT * FROM t", "permission denied for table t")
@@ -93,7 +104,7 @@ func TestTablePrivileges(t *testing.T) {
 	if got := mustRun(t, su, "SELECT relacl FROM pg_class WHERE relname = 't'"); got[0] != "{alice=arwdDxt/alice,=ar/alice}" {
 		t.Errorf("relacl %v", got)
 	}
-	got := mustRun(t, bob, "SELECT grantor, grantee, table_name, privilege_type, is_grantable, with_hierarchy FROM information_schema.table_privileges")
+	got = mustRun(t, bob, "SELECT grantor, grantee, table_name, privilege_type, is_grantable, with_hierarchy FROM information_schema.table_privileges")
 	if strings.Join(got, ",") != "alice|PUBLIC|t|INSERT|NO|NO,alice|PUBLIC|t|SELECT|NO|YES" {
 		t.Errorf("table_privileges for bob: %v", got)
 	}
