@@ -98,6 +98,7 @@ func (c *Catalog) commitRoles(set *roleSet) error {
 		return err
 	}
 	c.roles.Store(set)
+	c.cur.Store(c.snap().clone()) // a new generation: plans re-check privileges (acl.go)
 	return nil
 }
 

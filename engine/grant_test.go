@@ -97,6 +97,14 @@ func TestTablePrivileges(t *testing.T) {
 	denied(t, bob, "EXECUTE q", "permission denied for table t")
 	denied(t, bob, "SELECT * FROM t", "permission denied for table t")
 
+	// A superuser's prepared statement is checked again once it is not one.
+	mustRun(t, su, "CREATE USER root SUPERUSER")
+	root := session(t, e, "root")
+	mustRun(t, root, "PREPARE r AS SELECT a FROM t")
+	mustRun(t, root, "EXECUTE r")
+	mustRun(t, su, "ALTER USER root NOSUPERUSER")
+	denied(t, root, "EXECUTE r", "permission denied for table t")
+
 	// PUBLIC.
 	mustRun(t, alice, "GRANT INSERT, SELECT ON t TO PUBLIC")
 	mustRun(t, bob, "INSERT INTO t VALUES (2, 'y')")
