@@ -7,9 +7,9 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 )
 
-// GrantSpec is one GRANT or REVOKE of table privileges on one relation.
+// GrantSpec is one GRANT or REVOKE of table privileges.
 type GrantSpec struct {
-	OID      uint32    // the relation
+	OIDs     []uint32  // the relations
 	Actor    uint32    // the role running the statement
 	Privs    Privilege // what is granted or revoked
 	All      bool      // ALL [PRIVILEGES]: no "not all privileges" warning
@@ -20,53 +20,67 @@ type GrantSpec struct {
 	GrantOption bool
 }
 
-// Grant applies spec as PostgreSQL's ExecGrant_Relation does: the owner
-// (and a superuser, who acts as the owner) grants as the owner; another
-// role grants, as itself, what it holds WITH GRANT OPTION, with the
-// warning `no privileges were granted for "t"` (or `not all privileges
-// ...`) for the rest, and 42501 if it holds no privilege at all. Revoking
-// only takes away what the grantor gave. The returned warning is nil when
-// there is none. Dependent grants are not revoked in cascade.
-func (c *Catalog) Grant(spec GrantSpec) (warning *pgerr.Error, err error) {
+// Grant applies spec to every relation of spec.OIDs in one catalog write
+// (all or none), as PostgreSQL's ExecGrant_Relation does: the owner (and a
+// superuser, who acts as the owner) grants as the owner; another role
+// grants, as itself, what it holds WITH GRANT OPTION, with the warning `no
+// privileges were granted for "t"` (or `not all privileges ...`) for the
+// rest, and 42501 if it holds no privilege at all. Revoking only takes
+// away what the grantor gave. Dependent grants are not revoked in cascade.
+func (c *Catalog) Grant(spec GrantSpec) (warnings []*pgerr.Error, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.snap().clone()
-	old := s.byOID[spec.OID]
-	if old == nil {
-		return nil, fmt.Errorf("catalog: grant on unknown relation %d", spec.OID)
-	}
-	if old.Kind == KindSystem {
-		if !c.isSuperuser(spec.Actor) { // PUBLIC's SELECT, without grant option
-			return warningOf("no privileges were granted for \"%s\"", old.Name), nil
+	changed := false
+	for _, oid := range spec.OIDs {
+		old := s.byOID[oid]
+		if old == nil {
+			return nil, fmt.Errorf("catalog: grant on unknown relation %d", oid)
 		}
-		return nil, pgerr.Unsupported("GRANT and REVOKE on system catalog \"%s\" are not supported", old.Name)
+		if old.Kind == KindSystem {
+			if !c.isSuperuser(spec.Actor) { // PUBLIC's SELECT, without grant option
+				warnings = append(warnings, warningOf("no privileges were granted for \"%s\"", old.Name))
+				continue
+			}
+			return nil, pgerr.Unsupported("GRANT and REVOKE on system catalog \"%s\" are not supported", old.Name)
+		}
+		if err := c.MayGrant(spec.Actor, old); err != nil {
+			return nil, err
+		}
+		grantor := spec.Actor
+		if c.IsOwner(spec.Actor, old) {
+			grantor = old.OwnerOID()
+		}
+		allowed := spec.Privs & c.grantOptions(spec.Actor, old)
+		verb, can := "granted", "were"
+		if spec.Revoke {
+			verb, can = "revoked", "could be"
+		}
+		switch {
+		case allowed == 0:
+			warnings = append(warnings, warningOf("no privileges %s %s for \"%s\"", can, verb, old.Name))
+		case !spec.All && allowed != spec.Privs:
+			warnings = append(warnings, warningOf("not all privileges %s %s for \"%s\"", can, verb, old.Name))
+		}
+		r := *old
+		r.ACL = editACL(old.EffectiveACL(), grantor, allowed, spec)
+		s.add(&r)
+		changed = true
 	}
-	grantor := spec.Actor
-	if c.IsOwner(spec.Actor, old) {
-		grantor = old.OwnerOID()
+	if !changed {
+		return warnings, nil
 	}
-	allowed := spec.Privs & c.grantOptions(spec.Actor, old)
-	if allowed == 0 && c.heldPrivileges(spec.Actor, old) == 0 && !c.IsOwner(spec.Actor, old) {
-		return nil, PermissionDenied(old)
+	return warnings, c.commit(s)
+}
+
+// MayGrant is the check GRANT and REVOKE make before anything else: a
+// role that neither owns rel nor holds any privilege on it gets 42501
+// `permission denied for table t` (one holding some gets a warning).
+func (c *Catalog) MayGrant(actor uint32, rel *Relation) error {
+	if rel.Kind != KindSystem && !c.IsOwner(actor, rel) && c.heldPrivileges(actor, rel) == 0 {
+		return PermissionDenied(rel)
 	}
-	verb := "granted"
-	if spec.Revoke {
-		verb = "revoked"
-	}
-	can := "were"
-	if spec.Revoke {
-		can = "could be"
-	}
-	switch {
-	case allowed == 0:
-		warning = warningOf("no privileges %s %s for \"%s\"", can, verb, old.Name)
-	case !spec.All && allowed != spec.Privs:
-		warning = warningOf("not all privileges %s %s for \"%s\"", can, verb, old.Name)
-	}
-	r := *old
-	r.ACL = editACL(old.EffectiveACL(), grantor, allowed, spec)
-	s.add(&r)
-	return warning, c.commit(s)
+	return nil
 }
 
 // editACL returns a new ACL: acl with spec's privileges (restricted to

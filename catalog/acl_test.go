@@ -28,11 +28,11 @@ func TestACLPersistence(t *testing.T) {
 	cols := []Column{{Name: "a", Type: types.TInt4}}
 	t1 := mustCreate(t, c, &Relation{Name: "t1", Columns: cols, Owner: alice.OID})
 	t2 := mustCreate(t, c, &Relation{Name: "t2", Columns: cols, Owner: alice.OID})
-	if _, err := c.Grant(GrantSpec{OID: t1.OID, Actor: alice.OID, Privs: PrivSelect | PrivInsert, Grantees: []uint32{bob.OID, PublicRoleOID}, GrantOption: true}); err != nil {
+	if _, err := c.Grant(GrantSpec{OIDs: []uint32{t1.OID}, Actor: alice.OID, Privs: PrivSelect | PrivInsert, Grantees: []uint32{bob.OID, PublicRoleOID}, GrantOption: true}); err != nil {
 		t.Fatal(err)
 	}
 	// The owner revokes everything, from itself too.
-	if _, err := c.Grant(GrantSpec{OID: t2.OID, Actor: alice.OID, Privs: PrivAllTable, All: true, Grantees: []uint32{alice.OID}, Revoke: true}); err != nil {
+	if _, err := c.Grant(GrantSpec{OIDs: []uint32{t2.OID}, Actor: alice.OID, Privs: PrivAllTable, All: true, Grantees: []uint32{alice.OID}, Revoke: true}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(c *Catalog, when string) {

@@ -23,7 +23,7 @@ import (
 type privCatalog interface {
 	HasPrivilege(role uint32, rel *catalog.Relation, priv catalog.Privilege) bool
 	IsOwner(role uint32, rel *catalog.Relation) bool
-	Grant(spec catalog.GrantSpec) (*pgerr.Error, error)
+	Grant(spec catalog.GrantSpec) ([]*pgerr.Error, error)
 	SetOwner(oid, owner uint32) (*catalog.Relation, error)
 	CheckOwnerChange(actor uint32, rel *catalog.Relation, newOwner uint32, newOwnerName string) error
 }
@@ -215,17 +215,14 @@ func (s *Session) execGrant(n *pg.GrantStmt) (*Result, error) {
 		return nil, pgerr.Unsupported("%s is not supported by this catalog", verb)
 	}
 	spec.Actor = s.sessionOwner()
-	res := &Result{Tag: tag}
 	for _, rel := range rels {
-		spec.OID = rel.OID
-		warning, err := pc.Grant(spec)
-		if err != nil {
-			return nil, err
-		}
-		if warning != nil {
-			res.Notices = append(res.Notices, warning)
-		}
+		spec.OIDs = append(spec.OIDs, rel.OID)
 	}
+	warnings, err := pc.Grant(spec)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Tag: tag, Notices: warnings}
 	return res, nil
 }
 

@@ -203,10 +203,32 @@ func TestTablePrivileges(t *testing.T) {
 	wantErr(t, err, pgerr.FeatureNotSupported, "")
 	_, _, err = run(t, su, "GRANT USAGE ON SCHEMA public TO bob")
 	wantErr(t, err, pgerr.FeatureNotSupported, "")
+	_, _, err = run(t, su, "GRANT SELECT ON SEQUENCE t TO bob")
+	wantErr(t, err, pgerr.FeatureNotSupported, "")
+	_, _, err = run(t, su, "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO bob")
+	wantErr(t, err, pgerr.FeatureNotSupported, "ALTER DEFAULT PRIVILEGES is not supported")
+	_, _, err = run(t, bob, "REVOKE SELECT ON t FROM carol CASCADE")
+	wantErr(t, err, pgerr.FeatureNotSupported, "")
 	_, _, err = run(t, bob, "GRANT USAGE ON t TO alice")
 	wantErr(t, err, "0LP01", "invalid privilege type USAGE for table")
 	_, _, err = run(t, bob, "GRANT SELECT ON t TO nosuch")
 	wantErr(t, err, pgerr.UndefinedObject, `role "nosuch" does not exist`)
+
+	// ALL TABLES IN SCHEMA: every relation of the schema (a non-owner
+	// without privileges on one of them is refused, as in PostgreSQL).
+	mustRun(t, su, "CREATE SCHEMA s2")
+	mustRun(t, bob, "CREATE TABLE s2.x (a int)")
+	mustRun(t, bob, "CREATE VIEW s2.y AS SELECT 1 AS one")
+	mustRun(t, alice, "CREATE VIEW s2.z AS SELECT 2 AS two")
+	denied(t, bob, "GRANT SELECT ON ALL TABLES IN SCHEMA s2 TO alice", "permission denied for view z")
+	denied(t, alice, "SELECT * FROM s2.x", "permission denied for table x") // nothing was granted
+	mustRun(t, alice, "DROP VIEW s2.z")
+	mustRun(t, bob, "GRANT SELECT ON ALL TABLES IN SCHEMA s2 TO alice")
+	if got := mustRun(t, alice, "SELECT count(*) FROM s2.x, s2.y"); got[0] != "0" {
+		t.Errorf("alice after ALL TABLES: %v", got)
+	}
+	mustRun(t, bob, "REVOKE SELECT ON ALL TABLES IN SCHEMA s2 FROM alice")
+	denied(t, alice, "SELECT * FROM s2.y", "permission denied for view y")
 
 	// Owners and ACLs survive a restart.
 	e.Close()

@@ -81,6 +81,8 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execAlter(ctx, env, stmt.AST)
 	case *pg.Node_GrantStmt:
 		return s.execGrant(n.GrantStmt) // grant.go
+	case *pg.Node_AlterDefaultPrivilegesStmt:
+		return nil, pgerr.Unsupported("ALTER DEFAULT PRIVILEGES is not supported")
 	case *pg.Node_TruncateStmt:
 		return s.execTruncate(ctx, n.TruncateStmt)
 	case *pg.Node_CopyStmt:
