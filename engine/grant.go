@@ -282,6 +282,8 @@ func (s *Session) execAlterOwner(n *pg.AlterTableStmt) (*Result, error) {
 		tag, kinds = "ALTER VIEW", []catalog.RelKind{catalog.KindView}
 	case pg.ObjectType_OBJECT_MATVIEW:
 		tag, kinds = "ALTER MATERIALIZED VIEW", []catalog.RelKind{catalog.KindMatView}
+	case pg.ObjectType_OBJECT_FOREIGN_TABLE: // sources show as foreign tables
+		tag, kinds = "ALTER FOREIGN TABLE", []catalog.RelKind{catalog.KindSource}
 	case pg.ObjectType_OBJECT_TABLE:
 	default:
 		return nil, pgerr.Unsupported("ALTER %s is not supported", strings.TrimPrefix(n.Objtype.String(), "OBJECT_"))
@@ -300,6 +302,9 @@ func (s *Session) execAlterOwner(n *pg.AlterTableStmt) (*Result, error) {
 	}
 	if !okKind {
 		word := strings.ToLower(strings.TrimPrefix(tag, "ALTER "))
+		if word == "foreign table" {
+			word = "source"
+		}
 		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a %s", rel.Name, word)
 	}
 	pc, ok := s.eng.cat.(privCatalog)

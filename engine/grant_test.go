@@ -259,6 +259,27 @@ func TestLateRowsIntoNeedsInsert(t *testing.T) {
 	mustRun(t, bob, q)
 }
 
+// TestSourcePrivileges: sources have owners too; a materialized view over
+// another role's source needs SELECT on it.
+func TestSourcePrivileges(t *testing.T) {
+	e, su := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, su, "CREATE USER alice")
+	mustRun(t, su, "CREATE USER bob")
+	alice, bob := session(t, e, "alice"), session(t, e, "bob")
+	mustRun(t, alice, "CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = 10)")
+	q := "CREATE MATERIALIZED VIEW n AS SELECT count(*) FROM bid"
+	denied(t, bob, q, "permission denied for source bid")
+	denied(t, bob, "DROP SOURCE bid", "must be owner of source bid")
+	denied(t, bob, "ALTER FOREIGN TABLE bid OWNER TO bob", "must be owner of source bid")
+	mustRun(t, alice, "GRANT SELECT ON bid TO bob")
+	mustRun(t, bob, q)
+	mustRun(t, su, "ALTER FOREIGN TABLE bid OWNER TO bob")
+	if got := mustRun(t, su, "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE relname = 'bid'"); got[0] != "bob" {
+		t.Errorf("owner of bid: %v", got)
+	}
+}
+
 // execOne runs one statement and returns its whole result.
 func execOne(t *testing.T, s *Session, text string) (*Result, error) {
 	t.Helper()
