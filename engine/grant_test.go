@@ -293,3 +293,40 @@ func execOne(t *testing.T, s *Session, text string) (*Result, error) {
 	}
 	return s.Execute(context.Background(), p, nil)
 }
+
+// BenchmarkPlanChecked compares planning and running a one-row SELECT as
+// a superuser (no checks) and as a role that reads through a GRANT.
+func BenchmarkPlanChecked(b *testing.B) {
+	e, err := Open(Config{DataDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	su, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{} // run only calls its Helper
+	for _, q := range []string{"CREATE USER bob", "CREATE TABLE t (a int PRIMARY KEY, b text)",
+		"INSERT INTO t VALUES (1, 'x')", "GRANT SELECT ON t TO bob"} {
+		if _, _, err := run(t, su, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bob, err := e.NewSession("bob", "db", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		s    *Session
+	}{{"superuser", su}, {"grantee", bob}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, _, err := run(t, tc.s, "SELECT b FROM t WHERE a = 1"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
