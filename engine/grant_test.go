@@ -47,6 +47,13 @@ func TestTablePrivileges(t *testing.T) {
 	}
 
 	denied(t, bob, "SELECT * FROM t", "permission denied for table t")
+	denied(t, bob, "TABLE t", "permission denied for table t")
+	denied(t, bob, "EXPLAIN SELECT * FROM t", "permission denied for table t")
+	denied(t, bob, "SELECT 1 WHERE EXISTS (SELECT 1 FROM t)", "permission denied for table t")
+	denied(t, bob, "WITH c AS (SELECT * FROM t) SELECT * FROM c", "permission denied for table t")
+	denied(t, bob, "BEGIN; DECLARE c CURSOR FOR SELECT * FROM t", "permission denied for table t")
+	mustRun(t, bob, "ROLLBACK")
+	denied(t, bob, "CREATE TABLE copy AS SELECT * FROM t", "permission denied for table t")
 	denied(t, bob, "INSERT INTO t VALUES (2, 'y')", "permission denied for table t")
 	denied(t, bob, "UPDATE t SET a = 2", "permission denied for table t")
 	denied(t, bob, "DELETE FROM t", "permission denied for table t")
