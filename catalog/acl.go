@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/streamsql/streamsql/pgerr"
@@ -51,7 +52,7 @@ func ParsePrivilege(name string) (Privilege, bool) {
 	return 0, false
 }
 
-// PublicOID is the grantee OID of PUBLIC in an ACLItem (as in PostgreSQL).
+// PublicRoleOID is the grantee OID of PUBLIC in an ACLItem (as in PostgreSQL).
 const PublicRoleOID uint32 = 0
 
 // ACLItem is one aclitem: Grantee (PublicRoleOID for PUBLIC) holds Privs,
@@ -201,7 +202,7 @@ func (c *Catalog) ACLItemText(it ACLItem, user string) string {
 func (c *Catalog) aclRoleName(oid uint32, user string) string {
 	name, ok := c.roleName(oid, user)
 	if !ok {
-		return itoa(oid)
+		return strconv.FormatUint(uint64(oid), 10)
 	}
 	plain := name != ""
 	for _, r := range name {
@@ -213,17 +214,4 @@ func (c *Catalog) aclRoleName(oid uint32, user string) string {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
-func itoa(v uint32) string {
-	var b [10]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
 }
