@@ -113,6 +113,7 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 	r := *spec.New
 	r.OID, r.Kind, r.RowTypeOID, r.Schema = old.OID, old.Kind, old.RowTypeOID, old.Schema
 	r.DependsOn, r.ViewQuery, r.Rows = old.DependsOn, old.ViewQuery, nil
+	r.Owner, r.ACL = old.Owner, old.ACL
 	r.Columns = append([]Column(nil), spec.New.Columns...)
 	r.PrimaryKey = append([]int(nil), spec.New.PrimaryKey...)
 	r.Unique = append([]UniqueKey(nil), spec.New.Unique...)

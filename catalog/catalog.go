@@ -66,6 +66,12 @@ type Relation struct {
 	Connector string            `json:",omitempty"`
 	Options   map[string]string `json:",omitempty"`
 	Format    string            `json:",omitempty"`
+	// Owner is the OID of the role that owns the relation (pg_class.relowner),
+	// set by the creator; 0 (system relations, catalogs written before
+	// owners were kept) means the bootstrap superuser (OwnerOID).
+	Owner uint32 `json:",omitempty"`
+	// ACL is pg_class.relacl; nil is the owner's default (acl.go).
+	ACL []ACLItem `json:",omitempty"`
 	// Rows produces a system table's current contents; nil for others.
 	Rows func(ctx RowsContext) ([]arrow.RecordBatch, error) `json:"-"`
 }

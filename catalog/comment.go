@@ -11,6 +11,16 @@ import (
 // removes the comment), resolving the object along searchPath with
 // PostgreSQL's errors. Other object types are 0A000.
 func (c *Catalog) ExecComment(stmt *pg.CommentStmt, searchPath []string) error {
+	return c.ExecCommentChecked(stmt, searchPath, nil)
+}
+
+// ExecCommentChecked is ExecComment that first calls owner (when not nil)
+// with the relation whose comment (or whose column's or key index's) is
+// set; an error from it refuses the statement (must be owner).
+func (c *Catalog) ExecCommentChecked(stmt *pg.CommentStmt, searchPath []string, owner func(*Relation) error) error {
+	if owner == nil {
+		owner = func(*Relation) error { return nil }
+	}
 	var names []string
 	switch o := stmt.Object.GetNode().(type) {
 	case *pg.Node_String_:
@@ -44,6 +54,9 @@ func (c *Catalog) ExecComment(stmt *pg.CommentStmt, searchPath []string) error {
 		if i < 0 {
 			return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", col, r.Name)
 		}
+		if err := owner(r); err != nil {
+			return err
+		}
 		return c.Comment(r.OID, int32(i+1), stmt.Comment)
 	case pg.ObjectType_OBJECT_INDEX:
 		var oid uint32
@@ -56,6 +69,9 @@ func (c *Catalog) ExecComment(stmt *pg.CommentStmt, searchPath []string) error {
 		}
 		if oid == 0 || s.indexes[oid] == nil {
 			return pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", names[len(names)-1])
+		}
+		if err := owner(s.indexes[oid]); err != nil {
+			return err
 		}
 		return c.Comment(oid, 0, stmt.Comment)
 	}
@@ -73,6 +89,9 @@ func (c *Catalog) ExecComment(stmt *pg.CommentStmt, searchPath []string) error {
 	}
 	if r.Kind != kind {
 		return pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a %s", r.Name, kindWord(kind))
+	}
+	if err := owner(r); err != nil {
+		return err
 	}
 	return c.Comment(r.OID, 0, stmt.Comment)
 }

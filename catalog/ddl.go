@@ -166,6 +166,7 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 			}
 		}
 		r.OID, r.RowTypeOID = old.OID, old.RowTypeOID
+		r.Owner, r.ACL = old.Owner, old.ACL // as PostgreSQL: the replaced view keeps both
 		s.remove(old)
 		for k, v := range c.snap().comments { // keep the view's comments
 			if k.OID == old.OID {

@@ -8,8 +8,7 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// parse_ident (Grafana's column look-up calls it), has_any_column_privilege
-// (Metabase's table privileges) and what psql's less common describe
+// parse_ident (Grafana's column look-up calls it) and what psql's less common describe
 // commands call: getdatabaseencoding, pg_char_to_encoding,
 // pg_operator_is_visible and the like, pg_describe_object
 // (NULL: there are no objects it could describe), pg_tablespace_size.
@@ -47,11 +46,6 @@ func init() {
 		func(*expr.Context, []types.Value) (types.Value, error) { return nil, nil })
 	for _, t := range []types.T{types.TOid, types.TName} {
 		fn("pg_tablespace_size", types.TInt8, []types.T{t}, func(*expr.Context, []types.Value) (types.Value, error) { return int64(0), nil })
-	}
-	for _, args := range [][]types.T{{types.TText, types.TText}, {types.TOid, types.TText},
-		{types.TName, types.TText, types.TText}, {types.TName, types.TOid, types.TText}, {types.TOid, types.TOid, types.TText}} {
-		expr.Register(&expr.Func{Name: "has_any_column_privilege", Args: args, Return: types.TBool, Strict: true,
-			Kernel: expr.RowKernel(types.TBool, args, yes)})
 	}
 }
 

@@ -50,6 +50,10 @@ type fileRelation struct {
 	Connector string            `json:"connector,omitempty"`
 	Options   map[string]string `json:"options,omitempty"`
 	Format    string            `json:"format,omitempty"`
+	// Owner is the owning role's OID (absent in old catalogs: the
+	// bootstrap superuser); ACL is relacl, null for the default one.
+	Owner uint32    `json:"owner,omitempty"`
+	ACL   []ACLItem `json:"acl"`
 }
 
 type fileColumn struct {
@@ -121,6 +125,7 @@ func load(dir string) (*snapshot, error) {
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
 			Connector: fr.Connector, Options: fr.Options, Format: fr.Format,
+			Owner: fr.Owner, ACL: fr.ACL,
 		}
 		for _, fc := range fr.Columns {
 			t, ok := types.FromOID(fc.TypeOID)
@@ -161,6 +166,7 @@ func (c *Catalog) save(s *snapshot) error {
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
 			Connector: r.Connector, Options: r.Options, Format: r.Format,
+			Owner: r.Owner, ACL: r.ACL,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}
 		for i, col := range r.Columns {

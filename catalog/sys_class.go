@@ -59,7 +59,7 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 		}
 		err := b.add(row{
 			"oid": r.OID, "relname": r.Name, "relnamespace": s.schemaOID(r.Schema), "reltype": r.RowTypeOID,
-			"reloftype": uint32(0), "relowner": SuperuserOID, "relam": relam, "relfilenode": filenode,
+			"reloftype": uint32(0), "relowner": r.OwnerOID(), "relacl": relACL(c, r, ctx), "relam": relam, "relfilenode": filenode,
 			"reltablespace": uint32(0), "relpages": 0, "reltuples": tuples, "relallvisible": 0,
 			"reltoastrelid": uint32(0), "relhasindex": len(r.keyIndexes()) > 0, "relisshared": false,
 			"relpersistence": "p", "relkind": pgRelKind(r.Kind), "relnatts": len(r.Columns), "relchecks": 0,
@@ -74,7 +74,7 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 		for _, k := range r.keyIndexes() {
 			err := b.add(row{
 				"oid": k.oid, "relname": k.name, "relnamespace": s.schemaOID(r.Schema), "reltype": uint32(0),
-				"reloftype": uint32(0), "relowner": SuperuserOID, "relam": btreeAMOID, "relfilenode": k.oid,
+				"reloftype": uint32(0), "relowner": r.OwnerOID(), "relam": btreeAMOID, "relfilenode": k.oid,
 				"reltablespace": uint32(0), "relpages": 1, "reltuples": float32(0), "relallvisible": 0,
 				"reltoastrelid": uint32(0), "relhasindex": false, "relisshared": false,
 				"relpersistence": "p", "relkind": "i", "relnatts": len(k.cols), "relchecks": 0,
@@ -89,6 +89,22 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 		}
 	}
 	return nil
+}
+
+// relACL is pg_class.relacl in its text form; NULL for the default ACL.
+func relACL(c *Catalog, r *Relation, ctx RowsContext) any {
+	if r.ACL == nil {
+		return nil
+	}
+	return c.ACLText(r.ACL, ctx.User)
+}
+
+// ownerName names r's owner as the session of ctx sees it.
+func ownerName(c *Catalog, r *Relation, ctx RowsContext) string {
+	if name, ok := c.roleName(r.OwnerOID(), userName(ctx)); ok {
+		return name
+	}
+	return userNameOf(r.OwnerOID())
 }
 
 // attributeRow is one pg_attribute row.

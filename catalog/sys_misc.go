@@ -90,7 +90,7 @@ func pgTypeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 			continue
 		}
 		err := b.add(row{
-			"oid": r.RowTypeOID, "typname": r.Name, "typnamespace": s.schemaOID(r.Schema), "typowner": SuperuserOID,
+			"oid": r.RowTypeOID, "typname": r.Name, "typnamespace": s.schemaOID(r.Schema), "typowner": r.OwnerOID(),
 			"typlen": -1, "typbyval": false, "typtype": "c", "typcategory": "C",
 			"typispreferred": false, "typisdefined": true, "typdelim": ",", "typrelid": r.OID,
 			"typsubscript": uint32(0), "typelem": uint32(0), "typarray": uint32(0),

@@ -42,7 +42,7 @@ func pgTablesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error
 			continue
 		}
 		err := b.add(row{
-			"schemaname": r.Schema, "tablename": r.Name, "tableowner": userName(ctx),
+			"schemaname": r.Schema, "tablename": r.Name, "tableowner": ownerName(c, r, ctx),
 			"hasindexes": len(r.keyIndexes()) > 0, "hasrules": false, "hastriggers": false, "rowsecurity": false,
 		})
 		if err != nil {
@@ -57,7 +57,7 @@ func pgViewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 		if r.Kind != KindView && r.Kind != KindSystem {
 			continue
 		}
-		err := b.add(row{"schemaname": r.Schema, "viewname": r.Name, "viewowner": userName(ctx), "definition": nullIfEmpty(viewDef(r))})
+		err := b.add(row{"schemaname": r.Schema, "viewname": r.Name, "viewowner": ownerName(c, r, ctx), "definition": nullIfEmpty(viewDef(r))})
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func pgMatviewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 			continue
 		}
 		err := b.add(row{
-			"schemaname": r.Schema, "matviewname": r.Name, "matviewowner": userName(ctx),
+			"schemaname": r.Schema, "matviewname": r.Name, "matviewowner": ownerName(c, r, ctx),
 			"hasindexes": false, "ispopulated": true, "definition": nullIfEmpty(viewDef(r)),
 		})
 		if err != nil {

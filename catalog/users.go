@@ -102,6 +102,7 @@ func (c *Catalog) commitRoles(set *roleSet) error {
 		return err
 	}
 	c.roles.Store(set)
+	c.cur.Store(c.snap().clone()) // a new generation: plans re-check privileges (acl.go)
 	return nil
 }
 
@@ -282,6 +283,9 @@ func (c *Catalog) DropRole(name, user string, ifExists bool) (skipped *pgerr.Err
 		return nil, pgerr.New(pgerr.Code("55006"), "cannot drop role %s because it is required by the database system", name)
 	case isPredefinedOID(r.OID):
 		return nil, pgerr.New(pgerr.Code("2BP01"), "cannot drop role %s because it is required by the database system", name)
+	}
+	if err := c.checkRoleUnused(r); err != nil { // acl_grant.go
+		return nil, err
 	}
 	set := c.roleSet().clone()
 	delete(set.byName, r.Name)

@@ -59,6 +59,9 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 	if a.Old == nil { // IF EXISTS found nothing
 		return res, nil
 	}
+	if err := s.checkOwner(a.Old); err != nil { // grant.go
+		return nil, err
+	}
 	cat, ok := s.eng.cat.(alterCatalog)
 	if !ok {
 		return nil, pgerr.Unsupported("ALTER TABLE is not supported by this catalog")

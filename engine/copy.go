@@ -159,6 +159,9 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 	if rel.Kind != catalog.KindTable || tbl == nil {
 		return nil, pgerr.New(pgerr.WrongObjectType, "cannot copy to %q: it is not a table", rel.Name)
 	}
+	if err := s.checkPriv(rel, catalog.PrivInsert); err != nil { // grant.go
+		return nil, err
+	}
 	// target[i] is the table column that data field i fills; defCols are
 	// the columns left out that have a default, filled by defExprs.
 	var target, defCols []int

@@ -49,6 +49,7 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 		}
 		rel.Columns = append(rel.Columns, catalog.Column{Name: name, Type: col.Type})
 	}
+	rel.Owner = s.sessionOwner()
 	created, err := s.eng.cat.CreateTable(rel, c.IfNotExists)
 	if err != nil {
 		return s.maybeSkip(err, c.IfNotExists, "CREATE TABLE AS")
@@ -85,6 +86,9 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 			return nil, pgerr.New(pgerr.WrongObjectType, "%q is not a table", rel.Name)
 		}
 		if err := refuseAppendOnly(rel, "truncate"); err != nil {
+			return nil, err
+		}
+		if err := s.checkPriv(rel, catalog.PrivTruncate); err != nil { // grant.go
 			return nil, err
 		}
 		tbls = append(tbls, tbl)

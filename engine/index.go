@@ -6,6 +6,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 )
@@ -17,6 +18,11 @@ import (
 // (so it is listed as a constraint in pg_constraint, where PostgreSQL lists
 // only the index).
 func (s *Session) execCreateIndex(ctx context.Context, env *planner.Env, idx *pg.IndexStmt) (*Result, error) {
+	if rv := idx.Relation; rv != nil { // grant.go
+		if err := s.checkOwnerByName(rv.Schemaname, rv.Relname, catalog.KindTable, catalog.KindMatView); err != nil {
+			return nil, err
+		}
+	}
 	if !idx.Unique {
 		return &Result{Tag: "CREATE INDEX"}, nil
 	}

@@ -288,13 +288,13 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 
 // env is the planner's environment for one statement.
 func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
-	return &planner.Env{
+	return s.withAccess(&planner.Env{
 		Catalog:    s.eng.cat,
 		SearchPath: s.set.searchPath(),
 		Params:     params,
 		Eval:       s.evalContext(ctx, nil),
 		Streams:    flowStreams{s.eng},
-	}
+	})
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {

@@ -354,6 +354,12 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, err
 	}
+	if late != nil { // the view will insert into it (grant.go)
+		if err := s.checkPriv(late, catalog.PrivInsert); err != nil {
+			return nil, err
+		}
+	}
+	rel.Owner = s.sessionOwner()
 	created, err := s.eng.cat.CreateView(rel, q.Deps, false)
 	if err != nil {
 		return nil, err
@@ -438,6 +444,7 @@ func (s *Session) execCreateSource(env *planner.Env, stmt sql.Statement) (*Resul
 	if err := watermarkClause(env, rel, stmt); err != nil {
 		return nil, err
 	}
+	rel.Owner = s.sessionOwner()
 	if _, err := s.eng.cat.CreateTable(rel, x.IfNotExists); err != nil {
 		return s.maybeSkip(err, x.IfNotExists, "CREATE SOURCE")
 	}
@@ -475,6 +482,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		res, err := s.execCreateSource(env, stmt)
 		return res, true, err
 	case sql.KindDropSource:
+		if err := s.checkOwnerByName("", x.Drop.Name, catalog.KindSource); err != nil { // grant.go
+			return nil, true, err
+		}
 		notice, err := s.eng.cat.Drop(catalog.KindSource, "", x.Drop.Name, x.Drop.IfExists, x.Drop.Cascade, s.set.searchPath())
 		s.eng.stopDroppedJobs()
 		if err != nil {

@@ -50,6 +50,9 @@ func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribeT
 			return nil, err
 		}
 		if rel.Kind == catalog.KindMatView {
+			if err := s.checkPriv(rel, catalog.PrivSelect); err != nil { // grant.go
+				return nil, err
+			}
 			if x.Emit != nil {
 				return nil, pgerr.Unsupported("%s cannot be used with SUBSCRIBE TO a materialized view; give it in the view's definition", x.Emit.Written)
 			}

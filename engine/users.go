@@ -16,9 +16,8 @@ import (
 // (catalog/users.go). Privileges follow PostgreSQL's attribute rules:
 // superusers do anything; CREATEROLE roles create, alter and drop
 // non-superusers; everyone may change their own password. Role membership
-// (GRANT role TO role) is in grants.go. There is no GRANT of table
-// privileges: every role that logs in may read and write every relation
-// (docs/security.md).
+// (GRANT role TO role) is in grants.go; privileges on relations (owners,
+// GRANT, REVOKE) are in grant.go (docs/security.md).
 
 // roleCatalog is the part of *catalog.Catalog that manages roles.
 type roleCatalog interface {

@@ -42,6 +42,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		if err := tableStreamingClauses(env, rel, stmt); err != nil {
 			return nil, err
 		}
+		rel.Owner = s.sessionOwner()
 		if _, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists); err != nil {
 			return s.maybeSkip(err, n.CreateStmt.IfNotExists, "CREATE TABLE")
 		}
@@ -49,9 +50,16 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	case *pg.Node_CreateTableAsStmt:
 		return s.execCreateTableAs(ctx, env, n.CreateTableAsStmt, stmt)
 	case *pg.Node_ViewStmt:
+		env.Access = nil // as PostgreSQL, a view is checked when it is read, with its owner's rights
 		rel, deps, err := planViewDef(env, n.ViewStmt, stmt)
 		if err != nil {
 			return nil, err
+		}
+		rel.Owner = s.sessionOwner()
+		if n.ViewStmt.Replace { // replacing needs ownership (grant.go)
+			if err := s.checkOwnerByName(n.ViewStmt.View.Schemaname, n.ViewStmt.View.Relname, catalog.KindView); err != nil {
+				return nil, err
+			}
 		}
 		if _, err := s.eng.cat.CreateView(rel, deps, n.ViewStmt.Replace); err != nil {
 			return nil, err
@@ -64,8 +72,17 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return &Result{Tag: "CREATE SCHEMA"}, nil
 	case *pg.Node_DropStmt:
 		return s.execDrop(n.DropStmt)
-	case *pg.Node_AlterTableStmt, *pg.Node_RenameStmt:
+	case *pg.Node_AlterTableStmt:
+		if isOwnerChange(n.AlterTableStmt) { // grant.go
+			return s.execAlterOwner(n.AlterTableStmt)
+		}
 		return s.execAlter(ctx, env, stmt.AST)
+	case *pg.Node_RenameStmt:
+		return s.execAlter(ctx, env, stmt.AST)
+	case *pg.Node_GrantStmt:
+		return s.execGrant(n.GrantStmt) // grant.go
+	case *pg.Node_AlterDefaultPrivilegesStmt:
+		return nil, pgerr.Unsupported("ALTER DEFAULT PRIVILEGES is not supported")
 	case *pg.Node_TruncateStmt:
 		return s.execTruncate(ctx, n.TruncateStmt)
 	case *pg.Node_CopyStmt:
@@ -87,9 +104,13 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.deallocate(n.DeallocateStmt)
 	case *pg.Node_CommentStmt:
 		if cm, ok := s.eng.cat.(interface {
-			ExecComment(*pg.CommentStmt, []string) error
+			ExecCommentChecked(*pg.CommentStmt, []string, func(*catalog.Relation) error) error
 		}); ok {
-			if err := cm.ExecComment(n.CommentStmt, s.set.searchPath()); err != nil {
+			owner := s.checkOwner
+			if n.CommentStmt.Objtype == pg.ObjectType_OBJECT_COLUMN {
+				owner = s.checkRelationOwner // PostgreSQL says "relation" here
+			}
+			if err := cm.ExecCommentChecked(n.CommentStmt, s.set.searchPath(), owner); err != nil {
 				return nil, err
 			}
 		}
@@ -292,6 +313,11 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 	case pg.ObjectType_OBJECT_SCHEMA:
 		res := &Result{Tag: "DROP SCHEMA"}
 		for _, o := range d.Objects {
+			if err := s.checkSchemaOwner(o.GetString_().GetSval()); err != nil { // grant.go
+				return nil, err
+			}
+		}
+		for _, o := range d.Objects {
 			name := o.GetString_().GetSval()
 			notice, err := s.eng.cat.DropSchema(name, d.MissingOk, cascade)
 			if err != nil {
@@ -302,6 +328,13 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		return res, nil
 	default:
 		return nil, pgerr.Unsupported("DROP %s is not supported", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
+	}
+	for _, o := range d.Objects { // ownership of all before dropping any (grant.go)
+		if schema, name, err := qualifiedName(o); err == nil {
+			if err := s.checkOwnerByName(schema, name, kind); err != nil {
+				return nil, err
+			}
+		}
 	}
 	res := &Result{Tag: tag}
 	defer s.eng.stopDroppedJobs()

@@ -45,6 +45,12 @@ type Env struct {
 	// Emit is the EMIT clause of a continuous query (PlanStream); nil is
 	// EMIT ON UPDATE. Its offsets point into Source.
 	Emit *sql.Emit
+	// Access, if set, checks that role may use rel with every privilege of
+	// priv, returning PostgreSQL's 42501 when not; Role is the session's
+	// role. Relations a view reads are checked with the view owner's role.
+	// Nil: no checks (superusers, plans of the server itself).
+	Access func(role uint32, rel *catalog.Relation, priv catalog.Privilege) error
+	Role   uint32
 }
 
 // Streams is what planning needs from the streaming runtime (implemented by

@@ -127,6 +127,9 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	if err != nil {
 		return nil, nil, b.errAt(err, rv.Location)
 	}
+	if err := b.checkAccess(rel, catalog.PrivSelect); err != nil {
+		return nil, nil, b.errAt(err, rv.Location)
+	}
 	if b.viewDepth == 0 { // a view depends on what it names, not on what its views read
 		b.deps[rel.OID] = true
 	}
@@ -189,6 +192,19 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	return scan, []*nsItem{it}, nil
 }
 
+// checkAccess checks that the statement's role (a view's owner inside the
+// view) holds priv on rel.
+func (b *binder) checkAccess(rel *catalog.Relation, priv catalog.Privilege) error {
+	if b.env == nil || b.env.Access == nil {
+		return nil
+	}
+	role := b.env.Role
+	if b.asRole != 0 {
+		role = b.asRole
+	}
+	return b.env.Access(role, rel, priv)
+}
+
 // view binds a view's stored query.
 func (b *binder) view(rel *catalog.Relation) (lnode, error) {
 	if b.viewDepth > 32 {
@@ -204,7 +220,10 @@ func (b *binder) view(rel *catalog.Relation) (lnode, error) {
 	src := b.src
 	b.src = ""
 	b.viewDepth++
+	asRole := b.asRole
+	b.asRole = rel.OwnerOID() // a view reads with its owner's rights
 	plan, err := b.query(stmts[0].AST, nil, nil, false)
+	b.asRole = asRole
 	b.viewDepth--
 	b.src = src
 	if err != nil {

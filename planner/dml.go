@@ -12,7 +12,8 @@ import (
 )
 
 // target resolves the table a DML statement writes.
-func (b *binder) writeTarget(rv *pg.RangeVar) (*catalog.Relation, *storage.Table, error) {
+// priv is what the statement needs on it (checked after its kind).
+func (b *binder) writeTarget(rv *pg.RangeVar, priv catalog.Privilege) (*catalog.Relation, *storage.Table, error) {
 	if b.env == nil || b.env.Catalog == nil {
 		return nil, nil, b.newErr(pgerr.UndefinedTable, rv.Location, "relation \"%s\" does not exist", rv.Relname)
 	}
@@ -31,11 +32,24 @@ func (b *binder) writeTarget(rv *pg.RangeVar) (*catalog.Relation, *storage.Table
 	default:
 		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change relation \"%s\"", rel.Name)
 	}
+	if err := b.checkAccess(rel, priv); err != nil {
+		return nil, nil, b.errAt(err, rv.Location)
+	}
 	tbl := b.env.Catalog.Table(rel.OID)
 	if tbl == nil {
 		return nil, nil, pgerr.Internal("table %s has no storage", rel.Name)
 	}
 	return rel, tbl, nil
+}
+
+// readsTarget adds SELECT to priv when an UPDATE or DELETE reads its
+// target's rows (WHERE, RETURNING), as PostgreSQL requires (it does so per
+// column; column privileges do not exist here).
+func readsTarget(priv catalog.Privilege, where *pg.Node, returning []*pg.Node) catalog.Privilege {
+	if where != nil || len(returning) > 0 {
+		priv |= catalog.PrivSelect
+	}
+	return priv
 }
 
 // defaultExpr binds column i's default (NULL of its type when it has none).
@@ -115,7 +129,14 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 	if stmt.WithClause != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in INSERT is not supported")
 	}
-	rel, tbl, err := b.writeTarget(stmt.Relation)
+	priv := catalog.PrivInsert
+	if len(stmt.ReturningList) > 0 {
+		priv |= catalog.PrivSelect
+	}
+	if oc := stmt.OnConflictClause; oc != nil && oc.Action == pg.OnConflictAction_ONCONFLICT_UPDATE {
+		priv |= catalog.PrivUpdate
+	}
+	rel, tbl, err := b.writeTarget(stmt.Relation, priv)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +321,7 @@ func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 	if stmt.WithClause != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in UPDATE is not supported")
 	}
-	rel, tbl, err := b.writeTarget(stmt.Relation)
+	rel, tbl, err := b.writeTarget(stmt.Relation, readsTarget(catalog.PrivUpdate, stmt.WhereClause, stmt.ReturningList))
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +392,7 @@ func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
 	if stmt.WithClause != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in DELETE is not supported")
 	}
-	rel, tbl, err := b.writeTarget(stmt.Relation)
+	rel, tbl, err := b.writeTarget(stmt.Relation, readsTarget(catalog.PrivDelete, stmt.WhereClause, stmt.ReturningList))
 	if err != nil {
 		return nil, err
 	}

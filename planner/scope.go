@@ -16,7 +16,10 @@ import (
 // after planning.
 type binder struct {
 	env *Env
-	src string
+	// asRole is the role whose privileges relations are read with while a
+	// view's query is bound (its owner's); 0 outside views: Env.Role.
+	asRole uint32
+	src    string
 	// cols describes every logical column by id.
 	cols []colInfo
 	// params holds the types of $1..$n known so far (Unknown: not yet).

@@ -43,6 +43,9 @@ func (b *binder) catalogSRF(fc *pg.FuncCall, name string, args []expr.Expr) (*sr
 	if short == "generate_subscripts" {
 		return b.subscriptsSRF(fc, args)
 	}
+	if short == "aclexplode" {
+		return b.aclexplode(fc, args)
+	}
 	if short == "pg_options_to_table" {
 		if len(args) != 1 {
 			return nil, b.noFunc(fc, short, args)
@@ -68,6 +71,40 @@ func (b *binder) catalogSRF(fc *pg.FuncCall, name string, args []expr.Expr) (*sr
 				out[i] = []types.Value{e, int64(i + 1)}
 			}
 			return out, nil
+		}}, nil
+}
+
+// aclexplode(aclitem[]) -> (grantor, grantee, privilege_type,
+// is_grantable) over an ACL in its text form (pg_class.relacl), which the
+// catalog parses (catalog.ExplodeACL).
+func (b *binder) aclexplode(fc *pg.FuncCall, args []expr.Expr) (*srfCall, error) {
+	if len(args) != 1 {
+		return nil, b.noFunc(fc, "aclexplode", args)
+	}
+	a, err := expr.Coerce(args[0], types.ArrayOf(types.TText), false)
+	if err != nil {
+		return nil, b.noFunc(fc, "aclexplode", args)
+	}
+	type exploder interface {
+		ExplodeACL(acl []types.Value, user string) ([][]types.Value, error)
+	}
+	var ex exploder
+	if b.env != nil {
+		ex, _ = b.env.Catalog.(exploder)
+	}
+	user := ""
+	if b.env != nil && b.env.Eval != nil && b.env.Eval.Session != nil {
+		user = b.env.Eval.Session.User()
+	}
+	return &srfCall{name: "aclexplode", args: []expr.Expr{a},
+		cols: []types.Column{{Name: "grantor", Type: types.TOid}, {Name: "grantee", Type: types.TOid},
+			{Name: "privilege_type", Type: types.TText}, {Name: "is_grantable", Type: types.TBool}},
+		rows: func(vs []types.Value) ([][]types.Value, error) {
+			elems, _ := vs[0].([]types.Value)
+			if ex == nil || len(elems) == 0 {
+				return nil, nil
+			}
+			return ex.ExplodeACL(elems, user)
 		}}, nil
 }
 
