@@ -33,13 +33,21 @@ import (
 // 2MB) accepts SELECT 1+1+... with 3,000 terms and refuses 5,000.
 const maxNestingUnits = 4000
 
-// Weights of the estimate, calibrated by experiment (see depth_test.go): a
-// bracket (parenthesis, subscript, CASE ... END) costs up to about two
-// operator levels of C stack, a set operation (UNION, INTERSECT, EXCEPT) one
-// more SelectStmt level of everything before it.
+// Weights of the estimate, calibrated by experiment (see depth_test.go and
+// TestNestingDepthCParserSafe): a bracket (parenthesis, subscript) costs a
+// unit, so that with the word before it (a function name, ARRAY) or in it
+// (SELECT) it covers a call or a subquery (360 bytes to 1 KB of C stack); a
+// CASE ... END two more besides the CASE word; a set operation (UNION,
+// INTERSECT, EXCEPT) one more SelectStmt level of everything before it; a
+// SELECT three (a subquery is five protobuf messages deep, and Go's decoder
+// takes at most 10,000).
+// PostgreSQL's canonical text (Deparse) brackets every nested operator,
+// "((a + b) + c) + d", so a stored definition costs two units a level.
 const (
-	bracketUnits = 2
+	bracketUnits = 1
+	caseUnits    = 2
 	setOpUnits   = 2
+	selectUnits  = 3
 )
 
 var (
@@ -189,6 +197,8 @@ func (w *depthWalk) token(t token, next *token, afterCast bool) {
 			top.ops++
 		case "UNION", "INTERSECT", "EXCEPT":
 			top.setOps++
+		case "SELECT":
+			top.ops += selectUnits
 		case "CASE":
 			top.ops++
 			w.stack = append(w.stack, depthFrame{closer: 'E'})
@@ -203,7 +213,7 @@ func (w *depthWalk) token(t token, next *token, afterCast bool) {
 }
 
 // depthKeywords are the words nestingDepth treats specially.
-var depthKeywords = []string{"AND", "OR", "WHEN", "THEN", "ELSE", "BETWEEN", "UNION", "INTERSECT", "EXCEPT", "CASE", "END"}
+var depthKeywords = []string{"AND", "OR", "WHEN", "THEN", "ELSE", "BETWEEN", "UNION", "INTERSECT", "EXCEPT", "CASE", "END", "SELECT"}
 
 // keyword returns word upper-cased when it is one of depthKeywords, else "".
 func keyword(word string) string {
@@ -258,6 +268,9 @@ func closeMatching(stack *[]depthFrame, closer byte) {
 func closeFrame(stack *[]depthFrame) {
 	s := *stack
 	d := s[len(s)-1].depth() + bracketUnits
+	if s[len(s)-1].closer == 'E' {
+		d = s[len(s)-1].depth() + caseUnits
+	}
 	s = s[:len(s)-1]
 	if p := &s[len(s)-1]; d > p.childMax {
 		p.childMax = d
