@@ -8,6 +8,19 @@ import (
 	"github.com/streamsql/streamsql/storage"
 )
 
+// MaxColumns is PostgreSQL's limit of columns in a table or view
+// (MaxHeapAttributeNumber).
+const MaxColumns = 1600
+
+// checkColumnCount refuses a relation of more than MaxColumns columns as
+// PostgreSQL does (CREATE TABLE, CREATE TABLE AS, views, sources).
+func checkColumnCount(rel *Relation) error {
+	if len(rel.Columns) > MaxColumns {
+		return pgerr.New(pgerr.TooManyColumns, "tables can have at most %d columns", MaxColumns)
+	}
+	return nil
+}
+
 func notice(code pgerr.Code, format string, args ...any) *pgerr.Error {
 	e := pgerr.New(code, format, args...)
 	e.Severity = pgerr.SevNotice
@@ -48,6 +61,9 @@ func (s *snapshot) checkCreate(schema, name string) error {
 // relation is returned beside that error (the caller reports it as the
 // notice `relation "t" already exists, skipping`).
 func (c *Catalog) CreateTable(rel *Relation, ifNotExists bool) (*Relation, error) {
+	if err := checkColumnCount(rel); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.snap().clone()
@@ -125,6 +141,9 @@ func (c *Catalog) CreateTable(rel *Relation, ifNotExists bool) (*Relation, error
 // keeps its OID and must keep its columns' names and types in order (new
 // columns may be added at the end), as PostgreSQL requires.
 func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Relation, error) {
+	if err := checkColumnCount(rel); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.snap().clone()

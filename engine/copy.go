@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -260,6 +261,9 @@ func (c *copyIn) Write(data []byte) error {
 			return nil
 		}
 		line := data[:end]
+		if err := c.checkEncoding(data[:end+1]); err != nil {
+			return err
+		}
 		data = data[end+1:]
 		if err := c.row(line); err != nil {
 			return err
@@ -410,16 +414,48 @@ func (c *copyIn) errorf(code pgerr.Code, format string, args ...any) error {
 	return e
 }
 
+// checkEncoding refuses a raw line of text or csv COPY data (with its
+// newline) that is not valid UTF-8 or holds a NUL byte, as PostgreSQL
+// verifies its input before splitting it: 22021 for the whole COPY, which
+// then stores nothing.
+func (c *copyIn) checkEncoding(raw []byte) error {
+	if bytes.IndexByte(raw, 0) < 0 && utf8.Valid(raw) {
+		return nil
+	}
+	err := types.CheckUTF8(string(raw))
+	if e := pgerr.As(err); e != nil {
+		e2 := *e
+		e2.Detail = fmt.Sprintf("COPY %s, line %d", c.rel.Name, c.line+1)
+		return &e2
+	}
+	return err
+}
+
 // splitText splits a text-format line into fields, undoing backslash escapes.
+// A field in which an escape made a NUL or a non-ASCII byte is verified
+// again, as PostgreSQL does (COPY t FROM STDIN with a\377b or \000 is 22021).
 func (c *copyIn) splitText(line []byte) error {
 	c.fields, c.isNull = c.fields[:0], c.isNull[:0]
 	delim := c.opts.delimiter[0]
 	var cur []byte
 	raw := 0 // start of the current field in line, to compare with NULL
+	escaped := false
 	for i := 0; i <= len(line); i++ {
 		if i == len(line) || line[i] == delim {
 			rawField := string(line[raw:i])
-			c.isNull = append(c.isNull, rawField == c.opts.null)
+			isNull := rawField == c.opts.null
+			if escaped && !isNull {
+				if err := types.CheckUTF8(string(cur)); err != nil {
+					if e := pgerr.As(err); e != nil {
+						e2 := *e
+						e2.Detail = fmt.Sprintf("COPY %s, line %d: \"%s\"", c.rel.Name, c.line, line)
+						return &e2
+					}
+					return err
+				}
+			}
+			escaped = false
+			c.isNull = append(c.isNull, isNull)
 			c.fields = append(c.fields, string(cur))
 			cur = cur[:0]
 			raw = i + 1
@@ -455,6 +491,7 @@ func (c *copyIn) splitText(line []byte) error {
 			}
 			v, _ := strconv.ParseUint(string(line[i+1:j]), 16, 8)
 			cur = append(cur, byte(v))
+			escaped = escaped || v == 0 || v >= 0x80
 			i = j - 1
 		default:
 			if n >= '0' && n <= '7' {
@@ -464,6 +501,7 @@ func (c *copyIn) splitText(line []byte) error {
 				}
 				v, _ := strconv.ParseUint(string(line[i:j]), 8, 8)
 				cur = append(cur, byte(v))
+				escaped = escaped || v == 0 || v >= 0x80
 				i = j - 1
 				continue
 			}
@@ -528,6 +566,9 @@ func (c *copyIn) Finish() (string, error) {
 	if len(c.partial) > 0 {
 		line := c.partial
 		c.partial = nil
+		if err := c.checkEncoding(line); err != nil {
+			return "", err
+		}
 		if err := c.row(line); err != nil {
 			return "", err
 		}

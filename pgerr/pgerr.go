@@ -89,6 +89,7 @@ const (
 	CannotCoerce                     Code = "42846"
 	IndeterminateDatatype            Code = "42P18"
 	TooManyColumns                   Code = "54011"
+	StatementTooComplex              Code = "54001"
 	DependentObjectsStillExist       Code = "2BP01"
 	ObjectNotInPrerequisiteState     Code = "55000"
 	ProgramLimitExceeded             Code = "54000"

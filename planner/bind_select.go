@@ -109,7 +109,19 @@ func (b *binder) targets(l *level, list []*pg.Node) ([]target, error) {
 		}
 		out = append(out, target{name: name, e: e, loc: rt.Location})
 	}
+	if len(out) > MaxTargetEntries {
+		return nil, errTargetList()
+	}
 	return out, nil
+}
+
+// MaxTargetEntries is PostgreSQL's limit of entries in a select list (after
+// * is expanded), a VALUES row or a RETURNING list (MaxTupleAttributeNumber);
+// the wire's RowDescription could not describe more than 65,535 anyway.
+const MaxTargetEntries = 1664
+
+func errTargetList() error {
+	return pgerr.New(pgerr.TooManyColumns, "target lists can have at most %d entries", MaxTargetEntries)
 }
 
 // star expands * and t.*.
@@ -492,6 +504,9 @@ func (b *binder) values(l *level, lists []*pg.Node) (lnode, error) {
 	rows := make([][]expr.Expr, len(lists))
 	for i, ln := range lists {
 		items := ln.GetList().Items
+		if len(items) > MaxTargetEntries {
+			return nil, errTargetList()
+		}
 		if i > 0 && len(items) != len(rows[0]) {
 			return nil, b.newErr(pgerr.SyntaxError, nodeLoc(items[0]), "VALUES lists must all be the same length")
 		}

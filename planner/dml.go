@@ -7,6 +7,7 @@ import (
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
@@ -58,11 +59,11 @@ func (b *binder) defaultExpr(rel *catalog.Relation, i int) (expr.Expr, error) {
 	if c.Default == "" {
 		return &expr.Const{V: nil, T: c.Type}, nil
 	}
-	res, err := pg.Parse("SELECT " + c.Default)
-	if err != nil || len(res.Stmts) != 1 {
+	stmts, err := sql.Parse("SELECT " + c.Default)
+	if err != nil || len(stmts) != 1 || stmts[0].AST == nil {
 		return nil, pgerr.Internal("bad default for column %s: %q", c.Name, c.Default)
 	}
-	sel := res.Stmts[0].Stmt.GetSelectStmt()
+	sel := stmts[0].AST.GetSelectStmt()
 	if sel == nil || len(sel.TargetList) != 1 {
 		return nil, pgerr.Internal("bad default for column %s: %q", c.Name, c.Default)
 	}

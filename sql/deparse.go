@@ -23,7 +23,17 @@ func parserVersion() int32 {
 }
 
 // Deparse renders a statement node back to SQL text in PostgreSQL's
-// canonical form (used to store column defaults and view queries).
+// canonical form (used to store column defaults and view queries). Text
+// that Parse would refuse as nested too deeply (the canonical form may add
+// parentheses) is refused here with the same 54001, so that every stored
+// definition parses again.
 func Deparse(stmt *pg.Node) (string, error) {
-	return pg.Deparse(&pg.ParseResult{Version: parserVersion(), Stmts: []*pg.RawStmt{{Stmt: stmt}}})
+	text, err := pg.Deparse(&pg.ParseResult{Version: parserVersion(), Stmts: []*pg.RawStmt{{Stmt: stmt}}})
+	if err != nil {
+		return "", err
+	}
+	if err := checkNesting(text); err != nil {
+		return "", err
+	}
+	return text, nil
 }

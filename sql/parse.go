@@ -60,8 +60,15 @@ func Parse(text string) ([]Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNesting(cleaned); err != nil {
+		return nil, err
+	}
 	res, err := pg.Parse(cleaned)
 	if err != nil {
+		if strings.Contains(err.Error(), "exceeded maximum recursion depth") {
+			// Go's protobuf decoder refuses trees over 10,000 messages deep.
+			return nil, errStackDepth()
+		}
 		return nil, syntaxError(err, text, cleaned)
 	}
 	stmts := make([]Statement, 0, len(res.Stmts))

@@ -20,10 +20,10 @@ type token struct {
 	start, end int
 }
 
-// scanner state: the whole text and the tokens found so far.
+// scanner state: the whole text and where tokens go.
 type scanner struct {
 	src  string
-	toks []token
+	emit func(token)
 }
 
 // tokenize splits text into tokens, skipping whitespace and comments (-- and
@@ -32,7 +32,16 @@ type scanner struct {
 // seen as tokens. An unterminated quote or comment ends the token list (the
 // PostgreSQL parser reports it afterwards).
 func tokenize(src string) []token {
-	s := &scanner{src: src}
+	var toks []token
+	scanTokens(src, func(t token) { toks = append(toks, t) })
+	return toks
+}
+
+// scanTokens is tokenize calling emit for each token instead of keeping
+// them; it returns the offset where it stopped (len(src), or where an
+// unterminated quote or comment starts).
+func scanTokens(src string, emit func(token)) int {
+	s := &scanner{src: src, emit: emit}
 	i := 0
 	for i < len(src) {
 		c := src[i]
@@ -46,34 +55,34 @@ func tokenize(src string) []token {
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
 			end := skipBlockComment(src, i)
 			if end < 0 {
-				return s.toks
+				return i
 			}
 			i = end
 		case c == '\'':
 			end := skipString(src, i+1, false)
 			if end < 0 {
-				return s.toks
+				return i
 			}
 			s.add(tokString, i, end)
 			i = end
 		case (c == 'e' || c == 'E') && i+1 < len(src) && src[i+1] == '\'':
 			end := skipString(src, i+2, true)
 			if end < 0 {
-				return s.toks
+				return i
 			}
 			s.add(tokString, i, end)
 			i = end
 		case strings.IndexByte("bBxXnN", c) >= 0 && i+1 < len(src) && src[i+1] == '\'':
 			end := skipString(src, i+2, false)
 			if end < 0 {
-				return s.toks
+				return i
 			}
 			s.add(tokString, i, end)
 			i = end
 		case c == '"':
 			end := skipQuotedIdent(src, i+1)
 			if end < 0 {
-				return s.toks
+				return i
 			}
 			s.add(tokIdent, i, end)
 			i = end
@@ -81,7 +90,7 @@ func tokenize(src string) []token {
 			tag := src[i:dollarTag(src, i)]
 			j := strings.Index(src[i+len(tag):], tag)
 			if j < 0 {
-				return s.toks
+				return i
 			}
 			end := i + len(tag) + j + len(tag)
 			s.add(tokString, i, end)
@@ -123,11 +132,11 @@ func tokenize(src string) []token {
 			i = j
 		}
 	}
-	return s.toks
+	return len(src)
 }
 
 func (s *scanner) add(k tokKind, start, end int) {
-	s.toks = append(s.toks, token{kind: k, start: start, end: end})
+	s.emit(token{kind: k, start: start, end: end})
 }
 
 // skipBlockComment returns the offset after the (nested) comment at i, or -1.

@@ -175,6 +175,11 @@ func parseBool(s string) (Value, error) {
 	return nil, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type boolean: \"%s\"", s)
 }
 
+// CheckUTF8 returns PostgreSQL's 22021 error for text that is not valid
+// UTF-8 or holds a NUL byte ("invalid byte sequence for encoding "UTF8":
+// 0x.."), naming the bytes of the first bad sequence as pg_verifymbstr does.
+func CheckUTF8(s string) error { return checkUTF8(s) }
+
 func checkUTF8(s string) error {
 	if strings.IndexByte(s, 0) >= 0 {
 		return pgerr.New(pgerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\": 0x00")

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"unicode/utf8"
 
@@ -196,8 +197,9 @@ func (c *conn) decodeParam(raw []byte, format int16, t types.T) (v types.Value, 
 		}
 		return types.ParseBinary(raw, t)
 	}
-	if !utf8.Valid(raw) {
-		return nil, pgerr.New(pgerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+	// PostgreSQL verifies every text-format parameter, whatever its type.
+	if bytes.IndexByte(raw, 0) >= 0 || !utf8.Valid(raw) {
+		return nil, types.CheckUTF8(string(raw))
 	}
 	if t.Kind == types.Unknown {
 		return string(raw), nil

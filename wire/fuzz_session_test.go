@@ -57,6 +57,30 @@ func FuzzSession(f *testing.F) {
 	f.Add(true, append(startup("alice"), msgs(&pgproto3.SASLInitialResponse{AuthMechanism: "SCRAM-SHA-256", Data: []byte("n,,n=,r=abc")})...))
 	f.Add(true, append(startup("dave"), msgs(&pgproto3.PasswordMessage{Password: "md5abc"})...))
 	f.Add(false, []byte{0, 0, 0, 8, 4, 210, 22, 47}) // SSLRequest, then nothing
+	// Statements nested too deeply for the C parser (54001), bad UTF-8 in
+	// COPY and parameters (22021), too many columns (54011).
+	deep := func(open, leaf, close string, n int) string {
+		return strings.Repeat(open, n) + leaf + strings.Repeat(close, n)
+	}
+	f.Add(false, append(startup("u"), msgs(
+		&pgproto3.Query{String: "SELECT 1" + strings.Repeat("+1", 30000)},
+		&pgproto3.Query{String: "SELECT " + deep("NOT ", "true", "", 30000)},
+		&pgproto3.Query{String: "SELECT " + deep("(", "1", ")", 9000)},
+		&pgproto3.Query{String: "SELECT " + deep("CASE WHEN true THEN ", "1", " END", 5000)},
+		&pgproto3.Query{String: "SELECT " + deep("ARRAY[", "1", "]", 5000)},
+		&pgproto3.Query{String: deep("SELECT (", "SELECT 1", ")", 5000)},
+		&pgproto3.Query{String: "SELECT 1" + strings.Repeat(" UNION SELECT 1", 50000)},
+		&pgproto3.Parse{Query: "SELECT $1::int" + strings.Repeat("+$1::int", 30000)},
+		&pgproto3.Sync{},
+		&pgproto3.Query{String: "SELECT 1" + strings.Repeat("+1", 3990)},
+		&pgproto3.Query{String: "SELECT " + strings.Repeat("1,", 70000) + "1"},
+		&pgproto3.Query{String: "create table if not exists u(v text)"},
+		&pgproto3.Query{String: "copy u from stdin"}, &pgproto3.CopyData{Data: []byte("a\xffb\n\000\nc\x00\n")}, &pgproto3.CopyDone{},
+		&pgproto3.Parse{Name: "i", Query: "insert into u values ($1)", ParameterOIDs: []uint32{25}},
+		&pgproto3.Bind{PreparedStatement: "i", ParameterFormatCodes: []int16{1}, Parameters: [][]byte{[]byte("a\xff\x00")}},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{},
+		&pgproto3.Terminate{})...))
 
 	eng, err := engine.Open(engine.Config{DataDir: f.TempDir()})
 	if err != nil {
