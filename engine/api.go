@@ -39,6 +39,12 @@ type Config struct {
 	// ChangelogRetention is how long each materialized view keeps its
 	// published changes for SUBSCRIBE ... WITH (since = ...) (0: 1 hour).
 	ChangelogRetention time.Duration
+	// MemoryLimit bounds the memory of all batch statements together, in
+	// bytes (0: 75% of the machine's or cgroup's memory; negative: none).
+	MemoryLimit int64
+	// QueryMemoryLimit bounds one statement's memory, in bytes (0: 1 GiB;
+	// negative: none but MemoryLimit). statement_mem_limit can lower it.
+	QueryMemoryLimit int64
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.

@@ -10,6 +10,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/storage/checkpoint"
@@ -59,6 +60,8 @@ type Engine struct {
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 	closed   bool
+	// pool is the memory all batch statements reserve from (mem_budget.go).
+	pool *membudget.Pool
 }
 
 // Open opens (creating if needed) the data directory and recovers its state.
@@ -81,7 +84,7 @@ func Open(cfg Config) (*Engine, error) {
 		store.Close()
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
-	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{})}
+	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), pool: memoryPool(cfg.MemoryLimit)}
 	fcfg := dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
 		SubscribeBufferRows: cfg.SubscribeBufferRows, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}

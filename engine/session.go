@@ -245,6 +245,9 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		ctx, cancel = context.WithTimeout(ctx, d)
 	}
 	ectx := s.execContext(ctx, params)
+	if c := cancel; true {
+		cancel = func() { c(); closeBudget(ectx) }
+	}
 	switch pl.kind {
 	case kindSelect:
 		if len(pl.query.Views) > 1 { // several views: read them at one epoch
@@ -308,9 +311,17 @@ func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.C
 	}
 }
 
+// execContext is a statement execution's context, with its memory budget:
+// whoever runs the plan closes the budget (closeBudget) when the execution
+// ends, giving back to the server's pool whatever its operators still hold.
 func (s *Session) execContext(ctx context.Context, params []types.Value) *exec.Context {
-	return &exec.Context{Eval: s.evalContext(ctx, params)}
+	ec := &exec.Context{Eval: s.evalContext(ctx, params)}
+	ec.Eval.Budget = s.eng.queryBudget(s.set)
+	return ec
 }
+
+// closeBudget ends an execution's memory budget.
+func closeBudget(ec *exec.Context) { ec.Eval.Budget.Close() }
 
 // TxStatus implements SessionAPI.
 func (s *Session) TxStatus() TxStatus { return s.tx }
