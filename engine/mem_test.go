@@ -159,3 +159,54 @@ func TestMemorySettings(t *testing.T) {
 		}
 	}
 }
+
+// Sort, hash aggregation and the hash join's build side are charged to the
+// statement's budget: past statement_mem_limit the statement fails with
+// 53200 and the session goes on; everything reserved goes back to the
+// server's pool.
+func TestOperatorsOverBudget(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	if _, _, err := run(t, s, "SET statement_mem_limit = '8MB'"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT g, md5(g::text) FROM generate_series(1, 400000) g ORDER BY 2",
+		"SELECT md5(g::text), count(*) FROM generate_series(1, 400000) g GROUP BY 1",
+		"SELECT string_agg(md5(g::text), ',') FROM generate_series(1, 400000) g",
+		"SELECT count(*) FROM (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) a JOIN (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) b ON a.m = b.m",
+		"WITH RECURSIVE t(n, m) AS (SELECT 1, md5('1') UNION SELECT n+1, md5(m) FROM t) SELECT count(*) FROM t",
+	} {
+		wantMemErr(t, s, q, pgerr.OutOfMemory, "out of memory", 1<<30)
+		if u := e.pool.Used(); u != 0 {
+			t.Fatalf("after %s: %d bytes still reserved", q, u)
+		}
+	}
+	if _, _, err := run(t, s, "RESET statement_mem_limit"); err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := run(t, s, "SELECT count(*) FROM (SELECT g, md5(g::text) FROM generate_series(1, 400000) g ORDER BY 2) s")
+	if err != nil || rows[0] != "400000" {
+		t.Fatalf("under the default limit: %v %v", rows, err)
+	}
+	if u := e.pool.Used(); u != 0 {
+		t.Fatalf("%d bytes still reserved", u)
+	}
+}
+
+// The server's pool bounds all statements together, whatever each may use.
+func TestServerMemoryLimit(t *testing.T) {
+	e, err := Open(Config{DataDir: t.TempDir(), MemoryLimit: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMemErr(t, s, "SELECT g, md5(g::text) FROM generate_series(1, 400000) g ORDER BY 2", pgerr.OutOfMemory, "out of memory", 1<<30)
+	if rows, _, err := run(t, s, "SELECT count(*) FROM (SELECT g FROM generate_series(1, 1000) g ORDER BY 1) s"); err != nil || rows[0] != "1000" {
+		t.Fatalf("small sort: %v %v", rows, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -27,9 +28,18 @@ func (s *Sort) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &blocking{in: in, run: func() ([]arrow.RecordBatch, error) {
-		bs, err := drainAll(ctx, in)
+	acct := membudget.NewAccount(budgetOf(ctx))
+	return &blocking{acct: acct, in: in, run: func() ([]arrow.RecordBatch, error) {
+		bs, err := drainInto(ctx, in, acct)
 		if err != nil {
+			return nil, err
+		}
+		// The sorted copy is as large as the input, and exists with it.
+		var n int64
+		for _, b := range bs {
+			n += membudget.BatchBytes(b)
+		}
+		if err := acct.Grow(n); err != nil {
 			return nil, err
 		}
 		return sortBatches(ctx, s.Input.Columns(), bs, s.Keys)

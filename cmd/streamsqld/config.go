@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/streamsql/streamsql/wire"
@@ -38,6 +40,9 @@ type config struct {
 	subscribeRetention time.Duration
 	// clock is "wall" or "manual" (processing time that only ADVANCE CLOCK moves).
 	clock string
+	// memoryLimit and queryMemoryLimit bound batch queries' memory, in
+	// bytes (engine.Config.MemoryLimit, QueryMemoryLimit: 0 default, <0 none).
+	memoryLimit, queryMemoryLimit int64
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
@@ -69,7 +74,18 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"how long a materialized view keeps the changes it sent to subscribers, so that a client can resume with SUBSCRIBE ... WITH (since = ...) (kept on disk while a client subscribes, and this long after)")
 	fs.StringVar(&cfg.clock, "clock", "wall",
 		"processing-time clock of the streaming runtime: wall, or manual (starts at 2024-01-01 00:00:00 UTC and moves only by ADVANCE CLOCK; for tests)")
+	memLimit := fs.String("memory-limit", "auto",
+		"memory all running queries together may hold (sort, hash and aggregate state, recursive and materialized CTEs, values being built), e.g. 16GB; auto is 75% of the machine's or cgroup's memory, unlimited turns the limit off; a statement that would pass it fails with SQLSTATE 53200 and the server goes on")
+	queryLimit := fs.String("query-memory-limit", "1GB",
+		"memory one statement may hold, e.g. 512MB (unlimited: only --memory-limit); SET statement_mem_limit can lower it for a session")
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	var err error
+	if cfg.memoryLimit, err = parseSize("--memory-limit", *memLimit); err != nil {
+		return cfg, err
+	}
+	if cfg.queryMemoryLimit, err = parseSize("--query-memory-limit", *queryLimit); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
@@ -143,4 +159,39 @@ func (cfg config) wireOptions(logf func(string, ...any), roles passwordSource) (
 		opts.Passwords = roles.LoginPassword
 	}
 	return opts, nil
+}
+
+// parseSize reads a memory size: a number of bytes, or a number with a unit
+// (kB, MB, GB, TB or KiB, MiB, GiB, TiB; powers of 1024 as in PostgreSQL);
+// "auto" is 0 (the engine's default) and "unlimited" is -1.
+func parseSize(flagName, v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	switch strings.ToLower(s) {
+	case "auto":
+		return 0, nil
+	case "unlimited":
+		return -1, nil
+	}
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	num, err := strconv.ParseFloat(s[:i], 64)
+	mult := float64(-1)
+	switch strings.ToLower(strings.TrimSpace(s[i:])) {
+	case "", "b":
+		mult = 1
+	case "kb", "kib", "k":
+		mult = 1 << 10
+	case "mb", "mib", "m":
+		mult = 1 << 20
+	case "gb", "gib", "g":
+		mult = 1 << 30
+	case "tb", "tib", "t":
+		mult = 1 << 40
+	}
+	if err != nil || mult < 0 || num*mult < 1<<20 || num*mult > 1<<60 {
+		return 0, fmt.Errorf("%s must be a size of at least 1MB such as 512MB or 4GB, auto or unlimited, not %q", flagName, v)
+	}
+	return int64(num * mult), nil
 }

@@ -38,7 +38,7 @@ func run(cfg config) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
 		SubscribeBufferRows: cfg.subscribeBufferRows, CheckpointInterval: cfg.checkpointInterval,
-		ChangelogRetention: cfg.subscribeRetention}
+		ChangelogRetention: cfg.subscribeRetention, MemoryLimit: cfg.memoryLimit, QueryMemoryLimit: cfg.queryMemoryLimit}
 	ecfg.NoCheckpoints = cfg.checkpointInterval == 0
 	if cfg.clock == "manual" {
 		ecfg.Clock = engine.NewManualClock()
