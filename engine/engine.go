@@ -62,6 +62,9 @@ type Engine struct {
 	closed   bool
 	// pool is the memory all batch statements reserve from (mem_budget.go).
 	pool *membudget.Pool
+	// tempDir is <data-dir>/tmp, where sorts past work_mem spill; emptied
+	// at start ("" when it could not be made: nothing spills).
+	tempDir string
 }
 
 // Open opens (creating if needed) the data directory and recovers its state.
@@ -85,6 +88,11 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
 	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), pool: memoryPool(cfg.MemoryLimit)}
+	e.tempDir = filepath.Join(cfg.DataDir, "tmp")
+	if err := os.RemoveAll(e.tempDir); err != nil || os.MkdirAll(e.tempDir, 0o700) != nil {
+		cfg.Logf("temporary directory %s unusable (%v): sorts past work_mem stay in memory", e.tempDir, err)
+		e.tempDir = ""
+	}
 	fcfg := dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
 		SubscribeBufferRows: cfg.SubscribeBufferRows, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}

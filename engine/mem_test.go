@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -174,6 +176,7 @@ func TestOperatorsOverBudget(t *testing.T) {
 		"SELECT g, md5(g::text) FROM generate_series(1, 400000) g ORDER BY 2",
 		"SELECT md5(g::text), count(*) FROM generate_series(1, 400000) g GROUP BY 1",
 		"SELECT string_agg(md5(g::text), ',') FROM generate_series(1, 400000) g",
+		"SELECT g, row_number() OVER (ORDER BY md5(g::text)) FROM generate_series(1, 400000) g",
 		"SELECT count(*) FROM (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) a JOIN (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) b ON a.m = b.m",
 		"WITH RECURSIVE t(n, m) AS (SELECT 1, md5('1') UNION SELECT n+1, md5(m) FROM t) SELECT count(*) FROM t",
 	} {
@@ -208,5 +211,54 @@ func TestServerMemoryLimit(t *testing.T) {
 	wantMemErr(t, s, "SELECT g, md5(g::text) FROM generate_series(1, 400000) g ORDER BY 2", pgerr.OutOfMemory, "out of memory", 1<<30)
 	if rows, _, err := run(t, s, "SELECT count(*) FROM (SELECT g FROM generate_series(1, 1000) g ORDER BY 1) s"); err != nil || rows[0] != "1000" {
 		t.Fatalf("small sort: %v %v", rows, err)
+	}
+}
+
+// A sort past work_mem spills sorted runs to <data-dir>/tmp and merges
+// them: the result is the in-memory sort's, ties and NULLs included, and
+// the statement stays under a statement_mem_limit the in-memory sort
+// passes.
+func TestSortSpills(t *testing.T) {
+	dir := t.TempDir()
+	e, s := open(t, dir)
+	defer e.Close()
+	setup := `CREATE TABLE r (id int PRIMARY KEY, a int, b text, c float8);
+INSERT INTO r SELECT g, CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 7919) % 1000 END, md5((g % 5000)::text), (g % 13) / 3.0 FROM generate_series(1, 60000) g`
+	if _, _, err := run(t, s, setup); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{
+		"SELECT id, a, b FROM r ORDER BY a, b",
+		"SELECT id, a FROM r ORDER BY a DESC NULLS LAST, id",
+		"SELECT id, b, c FROM r ORDER BY c DESC, b",
+		"SELECT id FROM r ORDER BY b NULLS FIRST, a DESC", // ties keep input order
+	}
+	want := map[string][]string{}
+	for _, q := range queries {
+		rows, _, err := run(t, s, q)
+		if err != nil || len(rows) != 60000 {
+			t.Fatalf("%s in memory: %d rows, %v", q, len(rows), err)
+		}
+		want[q] = rows
+	}
+	if _, _, err := run(t, s, "SET work_mem = '64kB'; SET statement_mem_limit = '2MB'"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queries {
+		rows, _, err := run(t, s, q)
+		if err != nil {
+			t.Fatalf("%s spilling: %v", q, err)
+		}
+		if strings.Join(rows, "\n") != strings.Join(want[q], "\n") {
+			t.Fatalf("%s: spilled result differs (%d rows)", q, len(rows))
+		}
+	}
+	if _, _, err := run(t, s, "SET work_mem = '4MB'"); err != nil {
+		t.Fatal(err)
+	}
+	// Without spilling the same sort does not fit the statement's limit.
+	wantMemErr(t, s, queries[0], pgerr.OutOfMemory, "out of memory", 1<<30)
+	if ents, err := os.ReadDir(filepath.Join(dir, "tmp")); err != nil || len(ents) != 0 {
+		t.Fatalf("temporary directory: %v %v", ents, err)
 	}
 }

@@ -317,6 +317,7 @@ func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.C
 func (s *Session) execContext(ctx context.Context, params []types.Value) *exec.Context {
 	ec := &exec.Context{Eval: s.evalContext(ctx, params)}
 	ec.Eval.Budget = s.eng.queryBudget(s.set)
+	ec.TempDir = s.eng.tempDir
 	return ec
 }
 

@@ -28,22 +28,7 @@ func (s *Sort) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	acct := membudget.NewAccount(budgetOf(ctx))
-	return &blocking{acct: acct, in: in, run: func() ([]arrow.RecordBatch, error) {
-		bs, err := drainInto(ctx, in, acct)
-		if err != nil {
-			return nil, err
-		}
-		// The sorted copy is as large as the input, and exists with it.
-		var n int64
-		for _, b := range bs {
-			n += membudget.BatchBytes(b)
-		}
-		if err := acct.Grow(n); err != nil {
-			return nil, err
-		}
-		return sortBatches(ctx, s.Input.Columns(), bs, s.Keys)
-	}}, nil
+	return &sortIter{ctx: ctx, s: s, in: in, acct: membudget.NewAccount(budgetOf(ctx))}, nil
 }
 
 // sortBatches sorts rows stably by keys and returns them in batches.

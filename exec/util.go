@@ -8,8 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/exec/expr"
-	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/exec/membudget"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -221,8 +221,8 @@ type blocking struct {
 	// acct holds what run keeps (nil: not counted); released at Close.
 	acct *membudget.Account
 	in   Iterator
-	run func() ([]arrow.RecordBatch, error)
-	out *sliceIter
+	run  func() ([]arrow.RecordBatch, error)
+	out  *sliceIter
 }
 
 func (b *blocking) Next() (_ arrow.RecordBatch, err error) {
