@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
@@ -290,9 +291,19 @@ func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 		Catalog:    s.eng.cat,
 		SearchPath: s.set.searchPath(),
 		Params:     params,
-		Eval:       s.evalContext(ctx, nil),
+		Eval:       s.planEvalContext(ctx),
 		Streams:    flowStreams{s.eng},
 	}
+}
+
+// planEvalContext is the evaluation context of planning (constant folding):
+// values it builds are checked against the statement's limit, but it takes
+// nothing from the server's pool, as nothing closes it.
+func (s *Session) planEvalContext(ctx context.Context) *expr.Context {
+	ec := s.evalContext(ctx, nil)
+	b := s.eng.queryBudget(s.set)
+	ec.Budget = membudget.NewQuery(nil, b.Limit(), b.WorkMem())
+	return ec
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {

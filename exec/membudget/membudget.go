@@ -83,6 +83,14 @@ func NewQuery(pool *Pool, limit, workMem int64) *Query {
 	return &Query{pool: pool, limit: limit, workMem: workMem}
 }
 
+// Limit returns the statement's limit (<= 0: none but the pool's).
+func (q *Query) Limit() int64 {
+	if q == nil {
+		return 0
+	}
+	return q.limit
+}
+
 // WorkMem returns the per-operator budget (work_mem), 0 when unset.
 func (q *Query) WorkMem() int64 {
 	if q == nil {
