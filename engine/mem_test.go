@@ -171,14 +171,15 @@ func TestMemorySettings(t *testing.T) {
 func TestOperatorsOverBudget(t *testing.T) {
 	e, s := open(t, t.TempDir())
 	defer e.Close()
-	if _, _, err := run(t, s, "SET statement_mem_limit = '8MB'"); err != nil {
+	// work_mem past the limit: the sort does not spill.
+	if _, _, err := run(t, s, "SET statement_mem_limit = '8MB'; SET work_mem = '1GB'"); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
 		"SELECT g, md5(g::text) FROM generate_series(1, 400000) g ORDER BY 2",
 		"SELECT md5(g::text), count(*) FROM generate_series(1, 400000) g GROUP BY 1",
 		"SELECT string_agg(md5(g::text), ',') FROM generate_series(1, 400000) g",
-		"SELECT g, row_number() OVER (ORDER BY md5(g::text)) FROM generate_series(1, 400000) g",
+		"SELECT g, m, row_number() OVER (PARTITION BY g % 10 ORDER BY m) FROM (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) s",
 		"SELECT count(*) FROM (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) a JOIN (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) b ON a.m = b.m",
 		"WITH RECURSIVE t(n, m) AS (SELECT 1, md5('1') UNION SELECT n+1, md5(m) FROM t) SELECT count(*) FROM t",
 	} {
@@ -187,12 +188,13 @@ func TestOperatorsOverBudget(t *testing.T) {
 			t.Fatalf("after %s: %d bytes still reserved", q, u)
 		}
 	}
-	if _, _, err := run(t, s, "RESET statement_mem_limit"); err != nil {
+	// With the default work_mem the same sort spills and fits in 8MB.
+	if _, _, err := run(t, s, "RESET work_mem"); err != nil {
 		t.Fatal(err)
 	}
 	rows, _, err := run(t, s, "SELECT count(*) FROM (SELECT g, md5(g::text) FROM generate_series(1, 400000) g ORDER BY 2) s")
 	if err != nil || rows[0] != "400000" {
-		t.Fatalf("under the default limit: %v %v", rows, err)
+		t.Fatalf("spilling sort: %v %v", rows, err)
 	}
 	if u := e.pool.Used(); u != 0 {
 		t.Fatalf("%d bytes still reserved", u)
@@ -208,6 +210,9 @@ func TestServerMemoryLimit(t *testing.T) {
 	defer e.Close()
 	s, err := e.NewSession("tester", "db", nil)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, s, "SET work_mem = '1GB'"); err != nil {
 		t.Fatal(err)
 	}
 	wantMemErr(t, s, "SELECT g, md5(g::text) FROM generate_series(1, 400000) g ORDER BY 2", pgerr.OutOfMemory, "out of memory", 1<<30)
