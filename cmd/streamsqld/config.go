@@ -75,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.clock, "clock", "wall",
 		"processing-time clock of the streaming runtime: wall, or manual (starts at 2024-01-01 00:00:00 UTC and moves only by ADVANCE CLOCK; for tests)")
 	memLimit := fs.String("memory-limit", "auto",
-		"memory all running queries together may hold (sort, hash and aggregate state, recursive and materialized CTEs, values being built), e.g. 16GB; auto is 75% of the machine's or cgroup's memory, unlimited turns the limit off; a statement that would pass it fails with SQLSTATE 53200 and the server goes on")
+		"memory all running queries together may hold (sort, hash aggregation and hash join state, window input, recursive CTEs, values being built; sorts past work_mem spill to <data-dir>/tmp instead), e.g. 16GB; auto is 75% of the machine's or cgroup's memory, unlimited turns the limit off; a statement that would pass it fails with SQLSTATE 53200 and the server goes on")
 	queryLimit := fs.String("query-memory-limit", "1GB",
 		"memory one statement may hold, e.g. 512MB (unlimited: only --memory-limit); SET statement_mem_limit can lower it for a session")
 	if err := fs.Parse(args); err != nil {
