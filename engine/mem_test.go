@@ -179,6 +179,7 @@ func TestOperatorsOverBudget(t *testing.T) {
 		"SELECT g, md5(g::text) FROM generate_series(1, 400000) g ORDER BY 2",
 		"SELECT md5(g::text), count(*) FROM generate_series(1, 400000) g GROUP BY 1",
 		"SELECT string_agg(md5(g::text), ',') FROM generate_series(1, 400000) g",
+		"SELECT DISTINCT md5(g::text) FROM generate_series(1, 400000) g",
 		"SELECT g, m, row_number() OVER (PARTITION BY g % 10 ORDER BY m) FROM (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) s",
 		"SELECT count(*) FROM (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) a JOIN (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) b ON a.m = b.m",
 		"WITH RECURSIVE t(n, m) AS (SELECT 1, md5('1') UNION SELECT n+1, md5(m) FROM t) SELECT count(*) FROM t",
