@@ -64,6 +64,12 @@ type Config struct {
 	// fixed at server start (max_connections, authentication_timeout...),
 	// in place of their defaults; names are case-insensitive.
 	ServerSettings map[string]string
+	// MemoryLimit bounds the memory of all batch statements together, in
+	// bytes (0: 75% of the machine's or cgroup's memory; negative: none).
+	MemoryLimit int64
+	// QueryMemoryLimit bounds one statement's memory, in bytes (0: 1 GiB;
+	// negative: none but MemoryLimit). statement_mem_limit can lower it.
+	QueryMemoryLimit int64
 }
 
 // ManualClockStart is where a manual clock made by NewManualClock starts.

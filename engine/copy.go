@@ -140,12 +140,14 @@ func (s *Session) copyTo(ctx context.Context, c *pg.CopyStmt, o copyOptions) (*R
 	if err != nil {
 		return nil, err
 	}
-	it, err := q.Root.Open(s.execContext(ctx, nil))
+	ectx := s.execContext(ctx, nil)
+	it, err := q.Root.Open(ectx)
 	if err != nil {
+		closeBudget(ectx)
 		return nil, err
 	}
 	return &Result{Tag: "COPY", Columns: q.Columns, CopyOut: &CopyOut{
-		Columns: q.Columns, Rows: it, Format: o.format, Delimiter: o.delimiter,
+		Columns: q.Columns, Rows: &cancelIter{it, func() { closeBudget(ectx) }}, Format: o.format, Delimiter: o.delimiter,
 		Null: o.null, Header: o.header, Quote: o.quote, Escape: o.escape,
 	}}, nil
 }

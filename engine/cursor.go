@@ -136,11 +136,13 @@ func (s *Session) declareCursor(ctx context.Context, d *pg.DeclareCursorStmt, co
 // declareSelect runs DECLARE ... CURSOR FOR a query planned by Prepare.
 func (s *Session) declareSelect(ctx context.Context, pl *plan, params []types.Value, alters uint64) (*Result, error) {
 	return s.declareCursor(ctx, pl.declare, pl.query.Columns, func(cctx context.Context) (exec.Iterator, error) {
-		it, err := pl.query.Root.Open(s.execContext(cctx, params))
+		ectx := s.execContext(cctx, params)
+		it, err := pl.query.Root.Open(ectx)
 		if err != nil {
+			closeBudget(ectx)
 			return nil, err
 		}
-		return s.guardRows(&Result{Rows: it}, alters).Rows, nil
+		return s.guardRows(&Result{Rows: &cancelIter{it, func() { closeBudget(ectx) }}}, alters).Rows, nil
 	})
 }
 

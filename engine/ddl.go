@@ -62,6 +62,7 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 		return &Result{Tag: "CREATE TABLE AS"}, nil
 	}
 	ectx := s.execContext(ctx, nil)
+	defer closeBudget(ectx)
 	rec, err := collect(ectx, q.Root, q.Columns)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/streamsql/streamsql/connector/file"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/storage/checkpoint"
@@ -64,6 +65,11 @@ type Engine struct {
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 	closed   bool
+	// pool is the memory all batch statements reserve from (mem_budget.go).
+	pool *membudget.Pool
+	// tempDir is <data-dir>/tmp, where sorts past work_mem spill; emptied
+	// at start ("" when it could not be made: nothing spills).
+	tempDir string
 }
 
 // Open opens (creating if needed) the data directory and recovers its state.
@@ -93,7 +99,13 @@ func Open(cfg Config) (*Engine, error) {
 		store.Close()
 		return nil, fmt.Errorf("file source directory: %w", err)
 	}
-	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), sources: connector.Env{Files: files}}
+	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), sources: connector.Env{Files: files},
+		pool: memoryPool(cfg.MemoryLimit)}
+	e.tempDir = filepath.Join(cfg.DataDir, "tmp")
+	if err := os.RemoveAll(e.tempDir); err != nil || os.MkdirAll(e.tempDir, 0o700) != nil {
+		cfg.Logf("temporary directory %s unusable (%v): sorts past work_mem stay in memory", e.tempDir, err)
+		e.tempDir = ""
+	}
 	fcfg := dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,
 		SubscribeBufferBytes: cfg.SubscribeBufferBytes, SubscribeMemoryLimit: cfg.SubscribeMemoryLimit,
 		SubscribeSpill: dataflow.SpillDir(cfg.DataDir), SubscribeSpillBytes: cfg.SubscribeSpillBytes, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,

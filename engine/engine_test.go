@@ -34,6 +34,7 @@ func run(t *testing.T, s *Session, text string) ([]string, string, error) {
 			for {
 				b, err := res.Rows.Next()
 				if err != nil {
+					res.Rows.Close() // as the wire does
 					return nil, "", err
 				}
 				if b == nil {

@@ -72,7 +72,9 @@ func (s *Session) executeSQL(ctx context.Context, e *pg.ExecuteStmt) (*Result, e
 		if err != nil {
 			return nil, err
 		}
-		rec, err := collect(s.execContext(ctx, nil), q.Root, q.Columns)
+		ectx := s.execContext(ctx, nil)
+		rec, err := collect(ectx, q.Root, q.Columns)
+		closeBudget(ectx)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
@@ -250,6 +251,9 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		ctx, cancel = context.WithTimeout(ctx, d)
 	}
 	ectx := s.execContext(ctx, params)
+	if c := cancel; true {
+		cancel = func() { c(); closeBudget(ectx) }
+	}
 	switch pl.kind {
 	case kindSelect:
 		if len(pl.query.Views) > 1 { // several views: read them at one epoch
@@ -292,9 +296,19 @@ func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 		Catalog:    s.eng.cat,
 		SearchPath: s.set.searchPath(),
 		Params:     params,
-		Eval:       s.evalContext(ctx, nil),
+		Eval:       s.planEvalContext(ctx),
 		Streams:    flowStreams{s.eng},
 	})
+}
+
+// planEvalContext is the evaluation context of planning (constant folding):
+// values it builds are checked against the statement's limit, but it takes
+// nothing from the server's pool, as nothing closes it.
+func (s *Session) planEvalContext(ctx context.Context) *expr.Context {
+	ec := s.evalContext(ctx, nil)
+	b := s.eng.queryBudget(s.set)
+	ec.Budget = membudget.NewQuery(nil, b.Limit(), b.WorkMem())
+	return ec
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
@@ -313,9 +327,18 @@ func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.C
 	}
 }
 
+// execContext is a statement execution's context, with its memory budget:
+// whoever runs the plan closes the budget (closeBudget) when the execution
+// ends, giving back to the server's pool whatever its operators still hold.
 func (s *Session) execContext(ctx context.Context, params []types.Value) *exec.Context {
-	return &exec.Context{Eval: s.evalContext(ctx, params)}
+	ec := &exec.Context{Eval: s.evalContext(ctx, params)}
+	ec.Eval.Budget = s.eng.queryBudget(s.set)
+	ec.TempDir = s.eng.tempDir
+	return ec
 }
+
+// closeBudget ends an execution's memory budget.
+func closeBudget(ec *exec.Context) { ec.Eval.Budget.Close() }
 
 // TxStatus implements SessionAPI.
 func (s *Session) TxStatus() TxStatus { return s.tx }

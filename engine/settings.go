@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,7 +64,10 @@ var settingList = []setting{
 	{name: "timezone_abbreviations", def: "Default"},
 	{name: "row_security", def: "on"},
 	{name: "synchronous_commit", def: "on"},
-	{name: "work_mem", def: "4MB"},
+	{name: "work_mem", def: "4MB", check: checkMemory("work_mem", 64, math.MaxInt32)},
+	// statement_mem_limit bounds one statement's memory (0: the server's
+	// --query-memory-limit); it can only lower the server's limit.
+	{name: "statement_mem_limit", def: "0", check: checkMemory("statement_mem_limit", 0, math.MaxInt32)},
 	{name: "max_connections", def: "100", readOnly: true},
 	{name: "superuser_reserved_connections", def: "3", readOnly: true},
 	{name: "authentication_timeout", def: "1min", readOnly: true},

@@ -4,6 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -34,7 +35,7 @@ func (d *Distinct) Open(ctx *Context) (Iterator, error) {
 			keys = append(keys, &expr.ColRef{Idx: i, T: c.Type, Name: c.Name})
 		}
 	}
-	return &distinctIter{ctx: ctx, in: in, keys: keys, table: newHashTable(exprTypes(keys))}, nil
+	return &distinctIter{ctx: ctx, in: in, keys: keys, table: newHashTable(exprTypes(keys)), acct: membudget.NewAccount(budgetOf(ctx))}, nil
 }
 
 type distinctIter struct {
@@ -43,6 +44,7 @@ type distinctIter struct {
 	keys  []expr.Expr
 	table *hashTable
 	gids  []int32
+	acct  *membudget.Account // the distinct keys kept; released at Close
 }
 
 func (it *distinctIter) Next() (_ arrow.RecordBatch, err error) {
@@ -62,6 +64,16 @@ func (it *distinctIter) Next() (_ arrow.RecordBatch, err error) {
 		n := int(b.NumRows())
 		it.gids = it.table.insert(ks, n, it.gids, false)
 		rows := it.table.newRows
+		if len(rows) > 0 {
+			// Each new key: its slot and its values (the batch's average).
+			var kb int64
+			for _, k := range ks {
+				kb += arrayBytes(k)
+			}
+			if err := it.acct.Grow(int64(len(rows)) * (groupBytes + kb/int64(n))); err != nil {
+				return nil, err
+			}
+		}
 		switch len(rows) {
 		case 0:
 			continue
@@ -72,4 +84,7 @@ func (it *distinctIter) Next() (_ arrow.RecordBatch, err error) {
 	}
 }
 
-func (it *distinctIter) Close() error { return it.in.Close() }
+func (it *distinctIter) Close() error {
+	it.acct.Release()
+	return it.in.Close()
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -58,13 +59,31 @@ func (h *HashAgg) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &blocking{in: in, run: (&hashAggIter{ctx: ctx, h: h, in: in}).run}, nil
+	acct := membudget.NewAccount(budgetOf(ctx))
+	return &blocking{acct: acct, in: in, run: (&hashAggIter{ctx: ctx, h: h, in: in, acct: acct}).run}, nil
 }
 
 type hashAggIter struct {
-	ctx *Context
-	h   *HashAgg
-	in  Iterator
+	ctx  *Context
+	h    *HashAgg
+	in   Iterator
+	acct *membudget.Account // released by the blocking iterator's Close
+}
+
+// groupBytes is what one more group costs beyond its key values: its hash
+// table slot and one state slot per aggregate (a fixed measure of the
+// flat per-group slices, not of what a state keeps: memSizer counts that).
+const groupBytes = 32
+
+// stateBytes is what the states that keep their input hold (memSizer).
+func stateBytes(states []aggState) int64 {
+	var n int64
+	for _, st := range states {
+		if m, ok := st.(memSizer); ok {
+			n += m.memBytes()
+		}
+	}
+	return n
 }
 
 // run consumes the input and returns the result batches.
@@ -86,6 +105,7 @@ func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
 	keyParts := make([][]arrow.Array, len(h.GroupBy)) // group key values, in group order
 	ngroups := 0
 	var gids, fgids []int32
+	var kept int64 // state bytes charged so far
 	for {
 		if err := canceled(ctx); err != nil {
 			return nil, err
@@ -105,8 +125,14 @@ func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
 			}
 			gids = table.insert(keys, n, gids, false)
 			if len(table.newRows) > 0 {
+				grown := int64(len(table.newRows)) * int64(groupBytes+8*len(h.Aggs))
 				for k, a := range keys {
-					keyParts[k] = append(keyParts[k], takeArray(mem, a, table.newRows))
+					part := takeArray(mem, a, table.newRows)
+					grown += arrayBytes(part)
+					keyParts[k] = append(keyParts[k], part)
+				}
+				if err := it.acct.Grow(grown); err != nil {
+					return nil, err
 				}
 			}
 			ngroups = table.len()
@@ -124,6 +150,12 @@ func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
 				return nil, err
 			}
 			fgids = g
+		}
+		if now := stateBytes(states); now > kept {
+			if err := it.acct.Grow(now - kept); err != nil {
+				return nil, err
+			}
+			kept = now
 		}
 	}
 	if table == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -46,17 +47,26 @@ type joiner struct {
 	rightHit   []bool // right rows matched so far (right and full joins)
 	leftHit    []bool // scratch: left rows of the current batch matched
 	out        batchQueue
+	acct       *membudget.Account // the right side kept; released at Close
 }
 
 func newJoiner(ctx *Context, kind JoinKind, cond expr.Expr, left, right []types.Column, out []types.Column) *joiner {
 	pair := append(append([]types.Column(nil), left...), right...)
-	return &joiner{ctx: ctx, kind: kind, cond: cond, pairSchema: types.ArrowSchema(pair), outSchema: types.ArrowSchema(out)}
+	return &joiner{ctx: ctx, acct: membudget.NewAccount(budgetOf(ctx)), kind: kind, cond: cond, pairSchema: types.ArrowSchema(pair), outSchema: types.ArrowSchema(out)}
 }
 
 // loadRight drains the right input and concatenates it.
 func (j *joiner) loadRight(in Iterator, cols []types.Column) ([]arrow.RecordBatch, error) {
-	bs, err := drainAll(j.ctx, in)
+	bs, err := drainInto(j.ctx, in, j.acct)
 	if err != nil {
+		return nil, err
+	}
+	// materialize copies the batches into one array per column.
+	var sz int64
+	for _, b := range bs {
+		sz += membudget.BatchBytes(b)
+	}
+	if err := j.acct.Grow(sz); err != nil {
 		return nil, err
 	}
 	arrs, n, err := materialize(alloc(j.ctx), cols, bs)
@@ -273,6 +283,7 @@ func (d *joinDriver) step(prepare func() error, probe func(arrow.RecordBatch) er
 
 // Close closes both inputs.
 func (d *joinDriver) Close() error {
+	d.j.acct.Release()
 	err := d.left.Close()
 	if e := d.rightIn.Close(); err == nil {
 		err = e

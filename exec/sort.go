@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -27,13 +28,7 @@ func (s *Sort) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &blocking{in: in, run: func() ([]arrow.RecordBatch, error) {
-		bs, err := drainAll(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		return sortBatches(ctx, s.Input.Columns(), bs, s.Keys)
-	}}, nil
+	return &sortIter{ctx: ctx, s: s, in: in, acct: membudget.NewAccount(budgetOf(ctx))}, nil
 }
 
 // sortBatches sorts rows stably by keys and returns them in batches.

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -116,6 +117,14 @@ func constInt(ctx *Context, e expr.Expr) (v int64, ok bool, err error) {
 
 // drainAll reads every batch of it and closes it.
 func drainAll(ctx *Context, it Iterator) ([]arrow.RecordBatch, error) {
+	return drainInto(ctx, it, nil)
+}
+
+// budgetOf returns the statement's memory budget (nil: unlimited).
+func budgetOf(ctx *Context) *membudget.Query { return evalCtx(ctx).Budget }
+
+// drainInto is drainAll charging each batch kept to acct (nil: none).
+func drainInto(ctx *Context, it Iterator, acct *membudget.Account) ([]arrow.RecordBatch, error) {
 	defer it.Close()
 	var out []arrow.RecordBatch
 	for {
@@ -128,6 +137,9 @@ func drainAll(ctx *Context, it Iterator) ([]arrow.RecordBatch, error) {
 		}
 		if b == nil {
 			return out, nil
+		}
+		if err := acct.Grow(membudget.BatchBytes(b)); err != nil {
+			return nil, err
 		}
 		out = append(out, b)
 	}
@@ -206,9 +218,11 @@ func (q *batchQueue) pop() arrow.RecordBatch {
 // every output batch on the first Next. in (nil for operators that open
 // their inputs inside run) is closed by Close.
 type blocking struct {
-	in  Iterator
-	run func() ([]arrow.RecordBatch, error)
-	out *sliceIter
+	// acct holds what run keeps (nil: not counted); released at Close.
+	acct *membudget.Account
+	in   Iterator
+	run  func() ([]arrow.RecordBatch, error)
+	out  *sliceIter
 }
 
 func (b *blocking) Next() (_ arrow.RecordBatch, err error) {
@@ -224,6 +238,7 @@ func (b *blocking) Next() (_ arrow.RecordBatch, err error) {
 }
 
 func (b *blocking) Close() error {
+	b.acct.Release()
 	if b.in == nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -40,13 +41,15 @@ func (w *Window) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &blocking{in: in, run: (&windowIter{ctx: ctx, w: w, in: in}).run}, nil
+	acct := membudget.NewAccount(budgetOf(ctx))
+	return &blocking{acct: acct, in: in, run: (&windowIter{ctx: ctx, w: w, in: in, acct: acct}).run}, nil
 }
 
 type windowIter struct {
-	ctx *Context
-	w   *Window
-	in  Iterator
+	ctx  *Context
+	w    *Window
+	in   Iterator
+	acct *membudget.Account // the input kept; released by blocking.Close
 }
 
 // run materializes the input, computes each call over its partitions in
@@ -55,8 +58,11 @@ func (it *windowIter) run() ([]arrow.RecordBatch, error) {
 	ctx, w := it.ctx, it.w
 	mem := alloc(ctx)
 	inCols := w.Input.Columns()
-	bs, err := drainAll(ctx, it.in)
+	bs, err := drainInto(ctx, it.in, it.acct)
 	if err != nil {
+		return nil, err
+	}
+	if err := it.acct.Grow(it.acct.Used()); err != nil { // materialize's copy
 		return nil, err
 	}
 	arrs, n, err := materialize(mem, inCols, bs)

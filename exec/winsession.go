@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -52,15 +53,19 @@ func (s *SessionWindow) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &blocking{in: in, run: func() ([]arrow.RecordBatch, error) { return s.run(ctx, in) }}, nil
+	acct := membudget.NewAccount(budgetOf(ctx))
+	return &blocking{acct: acct, in: in, run: func() ([]arrow.RecordBatch, error) { return s.run(ctx, in, acct) }}, nil
 }
 
 // run sorts the rows by (partition, time) and assigns each its session.
-func (s *SessionWindow) run(ctx *Context, in Iterator) ([]arrow.RecordBatch, error) {
+func (s *SessionWindow) run(ctx *Context, in Iterator, acct *membudget.Account) ([]arrow.RecordBatch, error) {
 	mem := alloc(ctx)
 	inCols := s.Input.Columns()
-	bs, err := drainAll(ctx, in)
+	bs, err := drainInto(ctx, in, acct)
 	if err != nil {
+		return nil, err
+	}
+	if err := acct.Grow(acct.Used()); err != nil { // materialize's copy
 		return nil, err
 	}
 	arrs, n, err := materialize(mem, inCols, bs)

@@ -5,11 +5,14 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -143,9 +146,6 @@ func (b *binder) workTableScan(wt *workTable, name string) *lFunc {
 	return &lFunc{name: name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) { return produce }}
 }
 
-// maxRecursionRows stops a runaway recursive query.
-const maxRecursionRows = 50_000_000
-
 func (p *physical) recursive(x *lRecursive) (exec.Node, error) {
 	left, err := p.root(x.left)
 	if err != nil {
@@ -157,125 +157,167 @@ func (p *physical) recursive(x *lRecursive) (exec.Node, error) {
 	}
 	cols := p.cols(x.ids)
 	rec, all := x.rec, x.all
-	return &exec.FuncScan{Name: "Recursive Union", Cols: cols, Produce: func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
-		seen := map[string]bool{}
-		base, err := collect(left, ctx)
+	return &exec.FuncScan{Name: "Recursive Union", Cols: cols, Stream: func(ctx *exec.Context) (exec.Iterator, error) {
+		it := &recursiveIter{ctx: ctx, right: right, rec: rec, cols: cols, schema: types.ArrowSchema(cols)}
+		if ctx != nil && ctx.Eval != nil {
+			it.acct = membudget.NewAccount(ctx.Eval.Budget)
+		}
+		if !all {
+			it.seen = map[string]bool{}
+		}
+		cur, err := left.Open(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if !all {
-			base = dedupe(base, cols, seen)
-		}
-		out := append([]arrow.RecordBatch(nil), base...)
-		work, total := base, rowCount(base)
-		for len(work) > 0 {
-			if ctx != nil && ctx.Eval != nil && ctx.Eval.Ctx != nil {
-				if err := ctx.Eval.Ctx.Err(); err != nil {
-					return nil, pgerr.Wrap(err, pgerr.QueryCanceled, "canceling statement due to user request")
-				}
-			}
-			round := &exec.Context{}
-			if ctx != nil {
-				*round = *ctx
-			}
-			rec.mu.Lock()
-			rec.work[round] = work
-			rec.mu.Unlock()
-			next, err := collect(right, round)
-			rec.mu.Lock()
-			delete(rec.work, round)
-			rec.mu.Unlock()
-			if err != nil {
-				return nil, err
-			}
-			if !all {
-				next = dedupe(next, cols, seen)
-			}
-			if total += rowCount(next); total > maxRecursionRows {
-				return nil, pgerr.New(pgerr.ProgramLimitExceeded, "recursive query produced more than %d rows", maxRecursionRows)
-			}
-			out = append(out, next...)
-			work = next
-		}
-		return out, nil
+		it.cur = cur
+		return it, nil
 	}}, nil
 }
 
-// collect runs a plan to the end.
-func collect(n exec.Node, ctx *exec.Context) ([]arrow.RecordBatch, error) {
-	it, err := n.Open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out []arrow.RecordBatch
-	for {
-		b, err := it.Next()
+// recursiveIter runs a recursive CTE as PostgreSQL does: it streams each
+// row out as it is produced and keeps only two rounds, the work table the
+// running round reads and the rows that round has produced so far (the
+// next work table). A consumer that stops pulling (LIMIT) stops the
+// recursion; an endless one runs in bounded memory until canceled. UNION
+// (without ALL) also remembers every distinct row, as PostgreSQL's hash
+// table does; all of it is charged to the statement's memory budget.
+// Used by one goroutine.
+type recursiveIter struct {
+	ctx    *exec.Context
+	right  exec.Node
+	rec    *recursion
+	cols   []types.Column
+	schema *arrow.Schema
+	seen   map[string]bool // UNION: rows produced so far; nil for UNION ALL
+	acct   *membudget.Account
+
+	cur      exec.Iterator // the running round (the non-recursive term first)
+	round    *exec.Context // its context, the key of its work table; nil for the first
+	work     int64         // bytes of the work table the round reads
+	next     []arrow.RecordBatch
+	nextSize int64
+	done     bool
+}
+
+func (r *recursiveIter) Next() (arrow.RecordBatch, error) {
+	for !r.done {
+		if r.cur == nil {
+			if err := r.startRound(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		b, err := r.cur.Next()
 		if err != nil {
 			return nil, err
 		}
 		if b == nil {
-			return out, nil
-		}
-		if b.NumRows() > 0 {
-			out = append(out, b)
-		}
-	}
-}
-
-func rowCount(bs []arrow.RecordBatch) int {
-	n := 0
-	for _, b := range bs {
-		n += int(b.NumRows())
-	}
-	return n
-}
-
-// dedupe keeps the rows not seen before (NULLs equal), recording them.
-func dedupe(bs []arrow.RecordBatch, cols []types.Column, seen map[string]bool) []arrow.RecordBatch {
-	var out []arrow.RecordBatch
-	var sb strings.Builder
-	for _, b := range bs {
-		var keep []int64
-		for i := 0; i < int(b.NumRows()); i++ {
-			sb.Reset()
-			for j, c := range cols {
-				v := types.ValueAt(b.Column(j), i, c.Type)
-				if v == nil {
-					sb.WriteString("\x00N")
-				} else {
-					sb.WriteString("\x00V")
-					sb.WriteString(types.FormatText(v, c.Type, nil))
-				}
-			}
-			k := sb.String()
-			if !seen[k] {
-				seen[k] = true
-				keep = append(keep, int64(i))
-			}
-		}
-		if len(keep) == int(b.NumRows()) {
-			out = append(out, b)
+			r.endRound()
 			continue
 		}
-		for _, r := range runs(keep) {
-			out = append(out, b.NewSlice(r[0], r[1]))
+		if b.NumRows() == 0 {
+			continue
 		}
+		if r.seen != nil {
+			if b, err = r.dedupe(b); err != nil {
+				return nil, err
+			}
+			if b.NumRows() == 0 {
+				continue
+			}
+		}
+		sz := membudget.BatchBytes(b)
+		if err := r.acct.Grow(sz); err != nil {
+			return nil, err
+		}
+		r.next = append(r.next, b)
+		r.nextSize += sz
+		return array.NewRecordBatch(r.schema, b.Columns(), b.NumRows()), nil
 	}
-	return out
+	return nil, nil
 }
 
-// runs groups sorted row numbers into [start, end) ranges.
-func runs(rows []int64) [][2]int64 {
-	var out [][2]int64
-	for _, r := range rows {
-		if n := len(out); n > 0 && out[n-1][1] == r {
-			out[n-1][1] = r + 1
-		} else {
-			out = append(out, [2]int64{r, r + 1})
+// startRound makes the rows of the last round the work table of a new one.
+func (r *recursiveIter) startRound() error {
+	if len(r.next) == 0 {
+		r.done = true
+		return nil
+	}
+	if ctx := r.ctx; ctx != nil && ctx.Eval != nil && ctx.Eval.Ctx != nil {
+		if err := ctx.Eval.Ctx.Err(); err != nil {
+			return pgerr.Wrap(err, pgerr.QueryCanceled, "canceling statement due to user request")
 		}
 	}
-	return out
+	round := &exec.Context{}
+	if r.ctx != nil {
+		*round = *r.ctx
+	}
+	work := r.next
+	r.work, r.next, r.nextSize = r.nextSize, nil, 0
+	r.rec.mu.Lock()
+	r.rec.work[round] = work
+	r.rec.mu.Unlock()
+	r.round = round
+	it, err := r.right.Open(round)
+	if err != nil {
+		return err
+	}
+	r.cur = it
+	return nil
+}
+
+// endRound closes the running round and lets its work table go.
+func (r *recursiveIter) endRound() {
+	r.cur.Close()
+	r.cur = nil
+	if r.round != nil {
+		r.rec.mu.Lock()
+		delete(r.rec.work, r.round)
+		r.rec.mu.Unlock()
+		r.round = nil
+	}
+	r.acct.Shrink(r.work)
+	r.work = 0
+}
+
+func (r *recursiveIter) Close() error {
+	if r.cur != nil {
+		r.endRound()
+	}
+	r.done = true
+	r.next = nil
+	r.seen = nil
+	r.acct.Release()
+	return nil
+}
+
+// dedupe keeps the rows of b not seen before (NULLs equal), recording them.
+func (r *recursiveIter) dedupe(b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	var sb strings.Builder
+	keep := make([]bool, b.NumRows())
+	var grown int64
+	for i := range keep {
+		sb.Reset()
+		for j, c := range r.cols {
+			v := types.ValueAt(b.Column(j), i, c.Type)
+			if v == nil {
+				sb.WriteString("\x00N")
+			} else {
+				sb.WriteString("\x00V")
+				sb.WriteString(types.FormatText(v, c.Type, nil))
+			}
+		}
+		k := sb.String()
+		if !r.seen[k] {
+			r.seen[k] = true
+			keep[i] = true
+			grown += int64(len(k)) + 48 // key and map entry
+		}
+	}
+	if err := r.acct.Grow(grown); err != nil {
+		return nil, err
+	}
+	return exec.SelectRows(memory.DefaultAllocator, b, keep, true), nil
 }
 
 // mentionsRelation reports whether a parse tree names an unqualified

@@ -52,6 +52,9 @@ type config struct {
 	subscribeRetention time.Duration
 	// clock is "wall" or "manual" (processing time that only ADVANCE CLOCK moves).
 	clock string
+	// memoryLimit and queryMemoryLimit bound batch queries' memory, in
+	// bytes (engine.Config.MemoryLimit, QueryMemoryLimit: 0 default, <0 none).
+	memoryLimit, queryMemoryLimit int64
 	// recoverDamaged starts despite damaged table logs (moving the
 	// damaged parts aside into <data-dir>/damaged).
 	recoverDamaged bool
@@ -107,6 +110,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"how long a materialized view keeps the changes it sent to subscribers, so that a client can resume with SUBSCRIBE ... WITH (since = ...) (kept on disk while a client subscribes, and this long after)")
 	fs.StringVar(&cfg.clock, "clock", "wall",
 		"processing-time clock of the streaming runtime: wall, or manual (starts at 2024-01-01 00:00:00 UTC and moves only by ADVANCE CLOCK; for tests)")
+	memLimit := fs.String("memory-limit", "auto",
+		"memory all running queries together may hold (sort, hash aggregation and hash join state, window input, recursive CTEs, values being built; sorts past work_mem spill to <data-dir>/tmp instead), e.g. 16GB; auto is 75% of the machine's or cgroup's memory, unlimited turns the limit off; a statement that would pass it fails with SQLSTATE 53200 and the server goes on")
+	queryLimit := fs.String("query-memory-limit", "1GB",
+		"memory one statement may hold, e.g. 512MB (unlimited: only --memory-limit); SET statement_mem_limit can lower it for a session")
 	fs.BoolVar(&cfg.recoverDamaged, "recover-damaged", false,
 		"start even though a table's log is damaged (a checksum failure with valid data after it, or a log shorter than a checkpoint recorded): keep the rows before the damage and move the rest of the file into <data-dir>/damaged/<file>.<offset> (never deleted); without it streamsqld refuses to start and names the file and offset")
 	fs.IntVar(&cfg.maxConnections, "max-connections", wire.DefaultMaxConnections,
@@ -120,6 +127,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.hbaFile, "hba-file", "",
 		"pg_hba.conf-like rules, one a line: host|hostssl|hostnossl database user address trust|reject|md5|scram-sha-256; the first match decides, no match is refused (replaces --auth; see docs/security.md)")
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	var err error
+	if cfg.memoryLimit, err = parseSize("--memory-limit", *memLimit); err != nil {
+		return cfg, err
+	}
+	if cfg.queryMemoryLimit, err = parseSize("--query-memory-limit", *queryLimit); err != nil {
 		return cfg, err
 	}
 	if err := cfg.readPassword(); err != nil {

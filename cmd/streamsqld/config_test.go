@@ -250,3 +250,22 @@ func TestHBAFileFlag(t *testing.T) {
 		t.Errorf("bad rule: %v", err)
 	}
 }
+
+func TestMemoryFlags(t *testing.T) {
+	cfg, err := parseFlags(nil, io.Discard)
+	if err != nil || cfg.memoryLimit != 0 || cfg.queryMemoryLimit != 1<<30 {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+	cfg, err = parseFlags([]string{"--memory-limit", "16GB", "--query-memory-limit=512MiB"}, io.Discard)
+	if err != nil || cfg.memoryLimit != 16<<30 || cfg.queryMemoryLimit != 512<<20 {
+		t.Fatalf("explicit: %+v, %v", cfg, err)
+	}
+	if cfg, err := parseFlags([]string{"--memory-limit", "unlimited"}, io.Discard); err != nil || cfg.memoryLimit != -1 {
+		t.Fatalf("unlimited: %+v, %v", cfg, err)
+	}
+	for _, bad := range []string{"lots", "12XB", "10kB", "-5GB"} {
+		if _, err := parseFlags([]string{"--query-memory-limit", bad}, io.Discard); err == nil {
+			t.Errorf("--query-memory-limit %s was accepted", bad)
+		}
+	}
+}

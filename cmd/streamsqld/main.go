@@ -52,7 +52,8 @@ func run(cfg config) error {
 		SubscribeBufferBytes: int64(cfg.subscribeBufferBytes), SubscribeMemoryLimit: int64(cfg.subscribeMemoryLimit),
 		SubscribeSpillBytes: int64(cfg.subscribeSpillLimit), CheckpointInterval: cfg.checkpointInterval,
 		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir,
-		RecoverDamaged: cfg.recoverDamaged, ServerSettings: cfg.serverSettings()}
+		RecoverDamaged: cfg.recoverDamaged, ServerSettings: cfg.serverSettings(),
+		MemoryLimit: cfg.memoryLimit, QueryMemoryLimit: cfg.queryMemoryLimit}
 	for _, p := range []string{cfg.tlsKey, cfg.passwordFile} {
 		if p != "" {
 			ecfg.FileDenyPaths = append(ecfg.FileDenyPaths, p)

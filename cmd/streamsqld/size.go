@@ -51,3 +51,19 @@ func (b byteSize) String() string {
 	}
 	return strconv.FormatInt(n, 10)
 }
+
+// parseSize reads a memory limit flag: a size as byteSize reads it, of at
+// least 1MB, or "auto" (0: the engine's default) or "unlimited" (-1).
+func parseSize(flagName, v string) (int64, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "auto":
+		return 0, nil
+	case "unlimited":
+		return -1, nil
+	}
+	var b byteSize
+	if err := b.Set(v); err != nil || b < 1<<20 {
+		return 0, fmt.Errorf("%s must be a size of at least 1MB such as 512MB or 4GB, auto or unlimited, not %q", flagName, v)
+	}
+	return int64(b), nil
+}

@@ -1,11 +1,13 @@
 package expr
 
 import (
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -113,6 +115,27 @@ func RowKernel(ret types.T, argTypes []types.T, fn func(ctx *Context, args []typ
 	}
 }
 
+// checkBuild checks, before building it, an array of text or bytea values
+// of n bytes in all: against the statement's memory budget, and against
+// Arrow's 32-bit offsets (2 GB per array) even without a budget.
+func checkBuild(ctx *Context, n int64) error {
+	if n > math.MaxInt32 {
+		return membudget.OutOfMemory(n)
+	}
+	return ctx.MemBudget().Check(n)
+}
+
+// valueBytes is the length of a text or bytea value (0 for others).
+func valueBytes(v types.Value) int64 {
+	switch x := v.(type) {
+	case string:
+		return int64(len(x))
+	case []byte:
+		return int64(len(x))
+	}
+	return 0
+}
+
 func rowKernel(mem memory.Allocator, ctx *Context, ret types.T, argTypes []types.T, fn func(ctx *Context, args []types.Value) (types.Value, error), args []arrow.Array, n int) (arrow.Array, error) {
 	out := make([]types.Value, n)
 	row := make([]types.Value, len(args))
@@ -124,6 +147,7 @@ func rowKernel(mem memory.Allocator, ctx *Context, ret types.T, argTypes []types
 		}
 		ts[j] = fitType(a, t)
 	}
+	var built int64 // bytes of text and bytea values built so far
 	for i := 0; i < n; i++ {
 		for j, a := range args {
 			row[j] = valueAt(a, i, ts[j])
@@ -131,6 +155,17 @@ func rowKernel(mem memory.Allocator, ctx *Context, ret types.T, argTypes []types
 		v, err := fn(ctx, row)
 		if err != nil {
 			return nil, err
+		}
+		if sz := valueBytes(v); sz > 0 {
+			if err := membudget.AllocRequest(sz + 4); err != nil {
+				return nil, err
+			}
+			// The batch's values live together until the array is built
+			// (twice: once as Go strings, once in the Arrow buffer).
+			built += sz
+			if err := checkBuild(ctx, 2*built); err != nil {
+				return nil, err
+			}
 		}
 		out[i] = v
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
@@ -60,6 +61,18 @@ type Context struct {
 	// statement reads, all as of one epoch (exec.Context.Views); they ride
 	// here so that nested plans (subqueries) read the same snapshots.
 	Views map[uint32][]arrow.RecordBatch
+	// Budget is the statement's memory budget (nil: unlimited): kernels
+	// that build values check what they build against it, and operators
+	// reserve the state they retain from it (exec/membudget).
+	Budget *membudget.Query
+}
+
+// MemBudget returns the statement's memory budget (nil: unlimited).
+func (c *Context) MemBudget() *membudget.Query {
+	if c == nil {
+		return nil
+	}
+	return c.Budget
 }
 
 // Allocator returns ctx.Mem or the default allocator.

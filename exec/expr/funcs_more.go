@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -137,6 +138,9 @@ func init() {
 		}),
 	)
 	overlay := func(_ *Context, a []types.Value) (types.Value, error) {
+		if err := membudget.AllocRequest(int64(len(s(a, 0))+len(s(a, 1))) + 4); err != nil {
+			return nil, err
+		}
 		src, repl := []rune(s(a, 0)), s(a, 1)
 		start := a[2].(int64)
 		n := int64(len([]rune(repl)))

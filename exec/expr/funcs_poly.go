@@ -4,7 +4,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -90,7 +92,11 @@ func init() {
 			var sb strings.Builder
 			for i, v := range a {
 				if v != nil {
-					sb.WriteString(textOf(ctx, v, ts[i]))
+					t := textOf(ctx, v, ts[i])
+					if err := membudget.StringBuffer(int64(sb.Len()), int64(len(t))); err != nil {
+						return nil, err
+					}
+					sb.WriteString(t)
 				}
 			}
 			return sb.String(), nil
@@ -111,9 +117,18 @@ func init() {
 			}
 			sep := textOf(ctx, a[0], ts[0])
 			var parts []string
+			var have int64
 			for i, v := range a[1:] {
 				if v != nil {
-					parts = append(parts, textOf(ctx, v, ts[i+1]))
+					t := textOf(ctx, v, ts[i+1])
+					if len(parts) > 0 {
+						have += int64(len(sep))
+					}
+					if err := membudget.StringBuffer(have, int64(len(t))); err != nil {
+						return nil, err
+					}
+					have += int64(len(t))
+					parts = append(parts, t)
 				}
 			}
 			return strings.Join(parts, sep), nil
@@ -339,16 +354,43 @@ func regexpReplace(s, pat, repl, flags string) (types.Value, error) {
 		return nil, err
 	}
 	tmpl := pgReplacement(repl)
+	n := 1
 	if global {
-		return re.ReplaceAllString(s, tmpl), nil
+		n = -1
 	}
-	m := re.FindStringSubmatchIndex(s)
-	if m == nil {
+	ms := re.FindAllStringSubmatchIndex(s, n)
+	if ms == nil {
 		return s, nil
 	}
-	var dst []byte
-	dst = re.ExpandString(dst, tmpl, s, m)
-	return s[:m[0]] + string(dst) + s[m[1]:], nil
+	// Built piece by piece, each checked against the largest value
+	// before it is appended (a short pattern and replacement can ask for
+	// far more than the input).
+	var rep []byte
+	var have int64
+	last := 0
+	for _, m := range ms { // measure first
+		if err := membudget.StringBuffer(have, int64(m[0]-last)); err != nil {
+			return nil, err
+		}
+		have += int64(m[0] - last)
+		rep = re.ExpandString(rep[:0], tmpl, s, m)
+		if err := membudget.StringBuffer(have, int64(len(rep))); err != nil {
+			return nil, err
+		}
+		have += int64(len(rep))
+		last = m[1]
+	}
+	if err := membudget.StringBuffer(have, int64(len(s)-last)); err != nil {
+		return nil, err
+	}
+	dst := make([]byte, 0, have+int64(len(s)-last))
+	last = 0
+	for _, m := range ms {
+		dst = append(dst, s[last:m[0]]...)
+		dst = re.ExpandString(dst, tmpl, s, m)
+		last = m[1]
+	}
+	return string(append(dst, s[last:]...)), nil
 }
 
 func regexpMatch(s, pat, flags string) (types.Value, error) {
@@ -428,7 +470,7 @@ func formatSQL(ctx *Context, f string, args []types.Value, ts []types.T) (types.
 		}
 		w := 0
 		for i < len(f) && f[i] >= '0' && f[i] <= '9' {
-			w = w*10 + int(f[i]-'0')
+			w = min(w*10+int(f[i]-'0'), 1<<31)
 			i++
 		}
 		if i >= len(f) {
@@ -461,12 +503,18 @@ func formatSQL(ctx *Context, f string, args []types.Value, ts []types.T) (types.
 			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized format() type specifier \"%c\"", f[i]).
 				WithHint("For a single \"%%\" use \"%%%%\".")
 		}
-		if n := len([]rune(out)); n < w {
+		if n := utf8.RuneCountInString(out); n < w {
+			if err := membudget.StringBuffer(int64(sb.Len()), int64(w-n)); err != nil {
+				return nil, err
+			}
 			if left {
 				out += strings.Repeat(" ", w-n)
 			} else {
 				out = strings.Repeat(" ", w-n) + out
 			}
+		}
+		if err := membudget.StringBuffer(int64(sb.Len()), int64(len(out))); err != nil {
+			return nil, err
 		}
 		sb.WriteString(out)
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -81,27 +82,40 @@ func initcap(s string) string {
 }
 
 // pad is lpad/rpad: fill to n characters, truncating longer input.
-func pad(s string, n int64, fill string, left bool) string {
+func pad(s string, n int64, fill string, left bool) (string, error) {
 	if n <= 0 {
-		return ""
+		return "", nil
 	}
-	rs := []rune(s)
-	if int64(len(rs)) >= n {
-		return string(rs[:n])
+	have := int64(utf8.RuneCountInString(s))
+	// PostgreSQL sizes the result for the widest UTF-8 character first.
+	if size := n; (fill != "" || have >= n) && size > (membudget.MaxAllocSize-4)/utf8.UTFMax {
+		return "", membudget.LengthTooLarge()
+	}
+	if have >= n {
+		i := 0
+		for k := int64(0); k < n; k++ {
+			_, w := utf8.DecodeRuneInString(s[i:])
+			i += w
+		}
+		return s[:i], nil
 	}
 	fr := []rune(fill)
 	if len(fr) == 0 {
-		return s
+		return s, nil
 	}
-	need := int(n) - len(rs)
-	p := make([]rune, need)
-	for i := range p {
-		p[i] = fr[i%len(fr)]
+	need := int(n - have)
+	var sb strings.Builder
+	sb.Grow(len(s) + need*utf8.RuneLen(fr[0]))
+	if !left {
+		sb.WriteString(s)
+	}
+	for i := 0; i < need; i++ {
+		sb.WriteRune(fr[i%len(fr)])
 	}
 	if left {
-		return string(p) + s
+		sb.WriteString(s)
 	}
-	return s + string(p)
+	return sb.String(), nil
 }
 
 func leftRight(s string, n int64, left bool) string {
@@ -252,7 +266,7 @@ func init() {
 			if k <= 0 {
 				return "", nil
 			}
-			if int64(len(s(a, 0)))*k > 1<<30 {
+			if int64(len(s(a, 0)))*k+4 > membudget.MaxAllocSize {
 				return nil, pgerr.New(pgerr.ProgramLimitExceeded, "requested length too large")
 			}
 			return strings.Repeat(s(a, 0), int(k)), nil
@@ -261,6 +275,9 @@ func init() {
 			if s(a, 1) == "" {
 				return s(a, 0), nil
 			}
+			if err := replacedLength(s(a, 0), s(a, 1), s(a, 2)); err != nil {
+				return nil, err
+			}
 			return strings.ReplaceAll(s(a, 0), s(a, 1), s(a, 2)), nil
 		}),
 		rowFn("split_part", TX, []types.T{TX, TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) {
@@ -268,15 +285,18 @@ func init() {
 		}),
 		rowFn("left", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return leftRight(s(a, 0), n(a, 1), true), nil }),
 		rowFn("right", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return leftRight(s(a, 0), n(a, 1), false), nil }),
-		rowFn("lpad", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return pad(s(a, 0), n(a, 1), " ", true), nil }),
-		rowFn("rpad", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return pad(s(a, 0), n(a, 1), " ", false), nil }),
+		rowFn("lpad", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return pad(s(a, 0), n(a, 1), " ", true) }),
+		rowFn("rpad", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return pad(s(a, 0), n(a, 1), " ", false) }),
 		rowFn("lpad", TX, []types.T{TX, I4, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return pad(s(a, 0), n(a, 1), s(a, 2), true), nil
+			return pad(s(a, 0), n(a, 1), s(a, 2), true)
 		}),
 		rowFn("rpad", TX, []types.T{TX, I4, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return pad(s(a, 0), n(a, 1), s(a, 2), false), nil
+			return pad(s(a, 0), n(a, 1), s(a, 2), false)
 		}),
 		rowFn("translate", TX, []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			if int64(len(s(a, 0)))*utf8.UTFMax+4 > membudget.MaxAllocSize {
+				return nil, membudget.LengthTooLarge()
+			}
 			from, to := []rune(s(a, 1)), []rune(s(a, 2))
 			var sb strings.Builder
 			for _, r := range s(a, 0) {
@@ -334,4 +354,28 @@ func init() {
 		}
 		return s(a, 0)[m[0]:m[1]], nil
 	}))
+}
+
+// replacedLength checks, before building it, that replace(s, from, to)
+// stays under the largest value, as PostgreSQL's string buffer does.
+func replacedLength(s, from, to string) error {
+	if from == "" || len(to) <= len(from) {
+		return nil
+	}
+	var have int64
+	for {
+		i := strings.Index(s, from)
+		if i < 0 {
+			return membudget.StringBuffer(have, int64(len(s)))
+		}
+		if err := membudget.StringBuffer(have, int64(i)); err != nil {
+			return err
+		}
+		have += int64(i)
+		if err := membudget.StringBuffer(have, int64(len(to))); err != nil {
+			return err
+		}
+		have += int64(len(to))
+		s = s[i+len(from):]
+	}
 }

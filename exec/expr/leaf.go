@@ -39,6 +39,11 @@ func (e *Const) Type() types.T { return e.T }
 
 // Eval repeats the constant for every row of b.
 func (e *Const) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
+	if sz := valueBytes(e.V); sz > 0 {
+		if err := checkBuild(ctx, sz*b.NumRows()); err != nil {
+			return nil, err
+		}
+	}
 	return constArray(ctx.Allocator(), e.V, e.T, int(b.NumRows()))
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -14,8 +15,21 @@ func concatKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) 
 	x, y := args[0].(*array.String), args[1].(*array.String)
 	b := array.NewStringBuilder(ctx.Allocator())
 	defer b.Release()
+	var total int64
+	for i := 0; i < n; i++ {
+		if !x.IsNull(i) && !y.IsNull(i) {
+			l := int64(len(x.Value(i)) + len(y.Value(i)))
+			if err := membudget.AllocRequest(l + 4); err != nil {
+				return nil, err
+			}
+			total += l
+		}
+	}
+	if err := checkBuild(ctx, total); err != nil {
+		return nil, err
+	}
 	b.Reserve(n)
-	b.ReserveData(len(x.ValueBytes()) + len(y.ValueBytes()))
+	b.ReserveData(int(total))
 	var buf []byte
 	for i := 0; i < n; i++ {
 		if x.IsNull(i) || y.IsNull(i) {
