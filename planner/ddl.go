@@ -44,6 +44,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 	if len(stmt.InhRelations) > 0 || stmt.Partspec != nil || stmt.OfTypename != nil || stmt.Partbound != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "inheritance, partitioning and typed tables are not supported")
 	}
+	if err := tableOptions(b, stmt.Options); err != nil {
+		return nil, err
+	}
 	rel := &catalog.Relation{Schema: createSchema(env, rv), Name: rv.Relname, Kind: catalog.KindTable}
 	var pk []string
 	var pkName string
