@@ -17,6 +17,9 @@ import (
 // (so it is listed as a constraint in pg_constraint, where PostgreSQL lists
 // only the index).
 func (s *Session) execCreateIndex(ctx context.Context, env *planner.Env, idx *pg.IndexStmt) (*Result, error) {
+	if _, err := planner.RelOptions(planner.OptIndex, idx.Options); err != nil {
+		return nil, err
+	}
 	if !idx.Unique {
 		return &Result{Tag: "CREATE INDEX"}, nil
 	}
