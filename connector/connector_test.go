@@ -103,7 +103,7 @@ func TestOpenErrors(t *testing.T) {
 
 func TestDatagen(t *testing.T) {
 	cols := []types.Column{{Name: "id", Type: types.TInt8}, {Name: "c", Type: types.TText}}
-	src, err := Open("DataGen", cols, map[string]string{"rows": "10000", "fields.id.kind": "sequence", "fields.c.values": "x,y"}, "JSON")
+	src, err := Open("DataGen", cols, map[string]string{"rows": "10000", "fields.id.kind": "sequence", "fields.c.values": "x,y"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
