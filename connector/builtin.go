@@ -44,9 +44,23 @@ func (s datagenSource) NewReaderAt(pos []byte, _ ReaderOptions) (Reader, error) 
 // Finite implements Finite: a row count and no pacing.
 func (s datagenSource) Finite() bool { return s.cfg.Limit() >= 0 && s.cfg.RowsPerSecond == 0 }
 
-// openDatagen needs declared columns; FORMAT is accepted and ignored (the
-// rows are generated, not decoded).
-func openDatagen(cols []types.Column, opts map[string]string, _ string) (Source, error) {
+// generatedFormat checks the FORMAT clause of a generator: its rows are
+// generated, not decoded, so only FORMAT PLAIN (RisingWave's spelling for
+// generators) is taken; another format is refused by name, not ignored.
+func generatedFormat(connector, format string) error {
+	if format == "" || strings.EqualFold(format, "PLAIN") {
+		return nil
+	}
+	return pgerr.New(pgerr.InvalidParameterValue, "a %s source cannot read FORMAT %s", connector, format).
+		WithHint("Its rows are generated, not decoded: leave the FORMAT clause out.")
+}
+
+// openDatagen needs declared columns; FORMAT may only be PLAIN (the rows
+// are generated, not decoded).
+func openDatagen(cols []types.Column, opts map[string]string, format string) (Source, error) {
+	if err := generatedFormat("datagen", format); err != nil {
+		return nil, err
+	}
 	if len(cols) == 0 {
 		return nil, pgerr.New(pgerr.InvalidTableDefinition, "a datagen source needs declared columns").
 			WithHint("For example: CREATE SOURCE s (id bigint, v double precision) WITH (connector = 'datagen').")
@@ -82,7 +96,10 @@ func (s nexmarkSource) Finite() bool { return s.cfg.Events > 0 && !s.cfg.Paced }
 // openNexmark requires the table option (a relation has one schema).
 // Declared columns, if any, must be the table's (names and types in order;
 // text is accepted for varchar); FORMAT is ignored.
-func openNexmark(cols []types.Column, opts map[string]string, _ string) (Source, error) {
+func openNexmark(cols []types.Column, opts map[string]string, format string) (Source, error) {
+	if err := generatedFormat("nexmark", format); err != nil {
+		return nil, err
+	}
 	cfg, err := nexmark.ConfigFromOptions(opts)
 	if err != nil {
 		return nil, err

@@ -76,6 +76,19 @@ func TestOpenErrors(t *testing.T) {
 			t.Errorf("Open(%s, %v) = %v (%s), want %s mentioning %s", tc.name, tc.opts, err, pgerr.CodeOf(err), tc.code, tc.msg)
 		}
 	}
+	// A generator's FORMAT: PLAIN (or none) is taken, another refused.
+	for _, c := range []struct {
+		name string
+		cols []types.Column
+		opts map[string]string
+	}{{"datagen", id, nil}, {"nexmark", nil, map[string]string{"table": "bid"}}} {
+		if _, err := Open(c.name, c.cols, c.opts, "JSON"); pgerr.CodeOf(err) != pgerr.InvalidParameterValue || !strings.Contains(err.Error(), "cannot read FORMAT JSON") {
+			t.Errorf("%s FORMAT JSON: %v", c.name, err)
+		}
+		if _, err := Open(c.name, c.cols, c.opts, "PLAIN"); err != nil {
+			t.Errorf("%s FORMAT PLAIN: %v", c.name, err)
+		}
+	}
 	// Declared nexmark columns must be the table's.
 	bad := append([]types.Column(nil), nexmark.PersonColumns...)
 	bad[6] = types.Column{Name: "date_time", Type: types.TTimestampTZ}
@@ -90,7 +103,7 @@ func TestOpenErrors(t *testing.T) {
 
 func TestDatagen(t *testing.T) {
 	cols := []types.Column{{Name: "id", Type: types.TInt8}, {Name: "c", Type: types.TText}}
-	src, err := Open("DataGen", cols, map[string]string{"rows": "10000", "fields.id.kind": "sequence", "fields.c.values": "x,y"}, "JSON")
+	src, err := Open("DataGen", cols, map[string]string{"rows": "10000", "fields.id.kind": "sequence", "fields.c.values": "x,y"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,9 @@ func parseCopyOptions(opts []*pg.Node) (copyOptions, error) {
 		if d == nil {
 			continue
 		}
+		if err := checkCopyOption(d); err != nil {
+			return o, err
+		}
 		val := ""
 		if d.Arg != nil {
 			switch {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	pg "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
@@ -88,4 +90,41 @@ func TestCopyFillsDefaults(t *testing.T) {
 	if got := mustRun(t, s, "SELECT count(*) FROM cpd"); strings.Join(got, "") != "3" {
 		t.Fatalf("rows after the failed COPY: %v", got)
 	}
+}
+
+// TestCopyOptionsRefusedByName: a COPY option is honoured or refused by
+// name, never ignored (PostgreSQL's 42601 for an unknown one).
+func TestCopyOptionsRefusedByName(t *testing.T) {
+	for _, c := range []struct {
+		opts string
+		code pgerr.Code
+		msg  string
+	}{
+		{"(bogus 1)", pgerr.SyntaxError, `option "bogus" not recognized`},
+		{"(FORMAT csv, FORCE_QUOTE (a))", pgerr.FeatureNotSupported, "COPY option FORCE_QUOTE is not supported"},
+		{"(FREEZE)", pgerr.FeatureNotSupported, "COPY option FREEZE is not supported"},
+		{"(ENCODING 'LATIN1')", pgerr.FeatureNotSupported, "COPY option ENCODING LATIN1 is not supported: COPY reads and writes UTF8"},
+		{"(ENCODING 'UTF8')", "", ""},
+		{"(FORMAT csv, HEADER true)", "", ""},
+	} {
+		_, err := parseCopyOptions(copyOpts(t, "COPY x TO STDOUT "+c.opts))
+		if c.code == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.opts, err)
+			}
+			continue
+		}
+		if e := pgerr.As(err); e == nil || e.Code != c.code || e.Message != c.msg {
+			t.Errorf("%s: %v, want %s %s", c.opts, err, c.code, c.msg)
+		}
+	}
+}
+
+func copyOpts(t *testing.T, q string) []*pg.Node {
+	t.Helper()
+	stmts, err := sql.Parse(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stmts[0].AST.GetCopyStmt().Options
 }

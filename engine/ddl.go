@@ -33,6 +33,9 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 	if c.Objtype == pg.ObjectType_OBJECT_MATVIEW {
 		return s.execCreateMatView(ctx, env, c)
 	}
+	if _, err := planner.RelOptions(planner.OptTable, c.Into.Options); err != nil {
+		return nil, err
+	}
 	q, err := planner.PlanSelect(env, c.Query)
 	if err != nil {
 		return nil, err
@@ -104,10 +107,8 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 
 // explain plans the statement under EXPLAIN and renders its plan.
 func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
-	for _, o := range e.Options {
-		if d := o.GetDefElem(); d != nil && d.Defname == "analyze" {
-			return "", pgerr.Unsupported("EXPLAIN ANALYZE is not supported yet")
-		}
+	if err := explainOptions(e.Options); err != nil {
+		return "", err
 	}
 	switch n := e.Query.Node.(type) {
 	case *pg.Node_SelectStmt:

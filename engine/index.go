@@ -23,6 +23,9 @@ func (s *Session) execCreateIndex(ctx context.Context, env *planner.Env, idx *pg
 			return nil, err
 		}
 	}
+	if _, err := planner.RelOptions(planner.OptIndex, idx.Options); err != nil {
+		return nil, err
+	}
 	if !idx.Unique {
 		return &Result{Tag: "CREATE INDEX"}, nil
 	}

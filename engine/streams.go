@@ -323,6 +323,9 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if s.tx != 'I' {
 		return nil, pgerr.New(pgerr.ActiveSQLTransaction, "CREATE MATERIALIZED VIEW cannot run inside a transaction block")
 	}
+	if _, err := planner.RelOptions(planner.OptMatView, c.Into.Options); err != nil {
+		return nil, err
+	}
 	env.Streams = flowStreams{s.eng}
 	q, err := planner.PlanStream(env, c.Query)
 	if err != nil {
@@ -497,6 +500,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 
 // explainMatView renders the streaming plan of a CREATE MATERIALIZED VIEW.
 func explainMatView(env *planner.Env, c *pg.CreateTableAsStmt) (string, error) {
+	if _, err := planner.RelOptions(planner.OptMatView, c.Into.Options); err != nil {
+		return "", err
+	}
 	q, err := planner.PlanStream(env, c.Query)
 	if err != nil {
 		return "", err

@@ -44,6 +44,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 	if len(stmt.InhRelations) > 0 || stmt.Partspec != nil || stmt.OfTypename != nil || stmt.Partbound != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "inheritance, partitioning and typed tables are not supported")
 	}
+	if err := relOptions(b, OptTable, stmt.Options); err != nil {
+		return nil, err
+	}
 	rel := &catalog.Relation{Schema: createSchema(env, rv), Name: rv.Relname, Kind: catalog.KindTable}
 	var pk []string
 	var pkName string
@@ -189,6 +192,9 @@ func viewDef(env *Env, stmt *pg.ViewStmt, source string) (*catalog.Relation, []u
 	b := newBinder(env)
 	if b.src == "" {
 		b.src = source
+	}
+	if err := relOptions(b, OptView, stmt.Options); err != nil {
+		return nil, nil, err
 	}
 	if stmt.WithCheckOption != pg.ViewCheckOption_NO_CHECK_OPTION && stmt.WithCheckOption != pg.ViewCheckOption_VIEW_CHECK_OPTION_UNDEFINED {
 		return nil, nil, b.newErr(pgerr.FeatureNotSupported, stmt.View.Location, "WITH CHECK OPTION is not supported")

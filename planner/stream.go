@@ -77,6 +77,9 @@ func PlanStream(env *Env, stmt *pg.Node) (q *StreamQuery, err error) {
 	if err := s.checkEmit(env, plan); err != nil {
 		return nil, err
 	}
+	if err := s.checkWindowMarks(env, root.node); err != nil {
+		return nil, err
+	}
 	cols := append([]types.Column(nil), root.node.Columns()...)
 	for i, id := range ids {
 		cols[i].Name = b.cols[id].name

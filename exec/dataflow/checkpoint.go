@@ -68,6 +68,10 @@ type jobMeta struct {
 	// source without positions): the job is then rebuilt at recovery.
 	Resumable bool       `json:"resumable"`
 	Roots     []rootMeta `json:"roots"`
+	// Marks are the view's output watermarks as of the checkpoint's
+	// epoch: a resumed view reports them (streamsql_views) and hands them
+	// to the views that read it, as before the restart.
+	Marks []stream.Watermark `json:"marks,omitempty"`
 }
 
 // rootMeta is a root reader's position at the cut, in the job's root order.
@@ -129,6 +133,7 @@ type ckptRun struct {
 
 	mu     sync.Mutex
 	roots  map[*root]rootMeta
+	marks  map[uint32][]stream.Watermark // per job, at the epoch
 	failed error
 }
 
@@ -361,6 +366,7 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 			}
 			jm.Roots = append(jm.Roots, rm)
 		}
+		jm.Marks = run.marks[id]
 		meta.Jobs = append(meta.Jobs, jm)
 	}
 	run.mu.Unlock()
@@ -440,6 +446,23 @@ func (rt *Runtime) recordRoot(epoch uint64, r *root, rm rootMeta) {
 	}
 	run.mu.Lock()
 	run.roots[r] = rm
+	run.mu.Unlock()
+}
+
+// recordMarks notes a job's output watermarks as of checkpoint epoch.
+func (rt *Runtime) recordMarks(epoch uint64, id uint32, marks []stream.Watermark) {
+	if rt.ck == nil || len(marks) == 0 {
+		return
+	}
+	run := rt.ck.current()
+	if run == nil || run.epoch != epoch {
+		return
+	}
+	run.mu.Lock()
+	if run.marks == nil {
+		run.marks = map[uint32][]stream.Watermark{}
+	}
+	run.marks[id] = marks
 	run.mu.Unlock()
 }
 

@@ -182,6 +182,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	j.delivered = rt.epoch
 	if ri != nil {
 		j.resumed = true
+		j.marks.restore(ri.meta.Marks)
 		j.done.Store(ri.epoch)
 		j.delivered = ri.epoch
 	}
@@ -392,6 +393,9 @@ func (j *Job) onEpoch(e uint64, changes *stream.Chunk) {
 		}
 	}
 	marks := j.marks.commit(e)
+	if j.rt.isCheckpoint(e) {
+		j.rt.recordMarks(e, j.spec.ID, j.marks.all())
+	}
 	j.subMu.Lock()
 	clientChanges, toClients := j.logEpoch(e, changes)
 	live := j.subs[:0]

@@ -85,6 +85,20 @@ func (m *markState) commit(e uint64) []stream.Watermark {
 	return out
 }
 
+// restore sets the committed watermarks of a resumed view (its
+// checkpoint's), as already sent: downstream views resumed from the same
+// checkpoint have them too.
+func (m *markState) restore(marks []stream.Watermark) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, w := range marks {
+		if m.cur == nil {
+			m.cur, m.sent = map[int]int64{}, map[int]int64{}
+		}
+		m.cur[w.Col], m.sent[w.Col] = w.Value, w.Value
+	}
+}
+
 // all returns the committed watermarks in column order.
 func (m *markState) all() []stream.Watermark {
 	m.mu.Lock()

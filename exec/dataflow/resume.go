@@ -1,8 +1,6 @@
 package dataflow
 
 import (
-	"math"
-
 	"github.com/streamsql/streamsql/exec/stream"
 )
 
@@ -141,8 +139,7 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 func (ri *resumeInputs) applyWM(w *wmTracker) {
 	rm := ri.wms[ri.nr]
 	ri.nr++
-	if w != nil && rm.HasW {
-		w.cur = rm.WM
-		w.sent = math.MinInt64
+	if rm.HasW {
+		w.restore(rm.WM)
 	}
 }

@@ -388,6 +388,11 @@ func (rt *Runtime) Close() {
 	rt.jobs = map[uint32]*Job{}
 	rt.mu.Unlock()
 	close(rt.stop)
+	// Every job is marked stopped before any stops: a view over a view
+	// whose upstream stops first must not take that for a failure.
+	for _, j := range jobs {
+		j.stopped.Store(true)
+	}
 	for _, j := range jobs {
 		j.stop(errStopped)
 	}

@@ -19,8 +19,11 @@ import (
 // delivered no rows for that long moves the watermark on by the processing
 // time elapsed since its last row (checked at every barrier), so windows
 // close while the input is silent. A reader that has not seen a row yet has
-// no watermark and does not advance it when idle. Owned by the reader's
-// goroutine.
+// no watermark and does not advance it when idle. A resumed reader
+// (restore) has the checkpoint's watermark and counts its idle time from
+// the restart: processing time is the clock's after a restart, so the time
+// of a row before it is not known (and the zero time would make every idle
+// step jump to the year 2262). Owned by the reader's goroutine.
 type wmTracker struct {
 	spec  *stream.ScanWatermark
 	ectx  *expr.Context
@@ -96,9 +99,25 @@ func (w *wmTracker) observe(rec arrow.RecordBatch) {
 	w.atLast = w.cur
 }
 
+// restore gives a resumed reader the checkpoint's watermark, to be sent
+// again; its idle time counts from now (the restart).
+func (w *wmTracker) restore(wm int64) {
+	if w == nil {
+		return
+	}
+	w.cur, w.atLast, w.sent = wm, wm, math.MinInt64
+	w.lastRow = w.clock.Now()
+}
+
 // idle advances the watermark of an input idle for the timeout or longer.
 func (w *wmTracker) idle() {
 	if w == nil || w.spec.IdleTimeout <= 0 || w.cur == math.MinInt64 {
+		return
+	}
+	if w.lastRow.IsZero() {
+		// A watermark without a last row's time (never, since restore sets
+		// it): count from now rather than from the year 1.
+		w.lastRow, w.atLast = w.clock.Now(), w.cur
 		return
 	}
 	el := w.clock.Now().Sub(w.lastRow)
