@@ -101,6 +101,8 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return &Result{Tag: "ANALYZE"}, nil
 	case *pg.Node_CheckPointStmt:
 		return s.execCheckpoint(ctx)
+	case *pg.Node_RefreshMatViewStmt:
+		return s.execRefresh(ctx, n.RefreshMatViewStmt) // refresh.go
 	}
 	return nil, pgerr.Unsupported("statement %q is not supported yet", firstWords(stmt.Text()))
 }
