@@ -289,6 +289,19 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		kind, tag = catalog.KindView, "DROP VIEW"
 	case pg.ObjectType_OBJECT_MATVIEW:
 		kind, tag = catalog.KindMatView, "DROP MATERIALIZED VIEW"
+	case pg.ObjectType_OBJECT_FOREIGN_TABLE: // psql shows sources as foreign tables
+		names := make([]string, 0, len(d.Objects))
+		for _, o := range d.Objects {
+			schema, name, err := qualifiedName(o)
+			if err != nil {
+				return nil, err
+			}
+			if schema != "" {
+				name = schema + "." + name
+			}
+			names = append(names, name)
+		}
+		return s.dropSources(names, d.MissingOk, cascade, "DROP FOREIGN TABLE")
 	case pg.ObjectType_OBJECT_INDEX:
 		return &Result{Tag: "DROP INDEX"}, nil // indexes are not built, see CREATE INDEX
 	case pg.ObjectType_OBJECT_SCHEMA:
