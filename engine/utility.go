@@ -151,7 +151,7 @@ func (s *Session) execTransaction(ctx context.Context, t *pg.TransactionStmt) (*
 		return &Result{Tag: "ROLLBACK"}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg.TransactionStmtKind_TRANS_STMT_RELEASE,
 		pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		return nil, pgerr.Unsupported("savepoints are not supported")
+		return s.execSavepoint(t) // savepoint.go
 	}
 	return nil, pgerr.Unsupported("two-phase commit is not supported")
 }
@@ -165,7 +165,7 @@ func (s *Session) endTx(commit bool, ctx context.Context) (err error) {
 		commit = err == nil
 	}
 	stx := s.stx
-	s.tx, s.stx = 'I', nil
+	s.tx, s.stx, s.savepoints = 'I', nil, nil
 	if stx != nil {
 		if commit {
 			err = stx.Commit(ctx)
