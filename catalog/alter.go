@@ -99,7 +99,14 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 	if cur.byOID[old.OID] != old {
 		return nil, errConcurrentDDL(old.Name)
 	}
-	if old.Kind != KindTable && old.Kind != KindView {
+	switch old.Kind {
+	case KindTable, KindView:
+	case KindMatView, KindSource:
+		// Only renamed: the job (by OID) and the definition stay.
+		if spec.Convert != nil || !sameColumns(old.Columns, spec.New.Columns) {
+			return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a table or view", old.Name)
+		}
+	default:
 		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a table or view", old.Name)
 	}
 	var deps []uint32
@@ -271,3 +278,16 @@ func sameSet(a, b []uint32) bool {
 // compare equal (==) only if no DDL was published in between. Sessions use
 // it to re-plan prepared statements after DDL.
 func (c *Catalog) Generation() any { return c.snap() }
+
+// sameColumns reports whether two column lists are equal in names and types.
+func sameColumns(a, b []Column) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || !a[i].Type.Equal(b[i].Type) {
+			return false
+		}
+	}
+	return true
+}

@@ -48,6 +48,12 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 		if r.RenameType == pg.ObjectType_OBJECT_VIEW || (r.RenameType == pg.ObjectType_OBJECT_COLUMN && r.RelationType == pg.ObjectType_OBJECT_VIEW) {
 			tag = "ALTER VIEW"
 		}
+		switch r.RenameType {
+		case pg.ObjectType_OBJECT_MATVIEW:
+			tag = "ALTER MATERIALIZED VIEW"
+		case pg.ObjectType_OBJECT_FOREIGN_TABLE:
+			tag = "ALTER FOREIGN TABLE"
+		}
 		a, err = planner.PlanRename(env, r)
 	default:
 		return nil, fmt.Errorf("engine: execAlter of %T", node.Node)
@@ -82,8 +88,13 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 			return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
 		}
 	}
-	stopped := s.eng.stopViewsOn(a.Old.OID) // their table feeds would end
-	defer s.eng.restartViews(stopped)
+	if a.Old.Kind == catalog.KindTable || a.Exprs != nil {
+		// A table's feeds end when its log is rewritten; the materialized
+		// views reading it are rebuilt. A view, materialized view or source
+		// only renamed keeps its jobs (by OID) running.
+		stopped := s.eng.stopViewsOn(a.Old.OID)
+		defer s.eng.restartViews(stopped)
+	}
 	s.eng.layout.Lock()
 	_, err = cat.AlterTable(ctx, spec)
 	if err == nil {

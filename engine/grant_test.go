@@ -151,6 +151,8 @@ func TestTablePrivileges(t *testing.T) {
 	// Materialized views, subscriptions and the other DDL.
 	mustRun(t, alice, "CREATE MATERIALIZED VIEW mv AS SELECT a FROM t")
 	denied(t, bob, "SELECT * FROM mv", "permission denied for materialized view mv")
+	denied(t, bob, "REFRESH MATERIALIZED VIEW mv", "must be owner of materialized view mv")
+	denied(t, bob, "ALTER MATERIALIZED VIEW mv RENAME TO mv2", "must be owner of materialized view mv")
 	_, err := execOne(t, bob, "SUBSCRIBE TO mv")
 	wantErr(t, err, pgerr.InsufficientPrivilege, "permission denied for materialized view mv")
 	_, err = execOne(t, bob, "SUBSCRIBE (SELECT a FROM t)")
@@ -278,6 +280,8 @@ func TestSourcePrivileges(t *testing.T) {
 	q := "CREATE MATERIALIZED VIEW n AS SELECT count(*) FROM bid"
 	denied(t, bob, q, "permission denied for source bid")
 	denied(t, bob, "DROP SOURCE bid", "must be owner of source bid")
+	denied(t, bob, "DROP FOREIGN TABLE bid", "must be owner of source bid")
+	denied(t, bob, "ALTER SOURCE bid RENAME TO bid2", "must be owner of source bid")
 	denied(t, bob, "ALTER FOREIGN TABLE bid OWNER TO bob", "must be owner of source bid")
 	mustRun(t, alice, "GRANT SELECT ON bid TO bob")
 	mustRun(t, bob, q)

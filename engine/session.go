@@ -34,6 +34,8 @@ type Session struct {
 	// the block writes through it, scans read through it, and COMMIT makes
 	// its writes durable and visible (docs/transactions.md).
 	stx *storage.Tx
+	// savepoints are the block's SAVEPOINTs, oldest first (savepoint.go).
+	savepoints []savepoint
 	// prepared holds the statements of SQL PREPARE, by name.
 	prepared map[string]*Prepared
 	// cursors holds the open SQL cursors (DECLARE), by name (cursor.go).

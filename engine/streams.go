@@ -485,15 +485,11 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		res, err := s.execCreateSource(env, stmt)
 		return res, true, err
 	case sql.KindDropSource:
-		if err := s.checkOwnerByName("", x.Drop.Name, catalog.KindSource); err != nil { // grant.go
-			return nil, true, err
-		}
-		notice, err := s.eng.cat.Drop(catalog.KindSource, "", x.Drop.Name, x.Drop.IfExists, x.Drop.Cascade, s.set.searchPath())
-		s.eng.stopDroppedJobs()
-		if err != nil {
-			return nil, true, err
-		}
-		return &Result{Tag: "DROP SOURCE", Notices: appendNotice(nil, notice)}, true, nil
+		res, err := s.dropSources(x.Drop.Names, x.Drop.IfExists, x.Drop.Cascade, "DROP SOURCE")
+		return res, true, err
+	case sql.KindAlterSource:
+		res, err := s.execAlterSource(ctx, env, x.AlterSource)
+		return res, true, err
 	}
 	return nil, false, nil
 }

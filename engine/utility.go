@@ -122,6 +122,8 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return &Result{Tag: "ANALYZE"}, nil
 	case *pg.Node_CheckPointStmt:
 		return s.execCheckpoint(ctx)
+	case *pg.Node_RefreshMatViewStmt:
+		return s.execRefresh(ctx, n.RefreshMatViewStmt) // refresh.go
 	}
 	return nil, pgerr.Unsupported("statement %q is not supported yet", firstWords(stmt.Text()))
 }
@@ -170,7 +172,7 @@ func (s *Session) execTransaction(ctx context.Context, t *pg.TransactionStmt) (*
 		return &Result{Tag: "ROLLBACK"}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg.TransactionStmtKind_TRANS_STMT_RELEASE,
 		pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		return nil, pgerr.Unsupported("savepoints are not supported")
+		return s.execSavepoint(t) // savepoint.go
 	}
 	return nil, pgerr.Unsupported("two-phase commit is not supported")
 }
@@ -184,7 +186,7 @@ func (s *Session) endTx(commit bool, ctx context.Context) (err error) {
 		commit = err == nil
 	}
 	stx := s.stx
-	s.tx, s.stx = 'I', nil
+	s.tx, s.stx, s.savepoints = 'I', nil, nil
 	if stx != nil {
 		if commit {
 			err = stx.Commit(ctx)
@@ -308,6 +310,19 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		kind, tag = catalog.KindView, "DROP VIEW"
 	case pg.ObjectType_OBJECT_MATVIEW:
 		kind, tag = catalog.KindMatView, "DROP MATERIALIZED VIEW"
+	case pg.ObjectType_OBJECT_FOREIGN_TABLE: // psql shows sources as foreign tables
+		names := make([]string, 0, len(d.Objects))
+		for _, o := range d.Objects {
+			schema, name, err := qualifiedName(o)
+			if err != nil {
+				return nil, err
+			}
+			if schema != "" {
+				name = schema + "." + name
+			}
+			names = append(names, name)
+		}
+		return s.dropSources(names, d.MissingOk, cascade, "DROP FOREIGN TABLE")
 	case pg.ObjectType_OBJECT_INDEX:
 		return &Result{Tag: "DROP INDEX"}, nil // indexes are not built, see CREATE INDEX
 	case pg.ObjectType_OBJECT_SCHEMA:

@@ -88,8 +88,14 @@ func PlanAlterTable(env *Env, stmt *pg.AlterTableStmt) (*Alter, error) {
 func PlanRename(env *Env, stmt *pg.RenameStmt) (*Alter, error) {
 	switch stmt.RenameType {
 	case pg.ObjectType_OBJECT_TABLE, pg.ObjectType_OBJECT_VIEW, pg.ObjectType_OBJECT_COLUMN:
+	case pg.ObjectType_OBJECT_MATVIEW, pg.ObjectType_OBJECT_FOREIGN_TABLE:
 	default:
 		return nil, pgerr.Unsupported("ALTER ... RENAME of %s is not supported", strings.ToLower(strings.TrimPrefix(stmt.RenameType.String(), "OBJECT_")))
+	}
+	if stmt.RenameType != pg.ObjectType_OBJECT_COLUMN {
+		if a, err := renameStreaming(env, stmt); a != nil || err != nil {
+			return a, err
+		}
 	}
 	a, err := startAlter(env, stmt.Relation, stmt.MissingOk)
 	if a == nil || err != nil {
@@ -140,6 +146,8 @@ func kindName(k catalog.RelKind) string {
 		return "view"
 	case catalog.KindMatView:
 		return "materialized view"
+	case catalog.KindSource:
+		return "source"
 	}
 	return "table"
 }
@@ -655,6 +663,7 @@ func viewStillBinds(env *Env, v *catalog.Relation) bool {
 		return false
 	}
 	b := newBinder(env)
+	b.stream = v.Kind == catalog.KindMatView // it may read sources
 	plan, err := b.query(stmts[0].AST, nil, nil, false)
 	if err != nil {
 		return false

@@ -162,7 +162,11 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 		}
 	case catalog.KindSource:
 		if !b.stream {
-			return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "cannot read source \"%s\" in a batch query; create a materialized view over it", rel.Name)
+			plan, err := b.sourceRows(rel, rv.Location)
+			if err != nil {
+				return nil, nil, err
+			}
+			return relItem(b.aliased(plan, alias, rv.Alias))
 		}
 	}
 	tbl := b.env.Catalog.Table(rel.OID)

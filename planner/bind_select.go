@@ -159,7 +159,11 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 	var err error
 	if len(s.FromClause) > 0 {
 		l.clause = inJoin
-		if plan, err = b.from(l, s.FromClause); err != nil {
+		saved := b.sourceLimit
+		b.sourceLimit = sourceLimitOf(s)
+		plan, err = b.from(l, s.FromClause)
+		b.sourceLimit = saved
+		if err != nil {
 			return nil, err
 		}
 	} else {

@@ -29,6 +29,10 @@ type binder struct {
 	// matviews lists the materialized views the statement reads, at any
 	// depth (through plain views too).
 	matviews []uint32
+	// sourceLimit is, while the FROM clause of a SELECT of the form
+	// SELECT ... FROM one_item [LIMIT n [OFFSET m]] is bound, n+m: the rows
+	// a batch read of a source named there may stop after (-1: none).
+	sourceLimit int64
 	// loc remembers the source location of bound column references, for
 	// grouping errors.
 	loc map[expr.Expr]int32
@@ -77,7 +81,7 @@ func (b *binder) passOrigin(id int, e expr.Expr) {
 }
 
 func newBinder(env *Env) *binder {
-	b := &binder{env: env, deps: map[uint32]bool{}, loc: map[expr.Expr]int32{}, defs: map[int]expr.Expr{}, grouped: map[int]int{}}
+	b := &binder{env: env, deps: map[uint32]bool{}, loc: map[expr.Expr]int32{}, defs: map[int]expr.Expr{}, grouped: map[int]int{}, sourceLimit: -1}
 	if env != nil {
 		b.src = env.Source
 		b.params = append(b.params, env.Params...)

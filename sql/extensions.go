@@ -18,9 +18,10 @@ const (
 	KindCreateSink   Kind = "CREATE SINK"   // see Extensions.Sink
 	KindSubscribe    Kind = "SUBSCRIBE"     // see Extensions.Subscribe
 	KindFlush        Kind = "FLUSH"
-	KindShow         Kind = "SHOW"        // see Extensions.Show
-	KindDropSource   Kind = "DROP SOURCE" // see Extensions.Drop
-	KindDropSink     Kind = "DROP SINK"   // see Extensions.Drop
+	KindShow         Kind = "SHOW"         // see Extensions.Show
+	KindDropSource   Kind = "DROP SOURCE"  // see Extensions.Drop
+	KindDropSink     Kind = "DROP SINK"    // see Extensions.Drop
+	KindAlterSource  Kind = "ALTER SOURCE" // see Extensions.AlterSource
 	// KindAdvanceClock is ADVANCE CLOCK BY interval (see Extensions.Advance):
 	// moves a server's manual clock forward.
 	KindAdvanceClock Kind = "ADVANCE CLOCK"
@@ -64,6 +65,9 @@ type Extensions struct {
 	Drop *Drop
 	// Advance is the interval of ADVANCE CLOCK BY (Kind == KindAdvanceClock).
 	Advance Interval
+	// AlterSource is ALTER SOURCE parsed as ALTER TABLE (a RenameStmt or
+	// an AlterTableStmt; Kind == KindAlterSource).
+	AlterSource *pg.Node
 }
 
 // Option is one "key = value" of a WITH (...) list. Key is lower-cased (dots
@@ -213,12 +217,16 @@ type Subscribe struct {
 	Emit *Emit
 }
 
-// Drop is DROP SOURCE | SINK [IF EXISTS] name [CASCADE | RESTRICT].
+// Drop is DROP SOURCE | SINK [IF EXISTS] name [, ...] [CASCADE | RESTRICT].
 type Drop struct {
-	Name     string
-	NamePos  int
-	IfExists bool
-	Cascade  bool
+	Name    string // the first name
+	NamePos int
+	// Names are every name in order (Names[0] == Name), NamePositions
+	// their offsets.
+	Names         []string
+	NamePositions []int
+	IfExists      bool
+	Cascade       bool
 }
 
 // adopt moves what PostgreSQL parsed of a streamsql-only statement into e.
@@ -226,6 +234,8 @@ func (e *Extensions) adopt(ast *pg.Node) {
 	switch {
 	case e.Source != nil:
 		e.Source.Stmt = ast.GetCreateStmt()
+	case e.Kind == KindAlterSource:
+		e.AlterSource = ast
 	case e.Sink != nil:
 		e.Sink.Stmt = ast
 	case e.Subscribe != nil:

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -283,13 +284,23 @@ func TestStandaloneStatements(t *testing.T) {
 		{"SHOW MATERIALIZED VIEWS", KindShow, "MATERIALIZED VIEWS", Drop{}},
 		{"DROP SOURCE IF EXISTS s.\"Src\" CASCADE", KindDropSource, "", Drop{Name: "s.Src", NamePos: 22, IfExists: true, Cascade: true}},
 		{"drop sink k", KindDropSink, "", Drop{Name: "k", NamePos: 10}},
+		{"DROP SOURCE a, B ,c", KindDropSource, "", Drop{Name: "a", NamePos: 12, Names: []string{"a", "b", "c"}, NamePositions: []int{12, 15, 18}}},
 	} {
 		st := parseOne(t, " "+tc.q+" ")
 		if st.AST != nil || st.Ext == nil || st.Ext.Kind != tc.kind || st.Ext.Show != tc.show || st.Text() != tc.q {
 			t.Errorf("%q: %+v ext %+v", tc.q, st, st.Ext)
 			continue
 		}
-		if tc.drop.Name != "" && *st.Ext.Drop != (Drop{Name: tc.drop.Name, NamePos: tc.drop.NamePos + 1, IfExists: tc.drop.IfExists, Cascade: tc.drop.Cascade}) {
+		if tc.drop.Names == nil {
+			tc.drop.Names, tc.drop.NamePositions = []string{tc.drop.Name}, []int{tc.drop.NamePos}
+		}
+		want := tc.drop
+		want.NamePos++
+		want.NamePositions = nil
+		for _, p := range tc.drop.NamePositions {
+			want.NamePositions = append(want.NamePositions, p+1)
+		}
+		if tc.drop.Name != "" && !reflect.DeepEqual(*st.Ext.Drop, want) {
 			t.Errorf("%q: drop %+v", tc.q, st.Ext.Drop)
 		}
 	}

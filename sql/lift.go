@@ -66,6 +66,8 @@ func (l *lifter) statement() (ext *Extensions, standalone bool, err error) {
 			return nil, false, err
 		}
 		return l.ext, true, nil
+	case l.is(0, "ALTER") && l.is(1, "SOURCE"):
+		l.alterSource()
 	case l.is(0, "CREATE") && l.is(1, "SOURCE"):
 		err = l.createSource()
 	case l.is(0, "CREATE") && l.is(1, "SINK"):

@@ -13,7 +13,7 @@ func (l *lifter) showWhat() string {
 	return ""
 }
 
-// drop lifts DROP SOURCE | SINK [IF EXISTS] name [CASCADE | RESTRICT].
+// drop lifts DROP SOURCE | SINK [IF EXISTS] name [, ...] [CASCADE | RESTRICT].
 func (l *lifter) drop() error {
 	d := &Drop{}
 	kind := KindDropSource
@@ -24,11 +24,20 @@ func (l *lifter) drop() error {
 	if l.is(i, "IF") && l.is(i+1, "EXISTS") {
 		d.IfExists, i = true, i+2
 	}
-	name, next, ok := l.name(i)
-	if !ok {
-		return l.errAt(i)
+	for {
+		name, next, ok := l.name(i)
+		if !ok {
+			return l.errAt(i)
+		}
+		if d.Name == "" {
+			d.Name, d.NamePos = name, l.toks[i].start
+		}
+		d.Names, d.NamePositions, i = append(d.Names, name), append(d.NamePositions, l.toks[i].start), next
+		if !l.punct(i, ',') {
+			break
+		}
+		i++
 	}
-	d.Name, d.NamePos, i = name, l.toks[i].start, next
 	if l.is(i, "CASCADE") || l.is(i, "RESTRICT") {
 		d.Cascade, i = l.is(i, "CASCADE"), i+1
 	}
@@ -316,4 +325,12 @@ func (l *lifter) structs(a, b int) {
 			}
 		}
 	}
+}
+
+// alterSource lifts ALTER SOURCE: PostgreSQL parses it as ALTER TABLE
+// ("SOURCE" becomes "TABLE ", of the same length) and the engine applies it
+// to sources only (Kind == KindAlterSource, the statement in AlterSource).
+func (l *lifter) alterSource() {
+	l.write(l.toks[1].start, "TABLE ")
+	l.extensions().Kind = KindAlterSource
 }

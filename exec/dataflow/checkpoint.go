@@ -467,12 +467,21 @@ func (rt *Runtime) recordMarks(epoch uint64, id uint32, marks []stream.Watermark
 }
 
 // fingerprint identifies a plan's shape: its operators' EXPLAIN lines in
-// preorder with their depth. A job resumes only into the same plan.
+// preorder with their depth. A job resumes only into the same plan. A scan
+// is identified by its relation's OID, not its name, so that renaming a
+// table, source or materialized view (ALTER ... RENAME TO) does not make the
+// views reading it start over.
 func fingerprint(n stream.Node) string {
 	var b strings.Builder
 	var walk func(n stream.Node, depth int)
 	walk = func(n stream.Node, depth int) {
-		fmt.Fprintf(&b, "%d %T %s\n", depth, n, n.Explain())
+		line := n.Explain()
+		if s, ok := n.(*stream.Scan); ok {
+			byOID := *s
+			byOID.Name = fmt.Sprintf("oid %d", s.Rel)
+			line = byOID.Explain()
+		}
+		fmt.Fprintf(&b, "%d %T %s\n", depth, n, line)
 		for _, in := range n.Inputs() {
 			walk(in, depth+1)
 		}
