@@ -129,12 +129,15 @@ type CopyIn interface {
 type CopyOut struct {
 	Columns   []types.Column
 	Rows      exec.Iterator
-	Format    string // "text" or "csv"
+	Format    string // "text", "csv" or "binary"
 	Delimiter string // default "\t" (text) or "," (csv)
 	Null      string // default `\N` (text) or "" (csv)
 	Header    bool
 	Quote     string // csv quote, default `"`
 	Escape    string // csv escape, default = Quote
+	// ForceQuote (csv, FORCE_QUOTE) quotes every non-NULL value of the
+	// columns it flags; nil flags none.
+	ForceQuote []bool
 }
 
 // TxStatus is ReadyForQuery's status byte: 'I' idle, 'T' in a transaction
