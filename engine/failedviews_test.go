@@ -165,3 +165,31 @@ func TestFailedViewKeepsRowsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFollowedFileTruncated: a followed file truncated in place (logrotate's
+// copytruncate) no longer fails its view: the source reads it again from
+// its start, the event is counted in streamsql_views.row_errors and named
+// in last_error, and the view keeps running with its rows.
+func TestFollowedFileTruncated(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	path := filepath.Join(t.TempDir(), "events.csv")
+	if err := os.WriteFile(path, []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "CREATE SOURCE f (line text) WITH (connector = 'file', path = '"+path+"', follow = 'true', delimiter = '|') FORMAT CSV")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW fv AS SELECT count(*) AS n FROM f")
+	waitFor(t, s, "SELECT n FROM fv", "2")
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, "SELECT status, row_errors, last_error LIKE '%was truncated from 4 to 0 bytes while followed: reading it again from its start' FROM streamsql_views WHERE viewname = 'fv'", "running|1|t")
+	if err := os.WriteFile(path, []byte("c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, "SELECT n FROM fv", "3")
+	rows, notices, err := query(t, s, "SELECT n FROM fv")
+	if err != nil || strings.Join(rows, ",") != "3" || len(notices) != 0 {
+		t.Fatalf("fv: %v %v %v", rows, notices, err)
+	}
+}
