@@ -42,6 +42,10 @@ type Config struct {
 	// Checkpoints are taken on the barrier ticker, so with a negative
 	// BarrierInterval only CHECKPOINT takes one either.
 	CheckpointInterval time.Duration
+	// ViewRetryInterval is how often a failed materialized view whose
+	// sources open again is restarted by itself (0: 10 s; negative: never,
+	// only ALTER MATERIALIZED VIEW ... RESUME restarts it).
+	ViewRetryInterval time.Duration
 	// NoCheckpoints turns checkpoints off: views are rebuilt from their
 	// inputs at every start.
 	NoCheckpoints bool

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgerr"
@@ -66,28 +68,112 @@ func (s *Session) execResume(ctx context.Context, d *sql.Drop) (*Result, error) 
 	if err := s.checkOwner(rel); err != nil { // grant.go
 		return nil, err
 	}
-	e := s.eng
-	// Its sources must open now, or the view would lose its last rows for
-	// nothing: it stays as it is and RESUME says why.
+	if err := s.eng.resumeView(rel); err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "ALTER MATERIALIZED VIEW"}, nil
+}
+
+// sourcesOpen reports why a source rel reads cannot be opened now, or nil.
+func (e *Engine) sourcesOpen(rel *catalog.Relation) error {
 	for _, oid := range rel.DependsOn {
 		if src := e.cat.Relation(oid); src != nil && src.Kind == catalog.KindSource {
 			if _, err := e.openConnector(src); err != nil {
-				e := pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" cannot resume: %v", rel.Name, err)
-				if pe := pgerr.As(err); pe != nil {
-					e.Detail, e.Hint = pe.Detail, pe.Hint
-				}
-				return nil, e
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// resumeView restarts rel and the views reading it, rebuilt from their
+// inputs, unless a source of rel cannot be opened (55000: the view stays as
+// it is, with its last rows). It reports a view that failed again.
+func (e *Engine) resumeView(rel *catalog.Relation) error {
+	e.resumeMu.Lock()
+	defer e.resumeMu.Unlock()
+	if err := e.sourcesOpen(rel); err != nil {
+		pe := pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" cannot resume: %v", rel.Name, err)
+		if c := pgerr.As(err); c != nil {
+			pe.Detail, pe.Hint = c.Detail, c.Hint
+		}
+		return pe
 	}
 	views := e.stopViewsOn(rel.OID) // the views reading it, downstream first
 	e.flow.StopJob(rel.OID)
 	e.restartViews(append([]*catalog.Relation{rel}, views...))
 	if err, ok := e.viewErrs.Load(rel.OID); ok {
-		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" did not start: %v", rel.Name, err)
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" did not start: %v", rel.Name, err)
 	}
 	if j := e.flow.Job(rel.OID); j != nil && j.Err() != nil {
-		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" failed again: %v", rel.Name, j.Err())
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" failed again: %v", rel.Name, j.Err())
 	}
-	return &Result{Tag: "ALTER MATERIALIZED VIEW"}, nil
+	return nil
+}
+
+// failed reports whether view oid has failed (its job, or its start).
+func (e *Engine) failed(oid uint32) bool {
+	if j := e.flow.Job(oid); j != nil {
+		return j.Err() != nil
+	}
+	_, ok := e.viewErrs.Load(oid)
+	return ok
+}
+
+// retryFailedViews restarts, in creation order, each failed view that
+// reads a source whose sources open again; a view that reads no source
+// (an internal failure) waits for RESUME. It returns the views restarted.
+func (e *Engine) retryFailedViews() []string {
+	var views []*catalog.Relation
+	for _, r := range e.cat.Relations() {
+		if r.Kind == catalog.KindMatView && e.failed(r.OID) {
+			views = append(views, r)
+		}
+	}
+	sort.Slice(views, func(i, j int) bool { return views[i].OID < views[j].OID })
+	var out []string
+	for _, r := range views {
+		readsSource := false
+		for _, oid := range r.DependsOn {
+			if src := e.cat.Relation(oid); src != nil && src.Kind == catalog.KindSource {
+				readsSource = true
+			}
+		}
+		if !readsSource || !e.failed(r.OID) || e.sourcesOpen(r) != nil {
+			continue
+		}
+		if err := e.resumeView(r); err != nil {
+			e.cfg.Logf("materialized view %s: restart after its failure: %v", r.Name, err)
+			continue
+		}
+		e.cfg.Logf("materialized view %s: its input works again; restarted, rebuilt from its inputs", r.Name)
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// startRetry starts the loop that calls retryFailedViews every
+// Config.ViewRetryInterval.
+func (e *Engine) startRetry() {
+	d := e.cfg.ViewRetryInterval
+	if d < 0 {
+		return
+	}
+	if d == 0 {
+		d = 10 * time.Second
+	}
+	e.stopRetry, e.retryDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(e.retryDone)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-e.stopRetry:
+				return
+			case <-t.C:
+				e.retryFailedViews()
+			}
+		}
+	}()
 }

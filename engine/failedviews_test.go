@@ -74,7 +74,8 @@ func waitFor(t *testing.T, s *Session, q, want string) {
 // replaced by a FIFO, which the file connector refuses) keeps its last
 // rows, readable with a WARNING naming the failure, alone or joined with a
 // running view; ALTER MATERIALIZED VIEW ... RESUME starts it again once the
-// file is fixed. Reading a failed view used to be an error (55000).
+// file is fixed, and so does the retry loop by itself. Reading a failed view
+// used to be an error (55000).
 func TestFailedViewKeepsRowsAndResumes(t *testing.T) {
 	e, s := open(t, t.TempDir())
 	defer e.Close()
@@ -157,6 +158,37 @@ func TestFailedViewKeepsRowsAndResumes(t *testing.T) {
 	if got := mustRun(t, s, "SELECT status FROM streamsql_views WHERE viewname = 'fv'"); strings.Join(got, ",") != "running" {
 		t.Fatalf("status after RESUME: %v", got)
 	}
+
+	// It fails again; once its file is fixed the retry loop (called here
+	// directly, as its ticker does) restarts it by itself.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if j := e.flow.Job(rel.OID); j != nil && j.Err() != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fv did not fail again")
+		}
+	}
+	if got := e.retryFailedViews(); len(got) != 0 {
+		t.Fatalf("restarted while its file is a FIFO: %v", got)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.retryFailedViews(); strings.Join(got, ",") != "fv" {
+		t.Fatalf("retry restarted %v", got)
+	}
+	waitFor(t, s, "SELECT status, n FROM streamsql_views, fv WHERE viewname = 'fv'", "running|1")
+
 	_, _, err = run(t, s, "ALTER MATERIALIZED VIEW t RESUME")
 	wantErr(t, err, pgerr.WrongObjectType, `"t" is not a materialized view`)
 	_, _, err = run(t, s, "ALTER MATERIALIZED VIEW nope RESUME")
