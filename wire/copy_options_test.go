@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -157,7 +158,8 @@ func TestCopyOptions(t *testing.T) {
 // binary) reads back; where the oracle runs, the bytes equal PostgreSQL's.
 func TestCopyBinaryTo(t *testing.T) {
 	ctx := context.Background()
-	pc, err := pgconn.Connect(ctx, fakeURL(startEngine(t)))
+	addr := startEngine(t)
+	pc, err := pgconn.Connect(ctx, fakeURL(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +181,15 @@ func TestCopyBinaryTo(t *testing.T) {
 	b, err2 := copyTo(t, pc, "copy cty2 to stdout")
 	if err1 != nil || err2 != nil || a != b {
 		t.Errorf("round trip changed rows:\n%q\n%q %v %v", a, b, err1, err2)
+	}
+	// pgx's CopyFrom sends "COPY ... FROM STDIN BINARY" (the old syntax).
+	conn, err := pgx.Connect(ctx, fakeURL(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if n, err := conn.CopyFrom(ctx, pgx.Identifier{"cty2"}, []string{"i4", "t"}, pgx.CopyFromRows([][]any{{int32(5), "five"}})); err != nil || n != 1 {
+		t.Fatalf("pgx CopyFrom: %d %v", n, err)
 	}
 	empty, err := copyTo(t, pc, "copy (select 1 where false) to stdout with binary")
 	if want := "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff"; err != nil || empty != want {
