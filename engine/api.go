@@ -42,6 +42,10 @@ type Config struct {
 	// Checkpoints are taken on the barrier ticker, so with a negative
 	// BarrierInterval only CHECKPOINT takes one either.
 	CheckpointInterval time.Duration
+	// ViewRetryInterval is how often a failed materialized view whose
+	// sources open again is restarted by itself (0: 10 s; negative: never,
+	// only ALTER MATERIALIZED VIEW ... RESUME restarts it).
+	ViewRetryInterval time.Duration
 	// NoCheckpoints turns checkpoints off: views are rebuilt from their
 	// inputs at every start.
 	NoCheckpoints bool
@@ -135,12 +139,15 @@ type CopyIn interface {
 type CopyOut struct {
 	Columns   []types.Column
 	Rows      exec.Iterator
-	Format    string // "text" or "csv"
+	Format    string // "text", "csv" or "binary"
 	Delimiter string // default "\t" (text) or "," (csv)
 	Null      string // default `\N` (text) or "" (csv)
 	Header    bool
 	Quote     string // csv quote, default `"`
 	Escape    string // csv escape, default = Quote
+	// ForceQuote (csv, FORCE_QUOTE) quotes every non-NULL value of the
+	// columns it flags; nil flags none.
+	ForceQuote []bool
 }
 
 // TxStatus is ReadyForQuery's status byte: 'I' idle, 'T' in a transaction

@@ -21,93 +21,12 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// copyOptions are COPY's WITH options.
-type copyOptions struct {
-	format    string // text, csv
-	delimiter string
-	null      string
-	header    bool
-	quote     string
-	escape    string
-}
-
-func parseCopyOptions(opts []*pg.Node) (copyOptions, error) {
-	o := copyOptions{format: "text"}
-	set := map[string]string{}
-	for _, n := range opts {
-		d := n.GetDefElem()
-		if d == nil {
-			continue
-		}
-		if err := checkCopyOption(d); err != nil {
-			return o, err
-		}
-		val := ""
-		if d.Arg != nil {
-			switch {
-			case d.Arg.GetString_() != nil:
-				val = d.Arg.GetString_().Sval
-			case d.Arg.GetBoolean() != nil:
-				val = strconv.FormatBool(d.Arg.GetBoolean().Boolval)
-			case d.Arg.GetInteger() != nil:
-				val = strconv.Itoa(int(d.Arg.GetInteger().Ival))
-			case d.Arg.GetAConst() != nil && d.Arg.GetAConst().GetSval() != nil:
-				val = d.Arg.GetAConst().GetSval().Sval
-			}
-		} else {
-			val = "true"
-		}
-		set[d.Defname] = val
-	}
-	if f, ok := set["format"]; ok {
-		o.format = strings.ToLower(f)
-	}
-	switch o.format {
-	case "text":
-		o.delimiter, o.null = "\t", `\N`
-	case "csv":
-		o.delimiter, o.null, o.quote = ",", "", `"`
-	case "binary":
-	default:
-		return o, pgerr.New(pgerr.InvalidParameterValue, "COPY format %q not recognized", o.format)
-	}
-	if v, ok := set["delimiter"]; ok {
-		if len(v) != 1 {
-			return o, pgerr.New(pgerr.FeatureNotSupported, "COPY delimiter must be a single one-byte character")
-		}
-		o.delimiter = v
-	}
-	if v, ok := set["null"]; ok {
-		o.null = v
-	}
-	if v, ok := set["header"]; ok {
-		b, err := checkBool(v)
-		if err != nil && !strings.EqualFold(v, "match") {
-			return o, pgerr.New(pgerr.SyntaxError, "header requires a Boolean value or \"match\"")
-		}
-		o.header = b == "on" || strings.EqualFold(v, "match")
-		if o.header && o.format == "text" {
-			return o, pgerr.New(pgerr.FeatureNotSupported, "COPY HEADER available only in CSV mode")
-		}
-	}
-	if v, ok := set["quote"]; ok {
-		o.quote = v
-	}
-	if v, ok := set["escape"]; ok {
-		o.escape = v
-	}
-	if o.escape == "" {
-		o.escape = o.quote
-	}
-	return o, nil
-}
-
 // execCopy runs COPY ... FROM STDIN and COPY ... TO STDOUT.
 func (s *Session) execCopy(ctx context.Context, c *pg.CopyStmt, stmt sql.Statement) (*Result, error) {
 	if c.Filename != "" || c.IsProgram {
 		return nil, pgerr.New(pgerr.InsufficientPrivilege, "COPY to or from a file is not supported; use STDIN/STDOUT (psql's \\copy)")
 	}
-	opts, err := parseCopyOptions(c.Options)
+	opts, err := parseCopyOptions(c.Options, c.IsFrom)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +62,10 @@ func (s *Session) copyTo(ctx context.Context, c *pg.CopyStmt, o copyOptions) (*R
 	if err != nil {
 		return nil, err
 	}
+	forceQuote, err := s.copyForceQuote(c, o, q.Columns)
+	if err != nil {
+		return nil, err
+	}
 	ectx := s.execContext(ctx, nil)
 	it, err := q.Root.Open(ectx)
 	if err != nil {
@@ -152,6 +75,7 @@ func (s *Session) copyTo(ctx context.Context, c *pg.CopyStmt, o copyOptions) (*R
 	return &Result{Tag: "COPY", Columns: q.Columns, CopyOut: &CopyOut{
 		Columns: q.Columns, Rows: &cancelIter{it, func() { closeBudget(ectx) }}, Format: o.format, Delimiter: o.delimiter,
 		Null: o.null, Header: o.header, Quote: o.quote, Escape: o.escape,
+		ForceQuote: forceQuote,
 	}}, nil
 }
 
@@ -204,6 +128,12 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 	fmtOpts := s.set.format()
 	ci := &copyIn{ctx: ctx, s: s, rel: rel, tbl: tbl, opts: o, target: target, fmt: &fmtOpts, header: o.header,
 		defCols: defCols, defExprs: defExprs}
+	if ci.forceNotNull, err = ci.copyFieldFlags("FORCE_NOT_NULL", o.forceNotNull); err != nil {
+		return nil, err
+	}
+	if ci.forceNull, err = ci.copyFieldFlags("FORCE_NULL", o.forceNull); err != nil {
+		return nil, err
+	}
 	ci.reset()
 	return &Result{Tag: "COPY", CopyIn: ci}, nil
 }
@@ -229,6 +159,9 @@ type copyIn struct {
 	line       int
 	done       bool
 	headerDone bool // binary format: the file header was read
+
+	forceNotNull []bool // per data field: FORCE_NOT_NULL (csv)
+	forceNull    []bool // per data field: FORCE_NULL (csv)
 
 	builders []array.Builder
 	rows     int
@@ -305,11 +238,11 @@ func (c *copyIn) lineEnd(data []byte) int {
 func (c *copyIn) row(line []byte) error {
 	c.line++
 	line = bytes.TrimSuffix(line, []byte{'\r'})
-	if c.header {
+	if c.header && !c.opts.headerMatch {
 		c.header = false
 		return nil
 	}
-	if string(line) == `\.` {
+	if string(line) == `\.` && !c.header {
 		c.done = true
 		return nil
 	}
@@ -321,6 +254,13 @@ func (c *copyIn) row(line []byte) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.header {
+		c.header = false
+		return c.matchHeader()
+	}
+	if c.opts.format == "csv" {
+		c.applyForceNull()
 	}
 	if len(c.fields) != len(c.target) {
 		if len(c.fields) < len(c.target) {

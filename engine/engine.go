@@ -62,6 +62,12 @@ type Engine struct {
 	// Open (0: none).
 	recovered uint64
 
+	// resumeMu serializes restarts of failed views (RESUME and the retry
+	// loop, failedviews.go); stopRetry ends the retry loop at Close.
+	resumeMu  sync.Mutex
+	stopRetry chan struct{}
+	retryDone chan struct{}
+
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 	closed   bool
@@ -138,6 +144,7 @@ func Open(cfg Config) (*Engine, error) {
 		r := e.cat.Relation(id)
 		return r != nil && r.Kind == catalog.KindMatView
 	})
+	e.startRetry()
 	return e, nil
 }
 
@@ -157,6 +164,10 @@ func (e *Engine) Close() error {
 	e.mu.Unlock()
 	for _, s := range sessions {
 		s.Close()
+	}
+	if e.stopRetry != nil {
+		close(e.stopRetry)
+		<-e.retryDone
 	}
 	e.flow.Close()
 	err1 := e.cat.Close()

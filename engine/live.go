@@ -123,12 +123,13 @@ func (s *Session) execSubscribe(ctx context.Context, sp *subscribePlan) (*Result
 		if c.IsFrom || c.Filename != "" || c.IsProgram {
 			return nil, pgerr.Unsupported("COPY (SUBSCRIBE ...) is supported only TO STDOUT")
 		}
-		o, err := parseCopyOptions(c.Options)
+		o, err := parseCopyOptions(c.Options, false)
 		if err != nil {
 			return nil, err
 		}
-		if o.format == "binary" {
-			return nil, pgerr.Unsupported("COPY (SUBSCRIBE ...) TO STDOUT supports the text and csv formats")
+		forceQuote, err := s.copyForceQuote(c, o, sp.cols)
+		if err != nil {
+			return nil, err
 		}
 		it, err := sp.start(ctx)
 		if err != nil {
@@ -137,6 +138,7 @@ func (s *Session) execSubscribe(ctx context.Context, sp *subscribePlan) (*Result
 		return &Result{Tag: "COPY", Columns: sp.cols, CopyOut: &CopyOut{
 			Columns: sp.cols, Rows: it, Format: o.format, Delimiter: o.delimiter,
 			Null: o.null, Header: o.header, Quote: o.quote, Escape: o.escape,
+			ForceQuote: forceQuote,
 		}}, nil
 	}
 	it, err := sp.start(ctx)

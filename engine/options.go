@@ -67,25 +67,3 @@ func explainOptions(opts []*pg.Node) error {
 	}
 	return nil
 }
-
-// copyOptionNames are the COPY options parseCopyOptions honours.
-var copyOptionNames = map[string]bool{"format": true, "delimiter": true, "null": true, "header": true, "quote": true, "escape": true}
-
-// checkCopyOption refuses a COPY option parseCopyOptions does not honour:
-// PostgreSQL's other options by name (0A000; ENCODING 'UTF8' is what COPY
-// does and passes), anything else as PostgreSQL does (42601).
-func checkCopyOption(d *pg.DefElem) error {
-	switch name := d.Defname; {
-	case copyOptionNames[name]:
-		return nil
-	case name == "encoding":
-		if e := strings.ToUpper(strings.ReplaceAll(defValue(d), "-", "")); e == "UTF8" {
-			return nil
-		}
-		return pgerr.Unsupported("COPY option ENCODING %s is not supported: COPY reads and writes UTF8", defValue(d))
-	case name == "freeze", name == "force_quote", name == "force_not_null", name == "force_null", name == "default", name == "oids":
-		return pgerr.Unsupported("COPY option %s is not supported", strings.ToUpper(name))
-	default:
-		return pgerr.New(pgerr.SyntaxError, "option \"%s\" not recognized", name)
-	}
-}

@@ -270,7 +270,8 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			cancel()
 			return nil, err
 		}
-		return &Result{Tag: "SELECT", Columns: p.Columns, Rows: &cancelIter{it, cancel}}, nil
+		return &Result{Tag: "SELECT", Columns: p.Columns, Rows: &cancelIter{it, cancel},
+			Notices: s.eng.failedViewNotices(pl.query.Views)}, nil
 	case kindInsert, kindUpdate, kindDelete:
 		defer cancel()
 		return s.execDML(ectx, pl)

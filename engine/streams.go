@@ -294,9 +294,9 @@ func (f flowStreams) ViewRows(oid uint32) ([]arrow.RecordBatch, error) {
 		}
 		return nil, f.e.viewNotRunning(oid)
 	}
-	_, rows, err := j.Snapshot()
+	_, rows, err := j.LastRows() // a failed view keeps its last rows (failedViewNotices)
 	if err != nil {
-		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" failed: %v", j.Spec().Name, err)
+		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" cannot be read: %v", j.Spec().Name, err)
 	}
 	return rows, nil
 }
@@ -483,6 +483,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		return &Result{Tag: "ADVANCE CLOCK"}, true, nil
 	case sql.KindCreateSource:
 		res, err := s.execCreateSource(env, stmt)
+		return res, true, err
+	case sql.KindResume:
+		res, err := s.execResume(ctx, x.Drop)
 		return res, true, err
 	case sql.KindDropSource:
 		res, err := s.dropSources(x.Drop.Names, x.Drop.IfExists, x.Drop.Cascade, "DROP SOURCE")

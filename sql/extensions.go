@@ -25,6 +25,9 @@ const (
 	// KindAdvanceClock is ADVANCE CLOCK BY interval (see Extensions.Advance):
 	// moves a server's manual clock forward.
 	KindAdvanceClock Kind = "ADVANCE CLOCK"
+	// KindResume is ALTER MATERIALIZED VIEW [IF EXISTS] name RESUME (see
+	// Extensions.Drop for the name): restarts a failed view.
+	KindResume Kind = "ALTER MATERIALIZED VIEW RESUME"
 )
 
 // Extensions are the streaming clauses lifted from one statement. All byte
@@ -61,7 +64,8 @@ type Extensions struct {
 	// Show is what SHOW lists: "SOURCES", "SINKS", "TABLES" or
 	// "MATERIALIZED VIEWS" (Kind == KindShow).
 	Show string
-	// Drop describes DROP SOURCE / DROP SINK.
+	// Drop describes DROP SOURCE / DROP SINK, and names the view of
+	// ALTER MATERIALIZED VIEW ... RESUME (Cascade unused).
 	Drop *Drop
 	// Advance is the interval of ADVANCE CLOCK BY (Kind == KindAdvanceClock).
 	Advance Interval

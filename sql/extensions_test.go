@@ -285,6 +285,8 @@ func TestStandaloneStatements(t *testing.T) {
 		{"DROP SOURCE IF EXISTS s.\"Src\" CASCADE", KindDropSource, "", Drop{Name: "s.Src", NamePos: 22, IfExists: true, Cascade: true}},
 		{"drop sink k", KindDropSink, "", Drop{Name: "k", NamePos: 10}},
 		{"DROP SOURCE a, B ,c", KindDropSource, "", Drop{Name: "a", NamePos: 12, Names: []string{"a", "b", "c"}, NamePositions: []int{12, 15, 18}}},
+		{"ALTER MATERIALIZED VIEW s.mv RESUME", KindResume, "", Drop{Name: "s.mv", NamePos: 24}},
+		{"alter materialized view if exists \"V\" resume", KindResume, "", Drop{Name: "V", NamePos: 34, IfExists: true}},
 	} {
 		st := parseOne(t, " "+tc.q+" ")
 		if st.AST != nil || st.Ext == nil || st.Ext.Kind != tc.kind || st.Ext.Show != tc.show || st.Text() != tc.q {

@@ -61,6 +61,24 @@ func (l *lifter) statement() (ext *Extensions, standalone bool, err error) {
 			l.blank(0, n)
 			return l.ext, true, nil
 		}
+	case l.is(0, "ALTER") && l.is(1, "MATERIALIZED") && l.is(2, "VIEW") && l.is(n-1, "RESUME"):
+		d := &Drop{}
+		i := 3
+		if l.is(i, "IF") && l.is(i+1, "EXISTS") {
+			d.IfExists, i = true, i+2
+		}
+		name, next, ok := l.name(i)
+		if !ok {
+			return nil, false, l.errAt(i)
+		}
+		if next != n-1 {
+			return nil, false, l.errAt(next)
+		}
+		d.Name, d.NamePos = name, l.toks[i].start
+		d.Names, d.NamePositions = []string{name}, []int{d.NamePos}
+		l.ext = &Extensions{Kind: KindResume, Drop: d}
+		l.blank(0, n)
+		return l.ext, true, nil
 	case l.is(0, "DROP") && (l.is(1, "SOURCE") || l.is(1, "SINK")):
 		if err := l.drop(); err != nil {
 			return nil, false, err

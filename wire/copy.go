@@ -88,7 +88,15 @@ func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) (err error) {
 		}
 	}()
 	enc := newCopyEncoder(out)
-	c.be.Send(&pgproto3.CopyOutResponse{OverallFormat: 0, ColumnFormatCodes: make([]uint16, len(out.Columns))})
+	codes := make([]uint16, len(out.Columns))
+	overall := byte(formatText)
+	if enc.binary {
+		overall = byte(formatBinary)
+		for i := range codes {
+			codes[i] = uint16(formatBinary)
+		}
+	}
+	c.be.Send(&pgproto3.CopyOutResponse{OverallFormat: overall, ColumnFormatCodes: codes})
 	buf := c.wbuf[:0]
 	complete := 0 // buf[:complete] holds whole CopyData messages
 	defer func() {
@@ -120,7 +128,17 @@ func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) (err error) {
 		arrs := b.Columns()
 		for i := 0; i < int(b.NumRows()); i++ {
 			start := len(buf)
-			buf = enc.appendRow(append(buf, 'd', 0, 0, 0, 0), arrs, i, &c.fo)
+			buf = append(buf, 'd', 0, 0, 0, 0)
+			if enc.binary {
+				buf, err = enc.appendBinaryRow(buf, arrs, i)
+				if err != nil {
+					b.Release()
+					buf = buf[:complete]
+					return err
+				}
+			} else {
+				buf = enc.appendRow(buf, arrs, i, &c.fo)
+			}
 			finishCopyData(buf, start)
 			complete = len(buf)
 			n++
@@ -135,6 +153,12 @@ func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) (err error) {
 		}
 		b.Release()
 	}
+	if enc.binary { // the trailer, with the file header if no row came
+		start := len(buf)
+		buf = enc.appendBinaryHeader(append(buf, 'd', 0, 0, 0, 0))
+		buf = binary.BigEndian.AppendUint16(buf, 0xffff)
+		finishCopyData(buf, start)
+	}
 	c.be.Send(rawMessage(buf))
 	buf, complete = buf[:0], 0
 	c.be.Send(&pgproto3.CopyDone{})
@@ -147,20 +171,24 @@ func finishCopyData(buf []byte, start int) {
 	binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
 }
 
-// copyEncoder writes rows in COPY's text or CSV format.
+// copyEncoder writes rows in COPY's text, CSV or binary format.
 type copyEncoder struct {
-	cols      []types.Column
-	csv       bool
-	delim     byte
-	null      string
-	quote     byte
-	escape    byte
-	valBuf    []byte
-	singleCol bool
+	cols       []types.Column
+	csv        bool
+	binary     bool
+	headerSent bool   // binary: the file header went out (with the first row)
+	forceQuote []bool // csv FORCE_QUOTE, per column
+	delim      byte
+	null       string
+	quote      byte
+	escape     byte
+	valBuf     []byte
+	singleCol  bool
 }
 
 func newCopyEncoder(out *engine.CopyOut) *copyEncoder {
-	e := &copyEncoder{cols: out.Columns, csv: strings.EqualFold(out.Format, "csv"), singleCol: len(out.Columns) == 1}
+	e := &copyEncoder{cols: out.Columns, csv: strings.EqualFold(out.Format, "csv"), singleCol: len(out.Columns) == 1,
+		binary: strings.EqualFold(out.Format, "binary"), forceQuote: out.ForceQuote}
 	e.delim, e.null = '\t', `\N`
 	if e.csv {
 		e.delim, e.null, e.quote = ',', "", '"'
@@ -202,6 +230,10 @@ func (e *copyEncoder) appendRow(dst []byte, arrs []arrow.Array, i int, fo *types
 		e.valBuf, null = appendTextValue(e.valBuf[:0], arrs[j], i, col.Type, fo)
 		if null {
 			dst = append(dst, e.null...)
+			continue
+		}
+		if e.csv && j < len(e.forceQuote) && e.forceQuote[j] {
+			dst = e.appendQuoted(dst, e.valBuf)
 			continue
 		}
 		dst = e.appendField(dst, e.valBuf)
@@ -257,6 +289,12 @@ func (e *copyEncoder) appendCSV(dst, v []byte) []byte {
 	if !quote {
 		return append(dst, v...)
 	}
+	return e.appendQuoted(dst, v)
+}
+
+// appendQuoted appends v in CSV quotes, escaping the quote and escape
+// characters inside.
+func (e *copyEncoder) appendQuoted(dst, v []byte) []byte {
 	dst = append(dst, e.quote)
 	for _, ch := range v {
 		if ch == e.quote || ch == e.escape {
@@ -265,4 +303,42 @@ func (e *copyEncoder) appendCSV(dst, v []byte) []byte {
 		dst = append(dst, ch)
 	}
 	return append(dst, e.quote)
+}
+
+// copyBinaryHeader is PostgreSQL's binary COPY file header: the signature,
+// flags 0 (no OIDs) and an empty header extension.
+var copyBinaryHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+
+// appendBinaryHeader appends the file header unless it was sent; as in
+// PostgreSQL it travels in the first row's CopyData (or the trailer's).
+func (e *copyEncoder) appendBinaryHeader(dst []byte) []byte {
+	if e.headerSent {
+		return dst
+	}
+	e.headerSent = true
+	return append(dst, copyBinaryHeader...)
+}
+
+// appendBinaryRow appends row i as a binary COPY tuple: the field count,
+// then each field's length (-1 for NULL) and its binary send format, the
+// same bytes the extended protocol sends for a binary result column.
+func (e *copyEncoder) appendBinaryRow(dst []byte, arrs []arrow.Array, i int) ([]byte, error) {
+	dst = e.appendBinaryHeader(dst)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(e.cols)))
+	for j, col := range e.cols {
+		lenAt := len(dst)
+		dst = append(dst, 0, 0, 0, 0)
+		var null bool
+		var err error
+		dst, null, err = appendBinaryValue(dst, arrs[j], i, col.Type)
+		if err != nil {
+			return dst, err
+		}
+		n := int32(len(dst) - lenAt - 4)
+		if null {
+			n = -1
+		}
+		binary.BigEndian.PutUint32(dst[lenAt:], uint32(n))
+	}
+	return dst, nil
 }

@@ -41,6 +41,9 @@ type config struct {
 	barrierInterval time.Duration
 	// checkpointInterval is the time between checkpoints (0: none).
 	checkpointInterval time.Duration
+	// viewRetryInterval is how often failed views whose sources open
+	// again are restarted (0: never by themselves).
+	viewRetryInterval time.Duration
 	// subscribeBufferBytes bounds one subscriber's unread changes in
 	// memory, subscribeMemoryLimit all subscribers' together,
 	// subscribeSpillLimit one subscriber's spill file.
@@ -96,6 +99,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"how often streaming epochs end: views and subscribers see changes at most this late")
 	fs.DurationVar(&cfg.checkpointInterval, "checkpoint-interval", time.Second,
 		"how often the views' state is checkpointed into the data directory (0: never; a restart then rebuilds views from their inputs)")
+	fs.DurationVar(&cfg.viewRetryInterval, "view-retry-interval", 10*time.Second,
+		"how often a failed materialized view whose sources can be opened again is restarted by itself, rebuilt from its inputs (0: never; ALTER MATERIALIZED VIEW v RESUME restarts it)")
 	cfg.subscribeBufferBytes, cfg.subscribeMemoryLimit, cfg.subscribeSpillLimit = 32<<20, 256<<20, 1<<30
 	fs.Var(&cfg.subscribeBufferBytes, "subscribe-buffer-bytes",
 		"changes one SUBSCRIBE client may leave unread in memory (B, kB, MB, GB): past that a subscriber of a materialized view reads on from the view's changelog on disk, one of a table or query spills its changes to a file under <data-dir>/tmp/subscribe")
@@ -147,6 +152,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.checkpointInterval < 0 {
 		return cfg, fmt.Errorf("--checkpoint-interval must not be negative")
+	}
+	if cfg.viewRetryInterval < 0 {
+		return cfg, fmt.Errorf("--view-retry-interval must not be negative")
 	}
 	if cfg.subscribeRetention <= 0 {
 		return cfg, fmt.Errorf("--subscribe-retention must be positive")

@@ -60,6 +60,10 @@ func run(cfg config) error {
 		}
 	}
 	ecfg.NoCheckpoints = cfg.checkpointInterval == 0
+	ecfg.ViewRetryInterval = cfg.viewRetryInterval
+	if cfg.viewRetryInterval == 0 {
+		ecfg.ViewRetryInterval = -1 // never
+	}
 	if cfg.clock == "manual" {
 		ecfg.Clock = engine.NewManualClock()
 	}

@@ -38,13 +38,16 @@
 // failure (22P02 invalid input syntax, 22003 out of range, 22P04 a
 // malformed CSV record, ...) whose message starts with the file, the line
 // and, for a bad value, the column. Reader.Skipped counts them. Errors of
-// the file itself (missing without follow: 58P01; unreadable; truncated
-// while followed) end Run.
+// the file itself (missing without follow: 58P01; unreadable) end Run.
+//
+// Rotation: a followed file truncated in place or replaced at its path (a
+// new inode) is read again from its start; each time an 01000 *pgerr.Error
+// naming the file goes to ReaderOptions.Errors and Reader.Rewinds counts it.
 //
 // Restarts: Reader.Position is the byte offset after the last record
 // consumed, with the line number and whether the csv header is still to
 // skip; Reader.Seek starts a reader there (a file now shorter than the
-// offset is a 55000 error from Run).
+// offset was truncated or replaced: it is read from its start, as above).
 //
 // A Source is immutable and safe for concurrent use; each Reader is owned
 // by the goroutine that calls its Run, once, and opens the file itself.

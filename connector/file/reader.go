@@ -55,9 +55,10 @@ type Reader struct {
 	scratch []byte // unescaped fields of the current row
 	batch   *batch
 	skipped atomic.Int64
-	idle    func()  // tests: called each time a follower waits at the end
-	maxRows int     // tests: rows per batch when > 0 (else BatchRows)
-	at      filePos // the position after the last batch passed to emit
+	rewinds atomic.Int64 // files truncated or replaced, read from the start
+	idle    func()       // tests: called each time a follower waits at the end
+	maxRows int          // tests: rows per batch when > 0 (else BatchRows)
+	at      filePos      // the position after the last batch passed to emit
 }
 
 // filePos is a Reader's position: the offset after the last record
@@ -77,14 +78,19 @@ func (s *Source) NewReader(o ReaderOptions) *Reader {
 // Skipped is the number of records skipped as bad so far.
 func (r *Reader) Skipped() int64 { return r.skipped.Load() }
 
+// Rewinds is the number of times the file was found truncated or replaced
+// and read again from its start.
+func (r *Reader) Rewinds() int64 { return r.rewinds.Load() }
+
 // Position flags.
 const posHeaderPending = 1 // csv: the header record is still to skip
 
 // Seek makes Run start at pos, a Position of a reader of the same source
 // (nil: the start of the file), as if the records before it had been read:
 // lines are numbered on from there and a header already skipped is not
-// skipped again. Call it before Run; Run fails (55000) if the file is then
-// shorter than the position. A malformed position is an XX001 error.
+// skipped again. Call it before Run; if the file is then shorter than the
+// position, it was truncated or replaced and Run reads it from its start
+// (reported like a skipped record). A malformed position is an XX001 error.
 func (r *Reader) Seek(pos []byte) error {
 	if pos == nil {
 		r.start, r.pos, r.line = 0, 0, 0
@@ -128,8 +134,9 @@ func (r *Reader) mark() {
 // BatchRows rows; a smaller batch goes out whenever the file has no more
 // data for now. Without follow it returns nil at the end of the file; with
 // follow it polls for appended lines every PollInterval until ctx is
-// canceled (it returns ctx.Err()). It returns emit's error, or a pgerr error
-// when the file cannot be read (or, followed, shrinks).
+// canceled (it returns ctx.Err()); a followed file that is truncated or
+// replaced is read again from its start (see checkRotated). It returns
+// emit's error, or a pgerr error when the file cannot be read.
 func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) error {
 	var tick *time.Ticker
 	wait := func() error {
@@ -199,11 +206,8 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 		if err := r.flush(ctx, emit); err != nil {
 			return err
 		}
-		if fi, err := r.f.Stat(); err != nil {
-			return fileError(r.src.path, err)
-		} else if fi.Size() < r.pos {
-			return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "file %q shrank from %d to %d bytes while followed", r.src.path, r.pos, fi.Size()).
-				WithHint("A followed file may only grow; recreate the source to read it again.")
+		if err := r.checkRotated(); err != nil {
+			return err
 		}
 		if r.idle != nil {
 			r.idle()
@@ -214,21 +218,76 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 	}
 }
 
-// seekStart moves the open file to r.start, refusing a file shorter than
-// that: it was truncated or replaced since the position was taken.
+// seekStart moves the open file to r.start. A file shorter than that was
+// truncated or replaced since the position was taken: it is read again
+// from its start, and the event reported (see rewind).
 func (r *Reader) seekStart() error {
 	fi, err := r.f.Stat()
 	if err != nil {
 		return fileError(r.src.path, err)
 	}
 	if fi.Size() < r.start {
-		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "file %q has %d bytes, fewer than the %d already read before the restart", r.src.path, fi.Size(), r.start).
-			WithHint("The file was truncated or replaced; recreate the source to read it again.")
+		r.rewind(fmt.Sprintf("has %d bytes, fewer than the %d already read before the restart", fi.Size(), r.start))
+		return nil
 	}
 	if _, err := r.f.Seek(r.start, io.SeekStart); err != nil {
 		return fileError(r.src.path, err)
 	}
 	return nil
+}
+
+// checkRotated runs when a follower is at the end of its file: a file that
+// shrank (truncated in place, as logrotate's copytruncate does) is read
+// again from its start; a path that now names another file (rotated by
+// rename and create) is opened anew, with the access checks of the first
+// open, and read from its start. A path that names no file for now (renamed
+// away, its successor not created yet) keeps the old file followed.
+func (r *Reader) checkRotated() error {
+	fi, err := r.f.Stat()
+	if err != nil {
+		return fileError(r.src.path, err)
+	}
+	if fi.Size() < r.pos {
+		if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+			return fileError(r.src.path, err)
+		}
+		r.rewind(fmt.Sprintf("was truncated from %d to %d bytes while followed", r.pos, fi.Size()))
+		return nil
+	}
+	now, err := os.Stat(r.src.path)
+	if err != nil || os.SameFile(fi, now) {
+		return nil // gone for now, or the same file
+	}
+	f, err := r.src.access.openChecked(r.src.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		if pgerr.As(err) != nil {
+			return err
+		}
+		return fileError(r.src.path, err)
+	}
+	r.f.Close()
+	r.f = f
+	r.rewind("was replaced by another file while followed")
+	return nil
+}
+
+// rewind makes the reader read its (open, at offset 0) file from the start,
+// as a new file: the unconsumed rest of the old one is dropped, lines are
+// numbered from 1 again and a csv header is skipped again. The event is
+// reported through ReaderOptions.Errors (the runtime counts and logs it)
+// and counted in Rewinds.
+func (r *Reader) rewind(why string) {
+	r.rewinds.Add(1)
+	r.start, r.pos, r.line = 0, 0, 0
+	r.buf, r.off, r.scan, r.inQuote, r.quoted, r.over = r.buf[:0], 0, 0, false, 0, false
+	r.header = r.src.format == CSV && r.src.header
+	r.mark()
+	if r.opts.Errors != nil {
+		r.opts.Errors(pgerr.New(pgerr.Warning, "file %q %s: reading it again from its start", r.src.path, why))
+	}
 }
 
 // fill reads more of the file after the unconsumed data; n is 0 at the

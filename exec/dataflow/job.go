@@ -132,6 +132,15 @@ func (j *Job) Snapshot() (uint64, []arrow.RecordBatch, error) {
 	return j.view.SnapshotEpoch()
 }
 
+// LastRows returns the view's rows as of its last completed epoch even when
+// the job has failed (a failed view keeps the rows it had; see ReadViews).
+func (j *Job) LastRows() (uint64, []arrow.RecordBatch, error) {
+	if j.view == nil {
+		return 0, nil, errNoView
+	}
+	return j.view.SnapshotEpoch()
+}
+
 // StartJob plans the inputs of spec's leaves and starts the job. Its first
 // epoch is the next one injected.
 func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {

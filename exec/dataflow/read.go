@@ -14,19 +14,34 @@ import (
 // the newest epoch any of them has published while the others catch up to
 // it (a held view's job waits before publishing its next epoch, briefly).
 // An id with no running job is left out of the result (the caller reports
-// it when it reads that view).
+// it when it reads that view). A view whose job failed is read as of its
+// last completed epoch (its last rows), as its own reads are.
 func (rt *Runtime) ReadViews(ctx context.Context, ids []uint32) (map[uint32][]arrow.RecordBatch, error) {
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	var jobs []*Job
+	var jobs, failed []*Job
 	for _, id := range ids {
 		if j := rt.Job(id); j != nil {
+			if j.Err() != nil { // it keeps its last rows; it cannot move on
+				failed = append(failed, j)
+				continue
+			}
 			jobs = append(jobs, j)
 		}
 	}
-	if len(jobs) == 0 {
+	if len(jobs) == 0 && len(failed) == 0 {
 		return nil, nil
+	}
+	lastRows := func(out map[uint32][]arrow.RecordBatch) error {
+		for _, j := range failed {
+			_, rows, err := j.LastRows()
+			if err != nil {
+				return err
+			}
+			out[j.spec.ID] = rows
+		}
+		return nil
 	}
 	type held struct {
 		epoch   uint64
@@ -43,11 +58,21 @@ func (rt *Runtime) ReadViews(ctx context.Context, ids []uint32) (map[uint32][]ar
 	}
 	defer releaseAll()
 	for {
+		// A job that failed (now or meanwhile) cannot move on: it is read
+		// at its last epoch and the others are held without it.
+		if k := slices.IndexFunc(jobs, func(j *Job) bool { return j.Err() != nil }); k >= 0 {
+			releaseAll()
+			failed = append(failed, jobs[k])
+			jobs = slices.Delete(jobs, k, k+1)
+			holds = holds[:len(jobs)]
+			continue
+		}
+		out := make(map[uint32][]arrow.RecordBatch, len(jobs)+len(failed))
+		if len(jobs) == 0 {
+			return out, lastRows(out)
+		}
 		var target uint64
 		for i, j := range jobs {
-			if err := j.Err(); err != nil {
-				return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" failed: %v", j.spec.Name, err)
-			}
 			if j.stopped.Load() {
 				return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" was dropped or restarted while it was read", j.spec.Name)
 			}
@@ -66,7 +91,6 @@ func (rt *Runtime) ReadViews(ctx context.Context, ids []uint32) (map[uint32][]ar
 			}
 		}
 		if !behind {
-			out := make(map[uint32][]arrow.RecordBatch, len(jobs))
 			for _, j := range jobs {
 				_, rows, err := j.view.SnapshotEpoch()
 				if err != nil {
@@ -74,7 +98,7 @@ func (rt *Runtime) ReadViews(ctx context.Context, ids []uint32) (map[uint32][]ar
 				}
 				out[j.spec.ID] = rows
 			}
-			return out, nil
+			return out, lastRows(out)
 		}
 		if err := rt.waitJobs(ctx, jobs, target); err != nil {
 			return nil, err

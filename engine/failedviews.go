@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+)
+
+// Failed materialized views (docs/streaming.md, "Failed views"). A view
+// whose job failed (its source could not be read, an internal error) keeps
+// its last rows: reads return them with a WARNING naming the failure, and
+// ALTER MATERIALIZED VIEW v RESUME starts it again, rebuilt from its
+// inputs. A view that did not start at all (after a restart) has no rows to
+// show: reading it is an error until it is resumed.
+
+// failedViewNotices returns a WARNING for each of the views oids whose job
+// has failed; the session sends them before the rows.
+func (e *Engine) failedViewNotices(oids []uint32) []*pgerr.Error {
+	var out []*pgerr.Error
+	for _, oid := range oids {
+		j := e.flow.Job(oid)
+		if j == nil || j.Err() == nil {
+			continue
+		}
+		name := j.Spec().Name
+		w := pgerr.New(pgerr.Warning, "materialized view \"%s\" failed: %v", name, j.Err()).
+			WithDetail("Its rows are those it had when it failed; they do not change until it runs again.").
+			WithHint("Fix the cause, then run ALTER MATERIALIZED VIEW %s RESUME.", quoteIdent(name))
+		w.Severity = pgerr.SevWarning
+		out = append(out, w)
+	}
+	return out
+}
+
+// execResume runs ALTER MATERIALIZED VIEW [IF EXISTS] v RESUME: the view
+// (and the views that read it) are stopped and started again from their
+// inputs, as CREATE builds a view, and it waits for their first epoch. A
+// view that is running is restarted the same way. A view whose source
+// cannot be opened yet is left as it is (55000). Only its owner may.
+func (s *Session) execResume(ctx context.Context, d *sql.Drop) (*Result, error) {
+	if s.tx != 'I' {
+		return nil, pgerr.New(pgerr.ActiveSQLTransaction, "ALTER MATERIALIZED VIEW ... RESUME cannot run inside a transaction block")
+	}
+	schema, name := "", d.Name
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		schema, name = name[:i], name[i+1:]
+	}
+	rel, err := s.eng.cat.Resolve(schema, name, s.set.searchPath())
+	if err != nil || rel == nil {
+		if d.IfExists && pgerr.CodeOf(err) == pgerr.UndefinedTable {
+			n := pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist, skipping", d.Name)
+			n.Severity = pgerr.SevNotice
+			return &Result{Tag: "ALTER MATERIALIZED VIEW", Notices: []*pgerr.Error{n}}, nil
+		}
+		if err == nil {
+			err = pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", d.Name)
+		}
+		return nil, err
+	}
+	if rel.Kind != catalog.KindMatView {
+		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a materialized view", rel.Name)
+	}
+	if err := s.checkOwner(rel); err != nil { // grant.go
+		return nil, err
+	}
+	if err := s.eng.resumeView(rel); err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "ALTER MATERIALIZED VIEW"}, nil
+}
+
+// sourcesOpen reports why a source rel reads cannot be opened now, or nil.
+func (e *Engine) sourcesOpen(rel *catalog.Relation) error {
+	for _, oid := range rel.DependsOn {
+		if src := e.cat.Relation(oid); src != nil && src.Kind == catalog.KindSource {
+			if _, err := e.openConnector(src); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// resumeView restarts rel and the views reading it, rebuilt from their
+// inputs, unless a source of rel cannot be opened (55000: the view stays as
+// it is, with its last rows). It reports a view that failed again.
+func (e *Engine) resumeView(rel *catalog.Relation) error {
+	e.resumeMu.Lock()
+	defer e.resumeMu.Unlock()
+	if err := e.sourcesOpen(rel); err != nil {
+		pe := pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" cannot resume: %v", rel.Name, err)
+		if c := pgerr.As(err); c != nil {
+			pe.Detail, pe.Hint = c.Detail, c.Hint
+		}
+		return pe
+	}
+	views := e.stopViewsOn(rel.OID) // the views reading it, downstream first
+	e.flow.StopJob(rel.OID)
+	e.restartViews(append([]*catalog.Relation{rel}, views...))
+	if err, ok := e.viewErrs.Load(rel.OID); ok {
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" did not start: %v", rel.Name, err)
+	}
+	if j := e.flow.Job(rel.OID); j != nil && j.Err() != nil {
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" failed again: %v", rel.Name, j.Err())
+	}
+	return nil
+}
+
+// failed reports whether view oid has failed (its job, or its start).
+func (e *Engine) failed(oid uint32) bool {
+	if j := e.flow.Job(oid); j != nil {
+		return j.Err() != nil
+	}
+	_, ok := e.viewErrs.Load(oid)
+	return ok
+}
+
+// retryFailedViews restarts, in creation order, each failed view that
+// reads a source whose sources open again; a view that reads no source
+// (an internal failure) waits for RESUME. It returns the views restarted.
+func (e *Engine) retryFailedViews() []string {
+	var views []*catalog.Relation
+	for _, r := range e.cat.Relations() {
+		if r.Kind == catalog.KindMatView && e.failed(r.OID) {
+			views = append(views, r)
+		}
+	}
+	sort.Slice(views, func(i, j int) bool { return views[i].OID < views[j].OID })
+	var out []string
+	for _, r := range views {
+		readsSource := false
+		for _, oid := range r.DependsOn {
+			if src := e.cat.Relation(oid); src != nil && src.Kind == catalog.KindSource {
+				readsSource = true
+			}
+		}
+		if !readsSource || !e.failed(r.OID) || e.sourcesOpen(r) != nil {
+			continue
+		}
+		if err := e.resumeView(r); err != nil {
+			e.cfg.Logf("materialized view %s: restart after its failure: %v", r.Name, err)
+			continue
+		}
+		e.cfg.Logf("materialized view %s: its input works again; restarted, rebuilt from its inputs", r.Name)
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// startRetry starts the loop that calls retryFailedViews every
+// Config.ViewRetryInterval.
+func (e *Engine) startRetry() {
+	d := e.cfg.ViewRetryInterval
+	if d < 0 {
+		return
+	}
+	if d == 0 {
+		d = 10 * time.Second
+	}
+	e.stopRetry, e.retryDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(e.retryDone)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-e.stopRetry:
+				return
+			case <-t.C:
+				e.retryFailedViews()
+			}
+		}
+	}()
+}
