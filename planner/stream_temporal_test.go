@@ -13,8 +13,8 @@ import (
 func TestStreamTemporalShapes(t *testing.T) {
 	d := newStreamDB(t)
 	for _, c := range []struct{ sql, want string }{
-		{"SELECT * FROM bid WHERE ts > now() - interval '1 hour'", "StreamTemporalFilter: (bid.ts)::timestamp with time zone > (now() - '01:00:00'::interval)\n└─StreamScan: table bid (append only)"},
-		{"SELECT * FROM bid WHERE now() - interval '1 hour' <= ts AND price > 10", "StreamTemporalFilter: (bid.ts)::timestamp with time zone >= (now() - '01:00:00'::interval)\n└─StreamFilter: (bid.price > '10'::bigint)"},
+		{"SELECT * FROM bid WHERE ts > now() - interval '1 hour'", "StreamTemporalFilter: (bid.ts)::timestamp with time zone > (now() - '01:00:00'::interval)   state: the rows inside the window\n└─StreamScan: table bid (append only)"},
+		{"SELECT * FROM bid WHERE now() - interval '1 hour' <= ts AND price > 10", "StreamTemporalFilter: (bid.ts)::timestamp with time zone >= (now() - '01:00:00'::interval)   state: the rows inside the window\n└─StreamFilter: (bid.price > '10'::bigint)"},
 		{"SELECT * FROM bid WHERE ts + interval '1 hour' > now()", "StreamTemporalFilter"},
 		{"SELECT * FROM bid WHERE ts < PROCTIME() - interval '1 minute'", "StreamTemporalFilter"},
 		{"SELECT auction, max(ts) AS last FROM bid GROUP BY auction HAVING max(ts) < now() - interval '30 seconds'", "StreamTemporalFilter"},
