@@ -254,3 +254,42 @@ func TestTemporalFilterCheckpointRandom(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTemporalFilterSliding: a sliding window of about 100k rows;
+// each iteration is a chunk of 1024 new rows and a barrier whose bound
+// expires 1024 old ones (ns/op per chunk).
+func BenchmarkTemporalFilterSliding(b *testing.B) {
+	clock := &stepClock{times: []int64{0}}
+	env := NewEnv(b.Context(), expr.Context{})
+	env.Clock = clock
+	f := &TemporalFilter{Input: &tnSource{cols: tfCols}, Lhs: &expr.ColRef{Idx: 0, T: types.TTimestampTZ}, Op: ">", Bound: nowMinus{100_000}}
+	r, err := f.newRun(env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	next := int64(0)
+	step := func() {
+		rows := make([][]types.Value, 1024)
+		for k := range rows {
+			rows[k] = []types.Value{types.TimestampValue(next), next % 97}
+			next++
+		}
+		if _, err := r.handle(ChunkMsg(tnChunk(b, tfCols, nil, rows))); err != nil {
+			b.Fatal(err)
+		}
+		clock.mu.Lock()
+		clock.times = append(clock.times, next)
+		clock.mu.Unlock()
+		if _, err := r.handle(BarrierMsg(Barrier{})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for next < 100_000 {
+		step()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		step()
+	}
+	b.ReportMetric(float64(len(r.rows)), "rows_kept")
+}
