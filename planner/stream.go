@@ -120,6 +120,38 @@ var timeFuncs = map[string]bool{
 	"setseed": true, "gen_random_uuid": true, "nextval": true,
 }
 
+// streamExprs is nodeExprs(n) for checkStream: of a temporal condition of
+// a filter (stream_temporal.go), only the row's side is checked.
+func streamExprs(n lnode) []expr.Expr {
+	f, ok := n.(*lFilter)
+	if !ok {
+		return nodeExprs(n)
+	}
+	var out []expr.Expr
+	for _, c := range f.conds {
+		for _, t := range conjuncts(c, nil) {
+			if tc, ok := temporal(t); ok {
+				out = append(out, tc.lhs)
+			} else {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// hasNow reports whether e calls now().
+func hasNow(e expr.Expr) bool {
+	found := false
+	walk(e, func(x expr.Expr) bool {
+		if c, ok := x.(*expr.Call); ok && c.Fn.Name == "now" {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 // sqlValueFuncs are written without parentheses.
 var sqlValueFuncs = map[string]bool{"current_date": true, "current_time": true, "localtime": true, "localtimestamp": true}
 
@@ -129,7 +161,7 @@ func checkStream(n lnode) error {
 	var err error
 	var visit func(n lnode)
 	visit = func(n lnode) {
-		for _, e := range nodeExprs(n) {
+		for _, e := range streamExprs(n) {
 			walk(e, func(x expr.Expr) bool {
 				if err != nil {
 					return false
@@ -139,13 +171,17 @@ func checkStream(n lnode) error {
 					if x.Fn.Name == "proctime" {
 						if _, ok := n.(*lProject); !ok {
 							err = pgerr.Unsupported("PROCTIME() can only be selected as a column in a materialized view").
-								WithHint("Select PROCTIME() AS col in a subquery or view, then filter or window on col.")
+								WithHint("Select PROCTIME() AS col in a subquery or view, then filter or window on col; or compare a column with it in WHERE or HAVING (ts > PROCTIME() - INTERVAL '1 hour').")
 						}
 						break
 					}
 					if name := x.Fn.Name; timeFuncs[name] || x.Fn.Volatile || (name == "age" && len(x.Args) == 1) {
 						if !sqlValueFuncs[name] {
 							name += "()"
+						}
+						if x.Fn.Name == "now" {
+							err = nowErr(name)
+							break
 						}
 						err = pgerr.Unsupported("%s cannot be used in a materialized view", name).
 							WithHint("Its value would be frozen at the time the view is created; compare with a column or use a watermark instead.")

@@ -102,6 +102,11 @@ func streamState(n stream.Node) string {
 		return "per open " + unit + ": " + strings.Join(parts, ", ")
 	case *stream.EOWC:
 		return "the rows the watermark has not passed"
+	case *stream.TemporalFilter:
+		if x.Op == ">" || x.Op == ">=" {
+			return "the rows inside the window"
+		}
+		return "the rows not yet due"
 	case *stream.Materialize:
 		if len(x.Key) == 0 {
 			return "the view's rows, counted"

@@ -128,6 +128,9 @@ func (s *streamPlanner) expr(e expr.Expr, lay []int) (expr.Expr, error) {
 	if err := subqueryErr(e); err != nil {
 		return nil, err
 	}
+	if hasNow(e) {
+		return nil, nowErr("now()") // would be folded into a constant
+	}
 	return s.p.expr(e, lay)
 }
 
@@ -202,11 +205,7 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 		if err != nil {
 			return sout{}, err
 		}
-		cond, err := s.expr(andOf(x.conds), in.lay)
-		if err != nil {
-			return sout{}, err
-		}
-		return sout{node: &stream.Filter{Input: in.node, Cond: cond}, lay: in.lay, key: in.key, appendOnly: in.appendOnly}, nil
+		return s.filterConds(in, x.conds)
 	case *lProject:
 		return s.project(x, need)
 	case *lJoin:
@@ -279,11 +278,10 @@ func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
 		o.key = append(o.key, x.ids[k])
 	}
 	if len(x.filter) > 0 {
-		cond, err := s.expr(andOf(x.filter), o.lay)
-		if err != nil {
+		var err error
+		if o, err = s.filterConds(o, x.filter); err != nil {
 			return sout{}, err
 		}
-		o.node = &stream.Filter{Input: o.node, Cond: cond}
 	}
 	var keep []int
 	for _, id := range x.ids {

@@ -142,6 +142,38 @@ func TestDatacenterExample(t *testing.T) {
 	if late[0][0] != "0" {
 		t.Errorf("late rows %s, want 0 (the file is in time order)", late[0][0])
 	}
+
+	// Temporal filters: the manual clock started at 00:00:00 and is at
+	// 00:00:10, so no report is 20 seconds old yet. At 00:01:20 web-4
+	// (last report 00:00:58) is silent; at 00:03:20 every host and the whole
+	// feed (last report 00:02:58) are.
+	hostAlerts := "SELECT host, last_report FROM host_silence_alerts ORDER BY host"
+	feedAlert := "SELECT last_report FROM feed_silence_alert"
+	if got := rows(t, ctx, c, hostAlerts); len(got) != 0 {
+		t.Errorf("silence alerts at 00:00:10: %v, want none", got)
+	}
+	advance := func(by string) {
+		t.Helper()
+		for _, q := range []string{"ADVANCE CLOCK BY INTERVAL '" + by + "'", "FLUSH"} {
+			if _, err := c.Exec(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	advance("70 seconds")
+	if got := rows(t, ctx, c, hostAlerts); len(got) != 1 || got[0][0] != "web-4" || got[0][1] != "2024-01-01 00:00:58+00" {
+		t.Errorf("silence alerts at 00:01:20: %v, want web-4 last reporting at 00:00:58", got)
+	}
+	if got := rows(t, ctx, c, feedAlert); len(got) != 0 {
+		t.Errorf("feed alert at 00:01:20: %v, want none", got)
+	}
+	advance("2 minutes")
+	if got := rows(t, ctx, c, hostAlerts); len(got) != 5 {
+		t.Errorf("silence alerts at 00:03:20: %v, want all 5 hosts", got)
+	}
+	if got := rows(t, ctx, c, feedAlert); len(got) != 1 || got[0][0] != "2024-01-01 00:02:58+00" {
+		t.Errorf("feed alert at 00:03:20: %v, want the last report at 00:02:58", got)
+	}
 }
 
 func mustRead(t *testing.T, path string) string {

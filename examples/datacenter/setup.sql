@@ -58,3 +58,16 @@ CREATE MATERIALIZED VIEW silent_hosts AS
   FROM (SELECT host, max(window_end) AS last_seen FROM heartbeats GROUP BY host) h
   JOIN (SELECT max(window_end) AS latest FROM heartbeats) f ON true
   WHERE h.last_seen <= f.latest - INTERVAL '20' SECOND;
+
+-- Alerts on processing time (temporal filters): a host that has sent
+-- nothing for 20 seconds of the clock, and the whole feed silent. Unlike
+-- silent_hosts (which compares hosts with each other, so it cannot see the
+-- whole feed stop), these move with now(): a row appears when now() passes
+-- last_report + 20 s, with no new input, and goes when the host reports again.
+CREATE MATERIALIZED VIEW host_silence_alerts AS
+  SELECT host, max(ts) AS last_report FROM metrics GROUP BY host
+  HAVING max(ts) < now() - INTERVAL '20 seconds';
+
+CREATE MATERIALIZED VIEW feed_silence_alert AS
+  SELECT max(ts) AS last_report FROM metrics
+  HAVING max(ts) < now() - INTERVAL '20 seconds';

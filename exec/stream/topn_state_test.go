@@ -71,6 +71,10 @@ func ktRender(m Message, cols []types.Column) string {
 	return fmt.Sprint(m.Kind)
 }
 
+// ktNewClock, if set, gives each ktExec run its processing clock (a test
+// whose operator reads the clock sets it for its duration).
+var ktNewClock func(script []ktMsg) Clock
+
 // ktExec runs the node mk builds over script, restored from restored
 // (nil: from scratch); full reports, per checkpoint epoch, whether that
 // snapshot is a full one.
@@ -86,6 +90,9 @@ func ktExec(t *testing.T, mk func(ch chan Message) Node, script []ktMsg, restore
 	}
 	env := newEnv(t)
 	env.Checkpoints = cps
+	if ktNewClock != nil {
+		env.Clock = ktNewClock(script)
+	}
 	run := &ktRun{at: map[uint64][2]int{}, states: map[uint64]memState{}}
 	var mu sync.Mutex
 	env.OnLate = func(rec arrow.RecordBatch) {
