@@ -91,27 +91,12 @@ func (it *hashAggIter) Next() (_ arrow.RecordBatch, err error) {
 
 // passFile aggregates one partition.
 func (it *hashAggIter) passFile(p *aggPart) ([]arrow.RecordBatch, error) {
-	if _, err := p.f.Seek(0, 0); err != nil {
-		return nil, fmt.Errorf("exec: hash aggregate: read partition: %w", err)
-	}
-	r, err := ipc.NewFileReader(p.f, ipc.WithAllocator(alloc(it.ctx)))
+	r, err := openPart(it.ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("exec: hash aggregate: read partition: %w", err)
+		return nil, err
 	}
 	defer r.Close()
-	n, k := r.NumRecords(), 0
-	next := func() (arrow.RecordBatch, error) {
-		if k >= n {
-			return nil, nil
-		}
-		k++
-		b, err := r.RecordBatchAt(k - 1)
-		if err != nil {
-			return nil, fmt.Errorf("exec: hash aggregate: read partition: %w", err)
-		}
-		return b, nil
-	}
-	return it.pass(next, p.depth)
+	return it.pass(r.Next, p.depth)
 }
 
 func (it *hashAggIter) Close() error {

@@ -25,8 +25,13 @@ func runBudget(t *testing.T, n Node, limit, workMem int64, dir string) ([][]any,
 	}
 	bs, err := Drain(it)
 	spilled := 0
-	if h, ok := it.(*hashAggIter); ok {
+	switch h := it.(type) {
+	case *hashAggIter:
 		spilled = h.spilled
+	case *graceJoinIter:
+		if h.spilled {
+			spilled = 1
+		}
 	}
 	if err != nil {
 		return nil, spilled, err
