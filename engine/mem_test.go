@@ -293,6 +293,10 @@ INSERT INTO r SELECT g, CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 7919) % 20000 E
 		"SELECT a % 3, b, count(*), bool_and(c > 1), array_agg(DISTINCT id % 5) FROM r GROUP BY 1, 2 HAVING count(*) > 1",
 		"SELECT CASE WHEN id % 4 = 0 THEN b ELSE 'hot' END k, count(*), sum(id) FROM r GROUP BY 1", // skewed
 		"SELECT a, b, count(*) FROM r GROUP BY GROUPING SETS ((a), (b), ())",
+		// hash joins whose build side passes work_mem (grace hash join)
+		"SELECT x.id, y.id FROM r x JOIN r y ON x.b = y.b",
+		"SELECT x.id, y.id, y.b FROM r x LEFT JOIN r y ON x.a = y.id",
+		"SELECT x.id, y.id FROM (SELECT id, a FROM r WHERE id % 2 = 0) x FULL JOIN (SELECT id, a, b FROM r WHERE id % 3 = 0) y ON x.a = y.id",
 	}
 	sorted := func(rows []string) string {
 		rows = append([]string(nil), rows...)
@@ -325,8 +329,9 @@ INSERT INTO r SELECT g, CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 7919) % 20000 E
 	if _, _, err := run(t, s, "SET work_mem = '4MB'"); err != nil {
 		t.Fatal(err)
 	}
-	// Without spilling the same aggregation does not fit the statement's limit.
-	for _, q := range queries[:1] {
+	// Without spilling the same aggregation and joins do not fit the
+	// statement's limit.
+	for _, q := range []string{queries[0], queries[5], queries[6]} {
 		wantMemErr(t, s, q, pgerr.OutOfMemory, "out of memory", 1<<30)
 	}
 	if ents, err := os.ReadDir(filepath.Join(dir, "tmp")); err != nil || len(ents) != 0 {
