@@ -277,7 +277,8 @@ INSERT INTO r SELECT g, CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 7919) % 1000 EN
 // (hybrid hash aggregation): the result is the in-memory one (rows
 // compared as sets; every aggregate kind, NULL and skewed keys), and the
 // statement stays under a statement_mem_limit the in-memory aggregation
-// passes (53200 there, as it was before spilling).
+// passes (53200 there, as it was before spilling). The same for hash
+// joins, whose build side passes work_mem (grace hash join).
 func TestHashAggSpills(t *testing.T) {
 	dir := t.TempDir()
 	e, s := open(t, dir)
