@@ -73,7 +73,8 @@ type Engine struct {
 	closed   bool
 	// pool is the memory all batch statements reserve from (mem_budget.go).
 	pool *membudget.Pool
-	// tempDir is <data-dir>/tmp, where sorts past work_mem spill; emptied
+	// tempDir is <data-dir>/tmp, where sorts, hash aggregations and joins past
+	// work_mem spill; emptied
 	// at start ("" when it could not be made: nothing spills).
 	tempDir string
 }
@@ -109,7 +110,7 @@ func Open(cfg Config) (*Engine, error) {
 		pool: memoryPool(cfg.MemoryLimit)}
 	e.tempDir = filepath.Join(cfg.DataDir, "tmp")
 	if err := os.RemoveAll(e.tempDir); err != nil || os.MkdirAll(e.tempDir, 0o700) != nil {
-		cfg.Logf("temporary directory %s unusable (%v): sorts past work_mem stay in memory", e.tempDir, err)
+		cfg.Logf("temporary directory %s unusable (%v): sorts, hash aggregations and hash joins past work_mem stay in memory", e.tempDir, err)
 		e.tempDir = ""
 	}
 	fcfg := dataflow.Config{BarrierInterval: cfg.BarrierInterval, Eval: e.streamEval(), Logf: cfg.Logf,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 
@@ -266,6 +267,74 @@ INSERT INTO r SELECT g, CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 7919) % 1000 EN
 	}
 	// Without spilling the same sort does not fit the statement's limit.
 	wantMemErr(t, s, queries[0], pgerr.OutOfMemory, "out of memory", 1<<30)
+	if ents, err := os.ReadDir(filepath.Join(dir, "tmp")); err != nil || len(ents) != 0 {
+		t.Fatalf("temporary directory: %v %v", ents, err)
+	}
+}
+
+// A hash aggregation past work_mem keeps the groups it has in memory and
+// spills the rows of new groups to partitions under <data-dir>/tmp
+// (hybrid hash aggregation): the result is the in-memory one (rows
+// compared as sets; every aggregate kind, NULL and skewed keys), and the
+// statement stays under a statement_mem_limit the in-memory aggregation
+// passes (53200 there, as it was before spilling). The same for hash
+// joins, whose build side passes work_mem (grace hash join).
+func TestHashAggSpills(t *testing.T) {
+	dir := t.TempDir()
+	e, s := open(t, dir)
+	defer e.Close()
+	setup := `CREATE TABLE r (id int PRIMARY KEY, a int, b text, c float8);
+INSERT INTO r SELECT g, CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 7919) % 20000 END, md5((g % 40000)::text), (g % 13) / 3.0 FROM generate_series(1, 60000) g`
+	if _, _, err := run(t, s, setup); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{
+		"SELECT b, count(*), sum(a), avg(c), min(id), max(a) FROM r GROUP BY b",
+		"SELECT a, count(DISTINCT c), string_agg(b, ',' ORDER BY id DESC), array_agg(id ORDER BY id) FILTER (WHERE c > 1) FROM r GROUP BY a",
+		"SELECT a % 3, b, count(*), bool_and(c > 1), array_agg(DISTINCT id % 5) FROM r GROUP BY 1, 2 HAVING count(*) > 1",
+		"SELECT CASE WHEN id % 4 = 0 THEN b ELSE 'hot' END k, count(*), sum(id) FROM r GROUP BY 1", // skewed
+		"SELECT a, b, count(*) FROM r GROUP BY GROUPING SETS ((a), (b), ())",
+		// hash joins whose build side passes work_mem (grace hash join)
+		"SELECT x.id, y.id FROM r x JOIN r y ON x.b = y.b",
+		"SELECT x.id, y.id, y.b FROM r x LEFT JOIN r y ON x.a = y.id",
+		"SELECT x.id, y.id FROM (SELECT id, a FROM r WHERE id % 2 = 0) x FULL JOIN (SELECT id, a, b FROM r WHERE id % 3 = 0) y ON x.a = y.id",
+	}
+	sorted := func(rows []string) string {
+		rows = append([]string(nil), rows...)
+		sort.Strings(rows)
+		return strings.Join(rows, "\n")
+	}
+	want := map[string]string{}
+	for _, q := range queries {
+		rows, _, err := run(t, s, q)
+		if err != nil || len(rows) < 1000 {
+			t.Fatalf("%s in memory: %d rows, %v", q, len(rows), err)
+		}
+		want[q] = sorted(rows)
+	}
+	if _, _, err := run(t, s, "SET work_mem = '64kB'; SET statement_mem_limit = '2MB'"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queries {
+		rows, _, err := run(t, s, q)
+		if err != nil {
+			t.Fatalf("%s spilling: %v", q, err)
+		}
+		if sorted(rows) != want[q] {
+			t.Fatalf("%s: spilled result differs (%d rows)", q, len(rows))
+		}
+		if u := e.pool.Used(); u != 0 {
+			t.Fatalf("after %s: %d bytes still reserved", q, u)
+		}
+	}
+	if _, _, err := run(t, s, "SET work_mem = '4MB'"); err != nil {
+		t.Fatal(err)
+	}
+	// Without spilling the same aggregation and joins do not fit the
+	// statement's limit.
+	for _, q := range []string{queries[0], queries[5], queries[6]} {
+		wantMemErr(t, s, q, pgerr.OutOfMemory, "out of memory", 1<<30)
+	}
 	if ents, err := os.ReadDir(filepath.Join(dir, "tmp")); err != nil || len(ents) != 0 {
 		t.Fatalf("temporary directory: %v %v", ents, err)
 	}

@@ -44,7 +44,7 @@ type Context struct {
 	// reads, all as of one epoch (taken by the engine before the plan is
 	// opened); a view not in it is read at its own last epoch.
 	Views map[uint32][]arrow.RecordBatch
-	// TempDir, when set, is where operators past work_mem spill (Sort);
+	// TempDir, when set, is where operators past work_mem spill (Sort, HashAgg, HashJoin);
 	// files there are unlinked as soon as they are created.
 	TempDir string
 }

@@ -60,14 +60,9 @@ func (h *HashAgg) Open(ctx *Context) (Iterator, error) {
 		return nil, err
 	}
 	acct := membudget.NewAccount(budgetOf(ctx))
-	return &blocking{acct: acct, in: in, run: (&hashAggIter{ctx: ctx, h: h, in: in, acct: acct}).run}, nil
-}
-
-type hashAggIter struct {
-	ctx  *Context
-	h    *HashAgg
-	in   Iterator
-	acct *membudget.Account // released by the blocking iterator's Close
+	it := &hashAggIter{ctx: ctx, h: h, in: in, acct: acct}
+	it.canSpill = len(h.GroupBy) > 0 && ctx != nil && ctx.TempDir != "" && budgetOf(ctx).WorkMem() > 0
+	return it, nil
 }
 
 // groupBytes is what one more group costs beyond its key values: its hash
@@ -86,9 +81,18 @@ func stateBytes(states []aggState) int64 {
 	return n
 }
 
-// run consumes the input and returns the result batches.
-func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
+// pass aggregates the batches next returns (the input, or a spill
+// partition at depth > 0) and returns the result batches of the groups it
+// kept in memory; with spilling allowed, rows of groups it did not keep go
+// to new partitions (it.parts).
+func (it *hashAggIter) pass(next func() (arrow.RecordBatch, error), depth int) (_ []arrow.RecordBatch, err error) {
 	ctx, h := it.ctx, it.h
+	var sp *aggSpiller // non-nil once new groups go to partitions
+	defer func() {
+		if err != nil && sp != nil {
+			sp.abort()
+		}
+	}()
 	mem := alloc(ctx)
 	states := make([]aggState, len(h.Aggs))
 	for i := range h.Aggs {
@@ -102,6 +106,7 @@ func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
 	if len(h.GroupBy) > 0 {
 		table = newHashTable(exprTypes(h.GroupBy))
 	}
+	canSpill := it.canSpill && depth < maxAggSpillDepth
 	keyParts := make([][]arrow.Array, len(h.GroupBy)) // group key values, in group order
 	ngroups := 0
 	var gids, fgids []int32
@@ -110,7 +115,7 @@ func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
 		if err := canceled(ctx); err != nil {
 			return nil, err
 		}
-		b, err := it.in.Next()
+		b, err := next()
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +128,14 @@ func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
 			if err != nil {
 				return nil, err
 			}
-			gids = table.insert(keys, n, gids, false)
+			if sp != nil {
+				gids = table.lookup(keys, n, gids, false)
+				if err := sp.spill(b, gids, table.hv[:n]); err != nil {
+					return nil, err
+				}
+			} else {
+				gids = table.insert(keys, n, gids, false)
+			}
 			if len(table.newRows) > 0 {
 				grown := int64(len(table.newRows)) * int64(groupBytes+8*len(h.Aggs))
 				for k, a := range keys {
@@ -157,6 +169,18 @@ func (it *hashAggIter) run() ([]arrow.RecordBatch, error) {
 			}
 			kept = now
 		}
+		if canSpill && sp == nil && it.acct.OverWorkMem() {
+			sp = &aggSpiller{ctx: ctx, depth: depth}
+		}
+	}
+	if sp != nil {
+		parts, err := sp.finish()
+		sp = nil
+		if err != nil {
+			return nil, err
+		}
+		it.parts = append(it.parts, parts...)
+		it.spilled += len(parts)
 	}
 	if table == nil {
 		ngroups = 1

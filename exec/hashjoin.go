@@ -30,6 +30,9 @@ func (h *HashJoin) Explain() string {
 // Open opens both inputs; the right side is built into a hash table on the
 // first Next.
 func (h *HashJoin) Open(ctx *Context) (Iterator, error) {
+	if !h.noSpill && ctx != nil && ctx.TempDir != "" && budgetOf(ctx).WorkMem() > 0 {
+		return h.openSpilling(ctx)
+	}
 	d, err := openDriver(ctx, h.Left, h.Right,
 		newJoiner(ctx, h.Kind, h.Residual, h.Left.Columns(), h.Right.Columns(), h.Cols))
 	if err != nil {

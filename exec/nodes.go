@@ -126,6 +126,8 @@ type HashJoin struct {
 	LeftKeys, RightKeys []expr.Expr
 	Residual            expr.Expr
 	Cols                []types.Column
+
+	noSpill bool // a spilled partition's join: never spills again
 }
 
 // NestedLoopJoin joins on an arbitrary condition (nil: cross join), over the
