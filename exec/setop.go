@@ -3,6 +3,7 @@ package exec
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/streamsql/streamsql/exec/membudget"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -46,6 +47,10 @@ type setOpIter struct {
 func (it *setOpIter) run() ([]arrow.RecordBatch, error) {
 	ctx, s := it.ctx, it.s
 	mem := alloc(ctx)
+	// Both inputs are held while the groups are counted: charged to the
+	// statement's budget (53200 past it), given back once the result is built.
+	acct := membudget.NewAccount(budgetOf(ctx))
+	defer acct.Release()
 	ts := make([]types.T, len(s.Cols))
 	for i, c := range s.Cols {
 		ts[i] = c.Type
@@ -58,7 +63,7 @@ func (it *setOpIter) run() ([]arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	lbs, err := drainAll(ctx, left)
+	lbs, err := drainInto(ctx, left, acct)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +85,7 @@ func (it *setOpIter) run() ([]arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	rbs, err := drainAll(ctx, right)
+	rbs, err := drainInto(ctx, right, acct)
 	if err != nil {
 		return nil, err
 	}
