@@ -24,6 +24,8 @@ const (
 	KindMatView RelKind = 'm' // streaming issues
 	KindSource  RelKind = 's' // streaming issues (shown as 'f', foreign, in pg_class)
 	KindSystem  RelKind = 'S' // a virtual pg_catalog / information_schema table (pg_class shows 'v')
+	// KindSequence is a sequence (pg_class shows 'S'; 'S' is taken by KindSystem here).
+	KindSequence RelKind = 'q'
 )
 
 // Relation is a table, view or system table. A *Relation is immutable once
@@ -72,6 +74,8 @@ type Relation struct {
 	Owner uint32 `json:",omitempty"`
 	// ACL is pg_class.relacl; nil is the owner's default (acl.go).
 	ACL []ACLItem `json:",omitempty"`
+	// Seq holds a sequence's parameters (KindSequence only; sequence.go).
+	Seq *SeqOptions `json:",omitempty"`
 	// Rows produces a system table's current contents; nil for others.
 	Rows func(ctx RowsContext) ([]arrow.RecordBatch, error) `json:"-"`
 }
@@ -191,6 +195,9 @@ type Catalog struct {
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]
+
+	// seqs holds the sequences' current values (sequence.go).
+	seqs seqStates
 }
 
 // snapshot is one immutable version of the catalog. DDL copies it, changes

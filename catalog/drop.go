@@ -22,6 +22,8 @@ func kindWord(k RelKind) string {
 		return "materialized view"
 	case KindSource:
 		return "source"
+	case KindSequence:
+		return "sequence"
 	}
 	return "relation"
 }
@@ -177,6 +179,9 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 	for _, r := range all {
 		if r.Kind == KindTable {
 			_ = c.store.DropTable(r.OID)
+		}
+		if r.Kind == KindSequence {
+			c.dropSeqState(r.OID)
 		}
 	}
 	return n, nil

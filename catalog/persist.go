@@ -54,6 +54,8 @@ type fileRelation struct {
 	// bootstrap superuser); ACL is relacl, null for the default one.
 	Owner uint32    `json:"owner,omitempty"`
 	ACL   []ACLItem `json:"acl"`
+	// Seq is a sequence's parameters.
+	Seq *SeqOptions `json:"seq,omitempty"`
 }
 
 type fileColumn struct {
@@ -125,7 +127,7 @@ func load(dir string) (*snapshot, error) {
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
 			Connector: fr.Connector, Options: fr.Options, Format: fr.Format,
-			Owner: fr.Owner, ACL: fr.ACL,
+			Owner: fr.Owner, ACL: fr.ACL, Seq: fr.Seq,
 		}
 		for _, fc := range fr.Columns {
 			t, ok := types.FromOID(fc.TypeOID)
@@ -166,7 +168,7 @@ func (c *Catalog) save(s *snapshot) error {
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
 			Connector: r.Connector, Options: r.Options, Format: r.Format,
-			Owner: r.Owner, ACL: r.ACL,
+			Owner: r.Owner, ACL: r.ACL, Seq: r.Seq,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}
 		for i, col := range r.Columns {

@@ -197,3 +197,6 @@ func Unsupported(format string, args ...any) *Error {
 func Internal(format string, args ...any) *Error {
 	return New(InternalError, format, args...)
 }
+
+// SequenceGeneratorLimitExceeded is 2200H: nextval beyond a sequence's bounds.
+const SequenceGeneratorLimitExceeded Code = "2200H"
