@@ -96,6 +96,10 @@ type Column struct {
 	// Default is the column default as SQL expression text ("" = none),
 	// bound by the planner at INSERT time.
 	Default string
+	// Serial is set by the planner for a serial column ("smallint",
+	// "integer" or "bigint"): CreateTable creates its owned sequence and
+	// sets Default and NotNull. Never stored.
+	Serial string `json:"-"`
 }
 
 // RowsContext is what a system table needs to produce its rows.

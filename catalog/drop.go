@@ -81,6 +81,9 @@ func (c *Catalog) DropWithDetail(kind RelKind, schema, name string, ifExists, ca
 		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a %s", r.Name, word).
 			WithHint("Use DROP %s to remove a %s.", strings.ToUpper(w), w)
 	}
+	if err := cur.checkOwnedSequenceDrop(r, cascade); err != nil {
+		return nil, err
+	}
 	return c.dropObjects(cur, []*Relation{r}, nil, cascade, searchPath, fmt.Sprintf("%s %s", word, r.Name))
 }
 
@@ -140,6 +143,7 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 	}
 	s := cur.clone()
 	all := append(append([]*Relation(nil), targets...), deps...)
+	all = append(all, cur.ownedSequences(all)...) // serial columns' sequences go with their tables
 	for _, r := range all {
 		s.remove(r)
 	}

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"strings"
+
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
@@ -102,6 +104,41 @@ func init() {
 	}
 	reg("setval", []types.T{regclass, i8}, setval)
 	reg("setval", []types.T{regclass, i8, b}, setval)
+	text := types.TText
+	serialArgs := []types.T{text, text}
+	expr.Register(&expr.Func{Name: "pg_get_serial_sequence", Args: serialArgs, Return: text, Strict: true,
+		Kernel: expr.RowKernel(text, serialArgs, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+			c := catalogOf(ctx)
+			if c == nil {
+				return nil, nil
+			}
+			oid, err := c.RelationOID(a[0].(string), searchPathOf(ctx))
+			if err != nil {
+				return nil, err
+			}
+			r := c.Relation(oid)
+			col := a[1].(string)
+			if len(col) >= 2 && col[0] == '"' && col[len(col)-1] == '"' {
+				col = strings.ReplaceAll(col[1:len(col)-1], `""`, `"`)
+			} else {
+				col = strings.ToLower(col)
+			}
+			i := -1
+			if r != nil {
+				i = r.ColumnIndex(col)
+			}
+			if i < 0 {
+				name := a[0].(string)
+				if r != nil {
+					name = r.Name
+				}
+				return nil, pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", col, name)
+			}
+			if name, ok := c.SerialSequence(oid, int16(i+1)); ok {
+				return name, nil
+			}
+			return nil, nil
+		})})
 	reg("lastval", nil, func(ctx *expr.Context, _ []types.Value) (types.Value, error) {
 		ss := seqSession(ctx)
 		if ss != nil {

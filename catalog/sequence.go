@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/streamsql/streamsql/pgerr"
@@ -390,4 +391,88 @@ func (c *Catalog) AlterSequence(oid uint32, opts *SeqOptions, restart *int64) er
 		st.last, st.called, st.loggedOK = *restart, false, false
 	}
 	return c.commit(s)
+}
+
+// addSerials creates the owned sequence of each serial column of table r
+// (being created in s): "t_col_seq" (with a number appended when taken),
+// of the column's type, and makes the column NOT NULL DEFAULT
+// nextval('t_col_seq'::regclass), as PostgreSQL does.
+func (c *Catalog) addSerials(s *snapshot, r *Relation) error {
+	for i := range r.Columns {
+		col := &r.Columns[i]
+		if col.Serial == "" {
+			continue
+		}
+		if r.Kind != KindTable {
+			return pgerr.Unsupported("serial columns are supported in tables only")
+		}
+		base := r.Name + "_" + col.Name + "_seq"
+		name := base
+		for n := 1; s.rels[r.Schema][name] != nil || s.indexByName(r.Schema, name) != 0; n++ {
+			name = base + strconv.Itoa(n)
+		}
+		opts, err := ApplySeqSpec(nil, SeqSpec{Type: col.Serial})
+		if err != nil {
+			return err
+		}
+		opts.OwnedBy, opts.OwnedByCol = r.OID, int16(i+1)
+		seq := &Relation{Schema: r.Schema, Name: name, Kind: KindSequence, Seq: opts, Owner: r.Owner,
+			OID: s.allocOID(), RowTypeOID: s.allocOID()}
+		s.add(seq)
+		c.dropSeqState(seq.OID)
+		ref := QuoteIdent(name)
+		if r.Schema != "public" {
+			ref = QuoteIdent(r.Schema) + "." + ref
+		}
+		col.Default = "nextval('" + strings.ReplaceAll(ref, "'", "''") + "'::regclass)"
+		col.NotNull, col.Serial = true, ""
+	}
+	return nil
+}
+
+// ownedSequences lists the sequences owned by columns of the relations in
+// rels that rels does not already hold.
+func (s *snapshot) ownedSequences(rels []*Relation) []*Relation {
+	in := map[uint32]bool{}
+	for _, r := range rels {
+		in[r.OID] = true
+	}
+	var out []*Relation
+	for _, r := range s.sortedRelations() {
+		if r.Kind == KindSequence && r.Seq != nil && r.Seq.OwnedBy != 0 && in[r.Seq.OwnedBy] && !in[r.OID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkOwnedSequenceDrop refuses DROP SEQUENCE of a serial column's
+// sequence while its table exists: 2BP01 as PostgreSQL says it without
+// CASCADE; with CASCADE (which PostgreSQL answers by dropping the column's
+// default) 0A000.
+func (s *snapshot) checkOwnedSequenceDrop(r *Relation, cascade bool) error {
+	if r.Kind != KindSequence || r.Seq == nil || r.Seq.OwnedBy == 0 {
+		return nil
+	}
+	t := s.byOID[r.Seq.OwnedBy]
+	if t == nil || int(r.Seq.OwnedByCol) < 1 || int(r.Seq.OwnedByCol) > len(t.Columns) {
+		return nil
+	}
+	if cascade {
+		return pgerr.Unsupported("DROP SEQUENCE ... CASCADE of the sequence of serial column %s.%s is not supported", t.Name, t.Columns[r.Seq.OwnedByCol-1].Name)
+	}
+	return pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop sequence %s because other objects depend on it", r.Name).
+		WithDetail("default value for column %s of table %s depends on sequence %s", t.Columns[r.Seq.OwnedByCol-1].Name, t.Name, r.Name).
+		WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+}
+
+// SerialSequence is pg_get_serial_sequence: the schema-qualified name of
+// the sequence owned by column col of table oid, ok false when none.
+func (c *Catalog) SerialSequence(oid uint32, col int16) (string, bool) {
+	for _, r := range c.snap().sortedRelations() {
+		if r.Kind == KindSequence && r.Seq != nil && r.Seq.OwnedBy == oid && r.Seq.OwnedByCol == col {
+			return QuoteIdent(r.Schema) + "." + QuoteIdent(r.Name), true
+		}
+	}
+	return "", false
 }
