@@ -81,3 +81,28 @@ func TestSequenceConcurrentAndReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSequencePrivileges: only the owner (or a superuser) may use a
+// sequence's functions or ALTER or DROP it; GRANT ON SEQUENCE stays refused.
+func TestSequencePrivileges(t *testing.T) {
+	e, su := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, su, "CREATE USER alice")
+	mustRun(t, su, "CREATE USER bob")
+	alice, bob := session(t, e, "alice"), session(t, e, "bob")
+	mustRun(t, alice, "CREATE SEQUENCE aseq")
+	if got := mustRun(t, alice, "SELECT nextval('aseq')"); got[0] != "1" {
+		t.Fatalf("owner nextval = %v", got)
+	}
+	if got := mustRun(t, su, "SELECT nextval('aseq'), sequenceowner FROM pg_sequences"); got[0] != "2|alice" {
+		t.Fatalf("superuser nextval, owner = %v", got)
+	}
+	for _, q := range []string{"SELECT nextval('aseq')", "SELECT currval('aseq')", "SELECT setval('aseq', 5)"} {
+		denied(t, bob, q, "permission denied for sequence aseq")
+	}
+	denied(t, bob, "ALTER SEQUENCE aseq RESTART", "must be owner of sequence aseq")
+	denied(t, bob, "DROP SEQUENCE aseq", "must be owner of sequence aseq")
+	if _, _, err := run(t, alice, "GRANT USAGE ON SEQUENCE aseq TO bob"); err == nil {
+		t.Fatal("GRANT ON SEQUENCE was accepted")
+	}
+}
