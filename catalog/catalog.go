@@ -100,6 +100,15 @@ type Column struct {
 	// "integer" or "bigint"): CreateTable creates its owned sequence and
 	// sets Default and NotNull. Never stored.
 	Serial string `json:"-"`
+	// SerialSpec holds the sequence options of an identity column
+	// (GENERATED ... AS IDENTITY (options)). Never stored.
+	SerialSpec *SeqSpec `json:"-"`
+	// Identity is pg_attribute.attidentity: 'a' (GENERATED ALWAYS), 'd'
+	// (BY DEFAULT) or 0. An identity column's value comes from
+	// IdentityDefault (nextval of its owned sequence), which, unlike
+	// Default, catalogs do not show as a column default.
+	Identity        byte   `json:",omitempty"`
+	IdentityDefault string `json:",omitempty"`
 }
 
 // RowsContext is what a system table needs to produce its rows.

@@ -65,6 +65,9 @@ type fileColumn struct {
 	ElemTypmod int32  `json:"elem_typmod,omitempty"`
 	NotNull    bool   `json:"not_null,omitempty"`
 	Default    string `json:"default,omitempty"`
+	// Identity is attidentity ('a' or 'd'); IdentityDefault its nextval.
+	Identity        string `json:"identity,omitempty"`
+	IdentityDefault string `json:"identity_default,omitempty"`
 }
 
 type fileComment struct {
@@ -140,7 +143,11 @@ func load(dir string) (*snapshot, error) {
 				e.Typmod = fc.ElemTypmod
 				t.Elem = &e
 			}
-			r.Columns = append(r.Columns, Column{Name: fc.Name, Type: t, NotNull: fc.NotNull, Default: fc.Default})
+			col := Column{Name: fc.Name, Type: t, NotNull: fc.NotNull, Default: fc.Default, IdentityDefault: fc.IdentityDefault}
+			if len(fc.Identity) == 1 {
+				col.Identity = fc.Identity[0]
+			}
+			r.Columns = append(r.Columns, col)
 		}
 		s.add(r)
 	}
@@ -172,7 +179,11 @@ func (c *Catalog) save(s *snapshot) error {
 			Columns: make([]fileColumn, len(r.Columns)),
 		}
 		for i, col := range r.Columns {
-			fc := fileColumn{Name: col.Name, TypeOID: col.Type.OID(), Typmod: col.Type.Typmod, NotNull: col.NotNull, Default: col.Default}
+			fc := fileColumn{Name: col.Name, TypeOID: col.Type.OID(), Typmod: col.Type.Typmod, NotNull: col.NotNull, Default: col.Default,
+				IdentityDefault: col.IdentityDefault}
+			if col.Identity != 0 {
+				fc.Identity = string(rune(col.Identity))
+			}
 			if col.Type.Kind == types.Array {
 				fc.ElemTypmod = col.Type.Elem.Typmod
 			}

@@ -411,7 +411,12 @@ func (c *Catalog) addSerials(s *snapshot, r *Relation) error {
 		for n := 1; s.rels[r.Schema][name] != nil || s.indexByName(r.Schema, name) != 0; n++ {
 			name = base + strconv.Itoa(n)
 		}
-		opts, err := ApplySeqSpec(nil, SeqSpec{Type: col.Serial})
+		spec := SeqSpec{}
+		if col.SerialSpec != nil {
+			spec = *col.SerialSpec
+		}
+		spec.Type = col.Serial
+		opts, err := ApplySeqSpec(nil, spec)
 		if err != nil {
 			return err
 		}
@@ -424,8 +429,13 @@ func (c *Catalog) addSerials(s *snapshot, r *Relation) error {
 		if r.Schema != "public" {
 			ref = QuoteIdent(r.Schema) + "." + ref
 		}
-		col.Default = "nextval('" + strings.ReplaceAll(ref, "'", "''") + "'::regclass)"
-		col.NotNull, col.Serial = true, ""
+		def := "nextval('" + strings.ReplaceAll(ref, "'", "''") + "'::regclass)"
+		if col.Identity != 0 {
+			col.IdentityDefault = def
+		} else {
+			col.Default = def
+		}
+		col.NotNull, col.Serial, col.SerialSpec = true, "", nil
 	}
 	return nil
 }

@@ -200,3 +200,6 @@ func Internal(format string, args ...any) *Error {
 
 // SequenceGeneratorLimitExceeded is 2200H: nextval beyond a sequence's bounds.
 const SequenceGeneratorLimitExceeded Code = "2200H"
+
+// GeneratedAlways is 428C9: a value given for a GENERATED ALWAYS column.
+const GeneratedAlways Code = "428C9"

@@ -88,7 +88,35 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 				case pg.ConstrType_CONSTR_NOTNULL:
 					col.NotNull = true
 				case pg.ConstrType_CONSTR_NULL:
+				case pg.ConstrType_CONSTR_IDENTITY:
+					if col.Identity != 0 {
+						return nil, b.newErr(pgerr.SyntaxError, c.Location, "multiple identity specifications for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
+					}
+					if serial != "" || col.Default != "" {
+						return nil, b.newErr(pgerr.SyntaxError, c.Location, "both default and identity specified for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
+					}
+					switch t.Kind {
+					case types.Int2:
+						col.Serial = "smallint"
+					case types.Int4:
+						col.Serial = "integer"
+					case types.Int8:
+						col.Serial = "bigint"
+					default:
+						return nil, pgerr.New(pgerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
+					}
+					spec, err := SeqSpec(c.Options, false)
+					if err != nil {
+						return nil, err
+					}
+					col.SerialSpec, col.Identity = &spec, 'a'
+					if c.GeneratedWhen == "d" {
+						col.Identity = 'd'
+					}
 				case pg.ConstrType_CONSTR_DEFAULT:
+					if col.Identity != 0 {
+						return nil, b.newErr(pgerr.SyntaxError, c.Location, "both default and identity specified for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
+					}
 					if serial != "" {
 						return nil, pgerr.New(pgerr.SyntaxError, "multiple default values specified for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
 					}
