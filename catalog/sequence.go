@@ -486,3 +486,44 @@ func (c *Catalog) SerialSequence(oid uint32, col int16) (string, bool) {
 	}
 	return "", false
 }
+
+// remapOwnedSequences follows an ALTER TABLE of old into r (being published
+// in s): a sequence owned by a column that r keeps points at its new
+// position; one owned by a dropped column is removed from s (its OID is
+// returned, for its value file to go once s is committed), as PostgreSQL
+// drops a serial column's sequence with the column. from is
+// AlterSpec.From (nil: columns match by name).
+func (s *snapshot) remapOwnedSequences(old, r *Relation, from []int) []uint32 {
+	newPos := func(oldIdx int) int {
+		for j := range r.Columns {
+			if from != nil {
+				if j < len(from) && from[j] == oldIdx {
+					return j
+				}
+			} else if oldIdx < len(old.Columns) && r.Columns[j].Name == old.Columns[oldIdx].Name {
+				return j
+			}
+		}
+		return -1
+	}
+	var dropped []uint32
+	for _, q := range s.sortedRelations() {
+		if q.Kind != KindSequence || q.Seq == nil || q.Seq.OwnedBy != old.OID {
+			continue
+		}
+		j := newPos(int(q.Seq.OwnedByCol) - 1)
+		if j < 0 {
+			s.remove(q)
+			dropped = append(dropped, q.OID)
+			continue
+		}
+		if j+1 == int(q.Seq.OwnedByCol) {
+			continue
+		}
+		nq, opts := *q, *q.Seq
+		opts.OwnedByCol = int16(j + 1)
+		nq.Seq = &opts
+		s.rels[nq.Schema][nq.Name], s.byOID[nq.OID] = &nq, &nq
+	}
+	return dropped
+}
