@@ -30,6 +30,8 @@ func (b *binder) writeTarget(rv *pg.RangeVar, priv catalog.Privilege) (*catalog.
 		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change materialized view \"%s\"", rel.Name)
 	case catalog.KindSource:
 		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change source \"%s\"", rel.Name)
+	case catalog.KindSequence:
+		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change sequence \"%s\"", rel.Name)
 	default:
 		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change relation \"%s\"", rel.Name)
 	}
