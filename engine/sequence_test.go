@@ -106,3 +106,31 @@ func TestSequencePrivileges(t *testing.T) {
 		t.Fatal("GRANT ON SEQUENCE was accepted")
 	}
 }
+
+// TestSerialAndIdentitySurviveReopen: serial and identity columns keep
+// their sequences, ownership and GENERATED ALWAYS rule across a restart.
+func TestSerialAndIdentitySurviveReopen(t *testing.T) {
+	dir := t.TempDir()
+	e, s := open(t, dir)
+	mustRun(t, s, "CREATE TABLE ri (id serial, g int GENERATED ALWAYS AS IDENTITY, v text)")
+	mustRun(t, s, "INSERT INTO ri (v) VALUES ('a'), ('b')")
+	s.Close()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, s = open(t, dir)
+	defer e.Close()
+	mustRun(t, s, "INSERT INTO ri (v) VALUES ('c')")
+	if got := mustRun(t, s, "SELECT id > 2, g > 2 FROM ri WHERE v = 'c'"); got[0] != "t|t" {
+		t.Fatalf("after reopen: %v", got)
+	}
+	_, _, err := run(t, s, "INSERT INTO ri (g, v) VALUES (1, 'x')")
+	wantErr(t, err, "428C9", `cannot insert a non-DEFAULT value into column "g"`)
+	if got := mustRun(t, s, "SELECT pg_get_serial_sequence('ri', 'id'), pg_get_serial_sequence('ri', 'g')"); got[0] != "public.ri_id_seq|public.ri_g_seq" {
+		t.Fatalf("serial sequences: %v", got)
+	}
+	mustRun(t, s, "DROP TABLE ri")
+	if got := mustRun(t, s, "SELECT count(*) FROM pg_class WHERE relkind = 'S'"); got[0] != "0" {
+		t.Fatalf("sequences left after DROP TABLE: %v", got)
+	}
+}
