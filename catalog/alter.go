@@ -149,6 +149,14 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 		return nil, err
 	}
 	keepComments(cur, s, old, &r, spec.From)
+	droppedSeqs := s.remapOwnedSequences(old, &r, spec.From) // sequence.go
+	defer func() {
+		for _, oid := range droppedSeqs {
+			if s.byOID[oid] == nil && c.snap() == s {
+				c.dropSeqState(oid)
+			}
+		}
+	}()
 	s.add(&r)
 	if r.Kind == KindTable {
 		tbl := c.store.Table(r.OID)

@@ -24,6 +24,8 @@ const (
 	KindMatView RelKind = 'm' // streaming issues
 	KindSource  RelKind = 's' // streaming issues (shown as 'f', foreign, in pg_class)
 	KindSystem  RelKind = 'S' // a virtual pg_catalog / information_schema table (pg_class shows 'v')
+	// KindSequence is a sequence (pg_class shows 'S'; 'S' is taken by KindSystem here).
+	KindSequence RelKind = 'q'
 )
 
 // Relation is a table, view or system table. A *Relation is immutable once
@@ -72,6 +74,8 @@ type Relation struct {
 	Owner uint32 `json:",omitempty"`
 	// ACL is pg_class.relacl; nil is the owner's default (acl.go).
 	ACL []ACLItem `json:",omitempty"`
+	// Seq holds a sequence's parameters (KindSequence only; sequence.go).
+	Seq *SeqOptions `json:",omitempty"`
 	// Rows produces a system table's current contents; nil for others.
 	Rows func(ctx RowsContext) ([]arrow.RecordBatch, error) `json:"-"`
 }
@@ -92,6 +96,19 @@ type Column struct {
 	// Default is the column default as SQL expression text ("" = none),
 	// bound by the planner at INSERT time.
 	Default string
+	// Serial is set by the planner for a serial column ("smallint",
+	// "integer" or "bigint"): CreateTable creates its owned sequence and
+	// sets Default and NotNull. Never stored.
+	Serial string `json:"-"`
+	// SerialSpec holds the sequence options of an identity column
+	// (GENERATED ... AS IDENTITY (options)). Never stored.
+	SerialSpec *SeqSpec `json:"-"`
+	// Identity is pg_attribute.attidentity: 'a' (GENERATED ALWAYS), 'd'
+	// (BY DEFAULT) or 0. An identity column's value comes from
+	// IdentityDefault (nextval of its owned sequence), which, unlike
+	// Default, catalogs do not show as a column default.
+	Identity        byte   `json:",omitempty"`
+	IdentityDefault string `json:",omitempty"`
 }
 
 // RowsContext is what a system table needs to produce its rows.
@@ -191,6 +208,9 @@ type Catalog struct {
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]
+
+	// seqs holds the sequences' current values (sequence.go).
+	seqs seqStates
 }
 
 // snapshot is one immutable version of the catalog. DDL copies it, changes

@@ -113,6 +113,9 @@ func (c *Catalog) CreateTable(rel *Relation, ifNotExists bool) (*Relation, error
 	if err := s.assignUnique(&r); err != nil {
 		return nil, err
 	}
+	if err := c.addSerials(s, &r); err != nil {
+		return nil, err
+	}
 	s.add(&r)
 	if r.Kind == KindTable {
 		notNull := make([]bool, len(r.Columns))

@@ -22,6 +22,8 @@ func kindWord(k RelKind) string {
 		return "materialized view"
 	case KindSource:
 		return "source"
+	case KindSequence:
+		return "sequence"
 	}
 	return "relation"
 }
@@ -78,6 +80,9 @@ func (c *Catalog) DropWithDetail(kind RelKind, schema, name string, ifExists, ca
 		w := kindWord(r.Kind)
 		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a %s", r.Name, word).
 			WithHint("Use DROP %s to remove a %s.", strings.ToUpper(w), w)
+	}
+	if err := cur.checkOwnedSequenceDrop(r, cascade); err != nil {
+		return nil, err
 	}
 	return c.dropObjects(cur, []*Relation{r}, nil, cascade, searchPath, fmt.Sprintf("%s %s", word, r.Name))
 }
@@ -138,6 +143,7 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 	}
 	s := cur.clone()
 	all := append(append([]*Relation(nil), targets...), deps...)
+	all = append(all, cur.ownedSequences(all)...) // serial columns' sequences go with their tables
 	for _, r := range all {
 		s.remove(r)
 	}
@@ -177,6 +183,9 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 	for _, r := range all {
 		if r.Kind == KindTable {
 			_ = c.store.DropTable(r.OID)
+		}
+		if r.Kind == KindSequence {
+			c.dropSeqState(r.OID)
 		}
 	}
 	return n, nil

@@ -101,7 +101,6 @@ func init() {
 	})
 	reg("pg_get_partkeydef", text, ts(oid), true, constant(nil))
 	reg("pg_get_statisticsobjdef_columns", text, ts(oid), true, constant(nil))
-	reg("pg_get_serial_sequence", text, ts(text, text), true, constant(nil))
 	// Objects streamsql does not have: triggers, rules, user functions,
 	// partitions, tablespaces outside the data directory.
 	reg("pg_get_triggerdef", text, ts(oid), true, constant(nil))

@@ -54,6 +54,8 @@ type fileRelation struct {
 	// bootstrap superuser); ACL is relacl, null for the default one.
 	Owner uint32    `json:"owner,omitempty"`
 	ACL   []ACLItem `json:"acl"`
+	// Seq is a sequence's parameters.
+	Seq *SeqOptions `json:"seq,omitempty"`
 }
 
 type fileColumn struct {
@@ -63,6 +65,9 @@ type fileColumn struct {
 	ElemTypmod int32  `json:"elem_typmod,omitempty"`
 	NotNull    bool   `json:"not_null,omitempty"`
 	Default    string `json:"default,omitempty"`
+	// Identity is attidentity ('a' or 'd'); IdentityDefault its nextval.
+	Identity        string `json:"identity,omitempty"`
+	IdentityDefault string `json:"identity_default,omitempty"`
 }
 
 type fileComment struct {
@@ -125,7 +130,7 @@ func load(dir string) (*snapshot, error) {
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
 			Connector: fr.Connector, Options: fr.Options, Format: fr.Format,
-			Owner: fr.Owner, ACL: fr.ACL,
+			Owner: fr.Owner, ACL: fr.ACL, Seq: fr.Seq,
 		}
 		for _, fc := range fr.Columns {
 			t, ok := types.FromOID(fc.TypeOID)
@@ -138,7 +143,11 @@ func load(dir string) (*snapshot, error) {
 				e.Typmod = fc.ElemTypmod
 				t.Elem = &e
 			}
-			r.Columns = append(r.Columns, Column{Name: fc.Name, Type: t, NotNull: fc.NotNull, Default: fc.Default})
+			col := Column{Name: fc.Name, Type: t, NotNull: fc.NotNull, Default: fc.Default, IdentityDefault: fc.IdentityDefault}
+			if len(fc.Identity) == 1 {
+				col.Identity = fc.Identity[0]
+			}
+			r.Columns = append(r.Columns, col)
 		}
 		s.add(r)
 	}
@@ -166,11 +175,15 @@ func (c *Catalog) save(s *snapshot) error {
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
 			Connector: r.Connector, Options: r.Options, Format: r.Format,
-			Owner: r.Owner, ACL: r.ACL,
+			Owner: r.Owner, ACL: r.ACL, Seq: r.Seq,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}
 		for i, col := range r.Columns {
-			fc := fileColumn{Name: col.Name, TypeOID: col.Type.OID(), Typmod: col.Type.Typmod, NotNull: col.NotNull, Default: col.Default}
+			fc := fileColumn{Name: col.Name, TypeOID: col.Type.OID(), Typmod: col.Type.Typmod, NotNull: col.NotNull, Default: col.Default,
+				IdentityDefault: col.IdentityDefault}
+			if col.Identity != 0 {
+				fc.Identity = string(rune(col.Identity))
+			}
 			if col.Type.Kind == types.Array {
 				fc.ElemTypmod = col.Type.Elem.Typmod
 			}

@@ -142,7 +142,11 @@ func alignOfArray(elem types.T) string {
 func pgAttributeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range s.sortedRelations() {
 		for i, col := range r.Columns {
-			if err := b.add(attributeRow(r.OID, i+1, col.Name, col.Type, col.NotNull, col.Default != "")); err != nil {
+			ar := attributeRow(r.OID, i+1, col.Name, col.Type, col.NotNull, col.Default != "")
+			if col.Identity != 0 {
+				ar["attidentity"] = string(rune(col.Identity))
+			}
+			if err := b.add(ar); err != nil {
 				return err
 			}
 		}

@@ -127,6 +127,10 @@ func isColumnsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) erro
 				"is_identity": "NO", "identity_cycle": "NO", "is_generated": "NEVER",
 				"is_updatable": yesNo(rel.Kind == KindTable),
 			}
+			if col.Identity != 0 {
+				r["is_identity"] = "YES"
+				r["identity_generation"] = map[byte]string{'a': "ALWAYS", 'd': "BY DEFAULT"}[col.Identity]
+			}
 			typeFacts(col.Type, r)
 			if err := b.add(r); err != nil {
 				return err

@@ -84,6 +84,8 @@ func pgRelKind(k RelKind) string {
 		return "v"
 	case KindSource:
 		return "f"
+	case KindSequence:
+		return "S"
 	}
 	return string(rune(k))
 }

@@ -40,7 +40,9 @@ type Session struct {
 	prepared map[string]*Prepared
 	// cursors holds the open SQL cursors (DECLARE), by name (cursor.go).
 	cursors map[string]*cursor
-	closed  atomic.Bool
+	// seq is the session's currval/lastval state (sequence.go).
+	seq    seqMemo
+	closed atomic.Bool
 }
 
 var _ SessionAPI = (*Session)(nil)

@@ -72,6 +72,10 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return &Result{Tag: "CREATE SCHEMA"}, nil
 	case *pg.Node_DropStmt:
 		return s.execDrop(n.DropStmt)
+	case *pg.Node_CreateSeqStmt:
+		return s.execCreateSequence(n.CreateSeqStmt) // sequence.go
+	case *pg.Node_AlterSeqStmt:
+		return s.execAlterSequence(n.AlterSeqStmt)
 	case *pg.Node_AlterTableStmt:
 		if isOwnerChange(n.AlterTableStmt) { // grant.go
 			return s.execAlterOwner(n.AlterTableStmt)
@@ -310,6 +314,8 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		kind, tag = catalog.KindView, "DROP VIEW"
 	case pg.ObjectType_OBJECT_MATVIEW:
 		kind, tag = catalog.KindMatView, "DROP MATERIALIZED VIEW"
+	case pg.ObjectType_OBJECT_SEQUENCE:
+		kind, tag = catalog.KindSequence, "DROP SEQUENCE"
 	case pg.ObjectType_OBJECT_FOREIGN_TABLE: // psql shows sources as foreign tables
 		names := make([]string, 0, len(d.Objects))
 		for _, o := range d.Objects {

@@ -197,3 +197,9 @@ func Unsupported(format string, args ...any) *Error {
 func Internal(format string, args ...any) *Error {
 	return New(InternalError, format, args...)
 }
+
+// SequenceGeneratorLimitExceeded is 2200H: nextval beyond a sequence's bounds.
+const SequenceGeneratorLimitExceeded Code = "2200H"
+
+// GeneratedAlways is 428C9: a value given for a GENERATED ALWAYS column.
+const GeneratedAlways Code = "428C9"

@@ -261,6 +261,16 @@ func (a *alterState) cmd(c *pg.AlterTableCmd) error {
 	}
 	switch c.Subtype {
 	case pg.AlterTableType_AT_AddColumn:
+		if cd := c.Def.GetColumnDef(); cd != nil {
+			if serial, _ := serialType(cd.TypeName); serial != "" {
+				return pgerr.Unsupported("ALTER TABLE ... ADD COLUMN of a serial column is not supported")
+			}
+			for _, cn := range cd.Constraints {
+				if cn.GetConstraint().GetContype() == pg.ConstrType_CONSTR_IDENTITY {
+					return pgerr.Unsupported("ALTER TABLE ... ADD COLUMN of an identity column is not supported")
+				}
+			}
+		}
 		return a.addColumn(c.Def.GetColumnDef(), c.MissingOk)
 	case pg.AlterTableType_AT_DropColumn:
 		return a.dropColumn(c.Name, c.MissingOk, c.Behavior == pg.DropBehavior_DROP_CASCADE)

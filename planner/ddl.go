@@ -73,18 +73,53 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 			if rel.ColumnIndex(cd.Colname) >= 0 {
 				return nil, pgerr.New(pgerr.DuplicateColumn, "column \"%s\" specified more than once", cd.Colname)
 			}
-			t, err := BindType(cd.TypeName)
+			serial, st := serialType(cd.TypeName)
+			t, err := st, error(nil)
+			if serial == "" {
+				t, err = BindType(cd.TypeName)
+			}
 			if err != nil {
 				return nil, b.errAt(err, cd.TypeName.Location)
 			}
-			col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
+			col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull, Serial: serial}
 			for _, cn := range cd.Constraints {
 				c := cn.GetConstraint()
 				switch c.Contype {
 				case pg.ConstrType_CONSTR_NOTNULL:
 					col.NotNull = true
 				case pg.ConstrType_CONSTR_NULL:
+				case pg.ConstrType_CONSTR_IDENTITY:
+					if col.Identity != 0 {
+						return nil, b.newErr(pgerr.SyntaxError, c.Location, "multiple identity specifications for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
+					}
+					if serial != "" || col.Default != "" {
+						return nil, b.newErr(pgerr.SyntaxError, c.Location, "both default and identity specified for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
+					}
+					switch t.Kind {
+					case types.Int2:
+						col.Serial = "smallint"
+					case types.Int4:
+						col.Serial = "integer"
+					case types.Int8:
+						col.Serial = "bigint"
+					default:
+						return nil, pgerr.New(pgerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
+					}
+					spec, err := SeqSpec(c.Options, false)
+					if err != nil {
+						return nil, err
+					}
+					col.SerialSpec, col.Identity = &spec, 'a'
+					if c.GeneratedWhen == "d" {
+						col.Identity = 'd'
+					}
 				case pg.ConstrType_CONSTR_DEFAULT:
+					if col.Identity != 0 {
+						return nil, b.newErr(pgerr.SyntaxError, c.Location, "both default and identity specified for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
+					}
+					if serial != "" {
+						return nil, pgerr.New(pgerr.SyntaxError, "multiple default values specified for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
+					}
 					text, err := b.columnDefault(c.RawExpr, col)
 					if err != nil {
 						return nil, err
@@ -240,4 +275,25 @@ func envParams(env *Env) []types.T {
 		return nil
 	}
 	return env.Params
+}
+
+// serialType recognizes serial, bigserial and smallserial (and serial4,
+// serial8, serial2), unqualified or in pg_catalog: it returns the owned
+// sequence's type and the column's type; "" when t is not one.
+func serialType(t *pg.TypeName) (string, types.T) {
+	if t == nil || len(t.Names) == 0 || len(t.Names) > 2 || len(t.ArrayBounds) > 0 || len(t.Typmods) > 0 {
+		return "", types.T{}
+	}
+	if len(t.Names) == 2 && t.Names[0].GetString_().GetSval() != "pg_catalog" {
+		return "", types.T{}
+	}
+	switch t.Names[len(t.Names)-1].GetString_().GetSval() {
+	case "serial", "serial4":
+		return "integer", types.TInt4
+	case "bigserial", "serial8":
+		return "bigint", types.TInt8
+	case "smallserial", "serial2":
+		return "smallint", types.TInt2
+	}
+	return "", types.T{}
 }

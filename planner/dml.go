@@ -30,6 +30,8 @@ func (b *binder) writeTarget(rv *pg.RangeVar, priv catalog.Privilege) (*catalog.
 		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change materialized view \"%s\"", rel.Name)
 	case catalog.KindSource:
 		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change source \"%s\"", rel.Name)
+	case catalog.KindSequence:
+		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change sequence \"%s\"", rel.Name)
 	default:
 		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change relation \"%s\"", rel.Name)
 	}
@@ -56,6 +58,9 @@ func readsTarget(priv catalog.Privilege, where *pg.Node, returning []*pg.Node) c
 // defaultExpr binds column i's default (NULL of its type when it has none).
 func (b *binder) defaultExpr(rel *catalog.Relation, i int) (expr.Expr, error) {
 	c := rel.Columns[i]
+	if c.Default == "" && c.IdentityDefault != "" {
+		c.Default = c.IdentityDefault
+	}
 	if c.Default == "" {
 		return &expr.Const{V: nil, T: c.Type}, nil
 	}
@@ -157,6 +162,23 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 	for k, i := range targets {
 		slot[i] = k
 	}
+	// userValue reports whether a value given for column i is used: not
+	// for identity columns under OVERRIDING USER VALUE; a GENERATED ALWAYS
+	// column takes one only under OVERRIDING SYSTEM VALUE (else 428C9).
+	userValue := func(i int) (bool, error) {
+		c := rel.Columns[i]
+		switch {
+		case c.Identity == 0:
+			return true, nil
+		case stmt.Override == pg.OverridingKind_OVERRIDING_USER_VALUE:
+			return false, nil
+		case c.Identity == 'a' && stmt.Override != pg.OverridingKind_OVERRIDING_SYSTEM_VALUE:
+			return false, pgerr.New(pgerr.GeneratedAlways, "cannot insert a non-DEFAULT value into column \"%s\"", c.Name).
+				WithDetail("Column \"%s\" is an identity column defined as GENERATED ALWAYS.", c.Name).
+				WithHint("Use OVERRIDING SYSTEM VALUE to override.")
+		}
+		return true, nil
+	}
 	var plan lnode
 	sel := stmt.SelectStmt.GetSelectStmt()
 	switch {
@@ -183,7 +205,13 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 			row := make([]expr.Expr, len(rel.Columns))
 			for i := range rel.Columns {
 				k := slot[i]
-				if k < 0 || k >= len(items) || items[k].GetSetToDefault() != nil {
+				use := true
+				if k >= 0 && k < len(items) && items[k].GetSetToDefault() == nil {
+					if use, err = userValue(i); err != nil {
+						return nil, err
+					}
+				}
+				if !use || k < 0 || k >= len(items) || items[k].GetSetToDefault() != nil {
 					if defaults[i] == nil {
 						if defaults[i], err = b.defaultExpr(rel, i); err != nil {
 							return nil, err
@@ -220,7 +248,13 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 		for i := range rel.Columns {
 			k := slot[i]
 			var e expr.Expr
-			if k < 0 || k >= len(qids) {
+			use := true
+			if k >= 0 && k < len(qids) {
+				if use, err = userValue(i); err != nil {
+					return nil, err
+				}
+			}
+			if !use || k < 0 || k >= len(qids) {
 				if e, err = b.defaultExpr(rel, i); err != nil {
 					return nil, err
 				}
@@ -353,6 +387,10 @@ func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 				return nil, err
 			}
 			continue
+		}
+		if rel.Columns[i].Identity == 'a' {
+			return nil, pgerr.New(pgerr.GeneratedAlways, "column \"%s\" can only be updated to DEFAULT", rt.Name).
+				WithDetail("Column \"%s\" is an identity column defined as GENERATED ALWAYS.", rt.Name)
 		}
 		e, err := b.expr(l, rt.Val)
 		if err != nil {
