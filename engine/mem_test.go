@@ -184,6 +184,7 @@ func TestOperatorsOverBudget(t *testing.T) {
 		"SELECT g, m, row_number() OVER (PARTITION BY g % 10 ORDER BY m) FROM (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) s",
 		"SELECT count(*) FROM (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) a JOIN (SELECT g, md5(g::text) m FROM generate_series(1, 400000) g) b ON a.m = b.m",
 		"WITH RECURSIVE t(n, m) AS (SELECT 1, md5('1') UNION SELECT n+1, md5(m) FROM t) SELECT count(*) FROM t",
+		"SELECT length(string_agg(m, ',' ORDER BY m)) FROM (SELECT md5(g::text) m FROM generate_series(1, 400000) g) s",
 		"SELECT count(*) FROM (SELECT md5(g::text) FROM generate_series(1, 400000) g INTERSECT SELECT md5(g::text) FROM generate_series(1, 400000) g) s",
 		"SELECT count(*) FROM (SELECT md5(g::text) FROM generate_series(1, 400000) g EXCEPT ALL SELECT md5(g::text) FROM generate_series(1, 10) g) s",
 	} {

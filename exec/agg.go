@@ -125,7 +125,11 @@ type orderedAgg struct {
 	keyArrs [][]arrow.Array // per batch, evaluated by the operator
 	gids    [][]int32
 	pending []arrow.Array // ORDER BY key values for the next update
+	bytes   int64         // what args, keyArrs and gids hold (memSizer)
 }
+
+// memBytes implements memSizer: the input it keeps until finish sorts it.
+func (o *orderedAgg) memBytes() int64 { return o.bytes }
 
 func (o *orderedAgg) grow(n int) { o.n = n; o.inner.grow(n) }
 
@@ -136,6 +140,13 @@ func (o *orderedAgg) update(args []arrow.Array, gids []int32) error {
 	o.args = append(o.args, args)
 	o.keyArrs = append(o.keyArrs, o.pending)
 	o.gids = append(o.gids, slices.Clone(gids))
+	o.bytes += 4 * int64(len(gids))
+	for _, a := range args {
+		o.bytes += arrayBytes(a)
+	}
+	for _, a := range o.pending {
+		o.bytes += arrayBytes(a)
+	}
 	o.pending = nil
 	return nil
 }

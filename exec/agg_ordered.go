@@ -22,7 +22,12 @@ type orderedSetAgg struct {
 	fr   []arrow.Array // the fraction arrays (percentiles)
 	refs [][]uint64    // per group: array index << 32 | row of non-NULL x
 	frac []uint64      // per group: fraction array index << 32 | row (first row), +1; 0 none
+	// bytes is what arrs, fr and refs hold (memSizer).
+	bytes int64
 }
+
+// memBytes implements memSizer: the input arrays and row references kept.
+func (o *orderedSetAgg) memBytes() int64 { return o.bytes }
 
 func (o *orderedSetAgg) grow(n int) { o.refs = growSlice(o.refs, n); o.frac = growSlice(o.frac, n) }
 
@@ -30,8 +35,10 @@ func (o *orderedSetAgg) update(args []arrow.Array, gids []int32) error {
 	x := args[len(args)-1]
 	ai := uint64(len(o.arrs))
 	o.arrs = append(o.arrs, x)
+	o.bytes += arrayBytes(x) + 8*int64(len(gids))
 	if len(args) > 1 {
 		o.fr = append(o.fr, args[0])
+		o.bytes += arrayBytes(args[0])
 	}
 	for i, g := range gids {
 		if g < 0 {
