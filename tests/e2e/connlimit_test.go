@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sys/unix"
@@ -36,6 +37,20 @@ func openIdle(t *testing.T, addr string, n int) []net.Conn {
 	return out
 }
 
+// waitOutput waits until the server's output holds want, failing the test
+// after limit (a bound on a condition the server reports, not a delay the
+// test relies on).
+func waitOutput(t *testing.T, s *server, want string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !strings.Contains(s.out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not log %q within %s:\n%s", want, limit, s.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // Out of file descriptors (more idle sockets than ulimit -n), streamsqld
 // used to exit ("accept4: too many open files"); it now backs off, and
 // serves again once sockets close.
@@ -44,6 +59,10 @@ func TestSurvivesFileDescriptorExhaustion(t *testing.T) {
 	lowerFileLimit(t, s, 200)
 	idle := openIdle(t, s.addr, 400)
 	ctx := context.Background()
+	// The dials complete in the kernel's backlog before the server accepts
+	// them: hold the sockets until the server has run out of descriptors
+	// (it logs the accept error), or closing them first could let it keep up.
+	waitOutput(t, s, "too many open files", 30*time.Second)
 	// A full round trip proves the server is still alive and accepting
 	// after the descriptors ran out.
 	for _, c := range idle {
