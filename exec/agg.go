@@ -137,18 +137,53 @@ func (o *orderedAgg) grow(n int) { o.n = n; o.inner.grow(n) }
 func (o *orderedAgg) setKeys(ks []arrow.Array) { o.pending = ks }
 
 func (o *orderedAgg) update(args []arrow.Array, gids []int32) error {
+	keys := o.pending
+	o.pending = nil
+	// Keep only the rows that belong to a group (FILTER, and rows a
+	// spilling hash aggregation sends to its partitions, have none): the
+	// batch's arrays would otherwise stay alive whole for a few rows.
+	var rows []int32
+	if slices.ContainsFunc(gids, func(g int32) bool { return g < 0 }) {
+		rows = make([]int32, 0, len(gids))
+		for i, g := range gids {
+			if g >= 0 {
+				rows = append(rows, int32(i))
+			}
+		}
+	}
+	switch {
+	case rows != nil && len(rows) == 0:
+		return nil
+	case rows != nil:
+		args, keys = takeArrays(o.mem, args, rows), takeArrays(o.mem, keys, rows)
+		kept := make([]int32, len(rows))
+		for j, i := range rows {
+			kept[j] = gids[i]
+		}
+		gids = kept
+	default:
+		gids = slices.Clone(gids)
+	}
 	o.args = append(o.args, args)
-	o.keyArrs = append(o.keyArrs, o.pending)
-	o.gids = append(o.gids, slices.Clone(gids))
+	o.keyArrs = append(o.keyArrs, keys)
+	o.gids = append(o.gids, gids)
 	o.bytes += 4 * int64(len(gids))
 	for _, a := range args {
 		o.bytes += arrayBytes(a)
 	}
-	for _, a := range o.pending {
+	for _, a := range keys {
 		o.bytes += arrayBytes(a)
 	}
-	o.pending = nil
 	return nil
+}
+
+// takeArrays is takeArray of each of arrs.
+func takeArrays(mem memory.Allocator, arrs []arrow.Array, rows []int32) []arrow.Array {
+	out := make([]arrow.Array, len(arrs))
+	for i, a := range arrs {
+		out[i] = takeArray(mem, a, rows)
+	}
+	return out
 }
 
 func (o *orderedAgg) finish() error {
