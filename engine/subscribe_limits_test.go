@@ -106,12 +106,14 @@ func TestStalledSubscribersAreBoundedInBytes(t *testing.T) {
 	held := int64(stalled) - int64(after)
 	t.Logf("stalled subscribers held %d MiB (in memory %d bytes at the end)", held>>20, e.flow.SubscribeMemory())
 	// Before the byte bounds each stalled subscriber held a copy of every
-	// change (~40 MiB each, ~200 MiB for the 5). Now they hold at most
-	// the limit (checked exactly above); the heap check leaves room for
-	// one more copy of the data, which the engine may free or allocate
-	// meanwhile (compaction, other tests' engines shutting down).
+	// change (~40 MiB each, 197 MiB measured for the 5). Now they hold at
+	// most the limit (checked exactly above, after every batch); the heap
+	// check leaves room for two more copies of the data, which the engine
+	// may free or allocate meanwhile (the view's and table's own rows,
+	// compaction, other tests' engines shutting down: one copy was once
+	// not enough in a full run), and still fails on the unbounded code.
 	const data = batches * batch * pad
-	if held > memLimit+data+16<<20 {
+	if held > memLimit+2*data+16<<20 {
 		t.Fatalf("5 stalled subscribers held %d MiB; the limit is %d MiB", held>>20, memLimit>>20)
 	}
 	if ents, _ := os.ReadDir(spill); len(ents) != 0 {
