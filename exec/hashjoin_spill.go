@@ -107,18 +107,12 @@ func (it *graceJoinIter) Next() (_ arrow.RecordBatch, err error) {
 func (it *graceJoinIter) start() error {
 	var bs []arrow.RecordBatch
 	for {
-		if err := canceled(it.ctx); err != nil {
-			return err
-		}
-		b, err := it.right.Next()
+		b, err := nextCharged(it.ctx, it.right, it.acct)
 		if err != nil {
 			return err
 		}
 		if b == nil {
 			break
-		}
-		if err := it.acct.Grow(membudget.BatchBytes(b)); err != nil {
-			return err
 		}
 		bs = append(bs, b)
 		if it.acct.OverWorkMem() {

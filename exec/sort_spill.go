@@ -62,18 +62,12 @@ func (it *sortIter) run() error {
 	spill := ctx != nil && ctx.TempDir != "" && budgetOf(ctx).WorkMem() > 0
 	var bs []arrow.RecordBatch
 	for {
-		if err := canceled(ctx); err != nil {
-			return err
-		}
-		b, err := it.in.Next()
+		b, err := nextCharged(ctx, it.in, it.acct)
 		if err != nil {
 			return err
 		}
 		if b == nil {
 			break
-		}
-		if err := it.acct.Grow(membudget.BatchBytes(b)); err != nil {
-			return err
 		}
 		bs = append(bs, b)
 		if spill && it.acct.OverWorkMem() {

@@ -123,23 +123,34 @@ func drainAll(ctx *Context, it Iterator) ([]arrow.RecordBatch, error) {
 // budgetOf returns the statement's memory budget (nil: unlimited).
 func budgetOf(ctx *Context) *membudget.Query { return evalCtx(ctx).Budget }
 
+// nextCharged returns it's next batch (nil at the end) after checking for
+// cancellation, charging the batch to acct (nil: none) since the caller
+// keeps it.
+func nextCharged(ctx *Context, it Iterator, acct *membudget.Account) (arrow.RecordBatch, error) {
+	if err := canceled(ctx); err != nil {
+		return nil, err
+	}
+	b, err := it.Next()
+	if err != nil || b == nil {
+		return nil, err
+	}
+	if err := acct.Grow(membudget.BatchBytes(b)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 // drainInto is drainAll charging each batch kept to acct (nil: none).
 func drainInto(ctx *Context, it Iterator, acct *membudget.Account) ([]arrow.RecordBatch, error) {
 	defer it.Close()
 	var out []arrow.RecordBatch
 	for {
-		if err := canceled(ctx); err != nil {
-			return nil, err
-		}
-		b, err := it.Next()
+		b, err := nextCharged(ctx, it, acct)
 		if err != nil {
 			return nil, err
 		}
 		if b == nil {
 			return out, nil
-		}
-		if err := acct.Grow(membudget.BatchBytes(b)); err != nil {
-			return nil, err
 		}
 		out = append(out, b)
 	}
