@@ -43,11 +43,21 @@ func pgSequenceRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 	return nil
 }
 
+// seqVisible reports whether the session of ctx holds one of the
+// privileges of need on sequence r (a trust-mode user that is no stored
+// role acts as the superuser).
+func seqVisible(c *Catalog, r *Relation, ctx RowsContext, need Privilege) bool {
+	me, ok := c.LookupRole(userName(ctx), userName(ctx))
+	return !ok || c.HasAnyPrivilege(me.OID, r, need)
+}
+
+// pgSequencesRows: last_value is NULL before the first nextval, and for a
+// role holding neither SELECT nor USAGE, as in PostgreSQL's view.
 func pgSequencesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range sequences(s) {
 		o := r.Seq
 		var last any
-		if v, ok := c.SeqLastValue(r); ok {
+		if v, ok := c.SeqLastValue(r); ok && seqVisible(c, r, ctx, PrivSelect|PrivUsage) {
 			last = v
 		}
 		if err := b.add(row{"schemaname": r.Schema, "sequencename": r.Name, "sequenceowner": ownerName(c, r, ctx),
@@ -61,8 +71,13 @@ func pgSequencesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) er
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
+// isSequencesRows lists the sequences the session's role owns (or is a
+// member of the owner of) or holds a privilege on, as PostgreSQL's view.
 func isSequencesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range sequences(s) {
+		if me, ok := c.LookupRole(userName(ctx), userName(ctx)); ok && !c.roleIn(me.OID, r.OwnerOID()) && !seqVisible(c, r, ctx, PrivAllSequence) {
+			continue
+		}
 		o := r.Seq
 		prec := map[string]int64{"smallint": 16, "integer": 32, "bigint": 64}[o.Type]
 		cycle := "NO"
