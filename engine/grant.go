@@ -182,7 +182,7 @@ func (s *Session) execGrant(n *pg.GrantStmt) (*Result, error) {
 	// What the object type allows (PostgreSQL checks it before looking at
 	// the objects): ON TABLE also takes USAGE, for the sequences it may name.
 	seq := n.Objtype == pg.ObjectType_OBJECT_SEQUENCE
-	valid, word := catalog.PrivAllTable|catalog.PrivUsage, "table"
+	valid, word := catalog.PrivAllTable|catalog.PrivUsage, "relation"
 	if seq {
 		valid, word = catalog.PrivAllSequence, "sequence"
 	}
