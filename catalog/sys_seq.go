@@ -9,6 +9,29 @@ func init() {
 	registerRows("pg_catalog.pg_sequence", pgSequenceRows)
 	registerRows("pg_catalog.pg_sequences", pgSequencesRows)
 	registerRows("information_schema.sequences", isSequencesRows)
+	registerRows("pg_catalog.pg_depend", pgDependRows)
+}
+
+// pgDependRows lists the dependencies this catalog keeps as PostgreSQL
+// records them: a sequence owned by a column (serial, OWNED BY: 'a';
+// identity: 'i') depends on that column, which is what psql's \d reads
+// for "Owned by". Other dependencies are not listed.
+func pgDependRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, r := range sequences(s) {
+		t := s.byOID[r.Seq.OwnedBy]
+		if r.Seq.OwnedBy == 0 || t == nil {
+			continue
+		}
+		dep := "a"
+		if i := int(r.Seq.OwnedByCol) - 1; i >= 0 && i < len(t.Columns) && t.Columns[i].Identity != 0 {
+			dep = "i"
+		}
+		if err := b.add(row{"classid": pgClassOID, "objid": r.OID, "objsubid": int32(0), "refclassid": pgClassOID,
+			"refobjid": t.OID, "refobjsubid": int32(r.Seq.OwnedByCol), "deptype": dep}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // seqTypeOID is the pg_type OID of a sequence's data type.
