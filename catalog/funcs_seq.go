@@ -8,10 +8,12 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// The sequence functions: nextval, currval, setval, lastval. They are
-// volatile (never folded, evaluated per row) and reach the session's
-// currval/lastval state through expr.Context.Session, which must implement
-// SeqSession (the engine's session does).
+// The sequence functions: nextval, currval, setval, lastval,
+// pg_sequence_last_value. They are volatile (never folded, evaluated per
+// row) and reach the session's state of each sequence (currval, lastval,
+// its preallocated CACHE values) through expr.Context.Session, which must
+// implement SeqSession (the engine's session does); each checks the
+// session's privileges on the sequence as PostgreSQL does.
 
 // SeqSession is the per-session state of the sequence functions.
 type SeqSession interface {
@@ -109,6 +111,27 @@ func init() {
 	}
 	reg("setval", []types.T{regclass, i8}, setval)
 	reg("setval", []types.T{regclass, i8, b}, setval)
+	// pg_sequence_last_value: the sequence's last value handed out to any
+	// session (pg_sequences.last_value), NULL before the first.
+	reg("pg_sequence_last_value", []types.T{regclass}, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+		c := catalogOf(ctx)
+		if c == nil {
+			return nil, pgerr.Unsupported("sequence functions need a catalog")
+		}
+		r, err := c.sequence(oidArg(a[0]))
+		if err != nil {
+			return nil, err
+		}
+		if ss := seqSession(ctx); ss != nil {
+			if err := ss.SeqAccess(r, needCurrval); err != nil {
+				return nil, err
+			}
+		}
+		if v, ok := c.SeqLastValue(r); ok {
+			return v, nil
+		}
+		return nil, nil
+	})
 	text := types.TText
 	serialArgs := []types.T{text, text}
 	expr.Register(&expr.Func{Name: "pg_get_serial_sequence", Args: serialArgs, Return: text, Strict: true,

@@ -106,7 +106,7 @@ func TestSequencePrivileges(t *testing.T) {
 	if got := mustRun(t, su, "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE relname = 'pt_id_seq'"); got[0] != "alice" {
 		t.Fatalf("a serial column's sequence belongs to the table's owner: %v", got)
 	}
-	for _, q := range []string{"SELECT nextval('aseq')", "SELECT currval('aseq')", "SELECT setval('aseq', 5)", "SELECT * FROM aseq"} {
+	for _, q := range []string{"SELECT nextval('aseq')", "SELECT currval('aseq')", "SELECT setval('aseq', 5)", "SELECT * FROM aseq", "SELECT pg_sequence_last_value('aseq')"} {
 		denied(t, bob, q, "permission denied for sequence aseq")
 	}
 	if got := mustRun(t, bob, "SELECT last_value IS NULL FROM pg_sequences WHERE sequencename = 'aseq'"); got[0] != "t" {
