@@ -1,10 +1,12 @@
 package engine
 
 import (
-	"github.com/streamsql/streamsql/pgerr"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/streamsql/streamsql/pgerr"
 )
 
 // Concurrent sessions calling nextval never get the same value, and a
@@ -285,5 +287,56 @@ func TestSerialAndIdentitySurviveReopen(t *testing.T) {
 	mustRun(t, s, "DROP TABLE ri")
 	if got := mustRun(t, s, "SELECT count(*) FROM pg_class WHERE relkind = 'S'"); got[0] != "0" {
 		t.Fatalf("sequences left after DROP TABLE: %v", got)
+	}
+}
+
+// TestSequenceCacheConcurrent: sessions calling nextval at once on a CACHE
+// 7 sequence never get the same value, each gets increasing values, and
+// together they take whole blocks only (at most 8 blocks of 7 for 50
+// calls each). Run with -race.
+func TestSequenceCacheConcurrent(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE SEQUENCE ccs CACHE 7")
+	const workers, each = 4, 50
+	var (
+		mu   sync.Mutex
+		seen = map[int64]bool{}
+		wg   sync.WaitGroup
+	)
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		ws := session(t, e, "tester")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			prev := int64(0)
+			for i := 0; i < each; i++ {
+				rows, _, err := run(t, ws, "SELECT nextval('ccs')")
+				if err != nil {
+					errs <- err
+					return
+				}
+				v, _ := strconv.ParseInt(rows[0], 10, 64)
+				mu.Lock()
+				dup := seen[v]
+				seen[v] = true
+				mu.Unlock()
+				if dup || v <= prev {
+					errs <- fmt.Errorf("value %d after %d (duplicate: %v)", v, prev, dup)
+					return
+				}
+				prev = v
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := mustRun(t, s, "SELECT last_value FROM pg_sequences WHERE sequencename = 'ccs'")[0]
+	if last, _ := strconv.ParseInt(got, 10, 64); len(seen) != workers*each || last%7 != 0 || last > workers*8*7 {
+		t.Fatalf("%d distinct values, last_value %d", len(seen), last)
 	}
 }
