@@ -7,18 +7,18 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 )
 
-// GrantSpec is one GRANT or REVOKE of table privileges.
+// GrantSpec is one GRANT or REVOKE of relation privileges.
 type GrantSpec struct {
-	OIDs  []uint32  // the relations
-	Actor uint32    // the role running the statement
-	Privs Privilege // what is granted or revoked
-	All   bool      // ALL [PRIVILEGES] (of each relation's kind): no "not all privileges" warning
+	OIDs     []uint32  // the relations
+	Actor    uint32    // the role running the statement
+	Privs    Privilege // what is granted or revoked
+	All      bool      // ALL [PRIVILEGES] (each relation's kind's): no "not all privileges" warning
+	Grantees []uint32  // role OIDs; PublicRoleOID for PUBLIC
+	Revoke   bool
 	// Sequence is ON SEQUENCE (or ALL SEQUENCES IN SCHEMA): every relation
 	// must be a sequence. ON TABLE may name sequences too, which keep only
 	// USAGE, SELECT and UPDATE of what it grants (with a warning).
 	Sequence bool
-	Grantees []uint32 // role OIDs; PublicRoleOID for PUBLIC
-	Revoke   bool
 	// GrantOption is WITH GRANT OPTION on a GRANT and GRANT OPTION FOR
 	// on a REVOKE (which then takes away only the option).
 	GrantOption bool

@@ -109,6 +109,11 @@ func (s *Session) execCreateSequence(n *pg.CreateSeqStmt) (*Result, error) {
 		rel.Schema = "public" // as CreateSequence
 	}
 	if spec.OwnedBy != nil {
+		if n.IfNotExists { // an existing sequence is skipped before OWNED BY is looked at
+			if old, err := s.eng.cat.Resolve(rel.Schema, rel.Name, nil); err == nil && old != nil {
+				return s.maybeSkip(pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", rel.Name), true, "CREATE SEQUENCE")
+			}
+		}
 		if opts.OwnedBy, opts.OwnedByCol, err = s.seqOwnedBy(rel, spec.OwnedBy); err != nil {
 			return nil, err
 		}
