@@ -302,7 +302,7 @@ func isOwnerChange(n *pg.AlterTableStmt) bool {
 
 // execAlterOwner runs ALTER TABLE / VIEW / MATERIALIZED VIEW ... OWNER TO.
 func (s *Session) execAlterOwner(n *pg.AlterTableStmt) (*Result, error) {
-	tag, kinds := "ALTER TABLE", []catalog.RelKind{catalog.KindTable, catalog.KindView, catalog.KindMatView, catalog.KindSource}
+	tag, kinds := "ALTER TABLE", []catalog.RelKind{catalog.KindTable, catalog.KindView, catalog.KindMatView, catalog.KindSource, catalog.KindSequence}
 	switch n.Objtype {
 	case pg.ObjectType_OBJECT_VIEW:
 		tag, kinds = "ALTER VIEW", []catalog.RelKind{catalog.KindView}
