@@ -30,6 +30,11 @@ type seqMemo struct {
 	lastOK  bool
 }
 
+// The sequence functions find the session's state and check its
+// privileges through this interface: a session that did not implement it
+// would run them unchecked.
+var _ catalog.SeqSession = sessionInfo{}
+
 // SeqLocal is catalog.SeqSession.SeqLocal.
 func (i sessionInfo) SeqLocal(oid uint32, nextval bool, fn func(*catalog.SeqLocal) error) error {
 	m := &i.s.seq
