@@ -39,7 +39,8 @@ func seqSession(ctx *expr.Context) SeqSession {
 
 // withSeq resolves a sequence argument, checks that the session holds one
 // of the privileges of need on it, and runs fn on the session's state of
-// it (a throwaway one without a session).
+// it. Without a session (the server's own evaluation) nothing is checked
+// and the state is a throwaway one.
 func withSeq(ctx *expr.Context, a types.Value, need Privilege, nextval bool, fn func(c *Catalog, r *Relation, l *SeqLocal) error) error {
 	c := catalogOf(ctx)
 	if c == nil {
