@@ -16,11 +16,13 @@ import (
 // without locks; GRANT, REVOKE and OWNER TO publish a new relation under
 // Catalog.mu (SetACL, SetOwner).
 
-// Privilege is a set of table privileges (bits of an aclitem).
+// Privilege is a set of relation privileges (bits of an aclitem).
 type Privilege uint16
 
-// The table privileges, in the order of their letters in an aclitem's text
-// form ("arwdDxt").
+// The privileges, in the order of their letters in an aclitem's text form
+// ("arwdDxtXU"): tables hold the first seven, sequences USAGE, SELECT and
+// UPDATE. EXECUTE (functions) keeps its bit so that the letters stay
+// PostgreSQL's; nothing holds it.
 const (
 	PrivInsert Privilege = 1 << iota
 	PrivSelect
@@ -29,16 +31,39 @@ const (
 	PrivTruncate
 	PrivReferences
 	PrivTrigger
+	privExecute
+	PrivUsage
 
 	// PrivAllTable is ALL [PRIVILEGES] ON TABLE.
 	PrivAllTable = PrivInsert | PrivSelect | PrivUpdate | PrivDelete | PrivTruncate | PrivReferences | PrivTrigger
+	// PrivAllSequence is ALL [PRIVILEGES] ON SEQUENCE.
+	PrivAllSequence = PrivUsage | PrivSelect | PrivUpdate
 )
 
 // privLetters are the aclitem letters of the bits above, in bit order.
-const privLetters = "arwdDxt"
+const privLetters = "arwdDxtXU"
 
 // privNames are the SQL names of the bits above, in bit order.
-var privNames = [...]string{"INSERT", "SELECT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"}
+var privNames = [...]string{"INSERT", "SELECT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER", "EXECUTE", "USAGE"}
+
+// AllPrivileges is what ALL [PRIVILEGES] means for a relation of kind k
+// (what its owner holds by default).
+func AllPrivileges(k RelKind) Privilege {
+	if k == KindSequence {
+		return PrivAllSequence
+	}
+	return PrivAllTable
+}
+
+// PrivilegeName is the SQL name of a single privilege bit ("USAGE").
+func PrivilegeName(p Privilege) string {
+	for i, n := range privNames {
+		if p == 1<<i {
+			return n
+		}
+	}
+	return "UNKNOWN"
+}
 
 // ParsePrivilege maps a privilege name of GRANT or has_table_privilege
 // (case-insensitive, "SELECT") to its bit; ok false for others.
@@ -64,15 +89,16 @@ type ACLItem struct {
 	GrantOpts Privilege `json:"grant_opts,omitempty"`
 }
 
-// DefaultACL is acldefault('r', owner): the owner holds everything.
-func DefaultACL(owner uint32) []ACLItem {
-	return []ACLItem{{Grantee: owner, Grantor: owner, Privs: PrivAllTable}}
+// DefaultACL is acldefault('r' or 's', owner) for a relation of kind k:
+// the owner holds every privilege of its kind.
+func DefaultACL(k RelKind, owner uint32) []ACLItem {
+	return []ACLItem{{Grantee: owner, Grantor: owner, Privs: AllPrivileges(k)}}
 }
 
 // EffectiveACL is r's ACL, the default one when none was set.
 func (r *Relation) EffectiveACL() []ACLItem {
 	if r.ACL == nil {
-		return DefaultACL(r.OwnerOID())
+		return DefaultACL(r.Kind, r.OwnerOID())
 	}
 	return r.ACL
 }
@@ -122,6 +148,18 @@ func (c *Catalog) HasPrivilege(role uint32, rel *Relation, priv Privilege) bool 
 	return c.heldPrivileges(role, rel)&priv == priv
 }
 
+// HasAnyPrivilege reports whether role holds at least one privilege of
+// priv on rel (the sequence functions' rule: nextval needs USAGE or
+// UPDATE).
+func (c *Catalog) HasAnyPrivilege(role uint32, rel *Relation, priv Privilege) bool {
+	for bit := Privilege(1); bit != 0 && bit <= priv; bit <<= 1 {
+		if priv&bit != 0 && c.HasPrivilege(role, rel, bit) {
+			return true
+		}
+	}
+	return false
+}
+
 // heldPrivileges is what role holds on rel through the ACL.
 func (c *Catalog) heldPrivileges(role uint32, rel *Relation) Privilege {
 	var held Privilege
@@ -137,7 +175,7 @@ func (c *Catalog) heldPrivileges(role uint32, rel *Relation) Privilege {
 // (and superusers, who grant as the owner), else its grant options.
 func (c *Catalog) grantOptions(role uint32, rel *Relation) Privilege {
 	if c.IsOwner(role, rel) {
-		return PrivAllTable
+		return AllPrivileges(rel.Kind)
 	}
 	var opts Privilege
 	for _, it := range rel.EffectiveACL() {

@@ -8,16 +8,23 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// has_table_privilege and has_any_column_privilege in all their forms
-// (user by name or OID or the current user; table by name or OID), as
-// PostgreSQL answers them from the ACL (acl.go). Column privileges do not
-// exist, so a column privilege is the table's.
+// has_table_privilege, has_any_column_privilege and has_sequence_privilege
+// in all their forms (user by name or OID or the current user; relation by
+// name or OID), as PostgreSQL answers them from the ACL (acl.go). Column
+// privileges do not exist, so a column privilege is the table's.
+
+// The privileges each function accepts by name.
+var privFuncValid = map[string]Privilege{
+	"has_table_privilege":      PrivAllTable,
+	"has_any_column_privilege": PrivSelect | PrivInsert | PrivUpdate | PrivReferences,
+	"has_sequence_privilege":   PrivAllSequence,
+}
 
 func init() {
 	oid, text, name, boolean := types.TOid, types.TText, types.TName, types.TBool
 	ts := func(t ...types.T) []types.T { return t }
-	for _, fn := range []string{"has_table_privilege", "has_any_column_privilege"} {
-		anyColumn := fn == "has_any_column_privilege"
+	for _, fn := range []string{"has_table_privilege", "has_any_column_privilege", "has_sequence_privilege"} {
+		fn := fn
 		reg := func(args []types.T, userArg bool) {
 			expr.Register(&expr.Func{Name: fn, Args: args, Return: boolean, Strict: true,
 				Kernel: expr.RowKernel(boolean, args, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
@@ -25,7 +32,7 @@ func init() {
 					if userArg {
 						user, a = a[0], a[1:]
 					}
-					return hasTablePrivilege(ctx, user, a[0], a[1].(string), anyColumn)
+					return hasTablePrivilege(ctx, fn, user, a[0], a[1].(string))
 				})})
 		}
 		reg(ts(text, text), false)
@@ -37,10 +44,12 @@ func init() {
 	}
 }
 
-// hasTablePrivilege answers has_table_privilege(user, table, privs): true
-// when the role holds any of the comma-separated privileges (each may say
-// WITH GRANT OPTION); NULL for a table OID that does not exist.
-func hasTablePrivilege(ctx *expr.Context, user, table types.Value, privs string, anyColumn bool) (types.Value, error) {
+// hasTablePrivilege answers fn(user, table, privs) (has_table_privilege
+// and the others above): true when the role holds any of the
+// comma-separated privileges (each may say WITH GRANT OPTION); NULL for a
+// relation OID that does not exist; has_sequence_privilege of a relation
+// that is not a sequence is 42809.
+func hasTablePrivilege(ctx *expr.Context, fn string, user, table types.Value, privs string) (types.Value, error) {
 	c := catalogOf(ctx)
 	if c == nil {
 		return true, nil
@@ -76,6 +85,9 @@ func hasTablePrivilege(ctx *expr.Context, user, table types.Value, privs string,
 	if rel == nil {
 		return nil, nil
 	}
+	if fn == "has_sequence_privilege" && rel.Kind != KindSequence {
+		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a sequence", rel.Name)
+	}
 	for _, p := range strings.Split(privs, ",") {
 		p = strings.TrimSpace(p)
 		withGrant := false
@@ -83,7 +95,7 @@ func hasTablePrivilege(ctx *expr.Context, user, table types.Value, privs string,
 			p, withGrant = strings.TrimSpace(p[:len(p)-len(" WITH GRANT OPTION")]), true
 		}
 		bit, ok := ParsePrivilege(p)
-		if !ok || (anyColumn && bit&(PrivSelect|PrivInsert|PrivUpdate|PrivReferences) == 0) {
+		if !ok || bit&privFuncValid[fn] == 0 {
 			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized privilege type: \"%s\"", p)
 		}
 		if withGrant {
@@ -116,7 +128,7 @@ func init() {
 // aclDefaultLetters are acldefault's privileges per object type: the
 // owner's, then PUBLIC's (PostgreSQL 15's acldefault).
 var aclDefaultLetters = map[string][2]string{
-	"c": {"", ""}, "r": {privLetters, ""}, "s": {"rwU", ""}, "d": {"CTc", "Tc"}, "f": {"X", "X"},
+	"c": {"", ""}, "r": {"arwdDxt", ""}, "s": {"rwU", ""}, "d": {"CTc", "Tc"}, "f": {"X", "X"},
 	"l": {"U", "U"}, "L": {"rw", ""}, "n": {"UC", ""}, "p": {"sA", ""}, "t": {"C", ""},
 	"F": {"U", ""}, "S": {"U", ""}, "T": {"U", "U"},
 }

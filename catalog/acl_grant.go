@@ -7,14 +7,18 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 )
 
-// GrantSpec is one GRANT or REVOKE of table privileges.
+// GrantSpec is one GRANT or REVOKE of relation privileges.
 type GrantSpec struct {
 	OIDs     []uint32  // the relations
 	Actor    uint32    // the role running the statement
 	Privs    Privilege // what is granted or revoked
-	All      bool      // ALL [PRIVILEGES]: no "not all privileges" warning
+	All      bool      // ALL [PRIVILEGES] (each relation's kind's): no "not all privileges" warning
 	Grantees []uint32  // role OIDs; PublicRoleOID for PUBLIC
 	Revoke   bool
+	// Sequence is ON SEQUENCE (or ALL SEQUENCES IN SCHEMA): every relation
+	// must be a sequence. ON TABLE may name sequences too, which keep only
+	// USAGE, SELECT and UPDATE of what it grants (with a warning).
+	Sequence bool
 	// GrantOption is WITH GRANT OPTION on a GRANT and GRANT OPTION FOR
 	// on a REVOKE (which then takes away only the option).
 	GrantOption bool
@@ -44,6 +48,13 @@ func (c *Catalog) Grant(spec GrantSpec) (warnings []*pgerr.Error, err error) {
 			}
 			return nil, pgerr.Unsupported("GRANT and REVOKE on system catalog \"%s\" are not supported", old.Name)
 		}
+		privs, warn, err := grantedPrivileges(old, spec)
+		if err != nil {
+			return nil, err
+		}
+		if warn != nil {
+			warnings = append(warnings, warn)
+		}
 		if err := c.MayGrant(spec.Actor, old); err != nil {
 			return nil, err
 		}
@@ -51,7 +62,7 @@ func (c *Catalog) Grant(spec GrantSpec) (warnings []*pgerr.Error, err error) {
 		if c.IsOwner(spec.Actor, old) {
 			grantor = old.OwnerOID()
 		}
-		allowed := spec.Privs & c.grantOptions(spec.Actor, old)
+		allowed := privs & c.grantOptions(spec.Actor, old)
 		verb, can := "granted", "were"
 		if spec.Revoke {
 			verb, can = "revoked", "could be"
@@ -59,7 +70,7 @@ func (c *Catalog) Grant(spec GrantSpec) (warnings []*pgerr.Error, err error) {
 		switch {
 		case allowed == 0:
 			warnings = append(warnings, warningOf("no privileges %s %s for \"%s\"", can, verb, old.Name))
-		case !spec.All && allowed != spec.Privs:
+		case !spec.All && allowed != privs:
 			warnings = append(warnings, warningOf("not all privileges %s %s for \"%s\"", can, verb, old.Name))
 		}
 		r := *old
@@ -71,6 +82,36 @@ func (c *Catalog) Grant(spec GrantSpec) (warnings []*pgerr.Error, err error) {
 		return warnings, nil
 	}
 	return warnings, c.commit(s)
+}
+
+// grantedPrivileges is what spec grants on rel, as PostgreSQL's
+// ExecGrant_Relation adjusts it: ALL is the kind's privileges; a sequence
+// named ON TABLE keeps its three (warning 0LP01 when others were named);
+// privileges a table does not have are 0LP01, and a relation that is not a
+// sequence ON SEQUENCE is 42809.
+func grantedPrivileges(rel *Relation, spec GrantSpec) (Privilege, *pgerr.Error, error) {
+	privs := spec.Privs
+	if spec.All {
+		privs = AllPrivileges(rel.Kind)
+	}
+	if rel.Kind != KindSequence {
+		if spec.Sequence {
+			return 0, nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a sequence", rel.Name)
+		}
+		if bad := privs &^ PrivAllTable; bad != 0 {
+			return 0, nil, pgerr.New(pgerr.Code("0LP01"), "invalid privilege type %s for table", PrivilegeName(bad&-bad))
+		}
+		return privs, nil, nil
+	}
+	if bad := privs &^ PrivAllSequence; bad != 0 {
+		if spec.Sequence {
+			return 0, nil, pgerr.New(pgerr.Code("0LP01"), "invalid privilege type %s for sequence", PrivilegeName(bad&-bad))
+		}
+		w := warningOf("sequence \"%s\" only supports USAGE, SELECT, and UPDATE privileges", rel.Name)
+		w.Code = pgerr.Code("0LP01")
+		return privs & PrivAllSequence, w, nil
+	}
+	return privs, nil, nil
 }
 
 // MayGrant is the check GRANT and REVOKE make before anything else: a
@@ -124,9 +165,10 @@ func editACL(acl []ACLItem, grantor uint32, allowed Privilege, spec GrantSpec) [
 }
 
 // SetOwner makes newOwner the owner of the relation oid (ALTER ... OWNER
-// TO). As PostgreSQL's aclnewowner, the old owner's ACL entries (as
-// grantee and as grantor) become the new owner's, merged. The caller
-// checks who may do it (CheckOwnerChange).
+// TO) and of the sequences its columns own (serial, identity, OWNED BY),
+// as PostgreSQL does. As PostgreSQL's aclnewowner, the old owner's ACL
+// entries (as grantee and as grantor) become the new owner's, merged. The
+// caller checks who may do it (CheckOwnerChange).
 func (c *Catalog) SetOwner(oid, newOwner uint32) (*Relation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -138,11 +180,25 @@ func (c *Catalog) SetOwner(oid, newOwner uint32) (*Relation, error) {
 	if old.Kind == KindSystem {
 		return nil, pgerr.New(pgerr.InsufficientPrivilege, "permission denied: \"%s\" is a system catalog", old.Name)
 	}
+	owned := s.ownedSequences([]*Relation{old})
+	r := withOwner(old, newOwner)
+	s.add(r)
+	for _, q := range owned {
+		s.add(withOwner(q, newOwner))
+	}
+	if err := c.commit(s); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// withOwner is a copy of old owned by newOwner, its ACL changed as
+// aclnewowner does.
+func withOwner(old *Relation, newOwner uint32) *Relation {
 	r := *old
 	r.Owner = newOwner
 	if old.ACL != nil {
 		prev := old.OwnerOID()
-		r.ACL = nil
 		r.ACL = []ACLItem{}
 		for _, it := range old.ACL {
 			if it.Grantee == prev {
@@ -164,11 +220,7 @@ func (c *Catalog) SetOwner(oid, newOwner uint32) (*Relation, error) {
 			}
 		}
 	}
-	s.add(&r)
-	if err := c.commit(s); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return &r
 }
 
 // CheckOwnerChange applies PostgreSQL's rule for ALTER ... OWNER TO: a

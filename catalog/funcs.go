@@ -176,10 +176,11 @@ func init() {
 		r := c.Relation(oidArg(a[0]))
 		return r != nil && r.Kind == KindTable, nil
 	})
-	// Privileges on objects that keep none (has_table_privilege: acl_funcs.go;
+	// Privileges on objects that keep none (has_table_privilege,
+	// has_sequence_privilege: acl_funcs.go;
 	// pg_has_role: roles).
 	for _, n := range []string{"has_schema_privilege", "has_database_privilege", "has_column_privilege",
-		"has_function_privilege", "has_sequence_privilege"} {
+		"has_function_privilege"} {
 		reg(n, boolean, ts(text, text), true, constant(true))
 		reg(n, boolean, ts(oid, text), true, constant(true))
 		reg(n, boolean, ts(name, text, text), true, constant(true))

@@ -8,23 +8,25 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// The sequence functions: nextval, currval, setval, lastval. They are
-// volatile (never folded, evaluated per row) and reach the session's
-// currval/lastval state through expr.Context.Session, which must implement
-// SeqSession (the engine's session does).
+// The sequence functions: nextval, currval, setval, lastval,
+// pg_sequence_last_value. They are volatile (never folded, evaluated per
+// row) and reach the session's state of each sequence (currval, lastval,
+// its preallocated CACHE values) through expr.Context.Session, which must
+// implement SeqSession (the engine's session does); each checks the
+// session's privileges on the sequence as PostgreSQL does.
 
-// SeqSession is the per-session state of the sequence functions. Used by one
-// statement at a time (a session runs one statement at a time).
+// SeqSession is the per-session state of the sequence functions.
 type SeqSession interface {
-	// SeqRecord remembers v as sequence oid's currval; nextval also makes
-	// it lastval.
-	SeqRecord(oid uint32, v int64, last bool)
-	// SeqCurr is currval's value; ok false before nextval in this session.
-	SeqCurr(oid uint32) (v int64, ok bool)
-	// SeqLast is lastval's sequence and value.
-	SeqLast() (oid uint32, v int64, ok bool)
-	// SeqAccess checks that the session may use sequence rel.
-	SeqAccess(rel *Relation) error
+	// SeqLocal runs fn on the session's state of sequence oid (a zero
+	// SeqLocal on first use), serialized with the session's other
+	// sequence calls. nextval says fn is nextval: when it succeeds, oid
+	// becomes lastval's sequence.
+	SeqLocal(oid uint32, nextval bool, fn func(l *SeqLocal) error) error
+	// SeqLast is lastval's sequence; ok false before any nextval.
+	SeqLast() (oid uint32, ok bool)
+	// SeqAccess checks that the session holds one of the privileges of
+	// need on sequence rel: 42501 `permission denied for sequence s`.
+	SeqAccess(rel *Relation, need Privilege) error
 }
 
 func seqSession(ctx *expr.Context) SeqSession {
@@ -35,24 +37,35 @@ func seqSession(ctx *expr.Context) SeqSession {
 	return s
 }
 
-// seqFor resolves a sequence argument and checks the session's access.
-func seqFor(ctx *expr.Context, a types.Value) (*Catalog, *Relation, SeqSession, error) {
+// withSeq resolves a sequence argument, checks that the session holds one
+// of the privileges of need on it, and runs fn on the session's state of
+// it. Without a session (the server's own evaluation) nothing is checked
+// and the state is a throwaway one.
+func withSeq(ctx *expr.Context, a types.Value, need Privilege, nextval bool, fn func(c *Catalog, r *Relation, l *SeqLocal) error) error {
 	c := catalogOf(ctx)
 	if c == nil {
-		return nil, nil, nil, pgerr.Unsupported("sequence functions need a catalog")
+		return pgerr.Unsupported("sequence functions need a catalog")
 	}
 	r, err := c.sequence(oidArg(a))
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
 	ss := seqSession(ctx)
-	if ss != nil {
-		if err := ss.SeqAccess(r); err != nil {
-			return nil, nil, nil, err
-		}
+	if ss == nil {
+		return fn(c, r, &SeqLocal{})
 	}
-	return c, r, ss, nil
+	if err := ss.SeqAccess(r, need); err != nil {
+		return err
+	}
+	return ss.SeqLocal(r.OID, nextval, func(l *SeqLocal) error { return fn(c, r, l) })
 }
+
+// The privileges each function needs (one of them), as PostgreSQL checks.
+const (
+	needNextval = PrivUsage | PrivUpdate
+	needCurrval = PrivUsage | PrivSelect
+	needSetval  = PrivUpdate
+)
 
 func init() {
 	i8, b, regclass := types.TInt8, types.TBool, types.TRegClass
@@ -60,50 +73,66 @@ func init() {
 		expr.Register(&expr.Func{Name: n, Args: args, Return: i8, Strict: true, Volatile: true, Kernel: expr.RowKernel(i8, args, fn)})
 	}
 	reg("nextval", []types.T{regclass}, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
-		c, r, ss, err := seqFor(ctx, a[0])
+		var v int64
+		err := withSeq(ctx, a[0], needNextval, true, func(c *Catalog, r *Relation, l *SeqLocal) (err error) {
+			v, err = c.NextVal(r.OID, l)
+			return err
+		})
 		if err != nil {
 			return nil, err
-		}
-		v, err := c.NextVal(r.OID)
-		if err != nil {
-			return nil, err
-		}
-		if ss != nil {
-			ss.SeqRecord(r.OID, v, true)
 		}
 		return v, nil
 	})
 	reg("currval", []types.T{regclass}, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
-		_, r, ss, err := seqFor(ctx, a[0])
+		var v int64
+		err := withSeq(ctx, a[0], needCurrval, false, func(c *Catalog, r *Relation, l *SeqLocal) error {
+			if !l.LastValid {
+				return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "currval of sequence \"%s\" is not yet defined in this session", r.Name)
+			}
+			v = l.Last
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		if ss != nil {
-			if v, ok := ss.SeqCurr(r.OID); ok {
-				return v, nil
-			}
-		}
-		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "currval of sequence \"%s\" is not yet defined in this session", r.Name)
+		return v, nil
 	})
 	setval := func(ctx *expr.Context, a []types.Value) (types.Value, error) {
-		c, r, ss, err := seqFor(ctx, a[0])
-		if err != nil {
-			return nil, err
-		}
 		v, called := a[1].(int64), true
 		if len(a) > 2 {
 			called = a[2].(bool)
 		}
-		if err := c.SetVal(r.OID, v, called); err != nil {
+		err := withSeq(ctx, a[0], needSetval, false, func(c *Catalog, r *Relation, l *SeqLocal) error {
+			return c.SetVal(r.OID, v, called, l)
+		})
+		if err != nil {
 			return nil, err
-		}
-		if ss != nil && called {
-			ss.SeqRecord(r.OID, v, false)
 		}
 		return v, nil
 	}
 	reg("setval", []types.T{regclass, i8}, setval)
 	reg("setval", []types.T{regclass, i8, b}, setval)
+	// pg_sequence_last_value: the sequence's last value handed out to any
+	// session (pg_sequences.last_value), NULL before the first.
+	reg("pg_sequence_last_value", []types.T{regclass}, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+		c := catalogOf(ctx)
+		if c == nil {
+			return nil, pgerr.Unsupported("sequence functions need a catalog")
+		}
+		r, err := c.sequence(oidArg(a[0]))
+		if err != nil {
+			return nil, err
+		}
+		if ss := seqSession(ctx); ss != nil {
+			if err := ss.SeqAccess(r, needCurrval); err != nil {
+				return nil, err
+			}
+		}
+		if v, ok := c.SeqLastValue(r); ok {
+			return v, nil
+		}
+		return nil, nil
+	})
 	text := types.TText
 	serialArgs := []types.T{text, text}
 	expr.Register(&expr.Func{Name: "pg_get_serial_sequence", Args: serialArgs, Return: text, Strict: true,
@@ -140,19 +169,29 @@ func init() {
 			return nil, nil
 		})})
 	reg("lastval", nil, func(ctx *expr.Context, _ []types.Value) (types.Value, error) {
+		notYet := pgerr.New(pgerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session")
 		ss := seqSession(ctx)
-		if ss != nil {
-			if oid, v, ok := ss.SeqLast(); ok {
-				if c := catalogOf(ctx); c != nil {
-					if r, err := c.sequence(oid); err == nil {
-						if err := ss.SeqAccess(r); err != nil {
-							return nil, err
-						}
-						return v, nil
-					}
-				}
-			}
+		if ss == nil {
+			return nil, notYet
 		}
-		return nil, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session")
+		oid, ok := ss.SeqLast()
+		if !ok {
+			return nil, notYet
+		}
+		if c := catalogOf(ctx); c == nil || c.snap().byOID[oid] == nil { // dropped since
+			return nil, notYet
+		}
+		var v int64
+		err := withSeq(ctx, int64(oid), needCurrval, false, func(_ *Catalog, _ *Relation, l *SeqLocal) error {
+			if !l.LastValid {
+				return notYet
+			}
+			v = l.Last
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	})
 }

@@ -59,6 +59,16 @@ type SeqSpec struct {
 	NoMin, NoMax               bool
 	Restart                    bool   // RESTART given
 	RestartWith                *int64 // RESTART WITH n
+	// OwnedBy is OWNED BY's name list ([table..., column], or ["none"]);
+	// nil when not given. The engine resolves it (ApplySeqSpec leaves it).
+	OwnedBy []string
+}
+
+// Params reports whether spec changes a parameter (anything but OWNED BY):
+// such an ALTER SEQUENCE drops the sessions' preallocated values.
+func (spec SeqSpec) Params() bool {
+	return spec.Type != "" || spec.Start != nil || spec.Increment != nil || spec.Min != nil || spec.Max != nil ||
+		spec.Cache != nil || spec.Cycle != nil || spec.NoMin || spec.NoMax || spec.Restart
 }
 
 func typeBounds(t string) (int64, int64) {
@@ -163,15 +173,32 @@ type seqStates struct {
 	m  map[uint32]*seqState
 }
 
-// seqState is one sequence's value. last is the last value handed out (or
-// the next one when !called); logged is the value the file records, and
-// loggedOK says whether values up to it may be handed out without a write.
+// seqState is one sequence's shared value. last is the last value handed
+// out to a session (the end of its cache block), or the next one when
+// !called; logged is the value the file records, and loggedOK says whether
+// values up to it may be handed out without a write. gen counts the ALTER
+// SEQUENCEs that changed a parameter: sessions' caches of an older gen are
+// dropped (PostgreSQL's new relfilenode).
 type seqState struct {
 	mu       sync.Mutex
 	last     int64
 	called   bool
 	logged   int64
 	loggedOK bool
+	gen      uint64
+}
+
+// SeqLocal is one session's state of one sequence (PostgreSQL's
+// SeqTableData): Last is currval when LastValid, and the values after Last
+// up to Cached, Inc apart, are the session's preallocated ones (none when
+// Last == Cached). The zero value is a session that has not used the
+// sequence. Owned by its session, which serializes the calls using it.
+type SeqLocal struct {
+	Last      int64
+	LastValid bool
+	Cached    int64
+	Inc       int64
+	Gen       uint64
 }
 
 type seqFile struct {
@@ -238,57 +265,104 @@ func (c *Catalog) sequence(oid uint32) (*Relation, error) {
 	return r, nil
 }
 
-// NextVal advances sequence oid and returns its new value (nextval). The
-// value is logged durably before it is returned.
-func (c *Catalog) NextVal(oid uint32) (int64, error) {
+// lockedSeq returns sequence oid's state locked, with its parameters read
+// under the lock (an ALTER SEQUENCE publishes new ones holding it), and
+// l's cache dropped when an ALTER made it stale. The caller unlocks.
+func (c *Catalog) lockedSeq(oid uint32, l *SeqLocal) (*Relation, *seqState, error) {
 	r, err := c.sequence(oid)
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
 	st, err := c.seqState(r)
 	if err != nil {
+		return nil, nil, err
+	}
+	st.mu.Lock()
+	if r, err = c.sequence(oid); err != nil {
+		st.mu.Unlock()
+		return nil, nil, err
+	}
+	if l.Gen != st.gen {
+		l.Cached, l.Gen = l.Last, st.gen
+	}
+	return r, st, nil
+}
+
+// NextVal advances sequence oid for the session whose state of it is l
+// (nextval): from l's preallocated values while it has some, else by
+// taking the next CACHE values from the sequence (fewer where a bound or a
+// cycle comes first), of which it returns the first and keeps the rest in
+// l. Values are logged durably before they are handed out.
+func (c *Catalog) NextVal(oid uint32, l *SeqLocal) (int64, error) {
+	r, st, err := c.lockedSeq(oid, l)
+	if err != nil {
 		return 0, err
 	}
-	o := r.Seq
-	st.mu.Lock()
 	defer st.mu.Unlock()
+	if l.LastValid && l.Last != l.Cached {
+		l.Last += l.Inc
+		return l.Last, nil
+	}
+	o := r.Seq
+	cache := o.Cache
+	if cache < 1 {
+		cache = 1
+	}
+	var first, last int64
+	n := int64(0)
 	next := st.last
-	if st.called {
-		n, ok := addInRange(st.last, o.Increment, o.Min, o.Max)
+	if !st.called {
+		if next < o.Min || next > o.Max { // ALTER narrowed the range
+			return 0, seqLimitErr(r)
+		}
+		first, last, n = next, next, 1
+	}
+	for n < cache {
+		v, ok := addInRange(next, o.Increment, o.Min, o.Max)
 		if !ok {
-			if !o.Cycle {
-				if o.Increment > 0 {
-					return 0, pgerr.New(pgerr.SequenceGeneratorLimitExceeded, "nextval: reached maximum value of sequence \"%s\" (%d)", r.Name, o.Max)
-				}
-				return 0, pgerr.New(pgerr.SequenceGeneratorLimitExceeded, "nextval: reached minimum value of sequence \"%s\" (%d)", r.Name, o.Min)
+			if n > 0 { // a block never wraps: the next fetch does
+				break
 			}
+			if !o.Cycle {
+				return 0, seqLimitErr(r)
+			}
+			v = o.Max
 			if o.Increment > 0 {
-				n = o.Min
-			} else {
-				n = o.Max
+				v = o.Min
 			}
 			st.loggedOK = false // the logged value is behind us now
 		}
-		next = n
-	} else if next < o.Min || next > o.Max { // ALTER narrowed the range
-		return 0, pgerr.New(pgerr.SequenceGeneratorLimitExceeded, "nextval: reached maximum value of sequence \"%s\" (%d)", r.Name, o.Max)
+		next, last = v, v
+		if n == 0 {
+			first = v
+		}
+		n++
 	}
-	if !st.loggedOK || (o.Increment > 0 && next > st.logged) || (o.Increment < 0 && next < st.logged) {
-		ahead := next
+	if !st.loggedOK || (o.Increment > 0 && last > st.logged) || (o.Increment < 0 && last < st.logged) {
+		ahead := last
 		for i := 0; i < seqLogAhead; i++ {
-			n, ok := addInRange(ahead, o.Increment, o.Min, o.Max)
+			v, ok := addInRange(ahead, o.Increment, o.Min, o.Max)
 			if !ok {
 				break
 			}
-			ahead = n
+			ahead = v
 		}
 		if err := c.writeSeq(oid, ahead, true); err != nil {
 			return 0, err
 		}
 		st.logged, st.loggedOK = ahead, true
 	}
-	st.last, st.called = next, true
-	return next, nil
+	st.last, st.called = last, true
+	*l = SeqLocal{Last: first, LastValid: true, Cached: last, Inc: o.Increment, Gen: st.gen}
+	return first, nil
+}
+
+// seqLimitErr is 2200H for a sequence at its bound without CYCLE.
+func seqLimitErr(r *Relation) error {
+	if r.Seq.Increment > 0 {
+		return pgerr.New(pgerr.SequenceGeneratorLimitExceeded, "nextval: reached maximum value of sequence \"%s\" (%d)", r.Name, r.Seq.Max)
+	}
+	return pgerr.New(pgerr.SequenceGeneratorLimitExceeded, "nextval: reached minimum value of sequence \"%s\" (%d)", r.Name, r.Seq.Min)
 }
 
 // addInRange returns v+inc when it does not overflow and lies in [lo, hi].
@@ -300,27 +374,49 @@ func addInRange(v, inc, lo, hi int64) (int64, bool) {
 	return n, n >= lo && n <= hi
 }
 
-// SetVal sets sequence oid's value (setval): the next nextval returns v+increment
-// when called, else v. 22003 when v is outside [min, max].
-func (c *Catalog) SetVal(oid uint32, v int64, called bool) error {
-	r, err := c.sequence(oid)
+// SetVal sets sequence oid's value (setval) for the session whose state
+// of it is l: the next nextval returns v+increment when called, else v.
+// The session's preallocated values are dropped (other sessions keep
+// theirs) and, when called, v becomes its currval. 22003 when v is outside
+// [min, max].
+func (c *Catalog) SetVal(oid uint32, v int64, called bool, l *SeqLocal) error {
+	r, st, err := c.lockedSeq(oid, l)
 	if err != nil {
 		return err
 	}
+	defer st.mu.Unlock()
 	if v < r.Seq.Min || v > r.Seq.Max {
 		return pgerr.New(pgerr.NumericValueOutOfRange, "setval: value %d is out of bounds for sequence \"%s\" (%d..%d)", v, r.Name, r.Seq.Min, r.Seq.Max)
 	}
-	st, err := c.seqState(r)
-	if err != nil {
-		return err
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	if err := c.writeSeq(oid, v, called); err != nil {
 		return err
 	}
 	st.last, st.called, st.loggedOK = v, called, false
+	if called {
+		l.Last, l.LastValid = v, true
+	}
+	l.Cached = l.Last
 	return nil
+}
+
+// SeqRow is what SELECT * FROM a sequence shows: last_value, log_cnt (how
+// many values may still be handed out before the next log write) and
+// is_called.
+func (c *Catalog) SeqRow(oid uint32) (last, logCnt int64, called bool, err error) {
+	r, err := c.sequence(oid)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	st, err := c.seqState(r)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.called && st.loggedOK && r.Seq.Increment != 0 {
+		logCnt = (st.logged - st.last) / r.Seq.Increment
+	}
+	return st.last, logCnt, st.called, nil
 }
 
 // SeqLastValue is pg_sequences.last_value: the last value handed out, ok
@@ -361,7 +457,9 @@ func (c *Catalog) CreateSequence(rel *Relation) (*Relation, error) {
 
 // AlterSequence replaces sequence oid's parameters with opts and, when
 // restart is set, restarts it at *restart (nextval returns it next).
-func (c *Catalog) AlterSequence(oid uint32, opts *SeqOptions, restart *int64) error {
+// Unless only OWNED BY changed (params false), the sessions' preallocated
+// values are dropped, as PostgreSQL's new relfilenode does.
+func (c *Catalog) AlterSequence(oid uint32, opts *SeqOptions, restart *int64, params bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.snap().clone()
@@ -378,19 +476,29 @@ func (c *Catalog) AlterSequence(oid uint32, opts *SeqOptions, restart *int64) er
 			s.comments[k] = v
 		}
 	}
+	st, err := c.seqState(old)
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if restart != nil {
-		st, err := c.seqState(old)
-		if err != nil {
-			return err
-		}
-		st.mu.Lock()
-		defer st.mu.Unlock()
 		if err := c.writeSeq(oid, *restart, false); err != nil {
 			return err
 		}
 		st.last, st.called, st.loggedOK = *restart, false, false
+	} else if st.last < opts.Min { // PostgreSQL checks the current value as a RESTART
+		return seqParamErr("RESTART value (%d) cannot be less than MINVALUE (%d)", st.last, opts.Min)
+	} else if st.last > opts.Max {
+		return seqParamErr("RESTART value (%d) cannot be greater than MAXVALUE (%d)", st.last, opts.Max)
 	}
-	return c.commit(s)
+	if err := c.commit(s); err != nil {
+		return err
+	}
+	if params {
+		st.gen++
+	}
+	return nil
 }
 
 // addSerials creates the owned sequence of each serial column of table r
@@ -425,11 +533,7 @@ func (c *Catalog) addSerials(s *snapshot, r *Relation) error {
 			OID: s.allocOID(), RowTypeOID: s.allocOID()}
 		s.add(seq)
 		c.dropSeqState(seq.OID)
-		ref := QuoteIdent(name)
-		if r.Schema != "public" {
-			ref = QuoteIdent(r.Schema) + "." + ref
-		}
-		def := "nextval('" + strings.ReplaceAll(ref, "'", "''") + "'::regclass)"
+		def := seqDefault(seq)
 		if col.Identity != 0 {
 			col.IdentityDefault = def
 		} else {
@@ -456,10 +560,11 @@ func (s *snapshot) ownedSequences(rels []*Relation) []*Relation {
 	return out
 }
 
-// checkOwnedSequenceDrop refuses DROP SEQUENCE of a serial column's
-// sequence while its table exists: 2BP01 as PostgreSQL says it without
-// CASCADE; with CASCADE (which PostgreSQL answers by dropping the column's
-// default) 0A000.
+// checkOwnedSequenceDrop refuses DROP SEQUENCE of the sequence a
+// column's default or identity uses while its table exists: 2BP01 as
+// PostgreSQL says it without CASCADE; with CASCADE (which PostgreSQL
+// answers by dropping the column's default) 0A000. A sequence that is
+// only OWNED BY a column may be dropped.
 func (s *snapshot) checkOwnedSequenceDrop(r *Relation, cascade bool) error {
 	if r.Kind != KindSequence || r.Seq == nil || r.Seq.OwnedBy == 0 {
 		return nil
@@ -468,12 +573,30 @@ func (s *snapshot) checkOwnedSequenceDrop(r *Relation, cascade bool) error {
 	if t == nil || int(r.Seq.OwnedByCol) < 1 || int(r.Seq.OwnedByCol) > len(t.Columns) {
 		return nil
 	}
+	col := t.Columns[r.Seq.OwnedByCol-1]
+	if col.Identity != 0 {
+		return pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop sequence %s because column %s of table %s requires it", r.Name, col.Name, t.Name).
+			WithHint("You can drop column %s of table %s instead.", col.Name, t.Name)
+	}
+	if !strings.Contains(col.Default, seqDefault(r)) {
+		return nil
+	}
 	if cascade {
-		return pgerr.Unsupported("DROP SEQUENCE ... CASCADE of the sequence of serial column %s.%s is not supported", t.Name, t.Columns[r.Seq.OwnedByCol-1].Name)
+		return pgerr.Unsupported("DROP SEQUENCE ... CASCADE of the sequence of serial column %s.%s is not supported", t.Name, col.Name)
 	}
 	return pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop sequence %s because other objects depend on it", r.Name).
-		WithDetail("default value for column %s of table %s depends on sequence %s", t.Columns[r.Seq.OwnedByCol-1].Name, t.Name, r.Name).
+		WithDetail("default value for column %s of table %s depends on sequence %s", col.Name, t.Name, r.Name).
 		WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+}
+
+// seqDefault is the default expression of a serial column using sequence
+// r: nextval('name'::regclass), the name schema-qualified outside public.
+func seqDefault(r *Relation) string {
+	ref := QuoteIdent(r.Name)
+	if r.Schema != "public" {
+		ref = QuoteIdent(r.Schema) + "." + ref
+	}
+	return "nextval('" + strings.ReplaceAll(ref, "'", "''") + "'::regclass)"
 }
 
 // SerialSequence is pg_get_serial_sequence: the schema-qualified name of

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/storage"
@@ -26,12 +28,12 @@ func TestSequenceLogAhead(t *testing.T) {
 	}
 	var last int64
 	for i := 0; i < 40; i++ {
-		if last, err = c.NextVal(r.OID); err != nil {
+		if last, err = c.NextVal(r.OID, &SeqLocal{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	c2 := openTest(t, dir, st) // as after a crash: the first catalog is never closed
-	v, err := c2.NextVal(r.OID)
+	v, err := c2.NextVal(r.OID, &SeqLocal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,27 +43,134 @@ func TestSequenceLogAhead(t *testing.T) {
 	}
 }
 
-// BenchmarkNextVal measures nextval on one sequence, fsync included (one
-// per seqLogAhead values).
-func BenchmarkNextVal(b *testing.B) {
-	st, err := storage.Open(b.TempDir())
+// seqCatalog opens a catalog on dir with one sequence made of spec.
+func seqCatalog(t *testing.T, dir string, spec SeqSpec) (*Catalog, *Relation) {
+	t.Helper()
+	st, err := storage.Open(t.TempDir())
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	defer st.Close()
-	c, err := open(b.TempDir(), st)
+	t.Cleanup(func() { st.Close() })
+	c := openTest(t, dir, st)
+	opts, err := ApplySeqSpec(nil, spec)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	opts, _ := ApplySeqSpec(nil, SeqSpec{})
-	r, err := c.CreateSequence(&Relation{Name: "bs", Seq: opts})
+	r, err := c.CreateSequence(&Relation{Name: "cs", Seq: opts})
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := c.NextVal(r.OID); err != nil {
-			b.Fatal(err)
+	return c, r
+}
+
+func i64(v int64) *int64 { return &v }
+
+// nexts calls NextVal n times for session l and returns the values.
+func nexts(t *testing.T, c *Catalog, oid uint32, l *SeqLocal, n int) []int64 {
+	t.Helper()
+	var out []int64
+	for i := 0; i < n; i++ {
+		v, err := c.NextVal(oid, l)
+		if err != nil {
+			t.Fatal(err)
 		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func eqVals(t *testing.T, what string, got []int64, want ...int64) {
+	t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s: got %v, want %v", what, got, want)
+	}
+}
+
+// TestSequenceCache: with CACHE n each session takes blocks of n values;
+// another session's setval leaves a block alone, an ALTER SEQUENCE of its
+// parameters drops it, a block stops at a bound (and never wraps), and
+// log_cnt counts as PostgreSQL 15's does (values checked against it).
+func TestSequenceCache(t *testing.T) {
+	c, r := seqCatalog(t, t.TempDir(), SeqSpec{Cache: i64(10)})
+	var a, b SeqLocal
+	eqVals(t, "A", nexts(t, c, r.OID, &a, 1), 1)
+	eqVals(t, "B", nexts(t, c, r.OID, &b, 1), 11)
+	if last, logCnt, called, _ := c.SeqRow(r.OID); last != 20 || logCnt != 22 || !called {
+		t.Fatalf("SeqRow = %d %d %v, want 20 22 true", last, logCnt, called)
+	}
+	if v, _ := c.SeqLastValue(r); v != 20 {
+		t.Fatalf("last_value %d, want 20", v)
+	}
+	eqVals(t, "A", nexts(t, c, r.OID, &a, 2), 2, 3)
+	if err := c.SetVal(r.OID, 100, true, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Last != 100 || b.Cached != 100 {
+		t.Fatalf("B after setval: %+v", b)
+	}
+	eqVals(t, "A keeps its block", nexts(t, c, r.OID, &a, 1), 4)
+	eqVals(t, "B after setval", nexts(t, c, r.OID, &b, 1), 101)
+	if err := c.SetVal(r.OID, 500, false, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Last != 101 || b.Cached != 101 {
+		t.Fatalf("setval(false) changes currval: %+v", b)
+	}
+	opts := *c.Relation(r.OID).Seq
+	opts.Max = 505
+	if err := c.AlterSequence(r.OID, &opts, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	eqVals(t, "A after ALTER", nexts(t, c, r.OID, &a, 1), 500)
+	if a.Cached != 505 {
+		t.Fatalf("A's block should stop at MAXVALUE 505: %+v", a)
+	}
+	if _, err := c.NextVal(r.OID, &b); err == nil || !strings.Contains(err.Error(), "reached maximum value") {
+		t.Fatalf("B past the bound: %v", err)
+	}
+	eqVals(t, "A uses its block to the bound", nexts(t, c, r.OID, &a, 5), 501, 502, 503, 504, 505)
+	// OWNED BY alone (params false) keeps blocks.
+	opts.Max, opts.Cycle = 1000, true
+	if err := c.AlterSequence(r.OID, &opts, i64(995), true); err != nil {
+		t.Fatal(err)
+	}
+	eqVals(t, "A after RESTART", nexts(t, c, r.OID, &a, 1), 995)
+	if err := c.AlterSequence(r.OID, &opts, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	eqVals(t, "A keeps its block over OWNED BY", nexts(t, c, r.OID, &a, 5), 996, 997, 998, 999, 1000)
+	if a.Cached != 1000 {
+		t.Fatalf("a block does not wrap: %+v", a)
+	}
+	eqVals(t, "A wraps on its next block", nexts(t, c, r.OID, &a, 2), 1, 2)
+}
+
+// BenchmarkNextVal measures nextval on one sequence, fsync included (one
+// per seqLogAhead values), with CACHE 1 and with CACHE 100 (one session).
+func BenchmarkNextVal(b *testing.B) {
+	for _, cache := range []int64{1, 100} {
+		b.Run(fmt.Sprintf("cache=%d", cache), func(b *testing.B) {
+			st, err := storage.Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			c, err := open(b.TempDir(), st)
+			if err != nil {
+				b.Fatal(err)
+			}
+			opts, _ := ApplySeqSpec(nil, SeqSpec{Cache: &cache})
+			r, err := c.CreateSequence(&Relation{Name: "bs", Seq: opts})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var l SeqLocal
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.NextVal(r.OID, &l); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

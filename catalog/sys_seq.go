@@ -9,6 +9,29 @@ func init() {
 	registerRows("pg_catalog.pg_sequence", pgSequenceRows)
 	registerRows("pg_catalog.pg_sequences", pgSequencesRows)
 	registerRows("information_schema.sequences", isSequencesRows)
+	registerRows("pg_catalog.pg_depend", pgDependRows)
+}
+
+// pgDependRows lists the dependencies this catalog keeps as PostgreSQL
+// records them: a sequence owned by a column (serial, OWNED BY: 'a';
+// identity: 'i') depends on that column, which is what psql's \d reads
+// for "Owned by". Other dependencies are not listed.
+func pgDependRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	for _, r := range sequences(s) {
+		t := s.byOID[r.Seq.OwnedBy]
+		if r.Seq.OwnedBy == 0 || t == nil {
+			continue
+		}
+		dep := "a"
+		if i := int(r.Seq.OwnedByCol) - 1; i >= 0 && i < len(t.Columns) && t.Columns[i].Identity != 0 {
+			dep = "i"
+		}
+		if err := b.add(row{"classid": pgClassOID, "objid": r.OID, "objsubid": int32(0), "refclassid": pgClassOID,
+			"refobjid": t.OID, "refobjsubid": int32(r.Seq.OwnedByCol), "deptype": dep}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // seqTypeOID is the pg_type OID of a sequence's data type.
@@ -43,11 +66,21 @@ func pgSequenceRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 	return nil
 }
 
+// seqVisible reports whether the session of ctx holds one of the
+// privileges of need on sequence r (a trust-mode user that is no stored
+// role acts as the superuser).
+func seqVisible(c *Catalog, r *Relation, ctx RowsContext, need Privilege) bool {
+	me, ok := c.LookupRole(userName(ctx), userName(ctx))
+	return !ok || c.HasAnyPrivilege(me.OID, r, need)
+}
+
+// pgSequencesRows: last_value is NULL before the first nextval, and for a
+// role holding neither SELECT nor USAGE, as in PostgreSQL's view.
 func pgSequencesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range sequences(s) {
 		o := r.Seq
 		var last any
-		if v, ok := c.SeqLastValue(r); ok {
+		if v, ok := c.SeqLastValue(r); ok && seqVisible(c, r, ctx, PrivSelect|PrivUsage) {
 			last = v
 		}
 		if err := b.add(row{"schemaname": r.Schema, "sequencename": r.Name, "sequenceowner": ownerName(c, r, ctx),
@@ -61,8 +94,13 @@ func pgSequencesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) er
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
+// isSequencesRows lists the sequences the session's role owns (or is a
+// member of the owner of) or holds a privilege on, as PostgreSQL's view.
 func isSequencesRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range sequences(s) {
+		if me, ok := c.LookupRole(userName(ctx), userName(ctx)); ok && !c.roleIn(me.OID, r.OwnerOID()) && !seqVisible(c, r, ctx, PrivAllSequence) {
+			continue
+		}
 		o := r.Seq
 		prec := map[string]int64{"smallint": 16, "integer": 32, "bigint": 64}[o.Type]
 		cycle := "NO"

@@ -39,6 +39,8 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 	case *pg.Node_AlterTableStmt:
 		if n.AlterTableStmt.Objtype == pg.ObjectType_OBJECT_VIEW {
 			tag = "ALTER VIEW"
+		} else if n.AlterTableStmt.Objtype == pg.ObjectType_OBJECT_SEQUENCE {
+			return nil, pgerr.Unsupported("this form of ALTER SEQUENCE is not supported: only its sequence options, RESTART, OWNED BY and OWNER TO are")
 		} else if n.AlterTableStmt.Objtype != pg.ObjectType_OBJECT_TABLE {
 			return nil, pgerr.Unsupported("ALTER %s is not supported", n.AlterTableStmt.Objtype.String()[len("OBJECT_"):])
 		}

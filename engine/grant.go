@@ -22,6 +22,7 @@ import (
 // privCatalog is the part of *catalog.Catalog that privileges use.
 type privCatalog interface {
 	HasPrivilege(role uint32, rel *catalog.Relation, priv catalog.Privilege) bool
+	HasAnyPrivilege(role uint32, rel *catalog.Relation, priv catalog.Privilege) bool
 	IsOwner(role uint32, rel *catalog.Relation) bool
 	Grant(spec catalog.GrantSpec) ([]*pgerr.Error, error)
 	SetOwner(oid, owner uint32) (*catalog.Relation, error)
@@ -158,7 +159,8 @@ func (s *Session) grantee(rs *pg.RoleSpec) (uint32, error) {
 }
 
 // execGrant runs GRANT and REVOKE of privileges on tables, views,
-// materialized views and sources; other objects are refused by name.
+// materialized views, sources and sequences; other objects are refused by
+// name.
 func (s *Session) execGrant(n *pg.GrantStmt) (*Result, error) {
 	verb, tag := "GRANT", "GRANT"
 	if !n.IsGrant {
@@ -167,9 +169,9 @@ func (s *Session) execGrant(n *pg.GrantStmt) (*Result, error) {
 	if n.Targtype == pg.GrantTargetType_ACL_TARGET_DEFAULTS {
 		return nil, pgerr.Unsupported("ALTER DEFAULT PRIVILEGES is not supported")
 	}
-	if n.Objtype != pg.ObjectType_OBJECT_TABLE {
+	if n.Objtype != pg.ObjectType_OBJECT_TABLE && n.Objtype != pg.ObjectType_OBJECT_SEQUENCE {
 		what := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(n.Objtype.String(), "OBJECT_"), "_", " "))
-		return nil, pgerr.Unsupported("%s on %s objects is not supported: only privileges on tables, views, materialized views and sources exist", verb, what)
+		return nil, pgerr.Unsupported("%s on %s objects is not supported: only privileges on tables, views, materialized views, sources and sequences exist", verb, what)
 	}
 	if n.Grantor != nil {
 		return nil, pgerr.Unsupported("%s ... GRANTED BY is not supported", verb)
@@ -177,9 +179,16 @@ func (s *Session) execGrant(n *pg.GrantStmt) (*Result, error) {
 	if !n.IsGrant && n.Behavior == pg.DropBehavior_DROP_CASCADE {
 		return nil, pgerr.Unsupported("REVOKE ... CASCADE is not supported: privileges granted on by the grantee are not revoked with it")
 	}
-	spec := catalog.GrantSpec{Revoke: !n.IsGrant, GrantOption: n.GrantOption}
+	// What the object type allows (PostgreSQL checks it before looking at
+	// the objects): ON TABLE also takes USAGE, for the sequences it may name.
+	seq := n.Objtype == pg.ObjectType_OBJECT_SEQUENCE
+	valid, word := catalog.PrivAllTable|catalog.PrivUsage, "relation"
+	if seq {
+		valid, word = catalog.PrivAllSequence, "sequence"
+	}
+	spec := catalog.GrantSpec{Revoke: !n.IsGrant, GrantOption: n.GrantOption, Sequence: seq}
 	if len(n.Privileges) == 0 {
-		spec.Privs, spec.All = catalog.PrivAllTable, true
+		spec.All = true
 	}
 	for _, p := range n.Privileges {
 		ap := p.GetAccessPriv()
@@ -190,12 +199,12 @@ func (s *Session) execGrant(n *pg.GrantStmt) (*Result, error) {
 			return nil, pgerr.Unsupported("column privileges (%s (column, ...)) are not supported", strings.ToUpper(ap.PrivName))
 		}
 		if ap.PrivName == "" { // ALL (column list)
-			spec.Privs, spec.All = catalog.PrivAllTable, true
+			spec.All = true
 			continue
 		}
 		bit, ok := catalog.ParsePrivilege(ap.PrivName)
-		if !ok {
-			return nil, pgerr.New(pgerr.Code("0LP01"), "invalid privilege type %s for table", strings.ToUpper(ap.PrivName))
+		if !ok || bit&valid == 0 {
+			return nil, pgerr.New(pgerr.Code("0LP01"), "invalid privilege type %s for %s", strings.ToUpper(ap.PrivName), word)
 		}
 		spec.Privs |= bit
 	}
@@ -243,7 +252,9 @@ func (s *Session) grantTargets(n *pg.GrantStmt) ([]*catalog.Relation, error) {
 				return nil, pgerr.New(pgerr.UndefinedSchema, "schema \"%s\" does not exist", schema)
 			}
 			for _, r := range s.eng.cat.Relations() {
-				if r.Schema == schema && r.Kind != catalog.KindSystem {
+				// ALL TABLES are the tables, views, materialized views and
+				// sources; ALL SEQUENCES the sequences.
+				if r.Schema == schema && r.Kind != catalog.KindSystem && (r.Kind == catalog.KindSequence) == (n.Objtype == pg.ObjectType_OBJECT_SEQUENCE) {
 					rels = append(rels, r)
 				}
 			}
@@ -264,6 +275,21 @@ func (s *Session) grantTargets(n *pg.GrantStmt) ([]*catalog.Relation, error) {
 	return rels, nil
 }
 
+// checkLinkedSequence refuses to give a sequence that a table's column
+// owns (serial, identity, OWNED BY) another owner than the table's: it
+// follows its table (0A000, PostgreSQL's message).
+func (s *Session) checkLinkedSequence(rel *catalog.Relation, owner uint32) error {
+	if rel.Kind != catalog.KindSequence || rel.Seq == nil || rel.Seq.OwnedBy == 0 || rel.OwnerOID() == owner {
+		return nil
+	}
+	t := s.eng.cat.Relation(rel.Seq.OwnedBy)
+	if t == nil {
+		return nil
+	}
+	return pgerr.New(pgerr.FeatureNotSupported, "cannot change owner of sequence \"%s\"", rel.Name).
+		WithDetail("Sequence \"%s\" is linked to table \"%s\".", rel.Name, t.Name)
+}
+
 // isOwnerChange reports whether an ALTER statement only changes owners.
 func isOwnerChange(n *pg.AlterTableStmt) bool {
 	for _, c := range n.Cmds {
@@ -276,7 +302,7 @@ func isOwnerChange(n *pg.AlterTableStmt) bool {
 
 // execAlterOwner runs ALTER TABLE / VIEW / MATERIALIZED VIEW ... OWNER TO.
 func (s *Session) execAlterOwner(n *pg.AlterTableStmt) (*Result, error) {
-	tag, kinds := "ALTER TABLE", []catalog.RelKind{catalog.KindTable, catalog.KindView, catalog.KindMatView, catalog.KindSource}
+	tag, kinds := "ALTER TABLE", []catalog.RelKind{catalog.KindTable, catalog.KindView, catalog.KindMatView, catalog.KindSource, catalog.KindSequence}
 	switch n.Objtype {
 	case pg.ObjectType_OBJECT_VIEW:
 		tag, kinds = "ALTER VIEW", []catalog.RelKind{catalog.KindView}
@@ -284,6 +310,8 @@ func (s *Session) execAlterOwner(n *pg.AlterTableStmt) (*Result, error) {
 		tag, kinds = "ALTER MATERIALIZED VIEW", []catalog.RelKind{catalog.KindMatView}
 	case pg.ObjectType_OBJECT_FOREIGN_TABLE: // sources show as foreign tables
 		tag, kinds = "ALTER FOREIGN TABLE", []catalog.RelKind{catalog.KindSource}
+	case pg.ObjectType_OBJECT_SEQUENCE:
+		tag, kinds = "ALTER SEQUENCE", []catalog.RelKind{catalog.KindSequence}
 	case pg.ObjectType_OBJECT_TABLE:
 	default:
 		return nil, pgerr.Unsupported("ALTER %s is not supported", strings.TrimPrefix(n.Objtype.String(), "OBJECT_"))
@@ -322,6 +350,9 @@ func (s *Session) execAlterOwner(n *pg.AlterTableStmt) (*Result, error) {
 		}
 		name, _ := s.roleSpecName(rs)
 		if err := pc.CheckOwnerChange(s.sessionOwner(), rel, owner, name); err != nil {
+			return nil, err
+		}
+		if err := s.checkLinkedSequence(rel, owner); err != nil {
 			return nil, err
 		}
 		if rel, err = pc.SetOwner(rel.OID, owner); err != nil {

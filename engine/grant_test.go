@@ -213,7 +213,7 @@ func TestTablePrivileges(t *testing.T) {
 	_, _, err = run(t, su, "GRANT USAGE ON SCHEMA public TO bob")
 	wantErr(t, err, pgerr.FeatureNotSupported, "")
 	_, _, err = run(t, su, "GRANT SELECT ON SEQUENCE t TO bob")
-	wantErr(t, err, pgerr.FeatureNotSupported, "")
+	wantErr(t, err, pgerr.WrongObjectType, `"t" is not a sequence`)
 	_, _, err = run(t, su, "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO bob")
 	wantErr(t, err, pgerr.FeatureNotSupported, "ALTER DEFAULT PRIVILEGES is not supported")
 	_, _, err = run(t, bob, "REVOKE SELECT ON t FROM carol CASCADE")

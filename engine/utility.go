@@ -94,8 +94,17 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	case *pg.Node_IndexStmt:
 		return s.execCreateIndex(ctx, env, n.IndexStmt)
 	case *pg.Node_DiscardStmt:
-		if n.DiscardStmt.Target == pg.DiscardMode_DISCARD_ALL {
+		switch n.DiscardStmt.Target {
+		case pg.DiscardMode_DISCARD_ALL:
 			s.closeCursors(func(*cursor) bool { return true }) // as CLOSE ALL
+			s.seq.discard()
+		case pg.DiscardMode_DISCARD_SEQUENCES:
+			s.seq.discard() // currval, lastval and the preallocated values
+			return &Result{Tag: "DISCARD SEQUENCES"}, nil
+		case pg.DiscardMode_DISCARD_PLANS:
+			return &Result{Tag: "DISCARD PLANS"}, nil
+		case pg.DiscardMode_DISCARD_TEMP:
+			return &Result{Tag: "DISCARD TEMP"}, nil
 		}
 		return &Result{Tag: "DISCARD ALL"}, nil
 	case *pg.Node_PrepareStmt:

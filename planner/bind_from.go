@@ -160,6 +160,12 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 		if !b.stream {
 			return relItem(b.aliased(b.viewRows(rel), alias, rv.Alias))
 		}
+	case catalog.KindSequence:
+		plan, err := b.sequenceRows(rel, rv.Location)
+		if err != nil {
+			return nil, nil, err
+		}
+		return relItem(b.aliased(plan, alias, rv.Alias))
 	case catalog.KindSource:
 		if !b.stream {
 			plan, err := b.sourceRows(rel, rv.Location)

@@ -109,6 +109,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 					if err != nil {
 						return nil, err
 					}
+					if spec.OwnedBy != nil {
+						return nil, pgerr.Unsupported("OWNED BY in the sequence options of an identity column is not supported")
+					}
 					col.SerialSpec, col.Identity = &spec, 'a'
 					if c.GeneratedWhen == "d" {
 						col.Identity = 'd'

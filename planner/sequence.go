@@ -54,6 +54,10 @@ func SeqSpec(opts []*pg.Node, alter bool) (catalog.SeqSpec, error) {
 		case "cycle":
 			c := d.Arg.GetBoolean().GetBoolval()
 			spec.Cycle = &c
+		case "owned_by":
+			for _, n := range d.Arg.GetList().GetItems() {
+				spec.OwnedBy = append(spec.OwnedBy, n.GetString_().GetSval())
+			}
 		case "restart":
 			if !alter {
 				return spec, pgerr.New(pgerr.SyntaxError, "option \"restart\" not recognized")
