@@ -1,4 +1,4 @@
-package file
+package decode
 
 import (
 	"bytes"
@@ -13,9 +13,6 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// BatchRows is the most rows a Reader puts in one batch.
-const BatchRows = 4096
-
 // convKind is how a column's text becomes a value: fast paths for integers
 // and unbounded text, PostgreSQL's text input (types.ParseText) otherwise.
 type convKind uint8
@@ -27,7 +24,7 @@ const (
 	convText
 )
 
-// conv is one column's conversion (part of the immutable Source).
+// conv is one column's conversion (part of the immutable Schema).
 type conv struct {
 	kind convKind
 	t    types.T
@@ -66,12 +63,14 @@ type slot struct {
 	i    int64       // convInt
 	f    float64     // convFloat
 	b    []byte      // convText: aliases the input or the row's scratch
-	v    types.Value // convGeneric
+	v    types.Value // convGeneric, or generic
+	// generic: v holds the value whatever the column's kind (Row.SetValue).
+	generic bool
 }
 
 // set converts field f (text input; for a json column, JSON text) into s.
 func (c *conv) set(s *slot, f []byte) error {
-	s.null = false
+	s.null, s.generic = false, false
 	switch c.kind {
 	case convInt:
 		if v, err := strconv.ParseInt(string(f), 10, c.bits); err == nil {
@@ -107,7 +106,7 @@ func (c *conv) set(s *slot, f []byte) error {
 		}
 		_, err := types.ParseText(string(f), c.t, nil)
 		if err == nil { // cannot happen: ParseText refuses what we refused
-			err = pgerr.Internal("file: text input accepted invalid UTF-8")
+			err = pgerr.Internal("decode: text input accepted invalid UTF-8")
 		}
 		return err
 	}
@@ -136,31 +135,42 @@ func plainDecimal(f []byte) bool {
 	return len(f) > 0
 }
 
-// batch accumulates rows into Arrow builders.
-type batch struct {
+// Batch accumulates rows into Arrow builders. It is owned by one
+// goroutine.
+type Batch struct {
 	schema   *arrow.Schema
 	convs    []conv
 	builders []array.Builder
 	rows     int
 }
 
-func newBatch(s *Source) *batch {
-	b := &batch{schema: s.schema, convs: s.convs, builders: make([]array.Builder, len(s.cols))}
+// NewBatch returns an empty batch of s's columns.
+func (s *Schema) NewBatch() *Batch {
+	b := &Batch{schema: s.arrow, convs: s.convs, builders: make([]array.Builder, len(s.cols))}
 	for i, c := range s.cols {
 		b.builders[i] = types.NewBuilder(memory.DefaultAllocator, c.Type)
 	}
 	return b
 }
 
-// add appends one converted row.
-func (b *batch) add(row []slot) error {
+// Len is the number of rows added since the last Take.
+func (b *Batch) Len() int { return b.rows }
+
+// Add appends r's converted row (r must be of the batch's Schema). It
+// fails only for a generic value the column's builder refuses.
+func (b *Batch) Add(r *Row) error {
+	row := r.slots
 	for i := range row {
 		s, bl := &row[i], b.builders[i]
 		if s.null {
 			bl.AppendNull()
 			continue
 		}
-		switch b.convs[i].kind {
+		kind := b.convs[i].kind
+		if s.generic {
+			kind = convGeneric
+		}
+		switch kind {
 		case convInt:
 			switch x := bl.(type) {
 			case *array.Int16Builder:
@@ -188,9 +198,9 @@ func (b *batch) add(row []slot) error {
 	return nil
 }
 
-// take returns the rows so far as a record batch (nil if none) and starts
-// a new one.
-func (b *batch) take() arrow.RecordBatch {
+// Take returns the rows so far as a record batch (nil if none), owned by
+// the caller, and starts a new one.
+func (b *Batch) Take() arrow.RecordBatch {
 	if b.rows == 0 {
 		return nil
 	}
