@@ -15,8 +15,8 @@
 // uninterrupted run. Positions are small opaque byte strings, each starting
 // with a byte that names its connector and layout version.
 //
-// Built in: datagen (connector/datagen), nexmark (connector/nexmark) and
-// file (connector/file). Register adds others. The user-facing options are
+// Built in: datagen (connector/datagen), nexmark (connector/nexmark),
+// file (connector/file) and kafka (connector/kafka). Register adds others. The user-facing options are
 // in docs/connectors.md.
 package connector
 
@@ -29,6 +29,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/connector/file"
 	"github.com/streamsql/streamsql/connector/internal/position"
+	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -140,6 +141,37 @@ func NewReaderAt(s Source, pos []byte, o ReaderOptions) (Reader, error) {
 	return NewReader(s, o)
 }
 
+// Checker is implemented by sources that can check, by connecting, that
+// their input exists (kafka: the brokers answer, the topic exists). CREATE
+// SOURCE calls Check so that a typo fails there; loading the catalog at
+// start does not (readers wait for their input instead).
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// Partitioned is implemented by readers whose input has partitions, each
+// with its own order of event time (kafka). Every batch such a reader
+// emits holds rows of one partition; the runtime keeps a watermark per
+// partition and merges them by minimum (docs/contributing/streaming.md).
+type Partitioned interface {
+	// Partition is the partition of the batch being emitted. Call it on
+	// the Run goroutine from inside emit, as Position.
+	Partition() int32
+}
+
+// IncludeColumn is the column that "INCLUDE what [AS name]" adds to a
+// source of the connector (name "" for the connector's default name), and
+// the WITH option that records it for Open (the connector's own key, set
+// to the column's name). Only kafka has INCLUDE columns; for another
+// connector, or an unknown what, it is a 0A000 or 22023 error.
+func IncludeColumn(connector, what, name string) (col types.Column, optKey string, err error) {
+	if !strings.EqualFold(connector, "kafka") {
+		return col, "", pgerr.Unsupported("a %s source has no INCLUDE columns", connector).
+			WithHint("INCLUDE adds Kafka metadata (partition, offset, timestamp, key) to a kafka source.")
+	}
+	return kafka.IncludeColumn(what, name)
+}
+
 // OpenFunc validates and configures one connector; see Open.
 type OpenFunc func(cols []types.Column, opts map[string]string, format string) (Source, error)
 
@@ -189,8 +221,9 @@ func Names() []string {
 }
 
 // Open validates and configures a connector. cols are the declared columns
-// (may be empty for nexmark); opts are the WITH options except connector,
-// keys lower case; format is "", "JSON" or "CSV" (the FORMAT clause). Errors
+// (may be empty for nexmark; a kafka source's INCLUDE columns last); opts
+// are the WITH options except connector, keys lower case; format is the
+// FORMAT clause: "", "JSON", "CSV", or "F ENCODE E" ("PLAIN ENCODE JSON"). Errors
 // are pgerr errors naming the bad option (22023 for a bad or unknown
 // option, 42P16 for columns that do not suit the connector, 58P01 for a
 // missing file, ...). It opens under the zero Env; the server uses OpenWith.
