@@ -157,6 +157,10 @@ type Partitioned interface {
 	// Partition is the partition of the batch being emitted. Call it on
 	// the Run goroutine from inside emit, as Position.
 	Partition() int32
+	// Partitions are the partitions the reader reads now, from any
+	// goroutine; nil while it does not know them yet (starting), empty
+	// when it has none. A partition is listed before its first batch.
+	Partitions() []int32
 }
 
 // IncludeColumn is the column that "INCLUDE what [AS name]" adds to a

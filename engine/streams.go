@@ -67,23 +67,33 @@ func (in flowInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFu
 // OpenSourceAt implements dataflow.SourceResumer: a reader starting at pos
 // (nil: the start) that reports its position after each batch.
 func (in flowInputs) OpenSourceAt(oid uint32, pos []byte, onError func(error)) (dataflow.RunFunc, func() []byte, bool, error) {
+	sr, err := in.OpenSourceReader(oid, pos, onError)
+	return sr.Run, sr.Position, sr.Finite, err
+}
+
+// OpenSourceReader implements dataflow.PartitionedResumer: OpenSourceAt,
+// with the partitions of a partitioned reader (connector.Partitioned).
+func (in flowInputs) OpenSourceReader(oid uint32, pos []byte, onError func(error)) (dataflow.SourceReader, error) {
 	rel := in.e.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindSource {
-		return nil, nil, false, pgerr.Internal("source %d does not exist", oid)
+		return dataflow.SourceReader{}, pgerr.Internal("source %d does not exist", oid)
 	}
 	src, err := in.e.openConnector(rel)
 	if err != nil {
-		return nil, nil, false, err
+		return dataflow.SourceReader{}, err
 	}
 	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError})
 	if err != nil {
-		return nil, nil, false, err
+		return dataflow.SourceReader{}, err
 	}
-	var position func() []byte
+	sr := dataflow.SourceReader{Run: r.Run, Finite: connector.IsFinite(src)}
 	if p, ok := r.(connector.Positioner); ok {
-		position = p.Position
+		sr.Position = p.Position
 	}
-	return r.Run, position, connector.IsFinite(src), nil
+	if p, ok := r.(connector.Partitioned); ok {
+		sr.Partition, sr.Partitions = p.Partition, p.Partitions
+	}
+	return sr, nil
 }
 
 func (e *Engine) openConnector(rel *catalog.Relation) (connector.Source, error) {

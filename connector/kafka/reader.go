@@ -66,8 +66,9 @@ type Reader struct {
 	row   *decode.Row
 	batch *decode.Batch
 
-	mu    sync.Mutex // guards state
-	state Status
+	mu     sync.Mutex // guards state and listed
+	state  Status
+	listed bool // state.Partitions holds every partition read
 }
 
 // Status is what a Reader reports about itself (streamsql_sources).
@@ -134,6 +135,22 @@ func (r *Reader) Position() []byte {
 // emit).
 func (r *Reader) Partition() int32 { return r.last }
 
+// Partitions are the partitions the reader reads (connector.Partitioned):
+// nil until it has listed them at the start, then each partition before
+// its first batch. Safe from any goroutine.
+func (r *Reader) Partitions() []int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.listed {
+		return nil
+	}
+	ps := make([]int32, len(r.state.Partitions))
+	for i, p := range r.state.Partitions {
+		ps[i] = p.Partition
+	}
+	return ps
+}
+
 // Status returns a copy of the reader's status; safe from any goroutine.
 func (r *Reader) Status() Status {
 	r.mu.Lock()
@@ -196,8 +213,13 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 	}
 	r.mu.Lock()
 	for _, p := range parts {
-		r.part(p).Offset = r.next[p]
+		if o, ok := r.next[p]; ok {
+			r.part(p).Offset = o
+		} else {
+			r.part(p)
+		}
 	}
+	r.listed = true
 	r.mu.Unlock()
 	cons, err := kgo.NewClient(append(r.src.client.Opts(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{r.src.topic: start}),
@@ -252,6 +274,9 @@ func (r *Reader) waitPartitions(ctx context.Context, adm *kadm.Client) ([]int32,
 		state := "retrying"
 		if pgerr.CodeOf(err) == pgerr.UndefinedObject {
 			state = "waiting for topic"
+			r.mu.Lock()
+			r.listed = true // no partitions: idle (Partitions)
+			r.mu.Unlock()
 		}
 		r.setState(state, err)
 		if err := sleep(ctx, wait); err != nil {
