@@ -24,7 +24,7 @@ func (r *Row) JSON(line []byte) (int, error) {
 	}
 	p.space()
 	if !p.eat('}') {
-		for {
+		for k := 0; ; k++ {
 			p.space()
 			if p.peek() != '"' {
 				return -1, p.syntax("expected a string key")
@@ -33,7 +33,7 @@ func (r *Row) JSON(line []byte) (int, error) {
 			if err != nil {
 				return -1, err
 			}
-			col := r.column(key)
+			col := r.columnAt(k, key)
 			p.space()
 			if !p.eat(':') {
 				return -1, p.syntax(`expected ":"`)
@@ -80,6 +80,29 @@ func (r *Row) JSON(line []byte) (int, error) {
 	}
 	return -1, nil
 }
+
+// columnAt is column for the k-th key of an object, first trying the
+// column the k-th key named in the last object (messages of one producer
+// have their keys in one order), which costs a comparison instead of a
+// hash lookup.
+func (r *Row) columnAt(k int, key []byte) int {
+	if k < len(r.order) {
+		if c := r.order[k]; c >= 0 && string(key) == r.s.cols[c].Name {
+			return c
+		}
+	}
+	c := r.column(key)
+	if k < maxOrder {
+		for len(r.order) <= k {
+			r.order = append(r.order, -1)
+		}
+		r.order[k] = c
+	}
+	return c
+}
+
+// maxOrder bounds Row.order.
+const maxOrder = 64
 
 // column finds the decoded column a key names: exactly, else ASCII
 // case-folded; -1 if none.

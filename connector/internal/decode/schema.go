@@ -50,6 +50,7 @@ type Row struct {
 	s       *Schema
 	slots   []slot
 	scratch []byte // unescaped fields of the current record
+	order   []int  // JSON: the column the k-th key of the last object named (-1: none)
 }
 
 // NewRow returns a row of s, all NULL.
@@ -87,6 +88,11 @@ func (r *Row) SetValue(i int, v types.Value) {
 	case convFloat:
 		if x, ok := v.(float64); ok {
 			r.slots[i] = slot{f: x}
+			return
+		}
+	case convTimestamp:
+		if x, ok := v.(types.TimestampValue); ok {
+			r.slots[i] = slot{i: int64(x)}
 			return
 		}
 	case convText:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -22,6 +23,7 @@ const (
 	convInt
 	convFloat
 	convText
+	convTimestamp // timestamp, timestamptz: s.i holds the µs
 )
 
 // conv is one column's conversion (part of the immutable Schema).
@@ -48,6 +50,8 @@ func newConv(t types.T) conv {
 		c.kind, c.bits = convFloat, 64
 	case types.Text:
 		c.kind = convText
+	case types.Timestamp, types.TimestampTZ:
+		c.kind = convTimestamp
 	case types.Varchar, types.Bpchar:
 		if t.Typmod < 5 { // no length limit, no padding
 			c.kind = convText
@@ -73,7 +77,7 @@ func (c *conv) set(s *slot, f []byte) error {
 	s.null, s.generic = false, false
 	switch c.kind {
 	case convInt:
-		if v, err := strconv.ParseInt(string(f), 10, c.bits); err == nil {
+		if v, err := strconv.ParseInt(unsafeString(f), 10, c.bits); err == nil {
 			s.i = v
 			return nil
 		}
@@ -88,7 +92,7 @@ func (c *conv) set(s *slot, f []byte) error {
 		// the same in Go and in PostgreSQL (both round correctly); anything
 		// else (blanks, NaN, Infinity, hex, underflow) takes float8in's path.
 		if plainDecimal(f) {
-			if v, err := strconv.ParseFloat(string(f), c.bits); err == nil && v != 0 && !math.IsInf(v, 0) {
+			if v, err := strconv.ParseFloat(unsafeString(f), c.bits); err == nil && v != 0 && !math.IsInf(v, 0) {
 				s.f = v
 				return nil
 			}
@@ -98,6 +102,17 @@ func (c *conv) set(s *slot, f []byte) error {
 			return err
 		}
 		s.f = v.(float64)
+		return nil
+	case convTimestamp:
+		v, err := types.ParseTimestampText(unsafeString(f), c.t.Kind == types.TimestampTZ, c.t.Typmod)
+		if err != nil {
+			x, err := types.ParseText(string(f), c.t, nil) // the error, made from a copy
+			if err != nil {
+				return err
+			}
+			v = x.(types.TimestampValue)
+		}
+		s.i = int64(v)
 		return nil
 	case convText:
 		if bytes.IndexByte(f, 0) < 0 && utf8.Valid(f) {
@@ -123,6 +138,16 @@ func (c *conv) set(s *slot, f []byte) error {
 	}
 	s.v = v
 	return nil
+}
+
+// unsafeString views f as a string without copying, for parsers that do
+// not keep their input (a strconv error does, so it is dropped; errors are
+// made again from a copy).
+func unsafeString(f []byte) string {
+	if len(f) == 0 {
+		return ""
+	}
+	return unsafe.String(&f[0], len(f))
 }
 
 // plainDecimal reports whether f is made of digits, signs, '.', 'e' and 'E'.
@@ -188,6 +213,8 @@ func (b *Batch) Add(r *Row) error {
 			}
 		case convText:
 			bl.(*array.StringBuilder).BinaryBuilder.Append(s.b)
+		case convTimestamp:
+			bl.(*array.TimestampBuilder).Append(arrow.Timestamp(s.i))
 		default:
 			if err := types.AppendValue(bl, s.v, b.convs[i].t); err != nil {
 				return err
