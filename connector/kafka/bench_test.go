@@ -195,5 +195,5 @@ func BenchmarkDecodeJSON(b *testing.B) {
 			r.batch.Take().Release()
 		}
 	}
-	b.ReportMetric(float64((cpuTime() - c0).Nanoseconds())/float64(b.N), "cpu-ns/msg")
+	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/msg")
 }
