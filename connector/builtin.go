@@ -186,7 +186,7 @@ type kafkaSource struct{ src *kafka.Source }
 func (s kafkaSource) Columns() []types.Column    { return s.src.Columns() }
 func (s kafkaSource) NewReader() (Reader, error) { return s.NewReaderWith(ReaderOptions{}) }
 func (s kafkaSource) NewReaderWith(o ReaderOptions) (Reader, error) {
-	return s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors}), nil
+	return kafkaReader{s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors})}, nil
 }
 
 // NewReaderAt implements Resumable: the position is each partition's next
@@ -196,7 +196,21 @@ func (s kafkaSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}
-	return r, nil
+	return kafkaReader{r}, nil
+}
+
+// kafkaReader adds Report to a kafka.Reader.
+type kafkaReader struct{ *kafka.Reader }
+
+// Report implements Reporter.
+func (r kafkaReader) Report() Report {
+	st := r.Status()
+	rep := Report{State: st.State, LastError: st.LastError, Partitions: make([]PartitionReport, len(st.Partitions))}
+	for i, p := range st.Partitions {
+		rep.Partitions[i] = PartitionReport{Partition: p.Partition, Offset: p.Offset, HighWatermark: p.HighWatermark,
+			Lag: p.Lag(), Rows: p.Rows, BadRows: p.BadRows}
+	}
+	return rep
 }
 
 // Check implements Checker: the brokers answer and the topic exists.

@@ -163,6 +163,26 @@ type Partitioned interface {
 	Partitions() []int32
 }
 
+// Reporter is implemented by readers that report their progress per
+// partition (streamsql_sources). Report is safe from any goroutine.
+type Reporter interface {
+	Report() Report
+}
+
+// Report is a reader's progress.
+type Report struct {
+	State      string // e.g. starting, running, retrying, waiting for topic
+	LastError  string // the last error met (retried), "" if none
+	Partitions []PartitionReport
+}
+
+// PartitionReport is one partition's progress; -1 is "not known".
+type PartitionReport struct {
+	Partition                  int32
+	Offset, HighWatermark, Lag int64
+	Rows, BadRows              int64
+}
+
 // IncludeColumn is the column that "INCLUDE what [AS name]" adds to a
 // source of the connector (name "" for the connector's default name), and
 // the WITH option that records it for Open (the connector's own key, set

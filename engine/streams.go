@@ -67,13 +67,13 @@ func (in flowInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFu
 // OpenSourceAt implements dataflow.SourceResumer: a reader starting at pos
 // (nil: the start) that reports its position after each batch.
 func (in flowInputs) OpenSourceAt(oid uint32, pos []byte, onError func(error)) (dataflow.RunFunc, func() []byte, bool, error) {
-	sr, err := in.OpenSourceReader(oid, pos, onError)
+	sr, err := in.OpenSourceReader(0, oid, pos, onError)
 	return sr.Run, sr.Position, sr.Finite, err
 }
 
 // OpenSourceReader implements dataflow.PartitionedResumer: OpenSourceAt,
 // with the partitions of a partitioned reader (connector.Partitioned).
-func (in flowInputs) OpenSourceReader(oid uint32, pos []byte, onError func(error)) (dataflow.SourceReader, error) {
+func (in flowInputs) OpenSourceReader(job, oid uint32, pos []byte, onError func(error)) (dataflow.SourceReader, error) {
 	rel := in.e.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindSource {
 		return dataflow.SourceReader{}, pgerr.Internal("source %d does not exist", oid)
@@ -92,6 +92,9 @@ func (in flowInputs) OpenSourceReader(oid uint32, pos []byte, onError func(error
 	}
 	if p, ok := r.(connector.Partitioned); ok {
 		sr.Partition, sr.Partitions = p.Partition, p.Partitions
+	}
+	if rep, ok := r.(connector.Reporter); ok {
+		in.e.readers.track(&sr, job, oid, rep)
 	}
 	return sr, nil
 }

@@ -65,22 +65,36 @@ type SourceReader struct {
 	// Partitions are the partitions the reader reads now, nil while it
 	// does not know them yet; safe from any goroutine.
 	Partitions func() []int32
-	Finite     bool
+	// Marks, if not nil, is told the partitions' watermarks at each
+	// barrier (streamsql_sources), on the reader's runtime goroutine.
+	Marks  func([]PartMark)
+	Finite bool
+}
+
+// PartMark is one partition's watermark as a partitioned reader's tracker
+// has it.
+type PartMark struct {
+	Partition int32
+	WM        int64 // µs, when Has
+	Has       bool
+	Idle      bool // idle_timeout passed without rows: it does not hold the watermark
 }
 
 // PartitionedResumer is a SourceResumer whose readers may be partitioned;
 // the runtime opens sources with OpenSourceReader when the inputs have it.
 type PartitionedResumer interface {
-	OpenSourceReader(oid uint32, pos []byte, onError func(error)) (SourceReader, error)
+	// OpenSourceReader opens a reader of source oid for the job (the
+	// view's OID) at pos (nil: the start).
+	OpenSourceReader(job, oid uint32, pos []byte, onError func(error)) (SourceReader, error)
 }
 
 // openSourceAt opens a source reader at pos through res (a
 // PartitionedResumer when it is one).
-func openSourceAt(res SourceResumer, oid uint32, pos []byte, onError func(error)) (sourceRun, error) {
+func openSourceAt(res SourceResumer, job, oid uint32, pos []byte, onError func(error)) (sourceRun, error) {
 	if pr, ok := res.(PartitionedResumer); ok {
-		sr, err := pr.OpenSourceReader(oid, pos, onError)
+		sr, err := pr.OpenSourceReader(job, oid, pos, onError)
 		return sourceRun{run: sr.Run, position: sr.Position, partition: sr.Partition, partitions: sr.Partitions,
-			finite: sr.Finite, start: pos}, err
+			marks: sr.Marks, finite: sr.Finite, start: pos}, err
 	}
 	run, position, finite, err := res.OpenSourceAt(oid, pos, onError)
 	return sourceRun{run: run, position: position, finite: finite, start: pos}, err

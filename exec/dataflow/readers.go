@@ -60,6 +60,7 @@ type sourceRun struct {
 	position   func() []byte // nil: the reader cannot report positions
 	partition  func() int32  // nil: not partitioned (SourceReader)
 	partitions func() []int32
+	marks      func([]PartMark)
 	finite     bool
 	start      []byte // the position it starts at (nil: the start)
 }
@@ -97,7 +98,7 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 			ri.ns++
 		} else if res, ok := j.rt.in.(SourceResumer); ok && j.rt.ck != nil {
 			var err error
-			if src, err = openSourceAt(res, s.Rel, nil, j.rowError); err != nil {
+			if src, err = openSourceAt(res, j.spec.ID, s.Rel, nil, j.rowError); err != nil {
 				return nil, err
 			}
 		} else {
@@ -350,6 +351,9 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 			if !j.sendBarriers(out, []barrierReq{b}, w) {
 				return false
 			}
+		}
+		if len(reqs) > 0 && src.marks != nil && w != nil {
+			src.marks(w.partStates())
 		}
 		return true
 	}

@@ -111,7 +111,7 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 				why = "its sources cannot resume"
 				break
 			}
-			src, err := openSourceAt(sres, s.Rel, rm.Pos, j.rowError)
+			src, err := openSourceAt(sres, j.spec.ID, s.Rel, rm.Pos, j.rowError)
 			if err != nil {
 				why = err.Error()
 				break

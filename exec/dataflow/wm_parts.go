@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -167,4 +168,15 @@ func (w *wmTracker) idleParts() {
 	if v := w.atLast + el.Microseconds(); v > w.cur {
 		w.cur = v
 	}
+}
+
+// partStates are the partitions' watermarks and idleness, by partition.
+func (w *wmTracker) partStates() []PartMark {
+	now := w.clock.Now()
+	out := make([]PartMark, 0, len(w.parts))
+	for p, pm := range w.parts {
+		out = append(out, PartMark{Partition: p, WM: pm.cur, Has: pm.cur != math.MinInt64, Idle: w.isIdle(pm.lastRow, now)})
+	}
+	slices.SortFunc(out, func(a, b PartMark) int { return int(a.Partition) - int(b.Partition) })
+	return out
 }

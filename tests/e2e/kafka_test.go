@@ -201,4 +201,34 @@ func TestKafkaSourceCrash(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("per partition (partition, messages, last offset): %v, want %v", got, want)
 	}
+	// streamsql_sources: the view's reader, each partition read to its end.
+	want = want[:0]
+	for p := int32(0); p < kafkaParts; p++ {
+		want = append(want, fmt.Sprintf("metrics kw %d %d 0 running true false", p, count[p]))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got = got[:0]
+		rows, err := c.Query(ctx, `SELECT source_name, view_name, partition, "offset", lag, status, watermark IS NOT NULL, idle
+			FROM streamsql_sources WHERE view_name = 'kw' ORDER BY partition`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var src, view, status string
+			var p, off, lag int64
+			var hasWM, idle bool
+			if err := rows.Scan(&src, &view, &p, &off, &lag, &status, &hasWM, &idle); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s %s %d %d %d %s %v %v", src, view, p, off, lag, status, hasWM, idle))
+		}
+		if strings.Join(got, ",") == strings.Join(want, ",") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("streamsql_sources:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond) // polling for the next barrier, not for correctness
+	}
 }
