@@ -155,6 +155,18 @@ func TestCreateSourceInclude(t *testing.T) {
 	}
 }
 
+func TestCreateTableFormatRefused(t *testing.T) {
+	for _, q := range []string{
+		"CREATE TABLE t (id int PRIMARY KEY, v text) WITH (connector = 'kafka', topic = 't') FORMAT UPSERT ENCODE JSON",
+		"CREATE TABLE t (v text) FORMAT JSON",
+	} {
+		_, err := Parse(q)
+		if e := pgerr.As(err); e == nil || e.Code != pgerr.FeatureNotSupported || e.Position != strings.Index(q, "FORMAT")+1 {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+}
+
 func TestCreateSink(t *testing.T) {
 	for _, tc := range []struct{ q, from, query string }{
 		{"CREATE SINK out FROM hot WITH (connector = 'kafka', topic = 'hot') FORMAT JSON", "hot", ""},

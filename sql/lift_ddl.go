@@ -256,6 +256,14 @@ func (l *lifter) createTable() error {
 		return err
 	}
 	for j := c + 1; j < len(l.toks); j++ {
+		if l.is(j, "FORMAT") && (j == c+1 || l.punct(j-1, ')')) {
+			// CREATE TABLE ... WITH (connector = ...) FORMAT ...: a table
+			// that stores what a connector reads is not built yet; say so
+			// rather than report a syntax error.
+			return pgerr.Unsupported("CREATE TABLE ... FORMAT (a table that stores what a connector reads) is not supported").
+				WithHint("Use CREATE SOURCE ... WITH (connector = ...) FORMAT ..., and a materialized view over the source to keep what it reads.").
+				WithPosition(CharPos(l.src, l.toks[j].start))
+		}
 		if l.is(j, "APPEND") && l.is(j+1, "ONLY") {
 			l.extensions().AppendOnly = true
 			l.blank(j, j+2)
