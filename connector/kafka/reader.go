@@ -380,6 +380,11 @@ func (r *Reader) background(ctx context.Context, adm *kadm.Client, cons *kgo.Cli
 				}
 				continue
 			}
+			r.mu.Lock()
+			if r.state.State == "retrying" { // the brokers answer again
+				r.state.State = "running"
+			}
+			r.mu.Unlock()
 			var added []int32
 			add := map[int32]kgo.Offset{}
 			for _, p := range ps {
@@ -406,8 +411,9 @@ func (r *Reader) background(ctx context.Context, adm *kadm.Client, cons *kgo.Cli
 	}
 }
 
-// commitInterval is how often offsets are committed for monitoring.
-const commitInterval = 5 * time.Second
+// commitInterval is how often offsets are committed for monitoring (a
+// variable for tests).
+var commitInterval = 5 * time.Second
 
 // commit commits the offsets read since the last commit (prev) to the
 // monitoring group; it returns what is committed now.

@@ -334,3 +334,44 @@ func TestReadCommitted(t *testing.T) {
 		t.Fatalf("resumed: %v", got)
 	}
 }
+
+// TestGroupCommitAndTopicWait: a reader of a topic that does not exist yet
+// (scan.topic.wait) has no partitions and says it waits; once the topic is
+// created it reads it, and commits the offsets read to the monitoring
+// group.
+func TestGroupCommitAndTopicWait(t *testing.T) {
+	defer func(d time.Duration) { commitInterval = d }(commitInterval)
+	commitInterval = 10 * time.Millisecond
+	_, addr := cluster(t, 1)
+	s := mustOpen(t, cols(t, "id int"), map[string]string{"properties.bootstrap.server": addr, "topic": "later",
+		"scan.topic.wait": "true", "group.id.prefix": "mon"}, "JSON")
+	ru := start(t, s, nil)
+	ru.waitStatus("waiting for topic", func(st Status) bool { return st.State == "waiting for topic" })
+	if ps := ru.r.Partitions(); ps == nil || len(ps) != 0 {
+		t.Fatalf("Partitions() = %#v while waiting, want empty", ps)
+	}
+	p := producer(t, addr)
+	adm := kadm.NewClient(p)
+	if _, err := adm.CreateTopic(context.Background(), 2, 1, nil, "later"); err != nil {
+		t.Fatal(err)
+	}
+	p = producer(t, addr, kgo.DefaultProduceTopic("later"))
+	produce(t, p, &kgo.Record{Partition: 0, Value: []byte(`{"id": 1}`)}, &kgo.Record{Partition: 1, Value: []byte(`{"id": 2}`)},
+		&kgo.Record{Partition: 1, Value: []byte(`{"id": 3}`)})
+	ru.waitRows(3)
+	deadline := time.Now().Add(waitFor)
+	for {
+		os, err := adm.FetchOffsets(context.Background(), "mon-later")
+		if err == nil {
+			o0, _ := os.Lookup("later", 0)
+			o1, _ := os.Lookup("later", 1)
+			if o0.At == 1 && o1.At == 2 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group offsets %v, %v", os, err)
+		}
+		time.Sleep(5 * time.Millisecond) // polling for the commit, not for correctness
+	}
+}

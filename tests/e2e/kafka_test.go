@@ -126,9 +126,9 @@ const kafkaView = `CREATE MATERIALIZED VIEW kw AS
 // TestKafkaSourceCrash: metrics on 4 partitions of a Kafka topic (an
 // in-process broker) → a TUMBLE view EMIT ON WINDOW CLOSE; streamsqld is
 // killed (kill -9) after a checkpoint while it reads, restarted, and reads
-// on: the view is exactly the windows computed here (every message counted
-// once, none late although the partitions run at different rates), as a
-// run without a crash has them.
+// on, three times: the view is exactly the windows computed here (every
+// message counted once, none late although the partitions run at
+// different rates), as a run without a crash has them.
 func TestKafkaSourceCrash(t *testing.T) {
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(kafkaParts, "metrics"))
 	if err != nil {
@@ -153,21 +153,25 @@ func TestKafkaSourceCrash(t *testing.T) {
 	_, err = c.Exec(ctx, strings.NewReplacer("'metrics'", "'no_such_topic'", "SOURCE metrics", "SOURCE m2").Replace(fmt.Sprintf(kafkaDDL, broker)))
 	wantSQLState(t, err, "42704", `kafka topic "no_such_topic" does not exist`)
 
-	first := kafkaMetrics(0, 300)
-	produceMetrics(t, prod, first)
-	waitWindows(t, ctx, c, expectedWindows(first, 300-kafkaParts))
-	mustExec(t, ctx, c, "CHECKPOINT")
-	second := kafkaMetrics(300, 600)
-	produceMetrics(t, prod, second)
-	c.Close(ctx)
-	s.kill() // while it reads the second half, or just after
-
-	s = startServer(t, dir)
-	c = s.connect(ctx)
-	third := kafkaMetrics(600, 900)
-	produceMetrics(t, prod, third)
-	all := append(append(append([]metric(nil), first...), second...), third...)
-	waitWindows(t, ctx, c, expectedWindows(all, 900-kafkaParts))
+	// Rounds: read a chunk to its end, checkpoint, produce the next chunk
+	// and kill -9 while it is read; restart.
+	var all []metric
+	const chunk, rounds = 300, 3
+	for r := int64(0); r < rounds; r++ {
+		ms := kafkaMetrics(2*r*chunk, (2*r+1)*chunk)
+		produceMetrics(t, prod, ms)
+		all = append(all, ms...)
+		waitWindows(t, ctx, c, expectedWindows(all, (2*r+1)*chunk-kafkaParts))
+		mustExec(t, ctx, c, "CHECKPOINT")
+		ms = kafkaMetrics((2*r+1)*chunk, (2*r+2)*chunk)
+		produceMetrics(t, prod, ms)
+		all = append(all, ms...)
+		c.Close(ctx)
+		s.kill() // while it reads the chunk, or just after
+		s = startServer(t, dir)
+		c = s.connect(ctx)
+	}
+	waitWindows(t, ctx, c, expectedWindows(all, 2*rounds*chunk-kafkaParts))
 	var late int64
 	if err := c.QueryRow(ctx, "SELECT coalesce(sum(late_rows), 0) FROM streamsql_views").Scan(&late); err != nil {
 		t.Fatal(err)
