@@ -126,6 +126,12 @@ type Positioner interface {
 // to tell when a resumed reader has read as far as it had before a crash.
 func ComparePositions(a, b []byte) (c int, ok bool) { return position.Compare(a, b) }
 
+// PositionReached reports whether a reader at a has read at least as far
+// as one at b (both of one source): for partitioned positions (Kafka), in
+// every partition; positions that cannot be compared at all count as
+// reached.
+func PositionReached(a, b []byte) bool { return position.Reached(a, b) }
+
 // NewReaderAt starts a reader of s at pos (nil: the start, as NewReader)
 // with the runtime's options. When s is Resumable the reader implements
 // Positioner. A position for a source that is not Resumable is a 55000

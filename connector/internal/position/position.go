@@ -179,3 +179,26 @@ func Compare(a, b []byte) (c int, ok bool) {
 	}
 	return 0, true
 }
+
+// Reached reports whether a reader at a has read at least as far as b
+// (both from readers of one source): every partition of a KafkaV1 position
+// at or past b's, else Compare >= 0. Positions that cannot be compared at
+// all (different formats, malformed) count as reached, so that nobody
+// waits for them forever.
+func Reached(a, b []byte) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] == KafkaV1 && b[0] == KafkaV1 {
+		x, err1 := DecodeOffsets(a)
+		y, err2 := DecodeOffsets(b)
+		if err1 != nil || err2 != nil {
+			return true
+		}
+		for p, o := range y {
+			if x[p] < o {
+				return false
+			}
+		}
+		return true
+	}
+	c, ok := Compare(a, b)
+	return !ok || c >= 0
+}

@@ -84,3 +84,22 @@ func TestOffsets(t *testing.T) {
 		}
 	}
 }
+
+func TestReached(t *testing.T) {
+	k := func(m map[int32]int64) []byte { return EncodeOffsets(m) }
+	for _, tc := range []struct {
+		a, b []byte
+		want bool
+	}{
+		{k(map[int32]int64{0: 2, 1: 1}), k(map[int32]int64{0: 1, 1: 2}), false}, // not comparable, behind in 1
+		{k(map[int32]int64{0: 2, 1: 2}), k(map[int32]int64{0: 1, 1: 2}), true},
+		{k(map[int32]int64{0: 2}), k(map[int32]int64{0: 1, 1: 2}), false},
+		{Encode(NexmarkV1, 5), Encode(NexmarkV1, 7), false},
+		{Encode(NexmarkV1, 7), Encode(NexmarkV1, 7), true},
+		{Encode(NexmarkV1, 7), Encode(DatagenV1, 9), true},
+	} {
+		if got := Reached(tc.a, tc.b); got != tc.want {
+			t.Errorf("Reached(%x, %x) = %v", tc.a, tc.b, got)
+		}
+	}
+}
