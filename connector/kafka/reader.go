@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,8 +38,12 @@ const (
 	backoffMax = 5 * time.Second
 )
 
-// payloadPrefix is how much of a bad message's value its error shows.
-const payloadPrefix = 64
+// payloadPrefix is how much of a bad message's value its error shows;
+// maxErrorText bounds the error's own text (which may quote a value).
+const (
+	payloadPrefix = 64
+	maxErrorText  = 256
+)
 
 // ReaderOptions are a Reader's settings from the runtime.
 type ReaderOptions struct {
@@ -576,7 +581,11 @@ func (r *Reader) bad(rec *kgo.Record, col int, err error) {
 	if col >= 0 {
 		where += ", column " + r.src.cols[col].Name
 	}
-	e := &pgerr.Error{Code: pgerr.CodeOf(err), Message: where + ": " + err.Error(), Cause: err}
+	msg := err.Error()
+	if len(msg) > maxErrorText { // a huge value quoted by its type's input
+		msg = strings.ToValidUTF8(msg[:maxErrorText], "") + "..."
+	}
+	e := &pgerr.Error{Code: pgerr.CodeOf(err), Message: where + ": " + msg, Cause: err}
 	if pe := pgerr.As(err); pe != nil {
 		e.Hint = pe.Hint
 	}

@@ -140,7 +140,7 @@ func TestReadCSV(t *testing.T) {
 // reader goes on.
 func TestBadMessages(t *testing.T) {
 	_, addr := cluster(t, 2)
-	long := `{"id": "` + strings.Repeat("x", 200) + `"}`
+	long := `{"id": "` + strings.Repeat("x", 2000) + `"}`
 	produce(t, producer(t, addr), rec(0, `{"id": 1}`), rec(1, `{"id": 2`), rec(1, `{"id": "two"}`), rec(0, long),
 		&kgo.Record{Partition: 1}, rec(1, `{"id": 3}`), rec(0, `[1]`), rec(0, `{"id": 99999999999}`), rec(0, `{"id": 4}`))
 	s := mustOpen(t, cols(t, "id int"), map[string]string{"properties.bootstrap.server": addr, "topic": "t"}, "JSON")
@@ -157,8 +157,13 @@ func TestBadMessages(t *testing.T) {
 		msgs = append(msgs, e.Message+" / "+e.Detail)
 	}
 	all := strings.Join(msgs, "\n")
+	for _, err := range errs {
+		if n := len(pgerr.As(err).Message); n > maxErrorText+80 {
+			t.Errorf("an error message of %d bytes", n)
+		}
+	}
 	for _, want := range []string{"partition 1, offset 0: invalid JSON", "partition 1, offset 1, column id:",
-		`partition 0, offset 1, column id:`, `(210 bytes) starts with "{\"id\": \"xxxx`, "partition 1, offset 2: the message has no value",
+		`partition 0, offset 1, column id:`, `(2010 bytes) starts with "{\"id\": \"xxxx`, "partition 1, offset 2: the message has no value",
 		"partition 0, offset 2: invalid JSON: expected a JSON object", "partition 0, offset 3, column id:"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("errors lack %q:\n%s", want, all)
