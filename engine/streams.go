@@ -219,14 +219,18 @@ func (e *Engine) startView(rel *catalog.Relation) error {
 func (e *Engine) startViews() {
 	var views []*catalog.Relation
 	for _, r := range e.cat.Relations() {
-		if r.Kind == catalog.KindMatView {
+		if r.Kind == catalog.KindMatView || r.Kind == catalog.KindSink {
 			views = append(views, r)
 		}
 	}
 	sort.Slice(views, func(i, j int) bool { return views[i].OID < views[j].OID })
-	for _, r := range views {
-		if err := e.startView(r); err != nil {
-			e.cfg.Logf("materialized view %s did not start: %v", r.Name, err)
+	for _, r := range views { // in OID order: what a view or sink reads starts first
+		start, what := e.startView, "materialized view"
+		if r.Kind == catalog.KindSink {
+			start, what = e.startSink, "sink"
+		}
+		if err := start(r); err != nil {
+			e.cfg.Logf("%s %s did not start: %v", what, r.Name, err)
 			e.viewErrs.Store(r.OID, err)
 		}
 	}
@@ -253,7 +257,7 @@ func (e *Engine) stopDroppedJobs() {
 			}
 			continue
 		}
-		if r := e.cat.Relation(id); r == nil || r.Kind != catalog.KindMatView {
+		if r := e.cat.Relation(id); r == nil || (r.Kind != catalog.KindMatView && r.Kind != catalog.KindSink) {
 			e.flow.StopJobFor(id, dataflow.Dropped("materialized view", j.Spec().Name))
 			e.flow.DropChangelog(id)
 		}
@@ -471,6 +475,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		if err := s.eng.flow.Flush(ctx); err != nil {
 			return nil, true, err
 		}
+		if err := s.eng.flow.CommitSinks(ctx); err != nil { // sinks.go
+			return nil, true, err
+		}
 		return &Result{Tag: "FLUSH"}, true, nil
 	case sql.KindAdvanceClock:
 		d, err := planner.IntervalDuration(env, x.Advance)
@@ -483,6 +490,12 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		return &Result{Tag: "ADVANCE CLOCK"}, true, nil
 	case sql.KindCreateSource:
 		res, err := s.execCreateSource(env, stmt)
+		return res, true, err
+	case sql.KindCreateSink:
+		res, err := s.execCreateSink(ctx, env, stmt)
+		return res, true, err
+	case sql.KindDropSink:
+		res, err := s.dropSinks(x.Drop)
 		return res, true, err
 	case sql.KindResume:
 		res, err := s.execResume(ctx, x.Drop)

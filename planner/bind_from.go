@@ -160,6 +160,8 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 		if !b.stream {
 			return relItem(b.aliased(b.viewRows(rel), alias, rv.Alias))
 		}
+	case catalog.KindSink:
+		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot read \"%s\" in a query: it is a sink", rel.Name)
 	case catalog.KindSource:
 		if !b.stream {
 			plan, err := b.sourceRows(rel, rv.Location)
