@@ -200,7 +200,7 @@ func (e *Engine) startView(rel *catalog.Relation) error {
 	if err != nil {
 		return err
 	}
-	spec := dataflow.JobSpec{ID: rel.OID, Name: rel.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Changelog: true}
+	spec := dataflow.JobSpec{ID: rel.OID, Name: rel.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Changelog: true, AppendOnly: q.AppendOnly}
 	late, err := e.lateRowsTarget(rel, q.Root, []string{rel.Schema})
 	if err != nil {
 		return err
@@ -312,6 +312,15 @@ func (f flowStreams) ViewKey(oid uint32) []int {
 	return nil
 }
 
+// ViewAppendOnly implements planner.ViewAppendOnly: whether the view's
+// output never retracts (an EMIT ON WINDOW CLOSE aggregation).
+func (f flowStreams) ViewAppendOnly(oid uint32) bool {
+	if j := f.e.flow.Job(oid); j != nil {
+		return j.Spec().AppendOnly
+	}
+	return false
+}
+
 // ViewWatermarkCols implements planner.ViewWatermarks: the view's output
 // columns that carry its watermarks.
 func (f flowStreams) ViewWatermarkCols(oid uint32) []int {
@@ -375,7 +384,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	for i, col := range created.Columns {
 		cols[i] = types.Column{Name: col.Name, Type: col.Type}
 	}
-	spec := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols, Changelog: true}
+	spec := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols, Changelog: true, AppendOnly: q.AppendOnly}
 	if late != nil {
 		spec.LateRows = s.eng.lateRowsWriter(created.Name, late.OID)
 	}

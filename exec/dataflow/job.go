@@ -23,6 +23,9 @@ type JobSpec struct {
 	Name string
 	Plan stream.Node    // the query; its leaves are *stream.Scan
 	Key  []int          // the output's stream key (nil: rows are a multiset)
+	// AppendOnly says the output never retracts (planner.StreamQuery):
+	// queries reading the view may rely on it (a sink's FORMAT JSON).
+	AppendOnly bool
 	Cols []types.Column // the output columns
 	// Sink, if set, replaces the Materialize: the job's output goes to a
 	// writer of this sink with the two-phase protocol of connector/sink
