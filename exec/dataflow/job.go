@@ -21,12 +21,12 @@ import (
 type JobSpec struct {
 	ID   uint32 // the view's OID, or a private id for a SUBSCRIBE (query)
 	Name string
-	Plan stream.Node    // the query; its leaves are *stream.Scan
-	Key  []int          // the output's stream key (nil: rows are a multiset)
+	Plan stream.Node // the query; its leaves are *stream.Scan
+	Key  []int       // the output's stream key (nil: rows are a multiset)
 	// AppendOnly says the output never retracts (planner.StreamQuery):
 	// queries reading the view may rely on it (a sink's FORMAT JSON).
 	AppendOnly bool
-	Cols []types.Column // the output columns
+	Cols       []types.Column // the output columns
 	// Sink, if set, replaces the Materialize: the job's output goes to a
 	// writer of this sink with the two-phase protocol of connector/sink
 	// (sinkjob.go), and the job keeps no view, so Snapshot fails and
