@@ -571,7 +571,7 @@ func (e *Engine) stopViewsOn(oid uint32) []*catalog.Relation {
 	all := e.cat.Relations()
 	sort.Slice(all, func(i, j int) bool { return all[i].OID < all[j].OID })
 	for _, r := range all { // in OID order, a view comes after what it reads
-		if r.Kind != catalog.KindMatView {
+		if r.Kind != catalog.KindMatView && r.Kind != catalog.KindSink { // sinks.go: restarted from their inputs too
 			continue
 		}
 		for _, d := range r.DependsOn {
@@ -598,7 +598,11 @@ func (e *Engine) restartViews(views []*catalog.Relation) {
 			continue // dropped meanwhile
 		}
 		e.viewErrs.Delete(r.OID)
-		if err := e.startView(r); err != nil {
+		start := e.startView
+		if r.Kind == catalog.KindSink {
+			start = e.startSink
+		}
+		if err := start(r); err != nil {
 			e.cfg.Logf("materialized view %s did not restart after ALTER: %v", r.Name, err)
 			e.viewErrs.Store(r.OID, err)
 		}
