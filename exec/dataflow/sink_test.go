@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -169,5 +170,149 @@ func TestSinkTwoPhaseCommitAndRecover(t *testing.T) {
 	}
 	if got := strings.Join(ls2.calls(), "; "); got != "recover [7]; precommit [9]; commit [9]" {
 		t.Fatalf("calls after restart: %s", got)
+	}
+}
+
+// memSink is a two-phase sink in memory whose writers fail on chosen
+// calls: visible rows are those committed (once per epoch).
+type memSink struct {
+	mu      sync.Mutex
+	visible []int64
+	done    map[uint64]bool // epochs made visible
+	calls   map[string]int
+	failOn  map[string]int // call name -> fail on that call number
+	opens   int
+}
+
+type memEpoch struct {
+	E    uint64
+	Rows []int64
+}
+
+func (s *memSink) call(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[name]++
+	if s.failOn[name] == s.calls[name] {
+		return fmt.Errorf("injected %s failure", name)
+	}
+	return nil
+}
+
+func (s *memSink) commit(staged []memEpoch, upTo uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range staged {
+		if st.E <= upTo && !s.done[st.E] {
+			s.done[st.E] = true
+			s.visible = append(s.visible, st.Rows...)
+		}
+	}
+}
+
+func (s *memSink) NewWriter(ctx context.Context, w int) (sink.Writer, error) {
+	s.mu.Lock()
+	s.opens++
+	s.mu.Unlock()
+	return &memWriter{s: s}, nil
+}
+
+func (s *memSink) Recover(ctx context.Context, w int, epoch uint64, pending []byte) (sink.Writer, error) {
+	var staged []memEpoch
+	if len(pending) > 0 {
+		if err := json.Unmarshal(pending, &staged); err != nil {
+			return nil, err
+		}
+	}
+	s.commit(staged, epoch)
+	return s.NewWriter(ctx, w)
+}
+
+type memWriter struct {
+	s      *memSink
+	open   []int64
+	staged []memEpoch
+}
+
+func (w *memWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stream.Op) error {
+	if err := w.s.call("write"); err != nil {
+		return err
+	}
+	w.open = append(w.open, rec.Column(0).(*array.Int64).Int64Values()...)
+	return nil
+}
+func (w *memWriter) Barrier(ctx context.Context, e uint64) error { return nil }
+func (w *memWriter) PreCommit(ctx context.Context, e uint64) ([]byte, error) {
+	if err := w.s.call("precommit"); err != nil {
+		return nil, err
+	}
+	w.staged = append(w.staged, memEpoch{e, w.open})
+	w.open = nil
+	return json.Marshal(w.staged)
+}
+func (w *memWriter) Commit(ctx context.Context, e uint64, p []byte) error {
+	if err := w.s.call("commit"); err != nil {
+		return err
+	}
+	w.s.commit(w.staged, e)
+	n := 0
+	for n < len(w.staged) && w.staged[n].E <= e {
+		n++
+	}
+	w.staged = w.staged[n:]
+	return nil
+}
+func (w *memWriter) Status() sink.Status { return sink.Status{} }
+func (w *memWriter) Close() error        { return nil }
+
+// A writer that fails is reopened at the last durable checkpoint and the
+// output after it is written again: every row becomes visible exactly
+// once, the job does not fail, and the failures show in its status.
+func TestSinkWriterFailureRetried(t *testing.T) {
+	for _, failOn := range []map[string]int{{"write": 3}, {"precommit": 2}, {"commit": 2}, {"write": 2, "commit": 1, "precommit": 3}} {
+		t.Run(fmt.Sprint(failOn), func(t *testing.T) {
+			tbl := &fakeTable{rows: []int64{1, 2}}
+			in := &ckInputs{fakeInputs: fakeInputs{tables: map[uint32]*fakeTable{100: tbl}}}
+			store, _ := openStore(t, t.TempDir())
+			rt := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store}, in)
+			defer rt.Close()
+			ms := &memSink{done: map[uint64]bool{}, calls: map[string]int{}, failOn: failOn}
+			scan := &stream.Scan{Rel: 100, Name: "t", Kind: stream.ScanTable, Cols: cols, AppendOnly: true}
+			j, err := rt.StartJob(JobSpec{ID: 1, Name: "snk", Plan: scan, Cols: cols, Sink: ms})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			want := []int64{1, 2}
+			for i := int64(3); i <= 12; i++ {
+				tbl.insert(i)
+				want = append(want, i)
+				flush(t, rt)
+				if i%3 == 0 {
+					checkpointNow(t, rt)
+				}
+			}
+			if err := rt.CommitSinks(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if j.Err() != nil {
+				t.Fatalf("the job failed: %v", j.Err())
+			}
+			ms.mu.Lock()
+			got := slices.Clone(ms.visible)
+			opens := ms.opens
+			ms.mu.Unlock()
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("visible %v, want %v", got, want)
+			}
+			if opens < 2 {
+				t.Fatalf("the writer was opened %d times", opens)
+			}
+			if st, _, _ := j.SinkStatus(); st.Errors == 0 || st.LastError == "" || st.Status != "" {
+				t.Fatalf("status %+v", st)
+			}
+		})
 	}
 }

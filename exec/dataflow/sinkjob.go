@@ -28,17 +28,25 @@ import (
 
 // sinkState is a sink job's writer and commit bookkeeping.
 type sinkState struct {
-	w         chan sink.Writer // holds the open writer once (Status reads it)
-	twoPhase  bool             // commits wait for durable checkpoints
-	wake      chan struct{}    // a checkpoint holding the job became durable (cap 1)
-	durable   atomicU64        // the last durable checkpoint holding the job
-	committed atomicU64        // the last epoch committed
-	pend      []pendingEpoch   // pre-committed, not committed; sink goroutine only
-	// resume: open with Recover(epoch, pending).
-	resumed bool
-	epoch   uint64
-	pending []byte
+	w         atomic.Pointer[writerBox] // the open writer (Status reads it)
+	twoPhase  bool                      // commits wait for durable checkpoints
+	wake      chan struct{}             // a checkpoint holding the job became durable (cap 1)
+	durable   atomicU64                 // the last durable checkpoint holding the job
+	committed atomicU64                 // the last epoch committed
+	pend      []pendingEpoch            // pre-committed, not committed; sink goroutine only
+	// base is the epoch a writer reopened after a failure recovers to
+	// (Recover(base, basePending)): the last durable checkpoint holding
+	// the job (or, without checkpoints, the last epoch committed); 0 with
+	// nothing committed. replay holds the output after it (sinkretry.go).
+	base        uint64
+	basePending []byte
+	hasBase     bool // Recover (not NewWriter) reopens the writer
+	replay      replayLog
+	retry       retryStatus
 }
+
+// writerBox holds a writer for an atomic.Pointer.
+type writerBox struct{ w sink.Writer }
 
 type pendingEpoch struct {
 	epoch   uint64
@@ -46,11 +54,12 @@ type pendingEpoch struct {
 }
 
 func newSinkState(j *Job, ri *resumeInputs) *sinkState {
-	s := &sinkState{w: make(chan sink.Writer, 1), wake: make(chan struct{}, 1),
+	s := &sinkState{wake: make(chan struct{}, 1),
 		twoPhase: j.env.Checkpoints != nil && stream.Checkpointable(j.spec.Plan)}
 	if ri != nil {
-		s.resumed, s.epoch, s.pending = true, ri.epoch, ri.meta.SinkPending
+		s.base, s.basePending, s.hasBase = ri.epoch, ri.meta.SinkPending, true
 		s.committed.Store(ri.epoch)
+		s.durable.Store(ri.epoch)
 	}
 	return s
 }
@@ -62,13 +71,13 @@ func (j *Job) SinkStatus() (st sink.Status, committed uint64, ok bool) {
 	if j.sink == nil {
 		return st, 0, false
 	}
-	select {
-	case w := <-j.sink.w:
-		j.sink.w <- w
-		return w.Status(), j.sink.committed.Load(), true
-	default:
+	b := j.sink.w.Load()
+	if b == nil {
 		return st, j.sink.committed.Load(), false
 	}
+	st = b.w.Status()
+	j.sink.retry.apply(&st)
+	return st, j.sink.committed.Load(), true
 }
 
 // SinkCommitted is the last epoch a sink job committed (0: none).
@@ -97,18 +106,11 @@ func (j *Job) sinkDurable(epoch uint64) {
 // returns the job's failure (nil if none), as View.Run does.
 func (j *Job) runSink(in <-chan stream.Message) error {
 	s, ctx := j.sink, j.env.Ctx
-	var w sink.Writer
-	var err error
-	if s.resumed {
-		w, err = j.spec.Sink.Recover(ctx, 0, s.epoch, s.pending)
-	} else {
-		w, err = j.spec.Sink.NewWriter(ctx, 0)
-	}
+	w, err := j.reopenWriter(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sink %s: %w", j.spec.Name, err)
+		return err
 	}
-	s.w <- w
-	defer w.Close()
+	defer func() { s.w.Load().w.Close() }()
 	var pend pendingMarks
 	for {
 		var m stream.Message
@@ -117,7 +119,9 @@ func (j *Job) runSink(in <-chan stream.Message) error {
 		case m, ok = <-in:
 		case <-s.wake:
 			if err := j.commitDurable(ctx, w); err != nil {
-				return err
+				if w, err = j.reopenWriter(ctx, err); err != nil {
+					return err
+				}
 			}
 			continue
 		case <-ctx.Done():
@@ -132,15 +136,22 @@ func (j *Job) runSink(in <-chan stream.Message) error {
 		switch m.Kind {
 		case stream.KindChunk:
 			j.rowsOut.Add(int64(m.Chunk.Len()))
+			s.replay.addChunk(m.Chunk)
 			if err := w.Write(ctx, m.Chunk.Rec, m.Chunk.Ops); err != nil {
-				return fmt.Errorf("sink %s: %w", j.spec.Name, err)
+				if w, err = j.reopenWriter(ctx, err); err != nil {
+					return err
+				}
 			}
 		case stream.KindWatermark:
 			pend.note(m.Watermark)
 		case stream.KindBarrier:
 			e := m.Barrier.Epoch
-			if err := j.sinkBarrier(ctx, w, e); err != nil {
-				return fmt.Errorf("sink %s: epoch %d: %w", j.spec.Name, e, err)
+			ckpt := s.twoPhase && j.inCheckpoint(e)
+			s.replay.addBarrier(e, ckpt)
+			if err := j.sinkBarrier(ctx, w, e, ckpt); err != nil {
+				if w, err = j.reopenWriter(ctx, fmt.Errorf("epoch %d: %w", e, err)); err != nil {
+					return err
+				}
 			}
 			j.marks.queue(e, pend)
 			pend = nil
@@ -149,8 +160,9 @@ func (j *Job) runSink(in <-chan stream.Message) error {
 	}
 }
 
-// sinkBarrier ends epoch e at the writer.
-func (j *Job) sinkBarrier(ctx context.Context, w sink.Writer, e uint64) error {
+// sinkBarrier ends epoch e at the writer; ckpt: e is the checkpoint in
+// flight and the job takes part in it.
+func (j *Job) sinkBarrier(ctx context.Context, w sink.Writer, e uint64, ckpt bool) error {
 	s := j.sink
 	if !s.twoPhase {
 		p, err := w.PreCommit(ctx, e)
@@ -161,15 +173,34 @@ func (j *Job) sinkBarrier(ctx context.Context, w sink.Writer, e uint64) error {
 			return err
 		}
 		s.committed.Store(e)
+		s.setBase(e, p)
 		return nil
 	}
-	run := j.rt.ck.current()
-	if run == nil || run.epoch != e || run.jobs[j.spec.ID] != j {
+	if !ckpt {
 		return w.Barrier(ctx, e)
 	}
 	p, err := w.PreCommit(ctx, e)
 	if err != nil {
 		return err
+	}
+	j.recordPending(e, p)
+	s.pend = append(s.pend, pendingEpoch{e, p})
+	return nil
+}
+
+// inCheckpoint reports whether barrier e is the checkpoint in flight and
+// the job takes part in it.
+func (j *Job) inCheckpoint(e uint64) bool {
+	run := j.rt.ck.current()
+	return run != nil && run.epoch == e && run.jobs[j.spec.ID] == j
+}
+
+// recordPending stores the job's pending bytes in checkpoint e, if it is
+// still in flight.
+func (j *Job) recordPending(e uint64, p []byte) {
+	run := j.rt.ck.current()
+	if run == nil || run.epoch != e || run.jobs[j.spec.ID] != j {
+		return
 	}
 	run.mu.Lock()
 	if run.sinkPending == nil {
@@ -177,8 +208,6 @@ func (j *Job) sinkBarrier(ctx context.Context, w sink.Writer, e uint64) error {
 	}
 	run.sinkPending[j.spec.ID] = p
 	run.mu.Unlock()
-	s.pend = append(s.pend, pendingEpoch{e, p})
-	return nil
 }
 
 // commitDurable commits the pre-committed epochs up to the last durable
@@ -191,8 +220,11 @@ func (j *Job) commitDurable(ctx context.Context, w sink.Writer) error {
 		if p.epoch > d {
 			break
 		}
+		if p.epoch == d { // a reopened writer recovers to d from now on
+			s.setBase(d, p.pending)
+		}
 		if err := w.Commit(ctx, p.epoch, p.pending); err != nil {
-			return fmt.Errorf("sink %s: commit of epoch %d: %w", j.spec.Name, p.epoch, err)
+			return fmt.Errorf("commit of epoch %d: %w", p.epoch, err)
 		}
 		s.committed.Store(p.epoch)
 		n++
