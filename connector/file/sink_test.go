@@ -255,8 +255,8 @@ func TestFileSinkParquetPartitioned(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"day=2024%2F01%2F02/out-w0-00000000000000000003-0001.parquet",
-		"day=2024-01-01/out-w0-00000000000000000003-0000.parquet",
+		"day=2024%2F01%2F02/out-w0-00000000000000000003-0000.parquet",
+		"day=2024-01-01/out-w0-00000000000000000003-0001.parquet",
 		"day=__HIVE_DEFAULT_PARTITION__/out-w0-00000000000000000003-0002.parquet",
 	}
 	got := listFiles(t, dir, true)

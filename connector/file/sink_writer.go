@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -265,7 +266,13 @@ func (w *fileWriter) Barrier(ctx context.Context, epoch uint64) error { return n
 // its staged name; the pending bytes list every staged file not yet
 // committed (earlier epochs whose checkpoint failed included).
 func (w *fileWriter) PreCommit(ctx context.Context, epoch uint64) ([]byte, error) {
-	for dir, f := range w.open {
+	dirs := make([]string, 0, len(w.open))
+	for dir := range w.open {
+		dirs = append(dirs, dir)
+	}
+	sort.Strings(dirs) // file numbers must not depend on map order: an epoch written again gets the same names
+	for _, dir := range dirs {
+		f := w.open[dir]
 		delete(w.open, dir)
 		if err := w.closeFile(f); err != nil {
 			return nil, w.fail(fmt.Errorf("file sink %s: %w", w.s.spec.Name, err))
