@@ -19,6 +19,7 @@ import (
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/connector/sink/blackhole"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -190,12 +191,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	defer rt.Close()
 
 	var rows atomic.Int64
-	sink := func(c *stream.Chunk) {
-		rows.Add(int64(c.Len()))
+	sink := blackhole.New(func(rec arrow.RecordBatch, ops []stream.Op) {
+		rows.Add(rec.NumRows())
 		if o.OnChunk != nil {
-			o.OnChunk(c)
+			o.OnChunk(&stream.Chunk{Rec: rec, Ops: ops})
 		}
-	}
+	})
 	var specs []dataflow.JobSpec
 	switch {
 	case o.GeneratorOnly:

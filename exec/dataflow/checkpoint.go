@@ -119,6 +119,9 @@ type jobMeta struct {
 	// epoch: a resumed view reports them (streamsql_views) and hands them
 	// to the views that read it, as before the restart.
 	Marks []stream.Watermark `json:"marks,omitempty"`
+	// SinkPending is what a sink job's writer returned from PreCommit at
+	// the checkpoint's epoch: given to Recover after a restart.
+	SinkPending []byte `json:"sink_pending,omitempty"`
 }
 
 // rootMeta is a root reader's position at the cut, in the job's root order.
@@ -181,10 +184,12 @@ type ckptRun struct {
 	start time.Time
 	jobs  map[uint32]*Job
 
-	mu     sync.Mutex
-	roots  map[*root]rootMeta
-	marks  map[uint32][]stream.Watermark // per job, at the epoch
-	failed error
+	mu    sync.Mutex
+	roots map[*root]rootMeta
+	marks map[uint32][]stream.Watermark // per job, at the epoch
+	// sinkPending is each sink job's PreCommit at the epoch.
+	sinkPending map[uint32][]byte
+	failed      error
 }
 
 func (r *ckptRun) fail(err error) {
@@ -417,6 +422,7 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 			jm.Roots = append(jm.Roots, rm)
 		}
 		jm.Marks = run.marks[id]
+		jm.SinkPending = run.sinkPending[id]
 		meta.Jobs = append(meta.Jobs, jm)
 	}
 	run.mu.Unlock()
@@ -462,6 +468,11 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 	}
 	c.cur = nil
 	c.mu.Unlock()
+	if err == nil { // sinks commit what this checkpoint holds (sinkjob.go)
+		for _, jm := range meta.Jobs {
+			run.jobs[jm.ID].sinkDurable(run.epoch)
+		}
+	}
 	rt.progressed()
 }
 
