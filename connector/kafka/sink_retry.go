@@ -97,7 +97,7 @@ func (h *errHook) why() string {
 
 // waitStep is how long a blocking Kafka call runs before the writer shows
 // that it is waiting (the call goes on).
-const waitStep = 2 * time.Second
+var waitStep = 2 * time.Second
 
 // waitFor runs fn (a blocking kgo call: Flush, ProducerID) in steps of
 // waitStep, showing "retrying: waiting for <what>" while it takes longer;
