@@ -29,15 +29,15 @@ import (
 type crashPoint int
 
 const (
-	none              crashPoint = iota
-	beforePreCommit              // the process dies while the epoch runs
-	afterPreCommit               // dies before the checkpoint is durable
-	beforeCommit                 // checkpoint durable, Commit never called
-	afterCommit                  // dies after Commit, before the next checkpoint
-	lostEndTxn                   // EndTxn applied, its response lost, then the process dies
-	endTxnErrApplied             // EndTxn applied but answered with an error
-	endTxnErrNotApplied          // EndTxn refused with an error (the transaction stays open)
-	produceErr                   // a produce request fails for good
+	none                crashPoint = iota
+	beforePreCommit                // the process dies while the epoch runs
+	afterPreCommit                 // dies before the checkpoint is durable
+	beforeCommit                   // checkpoint durable, Commit never called
+	afterCommit                    // dies after Commit, before the next checkpoint
+	lostEndTxn                     // EndTxn applied, its response lost, then the process dies
+	endTxnErrApplied               // EndTxn applied but answered with an error
+	endTxnErrNotApplied            // EndTxn refused with an error (the transaction stays open)
+	produceErr                     // a produce request fails for good
 	numCrashPoints
 )
 
