@@ -51,14 +51,25 @@ func appendBytes(dst, b []byte) []byte {
 // add appends one record and cuts a part when the bytes since the last
 // cut reach max. It returns the record's key and value inside data.
 func (b *epochBatch) add(key, value []byte, max int) (k, v []byte) {
-	start := len(b.data)
-	b.data = appendRec(b.data, key, value)
+	b.data, k = appendKept(b.data, key)
+	b.data, v = appendKept(b.data, value)
 	b.n++
-	k, v, _, _ = readRec(b.data, start)
 	if !b.earlyOn && len(b.data)-b.cutAt >= max {
 		b.cut()
 	}
 	return k, v
+}
+
+// appendKept appends x as appendBytes does and returns its copy in dst
+// (which a later append may move: the copy stays valid where it is).
+func appendKept(dst, x []byte) ([]byte, []byte) {
+	if x == nil {
+		return append(dst, 0), nil
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(x))+1)
+	s := len(dst)
+	dst = append(dst, x...)
+	return dst, dst[s:len(dst):len(dst)]
 }
 
 // cut ends the current part after the last record (no-op when empty).

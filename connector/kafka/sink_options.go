@@ -198,6 +198,6 @@ func (c *sinkConfig) Recover(ctx context.Context, writer int, epoch uint64, pend
 func (c *sinkConfig) producerOpts(h *errHook) []kgo.Opt {
 	o := c.client.Opts()
 	o = append(o, kgo.DefaultProduceTopic(c.topic), kgo.WithHooks(h),
-		kgo.MaxBufferedRecords(1<<16), kgo.ProducerLinger(0))
+		kgo.MaxBufferedRecords(1<<18), kgo.MaxBufferedBytes(64<<20), kgo.ProducerLinger(0))
 	return append(o, c.extra...)
 }

@@ -44,8 +44,9 @@ type txnWriter struct {
 	skipping    bool   // drop rows until a barrier of epoch >= skipThrough
 	skipThrough uint64
 
-	slab []kgo.Record // records handed out by newRecord
-	st   statusBox
+	slab     []kgo.Record // records handed out by newRecord
+	lastSize int          // the bytes of the last epoch, to size the next one's buffer
+	st       statusBox
 }
 
 // slot is one transactional producer of the pool.
@@ -164,7 +165,9 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 		return nil
 	}
 	if w.cur == nil {
-		w.cur = &epochBatch{}
+		// Sized like the last epoch, so that a steady stream does not
+		// copy its buffer as it grows.
+		w.cur = &epochBatch{data: make([]byte, 0, w.lastSize+w.lastSize/8+64)}
 		w.startEarly()
 		w.updateOpen()
 	}
@@ -242,6 +245,7 @@ func (w *txnWriter) PreCommit(_ context.Context, epoch uint64) ([]byte, error) {
 		b.stopEarly()
 		b.cut()
 		w.prepared = append(w.prepared, b)
+		w.lastSize = min(len(b.data), w.c.maxEpochBytes)
 	}
 	return encodePending(w.prepared), nil
 }
