@@ -367,3 +367,39 @@ func TestSinkBrokerRestart(t *testing.T) {
 }
 
 var _ = errors.Is
+
+// Another writer's transaction left open in the progress topic hides our
+// later progress records from read_committed readers: recovery waits for
+// it to end rather than taking an older epoch for the last committed one
+// (which would send a committed epoch again).
+func TestSinkRecoverWaitsForOpenProgress(t *testing.T) {
+	x := newSim(t, nil, 30)
+	ctx := context.Background()
+	x.step(1, none)
+	other, err := kgo.NewClient(kgo.SeedBrokers(x.addr), kgo.TransactionalID("another-sink"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ProduceSync(ctx, &kgo.Record{Topic: defaultProgressTopic, Key: []byte("another/0"), Value: []byte(`{}`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// The other transaction ends while the recovery below reads (the
+	// delay only makes that likely; the check holds either way).
+	ended := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		ended <- other.EndTransaction(ctx, kgo.TryAbort)
+	}()
+	t0 := time.Now()
+	e := x.step(2, afterCommit) // epoch 2 committed, its progress behind the open transaction; crash, recover
+	t.Logf("commit and recovery took %v", time.Since(t0))
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	x.step(e, none)
+	checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 90)
+}

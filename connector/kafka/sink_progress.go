@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamsql/streamsql/connector/sink"
 	"github.com/streamsql/streamsql/pgerr"
 )
 
@@ -51,7 +53,7 @@ type progressReader struct {
 	key  string
 	next map[int32]int64 // next offset to read per partition
 	last map[int32]progress
-	have bool
+	st   *statusBox // shows a long wait; may be nil
 }
 
 func newProgressReader(cl *kgo.Client, c *sinkConfig, writer int) *progressReader {
@@ -84,7 +86,15 @@ func (r *progressReader) read(ctx context.Context) (p progress, ok bool, err err
 	return p, ok, nil
 }
 
+// It reads up to the partition's high watermark as of its first fetch,
+// waiting while the last stable offset is below it: every progress record
+// appended before the read began is then decided (a transaction's commit
+// markers are written after EndTxn returns, and another writer's open
+// transaction holds back the last stable offset until it ends), so a
+// commit of ours is never missed.
 func (r *progressReader) readPartition(ctx context.Context, topic string, id [16]byte, part, leader int32) error {
+	target := int64(-1)
+	wait := 5 * time.Millisecond
 	for {
 		off := r.next[part]
 		req := kmsg.NewPtrFetchRequest()
@@ -125,8 +135,27 @@ func (r *progressReader) readPartition(ctx context.Context, topic string, id [16
 			}
 			return fmt.Errorf("progress topic %s partition %d: %w", topic, part, err)
 		}
-		if off >= prp.LastStableOffset {
+		if target < 0 {
+			target = prp.HighWatermark
+		}
+		if off >= target {
 			return nil
+		}
+		if off >= prp.LastStableOffset {
+			if r.st != nil && wait > 100*time.Millisecond {
+				r.st.update(func(s *sink.Status) {
+					s.Status = fmt.Sprintf("retrying: waiting for a transaction open in %s partition %d to end", topic, part)
+				})
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+			wait = min(2*wait, time.Second)
+			continue
 		}
 		fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
 			Offset: off, IsolationLevel: kgo.ReadCommitted(), Topic: topic, Partition: part,

@@ -111,6 +111,7 @@ func openTxnWriter(ctx context.Context, c *sinkConfig, writer int, epoch uint64,
 		}
 	}()
 	w.prog = newProgressReader(w.admin, c, writer)
+	w.prog.st = &w.st
 	if err := backoff(ctx, &w.st, "creating topics", func() error { return ensureTopics(ctx, w.admin, c) }); err != nil {
 		return nil, err
 	}
