@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,6 +26,7 @@ type aloWriter struct {
 	cl     *kgo.Client
 	hook   *errHook
 	ctx    context.Context // the Write in progress
+	now    time.Time       // its time: the records' timestamp
 	arena  []byte          // this epoch's keys and values, append only
 	slab   []kgo.Record
 	sent   int64 // records produced since the last flush
@@ -54,7 +56,7 @@ func (w *aloWriter) onProduced(_ *kgo.Record, err error) {
 }
 
 func (w *aloWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stream.Op) error {
-	w.ctx = ctx
+	w.ctx, w.now = ctx, time.Now()
 	err := w.enc.Encode(rec, ops, w.emitFn)
 	w.ctx = nil
 	if err != nil {
@@ -69,7 +71,7 @@ func (w *aloWriter) emit(key, value []byte) {
 	}
 	r := &w.slab[0]
 	w.slab = w.slab[1:]
-	r.Key, r.Value = w.keep(key), w.keep(value)
+	r.Key, r.Value, r.Timestamp = w.keep(key), w.keep(value), w.now
 	w.cl.Produce(w.ctx, r, w.onProduced)
 	w.sent++
 }

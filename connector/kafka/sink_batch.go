@@ -99,6 +99,7 @@ func (b *epochBatch) part(k int) ([]*kgo.Record, error) {
 	to := b.cuts[k]
 	recs := make([]*kgo.Record, 0, to-from)
 	slab := make([]kgo.Record, to-from)
+	now := time.Now()
 	off := 0
 	for i := 0; i < to; i++ {
 		key, value, next, err := readRec(b.data, off)
@@ -108,7 +109,7 @@ func (b *epochBatch) part(k int) ([]*kgo.Record, error) {
 		off = next
 		if i >= from {
 			r := &slab[i-from]
-			r.Key, r.Value = key, value
+			r.Key, r.Value, r.Timestamp = key, value, now
 			recs = append(recs, r)
 		}
 	}

@@ -37,6 +37,7 @@ type txnWriter struct {
 	slots  []*slot
 
 	ctx      context.Context // the Write in progress (for emit)
+	now      time.Time       // its time: the records' timestamp (one clock read a batch)
 	cur      *epochBatch     // rows since the last PreCommit; nil: none yet
 	prepared []*epochBatch   // PreCommitted, not committed, in epoch order
 
@@ -172,7 +173,7 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 		w.startEarly()
 		w.updateOpen()
 	}
-	w.ctx = ctx
+	w.ctx, w.now = ctx, time.Now()
 	err := w.enc.Encode(rec, ops, w.emitFn)
 	w.ctx = nil
 	if err != nil {
@@ -221,7 +222,7 @@ func (w *txnWriter) newRecord(k, v []byte) *kgo.Record {
 	}
 	r := &w.slab[0]
 	w.slab = w.slab[1:]
-	r.Key, r.Value = k, v
+	r.Key, r.Value, r.Timestamp = k, v, w.now
 	return r
 }
 
