@@ -75,8 +75,9 @@ func newSim(t *testing.T, opts map[string]string, perEp int64) *sim {
 	return x
 }
 
-// write writes epoch e's rows in three batches, with a non-checkpoint
-// barrier in the middle.
+// write writes step e's rows in three batches, with a non-checkpoint
+// barrier in the middle: step e is runtime epochs 2e-1 (ended by a plain
+// barrier) and 2e (ended by the checkpoint barrier).
 func (x *sim) write(e uint64) {
 	ctx := context.Background()
 	lo, hi := int64(e-1)*x.perEp, int64(e)*x.perEp
@@ -86,7 +87,7 @@ func (x *sim) write(e uint64) {
 			x.t.Fatal(err)
 		}
 		if r[0] == lo {
-			if err := x.w.Barrier(ctx, e); err != nil { // a barrier inside the checkpoint interval
+			if err := x.w.Barrier(ctx, 2*e-1); err != nil { // a barrier inside the checkpoint interval
 				x.t.Fatal(err)
 			}
 		}
@@ -102,7 +103,7 @@ func (x *sim) crash() uint64 {
 		x.t.Fatalf("recover from %d: %v", x.durable, err)
 	}
 	x.w = w // the old writer is abandoned, its producers not closed
-	return x.durable + 1
+	return x.durable/2 + 1
 }
 
 // applyEndTxn applies EndTxn r through another connection (while the
@@ -143,7 +144,8 @@ func (x *sim) armEndTxn(p crashPoint) {
 	})
 }
 
-// step runs epoch e with the crash point p; it returns the next epoch.
+// step runs step e (epochs 2e-1 and 2e, checkpoint 2e) with the crash
+// point p; it returns the next step.
 func (x *sim) step(e uint64, p crashPoint) uint64 {
 	ctx := context.Background()
 	var fault *kfake.FaultHandle
@@ -155,14 +157,14 @@ func (x *sim) step(e uint64, p crashPoint) uint64 {
 	if p == beforePreCommit {
 		return x.crash()
 	}
-	pending, err := x.w.PreCommit(ctx, e)
+	pending, err := x.w.PreCommit(ctx, 2*e)
 	if err != nil {
 		x.t.Fatal(err)
 	}
 	if p == afterPreCommit {
 		return x.crash()
 	}
-	x.durable, x.pending = e, pending
+	x.durable, x.pending = 2*e, pending
 	if p == beforeCommit {
 		return x.crash()
 	}
@@ -170,7 +172,7 @@ func (x *sim) step(e uint64, p crashPoint) uint64 {
 	case lostEndTxn:
 		x.armEndTxn(p)
 		cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		err := x.w.Commit(cctx, e, pending) // hangs until the timeout: the process "dies" then
+		err := x.w.Commit(cctx, 2*e, pending) // hangs until the timeout: the process "dies" then
 		cancel()
 		if err == nil {
 			x.t.Fatalf("epoch %d: Commit succeeded without an EndTxn answer", e)
@@ -179,7 +181,7 @@ func (x *sim) step(e uint64, p crashPoint) uint64 {
 	case endTxnErrApplied, endTxnErrNotApplied:
 		x.armEndTxn(p)
 	}
-	if err := x.w.Commit(ctx, e, pending); err != nil {
+	if err := x.w.Commit(ctx, 2*e, pending); err != nil {
 		x.t.Fatalf("epoch %d (%s): Commit: %v", e, crashNames[p], err)
 	}
 	if p == afterCommit {
@@ -203,7 +205,7 @@ func TestSinkCrashAtEveryPoint(t *testing.T) {
 	}
 	last := e - 1
 	checkExactlyOnce(t, readCommitted(t, x.addr, "out"), int64(last)*x.perEp)
-	if st := x.w.Status(); st.CommittedEpoch != last {
+	if st := x.w.Status(); st.CommittedEpoch != 2*last {
 		t.Fatalf("status %+v, want committed epoch %d", st, last)
 	}
 }
@@ -220,7 +222,7 @@ func TestSinkCrashRandom(t *testing.T) {
 		}
 		e = x.step(e, p)
 	}
-	for x.durable != e-1 { // end on a clean commit
+	for x.durable != 2*(e-1) { // end on a clean commit
 		e = x.step(e, none)
 	}
 	t.Logf("%d epochs, %d crashes", e-1, x.crashes)
@@ -235,7 +237,7 @@ func TestSinkEpochParts(t *testing.T) {
 	ctx := context.Background()
 	x.step(1, none)
 	x.write(2)
-	pending, err := x.w.PreCommit(ctx, 2)
+	pending, err := x.w.PreCommit(ctx, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +245,7 @@ func TestSinkEpochParts(t *testing.T) {
 	if err != nil || len(bs) != 1 || bs[0].parts() < 5 {
 		t.Fatalf("pending: %v, %d batches", err, len(bs))
 	}
-	x.durable, x.pending = 2, pending
+	x.durable, x.pending = 4, pending
 	// Let three EndTxns through, lose the fourth's answer.
 	var n atomic.Int32
 	var applying atomic.Bool
@@ -255,14 +257,14 @@ func TestSinkEpochParts(t *testing.T) {
 		return nil, nil, true
 	})
 	cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	if err := x.w.Commit(cctx, 2, pending); err == nil {
+	if err := x.w.Commit(cctx, 4, pending); err == nil {
 		t.Fatal("Commit succeeded without an EndTxn answer")
 	}
 	cancel()
 	e := x.crash()
 	p, ok, err := x.w.(*txnWriter).prog.read(ctx)
-	if err != nil || !ok || p.Epoch != 2 || p.Part != bs[0].parts()-1 {
-		t.Fatalf("progress after recovery: %+v %v %v, want epoch 2 complete (%d parts)", p, ok, err, bs[0].parts())
+	if err != nil || !ok || p.Epoch != 4 || p.Part != bs[0].parts()-1 {
+		t.Fatalf("progress after recovery: %+v %v %v, want epoch 4 complete (%d parts)", p, ok, err, bs[0].parts())
 	}
 	e = x.step(e, none)
 	checkExactlyOnce(t, readCommitted(t, x.addr, "out"), int64(e-1)*x.perEp)
@@ -278,12 +280,12 @@ func TestSinkWaitsForKafka(t *testing.T) {
 	x.step(1, none)
 	fault := x.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "out", Err: kerr.NotEnoughReplicas, Count: -1})
 	x.write(2)
-	pending, err := x.w.PreCommit(ctx, 2)
+	pending, err := x.w.PreCommit(ctx, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- x.w.Commit(ctx, 2, pending) }()
+	go func() { done <- x.w.Commit(ctx, 4, pending) }()
 	for {
 		st := x.w.Status()
 		if len(st.Status) > 9 && st.Status[:9] == "retrying:" && st.OpenTxnAgeMs > 0 {
@@ -300,7 +302,7 @@ func TestSinkWaitsForKafka(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if st := x.w.Status(); st.Status != "running" || st.CommittedEpoch != 2 || st.Rows != 40 {
+	if st := x.w.Status(); st.Status != "running" || st.CommittedEpoch != 4 || st.Rows != 40 {
 		t.Fatalf("status after Kafka came back: %+v", st)
 	}
 	checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 40)
@@ -395,11 +397,62 @@ func TestSinkRecoverWaitsForOpenProgress(t *testing.T) {
 		ended <- other.EndTransaction(ctx, kgo.TryAbort)
 	}()
 	t0 := time.Now()
-	e := x.step(2, afterCommit) // epoch 2 committed, its progress behind the open transaction; crash, recover
+	e := x.step(2, afterCommit) // step 2 (epoch 4) committed, its progress behind the open transaction; crash, recover
 	t.Logf("commit and recovery took %v", time.Since(t0))
 	if err := <-ended; err != nil {
 		t.Fatal(err)
 	}
 	x.step(e, none)
 	checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 90)
+}
+
+// The runtime falls back to an older checkpoint (the newest was corrupt)
+// while a later epoch was already committed: the replayed rows of the
+// epochs the progress topic shows committed are dropped (the replay cuts
+// the same epochs here).
+func TestSinkRecoverFromOlderCheckpoint(t *testing.T) {
+	x := newSim(t, nil, 25)
+	ctx := context.Background()
+	x.step(1, none)
+	x.step(2, none)
+	older, olderPending := x.durable, x.pending
+	x.step(3, none)
+	x.step(4, none)
+	x.durable, x.pending = older, olderPending // the checkpoints of steps 3 and 4 are "lost"
+	e := x.crash()
+	if e != 3 {
+		t.Fatalf("next epoch %d", e)
+	}
+	for ; e <= 5; e++ {
+		x.step(e, none) // 3 and 4 again (dropped), then 5
+	}
+	checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 5*x.perEp)
+	if st := x.w.Status(); st.CommittedEpoch != 10 {
+		t.Fatalf("status %+v", st)
+	}
+	_ = ctx
+}
+
+// The broker aborts a transaction that outlived its timeout (a checkpoint
+// that took too long to become durable): Commit notices, and sends the
+// epoch again in a fresh transaction.
+func TestSinkTransactionTimeout(t *testing.T) {
+	x := newSim(t, map[string]string{"properties.transaction.timeout.ms": "1000"}, 40)
+	ctx := context.Background()
+	x.step(1, none)
+	x.write(2)
+	pending, err := x.w.PreCommit(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the broker's timeout passes (this test is about time)
+	if err := x.w.Commit(ctx, 4, pending); err != nil {
+		t.Fatal(err)
+	}
+	x.durable, x.pending = 4, pending
+	x.step(3, none)
+	checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 3*x.perEp)
+	if st := x.w.Status(); st.Errors == 0 || st.Status != "running" {
+		t.Fatalf("status %+v: the aborted transaction should show as an error, then running", st)
+	}
 }
