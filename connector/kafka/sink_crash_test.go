@@ -456,3 +456,40 @@ func TestSinkTransactionTimeout(t *testing.T) {
 		t.Fatalf("status %+v: the aborted transaction should show as an error, then running", st)
 	}
 }
+
+// Commits that lag: several checkpoints are pre-committed before the first
+// Commit, so the pool of transactional ids runs out (later epochs are only
+// buffered) and pending carries several epochs. One Commit commits them
+// all; a crash with such a pending commits them all once.
+func TestSinkLaggingCommits(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		x := newSim(t, nil, 30)
+		ctx := context.Background()
+		var pending []byte
+		var err error
+		for e := uint64(1); e <= 5; e++ {
+			x.write(e)
+			if pending, err = x.w.PreCommit(ctx, 2*e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bs, err := decodePending(pending)
+		if err != nil || len(bs) != 5 {
+			t.Fatalf("pending holds %d epochs (%v), want 5", len(bs), err)
+		}
+		if pr := x.w.(*txnWriter).prepared; pr[0].slot == nil || pr[2].slot == nil || pr[3].slot != nil || pr[4].slot != nil {
+			t.Fatal("epochs 1-3 should have early transactions, 4-5 none (the pool has 3)")
+		}
+		x.durable, x.pending = 10, pending
+		if crash {
+			x.crash()
+		} else if err := x.w.Commit(ctx, 10, pending); err != nil {
+			t.Fatal(err)
+		}
+		x.step(6, none)
+		checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 6*x.perEp)
+		if st := x.w.Status(); st.CommittedEpoch != 12 {
+			t.Fatalf("status %+v", st)
+		}
+	}
+}
