@@ -15,7 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamsql/streamsql/connector/sink"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -215,6 +217,12 @@ func TestSinkTopicCreation(t *testing.T) {
 	s := openTestSink(t, testSpec(addr, map[string]string{"topic": "absent", "sink.topic.create": "false"}))
 	if _, err := s.NewWriter(ctx, 0); err == nil || !strings.Contains(err.Error(), `"absent"`) || pgerr.CodeOf(err) != pgerr.UndefinedObject {
 		t.Fatalf("NewWriter on a missing topic: %v", err)
+	}
+	// A topic the broker refuses to create.
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.CreateTopics}, Topic: "refused", Err: kerr.PolicyViolation})
+	s = openTestSink(t, testSpec(addr, map[string]string{"topic": "refused"}))
+	if _, err := s.NewWriter(ctx, 0); err == nil || !strings.Contains(err.Error(), `"refused"`) || pgerr.CodeOf(err) != pgerr.InvalidParameterValue {
+		t.Fatalf("NewWriter on a topic that cannot be created: %v", err)
 	}
 	s = openTestSink(t, testSpec(addr, map[string]string{"topic": "made", "sink.topic.partitions": "5"}))
 	w, err := s.NewWriter(ctx, 0)
