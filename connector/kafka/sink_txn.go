@@ -313,15 +313,15 @@ func (w *txnWriter) commitBatch(ctx context.Context, b *epochBatch) error {
 }
 
 func (w *txnWriter) commitEarly(ctx context.Context, s *slot, b *epochBatch) error {
+	// The progress record joins the records still in flight: one flush
+	// waits for both (the transaction makes them visible together).
+	p := progress{Sink: w.c.name, Writer: w.writer, Epoch: b.epoch, Part: 0, Parts: b.parts()}
+	s.cl.Produce(ctx, progressRecord(w.c, w.writer, p), s.promise)
 	if err := waitFor(ctx, &w.st, s.hook, "acknowledgments", s.cl.Flush); err != nil {
 		return err
 	}
 	if e := s.failed.Load(); e != nil {
 		return *e
-	}
-	p := progress{Sink: w.c.name, Writer: w.writer, Epoch: b.epoch, Part: 0, Parts: b.parts()}
-	if err := s.cl.ProduceSync(ctx, progressRecord(w.c, w.writer, p)).FirstErr(); err != nil {
-		return err
 	}
 	return s.cl.EndTransaction(ctx, kgo.TryCommit)
 }
