@@ -9,6 +9,7 @@ import (
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -51,6 +52,7 @@ func PlanStream(env *Env, stmt *pg.Node) (q *StreamQuery, err error) {
 	defer recoverTo(&err)
 	b := newBinder(env)
 	b.stream = true
+	b.temporal = sql.TemporalRelations(stmt, env.TemporalJoins)
 	plan, err := b.query(stmt, nil, nil, false)
 	if err != nil {
 		return nil, err

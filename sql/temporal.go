@@ -41,7 +41,8 @@ func TemporalRelations(root *pg.Node, tjs []TemporalJoin) map[int32]TemporalJoin
 // locations of rels (TemporalRelations) carry FOR SYSTEM_TIME AS OF
 // clauses: the text has each clause after its relation's name again (the
 // parse tree has no place for it), so that the stored query plans the same
-// after a restart.
+// after a restart. A marked relation that is no longer in the tree (a
+// rewrite replaced it) is an error: the clause would be lost.
 func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error) {
 	if len(rels) == 0 {
 		return Deparse(stmt)
@@ -81,6 +82,9 @@ func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error)
 	}()
 	if err != nil {
 		return "", err
+	}
+	if len(marks) != len(rels) {
+		return "", pgerr.Internal("deparse: a relation marked FOR SYSTEM_TIME AS OF is gone from the tree")
 	}
 	text, err := Deparse(stmt)
 	if err != nil {

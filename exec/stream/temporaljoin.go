@@ -195,3 +195,7 @@ func errTemporalKind(k exec.JoinKind) error {
 	}
 	return fmt.Errorf("stream: temporal join of kind %s (only inner and left)", name)
 }
+
+// checkpoints marks TemporalJoin as checkpointing its state (the table
+// side, as a HashJoin's: join_state.go).
+func (t *TemporalJoin) checkpoints() {}
