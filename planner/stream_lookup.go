@@ -215,7 +215,7 @@ func (s *streamPlanner) lookupJoin(x *lJoin, need map[int]bool) (sout, error) {
 	if !l.appendOnly {
 		return sout{}, s.b.newErr(pgerr.FeatureNotSupported, at, "FOR SYSTEM_TIME AS OF needs a stream side that only inserts").(*pgerr.Error).
 			WithHint("The rows joined with \"%s\" come from an input with updates or deletes, whose retractions could not be matched with what their inserts were joined with. "+
-				"Use a source, an APPEND ONLY table or an append-only view, or a plain JOIN (which keeps both sides and retracts).", sc.rel.Name)
+				"Use a source or an APPEND ONLY table (a view is read as a changelog, which may retract), or a plain JOIN (which keeps both sides and retracts).", sc.rel.Name)
 	}
 	lset, rset := idSet(l.lay), idSet(r.lay)
 	all := append(append([]int(nil), l.lay...), r.lay...)
