@@ -93,7 +93,7 @@ func (t *TemporalJoin) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			return
 		}
 		defer r.release()
-		r.lookup = true
+		r.lookup, r.keys.probe[0] = true, true
 		if err := env.restore(t, r); err != nil {
 			env.Fail(err)
 			return
