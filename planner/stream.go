@@ -22,6 +22,7 @@ import (
 //	WHERE, select list                   -> StreamFilter, StreamProject
 //	GROUP BY / aggregates, DISTINCT       -> StreamHashAgg
 //	joins, IN / EXISTS subqueries         -> StreamHashJoin (inner, outer, semi, anti)
+//	JOIN t FOR SYSTEM_TIME AS OF PROCTIME() -> StreamTemporalJoin (stream_lookup.go)
 //	uncorrelated scalar subqueries        -> StreamHashJoin without keys against the subquery's one row
 //	ORDER BY ... LIMIT, DISTINCT ON,
 //	  row_number() OVER (...) <= n        -> StreamTopN / StreamGroupTopN
