@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/streamsql/streamsql/pgerr"
@@ -48,12 +49,12 @@ func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error)
 		return Deparse(stmt)
 	}
 	type mark struct {
-		rv               *pg.RangeVar
-		schema, relname  string
+		relname          string
 		placeholder, out string
 	}
 	var marks []*mark
 	var err error
+	stmt = proto.Clone(stmt).(*pg.Node) // the caller's tree is left alone
 	eachRangeVar(stmt.ProtoReflect(), func(rv *pg.RangeVar) {
 		tj, ok := rels[rv.Location]
 		if !ok || err != nil {
@@ -69,17 +70,12 @@ func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error)
 			return
 		}
 		name = strings.TrimPrefix(name, "SELECT * FROM ")
-		m := &mark{rv: rv, schema: rv.Schemaname, relname: rv.Relname,
+		m := &mark{relname: rv.Relname,
 			placeholder: fmt.Sprintf("streamsql_temporal_%d_", len(marks)),
 			out:         name + " FOR SYSTEM_TIME AS OF " + tj.AsOf}
 		rv.Schemaname, rv.Relname = "", m.placeholder
 		marks = append(marks, m)
 	})
-	defer func() {
-		for _, m := range marks {
-			m.rv.Schemaname, m.rv.Relname = m.schema, m.relname
-		}
-	}()
 	if err != nil {
 		return "", err
 	}
