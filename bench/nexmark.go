@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector"
@@ -169,7 +171,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("plan %s: %w", name, err)
 	}
-	in := &sourceInputs{cat: s.cat, ended: make(chan struct{}, maxReaders)}
+	in := &sourceInputs{cat: s.cat, side: s.side, ended: make(chan struct{}, maxReaders)}
 	cfg := dataflow.Config{BarrierInterval: o.BarrierInterval, Eval: s.eval}
 	if o.CheckpointInterval > 0 {
 		dir := o.CheckpointDir
@@ -290,12 +292,20 @@ func Explain(query, sqlText string) ([]string, error) {
 // sourceWatermark is the watermark expression of the three sources' date_time.
 const sourceWatermark = "date_time - INTERVAL '4' SECOND"
 
-// setup is a private catalog holding the three nexmark sources.
+// SideInputRows is the size of q13's side input: the table side_input
+// (key bigint PRIMARY KEY, value text) holds (k, k::text) for k in
+// [0, SideInputRows), as RisingWave's q13 fills it. It does not change
+// during a run.
+const SideInputRows = 10_000
+
+// setup is a private catalog holding the three nexmark sources and the
+// side_input table.
 type setup struct {
 	dir   string
 	store *storage.Store
 	cat   *catalog.Catalog
 	eval  expr.Context
+	side  uint32 // side_input's OID
 }
 
 func newSetup(o Options) (*setup, error) {
@@ -335,8 +345,38 @@ func newSetup(o Options) (*setup, error) {
 			return nil, err
 		}
 	}
+	side, err := s.cat.CreateTable(&catalog.Relation{Name: "side_input", Kind: catalog.KindTable, PrimaryKey: []int{0},
+		Columns: []catalog.Column{{Name: "key", Type: types.TInt8}, {Name: "value", Type: types.TText}}}, false)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.side = side.OID
 	return s, nil
 }
+
+// sideInput builds side_input's rows (SideInputRows of them).
+func sideInput() arrow.RecordBatch {
+	cols := []types.Column{{Name: "key", Type: types.TInt8}, {Name: "value", Type: types.TText}}
+	kb := array.NewInt64Builder(memory.DefaultAllocator)
+	vb := array.NewStringBuilder(memory.DefaultAllocator)
+	defer kb.Release()
+	defer vb.Release()
+	for k := int64(0); k < SideInputRows; k++ {
+		kb.Append(k)
+		vb.Append(strconv.FormatInt(k, 10))
+	}
+	ka, va := kb.NewArray(), vb.NewArray()
+	defer ka.Release()
+	defer va.Release()
+	return array.NewRecordBatch(types.ArrowSchema(cols), []arrow.Array{ka, va}, SideInputRows)
+}
+
+// staticFeed is the change feed of a table that does not change.
+type staticFeed struct{}
+
+func (staticFeed) PollTo(dataflow.Position) ([]dataflow.Delta, error) { return nil, nil }
+func (staticFeed) Close()                                             {}
 
 func (s *setup) close() {
 	if s.cat != nil {
@@ -360,7 +400,8 @@ func (s *setup) plan(text string) (*planner.StreamQuery, error) {
 	eval := s.eval
 	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text}
 	if stmts[0].Ext != nil {
-		env.Emit = stmts[0].Ext.Emit // EMIT ON WINDOW CLOSE of the windowed queries
+		env.Emit = stmts[0].Ext.Emit                   // EMIT ON WINDOW CLOSE of the windowed queries
+		env.TemporalJoins = stmts[0].Ext.TemporalJoins // q13's lookup join
 	}
 	return planner.PlanStream(env, stmts[0].AST)
 }
@@ -384,15 +425,21 @@ const maxReaders = 64
 // and tells when each reader ended. OpenSource is called by StartJob only.
 type sourceInputs struct {
 	cat    *catalog.Catalog
+	side   uint32        // side_input's OID
 	opened int           // readers opened
 	ended  chan struct{} // a send per reader that returned
 }
 
+// SubscribeTable implements dataflow.Inputs: side_input's rows, which do
+// not change, are the only table.
 func (in *sourceInputs) SubscribeTable(oid uint32) ([]arrow.RecordBatch, dataflow.Feed, error) {
-	return nil, nil, pgerr.Internal("bench: no tables (relation %d)", oid)
+	if oid != in.side {
+		return nil, nil, pgerr.Internal("bench: no table %d", oid)
+	}
+	return []arrow.RecordBatch{sideInput()}, staticFeed{}, nil
 }
 
-// TablePosition implements dataflow.Inputs; the benchmark reads no tables.
+// TablePosition implements dataflow.Inputs; side_input never changes.
 func (in *sourceInputs) TablePosition(uint32) dataflow.Position { return nil }
 
 func (in *sourceInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFunc, bool, error) {

@@ -76,7 +76,11 @@ func TestQueriesEqualBatchQueries(t *testing.T) {
 			plain = append(plain, q)
 		}
 	}
-	checkBatch(t, plain, testEvents, func(q, text string) string { return text })
+	// The side input does not change during a run, so q13's lookup join
+	// equals the plain join.
+	checkBatch(t, plain, testEvents, func(q, text string) string {
+		return strings.ReplaceAll(text, " FOR SYSTEM_TIME AS OF PROCTIME()", "")
+	})
 }
 
 // TestWindowedQueriesEqualBatchQueries checks the windowed queries (EMIT ON
@@ -292,6 +296,8 @@ func newBatchDB(t *testing.T, events int64) *batchDB {
 		d.exec(t, fmt.Sprintf("CREATE SOURCE nx_%s WITH (connector = 'nexmark', table = '%s', events = '%d')", table, table, events))
 		d.exec(t, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS SELECT * FROM nx_%s", table, table))
 	}
+	d.exec(t, "CREATE TABLE side_input (key bigint PRIMARY KEY, value text)")
+	d.exec(t, fmt.Sprintf("INSERT INTO side_input SELECT k, k::text FROM generate_series(0, %d) k", SideInputRows-1))
 	return d
 }
 

@@ -20,6 +20,14 @@ func stmtEmit(stmt sql.Statement) *sql.Emit {
 	return stmt.Ext.Emit
 }
 
+// stmtTemporal returns a statement's FOR SYSTEM_TIME AS OF clauses.
+func stmtTemporal(stmt sql.Statement) []sql.TemporalJoin {
+	if stmt.Ext == nil {
+		return nil
+	}
+	return stmt.Ext.TemporalJoins
+}
+
 // emitAllowed reports whether stmt may carry an EMIT clause: CREATE
 // MATERIALIZED VIEW, or EXPLAIN of it (SUBSCRIBE has no PostgreSQL tree
 // and is not checked here).

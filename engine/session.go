@@ -140,6 +140,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	env := s.env(ctx, paramTypes)
 	env.Source = stmt.Source // error positions
 	env.Emit = stmtEmit(stmt)
+	env.TemporalJoins = stmtTemporal(stmt)
 	switch n := stmt.AST.Node.(type) {
 	case *pg.Node_SelectStmt:
 		q, err := planner.PlanSelect(env, stmt.AST)

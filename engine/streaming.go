@@ -37,8 +37,9 @@ func checkStreamingClauses(stmt sql.Statement) error {
 		return refuse("STRUCT types", x.Structs[0].Pos)
 	case x.Emit != nil && !emitAllowed(stmt):
 		return pgerr.Unsupported("%s can only end the query of CREATE MATERIALIZED VIEW or SUBSCRIBE", x.Emit.Written).WithPosition(stmt.CharPos(x.Emit.Pos))
-	case len(x.TemporalJoins) > 0:
-		return refuse("FOR SYSTEM_TIME AS OF", x.TemporalJoins[0].Pos)
+	case len(x.TemporalJoins) > 0 && !emitAllowed(stmt):
+		return pgerr.Unsupported("FOR SYSTEM_TIME AS OF can only be used in the query of CREATE MATERIALIZED VIEW, CREATE SINK or SUBSCRIBE").
+			WithPosition(stmt.CharPos(x.TemporalJoins[0].Pos))
 	case len(x.SessionFrames) > 0:
 		return refuse("SESSION WITH GAP", x.SessionFrames[0].Pos)
 	}

@@ -204,7 +204,7 @@ func (e *Engine) planView(rel *catalog.Relation) (*planner.StreamQuery, error) {
 		return nil, pgerr.Internal("materialized view %s has a bad definition", rel.Name)
 	}
 	eval := e.streamEval()
-	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0])}
+	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0]), TemporalJoins: stmtTemporal(stmts[0])}
 	return planner.PlanStream(env, stmts[0].AST)
 }
 
@@ -358,7 +358,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, err
 	}
-	text, err := sql.Deparse(c.Query)
+	text, err := sql.DeparseTemporal(c.Query, sql.TemporalRelations(c.Query, env.TemporalJoins))
 	if err != nil {
 		return nil, fmt.Errorf("store materialized view: %w", err)
 	}

@@ -29,6 +29,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	env := s.env(ctx, nil)
 	env.Source = stmt.Source // error positions
 	env.Emit = stmtEmit(stmt)
+	env.TemporalJoins = stmtTemporal(stmt)
 	switch n := stmt.AST.Node.(type) {
 	case *pg.Node_TransactionStmt:
 		return s.execTransaction(ctx, n.TransactionStmt)

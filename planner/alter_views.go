@@ -72,11 +72,10 @@ func (a *alterState) renameInViews() {
 		if !changed {
 			continue
 		}
-		text, err := sql.Deparse(root)
+		text, err := deparseView(root, stmts[0])
 		if err != nil {
 			continue
 		}
-		text += emitOf(stmts[0]).Text() // a materialized view's EMIT clause
 		nv := *v
 		nv.ViewQuery = text
 		a.rewritten[v.OID] = &nv
@@ -192,11 +191,10 @@ func (a *alterState) pinInViews(cols []string) {
 		if !changed {
 			continue
 		}
-		text, err := sql.Deparse(root)
+		text, err := deparseView(root, stmts[0])
 		if err != nil {
 			continue
 		}
-		text += emitOf(stmts[0]).Text() // a materialized view's EMIT clause
 		nv := *v
 		nv.ViewQuery = text
 		a.rewritten[v.OID] = &nv
@@ -232,4 +230,19 @@ func eachNode(m protoreflect.Message, f func(*pg.Node) bool) {
 		}
 		return true
 	})
+}
+
+// deparseView renders a rewritten view query with what the parse tree
+// cannot hold: a materialized view's FOR SYSTEM_TIME AS OF clauses and its
+// EMIT clause.
+func deparseView(root *pg.Node, st sql.Statement) (string, error) {
+	var tjs []sql.TemporalJoin
+	if st.Ext != nil {
+		tjs = st.Ext.TemporalJoins
+	}
+	text, err := sql.DeparseTemporal(root, sql.TemporalRelations(root, tjs))
+	if err != nil {
+		return "", err
+	}
+	return text + emitOf(st).Text(), nil
 }

@@ -45,6 +45,10 @@ type Env struct {
 	// Emit is the EMIT clause of a continuous query (PlanStream); nil is
 	// EMIT ON UPDATE. Its offsets point into Source.
 	Emit *sql.Emit
+	// TemporalJoins are the statement's FOR SYSTEM_TIME AS OF clauses
+	// (PlanStream: lookup joins, stream_lookup.go). Offsets point into the
+	// text the planned tree was parsed from.
+	TemporalJoins []sql.TemporalJoin
 	// Access, if set, checks that role may use rel with every privilege of
 	// priv, returning PostgreSQL's 42501 when not; Role is the session's
 	// role. Relations a view reads are checked with the view owner's role.

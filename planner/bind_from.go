@@ -115,8 +115,15 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	if rv.Alias != nil {
 		alias = rv.Alias.Aliasname
 	}
+	asOf, err := b.asOf(rv)
+	if err != nil {
+		return nil, nil, err
+	}
 	if rv.Schemaname == "" {
 		if cte := l.findCTE(rv.Relname); cte != nil {
+			if asOf != nil {
+				return nil, nil, lookupRelErr(b, rv, "\""+rv.Relname+"\" is a WITH query")
+			}
 			return b.cteRef(cte, alias, rv)
 		}
 	}
@@ -129,6 +136,11 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	}
 	if err := b.checkAccess(rel, catalog.PrivSelect); err != nil {
 		return nil, nil, b.errAt(err, rv.Location)
+	}
+	if asOf != nil {
+		if err := checkLookupRel(b, rv, rel); err != nil {
+			return nil, nil, err
+		}
 	}
 	if b.viewDepth == 0 { // a view depends on what it names, not on what its views read
 		b.deps[rel.OID] = true
@@ -192,7 +204,7 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 		}
 		copy(names, cn)
 	}
-	scan := &lScan{rel: rel, table: tbl, alias: alias, rowID: -1}
+	scan := &lScan{rel: rel, table: tbl, alias: alias, rowID: -1, asOf: asOf}
 	l.scans = append(l.scans, scan)
 	it := &nsItem{alias: alias, relVisible: true, colsVisible: true}
 	for i, c := range rel.Columns {
@@ -361,6 +373,9 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 		return nil, nil, err
 	}
 	jn := &lJoin{left: left, right: right, kind: kind}
+	if err := b.lookupJoin(jn, j, lateral); err != nil {
+		return nil, nil, err
+	}
 	var plan lnode = jn
 	if lateral && (j.IsNatural || len(j.UsingClause) > 0) {
 		return nil, nil, pgerr.Unsupported("LATERAL with USING or NATURAL is not supported")

@@ -6,6 +6,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/storage"
 )
 
@@ -29,6 +30,11 @@ type lScan struct {
 	ids    []int
 	rowID  int
 	filter []expr.Expr
+	// asOf is the FOR SYSTEM_TIME AS OF clause of a lookup join's table
+	// (stream_lookup.go); lookup is set once a JOIN took the scan as its
+	// table side.
+	asOf   *sql.TemporalJoin
+	lookup bool
 }
 
 // lFunc produces rows from a function: system tables and set-returning
@@ -72,6 +78,9 @@ type lJoin struct {
 	left, right lnode
 	kind        exec.JoinKind
 	conds       []expr.Expr
+	// temporal marks a lookup join (FOR SYSTEM_TIME AS OF PROCTIME()): right
+	// is the table looked up; the join keeps its sides (stream_lookup.go).
+	temporal bool
 }
 
 // lAgg groups by groups (outputs groupIDs) and computes aggs (outputs aggIDs).

@@ -30,6 +30,9 @@ func optimize(n lnode) lnode {
 		return push(in, rest)
 	case *lJoin:
 		x.left, x.right = optimize(x.left), optimize(x.right)
+		if x.temporal {
+			return optimizeLookup(x)
+		}
 		switch x.kind {
 		case exec.InnerJoin:
 			conds := x.conds
@@ -100,10 +103,12 @@ func push(n lnode, conds []expr.Expr) lnode {
 	case *lFilter:
 		return push(x.in, append(x.conds, conds...))
 	case *lJoin:
-		switch x.kind {
-		case exec.InnerJoin:
+		switch {
+		case x.temporal:
+			return pushLookup(x, conds)
+		case x.kind == exec.InnerJoin:
 			return innerJoins(x, conds)
-		case exec.LeftJoin, exec.SemiJoin, exec.AntiJoin:
+		case x.kind == exec.LeftJoin || x.kind == exec.SemiJoin || x.kind == exec.AntiJoin:
 			var keep, down []expr.Expr
 			avail := idSet(x.left.outIDs())
 			for _, c := range conds {
@@ -115,7 +120,7 @@ func push(n lnode, conds []expr.Expr) lnode {
 			}
 			x.left = push(x.left, down)
 			return filterOver(x, keep)
-		case exec.RightJoin:
+		case x.kind == exec.RightJoin:
 			var keep, down []expr.Expr
 			avail := idSet(x.right.outIDs())
 			for _, c := range conds {
@@ -207,7 +212,7 @@ func filterOver(n lnode, conds []expr.Expr) lnode {
 
 // flattenInner collects the inputs and conditions of a tree of inner joins.
 func flattenInner(n lnode, leaves []lnode, conds []expr.Expr) ([]lnode, []expr.Expr) {
-	if j, ok := n.(*lJoin); ok && j.kind == exec.InnerJoin {
+	if j, ok := n.(*lJoin); ok && j.kind == exec.InnerJoin && !j.temporal {
 		leaves, conds = flattenInner(j.left, leaves, conds)
 		leaves, conds = flattenInner(j.right, leaves, conds)
 		return leaves, append(conds, j.conds...)

@@ -49,6 +49,9 @@ type binder struct {
 	// stream is set while binding a continuous query (PlanStream): tables,
 	// sources and materialized views bind as changelog scans.
 	stream bool
+	// temporal maps the locations of the statement's relations marked FOR
+	// SYSTEM_TIME AS OF to their clause (stream_lookup.go).
+	temporal map[int32]sql.TemporalJoin
 }
 
 // colInfo describes one logical column.

@@ -9,6 +9,7 @@ import (
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -21,6 +22,7 @@ import (
 //	WHERE, select list                   -> StreamFilter, StreamProject
 //	GROUP BY / aggregates, DISTINCT       -> StreamHashAgg
 //	joins, IN / EXISTS subqueries         -> StreamHashJoin (inner, outer, semi, anti)
+//	JOIN t FOR SYSTEM_TIME AS OF PROCTIME() -> StreamTemporalJoin (stream_lookup.go)
 //	uncorrelated scalar subqueries        -> StreamHashJoin without keys against the subquery's one row
 //	ORDER BY ... LIMIT, DISTINCT ON,
 //	  row_number() OVER (...) <= n        -> StreamTopN / StreamGroupTopN
@@ -51,6 +53,7 @@ func PlanStream(env *Env, stmt *pg.Node) (q *StreamQuery, err error) {
 	defer recoverTo(&err)
 	b := newBinder(env)
 	b.stream = true
+	b.temporal = sql.TemporalRelations(stmt, env.TemporalJoins)
 	plan, err := b.query(stmt, nil, nil, false)
 	if err != nil {
 		return nil, err

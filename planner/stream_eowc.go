@@ -49,8 +49,9 @@ type ViewWatermarks interface {
 // filters and plain projections, window_start/window_end of windows
 // closed with EMIT ON WINDOW CLOSE, an EOWC's time column, the time
 // columns of an interval join, the key columns of an inner join whose
-// inputs both carry them, and the columns of a scanned view that carry
-// its watermarks (st, if it implements ViewWatermarks).
+// inputs both carry them, those of a lookup join's stream side, and the
+// columns of a scanned view that carry its watermarks (st, if it
+// implements ViewWatermarks).
 func WatermarkCols(n stream.Node, st Streams) []int {
 	return (&streamPlanner{b: &binder{env: &Env{Streams: st}}}).watermarkCols(n)
 }
@@ -87,6 +88,9 @@ func (s *streamPlanner) watermarkCols(n stream.Node) []int {
 			}
 		}
 		return out
+	case *stream.TemporalJoin:
+		// The stream side's watermarks pass through, its columns first.
+		return s.watermarkCols(n.Stream)
 	case *stream.Filter:
 		return s.watermarkCols(n.Input)
 	case *stream.EOWC:

@@ -61,6 +61,8 @@ func streamState(n stream.Node) string {
 			return "all left rows, all right rows"
 		}
 		return "left rows by (" + exprList(x.LeftKeys) + "), right rows by (" + exprList(x.RightKeys) + ")"
+	case *stream.TemporalJoin:
+		return "table rows by (" + exprList(x.TableKeys) + ")"
 	case *stream.TopN:
 		rows := "every row, in order"
 		if x.AppendOnly && x.Limit >= 0 && x.Ties == stream.RowNumber {

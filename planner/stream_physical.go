@@ -209,6 +209,9 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 	case *lProject:
 		return s.project(x, need)
 	case *lJoin:
+		if x.temporal {
+			return s.lookupJoin(x, need)
+		}
 		return s.join(x, need)
 	case *lAgg:
 		return s.agg(x, need)
@@ -238,6 +241,9 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 // scan reads every column of a table, source or materialized view, then
 // filters (conditions pushed into the scan) and drops unneeded columns.
 func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
+	if x.asOf != nil && !x.lookup {
+		return sout{}, lookupPlaceErr(s.b, x)
+	}
 	rel := x.rel
 	sc := &stream.Scan{Rel: rel.OID, Name: rel.Name, Cols: rel.ColumnTypes()}
 	if x.alias != rel.Name {

@@ -15,8 +15,9 @@ import (
 // never close and the view would stay empty forever. (checkEmit only knows
 // that some input has a watermark.) The usual cause is a join with an
 // ordinary table, which cannot pass the watermark on: a later change of the
-// table retracts earlier output. The error names the time column and what
-// loses its watermark. A time column that comes from a materialized view is
+// table retracts earlier output (a lookup join, FOR SYSTEM_TIME AS OF
+// PROCTIME(), passes the stream's on). The error names the time column and
+// what loses its watermark. A time column that comes from a materialized view is
 // given the benefit of the doubt (the view's watermarks are known only
 // while it runs).
 func (s *streamPlanner) checkWindowMarks(env *Env, n stream.Node) error {
@@ -68,11 +69,19 @@ func (s *streamPlanner) windowMarkErr(env *Env, n stream.Node, col int) error {
 			if slices.Contains(s.watermarkCols(side), c) {
 				origin := markOrigin(side, c)
 				return at("the join with %s does not carry the watermark of %s", scanNames(other), origin).
-					WithHint("A join passes a watermark on only through a join key that has one on both sides. " +
-						"Window the watermarked input first and join its result: " +
+					WithHint("A join passes a watermark on only through a join key that has one on both sides (a later change of the table retracts earlier output). " +
+						"To enrich rows with a table's current values, make it a lookup join, which passes the stream's watermark on: " +
+						"... JOIN other FOR SYSTEM_TIME AS OF PROCTIME() o ON ... . " +
+						"Or window the watermarked input first and join its result: " +
 						"FROM (SELECT window_start, k, count(*) AS n FROM TUMBLE(t, ts, ...) GROUP BY window_start, k) w JOIN other ON ...")
 			}
 			n, col = side, c
+		case *stream.TemporalJoin:
+			if nl := len(x.Stream.Columns()); col >= nl {
+				return at("it comes from the table side of the lookup join with %s, which carries no watermark", scanNames(x.Table)).
+					WithHint("Window on a time column of the stream side.")
+			}
+			n = x.Stream
 		case *stream.Scan:
 			if x.Kind == stream.ScanView {
 				return nil
@@ -105,6 +114,12 @@ func markOrigin(n stream.Node, col int) string {
 				n = x.Left
 			} else {
 				n, col = x.Right, col-nl
+			}
+		case *stream.TemporalJoin:
+			if nl := len(x.Stream.Columns()); col < nl {
+				n = x.Stream
+			} else {
+				n, col = x.Table, col-nl
 			}
 		case *stream.Scan:
 			return fmt.Sprintf("\"%s\".\"%s\"", relName(x), x.Cols[col].Name)

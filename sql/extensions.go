@@ -230,6 +230,9 @@ type Subscribe struct {
 	Pos       int    // offset of the SUBSCRIBE keyword
 	// Emit is the EMIT clause ending the query (Extensions.Emit), or nil.
 	Emit *Emit
+	// TemporalJoins are the query's FOR SYSTEM_TIME AS OF clauses
+	// (Extensions.TemporalJoins).
+	TemporalJoins []TemporalJoin
 }
 
 // Drop is DROP SOURCE | SINK [IF EXISTS] name [, ...] [CASCADE | RESTRICT].

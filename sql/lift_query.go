@@ -292,6 +292,10 @@ func (l *lifter) temporalJoins() error {
 		if !l.is(i, "FOR") || !l.is(i+1, "SYSTEM_TIME") {
 			continue
 		}
+		if i == 0 || l.toks[i-1].kind != tokWord && l.toks[i-1].kind != tokIdent {
+			return pgerr.New(pgerr.SyntaxError, "FOR SYSTEM_TIME AS OF must follow the name of a table or materialized view").
+				WithPosition(CharPos(l.src, l.toks[i].start))
+		}
 		if !l.is(i+2, "AS") {
 			return l.errAt(i + 2)
 		}

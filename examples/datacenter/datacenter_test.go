@@ -138,6 +138,7 @@ func TestDatacenterExample(t *testing.T) {
 	if got := rows(t, ctx, c, last)[0][0]; got != "2024-01-01 00:03:00+00" {
 		t.Errorf("after idle_timeout the last closed window ends at %s, want 00:03:00", got)
 	}
+	checkRackLoad(t, ctx, c)
 	late := rows(t, ctx, c, "SELECT coalesce(sum(late_rows), 0) FROM streamsql_views")
 	if late[0][0] != "0" {
 		t.Errorf("late rows %s, want 0 (the file is in time order)", late[0][0])
@@ -173,6 +174,39 @@ func TestDatacenterExample(t *testing.T) {
 	}
 	if got := rows(t, ctx, c, feedAlert); len(got) != 1 || got[0][0] != "2024-01-01 00:02:58+00" {
 		t.Errorf("feed alert at 00:03:20: %v, want the last report at 00:02:58", got)
+	}
+}
+
+// checkRackLoad checks rack_load (metrics enriched with hosts through a
+// temporal join, then windowed) once every window has closed: the reports
+// of each rack (web-4 of rack-b went silent after 30 reports), web-3's
+// spike in rack-b only, and that moving a host afterwards changes nothing
+// already emitted.
+func checkRackLoad(t *testing.T, ctx context.Context, c *pgx.Conn) {
+	t.Helper()
+	perRack := "SELECT rack, count(*), sum(reports) FROM rack_load GROUP BY rack ORDER BY rack"
+	want := [][]string{{"rack-a", "6", "180"}, {"rack-b", "6", "120"}, {"rack-c", "6", "90"}}
+	got := rows(t, ctx, c, perRack)
+	if len(got) != len(want) {
+		t.Fatalf("rack_load per rack %v, want %v", got, want)
+	}
+	for i := range want {
+		if strings.Join(got[i], " ") != strings.Join(want[i], " ") {
+			t.Errorf("rack_load per rack %v, want %v", got, want)
+			break
+		}
+	}
+	hot := rows(t, ctx, c, "SELECT rack, window_start FROM rack_load WHERE max_cpu > 90")
+	if len(hot) != 1 || hot[0][0] != "rack-b" || hot[0][1] != "2024-01-01 00:01:30+00" {
+		t.Errorf("rack_load windows above 90%% cpu: %v, want rack-b's from 00:01:30", hot)
+	}
+	for _, q := range []string{"UPDATE hosts SET rack = 'rack-z' WHERE host = 'web-3'", "FLUSH"} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := rows(t, ctx, c, perRack); len(after) != len(got) || strings.Join(after[1], " ") != strings.Join(got[1], " ") {
+		t.Errorf("rack_load after moving web-3: %v, want it unchanged (%v)", after, got)
 	}
 }
 

@@ -7,6 +7,24 @@ CREATE SOURCE metrics (
   WATERMARK FOR ts AS ts - INTERVAL '2' SECOND WITH (idle_timeout = '5s')
 ) WITH (connector = 'file', path = 'metrics.jsonl') FORMAT JSON;
 
+-- Where each host is: a table, updatable while the feed runs.
+CREATE TABLE hosts (host text PRIMARY KEY, rack text);
+INSERT INTO hosts VALUES ('web-1', 'rack-a'), ('web-2', 'rack-a'),
+                         ('web-3', 'rack-b'), ('web-4', 'rack-b'), ('db-1', 'rack-c');
+
+-- Per-rack load: each report is enriched with its host's rack as the hosts
+-- table is when the report arrives (a temporal lookup join: moving a host
+-- later does not rewrite the windows already counted), then counted per
+-- rack in 30-second windows. The lookup join passes the metrics'
+-- watermark on, so the windows close.
+CREATE MATERIALIZED VIEW rack_load AS
+  SELECT h.rack, window_start, window_end,
+         round(avg(cpu)::numeric, 1) AS avg_cpu, max(cpu) AS max_cpu, count(*) AS reports
+  FROM TUMBLE(metrics, ts, INTERVAL '30' SECOND) m
+  JOIN hosts FOR SYSTEM_TIME AS OF PROCTIME() h ON m.host = h.host
+  GROUP BY h.rack, window_start, window_end
+  EMIT ON WINDOW CLOSE;
+
 -- Per-host load over 30-second windows sliding every 10 seconds; a window's
 -- row appears once, when the watermark passes its end.
 CREATE MATERIALIZED VIEW host_load AS

@@ -33,11 +33,11 @@ type jkMsg struct {
 
 // jkExec runs the join mk builds over script, restored from restored (nil:
 // from scratch).
-func jkExec(t *testing.T, mk func(l, r chan Message) *HashJoin, script []jkMsg, restored memState, full func(epoch uint64) bool) *ktRun {
+func jkExec[N Node](t *testing.T, mk func(l, r chan Message) N, script []jkMsg, restored memState, full func(epoch uint64) bool) *ktRun {
 	t.Helper()
 	chs := [2]chan Message{make(chan Message), make(chan Message)}
-	j := mk(chs[0], chs[1])
-	in := [2][]types.Column{j.Left.Columns(), j.Right.Columns()}
+	var j Node = mk(chs[0], chs[1])
+	in := [2][]types.Column{j.Inputs()[0].Columns(), j.Inputs()[1].Columns()}
 	cps := newMemCheckpoints()
 	if restored != nil {
 		cps.restored[j] = restored
@@ -97,8 +97,10 @@ func jkExec(t *testing.T, mk func(l, r chan Message) *HashJoin, script []jkMsg, 
 				cps.full = full(s.m.barrier.Epoch)
 				cps.mu.Unlock()
 			}
-			feed(0, BarrierMsg(s.m.barrier))
+			// The right input's first: a TemporalJoin reads its table
+			// input alone until the first barrier.
 			feed(1, BarrierMsg(s.m.barrier))
+			feed(0, BarrierMsg(s.m.barrier))
 			select {
 			case e := <-barriers:
 				if e != s.m.barrier.Epoch {
@@ -128,7 +130,7 @@ func jkExec(t *testing.T, mk func(l, r chan Message) *HashJoin, script []jkMsg, 
 
 // jkCheck runs script once and, from each of its checkpoints, a restored
 // join to the end, comparing them.
-func jkCheck(t *testing.T, rng *rand.Rand, mk func(l, r chan Message) *HashJoin, script []jkMsg) {
+func jkCheck[N Node](t *testing.T, rng *rand.Rand, mk func(l, r chan Message) N, script []jkMsg) {
 	t.Helper()
 	fulls := map[uint64]bool{}
 	nfull := 0

@@ -58,6 +58,9 @@ type joinRun struct {
 	iv       *intervalRun // nil without HashJoin.Interval
 	marks    *alignMarks  // the inputs' watermarks (not used by interval joins)
 	based    bool         // a snapshot was taken or restored (join_state.go)
+	// lookup makes the run a TemporalJoin's: left rows are joined and
+	// emitted but never held, so right rows have nothing to join with.
+	lookup bool
 
 	// The chunk being consumed.
 	s      int
@@ -381,7 +384,7 @@ func (r *joinRun) row(i int, sign int64, g int32, ms []int32) error {
 	if S.preserved && (total > 0) == (r.kind == exec.SemiJoin) {
 		r.emit(op, ref{0, int32(i)}, nullRef)
 	}
-	if g < 0 {
+	if g < 0 || r.lookup && s == 0 {
 		return nil
 	}
 	var h uint64

@@ -401,6 +401,10 @@ type keyTable struct {
 	strs   map[string]int32
 	groups paged[joinGroup]
 	free   []int32
+	// probe marks a side whose rows are never held (a TemporalJoin's
+	// stream side): lookup creates no group for its keys, a missing key
+	// gets -1 (matches nothing).
+	probe [2]bool
 
 	iv   []int64 // scratch
 	enc  []byte
@@ -442,7 +446,8 @@ func (k *keyTable) newGroup() int32 {
 }
 
 // lookup returns the group of every row of side's key arrays (n rows),
-// creating missing groups; -1 for rows with a NULL key.
+// creating missing groups (unless side only probes: then -1); -1 for rows
+// with a NULL key.
 func (k *keyTable) lookup(side int, keys []arrow.Array, n int) []int32 {
 	if cap(k.gids) < n {
 		k.gids = make([]int32, n)
@@ -473,7 +478,9 @@ func (k *keyTable) lookup(side int, keys []arrow.Array, n int) []int32 {
 				continue
 			}
 			g, ok := k.ints[v]
-			if !ok {
+			if !ok && k.probe[side] {
+				g = -1
+			} else if !ok {
 				g = k.newGroup()
 				k.groups.at(g).ikey = v
 				k.ints[v] = g
@@ -487,7 +494,7 @@ func (k *keyTable) lookup(side int, keys []arrow.Array, n int) []int32 {
 				gids[i] = -1
 				continue
 			}
-			gids[i] = k.strGroup(s.Value(i))
+			gids[i] = k.strGroup(s.Value(i), k.probe[side])
 		}
 	default:
 		k.enc, k.offs = k.enc[:0], append(k.offs[:0], 0)
@@ -505,16 +512,20 @@ func (k *keyTable) lookup(side int, keys []arrow.Array, n int) []int32 {
 				continue
 			}
 			b := k.enc[k.offs[i]:k.offs[i+1]]
-			gids[i] = k.strGroup(unsafe.String(unsafe.SliceData(b), len(b)))
+			gids[i] = k.strGroup(unsafe.String(unsafe.SliceData(b), len(b)), k.probe[side])
 		}
 	}
 	return gids
 }
 
-// strGroup finds or creates the group of key s (which may alias a buffer).
-func (k *keyTable) strGroup(s string) int32 {
+// strGroup finds or creates the group of key s (which may alias a buffer);
+// with probe it only finds (-1: none).
+func (k *keyTable) strGroup(s string, probe bool) int32 {
 	if g, ok := k.strs[s]; ok {
 		return g
+	}
+	if probe {
+		return -1
 	}
 	g := k.newGroup()
 	s = strings.Clone(s)
