@@ -66,11 +66,14 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 	}
 	env.Streams = flowStreams{s.eng}
 	env.Emit = stmtEmit(stmt)
+	env.TemporalJoins = stmtTemporal(stmt)
 	q, err := planner.PlanStream(env, x.Stmt)
 	if err != nil {
 		return nil, err
 	}
-	text, err := sql.Deparse(x.Stmt)
+	// Stored with its FOR SYSTEM_TIME AS OF clauses and EMIT, as a view's
+	// query is (execCreateMatView), so that a restart plans it the same way.
+	text, err := sql.DeparseTemporal(x.Stmt, sql.TemporalRelations(x.Stmt, env.TemporalJoins))
 	if err != nil {
 		return nil, fmt.Errorf("store sink: %w", err)
 	}

@@ -45,7 +45,7 @@ func testSpec(addr string, opts map[string]string) sink.Spec {
 	for k, v := range opts {
 		o[k] = v
 	}
-	return sink.Spec{Name: "s", ID: 42, Cols: testCols, Options: o, AppendOnly: true}
+	return sink.Spec{Name: "s", ID: 42, Cols: testCols, Options: o, AppendOnly: true, Format: "JSON"}
 }
 
 func openTestSink(t testing.TB, spec sink.Spec) sink.Sink {
@@ -198,7 +198,7 @@ func TestSinkOptionErrors(t *testing.T) {
 		}
 	}
 	spec := testSpec("127.0.0.1:1", nil)
-	spec.Format = "UPSERT"
+	spec.Format, spec.Encode = "UPSERT", "JSON"
 	if _, err := sink.Lookup("kafka")(spec); err == nil || !strings.Contains(err.Error(), "primary_key") {
 		t.Errorf("UPSERT without a key: %v", err)
 	}

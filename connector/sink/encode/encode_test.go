@@ -177,3 +177,16 @@ func TestParse(t *testing.T) {
 		t.Fatalf("Key of a missing column: %v", err)
 	}
 }
+
+// An update that moves a row to another key leaves a tombstone on the old
+// key; one that keeps the key writes only the new row.
+func TestUpsertKeyChange(t *testing.T) {
+	cols := []types.Column{col(t, "k", "text"), col(t, "v", "int8")}
+	rec := batch(t, cols, []string{"a", "1"}, []string{"b", "1"}, []string{"b", "1"}, []string{"b", "2"}, []string{"c", "3"})
+	ops := []stream.Op{stream.UpdateBefore, stream.UpdateAfter, stream.UpdateBefore, stream.UpdateAfter, stream.UpdateBefore}
+	got := encodeAll(t, Format{Kind: Upsert}, cols, []int{0}, rec, ops)
+	want := `{"k":"a"} => <tombstone>;{"k":"b"} => {"k":"b","v":1};{"k":"b"} => {"k":"b","v":2};{"k":"c"} => <tombstone>`
+	if strings.Join(got, ";") != want {
+		t.Fatalf("got %s\nwant %s", strings.Join(got, ";"), want)
+	}
+}

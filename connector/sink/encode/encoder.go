@@ -96,12 +96,18 @@ func (e *encoder) Encode(rec arrow.RecordBatch, ops []stream.Op, emit EmitFunc) 
 	case Upsert:
 		for i := 0; i < n; i++ {
 			o := op(i)
-			if o == stream.UpdateBefore {
-				continue // its update_after overwrites the key
-			}
 			e.kbuf = e.jsonKey(e.kbuf[:0], cols, i)
+			if o == stream.UpdateBefore && i+1 < n && op(i+1) == stream.UpdateAfter {
+				// The update_after overwrites the key, unless the update
+				// moved the row to another key: then the old key gets a
+				// tombstone.
+				e.bbuf = e.jsonKey(e.bbuf[:0], cols, i+1)
+				if string(e.bbuf) == string(e.kbuf) {
+					continue
+				}
+			}
 			var val []byte
-			if o != stream.Delete {
+			if o != stream.Delete && o != stream.UpdateBefore {
 				e.vbuf = e.jsonRow(e.vbuf[:0], cols, i)
 				val = e.vbuf
 			}
