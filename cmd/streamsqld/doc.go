@@ -17,4 +17,8 @@
 // `streamsqld bench nexmark --query q3 --events 10000000` runs a Nexmark
 // query in-process instead and reports its throughput and memory (see
 // docs/benchmarks.md and package bench).
+//
+// `streamsqld kafka-dev [--listen 127.0.0.1:9092] [--topic metrics:4]` runs
+// a development Kafka broker (franz-go's kfake, in memory, nothing kept)
+// for trying the Kafka source and sinks and for tests (docs/connectors.md).
 package main

@@ -24,6 +24,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "bench" { // bench.go
 		os.Exit(benchMain(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "kafka-dev" { // kafkadev.go
+		os.Exit(kafkaDevMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
