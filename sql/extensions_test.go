@@ -553,3 +553,17 @@ func TestAdvanceClock(t *testing.T) {
 		}
 	}
 }
+
+// Option keys may have hyphens, as Flink's do (sink.delivery-guarantee),
+// written without spaces; "a - b" is still an error.
+func TestOptionKeyHyphens(t *testing.T) {
+	st := parseOne(t, "CREATE SINK s FROM v WITH (connector = 'kafka', sink.delivery-guarantee = 'at-least-once', sink.topic.replication-factor = 1) FORMAT JSON")
+	for k, v := range map[string]string{"sink.delivery-guarantee": "at-least-once", "sink.topic.replication-factor": "1"} {
+		if got, ok := st.Ext.Sink.Options.Get(k); !ok || got != v {
+			t.Errorf("option %s = %q, want %q (options %+v)", k, got, v, st.Ext.Sink.Options)
+		}
+	}
+	if _, err := Parse("CREATE SINK s FROM v WITH (connector = 'kafka', sink.delivery - guarantee = 'x') FORMAT JSON"); err == nil {
+		t.Error("a key with spaces around - was accepted")
+	}
+}

@@ -280,8 +280,16 @@ func (l *lifter) options(i int) (Options, int, error) {
 			if i >= len(l.toks) || l.toks[i].kind != tokWord && l.toks[i].kind != tokIdent {
 				return nil, i, l.errAt(i)
 			}
-			key = append(key, normName(l.src, l.toks[i]))
+			part := normName(l.src, l.toks[i])
 			i++
+			// Flink's keys have hyphens (sink.delivery-guarantee): a
+			// word, "-" and a word written without spaces are one part.
+			for l.op(i, "-") && i+1 < len(l.toks) && l.toks[i+1].kind == tokWord &&
+				l.toks[i].start == l.toks[i-1].end && l.toks[i+1].start == l.toks[i].end {
+				part += "-" + normName(l.src, l.toks[i+1])
+				i += 2
+			}
+			key = append(key, part)
 			if !l.punct(i, '.') {
 				break
 			}
