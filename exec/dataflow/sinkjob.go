@@ -57,7 +57,7 @@ func newSinkState(j *Job, ri *resumeInputs) *sinkState {
 	s := &sinkState{wake: make(chan struct{}, 1),
 		twoPhase: j.env.Checkpoints != nil && stream.Checkpointable(j.spec.Plan)}
 	if ri != nil {
-		s.base, s.basePending, s.hasBase = ri.epoch, ri.meta.SinkPending, true
+		s.base, s.basePending, s.hasBase = ri.epoch, j.rt.restoredSinkPending(j.spec.ID), true
 		s.committed.Store(ri.epoch)
 		s.durable.Store(ri.epoch)
 	}
@@ -279,4 +279,40 @@ func (a *atomicU64) Max(x uint64) {
 			return
 		}
 	}
+}
+
+// A sink job's pending bytes of a checkpoint are the state of a pseudo
+// operator "<job id>/sink" (one record, key "p"), written at the commit of
+// the checkpoint (they may be large: a Kafka writer's epoch of records),
+// not in the manifest's runtime record.
+
+func sinkOpID(id uint32) string { return fmt.Sprintf("%d/sink", id) }
+
+var sinkPendingKey = []byte("p")
+
+// writeSinkPending stores job id's pending bytes in run's checkpoint
+// (replacing what earlier checkpoints of the chain hold).
+func writeSinkPending(run *ckptRun, id uint32, p []byte) error {
+	ow := run.w.Op(sinkOpID(id))
+	ow.Reset()
+	if len(p) > 0 {
+		ow.Put(sinkPendingKey, p)
+	}
+	if err := ow.Close(); err != nil {
+		return fmt.Errorf("sink %d: pending of checkpoint %d: %w", id, run.epoch, err)
+	}
+	return nil
+}
+
+// restoredSinkPending is job id's pending bytes in the recovered
+// checkpoint (nil: none).
+func (rt *Runtime) restoredSinkPending(id uint32) []byte {
+	rt.ck.mu.Lock()
+	rec := rt.ck.rec
+	rt.ck.mu.Unlock()
+	v, ok := rec.Op(sinkOpID(id)).Get(sinkPendingKey)
+	if !ok {
+		return nil
+	}
+	return append([]byte(nil), v...)
 }
