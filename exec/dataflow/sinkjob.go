@@ -14,13 +14,14 @@ import (
 //
 //   - every chunk goes to Write, on the job's last goroutine;
 //   - at a checkpoint barrier the writer's PreCommit returns its pending
-//     bytes, which the checkpoint stores in the job's record (jobMeta);
-//     at other barriers Barrier;
+//     bytes, which the checkpoint stores (writeSinkPending); at other
+//     barriers Barrier;
 //   - when a checkpoint that holds the job is durable, finishCheckpoint
 //     wakes the job, which calls Commit for every pre-committed epoch up to
 //     it, in epoch order, on the same goroutine;
 //   - a job resumed from a checkpoint opens its writer with Recover(epoch,
-//     pending), others with NewWriter.
+//     pending), others with NewWriter;
+//   - a writer call that fails is retried in place (sinkretry.go).
 //
 // Without checkpoints (no data directory), or for a plan whose operators do
 // not checkpoint, every barrier is PreCommit then Commit at once: output is
@@ -48,6 +49,7 @@ type sinkState struct {
 // writerBox holds a writer for an atomic.Pointer.
 type writerBox struct{ w sink.Writer }
 
+// pendingEpoch is an epoch pre-committed and not yet committed.
 type pendingEpoch struct {
 	epoch   uint64
 	pending []byte
