@@ -40,7 +40,7 @@ type FileSink struct {
 	spec      sink.Spec
 	dir       string
 	format    encode.Format
-	partition int // column index of partition_by; -1 none
+	partition []int // columns of partition_by, outer directory first; nil none
 	maxBytes  int64
 	header    bool // CSV: a header line in every file
 	ext       string
@@ -67,7 +67,7 @@ func OpenSink(spec sink.Spec) (sink.Sink, error) {
 		return nil, pgerr.Unsupported("the file sink cannot write FORMAT UPSERT: files have no keys to overwrite").
 			WithHint("Use FORMAT DEBEZIUM ENCODE JSON to write every change, or a kafka sink.")
 	}
-	s := &FileSink{spec: spec, format: f, partition: -1, maxBytes: DefaultMaxFileBytes}
+	s := &FileSink{spec: spec, format: f, maxBytes: DefaultMaxFileBytes}
 	s.dir = spec.Options["path"]
 	if s.dir == "" {
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "a file sink needs path = 'directory'")
@@ -78,19 +78,23 @@ func OpenSink(spec sink.Spec) (sink.Sink, error) {
 		}
 	}
 	if v, ok := spec.Options["partition_by"]; ok {
-		name := strings.TrimSpace(v)
-		if len(name) >= 2 && name[0] == '"' && name[len(name)-1] == '"' {
-			name = name[1 : len(name)-1]
-		} else {
-			name = strings.ToLower(name)
-		}
-		for i, c := range spec.Cols {
-			if c.Name == name {
-				s.partition = i
+		for _, part := range strings.Split(v, ",") {
+			name := strings.TrimSpace(part)
+			if len(name) >= 2 && name[0] == '"' && name[len(name)-1] == '"' {
+				name = name[1 : len(name)-1]
+			} else {
+				name = strings.ToLower(name)
 			}
-		}
-		if s.partition < 0 {
-			return nil, pgerr.New(pgerr.UndefinedColumn, "partition_by column \"%s\" is not a column of the sink's query", v)
+			idx := -1
+			for i, c := range spec.Cols {
+				if c.Name == name {
+					idx = i
+				}
+			}
+			if idx < 0 {
+				return nil, pgerr.New(pgerr.UndefinedColumn, "partition_by column \"%s\" is not a column of the sink's query", strings.TrimSpace(part))
+			}
+			s.partition = append(s.partition, idx)
 		}
 	}
 	if v, ok := spec.Options["max_file_bytes"]; ok {

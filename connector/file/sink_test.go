@@ -245,6 +245,17 @@ func TestFileSinkParquetPartitioned(t *testing.T) {
 	c := cols(t, "day text, n int8, ts timestamptz")
 	dir := t.TempDir()
 	s := openSink(t, c, map[string]string{"path": dir, "partition_by": "day"}, "PARQUET", "", true)
+	// Several columns nest.
+	s2 := openSink(t, c, map[string]string{"path": filepath.Join(dir, "two"), "partition_by": "day, n"}, "JSON", "", true)
+	w2, _ := s2.NewWriter(ctx, 0)
+	w2.Write(ctx, textBatch(t, c, "d1|1|NULL", "d1|2|NULL", "d1|1|NULL"), nil)
+	p2, _ := w2.PreCommit(ctx, 1)
+	w2.Commit(ctx, 1, p2)
+	if got := listFiles(t, filepath.Join(dir, "two"), true); strings.Join(got, " ") !=
+		"day=d1/n=1/out-w0-00000000000000000001-0000.jsonl day=d1/n=2/out-w0-00000000000000000001-0001.jsonl" {
+		t.Fatalf("nested partitions: %v", got)
+	}
+	os.RemoveAll(filepath.Join(dir, "two"))
 	w, _ := s.NewWriter(ctx, 0)
 	w.Write(ctx, textBatch(t, c, "2024-01-01|1|2024-01-01 10:00:00+00", "2024-01-01|2|NULL", "2024/01/02|3|2024-01-02 00:00:00+00", "NULL|4|NULL"), nil)
 	p, err := w.PreCommit(ctx, 3)

@@ -132,7 +132,7 @@ func (w *fileWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []str
 		w.openAt.Store(time.Now().UnixMicro())
 	}
 	var err error
-	if w.s.partition < 0 {
+	if len(w.s.partition) == 0 {
 		err = w.writeTo("", rec, ops)
 	} else {
 		err = w.writePartitioned(rec, ops)
@@ -145,10 +145,19 @@ func (w *fileWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []str
 
 // writePartitioned writes each run of rows of one partition to its file.
 func (w *fileWriter) writePartitioned(rec arrow.RecordBatch, ops []stream.Op) error {
-	col, t := rec.Column(w.s.partition), w.s.spec.Cols[w.s.partition].Type
-	name := w.s.spec.Cols[w.s.partition].Name
 	n := int(rec.NumRows())
-	dirOf := func(i int) string { return partitionDir(name, types.ValueAt(col, i, t), t) }
+	var b strings.Builder
+	dirOf := func(i int) string {
+		b.Reset()
+		for k, c := range w.s.partition {
+			if k > 0 {
+				b.WriteByte(filepath.Separator)
+			}
+			col := w.s.spec.Cols[c]
+			b.WriteString(partitionDir(col.Name, types.ValueAt(rec.Column(c), i, col.Type), col.Type))
+		}
+		return b.String()
+	}
 	start, cur := 0, dirOf(0)
 	for i := 1; i <= n; i++ {
 		var d string
@@ -206,12 +215,16 @@ func (w *fileWriter) file(dir string) (*outFile, error) {
 	if f := w.open[dir]; f != nil {
 		return f, nil
 	}
-	full := filepath.Join(w.s.dir, dir)
 	if dir != "" {
-		if err := os.MkdirAll(full, 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(w.s.dir, dir), 0o755); err != nil {
 			return nil, err
 		}
-		w.dirs[w.s.dir] = true
+		for d := filepath.Dir(dir); ; d = filepath.Dir(d) { // the new entries' parents
+			w.dirs[filepath.Join(w.s.dir, d)] = true
+			if d == "." {
+				break
+			}
+		}
 	}
 	w.seq++
 	tmp := filepath.Join(dir, fmt.Sprintf(".%s-%d.inprogress", w.base, w.seq))

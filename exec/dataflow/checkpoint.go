@@ -119,9 +119,6 @@ type jobMeta struct {
 	// epoch: a resumed view reports them (streamsql_views) and hands them
 	// to the views that read it, as before the restart.
 	Marks []stream.Watermark `json:"marks,omitempty"`
-	// SinkPending is what a sink job's writer returned from PreCommit at
-	// the checkpoint's epoch: given to Recover after a restart.
-	SinkPending []byte `json:"sink_pending,omitempty"`
 }
 
 // rootMeta is a root reader's position at the cut, in the job's root order.
@@ -422,8 +419,10 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 			jm.Roots = append(jm.Roots, rm)
 		}
 		jm.Marks = run.marks[id]
-		jm.SinkPending = run.sinkPending[id]
 		meta.Jobs = append(meta.Jobs, jm)
+		if j.sink != nil && err == nil {
+			err = writeSinkPending(run, id, run.sinkPending[id])
+		}
 	}
 	run.mu.Unlock()
 	var m checkpoint.Manifest

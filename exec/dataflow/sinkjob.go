@@ -14,13 +14,14 @@ import (
 //
 //   - every chunk goes to Write, on the job's last goroutine;
 //   - at a checkpoint barrier the writer's PreCommit returns its pending
-//     bytes, which the checkpoint stores in the job's record (jobMeta);
-//     at other barriers Barrier;
+//     bytes, which the checkpoint stores (writeSinkPending); at other
+//     barriers Barrier;
 //   - when a checkpoint that holds the job is durable, finishCheckpoint
 //     wakes the job, which calls Commit for every pre-committed epoch up to
 //     it, in epoch order, on the same goroutine;
 //   - a job resumed from a checkpoint opens its writer with Recover(epoch,
-//     pending), others with NewWriter.
+//     pending), others with NewWriter;
+//   - a writer call that fails is retried in place (sinkretry.go).
 //
 // Without checkpoints (no data directory), or for a plan whose operators do
 // not checkpoint, every barrier is PreCommit then Commit at once: output is
@@ -48,6 +49,7 @@ type sinkState struct {
 // writerBox holds a writer for an atomic.Pointer.
 type writerBox struct{ w sink.Writer }
 
+// pendingEpoch is an epoch pre-committed and not yet committed.
 type pendingEpoch struct {
 	epoch   uint64
 	pending []byte
@@ -57,7 +59,7 @@ func newSinkState(j *Job, ri *resumeInputs) *sinkState {
 	s := &sinkState{wake: make(chan struct{}, 1),
 		twoPhase: j.env.Checkpoints != nil && stream.Checkpointable(j.spec.Plan)}
 	if ri != nil {
-		s.base, s.basePending, s.hasBase = ri.epoch, ri.meta.SinkPending, true
+		s.base, s.basePending, s.hasBase = ri.epoch, j.rt.restoredSinkPending(j.spec.ID), true
 		s.committed.Store(ri.epoch)
 		s.durable.Store(ri.epoch)
 	}
@@ -279,4 +281,40 @@ func (a *atomicU64) Max(x uint64) {
 			return
 		}
 	}
+}
+
+// A sink job's pending bytes of a checkpoint are the state of a pseudo
+// operator "<job id>/sink" (one record, key "p"), written at the commit of
+// the checkpoint (they may be large: a Kafka writer's epoch of records),
+// not in the manifest's runtime record.
+
+func sinkOpID(id uint32) string { return fmt.Sprintf("%d/sink", id) }
+
+var sinkPendingKey = []byte("p")
+
+// writeSinkPending stores job id's pending bytes in run's checkpoint
+// (replacing what earlier checkpoints of the chain hold).
+func writeSinkPending(run *ckptRun, id uint32, p []byte) error {
+	ow := run.w.Op(sinkOpID(id))
+	ow.Reset()
+	if len(p) > 0 {
+		ow.Put(sinkPendingKey, p)
+	}
+	if err := ow.Close(); err != nil {
+		return fmt.Errorf("sink %d: pending of checkpoint %d: %w", id, run.epoch, err)
+	}
+	return nil
+}
+
+// restoredSinkPending is job id's pending bytes in the recovered
+// checkpoint (nil: none).
+func (rt *Runtime) restoredSinkPending(id uint32) []byte {
+	rt.ck.mu.Lock()
+	rec := rt.ck.rec
+	rt.ck.mu.Unlock()
+	v, ok := rec.Op(sinkOpID(id)).Get(sinkPendingKey)
+	if !ok {
+		return nil
+	}
+	return append([]byte(nil), v...)
 }

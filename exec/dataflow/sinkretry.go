@@ -149,6 +149,7 @@ func (j *Job) reopenWriter(ctx context.Context, cause error) (sink.Writer, error
 		j.rt.cfg.Logf("%v; reopening it (from epoch %d)", cause, s.base)
 		if b := s.w.Load(); b != nil {
 			b.w.Close()
+			s.w.Store(&writerBox{closedWriter{b.w}}) // its Status still shows; no second Close
 		}
 	}
 	wait := sinkRetryFirst
@@ -225,3 +226,8 @@ func (j *Job) openAndReplay(ctx context.Context) (sink.Writer, error) {
 	}
 	return w, nil
 }
+
+// closedWriter is a writer closed after a failure, kept for its Status.
+type closedWriter struct{ sink.Writer }
+
+func (closedWriter) Close() error { return nil }

@@ -1,7 +1,3 @@
-// Package blackhole is the blackhole sink (connector = 'blackhole'): it
-// counts the rows it receives and drops them, for benchmarks and tests.
-// With a FORMAT clause it also encodes every row (and drops the bytes), so
-// that a benchmark can measure the encoder. It registers itself at init.
 package blackhole
 
 import (

@@ -11,7 +11,8 @@
 //     and writes update_after rows as inserts.
 //   - UPSERT ENCODE JSON: key = the primary key columns (primary_key option
 //     or the query's stream key) as a JSON object, value = the row; a delete
-//     is a tombstone (the key with a nil value).
+//     is a tombstone (the key with a nil value), and so is the old key of
+//     an update that changed the key.
 //   - DEBEZIUM ENCODE JSON: {"before":..., "after":..., "op":"c|u|d",
 //     "ts_ms":...}; an update_before/update_after pair is one "u" record.
 //

@@ -108,6 +108,12 @@ func TestUpsertAndDebezium(t *testing.T) {
 	if strings.Join(got, ";") != want {
 		t.Fatalf("upsert got %s\nwant %s", strings.Join(got, ";"), want)
 	}
+	// An update that changes the key deletes the old one.
+	moved := batch(t, cols, []string{"a", "2"}, []string{"c", "2"})
+	got = encodeAll(t, Format{Kind: Upsert}, cols, []int{0}, moved, []stream.Op{stream.UpdateBefore, stream.UpdateAfter})
+	if want := `{"k":"a"} => <tombstone>;{"k":"c"} => {"k":"c","v":2}`; strings.Join(got, ";") != want {
+		t.Fatalf("upsert of a moved key: %s\nwant %s", strings.Join(got, ";"), want)
+	}
 	got = encodeAll(t, Format{Kind: Debezium}, cols, nil, rec, ops)
 	want = `{"before":null,"after":{"k":"a","v":1},"op":"c","ts_ms":42};` +
 		`{"before":{"k":"a","v":1},"after":{"k":"a","v":2},"op":"u","ts_ms":42};` +

@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"time"
@@ -97,17 +98,19 @@ func (e *encoder) Encode(rec arrow.RecordBatch, ops []stream.Op, emit EmitFunc) 
 		for i := 0; i < n; i++ {
 			o := op(i)
 			e.kbuf = e.jsonKey(e.kbuf[:0], cols, i)
-			if o == stream.UpdateBefore && i+1 < n && op(i+1) == stream.UpdateAfter {
-				// The update_after overwrites the key, unless the update
-				// moved the row to another key: then the old key gets a
-				// tombstone.
-				e.bbuf = e.jsonKey(e.bbuf[:0], cols, i+1)
-				if string(e.bbuf) == string(e.kbuf) {
-					continue
+			if o == stream.UpdateBefore {
+				// Its update_after overwrites the key, unless the update
+				// changed the key: then the old key is deleted.
+				if i+1 < n && op(i+1) == stream.UpdateAfter {
+					e.bbuf = e.jsonKey(e.bbuf[:0], cols, i+1)
+					if bytes.Equal(e.kbuf, e.bbuf) {
+						continue
+					}
 				}
+				o = stream.Delete
 			}
 			var val []byte
-			if o != stream.Delete && o != stream.UpdateBefore {
+			if o != stream.Delete {
 				e.vbuf = e.jsonRow(e.vbuf[:0], cols, i)
 				val = e.vbuf
 			}

@@ -63,6 +63,16 @@ func jsonValue(t types.T) valueFunc {
 		}
 	}
 	text := textValue(t)
+	switch t.Kind {
+	case types.Date, types.Time, types.Timestamp, types.TimestampTZ, types.Interval:
+		// Their text output is digits, signs, spaces, colons, dots and
+		// words: nothing JSON escapes.
+		return func(dst []byte, a arrow.Array, i int) []byte {
+			dst = append(dst, '"')
+			dst = text(dst, a, i)
+			return append(dst, '"')
+		}
+	}
 	return func(dst []byte, a arrow.Array, i int) []byte {
 		start := len(dst)
 		dst = text(dst, a, i)
