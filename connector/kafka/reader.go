@@ -15,6 +15,7 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -65,8 +66,9 @@ type Reader struct {
 	// known (resolved at the start, from the position, or read): messages
 	// before it were emitted or skipped as bad. Run goroutine only.
 	next     map[int32]int64
-	resolved bool  // next holds every partition the reader started with
-	last     int32 // the partition of the last batch emitted
+	resolved bool         // next holds every partition the reader started with
+	last     int32        // the partition of the last batch emitted
+	topicID  kadm.TopicID // the topic's id when last listed (zero: not known)
 
 	row   *decode.Row
 	batch *decode.Batch
@@ -199,13 +201,35 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 	}
 	defer adminCl.Close()
 	adm := kadm.NewClient(adminCl)
-	parts, err := r.waitPartitions(ctx, adm)
-	if err != nil {
-		return err
+	for {
+		parts, err := r.waitPartitions(ctx, adm)
+		if err != nil {
+			return err
+		}
+		if err := r.resolve(ctx, adm, parts); err != nil {
+			return err
+		}
+		if err := r.session(ctx, adm, parts, emit); err != errTopicGone {
+			return err
+		}
+		// The topic was deleted (and perhaps created again: a new topic
+		// id the consumer does not follow): start over with a new one.
+		if err := sleep(ctx, sessionPause); err != nil {
+			return err
+		}
 	}
-	if err := r.resolve(ctx, adm, parts); err != nil {
-		return err
-	}
+}
+
+// sessionPause is the pause before a reader whose topic went away starts
+// consuming again.
+const sessionPause = time.Second
+
+// errTopicGone ends a session whose topic the brokers no longer know.
+var errTopicGone = errors.New("kafka: the topic is gone")
+
+// session consumes parts, each at its offset in r.next (at its start if
+// none), until ctx ends, emit fails or the topic is gone (errTopicGone).
+func (r *Reader) session(ctx context.Context, adm *kadm.Client, parts []int32, emit func(arrow.RecordBatch) error) error {
 	known := map[int32]bool{}
 	start := map[int32]kgo.Offset{}
 	for _, p := range parts {
@@ -251,7 +275,7 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r.fetchErrors(fs)
+		gone := r.fetchErrors(fs)
 		var perr error
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			if perr == nil {
@@ -261,6 +285,9 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 		if perr != nil {
 			return perr
 		}
+		if gone {
+			return errTopicGone
+		}
 	}
 }
 
@@ -269,8 +296,9 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 func (r *Reader) waitPartitions(ctx context.Context, adm *kadm.Client) ([]int32, error) {
 	wait := backoffMin
 	for {
-		ps, err := partitions(ctx, adm, r.src.topic)
+		ps, id, err := partitionsID(ctx, adm, r.src.topic)
 		if err == nil {
+			r.checkID(id)
 			return ps, nil
 		}
 		if ctx.Err() != nil {
@@ -289,6 +317,23 @@ func (r *Reader) waitPartitions(ctx context.Context, adm *kadm.Client) ([]int32,
 		}
 		wait = min(2*wait, backoffMax)
 	}
+}
+
+// checkID notes the topic's id; when it changed since the reader last
+// listed the topic (deleted and created again while read), the offsets
+// read belong to the old topic: every partition is read from its start,
+// and a warning reported.
+func (r *Reader) checkID(id kadm.TopicID) {
+	if id == (kadm.TopicID{}) {
+		return
+	}
+	if r.topicID != (kadm.TopicID{}) && id != r.topicID {
+		r.next = map[int32]int64{}
+		if r.opts.Errors != nil {
+			r.opts.Errors(pgerr.New(pgerr.Warning, "kafka topic %q was created again while read: reading it from its start", r.src.topic))
+		}
+	}
+	r.topicID = id
 }
 
 // resolve gives every partition in parts that has no offset yet the one
@@ -453,7 +498,9 @@ func (r *Reader) commit(ctx context.Context, adm *kadm.Client, prev map[int32]in
 
 // fetchErrors records the errors of a poll in the status (franz-go keeps
 // retrying); lost messages are also reported through ReaderOptions.Errors.
-func (r *Reader) fetchErrors(fs kgo.Fetches) {
+// gone reports that the brokers no longer know the topic (deleted, or
+// created again under a new topic id).
+func (r *Reader) fetchErrors(fs kgo.Fetches) (gone bool) {
 	errs := fs.Errors()
 	if len(errs) == 0 {
 		r.mu.Lock()
@@ -461,7 +508,7 @@ func (r *Reader) fetchErrors(fs kgo.Fetches) {
 			r.state.State = "running"
 		}
 		r.mu.Unlock()
-		return
+		return false
 	}
 	for _, fe := range errs {
 		if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
@@ -477,7 +524,9 @@ func (r *Reader) fetchErrors(fs kgo.Fetches) {
 			continue
 		}
 		r.setState("retrying", err)
+		gone = gone || errors.Is(fe.Err, kerr.UnknownTopicID) || errors.Is(fe.Err, kerr.UnknownTopicOrPartition)
 	}
+	return gone
 }
 
 // partition decodes one partition's fetched messages into batches of up
@@ -521,7 +570,7 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 	if o, ok := r.next[p]; ok {
 		ps.Offset = o
 	}
-	if fp.HighWatermark >= 0 {
+	if fp.Err == nil && fp.HighWatermark >= 0 {
 		ps.HighWatermark = fp.LastStableOffset
 		if ps.HighWatermark < 0 {
 			ps.HighWatermark = fp.HighWatermark

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 
+	"context"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -49,4 +52,37 @@ func TestBrokerRestart(t *testing.T) {
 	if rows = slices.Compact(rows); len(rows) != 20 {
 		t.Fatalf("%d distinct rows: %v", len(rows), rows)
 	}
+}
+
+// TestTopicDeletedWhileRead: a topic deleted while read shows in the
+// status; the reader goes on and reads the topic created again under the
+// same name from its start (its offsets are new), with a warning.
+func TestTopicDeletedWhileRead(t *testing.T) {
+	_, addr := cluster(t, 1)
+	p := producer(t, addr)
+	produce(t, p, rec(0, `{"id": 1}`), rec(0, `{"id": 2}`), rec(0, `{"id": 3}`))
+	s := mustOpen(t, cols(t, "id int"), map[string]string{"properties.bootstrap.server": addr, "topic": "t",
+		"scan.partition.discovery.interval": "10ms"}, "JSON")
+	ru := start(t, s, nil)
+	ru.waitRows(3)
+	adm := kadm.NewClient(p)
+	if _, err := adm.DeleteTopics(context.Background(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	ru.waitStatus("retrying", func(st Status) bool { return st.State == "retrying" && strings.Contains(st.LastError, "t") })
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	p = producer(t, addr)
+	// More messages than the old topic had: none may be skipped.
+	produce(t, p, rec(0, `{"id": 4}`), rec(0, `{"id": 5}`), rec(0, `{"id": 6}`), rec(0, `{"id": 7}`))
+	ru.waitRows(7)
+	rows, _, _, errs := ru.snapshot()
+	if !slices.Equal(rows, []string{"1", "2", "3", "4", "5", "6", "7"}) {
+		t.Fatalf("rows %v", rows)
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "created again") {
+		t.Errorf("errors %v", errs)
+	}
+	t.Logf("status %+v", ru.r.Status())
 }

@@ -271,20 +271,27 @@ func errNoTopic(topic string) error {
 // partitions lists the topic's partitions, sorted: a 42704 error when the
 // topic does not exist, an 08000 one when the brokers cannot be asked.
 func partitions(ctx context.Context, adm *kadm.Client, topic string) ([]int32, error) {
+	ps, _, err := partitionsID(ctx, adm, topic)
+	return ps, err
+}
+
+// partitionsID is partitions with the topic's id (zero if the brokers
+// have none).
+func partitionsID(ctx context.Context, adm *kadm.Client, topic string) ([]int32, kadm.TopicID, error) {
 	md, err := adm.ListTopics(ctx, topic)
 	if err != nil {
-		return nil, pgerr.Wrap(err, pgerr.ConnectionException, "kafka: could not reach the brokers: %v", err)
+		return nil, kadm.TopicID{}, pgerr.Wrap(err, pgerr.ConnectionException, "kafka: could not reach the brokers: %v", err)
 	}
 	td, ok := md[topic]
 	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
-		return nil, errNoTopic(topic)
+		return nil, kadm.TopicID{}, errNoTopic(topic)
 	}
 	if td.Err != nil {
-		return nil, pgerr.Wrap(td.Err, pgerr.ConnectionException, "kafka topic %q: %v", topic, td.Err)
+		return nil, kadm.TopicID{}, pgerr.Wrap(td.Err, pgerr.ConnectionException, "kafka topic %q: %v", topic, td.Err)
 	}
 	ps := td.Partitions.Numbers()
 	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-	return ps, nil
+	return ps, td.ID, nil
 }
 
 // describe names a record for error messages.

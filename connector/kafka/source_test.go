@@ -75,6 +75,10 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatalf("with scan.topic.wait: %v", err)
 	}
+	short, cancel2 := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel2()
+	err = mustOpen(t, c, map[string]string{"properties.bootstrap.server": "127.0.0.1:1", "topic": "t"}, "").Check(short)
+	wantCode(t, err, pgerr.ConnectionException)
 }
 
 // TestReadJSON reads JSON messages from four partitions, with the INCLUDE
