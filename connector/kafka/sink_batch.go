@@ -30,6 +30,7 @@ type epochBatch struct {
 	early    int       // records produced into the early transaction (a prefix; part 0 when > 0)
 	slot     *slot     // the early transaction's producer; nil when none
 	earlyOn  bool      // still producing early
+	flushed  bool      // the early records are all acknowledged
 	openedAt time.Time // when the first row came
 }
 

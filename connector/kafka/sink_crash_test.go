@@ -138,7 +138,7 @@ func (x *sim) armEndTxn(p crashPoint) {
 		resp := r.ResponseKind().(*kmsg.EndTxnResponse)
 		resp.ErrorCode = kerr.UnknownServerError.Code
 		if p == endTxnErrNotApplied {
-			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			resp.ErrorCode = kerr.InvalidTxnState.Code // not retried by the client
 		}
 		return resp, nil, true
 	})
@@ -333,6 +333,7 @@ func TestSinkBrokerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	restarted := make(chan *kfake.Cluster, 1)
 	commit := func(e uint64) {
 		lo := int64(e-1) * 100
 		if err := w.Write(ctx, batch(lo, lo+100, e), nil); err != nil {
@@ -349,9 +350,8 @@ func TestSinkBrokerRestart(t *testing.T) {
 				c2, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(3), kfake.DataDir(dir), kfake.SyncWrites(), kfake.Ports(port))
 				if err != nil {
 					t.Error(err)
-					return
 				}
-				c = c2
+				restarted <- c2
 			}()
 		}
 		if err := w.Commit(ctx, e, p); err != nil {
@@ -361,7 +361,11 @@ func TestSinkBrokerRestart(t *testing.T) {
 	for e := uint64(1); e <= 3; e++ {
 		commit(e)
 	}
-	defer c.Close()
+	c2 := <-restarted
+	if c2 == nil {
+		t.FailNow()
+	}
+	defer c2.Close()
 	checkExactlyOnce(t, readCommitted(t, addr, "out"), 300)
 	if st := w.Status(); st.CommittedEpoch != 3 {
 		t.Fatalf("status %+v", st)
@@ -491,5 +495,46 @@ func TestSinkLaggingCommits(t *testing.T) {
 		if st := x.w.Status(); st.CommittedEpoch != 12 {
 			t.Fatalf("status %+v", st)
 		}
+	}
+}
+
+// Commit comes while the next epoch already produces into its own early
+// transaction (the runtime's normal overlap), and the commit fails: the
+// epoch is sent again, and the next epoch's records, already appended,
+// must not come before it. The next epoch's early transaction is aborted
+// and its rows sent at its own commit, after.
+func TestSinkOrderAfterFailedCommit(t *testing.T) {
+	for _, p := range []crashPoint{none, endTxnErrNotApplied, endTxnErrApplied, produceErr} {
+		x := newSim(t, map[string]string{"sink.topic.partitions": "1"}, 40) // one log: order is visible
+		ctx := context.Background()
+		var fault *kfake.FaultHandle
+		if p == produceErr {
+			// Fails a produce of epoch 1's early transaction.
+			fault = x.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "out", Err: kerr.InvalidRecord})
+		}
+		x.write(1)
+		pending1, err := x.w.PreCommit(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fault != nil {
+			fault.Remove()
+		}
+		x.write(2) // epoch 2's first rows go out before epoch 1 commits
+		x.durable, x.pending = 2, pending1
+		if p == endTxnErrNotApplied || p == endTxnErrApplied {
+			x.armEndTxn(p)
+		}
+		if err := x.w.Commit(ctx, 2, pending1); err != nil {
+			t.Fatal(err)
+		}
+		pending2, err := x.w.PreCommit(ctx, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.w.Commit(ctx, 4, pending2); err != nil {
+			t.Fatal(err)
+		}
+		checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 2*x.perEp)
 	}
 }
