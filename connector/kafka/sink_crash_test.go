@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -566,5 +567,54 @@ func TestSinkOrderAfterFailedCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 2*x.perEp)
+	}
+}
+
+// A producer whose buffer fills while Kafka refuses every produce makes
+// Write wait (backpressure), saying so in Status, and go on when Kafka
+// does.
+func TestSinkFullBufferWaits(t *testing.T) {
+	defer func(d time.Duration) { waitStep = d }(waitStep)
+	waitStep = 20 * time.Millisecond
+	for _, g := range []string{"exactly-once", "at-least-once"} {
+		x := newSim(t, map[string]string{"sink.delivery-guarantee": g}, 1)
+		ctx := context.Background()
+		fault := x.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "out", Err: kerr.NotEnoughReplicas, Count: -1})
+		const n = maxBufRecords + 1000
+		done := make(chan error, 1)
+		go func() {
+			for i := int64(0); i < n; i += 10000 {
+				if err := x.w.Write(ctx, batch(i, min(i+10000, n), 1), nil); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		for {
+			if st := x.w.Status(); strings.Contains(st.Status, "buffer is full") {
+				t.Logf("%s: %s", g, st.Status)
+				break
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("%s: Write returned (%v) while Kafka refused everything", g, err)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		fault.Remove()
+		t0 := time.Now()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: writes done %v after Kafka came back", g, time.Since(t0))
+		p, err := x.w.PreCommit(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.w.Commit(ctx, 2, p); err != nil {
+			t.Fatal(err)
+		}
+		checkExactlyOnce(t, readCommitted(t, x.addr, "out"), n)
 	}
 }

@@ -38,6 +38,7 @@ type txnWriter struct {
 
 	ctx      context.Context // the Write in progress (for emit)
 	now      time.Time       // its time: the records' timestamp (one clock read a batch)
+	emitErr  error           // the first error met by emit in this Write
 	cur      *epochBatch     // rows since the last PreCommit; nil: none yet
 	prepared []*epochBatch   // PreCommitted, not committed, in epoch order
 
@@ -181,6 +182,9 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 	if err != nil {
 		return fmt.Errorf("kafka sink %s: encoding: %w", w.c.name, err)
 	}
+	if err, w.emitErr = w.emitErr, nil; err != nil {
+		return fmt.Errorf("kafka sink %s: %w", w.c.name, err)
+	}
 	return nil
 }
 
@@ -258,6 +262,9 @@ func (w *txnWriter) emit(key, value []byte) {
 	}
 	k, v := b.add(key, value, w.c.maxEpochBytes)
 	if b.earlyOn {
+		if err := waitRoom(w.ctx, b.slot.cl, &w.st, b.slot.hook, len(k)+len(v)); err != nil && w.emitErr == nil {
+			w.emitErr = err
+		}
 		b.slot.cl.Produce(w.ctx, w.newRecord(k, v), b.slot.promise)
 		b.early++
 	}
