@@ -20,18 +20,19 @@ import (
 // the last checkpoint are sent again. Owned by the job's sink goroutine;
 // Status may be called from any goroutine.
 type aloWriter struct {
-	c      *sinkConfig
-	enc    recordEncoder
-	emitFn func(key, value []byte)
-	cl     *kgo.Client
-	hook   *errHook
-	ctx    context.Context // the Write in progress
-	now    time.Time       // its time: the records' timestamp
-	arena  []byte          // this epoch's keys and values, append only
-	slab   []kgo.Record
-	sent   int64 // records produced since the last flush
-	failed atomic.Pointer[error]
-	st     statusBox
+	c       *sinkConfig
+	enc     recordEncoder
+	emitFn  func(key, value []byte)
+	cl      *kgo.Client
+	hook    *errHook
+	ctx     context.Context // the Write in progress
+	now     time.Time       // its time: the records' timestamp
+	emitErr error           // the first error met by emit in this Write
+	arena   []byte          // this epoch's keys and values, append only
+	slab    []kgo.Record
+	sent    int64 // records produced since the last flush
+	failed  atomic.Pointer[error]
+	st      statusBox
 }
 
 func newALOWriter(ctx context.Context, c *sinkConfig, writer int) (sink.Writer, error) {
@@ -62,6 +63,9 @@ func (w *aloWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 	if err != nil {
 		return fmt.Errorf("kafka sink %s: encoding: %w", w.c.name, err)
 	}
+	if err, w.emitErr = w.emitErr, nil; err != nil {
+		return fmt.Errorf("kafka sink %s: %w", w.c.name, err)
+	}
 	return nil
 }
 
@@ -72,6 +76,9 @@ func (w *aloWriter) emit(key, value []byte) {
 	r := &w.slab[0]
 	w.slab = w.slab[1:]
 	r.Key, r.Value, r.Timestamp = w.keep(key), w.keep(value), w.now
+	if err := waitRoom(w.ctx, w.cl, &w.st, w.hook, len(key)+len(value)); err != nil && w.emitErr == nil {
+		w.emitErr = err
+	}
 	w.cl.Produce(w.ctx, r, w.onProduced)
 	w.sent++
 }

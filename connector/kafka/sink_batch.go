@@ -30,6 +30,7 @@ type epochBatch struct {
 	early    int       // records produced into the early transaction (a prefix; part 0 when > 0)
 	slot     *slot     // the early transaction's producer; nil when none
 	earlyOn  bool      // still producing early
+	flushed  bool      // the early records are all acknowledged
 	openedAt time.Time // when the first row came
 }
 
@@ -161,14 +162,17 @@ func encodePending(batches []*epochBatch) []byte {
 	}
 	var out []byte
 	if len(batches) == 1 {
-		out = batches[0].data
+		// The trailer goes into the spare capacity; the batch's data is
+		// capped so that nothing is ever written there again (the
+		// runtime may be reading this pending on another goroutine).
+		b := batches[0]
+		out = b.data
+		b.data = b.data[:len(b.data):len(b.data)]
 	} else {
 		for _, b := range batches {
 			out = append(out, b.data...)
 		}
 	}
-	// Append the trailer to a copy's end only when out is a batch's data
-	// and has no room; append never writes over existing records.
 	t0 := len(out)
 	for _, b := range batches {
 		out = binary.AppendUvarint(out, b.epoch)

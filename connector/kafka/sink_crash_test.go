@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,6 +57,11 @@ type sim struct {
 	pending []byte // what PreCommit(durable) returned
 	dup     *kgo.Client
 	crashes int
+	// overlap defers each clean step's Commit until after the first batch
+	// of the next step, as the runtime does (the checkpoint becomes
+	// durable while the next epoch runs).
+	overlap  bool
+	deferred bool // a Commit(durable) is owed
 }
 
 func newSim(t *testing.T, opts map[string]string, perEp int64) *sim {
@@ -87,6 +93,12 @@ func (x *sim) write(e uint64) {
 			x.t.Fatal(err)
 		}
 		if r[0] == lo {
+			if x.deferred {
+				x.deferred = false
+				if err := x.w.Commit(ctx, x.durable, x.pending); err != nil {
+					x.t.Fatalf("deferred Commit(%d): %v", x.durable, err)
+				}
+			}
 			if err := x.w.Barrier(ctx, 2*e-1); err != nil { // a barrier inside the checkpoint interval
 				x.t.Fatal(err)
 			}
@@ -98,6 +110,7 @@ func (x *sim) write(e uint64) {
 // durable checkpoint; it returns the next epoch to write.
 func (x *sim) crash() uint64 {
 	x.crashes++
+	x.deferred = false
 	w, err := x.s.Recover(context.Background(), 0, x.durable, x.pending)
 	if err != nil {
 		x.t.Fatalf("recover from %d: %v", x.durable, err)
@@ -138,7 +151,7 @@ func (x *sim) armEndTxn(p crashPoint) {
 		resp := r.ResponseKind().(*kmsg.EndTxnResponse)
 		resp.ErrorCode = kerr.UnknownServerError.Code
 		if p == endTxnErrNotApplied {
-			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			resp.ErrorCode = kerr.InvalidTxnState.Code // not retried by the client
 		}
 		return resp, nil, true
 	})
@@ -180,6 +193,15 @@ func (x *sim) step(e uint64, p crashPoint) uint64 {
 		return x.crash()
 	case endTxnErrApplied, endTxnErrNotApplied:
 		x.armEndTxn(p)
+		if x.overlap {
+			x.deferred = true // fails while the next epoch runs
+			return e + 1
+		}
+	case none:
+		if x.overlap {
+			x.deferred = true
+			return e + 1
+		}
 	}
 	if err := x.w.Commit(ctx, 2*e, pending); err != nil {
 		x.t.Fatalf("epoch %d (%s): Commit: %v", e, crashNames[p], err)
@@ -210,9 +232,17 @@ func TestSinkCrashAtEveryPoint(t *testing.T) {
 	}
 }
 
-// Random crash points over many epochs.
+// Random crash points over many epochs, with Commit right after PreCommit
+// and with Commit overlapping the next epoch (one partition, so that any
+// reordering shows).
 func TestSinkCrashRandom(t *testing.T) {
-	x := newSim(t, nil, 37)
+	t.Run("serial", func(t *testing.T) { crashRandom(t, false) })
+	t.Run("overlap", func(t *testing.T) { crashRandom(t, true) })
+}
+
+func crashRandom(t *testing.T, overlap bool) {
+	x := newSim(t, map[string]string{"sink.topic.partitions": "1"}, 37)
+	x.overlap = overlap
 	rng := rand.New(rand.NewPCG(1, 2))
 	e := uint64(1)
 	for steps := 0; steps < 60; steps++ {
@@ -222,7 +252,8 @@ func TestSinkCrashRandom(t *testing.T) {
 		}
 		e = x.step(e, p)
 	}
-	for x.durable != 2*(e-1) { // end on a clean commit
+	x.overlap = false
+	for x.durable != 2*(e-1) || x.deferred { // end on a clean commit
 		e = x.step(e, none)
 	}
 	t.Logf("%d epochs, %d crashes", e-1, x.crashes)
@@ -333,6 +364,7 @@ func TestSinkBrokerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	restarted := make(chan *kfake.Cluster, 1)
 	commit := func(e uint64) {
 		lo := int64(e-1) * 100
 		if err := w.Write(ctx, batch(lo, lo+100, e), nil); err != nil {
@@ -349,9 +381,8 @@ func TestSinkBrokerRestart(t *testing.T) {
 				c2, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(3), kfake.DataDir(dir), kfake.SyncWrites(), kfake.Ports(port))
 				if err != nil {
 					t.Error(err)
-					return
 				}
-				c = c2
+				restarted <- c2
 			}()
 		}
 		if err := w.Commit(ctx, e, p); err != nil {
@@ -361,7 +392,11 @@ func TestSinkBrokerRestart(t *testing.T) {
 	for e := uint64(1); e <= 3; e++ {
 		commit(e)
 	}
-	defer c.Close()
+	c2 := <-restarted
+	if c2 == nil {
+		t.FailNow()
+	}
+	defer c2.Close()
 	checkExactlyOnce(t, readCommitted(t, addr, "out"), 300)
 	if st := w.Status(); st.CommittedEpoch != 3 {
 		t.Fatalf("status %+v", st)
@@ -491,5 +526,95 @@ func TestSinkLaggingCommits(t *testing.T) {
 		if st := x.w.Status(); st.CommittedEpoch != 12 {
 			t.Fatalf("status %+v", st)
 		}
+	}
+}
+
+// Commit comes while the next epoch already produces into its own early
+// transaction (the runtime's normal overlap), and the commit fails: the
+// epoch is sent again, and the next epoch's records, already appended,
+// must not come before it. The next epoch's early transaction is aborted
+// and its rows sent at its own commit, after.
+func TestSinkOrderAfterFailedCommit(t *testing.T) {
+	for _, p := range []crashPoint{none, endTxnErrNotApplied, endTxnErrApplied, produceErr} {
+		x := newSim(t, map[string]string{"sink.topic.partitions": "1"}, 40) // one log: order is visible
+		ctx := context.Background()
+		var fault *kfake.FaultHandle
+		if p == produceErr {
+			// Fails a produce of epoch 1's early transaction.
+			fault = x.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "out", Err: kerr.InvalidRecord})
+		}
+		x.write(1)
+		pending1, err := x.w.PreCommit(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fault != nil {
+			fault.Remove()
+		}
+		x.write(2) // epoch 2's first rows go out before epoch 1 commits
+		x.durable, x.pending = 2, pending1
+		if p == endTxnErrNotApplied || p == endTxnErrApplied {
+			x.armEndTxn(p)
+		}
+		if err := x.w.Commit(ctx, 2, pending1); err != nil {
+			t.Fatal(err)
+		}
+		pending2, err := x.w.PreCommit(ctx, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.w.Commit(ctx, 4, pending2); err != nil {
+			t.Fatal(err)
+		}
+		checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 2*x.perEp)
+	}
+}
+
+// A producer whose buffer fills while Kafka refuses every produce makes
+// Write wait (backpressure), saying so in Status, and go on when Kafka
+// does.
+func TestSinkFullBufferWaits(t *testing.T) {
+	defer func(d time.Duration) { waitStep = d }(waitStep)
+	waitStep = 20 * time.Millisecond
+	for _, g := range []string{"exactly-once", "at-least-once"} {
+		x := newSim(t, map[string]string{"sink.delivery-guarantee": g}, 1)
+		ctx := context.Background()
+		fault := x.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "out", Err: kerr.NotEnoughReplicas, Count: -1})
+		const n = maxBufRecords + 1000
+		done := make(chan error, 1)
+		go func() {
+			for i := int64(0); i < n; i += 10000 {
+				if err := x.w.Write(ctx, batch(i, min(i+10000, n), 1), nil); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		for {
+			if st := x.w.Status(); strings.Contains(st.Status, "buffer is full") {
+				t.Logf("%s: %s", g, st.Status)
+				break
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("%s: Write returned (%v) while Kafka refused everything", g, err)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		fault.Remove()
+		t0 := time.Now()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: writes done %v after Kafka came back", g, time.Since(t0))
+		p, err := x.w.PreCommit(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.w.Commit(ctx, 2, p); err != nil {
+			t.Fatal(err)
+		}
+		checkExactlyOnce(t, readCommitted(t, x.addr, "out"), n)
 	}
 }

@@ -29,6 +29,11 @@ const (
 	// for its checkpoint to become durable, and one spare. It is fixed:
 	// recovery fences exactly these ids.
 	poolSize = 3
+	// A producer holds at most this many records (bytes) not yet
+	// acknowledged; a writer whose producer is full waits (backpressure)
+	// and says so in its Status.
+	maxBufRecords = 1 << 18
+	maxBufBytes   = 64 << 20
 )
 
 // sinkKeys are the sink's own option keys (ParseClient reads the
@@ -198,6 +203,13 @@ func (c *sinkConfig) Recover(ctx context.Context, writer int, epoch uint64, pend
 func (c *sinkConfig) producerOpts(h *errHook) []kgo.Opt {
 	o := c.client.Opts()
 	o = append(o, kgo.DefaultProduceTopic(c.topic), kgo.WithHooks(h),
-		kgo.MaxBufferedRecords(1<<18), kgo.MaxBufferedBytes(64<<20), kgo.ProducerLinger(0))
+		kgo.MaxBufferedRecords(maxBufRecords), kgo.MaxBufferedBytes(maxBufBytes), kgo.ProducerLinger(0),
+		// Retry within a second of Kafka coming back: kgo's default
+		// backoff grows to 2.5 s, and its metadata refresh after an
+		// error waits for metadata at least 5 s old.
+		kgo.RetryBackoffFn(func(tries int) time.Duration {
+			return min(50*time.Millisecond<<min(tries, 5), time.Second)
+		}),
+		kgo.MetadataMinAge(500*time.Millisecond))
 	return append(o, c.extra...)
 }

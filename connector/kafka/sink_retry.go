@@ -171,3 +171,13 @@ func backoff(ctx context.Context, st *statusBox, what string, attempt func() err
 		}
 	}
 }
+
+// waitRoom makes a writer whose producer buffer is full wait, visibly,
+// until Kafka has acknowledged what it holds: kgo would block in Produce
+// without a word.
+func waitRoom(ctx context.Context, cl *kgo.Client, st *statusBox, h *errHook, next int) error {
+	if cl.BufferedProduceRecords() < maxBufRecords-1 && cl.BufferedProduceBytes()+int64(next) < maxBufBytes {
+		return nil
+	}
+	return waitFor(ctx, st, h, "acknowledgments (the producer's buffer is full)", cl.Flush)
+}

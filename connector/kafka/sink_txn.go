@@ -38,6 +38,7 @@ type txnWriter struct {
 
 	ctx      context.Context // the Write in progress (for emit)
 	now      time.Time       // its time: the records' timestamp (one clock read a batch)
+	emitErr  error           // the first error met by emit in this Write
 	cur      *epochBatch     // rows since the last PreCommit; nil: none yet
 	prepared []*epochBatch   // PreCommitted, not committed, in epoch order
 
@@ -170,7 +171,9 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 		// Sized like the last epoch, so that a steady stream does not
 		// copy its buffer as it grows.
 		w.cur = &epochBatch{data: make([]byte, 0, w.lastSize+w.lastSize/8+64)}
-		w.startEarly()
+		if err := w.startEarly(ctx); err != nil {
+			return err
+		}
 		w.updateOpen()
 	}
 	w.ctx, w.now = ctx, time.Now()
@@ -179,19 +182,67 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 	if err != nil {
 		return fmt.Errorf("kafka sink %s: encoding: %w", w.c.name, err)
 	}
+	if err, w.emitErr = w.emitErr, nil; err != nil {
+		return fmt.Errorf("kafka sink %s: %w", w.c.name, err)
+	}
 	return nil
 }
 
 // startEarly begins an early transaction for cur on a free slot; without
 // one the epoch's rows are only kept, and sent at Commit.
-func (w *txnWriter) startEarly() {
+//
+// Order: a partition's log keeps records in the order they were appended,
+// and read_committed consumers read it in that order. So cur may produce
+// early only once every earlier uncommitted epoch has all its records
+// appended in an early transaction that will commit: flushed, none
+// failed, nothing left to send at Commit. Otherwise those records would
+// be appended (at Commit) after cur's, and a consumer would see a later
+// row of a key before an earlier one.
+func (w *txnWriter) startEarly(ctx context.Context) error {
+	for _, p := range w.prepared {
+		if p.slot == nil || p.early != p.n {
+			return nil
+		}
+		if !p.flushed {
+			if err := waitFor(ctx, &w.st, p.slot.hook, "acknowledgments", p.slot.cl.Flush); err != nil {
+				return fmt.Errorf("kafka sink %s: %w", w.c.name, err)
+			}
+			p.flushed = true
+		}
+		if p.slot.failed.Load() != nil {
+			return nil
+		}
+	}
 	s := w.freeSlot()
 	if s == nil || s.cl.BeginTransaction() != nil {
-		return
+		return nil
 	}
 	s.failed.Store(nil)
 	s.owner = w.cur
 	w.cur.slot, w.cur.earlyOn, w.cur.openedAt = s, true, time.Now()
+	return nil
+}
+
+// abortLater aborts the early transactions of the epochs after b before
+// b's rows are sent at commit (see startEarly: they must come first); the
+// rows of those epochs are then sent at their own commits.
+func (w *txnWriter) abortLater(ctx context.Context, b *epochBatch) error {
+	later := append([]*epochBatch(nil), w.prepared...)
+	if w.cur != nil {
+		later = append(later, w.cur)
+	}
+	for _, x := range later {
+		s := x.slot
+		if x == b || s == nil || x.epoch < b.epoch && x != w.cur {
+			continue
+		}
+		x.stopEarly()
+		x.slot, s.owner = nil, nil
+		if err := backoff(ctx, &w.st, "fencing "+s.id, func() error { return w.fence(ctx, s) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *txnWriter) freeSlot() *slot {
@@ -211,6 +262,9 @@ func (w *txnWriter) emit(key, value []byte) {
 	}
 	k, v := b.add(key, value, w.c.maxEpochBytes)
 	if b.earlyOn {
+		if err := waitRoom(w.ctx, b.slot.cl, &w.st, b.slot.hook, len(k)+len(v)); err != nil && w.emitErr == nil {
+			w.emitErr = err
+		}
 		b.slot.cl.Produce(w.ctx, w.newRecord(k, v), b.slot.promise)
 		b.early++
 	}
@@ -301,6 +355,11 @@ func (w *txnWriter) commitBatch(ctx context.Context, b *epochBatch) error {
 			from = b.parts()
 		} else if ok && p.Epoch == b.epoch {
 			from = p.Part + 1
+		}
+	}
+	if from < b.parts() {
+		if err := w.abortLater(ctx, b); err != nil {
+			return err
 		}
 	}
 	for k := from; k < b.parts(); k++ {
