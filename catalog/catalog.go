@@ -205,6 +205,9 @@ type Catalog struct {
 	// checkpointStatus reports the runtime's checkpoints for
 	// streamsql_checkpoints (set by the engine, see SetCheckpointStatus).
 	checkpointStatus atomic.Pointer[func() (CheckpointStatus, bool)]
+	// sourceStatus reports the source readers for streamsql_sources
+	// (set by the engine, see SetSourceStatus).
+	sourceStatus atomic.Pointer[func() []SourceStatus]
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]

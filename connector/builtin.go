@@ -1,10 +1,12 @@
 package connector
 
 import (
+	"context"
 	"strings"
 
 	"github.com/streamsql/streamsql/connector/datagen"
 	"github.com/streamsql/streamsql/connector/file"
+	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/connector/nexmark"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
@@ -12,18 +14,23 @@ import (
 
 // The built-in connectors resume at positions (Resumable, Positioner).
 var (
-	_ Resumable  = datagenSource{}
-	_ Resumable  = nexmarkSource{}
-	_ Resumable  = fileSource{}
-	_ Positioner = (*datagen.Reader)(nil)
-	_ Positioner = (*nexmark.Reader)(nil)
-	_ Positioner = (*file.Reader)(nil)
+	_ Resumable   = datagenSource{}
+	_ Resumable   = nexmarkSource{}
+	_ Resumable   = fileSource{}
+	_ Positioner  = (*datagen.Reader)(nil)
+	_ Positioner  = (*nexmark.Reader)(nil)
+	_ Positioner  = (*file.Reader)(nil)
+	_ Resumable   = kafkaSource{}
+	_ Checker     = kafkaSource{}
+	_ Positioner  = (*kafka.Reader)(nil)
+	_ Partitioned = (*kafka.Reader)(nil)
 )
 
 func init() {
 	Register("datagen", openDatagen)
 	Register("nexmark", openNexmark)
 	registerEnv("file", openFile)
+	Register("kafka", openKafka)
 }
 
 // datagenSource adapts a datagen.Config.
@@ -171,4 +178,48 @@ func openFile(cols []types.Column, opts map[string]string, format string, env En
 		return nil, err
 	}
 	return fileSource{src}, nil
+}
+
+// kafkaSource adapts a kafka.Source.
+type kafkaSource struct{ src *kafka.Source }
+
+func (s kafkaSource) Columns() []types.Column    { return s.src.Columns() }
+func (s kafkaSource) NewReader() (Reader, error) { return s.NewReaderWith(ReaderOptions{}) }
+func (s kafkaSource) NewReaderWith(o ReaderOptions) (Reader, error) {
+	return kafkaReader{s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors})}, nil
+}
+
+// NewReaderAt implements Resumable: the position is each partition's next
+// offset.
+func (s kafkaSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
+	r := s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors})
+	if err := r.Seek(pos); err != nil {
+		return nil, err
+	}
+	return kafkaReader{r}, nil
+}
+
+// kafkaReader adds Report to a kafka.Reader.
+type kafkaReader struct{ *kafka.Reader }
+
+// Report implements Reporter.
+func (r kafkaReader) Report() Report {
+	st := r.Status()
+	rep := Report{State: st.State, LastError: st.LastError, Partitions: make([]PartitionReport, len(st.Partitions))}
+	for i, p := range st.Partitions {
+		rep.Partitions[i] = PartitionReport{Partition: p.Partition, Offset: p.Offset, HighWatermark: p.HighWatermark,
+			Lag: p.Lag(), Rows: p.Rows, BadRows: p.BadRows}
+	}
+	return rep
+}
+
+// Check implements Checker: the brokers answer and the topic exists.
+func (s kafkaSource) Check(ctx context.Context) error { return s.src.Check(ctx) }
+
+func openKafka(cols []types.Column, opts map[string]string, format string) (Source, error) {
+	src, err := kafka.Open(cols, opts, format)
+	if err != nil {
+		return nil, err
+	}
+	return kafkaSource{src}, nil
 }

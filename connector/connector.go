@@ -15,8 +15,8 @@
 // uninterrupted run. Positions are small opaque byte strings, each starting
 // with a byte that names its connector and layout version.
 //
-// Built in: datagen (connector/datagen), nexmark (connector/nexmark) and
-// file (connector/file). Register adds others. The user-facing options are
+// Built in: datagen (connector/datagen), nexmark (connector/nexmark),
+// file (connector/file) and kafka (connector/kafka). Register adds others. The user-facing options are
 // in docs/connectors.md.
 package connector
 
@@ -29,6 +29,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/connector/file"
 	"github.com/streamsql/streamsql/connector/internal/position"
+	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -125,6 +126,12 @@ type Positioner interface {
 // to tell when a resumed reader has read as far as it had before a crash.
 func ComparePositions(a, b []byte) (c int, ok bool) { return position.Compare(a, b) }
 
+// PositionReached reports whether a reader at a has read at least as far
+// as one at b (both of one source): for partitioned positions (Kafka), in
+// every partition; positions that cannot be compared at all count as
+// reached.
+func PositionReached(a, b []byte) bool { return position.Reached(a, b) }
+
 // NewReaderAt starts a reader of s at pos (nil: the start, as NewReader)
 // with the runtime's options. When s is Resumable the reader implements
 // Positioner. A position for a source that is not Resumable is a 55000
@@ -138,6 +145,61 @@ func NewReaderAt(s Source, pos []byte, o ReaderOptions) (Reader, error) {
 			WithHint("Its connector does not support restarting from a checkpoint.")
 	}
 	return NewReader(s, o)
+}
+
+// Checker is implemented by sources that can check, by connecting, that
+// their input exists (kafka: the brokers answer, the topic exists). CREATE
+// SOURCE calls Check so that a typo fails there; loading the catalog at
+// start does not (readers wait for their input instead).
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// Partitioned is implemented by readers whose input has partitions, each
+// with its own order of event time (kafka). Every batch such a reader
+// emits holds rows of one partition; the runtime keeps a watermark per
+// partition and merges them by minimum (docs/contributing/streaming.md).
+type Partitioned interface {
+	// Partition is the partition of the batch being emitted. Call it on
+	// the Run goroutine from inside emit, as Position.
+	Partition() int32
+	// Partitions are the partitions the reader reads now, from any
+	// goroutine; nil while it does not know them yet (starting), empty
+	// when it has none. A partition is listed before its first batch.
+	Partitions() []int32
+}
+
+// Reporter is implemented by readers that report their progress per
+// partition (streamsql_sources). Report is safe from any goroutine.
+type Reporter interface {
+	Report() Report
+}
+
+// Report is a reader's progress.
+type Report struct {
+	State      string // e.g. starting, running, retrying, waiting for topic
+	LastError  string // the last error met (retried), "" if none
+	Partitions []PartitionReport
+}
+
+// PartitionReport is one partition's progress; -1 is "not known".
+type PartitionReport struct {
+	Partition                  int32
+	Offset, HighWatermark, Lag int64
+	Rows, BadRows              int64
+}
+
+// IncludeColumn is the column that "INCLUDE what [AS name]" adds to a
+// source of the connector (name "" for the connector's default name), and
+// the WITH option that records it for Open (the connector's own key, set
+// to the column's name). Only kafka has INCLUDE columns; for another
+// connector, or an unknown what, it is a 0A000 or 22023 error.
+func IncludeColumn(connector, what, name string) (col types.Column, optKey string, err error) {
+	if !strings.EqualFold(connector, "kafka") {
+		return col, "", pgerr.Unsupported("a %s source has no INCLUDE columns", connector).
+			WithHint("INCLUDE adds Kafka metadata (partition, offset, timestamp, key) to a kafka source.")
+	}
+	return kafka.IncludeColumn(what, name)
 }
 
 // OpenFunc validates and configures one connector; see Open.
@@ -189,8 +251,9 @@ func Names() []string {
 }
 
 // Open validates and configures a connector. cols are the declared columns
-// (may be empty for nexmark); opts are the WITH options except connector,
-// keys lower case; format is "", "JSON" or "CSV" (the FORMAT clause). Errors
+// (may be empty for nexmark; a kafka source's INCLUDE columns last); opts
+// are the WITH options except connector, keys lower case; format is the
+// FORMAT clause: "", "JSON", "CSV", or "F ENCODE E" ("PLAIN ENCODE JSON"). Errors
 // are pgerr errors naming the bad option (22023 for a bad or unknown
 // option, 42P16 for columns that do not suit the connector, 58P01 for a
 // missing file, ...). It opens under the zero Env; the server uses OpenWith.

@@ -40,6 +40,9 @@ type Engine struct {
 	store   *storage.Store
 	cat     Catalog
 	nextPID atomic.Int32
+	// readers are the running source readers that report progress
+	// (streamsql_sources, source_status.go).
+	readers sourceReaders
 	// layout is held shared by statements from their final plan check to
 	// the end of Execute, and exclusively by ALTER TABLE (see lockPlan).
 	layout sync.RWMutex
@@ -138,6 +141,11 @@ func Open(cfg Config) (*Engine, error) {
 		SetCheckpointStatus(func() (catalog.CheckpointStatus, bool))
 	}); ok {
 		c.SetCheckpointStatus(e.checkpointStatus)
+	}
+	if c, ok := cat.(interface {
+		SetSourceStatus(func() []catalog.SourceStatus)
+	}); ok {
+		c.SetSourceStatus(e.sourceStatus)
 	}
 	e.startViews()
 	e.flow.EndRecovery()

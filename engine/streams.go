@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -66,23 +67,36 @@ func (in flowInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFu
 // OpenSourceAt implements dataflow.SourceResumer: a reader starting at pos
 // (nil: the start) that reports its position after each batch.
 func (in flowInputs) OpenSourceAt(oid uint32, pos []byte, onError func(error)) (dataflow.RunFunc, func() []byte, bool, error) {
+	sr, err := in.OpenSourceReader(0, oid, pos, onError)
+	return sr.Run, sr.Position, sr.Finite, err
+}
+
+// OpenSourceReader implements dataflow.PartitionedResumer: OpenSourceAt,
+// with the partitions of a partitioned reader (connector.Partitioned).
+func (in flowInputs) OpenSourceReader(job, oid uint32, pos []byte, onError func(error)) (dataflow.SourceReader, error) {
 	rel := in.e.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindSource {
-		return nil, nil, false, pgerr.Internal("source %d does not exist", oid)
+		return dataflow.SourceReader{}, pgerr.Internal("source %d does not exist", oid)
 	}
 	src, err := in.e.openConnector(rel)
 	if err != nil {
-		return nil, nil, false, err
+		return dataflow.SourceReader{}, err
 	}
 	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError})
 	if err != nil {
-		return nil, nil, false, err
+		return dataflow.SourceReader{}, err
 	}
-	var position func() []byte
+	sr := dataflow.SourceReader{Run: r.Run, Finite: connector.IsFinite(src)}
 	if p, ok := r.(connector.Positioner); ok {
-		position = p.Position
+		sr.Position = p.Position
 	}
-	return r.Run, position, connector.IsFinite(src), nil
+	if p, ok := r.(connector.Partitioned); ok {
+		sr.Partition, sr.Partitions = p.Partition, p.Partitions
+	}
+	if rep, ok := r.(connector.Reporter); ok {
+		in.e.readers.track(&sr, job, oid, rep)
+	}
+	return sr, nil
 }
 
 func (e *Engine) openConnector(rel *catalog.Relation) (connector.Source, error) {
@@ -398,9 +412,16 @@ func (s *Session) dropQuietly(rel *catalog.Relation) {
 	}
 }
 
+// sourceCheckTimeout bounds CREATE SOURCE's check that the input exists
+// (connector.Checker: a kafka topic).
+const sourceCheckTimeout = 10 * time.Second
+
 // execCreateSource runs CREATE SOURCE: validate the connector and its
-// options now, so a bad option fails here, not when a view reads it.
-func (s *Session) execCreateSource(env *planner.Env, stmt sql.Statement) (*Result, error) {
+// options now, so a bad option fails here, not when a view reads it. A
+// source whose connector can check its input (connector.Checker) is
+// checked too. INCLUDE columns come after the declared ones, recorded in
+// the options for the connector (connector.IncludeColumn).
+func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt sql.Statement) (*Result, error) {
 	x := stmt.Ext.Source
 	opts := map[string]string{}
 	name := ""
@@ -410,11 +431,15 @@ func (s *Session) execCreateSource(env *planner.Env, stmt sql.Statement) (*Resul
 			name = strings.ToLower(o.Value)
 			continue
 		}
+		if strings.HasPrefix(k, "include.") {
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized option %q", k).
+				WithHint("Metadata columns are added with INCLUDE, after the column list.")
+		}
 		opts[k] = o.Value
 	}
 	if name == "" {
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "CREATE SOURCE needs WITH (connector = '...')").
-			WithHint("connectors: datagen, nexmark, file")
+			WithHint("connectors: datagen, nexmark, file, kafka")
 	}
 	rel := &catalog.Relation{Name: x.Name, Kind: catalog.KindSource}
 	if x.Stmt != nil {
@@ -428,8 +453,28 @@ func (s *Session) execCreateSource(env *planner.Env, stmt sql.Statement) (*Resul
 			return nil, pgerr.Unsupported("a source cannot have PRIMARY KEY or UNIQUE constraints")
 		}
 	}
+	for _, inc := range x.Include { // connector metadata columns, after the declared ones
+		col, key, err := connector.IncludeColumn(name, inc.What, inc.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range rel.Columns {
+			if c.Name == col.Name {
+				return nil, pgerr.New(pgerr.DuplicateColumn, "column \"%s\" specified more than once", col.Name).
+					WithHint("Name the INCLUDE column with AS.")
+			}
+		}
+		if _, dup := opts[key]; dup {
+			return nil, pgerr.New(pgerr.SyntaxError, "INCLUDE %s is given twice", inc.What)
+		}
+		rel.Columns = append(rel.Columns, catalog.Column{Name: col.Name, Type: col.Type})
+		opts[key] = col.Name
+	}
 	rel.AppendOnly = true
 	rel.Connector, rel.Options, rel.Format = name, opts, x.Format
+	if x.Encode != "" {
+		rel.Format += " ENCODE " + x.Encode
+	}
 	if name == "file" {
 		if err := s.mayReadServerFiles(); err != nil {
 			return nil, err
@@ -438,6 +483,14 @@ func (s *Session) execCreateSource(env *planner.Env, stmt sql.Statement) (*Resul
 	src, err := s.eng.openConnector(rel)
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := src.(connector.Checker); ok {
+		cctx, cancel := context.WithTimeout(ctx, sourceCheckTimeout)
+		err := c.Check(cctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(rel.Columns) == 0 {
 		for _, c := range src.Columns() {
@@ -482,7 +535,7 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		}
 		return &Result{Tag: "ADVANCE CLOCK"}, true, nil
 	case sql.KindCreateSource:
-		res, err := s.execCreateSource(env, stmt)
+		res, err := s.execCreateSource(ctx, env, stmt)
 		return res, true, err
 	case sql.KindResume:
 		res, err := s.execResume(ctx, x.Drop)

@@ -178,6 +178,17 @@ type Source struct {
 	Options     Options
 	Format      string // upper-cased: JSON, CSV, PLAIN; "" if not given
 	Encode      string // upper-cased ENCODE of FORMAT PLAIN ENCODE JSON
+	// Include are the INCLUDE items (connector metadata as columns), in
+	// the order written.
+	Include []Include
+}
+
+// Include is one item of CREATE SOURCE's INCLUDE clause: "INCLUDE what [AS
+// name]".
+type Include struct {
+	What string // lower-cased: partition, offset, timestamp, key, ...
+	Name string // the column's normalized name; "" for the default
+	Pos  int    // byte offset of what in the statement
 }
 
 // Sink is CREATE SINK [IF NOT EXISTS] name FROM view | FROM (query) | AS

@@ -130,6 +130,43 @@ func TestCreateSource(t *testing.T) {
 	}
 }
 
+func TestCreateSourceInclude(t *testing.T) {
+	q := "CREATE SOURCE s (v int) INCLUDE partition AS p, offset INCLUDE timestamp AS \"Ts\", key " +
+		"WITH (connector = 'kafka') FORMAT PLAIN ENCODE JSON"
+	st := parseOne(t, q)
+	inc := st.Ext.Source.Include
+	want := []Include{{"partition", "p", strings.Index(q, "partition")}, {"offset", "", strings.Index(q, "offset")},
+		{"timestamp", "Ts", strings.Index(q, "timestamp")}, {"key", "", strings.Index(q, "key")}}
+	if !reflect.DeepEqual(inc, want) {
+		t.Fatalf("include %+v, want %+v", inc, want)
+	}
+	if got := strings.Join(columnNames(t, st), ","); got != "v" {
+		t.Fatalf("columns %s", got)
+	}
+	for _, q := range []string{
+		"CREATE SOURCE s (v int) INCLUDE WITH (connector = 'kafka')",
+		"CREATE SOURCE s (v int) INCLUDE key AS WITH (connector = 'kafka')",
+		"CREATE SOURCE s (v int) INCLUDE key, WITH (connector = 'kafka')",
+		"CREATE SOURCE s (v int) WITH (connector = 'kafka') INCLUDE key",
+	} {
+		if _, err := Parse(q); pgerr.CodeOf(err) != pgerr.SyntaxError {
+			t.Errorf("%q: %v, want a syntax error", q, err)
+		}
+	}
+}
+
+func TestCreateTableFormatRefused(t *testing.T) {
+	for _, q := range []string{
+		"CREATE TABLE t (id int PRIMARY KEY, v text) WITH (connector = 'kafka', topic = 't') FORMAT UPSERT ENCODE JSON",
+		"CREATE TABLE t (v text) FORMAT JSON",
+	} {
+		_, err := Parse(q)
+		if e := pgerr.As(err); e == nil || e.Code != pgerr.FeatureNotSupported || e.Position != strings.Index(q, "FORMAT")+1 {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+}
+
 func TestCreateSink(t *testing.T) {
 	for _, tc := range []struct{ q, from, query string }{
 		{"CREATE SINK out FROM hot WITH (connector = 'kafka', topic = 'hot') FORMAT JSON", "hot", ""},

@@ -1,6 +1,10 @@
 package sql
 
-import "github.com/streamsql/streamsql/pgerr"
+import (
+	"strings"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
 
 // showWhat recognizes SHOW SOURCES | SINKS | TABLES | MATERIALIZED VIEWS.
 func (l *lifter) showWhat() string {
@@ -50,7 +54,7 @@ func (l *lifter) drop() error {
 }
 
 // createSource turns CREATE SOURCE into CREATE TABLE for its column list
-// ("()" when there is none) and lifts WITH, FORMAT and APPEND ONLY.
+// ("()" when there is none) and lifts WITH, FORMAT, INCLUDE and APPEND ONLY.
 func (l *lifter) createSource() error {
 	src := &Source{}
 	ext := l.extensions()
@@ -99,6 +103,13 @@ func (l *lifter) createSource() error {
 			ext.AppendOnly = true
 			l.blank(i, i+2)
 			i += 2
+		case l.is(i, "INCLUDE") && withAt < 0:
+			next, err := l.include(i, src)
+			if err != nil {
+				return err
+			}
+			l.blank(i, next)
+			i = next
 		default:
 			return l.errAt(i)
 		}
@@ -110,6 +121,33 @@ func (l *lifter) createSource() error {
 		l.write(l.toks[withAt].start, "()") // WITH has room for an empty column list
 	}
 	return nil
+}
+
+// include lifts "INCLUDE what [AS name] {, what [AS name]}" at i (the
+// INCLUDE) into src.Include and returns the index after it. what is any
+// word: the connector says which it has (kafka: partition, offset,
+// timestamp, key).
+func (l *lifter) include(i int, src *Source) (int, error) {
+	i++
+	for {
+		what := l.word(i)
+		if what == "" {
+			return i, l.errAt(i)
+		}
+		inc := Include{What: strings.ToLower(what), Pos: l.toks[i].start}
+		i++
+		if l.is(i, "AS") {
+			if i+1 >= len(l.toks) || l.toks[i+1].kind != tokWord && l.toks[i+1].kind != tokIdent {
+				return i, l.errAt(i + 1)
+			}
+			inc.Name, i = normName(l.src, l.toks[i+1]), i+2
+		}
+		src.Include = append(src.Include, inc)
+		if !l.punct(i, ',') {
+			return i, nil
+		}
+		i++
+	}
 }
 
 // createSink lifts CREATE SINK name FROM view | FROM (query) | AS query
@@ -218,6 +256,14 @@ func (l *lifter) createTable() error {
 		return err
 	}
 	for j := c + 1; j < len(l.toks); j++ {
+		if l.is(j, "FORMAT") && (j == c+1 || l.punct(j-1, ')')) {
+			// CREATE TABLE ... WITH (connector = ...) FORMAT ...: a table
+			// that stores what a connector reads is not built yet; say so
+			// rather than report a syntax error.
+			return pgerr.Unsupported("CREATE TABLE ... FORMAT (a table that stores what a connector reads) is not supported").
+				WithHint("Use CREATE SOURCE ... WITH (connector = ...) FORMAT ..., and a materialized view over the source to keep what it reads.").
+				WithPosition(CharPos(l.src, l.toks[j].start))
+		}
 		if l.is(j, "APPEND") && l.is(j+1, "ONLY") {
 			l.extensions().AppendOnly = true
 			l.blank(j, j+2)

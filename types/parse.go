@@ -408,3 +408,10 @@ func parseReg(s string, k Kind, opts *FormatOptions) (Value, error) {
 	}
 	return nil, pgerr.New(pgerr.UndefinedFunction, "function \"%s\" does not exist", t)
 }
+
+// ParseTimestampText is ParseText for timestamp (tz false) and timestamp
+// with time zone (tz true) under DefaultFormat, returning the value
+// unboxed: the connectors' decoders' fast path.
+func ParseTimestampText(s string, tz bool, typmod int32) (TimestampValue, error) {
+	return parseTimestamp(s, tz, typmod, &DefaultFormat)
+}

@@ -92,7 +92,7 @@ func readAll(t testing.TB, s *Source) (rows []string, sizes []int, errs []error)
 	t.Helper()
 	r := s.NewReader(ReaderOptions{Errors: func(err error) { errs = append(errs, err) }})
 	err := r.Run(context.Background(), func(rec arrow.RecordBatch) error {
-		if !rec.Schema().Equal(s.schema) {
+		if !rec.Schema().Equal(s.dec.Arrow()) {
 			t.Fatalf("batch schema %v", rec.Schema())
 		}
 		sizes = append(sizes, int(rec.NumRows()))

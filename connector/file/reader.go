@@ -13,9 +13,13 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/connector/internal/decode"
 	"github.com/streamsql/streamsql/connector/internal/position"
 	"github.com/streamsql/streamsql/pgerr"
 )
+
+// BatchRows is the most rows a Reader puts in one batch.
+const BatchRows = 4096
 
 // PollInterval is how often a follower looks for appended data at the end
 // of its file (or for the file to appear).
@@ -51,9 +55,8 @@ type Reader struct {
 	over    bool  // discarding a record longer than max_line_bytes
 	overAt  int64 // the first line of that record
 
-	row     []slot
-	scratch []byte // unescaped fields of the current row
-	batch   *batch
+	row     *decode.Row
+	batch   *decode.Batch
 	skipped atomic.Int64
 	rewinds atomic.Int64 // files truncated or replaced, read from the start
 	idle    func()       // tests: called each time a follower waits at the end
@@ -72,7 +75,7 @@ type filePos struct {
 func (s *Source) NewReader(o ReaderOptions) *Reader {
 	h := s.format == CSV && s.header
 	return &Reader{src: s, opts: o, header: h, at: filePos{header: h},
-		row: make([]slot, len(s.cols)), batch: newBatch(s)}
+		row: s.dec.NewRow(), batch: s.dec.NewBatch()}
 }
 
 // Skipped is the number of records skipped as bad so far.
@@ -315,14 +318,14 @@ func (r *Reader) fill() (n int, err error) {
 
 // flush emits the rows gathered so far, if any.
 func (r *Reader) flush(ctx context.Context, emit func(arrow.RecordBatch) error) error {
-	if r.batch.rows == 0 {
+	if r.batch.Len() == 0 {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	r.mark()
-	return emit(r.batch.take())
+	return emit(r.batch.Take())
 }
 
 // records reads every complete record in the buffer (and, when final, the
@@ -371,21 +374,21 @@ func (r *Reader) records(ctx context.Context, emit func(arrow.RecordBatch) error
 			if len(bytes.TrimSpace(rec)) == 0 {
 				continue
 			}
-			col, err = r.parseJSON(rec)
+			col, err = r.row.JSON(rec)
 		} else {
 			if len(rec) == 0 {
 				continue
 			}
-			col, err = r.parseCSV(rec)
+			col, err = r.row.CSV(rec, r.src.delimiter)
 		}
 		if err != nil {
 			r.bad(first, col, err)
 			continue
 		}
-		if err := r.batch.add(r.row); err != nil {
+		if err := r.batch.Add(r.row); err != nil {
 			return fmt.Errorf("file connector: %w", err)
 		}
-		if r.batch.rows >= BatchRows || r.maxRows > 0 && r.batch.rows >= r.maxRows {
+		if r.batch.Len() >= BatchRows || r.maxRows > 0 && r.batch.Len() >= r.maxRows {
 			if err := r.flush(ctx, emit); err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/connector/internal/decode"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -40,10 +40,7 @@ type Source struct {
 	maxLine   int    // a longer record is skipped as bad
 	access    Access // where the file may be
 	cols      []types.Column
-	schema    *arrow.Schema
-	convs     []conv
-	byName    map[string]int // JSON key -> column
-	byFold    map[string]int // ASCII-lower-cased JSON key -> column
+	dec       *decode.Schema
 }
 
 // Path is the file read.
@@ -87,7 +84,7 @@ func OpenAccess(cols []types.Column, opts map[string]string, format string, acc 
 	if len(cols) == 0 {
 		return nil, pgerr.New(pgerr.InvalidTableDefinition, "a file source needs declared columns")
 	}
-	s := &Source{cols: cols, delimiter: ',', schema: types.ArrowSchema(cols), maxLine: DefaultMaxLineBytes, access: acc}
+	s := &Source{cols: cols, delimiter: ',', dec: decode.NewSchema(cols, len(cols)), maxLine: DefaultMaxLineBytes, access: acc}
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)
@@ -144,18 +141,6 @@ func OpenAccess(cols []types.Column, opts map[string]string, format string, acc 
 	}
 	if err := acc.check(s.path, s.follow); err != nil {
 		return nil, err
-	}
-	s.convs = make([]conv, len(cols))
-	s.byName = make(map[string]int, len(cols))
-	s.byFold = make(map[string]int, len(cols))
-	for i, c := range cols {
-		s.convs[i] = newConv(c.Type)
-		if _, dup := s.byName[c.Name]; !dup {
-			s.byName[c.Name] = i
-		}
-		if _, dup := s.byFold[foldASCII(c.Name)]; !dup {
-			s.byFold[foldASCII(c.Name)] = i
-		}
 	}
 	return s, nil
 }
@@ -227,20 +212,4 @@ func parseBool(k, v string) (bool, error) {
 
 func invalidOption(k, v, why string) error {
 	return pgerr.New(pgerr.InvalidParameterValue, "invalid value for file option %q: %q", k, v).WithDetail("%s", why)
-}
-
-// foldASCII lower-cases ASCII letters.
-func foldASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if b[j] >= 'A' && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }

@@ -86,8 +86,7 @@ func (p cutPos) reached(target cutPos) bool {
 	if p.pos == nil {
 		return false
 	}
-	c, ok := connector.ComparePositions(p.pos, target.pos)
-	return !ok || c >= 0
+	return connector.PositionReached(p.pos, target.pos)
 }
 
 // clState is the runtime's changelog bookkeeping (nil without

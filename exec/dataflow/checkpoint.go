@@ -53,6 +53,53 @@ type SourceResumer interface {
 	OpenSourceAt(oid uint32, pos []byte, onError func(error)) (run RunFunc, position func() []byte, finite bool, err error)
 }
 
+// SourceReader is an opened source reader (PartitionedResumer).
+type SourceReader struct {
+	Run RunFunc
+	// Position: see SourceResumer (nil: the reader cannot resume).
+	Position func() []byte
+	// Partition, when not nil, is the partition of the batch being
+	// emitted (called from within emit): the reader is partitioned
+	// (connector.Partitioned) and its watermark is kept per partition.
+	Partition func() int32
+	// Partitions are the partitions the reader reads now, nil while it
+	// does not know them yet; safe from any goroutine.
+	Partitions func() []int32
+	// Marks, if not nil, is told the partitions' watermarks at each
+	// barrier (streamsql_sources), on the reader's runtime goroutine.
+	Marks  func([]PartMark)
+	Finite bool
+}
+
+// PartMark is one partition's watermark as a partitioned reader's tracker
+// has it.
+type PartMark struct {
+	Partition int32
+	WM        int64 // µs, when Has
+	Has       bool
+	Idle      bool // idle_timeout passed without rows: it does not hold the watermark
+}
+
+// PartitionedResumer is a SourceResumer whose readers may be partitioned;
+// the runtime opens sources with OpenSourceReader when the inputs have it.
+type PartitionedResumer interface {
+	// OpenSourceReader opens a reader of source oid for the job (the
+	// view's OID) at pos (nil: the start).
+	OpenSourceReader(job, oid uint32, pos []byte, onError func(error)) (SourceReader, error)
+}
+
+// openSourceAt opens a source reader at pos through res (a
+// PartitionedResumer when it is one).
+func openSourceAt(res SourceResumer, job, oid uint32, pos []byte, onError func(error)) (sourceRun, error) {
+	if pr, ok := res.(PartitionedResumer); ok {
+		sr, err := pr.OpenSourceReader(job, oid, pos, onError)
+		return sourceRun{run: sr.Run, position: sr.Position, partition: sr.Partition, partitions: sr.Partitions,
+			marks: sr.Marks, finite: sr.Finite, start: pos}, err
+	}
+	run, position, finite, err := res.OpenSourceAt(oid, pos, onError)
+	return sourceRun{run: run, position: position, finite: finite, start: pos}, err
+}
+
 // ckptMeta is a checkpoint's runtime record (the manifest's Meta).
 type ckptMeta struct {
 	Epoch uint64    `json:"epoch"`
@@ -86,6 +133,9 @@ type rootMeta struct {
 	// WM is the reader's watermark (µs), sent again after a resume.
 	WM   int64 `json:"wm"`
 	HasW bool  `json:"has_wm,omitempty"`
+	// Parts are a partitioned source reader's watermarks per partition
+	// (the partitions that have one).
+	Parts map[int32]int64 `json:"parts,omitempty"`
 }
 
 // CheckpointStats describe the last checkpoint (streamsql_checkpoints).

@@ -56,10 +56,13 @@ func (r *root) take() []barrierReq {
 
 // sourceRun is an opened source reader.
 type sourceRun struct {
-	run      RunFunc
-	position func() []byte // nil: the reader cannot report positions
-	finite   bool
-	start    []byte // the position it starts at (nil: the start)
+	run        RunFunc
+	position   func() []byte // nil: the reader cannot report positions
+	partition  func() int32  // nil: not partitioned (SourceReader)
+	partitions func() []int32
+	marks      func([]PartMark)
+	finite     bool
+	start      []byte // the position it starts at (nil: the start)
 }
 
 // startLeaf returns the input channel of a Scan; rt.mu is held. ri, when
@@ -94,11 +97,10 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 			src = ri.srcs[ri.ns]
 			ri.ns++
 		} else if res, ok := j.rt.in.(SourceResumer); ok && j.rt.ck != nil {
-			run, pos, finite, err := res.OpenSourceAt(s.Rel, nil, j.rowError)
-			if err != nil {
+			var err error
+			if src, err = openSourceAt(res, j.spec.ID, s.Rel, nil, j.rowError); err != nil {
 				return nil, err
 			}
-			src = sourceRun{run: run, position: pos, finite: finite}
 		} else {
 			run, finite, err := j.rt.in.OpenSource(s.Rel, j.rowError)
 			if err != nil {
@@ -245,6 +247,7 @@ func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wm
 	if w != nil && w.cur != math.MinInt64 {
 		rm.WM, rm.HasW = w.cur, true
 	}
+	rm.Parts = w.partMarks()
 	j.rt.recordRoot(b.epoch, r, rm)
 }
 
@@ -302,8 +305,9 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 	ctx, cancel := context.WithCancel(j.env.Ctx)
 	defer cancel()
 	type posRec struct {
-		rec arrow.RecordBatch
-		pos []byte
+		rec  arrow.RecordBatch
+		pos  []byte
+		part int32
 	}
 	recs := make(chan posRec, 1)
 	ended := make(chan error, 1)
@@ -315,17 +319,31 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 			if src.position != nil {
 				p = src.position()
 			}
+			var part int32
+			if src.partition != nil {
+				part = src.partition()
+			}
 			select {
-			case recs <- posRec{rec, p}:
+			case recs <- posRec{rec, p, part}:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		})
 	}()
+	if src.partition != nil {
+		w.partitioned(src.partitions)
+	}
 	sendRec := func(pr posRec) bool {
 		pos = pr.pos
-		return j.sendNew(out, []arrow.RecordBatch{pr.rec}, w)
+		if src.partition == nil {
+			return j.sendNew(out, []arrow.RecordBatch{pr.rec}, w)
+		}
+		if !j.sendRows(out, []arrow.RecordBatch{pr.rec}, stream.Insert) {
+			return false
+		}
+		w.observePart(pr.rec, pr.part)
+		return j.sendWM(out, w)
 	}
 	send := func(reqs []barrierReq) bool {
 		for _, b := range reqs {
@@ -333,6 +351,9 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 			if !j.sendBarriers(out, []barrierReq{b}, w) {
 				return false
 			}
+		}
+		if len(reqs) > 0 && src.marks != nil && w != nil {
+			src.marks(w.partStates())
 		}
 		return true
 	}

@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"github.com/streamsql/streamsql/exec/stream"
+	"math"
 )
 
 // Resuming a job from the recovered checkpoint (docs/contributing/
@@ -110,12 +111,12 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 				why = "its sources cannot resume"
 				break
 			}
-			run, pos, finite, err := sres.OpenSourceAt(s.Rel, rm.Pos, j.rowError)
+			src, err := openSourceAt(sres, j.spec.ID, s.Rel, rm.Pos, j.rowError)
 			if err != nil {
 				why = err.Error()
 				break
 			}
-			ri.srcs = append(ri.srcs, sourceRun{run: run, position: pos, finite: finite, start: rm.Pos})
+			ri.srcs = append(ri.srcs, src)
 		case stream.ScanView:
 			up := rt.jobs[s.Rel]
 			if up == nil || !up.resumed {
@@ -139,7 +140,11 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 func (ri *resumeInputs) applyWM(w *wmTracker) {
 	rm := ri.wms[ri.nr]
 	ri.nr++
-	if rm.HasW {
-		w.restore(rm.WM)
+	if rm.HasW || len(rm.Parts) > 0 {
+		wm := int64(math.MinInt64)
+		if rm.HasW {
+			wm = rm.WM
+		}
+		w.restore(wm, rm.Parts)
 	}
 }

@@ -37,6 +37,12 @@ type wmTracker struct {
 	sent    int64     // the last one sent
 	lastRow time.Time // processing time of the last row
 	atLast  int64     // the watermark when the last row came
+
+	// A partitioned source reader's (connector.Partitioned): a watermark
+	// per partition, merged by minimum over the partitions that are not
+	// idle (wm_parts.go). parts is nil for other readers.
+	parts      map[int32]*partMark
+	partitions func() []int32 // the reader's partitions (nil: not known yet)
 }
 
 // newWMTracker returns nil when spec is nil (no watermark).
@@ -78,11 +84,19 @@ func (w *wmTracker) observe(rec arrow.RecordBatch) {
 		return
 	}
 	w.lastRow = w.clock.Now()
+	if m, ok := w.batchMax(rec); ok && m > w.cur {
+		w.cur = m
+	}
+	w.atLast = w.cur
+}
+
+// batchMax is max(expr(row)) over rec; not ok when every value is NULL or
+// the expression fails (reported to onErr).
+func (w *wmTracker) batchMax(rec arrow.RecordBatch) (int64, bool) {
 	if w.mono {
 		i, ok := argMax(rec.Column(w.spec.Col))
 		if !ok {
-			w.atLast = w.cur
-			return
+			return 0, false
 		}
 		rec = rec.NewSlice(int64(i), int64(i)+1)
 		defer rec.Release()
@@ -90,27 +104,30 @@ func (w *wmTracker) observe(rec arrow.RecordBatch) {
 	a, err := w.spec.Expr.Eval(w.ectx, rec)
 	if err != nil {
 		w.onErr(fmt.Errorf("watermark %s: %w", w.spec.Expr, err))
-		w.atLast = w.cur
-		return
+		return 0, false
 	}
-	if m, ok := maxMicros(a); ok && m > w.cur {
-		w.cur = m
-	}
-	w.atLast = w.cur
+	return maxMicros(a)
 }
 
 // restore gives a resumed reader the checkpoint's watermark, to be sent
 // again; its idle time counts from now (the restart).
-func (w *wmTracker) restore(wm int64) {
+// parts are a partitioned reader's watermarks per partition (nil for
+// others).
+func (w *wmTracker) restore(wm int64, parts map[int32]int64) {
 	if w == nil {
 		return
 	}
 	w.cur, w.atLast, w.sent = wm, wm, math.MinInt64
 	w.lastRow = w.clock.Now()
+	w.restoreParts(parts)
 }
 
 // idle advances the watermark of an input idle for the timeout or longer.
 func (w *wmTracker) idle() {
+	if w != nil && w.parts != nil {
+		w.idleParts()
+		return
+	}
 	if w == nil || w.spec.IdleTimeout <= 0 || w.cur == math.MinInt64 {
 		return
 	}

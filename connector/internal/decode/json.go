@@ -1,4 +1,4 @@
-package file
+package decode
 
 import (
 	"unicode/utf16"
@@ -7,12 +7,14 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 )
 
-// parseJSON reads one JSON object (a line) into r.row: keys name columns,
-// missing keys and nulls are NULL. On error it returns the column at fault,
-// or -1 for the line's syntax.
-func (r *Reader) parseJSON(line []byte) (int, error) {
-	for i := range r.row {
-		r.row[i].null = true
+// JSON reads one JSON object (a line, a message) into the row's decoded
+// columns: keys name columns (exactly, else ASCII case-folded), other keys
+// are ignored, missing keys and nulls are NULL. On error it returns the
+// column at fault, or -1 for the object's syntax. The row may alias line
+// until the next call.
+func (r *Row) JSON(line []byte) (int, error) {
+	for i := range r.s.decoded {
+		r.slots[i].null = true
 	}
 	r.scratch = r.scratch[:0]
 	p := jsonScanner{b: line}
@@ -22,7 +24,7 @@ func (r *Reader) parseJSON(line []byte) (int, error) {
 	}
 	p.space()
 	if !p.eat('}') {
-		for {
+		for k := 0; ; k++ {
 			p.space()
 			if p.peek() != '"' {
 				return -1, p.syntax("expected a string key")
@@ -31,7 +33,7 @@ func (r *Reader) parseJSON(line []byte) (int, error) {
 			if err != nil {
 				return -1, err
 			}
-			col := r.column(key)
+			col := r.columnAt(k, key)
 			p.space()
 			if !p.eat(':') {
 				return -1, p.syntax(`expected ":"`)
@@ -43,7 +45,7 @@ func (r *Reader) parseJSON(line []byte) (int, error) {
 				return -1, err
 			}
 			if col >= 0 {
-				c, s := &r.src.convs[col], &r.row[col]
+				c, s := &r.s.convs[col], &r.slots[col]
 				switch {
 				case kind == jsonNull:
 					s.null = true
@@ -79,10 +81,33 @@ func (r *Reader) parseJSON(line []byte) (int, error) {
 	return -1, nil
 }
 
-// column finds the column a key names: exactly, else ASCII case-folded; -1
-// if none.
-func (r *Reader) column(key []byte) int {
-	if i, ok := r.src.byName[string(key)]; ok {
+// columnAt is column for the k-th key of an object, first trying the
+// column the k-th key named in the last object (messages of one producer
+// have their keys in one order), which costs a comparison instead of a
+// hash lookup.
+func (r *Row) columnAt(k int, key []byte) int {
+	if k < len(r.order) {
+		if c := r.order[k]; c >= 0 && string(key) == r.s.cols[c].Name {
+			return c
+		}
+	}
+	c := r.column(key)
+	if k < maxOrder {
+		for len(r.order) <= k {
+			r.order = append(r.order, -1)
+		}
+		r.order[k] = c
+	}
+	return c
+}
+
+// maxOrder bounds Row.order.
+const maxOrder = 64
+
+// column finds the decoded column a key names: exactly, else ASCII
+// case-folded; -1 if none.
+func (r *Row) column(key []byte) int {
+	if i, ok := r.s.byName[string(key)]; ok {
 		return i
 	}
 	var small [64]byte
@@ -93,7 +118,7 @@ func (r *Reader) column(key []byte) int {
 		}
 		folded = append(folded, c)
 	}
-	if i, ok := r.src.byFold[string(folded)]; ok {
+	if i, ok := r.s.byFold[string(folded)]; ok {
 		return i
 	}
 	return -1

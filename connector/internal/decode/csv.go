@@ -1,13 +1,15 @@
-package file
+package decode
 
 import (
 	"github.com/streamsql/streamsql/pgerr"
 )
 
-// parseCSV splits a CSV record (without its newline) into r.row; on error
-// it returns the column at fault, or -1 for the record's shape.
-func (r *Reader) parseCSV(rec []byte) (int, error) {
-	d, convs := r.src.delimiter, r.src.convs
+// CSV splits a CSV record (without its newline; fields separated by d)
+// into the row's decoded columns, in order; an empty unquoted field is
+// NULL. On error it returns the column at fault, or -1 for the record's
+// shape. The row may alias rec until the next call.
+func (r *Row) CSV(rec []byte, d byte) (int, error) {
+	convs := r.s.convs[:r.s.decoded]
 	r.scratch = r.scratch[:0]
 	col, i := 0, 0
 	for {
@@ -54,8 +56,8 @@ func (r *Reader) parseCSV(rec []byte) (int, error) {
 			return -1, pgerr.New(pgerr.BadCopyFileFormat, "extra data after last expected column")
 		}
 		if !quoted && i == start {
-			r.row[col].null = true
-		} else if err := convs[col].set(&r.row[col], f); err != nil {
+			r.slots[col].null = true
+		} else if err := convs[col].set(&r.slots[col], f); err != nil {
 			return col, err
 		}
 		col++
@@ -65,7 +67,7 @@ func (r *Reader) parseCSV(rec []byte) (int, error) {
 		i++ // the delimiter
 	}
 	if col < len(convs) {
-		return -1, pgerr.New(pgerr.BadCopyFileFormat, "missing data for column %q", r.src.cols[col].Name)
+		return -1, pgerr.New(pgerr.BadCopyFileFormat, "missing data for column %q", r.s.cols[col].Name)
 	}
 	return -1, nil
 }

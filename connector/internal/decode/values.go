@@ -1,10 +1,11 @@
-package file
+package decode
 
 import (
 	"bytes"
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,9 +13,6 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
-
-// BatchRows is the most rows a Reader puts in one batch.
-const BatchRows = 4096
 
 // convKind is how a column's text becomes a value: fast paths for integers
 // and unbounded text, PostgreSQL's text input (types.ParseText) otherwise.
@@ -25,9 +23,10 @@ const (
 	convInt
 	convFloat
 	convText
+	convTimestamp // timestamp, timestamptz: s.i holds the µs
 )
 
-// conv is one column's conversion (part of the immutable Source).
+// conv is one column's conversion (part of the immutable Schema).
 type conv struct {
 	kind convKind
 	t    types.T
@@ -51,6 +50,8 @@ func newConv(t types.T) conv {
 		c.kind, c.bits = convFloat, 64
 	case types.Text:
 		c.kind = convText
+	case types.Timestamp, types.TimestampTZ:
+		c.kind = convTimestamp
 	case types.Varchar, types.Bpchar:
 		if t.Typmod < 5 { // no length limit, no padding
 			c.kind = convText
@@ -66,15 +67,17 @@ type slot struct {
 	i    int64       // convInt
 	f    float64     // convFloat
 	b    []byte      // convText: aliases the input or the row's scratch
-	v    types.Value // convGeneric
+	v    types.Value // convGeneric, or generic
+	// generic: v holds the value whatever the column's kind (Row.SetValue).
+	generic bool
 }
 
 // set converts field f (text input; for a json column, JSON text) into s.
 func (c *conv) set(s *slot, f []byte) error {
-	s.null = false
+	s.null, s.generic = false, false
 	switch c.kind {
 	case convInt:
-		if v, err := strconv.ParseInt(string(f), 10, c.bits); err == nil {
+		if v, err := strconv.ParseInt(unsafeString(f), 10, c.bits); err == nil {
 			s.i = v
 			return nil
 		}
@@ -89,7 +92,7 @@ func (c *conv) set(s *slot, f []byte) error {
 		// the same in Go and in PostgreSQL (both round correctly); anything
 		// else (blanks, NaN, Infinity, hex, underflow) takes float8in's path.
 		if plainDecimal(f) {
-			if v, err := strconv.ParseFloat(string(f), c.bits); err == nil && v != 0 && !math.IsInf(v, 0) {
+			if v, err := strconv.ParseFloat(unsafeString(f), c.bits); err == nil && v != 0 && !math.IsInf(v, 0) {
 				s.f = v
 				return nil
 			}
@@ -100,6 +103,17 @@ func (c *conv) set(s *slot, f []byte) error {
 		}
 		s.f = v.(float64)
 		return nil
+	case convTimestamp:
+		v, err := types.ParseTimestampText(unsafeString(f), c.t.Kind == types.TimestampTZ, c.t.Typmod)
+		if err != nil {
+			x, err := types.ParseText(string(f), c.t, nil) // the error, made from a copy
+			if err != nil {
+				return err
+			}
+			v = x.(types.TimestampValue)
+		}
+		s.i = int64(v)
+		return nil
 	case convText:
 		if bytes.IndexByte(f, 0) < 0 && utf8.Valid(f) {
 			s.b = f
@@ -107,7 +121,7 @@ func (c *conv) set(s *slot, f []byte) error {
 		}
 		_, err := types.ParseText(string(f), c.t, nil)
 		if err == nil { // cannot happen: ParseText refuses what we refused
-			err = pgerr.Internal("file: text input accepted invalid UTF-8")
+			err = pgerr.Internal("decode: text input accepted invalid UTF-8")
 		}
 		return err
 	}
@@ -126,6 +140,16 @@ func (c *conv) set(s *slot, f []byte) error {
 	return nil
 }
 
+// unsafeString views f as a string without copying, for parsers that do
+// not keep their input (a strconv error does, so it is dropped; errors are
+// made again from a copy).
+func unsafeString(f []byte) string {
+	if len(f) == 0 {
+		return ""
+	}
+	return unsafe.String(&f[0], len(f))
+}
+
 // plainDecimal reports whether f is made of digits, signs, '.', 'e' and 'E'.
 func plainDecimal(f []byte) bool {
 	for _, c := range f {
@@ -136,31 +160,42 @@ func plainDecimal(f []byte) bool {
 	return len(f) > 0
 }
 
-// batch accumulates rows into Arrow builders.
-type batch struct {
+// Batch accumulates rows into Arrow builders. It is owned by one
+// goroutine.
+type Batch struct {
 	schema   *arrow.Schema
 	convs    []conv
 	builders []array.Builder
 	rows     int
 }
 
-func newBatch(s *Source) *batch {
-	b := &batch{schema: s.schema, convs: s.convs, builders: make([]array.Builder, len(s.cols))}
+// NewBatch returns an empty batch of s's columns.
+func (s *Schema) NewBatch() *Batch {
+	b := &Batch{schema: s.arrow, convs: s.convs, builders: make([]array.Builder, len(s.cols))}
 	for i, c := range s.cols {
 		b.builders[i] = types.NewBuilder(memory.DefaultAllocator, c.Type)
 	}
 	return b
 }
 
-// add appends one converted row.
-func (b *batch) add(row []slot) error {
+// Len is the number of rows added since the last Take.
+func (b *Batch) Len() int { return b.rows }
+
+// Add appends r's converted row (r must be of the batch's Schema). It
+// fails only for a generic value the column's builder refuses.
+func (b *Batch) Add(r *Row) error {
+	row := r.slots
 	for i := range row {
 		s, bl := &row[i], b.builders[i]
 		if s.null {
 			bl.AppendNull()
 			continue
 		}
-		switch b.convs[i].kind {
+		kind := b.convs[i].kind
+		if s.generic {
+			kind = convGeneric
+		}
+		switch kind {
 		case convInt:
 			switch x := bl.(type) {
 			case *array.Int16Builder:
@@ -178,6 +213,8 @@ func (b *batch) add(row []slot) error {
 			}
 		case convText:
 			bl.(*array.StringBuilder).BinaryBuilder.Append(s.b)
+		case convTimestamp:
+			bl.(*array.TimestampBuilder).Append(arrow.Timestamp(s.i))
 		default:
 			if err := types.AppendValue(bl, s.v, b.convs[i].t); err != nil {
 				return err
@@ -188,9 +225,9 @@ func (b *batch) add(row []slot) error {
 	return nil
 }
 
-// take returns the rows so far as a record batch (nil if none) and starts
-// a new one.
-func (b *batch) take() arrow.RecordBatch {
+// Take returns the rows so far as a record batch (nil if none), owned by
+// the caller, and starts a new one.
+func (b *Batch) Take() arrow.RecordBatch {
 	if b.rows == 0 {
 		return nil
 	}

@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// procCPU is the user + system CPU time of process pid (/proc/pid/stat,
+// in clock ticks of 10 ms).
+func procCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of stat
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+const benchKafkaMessages = 500_000
+
+// BenchmarkKafkaTumble: benchKafkaMessages small JSON metrics messages
+// already in a 4-partition topic (an in-process broker: its CPU time is
+// this process's) are read by a streamsqld process into a TUMBLE view
+// EMIT ON WINDOW CLOSE grouped by host. msgs/s is from CREATE
+// MATERIALIZED VIEW until streamsql_sources shows every message read;
+// engine-cpu-ns/msg is streamsqld's CPU time over that span (the broker's
+// share apart).
+func BenchmarkKafkaTumble(b *testing.B) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "metrics"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer kc.Close()
+	broker := kc.ListenAddrs()[0]
+	prod, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.DefaultProduceTopic("metrics"), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range benchKafkaMessages {
+		ts := t0.Add(time.Duration(i) * time.Millisecond)
+		prod.Produce(ctx, &kgo.Record{Value: fmt.Appendf(nil, `{"host":"host-%d","cpu":%d.5,"mem":%d,"ts":"%s"}`,
+			i%100, i%100, i%4096, ts.Format("2006-01-02 15:04:05.000Z07:00"))}, nil)
+	}
+	if err := prod.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	prod.Close()
+	var wall, cpu time.Duration
+	for range b.N {
+		w, c := benchTumbleOnce(b, broker)
+		wall += w
+		cpu += c
+	}
+	n := float64(b.N * benchKafkaMessages)
+	b.ReportMetric(n/wall.Seconds(), "msgs/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/n, "engine-cpu-ns/msg")
+	b.ReportMetric(n/cpu.Seconds(), "msgs/engine-cpu-s")
+}
+
+func benchTumbleOnce(b *testing.B, broker string) (wall, cpu time.Duration) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(binary, "--listen", addr, "--data-dir", b.TempDir())
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	host, port, _ := net.SplitHostPort(addr)
+	ctx := context.Background()
+	var c *pgx.Conn
+	for deadline := time.Now().Add(startTimeout); ; time.Sleep(20 * time.Millisecond) {
+		if c, err = pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=streamsql password=streamsql dbname=streamsql sslmode=disable", host, port)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal(err)
+		}
+	}
+	defer c.Close(ctx)
+	exec1 := func(q string) {
+		if _, err := c.Exec(ctx, q); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec1(fmt.Sprintf(`CREATE SOURCE metrics (host text, cpu double precision, mem bigint, ts timestamptz, WATERMARK FOR ts AS ts)
+		WITH (connector = 'kafka', topic = 'metrics', properties.bootstrap.server = '%s') FORMAT JSON`, broker))
+	start, c0 := time.Now(), procCPU(b, cmd.Process.Pid)
+	exec1(`CREATE MATERIALIZED VIEW w AS SELECT window_start, host, count(*) AS n, avg(cpu) AS cpu, max(mem) AS mem
+		FROM TUMBLE(metrics, ts, INTERVAL '10 seconds') GROUP BY window_start, host EMIT ON WINDOW CLOSE`)
+	for {
+		var read int64
+		if err := c.QueryRow(ctx, "SELECT coalesce(sum(\"offset\"), 0) FROM streamsql_sources WHERE view_name = 'w'").Scan(&read); err != nil {
+			b.Fatal(err)
+		}
+		if read >= benchKafkaMessages {
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			b.Fatalf("read %d of %d", read, benchKafkaMessages)
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the end of the run
+	}
+	wall, cpu = time.Since(start), procCPU(b, cmd.Process.Pid)-c0
+	var windows int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM w").Scan(&windows); err != nil || windows == 0 {
+		b.Fatalf("view w: %d rows, %v", windows, err)
+	}
+	return wall, cpu
+}
