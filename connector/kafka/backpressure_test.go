@@ -71,7 +71,7 @@ func TestBackpressure(t *testing.T) {
 		if err != context.Canceled || rows != n {
 			t.Fatalf("Run: %v after %d rows, want %d", err, rows, n)
 		}
-	case <-time.After(waitFor):
+	case <-time.After(testWait):
 		t.Fatalf("%d rows of %d", rows, n)
 	}
 	t.Logf("%d fetches while blocked, %d in all", fetched.Load(), fetches.Load())

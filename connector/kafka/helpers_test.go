@@ -16,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// waitFor bounds how long a test waits for the reader to see something
+// testWait bounds how long a test waits for the reader to see something
 // (a hang fails the test rather than the whole package).
-const waitFor = 20 * time.Second
+const testWait = 20 * time.Second
 
 // cols parses "name type, name type, ..." (types without commas).
 func cols(t testing.TB, spec string) []types.Column {
@@ -163,7 +163,7 @@ func (ru *run) signal() {
 // wait waits until cond holds over the rows and errors so far.
 func (ru *run) wait(what string, cond func(rows []string, errs []error) bool) {
 	ru.t.Helper()
-	deadline := time.After(waitFor)
+	deadline := time.After(testWait)
 	for {
 		ru.mu.Lock()
 		ok := cond(ru.rows, ru.errs)
@@ -185,7 +185,7 @@ func (ru *run) wait(what string, cond func(rows []string, errs []error) bool) {
 // waitStatus polls the reader's status until cond holds.
 func (ru *run) waitStatus(what string, cond func(Status) bool) {
 	ru.t.Helper()
-	deadline := time.After(waitFor)
+	deadline := time.After(testWait)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for !cond(ru.r.Status()) {

@@ -64,7 +64,7 @@ func TestOpenErrors(t *testing.T) {
 func TestCheck(t *testing.T) {
 	_, addr := cluster(t, 1)
 	c := cols(t, "v int")
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
 	if err := mustOpen(t, c, map[string]string{"properties.bootstrap.server": addr, "topic": "t"}, "").Check(ctx); err != nil {
 		t.Fatal(err)
@@ -368,7 +368,7 @@ func TestGroupCommitAndTopicWait(t *testing.T) {
 	produce(t, p, &kgo.Record{Partition: 0, Value: []byte(`{"id": 1}`)}, &kgo.Record{Partition: 1, Value: []byte(`{"id": 2}`)},
 		&kgo.Record{Partition: 1, Value: []byte(`{"id": 3}`)})
 	ru.waitRows(3)
-	deadline := time.Now().Add(waitFor)
+	deadline := time.Now().Add(testWait)
 	for {
 		os, err := adm.FetchOffsets(context.Background(), "mon-later")
 		if err == nil {
