@@ -21,6 +21,9 @@ import (
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/connector/file"
+	"github.com/streamsql/streamsql/connector/sink"
+	"github.com/streamsql/streamsql/connector/sink/blackhole"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -96,6 +99,12 @@ type Options struct {
 	// what checkpoints cost.
 	CheckpointInterval time.Duration
 	CheckpointDir      string
+	// FileSink, if set, sends the query's output to a file sink writing
+	// into this directory (FORMAT FileFormat: JSON or PARQUET), partitioned
+	// as the query's "-- partition_by: a, b" line says (q10). Files are
+	// committed at each checkpoint (CheckpointInterval), else every epoch.
+	FileSink   string
+	FileFormat string
 }
 
 // Result is what one Run measured.
@@ -192,12 +201,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	defer rt.Close()
 
 	var rows atomic.Int64
-	sink := func(c *stream.Chunk) {
-		rows.Add(int64(c.Len()))
+	sink := blackhole.New(func(rec arrow.RecordBatch, ops []stream.Op) {
+		rows.Add(rec.NumRows())
 		if o.OnChunk != nil {
-			o.OnChunk(c)
+			o.OnChunk(&stream.Chunk{Rec: rec, Ops: ops})
 		}
-	}
+	})
 	var specs []dataflow.JobSpec
 	switch {
 	case o.GeneratorOnly:
@@ -206,6 +215,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	case o.Materialize:
 		specs = []dataflow.JobSpec{{ID: 1, Name: name, Plan: q.Root, Key: q.Key, Cols: q.Columns}}
+	case o.FileSink != "":
+		fs, err := fileSink(o, name, text, q)
+		if err != nil {
+			return Result{}, err
+		}
+		specs = []dataflow.JobSpec{{ID: 1, Name: name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Sink: fs}}
 	default:
 		specs = []dataflow.JobSpec{{ID: 1, Name: name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Sink: sink}}
 	}
@@ -253,6 +268,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	res.PeakRSS = peakRSS()
 	res.Rows = rows.Load()
+	if o.FileSink != "" {
+		res.Rows = jobs[0].Counters().RowsOut
+	}
 	res.Checkpoints, _ = rt.CheckpointStats()
 	if o.Materialize {
 		_, recs, err := jobs[0].Snapshot()
@@ -467,4 +485,22 @@ func (in *sourceInputs) OpenSource(oid uint32, onError func(error)) (dataflow.Ru
 		return r.Run(ctx, emit)
 	}
 	return run, connector.IsFinite(src), nil
+}
+
+// fileSink is the file sink of Options.FileSink for query name (text).
+func fileSink(o Options, name, text string, q *planner.StreamQuery) (sink.Sink, error) {
+	opts := map[string]string{"path": filepath.Join(o.FileSink, name)}
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "-- partition_by:"); ok {
+			opts["partition_by"] = strings.TrimSpace(v)
+		}
+	}
+	format := strings.ToUpper(o.FileFormat)
+	if format == "" {
+		format = "JSON"
+	}
+	if !q.AppendOnly {
+		opts["force_append_only"] = "true"
+	}
+	return file.OpenSink(sink.Spec{Name: name, ID: 1, Cols: q.Columns, Key: q.Key, AppendOnly: q.AppendOnly, Options: opts, Format: format})
 }

@@ -26,6 +26,11 @@ const (
 	KindSystem  RelKind = 'S' // a virtual pg_catalog / information_schema table (pg_class shows 'v')
 	// KindSequence is a sequence (pg_class shows 'S'; 'S' is taken by KindSystem here).
 	KindSequence RelKind = 'q'
+	// KindSink is a sink (CREATE SINK): a running query whose output goes
+	// to a connector. It has a name, an owner and dependencies like a
+	// view, but no rows: pg_class and information_schema leave it out;
+	// streamsql_sinks lists it.
+	KindSink RelKind = 'k'
 )
 
 // Relation is a table, view or system table. A *Relation is immutable once
@@ -68,6 +73,8 @@ type Relation struct {
 	Connector string            `json:",omitempty"`
 	Options   map[string]string `json:",omitempty"`
 	Format    string            `json:",omitempty"`
+	// Encode is a sink's ENCODE (FORMAT UPSERT ENCODE JSON: "JSON").
+	Encode string `json:",omitempty"`
 	// Owner is the OID of the role that owns the relation (pg_class.relowner),
 	// set by the creator; 0 (system relations, catalogs written before
 	// owners were kept) means the bootstrap superuser (OwnerOID).
@@ -208,6 +215,9 @@ type Catalog struct {
 	// sourceStatus reports the source readers for streamsql_sources
 	// (set by the engine, see SetSourceStatus).
 	sourceStatus atomic.Pointer[func() []SourceStatus]
+	// sinkStatus reports the sinks' writers for streamsql_sinks (set by
+	// the engine, see SetSinkStatus).
+	sinkStatus atomic.Pointer[func(oid uint32) (SinkStatus, bool)]
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]

@@ -154,7 +154,7 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 	if r.Kind == 0 {
 		r.Kind = KindView
 	}
-	if r.Kind != KindView && r.Kind != KindMatView {
+	if r.Kind != KindView && r.Kind != KindMatView && r.Kind != KindSink {
 		return nil, fmt.Errorf("catalog: CreateView of relkind %q", r.Kind)
 	}
 	if r.Schema == "" {
@@ -205,7 +205,9 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 		return nil, err
 	}
 	r.OID = s.allocOID()
-	r.RowTypeOID = s.allocOID()
+	if r.Kind != KindSink { // a sink has no row type
+		r.RowTypeOID = s.allocOID()
+	}
 	s.add(&r)
 	if err := c.commit(s); err != nil {
 		return nil, err

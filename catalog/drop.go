@@ -24,6 +24,8 @@ func kindWord(k RelKind) string {
 		return "source"
 	case KindSequence:
 		return "sequence"
+	case KindSink:
+		return "sink"
 	}
 	return "relation"
 }

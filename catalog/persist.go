@@ -50,6 +50,7 @@ type fileRelation struct {
 	Connector string            `json:"connector,omitempty"`
 	Options   map[string]string `json:"options,omitempty"`
 	Format    string            `json:"format,omitempty"`
+	Encode    string            `json:"encode,omitempty"` // a sink's ENCODE
 	// Owner is the owning role's OID (absent in old catalogs: the
 	// bootstrap superuser); ACL is relacl, null for the default one.
 	Owner uint32    `json:"owner,omitempty"`
@@ -129,7 +130,7 @@ func load(dir string) (*snapshot, error) {
 			PrimaryKey: fr.PrimaryKey, PKName: fr.PKName, PKIndexOID: fr.PKIndexOID, Unique: fr.Unique,
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
-			Connector: fr.Connector, Options: fr.Options, Format: fr.Format,
+			Connector: fr.Connector, Options: fr.Options, Format: fr.Format, Encode: fr.Encode,
 			Owner: fr.Owner, ACL: fr.ACL, Seq: fr.Seq,
 		}
 		for _, fc := range fr.Columns {
@@ -174,7 +175,7 @@ func (c *Catalog) save(s *snapshot) error {
 			PrimaryKey: r.PrimaryKey, PKName: r.PKName, PKIndexOID: r.PKIndexOID, Unique: r.Unique,
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
-			Connector: r.Connector, Options: r.Options, Format: r.Format,
+			Connector: r.Connector, Options: r.Options, Format: r.Format, Encode: r.Encode,
 			Owner: r.Owner, ACL: r.ACL, Seq: r.Seq,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}

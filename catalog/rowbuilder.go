@@ -117,6 +117,12 @@ func appendAny(bl array.Builder, v any) error {
 			return fmt.Errorf("want timestamp, got %T", v)
 		}
 		bb.Append(arrow.Timestamp(x))
+	case *array.MonthDayNanoIntervalBuilder:
+		x, ok := v.(types.IntervalValue)
+		if !ok {
+			return fmt.Errorf("want interval, got %T", v)
+		}
+		bb.Append(arrow.MonthDayNanoInterval{Months: x.Months, Days: x.Days, Nanoseconds: x.Micros * 1000})
 	case *array.Float32Builder:
 		switch x := v.(type) {
 		case float32:

@@ -90,11 +90,14 @@ func pgRelKind(k RelKind) string {
 	return string(rune(k))
 }
 
-// sortedRelations returns every relation of s (system ones included) in OID order.
+// sortedRelations returns every relation of s (system ones included) in
+// OID order, except sinks, which only streamsql_sinks lists (sortedSinks).
 func (s *snapshot) sortedRelations() []*Relation {
 	out := make([]*Relation, 0, len(s.byOID))
 	for _, r := range s.byOID {
-		out = append(out, r)
+		if r.Kind != KindSink {
+			out = append(out, r)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].OID < out[j].OID })
 	return out

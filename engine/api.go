@@ -56,6 +56,10 @@ type Config struct {
 	// read from (after resolving links), for every user. Empty: any regular
 	// file the process can read, as PostgreSQL's COPY FROM a file.
 	FileSourceDir string
+	// FileSinkDir, when not "", is the only directory file sinks may write
+	// into (after resolving links). Empty: any directory the process can
+	// write, except the data directory and FileDenyPaths.
+	FileSinkDir string
 	// FileDenyPaths are files or directories file sources never read,
 	// besides the data directory (the TLS key, a password file).
 	FileDenyPaths []string

@@ -61,6 +61,9 @@ type Engine struct {
 	// sources is what the server decides for connectors (the files file
 	// sources may read); read-only after Open.
 	sources connector.Env
+	// sinkFiles is where file sinks may write (--file-sink-dir); read-only
+	// after Open.
+	sinkFiles file.Access
 	// recovered is the epoch of the checkpoint the views resumed from at
 	// Open (0: none).
 	recovered uint64
@@ -109,8 +112,14 @@ func Open(cfg Config) (*Engine, error) {
 		store.Close()
 		return nil, fmt.Errorf("file source directory: %w", err)
 	}
+	sinkFiles, err := file.NewAccess(cfg.FileSinkDir, append([]string{cfg.DataDir}, cfg.FileDenyPaths...)...)
+	if err != nil {
+		cat.Close()
+		store.Close()
+		return nil, fmt.Errorf("file sink directory: %w", err)
+	}
 	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), sources: connector.Env{Files: files},
-		pool: memoryPool(cfg.MemoryLimit)}
+		sinkFiles: sinkFiles, pool: memoryPool(cfg.MemoryLimit)}
 	e.tempDir = filepath.Join(cfg.DataDir, "tmp")
 	if err := os.RemoveAll(e.tempDir); err != nil || os.MkdirAll(e.tempDir, 0o700) != nil {
 		cfg.Logf("temporary directory %s unusable (%v): sorts, hash aggregations and hash joins past work_mem stay in memory", e.tempDir, err)
@@ -146,6 +155,11 @@ func Open(cfg Config) (*Engine, error) {
 		SetSourceStatus(func() []catalog.SourceStatus)
 	}); ok {
 		c.SetSourceStatus(e.sourceStatus)
+	}
+	if c, ok := cat.(interface {
+		SetSinkStatus(func(uint32) (catalog.SinkStatus, bool))
+	}); ok {
+		c.SetSinkStatus(e.sinkStatus)
 	}
 	e.startViews()
 	e.flow.EndRecovery()

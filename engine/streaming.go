@@ -88,8 +88,7 @@ func (s *Session) showRelations(what string) (*Result, error) {
 	case "SOURCES":
 		kind = catalog.KindSource
 	case "SINKS":
-		// No sinks exist until the streaming runtime creates them.
-		return tableRows("SHOW", []types.Column{{Name: "Name", Type: types.TText}}, nil), nil
+		kind = catalog.KindSink
 	default:
 		return nil, pgerr.Unsupported("SHOW %s is not supported", what)
 	}

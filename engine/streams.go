@@ -214,7 +214,7 @@ func (e *Engine) startView(rel *catalog.Relation) error {
 	if err != nil {
 		return err
 	}
-	spec := dataflow.JobSpec{ID: rel.OID, Name: rel.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Changelog: true}
+	spec := dataflow.JobSpec{ID: rel.OID, Name: rel.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Changelog: true, AppendOnly: q.AppendOnly}
 	late, err := e.lateRowsTarget(rel, q.Root, []string{rel.Schema})
 	if err != nil {
 		return err
@@ -233,14 +233,18 @@ func (e *Engine) startView(rel *catalog.Relation) error {
 func (e *Engine) startViews() {
 	var views []*catalog.Relation
 	for _, r := range e.cat.Relations() {
-		if r.Kind == catalog.KindMatView {
+		if r.Kind == catalog.KindMatView || r.Kind == catalog.KindSink {
 			views = append(views, r)
 		}
 	}
 	sort.Slice(views, func(i, j int) bool { return views[i].OID < views[j].OID })
-	for _, r := range views {
-		if err := e.startView(r); err != nil {
-			e.cfg.Logf("materialized view %s did not start: %v", r.Name, err)
+	for _, r := range views { // in OID order: what a view or sink reads starts first
+		start, what := e.startView, "materialized view"
+		if r.Kind == catalog.KindSink {
+			start, what = e.startSink, "sink"
+		}
+		if err := start(r); err != nil {
+			e.cfg.Logf("%s %s did not start: %v", what, r.Name, err)
 			e.viewErrs.Store(r.OID, err)
 		}
 	}
@@ -267,7 +271,7 @@ func (e *Engine) stopDroppedJobs() {
 			}
 			continue
 		}
-		if r := e.cat.Relation(id); r == nil || r.Kind != catalog.KindMatView {
+		if r := e.cat.Relation(id); r == nil || (r.Kind != catalog.KindMatView && r.Kind != catalog.KindSink) {
 			e.flow.StopJobFor(id, dataflow.Dropped("materialized view", j.Spec().Name))
 			e.flow.DropChangelog(id)
 		}
@@ -320,6 +324,15 @@ func (f flowStreams) ViewKey(oid uint32) []int {
 		return j.Spec().Key
 	}
 	return nil
+}
+
+// ViewAppendOnly implements planner.ViewAppendOnly: whether the view's
+// output never retracts (an EMIT ON WINDOW CLOSE aggregation).
+func (f flowStreams) ViewAppendOnly(oid uint32) bool {
+	if j := f.e.flow.Job(oid); j != nil {
+		return j.Spec().AppendOnly
+	}
+	return false
 }
 
 // ViewWatermarkCols implements planner.ViewWatermarks: the view's output
@@ -385,7 +398,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	for i, col := range created.Columns {
 		cols[i] = types.Column{Name: col.Name, Type: col.Type}
 	}
-	spec := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols, Changelog: true}
+	spec := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols, Changelog: true, AppendOnly: q.AppendOnly}
 	if late != nil {
 		spec.LateRows = s.eng.lateRowsWriter(created.Name, late.OID)
 	}
@@ -524,6 +537,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		if err := s.eng.flow.Flush(ctx); err != nil {
 			return nil, true, err
 		}
+		if err := s.eng.flow.CommitSinks(ctx); err != nil { // sinks.go
+			return nil, true, err
+		}
 		return &Result{Tag: "FLUSH"}, true, nil
 	case sql.KindAdvanceClock:
 		d, err := planner.IntervalDuration(env, x.Advance)
@@ -536,6 +552,12 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		return &Result{Tag: "ADVANCE CLOCK"}, true, nil
 	case sql.KindCreateSource:
 		res, err := s.execCreateSource(ctx, env, stmt)
+		return res, true, err
+	case sql.KindCreateSink:
+		res, err := s.execCreateSink(ctx, env, stmt)
+		return res, true, err
+	case sql.KindDropSink:
+		res, err := s.dropSinks(x.Drop)
 		return res, true, err
 	case sql.KindResume:
 		res, err := s.execResume(ctx, x.Drop)
@@ -602,7 +624,7 @@ func (e *Engine) stopViewsOn(oid uint32) []*catalog.Relation {
 	all := e.cat.Relations()
 	sort.Slice(all, func(i, j int) bool { return all[i].OID < all[j].OID })
 	for _, r := range all { // in OID order, a view comes after what it reads
-		if r.Kind != catalog.KindMatView {
+		if r.Kind != catalog.KindMatView && r.Kind != catalog.KindSink { // sinks.go: restarted from their inputs too
 			continue
 		}
 		for _, d := range r.DependsOn {
@@ -629,7 +651,11 @@ func (e *Engine) restartViews(views []*catalog.Relation) {
 			continue // dropped meanwhile
 		}
 		e.viewErrs.Delete(r.OID)
-		if err := e.startView(r); err != nil {
+		start := e.startView
+		if r.Kind == catalog.KindSink {
+			start = e.startSink
+		}
+		if err := start(r); err != nil {
 			e.cfg.Logf("materialized view %s did not restart after ALTER: %v", r.Name, err)
 			e.viewErrs.Store(r.OID, err)
 		}

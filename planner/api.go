@@ -69,6 +69,12 @@ type Streams interface {
 	ViewKey(oid uint32) []int
 }
 
+// ViewAppendOnly is implemented by Streams that know whether a view's
+// output never retracts; a scan of such a view is append-only.
+type ViewAppendOnly interface {
+	ViewAppendOnly(oid uint32) bool
+}
+
 // Query is a planned SELECT (or VALUES, set operation, WITH ... SELECT).
 type Query struct {
 	Root    exec.Node

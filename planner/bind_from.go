@@ -178,6 +178,8 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 			return nil, nil, err
 		}
 		return relItem(b.aliased(plan, alias, rv.Alias))
+	case catalog.KindSink:
+		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot read \"%s\" in a query: it is a sink", rel.Name)
 	case catalog.KindSource:
 		if !b.stream {
 			plan, err := b.sourceRows(rel, rv.Location)

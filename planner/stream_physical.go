@@ -260,6 +260,9 @@ func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
 		sc.Kind = stream.ScanView
 		if env := s.b.env; env != nil && env.Streams != nil {
 			key = env.Streams.ViewKey(rel.OID)
+			if va, ok := env.Streams.(ViewAppendOnly); ok {
+				sc.AppendOnly = va.ViewAppendOnly(rel.OID)
+			}
 		}
 	default:
 		return sout{}, notInMV("relation \"" + rel.Name + "\"")

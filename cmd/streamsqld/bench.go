@@ -42,7 +42,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	queries := fs.String("query", "q0", "queries to run, comma-separated, or 'all' ("+strings.Join(bench.Queries(), ", ")+")")
 	events := fs.Int64("events", 10_000_000, "events of all three kinds per run (46 of 50 are bids)")
 	seed := fs.Uint64("seed", 0, "generator seed")
-	sink := fs.String("sink", "discard", "where the query's output goes: discard (count and drop, Nexmark's blackhole) or materialize (a materialized view's state)")
+	sink := fs.String("sink", "discard", "where the query's output goes: discard (count and drop, Nexmark's blackhole), materialize (a materialized view's state), or file:DIR / parquet:DIR (the file sink, JSON lines or Parquet, into DIR/<query>)")
 	gen := fs.Bool("generator", false, "also run the query's sources alone into discard sinks (the generator's cost) and report the engine's share")
 	procs := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the runs (0: as set by the environment)")
 	barrier := fs.Duration("barrier-interval", 0, "epoch length (0: the server's default, 100ms)")
@@ -66,8 +66,8 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "streamsqld bench: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *sink != "discard" && *sink != "materialize" {
-		fmt.Fprintf(stderr, "streamsqld bench: --sink is discard or materialize, not %q\n", *sink)
+	if f, dir, _ := strings.Cut(*sink, ":"); *sink != "discard" && *sink != "materialize" && (f != "file" && f != "parquet" || dir == "") {
+		fmt.Fprintf(stderr, "streamsqld bench: --sink is discard, materialize, file:DIR or parquet:DIR, not %q\n", *sink)
 		return 2
 	}
 	names := bench.Queries()
@@ -110,6 +110,9 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	for _, q := range names {
 		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier,
 			CheckpointInterval: *ckpt}
+		if f, dir, ok := strings.Cut(*sink, ":"); ok && (f == "file" || f == "parquet") {
+			o.FileSink, o.FileFormat = dir, map[string]string{"file": "JSON", "parquet": "PARQUET"}[f]
+		}
 		var g bench.Result
 		if *gen {
 			// The generator first: the query's peak RSS then covers both.

@@ -32,8 +32,10 @@ type config struct {
 	scrubErr error
 	// fileSourceDir confines file sources to one directory ("" any).
 	fileSourceDir string
-	tlsCert       string // PEM certificate chain; with tlsKey enables TLS
-	tlsKey        string
+	// fileSinkDir confines file sinks to one directory ("" any).
+	fileSinkDir string
+	tlsCert     string // PEM certificate chain; with tlsKey enables TLS
+	tlsKey      string
 	// tlsSelfSigned generates (once) a self-signed certificate in the data
 	// directory and serves TLS with it.
 	tlsSelfSigned bool
@@ -91,6 +93,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"file holding the initial superuser's password (one line; read once at start; must not be readable by group or others)")
 	fs.StringVar(&cfg.fileSourceDir, "file-source-dir", "",
 		"the only directory file sources may read from, for every user, after resolving links (default: any regular file the server can read, for superusers and members of pg_read_server_files; never the data directory, /proc, /sys or /dev)")
+	fs.StringVar(&cfg.fileSinkDir, "file-sink-dir", "",
+		"the only directory file sinks may write into, for every user, after resolving links (default: any directory the server can write, for superusers and members of pg_write_server_files; never the data directory, /proc, /sys or /dev)")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate file; with --tls-key, clients may use TLS")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key file for --tls-cert")
 	fs.BoolVar(&cfg.tlsSelfSigned, "tls-self-signed", false,
@@ -181,6 +185,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.fileSourceDir != "" {
 		if fi, err := os.Stat(cfg.fileSourceDir); err != nil || !fi.IsDir() {
 			return cfg, fmt.Errorf("--file-source-dir %s is not a directory", cfg.fileSourceDir)
+		}
+	}
+	if cfg.fileSinkDir != "" {
+		if fi, err := os.Stat(cfg.fileSinkDir); err != nil || !fi.IsDir() {
+			return cfg, fmt.Errorf("--file-sink-dir %s is not a directory", cfg.fileSinkDir)
 		}
 	}
 	if cfg.maxConnections < 1 || cfg.maxConnections > 262143 {

@@ -51,7 +51,7 @@ func run(cfg config) error {
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
 		SubscribeBufferBytes: int64(cfg.subscribeBufferBytes), SubscribeMemoryLimit: int64(cfg.subscribeMemoryLimit),
 		SubscribeSpillBytes: int64(cfg.subscribeSpillLimit), CheckpointInterval: cfg.checkpointInterval,
-		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir,
+		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir, FileSinkDir: cfg.fileSinkDir,
 		RecoverDamaged: cfg.recoverDamaged, ServerSettings: cfg.serverSettings(),
 		MemoryLimit: cfg.memoryLimit, QueryMemoryLimit: cfg.queryMemoryLimit}
 	for _, p := range []string{cfg.tlsKey, cfg.passwordFile} {

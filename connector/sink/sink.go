@@ -26,11 +26,14 @@ import (
 //     committed later (a Kafka writer ends its batch of the epoch and
 //     returns what it needs to commit or redo it; a file writer closes its
 //     in-progress files) and returns that as Pending, which the runtime
-//     stores in checkpoint e with the job's other state.
+//     stores in checkpoint e with the job's other state. Pending must
+//     cover every epoch pre-committed and not yet committed (a checkpoint
+//     may fail; only the last durable one's pending reaches Recover).
 //  3. When checkpoint e is durable, the runtime calls Commit(e, pending):
 //     the epoch's output becomes visible (Kafka: the transaction that holds
 //     the epoch's rows and its progress record commits; files: renamed
-//     into place). Commit runs on the job's sink goroutine, in epoch order.
+//     into place). Commit runs on the job's sink goroutine, in epoch order,
+//     once for every pre-committed epoch up to the durable checkpoint.
 //  4. After a crash the runtime restores checkpoint e, opens the writer with
 //     Recover(e, pending) before any Write: the writer must make epoch e
 //     (and nothing after it) visible exactly once, whether or not the

@@ -181,10 +181,12 @@ type ckptRun struct {
 	start time.Time
 	jobs  map[uint32]*Job
 
-	mu     sync.Mutex
-	roots  map[*root]rootMeta
-	marks  map[uint32][]stream.Watermark // per job, at the epoch
-	failed error
+	mu    sync.Mutex
+	roots map[*root]rootMeta
+	marks map[uint32][]stream.Watermark // per job, at the epoch
+	// sinkPending is each sink job's PreCommit at the epoch.
+	sinkPending map[uint32][]byte
+	failed      error
 }
 
 func (r *ckptRun) fail(err error) {
@@ -418,6 +420,9 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 		}
 		jm.Marks = run.marks[id]
 		meta.Jobs = append(meta.Jobs, jm)
+		if j.sink != nil && err == nil {
+			err = writeSinkPending(run, id, run.sinkPending[id])
+		}
 	}
 	run.mu.Unlock()
 	var m checkpoint.Manifest
@@ -462,6 +467,11 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 	}
 	c.cur = nil
 	c.mu.Unlock()
+	if err == nil { // sinks commit what this checkpoint holds (sinkjob.go)
+		for _, jm := range meta.Jobs {
+			run.jobs[jm.ID].sinkDurable(run.epoch)
+		}
+	}
 	rt.progressed()
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/streamsql/streamsql/connector/sink"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
@@ -20,18 +21,19 @@ import (
 type JobSpec struct {
 	ID   uint32 // the view's OID, or a private id for a SUBSCRIBE (query)
 	Name string
-	Plan stream.Node    // the query; its leaves are *stream.Scan
-	Key  []int          // the output's stream key (nil: rows are a multiset)
-	Cols []types.Column // the output columns
-	// Sink, if set, replaces the Materialize: it receives every output
-	// chunk (changes, with their ops) and the job keeps no view, so
-	// Snapshot fails and subscribers are refused. It runs on the job's
-	// last goroutine, one call at a time, and must not block for long (the
-	// whole job waits for it); the chunk is immutable and may be kept.
-	// Epochs still complete: epoch e is complete once every chunk before
-	// e's barrier was passed to Sink. Watermarks are dropped. A counting
-	// Sink is Nexmark's blackhole sink (see bench/).
-	Sink func(c *stream.Chunk)
+	Plan stream.Node // the query; its leaves are *stream.Scan
+	Key  []int       // the output's stream key (nil: rows are a multiset)
+	// AppendOnly says the output never retracts (planner.StreamQuery):
+	// queries reading the view may rely on it (a sink's FORMAT JSON).
+	AppendOnly bool
+	Cols       []types.Column // the output columns
+	// Sink, if set, replaces the Materialize: the job's output goes to a
+	// writer of this sink with the two-phase protocol of connector/sink
+	// (sinkjob.go), and the job keeps no view, so Snapshot fails and
+	// subscribers are refused. Epoch e is complete once every chunk before
+	// e's barrier was written and the barrier passed to the writer.
+	// Watermarks are dropped. The blackhole sink is Nexmark's (bench/).
+	Sink sink.Sink
 	// LateRows, if set, stores the rows operators drop as late
 	// (stream.Env.OnLate: LATE ROWS INTO), with the view's watermark at
 	// the time (µs; math.MinInt64: none yet). It runs on a goroutine of the
@@ -73,6 +75,7 @@ type Job struct {
 	lateRows atomic.Int64 // rows dropped as late (Env.OnLate)
 	lateLost atomic.Int64 // late rows LateRows could not store
 	late     *lateWriter  // nil without JobSpec.LateRows
+	sink     *sinkState   // nil without JobSpec.Sink
 
 	marks markState // the view's watermarks (marks.go)
 
@@ -187,6 +190,9 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 			}
 		}
 	}
+	if spec.Sink != nil {
+		j.sink = newSinkState(j, ri)
+	}
 	j.first = rt.epoch + 1
 	j.delivered = rt.epoch
 	if ri != nil {
@@ -232,39 +238,6 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		}
 	}()
 	return j, nil
-}
-
-// runSink passes the job's output to spec.Sink until the input closes or
-// the job stops, completing an epoch at each barrier. It returns the job's
-// failure (nil if none), as View.Run does.
-func (j *Job) runSink(in <-chan stream.Message) error {
-	var pend pendingMarks
-	for {
-		var m stream.Message
-		var ok bool
-		select {
-		case m, ok = <-in:
-		case <-j.env.Ctx.Done():
-			if err := j.env.Err(); err != nil {
-				return err
-			}
-			return j.env.Ctx.Err()
-		}
-		if !ok {
-			return j.env.Err()
-		}
-		switch m.Kind {
-		case stream.KindChunk:
-			j.rowsOut.Add(int64(m.Chunk.Len()))
-			j.spec.Sink(m.Chunk)
-		case stream.KindWatermark:
-			pend.note(m.Watermark)
-		case stream.KindBarrier:
-			j.marks.queue(m.Barrier.Epoch, pend)
-			pend = nil
-			j.onEpoch(m.Barrier.Epoch, nil)
-		}
-	}
 }
 
 var errNoView = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "this job writes to a sink and keeps no rows")

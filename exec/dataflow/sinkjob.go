@@ -1,0 +1,320 @@
+package dataflow
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/streamsql/streamsql/connector/sink"
+	"github.com/streamsql/streamsql/exec/stream"
+)
+
+// A sink job (JobSpec.Sink) writes its output to a sink.Writer with the
+// two-phase protocol of connector/sink (docs/contributing/sinks.md):
+//
+//   - every chunk goes to Write, on the job's last goroutine;
+//   - at a checkpoint barrier the writer's PreCommit returns its pending
+//     bytes, which the checkpoint stores (writeSinkPending); at other
+//     barriers Barrier;
+//   - when a checkpoint that holds the job is durable, finishCheckpoint
+//     wakes the job, which calls Commit for every pre-committed epoch up to
+//     it, in epoch order, on the same goroutine;
+//   - a job resumed from a checkpoint opens its writer with Recover(epoch,
+//     pending), others with NewWriter;
+//   - a writer call that fails is retried in place (sinkretry.go).
+//
+// Without checkpoints (no data directory), or for a plan whose operators do
+// not checkpoint, every barrier is PreCommit then Commit at once: output is
+// visible per epoch, and after a restart the sink starts from its inputs.
+
+// sinkState is a sink job's writer and commit bookkeeping.
+type sinkState struct {
+	w         atomic.Pointer[writerBox] // the open writer (Status reads it)
+	twoPhase  bool                      // commits wait for durable checkpoints
+	wake      chan struct{}             // a checkpoint holding the job became durable (cap 1)
+	durable   atomicU64                 // the last durable checkpoint holding the job
+	committed atomicU64                 // the last epoch committed
+	pend      []pendingEpoch            // pre-committed, not committed; sink goroutine only
+	// base is the epoch a writer reopened after a failure recovers to
+	// (Recover(base, basePending)): the last durable checkpoint holding
+	// the job (or, without checkpoints, the last epoch committed); 0 with
+	// nothing committed. replay holds the output after it (sinkretry.go).
+	base        uint64
+	basePending []byte
+	hasBase     bool // Recover (not NewWriter) reopens the writer
+	replay      replayLog
+	retry       retryStatus
+}
+
+// writerBox holds a writer for an atomic.Pointer.
+type writerBox struct{ w sink.Writer }
+
+// pendingEpoch is an epoch pre-committed and not yet committed.
+type pendingEpoch struct {
+	epoch   uint64
+	pending []byte
+}
+
+func newSinkState(j *Job, ri *resumeInputs) *sinkState {
+	s := &sinkState{wake: make(chan struct{}, 1),
+		twoPhase: j.env.Checkpoints != nil && stream.Checkpointable(j.spec.Plan)}
+	if ri != nil {
+		s.base, s.basePending, s.hasBase = ri.epoch, j.rt.restoredSinkPending(j.spec.ID), true
+		s.committed.Store(ri.epoch)
+		s.durable.Store(ri.epoch)
+	}
+	return s
+}
+
+// SinkStatus returns a sink job's writer status and the last epoch it
+// committed; ok is false for a job that is not a sink or whose writer is
+// not open yet.
+func (j *Job) SinkStatus() (st sink.Status, committed uint64, ok bool) {
+	if j.sink == nil {
+		return st, 0, false
+	}
+	b := j.sink.w.Load()
+	if b == nil {
+		return st, j.sink.committed.Load(), false
+	}
+	st = b.w.Status()
+	j.sink.retry.apply(&st)
+	return st, j.sink.committed.Load(), true
+}
+
+// SinkCommitted is the last epoch a sink job committed (0: none).
+func (j *Job) SinkCommitted() uint64 {
+	if j.sink == nil {
+		return 0
+	}
+	return j.sink.committed.Load()
+}
+
+// sinkDurable tells a sink job that checkpoint epoch, which holds it, is
+// durable (finishCheckpoint's goroutine).
+func (j *Job) sinkDurable(epoch uint64) {
+	if j.sink == nil || !j.sink.twoPhase {
+		return
+	}
+	j.sink.durable.Max(epoch)
+	select {
+	case j.sink.wake <- struct{}{}:
+	default:
+	}
+}
+
+// runSink opens the writer, then passes the job's output to it until the
+// input closes or the job stops, completing an epoch at each barrier. It
+// returns the job's failure (nil if none), as View.Run does.
+func (j *Job) runSink(in <-chan stream.Message) error {
+	s, ctx := j.sink, j.env.Ctx
+	w, err := j.reopenWriter(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { s.w.Load().w.Close() }()
+	var pend pendingMarks
+	for {
+		var m stream.Message
+		var ok bool
+		select {
+		case m, ok = <-in:
+		case <-s.wake:
+			if err := j.commitDurable(ctx, w); err != nil {
+				if w, err = j.reopenWriter(ctx, err); err != nil {
+					return err
+				}
+			}
+			continue
+		case <-ctx.Done():
+			if err := j.env.Err(); err != nil {
+				return err
+			}
+			return ctx.Err()
+		}
+		if !ok {
+			return j.env.Err()
+		}
+		switch m.Kind {
+		case stream.KindChunk:
+			j.rowsOut.Add(int64(m.Chunk.Len()))
+			s.replay.addChunk(m.Chunk)
+			if err := w.Write(ctx, m.Chunk.Rec, m.Chunk.Ops); err != nil {
+				if w, err = j.reopenWriter(ctx, err); err != nil {
+					return err
+				}
+			}
+		case stream.KindWatermark:
+			pend.note(m.Watermark)
+		case stream.KindBarrier:
+			e := m.Barrier.Epoch
+			ckpt := s.twoPhase && j.inCheckpoint(e)
+			s.replay.addBarrier(e, ckpt)
+			if err := j.sinkBarrier(ctx, w, e, ckpt); err != nil {
+				if w, err = j.reopenWriter(ctx, fmt.Errorf("epoch %d: %w", e, err)); err != nil {
+					return err
+				}
+			}
+			j.marks.queue(e, pend)
+			pend = nil
+			j.onEpoch(e, nil)
+		}
+	}
+}
+
+// sinkBarrier ends epoch e at the writer; ckpt: e is the checkpoint in
+// flight and the job takes part in it.
+func (j *Job) sinkBarrier(ctx context.Context, w sink.Writer, e uint64, ckpt bool) error {
+	s := j.sink
+	if !s.twoPhase {
+		p, err := w.PreCommit(ctx, e)
+		if err != nil {
+			return err
+		}
+		if err := w.Commit(ctx, e, p); err != nil {
+			return err
+		}
+		s.committed.Store(e)
+		s.setBase(e, p)
+		return nil
+	}
+	if !ckpt {
+		return w.Barrier(ctx, e)
+	}
+	p, err := w.PreCommit(ctx, e)
+	if err != nil {
+		return err
+	}
+	j.recordPending(e, p)
+	s.pend = append(s.pend, pendingEpoch{e, p})
+	return nil
+}
+
+// inCheckpoint reports whether barrier e is the checkpoint in flight and
+// the job takes part in it.
+func (j *Job) inCheckpoint(e uint64) bool {
+	run := j.rt.ck.current()
+	return run != nil && run.epoch == e && run.jobs[j.spec.ID] == j
+}
+
+// recordPending stores the job's pending bytes in checkpoint e, if it is
+// still in flight.
+func (j *Job) recordPending(e uint64, p []byte) {
+	run := j.rt.ck.current()
+	if run == nil || run.epoch != e || run.jobs[j.spec.ID] != j {
+		return
+	}
+	run.mu.Lock()
+	if run.sinkPending == nil {
+		run.sinkPending = map[uint32][]byte{}
+	}
+	run.sinkPending[j.spec.ID] = p
+	run.mu.Unlock()
+}
+
+// commitDurable commits the pre-committed epochs up to the last durable
+// checkpoint, in order.
+func (j *Job) commitDurable(ctx context.Context, w sink.Writer) error {
+	s := j.sink
+	d := s.durable.Load()
+	n := 0
+	for _, p := range s.pend {
+		if p.epoch > d {
+			break
+		}
+		if p.epoch == d { // a reopened writer recovers to d from now on
+			s.setBase(d, p.pending)
+		}
+		if err := w.Commit(ctx, p.epoch, p.pending); err != nil {
+			return fmt.Errorf("commit of epoch %d: %w", p.epoch, err)
+		}
+		s.committed.Store(p.epoch)
+		n++
+	}
+	s.pend = s.pend[n:]
+	if n > 0 {
+		j.rt.progressed()
+	}
+	return nil
+}
+
+// CommitSinks makes what every sink job received so far visible: with
+// checkpoints it takes one and waits until each two-phase sink job in it
+// has committed it (or failed or stopped); otherwise sinks commit at every
+// barrier and there is nothing to wait for after a Flush. FLUSH calls it
+// after Flush.
+func (rt *Runtime) CommitSinks(ctx context.Context) error {
+	var sinks []*Job
+	for _, j := range rt.Jobs() {
+		if j.sink != nil && j.sink.twoPhase && j.Err() == nil {
+			sinks = append(sinks, j)
+		}
+	}
+	if len(sinks) == 0 || rt.ck == nil {
+		return nil
+	}
+	e, err := rt.Checkpoint(ctx)
+	if err != nil {
+		return err
+	}
+	return rt.waitProgress(ctx, func() bool {
+		for _, j := range sinks {
+			if j.sink.committed.Load() < e && j.Err() == nil && !j.stopped.Load() && rt.Job(j.spec.ID) == j && j.first <= e {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// atomicU64 is an atomic.Uint64 that can only grow.
+type atomicU64 struct{ v atomic.Uint64 }
+
+func (a *atomicU64) Load() uint64   { return a.v.Load() }
+func (a *atomicU64) Store(x uint64) { a.v.Store(x) }
+
+// Max raises the value to x if x is larger.
+func (a *atomicU64) Max(x uint64) {
+	for {
+		cur := a.v.Load()
+		if x <= cur || a.v.CompareAndSwap(cur, x) {
+			return
+		}
+	}
+}
+
+// A sink job's pending bytes of a checkpoint are the state of a pseudo
+// operator "<job id>/sink" (one record, key "p"), written at the commit of
+// the checkpoint (they may be large: a Kafka writer's epoch of records),
+// not in the manifest's runtime record.
+
+func sinkOpID(id uint32) string { return fmt.Sprintf("%d/sink", id) }
+
+var sinkPendingKey = []byte("p")
+
+// writeSinkPending stores job id's pending bytes in run's checkpoint
+// (replacing what earlier checkpoints of the chain hold).
+func writeSinkPending(run *ckptRun, id uint32, p []byte) error {
+	ow := run.w.Op(sinkOpID(id))
+	ow.Reset()
+	if len(p) > 0 {
+		ow.Put(sinkPendingKey, p)
+	}
+	if err := ow.Close(); err != nil {
+		return fmt.Errorf("sink %d: pending of checkpoint %d: %w", id, run.epoch, err)
+	}
+	return nil
+}
+
+// restoredSinkPending is job id's pending bytes in the recovered
+// checkpoint (nil: none).
+func (rt *Runtime) restoredSinkPending(id uint32) []byte {
+	rt.ck.mu.Lock()
+	rec := rt.ck.rec
+	rt.ck.mu.Unlock()
+	v, ok := rec.Op(sinkOpID(id)).Get(sinkPendingKey)
+	if !ok {
+		return nil
+	}
+	return append([]byte(nil), v...)
+}
