@@ -154,28 +154,60 @@ func newCkptState(cfg Config) (*ckptState, error) {
 	if c.interval == 0 {
 		c.interval = DefaultCheckpointInterval
 	}
-	if m := cfg.Checkpoints.Last(); m != nil {
-		c.stats = CheckpointStats{Epoch: m.Epoch, Time: m.Time, Bytes: m.Bytes(), ChainBytes: m.ChainBytes(), Full: m.Full(), Duration: m.Duration}
-	}
-	if cfg.Recovered != nil {
-		var meta ckptMeta
-		if err := json.Unmarshal(cfg.Recovered.Manifest.Meta, &meta); err != nil {
-			return nil, fmt.Errorf("dataflow: checkpoint %d: bad runtime record: %w", cfg.Recovered.Manifest.Epoch, err)
-		}
-		c.rec = cfg.Recovered
-		c.resume = map[uint32]*jobMeta{}
-		c.retained = map[uint32]bool{}
-		for i := range meta.Jobs {
-			c.resume[meta.Jobs[i].ID] = &meta.Jobs[i]
-			for _, r := range meta.Jobs[i].Roots {
-				if r.Table != 0 {
-					c.retained[r.Table] = true
-				}
-			}
-		}
-		c.stats.Jobs = len(meta.Jobs)
+	if err := c.setRecovered(cfg.Recovered); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// setRecovered installs cp (nil: none) as the checkpoint jobs resume from
+// and takes the last checkpoint's figures from the store.
+func (c *ckptState) setRecovered(cp *checkpoint.Checkpoint) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.store.Last(); m != nil {
+		c.stats = CheckpointStats{Epoch: m.Epoch, Time: m.Time, Bytes: m.Bytes(), ChainBytes: m.ChainBytes(), Full: m.Full(), Duration: m.Duration}
+	}
+	if cp == nil {
+		return nil
+	}
+	var meta ckptMeta
+	if err := json.Unmarshal(cp.Manifest.Meta, &meta); err != nil {
+		return fmt.Errorf("dataflow: checkpoint %d: bad runtime record: %w", cp.Manifest.Epoch, err)
+	}
+	c.rec = cp
+	c.resume = map[uint32]*jobMeta{}
+	c.retained = map[uint32]bool{}
+	for i := range meta.Jobs {
+		c.resume[meta.Jobs[i].ID] = &meta.Jobs[i]
+		for _, r := range meta.Jobs[i].Roots {
+			if r.Table != 0 {
+				c.retained[r.Table] = true
+			}
+		}
+	}
+	c.stats.Jobs = len(meta.Jobs)
+	return nil
+}
+
+// Recover installs the checkpoint that jobs started before EndRecovery
+// resume from, for a runtime made with Config.RecoveryPending (the engine
+// reads the checkpoint after New, in the background). A checkpoint whose
+// runtime record is bad is not used (an error; jobs are rebuilt). No job
+// may have started before it.
+func (rt *Runtime) Recover(cp *checkpoint.Checkpoint) error {
+	if rt.ck == nil {
+		return nil
+	}
+	if err := rt.ck.setRecovered(cp); err != nil {
+		return err
+	}
+	if cp != nil {
+		rt.mu.Lock()
+		rt.epoch = max(rt.epoch, cp.Manifest.Epoch) // later epochs come after it
+		rt.mu.Unlock()
+	}
+	return nil
 }
 
 // RecoveredEpoch is the epoch of the checkpoint jobs resume from (0: none).
@@ -192,6 +224,9 @@ func (rt *Runtime) RecoveredEpoch() uint64 {
 // epoch (a view that published a later epoch before its reader resumed
 // would leave a gap).
 func (rt *Runtime) recovering() bool {
+	if rt.pending.Load() {
+		return true
+	}
 	if rt.ck == nil {
 		return false
 	}
@@ -204,6 +239,8 @@ func (rt *Runtime) recovering() bool {
 // rebuilt after ALTER TABLE) start from their inputs. The engine calls it
 // once the views of the catalog are started.
 func (rt *Runtime) EndRecovery() {
+	defer rt.progressed() // Checkpoint waits for it
+	defer rt.pending.Store(false)
 	if rt.cl != nil {
 		rt.mu.Lock()
 		rt.endReplayTargets()
@@ -249,6 +286,13 @@ func (rt *Runtime) Checkpoint(ctx context.Context) (uint64, error) {
 		rt.mu.Unlock()
 		if closed {
 			return 0, errClosed
+		}
+		if cur == nil && rt.recovering() {
+			// Jobs are still resuming: no checkpoint until they all have.
+			if err := rt.waitProgress(ctx, func() bool { return !rt.recovering() }); err != nil {
+				return 0, err
+			}
+			continue
 		}
 		if cur == nil && rt.cl.isHolding() {
 			// Views hold their changes after a restart: no checkpoint
@@ -300,7 +344,7 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 	c := rt.ck
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur != nil || rt.closed || rt.cl.isHolding() {
+	if c.cur != nil || rt.closed || rt.cl.isHolding() || rt.pending.Load() || c.rec != nil {
 		return nil, nil
 	}
 	epoch := nextEpoch(rt.epoch, time.Now())
@@ -530,6 +574,19 @@ func (c *jobCkpt) Restored(n stream.Node) stream.StateReader {
 		return st
 	}
 	return nil
+}
+
+// restoredBytes is the size of the job's state in the recovered
+// checkpoint.
+func (c *jobCkpt) restoredBytes() int64 {
+	c.rt.ck.mu.Lock()
+	rec := c.rt.ck.rec
+	c.rt.ck.mu.Unlock()
+	var n int64
+	for _, id := range c.ids {
+		n += rec.Op(id).Bytes()
+	}
+	return n
 }
 
 // Snapshot implements stream.Checkpointer. Write errors (a full disk) fail

@@ -129,6 +129,7 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 	if why != "" {
 		ri.close()
 		rt.cfg.Logf("materialized view %s is rebuilt from its inputs instead of resuming from checkpoint %d: %s", spec.Name, ri.epoch, why)
+		j.recovery.Rebuilt = why
 		return nil
 	}
 	return ri

@@ -22,13 +22,32 @@ type Checkpoint struct {
 // per checkpoint, so they are the state; a map is built only for a chain
 // of deltas (pre-sized from the base) or on the first Get.
 type State struct {
-	recs  []record          // the base's records (when kv is nil)
+	recs  recList           // the base's records (when kv is nil)
 	kv    map[string][]byte // the folded state (when built)
 	once  sync.Once         // builds kv for Get from recs
 	bytes int64
 }
 
 type record struct{ key, value []byte }
+
+// recList is records in chunks that double up to recChunk: appending
+// never copies the records already read (one slice grown by append copied
+// a large state's records over and over, most of a recovery's load time),
+// and a small state takes little room.
+type recList struct {
+	chunks [][]record
+	n      int
+}
+
+const recChunk = 8192
+
+func (l *recList) add(r record) {
+	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == recChunk {
+		l.chunks = append(l.chunks, make([]record, 0, min(max(l.n, 16), recChunk)))
+	}
+	l.chunks[len(l.chunks)-1] = append(l.chunks[len(l.chunks)-1], r)
+	l.n++
+}
 
 // Op returns the state operator id wrote, or nil when it wrote none (or
 // only deletes that left nothing).
@@ -66,7 +85,7 @@ func (s *State) Len() int {
 	if s.kv != nil {
 		return len(s.kv)
 	}
-	return len(s.recs)
+	return s.recs.n
 }
 
 // Bytes is the size of the keys and values.
@@ -98,9 +117,11 @@ func (s *State) Range(fn func(key, value []byte) error) error {
 		return nil
 	}
 	if s.kv == nil {
-		for _, r := range s.recs {
-			if err := fn(r.key, r.value); err != nil {
-				return err
+		for _, c := range s.recs.chunks {
+			for _, r := range c {
+				if err := fn(r.key, r.value); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -119,9 +140,11 @@ func aliasKey(key []byte) string { return unsafe.String(unsafe.SliceData(key), l
 
 // fold turns the base's records into a map (later records win).
 func (s *State) fold() map[string][]byte {
-	kv := make(map[string][]byte, len(s.recs))
-	for _, r := range s.recs {
-		kv[aliasKey(r.key)] = r.value
+	kv := make(map[string][]byte, s.recs.n)
+	for _, c := range s.recs.chunks {
+		for _, r := range c {
+			kv[aliasKey(r.key)] = r.value
+		}
 	}
 	return kv
 }
@@ -139,7 +162,7 @@ func load(dir string, m *Manifest) (*Checkpoint, error) {
 			c.ops[op] = s
 		}
 		if kind == recReset {
-			s.recs, s.kv, s.bytes = nil, nil, 0
+			s.recs, s.kv, s.bytes = recList{}, nil, 0
 			if !base {
 				s.kv = map[string][]byte{}
 			}
@@ -147,10 +170,10 @@ func load(dir string, m *Manifest) (*Checkpoint, error) {
 		}
 		if s.kv == nil && (!base || kind == recDelete) {
 			s.kv = s.fold()
-			s.recs = nil
+			s.recs = recList{}
 		}
 		if s.kv == nil {
-			s.recs = append(s.recs, record{key, value})
+			s.recs.add(record{key, value})
 			s.bytes += int64(len(key) + len(value))
 			return
 		}
