@@ -135,7 +135,7 @@ type Runtime struct {
 	ck *ckptState // nil without checkpoints
 	// pending is set from New to EndRecovery with Config.RecoveryPending.
 	pending atomic.Bool
-	cl *clState   // nil without changelogs
+	cl      *clState // nil without changelogs
 
 	// subMem is the size of every subscriber's unread changes in memory
 	// (Config.SubscribeMemoryLimit bounds it).
