@@ -101,7 +101,8 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 		cp = cks.Recover()
 		if cp != nil {
 			m := cp.Manifest
-			logf("recovery: read checkpoint %d (%s, %d segments) in %s", m.Epoch, byteSize(m.ChainBytes()), len(m.Segments), roundDur(time.Since(t0)))
+			logf("recovery: read checkpoint %d (taken %s; %s in %d segments) in %s", m.Epoch,
+				dataflow.EpochTime(m.Epoch).UTC().Format("2006-01-02 15:04:05.000 UTC"), byteSize(m.ChainBytes()), len(m.Segments), roundDur(time.Since(t0)))
 		}
 	}
 	if err := e.flow.Recover(cp); err != nil {
