@@ -22,31 +22,53 @@ type Checkpoint struct {
 // per checkpoint, so they are the state; a map is built only for a chain
 // of deltas (pre-sized from the base) or on the first Get.
 type State struct {
-	recs  recList           // the base's records (when kv is nil)
+	recs  recList           // the base's records (when kv is nil), as encoded
 	kv    map[string][]byte // the folded state (when built)
 	once  sync.Once         // builds kv for Get from recs
 	bytes int64
 }
 
-type record struct{ key, value []byte }
 
-// recList is records in chunks that double up to recChunk: appending
-// never copies the records already read (one slice grown by append copied
-// a large state's records over and over, most of a recovery's load time),
-// and a small state takes little room.
+// recList is a base's put records as they are encoded in its frames:
+// runs of consecutive records, which alias the frames (a record per
+// struct, 48 bytes each, was most of a large recovery's load time and
+// memory).
 type recList struct {
-	chunks [][]record
-	n      int
+	runs [][]byte
+	n    int
 }
 
-const recChunk = 8192
-
-func (l *recList) add(r record) {
-	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == recChunk {
-		l.chunks = append(l.chunks, make([]record, 0, min(max(l.n, 16), recChunk)))
+// add appends rec, extending the last run when rec follows it in its frame.
+func (l *recList) add(rec []byte) {
+	if k := len(l.runs) - 1; k >= 0 {
+		last := l.runs[k]
+		if cap(last) >= len(last)+len(rec) && unsafe.SliceData(rec) == unsafe.SliceData(last[len(last):cap(last)]) {
+			l.runs[k] = last[:len(last)+len(rec)]
+			l.n++
+			return
+		}
 	}
-	l.chunks[len(l.chunks)-1] = append(l.chunks[len(l.chunks)-1], r)
+	l.runs = append(l.runs, rec)
 	l.n++
+}
+
+// each calls fn for every record, in order, until fn returns an error.
+func (l *recList) each(fn func(key, value []byte) error) error {
+	var err error
+	for _, run := range l.runs {
+		werr := walkRecords(run, func(_ byte, key, value, _ []byte) {
+			if err == nil {
+				err = fn(key, value)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if werr != nil {
+			return werr // cannot happen: load walked them
+		}
+	}
+	return nil
 }
 
 // Op returns the state operator id wrote, or nil when it wrote none (or
@@ -117,14 +139,7 @@ func (s *State) Range(fn func(key, value []byte) error) error {
 		return nil
 	}
 	if s.kv == nil {
-		for _, c := range s.recs.chunks {
-			for _, r := range c {
-				if err := fn(r.key, r.value); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return s.recs.each(fn)
 	}
 	for k, v := range s.kv {
 		if err := fn(unsafe.Slice(unsafe.StringData(k), len(k)), v); err != nil {
@@ -141,11 +156,10 @@ func aliasKey(key []byte) string { return unsafe.String(unsafe.SliceData(key), l
 // fold turns the base's records into a map (later records win).
 func (s *State) fold() map[string][]byte {
 	kv := make(map[string][]byte, s.recs.n)
-	for _, c := range s.recs.chunks {
-		for _, r := range c {
-			kv[aliasKey(r.key)] = r.value
-		}
-	}
+	_ = s.recs.each(func(key, value []byte) error {
+		kv[aliasKey(key)] = value
+		return nil
+	})
 	return kv
 }
 
@@ -155,7 +169,7 @@ func (s *State) fold() map[string][]byte {
 func load(dir string, m *Manifest) (*Checkpoint, error) {
 	c := &Checkpoint{Manifest: *m, ops: make(map[string]*State)}
 	base := true
-	apply := func(op string, kind byte, key, value []byte) {
+	apply := func(op string, kind byte, key, value, rec []byte) {
 		s := c.ops[op]
 		if s == nil {
 			s = &State{}
@@ -173,7 +187,7 @@ func load(dir string, m *Manifest) (*Checkpoint, error) {
 			s.recs = recList{}
 		}
 		if s.kv == nil {
-			s.recs.add(record{key, value})
+			s.recs.add(rec)
 			s.bytes += int64(len(key) + len(value))
 			return
 		}
