@@ -119,6 +119,10 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 	resumed, rebuilt, failed := 0, 0, 0
 	for _, r := range views {
 		vr := rec.views[r.OID]
+		if e.isClosed() { // a stop during the recovery: nothing failed
+			close(vr.started)
+			continue
+		}
 		vr.since = time.Now()
 		err := e.startView(r)
 		if err != nil {
@@ -158,7 +162,7 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 	if len(views) > 0 && e.cfg.RecoveryGate != nil {
 		e.cfg.RecoveryGate()
 	}
-	if len(jobs) > 0 {
+	if len(jobs) > 0 && !e.isClosed() {
 		e.awaitFirstEpoch(jobs)
 	}
 	e.flow.EndRecovery()
@@ -193,7 +197,9 @@ func (e *Engine) awaitFirstEpoch(jobs []*dataflow.Job) {
 		err := e.flow.WaitJobs(ctx, pending, first)
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			e.cfg.Logf("materialized views did not complete their first epoch: %v", err)
+			if !e.isClosed() {
+				e.cfg.Logf("materialized views did not complete their first epoch: %v", err)
+			}
 			return // closing
 		}
 		rest := pending[:0]

@@ -28,7 +28,6 @@ type State struct {
 	bytes int64
 }
 
-
 // recList is a base's put records as they are encoded in its frames:
 // runs of consecutive records, which alias the frames (a record per
 // struct, 48 bytes each, was most of a large recovery's load time and
