@@ -179,8 +179,12 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 		if epoch != 0 {
 			from = fmt.Sprintf("checkpoint %d", epoch)
 		}
-		logf("recovery: all %d materialized views ready in %s (from %s: %d resumed, %d rebuilt, %d failed)",
-			len(views), roundDur(time.Since(rec.start)), from, resumed, rebuilt, failed+countFailed(jobs))
+		failures := "" // (a clean log has no "failed" in it)
+		if n := failed + countFailed(jobs); n > 0 {
+			failures = fmt.Sprintf("; %d failed, see above", n)
+		}
+		logf("recovery: all %d materialized views ready in %s (from %s: %d resumed, %d rebuilt%s)",
+			len(views), roundDur(time.Since(rec.start)), from, resumed, rebuilt, failures)
 	}
 }
 
