@@ -55,9 +55,10 @@ type Config struct {
 	RecoverViewsInBackground bool
 	// RecoveryGate, if set, is called by the recovery once every view is
 	// restored from the checkpoint (or started), before the replay of
-	// their inputs begins; the replay waits until it returns. A test
-	// hook: it makes "recovering" states last as long as a test needs.
-	RecoveryGate func()
+	// their inputs begins; the replay waits until it returns. closing is
+	// closed when Close begins: the gate must then return. A test hook:
+	// it makes "recovering" states last as long as a test needs.
+	RecoveryGate func(closing <-chan struct{})
 	// NoCheckpoints turns checkpoints off: views are rebuilt from their
 	// inputs at every start.
 	NoCheckpoints bool

@@ -77,6 +77,7 @@ type Engine struct {
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 	closed   bool
+	closing  chan struct{} // closed when Close begins
 	// pool is the memory all batch statements reserve from (mem_budget.go).
 	pool *membudget.Pool
 	// tempDir is <data-dir>/tmp, where sorts, hash aggregations and joins past
@@ -113,7 +114,7 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("file source directory: %w", err)
 	}
 	opened := time.Now()
-	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), sources: connector.Env{Files: files},
+	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), closing: make(chan struct{}), sources: connector.Env{Files: files},
 		pool: memoryPool(cfg.MemoryLimit)}
 	e.tempDir = filepath.Join(cfg.DataDir, "tmp")
 	if err := os.RemoveAll(e.tempDir); err != nil || os.MkdirAll(e.tempDir, 0o700) != nil {
@@ -170,6 +171,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	close(e.closing)
 	sessions := make([]*Session, 0, len(e.sessions))
 	for s := range e.sessions {
 		sessions = append(sessions, s)

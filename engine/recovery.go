@@ -160,7 +160,7 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 		close(vr.started)
 	}
 	if len(views) > 0 && e.cfg.RecoveryGate != nil {
-		e.cfg.RecoveryGate()
+		e.cfg.RecoveryGate(e.closing)
 	}
 	if len(jobs) > 0 && !e.isClosed() {
 		e.awaitFirstEpoch(jobs)

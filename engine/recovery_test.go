@@ -115,7 +115,12 @@ func TestRecoveryInBackground(t *testing.T) {
 
 	gate := make(chan struct{})
 	var logs logLines
-	e, err := Open(Config{DataDir: dir, RecoverViewsInBackground: true, RecoveryGate: func() { <-gate }, Logf: logs.logf})
+	e, err := Open(Config{DataDir: dir, RecoverViewsInBackground: true, RecoveryGate: func(closing <-chan struct{}) {
+		select {
+		case <-gate:
+		case <-closing:
+		}
+	}, Logf: logs.logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,5 +280,44 @@ func TestViewThatDidNotStartServesItsCheckpoint(t *testing.T) {
 	rows, notices, err = query(t, s, "SELECT line, n FROM fv ORDER BY line")
 	if err != nil || strings.Join(rows, ",") != "a|1,b|1" || len(notices) != 0 {
 		t.Fatalf("fv after RESUME: %v %v %v", rows, notices, err)
+	}
+}
+
+// TestCloseDuringRecovery: Close while the views recover (held at the
+// gate) returns, logs no failure, and the next start recovers them.
+func TestCloseDuringRecovery(t *testing.T) {
+	dir := t.TempDir()
+	e, s := open(t, dir)
+	mustRun(t, s, "CREATE TABLE t (id int PRIMARY KEY)")
+	mustRun(t, s, "INSERT INTO t SELECT i FROM generate_series(1, 10) i")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW c AS SELECT count(*) AS n FROM t")
+	mustRun(t, s, "CHECKPOINT")
+	mustRun(t, s, "INSERT INTO t VALUES (11)")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var logs logLines
+	e, err := Open(Config{DataDir: dir, RecoverViewsInBackground: true, Logf: logs.logf,
+		RecoveryGate: func(closing <-chan struct{}) { <-closing }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRun(t, s, "SELECT n FROM c"); strings.Join(got, ",") != "10" {
+		t.Fatalf("c while recovering: %v", got)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if logs.has("fail") {
+		t.Fatalf("a stop during the recovery logged a failure:\n%s", logs.String())
+	}
+	e, s = open(t, dir)
+	defer e.Close()
+	if got := mustRun(t, s, "SELECT n FROM c"); strings.Join(got, ",") != "11" {
+		t.Fatalf("c after the next start: %v", got)
 	}
 }

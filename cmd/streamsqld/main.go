@@ -143,17 +143,25 @@ func run(cfg config) error {
 // waits, once they are restored from the checkpoint and before their
 // inputs are replayed, until a writer has opened and closed it. Not for
 // production use.
-func testRecoveryGate() func() {
+func testRecoveryGate() func(closing <-chan struct{}) {
 	path := os.Getenv("STREAMSQL_TEST_RECOVERY_GATE")
 	if path == "" {
 		return nil
 	}
-	return func() {
-		f, err := os.Open(path) // blocks until a writer opens the FIFO
-		if err != nil {
-			return
+	return func(closing <-chan struct{}) {
+		opened := make(chan struct{})
+		go func() {
+			defer close(opened)
+			f, err := os.Open(path) // blocks until a writer opens the FIFO
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, f) // until it closes
+			f.Close()
+		}()
+		select {
+		case <-opened:
+		case <-closing: // the goroutine stays blocked: the process is exiting
 		}
-		_, _ = io.Copy(io.Discard, f) // until it closes
-		f.Close()
 	}
 }
