@@ -139,6 +139,7 @@ func (s *Session) execResume(ctx context.Context, d *sql.Drop) (*Result, error) 
 	if err := s.eng.resumeView(rel); err != nil {
 		return nil, err
 	}
+	s.eng.cfg.Logf("materialized view %s: restarted by RESUME, %s", rel.Name, s.eng.howStarted(rel.OID))
 	return &Result{Tag: "ALTER MATERIALIZED VIEW"}, nil
 }
 
@@ -179,6 +180,17 @@ func (e *Engine) resumeView(rel *catalog.Relation) error {
 	return nil
 }
 
+// howStarted says how view oid's job started: from a checkpoint, or
+// rebuilt from its inputs.
+func (e *Engine) howStarted(oid uint32) string {
+	if j := e.flow.Job(oid); j != nil {
+		if ep := j.Recovery().Epoch; ep != 0 {
+			return fmt.Sprintf("resumed from checkpoint %d", ep)
+		}
+	}
+	return "rebuilt from its inputs"
+}
+
 // failed reports whether view oid has failed (its job, or its start).
 func (e *Engine) failed(oid uint32) bool {
 	if j := e.flow.Job(oid); j != nil {
@@ -214,7 +226,7 @@ func (e *Engine) retryFailedViews() []string {
 			e.cfg.Logf("materialized view %s: restart after its failure: %v", r.Name, err)
 			continue
 		}
-		e.cfg.Logf("materialized view %s: its input works again; restarted, rebuilt from its inputs", r.Name)
+		e.cfg.Logf("materialized view %s: its input works again; restarted, %s", r.Name, e.howStarted(r.OID))
 		out = append(out, r.Name)
 	}
 	return out

@@ -129,6 +129,7 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 			logf("materialized view %s did not start: %v", r.Name, err)
 			e.viewErrs.Store(r.OID, err)
 			e.keepCheckpointedRows(r) // failedviews.go
+			e.flow.Park(r.OID)        // RESUME starts it from the checkpoint
 			failed++
 		}
 		j := e.flow.Job(r.OID)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/exec/stream"
@@ -115,6 +116,10 @@ type ckptState struct {
 	rec    *checkpoint.Checkpoint
 	resume map[uint32]*jobMeta
 
+	// parked are the jobs of the recovered checkpoint that could not start
+	// at recovery (Park): a later StartJob of one resumes from its state.
+	parked map[uint32]*parkedJob
+
 	// prev is the epoch of the checkpoint committed before the last one:
 	// recovery may fall back to it, so changelogs keep what follows it.
 	prev uint64
@@ -208,6 +213,45 @@ func (rt *Runtime) Recover(cp *checkpoint.Checkpoint) error {
 		rt.mu.Unlock()
 	}
 	return nil
+}
+
+// parkedJob is a job's record and state in the recovered checkpoint,
+// kept after EndRecovery.
+type parkedJob struct {
+	meta jobMeta
+	rec  *checkpoint.Checkpoint // only this job's operators
+}
+
+// Park keeps the recovered checkpoint's record and state of job id, whose
+// job could not start (its source cannot be opened now), after
+// EndRecovery: a later StartJob of it (ALTER MATERIALIZED VIEW ... RESUME,
+// the engine's retry) resumes from them instead of rebuilding, when its
+// inputs still have the checkpoint's positions and it reads no view (the
+// views it reads have moved on since). It reports whether the checkpoint
+// has the job. Call it before EndRecovery.
+func (rt *Runtime) Park(id uint32) bool {
+	if rt.ck == nil {
+		return false
+	}
+	c := rt.ck
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	meta := c.resume[id]
+	if c.rec == nil || meta == nil {
+		return false
+	}
+	if c.parked == nil {
+		c.parked = map[uint32]*parkedJob{}
+	}
+	c.parked[id] = &parkedJob{meta: *meta, rec: c.rec.Subset(fmt.Sprintf("%d/", id))}
+	return true
+}
+
+// unpark forgets job id's parked state (it started).
+func (c *ckptState) unpark(id uint32) {
+	c.mu.Lock()
+	delete(c.parked, id)
+	c.mu.Unlock()
 }
 
 // RecoveredEpoch is the epoch of the checkpoint jobs resume from (0: none).
@@ -541,7 +585,12 @@ type jobCkpt struct {
 	rt     *Runtime
 	j      *Job
 	ids    map[stream.Node]string
-	resume bool // restore operators from rt.ck.rec
+	resume bool                   // restore operators from rec
+	rec    *checkpoint.Checkpoint // the checkpoint resumed from
+	// fullNext marks the operators whose next snapshot must be full: a
+	// job resumed from a parked state, which later checkpoints do not
+	// hold, so that their deltas would have no base.
+	fullNext map[stream.Node]*atomic.Bool
 }
 
 func newJobCkpt(rt *Runtime, j *Job, view stream.Node) *jobCkpt {
@@ -567,10 +616,7 @@ func (c *jobCkpt) Restored(n stream.Node) stream.StateReader {
 	if !c.resume {
 		return nil
 	}
-	c.rt.ck.mu.Lock()
-	rec := c.rt.ck.rec
-	c.rt.ck.mu.Unlock()
-	if st := rec.Op(c.ids[n]); st != nil {
+	if st := c.rec.Op(c.ids[n]); st != nil {
 		return st
 	}
 	return nil
@@ -579,12 +625,9 @@ func (c *jobCkpt) Restored(n stream.Node) stream.StateReader {
 // restoredBytes is the size of the job's state in the recovered
 // checkpoint.
 func (c *jobCkpt) restoredBytes() int64 {
-	c.rt.ck.mu.Lock()
-	rec := c.rt.ck.rec
-	c.rt.ck.mu.Unlock()
 	var n int64
 	for _, id := range c.ids {
-		n += rec.Op(id).Bytes()
+		n += c.rec.Op(id).Bytes()
 	}
 	return n
 }
@@ -602,7 +645,11 @@ func (c *jobCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.Stateful) 
 		return nil
 	}
 	ow := run.w.Op(id)
-	err := st.Snapshot(ow, run.w.Full())
+	full := run.w.Full()
+	if f := c.fullNext[n]; f != nil && f.Swap(false) {
+		full = true
+	}
+	err := st.Snapshot(ow, full)
 	if cerr := ow.Close(); cerr != nil {
 		run.fail(cerr)
 	}

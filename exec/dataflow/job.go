@@ -196,7 +196,14 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		ck := newJobCkpt(rt, j, view)
 		j.env.Checkpoints = ck
 		if ri = rt.prepareResume(j); ri != nil {
-			ck.resume = true
+			ck.resume, ck.rec = true, ri.rec
+			if ri.parked {
+				ck.fullNext = map[stream.Node]*atomic.Bool{}
+				for n := range ck.ids {
+					ck.fullNext[n] = new(atomic.Bool)
+					ck.fullNext[n].Store(true)
+				}
+			}
 			if err := j.restoreView(ck, m, ri.epoch); err != nil {
 				ri.close()
 				rt.cfg.Logf("materialized view %s is rebuilt from its inputs instead of resuming: %v", spec.Name, err)
@@ -218,7 +225,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	}
 	if rt.cl != nil && spec.Changelog && j.view != nil {
 		var from uint64
-		if ri != nil {
+		if ri != nil && !ri.parked { // a parked job's log went on without it
 			from = ri.epoch
 		}
 		rt.openViewLog(j, from)
@@ -238,6 +245,9 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		go j.writeLate()
 	}
 	rt.jobs[spec.ID] = j
+	if rt.ck != nil {
+		rt.ck.unpark(spec.ID) // resumed from it, or rebuilt: newer either way
+	}
 	j.wg.Add(1)
 	go func() {
 		defer j.wg.Done()

@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/storage/checkpoint"
 )
 
 // Resuming a job from the recovered checkpoint (docs/contributing/
@@ -17,8 +18,10 @@ import (
 // resumeInputs are a resuming job's root inputs, opened before anything
 // starts, in the order startTree meets the leaves.
 type resumeInputs struct {
-	epoch uint64
-	meta  *jobMeta
+	epoch  uint64
+	meta   *jobMeta
+	rec    *checkpoint.Checkpoint // what it resumes from
+	parked bool                   // a parked job (Runtime.Park), after the recovery
 	feeds []Feed      // per table root
 	srcs  []sourceRun // per source root
 	wms   []rootMeta  // per root, for its watermark
@@ -43,6 +46,12 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 	}
 	rt.ck.mu.Lock()
 	meta, rec := rt.ck.resume[spec.ID], rt.ck.rec
+	parked := false
+	if meta == nil || rec == nil {
+		if p := rt.ck.parked[spec.ID]; p != nil {
+			meta, rec, parked = &p.meta, p.rec, true
+		}
+	}
 	rt.ck.mu.Unlock()
 	if meta == nil || rec == nil {
 		return nil
@@ -58,7 +67,7 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 	case !stream.Checkpointable(spec.Plan):
 		why = "an operator of it does not checkpoint"
 	}
-	ri := &resumeInputs{epoch: rec.Manifest.Epoch, meta: meta}
+	ri := &resumeInputs{epoch: rec.Manifest.Epoch, meta: meta, rec: rec, parked: parked}
 	var leaves []*stream.Scan
 	var walk func(n stream.Node)
 	walk = func(n stream.Node) {
@@ -118,7 +127,10 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 			ri.srcs = append(ri.srcs, sourceRun{run: run, position: pos, finite: finite, start: rm.Pos})
 		case stream.ScanView:
 			up := rt.jobs[s.Rel]
-			if up == nil || !up.resumed {
+			switch {
+			case parked:
+				why = "a view it reads has moved on since the checkpoint"
+			case up == nil || !up.resumed:
 				why = "a view it reads was rebuilt"
 			}
 		}

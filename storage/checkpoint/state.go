@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -226,4 +227,25 @@ func loadSegment(path string, size int64, apply applyFn) error {
 		return fmt.Errorf("segment %s: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// Subset returns a Checkpoint holding copies of the states of the
+// operators whose id starts with prefix (one job's), with the same
+// manifest: it keeps one job's state after the rest is released.
+func (c *Checkpoint) Subset(prefix string) *Checkpoint {
+	out := &Checkpoint{Manifest: c.Manifest, ops: map[string]*State{}}
+	for id, s := range c.ops {
+		if !strings.HasPrefix(id, prefix) || s.Len() == 0 {
+			continue
+		}
+		kv := make(map[string][]byte, s.Len())
+		var bytes int64
+		_ = s.Range(func(key, value []byte) error {
+			kv[string(key)] = append([]byte(nil), value...)
+			bytes += int64(len(key) + len(value))
+			return nil
+		})
+		out.ops[id] = &State{kv: kv, bytes: bytes}
+	}
+	return out
 }
