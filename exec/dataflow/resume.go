@@ -22,12 +22,12 @@ type resumeInputs struct {
 	meta   *jobMeta
 	rec    *checkpoint.Checkpoint // what it resumes from
 	parked bool                   // a parked job (Runtime.Park), after the recovery
-	feeds []Feed      // per table root
-	srcs  []sourceRun // per source root
-	wms   []rootMeta  // per root, for its watermark
-	nt    int         // tables handed out
-	ns    int         // sources handed out
-	nr    int         // roots handed out
+	feeds  []Feed                 // per table root
+	srcs   []sourceRun            // per source root
+	wms    []rootMeta             // per root, for its watermark
+	nt     int                    // tables handed out
+	ns     int                    // sources handed out
+	nr     int                    // roots handed out
 }
 
 // close releases inputs not handed out (a resume that was given up).
