@@ -136,6 +136,7 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 		rec.mu.Lock()
 		switch {
 		case j == nil:
+			vr.phase = "" // failed: not recovering any more
 		case j.Recovery().Epoch != 0:
 			vr.phase = phaseReplaying
 			resumed++
