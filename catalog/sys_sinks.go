@@ -28,7 +28,7 @@ func (c *Catalog) SetSinkStatus(f func(oid uint32) (SinkStatus, bool)) {
 	c.sinkStatus.Store(&f)
 }
 
-var streamSinksDef = sysDef{12310, "pg_catalog", "streamsql_sinks", []Column{
+var streamSinksDef = sysDef{12311, "pg_catalog", "streamsql_sinks", []Column{
 	{Name: "schemaname", Type: tName},
 	{Name: "sink_name", Type: tName},
 	{Name: "owner", Type: tName},

@@ -49,7 +49,8 @@ func sourceOptions(r *Relation) []string {
 
 // StreamStatus is a materialized view's running state.
 type StreamStatus struct {
-	Status    string               // "running", "failed" or "not started"
+	Status    string               // "running", "recovering", "failed" or "not started"
+	Recovery  string               // while "recovering": what it is doing (streamsql_views.recovery)
 	Epoch     types.TimestampValue // time of the last completed epoch (0: none)
 	RowErrors int64                // rows that failed at run time (made NULL or dropped)
 	LastError string               // the last row error, or why the view failed
@@ -89,6 +90,7 @@ var streamViewsDef = sysDef{12300, "pg_catalog", "streamsql_views", []Column{
 	{Name: "view_rows", Type: tInt8},
 	{Name: "changes_kept_since", Type: types.TTimestampTZ},
 	{Name: "changes_kept_bytes", Type: tInt8},
+	{Name: "recovery", Type: tText},
 }}
 
 func init() {
@@ -129,6 +131,7 @@ func streamViewsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) er
 			"rows_in": st.RowsIn, "rows_out": st.RowsOut, "late_rows": st.LateRows, "late_rows_lost": st.LateLost,
 			"watermark": mark, "view_rows": st.ViewRows,
 			"changes_kept_since": since, "changes_kept_bytes": st.ChangesBytes,
+			"recovery": nullIfEmpty(st.Recovery),
 		})
 		if err != nil {
 			return err

@@ -46,6 +46,19 @@ type Config struct {
 	// sources open again is restarted by itself (0: 10 s; negative: never,
 	// only ALTER MATERIALIZED VIEW ... RESUME restarts it).
 	ViewRetryInterval time.Duration
+	// RecoverViewsInBackground makes Open return once the tables and the
+	// catalog are open: the materialized views recover on a goroutine of
+	// their own (engine/recovery.go), reads of a view still recovering
+	// return the checkpoint's rows with a NOTICE, and FLUSH and the DDL
+	// that starts or stops views wait for the recovery (WaitRecovered).
+	// Without it Open returns once every view has recovered.
+	RecoverViewsInBackground bool
+	// RecoveryGate, if set, is called by the recovery once every view is
+	// restored from the checkpoint (or started), before the replay of
+	// their inputs begins; the replay waits until it returns. closing is
+	// closed when Close begins: the gate must then return. A test hook:
+	// it makes "recovering" states last as long as a test needs.
+	RecoveryGate func(closing <-chan struct{})
 	// NoCheckpoints turns checkpoints off: views are rebuilt from their
 	// inputs at every start.
 	NoCheckpoints bool

@@ -50,7 +50,7 @@ func (e *Engine) checkpointStatus() (catalog.CheckpointStatus, bool) {
 		out.Epoch = types.TimestampValue(dataflow.EpochTime(st.Epoch).UnixMicro())
 		out.Committed = types.TimestampValue(st.Time.UnixMicro())
 	}
-	if r := e.recovered; r != 0 {
+	if r := e.recovered.Load(); r != 0 {
 		out.Recovered = types.TimestampValue(dataflow.EpochTime(r).UnixMicro())
 	}
 	return out, true

@@ -66,13 +66,16 @@ func (s *Session) copyTo(ctx context.Context, c *pg.CopyStmt, o copyOptions) (*R
 	if err != nil {
 		return nil, err
 	}
+	if err := s.eng.waitViewsStarted(ctx, q.Views); err != nil { // recovery.go
+		return nil, err
+	}
 	ectx := s.execContext(ctx, nil)
 	it, err := q.Root.Open(ectx)
 	if err != nil {
 		closeBudget(ectx)
 		return nil, err
 	}
-	return &Result{Tag: "COPY", Columns: q.Columns, CopyOut: &CopyOut{
+	return &Result{Tag: "COPY", Columns: q.Columns, Notices: s.eng.viewNotices(q.Views), CopyOut: &CopyOut{
 		Columns: q.Columns, Rows: &cancelIter{it, func() { closeBudget(ectx) }}, Format: o.format, Delimiter: o.delimiter,
 		Null: o.null, Header: o.header, Quote: o.quote, Escape: o.escape,
 		ForceQuote: forceQuote,

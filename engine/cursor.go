@@ -135,7 +135,7 @@ func (s *Session) declareCursor(ctx context.Context, d *pg.DeclareCursorStmt, co
 
 // declareSelect runs DECLARE ... CURSOR FOR a query planned by Prepare.
 func (s *Session) declareSelect(ctx context.Context, pl *plan, params []types.Value, alters uint64) (*Result, error) {
-	return s.declareCursor(ctx, pl.declare, pl.query.Columns, func(cctx context.Context) (exec.Iterator, error) {
+	res, err := s.declareCursor(ctx, pl.declare, pl.query.Columns, func(cctx context.Context) (exec.Iterator, error) {
 		ectx := s.execContext(cctx, params)
 		it, err := pl.query.Root.Open(ectx)
 		if err != nil {
@@ -144,6 +144,13 @@ func (s *Session) declareSelect(ctx context.Context, pl *plan, params []types.Va
 		}
 		return s.guardRows(&Result{Rows: &cancelIter{it, func() { closeBudget(ectx) }}}, alters).Rows, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	// As a SELECT's: the cursor's rows come from failed or recovering
+	// views (failedviews.go).
+	res.Notices = append(res.Notices, s.eng.viewNotices(pl.query.Views)...)
+	return res, nil
 }
 
 // fetchColumns are the columns FETCH reports at Prepare (Describe): the

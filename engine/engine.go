@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector"
@@ -58,6 +59,9 @@ type Engine struct {
 	// of a view that could not start at Open to its error.
 	flow     *dataflow.Runtime
 	viewErrs sync.Map
+	// frozen maps the OID of a view that could not start at Open to the
+	// rows the checkpoint had of it (*frozenRows, failedviews.go).
+	frozen sync.Map
 	// sources is what the server decides for connectors (the files file
 	// sources may read); read-only after Open.
 	sources connector.Env
@@ -65,8 +69,10 @@ type Engine struct {
 	// after Open.
 	sinkFiles file.Access
 	// recovered is the epoch of the checkpoint the views resumed from at
-	// Open (0: none).
-	recovered uint64
+	// Open (0: none, or not read yet).
+	recovered atomic.Uint64
+	// recov is the views' recovery at start (recovery.go); set by Open.
+	recov *recovery
 
 	// resumeMu serializes restarts of failed views (RESUME and the retry
 	// loop, failedviews.go); stopRetry ends the retry loop at Close.
@@ -77,6 +83,7 @@ type Engine struct {
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 	closed   bool
+	closing  chan struct{} // closed when Close begins
 	// pool is the memory all batch statements reserve from (mem_budget.go).
 	pool *membudget.Pool
 	// tempDir is <data-dir>/tmp, where sorts, hash aggregations and joins past
@@ -118,7 +125,8 @@ func Open(cfg Config) (*Engine, error) {
 		store.Close()
 		return nil, fmt.Errorf("file sink directory: %w", err)
 	}
-	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), sources: connector.Env{Files: files},
+	opened := time.Now()
+	e := &Engine{cfg: cfg, store: store, cat: cat, sessions: make(map[*Session]struct{}), closing: make(chan struct{}), sources: connector.Env{Files: files},
 		sinkFiles: sinkFiles, pool: memoryPool(cfg.MemoryLimit)}
 	e.tempDir = filepath.Join(cfg.DataDir, "tmp")
 	if err := os.RemoveAll(e.tempDir); err != nil || os.MkdirAll(e.tempDir, 0o700) != nil {
@@ -129,17 +137,18 @@ func Open(cfg Config) (*Engine, error) {
 		SubscribeBufferBytes: cfg.SubscribeBufferBytes, SubscribeMemoryLimit: cfg.SubscribeMemoryLimit,
 		SubscribeSpill: dataflow.SpillDir(cfg.DataDir), SubscribeSpillBytes: cfg.SubscribeSpillBytes, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}
+	fcfg.RecoveryPending = true // recoverViews gives it the checkpoint
+	var cks *checkpoint.Store
 	if !cfg.NoCheckpoints {
-		cks, cp, err := checkpoint.Open(filepath.Join(cfg.DataDir, "checkpoints"), cfg.Logf)
-		if err != nil {
+		var err error
+		if cks, err = checkpoint.OpenStore(filepath.Join(cfg.DataDir, "checkpoints"), cfg.Logf); err != nil {
 			cat.Close()
 			store.Close()
 			return nil, fmt.Errorf("open checkpoints: %w", err)
 		}
-		fcfg.Checkpoints, fcfg.Recovered = cks, cp
+		fcfg.Checkpoints = cks
 	}
 	e.flow = dataflow.New(fcfg, flowInputs{e})
-	e.recovered = e.flow.RecoveredEpoch()
 	e.subscribe = e.startSubscribe
 	if c, ok := cat.(interface {
 		SetStreamStatus(func(uint32) (catalog.StreamStatus, bool))
@@ -161,13 +170,17 @@ func Open(cfg Config) (*Engine, error) {
 	}); ok {
 		c.SetSinkStatus(e.sinkStatus)
 	}
-	e.startViews()
-	e.flow.EndRecovery()
-	e.flow.PruneChangelogs(func(id uint32) bool {
-		r := e.cat.Relation(id)
-		return r != nil && r.Kind == catalog.KindMatView
-	})
-	e.startRetry()
+	views := e.matViews()
+	e.recov = newRecovery(views, opened)
+	cfg.Logf("recovery: tables and catalog opened in %s", roundDur(time.Since(opened)))
+	if cfg.RecoverViewsInBackground {
+		if len(views) > 0 {
+			cfg.Logf("recovery: %d materialized views recover in the background; reads of a view still recovering return the checkpoint's rows with a NOTICE", len(views))
+		}
+		go e.recoverViews(cks, views)
+	} else {
+		e.recoverViews(cks, views)
+	}
 	return e, nil
 }
 
@@ -180,6 +193,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	close(e.closing)
 	sessions := make([]*Session, 0, len(e.sessions))
 	for s := range e.sessions {
 		sessions = append(sessions, s)
@@ -188,11 +202,15 @@ func (e *Engine) Close() error {
 	for _, s := range sessions {
 		s.Close()
 	}
-	if e.stopRetry != nil {
-		close(e.stopRetry)
-		<-e.retryDone
+	e.mu.Lock() // startRetry (from recoverViews) sets them under mu unless closed
+	stopRetry, retryDone := e.stopRetry, e.retryDone
+	e.mu.Unlock()
+	if stopRetry != nil {
+		close(stopRetry)
+		<-retryDone
 	}
-	e.flow.Close()
+	e.flow.Close() // ends a recovery in progress: recoverViews returns
+	<-e.recov.done
 	err1 := e.cat.Close()
 	err2 := e.store.Close()
 	if err1 != nil {
@@ -219,6 +237,13 @@ func (e *Engine) NewSession(user, database string, params map[string]string) (*S
 	}
 	e.sessions[s] = struct{}{}
 	return s, nil
+}
+
+// isClosed reports whether Close has begun.
+func (e *Engine) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
 }
 
 func (e *Engine) forget(s *Session) {

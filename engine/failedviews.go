@@ -2,29 +2,97 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
 )
 
 // Failed materialized views (docs/streaming.md, "Failed views"). A view
 // whose job failed (its source could not be read, an internal error) keeps
-// its last rows: reads return them with a WARNING naming the failure, and
-// ALTER MATERIALIZED VIEW v RESUME starts it again, rebuilt from its
-// inputs. A view that did not start at all (after a restart) has no rows to
-// show: reading it is an error until it is resumed.
+// its last rows: reads (SELECT, cursors, COPY) return them with a WARNING
+// naming the failure, and ALTER MATERIALIZED VIEW v RESUME starts it again,
+// rebuilt from its inputs. A view that did not start at all after a
+// restart serves the rows of the checkpoint it would have resumed from
+// (frozen), or, without one, cannot be read until it is resumed.
+
+// frozenRows are a view's rows from the recovered checkpoint, kept for a
+// view whose job could not start (Engine.frozen).
+type frozenRows struct {
+	epoch uint64
+	rows  []arrow.RecordBatch
+	n     int64
+}
+
+// keepCheckpointedRows keeps the checkpointed rows of view r, whose job
+// could not start at recovery, as its last rows.
+func (e *Engine) keepCheckpointedRows(r *catalog.Relation) {
+	cols := make([]types.Column, len(r.Columns))
+	for i, c := range r.Columns {
+		cols[i] = types.Column{Name: c.Name, Type: c.Type}
+	}
+	epoch, rows, ok, err := e.flow.CheckpointedRows(r.OID, cols)
+	if err != nil {
+		e.cfg.Logf("materialized view %s: its checkpointed rows cannot be read: %v", r.Name, err)
+		return
+	}
+	if !ok {
+		return
+	}
+	var n int64
+	for _, b := range rows {
+		n += b.NumRows()
+	}
+	e.frozen.Store(r.OID, &frozenRows{epoch: epoch, rows: rows, n: n})
+	e.cfg.Logf("materialized view %s: serving the %d rows of checkpoint %d until it runs again", r.Name, n, epoch)
+}
+
+// frozenOf returns the checkpointed rows kept for view oid, or nil.
+func (e *Engine) frozenOf(oid uint32) *frozenRows {
+	if f, ok := e.frozen.Load(oid); ok {
+		return f.(*frozenRows)
+	}
+	return nil
+}
+
+// viewNotices returns the notices a read of views oids sends before its
+// rows: a WARNING for each failed view, a NOTICE for each view still
+// recovering from a restart (recovery.go).
+func (e *Engine) viewNotices(oids []uint32) []*pgerr.Error {
+	return append(e.failedViewNotices(oids), e.recoveryNotices(oids)...)
+}
 
 // failedViewNotices returns a WARNING for each of the views oids whose job
-// has failed; the session sends them before the rows.
+// has failed, or did not start; the session sends them before the rows.
 func (e *Engine) failedViewNotices(oids []uint32) []*pgerr.Error {
 	var out []*pgerr.Error
 	for _, oid := range oids {
 		j := e.flow.Job(oid)
-		if j == nil || j.Err() == nil {
+		if j == nil {
+			if err, ok := e.viewErrs.Load(oid); ok {
+				if f := e.frozenOf(oid); f != nil {
+					name := fmt.Sprint(oid)
+					if r := e.cat.Relation(oid); r != nil {
+						name = r.Name
+					}
+					w := pgerr.New(pgerr.Warning, "materialized view \"%s\" did not start: %v", name, err).
+						WithDetail("Its rows are those of the checkpoint the server restarted from (%s); they do not change until it runs again.", dataflow.EpochTime(f.epoch).UTC().Format("2006-01-02 15:04:05.000000Z07")).
+						WithHint("Fix the cause, then run ALTER MATERIALIZED VIEW %s RESUME.", quoteIdent(name))
+					w.Severity = pgerr.SevWarning
+					out = append(out, w)
+				}
+			}
+			continue
+		}
+		if j.Err() == nil {
 			continue
 		}
 		name := j.Spec().Name
@@ -71,6 +139,7 @@ func (s *Session) execResume(ctx context.Context, d *sql.Drop) (*Result, error) 
 	if err := s.eng.resumeView(rel); err != nil {
 		return nil, err
 	}
+	s.eng.cfg.Logf("materialized view %s: restarted by RESUME, %s", rel.Name, s.eng.howStarted(rel.OID))
 	return &Result{Tag: "ALTER MATERIALIZED VIEW"}, nil
 }
 
@@ -111,6 +180,17 @@ func (e *Engine) resumeView(rel *catalog.Relation) error {
 	return nil
 }
 
+// howStarted says how view oid's job started: from a checkpoint, or
+// rebuilt from its inputs.
+func (e *Engine) howStarted(oid uint32) string {
+	if j := e.flow.Job(oid); j != nil {
+		if ep := j.Recovery().Epoch; ep != 0 {
+			return fmt.Sprintf("resumed from checkpoint %d", ep)
+		}
+	}
+	return "rebuilt from its inputs"
+}
+
 // failed reports whether view oid has failed (its job, or its start).
 func (e *Engine) failed(oid uint32) bool {
 	if j := e.flow.Job(oid); j != nil {
@@ -146,7 +226,7 @@ func (e *Engine) retryFailedViews() []string {
 			e.cfg.Logf("materialized view %s: restart after its failure: %v", r.Name, err)
 			continue
 		}
-		e.cfg.Logf("materialized view %s: its input works again; restarted, rebuilt from its inputs", r.Name)
+		e.cfg.Logf("materialized view %s: its input works again; restarted, %s", r.Name, e.howStarted(r.OID))
 		out = append(out, r.Name)
 	}
 	return out
@@ -162,14 +242,20 @@ func (e *Engine) startRetry() {
 	if d == 0 {
 		d = 10 * time.Second
 	}
-	e.stopRetry, e.retryDone = make(chan struct{}), make(chan struct{})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	e.stopRetry, e.retryDone = stop, done
 	go func() {
-		defer close(e.retryDone)
+		defer close(done)
 		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
-			case <-e.stopRetry:
+			case <-stop:
 				return
 			case <-t.C:
 				e.retryFailedViews()

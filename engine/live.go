@@ -59,6 +59,11 @@ func (s *Session) prepareSubscribe(ctx context.Context, p *Prepared, pl *plan, s
 	if s.eng.subscribe == nil {
 		return nil, pgerr.Unsupported("SUBSCRIBE is not supported yet").WithPosition(p.Stmt.CharPos(sub.Pos))
 	}
+	// Planned against the views' jobs: after a restart, once they have
+	// recovered (recovery.go).
+	if err := s.eng.waitRecovered(ctx); err != nil {
+		return nil, err
+	}
 	cols, start, err := s.eng.subscribe(ctx, s, sub)
 	if err != nil {
 		return nil, err

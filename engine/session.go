@@ -233,6 +233,16 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		return nil, errAborted
 	}
 	pl := p.plan.(*plan)
+	if waitsForViews(p, pl) { // recovery.go
+		if err := s.eng.waitRecovered(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if (pl.kind == kindSelect || pl.kind == kindDeclare) && pl.query != nil {
+		if err := s.eng.waitViewsStarted(ctx, pl.query.Views); err != nil {
+			return nil, err
+		}
+	}
 	if pl.kind == kindFetch || pl.kind == kindSubscribe {
 		return s.executeLive(ctx, p, pl)
 	}
@@ -274,7 +284,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			return nil, err
 		}
 		return &Result{Tag: "SELECT", Columns: p.Columns, Rows: &cancelIter{it, cancel},
-			Notices: s.eng.failedViewNotices(pl.query.Views)}, nil
+			Notices: s.eng.viewNotices(pl.query.Views)}, nil
 	case kindInsert, kindUpdate, kindDelete:
 		defer cancel()
 		return s.execDML(ectx, pl)

@@ -226,35 +226,6 @@ func (e *Engine) startView(rel *catalog.Relation) error {
 	return err
 }
 
-// startViews starts every materialized view's job at Open and waits for
-// their first epoch, so that reads after Open see the views rebuilt from
-// their tables (sources are read as far as they got by then). A view that
-// cannot start is logged and reads fail with the reason.
-func (e *Engine) startViews() {
-	var views []*catalog.Relation
-	for _, r := range e.cat.Relations() {
-		if r.Kind == catalog.KindMatView || r.Kind == catalog.KindSink {
-			views = append(views, r)
-		}
-	}
-	sort.Slice(views, func(i, j int) bool { return views[i].OID < views[j].OID })
-	for _, r := range views { // in OID order: what a view or sink reads starts first
-		start, what := e.startView, "materialized view"
-		if r.Kind == catalog.KindSink {
-			start, what = e.startSink, "sink"
-		}
-		if err := start(r); err != nil {
-			e.cfg.Logf("%s %s did not start: %v", what, r.Name, err)
-			e.viewErrs.Store(r.OID, err)
-		}
-	}
-	if len(views) > 0 {
-		if err := e.flow.WaitEpoch(context.Background(), e.flow.Inject()); err != nil {
-			e.cfg.Logf("materialized views did not complete their first epoch: %v", err)
-		}
-	}
-}
-
 // stopDroppedJobs stops the jobs whose view is no longer in the catalog
 // (after DROP, including cascades), downstream views first.
 func (e *Engine) stopDroppedJobs() {
@@ -298,8 +269,19 @@ type flowStreams struct{ e *Engine }
 
 func (f flowStreams) ViewRows(oid uint32) ([]arrow.RecordBatch, error) {
 	j := f.e.flow.Job(oid)
+	if j == nil && f.e.recovering(oid) != "" {
+		// Not started yet after a restart (a read Execute did not wait
+		// for: a DML's subquery): its checkpointed rows come shortly.
+		if err := f.e.waitViewsStarted(context.Background(), []uint32{oid}); err != nil {
+			return nil, err
+		}
+		j = f.e.flow.Job(oid)
+	}
 	if j == nil {
 		if err, ok := f.e.viewErrs.Load(oid); ok {
+			if fr := f.e.frozenOf(oid); fr != nil {
+				return fr.rows, nil // with failedViewNotices' WARNING
+			}
 			name := fmt.Sprint(oid)
 			if r := f.e.cat.Relation(oid); r != nil {
 				name = r.Name
@@ -591,7 +573,14 @@ func (e *Engine) viewStatus(oid uint32) (catalog.StreamStatus, bool) {
 	j := e.flow.Job(oid)
 	if j == nil {
 		if err, ok := e.viewErrs.Load(oid); ok {
-			return catalog.StreamStatus{Status: "failed", LastError: fmt.Sprint(err)}, true
+			st := catalog.StreamStatus{Status: "failed", LastError: fmt.Sprint(err)}
+			if f := e.frozenOf(oid); f != nil {
+				st.ViewRows, st.Epoch = f.n, types.TimestampValue(dataflow.EpochTime(f.epoch).UnixMicro())
+			}
+			return st, true
+		}
+		if what := e.recovering(oid); what != "" {
+			return catalog.StreamStatus{Status: "recovering", Recovery: what}, true
 		}
 		return catalog.StreamStatus{}, false
 	}
@@ -610,6 +599,8 @@ func (e *Engine) viewStatus(oid uint32) (catalog.StreamStatus, bool) {
 	}
 	if err := j.Err(); err != nil {
 		st.Status, st.LastError = "failed", err.Error()
+	} else if what := e.recovering(oid); what != "" {
+		st.Status, st.Recovery = "recovering", what
 	}
 	return st, true
 }
@@ -658,7 +649,9 @@ func (e *Engine) restartViews(views []*catalog.Relation) {
 		if err := start(r); err != nil {
 			e.cfg.Logf("materialized view %s did not restart after ALTER: %v", r.Name, err)
 			e.viewErrs.Store(r.OID, err)
+			continue // it keeps its checkpointed rows, if any
 		}
+		e.frozen.Delete(r.OID)
 	}
 	if len(views) > 0 {
 		if err := e.flow.WaitEpoch(context.Background(), e.flow.Inject()); err != nil {

@@ -57,11 +57,13 @@ func newKeyIndex(def *TableDef, cols []int, name string, nullable bool) *pkIndex
 	return x
 }
 
-func (x *pkIndex) reset() {
+// reset empties the index, sized for n keys (a rebuild from a state of n
+// rows does not grow the map step by step).
+func (x *pkIndex) reset(n int) {
 	if x.ints != nil {
-		x.ints = make(map[int64]int64)
+		x.ints = make(map[int64]int64, n)
 	} else {
-		x.keys = make(map[string]int64)
+		x.keys = make(map[string]int64, n)
 	}
 }
 

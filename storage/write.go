@@ -147,15 +147,19 @@ func (t *Table) prepUpdate(base *state, rowIDs []int64, rec arrow.RecordBatch) (
 // prepTruncate empties base.
 func (t *Table) prepTruncate(base *state) change {
 	for _, x := range t.keys {
-		x.reset()
+		x.reset(0)
 	}
 	return change{st: base.truncated(), frames: [][]byte{encodeTruncate()}, undo: func() { t.indexState(base) }, delta: truncateDelta(base)}
 }
 
 // indexState makes the index hold exactly st's live rows.
 func (t *Table) indexState(st *state) {
+	rows := 0
+	for _, c := range st.chunks {
+		rows += int(c.Rec.NumRows())
+	}
 	for _, x := range t.keys {
-		x.reset()
+		x.reset(rows)
 		for _, c := range st.chunks {
 			for i := 0; i < int(c.Rec.NumRows()); i++ {
 				if c.Deleted == nil || c.Deleted[i/8]&(1<<(i%8)) == 0 {

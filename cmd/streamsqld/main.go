@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log"
 	"net"
@@ -70,6 +71,16 @@ func run(cfg config) error {
 	if cfg.clock == "manual" {
 		ecfg.Clock = engine.NewManualClock()
 	}
+	ecfg.RecoverViewsInBackground = true
+	ecfg.RecoveryGate = testRecoveryGate()
+	// Listen first: a client connecting while the tables' logs are
+	// replayed waits in the listen queue instead of being refused; the
+	// views recover in the background once the tables are open.
+	l, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer l.Close()
 	eng, err := engine.Open(ecfg)
 	if err != nil {
 		if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
@@ -90,11 +101,6 @@ func run(cfg config) error {
 	if err != nil {
 		eng.Close()
 		return err
-	}
-	l, err := net.Listen("tcp", cfg.listen)
-	if err != nil {
-		eng.Close()
-		return fmt.Errorf("listen: %w", err)
 	}
 	host, port, _ := net.SplitHostPort(l.Addr().String())
 	user := cfg.user
@@ -133,4 +139,32 @@ func run(cfg config) error {
 		err = nil
 	}
 	return err
+}
+
+// testRecoveryGate is the engine's RecoveryGate for end-to-end tests:
+// with $STREAMSQL_TEST_RECOVERY_GATE naming a FIFO, the views' recovery
+// waits, once they are restored from the checkpoint and before their
+// inputs are replayed, until a writer has opened and closed it. Not for
+// production use.
+func testRecoveryGate() func(closing <-chan struct{}) {
+	path := os.Getenv("STREAMSQL_TEST_RECOVERY_GATE")
+	if path == "" {
+		return nil
+	}
+	return func(closing <-chan struct{}) {
+		opened := make(chan struct{})
+		go func() {
+			defer close(opened)
+			f, err := os.Open(path) // blocks until a writer opens the FIFO
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, f) // until it closes
+			f.Close()
+		}()
+		select {
+		case <-opened:
+		case <-closing: // the goroutine stays blocked: the process is exiting
+		}
+	}
 }

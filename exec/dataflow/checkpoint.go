@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/exec/stream"
@@ -165,6 +166,10 @@ type ckptState struct {
 	rec    *checkpoint.Checkpoint
 	resume map[uint32]*jobMeta
 
+	// parked are the jobs of the recovered checkpoint that could not start
+	// at recovery (Park): a later StartJob of one resumes from its state.
+	parked map[uint32]*parkedJob
+
 	// prev is the epoch of the checkpoint committed before the last one:
 	// recovery may fall back to it, so changelogs keep what follows it.
 	prev uint64
@@ -206,28 +211,99 @@ func newCkptState(cfg Config) (*ckptState, error) {
 	if c.interval == 0 {
 		c.interval = DefaultCheckpointInterval
 	}
-	if m := cfg.Checkpoints.Last(); m != nil {
-		c.stats = CheckpointStats{Epoch: m.Epoch, Time: m.Time, Bytes: m.Bytes(), ChainBytes: m.ChainBytes(), Full: m.Full(), Duration: m.Duration}
-	}
-	if cfg.Recovered != nil {
-		var meta ckptMeta
-		if err := json.Unmarshal(cfg.Recovered.Manifest.Meta, &meta); err != nil {
-			return nil, fmt.Errorf("dataflow: checkpoint %d: bad runtime record: %w", cfg.Recovered.Manifest.Epoch, err)
-		}
-		c.rec = cfg.Recovered
-		c.resume = map[uint32]*jobMeta{}
-		c.retained = map[uint32]bool{}
-		for i := range meta.Jobs {
-			c.resume[meta.Jobs[i].ID] = &meta.Jobs[i]
-			for _, r := range meta.Jobs[i].Roots {
-				if r.Table != 0 {
-					c.retained[r.Table] = true
-				}
-			}
-		}
-		c.stats.Jobs = len(meta.Jobs)
+	if err := c.setRecovered(cfg.Recovered); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// setRecovered installs cp (nil: none) as the checkpoint jobs resume from
+// and takes the last checkpoint's figures from the store.
+func (c *ckptState) setRecovered(cp *checkpoint.Checkpoint) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.store.Last(); m != nil {
+		c.stats = CheckpointStats{Epoch: m.Epoch, Time: m.Time, Bytes: m.Bytes(), ChainBytes: m.ChainBytes(), Full: m.Full(), Duration: m.Duration}
+	}
+	if cp == nil {
+		return nil
+	}
+	var meta ckptMeta
+	if err := json.Unmarshal(cp.Manifest.Meta, &meta); err != nil {
+		return fmt.Errorf("dataflow: checkpoint %d: bad runtime record: %w", cp.Manifest.Epoch, err)
+	}
+	c.rec = cp
+	c.resume = map[uint32]*jobMeta{}
+	c.retained = map[uint32]bool{}
+	for i := range meta.Jobs {
+		c.resume[meta.Jobs[i].ID] = &meta.Jobs[i]
+		for _, r := range meta.Jobs[i].Roots {
+			if r.Table != 0 {
+				c.retained[r.Table] = true
+			}
+		}
+	}
+	c.stats.Jobs = len(meta.Jobs)
+	return nil
+}
+
+// Recover installs the checkpoint that jobs started before EndRecovery
+// resume from, for a runtime made with Config.RecoveryPending (the engine
+// reads the checkpoint after New, in the background). A checkpoint whose
+// runtime record is bad is not used (an error; jobs are rebuilt). No job
+// may have started before it.
+func (rt *Runtime) Recover(cp *checkpoint.Checkpoint) error {
+	if rt.ck == nil {
+		return nil
+	}
+	if err := rt.ck.setRecovered(cp); err != nil {
+		return err
+	}
+	if cp != nil {
+		rt.mu.Lock()
+		rt.epoch = max(rt.epoch, cp.Manifest.Epoch) // later epochs come after it
+		rt.mu.Unlock()
+	}
+	return nil
+}
+
+// parkedJob is a job's record and state in the recovered checkpoint,
+// kept after EndRecovery.
+type parkedJob struct {
+	meta jobMeta
+	rec  *checkpoint.Checkpoint // only this job's operators
+}
+
+// Park keeps the recovered checkpoint's record and state of job id, whose
+// job could not start (its source cannot be opened now), after
+// EndRecovery: a later StartJob of it (ALTER MATERIALIZED VIEW ... RESUME,
+// the engine's retry) resumes from them instead of rebuilding, when its
+// inputs still have the checkpoint's positions and it reads no view (the
+// views it reads have moved on since). It reports whether the checkpoint
+// has the job. Call it before EndRecovery.
+func (rt *Runtime) Park(id uint32) bool {
+	if rt.ck == nil {
+		return false
+	}
+	c := rt.ck
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	meta := c.resume[id]
+	if c.rec == nil || meta == nil {
+		return false
+	}
+	if c.parked == nil {
+		c.parked = map[uint32]*parkedJob{}
+	}
+	c.parked[id] = &parkedJob{meta: *meta, rec: c.rec.Subset(fmt.Sprintf("%d/", id))}
+	return true
+}
+
+// unpark forgets job id's parked state (it started).
+func (c *ckptState) unpark(id uint32) {
+	c.mu.Lock()
+	delete(c.parked, id)
+	c.mu.Unlock()
 }
 
 // RecoveredEpoch is the epoch of the checkpoint jobs resume from (0: none).
@@ -244,6 +320,9 @@ func (rt *Runtime) RecoveredEpoch() uint64 {
 // epoch (a view that published a later epoch before its reader resumed
 // would leave a gap).
 func (rt *Runtime) recovering() bool {
+	if rt.pending.Load() {
+		return true
+	}
 	if rt.ck == nil {
 		return false
 	}
@@ -256,6 +335,8 @@ func (rt *Runtime) recovering() bool {
 // rebuilt after ALTER TABLE) start from their inputs. The engine calls it
 // once the views of the catalog are started.
 func (rt *Runtime) EndRecovery() {
+	defer rt.progressed() // Checkpoint waits for it
+	defer rt.pending.Store(false)
 	if rt.cl != nil {
 		rt.mu.Lock()
 		rt.endReplayTargets()
@@ -301,6 +382,13 @@ func (rt *Runtime) Checkpoint(ctx context.Context) (uint64, error) {
 		rt.mu.Unlock()
 		if closed {
 			return 0, errClosed
+		}
+		if cur == nil && rt.recovering() {
+			// Jobs are still resuming: no checkpoint until they all have.
+			if err := rt.waitProgress(ctx, func() bool { return !rt.recovering() }); err != nil {
+				return 0, err
+			}
+			continue
 		}
 		if cur == nil && rt.cl.isHolding() {
 			// Views hold their changes after a restart: no checkpoint
@@ -352,7 +440,7 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 	c := rt.ck
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur != nil || rt.closed || rt.cl.isHolding() {
+	if c.cur != nil || rt.closed || rt.cl.isHolding() || rt.pending.Load() || c.rec != nil {
 		return nil, nil
 	}
 	epoch := nextEpoch(rt.epoch, time.Now())
@@ -557,7 +645,12 @@ type jobCkpt struct {
 	rt     *Runtime
 	j      *Job
 	ids    map[stream.Node]string
-	resume bool // restore operators from rt.ck.rec
+	resume bool                   // restore operators from rec
+	rec    *checkpoint.Checkpoint // the checkpoint resumed from
+	// fullNext marks the operators whose next snapshot must be full: a
+	// job resumed from a parked state, which later checkpoints do not
+	// hold, so that their deltas would have no base.
+	fullNext map[stream.Node]*atomic.Bool
 }
 
 func newJobCkpt(rt *Runtime, j *Job, view stream.Node) *jobCkpt {
@@ -583,13 +676,20 @@ func (c *jobCkpt) Restored(n stream.Node) stream.StateReader {
 	if !c.resume {
 		return nil
 	}
-	c.rt.ck.mu.Lock()
-	rec := c.rt.ck.rec
-	c.rt.ck.mu.Unlock()
-	if st := rec.Op(c.ids[n]); st != nil {
+	if st := c.rec.Op(c.ids[n]); st != nil {
 		return st
 	}
 	return nil
+}
+
+// restoredBytes is the size of the job's state in the recovered
+// checkpoint.
+func (c *jobCkpt) restoredBytes() int64 {
+	var n int64
+	for _, id := range c.ids {
+		n += c.rec.Op(id).Bytes()
+	}
+	return n
 }
 
 // Snapshot implements stream.Checkpointer. Write errors (a full disk) fail
@@ -605,7 +705,11 @@ func (c *jobCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.Stateful) 
 		return nil
 	}
 	ow := run.w.Op(id)
-	err := st.Snapshot(ow, run.w.Full())
+	full := run.w.Full()
+	if f := c.fullNext[n]; f != nil && f.Swap(false) {
+		full = true
+	}
+	err := st.Snapshot(ow, full)
 	if cerr := ow.Close(); cerr != nil {
 		run.fail(cerr)
 	}

@@ -64,6 +64,7 @@ type Job struct {
 	// what its subscribers and downstream jobs are told.
 	stopReason atomic.Pointer[error]
 	resumed    bool // started from the recovered checkpoint (set before it runs)
+	recovery   Recovery
 
 	rowErrors atomic.Int64
 	lastError atomic.Pointer[string]
@@ -84,6 +85,23 @@ type Job struct {
 	subs      []*changeSub
 	clog      *viewLog // the view's changelog (nil: none); guarded by subMu
 }
+
+// Recovery is how a job started while the runtime was recovering (fixed
+// when StartJob returns).
+type Recovery struct {
+	// Epoch is the checkpoint the job resumed from (0: it was not resumed:
+	// a new job, or one rebuilt from its inputs).
+	Epoch uint64
+	// Bytes is the size of the state the job restored; Rows the rows of
+	// its view then.
+	Bytes, Rows int64
+	// Rebuilt says why a job the checkpoint had was rebuilt from its
+	// inputs instead ("" if it was not).
+	Rebuilt string
+}
+
+// Recovery reports how the job started (see Recovery).
+func (j *Job) Recovery() Recovery { return j.recovery }
 
 // Spec returns the job's description.
 func (j *Job) Spec() JobSpec { return j.spec }
@@ -181,12 +199,22 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		ck := newJobCkpt(rt, j, view)
 		j.env.Checkpoints = ck
 		if ri = rt.prepareResume(j); ri != nil {
-			ck.resume = true
+			ck.resume, ck.rec = true, ri.rec
+			if ri.parked {
+				ck.fullNext = map[stream.Node]*atomic.Bool{}
+				for n := range ck.ids {
+					ck.fullNext[n] = new(atomic.Bool)
+					ck.fullNext[n].Store(true)
+				}
+			}
 			if err := j.restoreView(ck, m, ri.epoch); err != nil {
 				ri.close()
 				rt.cfg.Logf("materialized view %s is rebuilt from its inputs instead of resuming: %v", spec.Name, err)
 				ri, ck.resume = nil, false
 				j.view = m.NewView()
+				j.recovery = Recovery{Rebuilt: err.Error()}
+			} else {
+				j.recovery = Recovery{Epoch: ri.epoch, Bytes: ck.restoredBytes(), Rows: j.viewRows.Load()}
 			}
 		}
 	}
@@ -203,7 +231,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	}
 	if rt.cl != nil && spec.Changelog && j.view != nil {
 		var from uint64
-		if ri != nil {
+		if ri != nil && !ri.parked { // a parked job's log went on without it
 			from = ri.epoch
 		}
 		rt.openViewLog(j, from)
@@ -223,6 +251,9 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		go j.writeLate()
 	}
 	rt.jobs[spec.ID] = j
+	if rt.ck != nil {
+		rt.ck.unpark(spec.ID) // resumed from it, or rebuilt: newer either way
+	}
 	j.wg.Add(1)
 	go func() {
 		defer j.wg.Done()

@@ -106,6 +106,12 @@ func (rt *Runtime) ReadViews(ctx context.Context, ids []uint32) (map[uint32][]ar
 	}
 }
 
+// WaitJobs waits until every job of jobs has completed epoch e, failed or
+// stopped, or ctx ends.
+func (rt *Runtime) WaitJobs(ctx context.Context, jobs []*Job, e uint64) error {
+	return rt.waitJobs(ctx, jobs, e)
+}
+
 // waitJobs waits until every job has completed epoch e (or failed).
 func (rt *Runtime) waitJobs(ctx context.Context, jobs []*Job, e uint64) error {
 	return rt.waitProgress(ctx, func() bool {

@@ -3,6 +3,8 @@ package dataflow
 import (
 	"github.com/streamsql/streamsql/exec/stream"
 	"math"
+
+	"github.com/streamsql/streamsql/storage/checkpoint"
 )
 
 // Resuming a job from the recovered checkpoint (docs/contributing/
@@ -18,14 +20,16 @@ import (
 // resumeInputs are a resuming job's root inputs, opened before anything
 // starts, in the order startTree meets the leaves.
 type resumeInputs struct {
-	epoch uint64
-	meta  *jobMeta
-	feeds []Feed      // per table root
-	srcs  []sourceRun // per source root
-	wms   []rootMeta  // per root, for its watermark
-	nt    int         // tables handed out
-	ns    int         // sources handed out
-	nr    int         // roots handed out
+	epoch  uint64
+	meta   *jobMeta
+	rec    *checkpoint.Checkpoint // what it resumes from
+	parked bool                   // a parked job (Runtime.Park), after the recovery
+	feeds  []Feed                 // per table root
+	srcs   []sourceRun            // per source root
+	wms    []rootMeta             // per root, for its watermark
+	nt     int                    // tables handed out
+	ns     int                    // sources handed out
+	nr     int                    // roots handed out
 }
 
 // close releases inputs not handed out (a resume that was given up).
@@ -44,6 +48,12 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 	}
 	rt.ck.mu.Lock()
 	meta, rec := rt.ck.resume[spec.ID], rt.ck.rec
+	parked := false
+	if meta == nil || rec == nil {
+		if p := rt.ck.parked[spec.ID]; p != nil {
+			meta, rec, parked = &p.meta, p.rec, true
+		}
+	}
 	rt.ck.mu.Unlock()
 	if meta == nil || rec == nil {
 		return nil
@@ -59,7 +69,7 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 	case !stream.Checkpointable(spec.Plan):
 		why = "an operator of it does not checkpoint"
 	}
-	ri := &resumeInputs{epoch: rec.Manifest.Epoch, meta: meta}
+	ri := &resumeInputs{epoch: rec.Manifest.Epoch, meta: meta, rec: rec, parked: parked}
 	var leaves []*stream.Scan
 	var walk func(n stream.Node)
 	walk = func(n stream.Node) {
@@ -119,7 +129,10 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 			ri.srcs = append(ri.srcs, src)
 		case stream.ScanView:
 			up := rt.jobs[s.Rel]
-			if up == nil || !up.resumed {
+			switch {
+			case parked:
+				why = "a view it reads has moved on since the checkpoint"
+			case up == nil || !up.resumed:
 				why = "a view it reads was rebuilt"
 			}
 		}
@@ -130,6 +143,7 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 	if why != "" {
 		ri.close()
 		rt.cfg.Logf("materialized view %s is rebuilt from its inputs instead of resuming from checkpoint %d: %s", spec.Name, ri.epoch, why)
+		j.recovery.Rebuilt = why
 		return nil
 	}
 	return ri

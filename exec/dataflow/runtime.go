@@ -66,6 +66,11 @@ type Config struct {
 	// Recovered is the checkpoint that jobs started before EndRecovery
 	// resume from, when their plan is the same (nil: none).
 	Recovered *checkpoint.Checkpoint
+	// RecoveryPending says that the checkpoint is given later, by
+	// Recover (the engine reads it in the background while it serves
+	// tables): until EndRecovery the ticker injects no barrier and no
+	// checkpoint begins (Checkpoint waits), as while jobs resume.
+	RecoveryPending bool
 	// Changelogs, if set, is the directory of the views' changelogs
 	// (changelog.go): subscribers resume with SubscribeSince, also after
 	// a restart.
@@ -128,7 +133,9 @@ type Runtime struct {
 	closed bool
 
 	ck *ckptState // nil without checkpoints
-	cl *clState   // nil without changelogs
+	// pending is set from New to EndRecovery with Config.RecoveryPending.
+	pending atomic.Bool
+	cl      *clState // nil without changelogs
 
 	// subMem is the size of every subscriber's unread changes in memory
 	// (Config.SubscribeMemoryLimit bounds it).
@@ -174,6 +181,7 @@ func New(cfg Config, in Inputs) *Runtime {
 	if ck != nil && cfg.Recovered != nil {
 		rt.epoch = cfg.Recovered.Manifest.Epoch // later epochs come after it
 	}
+	rt.pending.Store(cfg.RecoveryPending)
 	if cfg.BarrierInterval > 0 {
 		rt.wg.Add(1)
 		go rt.tick()

@@ -146,6 +146,20 @@ func (s hashAggState) Restore(rd StateReader) error {
 	r := s.r
 	var meta []byte
 	var recs stateRecords
+	// Sized first (one cheap pass): copying a large state into buffers
+	// grown by append copied it over and over.
+	var size, maxID int
+	_ = rd.Range(func(k, v []byte) error {
+		if len(k) == 5 && k[0] == 'g' {
+			size += len(v)
+			maxID = max(maxID, int(binary.BigEndian.Uint32(k[1:])))
+		}
+		return nil
+	})
+	recs.buf = make([]byte, 0, size)
+	if maxID < 1<<31-1 {
+		recs.spans = make([]recSpan, 0, maxID+1)
+	}
 	err := rd.Range(func(k, v []byte) error {
 		switch {
 		case string(k) == string(hashAggMetaKey):

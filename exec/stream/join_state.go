@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -180,16 +181,17 @@ func btoiJ(b bool) int {
 
 // jkHeld is one restored entry.
 type jkHeld struct {
+	side    uint8
 	seq     uint64
 	count   int32
 	matches int64
-	row     []types.Value
+	enc     []byte // the row, appendKey-encoded
 }
 
 // Restore implements Stateful: it loads a checkpoint's rows and marks
 // before the first message (on the join's goroutine, nothing held yet).
 func (r *joinRun) Restore(rd StateReader) error {
-	var held [2][]jkHeld
+	all := make([]jkHeld, 0, rd.Len()) // both sides, split below
 	var meta []byte
 	err := rd.Range(func(k, v []byte) error {
 		switch {
@@ -205,14 +207,10 @@ func (r *joinRun) Restore(rd StateReader) error {
 				return fmt.Errorf("hash join: bad checkpointed match count")
 			}
 			s := int(k[1])
-			row, rest, err := decodeIdentityRow(v[w+w2:], len(r.sides[s].cols))
-			if err != nil {
-				return fmt.Errorf("hash join: %w", err)
-			}
-			if len(rest) != 0 {
-				return fmt.Errorf("hash join: %d bytes after a checkpointed row", len(rest))
-			}
-			held[s] = append(held[s], jkHeld{seq: binary.BigEndian.Uint64(k[2:]), count: int32(n), matches: m, row: row})
+			// The row is decoded in seq order by restoreSide, a segment
+			// at a time, from the checkpoint's bytes (read-only, kept
+			// until the restore ends).
+			all = append(all, jkHeld{side: uint8(s), seq: binary.BigEndian.Uint64(k[2:]), count: int32(n), matches: m, enc: v[w+w2:]})
 		default:
 			return fmt.Errorf("hash join: unknown checkpointed key %q", k)
 		}
@@ -228,8 +226,15 @@ func (r *joinRun) Restore(rd StateReader) error {
 	if err != nil {
 		return err
 	}
+	slices.SortFunc(all, func(a, b jkHeld) int {
+		if a.side != b.side {
+			return cmp.Compare(a.side, b.side)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	split := sort.Search(len(all), func(i int) bool { return all[i].side == 1 })
+	held := [2][]jkHeld{all[:split], all[split:]}
 	for s := range 2 {
-		slices.SortFunc(held[s], func(a, b jkHeld) int { return cmp.Compare(a.seq, b.seq) })
 		if n := len(held[s]); n > 0 && held[s][n-1].seq >= seqs[s] {
 			return fmt.Errorf("hash join: a checkpointed row's seq %d is not below the next one, %d", held[s][n-1].seq, seqs[s])
 		}
@@ -319,16 +324,31 @@ func (r *joinRun) restoreSide(s int, held []jkHeld) error {
 		exprs = r.j.RightKeys
 	}
 	schema := types.ArrowSchema(sd.cols)
-	vals := make([]types.Value, 0, jkRestoreRows)
+	cols := make([][]types.Value, len(sd.cols)) // a segment's values, column by column
+	for c := range cols {
+		cols[c] = make([]types.Value, 0, jkRestoreRows)
+	}
 	for from := 0; from < len(held); from += jkRestoreRows {
 		part := held[from:min(from+jkRestoreRows, len(held))]
+		for c := range cols {
+			cols[c] = cols[c][:0]
+		}
+		for _, h := range part {
+			b := h.enc
+			for c := range cols {
+				v, rest, err := decodeIdentityValue(b)
+				if err != nil {
+					return fmt.Errorf("hash join: %w", err)
+				}
+				cols[c], b = append(cols[c], v), rest
+			}
+			if len(b) != 0 {
+				return fmt.Errorf("hash join: %d bytes after a checkpointed row", len(b))
+			}
+		}
 		arrs := make([]arrow.Array, len(sd.cols))
 		for c, col := range sd.cols {
-			vals = vals[:0]
-			for _, h := range part {
-				vals = append(vals, h.row[c])
-			}
-			a, err := types.MakeArray(memory.DefaultAllocator, col.Type, vals)
+			a, err := types.MakeArray(memory.DefaultAllocator, col.Type, cols[c])
 			if err != nil {
 				releaseAll(arrs[:c])
 				return fmt.Errorf("hash join: restoring column %q: %w", col.Name, err)

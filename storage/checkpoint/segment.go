@@ -61,9 +61,10 @@ func sealFrame(frame []byte) {
 	binary.LittleEndian.PutUint32(frame[4:], crc32.Checksum(payload, castagnoli))
 }
 
-// applyFn receives one record of operator op. key and value alias the
-// frame, which is not reused, so they may be kept.
-type applyFn func(op string, kind byte, key, value []byte)
+// applyFn receives one record of operator op; rec is the whole record as
+// encoded. key, value and rec alias the frame, which is not reused, so they
+// may be kept.
+type applyFn func(op string, kind byte, key, value, rec []byte)
 
 // readSegment reads every frame of r (size bytes in all), checking each
 // frame's CRC, and calls fn for each record in order. Any mismatch (a short
@@ -103,13 +104,21 @@ func decodePayload(p []byte, fn applyFn) error {
 		return fmt.Errorf("%w: bad operator id", errCorrupt)
 	}
 	op := string(p[k : k+int(opLen)])
-	p = p[k+int(opLen):]
+	return walkRecords(p[k+int(opLen):], func(kind byte, key, value, rec []byte) {
+		fn(op, kind, key, value, rec)
+	})
+}
+
+// walkRecords calls fn for each record of a frame's body (the payload
+// after the operator id), with the record's bytes.
+func walkRecords(p []byte, fn func(kind byte, key, value, rec []byte)) error {
 	for len(p) > 0 {
+		start := p
 		kind := p[0]
 		p = p[1:]
 		switch kind {
 		case recReset:
-			fn(op, kind, nil, nil)
+			fn(kind, nil, nil, start[:1])
 			continue
 		case recPut, recDelete:
 		default:
@@ -126,7 +135,7 @@ func decodePayload(p []byte, fn applyFn) error {
 				return fmt.Errorf("%w: truncated value", errCorrupt)
 			}
 		}
-		fn(op, kind, key, value)
+		fn(kind, key, value, start[:len(start)-len(p)])
 	}
 	return nil
 }

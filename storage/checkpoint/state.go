@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -22,13 +23,53 @@ type Checkpoint struct {
 // per checkpoint, so they are the state; a map is built only for a chain
 // of deltas (pre-sized from the base) or on the first Get.
 type State struct {
-	recs  []record          // the base's records (when kv is nil)
+	recs  recList           // the base's records (when kv is nil), as encoded
 	kv    map[string][]byte // the folded state (when built)
 	once  sync.Once         // builds kv for Get from recs
 	bytes int64
 }
 
-type record struct{ key, value []byte }
+// recList is a base's put records as they are encoded in its frames:
+// runs of consecutive records, which alias the frames (a record per
+// struct, 48 bytes each, was most of a large recovery's load time and
+// memory).
+type recList struct {
+	runs [][]byte
+	n    int
+}
+
+// add appends rec, extending the last run when rec follows it in its frame.
+func (l *recList) add(rec []byte) {
+	if k := len(l.runs) - 1; k >= 0 {
+		last := l.runs[k]
+		if cap(last) >= len(last)+len(rec) && unsafe.SliceData(rec) == unsafe.SliceData(last[len(last):cap(last)]) {
+			l.runs[k] = last[:len(last)+len(rec)]
+			l.n++
+			return
+		}
+	}
+	l.runs = append(l.runs, rec)
+	l.n++
+}
+
+// each calls fn for every record, in order, until fn returns an error.
+func (l *recList) each(fn func(key, value []byte) error) error {
+	var err error
+	for _, run := range l.runs {
+		werr := walkRecords(run, func(_ byte, key, value, _ []byte) {
+			if err == nil {
+				err = fn(key, value)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if werr != nil {
+			return werr // cannot happen: load walked them
+		}
+	}
+	return nil
+}
 
 // Op returns the state operator id wrote, or nil when it wrote none (or
 // only deletes that left nothing).
@@ -66,7 +107,7 @@ func (s *State) Len() int {
 	if s.kv != nil {
 		return len(s.kv)
 	}
-	return len(s.recs)
+	return s.recs.n
 }
 
 // Bytes is the size of the keys and values.
@@ -98,12 +139,7 @@ func (s *State) Range(fn func(key, value []byte) error) error {
 		return nil
 	}
 	if s.kv == nil {
-		for _, r := range s.recs {
-			if err := fn(r.key, r.value); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.recs.each(fn)
 	}
 	for k, v := range s.kv {
 		if err := fn(unsafe.Slice(unsafe.StringData(k), len(k)), v); err != nil {
@@ -119,10 +155,11 @@ func aliasKey(key []byte) string { return unsafe.String(unsafe.SliceData(key), l
 
 // fold turns the base's records into a map (later records win).
 func (s *State) fold() map[string][]byte {
-	kv := make(map[string][]byte, len(s.recs))
-	for _, r := range s.recs {
-		kv[aliasKey(r.key)] = r.value
-	}
+	kv := make(map[string][]byte, s.recs.n)
+	_ = s.recs.each(func(key, value []byte) error {
+		kv[aliasKey(key)] = value
+		return nil
+	})
 	return kv
 }
 
@@ -132,14 +169,14 @@ func (s *State) fold() map[string][]byte {
 func load(dir string, m *Manifest) (*Checkpoint, error) {
 	c := &Checkpoint{Manifest: *m, ops: make(map[string]*State)}
 	base := true
-	apply := func(op string, kind byte, key, value []byte) {
+	apply := func(op string, kind byte, key, value, rec []byte) {
 		s := c.ops[op]
 		if s == nil {
 			s = &State{}
 			c.ops[op] = s
 		}
 		if kind == recReset {
-			s.recs, s.kv, s.bytes = nil, nil, 0
+			s.recs, s.kv, s.bytes = recList{}, nil, 0
 			if !base {
 				s.kv = map[string][]byte{}
 			}
@@ -147,10 +184,10 @@ func load(dir string, m *Manifest) (*Checkpoint, error) {
 		}
 		if s.kv == nil && (!base || kind == recDelete) {
 			s.kv = s.fold()
-			s.recs = nil
+			s.recs = recList{}
 		}
 		if s.kv == nil {
-			s.recs = append(s.recs, record{key, value})
+			s.recs.add(rec)
 			s.bytes += int64(len(key) + len(value))
 			return
 		}
@@ -190,4 +227,25 @@ func loadSegment(path string, size int64, apply applyFn) error {
 		return fmt.Errorf("segment %s: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// Subset returns a Checkpoint holding copies of the states of the
+// operators whose id starts with prefix (one job's), with the same
+// manifest: it keeps one job's state after the rest is released.
+func (c *Checkpoint) Subset(prefix string) *Checkpoint {
+	out := &Checkpoint{Manifest: c.Manifest, ops: map[string]*State{}}
+	for id, s := range c.ops {
+		if !strings.HasPrefix(id, prefix) || s.Len() == 0 {
+			continue
+		}
+		kv := make(map[string][]byte, s.Len())
+		var bytes int64
+		_ = s.Range(func(key, value []byte) error {
+			kv[string(key)] = append([]byte(nil), value...)
+			bytes += int64(len(key) + len(value))
+			return nil
+		})
+		out.ops[id] = &State{kv: kv, bytes: bytes}
+	}
+	return out
 }

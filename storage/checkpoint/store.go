@@ -24,6 +24,9 @@ type Store struct {
 	mu   sync.Mutex
 	last *Manifest // newest committed checkpoint (nil: none)
 	prev *Manifest // the one before, kept as a fallback
+	// found are the checkpoints OpenStore listed, newest first, until
+	// Recover reads them.
+	found []uint64
 	// failed is set when a Writer was aborted or failed to commit: its
 	// operators may have counted their changes as written, so the next
 	// checkpoint must be full.
@@ -43,20 +46,30 @@ var (
 // back the newest checkpoint that verifies, falling back to older ones
 // with a log line for each that does not. It returns nil (and no error)
 // when there is no checkpoint. Files of unfinished or unusable checkpoints
-// are removed.
+// are removed. It is OpenStore followed by Recover.
 func Open(dir string, logf Logf) (*Store, *Checkpoint, error) {
+	s, err := OpenStore(dir, logf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.Recover(), nil
+}
+
+// OpenStore opens (creating if needed) the checkpoint directory dir and
+// lists its checkpoints without reading them: Recover reads them back.
+// Begin must not be called before Recover has returned.
+func OpenStore(dir string, logf Logf) (*Store, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("checkpoint: %w", err)
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	s := &Store{dir: dir, logf: logf, sem: make(chan struct{}, 1)}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("checkpoint: %w", err)
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	var epochs []uint64
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasSuffix(name, tmpSuffix) {
@@ -64,33 +77,56 @@ func Open(dir string, logf Logf) (*Store, *Checkpoint, error) {
 			continue
 		}
 		if ep, ok := manifestEpoch(name); ok {
-			epochs = append(epochs, ep)
+			s.found = append(s.found, ep)
 		}
 	}
-	sort.Slice(epochs, func(i, j int) bool { return epochs[i] > epochs[j] })
+	sort.Slice(s.found, func(i, j int) bool { return s.found[i] > s.found[j] })
+	return s, nil
+}
+
+// Newest is the epoch of the newest checkpoint OpenStore found (0: none);
+// Recover may fall back to an older one if it does not verify.
+func (s *Store) Newest() uint64 {
+	if len(s.found) == 0 {
+		return 0
+	}
+	return s.found[0]
+}
+
+// Recover reads back the newest checkpoint OpenStore found that verifies
+// (every segment is read and checked), falling back to older ones with a
+// log line for each that does not, and removes the files no kept
+// checkpoint needs. It returns nil when there is none. Call it once.
+func (s *Store) Recover() *Checkpoint {
 	var cp *Checkpoint
-	for _, ep := range epochs {
-		m, err := readManifest(dir, ep)
+	for _, ep := range s.found {
+		m, err := readManifest(s.dir, ep)
 		if err == nil && cp == nil {
 			var c *Checkpoint
-			if c, err = load(dir, m); err == nil {
-				cp, s.last = c, m
+			if c, err = load(s.dir, m); err == nil {
+				cp = c
+				s.mu.Lock()
+				s.last = m
+				s.mu.Unlock()
 				continue
 			}
 		}
 		if err != nil {
-			logf("checkpoint: skipping checkpoint %d: %v", ep, err)
-			os.Remove(filepath.Join(dir, manifestName(ep)))
+			s.logf("checkpoint: skipping checkpoint %d: %v", ep, err)
+			os.Remove(filepath.Join(s.dir, manifestName(ep)))
 			continue
 		}
+		s.mu.Lock()
 		if s.prev == nil {
 			s.prev = m // verified lazily: it is only a fallback
 		} else {
-			os.Remove(filepath.Join(dir, manifestName(ep)))
+			os.Remove(filepath.Join(s.dir, manifestName(ep)))
 		}
+		s.mu.Unlock()
 	}
+	s.found = nil
 	s.removeUnreferenced(false)
-	return s, cp, nil
+	return cp
 }
 
 func readManifest(dir string, epoch uint64) (*Manifest, error) {

@@ -71,7 +71,10 @@ func (c *crashSub) run(ctx context.Context, conn string, until time.Time) error 
 				if err != nil {
 					return fmt.Errorf("epoch_time %q: %w", ep, err)
 				}
-				if t.After(until) {
+				// A fresh subscription's first epoch is its snapshot:
+				// applied even when it is after until (the server may
+				// have completed an epoch since until was taken).
+				if t.After(until) && c.last != "" {
 					c.pendEpoch = ""
 					return nil
 				}

@@ -82,6 +82,13 @@ const startTimeout = 60 * time.Second
 // connection. The process is killed when the test ends.
 func startServer(t *testing.T, dataDir string, flags ...string) *server {
 	t.Helper()
+	return startServerEnv(t, dataDir, nil, flags...)
+}
+
+// startServerEnv is startServer with env added to the process's
+// environment.
+func startServerEnv(t *testing.T, dataDir string, env []string, flags ...string) *server {
+	t.Helper()
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +97,9 @@ func startServer(t *testing.T, dataDir string, flags ...string) *server {
 		out: &syncBuffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(binary, append([]string{"--listen", s.addr, "--data-dir", dataDir}, flags...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if env != nil {
+		s.cmd.Env = append(os.Environ(), env...)
+	}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start streamsqld: %v", err)
 	}
