@@ -199,7 +199,7 @@ func TestSinkOptionErrors(t *testing.T) {
 	}
 	spec := testSpec("127.0.0.1:1", nil)
 	spec.Format, spec.Encode = "UPSERT", "JSON"
-	if _, err := sink.Lookup("kafka")(spec); err == nil || !strings.Contains(err.Error(), "primary_key") {
+	if _, err := sink.Lookup("kafka")(spec); err == nil || !strings.Contains(err.Error(), "primary key") {
 		t.Errorf("UPSERT without a key: %v", err)
 	}
 	spec.Format, spec.Encode = "PLAIN", "AVRO"
