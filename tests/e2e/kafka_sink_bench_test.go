@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,7 +74,7 @@ func BenchmarkKafkaSink(b *testing.B) {
 			var wall, cpu time.Duration
 			for i := range b.N {
 				sinkDDL := tc.sink
-				if i > 0 { // a progress topic of its own per run: a new server starts over
+				if i > 0 && strings.Contains(sinkDDL, "kafka") { // a progress topic of its own per run: a new server starts over
 					sinkDDL = fmt.Sprint(sinkDDL[:len(sinkDDL)-len(") FORMAT JSON")], fmt.Sprintf(", sink.progress.topic = 'progress-%d'", i), ") FORMAT JSON")
 				}
 				w, c := benchSinkOnce(b, broker, tc.ddl, sinkDDL, tc.rows)
