@@ -57,10 +57,10 @@ func BenchmarkKafkaSink(b *testing.B) {
 		return fmt.Sprintf(`connector = 'kafka', topic = '%s', properties.bootstrap.server = '%s', sink.delivery-guarantee = '%s'`, topic, broker, guarantee)
 	}
 	cases := []struct {
-		name  string
-		ddl   []string // before the clock starts
-		sink  string   // CREATE SINK s ...
-		rows  int64    // committed rows at the end
+		name string
+		ddl  []string // before the clock starts
+		sink string   // CREATE SINK s ...
+		rows int64    // committed rows at the end
 	}{
 		{"tumble-blackhole", []string{"CREATE MATERIALIZED VIEW w AS " + tumble + " EMIT ON WINDOW CLOSE"},
 			"CREATE SINK s FROM w WITH (connector = 'blackhole') FORMAT JSON", 4900},
