@@ -14,7 +14,7 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 )
 
-// This file parses a kafka sink's options (docs/sinks-kafka.md lists them)
+// This file parses a kafka sink's options (docs/sinks.md, "kafka", lists them)
 // and registers the connector. Design: docs/contributing/sinks-kafka.md.
 
 func init() { sink.Register("kafka", openSink) }
