@@ -160,7 +160,7 @@ func TestKafkaSinkCrash(t *testing.T) {
 	sourcePoll := func(what, cond string) {
 		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) { // polling for progress
 			var ok bool
-			if err := c.QueryRow(ctx, "SELECT "+cond+" FROM streamsql_sources WHERE view_name = 'kw'").Scan(&ok); err != nil {
+			if err := c.QueryRow(ctx, "SELECT coalesce("+cond+", false) FROM streamsql_sources WHERE view_name = 'kw'").Scan(&ok); err != nil {
 				t.Fatal(err)
 			}
 			if ok {
