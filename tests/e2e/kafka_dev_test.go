@@ -69,12 +69,12 @@ func startKafkaDev(t *testing.T, flags ...string) string {
 	return ""
 }
 
-// readCommitted reads topic from its start as a read_committed consumer up
+// kafkaReadCommitted reads topic from its start as a read_committed consumer up
 // to its current end: it first appends a marker record to every partition
 // (outside any transaction), which such a consumer sees only after every
 // transaction before it has ended, and reads until it has seen them all.
 // It returns the values before the markers.
-func readCommitted(t *testing.T, ctx context.Context, broker, topic string) []string {
+func kafkaReadCommitted(t *testing.T, ctx context.Context, broker, topic string) []string {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics(topic),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.RecordPartitioner(kgo.ManualPartitioner()))

@@ -114,7 +114,7 @@ func TestKafkaSinkKcat(t *testing.T) {
 		properties.bootstrap.server = '%s', primary_key = 'ok') FORMAT UPSERT ENCODE JSON`, broker))
 	mustExec(t, ctx, c, fmt.Sprintf(`CREATE SINK dbz AS SELECT id, name FROM src WHERE id = 1 WITH (connector = 'kafka',
 		topic = 'dbz', properties.bootstrap.server = '%s') FORMAT DEBEZIUM ENCODE JSON`, broker))
-	waitCount(t, ctx, c, "SELECT count(*) FROM v", 4)
+	kafkaWaitCount(t, ctx, c, "SELECT count(*) FROM v", 4)
 	mustExec(t, ctx, c, "FLUSH") // the sinks commit
 
 	consume := func(topic string, args ...string) []string {
@@ -151,7 +151,7 @@ func TestKafkaSinkKcat(t *testing.T) {
 	mustExec(t, ctx, c, fmt.Sprintf(`CREATE SOURCE back %s WITH (connector = 'kafka', topic = 'out',
 		properties.bootstrap.server = '%s') FORMAT JSON`, cols, broker))
 	mustExec(t, ctx, c, `CREATE MATERIALIZED VIEW vb AS SELECT * FROM back`)
-	waitCount(t, ctx, c, "SELECT count(*) FROM vb", 4)
+	kafkaWaitCount(t, ctx, c, "SELECT count(*) FROM vb", 4)
 	var diff int64
 	if err := c.QueryRow(ctx, `SELECT count(*) FROM ((SELECT * FROM v EXCEPT ALL SELECT * FROM vb) UNION ALL (SELECT * FROM vb EXCEPT ALL SELECT * FROM v)) d`).Scan(&diff); err != nil {
 		t.Fatal(err)

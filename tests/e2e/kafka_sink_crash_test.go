@@ -209,10 +209,10 @@ func TestKafkaSinkCrash(t *testing.T) {
 	mu.Lock()
 	want := crashExpected(produced, far)
 	mu.Unlock()
-	if !waitCount(t, ctx, c, "SELECT count(*) FROM kw", int64(len(want))) {
+	if !kafkaWaitCount(t, ctx, c, "SELECT count(*) FROM kw", int64(len(want))) {
 		var late int64
 		c.QueryRow(ctx, "SELECT coalesce(sum(late_rows), 0) FROM streamsql_views").Scan(&late)
-		t.Fatalf("view kw after %d kills (%d late rows):\n%s", kills, late, diffLines(kafkaWindows(t, ctx, c), want))
+		t.Fatalf("view kw after %d kills (%d late rows):\n%s", kills, late, kafkaDiff(kafkaWindows(t, ctx, c), want))
 	}
 	mustExec(t, ctx, c, "FLUSH")
 	var committed bool
@@ -223,9 +223,9 @@ func TestKafkaSinkCrash(t *testing.T) {
 	if !committed || status != "running" {
 		t.Errorf("streamsql_sinks: committed_epoch set %v, status %q", committed, status)
 	}
-	got := sinkWindows(t, readCommitted(t, ctx, broker, "windows"))
+	got := sinkWindows(t, kafkaReadCommitted(t, ctx, broker, "windows"))
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("after %d kills, the sink's topic has %d windows, want %d:\n%s", kills, len(got), len(want), diffLines(got, want))
+		t.Fatalf("after %d kills, the sink's topic has %d windows, want %d:\n%s", kills, len(got), len(want), kafkaDiff(got, want))
 	}
 	t.Logf("%d kills, %d messages, %d windows exactly once", kills, len(produced), len(want))
 }
@@ -252,9 +252,9 @@ func abortedRows(t *testing.T, ctx context.Context, broker string, ms []crashMet
 	}
 }
 
-// waitCount polls query (a count) until it returns want (true), or gives
+// kafkaWaitCount polls query (a count) until it returns want (true), or gives
 // up after 30 s (false).
-func waitCount(t *testing.T, ctx context.Context, c *pgx.Conn, query string, want int64) bool {
+func kafkaWaitCount(t *testing.T, ctx context.Context, c *pgx.Conn, query string, want int64) bool {
 	t.Helper()
 	var n int64
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) { // polling for progress
@@ -271,8 +271,8 @@ func waitCount(t *testing.T, ctx context.Context, c *pgx.Conn, query string, wan
 	}
 }
 
-// diffLines shows what got lacks and what it has too many of.
-func diffLines(got, want []string) string {
+// kafkaDiff shows what got lacks and what it has too many of.
+func kafkaDiff(got, want []string) string {
 	count := map[string]int{}
 	for _, w := range want {
 		count[w]++
