@@ -179,7 +179,9 @@ func TestKafkaSourceCrash(t *testing.T) {
 	if late != 0 {
 		t.Errorf("%d late rows", late)
 	}
-	if out := s.out.String(); strings.Contains(out, "rebuilt") {
+	// Every view resumes: the recovery logs "rebuilding from its inputs"
+	// for a view it could not resume (before the view is started).
+	if out := s.out.String(); strings.Contains(out, "rebuilding from its inputs") {
 		t.Errorf("a view did not resume from the checkpoint:\n%s", out)
 	}
 	// The INCLUDE columns: every partition's messages, once each.
