@@ -43,6 +43,9 @@ type Engine struct {
 	// readers are the running source readers that report progress
 	// (streamsql_sources, source_status.go).
 	readers sourceReaders
+	// ingests are the background ingests of the tables that store what a
+	// connector reads (ingest.go).
+	ingests ingests
 	// layout is held shared by statements from their final plan check to
 	// the end of Execute, and exclusively by ALTER TABLE (see lockPlan).
 	layout sync.RWMutex
@@ -153,6 +156,7 @@ func Open(cfg Config) (*Engine, error) {
 		r := e.cat.Relation(id)
 		return r != nil && r.Kind == catalog.KindMatView
 	})
+	e.startIngests()
 	e.startRetry()
 	return e, nil
 }
@@ -178,6 +182,7 @@ func (e *Engine) Close() error {
 		close(e.stopRetry)
 		<-e.retryDone
 	}
+	e.stopIngests()
 	e.flow.Close()
 	err1 := e.cat.Close()
 	err2 := e.store.Close()
