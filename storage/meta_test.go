@@ -141,3 +141,58 @@ func TestMetaRefusedInTx(t *testing.T) {
 		t.Fatal("InsertBatchesMeta in a transaction succeeded")
 	}
 }
+
+// TestUpsertMeta: rows with a key already present replace it, deletes
+// remove by key, all in one write with the metadata; a restart replays
+// the same rows and Meta, and a feed sees the delete and the insert.
+func TestUpsertMeta(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	tb, err := s.CreateTable(kvDef(7, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.UpsertMeta(ctx, seq(0, 4), nil, []byte("p1")); err != nil {
+		t.Fatal(err)
+	}
+	_, feed := tb.Subscribe()
+	defer feed.Close()
+	n, err := tb.UpsertMeta(ctx, kvBatch(row(1, "new1"), row(9, "v9")), kvBatch(kv{id: ptr(int64(2))}, kv{id: ptr(int64(77))}), []byte("p2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 { // 2 deleted (1 and 2), 2 inserted
+		t.Fatalf("n = %d, want 4", n)
+	}
+	want := []string{"0:0,v0", "3:3,v3", "4:1,new1", "5:9,v9"}
+	checkRows(t, tb, want)
+	ds := feed.Poll()
+	if len(ds) != 2 {
+		t.Fatalf("feed: %d deltas, want 2 (delete, insert)", len(ds))
+	}
+	// Nothing to change: nothing written.
+	size := tb.LogBytes()
+	if _, err := tb.UpsertMeta(ctx, nil, kvBatch(kv{id: ptr(int64(77))}), []byte("p3")); err != nil {
+		t.Fatal(err)
+	}
+	if tb.LogBytes() != size || string(tb.Meta()) != "p2" {
+		t.Fatalf("a write without changes: log %d -> %d bytes, Meta %q", size, tb.LogBytes(), tb.Meta())
+	}
+	// A key repeated by the upserts fails the whole write.
+	if _, err := tb.UpsertMeta(ctx, kvBatch(row(5, "a"), row(5, "b")), nil, []byte("p4")); err == nil {
+		t.Fatal("duplicate keys in one upsert succeeded")
+	}
+	checkRows(t, tb, want)
+	if _, err := tb.UpsertMeta(ctx, kvBatch(row(3, "x")), nil, []byte("p5")); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"0:0,v0", "4:1,new1", "5:9,v9", "6:3,x"}
+	s.Close()
+	s = mustOpen(t, dir)
+	defer s.Close()
+	tb = s.Table(7)
+	checkRows(t, tb, want)
+	if string(tb.Meta()) != "p5" {
+		t.Fatalf("Meta = %q, want p5", tb.Meta())
+	}
+}
