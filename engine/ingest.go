@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -158,11 +159,32 @@ func (e *Engine) ingestOnce(ctx context.Context, oid uint32, in *ingest) error {
 	if !ok {
 		return fmt.Errorf("the %s connector's reader reports no position", rel.Connector)
 	}
+	keyless := &keylessReporter{} // messages the reader decoded but the table could not place
 	if rep, ok := r.(connector.Reporter); ok {
-		defer e.readers.add(&sourceReader{job: oid, source: oid, rep: rep})()
+		keyless.rep = rep
+		defer e.readers.add(&sourceReader{job: oid, source: oid, rep: keyless})()
 	}
+	part, _ := r.(connector.Partitioned)
+	upsert := strings.HasPrefix(strings.ToUpper(rel.Format), "UPSERT")
 	return r.Run(ctx, func(b arrow.RecordBatch) error {
-		n, err := tbl.InsertBatchesMeta(ctx, []arrow.RecordBatch{b}, pos.Position())
+		var n int64
+		var err error
+		if upsert {
+			var ups, dels arrow.RecordBatch
+			var bad []int
+			if ups, dels, bad, err = upsertBatch(b, rel); err != nil {
+				return err
+			}
+			for range bad {
+				onError(fmt.Errorf("table %q: a message without a value for every primary key column was skipped", rel.Name))
+			}
+			if len(bad) > 0 && part != nil {
+				keyless.add(part.Partition(), int64(len(bad)))
+			}
+			n, err = tbl.UpsertMeta(ctx, ups, dels, pos.Position())
+		} else {
+			n, err = tbl.InsertBatchesMeta(ctx, []arrow.RecordBatch{b}, pos.Position())
+		}
 		if err != nil {
 			if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 				return ctx.Err()
@@ -172,6 +194,38 @@ func (e *Engine) ingestOnce(ctx context.Context, oid uint32, in *ingest) error {
 		in.rows.Add(n)
 		return nil
 	})
+}
+
+// keylessReporter is a reader's Reporter that also counts, as bad rows
+// rather than rows, the messages without a key a FORMAT UPSERT table
+// skipped. Safe for concurrent use.
+type keylessReporter struct {
+	rep connector.Reporter
+	mu  sync.Mutex
+	bad map[int32]int64
+}
+
+func (k *keylessReporter) add(p int32, n int64) {
+	k.mu.Lock()
+	if k.bad == nil {
+		k.bad = map[int32]int64{}
+	}
+	k.bad[p] += n
+	k.mu.Unlock()
+}
+
+// Report implements connector.Reporter.
+func (k *keylessReporter) Report() connector.Report {
+	r := k.rep.Report()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i := range r.Partitions {
+		if n := k.bad[r.Partitions[i].Partition]; n > 0 {
+			r.Partitions[i].Rows -= n
+			r.Partitions[i].BadRows += n
+		}
+	}
+	return r
 }
 
 // ingestTable is the storage table an ingest writes, for tests.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -40,20 +41,24 @@ func (s *Session) connectorTable(ctx context.Context, rel *catalog.Relation, x *
 	if x.Encode != "" {
 		format += " ENCODE " + strings.ToUpper(x.Encode)
 	}
-	if format == "UPSERT ENCODE JSON" || x.Format == "UPSERT" {
-		return pgerr.Unsupported("FORMAT UPSERT on a kafka table is not supported yet").
-			WithHint("Use FORMAT JSON (each message appends a row).")
-	}
-	if len(rel.PrimaryKey) > 0 || len(rel.Unique) > 0 {
+	upsert := strings.EqualFold(x.Format, "UPSERT")
+	switch {
+	case upsert && len(rel.PrimaryKey) == 0:
+		return pgerr.New(pgerr.InvalidTableDefinition, "FORMAT UPSERT needs a PRIMARY KEY").
+			WithHint("Messages replace (and tombstones delete) the row with their key: CREATE TABLE t (id int, ..., PRIMARY KEY (id)) ... FORMAT UPSERT ENCODE JSON.")
+	case upsert && len(rel.Unique) > 0:
+		return pgerr.Unsupported("a kafka table with FORMAT UPSERT cannot have UNIQUE constraints besides its primary key").
+			WithHint("A message violating one would stop the ingest.")
+	case !upsert && (len(rel.PrimaryKey) > 0 || len(rel.Unique) > 0):
 		return pgerr.Unsupported("a kafka table with FORMAT %s cannot have PRIMARY KEY or UNIQUE constraints", strings.TrimSpace(format+" ")).
-			WithHint("Each message appends a row; a message repeating a key would stop the ingest.")
+			WithHint("Each message appends a row; use FORMAT UPSERT ENCODE JSON for a table keyed by its messages' keys.")
 	}
-	for _, c := range rel.Columns {
+	for i, c := range rel.Columns {
 		switch {
 		case c.Default != "" || c.Identity != 0 || c.Serial != "":
 			return pgerr.Unsupported("column \"%s\" of a kafka table cannot have a default or be an identity or serial column", c.Name).
 				WithHint("Its values come from the messages: a missing key is NULL.")
-		case c.NotNull:
+		case c.NotNull && !slices.Contains(rel.PrimaryKey, i):
 			return pgerr.Unsupported("column \"%s\" of a kafka table cannot be NOT NULL", c.Name).
 				WithHint("Its values come from the messages: a missing key is NULL.")
 		}

@@ -144,3 +144,53 @@ func TestKafkaTableRefused(t *testing.T) {
 		t.Fatalf("a refused table was created: %v", got)
 	}
 }
+
+// TestKafkaTableUpsert: FORMAT UPSERT ENCODE JSON replaces the row with a
+// message's key and deletes it on a tombstone (the key's columns from the
+// message key, a JSON object), within a batch and across batches and a
+// restart; a view over the table follows.
+func TestKafkaTableUpsert(t *testing.T) {
+	addr, prod := kafkaCluster(t)
+	dir := t.TempDir()
+	e, s := open(t, dir)
+	mustRun(t, s, fmt.Sprintf(`CREATE TABLE u (id int, v text, PRIMARY KEY (id))
+		WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '%s') FORMAT UPSERT ENCODE JSON`, addr))
+	mustRun(t, s, "CREATE MATERIALIZED VIEW uv AS SELECT count(*) AS n, sum(id) AS s FROM u")
+	msg := func(p int32, key, value string) *kgo.Record {
+		r := &kgo.Record{Partition: p, Key: []byte(key)}
+		if value != "" {
+			r.Value = []byte(value)
+		}
+		return r
+	}
+	produce := func(recs ...*kgo.Record) {
+		t.Helper()
+		if err := prod.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(msg(0, `{"id": 1}`, `{"id": 1, "v": "a"}`), msg(0, `{"id": 2}`, `{"id": 2, "v": "b"}`),
+		msg(0, `{"id": 1}`, `{"id": 1, "v": "c"}`), msg(0, `{"id": 2}`, ""), msg(0, "", `{"v": "no key"}`),
+		msg(1, `{"id": 5}`, `{"id": 5, "v": "e"}`))
+	waitRows(t, s, "SELECT id, v FROM u ORDER BY id", "1|c", "5|e")
+	waitRows(t, s, "SELECT partition, rows, bad_rows FROM streamsql_sources WHERE source_name = 'u' ORDER BY partition", "0|4|1", "1|1|0")
+	produce(msg(1, `{"id": 5}`, ""), msg(0, `{"id": 1}`, `{"id": 1, "v": "d"}`), msg(0, `{"id": 9}`, ""))
+	waitRows(t, s, "SELECT id, v FROM u ORDER BY id", "1|d")
+	mustRun(t, s, "INSERT INTO u VALUES (7, 'mine')")
+	e.Close()
+	produce(msg(0, `{"id": 7}`, `{"id": 7, "v": "theirs"}`), msg(1, `{"id": 3}`, `{"id": 3, "v": "x"}`))
+	e, s = open(t, dir)
+	defer e.Close()
+	waitRows(t, s, "SELECT id, v FROM u ORDER BY id", "1|d", "3|x", "7|theirs")
+	mustRun(t, s, "FLUSH")
+	waitRows(t, s, "SELECT n, s FROM uv", "3|11")
+	waitRows(t, s, "SELECT sum(rows), sum(bad_rows) FROM streamsql_sources WHERE source_name = 'u'", "2|0")
+	for _, q := range []string{
+		"CREATE TABLE a (id int, v text) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '" + addr + "') FORMAT UPSERT ENCODE JSON",
+		"CREATE SOURCE a (id int, v text) WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '" + addr + "') FORMAT UPSERT ENCODE JSON",
+	} {
+		if _, _, err := run(t, s, q); err == nil {
+			t.Errorf("%s: accepted", q)
+		}
+	}
+}
