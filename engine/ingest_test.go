@@ -14,7 +14,7 @@ import (
 
 // kafkaCluster starts an in-process broker with topic "t" of 2 partitions
 // and a producer for it.
-func kafkaCluster(t *testing.T) (addr string, prod *kgo.Client) {
+func kafkaCluster(t testing.TB) (addr string, prod *kgo.Client) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
 	if err != nil {
