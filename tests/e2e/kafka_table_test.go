@@ -48,6 +48,9 @@ func TestKafkaTableCrash(t *testing.T) {
 	mustExec(t, ctx, c, fmt.Sprintf(`CREATE TABLE kt (id bigint, item text) INCLUDE partition AS p, offset AS o
 		WITH (connector = 'kafka', topic = 'orders', properties.bootstrap.server = '%s') FORMAT JSON`, broker))
 	mustExec(t, ctx, c, `CREATE MATERIALIZED VIEW kc AS SELECT count(*) AS n, sum(id) AS s FROM kt`)
+	// The same topic into an upsert table keyed by id (every id once).
+	mustExec(t, ctx, c, fmt.Sprintf(`CREATE TABLE ku (id bigint, item text, PRIMARY KEY (id))
+		WITH (connector = 'kafka', topic = 'orders', properties.bootstrap.server = '%s') FORMAT UPSERT ENCODE JSON`, broker))
 	next := 0
 	produce := func(n int) {
 		recs := make([]*kgo.Record, n)
@@ -100,11 +103,25 @@ func TestKafkaTableCrash(t *testing.T) {
 		c = s.connect(ctx)
 	}
 	wait()
+	var un, us int64
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if err := c.QueryRow(ctx, "SELECT count(*), coalesce(sum(id), 0) FROM ku").Scan(&un, &us); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%d %d %d", un, un, us) == want() || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling for progress
+	}
+	if got := fmt.Sprintf("%d %d %d", un, un, us); got != want() {
+		t.Errorf("upsert table ku: %s, want %s", got, want())
+	}
 	if midway == 0 {
 		t.Errorf("no kill came while a chunk was being written")
 	}
 	var n, sum int64
-	deadline := time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for {
 		mustExec(t, ctx, c, "FLUSH")
 		if err := c.QueryRow(ctx, "SELECT n, s FROM kc").Scan(&n, &sum); err != nil {
