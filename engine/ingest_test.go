@@ -194,3 +194,37 @@ func TestKafkaTableUpsert(t *testing.T) {
 		}
 	}
 }
+
+// TestKafkaTableBrokerDown: with the brokers gone the server still opens
+// and serves the rows stored; the ingest waits (retrying) and DROP TABLE
+// stops it.
+func TestKafkaTableBrokerDown(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := c.ListenAddrs()[0]
+	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	e, s := open(t, dir)
+	mustRun(t, s, fmt.Sprintf(kafkaTableDDL, addr))
+	produceIDs(t, prod, 0, 10)
+	waitRows(t, s, "SELECT count(*) FROM kt", "10")
+	e.Close()
+	prod.Close()
+	c.Close()
+	e, s = open(t, dir)
+	defer e.Close()
+	waitRows(t, s, "SELECT count(*), sum(id) FROM kt", "10|45")
+	mustRun(t, s, "INSERT INTO kt (id) VALUES (100)")
+	mustRun(t, s, "DROP TABLE kt")
+	e.ingests.mu.Lock()
+	n := len(e.ingests.m)
+	e.ingests.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d ingests after DROP TABLE", n)
+	}
+}
