@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector"
-	"github.com/streamsql/streamsql/storage"
 )
 
 // Ingest: a table created WITH (connector = 'kafka', ...) stores what the
@@ -45,7 +44,6 @@ type ingests struct {
 type ingest struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	rows   atomic.Int64 // rows written since it started
 }
 
 // isConnectorTable reports whether rel is a table that stores what a
@@ -167,7 +165,6 @@ func (e *Engine) ingestOnce(ctx context.Context, oid uint32, in *ingest) error {
 	part, _ := r.(connector.Partitioned)
 	upsert := strings.HasPrefix(strings.ToUpper(rel.Format), "UPSERT")
 	return r.Run(ctx, func(b arrow.RecordBatch) error {
-		var n int64
 		var err error
 		if upsert {
 			var ups, dels arrow.RecordBatch
@@ -181,9 +178,9 @@ func (e *Engine) ingestOnce(ctx context.Context, oid uint32, in *ingest) error {
 			if len(bad) > 0 && part != nil {
 				keyless.add(part.Partition(), int64(len(bad)))
 			}
-			n, err = tbl.UpsertMeta(ctx, ups, dels, pos.Position())
+			_, err = tbl.UpsertMeta(ctx, ups, dels, pos.Position())
 		} else {
-			n, err = tbl.InsertBatchesMeta(ctx, []arrow.RecordBatch{b}, pos.Position())
+			_, err = tbl.InsertBatchesMeta(ctx, []arrow.RecordBatch{b}, pos.Position())
 		}
 		if err != nil {
 			if errors.Is(err, context.Canceled) || ctx.Err() != nil {
@@ -191,7 +188,6 @@ func (e *Engine) ingestOnce(ctx context.Context, oid uint32, in *ingest) error {
 			}
 			return fmt.Errorf("write to table %q: %w", rel.Name, err)
 		}
-		in.rows.Add(n)
 		return nil
 	})
 }
@@ -227,6 +223,3 @@ func (k *keylessReporter) Report() connector.Report {
 	}
 	return r
 }
-
-// ingestTable is the storage table an ingest writes, for tests.
-func (e *Engine) ingestTable(oid uint32) *storage.Table { return e.cat.Table(oid) }
