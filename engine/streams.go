@@ -476,6 +476,10 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 		opts[key] = col.Name
 	}
 	rel.AppendOnly = true
+	if strings.EqualFold(x.Format, "UPSERT") {
+		return nil, pgerr.Unsupported("FORMAT UPSERT is not supported on a source").
+			WithHint("A source only appends; use CREATE TABLE ... (..., PRIMARY KEY (...)) WITH (connector = 'kafka', ...) FORMAT UPSERT ENCODE JSON.")
+	}
 	rel.Connector, rel.Options, rel.Format = name, opts, x.Format
 	if x.Encode != "" {
 		rel.Format += " ENCODE " + x.Encode
