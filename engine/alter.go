@@ -70,6 +70,9 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 	if err := s.checkOwner(a.Old); err != nil { // grant.go
 		return nil, err
 	}
+	if err := refuseConnectorAlter(a); err != nil { // ingest_ddl.go
+		return nil, err
+	}
 	cat, ok := s.eng.cat.(alterCatalog)
 	if !ok {
 		return nil, pgerr.Unsupported("ALTER TABLE is not supported by this catalog")

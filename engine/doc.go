@@ -14,6 +14,10 @@
 // cursor or COPY data (live.go), and rows that may wait for input implement
 // TryNexter so that readers hand out what is ready before waiting.
 //
+// Tables created WITH (connector = 'kafka') have a background ingest each
+// (ingest.go, ingest_ddl.go, ingest_upsert.go) that writes what the
+// connector reads, committing the reader's position with every write.
+//
 // An Engine is safe for concurrent use; a Session is used by one connection
 // goroutine at a time. Writes are durable when Execute returns (storage
 // fsyncs, grouped across sessions); see docs/transactions.md for what a

@@ -44,6 +44,9 @@ type Engine struct {
 	// readers are the running source readers that report progress
 	// (streamsql_sources, source_status.go).
 	readers sourceReaders
+	// ingests are the background ingests of the tables that store what a
+	// connector reads (ingest.go).
+	ingests ingests
 	// layout is held shared by statements from their final plan check to
 	// the end of Execute, and exclusively by ALTER TABLE (see lockPlan).
 	layout sync.RWMutex
@@ -209,6 +212,7 @@ func (e *Engine) Close() error {
 		close(stopRetry)
 		<-retryDone
 	}
+	e.stopIngests()
 	e.flow.Close() // ends a recovery in progress: recoverViews returns
 	<-e.recov.done
 	err1 := e.cat.Close()

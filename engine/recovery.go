@@ -183,6 +183,7 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 		return r != nil && r.Kind == catalog.KindMatView
 	})
 	e.startRetry()
+	e.startIngests() // Kafka tables (ingest.go): after the views, as before
 	if len(views) > 0 {
 		from := "no checkpoint"
 		if epoch != 0 {

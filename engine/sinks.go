@@ -101,17 +101,7 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 		return nil, err
 	}
 	job := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Sink: snk}
-	if _, err := s.eng.flow.StartJob(job); err != nil {
-		s.dropQuietly(created)
-		return nil, err
-	}
-	if err := s.eng.flow.Flush(ctx); err != nil {
-		return nil, err
-	}
-	if j := s.eng.flow.Job(created.OID); j != nil && j.Err() != nil {
-		err := j.Err()
-		s.eng.flow.StopJob(created.OID)
-		s.dropQuietly(created)
+	if err := s.startCreated(ctx, created, job); err != nil {
 		return nil, err
 	}
 	return &Result{Tag: "CREATE SINK"}, nil

@@ -28,23 +28,28 @@ type sourceReader struct {
 	marks       []dataflow.PartMark // the partitions' watermarks at the last barrier
 }
 
+// add lists e until the returned function is called.
+func (rs *sourceReaders) add(e *sourceReader) (remove func()) {
+	rs.mu.Lock()
+	if rs.m == nil {
+		rs.m = map[*sourceReader]struct{}{}
+	}
+	rs.m[e] = struct{}{}
+	rs.mu.Unlock()
+	return func() {
+		rs.mu.Lock()
+		delete(rs.m, e)
+		rs.mu.Unlock()
+	}
+}
+
 // track makes sr's reader listed while its Run runs, with the
 // partitions' watermarks the runtime reports at each barrier.
 func (rs *sourceReaders) track(sr *dataflow.SourceReader, job, source uint32, rep connector.Reporter) {
 	e := &sourceReader{job: job, source: source, rep: rep}
 	run := sr.Run
 	sr.Run = func(ctx context.Context, emit func(arrow.RecordBatch) error) error {
-		rs.mu.Lock()
-		if rs.m == nil {
-			rs.m = map[*sourceReader]struct{}{}
-		}
-		rs.m[e] = struct{}{}
-		rs.mu.Unlock()
-		defer func() {
-			rs.mu.Lock()
-			delete(rs.m, e)
-			rs.mu.Unlock()
-		}()
+		defer rs.add(e)()
 		return run(ctx, emit)
 	}
 	sr.Marks = func(m []dataflow.PartMark) {

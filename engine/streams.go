@@ -384,20 +384,30 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if late != nil {
 		spec.LateRows = s.eng.lateRowsWriter(created.Name, late.OID)
 	}
-	if _, err := s.eng.flow.StartJob(spec); err != nil {
-		s.dropQuietly(created)
+	if err := s.startCreated(ctx, created, spec); err != nil {
 		return nil, err
 	}
+	return &Result{Tag: "CREATE MATERIALIZED VIEW"}, nil
+}
+
+// startCreated starts the job of a view or sink just created and waits for
+// its first epoch; when it cannot start or fails at once, the relation is
+// dropped again and the job's error returned.
+func (s *Session) startCreated(ctx context.Context, created *catalog.Relation, spec dataflow.JobSpec) error {
+	if _, err := s.eng.flow.StartJob(spec); err != nil {
+		s.dropQuietly(created)
+		return err
+	}
 	if err := s.eng.flow.Flush(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	if j := s.eng.flow.Job(created.OID); j != nil && j.Err() != nil {
 		err := j.Err()
 		s.eng.flow.StopJob(created.OID)
 		s.dropQuietly(created)
-		return nil, err
+		return err
 	}
-	return &Result{Tag: "CREATE MATERIALIZED VIEW"}, nil
+	return nil
 }
 
 // dropQuietly removes a relation that could not be set up.
@@ -466,6 +476,10 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 		opts[key] = col.Name
 	}
 	rel.AppendOnly = true
+	if strings.EqualFold(x.Format, "UPSERT") {
+		return nil, pgerr.Unsupported("FORMAT UPSERT is not supported on a source").
+			WithHint("A source only appends; use CREATE TABLE ... (..., PRIMARY KEY (...)) WITH (connector = 'kafka', ...) FORMAT UPSERT ENCODE JSON.")
+	}
 	rel.Connector, rel.Options, rel.Format = name, opts, x.Format
 	if x.Encode != "" {
 		rel.Format += " ENCODE " + x.Encode

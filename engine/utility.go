@@ -40,12 +40,20 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		if err != nil {
 			return nil, err
 		}
+		if stmt.Ext != nil && stmt.Ext.TableConnector != nil { // ingest_ddl.go
+			if err := s.connectorTable(ctx, rel, stmt.Ext.TableConnector); err != nil {
+				return nil, err
+			}
+		}
 		if err := tableStreamingClauses(env, rel, stmt); err != nil {
 			return nil, err
 		}
 		rel.Owner = s.sessionOwner()
 		if _, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists); err != nil {
 			return s.maybeSkip(err, n.CreateStmt.IfNotExists, "CREATE TABLE")
+		}
+		if rel.Connector != "" {
+			s.eng.startIngests() // ingest.go
 		}
 		return &Result{Tag: "CREATE TABLE"}, nil
 	case *pg.Node_CreateTableAsStmt:
@@ -314,6 +322,7 @@ func (s *Session) execShow(name string, cols []types.Column) (*Result, error) {
 }
 
 func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
+	defer s.eng.startIngests() // stops the ingests of dropped tables (ingest.go)
 	cascade := d.Behavior == pg.DropBehavior_DROP_CASCADE
 	var kind catalog.RelKind
 	var tag string

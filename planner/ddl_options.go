@@ -52,8 +52,10 @@ func RelOptions(kind RelOptionKind, opts []*pg.Node) (int32, error) {
 		}
 		switch {
 		case d.Defnamespace == "" && name == "connector" && kind == OptTable:
-			return d.Location, pgerr.New(pgerr.FeatureNotSupported, "CREATE TABLE with a connector is not supported").
-				WithHint("Use CREATE SOURCE ... WITH (connector = ...) to read the connector, and a materialized view over the source to keep what it reads.")
+			// The parser lifts a WITH list naming a connector (a kafka
+			// table); one it could not read ends here.
+			return d.Location, pgerr.New(pgerr.FeatureNotSupported, "CREATE TABLE with a connector is not supported in this form").
+				WithHint("Write CREATE TABLE t (...) WITH (connector = 'kafka', key = 'value', ...) FORMAT ..., or use CREATE SOURCE.")
 		case d.Defnamespace == "" && (pgRelParams[kind][name] || (storage && (pgRelParams[OptTable][name] || strings.HasPrefix(name, "autovacuum_")))),
 			storage && d.Defnamespace == "toast":
 			return d.Location, pgerr.New(pgerr.FeatureNotSupported, "storage parameter \"%s\" is not supported", full)

@@ -217,32 +217,11 @@ func (s *streamPlanner) lookupJoin(x *lJoin, need map[int]bool) (sout, error) {
 			WithHint("The rows joined with \"%s\" come from an input with updates or deletes, whose retractions could not be matched with what their inserts were joined with. "+
 				"Use a source or an APPEND ONLY table (a view is read as a changelog, which may retract), or a plain JOIN (which keeps both sides and retracts).", sc.rel.Name)
 	}
-	lset, rset := idSet(l.lay), idSet(r.lay)
 	all := append(append([]int(nil), l.lay...), r.lay...)
 	j := &stream.TemporalJoin{Stream: l.node, Table: r.node, Kind: x.kind}
 	var residual []expr.Expr
-	for _, c := range x.conds {
-		a, b, ok := joinEquality(c)
-		if ok && len(refsOf(a)) > 0 && len(refsOf(b)) > 0 {
-			if within(b, lset) && within(a, rset) {
-				a, b = b, a
-			}
-			if within(a, lset) && within(b, rset) {
-				if a, b, ok = commonKeys(a, b); ok {
-					lk, err := s.expr(a, l.lay)
-					if err != nil {
-						return sout{}, err
-					}
-					rk, err := s.expr(b, r.lay)
-					if err != nil {
-						return sout{}, err
-					}
-					j.StreamKeys, j.TableKeys = append(j.StreamKeys, lk), append(j.TableKeys, rk)
-					continue
-				}
-			}
-		}
-		residual = append(residual, c)
+	if j.StreamKeys, j.TableKeys, residual, err = s.equiKeys(x.conds, l, r); err != nil {
+		return sout{}, err
 	}
 	if len(j.StreamKeys) == 0 {
 		return sout{}, s.b.newErr(pgerr.FeatureNotSupported, at, "FOR SYSTEM_TIME AS OF needs an equality between the stream and \"%s\" in its join condition", sc.rel.Name).(*pgerr.Error).

@@ -363,6 +363,37 @@ func (s *streamPlanner) project(x *lProject, need map[int]bool) (sout, error) {
 	return sout{node: fuseProject(pr), lay: out, key: key, appendOnly: in.appendOnly}, nil
 }
 
+// equiKeys splits a join's conditions into the equalities between an
+// expression of the left input and one of the right (the hash keys, compiled
+// against each side's layout) and the rest (the residual condition).
+func (s *streamPlanner) equiKeys(conds []expr.Expr, l, r sout) (lkeys, rkeys []expr.Expr, residual []expr.Expr, err error) {
+	lset, rset := idSet(l.lay), idSet(r.lay)
+	for _, c := range conds {
+		a, b, ok := joinEquality(c)
+		if ok && len(refsOf(a)) > 0 && len(refsOf(b)) > 0 {
+			if within(b, lset) && within(a, rset) {
+				a, b = b, a
+			}
+			if within(a, lset) && within(b, rset) {
+				if a, b, ok = commonKeys(a, b); ok {
+					lk, err := s.expr(a, l.lay)
+					if err != nil {
+						return nil, nil, nil, err
+					}
+					rk, err := s.expr(b, r.lay)
+					if err != nil {
+						return nil, nil, nil, err
+					}
+					lkeys, rkeys = append(lkeys, lk), append(rkeys, rk)
+					continue
+				}
+			}
+		}
+		residual = append(residual, c)
+	}
+	return lkeys, rkeys, residual, nil
+}
+
 func (s *streamPlanner) join(x *lJoin, need map[int]bool) (sout, error) {
 	sub := union(need, x.conds...)
 	l, err := s.node(x.left, sub)
@@ -373,32 +404,11 @@ func (s *streamPlanner) join(x *lJoin, need map[int]bool) (sout, error) {
 	if err != nil {
 		return sout{}, err
 	}
-	lset, rset := idSet(l.lay), idSet(r.lay)
 	all := append(append([]int(nil), l.lay...), r.lay...)
 	j := &stream.HashJoin{Left: l.node, Right: r.node, Kind: x.kind}
 	var residual []expr.Expr
-	for _, c := range x.conds {
-		a, b, ok := joinEquality(c)
-		if ok && len(refsOf(a)) > 0 && len(refsOf(b)) > 0 {
-			if within(b, lset) && within(a, rset) {
-				a, b = b, a
-			}
-			if within(a, lset) && within(b, rset) {
-				if a, b, ok = commonKeys(a, b); ok {
-					lk, err := s.expr(a, l.lay)
-					if err != nil {
-						return sout{}, err
-					}
-					rk, err := s.expr(b, r.lay)
-					if err != nil {
-						return sout{}, err
-					}
-					j.LeftKeys, j.RightKeys = append(j.LeftKeys, lk), append(j.RightKeys, rk)
-					continue
-				}
-			}
-		}
-		residual = append(residual, c)
+	if j.LeftKeys, j.RightKeys, residual, err = s.equiKeys(x.conds, l, r); err != nil {
+		return sout{}, err
 	}
 	if j.Cond, err = s.expr(andOf(residual), all); err != nil {
 		return sout{}, err

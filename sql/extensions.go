@@ -57,6 +57,11 @@ type Extensions struct {
 
 	// Source describes CREATE SOURCE (Kind == KindCreateSource).
 	Source *Source
+	// TableConnector is the connector part of CREATE TABLE ... [INCLUDE
+	// ...] WITH (connector = ...) [FORMAT ...], a table that stores what
+	// the connector reads (Stmt, Name and IfNotExists unused: the
+	// statement is PostgreSQL's CREATE TABLE). Nil for other tables.
+	TableConnector *Source
 	// Sink describes CREATE SINK (Kind == KindCreateSink).
 	Sink *Sink
 	// Subscribe describes SUBSCRIBE (Kind == KindSubscribe).

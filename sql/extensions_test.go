@@ -155,13 +155,31 @@ func TestCreateSourceInclude(t *testing.T) {
 	}
 }
 
-func TestCreateTableFormatRefused(t *testing.T) {
+func TestCreateTableConnector(t *testing.T) {
+	for _, tc := range []struct{ q, format, encode string }{
+		{"CREATE TABLE t (id int PRIMARY KEY, v text) WITH (connector = 'kafka', topic = 't') FORMAT UPSERT ENCODE JSON", "UPSERT", "JSON"},
+		{"CREATE TABLE t (v text) APPEND ONLY INCLUDE offset AS o WITH (connector = 'kafka', properties.bootstrap.server = 'h:1') FORMAT JSON", "JSON", ""},
+		{"CREATE TABLE t (v text) WITH (connector = 'kafka')", "", ""},
+	} {
+		st := parseOne(t, tc.q)
+		c := st.Ext.TableConnector
+		if st.AST == nil || c == nil || c.Format != tc.format || c.Encode != tc.encode {
+			t.Errorf("%q: %+v", tc.q, c)
+			continue
+		}
+		if v, _ := c.Options.Get("connector"); v != "kafka" {
+			t.Errorf("%q: options %+v", tc.q, c.Options)
+		}
+	}
+	if st := parseOne(t, "CREATE TABLE t (v text) WITH (fillfactor = 70)"); st.Ext != nil && st.Ext.TableConnector != nil {
+		t.Errorf("storage parameters taken for a connector")
+	}
 	for _, q := range []string{
-		"CREATE TABLE t (id int PRIMARY KEY, v text) WITH (connector = 'kafka', topic = 't') FORMAT UPSERT ENCODE JSON",
 		"CREATE TABLE t (v text) FORMAT JSON",
+		"CREATE TABLE t (v text) INCLUDE offset",
 	} {
 		_, err := Parse(q)
-		if e := pgerr.As(err); e == nil || e.Code != pgerr.FeatureNotSupported || e.Position != strings.Index(q, "FORMAT")+1 {
+		if e := pgerr.As(err); e == nil || e.Code != pgerr.SyntaxError {
 			t.Errorf("%q: %v", q, err)
 		}
 	}

@@ -255,20 +255,62 @@ func (l *lifter) createTable() error {
 	if err := l.columnList(i, c); err != nil {
 		return err
 	}
-	for j := c + 1; j < len(l.toks); j++ {
-		if l.is(j, "FORMAT") && (j == c+1 || l.punct(j-1, ')')) {
-			// CREATE TABLE ... WITH (connector = ...) FORMAT ...: a table
-			// that stores what a connector reads is not built yet; say so
-			// rather than report a syntax error.
-			return pgerr.Unsupported("CREATE TABLE ... FORMAT (a table that stores what a connector reads) is not supported").
-				WithHint("Use CREATE SOURCE ... WITH (connector = ...) FORMAT ..., and a materialized view over the source to keep what it reads.").
-				WithPosition(CharPos(l.src, l.toks[j].start))
-		}
-		if l.is(j, "APPEND") && l.is(j+1, "ONLY") {
+	// A table that stores what a connector reads: CREATE TABLE t (...)
+	// [APPEND ONLY] [INCLUDE ...] WITH (connector = ..., ...) [FORMAT ...].
+	// A WITH list without connector is PostgreSQL's (storage parameters).
+	var conn *Source
+	formatAt, includeAt := -1, -1
+	for j := c + 1; j < len(l.toks); {
+		switch {
+		case l.is(j, "APPEND") && l.is(j+1, "ONLY"):
 			l.extensions().AppendOnly = true
 			l.blank(j, j+2)
+			j += 2
+		case l.is(j, "INCLUDE") && includeAt < 0:
+			if conn == nil {
+				conn = &Source{}
+			}
+			next, err := l.include(j, conn)
+			if err != nil {
+				return err
+			}
+			l.blank(j, next)
+			includeAt, j = j, next
+		case l.is(j, "WITH") && l.punct(j+1, '('):
+			opts, next, err := l.options(j)
+			if _, ok := opts.Get("connector"); err != nil || !ok {
+				j++ // PostgreSQL's WITH (storage parameters)
+				continue
+			}
+			if conn == nil {
+				conn = &Source{}
+			}
+			conn.Options = opts
+			l.blank(j, next)
+			j = next
+		case l.is(j, "FORMAT") && formatAt < 0:
+			f, e, next, err := l.format(j)
+			if err != nil {
+				return err
+			}
+			if conn == nil {
+				conn = &Source{}
+			}
+			conn.Format, conn.Encode = f, e
+			l.blank(j, next)
+			formatAt, j = j, next
+		default:
 			j++
 		}
+	}
+	if conn != nil && conn.Options == nil {
+		at := max(formatAt, includeAt)
+		return pgerr.New(pgerr.SyntaxError, "%s needs WITH (connector = '...') on CREATE TABLE", l.word(at)).
+			WithHint("A table that stores what a connector reads: CREATE TABLE t (...) WITH (connector = 'kafka', ...) FORMAT ....").
+			WithPosition(CharPos(l.src, l.toks[at].start))
+	}
+	if conn != nil {
+		l.extensions().TableConnector = conn
 	}
 	return nil
 }

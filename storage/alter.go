@@ -56,7 +56,7 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 		return err
 	}
 	schema := types.ArrowSchema(def.Columns)
-	st := &state{next: t.w.next, live: t.w.live, pos: &feedPos{seq: t.w.pos.seq + 1, rows: t.w.pos.rows, bytes: t.w.pos.bytes}}
+	st := &state{next: t.w.next, live: t.w.live, meta: t.w.meta, pos: &feedPos{seq: t.w.pos.seq + 1, rows: t.w.pos.rows, bytes: t.w.pos.bytes}}
 	for i, c := range t.w.chunks {
 		rec := c.Rec
 		if convert != nil {
@@ -88,7 +88,7 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 	path := t.log.path
 	tmp := path + ".tmp"
 	lsn := st.pos.seq // ALTER starts a new LSN space (lsn.go)
-	h := headerDef{Def: def, Format: logFormat, LSN: lsn, Base: lsn, Hist: lsn}
+	h := headerDef{Def: def, Format: logFormat, LSN: lsn, Base: lsn, Hist: lsn, Meta: st.meta}
 	f, size, markAt, err := writeSnapshot(tmp, h, st, t.ret.marks, nil)
 	if err != nil {
 		os.Remove(tmp)

@@ -84,7 +84,7 @@ func (t *Table) compact() (bool, error) {
 		return false, err
 	}
 	st := t.w // everything is durable now, so this is also t.pub
-	h := headerDef{Def: t.def, Format: logFormat, LSN: st.pos.seq, Base: t.ret.base, Hist: st.pos.seq}
+	h := headerDef{Def: t.def, Format: logFormat, LSN: st.pos.seq, Base: t.ret.base, Hist: st.pos.seq, Meta: st.meta}
 	var from *feedPos // the retained writes to keep as history
 	if k, ok := t.ret.keep(); ok && k < st.pos.seq {
 		if r := t.ret.root; r == nil || r.seq > k {

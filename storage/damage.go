@@ -115,7 +115,7 @@ func findFrame(f *os.File, from, size int64) (int64, error) {
 			continue
 		}
 		kind := recKind(h[frameHeaderLen]) &^ (recMore | recJoin)
-		if kind < recInsert || kind > recHist || binary.LittleEndian.Uint64(h[frameHeaderLen:])>>8 != 0 {
+		if kind < recInsert || kind > recMeta || binary.LittleEndian.Uint64(h[frameHeaderLen:])>>8 != 0 {
 			continue
 		}
 		if int64(cap(payload)) < n {

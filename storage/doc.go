@@ -47,6 +47,10 @@
 // A write that spans several batches (InsertBatches, e.g. a whole COPY) is
 // a chain of frames flagged "more follows" except the last; recovery applies
 // a chain only when it is complete, so such a write is all or nothing too.
+// The same chaining carries write metadata (meta.go): InsertBatchesMeta and
+// UpsertMeta end their chain with a small META frame (a Kafka table's reader
+// position), so the rows and the metadata survive a crash together;
+// compaction keeps the last metadata in the log's header.
 //
 // Writers queue their record with the Store's committer goroutine, which
 // writes everything pending, fsyncs each touched log once, publishes the new

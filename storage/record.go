@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -30,6 +31,8 @@ import (
 //	             u64 columns, the columns (written by compaction)
 //	recHist:     u64 flags, [u64 0, u64 rows, u64 columns, the columns]: one
 //	             batch of a retained write's delta (written by compaction, retain.go)
+//	recMeta:     u64 length, the bytes: metadata committed with the write it
+//	             is chained to, as its last frame (meta.go)
 //
 // The kind byte's high bit (recMore) chains frames into one atomic write;
 // the next bit (recJoin) says that the next frame continues the same
@@ -59,6 +62,7 @@ const (
 	recTruncate
 	recChunk
 	recHist
+	recMeta
 )
 
 const (
@@ -107,6 +111,10 @@ type headerDef struct {
 	LSN  uint64 `json:"lsn,omitempty"`
 	Base uint64 `json:"base,omitempty"`
 	Hist uint64 `json:"hist,omitempty"`
+	// Meta is the metadata of the last write before the snapshot that
+	// carried one (meta.go): compaction keeps it here, since it folds the
+	// recMeta frames away.
+	Meta []byte `json:"meta,omitempty"`
 }
 
 // logFormat is the format new logs are written in.
@@ -224,6 +232,7 @@ type record struct {
 	first   int64             // recInsert, recUpdate, recChunk
 	rec     arrow.RecordBatch // recInsert, recUpdate, recChunk
 	deleted []byte            // recChunk
+	meta    []byte            // recMeta
 }
 
 // decodeRecord decodes a payload. schema is the table's Arrow schema (nil
@@ -253,6 +262,8 @@ func decodeRecord(p []byte, schema *arrow.Schema) (record, error) {
 		r.ids = decodeIDs(d)
 		r.first, r.rec = decodeRows(d, schema)
 	case recTruncate:
+	case recMeta:
+		r.meta = slices.Clone(d.bytes(d.count(len(p))))
 	case recChunk:
 		r.first = int64(d.u64())
 		n := d.count(len(p))

@@ -361,7 +361,7 @@ type replayer struct {
 }
 
 func newReplayer(hdr headerDef, marks retainMarks) *replayer {
-	rp := &replayer{st: &state{}, hdr: hdr, hist: true}
+	rp := &replayer{st: &state{meta: hdr.Meta}, hdr: hdr, hist: true}
 	rp.cur = &feedPos{seq: hdr.Hist}
 	if hdr.Hist > hdr.LSN || hdr.Hist < hdr.Base {
 		rp.cur.seq = hdr.LSN // not a history this reader understands
@@ -464,6 +464,11 @@ func (rp *replayer) write(rs []record) error {
 				ds = append(ds, truncateDelta(st))
 			}
 			st = st.truncated()
+		case recMeta:
+			if st == rp.st {
+				st = st.clone()
+			}
+			st.meta = r.meta
 		default:
 			return fmt.Errorf("unexpected record kind %d", r.kind)
 		}

@@ -26,11 +26,12 @@ type state struct {
 	live   int64    // rows not deleted
 	next   int64    // the row id the next inserted row gets
 	pos    *feedPos // its place in the changelog; set once submitted (feed.go)
+	meta   []byte   // the metadata of the last write that carried one (meta.go); never modified
 }
 
 // clone copies the chunk list (not the chunks) with room for one more.
 func (s *state) clone() *state {
-	ns := &state{live: s.live, next: s.next}
+	ns := &state{live: s.live, next: s.next, meta: s.meta}
 	ns.chunks = make([]Chunk, len(s.chunks), len(s.chunks)+1)
 	copy(ns.chunks, s.chunks)
 	ns.dead = make([]int, len(s.dead), len(s.dead)+1)
@@ -202,7 +203,7 @@ func (s *state) dropEmpty() {
 }
 
 // truncated returns an empty state that keeps the row id counter.
-func (s *state) truncated() *state { return &state{next: s.next} }
+func (s *state) truncated() *state { return &state{next: s.next, meta: s.meta} }
 
 // snapshotChunks returns the chunk list capped so that appending to it
 // copies.

@@ -229,7 +229,11 @@ func (t *Table) write(ctx context.Context, tx *Tx, prep func(base *state) (chang
 		t.mu.Unlock()
 		return c.n, err
 	}
-	t.advance(c.st, []delta{c.delta})
+	ds := c.deltas
+	if ds == nil {
+		ds = []delta{c.delta}
+	}
+	t.advance(c.st, ds)
 	if err := t.commit(c.frames...); err != nil {
 		return 0, err
 	}

@@ -16,6 +16,8 @@ type change struct {
 	undo   func()
 	n      int64 // rows written
 	delta  delta // what a change feed reports (feed.go)
+	// deltas, when set, replace delta: a write of several steps (UpsertMeta)
+	deltas []delta
 }
 
 // prepInsert checks and indexes batches to be appended to base.

@@ -585,14 +585,21 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 // decode reads one message into r.row; on error col is the column at
 // fault, or -1.
 func (r *Reader) decode(rec *kgo.Record) (int, error) {
-	if rec.Value == nil {
-		return -1, pgerr.New(pgerr.InvalidTextRepresentation, "the message has no value (a tombstone)")
-	}
 	var col int
 	var err error
-	if r.src.format == JSON {
+	tombstone := rec.Value == nil
+	switch {
+	case tombstone && !r.src.upsert:
+		return -1, pgerr.New(pgerr.InvalidTextRepresentation, "the message has no value (a tombstone)")
+	case tombstone:
+		// The key's columns from the key, when it is a JSON object; the
+		// INCLUDE key column (below) otherwise.
+		if _, err := r.row.JSON(rec.Key); err != nil || rec.Key == nil {
+			r.row.JSON([]byte("{}")) // all NULL
+		}
+	case r.src.format == JSON:
 		col, err = r.row.JSON(rec.Value)
-	} else {
+	default:
 		v := rec.Value
 		for len(v) > 0 && (v[len(v)-1] == '\n' || v[len(v)-1] == '\r') {
 			v = v[:len(v)-1]
@@ -617,6 +624,9 @@ func (r *Reader) decode(rec *kgo.Record) (int, error) {
 				r.row.SetValue(m.col, rec.Key)
 			}
 		}
+	}
+	if r.src.upsert {
+		r.row.SetValue(len(r.src.cols)-1, tombstone)
 	}
 	return -1, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,6 +77,15 @@ func IncludeColumn(what, name string) (col types.Column, optKey string, err erro
 		WithHint("INCLUDE partition, offset, timestamp or key.")
 }
 
+// TombstoneColumn is the boolean column a FORMAT UPSERT ENCODE JSON
+// source adds after all others (Columns): false for a message with a
+// value (its columns decoded from the value, as FORMAT JSON), true for a
+// tombstone (a message without a value), whose declared columns are
+// decoded from the message's key when it is a JSON object (else NULL) and
+// whose INCLUDE columns are set as usual. The table reading it upserts or
+// deletes by its primary key.
+const TombstoneColumn = "_kafka_tombstone"
+
 // DefaultDiscoveryInterval is scan.partition.discovery.interval when not
 // given: how often a reader looks for partitions added to its topic.
 const DefaultDiscoveryInterval = 30 * time.Second
@@ -91,6 +101,7 @@ type Source struct {
 	group     string // group to commit offsets to for monitoring ("": none)
 	wait      bool   // scan.topic.wait: a missing topic is waited for
 	format    Format
+	upsert    bool // FORMAT UPSERT ENCODE JSON: tombstones are rows too (TombstoneColumn)
 	cols      []types.Column
 	dec       *decode.Schema
 	meta      []metaCol // INCLUDE columns
@@ -176,8 +187,9 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 	case "CSV", "PLAIN ENCODE CSV":
 		s.format = CSV
 	case "UPSERT ENCODE JSON":
-		return nil, pgerr.New(pgerr.FeatureNotSupported, "FORMAT UPSERT ENCODE JSON is not supported on a kafka source").
-			WithHint("A source only appends; upsert needs a table with a primary key.")
+		// Only a table with a primary key reads it (the engine refuses it
+		// on a source): see TombstoneColumn.
+		s.upsert = true
 	default:
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "a kafka source cannot read FORMAT %s", format).
 			WithHint("Use FORMAT JSON (= FORMAT PLAIN ENCODE JSON) or FORMAT PLAIN ENCODE CSV.")
@@ -209,7 +221,10 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 		return nil, pgerr.New(pgerr.InvalidTableDefinition, "a kafka source needs declared columns").
 			WithHint("For example: CREATE SOURCE s (host text, cpu double precision, ts timestamptz) WITH (connector = 'kafka', ...) FORMAT JSON.")
 	}
-	s.dec = decode.NewSchema(cols, decoded)
+	if s.upsert {
+		s.cols = append(slices.Clone(cols), types.Column{Name: TombstoneColumn, Type: types.TBool})
+	}
+	s.dec = decode.NewSchema(s.cols, decoded)
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		if !used[k] {

@@ -43,7 +43,6 @@ func TestOpenErrors(t *testing.T) {
 		{base("scan.topic.wait", "perhaps"), "JSON", pgerr.InvalidParameterValue, "scan.topic.wait"},
 		{base("group.id.prefix", ""), "JSON", pgerr.InvalidParameterValue, "group.id.prefix"},
 		{base(), "AVRO", pgerr.InvalidParameterValue, "AVRO"},
-		{base(), "UPSERT ENCODE JSON", pgerr.FeatureNotSupported, "UPSERT"},
 		{base("include.partition", "p"), "JSON", pgerr.InvalidTableDefinition, "partition"},
 	} {
 		_, err := Open(c, tc.opts, tc.format)
@@ -55,6 +54,9 @@ func TestOpenErrors(t *testing.T) {
 		"properties.bootstrap.servers", "a:1", "properties.bootstrap.server", "-"), "PLAIN ENCODE CSV")
 	if s.mode != Timestamp || s.startMs != 5 || s.discovery != 250*time.Millisecond || s.format != CSV {
 		t.Errorf("source %+v", s)
+	}
+	if up := mustOpen(t, c, base(), "UPSERT ENCODE JSON"); !up.upsert || up.Columns()[len(c)].Name != TombstoneColumn {
+		t.Errorf("upsert columns %v", up.Columns())
 	}
 	if _, _, err := IncludeColumn("headers", ""); pgerr.CodeOf(err) != pgerr.InvalidParameterValue {
 		t.Errorf("INCLUDE headers: %v", err)

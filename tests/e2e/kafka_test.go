@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -180,8 +179,9 @@ func TestKafkaSourceCrash(t *testing.T) {
 	if late != 0 {
 		t.Errorf("%d late rows", late)
 	}
-	// Recovery's summary says "n resumed, m rebuilt": m must be 0.
-	if out := s.out.String(); regexp.MustCompile(`[1-9][0-9]* rebuilt`).MatchString(out) {
+	// Every view resumes: the recovery logs "rebuilding from its inputs"
+	// for a view it could not resume (before the view is started).
+	if out := s.out.String(); strings.Contains(out, "rebuilding from its inputs") {
 		t.Errorf("a view did not resume from the checkpoint:\n%s", out)
 	}
 	// The INCLUDE columns: every partition's messages, once each.
