@@ -44,7 +44,7 @@ func (a *alterState) renameInViews() {
 			continue // a WITH query of the same name: leave it to the check
 		}
 		changed := false
-		eachRangeVar(root.ProtoReflect(), func(rv *pg.RangeVar) {
+		sql.EachRangeVar(root.ProtoReflect(), func(rv *pg.RangeVar) {
 			r, err := a.b.env.Catalog.Resolve(rv.Schemaname, rv.Relname, a.b.env.SearchPath)
 			if err != nil || r.OID != a.old.OID {
 				return
@@ -80,28 +80,6 @@ func (a *alterState) renameInViews() {
 		nv.ViewQuery = text
 		a.rewritten[v.OID] = &nv
 	}
-}
-
-// eachRangeVar calls f on every relation reference of a parse tree.
-func eachRangeVar(m protoreflect.Message, f func(*pg.RangeVar)) {
-	if rv, ok := m.Interface().(*pg.RangeVar); ok {
-		f(rv)
-		return
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
-			return true
-		}
-		if fd.IsList() {
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				eachRangeVar(l.Get(i).Message(), f)
-			}
-		} else {
-			eachRangeVar(v.Message(), f)
-		}
-		return true
-	})
 }
 
 // definesCTE reports whether a parse tree has a WITH query named name.

@@ -22,7 +22,7 @@ func TemporalRelations(root *pg.Node, tjs []TemporalJoin) map[int32]TemporalJoin
 		return nil
 	}
 	var locs []int32
-	eachRangeVar(root.ProtoReflect(), func(rv *pg.RangeVar) { locs = append(locs, rv.Location) })
+	EachRangeVar(root.ProtoReflect(), func(rv *pg.RangeVar) { locs = append(locs, rv.Location) })
 	out := map[int32]TemporalJoin{}
 	for _, tj := range tjs {
 		best := int32(-1)
@@ -55,7 +55,7 @@ func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error)
 	var marks []*mark
 	var err error
 	stmt = proto.Clone(stmt).(*pg.Node) // the caller's tree is left alone
-	eachRangeVar(stmt.ProtoReflect(), func(rv *pg.RangeVar) {
+	EachRangeVar(stmt.ProtoReflect(), func(rv *pg.RangeVar) {
 		tj, ok := rels[rv.Location]
 		if !ok || err != nil {
 			return
@@ -95,9 +95,9 @@ func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error)
 	return text, nil
 }
 
-// eachRangeVar calls f on every relation reference of a parse tree, in
+// EachRangeVar calls f on every relation reference of a parse tree, in
 // the tree's order.
-func eachRangeVar(m protoreflect.Message, f func(*pg.RangeVar)) {
+func EachRangeVar(m protoreflect.Message, f func(*pg.RangeVar)) {
 	if rv, ok := m.Interface().(*pg.RangeVar); ok {
 		f(rv)
 		return
@@ -109,11 +109,11 @@ func eachRangeVar(m protoreflect.Message, f func(*pg.RangeVar)) {
 		if fd.IsList() {
 			l := v.List()
 			for i := 0; i < l.Len(); i++ {
-				eachRangeVar(l.Get(i).Message(), f)
+				EachRangeVar(l.Get(i).Message(), f)
 			}
 			return true
 		}
-		eachRangeVar(v.Message(), f)
+		EachRangeVar(v.Message(), f)
 		return true
 	})
 }
