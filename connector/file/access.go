@@ -98,22 +98,45 @@ func denied(path, why string) error {
 // resolves elsewhere).
 func (a Access) checkResolved(path, real string) error {
 	abs, _ := filepath.Abs(path)
+	switch rule, d := a.breach(abs, real); rule {
+	case breachKernel:
+		return denied(path, "Files under "+d+" are never read by file sources.")
+	case breachDenied:
+		return denied(path, "The file is (or is inside) "+d+", which holds the server's own data or secrets.")
+	case breachOutside:
+		return denied(path, "File sources may only read files inside "+d+" (--file-source-dir); the path resolves to "+real+".")
+	}
+	return nil
+}
+
+// The rules a path can break, in the order breach checks them.
+const (
+	breachNone    = iota
+	breachKernel  // under one of alwaysDenied (/proc, /sys, /dev)
+	breachDenied  // under one of the server's denied paths (a.deny)
+	breachOutside // outside a.dir
+)
+
+// breach reports the first rule that abs (a path's absolute form) or real
+// (its resolved form) breaks, and the directory the rule names; file
+// sources and file sinks share the rules and word their refusals apart.
+func (a Access) breach(abs, real string) (rule int, dir string) {
 	for _, p := range []string{abs, real} {
 		for _, d := range alwaysDenied {
 			if within(p, d) {
-				return denied(path, "Files under "+d+" are never read by file sources.")
+				return breachKernel, d
 			}
 		}
 	}
 	for _, d := range a.deny {
 		if within(real, d) {
-			return denied(path, "The file is (or is inside) "+d+", which holds the server's own data or secrets.")
+			return breachDenied, d
 		}
 	}
 	if a.dir != "" && !within(real, a.dir) {
-		return denied(path, "File sources may only read files inside "+a.dir+" (--file-source-dir); the path resolves to "+real+".")
+		return breachOutside, a.dir
 	}
-	return nil
+	return breachNone, ""
 }
 
 // check validates path at CREATE SOURCE (and when the catalog loads): it

@@ -37,20 +37,13 @@ func (a Access) CheckWriteDir(dir string) error {
 		return fileError(dir, err)
 	}
 	real = filepath.Join(real, rest)
-	for _, p := range []string{abs, real} {
-		for _, d := range alwaysDenied {
-			if within(p, d) {
-				return writeDenied(dir, "File sinks never write under "+d+".")
-			}
-		}
-	}
-	for _, d := range a.deny {
-		if within(real, d) {
-			return writeDenied(dir, "The directory is (or is inside) "+d+", which holds the server's own data or secrets.")
-		}
-	}
-	if a.dir != "" && !within(real, a.dir) {
-		return writeDenied(dir, "File sinks may only write inside "+a.dir+" (--file-sink-dir); the path resolves to "+real+".")
+	switch rule, d := a.breach(abs, real); rule {
+	case breachKernel:
+		return writeDenied(dir, "File sinks never write under "+d+".")
+	case breachDenied:
+		return writeDenied(dir, "The directory is (or is inside) "+d+", which holds the server's own data or secrets.")
+	case breachOutside:
+		return writeDenied(dir, "File sinks may only write inside "+d+" (--file-sink-dir); the path resolves to "+real+".")
 	}
 	if fi, err := os.Stat(real); err == nil && !fi.IsDir() {
 		return pgerr.New(pgerr.WrongObjectType, "%q is not a directory", dir).
