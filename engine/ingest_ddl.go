@@ -19,19 +19,9 @@ import (
 // for kafka, checks) the connector so that a bad option or an unknown
 // topic fails here.
 func (s *Session) connectorTable(ctx context.Context, rel *catalog.Relation, x *sql.Source) error {
-	opts := map[string]string{}
-	name := ""
-	for _, o := range x.Options {
-		k := strings.ToLower(o.Key)
-		if k == "connector" {
-			name = strings.ToLower(o.Value)
-			continue
-		}
-		if strings.HasPrefix(k, "include.") {
-			return pgerr.New(pgerr.InvalidParameterValue, "unrecognized option %q", k).
-				WithHint("Metadata columns are added with INCLUDE, before WITH.")
-		}
-		opts[k] = o.Value
+	name, opts, err := connectorOptions(x.Options)
+	if err != nil {
+		return err
 	}
 	if name != "kafka" {
 		return pgerr.Unsupported("CREATE TABLE ... WITH (connector = '%s') is not supported: only kafka tables store what they read", name).

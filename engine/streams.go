@@ -421,6 +421,27 @@ func (s *Session) dropQuietly(rel *catalog.Relation) {
 // (connector.Checker: a kafka topic).
 const sourceCheckTimeout = 10 * time.Second
 
+// connectorOptions splits the WITH options of CREATE SOURCE or of a
+// connector table into the connector's name (lower case, "" when absent)
+// and the rest (keys lower case). include.* keys are refused: INCLUDE
+// clauses are recorded under them.
+func connectorOptions(options sql.Options) (name string, opts map[string]string, err error) {
+	opts = map[string]string{}
+	for _, o := range options {
+		k := strings.ToLower(o.Key)
+		if k == "connector" {
+			name = strings.ToLower(o.Value)
+			continue
+		}
+		if strings.HasPrefix(k, "include.") {
+			return "", nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized option %q", k).
+				WithHint("Metadata columns are added with INCLUDE, after the column list and before WITH.")
+		}
+		opts[k] = o.Value
+	}
+	return name, opts, nil
+}
+
 // execCreateSource runs CREATE SOURCE: validate the connector and its
 // options now, so a bad option fails here, not when a view reads it. A
 // source whose connector can check its input (connector.Checker) is
@@ -428,19 +449,9 @@ const sourceCheckTimeout = 10 * time.Second
 // the options for the connector (connector.IncludeColumn).
 func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt sql.Statement) (*Result, error) {
 	x := stmt.Ext.Source
-	opts := map[string]string{}
-	name := ""
-	for _, o := range x.Options {
-		k := strings.ToLower(o.Key)
-		if k == "connector" {
-			name = strings.ToLower(o.Value)
-			continue
-		}
-		if strings.HasPrefix(k, "include.") {
-			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized option %q", k).
-				WithHint("Metadata columns are added with INCLUDE, after the column list.")
-		}
-		opts[k] = o.Value
+	name, opts, err := connectorOptions(x.Options)
+	if err != nil {
+		return nil, err
 	}
 	if name == "" {
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "CREATE SOURCE needs WITH (connector = '...')").
