@@ -186,15 +186,10 @@ func alignCore(env *Env, inputs []<-chan Message, st *alignMarks,
 				return
 			}
 		case KindBarrier:
-			b := m.Barrier
-			if pending == nil {
-				pending = &b
-			} else if pending.Epoch != b.Epoch {
-				env.Fail(errBarrierMismatch(pending.Epoch, b.Epoch))
+			var err error
+			if pending, err = joinBarrier(pending, m.Barrier); err != nil {
+				env.Fail(err)
 				return
-			}
-			if b.Checkpoint {
-				pending.Checkpoint = true
 			}
 			blocked[i] = true
 			nBlocked++

@@ -166,15 +166,10 @@ func (t *TemporalJoin) run(env *Env, r *joinRun, inputs []<-chan Message, out ch
 				return
 			}
 		case KindBarrier:
-			b := m.Barrier
-			if pending == nil {
-				pending = &b
-			} else if pending.Epoch != b.Epoch {
-				env.Fail(errBarrierMismatch(pending.Epoch, b.Epoch))
+			var err error
+			if pending, err = joinBarrier(pending, m.Barrier); err != nil {
+				env.Fail(err)
 				return
-			}
-			if b.Checkpoint {
-				pending.Checkpoint = true
 			}
 			blocked[i] = true
 			if i == 1 {

@@ -35,6 +35,23 @@ func (u *Union) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	return out
 }
 
+// joinBarrier adds b, the barrier one input delivered, to pending, the
+// barrier being aligned across inputs (nil before the first): every input
+// must deliver the same epoch, and the aligned barrier is a checkpoint when
+// any input's is.
+func joinBarrier(pending *Barrier, b Barrier) (*Barrier, error) {
+	if pending == nil {
+		return &b, nil
+	}
+	if pending.Epoch != b.Epoch {
+		return nil, errBarrierMismatch(pending.Epoch, b.Epoch)
+	}
+	if b.Checkpoint {
+		pending.Checkpoint = true
+	}
+	return pending, nil
+}
+
 func errBarrierMismatch(want, got uint64) error {
 	return fmt.Errorf("stream: barrier of epoch %d arrived while aligning epoch %d", got, want)
 }
