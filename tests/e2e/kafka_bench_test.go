@@ -72,7 +72,10 @@ func BenchmarkKafkaTumble(b *testing.B) {
 	b.ReportMetric(n/cpu.Seconds(), "msgs/engine-cpu-s")
 }
 
-func benchTumbleOnce(b *testing.B, broker string) (wall, cpu time.Duration) {
+// benchKafkaServer starts a streamsqld process of the benchmarks on a
+// free loopback port with a data directory of its own, and connects to it.
+// The caller kills the process and closes the connection.
+func benchKafkaServer(b *testing.B) (*exec.Cmd, *pgx.Conn) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -83,18 +86,24 @@ func benchTumbleOnce(b *testing.B, broker string) (wall, cpu time.Duration) {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	host, port, _ := net.SplitHostPort(addr)
-	ctx := context.Background()
-	var c *pgx.Conn
 	for deadline := time.Now().Add(startTimeout); ; time.Sleep(20 * time.Millisecond) {
-		if c, err = pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=streamsql password=streamsql dbname=streamsql sslmode=disable", host, port)); err == nil {
-			break
+		c, err := pgx.Connect(context.Background(), fmt.Sprintf("host=%s port=%s user=streamsql password=streamsql dbname=streamsql sslmode=disable", host, port))
+		if err == nil {
+			return cmd, c
 		}
 		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
 			b.Fatal(err)
 		}
 	}
+}
+
+func benchTumbleOnce(b *testing.B, broker string) (wall, cpu time.Duration) {
+	ctx := context.Background()
+	cmd, c := benchKafkaServer(b)
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	defer c.Close(ctx)
 	exec1 := func(q string) {
 		if _, err := c.Exec(ctx, q); err != nil {

@@ -3,13 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -90,28 +87,9 @@ func BenchmarkKafkaSink(b *testing.B) {
 }
 
 func benchSinkOnce(b *testing.B, broker string, ddl []string, sinkDDL string, rows int64) (wall, cpu time.Duration) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(binary, "--listen", addr, "--data-dir", b.TempDir())
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	host, port, _ := net.SplitHostPort(addr)
 	ctx := context.Background()
-	var c *pgx.Conn
-	for deadline := time.Now().Add(startTimeout); ; time.Sleep(20 * time.Millisecond) {
-		if c, err = pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=streamsql password=streamsql dbname=streamsql sslmode=disable", host, port)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal(err)
-		}
-	}
+	cmd, c := benchKafkaServer(b)
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	defer c.Close(ctx)
 	exec1 := func(q string) {
 		if _, err := c.Exec(ctx, q); err != nil {
