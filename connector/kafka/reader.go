@@ -633,9 +633,6 @@ func (r *Reader) decode(rec *kgo.Record) (int, error) {
 
 // bad reports a skipped message; col is -1 for the whole message.
 func (r *Reader) bad(rec *kgo.Record, col int, err error) {
-	if r.opts.Errors == nil {
-		return
-	}
 	where := describe(rec.Topic, rec.Partition, rec.Offset)
 	if col >= 0 {
 		where += ", column " + r.src.cols[col].Name
@@ -654,5 +651,10 @@ func (r *Reader) bad(rec *kgo.Record, col int, err error) {
 	} else {
 		e.Detail = fmt.Sprintf("The message is %q.", v)
 	}
-	r.opts.Errors(e)
+	r.mu.Lock()
+	r.state.LastError = e.Message // streamsql_sources.last_error
+	r.mu.Unlock()
+	if r.opts.Errors != nil {
+		r.opts.Errors(e)
+	}
 }

@@ -182,6 +182,10 @@ func TestBadMessages(t *testing.T) {
 	if bad != 6 {
 		t.Errorf("BadRows total %d, want 6", bad)
 	}
+	// streamsql_sources.last_error: the last skipped message's error.
+	if le := ru.r.Status().LastError; !strings.Contains(le, "kafka topic") || !strings.Contains(le, ", offset ") {
+		t.Errorf("LastError = %q, want a skipped message's error", le)
+	}
 }
 
 // TestResumeExactly stops a reader, resumes at each position it reported
