@@ -178,7 +178,7 @@ func Open(cfg Config) (*Engine, error) {
 	cfg.Logf("recovery: tables and catalog opened in %s", roundDur(time.Since(opened)))
 	if cfg.RecoverViewsInBackground {
 		if len(views) > 0 {
-			cfg.Logf("recovery: %d materialized views recover in the background; reads of a view still recovering return the checkpoint's rows with a NOTICE", len(views))
+			cfg.Logf("recovery: %s recover in the background; reads of a view still recovering return the checkpoint's rows with a NOTICE", countRecovered(views))
 		}
 		go e.recoverViews(cks, views)
 	} else {

@@ -56,6 +56,7 @@ type recovery struct {
 // viewRecovery is one view's recovery.
 type viewRecovery struct {
 	name    string
+	what    string        // "materialized view" or "sink", for the log
 	phase   string        // phaseWaiting ... (guarded by recovery.mu)
 	started chan struct{} // closed once its job is registered or failed to start
 	since   time.Time     // when its job was started
@@ -71,9 +72,33 @@ const (
 func newRecovery(views []*catalog.Relation, start time.Time) *recovery {
 	r := &recovery{done: make(chan struct{}), start: start, views: map[uint32]*viewRecovery{}}
 	for _, v := range views {
-		r.views[v.OID] = &viewRecovery{name: v.Name, phase: phaseWaiting, started: make(chan struct{})}
+		r.views[v.OID] = &viewRecovery{name: v.Name, what: relKindWord(v.Kind), phase: phaseWaiting, started: make(chan struct{})}
 	}
 	return r
+}
+
+// relKindWord names a recovered relation's kind in the log.
+func relKindWord(k catalog.RelKind) string {
+	if k == catalog.KindSink {
+		return "sink"
+	}
+	return "materialized view"
+}
+
+// countRecovered says how many materialized views (and sinks, if any) rels
+// holds, for the log: "3 materialized views", "2 materialized views and 1
+// sinks".
+func countRecovered(rels []*catalog.Relation) string {
+	sinks := 0
+	for _, r := range rels {
+		if r.Kind == catalog.KindSink {
+			sinks++
+		}
+	}
+	if sinks == 0 {
+		return fmt.Sprintf("%d materialized views", len(rels))
+	}
+	return fmt.Sprintf("%d materialized views and %d sinks", len(rels)-sinks, sinks)
 }
 
 // matViews returns the catalog's materialized views and sinks in creation
@@ -125,9 +150,9 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 			continue
 		}
 		vr.since = time.Now()
-		start, what := e.startView, "materialized view"
+		start, what := e.startView, vr.what
 		if r.Kind == catalog.KindSink {
-			start, what = e.startSink, "sink"
+			start = e.startSink
 		}
 		err := start(r)
 		if err != nil {
@@ -193,8 +218,8 @@ func (e *Engine) recoverViews(cks *checkpoint.Store, views []*catalog.Relation) 
 		if n := failed + countFailed(jobs); n > 0 {
 			failures = fmt.Sprintf("; %d failed, see above", n)
 		}
-		logf("recovery: all %d materialized views ready in %s (from %s: %d resumed, %d rebuilt%s)",
-			len(views), roundDur(time.Since(rec.start)), from, resumed, rebuilt, failures)
+		logf("recovery: all %s ready in %s (from %s: %d resumed, %d rebuilt%s)",
+			countRecovered(views), roundDur(time.Since(rec.start)), from, resumed, rebuilt, failures)
 	}
 }
 
@@ -229,8 +254,8 @@ func (e *Engine) awaitFirstEpoch(jobs []*dataflow.Job) {
 			if err := j.Err(); err != nil {
 				continue // logged by the runtime
 			}
-			e.cfg.Logf("recovery: materialized view %s: ready in %s (%d rows; %d input rows replayed)",
-				j.Spec().Name, roundDur(time.Since(vr.since)), j.Counters().ViewRows, j.Counters().RowsIn)
+			e.cfg.Logf("recovery: %s %s: ready in %s (%d rows; %d input rows replayed)",
+				vr.what, j.Spec().Name, roundDur(time.Since(vr.since)), j.Counters().ViewRows, j.Counters().RowsIn)
 		}
 		pending = rest
 		if len(pending) > 0 && time.Since(lastLog) >= recoveryLogEvery {
@@ -240,8 +265,8 @@ func (e *Engine) awaitFirstEpoch(jobs []*dataflow.Job) {
 				vr := rec.views[j.Spec().ID]
 				phase, since := vr.phase, vr.since
 				rec.mu.Unlock()
-				e.cfg.Logf("recovery: materialized view %s: still %s after %s (%d input rows so far)",
-					j.Spec().Name, phase, roundDur(time.Since(since)), j.Counters().RowsIn)
+				e.cfg.Logf("recovery: %s %s: still %s after %s (%d input rows so far)",
+					vr.what, j.Spec().Name, phase, roundDur(time.Since(since)), j.Counters().RowsIn)
 			}
 		}
 	}
