@@ -97,12 +97,26 @@ func (s *streamPlanner) checkEmit(env *Env, plan lnode) error {
 	case s.windowAggs > 0 || s.eowcPlain:
 		return nil
 	case e.Mode == sql.EmitOnWindowClose:
+		hint := "Select the WATERMARK FOR column itself, or group by a window: GROUP BY window_start, window_end over TUMBLE(...), HOP(...), SESSION(...) or CUMULATE(...)."
+		if hasPlainJoin(plan) {
+			hint += " A plain JOIN does not pass the watermark on (a later change of the table retracts earlier output); " +
+				"to enrich the rows with a table's current values, make it a lookup join: ... JOIN other FOR SYSTEM_TIME AS OF PROCTIME() o ON ... ."
+		}
 		return s.b.newErr(pgerr.FeatureNotSupported, loc, "%s needs a windowed aggregation or an output column that carries the watermark", e.Written).(*pgerr.Error).
-			WithHint("Select the WATERMARK FOR column itself, or group by a window: GROUP BY window_start, window_end over TUMBLE(...), HOP(...), SESSION(...) or CUMULATE(...).")
+			WithHint("%s", hint)
 	case e.Mode == sql.EmitEvery:
 		return s.b.newErr(pgerr.FeatureNotSupported, loc, "%s is not supported yet on a query without a windowed aggregation", e.Written)
 	}
 	return nil
+}
+
+// hasPlainJoin reports whether a plan joins anything other than by a
+// lookup join (which passes the stream's watermark on).
+func hasPlainJoin(n lnode) bool {
+	if j, ok := n.(*lJoin); ok && !j.temporal {
+		return true
+	}
+	return slices.ContainsFunc(nodeChildren(n), hasPlainJoin)
 }
 
 // readsWatermark reports whether a plan reads a table or source with a
