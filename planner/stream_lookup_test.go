@@ -112,7 +112,7 @@ func TestLookupJoinWindowHint(t *testing.T) {
 	// The same query as a lookup join plans.
 	if _, err := d.planLookup("SELECT window_start, category, count(*) FROM TUMBLE((SELECT b.*, a.category FROM bid b JOIN auction FOR SYSTEM_TIME AS OF PROCTIME() a ON a.id = b.auction), ts, INTERVAL '10' SECOND) GROUP BY window_start, category EMIT ON WINDOW CLOSE"); err != nil {
 		t.Error(err)
-	}	// The window joined with the table (not a subquery): the hint leads to
+	} // The window joined with the table (not a subquery): the hint leads to
 	// the lookup join as well, and that form plans.
 	_, err = d.planLookup("SELECT window_start, a.category, count(*) FROM TUMBLE(bid, ts, INTERVAL '10' SECOND) b JOIN auction a ON a.id = b.auction GROUP BY window_start, a.category EMIT ON WINDOW CLOSE")
 	if e := pgerr.As(err); e == nil || !strings.Contains(e.Hint, "FOR SYSTEM_TIME AS OF PROCTIME()") {
