@@ -255,6 +255,7 @@ func (r *Reader) session(ctx context.Context, adm *kadm.Client, parts []int32, e
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxBytes(fetchMaxBytes), kgo.FetchMaxPartitionBytes(fetchMaxPartBytes),
 		kgo.MaxConcurrentFetches(maxFetches),
+		kgo.WithPools(pools),
 	)...)
 	if err != nil {
 		return pgerr.Wrap(err, pgerr.InvalidParameterValue, "kafka: %v", err)
@@ -534,7 +535,11 @@ func (r *Reader) fetchErrors(fs kgo.Fetches) (gone bool) {
 func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit func(arrow.RecordBatch) error) error {
 	p := fp.Partition
 	var rows, bad int64
+	next := int64(-1) // the offset after the last message decoded (r.next[p] is set from it before an emit)
 	flush := func() error {
+		if next >= 0 {
+			r.next[p] = next
+		}
 		if r.batch.Len() == 0 {
 			return nil
 		}
@@ -544,15 +549,26 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 		r.last = p
 		return emit(r.batch.Take())
 	}
-	for _, rec := range fp.Records {
+	recs := fp.Records
+	defer func() { // the records not reached when an emit failed
+		for _, rec := range recs {
+			rec.Recycle()
+		}
+	}()
+	for len(recs) > 0 {
+		rec := recs[0]
+		recs = recs[1:]
 		col, err := r.decode(rec)
-		r.next[p] = rec.Offset + 1
+		next = rec.Offset + 1
 		if err != nil {
 			bad++
 			r.bad(rec, col, err)
+			rec.Recycle()
 			continue
 		}
-		if err := r.batch.Add(r.row); err != nil {
+		err = r.batch.Add(r.row) // copies the row out of the record
+		rec.Recycle()
+		if err != nil {
 			return fmt.Errorf("kafka connector: %w", err)
 		}
 		rows++

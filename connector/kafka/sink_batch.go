@@ -16,16 +16,18 @@ import (
 // pending, and what a commit resends when the transaction that carried
 // them early was lost. Owned by the writer's goroutine.
 //
-// data holds the records in the pending encoding (below), so that
-// PreCommit's pending is data plus a trailer, usually without a copy;
-// records already handed to a producer point into data, which is only
-// ever appended to.
+// chunks hold the records in the pending encoding (below), so that
+// PreCommit's pending is their concatenation plus a trailer (without a
+// copy when there is one chunk); records already handed to a producer
+// point into the chunks, which are only ever appended to within their
+// capacity.
 type epochBatch struct {
-	epoch uint64
-	data  []byte
-	n     int   // records
-	cuts  []int // record counts where the parts end, increasing; the last is n once prepared
-	cutAt int   // len(data) at the last cut
+	epoch  uint64
+	chunks [][]byte // the records in the pending encoding, in order; a record is never split
+	size   int      // bytes in chunks
+	n      int      // records
+	cuts   []int    // record counts where the parts end, increasing; the last is n once prepared
+	cutAt  int      // size at the last cut
 
 	early    int       // records produced into the early transaction (a prefix; part 0 when > 0)
 	slot     *slot     // the early transaction's producer; nil when none
@@ -33,6 +35,15 @@ type epochBatch struct {
 	flushed  bool      // the early records are all acknowledged
 	openedAt time.Time // when the first row came
 }
+
+// Chunk sizes: an epoch's first chunk is sized from the last epoch's
+// bytes (hint), within these bounds, and each further chunk doubles. A
+// full chunk is left as it is: records already handed to a producer point
+// into it, and nothing is copied as an epoch grows.
+const (
+	minChunk = 64 << 10
+	maxChunk = 4 << 20
+)
 
 // Record encoding inside data: uvarint(len(key)+1) key uvarint(len(value)+1)
 // value, where a length of 0 is nil (no key, or a tombstone).
@@ -50,19 +61,34 @@ func appendBytes(dst, b []byte) []byte {
 }
 
 // add appends one record and cuts a part when the bytes since the last
-// cut reach max. It returns the record's key and value inside data.
-func (b *epochBatch) add(key, value []byte, max int) (k, v []byte) {
-	b.data, k = appendKept(b.data, key)
-	b.data, v = appendKept(b.data, value)
+// cut reach maxBytes. It returns the record's key and value inside the batch's
+// chunks. hint sizes the first chunk (the bytes of the last epoch).
+func (b *epochBatch) add(key, value []byte, maxBytes, hint int) (k, v []byte) {
+	need := len(key) + len(value) + 2*binary.MaxVarintLen64
+	last := len(b.chunks) - 1
+	if last < 0 || cap(b.chunks[last])-len(b.chunks[last]) < need {
+		size := min(maxChunk, hint+hint/8)
+		if last >= 0 {
+			size = min(maxChunk, 2*cap(b.chunks[last]))
+		}
+		b.chunks = append(b.chunks, make([]byte, 0, max(size, minChunk, need)))
+		last++
+	}
+	c := b.chunks[last]
+	n0 := len(c)
+	c, k = appendKept(c, key)
+	c, v = appendKept(c, value)
+	b.chunks[last] = c
+	b.size += len(c) - n0
 	b.n++
-	if !b.earlyOn && len(b.data)-b.cutAt >= max {
+	if !b.earlyOn && b.size-b.cutAt >= maxBytes {
 		b.cut()
 	}
 	return k, v
 }
 
 // appendKept appends x as appendBytes does and returns its copy in dst
-// (which a later append may move: the copy stays valid where it is).
+// (dst has room: it is not moved).
 func appendKept(dst, x []byte) ([]byte, []byte) {
 	if x == nil {
 		return append(dst, 0), nil
@@ -73,11 +99,30 @@ func appendKept(dst, x []byte) ([]byte, []byte) {
 	return dst, dst[s:len(dst):len(dst)]
 }
 
+// records calls fn with each record of the batch, in order, until fn
+// returns false.
+func (b *epochBatch) records(fn func(i int, key, value []byte) bool) error {
+	i := 0
+	for _, c := range b.chunks {
+		for off := 0; off < len(c); i++ {
+			key, value, next, err := readRec(c, off)
+			if err != nil {
+				return err
+			}
+			off = next
+			if !fn(i, key, value) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
 // cut ends the current part after the last record (no-op when empty).
 func (b *epochBatch) cut() {
 	if last := len(b.cuts); (last == 0 && b.n > 0) || (last > 0 && b.cuts[last-1] < b.n) {
 		b.cuts = append(b.cuts, b.n)
-		b.cutAt = len(b.data)
+		b.cutAt = b.size
 	}
 }
 
@@ -101,18 +146,16 @@ func (b *epochBatch) part(k int) ([]*kgo.Record, error) {
 	recs := make([]*kgo.Record, 0, to-from)
 	slab := make([]kgo.Record, to-from)
 	now := time.Now()
-	off := 0
-	for i := 0; i < to; i++ {
-		key, value, next, err := readRec(b.data, off)
-		if err != nil {
-			return nil, err
-		}
-		off = next
+	err := b.records(func(i int, key, value []byte) bool {
 		if i >= from {
 			r := &slab[i-from]
 			r.Key, r.Value, r.Timestamp = key, value, now
 			recs = append(recs, r)
 		}
+		return i+1 < to
+	})
+	if err != nil {
+		return nil, err
 	}
 	return recs, nil
 }
@@ -161,22 +204,29 @@ func encodePending(batches []*epochBatch) []byte {
 		return nil
 	}
 	var out []byte
-	if len(batches) == 1 {
-		// The trailer goes into the spare capacity; the batch's data is
-		// capped so that nothing is ever written there again (the
-		// runtime may be reading this pending on another goroutine).
+	if len(batches) == 1 && len(batches[0].chunks) == 1 {
+		// The trailer goes into the spare capacity; the chunk is capped
+		// so that nothing is ever written there again (the runtime may
+		// be reading this pending on another goroutine).
 		b := batches[0]
-		out = b.data
-		b.data = b.data[:len(b.data):len(b.data)]
+		out = b.chunks[0]
+		b.chunks[0] = out[:len(out):len(out)]
 	} else {
+		size := 64
 		for _, b := range batches {
-			out = append(out, b.data...)
+			size += b.size + 32 + 8*len(b.cuts)
+		}
+		out = make([]byte, 0, size)
+		for _, b := range batches {
+			for _, c := range b.chunks {
+				out = append(out, c...)
+			}
 		}
 	}
 	t0 := len(out)
 	for _, b := range batches {
 		out = binary.AppendUvarint(out, b.epoch)
-		out = binary.AppendUvarint(out, uint64(len(b.data)))
+		out = binary.AppendUvarint(out, uint64(b.size))
 		out = binary.AppendUvarint(out, uint64(b.n))
 		out = binary.AppendUvarint(out, uint64(len(b.cuts)))
 		for _, c := range b.cuts {
@@ -254,8 +304,10 @@ func decodePending(p []byte) ([]*epochBatch, error) {
 			b.cuts = append(b.cuts, int(c))
 		}
 		vals = vals[ncut:]
-		b.data = p[off : off+size : off+size]
-		b.cutAt = size
+		if size > 0 {
+			b.chunks = [][]byte{p[off : off+size : off+size]}
+		}
+		b.size, b.cutAt = size, size
 		off += size
 		out = append(out, b)
 	}

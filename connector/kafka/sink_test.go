@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -413,14 +414,18 @@ func TestPendingRoundTrip(t *testing.T) {
 	var bs []*epochBatch
 	for e := uint64(3); e < 6; e++ {
 		b := &epochBatch{epoch: e}
-		for i := 0; i < 1000*int(e); i++ {
+		// The first alone spans several chunks; then one of one chunk.
+		for i := 0; i < []int{12000, 1000, 5000}[e-3]; i++ {
 			var v []byte
 			if i%7 != 0 {
 				v = fmt.Appendf(nil, `{"i":%d}`, i)
 			}
-			b.add(fmt.Appendf(nil, "k%d", i), v, 4096)
+			b.add(fmt.Appendf(nil, "k%d", i), v, 4096, 0)
 		}
 		b.cut()
+		if e == 3 && len(b.chunks) < 2 {
+			t.Fatalf("epoch 3 in %d chunks, want several", len(b.chunks))
+		}
 		bs = append(bs, b)
 		p := encodePending(bs)
 		got, err := decodePending(p)
@@ -431,7 +436,7 @@ func TestPendingRoundTrip(t *testing.T) {
 			t.Fatalf("%d batches, want %d", len(got), len(bs))
 		}
 		for i := range got {
-			if got[i].epoch != bs[i].epoch || got[i].n != bs[i].n || fmt.Sprint(got[i].cuts) != fmt.Sprint(bs[i].cuts) || string(got[i].data) != string(bs[i].data) {
+			if got[i].epoch != bs[i].epoch || got[i].n != bs[i].n || fmt.Sprint(got[i].cuts) != fmt.Sprint(bs[i].cuts) || string(bytes.Join(got[i].chunks, nil)) != string(bytes.Join(bs[i].chunks, nil)) {
 				t.Fatalf("batch %d differs", i)
 			}
 			n := 0

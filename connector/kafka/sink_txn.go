@@ -168,9 +168,7 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 		return nil
 	}
 	if w.cur == nil {
-		// Sized like the last epoch, so that a steady stream does not
-		// copy its buffer as it grows.
-		w.cur = &epochBatch{data: make([]byte, 0, w.lastSize+w.lastSize/8+64)}
+		w.cur = &epochBatch{} // its first chunk is sized like the last epoch (add)
 		if err := w.startEarly(ctx); err != nil {
 			return err
 		}
@@ -256,11 +254,11 @@ func (w *txnWriter) freeSlot() *slot {
 
 func (w *txnWriter) emit(key, value []byte) {
 	b := w.cur
-	if b.earlyOn && (len(b.data) >= w.c.maxEpochBytes || b.slot.failed.Load() != nil ||
+	if b.earlyOn && (b.size >= w.c.maxEpochBytes || b.slot.failed.Load() != nil ||
 		(b.n&1023 == 0 && time.Since(b.openedAt) > w.c.txnTimeout/2)) {
 		b.stopEarly()
 	}
-	k, v := b.add(key, value, w.c.maxEpochBytes)
+	k, v := b.add(key, value, w.c.maxEpochBytes, w.lastSize)
 	if b.earlyOn {
 		if err := waitRoom(w.ctx, b.slot.cl, &w.st, b.slot.hook, len(k)+len(v)); err != nil && w.emitErr == nil {
 			w.emitErr = err
@@ -301,7 +299,7 @@ func (w *txnWriter) PreCommit(_ context.Context, epoch uint64) ([]byte, error) {
 		b.stopEarly()
 		b.cut()
 		w.prepared = append(w.prepared, b)
-		w.lastSize = min(len(b.data), w.c.maxEpochBytes)
+		w.lastSize = min(b.size, w.c.maxEpochBytes)
 	}
 	return encodePending(w.prepared), nil
 }

@@ -29,7 +29,27 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
-const benchKafkaMessages = 500_000
+// benchKafkaMessages is how many messages the Kafka benchmarks produce:
+// $STREAMSQL_BENCH_KAFKA_MESSAGES, else 500,000. Runs of a few million
+// messages give steadier figures (the fixed costs of a run, such as
+// creating the view and the source's start, weigh less).
+var benchKafkaMessages = func() int {
+	if n, err := strconv.Atoi(os.Getenv("STREAMSQL_BENCH_KAFKA_MESSAGES")); err == nil && n > 0 {
+		return n
+	}
+	return 500_000
+}()
+
+// benchPollWait is how long a benchmark waits before asking the server
+// again whether a run is done, having seen done of want: each question
+// costs the server CPU time (about 0.4 ms), so it asks rarely until the
+// run is nearly done and then often, for an exact end.
+func benchPollWait(done, want int64) time.Duration {
+	if done < want-want/10 {
+		return 50 * time.Millisecond
+	}
+	return 5 * time.Millisecond
+}
 
 // BenchmarkKafkaTumble: benchKafkaMessages small JSON metrics messages
 // already in a 4-partition topic (an in-process broker: its CPU time is
@@ -74,6 +94,8 @@ func BenchmarkKafkaTumble(b *testing.B) {
 
 // benchKafkaServer starts a streamsqld process of the benchmarks on a
 // free loopback port with a data directory of its own, and connects to it.
+// $STREAMSQL_BENCH_BINARY names another streamsqld to run instead of the
+// one built from this tree (to compare two builds on one machine).
 // The caller kills the process and closes the connection.
 func benchKafkaServer(b *testing.B) (*exec.Cmd, *pgx.Conn) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,7 +104,11 @@ func benchKafkaServer(b *testing.B) (*exec.Cmd, *pgx.Conn) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(binary, "--listen", addr, "--data-dir", b.TempDir())
+	bin := binary
+	if v := os.Getenv("STREAMSQL_BENCH_BINARY"); v != "" { // another build, to compare two
+		bin = v
+	}
+	cmd := exec.Command(bin, "--listen", addr, "--data-dir", b.TempDir())
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -120,13 +146,13 @@ func benchTumbleOnce(b *testing.B, broker string) (wall, cpu time.Duration) {
 		if err := c.QueryRow(ctx, "SELECT coalesce(sum(\"offset\"), 0) FROM streamsql_sources WHERE view_name = 'w'").Scan(&read); err != nil {
 			b.Fatal(err)
 		}
-		if read >= benchKafkaMessages {
+		if read >= int64(benchKafkaMessages) {
 			break
 		}
 		if time.Since(start) > 5*time.Minute {
 			b.Fatalf("read %d of %d", read, benchKafkaMessages)
 		}
-		time.Sleep(10 * time.Millisecond) // polling for the end of the run
+		time.Sleep(benchPollWait(read, int64(benchKafkaMessages))) // polling for the end of the run
 	}
 	wall, cpu = time.Since(start), procCPU(b, cmd.Process.Pid)-c0
 	var windows int64

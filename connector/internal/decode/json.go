@@ -239,20 +239,34 @@ func (p *jsonScanner) number() bool {
 func (p *jsonScanner) str(scratch *[]byte) ([]byte, error) {
 	p.i++
 	start := p.i
-	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
+	for j, c := range p.b[start:] { // a table lookup a byte: most strings are plain
+		if !strSpecial[c] {
+			continue
+		}
+		p.i = start + j
+		switch {
 		case c == '"':
 			p.i++
 			return p.b[start : p.i-1], nil
 		case c == '\\':
 			return p.strEscaped(start, scratch)
-		case c < 0x20:
+		default:
 			return nil, p.syntax("control character in a string")
 		}
-		p.i++
 	}
+	p.i = len(p.b)
 	return nil, p.syntax("unterminated string")
 }
+
+// strSpecial marks the bytes that end a string's plain run: the quote, the
+// backslash and the control characters JSON does not allow unescaped.
+var strSpecial = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func (p *jsonScanner) strEscaped(start int, scratch *[]byte) ([]byte, error) {
 	s0 := len(*scratch)
