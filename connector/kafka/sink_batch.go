@@ -28,6 +28,7 @@ type epochBatch struct {
 	n      int      // records
 	cuts   []int    // record counts where the parts end, increasing; the last is n once prepared
 	cutAt  int      // size at the last cut
+	z      []byte   // the chunks compressed (encodeChunks), once prepared and pending grew large; nil before
 
 	early    int       // records produced into the early transaction (a prefix; part 0 when > 0)
 	slot     *slot     // the early transaction's producer; nil when none
@@ -186,22 +187,36 @@ func readRec(data []byte, off int) (key, value []byte, next int, err error) {
 	return
 }
 
-// Pending format: the batches' data one after the other, then a trailer:
-// for each batch uvarint epoch, uvarint len(data), uvarint records,
-// uvarint parts, uvarint cut...; then uvarint batches, a 4-byte
-// little-endian trailer length and the magic. A pending of more than
-// compressAbove bytes is s2-compressed whole and ends with magicS2.
+// Pending formats. Raw: the batches' data one after the other, then a
+// trailer: for each batch uvarint epoch, uvarint len(data), uvarint
+// records, uvarint parts, uvarint cut...; then uvarint batches, a 4-byte
+// little-endian trailer length and magicRaw. Pendings of more than
+// compressAbove bytes are written compressed: each batch's chunks as
+// s2 blocks (uvarint length, block), then the trailer, which for each
+// batch also has uvarint compressed bytes after its cuts, ending with
+// magicChunks. magicS2 (the raw format s2-compressed whole) is what
+// earlier versions wrote; it is still read.
 const (
 	magicRaw      = "SKK1"
 	magicS2       = "SKZ1"
+	magicChunks   = "SKC1"
 	compressAbove = 256 << 10
 )
 
 // encodePending returns the pending bytes of batches (prepared, epoch
-// order). With one batch the records are not copied unless compressed.
+// order). With one batch of one chunk the records are not copied unless
+// compressed; a batch's compressed form is kept for the next PreCommit
+// (a batch stays prepared until its epoch commits).
 func encodePending(batches []*epochBatch) []byte {
 	if len(batches) == 0 {
 		return nil
+	}
+	total := 0
+	for _, b := range batches {
+		total += b.size
+	}
+	if total > compressAbove {
+		return encodeChunks(batches)
 	}
 	var out []byte
 	if len(batches) == 1 && len(batches[0].chunks) == 1 {
@@ -212,11 +227,7 @@ func encodePending(batches []*epochBatch) []byte {
 		out = b.chunks[0]
 		b.chunks[0] = out[:len(out):len(out)]
 	} else {
-		size := 64
-		for _, b := range batches {
-			size += b.size + 32 + 8*len(b.cuts)
-		}
-		out = make([]byte, 0, size)
+		out = make([]byte, 0, total+64+40*len(batches))
 		for _, b := range batches {
 			for _, c := range b.chunks {
 				out = append(out, c...)
@@ -225,24 +236,53 @@ func encodePending(batches []*epochBatch) []byte {
 	}
 	t0 := len(out)
 	for _, b := range batches {
-		out = binary.AppendUvarint(out, b.epoch)
-		out = binary.AppendUvarint(out, uint64(b.size))
-		out = binary.AppendUvarint(out, uint64(b.n))
-		out = binary.AppendUvarint(out, uint64(len(b.cuts)))
-		for _, c := range b.cuts {
-			out = binary.AppendUvarint(out, uint64(c))
-		}
+		out = appendBatchHead(out, b)
 	}
-	out = binary.AppendUvarint(out, uint64(len(batches)))
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(out)-t0))
-	out = append(out, magicRaw...)
-	if len(out) > compressAbove {
-		z := s2.Encode(nil, out)
-		if len(z)+len(magicS2) < len(out) {
-			return append(z, magicS2...)
+	return endTrailer(out, t0, len(batches), magicRaw)
+}
+
+// encodeChunks writes the compressed format.
+func encodeChunks(batches []*epochBatch) []byte {
+	size := 64
+	var tmp []byte
+	for _, b := range batches {
+		if b.z == nil {
+			b.z = []byte{}
+			for _, c := range b.chunks {
+				tmp = s2.Encode(tmp[:cap(tmp)], c)
+				b.z = binary.AppendUvarint(b.z, uint64(len(tmp)))
+				b.z = append(b.z, tmp...)
+			}
 		}
+		size += len(b.z) + 48 + 8*len(b.cuts)
+	}
+	out := make([]byte, 0, size)
+	for _, b := range batches {
+		out = append(out, b.z...)
+	}
+	t0 := len(out)
+	for _, b := range batches {
+		out = appendBatchHead(out, b)
+		out = binary.AppendUvarint(out, uint64(len(b.z)))
+	}
+	return endTrailer(out, t0, len(batches), magicChunks)
+}
+
+func appendBatchHead(out []byte, b *epochBatch) []byte {
+	out = binary.AppendUvarint(out, b.epoch)
+	out = binary.AppendUvarint(out, uint64(b.size))
+	out = binary.AppendUvarint(out, uint64(b.n))
+	out = binary.AppendUvarint(out, uint64(len(b.cuts)))
+	for _, c := range b.cuts {
+		out = binary.AppendUvarint(out, uint64(c))
 	}
 	return out
+}
+
+func endTrailer(out []byte, t0, batches int, magic string) []byte {
+	out = binary.AppendUvarint(out, uint64(batches))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(out)-t0))
+	return append(out, magic...)
 }
 
 // decodePending reads what encodePending wrote. The batches' data alias p
@@ -254,6 +294,7 @@ func decodePending(p []byte) ([]*epochBatch, error) {
 	if len(p) < 8 {
 		return nil, errPending
 	}
+	chunked := false
 	switch string(p[len(p)-4:]) {
 	case magicS2:
 		raw, err := s2.Decode(nil, p[:len(p)-4])
@@ -261,11 +302,13 @@ func decodePending(p []byte) ([]*epochBatch, error) {
 			return nil, fmt.Errorf("%w: %w", errPending, err)
 		}
 		p = raw
+		if len(p) < 8 || string(p[len(p)-4:]) != magicRaw {
+			return nil, errPending
+		}
+	case magicChunks:
+		chunked = true
 	case magicRaw:
 	default:
-		return nil, errPending
-	}
-	if len(p) < 8 || string(p[len(p)-4:]) != magicRaw {
 		return nil, errPending
 	}
 	tl := int(binary.LittleEndian.Uint32(p[len(p)-8:]))
@@ -297,21 +340,64 @@ func decodePending(p []byte) ([]*epochBatch, error) {
 		b := &epochBatch{epoch: vals[0], n: int(vals[2])}
 		size, ncut := int(vals[1]), int(vals[3])
 		vals = vals[4:]
-		if ncut > len(vals) || size < 0 || off+size > t0 {
+		if ncut > len(vals) || size < 0 {
 			return nil, errPending
 		}
 		for _, c := range vals[:ncut] {
 			b.cuts = append(b.cuts, int(c))
 		}
 		vals = vals[ncut:]
+		stored := size // bytes of the batch in p
+		if chunked {
+			if len(vals) == 0 {
+				return nil, errPending
+			}
+			stored, vals = int(vals[0]), vals[1:]
+		}
+		if stored < 0 || off+stored > t0 {
+			return nil, errPending
+		}
+		data := p[off : off+stored : off+stored]
+		if chunked {
+			var err error
+			if data, err = decodeBlocks(data, size); err != nil {
+				return nil, err
+			}
+		}
 		if size > 0 {
-			b.chunks = [][]byte{p[off : off+size : off+size]}
+			b.chunks = [][]byte{data}
 		}
 		b.size, b.cutAt = size, size
-		off += size
+		off += stored
 		out = append(out, b)
 	}
 	if len(vals) != 0 || off != t0 {
+		return nil, errPending
+	}
+	return out, nil
+}
+
+// decodeBlocks decompresses a batch's s2 blocks (encodeChunks) into one
+// buffer of size bytes.
+func decodeBlocks(z []byte, size int) ([]byte, error) {
+	out := make([]byte, 0, size)
+	for len(z) > 0 {
+		n, w := binary.Uvarint(z)
+		if w <= 0 || n > uint64(len(z)-w) {
+			return nil, errPending
+		}
+		blk := z[w : w+int(n)]
+		z = z[w+int(n):]
+		dl, err := s2.DecodedLen(blk)
+		if err != nil || dl > cap(out)-len(out) {
+			return nil, errPending
+		}
+		if _, err := s2.Decode(out[len(out):len(out)+dl], blk); err != nil {
+			return nil, fmt.Errorf("%w: %w", errPending, err)
+		}
+		out = out[:len(out)+dl]
+	}
+	if len(out) != size {
 		return nil, errPending
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/s2"
 	"sort"
 	"strings"
 	"testing"
@@ -411,6 +412,17 @@ func TestSinkUpsertKeys(t *testing.T) {
 }
 
 func TestPendingRoundTrip(t *testing.T) {
+	// pad 0: pendings below compressAbove (raw) but the last; pad 60: all
+	// above (chunks compressed).
+	for _, pad := range []int{0, 60} {
+		t.Run(fmt.Sprint("pad", pad), func(t *testing.T) { testPendingRoundTrip(t, strings.Repeat("x", pad)) })
+	}
+	if _, err := decodePending([]byte("garbage!")); !errors.Is(err, errPending) {
+		t.Fatalf("garbage: %v", err)
+	}
+}
+
+func testPendingRoundTrip(t *testing.T, pad string) {
 	var bs []*epochBatch
 	for e := uint64(3); e < 6; e++ {
 		b := &epochBatch{epoch: e}
@@ -418,7 +430,7 @@ func TestPendingRoundTrip(t *testing.T) {
 		for i := 0; i < []int{12000, 1000, 5000}[e-3]; i++ {
 			var v []byte
 			if i%7 != 0 {
-				v = fmt.Appendf(nil, `{"i":%d}`, i)
+				v = fmt.Appendf(nil, `{"i":%d,"p":"%s"}`, i, pad)
 			}
 			b.add(fmt.Appendf(nil, "k%d", i), v, 4096, 0)
 		}
@@ -428,36 +440,53 @@ func TestPendingRoundTrip(t *testing.T) {
 		}
 		bs = append(bs, b)
 		p := encodePending(bs)
-		got, err := decodePending(p)
-		if err != nil {
-			t.Fatal(err)
+		total := 0
+		for _, b := range bs {
+			total += b.size
 		}
-		if len(got) != len(bs) {
-			t.Fatalf("%d batches, want %d", len(got), len(bs))
+		if magic := string(p[len(p)-4:]); (total <= compressAbove) != (magic == magicRaw) {
+			t.Fatalf("%d bytes: format %s", total, magic)
 		}
-		for i := range got {
-			if got[i].epoch != bs[i].epoch || got[i].n != bs[i].n || fmt.Sprint(got[i].cuts) != fmt.Sprint(bs[i].cuts) || string(bytes.Join(got[i].chunks, nil)) != string(bytes.Join(bs[i].chunks, nil)) {
-				t.Fatalf("batch %d differs", i)
+		check := func(p []byte) {
+			t.Helper()
+			got, err := decodePending(p)
+			if err != nil {
+				t.Fatal(err)
 			}
-			n := 0
-			for k := 0; k < got[i].parts(); k++ {
-				recs, err := got[i].part(k)
-				if err != nil {
-					t.Fatal(err)
+			if len(got) != len(bs) {
+				t.Fatalf("%d batches, want %d", len(got), len(bs))
+			}
+			for i := range got {
+				if got[i].epoch != bs[i].epoch || got[i].n != bs[i].n || fmt.Sprint(got[i].cuts) != fmt.Sprint(bs[i].cuts) || string(bytes.Join(got[i].chunks, nil)) != string(bytes.Join(bs[i].chunks, nil)) {
+					t.Fatalf("batch %d differs", i)
 				}
-				for _, r := range recs {
-					if string(r.Key) != fmt.Sprintf("k%d", n) || (n%7 == 0) != (r.Value == nil) {
-						t.Fatalf("record %d: %q %q", n, r.Key, r.Value)
+				n := 0
+				for k := 0; k < got[i].parts(); k++ {
+					recs, err := got[i].part(k)
+					if err != nil {
+						t.Fatal(err)
 					}
-					n++
+					for _, r := range recs {
+						if string(r.Key) != fmt.Sprintf("k%d", n) || (n%7 == 0) != (r.Value == nil) {
+							t.Fatalf("record %d: %q %q", n, r.Key, r.Value)
+						}
+						n++
+					}
+				}
+				if n != bs[i].n {
+					t.Fatalf("%d records, want %d", n, bs[i].n)
 				}
 			}
-			if n != bs[i].n {
-				t.Fatalf("%d records, want %d", n, bs[i].n)
-			}
 		}
-	}
-	if _, err := decodePending([]byte("garbage!")); !errors.Is(err, errPending) {
-		t.Fatalf("garbage: %v", err)
+		check(p)
+		check(encodePending(bs)) // again: a batch's compressed form is kept
+		if total <= compressAbove {
+			// What earlier versions wrote above compressAbove: the raw
+			// format s2-compressed whole.
+			check(append(s2.Encode(nil, p), magicS2...))
+		} else if _, err := decodePending(p[:len(p)/2]); err == nil {
+			// (Damaged bytes are the checkpoint's CRC's to find.)
+			t.Fatal("half a pending decoded")
+		}
 	}
 }
