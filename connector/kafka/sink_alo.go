@@ -29,8 +29,8 @@ type aloWriter struct {
 	now     time.Time       // its time: the records' timestamp
 	emitErr error           // the first error met by emit in this Write
 	arena   []byte          // this epoch's keys and values, append only
-	slab    []kgo.Record
-	sent    int64 // records produced since the last flush
+	recs    recordPool      // back from onProduced
+	sent    int64           // records produced since the last flush
 	failed  atomic.Pointer[error]
 	st      statusBox
 }
@@ -50,10 +50,11 @@ func newALOWriter(ctx context.Context, c *sinkConfig, writer int) (sink.Writer, 
 	return w, nil
 }
 
-func (w *aloWriter) onProduced(_ *kgo.Record, err error) {
+func (w *aloWriter) onProduced(r *kgo.Record, err error) {
 	if err != nil {
 		w.failed.CompareAndSwap(nil, &err)
 	}
+	w.recs.put(r)
 }
 
 func (w *aloWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stream.Op) error {
@@ -70,11 +71,7 @@ func (w *aloWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 }
 
 func (w *aloWriter) emit(key, value []byte) {
-	if len(w.slab) == 0 {
-		w.slab = make([]kgo.Record, 1024)
-	}
-	r := &w.slab[0]
-	w.slab = w.slab[1:]
+	r := w.recs.get()
 	r.Key, r.Value, r.Timestamp = w.keep(key), w.keep(value), w.now
 	if err := waitRoom(w.ctx, w.cl, &w.st, w.hook, len(key)+len(value)); err != nil && w.emitErr == nil {
 		w.emitErr = err

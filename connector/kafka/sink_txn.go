@@ -46,8 +46,8 @@ type txnWriter struct {
 	skipping    bool   // drop rows until a barrier of epoch >= skipThrough
 	skipThrough uint64
 
-	slab     []kgo.Record // records handed out by newRecord
-	lastSize int          // the bytes of the last epoch, to size the next one's buffer
+	recs     recordPool // records handed out by newRecord, back from the slots' promises
+	lastSize int        // the bytes of the last epoch, to size the next one's buffer
 	st       statusBox
 }
 
@@ -119,7 +119,10 @@ func openTxnWriter(ctx context.Context, c *sinkConfig, writer int, epoch uint64,
 	}
 	for i := 0; i < poolSize; i++ {
 		s := &slot{id: fmt.Sprintf("%s-%d-%d", c.txnPrefix, writer, i)}
-		s.promise = s.onProduced
+		s.promise = func(r *kgo.Record, err error) {
+			s.onProduced(r, err)
+			w.recs.put(r)
+		}
 		w.slots = append(w.slots, s)
 		if err := backoff(ctx, &w.st, "fencing "+s.id, func() error { return w.fence(ctx, s) }); err != nil {
 			return nil, err
@@ -269,11 +272,7 @@ func (w *txnWriter) emit(key, value []byte) {
 }
 
 func (w *txnWriter) newRecord(k, v []byte) *kgo.Record {
-	if len(w.slab) == 0 {
-		w.slab = make([]kgo.Record, 1024)
-	}
-	r := &w.slab[0]
-	w.slab = w.slab[1:]
+	r := w.recs.get()
 	r.Key, r.Value, r.Timestamp = k, v, w.now
 	return r
 }
