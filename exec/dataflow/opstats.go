@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/exec/stream"
 )
 
@@ -25,6 +27,8 @@ type opMeter struct {
 	inputs   []int // ids of the operators feeding it
 	rows     atomic.Int64
 	chunks   atomic.Int64
+	bytes    atomic.Int64 // Arrow bytes of the chunks; counted for Scans only (sizeOf)
+	sizeOf   bool
 	blocked  atomic.Int64 // ns waiting on a full output queue
 	lastWM   atomic.Int64 // the last watermark it sent (µs); valid when hasWM
 	hasWM    atomic.Bool
@@ -42,6 +46,9 @@ type OperatorStats struct {
 	RowsIn   int64  // rows its inputs sent it
 	RowsOut  int64  // rows it sent on (for the view: its net changes)
 	Chunks   int64  // batches it sent on
+	// Bytes is the size of the Arrow buffers of the batches a Scan sent
+	// (what the job read from the relation; 0 for other operators).
+	Bytes int64
 	// Backpressure is how long it waited to send because the consumer's
 	// queue was full.
 	Backpressure time.Duration
@@ -75,6 +82,9 @@ func (j *Job) meter(m *opMeter, in <-chan stream.Message) <-chan stream.Message 
 			case stream.KindChunk:
 				m.rows.Add(int64(msg.Chunk.Len()))
 				m.chunks.Add(1)
+				if m.sizeOf {
+					m.bytes.Add(recordBytes(msg.Chunk.Rec))
+				}
 			case stream.KindWatermark:
 				m.lastWM.Store(msg.Watermark.Value)
 				m.hasWM.Store(true)
@@ -101,6 +111,7 @@ func (j *Job) meter(m *opMeter, in <-chan stream.Message) <-chan stream.Message 
 // published: Operators reads j.meters without a lock afterwards.
 func (j *Job) newMeter(n stream.Node, inputs []int) *opMeter {
 	m := &opMeter{node: n, id: len(j.meters), inputs: inputs}
+	_, m.sizeOf = n.(*stream.Scan)
 	j.meters = append(j.meters, m)
 	return m
 }
@@ -127,7 +138,7 @@ func (j *Job) Operators() []OperatorStats {
 			in = byID[i]
 		}
 		out[i] = OperatorStats{ID: m.id, Name: OperatorName(m.node), Explain: m.node.Explain(), Inputs: m.inputs,
-			RowsIn: in, RowsOut: byID[i], Chunks: m.chunks.Load(), Backpressure: time.Duration(m.blocked.Load()),
+			RowsIn: in, RowsOut: byID[i], Chunks: m.chunks.Load(), Bytes: m.bytes.Load(), Backpressure: time.Duration(m.blocked.Load()),
 			Watermark: m.lastWM.Load(), HasWatermark: m.hasWM.Load()}
 	}
 	last := OperatorStats{ID: -1, Name: "Materialize", Explain: "Materialize: " + j.spec.Name, RowsOut: j.rowsOut.Load()}
@@ -158,4 +169,44 @@ func (j *Job) metered(n stream.Node, inputs []int, out <-chan stream.Message) <-
 		return out
 	}
 	return j.meter(j.newMeter(n, inputs), out)
+}
+
+// Subscribers counts the job's subscriptions (active or waiting to
+// start). It takes the job's subscriber lock for a moment.
+func (j *Job) Subscribers() int {
+	j.subMu.Lock()
+	defer j.subMu.Unlock()
+	n := 0
+	for _, s := range j.subs {
+		if !s.dead {
+			n++
+		}
+	}
+	return n
+}
+
+// recordBytes is the size of rec's Arrow buffers (shared buffers counted
+// once per column that uses them).
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
+	}
+	return n
 }

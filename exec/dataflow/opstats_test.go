@@ -30,7 +30,7 @@ func TestOperatorStatsCountRows(t *testing.T) {
 		t.Fatalf("operators = %+v", ops)
 	}
 	sc, f, v := ops[0], ops[1], ops[2]
-	if sc.Name != "Scan" || sc.RowsIn != 25 || sc.RowsOut != 25 || sc.Chunks != 3 || len(sc.Inputs) != 0 {
+	if sc.Name != "Scan" || sc.RowsIn != 25 || sc.RowsOut != 25 || sc.Chunks != 3 || sc.Bytes < 25*8 || len(sc.Inputs) != 0 {
 		t.Errorf("scan = %+v", sc)
 	}
 	if f.Name != "Filter" || f.RowsIn != 25 || f.RowsOut != 5 || len(f.Inputs) != 1 || f.Inputs[0] != sc.ID {
