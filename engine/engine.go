@@ -89,6 +89,9 @@ type Engine struct {
 	closing  chan struct{} // closed when Close begins
 	// pool is the memory all batch statements reserve from (mem_budget.go).
 	pool *membudget.Pool
+	// observed is the observer of SetObserver and the checkpoint
+	// history (observe.go).
+	observed observation
 	// tempDir is <data-dir>/tmp, where sorts, hash aggregations and joins past
 	// work_mem spill; emptied
 	// at start ("" when it could not be made: nothing spills).
@@ -141,6 +144,7 @@ func Open(cfg Config) (*Engine, error) {
 		SubscribeSpill: dataflow.SpillDir(cfg.DataDir), SubscribeSpillBytes: cfg.SubscribeSpillBytes, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}
 	fcfg.RecoveryPending = true // recoverViews gives it the checkpoint
+	fcfg.OnEpoch, fcfg.OnCheckpoint = e.onEpoch, e.onCheckpoint // observe.go
 	var cks *checkpoint.Store
 	if !cfg.NoCheckpoints {
 		var err error
