@@ -143,7 +143,7 @@ func Open(cfg Config) (*Engine, error) {
 		SubscribeBufferBytes: cfg.SubscribeBufferBytes, SubscribeMemoryLimit: cfg.SubscribeMemoryLimit,
 		SubscribeSpill: dataflow.SpillDir(cfg.DataDir), SubscribeSpillBytes: cfg.SubscribeSpillBytes, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}
-	fcfg.RecoveryPending = true // recoverViews gives it the checkpoint
+	fcfg.RecoveryPending = true                                 // recoverViews gives it the checkpoint
 	fcfg.OnEpoch, fcfg.OnCheckpoint = e.onEpoch, e.onCheckpoint // observe.go
 	var cks *checkpoint.Store
 	if !cfg.NoCheckpoints {

@@ -52,6 +52,9 @@ type OperatorStats struct {
 	// Backpressure is how long it waited to send because the consumer's
 	// queue was full.
 	Backpressure time.Duration
+	// Relation and RelationKind name what a Scan reads ("source",
+	// "table", "materialized view"); "" for other operators.
+	Relation, RelationKind string
 	// Watermark is the last watermark it sent (µs since the Unix epoch).
 	Watermark    int64
 	HasWatermark bool
@@ -140,6 +143,9 @@ func (j *Job) Operators() []OperatorStats {
 		out[i] = OperatorStats{ID: m.id, Name: OperatorName(m.node), Explain: m.node.Explain(), Inputs: m.inputs,
 			RowsIn: in, RowsOut: byID[i], Chunks: m.chunks.Load(), Bytes: m.bytes.Load(), Backpressure: time.Duration(m.blocked.Load()),
 			Watermark: m.lastWM.Load(), HasWatermark: m.hasWM.Load()}
+		if s, ok := m.node.(*stream.Scan); ok {
+			out[i].Relation, out[i].RelationKind = s.Name, s.Kind.String()
+		}
 	}
 	last := OperatorStats{ID: -1, Name: "Materialize", Explain: "Materialize: " + j.spec.Name, RowsOut: j.rowsOut.Load()}
 	if j.spec.Sink != nil {
