@@ -160,7 +160,7 @@ function layout(ops) {
   ops.forEach(d);
   const cols = [];
   for (const o of ops) (cols[depth.get(o.id)] ||= []).push(o);
-  const W = 210, H = 76, GX = 60, GY = 24, pos = new Map();
+  const W = 200, H = 76, GX = 50, GY = 24, pos = new Map();
   cols.forEach((col, c) => col.forEach((o, r) => pos.set(o.id, { x: 10 + c * (W + GX), y: 10 + r * (H + GY) })));
   const height = 20 + Math.max(...cols.map(c => c.length)) * (H + GY);
   return { pos, W, H, width: 20 + cols.length * (W + GX) - GX, height };
@@ -191,9 +191,9 @@ function viewPage(ov, name) {
         <text x="${p.x + 8}" y="${p.y + 50}">rows ${num(o.rows_out)} · backpressure ${share === null ? "–" : (share * 100).toFixed(0) + "%"}</text>
         <text x="${p.x + 8}" y="${p.y + 66}" class="muted">${esc(o.explain.slice(0, 30))}${o.watermark ? " · wm " + esc(o.watermark.slice(11, 19)) : ""}</text></g>`;
     }
-    graph = `<svg class="graph" width="${L.width}" height="${L.height}">
+    graph = `<div class="scroll"><svg class="graph" width="${L.width}" height="${L.height}">
       <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#4a5263"/></marker></defs>
-      ${edges}${boxes}</svg>
+      ${edges}${boxes}</svg></div>
       <p class="legend muted">backpressure (share of time an operator waited for its consumer):
       <span style="background:${bpColour(0)}"></span>none<span style="background:${bpColour(0.5)}"></span>50%<span style="background:${bpColour(1)}"></span>all the time</p>`;
   }
