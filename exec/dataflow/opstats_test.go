@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,5 +61,41 @@ func TestOperatorStatsOff(t *testing.T) {
 	}
 	if n := len(contents(t, j)); n != 5 {
 		t.Errorf("view has %d rows", n)
+	}
+}
+
+// BenchmarkMeter is the cost of counting one message through an
+// operator's meter (one extra channel hop per message), against handing
+// it over a channel directly.
+func BenchmarkMeter(b *testing.B) {
+	for _, metered := range []bool{false, true} {
+		name := "direct"
+		if metered {
+			name = "metered"
+		}
+		b.Run(name, func(b *testing.B) {
+			rt := New(Config{BarrierInterval: -1}, &fakeInputs{})
+			defer rt.Close()
+			j := &Job{rt: rt, env: stream.NewEnv(context.Background(), rt.cfg.Eval)}
+			defer j.env.Fail(context.Canceled)
+			in := make(chan stream.Message, stream.ChannelSize)
+			var out <-chan stream.Message = in
+			if metered {
+				out = j.meter(j.newMeter(&stream.Scan{Name: "s"}, nil), in)
+			}
+			msg := stream.ChunkMsg(&stream.Chunk{Rec: rec(1, 2, 3)})
+			done := make(chan struct{})
+			go func() {
+				for range b.N {
+					<-out
+				}
+				close(done)
+			}()
+			b.ResetTimer()
+			for range b.N {
+				in <- msg
+			}
+			<-done
+		})
 	}
 }
