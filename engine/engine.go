@@ -177,6 +177,11 @@ func Open(cfg Config) (*Engine, error) {
 	}); ok {
 		c.SetSinkStatus(e.sinkStatus)
 	}
+	if c, ok := cat.(interface {
+		SetActivity(func() []catalog.ActivityRow)
+	}); ok {
+		c.SetActivity(e.activityRows) // activity.go
+	}
 	views := e.matViews()
 	e.recov = newRecovery(views, opened)
 	cfg.Logf("recovery: tables and catalog opened in %s", roundDur(time.Since(opened)))
