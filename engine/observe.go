@@ -105,6 +105,8 @@ type Overview struct {
 	HasCheckpoints bool
 	Checkpoints    []CheckpointEvent
 	Sessions       int // open sessions
+	// Activity lists them (pg_stat_activity's rows, by pid).
+	Activity []catalog.ActivityRow
 }
 
 // ViewInfo is one materialized view or sink.
@@ -163,8 +165,7 @@ func (e *Engine) Observe() Overview {
 	e.observed.mu.Lock()
 	ov.Checkpoints = append([]CheckpointEvent(nil), e.observed.history...)
 	e.observed.mu.Unlock()
-	e.mu.Lock()
-	ov.Sessions = len(e.sessions)
-	e.mu.Unlock()
+	ov.Activity = e.activityRows() // activity.go
+	ov.Sessions = len(ov.Activity)
 	return ov
 }

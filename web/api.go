@@ -14,13 +14,25 @@ import (
 // started: a client computes rates from two reads (the dashboard does).
 
 type apiOverview struct {
-	Time        time.Time       `json:"time"`
-	Sessions    int             `json:"sessions"`
+	Time     time.Time `json:"time"`
+	Sessions int       `json:"sessions"`
+	// Activity lists the sessions without their query text (which
+	// pg_stat_activity shows to whom may see it).
+	Activity    []apiSession    `json:"activity"`
 	Views       []apiView       `json:"views"`
 	Sources     []apiSource     `json:"sources"`
 	Sinks       []apiView       `json:"sinks"`
 	Checkpoint  *apiCheckpoint  `json:"checkpoint"` // null: checkpoints are off
 	Checkpoints []apiCheckpoint `json:"checkpoints"`
+}
+
+type apiSession struct {
+	PID             int32      `json:"pid"`
+	User            string     `json:"user"`
+	ApplicationName string     `json:"application_name"`
+	State           string     `json:"state"`
+	BackendStart    *time.Time `json:"backend_start"`
+	StateChange     *time.Time `json:"state_change"`
 }
 
 type apiView struct {
@@ -126,6 +138,9 @@ func (s *Server) routeAPI() {
 	s.mux.HandleFunc("GET /api/v1/sinks", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, overviewJSON(s.eng.Observe()).Sinks)
 	})
+	s.mux.HandleFunc("GET /api/v1/sessions", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, overviewJSON(s.eng.Observe()).Activity)
+	})
 	s.mux.HandleFunc("GET /api/v1/checkpoints", func(w http.ResponseWriter, r *http.Request) {
 		ov := overviewJSON(s.eng.Observe())
 		writeJSON(w, map[string]any{"last": ov.Checkpoint, "history": ov.Checkpoints})
@@ -158,6 +173,11 @@ func known(v int64) *int64 {
 func overviewJSON(ov engine.Overview) apiOverview {
 	out := apiOverview{Time: ov.Time.UTC(), Sessions: ov.Sessions, Views: []apiView{}, Sources: []apiSource{}, Sinks: []apiView{},
 		Checkpoints: []apiCheckpoint{}}
+	out.Activity = []apiSession{}
+	for _, a := range ov.Activity {
+		out.Activity = append(out.Activity, apiSession{PID: a.PID, User: a.User, ApplicationName: a.ApplicationName,
+			State: a.State, BackendStart: tsPtr(a.BackendStart), StateChange: tsPtr(a.StateChange)})
+	}
 	readers := map[string][]apiReader{}
 	for _, v := range ov.Views {
 		st := v.Status

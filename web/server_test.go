@@ -35,6 +35,7 @@ func (f *fakeEngine) Observe() engine.Overview {
 	now := time.Now()
 	epoch := types.TimestampValue(now.Add(-2 * time.Second).UnixMicro())
 	return engine.Overview{Time: now, Sessions: 3,
+		Activity: []catalog.ActivityRow{{PID: 1001, User: "alice", ApplicationName: "psql", State: "active", Query: "SELECT secret"}},
 		Views: []engine.ViewInfo{{OID: 1, Schema: "public", Name: "v", Definition: "SELECT ...",
 			Status: catalog.StreamStatus{Status: "running", Epoch: epoch, RowsIn: rows, RowsOut: 7, ViewRows: 5,
 				Watermark: types.TimestampValue(1_700_000_000_000_000), HasWatermark: true},
@@ -143,10 +144,16 @@ func TestAPI(t *testing.T) {
 	if w := get(t, s.Handler(), "/api/v1/views/v", nil); w.Code != 200 || !strings.Contains(w.Body.String(), `"StreamScan: source bid"`) {
 		t.Errorf("views/v: %d %s", w.Code, w.Body)
 	}
+	if len(ov.Activity) != 1 || ov.Activity[0].PID != 1001 || ov.Activity[0].State != "active" {
+		t.Errorf("activity = %+v", ov.Activity)
+	}
+	if strings.Contains(w.Body.String(), "SELECT secret") {
+		t.Error("the API shows a session's query text")
+	}
 	if w := get(t, s.Handler(), "/api/v1/views/nope", nil); w.Code != 404 {
 		t.Errorf("views/nope: %d", w.Code)
 	}
-	for _, p := range []string{"/api/v1/views", "/api/v1/sources", "/api/v1/sinks", "/api/v1/checkpoints"} {
+	for _, p := range []string{"/api/v1/views", "/api/v1/sources", "/api/v1/sinks", "/api/v1/checkpoints", "/api/v1/sessions"} {
 		if w := get(t, s.Handler(), p, nil); w.Code != 200 || w.Header().Get("Content-Type") != "application/json" {
 			t.Errorf("%s: %d %s", p, w.Code, w.Body)
 		}

@@ -122,6 +122,9 @@ function overviewPage(ov) {
         <td class="num">${num(p.rows)}</td><td class="num">${num(p.bad_rows)}</td></tr>`).join("");
     return `<tr><td>${esc(s.name)}</td><td>${esc(s.connector)}</td><td colspan="6">${readers}</td></tr>${parts}`;
   }).join("");
+  const sessions = (ov.activity || []).map(a => `<tr><td class="num">${a.pid}</td><td>${esc(a.user)}</td>
+      <td>${esc(a.application_name)}</td><td>${pill(a.state)}</td><td class="num">${age(a.state_change, ov.time)}</td>
+      <td class="num">${age(a.backend_start, ov.time)}</td></tr>`).join("");
   const ck = ov.checkpoint;
   const ckRows = ov.checkpoints.slice().reverse().slice(0, 15).map(c => `<tr>
       <td>${esc((c.committed_at || "").replace("T", " ").replace("Z", ""))}</td>
@@ -139,6 +142,10 @@ function overviewPage(ov) {
   <h2>Sources</h2>
   <table><tr><th>source</th><th>connector</th><th>status</th><th class="num">offset</th><th class="num">high watermark</th>
     <th class="num">lag</th><th class="num">rows</th><th class="num">bad rows</th></tr>${sources || '<tr><td colspan="8" class="muted">none</td></tr>'}</table>
+  <h2>Sessions</h2>
+  <table><tr><th class="num">pid</th><th>user</th><th>application</th><th>state</th><th class="num">in this state for</th>
+    <th class="num">connected for</th></tr>${sessions || '<tr><td colspan="6" class="muted">none</td></tr>'}</table>
+  <p class="muted">Queries: <code>SELECT * FROM pg_stat_activity</code>; cancel with <code>pg_cancel_backend(pid)</code>.</p>
   <h2>Checkpoints</h2>
   ${ck ? `<p>last: ${age(ck.committed_at, ov.time)} ago · ${secs(ck.duration_seconds)} · ${bytes(ck.bytes)} written, ${bytes(ck.chain_bytes)} to recover ·
      ${ck.count} since start, ${ck.failures} failed${ck.error ? ` · <span class="err">${esc(ck.error)}</span>` : ""}</p>
