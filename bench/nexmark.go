@@ -88,6 +88,9 @@ type Options struct {
 	GeneratorOnly bool
 	// BarrierInterval is the epoch length (0: dataflow's default, 100 ms).
 	BarrierInterval time.Duration
+	// NoOperatorStats turns the per-operator counters off
+	// (dataflow.Config.NoOperatorStats), to measure their cost.
+	NoOperatorStats bool
 	// HeapProfile, if set, receives a pprof heap profile taken at the end,
 	// after a GC, while the job still holds its state.
 	HeapProfile io.Writer
@@ -180,7 +183,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("plan %s: %w", name, err)
 	}
 	in := &sourceInputs{cat: s.cat, side: s.side, ended: make(chan struct{}, maxReaders)}
-	cfg := dataflow.Config{BarrierInterval: o.BarrierInterval, Eval: s.eval}
+	cfg := dataflow.Config{BarrierInterval: o.BarrierInterval, Eval: s.eval, NoOperatorStats: o.NoOperatorStats}
 	if o.CheckpointInterval > 0 {
 		dir := o.CheckpointDir
 		if dir == "" {

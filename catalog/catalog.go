@@ -218,6 +218,7 @@ type Catalog struct {
 	// sinkStatus reports the sinks' writers for streamsql_sinks (set by
 	// the engine, see SetSinkStatus).
 	sinkStatus atomic.Pointer[func(oid uint32) (SinkStatus, bool)]
+	activity   atomic.Pointer[func() []ActivityRow] // pg_stat_activity (sys_activity.go)
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]

@@ -89,6 +89,9 @@ type Engine struct {
 	closing  chan struct{} // closed when Close begins
 	// pool is the memory all batch statements reserve from (mem_budget.go).
 	pool *membudget.Pool
+	// observed is the observer of SetObserver and the checkpoint
+	// history (observe.go).
+	observed observation
 	// tempDir is <data-dir>/tmp, where sorts, hash aggregations and joins past
 	// work_mem spill; emptied
 	// at start ("" when it could not be made: nothing spills).
@@ -140,7 +143,8 @@ func Open(cfg Config) (*Engine, error) {
 		SubscribeBufferBytes: cfg.SubscribeBufferBytes, SubscribeMemoryLimit: cfg.SubscribeMemoryLimit,
 		SubscribeSpill: dataflow.SpillDir(cfg.DataDir), SubscribeSpillBytes: cfg.SubscribeSpillBytes, Clock: cfg.Clock, CheckpointInterval: cfg.CheckpointInterval,
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}
-	fcfg.RecoveryPending = true // recoverViews gives it the checkpoint
+	fcfg.RecoveryPending = true                                 // recoverViews gives it the checkpoint
+	fcfg.OnEpoch, fcfg.OnCheckpoint = e.onEpoch, e.onCheckpoint // observe.go
 	var cks *checkpoint.Store
 	if !cfg.NoCheckpoints {
 		var err error
@@ -172,6 +176,11 @@ func Open(cfg Config) (*Engine, error) {
 		SetSinkStatus(func(uint32) (catalog.SinkStatus, bool))
 	}); ok {
 		c.SetSinkStatus(e.sinkStatus)
+	}
+	if c, ok := cat.(interface {
+		SetActivity(func() []catalog.ActivityRow)
+	}); ok {
+		c.SetActivity(e.activityRows) // activity.go
 	}
 	views := e.matViews()
 	e.recov = newRecovery(views, opened)

@@ -43,6 +43,8 @@ type Session struct {
 	// seq is the session's currval/lastval state (sequence.go).
 	seq    seqMemo
 	closed atomic.Bool
+	// act is what pg_stat_activity shows of it (activity.go).
+	act activity
 }
 
 var _ SessionAPI = (*Session)(nil)
@@ -63,6 +65,7 @@ func newSession(e *Engine, user, database string, params map[string]string) *Ses
 	return &Session{
 		eng: e, user: user, database: database,
 		pid: e.nextPID.Add(1) + 1000, set: st, notices: warnings, tx: 'I',
+		act: activity{start: time.Now(), state: "idle", app: params["application_name"]},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -38,6 +39,8 @@ type conn struct {
 	// called by a CancelRequest arriving on another connection.
 	mu      sync.Mutex
 	running context.CancelFunc
+	// terminated is set by pg_terminate_backend (activity.go).
+	terminated atomic.Bool
 
 	stmts   map[string]*statement // prepared statements by name ("" unnamed)
 	portals map[string]*portal    // portals by name ("" unnamed)
@@ -259,7 +262,7 @@ func (c *conn) readError(err error) error {
 	if isEOF(err) {
 		return err
 	}
-	if c.srv.closing() {
+	if c.ending() {
 		return c.fatal(errShutdown)
 	}
 	var tooBig *pgproto3.ExceededMaxBodyLenErr
@@ -288,8 +291,8 @@ func (c *conn) sendError(err error) {
 	if c.ioErr != nil {
 		return // the connection is ending; nothing more can reach the client
 	}
-	if c.srv.closing() {
-		c.ioErr = c.fatal(errShutdown) // the statement was canceled by Close
+	if c.ending() {
+		c.ioErr = c.fatal(errShutdown) // the statement was canceled by Close or pg_terminate_backend
 		return
 	}
 	c.be.Send(errorResponse(err))
@@ -345,6 +348,7 @@ func (c *conn) readyForQuery() error {
 		}
 		clear(c.paramStatus)
 	}
+	c.reportIdle() // activity.go
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: byte(c.sess.TxStatus())})
 	return c.flush()
 }

@@ -280,6 +280,7 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 			return c.extendedError(pgerr.New(pgerr.InvalidParameterValue, "unsupported format code: %d", f))
 		}
 	}
+	c.reportActive(p.stmt.prep.Stmt.Source) // activity.go
 	c.setRunning(p.cancel)
 	defer c.setRunning(nil)
 	c.fo = c.sess.Format()

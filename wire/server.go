@@ -272,6 +272,7 @@ func (s *Server) register(c *conn) bool {
 	}
 	_, _ = rand.Read(c.secret[:])
 	s.conns[c.pid] = c
+	c.setSignals() // activity.go
 	return true
 }
 

@@ -15,6 +15,7 @@ func (c *conn) simpleQuery(text string) error {
 	// A simple Query replaces the unnamed statement and portal, as in PostgreSQL.
 	c.dropStatement("")
 	c.dropPortal("")
+	c.reportActive(text) // activity.go
 	stmts, err := sql.Parse(text)
 	switch {
 	case err != nil:

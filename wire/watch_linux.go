@@ -50,7 +50,7 @@ func (c *conn) watchClient() (stop func()) {
 		// set one meanwhile, which must stay.
 		_ = c.raw.SetReadDeadline(time.Now())
 		<-done
-		if !c.srv.closing() {
+		if !c.ending() { // Close or pg_terminate_backend set one to keep
 			_ = c.raw.SetReadDeadline(time.Time{})
 		}
 	}

@@ -51,6 +51,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	explain := fs.Bool("explain", false, "print each query's streaming plan instead of running it")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the query's run to this file (one query)")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, with the job's state live, to this file (one query)")
+	noOpStats := fs.Bool("no-operator-stats", false, "do not count rows and backpressure per operator (what /metrics reports), to measure the counters' cost")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, benchUsage)
@@ -109,7 +110,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, q := range names {
 		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier,
-			CheckpointInterval: *ckpt}
+			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats}
 		if f, dir, ok := strings.Cut(*sink, ":"); ok && (f == "file" || f == "parquet") {
 			o.FileSink, o.FileFormat = dir, map[string]string{"file": "JSON", "parquet": "PARQUET"}[f]
 		}

@@ -72,6 +72,11 @@ type config struct {
 	requireTLS        bool
 	// hbaFile holds pg_hba.conf-like rules (wire.ParseHBA); auth is then "hba".
 	hbaFile string
+	// httpAddr is where the HTTP endpoints listen (package web; "": off);
+	// httpDefault says it was not given (a busy default port is then
+	// only a warning).
+	httpAddr    string
+	httpDefault bool
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
@@ -135,9 +140,17 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"refuse connections that do not use TLS (FATAL 28000); needs --tls-cert/--tls-key or --tls-self-signed")
 	fs.StringVar(&cfg.hbaFile, "hba-file", "",
 		"pg_hba.conf-like rules, one a line: host|hostssl|hostnossl database user address trust|reject|md5|scram-sha-256; the first match decides, no match is refused (replaces --auth; see docs/security.md)")
+	fs.StringVar(&cfg.httpAddr, "http", "127.0.0.1:5434",
+		"address of the HTTP endpoints: the dashboard at /, Prometheus metrics at /metrics, JSON under /api/v1/, profiles under /debug/pprof/ ('' turns them off); with --auth password or --hba-file they ask for a role's password (HTTP basic, over TLS when TLS is configured); with --auth trust only a loopback address is accepted (see docs/observability.md)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
+	cfg.httpDefault = true
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "http" {
+			cfg.httpDefault = false
+		}
+	})
 	var err error
 	if cfg.memoryLimit, err = parseSize("--memory-limit", *memLimit); err != nil {
 		return cfg, err

@@ -119,6 +119,12 @@ func run(cfg config) error {
 	if w := trustWarning(cfg.auth, l.Addr()); w != "" {
 		logger.Print(w)
 	}
+	hs, err := startHTTP(cfg, eng, opts.TLSConfig, logger.Printf)
+	if err != nil {
+		eng.Close()
+		return err
+	}
+	defer hs.close()
 	srv := wire.NewServer(eng, opts)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(l) }()
@@ -131,6 +137,7 @@ func run(cfg config) error {
 	case err = <-serveErr:
 	}
 	signal.Stop(sig)
+	hs.close() // no scrape reads the engine while it closes
 	srv.Close()
 	if cerr := eng.Close(); cerr != nil && err == nil {
 		err = cerr

@@ -554,7 +554,11 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 		c.stats.Count++
 	}
 	c.cur = nil
+	stats := c.stats
 	c.mu.Unlock()
+	if f := rt.cfg.OnCheckpoint; f != nil {
+		f(stats, err)
+	}
 	if err == nil { // sinks commit what this checkpoint holds (sinkjob.go)
 		for _, jm := range meta.Jobs {
 			run.jobs[jm.ID].sinkDurable(run.epoch)

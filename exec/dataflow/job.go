@@ -79,6 +79,9 @@ type Job struct {
 	sink     *sinkState   // nil without JobSpec.Sink
 
 	marks markState // the view's watermarks (marks.go)
+	// meters count each operator's rows (opstats.go); set while the job
+	// starts, fixed once it runs.
+	meters []*opMeter
 
 	subMu     sync.Mutex
 	delivered uint64 // the last epoch handed to subscribers
@@ -303,17 +306,19 @@ func (j *Job) startTree(n stream.Node, ri *resumeInputs) (<-chan stream.Message,
 		if err != nil {
 			return nil, err
 		}
-		return s.Start(j.env, []<-chan stream.Message{ch}), nil
+		return j.metered(s, nil, s.Start(j.env, []<-chan stream.Message{ch})), nil
 	}
 	var ins []<-chan stream.Message
+	var ids []int // the inputs' meters (opstats.go)
 	for _, c := range n.Inputs() {
 		ch, err := j.startTree(c, ri)
 		if err != nil {
 			return nil, err
 		}
 		ins = append(ins, ch)
+		ids = append(ids, len(j.meters)-1)
 	}
-	return n.Start(j.env, ins), nil
+	return j.metered(n, ids, n.Start(j.env, ins)), nil
 }
 
 // fail records the job's first failure and wakes Flush waiters.
@@ -436,5 +441,8 @@ func (j *Job) onEpoch(e uint64, changes *stream.Chunk) {
 	}
 	j.subMu.Unlock()
 	j.done.Store(e)
+	if f := j.rt.cfg.OnEpoch; f != nil {
+		f(j.spec.Name, time.Since(EpochTime(e)))
+	}
 	j.rt.progressed()
 }

@@ -78,6 +78,16 @@ type Config struct {
 	// ChangelogRetention is how long changes stay in a changelog; 0 means
 	// DefaultChangelogRetention.
 	ChangelogRetention time.Duration
+	// NoOperatorStats turns per-operator counting off (opstats.go; for
+	// measuring its cost): Job.Operators is then nil.
+	NoOperatorStats bool
+	// OnEpoch, if set, is called when a job completes an epoch, with the
+	// time since the epoch's barrier was injected (the barrier latency).
+	// Called from the job's goroutine: it must not block.
+	OnEpoch func(job string, latency time.Duration)
+	// OnCheckpoint, if set, is called once a checkpoint committed (err
+	// nil, stats of it) or failed. Must not block.
+	OnCheckpoint func(stats CheckpointStats, err error)
 }
 
 // Delta is one committed write to a table, in commit order: the rows it

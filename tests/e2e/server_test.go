@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -95,7 +97,11 @@ func startServerEnv(t *testing.T, dataDir string, env []string, flags ...string)
 	}
 	s := &server{t: t, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dataDir: dataDir,
 		out: &syncBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(binary, append([]string{"--listen", s.addr, "--data-dir", dataDir}, flags...)...)
+	args := []string{"--listen", s.addr, "--data-dir", dataDir}
+	if !slices.ContainsFunc(flags, func(f string) bool { return f == "--http" || strings.HasPrefix(f, "--http=") }) {
+		args = append(args, "--http", "") // parallel servers would race for the default port
+	}
+	s.cmd = exec.Command(binary, append(args, flags...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if env != nil {
 		s.cmd.Env = append(os.Environ(), env...)

@@ -1,0 +1,218 @@
+package dataflow
+
+import (
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/exec/stream"
+)
+
+// Per-operator counters (the HTTP /metrics and /api/v1 of package web,
+// docs/observability.md). Every operator's output channel passes through a
+// meter goroutine (meter) that counts the rows of each chunk and the time
+// it waits to hand a message on because the consumer's queue is full
+// (backpressure). Counting is per message, with atomics: a scrape reads
+// them without taking any lock of the dataflow. An operator's rows in are
+// the sum of its inputs' rows out, computed when read.
+
+// opMeter is one operator instance's counters. Written by its meter
+// goroutine only, read by anyone.
+type opMeter struct {
+	node     stream.Node
+	id       int   // position in the job's plan: inputs before consumers, the root last
+	inputs   []int // ids of the operators feeding it
+	rows     atomic.Int64
+	chunks   atomic.Int64
+	bytes    atomic.Int64 // Arrow bytes of the chunks; counted for Scans only (sizeOf)
+	sizeOf   bool
+	blocked  atomic.Int64 // ns waiting on a full output queue
+	lastWM   atomic.Int64 // the last watermark it sent (µs); valid when hasWM
+	hasWM    atomic.Bool
+	lastSeen atomic.Int64 // unix ns of its last message (0: none yet)
+}
+
+// OperatorStats is one operator instance's counters since the job
+// started (a snapshot: the values are read one by one, not together).
+type OperatorStats struct {
+	ID       int    // position in the plan, inputs before consumers; the view (or sink) itself is -1
+	Name     string // short kind, e.g. "HashAgg", "Materialize"
+	Explain  string // its EXPLAIN line
+	Inputs   []int  // ids of the operators feeding it
+	Instance int    // parallel instance (0 while operators run one instance)
+	RowsIn   int64  // rows its inputs sent it
+	RowsOut  int64  // rows it sent on (for the view: its net changes)
+	Chunks   int64  // batches it sent on
+	// Bytes is the size of the Arrow buffers of the batches a Scan sent
+	// (what the job read from the relation; 0 for other operators).
+	Bytes int64
+	// Backpressure is how long it waited to send because the consumer's
+	// queue was full.
+	Backpressure time.Duration
+	// Relation and RelationKind name what a Scan reads ("source",
+	// "table", "materialized view"); "" for other operators.
+	Relation, RelationKind string
+	// Watermark is the last watermark it sent (µs since the Unix epoch).
+	Watermark    int64
+	HasWatermark bool
+}
+
+// meter passes in on through a counting goroutine, recording m as the
+// operator's counters. The goroutine stops with the job, like the
+// operators.
+func (j *Job) meter(m *opMeter, in <-chan stream.Message) <-chan stream.Message {
+	out := make(chan stream.Message, stream.ChannelSize)
+	j.wg.Add(1)
+	go func() {
+		defer j.wg.Done()
+		defer close(out)
+		done := j.env.Ctx.Done()
+		for {
+			var msg stream.Message
+			var ok bool
+			select {
+			case msg, ok = <-in:
+			case <-done:
+				return
+			}
+			if !ok {
+				return
+			}
+			switch msg.Kind {
+			case stream.KindChunk:
+				m.rows.Add(int64(msg.Chunk.Len()))
+				m.chunks.Add(1)
+				if m.sizeOf {
+					m.bytes.Add(recordBytes(msg.Chunk.Rec))
+				}
+			case stream.KindWatermark:
+				m.lastWM.Store(msg.Watermark.Value)
+				m.hasWM.Store(true)
+			}
+			select { // the common case: room in the queue, no clock read
+			case out <- msg:
+				continue
+			default:
+			}
+			t := time.Now()
+			select {
+			case out <- msg:
+				m.blocked.Add(int64(time.Since(t)))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// newMeter registers the counters of n (an operator of the job's plan).
+// Called while the job is being started (rt.mu held), before it is
+// published: Operators reads j.meters without a lock afterwards.
+func (j *Job) newMeter(n stream.Node, inputs []int) *opMeter {
+	m := &opMeter{node: n, id: len(j.meters), inputs: inputs}
+	_, m.sizeOf = n.(*stream.Scan)
+	j.meters = append(j.meters, m)
+	return m
+}
+
+// Operators returns the counters of the job's operators: the plan's,
+// inputs before their consumers, then the view's (or sink's) with id -1.
+// Safe for concurrent use; never blocks the dataflow. Nil when the
+// runtime does not count (Config.NoOperatorStats).
+func (j *Job) Operators() []OperatorStats {
+	byID := make([]int64, len(j.meters))
+	for i, m := range j.meters {
+		byID[i] = m.rows.Load()
+	}
+	if j.meters == nil {
+		return nil
+	}
+	out := make([]OperatorStats, len(j.meters), len(j.meters)+1)
+	for i, m := range j.meters {
+		var in int64
+		for _, c := range m.inputs {
+			in += byID[c]
+		}
+		if len(m.inputs) == 0 { // a Scan passes its reader's rows on
+			in = byID[i]
+		}
+		out[i] = OperatorStats{ID: m.id, Name: OperatorName(m.node), Explain: m.node.Explain(), Inputs: m.inputs,
+			RowsIn: in, RowsOut: byID[i], Chunks: m.chunks.Load(), Bytes: m.bytes.Load(), Backpressure: time.Duration(m.blocked.Load()),
+			Watermark: m.lastWM.Load(), HasWatermark: m.hasWM.Load()}
+		if s, ok := m.node.(*stream.Scan); ok {
+			out[i].Relation, out[i].RelationKind = s.Name, s.Kind.String()
+		}
+	}
+	last := OperatorStats{ID: -1, Name: "Materialize", Explain: "Materialize: " + j.spec.Name, RowsOut: j.rowsOut.Load()}
+	if j.spec.Sink != nil {
+		last.Name, last.Explain = "Sink", "Sink: "+j.spec.Name
+	}
+	if n := len(j.meters); n > 0 {
+		root := j.meters[n-1] // the plan's root registers last
+		last.Inputs, last.RowsIn = []int{root.id}, byID[n-1]
+	}
+	return append(out, last)
+}
+
+// OperatorName is n's kind without the package and "Stream" prefix
+// ("HashAgg", "Scan"): the operator label of metrics.
+func OperatorName(n stream.Node) string {
+	t := reflect.TypeOf(n)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return strings.TrimPrefix(t.Name(), "Stream")
+}
+
+// metered counts out as n's output (see meter), unless the runtime does
+// not count (Config.NoOperatorStats).
+func (j *Job) metered(n stream.Node, inputs []int, out <-chan stream.Message) <-chan stream.Message {
+	if j.rt.cfg.NoOperatorStats {
+		return out
+	}
+	return j.meter(j.newMeter(n, inputs), out)
+}
+
+// Subscribers counts the job's subscriptions (active or waiting to
+// start). It takes the job's subscriber lock for a moment.
+func (j *Job) Subscribers() int {
+	j.subMu.Lock()
+	defer j.subMu.Unlock()
+	n := 0
+	for _, s := range j.subs {
+		if !s.dead {
+			n++
+		}
+	}
+	return n
+}
+
+// recordBytes is the size of rec's Arrow buffers (shared buffers counted
+// once per column that uses them).
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
+	}
+	return n
+}
