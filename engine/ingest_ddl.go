@@ -23,6 +23,9 @@ func (s *Session) connectorTable(ctx context.Context, rel *catalog.Relation, x *
 	if err != nil {
 		return err
 	}
+	if name == cdcConnector {
+		return s.cdcTable(ctx, rel, x, opts)
+	}
 	if name != "kafka" {
 		return pgerr.Unsupported("CREATE TABLE ... WITH (connector = '%s') is not supported: only kafka tables store what they read", name).
 			WithHint("Use CREATE SOURCE ... WITH (connector = '%s'), and a materialized view over it to keep what it reads.", name)
