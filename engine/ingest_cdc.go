@@ -179,6 +179,23 @@ func patchUnchanged(b arrow.RecordBatch, rel *catalog.Relation, tbl *storage.Tab
 	rows := make([][]types.Value, n)
 	latest := map[string][]types.Value{} // key -> the row's values (nil: deleted)
 	var snap *storage.Snapshot
+	// current returns the values the table holds for key as of the rows
+	// of the batch before this one (nil: none).
+	current := func(key []types.Value, ks string) []types.Value {
+		if old, seen := latest[ks]; seen {
+			return old
+		}
+		id, ok := tbl.LookupKey(key)
+		if !ok {
+			return nil
+		}
+		if snap == nil {
+			s := tbl.Snapshot()
+			snap = &s
+		}
+		return rowByID(snap, id, rel)
+	}
+	var prevOld []types.Value // the values of the key row i-1 deleted, when row i needs them
 	for i := 0; i < n; i++ {
 		row := make([]types.Value, ncols)
 		for c := range row {
@@ -189,24 +206,24 @@ func patchUnchanged(b arrow.RecordBatch, rel *catalog.Relation, tbl *storage.Tab
 			key[k] = row[c]
 		}
 		ks := fmt.Sprintf("%#v", key)
-		if cs, err := pgcdc.ParseUnchanged(unch.Value(i)); err != nil {
+		cs, fromOld, err := pgcdc.ParseUnchanged(unch.Value(i))
+		if err != nil {
 			return nil, fmt.Errorf("cdc batch: %s %q: %w", pgcdc.UnchangedColumn, unch.Value(i), err)
-		} else if len(cs) > 0 {
-			old, seen := latest[ks]
-			if !seen {
-				if id, ok := tbl.LookupKey(key); ok {
-					if snap == nil {
-						s := tbl.Snapshot()
-						snap = &s
-					}
-					old = rowByID(snap, id, rel)
-				}
+		}
+		if len(cs) > 0 {
+			old := prevOld
+			if !fromOld {
+				old = current(key, ks)
 			}
 			for _, c := range cs {
 				if c >= 0 && c < ncols && old != nil {
 					row[c] = old[c]
 				}
 			}
+		}
+		prevOld = nil
+		if del.Value(i) && i+1 < n && strings.HasPrefix(unch.Value(i+1), "old:") {
+			prevOld = current(key, ks)
 		}
 		rows[i] = row
 		if del.Value(i) {

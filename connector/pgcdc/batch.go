@@ -29,7 +29,7 @@ func newBatchBuilder(out []types.Column) *batchBuilder {
 
 // add appends one change: vals are the table's columns (nil: NULL), del
 // marks a key to delete, unchanged lists TOAST-unchanged columns.
-func (bb *batchBuilder) add(vals []types.Value, del bool, unchanged []int) error {
+func (bb *batchBuilder) add(vals []types.Value, del bool, unchanged []int, fromOld bool) error {
 	nt := len(bb.cols) - 2
 	for i := 0; i < nt; i++ {
 		if err := types.AppendValue(bb.b[i], vals[i], bb.cols[i].Type); err != nil {
@@ -53,7 +53,11 @@ func (bb *batchBuilder) add(vals []types.Value, del bool, unchanged []int) error
 		for i, c := range unchanged {
 			s[i] = strconv.Itoa(c)
 		}
-		sb.Append(strings.Join(s, ","))
+		prefix := ""
+		if fromOld {
+			prefix = "old:"
+		}
+		sb.Append(prefix + strings.Join(s, ","))
 	}
 	bb.n++
 	return nil
@@ -81,19 +85,21 @@ func (bb *batchBuilder) reset() {
 	bb.n = 0
 }
 
-// ParseUnchanged parses an UnchangedColumn value.
-func ParseUnchanged(s string) ([]int, error) {
+// ParseUnchanged parses an UnchangedColumn value: the columns, and
+// whether they keep the values of the old key (the row before).
+func ParseUnchanged(s string) (cols []int, fromOld bool, err error) {
 	if s == "" {
-		return nil, nil
+		return nil, false, nil
 	}
+	s, fromOld = strings.CutPrefix(s, "old:")
 	parts := strings.Split(s, ",")
 	out := make([]int, len(parts))
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out[i] = n
 	}
-	return out, nil
+	return out, fromOld, nil
 }

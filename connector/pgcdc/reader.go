@@ -229,7 +229,7 @@ func (r *Reader) snapshot(ctx context.Context, conn *pgconn.PgConn, name string,
 		if !ok {
 			continue
 		}
-		if err := bb.add(vals, false, nil); err != nil {
+		if err := bb.add(vals, false, nil, false); err != nil {
 			return err
 		}
 		if rows++; bb.n >= snapshotBatch {

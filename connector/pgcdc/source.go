@@ -22,8 +22,10 @@ const DeleteColumn = "_cdc_delete"
 // UnchangedColumn is the text column after DeleteColumn: for a replaced
 // row, the numbers (0-based, comma-separated) of the columns PostgreSQL did
 // not send because their TOASTed value did not change; those columns are
-// NULL in the batch and keep the value the table has for the key. Empty
-// for every other row.
+// NULL in the batch and keep the value the table has for the key. When
+// the update changed the key, the list starts with "old:" and the columns
+// keep the values of the row before, which deletes the old key. Empty for
+// every other row.
 const UnchangedColumn = "_cdc_unchanged"
 
 // Source is a validated postgres-cdc source: immutable, safe for
@@ -78,7 +80,7 @@ type upstreamColumn struct {
 
 // upstreamTable is the upstream table's shape.
 type upstreamTable struct {
-	cols     []upstreamColumn
+	cols      []upstreamColumn
 	replIdent byte // d, f, i or n
 }
 

@@ -169,7 +169,7 @@ func (s *streamState) logical(msg pglogrepl.Message) error {
 		if !s.decode(rel, m.Tuple, s.vals, nil) {
 			return nil
 		}
-		return s.add(s.vals, false, nil)
+		return s.add(s.vals, false, nil, false)
 	case *pglogrepl.UpdateMessage:
 		rel, err := s.ours(m.RelationID)
 		if rel == nil || err != nil {
@@ -195,12 +195,15 @@ func (s *streamState) logical(msg pglogrepl.Message) error {
 			}
 			unchanged = kept
 			if !s.sameKey(rel.key) {
-				if err := s.add(s.oldVals, true, nil); err != nil {
+				// The key changed: delete the old one; the unchanged
+				// columns keep the old row's values.
+				if err := s.add(s.oldVals, true, nil, false); err != nil {
 					return err
 				}
+				return s.add(s.vals, false, unchanged, true)
 			}
 		}
-		return s.add(s.vals, false, unchanged)
+		return s.add(s.vals, false, unchanged, false)
 	case *pglogrepl.DeleteMessage:
 		rel, err := s.ours(m.RelationID)
 		if rel == nil || err != nil {
@@ -209,7 +212,7 @@ func (s *streamState) logical(msg pglogrepl.Message) error {
 		if m.OldTuple == nil || !s.decode(rel, m.OldTuple, s.vals, nil) {
 			return nil
 		}
-		return s.add(s.vals, true, nil)
+		return s.add(s.vals, true, nil, false)
 	case *pglogrepl.TruncateMessage:
 		for _, id := range m.RelationIDs {
 			if rel := s.rels[id]; rel != nil && rel.ours {
@@ -235,11 +238,11 @@ func (s *streamState) ours(id uint32) (*relation, error) {
 }
 
 // add appends a change to the batch under way.
-func (s *streamState) add(vals []types.Value, del bool, unchanged []int) error {
+func (s *streamState) add(vals []types.Value, del bool, unchanged []int, fromOld bool) error {
 	if s.bb.n == 0 {
 		s.flushAt = time.Now().Add(flushDelay)
 	}
-	return s.bb.add(vals, del, unchanged)
+	return s.bb.add(vals, del, unchanged, fromOld)
 }
 
 // sameKey reports whether the new and old values agree on the key.

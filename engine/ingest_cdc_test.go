@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/streamsql/streamsql/connector/pgcdc/pgtest"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// cdcColumns are the columns of the replicated test table, upstream and
+// in streamsql alike.
+const cdcColumns = `id bigint PRIMARY KEY, qty int, small smallint, price numeric(12,3), note text, ok boolean,
+	ts timestamptz, tsl timestamp, d date, j jsonb, tags text[], nums int[], f float8, big text`
+
+// cdcSelect lists the table's rows in one order, for both sides.
+const cdcSelect = `SELECT id, qty, small, price, note, ok, ts, tsl, d, j, tags, nums, f, big FROM %s ORDER BY id`
+
+// cdcView is a view over the table, run by both sides.
+const cdcView = `SELECT ok, count(*) AS n, sum(qty) AS q, sum(price) AS p, max(ts) AS t FROM %s GROUP BY ok`
+
+// cdcGen makes random rows and changes for the upstream table.
+type cdcGen struct {
+	rng  *rand.Rand
+	next int64
+	live map[int64]bool
+}
+
+func (g *cdcGen) lit(kind string) string {
+	if g.rng.IntN(8) == 0 {
+		return "NULL"
+	}
+	r := g.rng
+	switch kind {
+	case "qty":
+		return fmt.Sprint(r.IntN(2000) - 1000)
+	case "small":
+		return fmt.Sprint(r.IntN(60000) - 30000)
+	case "price":
+		return fmt.Sprintf("%d.%03d", r.IntN(100000)-50000, r.IntN(1000))
+	case "note":
+		return fmt.Sprintf("'n%d ''q'' é %d'", r.IntN(100), r.IntN(10))
+	case "ok":
+		return []string{"true", "false"}[r.IntN(2)]
+	case "ts":
+		return fmt.Sprintf("'2024-%02d-%02d %02d:%02d:%02d.%06d+0%d'", 1+r.IntN(12), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(1000000), r.IntN(9))
+	case "tsl":
+		return fmt.Sprintf("'19%02d-%02d-%02d %02d:%02d:%02d.%03d'", r.IntN(100), 1+r.IntN(12), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(1000))
+	case "d":
+		return fmt.Sprintf("'%04d-%02d-%02d'", 1900+r.IntN(200), 1+r.IntN(12), 1+r.IntN(28))
+	case "j":
+		return fmt.Sprintf(`'{"a": %d, "b": [1, "x", null, {"c": %v}], "s": "é\"q"}'`, r.IntN(100), r.IntN(2) == 0)
+	case "tags":
+		return fmt.Sprintf(`'{"t%d","with space",NULL,"q\"uote"}'`, r.IntN(9))
+	case "nums":
+		return fmt.Sprintf("'{%d,%d,-3}'", r.IntN(100), r.IntN(100))
+	case "f":
+		return fmt.Sprint(r.NormFloat64() * 1e6)
+	case "big":
+		// Incompressible and over 2 kB: stored out of line (TOAST).
+		b := make([]byte, 3000+r.IntN(3000))
+		for i := range b {
+			b[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[r.IntN(36)]
+		}
+		return "'" + string(b) + "'"
+	}
+	panic(kind)
+}
+
+var cdcKinds = []string{"qty", "small", "price", "note", "ok", "ts", "tsl", "d", "j", "tags", "nums", "f", "big"}
+
+func (g *cdcGen) insert() string {
+	g.next++
+	g.live[g.next] = true
+	vals := []string{fmt.Sprint(g.next)}
+	for _, k := range cdcKinds {
+		vals = append(vals, g.lit(k))
+	}
+	return fmt.Sprintf("INSERT INTO orders VALUES (%s)", strings.Join(vals, ", "))
+}
+
+func (g *cdcGen) pick() (int64, bool) {
+	for id := range g.live { // map order is random enough
+		return id, true
+	}
+	return 0, false
+}
+
+// change is a random insert, update (of a few columns, which leaves big
+// TOAST-unchanged unless picked; sometimes of the key) or delete.
+func (g *cdcGen) change() string {
+	id, ok := g.pick()
+	switch n := g.rng.IntN(10); {
+	case !ok || n < 4:
+		return g.insert()
+	case n < 8:
+		var sets []string
+		for _, k := range cdcKinds {
+			if g.rng.IntN(4) == 0 {
+				sets = append(sets, k+" = "+g.lit(k))
+			}
+		}
+		if g.rng.IntN(10) == 0 {
+			g.next++
+			delete(g.live, id)
+			g.live[g.next] = true
+			sets = append(sets, fmt.Sprintf("id = %d", g.next))
+		}
+		if len(sets) == 0 {
+			sets = append(sets, "qty = qty + 1")
+		}
+		return fmt.Sprintf("UPDATE orders SET %s WHERE id = %d", strings.Join(sets, ", "), id)
+	default:
+		delete(g.live, id)
+		return fmt.Sprintf("DELETE FROM orders WHERE id = %d", id)
+	}
+}
+
+// upstreamTx runs n random changes upstream in one transaction.
+func (g *cdcGen) upstreamTx(t *testing.T, ctx context.Context, conn *pgx.Conn, n int) {
+	t.Helper()
+	stmts := make([]string, n)
+	for i := range stmts {
+		stmts[i] = g.change()
+	}
+	if _, err := conn.Exec(ctx, "BEGIN; "+strings.Join(stmts, "; ")+"; COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitSame polls until streamsql's answer to q equals upstream's.
+func waitSame(t *testing.T, ctx context.Context, s *Session, up *pgx.Conn, mine, theirs string) {
+	t.Helper()
+	want := pgtest.Rows(ctx, t, up, theirs)
+	deadline := time.Now().Add(60 * time.Second)
+	var got []string
+	for time.Now().Before(deadline) {
+		got = mustRun(t, s, mine)
+		if strings.Join(got, "\n") == strings.Join(want, "\n") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // polling for progress, not for correctness
+	}
+	for i := range max(len(got), len(want)) {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			t.Fatalf("%s: row %d of %d/%d differs:\n got %.300s\nwant %.300s", mine, i, len(got), len(want), g, w)
+		}
+	}
+}
+
+// TestCDCTable: a postgres-cdc table copies the upstream table (every
+// type of cdcColumns, NULLs, TOASTed text), then follows random inserts,
+// updates (some of the key, some leaving TOASTed values unchanged) and
+// deletes; a view over it equals the same query run upstream; a restart
+// goes on from the table's position; streamsql_sources shows it.
+func TestCDCTable(t *testing.T) {
+	pg := pgtest.Start(t)
+	ctx := context.Background()
+	up := pg.Connect(ctx)
+	for _, q := range []string{"SET TimeZone = 'UTC'", "SET extra_float_digits = 1", "CREATE TABLE orders (" + cdcColumns + ")"} {
+		if _, err := up.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := &cdcGen{rng: rand.New(rand.NewPCG(1, 2)), live: map[int64]bool{}}
+	for range 10 {
+		g.upstreamTx(t, ctx, up, 30)
+	}
+	dir := t.TempDir()
+	e, s := open(t, dir)
+	ddl := fmt.Sprintf(`CREATE TABLE orders (%s) WITH (connector = 'postgres-cdc', %s, table.name = 'public.orders', slot.name = 'cdc1')`, cdcColumns, pg.Options())
+	mustRun(t, s, ddl)
+	mustRun(t, s, "CREATE MATERIALIZED VIEW ov AS "+fmt.Sprintf(cdcView, "orders"))
+	same := func() {
+		t.Helper()
+		waitSame(t, ctx, s, up, fmt.Sprintf(cdcSelect, "orders"), fmt.Sprintf(cdcSelect, "orders"))
+		mustRun(t, s, "FLUSH")
+		waitSame(t, ctx, s, up, "SELECT * FROM ov ORDER BY ok", fmt.Sprintf(cdcView, "orders")+" ORDER BY ok")
+	}
+	same()
+	for range 30 {
+		g.upstreamTx(t, ctx, up, 1+g.rng.IntN(20))
+	}
+	same()
+	waitRows(t, s, "SELECT source_name, partition, status, last_error, rows > 0, bad_rows FROM streamsql_sources",
+		"orders|0|streaming|NULL|t|0")
+	e.Close()
+
+	// Changes made while streamsql is down arrive after the restart, once.
+	for range 10 {
+		g.upstreamTx(t, ctx, up, 10)
+	}
+	pg.WaitSlotInactive(ctx, "cdc1")
+	e, s = open(t, dir)
+	defer func() { e.Close() }()
+	same()
+	for range 10 {
+		g.upstreamTx(t, ctx, up, 10)
+	}
+	same()
+}
+
+// TestCDCTableErrors: bad options and upstream mismatches fail at CREATE
+// TABLE with the option or column named; upstream DDL after that stops
+// the table with a clear error in streamsql_sources.
+func TestCDCTableErrors(t *testing.T) {
+	pg := pgtest.Start(t)
+	ctx := context.Background()
+	pg.Exec(ctx, "CREATE TABLE items (id int PRIMARY KEY, name text, n int)")
+	pg.Exec(ctx, "INSERT INTO items VALUES (1, 'a', 10), (2, 'b', 20)")
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	with := func(extra string) string {
+		return fmt.Sprintf("CREATE TABLE items (id int PRIMARY KEY, name text, n int) WITH (connector = 'postgres-cdc', %s%s)", pg.Options(), extra)
+	}
+	for _, c := range []struct {
+		stmt string
+		code pgerr.Code
+		msg  string
+	}{
+		{with(", table.name = 'items', slot.name = 's2', colour = 'red'"), pgerr.InvalidParameterValue, `"colour"`},
+		{with(", table.name = 'items'"), pgerr.InvalidParameterValue, `"slot.name"`},
+		{with(", table.name = 'nope', slot.name = 's2'"), pgerr.UndefinedTable, "nope"},
+		{with(", table.name = 'items', slot.name = 'Bad-Name'"), pgerr.InvalidParameterValue, "slot.name"},
+		{strings.Replace(with(", table.name = 'items', slot.name = 's2'"), "n int)", "n int, extra int)", 1), pgerr.UndefinedColumn, `"extra"`},
+		{strings.Replace(with(", table.name = 'items', slot.name = 's2'"), "name text", "name int", 1), pgerr.DatatypeMismatch, `"name"`},
+		{strings.Replace(with(", table.name = 'items', slot.name = 's2'"), "id int PRIMARY KEY, name text", "id int, name text PRIMARY KEY", 1), pgerr.InvalidTableDefinition, "primary key"},
+		{strings.Replace(with(", table.name = 'items', slot.name = 's2'"), "PRIMARY KEY", "", 1), pgerr.InvalidTableDefinition, "PRIMARY KEY"},
+		{strings.Replace(with(", table.name = 'items', slot.name = 's2'"), fmt.Sprintf("port = '%d'", pg.Port), "port = '1'", 1), "08001", "cannot connect"},
+	} {
+		_, _, err := run(t, s, c.stmt)
+		if pgerr.CodeOf(err) != c.code || err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s:\n got %v (%s), want %s containing %s", c.stmt, err, pgerr.CodeOf(err), c.code, c.msg)
+		}
+	}
+	mustRun(t, s, with(", table.name = 'items', slot.name = 's2'"))
+	waitRows(t, s, "SELECT * FROM items ORDER BY id", "1|a|10", "2|b|20")
+	pg.Exec(ctx, "ALTER TABLE items DROP COLUMN n")
+	pg.Exec(ctx, "INSERT INTO items VALUES (3, 'c')")
+	waitRows(t, s, "SELECT status, last_error LIKE '%upstream DDL%column \"n\" is gone%' FROM streamsql_sources", "failed|t")
+	waitRows(t, s, "SELECT count(*) FROM items", "2")
+	mustRun(t, s, "DROP TABLE items")
+	waitRows(t, s, "SELECT count(*) FROM streamsql_sources", "0")
+}
