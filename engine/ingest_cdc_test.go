@@ -16,10 +16,11 @@ import (
 // cdcColumns are the columns of the replicated test table, upstream and
 // in streamsql alike.
 const cdcColumns = `id bigint PRIMARY KEY, qty int, small smallint, price numeric(12,3), note text, ok boolean,
-	ts timestamptz, tsl timestamp, d date, j jsonb, tags text[], nums int[], f float8, big text`
+	ts timestamptz, tsl timestamp, d date, j jsonb, tags text[], nums int[], f float8, big text,
+	b bytea, tm time, iv interval, r real, vc varchar(20), ch char(3), dates date[]`
 
 // cdcSelect lists the table's rows in one order, for both sides.
-const cdcSelect = `SELECT id, qty, small, price, note, ok, ts, tsl, d, j, tags, nums, f, big FROM %s ORDER BY id`
+const cdcSelect = `SELECT id, qty, small, price, note, ok, ts, tsl, d, j, tags, nums, f, big, b, tm, iv, r, vc, ch, dates FROM %s ORDER BY id`
 
 // cdcView is a view over the table, run by both sides.
 const cdcView = `SELECT ok, count(*) AS n, sum(qty) AS q, sum(price) AS p, max(ts) AS t FROM %s GROUP BY ok`
@@ -60,7 +61,27 @@ func (g *cdcGen) lit(kind string) string {
 	case "nums":
 		return fmt.Sprintf("'{%d,%d,-3}'", r.IntN(100), r.IntN(100))
 	case "f":
+		switch r.IntN(10) {
+		case 0:
+			return "'NaN'"
+		case 1:
+			return "'-Infinity'"
+		}
 		return fmt.Sprint(r.NormFloat64() * 1e6)
+	case "b":
+		return fmt.Sprintf(`'\x%x'`, []byte{byte(r.IntN(256)), 0, byte(r.IntN(256)), '\\'})
+	case "tm":
+		return fmt.Sprintf("'%02d:%02d:%02d.%06d'", r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(1000000))
+	case "iv":
+		return fmt.Sprintf("'%d years %d mons %d days %02d:%02d:%02d.%03d'", r.IntN(5), r.IntN(12)-6, r.IntN(40)-20, r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(1000))
+	case "r":
+		return fmt.Sprintf("%g", float32(r.NormFloat64()*1000))
+	case "vc":
+		return fmt.Sprintf("'v%d'", r.IntN(100000))
+	case "ch":
+		return fmt.Sprintf("'%c'", 'a'+r.IntN(26))
+	case "dates":
+		return fmt.Sprintf("'{2020-01-%02d,NULL,infinity}'", 1+r.IntN(28))
 	case "big":
 		// Incompressible and over 2 kB: stored out of line (TOAST).
 		b := make([]byte, 3000+r.IntN(3000))
@@ -72,7 +93,7 @@ func (g *cdcGen) lit(kind string) string {
 	panic(kind)
 }
 
-var cdcKinds = []string{"qty", "small", "price", "note", "ok", "ts", "tsl", "d", "j", "tags", "nums", "f", "big"}
+var cdcKinds = []string{"qty", "small", "price", "note", "ok", "ts", "tsl", "d", "j", "tags", "nums", "f", "big", "b", "tm", "iv", "r", "vc", "ch", "dates"}
 
 func (g *cdcGen) insert() string {
 	g.next++
@@ -253,4 +274,15 @@ func TestCDCTableErrors(t *testing.T) {
 	waitRows(t, s, "SELECT count(*) FROM items", "2")
 	mustRun(t, s, "DROP TABLE items")
 	waitRows(t, s, "SELECT count(*) FROM streamsql_sources", "0")
+
+	// A type streamsql does not have reads as text, and only as text.
+	pg.Exec(ctx, "CREATE TABLE ids (id int PRIMARY KEY, u uuid)")
+	pg.Exec(ctx, "INSERT INTO ids VALUES (1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), (2, NULL)")
+	uuidTable := "CREATE TABLE ids (id int PRIMARY KEY, u %s) WITH (connector = 'postgres-cdc', " + pg.Options() + ", table.name = 'ids', slot.name = 's3')"
+	if _, _, err := run(t, s, fmt.Sprintf(uuidTable, "int")); pgerr.CodeOf(err) != pgerr.FeatureNotSupported {
+		t.Errorf("uuid as int: %v", err)
+	}
+	mustRun(t, s, fmt.Sprintf(uuidTable, "text"))
+	pg.Exec(ctx, "UPDATE ids SET u = 'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12' WHERE id = 2")
+	waitRows(t, s, "SELECT * FROM ids ORDER BY id", "1|a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "2|b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12")
 }

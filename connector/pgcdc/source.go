@@ -138,9 +138,13 @@ func (s *Source) match(t *upstreamTable) ([]int, error) {
 				WithHint("Upstream columns: %s.", upstreamNames(t))
 		}
 		u := t.cols[j]
+		if !u.ok && c.Type.Kind == types.Text {
+			idx[i] = j // read as its text form (uuid, inet, an enum, ...)
+			continue
+		}
 		if !u.ok {
-			return nil, pgerr.Unsupported("upstream column \"%s\" of %s has type %s, which streamsql cannot read", c.Name, s.cfg.qualified(), u.typeName).
-				WithHint("Leave the column out of the table's columns.")
+			return nil, pgerr.Unsupported("upstream column \"%s\" of %s has type %s, which streamsql does not have", c.Name, s.cfg.qualified(), u.typeName).
+				WithHint("Declare it as text to read its text form, or leave it out.")
 		}
 		if !compatible(c.Type, u.typ) {
 			return nil, pgerr.New(pgerr.DatatypeMismatch, "column \"%s\" is declared %s but upstream table %s has it as %s", c.Name, c.Type, s.cfg.qualified(), u.typeName)

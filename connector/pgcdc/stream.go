@@ -341,6 +341,9 @@ func (s *Source) relation(m *pglogrepl.RelationMessage) (*relation, error) {
 			return nil, ddl("column %q is gone (dropped or renamed)", c.Name)
 		}
 		u, ok := types.FromOID(m.Columns[j].DataType)
+		if !ok && c.Type.Kind == types.Text {
+			ok, u = true, c.Type // a type streamsql does not have, read as text
+		}
 		if !ok || !compatible(c.Type, u) {
 			return nil, ddl("column %q changed type (type OID %d), declared %s", c.Name, m.Columns[j].DataType, c.Type)
 		}
