@@ -166,7 +166,7 @@ func (e *Engine) ingestOnce(ctx context.Context, oid uint32, in *ingest) error {
 		defer e.readers.add(&sourceReader{job: oid, source: oid, rep: keyless})()
 	}
 	part, _ := r.(connector.Partitioned)
-	upsert := strings.HasPrefix(strings.ToUpper(rel.Format), "UPSERT")
+	upsert := strings.HasPrefix(strings.ToUpper(rel.Format), "UPSERT") || strings.HasPrefix(strings.ToUpper(rel.Format), "DEBEZIUM")
 	return r.Run(ctx, func(b arrow.RecordBatch) error {
 		var err error
 		if upsert {

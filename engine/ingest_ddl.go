@@ -34,13 +34,13 @@ func (s *Session) connectorTable(ctx context.Context, rel *catalog.Relation, x *
 	if x.Encode != "" {
 		format += " ENCODE " + strings.ToUpper(x.Encode)
 	}
-	upsert := strings.EqualFold(x.Format, "UPSERT")
+	upsert := strings.EqualFold(x.Format, "UPSERT") || strings.EqualFold(x.Format, "DEBEZIUM") // keyed by the messages
 	switch {
 	case upsert && len(rel.PrimaryKey) == 0:
-		return pgerr.New(pgerr.InvalidTableDefinition, "FORMAT UPSERT needs a PRIMARY KEY").
+		return pgerr.New(pgerr.InvalidTableDefinition, "FORMAT %s needs a PRIMARY KEY", strings.ToUpper(x.Format)).
 			WithHint("Messages replace (and tombstones delete) the row with their key: CREATE TABLE t (id int, ..., PRIMARY KEY (id)) ... FORMAT UPSERT ENCODE JSON.")
 	case upsert && len(rel.Unique) > 0:
-		return pgerr.Unsupported("a kafka table with FORMAT UPSERT cannot have UNIQUE constraints besides its primary key").
+		return pgerr.Unsupported("a kafka table with FORMAT %s cannot have UNIQUE constraints besides its primary key", strings.ToUpper(x.Format)).
 			WithHint("A message violating one would stop the ingest.")
 	case !upsert && (len(rel.PrimaryKey) > 0 || len(rel.Unique) > 0):
 		return pgerr.Unsupported("a kafka table with FORMAT %s cannot have PRIMARY KEY or UNIQUE constraints", strings.TrimSpace(format+" ")).
