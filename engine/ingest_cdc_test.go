@@ -268,6 +268,10 @@ func TestCDCTableErrors(t *testing.T) {
 	}
 	mustRun(t, s, with(", table.name = 'items', slot.name = 's2'"))
 	waitRows(t, s, "SELECT * FROM items ORDER BY id", "1|a|10", "2|b|20")
+	// Another table cannot take the slot.
+	if _, _, err := run(t, s, strings.Replace(with(", table.name = 'items', slot.name = 's2'"), "TABLE items", "TABLE items2", 1)); pgerr.CodeOf(err) != pgerr.DuplicateObject {
+		t.Errorf("a second table on slot s2: %v", err)
+	}
 	pg.Exec(ctx, "ALTER TABLE items DROP COLUMN n")
 	pg.Exec(ctx, "INSERT INTO items VALUES (3, 'c')")
 	waitRows(t, s, "SELECT status, last_error LIKE '%upstream DDL%column \"n\" is gone%' FROM streamsql_sources", "failed|t")

@@ -194,8 +194,9 @@ func (s *Source) checkKey(t *upstreamTable, pk []string) error {
 
 // Check connects to the upstream database and checks what CREATE TABLE
 // needs: logical replication is on, the table exists with the declared
-// columns and key (pk: the primary key's column names), and the
-// publication exists (created when missing) and publishes the table.
+// columns and key (pk: the primary key's column names), the slot does
+// not exist yet, and the publication exists (created when missing) and
+// publishes the table.
 func (s *Source) Check(ctx context.Context, pk []string) error {
 	conn, err := s.connect(ctx, false)
 	if err != nil {
@@ -219,6 +220,16 @@ func (s *Source) Check(ctx context.Context, pk []string) error {
 	}
 	if err := s.checkKey(t, pk); err != nil {
 		return err
+	}
+	// A fresh table's reader drops and recreates its slot (see Run): the
+	// slot must not be another table's, or a leftover someone may need.
+	rows, err = query(ctx, conn, "SELECT database FROM pg_replication_slots WHERE slot_name = "+quoteLit(s.cfg.Slot))
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 {
+		return pgerr.New(pgerr.DuplicateObject, "replication slot %q already exists upstream (database %q)", s.cfg.Slot, rows[0][0]).
+			WithHint("Each postgres-cdc table needs a slot of its own: choose another slot.name, or drop the old slot upstream with SELECT pg_drop_replication_slot('%s').", s.cfg.Slot)
 	}
 	return s.ensurePublication(ctx, conn)
 }
