@@ -49,6 +49,9 @@ func (s pgcdcSource) CheckTable(ctx context.Context, pk []string) error { return
 // (the table must be emptied first).
 func (s pgcdcSource) NeedsSnapshot(pos []byte) bool { return pgcdc.NeedsSnapshot(pos) }
 
+// DropSlot drops the upstream replication slot (the table was dropped).
+func (s pgcdcSource) DropSlot(ctx context.Context) error { return s.src.DropSlot(ctx) }
+
 // pgcdcReader adds Report to a pgcdc.Reader: one partition (0) whose
 // offset is the LSN confirmed upstream and whose high watermark is the
 // upstream WAL end (lag in bytes of WAL).

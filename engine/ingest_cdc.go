@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -38,7 +39,11 @@ const cdcConnector = "postgres-cdc"
 type cdcSource interface {
 	CheckTable(ctx context.Context, pk []string) error
 	NeedsSnapshot(pos []byte) bool
+	DropSlot(ctx context.Context) error
 }
+
+// cdcDropTimeout bounds dropping the upstream slot of a dropped table.
+var cdcDropTimeout = 10 * time.Second
 
 // isCDCTable reports whether rel is a postgres-cdc table.
 func isCDCTable(rel *catalog.Relation) bool {
@@ -122,6 +127,16 @@ func (e *Engine) ingestCDC(ctx context.Context, oid uint32, rel *catalog.Relatio
 	if rep, ok := r.(connector.Reporter); ok {
 		defer e.readers.add(&sourceReader{job: oid, source: oid, rep: rep})()
 	}
+	defer func() {
+		// DROP TABLE: the slot would keep WAL upstream for ever.
+		if ctx.Err() != nil && e.cat.Relation(oid) == nil {
+			dctx, cancel := context.WithTimeout(context.Background(), cdcDropTimeout)
+			defer cancel()
+			if err := cs.DropSlot(dctx); err != nil {
+				e.cfg.Logf("table %q was dropped, but its replication slot could not be dropped upstream: %v", rel.Name, err)
+			}
+		}
+	}()
 	return r.Run(ctx, func(b arrow.RecordBatch) error {
 		ups, dels, err := cdcBatch(b, rel, tbl)
 		if err == nil {

@@ -278,6 +278,10 @@ func TestCDCTableErrors(t *testing.T) {
 	waitRows(t, s, "SELECT count(*) FROM items", "2")
 	mustRun(t, s, "DROP TABLE items")
 	waitRows(t, s, "SELECT count(*) FROM streamsql_sources", "0")
+	up := pg.Connect(ctx)
+	if got := pgtest.Rows(ctx, t, up, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 's2'"); got[0] != "0" {
+		t.Errorf("slot s2 after DROP TABLE: %v", got)
+	}
 
 	// A type streamsql does not have reads as text, and only as text.
 	pg.Exec(ctx, "CREATE TABLE ids (id int PRIMARY KEY, u uuid)")

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
@@ -306,4 +307,24 @@ func upstreamError(err error) error {
 		return pgerr.Wrap(err, pgerr.Code(pe.Code), "upstream PostgreSQL: %s", pe.Message)
 	}
 	return fmt.Errorf("upstream PostgreSQL: %w", err)
+}
+
+// DropSlot drops the source's replication slot upstream, waiting for a
+// walsender still using it to exit (ctx bounds the wait). A missing slot
+// is not an error. The engine calls it when the table is dropped.
+func (s *Source) DropSlot(ctx context.Context) error {
+	conn, err := s.connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	err = pglogrepl.DropReplicationSlot(ctx, conn, s.cfg.Slot, pglogrepl.DropReplicationSlotOptions{Wait: true})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42704" { // undefined_object: already gone
+		return nil
+	}
+	if err != nil {
+		return upstreamError(err)
+	}
+	return nil
 }
