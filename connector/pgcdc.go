@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/streamsql/streamsql/connector/pgcdc"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -34,11 +35,25 @@ func (s pgcdcSource) NewReader() (Reader, error) { return s.NewReaderAt(nil, Rea
 
 // NewReaderAt implements Resumable: the position is an upstream LSN.
 func (s pgcdcSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
+	if s.src.Shared() {
+		return nil, pgerr.Unsupported("a postgres-cdc source is read through its tables").
+			WithHint("CREATE TABLE t (...) FROM source TABLE 'schema.table'.")
+	}
 	r := s.src.NewReader(pgcdc.ReaderOptions{Errors: o.Errors})
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}
 	return pgcdcReader{r}, nil
+}
+
+// Check implements Checker for a shared source (CREATE SOURCE): the
+// server answers with wal_level = logical. A table's source is checked
+// by CheckTable instead.
+func (s pgcdcSource) Check(ctx context.Context) error {
+	if s.src.Shared() {
+		return s.src.CheckShared(ctx)
+	}
+	return nil
 }
 
 // CheckTable checks the upstream table against the declared columns and

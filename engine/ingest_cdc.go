@@ -97,6 +97,34 @@ func (s *Session) cdcTable(ctx context.Context, rel *catalog.Relation, x *sql.So
 	return cs.CheckTable(cctx, pk)
 }
 
+// cdcTableFrom completes rel, planned from CREATE TABLE t (...) FROM src
+// TABLE 'schema.table': a postgres-cdc table with the shared source's
+// options, the upstream table, and a slot of its own
+// (pgcdc.TableOptions). The table keeps a copy of the options: dropping
+// or altering the source later does not change it.
+func (s *Session) cdcTableFrom(ctx context.Context, rel *catalog.Relation, x *sql.Source) error {
+	schema, name := "", x.FromSource
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		schema, name = name[:i], name[i+1:]
+	}
+	src, err := s.eng.cat.Resolve(schema, name, s.set.searchPath())
+	if err != nil {
+		return err
+	}
+	if src.Kind != catalog.KindSource || !strings.EqualFold(src.Connector, cdcConnector) {
+		return pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a postgres-cdc source", src.Name).
+			WithHint("CREATE SOURCE %s WITH (connector = 'postgres-cdc', hostname = ..., slot.name = ...) first.", quoteIdent(src.Name))
+	}
+	if _, ok := src.Options["table.name"]; ok {
+		return pgerr.New(pgerr.WrongObjectType, "postgres-cdc source \"%s\" reads one table (it has table.name); a table FROM it needs a source without table.name", src.Name)
+	}
+	opts, err := pgcdc.TableOptions(src.Options, x.FromTable)
+	if err != nil {
+		return err
+	}
+	return s.cdcTable(ctx, rel, &sql.Source{}, opts)
+}
+
 // ingestCDC runs a CDC table's reader from the table's position until ctx
 // is canceled or an error.
 func (e *Engine) ingestCDC(ctx context.Context, oid uint32, rel *catalog.Relation, tbl *storage.Table, src connector.Source) error {

@@ -294,3 +294,44 @@ func TestCDCTableErrors(t *testing.T) {
 	pg.Exec(ctx, "UPDATE ids SET u = 'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12' WHERE id = 2")
 	waitRows(t, s, "SELECT * FROM ids ORDER BY id", "1|a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "2|b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12")
 }
+
+// TestCDCSharedSource: CREATE SOURCE with the connection once, then
+// tables FROM it, each replicating its upstream table (with a slot of its
+// own, in the source's publication); the source itself cannot be read.
+func TestCDCSharedSource(t *testing.T) {
+	pg := pgtest.Start(t)
+	ctx := context.Background()
+	pg.Exec(ctx, "CREATE TABLE a (id int PRIMARY KEY, v text); CREATE TABLE b (k bigint PRIMARY KEY, n numeric)")
+	pg.Exec(ctx, "INSERT INTO a VALUES (1, 'x'), (2, 'y'); INSERT INTO b VALUES (10, 1.5)")
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE SOURCE pg WITH (connector = 'postgres-cdc', "+pg.Options()+", slot.name = 'shop', publication.name = 'shop_pub')")
+	mustRun(t, s, "CREATE TABLE ta (id int PRIMARY KEY, v text) FROM pg TABLE 'public.a'")
+	mustRun(t, s, "CREATE TABLE tb (k bigint PRIMARY KEY, n numeric) FROM pg TABLE 'b'")
+	waitRows(t, s, "SELECT * FROM ta ORDER BY id", "1|x", "2|y")
+	waitRows(t, s, "SELECT * FROM tb", "10|1.5")
+	pg.Exec(ctx, "BEGIN; UPDATE a SET v = 'z' WHERE id = 2; DELETE FROM a WHERE id = 1; INSERT INTO b VALUES (11, -2); COMMIT")
+	waitRows(t, s, "SELECT * FROM ta ORDER BY id", "2|z")
+	waitRows(t, s, "SELECT * FROM tb ORDER BY k", "10|1.5", "11|-2")
+	up := pg.Connect(ctx)
+	if got := strings.Join(pgtest.Rows(ctx, t, up, "SELECT slot_name FROM pg_replication_slots ORDER BY 1"), ","); got != "shop_b,shop_public_a" {
+		t.Errorf("slots: %s", got)
+	}
+	if got := strings.Join(pgtest.Rows(ctx, t, up, "SELECT tablename FROM pg_publication_tables WHERE pubname = 'shop_pub' ORDER BY 1"), ","); got != "a,b" {
+		t.Errorf("publication: %s", got)
+	}
+	for _, c := range []struct {
+		q    string
+		code pgerr.Code
+	}{
+		{"CREATE TABLE tc (id int PRIMARY KEY) FROM ta TABLE 'a'", pgerr.WrongObjectType},
+		{"CREATE TABLE tc (id int PRIMARY KEY) FROM nope TABLE 'a'", pgerr.UndefinedTable},
+		{"CREATE TABLE tc (id int PRIMARY KEY) FROM pg TABLE 'a' WITH (connector = 'kafka')", pgerr.SyntaxError},
+		{"CREATE TABLE tc (id int PRIMARY KEY) FROM pg", pgerr.SyntaxError},
+		{"CREATE MATERIALIZED VIEW pv AS SELECT count(*) FROM pg", pgerr.FeatureNotSupported},
+	} {
+		if _, _, err := run(t, s, c.q); pgerr.CodeOf(err) != c.code {
+			t.Errorf("%s: %v (%s), want %s", c.q, err, pgerr.CodeOf(err), c.code)
+		}
+	}
+}

@@ -19,6 +19,9 @@ import (
 // for kafka, checks) the connector so that a bad option or an unknown
 // topic fails here.
 func (s *Session) connectorTable(ctx context.Context, rel *catalog.Relation, x *sql.Source) error {
+	if x.FromSource != "" {
+		return s.cdcTableFrom(ctx, rel, x) // ingest_cdc.go
+	}
 	name, opts, err := connectorOptions(x.Options)
 	if err != nil {
 		return err

@@ -29,12 +29,16 @@ const DeleteColumn = "_cdc_delete"
 // every other row.
 const UnchangedColumn = "_cdc_unchanged"
 
+// SharedColumn is the one (placeholder) column of a shared source.
+const SharedColumn = "_cdc_source"
+
 // Source is a validated postgres-cdc source: immutable, safe for
 // concurrent use. Its readers are resumable at LSNs.
 type Source struct {
-	cfg  Config
-	cols []types.Column // the table's columns
-	out  []types.Column // cols, DeleteColumn, UnchangedColumn
+	shared bool // CREATE SOURCE without table.name: read through tables
+	cfg    Config
+	cols   []types.Column // the table's columns
+	out    []types.Column // cols, DeleteColumn, UnchangedColumn
 }
 
 // Open validates a postgres-cdc source. cols are the table's declared
@@ -44,6 +48,13 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 	if format != "" {
 		return nil, bad("a postgres-cdc table cannot read FORMAT %s", format).
 			WithHint("Leave the FORMAT clause out: changes are decoded from PostgreSQL's logical replication.")
+	}
+	if _, ok := opts["table.name"]; !ok {
+		if len(cols) == 0 || len(cols) == 1 && cols[0].Name == SharedColumn {
+			return openShared(opts)
+		}
+		return nil, pgerr.New(pgerr.InvalidTableDefinition, "a postgres-cdc source without table.name has no columns of its own").
+			WithHint("Declare the columns on its tables: CREATE TABLE t (...) FROM source TABLE 'schema.table'.")
 	}
 	if len(cols) == 0 {
 		return nil, pgerr.New(pgerr.InvalidTableDefinition, "a postgres-cdc table needs declared columns").
@@ -61,6 +72,63 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 	out := append(slices.Clone(cols), types.Column{Name: DeleteColumn, Type: types.TBool},
 		types.Column{Name: UnchangedColumn, Type: types.TText})
 	return &Source{cfg: cfg, cols: slices.Clone(cols), out: out}, nil
+}
+
+// openShared validates a shared source (CREATE SOURCE without table.name):
+// the connection, slot and publication options its tables start from.
+func openShared(opts map[string]string) (*Source, error) {
+	o := make(map[string]string, len(opts)+1)
+	for k, v := range opts {
+		o[k] = v
+	}
+	o["table.name"] = "shared"
+	cfg, err := ParseConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Table = ""
+	// One placeholder column: a relation has columns; reading it is
+	// refused (connector.NewReaderAt).
+	return &Source{cfg: cfg, shared: true, out: []types.Column{{Name: SharedColumn, Type: types.TText}}}, nil
+}
+
+// Shared reports whether s is a shared source, read only through tables
+// created FROM it (TableOptions).
+func (s *Source) Shared() bool { return s.shared }
+
+// TableOptions returns the options of a table of the shared source with
+// options opts reading upstream table ("schema.table" or "table"): the
+// source's, with table.name set and a slot of the table's own (the
+// source's slot name, "_", the table's name; at most 63 bytes).
+func TableOptions(opts map[string]string, table string) (map[string]string, error) {
+	if _, ok := opts["table.name"]; ok {
+		return nil, bad("source has table.name: it is a table's source, not a shared one")
+	}
+	out := make(map[string]string, len(opts)+1)
+	for k, v := range opts {
+		out[k] = v
+	}
+	out["table.name"] = table
+	var b strings.Builder
+	b.WriteString(opts["slot.name"])
+	b.WriteByte('_')
+	for _, r := range strings.ToLower(table) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	slot := b.String()
+	if len(slot) > 63 {
+		slot = slot[:63]
+	}
+	out["slot.name"] = slot
+	if _, ok := opts["publication.name"]; !ok {
+		out["publication.name"] = opts["slot.name"]
+	}
+	return out, nil
 }
 
 // Config returns the source's configuration.
@@ -204,13 +272,8 @@ func (s *Source) Check(ctx context.Context, pk []string) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	rows, err := query(ctx, conn, "SHOW wal_level")
-	if err != nil {
+	if err := s.checkWALLevel(ctx, conn); err != nil {
 		return err
-	}
-	if rows[0][0] != "logical" {
-		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "upstream PostgreSQL at %s has wal_level = %s; logical replication needs wal_level = logical", s.cfg.addr(), rows[0][0]).
-			WithHint("Set wal_level = logical in postgresql.conf and restart it.")
 	}
 	t, err := s.describe(ctx, conn)
 	if err != nil {
@@ -222,6 +285,7 @@ func (s *Source) Check(ctx context.Context, pk []string) error {
 	if err := s.checkKey(t, pk); err != nil {
 		return err
 	}
+	var rows [][]string
 	// A fresh table's reader drops and recreates its slot (see Run): the
 	// slot must not be another table's, or a leftover someone may need.
 	rows, err = query(ctx, conn, "SELECT database FROM pg_replication_slots WHERE slot_name = "+quoteLit(s.cfg.Slot))
@@ -235,8 +299,31 @@ func (s *Source) Check(ctx context.Context, pk []string) error {
 	return s.ensurePublication(ctx, conn)
 }
 
+// CheckShared checks a shared source: the server answers and has
+// wal_level = logical.
+func (s *Source) CheckShared(ctx context.Context) error {
+	conn, err := s.connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	return s.checkWALLevel(ctx, conn)
+}
+
+func (s *Source) checkWALLevel(ctx context.Context, conn *pgconn.PgConn) error {
+	rows, err := query(ctx, conn, "SHOW wal_level")
+	if err != nil {
+		return err
+	}
+	if rows[0][0] != "logical" {
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "upstream PostgreSQL at %s has wal_level = %s; logical replication needs wal_level = logical", s.cfg.addr(), rows[0][0]).
+			WithHint("Set wal_level = logical in postgresql.conf and restart it.")
+	}
+	return nil
+}
+
 // ensurePublication creates the publication for the table when it does
-// not exist, and checks that it publishes the table when it does.
+// not exist, and adds the table to it when it does not publish it.
 func (s *Source) ensurePublication(ctx context.Context, conn *pgconn.PgConn) error {
 	rows, err := query(ctx, conn, "SELECT puballtables FROM pg_publication WHERE pubname = "+quoteLit(s.cfg.Publication))
 	if err != nil {
@@ -255,8 +342,10 @@ func (s *Source) ensurePublication(ctx context.Context, conn *pgconn.PgConn) err
 		return err
 	}
 	if len(rows) == 0 {
-		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "upstream publication %q does not publish table %s", s.cfg.Publication, s.cfg.qualified()).
-			WithHint("ALTER PUBLICATION %s ADD TABLE %s upstream, or name another publication.", quoteIdent(s.cfg.Publication), s.cfg.qualified())
+		if _, err := query(ctx, conn, "ALTER PUBLICATION "+quoteIdent(s.cfg.Publication)+" ADD TABLE "+s.cfg.qualified()); err != nil {
+			return pgerr.Wrap(err, pgerr.ObjectNotInPrerequisiteState, "upstream publication %q does not publish table %s, and adding it failed: %v", s.cfg.Publication, s.cfg.qualified(), err).
+				WithHint("ALTER PUBLICATION %s ADD TABLE %s upstream, or name another publication.", quoteIdent(s.cfg.Publication), s.cfg.qualified())
+		}
 	}
 	return nil
 }
