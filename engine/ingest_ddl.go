@@ -30,7 +30,7 @@ func (s *Session) connectorTable(ctx context.Context, rel *catalog.Relation, x *
 		return s.cdcTable(ctx, rel, x, opts)
 	}
 	if name != "kafka" {
-		return pgerr.Unsupported("CREATE TABLE ... WITH (connector = '%s') is not supported: only kafka tables store what they read", name).
+		return pgerr.Unsupported("CREATE TABLE ... WITH (connector = '%s') is not supported: only kafka and postgres-cdc tables store what they read", name).
 			WithHint("Use CREATE SOURCE ... WITH (connector = '%s'), and a materialized view over it to keep what it reads.", name)
 	}
 	format := strings.ToUpper(x.Format)

@@ -455,7 +455,7 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 	}
 	if name == "" {
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "CREATE SOURCE needs WITH (connector = '...')").
-			WithHint("connectors: datagen, nexmark, file, kafka")
+			WithHint("connectors: datagen, nexmark, file, kafka, postgres-cdc")
 	}
 	rel := &catalog.Relation{Name: x.Name, Kind: catalog.KindSource}
 	if x.Stmt != nil {
