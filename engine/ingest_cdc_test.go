@@ -272,6 +272,27 @@ func TestCDCTableErrors(t *testing.T) {
 	if _, _, err := run(t, s, strings.Replace(with(", table.name = 'items', slot.name = 's2'"), "TABLE items", "TABLE items2", 1)); pgerr.CodeOf(err) != pgerr.DuplicateObject {
 		t.Errorf("a second table on slot s2: %v", err)
 	}
+	// Writes to other tables do not make the slot keep WAL: idle, the
+	// reader confirms how far the walsender got.
+	pg.Exec(ctx, "CREATE TABLE other (x int); INSERT INTO other SELECT generate_series(1, 10000)")
+	upc := pg.Connect(ctx)
+	var target string
+	if err := upc.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&target); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		var ok bool
+		if err := upc.QueryRow(ctx, "SELECT confirmed_flush_lsn >= $1::pg_lsn FROM pg_replication_slots WHERE slot_name = 's2'", target).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slot s2 not confirmed past %s", target)
+		}
+		time.Sleep(20 * time.Millisecond) // polling for a keepalive
+	}
 	pg.Exec(ctx, "ALTER TABLE items DROP COLUMN n")
 	pg.Exec(ctx, "INSERT INTO items VALUES (3, 'c')")
 	waitRows(t, s, "SELECT status, last_error LIKE '%upstream DDL%column \"n\" is gone%' FROM streamsql_sources", "failed|t")

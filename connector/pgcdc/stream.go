@@ -120,6 +120,15 @@ func (s *streamState) copyData(ctx context.Context, data []byte) error {
 			return err
 		}
 		s.r.update(func(st *Status) { st.WALEnd = max(st.WALEnd, uint64(ka.ServerWALEnd)) })
+		// A keepalive's LSN is how far the walsender has decoded and sent
+		// (sentPtr): with no change of ours pending, every transaction
+		// before it is in the table or had nothing for it, so it can be
+		// confirmed; the slot then does not keep WAL written to other
+		// tables.
+		if s.bb.n == 0 && !s.inTx && uint64(ka.ServerWALEnd) > s.acked {
+			s.acked = uint64(ka.ServerWALEnd)
+			s.r.update(func(st *Status) { st.Confirmed = s.acked })
+		}
 		if ka.ReplyRequested {
 			return s.sendStatus(ctx)
 		}
