@@ -2,7 +2,6 @@ package pgcdc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -269,6 +268,3 @@ func (r *Reader) skip(err error) {
 		r.opts.Errors(err)
 	}
 }
-
-// errDDL marks upstream schema changes the table cannot follow.
-var errDDL = errors.New("upstream DDL")
