@@ -196,7 +196,7 @@ func TestRegister(t *testing.T) {
 	if r, err := NewReader(src, ReaderOptions{Errors: func(error) {}}); err != nil || r.Run(context.Background(), nil).Error() != "fake" {
 		t.Fatalf("fake reader: %v", err)
 	}
-	if names := Names(); !reflect.DeepEqual(names, []string{"datagen", "fake", "file", "kafka", "nexmark"}) {
+	if names := Names(); !reflect.DeepEqual(names, []string{"datagen", "fake", "file", "kafka", "nexmark", "postgres-cdc"}) {
 		t.Fatalf("names %v", names)
 	}
 }

@@ -143,6 +143,9 @@ func (e *Engine) ingestOnce(ctx context.Context, oid uint32, in *ingest) error {
 	if err != nil {
 		return err
 	}
+	if isCDCTable(rel) {
+		return e.ingestCDC(ctx, oid, rel, tbl, src) // ingest_cdc.go
+	}
 	var bad atomic.Int64
 	onError := func(err error) {
 		if n := bad.Add(1); n <= 10 || n%1000 == 0 {
@@ -163,7 +166,7 @@ func (e *Engine) ingestOnce(ctx context.Context, oid uint32, in *ingest) error {
 		defer e.readers.add(&sourceReader{job: oid, source: oid, rep: keyless})()
 	}
 	part, _ := r.(connector.Partitioned)
-	upsert := strings.HasPrefix(strings.ToUpper(rel.Format), "UPSERT")
+	upsert := strings.HasPrefix(strings.ToUpper(rel.Format), "UPSERT") || strings.HasPrefix(strings.ToUpper(rel.Format), "DEBEZIUM")
 	return r.Run(ctx, func(b arrow.RecordBatch) error {
 		var err error
 		if upsert {

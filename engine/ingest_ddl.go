@@ -19,25 +19,31 @@ import (
 // for kafka, checks) the connector so that a bad option or an unknown
 // topic fails here.
 func (s *Session) connectorTable(ctx context.Context, rel *catalog.Relation, x *sql.Source) error {
+	if x.FromSource != "" {
+		return s.cdcTableFrom(ctx, rel, x) // ingest_cdc.go
+	}
 	name, opts, err := connectorOptions(x.Options)
 	if err != nil {
 		return err
 	}
+	if name == cdcConnector {
+		return s.cdcTable(ctx, rel, x, opts)
+	}
 	if name != "kafka" {
-		return pgerr.Unsupported("CREATE TABLE ... WITH (connector = '%s') is not supported: only kafka tables store what they read", name).
+		return pgerr.Unsupported("CREATE TABLE ... WITH (connector = '%s') is not supported: only kafka and postgres-cdc tables store what they read", name).
 			WithHint("Use CREATE SOURCE ... WITH (connector = '%s'), and a materialized view over it to keep what it reads.", name)
 	}
 	format := strings.ToUpper(x.Format)
 	if x.Encode != "" {
 		format += " ENCODE " + strings.ToUpper(x.Encode)
 	}
-	upsert := strings.EqualFold(x.Format, "UPSERT")
+	upsert := strings.EqualFold(x.Format, "UPSERT") || strings.EqualFold(x.Format, "DEBEZIUM") // keyed by the messages
 	switch {
 	case upsert && len(rel.PrimaryKey) == 0:
-		return pgerr.New(pgerr.InvalidTableDefinition, "FORMAT UPSERT needs a PRIMARY KEY").
+		return pgerr.New(pgerr.InvalidTableDefinition, "FORMAT %s needs a PRIMARY KEY", strings.ToUpper(x.Format)).
 			WithHint("Messages replace (and tombstones delete) the row with their key: CREATE TABLE t (id int, ..., PRIMARY KEY (id)) ... FORMAT UPSERT ENCODE JSON.")
 	case upsert && len(rel.Unique) > 0:
-		return pgerr.Unsupported("a kafka table with FORMAT UPSERT cannot have UNIQUE constraints besides its primary key").
+		return pgerr.Unsupported("a kafka table with FORMAT %s cannot have UNIQUE constraints besides its primary key", strings.ToUpper(x.Format)).
 			WithHint("A message violating one would stop the ingest.")
 	case !upsert && (len(rel.PrimaryKey) > 0 || len(rel.Unique) > 0):
 		return pgerr.Unsupported("a kafka table with FORMAT %s cannot have PRIMARY KEY or UNIQUE constraints", strings.TrimSpace(format+" ")).

@@ -455,7 +455,7 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 	}
 	if name == "" {
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "CREATE SOURCE needs WITH (connector = '...')").
-			WithHint("connectors: datagen, nexmark, file, kafka")
+			WithHint("connectors: datagen, nexmark, file, kafka, postgres-cdc")
 	}
 	rel := &catalog.Relation{Name: x.Name, Kind: catalog.KindSource}
 	if x.Stmt != nil {
@@ -487,8 +487,8 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 		opts[key] = col.Name
 	}
 	rel.AppendOnly = true
-	if strings.EqualFold(x.Format, "UPSERT") {
-		return nil, pgerr.Unsupported("FORMAT UPSERT is not supported on a source").
+	if strings.EqualFold(x.Format, "UPSERT") || strings.EqualFold(x.Format, "DEBEZIUM") {
+		return nil, pgerr.Unsupported("FORMAT %s is not supported on a source", strings.ToUpper(x.Format)).
 			WithHint("A source only appends; use CREATE TABLE ... (..., PRIMARY KEY (...)) WITH (connector = 'kafka', ...) FORMAT UPSERT ENCODE JSON.")
 	}
 	rel.Connector, rel.Options, rel.Format = name, opts, x.Format

@@ -186,6 +186,11 @@ type Source struct {
 	// Include are the INCLUDE items (connector metadata as columns), in
 	// the order written.
 	Include []Include
+	// FromSource and FromTable are CREATE TABLE t (...) FROM source TABLE
+	// 'schema.table' (a table of a shared CDC source); FromPos is the
+	// offset of FROM. Options is nil then.
+	FromSource, FromTable string
+	FromPos               int
 }
 
 // Include is one item of CREATE SOURCE's INCLUDE clause: "INCLUDE what [AS

@@ -288,6 +288,17 @@ func (l *lifter) createTable() error {
 			conn.Options = opts
 			l.blank(j, next)
 			j = next
+		case l.is(j, "FROM") && conn == nil:
+			// FROM source TABLE 'schema.table' (RisingWave's shared CDC source).
+			src, next, ok := l.name(j + 1)
+			if !ok || !l.is(next, "TABLE") || next+1 >= len(l.toks) || l.toks[next+1].kind != tokString {
+				return pgerr.New(pgerr.SyntaxError, "syntax error at or near \"FROM\"").
+					WithHint("A table of a CDC source: CREATE TABLE t (...) FROM source TABLE 'schema.table'.").
+					WithPosition(CharPos(l.src, l.toks[j].start))
+			}
+			conn = &Source{FromSource: src, FromTable: unquote(l.tok(next + 1)), FromPos: l.toks[j].start}
+			l.blank(j, next+2)
+			j = next + 2
 		case l.is(j, "FORMAT") && formatAt < 0:
 			f, e, next, err := l.format(j)
 			if err != nil {
@@ -303,7 +314,11 @@ func (l *lifter) createTable() error {
 			j++
 		}
 	}
-	if conn != nil && conn.Options == nil {
+	if conn != nil && conn.FromSource != "" && (conn.Options != nil || formatAt >= 0 || includeAt >= 0) {
+		return pgerr.New(pgerr.SyntaxError, "a table FROM a source takes no WITH (connector = ...), FORMAT or INCLUDE").
+			WithHint("The source's options apply.").WithPosition(CharPos(l.src, conn.FromPos))
+	}
+	if conn != nil && conn.Options == nil && conn.FromSource == "" {
 		at := max(formatAt, includeAt)
 		return pgerr.New(pgerr.SyntaxError, "%s needs WITH (connector = '...') on CREATE TABLE", l.word(at)).
 			WithHint("A table that stores what a connector reads: CREATE TABLE t (...) WITH (connector = 'kafka', ...) FORMAT ....").

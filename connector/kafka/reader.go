@@ -603,20 +603,26 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 func (r *Reader) decode(rec *kgo.Record) (int, error) {
 	var col int
 	var err error
-	tombstone := rec.Value == nil
+	value, key := rec.Value, rec.Key
+	tombstone := value == nil
+	if r.src.debezium { // a delete event is a tombstone whose key is "before"
+		if value, key, tombstone, err = debeziumMessage(rec.Key, rec.Value); err != nil {
+			return -1, err
+		}
+	}
 	switch {
 	case tombstone && !r.src.upsert:
 		return -1, pgerr.New(pgerr.InvalidTextRepresentation, "the message has no value (a tombstone)")
 	case tombstone:
 		// The key's columns from the key, when it is a JSON object; the
 		// INCLUDE key column (below) otherwise.
-		if _, err := r.row.JSON(rec.Key); err != nil || rec.Key == nil {
+		if _, err := r.row.JSON(key); err != nil || key == nil {
 			r.row.JSON([]byte("{}")) // all NULL
 		}
 	case r.src.format == JSON:
-		col, err = r.row.JSON(rec.Value)
+		col, err = r.row.JSON(value)
 	default:
-		v := rec.Value
+		v := value
 		for len(v) > 0 && (v[len(v)-1] == '\n' || v[len(v)-1] == '\r') {
 			v = v[:len(v)-1]
 		}

@@ -102,6 +102,7 @@ type Source struct {
 	wait      bool   // scan.topic.wait: a missing topic is waited for
 	format    Format
 	upsert    bool // FORMAT UPSERT ENCODE JSON: tombstones are rows too (TombstoneColumn)
+	debezium  bool // FORMAT DEBEZIUM ENCODE JSON (also upsert): debezium.go
 	cols      []types.Column
 	dec       *decode.Schema
 	meta      []metaCol // INCLUDE columns
@@ -190,9 +191,12 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 		// Only a table with a primary key reads it (the engine refuses it
 		// on a source): see TombstoneColumn.
 		s.upsert = true
+	case "DEBEZIUM ENCODE JSON":
+		// As UPSERT, each event read by debeziumMessage.
+		s.upsert, s.debezium = true, true
 	default:
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "a kafka source cannot read FORMAT %s", format).
-			WithHint("Use FORMAT JSON (= FORMAT PLAIN ENCODE JSON) or FORMAT PLAIN ENCODE CSV.")
+			WithHint("Use FORMAT JSON (= FORMAT PLAIN ENCODE JSON), FORMAT PLAIN ENCODE CSV, or (tables with a primary key) FORMAT UPSERT ENCODE JSON or FORMAT DEBEZIUM ENCODE JSON.")
 	}
 	isMeta := make([]bool, len(cols))
 	for m := MetaPartition; m <= MetaKey; m++ {

@@ -24,6 +24,10 @@ const (
 	// KafkaV1: the number of partitions, then (partition, next offset) for
 	// each, by partition (EncodeOffsets).
 	KafkaV1 byte = 0x41
+	// PgCDCV1: the PostgreSQL LSN (of the end of the last transaction
+	// applied, or the slot's consistent point while the initial snapshot
+	// is being copied), then the phase (0 snapshot, 1 streaming).
+	PgCDCV1 byte = 0x51
 )
 
 // EncodeOffsets encodes per-partition next offsets (KafkaV1), by partition.
