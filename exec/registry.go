@@ -248,6 +248,15 @@ func ResolveWindow(name string, args []types.T, star bool) (*WindowFunc, error) 
 			return nil, noFunction(name, args)
 		}
 		t := plain(args[0])
+		if len(args) == 3 {
+			// lag(anycompatible, integer, anycompatible): value and
+			// default share their common type.
+			c, err := expr.CommonType([]types.T{args[0], args[2]}, name)
+			if err != nil {
+				return nil, noFunction(name, args)
+			}
+			t = plain(c)
+		}
 		w.Args = []types.T{t}
 		if len(args) >= 2 {
 			w.Args = append(w.Args, types.TInt4)

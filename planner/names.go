@@ -23,6 +23,21 @@ func figureName(n *pg.Node) string {
 	return "?column?"
 }
 
+// weakName says whether n's figured name is one a cast's type name
+// replaces (PostgreSQL's FigureColnameInternal strength 1 or 0): a CASE, a
+// cast of such, or nothing; so x::numeric::float8 is named float8.
+func weakName(n *pg.Node) bool {
+	switch {
+	case n == nil:
+		return true
+	case n.GetTypeCast() != nil:
+		return weakName(n.GetTypeCast().Arg)
+	case n.GetCaseExpr() != nil:
+		return true
+	}
+	return figure(n) == ""
+}
+
 func figure(n *pg.Node) string {
 	switch {
 	case n == nil:
@@ -49,7 +64,7 @@ func figure(n *pg.Node) string {
 		}
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		if s := figure(tc.Arg); s != "" {
+		if s := figure(tc.Arg); s != "" && !weakName(tc.Arg) {
 			return s
 		}
 		names := strs(tc.TypeName.Names)

@@ -61,6 +61,9 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 	if len(s.SortClause) > 0 || s.LimitCount != nil || s.LimitOffset != nil || s.WithClause != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "ORDER BY, LIMIT and WITH in a recursive query are not supported")
 	}
+	if err := b.checkSelfReferences(s.Rarg, cte.name); err != nil {
+		return nil, err
+	}
 	left, err := b.selectStmt(s.Larg, cte.level, nil, true)
 	if err != nil {
 		return nil, err
@@ -342,4 +345,50 @@ func mentionsRelation(m protoreflect.Message, name string) bool {
 		return !found
 	})
 	return found
+}
+
+// checkSelfReferences refuses, as PostgreSQL does, a recursive term that
+// names its query more than once or inside a subquery.
+func (b *binder) checkSelfReferences(term *pg.SelectStmt, name string) error {
+	type ref struct {
+		loc     int32
+		inQuery bool
+	}
+	var refs []ref
+	var walk func(m protoreflect.Message, inQuery bool)
+	walk = func(m protoreflect.Message, inQuery bool) {
+		switch x := m.Interface().(type) {
+		case *pg.RangeVar:
+			if x.Schemaname == "" && x.Relname == name {
+				refs = append(refs, ref{x.Location, inQuery})
+			}
+			return
+		case *pg.SubLink, *pg.RangeSubselect, *pg.CommonTableExpr:
+			inQuery = true
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
+				return true
+			}
+			if fd.IsList() {
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					walk(l.Get(i).Message(), inQuery)
+				}
+			} else {
+				walk(v.Message(), inQuery)
+			}
+			return true
+		})
+	}
+	walk(term.ProtoReflect(), false)
+	for _, r := range refs {
+		if r.inQuery {
+			return b.newErr(pgerr.InvalidRecursion, r.loc, "recursive reference to query \"%s\" must not appear within a subquery", name)
+		}
+	}
+	if len(refs) > 1 {
+		return b.newErr(pgerr.InvalidRecursion, refs[1].loc, "recursive reference to query \"%s\" must not appear more than once", name)
+	}
+	return nil
 }

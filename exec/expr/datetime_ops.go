@@ -115,29 +115,46 @@ func justifyDays(v types.IntervalValue) types.IntervalValue {
 // intervalMul is interval * factor with PostgreSQL's cascading of
 // fractional months into days and fractional days into time.
 func intervalMul(v types.IntervalValue, f float64) (types.IntervalValue, error) {
+	return intervalScale(v, f, false)
+}
+
+// tsRound is PostgreSQL's TSROUND: rounds to microsecond precision.
+func tsRound(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
+
+// intervalScale is interval_mul (div false: v * f) and interval_div (div
+// true: v / f): whole months and days are kept, their fractions cascade
+// down (a month is 30 days, a day 86400 seconds), never up.
+func intervalScale(v types.IntervalValue, f float64, div bool) (types.IntervalValue, error) {
+	overflow := pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return v, pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+		return v, overflow
 	}
-	months := float64(v.Months) * f
-	days := float64(v.Days) * f
-	if math.Abs(months) > math.MaxInt32 || math.Abs(days) > math.MaxInt32 {
-		return v, pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+	op := func(x float64) float64 {
+		if div {
+			return x / f
+		}
+		return x * f
 	}
-	rm := int32(months)
-	monthRemDays := (months - float64(rm)) * 30
-	rd := int32(days)
-	secRem := (days - float64(rd) + monthRemDays - math.Trunc(monthRemDays)) * 86400
-	secRem = math.Round(secRem*1e6) / 1e6
+	months, days := op(float64(v.Months)), op(float64(v.Days))
+	if math.IsNaN(months) || math.Abs(months) > math.MaxInt32 || math.IsNaN(days) || math.Abs(days) > math.MaxInt32 {
+		return v, overflow
+	}
+	rm, rd := int32(months), int64(int32(days))
+	monthRemDays := tsRound((months - float64(rm)) * 30)
+	secRem := tsRound((days - float64(int32(days)) + monthRemDays - math.Trunc(monthRemDays)) * 86400)
 	if math.Abs(secRem) >= 86400 {
-		rd += int32(secRem / 86400)
+		rd += int64(secRem / 86400)
 		secRem -= math.Trunc(secRem/86400) * 86400
 	}
-	rd += int32(monthRemDays)
-	micros := math.RoundToEven(float64(v.Micros)*f + secRem*1e6)
-	if math.Abs(micros) > math.MaxInt64/2 {
-		return v, pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+	rd += int64(monthRemDays)
+	if rd > math.MaxInt32 || rd < math.MinInt32 {
+		return v, overflow
 	}
-	return types.IntervalValue{Months: rm, Days: rd, Micros: int64(micros)}, nil
+	micros := math.RoundToEven(op(float64(v.Micros)) + secRem*1e6)
+	if math.IsNaN(micros) || micros >= 9.2233720368547758e18 || micros < -9.2233720368547758e18 {
+		return v, overflow
+	}
+	return types.IntervalValue{Months: rm, Days: int32(rd), Micros: int64(micros)}, nil
 }
 
 // dtKernel builds a strict row kernel over typed values.
@@ -247,7 +264,7 @@ func init() {
 			if f == 0 {
 				return nil, errDivZero
 			}
-			return intervalMul(a[0].(types.IntervalValue), 1/f)
+			return intervalScale(a[0].(types.IntervalValue), f, true)
 		})),
 		named("+", dtKernel(TS, []types.T{D, T}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return types.TimestampValue(dateToTS(int32(a[0].(types.DateValue))) + int64(a[1].(types.TimeValue))), nil

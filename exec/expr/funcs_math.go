@@ -78,14 +78,20 @@ func numericFloorCeil(d *apd.Decimal, ceil bool) *apd.Decimal {
 	if d.Form != apd.Finite {
 		return d
 	}
+	// Truncate, then step away from zero when a fraction was dropped on
+	// the side that rounds outwards (apd's Ceiling and Floor roundings
+	// ignore a dropped fraction below one half of the last place).
 	r := new(apd.Decimal)
 	c := *roundCtx
-	if ceil {
-		c.Rounding = apd.RoundCeiling
-	} else {
-		c.Rounding = apd.RoundFloor
-	}
+	c.Rounding = apd.RoundDown
 	_, _ = c.Quantize(r, d, 0)
+	if r.Cmp(d) != 0 && d.Negative != ceil {
+		step := apd.New(1, 0)
+		if !ceil {
+			step.Negative = true
+		}
+		_, _ = c.Add(r, r, step)
+	}
 	if r.IsZero() {
 		r.Negative = false
 	}

@@ -298,20 +298,101 @@ func stringToArray(s string, delim, nullStr types.Value) []types.Value {
 	return out
 }
 
-// regexFlags parses PostgreSQL's regex flags (g, i, c, n, s...).
-func regexFlags(flags string) (global, ci bool, err error) {
+// regexFlags parses PostgreSQL's regex flags, later ones overriding
+// earlier ones (i and c; s, n/m, p and w): global is g; re is the pattern
+// with Go flags for case and newline handling (q quotes it, x strips
+// expanded-syntax white space and comments). b (basic syntax) is refused.
+func regexFlags(pat, flags string) (global bool, re string, err error) {
+	ci, nlstop, nlanch, quote, expanded := false, false, false, false, false
 	for _, f := range flags {
 		switch f {
 		case 'g':
 			global = true
 		case 'i':
 			ci = true
-		case 'c', 'n', 's', 'p', 'w', 'x':
+		case 'c':
+			ci = false
+		case 's':
+			nlstop, nlanch = false, false
+		case 'n', 'm':
+			nlstop, nlanch = true, true
+		case 'p':
+			nlstop, nlanch = true, false
+		case 'w':
+			nlstop, nlanch = false, true
+		case 'q':
+			quote = true
+		case 'x':
+			expanded = true
+		case 'e', 't':
+		case 'b':
+			return false, "", pgerr.New(pgerr.FeatureNotSupported, "regular expression option \"b\" (basic syntax) is not supported")
 		default:
-			return false, false, pgerr.New(pgerr.InvalidParameterValue, "invalid regular expression option: \"%c\"", f)
+			return false, "", pgerr.New(pgerr.InvalidParameterValue, "invalid regular expression option: \"%c\"", f)
 		}
 	}
-	return global, ci, nil
+	switch {
+	case quote:
+		pat = regexp.QuoteMeta(pat)
+	case expanded:
+		pat = stripExpanded(pat)
+	}
+	prefix := "(?"
+	if ci {
+		prefix += "i"
+	}
+	if !nlstop {
+		prefix += "s"
+	}
+	if nlanch {
+		prefix += "m"
+	}
+	if prefix == "(?" {
+		return global, pat, nil
+	}
+	return global, prefix + ")" + pat, nil
+}
+
+// stripExpanded removes the white space and #-comments of an expanded
+// (x) pattern, except escaped and inside brackets.
+func stripExpanded(p string) string {
+	var sb strings.Builder
+	inBracket := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			sb.WriteByte(c)
+			sb.WriteByte(p[i+1])
+			i++
+			continue
+		case inBracket:
+			if c == ']' {
+				inBracket = false
+			}
+		case c == '[':
+			inBracket = true
+			sb.WriteByte(c)
+			if i+1 < len(p) && p[i+1] == '^' {
+				sb.WriteByte('^')
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				sb.WriteByte(']')
+				i++
+			}
+			continue
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		case c == '#':
+			for i < len(p) && p[i] != '\n' {
+				i++
+			}
+			continue
+		}
+		sb.WriteByte(c)
+	}
+	return sb.String()
 }
 
 // pgReplacement converts \1..\9 and \& to Go's ${1} and ${0}.
@@ -345,11 +426,11 @@ func pgReplacement(r string) string {
 }
 
 func regexpReplace(s, pat, repl, flags string) (types.Value, error) {
-	global, ci, err := regexFlags(flags)
+	global, src, err := regexFlags(pat, flags)
 	if err != nil {
 		return nil, err
 	}
-	re, err := compileRegex(pat, ci)
+	re, err := compileRegexRaw(src)
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +475,7 @@ func regexpReplace(s, pat, repl, flags string) (types.Value, error) {
 }
 
 func regexpMatch(s, pat, flags string) (types.Value, error) {
-	global, ci, err := regexFlags(flags)
+	global, src, err := regexFlags(pat, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -402,7 +483,7 @@ func regexpMatch(s, pat, flags string) (types.Value, error) {
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "regexp_match() does not support the \"global\" option").
 			WithHint("Use the regexp_matches function instead.")
 	}
-	re, err := compileRegex(pat, ci)
+	re, err := compileRegexRaw(src)
 	if err != nil {
 		return nil, err
 	}

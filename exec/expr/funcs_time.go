@@ -94,7 +94,7 @@ func truncWall(unit string, us int64, typeName string) (int64, error) {
 		return day(y, 1, 1), nil
 	case "decade", "decades":
 		if y <= 0 {
-			return day(-((8-(y-1))/10)*10+1, 1, 1), nil
+			return day(-((8-(y-1))/10)*10, 1, 1), nil
 		}
 		return day(y/10*10, 1, 1), nil
 	case "century", "centuries":
@@ -367,11 +367,21 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
+				if d == nil {
+					return nil, nil
+				}
+				if d.Form == apd.Infinite {
+					return math.Inf(map[bool]int{true: -1, false: 1}[d.Negative]), nil
+				}
 				f, _ := d.Float64()
 				return f, nil
 			}),
 			rowFn("extract", types.TNumeric, []types.T{TX, t}, func(ctx *Context, a []types.Value) (types.Value, error) {
-				return extractField(ctx, a[0].(string), a[1], t)
+				d, err := extractField(ctx, a[0].(string), a[1], t)
+				if d == nil || err != nil {
+					return nil, err
+				}
+				return d, nil
 			}),
 		)
 	}
@@ -462,6 +472,9 @@ func extractField(ctx *Context, field string, v types.Value, t types.T) (*apd.De
 		}
 		return nil, unsupported()
 	}
+	if inf, neg := isInfiniteDT(v); inf {
+		return extractInfinite(f, neg, t, unsupported)
+	}
 	var us int64
 	isDate := false
 	switch x := v.(type) {
@@ -543,6 +556,9 @@ func extractField(ctx *Context, field string, v types.Value, t types.T) (*apd.De
 		return apd.New(int64(w), 0), nil
 	case "isoyear":
 		iy, _ := tm.ISOWeek()
+		if iy <= 0 {
+			iy-- // BC years count from 1 BC, as "year" does
+		}
 		return apd.New(int64(iy), 0), nil
 	case "quarter":
 		return apd.New(int64((tm.Month()-1)/3+1), 0), nil
@@ -595,4 +611,33 @@ func init() {
 	for _, u := range strings.Fields("epoch year years month months mon day days hour hours minute minutes second seconds millisecond milliseconds microsecond microseconds dow isodow doy week isoyear quarter decade decades century centuries millennium millennia julian timezone timezone_hour timezone_minute") {
 		knownUnits[u] = true
 	}
+}
+
+// isInfiniteDT says whether a date or timestamp is ±infinity.
+func isInfiniteDT(v types.Value) (inf, neg bool) {
+	switch x := v.(type) {
+	case types.DateValue:
+		return x == types.DateInfinity || x == types.DateMinusInfinity, x == types.DateMinusInfinity
+	case types.TimestampValue:
+		return x == types.TimestampInfinity || x == types.TimestampMinusInfinity, x == types.TimestampMinusInfinity
+	}
+	return false, false
+}
+
+// extractInfinite is EXTRACT from ±infinity as PostgreSQL 15 answers it:
+// units that grow with time are ±Infinity, the others NULL (nil); units
+// the type does not have are refused as for finite values.
+func extractInfinite(f string, neg bool, t types.T, unsupported func() error) (*apd.Decimal, error) {
+	switch f {
+	case "year", "years", "decade", "decades", "century", "centuries", "millennium", "millennia", "julian", "isoyear", "epoch":
+		return &apd.Decimal{Form: apd.Infinite, Negative: neg}, nil
+	case "day", "days", "month", "months", "mon", "quarter", "week", "dow", "isodow", "doy":
+		return nil, nil
+	case "microsecond", "microseconds", "millisecond", "milliseconds", "second", "seconds", "minute", "minutes", "hour", "hours",
+		"timezone", "timezone_hour", "timezone_minute":
+		if t.Kind != types.Date {
+			return nil, nil
+		}
+	}
+	return nil, unsupported()
 }

@@ -87,22 +87,23 @@ func likeMatcher(pat string, esc rune) (match func(string) bool, ok bool) {
 
 // compileRegex compiles a POSIX pattern with PostgreSQL's error code.
 func compileRegex(pat string, ci bool) (*regexp.Regexp, error) {
-	key := "R" + pat
-	if ci {
-		key = "r" + pat
-	}
-	if re, ok := regexCache.Load(key); ok {
-		return re.(*regexp.Regexp), nil
-	}
 	src := "(?s)" + pat
 	if ci {
 		src = "(?i)" + src
+	}
+	return compileRegexRaw(src)
+}
+
+// compileRegexRaw compiles Go syntax (flags already prefixed), cached.
+func compileRegexRaw(src string) (*regexp.Regexp, error) {
+	if re, ok := regexCache.Load("R" + src); ok {
+		return re.(*regexp.Regexp), nil
 	}
 	re, err := regexp.Compile(src)
 	if err != nil {
 		return nil, pgerr.New(pgerr.InvalidRegularExpression, "invalid regular expression: %s", regexErrText(err))
 	}
-	regexCache.Store(key, re)
+	regexCache.Store("R"+src, re)
 	return re, nil
 }
 

@@ -6,333 +6,413 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/apd/v3"
-
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
-// to_char for timestamps, intervals and numbers, following PostgreSQL's
-// formatting.c patterns: the date/time keywords (YYYY MM DD HH24 HH12 MI SS
-// MS US AM/PM Mon Month Dy Day DDD D ID IW WW Q CC J TZ OF...), the FM
-// prefix and TH suffix, "quoted text", and the numeric patterns 9 0 . D , G
-// S MI PL SG TH with FM.
+// to_char for timestamps and intervals, following PostgreSQL's formatting.c:
+// a template is read left to right; at each position an optional FM/TM
+// prefix, then the first keyword of dchKeywords (in PostgreSQL's order for
+// that first character) that the template continues with, then an optional
+// TH/th/SP suffix. Keywords are case-sensitive: numeric fields exist in
+// upper and lower case (YYYY and yyyy, MM and mm, HH24 and hh24...), text
+// fields in the spellings that choose their case (MONTH Month month, DY Dy
+// dy, AM am...); any other character, and "double-quoted text", is copied.
+// Outside quotes a backslash escapes only a double quote. The functions are
+// pure and safe for concurrent use.
 
-// dtKeywords are matched longest first at each position.
-var dtKeywords = []string{
-	"A.M.", "a.m.", "P.M.", "p.m.", "B.C.", "b.c.", "A.D.", "a.d.",
-	"HH24", "HH12", "IYYY", "YYYY", "Y,YYY", "MONTH", "Month", "month", "IDDD", "SSSS", "SSSSS",
-	"FF1", "FF2", "FF3", "FF4", "FF5", "FF6",
-	"IYY", "YYY", "MON", "Mon", "mon", "DAY", "Day", "day", "DDD", "TZH", "TZM",
-	"HH", "MI", "SS", "MS", "US", "AM", "am", "PM", "pm", "BC", "bc", "AD", "ad",
-	"IY", "YY", "MM", "DY", "Dy", "dy", "DD", "ID", "IW", "WW", "CC", "RM", "rm", "TZ", "tz", "OF",
-	"I", "Y", "D", "W", "J", "Q",
-}
+// dchKeyword is one template keyword; id names the field (upper-case
+// spelling of its canonical form).
+type dchKeyword struct{ name, id string }
 
-// dtParts is a broken-down timestamp or interval for formatting.
+// dchKeywords are in PostgreSQL's search order: for each first character,
+// the first whose name prefixes the template wins.
+var dchKeywords = func() []dchKeyword {
+	upper := []string{
+		"A.D.", "A.M.", "AD", "AM", "B.C.", "BC", "CC", "DAY", "DDD", "DD", "DY", "Day", "Dy", "D",
+		"FF1", "FF2", "FF3", "FF4", "FF5", "FF6", "FX", "HH24", "HH12", "HH",
+		"IDDD", "ID", "IW", "IYYY", "IYY", "IY", "I", "J", "MI", "MM", "MONTH", "MON", "MS", "Month", "Mon",
+		"OF", "P.M.", "PM", "Q", "RM", "SSSSS", "SSSS", "SS", "TZH", "TZM", "TZ", "US", "WW", "W",
+		"Y,YYY", "YYYY", "YYY", "YY", "Y",
+	}
+	// lower-case spellings: text fields keep their case in id (day, dy,
+	// month, mon, am, ad, rm, tz...); numeric ones share the upper id.
+	lowerText := map[string]bool{"a.d.": true, "a.m.": true, "ad": true, "am": true, "b.c.": true, "bc": true,
+		"day": true, "dy": true, "month": true, "mon": true, "p.m.": true, "pm": true, "rm": true, "tz": true}
+	lower := []string{
+		"a.d.", "a.m.", "ad", "am", "b.c.", "bc", "cc", "day", "ddd", "dd", "dy", "d",
+		"ff1", "ff2", "ff3", "ff4", "ff5", "ff6", "fx", "hh24", "hh12", "hh",
+		"iddd", "id", "iw", "iyyy", "iyy", "iy", "i", "j", "mi", "mm", "month", "mon", "ms",
+		"of", "p.m.", "pm", "q", "rm", "sssss", "ssss", "ss", "tzh", "tzm", "tz", "us", "ww", "w",
+		"y,yyy", "yyyy", "yyy", "yy", "y",
+	}
+	var kw []dchKeyword
+	for _, k := range upper {
+		kw = append(kw, dchKeyword{k, k})
+	}
+	for _, k := range lower {
+		id := strings.ToUpper(k)
+		if lowerText[k] {
+			id = k
+		}
+		kw = append(kw, dchKeyword{k, id})
+	}
+	for i := range kw {
+		if kw[i].id == "SSSSS" {
+			kw[i].id = "SSSS"
+		}
+	}
+	return kw
+}()
+
+// dtParts is a broken-down timestamp or interval, as PostgreSQL's struct
+// pg_tm: year is astronomical (0 is 1 BC) for timestamps; an interval's
+// fields carry its sign (months/12 years, months%12 months, days, and the
+// time split into hours, minutes, seconds and microseconds).
 type dtParts struct {
-	t        time.Time // wall clock (interval: zero date)
-	year     int
-	us       int64 // microseconds within the second
-	hours    int64 // interval hours may exceed 24
-	days     int64
-	months   int64
-	interval bool
-	zone     string
-	offset   int // seconds east of UTC
+	year, mon, mday      int64
+	hour, min, sec, fsec int64
+	yday, wday           int64
+	interval             bool
+	zone                 string // abbreviation; "" when the type has none
+	hasZone              bool
+	offset               int64 // seconds east of UTC
 }
 
-func toCharDT(p dtParts, f string) string {
+// toCharDT formats p with template f.
+func toCharDT(p dtParts, f string) (string, error) {
 	var sb strings.Builder
 	for i := 0; i < len(f); {
-		// literal text
-		if f[i] == '"' {
-			j := i + 1
-			for j < len(f) && f[j] != '"' {
-				if f[j] == '\\' && j+1 < len(f) {
-					j++
-				}
-				sb.WriteByte(f[j])
-				j++
-			}
-			i = j + 1
-			continue
-		}
-		if f[i] == '\\' && i+1 < len(f) {
-			sb.WriteByte(f[i+1])
-			i += 2
-			continue
-		}
 		fm := false
 		if strings.HasPrefix(f[i:], "FM") || strings.HasPrefix(f[i:], "fm") {
 			fm = true
 			i += 2
-		}
-		if strings.HasPrefix(f[i:], "FX") || strings.HasPrefix(f[i:], "TM") {
+		} else if strings.HasPrefix(f[i:], "TM") || strings.HasPrefix(f[i:], "tm") {
 			i += 2
-			continue
 		}
-		kw := ""
-		for _, k := range dtKeywords {
-			if strings.HasPrefix(f[i:], k) {
-				kw = k
+		if i >= len(f) {
+			break
+		}
+		var kw *dchKeyword
+		for k := range dchKeywords {
+			if strings.HasPrefix(f[i:], dchKeywords[k].name) {
+				kw = &dchKeywords[k]
 				break
 			}
 		}
-		if kw == "" {
-			if fm {
-				continue
+		if kw == nil {
+			switch {
+			case f[i] == '"':
+				i++
+				for i < len(f) {
+					if f[i] == '"' {
+						i++
+						break
+					}
+					if f[i] == '\\' && i+1 < len(f) {
+						i++
+					}
+					sb.WriteByte(f[i])
+					i++
+				}
+			case f[i] == '\\' && i+1 < len(f) && f[i+1] == '"':
+				sb.WriteByte('"')
+				i += 2
+			default:
+				sb.WriteByte(f[i])
+				i++
 			}
-			r := f[i]
-			sb.WriteByte(r)
-			i++
 			continue
 		}
-		i += len(kw)
-		out, num := dtField(p, kw, fm)
-		// ordinal suffix
+		i += len(kw.name)
+		th := ""
 		if strings.HasPrefix(f[i:], "TH") || strings.HasPrefix(f[i:], "th") {
-			if num >= 0 {
-				suf := ordinal(num)
-				if f[i] == 'T' {
-					suf = strings.ToUpper(suf)
-				}
-				out += suf
-			}
+			th = f[i : i+2]
 			i += 2
+		} else if strings.HasPrefix(f[i:], "SP") {
+			i += 2
+		}
+		out, numeric, err := dchField(p, kw.id, fm)
+		if err != nil {
+			return "", err
+		}
+		if numeric && th != "" && out != "" {
+			if out, err = appendOrdinal(out, th == "th"); err != nil {
+				return "", err
+			}
 		}
 		sb.WriteString(out)
 	}
-	return sb.String()
+	return sb.String(), nil
 }
 
-func ordinal(n int64) string {
-	if n%100 >= 11 && n%100 <= 13 {
-		return "th"
+// appendOrdinal adds st/nd/rd/th after the digits of s (PostgreSQL's
+// str_numth): teens take th.
+func appendOrdinal(s string, lower bool) (string, error) {
+	last := s[len(s)-1]
+	if last < '0' || last > '9' {
+		return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type numeric: \"%s\"", s)
 	}
-	switch n % 10 {
-	case 1:
-		return "st"
-	case 2:
-		return "nd"
-	case 3:
-		return "rd"
+	if len(s) > 1 && s[len(s)-2] == '1' {
+		last = '0'
 	}
-	return "th"
+	suf := "TH"
+	switch last {
+	case '1':
+		suf = "ST"
+	case '2':
+		suf = "ND"
+	case '3':
+		suf = "RD"
+	}
+	if lower {
+		suf = strings.ToLower(suf)
+	}
+	return s + suf, nil
 }
 
-var romanMonths = []string{"I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"}
+var (
+	romanUpper = []string{"XII", "XI", "X", "IX", "VIII", "VII", "VI", "V", "IV", "III", "II", "I"}
+	monthNames = []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
+	dayNames   = []string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
+)
 
-// dtField renders one keyword; num is its numeric value for TH (-1: none).
-func dtField(p dtParts, kw string, fm bool) (string, int64) {
-	t := p.t
-	pad := func(v int64, w int) (string, int64) {
-		s := strconv.FormatInt(abs64(v), 10)
-		if !fm {
-			for len(s) < w {
-				s = "0" + s
-			}
-		}
-		if v < 0 {
-			s = "-" + s
-		}
-		return s, v
+// errIntervalFormat is PostgreSQL's refusal of calendar fields for intervals.
+func errIntervalFormat() error {
+	return pgerr.New(pgerr.InvalidDatetimeFormat, "invalid format specification for an interval value").
+		WithHint("Intervals are not tied to specific calendar dates.")
+}
+
+// padInt prints v with at least w digits (w+1 for negatives, as "%0*d"
+// with a width counting the sign); FM drops the padding.
+func padInt(v int64, w int, fm bool) string {
+	if fm {
+		return strconv.FormatInt(v, 10)
 	}
-	word := func(s string, w int) (string, int64) {
-		if !fm && len(s) < w {
-			s += strings.Repeat(" ", w-len(s))
+	if v < 0 {
+		w++
+	}
+	return fmt.Sprintf("%0*d", w, v)
+}
+
+// padUnsigned is "%0*d" whose width counts the sign.
+func padUnsigned(v int64, w int, fm bool) string {
+	if fm {
+		return strconv.FormatInt(v, 10)
+	}
+	return fmt.Sprintf("%0*d", w, v)
+}
+
+// padWord left-aligns s in 9 (or w) columns unless FM.
+func padWord(s string, w int, fm bool) string {
+	if fm || len(s) >= w {
+		return s
+	}
+	return s + strings.Repeat(" ", w-len(s))
+}
+
+// dchField renders one keyword; numeric says whether TH applies.
+func dchField(p dtParts, id string, fm bool) (string, bool, error) {
+	adjYear := func(y int64) int64 {
+		if !p.interval && y <= 0 {
+			return -(y - 1)
 		}
-		return s, -1
+		return y
 	}
-	hour := int64(t.Hour())
-	if p.interval {
-		hour = p.hours
+	caseOf := func(s, id string) string {
+		switch id {
+		case strings.ToUpper(id):
+			return strings.ToUpper(s)
+		case strings.ToLower(id):
+			return strings.ToLower(s)
+		}
+		return s
 	}
-	year := int64(p.year)
-	iy, iw := t.ISOWeek()
-	switch kw {
-	case "HH24":
-		return pad(hour, 2)
+	h12 := p.hour % 12
+	if h12 == 0 {
+		h12 = 12
+	}
+	pm := p.hour%24 >= 12
+	bc := p.year <= 0
+	pick := func(cond bool, a, b string) string {
+		if cond {
+			return a
+		}
+		return b
+	}
+	switch id {
+	case "TZ", "tz", "TZH", "TZM", "OF", "A.D.", "B.C.", "a.d.", "b.c.", "AD", "BC", "ad", "bc":
+		if p.interval {
+			return "", false, errIntervalFormat()
+		}
+	}
+	switch id {
+	case "A.M.", "P.M.":
+		return pick(pm, "P.M.", "A.M."), false, nil
+	case "a.m.", "p.m.":
+		return pick(pm, "p.m.", "a.m."), false, nil
+	case "AM", "PM":
+		return pick(pm, "PM", "AM"), false, nil
+	case "am", "pm":
+		return pick(pm, "pm", "am"), false, nil
 	case "HH", "HH12":
-		h := hour % 12
-		if h == 0 {
-			h = 12
-		}
-		return pad(h, 2)
+		return padInt(h12, 2, fm), true, nil
+	case "HH24":
+		return padInt(p.hour, 2, fm), true, nil
 	case "MI":
-		return pad(int64(t.Minute()), 2)
+		return padInt(p.min, 2, fm), true, nil
 	case "SS":
-		return pad(int64(t.Second()), 2)
-	case "SSSS", "SSSSS":
-		return pad(hour*3600+int64(t.Minute())*60+int64(t.Second()), 0)
-	case "MS":
-		return pad(p.us/1000, 3)
-	case "US":
-		return pad(p.us, 6)
-	case "FF1", "FF2", "FF3", "FF4", "FF5", "FF6":
-		n := int(kw[2] - '0')
-		v := p.us
+		return padInt(p.sec, 2, fm), true, nil
+	case "FF1", "FF2", "FF3", "FF4", "FF5", "FF6", "MS", "US":
+		n := 3
+		switch id {
+		case "US":
+			n = 6
+		case "MS":
+		default:
+			n = int(id[2] - '0')
+		}
+		v := p.fsec
 		for k := 6; k > n; k-- {
 			v /= 10
 		}
-		return pad(v, n)
-	case "AM", "PM":
-		if hour%24 >= 12 {
-			return "PM", -1
-		}
-		return "AM", -1
-	case "am", "pm":
-		if hour%24 >= 12 {
-			return "pm", -1
-		}
-		return "am", -1
-	case "A.M.", "P.M.":
-		if hour%24 >= 12 {
-			return "P.M.", -1
-		}
-		return "A.M.", -1
-	case "a.m.", "p.m.":
-		if hour%24 >= 12 {
-			return "p.m.", -1
-		}
-		return "a.m.", -1
-	case "YYYY":
-		return pad(year, 4)
-	case "Y,YYY":
-		s := strconv.FormatInt(year, 10)
-		if len(s) > 3 {
-			s = s[:len(s)-3] + "," + s[len(s)-3:]
-		}
-		return s, year
-	case "YYY":
-		return pad(year%1000, 3)
-	case "YY":
-		return pad(year%100, 2)
-	case "Y":
-		return pad(year%10, 1)
-	case "IYYY":
-		return pad(int64(iy), 4)
-	case "IYY":
-		return pad(int64(iy)%1000, 3)
-	case "IY":
-		return pad(int64(iy)%100, 2)
-	case "I":
-		return pad(int64(iy)%10, 1)
-	case "BC", "AD":
-		if year <= 0 {
-			return "BC", -1
-		}
-		return "AD", -1
-	case "bc", "ad":
-		if year <= 0 {
-			return "bc", -1
-		}
-		return "ad", -1
-	case "B.C.", "A.D.":
-		if year <= 0 {
-			return "B.C.", -1
-		}
-		return "A.D.", -1
-	case "b.c.", "a.d.":
-		if year <= 0 {
-			return "b.c.", -1
-		}
-		return "a.d.", -1
-	case "MONTH":
-		return word(strings.ToUpper(t.Month().String()), 9)
-	case "Month":
-		return word(t.Month().String(), 9)
-	case "month":
-		return word(strings.ToLower(t.Month().String()), 9)
-	case "MON":
-		return strings.ToUpper(t.Month().String()[:3]), -1
-	case "Mon":
-		return t.Month().String()[:3], -1
-	case "mon":
-		return strings.ToLower(t.Month().String()[:3]), -1
-	case "MM":
-		if p.interval {
-			return pad(p.months%12, 2)
-		}
-		return pad(int64(t.Month()), 2)
-	case "DAY":
-		return word(strings.ToUpper(t.Weekday().String()), 9)
-	case "Day":
-		return word(t.Weekday().String(), 9)
-	case "day":
-		return word(strings.ToLower(t.Weekday().String()), 9)
-	case "DY":
-		return strings.ToUpper(t.Weekday().String()[:3]), -1
-	case "Dy":
-		return t.Weekday().String()[:3], -1
-	case "dy":
-		return strings.ToLower(t.Weekday().String()[:3]), -1
-	case "DDD":
-		return pad(int64(t.YearDay()), 3)
-	case "IDDD":
-		wd := (int64(t.Weekday()) + 6) % 7
-		return pad(int64(iw-1)*7+wd+1, 3)
-	case "DD":
-		if p.interval {
-			return pad(p.days, 2)
-		}
-		return pad(int64(t.Day()), 2)
-	case "D":
-		return pad(int64(t.Weekday())+1, 1)
-	case "ID":
-		wd := int64(t.Weekday())
-		if wd == 0 {
-			wd = 7
-		}
-		return pad(wd, 1)
-	case "W":
-		return pad(int64((t.Day()-1)/7+1), 1)
-	case "WW":
-		return pad(int64((t.YearDay()-1)/7+1), 2)
-	case "IW":
-		return pad(int64(iw), 2)
-	case "CC":
-		c := (year + 99) / 100
-		if year <= 0 {
-			c = -((99 - (year - 1)) / 100)
-		}
-		return pad(c, 2)
-	case "J":
-		return pad(t.Unix()/86400+2440588, 0)
-	case "Q":
-		return pad(int64((t.Month()-1)/3+1), 1)
-	case "RM":
-		return word(romanMonths[t.Month()-1], 4)
-	case "rm":
-		return word(strings.ToLower(romanMonths[t.Month()-1]), 4)
+		return fmt.Sprintf("%0*d", n, v), true, nil
+	case "SSSS":
+		return strconv.FormatInt(p.hour*3600+p.min*60+p.sec, 10), true, nil
 	case "TZ", "tz":
-		z := p.zone
-		if kw == "tz" {
-			z = strings.ToLower(z)
+		if !p.hasZone {
+			return "", false, nil
 		}
-		return z, -1
+		return pick(id == "tz", strings.ToLower(p.zone), strings.ToUpper(p.zone)), false, nil
 	case "TZH":
-		h := p.offset / 3600
-		sign := "+"
-		if p.offset < 0 {
-			sign, h = "-", -h
-		}
-		return fmt.Sprintf("%s%02d", sign, h), -1
+		return fmt.Sprintf("%s%02d", pick(p.offset >= 0, "+", "-"), abs64(p.offset)/3600), false, nil
 	case "TZM":
-		return fmt.Sprintf("%02d", abs64(int64(p.offset))%3600/60), -1
+		return fmt.Sprintf("%02d", abs64(p.offset)%3600/60), false, nil
 	case "OF":
-		off := p.offset
-		sign := "+"
-		if off < 0 {
-			sign, off = "-", -off
+		s := fmt.Sprintf("%s%0*d", pick(p.offset >= 0, "+", "-"), map[bool]int{true: 0, false: 2}[fm], abs64(p.offset)/3600)
+		if m := abs64(p.offset) % 3600 / 60; m != 0 {
+			s += fmt.Sprintf(":%02d", m)
 		}
-		s := fmt.Sprintf("%s%02d", sign, off/3600)
-		if off%3600 != 0 {
-			s += fmt.Sprintf(":%02d", off%3600/60)
+		return s, false, nil
+	case "A.D.", "B.C.":
+		return pick(bc, "B.C.", "A.D."), false, nil
+	case "a.d.", "b.c.":
+		return pick(bc, "b.c.", "a.d."), false, nil
+	case "AD", "BC":
+		return pick(bc, "BC", "AD"), false, nil
+	case "ad", "bc":
+		return pick(bc, "bc", "ad"), false, nil
+	case "MONTH", "Month", "month", "MON", "Mon", "mon":
+		if p.interval {
+			return "", false, errIntervalFormat()
 		}
-		return s, -1
+		if p.mon == 0 {
+			return "", false, nil
+		}
+		name := monthNames[p.mon-1]
+		if len(id) == 3 {
+			return caseOf(name[:3], id), false, nil
+		}
+		return padWord(caseOf(name, id), 9, fm), false, nil
+	case "MM":
+		return padInt(p.mon, 2, fm), true, nil
+	case "DAY", "Day", "day", "DY", "Dy", "dy":
+		if p.interval {
+			return "", false, errIntervalFormat()
+		}
+		name := dayNames[p.wday]
+		if len(id) == 2 {
+			return caseOf(name[:3], id), false, nil
+		}
+		return padWord(caseOf(name, id), 9, fm), false, nil
+	case "DDD":
+		return padUnsigned(p.yday, 3, fm), true, nil
+	case "IDDD":
+		return padUnsigned(isoYearDay(p), 3, fm), true, nil
+	case "DD":
+		return padUnsigned(p.mday, 2, fm), true, nil
+	case "D":
+		if p.interval {
+			return "", false, errIntervalFormat()
+		}
+		return strconv.FormatInt(p.wday+1, 10), true, nil
+	case "ID":
+		if p.interval {
+			return "", false, errIntervalFormat()
+		}
+		return strconv.FormatInt(pick64(p.wday == 0, 7, p.wday), 10), true, nil
+	case "WW":
+		return padUnsigned((p.yday-1)/7+1, 2, fm), true, nil
+	case "IW":
+		_, w := isoWeek(p)
+		return padUnsigned(w, 2, fm), true, nil
+	case "Q":
+		if p.mon == 0 {
+			return "", false, nil
+		}
+		return strconv.FormatInt((p.mon-1)/3+1, 10), true, nil
+	case "CC":
+		var c int64
+		switch {
+		case p.interval:
+			c = p.year / 100
+		case p.year > 0:
+			c = (p.year-1)/100 + 1
+		default:
+			c = p.year/100 - 1
+		}
+		if c <= 99 && c >= -99 {
+			return padInt(c, 2, fm), true, nil
+		}
+		return strconv.FormatInt(c, 10), true, nil
+	case "Y,YYY":
+		y := adjYear(p.year)
+		return fmt.Sprintf("%d,%03d", y/1000, y-y/1000*1000), true, nil
+	case "YYYY", "IYYY", "YYY", "IYY", "YY", "IY", "Y", "I":
+		y := p.year
+		if id[0] == 'I' {
+			y, _ = isoWeek(p)
+		}
+		y = adjYear(y)
+		w := len(id)
+		mod := map[int]int64{4: 0, 3: 1000, 2: 100, 1: 10}[w]
+		if mod != 0 {
+			y %= mod
+		}
+		return padInt(y, w, fm), true, nil
+	case "RM", "rm":
+		if p.mon == 0 && p.year == 0 {
+			return "", false, nil
+		}
+		var k int64
+		switch {
+		case p.mon == 0:
+			k = pick64(p.year >= 0, 0, 11)
+		case p.mon < 0:
+			k = -(p.mon + 1)
+		default:
+			k = 12 - p.mon
+		}
+		s := romanUpper[k]
+		if id == "rm" {
+			s = strings.ToLower(s)
+		}
+		return padWord(s, 4, fm), false, nil
+	case "W":
+		return strconv.FormatInt((p.mday-1)/7+1, 10), true, nil
+	case "J":
+		return strconv.FormatInt(julianDay(p.year, p.mon, p.mday), 10), true, nil
+	case "FX":
+		return "", false, nil
 	}
-	return kw, -1
+	return "", false, pgerr.Internal("to_char keyword %s", id)
+}
+
+func pick64(c bool, a, b int64) int64 {
+	if c {
+		return a
+	}
+	return b
 }
 
 func abs64(x int64) int64 {
@@ -342,224 +422,85 @@ func abs64(x int64) int64 {
 	return x
 }
 
-// tsParts breaks a timestamp (wall clock) down for formatting.
-func tsParts(us int64, zone string, offset int) dtParts {
-	t := wallTime(us)
-	y := t.Year()
-	if y <= 0 {
-		y-- // there is no year 0: 1 BC is year 0 in Go
+// julianDay is PostgreSQL's date2j.
+func julianDay(y, m, d int64) int64 {
+	if m > 2 {
+		m++
+		y += 4800
+	} else {
+		m += 13
+		y += 4799
 	}
-	return dtParts{t: t, year: y, us: us - floorDiv64(us, usPerSec)*usPerSec, zone: zone, offset: offset}
+	century := y / 100
+	j := y*365 - 32167
+	j += y/4 - century + century/4
+	j += 7834*m/256 + d
+	return j
 }
 
+// isoWeek is the ISO year and week of p's date (PostgreSQL's date2isoyear
+// and date2isoweek, also for intervals' meaningless dates).
+func isoWeek(p dtParts) (int64, int64) {
+	t := time.Date(int(p.year), time.Month(p.mon), int(p.mday), 0, 0, 0, 0, time.UTC)
+	y, w := t.ISOWeek()
+	return int64(y), int64(w)
+}
+
+// isoYearDay is the day within the ISO year (1..371).
+func isoYearDay(p dtParts) int64 {
+	_, w := isoWeek(p)
+	t := time.Date(int(p.year), time.Month(p.mon), int(p.mday), 0, 0, 0, 0, time.UTC)
+	wd := (int64(t.Weekday()) + 6) % 7
+	return (w-1)*7 + wd + 1
+}
+
+// tsParts breaks a timestamp (wall clock, microseconds) down.
+func tsParts(us int64) dtParts {
+	t := wallTime(us)
+	return dtParts{
+		year: int64(t.Year()), mon: int64(t.Month()), mday: int64(t.Day()),
+		hour: int64(t.Hour()), min: int64(t.Minute()), sec: int64(t.Second()),
+		fsec: us - floorDiv64(us, usPerSec)*usPerSec,
+		yday: int64(t.YearDay()), wday: int64(t.Weekday()),
+	}
+}
+
+// intervalParts breaks an interval down as PostgreSQL's interval2itm; its
+// day of year approximates the span in days.
 func intervalParts(v types.IntervalValue) dtParts {
 	us := v.Micros
-	secs := us / usPerSec
-	t := time.Date(0, 1, 1, 0, int(secs/60%60), int(secs%60), 0, time.UTC)
-	return dtParts{t: t, year: int(v.Months / 12), months: int64(v.Months), days: int64(v.Days),
-		hours: us / usPerHour, us: us % usPerSec, interval: true}
-}
-
-// toCharNumber formats a number with a numeric pattern.
-func toCharNumber(d *apd.Decimal, f string) (string, error) {
-	fm := strings.Contains(strings.ToUpper(f), "FM")
-	// digits before and after the decimal point in the pattern
-	intPos, fracPos, seenPoint, firstZero := 0, 0, false, -1
-	up := strings.ToUpper(f)
-	for i := 0; i < len(f); i++ {
-		switch c := up[i]; {
-		case c == '9' || c == '0':
-			if seenPoint {
-				fracPos++
-			} else {
-				if c == '0' && firstZero < 0 {
-					firstZero = intPos
-				}
-				intPos++
-			}
-		case c == '.' || c == 'D' && !strings.HasPrefix(up[i:], "DAY"):
-			seenPoint = true
-		}
+	p := dtParts{
+		year: int64(v.Months / 12), mon: int64(v.Months % 12), mday: int64(v.Days),
+		hour: us / usPerHour, min: us / usPerMin % 60, sec: us / usPerSec % 60, fsec: us % usPerSec,
+		interval: true,
 	}
-	if d.Form != apd.Finite {
-		return strings.Repeat("#", intPos+fracPos+1), nil
-	}
-	r, err := numericRound(d, int64(fracPos), false)
-	if err != nil {
-		return "", err
-	}
-	neg := r.Negative && !r.IsZero()
-	var a apd.Decimal
-	a.Abs(r)
-	txt := a.Text('f')
-	ip, fp := txt, ""
-	if k := strings.IndexByte(txt, '.'); k >= 0 {
-		ip, fp = txt[:k], txt[k+1:]
-	}
-	if ip == "0" {
-		ip = ""
-	}
-	for len(fp) < fracPos {
-		fp += "0"
-	}
-	overflow := len(ip) > intPos
-	// integer digits aligned to the pattern's positions
-	digits := strings.Repeat(" ", max(intPos-len(ip), 0)) + ip
-	explicitSign := strings.Contains(up, "S") || strings.Contains(up, "MI") || strings.Contains(up, "PL") || strings.Contains(up, "SG") || strings.Contains(up, "PR")
-	var sb strings.Builder
-	ii, fi := 0, 0
-	started := false
-	signDone := explicitSign
-	putSign := func() {
-		if signDone {
-			return
-		}
-		signDone = true
-		if neg && !overflow {
-			sb.WriteByte('-')
-		} else if !fm {
-			sb.WriteByte(' ')
-		}
-	}
-	for i := 0; i < len(f); i++ {
-		c := up[i]
-		switch {
-		case strings.HasPrefix(up[i:], "FM"):
-			i++
-		case c == '9' || c == '0':
-			if overflow {
-				putSign()
-				sb.WriteByte('#')
-				if seenPoint && ii >= intPos {
-					fi++
-				} else {
-					ii++
-				}
-				continue
-			}
-			if ii < intPos {
-				ch := digits[ii]
-				leading := ch == ' '
-				if leading && (c == '0' || firstZero >= 0 && ii >= firstZero) {
-					ch, leading = '0', false
-				}
-				if leading && ii == intPos-1 && fracPos == 0 && ip == "" {
-					ch, leading = '0', false // the value 0 prints one digit
-				}
-				ii++
-				if leading {
-					if !fm {
-						sb.WriteByte(' ')
-					}
-					continue
-				}
-				putSign()
-				started = true
-				sb.WriteByte(ch)
-			} else {
-				putSign()
-				if fi < len(fp) {
-					if fm && c == '9' && strings.Trim(fp[fi:], "0") == "" {
-						fi++
-						continue
-					}
-					sb.WriteByte(fp[fi])
-				}
-				fi++
-			}
-		case c == '.' || c == 'D' && !strings.HasPrefix(up[i:], "DAY"):
-			putSign()
-			if overflow {
-				sb.WriteByte('.')
-				continue
-			}
-			sb.WriteByte('.')
-		case c == ',' || c == 'G':
-			switch {
-			case started:
-				sb.WriteByte(',')
-			case !fm:
-				sb.WriteByte(' ')
-			}
-		case strings.HasPrefix(up[i:], "TH"):
-			if !neg {
-				x, _ := a.Int64()
-				s := ordinal(x)
-				if f[i] == 'T' {
-					s = strings.ToUpper(s)
-				}
-				sb.WriteString(s)
-			}
-			i++
-		case strings.HasPrefix(up[i:], "MI"):
-			if neg {
-				sb.WriteByte('-')
-			} else if !fm {
-				sb.WriteByte(' ')
-			}
-			i++
-		case strings.HasPrefix(up[i:], "PL"):
-			if !neg {
-				sb.WriteByte('+')
-			} else if !fm {
-				sb.WriteByte(' ')
-			}
-			i++
-		case strings.HasPrefix(up[i:], "SG"):
-			if neg {
-				sb.WriteByte('-')
-			} else {
-				sb.WriteByte('+')
-			}
-			i++
-		case c == 'S':
-			if neg {
-				sb.WriteByte('-')
-			} else {
-				sb.WriteByte('+')
-			}
-		default:
-			sb.WriteByte(f[i])
-		}
-	}
-	return sb.String(), nil
+	p.yday = (p.year*12+p.mon)*30 + p.mday
+	return p
 }
 
 func init() {
 	TX := types.TText
 	define(
 		rowFn("to_char", TX, []types.T{types.TTimestamp, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return toCharDT(tsParts(int64(a[0].(types.TimestampValue)), "", 0), a[1].(string)), nil
+			v := a[0].(types.TimestampValue)
+			if v == types.TimestampInfinity || v == types.TimestampMinusInfinity {
+				return nil, nil
+			}
+			return toCharDT(tsParts(int64(v)), a[1].(string))
 		}),
 		rowFn("to_char", TX, []types.T{types.TTimestampTZ, TX}, func(ctx *Context, a []types.Value) (types.Value, error) {
-			us := int64(a[0].(types.TimestampValue))
-			t := time.UnixMicro(us).In(ctx.location())
-			zone, off := t.Zone()
-			return toCharDT(tsParts(us+int64(off)*usPerSec, zone, off), a[1].(string)), nil
+			v := a[0].(types.TimestampValue)
+			if v == types.TimestampInfinity || v == types.TimestampMinusInfinity {
+				return nil, nil
+			}
+			us := int64(v)
+			zone, off := time.UnixMicro(us).In(ctx.location()).Zone()
+			p := tsParts(us + int64(off)*usPerSec)
+			p.zone, p.hasZone, p.offset = zone, true, int64(off)
+			return toCharDT(p, a[1].(string))
 		}),
 		rowFn("to_char", TX, []types.T{types.TInterval, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return toCharDT(intervalParts(a[0].(types.IntervalValue)), a[1].(string)), nil
-		}),
-		rowFn("to_char", TX, []types.T{types.TNumeric, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return toCharNumber(a[0].(*apd.Decimal), a[1].(string))
+			return toCharDT(intervalParts(a[0].(types.IntervalValue)), a[1].(string))
 		}),
 	)
-	for _, t := range []types.T{types.TInt4, types.TInt8, types.TFloat4, types.TFloat8} {
-		t := t
-		define(rowFn("to_char", TX, []types.T{t, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			var d *apd.Decimal
-			switch x := a[0].(type) {
-			case int64:
-				d = apd.New(x, 0)
-			case float64:
-				var err error
-				if d, err = floatToNumeric(x, t.Kind == types.Float4); err != nil {
-					return nil, err
-				}
-			default:
-				return nil, pgerr.Internal("to_char of %T", a[0])
-			}
-			return toCharNumber(d, a[1].(string))
-		}))
-	}
 }

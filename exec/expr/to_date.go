@@ -102,9 +102,9 @@ func parseByFormat(s, f, typ string) (*parsedDT, error) {
 			continue
 		}
 		kw := ""
-		for _, k := range dtKeywords {
-			if strings.HasPrefix(f[j:], k) {
-				kw = k
+		for _, k := range dchKeywords {
+			if strings.HasPrefix(f[j:], k.name) {
+				kw = k.name
 				break
 			}
 		}
