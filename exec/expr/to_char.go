@@ -29,6 +29,17 @@ var dtKeywords = []string{
 	"I", "Y", "D", "W", "J", "Q",
 }
 
+// dtAnyCase are the keywords whose output does not depend on the case they
+// are written in, which PostgreSQL matches in any case ('hh24:mi' is
+// 'HH24:MI', 'HH:mm' is hour and month).
+var dtAnyCase = map[string]bool{
+	"HH24": true, "HH12": true, "IYYY": true, "YYYY": true, "Y,YYY": true, "IDDD": true, "SSSS": true, "SSSSS": true,
+	"FF1": true, "FF2": true, "FF3": true, "FF4": true, "FF5": true, "FF6": true,
+	"IYY": true, "YYY": true, "DDD": true, "HH": true, "MI": true, "SS": true, "MS": true, "US": true,
+	"IY": true, "YY": true, "MM": true, "DD": true, "ID": true, "IW": true, "WW": true, "CC": true,
+	"I": true, "Y": true, "D": true, "W": true, "J": true, "Q": true,
+}
+
 // dtParts is a broken-down timestamp or interval for formatting.
 type dtParts struct {
 	t        time.Time // wall clock (interval: zero date)
@@ -74,7 +85,7 @@ func toCharDT(p dtParts, f string) string {
 		}
 		kw := ""
 		for _, k := range dtKeywords {
-			if strings.HasPrefix(f[i:], k) {
+			if strings.HasPrefix(f[i:], k) || dtAnyCase[k] && len(f)-i >= len(k) && strings.EqualFold(f[i:i+len(k)], k) {
 				kw = k
 				break
 			}
