@@ -40,6 +40,15 @@ var dtAnyCase = map[string]bool{
 	"I": true, "Y": true, "D": true, "W": true, "J": true, "Q": true,
 }
 
+// dtKeywordAnyCase[i] is dtAnyCase[dtKeywords[i]].
+var dtKeywordAnyCase = func() []bool {
+	out := make([]bool, len(dtKeywords))
+	for i, k := range dtKeywords {
+		out[i] = dtAnyCase[k]
+	}
+	return out
+}()
+
 // dtParts is a broken-down timestamp or interval for formatting.
 type dtParts struct {
 	t        time.Time // wall clock (interval: zero date)
@@ -84,8 +93,11 @@ func toCharDT(p dtParts, f string) string {
 			continue
 		}
 		kw := ""
-		for _, k := range dtKeywords {
-			if strings.HasPrefix(f[i:], k) || dtAnyCase[k] && len(f)-i >= len(k) && strings.EqualFold(f[i:i+len(k)], k) {
+		for j, k := range dtKeywords {
+			if f[i] != k[0] && (!dtKeywordAnyCase[j] || f[i]|0x20 != k[0]|0x20) {
+				continue
+			}
+			if strings.HasPrefix(f[i:], k) || dtKeywordAnyCase[j] && len(f)-i >= len(k) && strings.EqualFold(f[i:i+len(k)], k) {
 				kw = k
 				break
 			}
