@@ -403,3 +403,23 @@ func TestAggregateStateFollowsKeysNotInput(t *testing.T) {
 		t.Fatalf("state grew from %s to %s with the input", MiB(small), MiB(large))
 	}
 }
+
+// TestQueriesCreateMaterializedViews creates every query as a materialized
+// view through the engine (over views of the sources' events), as a user
+// would, and checks that each view answers.
+func TestQueriesCreateMaterializedViews(t *testing.T) {
+	d := newBatchDB(t, 20_000)
+	for _, q := range Queries() {
+		text, err := QuerySQL(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.exec(t, "CREATE MATERIALIZED VIEW nexmark_"+q+" AS "+text)
+	}
+	d.exec(t, "FLUSH")
+	for _, q := range Queries() {
+		if rows := d.query(t, "SELECT count(*) >= 0 FROM nexmark_"+q); len(rows) != 1 || rows[0] != "t" {
+			t.Fatalf("%s: %v", q, rows)
+		}
+	}
+}
