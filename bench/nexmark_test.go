@@ -66,6 +66,33 @@ JOIN (SELECT MAX(price) AS maxprice, window_end AS date_time
 WHERE B.date_time BETWEEN B1.date_time - INTERVAL '10' SECOND AND B1.date_time`,
 }
 
+// tiedRanks are the queries whose output numbers rows that tie in the
+// ranking's order (q19: ROW_NUMBER() OVER (PARTITION BY auction ORDER BY
+// price DESC) with equal prices). SQL leaves the order of ties open, and
+// the batch engine numbers them in arrival order while the streaming top-N
+// orders them by their values (so that replays agree), so these queries
+// are compared through views of the rows that do not depend on it: each
+// lists the columns (0-based) of one view. The first view is the rows
+// without their number, the second (partition, ranked value, number).
+var tiedRanks = map[string][][]int{
+	"q19": {{0, 1, 2, 3, 4, 5, 6}, {0, 2, 7}},
+}
+
+// project keeps the columns cols of text rows ("a|b|c") and sorts them.
+func project(rows []string, cols []int) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		f := strings.Split(r, "|")
+		p := make([]string, len(cols))
+		for j, c := range cols {
+			p[j] = f[c]
+		}
+		out[i] = strings.Join(p, "|")
+	}
+	slices.Sort(out)
+	return out
+}
+
 // TestQueriesEqualBatchQueries checks that what each query sends its
 // discard sink nets to the rows of the same query run as a batch query over
 // the same events (loaded into materialized views by the engine).
@@ -174,6 +201,14 @@ func checkBatch(t *testing.T, queries []string, events int64, batchText func(q, 
 				t.Fatalf("sink counted %d rows, chunks hold %d", res.Rows, rows)
 			}
 			want := batch.query(t, batchText(q, text))
+			if views, ok := tiedRanks[q]; ok {
+				for _, cols := range views {
+					if d := diff(project(got, cols), project(want, cols)); d != "" {
+						t.Fatalf("%s: stream result differs from the batch query in columns %v:\n%s", q, cols, d)
+					}
+				}
+				got, want = project(got, views[0]), project(want, views[0])
+			}
 			if len(want) == 0 {
 				t.Fatalf("%s has no rows over %d events: the test checks nothing", q, events)
 			}
@@ -296,6 +331,9 @@ func newBatchDB(t *testing.T, events int64) *batchDB {
 		d.exec(t, fmt.Sprintf("CREATE SOURCE nx_%s WITH (connector = 'nexmark', table = '%s', events = '%d')", table, table, events))
 		d.exec(t, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS SELECT * FROM nx_%s", table, table))
 	}
+	for _, text := range Functions {
+		d.exec(t, text)
+	}
 	d.exec(t, "CREATE TABLE side_input (key bigint PRIMARY KEY, value text)")
 	d.exec(t, fmt.Sprintf("INSERT INTO side_input SELECT k, k::text FROM generate_series(0, %d) k", SideInputRows-1))
 	return d
@@ -363,5 +401,25 @@ func TestAggregateStateFollowsKeysNotInput(t *testing.T) {
 	t.Logf("state: %s after 300K events, %s after 1.2M", MiB(small), MiB(large))
 	if small <= 0 || large > small+small/4+(256<<10) {
 		t.Fatalf("state grew from %s to %s with the input", MiB(small), MiB(large))
+	}
+}
+
+// TestQueriesCreateMaterializedViews creates every query as a materialized
+// view through the engine (over views of the sources' events), as a user
+// would, and checks that each view answers.
+func TestQueriesCreateMaterializedViews(t *testing.T) {
+	d := newBatchDB(t, 20_000)
+	for _, q := range Queries() {
+		text, err := QuerySQL(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.exec(t, "CREATE MATERIALIZED VIEW nexmark_"+q+" AS "+text)
+	}
+	d.exec(t, "FLUSH")
+	for _, q := range Queries() {
+		if rows := d.query(t, "SELECT count(*) >= 0 FROM nexmark_"+q); len(rows) != 1 || rows[0] != "t" {
+			t.Fatalf("%s: %v", q, rows)
+		}
 	}
 }

@@ -235,6 +235,7 @@ type snapshot struct {
 	byOID    map[uint32]*Relation            // every relation, system ones included
 	indexes  map[uint32]*Relation            // key index OID (primary or unique) -> its table
 	comments map[objKey]string
+	funcs    map[uint32]*Function // SQL-language functions by OID (function.go)
 	nextOID  uint32
 }
 
@@ -252,7 +253,11 @@ func (s *snapshot) clone() *snapshot {
 		byOID:    make(map[uint32]*Relation, len(s.byOID)),
 		indexes:  make(map[uint32]*Relation, len(s.indexes)),
 		comments: make(map[objKey]string, len(s.comments)),
+		funcs:    make(map[uint32]*Function, len(s.funcs)),
 		nextOID:  s.nextOID,
+	}
+	for k, v := range s.funcs {
+		n.funcs[k] = v
 	}
 	for k, v := range s.schemas {
 		n.schemas[k] = v

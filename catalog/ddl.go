@@ -166,6 +166,13 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 	seen := map[uint32]bool{}
 	for _, d := range deps {
 		dep := s.byOID[d]
+		if dep == nil && s.funcs[d] != nil { // a SQL function the view inlined (function.go)
+			if !seen[d] {
+				seen[d] = true
+				r.DependsOn = append(r.DependsOn, d)
+			}
+			continue
+		}
 		if dep == nil {
 			return nil, fmt.Errorf("catalog: view %s depends on unknown relation %d", r.Name, d)
 		}

@@ -24,6 +24,7 @@ type fileCatalog struct {
 	Schemas   []fileSchema   `json:"schemas"`
 	Relations []fileRelation `json:"relations"`
 	Comments  []fileComment  `json:"comments,omitempty"`
+	Functions []fileFunction `json:"functions,omitempty"`
 }
 
 type fileSchema struct {
@@ -85,6 +86,7 @@ func emptySnapshot() *snapshot {
 		byOID:    map[uint32]*Relation{},
 		indexes:  map[uint32]*Relation{},
 		comments: map[objKey]string{},
+		funcs:    map[uint32]*Function{},
 		nextOID:  FirstUserOID,
 	}
 	for _, sc := range []*Schema{{PgCatalogOID, "pg_catalog"}, {PublicOID, "public"}, {InformationSchemaOID, "information_schema"}} {
@@ -155,6 +157,13 @@ func load(dir string) (*snapshot, error) {
 	for _, fc := range f.Comments {
 		s.comments[objKey{fc.OID, fc.Sub}] = fc.Text
 	}
+	for _, ff := range f.Functions {
+		fn, err := fromFileFunction(ff)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %s: %w", path, err)
+		}
+		s.funcs[fn.OID] = fn
+	}
 	return s, nil
 }
 
@@ -202,6 +211,10 @@ func (c *Catalog) save(s *snapshot) error {
 		}
 		return f.Comments[i].Sub < f.Comments[j].Sub
 	})
+	for _, fn := range s.funcs {
+		f.Functions = append(f.Functions, toFileFunction(fn))
+	}
+	sort.Slice(f.Functions, func(i, j int) bool { return f.Functions[i].OID < f.Functions[j].OID })
 	data, err := json.MarshalIndent(&f, "", " ")
 	if err != nil {
 		return fmt.Errorf("catalog: encode: %w", err)

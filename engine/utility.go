@@ -83,6 +83,8 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execDrop(n.DropStmt)
 	case *pg.Node_CreateSeqStmt:
 		return s.execCreateSequence(n.CreateSeqStmt) // sequence.go
+	case *pg.Node_CreateFunctionStmt:
+		return s.execCreateFunction(env, n.CreateFunctionStmt) // function.go
 	case *pg.Node_AlterSeqStmt:
 		return s.execAlterSequence(n.AlterSeqStmt)
 	case *pg.Node_AlterTableStmt:
@@ -335,6 +337,8 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		kind, tag = catalog.KindMatView, "DROP MATERIALIZED VIEW"
 	case pg.ObjectType_OBJECT_SEQUENCE:
 		kind, tag = catalog.KindSequence, "DROP SEQUENCE"
+	case pg.ObjectType_OBJECT_FUNCTION:
+		return s.execDropFunction(d) // function.go
 	case pg.ObjectType_OBJECT_FOREIGN_TABLE: // psql shows sources as foreign tables
 		names := make([]string, 0, len(d.Objects))
 		for _, o := range d.Objects {

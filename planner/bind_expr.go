@@ -133,6 +133,12 @@ func (b *binder) constant(c *pg.A_Const) (expr.Expr, error) {
 
 func (b *binder) param(p *pg.ParamRef) (expr.Expr, error) {
 	idx := int(p.Number) - 1
+	if b.udfParams != nil { // a SQL function's body: $n is its parameter n
+		if idx < 0 || idx >= len(b.udfParams) {
+			return nil, b.newErr(pgerr.UndefinedParameter, p.Location, "there is no parameter $%d", p.Number)
+		}
+		return b.colRef(b.udfParams[idx]), nil
+	}
 	if idx < 0 || idx >= 65535 {
 		return nil, b.newErr(pgerr.UndefinedParameter, p.Location, "there is no parameter $%d", p.Number)
 	}

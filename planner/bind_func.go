@@ -53,6 +53,11 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 	}
 	e, err := expr.NewCall(name, args)
 	if err != nil {
+		if pe := pgerr.As(err); pe != nil && pe.Code == pgerr.UndefinedFunction {
+			if ue, ok, uerr := b.userFunction(fc, args); ok { // bind_udf.go
+				return ue, uerr
+			}
+		}
 		return nil, b.errAt(err, fc.Location)
 	}
 	return e, nil

@@ -24,8 +24,14 @@ type binder struct {
 	cols []colInfo
 	// params holds the types of $1..$n known so far (Unknown: not yet).
 	params []types.T
-	// deps collects the OIDs of the relations the statement reads.
+	// deps collects the OIDs of the relations the statement reads (and of
+	// the SQL functions it inlined).
 	deps map[uint32]bool
+	// udfParams, while a SQL function's body is bound (bind_udf.go), are
+	// the column ids its $1..$n stand for; inlineDepth counts the bodies
+	// being bound.
+	udfParams   []int
+	inlineDepth int
 	// matviews lists the materialized views the statement reads, at any
 	// depth (through plain views too).
 	matviews []uint32

@@ -491,6 +491,9 @@ func regexpMatch(s, pat, flags string) (types.Value, error) {
 }
 
 func matchGroups(re *regexp.Regexp, s string) types.Value {
+	if cannotMatch(re, s) { // regex_literal.go
+		return nil
+	}
 	m := re.FindStringSubmatchIndex(s)
 	if m == nil {
 		return nil

@@ -1,0 +1,248 @@
+package catalog
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// SQL-language functions (CREATE FUNCTION ... LANGUAGE sql). The catalog
+// keeps each one's signature and body text; the planner inlines the body
+// where the function is called (planner/bind_udf.go), so a function has no
+// runtime of its own. Functions live in the snapshot like relations (same
+// OID space, persisted in catalog.json) and are read without locks; DDL on
+// them is serialized by Catalog.mu.
+
+// SQLSTATEs of function DDL that pgerr does not name.
+const (
+	codeDuplicateFunction         pgerr.Code = "42723"
+	codeInvalidFunctionDefinition pgerr.Code = "42P13"
+)
+
+// Function is a user-defined SQL-language function. Immutable once in a
+// snapshot.
+type Function struct {
+	OID    uint32    `json:"oid"`
+	Schema string    `json:"schema"`
+	Name   string    `json:"name"`
+	Args   []FuncArg `json:"args"`
+	// Return is the declared result type; Body the text between the
+	// dollar quotes (a single SELECT of one expression).
+	Return types.T `json:"-"`
+	Body   string  `json:"body"`
+	// Volatility is PostgreSQL's provolatile: 'i', 's' or 'v'.
+	Volatility byte `json:"-"`
+	// Strict is RETURNS NULL ON NULL INPUT.
+	Strict bool   `json:"strict,omitempty"`
+	Owner  uint32 `json:"owner,omitempty"`
+}
+
+// FuncArg is one parameter of a Function (Name may be empty).
+type FuncArg struct {
+	Name string  `json:"name,omitempty"`
+	Type types.T `json:"-"`
+}
+
+// Signature renders the function as PostgreSQL names it in messages:
+// name(type, type).
+func (f *Function) Signature() string {
+	ts := make([]string, len(f.Args))
+	for i, a := range f.Args {
+		ts[i] = a.Type.String()
+	}
+	return f.Name + "(" + strings.Join(ts, ",") + ")"
+}
+
+// sameArgs reports whether two functions have the same argument types
+// (PostgreSQL's identity of an overload).
+func (f *Function) sameArgs(ts []types.T) bool {
+	if len(ts) != len(f.Args) {
+		return false
+	}
+	for i, t := range ts {
+		if t.OID() != f.Args[i].Type.OID() {
+			return false
+		}
+	}
+	return true
+}
+
+// CreateFunction adds fn (OID assigned here), or replaces the function of
+// the same name and argument types when replace is set (keeping its OID;
+// PostgreSQL refuses to change the return type that way, 42P13).
+func (c *Catalog) CreateFunction(fn *Function, replace bool) (*Function, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.snap().clone()
+	if fn.Schema == "" {
+		fn.Schema = "public"
+	}
+	if s.schemas[fn.Schema] == nil {
+		return nil, pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", fn.Schema)
+	}
+	ts := make([]types.T, len(fn.Args))
+	for i, a := range fn.Args {
+		ts[i] = a.Type
+	}
+	n := *fn
+	for _, old := range s.funcs {
+		if old.Schema != fn.Schema || old.Name != fn.Name || !old.sameArgs(ts) {
+			continue
+		}
+		if !replace {
+			return nil, pgerr.New(codeDuplicateFunction, "function \"%s\" already exists with same argument types", fn.Name)
+		}
+		if old.Return.OID() != fn.Return.OID() {
+			return nil, pgerr.New(codeInvalidFunctionDefinition, "cannot change return type of existing function").
+				WithHint("Use DROP FUNCTION %s first.", old.Signature())
+		}
+		n.OID, n.Owner = old.OID, old.Owner
+	}
+	if n.OID == 0 {
+		n.OID = s.allocOID()
+	}
+	s.funcs[n.OID] = &n
+	if err := c.commit(s); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// Functions returns the functions named name: in schema, or (schema "") in
+// the first schema of searchPath that has any, as PostgreSQL resolves an
+// unqualified call among the overloads of one name. Sorted by OID.
+func (c *Catalog) Functions(schema, name string, searchPath []string) []*Function {
+	s := c.snap()
+	if len(s.funcs) == 0 {
+		return nil
+	}
+	path := searchPath
+	if schema != "" {
+		path = []string{schema}
+	}
+	for _, sc := range path {
+		var out []*Function
+		for _, f := range s.funcs {
+			if f.Schema == sc && f.Name == name {
+				out = append(out, f)
+			}
+		}
+		if len(out) > 0 {
+			slices.SortFunc(out, func(a, b *Function) int { return int(a.OID) - int(b.OID) })
+			return out
+		}
+	}
+	return nil
+}
+
+// Function returns the function of that OID, or nil.
+func (c *Catalog) Function(oid uint32) *Function { return c.snap().funcs[oid] }
+
+// DropFunction removes the function schema.name(args). A function that a
+// view or materialized view calls (its OID is in the view's DependsOn,
+// recorded when the planner inlined it) cannot be dropped (2BP01): the
+// view would not plan again at the next start.
+func (c *Catalog) DropFunction(schema, name string, args []types.T, searchPath []string, missingOK bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.snap().clone()
+	var fn *Function
+	for _, f := range c.Functions(schema, name, searchPath) {
+		if args == nil || f.sameArgs(args) {
+			if fn != nil {
+				return pgerr.New(pgerr.AmbiguousFunction, "function name \"%s\" is not unique", name).
+					WithHint("Specify the argument list to select the function unambiguously.")
+			}
+			fn = f
+		}
+	}
+	if fn == nil {
+		if missingOK {
+			return nil
+		}
+		sig := name
+		if args != nil {
+			ts := make([]string, len(args))
+			for i, t := range args {
+				ts[i] = t.String()
+			}
+			sig += "(" + strings.Join(ts, ", ") + ")"
+		}
+		return pgerr.New(pgerr.UndefinedFunction, "function %s does not exist", sig)
+	}
+	for _, r := range s.byOID {
+		if slices.Contains(r.DependsOn, fn.OID) {
+			return pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop function %s because other objects depend on it", fn.Signature()).
+				WithDetail("%s %s depends on function %s", kindNoun(r.Kind), r.Name, fn.Signature()).
+				WithHint("Drop the dependent objects first.")
+		}
+	}
+	delete(s.funcs, fn.OID)
+	delete(s.comments, objKey{fn.OID, 0})
+	return c.commit(s)
+}
+
+func kindNoun(k RelKind) string {
+	switch k {
+	case KindView:
+		return "view"
+	case KindMatView:
+		return "materialized view"
+	}
+	return "relation"
+}
+
+// fileFunction is a Function on disk (types by OID and typmod).
+type fileFunction struct {
+	Function
+	ArgTypes   []fileType `json:"arg_types"`
+	ReturnType fileType   `json:"return_type"`
+	Volatility string     `json:"volatility"`
+}
+
+type fileType struct {
+	OID    uint32 `json:"oid"`
+	Typmod int32  `json:"typmod,omitempty"`
+}
+
+func toFileType(t types.T) fileType { return fileType{t.OID(), t.Typmod} }
+
+func fromFileType(ft fileType) (types.T, error) {
+	t, ok := types.FromOID(ft.OID)
+	if !ok {
+		return types.T{}, fmt.Errorf("unknown type oid %d", ft.OID)
+	}
+	t.Typmod = ft.Typmod
+	return t, nil
+}
+
+func toFileFunction(f *Function) fileFunction {
+	ff := fileFunction{Function: *f, ReturnType: toFileType(f.Return), Volatility: string(rune(f.Volatility))}
+	ff.Args = slices.Clone(f.Args)
+	for _, a := range f.Args {
+		ff.ArgTypes = append(ff.ArgTypes, toFileType(a.Type))
+	}
+	return ff
+}
+
+func fromFileFunction(ff fileFunction) (*Function, error) {
+	f := ff.Function
+	var err error
+	if f.Return, err = fromFileType(ff.ReturnType); err != nil {
+		return nil, fmt.Errorf("function %s: %w", f.Name, err)
+	}
+	if len(ff.ArgTypes) != len(f.Args) || len(ff.Volatility) != 1 {
+		return nil, fmt.Errorf("function %s is malformed", f.Name)
+	}
+	f.Volatility = ff.Volatility[0]
+	f.Args = slices.Clone(f.Args)
+	for i := range f.Args {
+		if f.Args[i].Type, err = fromFileType(ff.ArgTypes[i]); err != nil {
+			return nil, fmt.Errorf("function %s: %w", f.Name, err)
+		}
+	}
+	return &f, nil
+}

@@ -1,0 +1,276 @@
+package planner
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// SQL-language functions (CREATE FUNCTION f(...) RETURNS t LANGUAGE sql AS
+// $$ SELECT expr $$) are inlined where they are called, as PostgreSQL's
+// inline_function does: the body's expression is bound with its
+// parameters standing for the call's arguments (coerced to the declared
+// types), and the result is coerced to the return type. A function has no
+// runtime of its own, so it costs what its expression costs, in batch and
+// streaming plans alike. Only bodies that are one SELECT of one
+// expression without FROM are accepted (the ones PostgreSQL inlines);
+// CREATE FUNCTION checks that when it binds the body (FunctionDef).
+
+// codeInvalidFunctionDefinition is PostgreSQL's invalid_function_definition.
+const codeInvalidFunctionDefinition pgerr.Code = "42P13"
+
+// FunctionCatalog is implemented by catalogs that hold SQL-language
+// functions (*catalog.Catalog does). Without it, only built-in functions
+// exist.
+type FunctionCatalog interface {
+	// Functions returns the overloads of name in schema, or in the first
+	// schema of searchPath that has any (schema "").
+	Functions(schema, name string, searchPath []string) []*catalog.Function
+}
+
+// maxInlineDepth bounds functions whose bodies call functions (a function
+// calling itself through another would otherwise inline forever).
+const maxInlineDepth = 16
+
+// userFunction resolves a call that matched no built-in function against
+// the catalog's SQL functions; ok is false when none has that name.
+func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, ok bool, err error) {
+	if b.env == nil {
+		return nil, false, nil
+	}
+	fcat, isF := b.env.Catalog.(FunctionCatalog)
+	if !isF {
+		return nil, false, nil
+	}
+	parts := strs(fc.Funcname)
+	schema, name := "", parts[len(parts)-1]
+	if len(parts) == 2 {
+		schema = parts[0]
+	}
+	fns := fcat.Functions(schema, name, b.env.SearchPath)
+	if len(fns) == 0 {
+		return nil, false, nil
+	}
+	for _, fn := range fns {
+		if len(fn.Args) != len(args) {
+			continue
+		}
+		coerced := make([]expr.Expr, len(args))
+		fits := true
+		for i, a := range args {
+			c, err := expr.Coerce(a, fn.Args[i].Type, false)
+			if err != nil {
+				fits = false
+				break
+			}
+			coerced[i] = c
+		}
+		if !fits {
+			continue
+		}
+		e, err := b.inline(fn, coerced)
+		if err != nil {
+			return nil, true, b.errAt(err, fc.Location)
+		}
+		b.deps[fn.OID] = true // a view calling it depends on it (DROP FUNCTION refuses)
+		return e, true, nil
+	}
+	return nil, false, nil
+}
+
+// inline binds fn's body with its parameters bound to args (already of the
+// parameters' types) and returns the expression, of fn's return type.
+func (b *binder) inline(fn *catalog.Function, args []expr.Expr) (expr.Expr, error) {
+	if b.inlineDepth >= maxInlineDepth {
+		return nil, pgerr.New(pgerr.ProgramLimitExceeded, "SQL function \"%s\" nests more than %d function calls deep", fn.Name, maxInlineDepth)
+	}
+	ids := make([]int, len(fn.Args))
+	for i, a := range fn.Args {
+		ids[i] = b.newCol(a.Name, fn.Name, a.Type)
+	}
+	body, err := b.bindBody(fn.Name, fn.Body, fn.Args, ids, fn.Return)
+	if err != nil {
+		return nil, err
+	}
+	return transform(body, func(e expr.Expr) (expr.Expr, bool, error) {
+		if c, ok := e.(*expr.ColRef); ok {
+			for i, id := range ids {
+				if c.Idx == id {
+					return args[i], true, nil
+				}
+			}
+		}
+		return e, false, nil
+	})
+}
+
+// bindBody binds a function body ("SELECT expr") in a level of its own
+// whose names are the parameters (as name or fname.name; $n too), columns
+// ids. The result is coerced to ret (as an assignment).
+func (b *binder) bindBody(fname, body string, params []catalog.FuncArg, ids []int, ret types.T) (expr.Expr, error) {
+	target, err := bodyExpr(fname, body)
+	if err != nil {
+		return nil, err
+	}
+	it := &nsItem{alias: fname, relVisible: true, colsVisible: true}
+	for i, p := range params {
+		if p.Name != "" {
+			it.cols = append(it.cols, nsCol{name: p.Name, id: ids[i]})
+		}
+	}
+	l := &level{clause: inSelect, ns: []*nsItem{it}}
+	src, outer := b.src, b.udfParams
+	b.src, b.udfParams = "", ids // positions would point into the body, not the statement
+	b.inlineDepth++
+	defer func() { b.src, b.udfParams = src, outer; b.inlineDepth-- }()
+	e, err := b.expr(l, target)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.aggs) > 0 || len(l.wins) > 0 || len(l.srfs) > 0 || hasSubquery(e) {
+		return nil, notInlinable(fname)
+	}
+	out, err := expr.Coerce(e, ret, true)
+	if err != nil {
+		return nil, pgerr.New(codeInvalidFunctionDefinition, "return type mismatch in function declared to return %s", ret).
+			WithDetail("Actual return type is %s.", e.Type())
+	}
+	return out, nil
+}
+
+func notInlinable(fname string) error {
+	return pgerr.New(pgerr.FeatureNotSupported, "the body of SQL function \"%s\" is not one expression", fname).
+		WithHint("SQL functions are inlined where they are called: the body must be SELECT <expression>, without FROM, aggregates, window functions, set-returning functions or subqueries.")
+}
+
+// bodyExpr parses a body and returns its one expression.
+func bodyExpr(fname, body string) (*pg.Node, error) {
+	tree, err := pg.Parse(body)
+	if err != nil {
+		return nil, pgerr.New(pgerr.SyntaxError, "syntax error in the body of function \"%s\": %s", fname, err.Error())
+	}
+	if len(tree.Stmts) != 1 {
+		return nil, notInlinable(fname)
+	}
+	sel := tree.Stmts[0].Stmt.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 || len(sel.FromClause) > 0 || sel.WhereClause != nil || len(sel.GroupClause) > 0 ||
+		sel.HavingClause != nil || len(sel.SortClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || sel.WithClause != nil ||
+		len(sel.ValuesLists) > 0 || sel.Op != pg.SetOperation_SETOP_NONE || len(sel.DistinctClause) > 0 || len(sel.WindowClause) > 0 ||
+		sel.IntoClause != nil || len(sel.LockingClause) > 0 {
+		return nil, notInlinable(fname)
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	if rt == nil || rt.Val == nil || rt.Val.GetColumnRef() != nil && isStar(rt.Val.GetColumnRef()) {
+		return nil, notInlinable(fname)
+	}
+	return rt.Val, nil
+}
+
+func isStar(c *pg.ColumnRef) bool {
+	return len(c.Fields) > 0 && c.Fields[len(c.Fields)-1].GetAStar() != nil
+}
+
+// FunctionDef checks CREATE FUNCTION ... LANGUAGE sql and returns the
+// function to store: parameters (IN only, no defaults), the return type,
+// the body (bound with the parameters' types, as PostgreSQL does with
+// check_function_bodies on) and the volatility. Options the engine cannot
+// honour are refused by name.
+func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) {
+	if n.IsProcedure {
+		return nil, pgerr.Unsupported("CREATE PROCEDURE is not supported")
+	}
+	parts := strs(n.Funcname)
+	fn := &catalog.Function{Name: parts[len(parts)-1], Volatility: 'v'}
+	switch len(parts) {
+	case 1:
+	case 2:
+		fn.Schema = parts[0]
+	default:
+		return nil, pgerr.New(pgerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
+	}
+	if n.SqlBody != nil {
+		return nil, pgerr.Unsupported("SQL-standard function bodies (RETURN, BEGIN ATOMIC) are not supported").
+			WithHint("Write the body as AS $$ SELECT ... $$ LANGUAGE sql.")
+	}
+	for _, p := range n.Parameters {
+		fp := p.GetFunctionParameter()
+		if fp == nil {
+			return nil, pgerr.Internal("malformed function parameter")
+		}
+		switch fp.Mode {
+		case pg.FunctionParameterMode_FUNC_PARAM_IN, pg.FunctionParameterMode_FUNC_PARAM_DEFAULT:
+		default:
+			return nil, pgerr.Unsupported("OUT, INOUT, VARIADIC and TABLE parameters are not supported")
+		}
+		if fp.Defexpr != nil {
+			return nil, pgerr.Unsupported("parameter defaults are not supported")
+		}
+		t, _, err := bindTypeName(fp.ArgType)
+		if err != nil {
+			return nil, err
+		}
+		fn.Args = append(fn.Args, catalog.FuncArg{Name: fp.Name, Type: t})
+	}
+	if n.ReturnType == nil {
+		return nil, pgerr.New(codeInvalidFunctionDefinition, "function result type must be specified")
+	}
+	var err error
+	if fn.Return, _, err = bindTypeName(n.ReturnType); err != nil {
+		return nil, err
+	}
+	language := ""
+	for _, o := range n.Options {
+		d := o.GetDefElem()
+		if d == nil {
+			continue
+		}
+		switch d.Defname {
+		case "language":
+			language = strings.ToLower(d.Arg.GetString_().GetSval())
+		case "as":
+			list := d.Arg.GetList()
+			if list == nil || len(list.Items) != 1 {
+				return nil, pgerr.New(codeInvalidFunctionDefinition, "only one AS item needed for language \"sql\"")
+			}
+			fn.Body = list.Items[0].GetString_().GetSval()
+		case "volatility":
+			switch d.Arg.GetString_().GetSval() {
+			case "immutable":
+				fn.Volatility = 'i'
+			case "stable":
+				fn.Volatility = 's'
+			}
+		case "strict":
+			if d.Arg.GetBoolean().GetBoolval() {
+				return nil, pgerr.Unsupported("STRICT (RETURNS NULL ON NULL INPUT) SQL functions are not supported").
+					WithHint("Leave it out (CALLED ON NULL INPUT), and handle NULL in the body.")
+			}
+		default:
+			return nil, pgerr.Unsupported("CREATE FUNCTION option %s is not supported", strings.ToUpper(d.Defname))
+		}
+	}
+	if language == "" {
+		return nil, pgerr.New(codeInvalidFunctionDefinition, "no language specified")
+	}
+	if language != "sql" {
+		return nil, pgerr.New(pgerr.UndefinedObject, "language \"%s\" does not exist", language).
+			WithHint("Only LANGUAGE sql functions are supported.")
+	}
+	if fn.Body == "" && n.SqlBody == nil {
+		return nil, pgerr.New(codeInvalidFunctionDefinition, "no function body specified")
+	}
+	b := newBinder(env)
+	ids := make([]int, len(fn.Args))
+	for i, a := range fn.Args {
+		ids[i] = b.newCol(a.Name, fn.Name, a.Type)
+	}
+	if _, err := b.bindBody(fn.Name, fn.Body, fn.Args, ids, fn.Return); err != nil {
+		return nil, err
+	}
+	return fn, nil
+}
