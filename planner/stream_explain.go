@@ -24,6 +24,10 @@ func ExplainStream(root stream.Node) []string {
 		}
 		out = append(out, line)
 		ins := n.Inputs()
+		if p, ok := n.(*stream.Parallel); ok {
+			visitParallel(p, rest+"└─", rest+"  ", &out, visit)
+			return
+		}
 		for i, in := range ins {
 			if i == len(ins)-1 {
 				visit(in, rest+"└─", rest+"  ")
@@ -36,6 +40,26 @@ func ExplainStream(root stream.Node) []string {
 		visit(root, "", "")
 	}
 	return out
+}
+
+// visitParallel renders the keyed operator of a Parallel (its instances)
+// and, in front of each of its inputs, the hash exchange.
+func visitParallel(p *stream.Parallel, first, rest string, out *[]string, visit func(n stream.Node, first, rest string)) {
+	op := p.Input
+	line := first + op.Explain() + fmt.Sprintf(" (x%d)", p.N)
+	if st := streamState(op); st != "" {
+		line += "   state: " + st + ", per instance"
+	}
+	*out = append(*out, line)
+	ins := op.Inputs()
+	for i, in := range ins {
+		f, r := rest+"├─", rest+"│ "
+		if i == len(ins)-1 {
+			f, r = rest+"└─", rest+"  "
+		}
+		*out = append(*out, f+p.ExchangeExplain(i))
+		visit(in, r+"└─", r+"  ")
+	}
 }
 
 // streamState describes the state an operator keeps ("" for none).
