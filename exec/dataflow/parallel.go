@@ -3,10 +3,6 @@ package dataflow
 import (
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
 )
@@ -90,7 +86,7 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 				close(c)
 			}
 		}()
-		sp := splitter{keys: keys, ts: ts, n: n}
+		sp := stream.NewSplitter(keys, ts, n)
 		for {
 			var m stream.Message
 			var ok bool
@@ -110,7 +106,7 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 				}
 				continue
 			}
-			parts := sp.split(m.Chunk)
+			parts := sp.Split(m.Chunk)
 			for k, c := range parts {
 				if c != nil && !j.send(chans[k], stream.ChunkMsg(c)) {
 					return
@@ -119,85 +115,6 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 		}
 	}()
 	return outs
-}
-
-// splitter is an exchange's per-chunk work, owned by its goroutine.
-type splitter struct {
-	keys []int
-	ts   []types.T
-	n    int
-
-	hasher stream.VNodeHasher
-	vn     []uint16
-	owner  []int32
-	idx    [][]int32
-	parts  []*stream.Chunk
-}
-
-// split returns chunk c's rows per instance (nil: none). A chunk whose
-// rows all go to one instance is passed on as it is.
-func (s *splitter) split(c *stream.Chunk) []*stream.Chunk {
-	if s.parts == nil {
-		s.parts = make([]*stream.Chunk, s.n)
-		s.idx = make([][]int32, s.n)
-	}
-	clear(s.parts)
-	rows := c.Len()
-	if rows == 0 {
-		return s.parts
-	}
-	cols := make([]arrow.Array, len(s.keys))
-	for i, k := range s.keys {
-		cols[i] = c.Rec.Column(k)
-	}
-	s.vn = s.hasher.VNodes(cols, s.ts, rows, s.vn)
-	if cap(s.owner) < rows {
-		s.owner = make([]int32, rows)
-	}
-	owner := s.owner[:rows]
-	first, same := -1, true
-	for i, v := range s.vn {
-		o := int32(stream.VNodeOwner(v, s.n))
-		owner[i] = o
-		if first < 0 {
-			first = int(o)
-		} else if int(o) != first {
-			same = false
-		}
-	}
-	if same {
-		s.parts[first] = c
-		return s.parts
-	}
-	for k := range s.idx {
-		s.idx[k] = s.idx[k][:0]
-	}
-	for i, o := range owner {
-		s.idx[o] = append(s.idx[o], int32(i))
-	}
-	for k, idx := range s.idx {
-		if len(idx) == 0 {
-			continue
-		}
-		part := &stream.Chunk{Rec: exec.TakeRows(memory.DefaultAllocator, c.Rec, idx)}
-		if c.Ops != nil {
-			part.Ops = make([]stream.Op, len(idx))
-			for r, i := range idx {
-				op := c.Ops[i]
-				// an update pair split over two instances: a delete here,
-				// an insert there
-				switch {
-				case op == stream.UpdateBefore && (int(i)+1 >= rows || owner[i+1] != owner[i]):
-					op = stream.Delete
-				case op == stream.UpdateAfter && (i == 0 || owner[i-1] != owner[i]):
-					op = stream.Insert
-				}
-				part.Ops[r] = op
-			}
-		}
-		s.parts[k] = part
-	}
-	return s.parts
 }
 
 // instanceCkpt is the Checkpointer of one instance of a parallel

@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -71,3 +73,92 @@ func hashBytes(b []byte) uint64 {
 // VNodeOwner is the instance (of n) that owns vnode v: instance k owns the
 // contiguous range of vnodes v with v*n/VNodes = k.
 func VNodeOwner(v uint16, n int) int { return int(v) * n / VNodes }
+
+// Splitter splits chunks among the n instances of a parallel operator by
+// the vnode of their key columns (the runtime's hash exchange). An update
+// pair whose halves go to different instances becomes a delete there and
+// an insert here, so every instance sees a well-formed changelog. Owned by
+// one goroutine.
+type Splitter struct {
+	keys []int
+	ts   []types.T
+	n    int
+
+	hasher VNodeHasher
+	vn     []uint16
+	owner  []int32
+	idx    [][]int32
+	parts  []*Chunk
+}
+
+// Split returns chunk c's rows per instance (nil: none). A chunk whose
+// rows all go to one instance is passed on as it is.
+func (s *Splitter) Split(c *Chunk) []*Chunk {
+	if s.parts == nil {
+		s.parts = make([]*Chunk, s.n)
+		s.idx = make([][]int32, s.n)
+	}
+	clear(s.parts)
+	rows := c.Len()
+	if rows == 0 {
+		return s.parts
+	}
+	cols := make([]arrow.Array, len(s.keys))
+	for i, k := range s.keys {
+		cols[i] = c.Rec.Column(k)
+	}
+	s.vn = s.hasher.VNodes(cols, s.ts, rows, s.vn)
+	if cap(s.owner) < rows {
+		s.owner = make([]int32, rows)
+	}
+	owner := s.owner[:rows]
+	first, same := -1, true
+	for i, v := range s.vn {
+		o := int32(VNodeOwner(v, s.n))
+		owner[i] = o
+		if first < 0 {
+			first = int(o)
+		} else if int(o) != first {
+			same = false
+		}
+	}
+	if same {
+		s.parts[first] = c
+		return s.parts
+	}
+	for k := range s.idx {
+		s.idx[k] = s.idx[k][:0]
+	}
+	for i, o := range owner {
+		s.idx[o] = append(s.idx[o], int32(i))
+	}
+	for k, idx := range s.idx {
+		if len(idx) == 0 {
+			continue
+		}
+		part := &Chunk{Rec: exec.TakeRows(memory.DefaultAllocator, c.Rec, idx)}
+		if c.Ops != nil {
+			part.Ops = make([]Op, len(idx))
+			for r, i := range idx {
+				op := c.Ops[i]
+				// an update pair split over two instances: a delete here,
+				// an insert there
+				switch {
+				case op == UpdateBefore && (int(i)+1 >= rows || owner[i+1] != owner[i]):
+					op = Delete
+				case op == UpdateAfter && (i == 0 || owner[i-1] != owner[i]):
+					op = Insert
+				}
+				part.Ops[r] = op
+			}
+		}
+		s.parts[k] = part
+	}
+	return s.parts
+}
+
+// NewSplitter returns a Splitter routing by columns keys (of types ts)
+// among n instances.
+func NewSplitter(keys []int, ts []types.T, n int) *Splitter {
+	return &Splitter{keys: keys, ts: ts, n: n}
+}
