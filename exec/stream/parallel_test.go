@@ -139,3 +139,45 @@ func TestSplitterKeepsGroupsTogether(t *testing.T) {
 		t.Fatalf("1000 keys reached %d of 8 instances", len(seen))
 	}
 }
+
+// startParallel runs node as n instances behind a channel-level hash
+// exchange (a Splitter for chunks, watermarks and barriers to every
+// instance) merged by a Union: what the runtime's startParallel does
+// (exec/dataflow/parallel.go), for operator tests over channels.
+func startParallel(env *Env, node Node, keys []int, ts []types.T, n int, in <-chan Message) <-chan Message {
+	if n <= 1 {
+		return node.Start(env, []<-chan Message{in})
+	}
+	chans := make([]chan Message, n)
+	for k := range chans {
+		chans[k] = make(chan Message, ChannelSize)
+	}
+	go func() {
+		defer func() {
+			for _, c := range chans {
+				close(c)
+			}
+		}()
+		sp := NewSplitter(keys, ts, n)
+		for m := range in {
+			if m.Kind != KindChunk {
+				for _, c := range chans {
+					if !send(env, c, m) {
+						return
+					}
+				}
+				continue
+			}
+			for k, part := range sp.Split(m.Chunk) {
+				if part != nil && !send(env, chans[k], ChunkMsg(part)) {
+					return
+				}
+			}
+		}
+	}()
+	outs := make([]<-chan Message, n)
+	for k := range outs {
+		outs[k] = node.Start(env.Instance(nil), []<-chan Message{chans[k]})
+	}
+	return (&Union{Ins: []Node{node}, Cols: node.Columns()}).Start(env, outs)
+}
