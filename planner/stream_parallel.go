@@ -101,7 +101,7 @@ func parallelOf(nd stream.Node, n int) *stream.Parallel {
 		for i := range x.LeftKeys {
 			l, ok1 := x.LeftKeys[i].(*expr.ColRef)
 			r, ok2 := x.RightKeys[i].(*expr.ColRef)
-			if ok1 && ok2 && l.T.Kind == r.T.Kind {
+			if ok1 && ok2 && sameHash(l.T, r.T) {
 				lc, rc, ts = append(lc, l.Idx), append(rc, r.Idx), append(ts, l.T)
 			}
 		}
@@ -111,6 +111,15 @@ func parallelOf(nd stream.Node, n int) *stream.Parallel {
 		return &stream.Parallel{Input: x, Keys: [][]int{lc, rc}, KeyTypes: ts, N: n}
 	}
 	return nil
+}
+
+// sameHash reports whether equal values of types a and b (a join's key
+// pair) hash to one vnode: the same type, or two integer types (hashed as
+// one 64-bit word). Other pairs compare through a cast the hash does not
+// see (timestamp = timestamptz depends on the time zone).
+func sameHash(a, b types.T) bool {
+	isInt := func(t types.T) bool { return t.Kind == types.Int2 || t.Kind == types.Int4 || t.Kind == types.Int8 }
+	return a.Kind == b.Kind || isInt(a) && isInt(b)
 }
 
 // plainKeys returns the positions and types of the keys of es that are
