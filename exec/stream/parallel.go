@@ -50,15 +50,17 @@ func (p *Parallel) Explain() string {
 	return fmt.Sprintf("StreamMerge: %d instances", p.N)
 }
 
-// ExchangeExplain is the line of the exchange in front of input i.
-func (p *Parallel) ExchangeExplain(i int) string {
+// ExchangeExplain is the EXPLAIN line of the exchange in front of input
+// i, which sends fragment from into fragment into (the instances).
+func (p *Parallel) ExchangeExplain(i, from, into int) string {
 	in := p.Input.Inputs()[i]
 	cols := in.Columns()
 	names := make([]string, len(p.Keys[i]))
 	for k, c := range p.Keys[i] {
 		names[k] = cols[c].Name
 	}
-	return fmt.Sprintf("StreamExchange: hash(%s) into %d vnodes over %d instances", strings.Join(names, ", "), VNodes, p.N)
+	return fmt.Sprintf("StreamExchange: fragment %d into fragment %d by hash(%s) (%d vnodes over %d instances)",
+		from, into, strings.Join(names, ", "), VNodes, p.N)
 }
 
 // checkpoints marks Parallel as checkpointable: it keeps nothing, its
