@@ -19,10 +19,12 @@ import (
 //     window with no other key stays single: one window is one group);
 //   - StreamHashJoin with equality keys: by the key pairs that are plain
 //     columns of the same type on both sides (equal keys meet in one
-//     instance).
+//     instance);
+//   - StreamTopN with PARTITION BY (a top-N per group, DISTINCT ON): by
+//     its partition columns that are plain columns.
 //
 // Everything else (filters, projections, unions: stateless, fused with
-// their input; top-N, over-window, temporal filter and lookup joins, and
+// their input; a top-N without partitions, over-window, temporal filter and lookup joins, and
 // aggregations without keys) runs as one instance, as before.
 
 // MaxParallelism bounds streaming_parallelism: one instance per vnode at
@@ -91,6 +93,15 @@ func parallelOf(nd stream.Node, n int) *stream.Parallel {
 		return &stream.Parallel{Input: x, Keys: [][]int{cols}, KeyTypes: ts, N: n}
 	case *stream.WindowAgg:
 		cols, ts := plainKeys(x.GroupBy)
+		if len(cols) == 0 {
+			return nil
+		}
+		return &stream.Parallel{Input: x, Keys: [][]int{cols}, KeyTypes: ts, N: n}
+	case *stream.TopN:
+		// per partition (GROUP BY ... row_number() <= n, DISTINCT ON): a
+		// partition lives in one instance; without PARTITION BY it is one
+		// ordered list and stays single
+		cols, ts := plainKeys(x.PartitionBy)
 		if len(cols) == 0 {
 			return nil
 		}
