@@ -2,6 +2,7 @@ package planner
 
 import (
 	"reflect"
+	"slices"
 
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -21,10 +22,13 @@ import (
 //     columns of the same type on both sides (equal keys meet in one
 //     instance);
 //   - StreamTopN with PARTITION BY (a top-N per group, DISTINCT ON): by
-//     its partition columns that are plain columns.
+//     its partition columns that are plain columns;
+//   - StreamOverWindow: by the plain columns every one of its calls
+//     partitions by (none in common, or no PARTITION BY: single).
 //
 // Everything else (filters, projections, unions: stateless, fused with
-// their input; a top-N without partitions, over-window, temporal filter and lookup joins, and
+// their input; a top-N without partitions, a window function without a
+// common partition column, temporal filter and lookup joins, and
 // aggregations without keys) runs as one instance, as before.
 
 // MaxParallelism bounds streaming_parallelism: one instance per vnode at
@@ -106,6 +110,26 @@ func parallelOf(nd stream.Node, n int) *stream.Parallel {
 			return nil
 		}
 		return &stream.Parallel{Input: x, Keys: [][]int{cols}, KeyTypes: ts, N: n}
+	case *stream.OverWindow:
+		// rows of one partition of every call must meet: route by the
+		// plain columns every call partitions by
+		cols, ts := plainKeys(x.Calls[0].PartitionBy)
+		var keep []int
+		var kt []types.T
+		for i, c := range cols {
+			inAll := true
+			for _, call := range x.Calls[1:] {
+				other, _ := plainKeys(call.PartitionBy)
+				inAll = inAll && slices.Contains(other, c)
+			}
+			if inAll && !slices.Contains(keep, c) {
+				keep, kt = append(keep, c), append(kt, ts[i])
+			}
+		}
+		if len(keep) == 0 {
+			return nil
+		}
+		return &stream.Parallel{Input: x, Keys: [][]int{keep}, KeyTypes: kt, N: n}
 	case *stream.HashJoin:
 		var lc, rc []int
 		var ts []types.T
