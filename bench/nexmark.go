@@ -108,6 +108,9 @@ type Options struct {
 	// committed at each checkpoint (CheckpointInterval), else every epoch.
 	FileSink   string
 	FileFormat string
+	// Parallelism is the streaming parallelism the query is planned with
+	// (planner.Env.Parallelism; 0 or 1: one instance per operator).
+	Parallelism int
 }
 
 // Result is what one Run measured.
@@ -291,13 +294,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // Explain returns the streaming plan of a query of Queries (or of sqlText
 // when set), as EXPLAIN CREATE MATERIALIZED VIEW shows it.
 func Explain(query, sqlText string) ([]string, error) {
+	return ExplainAt(query, sqlText, 0)
+}
+
+// ExplainAt is Explain with the query planned at the given parallelism.
+func ExplainAt(query, sqlText string, parallelism int) ([]string, error) {
 	if sqlText == "" {
 		var err error
 		if sqlText, err = QuerySQL(query); err != nil {
 			return nil, err
 		}
 	}
-	s, err := newSetup(Options{Events: DefaultEvents})
+	s, err := newSetup(Options{Events: DefaultEvents, Parallelism: parallelism})
 	if err != nil {
 		return nil, err
 	}
@@ -335,6 +343,7 @@ type setup struct {
 	cat   *catalog.Catalog
 	eval  expr.Context
 	side  uint32 // side_input's OID
+	par   int    // Options.Parallelism
 }
 
 func newSetup(o Options) (*setup, error) {
@@ -342,7 +351,7 @@ func newSetup(o Options) (*setup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	s := &setup{dir: dir}
+	s := &setup{dir: dir, par: o.Parallelism}
 	if s.store, err = storage.Open(filepath.Join(dir, "tables")); err != nil {
 		s.close()
 		return nil, fmt.Errorf("bench: %w", err)
@@ -453,7 +462,7 @@ func (s *setup) plan(text string) (*planner.StreamQuery, error) {
 		return nil, pgerr.New(pgerr.SyntaxError, "a benchmark query is one SELECT")
 	}
 	eval := s.eval
-	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text}
+	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text, Parallelism: s.par}
 	if stmts[0].Ext != nil {
 		env.Emit = stmts[0].Ext.Emit                   // EMIT ON WINDOW CLOSE of the windowed queries
 		env.TemporalJoins = stmts[0].Ext.TemporalJoins // q13's lookup join

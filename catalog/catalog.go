@@ -73,6 +73,10 @@ type Relation struct {
 	Connector string            `json:",omitempty"`
 	Options   map[string]string `json:",omitempty"`
 	Format    string            `json:",omitempty"`
+	// Parallelism is the streaming_parallelism a materialized view or
+	// sink was created with: its keyed operators run as that many
+	// instances, also after a restart (0, catalogs written before it: 1).
+	Parallelism int `json:",omitempty"`
 	// Encode is a sink's ENCODE (FORMAT UPSERT ENCODE JSON: "JSON").
 	Encode string `json:",omitempty"`
 	// Owner is the OID of the role that owns the relation (pg_class.relowner),

@@ -52,6 +52,8 @@ type fileRelation struct {
 	Options   map[string]string `json:"options,omitempty"`
 	Format    string            `json:"format,omitempty"`
 	Encode    string            `json:"encode,omitempty"` // a sink's ENCODE
+	// Parallelism is a view's or sink's streaming_parallelism.
+	Parallelism int `json:"parallelism,omitempty"`
 	// Owner is the owning role's OID (absent in old catalogs: the
 	// bootstrap superuser); ACL is relacl, null for the default one.
 	Owner uint32    `json:"owner,omitempty"`
@@ -132,7 +134,7 @@ func load(dir string) (*snapshot, error) {
 			PrimaryKey: fr.PrimaryKey, PKName: fr.PKName, PKIndexOID: fr.PKIndexOID, Unique: fr.Unique,
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
-			Connector: fr.Connector, Options: fr.Options, Format: fr.Format, Encode: fr.Encode,
+			Connector: fr.Connector, Options: fr.Options, Format: fr.Format, Encode: fr.Encode, Parallelism: fr.Parallelism,
 			Owner: fr.Owner, ACL: fr.ACL, Seq: fr.Seq,
 		}
 		for _, fc := range fr.Columns {
@@ -184,7 +186,7 @@ func (c *Catalog) save(s *snapshot) error {
 			PrimaryKey: r.PrimaryKey, PKName: r.PKName, PKIndexOID: r.PKIndexOID, Unique: r.Unique,
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
-			Connector: r.Connector, Options: r.Options, Format: r.Format, Encode: r.Encode,
+			Connector: r.Connector, Options: r.Options, Format: r.Format, Encode: r.Encode, Parallelism: r.Parallelism,
 			Owner: r.Owner, ACL: r.ACL, Seq: r.Seq,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}

@@ -21,6 +21,10 @@ type Config struct {
 	// BarrierInterval is the streaming epoch length (0: 100 ms; negative:
 	// epochs end only at FLUSH and CREATE MATERIALIZED VIEW, for tests).
 	BarrierInterval time.Duration
+	// StreamingParallelism is the default of streaming_parallelism: the
+	// instances of each keyed operator of a new materialized view (0:
+	// GOMAXPROCS, the cores the process may use).
+	StreamingParallelism int
 	// SubscribeBufferBytes bounds the changes one subscriber may leave
 	// unread in memory (Arrow buffer sizes; 0: 32 MiB). Past it a
 	// subscriber of a materialized view reads on from the view's

@@ -57,6 +57,7 @@ func newSession(e *Engine, user, database string, params map[string]string) *Ses
 		database = user
 	}
 	st, warnings := newSettings(user, params)
+	e.setSessionDefaults(st, params)
 	for k, v := range e.cfg.ServerSettings {
 		if def := settingsByLower[strings.ToLower(k)]; def != nil && def.readOnly {
 			st.vals[strings.ToLower(k)] = v
@@ -312,11 +313,12 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 // env is the planner's environment for one statement.
 func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 	return s.withAccess(&planner.Env{
-		Catalog:    s.eng.cat,
-		SearchPath: s.set.searchPath(),
-		Params:     params,
-		Eval:       s.planEvalContext(ctx),
-		Streams:    flowStreams{s.eng},
+		Catalog:     s.eng.cat,
+		SearchPath:  s.set.searchPath(),
+		Params:      params,
+		Eval:        s.planEvalContext(ctx),
+		Streams:     flowStreams{s.eng},
+		Parallelism: s.streamingParallelism(),
 	})
 }
 

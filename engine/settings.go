@@ -76,6 +76,10 @@ var settingList = []setting{
 	{name: "jit", def: "off"},
 	{name: "geqo", def: "on"},
 	{name: "escape_string_warning", def: "on"},
+	// streaming_parallelism is the instances of each keyed operator of
+	// the materialized views, sinks and subscriptions created next
+	// (parallel.go); the default is the server's --streaming-parallelism.
+	{name: "streaming_parallelism", def: "1", check: checkParallelism},
 	{name: "password_encryption", def: "scram-sha-256", check: checkPasswordEncryption},
 }
 
@@ -92,6 +96,9 @@ var settingsByLower = func() map[string]*setting {
 // settings is one session's parameter values. Not safe for concurrent use.
 type settings struct {
 	vals map[string]string // by lower-case name
+	// defs are the server's defaults that differ from setting.def (by
+	// lower-case name): what RESET restores.
+	defs map[string]string
 }
 
 func newSettings(user string, startup map[string]string) (*settings, []*pgerr.Error) {
@@ -159,6 +166,9 @@ func (st *settings) reset(name string) (string, error) {
 		return "", pgerr.New(pgerr.CantChangeRuntimeParam, "parameter %q cannot be changed", s.name)
 	}
 	st.vals[strings.ToLower(s.name)] = s.def
+	if d, ok := st.defs[strings.ToLower(s.name)]; ok {
+		st.vals[strings.ToLower(s.name)] = d
+	}
 	if s.reportable {
 		return s.name, nil
 	}

@@ -204,7 +204,8 @@ func (e *Engine) planView(rel *catalog.Relation) (*planner.StreamQuery, error) {
 		return nil, pgerr.Internal("materialized view %s has a bad definition", rel.Name)
 	}
 	eval := e.streamEval()
-	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0]), TemporalJoins: stmtTemporal(stmts[0])}
+	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0]), TemporalJoins: stmtTemporal(stmts[0]),
+		Parallelism: max(rel.Parallelism, 1)} // as created (parallel.go)
 	return planner.PlanStream(env, stmts[0].AST)
 }
 
@@ -345,7 +346,8 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 		return nil, fmt.Errorf("store materialized view: %w", err)
 	}
 	text += env.Emit.Text() // kept with the query, planned again at restart
-	rel := &catalog.Relation{Schema: c.Into.Rel.Schemaname, Name: c.Into.Rel.Relname, Kind: catalog.KindMatView, ViewQuery: text}
+	rel := &catalog.Relation{Schema: c.Into.Rel.Schemaname, Name: c.Into.Rel.Relname, Kind: catalog.KindMatView, ViewQuery: text,
+		Parallelism: max(env.Parallelism, 1)}
 	names := c.Into.ColNames
 	if len(names) > len(q.Columns) {
 		return nil, pgerr.New(pgerr.SyntaxError, "too many column names were specified")

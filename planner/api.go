@@ -49,6 +49,9 @@ type Env struct {
 	// (PlanStream: lookup joins, stream_lookup.go). Offsets point into the
 	// text the planned tree was parsed from.
 	TemporalJoins []sql.TemporalJoin
+	// Parallelism is the number of instances PlanStream gives each keyed
+	// operator (stream_parallel.go); 0 or 1: one.
+	Parallelism int
 	// Access, if set, checks that role may use rel with every privilege of
 	// priv, returning PostgreSQL's 42501 when not; Role is the session's
 	// role. Relations a view reads are checked with the view owner's role.

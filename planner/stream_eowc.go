@@ -93,6 +93,8 @@ func (s *streamPlanner) watermarkCols(n stream.Node) []int {
 		return s.watermarkCols(n.Stream)
 	case *stream.Filter:
 		return s.watermarkCols(n.Input)
+	case *stream.Parallel:
+		return s.watermarkCols(n.Input)
 	case *stream.EOWC:
 		return []int{n.TimeCol}
 	case *stream.HashAgg:

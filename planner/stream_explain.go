@@ -14,16 +14,31 @@ import (
 //	StreamHashAgg: count(*) GROUP BY auction   state: per group (auction): count
 //	└─StreamFilter: (price > 100)
 //	  └─StreamScan: table bid (append only)
+//
+// A parallel plan (stream_parallel.go) is cut into fragments, numbered
+// from the root's, 0: a StreamMerge line gathers the instances of a
+// fragment into its parent's, and a StreamExchange line sends an input's
+// fragment into the instances by hash.
 func ExplainStream(root stream.Node) []string {
 	var out []string
+	frags := 0
 	var visit func(n stream.Node, first, rest string)
 	visit = func(n stream.Node, first, rest string) {
 		line := first + n.Explain()
+		p, parallel := n.(*stream.Parallel)
+		if parallel {
+			frags++
+			line = first + fmt.Sprintf("StreamMerge: fragment %d (%d instances)", frags, p.N)
+		}
 		if st := streamState(n); st != "" {
 			line += "   state: " + st
 		}
 		out = append(out, line)
 		ins := n.Inputs()
+		if parallel {
+			visitParallel(p, rest+"└─", rest+"  ", &out, visit, &frags)
+			return
+		}
 		for i, in := range ins {
 			if i == len(ins)-1 {
 				visit(in, rest+"└─", rest+"  ")
@@ -36,6 +51,28 @@ func ExplainStream(root stream.Node) []string {
 		visit(root, "", "")
 	}
 	return out
+}
+
+// visitParallel renders the keyed operator of a Parallel (its instances)
+// and, in front of each of its inputs, the hash exchange.
+func visitParallel(p *stream.Parallel, first, rest string, out *[]string, visit func(n stream.Node, first, rest string), frags *int) {
+	op := p.Input
+	into := *frags
+	line := first + op.Explain() + fmt.Sprintf(" (x%d)", p.N)
+	if st := streamState(op); st != "" {
+		line += "   state: " + st + ", per instance"
+	}
+	*out = append(*out, line)
+	ins := op.Inputs()
+	for i, in := range ins {
+		f, r := rest+"├─", rest+"│ "
+		if i == len(ins)-1 {
+			f, r = rest+"└─", rest+"  "
+		}
+		*frags++
+		*out = append(*out, f+p.ExchangeExplain(i, *frags, into))
+		visit(in, r+"└─", r+"  ")
+	}
 }
 
 // streamState describes the state an operator keeps ("" for none).

@@ -52,6 +52,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the query's run to this file (one query)")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, with the job's state live, to this file (one query)")
 	noOpStats := fs.Bool("no-operator-stats", false, "do not count rows and backpressure per operator (what /metrics reports), to measure the counters' cost")
+	par := fs.Int("parallelism", 0, "instances of each keyed operator (streaming_parallelism; 0: GOMAXPROCS)")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, benchUsage)
@@ -87,12 +88,19 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
 	}
+	if *par < 0 {
+		fmt.Fprintf(stderr, "streamsqld bench: --parallelism must be at least 1 (0: GOMAXPROCS), not %d\n", *par)
+		return 2
+	}
+	if *par == 0 {
+		*par = runtime.GOMAXPROCS(0)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
 	if *explain {
 		for _, q := range names {
-			lines, err := bench.Explain(q, *sqlText)
+			lines, err := bench.ExplainAt(q, *sqlText, *par)
 			if err != nil {
 				fmt.Fprintln(stderr, "streamsqld bench:", err)
 				return 1
@@ -110,7 +118,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, q := range names {
 		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier,
-			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats}
+			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats, Parallelism: *par}
 		if f, dir, ok := strings.Cut(*sink, ":"); ok && (f == "file" || f == "parquet") {
 			o.FileSink, o.FileFormat = dir, map[string]string{"file": "JSON", "parquet": "PARQUET"}[f]
 		}

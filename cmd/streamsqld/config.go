@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/wire"
 )
 
@@ -41,6 +42,8 @@ type config struct {
 	tlsSelfSigned bool
 	// barrierInterval is the streaming epoch length.
 	barrierInterval time.Duration
+	// streamingParallelism is streaming_parallelism's default (0: GOMAXPROCS).
+	streamingParallelism int
 	// checkpointInterval is the time between checkpoints (0: none).
 	checkpointInterval time.Duration
 	// viewRetryInterval is how often failed views whose sources open
@@ -106,6 +109,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"serve TLS with a self-signed certificate generated once into the data directory (server.crt, server.key; give server.crt to clients as their root certificate)")
 	fs.DurationVar(&cfg.barrierInterval, "barrier-interval", 100*time.Millisecond,
 		"how often streaming epochs end: views and subscribers see changes at most this late")
+	fs.IntVar(&cfg.streamingParallelism, "streaming-parallelism", 0,
+		"instances of each keyed operator (aggregation, windowed aggregation, join) of a new materialized view or sink: the default of SET streaming_parallelism (0: GOMAXPROCS, the cores the process may use)")
 	fs.DurationVar(&cfg.checkpointInterval, "checkpoint-interval", time.Second,
 		"how often the views' state is checkpointed into the data directory (0: never; a restart then rebuilds views from their inputs)")
 	fs.DurationVar(&cfg.viewRetryInterval, "view-retry-interval", 10*time.Second,
@@ -166,6 +171,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.barrierInterval <= 0 {
 		return cfg, fmt.Errorf("--barrier-interval must be positive")
+	}
+	if cfg.streamingParallelism < 0 || cfg.streamingParallelism > planner.MaxParallelism {
+		return cfg, fmt.Errorf("--streaming-parallelism must be between 1 and %d (0: GOMAXPROCS), not %d", planner.MaxParallelism, cfg.streamingParallelism)
 	}
 	if cfg.checkpointInterval < 0 {
 		return cfg, fmt.Errorf("--checkpoint-interval must not be negative")

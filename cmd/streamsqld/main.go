@@ -52,7 +52,7 @@ func run(cfg config) error {
 	if cfg.scrubErr != nil {
 		logger.Printf("warning: $STREAMSQL_PASSWORD stays readable in /proc/%d/environ to this OS user (%v); prefer --password-file", os.Getpid(), cfg.scrubErr)
 	}
-	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval,
+	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval, StreamingParallelism: cfg.streamingParallelism,
 		SubscribeBufferBytes: int64(cfg.subscribeBufferBytes), SubscribeMemoryLimit: int64(cfg.subscribeMemoryLimit),
 		SubscribeSpillBytes: int64(cfg.subscribeSpillLimit), CheckpointInterval: cfg.checkpointInterval,
 		ChangelogRetention: cfg.subscribeRetention, FileSourceDir: cfg.fileSourceDir, FileSinkDir: cfg.fileSinkDir,

@@ -120,6 +120,9 @@ type jobMeta struct {
 	// epoch: a resumed view reports them (streamsql_views) and hands them
 	// to the views that read it, as before the restart.
 	Marks []stream.Watermark `json:"marks,omitempty"`
+	// Parallelism is the largest number of instances of an operator of
+	// the job (parallel.go; 0 in checkpoints written before it: 1).
+	Parallelism int `json:"parallelism,omitempty"`
 }
 
 // rootMeta is a root reader's position at the cut, in the job's root order.
@@ -495,7 +498,7 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 		if j.Err() != nil || j.stopped.Load() || !live[id] {
 			continue // left out: rebuilt at recovery
 		}
-		jm := jobMeta{ID: id, Name: j.spec.Name, Fingerprint: fingerprint(j.spec.Plan), Resumable: true}
+		jm := jobMeta{ID: id, Name: j.spec.Name, Fingerprint: fingerprint(j.spec.Plan), Resumable: true, Parallelism: planParallelism(j.spec.Plan)}
 		for _, r := range j.roots {
 			rm, ok := run.roots[r]
 			if !ok || !rm.Resumable {
@@ -654,7 +657,10 @@ type jobCkpt struct {
 	// fullNext marks the operators whose next snapshot must be full: a
 	// job resumed from a parked state, which later checkpoints do not
 	// hold, so that their deltas would have no base.
-	fullNext map[stream.Node]*atomic.Bool
+	fullNext map[string]*atomic.Bool
+	// inst are the ids of the instances of parallel operators
+	// (instanceID), which hold those operators' state.
+	inst []string
 }
 
 func newJobCkpt(rt *Runtime, j *Job, view stream.Node) *jobCkpt {
@@ -664,6 +670,11 @@ func newJobCkpt(rt *Runtime, j *Job, view stream.Node) *jobCkpt {
 	walk = func(n stream.Node) {
 		c.ids[n] = fmt.Sprintf("%d/%d", j.spec.ID, i)
 		i++
+		if p, ok := n.(*stream.Parallel); ok && p.N > 1 {
+			for k := range p.N {
+				c.inst = append(c.inst, instanceID(fmt.Sprintf("%d/%d", j.spec.ID, i), k))
+			}
+		}
 		for _, in := range n.Inputs() {
 			walk(in)
 		}
@@ -677,20 +688,34 @@ func newJobCkpt(rt *Runtime, j *Job, view stream.Node) *jobCkpt {
 
 // Restored implements stream.Checkpointer.
 func (c *jobCkpt) Restored(n stream.Node) stream.StateReader {
+	return c.restoredID(c.ids[n])
+}
+
+// restoredID is the state of operator id in the checkpoint resumed from.
+func (c *jobCkpt) restoredID(id string) stream.StateReader {
 	if !c.resume {
 		return nil
 	}
-	if st := c.rec.Op(c.ids[n]); st != nil {
+	if st := c.rec.Op(id); st != nil {
 		return st
 	}
 	return nil
+}
+
+// allIDs are the ids of every operator and instance of the job.
+func (c *jobCkpt) allIDs() []string {
+	out := make([]string, 0, len(c.ids)+len(c.inst))
+	for _, id := range c.ids {
+		out = append(out, id)
+	}
+	return append(out, c.inst...)
 }
 
 // restoredBytes is the size of the job's state in the recovered
 // checkpoint.
 func (c *jobCkpt) restoredBytes() int64 {
 	var n int64
-	for _, id := range c.ids {
+	for _, id := range c.allIDs() {
 		n += c.rec.Op(id).Bytes()
 	}
 	return n
@@ -699,18 +724,27 @@ func (c *jobCkpt) restoredBytes() int64 {
 // Snapshot implements stream.Checkpointer. Write errors (a full disk) fail
 // the checkpoint, not the job.
 func (c *jobCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.Stateful) error {
+	id, ok := c.ids[n]
+	if !ok {
+		id = ""
+	}
+	return c.snapshotID(id, n, b, st)
+}
+
+// snapshotID writes st, the state of n, as operator id ("": n has none,
+// which fails the checkpoint).
+func (c *jobCkpt) snapshotID(id string, n stream.Node, b stream.Barrier, st stream.Stateful) error {
 	run := c.rt.ck.current()
 	if run == nil || run.epoch != b.Epoch || run.jobs[c.j.spec.ID] != c.j {
 		return nil
 	}
-	id, ok := c.ids[n]
-	if !ok {
+	if id == "" {
 		run.fail(fmt.Errorf("operator %s of %s has no checkpoint id", n.Explain(), c.j.spec.Name))
 		return nil
 	}
 	ow := run.w.Op(id)
 	full := run.w.Full()
-	if f := c.fullNext[n]; f != nil && f.Swap(false) {
+	if f := c.fullNext[id]; f != nil && f.Swap(false) {
 		full = true
 	}
 	err := st.Snapshot(ow, full)

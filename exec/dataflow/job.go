@@ -204,10 +204,10 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		if ri = rt.prepareResume(j); ri != nil {
 			ck.resume, ck.rec = true, ri.rec
 			if ri.parked {
-				ck.fullNext = map[stream.Node]*atomic.Bool{}
-				for n := range ck.ids {
-					ck.fullNext[n] = new(atomic.Bool)
-					ck.fullNext[n].Store(true)
+				ck.fullNext = map[string]*atomic.Bool{}
+				for _, id := range ck.allIDs() {
+					ck.fullNext[id] = new(atomic.Bool)
+					ck.fullNext[id].Store(true)
 				}
 			}
 			if err := j.restoreView(ck, m, ri.epoch); err != nil {
@@ -301,6 +301,9 @@ func (emptyState) Range(func(key, value []byte) error) error { return nil }
 
 // startTree starts n's operators, feeding its leaves; rt.mu is held.
 func (j *Job) startTree(n stream.Node, ri *resumeInputs) (<-chan stream.Message, error) {
+	if p, ok := n.(*stream.Parallel); ok {
+		return j.startParallel(p, ri)
+	}
 	if s, ok := n.(*stream.Scan); ok {
 		ch, err := j.startLeaf(s, ri)
 		if err != nil {

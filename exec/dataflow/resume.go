@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"fmt"
 	"github.com/streamsql/streamsql/exec/stream"
 	"math"
 
@@ -64,6 +65,8 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 	switch {
 	case !meta.Resumable:
 		why = "a source of it could not record its position"
+	case meta.Fingerprint != fingerprint(spec.Plan) && max(meta.Parallelism, 1) != planParallelism(spec.Plan):
+		why = fmt.Sprintf("its parallelism changed from %d to %d (operator state is kept per instance: a changed parallelism rebuilds the view)", max(meta.Parallelism, 1), planParallelism(spec.Plan))
 	case meta.Fingerprint != fingerprint(spec.Plan):
 		why = "its plan changed"
 	case !stream.Checkpointable(spec.Plan):

@@ -190,85 +190,94 @@ func TestHashAggMatchesBatchEngine(t *testing.T) {
 	}
 	aggs := propAggs(t)
 	for ci, cfg := range configs {
-		t.Run(cfg.name, func(t *testing.T) {
-			rng := rand.New(rand.NewSource(int64(ci) + 1))
-			sh, bh := propPlans(t, cfg, aggs)
-			sh.AppendOnly = cfg.appendOnly
-			r := startRun(t, sh)
-			var live [][]types.Value
-			view := map[string]string{} // key identity -> row identity
-			epochs := 100
-			if testing.Short() {
-				epochs = 30
+		for _, par := range []int{1, 3, 8} { // as a hash exchange spreads it (parallel_test.go)
+			if par > 1 && len(cfg.groupBy) == 0 {
+				continue
 			}
-			for epoch := 0; epoch < epochs; epoch++ {
-				var ops []Op
-				var rows [][]types.Value
-				insertsOnly := cfg.appendOnly || rng.Intn(4) == 0 // a chunk without ops
-				for n := rng.Intn(12); n > 0; n-- {
-					x := rng.Intn(10)
-					if insertsOnly {
-						x = 9
-					}
-					switch {
-					case x < 3 && len(live) > 0:
-						i := rng.Intn(len(live))
-						ops, rows = append(ops, Delete), append(rows, live[i])
-						live = append(live[:i], live[i+1:]...)
-					case x < 5 && len(live) > 0:
-						i := rng.Intn(len(live))
-						nr := propRow(rng)
-						if rng.Intn(3) == 0 { // same group, other values
-							copy(nr[:2], live[i][:2])
+			name := cfg.name
+			if par > 1 {
+				name += fmt.Sprintf(" x%d", par)
+			}
+			t.Run(name, func(t *testing.T) {
+				rng := rand.New(rand.NewSource(int64(ci) + 1))
+				sh, bh := propPlans(t, cfg, aggs)
+				sh.AppendOnly = cfg.appendOnly
+				r := startParRun(t, sh, par)
+				var live [][]types.Value
+				view := map[string]string{} // key identity -> row identity
+				epochs := 100
+				if testing.Short() {
+					epochs = 30
+				}
+				for epoch := 0; epoch < epochs; epoch++ {
+					var ops []Op
+					var rows [][]types.Value
+					insertsOnly := cfg.appendOnly || rng.Intn(4) == 0 // a chunk without ops
+					for n := rng.Intn(12); n > 0; n-- {
+						x := rng.Intn(10)
+						if insertsOnly {
+							x = 9
 						}
-						ops, rows = append(ops, UpdateBefore, UpdateAfter), append(rows, live[i], nr)
-						live[i] = nr
-					case x < 6 && len(live) > 0: // a duplicate
-						nr := live[rng.Intn(len(live))]
-						ops, rows = append(ops, Insert), append(rows, nr)
-						live = append(live, nr)
-					default:
-						nr := propRow(rng)
-						ops, rows = append(ops, Insert), append(rows, nr)
-						live = append(live, nr)
+						switch {
+						case x < 3 && len(live) > 0:
+							i := rng.Intn(len(live))
+							ops, rows = append(ops, Delete), append(rows, live[i])
+							live = append(live[:i], live[i+1:]...)
+						case x < 5 && len(live) > 0:
+							i := rng.Intn(len(live))
+							nr := propRow(rng)
+							if rng.Intn(3) == 0 { // same group, other values
+								copy(nr[:2], live[i][:2])
+							}
+							ops, rows = append(ops, UpdateBefore, UpdateAfter), append(rows, live[i], nr)
+							live[i] = nr
+						case x < 6 && len(live) > 0: // a duplicate
+							nr := live[rng.Intn(len(live))]
+							ops, rows = append(ops, Insert), append(rows, nr)
+							live = append(live, nr)
+						default:
+							nr := propRow(rng)
+							ops, rows = append(ops, Insert), append(rows, nr)
+							live = append(live, nr)
+						}
 					}
-				}
-				if insertsOnly {
-					ops = nil
-				}
-				if len(rows) > 0 {
-					if err := r.consume(&Chunk{Rec: propRecord(t, rows), Ops: ops}); err != nil {
+					if insertsOnly {
+						ops = nil
+					}
+					if len(rows) > 0 {
+						if err := r.consume(&Chunk{Rec: propRecord(t, rows), Ops: ops}); err != nil {
+							t.Fatalf("epoch %d: %v", epoch, err)
+						}
+					}
+					out, err := r.flush()
+					if err != nil {
 						t.Fatalf("epoch %d: %v", epoch, err)
 					}
+					applyOut(t, view, out, sh.Cols, len(cfg.groupBy))
+					checkAgainstBatch(t, epoch, view, bh, live)
 				}
-				out, err := r.flush()
-				if err != nil {
-					t.Fatalf("epoch %d: %v", epoch, err)
-				}
-				applyOut(t, view, out, sh.Cols, len(cfg.groupBy))
-				checkAgainstBatch(t, epoch, view, bh, live)
-			}
-			if len(cfg.groupBy) > 0 && !cfg.appendOnly {
-				// retract everything: every group goes, every slot is free
-				if len(live) > 0 {
-					ops := make([]Op, len(live))
-					for i := range ops {
-						ops[i] = Delete
+				if len(cfg.groupBy) > 0 && !cfg.appendOnly {
+					// retract everything: every group goes, every slot is free
+					if len(live) > 0 {
+						ops := make([]Op, len(live))
+						for i := range ops {
+							ops[i] = Delete
+						}
+						if err := r.consume(&Chunk{Rec: propRecord(t, live), Ops: ops}); err != nil {
+							t.Fatal(err)
+						}
 					}
-					if err := r.consume(&Chunk{Rec: propRecord(t, live), Ops: ops}); err != nil {
+					out, err := r.flush()
+					if err != nil {
 						t.Fatal(err)
 					}
+					applyOut(t, view, out, sh.Cols, len(cfg.groupBy))
+					if len(view) != 0 || r.groups() != 0 {
+						t.Fatalf("after retracting everything: view %v, %d groups", view, r.groups())
+					}
 				}
-				out, err := r.flush()
-				if err != nil {
-					t.Fatal(err)
-				}
-				applyOut(t, view, out, sh.Cols, len(cfg.groupBy))
-				if len(view) != 0 || r.table.len() != 0 {
-					t.Fatalf("after retracting everything: view %v, %d groups", view, r.table.len())
-				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -547,109 +547,118 @@ func TestWindowAggMatchesModel(t *testing.T) {
 		epochs = 30
 	}
 	for ci, cfg := range wpConfigs() {
-		t.Run(cfg.name, func(t *testing.T) {
-			rng := rand.New(rand.NewSource(int64(ci)*7919 + wpSeed))
-			w, bh := wpPlans(t, cfg)
-			h := newWinHarness(t, w)
-			m := newWPModel(t, cfg, bh)
-			var live [][]types.Value
-			stats := map[Op]int{}
-			defer func() { t.Logf("%s: late %d ops %v view %d", cfg.name, m.late, stats, len(h.view)) }()
-			now := int64(rng.Intn(40) - 20)
-			period := time.Duration(cfg.emit.EarlyEvery+cfg.emit.Every) * time.Microsecond
-			for epoch := 0; epoch < epochs; epoch++ {
-				for c := rng.Intn(4); c > 0; c-- {
-					var ops []Op
-					var rows [][]types.Value
-					for n := rng.Intn(8); n > 0; n-- {
-						ts := now - int64(rng.Intn(9)) + int64(rng.Intn(6))
-						if rng.Intn(5) == 0 {
-							ts = now - int64(rng.Intn(30)) // often late
-						}
-						x := rng.Intn(10)
-						if cfg.appendOnly {
-							x = 9
-						}
-						switch {
-						case x < 2 && len(live) > 0:
-							i := rng.Intn(len(live))
-							ops, rows = append(ops, Delete), append(rows, live[i])
-							live = append(live[:i], live[i+1:]...)
-						case x < 4 && len(live) > 0:
-							i := rng.Intn(len(live))
-							nr := wpRow(rng, ts)
-							if rng.Intn(2) == 0 {
-								copy(nr[:3], live[i][:3]) // same key and time
+		for _, par := range []int{1, 3, 8} { // behind a hash exchange (parallel_test.go)
+			name := cfg.name
+			if par > 1 {
+				name += fmt.Sprintf(" x%d", par)
+			}
+			t.Run(name, func(t *testing.T) {
+				rng := rand.New(rand.NewSource(int64(ci)*7919 + wpSeed))
+				w, bh := wpPlans(t, cfg)
+				if par > 1 && len(w.GroupBy) == 0 {
+					t.Skip("no key besides the window: one instance")
+				}
+				h := newWinHarnessN(t, w, par)
+				m := newWPModel(t, cfg, bh)
+				var live [][]types.Value
+				stats := map[Op]int{}
+				defer func() { t.Logf("%s: late %d ops %v view %d", cfg.name, m.late, stats, len(h.view)) }()
+				now := int64(rng.Intn(40) - 20)
+				period := time.Duration(cfg.emit.EarlyEvery+cfg.emit.Every) * time.Microsecond
+				for epoch := 0; epoch < epochs; epoch++ {
+					for c := rng.Intn(4); c > 0; c-- {
+						var ops []Op
+						var rows [][]types.Value
+						for n := rng.Intn(8); n > 0; n-- {
+							ts := now - int64(rng.Intn(9)) + int64(rng.Intn(6))
+							if rng.Intn(5) == 0 {
+								ts = now - int64(rng.Intn(30)) // often late
 							}
-							ops, rows = append(ops, UpdateBefore, UpdateAfter), append(rows, live[i], nr)
-							live[i] = nr
-						case x < 5 && len(live) > 0:
-							nr := live[rng.Intn(len(live))]
-							ops, rows = append(ops, Insert), append(rows, nr)
-							live = append(live, nr)
-						default:
-							nr := wpRow(rng, ts)
-							ops, rows = append(ops, Insert), append(rows, nr)
-							live = append(live, nr)
+							x := rng.Intn(10)
+							if cfg.appendOnly {
+								x = 9
+							}
+							switch {
+							case x < 2 && len(live) > 0:
+								i := rng.Intn(len(live))
+								ops, rows = append(ops, Delete), append(rows, live[i])
+								live = append(live[:i], live[i+1:]...)
+							case x < 4 && len(live) > 0:
+								i := rng.Intn(len(live))
+								nr := wpRow(rng, ts)
+								if rng.Intn(2) == 0 {
+									copy(nr[:3], live[i][:3]) // same key and time
+								}
+								ops, rows = append(ops, UpdateBefore, UpdateAfter), append(rows, live[i], nr)
+								live[i] = nr
+							case x < 5 && len(live) > 0:
+								nr := live[rng.Intn(len(live))]
+								ops, rows = append(ops, Insert), append(rows, nr)
+								live = append(live, nr)
+							default:
+								nr := wpRow(rng, ts)
+								ops, rows = append(ops, Insert), append(rows, nr)
+								live = append(live, nr)
+							}
 						}
+						if len(rows) == 0 {
+							continue
+						}
+						if cfg.appendOnly {
+							ops = nil
+						}
+						h.send(ChunkMsg(&Chunk{Rec: wpRecord(t, rows), Ops: ops}))
+						for i, r := range rows {
+							op := Insert
+							if ops != nil {
+								op = ops[i]
+							}
+							m.row(op.Sign(), r)
+						}
+						if rng.Intn(2) == 0 {
+							v := now - int64(rng.Intn(9))
+							h.watermark(v)
+							m.watermark(v)
+						}
+						now += int64(rng.Intn(5))
 					}
-					if len(rows) == 0 {
+					tick := period > 0 && rng.Intn(3) == 0
+					if tick {
+						h.clock.Advance(period)
+					}
+					msgs := h.barrier()
+					m.barrier(tick)
+					if h.lateCount() != m.late {
+						t.Fatalf("epoch %d: %d late rows, the model %d", epoch, h.lateCount(), m.late)
+					}
+					if cfg.emit.Mode == EmitEvery && !tick {
+						if rows := outRows(msgs, w.Cols); len(rows) > 0 {
+							t.Fatalf("epoch %d: EVERY emitted before its tick: %v", epoch, rows)
+						}
 						continue
 					}
-					if cfg.appendOnly {
-						ops = nil
-					}
-					h.send(ChunkMsg(&Chunk{Rec: wpRecord(t, rows), Ops: ops}))
-					for i, r := range rows {
-						op := Insert
-						if ops != nil {
-							op = ops[i]
-						}
-						m.row(op.Sign(), r)
-					}
-					if rng.Intn(2) == 0 {
-						v := now - int64(rng.Intn(9))
-						h.watermark(v)
-						m.watermark(v)
-					}
-					now += int64(rng.Intn(5))
-				}
-				tick := period > 0 && rng.Intn(3) == 0
-				if tick {
-					h.clock.Advance(period)
-				}
-				msgs := h.barrier()
-				m.barrier(tick)
-				if h.lateCount() != m.late {
-					t.Fatalf("epoch %d: %d late rows, the model %d", epoch, h.lateCount(), m.late)
-				}
-				if cfg.emit.Mode == EmitEvery && !tick {
-					if rows := outRows(msgs, w.Cols); len(rows) > 0 {
-						t.Fatalf("epoch %d: EVERY emitted before its tick: %v", epoch, rows)
-					}
-					continue
-				}
-				if cfg.emit.Mode == EmitOnWindowClose && cfg.emit.EarlyEvery == 0 && cfg.emit.AllowLateness == 0 {
-					for _, msg := range msgs {
-						if msg.Kind == KindChunk && msg.Chunk.Ops != nil {
-							for _, op := range msg.Chunk.Ops {
-								if op != Insert {
-									t.Fatalf("epoch %d: ON WINDOW CLOSE emitted %v", epoch, op)
+					if cfg.emit.Mode == EmitOnWindowClose && cfg.emit.EarlyEvery == 0 && cfg.emit.AllowLateness == 0 {
+						for _, msg := range msgs {
+							if msg.Kind == KindChunk && msg.Chunk.Ops != nil {
+								for _, op := range msg.Chunk.Ops {
+									if op != Insert {
+										t.Fatalf("epoch %d: ON WINDOW CLOSE emitted %v", epoch, op)
+									}
 								}
 							}
 						}
 					}
-				}
-				compareWinView(t, epoch, h.view, m.view())
-				for _, msg := range msgs {
-					if msg.Kind == KindChunk {
-						for i := 0; i < msg.Chunk.Len(); i++ {
-							stats[msg.Chunk.Op(i)]++
+					compareWinView(t, epoch, h.view, m.view())
+					for _, msg := range msgs {
+						if msg.Kind == KindChunk {
+							for i := 0; i < msg.Chunk.Len(); i++ {
+								stats[msg.Chunk.Op(i)]++
+							}
 						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

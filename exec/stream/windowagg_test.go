@@ -123,7 +123,11 @@ type winHarness struct {
 	inputs int // rows sent
 }
 
-func newWinHarness(t *testing.T, w *WindowAgg) *winHarness {
+func newWinHarness(t *testing.T, w *WindowAgg) *winHarness { return newWinHarnessN(t, w, 1) }
+
+// newWinHarnessN runs w as n instances behind a hash exchange on its
+// GROUP BY columns (startParallel).
+func newWinHarnessN(t *testing.T, w *WindowAgg, n int) *winHarness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -136,7 +140,17 @@ func newWinHarness(t *testing.T, w *WindowAgg) *winHarness {
 		h.late += rows.NumRows()
 		h.mu.Unlock()
 	}
-	out := w.Start(h.env, []<-chan Message{h.in})
+	var keys []int
+	var ts []types.T
+	for _, g := range w.GroupBy {
+		if c, ok := g.(*expr.ColRef); ok {
+			keys, ts = append(keys, c.Idx), append(ts, c.T)
+		}
+	}
+	if len(keys) == 0 {
+		n = 1
+	}
+	out := startParallel(h.env, w, keys, ts, n, h.in)
 	go func() {
 		for m := range out {
 			h.mu.Lock()

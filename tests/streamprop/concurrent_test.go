@@ -39,7 +39,7 @@ func runConcurrent(t *testing.T, seed uint64, writers, phaseSteps int) {
 	r := &runner{t: t, ctx: ctx, cfg: cfg, logs: &logRing{}, refused: map[string]bool{}}
 	fmt.Fprintf(&r.script, "-- streamprop concurrent seed %d, %d writers (their statements interleave; not recorded)\n", seed, writers)
 	var err error
-	if r.srv, err = startServer(t.TempDir(), cfg.interval, r.logs); err != nil {
+	if r.srv, err = startServer(t.TempDir(), cfg.interval, r.logs, cfg.parallelism); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {

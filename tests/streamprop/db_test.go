@@ -24,6 +24,9 @@ type server struct {
 	dir      string
 	interval time.Duration
 	logs     *logRing
+	// parallelism is the server's --streaming-parallelism: the instances
+	// of every keyed operator of the views (0: GOMAXPROCS).
+	parallelism int
 
 	eng  *engine.Engine
 	srv  *wire.Server
@@ -31,8 +34,8 @@ type server struct {
 	done chan error
 }
 
-func startServer(dir string, interval time.Duration, logs *logRing) (*server, error) {
-	s := &server{dir: dir, interval: interval, logs: logs}
+func startServer(dir string, interval time.Duration, logs *logRing, parallelism int) (*server, error) {
+	s := &server{dir: dir, interval: interval, logs: logs, parallelism: parallelism}
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -40,7 +43,8 @@ func startServer(dir string, interval time.Duration, logs *logRing) (*server, er
 }
 
 func (s *server) start() error {
-	eng, err := engine.Open(engine.Config{DataDir: s.dir, BarrierInterval: s.interval, Logf: s.logs.logf})
+	eng, err := engine.Open(engine.Config{DataDir: s.dir, BarrierInterval: s.interval, Logf: s.logs.logf,
+		StreamingParallelism: s.parallelism})
 	if err != nil {
 		return fmt.Errorf("open engine: %w", err)
 	}

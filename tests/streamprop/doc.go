@@ -12,7 +12,9 @@
 // interval is short (1-20 ms, or only FLUSH, by seed), so epochs also end in
 // the middle of sequences. Seeds vary the mix: every third restarts the
 // engine in the middle (views rebuild from the tables), even seeds let the
-// tables grow, seeds 3 mod 4 COPY hundreds of rows at once. Some views are
+// tables grow, seeds 3 mod 4 COPY hundreds of rows at once; the views'
+// keyed operators run as 1, 3 or 8 instances by seed (streaming
+// parallelism: results must not depend on it). Some views are
 // created before any data, the others later (they backfill).
 //
 // Tests: TestViewsMatchBatch (views vs the batch engine), TestViewsMatchPostgres

@@ -20,7 +20,7 @@ func knownIssues() bool { return os.Getenv("STREAMPROP_KNOWN_ISSUES") != "" }
 func TestViewsReadAtOneEpoch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, err := startServer(t.TempDir(), 2*time.Millisecond, &logRing{})
+	srv, err := startServer(t.TempDir(), 2*time.Millisecond, &logRing{}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,13 +26,17 @@ type runConfig struct {
 	// subscribe names views to follow with SUBSCRIBE; each check also
 	// compares what the subscription added up to with the view.
 	subscribe map[string]bool
+	// parallelism is the instances of every keyed operator (1, 3 or 8
+	// by seed): results must not depend on it.
+	parallelism int
 }
 
 // configFor derives a seed's run: the barrier interval varies with the seed
 // and every third seed restarts the engine in the middle.
 func configFor(seed uint64, steps int) runConfig {
 	intervals := []time.Duration{5 * time.Millisecond, 2 * time.Millisecond, 20 * time.Millisecond, -1, time.Millisecond}
-	return runConfig{seed: seed, steps: steps, restart: seed%3 == 0, interval: intervals[seed%uint64(len(intervals))]}
+	return runConfig{seed: seed, steps: steps, restart: seed%3 == 0, interval: intervals[seed%uint64(len(intervals))],
+		parallelism: []int{1, 3, 8}[(seed+seed/3)%3]}
 }
 
 // runner drives one seed against streamsql and, optionally, PostgreSQL.
@@ -99,13 +103,13 @@ func runSeed(t *testing.T, cfg runConfig) {
 // compare that view alone. The runner is returned for its script and log.
 func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only map[string]bool) (r *runner, err error) {
 	r = &runner{t: t, ctx: ctx, cfg: cfg, logs: &logRing{}, refused: map[string]bool{}, only: only}
-	fmt.Fprintf(&r.script, "-- streamprop seed %d, %d steps, barrier interval %v, restart %v\n", cfg.seed, cfg.steps, cfg.interval, cfg.restart)
+	fmt.Fprintf(&r.script, "-- streamprop seed %d, %d steps, barrier interval %v, restart %v, parallelism %d\n", cfg.seed, cfg.steps, cfg.interval, cfg.restart, cfg.parallelism)
 	dir, err := os.MkdirTemp("", "streamprop-")
 	if err != nil {
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	if r.srv, err = startServer(dir, cfg.interval, r.logs); err != nil {
+	if r.srv, err = startServer(dir, cfg.interval, r.logs, cfg.parallelism); err != nil {
 		return r, err
 	}
 	defer func() {

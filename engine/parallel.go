@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/planner"
+)
+
+// Data parallelism of continuous queries (docs/contributing/parallel.md):
+// streaming_parallelism, set before CREATE MATERIALIZED VIEW, CREATE SINK
+// or SUBSCRIBE (query), is the number of instances of each keyed operator
+// of its plan (planner.Env.Parallelism). A view and a sink keep theirs in
+// the catalog (catalog.Relation.Parallelism) and are planned with it again
+// at every restart, so their checkpointed state (kept per instance)
+// restores exactly.
+
+// StreamingParallelism returns the server's default streaming_parallelism.
+func (e *Engine) StreamingParallelism() int {
+	if e.cfg.StreamingParallelism > 0 {
+		return min(e.cfg.StreamingParallelism, planner.MaxParallelism)
+	}
+	return min(max(runtime.GOMAXPROCS(0), 1), planner.MaxParallelism)
+}
+
+// setSessionDefaults gives a new session the server's defaults of the
+// settings whose default is the server's (unless the client's startup
+// parameters set them).
+func (e *Engine) setSessionDefaults(st *settings, startup map[string]string) {
+	def := strconv.Itoa(e.StreamingParallelism())
+	st.defs = map[string]string{"streaming_parallelism": def}
+	for k := range startup {
+		if strings.EqualFold(k, "streaming_parallelism") {
+			return
+		}
+	}
+	st.vals["streaming_parallelism"] = def
+}
+
+// streamingParallelism is the session's streaming_parallelism.
+func (s *Session) streamingParallelism() int {
+	v, _ := s.set.get("streaming_parallelism")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// checkParallelism accepts streaming_parallelism values: 1 up to
+// planner.MaxParallelism (one instance per vnode).
+func checkParallelism(v string) (string, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"streaming_parallelism\": %q", v)
+	}
+	if n < 1 || n > planner.MaxParallelism {
+		return "", pgerr.New(pgerr.InvalidParameterValue, "%d is outside the valid range for parameter \"streaming_parallelism\" (1 .. %d)", n, planner.MaxParallelism)
+	}
+	return strconv.Itoa(n), nil
+}

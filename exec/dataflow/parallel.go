@@ -1,0 +1,157 @@
+package dataflow
+
+import (
+	"fmt"
+
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Data parallelism (design: docs/contributing/parallel.md). A
+// stream.Parallel in a plan is a fragment boundary: the keyed operator
+// under it runs as N instances. startParallel starts the operator's inputs
+// once (each a fragment of its own, run as before), puts a hash exchange
+// behind each, starts the N instances, each over its share of every
+// input, and merges their outputs into one channel (a stream.Union:
+// barriers aligned across the instances, watermarks the minimum).
+//
+// Every channel is bounded (stream.ChannelSize messages), so a slow
+// instance holds back its exchange, and the exchange its input: the
+// backpressure of a single operator crosses the exchange unchanged.
+// Barriers and watermarks are broadcast to every instance, after the rows
+// sent before them: each instance sees every barrier (and aligns it
+// across its inputs as any operator does) and every watermark, so an
+// instance that received no rows still moves its output watermark on and
+// never holds the merged minimum back.
+
+// startParallel starts p's operator as p.N instances; rt.mu is held.
+func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream.Message, error) {
+	op := p.Input
+	n := max(p.N, 1)
+	ins := op.Inputs()
+	if len(p.Keys) != len(ins) {
+		return nil, internalf("dataflow: %s has %d key lists for %d inputs", p.Explain(), len(p.Keys), len(ins))
+	}
+	perInst := make([][]<-chan stream.Message, n)
+	for i, in := range ins {
+		ch, err := j.startTree(in, ri)
+		if err != nil {
+			return nil, err
+		}
+		if n == 1 {
+			perInst[0] = append(perInst[0], ch)
+			continue
+		}
+		outs := j.exchange(ch, p.Keys[i], p.KeyTypes, n)
+		for k := range n {
+			perInst[k] = append(perInst[k], outs[k])
+		}
+	}
+	if n == 1 {
+		return op.Start(j.env, perInst[0]), nil
+	}
+	outs := make([]<-chan stream.Message, n)
+	for k := range n {
+		var ck stream.Checkpointer
+		if c, ok := j.env.Checkpoints.(*jobCkpt); ok {
+			ck = &instanceCkpt{c: c, op: op, id: instanceID(c.ids[op], k)}
+		}
+		outs[k] = op.Start(j.env.Instance(ck), perInst[k])
+	}
+	merge := &stream.Union{Ins: []stream.Node{op}, Cols: op.Columns()}
+	return merge.Start(j.env, outs), nil
+}
+
+// instanceID is the checkpoint id of instance k of the operator with id op.
+func instanceID(op string, k int) string { return fmt.Sprintf("%s#%d", op, k) }
+
+// exchange splits in among n output channels by the vnode of each row's
+// keys (columns of in's rows, of types ts), and broadcasts watermarks and
+// barriers to every output after the rows before them. An update pair
+// whose halves go to different instances becomes a delete and an insert
+// (each instance sees a well-formed changelog). The outputs close when in
+// does or the job ends.
+func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int) []<-chan stream.Message {
+	chans := make([]chan stream.Message, n)
+	outs := make([]<-chan stream.Message, n)
+	for k := range chans {
+		chans[k] = make(chan stream.Message, stream.ChannelSize)
+		outs[k] = chans[k]
+	}
+	j.wg.Add(1)
+	go func() {
+		defer j.wg.Done()
+		defer func() {
+			for _, c := range chans {
+				close(c)
+			}
+		}()
+		sp := stream.NewSplitter(keys, ts, n)
+		for {
+			var m stream.Message
+			var ok bool
+			select {
+			case m, ok = <-in:
+			case <-j.env.Ctx.Done():
+				return
+			}
+			if !ok {
+				return
+			}
+			if m.Kind != stream.KindChunk {
+				for _, c := range chans {
+					if !j.send(c, m) {
+						return
+					}
+				}
+				continue
+			}
+			parts := sp.Split(m.Chunk)
+			for k, c := range parts {
+				if c != nil && !j.send(chans[k], stream.ChunkMsg(c)) {
+					return
+				}
+			}
+		}
+	}()
+	return outs
+}
+
+// instanceCkpt is the Checkpointer of one instance of a parallel
+// operator: the operator's state is kept under the instance's own id
+// (instanceID), so that a restart with the same parallelism gives every
+// instance back its state.
+type instanceCkpt struct {
+	c  *jobCkpt
+	op stream.Node
+	id string
+}
+
+// Restored implements stream.Checkpointer.
+func (ic *instanceCkpt) Restored(n stream.Node) stream.StateReader {
+	if n != ic.op {
+		return ic.c.Restored(n)
+	}
+	return ic.c.restoredID(ic.id)
+}
+
+// Snapshot implements stream.Checkpointer.
+func (ic *instanceCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.Stateful) error {
+	if n != ic.op {
+		return ic.c.Snapshot(n, b, st)
+	}
+	return ic.c.snapshotID(ic.id, n, b, st)
+}
+
+// planParallelism describes the parallelism of a plan for its checkpoint
+// record: the largest N of its Parallel nodes (1: none).
+func planParallelism(n stream.Node) int {
+	best := 1
+	if p, ok := n.(*stream.Parallel); ok {
+		best = max(best, p.N)
+	}
+	for _, in := range n.Inputs() {
+		best = max(best, planParallelism(in))
+	}
+	return best
+}

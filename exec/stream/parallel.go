@@ -1,0 +1,102 @@
+package stream
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// VNodes is the number of virtual nodes a keyed operator's rows are spread
+// over: a row belongs to vnode hash(key) mod VNodes (HashVNodes), and each
+// of a Parallel's N instances owns a contiguous range of vnodes
+// (VNodeOwner). The number is fixed, so a row's vnode never depends on the
+// parallelism. Design: docs/contributing/parallel.md.
+const VNodes = 256
+
+// Parallel marks a keyed operator (its Input) that runs as N instances,
+// each fed by a hash exchange per input of the operator and merged into
+// one output. It is a plan node only: it keeps no state, and its one input
+// is the operator itself, so every walk over a plan (checkpoint ids,
+// fingerprints, watermark columns) sees the operator as before.
+//
+// The runtime (exec/dataflow, parallel.go) starts a Parallel specially:
+// it starts the operator's own inputs, splits each of them by the vnode of
+// Keys[i] (columns of that input; an empty key list sends every row to
+// instance 0), starts the operator N times with an Env per instance, and
+// merges the instances' outputs (barriers aligned, watermarks the minimum).
+// Start, for callers that run plans without the runtime (unit tests), runs
+// the operator once: a Parallel of any N gives the same rows as N = 1.
+// Immutable.
+type Parallel struct {
+	Input Node
+	// Keys are, per input of Input, the columns whose values route a row
+	// (the same number per input; equal keys meet in one instance).
+	Keys [][]int
+	// KeyTypes are the types of Keys[i]'s columns (the same for every input).
+	KeyTypes []types.T
+	N        int // instances, at least 1
+}
+
+// Columns implements Node.
+func (p *Parallel) Columns() []types.Column { return p.Input.Columns() }
+
+// Inputs implements Node: the keyed operator.
+func (p *Parallel) Inputs() []Node { return []Node{p.Input} }
+
+// Explain implements Node.
+func (p *Parallel) Explain() string {
+	return fmt.Sprintf("StreamMerge: %d instances", p.N)
+}
+
+// ExchangeExplain is the EXPLAIN line of the exchange in front of input
+// i, which sends fragment from into fragment into (the instances).
+func (p *Parallel) ExchangeExplain(i, from, into int) string {
+	in := p.Input.Inputs()[i]
+	cols := in.Columns()
+	names := make([]string, len(p.Keys[i]))
+	for k, c := range p.Keys[i] {
+		names[k] = cols[c].Name
+	}
+	return fmt.Sprintf("StreamExchange: fragment %d into fragment %d by hash(%s) (%d vnodes over %d instances)",
+		from, into, strings.Join(names, ", "), VNodes, p.N)
+}
+
+// checkpoints marks Parallel as checkpointable: it keeps nothing, its
+// operator's instances checkpoint under their own ids.
+func (p *Parallel) checkpoints() {}
+
+// Start implements Node: without the runtime's expansion the operator
+// runs as one instance, whose output is the one input.
+func (p *Parallel) Start(env *Env, inputs []<-chan Message) <-chan Message {
+	if len(inputs) != 1 {
+		env.Fail(fmt.Errorf("stream: merge started with %d inputs", len(inputs)))
+		out := make(chan Message)
+		close(out)
+		return out
+	}
+	return inputs[0]
+}
+
+// ColumnKeys returns the column positions of es when every one is a plain
+// column reference (ok false otherwise).
+func ColumnKeys(es []expr.Expr) (cols []int, ok bool) {
+	for _, e := range es {
+		c, isCol := e.(*expr.ColRef)
+		if !isCol {
+			return nil, false
+		}
+		cols = append(cols, c.Idx)
+	}
+	return cols, true
+}
+
+// Instance returns an Env for one instance of a parallel operator: it
+// shares e's context, clock and callbacks, has its own Checkpointer (ck,
+// which gives the instance its own state id), and a failure of it fails e.
+func (e *Env) Instance(ck Checkpointer) *Env {
+	c := &Env{Ctx: e.Ctx, Eval: e.Eval, OnRowError: e.OnRowError, Clock: e.Clock, OnLate: e.OnLate, Checkpoints: ck}
+	c.stop = func() { e.Fail(c.Err()) }
+	return c
+}
