@@ -255,7 +255,6 @@ func (r *Reader) session(ctx context.Context, adm *kadm.Client, parts []int32, e
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxBytes(fetchMaxBytes), kgo.FetchMaxPartitionBytes(fetchMaxPartBytes),
 		kgo.MaxConcurrentFetches(maxFetches),
-		kgo.WithPools(pools),
 	)...)
 	if err != nil {
 		return pgerr.Wrap(err, pgerr.InvalidParameterValue, "kafka: %v", err)
@@ -549,26 +548,15 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 		r.last = p
 		return emit(r.batch.Take())
 	}
-	recs := fp.Records
-	defer func() { // the records not reached when an emit failed
-		for _, rec := range recs {
-			rec.Recycle()
-		}
-	}()
-	for len(recs) > 0 {
-		rec := recs[0]
-		recs = recs[1:]
+	for _, rec := range fp.Records {
 		col, err := r.decode(rec)
 		next = rec.Offset + 1
 		if err != nil {
 			bad++
 			r.bad(rec, col, err)
-			rec.Recycle()
 			continue
 		}
-		err = r.batch.Add(r.row) // copies the row out of the record
-		rec.Recycle()
-		if err != nil {
+		if err := r.batch.Add(r.row); err != nil {
 			return fmt.Errorf("kafka connector: %w", err)
 		}
 		rows++
