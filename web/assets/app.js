@@ -244,5 +244,5 @@ async function tick() {
 }
 
 window.addEventListener("hashchange", render);
-tick();
+tick().then(() => setTimeout(tick, 500)); // a second read soon: rates show at once
 setInterval(tick, PERIOD);
