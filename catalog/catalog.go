@@ -223,6 +223,8 @@ type Catalog struct {
 	// the engine, see SetSinkStatus).
 	sinkStatus atomic.Pointer[func(oid uint32) (SinkStatus, bool)]
 	activity   atomic.Pointer[func() []ActivityRow] // pg_stat_activity (sys_activity.go)
+	// operatorStatus feeds streamsql_operators (sys_operators.go).
+	operatorStatus atomic.Pointer[func() []OperatorStatus]
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]

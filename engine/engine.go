@@ -182,6 +182,11 @@ func Open(cfg Config) (*Engine, error) {
 	}); ok {
 		c.SetActivity(e.activityRows) // activity.go
 	}
+	if c, ok := cat.(interface {
+		SetOperatorStatus(func() []catalog.OperatorStatus)
+	}); ok {
+		c.SetOperatorStatus(e.operatorStatus) // observe.go
+	}
 	views := e.matViews()
 	e.recov = newRecovery(views, opened)
 	cfg.Logf("recovery: tables and catalog opened in %s", roundDur(time.Since(opened)))

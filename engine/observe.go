@@ -2,12 +2,15 @@ package engine
 
 import (
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/types"
 )
 
 // Observation: what the HTTP endpoints (package web) show of the running
@@ -168,4 +171,25 @@ func (e *Engine) Observe() Overview {
 	ov.Activity = e.activityRows() // activity.go
 	ov.Sessions = len(ov.Activity)
 	return ov
+}
+
+// operatorStatus lists the running views' operators (streamsql_operators).
+func (e *Engine) operatorStatus() []catalog.OperatorStatus {
+	var out []catalog.OperatorStatus
+	for _, r := range e.matViews() {
+		j := e.flow.Job(r.OID)
+		if j == nil {
+			continue
+		}
+		for _, op := range j.Operators() {
+			ins := make([]string, len(op.Inputs))
+			for i, id := range op.Inputs {
+				ins[i] = strconv.Itoa(id)
+			}
+			out = append(out, catalog.OperatorStatus{View: r.Name, ID: int32(op.ID), Name: op.Name, Explain: op.Explain,
+				Inputs: strings.Join(ins, ","), RowsIn: op.RowsIn, RowsOut: op.RowsOut, Batches: op.Chunks,
+				BackpressUS: op.Backpressure.Microseconds(), Watermark: types.TimestampValue(op.Watermark), HasWM: op.HasWatermark})
+		}
+	}
+	return out
 }

@@ -53,9 +53,9 @@ type apiView struct {
 	RowErrors   int64         `json:"row_errors"`
 	LateRows    int64         `json:"late_rows"`
 	Subscribers int           `json:"subscribers"`
-	SinkRows    int64         `json:"sink_rows,omitempty"`
-	SinkErrors  int64         `json:"sink_errors,omitempty"`
-	OpenTxn     float64       `json:"open_transaction_seconds,omitempty"`
+	SinkRows    int64         `json:"sink_rows"`
+	SinkErrors  int64         `json:"sink_errors"`
+	OpenTxn     float64       `json:"open_transaction_seconds"`
 	Operators   []apiOperator `json:"operators"`
 }
 
@@ -107,11 +107,11 @@ type apiCheckpoint struct {
 	Committed  *time.Time `json:"committed_at"`
 	Duration   float64    `json:"duration_seconds"`
 	Bytes      int64      `json:"bytes"`
-	ChainBytes int64      `json:"chain_bytes,omitempty"`
+	ChainBytes int64      `json:"chain_bytes"`
 	Full       bool       `json:"full"`
 	Views      int64      `json:"views"`
-	Count      int64      `json:"count,omitempty"`
-	Failures   int64      `json:"failures,omitempty"`
+	Count      int64      `json:"count"`
+	Failures   int64      `json:"failures"`
 	Error      string     `json:"error,omitempty"`
 }
 

@@ -124,12 +124,12 @@ func (j *Job) newMeter(n stream.Node, inputs []int) *opMeter {
 // Safe for concurrent use; never blocks the dataflow. Nil when the
 // runtime does not count (Config.NoOperatorStats).
 func (j *Job) Operators() []OperatorStats {
+	if j.meters == nil {
+		return nil
+	}
 	byID := make([]int64, len(j.meters))
 	for i, m := range j.meters {
 		byID[i] = m.rows.Load()
-	}
-	if j.meters == nil {
-		return nil
 	}
 	out := make([]OperatorStats, len(j.meters), len(j.meters)+1)
 	for i, m := range j.meters {

@@ -115,6 +115,17 @@ func TestHTTPMetricsMove(t *testing.T) {
 			t.Errorf("the scan counted %v rows after 500 more, %v before", v, scan1[k])
 		}
 	}
+	// The same numbers in SQL.
+	var sqlRows int64
+	var bp int64
+	if err := c.QueryRow(ctx, "SELECT rows_out, backpressure_us FROM streamsql_operators WHERE view_name = 'v' AND operator = 'Scan'").
+		Scan(&sqlRows, &bp); err != nil || sqlRows != 1500 || bp < 0 {
+		t.Errorf("streamsql_operators: scan rows_out %d, backpressure %v, %v", sqlRows, bp, err)
+	}
+	var ops int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM streamsql_operators WHERE view_name = 'v'").Scan(&ops); err != nil || ops != len(out1) {
+		t.Errorf("streamsql_operators has %d operators of v, /metrics %d (%v)", ops, len(out1), err)
+	}
 	filt := metricValues(t, body, "streamsql_operator_rows_out_total", `view="v"`, `operator="Filter"`)
 	for _, v := range filt {
 		if v != 1000 { // the 500 new rows have v <= 0

@@ -60,6 +60,9 @@ function secs(s) {
   return (s / 3600).toFixed(1) + " h";
 }
 
+// clock renders an RFC 3339 time as "YYYY-MM-DD hh:mm:ss.mmm" (UTC).
+function clock(ts) { return ts ? ts.replace("T", " ").replace(/(\.\d{3})\d*/, "$1").replace("Z", "") : "–"; }
+
 function age(ts, now) { return ts ? secs((Date.parse(now) - Date.parse(ts)) / 1000) : "–"; }
 
 function pill(status) {
@@ -106,7 +109,7 @@ function overviewPage(ov) {
       <td class="num">${num(v.view_rows)}</td>
       <td class="num">${num(v.row_errors)}</td><td class="num">${num(v.late_rows)}</td>
       <td class="num">${v.subscribers}</td>
-      <td>${v.watermark ? esc(v.watermark.replace("T", " ").replace("Z", "")) : "–"}</td></tr>`).join("");
+      <td>${esc(clock(v.watermark))}</td></tr>`).join("");
   const sinks = ov.sinks.map(v => `<tr>
       <td><a href="#/view/${encodeURIComponent(v.name)}">${esc(v.name)}</a></td><td>${esc(v.connector)}</td>
       <td>${pill(v.status)}${v.last_error ? `<div class="err">${esc(v.last_error)}</div>` : ""}</td>
@@ -127,7 +130,7 @@ function overviewPage(ov) {
       <td class="num">${age(a.backend_start, ov.time)}</td></tr>`).join("");
   const ck = ov.checkpoint;
   const ckRows = ov.checkpoints.slice().reverse().slice(0, 15).map(c => `<tr>
-      <td>${esc((c.committed_at || "").replace("T", " ").replace("Z", ""))}</td>
+      <td>${esc(clock(c.committed_at))}</td>
       <td>${c.error ? `<span class="err">failed: ${esc(c.error)}</span>` : "committed"}</td>
       <td class="num">${secs(c.duration_seconds)}</td><td class="num">${bytes(c.bytes)}</td>
       <td>${c.full ? "full" : "incremental"}</td><td class="num">${c.views}</td></tr>`).join("");
@@ -241,5 +244,5 @@ async function tick() {
 }
 
 window.addEventListener("hashchange", render);
-tick();
+tick().then(() => setTimeout(tick, 500)); // a second read soon: rates show at once
 setInterval(tick, PERIOD);
