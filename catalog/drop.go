@@ -225,6 +225,13 @@ func (c *Catalog) DropSchema(name string, ifExists, cascade bool) (string, error
 	if name == "pg_catalog" || name == "information_schema" {
 		return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because it is required by the database system", name)
 	}
+	for _, f := range cur.funcs { // function.go: dropped one by one, not by CASCADE
+		if f.Schema == name {
+			return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", name).
+				WithDetail("function %s depends on schema %s", f.Signature(), name).
+				WithHint("Drop the schema's functions first (DROP FUNCTION).")
+		}
+	}
 	var targets []*Relation
 	for _, r := range cur.rels[name] {
 		targets = append(targets, r)

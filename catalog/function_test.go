@@ -79,6 +79,18 @@ func TestFunctions(t *testing.T) {
 	if err := c2.DropFunction("", "nosuch", nil, []string{"public"}, false); pgerr.As(err) == nil || pgerr.As(err).Code != pgerr.UndefinedFunction {
 		t.Fatalf("drop of a missing function: %v", err)
 	}
+	if err := c2.CreateSchema("s", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.CreateFunction(&Function{Schema: "s", Name: "f", Return: types.TInt4, Body: "SELECT 1", Volatility: 'v'}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.DropSchema("s", false, true); pgerr.As(err) == nil || pgerr.As(err).Code != pgerr.DependentObjectsStillExist {
+		t.Fatalf("drop of a schema holding a function: %v", err)
+	}
+	if fs := c2.Functions("s", "f", nil); len(fs) != 1 {
+		t.Fatalf("schema s holds %v", fs)
+	}
 	if len(openTest(t, dir, st).Functions("", "count_char", []string{"public"})) != 1 {
 		t.Fatal("the dropped overload came back after a reopen")
 	}
