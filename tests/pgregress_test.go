@@ -149,10 +149,10 @@ func (c *regressCount) merge(o regressCount) { c.passed += o.passed; c.failed +=
 
 // runPsql feeds script to psql -X -a -q on conn, stdout and stderr into one
 // file (so errors stay in order), with PG_ABS_SRCDIR set for test_setup's
-// \getenv. A file gets at most 10 minutes.
+// \getenv. A file gets at most 5 minutes.
 func runPsql(t *testing.T, psql, conn, corpus, script string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := os.CreateTemp(t.TempDir(), "psql-*.out")
 	if err != nil {
