@@ -73,6 +73,50 @@ var settingList = []setting{
 	{name: "authentication_timeout", def: "1min", readOnly: true},
 	{name: "block_size", def: "8192", readOnly: true},
 	{name: "enable_seqscan", def: "on"},
+	// Planner settings PostgreSQL users and tools send: accepted and shown,
+	// they change no plan (docs/sql.md).
+	{name: "constraint_exclusion", def: "partition"},
+	{name: "cpu_index_tuple_cost", def: "0.005", check: checkReal("cpu_index_tuple_cost")},
+	{name: "cpu_operator_cost", def: "0.0025", check: checkReal("cpu_operator_cost")},
+	{name: "cpu_tuple_cost", def: "0.01", check: checkReal("cpu_tuple_cost")},
+	{name: "cursor_tuple_fraction", def: "0.1", check: checkReal("cursor_tuple_fraction")},
+	{name: "default_statistics_target", def: "100", check: checkIntRange("default_statistics_target", -1, math.MaxInt32)},
+	{name: "effective_cache_size", def: "4GB"},
+	{name: "enable_async_append", def: "on", check: checkBool},
+	{name: "enable_bitmapscan", def: "on", check: checkBool},
+	{name: "enable_gathermerge", def: "on", check: checkBool},
+	{name: "enable_hashagg", def: "on", check: checkBool},
+	{name: "enable_hashjoin", def: "on", check: checkBool},
+	{name: "enable_incremental_sort", def: "on", check: checkBool},
+	{name: "enable_indexonlyscan", def: "on", check: checkBool},
+	{name: "enable_indexscan", def: "on", check: checkBool},
+	{name: "enable_material", def: "on", check: checkBool},
+	{name: "enable_memoize", def: "on", check: checkBool},
+	{name: "enable_mergejoin", def: "on", check: checkBool},
+	{name: "enable_nestloop", def: "on", check: checkBool},
+	{name: "enable_parallel_append", def: "on", check: checkBool},
+	{name: "enable_parallel_hash", def: "on", check: checkBool},
+	{name: "enable_partition_pruning", def: "on", check: checkBool},
+	{name: "enable_partitionwise_aggregate", def: "off", check: checkBool},
+	{name: "enable_partitionwise_join", def: "off", check: checkBool},
+	{name: "enable_sort", def: "on", check: checkBool},
+	{name: "enable_tidscan", def: "on", check: checkBool},
+	{name: "from_collapse_limit", def: "8", check: checkIntRange("from_collapse_limit", -1, math.MaxInt32)},
+	{name: "geqo_threshold", def: "12", check: checkIntRange("geqo_threshold", -1, math.MaxInt32)},
+	{name: "jit_above_cost", def: "100000", check: checkReal("jit_above_cost")},
+	{name: "jit_inline_above_cost", def: "500000", check: checkReal("jit_inline_above_cost")},
+	{name: "jit_optimize_above_cost", def: "500000", check: checkReal("jit_optimize_above_cost")},
+	{name: "join_collapse_limit", def: "8", check: checkIntRange("join_collapse_limit", -1, math.MaxInt32)},
+	{name: "max_parallel_workers", def: "8", check: checkIntRange("max_parallel_workers", -1, math.MaxInt32)},
+	{name: "max_parallel_workers_per_gather", def: "2", check: checkIntRange("max_parallel_workers_per_gather", -1, math.MaxInt32)},
+	{name: "min_parallel_index_scan_size", def: "512kB"},
+	{name: "min_parallel_table_scan_size", def: "8MB"},
+	{name: "parallel_leader_participation", def: "on", check: checkBool},
+	{name: "parallel_setup_cost", def: "1000", check: checkReal("parallel_setup_cost")},
+	{name: "parallel_tuple_cost", def: "0.1", check: checkReal("parallel_tuple_cost")},
+	{name: "plan_cache_mode", def: "auto"},
+	{name: "random_page_cost", def: "4", check: checkReal("random_page_cost")},
+	{name: "seq_page_cost", def: "1", check: checkReal("seq_page_cost")},
 	{name: "jit", def: "off"},
 	{name: "geqo", def: "on"},
 	{name: "escape_string_warning", def: "on"},
@@ -365,6 +409,17 @@ func parseDuration(v string) (time.Duration, error) {
 		return 0, strconv.ErrSyntax
 	}
 	return time.Duration(n * float64(unit)), nil
+}
+
+// checkReal accepts a floating-point value (a planner cost).
+func checkReal(name string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"%s\": \"%s\"", name, v)
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64), nil
+	}
 }
 
 func checkBool(v string) (string, error) {

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -29,6 +30,11 @@ type SetFunc struct {
 	// Expand returns the function's values for one row's arguments (in the
 	// Go form of types.Value; nil is NULL). It must be safe for concurrent use.
 	Expand func(args []types.Value) ([]types.Value, error)
+	// Stream, when set, is used instead of Expand: it returns a generator
+	// of the values, pulled one at a time, so that a LIMIT above stops an
+	// endless series (generate_series up to infinity). It must be safe for
+	// concurrent use; each generator is used by one goroutine.
+	Stream func(args []types.Value) (func() (types.Value, bool, error), error)
 }
 
 // Columns returns the input columns and the function's column.
@@ -64,18 +70,39 @@ type projectSetIter struct {
 	ctx    *Context
 	in     Iterator
 	schema *arrow.Schema
+
+	b       arrow.RecordBatch // the input batch being expanded, nil between batches
+	args    [][]arrow.Array   // each function's arguments over b
+	row     int               // the row of b being expanded
+	started bool              // gens holds row's generators
+	gens    []func() (types.Value, bool, error)
 }
 
+// Next expands input rows until a batch of BatchSize rows is full, keeping
+// the generators of a row across calls: a series is read only as far as
+// the consumer asks. The statement's cancellation is checked per batch.
 func (it *projectSetIter) Next() (arrow.RecordBatch, error) {
 	for {
-		b, err := it.in.Next()
-		if err != nil || b == nil {
-			return nil, err
+		if it.ctx != nil && it.ctx.Eval != nil && it.ctx.Eval.Ctx != nil {
+			if err := it.ctx.Eval.Ctx.Err(); err != nil {
+				return nil, pgerr.Wrap(err, pgerr.QueryCanceled, "canceling statement due to user request")
+			}
 		}
-		out, err := it.expand(b)
-		b.Release()
+		if it.b == nil {
+			b, err := it.in.Next()
+			if err != nil || b == nil {
+				return nil, err
+			}
+			if err := it.startBatch(b); err != nil {
+				return nil, err
+			}
+		}
+		out, err := it.fill()
 		if err != nil {
 			return nil, err
+		}
+		if !it.started && it.row >= int(it.b.NumRows()) {
+			it.releaseBatch()
 		}
 		if out != nil {
 			return out, nil
@@ -83,62 +110,127 @@ func (it *projectSetIter) Next() (arrow.RecordBatch, error) {
 	}
 }
 
-func (it *projectSetIter) expand(b arrow.RecordBatch) (arrow.RecordBatch, error) {
-	p := it.p
-	var ec *expr.Context
+func (it *projectSetIter) evalCtx() *expr.Context {
 	if it.ctx != nil {
-		ec = it.ctx.Eval
+		return it.ctx.Eval
 	}
-	nIn := len(p.Cols) - len(p.Funcs)
-	args := make([][]arrow.Array, len(p.Funcs))
-	blds := make([]array.Builder, len(p.Funcs))
-	for f, fn := range p.Funcs {
+	return nil
+}
+
+func (it *projectSetIter) startBatch(b arrow.RecordBatch) error {
+	ec := it.evalCtx()
+	it.b, it.row, it.started = b, 0, false
+	it.args = make([][]arrow.Array, len(it.p.Funcs))
+	for f, fn := range it.p.Funcs {
 		for _, a := range fn.Args {
 			arr, err := a.Eval(ec, b)
 			if err != nil {
-				return nil, err
+				it.releaseBatch()
+				return err
 			}
-			defer arr.Release()
-			args[f] = append(args[f], arr)
+			it.args[f] = append(it.args[f], arr)
 		}
+	}
+	return nil
+}
+
+func (it *projectSetIter) releaseBatch() {
+	for _, as := range it.args {
+		for _, a := range as {
+			a.Release()
+		}
+	}
+	if it.b != nil {
+		it.b.Release()
+	}
+	it.b, it.args, it.started, it.gens = nil, nil, false, nil
+}
+
+// startRow makes the generators of it.row's functions.
+func (it *projectSetIter) startRow() error {
+	it.gens = make([]func() (types.Value, bool, error), len(it.p.Funcs))
+	for f, fn := range it.p.Funcs {
+		vals := make([]types.Value, len(fn.Args))
+		for i, a := range it.args[f] {
+			vals[i] = types.ValueAt(a, it.row, fn.Args[i].Type())
+		}
+		if fn.Stream != nil {
+			g, err := fn.Stream(vals)
+			if err != nil {
+				return err
+			}
+			it.gens[f] = g
+			continue
+		}
+		out, err := fn.Expand(vals)
+		if err != nil {
+			return err
+		}
+		k := 0
+		it.gens[f] = func() (types.Value, bool, error) {
+			if k >= len(out) {
+				return nil, false, nil
+			}
+			k++
+			return out[k-1], true, nil
+		}
+	}
+	it.started = true
+	return nil
+}
+
+// fill pulls up to one batch of output rows; nil when none.
+func (it *projectSetIter) fill() (arrow.RecordBatch, error) {
+	p, ec := it.p, it.evalCtx()
+	nIn := len(p.Cols) - len(p.Funcs)
+	blds := make([]array.Builder, len(p.Funcs))
+	for f := range p.Funcs {
 		blds[f] = types.NewBuilder(ec.Allocator(), p.Cols[nIn+f].Type)
 		defer blds[f].Release()
 	}
 	var idx []int32
-	outs := make([][]types.Value, len(p.Funcs))
-	for r := 0; r < int(b.NumRows()); r++ {
-		n := 0
-		for f, fn := range p.Funcs {
-			vals := make([]types.Value, len(fn.Args))
-			for i, a := range args[f] {
-				vals[i] = types.ValueAt(a, r, fn.Args[i].Type())
+	vals := make([]types.Value, len(p.Funcs))
+	size := it.ctx.Size()
+	for len(idx) < size && it.row < int(it.b.NumRows()) {
+		if !it.started {
+			if err := it.startRow(); err != nil {
+				return nil, err
 			}
-			out, err := fn.Expand(vals)
+		}
+		any := false
+		for f, g := range it.gens {
+			vals[f] = nil
+			if g == nil {
+				continue
+			}
+			v, ok, err := g()
 			if err != nil {
 				return nil, err
 			}
-			outs[f] = out
-			n = max(n, len(out))
-		}
-		for k := 0; k < n; k++ {
-			for f := range p.Funcs {
-				var v types.Value
-				if k < len(outs[f]) {
-					v = outs[f][k]
-				}
-				if err := types.AppendValue(blds[f], v, p.Cols[nIn+f].Type); err != nil {
-					return nil, err
-				}
+			if !ok {
+				it.gens[f] = nil
+				continue
 			}
-			idx = append(idx, int32(r))
+			vals[f], any = v, true
 		}
+		if !any {
+			it.started, it.gens = false, nil
+			it.row++
+			continue
+		}
+		for f := range p.Funcs {
+			if err := types.AppendValue(blds[f], vals[f], p.Cols[nIn+f].Type); err != nil {
+				return nil, err
+			}
+		}
+		idx = append(idx, int32(it.row))
 	}
 	if len(idx) == 0 {
 		return nil, nil
 	}
 	cols := make([]arrow.Array, 0, len(p.Cols))
-	for c := 0; c < int(b.NumCols()); c++ {
-		cols = append(cols, takeArray(ec.Allocator(), b.Column(c), idx))
+	for c := 0; c < int(it.b.NumCols()); c++ {
+		cols = append(cols, takeArray(ec.Allocator(), it.b.Column(c), idx))
 	}
 	for _, bld := range blds {
 		cols = append(cols, bld.NewArray())
@@ -146,4 +238,7 @@ func (it *projectSetIter) expand(b arrow.RecordBatch) (arrow.RecordBatch, error)
 	return array.NewRecordBatch(it.schema, cols, int64(len(idx))), nil
 }
 
-func (it *projectSetIter) Close() error { return it.in.Close() }
+func (it *projectSetIter) Close() error {
+	it.releaseBatch()
+	return it.in.Close()
+}

@@ -477,11 +477,31 @@ func (b *binder) typeCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
 		}
 	}
 	loc := tc.Location
-	if tc.Arg.GetAConst() != nil {
+	lit := tc.Arg.GetAConst() != nil
+	if lit {
 		loc = tc.Arg.GetAConst().Location
 	}
 	out, err := expr.NewCast(e, t, true)
-	return out, b.errAt(err, loc)
+	if err != nil {
+		if pe := pgerr.As(err); pe != nil && !lit && strings.HasPrefix(string(pe.Code), "22") {
+			// A value cast at run time, as PostgreSQL does it: no position.
+			return nil, err
+		}
+		return nil, b.errAt(err, loc)
+	}
+	if c, ok := out.(*expr.Cast); ok && lit && b.env != nil && b.env.Eval != nil {
+		if _, isConst := c.E.(*expr.Const); isConst {
+			// Date/time literals are read with the session's settings
+			// when folded; a bad one is reported at the literal now, as
+			// PostgreSQL's parser does.
+			if _, err := expr.Fold(b.env.Eval, c); err != nil {
+				if pe := pgerr.As(err); pe != nil && strings.HasPrefix(string(pe.Code), "22") {
+					return nil, b.errAt(err, loc)
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 func isNumber(s string) bool {

@@ -65,6 +65,8 @@ type srfCall struct {
 	t    types.T // the column type of a one-column function
 	// expand returns the values of a one-column function.
 	expand func(args []types.Value) ([]types.Value, error)
+	// stream, when set, generates the values lazily (exec.SetFunc.Stream).
+	stream func(args []types.Value) (func() (types.Value, bool, error), error)
 	// cols and rows describe a function returning several columns (usable
 	// in FROM only).
 	cols []types.Column
@@ -234,7 +236,7 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 		if len(args) == 2 {
 			args = append(args, &expr.Const{V: int64(1), T: t})
 		}
-		return &srfCall{name: name, args: args, t: t, expand: intSeries}, nil
+		return &srfCall{name: name, args: args, t: t, expand: intSeries, stream: intSeriesStream}, nil
 	case t.IsTimestamp():
 		if len(args) != 3 {
 			return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
@@ -253,6 +255,8 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 		}
 		return &srfCall{name: name, args: args, t: t, expand: func(vs []types.Value) ([]types.Value, error) {
 			return timestampSeries(vs, t, add)
+		}, stream: func(vs []types.Value) (func() (types.Value, bool, error), error) {
+			return timestampSeriesStream(vs, t, add)
 		}}, nil
 	}
 	return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
@@ -358,6 +362,63 @@ func intSeries(vs []types.Value) ([]types.Value, error) {
 		}
 	}
 	return vals, nil
+}
+
+// intSeriesStream is intSeries generated one value at a time.
+func intSeriesStream(vs []types.Value) (func() (types.Value, bool, error), error) {
+	if anyNull(vs) {
+		return func() (types.Value, bool, error) { return nil, false, nil }, nil
+	}
+	a, z, s := vs[0].(int64), vs[1].(int64), vs[2].(int64)
+	if s == 0 {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "step size cannot equal zero")
+	}
+	v, done := a, (s > 0 && a > z) || (s < 0 && a < z)
+	return func() (types.Value, bool, error) {
+		if done {
+			return nil, false, nil
+		}
+		cur := v
+		if (s > 0 && v > z-s) || (s < 0 && v < z-s) {
+			done = true // the next step would pass the end (or overflow)
+		} else {
+			v += s
+		}
+		return cur, true, nil
+	}, nil
+}
+
+// timestampSeriesStream is timestampSeries generated one value at a time
+// (its stop may be infinity).
+func timestampSeriesStream(vs []types.Value, t types.T, add expr.Expr) (func() (types.Value, bool, error), error) {
+	if anyNull(vs) {
+		return func() (types.Value, bool, error) { return nil, false, nil }, nil
+	}
+	iv := vs[2].(types.IntervalValue)
+	if iv.Months == 0 && iv.Days == 0 && iv.Micros == 0 {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "step size cannot equal zero")
+	}
+	stop := vs[1].(types.TimestampValue)
+	cur := vs[0].(types.TimestampValue)
+	forward := iv.Months > 0 || iv.Days > 0 || iv.Micros > 0
+	schema := types.ArrowSchema([]types.Column{{Name: "t", Type: t}, {Name: "i", Type: types.TInterval}})
+	done := false
+	return func() (types.Value, bool, error) {
+		if done || (forward && cur > stop) || (!forward && cur < stop) {
+			return nil, false, nil
+		}
+		v := cur
+		next, err := evalRow(schema, add, []types.Value{cur, iv}, []types.T{t, types.TInterval})
+		if err != nil {
+			return nil, false, err
+		}
+		if n, ok := next.(types.TimestampValue); ok {
+			cur = n
+		} else {
+			done = true
+		}
+		return v, true, nil
+	}, nil
 }
 
 // timestampSeries is generate_series(start, stop, step interval); add is
