@@ -2,9 +2,9 @@ package pgcdc
 
 import (
 	"fmt"
+	"github.com/streamsql/streamsql/connector/internal/pgclient"
 	"net"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -45,26 +45,8 @@ func bad(format string, args ...any) *pgerr.Error {
 // ParseConfig validates the WITH options (keys lower case, without
 // connector). An unknown or missing option is a 22023 error naming it.
 func ParseConfig(opts map[string]string) (Config, error) {
-	var unknown []string
-	for k := range opts {
-		if _, ok := options[k]; !ok {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		known := make([]string, 0, len(options))
-		for k := range options {
-			known = append(known, k)
-		}
-		sort.Strings(known)
-		return Config{}, bad("unknown postgres-cdc option %q", unknown[0]).
-			WithHint("Known options: %s.", strings.Join(known, ", "))
-	}
-	for k, req := range options {
-		if req && strings.TrimSpace(opts[k]) == "" {
-			return Config{}, bad("a postgres-cdc source needs the option %q", k)
-		}
+	if err := pgclient.CheckOptions(opts, options, "postgres-cdc", "a postgres-cdc source"); err != nil {
+		return Config{}, err
 	}
 	c := Config{Host: opts["hostname"], User: opts["username"], Password: opts["password"],
 		Database: opts["database.name"], Port: 5432, Schema: "public", Slot: opts["slot.name"],
@@ -145,17 +127,15 @@ func (c Config) connConfig(replication bool) (*pgconn.Config, error) {
 	return cfg, nil
 }
 
-// quoteDSN quotes a libpq keyword/value.
-func quoteDSN(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
-}
-
 // addr is host:port, for messages.
 func (c Config) addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
 // qualified is the upstream table as a quoted SQL name.
 func (c Config) qualified() string { return quoteIdent(c.Schema) + "." + quoteIdent(c.Table) }
 
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-func quoteLit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+// Quoting, shared with the postgres sink.
+var (
+	quoteIdent = pgclient.QuoteIdent
+	quoteLit   = pgclient.QuoteLit
+	quoteDSN   = pgclient.QuoteDSN
+)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamsql/streamsql/connector/internal/pgclient"
 	"slices"
 	"sort"
 	"strconv"
@@ -371,32 +372,12 @@ func (s *Source) connect(ctx context.Context, replication bool) (*pgconn.PgConn,
 // query runs sql (simple protocol) and returns its last result's rows as
 // text; NULLs are "". Errors from the server keep their SQLSTATE.
 func query(ctx context.Context, conn *pgconn.PgConn, sql string) ([][]string, error) {
-	res, err := conn.Exec(ctx, sql).ReadAll()
-	if err != nil {
-		return nil, upstreamError(err)
-	}
-	var out [][]string
-	if len(res) > 0 {
-		for _, r := range res[len(res)-1].Rows {
-			row := make([]string, len(r))
-			for i, v := range r {
-				row[i] = string(v)
-			}
-			out = append(out, row)
-		}
-	}
-	return out, nil
+	return pgclient.Query(ctx, conn, sql, "upstream PostgreSQL")
 }
 
 // upstreamError wraps an error from the upstream server as a pgerr error
 // with its SQLSTATE.
-func upstreamError(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pgerr.Wrap(err, pgerr.Code(pe.Code), "upstream PostgreSQL: %s", pe.Message)
-	}
-	return fmt.Errorf("upstream PostgreSQL: %w", err)
-}
+func upstreamError(err error) error { return pgclient.WrapError(err, "upstream PostgreSQL") }
 
 // DropSlot drops the source's replication slot upstream, waiting for a
 // walsender still using it to exit (ctx bounds the wait). A missing slot

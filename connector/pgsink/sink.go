@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"github.com/streamsql/streamsql/connector/internal/pgclient"
 	"strconv"
 	"strings"
 	"time"
@@ -41,32 +41,20 @@ func bad(format string, args ...any) *pgerr.Error {
 	return pgerr.New(pgerr.InvalidParameterValue, format, args...)
 }
 
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-func quoteLit(s string) string   { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-func quoteDSN(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
-}
+// Quoting, shared with the postgres-cdc source.
+var (
+	quoteIdent = pgclient.QuoteIdent
+	quoteLit   = pgclient.QuoteLit
+	quoteDSN   = pgclient.QuoteDSN
+)
 
 // Open validates the options and the query's shape (a query that
 // retracts needs a key: primary_key or the query's own), without
 // connecting; the first writer checks the table.
 func Open(spec sink.Spec) (sink.Sink, error) {
 	opts := spec.Options
-	var unknown []string
-	for k := range opts {
-		if _, ok := options[k]; !ok {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, bad("unknown postgres sink option %q", unknown[0]).
-			WithHint("Known options: hostname, port, username, password, database.name, schema.name, table.name, progress.table, primary_key, connect.timeout, ssl.mode.")
-	}
-	for k, req := range options {
-		if req && strings.TrimSpace(opts[k]) == "" {
-			return nil, bad("a postgres sink needs the option %q", k)
-		}
+	if err := pgclient.CheckOptions(opts, options, "postgres sink", "a postgres sink"); err != nil {
+		return nil, err
 	}
 	if spec.Format != "" || spec.Encode != "" {
 		return nil, bad("a postgres sink takes no FORMAT clause").
@@ -234,31 +222,11 @@ func (s *Sink) sinkID() string { return s.spec.Name + "/" + strconv.FormatUint(u
 
 // query runs sql (simple protocol) and returns its last result's rows.
 func query(ctx context.Context, conn *pgconn.PgConn, sql string) ([][]string, error) {
-	res, err := conn.Exec(ctx, sql).ReadAll()
-	if err != nil {
-		return nil, targetError(err)
-	}
-	var out [][]string
-	if len(res) > 0 {
-		for _, r := range res[len(res)-1].Rows {
-			row := make([]string, len(r))
-			for i, v := range r {
-				row[i] = string(v)
-			}
-			out = append(out, row)
-		}
-	}
-	return out, nil
+	return pgclient.Query(ctx, conn, sql, "postgres sink")
 }
 
 // targetError keeps a server error's SQLSTATE.
-func targetError(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pgerr.Wrap(err, pgerr.Code(pe.Code), "postgres sink: %s", pe.Message)
-	}
-	return fmt.Errorf("postgres sink: %w", err)
-}
+func targetError(err error) error { return pgclient.WrapError(err, "postgres sink") }
 
 // text renders a value as PostgreSQL text input (nil: NULL).
 func text(v types.Value, t types.T) []byte {
