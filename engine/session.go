@@ -99,7 +99,7 @@ type plan struct {
 	del     *planner.Delete
 	explain string
 	analyze *analyzePlan // kindExplainAnalyze
-	show    string // SHOW's parameter name (lower case) or "all"
+	show    string       // SHOW's parameter name (lower case) or "all"
 	declare *pg.DeclareCursorStmt
 	fetch   *pg.FetchStmt
 	sub     *subscribePlan
