@@ -71,6 +71,14 @@ func TestExplainAnalyze(t *testing.T) {
 		t.Errorf("with $1 = 7: %q", rows)
 	}
 
+	// A materialized view is read from its snapshot, as by SELECT.
+	mustRun(t, s, "CREATE MATERIALIZED VIEW mv AS SELECT a % 3 AS r, count(*) FROM u GROUP BY a % 3")
+	mustRun(t, s, "FLUSH")
+	check("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM mv JOIN u ON mv.r = u.a",
+		"Hash Join (inner) on mv.r = u.a  (actual rows=2 loops=1)",
+		"  Function Scan on mv  (actual rows=3 loops=1)",
+		"  Seq Scan on u  (actual rows=100 loops=1)")
+
 	// Refusals, by option name; DML does not run.
 	_, _, err := run(t, s, "EXPLAIN (ANALYZE, BUFFERS) SELECT * FROM t")
 	wantErr(t, err, pgerr.FeatureNotSupported, "EXPLAIN option BUFFERS is not supported")
