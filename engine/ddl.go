@@ -106,10 +106,8 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 }
 
 // explain plans the statement under EXPLAIN and renders its plan.
+// Its options were checked by explainOptions (without ANALYZE).
 func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
-	if err := explainOptions(e.Options); err != nil {
-		return "", err
-	}
 	switch n := e.Query.Node.(type) {
 	case *pg.Node_SelectStmt:
 		q, err := planner.PlanSelect(env, e.Query)

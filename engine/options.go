@@ -32,38 +32,63 @@ func defValue(d *pg.DefElem) string {
 	return ""
 }
 
+// explainOpts are EXPLAIN's honoured options.
+type explainOpts struct {
+	analyze bool // run the statement and print actual counters
+	timing  bool // with analyze: time per node (TIMING, default on)
+	summary bool // with analyze: the Planning/Execution Time footer (SUMMARY, default on)
+}
+
 // explainOptions checks EXPLAIN (...): the plan is streamsql's own text
 // without costs, so FORMAT TEXT and the boolean options set to false
-// (COSTS, VERBOSE, ... off) are what it does; ANALYZE and any option that
-// asks for more are refused (0A000), an unknown one is PostgreSQL's 42601.
-func explainOptions(opts []*pg.Node) error {
-	for _, o := range opts {
-		d := o.GetDefElem()
+// (COSTS, VERBOSE, ... off) are what it does; ANALYZE is honoured (for
+// queries, see explain_analyze.go) with TIMING and SUMMARY on or off; any
+// other option that asks for more (BUFFERS, WAL, ...) is refused (0A000),
+// an unknown one is PostgreSQL's 42601.
+func explainOptions(opts []*pg.Node) (explainOpts, error) {
+	var o explainOpts
+	var timing, summary string
+	for _, n := range opts {
+		d := n.GetDefElem()
 		if d == nil {
 			continue
 		}
 		v := defValue(d)
 		switch d.Defname {
-		case "analyze":
-			if b, err := checkBool(v); err == nil && b == "off" {
-				continue
-			}
-			return pgerr.Unsupported("EXPLAIN ANALYZE is not supported yet")
 		case "format":
 			if !strings.EqualFold(v, "text") {
-				return pgerr.Unsupported("EXPLAIN option FORMAT %s is not supported: plans are text", strings.ToUpper(v))
+				return o, pgerr.Unsupported("EXPLAIN option FORMAT %s is not supported: plans are text", strings.ToUpper(v))
 			}
-		case "verbose", "costs", "settings", "buffers", "wal", "timing", "summary", "generic_plan":
+		case "analyze", "timing", "summary", "verbose", "costs", "settings", "buffers", "wal", "generic_plan":
 			b, err := checkBool(v)
 			if err != nil {
-				return pgerr.New(pgerr.InvalidParameterValue, "EXPLAIN option %s requires a Boolean value", strings.ToUpper(d.Defname))
+				return o, pgerr.New(pgerr.InvalidParameterValue, "EXPLAIN option %s requires a Boolean value", strings.ToUpper(d.Defname))
 			}
-			if b == "on" {
-				return pgerr.Unsupported("EXPLAIN option %s is not supported", strings.ToUpper(d.Defname))
+			switch d.Defname {
+			case "analyze":
+				o.analyze = b == "on"
+			case "timing":
+				timing = b
+			case "summary":
+				summary = b
+			default:
+				if b == "on" {
+					return o, pgerr.Unsupported("EXPLAIN option %s is not supported", strings.ToUpper(d.Defname))
+				}
 			}
 		default:
-			return pgerr.New(pgerr.SyntaxError, "unrecognized EXPLAIN option \"%s\"", d.Defname)
+			return o, pgerr.New(pgerr.SyntaxError, "unrecognized EXPLAIN option \"%s\"", d.Defname)
 		}
 	}
-	return nil
+	if !o.analyze {
+		if timing == "on" {
+			return o, pgerr.New(pgerr.InvalidParameterValue, "EXPLAIN option TIMING requires ANALYZE")
+		}
+		if summary == "on" {
+			return o, pgerr.Unsupported("EXPLAIN option SUMMARY is not supported without ANALYZE")
+		}
+		return o, nil
+	}
+	o.timing, o.summary = timing != "off", summary != "off"
+	return o, nil
 }

@@ -83,6 +83,7 @@ const (
 	kindUpdate
 	kindDelete
 	kindExplain
+	kindExplainAnalyze // EXPLAIN ANALYZE of a query (explain_analyze.go)
 	kindShow
 	kindDeclare   // DECLARE CURSOR FOR a query (cursor.go)
 	kindFetch     // FETCH and MOVE
@@ -97,7 +98,8 @@ type plan struct {
 	update  *planner.Update
 	del     *planner.Delete
 	explain string
-	show    string // SHOW's parameter name (lower case) or "all"
+	analyze *analyzePlan // kindExplainAnalyze
+	show    string       // SHOW's parameter name (lower case) or "all"
 	declare *pg.DeclareCursorStmt
 	fetch   *pg.FetchStmt
 	sub     *subscribePlan
@@ -184,6 +186,16 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 			p.Columns = del.Returning.Columns
 		}
 	case *pg.Node_ExplainStmt:
+		opts, err := explainOptions(n.ExplainStmt.Options)
+		if err != nil {
+			return nil, err
+		}
+		if opts.analyze {
+			if err := s.prepareExplainAnalyze(env, n.ExplainStmt, opts, pl, p); err != nil {
+				return nil, err
+			}
+			break
+		}
 		text, err := s.explain(env, n.ExplainStmt)
 		if err != nil {
 			return nil, err
@@ -242,7 +254,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			return nil, err
 		}
 	}
-	if (pl.kind == kindSelect || pl.kind == kindDeclare) && pl.query != nil {
+	if (pl.kind == kindSelect || pl.kind == kindDeclare || pl.kind == kindExplainAnalyze) && pl.query != nil {
 		if err := s.eng.waitViewsStarted(ctx, pl.query.Views); err != nil {
 			return nil, err
 		}
@@ -292,6 +304,8 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	case kindInsert, kindUpdate, kindDelete:
 		defer cancel()
 		return s.execDML(ectx, pl)
+	case kindExplainAnalyze:
+		return s.execExplainAnalyze(ctx, ectx, pl, p.Columns, cancel)
 	case kindExplain:
 		cancel()
 		return textRows("EXPLAIN", p.Columns, strings.Split(strings.TrimRight(pl.explain, "\n"), "\n")), nil

@@ -38,7 +38,7 @@ func (it *appendIter) Next() (_ arrow.RecordBatch, err error) {
 			if it.i >= len(it.a.Inputs) {
 				return nil, nil
 			}
-			in, err := it.a.Inputs[it.i].Open(it.ctx)
+			in, err := OpenNode(it.ctx, it.a.Inputs[it.i])
 			if err != nil {
 				return nil, err
 			}

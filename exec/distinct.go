@@ -25,7 +25,7 @@ func (d *Distinct) Explain() string {
 // Open opens the input. Rows stream through: each batch yields the rows
 // whose key has not been seen before, in input order.
 func (d *Distinct) Open(ctx *Context) (Iterator, error) {
-	in, err := d.Input.Open(ctx)
+	in, err := OpenNode(ctx, d.Input)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,9 @@ type Context struct {
 	// TempDir, when set, is where operators past work_mem spill (Sort, HashAgg, HashJoin);
 	// files there are unlinked as soon as they are created.
 	TempDir string
+	// Analyze, when set, counts rows, loops and time per node for EXPLAIN
+	// ANALYZE (see OpenNode).
+	Analyze *Analyze
 }
 
 // DefaultBatchSize is the number of rows operators aim for in one batch.

@@ -22,7 +22,7 @@ func (f *Filter) Explain() string { return "Filter: " + f.Cond.String() }
 
 // Open opens the input.
 func (f *Filter) Open(ctx *Context) (Iterator, error) {
-	in, err := f.Input.Open(ctx)
+	in, err := OpenNode(ctx, f.Input)
 	if err != nil {
 		return nil, err
 	}

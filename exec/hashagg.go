@@ -55,7 +55,7 @@ func (h *HashAgg) Explain() string {
 
 // Open opens the input; aggregation happens on the first Next.
 func (h *HashAgg) Open(ctx *Context) (Iterator, error) {
-	in, err := h.Input.Open(ctx)
+	in, err := OpenNode(ctx, h.Input)
 	if err != nil {
 		return nil, err
 	}

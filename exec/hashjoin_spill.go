@@ -39,11 +39,11 @@ type graceJoinIter struct {
 }
 
 func (h *HashJoin) openSpilling(ctx *Context) (Iterator, error) {
-	r, err := h.Right.Open(ctx)
+	r, err := OpenNode(ctx, h.Right)
 	if err != nil {
 		return nil, err
 	}
-	l, err := h.Left.Open(ctx)
+	l, err := OpenNode(ctx, h.Left)
 	if err != nil {
 		r.Close()
 		return nil, err

@@ -235,11 +235,11 @@ type joinDriver struct {
 // openDriver opens a join's inputs, right first (it is built or
 // materialized first); on failure nothing stays open.
 func openDriver(ctx *Context, left, right Node, j *joiner) (*joinDriver, error) {
-	r, err := right.Open(ctx)
+	r, err := OpenNode(ctx, right)
 	if err != nil {
 		return nil, err
 	}
-	l, err := left.Open(ctx)
+	l, err := OpenNode(ctx, left)
 	if err != nil {
 		r.Close()
 		return nil, err

@@ -67,14 +67,14 @@ func (l *Limit) Open(ctx *Context) (Iterator, error) {
 	}
 	if srt, ok := l.Input.(*Sort); ok && it.left > 0 && it.left+it.skip <= 1<<20 {
 		// ORDER BY ... LIMIT: keep only the first rows while sorting.
-		in, err := srt.Input.Open(ctx)
+		in, err := OpenNode(ctx, srt.Input)
 		if err != nil {
 			return nil, err
 		}
 		it.in = &blocking{in: in, run: (&topNIter{ctx: ctx, s: srt, in: in, keep: int(it.left + it.skip)}).run}
 		return it, nil
 	}
-	in, err := l.Input.Open(ctx)
+	in, err := OpenNode(ctx, l.Input)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ func (p *Project) Explain() string { return "Project: " + exprList(p.Exprs) }
 
 // Open opens the input.
 func (p *Project) Open(ctx *Context) (Iterator, error) {
-	in, err := p.Input.Open(ctx)
+	in, err := OpenNode(ctx, p.Input)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func (it *setOpIter) run() ([]arrow.RecordBatch, error) {
 	var lcount, rcount []int64
 	parts := make([][]arrow.Array, len(s.Cols)) // one row per group, in group order
 	var gids []int32
-	left, err := s.Left.Open(ctx)
+	left, err := OpenNode(ctx, s.Left)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (it *setOpIter) run() ([]arrow.RecordBatch, error) {
 		}
 	}
 	rcount = make([]int64, table.len())
-	right, err := s.Right.Open(ctx)
+	right, err := OpenNode(ctx, s.Right)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func (s *Sort) Explain() string { return "Sort: " + sortKeyList(s.Keys) }
 
 // Open opens the input; the sort happens on the first Next.
 func (s *Sort) Open(ctx *Context) (Iterator, error) {
-	in, err := s.Input.Open(ctx)
+	in, err := OpenNode(ctx, s.Input)
 	if err != nil {
 		return nil, err
 	}

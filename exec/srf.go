@@ -58,7 +58,7 @@ func (p *ProjectSet) Explain() string {
 
 // Open starts the input.
 func (p *ProjectSet) Open(ctx *Context) (Iterator, error) {
-	in, err := p.Input.Open(ctx)
+	in, err := OpenNode(ctx, p.Input)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func (w *Window) Explain() string {
 
 // Open opens the input; everything is computed on the first Next.
 func (w *Window) Open(ctx *Context) (Iterator, error) {
-	in, err := w.Input.Open(ctx)
+	in, err := OpenNode(ctx, w.Input)
 	if err != nil {
 		return nil, err
 	}

@@ -184,7 +184,7 @@ func (w *WindowExpand) Explain() string {
 
 // Open implements Node.
 func (w *WindowExpand) Open(ctx *Context) (Iterator, error) {
-	in, err := w.Input.Open(ctx)
+	in, err := OpenNode(ctx, w.Input)
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func (s *SessionWindow) Explain() string {
 
 // Open implements Node.
 func (s *SessionWindow) Open(ctx *Context) (Iterator, error) {
-	in, err := s.Input.Open(ctx)
+	in, err := OpenNode(ctx, s.Input)
 	if err != nil {
 		return nil, err
 	}

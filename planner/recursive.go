@@ -168,7 +168,7 @@ func (p *physical) recursive(x *lRecursive) (exec.Node, error) {
 		if !all {
 			it.seen = map[string]bool{}
 		}
-		cur, err := left.Open(ctx)
+		cur, err := exec.OpenNode(ctx, left)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +261,7 @@ func (r *recursiveIter) startRound() error {
 	r.rec.work[round] = work
 	r.rec.mu.Unlock()
 	r.round = round
-	it, err := r.right.Open(round)
+	it, err := exec.OpenNode(round, r.right)
 	if err != nil {
 		return err
 	}
