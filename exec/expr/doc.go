@@ -26,6 +26,8 @@
 //     a time otherwise, via types' text I/O).
 //   - datetime*.go, funcs_*.go, to_char.go, to_date.go, json*.go, array_ops.go:
 //     operators and functions, most of them row-at-a-time through RowKernel.
+//     to_char_cache.go compiles each distinct to_char template once (a
+//     bounded cache shared by all goroutines) rather than once per row.
 //
 // Binder notes: polymorphic and variadic functions (greatest, least, concat,
 // format, array_*, to_jsonb, jsonb_build_*, pg_typeof) resolve through NewCall

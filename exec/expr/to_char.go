@@ -79,65 +79,25 @@ type dtParts struct {
 	offset               int64 // seconds east of UTC
 }
 
-// toCharDT formats p with template f.
+// toCharDT formats p with template f (compiled once per distinct
+// template, see dchCompile).
 func toCharDT(p dtParts, f string) (string, error) {
+	nodes, err := dchCache.get(f, dchCompile)
+	if err != nil {
+		return "", err
+	}
 	var sb strings.Builder
-	for i := 0; i < len(f); {
-		fm := false
-		if strings.HasPrefix(f[i:], "FM") || strings.HasPrefix(f[i:], "fm") {
-			fm = true
-			i += 2
-		} else if strings.HasPrefix(f[i:], "TM") || strings.HasPrefix(f[i:], "tm") {
-			i += 2
-		}
-		if i >= len(f) {
-			break
-		}
-		var kw *dchKeyword
-		for k := range dchKeywords {
-			if strings.HasPrefix(f[i:], dchKeywords[k].name) {
-				kw = &dchKeywords[k]
-				break
-			}
-		}
-		if kw == nil {
-			switch {
-			case f[i] == '"':
-				i++
-				for i < len(f) {
-					if f[i] == '"' {
-						i++
-						break
-					}
-					if f[i] == '\\' && i+1 < len(f) {
-						i++
-					}
-					sb.WriteByte(f[i])
-					i++
-				}
-			case f[i] == '\\' && i+1 < len(f) && f[i+1] == '"':
-				sb.WriteByte('"')
-				i += 2
-			default:
-				sb.WriteByte(f[i])
-				i++
-			}
+	for _, n := range nodes {
+		if n.id == "" {
+			sb.WriteString(n.lit)
 			continue
 		}
-		i += len(kw.name)
-		th := ""
-		if strings.HasPrefix(f[i:], "TH") || strings.HasPrefix(f[i:], "th") {
-			th = f[i : i+2]
-			i += 2
-		} else if strings.HasPrefix(f[i:], "SP") {
-			i += 2
-		}
-		out, numeric, err := dchField(p, kw.id, fm)
+		out, numeric, err := dchField(p, n.id, n.fm)
 		if err != nil {
 			return "", err
 		}
-		if numeric && th != "" && out != "" {
-			if out, err = appendOrdinal(out, th == "th"); err != nil {
+		if numeric && n.th != "" && out != "" {
+			if out, err = appendOrdinal(out, n.th == "th"); err != nil {
 				return "", err
 			}
 		}
@@ -186,21 +146,24 @@ func errIntervalFormat() error {
 // padInt prints v with at least w digits (w+1 for negatives, as "%0*d"
 // with a width counting the sign); FM drops the padding.
 func padInt(v int64, w int, fm bool) string {
-	if fm {
-		return strconv.FormatInt(v, 10)
-	}
 	if v < 0 {
 		w++
 	}
-	return fmt.Sprintf("%0*d", w, v)
+	return padUnsigned(v, w, fm)
 }
 
-// padUnsigned is "%0*d" whose width counts the sign.
+// padUnsigned is "%0*d" whose width counts the sign: zeros go between the
+// sign and the digits.
 func padUnsigned(v int64, w int, fm bool) string {
-	if fm {
-		return strconv.FormatInt(v, 10)
+	s := strconv.FormatInt(v, 10)
+	if fm || len(s) >= w {
+		return s
 	}
-	return fmt.Sprintf("%0*d", w, v)
+	zeros := strings.Repeat("0", w-len(s))
+	if v < 0 {
+		return "-" + zeros + s[1:]
+	}
+	return zeros + s
 }
 
 // padWord left-aligns s in 9 (or w) columns unless FM.

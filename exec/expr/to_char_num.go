@@ -236,7 +236,7 @@ func eeeeNaN(d *numDesc) string {
 
 // toCharNumber formats a numeric (integers are numerics too).
 func toCharNumber(v *apd.Decimal, f string) (string, error) {
-	nodes, d, err := numParse(f)
+	nodes, d, err := numCompiled(f)
 	if err != nil {
 		return "", err
 	}
@@ -332,7 +332,7 @@ func numericSci(v *apd.Decimal, scale int) string {
 // toCharFloat formats a float8 (digits 15) or float4 (digits 6) as
 // float8_to_char does: at most that many significant digits are printed.
 func toCharFloat(x float64, f string, digits int) (string, error) {
-	nodes, d, err := numParse(f)
+	nodes, d, err := numCompiled(f)
 	if err != nil {
 		return "", err
 	}
