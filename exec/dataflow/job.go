@@ -79,6 +79,12 @@ type Job struct {
 	sink     *sinkState   // nil without JobSpec.Sink
 
 	marks markState // the view's watermarks (marks.go)
+	// outMeters are the ids of the meters of the output startTree last
+	// started (one, or one per instance of a parallel operator); used
+	// while starting only.
+	outMeters []int
+	// rootMeters are outMeters of the plan's root, set with meters.
+	rootMeters []int
 	// meters count each operator's rows (opstats.go); set while the job
 	// starts, fixed once it runs.
 	meters []*opMeter
@@ -240,6 +246,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		rt.openViewLog(j, from)
 	}
 	out, err := j.startTree(spec.Plan, ri)
+	j.rootMeters = j.outMeters
 	if err != nil {
 		cancel()
 		j.env.Fail(err)
@@ -309,7 +316,7 @@ func (j *Job) startTree(n stream.Node, ri *resumeInputs) (<-chan stream.Message,
 		if err != nil {
 			return nil, err
 		}
-		return j.metered(s, nil, s.Start(j.env, []<-chan stream.Message{ch})), nil
+		return j.metered(s, nil, 0, s.Start(j.env, []<-chan stream.Message{ch})), nil
 	}
 	var ins []<-chan stream.Message
 	var ids []int // the inputs' meters (opstats.go)
@@ -319,9 +326,9 @@ func (j *Job) startTree(n stream.Node, ri *resumeInputs) (<-chan stream.Message,
 			return nil, err
 		}
 		ins = append(ins, ch)
-		ids = append(ids, len(j.meters)-1)
+		ids = append(ids, j.outMeters...)
 	}
-	return j.metered(n, ids, n.Start(j.env, ins)), nil
+	return j.metered(n, ids, 0, n.Start(j.env, ins)), nil
 }
 
 // fail records the job's first failure and wakes Flush waiters.

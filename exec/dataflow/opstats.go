@@ -25,6 +25,7 @@ type opMeter struct {
 	node     stream.Node
 	id       int   // position in the job's plan: inputs before consumers, the root last
 	inputs   []int // ids of the operators feeding it
+	instance int   // which parallel instance of the operator
 	rows     atomic.Int64
 	chunks   atomic.Int64
 	bytes    atomic.Int64 // Arrow bytes of the chunks; counted for Scans only (sizeOf)
@@ -112,8 +113,8 @@ func (j *Job) meter(m *opMeter, in <-chan stream.Message) <-chan stream.Message 
 // newMeter registers the counters of n (an operator of the job's plan).
 // Called while the job is being started (rt.mu held), before it is
 // published: Operators reads j.meters without a lock afterwards.
-func (j *Job) newMeter(n stream.Node, inputs []int) *opMeter {
-	m := &opMeter{node: n, id: len(j.meters), inputs: inputs}
+func (j *Job) newMeter(n stream.Node, inputs []int, instance int) *opMeter {
+	m := &opMeter{node: n, id: len(j.meters), inputs: inputs, instance: instance}
 	_, m.sizeOf = n.(*stream.Scan)
 	j.meters = append(j.meters, m)
 	return m
@@ -140,7 +141,7 @@ func (j *Job) Operators() []OperatorStats {
 		if len(m.inputs) == 0 { // a Scan passes its reader's rows on
 			in = byID[i]
 		}
-		out[i] = OperatorStats{ID: m.id, Name: OperatorName(m.node), Explain: m.node.Explain(), Inputs: m.inputs,
+		out[i] = OperatorStats{ID: m.id, Name: OperatorName(m.node), Explain: m.node.Explain(), Inputs: m.inputs, Instance: m.instance,
 			RowsIn: in, RowsOut: byID[i], Chunks: m.chunks.Load(), Bytes: m.bytes.Load(), Backpressure: time.Duration(m.blocked.Load()),
 			Watermark: m.lastWM.Load(), HasWatermark: m.hasWM.Load()}
 		if s, ok := m.node.(*stream.Scan); ok {
@@ -151,9 +152,9 @@ func (j *Job) Operators() []OperatorStats {
 	if j.spec.Sink != nil {
 		last.Name, last.Explain = "Sink", "Sink: "+j.spec.Name
 	}
-	if n := len(j.meters); n > 0 {
-		root := j.meters[n-1] // the plan's root registers last
-		last.Inputs, last.RowsIn = []int{root.id}, byID[n-1]
+	for _, id := range j.rootMeters { // the plan's root: one meter, or one per instance
+		last.Inputs = append(last.Inputs, id)
+		last.RowsIn += byID[id]
 	}
 	return append(out, last)
 }
@@ -168,13 +169,17 @@ func OperatorName(n stream.Node) string {
 	return strings.TrimPrefix(t.Name(), "Stream")
 }
 
-// metered counts out as n's output (see meter), unless the runtime does
-// not count (Config.NoOperatorStats).
-func (j *Job) metered(n stream.Node, inputs []int, out <-chan stream.Message) <-chan stream.Message {
+// metered counts out as instance k of n's output (see meter), unless the
+// runtime does not count (Config.NoOperatorStats). It sets j.outMeters to
+// the meter's id (nothing when not counting).
+func (j *Job) metered(n stream.Node, inputs []int, k int, out <-chan stream.Message) <-chan stream.Message {
 	if j.rt.cfg.NoOperatorStats {
+		j.outMeters = nil
 		return out
 	}
-	return j.meter(j.newMeter(n, inputs), out)
+	m := j.newMeter(n, inputs, k)
+	j.outMeters = []int{m.id}
+	return j.meter(m, out)
 }
 
 // Subscribers counts the job's subscriptions (active or waiting to

@@ -81,7 +81,7 @@ func BenchmarkMeter(b *testing.B) {
 			in := make(chan stream.Message, stream.ChannelSize)
 			var out <-chan stream.Message = in
 			if metered {
-				out = j.meter(j.newMeter(&stream.Scan{Name: "s"}, nil), in)
+				out = j.meter(j.newMeter(&stream.Scan{Name: "s"}, nil, 0), in)
 			}
 			msg := stream.ChunkMsg(&stream.Chunk{Rec: rec(1, 2, 3)})
 			done := make(chan struct{})
@@ -97,5 +97,33 @@ func BenchmarkMeter(b *testing.B) {
 			}
 			<-done
 		})
+	}
+}
+
+// TestOperatorStatsParallel: each instance of a parallel operator has
+// counters of its own (Instance 0..n-1, fed by the exchange's input), and
+// the view counts the rows of all of them.
+func TestOperatorStatsParallel(t *testing.T) {
+	tbl := &fakeTable{rows: []int64{1, 2, 2, 3, 4, 5, 6, 7, 8, 9}}
+	rt := newRuntime(t, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
+	j, err := rt.StartJob(parAgg(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush(t, rt)
+	ops := j.Operators()
+	if len(ops) != 5 { // scan, 3 instances, the view
+		t.Fatalf("operators = %+v", ops)
+	}
+	var sum int64
+	for k, op := range ops[1:4] {
+		if op.Name != "HashAgg" || op.Instance != k || len(op.Inputs) != 1 || op.Inputs[0] != ops[0].ID || op.RowsIn != 10 {
+			t.Errorf("instance %d = %+v", k, op)
+		}
+		sum += op.RowsOut
+	}
+	v := ops[4]
+	if sum != 9 || v.RowsIn != sum || len(v.Inputs) != 3 { // 9 groups
+		t.Errorf("instances sent %d rows; view = %+v", sum, v)
 	}
 }

@@ -33,11 +33,13 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream
 		return nil, internalf("dataflow: %s has %d key lists for %d inputs", p.Explain(), len(p.Keys), len(ins))
 	}
 	perInst := make([][]<-chan stream.Message, n)
+	var ids []int // the inputs' meters (opstats.go)
 	for i, in := range ins {
 		ch, err := j.startTree(in, ri)
 		if err != nil {
 			return nil, err
 		}
+		ids = append(ids, j.outMeters...)
 		if n == 1 {
 			perInst[0] = append(perInst[0], ch)
 			continue
@@ -48,16 +50,21 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream
 		}
 	}
 	if n == 1 {
-		return op.Start(j.env, perInst[0]), nil
+		return j.metered(op, ids, 0, op.Start(j.env, perInst[0])), nil
 	}
 	outs := make([]<-chan stream.Message, n)
+	var instMeters []int
 	for k := range n {
 		var ck stream.Checkpointer
 		if c, ok := j.env.Checkpoints.(*jobCkpt); ok {
 			ck = &instanceCkpt{c: c, op: op, id: instanceID(c.ids[op], k)}
 		}
-		outs[k] = op.Start(j.env.Instance(ck), perInst[k])
+		// Each instance is counted apart; its rows in are counted as
+		// the exchange's input (all instances' together).
+		outs[k] = j.metered(op, ids, k, op.Start(j.env.Instance(ck), perInst[k]))
+		instMeters = append(instMeters, j.outMeters...)
 	}
+	j.outMeters = instMeters
 	merge := &stream.Union{Ins: []stream.Node{op}, Cols: op.Columns()}
 	return merge.Start(j.env, outs), nil
 }
