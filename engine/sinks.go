@@ -71,6 +71,17 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 	if err != nil {
 		return nil, err
 	}
+	if env.Parallelism > 1 && !q.AppendOnly {
+		// A query that retracts runs as one instance: the instances of a
+		// parallel operator reach the sink through one merge in no set
+		// order, so a key's new row could be written before the delete of
+		// its old one (a view orders them at its barrier; a sink writes
+		// rows as they come). docs/streaming.md, Parallelism.
+		env.Parallelism = 1
+		if q, err = planner.PlanStream(env, x.Stmt); err != nil {
+			return nil, err
+		}
+	}
 	// Stored with its FOR SYSTEM_TIME AS OF clauses and EMIT, as a view's
 	// query is (execCreateMatView), so that a restart plans it the same way.
 	text, err := sql.DeparseTemporal(x.Stmt, sql.TemporalRelations(x.Stmt, env.TemporalJoins))

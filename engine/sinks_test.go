@@ -89,3 +89,34 @@ func TestFileSinkPrivilegesAndRestart(t *testing.T) {
 		t.Fatalf("SHOW SINKS: %v", got)
 	}
 }
+
+// TestSinkParallelism: a sink whose query retracts runs as one instance
+// whatever streaming_parallelism says (its rows reach the writer as they
+// come, so instances merged in no set order could write a key's new row
+// before the delete of its old one); an append-only sink keeps the
+// session's parallelism.
+func TestSinkParallelism(t *testing.T) {
+	e, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "CREATE TABLE t (k int, v int)")
+	mustRun(t, s, "CREATE TABLE a (k int, v int) APPEND ONLY")
+	mustRun(t, s, "SET streaming_parallelism = 3")
+	mustRun(t, s, "CREATE SINK agg AS SELECT k, count(*) AS n FROM t GROUP BY k WITH (connector = 'blackhole') FORMAT UPSERT ENCODE JSON")
+	mustRun(t, s, "CREATE SINK app AS SELECT k, v FROM a WITH (connector = 'blackhole') FORMAT JSON")
+	for name, want := range map[string]int{"agg": 1, "app": 3} {
+		rel, err := e.cat.Resolve("", name, []string{"public"})
+		if err != nil || rel == nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if rel.Parallelism != want {
+			t.Errorf("sink %s runs %d instances, want %d", name, rel.Parallelism, want)
+		}
+	}
+}

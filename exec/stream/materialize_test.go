@@ -126,6 +126,25 @@ func TestMaterializeKeyedEpochs(t *testing.T) {
 	}
 }
 
+// A key's new row may come before the delete of its old one within an
+// epoch (parallel instances merged in no set order): the view holds both
+// until the delete, and the epoch's net change is an update.
+func TestMaterializeKeyedInsertBeforeDelete(t *testing.T) {
+	v, in, epochs, done := runView(t, &Materialize{Key: []int{0}, Cols: kvCols})
+	in <- ChunkMsg(kv(nil, "1=a", "2=b"))
+	in <- BarrierMsg(Barrier{Epoch: 1})
+	expectEpoch(t, epochs, 1, "insert:1=a", "insert:2=b")
+	in <- ChunkMsg(kv(nil, "1=x", "2=y", "2=z")) // 2 even three times for a while
+	in <- ChunkMsg(kv([]Op{Delete, Delete, Delete}, "1=a", "2=y", "2=b"))
+	in <- BarrierMsg(Barrier{Epoch: 2})
+	expectEpoch(t, epochs, 2, "update_before:1=a", "update_after:1=x", "update_before:2=b", "update_after:2=z")
+	expectRows(t, v, 2, "1=x", "2=z")
+	close(in)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMaterializeWholeRowDuplicates(t *testing.T) {
 	v, in, epochs, done := runView(t, &Materialize{Cols: cols})
 	in <- ChunkMsg(chunk(nil, 5, 5, 7))
@@ -207,7 +226,12 @@ func TestMaterializeBadRetractionFails(t *testing.T) {
 		{"key with other values", &Materialize{Key: []int{0}, Cols: kvCols},
 			[]Message{ChunkMsg(kv(nil, "1=a")), ChunkMsg(kv([]Op{Delete}, "1=b"))}, "delete of a row the view does not hold"},
 		{"key inserted twice", &Materialize{Key: []int{0}, Cols: kvCols},
-			[]Message{ChunkMsg(kv(nil, "1=a", "1=b"))}, "insert of a key the view already holds"},
+			[]Message{ChunkMsg(kv(nil, "1=a", "1=b")), BarrierMsg(Barrier{Epoch: 1})}, "insert of a key the view already holds"},
+		{"key held twice at the barrier", &Materialize{Key: []int{0}, Cols: kvCols},
+			[]Message{ChunkMsg(kv(nil, "1=a")), BarrierMsg(Barrier{Epoch: 1}), ChunkMsg(kv(nil, "1=b")), BarrierMsg(Barrier{Epoch: 2})},
+			"insert of a key the view already holds"},
+		{"other row of a key held twice", &Materialize{Key: []int{0}, Cols: kvCols},
+			[]Message{ChunkMsg(kv(nil, "1=a", "1=b")), ChunkMsg(kv([]Op{Delete}, "1=c"))}, "delete of a row the view does not hold"},
 		{"wrong columns", &Materialize{Cols: cols},
 			[]Message{ChunkMsg(kv(nil, "1=a"))}, "chunk has 2 columns, view has 1"},
 	}

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -51,9 +52,19 @@ type View struct {
 
 // entry is one key's state: its row and its multiplicity (0 or 1 for keyed
 // views; n == 0 means absent).
+//
+// Within an epoch a keyed view may hold a key twice for a while: the
+// instances of a parallel operator send their rows through one merge in
+// no set order, so a key that moved between instances (an update that
+// changed the exchange key) can arrive as an insert of the new row before
+// the delete of the old one. extra holds the rows a key got while it held
+// row (then n is 1 + len(extra)); by the epoch's barrier every key must
+// hold one row again (View.checkKeys). Only entries of the delta have
+// extra rows.
 type entry struct {
-	row []types.Value
-	n   int64
+	row   []types.Value
+	n     int64
+	extra [][]types.Value
 }
 
 // snapshot is one published epoch; data is shared with the following
@@ -178,6 +189,10 @@ func (v *View) run(env *Env, in <-chan Message, out chan<- Message) error {
 				marks[m.Watermark.Col] = m.Watermark.Value
 			}
 		case KindBarrier:
+			if err := v.checkKeys(); err != nil {
+				env.Fail(err)
+				return err
+			}
 			var changes *Chunk
 			if v.m.OnEpoch != nil || out != nil {
 				changes = v.netChanges()
@@ -226,26 +241,55 @@ func (v *View) apply(c *Chunk) error {
 			e = v.base[string(v.buf)]
 		}
 		op := c.Op(i)
-		if op.Sign() > 0 {
+		switch {
+		case op.Sign() > 0:
 			if v.keyed && e.n > 0 {
-				return fmt.Errorf("stream: materialize: %s of a key the view already holds: %v", op, row)
-			}
-			if e.n == 0 {
+				e.extra = append(e.extra, row) // the key's other row should go before the barrier
+			} else if e.n == 0 {
 				e.row = row
 			}
 			e.n++
-		} else {
-			if e.n == 0 || (v.keyed && !sameRow(e.row, row)) {
-				return fmt.Errorf("stream: materialize: %s of a row the view does not hold: %v", op, row)
-			}
+		case e.n > 0 && (!v.keyed || sameRow(e.row, row)):
 			if e.n--; e.n == 0 {
 				e.row = nil
+			} else if v.keyed {
+				e.row, e.extra = e.extra[0], e.extra[1:]
 			}
+		case v.keyed && dropRow(&e.extra, row):
+			e.n--
+		default:
+			return fmt.Errorf("stream: materialize: %s of a row the view does not hold: %v", op, row)
 		}
 		if !touched {
 			v.order = append(v.order, string(v.buf))
 		}
 		v.delta[string(v.buf)] = e
+	}
+	return nil
+}
+
+// dropRow removes the first row of *rows equal to row, reporting
+// whether there was one.
+func dropRow(rows *[][]types.Value, row []types.Value) bool {
+	for i, r := range *rows {
+		if sameRow(r, row) {
+			*rows = slices.Delete(*rows, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
+// checkKeys fails when a key of a keyed view still holds two rows at the
+// end of an epoch (see entry).
+func (v *View) checkKeys() error {
+	if !v.keyed {
+		return nil
+	}
+	for _, k := range v.order {
+		if e := v.delta[k]; e.n > 1 {
+			return fmt.Errorf("stream: materialize: insert of a key the view already holds: %v", e.extra[0])
+		}
 	}
 	return nil
 }
