@@ -204,6 +204,9 @@ func (c *conn) run() error {
 		if err != nil {
 			return c.readError(err)
 		}
+		if c.terminated.Load() { // pg_terminate_backend: nothing more runs
+			return c.fatal(errShutdown)
+		}
 		if c.skipToSync {
 			switch msg.(type) {
 			case *pgproto3.Sync, *pgproto3.Terminate:

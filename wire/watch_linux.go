@@ -52,6 +52,9 @@ func (c *conn) watchClient() (stop func()) {
 		<-done
 		if !c.ending() { // Close or pg_terminate_backend set one to keep
 			_ = c.raw.SetReadDeadline(time.Time{})
+			if c.ending() { // they set it just before the reset: set it again
+				_ = c.raw.SetReadDeadline(time.Now())
+			}
 		}
 	}
 }
