@@ -203,6 +203,9 @@ func (s *Server) Close() error {
 	for l := range s.listeners {
 		l.Close()
 	}
+	// closing() must hold before any connection wakes up, or one woken
+	// by its deadline could end without its goodbye (FATAL 57P01).
+	s.cancel()
 	// Wake connections blocked reading from their clients; give writes a
 	// moment so the goodbye can still be sent.
 	now := time.Now()
@@ -211,7 +214,6 @@ func (s *Server) Close() error {
 		_ = c.raw.SetWriteDeadline(now.Add(closeGrace))
 	}
 	s.mu.Unlock()
-	s.cancel()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
