@@ -357,26 +357,16 @@ func (b *binder) checkSelfReferences(term *pg.SelectStmt, name string) error {
 	var refs []ref
 	var walk func(m protoreflect.Message, inQuery bool)
 	walk = func(m protoreflect.Message, inQuery bool) {
-		switch x := m.Interface().(type) {
-		case *pg.RangeVar:
-			if x.Schemaname == "" && x.Relname == name {
-				refs = append(refs, ref{x.Location, inQuery})
-			}
-			return
-		case *pg.SubLink, *pg.RangeSubselect, *pg.CommonTableExpr:
-			inQuery = true
-		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
-				return true
-			}
-			if fd.IsList() {
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					walk(l.Get(i).Message(), inQuery)
+		eachNode(m, func(n *pg.Node) bool { // alter_views.go
+			if rv := n.GetRangeVar(); rv != nil {
+				if rv.Schemaname == "" && rv.Relname == name {
+					refs = append(refs, ref{rv.Location, inQuery})
 				}
-			} else {
-				walk(v.Message(), inQuery)
+				return false
+			}
+			if !inQuery && (n.GetSubLink() != nil || n.GetRangeSubselect() != nil || n.GetCommonTableExpr() != nil) {
+				walk(n.ProtoReflect(), true)
+				return false
 			}
 			return true
 		})
