@@ -72,9 +72,28 @@ func IsFinite(s Source) bool {
 	return ok && f.Finite()
 }
 
+// Ender is implemented by readers of unbounded inputs that can tell where
+// their input ends at a moment (kafka: each partition's last stable
+// offset). FLUSH holds its barrier until such a reader's position has
+// reached (PositionReached) the end the input had when FLUSH began, so
+// that what was in the input then is in the views when FLUSH returns.
+type Ender interface {
+	// InputEnd returns the position the reader will have reported once it
+	// has emitted everything in its input now, or nil when there is
+	// nothing to wait for. Safe from any goroutine; it may ask the
+	// network (bounded by ctx).
+	InputEnd(ctx context.Context) ([]byte, error)
+}
+
 // ReaderOptions are a reader's settings that come from the runtime rather
 // than from the source's options.
 type ReaderOptions struct {
+	// Progress tells a Positioner reader that emit(nil) is welcome: a
+	// report that its position moved without rows (skipped messages,
+	// transaction markers), which an Ender sends so that a FLUSH waiting
+	// for its input's end can end. Without it emit never gets nil.
+	Progress bool
+
 	// Errors, if not nil, is called on the reader's goroutine for each
 	// input record the reader skipped because it could not be read (a
 	// file's malformed line: a *pgerr.Error naming the file, line and

@@ -82,11 +82,14 @@ func (in flowInputs) OpenSourceReader(job, oid uint32, pos []byte, onError func(
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}
-	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError})
+	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError, Progress: true})
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}
 	sr := dataflow.SourceReader{Run: r.Run, Finite: connector.IsFinite(src)}
+	if e, ok := r.(connector.Ender); ok && !sr.Finite {
+		sr.InputEnd = e.InputEnd
+	}
 	if p, ok := r.(connector.Positioner); ok {
 		sr.Position = p.Position
 	}

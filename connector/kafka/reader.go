@@ -51,6 +51,11 @@ type ReaderOptions struct {
 	// prefix of the payload), and with a warning when the broker reports
 	// that messages were lost before they were read (retention).
 	Errors func(err error)
+	// Progress: the caller takes emit(nil) as "the position moved without
+	// rows" (connector.ReaderOptions.Progress); Run sends one after a
+	// fetch that moved the position past transaction markers, aborted or
+	// bad messages only, so a FLUSH waiting for InputEnd can end.
+	Progress bool
 }
 
 // Reader reads a Source's topic (connector.Reader, connector.Positioner).
@@ -65,6 +70,7 @@ type Reader struct {
 	// before it were emitted or skipped as bad. Run goroutine only.
 	next     map[int32]int64
 	resolved bool         // next holds every partition the reader started with
+	moved    bool         // next moved since the last emit, without rows
 	last     int32        // the partition of the last batch emitted
 	topicID  kadm.TopicID // the topic's id when last listed (zero: not known)
 
@@ -72,9 +78,10 @@ type Reader struct {
 	batch   *decode.Batch
 	buffers *decompressBuffers // recycled decompression buffers
 
-	mu     sync.Mutex // guards state and listed
+	mu     sync.Mutex // guards state, listed and admin
 	state  Status
-	listed bool // state.Partitions holds every partition read
+	listed bool        // state.Partitions holds every partition read
+	admin  *kgo.Client // Run's client for listings (InputEnd); nil when not running
 }
 
 // Status is what a Reader reports about itself (streamsql_sources).
@@ -270,6 +277,12 @@ func (r *Reader) session(ctx context.Context, admCl *kgo.Client, adm *kadm.Clien
 	defer wg.Wait()
 	defer stop()
 	r.setState("running", nil)
+	if r.moved && r.opts.Progress { // the startup offsets were resolved: report them
+		r.moved = false
+		if err := emit(nil); err != nil {
+			return err
+		}
+	}
 	for {
 		var got fetched
 		select {
@@ -296,7 +309,58 @@ func (r *Reader) session(ctx context.Context, admCl *kgo.Client, adm *kadm.Clien
 				return err
 			}
 		}
+		if r.moved && r.opts.Progress {
+			r.moved = false
+			if err := emit(nil); err != nil {
+				return err
+			}
+		}
 	}
+}
+
+// InputEnd implements connector.Ender: the position the reader reaches
+// once it has read every partition of the topic to its last stable offset
+// of now (transaction markers included); partitions with nothing to read
+// are left out, and nil means nothing to wait for. It asks the brokers
+// with a client of its own, so it works while the reader is starting; an
+// error when they cannot be asked or the topic does not exist.
+func (r *Reader) InputEnd(ctx context.Context) ([]byte, error) {
+	cl, err := kgo.NewClient(r.src.client.Opts()...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	parts, err := partitions(ctx, cl, r.src.topic)
+	if err != nil {
+		return nil, err
+	}
+	adm := kadm.NewClient(cl)
+	starts, err := adm.ListStartOffsets(ctx, r.src.topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	var ends kadm.ListedOffsets
+	if err == nil {
+		ends, err = adm.ListCommittedOffsets(ctx, r.src.topic)
+		if err == nil {
+			err = ends.Error()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kafka: listing the offsets of topic %q: %w", r.src.topic, err)
+	}
+	end := map[int32]int64{}
+	for _, p := range parts {
+		s, _ := starts.Lookup(r.src.topic, p)
+		e, ok := ends.Lookup(r.src.topic, p)
+		if ok && e.Offset > max(s.Offset, 0) {
+			end[p] = e.Offset
+		}
+	}
+	if len(end) == 0 {
+		return nil, nil
+	}
+	return position.EncodeOffsets(end), nil
 }
 
 // waitPartitions lists the topic's partitions, retrying with backoff while
@@ -384,7 +448,7 @@ func (r *Reader) resolve(ctx context.Context, adm *kadm.Client, parts []int32) e
 				}
 				r.next[p] = max(o.Offset, 0)
 			}
-			r.resolved = true
+			r.resolved, r.moved = true, true
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -516,6 +580,9 @@ func (r *Reader) partition(ctx context.Context, pf *partitionFetch, emit func(ar
 	next := int64(-1) // the offset after the last message decoded (r.next[p] is set from it before an emit)
 	flush := func() error {
 		if next >= 0 {
+			if r.next[p] != next {
+				r.moved = true
+			}
 			r.next[p] = next
 		}
 		if r.batch.Len() == 0 {
@@ -525,6 +592,7 @@ func (r *Reader) partition(ctx context.Context, pf *partitionFetch, emit func(ar
 			return err
 		}
 		r.last = p
+		r.moved = false // the position emit reports covers every partition
 		return emit(r.batch.Take())
 	}
 	var ferr error

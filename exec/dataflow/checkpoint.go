@@ -70,6 +70,11 @@ type SourceReader struct {
 	// barrier (streamsql_sources), on the reader's runtime goroutine.
 	Marks  func([]PartMark)
 	Finite bool
+	// InputEnd, when not nil, is where the reader's unbounded input ends
+	// now (connector.Ender): FLUSH holds its barrier until the reader's
+	// Position has reached it. Such a reader may emit nil: its position
+	// moved without rows.
+	InputEnd func(ctx context.Context) ([]byte, error)
 }
 
 // PartMark is one partition's watermark as a partitioned reader's tracker
@@ -95,7 +100,7 @@ func openSourceAt(res SourceResumer, job, oid uint32, pos []byte, onError func(e
 	if pr, ok := res.(PartitionedResumer); ok {
 		sr, err := pr.OpenSourceReader(job, oid, pos, onError)
 		return sourceRun{run: sr.Run, position: sr.Position, partition: sr.Partition, partitions: sr.Partitions,
-			marks: sr.Marks, finite: sr.Finite, start: pos}, err
+			marks: sr.Marks, finite: sr.Finite, inputEnd: sr.InputEnd, start: pos}, err
 	}
 	run, position, finite, err := res.OpenSourceAt(oid, pos, onError)
 	return sourceRun{run: run, position: position, finite: finite, start: pos}, err

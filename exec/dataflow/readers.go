@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/streamsql/streamsql/connector"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
 )
@@ -62,7 +64,8 @@ type sourceRun struct {
 	partitions func() []int32
 	marks      func([]PartMark)
 	finite     bool
-	start      []byte // the position it starts at (nil: the start)
+	inputEnd   func(context.Context) ([]byte, error) // nil: FLUSH does not wait for this unbounded source
+	start      []byte                                // the position it starts at (nil: the start)
 }
 
 // startLeaf returns the input channel of a Scan; rt.mu is held. ri, when
@@ -336,6 +339,9 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 	}
 	sendRec := func(pr posRec) bool {
 		pos = pr.pos
+		if pr.rec == nil { // the position moved without rows (SourceReader.InputEnd)
+			return true
+		}
 		if src.partition == nil {
 			return j.sendNew(out, []arrow.RecordBatch{pr.rec}, w)
 		}
@@ -357,13 +363,69 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 		}
 		return true
 	}
-	var held []barrierReq // barriers waiting for a finite source's end
+	var held []barrierReq // barriers waiting for a finite source's end, or for an unbounded one's InputEnd
+	// A FLUSH barrier of an unbounded source with an InputEnd waits until
+	// the reader has emitted what its input held when the barrier came:
+	// flushEnd is that end once asked (endWait while asking).
+	type endRes struct {
+		end []byte
+		err error
+	}
+	endCh := make(chan endRes, 1)
+	var flushEnd []byte
+	var endWait, endKnown bool
+	askEnd := func() {
+		endWait, endKnown, flushEnd = true, false, nil
+		go func() {
+			ectx, cancel := context.WithTimeout(ctx, flushEndTimeout)
+			e, err := src.inputEnd(ectx)
+			cancel()
+			select {
+			case endCh <- endRes{e, err}:
+			case <-ctx.Done():
+			}
+		}()
+	}
+	// release sends the held barriers up to the next FLUSH barrier after
+	// the first, and asks the input's end for that one.
+	release := func() bool {
+		i := 1
+		for i < len(held) && !held[i].flush {
+			i++
+		}
+		if !send(held[:i]) {
+			return false
+		}
+		held = held[i:]
+		endWait, endKnown, flushEnd = false, false, nil
+		if len(held) > 0 {
+			askEnd()
+		}
+		return true
+	}
+	reached := func() bool {
+		return endKnown && (flushEnd == nil || (pos != nil && connector.PositionReached(pos, flushEnd)))
+	}
 	for {
 		select {
 		case <-j.env.Ctx.Done():
 			return
 		case pr := <-recs:
 			if !sendRec(pr) {
+				return
+			}
+			if reached() && !release() {
+				return
+			}
+		case er := <-endCh:
+			if er.err != nil {
+				// FLUSH does not wait for an input whose end cannot be asked
+				// (brokers down): it would wait for as long as they are.
+				j.rt.cfg.Logf("FLUSH does not wait for a source of %s: %v", j.spec.Name, er.err)
+				er.end = nil
+			}
+			flushEnd, endKnown = er.end, true
+			if reached() && !release() {
 				return
 			}
 		case err := <-ended:
@@ -381,10 +443,10 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 			if !send(held) {
 				return
 			}
-			held = nil
+			held, endWait, endKnown, flushEnd = nil, false, false, nil
 		case <-r.wake:
 			reqs := r.take()
-			if ended != nil && finite {
+			if ended != nil && (finite || src.inputEnd != nil) {
 				for i, b := range reqs {
 					if b.flush || len(held) > 0 {
 						held = append(held, reqs[i:]...)
@@ -396,9 +458,16 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 			if !send(reqs) {
 				return
 			}
+			if !finite && len(held) > 0 && !endWait {
+				askEnd()
+			}
 		}
 	}
 }
+
+// flushEndTimeout bounds asking an unbounded source where its input ends
+// for FLUSH.
+const flushEndTimeout = 30 * time.Second
 
 // readView sends an upstream view's snapshot, then each of its epochs'
 // changes followed by that epoch's barrier.
