@@ -72,6 +72,7 @@ type Reader struct {
 
 	row   *decode.Row
 	batch *decode.Batch
+	avro  avroReader // ENCODE AVRO's plans by schema id
 
 	mu     sync.Mutex // guards state and listed
 	state  Status
@@ -549,7 +550,10 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 		return emit(r.batch.Take())
 	}
 	for _, rec := range fp.Records {
-		col, err := r.decode(rec)
+		col, err := r.decode(ctx, rec)
+		if errors.Is(err, errStopped) {
+			return ctx.Err() // not read: the message is not skipped
+		}
 		next = rec.Offset + 1
 		if err != nil {
 			bad++
@@ -588,7 +592,7 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 
 // decode reads one message into r.row; on error col is the column at
 // fault, or -1.
-func (r *Reader) decode(rec *kgo.Record) (int, error) {
+func (r *Reader) decode(ctx context.Context, rec *kgo.Record) (int, error) {
 	var col int
 	var err error
 	value, key := rec.Value, rec.Key
@@ -602,11 +606,20 @@ func (r *Reader) decode(rec *kgo.Record) (int, error) {
 	case tombstone && !r.src.upsert:
 		return -1, pgerr.New(pgerr.InvalidTextRepresentation, "the message has no value (a tombstone)")
 	case tombstone:
-		// The key's columns from the key, when it is a JSON object; the
-		// INCLUDE key column (below) otherwise.
-		if _, err := r.row.JSON(key); err != nil || key == nil {
+		// The key's columns from the key, when it is a JSON object (an
+		// Avro record for ENCODE AVRO); the INCLUDE key column (below)
+		// otherwise.
+		if r.src.format == Avro {
+			if _, err := r.decodeAvro(ctx, key); errors.Is(err, errStopped) {
+				return -1, err
+			} else if err != nil || key == nil {
+				r.row.Clear()
+			}
+		} else if _, err := r.row.JSON(key); err != nil || key == nil {
 			r.row.JSON([]byte("{}")) // all NULL
 		}
+	case r.src.format == Avro:
+		col, err = r.decodeAvro(ctx, value)
 	case r.src.format == JSON:
 		col, err = r.row.JSON(value)
 	default:
