@@ -49,8 +49,8 @@ func TestReadAvro(t *testing.T) {
 	produce(t, p,
 		&kgo.Record{Value: avroMsg(t, metricSchema, id, metric("a", map[string]any{"string": "eu"}, 0.5, 7, 1_000_001))},
 		&kgo.Record{Value: avroMsg(t, metricSchema, id, metric("b", nil, -1, 1<<40, 0))},
-		&kgo.Record{Value: []byte(`{"host": "json"}`)},     // no magic byte
-		&kgo.Record{Value: avroconv.AppendFrame(nil, 4242)}, // unknown schema id
+		&kgo.Record{Value: []byte(`{"host": "json"}`)},                                  // no magic byte
+		&kgo.Record{Value: avroconv.AppendFrame(nil, 4242)},                             // unknown schema id
 		&kgo.Record{Value: avroMsg(t, metricSchema, id, metric("c", nil, 1, 1, 1))[:9]}, // truncated
 		&kgo.Record{Value: avroMsg(t, metricSchema, id, metric("d", nil, 2, 2, 2))},
 	)
