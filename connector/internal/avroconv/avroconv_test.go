@@ -145,7 +145,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRegistry(RegistryConfig{URLs: []string{reg.URL()}})
+	r, err := NewRegistry(RegistryConfig{URLs: reg.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("second Register: id %d, %d requests", id2, r.Requests())
 	}
 	// A reader with its own client resolves the id from the registry.
-	r2, _ := NewRegistry(RegistryConfig{URLs: []string{reg.URL()}})
+	r2, _ := NewRegistry(RegistryConfig{URLs: reg.URL()})
 	ws, err := r2.Schema(ctx, id)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ var RegistryOptions = []string{"schema.registry", "schema.registry.username", "s
 
 // RegistryConfig is a validated schema registry address.
 type RegistryConfig struct {
-	URLs           []string
+	URLs           string // comma-separated, validated
 	User, Password string
 }
 
@@ -41,7 +41,10 @@ func ParseRegistry(opts map[string]string, used map[string]bool) (RegistryConfig
 			return c, pgerr.New(pgerr.InvalidParameterValue, "invalid value for option \"schema.registry\": %q", u).
 				WithDetail("It must be an http:// or https:// URL (several separated by commas).")
 		}
-		c.URLs = append(c.URLs, strings.TrimRight(u, "/"))
+		if c.URLs != "" {
+			c.URLs += ","
+		}
+		c.URLs += strings.TrimRight(u, "/")
 	}
 	user, hasUser := opts["schema.registry.username"]
 	pass, hasPass := opts["schema.registry.password"]
@@ -78,7 +81,7 @@ func (r *Registry) Requests() int {
 
 // NewRegistry returns a client of c's registry; it does not connect.
 func NewRegistry(c RegistryConfig) (*Registry, error) {
-	opts := []sr.ClientOpt{sr.URLs(c.URLs...), sr.HTTPClient(&http.Client{Timeout: requestTimeout}), sr.UserAgent("streamsql")}
+	opts := []sr.ClientOpt{sr.URLs(strings.Split(c.URLs, ",")...), sr.HTTPClient(&http.Client{Timeout: requestTimeout}), sr.UserAgent("streamsql")}
 	if c.User != "" {
 		opts = append(opts, sr.BasicAuth(c.User, c.Password))
 	}
