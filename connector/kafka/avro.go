@@ -29,6 +29,7 @@ type avroSource struct {
 type avroReader struct {
 	plans map[int]*avroconv.Plan
 	errs  map[int]error // ids whose schema cannot be read into the columns
+	cur   avroconv.Cursor
 }
 
 // errStopped is returned by avroPlan when ctx ended while the registry
@@ -102,7 +103,7 @@ func (r *Reader) decodeAvro(ctx context.Context, msg []byte) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	return p.Decode(body, r.row)
+	return p.Decode(body, r.row, &r.avro.cur)
 }
 
 // checkRegistry is Check's part for ENCODE AVRO: the registry answers.

@@ -175,7 +175,7 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil || gid != id {
 			t.Fatal(gid, err)
 		}
-		if col, err := plan.Decode(body, row); err != nil {
+		if col, err := plan.Decode(body, row, nil); err != nil {
 			t.Fatalf("row %d column %d: %v", i, col, err)
 		}
 		if err := out.Add(row); err != nil {
@@ -219,7 +219,7 @@ func TestResolution(t *testing.T) {
 	// host "h", tags {"k": [1]} as one block, CPU branch 1 value 7, at 1000 ms.
 	body, _ := hex.DecodeString("0268" + "02" + "026b" + "0202" + "00" + "00" + "02" + "0e" + "d00f")
 	row, out := sch.NewRow(), sch.NewBatch()
-	if _, err := plan.Decode(body, row); err != nil {
+	if _, err := plan.Decode(body, row, nil); err != nil {
 		t.Fatal(err)
 	}
 	_ = out.Add(row)
@@ -229,7 +229,7 @@ func TestResolution(t *testing.T) {
 	if got[0] != "h" || got[1] != int64(7) || got[2] != types.TimestampValue(1_000_000) || got[3] != nil {
 		t.Fatalf("got %v", got)
 	}
-	if _, err := plan.Decode(body[:len(body)-1], row); err == nil || !strings.Contains(err.Error(), "truncated") {
+	if _, err := plan.Decode(body[:len(body)-1], row, nil); err == nil || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("truncated: %v", err)
 	}
 	if _, _, err := SplitFrame([]byte{1, 0, 0, 0, 1, 2}); err == nil {

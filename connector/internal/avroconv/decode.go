@@ -54,14 +54,23 @@ func Compile(writer avro.Schema, s *decode.Schema) (*Plan, error) {
 	return p, nil
 }
 
+// Cursor is Decode's reading position, kept by the caller so that
+// decoding allocates nothing; owned by one goroutine.
+type Cursor struct{ d in }
+
 // Decode reads body, an Avro binary record of the plan's writer schema,
-// into row's decoded columns (others NULL). On error col is the column at
-// fault, or -1. row may alias body until it is added to a batch.
-func (p *Plan) Decode(body []byte, row *decode.Row) (col int, err error) {
+// into row's decoded columns (others NULL), with cur (nil: a new one). On
+// error col is the column at fault, or -1. row may alias body until it is
+// added to a batch.
+func (p *Plan) Decode(body []byte, row *decode.Row, cur *Cursor) (col int, err error) {
 	row.Clear()
-	d := in{b: body}
+	if cur == nil {
+		cur = &Cursor{}
+	}
+	cur.d = in{b: body}
+	d := &cur.d
 	for _, f := range p.fields {
-		if err := f.read(&d, row, f.col); err != nil {
+		if err := f.read(d, row, f.col); err != nil {
 			return f.col, err
 		}
 	}
