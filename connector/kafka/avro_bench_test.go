@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/streamsql/streamsql/connector/internal/srtest"
+	"github.com/streamsql/streamsql/connector/srtest"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/connector/internal/avroconv"
-	"github.com/streamsql/streamsql/connector/internal/srtest"
+	"github.com/streamsql/streamsql/connector/srtest"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
 )

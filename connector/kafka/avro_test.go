@@ -8,7 +8,7 @@ import (
 
 	"github.com/hamba/avro/v2"
 	"github.com/streamsql/streamsql/connector/internal/avroconv"
-	"github.com/streamsql/streamsql/connector/internal/srtest"
+	"github.com/streamsql/streamsql/connector/srtest"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/hamba/avro/v2"
 	"github.com/streamsql/streamsql/connector/internal/decode"
-	"github.com/streamsql/streamsql/connector/internal/srtest"
+	"github.com/streamsql/streamsql/connector/srtest"
 	"github.com/streamsql/streamsql/types"
 )
 
