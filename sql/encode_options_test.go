@@ -43,3 +43,24 @@ func TestEncodeOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateTableNoColumns: a connector table may leave its columns out
+// (a CDC table reads them from the upstream catalog).
+func TestCreateTableNoColumns(t *testing.T) {
+	for _, q := range []string{
+		"CREATE TABLE t FROM pg TABLE 'public.orders'",
+		"CREATE TABLE IF NOT EXISTS t WITH (connector = 'postgres-cdc', table.name = 'public.orders')",
+	} {
+		st := parseOne(t, q)
+		c := st.Ext.TableConnector
+		if st.AST == nil || c == nil {
+			t.Fatalf("%q: %+v", q, st.Ext)
+		}
+		if n := len(columnNames(t, st)); n != 0 {
+			t.Errorf("%q: %d columns", q, n)
+		}
+	}
+	if _, err := Parse("CREATE TABLE t WITH (fillfactor = 70)"); err == nil {
+		t.Error("CREATE TABLE t WITH (fillfactor = 70) parsed")
+	}
+}

@@ -253,16 +253,26 @@ func (l *lifter) createTable() error {
 		i += 3
 	}
 	_, i, ok := l.name(i)
-	if !ok || !l.punct(i, '(') {
+	if !ok {
 		return nil
 	}
-	c := l.match(i)
-	if c < 0 {
+	// No column list: a CDC table whose columns are read from the
+	// upstream catalog (CREATE TABLE t FROM src TABLE '...', or WITH
+	// (connector = ...)); "()" is written where FROM or WITH was.
+	noCols := !l.punct(i, '(') && (l.is(i, "FROM") || l.is(i, "WITH") && l.punct(i+1, '('))
+	if !l.punct(i, '(') && !noCols {
 		return nil
 	}
-	if err := l.columnList(i, c); err != nil {
-		return err
+	c := i - 1
+	if !noCols {
+		if c = l.match(i); c < 0 {
+			return nil
+		}
+		if err := l.columnList(i, c); err != nil {
+			return err
+		}
 	}
+	clauseAt := -1 // byte offset of the blanked WITH (connector ...) or FROM
 	// A table that stores what a connector reads: CREATE TABLE t (...)
 	// [APPEND ONLY] [INCLUDE ...] WITH (connector = ..., ...) [FORMAT ...].
 	// A WITH list without connector is PostgreSQL's (storage parameters).
@@ -295,6 +305,9 @@ func (l *lifter) createTable() error {
 				conn = &Source{}
 			}
 			conn.Options = opts
+			if clauseAt < 0 {
+				clauseAt = l.toks[j].start
+			}
 			l.blank(j, next)
 			j = next
 		case l.is(j, "FROM") && conn == nil:
@@ -306,6 +319,9 @@ func (l *lifter) createTable() error {
 					WithPosition(CharPos(l.src, l.toks[j].start))
 			}
 			conn = &Source{FromSource: src, FromTable: unquote(l.tok(next + 1)), FromPos: l.toks[j].start}
+			if clauseAt < 0 {
+				clauseAt = l.toks[j].start
+			}
 			l.blank(j, next+2)
 			j = next + 2
 		case l.is(j, "FORMAT") && formatAt < 0:
@@ -333,12 +349,18 @@ func (l *lifter) createTable() error {
 			WithHint("A table that stores what a connector reads: CREATE TABLE t (...) WITH (connector = 'kafka', ...) FORMAT ....").
 			WithPosition(CharPos(l.src, l.toks[at].start))
 	}
+	if noCols && (conn == nil || clauseAt < 0) {
+		return nil // not ours: PostgreSQL reports the missing column list
+	}
 	if conn != nil {
 		var err error
 		if conn.Options, err = l.mergeEncodeOptions(conn.Options, encOpts); err != nil {
 			return err
 		}
 		l.extensions().TableConnector = conn
+	}
+	if noCols {
+		l.write(clauseAt, "()")
 	}
 	return nil
 }
