@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/streamsql/streamsql/connector/internal/avroconv"
 	"github.com/streamsql/streamsql/connector/internal/decode"
-	"github.com/streamsql/streamsql/pgerr"
 )
 
 // ENCODE AVRO (source side): each message value (and, for FORMAT UPSERT,
@@ -30,6 +30,7 @@ type avroReader struct {
 	plans map[int]*avroconv.Plan
 	errs  map[int]error // ids whose schema cannot be read into the columns
 	cur   avroconv.Cursor
+	envs  map[int]*avroconv.EnvelopePlan // DEBEZIUM ENCODE AVRO
 }
 
 // errStopped is returned by avroPlan when ctx ended while the registry
@@ -52,23 +53,36 @@ func (r *Reader) avroPlan(ctx context.Context, id int, dec *decode.Schema) (*avr
 	if err, ok := ar.errs[id]; ok && dec == r.src.dec {
 		return nil, err
 	}
+	ws, err := r.avroSchema(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	p, err := avroconv.Compile(ws, dec)
+	if dec == r.src.dec {
+		if ar.plans == nil {
+			ar.plans = map[int]*avroconv.Plan{}
+		}
+		if ar.errs == nil {
+			ar.errs = map[int]error{}
+		}
+		if err != nil {
+			ar.errs[id] = err
+		} else {
+			ar.plans[id] = p
+		}
+	}
+	return p, err
+}
+
+// avroSchema returns writer schema id from the registry, waiting (state
+// "retrying") while the registry does not answer.
+func (r *Reader) avroSchema(ctx context.Context, id int) (avro.Schema, error) {
 	backoff := registryBackoffMin
 	for {
 		ws, err := r.src.avro.reg.Schema(ctx, id)
 		if err == nil {
-			p, err := avroconv.Compile(ws, dec)
-			if dec == r.src.dec {
-				if ar.plans == nil {
-					ar.plans, ar.errs = map[int]*avroconv.Plan{}, map[int]error{}
-				}
-				if err != nil {
-					ar.errs[id] = err
-				} else {
-					ar.plans[id] = p
-				}
-			}
 			r.registryBack()
-			return p, err
+			return ws, nil
 		}
 		if !avroconv.Transient(err) {
 			return nil, err // unknown id: a bad message (not cached: it may be registered later)
@@ -127,8 +141,35 @@ func openAvro(opts map[string]string, used map[string]bool) (*avroSource, error)
 	return &avroSource{reg: reg}, nil
 }
 
-// errAvroDebezium refuses FORMAT DEBEZIUM ENCODE AVRO.
-func errAvroDebezium() error {
-	return pgerr.Unsupported("FORMAT DEBEZIUM ENCODE AVRO is not supported yet").
-		WithHint("Use FORMAT DEBEZIUM ENCODE JSON (Debezium's JsonConverter), or FORMAT UPSERT ENCODE AVRO with Debezium's ExtractNewRecordState transform.")
+// decodeDebeziumAvro reads a framed Debezium Avro envelope into r.row:
+// the "after" row, or for a delete the "before" row (tombstone true).
+func (r *Reader) decodeDebeziumAvro(ctx context.Context, msg []byte) (tombstone bool, col int, err error) {
+	id, body, err := avroconv.SplitFrame(msg)
+	if err != nil {
+		return false, -1, err
+	}
+	ar := &r.avro
+	p, ok := ar.envs[id]
+	if !ok {
+		if err, ok := ar.errs[id]; ok {
+			return false, -1, err
+		}
+		ws, err := r.avroSchema(ctx, id)
+		if err != nil {
+			return false, -1, err
+		}
+		p, err = avroconv.CompileDebezium(ws, r.src.dec)
+		if ar.envs == nil {
+			ar.envs = map[int]*avroconv.EnvelopePlan{}
+		}
+		if ar.errs == nil {
+			ar.errs = map[int]error{}
+		}
+		if err != nil {
+			ar.errs[id] = err
+			return false, -1, err
+		}
+		ar.envs[id] = p
+	}
+	return p.Decode(body, r.row, &ar.cur)
 }

@@ -118,7 +118,7 @@ func TestAvroRegistryDown(t *testing.T) {
 }
 
 // TestAvroOptions: the registry option is required with ENCODE AVRO and
-// refused without it; DEBEZIUM ENCODE AVRO is refused by name.
+// refused without it; other encodings are refused by name.
 func TestAvroOptions(t *testing.T) {
 	c := cols(t, "id bigint")
 	base := func(kv ...string) map[string]string {
@@ -138,7 +138,7 @@ func TestAvroOptions(t *testing.T) {
 		{base("schema.registry", "http://x:1", "schema.registry.usernam", "u"), "PLAIN ENCODE AVRO", `unrecognized kafka option "schema.registry.usernam"`},
 		{base("schema.registry", "http://x:1", "schema.registry.username", "u"), "PLAIN ENCODE AVRO", "go together"},
 		{base("schema.registry", "http://x:1"), "JSON", `unrecognized kafka option "schema.registry"`},
-		{base("schema.registry", "http://x:1"), "DEBEZIUM ENCODE AVRO", "DEBEZIUM ENCODE AVRO is not supported"},
+		{base("schema.registry", "http://x:1"), "DEBEZIUM ENCODE PROTOBUF", "cannot read FORMAT DEBEZIUM ENCODE PROTOBUF"},
 	} {
 		_, err := Open(c, tc.opts, tc.format)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

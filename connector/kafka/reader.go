@@ -597,12 +597,22 @@ func (r *Reader) decode(ctx context.Context, rec *kgo.Record) (int, error) {
 	var err error
 	value, key := rec.Value, rec.Key
 	tombstone := value == nil
-	if r.src.debezium { // a delete event is a tombstone whose key is "before"
+	decoded := false
+	switch {
+	case r.src.debezium && r.src.format == Avro && value != nil:
+		// A delete's "before" row holds the key columns: a tombstone.
+		if tombstone, col, err = r.decodeDebeziumAvro(ctx, value); err != nil {
+			return col, err
+		}
+		decoded = true
+	case r.src.debezium && r.src.format == Avro: // Debezium's tombstone after a delete: the Avro key
+	case r.src.debezium: // a delete event is a tombstone whose key is "before"
 		if value, key, tombstone, err = debeziumMessage(rec.Key, rec.Value); err != nil {
 			return -1, err
 		}
 	}
 	switch {
+	case decoded:
 	case tombstone && !r.src.upsert:
 		return -1, pgerr.New(pgerr.InvalidTextRepresentation, "the message has no value (a tombstone)")
 	case tombstone:

@@ -202,7 +202,7 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 	case "UPSERT ENCODE AVRO":
 		s.format, s.upsert = Avro, true
 	case "DEBEZIUM ENCODE AVRO":
-		return nil, errAvroDebezium()
+		s.format, s.upsert, s.debezium = Avro, true, true
 	default:
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "a kafka source cannot read FORMAT %s", format).
 			WithHint("Use FORMAT JSON (= FORMAT PLAIN ENCODE JSON), FORMAT PLAIN ENCODE CSV, FORMAT PLAIN ENCODE AVRO (schema.registry = '...'), or (tables with a primary key) FORMAT UPSERT ENCODE JSON | AVRO or FORMAT DEBEZIUM ENCODE JSON.")

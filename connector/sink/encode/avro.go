@@ -3,8 +3,10 @@ package encode
 import (
 	"bytes"
 	"context"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/hamba/avro/v2"
 	"github.com/streamsql/streamsql/connector/internal/avroconv"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
@@ -27,6 +29,8 @@ type AvroEncoder struct {
 	ready        bool
 	vbuf, kbuf   []byte
 	before, prev []byte
+	env          *avro.RecordSchema // DEBEZIUM: the envelope (value schema)
+	now          func() int64       // DEBEZIUM's ts_ms
 }
 
 // NewAvro returns the Avro encoder of f (Encoding Avro) over cols with
@@ -34,15 +38,16 @@ type AvroEncoder struct {
 // writing to topic with reg. Column names that are not Avro names are a
 // 42P17 error.
 func NewAvro(f Format, reg *avroconv.Registry, name, topic string, cols []types.Column, key []int) (*AvroEncoder, error) {
-	if f.Kind == Debezium {
-		return nil, errAvroDebezium()
-	}
 	if f.Kind == Upsert && len(key) == 0 {
 		return nil, pgerr.Internal("encode: UPSERT without a key")
 	}
-	e := &AvroEncoder{f: f, reg: reg, topic: topic, keyIdx: key}
+	e := &AvroEncoder{f: f, reg: reg, topic: topic, keyIdx: key, now: func() int64 { return time.Now().UnixMilli() }}
 	var err error
-	if e.value, err = avroconv.NewWriter(name, cols, nil); err != nil {
+	if f.Kind == Debezium {
+		if e.value, e.env, err = avroconv.NewDebeziumWriter(name, cols); err != nil {
+			return nil, err
+		}
+	} else if e.value, err = avroconv.NewWriter(name, cols, nil); err != nil {
 		return nil, err
 	}
 	if len(key) > 0 {
@@ -53,13 +58,13 @@ func NewAvro(f Format, reg *avroconv.Registry, name, topic string, cols []types.
 	return e, nil
 }
 
-func errAvroDebezium() error {
-	return pgerr.Unsupported("FORMAT DEBEZIUM ENCODE AVRO is not supported yet").
-		WithHint("Use FORMAT UPSERT ENCODE AVRO, or FORMAT DEBEZIUM ENCODE JSON.")
+// ValueSchema is the value schema written (the envelope for DEBEZIUM).
+func (e *AvroEncoder) ValueSchema() avro.Schema {
+	if e.env != nil {
+		return e.env
+	}
+	return e.value.Schema()
 }
-
-// ValueSchema and KeySchema (nil without a key) are the schemas written.
-func (e *AvroEncoder) ValueSchema() string { return e.value.Schema().String() }
 
 // Prepare registers the value and key schemas (cached by the Registry):
 // an 08000 error while the registry does not answer, a 42P17 one when it
@@ -69,7 +74,7 @@ func (e *AvroEncoder) Prepare(ctx context.Context) error {
 		return nil
 	}
 	var err error
-	if e.vid, err = e.reg.Register(ctx, e.topic+"-value", e.value.Schema()); err != nil {
+	if e.vid, err = e.reg.Register(ctx, e.topic+"-value", e.ValueSchema()); err != nil {
 		return err
 	}
 	if e.key != nil {
@@ -96,6 +101,9 @@ func (e *AvroEncoder) Encode(rec arrow.RecordBatch, ops []stream.Op, emit EmitFu
 	}
 	keyOf := func(dst []byte, i int) []byte {
 		return e.key.Append(avroconv.AppendFrame(dst[:0], e.kid), cols, i)
+	}
+	if e.f.Kind == Debezium {
+		return e.debezium(cols, n, op, keyOf, emit)
 	}
 	for i := 0; i < n; i++ {
 		o := op(i)
@@ -129,6 +137,44 @@ func (e *AvroEncoder) Encode(rec arrow.RecordBatch, ops []stream.Op, emit EmitFu
 			}
 		}
 		e.vbuf = e.value.Append(avroconv.AppendFrame(e.vbuf[:0], e.vid), cols, i)
+		if err := emit(key, e.vbuf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// debezium writes Debezium envelopes: an update_before/update_after pair
+// is one "u" record with both rows, as ENCODE JSON does.
+func (e *AvroEncoder) debezium(cols []arrow.Array, n int, op func(int) stream.Op, keyOf func([]byte, int) []byte, emit EmitFunc) error {
+	ts := e.now()
+	for i := 0; i < n; i++ {
+		before, after, code := -1, -1, byte('c')
+		switch op(i) {
+		case stream.Insert:
+			after = i
+		case stream.Delete:
+			before, code = i, 'd'
+		case stream.UpdateBefore:
+			if i+1 < n && op(i+1) == stream.UpdateAfter {
+				before, after, code = i, i+1, 'u'
+				i++
+			} else {
+				before, code = i, 'd'
+			}
+		case stream.UpdateAfter:
+			after, code = i, 'u'
+		}
+		e.vbuf = e.value.AppendEnvelope(avroconv.AppendFrame(e.vbuf[:0], e.vid), cols, before, after, code, ts)
+		var key []byte
+		if e.key != nil {
+			row := after
+			if row < 0 {
+				row = before
+			}
+			e.kbuf = keyOf(e.kbuf, row)
+			key = e.kbuf
+		}
 		if err := emit(key, e.vbuf); err != nil {
 			return err
 		}

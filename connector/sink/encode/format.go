@@ -108,13 +108,13 @@ func Parse(spec sink.Spec, connector string, allowed ...Encoding) (Format, error
 			f.Kind = Upsert
 		}
 	case spec.Format == "DEBEZIUM" && spec.Encode == "AVRO":
-		return f, errAvroDebezium()
+		f.Kind, f.Encoding = Debezium, Avro
 	case spec.Encode == "PROTOBUF":
 		return f, pgerr.Unsupported("ENCODE %s is not supported", spec.Encode).
 			WithHint("Sinks write ENCODE JSON, AVRO (kafka), CSV (files) or PARQUET (files).")
 	default:
 		return f, pgerr.New(pgerr.InvalidParameterValue, "FORMAT %s is not a sink format", clause).
-			WithHint("Formats: FORMAT JSON (= PLAIN ENCODE JSON), FORMAT CSV, FORMAT PARQUET, FORMAT UPSERT ENCODE JSON, FORMAT DEBEZIUM ENCODE JSON, FORMAT PLAIN | UPSERT ENCODE AVRO.")
+			WithHint("Formats: FORMAT JSON (= PLAIN ENCODE JSON), FORMAT CSV, FORMAT PARQUET, FORMAT UPSERT ENCODE JSON, FORMAT DEBEZIUM ENCODE JSON, FORMAT PLAIN | UPSERT | DEBEZIUM ENCODE AVRO.")
 	}
 	ok := false
 	var names []string
