@@ -110,12 +110,15 @@ func unreachable(err error) error {
 // schema of the id (a bad message, not an outage).
 var ErrUnknownID = errors.New("unknown schema id")
 
-// Transient reports whether err from Schema or Register is the registry
-// not answering (retry later) rather than an answer.
+// Transient reports whether err from Schema is the registry not
+// answering, or refusing the client (retry later, with the error shown),
+// rather than an answer about the schema id.
 func Transient(err error) bool {
 	var re *sr.ResponseError
 	if errors.As(err, &re) {
-		return re.StatusCode >= 500
+		// Only "no such schema" is the message's fault; a refusal of the
+		// client (401, 403, 429) or a server error is not.
+		return re.StatusCode != http.StatusNotFound
 	}
 	return !errors.Is(err, ErrUnknownID) && pgerr.CodeOf(err) == pgerr.ConnectionException
 }
@@ -139,9 +142,6 @@ func (r *Registry) Schema(ctx context.Context, id int) (avro.Schema, error) {
 		if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
 			return nil, pgerr.Wrap(fmt.Errorf("%w %d", ErrUnknownID, id), pgerr.InvalidTextRepresentation,
 				"the schema registry has no schema with id %d", id)
-		}
-		if errors.As(err, &re) && re.StatusCode < 500 {
-			return nil, pgerr.Wrap(err, pgerr.InvalidTextRepresentation, "schema registry, schema id %d: %v", id, err)
 		}
 		return nil, unreachable(err)
 	}
