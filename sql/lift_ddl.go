@@ -259,9 +259,19 @@ func (l *lifter) createTable() error {
 	// No column list: a CDC table whose columns are read from the
 	// upstream catalog (CREATE TABLE t FROM src TABLE '...', or WITH
 	// (connector = ...)); "()" is written where FROM or WITH was.
-	noCols := !l.punct(i, '(') && (l.is(i, "FROM") || l.is(i, "WITH") && l.punct(i+1, '('))
-	if !l.punct(i, '(') && !noCols {
-		return nil
+	noCols := false
+	if !l.punct(i, '(') {
+		switch {
+		case l.is(i, "FROM"):
+			noCols = true
+		case l.is(i, "WITH") && l.punct(i+1, '('):
+			opts, _, err := l.options(i)
+			_, ok := opts.Get("connector")
+			noCols = err == nil && ok // else PostgreSQL's storage parameters (CREATE TABLE t WITH (...) AS ...)
+		}
+		if !noCols {
+			return nil
+		}
 	}
 	c := i - 1
 	if !noCols {
