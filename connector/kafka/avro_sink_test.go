@@ -13,6 +13,7 @@ import (
 	"github.com/streamsql/streamsql/connector/internal/avroconv"
 	"github.com/streamsql/streamsql/connector/srtest"
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -152,3 +153,41 @@ func TestAvroUpsertRoundTrip(t *testing.T) {
 	}
 	_ = avroconv.Magic
 }
+
+// TestAvroSinkRegistryDown: a writer whose registry does not answer fails
+// its write with 08000 naming the registry; once the registry is back a
+// new writer registers and writes.
+func TestAvroSinkRegistryDown(t *testing.T) {
+	reg := srtest.Start()
+	defer reg.Close()
+	addr := newTestCluster(t).ListenAddrs()[0]
+	ctx := context.Background()
+	c := cols(t, "id bigint, name text")
+	spec := testSpec(addr, map[string]string{"schema.registry": reg.URL(), "sink.delivery-guarantee": "at-least-once"})
+	spec.Cols, spec.Format, spec.Encode = c, "PLAIN", "AVRO"
+	s := openTestSink(t, spec)
+	reg.SetDown(true)
+	w, err := s.NewWriter(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Write(ctx, textBatch(t, c, []string{"1", "a"}), nil)
+	if err == nil || !strings.Contains(err.Error(), "schema registry") || pgerrCode(err) != "08000" {
+		t.Fatalf("write with the registry down: %v", err)
+	}
+	w.Close()
+	reg.SetDown(false)
+	w, err = s.NewWriter(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Write(ctx, textBatch(t, c, []string{"1", "a"}), nil); err != nil {
+		t.Fatal(err)
+	}
+	if reg.Latest("out-value") == 0 {
+		t.Error("no schema registered")
+	}
+}
+
+func pgerrCode(err error) string { return string(pgerr.CodeOf(err)) }
