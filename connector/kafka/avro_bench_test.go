@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/connector/srtest"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // BenchmarkDecodeAvro decodes framed Avro metrics (host, region, cpu,
@@ -30,7 +29,7 @@ func BenchmarkDecodeAvro(b *testing.B) {
 	b.ResetTimer()
 	c0 := cpuTime()
 	for i := range b.N {
-		rec := &kgo.Record{Value: msgs[i%len(msgs)]}
+		rec := &message{Value: msgs[i%len(msgs)]}
 		if _, err := r.decode(ctx, rec); err != nil {
 			b.Fatal(err)
 		}

@@ -163,7 +163,7 @@ func bareN(b *testing.B, addr string) {
 	defer cl.Close()
 	n := 0
 	for n < benchMessages {
-		fs := cl.PollRecords(context.Background(), pollRecords)
+		fs := cl.PollRecords(context.Background(), 16384)
 		if err := fs.Err0(); err != nil {
 			b.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func BenchmarkDecodeJSON(b *testing.B) {
 	b.ResetTimer()
 	c0 := cpuTime()
 	for i := range b.N {
-		rec := &kgo.Record{Value: msgs[i%len(msgs)]}
+		rec := &message{Value: msgs[i%len(msgs)]}
 		if _, err := r.decode(context.Background(), rec); err != nil {
 			b.Fatal(err)
 		}

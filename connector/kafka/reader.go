@@ -15,7 +15,6 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -23,14 +22,13 @@ import (
 // the messages of one partition (Partition).
 const BatchRows = 4096
 
-// Fetch limits: a reader buffers at most fetchMaxBytes per fetch and
-// maxFetches fetches that its Run loop has not taken yet (franz-go stops
-// fetching while they wait), so a blocked emit keeps memory flat.
+// Fetch limits: a reader buffers at most fetchMaxBytes per fetch request
+// and maxFetches fetches that its Run loop has not taken yet (the fetcher
+// stops fetching while they wait), so a blocked emit keeps memory flat.
 const (
 	fetchMaxBytes     = 8 << 20
 	fetchMaxPartBytes = 1 << 20
 	maxFetches        = 2
-	pollRecords       = 16384
 )
 
 // retry backoff while the brokers cannot be reached at the start.
@@ -70,9 +68,10 @@ type Reader struct {
 	last     int32        // the partition of the last batch emitted
 	topicID  kadm.TopicID // the topic's id when last listed (zero: not known)
 
-	row   *decode.Row
-	batch *decode.Batch
-	avro  avroReader // ENCODE AVRO's plans by schema id
+	row     *decode.Row
+	batch   *decode.Batch
+	buffers *decompressBuffers // recycled decompression buffers
+	avro    avroReader         // ENCODE AVRO's plans by schema id
 
 	mu     sync.Mutex // guards state and listed
 	state  Status
@@ -106,7 +105,7 @@ func (p PartitionStatus) Lag() int64 {
 
 // NewReader returns a reader of s that starts as scan.startup.mode says.
 func (s *Source) NewReader(o ReaderOptions) *Reader {
-	return &Reader{src: s, opts: o, next: map[int32]int64{}, row: s.dec.NewRow(), batch: s.dec.NewBatch(),
+	return &Reader{src: s, opts: o, next: map[int32]int64{}, row: s.dec.NewRow(), batch: s.dec.NewBatch(), buffers: &decompressBuffers{},
 		state: Status{Topic: s.topic, State: "starting"}}
 }
 
@@ -203,14 +202,14 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 	defer adminCl.Close()
 	adm := kadm.NewClient(adminCl)
 	for {
-		parts, err := r.waitPartitions(ctx, adm)
+		parts, err := r.waitPartitions(ctx, adminCl)
 		if err != nil {
 			return err
 		}
 		if err := r.resolve(ctx, adm, parts); err != nil {
 			return err
 		}
-		if err := r.session(ctx, adm, parts, emit); err != errTopicGone {
+		if err := r.session(ctx, adminCl, adm, parts, emit); err != errTopicGone {
 			return err
 		}
 		// The topic was deleted (and perhaps created again: a new topic
@@ -230,15 +229,15 @@ var errTopicGone = errors.New("kafka: the topic is gone")
 
 // session consumes parts, each at its offset in r.next (at its start if
 // none), until ctx ends, emit fails or the topic is gone (errTopicGone).
-func (r *Reader) session(ctx context.Context, adm *kadm.Client, parts []int32, emit func(arrow.RecordBatch) error) error {
+func (r *Reader) session(ctx context.Context, admCl *kgo.Client, adm *kadm.Client, parts []int32, emit func(arrow.RecordBatch) error) error {
 	known := map[int32]bool{}
-	start := map[int32]kgo.Offset{}
+	start := map[int32]int64{}
 	for _, p := range parts {
 		known[p] = true
 		if o, ok := r.next[p]; ok {
-			start[p] = kgo.NewOffset().At(o)
+			start[p] = o
 		} else {
-			start[p] = kgo.NewOffset().AtStart()
+			start[p] = offsetStart
 		}
 	}
 	r.mu.Lock()
@@ -251,53 +250,62 @@ func (r *Reader) session(ctx context.Context, adm *kadm.Client, parts []int32, e
 	}
 	r.listed = true
 	r.mu.Unlock()
-	cons, err := kgo.NewClient(append(r.src.client.Opts(),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{r.src.topic: start}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxBytes(fetchMaxBytes), kgo.FetchMaxPartitionBytes(fetchMaxPartBytes),
-		kgo.MaxConcurrentFetches(maxFetches),
-	)...)
+	cl, err := kgo.NewClient(r.src.client.Opts()...)
 	if err != nil {
 		return pgerr.Wrap(err, pgerr.InvalidParameterValue, "kafka: %v", err)
 	}
-	defer cons.Close()
+	defer cl.Close()
+	f := newFetcher(cl, adm, r.src.topic, r.buffers, r.setState)
+	f.id = r.topicID // a topic created again since it was listed is another topic
 	bg, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		r.background(bg, adm, cons, known)
+		f.run(bg, start)
+	}()
+	go func() {
+		defer wg.Done()
+		r.background(bg, admCl, adm, f, known)
 	}()
 	defer wg.Wait()
 	defer stop()
 	r.setState("running", nil)
 	for {
-		fs := cons.PollRecords(ctx, pollRecords)
-		if err := ctx.Err(); err != nil {
-			return err
+		var got fetched
+		select {
+		case got = <-f.out:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		gone := r.fetchErrors(fs)
-		var perr error
-		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
-			if perr == nil {
-				perr = r.partition(ctx, fp, emit)
+		if got.err != nil {
+			return got.err
+		}
+		for i, pf := range got.parts {
+			if pf.warn != nil {
+				if r.opts.Errors != nil {
+					r.opts.Errors(pf.warn)
+				}
+				r.setState("running", pf.warn)
 			}
-		})
-		if perr != nil {
-			return perr
-		}
-		if gone {
-			return errTopicGone
+			err := r.partition(ctx, pf, emit)
+			pf.release(r.buffers)
+			if err != nil {
+				for _, rest := range got.parts[i+1:] {
+					rest.release(r.buffers)
+				}
+				return err
+			}
 		}
 	}
 }
 
 // waitPartitions lists the topic's partitions, retrying with backoff while
 // the brokers cannot be reached or the topic does not exist.
-func (r *Reader) waitPartitions(ctx context.Context, adm *kadm.Client) ([]int32, error) {
+func (r *Reader) waitPartitions(ctx context.Context, cl *kgo.Client) ([]int32, error) {
 	wait := backoffMin
 	for {
-		ps, id, err := partitionsID(ctx, adm, r.src.topic)
+		ps, id, err := partitionsID(ctx, cl, r.src.topic)
 		if err == nil {
 			r.checkID(id)
 			return ps, nil
@@ -406,7 +414,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // scan.partition.discovery.interval) and commits the offsets read to
 // group.id.prefix's group, for monitoring only (every commitInterval),
 // until ctx is canceled. known are the partitions consumed at the start.
-func (r *Reader) background(ctx context.Context, adm *kadm.Client, cons *kgo.Client, known map[int32]bool) {
+func (r *Reader) background(ctx context.Context, admCl *kgo.Client, adm *kadm.Client, f *fetcher, known map[int32]bool) {
 	var disc, commit <-chan time.Time
 	if r.src.discovery > 0 {
 		t := time.NewTicker(r.src.discovery)
@@ -424,7 +432,7 @@ func (r *Reader) background(ctx context.Context, adm *kadm.Client, cons *kgo.Cli
 		case <-ctx.Done():
 			return
 		case <-disc:
-			ps, err := partitions(ctx, adm, r.src.topic)
+			ps, err := partitions(ctx, admCl, r.src.topic)
 			if err != nil {
 				if ctx.Err() == nil {
 					r.setState("retrying", err)
@@ -437,12 +445,12 @@ func (r *Reader) background(ctx context.Context, adm *kadm.Client, cons *kgo.Cli
 			}
 			r.mu.Unlock()
 			var added []int32
-			add := map[int32]kgo.Offset{}
+			add := map[int32]int64{}
 			for _, p := range ps {
 				if !known[p] {
 					known[p] = true
 					added = append(added, p)
-					add[p] = kgo.NewOffset().AtStart()
+					add[p] = offsetStart
 				}
 			}
 			if len(added) == 0 {
@@ -455,7 +463,11 @@ func (r *Reader) background(ctx context.Context, adm *kadm.Client, cons *kgo.Cli
 				r.part(p)
 			}
 			r.mu.Unlock()
-			cons.AddConsumePartitions(map[string]map[int32]kgo.Offset{r.src.topic: add})
+			select {
+			case f.add <- add:
+			case <-ctx.Done():
+				return
+			}
 		case <-commit:
 			committed = r.commit(ctx, adm, committed)
 		}
@@ -497,43 +509,10 @@ func (r *Reader) commit(ctx context.Context, adm *kadm.Client, prev map[int32]in
 	return now
 }
 
-// fetchErrors records the errors of a poll in the status (franz-go keeps
-// retrying); lost messages are also reported through ReaderOptions.Errors.
-// gone reports that the brokers no longer know the topic (deleted, or
-// created again under a new topic id).
-func (r *Reader) fetchErrors(fs kgo.Fetches) (gone bool) {
-	errs := fs.Errors()
-	if len(errs) == 0 {
-		r.mu.Lock()
-		if r.state.State != "running" {
-			r.state.State = "running"
-		}
-		r.mu.Unlock()
-		return false
-	}
-	for _, fe := range errs {
-		if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
-			continue
-		}
-		err := fmt.Errorf("kafka topic %q, partition %d: %w", fe.Topic, fe.Partition, fe.Err)
-		var loss *kgo.ErrDataLoss
-		if errors.As(fe.Err, &loss) {
-			if r.opts.Errors != nil {
-				r.opts.Errors(pgerr.Wrap(fe.Err, pgerr.Warning, "%s", err))
-			}
-			r.setState("running", err)
-			continue
-		}
-		r.setState("retrying", err)
-		gone = gone || errors.Is(fe.Err, kerr.UnknownTopicID) || errors.Is(fe.Err, kerr.UnknownTopicOrPartition)
-	}
-	return gone
-}
-
 // partition decodes one partition's fetched messages into batches of up
 // to BatchRows rows and emits them.
-func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit func(arrow.RecordBatch) error) error {
-	p := fp.Partition
+func (r *Reader) partition(ctx context.Context, pf *partitionFetch, emit func(arrow.RecordBatch) error) error {
+	p := pf.partition
 	var rows, bad int64
 	next := int64(-1) // the offset after the last message decoded (r.next[p] is set from it before an emit)
 	flush := func() error {
@@ -549,27 +528,55 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 		r.last = p
 		return emit(r.batch.Take())
 	}
-	for _, rec := range fp.Records {
-		col, err := r.decode(ctx, rec)
-		if errors.Is(err, errStopped) {
-			return ctx.Err() // not read: the message is not skipped
+	var ferr error
+	msg := message{Partition: p}
+	each := func(offset, ts int64, key, value []byte) bool {
+		if offset < pf.from { // a batch that starts before the offset asked for
+			return true
 		}
-		next = rec.Offset + 1
+		msg.Offset, msg.Timestamp, msg.Key, msg.Value = offset, ts, key, value
+		col, err := r.decode(ctx, &msg)
+		if errors.Is(err, errStopped) {
+			ferr = ctx.Err() // not read: the message is not skipped
+			return false
+		}
+		next = offset + 1
 		if err != nil {
 			bad++
-			r.bad(rec, col, err)
-			continue
+			r.bad(&msg, col, err)
+			return true
 		}
 		if err := r.batch.Add(r.row); err != nil {
-			return fmt.Errorf("kafka connector: %w", err)
+			ferr = fmt.Errorf("kafka connector: %w", err)
+			return false
 		}
 		rows++
 		if r.batch.Len() >= BatchRows {
 			if err := flush(); err != nil {
-				return err
+				ferr = err
+				return false
 			}
 		}
+		return true
 	}
+	for _, b := range pf.batches {
+		if err := eachRecord(b, each); err != nil && ferr == nil {
+			// The batch passed its CRC, so the broker sent what a producer
+			// wrote: its unreadable rest is counted as one bad message.
+			bad++
+			msg.Offset, msg.Key, msg.Value = max(next, b.baseOffset), nil, nil
+			r.bad(&msg, -1, pgerr.Wrap(err, pgerr.DataCorrupted, "a record batch does not parse: %v", err))
+		}
+		if ferr != nil {
+			return ferr
+		}
+	}
+	for _, m := range pf.legacy {
+		if !each(m.Offset, m.Timestamp, m.Key, m.Value) {
+			return ferr
+		}
+	}
+	next = max(next, pf.next) // aborted batches and markers are read too
 	if err := flush(); err != nil {
 		return err
 	}
@@ -578,10 +585,10 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 	if o, ok := r.next[p]; ok {
 		ps.Offset = o
 	}
-	if fp.Err == nil && fp.HighWatermark >= 0 {
-		ps.HighWatermark = fp.LastStableOffset
+	if pf.hwm >= 0 {
+		ps.HighWatermark = pf.lso
 		if ps.HighWatermark < 0 {
-			ps.HighWatermark = fp.HighWatermark
+			ps.HighWatermark = pf.hwm
 		}
 	}
 	ps.Rows += rows
@@ -592,7 +599,7 @@ func (r *Reader) partition(ctx context.Context, fp kgo.FetchTopicPartition, emit
 
 // decode reads one message into r.row; on error col is the column at
 // fault, or -1.
-func (r *Reader) decode(ctx context.Context, rec *kgo.Record) (int, error) {
+func (r *Reader) decode(ctx context.Context, rec *message) (int, error) {
 	var col int
 	var err error
 	value, key := rec.Value, rec.Key
@@ -649,7 +656,7 @@ func (r *Reader) decode(ctx context.Context, rec *kgo.Record) (int, error) {
 		case MetaOffset:
 			r.row.SetInt(m.col, rec.Offset)
 		case MetaTimestamp:
-			r.row.SetValue(m.col, types.TimestampValue(rec.Timestamp.UnixMicro()))
+			r.row.SetValue(m.col, types.TimestampValue(rec.Timestamp*1000))
 		case MetaKey:
 			if rec.Key == nil {
 				r.row.SetNull(m.col)
@@ -665,8 +672,8 @@ func (r *Reader) decode(ctx context.Context, rec *kgo.Record) (int, error) {
 }
 
 // bad reports a skipped message; col is -1 for the whole message.
-func (r *Reader) bad(rec *kgo.Record, col int, err error) {
-	where := describe(rec.Topic, rec.Partition, rec.Offset)
+func (r *Reader) bad(rec *message, col int, err error) {
+	where := describe(r.src.topic, rec.Partition, rec.Offset)
 	if col >= 0 {
 		where += ", column " + r.src.cols[col].Name
 	}

@@ -244,15 +244,9 @@ func encodePending(batches []*epochBatch) []byte {
 // encodeChunks writes the compressed format.
 func encodeChunks(batches []*epochBatch) []byte {
 	size := 64
-	var tmp []byte
 	for _, b := range batches {
 		if b.z == nil {
-			b.z = []byte{}
-			for _, c := range b.chunks {
-				tmp = s2.Encode(tmp[:cap(tmp)], c)
-				b.z = binary.AppendUvarint(b.z, uint64(len(tmp)))
-				b.z = append(b.z, tmp...)
-			}
+			b.z = compressChunks(b.chunks)
 		}
 		size += len(b.z) + 48 + 8*len(b.cuts)
 	}
@@ -266,6 +260,25 @@ func encodeChunks(batches []*epochBatch) []byte {
 		out = binary.AppendUvarint(out, uint64(len(b.z)))
 	}
 	return endTrailer(out, t0, len(batches), magicChunks)
+}
+
+// compressChunks returns chunks as s2 blocks, each after its uvarint
+// length, in one buffer sized for the worst case: each block is
+// compressed in place after room for the longest length and moved back
+// behind the length written (no buffer grows or is copied whole).
+func compressChunks(chunks [][]byte) []byte {
+	n := 0
+	for _, c := range chunks {
+		n += binary.MaxVarintLen64 + s2.MaxEncodedLen(len(c))
+	}
+	z := make([]byte, 0, n)
+	for _, c := range chunks {
+		at := len(z) + binary.MaxVarintLen64
+		blk := s2.Encode(z[at:at:cap(z)], c)
+		z = binary.AppendUvarint(z, uint64(len(blk)))
+		z = append(z, blk...) // within capacity; overlapping moves are safe
+	}
+	return z
 }
 
 func appendBatchHead(out []byte, b *epochBatch) []byte {

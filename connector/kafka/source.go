@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // StartupMode is where a reader without a position starts in each
@@ -294,7 +295,7 @@ func (s *Source) Check(ctx context.Context) error {
 		return pgerr.Wrap(err, pgerr.ConnectionException, "kafka: %v", err)
 	}
 	defer cl.Close()
-	_, err = partitions(ctx, kadm.NewClient(cl), s.topic)
+	_, err = partitions(ctx, cl, s.topic)
 	return err
 }
 
@@ -306,28 +307,40 @@ func errNoTopic(topic string) error {
 
 // partitions lists the topic's partitions, sorted: a 42704 error when the
 // topic does not exist, an 08000 one when the brokers cannot be asked.
-func partitions(ctx context.Context, adm *kadm.Client, topic string) ([]int32, error) {
-	ps, _, err := partitionsID(ctx, adm, topic)
+func partitions(ctx context.Context, cl *kgo.Client, topic string) ([]int32, error) {
+	ps, _, err := partitionsID(ctx, cl, topic)
 	return ps, err
 }
 
 // partitionsID is partitions with the topic's id (zero if the brokers
-// have none).
-func partitionsID(ctx context.Context, adm *kadm.Client, topic string) ([]int32, kadm.TopicID, error) {
-	md, err := adm.ListTopics(ctx, topic)
+// have none). It asks the brokers (franz-go's cached metadata could still
+// show a topic deleted and created again under its old id).
+func partitionsID(ctx context.Context, cl *kgo.Client, topic string) ([]int32, kadm.TopicID, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		return nil, kadm.TopicID{}, pgerr.Wrap(err, pgerr.ConnectionException, "kafka: could not reach the brokers: %v", err)
 	}
-	td, ok := md[topic]
-	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+	if len(resp.Topics) != 1 {
 		return nil, kadm.TopicID{}, errNoTopic(topic)
 	}
-	if td.Err != nil {
-		return nil, kadm.TopicID{}, pgerr.Wrap(td.Err, pgerr.ConnectionException, "kafka topic %q: %v", topic, td.Err)
+	td := &resp.Topics[0]
+	err = kerr.ErrorForCode(td.ErrorCode)
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return nil, kadm.TopicID{}, errNoTopic(topic)
 	}
-	ps := td.Partitions.Numbers()
+	if err != nil {
+		return nil, kadm.TopicID{}, pgerr.Wrap(err, pgerr.ConnectionException, "kafka topic %q: %v", topic, err)
+	}
+	ps := make([]int32, len(td.Partitions))
+	for i, p := range td.Partitions {
+		ps[i] = p.Partition
+	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-	return ps, td.ID, nil
+	return ps, kadm.TopicID(td.TopicID), nil
 }
 
 // describe names a record for error messages.

@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -108,7 +110,19 @@ func benchKafkaServer(b *testing.B) (*exec.Cmd, *pgx.Conn) {
 	if v := os.Getenv("STREAMSQL_BENCH_BINARY"); v != "" { // another build, to compare two
 		bin = v
 	}
-	cmd := exec.Command(bin, "--listen", addr, "--data-dir", b.TempDir())
+	args := []string{"--listen", addr, "--data-dir", b.TempDir(), "--http", ""}
+	profile := os.Getenv("STREAMSQL_BENCH_CPUPROFILE")
+	var httpAddr string
+	if profile != "" {
+		hl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		httpAddr = hl.Addr().String()
+		hl.Close()
+		args[len(args)-1] = httpAddr
+	}
+	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -116,6 +130,9 @@ func benchKafkaServer(b *testing.B) (*exec.Cmd, *pgx.Conn) {
 	for deadline := time.Now().Add(startTimeout); ; time.Sleep(20 * time.Millisecond) {
 		c, err := pgx.Connect(context.Background(), fmt.Sprintf("host=%s port=%s user=streamsql password=streamsql dbname=streamsql sslmode=disable", host, port))
 		if err == nil {
+			if profile != "" {
+				go benchCPUProfile(b, httpAddr, profile)
+			}
 			return cmd, c
 		}
 		if time.Now().After(deadline) {
@@ -160,4 +177,29 @@ func benchTumbleOnce(b *testing.B, broker string) (wall, cpu time.Duration) {
 		b.Fatalf("view w: %d rows, %v", windows, err)
 	}
 	return wall, cpu
+}
+
+// benchCPUProfile saves a CPU profile of the benchmark's server, taken
+// over $STREAMSQL_BENCH_CPUPROFILE_SECONDS (default 5) from its start, to
+// file (for reading where the engine's time goes; it costs the run some
+// CPU, so runs with a profile are not measurements).
+func benchCPUProfile(b *testing.B, httpAddr, file string) {
+	secs := os.Getenv("STREAMSQL_BENCH_CPUPROFILE_SECONDS")
+	if secs == "" {
+		secs = "5"
+	}
+	resp, err := http.Get("http://" + httpAddr + "/debug/pprof/profile?seconds=" + secs)
+	if err != nil {
+		b.Logf("cpu profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Logf("cpu profile: %v", err)
+		return
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Logf("cpu profile: %v", err)
+	}
 }
