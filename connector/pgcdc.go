@@ -85,3 +85,10 @@ func (r pgcdcReader) Report() Report {
 	}
 	return Report{State: st.State, LastError: st.LastError, Partitions: []PartitionReport{p}}
 }
+
+// PgCDCColumns reads the columns and primary key (column names) of the
+// upstream table a postgres-cdc table's options name, for CREATE TABLE
+// without a column list (pgcdc.UpstreamColumns).
+func PgCDCColumns(ctx context.Context, opts map[string]string) ([]types.Column, []string, error) {
+	return pgcdc.UpstreamColumns(ctx, opts)
+}

@@ -61,6 +61,22 @@ func (s *Session) cdcTable(ctx context.Context, rel *catalog.Relation, x *sql.So
 	if len(x.Include) > 0 {
 		return pgerr.Unsupported("a postgres-cdc table has no INCLUDE columns")
 	}
+	if len(rel.Columns) == 0 {
+		// CREATE TABLE t FROM src TABLE '...' (or WITH (...)) without
+		// columns: the upstream table's, with its primary key.
+		cctx, cancel := context.WithTimeout(ctx, sourceCheckTimeout)
+		cols, pk, err := connector.PgCDCColumns(cctx, opts)
+		cancel()
+		if err != nil {
+			return err
+		}
+		for _, c := range cols {
+			rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, NotNull: slices.Contains(pk, c.Name)})
+		}
+		for _, name := range pk {
+			rel.PrimaryKey = append(rel.PrimaryKey, slices.IndexFunc(rel.Columns, func(c catalog.Column) bool { return c.Name == name }))
+		}
+	}
 	if len(rel.PrimaryKey) == 0 {
 		return pgerr.New(pgerr.InvalidTableDefinition, "a postgres-cdc table needs a PRIMARY KEY").
 			WithHint("Declare the upstream table's primary key: updates and deletes find their row by it.")

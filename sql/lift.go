@@ -268,8 +268,16 @@ func (l *lifter) options(i int) (Options, int, error) {
 	if !l.is(i, "WITH") || !l.punct(i+1, '(') {
 		return nil, i, l.errAt(i)
 	}
+	return l.optionList(i + 1)
+}
+
+// optionList parses "( key = value, ... )" with the parenthesis at i.
+func (l *lifter) optionList(i int) (Options, int, error) {
+	if !l.punct(i, '(') {
+		return nil, i, l.errAt(i)
+	}
 	var opts Options
-	i += 2
+	i++
 	for {
 		if l.punct(i, ')') && len(opts) == 0 {
 			return opts, i + 1, nil
@@ -381,17 +389,38 @@ func isIntervalUnit(w string) bool {
 	return false
 }
 
-// format parses "FORMAT f [ENCODE e]" at i.
-func (l *lifter) format(i int) (format, encode string, next int, err error) {
+// format parses "FORMAT f [ENCODE e [(key = value, ...)]]" at i: the
+// options after ENCODE (RisingWave's ENCODE AVRO (schema.registry = '...'))
+// are returned apart, for mergeEncodeOptions.
+func (l *lifter) format(i int) (format, encode string, eopts Options, next int, err error) {
 	if l.word(i+1) == "" {
-		return "", "", i, l.errAt(i + 1)
+		return "", "", nil, i, l.errAt(i + 1)
 	}
 	format, i = l.word(i+1), i+2
 	if l.is(i, "ENCODE") {
 		if l.word(i+1) == "" {
-			return "", "", i, l.errAt(i + 1)
+			return "", "", nil, i, l.errAt(i + 1)
 		}
 		encode, i = l.word(i+1), i+2
+		if l.punct(i, '(') {
+			if eopts, i, err = l.optionList(i); err != nil {
+				return "", "", nil, i, err
+			}
+		}
 	}
-	return format, encode, i, nil
+	return format, encode, eopts, i, nil
+}
+
+// mergeEncodeOptions adds the options of ENCODE e (...) to the WITH
+// options: the connector reads them alike. A key given in both is a 42601
+// error.
+func (l *lifter) mergeEncodeOptions(with Options, eopts Options) (Options, error) {
+	for _, o := range eopts {
+		if _, dup := with.Get(o.Key); dup {
+			return nil, pgerr.New(pgerr.SyntaxError, "option \"%s\" is given both in WITH and after ENCODE", o.Key).
+				WithPosition(CharPos(l.src, o.Pos))
+		}
+		with = append(with, o)
+	}
+	return with, nil
 }

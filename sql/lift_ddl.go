@@ -81,6 +81,7 @@ func (l *lifter) createSource() error {
 		i = c + 1
 	}
 	withAt := -1
+	var encOpts Options
 	for i < len(l.toks) {
 		switch {
 		case l.is(i, "WITH") && withAt < 0:
@@ -92,11 +93,11 @@ func (l *lifter) createSource() error {
 			l.blank(i, next)
 			i = next
 		case l.is(i, "FORMAT") && src.Format == "":
-			f, e, next, err := l.format(i)
+			f, e, eo, next, err := l.format(i)
 			if err != nil {
 				return err
 			}
-			src.Format, src.Encode = f, e
+			src.Format, src.Encode, encOpts = f, e, eo
 			l.blank(i, next)
 			i = next
 		case l.is(i, "APPEND") && l.is(i+1, "ONLY"):
@@ -116,6 +117,10 @@ func (l *lifter) createSource() error {
 	}
 	if withAt < 0 {
 		return l.errAt(i)
+	}
+	var err error
+	if src.Options, err = l.mergeEncodeOptions(src.Options, encOpts); err != nil {
+		return err
 	}
 	if !hasColumns {
 		l.write(l.toks[withAt].start, "()") // WITH has room for an empty column list
@@ -205,6 +210,7 @@ func (l *lifter) createSink() error {
 		return l.errAt(i)
 	}
 	seenWith := false
+	var encOpts Options
 	for i < n {
 		switch {
 		case l.is(i, "WITH") && !seenWith:
@@ -216,18 +222,20 @@ func (l *lifter) createSink() error {
 			l.blank(i, next)
 			i = next
 		case l.is(i, "FORMAT") && sk.Format == "":
-			f, e, next, err := l.format(i)
+			f, e, eo, next, err := l.format(i)
 			if err != nil {
 				return err
 			}
-			sk.Format, sk.Encode = f, e
+			sk.Format, sk.Encode, encOpts = f, e, eo
 			l.blank(i, next)
 			i = next
 		default:
 			return l.errAt(i)
 		}
 	}
-	return nil
+	var err error
+	sk.Options, err = l.mergeEncodeOptions(sk.Options, encOpts)
+	return err
 }
 
 // createTable lifts WATERMARK FOR, STRUCT<...> and APPEND ONLY from
@@ -245,20 +253,41 @@ func (l *lifter) createTable() error {
 		i += 3
 	}
 	_, i, ok := l.name(i)
-	if !ok || !l.punct(i, '(') {
+	if !ok {
 		return nil
 	}
-	c := l.match(i)
-	if c < 0 {
-		return nil
+	// No column list: a CDC table whose columns are read from the
+	// upstream catalog (CREATE TABLE t FROM src TABLE '...', or WITH
+	// (connector = ...)); "()" is written where FROM or WITH was.
+	noCols := false
+	if !l.punct(i, '(') {
+		switch {
+		case l.is(i, "FROM"):
+			noCols = true
+		case l.is(i, "WITH") && l.punct(i+1, '('):
+			opts, _, err := l.options(i)
+			_, ok := opts.Get("connector")
+			noCols = err == nil && ok // else PostgreSQL's storage parameters (CREATE TABLE t WITH (...) AS ...)
+		}
+		if !noCols {
+			return nil
+		}
 	}
-	if err := l.columnList(i, c); err != nil {
-		return err
+	c := i - 1
+	if !noCols {
+		if c = l.match(i); c < 0 {
+			return nil
+		}
+		if err := l.columnList(i, c); err != nil {
+			return err
+		}
 	}
+	clauseAt := -1 // byte offset of the blanked WITH (connector ...) or FROM
 	// A table that stores what a connector reads: CREATE TABLE t (...)
 	// [APPEND ONLY] [INCLUDE ...] WITH (connector = ..., ...) [FORMAT ...].
 	// A WITH list without connector is PostgreSQL's (storage parameters).
 	var conn *Source
+	var encOpts Options
 	formatAt, includeAt := -1, -1
 	for j := c + 1; j < len(l.toks); {
 		switch {
@@ -286,6 +315,9 @@ func (l *lifter) createTable() error {
 				conn = &Source{}
 			}
 			conn.Options = opts
+			if clauseAt < 0 {
+				clauseAt = l.toks[j].start
+			}
 			l.blank(j, next)
 			j = next
 		case l.is(j, "FROM") && conn == nil:
@@ -297,17 +329,20 @@ func (l *lifter) createTable() error {
 					WithPosition(CharPos(l.src, l.toks[j].start))
 			}
 			conn = &Source{FromSource: src, FromTable: unquote(l.tok(next + 1)), FromPos: l.toks[j].start}
+			if clauseAt < 0 {
+				clauseAt = l.toks[j].start
+			}
 			l.blank(j, next+2)
 			j = next + 2
 		case l.is(j, "FORMAT") && formatAt < 0:
-			f, e, next, err := l.format(j)
+			f, e, eo, next, err := l.format(j)
 			if err != nil {
 				return err
 			}
 			if conn == nil {
 				conn = &Source{}
 			}
-			conn.Format, conn.Encode = f, e
+			conn.Format, conn.Encode, encOpts = f, e, eo
 			l.blank(j, next)
 			formatAt, j = j, next
 		default:
@@ -324,8 +359,18 @@ func (l *lifter) createTable() error {
 			WithHint("A table that stores what a connector reads: CREATE TABLE t (...) WITH (connector = 'kafka', ...) FORMAT ....").
 			WithPosition(CharPos(l.src, l.toks[at].start))
 	}
+	if noCols && (conn == nil || clauseAt < 0) {
+		return nil // not ours: PostgreSQL reports the missing column list
+	}
 	if conn != nil {
+		var err error
+		if conn.Options, err = l.mergeEncodeOptions(conn.Options, encOpts); err != nil {
+			return err
+		}
 		l.extensions().TableConnector = conn
+	}
+	if noCols {
+		l.write(clauseAt, "()")
 	}
 	return nil
 }

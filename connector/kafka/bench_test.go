@@ -185,7 +185,7 @@ func BenchmarkDecodeJSON(b *testing.B) {
 	c0 := cpuTime()
 	for i := range b.N {
 		rec := &message{Value: msgs[i%len(msgs)]}
-		if _, err := r.decode(rec); err != nil {
+		if _, err := r.decode(context.Background(), rec); err != nil {
 			b.Fatal(err)
 		}
 		if err := r.batch.Add(r.row); err != nil {

@@ -77,6 +77,7 @@ type Reader struct {
 	row     *decode.Row
 	batch   *decode.Batch
 	buffers *decompressBuffers // recycled decompression buffers
+	avro    avroReader         // ENCODE AVRO's plans by schema id
 
 	mu     sync.Mutex // guards state, listed and admin
 	state  Status
@@ -602,7 +603,11 @@ func (r *Reader) partition(ctx context.Context, pf *partitionFetch, emit func(ar
 			return true
 		}
 		msg.Offset, msg.Timestamp, msg.Key, msg.Value = offset, ts, key, value
-		col, err := r.decode(&msg)
+		col, err := r.decode(ctx, &msg)
+		if errors.Is(err, errStopped) {
+			ferr = ctx.Err() // not read: the message is not skipped
+			return false
+		}
 		next = offset + 1
 		if err != nil {
 			bad++
@@ -662,25 +667,44 @@ func (r *Reader) partition(ctx context.Context, pf *partitionFetch, emit func(ar
 
 // decode reads one message into r.row; on error col is the column at
 // fault, or -1.
-func (r *Reader) decode(rec *message) (int, error) {
+func (r *Reader) decode(ctx context.Context, rec *message) (int, error) {
 	var col int
 	var err error
 	value, key := rec.Value, rec.Key
 	tombstone := value == nil
-	if r.src.debezium { // a delete event is a tombstone whose key is "before"
+	decoded := false
+	switch {
+	case r.src.debezium && r.src.format == Avro && value != nil:
+		// A delete's "before" row holds the key columns: a tombstone.
+		if tombstone, col, err = r.decodeDebeziumAvro(ctx, value); err != nil {
+			return col, err
+		}
+		decoded = true
+	case r.src.debezium && r.src.format == Avro: // Debezium's tombstone after a delete: the Avro key
+	case r.src.debezium: // a delete event is a tombstone whose key is "before"
 		if value, key, tombstone, err = debeziumMessage(rec.Key, rec.Value); err != nil {
 			return -1, err
 		}
 	}
 	switch {
+	case decoded:
 	case tombstone && !r.src.upsert:
 		return -1, pgerr.New(pgerr.InvalidTextRepresentation, "the message has no value (a tombstone)")
 	case tombstone:
-		// The key's columns from the key, when it is a JSON object; the
-		// INCLUDE key column (below) otherwise.
-		if _, err := r.row.JSON(key); err != nil || key == nil {
+		// The key's columns from the key, when it is a JSON object (an
+		// Avro record for ENCODE AVRO); the INCLUDE key column (below)
+		// otherwise.
+		if r.src.format == Avro {
+			if _, err := r.decodeAvro(ctx, key); errors.Is(err, errStopped) {
+				return -1, err
+			} else if err != nil || key == nil {
+				r.row.Clear()
+			}
+		} else if _, err := r.row.JSON(key); err != nil || key == nil {
 			r.row.JSON([]byte("{}")) // all NULL
 		}
+	case r.src.format == Avro:
+		col, err = r.decodeAvro(ctx, value)
 	case r.src.format == JSON:
 		col, err = r.row.JSON(value)
 	default:

@@ -59,7 +59,7 @@ func (w *aloWriter) onProduced(r *kgo.Record, err error) {
 
 func (w *aloWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stream.Op) error {
 	w.ctx, w.now = ctx, time.Now()
-	err := w.enc.Encode(rec, ops, w.emitFn)
+	err := w.enc.Encode(ctx, rec, ops, w.emitFn)
 	w.ctx = nil
 	if err != nil {
 		return fmt.Errorf("kafka sink %s: encoding: %w", w.c.name, err)

@@ -45,6 +45,8 @@ var sinkKeys = []string{
 	"sink.topic.create", "sink.topic.partitions", "sink.topic.replication-factor",
 	"properties.transaction.timeout.ms", "properties.compression.type",
 	"primary_key", "force_append_only",
+	// ENCODE AVRO (encode.Parse refuses them with another encoding).
+	"schema.registry", "schema.registry.username", "schema.registry.password",
 }
 
 // sinkConfig is a kafka sink's parsed options; immutable, it is the

@@ -205,8 +205,12 @@ func TestSinkOptionErrors(t *testing.T) {
 		t.Errorf("UPSERT without a key: %v", err)
 	}
 	spec.Format, spec.Encode = "PLAIN", "AVRO"
+	if _, err := sink.Lookup("kafka")(spec); pgerr.CodeOf(err) != pgerr.InvalidParameterValue || !strings.Contains(err.Error(), "schema.registry") {
+		t.Errorf("ENCODE AVRO without a registry: %v", err)
+	}
+	spec.Format, spec.Encode = "UPSERT", "PROTOBUF"
 	if _, err := sink.Lookup("kafka")(spec); pgerr.CodeOf(err) != pgerr.FeatureNotSupported {
-		t.Errorf("ENCODE AVRO: %v", err)
+		t.Errorf("ENCODE PROTOBUF: %v", err)
 	}
 }
 

@@ -178,7 +178,7 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 		w.updateOpen()
 	}
 	w.ctx, w.now = ctx, time.Now()
-	err := w.enc.Encode(rec, ops, w.emitFn)
+	err := w.enc.Encode(ctx, rec, ops, w.emitFn)
 	w.ctx = nil
 	if err != nil {
 		return fmt.Errorf("kafka sink %s: encoding: %w", w.c.name, err)

@@ -37,6 +37,7 @@ type Format uint8
 const (
 	JSON Format = iota // one JSON object per message
 	CSV                // one CSV record per message
+	Avro               // Confluent-framed Avro with a schema registry (avro.go)
 )
 
 // Meta is a Kafka metadata column added by INCLUDE.
@@ -102,8 +103,9 @@ type Source struct {
 	group     string // group to commit offsets to for monitoring ("": none)
 	wait      bool   // scan.topic.wait: a missing topic is waited for
 	format    Format
-	upsert    bool // FORMAT UPSERT ENCODE JSON: tombstones are rows too (TombstoneColumn)
-	debezium  bool // FORMAT DEBEZIUM ENCODE JSON (also upsert): debezium.go
+	upsert    bool        // FORMAT UPSERT ENCODE JSON: tombstones are rows too (TombstoneColumn)
+	debezium  bool        // FORMAT DEBEZIUM ENCODE JSON (also upsert): debezium.go
+	avro      *avroSource // ENCODE AVRO: the schema registry (avro.go)
 	cols      []types.Column
 	dec       *decode.Schema
 	meta      []metaCol // INCLUDE columns
@@ -127,7 +129,8 @@ var Keys = []string{"topic", "scan.startup.mode", "scan.startup.timestamp.millis
 // Open validates a Kafka source: cols are the relation's columns (the
 // INCLUDE columns among them, named by the include.* options), opts the
 // WITH options except connector (keys lower case), format the FORMAT clause
-// ("JSON", "CSV", "PLAIN ENCODE JSON" or "PLAIN ENCODE CSV"). Bad or
+// ("JSON", "CSV", "PLAIN ENCODE JSON", "PLAIN ENCODE CSV", "PLAIN ENCODE
+// AVRO", or UPSERT / DEBEZIUM ENCODE JSON, UPSERT ENCODE AVRO). Bad or
 // unknown options are 22023 errors naming the option. It does not connect:
 // see Check.
 func Open(cols []types.Column, opts map[string]string, format string) (*Source, error) {
@@ -195,9 +198,20 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 	case "DEBEZIUM ENCODE JSON":
 		// As UPSERT, each event read by debeziumMessage.
 		s.upsert, s.debezium = true, true
+	case "PLAIN ENCODE AVRO", "AVRO":
+		s.format = Avro
+	case "UPSERT ENCODE AVRO":
+		s.format, s.upsert = Avro, true
+	case "DEBEZIUM ENCODE AVRO":
+		s.format, s.upsert, s.debezium = Avro, true, true
 	default:
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "a kafka source cannot read FORMAT %s", format).
-			WithHint("Use FORMAT JSON (= FORMAT PLAIN ENCODE JSON), FORMAT PLAIN ENCODE CSV, or (tables with a primary key) FORMAT UPSERT ENCODE JSON or FORMAT DEBEZIUM ENCODE JSON.")
+			WithHint("Use FORMAT JSON (= FORMAT PLAIN ENCODE JSON), FORMAT PLAIN ENCODE CSV, FORMAT PLAIN ENCODE AVRO (schema.registry = '...'), or (tables with a primary key) FORMAT UPSERT ENCODE JSON | AVRO or FORMAT DEBEZIUM ENCODE JSON.")
+	}
+	if s.format == Avro {
+		if s.avro, err = openAvro(opts, used); err != nil {
+			return nil, err
+		}
 	}
 	isMeta := make([]bool, len(cols))
 	for m := MetaPartition; m <= MetaKey; m++ {
@@ -239,7 +253,7 @@ func Open(cols []types.Column, opts map[string]string, format string) (*Source, 
 	if len(keys) > 0 {
 		sort.Strings(keys)
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized kafka option %q", keys[0]).
-			WithHint("Options are %s and %s.", strings.Join(Keys, ", "), strings.Join(ClientKeys, ", "))
+			WithHint("Options are %s and %s; ENCODE AVRO adds schema.registry, schema.registry.username and schema.registry.password.", strings.Join(Keys, ", "), strings.Join(ClientKeys, ", "))
 	}
 	return s, nil
 }
@@ -270,6 +284,9 @@ func parseDuration(v string) (time.Duration, error) {
 // rather than in a reader. A missing topic is a 42704 error; brokers that
 // cannot be reached within ctx's deadline are an 08000 error.
 func (s *Source) Check(ctx context.Context) error {
+	if err := s.checkRegistry(ctx); err != nil {
+		return err
+	}
 	if s.wait {
 		return nil
 	}

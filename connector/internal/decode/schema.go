@@ -119,3 +119,54 @@ func foldASCII(s string) string {
 	}
 	return s
 }
+
+// Decoded is the number of columns read from records (a prefix).
+func (s *Schema) Decoded() int { return s.decoded }
+
+// Lookup returns the decoded column a record field named name fills
+// (exactly, else ASCII case-folded, as JSON keys), or -1.
+func (s *Schema) Lookup(name string) int {
+	if i, ok := s.byName[name]; ok {
+		return i
+	}
+	if i, ok := s.byFold[foldASCII(name)]; ok {
+		return i
+	}
+	return -1
+}
+
+// Clear makes every decoded column NULL: the start of a record read field
+// by field (Avro).
+func (r *Row) Clear() {
+	for i := range r.s.decoded {
+		r.slots[i].null = true
+	}
+}
+
+// SetFloat sets column i to f: a float column directly, another column
+// as the value float64(f) (SetValue).
+func (r *Row) SetFloat(i int, f float64) {
+	if r.s.convs[i].kind != convFloat {
+		r.SetValue(i, f)
+		return
+	}
+	r.slots[i] = slot{f: f}
+}
+
+// SetMicros sets column i, a timestamp or timestamptz, to v microseconds
+// since 1970 (SetValue for another column).
+func (r *Row) SetMicros(i int, v int64) {
+	if r.s.convs[i].kind != convTimestamp {
+		r.SetValue(i, types.TimestampValue(v))
+		return
+	}
+	r.slots[i] = slot{i: v}
+}
+
+// SetText sets column i from text input f, as a JSON string or CSV field
+// would (PostgreSQL's text input of the column's type; a json or jsonb
+// column takes f as JSON text). The row may alias f until it is added to
+// a batch.
+func (r *Row) SetText(i int, f []byte) error {
+	return r.s.convs[i].set(&r.slots[i], f)
+}

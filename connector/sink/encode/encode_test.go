@@ -160,7 +160,9 @@ func TestParse(t *testing.T) {
 		{s: spec("UPSERT", "JSON", false, []int{0}, map[string]string{"force_append_only": "true"}), code: pgerr.InvalidParameterValue},
 		{s: spec("UPSERT", "", false, []int{0}, nil), code: pgerr.InvalidParameterValue},
 		{s: spec("DEBEZIUM", "JSON", false, nil, nil), want: Format{Kind: Debezium}},
-		{s: spec("PLAIN", "AVRO", true, nil, nil), code: pgerr.FeatureNotSupported},
+		{s: spec("PLAIN", "AVRO", true, nil, nil), code: pgerr.FeatureNotSupported}, // not allowed below
+		{s: spec("DEBEZIUM", "AVRO", true, nil, nil), code: pgerr.FeatureNotSupported},
+		{s: spec("JSON", "", true, nil, map[string]string{"schema.registry": "http://h:1"}), code: pgerr.InvalidParameterValue},
 		{s: spec("", "", true, nil, nil), code: pgerr.InvalidParameterValue},
 		{s: spec("PARQUET", "", true, nil, nil), code: pgerr.FeatureNotSupported}, // not allowed below
 	} {
@@ -174,6 +176,13 @@ func TestParse(t *testing.T) {
 		if err != nil || f != c.want {
 			t.Errorf("%s %s: %+v, %v; want %+v", c.s.Format, c.s.Encode, f, err, c.want)
 		}
+	}
+	f, err := Parse(spec("UPSERT", "AVRO", false, []int{0}, map[string]string{"schema.registry": "http://h:1/"}), "kafka", JSON, Avro)
+	if err != nil || f.Kind != Upsert || f.Encoding != Avro || f.Registry.URLs != "http://h:1" {
+		t.Errorf("UPSERT ENCODE AVRO: %+v, %v", f, err)
+	}
+	if _, err := Parse(spec("PLAIN", "AVRO", true, nil, nil), "kafka", JSON, Avro); err == nil || !strings.Contains(err.Error(), "schema.registry") {
+		t.Errorf("PLAIN ENCODE AVRO without a registry: %v", err)
 	}
 	k, err := Key(cols, map[string]string{"primary_key": "V, k"}, nil)
 	if err != nil || len(k) != 2 || k[0] != 1 || k[1] != 0 {

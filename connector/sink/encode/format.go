@@ -3,6 +3,8 @@ package encode
 import (
 	"strings"
 
+	"github.com/streamsql/streamsql/connector/internal/avroconv"
+
 	"github.com/streamsql/streamsql/connector/sink"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
@@ -26,6 +28,7 @@ const (
 	JSON Encoding = iota
 	CSV
 	Parquet // files only: the file sink writes it with pqarrow
+	Avro    // Kafka: schema-registry framed Avro (avro.go)
 )
 
 func (e Encoding) String() string {
@@ -34,6 +37,8 @@ func (e Encoding) String() string {
 		return "CSV"
 	case Parquet:
 		return "PARQUET"
+	case Avro:
+		return "AVRO"
 	}
 	return "JSON"
 }
@@ -56,15 +61,18 @@ type Format struct {
 	// query that retracts drops deletes and update_before rows and writes
 	// update_after rows as inserts.
 	ForceAppendOnly bool
+	// Registry is ENCODE AVRO's schema registry (schema.registry options).
+	Registry avroconv.RegistryConfig
 }
 
 // Options are the WITH options this package reads; every sink connector
 // accepts them besides its own.
 var Options = []string{"force_append_only", "primary_key"}
 
-// IsOption reports whether key is one of Options.
+// IsOption reports whether key is one of Options or of ENCODE AVRO's
+// registry options (Parse refuses those with another encoding).
 func IsOption(key string) bool {
-	for _, o := range Options {
+	for _, o := range append(Options, avroconv.RegistryOptions...) {
 		if o == key {
 			return true
 		}
@@ -94,12 +102,19 @@ func Parse(spec sink.Spec, connector string, allowed ...Encoding) (Format, error
 		f.Kind = Upsert
 	case spec.Format == "DEBEZIUM" && (spec.Encode == "JSON" || spec.Encode == ""):
 		f.Kind = Debezium
-	case spec.Encode == "AVRO" || spec.Encode == "PROTOBUF":
+	case (spec.Format == "PLAIN" || spec.Format == "UPSERT") && spec.Encode == "AVRO":
+		f.Kind, f.Encoding = Plain, Avro
+		if spec.Format == "UPSERT" {
+			f.Kind = Upsert
+		}
+	case spec.Format == "DEBEZIUM" && spec.Encode == "AVRO":
+		f.Kind, f.Encoding = Debezium, Avro
+	case spec.Encode == "PROTOBUF":
 		return f, pgerr.Unsupported("ENCODE %s is not supported", spec.Encode).
-			WithHint("Sinks write ENCODE JSON, CSV (files) or PARQUET (files).")
+			WithHint("Sinks write ENCODE JSON, AVRO (kafka), CSV (files) or PARQUET (files).")
 	default:
 		return f, pgerr.New(pgerr.InvalidParameterValue, "FORMAT %s is not a sink format", clause).
-			WithHint("Formats: FORMAT JSON (= PLAIN ENCODE JSON), FORMAT CSV, FORMAT PARQUET, FORMAT UPSERT ENCODE JSON, FORMAT DEBEZIUM ENCODE JSON.")
+			WithHint("Formats: FORMAT JSON (= PLAIN ENCODE JSON), FORMAT CSV, FORMAT PARQUET, FORMAT UPSERT ENCODE JSON, FORMAT DEBEZIUM ENCODE JSON, FORMAT PLAIN | UPSERT | DEBEZIUM ENCODE AVRO.")
 	}
 	ok := false
 	var names []string
@@ -111,13 +126,26 @@ func Parse(spec sink.Spec, connector string, allowed ...Encoding) (Format, error
 		return f, pgerr.Unsupported("the %s sink cannot write FORMAT %s", connector, clause).
 			WithHint("It writes ENCODE %s.", strings.Join(names, ", "))
 	}
+	if f.Encoding == Avro {
+		reg, err := avroconv.ParseRegistry(spec.Options, map[string]bool{})
+		if err != nil {
+			return f, err
+		}
+		f.Registry = reg
+	} else {
+		for _, k := range avroconv.RegistryOptions {
+			if _, ok := spec.Options[k]; ok {
+				return f, pgerr.New(pgerr.InvalidParameterValue, "option %q applies to ENCODE AVRO only, not FORMAT %s", k, clause)
+			}
+		}
+	}
 	if v, given := spec.Options["force_append_only"]; given {
 		b, err := boolOption("force_append_only", v)
 		if err != nil {
 			return f, err
 		}
 		if b && f.Kind != Plain {
-			return f, pgerr.New(pgerr.InvalidParameterValue, "force_append_only applies to FORMAT PLAIN (JSON, CSV, PARQUET) only, not FORMAT %s", clause)
+			return f, pgerr.New(pgerr.InvalidParameterValue, "force_append_only applies to FORMAT PLAIN (JSON, CSV, PARQUET, AVRO) only, not FORMAT %s", clause)
 		}
 		f.ForceAppendOnly = b
 	}
