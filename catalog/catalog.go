@@ -225,6 +225,8 @@ type Catalog struct {
 	activity   atomic.Pointer[func() []ActivityRow] // pg_stat_activity (sys_activity.go)
 	// operatorStatus feeds streamsql_operators (sys_operators.go).
 	operatorStatus atomic.Pointer[func() []OperatorStatus]
+	// jobStatus feeds streamsql_jobs (sys_jobs.go).
+	jobStatus atomic.Pointer[func() []JobStatus]
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]

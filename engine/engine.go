@@ -187,6 +187,11 @@ func Open(cfg Config) (*Engine, error) {
 	}); ok {
 		c.SetOperatorStatus(e.operatorStatus) // observe.go
 	}
+	if c, ok := cat.(interface {
+		SetJobStatus(func() []catalog.JobStatus)
+	}); ok {
+		c.SetJobStatus(e.jobStatus) // jobs.go
+	}
 	views := e.matViews()
 	e.recov = newRecovery(views, opened)
 	cfg.Logf("recovery: tables and catalog opened in %s", roundDur(time.Since(opened)))

@@ -540,7 +540,17 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 	env.Source = stmt.Source
 	switch x.Kind {
 	case sql.KindShow:
+		switch {
+		case x.Show == "JOBS":
+			return s.showJobs(), true, nil
+		case strings.HasPrefix(x.Show, "CREATE "):
+			res, err := s.showCreate(x.Show, x.ShowName)
+			return res, true, err
+		}
 		res, err := s.showRelations(x.Show)
+		return res, true, err
+	case sql.KindExplainStream:
+		res, err := s.execExplainStream(ctx, env, x.ExplainStream)
 		return res, true, err
 	case sql.KindFlush:
 		if err := s.eng.flow.Flush(ctx); err != nil {
@@ -612,6 +622,9 @@ func (e *Engine) viewStatus(oid uint32) (catalog.StreamStatus, bool) {
 		return catalog.StreamStatus{}, false
 	}
 	st := catalog.StreamStatus{Status: "running"}
+	if p, ok := j.Backfill(); ok && p.Backfilling {
+		st.Status = "backfilling" // until its backfilled rows are in the view (jobs.go)
+	}
 	st.RowErrors, st.LastError = j.RowErrors()
 	c := j.Counters()
 	st.RowsIn, st.RowsOut, st.LateRows, st.LateLost, st.ViewRows = c.RowsIn, c.RowsOut, c.LateRows, c.LateLost, c.ViewRows
