@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -97,4 +99,63 @@ func (e *Engine) jobStatus() []catalog.JobStatus {
 			Remaining: j.Remaining.Seconds(), HasEstimate: j.HasEstimate})
 	}
 	return out
+}
+
+// progressEvery is how often waitBackfill sends a progress NOTICE.
+var progressEvery = time.Second
+
+// waitBackfill waits until the job of created (just started) completed
+// its first epoch, so its backfill is in the view (FLUSH). With
+// streaming_progress_notices on, it sends a NOTICE with the backfill's
+// progress every progressEvery meanwhile, and one when it is done.
+func (s *Session) waitBackfill(ctx context.Context, created *catalog.Relation) error {
+	send := noticeSender(ctx)
+	if on, _ := s.set.get("streaming_progress_notices"); on != "on" || send == nil {
+		return s.eng.flow.Flush(ctx)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.eng.flow.Flush(ctx) }()
+	t := time.NewTicker(progressEvery)
+	defer t.Stop()
+	what := "materialized view"
+	if created.Kind == catalog.KindSink {
+		what = "sink"
+	}
+	for {
+		select {
+		case err := <-done:
+			if err == nil {
+				if j := s.eng.flow.Job(created.OID); j != nil {
+					if p, ok := j.Backfill(); ok {
+						send(progressNotice(fmt.Sprintf("%s %s: backfill done, %d rows in %s", what, created.Name, p.RowsTotal,
+							time.Since(p.Started).Round(time.Millisecond))))
+					}
+				}
+			}
+			return err
+		case <-t.C:
+			j := s.eng.flow.Job(created.OID)
+			if j == nil {
+				continue
+			}
+			p, ok := j.Backfill()
+			if !ok || !p.Backfilling {
+				continue
+			}
+			msg := fmt.Sprintf("%s %s: backfill %d of %d rows (%.1f%%), %s elapsed", what, created.Name, p.RowsDone, p.RowsTotal,
+				100*float64(p.RowsDone)/float64(p.RowsTotal), time.Since(p.Started).Round(time.Second))
+			if p.RowsDone > 0 && p.RowsDone < p.RowsTotal {
+				left := time.Duration(float64(time.Since(p.Started)) / float64(p.RowsDone) * float64(p.RowsTotal-p.RowsDone))
+				msg += fmt.Sprintf(", about %s left", left.Round(time.Second))
+			}
+			send(progressNotice(msg))
+		}
+	}
+}
+
+// progressNotice is a NOTICE with text msg (SQLSTATE 00000).
+func progressNotice(msg string) *pgerr.Error {
+	n := pgerr.New(pgerr.SuccessfulCompletion, "%s", msg)
+	n.Severity = pgerr.SevNotice
+	return n
 }

@@ -400,7 +400,7 @@ func (s *Session) startCreated(ctx context.Context, created *catalog.Relation, s
 		s.dropQuietly(created)
 		return err
 	}
-	if err := s.eng.flow.Flush(ctx); err != nil {
+	if err := s.waitBackfill(ctx, created); err != nil { // jobs.go
 		return err
 	}
 	if j := s.eng.flow.Job(created.OID); j != nil && j.Err() != nil {
