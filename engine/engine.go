@@ -145,6 +145,7 @@ func Open(cfg Config) (*Engine, error) {
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}
 	fcfg.RecoveryPending = true                                 // recoverViews gives it the checkpoint
 	fcfg.OnEpoch, fcfg.OnCheckpoint = e.onEpoch, e.onCheckpoint // observe.go
+	fcfg.OnSinkCommit = e.onSinkCommit
 	var cks *checkpoint.Store
 	if !cfg.NoCheckpoints {
 		var err error

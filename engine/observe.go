@@ -71,6 +71,21 @@ func (e *Engine) onEpoch(view string, latency time.Duration) {
 	}
 }
 
+// SinkObserver is an Observer that also wants each sink commit's duration
+// (called from the sink's goroutine: quick, never blocking).
+type SinkObserver interface {
+	SinkCommitted(sink string, d time.Duration)
+}
+
+// onSinkCommit is dataflow.Config.OnSinkCommit.
+func (e *Engine) onSinkCommit(sink string, d time.Duration) {
+	if p := e.observed.obs.Load(); p != nil {
+		if so, ok := (*p).(SinkObserver); ok {
+			so.SinkCommitted(sink, d)
+		}
+	}
+}
+
 // onCheckpoint is dataflow.Config.OnCheckpoint.
 func (e *Engine) onCheckpoint(st dataflow.CheckpointStats, err error) {
 	ev := CheckpointEvent{Committed: time.Now(), Duration: st.Duration, Bytes: st.Bytes, Full: st.Full, Views: st.Jobs}
@@ -108,6 +123,8 @@ type Overview struct {
 	HasCheckpoints bool
 	Checkpoints    []CheckpointEvent
 	Sessions       int // open sessions
+	// Jobs are the running backfills (jobs.go).
+	Jobs []JobInfo
 	// Activity lists them (pg_stat_activity's rows, by pid).
 	Activity []catalog.ActivityRow
 }
@@ -125,6 +142,8 @@ type ViewInfo struct {
 	// or the runtime does not count).
 	Operators   []dataflow.OperatorStats
 	Subscribers int
+	// Subscriptions are its SUBSCRIBE clients with their lag.
+	Subscriptions []dataflow.SubLag
 }
 
 // SourceInfo is one source relation.
@@ -154,6 +173,7 @@ func (e *Engine) Observe() Overview {
 		if j := e.flow.Job(r.OID); j != nil {
 			v.Operators = j.Operators()
 			v.Subscribers = j.Subscribers()
+			v.Subscriptions = j.SubscriptionLags()
 		}
 		ov.Views = append(ov.Views, v)
 	}
@@ -169,6 +189,7 @@ func (e *Engine) Observe() Overview {
 	ov.Checkpoints = append([]CheckpointEvent(nil), e.observed.history...)
 	e.observed.mu.Unlock()
 	ov.Activity = e.activityRows() // activity.go
+	ov.Jobs = e.Jobs()
 	ov.Sessions = len(ov.Activity)
 	return ov
 }
