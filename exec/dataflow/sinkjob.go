@@ -3,8 +3,8 @@ package dataflow
 import (
 	"context"
 	"fmt"
-	"time"
 	"sync/atomic"
+	"time"
 
 	"github.com/streamsql/streamsql/connector/sink"
 	"github.com/streamsql/streamsql/exec/stream"
