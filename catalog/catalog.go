@@ -227,6 +227,8 @@ type Catalog struct {
 	operatorStatus atomic.Pointer[func() []OperatorStatus]
 	// jobStatus feeds streamsql_jobs (sys_jobs.go).
 	jobStatus atomic.Pointer[func() []JobStatus]
+	// subStatus feeds streamsql_subscriptions (sys_jobs.go).
+	subStatus atomic.Pointer[func() []SubscriptionStatus]
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]

@@ -60,3 +60,50 @@ func streamJobsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) err
 	}
 	return nil
 }
+
+// streamsql_subscriptions: one row per SUBSCRIBE client of a materialized
+// view, with how far behind it is, set by the engine (SetSubscriptionStatus).
+
+// SubscriptionStatus is one row of streamsql_subscriptions.
+type SubscriptionStatus struct {
+	View      string
+	ID        int64
+	Started   types.TimestampValue
+	RowsSent  int64 // change rows the view handed it
+	RowsRead  int64 // change rows its client read
+	LagRows   int64
+	LagEpochs int64
+}
+
+// SetSubscriptionStatus installs the function streamsql_subscriptions reads.
+func (c *Catalog) SetSubscriptionStatus(f func() []SubscriptionStatus) { c.subStatus.Store(&f) }
+
+var streamSubsDef = sysDef{12332, "pg_catalog", "streamsql_subscriptions", []Column{
+	{Name: "view_name", Type: tText},
+	{Name: "subscription_id", Type: tInt8},
+	{Name: "started", Type: types.TTimestampTZ},
+	{Name: "rows_sent", Type: tInt8},
+	{Name: "rows_read", Type: tInt8},
+	{Name: "lag_rows", Type: tInt8},
+	{Name: "lag_epochs", Type: tInt8},
+}}
+
+func init() {
+	pgCatalogDefs = append(pgCatalogDefs, streamSubsDef)
+	registerRows("pg_catalog.streamsql_subscriptions", streamSubsRows)
+}
+
+func streamSubsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
+	p := c.subStatus.Load()
+	if p == nil {
+		return nil
+	}
+	for _, x := range (*p)() {
+		err := b.add(row{"view_name": x.View, "subscription_id": x.ID, "started": x.Started, "rows_sent": x.RowsSent,
+			"rows_read": x.RowsRead, "lag_rows": x.LagRows, "lag_epochs": x.LagEpochs})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

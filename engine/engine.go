@@ -193,6 +193,11 @@ func Open(cfg Config) (*Engine, error) {
 	}); ok {
 		c.SetJobStatus(e.jobStatus) // jobs.go
 	}
+	if c, ok := cat.(interface {
+		SetSubscriptionStatus(func() []catalog.SubscriptionStatus)
+	}); ok {
+		c.SetSubscriptionStatus(e.subscriptionStatus) // jobs.go
+	}
 	views := e.matViews()
 	e.recov = newRecovery(views, opened)
 	cfg.Logf("recovery: tables and catalog opened in %s", roundDur(time.Since(opened)))

@@ -159,3 +159,20 @@ func progressNotice(msg string) *pgerr.Error {
 	n.Severity = pgerr.SevNotice
 	return n
 }
+
+// subscriptionStatus lists the SUBSCRIBE clients of the running views
+// with their lag (streamsql_subscriptions).
+func (e *Engine) subscriptionStatus() []catalog.SubscriptionStatus {
+	var out []catalog.SubscriptionStatus
+	for _, r := range e.matViews() {
+		j := e.flow.Job(r.OID)
+		if j == nil || r.Kind != catalog.KindMatView {
+			continue
+		}
+		for _, l := range j.SubscriptionLags() {
+			out = append(out, catalog.SubscriptionStatus{View: r.Name, ID: l.ID, Started: types.TimestampValue(l.Started.UnixMicro()),
+				RowsSent: l.RowsSent, RowsRead: l.RowsRead, LagRows: l.LagRows, LagEpochs: l.LagEpochs})
+		}
+	}
+	return out
+}
