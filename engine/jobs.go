@@ -176,3 +176,21 @@ func (e *Engine) subscriptionStatus() []catalog.SubscriptionStatus {
 	}
 	return out
 }
+
+// logCreated logs a view or sink that was just created and has completed
+// its first epoch (its backfill, if any, done).
+func (e *Engine) logCreated(r *catalog.Relation, what string) {
+	msg := fmt.Sprintf("%s %s created", what, r.Name)
+	if j := e.flow.Job(r.OID); j != nil {
+		if p, ok := j.Backfill(); ok {
+			msg += fmt.Sprintf(", backfilled %d rows in %s", p.RowsTotal, time.Since(p.Started).Round(time.Millisecond))
+		}
+	}
+	if r.Parallelism > 1 {
+		msg += fmt.Sprintf(", parallelism %d", r.Parallelism)
+	}
+	e.cfg.Logf("%s", msg)
+}
+
+// slowCheckpoint is how long a checkpoint may take before it is logged.
+const slowCheckpoint = 10 * time.Second

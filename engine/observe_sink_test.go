@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,4 +71,41 @@ func TestSubscriptionsView(t *testing.T) {
 		t.Fatalf("after FETCH: %q", got)
 	}
 	mustRun(t, s, "COMMIT")
+}
+
+// TestStreamingDDLLogged: creating and dropping views, sinks and sources
+// is logged.
+func TestStreamingDDLLogged(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	e, err := Open(Config{DataDir: t.TempDir(), Logf: func(f string, a ...any) {
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "CREATE TABLE t (k int)")
+	mustRun(t, s, "INSERT INTO t VALUES (1), (2)")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW mv AS SELECT k FROM t")
+	mustRun(t, s, "CREATE SINK k AS SELECT k FROM t WITH (connector = 'blackhole')")
+	mustRun(t, s, "CREATE SOURCE src (a int) WITH (connector = 'datagen')")
+	mustRun(t, s, "DROP MATERIALIZED VIEW mv")
+	mustRun(t, s, "DROP SINK k")
+	mustRun(t, s, "DROP SOURCE src")
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{"materialized view mv created, backfilled 2 rows in ", "sink k created", "source src created (connector datagen)",
+		"materialized view mv dropped", "sink k dropped", "source src dropped"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q in the log:\n%s", want, all)
+		}
+	}
 }

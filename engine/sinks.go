@@ -115,6 +115,7 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 	if err := s.startCreated(ctx, created, job); err != nil {
 		return nil, err
 	}
+	s.eng.logCreated(created, "sink")
 	return &Result{Tag: "CREATE SINK"}, nil
 }
 

@@ -244,6 +244,11 @@ func (e *Engine) stopDroppedJobs() {
 			continue
 		}
 		if r := e.cat.Relation(id); r == nil || (r.Kind != catalog.KindMatView && r.Kind != catalog.KindSink) {
+			what := "materialized view"
+			if j.Spec().Sink != nil {
+				what = "sink"
+			}
+			e.cfg.Logf("%s %s dropped", what, j.Spec().Name)
 			e.flow.StopJobFor(id, dataflow.Dropped("materialized view", j.Spec().Name))
 			e.flow.DropChangelog(id)
 		}
@@ -389,6 +394,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if err := s.startCreated(ctx, created, spec); err != nil {
 		return nil, err
 	}
+	s.eng.logCreated(created, "materialized view")
 	return &Result{Tag: "CREATE MATERIALIZED VIEW"}, nil
 }
 
@@ -526,6 +532,7 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 	if _, err := s.eng.cat.CreateTable(rel, x.IfNotExists); err != nil {
 		return s.maybeSkip(err, x.IfNotExists, "CREATE SOURCE")
 	}
+	s.eng.cfg.Logf("source %s created (connector %s)", rel.Name, rel.Connector)
 	return &Result{Tag: "CREATE SOURCE"}, nil
 }
 
@@ -583,6 +590,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		return res, true, err
 	case sql.KindDropSource:
 		res, err := s.dropSources(x.Drop.Names, x.Drop.IfExists, x.Drop.Cascade, "DROP SOURCE")
+		if err == nil && len(res.Notices) == 0 {
+			s.eng.cfg.Logf("source %s dropped", strings.Join(x.Drop.Names, ", "))
+		}
 		return res, true, err
 	case sql.KindAlterSource:
 		res, err := s.execAlterSource(ctx, env, x.AlterSource)

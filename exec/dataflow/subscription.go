@@ -205,7 +205,9 @@ func (s *Subscription) pushItem(it subItem) bool {
 			return s.spillPush(u)
 		}
 		if s.bytes > 0 {
-			return s.end(s.overflowErr(n))
+			err := s.overflowErr(n)
+			s.rt.cfg.Logf("materialized view %s: slow subscriber %d ended: %v", s.job.spec.Name, s.id, err)
+			return s.end(err)
 		}
 	}
 	s.queue = append(s.queue, queued{u: u, n: n})
@@ -383,6 +385,7 @@ func (s *Subscription) toLog(epoch uint64) bool {
 	if err != nil {
 		return false
 	}
+	s.rt.cfg.Logf("materialized view %s: slow subscriber %d has %s of changes unread; it reads on from the view's changelog", s.job.spec.Name, s.id, sizeText(s.bytes))
 	s.release(keep)
 	s.tail, s.tailEpoch, s.sent = cur, epoch, after
 	s.wake()
