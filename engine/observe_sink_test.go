@@ -109,3 +109,41 @@ func TestStreamingDDLLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanShutdownLogsNoFailure: closing an engine with running views,
+// a sink and a subscription logs nothing that failed.
+func TestCleanShutdownLogsNoFailure(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	dir := t.TempDir()
+	e, err := Open(Config{DataDir: dir, Logf: func(f string, a ...any) {
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "CREATE TABLE t (k int)")
+	mustRun(t, s, "INSERT INTO t SELECT g FROM generate_series(1, 100) g")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW mv AS SELECT k % 3 AS g, count(*) FROM t GROUP BY 1")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW mv2 AS SELECT * FROM mv")
+	mustRun(t, s, "CREATE SINK k AS SELECT k FROM t WITH (connector = 'blackhole')")
+	mustRun(t, s, "BEGIN")
+	mustRun(t, s, "DECLARE c CURSOR FOR SUBSCRIBE TO mv")
+	mustRun(t, s, "INSERT INTO t VALUES (7)")
+	s.Close()
+	e.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range lines {
+		low := strings.ToLower(l)
+		if strings.Contains(low, "fail") || strings.Contains(low, "error") || strings.Contains(low, "cannot") || strings.Contains(low, "could not") {
+			t.Errorf("shutdown logged a failure: %s", l)
+		}
+	}
+}
