@@ -246,6 +246,9 @@ func (e *Engine) sinkStatus(oid uint32) (catalog.SinkStatus, bool) {
 			out.Status = "running"
 		}
 	}
+	if p, ok := j.Backfill(); ok && p.Backfilling && out.Status == "running" {
+		out.Status = "backfilling" // jobs.go
+	}
 	if committed != 0 {
 		out.CommittedEpoch = types.TimestampValue(dataflow.EpochTime(committed).UnixMicro())
 	}
