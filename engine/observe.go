@@ -95,7 +95,8 @@ func (e *Engine) onCheckpoint(st dataflow.CheckpointStats, err error) {
 	if err != nil {
 		ev.Err, ev.Duration, ev.Bytes = err.Error(), 0, 0
 	} else if st.Duration >= slowCheckpoint { // failures are logged by the runtime
-		e.cfg.Logf("checkpoint %d was slow: %s from its barrier to its commit (%d bytes, %d views)", st.Epoch, st.Duration.Round(time.Millisecond), st.Bytes, st.Jobs)
+		e.cfg.Logf("checkpoint of epoch %s was slow: %s from its barrier to its commit (%d bytes, %d views)",
+			dataflow.EpochTime(st.Epoch).UTC().Format("15:04:05.000"), st.Duration.Round(time.Millisecond), st.Bytes, st.Jobs)
 	}
 	o := &e.observed
 	o.mu.Lock()
