@@ -225,6 +225,10 @@ type Catalog struct {
 	activity   atomic.Pointer[func() []ActivityRow] // pg_stat_activity (sys_activity.go)
 	// operatorStatus feeds streamsql_operators (sys_operators.go).
 	operatorStatus atomic.Pointer[func() []OperatorStatus]
+	// jobStatus feeds streamsql_jobs (sys_jobs.go).
+	jobStatus atomic.Pointer[func() []JobStatus]
+	// subStatus feeds streamsql_subscriptions (sys_jobs.go).
+	subStatus atomic.Pointer[func() []SubscriptionStatus]
 
 	// roles holds the stored roles (users.go); changed under mu.
 	roles atomic.Pointer[roleSet]

@@ -132,6 +132,15 @@ func appendAny(bl array.Builder, v any) error {
 		default:
 			return fmt.Errorf("want float, got %T", v)
 		}
+	case *array.Float64Builder:
+		switch x := v.(type) {
+		case float64:
+			bb.Append(x)
+		case float32:
+			bb.Append(float64(x))
+		default:
+			return fmt.Errorf("want float, got %T", v)
+		}
 	case *array.ListBuilder:
 		vb := bb.ValueBuilder()
 		switch x := v.(type) {

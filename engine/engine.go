@@ -145,6 +145,7 @@ func Open(cfg Config) (*Engine, error) {
 		Changelogs: filepath.Join(cfg.DataDir, "changelog"), ChangelogRetention: cfg.ChangelogRetention}
 	fcfg.RecoveryPending = true                                 // recoverViews gives it the checkpoint
 	fcfg.OnEpoch, fcfg.OnCheckpoint = e.onEpoch, e.onCheckpoint // observe.go
+	fcfg.OnSinkCommit = e.onSinkCommit
 	var cks *checkpoint.Store
 	if !cfg.NoCheckpoints {
 		var err error
@@ -186,6 +187,16 @@ func Open(cfg Config) (*Engine, error) {
 		SetOperatorStatus(func() []catalog.OperatorStatus)
 	}); ok {
 		c.SetOperatorStatus(e.operatorStatus) // observe.go
+	}
+	if c, ok := cat.(interface {
+		SetJobStatus(func() []catalog.JobStatus)
+	}); ok {
+		c.SetJobStatus(e.jobStatus) // jobs.go
+	}
+	if c, ok := cat.(interface {
+		SetSubscriptionStatus(func() []catalog.SubscriptionStatus)
+	}); ok {
+		c.SetSubscriptionStatus(e.subscriptionStatus) // jobs.go
 	}
 	views := e.matViews()
 	e.recov = newRecovery(views, opened)

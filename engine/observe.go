@@ -71,6 +71,21 @@ func (e *Engine) onEpoch(view string, latency time.Duration) {
 	}
 }
 
+// SinkObserver is an Observer that also wants each sink commit's duration
+// (called from the sink's goroutine: quick, never blocking).
+type SinkObserver interface {
+	SinkCommitted(sink string, d time.Duration)
+}
+
+// onSinkCommit is dataflow.Config.OnSinkCommit.
+func (e *Engine) onSinkCommit(sink string, d time.Duration) {
+	if p := e.observed.obs.Load(); p != nil {
+		if so, ok := (*p).(SinkObserver); ok {
+			so.SinkCommitted(sink, d)
+		}
+	}
+}
+
 // onCheckpoint is dataflow.Config.OnCheckpoint.
 func (e *Engine) onCheckpoint(st dataflow.CheckpointStats, err error) {
 	ev := CheckpointEvent{Committed: time.Now(), Duration: st.Duration, Bytes: st.Bytes, Full: st.Full, Views: st.Jobs}
@@ -79,6 +94,9 @@ func (e *Engine) onCheckpoint(st dataflow.CheckpointStats, err error) {
 	}
 	if err != nil {
 		ev.Err, ev.Duration, ev.Bytes = err.Error(), 0, 0
+	} else if st.Duration >= slowCheckpoint { // failures are logged by the runtime
+		e.cfg.Logf("checkpoint of epoch %s was slow: %s from its barrier to its commit (%d bytes, %d views)",
+			dataflow.EpochTime(st.Epoch).UTC().Format("15:04:05.000"), st.Duration.Round(time.Millisecond), st.Bytes, st.Jobs)
 	}
 	o := &e.observed
 	o.mu.Lock()
@@ -108,6 +126,8 @@ type Overview struct {
 	HasCheckpoints bool
 	Checkpoints    []CheckpointEvent
 	Sessions       int // open sessions
+	// Jobs are the running backfills (jobs.go).
+	Jobs []JobInfo
 	// Activity lists them (pg_stat_activity's rows, by pid).
 	Activity []catalog.ActivityRow
 }
@@ -125,6 +145,8 @@ type ViewInfo struct {
 	// or the runtime does not count).
 	Operators   []dataflow.OperatorStats
 	Subscribers int
+	// Subscriptions are its SUBSCRIBE clients with their lag.
+	Subscriptions []dataflow.SubLag
 }
 
 // SourceInfo is one source relation.
@@ -154,6 +176,7 @@ func (e *Engine) Observe() Overview {
 		if j := e.flow.Job(r.OID); j != nil {
 			v.Operators = j.Operators()
 			v.Subscribers = j.Subscribers()
+			v.Subscriptions = j.SubscriptionLags()
 		}
 		ov.Views = append(ov.Views, v)
 	}
@@ -169,6 +192,7 @@ func (e *Engine) Observe() Overview {
 	ov.Checkpoints = append([]CheckpointEvent(nil), e.observed.history...)
 	e.observed.mu.Unlock()
 	ov.Activity = e.activityRows() // activity.go
+	ov.Jobs = e.Jobs()
 	ov.Sessions = len(ov.Activity)
 	return ov
 }

@@ -136,7 +136,17 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	p.plan = pl
 	if stmt.AST == nil {
 		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindShow {
-			p.Columns = []types.Column{{Name: "Name", Type: types.TText}}
+			switch {
+			case stmt.Ext.Show == "JOBS":
+				p.Columns = showJobsColumns // jobs.go
+			case strings.HasPrefix(stmt.Ext.Show, "CREATE "):
+				p.Columns = showCreateColumns // show_create.go
+			default:
+				p.Columns = []types.Column{{Name: "Name", Type: types.TText}}
+			}
+		}
+		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindExplainStream {
+			p.Columns = explainStreamColumns // explain_stream.go
 		}
 		if isSubscribeStmt(stmt) {
 			return s.prepareSubscribe(ctx, p, pl, stmt.Ext.Subscribe)

@@ -124,6 +124,10 @@ var settingList = []setting{
 	// the materialized views, sinks and subscriptions created next
 	// (parallel.go); the default is the server's --streaming-parallelism.
 	{name: "streaming_parallelism", def: "1", check: checkParallelism},
+	// streaming_progress_notices: CREATE MATERIALIZED VIEW and CREATE
+	// SINK send a NOTICE with the backfill's progress every second
+	// while they wait for it (jobs.go).
+	{name: "streaming_progress_notices", def: "off", check: checkBool},
 	{name: "password_encryption", def: "scram-sha-256", check: checkPasswordEncryption},
 }
 

@@ -115,6 +115,7 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 	if err := s.startCreated(ctx, created, job); err != nil {
 		return nil, err
 	}
+	s.eng.logCreated(created, "sink")
 	return &Result{Tag: "CREATE SINK"}, nil
 }
 
@@ -244,6 +245,9 @@ func (e *Engine) sinkStatus(oid uint32) (catalog.SinkStatus, bool) {
 		if out.Status == "" {
 			out.Status = "running"
 		}
+	}
+	if p, ok := j.Backfill(); ok && p.Backfilling && out.Status == "running" {
+		out.Status = "backfilling" // jobs.go
 	}
 	if committed != 0 {
 		out.CommittedEpoch = types.TimestampValue(dataflow.EpochTime(committed).UnixMicro())

@@ -247,6 +247,11 @@ func (e *Engine) stopDroppedJobs() {
 			continue
 		}
 		if r := e.cat.Relation(id); r == nil || (r.Kind != catalog.KindMatView && r.Kind != catalog.KindSink) {
+			what := "materialized view"
+			if j.Spec().Sink != nil {
+				what = "sink"
+			}
+			e.cfg.Logf("%s %s dropped", what, j.Spec().Name)
 			e.flow.StopJobFor(id, dataflow.Dropped("materialized view", j.Spec().Name))
 			e.flow.DropChangelog(id)
 		}
@@ -392,6 +397,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if err := s.startCreated(ctx, created, spec); err != nil {
 		return nil, err
 	}
+	s.eng.logCreated(created, "materialized view")
 	return &Result{Tag: "CREATE MATERIALIZED VIEW"}, nil
 }
 
@@ -403,7 +409,7 @@ func (s *Session) startCreated(ctx context.Context, created *catalog.Relation, s
 		s.dropQuietly(created)
 		return err
 	}
-	if err := s.eng.flow.Flush(ctx); err != nil {
+	if err := s.waitBackfill(ctx, created); err != nil { // jobs.go
 		return err
 	}
 	if j := s.eng.flow.Job(created.OID); j != nil && j.Err() != nil {
@@ -529,6 +535,7 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 	if _, err := s.eng.cat.CreateTable(rel, x.IfNotExists); err != nil {
 		return s.maybeSkip(err, x.IfNotExists, "CREATE SOURCE")
 	}
+	s.eng.cfg.Logf("source %s created (connector %s)", rel.Name, rel.Connector)
 	return &Result{Tag: "CREATE SOURCE"}, nil
 }
 
@@ -543,7 +550,17 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 	env.Source = stmt.Source
 	switch x.Kind {
 	case sql.KindShow:
+		switch {
+		case x.Show == "JOBS":
+			return s.showJobs(), true, nil
+		case strings.HasPrefix(x.Show, "CREATE "):
+			res, err := s.showCreate(x.Show, x.ShowName)
+			return res, true, err
+		}
 		res, err := s.showRelations(x.Show)
+		return res, true, err
+	case sql.KindExplainStream:
+		res, err := s.execExplainStream(ctx, env, x.ExplainStream)
 		return res, true, err
 	case sql.KindFlush:
 		if err := s.eng.flow.Flush(ctx); err != nil {
@@ -576,6 +593,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		return res, true, err
 	case sql.KindDropSource:
 		res, err := s.dropSources(x.Drop.Names, x.Drop.IfExists, x.Drop.Cascade, "DROP SOURCE")
+		if err == nil && len(res.Notices) == 0 {
+			s.eng.cfg.Logf("source %s dropped", strings.Join(x.Drop.Names, ", "))
+		}
 		return res, true, err
 	case sql.KindAlterSource:
 		res, err := s.execAlterSource(ctx, env, x.AlterSource)
@@ -615,6 +635,9 @@ func (e *Engine) viewStatus(oid uint32) (catalog.StreamStatus, bool) {
 		return catalog.StreamStatus{}, false
 	}
 	st := catalog.StreamStatus{Status: "running"}
+	if p, ok := j.Backfill(); ok && p.Backfilling {
+		st.Status = "backfilling" // until its backfilled rows are in the view (jobs.go)
+	}
 	st.RowErrors, st.LastError = j.RowErrors()
 	c := j.Counters()
 	st.RowsIn, st.RowsOut, st.LateRows, st.LateLost, st.ViewRows = c.RowsIn, c.RowsOut, c.LateRows, c.LateLost, c.ViewRows

@@ -28,6 +28,9 @@ const (
 	// KindResume is ALTER MATERIALIZED VIEW [IF EXISTS] name RESUME (see
 	// Extensions.Drop for the name): restarts a failed view.
 	KindResume Kind = "ALTER MATERIALIZED VIEW RESUME"
+	// KindExplainStream is EXPLAIN [ANALYZE] [(options)] MATERIALIZED VIEW
+	// | SINK name (see Extensions.ExplainStream): a running view's plan.
+	KindExplainStream Kind = "EXPLAIN MATERIALIZED VIEW"
 )
 
 // Extensions are the streaming clauses lifted from one statement. All byte
@@ -66,9 +69,18 @@ type Extensions struct {
 	Sink *Sink
 	// Subscribe describes SUBSCRIBE (Kind == KindSubscribe).
 	Subscribe *Subscribe
-	// Show is what SHOW lists: "SOURCES", "SINKS", "TABLES" or
-	// "MATERIALIZED VIEWS" (Kind == KindShow).
+	// Show is what SHOW lists: "SOURCES", "SINKS", "TABLES",
+	// "MATERIALIZED VIEWS" or "JOBS", or "CREATE TABLE", "CREATE SOURCE",
+	// "CREATE SINK", "CREATE MATERIALIZED VIEW" with the object in
+	// ShowName (Kind == KindShow).
 	Show string
+	// ShowName is the (possibly qualified, normalized) name of SHOW
+	// CREATE ..., at byte offset ShowNamePos.
+	ShowName    string
+	ShowNamePos int
+	// ExplainStream describes EXPLAIN ... MATERIALIZED VIEW | SINK
+	// (Kind == KindExplainStream).
+	ExplainStream *ExplainStream
 	// Drop describes DROP SOURCE / DROP SINK, and names the view of
 	// ALTER MATERIALIZED VIEW ... RESUME (Cascade unused).
 	Drop *Drop
@@ -77,6 +89,18 @@ type Extensions struct {
 	// AlterSource is ALTER SOURCE parsed as ALTER TABLE (a RenameStmt or
 	// an AlterTableStmt; Kind == KindAlterSource).
 	AlterSource *pg.Node
+}
+
+// ExplainStream is EXPLAIN [ANALYZE] [(ANALYZE [bool], DURATION 'interval')]
+// MATERIALIZED VIEW | SINK name.
+type ExplainStream struct {
+	Analyze bool
+	// Duration is the DURATION option's interval (zero: not given): the
+	// figures are then the difference over that long.
+	Duration Interval
+	Sink     bool // SINK rather than MATERIALIZED VIEW
+	Name     string
+	NamePos  int
 }
 
 // Option is one "key = value" of a WITH (...) list. Key is lower-cased (dots

@@ -55,11 +55,20 @@ func (l *lifter) statement() (ext *Extensions, standalone bool, err error) {
 		l.ext = &Extensions{Kind: KindAdvanceClock, Advance: iv}
 		l.blank(0, n)
 		return l.ext, true, nil
+	case l.is(0, "SHOW") && l.is(1, "CREATE") && (l.is(2, "TABLE") || l.is(2, "SOURCE") || l.is(2, "SINK") || l.is(2, "MATERIALIZED")):
+		if err := l.showCreate(); err != nil {
+			return nil, false, err
+		}
+		return l.ext, true, nil
 	case l.is(0, "SHOW"):
 		if show := l.showWhat(); show != "" {
 			l.ext = &Extensions{Kind: KindShow, Show: show}
 			l.blank(0, n)
 			return l.ext, true, nil
+		}
+	case l.is(0, "EXPLAIN"):
+		if ok, err := l.explainStream(); ok || err != nil {
+			return l.ext, ok, err
 		}
 	case l.is(0, "ALTER") && l.is(1, "MATERIALIZED") && l.is(2, "VIEW") && l.is(n-1, "RESUME"):
 		d := &Drop{}

@@ -11,6 +11,8 @@ func (l *lifter) showWhat() string {
 	switch {
 	case len(l.toks) == 2 && (l.is(1, "SOURCES") || l.is(1, "SINKS") || l.is(1, "TABLES")):
 		return l.word(1)
+	case len(l.toks) == 2 && l.is(1, "JOBS"):
+		return "JOBS"
 	case len(l.toks) == 3 && l.is(1, "MATERIALIZED") && l.is(2, "VIEWS"):
 		return "MATERIALIZED VIEWS"
 	}

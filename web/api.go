@@ -24,6 +24,26 @@ type apiOverview struct {
 	Sinks       []apiView       `json:"sinks"`
 	Checkpoint  *apiCheckpoint  `json:"checkpoint"` // null: checkpoints are off
 	Checkpoints []apiCheckpoint `json:"checkpoints"`
+	// Jobs are the running backfills with their progress.
+	Jobs []apiJob `json:"jobs"`
+}
+
+type apiJob struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	Job       string   `json:"job"`
+	RowsDone  int64    `json:"rows_done"`
+	RowsTotal int64    `json:"rows_total"`
+	Progress  float64  `json:"progress"`
+	Elapsed   float64  `json:"elapsed_seconds"`
+	Remaining *float64 `json:"remaining_seconds"` // null: no estimate yet
+}
+
+type apiSubscription struct {
+	ID        int64 `json:"id"`
+	LagRows   int64 `json:"lag_rows"`
+	LagEpochs int64 `json:"lag_epochs"`
+	RowsRead  int64 `json:"rows_read"`
 }
 
 type apiSession struct {
@@ -36,27 +56,29 @@ type apiSession struct {
 }
 
 type apiView struct {
-	Name        string        `json:"name"`
-	Schema      string        `json:"schema"`
-	Kind        string        `json:"kind"` // "materialized view" or "sink"
-	Status      string        `json:"status"`
-	Recovery    string        `json:"recovery,omitempty"`
-	LastError   string        `json:"last_error,omitempty"`
-	Definition  string        `json:"definition"`
-	Connector   string        `json:"connector,omitempty"`
-	Epoch       *time.Time    `json:"epoch_time"`
-	Freshness   *float64      `json:"freshness_seconds"`
-	Watermark   *time.Time    `json:"watermark"`
-	RowsIn      int64         `json:"rows_in"`
-	RowsOut     int64         `json:"rows_out"`
-	ViewRows    int64         `json:"view_rows"`
-	RowErrors   int64         `json:"row_errors"`
-	LateRows    int64         `json:"late_rows"`
-	Subscribers int           `json:"subscribers"`
-	SinkRows    int64         `json:"sink_rows"`
-	SinkErrors  int64         `json:"sink_errors"`
-	OpenTxn     float64       `json:"open_transaction_seconds"`
-	Operators   []apiOperator `json:"operators"`
+	Name        string     `json:"name"`
+	Schema      string     `json:"schema"`
+	Kind        string     `json:"kind"` // "materialized view" or "sink"
+	Status      string     `json:"status"`
+	Recovery    string     `json:"recovery,omitempty"`
+	LastError   string     `json:"last_error,omitempty"`
+	Definition  string     `json:"definition"`
+	Connector   string     `json:"connector,omitempty"`
+	Epoch       *time.Time `json:"epoch_time"`
+	Freshness   *float64   `json:"freshness_seconds"`
+	Watermark   *time.Time `json:"watermark"`
+	RowsIn      int64      `json:"rows_in"`
+	RowsOut     int64      `json:"rows_out"`
+	ViewRows    int64      `json:"view_rows"`
+	RowErrors   int64      `json:"row_errors"`
+	LateRows    int64      `json:"late_rows"`
+	Subscribers int        `json:"subscribers"`
+	// Subscriptions are its SUBSCRIBE clients with their lag.
+	Subscriptions []apiSubscription `json:"subscriptions"`
+	SinkRows      int64             `json:"sink_rows"`
+	SinkErrors    int64             `json:"sink_errors"`
+	OpenTxn       float64           `json:"open_transaction_seconds"`
+	Operators     []apiOperator     `json:"operators"`
 }
 
 type apiOperator struct {
@@ -141,6 +163,9 @@ func (s *Server) routeAPI() {
 	s.mux.HandleFunc("GET /api/v1/sessions", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, overviewJSON(s.eng.Observe()).Activity)
 	})
+	s.mux.HandleFunc("GET /api/v1/jobs", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, overviewJSON(s.eng.Observe()).Jobs)
+	})
 	s.mux.HandleFunc("GET /api/v1/checkpoints", func(w http.ResponseWriter, r *http.Request) {
 		ov := overviewJSON(s.eng.Observe())
 		writeJSON(w, map[string]any{"last": ov.Checkpoint, "history": ov.Checkpoints})
@@ -172,7 +197,16 @@ func known(v int64) *int64 {
 
 func overviewJSON(ov engine.Overview) apiOverview {
 	out := apiOverview{Time: ov.Time.UTC(), Sessions: ov.Sessions, Views: []apiView{}, Sources: []apiSource{}, Sinks: []apiView{},
-		Checkpoints: []apiCheckpoint{}}
+		Checkpoints: []apiCheckpoint{}, Jobs: []apiJob{}}
+	for _, j := range ov.Jobs {
+		a := apiJob{Name: j.Name, Kind: j.Kind, Job: j.Job, RowsDone: j.RowsDone, RowsTotal: j.RowsTotal, Progress: j.Progress(),
+			Elapsed: j.Elapsed.Seconds()}
+		if j.HasEstimate {
+			r := j.Remaining.Seconds()
+			a.Remaining = &r
+		}
+		out.Jobs = append(out.Jobs, a)
+	}
 	out.Activity = []apiSession{}
 	for _, a := range ov.Activity {
 		out.Activity = append(out.Activity, apiSession{PID: a.PID, User: a.User, ApplicationName: a.ApplicationName,
@@ -184,7 +218,10 @@ func overviewJSON(ov engine.Overview) apiOverview {
 		a := apiView{Name: v.Name, Schema: v.Schema, Kind: "materialized view", Status: st.Status, Recovery: st.Recovery,
 			LastError: st.LastError, Definition: v.Definition, Epoch: tsPtr(st.Epoch), RowsIn: st.RowsIn, RowsOut: st.RowsOut,
 			ViewRows: st.ViewRows, RowErrors: st.RowErrors, LateRows: st.LateRows, Subscribers: v.Subscribers,
-			Operators: []apiOperator{}}
+			Operators: []apiOperator{}, Subscriptions: []apiSubscription{}}
+		for _, sl := range v.Subscriptions {
+			a.Subscriptions = append(a.Subscriptions, apiSubscription{ID: sl.ID, LagRows: sl.LagRows, LagEpochs: sl.LagEpochs, RowsRead: sl.RowsRead})
+		}
 		if st.HasWatermark {
 			a.Watermark = tsPtr(st.Watermark)
 		}

@@ -31,6 +31,9 @@ var (
 	descLate          = prometheus.NewDesc("streamsql_late_rows_total", "Rows dropped as late (their window's state was freed).", []string{"view"}, nil)
 	descRowErrors     = prometheus.NewDesc("streamsql_row_errors_total", "Rows that failed at run time (made NULL or dropped).", []string{"view"}, nil)
 	descSubs          = prometheus.NewDesc("streamsql_subscriptions", "SUBSCRIBE clients of the view.", []string{"view"}, nil)
+	descSubLag        = prometheus.NewDesc("streamsql_subscription_lag_rows", "Changed rows the view handed a subscription that its client has not read yet.", []string{"view", "subscription"}, nil)
+	descJobDone       = prometheus.NewDesc("streamsql_backfill_rows_done", "Rows a running backfill has sent into its view or sink.", []string{"view"}, nil)
+	descJobTotal      = prometheus.NewDesc("streamsql_backfill_rows_total", "Rows a running backfill sends in all.", []string{"view"}, nil)
 
 	descSinkRows   = prometheus.NewDesc("streamsql_sink_rows_total", "Rows a sink committed (visible downstream).", []string{"sink"}, nil)
 	descSinkErrors = prometheus.NewDesc("streamsql_sink_errors_total", "Write or commit errors of a sink (retried).", []string{"sink"}, nil)
@@ -49,7 +52,7 @@ type engineCollector struct{ s *Server }
 // Describe implements prometheus.Collector.
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descSourceRows, descSourceBytes, descSourceLag, descSourceBad, descOpIn, descOpOut, descOpBP,
-		descViewStatus, descViewRowsIn, descViewRowsOut, descViewRows, descViewWM, descViewFreshness, descLate, descRowErrors, descSubs,
+		descViewStatus, descViewRowsIn, descViewRowsOut, descViewRows, descViewWM, descViewFreshness, descLate, descRowErrors, descSubs, descSubLag, descJobDone, descJobTotal,
 		descSinkRows, descSinkErrors, descSinkOpen, descCkptBytes, descCkptChain, descCkptCount, descCkptAge, descSessions} {
 		ch <- d
 	}
@@ -81,6 +84,9 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		if !v.Sink {
 			gauge(descViewRows, float64(v.Status.ViewRows), name)
 			gauge(descSubs, float64(v.Subscribers), name)
+			for _, sl := range v.Subscriptions {
+				gauge(descSubLag, float64(sl.LagRows), name, strconv.FormatInt(sl.ID, 10))
+			}
 		}
 		if v.Status.HasWatermark {
 			gauge(descViewWM, float64(v.Status.Watermark)/1e6, name)
@@ -120,6 +126,10 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	gauge(descSessions, float64(ov.Sessions))
+	for _, j := range ov.Jobs {
+		gauge(descJobDone, float64(j.RowsDone), j.Name)
+		gauge(descJobTotal, float64(j.RowsTotal), j.Name)
+	}
 }
 
 // statusClass folds statuses that carry details ("retrying: ...") to
@@ -138,6 +148,7 @@ type eventMetrics struct {
 	barrier  *prometheus.HistogramVec
 	ckptDur  prometheus.Histogram
 	ckptFail prometheus.Counter
+	sinkDur  *prometheus.HistogramVec
 }
 
 func newEventMetrics() *eventMetrics {
@@ -150,6 +161,9 @@ func newEventMetrics() *eventMetrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12)}),
 		ckptFail: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamsql_checkpoint_failures_total",
 			Help: "Checkpoints that failed since the start."}),
+		sinkDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamsql_sink_commit_duration_seconds",
+			Help:    "Time a sink's writer took to commit an epoch (its transaction, its files, its rows).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12)}, []string{"sink"}),
 	}
 }
 
@@ -165,4 +179,9 @@ func (m *eventMetrics) CheckpointDone(c engine.CheckpointEvent) {
 		return
 	}
 	m.ckptDur.Observe(c.Duration.Seconds())
+}
+
+// SinkCommitted implements engine.SinkObserver.
+func (m *eventMetrics) SinkCommitted(sink string, d time.Duration) {
+	m.sinkDur.WithLabelValues(sink).Observe(d.Seconds())
 }

@@ -52,7 +52,7 @@ func New(eng Engine, opts Options) *Server {
 		authOK: map[[32]byte]time.Time{}, started: time.Now()}
 	s.events = newEventMetrics()
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		&engineCollector{s: s}, s.events.barrier, s.events.ckptDur, s.events.ckptFail)
+		&engineCollector{s: s}, s.events.barrier, s.events.ckptDur, s.events.ckptFail, s.events.sinkDur)
 	eng.SetObserver(s.events)
 
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: s, Registry: s.reg}))

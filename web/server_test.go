@@ -39,7 +39,8 @@ func (f *fakeEngine) Observe() engine.Overview {
 		Views: []engine.ViewInfo{{OID: 1, Schema: "public", Name: "v", Definition: "SELECT ...",
 			Status: catalog.StreamStatus{Status: "running", Epoch: epoch, RowsIn: rows, RowsOut: 7, ViewRows: 5,
 				Watermark: types.TimestampValue(1_700_000_000_000_000), HasWatermark: true},
-			Subscribers: 2,
+			Subscribers:   2,
+			Subscriptions: []dataflow.SubLag{{ID: 7, RowsSent: rows, RowsRead: 10, LagRows: rows - 10}},
 			Operators: []dataflow.OperatorStats{
 				{ID: 0, Name: "Scan", Explain: "StreamScan: source bid", Relation: "bid", RelationKind: "source", RowsIn: rows, RowsOut: rows, Bytes: 8 * rows},
 				{ID: 1, Name: "Filter", Inputs: []int{0}, RowsIn: rows, RowsOut: rows / 2, Backpressure: 1500 * time.Millisecond},
@@ -53,6 +54,7 @@ func (f *fakeEngine) Observe() engine.Overview {
 			{Source: "bid", View: "v", Partition: 1, Offset: -1, HighWatermark: -1, Lag: -1, Status: "starting"}},
 		HasCheckpoints: true, Checkpoint: catalog.CheckpointStatus{Bytes: 1234, Count: 9, Committed: epoch},
 		Checkpoints: []engine.CheckpointEvent{{Committed: now, Duration: time.Second, Bytes: 1234, Views: 2}},
+		Jobs:        []engine.JobInfo{{Name: "w", Kind: "materialized view", Job: "backfill", RowsDone: rows, RowsTotal: 1000, Started: now}},
 	}
 }
 
@@ -73,6 +75,7 @@ func TestMetrics(t *testing.T) {
 	f.obs.EpochDone("v", 20*time.Millisecond)
 	f.obs.CheckpointDone(engine.CheckpointEvent{Duration: time.Second})
 	f.obs.CheckpointDone(engine.CheckpointEvent{Err: "disk full"})
+	f.obs.(engine.SinkObserver).SinkCommitted("k", 3*time.Millisecond)
 	w := get(t, s.Handler(), "/metrics", nil)
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
@@ -90,6 +93,10 @@ func TestMetrics(t *testing.T) {
 		`streamsql_view_watermark_seconds{view="v"} 1.7e+09`,
 		`streamsql_sink_rows_total{sink="k"} 42`,
 		`streamsql_subscriptions{view="v"} 2`,
+		`streamsql_subscription_lag_rows{subscription="7",view="v"} 90`,
+		`streamsql_backfill_rows_done{view="w"} 100`,
+		`streamsql_backfill_rows_total{view="w"} 1000`,
+		`streamsql_sink_commit_duration_seconds_count{sink="k"} 1`,
 		`streamsql_sessions 3`,
 		`streamsql_checkpoint_bytes 1234`,
 		`streamsql_checkpoint_failures_total 1`,
@@ -115,7 +122,8 @@ func TestMetrics(t *testing.T) {
 	}
 	// Another scrape (the third Observe, after GatherAndCount's) reads the counters again.
 	if body2 := get(t, s.Handler(), "/metrics", nil).Body.String(); !strings.Contains(body2,
-		`streamsql_operator_rows_out_total{instance="0",operator="Filter",operator_id="1",view="v"} 150`) {
+		`streamsql_operator_rows_out_total{instance="0",operator="Filter",operator_id="1",view="v"} 150`) ||
+		!strings.Contains(body2, `streamsql_subscription_lag_rows{subscription="7",view="v"} 290`) {
 		t.Errorf("second scrape did not move:\n%s", body2)
 	}
 }

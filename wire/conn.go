@@ -360,6 +360,7 @@ func (c *conn) readyForQuery() error {
 // CancelRequest, by Server.Close or by the returned done function.
 func (c *conn) startStatement() (ctx context.Context, done func()) {
 	ctx, cancel := context.WithCancel(c.srv.ctx)
+	ctx = engine.WithNotices(ctx, c.sendNotice)
 	c.setRunning(cancel)
 	return ctx, func() {
 		c.setRunning(nil)
@@ -381,6 +382,13 @@ func (c *conn) cancelRunning() {
 		c.running()
 	}
 	c.mu.Unlock()
+}
+
+// sendNotice sends a notice while a statement runs (engine.WithNotices):
+// called on the connection's goroutine, from inside Execute.
+func (c *conn) sendNotice(n *pgerr.Error) {
+	c.be.Send(noticeResponse(n))
+	_ = c.flush() // a failure is remembered and ends the statement's result
 }
 
 // sendResultExtras sends a result's notices and changed parameters.

@@ -162,6 +162,7 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	}
 	p := &portal{name: m.DestinationPortal, stmt: s, params: params, formats: formats}
 	p.ctx, p.cancel = context.WithCancel(c.srv.ctx)
+	p.ctx = engine.WithNotices(p.ctx, c.sendNotice)
 	c.portals[p.name] = p
 	c.be.Send(&pgproto3.BindComplete{})
 	return nil

@@ -79,6 +79,9 @@ type Job struct {
 	sink     *sinkState   // nil without JobSpec.Sink
 
 	marks markState // the view's watermarks (marks.go)
+	// started is when StartJob started the job (wall clock); fixed.
+	started time.Time
+	bf      backfill // the table readers' initial rows (progress.go)
 	// outMeters are the ids of the meters of the output startTree last
 	// started (one, or one per instance of a parallel operator); used
 	// while starting only.
@@ -175,7 +178,7 @@ func (j *Job) LastRows() (uint64, []arrow.RecordBatch, error) {
 // epoch is the next one injected.
 func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &Job{rt: rt, spec: spec, env: stream.NewEnv(ctx, rt.cfg.Eval)}
+	j := &Job{rt: rt, spec: spec, env: stream.NewEnv(ctx, rt.cfg.Eval), started: time.Now()}
 	_ = cancel // the env's own cancel (Fail) and stop() end the job
 	j.env.OnRowError = j.rowError
 	j.env.Clock = rt.cfg.Clock

@@ -59,6 +59,9 @@ type OperatorStats struct {
 	// Watermark is the last watermark it sent (µs since the Unix epoch).
 	Watermark    int64
 	HasWatermark bool
+	// Node is the plan's operator (nil for the view or sink itself): the
+	// instances of a parallel operator share it.
+	Node stream.Node
 }
 
 // meter passes in on through a counting goroutine, recording m as the
@@ -143,7 +146,7 @@ func (j *Job) Operators() []OperatorStats {
 		}
 		out[i] = OperatorStats{ID: m.id, Name: OperatorName(m.node), Explain: m.node.Explain(), Inputs: m.inputs, Instance: m.instance,
 			RowsIn: in, RowsOut: byID[i], Chunks: m.chunks.Load(), Bytes: m.bytes.Load(), Backpressure: time.Duration(m.blocked.Load()),
-			Watermark: m.lastWM.Load(), HasWatermark: m.hasWM.Load()}
+			Watermark: m.lastWM.Load(), HasWatermark: m.hasWM.Load(), Node: m.node}
 		if s, ok := m.node.(*stream.Scan); ok {
 			out[i].Relation, out[i].RelationKind = s.Name, s.Kind.String()
 		}

@@ -84,6 +84,7 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 			if rows, feed, err = j.rt.in.SubscribeTable(s.Rel); err != nil {
 				return nil, err
 			}
+			j.bf.add(rows)
 		}
 		r := newRoot()
 		r.table, r.idx = s.Rel, len(j.roots)
@@ -263,7 +264,7 @@ func (j *Job) readTable(r *root, rows []arrow.RecordBatch, feed Feed, w *wmTrack
 	defer j.wg.Done()
 	defer close(out)
 	defer feed.Close()
-	if !j.sendNew(out, rows, w) {
+	if !j.sendBackfill(out, rows, w) {
 		return
 	}
 	drain := func(cut Position) bool {

@@ -88,6 +88,10 @@ type Config struct {
 	// OnCheckpoint, if set, is called once a checkpoint committed (err
 	// nil, stats of it) or failed. Must not block.
 	OnCheckpoint func(stats CheckpointStats, err error)
+	// OnSinkCommit, if set, is called after a sink's writer committed an
+	// epoch, with how long Commit took. Called from the sink job's
+	// goroutine: it must not block.
+	OnSinkCommit func(sink string, d time.Duration)
 }
 
 // Delta is one committed write to a table, in commit order: the rows it

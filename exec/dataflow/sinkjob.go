@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/streamsql/streamsql/connector/sink"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -171,9 +172,11 @@ func (j *Job) sinkBarrier(ctx context.Context, w sink.Writer, e uint64, ckpt boo
 		if err != nil {
 			return err
 		}
+		t := time.Now()
 		if err := w.Commit(ctx, e, p); err != nil {
 			return err
 		}
+		j.sinkCommitted(time.Since(t))
 		s.committed.Store(e)
 		s.setBase(e, p)
 		return nil
@@ -225,9 +228,11 @@ func (j *Job) commitDurable(ctx context.Context, w sink.Writer) error {
 		if p.epoch == d { // a reopened writer recovers to d from now on
 			s.setBase(d, p.pending)
 		}
+		t := time.Now()
 		if err := w.Commit(ctx, p.epoch, p.pending); err != nil {
 			return fmt.Errorf("commit of epoch %d: %w", p.epoch, err)
 		}
+		j.sinkCommitted(time.Since(t))
 		s.committed.Store(p.epoch)
 		n++
 	}
@@ -317,4 +322,11 @@ func (rt *Runtime) restoredSinkPending(id uint32) []byte {
 		return nil
 	}
 	return append([]byte(nil), v...)
+}
+
+// sinkCommitted reports a commit's duration (Config.OnSinkCommit).
+func (j *Job) sinkCommitted(d time.Duration) {
+	if f := j.rt.cfg.OnSinkCommit; f != nil {
+		f(j.spec.Name, d)
+	}
 }

@@ -56,6 +56,7 @@ func (s *Subscription) startSpill() error {
 		return fmt.Errorf("spill file: %w", err)
 	}
 	s.spill = &spillFile{f: f, path: f.Name()}
+	s.rt.cfg.Logf("materialized view %s: slow subscriber %d has %s of changes unread; later changes wait in %s", s.job.spec.Name, s.id, sizeText(s.bytes), f.Name())
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -70,6 +71,17 @@ type Subscription struct {
 	err    error         // set when the subscription ended
 	signal chan struct{} // capacity 1: something was queued or it ended
 	closed bool
+	// started is when it was made (wall clock; fixed).
+	started time.Time
+
+	// id numbers the subscription in the runtime (fixed); pushed and
+	// taken count the change rows handed to it and the ones its reader
+	// took (snapshots not counted): their difference is its lag (sublag.go).
+	id     int64
+	pushed atomic.Int64
+	taken  atomic.Int64
+	// reached is the epoch of the last update its reader took.
+	reached atomic.Uint64
 }
 
 // Subscribe starts reading view id's changelog after the last injected
@@ -95,7 +107,8 @@ func (rt *Runtime) subscribe(id uint32, after uint64, opts SubOptions, onEnd fun
 		after = rt.epoch
 	}
 	s := &Subscription{opts: opts, rt: rt, limit: rt.cfg.SubscribeBufferBytes, start: after, job: j, signal: make(chan struct{}, 1), onEnd: onEnd,
-		cols: j.spec.Cols, popped: after}
+		cols: j.spec.Cols, popped: after, id: subIDs.Add(1), started: time.Now()}
+	s.reached.Store(after)
 	s.sub = &changeSub{client: s}
 	j.subscribe(s.sub, after)
 	return s, nil
@@ -121,6 +134,14 @@ func (s *Subscription) Start() uint64 { return s.start }
 
 // push queues a view's item; false ends the subscriber (overflow or closed).
 func (s *Subscription) push(it subItem) bool {
+	ok := s.pushItem(it)
+	if ok && it.changes != nil && !it.snapshot {
+		s.pushed.Add(int64(it.changes.Len()))
+	}
+	return ok
+}
+
+func (s *Subscription) pushItem(it subItem) bool {
 	if s.tail != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -184,7 +205,9 @@ func (s *Subscription) push(it subItem) bool {
 			return s.spillPush(u)
 		}
 		if s.bytes > 0 {
-			return s.end(s.overflowErr(n))
+			err := s.overflowErr(n)
+			s.rt.cfg.Logf("materialized view %s: slow subscriber %d ended: %v", s.job.spec.Name, s.id, err)
+			return s.end(err)
 		}
 	}
 	s.queue = append(s.queue, queued{u: u, n: n})
@@ -298,6 +321,17 @@ func (s *Subscription) finish(err error) {
 // TryNext returns the next update if one is queued. After the queue is
 // empty it returns the error that ended the subscription, if any.
 func (s *Subscription) TryNext() (Update, bool, error) {
+	u, ok, err := s.tryNext()
+	if ok {
+		s.reached.Store(u.Epoch)
+		if !u.Snapshot {
+			s.taken.Add(updateRows(u))
+		}
+	}
+	return u, ok, err
+}
+
+func (s *Subscription) tryNext() (Update, bool, error) {
 	s.mu.Lock()
 	if len(s.queue) > 0 {
 		q := s.queue[0]
@@ -351,6 +385,7 @@ func (s *Subscription) toLog(epoch uint64) bool {
 	if err != nil {
 		return false
 	}
+	s.rt.cfg.Logf("materialized view %s: slow subscriber %d has %s of changes unread; it reads on from the view's changelog", s.job.spec.Name, s.id, sizeText(s.bytes))
 	s.release(keep)
 	s.tail, s.tailEpoch, s.sent = cur, epoch, after
 	s.wake()

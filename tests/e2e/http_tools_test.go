@@ -158,6 +158,51 @@ func TestDashboardChromium(t *testing.T) {
 	if dom1 == dom2 {
 		t.Error("the page did not change between two loads")
 	}
+	// A backfill in progress shows as a progress bar on the overview.
+	execAll(t, ctx, c, "INSERT INTO t SELECT g % 100000, g FROM generate_series(1, 1500000) g")
+	created := make(chan error, 1)
+	go func() {
+		c2 := s.connect(ctx)
+		defer c2.Close(ctx)
+		_, err := c2.Exec(ctx, "CREATE MATERIALIZED VIEW dash_big AS SELECT k, count(DISTINCT v) AS n, max(v) AS m FROM t GROUP BY k")
+		created <- err
+	}()
+	jobsRunning := func() bool {
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM streamsql_jobs WHERE name = 'dash_big'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	for !jobsRunning() {
+		select {
+		case err := <-created:
+			t.Fatalf("CREATE MATERIALIZED VIEW dash_big ended (%v) before streamsql_jobs listed it", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	domJobs := load("/")
+	if still := jobsRunning(); still && (!strings.Contains(domJobs, "Running jobs") || !strings.Contains(domJobs, `<div class="bar"><div style="width:`)) {
+		t.Errorf("the overview shows no progress bar for the running backfill:\n%s", domJobs)
+	} else if !still {
+		t.Logf("the backfill ended before the page loaded: its bar was not checked")
+	}
+	shotJobs := filepath.Join(t.TempDir(), "dashboard-jobs.png")
+	if still := jobsRunning(); still {
+		cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+t.TempDir(),
+			"--window-size=1300,500", "--virtual-time-budget=3000", "--screenshot="+shotJobs, base+"/")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+		}
+		if dir := os.Getenv("STREAMSQL_SCREENSHOTS"); dir != "" { // docs/images
+			if b, err := os.ReadFile(shotJobs); err == nil {
+				_ = os.WriteFile(filepath.Join(dir, "dashboard-jobs.png"), b, 0o644)
+			}
+		}
+	}
+	if err := <-created; err != nil {
+		t.Fatal(err)
+	}
 	shot := filepath.Join(t.TempDir(), "dashboard.png")
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+t.TempDir(),
 		"--window-size=1300,800", "--virtual-time-budget=5000", "--screenshot="+shot, base+"/")

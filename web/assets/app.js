@@ -134,7 +134,17 @@ function overviewPage(ov) {
       <td>${c.error ? `<span class="err">failed: ${esc(c.error)}</span>` : "committed"}</td>
       <td class="num">${secs(c.duration_seconds)}</td><td class="num">${bytes(c.bytes)}</td>
       <td>${c.full ? "full" : "incremental"}</td><td class="num">${c.views}</td></tr>`).join("");
+  const jobs = (ov.jobs || []).map(j => `<tr class="job">
+      <td><a href="#/view/${encodeURIComponent(j.name)}">${esc(j.name)}</a></td><td>${esc(j.kind)} ${esc(j.job)}</td>
+      <td><div class="bar"><div style="width:${(100 * j.progress).toFixed(1)}%"></div></div></td>
+      <td class="num">${(100 * j.progress).toFixed(1)}%</td>
+      <td class="num">${num(j.rows_done)} / ${num(j.rows_total)}</td>
+      <td class="num">${secs(j.elapsed_seconds)}</td>
+      <td class="num">${j.remaining_seconds === null ? "–" : "about " + secs(j.remaining_seconds)}</td></tr>`).join("");
   return `
+  ${jobs ? `<h2>Running jobs</h2>
+  <table><tr><th>view</th><th>job</th><th style="width:30%">progress</th><th class="num"></th><th class="num">rows</th>
+    <th class="num">elapsed</th><th class="num">left</th></tr>${jobs}</table>` : ""}
   <h2>Materialized views</h2>
   <table><tr><th>view</th><th>status</th><th class="num">freshness</th><th class="num">rows/s in</th><th></th>
     <th class="num">changes/s out</th><th></th><th class="num">rows</th><th class="num">row errors</th><th class="num">late rows</th>
@@ -220,6 +230,10 @@ function viewPage(ov, name) {
   <h2>Operators</h2>
   <table><tr><th>id</th><th>operator</th><th class="num">rows in</th><th class="num">rows out</th><th class="num">rows/s out</th>
     <th class="num">backpressure</th><th>watermark</th></tr>${opRows}</table>
+  <h2>Subscribers</h2>
+  ${(v.subscriptions || []).length ? `<table><tr><th>subscription</th><th class="num">rows read</th><th class="num">rows unread (lag)</th>
+    <th class="num">epochs behind</th></tr>${v.subscriptions.map(x => `<tr class="sub"><td>#${x.id}</td><td class="num">${num(x.rows_read)}</td>
+    <td class="num">${num(x.lag_rows)}</td><td class="num">${x.lag_epochs}</td></tr>`).join("")}</table>` : '<p class="muted">none</p>'}
   <h2>Query</h2><pre>${esc(v.definition)}</pre>`;
 }
 
