@@ -1,0 +1,203 @@
+package stream
+
+import (
+	"fmt"
+	"maps"
+	"math/rand"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Rescaling by restart, at operator level: a keyed operator runs as
+// oldN instances over random input, checkpointing at random barriers; at
+// each checkpoint its instances' states are given to newN new instances
+// (each restoring the vnodes it owns from every old instance, as the
+// runtime does) which run the rest of the input. Every epoch's net
+// changes after the checkpoint must equal those of one uninterrupted
+// instance.
+
+// instCk is one instance's Checkpointer in these tests: it restores from
+// restored (if set) and folds its snapshots into st.
+type instCk struct {
+	mu       sync.Mutex
+	node     Node
+	restored StateReader
+	st       memState
+}
+
+func (c *instCk) Restored(n Node) StateReader {
+	if n != c.node {
+		return nil
+	}
+	return c.restored
+}
+
+func (c *instCk) Snapshot(n Node, b Barrier, st Stateful) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return st.Snapshot(&memWriter{st: c.st}, false)
+}
+
+// parRescaleRun is one run's record: per output barrier the epoch's net
+// changes, and at each checkpoint barrier every instance's state.
+type parRescaleRun struct {
+	epochs []string
+	states [][]memState // per checkpoint, per instance
+	cpIn   []int        // the input position of each checkpoint barrier
+}
+
+// runRescaled runs node as n instances routed by keys (of types ts) over
+// in[from:]; with parts set, instance k restores from a RescaledState over
+// them.
+func runRescaled(t *testing.T, node Node, keys []int, ts []types.T, n int, in []Message, from int, parts []memState) *parRescaleRun {
+	t.Helper()
+	env := newEnv(t)
+	cks := make([]*instCk, n)
+	ckIfs := make([]Checkpointer, n)
+	for k := range cks {
+		cks[k] = &instCk{node: node, st: memState{}}
+		if parts != nil {
+			rs := &RescaledState{Keys: [][]int{keys}, N: n, K: k}
+			for _, p := range parts {
+				rs.Parts = append(rs.Parts, p)
+			}
+			cks[k].restored = rs
+		}
+		ckIfs[k] = cks[k]
+	}
+	input := make(chan Message)
+	out := startParallelCk(env, node, keys, ts, n, input, ckIfs)
+	res := &parRescaleRun{}
+	barriers := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		net := map[string]int{}
+		for m := range out {
+			switch m.Kind {
+			case KindChunk:
+				for i := 0; i < m.Chunk.Len(); i++ {
+					id := rowIdentity(m.Chunk.Rec, i, node.Columns(), 0, len(node.Columns()))
+					if op := m.Chunk.Op(i); op == Delete || op == UpdateBefore {
+						net[id]--
+					} else {
+						net[id]++
+					}
+				}
+			case KindBarrier:
+				var lines []string
+				for id, c := range net {
+					if c != 0 {
+						lines = append(lines, fmt.Sprintf("%q x%d", id, c))
+					}
+				}
+				sort.Strings(lines)
+				res.epochs = append(res.epochs, fmt.Sprintf("epoch %d: %s", m.Barrier.Epoch, strings.Join(lines, ", ")))
+				clear(net)
+				if m.Barrier.Checkpoint {
+					var sts []memState
+					for _, c := range cks {
+						c.mu.Lock()
+						sts = append(sts, maps.Clone(c.st))
+						c.mu.Unlock()
+					}
+					res.states = append(res.states, sts)
+				}
+				barriers <- struct{}{}
+			}
+		}
+	}()
+	for i := from; i < len(in); i++ {
+		m := in[i]
+		if m.Kind == KindBarrier && m.Barrier.Checkpoint {
+			res.cpIn = append(res.cpIn, i)
+		}
+		select {
+		case input <- m:
+		case <-env.Ctx.Done():
+			t.Fatalf("stopped at input %d: %v", i, env.Err())
+		}
+		if m.Kind == KindBarrier {
+			select {
+			case <-barriers:
+			case <-done:
+				t.Fatalf("stopped at input %d: %v", i, env.Err())
+			}
+		}
+	}
+	close(input)
+	<-done
+	if err := env.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// rescales are the (old, new) parallelisms every rescale test restarts
+// with.
+var rescales = [][2]int{{4, 2}, {2, 3}, {1, 4}, {4, 1}, {3, 8}}
+
+// checkRescale runs node over in uninterrupted at parallelism 1, then for
+// each (old, new) in rescales at old with a restart into new at each
+// checkpoint, and compares every epoch after the checkpoint.
+func checkRescale(t *testing.T, node Node, keys []int, ts []types.T, in []Message) {
+	t.Helper()
+	want := runRescaled(t, node, keys, ts, 1, in, 0, nil)
+	for _, sc := range rescales {
+		old := runRescaled(t, node, keys, ts, sc[0], in, 0, nil)
+		if !slices.Equal(old.epochs, want.epochs) {
+			t.Fatalf("at parallelism %d: %s", sc[0], diffLines(old.epochs, want.epochs))
+		}
+		for c, at := range old.cpIn {
+			rest := runRescaled(t, node, keys, ts, sc[1], in, at+1, old.states[c])
+			if w := want.epochs[len(want.epochs)-len(rest.epochs):]; !slices.Equal(rest.epochs, w) {
+				t.Fatalf("%d -> %d at checkpoint %d (input %d): %s", sc[0], sc[1], c, at, diffLines(rest.epochs, w))
+			}
+			if len(rest.cpIn) == 0 {
+				continue
+			}
+			// and on into one instance, which holds every key once: a
+			// key restored by two instances fails its restore, one
+			// restored by none shows in the epochs
+			again := runRescaled(t, node, keys, ts, 1, in, rest.cpIn[0]+1, rest.states[0])
+			if w := want.epochs[len(want.epochs)-len(again.epochs):]; !slices.Equal(again.epochs, w) {
+				t.Fatalf("%d -> %d at checkpoint %d, then -> 1: %s", sc[0], sc[1], c, diffLines(again.epochs, w))
+			}
+		}
+	}
+}
+
+func TestHashAggRescale(t *testing.T) {
+	aggs := propAggs(t)
+	seeds, epochs := 3, 20
+	if testing.Short() {
+		seeds, epochs = 1, 12
+	}
+	for ci, cfg := range ckAggConfigs {
+		if len(cfg.groupBy) == 0 {
+			continue // a global aggregate runs single
+		}
+		for seed := 1; seed <= seeds; seed++ {
+			t.Run(fmt.Sprintf("%s/seed=%d", cfg.name, seed), func(t *testing.T) {
+				rng := rand.New(rand.NewSource(int64(1000*ci + seed)))
+				h, _ := propPlans(t, propConfig{groupBy: cfg.groupBy, noAggs: cfg.noAggs}, aggs)
+				h.AppendOnly, h.Clean = cfg.appendOnly, cfg.clean
+				h.Input = &Scan{Cols: propCols}
+				keys, ok := ColumnKeys(h.GroupBy)
+				if !ok {
+					t.Fatal("group keys are not columns")
+				}
+				ts := make([]types.T, len(keys))
+				for i, g := range h.GroupBy {
+					ts[i] = g.Type()
+				}
+				checkRescale(t, h, keys, ts, genCkAggInput(t, rng, cfg, epochs))
+			})
+		}
+	}
+}
