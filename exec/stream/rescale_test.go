@@ -28,6 +28,7 @@ type instCk struct {
 	node     Node
 	restored StateReader
 	st       memState
+	based    bool
 }
 
 func (c *instCk) Restored(n Node) StateReader {
@@ -40,7 +41,11 @@ func (c *instCk) Restored(n Node) StateReader {
 func (c *instCk) Snapshot(n Node, b Barrier, st Stateful) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return st.Snapshot(&memWriter{st: c.st}, false)
+	// the first snapshot after a rescale is full: the new instance's
+	// state has no base under its id (the runtime's fullNext)
+	full := c.restored != nil && !c.based
+	c.based = true
+	return st.Snapshot(&memWriter{st: c.st}, full)
 }
 
 // parRescaleRun is one run's record: per output barrier the epoch's net
