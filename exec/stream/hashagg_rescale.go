@@ -31,19 +31,22 @@ func (r *aggRun) restoreRescaled(rs *RescaledState) error {
 	if r.table == nil {
 		return errors.New("an aggregation without keys does not run in parallel")
 	}
-	if len(rs.Keys) != 1 {
-		return fmt.Errorf("%d routing key lists for one input", len(rs.Keys))
-	}
-	groupCols := make([]int, len(r.h.GroupBy))
-	for i, e := range r.h.GroupBy {
-		groupCols[i] = -1
-		if c, ok := e.(*expr.ColRef); ok {
-			groupCols[i] = c.Idx
+	var route []int // the group keys that route (none when one instance owns all)
+	if rs.N > 1 {
+		if len(rs.Keys) != 1 {
+			return fmt.Errorf("%d routing key lists for one input", len(rs.Keys))
 		}
-	}
-	route, err := routingPositions(rs.Keys[0], groupCols)
-	if err != nil {
-		return err
+		groupCols := make([]int, len(r.h.GroupBy))
+		for i, e := range r.h.GroupBy {
+			groupCols[i] = -1
+			if c, ok := e.(*expr.ColRef); ok {
+				groupCols[i] = c.Idx
+			}
+		}
+		var err error
+		if route, err = routingPositions(rs.Keys[0], groupCols); err != nil {
+			return err
+		}
 	}
 	clean := r.clean != nil
 	merged := aggMeta{sent: map[int]int64{}}
@@ -153,6 +156,13 @@ func (r *aggRun) groupKeyCells(b []byte) ([]cell, error) {
 // ownedGroups reports, per group of routeCells (n groups), whether this
 // instance owns its vnode.
 func (r *aggRun) ownedGroups(rs *RescaledState, route []int, routeCells [][]cell, n int) ([]bool, error) {
+	owned := make([]bool, n)
+	if rs.N <= 1 {
+		for i := range owned {
+			owned[i] = true
+		}
+		return owned, nil
+	}
 	cols := make([]arrow.Array, len(route))
 	ts := make([]types.T, len(route))
 	for i, pos := range route {
@@ -166,7 +176,6 @@ func (r *aggRun) ownedGroups(rs *RescaledState, route []int, routeCells [][]cell
 	}
 	var h VNodeHasher
 	vn := h.VNodes(cols, ts, n, nil)
-	owned := make([]bool, n)
 	for i, v := range vn {
 		owned[i] = rs.Own(v)
 	}
