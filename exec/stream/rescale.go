@@ -1,6 +1,13 @@
 package stream
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/types"
+)
 
 // Rescaling by restart (docs/contributing/parallel.md, "Checkpoints"). A
 // keyed operator's state is a set of per-key entries, and every key lives
@@ -87,4 +94,48 @@ func routingPositions(cols []int, keys []int) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// pairs is a StateReader over key/value pairs held in memory (the records
+// a rescaled operator kept), read by the operator's ordinary Restore.
+type pairs struct{ k, v [][]byte }
+
+func (p *pairs) add(k, v []byte) {
+	p.k, p.v = append(p.k, append([]byte(nil), k...)), append(p.v, append([]byte(nil), v...))
+}
+
+// Len implements StateReader.
+func (p *pairs) Len() int { return len(p.k) }
+
+// Range implements StateReader, in the order the pairs were added.
+func (p *pairs) Range(fn func(key, value []byte) error) error {
+	for i := range p.k {
+		if err := fn(p.k[i], p.v[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowVNodes returns the vnode of each of rows by the values of its
+// columns cols (of types ts): what the exchange computed for them.
+func rowVNodes(rows [][]types.Value, cols []int, ts []types.T) ([]uint16, error) {
+	arrs := make([]arrow.Array, len(cols))
+	vals := make([]types.Value, len(rows))
+	for i, c := range cols {
+		for r, row := range rows {
+			if c >= len(row) {
+				return nil, fmt.Errorf("routing column %d of a %d-column row", c, len(row))
+			}
+			vals[r] = row[c]
+		}
+		a, err := types.MakeArray(memory.DefaultAllocator, ts[i], vals)
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		arrs[i] = a
+	}
+	var h VNodeHasher
+	return h.VNodes(arrs, ts, len(rows), nil), nil
 }

@@ -3,6 +3,7 @@ package stream
 import (
 	"fmt"
 	"maps"
+	"math"
 	"math/rand"
 	"slices"
 	"sort"
@@ -150,16 +151,18 @@ var rescales = [][2]int{{4, 2}, {2, 3}, {1, 4}, {4, 1}, {3, 8}}
 // checkRescale runs node over in uninterrupted at parallelism 1, then for
 // each (old, new) in rescales at old with a restart into new at each
 // checkpoint, and compares every epoch after the checkpoint.
-func checkRescale(t *testing.T, node Node, keys []int, ts []types.T, in []Message) {
+// gen gives the input messages afresh for each run (operators may release
+// the records of their input).
+func checkRescale(t *testing.T, node Node, keys []int, ts []types.T, gen func() []Message) {
 	t.Helper()
-	want := runRescaled(t, node, keys, ts, 1, in, 0, nil)
+	want := runRescaled(t, node, keys, ts, 1, gen(), 0, nil)
 	for _, sc := range rescales {
-		old := runRescaled(t, node, keys, ts, sc[0], in, 0, nil)
+		old := runRescaled(t, node, keys, ts, sc[0], gen(), 0, nil)
 		if !slices.Equal(old.epochs, want.epochs) {
 			t.Fatalf("at parallelism %d: %s", sc[0], diffLines(old.epochs, want.epochs))
 		}
 		for c, at := range old.cpIn {
-			rest := runRescaled(t, node, keys, ts, sc[1], in, at+1, old.states[c])
+			rest := runRescaled(t, node, keys, ts, sc[1], gen(), at+1, old.states[c])
 			if w := want.epochs[len(want.epochs)-len(rest.epochs):]; !slices.Equal(rest.epochs, w) {
 				t.Fatalf("%d -> %d at checkpoint %d (input %d): %s", sc[0], sc[1], c, at, diffLines(rest.epochs, w))
 			}
@@ -169,7 +172,7 @@ func checkRescale(t *testing.T, node Node, keys []int, ts []types.T, in []Messag
 			// and on into one instance, which holds every key once: a
 			// key restored by two instances fails its restore, one
 			// restored by none shows in the epochs
-			again := runRescaled(t, node, keys, ts, 1, in, rest.cpIn[0]+1, rest.states[0])
+			again := runRescaled(t, node, keys, ts, 1, gen(), rest.cpIn[0]+1, rest.states[0])
 			if w := want.epochs[len(want.epochs)-len(again.epochs):]; !slices.Equal(again.epochs, w) {
 				t.Fatalf("%d -> %d at checkpoint %d, then -> 1: %s", sc[0], sc[1], c, diffLines(again.epochs, w))
 			}
@@ -201,8 +204,65 @@ func TestHashAggRescale(t *testing.T) {
 				for i, g := range h.GroupBy {
 					ts[i] = g.Type()
 				}
-				checkRescale(t, h, keys, ts, genCkAggInput(t, rng, cfg, epochs))
+				in := genCkAggInput(t, rng, cfg, epochs)
+				checkRescale(t, h, keys, ts, func() []Message { return in })
 			})
 		}
+	}
+}
+
+// TestTopNRescale: a top-n per partition (row_number() OVER (PARTITION BY
+// c0 ...) <= n, rank, offsets) over random changelogs with watermarks.
+func TestTopNRescale(t *testing.T) {
+	seeds := 12
+	if testing.Short() {
+		seeds = 4
+	}
+	for seed := int64(0); seed < int64(seeds); seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		limits := []int64{1, 2, 3, math.MaxInt64}
+		top := newTopN(nil, true, tnOrders[rng.Intn(len(tnOrders))], limits[rng.Intn(len(limits))], int64(rng.Intn(2)), rng.Intn(2) == 0, false)
+		t.Run(fmt.Sprintf("seed%d/%s", seed, top.Explain()), func(t *testing.T) {
+			var script []ktMsg
+			var model [][]types.Value
+			var epoch uint64
+			for e := 0; e < 15; e++ {
+				for c := rng.Intn(4); c > 0; c-- {
+					var rows [][]types.Value
+					var ops []Op
+					for n := 1 + rng.Intn(8); n > 0; n-- {
+						if x := rng.Intn(3); x == 0 && len(model) > 0 {
+							i := rng.Intn(len(model))
+							rows, ops = append(rows, model[i]), append(ops, Delete)
+							model = append(model[:i], model[i+1:]...)
+							continue
+						}
+						r := tnRandRow(rng)
+						model = append(model, r)
+						rows, ops = append(rows, r), append(ops, Insert)
+					}
+					script = append(script, ktChunk(ops, rows...))
+				}
+				if rng.Intn(4) == 0 {
+					script = append(script, ktMark(1, int64(e)))
+				}
+				script = ktBarrier(rng, script, &epoch)
+			}
+			gen := func() []Message {
+				var in []Message
+				for _, s := range script {
+					switch s.kind {
+					case KindChunk:
+						in = append(in, ChunkMsg(tnChunk(t, tnIn, s.ops, s.rows)))
+					case KindWatermark:
+						in = append(in, WatermarkMsg(s.mark))
+					case KindBarrier:
+						in = append(in, BarrierMsg(s.barrier))
+					}
+				}
+				return in
+			}
+			checkRescale(t, top, []int{0}, []types.T{tnIn[0].Type}, gen)
+		})
 	}
 }
