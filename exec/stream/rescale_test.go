@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -62,13 +63,80 @@ type parRescaleRun struct {
 // them.
 func runRescaled(t *testing.T, node Node, keys []int, ts []types.T, n int, in []Message, from int, parts []memState) *parRescaleRun {
 	t.Helper()
+	sm := make([]sideMsg, len(in))
+	for i, m := range in {
+		sm[i] = sideMsg{0, m}
+	}
+	return runRescaledN(t, node, [][]int{keys}, ts, n, sm, from, parts)
+}
+
+// sideMsg is an input message of one input of a multi-input operator (a
+// barrier or watermark goes to the side it names only; scripts send
+// barriers to every side).
+type sideMsg struct {
+	side int
+	m    Message
+}
+
+// startParallelN is startParallelCk for operators of several inputs:
+// each input is split by its own keys.
+func startParallelN(env *Env, node Node, keys [][]int, ts []types.T, n int, ins []chan Message, cks []Checkpointer) <-chan Message {
+	if n <= 1 {
+		ro := make([]<-chan Message, len(ins))
+		for i, c := range ins {
+			ro[i] = c
+		}
+		return node.Start(env.Instance(cks[0]), ro)
+	}
+	perInst := make([][]<-chan Message, n)
+	for i, in := range ins {
+		chans := make([]chan Message, n)
+		for k := range chans {
+			chans[k] = make(chan Message, ChannelSize)
+			perInst[k] = append(perInst[k], chans[k])
+		}
+		go func(in chan Message, keys []int) {
+			defer func() {
+				for _, c := range chans {
+					close(c)
+				}
+			}()
+			sp := NewSplitter(keys, ts, n)
+			for m := range in {
+				if m.Kind != KindChunk {
+					for _, c := range chans {
+						if !send(env, c, m) {
+							return
+						}
+					}
+					continue
+				}
+				for k, part := range sp.Split(m.Chunk) {
+					if part != nil && !send(env, chans[k], ChunkMsg(part)) {
+						return
+					}
+				}
+			}
+		}(in, keys[i])
+	}
+	outs := make([]<-chan Message, n)
+	for k := range outs {
+		outs[k] = node.Start(env.Instance(cks[k]), perInst[k])
+	}
+	return (&Union{Ins: []Node{node}, Cols: node.Columns()}).Start(env, outs)
+}
+
+// runRescaledN is runRescaled over the inputs of keys (one list per
+// input), in feeding in's messages in order.
+func runRescaledN(t *testing.T, node Node, keys [][]int, ts []types.T, n int, in []sideMsg, from int, parts []memState) *parRescaleRun {
+	t.Helper()
 	env := newEnv(t)
 	cks := make([]*instCk, n)
 	ckIfs := make([]Checkpointer, n)
 	for k := range cks {
 		cks[k] = &instCk{node: node, st: memState{}}
 		if parts != nil {
-			rs := &RescaledState{Keys: [][]int{keys}, N: n, K: k}
+			rs := &RescaledState{Keys: keys, N: n, K: k}
 			for _, p := range parts {
 				rs.Parts = append(rs.Parts, p)
 			}
@@ -76,8 +144,11 @@ func runRescaled(t *testing.T, node Node, keys []int, ts []types.T, n int, in []
 		}
 		ckIfs[k] = cks[k]
 	}
-	input := make(chan Message)
-	out := startParallelCk(env, node, keys, ts, n, input, ckIfs)
+	inputs := make([]chan Message, len(keys))
+	for i := range inputs {
+		inputs[i] = make(chan Message)
+	}
+	out := startParallelN(env, node, keys, ts, n, inputs, ckIfs)
 	res := &parRescaleRun{}
 	barriers := make(chan struct{})
 	done := make(chan struct{})
@@ -119,14 +190,23 @@ func runRescaled(t *testing.T, node Node, keys []int, ts []types.T, n int, in []
 		}
 	}()
 	for i := from; i < len(in); i++ {
-		m := in[i]
+		m := in[i].m
 		if m.Kind == KindBarrier && m.Barrier.Checkpoint {
 			res.cpIn = append(res.cpIn, i)
 		}
-		select {
-		case input <- m:
-		case <-env.Ctx.Done():
-			t.Fatalf("stopped at input %d: %v", i, env.Err())
+		sides := []int{in[i].side}
+		if m.Kind == KindBarrier {
+			sides = sides[:0]
+			for s := range inputs {
+				sides = append(sides, s)
+			}
+		}
+		for _, s := range sides {
+			select {
+			case inputs[s] <- m:
+			case <-env.Ctx.Done():
+				t.Fatalf("stopped at input %d: %v", i, env.Err())
+			}
 		}
 		if m.Kind == KindBarrier {
 			select {
@@ -136,7 +216,9 @@ func runRescaled(t *testing.T, node Node, keys []int, ts []types.T, n int, in []
 			}
 		}
 	}
-	close(input)
+	for _, c := range inputs {
+		close(c)
+	}
 	<-done
 	if err := env.Err(); err != nil {
 		t.Fatal(err)
@@ -155,14 +237,27 @@ var rescales = [][2]int{{4, 2}, {2, 3}, {1, 4}, {4, 1}, {3, 8}}
 // the records of their input).
 func checkRescale(t *testing.T, node Node, keys []int, ts []types.T, gen func() []Message) {
 	t.Helper()
-	want := runRescaled(t, node, keys, ts, 1, gen(), 0, nil)
+	genN := func() []sideMsg {
+		var out []sideMsg
+		for _, m := range gen() {
+			out = append(out, sideMsg{0, m})
+		}
+		return out
+	}
+	checkRescaleN(t, node, [][]int{keys}, ts, genN)
+}
+
+// checkRescaleN is checkRescale for operators of several inputs.
+func checkRescaleN(t *testing.T, node Node, keys [][]int, ts []types.T, gen func() []sideMsg) {
+	t.Helper()
+	want := runRescaledN(t, node, keys, ts, 1, gen(), 0, nil)
 	for _, sc := range rescales {
-		old := runRescaled(t, node, keys, ts, sc[0], gen(), 0, nil)
+		old := runRescaledN(t, node, keys, ts, sc[0], gen(), 0, nil)
 		if !slices.Equal(old.epochs, want.epochs) {
 			t.Fatalf("at parallelism %d: %s", sc[0], diffLines(old.epochs, want.epochs))
 		}
 		for c, at := range old.cpIn {
-			rest := runRescaled(t, node, keys, ts, sc[1], gen(), at+1, old.states[c])
+			rest := runRescaledN(t, node, keys, ts, sc[1], gen(), at+1, old.states[c])
 			if w := want.epochs[len(want.epochs)-len(rest.epochs):]; !slices.Equal(rest.epochs, w) {
 				t.Fatalf("%d -> %d at checkpoint %d (input %d): %s", sc[0], sc[1], c, at, diffLines(rest.epochs, w))
 			}
@@ -172,7 +267,7 @@ func checkRescale(t *testing.T, node Node, keys []int, ts []types.T, gen func() 
 			// and on into one instance, which holds every key once: a
 			// key restored by two instances fails its restore, one
 			// restored by none shows in the epochs
-			again := runRescaled(t, node, keys, ts, 1, gen(), rest.cpIn[0]+1, rest.states[0])
+			again := runRescaledN(t, node, keys, ts, 1, gen(), rest.cpIn[0]+1, rest.states[0])
 			if w := want.epochs[len(want.epochs)-len(again.epochs):]; !slices.Equal(again.epochs, w) {
 				t.Fatalf("%d -> %d at checkpoint %d, then -> 1: %s", sc[0], sc[1], c, diffLines(again.epochs, w))
 			}
@@ -264,5 +359,70 @@ func TestTopNRescale(t *testing.T) {
 			}
 			checkRescale(t, top, []int{0}, []types.T{tnIn[0].Type}, gen)
 		})
+	}
+}
+
+// TestHashJoinRescale: equi-joins of every kind over random changelogs
+// (update pairs, duplicates, NULL keys) with watermarks, routed by their
+// int key as the planner would.
+func TestHashJoinRescale(t *testing.T) {
+	seeds := 3
+	if testing.Short() {
+		seeds = 1
+	}
+	for _, kind := range joinKindList {
+		for seed := int64(0); seed < int64(seeds); seed++ {
+			t.Run(fmt.Sprintf("%s/%d", kind, seed), func(t *testing.T) {
+				rng := rand.New(rand.NewSource(seed))
+				j := newTestJoin(t, kind, "int", seed%2 == 1, nil, nil)
+				var keys [2][]int
+				var ts []types.T
+				for i := range j.LeftKeys {
+					l, ok1 := j.LeftKeys[i].(*expr.ColRef)
+					r, ok2 := j.RightKeys[i].(*expr.ColRef)
+					isInt := func(t types.T) bool { return t.Kind == types.Int2 || t.Kind == types.Int4 || t.Kind == types.Int8 }
+					if ok1 && ok2 && (l.T.Kind == r.T.Kind || isInt(l.T) && isInt(r.T)) { // the planner's sameHash
+						keys[0], keys[1], ts = append(keys[0], l.Idx), append(keys[1], r.Idx), append(ts, l.T)
+					}
+				}
+				if len(ts) == 0 {
+					t.Fatal("no plain key pair")
+				}
+				gens := [2]*changelog{{rng: rng, cols: jLeft, keys: 12}, {rng: rng, cols: jRight, keys: 12}}
+				var script []jkMsg
+				var epoch uint64
+				marks := [2]int64{}
+				for step := 0; step < 50; step++ {
+					s := rng.Intn(2)
+					switch x := rng.Intn(10); {
+					case x == 0:
+						marks[s] += int64(rng.Intn(3))
+						script = append(script, jkMsg{s, ktMark(0, marks[s])})
+					case x < 3:
+						script = jkBarrier(rng, script, &epoch)
+					default:
+						gens[s].retract = step >= 10
+						script = append(script, jkChunkMsg(s, gens[s].chunk(t, 6), gens[s].cols))
+					}
+				}
+				script = jkBarrier(rng, script, &epoch)
+				in := [2][]types.Column{jLeft, jRight}
+				gen := func() []sideMsg {
+					var out []sideMsg
+					for _, s := range script {
+						switch s.m.kind {
+						case KindChunk:
+							out = append(out, sideMsg{s.side, ChunkMsg(tnChunk(t, in[s.side], s.m.ops, s.m.rows))})
+						case KindWatermark:
+							out = append(out, sideMsg{s.side, WatermarkMsg(s.m.mark)})
+						case KindBarrier:
+							out = append(out, sideMsg{0, BarrierMsg(s.m.barrier)})
+						}
+					}
+					return out
+				}
+				checkRescaleN(t, j, keys[:], ts, gen)
+			})
+		}
 	}
 }
