@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -424,5 +425,62 @@ func TestHashJoinRescale(t *testing.T) {
 				checkRescaleN(t, j, keys[:], ts, gen)
 			})
 		}
+	}
+}
+
+// TestIntervalJoinRescale: keyed interval joins (inner and outer) with
+// watermarks on their time columns, routed by their key.
+func TestIntervalJoinRescale(t *testing.T) {
+	var cases []ivCase
+	for _, kind := range []exec.JoinKind{exec.InnerJoin, exec.LeftJoin, exec.FullJoin} {
+		cases = append(cases, ivCase{kind, true, -10, 0, true, true, false, true}, ivCase{kind, true, 3, 12, true, true, true, false})
+	}
+	for _, c := range cases {
+		t.Run(c.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(1))
+			var script []sideMsg
+			var epoch uint64
+			now := [2]int64{50, 50}
+			ins := [2][]types.Column{ivLeft, ivRight}
+			type row struct {
+				side int
+				rows [][]types.Value
+			}
+			var plan []any
+			for step := 0; step < 60; step++ {
+				s := rng.Intn(2)
+				switch x := rng.Intn(10); {
+				case x < 2:
+					plan = append(plan, sideMsg{s, WatermarkMsg(Watermark{Col: 1, Value: now[s] - int64(rng.Intn(12))})})
+				case x < 4:
+					epoch++
+					plan = append(plan, sideMsg{0, BarrierMsg(Barrier{Epoch: epoch, Checkpoint: rng.Intn(3) == 0})})
+				default:
+					var rows [][]types.Value
+					for n := rng.Intn(6); n >= 0; n-- {
+						now[s] += int64(rng.Intn(3))
+						rows = append(rows, []types.Value{int64(rng.Intn(5)), types.TimestampValue(now[s] - int64(rng.Intn(15))), int64(step*10 + n)})
+					}
+					plan = append(plan, row{s, rows})
+				}
+			}
+			epoch++
+			plan = append(plan, sideMsg{0, BarrierMsg(Barrier{Epoch: epoch, Checkpoint: true})})
+			gen := func() []sideMsg {
+				script = script[:0]
+				for _, p := range plan {
+					switch p := p.(type) {
+					case sideMsg:
+						script = append(script, p)
+					case row:
+						script = append(script, sideMsg{p.side, ChunkMsg(tnChunk(t, ins[p.side], nil, p.rows))})
+					}
+				}
+				return slices.Clone(script)
+			}
+			j := newIntervalJoin(t, c)
+			j.Left, j.Right = &jsrc{nil, ivLeft}, &jsrc{nil, ivRight}
+			checkRescaleN(t, j, [][]int{{0}, {0}}, []types.T{ivLeft[0].Type}, gen)
+		})
 	}
 }
