@@ -77,6 +77,12 @@ type Relation struct {
 	// sink was created with: its keyed operators run as that many
 	// instances, also after a restart (0, catalogs written before it: 1).
 	Parallelism int `json:",omitempty"`
+	// ParallelismDefault marks a materialized view created without an
+	// explicit streaming_parallelism (the server's default): it is planned
+	// with the server's --streaming-parallelism at every start, so a
+	// restart with another value rescales it (its keyed state is
+	// redistributed by vnode, docs/contributing/parallel.md).
+	ParallelismDefault bool `json:",omitempty"`
 	// Encode is a sink's ENCODE (FORMAT UPSERT ENCODE JSON: "JSON").
 	Encode string `json:",omitempty"`
 	// Owner is the OID of the role that owns the relation (pg_class.relowner),

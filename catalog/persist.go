@@ -54,6 +54,9 @@ type fileRelation struct {
 	Encode    string            `json:"encode,omitempty"` // a sink's ENCODE
 	// Parallelism is a view's or sink's streaming_parallelism.
 	Parallelism int `json:"parallelism,omitempty"`
+	// ParallelismDefault: a view created with the server's default
+	// streaming_parallelism, which follows that default at every start.
+	ParallelismDefault bool `json:"parallelism_default,omitempty"`
 	// Owner is the owning role's OID (absent in old catalogs: the
 	// bootstrap superuser); ACL is relacl, null for the default one.
 	Owner uint32    `json:"owner,omitempty"`
@@ -134,7 +137,7 @@ func load(dir string) (*snapshot, error) {
 			PrimaryKey: fr.PrimaryKey, PKName: fr.PKName, PKIndexOID: fr.PKIndexOID, Unique: fr.Unique,
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
-			Connector: fr.Connector, Options: fr.Options, Format: fr.Format, Encode: fr.Encode, Parallelism: fr.Parallelism,
+			Connector: fr.Connector, Options: fr.Options, Format: fr.Format, Encode: fr.Encode, Parallelism: fr.Parallelism, ParallelismDefault: fr.ParallelismDefault,
 			Owner: fr.Owner, ACL: fr.ACL, Seq: fr.Seq,
 		}
 		for _, fc := range fr.Columns {
@@ -186,7 +189,7 @@ func (c *Catalog) save(s *snapshot) error {
 			PrimaryKey: r.PrimaryKey, PKName: r.PKName, PKIndexOID: r.PKIndexOID, Unique: r.Unique,
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
-			Connector: r.Connector, Options: r.Options, Format: r.Format, Encode: r.Encode, Parallelism: r.Parallelism,
+			Connector: r.Connector, Options: r.Options, Format: r.Format, Encode: r.Encode, Parallelism: r.Parallelism, ParallelismDefault: r.ParallelismDefault,
 			Owner: r.Owner, ACL: r.ACL, Seq: r.Seq,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 )
@@ -14,8 +15,19 @@ import (
 // or SUBSCRIBE (query), is the number of instances of each keyed operator
 // of its plan (planner.Env.Parallelism). A view and a sink keep theirs in
 // the catalog (catalog.Relation.Parallelism) and are planned with it again
-// at every restart, so their checkpointed state (kept per instance)
-// restores exactly.
+// at every restart. A view created without an explicit value (the
+// server's default: catalog.Relation.ParallelismDefault) follows the
+// server's --streaming-parallelism instead: a restart with another value
+// rescales it, its keyed state redistributed by vnode
+// (docs/contributing/parallel.md).
+
+// viewParallelism is the parallelism a view is planned with at start.
+func (e *Engine) viewParallelism(rel *catalog.Relation) int {
+	if rel.ParallelismDefault {
+		return e.StreamingParallelism()
+	}
+	return max(rel.Parallelism, 1)
+}
 
 // StreamingParallelism returns the server's default streaming_parallelism.
 func (e *Engine) StreamingParallelism() int {

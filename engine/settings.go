@@ -147,6 +147,9 @@ type settings struct {
 	// defs are the server's defaults that differ from setting.def (by
 	// lower-case name): what RESET restores.
 	defs map[string]string
+	// explicit are the parameters a SET or a startup parameter gave a
+	// value (by lower-case name), until RESET.
+	explicit map[string]bool
 }
 
 func newSettings(user string, startup map[string]string) (*settings, []*pgerr.Error) {
@@ -198,6 +201,10 @@ func (st *settings) set(name, value string) (reported string, err error) {
 		}
 	}
 	st.vals[strings.ToLower(s.name)] = value
+	if st.explicit == nil {
+		st.explicit = map[string]bool{}
+	}
+	st.explicit[strings.ToLower(s.name)] = true
 	if s.reportable {
 		return s.name, nil
 	}
@@ -214,6 +221,7 @@ func (st *settings) reset(name string) (string, error) {
 		return "", pgerr.New(pgerr.CantChangeRuntimeParam, "parameter %q cannot be changed", s.name)
 	}
 	st.vals[strings.ToLower(s.name)] = s.def
+	delete(st.explicit, strings.ToLower(s.name))
 	if d, ok := st.defs[strings.ToLower(s.name)]; ok {
 		st.vals[strings.ToLower(s.name)] = d
 	}

@@ -128,6 +128,11 @@ type jobMeta struct {
 	// Parallelism is the largest number of instances of an operator of
 	// the job (parallel.go; 0 in checkpoints written before it: 1).
 	Parallelism int `json:"parallelism,omitempty"`
+	// Shape is the fingerprint of the plan without its Parallel nodes and
+	// Par where those were (rescale.go): a job restarted with another
+	// parallelism has the same shape ("" in checkpoints written before).
+	Shape string    `json:"shape,omitempty"`
+	Par   []parMeta `json:"par,omitempty"`
 }
 
 // rootMeta is a root reader's position at the cut, in the job's root order.
@@ -504,6 +509,7 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 			continue // left out: rebuilt at recovery
 		}
 		jm := jobMeta{ID: id, Name: j.spec.Name, Fingerprint: fingerprint(j.spec.Plan), Resumable: true, Parallelism: planParallelism(j.spec.Plan)}
+		jm.Shape, jm.Par = shapeOf(j.spec.Plan)
 		for _, r := range j.roots {
 			rm, ok := run.roots[r]
 			if !ok || !rm.Resumable {
@@ -635,13 +641,7 @@ func fingerprint(n stream.Node) string {
 	var b strings.Builder
 	var walk func(n stream.Node, depth int)
 	walk = func(n stream.Node, depth int) {
-		line := n.Explain()
-		if s, ok := n.(*stream.Scan); ok {
-			byOID := *s
-			byOID.Name = fmt.Sprintf("oid %d", s.Rel)
-			line = byOID.Explain()
-		}
-		fmt.Fprintf(&b, "%d %T %s\n", depth, n, line)
+		fmt.Fprintf(&b, "%d %T %s\n", depth, n, fingerprintLine(n))
 		for _, in := range n.Inputs() {
 			walk(in, depth+1)
 		}
@@ -649,6 +649,17 @@ func fingerprint(n stream.Node) string {
 	walk(n, 0)
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:12])
+}
+
+// fingerprintLine is n's line in a fingerprint: its EXPLAIN, a scan's
+// with its relation's OID for its name.
+func fingerprintLine(n stream.Node) string {
+	if s, ok := n.(*stream.Scan); ok {
+		byOID := *s
+		byOID.Name = fmt.Sprintf("oid %d", s.Rel)
+		return byOID.Explain()
+	}
+	return n.Explain()
 }
 
 // jobCkpt is a job's stream.Checkpointer: operator ids are the job's id
@@ -666,6 +677,9 @@ type jobCkpt struct {
 	// inst are the ids of the instances of parallel operators
 	// (instanceID), which hold those operators' state.
 	inst []string
+	// scale, when the job resumes from a checkpoint written at another
+	// parallelism, finds each operator's state there (rescale.go).
+	scale *rescalePlan
 }
 
 func newJobCkpt(rt *Runtime, j *Job, view stream.Node) *jobCkpt {
@@ -693,6 +707,10 @@ func newJobCkpt(rt *Runtime, j *Job, view stream.Node) *jobCkpt {
 
 // Restored implements stream.Checkpointer.
 func (c *jobCkpt) Restored(n stream.Node) stream.StateReader {
+	if c.scale != nil && c.resume && c.ids[n] != fmt.Sprintf("%d/v", c.j.spec.ID) {
+		// an operator that runs single now (a Parallel's of N = 1 too)
+		return c.scale.oldState(c.rec, n, nil, 0, 1)
+	}
 	return c.restoredID(c.ids[n])
 }
 
@@ -720,6 +738,13 @@ func (c *jobCkpt) allIDs() []string {
 // checkpoint.
 func (c *jobCkpt) restoredBytes() int64 {
 	var n int64
+	if c.scale != nil {
+		n += c.scale.restoredBytes(c.rec)
+		if c.j.view != nil {
+			n += c.rec.Op(fmt.Sprintf("%d/v", c.j.spec.ID)).Bytes()
+		}
+		return n
+	}
 	for _, id := range c.allIDs() {
 		n += c.rec.Op(id).Bytes()
 	}

@@ -110,6 +110,10 @@ type Recovery struct {
 	// Rebuilt says why a job the checkpoint had was rebuilt from its
 	// inputs instead ("" if it was not).
 	Rebuilt string
+	// RescaledFrom is the parallelism of the checkpoint when the job
+	// resumed with another one (its keyed state redistributed by vnode;
+	// 0: it did not).
+	RescaledFrom int
 }
 
 // Recovery reports how the job started (see Recovery).
@@ -211,8 +215,11 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		ck := newJobCkpt(rt, j, view)
 		j.env.Checkpoints = ck
 		if ri = rt.prepareResume(j); ri != nil {
-			ck.resume, ck.rec = true, ri.rec
-			if ri.parked {
+			ck.resume, ck.rec, ck.scale = true, ri.rec, ri.scale
+			// a parked job's state is in no later checkpoint, and a
+			// rescaled one's is under other ids: the first snapshots are
+			// full
+			if ri.parked || ri.scale != nil {
 				ck.fullNext = map[string]*atomic.Bool{}
 				for _, id := range ck.allIDs() {
 					ck.fullNext[id] = new(atomic.Bool)
@@ -227,6 +234,9 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 				j.recovery = Recovery{Rebuilt: err.Error()}
 			} else {
 				j.recovery = Recovery{Epoch: ri.epoch, Bytes: ck.restoredBytes(), Rows: j.viewRows.Load()}
+				if ri.scale != nil {
+					j.recovery.RescaledFrom = ri.scale.from
+				}
 			}
 		}
 	}

@@ -57,7 +57,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream
 	for k := range n {
 		var ck stream.Checkpointer
 		if c, ok := j.env.Checkpoints.(*jobCkpt); ok {
-			ck = &instanceCkpt{c: c, op: op, id: instanceID(c.ids[op], k)}
+			ck = &instanceCkpt{c: c, p: p, k: k, id: instanceID(c.ids[op], k)}
 		}
 		// Each instance is counted apart; its rows in are counted as
 		// the exchange's input (all instances' together).
@@ -130,21 +130,27 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 // instance back its state.
 type instanceCkpt struct {
 	c  *jobCkpt
-	op stream.Node
+	p  *stream.Parallel // its operator is p.Input
+	k  int              // the instance
 	id string
 }
 
-// Restored implements stream.Checkpointer.
+// Restored implements stream.Checkpointer. After a change of parallelism
+// (jobCkpt.scale) the instance restores from every old instance's state
+// (stream.RescaledState).
 func (ic *instanceCkpt) Restored(n stream.Node) stream.StateReader {
-	if n != ic.op {
+	if n != ic.p.Input {
 		return ic.c.Restored(n)
+	}
+	if ic.c.scale != nil && ic.c.resume {
+		return ic.c.scale.oldState(ic.c.rec, n, ic.p.Keys, ic.k, ic.p.N)
 	}
 	return ic.c.restoredID(ic.id)
 }
 
 // Snapshot implements stream.Checkpointer.
 func (ic *instanceCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.Stateful) error {
-	if n != ic.op {
+	if n != ic.p.Input {
 		return ic.c.Snapshot(n, b, st)
 	}
 	return ic.c.snapshotID(ic.id, n, b, st)

@@ -96,21 +96,23 @@ func TestParallelAggEqualsSerial(t *testing.T) {
 	}
 }
 
-// TestParallelRestart checkpoints a parallel aggregation and restarts it:
-// with the same parallelism every instance resumes from its own state and
-// reads only the writes after the cut; with another parallelism the view
-// is rebuilt from its inputs (saying why). Both equal an uninterrupted
-// serial run.
+// TestParallelRestart checkpoints a parallel aggregation and restarts it
+// twice, each time with the parallelism of the list: with the same one
+// every instance resumes from its own state, with another the instances
+// restore the vnodes they own now from every old instance's state
+// (rescaling); either way the job reads only the writes after the cut.
+// The second restart also checks that the first snapshots after a
+// rescale are full ones. Each view equals an uninterrupted serial run.
 func TestParallelRestart(t *testing.T) {
-	for _, restartN := range []int{3, 2} {
-		t.Run(fmt.Sprintf("to%d", restartN), func(t *testing.T) {
+	for _, ns := range [][3]int{{3, 3, 3}, {4, 2, 3}, {2, 3, 1}, {1, 4, 2}, {4, 1, 8}} {
+		t.Run(fmt.Sprintf("%d-%d-%d", ns[0], ns[1], ns[2]), func(t *testing.T) {
 			dir := t.TempDir()
 			tbl := &fakeTable{}
 			in := &ckInputs{fakeInputs: fakeInputs{tables: map[uint32]*fakeTable{100: tbl}}}
-			rng := rand.New(rand.NewPCG(1, 2))
+			rng := rand.New(rand.NewPCG(uint64(ns[0]), uint64(ns[1])))
 			store, _ := openStore(t, dir)
 			rt := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store}, in)
-			if _, err := rt.StartJob(parAgg(3)); err != nil {
+			if _, err := rt.StartJob(parAgg(ns[0])); err != nil {
 				t.Fatal(err)
 			}
 			randomWrites(tbl, rng, 5, func() { flush(t, rt) })
@@ -118,19 +120,21 @@ func TestParallelRestart(t *testing.T) {
 			before := len(tbl.log)
 			randomWrites(tbl, rng, 3, func() {})
 			rt.Close()
-
-			store2, cp := openStore(t, dir)
-			rt2 := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store2, Recovered: cp}, in)
-			defer rt2.Close()
-			j, err := rt2.StartJob(parAgg(restartN))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt2.EndRecovery()
-			flush(t, rt2)
-			if restartN == 3 {
-				if !j.resumed || j.Recovery().Epoch == 0 {
-					t.Fatalf("did not resume: %+v", j.Recovery())
+			for step, n := range ns[1:] {
+				store2, cp := openStore(t, dir)
+				rt2 := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store2, Recovered: cp}, in)
+				j, err := rt2.StartJob(parAgg(n))
+				if err != nil {
+					t.Fatal(err)
+				}
+				rt2.EndRecovery()
+				flush(t, rt2)
+				rec := j.Recovery()
+				if !j.resumed || rec.Epoch == 0 {
+					t.Fatalf("restart %d at %d did not resume: %+v", step, n, rec)
+				}
+				if old := ns[step]; (old != n) != (rec.RescaledFrom == old) {
+					t.Fatalf("restart %d from %d to %d: RescaledFrom %d", step, old, n, rec.RescaledFrom)
 				}
 				var after int64
 				for _, d := range tbl.log[before:] {
@@ -139,21 +143,66 @@ func TestParallelRestart(t *testing.T) {
 					}
 				}
 				if got := j.Counters().RowsIn; got != after {
-					t.Fatalf("resumed job read %d rows, want the %d written after the checkpoint", got, after)
+					t.Fatalf("restart %d: the resumed job read %d rows, want the %d written after the checkpoint", step, got, after)
 				}
-			} else if j.resumed || !strings.Contains(j.Recovery().Rebuilt, "parallelism changed from 3 to 2") {
-				t.Fatalf("a changed parallelism resumed or said %q", j.Recovery().Rebuilt)
-			}
-			// The uninterrupted serial run over the same table.
-			rt3 := newRuntime(t, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
-			j3, err := rt3.StartJob(parAgg(1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			flush(t, rt3)
-			if got, want := viewRows(t, j), viewRows(t, j3); !slices.Equal(got, want) {
-				t.Fatalf("after the restart %v, want %v", got, want)
+				// The uninterrupted serial run over the same table.
+				rt3 := newRuntime(t, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
+				j3, err := rt3.StartJob(parAgg(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				flush(t, rt3)
+				if got, want := viewRows(t, j), viewRows(t, j3); !slices.Equal(got, want) {
+					t.Fatalf("after restart %d (%d to %d) %v, want %v", step, ns[step], n, got, want)
+				}
+				rt3.Close()
+				randomWrites(tbl, rng, 3, func() { flush(t, rt2) })
+				checkpointNow(t, rt2)
+				before = len(tbl.log)
+				randomWrites(tbl, rng, 2, func() {})
+				rt2.Close()
 			}
 		})
+	}
+}
+
+// TestPlanRescaleOldRecords: checkpoint records written before shapes
+// (no Shape, no Par) still rescale when their plan can be recognised:
+// one written at parallelism 1 into any N, one at N > 1 into another
+// N > 1; one at N > 1 into a single instance rebuilds, saying why.
+func TestPlanRescaleOldRecords(t *testing.T) {
+	old := func(n int) *jobMeta {
+		p := parAgg(n).Plan
+		return &jobMeta{ID: 1, Fingerprint: fingerprint(p), Parallelism: planParallelism(p)}
+	}
+	for _, c := range []struct {
+		from, to int
+		why      string
+	}{{1, 3, ""}, {4, 2, ""}, {3, 3, ""}, {4, 1, "predates state kept per vnode"}} {
+		rp, why := planRescale(old(c.from), parAgg(c.to).Plan)
+		if c.why != "" {
+			if rp != nil || !strings.Contains(why, c.why) {
+				t.Errorf("%d to %d: %v %q, want a rebuild saying %q", c.from, c.to, rp, why, c.why)
+			}
+			continue
+		}
+		if why != "" || (rp == nil) != (c.from == c.to) {
+			t.Errorf("%d to %d: %v %q", c.from, c.to, rp, why)
+			continue
+		}
+		if rp == nil {
+			continue
+		}
+		for n, id := range rp.oldID {
+			if _, ok := n.(*stream.HashAgg); ok {
+				want := "1/0"
+				if c.from > 1 {
+					want = "1/1"
+				}
+				if id != want || rp.oldN[n] != c.from {
+					t.Errorf("%d to %d: the aggregation's old id %s of %d, want %s of %d", c.from, c.to, id, rp.oldN[n], want, c.from)
+				}
+			}
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package dataflow
 
 import (
-	"fmt"
 	"github.com/streamsql/streamsql/exec/stream"
 	"math"
 
@@ -25,6 +24,7 @@ type resumeInputs struct {
 	meta   *jobMeta
 	rec    *checkpoint.Checkpoint // what it resumes from
 	parked bool                   // a parked job (Runtime.Park), after the recovery
+	scale  *rescalePlan           // the checkpoint has another parallelism (rescale.go)
 	feeds  []Feed                 // per table root
 	srcs   []sourceRun            // per source root
 	wms    []rootMeta             // per root, for its watermark
@@ -65,14 +65,14 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 	switch {
 	case !meta.Resumable:
 		why = "a source of it could not record its position"
-	case meta.Fingerprint != fingerprint(spec.Plan) && max(meta.Parallelism, 1) != planParallelism(spec.Plan):
-		why = fmt.Sprintf("its parallelism changed from %d to %d (operator state is kept per instance: a changed parallelism rebuilds the view)", max(meta.Parallelism, 1), planParallelism(spec.Plan))
-	case meta.Fingerprint != fingerprint(spec.Plan):
-		why = "its plan changed"
 	case !stream.Checkpointable(spec.Plan):
 		why = "an operator of it does not checkpoint"
 	}
-	ri := &resumeInputs{epoch: rec.Manifest.Epoch, meta: meta, rec: rec, parked: parked}
+	var scale *rescalePlan
+	if why == "" {
+		scale, why = planRescale(meta, spec.Plan)
+	}
+	ri := &resumeInputs{epoch: rec.Manifest.Epoch, meta: meta, rec: rec, parked: parked, scale: scale}
 	var leaves []*stream.Scan
 	var walk func(n stream.Node)
 	walk = func(n stream.Node) {
@@ -148,6 +148,9 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 		rt.cfg.Logf("materialized view %s is rebuilt from its inputs instead of resuming from checkpoint %d: %s", spec.Name, ri.epoch, why)
 		j.recovery.Rebuilt = why
 		return nil
+	}
+	if scale != nil {
+		rt.cfg.Logf("materialized view %s resumes from checkpoint %d with its parallelism changed from %d to %d: keyed state redistributed by vnode", spec.Name, ri.epoch, scale.from, planParallelism(spec.Plan))
 	}
 	return ri
 }

@@ -118,32 +118,94 @@ func (r *aggRun) appendGroupState(dst []byte, g int32) []byte {
 }
 
 func (r *aggRun) appendMeta(dst []byte) []byte {
+	m := aggMeta{started: r.started, next: r.nextID(), sent: r.marks.sent}
+	if c := r.clean; c != nil {
+		m.wm, m.outWM, m.late = c.wm, c.outWM, c.late
+	}
+	return appendAggMeta(dst, m, r.clean != nil)
+}
+
+// aggMeta is a HashAgg's meta record, decoded.
+type aggMeta struct {
+	started         bool
+	next            int
+	sent            map[int]int64
+	wm, outWM, late int64 // with AggClean
+}
+
+// appendAggMeta encodes m (clean: the operator has an AggClean).
+func appendAggMeta(dst []byte, m aggMeta, clean bool) []byte {
 	dst = append(dst, hashAggStateVersion)
-	if r.started {
+	if m.started {
 		dst = append(dst, 1)
 	} else {
 		dst = append(dst, 0)
 	}
-	dst = binary.AppendUvarint(dst, uint64(r.nextID()))
-	cols := make([]int, 0, len(r.marks.sent))
-	for c := range r.marks.sent {
+	dst = binary.AppendUvarint(dst, uint64(m.next))
+	cols := make([]int, 0, len(m.sent))
+	for c := range m.sent {
 		cols = append(cols, c)
 	}
 	sort.Ints(cols)
 	dst = binary.AppendUvarint(dst, uint64(len(cols)))
 	for _, c := range cols {
 		dst = binary.AppendUvarint(dst, uint64(c))
-		dst = binary.AppendVarint(dst, r.marks.sent[c])
+		dst = binary.AppendVarint(dst, m.sent[c])
 	}
-	if c := r.clean; c != nil {
-		dst = appendVarints(dst, c.wm, c.outWM, c.late)
+	if clean {
+		dst = appendVarints(dst, m.wm, m.outWM, m.late)
 	}
 	return dst
+}
+
+// decodeAggMeta decodes a meta record (clean: the operator has an
+// AggClean).
+func decodeAggMeta(b []byte, clean bool) (aggMeta, error) {
+	m := aggMeta{sent: map[int]int64{}}
+	if len(b) < 2 || b[0] != hashAggStateVersion {
+		return m, errors.New("missing or unknown checkpoint meta record")
+	}
+	m.started = b[1] == 1
+	next, b, err := getUvarint(b[2:])
+	if err != nil {
+		return m, err
+	}
+	m.next = int(min(next, 1<<31))
+	n, b, err := getUvarint(b)
+	if err != nil {
+		return m, err
+	}
+	for ; n > 0; n-- {
+		var c uint64
+		var v int64
+		if c, b, err = getUvarint(b); err != nil {
+			return m, err
+		}
+		if v, b, err = getVarint(b); err != nil {
+			return m, err
+		}
+		m.sent[int(c)] = v
+	}
+	if clean {
+		if b, err = getVarints(b, &m.wm, &m.outWM, &m.late); err != nil {
+			return m, err
+		}
+	}
+	if len(b) != 0 {
+		return m, errors.New("bad checkpoint meta record")
+	}
+	return m, nil
 }
 
 // Restore implements Stateful: r is new, nothing consumed yet.
 func (s hashAggState) Restore(rd StateReader) error {
 	r := s.r
+	if rs := rescaled(rd); rs != nil {
+		if err := r.restoreRescaled(rs); err != nil {
+			return fmt.Errorf("hashagg: rescaling: %w", err)
+		}
+		return nil
+	}
 	var meta []byte
 	var recs stateRecords
 	// Sized first (one cheap pass): copying a large state into buffers
@@ -275,38 +337,18 @@ type freeSlot struct {
 
 // loadMeta reads the meta record and returns next.
 func (r *aggRun) loadMeta(b []byte) (int, error) {
-	if len(b) < 2 || b[0] != hashAggStateVersion {
-		return 0, errors.New("missing or unknown checkpoint meta record")
-	}
-	r.started = b[1] == 1
-	next, b, err := getUvarint(b[2:])
+	m, err := decodeAggMeta(b, r.clean != nil)
 	if err != nil {
 		return 0, err
 	}
-	n, b, err := getUvarint(b)
-	if err != nil {
-		return 0, err
-	}
-	for ; n > 0; n-- {
-		var c uint64
-		var v int64
-		if c, b, err = getUvarint(b); err != nil {
-			return 0, err
-		}
-		if v, b, err = getVarint(b); err != nil {
-			return 0, err
-		}
-		r.marks.sent[int(c)] = v
+	r.started = m.started
+	for c, v := range m.sent {
+		r.marks.sent[c] = v
 	}
 	if c := r.clean; c != nil {
-		if b, err = getVarints(b, &c.wm, &c.outWM, &c.late); err != nil {
-			return 0, err
-		}
+		c.wm, c.outWM, c.late = m.wm, m.outWM, m.late
 	}
-	if len(b) != 0 {
-		return 0, errors.New("bad checkpoint meta record")
-	}
-	return int(min(next, 1<<31)), nil
+	return m.next, nil
 }
 
 // loadGroup loads live group g's record and adds its key cells to

@@ -191,6 +191,14 @@ type jkHeld struct {
 // Restore implements Stateful: it loads a checkpoint's rows and marks
 // before the first message (on the join's goroutine, nothing held yet).
 func (r *joinRun) Restore(rd StateReader) error {
+	if rs := rescaled(rd); rs != nil {
+		return r.restoreRescaled(rs)
+	}
+	return r.restore(rd)
+}
+
+// restore is Restore from one state.
+func (r *joinRun) restore(rd StateReader) error {
 	all := make([]jkHeld, 0, rd.Len()) // both sides, split below
 	var meta []byte
 	err := rd.Range(func(k, v []byte) error {

@@ -145,8 +145,23 @@ func TestSplitterKeepsGroupsTogether(t *testing.T) {
 // instance) merged by a Union: what the runtime's startParallel does
 // (exec/dataflow/parallel.go), for operator tests over channels.
 func startParallel(env *Env, node Node, keys []int, ts []types.T, n int, in <-chan Message) <-chan Message {
+	return startParallelCk(env, node, keys, ts, n, in, nil)
+}
+
+// startParallelCk is startParallel with a Checkpointer per instance (cks
+// nil: none).
+func startParallelCk(env *Env, node Node, keys []int, ts []types.T, n int, in <-chan Message, cks []Checkpointer) <-chan Message {
+	ck := func(k int) Checkpointer {
+		if cks == nil {
+			return nil
+		}
+		return cks[k]
+	}
 	if n <= 1 {
-		return node.Start(env, []<-chan Message{in})
+		if cks == nil {
+			return node.Start(env, []<-chan Message{in})
+		}
+		return node.Start(env.Instance(ck(0)), []<-chan Message{in})
 	}
 	chans := make([]chan Message, n)
 	for k := range chans {
@@ -177,7 +192,7 @@ func startParallel(env *Env, node Node, keys []int, ts []types.T, n int, in <-ch
 	}()
 	outs := make([]<-chan Message, n)
 	for k := range outs {
-		outs[k] = node.Start(env.Instance(nil), []<-chan Message{chans[k]})
+		outs[k] = node.Start(env.Instance(ck(k)), []<-chan Message{chans[k]})
 	}
 	return (&Union{Ins: []Node{node}, Cols: node.Columns()}).Start(env, outs)
 }

@@ -152,6 +152,14 @@ func (r *topnRun) rowKey(dst []byte, enc string, e *tnEntry) []byte {
 // Restore implements Stateful: it rebuilds the partitions, what each
 // emitted at the checkpoint's barrier and the closing heap.
 func (r *topnRun) Restore(sr StateReader) error {
+	if rs := rescaled(sr); rs != nil {
+		return r.restoreRescaled(rs)
+	}
+	return r.restore(sr)
+}
+
+// restore is Restore from one state.
+func (r *topnRun) restore(sr StateReader) error {
 	err := sr.Range(func(key, value []byte) error {
 		if len(key) == 1 && key[0] == tnKeyMeta {
 			wm, k := binary.Varint(value)

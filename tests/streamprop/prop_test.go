@@ -200,10 +200,15 @@ func (r *runner) do(s step) error {
 	case stepSnapshot:
 		return r.snapshot()
 	case stepRestart:
-		r.script.WriteString("-- restart the server here\n")
+		// The server comes back with another --streaming-parallelism: the
+		// views (created with the default) are rescaled by restart, or
+		// rebuilt where an operator cannot redistribute its state.
+		next := map[int]int{1: 3, 3: 8, 8: 1}[r.srv.parallelism]
+		fmt.Fprintf(&r.script, "-- restart the server here, with parallelism %d\n", next)
 		r.ss.close()
 		old := maps.Clone(r.subs)
 		r.unsubscribe()
+		r.srv.parallelism = next
 		if err := r.srv.restart(); err != nil {
 			return err
 		}
