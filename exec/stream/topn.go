@@ -442,6 +442,19 @@ func (r *topnRun) consume(c *Chunk) error {
 		if e == nil {
 			e = r.entry(c.Rec, keys, row)
 		}
+		if r.keep == 1 && p.last != nil && sign > 0 {
+			// A top-1 (dedup) whose one row e displaces: swap it in place
+			// of inserting it and trimming the old one.
+			if old := p.rows.replaceSingle(e); old != nil {
+				if r.ck {
+					r.ckMark(p, old)
+					r.ckMark(p, e)
+				}
+				p.last, p.lastNorm = e, e.norm
+				r.touch(p)
+				continue
+			}
+		}
 		st, ok := p.rows.addEntry(&r.order, e, sign)
 		if !ok {
 			return pgerr.Internal("stream: top-n: a %s of a row its partition does not hold", c.Op(row))
@@ -461,15 +474,21 @@ func (r *topnRun) consume(c *Chunk) error {
 				p.lastNorm = p.last.norm
 			}
 		}
-		if !p.touched && (r.t.Close == nil || !r.t.Close.EOWC) {
-			p.touched = true
-			r.touched = append(r.touched, p)
-		}
+		r.touch(p)
 	}
 	if len(late) > 0 {
 		r.lateRows(c.Rec, late)
 	}
 	return nil
+}
+
+// touch lists p among the partitions the epoch changed (not under EOWC,
+// which emits partitions when they close).
+func (r *topnRun) touch(p *tnPart) {
+	if !p.touched && (r.t.Close == nil || !r.t.Close.EOWC) {
+		p.touched = true
+		r.touched = append(r.touched, p)
+	}
 }
 
 // entry builds row i's entry, owning its values: the entry and its values

@@ -500,6 +500,20 @@ func (l *tnList) merge(bi int) {
 	l.blocks = slices.Delete(l.blocks, bi+1, bi+2)
 }
 
+// replaceSingle puts e in place of the list's only row when it holds
+// exactly one copy of one row, returning that row's entry; otherwise it
+// changes nothing and returns nil. e must sort before the row it replaces
+// (the caller's top-1 keeps the first row).
+func (l *tnList) replaceSingle(e *tnEntry) *tnEntry {
+	if l.rows != 1 || len(l.blocks) != 1 || len(l.blocks[0].es) != 1 {
+		return nil
+	}
+	b := &l.blocks[0]
+	old := b.es[0]
+	b.es[0], b.norms[0] = e, e.norm
+	return old
+}
+
 // last is the entry that sorts last (nil when empty).
 func (l *tnList) last() *tnEntry {
 	if len(l.blocks) == 0 {
