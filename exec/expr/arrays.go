@@ -150,28 +150,9 @@ func takeRows(mem memory.Allocator, a arrow.Array, idx []int) arrow.Array {
 		}
 		return makeBool(len(idx), bits, bm)
 	case *array.String:
-		b := array.NewStringBuilder(mem)
-		defer b.Release()
-		b.Reserve(len(idx))
-		for _, j := range idx {
-			if j < 0 || a.IsNull(j) {
-				b.AppendNull()
-			} else {
-				b.Append(a.Value(j))
-			}
-		}
-		return b.NewArray()
+		return takeVarBinary(a, a.ValueOffsets(), a.ValueBytes(), idx)
 	case *array.Binary:
-		b := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
-		defer b.Release()
-		for _, j := range idx {
-			if j < 0 || a.IsNull(j) {
-				b.AppendNull()
-			} else {
-				b.Append(a.Value(j))
-			}
-		}
-		return b.NewArray()
+		return takeVarBinary(a, a.ValueOffsets(), a.ValueBytes(), idx)
 	case *array.Null:
 		return array.NewNull(len(idx))
 	case *array.List:
@@ -204,6 +185,43 @@ func takeList(mem memory.Allocator, a *array.List, idx []int) arrow.Array {
 		vb = memory.NewBufferBytes(bm)
 	}
 	d := array.NewData(a.DataType(), len(idx), []*memory.Buffer{vb, memory.NewBufferBytes(arrow.GetBytes(offs))}, []arrow.ArrayData{values.Data()}, nc, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// takeVarBinary gathers rows of a string or binary array (offs and data
+// its absolute offsets and bytes, data starting at offs[0]) into new
+// buffers sized up front: one pass sums the lengths, one copies.
+func takeVarBinary(a arrow.Array, offs []int32, data []byte, idx []int) arrow.Array {
+	base := offs[0]
+	hasNull := a.NullN() > 0
+	total := 0
+	for _, j := range idx {
+		if j >= 0 {
+			total += int(offs[j+1] - offs[j])
+		}
+	}
+	out := make([]int32, len(idx)+1)
+	buf := make([]byte, 0, total)
+	var bm []byte
+	for i, j := range idx {
+		if j < 0 || (hasNull && a.IsNull(j)) {
+			if bm == nil {
+				bm = newBits(len(idx))
+				bitutil.SetBitsTo(bm, 0, int64(len(idx)), true)
+			}
+			bitutil.ClearBit(bm, i)
+		} else {
+			buf = append(buf, data[offs[j]-base:offs[j+1]-base]...)
+		}
+		out[i+1] = int32(len(buf))
+	}
+	nc := nullCount(bm, len(idx))
+	var vb *memory.Buffer
+	if nc > 0 {
+		vb = memory.NewBufferBytes(bm)
+	}
+	d := array.NewData(a.DataType(), len(idx), []*memory.Buffer{vb, memory.NewBufferBytes(arrow.GetBytes(out)), memory.NewBufferBytes(buf)}, nil, nc, 0)
 	defer d.Release()
 	return array.MakeFromData(d)
 }

@@ -235,6 +235,93 @@ func compareValues(a, b types.Value, t types.T) int {
 	return 0
 }
 
+// numericCompare compares numerics straight from their canonical text
+// (plain decimals compare digit by digit, without parsing into apd); a
+// value in any other form (NaN, Infinity, an exponent) goes through apd.
+func numericCompare(op string) kernel {
+	return func(_ *Context, args []arrow.Array, n int) (arrow.Array, error) {
+		x, y := args[0].(*array.String), args[1].(*array.String)
+		bits := newBits(n)
+		bm := andValidity(n, args[0], args[1])
+		for i := 0; i < n; i++ {
+			if !isValid(bm, i) {
+				continue
+			}
+			a, b := x.Value(i), y.Value(i)
+			c, ok := comparePlainDecimals(a, b)
+			if !ok {
+				c = compareValues(valueAt(args[0], i, types.TNumeric), valueAt(args[1], i, types.TNumeric), types.TNumeric)
+			}
+			if cmpTest(op, c) {
+				bits[i>>3] |= 1 << (i & 7)
+			}
+		}
+		return makeBool(n, bits, bm), nil
+	}
+}
+
+// plainDecimal splits s, of the form -?[0-9]+(\.[0-9]+)?, into its sign
+// and its integer digits without leading zeros and fraction digits without
+// trailing zeros (zero is never negative); ok is false for any other form.
+func plainDecimal(s string) (neg bool, whole, frac string, ok bool) {
+	if s != "" && s[0] == '-' {
+		neg, s = true, s[1:]
+	}
+	dot := len(s)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '.' && dot == len(s) && i > 0 && i < len(s)-1 {
+			dot = i
+			continue
+		}
+		if c < '0' || c > '9' {
+			return false, "", "", false
+		}
+	}
+	if dot == 0 {
+		return false, "", "", false
+	}
+	whole = strings.TrimLeft(s[:dot], "0")
+	if dot < len(s) {
+		frac = strings.TrimRight(s[dot+1:], "0")
+	}
+	if whole == "" && frac == "" {
+		neg = false
+	}
+	return neg, whole, frac, true
+}
+
+// comparePlainDecimals orders two numerics in plain decimal text as
+// compareNumeric orders their values; ok is false when either is in
+// another form.
+func comparePlainDecimals(a, b string) (int, bool) {
+	an, aw, af, ok := plainDecimal(a)
+	if !ok {
+		return 0, false
+	}
+	bn, bw, bf, ok := plainDecimal(b)
+	if !ok {
+		return 0, false
+	}
+	if an != bn {
+		if an {
+			return -1, true
+		}
+		return 1, true
+	}
+	c := cmp.Compare(len(aw), len(bw))
+	if c == 0 {
+		c = strings.Compare(aw, bw)
+	}
+	if c == 0 {
+		c = strings.Compare(af, bf)
+	}
+	if an {
+		c = -c
+	}
+	return c, true
+}
+
 // compareNumeric orders numerics with NaN above everything (PostgreSQL).
 func compareNumeric(a, b *apd.Decimal) int {
 	an, bn := a.Form == apd.NaN || a.Form == apd.NaNSignaling, b.Form == apd.NaN || b.Form == apd.NaNSignaling
@@ -269,7 +356,8 @@ func init() {
 	ord(types.TName, func(op string) kernel { return stringCompare(op, false) })
 	ord(types.TChar, func(op string) kernel { return stringCompare(op, false) })
 	ord(types.TBpchar, func(op string) kernel { return stringCompare(op, true) })
-	for _, t := range []types.T{types.TBool, types.TNumeric, types.TBytea, types.TInterval, types.TJSONB} {
+	ord(types.TNumeric, numericCompare)
+	for _, t := range []types.T{types.TBool, types.TBytea, types.TInterval, types.TJSONB} {
 		t := t
 		ord(t, func(op string) kernel { return valueCompare(op, t) })
 	}

@@ -444,13 +444,7 @@ func intervalParts(v types.IntervalValue) dtParts {
 func init() {
 	TX := types.TText
 	define(
-		rowFn("to_char", TX, []types.T{types.TTimestamp, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			v := a[0].(types.TimestampValue)
-			if v == types.TimestampInfinity || v == types.TimestampMinusInfinity {
-				return nil, nil
-			}
-			return toCharDT(tsParts(int64(v)), a[1].(string))
-		}),
+		&Func{Name: "to_char", Args: []types.T{types.TTimestamp, TX}, Return: TX, Strict: true, Kernel: toCharTimestampKernel},
 		rowFn("to_char", TX, []types.T{types.TTimestampTZ, TX}, func(ctx *Context, a []types.Value) (types.Value, error) {
 			v := a[0].(types.TimestampValue)
 			if v == types.TimestampInfinity || v == types.TimestampMinusInfinity {

@@ -227,6 +227,15 @@ type tnPart struct {
 	rows     tnList
 	emitted  []tnRank
 	touched  bool
+	emit1    [1]tnRank // emitted's storage while it holds one copy
+}
+
+// newTnPart makes a partition whose emitted copies start in its inline
+// storage (most partitions of a group top-1 never hold more).
+func newTnPart(enc string, closeAt int64) *tnPart {
+	p := &tnPart{enc: enc, closeAt: closeAt}
+	p.emitted = p.emit1[:0:1]
+	return p
 }
 
 // tnParts maps partition encodings to partitions; short encodings (one
@@ -310,6 +319,7 @@ type topnRun struct {
 	schema           *arrow.Schema
 	bs               []array.Builder
 	ops              []Op
+	outs             []tnRank // the epoch's output rows, in order, beside ops
 }
 
 func (t *TopN) newRun(env *Env) (*topnRun, error) {
@@ -397,7 +407,7 @@ func (r *topnRun) consume(c *Chunk) error {
 				r.enc = encodeKey(r.enc, a, row, r.partT[k])
 			}
 			if p = r.parts.get(r.enc); p == nil {
-				p = &tnPart{enc: string(r.enc), closeAt: closeAt}
+				p = newTnPart(string(r.enc), closeAt)
 				r.parts.put(p)
 				if r.t.Close != nil && closeAt != math.MaxInt64 {
 					heap.Push(&r.closing, p)
@@ -432,6 +442,19 @@ func (r *topnRun) consume(c *Chunk) error {
 		if e == nil {
 			e = r.entry(c.Rec, keys, row)
 		}
+		if r.keep == 1 && p.last != nil && sign > 0 {
+			// A top-1 (dedup) whose one row e displaces: swap it in place
+			// of inserting it and trimming the old one.
+			if old := p.rows.replaceSingle(e); old != nil {
+				if r.ck {
+					r.ckMark(p, old)
+					r.ckMark(p, e)
+				}
+				p.last, p.lastNorm = e, e.norm
+				r.touch(p)
+				continue
+			}
+		}
 		st, ok := p.rows.addEntry(&r.order, e, sign)
 		if !ok {
 			return pgerr.Internal("stream: top-n: a %s of a row its partition does not hold", c.Op(row))
@@ -451,10 +474,7 @@ func (r *topnRun) consume(c *Chunk) error {
 				p.lastNorm = p.last.norm
 			}
 		}
-		if !p.touched && (r.t.Close == nil || !r.t.Close.EOWC) {
-			p.touched = true
-			r.touched = append(r.touched, p)
-		}
+		r.touch(p)
 	}
 	if len(late) > 0 {
 		r.lateRows(c.Rec, late)
@@ -462,12 +482,60 @@ func (r *topnRun) consume(c *Chunk) error {
 	return nil
 }
 
-// entry builds row i's entry, owning its values.
+// touch lists p among the partitions the epoch changed (not under EOWC,
+// which emits partitions when they close).
+func (r *topnRun) touch(p *tnPart) {
+	if !p.touched && (r.t.Close == nil || !r.t.Close.EOWC) {
+		p.touched = true
+		r.touched = append(r.touched, p)
+	}
+}
+
+// entry builds row i's entry, owning its values: the entry and its values
+// are one allocation when the row is narrow (tnEntryInline8, 16), and the
+// row's strings share one copy of their bytes.
 func (r *topnRun) entry(rec arrow.RecordBatch, keys []arrow.Array, i int) *tnEntry {
-	vals := make([]types.Value, len(r.in)+len(keys))
+	nv := len(r.in) + len(keys)
+	var e *tnEntry
+	var vals []types.Value
+	switch {
+	case nv <= 8:
+		x := &tnEntryInline8{}
+		e, vals = &x.tnEntry, x.vals[:nv:nv]
+	case nv <= 16:
+		x := &tnEntryInline16{}
+		e, vals = &x.tnEntry, x.vals[:nv:nv]
+	default:
+		e, vals = &tnEntry{}, make([]types.Value, nv)
+	}
 	row, key := vals[:len(r.in):len(r.in)], vals[len(r.in):]
+	size := 0
 	for j, c := range r.in {
-		row[j] = ownDeep(types.ValueAt(rec.Column(j), i, c.Type))
+		v := types.ValueAt(rec.Column(j), i, c.Type)
+		switch x := v.(type) {
+		case string:
+			size += len(x)
+		case []byte, []types.Value:
+			v = ownDeep(x)
+		}
+		row[j] = v
+	}
+	if size > 0 {
+		// One copy of the row's strings, which share it (they are immutable).
+		var sb strings.Builder
+		sb.Grow(size)
+		for _, v := range row {
+			if x, ok := v.(string); ok {
+				sb.WriteString(x)
+			}
+		}
+		all, off := sb.String(), 0
+		for j, v := range row {
+			if x, ok := v.(string); ok {
+				row[j] = all[off : off+len(x)]
+				off += len(x)
+			}
+		}
 	}
 	for k, a := range keys {
 		if ref, ok := r.t.Order[k].E.(*expr.ColRef); ok && ref.Idx < len(row) {
@@ -480,7 +548,20 @@ func (r *topnRun) entry(rec arrow.RecordBatch, keys []arrow.Array, i int) *tnEnt
 	if len(key) > 0 {
 		first = key[0]
 	}
-	return &tnEntry{norm: r.order.normOf(first), key: key, row: row}
+	e.norm, e.key, e.row = r.order.normOf(first), key, row
+	return e
+}
+
+// tnEntryInline8 and tnEntryInline16 are a tnEntry with room for its
+// values (row and sort keys).
+type tnEntryInline8 struct {
+	tnEntry
+	vals [8]types.Value
+}
+
+type tnEntryInline16 struct {
+	tnEntry
+	vals [16]types.Value
 }
 
 // ownDeep copies values (and array elements) that may point into Arrow
@@ -499,7 +580,7 @@ func ownDeep(v types.Value) types.Value {
 // flush builds the epoch's output chunk (nil when nothing changed) and
 // frees the partitions that became empty.
 func (r *topnRun) flush() (*Chunk, error) {
-	r.ops = r.ops[:0]
+	r.ops, r.outs = r.ops[:0], r.outs[:0]
 	for _, p := range r.touched {
 		p.touched = false
 		r.next = r.ranked(r.next[:0], p)
@@ -518,7 +599,10 @@ func (r *topnRun) flush() (*Chunk, error) {
 	if len(r.ops) == 0 {
 		return nil, nil
 	}
-	rec := r.finish(len(r.ops))
+	rec, err := r.finish(len(r.ops))
+	if err != nil {
+		return nil, err
+	}
 	c := &Chunk{Rec: rec, Ops: slices.Clone(r.ops)}
 	if !slices.ContainsFunc(c.Ops, func(o Op) bool { return o != Insert }) {
 		c.Ops = nil
@@ -594,34 +678,58 @@ func (r *topnRun) emitMove(x tnRank, old int64) error {
 	return r.emit(UpdateAfter, x.e, x.rank)
 }
 
-// emit appends one output row (with its rank when RankCol) to the builders.
+// emit queues one output row (with its rank when RankCol); finish writes
+// the queued rows.
 func (r *topnRun) emit(op Op, e *tnEntry, rank int64) error {
+	r.outs = append(r.outs, tnRank{e: e, rank: rank})
+	r.ops = append(r.ops, op)
+	return nil
+}
+
+// finish writes the queued rows into the builders, reserving their rows
+// and their strings' bytes first, and turns them into a record batch; the
+// builders are empty after and reused by the next epoch.
+func (r *topnRun) finish(rows int) (arrow.RecordBatch, error) {
 	if r.bs == nil {
 		r.bs = make([]array.Builder, len(r.t.Cols))
 		for j, c := range r.t.Cols {
 			r.bs[j] = types.NewBuilder(r.ectx.Allocator(), c.Type)
 		}
 	}
-	for j, v := range e.row {
-		if err := types.AppendValue(r.bs[j], v, r.t.Cols[j].Type); err != nil {
-			return fmt.Errorf("stream: top-n output: %w", err)
+	for j, b := range r.bs {
+		b.Reserve(rows)
+		if sb, ok := b.(*array.StringBuilder); ok && j < len(r.in) {
+			size := 0
+			for _, x := range r.outs {
+				if s, ok := x.e.row[j].(string); ok {
+					size += len(s)
+				}
+			}
+			sb.ReserveData(size)
 		}
 	}
-	if r.t.RankCol {
-		r.bs[len(e.row)].(*array.Int64Builder).Append(rank)
+	for _, x := range r.outs {
+		for j, v := range x.e.row {
+			if err := types.AppendValue(r.bs[j], v, r.t.Cols[j].Type); err != nil {
+				r.outs = r.outs[:0]
+				for _, b := range r.bs {
+					b.Release()
+				}
+				r.bs = nil
+				return nil, fmt.Errorf("stream: top-n output: %w", err)
+			}
+		}
+		if r.t.RankCol {
+			r.bs[len(x.e.row)].(*array.Int64Builder).Append(x.rank)
+		}
 	}
-	r.ops = append(r.ops, op)
-	return nil
-}
-
-// finish turns the builders' rows into a record batch; the builders are
-// empty after and reused by the next epoch.
-func (r *topnRun) finish(rows int) arrow.RecordBatch {
+	clear(r.outs) // drop references to entries
+	r.outs = r.outs[:0]
 	cols := make([]arrow.Array, len(r.bs))
 	for j, b := range r.bs {
 		cols[j] = b.NewArray()
 	}
-	return array.NewRecordBatch(r.schema, cols, int64(rows))
+	return array.NewRecordBatch(r.schema, cols, int64(rows)), nil
 }
 
 // holdMark records w among the watermarks held until the next barrier,

@@ -130,7 +130,7 @@ func (r *topnRun) closeUpTo(wm int64) (*Chunk, error) {
 		return nil, nil
 	}
 	r.closedWM = wm
-	r.ops = r.ops[:0]
+	r.ops, r.outs = r.ops[:0], r.outs[:0]
 	for len(r.closing) > 0 && r.closing[0].closeAt < wm {
 		p := heap.Pop(&r.closing).(*tnPart)
 		if p.gone {
@@ -154,5 +154,9 @@ func (r *topnRun) closeUpTo(wm int64) (*Chunk, error) {
 	if len(r.ops) == 0 {
 		return nil, nil
 	}
-	return &Chunk{Rec: r.finish(len(r.ops))}, nil
+	rec, err := r.finish(len(r.ops))
+	if err != nil {
+		return nil, err
+	}
+	return &Chunk{Rec: rec}, nil
 }

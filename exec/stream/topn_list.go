@@ -343,6 +343,15 @@ type tnBlock struct {
 	rows  int64    // sum of ns
 }
 
+// tnFirstBlock is a list's first block with room for one entry; growing
+// past it moves the slices out, as append does.
+type tnFirstBlock struct {
+	b     [1]tnBlock
+	es    [1]*tnEntry
+	norms [1]tnNorm
+	ns    [1]int64
+}
+
 // cmp orders entry j of b against e.
 func (b *tnBlock) cmp(o *tnOrder, j int, e *tnEntry) int {
 	if c := b.norms[j].cmp(e.norm); c != 0 {
@@ -428,7 +437,11 @@ func (l *tnList) count(o *tnOrder, e *tnEntry) int64 {
 func (l *tnList) insert(bi, i int, e *tnEntry, n int64) {
 	l.rows += n
 	if len(l.blocks) == 0 {
-		l.blocks = append(l.blocks, tnBlock{es: []*tnEntry{e}, norms: []tnNorm{e.norm}, ns: []int64{n}, rows: n})
+		// The first block and its first entry in one allocation: most
+		// partitions of a group top-1 (dedup) never hold more.
+		f := &tnFirstBlock{es: [1]*tnEntry{e}, norms: [1]tnNorm{e.norm}, ns: [1]int64{n}}
+		f.b[0] = tnBlock{es: f.es[:], norms: f.norms[:], ns: f.ns[:], rows: n}
+		l.blocks = f.b[:]
 		return
 	}
 	if bi == len(l.blocks) {
@@ -485,6 +498,20 @@ func (l *tnList) merge(bi int) {
 	b.ns = append(b.ns, next.ns...)
 	b.rows += next.rows
 	l.blocks = slices.Delete(l.blocks, bi+1, bi+2)
+}
+
+// replaceSingle puts e in place of the list's only row when it holds
+// exactly one copy of one row, returning that row's entry; otherwise it
+// changes nothing and returns nil. e must sort before the row it replaces
+// (the caller's top-1 keeps the first row).
+func (l *tnList) replaceSingle(e *tnEntry) *tnEntry {
+	if l.rows != 1 || len(l.blocks) != 1 || len(l.blocks[0].es) != 1 {
+		return nil
+	}
+	b := &l.blocks[0]
+	old := b.es[0]
+	b.es[0], b.norms[0] = e, e.norm
+	return old
 }
 
 // last is the entry that sorts last (nil when empty).
