@@ -131,12 +131,20 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	if err := checkStreamingClauses(stmt); err != nil {
 		return nil, err
 	}
+	if s.eng.cfg.Cluster != nil {
+		if err := clusterRefusal(stmt); err != nil { // cluster.go
+			return nil, err
+		}
+	}
 	p = &Prepared{Stmt: stmt, ParamTypes: paramTypes}
 	pl := &plan{kind: kindUtility, gen: s.generation()}
 	p.plan = pl
 	if stmt.AST == nil {
 		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindShow {
 			p.Columns = []types.Column{{Name: "Name", Type: types.TText}}
+			if stmt.Ext.Show == "NODES" {
+				p.Columns = nodeColumns // cluster.go
+			}
 		}
 		if isSubscribeStmt(stmt) {
 			return s.prepareSubscribe(ctx, p, pl, stmt.Ext.Subscribe)

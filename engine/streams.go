@@ -540,6 +540,10 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 	env.Source = stmt.Source
 	switch x.Kind {
 	case sql.KindShow:
+		if x.Show == "NODES" {
+			res, err := s.showNodes() // cluster.go
+			return res, true, err
+		}
 		res, err := s.showRelations(x.Show)
 		return res, true, err
 	case sql.KindFlush:

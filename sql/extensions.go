@@ -66,8 +66,8 @@ type Extensions struct {
 	Sink *Sink
 	// Subscribe describes SUBSCRIBE (Kind == KindSubscribe).
 	Subscribe *Subscribe
-	// Show is what SHOW lists: "SOURCES", "SINKS", "TABLES" or
-	// "MATERIALIZED VIEWS" (Kind == KindShow).
+	// Show is what SHOW lists: "SOURCES", "SINKS", "TABLES",
+	// "MATERIALIZED VIEWS" or "NODES" (Kind == KindShow).
 	Show string
 	// Drop describes DROP SOURCE / DROP SINK, and names the view of
 	// ALTER MATERIALIZED VIEW ... RESUME (Cascade unused).
