@@ -200,25 +200,36 @@ func (n *Node) serve(sess *concurrency.Session) (lost bool) {
 	cctx, ccancel := context.WithCancel(n.ctx)
 	defer ccancel()
 	won := make(chan error, 1)
-	go func() { won <- el.Campaign(cctx, n.cfg.NodeID) }()
+	inflight := true // a Campaign goroutine has not sent on won yet
+	campaign := func() { won <- el.Campaign(cctx, n.cfg.NodeID) }
+	go campaign()
+	var retry <-chan time.Time
 	for {
 		select {
+		case <-retry:
+			retry, inflight = nil, true
+			go campaign() // Campaign reuses the candidate key it created
 		case err := <-won:
-			won = nil
+			inflight = false
 			if err != nil {
-				if n.ctx.Err() == nil {
-					n.cfg.logf("cluster: campaign of node %s: %v", n.cfg.NodeID, err)
+				if cctx.Err() == nil {
+					// A transient etcd error: the candidacy must go on
+					// being watched, or this node could be the oldest
+					// candidate without knowing it.
+					n.cfg.logf("cluster: campaign of node %s: %v; retrying", n.cfg.NodeID, err)
+					retry = time.After(500 * time.Millisecond)
 				}
 				continue // the session ending or Close ends the loop
 			}
+			won = nil
 			n.setTerm(Term{Key: el.Key(), Rev: el.Rev()})
 			n.cfg.logf("cluster: node %s is the coordinator (term %d)", n.cfg.NodeID, el.Rev())
 		case <-sess.Done():
 			return n.ctx.Err() == nil
 		case <-n.ctx.Done():
 			ccancel()
-			if won != nil {
-				<-won
+			if inflight {
+				<-won // it returns at once: its context is cancelled
 			}
 			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			if n.IsCoordinator() {
