@@ -30,7 +30,7 @@ func StartEtcd(t testing.TB) *Etcd {
 	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
-	cfg.LogLevel = "error"
+	cfg.LogLevel = "fatal" // its shutdown logs errors about closed listeners
 	cfg.TickMs = 10
 	cfg.ElectionMs = 100
 	cfg.UnsafeNoFsync = true // a test's etcd holds nothing worth an fsync
