@@ -102,3 +102,64 @@ func TestFenceReplacedLeaderSameNode(t *testing.T) {
 		t.Fatalf("new term's commit: %v", err)
 	}
 }
+
+// TestEtcdOutage: etcd is stopped for longer than the lease TTL, then
+// started again. While it is down nobody can commit; afterwards there
+// is exactly one coordinator, both nodes are listed, and only the
+// coordinator's fence commits (no split brain).
+func TestEtcdOutage(t *testing.T) {
+	e := clustertest.StartEtcd(t)
+	a := join(t, e.Endpoint, "/c", "a")
+	waitFor(t, "a to be coordinator", a.IsCoordinator)
+	b := join(t, e.Endpoint, "/c", "b")
+	fa, _ := a.Fence()
+
+	e.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	if _, err := fa.CommitPointer(ctx, 1, "m1"); err == nil {
+		t.Fatal("commit with etcd down succeeded")
+	}
+	cancel()
+	// Down for more than the TTL (1 s): the nodes' keepalives fail.
+	waitFor(t, "the nodes to notice", func() bool { return !a.IsCoordinator() })
+	e.Restart(t)
+
+	waitFor(t, "one coordinator and two nodes", func() bool {
+		c := coordinators(a, b)
+		if len(c) != 1 {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		ns, err := c[0].Nodes(ctx)
+		if err != nil || len(ns) != 2 {
+			return false
+		}
+		for _, n := range ns {
+			if (n.Role == "coordinator") != (n.NodeID == c[0].ID()) {
+				return false
+			}
+		}
+		return true
+	})
+	leader := coordinators(a, b)[0]
+	other := a
+	if leader == a {
+		other = b
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := other.Fence(); !errors.Is(err, ErrNotCoordinator) {
+		t.Fatalf("the worker has a fence: %v", err)
+	}
+	if _, err := fa.CommitPointer(ctx, 1, "old"); !errors.Is(err, ErrNotCoordinator) {
+		t.Fatalf("a's fence from before the outage: err = %v, want ErrNotCoordinator", err)
+	}
+	f, err := leader.Fence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.CommitPointer(ctx, 1, "m1"); err != nil {
+		t.Fatalf("the coordinator's commit after the outage: %v", err)
+	}
+}

@@ -175,6 +175,11 @@ func (n *Node) run(sess *concurrency.Session) {
 			return
 		}
 		n.cfg.logf("cluster: node %s lost its lease (etcd unreachable or the process was paused past %d s); registering again", n.cfg.NodeID, n.cfg.ttlSeconds())
+		// If the lease still lives in etcd (its keepalives stopped
+		// arriving but it has not expired there), revoking it frees the
+		// node id and the old candidacy at once; it fails harmlessly if
+		// it expired. In the background: etcd may be unreachable.
+		go func(old *concurrency.Session) { _ = old.Close() }(sess)
 		for {
 			var err error
 			rctx, cancel := context.WithTimeout(n.ctx, time.Duration(n.cfg.ttlSeconds())*time.Second)
@@ -183,7 +188,7 @@ func (n *Node) run(sess *concurrency.Session) {
 			if err == nil {
 				break
 			}
-			n.cfg.logf("cluster: %v", err)
+			n.cfg.logf("%v", err)
 			select {
 			case <-n.ctx.Done():
 				return

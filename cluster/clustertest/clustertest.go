@@ -20,7 +20,8 @@ import (
 // Etcd is a one-member etcd serving clients on a loopback port.
 type Etcd struct {
 	Endpoint string // host:port
-	e        *embed.Etcd
+	cfg      embed.Config
+	e        *embed.Etcd // nil while stopped
 }
 
 // StartEtcd starts an etcd with its data in a temporary directory and
@@ -40,22 +41,41 @@ func StartEtcd(t testing.TB) *Etcd {
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	e, err := embed.StartEtcd(cfg)
+	e := &Etcd{Endpoint: cu.Host, cfg: *cfg}
+	e.start(t)
+	t.Cleanup(func() {
+		if e.e != nil {
+			e.e.Close()
+		}
+	})
+	return e
+}
+
+func (e *Etcd) start(t testing.TB) {
+	t.Helper()
+	cfg := e.cfg // a fresh copy: StartEtcd keeps and changes its Config
+	s, err := embed.StartEtcd(&cfg)
 	if err != nil {
 		t.Fatalf("start etcd: %v", err)
 	}
-	t.Cleanup(e.Close)
 	select {
-	case <-e.Server.ReadyNotify():
+	case <-s.Server.ReadyNotify():
 	case <-time.After(60 * time.Second):
-		e.Server.Stop()
+		s.Close()
 		t.Fatal("etcd did not become ready within 60 s")
 	}
-	return &Etcd{Endpoint: cu.Host, e: e}
+	e.e = s
 }
 
-// Stop stops the server (for tests of an unreachable etcd).
-func (e *Etcd) Stop() { e.e.Close() }
+// Stop stops the server (for tests of an unreachable etcd); Restart
+// starts it again on the same data and ports.
+func (e *Etcd) Stop() {
+	e.e.Close()
+	e.e = nil
+}
+
+// Restart starts a stopped server again.
+func (e *Etcd) Restart(t testing.TB) { e.start(t) }
 
 // S3 is a fake S3 endpoint.
 type S3 struct {

@@ -203,6 +203,41 @@ func TestClusterCoordinatorFailover(t *testing.T) {
 	waitNodes(t, n1b, "SELECT node_id, role FROM streamsql_nodes ORDER BY node_id", []string{"n1|worker", "n2|coordinator"})
 }
 
+// TestClusterZombieCoordinator: the coordinator is stopped (SIGSTOP) past
+// its lease: the other node becomes coordinator and lists it no more.
+// When it continues (SIGCONT) it finds its lease gone, registers again
+// as a worker, and both nodes agree on who coordinates.
+func TestClusterZombieCoordinator(t *testing.T) {
+	etcd := clustertest.StartEtcd(t)
+	s3 := clustertest.StartS3(t, "ckpt")
+	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "1s"}
+	n1 := start(t, s3.Env(), "n1", flags...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
+	n2 := start(t, s3.Env(), "n2", flags...)
+	waitNodes(t, n2, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker"})
+
+	if err := n1.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			n1.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	waitNodes(t, n2, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n2|coordinator"})
+	if err := n1.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	const q = "SELECT node_id, role, is_self FROM streamsql_nodes ORDER BY 1"
+	waitNodes(t, n1, q, []string{"n1|worker|true", "n2|coordinator|false"})
+	waitNodes(t, n2, q, []string{"n1|worker|false", "n2|coordinator|true"})
+	if out := n1.out.String(); !strings.Contains(out, "node n1 lost its lease") {
+		t.Fatalf("n1 did not log the lost lease:\n%s", out)
+	}
+}
+
 // TestClusterRefusesWhatIsNotBuilt: a cluster node refuses statements
 // that would need distributed tables, views, sources, sinks or catalog
 // with 0A000 naming the statement; reads without tables run.
