@@ -94,8 +94,9 @@ func NewClient(t Target, dialTimeout time.Duration) (*clientv3.Client, error) {
 
 // Join connects to etcd, registers the node under a new lease and starts
 // campaigning for the coordinator role. It fails if etcd cannot be
-// reached within ctx or the node id is taken by a live node
-// (ErrDuplicateNode).
+// reached within ctx or the node id stays taken for longer than the
+// lease TTL (ErrDuplicateNode: another live node holds it; the lease of
+// a crashed previous run of this node expires within that time).
 func Join(ctx context.Context, cfg Config) (*Node, error) {
 	if err := ValidNodeID(cfg.NodeID); err != nil {
 		return nil, err
@@ -109,7 +110,21 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, cli: cli, started: time.Now().UTC(), done: make(chan struct{})}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	sess, err := n.register(ctx)
+	// A node restarted right after a crash finds its id still held by
+	// its previous lease until that expires: wait up to one TTL (and a
+	// second) for it; a live holder keeps it and Join fails.
+	deadline := time.Now().Add(time.Duration(cfg.ttlSeconds()+1) * time.Second)
+	var sess *concurrency.Session
+	for {
+		sess, err = n.register(ctx)
+		if err == nil || !errors.Is(err, ErrDuplicateNode) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond): // until the old lease expires
+		}
+	}
 	if err != nil {
 		n.cancel()
 		cli.Close()

@@ -123,3 +123,38 @@ func TestLeaseExpiryRemovesNode(t *testing.T) {
 		return a.info.Lease != old && listing(t, b) == "a:worker:running b:coordinator:running"
 	})
 }
+
+// TestRestartAfterCrashWaitsForOldLease: the id of a node that crashed
+// is held by its old lease until it expires; a new Join with that id
+// waits for it instead of failing.
+func TestRestartAfterCrashWaitsForOldLease(t *testing.T) {
+	e := clustertest.StartEtcd(t)
+	cli, err := NewClient(Target{Endpoints: []string{e.Endpoint}, Prefix: "/c"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	lease, err := cli.Grant(ctx, 2) // the crashed run's lease, no keepalive
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, "/c/nodes/a", `{"node_id":"a","address":"old:1"}`, clientv3.WithLease(lease.ID)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	n, err := Join(ctx, Config{Target: Target{Endpoints: []string{e.Endpoint}, Prefix: "/c"}, NodeID: "a", Address: "new:1", LeaseTTL: 2 * time.Second})
+	if err != nil {
+		t.Fatalf("Join after the old lease: %v", err)
+	}
+	defer n.Close()
+	t.Logf("joined %.2f s after the crash's lease was granted", time.Since(start).Seconds())
+	if got := listing(t, n); !strings.HasPrefix(got, "a:") {
+		t.Fatalf("listing = %q", got)
+	}
+	ns, _ := n.Nodes(ctx)
+	if ns[0].Address != "new:1" {
+		t.Fatalf("address = %q", ns[0].Address)
+	}
+}
