@@ -229,6 +229,9 @@ type Catalog struct {
 	// the engine, see SetSinkStatus).
 	sinkStatus atomic.Pointer[func(oid uint32) (SinkStatus, bool)]
 	activity   atomic.Pointer[func() []ActivityRow] // pg_stat_activity (sys_activity.go)
+	// nodeStatus lists the cluster's nodes for streamsql_nodes (set by
+	// the engine of a cluster node, see SetNodeStatus).
+	nodeStatus atomic.Pointer[func() ([]NodeStatus, error)]
 	// operatorStatus feeds streamsql_operators (sys_operators.go).
 	operatorStatus atomic.Pointer[func() []OperatorStatus]
 	// jobStatus feeds streamsql_jobs (sys_jobs.go).

@@ -16,6 +16,10 @@ import (
 type Config struct {
 	// DataDir holds the catalog and the table logs; created when missing.
 	DataDir string
+	// Cluster, when set, makes this server a cluster node (cluster.go):
+	// SHOW NODES and streamsql_nodes list the nodes, and statements
+	// that a cluster cannot run yet are refused with 0A000.
+	Cluster ClusterNode
 	// Logf receives one-line operational messages; nil discards them.
 	Logf func(format string, args ...any)
 	// BarrierInterval is the streaming epoch length (0: 100 ms; negative:

@@ -164,6 +164,11 @@ func Open(cfg Config) (*Engine, error) {
 		c.SetStreamStatus(e.viewStatus)
 	}
 	if c, ok := cat.(interface {
+		SetNodeStatus(func() ([]catalog.NodeStatus, error))
+	}); ok && cfg.Cluster != nil {
+		c.SetNodeStatus(e.clusterNodes) // cluster.go
+	}
+	if c, ok := cat.(interface {
 		SetCheckpointStatus(func() (catalog.CheckpointStatus, bool))
 	}); ok {
 		c.SetCheckpointStatus(e.checkpointStatus)

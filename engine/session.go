@@ -131,6 +131,11 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	if err := checkStreamingClauses(stmt); err != nil {
 		return nil, err
 	}
+	if s.eng.cfg.Cluster != nil {
+		if err := clusterRefusal(stmt); err != nil { // cluster.go
+			return nil, err
+		}
+	}
 	p = &Prepared{Stmt: stmt, ParamTypes: paramTypes}
 	pl := &plan{kind: kindUtility, gen: s.generation()}
 	p.plan = pl
@@ -139,6 +144,8 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 			switch {
 			case stmt.Ext.Show == "JOBS":
 				p.Columns = showJobsColumns // jobs.go
+			case stmt.Ext.Show == "NODES":
+				p.Columns = nodeColumns // cluster.go
 			case strings.HasPrefix(stmt.Ext.Show, "CREATE "):
 				p.Columns = showCreateColumns // show_create.go
 			default:

@@ -553,6 +553,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		switch {
 		case x.Show == "JOBS":
 			return s.showJobs(), true, nil
+		case x.Show == "NODES":
+			res, err := s.showNodes() // cluster.go
+			return res, true, err
 		case strings.HasPrefix(x.Show, "CREATE "):
 			res, err := s.showCreate(x.Show, x.ShowName)
 			return res, true, err

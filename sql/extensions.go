@@ -70,9 +70,9 @@ type Extensions struct {
 	// Subscribe describes SUBSCRIBE (Kind == KindSubscribe).
 	Subscribe *Subscribe
 	// Show is what SHOW lists: "SOURCES", "SINKS", "TABLES",
-	// "MATERIALIZED VIEWS" or "JOBS", or "CREATE TABLE", "CREATE SOURCE",
-	// "CREATE SINK", "CREATE MATERIALIZED VIEW" with the object in
-	// ShowName (Kind == KindShow).
+	// "MATERIALIZED VIEWS", "JOBS" or "NODES", or "CREATE TABLE",
+	// "CREATE SOURCE", "CREATE SINK", "CREATE MATERIALIZED VIEW" with the
+	// object in ShowName (Kind == KindShow).
 	Show string
 	// ShowName is the (possibly qualified, normalized) name of SHOW
 	// CREATE ..., at byte offset ShowNamePos.

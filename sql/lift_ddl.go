@@ -9,7 +9,7 @@ import (
 // showWhat recognizes SHOW SOURCES | SINKS | TABLES | MATERIALIZED VIEWS.
 func (l *lifter) showWhat() string {
 	switch {
-	case len(l.toks) == 2 && (l.is(1, "SOURCES") || l.is(1, "SINKS") || l.is(1, "TABLES")):
+	case len(l.toks) == 2 && (l.is(1, "SOURCES") || l.is(1, "SINKS") || l.is(1, "TABLES") || l.is(1, "NODES")):
 		return l.word(1)
 	case len(l.toks) == 2 && l.is(1, "JOBS"):
 		return "JOBS"

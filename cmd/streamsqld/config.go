@@ -80,6 +80,9 @@ type config struct {
 	// only a warning).
 	httpAddr    string
 	httpDefault bool
+	// cluster is set by --cluster (cluster.go): this server is a node of
+	// a cluster; nil without.
+	cluster *clusterConfig
 }
 
 // parseFlags reads the command line; errors and -h output go to stderr.
@@ -147,6 +150,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"pg_hba.conf-like rules, one a line: host|hostssl|hostnossl database user address trust|reject|md5|scram-sha-256; the first match decides, no match is refused (replaces --auth; see docs/security.md)")
 	fs.StringVar(&cfg.httpAddr, "http", "127.0.0.1:5434",
 		"address of the HTTP endpoints: the dashboard at /, Prometheus metrics at /metrics, JSON under /api/v1/, profiles under /debug/pprof/ ('' turns them off); with --auth password or --hba-file they ask for a role's password (HTTP basic, over TLS when TLS is configured); with --auth trust only a loopback address is accepted (see docs/observability.md)")
+	cl := clusterFlags(fs) // cluster.go
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -227,6 +231,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.password != "" && cfg.user == "" {
 		cfg.user = "streamsql"
+	}
+	if cfg.cluster, err = cl.parse(given); err != nil {
+		return cfg, err
 	}
 	if cfg.hbaFile != "" {
 		if cfg.auth != "" {

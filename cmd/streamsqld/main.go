@@ -81,6 +81,14 @@ func run(cfg config) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer l.Close()
+	if cfg.cluster != nil { // cluster.go
+		node, err := joinCluster(cfg.cluster, l.Addr(), logger.Printf)
+		if err != nil {
+			return err
+		}
+		defer node.Close() // after the engine closed: leaves the cluster last
+		ecfg.Cluster = clusterNode{node}
+	}
 	eng, err := engine.Open(ecfg)
 	if err != nil {
 		if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {

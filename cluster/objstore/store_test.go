@@ -1,0 +1,197 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/clustertest"
+)
+
+type env struct {
+	store *Store
+	s3    *clustertest.S3
+	node  *cluster.Node
+	fence *cluster.Fence
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	e := clustertest.StartEtcd(t)
+	fs3 := clustertest.StartS3(t, "ckpt")
+	for _, kv := range fs3.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "prod/c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Logf = t.Logf
+	n, err := cluster.Join(ctx, cluster.Config{Target: cluster.Target{Endpoints: []string{e.Endpoint}, Prefix: "/c1"},
+		NodeID: "n1", Address: "127.0.0.1:1", LeaseTTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	deadline := time.Now().Add(20 * time.Second)
+	for !n.IsCoordinator() {
+		if time.Now().After(deadline) {
+			t.Fatal("no coordinator")
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	f, err := n.Fence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{store: st, s3: fs3, node: n, fence: f}
+}
+
+// upload writes, for each node, one object of op "j/1#0" per vnode half.
+func upload(t *testing.T, ctx context.Context, s *Store, epoch uint64, tag string) []Object {
+	t.Helper()
+	var objs []Object
+	for i, node := range []string{"n1", "n2"} {
+		lo, hi := i*128, i*128+127
+		o, err := s.PutState(ctx, epoch, node, int64(100+i), "j/1#0", lo, hi, []byte(fmt.Sprintf("%s state of %s at %d", tag, node, epoch)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	return objs
+}
+
+func pointer(t *testing.T, ctx context.Context, f *cluster.Fence) cluster.Pointer {
+	t.Helper()
+	p, ok, err := f.Pointer(ctx)
+	if err != nil || !ok {
+		t.Fatalf("pointer: %v %v", ok, err)
+	}
+	return p
+}
+
+// TestCommitRecoverCollect: per-node objects and a manifest are committed
+// through the fenced pointer and read back; an epoch uploaded but never
+// committed, and one whose manifest was written but whose pointer move
+// was refused (a stale coordinator), are ignored by recovery and removed
+// by Collect, while an epoch after the pointer (in flight) and the epochs
+// the kept checkpoints' objects live in stay.
+func TestCommitRecoverCollect(t *testing.T) {
+	e := setup(t)
+	s := e.store
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	objs1 := upload(t, ctx, s, 1, "a")
+	if _, err := s.Commit(ctx, e.fence, Manifest{Epoch: 1, Objects: objs1, Meta: []byte(`{"kafka":{"0":42}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	upload(t, ctx, s, 2, "crashed") // a node died before the manifest
+
+	objs3 := upload(t, ctx, s, 3, "zombie")
+	stale := cluster.NewFence(e.node.Client(), "/c1", cluster.Term{Key: e.fence.Term().Key, Rev: e.fence.Term().Rev - 1}, "old")
+	if _, err := s.Commit(ctx, stale, Manifest{Epoch: 3, Objects: objs3}); !errors.Is(err, cluster.ErrNotCoordinator) {
+		t.Fatalf("stale commit: err = %v, want ErrNotCoordinator", err)
+	}
+	p := pointer(t, ctx, e.fence)
+	if p.Epoch != 1 {
+		t.Fatalf("pointer after refused commit = %+v", p)
+	}
+	c, err := s.Recover(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.State("j/1#0", 200); len(got) != 1 || string(got[0]) != "a state of n2 at 1" {
+		t.Fatalf("vnode 200 state = %q", got)
+	}
+	if string(c.Manifest.Meta) != `{"kafka":{"0":42}}` {
+		t.Fatalf("meta = %s", c.Manifest.Meta)
+	}
+
+	// Epoch 4 is incremental: n1 wrote anew, n2's object of epoch 1 is kept.
+	o4, err := s.PutState(ctx, 4, "n1", 100, "j/1#0", 0, 127, []byte("b state of n1 at 4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Commit(ctx, e.fence, Manifest{Epoch: 4, Objects: []Object{o4, objs1[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	upload(t, ctx, s, 5, "in flight")
+	p = pointer(t, ctx, e.fence)
+	if p.Epoch != 4 || p.Previous != 1 {
+		t.Fatalf("pointer = %+v", p)
+	}
+	deleted, err := s.Collect(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(deleted, []uint64{2, 3}) {
+		t.Fatalf("collected %v, want [2 3]", deleted)
+	}
+	left, err := s.listEpochs(ctx)
+	if err != nil || !reflect.DeepEqual(left, []uint64{1, 4, 5}) {
+		t.Fatalf("epochs left = %v (%v)", left, err)
+	}
+	c, err = s.Recover(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.State("j/1#0", 3); len(got) != 1 || string(got[0]) != "b state of n1 at 4" {
+		t.Fatalf("vnode 3 = %q", got)
+	}
+	if got := c.State("j/1#0", 255); len(got) != 1 || string(got[0]) != "a state of n2 at 1" {
+		t.Fatalf("vnode 255 = %q", got)
+	}
+
+	// A damaged object of the committed epoch: recovery falls back to
+	// the previous one; a missing one likewise.
+	if err := s.put(ctx, o4.Key, []byte("b state of n1 at 4, overwritten")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, p.Manifest); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Load of a damaged checkpoint: err = %v", err)
+	}
+	c, err = s.Recover(ctx, p)
+	if err != nil || c.Manifest.Epoch != 1 {
+		t.Fatalf("fallback: %v, %v", c, err)
+	}
+	if _, err := e.s3.Backend.DeleteObject("ckpt", o4.Key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, p.Manifest); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("Load with a missing object: err = %v", err)
+	}
+}
+
+// TestStoreDownCommitsNothing: when the object store fails, the manifest
+// PUT fails and the pointer does not move.
+func TestStoreDownCommitsNothing(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	objs := upload(t, ctx, e.store, 7, "x")
+	if _, err := e.store.Commit(ctx, e.fence, Manifest{Epoch: 7, Objects: objs}); err != nil {
+		t.Fatal(err)
+	}
+	e.s3.Close()
+	shortCtx, cancel2 := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel2()
+	if _, err := e.store.PutState(shortCtx, 8, "n1", 1, "op", 0, 255, []byte("y")); err == nil {
+		t.Fatal("PutState with the store down succeeded")
+	}
+	if _, err := e.store.Commit(shortCtx, e.fence, Manifest{Epoch: 8, Objects: objs}); err == nil || !strings.Contains(err.Error(), "epoch 8 not committed") {
+		t.Fatalf("Commit with the store down: err = %v", err)
+	}
+	if p := pointer(t, ctx, e.fence); p.Epoch != 7 {
+		t.Fatalf("pointer moved to %d", p.Epoch)
+	}
+}

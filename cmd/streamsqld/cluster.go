@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/objstore"
+	"github.com/streamsql/streamsql/types"
+)
+
+// clusterConfig is the validated cluster part of the command line
+// (docs/cluster.md).
+type clusterConfig struct {
+	target     cluster.Target
+	checkpoint cluster.CheckpointURL
+	nodeID     string
+	leaseTTL   time.Duration
+	advertise  string // the pgwire address other nodes list ("": the listen address)
+}
+
+// clusterFlagValues are the raw flags, parsed by parse.
+type clusterFlagValues struct {
+	cluster, checkpointURL, nodeID, advertise *string
+	leaseTTL                                  *time.Duration
+}
+
+func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
+	return clusterFlagValues{
+		cluster: fs.String("cluster", "",
+			"join a cluster: etcd://host:2379[,host:2379]/prefix (membership, coordinator election and the committed checkpoint live in that etcd under prefix; needs --node-id and --checkpoint-url; see docs/cluster.md for what a cluster runs today)"),
+		checkpointURL: fs.String("checkpoint-url", "",
+			"with --cluster: where checkpoints go, s3://bucket/prefix on any S3-compatible store (endpoint and credentials from AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION); checked at start"),
+		nodeID: fs.String("node-id", "",
+			"with --cluster: this node's id, unique in the cluster (letters, digits, '-', '_', '.'; e.g. the StatefulSet pod name)"),
+		advertise: fs.String("advertise-address", "",
+			"with --cluster: the host:port other nodes and clients reach this server's --listen at (default: the listen address)"),
+		leaseTTL: fs.Duration("cluster-lease-ttl", 10*time.Second,
+			"with --cluster: how long this node stays registered, and keeps the coordinator role, without renewing its etcd lease (whole seconds): a dead or paused node is replaced after about this long"),
+	}
+}
+
+// parse validates the cluster flags; nil without --cluster. given says
+// which flags the command line set.
+func (v clusterFlagValues) parse(given map[string]bool) (*clusterConfig, error) {
+	if *v.cluster == "" {
+		for _, f := range []string{"checkpoint-url", "node-id", "advertise-address", "cluster-lease-ttl"} {
+			if given[f] {
+				return nil, fmt.Errorf("--%s needs --cluster", f)
+			}
+		}
+		return nil, nil
+	}
+	t, err := cluster.ParseTarget(*v.cluster)
+	if err != nil {
+		return nil, err
+	}
+	if *v.nodeID == "" {
+		return nil, fmt.Errorf("--cluster needs --node-id")
+	}
+	if err := cluster.ValidNodeID(*v.nodeID); err != nil {
+		return nil, err
+	}
+	if *v.checkpointURL == "" {
+		return nil, fmt.Errorf("--cluster needs --checkpoint-url (s3://bucket/prefix)")
+	}
+	cu, err := cluster.ParseCheckpointURL(*v.checkpointURL)
+	if err != nil {
+		return nil, err
+	}
+	if *v.leaseTTL < time.Second || *v.leaseTTL%time.Second != 0 {
+		return nil, fmt.Errorf("--cluster-lease-ttl must be a whole number of seconds, at least 1s, not %s", *v.leaseTTL)
+	}
+	if a := *v.advertise; a != "" {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("--advertise-address %q: %w", a, err)
+		}
+	}
+	return &clusterConfig{target: t, checkpoint: cu, nodeID: *v.nodeID, leaseTTL: *v.leaseTTL, advertise: *v.advertise}, nil
+}
+
+// joinCluster checks the checkpoint store and joins the cluster; the
+// node is the engine's Config.Cluster. listen is the bound pgwire address.
+func joinCluster(cc *clusterConfig, listen net.Addr, logf func(string, ...any)) (*cluster.Node, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := objstore.Open(ctx, cc.checkpoint); err != nil {
+		return nil, fmt.Errorf("--checkpoint-url %s: %w", cc.checkpoint, err)
+	}
+	addr := cc.advertise
+	if addr == "" {
+		addr = listen.String()
+	}
+	n, err := cluster.Join(ctx, cluster.Config{Target: cc.target, NodeID: cc.nodeID, Address: addr, LeaseTTL: cc.leaseTTL, Logf: logf})
+	if err != nil {
+		return nil, fmt.Errorf("--cluster %s: %w", cc.target, err)
+	}
+	return n, nil
+}
+
+// clusterNode adapts a cluster.Node to engine.ClusterNode.
+type clusterNode struct{ n *cluster.Node }
+
+func (c clusterNode) Nodes(ctx context.Context) ([]catalog.NodeStatus, error) {
+	nodes, err := c.n.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]catalog.NodeStatus, len(nodes))
+	for i, x := range nodes {
+		out[i] = catalog.NodeStatus{NodeID: x.NodeID, Address: x.Address, Role: x.Role, State: x.State, Runs: x.Runs,
+			Started: types.TimestampValue(x.Started.UnixMicro()), Self: x.NodeID == c.n.ID()}
+	}
+	return out, nil
+}

@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// fakeCluster lists whatever nodes the test sets, or fails.
+type fakeCluster struct {
+	mu    sync.Mutex
+	nodes []catalog.NodeStatus
+	err   error
+}
+
+func (f *fakeCluster) Nodes(context.Context) ([]catalog.NodeStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.nodes, f.err
+}
+
+func TestClusterNodesAndRefusals(t *testing.T) {
+	fc := &fakeCluster{nodes: []catalog.NodeStatus{
+		{NodeID: "n1", Address: "h1:5433", Role: "coordinator", State: "running", Runs: "nothing", Self: true},
+		{NodeID: "n2", Address: "h2:5433", Role: "worker", State: "running", Runs: "nothing"},
+	}}
+	e, err := Open(Config{DataDir: t.TempDir(), Cluster: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, _, err := run(t, s, "SHOW NODES")
+	if err != nil || strings.Join(lines, ";") != "n1 *|h1:5433|coordinator|running|nothing;n2|h2:5433|worker|running|nothing" {
+		t.Fatalf("SHOW NODES = %q, %v", lines, err)
+	}
+	lines, _, err = run(t, s, "SELECT node_id, role, is_self FROM streamsql_nodes ORDER BY node_id DESC")
+	if err != nil || strings.Join(lines, ";") != "n2|worker|f;n1|coordinator|t" {
+		t.Fatalf("streamsql_nodes = %q, %v", lines, err)
+	}
+	fc.mu.Lock()
+	fc.err = errors.New("etcd down")
+	fc.mu.Unlock()
+	for _, q := range []string{"SHOW NODES", "SELECT * FROM streamsql_nodes"} {
+		if _, _, err := run(t, s, q); pgerr.CodeOf(err) != pgerr.ConnectionException || !strings.Contains(err.Error(), "etcd down") {
+			t.Errorf("%s with etcd down: err = %v, want 08000", q, err)
+		}
+	}
+	for q, what := range map[string]string{
+		"CREATE TABLE t (a int)":                                   "CREATE TABLE",
+		"create materialized view v as select 1":                   "CREATE MATERIALIZED VIEW",
+		"INSERT INTO t VALUES (1)":                                 "INSERT",
+		"COPY t FROM STDIN":                                        "COPY FROM",
+		"SUBSCRIBE TO t":                                           "SUBSCRIBE",
+		"CREATE SINK k AS SELECT 1 WITH (connector = 'blackhole')": "CREATE SINK",
+		"GRANT SELECT ON t TO x":                                   "GRANT SELECT",
+	} {
+		_, _, err := run(t, s, q)
+		if pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what+" is not supported on a cluster node yet") {
+			t.Errorf("%s: err = %v, want 0A000 naming %s", q, err, what)
+		}
+	}
+	for _, q := range []string{"SELECT 1", "SET search_path = public", "SHOW search_path", "BEGIN", "COMMIT", "COPY (SELECT 1) TO STDOUT"} {
+		if _, _, err := run(t, s, q); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+}
+
+func TestShowNodesOutsideACluster(t *testing.T) {
+	_, s := open(t, t.TempDir())
+	if _, _, err := run(t, s, "SHOW NODES"); pgerr.CodeOf(err) != pgerr.ObjectNotInPrerequisiteState {
+		t.Fatalf("SHOW NODES: err = %v, want 55000", err)
+	}
+	lines, _, err := run(t, s, "SELECT count(*) FROM streamsql_nodes")
+	if err != nil || strings.Join(lines, ";") != "0" {
+		t.Fatalf("streamsql_nodes = %q, %v", lines, err)
+	}
+	if _, _, err := run(t, s, "CREATE TABLE t (a int)"); err != nil {
+		t.Fatalf("outside a cluster CREATE TABLE: %v", err)
+	}
+}
