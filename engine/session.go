@@ -333,6 +333,7 @@ func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 		Eval:        s.planEvalContext(ctx),
 		Streams:     flowStreams{s.eng},
 		Parallelism: s.streamingParallelism(),
+		TempSchema:  s.tempSchemaName(),
 	})
 }
 
@@ -402,6 +403,9 @@ func (s *Session) Close() {
 	}
 	s.closeCursors(func(*cursor) bool { return true })
 	s.endTx(false, context.Background())
+	if err := s.dropTemp(); err != nil { // temp.go
+		s.eng.cfg.Logf("session %d: dropping its temporary relations: %v", s.pid, err)
+	}
 	s.eng.forget(s)
 }
 

@@ -49,6 +49,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 			return nil, err
 		}
 		rel.Owner = s.sessionOwner()
+		s.noteTemp(rel.Schema)
 		if _, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists); err != nil {
 			return s.maybeSkip(err, n.CreateStmt.IfNotExists, "CREATE TABLE")
 		}
@@ -60,7 +61,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execCreateTableAs(ctx, env, n.CreateTableAsStmt, stmt)
 	case *pg.Node_ViewStmt:
 		env.Access = nil // as PostgreSQL, a view is checked when it is read, with its owner's rights
-		rel, deps, err := planViewDef(env, n.ViewStmt, stmt)
+		rel, deps, note, err := planViewDef(env, s.eng.cat, n.ViewStmt, stmt)
 		if err != nil {
 			return nil, err
 		}
@@ -70,10 +71,15 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 				return nil, err
 			}
 		}
+		s.noteTemp(rel.Schema)
 		if _, err := s.eng.cat.CreateView(rel, deps, n.ViewStmt.Replace); err != nil {
 			return nil, err
 		}
-		return &Result{Tag: "CREATE VIEW"}, nil
+		res := &Result{Tag: "CREATE VIEW"}
+		if note != nil {
+			res.Notices = append(res.Notices, note)
+		}
+		return res, nil
 	case *pg.Node_CreateSchemaStmt:
 		if err := s.eng.cat.CreateSchema(n.CreateSchemaStmt.Schemaname, n.CreateSchemaStmt.IfNotExists); err != nil {
 			return s.maybeSkip(err, n.CreateSchemaStmt.IfNotExists, "CREATE SCHEMA")
@@ -107,14 +113,23 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	case *pg.Node_DiscardStmt:
 		switch n.DiscardStmt.Target {
 		case pg.DiscardMode_DISCARD_ALL:
+			if s.tx != 'I' {
+				return nil, pgerr.New(pgerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
+			}
 			s.closeCursors(func(*cursor) bool { return true }) // as CLOSE ALL
 			s.seq.discard()
+			if err := s.dropTemp(); err != nil {
+				return nil, err
+			}
 		case pg.DiscardMode_DISCARD_SEQUENCES:
 			s.seq.discard() // currval, lastval and the preallocated values
 			return &Result{Tag: "DISCARD SEQUENCES"}, nil
 		case pg.DiscardMode_DISCARD_PLANS:
 			return &Result{Tag: "DISCARD PLANS"}, nil
 		case pg.DiscardMode_DISCARD_TEMP:
+			if err := s.dropTemp(); err != nil {
+				return nil, err
+			}
 			return &Result{Tag: "DISCARD TEMP"}, nil
 		}
 		return &Result{Tag: "DISCARD ALL"}, nil
