@@ -179,11 +179,16 @@ func (b *binder) aggAllowed(l *level, loc int32) error {
 }
 
 func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, error) {
-	if err := b.aggAllowed(l, fc.Location); err != nil {
-		return nil, err
-	}
 	if fc.AggWithinGroup {
 		return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "WITHIN GROUP is not supported")
+	}
+	if !l.inAgg {
+		if e, moved, err := b.outerAgg(l, fc, name); moved || err != nil { // bind_outeragg.go
+			return e, err
+		}
+	}
+	if err := b.aggAllowed(l, fc.Location); err != nil {
+		return nil, err
 	}
 	l.inAgg = true
 	defer func() { l.inAgg = false }()
