@@ -84,6 +84,7 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return s.maybeSkip(err, c.IfNotExists, "CREATE TABLE AS")
 	}
+	s.tempCreated(created)
 	tbl := s.eng.cat.Table(created.OID)
 	if tbl == nil {
 		return nil, pgerr.Internal("table %s has no storage", created.Name)

@@ -123,9 +123,11 @@ func (s *Session) execCreateSequence(n *pg.CreateSeqStmt) (*Result, error) {
 			return nil, err
 		}
 	}
-	if _, err := sc.CreateSequence(rel); err != nil {
+	created, err := sc.CreateSequence(rel)
+	if err != nil {
 		return s.maybeSkip(err, n.IfNotExists, "CREATE SEQUENCE")
 	}
+	s.tempCreated(created)
 	return &Result{Tag: "CREATE SEQUENCE"}, nil
 }
 

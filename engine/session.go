@@ -8,6 +8,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/membudget"
@@ -40,6 +41,9 @@ type Session struct {
 	prepared map[string]*Prepared
 	// cursors holds the open SQL cursors (DECLARE), by name (cursor.go).
 	cursors map[string]*cursor
+	// txTemps are the temporary relations the open transaction block
+	// created, oldest first: a rollback drops them (temp.go).
+	txTemps []*catalog.Relation
 	// seq is the session's currval/lastval state (sequence.go).
 	seq    seqMemo
 	closed atomic.Bool

@@ -29,6 +29,38 @@ func (s *Session) noteTemp(schema string) {
 	}
 }
 
+// tempCreated records a temporary relation created inside a transaction
+// block, which the block's rollback drops again.
+func (s *Session) tempCreated(rel *catalog.Relation) {
+	if rel != nil && rel.IsTemp() && s.tx != 'I' {
+		s.txTemps = append(s.txTemps, rel)
+	}
+}
+
+// endTempTx ends the block for its temporary relations: a rollback drops
+// the ones it created (newest first, with what depends on them), as
+// PostgreSQL's transactional DDL would. Other DDL is not transactional
+// here (docs/transactions.md); temporary relations can be undone because
+// no other session sees them. ROLLBACK TO a savepoint keeps them.
+func (s *Session) endTempTx(commit bool) {
+	created := s.txTemps
+	s.txTemps = nil
+	if commit || len(created) == 0 {
+		return
+	}
+	defer s.eng.stopDroppedJobs()
+	for i := len(created) - 1; i >= 0; i-- {
+		r := created[i]
+		cur := s.eng.cat.Relation(r.OID)
+		if cur == nil || cur.Schema != r.Schema {
+			continue // dropped already
+		}
+		if _, err := s.eng.cat.Drop(cur.Kind, cur.Schema, cur.Name, true, true, nil); err != nil {
+			s.eng.cfg.Logf("session %d: rollback: dropping temporary %s: %v", s.pid, r.Name, err)
+		}
+	}
+}
+
 // dropTemp drops the session's temporary schema and everything in it.
 func (s *Session) dropTemp() error {
 	if s.set.tempSchema == "" {

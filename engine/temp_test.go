@@ -88,3 +88,31 @@ func TestTempTables(t *testing.T) {
 		t.Fatalf("after DISCARD TEMP: %v", err)
 	}
 }
+
+// A transaction block's rollback drops the temporary relations it created
+// (as PostgreSQL's transactional DDL); a commit keeps them.
+func TestTempRollback(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	for _, q := range []string{
+		"BEGIN", "CREATE TEMP TABLE a (i int)", "CREATE TEMP VIEW av AS SELECT i FROM a", "INSERT INTO a VALUES (1)", "ROLLBACK",
+		"CREATE TEMP TABLE a (code char)", // free again
+		"BEGIN", "CREATE TEMP TABLE b (i int)", "COMMIT",
+		"BEGIN", "CREATE TEMP TABLE c (i int)",
+	} {
+		if _, _, err := run(t, s, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, _, err := run(t, s, "SELECT nope"); err == nil {
+		t.Fatal("want an error to fail the block")
+	}
+	if _, _, err := run(t, s, "COMMIT"); err != nil { // a failed block rolls back
+		t.Fatal(err)
+	}
+	for q, want := range map[string]pgerr.Code{"SELECT * FROM av": pgerr.UndefinedTable, "SELECT * FROM c": pgerr.UndefinedTable, "SELECT * FROM b": "", "SELECT code FROM a": ""} {
+		if _, _, err := run(t, s, q); want == "" && err != nil || want != "" && pgerr.CodeOf(err) != want {
+			t.Errorf("%s: want %q, got %v", q, want, err)
+		}
+	}
+}

@@ -50,9 +50,11 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		}
 		rel.Owner = s.sessionOwner()
 		s.noteTemp(rel.Schema)
-		if _, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists); err != nil {
+		created, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists)
+		if err != nil {
 			return s.maybeSkip(err, n.CreateStmt.IfNotExists, "CREATE TABLE")
 		}
+		s.tempCreated(created)
 		if rel.Connector != "" {
 			s.eng.startIngests() // ingest.go
 		}
@@ -72,8 +74,12 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 			}
 		}
 		s.noteTemp(rel.Schema)
-		if _, err := s.eng.cat.CreateView(rel, deps, n.ViewStmt.Replace); err != nil {
+		created, err := s.eng.cat.CreateView(rel, deps, n.ViewStmt.Replace)
+		if err != nil {
 			return nil, err
+		}
+		if !n.ViewStmt.Replace {
+			s.tempCreated(created)
 		}
 		res := &Result{Tag: "CREATE VIEW"}
 		if note != nil {
@@ -234,6 +240,7 @@ func (s *Session) endTx(commit bool, ctx context.Context) (err error) {
 		}
 	}
 	s.cursorsAtTxEnd(commit && err == nil)
+	s.endTempTx(commit && err == nil) // temp.go
 	return err
 }
 
