@@ -362,6 +362,11 @@ func open(dataDir string, store tableStore) (*Catalog, error) {
 			return nil, err
 		}
 	}
+	if c.dropTempSchemas(snap) { // temp.go: a previous run's sessions are gone
+		if err := c.save(snap); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.loadRoles(); err != nil {
 		return nil, err
 	}

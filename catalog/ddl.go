@@ -39,6 +39,7 @@ func (c *Catalog) commit(s *snapshot) error {
 // checkCreate validates the target schema of a new relation and that the
 // name is free (relations and indexes share a namespace).
 func (s *snapshot) checkCreate(schema, name string) error {
+	s.ensureTempSchema(schema) // temp.go: a session's first temporary relation
 	if s.schemas[schema] == nil {
 		return pgerr.New(pgerr.UndefinedSchema, "schema \"%s\" does not exist", schema)
 	}

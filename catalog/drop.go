@@ -52,6 +52,7 @@ func (c *Catalog) DropWithDetail(kind RelKind, schema, name string, ifExists, ca
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cur := c.snap()
+	schema = tempAlias(schema, searchPath)
 	word := kindWord(kind)
 	given := name
 	if schema != "" {

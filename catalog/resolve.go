@@ -9,9 +9,17 @@ import (
 // effectivePath is the list of existing schemas searched for an unqualified
 // name: pg_catalog first unless the path names it explicitly (as PostgreSQL
 // does), then the path's entries in order; "$user" and unknown schemas are
-// skipped.
+// skipped. A session's temporary schema leading the path (where the session
+// puts it unless its search_path names pg_temp elsewhere) stays ahead of
+// pg_catalog, as PostgreSQL searches it.
 func (s *snapshot) effectivePath(searchPath []string) []string {
 	out := make([]string, 0, len(searchPath)+1)
+	if len(searchPath) > 0 && IsTempSchema(searchPath[0]) {
+		if s.schemas[searchPath[0]] != nil {
+			out = append(out, searchPath[0])
+		}
+		searchPath = searchPath[1:]
+	}
 	explicit := false
 	for _, n := range searchPath {
 		if n == "pg_catalog" {
@@ -38,6 +46,7 @@ func (c *Catalog) Resolve(schema, name string, searchPath []string) (*Relation, 
 }
 
 func (s *snapshot) resolve(schema, name string, searchPath []string) (*Relation, error) {
+	schema = tempAlias(schema, searchPath)
 	if schema != "" {
 		m, ok := s.rels[schema]
 		if !ok {

@@ -27,8 +27,9 @@ import (
 // SUBSCRIBE is never materialized: it keeps reading the subscription.
 //
 // Cursors read forward only unless declared SCROLL, which keeps every row
-// read so far in memory for backward moves. (PostgreSQL also lets cursors
-// declared without either option scroll when the plan allows; ours do not.)
+// read so far in memory for backward moves. As in PostgreSQL, a cursor
+// declared without SCROLL or NO SCROLL scrolls too when its plan could run
+// backward, keeping at most work_mem of rows (cursor_scroll.go).
 // Positions and the moves of every FETCH direction follow PostgreSQL's
 // portal code (DoPortalRunFetch), so a cursor reports the same rows, counts
 // and errors.
@@ -69,6 +70,9 @@ type cursor struct {
 	atEnd   bool
 	failed  bool // an error happened while it ran: it cannot run again
 	closed  bool
+	// implicitLimit, for a cursor scrolling without SCROLL (cursor_scroll.go),
+	// is the bytes it may keep (work_mem), storeBytes what it keeps; 0: no limit.
+	implicitLimit, storeBytes int64
 }
 
 func (c *cursor) hold() bool       { return c.opts&cursorHold != 0 }
@@ -135,7 +139,8 @@ func (s *Session) declareCursor(ctx context.Context, d *pg.DeclareCursorStmt, co
 
 // declareSelect runs DECLARE ... CURSOR FOR a query planned by Prepare.
 func (s *Session) declareSelect(ctx context.Context, pl *plan, params []types.Value, alters uint64) (*Result, error) {
-	res, err := s.declareCursor(ctx, pl.declare, pl.query.Columns, func(cctx context.Context) (exec.Iterator, error) {
+	d, implicit := implicitScroll(pl.declare, pl.query.Root) // cursor_scroll.go
+	res, err := s.declareCursor(ctx, d, pl.query.Columns, func(cctx context.Context) (exec.Iterator, error) {
 		ectx := s.execContext(cctx, params)
 		it, err := pl.query.Root.Open(ectx)
 		if err != nil {
@@ -146,6 +151,9 @@ func (s *Session) declareSelect(ctx context.Context, pl *plan, params []types.Va
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c := s.cursors[d.Portalname]; c != nil && implicit {
+		c.implicitLimit = max(s.set.memoryBytes("work_mem"), 1)
 	}
 	// As a SELECT's: the cursor's rows come from failed or recovering
 	// views (failedviews.go).
@@ -395,7 +403,7 @@ func (c *cursor) forward(ctx context.Context, max int64, wait bool) (arrow.Recor
 		if b, err = c.r.read(ctx, max, wait); err != nil || b == nil {
 			return nil, err
 		}
-		if c.scrollable() {
+		if c.scrollable() && c.keepImplicit(batchBytes(b)) {
 			b.Retain() // one reference for the store, one for the caller
 			c.store.add(b)
 		}

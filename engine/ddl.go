@@ -14,17 +14,36 @@ import (
 	"github.com/streamsql/streamsql/storage"
 )
 
+// planTableDef binds CREATE TABLE; a temporary table goes to the session's
+// temporary schema (temp.go).
 func planTableDef(env *planner.Env, c *pg.CreateStmt) (*catalog.Relation, error) {
-	if c.Relation.Relpersistence == "t" {
-		// TEMP tables live as ordinary tables; PostgreSQL drops them at
-		// session end, which we do not yet do.
-		return nil, pgerr.Unsupported("temporary tables are not supported")
+	if err := checkOnCommit(c.Relation, c.Oncommit); err != nil {
+		return nil, err
 	}
 	return planner.TableDef(env, c)
 }
 
-func planViewDef(env *planner.Env, v *pg.ViewStmt, stmt sql.Statement) (*catalog.Relation, []uint32, error) {
-	return planner.ViewDef(env, v, stmt.Source)
+// planViewDef binds CREATE VIEW. A view reading a temporary relation is
+// temporary itself, as in PostgreSQL: it goes to the session's temporary
+// schema with the notice `view "v" will be a temporary view` (and is
+// 42P16 when the statement names a permanent schema).
+func planViewDef(env *planner.Env, cat Catalog, v *pg.ViewStmt, stmt sql.Statement) (*catalog.Relation, []uint32, *pgerr.Error, error) {
+	rel, deps, err := planner.ViewDef(env, v, stmt.Source)
+	if err != nil || rel.IsTemp() {
+		return rel, deps, nil, err
+	}
+	for _, d := range deps {
+		if r := cat.Relation(d); r != nil && r.IsTemp() {
+			n := pgerr.New(pgerr.SuccessfulCompletion, "view \"%s\" will be a temporary view", rel.Name)
+			n.Severity = pgerr.SevNotice
+			if v.View.Schemaname != "" {
+				return nil, nil, nil, pgerr.New(pgerr.InvalidTableDefinition, "cannot create temporary relation in non-temporary schema")
+			}
+			rel.Schema = env.TempSchema
+			return rel, deps, n, nil
+		}
+	}
+	return rel, deps, nil, nil
 }
 
 // execCreateTableAs runs CREATE TABLE t AS SELECT: the table takes the
@@ -40,7 +59,14 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: c.Into.Rel.Schemaname, Name: c.Into.Rel.Relname, Kind: catalog.KindTable}
+	if err := checkOnCommit(c.Into.Rel, c.Into.OnCommit); err != nil {
+		return nil, err
+	}
+	schema, err := planner.CreateSchema(env, c.Into.Rel)
+	if err != nil {
+		return nil, err
+	}
+	rel := &catalog.Relation{Schema: schema, Name: c.Into.Rel.Relname, Kind: catalog.KindTable}
 	names := c.Into.ColNames
 	if len(names) > len(q.Columns) {
 		return nil, pgerr.New(pgerr.SyntaxError, "too many column names were specified")
@@ -53,10 +79,12 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 		rel.Columns = append(rel.Columns, catalog.Column{Name: name, Type: col.Type})
 	}
 	rel.Owner = s.sessionOwner()
+	s.noteTemp(rel.Schema)
 	created, err := s.eng.cat.CreateTable(rel, c.IfNotExists)
 	if err != nil {
 		return s.maybeSkip(err, c.IfNotExists, "CREATE TABLE AS")
 	}
+	s.tempCreated(created)
 	tbl := s.eng.cat.Table(created.OID)
 	if tbl == nil {
 		return nil, pgerr.Internal("table %s has no storage", created.Name)

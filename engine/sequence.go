@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -95,9 +96,6 @@ func (s *Session) execCreateSequence(n *pg.CreateSeqStmt) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.Sequence.Relpersistence == "t" {
-		return nil, pgerr.Unsupported("temporary sequences are not supported")
-	}
 	if n.Sequence.Relpersistence == "u" {
 		return nil, pgerr.Unsupported("unlogged sequences are not supported")
 	}
@@ -109,10 +107,12 @@ func (s *Session) execCreateSequence(n *pg.CreateSeqStmt) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: n.Sequence.Schemaname, Name: n.Sequence.Relname, Kind: catalog.KindSequence, Seq: opts, Owner: s.sessionOwner()}
-	if rel.Schema == "" {
-		rel.Schema = "public" // as CreateSequence
+	schema, err := planner.CreateSchema(s.env(context.Background(), nil), n.Sequence)
+	if err != nil {
+		return nil, err
 	}
+	rel := &catalog.Relation{Schema: schema, Name: n.Sequence.Relname, Kind: catalog.KindSequence, Seq: opts, Owner: s.sessionOwner()}
+	s.noteTemp(schema)
 	if spec.OwnedBy != nil {
 		if n.IfNotExists { // an existing sequence is skipped before OWNED BY is looked at
 			if old, err := s.eng.cat.Resolve(rel.Schema, rel.Name, nil); err == nil && old != nil {
@@ -123,9 +123,11 @@ func (s *Session) execCreateSequence(n *pg.CreateSeqStmt) (*Result, error) {
 			return nil, err
 		}
 	}
-	if _, err := sc.CreateSequence(rel); err != nil {
+	created, err := sc.CreateSequence(rel)
+	if err != nil {
 		return s.maybeSkip(err, n.IfNotExists, "CREATE SEQUENCE")
 	}
+	s.tempCreated(created)
 	return &Result{Tag: "CREATE SEQUENCE"}, nil
 }
 

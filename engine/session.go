@@ -8,6 +8,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/membudget"
@@ -40,6 +41,9 @@ type Session struct {
 	prepared map[string]*Prepared
 	// cursors holds the open SQL cursors (DECLARE), by name (cursor.go).
 	cursors map[string]*cursor
+	// txTemps are the temporary relations the open transaction block
+	// created, oldest first: a rollback drops them (temp.go).
+	txTemps []*catalog.Relation
 	// seq is the session's currval/lastval state (sequence.go).
 	seq    seqMemo
 	closed atomic.Bool
@@ -350,6 +354,7 @@ func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 		Eval:        s.planEvalContext(ctx),
 		Streams:     flowStreams{s.eng},
 		Parallelism: s.streamingParallelism(),
+		TempSchema:  s.tempSchemaName(),
 	})
 }
 
@@ -419,6 +424,9 @@ func (s *Session) Close() {
 	}
 	s.closeCursors(func(*cursor) bool { return true })
 	s.endTx(false, context.Background())
+	if err := s.dropTemp(); err != nil { // temp.go
+		s.eng.cfg.Logf("session %d: dropping its temporary relations: %v", s.pid, err)
+	}
 	s.eng.forget(s)
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -150,6 +151,10 @@ type settings struct {
 	// explicit are the parameters a SET or a startup parameter gave a
 	// value (by lower-case name), until RESET.
 	explicit map[string]bool
+	// tempSchema is the session's temporary schema (pg_temp_N) once it
+	// has one (temp.go): searchPath puts it first, or where the path
+	// names pg_temp.
+	tempSchema string
 }
 
 func newSettings(user string, startup map[string]string) (*settings, []*pgerr.Error) {
@@ -284,7 +289,13 @@ func (st *settings) searchPath() []string {
 		if p == "" || p == "$user" {
 			continue
 		}
+		if p == "pg_temp" && st.tempSchema != "" {
+			p = st.tempSchema
+		}
 		out = append(out, p)
+	}
+	if st.tempSchema != "" && !slices.Contains(out, st.tempSchema) {
+		out = append([]string{st.tempSchema}, out...)
 	}
 	return out
 }

@@ -349,6 +349,11 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, err
 	}
+	for _, d := range q.Deps {
+		if r := s.eng.cat.Relation(d); r != nil && r.IsTemp() { // temp.go: they end with the session
+			return nil, pgerr.Unsupported("materialized views must not use temporary tables or views")
+		}
+	}
 	text, err := sql.DeparseTemporal(c.Query, sql.TemporalRelations(c.Query, env.TemporalJoins))
 	if err != nil {
 		return nil, fmt.Errorf("store materialized view: %w", err)

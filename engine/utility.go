@@ -49,9 +49,12 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 			return nil, err
 		}
 		rel.Owner = s.sessionOwner()
-		if _, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists); err != nil {
+		s.noteTemp(rel.Schema)
+		created, err := s.eng.cat.CreateTable(rel, n.CreateStmt.IfNotExists)
+		if err != nil {
 			return s.maybeSkip(err, n.CreateStmt.IfNotExists, "CREATE TABLE")
 		}
+		s.tempCreated(created)
 		if rel.Connector != "" {
 			s.eng.startIngests() // ingest.go
 		}
@@ -60,7 +63,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execCreateTableAs(ctx, env, n.CreateTableAsStmt, stmt)
 	case *pg.Node_ViewStmt:
 		env.Access = nil // as PostgreSQL, a view is checked when it is read, with its owner's rights
-		rel, deps, err := planViewDef(env, n.ViewStmt, stmt)
+		rel, deps, note, err := planViewDef(env, s.eng.cat, n.ViewStmt, stmt)
 		if err != nil {
 			return nil, err
 		}
@@ -70,10 +73,19 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 				return nil, err
 			}
 		}
-		if _, err := s.eng.cat.CreateView(rel, deps, n.ViewStmt.Replace); err != nil {
+		s.noteTemp(rel.Schema)
+		created, err := s.eng.cat.CreateView(rel, deps, n.ViewStmt.Replace)
+		if err != nil {
 			return nil, err
 		}
-		return &Result{Tag: "CREATE VIEW"}, nil
+		if !n.ViewStmt.Replace {
+			s.tempCreated(created)
+		}
+		res := &Result{Tag: "CREATE VIEW"}
+		if note != nil {
+			res.Notices = append(res.Notices, note)
+		}
+		return res, nil
 	case *pg.Node_CreateSchemaStmt:
 		if err := s.eng.cat.CreateSchema(n.CreateSchemaStmt.Schemaname, n.CreateSchemaStmt.IfNotExists); err != nil {
 			return s.maybeSkip(err, n.CreateSchemaStmt.IfNotExists, "CREATE SCHEMA")
@@ -107,14 +119,23 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	case *pg.Node_DiscardStmt:
 		switch n.DiscardStmt.Target {
 		case pg.DiscardMode_DISCARD_ALL:
+			if s.tx != 'I' {
+				return nil, pgerr.New(pgerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
+			}
 			s.closeCursors(func(*cursor) bool { return true }) // as CLOSE ALL
 			s.seq.discard()
+			if err := s.dropTemp(); err != nil {
+				return nil, err
+			}
 		case pg.DiscardMode_DISCARD_SEQUENCES:
 			s.seq.discard() // currval, lastval and the preallocated values
 			return &Result{Tag: "DISCARD SEQUENCES"}, nil
 		case pg.DiscardMode_DISCARD_PLANS:
 			return &Result{Tag: "DISCARD PLANS"}, nil
 		case pg.DiscardMode_DISCARD_TEMP:
+			if err := s.dropTemp(); err != nil {
+				return nil, err
+			}
 			return &Result{Tag: "DISCARD TEMP"}, nil
 		}
 		return &Result{Tag: "DISCARD ALL"}, nil
@@ -219,6 +240,7 @@ func (s *Session) endTx(commit bool, ctx context.Context) (err error) {
 		}
 	}
 	s.cursorsAtTxEnd(commit && err == nil)
+	s.endTempTx(commit && err == nil) // temp.go
 	return err
 }
 

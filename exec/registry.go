@@ -95,7 +95,9 @@ func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) 
 			switch {
 			case isTextish(args[0]) && isTextish(args[1]):
 				return mk([]types.T{types.TText, types.TText}, types.TText, func(*AggFunc, memory.Allocator) aggState { return &stringAgg{} })
-			case args[0].Kind == types.Bytea && args[1].Kind == types.Bytea:
+			case (args[0].Kind == types.Bytea || args[0].Kind == types.Unknown) && (args[1].Kind == types.Bytea || args[1].Kind == types.Unknown) && args[0].Kind != args[1].Kind,
+				args[0].Kind == types.Bytea && args[1].Kind == types.Bytea:
+				// string_agg(bytea, bytea); an untyped literal takes the other's type
 				return mk([]types.T{types.TBytea, types.TBytea}, types.TBytea, func(*AggFunc, memory.Allocator) aggState { return &binaryAgg{} })
 			}
 		}

@@ -58,6 +58,10 @@ type Env struct {
 	// Nil: no checks (superusers, plans of the server itself).
 	Access func(role uint32, rel *catalog.Relation, priv catalog.Privilege) error
 	Role   uint32
+	// TempSchema is the name of the session's temporary schema (pg_temp_N),
+	// where CREATE TEMP puts relations, whether or not it exists yet; ""
+	// refuses temporary relations.
+	TempSchema string
 }
 
 // Streams is what planning needs from the streaming runtime (implemented by

@@ -471,6 +471,15 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 			out = append(out, &c)
 		}
 		out = append(out, merged)
+		if a := j.JoinUsingAlias; a != nil {
+			// JOIN ... USING (cols) AS x: x names the merged columns only
+			for _, it := range both {
+				if it.relVisible && it.alias == a.Aliasname {
+					return nil, nil, pgerr.New(pgerr.DuplicateAlias, "table name \"%s\" specified more than once", a.Aliasname)
+				}
+			}
+			out = append(out, &nsItem{alias: a.Aliasname, relVisible: true, cols: merged.cols[:len(using)]})
+		}
 	} else {
 		out = both // CROSS JOIN
 		if lateral {

@@ -22,6 +22,9 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 	if fc.Over != nil {
 		return b.windowCall(l, fc, name)
 	}
+	if fc.AggWithinGroup {
+		return b.orderedSetCall(l, fc, name) // bind_orderedset.go
+	}
 	if exec.IsAggregate(name) {
 		return b.aggCall(l, fc, name)
 	}
@@ -179,11 +182,16 @@ func (b *binder) aggAllowed(l *level, loc int32) error {
 }
 
 func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, error) {
+	if fc.AggWithinGroup || orderedSetAggs[name] {
+		return b.orderedSetCall(l, fc, name) // bind_orderedset.go
+	}
+	if !l.inAgg {
+		if e, moved, err := b.outerAgg(l, fc, name); moved || err != nil { // bind_outeragg.go
+			return e, err
+		}
+	}
 	if err := b.aggAllowed(l, fc.Location); err != nil {
 		return nil, err
-	}
-	if fc.AggWithinGroup {
-		return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "WITHIN GROUP is not supported")
 	}
 	l.inAgg = true
 	defer func() { l.inAgg = false }()

@@ -64,6 +64,14 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 		if c.Ctequery.GetSelectStmt() == nil {
 			return b.newErr(pgerr.FeatureNotSupported, c.Location, "data-modifying statements in WITH are not supported")
 		}
+		// SEARCH and CYCLE add columns of row values (not supported); run
+		// without them, a cyclic graph would recurse forever.
+		if sc := c.SearchClause; sc != nil {
+			return b.newErr(pgerr.FeatureNotSupported, sc.Location, "SEARCH clauses of recursive queries are not supported")
+		}
+		if cc := c.CycleClause; cc != nil {
+			return b.newErr(pgerr.FeatureNotSupported, cc.Location, "CYCLE clauses of recursive queries are not supported")
+		}
 		// Later WITH queries see earlier ones: each definition gets a level
 		// holding the ones before it.
 		def := &level{parent: l.parent, ctes: map[string]*cteDef{}}

@@ -12,20 +12,41 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// createSchema is the schema a new relation goes to: the one named, else
+// CreateSchema is the schema a new relation goes to: the one named, else
 // the first schema of the search path other than pg_catalog, else public.
-func createSchema(env *Env, rv *pg.RangeVar) string {
+// A temporary relation (rv.Relpersistence "t", or a name qualified with
+// pg_temp) goes to the session's temporary schema, env.TempSchema; naming
+// another schema for it is 42P16, as in PostgreSQL. Unqualified permanent
+// relations are never created in the temporary schema.
+func CreateSchema(env *Env, rv *pg.RangeVar) (string, error) { return createSchema(env, rv) }
+
+// createSchema is CreateSchema.
+func createSchema(env *Env, rv *pg.RangeVar) (string, error) {
+	temp := ""
+	if env != nil {
+		temp = env.TempSchema
+	}
+	isTemp := rv.Relpersistence == "t" || rv.Schemaname == "pg_temp" || temp != "" && rv.Schemaname == temp
+	if isTemp {
+		if rv.Schemaname != "" && rv.Schemaname != "pg_temp" && rv.Schemaname != temp {
+			return "", pgerr.New(pgerr.InvalidTableDefinition, "cannot create temporary relation in non-temporary schema")
+		}
+		if temp == "" {
+			return "", pgerr.Unsupported("temporary relations are not supported here")
+		}
+		return temp, nil
+	}
 	if rv.Schemaname != "" {
-		return rv.Schemaname
+		return rv.Schemaname, nil
 	}
 	if env != nil {
 		for _, s := range env.SearchPath {
-			if s != "pg_catalog" && s != "" && !strings.HasPrefix(s, "$") {
-				return s
+			if s != "pg_catalog" && s != "" && !strings.HasPrefix(s, "$") && !catalog.IsTempSchema(s) {
+				return s, nil
 			}
 		}
 	}
-	return "public"
+	return "public", nil
 }
 
 // deparseExpr renders an expression as SQL text (for column defaults).
@@ -47,7 +68,11 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 	if err := relOptions(b, OptTable, stmt.Options); err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: createSchema(env, rv), Name: rv.Relname, Kind: catalog.KindTable}
+	schema, err := createSchema(env, rv)
+	if err != nil {
+		return nil, err
+	}
+	rel := &catalog.Relation{Schema: schema, Name: rv.Relname, Kind: catalog.KindTable}
 	var pk []string
 	var pkName string
 	var pkLoc int32 = -1
@@ -249,7 +274,11 @@ func viewDef(env *Env, stmt *pg.ViewStmt, source string) (*catalog.Relation, []u
 	if len(aliases) > len(ids) {
 		return nil, nil, b.newErr(pgerr.SyntaxError, -1, "CREATE VIEW specifies more column names than columns")
 	}
-	rel := &catalog.Relation{Schema: createSchema(env, stmt.View), Name: stmt.View.Relname, Kind: catalog.KindView}
+	schema, err := createSchema(env, stmt.View)
+	if err != nil {
+		return nil, nil, err
+	}
+	rel := &catalog.Relation{Schema: schema, Name: stmt.View.Relname, Kind: catalog.KindView}
 	for i, id := range ids {
 		name := b.cols[id].name
 		if i < len(aliases) {

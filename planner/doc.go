@@ -58,8 +58,12 @@
 // EXCLUDE, named function arguments, SIMILAR TO, LATERAL subqueries with
 // grouping or LIMIT, set-returning functions returning records in a select
 // list, composite values (row values outside comparisons, whole-row
-// references), aggregates of outer columns inside a subquery, WITH in
-// INSERT/UPDATE/DELETE.
+// references), WITH in INSERT/UPDATE/DELETE. An aggregate inside a
+// subquery reading only outer columns aggregates the outer query
+// (bind_outeragg.go).
+//
+// Temporary relations: CREATE TEMP puts a relation in Env.TempSchema
+// (createSchema); the engine and catalog do the rest.
 //
 // Everything here runs in the goroutine of the statement being planned; the
 // plans produced are immutable and may run concurrently.

@@ -58,8 +58,18 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 		}
 		return b.query(cte.query, cte.level, nil, true)
 	}
-	if len(s.SortClause) > 0 || s.LimitCount != nil || s.LimitOffset != nil || s.WithClause != nil {
-		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "ORDER BY, LIMIT and WITH in a recursive query are not supported")
+	// PostgreSQL's checks and messages (checkWellFormedRecursion), in its order
+	switch {
+	case len(s.SortClause) > 0:
+		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(s.SortClause[0].GetSortBy().GetNode()), "ORDER BY in a recursive query is not implemented")
+	case s.LimitOffset != nil:
+		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(s.LimitOffset), "OFFSET in a recursive query is not implemented")
+	case s.LimitCount != nil:
+		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(s.LimitCount), "LIMIT in a recursive query is not implemented")
+	case len(s.LockingClause) > 0:
+		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "FOR UPDATE/SHARE in a recursive query is not implemented")
+	case s.WithClause != nil:
+		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "WITH around the UNION of a recursive query is not supported")
 	}
 	if err := b.checkSelfReferences(s.Rarg, cte.name); err != nil {
 		return nil, err
