@@ -276,6 +276,9 @@ func (s *Source) Check(ctx context.Context, pk []string) error {
 	if err := s.checkWALLevel(ctx, conn); err != nil {
 		return err
 	}
+	if err := s.checkReplicationRole(ctx, conn); err != nil {
+		return err
+	}
 	t, err := s.describe(ctx, conn)
 	if err != nil {
 		return err
@@ -308,7 +311,25 @@ func (s *Source) CheckShared(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	return s.checkWALLevel(ctx, conn)
+	if err := s.checkWALLevel(ctx, conn); err != nil {
+		return err
+	}
+	return s.checkReplicationRole(ctx, conn)
+}
+
+// checkReplicationRole checks that the upstream user may use replication
+// slots (REPLICATION or superuser), so that CREATE fails with the reason
+// rather than the table's reader later.
+func (s *Source) checkReplicationRole(ctx context.Context, conn *pgconn.PgConn) error {
+	rows, err := query(ctx, conn, "SELECT rolsuper OR rolreplication FROM pg_roles WHERE rolname = current_user")
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 || rows[0][0] != "t" {
+		return pgerr.New(pgerr.InsufficientPrivilege, "upstream user %q may not use replication slots: it needs the REPLICATION attribute (or to be a superuser)", s.cfg.User).
+			WithHint("ALTER ROLE %s REPLICATION upstream, or connect as another user.", quoteIdent(s.cfg.User))
+	}
+	return nil
 }
 
 func (s *Source) checkWALLevel(ctx context.Context, conn *pgconn.PgConn) error {

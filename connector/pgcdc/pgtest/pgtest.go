@@ -141,6 +141,25 @@ func (c *Cluster) Exec(ctx context.Context, sql string) {
 	}
 }
 
+// RequirePassword makes connections of user over TCP authenticate with a
+// password (SCRAM), ahead of the trust rule for everyone else, and
+// reloads the configuration.
+func (c *Cluster) RequirePassword(user string) {
+	c.t.Helper()
+	hba := filepath.Join(c.data(), "pg_hba.conf")
+	old, err := os.ReadFile(hba)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	rule := fmt.Sprintf("host all %s 127.0.0.1/32 scram-sha-256\nhost replication %s 127.0.0.1/32 scram-sha-256\n", user, user)
+	if err := os.WriteFile(hba, append([]byte(rule), old...), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	if out, err := c.run("pg_ctl", "-D", c.data(), "reload").CombinedOutput(); err != nil {
+		c.t.Fatalf("pg_ctl reload: %v\n%s", err, out)
+	}
+}
+
 // Rows runs a query and renders each row as its text columns joined by
 // "|" (NULL as NULL), as the engine's tests do.
 func Rows(ctx context.Context, t testing.TB, conn *pgx.Conn, sql string) []string {
