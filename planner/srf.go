@@ -21,7 +21,8 @@ func isSRF(name string) bool {
 	switch name {
 	case "generate_series", "unnest", "jsonb_array_elements", "jsonb_array_elements_text",
 		"jsonb_object_keys", "jsonb_each", "jsonb_each_text",
-		"_pg_expandarray", "information_schema._pg_expandarray", "pg_options_to_table", "generate_subscripts", "aclexplode":
+		"_pg_expandarray", "information_schema._pg_expandarray", "pg_options_to_table", "generate_subscripts", "aclexplode",
+		"regexp_matches", "regexp_split_to_table":
 		return true
 	}
 	return false
@@ -197,6 +198,9 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 	}
 	if strings.HasSuffix(name, "_pg_expandarray") || name == "pg_options_to_table" || name == "generate_subscripts" || name == "aclexplode" {
 		return b.catalogSRF(fc, name, args)
+	}
+	if name == "regexp_matches" || name == "regexp_split_to_table" {
+		return b.regexpSRF(fc, name, args)
 	}
 	if name == "unnest" {
 		if len(args) != 1 {
