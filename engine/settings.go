@@ -52,7 +52,7 @@ var settingList = []setting{
 	{name: "transaction_isolation", def: "read committed"},
 	{name: "default_transaction_isolation", def: "read committed"},
 	{name: "transaction_read_only", def: "off", check: checkBool},
-	{name: "bytea_output", def: "hex"},
+	{name: "bytea_output", def: "hex", check: checkByteaOutput},
 	{name: "max_identifier_length", def: "63", readOnly: true},
 	{name: "lc_collate", def: "C.UTF-8", readOnly: true},
 	{name: "lc_ctype", def: "C.UTF-8", readOnly: true},
@@ -254,6 +254,7 @@ func (st *settings) format() types.FormatOptions {
 	f.ExtraFloatDigits, _ = strconv.Atoi(st.vals["extra_float_digits"])
 	f.DateStyle = st.vals["datestyle"]
 	f.IntervalStyle = st.vals["intervalstyle"]
+	f.ByteaOutput = st.vals["bytea_output"]
 	return f
 }
 
@@ -358,6 +359,15 @@ func mergeDateStyle(cur, v string) (string, error) {
 		order = newOrder
 	}
 	return style + ", " + order, nil
+}
+
+func checkByteaOutput(v string) (string, error) {
+	switch s := strings.ToLower(strings.TrimSpace(v)); s {
+	case "hex", "escape":
+		return s, nil
+	}
+	return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"bytea_output\": \"%s\"", v).
+		WithHint("Available values: escape, hex.")
 }
 
 func checkIntervalStyle(v string) (string, error) {
