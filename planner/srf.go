@@ -225,6 +225,9 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 	switch {
 	case t.IsInteger() || t.Kind == types.Unknown:
 		ct, err := expr.CommonType(argTypes(args), "generate_series")
+		if err == nil && ct.Kind == types.Numeric {
+			return b.numericSeries(fc, args)
+		}
 		if err != nil || !(ct.IsInteger() || ct.Kind == types.Unknown) {
 			return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
 		}
@@ -262,6 +265,10 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 		}, stream: func(vs []types.Value) (func() (types.Value, bool, error), error) {
 			return timestampSeriesStream(vs, t, add)
 		}}, nil
+	case t.Kind == types.Numeric:
+		if ct, err := expr.CommonType(argTypes(args), "generate_series"); err == nil && ct.Kind == types.Numeric {
+			return b.numericSeries(fc, args)
+		}
 	}
 	return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
 }
