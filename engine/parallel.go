@@ -42,12 +42,15 @@ func (e *Engine) StreamingParallelism() int {
 // parameters set them).
 func (e *Engine) setSessionDefaults(st *settings, startup map[string]string) {
 	def := strconv.Itoa(e.StreamingParallelism())
-	st.defs = map[string]string{"streaming_parallelism": def}
 	for k := range startup {
 		if strings.EqualFold(k, "streaming_parallelism") {
 			return
 		}
 	}
+	if st.defs == nil {
+		st.defs = map[string]string{}
+	}
+	st.defs["streaming_parallelism"] = def
 	st.vals["streaming_parallelism"] = def
 }
 

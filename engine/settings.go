@@ -33,7 +33,7 @@ type setting struct {
 var settingList = []setting{
 	{name: "application_name", def: "", reportable: true},
 	{name: "client_encoding", def: "UTF8", reportable: true, check: checkEncoding},
-	{name: "DateStyle", def: "ISO, MDY", reportable: true, check: checkDateStyle},
+	{name: "DateStyle", def: "ISO, MDY", reportable: true},
 	{name: "IntervalStyle", def: "postgres", reportable: true, check: checkIntervalStyle},
 	{name: "TimeZone", def: "UTC", reportable: true, check: checkTimeZone},
 	{name: "extra_float_digits", def: "1", check: checkIntRange("extra_float_digits", -15, 3)},
@@ -53,7 +53,7 @@ var settingList = []setting{
 	{name: "transaction_isolation", def: "read committed"},
 	{name: "default_transaction_isolation", def: "read committed"},
 	{name: "transaction_read_only", def: "off", check: checkBool},
-	{name: "bytea_output", def: "hex"},
+	{name: "bytea_output", def: "hex", check: checkByteaOutput},
 	{name: "max_identifier_length", def: "63", readOnly: true},
 	{name: "lc_collate", def: "C.UTF-8", readOnly: true},
 	{name: "lc_ctype", def: "C.UTF-8", readOnly: true},
@@ -158,7 +158,7 @@ type settings struct {
 }
 
 func newSettings(user string, startup map[string]string) (*settings, []*pgerr.Error) {
-	st := &settings{vals: make(map[string]string, len(settingList))}
+	st := &settings{vals: make(map[string]string, len(settingList)), defs: map[string]string{}}
 	for _, s := range settingsByLower {
 		st.vals[strings.ToLower(s.name)] = s.def
 	}
@@ -169,7 +169,10 @@ func newSettings(user string, startup map[string]string) (*settings, []*pgerr.Er
 		case "user", "database", "replication", "options":
 			continue
 		}
-		if _, err := st.set(k, v); err != nil {
+		if _, err := st.set(k, v); err == nil {
+			// RESET restores the session's starting value, as in PostgreSQL
+			st.defs[strings.ToLower(k)] = st.vals[strings.ToLower(k)]
+		} else {
 			// PostgreSQL refuses the connection for bad startup parameters;
 			// we keep serving and report what was ignored.
 			w := pgerr.New(pgerr.Warning, "ignoring startup parameter %q: %v", k, err)
@@ -200,7 +203,11 @@ func (st *settings) set(name, value string) (reported string, err error) {
 	if s.readOnly {
 		return "", pgerr.New(pgerr.CantChangeRuntimeParam, "parameter %q cannot be changed", s.name)
 	}
-	if s.check != nil {
+	if s.name == "DateStyle" { // a style or an order alone keeps the other part
+		if value, err = mergeDateStyle(st.vals["datestyle"], value); err != nil {
+			return "", err
+		}
+	} else if s.check != nil {
 		if value, err = s.check(value); err != nil {
 			return "", err
 		}
@@ -264,6 +271,7 @@ func (st *settings) format() types.FormatOptions {
 	f.ExtraFloatDigits, _ = strconv.Atoi(st.vals["extra_float_digits"])
 	f.DateStyle = st.vals["datestyle"]
 	f.IntervalStyle = st.vals["intervalstyle"]
+	f.ByteaOutput = st.vals["bytea_output"]
 	return f
 }
 
@@ -317,36 +325,80 @@ func checkEncoding(v string) (string, error) {
 		WithHint("Use client_encoding UTF8.")
 }
 
-func checkDateStyle(v string) (string, error) {
+// mergeDateStyle applies a DateStyle value to the current one as
+// PostgreSQL does: a style (ISO, Postgres, SQL, German) or an order (MDY,
+// DMY, YMD) given alone keeps the other part; German alone implies DMY;
+// two different styles or orders in one value conflict.
+func mergeDateStyle(cur, v string) (string, error) {
 	style, order := "ISO", "MDY"
+	if f := strings.Split(cur, ","); len(f) == 2 {
+		style, order = strings.TrimSpace(f[0]), strings.TrimSpace(f[1])
+	}
+	newStyle, newOrder := "", ""
+	conflict := false
+	setStyle := func(s string) {
+		conflict = conflict || newStyle != "" && newStyle != s
+		newStyle = s
+	}
+	setOrder := func(o string) {
+		conflict = conflict || newOrder != "" && newOrder != o
+		newOrder = o
+	}
 	for _, part := range strings.Split(v, ",") {
 		switch strings.ToUpper(strings.TrimSpace(part)) {
 		case "ISO":
-			style = "ISO"
+			setStyle("ISO")
+		case "SQL":
+			setStyle("SQL")
+		case "POSTGRES":
+			setStyle("Postgres")
+		case "GERMAN":
+			setStyle("German")
 		case "MDY", "US", "NONEURO", "NONEUROPEAN":
-			order = "MDY"
+			setOrder("MDY")
 		case "DMY", "EURO", "EUROPEAN":
-			order = "DMY"
+			setOrder("DMY")
 		case "YMD":
-			order = "YMD"
-		case "DEFAULT", "":
-		case "POSTGRES", "SQL", "GERMAN":
-			return "", pgerr.New(pgerr.FeatureNotSupported, "DateStyle %q is not supported; only ISO output is", strings.TrimSpace(part))
+			setOrder("YMD")
+		case "DEFAULT":
+			setStyle("ISO")
+			setOrder("MDY")
 		default:
-			return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"DateStyle\": %q", v)
+			return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"DateStyle\": \"%s\"", v).
+				WithDetail("Unrecognized key word: \"%s\".", strings.TrimSpace(part))
 		}
+	}
+	if conflict {
+		return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"DateStyle\": \"%s\"", v).
+			WithDetail("Conflicting \"datestyle\" specifications.")
+	}
+	if newStyle == "German" && newOrder == "" {
+		newOrder = "DMY"
+	}
+	if newStyle != "" {
+		style = newStyle
+	}
+	if newOrder != "" {
+		order = newOrder
 	}
 	return style + ", " + order, nil
 }
 
-func checkIntervalStyle(v string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "postgres":
-		return "postgres", nil
-	case "iso_8601", "sql_standard", "postgres_verbose":
-		return "", pgerr.New(pgerr.FeatureNotSupported, "IntervalStyle %q is not supported; only postgres is", v)
+func checkByteaOutput(v string) (string, error) {
+	switch s := strings.ToLower(strings.TrimSpace(v)); s {
+	case "hex", "escape":
+		return s, nil
 	}
-	return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"IntervalStyle\": %q", v).
+	return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"bytea_output\": \"%s\"", v).
+		WithHint("Available values: escape, hex.")
+}
+
+func checkIntervalStyle(v string) (string, error) {
+	switch s := strings.ToLower(strings.TrimSpace(v)); s {
+	case "postgres", "iso_8601", "sql_standard", "postgres_verbose":
+		return s, nil
+	}
+	return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"IntervalStyle\": \"%s\"", v).
 		WithHint("Available values: postgres, postgres_verbose, sql_standard, iso_8601.")
 }
 

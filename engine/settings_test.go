@@ -64,3 +64,51 @@ func TestServerSettings(t *testing.T) {
 		t.Errorf("pg_settings authentication_timeout: %v", got)
 	}
 }
+
+// TestDateStyleMerge: a style or an order alone keeps the other part, as in
+// PostgreSQL; German alone implies DMY; conflicting parts are refused.
+func TestDateStyleMerge(t *testing.T) {
+	st, _ := newSettings("bob", nil)
+	for _, c := range []struct{ set, want string }{
+		{"Postgres", "Postgres, MDY"},
+		{"dmy", "Postgres, DMY"},
+		{"sql, ymd", "SQL, YMD"},
+		{"iso", "ISO, YMD"},
+		{"German", "German, DMY"},
+		{"euro, postgres", "Postgres, DMY"},
+		{"default", "ISO, MDY"},
+	} {
+		if _, err := st.set("DateStyle", c.set); err != nil {
+			t.Fatalf("%s: %v", c.set, err)
+		}
+		if v, _ := st.get("datestyle"); v != c.want {
+			t.Fatalf("after %q DateStyle is %q, want %q", c.set, v, c.want)
+		}
+	}
+	for _, bad := range []string{"iso, sql", "mdy, dmy", "nonsense"} {
+		if _, err := st.set("DateStyle", bad); pgerr.CodeOf(err) != pgerr.InvalidParameterValue {
+			t.Fatalf("%q: %v", bad, err)
+		}
+	}
+	if _, err := st.set("IntervalStyle", "SQL_Standard"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := st.get("intervalstyle"); v != "sql_standard" {
+		t.Fatalf("IntervalStyle %q", v)
+	}
+}
+
+// TestResetRestoresStartupValue: RESET goes back to the value the client's
+// startup packet gave (PGDATESTYLE), not to the built-in default.
+func TestResetRestoresStartupValue(t *testing.T) {
+	st, _ := newSettings("bob", map[string]string{"DateStyle": "Postgres, MDY"})
+	if _, err := st.set("DateStyle", "ymd"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.reset("datestyle"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := st.get("DateStyle"); v != "Postgres, MDY" {
+		t.Fatalf("after RESET DateStyle is %q", v)
+	}
+}

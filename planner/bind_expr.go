@@ -185,9 +185,14 @@ func (b *binder) litErr(err error, loc int32, es ...expr.Expr) error {
 			}
 			if c, ok := e.(*expr.Const); ok {
 				if l, ok := b.loc[c]; ok && c.T.Kind == types.Unknown {
-					if s, isStr := c.V.(string); !isStr || strings.Contains(pe.Message, `"`+s+`"`) {
+					s, isStr := c.V.(string)
+					if !isStr || strings.Contains(pe.Message, `"`+s+`"`) {
 						return b.errAt(err, l)
 					}
+					// Not the literal's input but the type modifier
+					// (numeric field overflow...): PostgreSQL applies it
+					// as a run-time coercion, without a position.
+					return err
 				}
 			}
 		}
@@ -477,9 +482,15 @@ func (b *binder) typeCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
 		}
 	}
 	loc := tc.Location
-	lit := tc.Arg.GetAConst() != nil
+	// Only a string literal's input is checked by PostgreSQL's parser
+	// (errors with a position); a number's cast and a type modifier are
+	// applied at run time (or constant folding), without one.
+	lit := tc.Arg.GetAConst() != nil && e.Type().Kind == types.Unknown
 	if lit {
 		loc = tc.Arg.GetAConst().Location
+		if t.Typmod >= 0 && castFolds(b, e, types.T{Kind: t.Kind, Elem: t.Elem, Typmod: -1}) {
+			lit = false
+		}
 	}
 	out, err := expr.NewCast(e, t, true)
 	if err != nil {
@@ -502,6 +513,21 @@ func (b *binder) typeCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
 		}
 	}
 	return out, nil
+}
+
+// castFolds reports whether e cast to t binds and, when e is a constant,
+// evaluates without an error.
+func castFolds(b *binder, e expr.Expr, t types.T) bool {
+	c, err := expr.NewCast(e, t, true)
+	if err != nil {
+		return false
+	}
+	if b.env != nil && b.env.Eval != nil {
+		if _, err := expr.Fold(b.env.Eval, c); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func isNumber(s string) bool {

@@ -60,10 +60,24 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 			if ue, ok, uerr := b.userFunction(fc, args); ok { // bind_udf.go
 				return ue, uerr
 			}
+			if t, ok := numericCastFuncs[name]; ok && len(args) == 1 && (args[0].Type().IsNumeric() || args[0].Type().Kind == types.Unknown) {
+				// PostgreSQL's cast functions named after the numeric
+				// types (float8(bigint), int4(numeric)...).
+				c, cerr := expr.NewCast(args[0], t, true)
+				return c, b.errAt(cerr, fc.Location)
+			}
 		}
 		return nil, b.errAt(err, fc.Location)
 	}
 	return e, nil
+}
+
+// numericCastFuncs are the types whose pg_proc cast functions take every
+// other numeric type: int2(x), int4(x), int8(x), float4(x), float8(x),
+// numeric(x).
+var numericCastFuncs = map[string]types.T{
+	"int2": types.TInt2, "int4": types.TInt4, "int8": types.TInt8,
+	"float4": types.TFloat4, "float8": types.TFloat8, "numeric": types.TNumeric,
 }
 
 // callArgs binds a scalar call's arguments, turning named notation

@@ -46,6 +46,11 @@ func TestBindErrors(t *testing.T) {
 		{"UPDATE t SET zz = 1", pgerr.UndefinedColumn, `column "zz" of relation "t" does not exist`, 14},
 		{"CREATE TABLE w (a int, a text)", pgerr.DuplicateColumn, `column "a" specified more than once`, 0},
 		{"SELECT * FROM t JOIN u USING (zz)", pgerr.UndefinedColumn, `column "zz" specified in USING clause does not exist in left table`, 0},
+		// Only a string literal's input error has a position; a number's
+		// cast and a type modifier are applied at run time, without one.
+		{"SELECT '9223372036854775808'::int8", pgerr.NumericValueOutOfRange, `value "9223372036854775808" is out of range for type bigint`, 8},
+		{"SELECT 9223372036854775807.5::int8", pgerr.NumericValueOutOfRange, `bigint out of range`, 0},
+		{"SELECT '1.0'::numeric(4,4)", pgerr.NumericValueOutOfRange, `numeric field overflow`, 0},
 	}
 	for _, c := range cases {
 		_, _, err := d.run(c.sql)

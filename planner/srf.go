@@ -21,7 +21,8 @@ func isSRF(name string) bool {
 	switch name {
 	case "generate_series", "unnest", "jsonb_array_elements", "jsonb_array_elements_text",
 		"jsonb_object_keys", "jsonb_each", "jsonb_each_text",
-		"_pg_expandarray", "information_schema._pg_expandarray", "pg_options_to_table", "generate_subscripts", "aclexplode":
+		"_pg_expandarray", "information_schema._pg_expandarray", "pg_options_to_table", "generate_subscripts", "aclexplode",
+		"regexp_matches", "regexp_split_to_table":
 		return true
 	}
 	return false
@@ -198,6 +199,9 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 	if strings.HasSuffix(name, "_pg_expandarray") || name == "pg_options_to_table" || name == "generate_subscripts" || name == "aclexplode" {
 		return b.catalogSRF(fc, name, args)
 	}
+	if name == "regexp_matches" || name == "regexp_split_to_table" {
+		return b.regexpSRF(fc, name, args)
+	}
 	if name == "unnest" {
 		if len(args) != 1 {
 			return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function unnest(%s) does not exist", typeList(args))
@@ -221,6 +225,9 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 	switch {
 	case t.IsInteger() || t.Kind == types.Unknown:
 		ct, err := expr.CommonType(argTypes(args), "generate_series")
+		if err == nil && ct.Kind == types.Numeric {
+			return b.numericSeries(fc, args)
+		}
 		if err != nil || !(ct.IsInteger() || ct.Kind == types.Unknown) {
 			return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
 		}
@@ -258,6 +265,10 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 		}, stream: func(vs []types.Value) (func() (types.Value, bool, error), error) {
 			return timestampSeriesStream(vs, t, add)
 		}}, nil
+	case t.Kind == types.Numeric:
+		if ct, err := expr.CommonType(argTypes(args), "generate_series"); err == nil && ct.Kind == types.Numeric {
+			return b.numericSeries(fc, args)
+		}
 	}
 	return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function generate_series(%s) does not exist", typeList(args))
 }

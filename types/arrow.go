@@ -109,9 +109,13 @@ type FormatOptions struct {
 	// ExtraFloatDigits is extra_float_digits (default 1: shortest exact output;
 	// 0 or less: %.15g/%.6g minus that many digits, as PostgreSQL 12+ does).
 	ExtraFloatDigits int
-	// DateStyle is "ISO, MDY" by default. Output is always ISO; input takes
-	// its field order (MDY, DMY or YMD) for ambiguous dates like 01/02/03.
+	// DateStyle is "ISO, MDY" by default; Postgres, SQL and German output
+	// as PostgreSQL prints them; input takes its field order (MDY, DMY or
+	// YMD) for ambiguous dates like 01/02/03.
 	DateStyle string
+	// ByteaOutput is bytea_output: "hex" (the default, also when empty) or
+	// "escape" (printable ASCII as is, other bytes as \ooo octal).
+	ByteaOutput string
 	// IntervalStyle is "postgres" by default; "sql_standard", "iso_8601" and
 	// "postgres_verbose" print as PostgreSQL does (sql_standard also changes
 	// how a leading minus sign is read on input).

@@ -61,6 +61,9 @@ func AppendText(dst []byte, v Value, t T, opts *FormatOptions) []byte {
 		}
 	case Bytea:
 		if b, ok := v.([]byte); ok {
+			if opts.ByteaOutput == "escape" {
+				return appendByteaEscape(dst, b)
+			}
 			return appendByteaHex(dst, b)
 		}
 	case Date:
@@ -124,6 +127,22 @@ func appendByteaHex(dst []byte, b []byte) []byte {
 	dst = append(dst, '\\', 'x')
 	for _, c := range b {
 		dst = append(dst, hexDigits[c>>4], hexDigits[c&15])
+	}
+	return dst
+}
+
+// appendByteaEscape is bytea_output = escape: a backslash doubled, bytes
+// outside printable ASCII as \ooo.
+func appendByteaEscape(dst []byte, b []byte) []byte {
+	for _, c := range b {
+		switch {
+		case c == '\\':
+			dst = append(dst, '\\', '\\')
+		case c < 0x20 || c > 0x7e:
+			dst = append(dst, '\\', '0'+c>>6, '0'+c>>3&7, '0'+c&7)
+		default:
+			dst = append(dst, c)
+		}
 	}
 	return dst
 }

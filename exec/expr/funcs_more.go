@@ -11,8 +11,7 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// Less common string and binary functions: regexp_split_to_array,
-// regexp_count/substr/instr, encode/decode, overlay, to_number, sha256,
+// Less common string and binary functions: encode/decode, overlay, to_number, sha256,
 // num_nulls/num_nonnulls.
 
 // toNumber is to_number(text, fmt): the digits, sign and decimal point of
@@ -45,47 +44,6 @@ func init() {
 	TX, BA, I4 := types.TText, types.TBytea, types.TInt4
 	s := func(a []types.Value, i int) string { return a[i].(string) }
 	define(
-		rowFn("regexp_split_to_array", types.ArrayOf(TX), []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			re, err := compileRegex(s(a, 1), false)
-			if err != nil {
-				return nil, err
-			}
-			parts := re.Split(s(a, 0), -1)
-			out := make([]types.Value, len(parts))
-			for i, p := range parts {
-				out[i] = p
-			}
-			return out, nil
-		}),
-		rowFn("regexp_count", I4, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			re, err := compileRegex(s(a, 1), false)
-			if err != nil {
-				return nil, err
-			}
-			return int64(len(re.FindAllStringIndex(s(a, 0), -1))), nil
-		}),
-		rowFn("regexp_substr", TX, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			re, err := compileRegex(s(a, 1), false)
-			if err != nil {
-				return nil, err
-			}
-			m := re.FindStringIndex(s(a, 0))
-			if m == nil {
-				return nil, nil
-			}
-			return s(a, 0)[m[0]:m[1]], nil
-		}),
-		rowFn("regexp_instr", I4, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			re, err := compileRegex(s(a, 1), false)
-			if err != nil {
-				return nil, err
-			}
-			m := re.FindStringIndex(s(a, 0))
-			if m == nil {
-				return int64(0), nil
-			}
-			return runeLen(s(a, 0)[:m[0]]) + 1, nil
-		}),
 		rowFn("encode", TX, []types.T{BA, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
 			b := a[0].([]byte)
 			switch strings.ToLower(s(a, 1)) {

@@ -235,6 +235,9 @@ func init() {
 			return regexpReplace(s(a, 0), s(a, 1), s(a, 2), "")
 		}),
 		rowFn("regexp_replace", TX, []types.T{TX, TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
+			if err := numericFlagsHint(s(a, 3)); err != nil {
+				return nil, err
+			}
 			return regexpReplace(s(a, 0), s(a, 1), s(a, 2), s(a, 3))
 		}),
 		rowFn("regexp_match", types.ArrayOf(TX), []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
@@ -242,13 +245,6 @@ func init() {
 		}),
 		rowFn("regexp_match", types.ArrayOf(TX), []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return regexpMatch(s(a, 0), s(a, 1), s(a, 2))
-		}),
-		rowFn("regexp_like", types.TBool, []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			re, err := compileRegex(s(a, 1), false)
-			if err != nil {
-				return nil, err
-			}
-			return re.MatchString(s(a, 0)), nil
 		}),
 	)
 	// string_to_array's delimiter and null string may be NULL: not strict.

@@ -21,3 +21,10 @@ func cAsin(x float64) float64     { return float64(C.asin(C.double(x))) }
 func cAcos(x float64) float64     { return float64(C.acos(C.double(x))) }
 func cAtan(x float64) float64     { return float64(C.atan(C.double(x))) }
 func cAtan2(y, x float64) float64 { return float64(C.atan2(C.double(y), C.double(x))) }
+
+func cSinh(x float64) float64  { return float64(C.sinh(C.double(x))) }
+func cCosh(x float64) float64  { return float64(C.cosh(C.double(x))) }
+func cTanh(x float64) float64  { return float64(C.tanh(C.double(x))) }
+func cAsinh(x float64) float64 { return float64(C.asinh(C.double(x))) }
+func cAcosh(x float64) float64 { return float64(C.acosh(C.double(x))) }
+func cAtanh(x float64) float64 { return float64(C.atanh(C.double(x))) }
