@@ -57,15 +57,22 @@ func (j *Job) sendBackfill(out chan<- stream.Message, rows []arrow.RecordBatch, 
 		}
 	}
 	if n == 0 {
-		return true
+		return j.sendWM(out, w)
 	}
+	// One batch at a time, for the progress count, but with the one
+	// watermark after all of them, as sendNew would send it: the table's
+	// rows are one snapshot, none of them late for another.
 	for _, rec := range rows {
-		if !j.sendNew(out, []arrow.RecordBatch{rec}, w) {
+		if !j.sendRows(out, []arrow.RecordBatch{rec}, stream.Insert) {
 			return false
 		}
+		w.observe(rec)
 		if rec != nil {
 			j.bf.done.Add(rec.NumRows())
 		}
+	}
+	if !j.sendWM(out, w) {
+		return false
 	}
 	if j.bf.pending.Add(-1) == 0 {
 		j.bf.endMark.Store(j.done.Load() + 1)
