@@ -148,36 +148,13 @@ func (e *AvroEncoder) Encode(rec arrow.RecordBatch, ops []stream.Op, emit EmitFu
 // is one "u" record with both rows, as ENCODE JSON does.
 func (e *AvroEncoder) debezium(cols []arrow.Array, n int, op func(int) stream.Op, keyOf func([]byte, int) []byte, emit EmitFunc) error {
 	ts := e.now()
-	for i := 0; i < n; i++ {
-		before, after, code := -1, -1, byte('c')
-		switch op(i) {
-		case stream.Insert:
-			after = i
-		case stream.Delete:
-			before, code = i, 'd'
-		case stream.UpdateBefore:
-			if i+1 < n && op(i+1) == stream.UpdateAfter {
-				before, after, code = i, i+1, 'u'
-				i++
-			} else {
-				before, code = i, 'd'
-			}
-		case stream.UpdateAfter:
-			after, code = i, 'u'
-		}
+	return debeziumRows(n, op, func(before, after int, code byte) error {
 		e.vbuf = e.value.AppendEnvelope(avroconv.AppendFrame(e.vbuf[:0], e.vid), cols, before, after, code, ts)
 		var key []byte
 		if e.key != nil {
-			row := after
-			if row < 0 {
-				row = before
-			}
-			e.kbuf = keyOf(e.kbuf, row)
+			e.kbuf = keyOf(e.kbuf, envelopeKeyRow(before, after))
 			key = e.kbuf
 		}
-		if err := emit(key, e.vbuf); err != nil {
-			return err
-		}
-	}
-	return nil
+		return emit(key, e.vbuf)
+	})
 }

@@ -120,40 +120,55 @@ func (e *encoder) Encode(rec arrow.RecordBatch, ops []stream.Op, emit EmitFunc) 
 		}
 	case Debezium:
 		ts := e.now()
-		for i := 0; i < n; i++ {
-			o := op(i)
-			before, after, code := -1, -1, byte('c')
-			switch o {
-			case stream.Insert:
-				after = i
-			case stream.Delete:
-				before, code = i, 'd'
-			case stream.UpdateBefore:
-				if i+1 < n && op(i+1) == stream.UpdateAfter {
-					before, after, code = i, i+1, 'u'
-					i++
-				} else {
-					before, code = i, 'd'
-				}
-			case stream.UpdateAfter:
-				after, code = i, 'u'
-			}
+		return debeziumRows(n, op, func(before, after int, code byte) error {
 			e.vbuf = e.debezium(e.vbuf[:0], cols, before, after, code, ts)
 			var key []byte
 			if e.key != nil {
-				row := after
-				if row < 0 {
-					row = before
-				}
-				e.kbuf = e.jsonKey(e.kbuf[:0], cols, row)
+				e.kbuf = e.jsonKey(e.kbuf[:0], cols, envelopeKeyRow(before, after))
 				key = e.kbuf
 			}
-			if err := emit(key, e.vbuf); err != nil {
-				return err
+			return emit(key, e.vbuf)
+		})
+	}
+	return nil
+}
+
+// debeziumRows calls fn with each Debezium envelope of n changes (op
+// gives each row's op): an insert has only after, a delete only before,
+// an update_before followed by its update_after is one "u" envelope with
+// both (-1 where a side is absent).
+func debeziumRows(n int, op func(int) stream.Op, fn func(before, after int, code byte) error) error {
+	for i := 0; i < n; i++ {
+		before, after, code := -1, -1, byte('c')
+		switch op(i) {
+		case stream.Insert:
+			after = i
+		case stream.Delete:
+			before, code = i, 'd'
+		case stream.UpdateBefore:
+			if i+1 < n && op(i+1) == stream.UpdateAfter {
+				before, after, code = i, i+1, 'u'
+				i++
+			} else {
+				before, code = i, 'd'
 			}
+		case stream.UpdateAfter:
+			after, code = i, 'u'
+		}
+		if err := fn(before, after, code); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// envelopeKeyRow is the row whose key an envelope carries: after's, or
+// before's for a delete.
+func envelopeKeyRow(before, after int) int {
+	if after < 0 {
+		return before
+	}
+	return after
 }
 
 // jsonRow appends row i as a JSON object of every column.
