@@ -52,7 +52,7 @@ func newALOWriter(ctx context.Context, c *sinkConfig, writer int) (sink.Writer, 
 
 func (w *aloWriter) onProduced(r *kgo.Record, err error) {
 	if err != nil {
-		w.failed.CompareAndSwap(nil, &err)
+		firstErr(&w.failed, err)
 	}
 	w.recs.put(r)
 }

@@ -63,7 +63,7 @@ type slot struct {
 
 func (s *slot) onProduced(_ *kgo.Record, err error) {
 	if err != nil {
-		s.failed.CompareAndSwap(nil, &err)
+		firstErr(&s.failed, err)
 	}
 }
 
