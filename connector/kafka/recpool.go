@@ -54,6 +54,7 @@ func (p *recordPool) put(r *kgo.Record) {
 // firstErr keeps err in p unless p holds an error already. It takes the
 // address of its own copy of err: a promise that took &err itself would
 // move its err to the heap on every call, an allocation per record.
+//
 //go:noinline
 func firstErr(p *atomic.Pointer[error], err error) {
 	p.CompareAndSwap(nil, &err)
