@@ -1,6 +1,10 @@
 package stream
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/streamsql/streamsql/types"
+)
 
 // State size estimates (stateSizer, meter.go): each stateful operator's
 // running state reports, at every barrier, counts it maintains anyway
@@ -19,7 +23,19 @@ func (s hashAggState) stateBytes() int64 {
 		groups, key = int64(r.table.len()), estRowBytes(r.table.ts)+16 // the key and its hash slot
 	}
 	perGroup := key + int64(len(r.aggs))*(24+16) + 8 + 2
-	return groups * perGroup
+	return groups*perGroup + distinctBytes(r.aggs)
+}
+
+// distinctBytes is what DISTINCT aggregates keep besides their groups:
+// one (group, value) pair per distinct value of each group.
+func distinctBytes(aggs []aggCol) int64 {
+	var n int64
+	for _, a := range aggs {
+		if d, ok := a.(*distinctCol); ok && d.seen != nil {
+			n += int64(d.seen.len()) * (estRowBytes([]types.T{d.t}) + 16 + 8 + 8 + 8)
+		}
+	}
+	return n
 }
 
 // stateBytes implements stateSizer: keys, groups (per key and pane or
@@ -30,7 +46,7 @@ func (s waggState) stateBytes() int64 {
 	if r.keyTab != nil {
 		n += int64(r.keyTab.len()) * (estRowBytes(r.keyTab.ts) + 16 + 4)
 	}
-	n += int64(r.liveGroups()) * (int64(len(r.aggs))*24 + 8 + 8 + 4 + 16)
+	n += int64(r.liveGroups())*(int64(len(r.aggs))*24+8+8+4+16) + distinctBytes(r.aggs)
 	if r.etab != nil {
 		n += int64(r.etab.len()) * (8*4 + 4 + 4 + int64(len(r.prev))*16)
 	}
