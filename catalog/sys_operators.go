@@ -21,6 +21,9 @@ type OperatorStatus struct {
 	BackpressUS int64 // µs waited on a full output queue
 	Watermark   types.TimestampValue
 	HasWM       bool
+	BusyUS      int64 // µs spent handling messages (not waiting on input or output)
+	StateBytes  int64 // estimated bytes of its state, as of its last barrier
+	HasState    bool  // it keeps state (else state_bytes is NULL)
 }
 
 // SetOperatorStatus installs the function streamsql_operators reads.
@@ -37,6 +40,8 @@ var streamOperatorsDef = sysDef{12330, "pg_catalog", "streamsql_operators", []Co
 	{Name: "batches", Type: tInt8},
 	{Name: "backpressure_us", Type: tInt8},
 	{Name: "watermark", Type: types.TTimestampTZ},
+	{Name: "busy_us", Type: tInt8},
+	{Name: "state_bytes", Type: tInt8},
 }}
 
 func init() {
@@ -50,13 +55,17 @@ func streamOperatorsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder
 		return nil
 	}
 	for _, o := range (*p)() {
-		var wm any
+		var wm, st any
 		if o.HasWM {
 			wm = o.Watermark
 		}
+		if o.HasState {
+			st = o.StateBytes
+		}
 		err := b.add(row{"view_name": o.View, "operator_id": o.ID, "operator": o.Name, "explain": o.Explain,
 			"inputs": nullIfEmpty(o.Inputs), "rows_in": o.RowsIn, "rows_out": o.RowsOut, "batches": o.Batches,
-			"backpressure_us": o.BackpressUS, "watermark": wm})
+			"backpressure_us": o.BackpressUS, "watermark": wm,
+			"busy_us": o.BusyUS, "state_bytes": st})
 		if err != nil {
 			return err
 		}

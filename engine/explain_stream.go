@@ -19,8 +19,10 @@ import (
 // plan with its fragments, as EXPLAIN CREATE MATERIALIZED VIEW prints it
 // (the running job's plan, or the stored query planned again when the
 // view does not run). With ANALYZE: the running dataflow, each operator
-// with its rows in and out, rows/s, the share of the time it waited on
-// its consumer (backpressure) and its watermark, since the view (or sink)
+// with its rows in and out, rows/s, the share of the time it spent
+// handling messages (busy) and the share it waited on its consumer
+// (backpressure), its state size estimate (as of its last barrier) and
+// its watermark, since the view (or sink)
 // started, or over DURATION: the operators' counters are read twice, that
 // long apart, and the difference shown (a cancel or statement_timeout
 // ends the wait). The counters are the ones of streamsql_operators; the
@@ -140,6 +142,7 @@ func diffStats(a, b dataflow.OperatorStats) dataflow.OperatorStats {
 	a.Chunks -= b.Chunks
 	a.Bytes -= b.Bytes
 	a.Backpressure -= b.Backpressure
+	a.Busy -= b.Busy // StateBytes is a level: the latest stands
 	return a
 }
 
@@ -157,13 +160,17 @@ func analyzeLines(r *catalog.Relation, kind catalog.RelKind, j *dataflow.Job, op
 	}
 	figures := func(st []dataflow.OperatorStats) string {
 		var in, out, chunks int64
-		var bp time.Duration
-		var wm int64
-		hasWM := false
+		var bp, busy time.Duration
+		var wm, state int64
+		hasWM, hasState := false, false
 		for _, o := range st {
 			// The instances of a parallel operator each count the rows in
 			// of the exchange in front of them, all instances' together.
 			in, out, chunks, bp = max(in, o.RowsIn), out+o.RowsOut, chunks+o.Chunks, bp+o.Backpressure
+			busy += o.Busy
+			if o.HasState {
+				state, hasState = state+o.StateBytes, true
+			}
 			if o.HasWatermark && (!hasWM || o.Watermark < wm) {
 				wm, hasWM = o.Watermark, true
 			}
@@ -172,7 +179,10 @@ func analyzeLines(r *catalog.Relation, kind catalog.RelKind, j *dataflow.Job, op
 		if n := len(st); n > 0 && secs > 0 {
 			// The share of the wall time its instances waited on a full
 			// output queue (averaged over the instances).
-			f += fmt.Sprintf(", backpressure=%.1f%%", 100*bp.Seconds()/secs/float64(n))
+			f += fmt.Sprintf(", busy=%.1f%%, backpressure=%.1f%%", 100*busy.Seconds()/secs/float64(n), 100*bp.Seconds()/secs/float64(n))
+		}
+		if hasState {
+			f += ", state=" + sizeText(state)
 		}
 		if hasWM {
 			f += ", watermark=" + time.UnixMicro(wm).UTC().Format("2006-01-02 15:04:05.000000")
@@ -221,6 +231,17 @@ func analyzeLines(r *catalog.Relation, kind catalog.RelKind, j *dataflow.Job, op
 		lines = append(lines, fmt.Sprintf("Backfill: %s, %d of %d rows", state, p.RowsDone, p.RowsTotal))
 	}
 	return lines
+}
+
+// sizeText renders a byte count as pg_size_pretty does (bytes, kB, MB,
+// GB, TB; a unit is used from 10240 of the one below).
+func sizeText(n int64) string {
+	units := []string{"bytes", "kB", "MB", "GB", "TB"}
+	v, u := n, 0
+	for u < len(units)-1 && (v >= 10240 || v <= -10240) {
+		v, u = (v+512)/1024, u+1 // rounded half up, as PostgreSQL
+	}
+	return fmt.Sprintf("%d %s", v, units[u])
 }
 
 // rate renders n per secs seconds.

@@ -212,7 +212,8 @@ func (e *Engine) operatorStatus() []catalog.OperatorStatus {
 			}
 			out = append(out, catalog.OperatorStatus{View: r.Name, ID: int32(op.ID), Name: op.Name, Explain: op.Explain,
 				Inputs: strings.Join(ins, ","), RowsIn: op.RowsIn, RowsOut: op.RowsOut, Batches: op.Chunks,
-				BackpressUS: op.Backpressure.Microseconds(), Watermark: types.TimestampValue(op.Watermark), HasWM: op.HasWatermark})
+				BackpressUS: op.Backpressure.Microseconds(), Watermark: types.TimestampValue(op.Watermark), HasWM: op.HasWatermark,
+				BusyUS: op.Busy.Microseconds(), StateBytes: op.StateBytes, HasState: op.HasState})
 		}
 	}
 	return out

@@ -92,6 +92,8 @@ type apiOperator struct {
 	Chunks       int64      `json:"chunks"`
 	Bytes        int64      `json:"bytes,omitempty"`
 	Backpressure float64    `json:"backpressure_seconds"`
+	Busy         float64    `json:"busy_seconds"`
+	StateBytes   *int64     `json:"state_bytes"` // null: keeps no state
 	Watermark    *time.Time `json:"watermark"`
 }
 
@@ -231,7 +233,12 @@ func overviewJSON(ov engine.Overview) apiOverview {
 		}
 		for _, op := range v.Operators {
 			o := apiOperator{ID: op.ID, Name: op.Name, Explain: op.Explain, Inputs: op.Inputs, Instance: op.Instance,
-				RowsIn: op.RowsIn, RowsOut: op.RowsOut, Chunks: op.Chunks, Bytes: op.Bytes, Backpressure: op.Backpressure.Seconds()}
+				RowsIn: op.RowsIn, RowsOut: op.RowsOut, Chunks: op.Chunks, Bytes: op.Bytes, Backpressure: op.Backpressure.Seconds(),
+				Busy: op.Busy.Seconds()}
+			if op.HasState {
+				sb := op.StateBytes
+				o.StateBytes = &sb
+			}
 			if o.Inputs == nil {
 				o.Inputs = []int{}
 			}

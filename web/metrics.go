@@ -18,9 +18,11 @@ var (
 	descSourceLag   = prometheus.NewDesc("streamsql_source_lag", "Messages of a source partition not read yet (high watermark minus offset), where the connector knows it.", []string{"source", "view", "partition"}, nil)
 	descSourceBad   = prometheus.NewDesc("streamsql_source_bad_rows_total", "Input records of a source partition that were skipped as bad.", []string{"source", "view", "partition"}, nil)
 
-	descOpIn  = prometheus.NewDesc("streamsql_operator_rows_in_total", "Rows an operator received from its inputs.", opLabels, nil)
-	descOpOut = prometheus.NewDesc("streamsql_operator_rows_out_total", "Rows an operator sent on (for the view itself: its net changes).", opLabels, nil)
-	descOpBP  = prometheus.NewDesc("streamsql_operator_backpressure_seconds_total", "Time an operator waited to send because its consumer's queue was full.", opLabels, nil)
+	descOpIn    = prometheus.NewDesc("streamsql_operator_rows_in_total", "Rows an operator received from its inputs.", opLabels, nil)
+	descOpOut   = prometheus.NewDesc("streamsql_operator_rows_out_total", "Rows an operator sent on (for the view itself: its net changes).", opLabels, nil)
+	descOpBP    = prometheus.NewDesc("streamsql_operator_backpressure_seconds_total", "Time an operator waited to send because its consumer's queue was full.", opLabels, nil)
+	descOpBusy  = prometheus.NewDesc("streamsql_operator_busy_seconds_total", "Time an operator spent handling messages (neither waiting for input nor blocked on its output).", opLabels, nil)
+	descOpState = prometheus.NewDesc("streamsql_operator_state_bytes", "Estimated bytes of a stateful operator's state, as of its last barrier.", opLabels, nil)
 
 	descViewStatus    = prometheus.NewDesc("streamsql_view_status", "1 for the view's (or sink's) current status.", []string{"view", "status"}, nil)
 	descViewRowsIn    = prometheus.NewDesc("streamsql_view_rows_in_total", "Rows the view's inputs delivered (backfills included).", []string{"view"}, nil)
@@ -51,7 +53,7 @@ type engineCollector struct{ s *Server }
 
 // Describe implements prometheus.Collector.
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSourceRows, descSourceBytes, descSourceLag, descSourceBad, descOpIn, descOpOut, descOpBP,
+	for _, d := range []*prometheus.Desc{descSourceRows, descSourceBytes, descSourceLag, descSourceBad, descOpIn, descOpOut, descOpBP, descOpBusy, descOpState,
 		descViewStatus, descViewRowsIn, descViewRowsOut, descViewRows, descViewWM, descViewFreshness, descLate, descRowErrors, descSubs, descSubLag, descJobDone, descJobTotal,
 		descSinkRows, descSinkErrors, descSinkOpen, descCkptBytes, descCkptChain, descCkptCount, descCkptAge, descSessions} {
 		ch <- d
@@ -104,6 +106,10 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(descOpIn, float64(op.RowsIn), ls...)
 			counter(descOpOut, float64(op.RowsOut), ls...)
 			counter(descOpBP, op.Backpressure.Seconds(), ls...)
+			counter(descOpBusy, op.Busy.Seconds(), ls...)
+			if op.HasState {
+				gauge(descOpState, float64(op.StateBytes), ls...)
+			}
 			if op.RelationKind == "source" {
 				counter(descSourceRows, float64(op.RowsOut), op.Relation, name)
 				counter(descSourceBytes, float64(op.Bytes), op.Relation, name)

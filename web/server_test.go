@@ -43,8 +43,10 @@ func (f *fakeEngine) Observe() engine.Overview {
 			Subscriptions: []dataflow.SubLag{{ID: 7, RowsSent: rows, RowsRead: 10, LagRows: rows - 10}},
 			Operators: []dataflow.OperatorStats{
 				{ID: 0, Name: "Scan", Explain: "StreamScan: source bid", Relation: "bid", RelationKind: "source", RowsIn: rows, RowsOut: rows, Bytes: 8 * rows},
-				{ID: 1, Name: "Filter", Inputs: []int{0}, RowsIn: rows, RowsOut: rows / 2, Backpressure: 1500 * time.Millisecond},
-				{ID: -1, Name: "Materialize", Inputs: []int{1}, RowsIn: rows / 2, RowsOut: 7},
+				{ID: 1, Name: "Filter", Inputs: []int{0}, RowsIn: rows, RowsOut: rows / 2, Backpressure: 1500 * time.Millisecond,
+					Busy: 250 * time.Millisecond},
+				{ID: 2, Name: "HashAgg", Inputs: []int{1}, RowsIn: rows / 2, RowsOut: 7, StateBytes: 4096 + rows, HasState: true},
+				{ID: -1, Name: "Materialize", Inputs: []int{2}, RowsIn: 7, RowsOut: 7},
 			}},
 			{OID: 2, Schema: "public", Name: "k", Sink: true, Connector: "kafka",
 				Status: catalog.StreamStatus{Status: "running"}, SinkStatus: catalog.SinkStatus{Status: "retrying: broker down", Rows: 42, Errors: 1}},
@@ -85,6 +87,8 @@ func TestMetrics(t *testing.T) {
 		`streamsql_operator_rows_out_total{instance="0",operator="Filter",operator_id="1",view="v"} 50`,
 		`streamsql_operator_rows_in_total{instance="0",operator="Filter",operator_id="1",view="v"} 100`,
 		`streamsql_operator_backpressure_seconds_total{instance="0",operator="Filter",operator_id="1",view="v"} 1.5`,
+		`streamsql_operator_busy_seconds_total{instance="0",operator="Filter",operator_id="1",view="v"} 0.25`,
+		`streamsql_operator_state_bytes{instance="0",operator="HashAgg",operator_id="2",view="v"} 4196`,
 		`streamsql_source_rows_total{source="bid",view="v"} 100`,
 		`streamsql_source_bytes_total{source="bid",view="v"} 800`,
 		`streamsql_source_lag{partition="0",source="bid",view="v"} 5`,
@@ -108,6 +112,9 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("no %q in\n%s", want, body)
 		}
+	}
+	if strings.Contains(body, `streamsql_operator_state_bytes{instance="0",operator="Filter"`) {
+		t.Error("a stateless operator has a state size")
 	}
 	if strings.Contains(body, `streamsql_source_lag{partition="1"`) {
 		t.Error("a partition of unknown lag has a lag")
@@ -139,8 +146,11 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("overview = %+v", ov)
 	}
 	v := ov.Views[0]
-	if v.Name != "v" || len(v.Operators) != 3 || v.Operators[1].Backpressure != 1.5 || v.Freshness == nil || *v.Freshness < 1.5 {
+	if v.Name != "v" || len(v.Operators) != 4 || v.Operators[1].Backpressure != 1.5 || v.Freshness == nil || *v.Freshness < 1.5 {
 		t.Errorf("view = %+v", v)
+	}
+	if o := v.Operators; o[1].Busy != 0.25 || o[1].StateBytes != nil || o[2].StateBytes == nil || *o[2].StateBytes != 4196 {
+		t.Errorf("busy and state of operators = %+v", o)
 	}
 	if k := ov.Sinks[0]; k.Status != "retrying: broker down" || k.SinkRows != 42 {
 		t.Errorf("sink = %+v", k)

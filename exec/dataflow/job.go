@@ -70,13 +70,14 @@ type Job struct {
 	lastError atomic.Pointer[string]
 	lastLog   atomic.Int64 // unix seconds of the last row-error log line
 
-	rowsIn   atomic.Int64 // rows the leaves read (backfills included)
-	rowsOut  atomic.Int64 // rows of the view's net changes (or sent to the sink)
-	viewRows atomic.Int64 // rows in the view
-	lateRows atomic.Int64 // rows dropped as late (Env.OnLate)
-	lateLost atomic.Int64 // late rows LateRows could not store
-	late     *lateWriter  // nil without JobSpec.LateRows
-	sink     *sinkState   // nil without JobSpec.Sink
+	rowsIn    atomic.Int64 // rows the leaves read (backfills included)
+	viewMeter stream.Meter // the view's own (opstats.go); unused without meters
+	rowsOut   atomic.Int64 // rows of the view's net changes (or sent to the sink)
+	viewRows  atomic.Int64 // rows in the view
+	lateRows  atomic.Int64 // rows dropped as late (Env.OnLate)
+	lateLost  atomic.Int64 // late rows LateRows could not store
+	late      *lateWriter  // nil without JobSpec.LateRows
+	sink      *sinkState   // nil without JobSpec.Sink
 
 	marks markState // the view's watermarks (marks.go)
 	// started is when StartJob started the job (wall clock); fixed.
@@ -283,7 +284,11 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		defer cancel()
 		var err error
 		if j.view != nil {
-			err = j.view.Run(j.env, out)
+			env := j.env
+			if j.meters != nil {
+				env = env.WithMeter(&j.viewMeter)
+			}
+			err = j.view.Run(env, out)
 		} else {
 			err = j.runSink(out)
 		}
@@ -329,7 +334,7 @@ func (j *Job) startTree(n stream.Node, ri *resumeInputs) (<-chan stream.Message,
 		if err != nil {
 			return nil, err
 		}
-		return j.metered(s, nil, 0, s.Start(j.env, []<-chan stream.Message{ch})), nil
+		return j.startMetered(s, nil, 0, j.env, []<-chan stream.Message{ch}), nil
 	}
 	var ins []<-chan stream.Message
 	var ids []int // the inputs' meters (opstats.go)
@@ -341,7 +346,7 @@ func (j *Job) startTree(n stream.Node, ri *resumeInputs) (<-chan stream.Message,
 		ins = append(ins, ch)
 		ids = append(ids, j.outMeters...)
 	}
-	return j.metered(n, ids, 0, n.Start(j.env, ins)), nil
+	return j.startMetered(n, ids, 0, j.env, ins), nil
 }
 
 // fail records the job's first failure and wakes Flush waiters.

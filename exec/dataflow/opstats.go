@@ -34,6 +34,7 @@ type opMeter struct {
 	lastWM   atomic.Int64 // the last watermark it sent (µs); valid when hasWM
 	hasWM    atomic.Bool
 	lastSeen atomic.Int64 // unix ns of its last message (0: none yet)
+	self     stream.Meter // what the operator reports: state size, busy time
 }
 
 // OperatorStats is one operator instance's counters since the job
@@ -59,6 +60,14 @@ type OperatorStats struct {
 	// Watermark is the last watermark it sent (µs since the Unix epoch).
 	Watermark    int64
 	HasWatermark bool
+	// StateBytes is the operator's estimate of its state's size as of its
+	// last barrier (HasState: it keeps state; stream/statesize.go).
+	StateBytes int64
+	HasState   bool
+	// Busy is the time it spent handling messages, neither waiting for
+	// input nor blocked on its output (0 for a Scan, which only passes its
+	// reader's batches on).
+	Busy time.Duration
 	// Node is the plan's operator (nil for the view or sink itself): the
 	// instances of a parallel operator share it.
 	Node stream.Node
@@ -147,6 +156,8 @@ func (j *Job) Operators() []OperatorStats {
 		out[i] = OperatorStats{ID: m.id, Name: OperatorName(m.node), Explain: m.node.Explain(), Inputs: m.inputs, Instance: m.instance,
 			RowsIn: in, RowsOut: byID[i], Chunks: m.chunks.Load(), Bytes: m.bytes.Load(), Backpressure: time.Duration(m.blocked.Load()),
 			Watermark: m.lastWM.Load(), HasWatermark: m.hasWM.Load(), Node: m.node}
+		out[i].StateBytes, out[i].HasState = m.self.StateBytes()
+		out[i].Busy = m.self.Busy()
 		if s, ok := m.node.(*stream.Scan); ok {
 			out[i].Relation, out[i].RelationKind = s.Name, s.Kind.String()
 		}
@@ -154,6 +165,9 @@ func (j *Job) Operators() []OperatorStats {
 	last := OperatorStats{ID: -1, Name: "Materialize", Explain: "Materialize: " + j.spec.Name, RowsOut: j.rowsOut.Load()}
 	if j.spec.Sink != nil {
 		last.Name, last.Explain = "Sink", "Sink: "+j.spec.Name
+	} else {
+		last.StateBytes, last.HasState = j.viewMeter.StateBytes()
+		last.Busy = j.viewMeter.Busy()
 	}
 	for _, id := range j.rootMeters { // the plan's root: one meter, or one per instance
 		last.Inputs = append(last.Inputs, id)
@@ -172,17 +186,19 @@ func OperatorName(n stream.Node) string {
 	return strings.TrimPrefix(t.Name(), "Stream")
 }
 
-// metered counts out as instance k of n's output (see meter), unless the
-// runtime does not count (Config.NoOperatorStats). It sets j.outMeters to
-// the meter's id (nothing when not counting).
-func (j *Job) metered(n stream.Node, inputs []int, k int, out <-chan stream.Message) <-chan stream.Message {
+// startMetered starts instance k of n on env over ins and counts its
+// output (see meter) and what it reports itself (its stream.Meter: state
+// size, busy time), unless the runtime does not count
+// (Config.NoOperatorStats). It sets j.outMeters to the meter's id (nothing
+// when not counting).
+func (j *Job) startMetered(n stream.Node, inputs []int, k int, env *stream.Env, ins []<-chan stream.Message) <-chan stream.Message {
 	if j.rt.cfg.NoOperatorStats {
 		j.outMeters = nil
-		return out
+		return n.Start(env, ins)
 	}
 	m := j.newMeter(n, inputs, k)
 	j.outMeters = []int{m.id}
-	return j.meter(m, out)
+	return j.meter(m, n.Start(env.WithMeter(&m.self), ins))
 }
 
 // Subscribers counts the job's subscriptions (active or waiting to

@@ -50,7 +50,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream
 		}
 	}
 	if n == 1 {
-		return j.metered(op, ids, 0, op.Start(j.env, perInst[0])), nil
+		return j.startMetered(op, ids, 0, j.env, perInst[0]), nil
 	}
 	outs := make([]<-chan stream.Message, n)
 	var instMeters []int
@@ -61,7 +61,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream
 		}
 		// Each instance is counted apart; its rows in are counted as
 		// the exchange's input (all instances' together).
-		outs[k] = j.metered(op, ids, k, op.Start(j.env.Instance(ck), perInst[k]))
+		outs[k] = j.startMetered(op, ids, k, j.env.Instance(ck), perInst[k])
 		instMeters = append(instMeters, j.outMeters...)
 	}
 	j.outMeters = instMeters

@@ -125,7 +125,9 @@ func alignCore(env *Env, inputs []<-chan Message, st *alignMarks,
 		}
 		return onBarrier(b)
 	}
+	bc := env.busyClock()
 	for nOpen > 0 {
+		bc.stop()
 		for i := 0; i < n; i++ {
 			ch := reflect.Value{}
 			if open[i] && !blocked[i] {
@@ -134,6 +136,7 @@ func alignCore(env *Env, inputs []<-chan Message, st *alignMarks,
 			cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: ch}
 		}
 		i, v, ok := reflect.Select(cases)
+		bc.start()
 		if i == n {
 			return // canceled
 		}

@@ -96,7 +96,9 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			env.Fail(err)
 			return
 		}
+		bc := env.busyClock()
 		for {
+			bc.stop()
 			var m Message
 			var ok bool
 			select {
@@ -104,6 +106,7 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			case <-env.Ctx.Done():
 				return
 			}
+			bc.start()
 			if !ok {
 				return
 			}

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -44,10 +45,14 @@ type Env struct {
 	// Checkpoints, if set, restores operators' state at Start and takes
 	// their snapshots at checkpoint barriers (state.go).
 	Checkpoints Checkpointer
+	// Meter, if set, receives the operator's state size and busy time
+	// (meter.go); each operator instance has its own (WithMeter).
+	Meter *Meter
 
-	mu   sync.Mutex // guards err
-	err  error
-	stop context.CancelFunc
+	mu     sync.Mutex // guards err
+	err    error
+	stop   context.CancelFunc
+	parent *Env // WithMeter's: its failures are this Env's too
 }
 
 // NewEnv returns an Env whose context is canceled by the first failure.
@@ -73,8 +78,12 @@ func (e *Env) Fail(err error) {
 // Err returns the first failure, if any.
 func (e *Env) Err() error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.err
+	err := e.err
+	e.mu.Unlock()
+	if err == nil && e.parent != nil {
+		return e.parent.Err()
+	}
+	return err
 }
 
 // evalContext returns a private expression context for one operator.
@@ -85,8 +94,18 @@ func (e *Env) evalContext() *expr.Context {
 	return &c
 }
 
-// send delivers m unless the graph is stopping; false means stop.
+// send delivers m unless the graph is stopping; false means stop. With a
+// Meter, the time blocked on a full queue is counted (not as busy time).
 func send(env *Env, out chan<- Message, m Message) bool {
+	if env.Meter != nil {
+		select { // the common case: room in the queue, no clock read
+		case out <- m:
+			return true
+		default:
+		}
+		t := time.Now()
+		defer func() { env.Meter.sendWait.Add(int64(time.Since(t))) }()
+	}
 	select {
 	case out <- m:
 		return true
@@ -107,7 +126,9 @@ func runMapMarks(env *Env, in <-chan Message, fn func(*Chunk) (*Chunk, error), m
 	out := make(chan Message, ChannelSize)
 	go func() {
 		defer close(out)
+		bc := env.busyClock()
 		for {
+			bc.stop()
 			var m Message
 			var ok bool
 			select {
@@ -115,6 +136,7 @@ func runMapMarks(env *Env, in <-chan Message, fn func(*Chunk) (*Chunk, error), m
 			case <-env.Ctx.Done():
 				return
 			}
+			bc.start()
 			if !ok {
 				return
 			}

@@ -70,7 +70,9 @@ func (e *Env) restore(n Node, st Stateful) error {
 }
 
 // snapshot writes st's state when b is a checkpoint barrier.
+// Every barrier passes here: it also reports st's size (Env.reportState).
 func (e *Env) snapshot(n Node, b Barrier, st Stateful) error {
+	e.reportState(st)
 	if !b.Checkpoint || e.Checkpoints == nil {
 		return nil
 	}
@@ -97,7 +99,9 @@ func runStateful(env *Env, n Node, st Stateful, startErr error, in <-chan Messag
 			env.Fail(err)
 			return
 		}
+		bc := env.busyClock()
 		for {
+			bc.stop()
 			var m Message
 			var ok bool
 			select {
@@ -105,6 +109,7 @@ func runStateful(env *Env, n Node, st Stateful, startErr error, in <-chan Messag
 			case <-env.Ctx.Done():
 				return
 			}
+			bc.start()
 			if !ok {
 				return
 			}

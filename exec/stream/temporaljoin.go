@@ -121,7 +121,9 @@ func (t *TemporalJoin) run(env *Env, r *joinRun, inputs []<-chan Message, out ch
 		}
 		return send(env, out, BarrierMsg(b))
 	}
+	bc := env.busyClock()
 	for open[0] || open[1] {
+		bc.stop()
 		var sc, tc <-chan Message
 		if open[0] && !blocked[0] && !tableFirst {
 			sc = inputs[0]
@@ -143,6 +145,7 @@ func (t *TemporalJoin) run(env *Env, r *joinRun, inputs []<-chan Message, out ch
 				return
 			}
 		}
+		bc.start()
 		if !ok {
 			open[i], blocked[i] = false, false
 			if i == 1 {

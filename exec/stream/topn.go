@@ -138,7 +138,9 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 		// Rows are released at the barrier, so watermarks wait for it too:
 		// a watermark must not overtake rows below it.
 		var marks []Watermark
+		bc := env.busyClock()
 		for {
+			bc.stop()
 			var m Message
 			var ok bool
 			select {
@@ -146,6 +148,7 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			case <-env.Ctx.Done():
 				return
 			}
+			bc.start()
 			if !ok {
 				return
 			}
@@ -303,6 +306,7 @@ type topnRun struct {
 	closing  tnClosing // with Close: open partitions by closeAt
 	closedWM int64     // with Close: partitions closing below it are freed
 	late     int64
+	held     int64 // rows held by all partitions (tnList.held)
 
 	// checkpoints (topn_state.go): ck is set once a snapshot was taken or
 	// restored; then ckDirty lists the entries changed since.
@@ -356,6 +360,7 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 	}
 	if len(t.PartitionBy) == 0 {
 		r.global = &tnPart{}
+		r.global.rows.held = &r.held
 	}
 	r.ckSetup()
 	return r, nil
@@ -408,6 +413,7 @@ func (r *topnRun) consume(c *Chunk) error {
 			}
 			if p = r.parts.get(r.enc); p == nil {
 				p = newTnPart(string(r.enc), closeAt)
+				p.rows.held = &r.held
 				r.parts.put(p)
 				if r.t.Close != nil && closeAt != math.MaxInt64 {
 					heap.Push(&r.closing, p)

@@ -148,6 +148,7 @@ func (r *topnRun) closeUpTo(wm int64) (*Chunk, error) {
 			r.ckFree(p)
 		}
 		p.gone = true
+		r.held -= p.rows.rows
 		r.parts.delete(p.enc)
 	}
 	clear(r.next)

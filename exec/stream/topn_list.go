@@ -334,6 +334,15 @@ const tnBlockMax = 128
 type tnList struct {
 	blocks []tnBlock
 	rows   int64
+	held   *int64 // the run's count of rows over every list (state size), if set
+}
+
+// addRows changes the list's row count by n (and the run's).
+func (l *tnList) addRows(n int64) {
+	l.rows += n
+	if l.held != nil {
+		*l.held += n
+	}
 }
 
 type tnBlock struct {
@@ -416,7 +425,7 @@ func (l *tnList) addEntry(o *tnOrder, e *tnEntry, delta int64) (*tnEntry, bool) 
 	held := b.es[i]
 	b.ns[i] += delta
 	b.rows += delta
-	l.rows += delta
+	l.addRows(delta)
 	if b.ns[i] == 0 {
 		l.remove(bi, i)
 	}
@@ -435,7 +444,7 @@ func (l *tnList) count(o *tnOrder, e *tnEntry) int64 {
 // insert puts n copies of e at (bi, i) as find reported it, splitting a
 // full block.
 func (l *tnList) insert(bi, i int, e *tnEntry, n int64) {
-	l.rows += n
+	l.addRows(n)
 	if len(l.blocks) == 0 {
 		// The first block and its first entry in one allocation: most
 		// partitions of a group top-1 (dedup) never hold more.
@@ -534,7 +543,7 @@ func (l *tnList) trim(max int64, dropped []*tnEntry) []*tnEntry {
 		d := min(b.ns[j], l.rows-max)
 		b.ns[j] -= d
 		b.rows -= d
-		l.rows -= d
+		l.addRows(-d)
 		if b.ns[j] == 0 {
 			l.remove(bi, j)
 		}

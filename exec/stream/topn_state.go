@@ -185,6 +185,7 @@ func (r *topnRun) restore(sr StateReader) error {
 		if p == nil {
 			if p = r.parts.get(enc); p == nil {
 				p = &tnPart{enc: string(enc), closeAt: math.MaxInt64}
+				p.rows.held = &r.held
 				if cl := r.t.Close; cl != nil {
 					if ts, ok := e.row[cl.Col].(types.TimestampValue); ok {
 						p.closeAt = addSat(addSat(int64(ts), cl.Slack), cl.Delay)

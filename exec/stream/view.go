@@ -164,7 +164,9 @@ func (v *View) run(env *Env, in <-chan Message, out chan<- Message) error {
 		v.track = true
 		v.dirty = map[string]struct{}{}
 	}
+	bc := env.busyClock()
 	for {
+		bc.stop()
 		var m Message
 		var ok bool
 		select {
@@ -175,6 +177,7 @@ func (v *View) run(env *Env, in <-chan Message, out chan<- Message) error {
 			}
 			return env.Ctx.Err()
 		}
+		bc.start()
 		if !ok {
 			return env.Err() // an upstream failure also closes the input
 		}

@@ -63,7 +63,9 @@ func (w *WindowAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			env.Fail(err)
 			return
 		}
+		bc := env.busyClock()
 		for {
+			bc.stop()
 			var m Message
 			var ok bool
 			select {
@@ -75,6 +77,7 @@ func (w *WindowAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			case <-env.Ctx.Done():
 				return
 			}
+			bc.start()
 			if !ok {
 				return
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,10 +146,15 @@ func TestDashboardChromium(t *testing.T) {
 		t.Fatalf("the overview does not list dash_v:\n%s", dom)
 	}
 	dom1 := load("/#/view/dash_v")
-	for _, want := range []string{`<svg class="graph"`, `>Scan <tspan`, `>Filter <tspan`, `>HashAgg <tspan`, "StreamFilter: (t.v &gt; 0)", "1234"} {
+	for _, want := range []string{`<svg class="graph"`, `>Scan <tspan`, `>Filter <tspan`, `>HashAgg <tspan`, "StreamFilter: (t.v &gt; 0)", "1234", ">busy "} {
 		if !strings.Contains(dom1, want) {
 			t.Errorf("the view's page has no %q:\n%s", want, dom1)
 		}
+	}
+	// The HashAgg's and the view's boxes show their state size; the
+	// Filter's shows none.
+	if n := len(regexp.MustCompile(`· state \d+(\.\d)? (B|kB)<`).FindAllString(dom1, -1)); n < 2 || !strings.Contains(dom1, "· state –<") {
+		t.Errorf("the view's page shows %d state sizes:\n%s", n, dom1)
 	}
 	execAll(t, ctx, c, "INSERT INTO t SELECT g % 7, g FROM generate_series(1, 4321) g", "FLUSH")
 	dom2 := load("/#/view/dash_v")

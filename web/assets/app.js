@@ -77,6 +77,18 @@ function spark(values, w = 120, h = 22) {
   return `<svg class="spark" width="${w}" height="${h}"><polyline fill="none" stroke="#3b7dd8" stroke-width="1.5" points="${pts}"/></svg>`;
 }
 
+// bytes renders a state size (null: the operator keeps no state).
+function bytes(n) {
+  if (n === null || n === undefined) return "–";
+  const units = ["B", "kB", "MB", "GB", "TB"];
+  let u = 0;
+  while (n >= 1024 && u < units.length - 1) { n /= 1024; u++; }
+  return (u === 0 ? n.toFixed(0) : n.toFixed(1)) + " " + units[u];
+}
+
+// pct renders a share of wall time (null: not known yet).
+function pct(share) { return share === null ? "–" : (share * 100).toFixed(0) + "%"; }
+
 // bpColour maps a backpressure share (0..1 of wall time) to green..red.
 function bpColour(share) {
   if (share === null) return "#eef0f4";
@@ -94,6 +106,7 @@ function noteSamples(ov) {
       record(`op/${v.name}/${op.id}/in`, t, op.rows_in);
       record(`op/${v.name}/${op.id}/out`, t, op.rows_out);
       record(`op/${v.name}/${op.id}/bp`, t, op.backpressure_seconds);
+      record(`op/${v.name}/${op.id}/busy`, t, op.busy_seconds);
     }
   }
   for (const s of ov.sources) for (const r of s.readers) record(`src/${s.name}/${r.view}`, t, r.rows);
@@ -180,7 +193,7 @@ function layout(ops) {
   ops.forEach(d);
   const cols = [];
   for (const o of ops) (cols[depth.get(o.id)] ||= []).push(o);
-  const W = 200, H = 76, GX = 50, GY = 24, pos = new Map();
+  const W = 210, H = 92, GX = 50, GY = 24, pos = new Map();
   cols.forEach((col, c) => col.forEach((o, r) => pos.set(o.id, { x: 10 + c * (W + GX), y: 10 + r * (H + GY) })));
   const height = 20 + Math.max(...cols.map(c => c.length)) * (H + GY);
   return { pos, W, H, width: 20 + cols.length * (W + GX) - GX, height };
@@ -208,8 +221,9 @@ function viewPage(ov, name) {
         <rect x="${p.x}" y="${p.y}" width="${L.W}" height="${L.H}" fill="${bpColour(share)}"/>
         <text class="big" x="${p.x + 8}" y="${p.y + 17}">${esc(title)} <tspan class="muted">#${o.id}</tspan></text>
         <text x="${p.x + 8}" y="${p.y + 34}">in ${num(rate(`op/${v.name}/${o.id}/in`))}/s · out ${num(rate(`op/${v.name}/${o.id}/out`))}/s</text>
-        <text x="${p.x + 8}" y="${p.y + 50}">rows ${num(o.rows_out)} · backpressure ${share === null ? "–" : (share * 100).toFixed(0) + "%"}</text>
-        <text x="${p.x + 8}" y="${p.y + 66}" class="muted">${esc(o.explain.slice(0, 30))}${o.watermark ? " · wm " + esc(o.watermark.slice(11, 19)) : ""}</text></g>`;
+        <text x="${p.x + 8}" y="${p.y + 50}">rows ${num(o.rows_out)} · backpressure ${pct(share)}</text>
+        <text x="${p.x + 8}" y="${p.y + 66}">busy ${pct(rate(`op/${v.name}/${o.id}/busy`))} · state ${bytes(o.state_bytes)}</text>
+        <text x="${p.x + 8}" y="${p.y + 82}" class="muted">${esc(o.explain.slice(0, 30))}${o.watermark ? " · wm " + esc(o.watermark.slice(11, 19)) : ""}</text></g>`;
     }
     graph = `<div class="scroll"><svg class="graph" width="${L.width}" height="${L.height}">
       <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#4a5263"/></marker></defs>
@@ -220,6 +234,7 @@ function viewPage(ov, name) {
   const opRows = ops.map(o => `<tr><td>#${o.id}</td><td>${esc(o.explain)}</td>
       <td class="num">${num(o.rows_in)}</td><td class="num">${num(o.rows_out)}</td>
       <td class="num">${num(rate(`op/${v.name}/${o.id}/out`))}</td><td class="num">${secs(o.backpressure_seconds)}</td>
+      <td class="num">${secs(o.busy_seconds)}</td><td class="num">${bytes(o.state_bytes)}</td>
       <td>${o.watermark ? esc(o.watermark) : "–"}</td></tr>`).join("");
   return `<p><a href="#/">← overview</a></p>
   <h2>${esc(v.kind)} ${esc(v.name)} ${pill(v.status)}</h2>
@@ -229,7 +244,7 @@ function viewPage(ov, name) {
   ${graph}
   <h2>Operators</h2>
   <table><tr><th>id</th><th>operator</th><th class="num">rows in</th><th class="num">rows out</th><th class="num">rows/s out</th>
-    <th class="num">backpressure</th><th>watermark</th></tr>${opRows}</table>
+    <th class="num">backpressure</th><th class="num">busy</th><th class="num">state</th><th>watermark</th></tr>${opRows}</table>
   <h2>Subscribers</h2>
   ${(v.subscriptions || []).length ? `<table><tr><th>subscription</th><th class="num">rows read</th><th class="num">rows unread (lag)</th>
     <th class="num">epochs behind</th></tr>${v.subscriptions.map(x => `<tr class="sub"><td>#${x.id}</td><td class="num">${num(x.rows_read)}</td>
