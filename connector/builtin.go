@@ -39,9 +39,15 @@ type datagenSource struct{ cfg datagen.Config }
 func (s datagenSource) Columns() []types.Column    { return s.cfg.Columns }
 func (s datagenSource) NewReader() (Reader, error) { return datagen.NewReader(s.cfg), nil }
 
+// NewReaderWith implements OptionsSource: the reader of o's split.
+func (s datagenSource) NewReaderWith(o ReaderOptions) (Reader, error) { return s.NewReaderAt(nil, o) }
+
 // NewReaderAt implements Resumable: the position is a row number.
-func (s datagenSource) NewReaderAt(pos []byte, _ ReaderOptions) (Reader, error) {
+func (s datagenSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
 	r := datagen.NewReader(s.cfg)
+	if err := r.Split(o.Split, o.Splits); err != nil {
+		return nil, err
+	}
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}
@@ -88,9 +94,15 @@ type nexmarkSource struct {
 func (s nexmarkSource) Columns() []types.Column    { return s.cols }
 func (s nexmarkSource) NewReader() (Reader, error) { return nexmark.NewReader(s.cfg), nil }
 
+// NewReaderWith implements OptionsSource: the reader of o's split.
+func (s nexmarkSource) NewReaderWith(o ReaderOptions) (Reader, error) { return s.NewReaderAt(nil, o) }
+
 // NewReaderAt implements Resumable: the position is an event number.
-func (s nexmarkSource) NewReaderAt(pos []byte, _ ReaderOptions) (Reader, error) {
+func (s nexmarkSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
 	r := nexmark.NewReader(s.cfg)
+	if err := r.Split(o.Split, o.Splits); err != nil {
+		return nil, err
+	}
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}
