@@ -124,6 +124,7 @@ func (g *Generator) Next(max int) (Batches, error) {
 	g.align()
 	end := g.cfg.Events
 	if end > 0 && g.next >= end {
+		g.next = end // a split generator's next event may be past the end
 		return Batches{}, io.EOF
 	}
 	if max <= 0 {
