@@ -198,13 +198,13 @@ type kafkaSource struct{ src *kafka.Source }
 func (s kafkaSource) Columns() []types.Column    { return s.src.Columns() }
 func (s kafkaSource) NewReader() (Reader, error) { return s.NewReaderWith(ReaderOptions{}) }
 func (s kafkaSource) NewReaderWith(o ReaderOptions) (Reader, error) {
-	return kafkaReader{s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors, Progress: o.Progress})}, nil
+	return kafkaReader{s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors, Progress: o.Progress, Split: o.Split, Splits: o.Splits})}, nil
 }
 
 // NewReaderAt implements Resumable: the position is each partition's next
 // offset.
 func (s kafkaSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
-	r := s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors, Progress: o.Progress})
+	r := s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors, Progress: o.Progress, Split: o.Split, Splits: o.Splits})
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}

@@ -112,10 +112,11 @@ type ReaderOptions struct {
 // SplitsReaders tells whether the sources of a connector honour
 // ReaderOptions.Split (the runtime then reads a source of a view at
 // parallelism N with N readers): the generators, whose rows are a
-// function of their number. Docs: docs/contributing/parallel.md, "Sources".
+// function of their number, and Kafka, whose partitions are spread over
+// the readers (partition p to reader p mod N). Docs: docs/contributing/parallel.md, "Sources".
 func SplitsReaders(connector string) bool {
 	switch connector {
-	case "nexmark", "datagen":
+	case "nexmark", "datagen", "kafka":
 		return true
 	}
 	return false

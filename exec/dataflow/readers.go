@@ -358,7 +358,17 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 		w.observePart(pr.rec, pr.part)
 		return j.sendWM(out, w)
 	}
+	idle := false // a split partitioned reader with no partitions: told to mergeReaders
 	send := func(reqs []barrierReq) bool {
+		if src.split && src.partitions != nil && len(reqs) > 0 {
+			ps := src.partitions()
+			if now := ps != nil && len(ps) == 0; now != idle {
+				idle = now
+				if !j.send(out, idleMsg(idle)) {
+					return false
+				}
+			}
+		}
 		for _, b := range reqs {
 			j.recordCut(r, b, pos, src.position != nil, w)
 			if !j.sendBarriers(out, []barrierReq{b}, w) {

@@ -16,10 +16,11 @@ import (
 // position and watermark at a checkpoint (rootMeta.Split, Splits), and a
 // resume with the same N gives each its position back. mergeReaders
 // joins the readers' streams into the scan's one: barriers aligned,
-// watermarks the minimum over the readers that have not ended, and, once
-// all have, the maximum over all (the watermark one reader of the whole
-// input ends at: a generator's events are spread over the readers, so the
-// last event is one reader's, whichever ends last).
+// watermarks the minimum over the readers that have not ended and are not
+// idle (a Kafka reader whose share has no partition), and, once all have
+// ended, the maximum over all (the watermark one reader of the whole input
+// ends at: a generator's events are spread over the readers, so the last
+// event is one reader's, whichever ends last).
 
 // SplitInputs is implemented by Inputs whose sources can be read by
 // several readers, each its share (the engine's, the benchmark's).
@@ -91,6 +92,21 @@ func (j *Job) startSplit(s *stream.Scan, k int, ri *resumeInputs) (<-chan stream
 // watermark. It never leaves mergeReaders.
 const readerDone = -2
 
+// readerIdle is the column of the watermark a split reader sends when it
+// knows it has no input (a Kafka reader without partitions: value 1) and
+// when it has some again (value 0): while idle it does not hold the
+// merged watermark back. It never leaves mergeReaders.
+const readerIdle = -3
+
+// idleMsg is what a split reader sends when it goes idle or active.
+func idleMsg(idle bool) stream.Message {
+	v := int64(0)
+	if idle {
+		v = 1
+	}
+	return stream.WatermarkMsg(stream.Watermark{Col: readerIdle, Value: v})
+}
+
 // doneMsg is what a split reader sends when its input ended.
 func doneMsg() stream.Message {
 	return stream.WatermarkMsg(stream.Watermark{Col: readerDone, Value: math.MaxInt64})
@@ -98,9 +114,9 @@ func doneMsg() stream.Message {
 
 // mergeReaders merges the streams of a split source's readers into one:
 // rows as they come, a barrier once every open reader delivered it, and
-// per column the minimum of the watermarks of the readers whose input has
-// not ended (a reader that has not sent one yet holds it back), or, once
-// every reader's input ended, the maximum over all. The output closes
+// per column the minimum of the watermarks of the active readers (input
+// not ended, not idle; one that has not sent a watermark yet holds it
+// back), or, with none active, the maximum over those that ended. The output closes
 // when every input has or the job ends.
 func (j *Job) mergeReaders(ins []<-chan stream.Message) <-chan stream.Message {
 	out := make(chan stream.Message, stream.ChannelSize)
@@ -109,26 +125,29 @@ func (j *Job) mergeReaders(ins []<-chan stream.Message) <-chan stream.Message {
 	go func() {
 		defer j.wg.Done()
 		defer close(out)
-		open, blocked, done := make([]bool, n), make([]bool, n), make([]bool, n)
+		open, blocked, done, idle := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 		for i := range open {
 			open[i] = true
 		}
-		nOpen, nBlocked, nDone := n, 0, 0
+		nOpen, nBlocked := n, 0
 		marks := map[int][]int64{} // per column, per reader (MinInt64: none yet)
 		emitted := map[int]int64{}
 		var pending *stream.Barrier
 		release := func() bool {
 			for col, ms := range marks {
-				m := int64(math.MaxInt64)
-				if nDone == n {
-					m = math.MinInt64
-					for _, v := range ms {
-						m = max(m, v)
+				// the minimum over the active readers; with none, the
+				// maximum over the ended ones (all of them at the end)
+				m, active := int64(math.MaxInt64), false
+				for i, v := range ms {
+					if !done[i] && !idle[i] {
+						m, active = min(m, v), true
 					}
-				} else {
+				}
+				if !active {
+					m = math.MinInt64
 					for i, v := range ms {
-						if !done[i] {
-							m = min(m, v)
+						if done[i] {
+							m = max(m, v)
 						}
 					}
 				}
@@ -184,12 +203,12 @@ func (j *Job) mergeReaders(ins []<-chan stream.Message) <-chan stream.Message {
 				}
 			case stream.KindWatermark:
 				w := m.Watermark
-				if w.Col == readerDone {
-					if !done[i] {
-						done[i] = true
-						nDone++
-					}
-				} else {
+				switch w.Col {
+				case readerDone:
+					done[i] = true
+				case readerIdle:
+					idle[i] = w.Value != 0
+				default:
 					if marks[w.Col] == nil {
 						marks[w.Col] = make([]int64, n)
 						for k := range marks[w.Col] {
