@@ -63,25 +63,6 @@ type ReaderOptions struct {
 	Split, Splits int
 }
 
-// mine reports whether partition p is the reader's (ReaderOptions.Split).
-func (r *Reader) mine(p int32) bool {
-	return r.opts.Splits <= 1 || int(p)%r.opts.Splits == r.opts.Split
-}
-
-// own keeps the partitions of ps that are the reader's.
-func (r *Reader) own(ps []int32) []int32 {
-	if r.opts.Splits <= 1 {
-		return ps
-	}
-	out := make([]int32, 0, len(ps))
-	for _, p := range ps {
-		if r.mine(p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // Reader reads a Source's topic (connector.Reader, connector.Positioner).
 // It is owned by the goroutine that calls Seek and then Run, once; Status
 // may be called from any goroutine.
