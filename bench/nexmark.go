@@ -507,9 +507,19 @@ func (in *sourceInputs) SubscribeTable(oid uint32) ([]arrow.RecordBatch, dataflo
 func (in *sourceInputs) TablePosition(uint32) dataflow.Position { return nil }
 
 func (in *sourceInputs) OpenSource(oid uint32, onError func(error)) (dataflow.RunFunc, bool, error) {
+	sr, err := in.OpenSourceSplit(0, oid, nil, 0, 1, onError)
+	return sr.Run, sr.Finite, err
+}
+
+// OpenSourceSplit implements dataflow.SplitInputs: reader split of splits
+// of a generator's source (pos must be nil: the benchmark does not resume).
+func (in *sourceInputs) OpenSourceSplit(_, oid uint32, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
+	if pos != nil {
+		return dataflow.SourceReader{}, pgerr.Internal("bench: sources do not resume")
+	}
 	rel := in.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindSource {
-		return nil, false, pgerr.Internal("bench: source %d does not exist", oid)
+		return dataflow.SourceReader{}, pgerr.Internal("bench: source %d does not exist", oid)
 	}
 	cols := make([]types.Column, len(rel.Columns))
 	for i, c := range rel.Columns {
@@ -517,21 +527,21 @@ func (in *sourceInputs) OpenSource(oid uint32, onError func(error)) (dataflow.Ru
 	}
 	src, err := connector.Open(rel.Connector, cols, rel.Options, rel.Format)
 	if err != nil {
-		return nil, false, err
+		return dataflow.SourceReader{}, err
 	}
-	r, err := connector.NewReader(src, connector.ReaderOptions{Errors: onError})
+	r, err := connector.NewReader(src, connector.ReaderOptions{Errors: onError, Split: split, Splits: splits})
 	if err != nil {
-		return nil, false, err
+		return dataflow.SourceReader{}, err
 	}
 	if in.opened == maxReaders {
-		return nil, false, pgerr.New(pgerr.ProgramLimitExceeded, "bench: a query may read at most %d sources", maxReaders)
+		return dataflow.SourceReader{}, pgerr.New(pgerr.ProgramLimitExceeded, "bench: a query may read at most %d sources", maxReaders)
 	}
 	in.opened++
 	run := func(ctx context.Context, emit func(arrow.RecordBatch) error) error {
 		defer func() { in.ended <- struct{}{} }()
 		return r.Run(ctx, emit)
 	}
-	return run, connector.IsFinite(src), nil
+	return dataflow.SourceReader{Run: run, Finite: connector.IsFinite(src)}, nil
 }
 
 // fileSink is the file sink of Options.FileSink for query name (text).

@@ -180,16 +180,34 @@ func TestQ12ProcessingTime(t *testing.T) {
 }
 
 func checkBatch(t *testing.T, queries []string, events int64, batchText func(q, text string) string) {
+	checkBatchAt(t, queries, events, []int{0}, batchText)
+}
+
+// checkBatchAt is checkBatch with each query run at each parallelism of
+// pars (0: the default, GOMAXPROCS).
+func checkBatchAt(t *testing.T, queries []string, events int64, pars []int, batchText func(q, text string) string) {
 	batch := newBatchDB(t, events)
 	for _, q := range queries {
-		t.Run(q, func(t *testing.T) {
+		for _, par := range pars {
+			name := q
+			if len(pars) > 1 {
+				name = fmt.Sprintf("%s/par%d", q, par)
+			}
+			checkBatchOne(t, batch, q, name, events, par, batchText)
+		}
+	}
+}
+
+func checkBatchOne(t *testing.T, batch *batchDB, q, name string, events int64, par int, batchText func(q, text string) string) {
+	{
+		t.Run(name, func(t *testing.T) {
 			text, err := QuerySQL(q)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var mu sync.Mutex // OnChunk runs on the sink's goroutine
 			var chunks []*stream.Chunk
-			res, err := Run(context.Background(), Options{Query: q, Events: events, BarrierInterval: time.Millisecond,
+			res, err := Run(context.Background(), Options{Query: q, Events: events, BarrierInterval: time.Millisecond, Parallelism: par,
 				OnChunk: func(c *stream.Chunk) { mu.Lock(); chunks = append(chunks, c); mu.Unlock() }})
 			if err != nil {
 				t.Fatal(err)

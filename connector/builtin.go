@@ -39,9 +39,15 @@ type datagenSource struct{ cfg datagen.Config }
 func (s datagenSource) Columns() []types.Column    { return s.cfg.Columns }
 func (s datagenSource) NewReader() (Reader, error) { return datagen.NewReader(s.cfg), nil }
 
+// NewReaderWith implements OptionsSource: the reader of o's split.
+func (s datagenSource) NewReaderWith(o ReaderOptions) (Reader, error) { return s.NewReaderAt(nil, o) }
+
 // NewReaderAt implements Resumable: the position is a row number.
-func (s datagenSource) NewReaderAt(pos []byte, _ ReaderOptions) (Reader, error) {
+func (s datagenSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
 	r := datagen.NewReader(s.cfg)
+	if err := r.Split(o.Split, o.Splits); err != nil {
+		return nil, err
+	}
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}
@@ -88,9 +94,15 @@ type nexmarkSource struct {
 func (s nexmarkSource) Columns() []types.Column    { return s.cols }
 func (s nexmarkSource) NewReader() (Reader, error) { return nexmark.NewReader(s.cfg), nil }
 
+// NewReaderWith implements OptionsSource: the reader of o's split.
+func (s nexmarkSource) NewReaderWith(o ReaderOptions) (Reader, error) { return s.NewReaderAt(nil, o) }
+
 // NewReaderAt implements Resumable: the position is an event number.
-func (s nexmarkSource) NewReaderAt(pos []byte, _ ReaderOptions) (Reader, error) {
+func (s nexmarkSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
 	r := nexmark.NewReader(s.cfg)
+	if err := r.Split(o.Split, o.Splits); err != nil {
+		return nil, err
+	}
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}
@@ -186,13 +198,13 @@ type kafkaSource struct{ src *kafka.Source }
 func (s kafkaSource) Columns() []types.Column    { return s.src.Columns() }
 func (s kafkaSource) NewReader() (Reader, error) { return s.NewReaderWith(ReaderOptions{}) }
 func (s kafkaSource) NewReaderWith(o ReaderOptions) (Reader, error) {
-	return kafkaReader{s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors, Progress: o.Progress})}, nil
+	return kafkaReader{s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors, Progress: o.Progress, Split: o.Split, Splits: o.Splits})}, nil
 }
 
 // NewReaderAt implements Resumable: the position is each partition's next
 // offset.
 func (s kafkaSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) {
-	r := s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors, Progress: o.Progress})
+	r := s.src.NewReader(kafka.ReaderOptions{Errors: o.Errors, Progress: o.Progress, Split: o.Split, Splits: o.Splits})
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}

@@ -99,6 +99,27 @@ type ReaderOptions struct {
 	// file's malformed line: a *pgerr.Error naming the file, line and
 	// column). The runtime counts and logs them; Run goes on.
 	Errors func(err error)
+
+	// Split and Splits make the reader one of Splits readers of the
+	// source (Splits <= 1: the only one), reading its share, Split (0 <=
+	// Split < Splits), for sources that split (SplitsReaders). The shares
+	// of 0..Splits-1 are disjoint and together the whole input; each
+	// reader's rows keep the input's order. A position is the reader's
+	// own: resume reader i of N with a position reader i of N reported.
+	Split, Splits int
+}
+
+// SplitsReaders tells whether the sources of a connector honour
+// ReaderOptions.Split (the runtime then reads a source of a view at
+// parallelism N with N readers): the generators, whose rows are a
+// function of their number, and Kafka, whose partitions are spread over
+// the readers (partition p to reader p mod N). Docs: docs/contributing/parallel.md, "Sources".
+func SplitsReaders(connector string) bool {
+	switch connector {
+	case "nexmark", "datagen", "kafka":
+		return true
+	}
+	return false
 }
 
 // OptionsSource is implemented by sources whose readers take ReaderOptions

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -13,12 +14,32 @@ import (
 // a SELECT right after sees them (no polling): plain messages, messages
 // of committed transactions (whose markers end the partitions), bad
 // messages (skipped, counted) and an empty partition. An aborted
-// transaction's messages never appear.
+// transaction's messages never appear. At parallelism 3 the source's
+// two partitions are read by three readers (one idle): FLUSH waits for
+// each reader's own partitions.
 func TestFlushWaitsForKafkaSource(t *testing.T) {
+	for _, par := range []int{1, 3} {
+		t.Run(fmt.Sprintf("par%d", par), func(t *testing.T) { flushWaitsForKafka(t, par) })
+	}
+}
+
+func flushWaitsForKafka(t *testing.T, par int) {
 	addr, prod := kafkaCluster(t)
-	_, s := open(t, t.TempDir())
+	e, err := Open(Config{DataDir: t.TempDir(), StreamingParallelism: par})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mustRun(t, s, fmt.Sprintf(`CREATE SOURCE ks (id int, v text) WITH (connector = 'kafka', topic = 't',
 		properties.bootstrap.server = '%s') FORMAT JSON`, addr))
+	plan := strings.Join(mustRun(t, s, "EXPLAIN CREATE MATERIALIZED VIEW kx AS SELECT id FROM ks"), "\n")
+	if split := strings.Contains(plan, "(3 readers)"); split != (par == 3) {
+		t.Fatalf("parallelism %d: source split in three: %v\n%s", par, split, plan)
+	}
 	mustRun(t, s, "CREATE MATERIALIZED VIEW kn AS SELECT count(*) AS n, sum(id) AS s FROM ks")
 	mustRun(t, s, "CREATE MATERIALIZED VIEW kp AS SELECT id FROM ks WHERE id % 100 = 7")
 	for round := range 3 {

@@ -74,6 +74,12 @@ func (in flowInputs) OpenSourceAt(oid uint32, pos []byte, onError func(error)) (
 // OpenSourceReader implements dataflow.PartitionedResumer: OpenSourceAt,
 // with the partitions of a partitioned reader (connector.Partitioned).
 func (in flowInputs) OpenSourceReader(job, oid uint32, pos []byte, onError func(error)) (dataflow.SourceReader, error) {
+	return in.OpenSourceSplit(job, oid, pos, 0, 1, onError)
+}
+
+// OpenSourceSplit implements dataflow.SplitInputs: OpenSourceReader for
+// reader split of splits of a source that splits (connector.SplitsReaders).
+func (in flowInputs) OpenSourceSplit(job, oid uint32, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
 	rel := in.e.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindSource {
 		return dataflow.SourceReader{}, pgerr.Internal("source %d does not exist", oid)
@@ -82,7 +88,7 @@ func (in flowInputs) OpenSourceReader(job, oid uint32, pos []byte, onError func(
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}
-	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError, Progress: true})
+	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError, Progress: true, Split: split, Splits: splits})
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}

@@ -26,6 +26,9 @@ import (
 //   - StreamOverWindow: by the plain columns every one of its calls
 //     partitions by (none in common, or no PARTITION BY: single).
 //
+// A source whose connector splits (the generators) is read by N readers,
+// each its share (stream.Scan.Readers), merged into the scan's stream.
+//
 // Everything else (filters, projections, unions: stateless, fused with
 // their input; a top-N without partitions, a window function without a
 // common partition column, temporal filter and lookup joins, and
@@ -89,6 +92,13 @@ func setInputs(nd stream.Node, f func(stream.Node) stream.Node) {
 // nd does not spread by key.
 func parallelOf(nd stream.Node, n int) *stream.Parallel {
 	switch x := nd.(type) {
+	case *stream.Scan:
+		// a generator's source is read by n readers, each its share
+		// (their rows merged into the scan's one stream)
+		if x.Kind == stream.ScanSource && x.Splittable {
+			x.Readers = n
+		}
+		return nil
 	case *stream.HashAgg:
 		cols, ts := plainKeys(x.GroupBy)
 		if len(cols) == 0 {

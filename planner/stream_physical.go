@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -256,6 +257,7 @@ func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
 		sc.AppendOnly = rel.AppendOnly
 	case catalog.KindSource:
 		sc.Kind, sc.AppendOnly = stream.ScanSource, true
+		sc.Splittable = connector.SplitsReaders(rel.Connector)
 	case catalog.KindMatView:
 		sc.Kind = stream.ScanView
 		if env := s.b.env; env != nil && env.Streams != nil {

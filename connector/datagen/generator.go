@@ -2,6 +2,7 @@ package datagen
 
 import (
 	"io"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,11 +15,45 @@ type Generator struct {
 	cfg    Config
 	schema *arrow.Schema
 	next   int64
+	// split of splits: the generator yields only the rows of the blocks
+	// (SplitBlock rows each) whose number is split mod splits (SetSplit;
+	// splits 1: every row).
+	split, splits int64
 }
+
+// SplitBlock is the number of consecutive rows a split generator yields
+// before the next SplitBlock rows go to the next generator (SetSplit).
+const SplitBlock = DefaultBatchRows
 
 // New returns a generator positioned at row 0.
 func New(cfg Config) *Generator {
-	return &Generator{cfg: cfg, schema: types.ArrowSchema(cfg.Columns)}
+	return &Generator{cfg: cfg, schema: types.ArrowSchema(cfg.Columns), splits: 1}
+}
+
+// SetSplit makes the generator one of n (at least 1) that share the rows:
+// it yields the blocks of SplitBlock rows whose number (row / SplitBlock)
+// is i mod n (0 <= i < n), in order, so the union of the n generators'
+// rows is the rows of one, each generated as one generator generates it
+// (a row is a function of its number). Positions stay row numbers: after
+// a batch, the number of the generator's next row; SetPosition to another
+// number starts at the generator's first row at or after it.
+func (g *Generator) SetSplit(i, n int) {
+	g.split, g.splits = int64(i), max(int64(n), 1)
+	g.align()
+}
+
+// align moves next to the generator's first row at or after it, and
+// returns where the block it is in ends (MaxInt64 when not split).
+func (g *Generator) align() int64 {
+	if g.splits <= 1 {
+		return math.MaxInt64
+	}
+	b := g.next / SplitBlock
+	if r := ((b-g.split)%g.splits + g.splits) % g.splits; r != 0 {
+		b += g.splits - r
+		g.next = b * SplitBlock
+	}
+	return (b + 1) * SplitBlock
 }
 
 // Position is the index of the next row Next returns.
@@ -34,13 +69,16 @@ func (g *Generator) Next(max int) (arrow.RecordBatch, error) {
 	if max <= 0 {
 		max = DefaultBatchRows
 	}
+	blockEnd := g.align()
 	n := int64(min(max, MaxBatchRows))
 	if lim := g.cfg.limit; lim >= 0 {
 		if g.next >= lim {
+			g.next = lim // a split generator's last block may start past the end
 			return nil, io.EOF
 		}
 		n = min(n, lim-g.next)
 	}
+	n = min(n, blockEnd-g.next)
 	cols := make([]arrow.Array, len(g.cfg.fields))
 	for i := range g.cfg.fields {
 		cols[i] = g.cfg.fields[i].array(g.next, int(n))

@@ -41,6 +41,24 @@ func NewReaderWithClock(cfg Config, clock pace.Clock) *Reader {
 	return r
 }
 
+// Split makes the reader reader i of n that share the rows
+// (Generator.SetSplit): it reads the blocks of SplitBlock rows whose
+// number is i mod n. Call it before Seek and Run. Its positions are its
+// own: resume it with a position that reader i of n reported.
+func (r *Reader) Split(i, n int) error {
+	if n <= 1 && i == 0 {
+		return nil
+	}
+	if i < 0 || i >= n {
+		return pgerr.New(pgerr.InvalidParameterValue, "datagen: reader %d of %d does not exist", i, n)
+	}
+	r.gen.SetSplit(i, n)
+	if r.pacer != nil {
+		r.rate /= float64(n) // its share of the rows, for the batch size
+	}
+	return nil
+}
+
 // Seek makes Run start at pos, a Position of a reader of the same Config
 // (nil: row 0), as if the rows before it had been read; pacing starts its
 // schedule there. Call it before Run. A malformed position is an XX001

@@ -115,13 +115,20 @@ type run struct {
 // start runs a reader of s at pos (nil: the start).
 func start(t testing.TB, s *Source, pos []byte) *run {
 	t.Helper()
+	return startWith(t, s, pos, ReaderOptions{})
+}
+
+// startWith is start with the reader's options o (its Errors collected).
+func startWith(t testing.TB, s *Source, pos []byte, o ReaderOptions) *run {
+	t.Helper()
 	ru := &run{t: t, done: make(chan struct{}), more: make(chan struct{}, 1)}
-	ru.r = s.NewReader(ReaderOptions{Errors: func(err error) {
+	o.Errors = func(err error) {
 		ru.mu.Lock()
 		ru.errs = append(ru.errs, err)
 		ru.mu.Unlock()
 		ru.signal()
-	}})
+	}
+	ru.r = s.NewReader(o)
 	if err := ru.r.Seek(pos); err != nil {
 		t.Fatal(err)
 	}

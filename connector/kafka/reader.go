@@ -56,6 +56,11 @@ type ReaderOptions struct {
 	// fetch that moved the position past transaction markers, aborted or
 	// bad messages only, so a FLUSH waiting for InputEnd can end.
 	Progress bool
+	// Split and Splits make the reader reader Split of Splits readers of
+	// the source (Splits <= 1: the only one): it reads the partitions p
+	// with p mod Splits == Split, at the start and as discovered; one
+	// that has none is idle (connector.Partitioned: an empty list).
+	Split, Splits int
 }
 
 // Reader reads a Source's topic (connector.Reader, connector.Positioner).
@@ -128,6 +133,11 @@ func (r *Reader) Seek(pos []byte) error {
 	m, err := position.DecodeOffsets(pos)
 	if err != nil {
 		return err
+	}
+	for p := range m {
+		if !r.mine(p) {
+			delete(m, p) // another reader's (a position of another split)
+		}
 	}
 	r.next, r.resolved = m, true
 	return nil
@@ -320,7 +330,7 @@ func (r *Reader) session(ctx context.Context, admCl *kgo.Client, adm *kadm.Clien
 }
 
 // InputEnd implements connector.Ender: the position the reader reaches
-// once it has read every partition of the topic to its last stable offset
+// once it has read every partition of the topic that is its own (Split) to its last stable offset
 // of now (transaction markers included); partitions with nothing to read
 // are left out, and nil means nothing to wait for. It asks the brokers
 // with a client of its own, so it works while the reader is starting; an
@@ -335,6 +345,7 @@ func (r *Reader) InputEnd(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	parts = r.own(parts) // the reader's share: the others' readers wait for theirs
 	adm := kadm.NewClient(cl)
 	starts, err := adm.ListStartOffsets(ctx, r.src.topic)
 	if err == nil {
@@ -372,7 +383,7 @@ func (r *Reader) waitPartitions(ctx context.Context, cl *kgo.Client) ([]int32, e
 		ps, id, err := partitionsID(ctx, cl, r.src.topic)
 		if err == nil {
 			r.checkID(id)
-			return ps, nil
+			return r.own(ps), nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -510,7 +521,7 @@ func (r *Reader) background(ctx context.Context, admCl *kgo.Client, adm *kadm.Cl
 			r.mu.Unlock()
 			var added []int32
 			add := map[int32]int64{}
-			for _, p := range ps {
+			for _, p := range r.own(ps) {
 				if !known[p] {
 					known[p] = true
 					added = append(added, p)

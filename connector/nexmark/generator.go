@@ -40,12 +40,15 @@ type Generator struct {
 	base  int64   // BaseTime in µs since 1970
 	delay float64 // µs between consecutive events
 	next  int64   // next event number
+	// split of splits: the generator yields only the events whose number
+	// is split mod splits (SetSplit; splits 1: every event).
+	split, splits int64
 }
 
 // New returns a generator positioned at event number 0. A bad Config is
 // reported by the first Next.
 func New(cfg Config) *Generator {
-	g := &Generator{cfg: cfg, err: cfg.Validate()}
+	g := &Generator{cfg: cfg, err: cfg.Validate(), splits: 1}
 	if cfg.EventsPerSecond == 0 {
 		g.cfg.EventsPerSecond = DefaultEventsPerSecond
 	}
@@ -88,6 +91,28 @@ func (g *Generator) Position() int64 { return g.next }
 // consuming n events.
 func (g *Generator) SetPosition(n int64) { g.next = max(n, 0) }
 
+// SetSplit makes the generator one of n (at least 1) that share the
+// stream: it yields only the events whose number is i mod n (0 <= i < n),
+// in order, so the union of the n generators' events is the stream of
+// one, each event generated as one generator generates it (an event is a
+// function of its number). Positions stay event numbers: after a batch,
+// the number of the generator's next event; SetPosition to another
+// number starts at the generator's first event at or after it.
+func (g *Generator) SetSplit(i, n int) {
+	g.split, g.splits = int64(i), max(int64(n), 1)
+	g.align()
+}
+
+// align moves next to the generator's first event at or after it.
+func (g *Generator) align() {
+	if g.splits <= 1 {
+		return
+	}
+	if r := ((g.next-g.split)%g.splits + g.splits) % g.splits; r != 0 {
+		g.next += g.splits - r
+	}
+}
+
 // Next generates up to max rows of the selected tables (all three unless
 // Config.Table is set; max <= 0 means DefaultBatchRows, and at most
 // MaxBatchRows) and returns them with the watermark after them. It returns
@@ -96,8 +121,10 @@ func (g *Generator) Next(max int) (Batches, error) {
 	if g.err != nil {
 		return Batches{}, g.err
 	}
+	g.align()
 	end := g.cfg.Events
 	if end > 0 && g.next >= end {
+		g.next = end // a split generator's next event may be past the end
 		return Batches{}, io.EOF
 	}
 	if max <= 0 {
@@ -126,29 +153,34 @@ func (g *Generator) Next(max int) (Batches, error) {
 	if g.want[kindBid] {
 		bs = newBidCols(size(46))
 	}
-	p, seed, first := g.pools, g.cfg.Seed, g.cfg.FirstEventID
-	n, rows := g.next, 0
+	p, seed, first, step := g.pools, g.cfg.Seed, g.cfg.FirstEventID, g.splits
+	n, rows, last := g.next, 0, g.next
 	for rows < max && (end == 0 || n < end) {
-		id := first + n
+		e := n // this event's number
+		id := first + e
 		k := kindOf(id)
-		n++
+		n += step
+		last = e
 		if !g.want[k] {
 			continue
 		}
 		rows++
 		r := eventRNG(id, seed)
-		ts := g.eventTime(n - 1)
+		ts := g.eventTime(e)
 		switch k {
 		case kindPerson:
 			ps.add(p, &r, id, ts)
 		case kindAuction:
-			horizon := g.eventTime(n-1+numInFlightAuctions*proportionDenominator/3) - ts
+			horizon := g.eventTime(e+numInFlightAuctions*proportionDenominator/3) - ts
 			as.add(p, &r, id, ts, horizon)
 		default:
 			bs.add(p, &r, id, ts)
 		}
 	}
-	out := Batches{Events: n - g.next, Watermark: types.TimestampValue(g.eventTime(n - 1))}
+	if end > 0 && n > end {
+		n = end // a split generator's last step may pass the end
+	}
+	out := Batches{Events: n - g.next, Watermark: types.TimestampValue(g.eventTime(last))}
 	g.next = n
 	if ps != nil {
 		out.Person = ps.record()

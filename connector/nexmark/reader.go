@@ -20,6 +20,8 @@ type Reader struct {
 	gen   *Generator
 	pacer *pace.Pacer // nil unless cfg.Paced
 	at    int64       // the position: the event after the last batch passed to emit
+	// splits is how many readers share the stream (Split; 0: one)
+	splits int
 }
 
 // NewReader returns a reader of cfg.Table's rows (cfg.Table must be set),
@@ -39,6 +41,22 @@ func NewReaderWithClock(cfg Config, clock pace.Clock) *Reader {
 		}
 	}
 	return r
+}
+
+// Split makes the reader reader i of n that share the stream
+// (Generator.SetSplit): it reads the events whose number is i mod n. Call
+// it before Seek and Run. Its positions are its own: resume it with a
+// position that reader i of n reported.
+func (r *Reader) Split(i, n int) error {
+	if n <= 1 && i == 0 {
+		return nil
+	}
+	if i < 0 || i >= n {
+		return pgerr.New(pgerr.InvalidParameterValue, "nexmark: reader %d of %d does not exist", i, n)
+	}
+	r.splits = n
+	r.gen.SetSplit(i, n)
+	return nil
 }
 
 // Seek makes Run start at pos, a Position of a reader of the same Config
@@ -94,7 +112,7 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 	}
 	size := DefaultBatchRows
 	if r.pacer != nil {
-		size = pace.Batch(r.cfg.EventsPerSecond*float64(share)/proportionDenominator, DefaultBatchRows)
+		size = pace.Batch(r.cfg.EventsPerSecond*float64(share)/proportionDenominator/float64(max(r.splits, 1)), DefaultBatchRows)
 	}
 	for {
 		if err := ctx.Err(); err != nil {

@@ -150,6 +150,10 @@ type rootMeta struct {
 	// Parts are a partitioned source reader's watermarks per partition
 	// (the partitions that have one).
 	Parts map[int32]int64 `json:"parts,omitempty"`
+	// Split and Splits: the root is reader Split of Splits of a split
+	// source (split.go; Splits 0: the source's only reader).
+	Split  int `json:"split,omitempty"`
+	Splits int `json:"splits,omitempty"`
 }
 
 // CheckpointStats describe the last checkpoint (streamsql_checkpoints).

@@ -20,6 +20,8 @@ type root struct {
 	table  uint32 // the table a table reader reads (0 for sources)
 	source uint32 // the source a source reader reads (0 for tables)
 	idx    int    // its index among the job's roots
+	split  int    // a split source's reader: its share (split.go)
+	splits int    // of how many (0: the source's only reader)
 	mu     sync.Mutex
 	reqs   []barrierReq  // barriers requested, not yet sent
 	wake   chan struct{} // capacity 1: signaled by request
@@ -66,6 +68,7 @@ type sourceRun struct {
 	finite     bool
 	inputEnd   func(context.Context) ([]byte, error) // nil: FLUSH does not wait for this unbounded source
 	start      []byte                                // the position it starts at (nil: the start)
+	split      bool                                  // one of a split source's readers: tells mergeReaders its end
 }
 
 // startLeaf returns the input channel of a Scan; rt.mu is held. ri, when
@@ -96,6 +99,9 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 		j.wg.Add(1)
 		go j.readTable(r, rows, feed, w, out)
 	case stream.ScanSource:
+		if k := j.rt.readersOf(s); k > 1 {
+			return j.startSplit(s, k, ri)
+		}
 		var src sourceRun
 		if ri != nil {
 			src = ri.srcs[ri.ns]
@@ -233,7 +239,7 @@ func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wm
 	if !b.ckpt && j.rt.cl == nil {
 		return
 	}
-	rm := rootMeta{Table: r.table, Source: r.source, Pos: pos, Resumable: resumable}
+	rm := rootMeta{Table: r.table, Source: r.source, Pos: pos, Resumable: resumable, Split: r.split, Splits: r.splits}
 	switch {
 	case r.table != 0:
 		res, ok := j.rt.in.(TableResumer)
@@ -352,7 +358,17 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 		w.observePart(pr.rec, pr.part)
 		return j.sendWM(out, w)
 	}
+	idle := false // a split partitioned reader with no partitions: told to mergeReaders
 	send := func(reqs []barrierReq) bool {
+		if src.split && src.partitions != nil && len(reqs) > 0 {
+			ps := src.partitions()
+			if now := ps != nil && len(ps) == 0; now != idle {
+				idle = now
+				if !j.send(out, idleMsg(idle)) {
+					return false
+				}
+			}
+		}
 		for _, b := range reqs {
 			j.recordCut(r, b, pos, src.position != nil, w)
 			if !j.sendBarriers(out, []barrierReq{b}, w) {
@@ -440,6 +456,9 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 				if !sendRec(<-recs) {
 					return
 				}
+			}
+			if src.split && (err == nil && !j.send(out, doneMsg())) {
+				return
 			}
 			if !send(held) {
 				return

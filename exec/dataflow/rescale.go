@@ -71,7 +71,16 @@ func shapeOf(plan stream.Node) (string, []parMeta) {
 			return
 		}
 		s++
-		fmt.Fprintf(&b, "%d %T %s\n", depth, n, fingerprintLine(n))
+		line := fingerprintLine(n)
+		if sc, ok := n.(*stream.Scan); ok && sc.Readers > 1 {
+			// a source's readers are not part of the shape: a restart
+			// with another number of them rebuilds (resume.go, splitWhy)
+			// only when its positions cannot be given back
+			plain := *sc
+			plain.Readers = 0
+			line = fingerprintLine(&plain)
+		}
+		fmt.Fprintf(&b, "%d %T %s\n", depth, n, line)
 		for _, in := range n.Inputs() {
 			walk(in, depth+1)
 		}

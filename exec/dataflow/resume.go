@@ -96,6 +96,11 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 				why = "its inputs changed"
 				break
 			}
+			if k := rt.readersOf(s); s.Kind == stream.ScanSource && (k > 1 || meta.Roots[roots].Splits > 1) {
+				why = ri.openSplit(j, s, meta.Roots, roots, k, sres)
+				roots += k
+				continue
+			}
 			rm := meta.Roots[roots]
 			roots++
 			ri.wms = append(ri.wms, rm)
@@ -167,4 +172,25 @@ func (ri *resumeInputs) applyWM(w *wmTracker) {
 		}
 		w.restore(wm, rm.Parts)
 	}
+}
+
+// openSplit opens the k readers of split source scan s at the positions
+// of the checkpoint's roots from index at, or returns why it cannot.
+func (ri *resumeInputs) openSplit(j *Job, s *stream.Scan, roots []rootMeta, at, k int, sres SourceResumer) string {
+	if why := splitWhy(roots, at, s, k); why != "" {
+		return why
+	}
+	if sres == nil {
+		return "its sources cannot resume"
+	}
+	for i := range k {
+		rm := roots[at+i]
+		ri.wms = append(ri.wms, rm)
+		src, err := j.openSplit(s, rm.Pos, i, k)
+		if err != nil {
+			return err.Error()
+		}
+		ri.srcs = append(ri.srcs, src)
+	}
+	return ""
 }

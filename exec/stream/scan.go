@@ -48,6 +48,13 @@ type Scan struct {
 	// Watermark is the relation's WATERMARK FOR clause, bound (nil: none).
 	// The runtime's reader computes it; Scan itself only passes messages on.
 	Watermark *ScanWatermark
+	// Splittable is set on a source scan whose connector splits its input
+	// among readers (connector.SplitsReaders); Readers, set by the planner
+	// at parallelism N > 1 on such a scan, is how many readers the runtime
+	// runs, each its share, merged into this scan's stream (0 or 1: one).
+	// docs/contributing/parallel.md, "Sources".
+	Splittable bool
+	Readers    int
 }
 
 // ScanWatermark is a table's or source's WATERMARK FOR col AS expr: after
@@ -87,6 +94,9 @@ func (s *Scan) Explain() string {
 	}
 	if s.Watermark != nil {
 		e += " (" + s.Watermark.String() + ")"
+	}
+	if s.Readers > 1 {
+		e += fmt.Sprintf(" (%d readers)", s.Readers)
 	}
 	return e
 }

@@ -1,0 +1,90 @@
+package dataflow
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/streamsql/streamsql/exec/stream"
+)
+
+// mergeReaders forwards the minimum watermark over the active readers:
+// an idle reader does not hold it back, an ended one stops counting, and
+// once every reader ended the maximum over all is the last watermark.
+// Barriers pass once every reader delivered them; reader marks never
+// leave the merge.
+func TestMergeReadersWatermarks(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	j := &Job{env: &stream.Env{Ctx: ctx}}
+	ins := make([]chan stream.Message, 3)
+	rd := make([]<-chan stream.Message, 3)
+	for i := range ins {
+		ins[i] = make(chan stream.Message, 16)
+		rd[i] = ins[i]
+	}
+	out := j.mergeReaders(rd)
+	wm := func(v int64) stream.Message { return stream.WatermarkMsg(stream.Watermark{Col: 2, Value: v}) }
+	var got []int64
+	var barriers int
+	// next reads the merge's output until a barrier.
+	next := func() {
+		t.Helper()
+		for m := range out {
+			switch m.Kind {
+			case stream.KindWatermark:
+				if m.Watermark.Col != 2 {
+					t.Fatalf("a reader mark left the merge: %+v", m.Watermark)
+				}
+				got = append(got, m.Watermark.Value)
+			case stream.KindBarrier:
+				barriers++
+				return
+			}
+		}
+		t.Fatal("the merge closed")
+	}
+	barrier := func(e uint64) {
+		for _, c := range ins {
+			c <- stream.BarrierMsg(stream.Barrier{Epoch: e})
+		}
+	}
+	ins[0] <- wm(10)
+	ins[1] <- wm(20)
+	barrier(1)
+	next()
+	if len(got) != 0 {
+		t.Fatalf("reader 2 has no watermark yet, but %v passed", got)
+	}
+	ins[2] <- idleMsg(true) // no partitions: it does not count
+	barrier(2)
+	next()
+	ins[0] <- wm(30)
+	barrier(3)
+	next()
+	ins[1] <- wm(40)
+	ins[0] <- doneMsg() // ended at 30: the minimum is reader 1's
+	barrier(4)
+	next()
+	ins[2] <- idleMsg(false) // active again: its 35 cannot lower what passed (40)
+	ins[2] <- wm(35)
+	ins[1] <- wm(50)
+	barrier(5)
+	next()
+	ins[1] <- doneMsg()
+	ins[2] <- wm(45)
+	ins[2] <- doneMsg() // all ended: the maximum, 50
+	barrier(6)
+	next()
+	if want := []int64{10, 20, 30, 40, 45, 50}; !slices.Equal(got, want) {
+		t.Fatalf("watermarks %v, want %v", got, want)
+	}
+	if barriers != 6 {
+		t.Fatalf("%d barriers", barriers)
+	}
+	for _, c := range ins {
+		close(c)
+	}
+	for range out {
+	}
+}
