@@ -367,11 +367,12 @@ func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 	}
 	set := make([]expr.Expr, len(rel.Columns))
 	l.clause = inUpdate
-	for _, n := range stmt.TargetList {
+	targets, err := b.expandMultiAssign(stmt.TargetList)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range targets {
 		rt := n.GetResTarget()
-		if rt.Val.GetMultiAssignRef() != nil {
-			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "multiple-column assignment is not supported")
-		}
 		if len(rt.Indirection) > 0 {
 			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "assignment to a field or subscript is not supported")
 		}
