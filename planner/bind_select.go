@@ -152,7 +152,7 @@ func (b *binder) star(l *level, cr *pg.ColumnRef) ([]nsCol, error) {
 			}
 		}
 	}
-	return nil, b.newErr(pgerr.UndefinedTable, cr.Location, "missing FROM-clause entry for table \"%s\"", tbl)
+	return nil, b.missingTable(l, tbl, cr.Location)
 }
 
 // orderItem is one ORDER BY or DISTINCT ON item: a target index, or a

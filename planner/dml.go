@@ -326,7 +326,7 @@ func (b *binder) scanForWrite(rel *catalog.Relation, tbl *storage.Table, rv *pg.
 		alias = rv.Alias.Aliasname
 	}
 	scan := &lScan{rel: rel, table: tbl, alias: alias}
-	it := &nsItem{alias: alias, relVisible: true, colsVisible: true}
+	it := &nsItem{alias: alias, relname: rel.Name, relVisible: true, colsVisible: true}
 	for _, c := range rel.Columns {
 		id := b.newCol(c.Name, alias, c.Type)
 		scan.ids = append(scan.ids, id)
