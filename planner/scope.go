@@ -296,13 +296,22 @@ func (b *binder) resolveColumn(l *level, names []string, loc int32) (expr.Expr, 
 		}
 	}
 	if len(names) == 1 {
-		return nil, b.newErr(pgerr.UndefinedColumn, loc, "column \"%s\" does not exist", names[0])
+		return nil, b.withHint(b.newErr(pgerr.UndefinedColumn, loc, "column \"%s\" does not exist", names[0]), b.columnHint(l, "", names[0]))
 	}
 	tbl := names[len(names)-2]
 	if b.tableVisible(l, tbl) {
-		return nil, b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, names[len(names)-1])
+		col := names[len(names)-1]
+		return nil, b.withHint(b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, col), b.columnHint(l, tbl, col))
 	}
 	return nil, b.missingTable(l, tbl, loc)
+}
+
+// withHint adds hint (when not "") to a *pgerr.Error.
+func (b *binder) withHint(err error, hint string) error {
+	if e, ok := err.(*pgerr.Error); ok && hint != "" {
+		return e.WithHint("%s", hint)
+	}
+	return err
 }
 
 // missingTable is PostgreSQL's errorMissingRTE: tbl names no FROM entry
@@ -404,7 +413,7 @@ func (b *binder) lookupIn(l *level, names []string, loc int32) (int, bool, error
 			found = b.sysColumn(it)
 		}
 		if found < 0 {
-			return 0, false, b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, col)
+			return 0, false, b.withHint(b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, col), b.columnHint(l, tbl, col))
 		}
 		return found, true, nil
 	}
