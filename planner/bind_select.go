@@ -450,6 +450,9 @@ func (b *binder) limit(l *level, s *pg.SelectStmt, plan lnode) (lnode, error) {
 			return nil, b.newErr(pgerr.SyntaxError, nodeLoc(s.LimitCount), "WITH TIES cannot be specified without ORDER BY clause")
 		}
 		ties = srt.keys
+		if c := s.LimitCount.GetAConst(); c != nil && c.Isnull {
+			return nil, pgerr.New(pgerr.InvalidRowCountInLimit, "row count cannot be null in FETCH FIRST ... WITH TIES clause")
+		}
 	}
 	bind := func(n *pg.Node, c clause) (expr.Expr, error) {
 		if n == nil {
