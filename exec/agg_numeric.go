@@ -17,7 +17,10 @@ type numericAgg struct {
 	n       []int64
 	sx, sxx []apd.Decimal
 	nan     []bool
-	tmp, sq apd.Decimal
+	// pinf, ninf: the group had a +Infinity / -Infinity input (kept apart
+	// from sx, as PostgreSQL's NumericAggState counts them)
+	pinf, ninf []bool
+	tmp, sq    apd.Decimal
 }
 
 func (a *numericAgg) stats() bool { return a.fn != "sum" && a.fn != "avg" }
@@ -26,6 +29,8 @@ func (a *numericAgg) grow(n int) {
 	a.n = growSlice(a.n, n)
 	a.sx = growSlice(a.sx, n)
 	a.nan = growSlice(a.nan, n)
+	a.pinf = growSlice(a.pinf, n)
+	a.ninf = growSlice(a.ninf, n)
 	if a.stats() {
 		a.sxx = growSlice(a.sxx, n)
 	}
@@ -59,6 +64,15 @@ func (a *numericAgg) update(args []arrow.Array, gids []int32) error {
 				a.nan[g] = true
 				continue
 			}
+			if a.tmp.Form == apd.Infinite {
+				a.n[g]++
+				if a.tmp.Negative {
+					a.ninf[g] = true
+				} else {
+					a.pinf[g] = true
+				}
+				continue
+			}
 			if err := a.add(g, &a.tmp); err != nil {
 				return err
 			}
@@ -85,8 +99,18 @@ func (a *numericAgg) appendResult(b array.Builder, g int) error {
 		sb.AppendNull()
 		return nil
 	}
-	if a.nan[g] {
+	// NaN, or infinities: the variance family is NaN, sum and avg follow
+	// the infinity's sign (NaN when both signs appear).
+	if a.nan[g] || (a.pinf[g] && a.ninf[g]) || (a.stats() && (a.pinf[g] || a.ninf[g])) {
 		sb.Append("NaN")
+		return nil
+	}
+	if a.pinf[g] {
+		sb.Append("Infinity")
+		return nil
+	}
+	if a.ninf[g] {
+		sb.Append("-Infinity")
 		return nil
 	}
 	switch a.fn {

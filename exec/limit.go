@@ -22,6 +22,9 @@ func (l *Limit) Explain() string {
 	if l.Limit != nil {
 		s += " " + countString(l.Limit)
 	}
+	if l.WithTies != nil {
+		s += " with ties"
+	}
 	if l.Offset != nil {
 		s += " offset " + countString(l.Offset)
 	}
@@ -39,7 +42,7 @@ func countString(e expr.Expr) string {
 // Open evaluates the count and offset, then opens the input (not at all
 // when LIMIT is 0).
 func (l *Limit) Open(ctx *Context) (Iterator, error) {
-	it := &limitIter{ctx: ctx, left: -1}
+	it := &limitIter{ctx: ctx, left: -1, ties: l.WithTies}
 	if l.Offset != nil {
 		v, ok, err := constInt(ctx, l.Offset)
 		if err != nil {
@@ -65,7 +68,7 @@ func (l *Limit) Open(ctx *Context) (Iterator, error) {
 	if it.left == 0 {
 		return &sliceIter{}, nil
 	}
-	if srt, ok := l.Input.(*Sort); ok && it.left > 0 && it.left+it.skip <= 1<<20 {
+	if srt, ok := l.Input.(*Sort); ok && l.WithTies == nil && it.left > 0 && it.left+it.skip <= 1<<20 {
 		// ORDER BY ... LIMIT: keep only the first rows while sorting.
 		in, err := OpenNode(ctx, srt.Input)
 		if err != nil {
@@ -87,10 +90,17 @@ type limitIter struct {
 	in   Iterator
 	skip int64
 	left int64 // -1: no limit
+	// WITH TIES: the sort keys, and once the count is reached with the
+	// batch used up, the key values of the last row passed (nil: done).
+	ties    []SortKey
+	tieLast []any
 }
 
 func (it *limitIter) Next() (_ arrow.RecordBatch, err error) {
 	defer recoverErr(&err)
+	if it.left == 0 && it.tieLast != nil {
+		return it.nextTies()
+	}
 	for it.left != 0 {
 		if err := canceled(it.ctx); err != nil {
 			return nil, err
@@ -113,12 +123,88 @@ func (it *limitIter) Next() (_ arrow.RecordBatch, err error) {
 		if it.left >= 0 {
 			it.left -= end - start
 		}
+		if it.left == 0 && it.ties != nil && end > start {
+			keys, err := evalAll(it.ctx, sortKeyExprs(it.ties), b)
+			if err != nil {
+				return nil, err
+			}
+			last := keyValues(keys, it.ties, int(end-1))
+			for end < n && tiesWith(keys, it.ties, int(end), last) {
+				end++
+			}
+			if end == n {
+				it.tieLast = last // ties may go on in the next batch
+			}
+		}
 		if start == 0 && end == n {
 			return b, nil
 		}
 		return b.NewSlice(start, end), nil
 	}
 	return nil, nil
+}
+
+// nextTies passes the leading rows of the next batch that tie with the
+// last row passed, and ends once a row does not.
+func (it *limitIter) nextTies() (arrow.RecordBatch, error) {
+	if err := canceled(it.ctx); err != nil {
+		return nil, err
+	}
+	b, err := it.in.Next()
+	if err != nil || b == nil {
+		it.tieLast = nil
+		return nil, err
+	}
+	keys, err := evalAll(it.ctx, sortKeyExprs(it.ties), b)
+	if err != nil {
+		return nil, err
+	}
+	n := int(b.NumRows())
+	end := 0
+	for end < n && tiesWith(keys, it.ties, end, it.tieLast) {
+		end++
+	}
+	if end < n {
+		it.tieLast = nil
+	}
+	if end == n {
+		return b, nil
+	}
+	return b.NewSlice(0, int64(end)), nil
+}
+
+func sortKeyExprs(ks []SortKey) []expr.Expr {
+	es := make([]expr.Expr, len(ks))
+	for i, k := range ks {
+		es[i] = k.E
+	}
+	return es
+}
+
+// keyValues returns the sort key values of row i.
+func keyValues(keys []arrow.Array, ks []SortKey, i int) []any {
+	vs := make([]any, len(ks))
+	for k, key := range ks {
+		vs[k] = types.ValueAt(keys[k], i, key.E.Type())
+	}
+	return vs
+}
+
+// tiesWith reports whether row i equals vs on every sort key (NULLs tie
+// with NULLs, as the sort places them together).
+func tiesWith(keys []arrow.Array, ks []SortKey, i int, vs []any) bool {
+	for k, key := range ks {
+		t := key.E.Type()
+		v := types.ValueAt(keys[k], i, t)
+		switch {
+		case v == nil && vs[k] == nil:
+		case v == nil || vs[k] == nil:
+			return false
+		case types.Compare(v, vs[k], t) != 0:
+			return false
+		}
+	}
+	return true
 }
 
 func (it *limitIter) Close() error {

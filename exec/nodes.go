@@ -101,6 +101,9 @@ type Sort struct {
 type Limit struct {
 	Input         Node
 	Limit, Offset expr.Expr
+	// WithTies (FETCH FIRST ... WITH TIES) holds the ORDER BY keys of the
+	// sorted input: rows equal on them to the last row counted pass too.
+	WithTies []SortKey
 }
 
 // JoinKind is the join type.

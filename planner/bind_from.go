@@ -206,7 +206,7 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	}
 	scan := &lScan{rel: rel, table: tbl, alias: alias, rowID: -1, asOf: asOf}
 	l.scans = append(l.scans, scan)
-	it := &nsItem{alias: alias, relVisible: true, colsVisible: true}
+	it := &nsItem{alias: alias, relname: rel.Name, relVisible: true, colsVisible: true}
 	for i, c := range rel.Columns {
 		id := b.newCol(names[i], alias, c.Type)
 		scan.ids = append(scan.ids, id)

@@ -152,7 +152,7 @@ func (b *binder) star(l *level, cr *pg.ColumnRef) ([]nsCol, error) {
 			}
 		}
 	}
-	return nil, b.newErr(pgerr.UndefinedTable, cr.Location, "missing FROM-clause entry for table \"%s\"", tbl)
+	return nil, b.missingTable(l, tbl, cr.Location)
 }
 
 // orderItem is one ORDER BY or DISTINCT ON item: a target index, or a
@@ -442,8 +442,17 @@ func (b *binder) limit(l *level, s *pg.SelectStmt, plan lnode) (lnode, error) {
 	if s.LimitCount == nil && s.LimitOffset == nil {
 		return plan, nil
 	}
+	var ties []exec.SortKey
 	if s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
-		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(s.LimitCount), "FETCH FIRST ... WITH TIES is not supported")
+		// the parser refuses WITH TIES without ORDER BY
+		srt, ok := plan.(*lSort)
+		if !ok {
+			return nil, b.newErr(pgerr.SyntaxError, nodeLoc(s.LimitCount), "WITH TIES cannot be specified without ORDER BY clause")
+		}
+		ties = srt.keys
+		if c := s.LimitCount.GetAConst(); c != nil && c.Isnull {
+			return nil, pgerr.New(pgerr.InvalidRowCountInLimit, "row count cannot be null in FETCH FIRST ... WITH TIES clause")
+		}
 	}
 	bind := func(n *pg.Node, c clause) (expr.Expr, error) {
 		if n == nil {
@@ -477,7 +486,7 @@ func (b *binder) limit(l *level, s *pg.SelectStmt, plan lnode) (lnode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lLimit{in: plan, limit: lim, offset: off}, nil
+	return &lLimit{in: plan, limit: lim, offset: off, ties: ties}, nil
 }
 
 // orderLimitOver applies ORDER BY / LIMIT of a VALUES or set-operation

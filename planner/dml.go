@@ -326,7 +326,7 @@ func (b *binder) scanForWrite(rel *catalog.Relation, tbl *storage.Table, rv *pg.
 		alias = rv.Alias.Aliasname
 	}
 	scan := &lScan{rel: rel, table: tbl, alias: alias}
-	it := &nsItem{alias: alias, relVisible: true, colsVisible: true}
+	it := &nsItem{alias: alias, relname: rel.Name, relVisible: true, colsVisible: true}
 	for _, c := range rel.Columns {
 		id := b.newCol(c.Name, alias, c.Type)
 		scan.ids = append(scan.ids, id)
@@ -367,11 +367,12 @@ func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 	}
 	set := make([]expr.Expr, len(rel.Columns))
 	l.clause = inUpdate
-	for _, n := range stmt.TargetList {
+	targets, err := b.expandMultiAssign(stmt.TargetList)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range targets {
 		rt := n.GetResTarget()
-		if rt.Val.GetMultiAssignRef() != nil {
-			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "multiple-column assignment is not supported")
-		}
 		if len(rt.Indirection) > 0 {
 			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "assignment to a field or subscript is not supported")
 		}

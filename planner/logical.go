@@ -105,10 +105,12 @@ type lSort struct {
 	keys []exec.SortKey
 }
 
-// lLimit is LIMIT/OFFSET.
+// lLimit is LIMIT/OFFSET; with ties set (FETCH FIRST ... WITH TIES, over
+// an lSort with those keys) rows tying with the last one counted pass too.
 type lLimit struct {
 	in            lnode
 	limit, offset expr.Expr
+	ties          []exec.SortKey
 }
 
 // lDistinct removes duplicates (on all columns, or on the on expressions).

@@ -106,11 +106,12 @@ func (b *binder) conflictUpdate(oc *pg.OnConflictClause, rel *catalog.Relation, 
 	}
 	l := &level{ns: []*nsItem{target, excluded}, clause: inUpdate}
 	set := make([]expr.Expr, len(rel.Columns))
-	for _, n := range oc.TargetList {
+	targets, err := b.expandMultiAssign(oc.TargetList)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range targets {
 		rt := n.GetResTarget()
-		if rt.Val.GetMultiAssignRef() != nil {
-			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "multiple-column assignment is not supported")
-		}
 		if len(rt.Indirection) > 0 {
 			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "assignment to a field or subscript is not supported")
 		}

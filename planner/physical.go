@@ -254,7 +254,15 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		}
 		return &exec.Sort{Input: in, Keys: keys}, lay, nil
 	case *lLimit:
-		in, lay, err := p.node(x.in, need)
+		sub := need
+		for _, k := range x.ties {
+			sub = union(sub, k.E)
+		}
+		in, lay, err := p.node(x.in, sub)
+		if err != nil {
+			return nil, nil, err
+		}
+		ties, err := p.keys(x.ties, lay)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -266,7 +274,7 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return &exec.Limit{Input: in, Limit: lim, Offset: off}, lay, nil
+		return &exec.Limit{Input: in, Limit: lim, Offset: off, WithTies: ties}, lay, nil
 	case *lDistinct:
 		// DISTINCT compares whole rows: the input must produce exactly its columns.
 		ids := x.in.outIDs()

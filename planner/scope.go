@@ -141,7 +141,10 @@ func (b *binder) newErr(code pgerr.Code, loc int32, format string, args ...any) 
 // subquery, function or join. relVisible entries answer qualified names
 // (t.x), colsVisible ones answer unqualified names (x), as in PostgreSQL.
 type nsItem struct {
-	alias       string
+	alias string
+	// relname is the table's own name for a table entry (for the hint
+	// when a query names the table instead of its alias), else "".
+	relname     string
 	cols        []nsCol
 	relVisible  bool
 	colsVisible bool
@@ -293,13 +296,53 @@ func (b *binder) resolveColumn(l *level, names []string, loc int32) (expr.Expr, 
 		}
 	}
 	if len(names) == 1 {
-		return nil, b.newErr(pgerr.UndefinedColumn, loc, "column \"%s\" does not exist", names[0])
+		return nil, b.withHint(b.newErr(pgerr.UndefinedColumn, loc, "column \"%s\" does not exist", names[0]), b.columnHint(l, "", names[0]))
 	}
 	tbl := names[len(names)-2]
 	if b.tableVisible(l, tbl) {
-		return nil, b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, names[len(names)-1])
+		col := names[len(names)-1]
+		return nil, b.withHint(b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, col), b.columnHint(l, tbl, col))
 	}
-	return nil, b.newErr(pgerr.UndefinedTable, loc, "missing FROM-clause entry for table \"%s\"", tbl)
+	return nil, b.missingTable(l, tbl, loc)
+}
+
+// withHint adds hint (when not "") to a *pgerr.Error.
+func (b *binder) withHint(err error, hint string) error {
+	if e, ok := err.(*pgerr.Error); ok && hint != "" {
+		return e.WithHint("%s", hint)
+	}
+	return err
+}
+
+// missingTable is PostgreSQL's errorMissingRTE: tbl names no FROM entry
+// visible from l. An entry of that name out of reach (a sibling FROM item,
+// without LATERAL), or a table of that name under an alias, makes it an
+// invalid reference with a hint.
+func (b *binder) missingTable(l *level, tbl string, loc int32) error {
+	var byAlias, byRel *nsItem
+	for x := l; x != nil; x = x.parent {
+		for _, it := range x.ns {
+			if byAlias == nil && it.relVisible && it.alias == tbl {
+				byAlias = it
+			}
+			if byRel == nil && it.relname == tbl && it.alias != tbl {
+				byRel = it
+			}
+		}
+	}
+	const invalid = "invalid reference to FROM-clause entry for table \"%s\""
+	switch {
+	case byAlias != nil:
+		return b.newErr(pgerr.UndefinedTable, loc, invalid, tbl).(*pgerr.Error).
+			WithHint("There is an entry for table \"%s\", but it cannot be referenced from this part of the query.", tbl)
+	case byRel != nil && b.tableVisible(l, byRel.alias):
+		return b.newErr(pgerr.UndefinedTable, loc, invalid, tbl).(*pgerr.Error).
+			WithHint("Perhaps you meant to reference the table alias \"%s\".", byRel.alias)
+	case byRel != nil:
+		return b.newErr(pgerr.UndefinedTable, loc, invalid, tbl).(*pgerr.Error).
+			WithHint("There is an entry for table \"%s\", but it cannot be referenced from this part of the query.", byRel.alias)
+	}
+	return b.newErr(pgerr.UndefinedTable, loc, "missing FROM-clause entry for table \"%s\"", tbl)
 }
 
 func (b *binder) tableVisible(l *level, tbl string) bool {
@@ -370,7 +413,7 @@ func (b *binder) lookupIn(l *level, names []string, loc int32) (int, bool, error
 			found = b.sysColumn(it)
 		}
 		if found < 0 {
-			return 0, false, b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, col)
+			return 0, false, b.withHint(b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, col), b.columnHint(l, tbl, col))
 		}
 		return found, true, nil
 	}

@@ -341,7 +341,7 @@ func oneRow(n lnode) (exact, atMost bool) {
 		_, atMost = oneRow(x.in)
 		return false, atMost
 	case *lLimit:
-		if v, ok := constInt(x.limit); ok && v >= 0 && v <= 1 {
+		if v, ok := constInt(x.limit); ok && v >= 0 && v <= 1 && x.ties == nil {
 			return false, true
 		}
 		_, atMost = oneRow(x.in)

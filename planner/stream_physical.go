@@ -463,6 +463,9 @@ func commonKeys(a, b expr.Expr) (expr.Expr, expr.Expr, bool) {
 // limit plans ORDER BY ... LIMIT / OFFSET as a top-N over the input. A
 // LIMIT without ORDER BY keeps the first rows in the order of all columns.
 func (s *streamPlanner) limit(x *lLimit, need map[int]bool) (sout, error) {
+	if x.ties != nil {
+		return sout{}, pgerr.New(pgerr.FeatureNotSupported, "FETCH FIRST ... WITH TIES is not supported in materialized views")
+	}
 	lim, err := limitCount(x.limit, "LIMIT", pgerr.InvalidRowCountInLimit, -1)
 	if err != nil {
 		return sout{}, err

@@ -1,0 +1,53 @@
+package planner
+
+import (
+	"testing"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// TestMissingTableHints: a name of a FROM entry out of reach, or of a table
+// under an alias, is an invalid reference with PostgreSQL 15's hint.
+func TestMissingTableHints(t *testing.T) {
+	d := newTestDB(t, schema...)
+	cases := []struct{ sql, msg, hint string }{
+		{"SELECT a, g FROM t x, (SELECT x.a AS g) ss", `invalid reference to FROM-clause entry for table "x"`, `There is an entry for table "x", but it cannot be referenced from this part of the query.`},
+		{"UPDATE u SET d = b FROM (SELECT * FROM t WHERE t.a = u.a) ss", `invalid reference to FROM-clause entry for table "u"`, `There is an entry for table "u", but it cannot be referenced from this part of the query.`},
+		{"UPDATE t AS q SET c = t.c + 10 WHERE q.a = 10", `invalid reference to FROM-clause entry for table "t"`, `Perhaps you meant to reference the table alias "q".`},
+		{"SELECT t.* FROM t AS q", `invalid reference to FROM-clause entry for table "t"`, `Perhaps you meant to reference the table alias "q".`},
+		{"SELECT zz.a FROM t AS q", `missing FROM-clause entry for table "zz"`, ""},
+	}
+	for _, c := range cases {
+		_, _, err := d.run(c.sql)
+		e := pgerr.As(err)
+		if e == nil || e.Code != pgerr.UndefinedTable || e.Message != c.msg || e.Hint != c.hint {
+			t.Errorf("%s: got %v, want %q (hint %q)", c.sql, err, c.msg, c.hint)
+			if e != nil {
+				t.Logf("hint %q", e.Hint)
+			}
+		}
+	}
+}
+
+// TestMissingColumnHints: PostgreSQL 15's hints for a column that resolves
+// nowhere: one out of reach, or the closest spellings.
+func TestMissingColumnHints(t *testing.T) {
+	d := newTestDB(t, schema...)
+	cases := []struct{ sql, msg, hint string }{
+		{"SELECT a, g FROM t x, (SELECT b AS g) ss", `column "b" does not exist`, `There is a column named "b" in table "x", but it cannot be referenced from this part of the query.`},
+		{"SELECT t.d FROM t JOIN u ON t.a = u.a", `column t.d does not exist`, `Perhaps you meant to reference the column "u.d".`},
+		{"SELECT bb FROM t", `column "bb" does not exist`, `Perhaps you meant to reference the column "t.b".`},
+		{"SELECT aa FROM t JOIN u ON true", `column "aa" does not exist`, `Perhaps you meant to reference the column "t.a" or the column "u.a".`},
+		{"SELECT zzzz FROM t", `column "zzzz" does not exist`, ""},
+	}
+	for _, c := range cases {
+		_, _, err := d.run(c.sql)
+		e := pgerr.As(err)
+		if e == nil || e.Code != pgerr.UndefinedColumn || e.Message != c.msg || e.Hint != c.hint {
+			t.Errorf("%s: got %v, want %q (hint %q)", c.sql, err, c.msg, c.hint)
+			if e != nil {
+				t.Logf("hint %q", e.Hint)
+			}
+		}
+	}
+}
