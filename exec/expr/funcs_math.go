@@ -131,6 +131,8 @@ func numericLn(d *apd.Decimal, log10 bool) (*apd.Decimal, error) {
 		return nil, errLogZero
 	case d.Negative:
 		return nil, errLogNeg
+	case d.Form != apd.Finite: // NaN or Infinity
+		return d, nil
 	}
 	r := new(apd.Decimal)
 	c := roundCtx.WithPrecision(60)
@@ -272,6 +274,12 @@ func init() {
 		rowFn("pow", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericPower(num(a, 0), num(a, 1)) }),
 		rowFn("mod", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericOp('%', num(a, 0), num(a, 1)) }),
 		rowFn("div", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) {
+			if isNaN(num(a, 0)) || isNaN(num(a, 1)) {
+				return &apd.Decimal{Form: apd.NaN}, nil
+			}
+			if num(a, 0).Form == apd.Infinite || num(a, 1).Form == apd.Infinite {
+				return numericInfOp('/', num(a, 0), num(a, 1))
+			}
 			if num(a, 1).IsZero() {
 				return nil, errDivZero
 			}
@@ -424,6 +432,14 @@ func numericLogBase(b, x *apd.Decimal) (types.Value, error) {
 		case d.Negative:
 			return nil, errLogNeg
 		}
+	}
+	switch {
+	case isNaN(b) || isNaN(x) || b.Form == apd.Infinite && x.Form == apd.Infinite:
+		return &apd.Decimal{Form: apd.NaN}, nil
+	case b.Form == apd.Infinite:
+		return new(apd.Decimal), nil
+	case x.Form == apd.Infinite:
+		return x, nil
 	}
 	c := roundCtx.WithPrecision(80)
 	lb, lx := new(apd.Decimal), new(apd.Decimal)
