@@ -40,6 +40,9 @@ func logf(f func(float64) float64) func(float64) (float64, error) {
 }
 
 func floatPow(x, y float64) (float64, error) {
+	if math.IsNaN(x) || math.IsNaN(y) {
+		return math.Pow(x, y), nil // NaN, except 1^NaN and NaN^0 (1), as POSIX and PostgreSQL
+	}
 	if x == 0 && y < 0 {
 		return 0, errPowZero
 	}

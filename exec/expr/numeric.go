@@ -316,6 +316,20 @@ func numericPower(x, y *apd.Decimal) (*apd.Decimal, error) {
 	if x.Form != apd.Finite || y.Form != apd.Finite {
 		return numericSpecialPower(x, y)
 	}
+	if x.IsZero() && !y.Negative {
+		// 0^0 is 1, 0^y is 0 (apd refuses fractional powers of zero).
+		r := new(apd.Decimal)
+		if y.IsZero() {
+			r.SetInt64(1)
+		}
+		scale := int32(16)
+		var yi apd.Decimal
+		if _, err := roundCtx.RoundToIntegralValue(&yi, y); err == nil && yi.Cmp(y) == 0 {
+			scale = max(scale, scaleOf(x))
+		}
+		_, err := roundCtx.Quantize(r, r, -scale)
+		return r, err
+	}
 	if x.IsZero() && y.Negative {
 		return nil, pgerr.New(pgerr.InvalidArgumentForPower, "zero raised to a negative power is undefined")
 	}
