@@ -40,6 +40,7 @@ const (
 	InvalidTextRepresentation    Code = "22P02"
 	InvalidBinaryRepresentation  Code = "22P03"
 	InvalidEscapeSequence        Code = "22025"
+	InvalidUseOfEscapeCharacter  Code = "2200C"
 	InvalidRegularExpression     Code = "2201B"
 	InvalidParameterType         Code = "22023"
 	NumericValueOutOfRange       Code = "22003"

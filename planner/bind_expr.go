@@ -303,7 +303,17 @@ func (b *binder) aexpr(l *level, a *pg.A_Expr) (expr.Expr, error) {
 		pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
 		return b.between(l, a)
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
-		return nil, b.newErr(pgerr.FeatureNotSupported, a.Location, "SIMILAR TO is not supported")
+		// The parser has made the pattern similar_to_escape(pattern
+		// [, escape]); the match is the POSIX operator on its result.
+		x, err := b.expr(l, a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.expr(l, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		return b.like(op, x, y, nil, a.Location)
 	}
 	return nil, b.newErr(pgerr.FeatureNotSupported, a.Location, "operator kind %v is not supported", a.Kind)
 }

@@ -182,7 +182,7 @@ func floatBinary[T float](op byte, t types.T) kernel {
 			}
 		case '/':
 			for i := range out {
-				if y[i] == 0 && isValid(bm, i) {
+				if y[i] == 0 && x[i] == x[i] && isValid(bm, i) { // NaN / 0 is NaN
 					return nil, errDivZero
 				}
 				out[i] = x[i] / y[i]

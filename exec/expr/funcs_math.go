@@ -40,6 +40,9 @@ func logf(f func(float64) float64) func(float64) (float64, error) {
 }
 
 func floatPow(x, y float64) (float64, error) {
+	if math.IsNaN(x) || math.IsNaN(y) {
+		return math.Pow(x, y), nil // NaN, except 1^NaN and NaN^0 (1), as POSIX and PostgreSQL
+	}
 	if x == 0 && y < 0 {
 		return 0, errPowZero
 	}
@@ -131,6 +134,8 @@ func numericLn(d *apd.Decimal, log10 bool) (*apd.Decimal, error) {
 		return nil, errLogZero
 	case d.Negative:
 		return nil, errLogNeg
+	case d.Form != apd.Finite: // NaN or Infinity
+		return d, nil
 	}
 	r := new(apd.Decimal)
 	c := roundCtx.WithPrecision(60)
@@ -272,6 +277,12 @@ func init() {
 		rowFn("pow", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericPower(num(a, 0), num(a, 1)) }),
 		rowFn("mod", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericOp('%', num(a, 0), num(a, 1)) }),
 		rowFn("div", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) {
+			if isNaN(num(a, 0)) || isNaN(num(a, 1)) {
+				return &apd.Decimal{Form: apd.NaN}, nil
+			}
+			if num(a, 0).Form == apd.Infinite || num(a, 1).Form == apd.Infinite {
+				return numericInfOp('/', num(a, 0), num(a, 1))
+			}
 			if num(a, 1).IsZero() {
 				return nil, errDivZero
 			}
@@ -424,6 +435,14 @@ func numericLogBase(b, x *apd.Decimal) (types.Value, error) {
 		case d.Negative:
 			return nil, errLogNeg
 		}
+	}
+	switch {
+	case isNaN(b) || isNaN(x) || b.Form == apd.Infinite && x.Form == apd.Infinite:
+		return &apd.Decimal{Form: apd.NaN}, nil
+	case b.Form == apd.Infinite:
+		return new(apd.Decimal), nil
+	case x.Form == apd.Infinite:
+		return x, nil
 	}
 	c := roundCtx.WithPrecision(80)
 	lb, lx := new(apd.Decimal), new(apd.Decimal)

@@ -199,6 +199,9 @@ func numericOp(op byte, x, y *apd.Decimal) (*apd.Decimal, error) {
 	if isNaN(x) || isNaN(y) {
 		return &apd.Decimal{Form: apd.NaN}, nil
 	}
+	if op != '^' && (x.Form == apd.Infinite || y.Form == apd.Infinite) {
+		return numericInfOp(op, x, y)
+	}
 	var err error
 	switch op {
 	case '+':
@@ -310,6 +313,23 @@ func init() {
 // numericPower is numeric ^ numeric with PostgreSQL's result scale: about 16
 // significant digits, never fewer decimals than either input has.
 func numericPower(x, y *apd.Decimal) (*apd.Decimal, error) {
+	if x.Form != apd.Finite || y.Form != apd.Finite {
+		return numericSpecialPower(x, y)
+	}
+	if x.IsZero() && !y.Negative {
+		// 0^0 is 1, 0^y is 0 (apd refuses fractional powers of zero).
+		r := new(apd.Decimal)
+		if y.IsZero() {
+			r.SetInt64(1)
+		}
+		scale := int32(16)
+		var yi apd.Decimal
+		if _, err := roundCtx.RoundToIntegralValue(&yi, y); err == nil && yi.Cmp(y) == 0 {
+			scale = max(scale, scaleOf(x))
+		}
+		_, err := roundCtx.Quantize(r, r, -scale)
+		return r, err
+	}
 	if x.IsZero() && y.Negative {
 		return nil, pgerr.New(pgerr.InvalidArgumentForPower, "zero raised to a negative power is undefined")
 	}
