@@ -70,6 +70,14 @@ func flushWaitsForKafka(t *testing.T, par int) {
 		if got := mustRun(t, s, "SELECT count(*) FROM kp"); got[0] != fmt.Sprint(6*(round+1)) {
 			t.Fatalf("round %d: after FLUSH kp has %v rows", round, got)
 		}
+		// Caught up: every reader's lag is 0 (transaction markers
+		// included), and its rows add up to what the topic holds.
+		if got := mustRun(t, s, "SELECT count(*), sum(lag), min(lag) FROM streamsql_sources WHERE view_name = 'kn'"); got[0] != "2|0|0" {
+			t.Fatalf("round %d: kn's readers after FLUSH (partitions, lag): %v", round, got)
+		}
+		if got := mustRun(t, s, "SELECT sum(rows), sum(bad_rows) FROM streamsql_sources WHERE view_name = 'kn'"); got[0] != fmt.Sprintf("%d|%d", n, round+1) {
+			t.Fatalf("round %d: kn's readers after FLUSH (rows, bad rows): %v, want %d|%d", round, got, n, round+1)
+		}
 	}
 }
 
