@@ -144,7 +144,7 @@ func (f *partitionFetch) release(pool *decompressBuffers) {
 // size limit) ends the read; the fetch's next offset is after the last
 // whole batch. A corrupt batch ends the read with an error wrapping
 // errCorruptBatch (next is then that batch's offset).
-func readBatches(topic string, rp *kmsg.FetchResponseTopicPartition, from int64, dec kgo.Decompressor, pool *decompressBuffers) (*partitionFetch, error) {
+func readBatches(topic string, rp *kmsg.FetchResponseTopicPartition, from int64, dec kgo.Decompressor) (*partitionFetch, error) {
 	f := &partitionFetch{partition: rp.Partition, from: from, next: from, hwm: rp.HighWatermark, lso: rp.LastStableOffset}
 	raw := rp.RecordBatches
 	aborted := rp.AbortedTransactions
@@ -186,7 +186,7 @@ func readBatches(topic string, rp *kmsg.FetchResponseTopicPartition, from int64,
 		if attrs&attrControl != 0 {
 			if transactional && abortedPIDs[pid] {
 				// The abort marker ends the producer's aborted transaction.
-				if isAbort, err := controlIsAbort(b, attrs, dec, pool, f); err != nil {
+				if isAbort, err := controlIsAbort(b, attrs, dec, f); err != nil {
 					return f, fmt.Errorf("%w: control batch at offset %d: %v", errCorruptBatch, base, err)
 				} else if isAbort {
 					delete(abortedPIDs, pid)
@@ -199,7 +199,7 @@ func readBatches(topic string, rp *kmsg.FetchResponseTopicPartition, from int64,
 			f.next = max(f.next, next)
 			continue
 		}
-		recs, err := batchRecords(b, attrs, dec, pool, f)
+		recs, err := batchRecords(b, attrs, dec, f)
 		if err != nil {
 			return f, fmt.Errorf("%w: batch at offset %d: %v", errCorruptBatch, base, err)
 		}
@@ -216,8 +216,8 @@ func readBatches(topic string, rp *kmsg.FetchResponseTopicPartition, from int64,
 }
 
 // batchRecords returns the records of batch b, decompressed; a buffer
-// taken from pool is noted in f to be given back.
-func batchRecords(b []byte, attrs int16, dec kgo.Decompressor, pool *decompressBuffers, f *partitionFetch) ([]byte, error) {
+// the decompressor took from the pool is noted in f to be given back.
+func batchRecords(b []byte, attrs int16, dec kgo.Decompressor, f *partitionFetch) ([]byte, error) {
 	recs := b[batchHeaderLen:]
 	codec := kgo.CompressionCodecType(attrs & attrCodec)
 	if codec == kgo.CodecNone {
@@ -233,8 +233,8 @@ func batchRecords(b []byte, attrs int16, dec kgo.Decompressor, pool *decompressB
 
 // controlIsAbort reports whether control batch b holds an abort marker
 // (its first record's key: version int16, type int16; 0 is abort).
-func controlIsAbort(b []byte, attrs int16, dec kgo.Decompressor, pool *decompressBuffers, f *partitionFetch) (bool, error) {
-	recs, err := batchRecords(b, attrs, dec, pool, f)
+func controlIsAbort(b []byte, attrs int16, dec kgo.Decompressor, f *partitionFetch) (bool, error) {
+	recs, err := batchRecords(b, attrs, dec, f)
 	if err != nil {
 		return false, err
 	}

@@ -248,7 +248,7 @@ func (f *fetcher) request(ctx context.Context, leader int32, req *kmsg.FetchRequ
 					d.errs[i] = err
 					break
 				}
-				pf, err := readBatches(f.topic, rp, from[i], f.dec, f.pool)
+				pf, err := readBatches(f.topic, rp, from[i], f.dec)
 				if err != nil && len(pf.batches) == 0 && len(pf.legacy) == 0 {
 					pf.release(f.pool)
 					d.errs[i] = err
@@ -341,19 +341,9 @@ func (f *fetcher) resolveStarts(ctx context.Context, parts map[int32]*fetchPart)
 // next. Reading goes on at the start or the end, with a warning that
 // messages were lost.
 func (f *fetcher) outOfRange(ctx context.Context, p int32, next int64) (*partitionFetch, error) {
-	starts, err := f.adm.ListStartOffsets(ctx, f.topic)
-	if err == nil {
-		err = starts.Error()
-	}
-	var ends kadm.ListedOffsets
-	if err == nil {
-		ends, err = f.adm.ListCommittedOffsets(ctx, f.topic)
-		if err == nil {
-			err = ends.Error()
-		}
-	}
+	starts, ends, err := listBounds(ctx, f.adm, f.topic)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: listing the offsets of topic %q: %w", f.topic, err)
+		return nil, err
 	}
 	s, _ := starts.Lookup(f.topic, p)
 	e, _ := ends.Lookup(f.topic, p)
@@ -373,4 +363,23 @@ func (f *fetcher) outOfRange(ctx context.Context, p int32, next int64) (*partiti
 			f.topic, p, next, s.Offset, e.Offset, to)
 	}
 	return pf, nil
+}
+
+// listBounds lists the topic's partitions' log start offsets and last
+// stable offsets (what a read_committed reader can reach).
+func listBounds(ctx context.Context, adm *kadm.Client, topic string) (starts, ends kadm.ListedOffsets, err error) {
+	starts, err = adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err == nil {
+		ends, err = adm.ListCommittedOffsets(ctx, topic)
+		if err == nil {
+			err = ends.Error()
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("kafka: listing the offsets of topic %q: %w", topic, err)
+	}
+	return starts, ends, nil
 }

@@ -82,7 +82,7 @@ func crcOf(b []byte) uint32 { return crc32.Checksum(b, crc32c) }
 func readAll(t *testing.T, rp *kmsg.FetchResponseTopicPartition, from int64) ([]string, *partitionFetch, error) {
 	t.Helper()
 	pool := &decompressBuffers{}
-	f, err := readBatches("t", rp, from, kgo.DefaultDecompressor(pool), pool)
+	f, err := readBatches("t", rp, from, kgo.DefaultDecompressor(pool))
 	var vals []string
 	for _, b := range f.batches {
 		if e := eachRecord(b, func(off, _ int64, _, v []byte) bool {

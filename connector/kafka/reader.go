@@ -346,20 +346,9 @@ func (r *Reader) InputEnd(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	parts = r.own(parts) // the reader's share: the others' readers wait for theirs
-	adm := kadm.NewClient(cl)
-	starts, err := adm.ListStartOffsets(ctx, r.src.topic)
-	if err == nil {
-		err = starts.Error()
-	}
-	var ends kadm.ListedOffsets
-	if err == nil {
-		ends, err = adm.ListCommittedOffsets(ctx, r.src.topic)
-		if err == nil {
-			err = ends.Error()
-		}
-	}
+	starts, ends, err := listBounds(ctx, kadm.NewClient(cl), r.src.topic)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: listing the offsets of topic %q: %w", r.src.topic, err)
+		return nil, err
 	}
 	end := map[int32]int64{}
 	for _, p := range parts {

@@ -148,21 +148,10 @@ func startParallel(env *Env, node Node, keys []int, ts []types.T, n int, in <-ch
 	return startParallelCk(env, node, keys, ts, n, in, nil)
 }
 
-// startParallelCk is startParallel with a Checkpointer per instance (cks
-// nil: none).
-func startParallelCk(env *Env, node Node, keys []int, ts []types.T, n int, in <-chan Message, cks []Checkpointer) <-chan Message {
-	ck := func(k int) Checkpointer {
-		if cks == nil {
-			return nil
-		}
-		return cks[k]
-	}
-	if n <= 1 {
-		if cks == nil {
-			return node.Start(env, []<-chan Message{in})
-		}
-		return node.Start(env.Instance(ck(0)), []<-chan Message{in})
-	}
+// testExchange splits in's chunks over n channels by the vnode of keys,
+// as the runtime's hash exchange does, and sends every other message to
+// all of them.
+func testExchange(env *Env, in <-chan Message, keys []int, ts []types.T, n int) []chan Message {
 	chans := make([]chan Message, n)
 	for k := range chans {
 		chans[k] = make(chan Message, ChannelSize)
@@ -190,6 +179,25 @@ func startParallelCk(env *Env, node Node, keys []int, ts []types.T, n int, in <-
 			}
 		}
 	}()
+	return chans
+}
+
+// startParallelCk is startParallel with a Checkpointer per instance (cks
+// nil: none).
+func startParallelCk(env *Env, node Node, keys []int, ts []types.T, n int, in <-chan Message, cks []Checkpointer) <-chan Message {
+	ck := func(k int) Checkpointer {
+		if cks == nil {
+			return nil
+		}
+		return cks[k]
+	}
+	if n <= 1 {
+		if cks == nil {
+			return node.Start(env, []<-chan Message{in})
+		}
+		return node.Start(env.Instance(ck(0)), []<-chan Message{in})
+	}
+	chans := testExchange(env, in, keys, ts, n)
 	outs := make([]<-chan Message, n)
 	for k := range outs {
 		outs[k] = node.Start(env.Instance(ck(k)), []<-chan Message{chans[k]})

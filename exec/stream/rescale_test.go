@@ -91,34 +91,9 @@ func startParallelN(env *Env, node Node, keys [][]int, ts []types.T, n int, ins 
 	}
 	perInst := make([][]<-chan Message, n)
 	for i, in := range ins {
-		chans := make([]chan Message, n)
-		for k := range chans {
-			chans[k] = make(chan Message, ChannelSize)
-			perInst[k] = append(perInst[k], chans[k])
+		for k, c := range testExchange(env, in, keys[i], ts, n) {
+			perInst[k] = append(perInst[k], c)
 		}
-		go func(in chan Message, keys []int) {
-			defer func() {
-				for _, c := range chans {
-					close(c)
-				}
-			}()
-			sp := NewSplitter(keys, ts, n)
-			for m := range in {
-				if m.Kind != KindChunk {
-					for _, c := range chans {
-						if !send(env, c, m) {
-							return
-						}
-					}
-					continue
-				}
-				for k, part := range sp.Split(m.Chunk) {
-					if part != nil && !send(env, chans[k], ChunkMsg(part)) {
-						return
-					}
-				}
-			}
-		}(in, keys[i])
 	}
 	outs := make([]<-chan Message, n)
 	for k := range outs {
