@@ -171,11 +171,15 @@ func (j *Job) mergeReaders(ins []<-chan stream.Message) <-chan stream.Message {
 		}
 		cases := make([]reflect.SelectCase, n+1)
 		cases[n] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(j.env.Ctx.Done())}
+		chans := make([]reflect.Value, n)
+		for i := range n {
+			chans[i] = reflect.ValueOf(ins[i])
+		}
 		for nOpen > 0 {
 			for i := range n {
-				ch := reflect.Value{}
+				ch := reflect.Value{} // a zero Chan is never ready: the reader is closed or held at a barrier
 				if open[i] && !blocked[i] {
-					ch = reflect.ValueOf(ins[i])
+					ch = chans[i]
 				}
 				cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: ch}
 			}
