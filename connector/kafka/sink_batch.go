@@ -29,8 +29,10 @@ type epochBatch struct {
 	cuts   []int    // record counts where the parts end, increasing; the last is n once prepared
 	cutAt  int      // size at the last cut
 	z      []byte   // the chunks compressed (encodeChunks), once prepared and pending grew large; nil before
+	shared bool     // chunks alias memory the writer does not own (a pending handed out or restored): never recycled
 
 	early    int       // records produced into the early transaction (a prefix; part 0 when > 0)
+	noEarly  bool      // its early transaction was aborted: never start one again
 	slot     *slot     // the early transaction's producer; nil when none
 	earlyOn  bool      // still producing early
 	flushed  bool      // the early records are all acknowledged
@@ -63,8 +65,9 @@ func appendBytes(dst, b []byte) []byte {
 
 // add appends one record and cuts a part when the bytes since the last
 // cut reach maxBytes. It returns the record's key and value inside the batch's
-// chunks. hint sizes the first chunk (the bytes of the last epoch).
-func (b *epochBatch) add(key, value []byte, maxBytes, hint int) (k, v []byte) {
+// chunks. hint sizes the first chunk (the bytes of the last epoch); a new
+// chunk comes from pool when it has one (pool may be nil).
+func (b *epochBatch) add(key, value []byte, maxBytes, hint int, pool *chunkPool) (k, v []byte) {
 	need := len(key) + len(value) + 2*binary.MaxVarintLen64
 	last := len(b.chunks) - 1
 	if last < 0 || cap(b.chunks[last])-len(b.chunks[last]) < need {
@@ -72,7 +75,7 @@ func (b *epochBatch) add(key, value []byte, maxBytes, hint int) (k, v []byte) {
 		if last >= 0 {
 			size = min(maxChunk, 2*cap(b.chunks[last]))
 		}
-		b.chunks = append(b.chunks, make([]byte, 0, max(size, minChunk, need)))
+		b.chunks = append(b.chunks, pool.get(max(size, minChunk, need), need))
 		last++
 	}
 	c := b.chunks[last]
@@ -125,6 +128,13 @@ func (b *epochBatch) cut() {
 		b.cuts = append(b.cuts, b.n)
 		b.cutAt = b.size
 	}
+}
+
+// mayStartLate reports whether an early transaction may still start for
+// the batch, which has none: it never had one, has no parts cut, and is
+// not too large to send in one.
+func (b *epochBatch) mayStartLate(maxBytes int) bool {
+	return b.slot == nil && !b.earlyOn && b.early == 0 && !b.noEarly && len(b.cuts) == 0 && b.size < maxBytes
 }
 
 // stopEarly ends early production: the records produced so far are part 0.
@@ -226,6 +236,7 @@ func encodePending(batches []*epochBatch) []byte {
 		b := batches[0]
 		out = b.chunks[0]
 		b.chunks[0] = out[:len(out):len(out)]
+		b.shared = true
 	} else {
 		out = make([]byte, 0, total+64+40*len(batches))
 		for _, b := range batches {
@@ -241,18 +252,28 @@ func encodePending(batches []*epochBatch) []byte {
 	return endTrailer(out, t0, len(batches), magicRaw)
 }
 
-// encodeChunks writes the compressed format.
+// encodeChunks writes the compressed format. A batch compressed for
+// an earlier PreCommit (it is still prepared) is copied; the others are
+// compressed straight into the pending, and keep it as their z.
 func encodeChunks(batches []*epochBatch) []byte {
 	size := 64
 	for _, b := range batches {
 		if b.z == nil {
-			b.z = compressChunks(b.chunks)
+			size += zBound(b.chunks)
+		} else {
+			size += len(b.z)
 		}
-		size += len(b.z) + 48 + 8*len(b.cuts)
+		size += 48 + 8*len(b.cuts)
 	}
 	out := make([]byte, 0, size)
 	for _, b := range batches {
-		out = append(out, b.z...)
+		if b.z == nil {
+			s := len(out)
+			out = appendCompressed(out, b.chunks)
+			b.z = out[s:len(out):len(out)]
+		} else {
+			out = append(out, b.z...)
+		}
 	}
 	t0 := len(out)
 	for _, b := range batches {
@@ -262,16 +283,20 @@ func encodeChunks(batches []*epochBatch) []byte {
 	return endTrailer(out, t0, len(batches), magicChunks)
 }
 
-// compressChunks returns chunks as s2 blocks, each after its uvarint
-// length, in one buffer sized for the worst case: each block is
-// compressed in place after room for the longest length and moved back
-// behind the length written (no buffer grows or is copied whole).
-func compressChunks(chunks [][]byte) []byte {
+// zBound is the most bytes appendCompressed can add for chunks.
+func zBound(chunks [][]byte) int {
 	n := 0
 	for _, c := range chunks {
 		n += binary.MaxVarintLen64 + s2.MaxEncodedLen(len(c))
 	}
-	z := make([]byte, 0, n)
+	return n
+}
+
+// appendCompressed appends chunks as s2 blocks, each after its uvarint
+// length; z must have zBound(chunks) bytes of room. Each block is
+// compressed in place after room for the longest length and moved back
+// behind the length written (no buffer grows or is copied whole).
+func appendCompressed(z []byte, chunks [][]byte) []byte {
 	for _, c := range chunks {
 		at := len(z) + binary.MaxVarintLen64
 		blk := s2.Encode(z[at:at:cap(z)], c)
@@ -350,7 +375,7 @@ func decodePending(p []byte) ([]*epochBatch, error) {
 		if len(vals) < 4 {
 			return nil, errPending
 		}
-		b := &epochBatch{epoch: vals[0], n: int(vals[2])}
+		b := &epochBatch{epoch: vals[0], n: int(vals[2]), shared: true}
 		size, ncut := int(vals[1]), int(vals[3])
 		vals = vals[4:]
 		if ncut > len(vals) || size < 0 {

@@ -92,6 +92,10 @@ func benchSink(b *testing.B, guarantee string) {
 	rows := float64((b.N + perBatch - 1) / perBatch * perBatch)
 	b.ReportMetric(rows/el.Seconds(), "rows/s")
 	b.ReportMetric(cpu.Seconds()/rows*1e6, "cpu-s/Mrows")
+	b.ReportMetric(float64(ru1.Minflt-ru0.Minflt)/rows*1e6, "minflt/Mrows")
+	if tw, ok := w.(*txnWriter); ok {
+		b.ReportMetric(float64(tw.pool.bytes)/(1<<20), "pooled-MiB")
+	}
 	if st := w.Status(); float64(st.Rows) != rows {
 		b.Fatalf("status %+v, want %v rows", st, rows)
 	}

@@ -618,3 +618,52 @@ func TestSinkFullBufferWaits(t *testing.T) {
 		checkExactlyOnce(t, readCommitted(t, x.addr, "out"), n)
 	}
 }
+
+// TestSinkStartsLate: an epoch that began while every producer of the
+// pool was busy with uncommitted epochs starts its early transaction at
+// the first Write after they commit, its rows kept so far going first
+// (without that, every later epoch would be sent at its commit). Then it
+// commits, or the process dies and its rows come again once.
+func TestSinkStartsLate(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		x := newSim(t, nil, 30)
+		ctx := context.Background()
+		var pending []byte
+		var err error
+		for e := uint64(1); e <= 3; e++ {
+			x.write(e)
+			if pending, err = x.w.PreCommit(ctx, 2*e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w := x.w.(*txnWriter)
+		lo, mid, hi := 3*x.perEp, 3*x.perEp+10, 4*x.perEp
+		if err := x.w.Write(ctx, batch(lo, mid, 4), nil); err != nil {
+			t.Fatal(err)
+		}
+		if w.cur.slot != nil {
+			t.Fatal("epoch 4 started early with every producer busy")
+		}
+		x.durable, x.pending = 6, pending
+		if err := x.w.Commit(ctx, 6, pending); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.w.Write(ctx, batch(mid, hi, 4), nil); err != nil {
+			t.Fatal(err)
+		}
+		if b := w.cur; b.slot == nil || b.early != b.n || b.n != int(x.perEp) {
+			t.Fatalf("epoch 4 after the commits: slot %v, %d of %d rows produced early", b.slot != nil, b.early, b.n)
+		}
+		if crash {
+			x.step(x.crash(), none)
+		} else {
+			if pending, err = x.w.PreCommit(ctx, 8); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.w.Commit(ctx, 8, pending); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkExactlyOnce(t, readCommitted(t, x.addr, "out"), 4*x.perEp)
+	}
+}

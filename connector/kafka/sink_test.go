@@ -436,7 +436,7 @@ func testPendingRoundTrip(t *testing.T, pad string) {
 			if i%7 != 0 {
 				v = fmt.Appendf(nil, `{"i":%d,"p":"%s"}`, i, pad)
 			}
-			b.add(fmt.Appendf(nil, "k%d", i), v, 4096, 0)
+			b.add(fmt.Appendf(nil, "k%d", i), v, 4096, 0, nil)
 		}
 		b.cut()
 		if e == 3 && len(b.chunks) < 2 {

@@ -48,6 +48,7 @@ type txnWriter struct {
 
 	recs     recordPool // records handed out by newRecord, back from the slots' promises
 	lastSize int        // the bytes of the last epoch, to size the next one's buffer
+	pool     chunkPool  // chunks of committed epochs, for the next ones
 	st       statusBox
 }
 
@@ -170,14 +171,18 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 	if w.skipping || rec.NumRows() == 0 {
 		return nil
 	}
+	w.ctx, w.now = ctx, time.Now()
 	if w.cur == nil {
 		w.cur = &epochBatch{} // its first chunk is sized like the last epoch (add)
 		if err := w.startEarly(ctx); err != nil {
 			return err
 		}
 		w.updateOpen()
+	} else if w.cur.mayStartLate(w.c.maxEpochBytes) {
+		if err := w.startEarly(ctx); err != nil {
+			return err
+		}
 	}
-	w.ctx, w.now = ctx, time.Now()
 	err := w.enc.Encode(ctx, rec, ops, w.emitFn)
 	w.ctx = nil
 	if err != nil {
@@ -190,7 +195,10 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 }
 
 // startEarly begins an early transaction for cur on a free slot; without
-// one the epoch's rows are only kept, and sent at Commit.
+// one the epoch's rows are only kept, and sent at Commit unless a later
+// Write can start it (mayStartLate): each epoch that goes without an
+// early transaction makes the next one wait too, so without a late start
+// one slow checkpoint would leave every later epoch sent at its commit.
 //
 // Order: a partition's log keeps records in the order they were appended,
 // and read_committed consumers read it in that order. So cur may produce
@@ -220,7 +228,27 @@ func (w *txnWriter) startEarly(ctx context.Context) error {
 	}
 	s.failed.Store(nil)
 	s.owner = w.cur
-	w.cur.slot, w.cur.earlyOn, w.cur.openedAt = s, true, time.Now()
+	b := w.cur
+	b.slot, b.earlyOn = s, true
+	if b.openedAt.IsZero() {
+		b.openedAt = time.Now()
+	}
+	// Starting late (an earlier epoch held the start back until it was
+	// committed): the rows kept so far go first, in their order.
+	var err error
+	if rerr := b.records(func(_ int, k, v []byte) bool {
+		if err = waitRoom(ctx, s.cl, &w.st, s.hook, len(k)+len(v)); err != nil {
+			return false
+		}
+		s.cl.Produce(ctx, w.newRecord(k, v), s.promise)
+		b.early++
+		return true
+	}); rerr != nil {
+		err = rerr
+	}
+	if err != nil { // as for an error of emit's: the job reopens the writer
+		return fmt.Errorf("kafka sink %s: %w", w.c.name, err)
+	}
 	return nil
 }
 
@@ -238,7 +266,7 @@ func (w *txnWriter) abortLater(ctx context.Context, b *epochBatch) error {
 			continue
 		}
 		x.stopEarly()
-		x.slot, s.owner = nil, nil
+		x.slot, s.owner, x.noEarly = nil, nil, true
 		if err := backoff(ctx, &w.st, "fencing "+s.id, func() error { return w.fence(ctx, s) }); err != nil {
 			return err
 		}
@@ -261,7 +289,7 @@ func (w *txnWriter) emit(key, value []byte) {
 		(b.n&1023 == 0 && time.Since(b.openedAt) > w.c.txnTimeout/2)) {
 		b.stopEarly()
 	}
-	k, v := b.add(key, value, w.c.maxEpochBytes, w.lastSize)
+	k, v := b.add(key, value, w.c.maxEpochBytes, w.lastSize, &w.pool)
 	if b.earlyOn {
 		if err := waitRoom(w.ctx, b.slot.cl, &w.st, b.slot.hook, len(k)+len(v)); err != nil && w.emitErr == nil {
 			w.emitErr = err
@@ -299,6 +327,8 @@ func (w *txnWriter) PreCommit(_ context.Context, epoch uint64) ([]byte, error) {
 		b.cut()
 		w.prepared = append(w.prepared, b)
 		w.lastSize = min(b.size, w.c.maxEpochBytes)
+	} else {
+		w.pool.drop() // an empty epoch: the sink went quiet, its memory goes
 	}
 	return encodePending(w.prepared), nil
 }
@@ -310,6 +340,7 @@ func (w *txnWriter) Commit(ctx context.Context, epoch uint64, _ []byte) error {
 		if err := w.commitBatch(ctx, b); err != nil {
 			return err
 		}
+		w.recycle(b)
 		w.prepared[0] = nil
 		w.prepared = w.prepared[1:]
 		w.updateOpen()
@@ -319,6 +350,17 @@ func (w *txnWriter) Commit(ctx context.Context, epoch uint64, _ []byte) error {
 	}
 	w.st.update(func(s *sink.Status) { s.CommittedEpoch = w.committed })
 	return nil
+}
+
+// recycle gives the chunks of committed batch b to the pool. Nothing
+// reads them any more: every producer that was sent records pointing
+// into them has had them acknowledged (a flush) or has been closed (a
+// fence), and a batch whose chunks a pending aliases is shared.
+func (w *txnWriter) recycle(b *epochBatch) {
+	if !b.shared {
+		w.pool.put(b.chunks, w.lastSize+w.lastSize/2+maxChunk)
+	}
+	b.chunks = nil
 }
 
 // commitBatch makes batch b visible exactly once: its early transaction

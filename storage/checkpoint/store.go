@@ -1,8 +1,10 @@
 package checkpoint
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"sort"
@@ -225,17 +227,19 @@ func (w *Writer) Op(id string) *OpWriter {
 	return o
 }
 
-// appendFrame writes one sealed frame.
-func (w *Writer) appendFrame(frame []byte) error {
+// appendFrame writes one sealed frame: the concatenation of parts.
+func (w *Writer) appendFrame(parts ...[]byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
-	n, err := w.f.Write(frame)
-	w.size += int64(n)
-	if err != nil {
-		w.err = fmt.Errorf("writing %s: %w", w.name, err)
+	for _, p := range parts {
+		if w.err != nil {
+			return w.err
+		}
+		n, err := w.f.Write(p)
+		w.size += int64(n)
+		if err != nil {
+			w.err = fmt.Errorf("writing %s: %w", w.name, err)
+		}
 	}
 	return w.err
 }
@@ -372,10 +376,32 @@ func (o *OpWriter) add(kind byte, key, value []byte) {
 		o.err = fmt.Errorf("checkpoint: operator %s: a record of %d bytes is too large", o.id, len(key)+len(value))
 		return
 	}
+	if kind == recPut && len(value) >= frameTarget {
+		o.putLarge(key, value)
+		return
+	}
 	o.buf = appendRecord(o.buf, kind, key, value)
 	if len(o.buf) >= frameTarget {
 		o.flush()
 	}
+}
+
+// putLarge writes a record whose value is at least a frame's size as a
+// frame of its own, straight from value (a sink's pending can be an
+// epoch's rows: copying it into the frame buffer cost as much as writing
+// it). The frame is the one flush would write.
+func (o *OpWriter) putLarge(key, value []byte) {
+	o.flush()
+	if o.err != nil {
+		return
+	}
+	head := appendRecord(startPayload(nil, o.id), recPut, key, nil)
+	head = head[:len(head)-1] // the empty value's length, written again below
+	head = binary.AppendUvarint(head, uint64(len(value)))
+	binary.LittleEndian.PutUint32(head[0:], uint32(len(head)-frameHeaderLen+len(value)))
+	crc := crc32.Update(crc32.Checksum(head[frameHeaderLen:], castagnoli), castagnoli, value)
+	binary.LittleEndian.PutUint32(head[4:], crc)
+	o.err = o.w.appendFrame(head, value)
 }
 
 func (o *OpWriter) flush() {

@@ -303,10 +303,18 @@ func TestLargeRecordsSpanFrames(t *testing.T) {
 	o := w.Op("big")
 	want := map[string][]byte{}
 	for i := 0; i < 5; i++ {
-		v := bytes.Repeat([]byte{byte('a' + i)}, frameTarget*3/2)
+		v := bytes.Repeat([]byte{byte('a' + i)}, frameTarget*3/2-i) // a frame of its own (putLarge)
+		if i == 2 {
+			v = v[:frameTarget]
+		}
 		k := fmt.Sprintf("k%d", i)
 		o.Put([]byte(k), v)
 		want[k] = v
+		small := fmt.Sprintf("s%d", i) // small records between them keep their order
+		o.Put([]byte(small), []byte(small))
+		want[small] = []byte(small)
+		o.Delete([]byte(fmt.Sprintf("s%d", i-1)))
+		delete(want, fmt.Sprintf("s%d", i-1))
 	}
 	if err := o.Close(); err != nil {
 		t.Fatal(err)
@@ -322,6 +330,9 @@ func TestLargeRecordsSpanFrames(t *testing.T) {
 		if got, _ := cp.Op("big").Get([]byte(k)); !bytes.Equal(got, v) {
 			t.Fatalf("key %s: %d bytes", k, len(got))
 		}
+	}
+	if _, ok := cp.Op("big").Get([]byte("s3")); ok {
+		t.Error("s3 was deleted after it was written")
 	}
 }
 

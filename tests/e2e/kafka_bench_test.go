@@ -21,14 +21,27 @@ import (
 // procCPU is the user + system CPU time of process pid (/proc/pid/stat,
 // in clock ticks of 10 ms).
 func procCPU(b *testing.B, pid int) time.Duration {
+	f := procStat(b, pid)
+	ut, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of stat
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// procFaults is the minor page faults of process pid so far: memory
+// touched for the first time (or given back to the kernel and taken
+// again) costs one each 4 KiB.
+func procFaults(b *testing.B, pid int) int64 {
+	n, _ := strconv.ParseInt(procStat(b, pid)[7], 10, 64) // field 10 of stat
+	return n
+}
+
+// procStat is /proc/pid/stat's fields from the third (state) on.
+func procStat(b *testing.B, pid int) []string {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of stat
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	return strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
 }
 
 // benchKafkaMessages is how many messages the Kafka benchmarks produce:
@@ -113,7 +126,7 @@ func benchKafkaServer(b *testing.B) (*exec.Cmd, *pgx.Conn) {
 	args := []string{"--listen", addr, "--data-dir", b.TempDir(), "--http", ""}
 	profile := os.Getenv("STREAMSQL_BENCH_CPUPROFILE")
 	var httpAddr string
-	if profile != "" {
+	if profile != "" || os.Getenv("STREAMSQL_BENCH_HEAPPROFILE") != "" {
 		hl, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)
@@ -133,6 +146,7 @@ func benchKafkaServer(b *testing.B) (*exec.Cmd, *pgx.Conn) {
 			if profile != "" {
 				go benchCPUProfile(b, httpAddr, profile)
 			}
+			benchHTTP = httpAddr
 			return cmd, c
 		}
 		if time.Now().After(deadline) {
@@ -177,6 +191,33 @@ func benchTumbleOnce(b *testing.B, broker string) (wall, cpu time.Duration) {
 		b.Fatalf("view w: %d rows, %v", windows, err)
 	}
 	return wall, cpu
+}
+
+// benchHTTP is the HTTP address of the last server benchKafkaServer
+// started, when a profile was asked for ("" otherwise).
+var benchHTTP string
+
+// benchHeapProfile saves a heap profile of the benchmark's server to
+// $STREAMSQL_BENCH_HEAPPROFILE, if set (at the end of a run: what the
+// server still holds).
+func benchHeapProfile(b *testing.B) {
+	file := os.Getenv("STREAMSQL_BENCH_HEAPPROFILE")
+	if file == "" || benchHTTP == "" {
+		return
+	}
+	resp, err := http.Get("http://" + benchHTTP + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		b.Logf("heap profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err == nil {
+		err = os.WriteFile(file, data, 0o644)
+	}
+	if err != nil {
+		b.Logf("heap profile: %v", err)
+	}
 }
 
 // benchCPUProfile saves a CPU profile of the benchmark's server, taken

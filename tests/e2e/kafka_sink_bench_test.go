@@ -25,7 +25,8 @@ import (
 //
 // msgs/s is from CREATE SINK until the sink shows its last row committed
 // (streamsql_sinks.rows, polled: benchPollWait); engine-cpu-s is
-// streamsqld's CPU time over that span, franz-go's client included.
+// streamsqld's CPU time over that span, franz-go's client included;
+// engine-minflt its minor page faults (memory touched for the first time).
 func BenchmarkKafkaSink(b *testing.B) {
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "metrics"))
 	if err != nil {
@@ -72,24 +73,27 @@ func BenchmarkKafkaSink(b *testing.B) {
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			var wall, cpu time.Duration
+			var faults int64
 			for i := range b.N {
 				sinkDDL := tc.sink
 				if i > 0 && strings.Contains(sinkDDL, "kafka") { // a progress topic of its own per run: a new server starts over
 					sinkDDL = fmt.Sprint(sinkDDL[:len(sinkDDL)-len(") FORMAT JSON")], fmt.Sprintf(", sink.progress.topic = 'progress-%d'", i), ") FORMAT JSON")
 				}
-				w, c := benchSinkOnce(b, broker, tc.ddl, sinkDDL, tc.rows)
+				w, c, f := benchSinkOnce(b, broker, tc.ddl, sinkDDL, tc.rows)
 				wall += w
 				cpu += c
+				faults += f
 			}
 			n := float64(b.N * benchKafkaMessages)
 			b.ReportMetric(n/wall.Seconds(), "msgs/s")
 			b.ReportMetric(cpu.Seconds()/float64(b.N), "engine-cpu-s/run")
 			b.ReportMetric(n/cpu.Seconds(), "msgs/engine-cpu-s")
+			b.ReportMetric(float64(faults)/float64(b.N), "engine-minflt/run")
 		})
 	}
 }
 
-func benchSinkOnce(b *testing.B, broker string, ddl []string, sinkDDL string, rows int64) (wall, cpu time.Duration) {
+func benchSinkOnce(b *testing.B, broker string, ddl []string, sinkDDL string, rows int64) (wall, cpu time.Duration, faults int64) {
 	ctx := context.Background()
 	cmd, c := benchKafkaServer(b)
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
@@ -101,7 +105,7 @@ func benchSinkOnce(b *testing.B, broker string, ddl []string, sinkDDL string, ro
 	}
 	exec1(fmt.Sprintf(`CREATE SOURCE metrics (host text, cpu double precision, mem bigint, ts timestamptz, WATERMARK FOR ts AS ts)
 		WITH (connector = 'kafka', topic = 'metrics', properties.bootstrap.server = '%s') FORMAT JSON`, broker))
-	start, c0 := time.Now(), procCPU(b, cmd.Process.Pid)
+	start, c0, f0 := time.Now(), procCPU(b, cmd.Process.Pid), procFaults(b, cmd.Process.Pid)
 	for _, q := range ddl {
 		exec1(q)
 	}
@@ -122,5 +126,7 @@ func benchSinkOnce(b *testing.B, broker string, ddl []string, sinkDDL string, ro
 		}
 		time.Sleep(benchPollWait(got, rows)) // polling for the end of the run
 	}
-	return time.Since(start), procCPU(b, cmd.Process.Pid) - c0
+	wall, cpu, faults = time.Since(start), procCPU(b, cmd.Process.Pid)-c0, procFaults(b, cmd.Process.Pid)-f0
+	benchHeapProfile(b)
+	return wall, cpu, faults
 }
