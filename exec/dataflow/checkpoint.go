@@ -207,7 +207,7 @@ type ckptRun struct {
 	roots map[*root]rootMeta
 	marks map[uint32][]stream.Watermark // per job, at the epoch
 	// sinkPending is each sink job's PreCommit at the epoch.
-	sinkPending map[uint32][]byte
+	sinkPending map[uint32]sinkCkpt
 	failed      error
 }
 

@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -42,25 +43,42 @@ type sinkState struct {
 	// nothing committed. replay holds the output after it (sinkretry.go).
 	base        uint64
 	basePending []byte
-	hasBase     bool // Recover (not NewWriter) reopens the writer
+	baseRows    int64 // the rows the sink had made visible as of the base (see writerBox.rows)
+	hasBase     bool  // Recover (not NewWriter) reopens the writer
 	replay      replayLog
 	retry       retryStatus
 }
 
-// writerBox holds a writer for an atomic.Pointer.
-type writerBox struct{ w sink.Writer }
+// writerBox holds a writer for an atomic.Pointer. rows is what earlier
+// writers (before a restart or a reopen) made visible up to the base
+// this one recovered to: the sink's row count is rows plus the writer's
+// own, so it does not start over when the writer does.
+type writerBox struct {
+	w    sink.Writer
+	rows int64
+}
 
-// pendingEpoch is an epoch pre-committed and not yet committed.
+// pendingEpoch is an epoch pre-committed and not yet committed; rows is
+// the sink's row count right after its PreCommit (what a writer
+// recovering to it starts from: Recover counts the rows it commits).
 type pendingEpoch struct {
 	epoch   uint64
 	pending []byte
+	rows    int64
+}
+
+// sinkCkpt is a sink job's part of a checkpoint.
+type sinkCkpt struct {
+	pending []byte
+	rows    int64
 }
 
 func newSinkState(j *Job, ri *resumeInputs) *sinkState {
 	s := &sinkState{wake: make(chan struct{}, 1),
 		twoPhase: j.env.Checkpoints != nil && stream.Checkpointable(j.spec.Plan)}
 	if ri != nil {
-		s.base, s.basePending, s.hasBase = ri.epoch, j.rt.restoredSinkPending(j.spec.ID), true
+		s.basePending, s.baseRows = j.rt.restoredSinkPending(j.spec.ID)
+		s.base, s.hasBase = ri.epoch, true
 		s.committed.Store(ri.epoch)
 		s.durable.Store(ri.epoch)
 	}
@@ -79,6 +97,7 @@ func (j *Job) SinkStatus() (st sink.Status, committed uint64, ok bool) {
 		return st, j.sink.committed.Load(), false
 	}
 	st = b.w.Status()
+	st.Rows += b.rows
 	j.sink.retry.apply(&st)
 	return st, j.sink.committed.Load(), true
 }
@@ -178,7 +197,7 @@ func (j *Job) sinkBarrier(ctx context.Context, w sink.Writer, e uint64, ckpt boo
 		}
 		j.sinkCommitted(time.Since(t))
 		s.committed.Store(e)
-		s.setBase(e, p)
+		s.setBase(e, p, s.w.Load().rows+w.Status().Rows)
 		return nil
 	}
 	if !ckpt {
@@ -188,9 +207,15 @@ func (j *Job) sinkBarrier(ctx context.Context, w sink.Writer, e uint64, ckpt boo
 	if err != nil {
 		return err
 	}
-	j.recordPending(e, p)
-	s.pend = append(s.pend, pendingEpoch{e, p})
+	j.preCommitted(pendingEpoch{e, p, s.w.Load().rows + w.Status().Rows})
 	return nil
+}
+
+// preCommitted notes epoch p.epoch pre-committed: it waits for its
+// checkpoint to become durable, which stores it if still in flight.
+func (j *Job) preCommitted(p pendingEpoch) {
+	j.sink.pend = append(j.sink.pend, p)
+	j.recordPending(p)
 }
 
 // inCheckpoint reports whether barrier e is the checkpoint in flight and
@@ -200,18 +225,18 @@ func (j *Job) inCheckpoint(e uint64) bool {
 	return run != nil && run.epoch == e && run.jobs[j.spec.ID] == j
 }
 
-// recordPending stores the job's pending bytes in checkpoint e, if it is
-// still in flight.
-func (j *Job) recordPending(e uint64, p []byte) {
+// recordPending stores the job's pending bytes and row count in
+// checkpoint p.epoch, if it is still in flight.
+func (j *Job) recordPending(p pendingEpoch) {
 	run := j.rt.ck.current()
-	if run == nil || run.epoch != e || run.jobs[j.spec.ID] != j {
+	if run == nil || run.epoch != p.epoch || run.jobs[j.spec.ID] != j {
 		return
 	}
 	run.mu.Lock()
 	if run.sinkPending == nil {
-		run.sinkPending = map[uint32][]byte{}
+		run.sinkPending = map[uint32]sinkCkpt{}
 	}
-	run.sinkPending[j.spec.ID] = p
+	run.sinkPending[j.spec.ID] = sinkCkpt{p.pending, p.rows}
 	run.mu.Unlock()
 }
 
@@ -226,7 +251,7 @@ func (j *Job) commitDurable(ctx context.Context, w sink.Writer) error {
 			break
 		}
 		if p.epoch == d { // a reopened writer recovers to d from now on
-			s.setBase(d, p.pending)
+			s.setBase(d, p.pending, p.rows)
 		}
 		t := time.Now()
 		if err := w.Commit(ctx, p.epoch, p.pending); err != nil {
@@ -295,15 +320,21 @@ func (a *atomicU64) Max(x uint64) {
 
 func sinkOpID(id uint32) string { return fmt.Sprintf("%d/sink", id) }
 
-var sinkPendingKey = []byte("p")
+var (
+	sinkPendingKey = []byte("p")
+	sinkRowsKey    = []byte("r") // uvarint; absent in checkpoints of earlier versions (0)
+)
 
-// writeSinkPending stores job id's pending bytes in run's checkpoint
-// (replacing what earlier checkpoints of the chain hold).
-func writeSinkPending(run *ckptRun, id uint32, p []byte) error {
+// writeSinkPending stores job id's part in run's checkpoint (replacing
+// what earlier checkpoints of the chain hold).
+func writeSinkPending(run *ckptRun, id uint32, sp sinkCkpt) error {
 	ow := run.w.Op(sinkOpID(id))
 	ow.Reset()
-	if len(p) > 0 {
-		ow.Put(sinkPendingKey, p)
+	if len(sp.pending) > 0 {
+		ow.Put(sinkPendingKey, sp.pending)
+	}
+	if sp.rows > 0 {
+		ow.Put(sinkRowsKey, binary.AppendUvarint(nil, uint64(sp.rows)))
 	}
 	if err := ow.Close(); err != nil {
 		return fmt.Errorf("sink %d: pending of checkpoint %d: %w", id, run.epoch, err)
@@ -311,17 +342,22 @@ func writeSinkPending(run *ckptRun, id uint32, p []byte) error {
 	return nil
 }
 
-// restoredSinkPending is job id's pending bytes in the recovered
-// checkpoint (nil: none).
-func (rt *Runtime) restoredSinkPending(id uint32) []byte {
+// restoredSinkPending is job id's pending bytes (nil: none) and row
+// count in the recovered checkpoint.
+func (rt *Runtime) restoredSinkPending(id uint32) (pending []byte, rows int64) {
 	rt.ck.mu.Lock()
 	rec := rt.ck.rec
 	rt.ck.mu.Unlock()
-	v, ok := rec.Op(sinkOpID(id)).Get(sinkPendingKey)
-	if !ok {
-		return nil
+	op := rec.Op(sinkOpID(id))
+	if v, ok := op.Get(sinkRowsKey); ok {
+		if n, w := binary.Uvarint(v); w > 0 {
+			rows = int64(n)
+		}
 	}
-	return append([]byte(nil), v...)
+	if v, ok := op.Get(sinkPendingKey); ok {
+		pending = append([]byte(nil), v...)
+	}
+	return pending, rows
 }
 
 // sinkCommitted reports a commit's duration (Config.OnSinkCommit).

@@ -95,11 +95,11 @@ func chunkBytes(c *stream.Chunk) int64 {
 
 // setBase makes epoch e (pending p) the point a reopened writer recovers
 // to, and drops the kept output up to it.
-func (s *sinkState) setBase(e uint64, p []byte) {
+func (s *sinkState) setBase(e uint64, p []byte, rows int64) {
 	if !s.replay.off { // once off, the job keeps nothing more: it fails on the next error
 		s.replay.trim(e)
 	}
-	s.base, s.basePending, s.hasBase = e, p, true
+	s.base, s.basePending, s.baseRows, s.hasBase = e, p, rows, true
 }
 
 // retryStatus is what a retrying sink job adds to its writer's Status.
@@ -149,7 +149,7 @@ func (j *Job) reopenWriter(ctx context.Context, cause error) (sink.Writer, error
 		j.rt.cfg.Logf("%v; reopening it (from epoch %d)", cause, s.base)
 		if b := s.w.Load(); b != nil {
 			b.w.Close()
-			s.w.Store(&writerBox{closedWriter{b.w}}) // its Status still shows; no second Close
+			s.w.Store(&writerBox{closedWriter{b.w}, b.rows}) // its Status still shows; no second Close
 		}
 	}
 	wait := sinkRetryFirst
@@ -165,7 +165,7 @@ func (j *Job) reopenWriter(ctx context.Context, cause error) (sink.Writer, error
 		}
 		w, err := j.openAndReplay(ctx)
 		if err == nil {
-			s.w.Store(&writerBox{w})
+			s.w.Store(&writerBox{w, s.baseRows})
 			if cause != nil {
 				s.retry.note(nil, false)
 				j.rt.cfg.Logf("sink %s: writing again", j.spec.Name)
@@ -221,8 +221,7 @@ func (j *Job) openAndReplay(ctx context.Context) (sink.Writer, error) {
 		if err != nil {
 			return w, err
 		}
-		s.pend = append(s.pend, pendingEpoch{e, p})
-		j.recordPending(e, p)
+		j.preCommitted(pendingEpoch{e, p, s.baseRows + w.Status().Rows})
 	}
 	return w, nil
 }
