@@ -139,3 +139,32 @@ func rowVNodes(rows [][]types.Value, cols []int, ts []types.T) ([]uint16, error)
 	var h VNodeHasher
 	return h.VNodes(arrs, ts, len(rows), nil), nil
 }
+
+// ownedCells reports, per entry of cols (n entries, cols[i] the values of
+// routing column i, of type ts[i]), whether rs's instance owns its vnode.
+func ownedCells(mem memory.Allocator, rs *RescaledState, ts []types.T, cols [][]cell, n int) ([]bool, error) {
+	owned := make([]bool, n)
+	if rs.N <= 1 {
+		for i := range owned {
+			owned[i] = true
+		}
+		return owned, nil
+	}
+	if n == 0 {
+		return owned, nil
+	}
+	arrs := make([]arrow.Array, len(cols))
+	for i := range cols {
+		a, err := buildCells(mem, ts[i], cols[i])
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		arrs[i] = a
+	}
+	var h VNodeHasher
+	for i, v := range h.VNodes(arrs, ts, n, nil) {
+		owned[i] = rs.Own(v)
+	}
+	return owned, nil
+}
