@@ -11,10 +11,13 @@ import (
 // restart with another value resumes them from the checkpoint with their
 // keyed state redistributed by vnode (they read only the writes after the
 // cut), 4 -> 2 -> 3 -> 1: aggregations, DISTINCT, a join, a TUMBLE window
-// emitted on window close, SESSION windows and a window function. A view
+// emitted on window close, SESSION windows, a window function and window
+// functions emitted on window close (row_number: partitions that freed
+// their rows keep counting). A view
 // created with SET streaming_parallelism keeps its value. Every view
 // equals its batch query after every restart (the closed windows of the
-// EMIT ON WINDOW CLOSE view: those ending at or below the watermark).
+// EMIT ON WINDOW CLOSE views: the windows ending at or below the
+// watermark, the rows below it).
 func TestViewRescaleByRestart(t *testing.T) {
 	dir := t.TempDir()
 	exec := func(s *Session, q string) []string {
@@ -26,19 +29,22 @@ func TestViewRescaleByRestart(t *testing.T) {
 		return rows
 	}
 	views := map[string]string{
-		"agg":    "SELECT auction, count(*) AS n, count(DISTINCT bidder) AS d, min(price) AS lo, max(price) AS hi, sum(price) AS s FROM bid GROUP BY auction",
-		"dist":   "SELECT DISTINCT bidder, auction % 5 AS a5 FROM bid",
-		"fixed":  "SELECT bidder, count(*) AS n, sum(price) AS s FROM bid GROUP BY bidder",
-		"joined": "SELECT a.category, count(*) AS n FROM bid b JOIN auction a ON a.id = b.auction GROUP BY a.category",
-		"over":   "SELECT auction, bidder, price, sum(price) OVER (PARTITION BY auction) AS total FROM bid",
-		"eowc":   "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS s, max(v) AS mx FROM TUMBLE(ev, ts, INTERVAL '10' SECOND) GROUP BY k, window_start, window_end EMIT ON WINDOW CLOSE",
-		"sess":   "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS s FROM SESSION(sr, ts, INTERVAL '6' SECOND) GROUP BY k, window_start, window_end",
+		"agg":      "SELECT auction, count(*) AS n, count(DISTINCT bidder) AS d, min(price) AS lo, max(price) AS hi, sum(price) AS s FROM bid GROUP BY auction",
+		"dist":     "SELECT DISTINCT bidder, auction % 5 AS a5 FROM bid",
+		"fixed":    "SELECT bidder, count(*) AS n, sum(price) AS s FROM bid GROUP BY bidder",
+		"joined":   "SELECT a.category, count(*) AS n FROM bid b JOIN auction a ON a.id = b.auction GROUP BY a.category",
+		"over":     "SELECT auction, bidder, price, sum(price) OVER (PARTITION BY auction) AS total FROM bid",
+		"eowc":     "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS s, max(v) AS mx FROM TUMBLE(ev, ts, INTERVAL '10' SECOND) GROUP BY k, window_start, window_end EMIT ON WINDOW CLOSE",
+		"eowcover": "SELECT k, ts, v, row_number() OVER (PARTITION BY k ORDER BY ts) AS rn, lag(v) OVER (PARTITION BY k ORDER BY ts) AS pv FROM ev EMIT ON WINDOW CLOSE",
+		"sess":     "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS s FROM SESSION(sr, ts, INTERVAL '6' SECOND) GROUP BY k, window_start, window_end",
 	}
 	// what the EMIT ON WINDOW CLOSE view holds: the windows the watermark
 	// (max(ts) - 1 s) closed
 	batch := map[string]string{
 		"eowc": "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS s, max(v) AS mx FROM TUMBLE(ev, ts, INTERVAL '10' SECOND) " +
 			"WHERE window_end <= (SELECT max(ts) - INTERVAL '1' SECOND FROM ev) GROUP BY k, window_start, window_end",
+		"eowcover": "SELECT * FROM (SELECT k, ts, v, row_number() OVER (PARTITION BY k ORDER BY ts) AS rn, lag(v) OVER (PARTITION BY k ORDER BY ts) AS pv FROM ev) x " +
+			"WHERE ts < (SELECT max(ts) - INTERVAL '1' SECOND FROM ev)",
 	}
 	round := 0
 	write := func(s *Session) {
@@ -84,7 +90,7 @@ func TestViewRescaleByRestart(t *testing.T) {
 	exec(s, "INSERT INTO auction SELECT g, g % 4 FROM generate_series(0, 60) g")
 	exec(s, "CREATE TABLE ev (k int, v int, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) APPEND ONLY")
 	exec(s, "CREATE TABLE sr (id int, k int, v int, ts timestamp)")
-	resumed := []string{"agg", "dist", "joined", "over", "eowc", "sess"}
+	resumed := []string{"agg", "dist", "joined", "over", "eowc", "eowcover", "sess"}
 	for _, name := range resumed {
 		exec(s, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", name, views[name]))
 	}
