@@ -82,9 +82,9 @@ func TestEncodedVNode(t *testing.T) {
 // late rows and processing-time ticks, routed by their plain GROUP BY
 // columns.
 func TestWindowAggRescale(t *testing.T) {
-	seeds, epochs := int64(2), 24
+	seeds, epochs := int64(2), 20
 	if testing.Short() {
-		seeds, epochs = 1, 16
+		seeds, epochs = 1, 12
 	}
 	for ci, cfg := range wpConfigs() {
 		if len(cfg.groupBy) == 0 {
