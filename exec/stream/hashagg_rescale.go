@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -156,28 +154,9 @@ func (r *aggRun) groupKeyCells(b []byte) ([]cell, error) {
 // ownedGroups reports, per group of routeCells (n groups), whether this
 // instance owns its vnode.
 func (r *aggRun) ownedGroups(rs *RescaledState, route []int, routeCells [][]cell, n int) ([]bool, error) {
-	owned := make([]bool, n)
-	if rs.N <= 1 {
-		for i := range owned {
-			owned[i] = true
-		}
-		return owned, nil
-	}
-	cols := make([]arrow.Array, len(route))
 	ts := make([]types.T, len(route))
 	for i, pos := range route {
 		ts[i] = r.keys[pos].t
-		a, err := buildCells(r.ectx.Allocator(), ts[i], routeCells[i])
-		if err != nil {
-			return nil, err
-		}
-		defer a.Release()
-		cols[i] = a
 	}
-	var h VNodeHasher
-	vn := h.VNodes(cols, ts, n, nil)
-	for i, v := range vn {
-		owned[i] = rs.Own(v)
-	}
-	return owned, nil
+	return ownedCells(r.ectx.Allocator(), rs, ts, routeCells, n)
 }

@@ -163,8 +163,20 @@ func (r *overRun) Snapshot(w StateWriter, full bool) error {
 
 // Restore implements Stateful: rows go back to their partitions in order,
 // with their results; under EOWC the partitions' progress and the rows
-// still pending come back too.
+// still pending come back too. After a change of parallelism it restores
+// what it owns of every old instance's records (overwindow_rescale.go).
 func (r *overRun) Restore(sr StateReader) error {
+	if rs := rescaled(sr); rs != nil {
+		if err := r.restoreRescaled(rs); err != nil {
+			return fmt.Errorf("over window: rescaling: %w", err)
+		}
+		return nil
+	}
+	return r.restore(sr)
+}
+
+// restore restores one instance's records.
+func (r *overRun) restore(sr StateReader) error {
 	var rows []*owRow
 	type progress struct {
 		gi  int

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -138,4 +139,110 @@ func rowVNodes(rows [][]types.Value, cols []int, ts []types.T) ([]uint16, error)
 	}
 	var h VNodeHasher
 	return h.VNodes(arrs, ts, len(rows), nil), nil
+}
+
+// ownedCells reports, per entry of cols (n entries, cols[i] the values of
+// routing column i, of type ts[i]), whether rs's instance owns its vnode.
+func ownedCells(mem memory.Allocator, rs *RescaledState, ts []types.T, cols [][]cell, n int) ([]bool, error) {
+	owned := make([]bool, n)
+	if rs.N <= 1 {
+		for i := range owned {
+			owned[i] = true
+		}
+		return owned, nil
+	}
+	if n == 0 {
+		return owned, nil
+	}
+	arrs := make([]arrow.Array, len(cols))
+	for i := range cols {
+		a, err := buildCells(mem, ts[i], cols[i])
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		arrs[i] = a
+	}
+	var h VNodeHasher
+	for i, v := range h.VNodes(arrs, ts, n, nil) {
+		owned[i] = rs.Own(v)
+	}
+	return owned, nil
+}
+
+// encodedKeyParts cuts enc, the concatenated encodeKey encodings of values
+// of types ts (a group or partition key), into one part per value.
+func encodedKeyParts(enc []byte, ts []types.T) ([][]byte, error) {
+	out := make([][]byte, len(ts))
+	for i, t := range ts {
+		if len(enc) == 0 {
+			return nil, fmt.Errorf("encoded key cut short at value %d of %d", i, len(ts))
+		}
+		n := 1 // the NULL marker
+		if enc[0] != 0 {
+			switch t.Kind {
+			case types.Bool:
+				n += 1
+			case types.Date:
+				n += 4
+			case types.Interval:
+				n += 16
+			case types.Int2, types.Int4, types.Int8, types.Float4, types.Float8, types.Timestamp, types.TimestampTZ,
+				types.Time, types.Oid, types.RegClass, types.RegType, types.RegProc:
+				n += 8
+			case types.Array, types.Void:
+				_, rest, err := decodeIdentityValue(enc[1:])
+				if err != nil {
+					return nil, fmt.Errorf("encoded key value %d: %w", i, err)
+				}
+				n = len(enc) - len(rest)
+			default: // text-like, numeric, bytea: a length, the bytes
+				l, k := binary.Uvarint(enc[1:])
+				if k <= 0 || l > uint64(len(enc)-1-k) {
+					return nil, fmt.Errorf("encoded key value %d cut short", i)
+				}
+				n += k + int(l)
+			}
+		}
+		if n > len(enc) {
+			return nil, fmt.Errorf("encoded key value %d cut short", i)
+		}
+		out[i], enc = enc[:n], enc[n:]
+	}
+	if len(enc) != 0 {
+		return nil, fmt.Errorf("%d bytes after an encoded key", len(enc))
+	}
+	return out, nil
+}
+
+// encodedVNode is the vnode of a key given by the encodeKey encodings of
+// its values (of types ts): what VNodeHasher.VNodes computes from the
+// values themselves (word types by their 64-bit word, others by the hash
+// of their encoding).
+func encodedVNode(parts [][]byte, ts []types.T) (uint16, error) {
+	h := uint64(0x243F6A8885A308D3)
+	for k, p := range parts {
+		if len(p) == 0 {
+			return 0, fmt.Errorf("empty encoded key value %d", k)
+		}
+		if !wordType(ts[k]) {
+			h = hashStep(h, hashBytes(p))
+			continue
+		}
+		var v uint64
+		switch {
+		case p[0] == 0:
+			v = 0x9E3779B97F4A7C15 // every NULL alike
+		case len(p) == 2: // bool
+			v = uint64(p[1])
+		case len(p) == 5: // date: the days, sign-extended
+			v = uint64(int64(int32(binary.LittleEndian.Uint32(p[1:]))))
+		case len(p) == 9:
+			v = binary.LittleEndian.Uint64(p[1:])
+		default:
+			return 0, fmt.Errorf("encoded %s value of %d bytes", ts[k], len(p))
+		}
+		h = hashStep(h, v)
+	}
+	return uint16(mix64(h) % VNodes), nil
 }

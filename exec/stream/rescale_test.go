@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
@@ -66,17 +67,20 @@ func runRescaled(t *testing.T, node Node, keys []int, ts []types.T, n int, in []
 	t.Helper()
 	sm := make([]sideMsg, len(in))
 	for i, m := range in {
-		sm[i] = sideMsg{0, m}
+		sm[i] = sideMsg{side: 0, m: m}
 	}
 	return runRescaledN(t, node, [][]int{keys}, ts, n, sm, from, parts)
 }
 
 // sideMsg is an input message of one input of a multi-input operator (a
 // barrier or watermark goes to the side it names only; scripts send
-// barriers to every side).
+// barriers to every side), or, with tick set, a step of the runs'
+// processing-time clock (a fake clock: EMIT EVERY and EARLY EVERY tick
+// when it passes their period) instead of a message.
 type sideMsg struct {
 	side int
 	m    Message
+	tick time.Duration
 }
 
 // startParallelN is startParallelCk for operators of several inputs:
@@ -107,6 +111,8 @@ func startParallelN(env *Env, node Node, keys [][]int, ts []types.T, n int, ins 
 func runRescaledN(t *testing.T, node Node, keys [][]int, ts []types.T, n int, in []sideMsg, from int, parts []memState) *parRescaleRun {
 	t.Helper()
 	env := newEnv(t)
+	clock := newFakeClock()
+	env.Clock = clock
 	cks := make([]*instCk, n)
 	ckIfs := make([]Checkpointer, n)
 	for k := range cks {
@@ -166,6 +172,10 @@ func runRescaledN(t *testing.T, node Node, keys [][]int, ts []types.T, n int, in
 		}
 	}()
 	for i := from; i < len(in); i++ {
+		if in[i].tick > 0 {
+			clock.Advance(in[i].tick)
+			continue
+		}
 		m := in[i].m
 		if m.Kind == KindBarrier && m.Barrier.Checkpoint {
 			res.cpIn = append(res.cpIn, i)
@@ -216,7 +226,7 @@ func checkRescale(t *testing.T, node Node, keys []int, ts []types.T, gen func() 
 	genN := func() []sideMsg {
 		var out []sideMsg
 		for _, m := range gen() {
-			out = append(out, sideMsg{0, m})
+			out = append(out, sideMsg{side: 0, m: m})
 		}
 		return out
 	}
@@ -388,11 +398,11 @@ func TestHashJoinRescale(t *testing.T) {
 					for _, s := range script {
 						switch s.m.kind {
 						case KindChunk:
-							out = append(out, sideMsg{s.side, ChunkMsg(tnChunk(t, in[s.side], s.m.ops, s.m.rows))})
+							out = append(out, sideMsg{side: s.side, m: ChunkMsg(tnChunk(t, in[s.side], s.m.ops, s.m.rows))})
 						case KindWatermark:
-							out = append(out, sideMsg{s.side, WatermarkMsg(s.m.mark)})
+							out = append(out, sideMsg{side: s.side, m: WatermarkMsg(s.m.mark)})
 						case KindBarrier:
-							out = append(out, sideMsg{0, BarrierMsg(s.m.barrier)})
+							out = append(out, sideMsg{side: 0, m: BarrierMsg(s.m.barrier)})
 						}
 					}
 					return out
@@ -426,10 +436,10 @@ func TestIntervalJoinRescale(t *testing.T) {
 				s := rng.Intn(2)
 				switch x := rng.Intn(10); {
 				case x < 2:
-					plan = append(plan, sideMsg{s, WatermarkMsg(Watermark{Col: 1, Value: now[s] - int64(rng.Intn(12))})})
+					plan = append(plan, sideMsg{side: s, m: WatermarkMsg(Watermark{Col: 1, Value: now[s] - int64(rng.Intn(12))})})
 				case x < 4:
 					epoch++
-					plan = append(plan, sideMsg{0, BarrierMsg(Barrier{Epoch: epoch, Checkpoint: rng.Intn(3) == 0})})
+					plan = append(plan, sideMsg{side: 0, m: BarrierMsg(Barrier{Epoch: epoch, Checkpoint: rng.Intn(3) == 0})})
 				default:
 					var rows [][]types.Value
 					for n := rng.Intn(6); n >= 0; n-- {
@@ -440,7 +450,7 @@ func TestIntervalJoinRescale(t *testing.T) {
 				}
 			}
 			epoch++
-			plan = append(plan, sideMsg{0, BarrierMsg(Barrier{Epoch: epoch, Checkpoint: true})})
+			plan = append(plan, sideMsg{side: 0, m: BarrierMsg(Barrier{Epoch: epoch, Checkpoint: true})})
 			gen := func() []sideMsg {
 				script = script[:0]
 				for _, p := range plan {
@@ -448,7 +458,7 @@ func TestIntervalJoinRescale(t *testing.T) {
 					case sideMsg:
 						script = append(script, p)
 					case row:
-						script = append(script, sideMsg{p.side, ChunkMsg(tnChunk(t, ins[p.side], nil, p.rows))})
+						script = append(script, sideMsg{side: p.side, m: ChunkMsg(tnChunk(t, ins[p.side], nil, p.rows))})
 					}
 				}
 				return slices.Clone(script)

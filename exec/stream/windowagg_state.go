@@ -214,10 +214,7 @@ func (s waggState) Snapshot(w StateWriter, full bool) error {
 		}
 	}
 	c.kchg = c.kchg[:0]
-	c.buf = binary.AppendUvarint(append(c.buf[:0], waggStateFormat), uint64(len(r.aggs)))
-	c.buf = binary.AppendUvarint(c.buf, uint64(r.nk))
-	c.buf = appendVarints(c.buf, r.wm, r.outWM, r.late)
-	c.buf = binary.AppendUvarint(c.buf, c.nextSer)
+	c.buf = appendWaggMeta(c.buf[:0], waggMeta{na: uint64(len(r.aggs)), nk: uint64(r.nk), wm: r.wm, outWM: r.outWM, late: r.late, nextSer: c.nextSer})
 	w.Put([]byte{'M'}, c.buf)
 	if c.stashChg {
 		c.stashChg = false
@@ -374,8 +371,20 @@ type waggRec struct {
 }
 
 // Restore implements Stateful: it rebuilds the run from the records, before
-// the first message.
+// the first message (from the vnodes it owns of every old instance's
+// records after a change of parallelism: windowagg_rescale.go).
 func (s waggState) Restore(rd StateReader) error {
+	if rs := rescaled(rd); rs != nil {
+		if err := s.restoreRescaled(rs); err != nil {
+			return fmt.Errorf("windowagg: rescaling: %w", err)
+		}
+		return nil
+	}
+	return s.restore(rd)
+}
+
+// restore rebuilds the run from one instance's records.
+func (s waggState) restore(rd StateReader) error {
 	r := s.r
 	c := r.ck
 	if c == nil {
@@ -516,28 +525,53 @@ func (s waggState) Restore(rd StateReader) error {
 
 func (s waggState) loadMeta(b []byte) error {
 	r := s.r
-	if len(b) == 0 || b[0] != waggStateFormat {
-		return fmt.Errorf("windowagg: checkpoint without its meta record or of another format")
-	}
-	na, b, err := getUvarint(b[1:])
+	m, err := decodeWaggMeta(b)
 	if err != nil {
-		return fmt.Errorf("windowagg: meta: %w", err)
+		return err
 	}
-	nk, b, err := getUvarint(b)
-	if err != nil {
-		return fmt.Errorf("windowagg: meta: %w", err)
+	if m.na != uint64(len(r.aggs)) || m.nk != uint64(r.nk) {
+		return fmt.Errorf("windowagg: checkpoint of %d aggregates and %d keys, the plan has %d and %d", m.na, m.nk, len(r.aggs), r.nk)
 	}
-	if na != uint64(len(r.aggs)) || nk != uint64(r.nk) {
-		return fmt.Errorf("windowagg: checkpoint of %d aggregates and %d keys, the plan has %d and %d", na, nk, len(r.aggs), r.nk)
-	}
-	if b, err = getVarints(b, &r.wm, &r.outWM, &r.late); err != nil {
-		return fmt.Errorf("windowagg: meta: %w", err)
-	}
-	if r.ck.nextSer, _, err = getUvarint(b); err != nil {
-		return fmt.Errorf("windowagg: meta: %w", err)
-	}
-	r.ck.nextSer = max(r.ck.nextSer, 1)
+	r.wm, r.outWM, r.late = m.wm, m.outWM, m.late
+	r.ck.nextSer = max(m.nextSer, 1)
 	return nil
+}
+
+// waggMeta is the meta record: the plan's shape (aggregates, keys), the
+// watermarks, the late rows and the next key serial.
+type waggMeta struct {
+	na, nk          uint64
+	wm, outWM, late int64
+	nextSer         uint64
+}
+
+func decodeWaggMeta(b []byte) (waggMeta, error) {
+	var m waggMeta
+	if len(b) == 0 || b[0] != waggStateFormat {
+		return m, fmt.Errorf("windowagg: checkpoint without its meta record or of another format")
+	}
+	var err error
+	if m.na, b, err = getUvarint(b[1:]); err != nil {
+		return m, fmt.Errorf("windowagg: meta: %w", err)
+	}
+	if m.nk, b, err = getUvarint(b); err != nil {
+		return m, fmt.Errorf("windowagg: meta: %w", err)
+	}
+	if b, err = getVarints(b, &m.wm, &m.outWM, &m.late); err != nil {
+		return m, fmt.Errorf("windowagg: meta: %w", err)
+	}
+	if m.nextSer, _, err = getUvarint(b); err != nil {
+		return m, fmt.Errorf("windowagg: meta: %w", err)
+	}
+	return m, nil
+}
+
+// appendWaggMeta encodes m as Snapshot writes it.
+func appendWaggMeta(b []byte, m waggMeta) []byte {
+	b = binary.AppendUvarint(append(b, waggStateFormat), m.na)
+	b = binary.AppendUvarint(b, m.nk)
+	b = appendVarints(b, m.wm, m.outWM, m.late)
+	return binary.AppendUvarint(b, m.nextSer)
 }
 
 // keyIDs gives ids to n keys, key i's column j being cellOf(i, j).

@@ -201,8 +201,8 @@ func (r *runner) do(s step) error {
 		return r.snapshot()
 	case stepRestart:
 		// The server comes back with another --streaming-parallelism: the
-		// views (created with the default) are rescaled by restart, or
-		// rebuilt where an operator cannot redistribute its state.
+		// views (created with the default) are rescaled by restart (or
+		// rebuilt where a split source's readers changed).
 		next := map[int]int{1: 3, 3: 8, 8: 1}[r.srv.parallelism]
 		fmt.Fprintf(&r.script, "-- restart the server here, with parallelism %d\n", next)
 		r.ss.close()
