@@ -105,66 +105,79 @@ func TestParallelAggEqualsSerial(t *testing.T) {
 // (rescaling); either way the job reads only the writes after the cut.
 // The second restart also checks that the first snapshots after a
 // rescale are full ones. Each view equals an uninterrupted serial run.
+// The same for the chain of two aggregations exchanging N×N (parChain):
+// each of its parallel operators resumes or rescales on its own.
 func TestParallelRestart(t *testing.T) {
-	for _, ns := range [][3]int{{3, 3, 3}, {4, 2, 3}, {2, 3, 1}, {1, 4, 2}, {4, 1, 8}} {
-		t.Run(fmt.Sprintf("%d-%d-%d", ns[0], ns[1], ns[2]), func(t *testing.T) {
-			dir := t.TempDir()
-			tbl := &fakeTable{}
-			in := &ckInputs{fakeInputs: fakeInputs{tables: map[uint32]*fakeTable{100: tbl}}}
-			rng := rand.New(rand.NewPCG(uint64(ns[0]), uint64(ns[1])))
-			store, _ := openStore(t, dir)
-			rt := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store}, in)
-			if _, err := rt.StartJob(parAgg(ns[0])); err != nil {
-				t.Fatal(err)
+	for _, plan := range []struct {
+		name string
+		spec func(int) JobSpec
+	}{{"agg", parAgg}, {"chain", parChain}} {
+		for _, ns := range [][3]int{{3, 3, 3}, {4, 2, 3}, {2, 3, 1}, {1, 4, 2}, {4, 1, 8}} {
+			t.Run(fmt.Sprintf("%s/%d-%d-%d", plan.name, ns[0], ns[1], ns[2]), func(t *testing.T) {
+				testParallelRestart(t, plan.spec, ns)
+			})
+		}
+	}
+}
+
+// testParallelRestart runs TestParallelRestart's steps for the job spec
+// gives at each parallelism of ns.
+func testParallelRestart(t *testing.T, spec func(int) JobSpec, ns [3]int) {
+	dir := t.TempDir()
+	tbl := &fakeTable{}
+	in := &ckInputs{fakeInputs: fakeInputs{tables: map[uint32]*fakeTable{100: tbl}}}
+	rng := rand.New(rand.NewPCG(uint64(ns[0]), uint64(ns[1])))
+	store, _ := openStore(t, dir)
+	rt := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store}, in)
+	if _, err := rt.StartJob(spec(ns[0])); err != nil {
+		t.Fatal(err)
+	}
+	randomWrites(tbl, rng, 5, func() { flush(t, rt) })
+	checkpointNow(t, rt)
+	before := len(tbl.log)
+	randomWrites(tbl, rng, 3, func() {})
+	rt.Close()
+	for step, n := range ns[1:] {
+		store2, cp := openStore(t, dir)
+		rt2 := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store2, Recovered: cp}, in)
+		j, err := rt2.StartJob(spec(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt2.EndRecovery()
+		flush(t, rt2)
+		rec := j.Recovery()
+		if !j.resumed || rec.Epoch == 0 {
+			t.Fatalf("restart %d at %d did not resume: %+v", step, n, rec)
+		}
+		if old := ns[step]; (old != n) != (rec.RescaledFrom == old) {
+			t.Fatalf("restart %d from %d to %d: RescaledFrom %d", step, old, n, rec.RescaledFrom)
+		}
+		var after int64
+		for _, d := range tbl.log[before:] {
+			for _, r := range append(d.Inserted, d.Deleted...) {
+				after += r.NumRows()
 			}
-			randomWrites(tbl, rng, 5, func() { flush(t, rt) })
-			checkpointNow(t, rt)
-			before := len(tbl.log)
-			randomWrites(tbl, rng, 3, func() {})
-			rt.Close()
-			for step, n := range ns[1:] {
-				store2, cp := openStore(t, dir)
-				rt2 := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store2, Recovered: cp}, in)
-				j, err := rt2.StartJob(parAgg(n))
-				if err != nil {
-					t.Fatal(err)
-				}
-				rt2.EndRecovery()
-				flush(t, rt2)
-				rec := j.Recovery()
-				if !j.resumed || rec.Epoch == 0 {
-					t.Fatalf("restart %d at %d did not resume: %+v", step, n, rec)
-				}
-				if old := ns[step]; (old != n) != (rec.RescaledFrom == old) {
-					t.Fatalf("restart %d from %d to %d: RescaledFrom %d", step, old, n, rec.RescaledFrom)
-				}
-				var after int64
-				for _, d := range tbl.log[before:] {
-					for _, r := range append(d.Inserted, d.Deleted...) {
-						after += r.NumRows()
-					}
-				}
-				if got := j.Counters().RowsIn; got != after {
-					t.Fatalf("restart %d: the resumed job read %d rows, want the %d written after the checkpoint", step, got, after)
-				}
-				// The uninterrupted serial run over the same table.
-				rt3 := newRuntime(t, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
-				j3, err := rt3.StartJob(parAgg(1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				flush(t, rt3)
-				if got, want := viewRows(t, j), viewRows(t, j3); !slices.Equal(got, want) {
-					t.Fatalf("after restart %d (%d to %d) %v, want %v", step, ns[step], n, got, want)
-				}
-				rt3.Close()
-				randomWrites(tbl, rng, 3, func() { flush(t, rt2) })
-				checkpointNow(t, rt2)
-				before = len(tbl.log)
-				randomWrites(tbl, rng, 2, func() {})
-				rt2.Close()
-			}
-		})
+		}
+		if got := j.Counters().RowsIn; got != after {
+			t.Fatalf("restart %d: the resumed job read %d rows, want the %d written after the checkpoint", step, got, after)
+		}
+		// The uninterrupted serial run over the same table.
+		rt3 := newRuntime(t, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
+		j3, err := rt3.StartJob(spec(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		flush(t, rt3)
+		if got, want := viewRows(t, j), viewRows(t, j3); !slices.Equal(got, want) {
+			t.Fatalf("after restart %d (%d to %d) %v, want %v", step, ns[step], n, got, want)
+		}
+		rt3.Close()
+		randomWrites(tbl, rng, 3, func() { flush(t, rt2) })
+		checkpointNow(t, rt2)
+		before = len(tbl.log)
+		randomWrites(tbl, rng, 2, func() {})
+		rt2.Close()
 	}
 }
 
