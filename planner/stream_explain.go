@@ -16,62 +16,86 @@ import (
 //	  └─StreamScan: table bid (append only)
 //
 // A parallel plan (stream_parallel.go) is cut into fragments, numbered
-// from the root's, 0: a StreamMerge line gathers the instances of a
-// fragment into its parent's, and a StreamExchange line sends an input's
-// fragment into the instances by hash.
+// from the root's, 0. A fragment runs as one instance or as several: a
+// parallel operator's (its line ends in (xN)), a split source's readers,
+// and the stateless operators fused above either (stream.Fused, (xN)
+// too). A StreamExchange line sends an input's fragment into a parallel
+// operator's instances by hash; when the input has several instances,
+// each hashes its rows straight to the operator's (N×N: "fragment 2 (3
+// instances) into fragment 1"). A StreamMerge line gathers a fragment's
+// instances where a single operator (or the view) consumes them.
 func ExplainStream(root stream.Node) []string {
-	var out []string
-	frags := 0
-	var visit func(n stream.Node, first, rest string)
-	visit = func(n stream.Node, first, rest string) {
-		line := first + n.Explain()
-		p, parallel := n.(*stream.Parallel)
-		if parallel {
-			frags++
-			line = first + fmt.Sprintf("StreamMerge: fragment %d (%d instances)", frags, p.N)
-		}
-		if st := streamState(n); st != "" {
-			line += "   state: " + st
-		}
-		out = append(out, line)
-		ins := n.Inputs()
-		if parallel {
-			visitParallel(p, rest+"└─", rest+"  ", &out, visit, &frags)
-			return
-		}
-		for i, in := range ins {
-			if i == len(ins)-1 {
-				visit(in, rest+"└─", rest+"  ")
-			} else {
-				visit(in, rest+"├─", rest+"│ ")
-			}
-		}
-	}
+	e := &explainer{}
 	if root != nil {
-		visit(root, "", "")
+		e.visit(root, "", "", false)
 	}
-	return out
+	return e.out
 }
 
-// visitParallel renders the keyed operator of a Parallel (its instances)
-// and, in front of each of its inputs, the hash exchange.
-func visitParallel(p *stream.Parallel, first, rest string, out *[]string, visit func(n stream.Node, first, rest string), frags *int) {
+// explainer renders a plan; frags counts the fragments numbered so far.
+type explainer struct {
+	out   []string
+	frags int
+	cur   int // the fragment being rendered
+}
+
+// visit renders n and its inputs. perInstance is set when n's consumer
+// runs once per instance of n's output (an exchange, a fused operator):
+// otherwise an output of several instances is gathered by a StreamMerge
+// line, which starts a fragment.
+func (e *explainer) visit(n stream.Node, first, rest string, perInstance bool) {
+	w := stream.Width(n)
+	if w > 1 && !perInstance {
+		e.frags++
+		e.cur = e.frags
+		e.out = append(e.out, first+fmt.Sprintf("StreamMerge: fragment %d (%d instances)", e.cur, w))
+		first, rest = rest+"└─", rest+"  "
+	}
+	if p, ok := n.(*stream.Parallel); ok {
+		e.visitParallel(p, first, rest)
+		return
+	}
+	line := first + n.Explain()
+	if w > 1 && stream.Fused(n) {
+		line += fmt.Sprintf(" (x%d)", w)
+	}
+	if st := streamState(n); st != "" {
+		line += "   state: " + st
+	}
+	e.out = append(e.out, line)
+	ins := n.Inputs()
+	cur := e.cur
+	for i, in := range ins {
+		e.cur = cur
+		f, r := rest+"├─", rest+"│ "
+		if i == len(ins)-1 {
+			f, r = rest+"└─", rest+"  "
+		}
+		e.visit(in, f, r, stream.Fused(n))
+	}
+}
+
+// visitParallel renders the keyed operator of a Parallel (its instances,
+// in the current fragment) and, in front of each of its inputs, the hash
+// exchange from the input's fragment.
+func (e *explainer) visitParallel(p *stream.Parallel, first, rest string) {
 	op := p.Input
-	into := *frags
+	into := e.cur
 	line := first + op.Explain() + fmt.Sprintf(" (x%d)", p.N)
 	if st := streamState(op); st != "" {
 		line += "   state: " + st + ", per instance"
 	}
-	*out = append(*out, line)
+	e.out = append(e.out, line)
 	ins := op.Inputs()
 	for i, in := range ins {
 		f, r := rest+"├─", rest+"│ "
 		if i == len(ins)-1 {
 			f, r = rest+"└─", rest+"  "
 		}
-		*frags++
-		*out = append(*out, f+p.ExchangeExplain(i, *frags, into))
-		visit(in, r+"└─", r+"  ")
+		e.frags++
+		e.cur = e.frags
+		e.out = append(e.out, f+p.ExchangeExplain(i, e.frags, into))
+		e.visit(in, r+"└─", r+"  ", true)
 	}
 }
 

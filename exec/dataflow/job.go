@@ -324,29 +324,16 @@ type emptyState struct{}
 func (emptyState) Len() int                                  { return 0 }
 func (emptyState) Range(func(key, value []byte) error) error { return nil }
 
-// startTree starts n's operators, feeding its leaves; rt.mu is held.
+// startTree starts n's operators, feeding its leaves, and returns their
+// output as one stream (the instances of its fragment gathered,
+// fragments.go); rt.mu is held.
 func (j *Job) startTree(n stream.Node, ri *resumeInputs) (<-chan stream.Message, error) {
-	if p, ok := n.(*stream.Parallel); ok {
-		return j.startParallel(p, ri)
+	f, err := j.startFlow(n, ri)
+	if err != nil {
+		return nil, err
 	}
-	if s, ok := n.(*stream.Scan); ok {
-		ch, err := j.startLeaf(s, ri)
-		if err != nil {
-			return nil, err
-		}
-		return j.startMetered(s, nil, 0, j.env, []<-chan stream.Message{ch}), nil
-	}
-	var ins []<-chan stream.Message
-	var ids []int // the inputs' meters (opstats.go)
-	for _, c := range n.Inputs() {
-		ch, err := j.startTree(c, ri)
-		if err != nil {
-			return nil, err
-		}
-		ins = append(ins, ch)
-		ids = append(ids, j.outMeters...)
-	}
-	return j.startMetered(n, ids, 0, j.env, ins), nil
+	j.outMeters = f.meters
+	return j.gather(f), nil
 }
 
 // fail records the job's first failure and wakes Flush waiters.

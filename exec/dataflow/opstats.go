@@ -102,8 +102,10 @@ func (j *Job) meter(m *opMeter, in <-chan stream.Message) <-chan stream.Message 
 					m.bytes.Add(recordBytes(msg.Chunk.Rec))
 				}
 			case stream.KindWatermark:
-				m.lastWM.Store(msg.Watermark.Value)
-				m.hasWM.Store(true)
+				if msg.Watermark.Col >= 0 { // not a split reader's mark (fragments.go)
+					m.lastWM.Store(msg.Watermark.Value)
+					m.hasWM.Store(true)
+				}
 			}
 			select { // the common case: room in the queue, no clock read
 			case out <- msg:

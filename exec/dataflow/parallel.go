@@ -9,51 +9,62 @@ import (
 
 // Data parallelism (design: docs/contributing/parallel.md). A
 // stream.Parallel in a plan is a fragment boundary: the keyed operator
-// under it runs as N instances. startParallel starts the operator's inputs
-// once (each a fragment of its own, run as before), puts a hash exchange
-// behind each, starts the N instances, each over its share of every
-// input, and merges their outputs into one channel (a stream.Union:
-// barriers aligned across the instances, watermarks the minimum).
+// under it runs as N instances. startParallel starts the operator's
+// inputs (each a fragment of its own, fragments.go), puts a hash exchange
+// behind every channel of each (one per instance of the input's fragment:
+// the input's instances hash their rows straight to the N instances, an
+// N×N exchange), merges, per instance and input, the exchanges' outputs
+// (barriers aligned across every sender, watermarks the minimum), and
+// starts the N instances. It returns the instances' outputs unmerged:
+// the consumer runs fused with them, exchanges them again, or gathers
+// them (fragments.go).
 //
 // Every channel is bounded (stream.ChannelSize messages), so a slow
-// instance holds back its exchange, and the exchange its input: the
-// backpressure of a single operator crosses the exchange unchanged.
+// instance holds back the exchanges feeding it, and they their inputs:
+// the backpressure of a single operator crosses the exchange unchanged.
 // Barriers and watermarks are broadcast to every instance, after the rows
-// sent before them: each instance sees every barrier (and aligns it
-// across its inputs as any operator does) and every watermark, so an
-// instance that received no rows still moves its output watermark on and
-// never holds the merged minimum back.
+// sent before them: each instance sees every barrier of every sender (and
+// aligns them) and every watermark, so an instance that received no rows
+// still moves its output watermark on and never holds the minimum of its
+// consumers back.
 
-// startParallel starts p's operator as p.N instances; rt.mu is held.
-func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream.Message, error) {
+// startParallel starts p's operator as p.N instances and returns their
+// outputs; rt.mu is held.
+func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) {
 	op := p.Input
 	n := max(p.N, 1)
 	ins := op.Inputs()
 	if len(p.Keys) != len(ins) {
-		return nil, internalf("dataflow: %s has %d key lists for %d inputs", p.Explain(), len(p.Keys), len(ins))
+		return flow{}, internalf("dataflow: %s has %d key lists for %d inputs", p.Explain(), len(p.Keys), len(ins))
 	}
 	perInst := make([][]<-chan stream.Message, n)
 	var ids []int // the inputs' meters (opstats.go)
 	for i, in := range ins {
-		ch, err := j.startTree(in, ri)
+		f, err := j.startFlow(in, ri)
 		if err != nil {
-			return nil, err
+			return flow{}, err
 		}
-		ids = append(ids, j.outMeters...)
+		ids = append(ids, f.meters...)
 		if n == 1 {
-			perInst[0] = append(perInst[0], ch)
+			perInst[0] = append(perInst[0], j.gather(f))
 			continue
 		}
-		outs := j.exchange(ch, p.Keys[i], p.KeyTypes, n)
+		senders := make([][]<-chan stream.Message, n) // per instance, one channel per sender
+		for _, ch := range f.chs {
+			outs := j.exchange(ch, p.Keys[i], p.KeyTypes, n)
+			for k := range n {
+				senders[k] = append(senders[k], outs[k])
+			}
+		}
 		for k := range n {
-			perInst[k] = append(perInst[k], outs[k])
+			perInst[k] = append(perInst[k], j.gather(flow{chs: senders[k]}))
 		}
 	}
+	var out flow
 	if n == 1 {
-		return j.startMetered(op, ids, 0, j.env, perInst[0]), nil
+		out.add(j, j.startMetered(op, ids, 0, j.env, perInst[0]))
+		return out, nil
 	}
-	outs := make([]<-chan stream.Message, n)
-	var instMeters []int
 	for k := range n {
 		var ck stream.Checkpointer
 		if c, ok := j.env.Checkpoints.(*jobCkpt); ok {
@@ -61,12 +72,9 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream
 		}
 		// Each instance is counted apart; its rows in are counted as
 		// the exchange's input (all instances' together).
-		outs[k] = j.startMetered(op, ids, k, j.env.Instance(ck), perInst[k])
-		instMeters = append(instMeters, j.outMeters...)
+		out.add(j, j.startMetered(op, ids, k, j.env.Instance(ck), perInst[k]))
 	}
-	j.outMeters = instMeters
-	merge := &stream.Union{Ins: []stream.Node{op}, Cols: op.Columns()}
-	return merge.Start(j.env, outs), nil
+	return out, nil
 }
 
 // instanceID is the checkpoint id of instance k of the operator with id op.

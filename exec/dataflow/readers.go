@@ -68,7 +68,7 @@ type sourceRun struct {
 	finite     bool
 	inputEnd   func(context.Context) ([]byte, error) // nil: FLUSH does not wait for this unbounded source
 	start      []byte                                // the position it starts at (nil: the start)
-	split      bool                                  // one of a split source's readers: tells mergeReaders its end
+	split      bool                                  // one of a split source's readers: tells merge its end
 }
 
 // startLeaf returns the input channel of a Scan; rt.mu is held. ri, when
@@ -99,8 +99,12 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 		j.wg.Add(1)
 		go j.readTable(r, rows, feed, w, out)
 	case stream.ScanSource:
-		if k := j.rt.readersOf(s); k > 1 {
-			return j.startSplit(s, k, ri)
+		if k := j.rt.readersOf(s); k > 1 { // startFlow keeps the readers apart; here they are merged
+			chs, err := j.startSplit(s, k, ri)
+			if err != nil {
+				return nil, err
+			}
+			return j.merge(chs), nil
 		}
 		var src sourceRun
 		if ri != nil {
@@ -358,7 +362,7 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 		w.observePart(pr.rec, pr.part)
 		return j.sendWM(out, w)
 	}
-	idle := false // a split partitioned reader with no partitions: told to mergeReaders
+	idle := false // a split partitioned reader with no partitions: told to merge
 	send := func(reqs []barrierReq) bool {
 		if src.split && src.partitions != nil && len(reqs) > 0 {
 			ps := src.partitions()

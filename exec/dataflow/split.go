@@ -3,7 +3,6 @@ package dataflow
 import (
 	"fmt"
 	"math"
-	"reflect"
 
 	"github.com/streamsql/streamsql/exec/stream"
 )
@@ -14,8 +13,10 @@ import (
 // share i of N (connector.ReaderOptions.Split). Each is a root of the job
 // of its own: barriers are injected into each, each records its own
 // position and watermark at a checkpoint (rootMeta.Split, Splits), and a
-// resume with the same N gives each its position back. mergeReaders
-// joins the readers' streams into the scan's one: barriers aligned,
+// resume with the same N gives each its position back. Each reader's
+// stream runs through the stateless operators above the scan on its own
+// (fragments.go); merge joins the streams where one is needed (an
+// instance of the exchange's consumer, a single operator): barriers aligned,
 // watermarks the minimum over the readers that have not ended and are not
 // idle (a Kafka reader whose share has no partition), and, once all have
 // ended, the maximum over all (the watermark one reader of the whole input
@@ -57,9 +58,11 @@ func (j *Job) openSplit(s *stream.Scan, pos []byte, i, k int) (sourceRun, error)
 }
 
 // startSplit starts the k readers of source scan s and returns their
-// merged stream; rt.mu is held. ri, when the job resumes, holds the
-// readers opened at their positions (one source root each, in order).
-func (j *Job) startSplit(s *stream.Scan, k int, ri *resumeInputs) (<-chan stream.Message, error) {
+// streams, one per reader (the stateless operators above the scan run
+// once per reader, fragments.go; merge joins them where one stream is
+// needed); rt.mu is held. ri, when the job resumes, holds the readers
+// opened at their positions (one source root each, in order).
+func (j *Job) startSplit(s *stream.Scan, k int, ri *resumeInputs) ([]<-chan stream.Message, error) {
 	outs := make([]<-chan stream.Message, k)
 	for i := range k {
 		var src sourceRun
@@ -84,18 +87,19 @@ func (j *Job) startSplit(s *stream.Scan, k int, ri *resumeInputs) (<-chan stream
 		j.wg.Add(1)
 		go j.readSource(r, src, w, out)
 	}
-	return j.mergeReaders(outs), nil
+	return outs, nil
 }
 
 // readerDone is the column of the watermark a split reader sends once its
-// input has ended (value MaxInt64): mergeReaders stops waiting for its
-// watermark. It never leaves mergeReaders.
+// input has ended (value MaxInt64): merge stops waiting for its
+// watermark. It passes the fused operators and the exchanges above the
+// reader unchanged and never leaves a merge.
 const readerDone = -2
 
 // readerIdle is the column of the watermark a split reader sends when it
 // knows it has no input (a Kafka reader without partitions: value 1) and
 // when it has some again (value 0): while idle it does not hold the
-// merged watermark back. It never leaves mergeReaders.
+// merged watermark back. Like readerDone it never leaves a merge.
 const readerIdle = -3
 
 // idleMsg is what a split reader sends when it goes idle or active.
@@ -110,140 +114,6 @@ func idleMsg(idle bool) stream.Message {
 // doneMsg is what a split reader sends when its input ended.
 func doneMsg() stream.Message {
 	return stream.WatermarkMsg(stream.Watermark{Col: readerDone, Value: math.MaxInt64})
-}
-
-// mergeReaders merges the streams of a split source's readers into one:
-// rows as they come, a barrier once every open reader delivered it, and
-// per column the minimum of the watermarks of the active readers (input
-// not ended, not idle; one that has not sent a watermark yet holds it
-// back), or, with none active, the maximum over those that ended. The output closes
-// when every input has or the job ends.
-func (j *Job) mergeReaders(ins []<-chan stream.Message) <-chan stream.Message {
-	out := make(chan stream.Message, stream.ChannelSize)
-	n := len(ins)
-	j.wg.Add(1)
-	go func() {
-		defer j.wg.Done()
-		defer close(out)
-		open, blocked, done, idle := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
-		for i := range open {
-			open[i] = true
-		}
-		nOpen, nBlocked := n, 0
-		marks := map[int][]int64{} // per column, per reader (MinInt64: none yet)
-		emitted := map[int]int64{}
-		var pending *stream.Barrier
-		release := func() bool {
-			for col, ms := range marks {
-				// the minimum over the active readers; with none, the
-				// maximum over the ended ones (all of them at the end)
-				m, active := int64(math.MaxInt64), false
-				for i, v := range ms {
-					if !done[i] && !idle[i] {
-						m, active = min(m, v), true
-					}
-				}
-				if !active {
-					m = math.MinInt64
-					for i, v := range ms {
-						if done[i] {
-							m = max(m, v)
-						}
-					}
-				}
-				if last, ok := emitted[col]; (!ok || m > last) && m != math.MinInt64 && m != math.MaxInt64 {
-					emitted[col] = m
-					if !j.send(out, stream.WatermarkMsg(stream.Watermark{Col: col, Value: m})) {
-						return false
-					}
-				}
-			}
-			return true
-		}
-		releaseBarrier := func() bool {
-			if pending == nil || nBlocked < nOpen {
-				return true
-			}
-			b := *pending
-			pending, nBlocked = nil, 0
-			clear(blocked)
-			return j.send(out, stream.BarrierMsg(b))
-		}
-		cases := make([]reflect.SelectCase, n+1)
-		cases[n] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(j.env.Ctx.Done())}
-		chans := make([]reflect.Value, n)
-		for i := range n {
-			chans[i] = reflect.ValueOf(ins[i])
-		}
-		for nOpen > 0 {
-			for i := range n {
-				ch := reflect.Value{} // a zero Chan is never ready: the reader is closed or held at a barrier
-				if open[i] && !blocked[i] {
-					ch = chans[i]
-				}
-				cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: ch}
-			}
-			i, v, ok := reflect.Select(cases)
-			if i == n {
-				return
-			}
-			if !ok {
-				open[i] = false
-				nOpen--
-				if blocked[i] {
-					blocked[i] = false
-					nBlocked--
-				}
-				if !releaseBarrier() {
-					return
-				}
-				continue
-			}
-			m := v.Interface().(stream.Message)
-			switch m.Kind {
-			case stream.KindChunk:
-				if !j.send(out, m) {
-					return
-				}
-			case stream.KindWatermark:
-				w := m.Watermark
-				switch w.Col {
-				case readerDone:
-					done[i] = true
-				case readerIdle:
-					idle[i] = w.Value != 0
-				default:
-					if marks[w.Col] == nil {
-						marks[w.Col] = make([]int64, n)
-						for k := range marks[w.Col] {
-							marks[w.Col][k] = math.MinInt64
-						}
-					}
-					marks[w.Col][i] = max(marks[w.Col][i], w.Value)
-				}
-				if !release() {
-					return
-				}
-			case stream.KindBarrier:
-				b := m.Barrier
-				switch {
-				case pending == nil:
-					pending = &b
-				case pending.Epoch != b.Epoch:
-					j.fail(internalf("dataflow: the readers of a source delivered barriers of epochs %d and %d together", pending.Epoch, b.Epoch))
-					return
-				default:
-					pending.Checkpoint = pending.Checkpoint || b.Checkpoint
-				}
-				blocked[i] = true
-				nBlocked++
-				if !releaseBarrier() {
-					return
-				}
-			}
-		}
-	}()
-	return out
 }
 
 // splitWhy checks the checkpoint's roots from index at for source scan s

@@ -8,7 +8,7 @@ import (
 	"github.com/streamsql/streamsql/exec/stream"
 )
 
-// mergeReaders forwards the minimum watermark over the active readers:
+// merge forwards the minimum watermark over the active readers:
 // an idle reader does not hold it back, an ended one stops counting, and
 // once every reader ended the maximum over all is the last watermark.
 // Barriers pass once every reader delivered them; reader marks never
@@ -23,7 +23,7 @@ func TestMergeReadersWatermarks(t *testing.T) {
 		ins[i] = make(chan stream.Message, 16)
 		rd[i] = ins[i]
 	}
-	out := j.mergeReaders(rd)
+	out := j.merge(rd)
 	wm := func(v int64) stream.Message { return stream.WatermarkMsg(stream.Watermark{Col: 2, Value: v}) }
 	var got []int64
 	var barriers int

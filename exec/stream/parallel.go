@@ -51,7 +51,9 @@ func (p *Parallel) Explain() string {
 }
 
 // ExchangeExplain is the EXPLAIN line of the exchange in front of input
-// i, which sends fragment from into fragment into (the instances).
+// i, which sends fragment from into fragment into (the instances). When
+// the input comes from several instances (Width > 1), each of them hashes
+// its rows straight to the N instances (an N×N exchange).
 func (p *Parallel) ExchangeExplain(i, from, into int) string {
 	in := p.Input.Inputs()[i]
 	cols := in.Columns()
@@ -59,8 +61,12 @@ func (p *Parallel) ExchangeExplain(i, from, into int) string {
 	for k, c := range p.Keys[i] {
 		names[k] = cols[c].Name
 	}
-	return fmt.Sprintf("StreamExchange: fragment %d into fragment %d by hash(%s) (%d vnodes over %d instances)",
-		from, into, strings.Join(names, ", "), VNodes, p.N)
+	src := fmt.Sprintf("fragment %d", from)
+	if w := Width(in); w > 1 {
+		src += fmt.Sprintf(" (%d instances)", w)
+	}
+	return fmt.Sprintf("StreamExchange: %s into fragment %d by hash(%s) (%d vnodes over %d instances)",
+		src, into, strings.Join(names, ", "), VNodes, p.N)
 }
 
 // checkpoints marks Parallel as checkpointable: it keeps nothing, its
@@ -77,6 +83,42 @@ func (p *Parallel) Start(env *Env, inputs []<-chan Message) <-chan Message {
 		return out
 	}
 	return inputs[0]
+}
+
+// Fused reports whether n is a stateless operator of one input that runs
+// once per instance of its input's fragment (Filter, Project,
+// WindowExpand: TUMBLE, HOP and CUMULATE without an aggregation): no
+// exchange separates it from its input, so above a split source or a
+// parallel operator it runs N-way too. Watermarks of negative columns
+// (the runtime's reader marks) pass through it unchanged.
+func Fused(n Node) bool {
+	switch n.(type) {
+	case *Filter, *Project, *WindowExpand:
+		return true
+	}
+	return false
+}
+
+// Width is how many instances n's output comes from in a parallel plan: a
+// Parallel's N, a split source scan's readers, a fused operator's input's
+// (Fused); 1 for every other node, whose inputs are gathered into one
+// stream each. The runtime follows the same rules (exec/dataflow,
+// fragments.go), except that a source whose inputs cannot split is read
+// by one reader.
+func Width(n Node) int {
+	switch x := n.(type) {
+	case *Parallel:
+		return max(x.N, 1)
+	case *Scan:
+		if x.Kind == ScanSource && x.Readers > 1 {
+			return x.Readers
+		}
+		return 1
+	}
+	if Fused(n) {
+		return Width(n.Inputs()[0])
+	}
+	return 1
 }
 
 // ColumnKeys returns the column positions of es when every one is a plain

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -203,4 +204,33 @@ func startParallelCk(env *Env, node Node, keys []int, ts []types.T, n int, in <-
 		outs[k] = node.Start(env.Instance(ck(k)), []<-chan Message{chans[k]})
 	}
 	return (&Union{Ins: []Node{node}, Cols: node.Columns()}).Start(env, outs)
+}
+
+// TestWidthFollowsFragments: a split scan's readers and a Parallel's
+// instances set the width; fused operators (filter, projection, window
+// expansion) keep their input's; any other operator is one instance, and
+// an exchange's ExchangeExplain names the senders when there are several.
+func TestWidthFollowsFragments(t *testing.T) {
+	cols := []types.Column{{Name: "a", Type: types.TInt8}, {Name: "ts", Type: types.TTimestamp}}
+	scan := &Scan{Name: "s", Kind: ScanSource, Cols: cols, Splittable: true, Readers: 3}
+	table := &Scan{Name: "t", Kind: ScanTable, Cols: cols, Readers: 3} // a table is read once
+	a := &expr.ColRef{Idx: 0, T: types.TInt8, Name: "a"}
+	filter := &Filter{Input: scan, Cond: &expr.Const{V: true, T: types.TBool}}
+	proj := &Project{Input: filter, Exprs: []expr.Expr{a}, Cols: cols[:1]}
+	agg := &HashAgg{Input: proj, GroupBy: []expr.Expr{a}, Aggs: []AggSpec{{Kind: AggCountStar}}, Cols: cols[:1]}
+	par := &Parallel{Input: agg, Keys: [][]int{{0}}, KeyTypes: []types.T{types.TInt8}, N: 4}
+	above := &Project{Input: par, Exprs: []expr.Expr{a}, Cols: cols[:1]}
+	global := &HashAgg{Input: above, Aggs: []AggSpec{{Kind: AggCountStar}}, Cols: cols[:1]}
+	for _, c := range []struct {
+		n     Node
+		width int
+		fused bool
+	}{{scan, 3, false}, {table, 1, false}, {filter, 3, true}, {proj, 3, true}, {agg, 1, false}, {par, 4, false}, {above, 4, true}, {global, 1, false}} {
+		if w := Width(c.n); w != c.width || Fused(c.n) != c.fused {
+			t.Errorf("%s: width %d, fused %v; want %d, %v", c.n.Explain(), w, Fused(c.n), c.width, c.fused)
+		}
+	}
+	if got, want := par.ExchangeExplain(0, 2, 1), "StreamExchange: fragment 2 (3 instances) into fragment 1 by hash(a) (256 vnodes over 4 instances)"; got != want {
+		t.Errorf("exchange %q, want %q", got, want)
+	}
 }

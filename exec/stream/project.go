@@ -111,7 +111,9 @@ func procTimeMarks(env *Env, in <-chan Message, cols []int, clock Clock) <-chan 
 
 // markMap maps a watermark on an input column to every output column that
 // is a plain reference to it; a watermark on a column no output passes on
-// unchanged is dropped (a computed column has no watermark).
+// unchanged is dropped (a computed column has no watermark). A negative
+// column, a runtime mark (a split reader ended or went idle; Fused),
+// passes unchanged.
 func (p *Project) markMap() func(Watermark) []Watermark {
 	outs := map[int][]Watermark{}
 	for i, e := range p.Exprs {
@@ -120,6 +122,9 @@ func (p *Project) markMap() func(Watermark) []Watermark {
 		}
 	}
 	return func(w Watermark) []Watermark {
+		if w.Col < 0 {
+			return []Watermark{w}
+		}
 		ws := outs[w.Col]
 		res := make([]Watermark, len(ws))
 		for i, o := range ws {
