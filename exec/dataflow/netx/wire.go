@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -298,7 +299,7 @@ func opsBytes(ops []stream.Op) []byte {
 
 // peerError is the error a stream fails with when its connection does.
 func peerError(id, peer, what string, err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		err = fmt.Errorf("connection closed before the end of the stream: %w", err)
 	}
 	var ne net.Error
