@@ -44,7 +44,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream
 			perInst[0] = append(perInst[0], ch)
 			continue
 		}
-		outs := j.exchange(ch, p.Keys[i], p.KeyTypes, n)
+		outs := j.relay(j.exchange(ch, p.Keys[i], p.KeyTypes, n))
 		for k := range n {
 			perInst[k] = append(perInst[k], outs[k])
 		}

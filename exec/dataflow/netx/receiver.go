@@ -3,7 +3,6 @@ package netx
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -367,7 +366,7 @@ func (r *Receiver) Chan(ctx context.Context, fail func(error)) <-chan stream.Mes
 		for {
 			m, ok, err := r.Recv(ctx)
 			if err != nil {
-				if !errors.Is(err, context.Canceled) {
+				if ctx.Err() == nil {
 					fail(err)
 				}
 				return
