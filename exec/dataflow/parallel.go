@@ -55,6 +55,12 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (<-chan stream
 	outs := make([]<-chan stream.Message, n)
 	var instMeters []int
 	for k := range n {
+		if out, ok, err := j.place(p, k, perInst[k]); err != nil {
+			return nil, err
+		} else if ok { // runs on another node (remote.go)
+			outs[k] = out
+			continue
+		}
 		var ck stream.Checkpointer
 		if c, ok := j.env.Checkpoints.(*jobCkpt); ok {
 			ck = &instanceCkpt{c: c, p: p, k: k, id: instanceID(c.ids[op], k)}
