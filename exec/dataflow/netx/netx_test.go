@@ -304,3 +304,52 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("no sender noticed after %s", d)
 	}
 }
+
+// TestDialBeforeExpect: a sender may connect before the receiving side
+// expects its stream (the nodes start their parts independently); the
+// handshake waits for the Expect.
+func TestDialBeforeExpect(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opt := testOptions()
+	srv := listen(t, opt)
+	dialed := make(chan error, 1)
+	go func() {
+		s, err := Dial(ctx, srv.Addr(), "early", opt)
+		if err == nil {
+			err = s.Send(ctx, stream.BarrierMsg(stream.Barrier{Epoch: 5}))
+		}
+		if err == nil {
+			err = s.Close(ctx)
+		}
+		dialed <- err
+	}()
+	// Expect once the connection is waiting in its handshake.
+	for {
+		srv.mu.Lock()
+		n := len(srv.conns)
+		srv.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		select {
+		case err := <-dialed:
+			t.Fatalf("dial ended before the expect: %v", err)
+		case <-time.After(time.Millisecond): // polling with the test's deadline
+		}
+	}
+	r, err := srv.Expect("early")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok, err := r.Recv(ctx)
+	if err != nil || !ok || m.Kind != stream.KindBarrier || m.Barrier.Epoch != 5 {
+		t.Fatalf("%+v %v %v", m, ok, err)
+	}
+	if _, ok, err := r.Recv(ctx); ok || err != nil {
+		t.Fatalf("end: %v %v", ok, err)
+	}
+	if err := <-dialed; err != nil {
+		t.Fatal(err)
+	}
+}

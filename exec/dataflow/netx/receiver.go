@@ -23,8 +23,11 @@ type Server struct {
 	mu      sync.Mutex
 	waiting map[string]*Receiver // expected, not yet connected; guarded by mu
 	conns   map[net.Conn]bool    // connections in their handshake; guarded by mu
-	closed  bool
-	wg      sync.WaitGroup
+	// expected is closed (and replaced) when Expect registers a stream
+	// or the server closes: handshakes waiting for their stream look again.
+	expected chan struct{}
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 // Listen starts a Server on addr ("127.0.0.1:0" picks a port).
@@ -33,7 +36,7 @@ func Listen(addr string, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, pgerr.Wrap(err, pgerr.ConnectionException, "exchange: listen on %s: %v", addr, err)
 	}
-	s := &Server{ln: ln, opt: opt, waiting: map[string]*Receiver{}, conns: map[net.Conn]bool{}}
+	s := &Server{ln: ln, opt: opt, waiting: map[string]*Receiver{}, conns: map[net.Conn]bool{}, expected: make(chan struct{})}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -47,6 +50,8 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
+	close(s.expected)
+	s.expected = make(chan struct{})
 	waiting := s.waiting
 	s.waiting = map[string]*Receiver{}
 	for c := range s.conns {
@@ -75,6 +80,8 @@ func (s *Server) Expect(id string) (*Receiver, error) {
 	r := &Receiver{id: id, opt: s.opt, attached: make(chan struct{}), dead: make(chan struct{}),
 		msgs: make(chan stream.Message, s.opt.credits())}
 	s.waiting[id] = r
+	close(s.expected)
+	s.expected = make(chan struct{})
 	r.connTimer = time.AfterFunc(s.opt.timeout(), func() {
 		s.mu.Lock()
 		if s.waiting[id] == r {
@@ -143,10 +150,28 @@ func (s *Server) handshake(nc net.Conn) {
 		refuse(pgerr.New(pgerr.ConnectionException, "exchange stream %s: assignment generation %d is not the current %d", id, gen, s.opt.Generation))
 		return
 	}
-	s.mu.Lock()
-	r := s.waiting[id]
-	delete(s.waiting, id)
-	s.mu.Unlock()
+	// The receiving side may not have expected the stream yet (the two
+	// nodes start their parts of a job independently): wait for it up to
+	// the timeout.
+	deadline := time.NewTimer(s.opt.timeout())
+	defer deadline.Stop()
+	var r *Receiver
+	for {
+		s.mu.Lock()
+		r = s.waiting[id]
+		delete(s.waiting, id)
+		wake, closed := s.expected, s.closed
+		s.mu.Unlock()
+		if r != nil || closed {
+			break
+		}
+		select {
+		case <-wake:
+			continue
+		case <-deadline.C:
+		}
+		break
+	}
 	if r == nil {
 		refuse(pgerr.New(pgerr.ConnectionException, "exchange stream %s is not expected here", id))
 		return
