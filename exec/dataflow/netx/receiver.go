@@ -18,7 +18,7 @@ import (
 // Expect returned for that id. Safe for concurrent use.
 type Server struct {
 	ln  net.Listener
-	opt Options
+	opt Options // Generation guarded by mu
 
 	mu      sync.Mutex
 	waiting map[string]*Receiver // expected, not yet connected; guarded by mu
@@ -40,6 +40,14 @@ func Listen(addr string, opt Options) (*Server, error) {
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
+}
+
+// SetGeneration makes g the assignment generation the server accepts
+// (Options.Generation): streams of any other are refused from now on.
+func (s *Server) SetGeneration(g uint64) {
+	s.mu.Lock()
+	s.opt.Generation = g
+	s.mu.Unlock()
 }
 
 // Addr is the address senders dial.
@@ -146,8 +154,11 @@ func (s *Server) handshake(nc net.Conn) {
 	}
 	gen := binary.BigEndian.Uint64(p[2:])
 	id := string(p[10:])
-	if gen != s.opt.Generation {
-		refuse(pgerr.New(pgerr.ConnectionException, "exchange stream %s: assignment generation %d is not the current %d", id, gen, s.opt.Generation))
+	s.mu.Lock()
+	cur := s.opt.Generation
+	s.mu.Unlock()
+	if gen != cur {
+		refuse(pgerr.New(pgerr.ConnectionException, "exchange stream %s: assignment generation %d is not the current %d", id, gen, cur))
 		return
 	}
 	// The receiving side may not have expected the stream yet (the two
