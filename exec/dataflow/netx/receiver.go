@@ -359,8 +359,10 @@ func (r *Receiver) Recv(ctx context.Context) (m stream.Message, ok bool, err err
 		return m, false, ctx.Err()
 	}
 	r.granted++
-	if r.granted >= max(1, r.opt.credits()/2) {
-		if err := r.c.write(fCredit, binary.BigEndian.AppendUint32(nil, uint32(r.granted))); err != nil {
+	// After End the sender needs no credit (and may have closed the
+	// connection already).
+	if r.granted >= max(1, r.opt.credits()/2) && !r.gotEnd.Load() {
+		if err := r.c.write(fCredit, binary.BigEndian.AppendUint32(nil, uint32(r.granted))); err != nil && !r.gotEnd.Load() {
 			err = peerError(r.id, "sender "+r.peer, "granting credit", err)
 			r.fail(err)
 			return m, false, err
