@@ -81,21 +81,29 @@ func Serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Ser
 	}
 	opt.Generation = a.Generation
 	srv.SetGeneration(a.Generation)
-	env := stream.NewEnv(ctx, expr.Context{})
+	// The streams live in sctx, canceled with the instance's failure as
+	// its cause once env fails: the coordinator's job then fails with
+	// the worker's error (and its SQLSTATE), not a bare cancel.
+	sctx, cancel := context.WithCancelCause(ctx)
+	env := stream.NewEnv(sctx, expr.Context{})
+	go func() {
+		<-env.Ctx.Done()
+		cancel(env.Err())
+	}()
 	for op, p := range dataflow.ParallelNodes(plan) {
 		n := max(p.N, 1)
 		lo, hi := a.Instances(self, n)
 		for k := lo; k < hi; k++ {
 			var ins []<-chan stream.Message
 			for i := range p.Input.Inputs() {
-				ins = append(ins, srv.Inbound(env.Ctx, StreamID(job, op, k, fmt.Sprintf("in%d", i)), env.Fail))
+				ins = append(ins, srv.Inbound(sctx, StreamID(job, op, k, fmt.Sprintf("in%d", i)), env.Fail))
 			}
 			out, err := dataflow.RunInstance(env, plan, op, k, ins)
 			if err != nil {
 				env.Fail(err)
 				return nil, err
 			}
-			netx.Outbound(env.Ctx, coord, StreamID(job, op, k, "out"), opt, out, env.Fail)
+			netx.Outbound(sctx, coord, StreamID(job, op, k, "out"), opt, out, env.Fail)
 		}
 	}
 	return env, nil

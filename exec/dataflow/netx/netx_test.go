@@ -353,3 +353,34 @@ func TestDialBeforeExpect(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPumpCause: a Pump whose context is canceled with a cause (the
+// sending job's failure) passes that error, SQLSTATE and all, to the
+// receiver; without a cause the receiver sees 57014.
+func TestPumpCause(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opt := testOptions()
+	srv := listen(t, opt)
+	for _, cause := range []error{pgerr.New(pgerr.DivisionByZero, "division by zero"), nil} {
+		id := fmt.Sprint("cause-", cause == nil)
+		r, _ := srv.Expect(id)
+		pctx, stop := context.WithCancelCause(ctx)
+		in := make(chan stream.Message)
+		done := Outbound(pctx, srv.Addr(), id, opt, in, func(error) {})
+		in <- stream.BarrierMsg(stream.Barrier{Epoch: 1})
+		if _, ok, err := r.Recv(ctx); !ok || err != nil {
+			t.Fatalf("first message: %v %v", ok, err)
+		}
+		stop(cause)
+		<-done
+		_, _, err := r.Recv(ctx)
+		want := pgerr.QueryCanceled
+		if cause != nil {
+			want = pgerr.DivisionByZero
+		}
+		if pgerr.CodeOf(err) != want {
+			t.Fatalf("cause %v: receiver got %v (%s), want %s", cause, err, pgerr.CodeOf(err), want)
+		}
+	}
+}

@@ -243,8 +243,19 @@ func errorPayload(err error) []byte {
 	return append([]byte(code), err.Error()...)
 }
 
+// stopped is the error a sender whose context ended reports to its
+// receiver: the context's cause when it has one (context.WithCancelCause:
+// the failure of the sending job, with its SQLSTATE), else 57014.
+func stopped(ctx context.Context, id string) error {
+	if c := context.Cause(ctx); c != nil && c != ctx.Err() {
+		return c
+	}
+	return pgerr.Wrap(ctx.Err(), pgerr.QueryCanceled, "exchange stream %s: sender stopped: %v", id, ctx.Err())
+}
+
 // Pump sends every message of in to s and closes s cleanly when in ends.
-// When ctx ends first, it aborts s (ctx's error reaches the receiver). It
+// When ctx ends first, it aborts s (ctx's cause, or 57014, reaches the
+// receiver). It
 // returns the stream's error, if any.
 func Pump(ctx context.Context, s *Sender, in <-chan stream.Message) error {
 	for {
@@ -253,7 +264,7 @@ func Pump(ctx context.Context, s *Sender, in <-chan stream.Message) error {
 		select {
 		case m, ok = <-in:
 		case <-ctx.Done():
-			s.Abort(pgerr.Wrap(ctx.Err(), pgerr.QueryCanceled, "exchange stream %s: sender stopped: %v", s.id, ctx.Err()))
+			s.Abort(stopped(ctx, s.id))
 			return ctx.Err()
 		case <-s.dead:
 			return s.Err()
@@ -263,7 +274,7 @@ func Pump(ctx context.Context, s *Sender, in <-chan stream.Message) error {
 		}
 		if err := s.Send(ctx, m); err != nil {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				s.Abort(pgerr.Wrap(err, pgerr.QueryCanceled, "exchange stream %s: sender stopped: %v", s.id, err))
+				s.Abort(stopped(ctx, s.id))
 			}
 			return err
 		}
