@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -382,5 +383,49 @@ func TestPumpCause(t *testing.T) {
 		if pgerr.CodeOf(err) != want {
 			t.Fatalf("cause %v: receiver got %v (%s), want %s", cause, err, pgerr.CodeOf(err), want)
 		}
+	}
+}
+
+// TestDialRetriesRefused: a sender that dials before the receiving node
+// listens retries until it does (within the timeout); with nobody ever
+// listening it fails after the timeout.
+func TestDialRetriesRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nobody listens on addr now
+	opt := testOptions()
+	opt.Timeout = 400 * time.Millisecond
+	start := time.Now()
+	if _, err := Dial(ctx, addr, "x", opt); err == nil || pgerr.CodeOf(err) != pgerr.ConnectionException {
+		t.Fatalf("dial nobody: %v", err)
+	}
+	if d := time.Since(start); d < opt.Timeout/2 {
+		t.Fatalf("gave up after %s, want about the timeout", d)
+	}
+	opt.Timeout = 5 * time.Second
+	dialed := make(chan error, 1)
+	go func() {
+		s, err := Dial(ctx, addr, "x", opt)
+		if err == nil {
+			err = s.Close(ctx)
+		}
+		dialed <- err
+	}()
+	srv, err := Listen(addr, opt) // the receiving node comes up
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	defer srv.Close()
+	r, _ := srv.Expect("x")
+	if _, ok, err := r.Recv(ctx); ok || err != nil {
+		t.Fatalf("end: %v %v", ok, err)
+	}
+	if err := <-dialed; err != nil {
+		t.Fatal(err)
 	}
 }

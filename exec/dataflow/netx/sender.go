@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/streamsql/streamsql/exec/stream"
@@ -40,10 +41,23 @@ func Dial(ctx context.Context, addr, id string, opt Options) (*Sender, error) {
 	to := opt.timeout()
 	dctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
+	// A refused connection is retried until the timeout: the receiving
+	// node may not listen yet (it starts its part of the job on its own).
 	var d net.Dialer
-	nc, err := d.DialContext(dctx, "tcp", addr)
-	if err != nil {
-		return nil, peerError(id, addr, "dial", err)
+	var nc net.Conn
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		var err error
+		if nc, err = d.DialContext(dctx, "tcp", addr); err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, peerError(id, addr, "dial", err)
+		}
+		select {
+		case <-dctx.Done():
+			return nil, peerError(id, addr, "dial", err)
+		case <-time.After(backoff):
+		}
 	}
 	s := &Sender{id: id, peer: addr, opt: opt, c: newConn(nc, to),
 		wake: make(chan struct{}, 1), dead: make(chan struct{}), endAck: make(chan struct{})}
