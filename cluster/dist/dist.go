@@ -36,7 +36,10 @@ func StreamID(job uint32, op, k int, what string) string {
 }
 
 // Placement is the coordinator's dataflow.Placement: an instance whose
-// node in Assign is not Self runs there. Immutable once in use.
+// node in Assign is not Self runs there. Immutable once in use. The
+// coordinator sets its Server's generation to Assign's as soon as it has
+// written the assignment (workers may send their outputs before the job
+// starts here; a stream of another generation is refused).
 type Placement struct {
 	Self   string
 	Assign cluster.Assignment

@@ -58,7 +58,7 @@ func joinJob(n int) dataflow.JobSpec {
 func jobs() []dataflow.JobSpec { return []dataflow.JobSpec{aggJob(4), joinJob(3)} }
 
 func testOpt() netx.Options {
-	return netx.Options{Heartbeat: 100 * time.Millisecond, Timeout: 3 * time.Second}
+	return netx.Options{Heartbeat: 100 * time.Millisecond, Timeout: 3 * time.Second, ConnectTimeout: 20 * time.Second}
 }
 
 const workerEnv = "DIST_TEST_WORKER" // "<etcd endpoint> <prefix>"
@@ -309,6 +309,7 @@ func TestTwoProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.SetGeneration(a.Generation) // before any worker's stream arrives
 	for _, spec := range jobs() {
 		p := dataflow.ParallelNodes(spec.Plan)[0]
 		lo, hi := a.Instances("w1", p.N)

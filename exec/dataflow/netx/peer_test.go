@@ -33,6 +33,7 @@ func TestPeerProcess(t *testing.T) {
 	msgs := randMessages(5, 200)
 	switch f := strings.Fields(mode); f[0] {
 	case "send": // send forever
+		fmt.Println("dialing")
 		s, err := Dial(ctx, f[1], "peer", opt)
 		if err != nil {
 			fmt.Println("dial:", err)
@@ -80,6 +81,22 @@ func startPeer(t *testing.T, mode string) (*exec.Cmd, *bufio.Reader) {
 	return cmd, bufio.NewReader(out)
 }
 
+// startSender starts a sending child and expects its stream once it
+// dials (a loaded machine may take seconds to start the child; the
+// receiver's wait for its sender starts at Expect).
+func startSender(t *testing.T, srv *Server) (*exec.Cmd, *Receiver) {
+	t.Helper()
+	cmd, out := startPeer(t, "send "+srv.Addr())
+	if l, err := out.ReadString('\n'); err != nil || l != "dialing\n" {
+		t.Fatalf("child: %q %v", l, err)
+	}
+	r, err := srv.Expect("peer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd, r
+}
+
 // recvUntilError receives until the stream fails, and returns the error
 // and how long after signal() it came. It fails the test on a clean end
 // or when nothing happens for 20 s.
@@ -114,8 +131,7 @@ func recvUntilError(t *testing.T, r *Receiver, after int, signal func()) (error,
 // kernel closed the connection), never ends cleanly, never hangs.
 func TestPeerKilledMidStream(t *testing.T) {
 	srv := listen(t, testOptions())
-	r, _ := srv.Expect("peer")
-	cmd, _ := startPeer(t, "send "+srv.Addr())
+	cmd, r := startSender(t, srv)
 	err, d := recvUntilError(t, r, 500, func() { _ = cmd.Process.Kill() })
 	if pgerr.CodeOf(err) != pgerr.ConnectionException || !strings.Contains(err.Error(), "closed before the end") {
 		t.Fatalf("error %v (%s)", err, pgerr.CodeOf(err))
@@ -129,8 +145,7 @@ func TestPeerKilledMidStream(t *testing.T) {
 func TestPeerPausedMidStream(t *testing.T) {
 	opt := testOptions()
 	srv := listen(t, opt)
-	r, _ := srv.Expect("peer")
-	cmd, _ := startPeer(t, "send "+srv.Addr())
+	cmd, r := startSender(t, srv)
 	err, d := recvUntilError(t, r, 500, func() { _ = cmd.Process.Signal(syscall.SIGSTOP) })
 	if pgerr.CodeOf(err) != pgerr.ConnectionException || !strings.Contains(err.Error(), "silent") {
 		t.Fatalf("error %v (%s)", err, pgerr.CodeOf(err))

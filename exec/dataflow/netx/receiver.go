@@ -18,11 +18,12 @@ import (
 // Expect returned for that id. Safe for concurrent use.
 type Server struct {
 	ln  net.Listener
-	opt Options // Generation guarded by mu
+	opt Options // immutable; the generation is gen
 
 	mu      sync.Mutex
 	waiting map[string]*Receiver // expected, not yet connected; guarded by mu
 	conns   map[net.Conn]bool    // connections in their handshake; guarded by mu
+	gen     uint64               // the generation accepted (SetGeneration); guarded by mu
 	// expected is closed (and replaced) when Expect registers a stream
 	// or the server closes: handshakes waiting for their stream look again.
 	expected chan struct{}
@@ -36,7 +37,7 @@ func Listen(addr string, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, pgerr.Wrap(err, pgerr.ConnectionException, "exchange: listen on %s: %v", addr, err)
 	}
-	s := &Server{ln: ln, opt: opt, waiting: map[string]*Receiver{}, conns: map[net.Conn]bool{}, expected: make(chan struct{})}
+	s := &Server{ln: ln, opt: opt, waiting: map[string]*Receiver{}, conns: map[net.Conn]bool{}, expected: make(chan struct{}), gen: opt.Generation}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -46,7 +47,7 @@ func Listen(addr string, opt Options) (*Server, error) {
 // (Options.Generation): streams of any other are refused from now on.
 func (s *Server) SetGeneration(g uint64) {
 	s.mu.Lock()
-	s.opt.Generation = g
+	s.gen = g
 	s.mu.Unlock()
 }
 
@@ -90,13 +91,13 @@ func (s *Server) Expect(id string) (*Receiver, error) {
 	s.waiting[id] = r
 	close(s.expected)
 	s.expected = make(chan struct{})
-	r.connTimer = time.AfterFunc(s.opt.timeout(), func() {
+	r.connTimer = time.AfterFunc(s.opt.connectTimeout(), func() {
 		s.mu.Lock()
 		if s.waiting[id] == r {
 			delete(s.waiting, id)
 		}
 		s.mu.Unlock()
-		r.failUnattached(pgerr.New(pgerr.ConnectionException, "exchange stream %s: no sender connected within %s", id, s.opt.timeout()))
+		r.failUnattached(pgerr.New(pgerr.ConnectionException, "exchange stream %s: no sender connected within %s", id, s.opt.connectTimeout()))
 	})
 	return r, nil
 }
@@ -155,7 +156,7 @@ func (s *Server) handshake(nc net.Conn) {
 	gen := binary.BigEndian.Uint64(p[2:])
 	id := string(p[10:])
 	s.mu.Lock()
-	cur := s.opt.Generation
+	cur := s.gen
 	s.mu.Unlock()
 	if gen != cur {
 		refuse(pgerr.New(pgerr.ConnectionException, "exchange stream %s: assignment generation %d is not the current %d", id, gen, cur))
@@ -164,7 +165,7 @@ func (s *Server) handshake(nc net.Conn) {
 	// The receiving side may not have expected the stream yet (the two
 	// nodes start their parts of a job independently): wait for it up to
 	// the timeout.
-	deadline := time.NewTimer(s.opt.timeout())
+	deadline := time.NewTimer(s.opt.connectTimeout())
 	defer deadline.Stop()
 	var r *Receiver
 	for {

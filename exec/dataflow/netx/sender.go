@@ -39,7 +39,7 @@ type Sender struct {
 // the error that refused it.
 func Dial(ctx context.Context, addr, id string, opt Options) (*Sender, error) {
 	to := opt.timeout()
-	dctx, cancel := context.WithTimeout(ctx, to)
+	dctx, cancel := context.WithTimeout(ctx, opt.connectTimeout())
 	defer cancel()
 	// A refused connection is retried until the timeout: the receiving
 	// node may not listen yet (it starts its part of the job on its own).
@@ -68,7 +68,7 @@ func Dial(ctx context.Context, addr, id string, opt Options) (*Sender, error) {
 		nc.Close()
 		return nil, peerError(id, addr, "hello", err)
 	}
-	t, p, err := s.c.read(to)
+	t, p, err := s.c.read(opt.connectTimeout() + to) // the server may wait for the Expect
 	if err != nil {
 		nc.Close()
 		return nil, peerError(id, addr, "waiting for welcome", err)

@@ -56,6 +56,11 @@ type Options struct {
 	// Timeout fails a stream whose peer sent nothing for this long, and
 	// bounds every write and the connection's setup (0: 5 s).
 	Timeout time.Duration
+	// ConnectTimeout bounds how long a stream's two ends wait for each
+	// other at the start: a Dial retrying a refused connection, a
+	// connection waiting for its Expect, an Expect waiting for its sender
+	// (0: Timeout). Nodes start their parts of a job independently.
+	ConnectTimeout time.Duration
 	// Generation is the assignment generation: a Server refuses a sender
 	// whose generation differs from its own (a zombie of an older
 	// assignment).
@@ -74,6 +79,13 @@ func (o Options) heartbeat() time.Duration {
 		return 500 * time.Millisecond
 	}
 	return o.Heartbeat
+}
+
+func (o Options) connectTimeout() time.Duration {
+	if o.ConnectTimeout <= 0 {
+		return o.timeout()
+	}
+	return o.ConnectTimeout
 }
 
 func (o Options) timeout() time.Duration {
