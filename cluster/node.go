@@ -19,6 +19,9 @@ type Config struct {
 	Target  Target
 	NodeID  string
 	Address string // the pgwire address other nodes and clients reach it at
+	// Exchange is the address of the node's exchange server (netx), where
+	// other nodes send the streams of the instances it runs ("": none).
+	Exchange string
 	// Role is the node's configured role, "worker" when empty; the
 	// elected node is listed as "coordinator" whatever it is.
 	Role string
@@ -35,12 +38,14 @@ type Config struct {
 
 // NodeInfo is one node's registration, the value of <prefix>/nodes/<id>.
 type NodeInfo struct {
-	NodeID  string    `json:"node_id"`
-	Address string    `json:"address"`
-	Role    string    `json:"role"`
-	State   string    `json:"state"`
-	Runs    string    `json:"runs"`
-	Started time.Time `json:"started"`
+	NodeID  string `json:"node_id"`
+	Address string `json:"address"`
+	// Exchange is Config.Exchange ("": the node takes no instances).
+	Exchange string    `json:"exchange,omitempty"`
+	Role     string    `json:"role"`
+	State    string    `json:"state"`
+	Runs     string    `json:"runs"`
+	Started  time.Time `json:"started"`
 	// Lease is the etcd lease the registration lives under: the node's
 	// incarnation (a node that lost its lease registers again with
 	// another).
@@ -152,7 +157,7 @@ func (n *Node) register(ctx context.Context) (*concurrency.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: keep lease alive in etcd %s: %w", n.cfg.Target, err)
 	}
-	info := NodeInfo{NodeID: n.cfg.NodeID, Address: n.cfg.Address, Role: n.cfg.Role, State: "running",
+	info := NodeInfo{NodeID: n.cfg.NodeID, Address: n.cfg.Address, Exchange: n.cfg.Exchange, Role: n.cfg.Role, State: "running",
 		Runs: "nothing", Started: n.started, Lease: int64(sess.Lease())}
 	val, _ := json.Marshal(info)
 	key := n.nodeKey(n.cfg.NodeID)

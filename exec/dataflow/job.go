@@ -87,6 +87,7 @@ type Job struct {
 	// started (one, or one per instance of a parallel operator); used
 	// while starting only.
 	outMeters []int
+	exchanges int // hash exchanges started so far (relay.go); while starting only
 	// rootMeters are outMeters of the plan's root, set with meters.
 	rootMeters []int
 	// meters count each operator's rows (opstats.go); set while the job

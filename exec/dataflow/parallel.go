@@ -51,7 +51,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		}
 		senders := make([][]<-chan stream.Message, n) // per instance, one channel per sender
 		for _, ch := range f.chs {
-			outs := j.exchange(ch, p.Keys[i], p.KeyTypes, n)
+			outs := j.relay(j.exchange(ch, p.Keys[i], p.KeyTypes, n))
 			for k := range n {
 				senders[k] = append(senders[k], outs[k])
 			}
@@ -66,6 +66,12 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		return out, nil
 	}
 	for k := range n {
+		if ch, ok, err := j.place(p, k, perInst[k]); err != nil {
+			return flow{}, err
+		} else if ok { // runs on another node (remote.go): no meter here
+			out.chs = append(out.chs, ch)
+			continue
+		}
 		var ck stream.Checkpointer
 		if c, ok := j.env.Checkpoints.(*jobCkpt); ok {
 			ck = &instanceCkpt{c: c, p: p, k: k, id: instanceID(c.ids[op], k)}

@@ -92,6 +92,12 @@ type Config struct {
 	// epoch, with how long Commit took. Called from the sink job's
 	// goroutine: it must not block.
 	OnSinkCommit func(sink string, d time.Duration)
+	// Relay, if set, carries the outputs of hash exchanges (relay.go):
+	// the network exchange of a cluster. Nil: in-process channels.
+	Relay Relay
+	// Placement, if set, may run instances of parallel operators on
+	// other nodes (remote.go). Nil: every instance runs here.
+	Placement Placement
 }
 
 // Delta is one committed write to a table, in commit order: the rows it

@@ -1,0 +1,113 @@
+// Package dist runs a job's parallel operators spread over the nodes of
+// a cluster: the coordinator's runtime places each instance on the node
+// the assignment (cluster.Assignment, in etcd) gives it, and each worker
+// runs its instances, the streams between them crossing the network
+// (exec/dataflow/netx). Design: docs/contributing/cluster.md, "Placement".
+//
+// Streams of one instance, named by job, operator (its index among the
+// plan's Parallel nodes, dataflow.ParallelNodes) and instance:
+//
+//	<job>/p<op>/#<k>/in<i>   coordinator -> worker: input i's share (the hash exchange's output)
+//	<job>/p<op>/#<k>/out     worker -> coordinator: the instance's output, into the merge
+//
+// Every stream carries the assignment's generation; a node refuses a
+// stream of another generation. Sources, the exchanges, the merges and
+// the view stay on the coordinator; only keyed operator instances move.
+// Not built: checkpoints of remote instances (dataflow refuses them),
+// the worker learning the plan from the catalog (the caller gives it),
+// restart after a node's loss (the job fails with 08000, see netx).
+package dist
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/dataflow/netx"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// StreamID names one stream of instance k of operator op of job.
+func StreamID(job uint32, op, k int, what string) string {
+	return fmt.Sprintf("%d/p%d/#%d/%s", job, op, k, what)
+}
+
+// Placement is the coordinator's dataflow.Placement: an instance whose
+// node in Assign is not Self runs there. Immutable once in use. The
+// coordinator sets its Server's generation to Assign's as soon as it has
+// written the assignment (workers may send their outputs before the job
+// starts here; a stream of another generation is refused).
+type Placement struct {
+	Self   string
+	Assign cluster.Assignment
+	Server *netx.Server // this node's exchange server: outputs come back here
+	Opt    netx.Options // Generation is set from Assign
+}
+
+func (p *Placement) opt() netx.Options {
+	o := p.Opt
+	o.Generation = p.Assign.Generation
+	return o
+}
+
+// Place implements dataflow.Placement.
+func (p *Placement) Place(in dataflow.InstancePlace, ins []<-chan stream.Message) (<-chan stream.Message, bool) {
+	node := p.Assign.InstanceNode(in.Instance, in.N)
+	if node.NodeID == p.Self {
+		return nil, false
+	}
+	opt := p.opt()
+	p.Server.SetGeneration(opt.Generation)
+	for i, ch := range ins {
+		netx.Outbound(in.Ctx, node.Exchange, StreamID(in.Job, in.Op, in.Instance, fmt.Sprintf("in%d", i)), opt, ch, in.Fail)
+	}
+	return p.Server.Inbound(in.Ctx, StreamID(in.Job, in.Op, in.Instance, "out"), in.Fail), true
+}
+
+// Serve runs, on worker self, the instances of job's plan that the
+// assignment gives it: each receives its inputs from the coordinator and
+// sends its output back. It returns the job's Env on this node (its
+// context ends at the first failure, whose error Err reports) or an error
+// when the assignment does not let it run.
+func Serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Server, job uint32, plan stream.Node, opt netx.Options) (*stream.Env, error) {
+	var coord string
+	for _, n := range a.Nodes {
+		if n.NodeID == a.Coordinator {
+			coord = n.Exchange
+		}
+	}
+	if coord == "" {
+		return nil, pgerr.New(pgerr.ConnectionException, "assignment %d: coordinator %s has no exchange address", a.Generation, a.Coordinator)
+	}
+	opt.Generation = a.Generation
+	srv.SetGeneration(a.Generation)
+	// The streams live in sctx, canceled with the instance's failure as
+	// its cause once env fails: the coordinator's job then fails with
+	// the worker's error (and its SQLSTATE), not a bare cancel.
+	sctx, cancel := context.WithCancelCause(ctx)
+	env := stream.NewEnv(sctx, expr.Context{})
+	go func() {
+		<-env.Ctx.Done()
+		cancel(env.Err())
+	}()
+	for op, p := range dataflow.ParallelNodes(plan) {
+		n := max(p.N, 1)
+		lo, hi := a.Instances(self, n)
+		for k := lo; k < hi; k++ {
+			var ins []<-chan stream.Message
+			for i := range p.Input.Inputs() {
+				ins = append(ins, srv.Inbound(sctx, StreamID(job, op, k, fmt.Sprintf("in%d", i)), env.Fail))
+			}
+			out, err := dataflow.RunInstance(env, plan, op, k, ins)
+			if err != nil {
+				env.Fail(err)
+				return nil, err
+			}
+			netx.Outbound(sctx, coord, StreamID(job, op, k, "out"), opt, out, env.Fail)
+		}
+	}
+	return env, nil
+}
