@@ -57,6 +57,9 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		// such first; one that does is not an aggregate.
 		if pe := pgerr.As(err); pe != nil && pe.Code == pgerr.UndefinedFunction {
 			if _, ok, _ := b.userFunction(fc, args); !ok {
+				if len(fc.AggOrder) > 1 {
+					err = pe.WithHint("No aggregate function matches the given name and argument types. Perhaps you misplaced ORDER BY; ORDER BY must appear after all regular arguments of the aggregate.")
+				}
 				return nil, b.errAt(err, fc.Location)
 			}
 		}
