@@ -35,24 +35,6 @@ func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pl.kind == kindInsert && pl.insert.OnConflict != nil {
-		ins := pl.insert
-		if ins.OnConflict.Update != nil {
-			if err := refuseAppendOnly(ins.Rel, "update"); err != nil {
-				return nil, err
-			}
-		}
-		rec, err := collect(ectx, ins.Source, ins.Rel.ColumnTypes())
-		if err != nil {
-			return nil, err
-		}
-		// ON CONFLICT reads and writes in one step: the WITH queries'
-		// writes go first.
-		if err := s.applyWrites(ectx.Eval.Ctx, writes); err != nil {
-			return nil, err
-		}
-		return s.insertOnConflict(ectx, ins, rec)
-	}
 	w, err := s.computeWrite(ectx, pl.insert, pl.update, pl.del)
 	if err != nil {
 		return nil, err

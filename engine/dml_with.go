@@ -25,17 +25,31 @@ type pendingWrite struct {
 	ids       []int64
 	rec       arrow.RecordBatch
 	returning *planner.Returning
+	// conflict, for INSERT ... ON CONFLICT, holds the rows to insert and
+	// to update (rec is then the rows written, in proposal order).
+	conflict *planner.ConflictWrites
+}
+
+// rows is the number of rows the write changes.
+func (w *pendingWrite) rows() int64 {
+	if w.conflict != nil {
+		return w.conflict.Count()
+	}
+	if w.kind == kindInsert {
+		return w.rec.NumRows()
+	}
+	return int64(len(w.ids))
 }
 
 // tag is the command tag of the write.
 func (w *pendingWrite) tag() string {
 	switch w.kind {
 	case kindInsert:
-		return fmt.Sprintf("INSERT 0 %d", w.rec.NumRows())
+		return fmt.Sprintf("INSERT 0 %d", w.rows())
 	case kindUpdate:
-		return fmt.Sprintf("UPDATE %d", len(w.ids))
+		return fmt.Sprintf("UPDATE %d", w.rows())
 	}
-	return fmt.Sprintf("DELETE %d", len(w.ids))
+	return fmt.Sprintf("DELETE %d", w.rows())
 }
 
 // computeWrite computes the rows of one of ins, up, del (the others nil)
@@ -50,7 +64,13 @@ func (s *Session) computeWrite(ectx *exec.Context, ins *planner.Insert, up *plan
 		if err != nil {
 			return nil, err
 		}
-		return &pendingWrite{kind: kindInsert, rel: ins.Rel, table: ins.Table, rec: rec, returning: ins.Returning}, nil
+		w := &pendingWrite{kind: kindInsert, rel: ins.Rel, table: ins.Table, rec: rec, returning: ins.Returning}
+		if ins.OnConflict != nil {
+			if err := s.resolveConflicts(ectx, ins, w); err != nil {
+				return nil, err
+			}
+		}
+		return w, nil
 	case up != nil:
 		if up.Table == nil {
 			return nil, pgerr.New(pgerr.WrongObjectType, "cannot update %q: it is not a table", up.Rel.Name)
@@ -114,7 +134,7 @@ func (s *Session) runModifying(ectx *exec.Context, with []*planner.ModifyingCTE)
 func (s *Session) applyWrites(ctx context.Context, writes []*pendingWrite) (err error) {
 	n := 0
 	for _, w := range writes {
-		if w.rec.NumRows() > 0 {
+		if w.rows() > 0 {
 			n++
 		}
 	}
@@ -131,15 +151,17 @@ func (s *Session) applyWrites(ctx context.Context, writes []*pendingWrite) (err 
 		}()
 	}
 	for _, w := range writes {
-		if w.rec.NumRows() == 0 {
+		if w.rows() == 0 {
 			continue
 		}
-		switch w.kind {
-		case kindInsert:
+		switch {
+		case w.conflict != nil:
+			err = s.writeConflicts(ctx, w.table, w.conflict)
+		case w.kind == kindInsert:
 			_, err = s.insert(ctx, w.table, w.rec)
-		case kindUpdate:
+		case w.kind == kindUpdate:
 			_, err = s.update(ctx, w.table, w.ids, w.rec)
-		case kindDelete:
+		default:
 			_, err = s.delete(ctx, w.table, w.ids)
 		}
 		if err != nil {

@@ -277,7 +277,7 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 	}
 	var oc *OnConflict
 	if stmt.OnConflictClause != nil {
-		if oc, err = b.onConflict(stmt.OnConflictClause, rel, stmt.Relation); err != nil {
+		if oc, err = b.onConflict(stmt.OnConflictClause, rel, stmt.Relation, wl); err != nil {
 			return nil, err
 		}
 	}

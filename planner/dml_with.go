@@ -93,9 +93,6 @@ func (b *binder) modifyingCTE(l *level, w *pg.WithClause, c *pg.CommonTableExpr)
 	var err error
 	switch q := c.Ctequery.Node.(type) {
 	case *pg.Node_InsertStmt:
-		if oc := q.InsertStmt.OnConflictClause; oc != nil {
-			return nil, b.newErr(pgerr.FeatureNotSupported, oc.Location, "ON CONFLICT in a data-modifying WITH query is not supported")
-		}
 		m.Insert, err = planInsertIn(b.env, q.InsertStmt, outer)
 	case *pg.Node_UpdateStmt:
 		m.Update, err = planUpdateIn(b.env, q.UpdateStmt, outer)
