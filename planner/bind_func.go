@@ -207,6 +207,9 @@ func (b *binder) castArgs(args []expr.Expr, want []types.T, loc int32) error {
 
 // aggAllowed checks where an aggregate appears.
 func (b *binder) aggAllowed(l *level, loc int32) error {
+	if l.inFilter {
+		return b.newErr(pgerr.GroupingError, loc, "aggregate functions are not allowed in FILTER")
+	}
 	if l.inAgg {
 		return b.newErr(pgerr.GroupingError, loc, "aggregate function calls cannot be nested")
 	}
@@ -243,12 +246,15 @@ func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, err
 	if err != nil {
 		return nil, b.errAt(err, fc.Location)
 	}
+	raw := append([]expr.Expr(nil), args...)
 	if err := b.castArgs(args, fn.Args, fc.Location); err != nil {
 		return nil, err
 	}
 	call := exec.AggCall{Fn: fn, Args: args, Distinct: fc.AggDistinct}
 	if fc.AggFilter != nil {
+		l.inFilter = true
 		f, err := b.expr(l, fc.AggFilter)
+		l.inFilter = false
 		if err != nil {
 			return nil, err
 		}
@@ -260,6 +266,9 @@ func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, err
 		k, err := b.sortKey(l, s.GetSortBy())
 		if err != nil {
 			return nil, err
+		}
+		if fc.AggDistinct && !slices.ContainsFunc(raw, func(a expr.Expr) bool { return a.String() == k.E.String() }) {
+			return nil, b.newErr(pgerr.InvalidColumnReference, nodeLoc(s.GetSortBy().Node), "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
 		}
 		call.OrderBy = append(call.OrderBy, k)
 	}

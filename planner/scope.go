@@ -221,6 +221,7 @@ type level struct {
 
 	clause   clause
 	inAgg    bool // binding an aggregate's arguments
+	inFilter bool // binding an aggregate's FILTER
 	inWinArg bool // binding a window function's arguments
 	aggs     []aggItem
 	wins     []winItem
