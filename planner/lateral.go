@@ -124,8 +124,10 @@ func (b *binder) lateralJoin(left, right lnode, kind exec.JoinKind, conds []expr
 			}
 			for k, e := range x.exprs {
 				if kind == exec.LeftJoin {
+					// A column of the left side is no NULL on the rows
+					// without a match: only a renamed right column moves up.
 					r, ok := e.(*expr.ColRef)
-					if !ok {
+					if !ok || leftSet[r.Idx] {
 						return &lApply{left: left, right: right, kind: kind, conds: conds}, nil
 					}
 					subst[x.ids[k]] = rename(r)
