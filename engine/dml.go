@@ -18,71 +18,31 @@ import (
 
 // execDML runs INSERT, UPDATE or DELETE: the planner's Source computes the
 // rows, then storage applies them in one durable, all-or-nothing call.
+// Data-modifying WITH queries compute their rows first, and every write is
+// applied once all rows are computed (dml_with.go).
 func (s *Session) execDML(ectx *exec.Context, pl *plan) (*Result, error) {
-	ctx := ectx.Eval.Ctx
+	var with []*planner.ModifyingCTE
 	switch pl.kind {
 	case kindInsert:
-		ins := pl.insert
-		if ins.Table == nil {
-			return nil, pgerr.New(pgerr.WrongObjectType, "cannot insert into %q: it is not a table", ins.Rel.Name)
-		}
-		rec, err := collect(ectx, ins.Source, ins.Rel.ColumnTypes())
-		if err != nil {
-			return nil, err
-		}
-		if ins.OnConflict != nil {
-			if ins.OnConflict.Update != nil {
-				if err := refuseAppendOnly(ins.Rel, "update"); err != nil {
-					return nil, err
-				}
-			}
-			return s.insertOnConflict(ectx, ins, rec)
-		}
-		n := rec.NumRows()
-		if n > 0 {
-			if _, err := s.insert(ctx, ins.Table, rec); err != nil {
-				return nil, err
-			}
-		}
-		return s.returning(ectx, ins.Returning, fmt.Sprintf("INSERT 0 %d", n), rec)
+		with = pl.insert.With
 	case kindUpdate:
-		up := pl.update
-		if up.Table == nil {
-			return nil, pgerr.New(pgerr.WrongObjectType, "cannot update %q: it is not a table", up.Rel.Name)
-		}
-		if err := refuseAppendOnly(up.Rel, "update"); err != nil {
-			return nil, err
-		}
-		ids, rec, err := collectWithIDs(ectx, up.Source, up.Rel.ColumnTypes())
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) > 0 {
-			if _, err := s.update(ctx, up.Table, ids, rec); err != nil {
-				return nil, err
-			}
-		}
-		return s.returning(ectx, up.Returning, fmt.Sprintf("UPDATE %d", len(ids)), rec)
+		with = pl.update.With
 	case kindDelete:
-		del := pl.del
-		if del.Table == nil {
-			return nil, pgerr.New(pgerr.WrongObjectType, "cannot delete from %q: it is not a table", del.Rel.Name)
-		}
-		if err := refuseAppendOnly(del.Rel, "delete from"); err != nil {
-			return nil, err
-		}
-		ids, rec, err := collectWithIDs(ectx, del.Source, del.Rel.ColumnTypes())
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) > 0 {
-			if _, err := s.delete(ctx, del.Table, ids); err != nil {
-				return nil, err
-			}
-		}
-		return s.returning(ectx, del.Returning, fmt.Sprintf("DELETE %d", len(ids)), rec)
+		with = pl.del.With
 	}
-	return nil, pgerr.Internal("unexpected statement kind %d", pl.kind)
+	writes, done, err := s.runModifying(ectx, with)
+	defer done()
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.computeWrite(ectx, pl.insert, pl.update, pl.del)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.applyWrites(ectx.Eval.Ctx, append(writes, w)); err != nil {
+		return nil, err
+	}
+	return s.returning(ectx, w.returning, w.tag(), w.rec)
 }
 
 // refuseAppendOnly is the error of removing or changing rows (verb: "update",

@@ -2,40 +2,38 @@ package engine
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/storage"
 )
 
-// insertOnConflict runs INSERT ... ON CONFLICT: the planner's OnConflict
-// decides which proposed rows are inserted and which existing rows are
-// updated (see planner.OnConflict.Resolve), then they are written as a
-// plain INSERT and UPDATE would be. The tag counts both; RETURNING sees the
-// inserted rows and the updated rows' new values, in proposal order.
-func (s *Session) insertOnConflict(ectx *exec.Context, ins *planner.Insert, rec arrow.RecordBatch) (*Result, error) {
-	ctx := ectx.Eval.Ctx
-	lookCtx := ctx
-	if s.stx != nil {
-		lookCtx = storage.WithTx(ctx, s.stx)
-	}
-	w, err := ins.OnConflict.Resolve(lookCtx, ectx.Eval, ins.Rel.ColumnTypes(), ins.Table, rec)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.writeConflicts(ctx, ins.Table, w); err != nil {
-		return nil, err
-	}
-	written := w.Insert
-	if ins.Returning != nil {
-		if written, err = w.Written(); err != nil {
-			return nil, err
+// resolveConflicts decides, for INSERT ... ON CONFLICT, which proposed
+// rows (w.rec) are inserted and which existing rows are updated (see
+// planner.OnConflict.Resolve), without writing them; w.rec becomes what
+// RETURNING sees: the inserted rows and the updated rows' new values, in
+// proposal order. The tag counts both.
+func (s *Session) resolveConflicts(ectx *exec.Context, ins *planner.Insert, w *pendingWrite) error {
+	if ins.OnConflict.Update != nil {
+		if err := refuseAppendOnly(ins.Rel, "update"); err != nil {
+			return err
 		}
 	}
-	return s.returning(ectx, ins.Returning, fmt.Sprintf("INSERT 0 %d", w.Count()), written)
+	lookCtx := ectx.Eval.Ctx
+	if s.stx != nil {
+		lookCtx = storage.WithTx(lookCtx, s.stx)
+	}
+	c, err := ins.OnConflict.Resolve(lookCtx, ectx.Eval, ins.Rel.ColumnTypes(), ins.Table, w.rec)
+	if err != nil {
+		return err
+	}
+	w.conflict, w.rec = c, c.Insert
+	if ins.Returning != nil {
+		if w.rec, err = c.Written(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeConflicts applies w all or nothing: in the session's transaction

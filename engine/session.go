@@ -168,6 +168,10 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	env.Source = stmt.Source // error positions
 	env.Emit = stmtEmit(stmt)
 	env.TemporalJoins = stmtTemporal(stmt)
+	switch stmt.AST.Node.(type) {
+	case *pg.Node_SelectStmt, *pg.Node_InsertStmt, *pg.Node_UpdateStmt, *pg.Node_DeleteStmt:
+		env.ModifyingWith = true // run by runModifying (dml_with.go)
+	}
 	switch n := stmt.AST.Node.(type) {
 	case *pg.Node_SelectStmt:
 		q, err := planner.PlanSelect(env, stmt.AST)
@@ -308,6 +312,10 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	}
 	switch pl.kind {
 	case kindSelect:
+		if len(pl.query.With) > 0 {
+			defer cancel()
+			return s.execSelectWith(ectx, pl.query, p.Columns) // dml_with.go
+		}
 		if len(pl.query.Views) > 1 { // several views: read them at one epoch
 			if ectx.Views, err = s.eng.flow.ReadViews(ctx, pl.query.Views); err != nil {
 				cancel()

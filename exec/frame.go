@@ -2,6 +2,7 @@ package exec
 
 import (
 	"cmp"
+	"math"
 	"sort"
 	"time"
 
@@ -186,6 +187,12 @@ func (fr *framer) bound(p int, b FrameBound, off int64, start bool) int {
 		which = 0
 	}
 	lo, hi := fr.nnLo, fr.nnHi
+	if in := fr.rng.inRange(p, which, b.Kind == Preceding, start); in != nil {
+		if start {
+			return lo + sort.Search(hi-lo, func(i int) bool { return in(lo + i) })
+		}
+		return lo + sort.Search(hi-lo, func(i int) bool { return !in(lo + i) })
+	}
 	c := fr.rng.target(p, which, b.Kind == Preceding)
 	if start {
 		return lo + sort.Search(hi-lo, func(i int) bool { return c(lo+i) >= 0 })
@@ -247,13 +254,13 @@ func newRangeKey(ctx *Context, a arrow.Array, t types.T, desc bool, offs [2]expr
 			neg = x < 0
 		case float64:
 			rk.offF[i], rk.offI[i] = x, int64(x)
-			neg = x < 0
+			neg = x < 0 || math.IsNaN(x)
 		case *apd.Decimal:
 			rk.offD[i] = x
 			rk.offF[i], _ = x.Float64()
 			i64, _ := x.Int64()
 			rk.offI[i] = i64
-			neg = x.Negative && !x.IsZero()
+			neg = x.Negative && !x.IsZero() || x.Form == apd.NaN
 		case types.IntervalValue:
 			rk.offV[i] = arrow.MonthDayNanoInterval{Months: x.Months, Days: x.Days, Nanoseconds: x.Micros * 1000}
 			neg = cmpInterval(rk.offV[i], arrow.MonthDayNanoInterval{}) < 0
@@ -280,8 +287,8 @@ func newRangeKey(ctx *Context, a arrow.Array, t types.T, desc bool, offs [2]expr
 		s := a.(*array.String)
 		rk.decs = make([]apd.Decimal, a.Len())
 		for i := range rk.decs {
-			if s.IsValid(i) {
-				parseNumeric(s.Value(i), &rk.decs[i])
+			if s.IsValid(i) && parseNumeric(s.Value(i), &rk.decs[i]) {
+				rk.decs[i].Form = apd.NaN
 			}
 		}
 	case t.Kind == types.Date, t.IsTimestamp(), t.Kind == types.Time:

@@ -28,8 +28,11 @@ type Catalog interface {
 
 // Env is the binding environment of one statement.
 type Env struct {
-	Catalog    Catalog
-	SearchPath []string
+	Catalog Catalog
+	// ModifyingWith lets the statement's outermost WITH hold INSERT,
+	// UPDATE and DELETE (ModifyingCTE): set where the caller runs them.
+	ModifyingWith bool
+	SearchPath    []string
 	// Params holds the parameter types the client declared ($1 is Params[0]);
 	// zero-value or Unknown entries are inferred from context.
 	Params []types.T
@@ -92,12 +95,19 @@ type Query struct {
 	// Views are the materialized views the query reads: the engine reads
 	// them at one epoch (exec.Context.Views).
 	Views []uint32
+	// With lists the data-modifying WITH queries the statement runs first
+	// (dml_with.go): the engine then reads every row before applying the
+	// writes.
+	With []*ModifyingCTE
 }
 
 // PlanSelect binds and plans a SelectStmt node.
 func PlanSelect(env *Env, stmt *pg.Node) (q *Query, err error) {
 	defer recoverTo(&err)
 	b := newBinder(env)
+	if s := stmt.GetSelectStmt(); s != nil && env != nil && env.ModifyingWith {
+		b.topWith = s.WithClause
+	}
 	plan, err := b.query(stmt, nil, nil, false)
 	if err != nil {
 		return nil, err
@@ -117,7 +127,7 @@ func PlanSelect(env *Env, stmt *pg.Node) (q *Query, err error) {
 			cols[i].TableOID, cols[i].AttNum = b.cols[id].origin.rel, b.cols[id].origin.attnum
 		}
 	}
-	return &Query{Root: root, Columns: cols, ParamTypes: b.paramTypes(), Views: b.matviews}, nil
+	return &Query{Root: root, Columns: cols, ParamTypes: b.paramTypes(), Views: b.matviews, With: b.modifying}, nil
 }
 
 // Insert is a planned INSERT: Source yields complete rows in table column
@@ -129,6 +139,9 @@ type Insert struct {
 	Returning  *Returning
 	OnConflict *OnConflict // nil without ON CONFLICT
 	ParamTypes []types.T
+	// With lists the data-modifying WITH queries the statement runs first
+	// (dml_with.go).
+	With []*ModifyingCTE
 }
 
 // Update is a planned UPDATE: Source yields the row id (int8) followed by the
@@ -139,6 +152,9 @@ type Update struct {
 	Source     exec.Node
 	Returning  *Returning
 	ParamTypes []types.T
+	// With lists the data-modifying WITH queries the statement runs first
+	// (dml_with.go).
+	With []*ModifyingCTE
 }
 
 // Delete is a planned DELETE: Source yields the row id (int8) followed by the
@@ -149,6 +165,9 @@ type Delete struct {
 	Source     exec.Node
 	Returning  *Returning
 	ParamTypes []types.T
+	// With lists the data-modifying WITH queries the statement runs first
+	// (dml_with.go).
+	With []*ModifyingCTE
 }
 
 // Returning computes a RETURNING list over the rows written (for INSERT and

@@ -516,13 +516,24 @@ func (b *binder) typeCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
 			// when folded; a bad one is reported at the literal now, as
 			// PostgreSQL's parser does.
 			if _, err := expr.Fold(b.env.Eval, c); err != nil {
-				if pe := pgerr.As(err); pe != nil && strings.HasPrefix(string(pe.Code), "22") {
+				if pe := pgerr.As(err); pe != nil && (strings.HasPrefix(string(pe.Code), "22") || lookupFailed(t, pe.Code)) {
 					return nil, b.errAt(err, loc)
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// lookupFailed reports a regclass/regtype/regproc literal naming no
+// object: PostgreSQL's parser reads such a literal, so the error has its
+// position.
+func lookupFailed(t types.T, code pgerr.Code) bool {
+	switch t.Kind {
+	case types.RegClass, types.RegType, types.RegProc:
+		return code == pgerr.UndefinedTable || code == pgerr.UndefinedObject || code == pgerr.UndefinedFunction
+	}
+	return false
 }
 
 // castFolds reports whether e cast to t binds and, when e is a constant,

@@ -304,6 +304,9 @@ func systemRows(rows func(catalog.RowsContext) ([]arrowBatch, error), searchPath
 }
 
 func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*nsItem, error) {
+	if cte.mod != nil {
+		return b.modifyingRef(cte, alias, rv) // dml_with.go
+	}
 	if cte.work != nil {
 		return b.aliased(b.workTableScan(cte.work, cte.name), alias, rv.Alias)
 	}

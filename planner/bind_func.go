@@ -47,14 +47,24 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		l.srfs = append(l.srfs, srfItem{id: id, call: call})
 		return b.colRef(id), nil
 	}
-	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
-		return nil, b.newErr(pgerr.WrongObjectType, fc.Location, "%s is not an aggregate function", name)
-	}
 	args, err := b.callArgs(l, name, fc)
 	if err != nil {
 		return nil, err
 	}
 	e, err := expr.NewCall(name, args)
+	if modifier := aggModifier(fc, name); modifier != "" {
+		// As PostgreSQL: a function that does not exist is reported as
+		// such first; one that does is not an aggregate.
+		if pe := pgerr.As(err); pe != nil && pe.Code == pgerr.UndefinedFunction {
+			if _, ok, _ := b.userFunction(fc, args); !ok {
+				if len(fc.AggOrder) > 1 {
+					err = pe.WithHint("No aggregate function matches the given name and argument types. Perhaps you misplaced ORDER BY; ORDER BY must appear after all regular arguments of the aggregate.")
+				}
+				return nil, b.errAt(err, fc.Location)
+			}
+		}
+		return nil, b.newErr(pgerr.WrongObjectType, fc.Location, "%s specified, but %s is not an aggregate function", modifier, name)
+	}
 	if err != nil {
 		if pe := pgerr.As(err); pe != nil && pe.Code == pgerr.UndefinedFunction {
 			if ue, ok, uerr := b.userFunction(fc, args); ok { // bind_udf.go
@@ -70,6 +80,22 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		return nil, b.errAt(err, fc.Location)
 	}
 	return e, nil
+}
+
+// aggModifier names the aggregate-only part of a call (f(*), DISTINCT,
+// ORDER BY, FILTER) as PostgreSQL's error does, or "" when it has none.
+func aggModifier(fc *pg.FuncCall, name string) string {
+	switch {
+	case fc.AggStar:
+		return name + "(*)"
+	case fc.AggDistinct:
+		return "DISTINCT"
+	case len(fc.AggOrder) > 0:
+		return "ORDER BY"
+	case fc.AggFilter != nil:
+		return "FILTER"
+	}
+	return ""
 }
 
 // numericCastFuncs are the types whose pg_proc cast functions take every
@@ -181,6 +207,9 @@ func (b *binder) castArgs(args []expr.Expr, want []types.T, loc int32) error {
 
 // aggAllowed checks where an aggregate appears.
 func (b *binder) aggAllowed(l *level, loc int32) error {
+	if l.inFilter {
+		return b.newErr(pgerr.GroupingError, loc, "aggregate functions are not allowed in FILTER")
+	}
 	if l.inAgg {
 		return b.newErr(pgerr.GroupingError, loc, "aggregate function calls cannot be nested")
 	}
@@ -217,12 +246,15 @@ func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, err
 	if err != nil {
 		return nil, b.errAt(err, fc.Location)
 	}
+	raw := append([]expr.Expr(nil), args...)
 	if err := b.castArgs(args, fn.Args, fc.Location); err != nil {
 		return nil, err
 	}
 	call := exec.AggCall{Fn: fn, Args: args, Distinct: fc.AggDistinct}
 	if fc.AggFilter != nil {
+		l.inFilter = true
 		f, err := b.expr(l, fc.AggFilter)
+		l.inFilter = false
 		if err != nil {
 			return nil, err
 		}
@@ -234,6 +266,9 @@ func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, err
 		k, err := b.sortKey(l, s.GetSortBy())
 		if err != nil {
 			return nil, err
+		}
+		if fc.AggDistinct && !slices.ContainsFunc(raw, func(a expr.Expr) bool { return a.String() == k.E.String() }) {
+			return nil, b.newErr(pgerr.InvalidColumnReference, nodeLoc(s.GetSortBy().Node), "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
 		}
 		call.OrderBy = append(call.OrderBy, k)
 	}
@@ -358,7 +393,7 @@ func (b *binder) windowCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, 
 		}
 		call.OrderBy = append(call.OrderBy, k)
 	}
-	if call.Frame, err = b.frame(l, wd, len(call.OrderBy) > 0); err != nil {
+	if call.Frame, err = b.frame(l, wd, call.OrderBy); err != nil {
 		return nil, err
 	}
 	id := b.newCol(name, "", fn.Return)
@@ -397,66 +432,6 @@ func (b *binder) windowDef(l *level, wd *pg.WindowDef) (*pg.WindowDef, error) {
 		out.OrderClause = wd.OrderClause
 	}
 	return out, nil
-}
-
-func (b *binder) frame(l *level, wd *pg.WindowDef, ordered bool) (exec.Frame, error) {
-	opts := wd.FrameOptions
-	if opts&frameNonDefault == 0 {
-		if !ordered {
-			return exec.Frame{Mode: exec.FrameRange, Start: exec.FrameBound{Kind: exec.UnboundedPreceding}, End: exec.FrameBound{Kind: exec.UnboundedFollowing}}, nil
-		}
-		return exec.Frame{Mode: exec.FrameRange, Start: exec.FrameBound{Kind: exec.UnboundedPreceding}, End: exec.FrameBound{Kind: exec.CurrentRow}}, nil
-	}
-	f := exec.Frame{Mode: exec.FrameRange}
-	switch {
-	case opts&frameExcludeCurrent != 0:
-		f.Exclude = exec.ExcludeCurrentRow
-	case opts&frameExcludeGroup != 0:
-		f.Exclude = exec.ExcludeGroup
-	case opts&frameExcludeTies != 0:
-		f.Exclude = exec.ExcludeTies
-	}
-	switch {
-	case opts&frameRows != 0:
-		f.Mode = exec.FrameRows
-	case opts&frameGroups != 0:
-		f.Mode = exec.FrameGroups
-	}
-	bound := func(unbPrec, unbFoll, cur, offPrec, offFoll int32, off *pg.Node) (exec.FrameBound, error) {
-		switch {
-		case opts&unbPrec != 0:
-			return exec.FrameBound{Kind: exec.UnboundedPreceding}, nil
-		case opts&unbFoll != 0:
-			return exec.FrameBound{Kind: exec.UnboundedFollowing}, nil
-		case opts&cur != 0:
-			return exec.FrameBound{Kind: exec.CurrentRow}, nil
-		}
-		kind := exec.Preceding
-		if opts&offFoll != 0 {
-			kind = exec.Following
-		}
-		saved := l.clause
-		l.clause = inWindow
-		e, err := b.expr(l, off)
-		l.clause = saved
-		if err != nil {
-			return exec.FrameBound{}, err
-		}
-		if f.Mode != exec.FrameRange && e.Type().Kind != types.Int8 {
-			if e, err = expr.Coerce(e, types.TInt8, false); err != nil {
-				return exec.FrameBound{}, b.errAt(err, nodeLoc(off))
-			}
-		}
-		return exec.FrameBound{Kind: kind, Offset: e}, nil
-	}
-	var err error
-	if f.Start, err = bound(frameStartUnbPrec, frameStartUnbFoll, frameStartCurrent, frameStartOffPrec, frameStartOffFoll, wd.StartOffset); err != nil {
-		return f, err
-	}
-	if f.End, err = bound(frameEndUnbPrec, frameEndUnbFoll, frameEndCurrent, frameEndOffPrec, frameEndOffFoll, wd.EndOffset); err != nil {
-		return f, err
-	}
-	return f, nil
 }
 
 // subLink binds a subquery expression.

@@ -62,7 +62,12 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 			return b.newErr(pgerr.DuplicateAlias, c.Location, "WITH query name \"%s\" specified more than once", c.Ctename)
 		}
 		if c.Ctequery.GetSelectStmt() == nil {
-			return b.newErr(pgerr.FeatureNotSupported, c.Location, "data-modifying statements in WITH are not supported")
+			m, err := b.modifyingCTE(l, w, c) // dml_with.go
+			if err != nil {
+				return err
+			}
+			l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), mod: m, loc: c.Location}
+			continue
 		}
 		// SEARCH and CYCLE add columns of row values (not supported); run
 		// without them, a cyclic graph would recurse forever.

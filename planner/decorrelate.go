@@ -113,6 +113,8 @@ func nodeChildren(n lnode) []lnode {
 		return []lnode{x.in}
 	case *lJoin:
 		return []lnode{x.left, x.right}
+	case *lApply:
+		return []lnode{x.left, x.right}
 	case *lAgg:
 		return []lnode{x.in}
 	case *lWindow:
@@ -159,6 +161,8 @@ func nodeExprs(n lnode) []expr.Expr {
 	case *lProject:
 		out = append(out, x.exprs...)
 	case *lJoin:
+		out = append(out, x.conds...)
+	case *lApply:
 		out = append(out, x.conds...)
 	case *lAgg:
 		out = append(out, x.groups...)

@@ -131,9 +131,19 @@ func (b *binder) targetCols(rel *catalog.Relation, cols []*pg.Node) ([]int, []in
 }
 
 func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
+	return planInsertIn(env, stmt, nil)
+}
+
+// planInsertIn plans an INSERT whose queries see the WITH queries of outer
+// (when it is itself a WITH query; nil for a statement).
+func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) {
 	b := newBinder(env)
-	if stmt.WithClause != nil {
-		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in INSERT is not supported")
+	if outer == nil && env != nil && env.ModifyingWith {
+		b.topWith = stmt.WithClause
+	}
+	wl, err := b.dmlWith(stmt.WithClause, outer)
+	if err != nil {
+		return nil, err
 	}
 	priv := catalog.PrivInsert
 	if len(stmt.ReturningList) > 0 {
@@ -193,7 +203,7 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 	case len(sel.ValuesLists) > 0 && len(sel.SortClause) == 0 && sel.LimitCount == nil && sel.LimitOffset == nil && sel.WithClause == nil:
 		v := &lValues{ids: ids, rows: make([][]expr.Expr, len(sel.ValuesLists))}
 		defaults := make([]expr.Expr, len(rel.Columns))
-		l := &level{clause: inValues}
+		l := &level{clause: inValues, parent: wl}
 		for r, ln := range sel.ValuesLists {
 			items := ln.GetList().Items
 			if len(items) > len(targets) {
@@ -233,7 +243,7 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 		plan = v
 	default:
 		// Untyped literals of the SELECT take the target columns' types.
-		q, err := b.selectLevel(sel, &level{keepUnknown: true})
+		q, err := b.selectLevel(sel, &level{keepUnknown: true, parent: wl})
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +277,7 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 	}
 	var oc *OnConflict
 	if stmt.OnConflictClause != nil {
-		if oc, err = b.onConflict(stmt.OnConflictClause, rel, stmt.Relation); err != nil {
+		if oc, err = b.onConflict(stmt.OnConflictClause, rel, stmt.Relation, wl); err != nil {
 			return nil, err
 		}
 	}
@@ -280,7 +290,7 @@ func planInsert(env *Env, stmt *pg.InsertStmt) (*Insert, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Insert{Rel: rel, Table: tbl, Source: src, Returning: ret, OnConflict: oc, ParamTypes: b.paramTypes()}, nil
+	return &Insert{Rel: rel, Table: tbl, Source: src, Returning: ret, OnConflict: oc, ParamTypes: b.paramTypes(), With: b.modifying}, nil
 }
 
 // returning binds a RETURNING list over a row of rel (table column order).
@@ -352,15 +362,24 @@ func (b *binder) where(l *level, plan lnode, w *pg.Node) (lnode, error) {
 }
 
 func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
+	return planUpdateIn(env, stmt, nil)
+}
+
+func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level) (*Update, error) {
 	b := newBinder(env)
-	if stmt.WithClause != nil {
-		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in UPDATE is not supported")
+	if outer == nil && env != nil && env.ModifyingWith {
+		b.topWith = stmt.WithClause
+	}
+	wl, err := b.dmlWith(stmt.WithClause, outer)
+	if err != nil {
+		return nil, err
 	}
 	rel, tbl, err := b.writeTarget(stmt.Relation, readsTarget(catalog.PrivUpdate, stmt.WhereClause, stmt.ReturningList))
 	if err != nil {
 		return nil, err
 	}
 	scan, l := b.scanForWrite(rel, tbl, stmt.Relation)
+	l.parent = wl
 	target, err := b.withFrom(l, scan, stmt.FromClause)
 	if err != nil {
 		return nil, err
@@ -424,19 +443,28 @@ func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Update{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes()}, nil
+	return &Update{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes(), With: b.modifying}, nil
 }
 
 func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
+	return planDeleteIn(env, stmt, nil)
+}
+
+func planDeleteIn(env *Env, stmt *pg.DeleteStmt, outer *level) (*Delete, error) {
 	b := newBinder(env)
-	if stmt.WithClause != nil {
-		return nil, b.newErr(pgerr.FeatureNotSupported, stmt.WithClause.Location, "WITH in DELETE is not supported")
+	if outer == nil && env != nil && env.ModifyingWith {
+		b.topWith = stmt.WithClause
+	}
+	wl, err := b.dmlWith(stmt.WithClause, outer)
+	if err != nil {
+		return nil, err
 	}
 	rel, tbl, err := b.writeTarget(stmt.Relation, readsTarget(catalog.PrivDelete, stmt.WhereClause, stmt.ReturningList))
 	if err != nil {
 		return nil, err
 	}
 	scan, l := b.scanForWrite(rel, tbl, stmt.Relation)
+	l.parent = wl
 	target, err := b.withFrom(l, scan, stmt.UsingClause)
 	if err != nil {
 		return nil, err
@@ -460,7 +488,7 @@ func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Delete{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes()}, nil
+	return &Delete{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes(), With: b.modifying}, nil
 }
 
 // withFrom joins the target of UPDATE ... FROM / DELETE ... USING with the

@@ -17,7 +17,8 @@ import (
 //     themselves read the left side becomes a join whose conditions are the
 //     subquery's filters, with the projections computed above the join.
 //
-// Other shapes (grouping, LIMIT... in the subquery) are not supported yet.
+// Other shapes (grouping, LIMIT, set operations... in the subquery) run the
+// subquery once per left row (lApply, lateral_apply.go).
 
 // lLateralFunc stands for a set-returning function whose arguments read
 // the left side; lateralJoin replaces it.
@@ -87,7 +88,7 @@ func (b *binder) lateralJoin(left, right lnode, kind exec.JoinKind, conds []expr
 		cur = &lProjectSet{in: left, calls: []*srfCall{f.call}, args: [][]expr.Expr{f.call.args}, ids: []int{f.id}}
 	} else {
 		if readsAny(n, leftSet) {
-			return nil, unsupported
+			return &lApply{left: left, right: right, kind: kind, conds: conds}, nil // lateral_apply.go
 		}
 		join = &lJoin{left: left, right: n, kind: kind}
 		cur = join
@@ -123,9 +124,11 @@ func (b *binder) lateralJoin(left, right lnode, kind exec.JoinKind, conds []expr
 			}
 			for k, e := range x.exprs {
 				if kind == exec.LeftJoin {
+					// A column of the left side is no NULL on the rows
+					// without a match: only a renamed right column moves up.
 					r, ok := e.(*expr.ColRef)
-					if !ok {
-						return nil, unsupported
+					if !ok || leftSet[r.Idx] {
+						return &lApply{left: left, right: right, kind: kind, conds: conds}, nil
 					}
 					subst[x.ids[k]] = rename(r)
 				}

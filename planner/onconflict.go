@@ -36,7 +36,7 @@ type ConflictUpdate struct {
 	Where expr.Expr
 }
 
-func (b *binder) onConflict(oc *pg.OnConflictClause, rel *catalog.Relation, rv *pg.RangeVar) (*OnConflict, error) {
+func (b *binder) onConflict(oc *pg.OnConflictClause, rel *catalog.Relation, rv *pg.RangeVar, with *level) (*OnConflict, error) {
 	out := &OnConflict{}
 	update := oc.Action == pg.OnConflictAction_ONCONFLICT_UPDATE
 	switch inf := oc.Infer; {
@@ -79,7 +79,7 @@ func (b *binder) onConflict(oc *pg.OnConflictClause, rel *catalog.Relation, rv *
 	if !update {
 		return out, nil
 	}
-	u, err := b.conflictUpdate(oc, rel, rv)
+	u, err := b.conflictUpdate(oc, rel, rv, with)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (b *binder) onConflict(oc *pg.OnConflictClause, rel *catalog.Relation, rv *
 
 // conflictUpdate binds DO UPDATE SET ... WHERE over the target row (named
 // by the table's name or alias) and "excluded".
-func (b *binder) conflictUpdate(oc *pg.OnConflictClause, rel *catalog.Relation, rv *pg.RangeVar) (*ConflictUpdate, error) {
+func (b *binder) conflictUpdate(oc *pg.OnConflictClause, rel *catalog.Relation, rv *pg.RangeVar, with *level) (*ConflictUpdate, error) {
 	alias := rel.Name
 	if rv.Alias != nil {
 		alias = rv.Alias.Aliasname
@@ -104,7 +104,7 @@ func (b *binder) conflictUpdate(oc *pg.OnConflictClause, rel *catalog.Relation, 
 			lay = append(lay, id)
 		}
 	}
-	l := &level{ns: []*nsItem{target, excluded}, clause: inUpdate}
+	l := &level{ns: []*nsItem{target, excluded}, clause: inUpdate, parent: with}
 	set := make([]expr.Expr, len(rel.Columns))
 	targets, err := b.expandMultiAssign(oc.TargetList)
 	if err != nil {
@@ -132,9 +132,6 @@ func (b *binder) conflictUpdate(oc *pg.OnConflictClause, rel *catalog.Relation, 
 		if err != nil {
 			return nil, err
 		}
-		if hasSubquery(e) {
-			return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(rt.Val), "subqueries in ON CONFLICT DO UPDATE are not supported")
-		}
 		set[i] = e
 	}
 	for i := range set {
@@ -159,9 +156,6 @@ func (b *binder) conflictUpdate(oc *pg.OnConflictClause, rel *catalog.Relation, 
 		}
 		if cond, err = b.boolArg(cond, "WHERE", nodeLoc(oc.WhereClause)); err != nil {
 			return nil, err
-		}
-		if hasSubquery(cond) {
-			return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(oc.WhereClause), "subqueries in ON CONFLICT DO UPDATE are not supported")
 		}
 		if u.Where, err = ph.expr(cond, lay); err != nil {
 			return nil, err

@@ -58,6 +58,8 @@ func optimize(n lnode) lnode {
 		x.in = optimize(x.in)
 	case *lSetOp:
 		x.left, x.right = optimize(x.left), optimize(x.right)
+	case *lApply:
+		x.left, x.right = optimize(x.left), optimize(x.right)
 	case *lRecursive:
 		x.left, x.right = optimize(x.left), optimize(x.right)
 	case *lProjectSet:

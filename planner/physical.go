@@ -16,6 +16,9 @@ type physical struct {
 	// outer holds the layouts of the enclosing queries' batches while a
 	// subquery's plan is translated, innermost last.
 	outer [][]int
+	// applied marks the entries of outer that LATERAL applies pushed
+	// (lateral.go): the binder's depths do not count them.
+	applied map[int]bool
 }
 
 // root translates a whole query: the output is exactly n's columns.
@@ -165,6 +168,8 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		return pr, out, nil
 	case *lJoin:
 		return p.join(x, need)
+	case *lApply:
+		return p.apply(x) // lateral.go
 	case *lAgg:
 		sub := union(nil, x.groups...)
 		for _, a := range x.aggs {
@@ -486,14 +491,18 @@ func (p *physical) expr(e expr.Expr, lay []int) (expr.Expr, error) {
 		case *expr.ColRef:
 			i := position(lay, x.Idx)
 			if i < 0 {
+				if r := p.appliedRef(x); r != nil {
+					return r, true, nil
+				}
 				return nil, true, pgerr.Unsupported("column %s cannot be referenced here", x.Name)
 			}
 			return &expr.ColRef{Idx: i, T: x.T, Name: x.Name}, true, nil
 		case *expr.OuterRef:
-			if x.Depth > len(p.outer) {
+			k, depth, ok := p.outerIndex(x.Depth)
+			if !ok {
 				return nil, true, pgerr.Internal("outer reference %s too deep", x.Name)
 			}
-			lay := p.outer[len(p.outer)-x.Depth]
+			lay := p.outer[k]
 			i := position(lay, x.Idx)
 			if g, ok := p.b.grouped[x.Idx]; ok && i < 0 {
 				i = position(lay, g)
@@ -501,7 +510,7 @@ func (p *physical) expr(e expr.Expr, lay []int) (expr.Expr, error) {
 			if i < 0 {
 				return nil, true, pgerr.Unsupported("outer reference to %s is not supported here", x.Name)
 			}
-			return &expr.OuterRef{Depth: x.Depth, Idx: i, T: x.T, Name: x.Name}, true, nil
+			return &expr.OuterRef{Depth: depth, Idx: i, T: x.T, Name: x.Name}, true, nil
 		case *expr.Param:
 			return n, true, p.b.noteParam(x)
 		case *sublink:

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"sort"
 	"strings"
 	"sync"
 
@@ -382,6 +383,9 @@ func (b *binder) checkSelfReferences(term *pg.SelectStmt, name string) error {
 		})
 	}
 	walk(term.ProtoReflect(), false)
+	// protoreflect visits fields in no fixed order (it varies from build
+	// to build): PostgreSQL reports the references in the query's order.
+	sort.Slice(refs, func(i, j int) bool { return refs[i].loc < refs[j].loc })
 	for _, r := range refs {
 		if r.inQuery {
 			return b.newErr(pgerr.InvalidRecursion, r.loc, "recursive reference to query \"%s\" must not appear within a subquery", name)

@@ -16,6 +16,10 @@ import (
 // after planning.
 type binder struct {
 	env *Env
+	// topWith is the WITH clause of the statement being planned, the only
+	// one that may hold data-modifying statements; modifying collects them.
+	topWith   *pg.WithClause
+	modifying []*ModifyingCTE
 	// asRole is the role whose privileges relations are read with while a
 	// view's query is bound (its owner's); 0 outside views: Env.Role.
 	asRole uint32
@@ -178,6 +182,8 @@ type cteDef struct {
 	recursive bool
 	// work is set for a recursive query's reference to itself.
 	work *workTable
+	// mod is set for a data-modifying statement (dml_with.go).
+	mod *ModifyingCTE
 }
 
 // clause says which part of a query is being bound, for the errors about
@@ -215,6 +221,7 @@ type level struct {
 
 	clause   clause
 	inAgg    bool // binding an aggregate's arguments
+	inFilter bool // binding an aggregate's FILTER
 	inWinArg bool // binding a window function's arguments
 	aggs     []aggItem
 	wins     []winItem

@@ -235,6 +235,8 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 		return sout{}, notInMV("WITH RECURSIVE")
 	case *lShared:
 		return sout{}, notInMV("GROUPING SETS, ROLLUP or CUBE")
+	case *lApply:
+		return sout{}, notInMV("a LATERAL subquery beyond projections and filters")
 	}
 	return sout{}, pgerr.Internal("stream: unknown logical node %T", n)
 }

@@ -117,7 +117,11 @@ func TestPostgresRegress(t *testing.T) {
 				fg.add(same)
 			}
 			if !same {
-				fmt.Fprintf(&diffs, "=== %s.sql:%d\n--- postgres\n%s\n--- streamsql\n%s\n\n", name, u.Line, want[k], got[k])
+				mark := ""
+				if pgregress.Excluded(u) {
+					mark = " (excluded)"
+				}
+				fmt.Fprintf(&diffs, "=== %s.sql:%d%s\n--- postgres\n%s\n--- streamsql\n%s\n\n", name, u.Line, mark, want[k], got[k])
 			}
 		}
 		_ = os.WriteFile(filepath.Join(outDir, name+".diff"), []byte(diffs.String()), 0o644)
