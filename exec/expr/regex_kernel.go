@@ -1,0 +1,115 @@
+package expr
+
+import (
+	"regexp"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// regexp_match over whole arrays: the pattern is compiled (looked up in
+// regexCache) once per run of rows with the same pattern and flags rather
+// than once a row, the match goes through the pivot matcher when the
+// pattern has one (regex_fast.go), and the groups are appended to the
+// result's builders directly instead of through a []types.Value per row.
+// The Func is strict without being null-safe: callKernel passes only the
+// rows whose arguments are all non-NULL.
+
+// compileMatch compiles regexp_match's pattern with its flags.
+func compileMatch(pat, flags string) (*regexp.Regexp, error) {
+	global, src, err := regexFlags(pat, flags)
+	if err != nil {
+		return nil, err
+	}
+	if global {
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "regexp_match() does not support the \"global\" option").
+			WithHint("Use the regexp_matches function instead.")
+	}
+	return compileRegexRaw(src)
+}
+
+// submatchIndex is re.FindStringSubmatchIndex(s) (appending to dst when
+// the pivot matcher answers), with the pivot matcher pv when not nil and
+// the required-literal test otherwise.
+func submatchIndex(re *regexp.Regexp, pv *pivotRegex, s string, dst []int) []int {
+	if pv != nil {
+		if m, ok := pv.find(s, dst); ok {
+			return m
+		}
+		return re.FindStringSubmatchIndex(s)
+	}
+	if cannotMatch(re, s) { // regex_literal.go
+		return nil
+	}
+	return re.FindStringSubmatchIndex(s)
+}
+
+// regexpMatchKernel implements regexp_match(string, pattern [, flags]).
+func regexpMatchKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+	strs, ok1 := args[0].(*array.String)
+	pats, ok2 := args[1].(*array.String)
+	var flags *array.String
+	ok3 := true
+	if len(args) > 2 {
+		flags, ok3 = args[2].(*array.String)
+	}
+	if !ok1 || !ok2 || !ok3 {
+		return nil, pgerr.Internal("regexp_match: arguments are not text arrays")
+	}
+	lb := array.NewListBuilder(ctx.Allocator(), arrow.BinaryTypes.String)
+	defer lb.Release()
+	vb := lb.ValueBuilder().(*array.StringBuilder)
+	lb.Reserve(n)
+	var (
+		re             *regexp.Regexp
+		pv             *pivotRegex
+		lastPat, lastF string
+		idx            []int
+		built, checked int64
+	)
+	for i := 0; i < n; i++ {
+		pat, fl := pats.Value(i), ""
+		if flags != nil {
+			fl = flags.Value(i)
+		}
+		if re == nil || pat != lastPat || fl != lastF {
+			var err error
+			if re, err = compileMatch(pat, fl); err != nil {
+				return nil, err
+			}
+			pv, lastPat, lastF = pivotFor(re), pat, fl
+		}
+		s := strs.Value(i)
+		m := submatchIndex(re, pv, s, idx[:0])
+		if m == nil {
+			lb.AppendNull()
+			continue
+		}
+		idx = m
+		lb.Append(true)
+		if len(m) == 2 { // no groups: the whole match
+			vb.Append(s[m[0]:m[1]])
+			built += int64(m[1] - m[0])
+		}
+		for k := 2; k < len(m); k += 2 {
+			if m[k] < 0 {
+				vb.AppendNull()
+				continue
+			}
+			vb.Append(s[m[k]:m[k+1]])
+			built += int64(m[k+1] - m[k])
+		}
+		if built-checked > 1<<20 {
+			if err := checkBuild(ctx, built); err != nil {
+				return nil, err
+			}
+			checked = built
+		}
+	}
+	if err := checkBuild(ctx, built); err != nil {
+		return nil, err
+	}
+	return lb.NewArray(), nil
+}
