@@ -20,7 +20,7 @@ func evalCompact(ctx *Context, e Expr, b arrow.RecordBatch, rows []int) (arrow.A
 	if len(rows) == int(b.NumRows()) {
 		return e.Eval(ctx, b)
 	}
-	sub := sliceBatch(ctx.Allocator(), b, rows)
+	sub := sliceBatch(ctx.Allocator(), b, rows, e)
 	defer sub.Release()
 	return e.Eval(ctx, sub)
 }

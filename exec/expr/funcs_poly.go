@@ -241,8 +241,8 @@ func init() {
 			return regexpReplace(s(a, 0), s(a, 1), s(a, 2), s(a, 3))
 		}),
 		// regex_kernel.go: over whole arrays.
-		&Func{Name: "regexp_match", Args: []types.T{TX, TX}, Return: types.ArrayOf(TX), Strict: true, Kernel: regexpMatchKernel},
-		&Func{Name: "regexp_match", Args: []types.T{TX, TX, TX}, Return: types.ArrayOf(TX), Strict: true, Kernel: regexpMatchKernel},
+		&Func{Name: "regexp_match", Args: []types.T{TX, TX}, Return: types.ArrayOf(TX), Strict: true, Kernel: regexpMatchKernel, Element: regexpGroupKernel, nullSafe: true},
+		&Func{Name: "regexp_match", Args: []types.T{TX, TX, TX}, Return: types.ArrayOf(TX), Strict: true, Kernel: regexpMatchKernel, Element: regexpGroupKernel, nullSafe: true},
 	)
 	// string_to_array's delimiter and null string may be NULL: not strict.
 	for _, args := range [][]types.T{{TX, TX}, {TX, TX, TX}} {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // TestPivotRegexMatchesGo compares the pivot matcher with Go's
@@ -82,5 +84,66 @@ func TestPivotRegexMatchesGo(t *testing.T) {
 	}
 	if tried < 10000 {
 		t.Errorf("only %d pattern and string pairs had a pivot", tried)
+	}
+}
+
+// TestRegexpMatchKernels: regexp_match over a column, and
+// regexp_match(...)[k] through the Element kernel, against the row
+// function (Go's matcher, the array built, then subscripted), with NULL
+// strings, non-ASCII strings and patterns changing between rows.
+func TestRegexpMatchKernels(t *testing.T) {
+	strs := []types.Value{"q=1&channel_id=42", nil, "channel_id=7&a=1", "x", "é&channel_id=9", "ab12cd", "&channel_id=", "zz"}
+	pats := []types.Value{`(&|^)channel_id=([^&]*)`, `(&|^)channel_id=([^&]*)`, `(&|^)channel_id=([^&]*)`, `(&|^)channel_id=([^&]*)`,
+		`(&|^)channel_id=([^&]*)`, `[0-9]+`, `(&|^)channel_id=([^&]*)`, nil}
+	b := batch(t, col{types.TText, strs}, col{types.TText, pats})
+	s, p := ref(0, types.TText), ref(1, types.TText)
+	m := call(t, "regexp_match", s, p)
+	want := make([]types.Value, len(strs))
+	for i := range strs {
+		if strs[i] == nil || pats[i] == nil {
+			continue
+		}
+		re := regexp.MustCompile(pats[i].(string))
+		str := strs[i].(string)
+		x := re.FindStringSubmatchIndex(str)
+		if x == nil {
+			continue
+		}
+		if len(x) == 2 {
+			want[i] = []types.Value{str[x[0]:x[1]]}
+			continue
+		}
+		var row []types.Value
+		for g := 2; g < len(x); g += 2 {
+			if x[g] < 0 {
+				row = append(row, nil)
+			} else {
+				row = append(row, str[x[g]:x[g+1]])
+			}
+		}
+		want[i] = row
+	}
+	expectValues(t, m, b, want...)
+	for k := int64(0); k <= 3; k++ {
+		sub, err := NewSubscript(m, &Const{V: k, T: types.TInt4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var el []types.Value
+		for _, w := range want {
+			var v types.Value
+			if row, ok := w.([]types.Value); ok && k >= 1 && int(k) <= len(row) {
+				v = row[k-1]
+			}
+			el = append(el, v)
+		}
+		expectValues(t, sub, b, el...)
+		// and through the array, without the Element kernel
+		plain := *m.(*Call)
+		fn := *plain.Fn
+		fn.Element = nil
+		plain.Fn = &fn
+		sub2, _ := NewSubscript(&plain, &Const{V: k, T: types.TInt4})
+		expectValues(t, sub2, b, el...)
 	}
 }

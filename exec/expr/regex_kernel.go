@@ -46,8 +46,10 @@ func submatchIndex(re *regexp.Regexp, pv *pivotRegex, s string, dst []int) []int
 	return re.FindStringSubmatchIndex(s)
 }
 
-// regexpMatchKernel implements regexp_match(string, pattern [, flags]).
-func regexpMatchKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+// regexpScan calls found for every row of regexp_match's arguments with
+// the row's string and its submatch indexes (nil: NULL, an argument NULL
+// or no match), compiling each run of equal patterns and flags once.
+func regexpScan(args []arrow.Array, n int, found func(s string, m []int) error) error {
 	strs, ok1 := args[0].(*array.String)
 	pats, ok2 := args[1].(*array.String)
 	var flags *array.String
@@ -56,20 +58,21 @@ func regexpMatchKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, er
 		flags, ok3 = args[2].(*array.String)
 	}
 	if !ok1 || !ok2 || !ok3 {
-		return nil, pgerr.Internal("regexp_match: arguments are not text arrays")
+		return pgerr.Internal("regexp_match: arguments are not text arrays")
 	}
-	lb := array.NewListBuilder(ctx.Allocator(), arrow.BinaryTypes.String)
-	defer lb.Release()
-	vb := lb.ValueBuilder().(*array.StringBuilder)
-	lb.Reserve(n)
 	var (
 		re             *regexp.Regexp
 		pv             *pivotRegex
 		lastPat, lastF string
 		idx            []int
-		built, checked int64
 	)
 	for i := 0; i < n; i++ {
+		if strs.IsNull(i) || pats.IsNull(i) || flags != nil && flags.IsNull(i) {
+			if err := found("", nil); err != nil {
+				return err
+			}
+			continue
+		}
 		pat, fl := pats.Value(i), ""
 		if flags != nil {
 			fl = flags.Value(i)
@@ -77,17 +80,34 @@ func regexpMatchKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, er
 		if re == nil || pat != lastPat || fl != lastF {
 			var err error
 			if re, err = compileMatch(pat, fl); err != nil {
-				return nil, err
+				return err
 			}
 			pv, lastPat, lastF = pivotFor(re), pat, fl
 		}
 		s := strs.Value(i)
 		m := submatchIndex(re, pv, s, idx[:0])
+		if m != nil {
+			idx = m
+		}
+		if err := found(s, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// regexpMatchKernel implements regexp_match(string, pattern [, flags]).
+func regexpMatchKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+	lb := array.NewListBuilder(ctx.Allocator(), arrow.BinaryTypes.String)
+	defer lb.Release()
+	vb := lb.ValueBuilder().(*array.StringBuilder)
+	lb.Reserve(n)
+	var built, checked int64
+	err := regexpScan(args, n, func(s string, m []int) error {
 		if m == nil {
 			lb.AppendNull()
-			continue
+			return nil
 		}
-		idx = m
 		lb.Append(true)
 		if len(m) == 2 { // no groups: the whole match
 			vb.Append(s[m[0]:m[1]])
@@ -102,14 +122,53 @@ func regexpMatchKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, er
 			built += int64(m[k+1] - m[k])
 		}
 		if built-checked > 1<<20 {
-			if err := checkBuild(ctx, built); err != nil {
-				return nil, err
-			}
 			checked = built
+			return checkBuild(ctx, built)
 		}
+		return nil
+	})
+	if err == nil {
+		err = checkBuild(ctx, built)
 	}
-	if err := checkBuild(ctx, built); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return lb.NewArray(), nil
+}
+
+// regexpGroupKernel is regexp_match(...)[k]: the k-th group's text (the
+// whole match for k = 1 when the pattern has no groups), NULL when there
+// is no match, no such group, or the group did not take part.
+func regexpGroupKernel(ctx *Context, args []arrow.Array, n int, k int64) (arrow.Array, error) {
+	sb := array.NewStringBuilder(ctx.Allocator())
+	defer sb.Release()
+	sb.Reserve(n)
+	var built, checked int64
+	err := regexpScan(args, n, func(s string, m []int) error {
+		lo, hi := -1, -1
+		switch {
+		case m == nil:
+		case len(m) == 2:
+			if k == 1 {
+				lo, hi = m[0], m[1]
+			}
+		case k >= 1 && k < int64(len(m)/2):
+			lo, hi = m[2*k], m[2*k+1]
+		}
+		if lo < 0 {
+			sb.AppendNull()
+			return nil
+		}
+		sb.Append(s[lo:hi])
+		built += int64(hi - lo)
+		if built-checked > 1<<20 {
+			checked = built
+			return checkBuild(ctx, built)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sb.NewArray(), nil
 }

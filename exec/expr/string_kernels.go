@@ -13,10 +13,16 @@ import (
 // Vectorized kernels for the most used string functions (length, lower,
 // upper): they read the string buffers directly and skip NULL rows.
 
-// stringMap applies f to every non-NULL string of args[0].
-func stringMap(f func(string) string) kernel {
+// stringMap applies f to every non-NULL string of args[0]. When keeps is
+// not nil and reports that f leaves every string of the array as it is
+// (lower() of text already in lower case), the input array is the result.
+func stringMap(f func(string) string, keeps func([]byte) bool) kernel {
 	return func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
 		in := args[0].(*array.String)
+		if keeps != nil && in.Len() == n && keeps(in.ValueBytes()) {
+			in.Retain()
+			return in, nil
+		}
 		b := array.NewStringBuilder(ctx.Allocator())
 		defer b.Release()
 		b.Reserve(n)
@@ -29,6 +35,20 @@ func stringMap(f func(string) string) kernel {
 			b.Append(f(in.Value(i)))
 		}
 		return b.NewArray(), nil
+	}
+}
+
+// asciiWithout returns a test that the bytes are ASCII without any in
+// lo..hi: text that lower() (A..Z) or upper() (a..z) returns unchanged.
+// (Other bytes may belong to letters that change case.)
+func asciiWithout(lo, hi byte) func([]byte) bool {
+	return func(b []byte) bool {
+		for _, c := range b {
+			if c >= 0x80 || c >= lo && c <= hi {
+				return false
+			}
+		}
+		return true
 	}
 }
 
@@ -59,8 +79,8 @@ func stringLength(octets, trimSpaces bool) kernel {
 func init() {
 	TX, BP, I4 := types.TText, types.TBpchar, types.TInt4
 	fast := []*Func{
-		{Name: "lower", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: stringMap(strings.ToLower)},
-		{Name: "upper", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: stringMap(strings.ToUpper)},
+		{Name: "lower", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: stringMap(strings.ToLower, asciiWithout('A', 'Z'))},
+		{Name: "upper", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: stringMap(strings.ToUpper, asciiWithout('a', 'z'))},
 		{Name: "octet_length", Args: []types.T{TX}, Return: I4, Strict: true, Kernel: stringLength(true, false)},
 	}
 	for _, name := range []string{"length", "char_length", "character_length"} {

@@ -1,0 +1,27 @@
+package expr
+
+import (
+	"testing"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// TestLowerUpperUnchangedText: lower() and upper() of text they leave as
+// it is (returned as the input array), of text they change, and of
+// non-ASCII text (never taken as unchanged).
+func TestLowerUpperUnchangedText(t *testing.T) {
+	for _, c := range []struct {
+		fn   string
+		in   []types.Value
+		want []types.Value
+	}{
+		{"lower", []types.Value{"apple", nil, "x-1"}, []types.Value{"apple", nil, "x-1"}},
+		{"lower", []types.Value{"apple", "Google", nil}, []types.Value{"apple", "google", nil}},
+		{"lower", []types.Value{"é", "ÉCOLE"}, []types.Value{"é", "école"}},
+		{"upper", []types.Value{"ABC", "1"}, []types.Value{"ABC", "1"}},
+		{"upper", []types.Value{"ABC", "é", "x"}, []types.Value{"ABC", "É", "X"}},
+	} {
+		b := batch(t, col{types.TText, c.in})
+		expectValues(t, call(t, c.fn, ref(0, types.TText)), b, c.want...)
+	}
+}
