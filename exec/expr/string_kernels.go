@@ -1,11 +1,13 @@
 package expr
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -13,43 +15,67 @@ import (
 // Vectorized kernels for the most used string functions (length, lower,
 // upper): they read the string buffers directly and skip NULL rows.
 
-// stringMap applies f to every non-NULL string of args[0]. When keeps is
-// not nil and reports that f leaves every string of the array as it is
-// (lower() of text already in lower case), the input array is the result.
-func stringMap(f func(string) string, keeps func([]byte) bool) kernel {
+// caseMap is lower() (f strings.ToLower, ASCII letters lo..hi = A..Z) or
+// upper() (strings.ToUpper, a..z). An array of ASCII text without such
+// letters is returned as it is; otherwise the result is written straight
+// into its buffers, ASCII strings byte by byte and the others through f.
+func caseMap(f func(string) string, lo, hi byte) kernel {
 	return func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
 		in := args[0].(*array.String)
-		if keeps != nil && in.Len() == n && keeps(in.ValueBytes()) {
+		data := in.ValueBytes() // starts at offs[0] (the array may be a slice)
+		if in.Len() == n && asciiWithout(data, lo, hi) {
 			in.Retain()
 			return in, nil
 		}
-		b := array.NewStringBuilder(ctx.Allocator())
-		defer b.Release()
-		b.Reserve(n)
-		b.ReserveData(len(in.ValueBytes()))
+		offs := in.ValueOffsets()
+		base := offs[0]
+		out := make([]byte, 0, len(data))
+		outOffs := make([]int32, n+1)
 		for i := 0; i < n; i++ {
-			if in.IsNull(i) {
-				b.AppendNull()
-				continue
+			if in.IsValid(i) {
+				str := data[offs[i]-base : offs[i+1]-base]
+				if asciiWithout(str, 0x80, 0xFF) {
+					for _, c := range str {
+						if c >= lo && c <= hi {
+							c ^= 0x20
+						}
+						out = append(out, c)
+					}
+				} else {
+					out = append(out, f(string(str))...)
+				}
 			}
-			b.Append(f(in.Value(i)))
+			outOffs[i+1] = int32(len(out))
+			if len(out) > math.MaxInt32/2 {
+				if err := checkBuild(ctx, int64(len(out))*2); err != nil {
+					return nil, err
+				}
+			}
 		}
-		return b.NewArray(), nil
+		if err := checkBuild(ctx, int64(len(out))); err != nil {
+			return nil, err
+		}
+		var vb *memory.Buffer
+		nulls := in.NullN()
+		if nulls > 0 {
+			vb = memory.NewBufferBytes(append([]byte(nil), validity(in)...))
+		}
+		d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{vb, memory.NewBufferBytes(arrow.GetBytes(outOffs)), memory.NewBufferBytes(out)}, nil, nulls, 0)
+		defer d.Release()
+		return array.MakeFromData(d), nil
 	}
 }
 
-// asciiWithout returns a test that the bytes are ASCII without any in
-// lo..hi: text that lower() (A..Z) or upper() (a..z) returns unchanged.
-// (Other bytes may belong to letters that change case.)
-func asciiWithout(lo, hi byte) func([]byte) bool {
-	return func(b []byte) bool {
-		for _, c := range b {
-			if c >= 0x80 || c >= lo && c <= hi {
-				return false
-			}
+// asciiWithout reports whether the bytes are ASCII without any in lo..hi:
+// text that lower() (A..Z) or upper() (a..z) returns unchanged. (Other
+// bytes may belong to letters that change case.)
+func asciiWithout(b []byte, lo, hi byte) bool {
+	for _, c := range b {
+		if c >= 0x80 || c >= lo && c <= hi {
+			return false
 		}
-		return true
 	}
+	return true
 }
 
 // stringLength counts characters (bytes when octets) of every string.
@@ -79,8 +105,8 @@ func stringLength(octets, trimSpaces bool) kernel {
 func init() {
 	TX, BP, I4 := types.TText, types.TBpchar, types.TInt4
 	fast := []*Func{
-		{Name: "lower", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: stringMap(strings.ToLower, asciiWithout('A', 'Z'))},
-		{Name: "upper", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: stringMap(strings.ToUpper, asciiWithout('a', 'z'))},
+		{Name: "lower", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: caseMap(strings.ToLower, 'A', 'Z')},
+		{Name: "upper", Args: []types.T{TX}, Return: TX, Strict: true, Kernel: caseMap(strings.ToUpper, 'a', 'z')},
 		{Name: "octet_length", Args: []types.T{TX}, Return: I4, Strict: true, Kernel: stringLength(true, false)},
 	}
 	for _, name := range []string{"length", "char_length", "character_length"} {
