@@ -476,7 +476,7 @@ func regexpMatch(s, pat, flags string) (types.Value, error) {
 }
 
 func matchGroups(re *regexp.Regexp, s string) types.Value {
-	m := submatchIndex(re, pivotFor(re), s, nil) // regex_kernel.go
+	m := submatchIndex(re, pivotFor(re), s, nil, nil) // regex_kernel.go
 	if m == nil {
 		return nil
 	}

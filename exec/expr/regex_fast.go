@@ -214,8 +214,9 @@ func asciiOnly(s string) bool {
 
 // find returns the submatch indexes of the leftmost-first match of s as
 // re.FindStringSubmatchIndex does (nil: no match), appending to dst; ok is
-// false when s is not for this matcher (the caller asks Go's).
-func (p *pivotRegex) find(s string, dst []int) (m []int, ok bool) {
+// false when s is not for this matcher (the caller asks Go's). sc is the
+// caller's scratch (nil: one from the pool).
+func (p *pivotRegex) find(s string, dst []int, sc *pivotScratch) (m []int, ok bool) {
 	q := strings.Index(s, p.lit)
 	if q < 0 {
 		return nil, true
@@ -232,11 +233,10 @@ func (p *pivotRegex) find(s string, dst []int) (m []int, ok bool) {
 	if nbits > maxPivotVisit {
 		return nil, false
 	}
-	sc, _ := p.scratch.Get().(*pivotScratch)
 	if sc == nil {
-		sc = &pivotScratch{}
+		sc = p.getScratch()
+		defer p.scratch.Put(sc)
 	}
-	defer p.scratch.Put(sc)
 	words := (nbits + 31) / 32
 	if cap(sc.visited) < words {
 		sc.visited = make([]uint32, words)
@@ -268,6 +268,14 @@ func (p *pivotRegex) find(s string, dst []int) (m []int, ok bool) {
 		}
 		q += 1 + k
 	}
+}
+
+// getScratch takes a scratch from the pool; Put it back when done.
+func (p *pivotRegex) getScratch() *pivotScratch {
+	if sc, ok := p.scratch.Get().(*pivotScratch); ok {
+		return sc
+	}
+	return &pivotScratch{}
 }
 
 // try runs the program anchored at st; on a match sc.cap holds it.

@@ -26,7 +26,7 @@ func TestPivotRegexMatchesGo(t *testing.T) {
 		t.Helper()
 		pat := re.String()
 		tried++
-		got, ok := pv.find(s, nil)
+		got, ok := pv.find(s, nil, nil)
 		if !ok {
 			if asciiOnly(s) && len(s) < 1000 {
 				t.Errorf("%q on %q: the pivot matcher declined an ASCII string", pat, s)

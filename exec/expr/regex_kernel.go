@@ -33,9 +33,9 @@ func compileMatch(pat, flags string) (*regexp.Regexp, error) {
 // submatchIndex is re.FindStringSubmatchIndex(s) (appending to dst when
 // the pivot matcher answers), with the pivot matcher pv when not nil and
 // the required-literal test otherwise.
-func submatchIndex(re *regexp.Regexp, pv *pivotRegex, s string, dst []int) []int {
+func submatchIndex(re *regexp.Regexp, pv *pivotRegex, s string, dst []int, sc *pivotScratch) []int {
 	if pv != nil {
-		if m, ok := pv.find(s, dst); ok {
+		if m, ok := pv.find(s, dst, sc); ok {
 			return m
 		}
 		return re.FindStringSubmatchIndex(s)
@@ -65,7 +65,13 @@ func regexpScan(args []arrow.Array, n int, found func(s string, m []int) error) 
 		pv             *pivotRegex
 		lastPat, lastF string
 		idx            []int
+		sc             *pivotScratch // pv's, for the rows of one pattern
 	)
+	defer func() {
+		if sc != nil {
+			pv.scratch.Put(sc)
+		}
+	}()
 	for i := 0; i < n; i++ {
 		if strs.IsNull(i) || pats.IsNull(i) || flags != nil && flags.IsNull(i) {
 			if err := found("", nil); err != nil {
@@ -82,10 +88,17 @@ func regexpScan(args []arrow.Array, n int, found func(s string, m []int) error) 
 			if re, err = compileMatch(pat, fl); err != nil {
 				return err
 			}
+			if sc != nil {
+				pv.scratch.Put(sc)
+				sc = nil
+			}
 			pv, lastPat, lastF = pivotFor(re), pat, fl
+			if pv != nil {
+				sc = pv.getScratch()
+			}
 		}
 		s := strs.Value(i)
-		m := submatchIndex(re, pv, s, idx[:0])
+		m := submatchIndex(re, pv, s, idx[:0], sc)
 		if m != nil {
 			idx = m
 		}
