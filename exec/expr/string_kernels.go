@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -64,6 +65,36 @@ func caseMap(f func(string) string, lo, hi byte) kernel {
 		defer d.Release()
 		return array.MakeFromData(d), nil
 	}
+}
+
+// splitPartKernel is split_part over arrays, writing the fields straight
+// into the result's buffers. Strict: callKernel passes non-NULL rows only.
+func splitPartKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+	strs, ok1 := args[0].(*array.String)
+	delims, ok2 := args[1].(*array.String)
+	if !ok1 || !ok2 {
+		return nil, pgerr.Internal("split_part: arguments are not text arrays")
+	}
+	pos := make([]int64, n)
+	readInt(args[2], pos)
+	offs := make([]int32, n+1)
+	var data []byte
+	for i := 0; i < n; i++ {
+		if pos[i] == 0 {
+			return nil, errFieldZero
+		}
+		data = append(data, splitField(strs.Value(i), delims.Value(i), pos[i])...)
+		if len(data) > math.MaxInt32 {
+			return nil, checkBuild(ctx, int64(len(data)))
+		}
+		offs[i+1] = int32(len(data))
+	}
+	if err := checkBuild(ctx, int64(len(data))); err != nil {
+		return nil, err
+	}
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.GetBytes(offs)), memory.NewBufferBytes(data)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d), nil
 }
 
 // asciiWithout reports whether the bytes are ASCII without any in lo..hi:

@@ -47,3 +47,43 @@ func TestLowerOfSlice(t *testing.T) {
 		t.Fatalf("got %#v, want %#v", got, want)
 	}
 }
+
+// TestSplitField: split_part's field against strings.Split, for fields
+// counted from both ends, multi-byte and empty delimiters, empty fields.
+func TestSplitField(t *testing.T) {
+	splitRef := func(s, d string, n int64) string {
+		if s == "" {
+			return ""
+		}
+		parts := []string{s}
+		if d != "" {
+			parts = strings.Split(s, d)
+		}
+		if n < 0 {
+			n += int64(len(parts)) + 1
+		}
+		if n < 1 || n > int64(len(parts)) {
+			return ""
+		}
+		return parts[n-1]
+	}
+	for _, s := range []string{"", "a", "/", "a/b", "//x//", "https://www.nexmark.com/abc/def/ghi/item.htm?query=1", "aXXbXXXc"} {
+		for _, d := range []string{"/", "XX", "", "//", "z"} {
+			for n := int64(-7); n <= 7; n++ {
+				if n == 0 {
+					continue
+				}
+				if got, want := splitField(s, d, n), splitRef(s, d, n); got != want {
+					t.Errorf("split_part(%q, %q, %d) = %q, want %q", s, d, n, got, want)
+				}
+			}
+		}
+	}
+	b := batch(t, col{types.TText, []types.Value{"a/b/c", nil, "x"}}, col{types.TInt4, []types.Value{int64(2), int64(1), int64(0)}})
+	sp := call(t, "split_part", ref(0, types.TText), lit("/"), ref(1, types.TInt4))
+	if _, err := evalValues(t, sp, b); err == nil || !strings.Contains(err.Error(), "field position must not be zero") {
+		t.Fatalf("field 0: %v", err)
+	}
+	b2 := batch(t, col{types.TText, []types.Value{"a/b/c", nil, "x"}}, col{types.TInt4, []types.Value{int64(2), int64(1), int64(-1)}})
+	expectValues(t, sp, b2, "b", nil, "x")
+}
