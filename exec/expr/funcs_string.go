@@ -287,15 +287,7 @@ func init() {
 			}
 			return strings.Repeat(s(a, 0), int(k)), nil
 		}),
-		rowFn("replace", TX, []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			if s(a, 1) == "" {
-				return s(a, 0), nil
-			}
-			if err := replacedLength(s(a, 0), s(a, 1), s(a, 2)); err != nil {
-				return nil, err
-			}
-			return strings.ReplaceAll(s(a, 0), s(a, 1), s(a, 2)), nil
-		}),
+		&Func{Name: "replace", Args: []types.T{TX, TX, TX}, Return: TX, Strict: true, Kernel: replaceKernel},
 		&Func{Name: "split_part", Args: []types.T{TX, TX, I4}, Return: TX, Strict: true, Kernel: splitPartKernel},
 		rowFn("left", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return leftRight(s(a, 0), n(a, 1), true), nil }),
 		rowFn("right", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return leftRight(s(a, 0), n(a, 1), false), nil }),

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -84,6 +85,55 @@ func splitPartKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, erro
 			return nil, errFieldZero
 		}
 		data = append(data, splitField(strs.Value(i), delims.Value(i), pos[i])...)
+		if len(data) > math.MaxInt32 {
+			return nil, checkBuild(ctx, int64(len(data)))
+		}
+		offs[i+1] = int32(len(data))
+	}
+	if err := checkBuild(ctx, int64(len(data))); err != nil {
+		return nil, err
+	}
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.GetBytes(offs)), memory.NewBufferBytes(data)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d), nil
+}
+
+// replaceKernel is replace(string, from, to) over arrays, writing the
+// result straight into its buffers (a string without from is copied as
+// it is). Strict: callKernel passes non-NULL rows only.
+func replaceKernel(ctx *Context, args []arrow.Array, n int) (arrow.Array, error) {
+	strs, ok1 := args[0].(*array.String)
+	froms, ok2 := args[1].(*array.String)
+	tos, ok3 := args[2].(*array.String)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, pgerr.Internal("replace: arguments are not text arrays")
+	}
+	offs := make([]int32, n+1)
+	data := make([]byte, 0, len(strs.ValueBytes()))
+	for i := 0; i < n; i++ {
+		s, from, to := strs.Value(i), froms.Value(i), tos.Value(i)
+		start := len(data)
+		if from == "" {
+			data = append(data, s...)
+		} else {
+			if err := replacedLength(s, from, to); err != nil {
+				return nil, err
+			}
+			for {
+				j := strings.Index(s, from)
+				if j < 0 {
+					data = append(data, s...)
+					break
+				}
+				data = append(append(data, s[:j]...), to...)
+				s = s[j+len(from):]
+			}
+		}
+		if sz := len(data) - start; sz > 1<<20 {
+			if err := membudget.AllocRequest(int64(sz) + 4); err != nil {
+				return nil, err
+			}
+		}
 		if len(data) > math.MaxInt32 {
 			return nil, checkBuild(ctx, int64(len(data)))
 		}

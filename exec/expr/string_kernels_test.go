@@ -87,3 +87,24 @@ func TestSplitField(t *testing.T) {
 	b2 := batch(t, col{types.TText, []types.Value{"a/b/c", nil, "x"}}, col{types.TInt4, []types.Value{int64(2), int64(1), int64(-1)}})
 	expectValues(t, sp, b2, "b", nil, "x")
 }
+
+// TestReplaceKernel: replace() over a column against strings.ReplaceAll
+// (an empty pattern leaves the string as it is), NULLs included.
+func TestReplaceKernel(t *testing.T) {
+	strs := []types.Value{"abcabc", "", nil, "xyz", "aaa", "cc c"}
+	froms := []types.Value{"b", "a", "a", "", "aa", "c"}
+	tos := []types.Value{"XY", "z", "z", "q", "b", ""}
+	b := batch(t, col{types.TText, strs}, col{types.TText, froms}, col{types.TText, tos})
+	want := make([]types.Value, len(strs))
+	for i, s := range strs {
+		if s == nil {
+			continue
+		}
+		if froms[i] == "" {
+			want[i] = s
+		} else {
+			want[i] = strings.ReplaceAll(s.(string), froms[i].(string), tos[i].(string))
+		}
+	}
+	expectValues(t, call(t, "replace", ref(0, types.TText), ref(1, types.TText), ref(2, types.TText)), b, want...)
+}
