@@ -74,6 +74,13 @@ func (e *Subscript) String() string { return "(" + e.E.String() + ")[" + e.Index
 
 // Eval picks element Index (1-based) of each row's array; NULL when out of range.
 func (e *Subscript) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
+	if c, ok := e.E.(*Call); ok && c.Fn.Element != nil {
+		if k, ok := e.Index.(*Const); ok && k.V != nil {
+			if kv, ok := k.V.(int64); ok {
+				return c.evalElement(ctx, b, kv)
+			}
+		}
+	}
 	a, err := e.E.Eval(ctx, b)
 	if err != nil {
 		return nil, err

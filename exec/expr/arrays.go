@@ -244,12 +244,20 @@ func takePrim[T arrow.FixedWidthType](a arrow.Array, v []T, idx []int) arrow.Arr
 	return makePrim(a.DataType(), out, bm)
 }
 
-// sliceBatch returns the rows idx of b as a new batch (used to evaluate a
-// sub-expression only on the rows that need it).
-func sliceBatch(mem memory.Allocator, b arrow.RecordBatch, idx []int) arrow.RecordBatch {
+// sliceBatch returns the rows idx of b as a new batch, for evaluating e
+// only on the rows that need it. The columns e does not read are not
+// copied: they stay in the batch (whose schema e's column references
+// index) as a slice of their first len(idx) rows, never read.
+func sliceBatch(mem memory.Allocator, b arrow.RecordBatch, idx []int, e Expr) arrow.RecordBatch {
+	used := make([]bool, b.NumCols())
+	all := !readsColumns(e, used) // reads.go
 	cols := make([]arrow.Array, b.NumCols())
 	for i := range cols {
-		cols[i] = takeRows(mem, b.Column(i), idx)
+		if all || used[i] {
+			cols[i] = takeRows(mem, b.Column(i), idx)
+		} else {
+			cols[i] = array.NewSlice(b.Column(i), 0, int64(len(idx)))
+		}
 	}
 	r := array.NewRecordBatch(b.Schema(), cols, int64(len(idx)))
 	for _, c := range cols {

@@ -59,6 +59,20 @@ func (e *Call) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 	return callKernel(ctx, e.Fn, args, n)
 }
 
+// evalElement evaluates e(args)[k] with the function's Element kernel.
+func (e *Call) evalElement(ctx *Context, b arrow.RecordBatch, k int64) (arrow.Array, error) {
+	args := make([]arrow.Array, len(e.Args))
+	defer releaseAll(args)
+	for i, a := range e.Args {
+		v, err := a.Eval(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	return e.Fn.Element(ctx, args, int(b.NumRows()), k)
+}
+
 func callKernel(ctx *Context, f *Func, args []arrow.Array, n int) (arrow.Array, error) {
 	if f.Kernel == nil {
 		return nil, pgerr.Unsupported("function %s is not implemented", f.Name)

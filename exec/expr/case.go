@@ -20,7 +20,7 @@ func evalCompact(ctx *Context, e Expr, b arrow.RecordBatch, rows []int) (arrow.A
 	if len(rows) == int(b.NumRows()) {
 		return e.Eval(ctx, b)
 	}
-	sub := sliceBatch(ctx.Allocator(), b, rows)
+	sub := sliceBatch(ctx.Allocator(), b, rows, e)
 	defer sub.Release()
 	return e.Eval(ctx, sub)
 }
@@ -50,39 +50,21 @@ func assemble(ctx *Context, t types.T, parts []arrow.Array, pick []int) (arrow.A
 func (e *Case) Type() types.T { return e.T }
 
 // Eval evaluates each WHEN on the rows not yet matched and each THEN on the
-// rows its WHEN matched.
+// rows its WHEN matched. A CASE whose WHENs all compare one expression
+// with constants goes through evalSimple (case_simple.go).
 func (e *Case) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
+	if x, consts := e.simpleSubject(); x != nil {
+		if out, ok, err := e.evalSimple(ctx, b, x, consts); ok || err != nil {
+			return out, err
+		}
+	}
 	n := int(b.NumRows())
 	remaining := make([]int, n)
 	for i := range remaining {
 		remaining[i] = i
 	}
-	pick := make([]int, n)
-	for i := range pick {
-		pick[i] = -1
-	}
-	var parts []arrow.Array
-	defer func() { releaseAll(parts) }()
-	base := 0
-	addPart := func(res Expr, rows []int) error {
-		if len(rows) == 0 {
-			return nil
-		}
-		a, err := evalCompact(ctx, res, b, rows)
-		if err != nil {
-			return err
-		}
-		a, err = castTo(ctx, a, res.Type(), e.T)
-		if err != nil {
-			return err
-		}
-		parts = append(parts, a)
-		for k, r := range rows {
-			pick[r] = base + k
-		}
-		base += len(rows)
-		return nil
-	}
+	br := e.newBranches(ctx, b)
+	defer br.release()
 	for _, w := range e.Whens {
 		if len(remaining) == 0 {
 			break
@@ -101,18 +83,60 @@ func (e *Case) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 			}
 		}
 		c.Release()
-		if err := addPart(w.Result, hit); err != nil {
+		if err := br.add(w.Result, hit); err != nil {
 			return nil, err
 		}
 		remaining = rest
 	}
 	if e.Else != nil {
-		if err := addPart(e.Else, remaining); err != nil {
+		if err := br.add(e.Else, remaining); err != nil {
 			return nil, err
 		}
 	}
-	return assemble(ctx, e.T, parts, pick)
+	return assemble(ctx, e.T, br.parts, br.pick)
 }
+
+// branches collects the results of a CASE's branches, each evaluated on
+// its rows, and where each row's value is among them.
+type branches struct {
+	ctx   *Context
+	b     arrow.RecordBatch
+	t     types.T
+	parts []arrow.Array
+	pick  []int // row -> index into the concatenated parts (-1: NULL)
+	base  int
+}
+
+func (e *Case) newBranches(ctx *Context, b arrow.RecordBatch) *branches {
+	pick := make([]int, b.NumRows())
+	for i := range pick {
+		pick[i] = -1
+	}
+	return &branches{ctx: ctx, b: b, t: e.T, pick: pick}
+}
+
+// add evaluates res on rows.
+func (br *branches) add(res Expr, rows []int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	a, err := evalCompact(br.ctx, res, br.b, rows)
+	if err != nil {
+		return err
+	}
+	a, err = castTo(br.ctx, a, res.Type(), br.t)
+	if err != nil {
+		return err
+	}
+	br.parts = append(br.parts, a)
+	for k, r := range rows {
+		br.pick[r] = br.base + k
+	}
+	br.base += len(rows)
+	return nil
+}
+
+func (br *branches) release() { releaseAll(br.parts) }
 
 // castTo converts a to type to when its SQL type differs (the binder
 // normally coerces branches already).

@@ -240,12 +240,9 @@ func init() {
 			}
 			return regexpReplace(s(a, 0), s(a, 1), s(a, 2), s(a, 3))
 		}),
-		rowFn("regexp_match", types.ArrayOf(TX), []types.T{TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return regexpMatch(s(a, 0), s(a, 1), "")
-		}),
-		rowFn("regexp_match", types.ArrayOf(TX), []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return regexpMatch(s(a, 0), s(a, 1), s(a, 2))
-		}),
+		// regex_kernel.go: over whole arrays.
+		&Func{Name: "regexp_match", Args: []types.T{TX, TX}, Return: types.ArrayOf(TX), Strict: true, Kernel: regexpMatchKernel, Element: regexpGroupKernel, nullSafe: true},
+		&Func{Name: "regexp_match", Args: []types.T{TX, TX, TX}, Return: types.ArrayOf(TX), Strict: true, Kernel: regexpMatchKernel, Element: regexpGroupKernel, nullSafe: true},
 	)
 	// string_to_array's delimiter and null string may be NULL: not strict.
 	for _, args := range [][]types.T{{TX, TX}, {TX, TX, TX}} {
@@ -471,15 +468,7 @@ func regexpReplace(s, pat, repl, flags string) (types.Value, error) {
 }
 
 func regexpMatch(s, pat, flags string) (types.Value, error) {
-	global, src, err := regexFlags(pat, flags)
-	if err != nil {
-		return nil, err
-	}
-	if global {
-		return nil, pgerr.New(pgerr.InvalidParameterValue, "regexp_match() does not support the \"global\" option").
-			WithHint("Use the regexp_matches function instead.")
-	}
-	re, err := compileRegexRaw(src)
+	re, err := compileMatch(pat, flags) // regex_kernel.go
 	if err != nil {
 		return nil, err
 	}
@@ -487,10 +476,7 @@ func regexpMatch(s, pat, flags string) (types.Value, error) {
 }
 
 func matchGroups(re *regexp.Regexp, s string) types.Value {
-	if cannotMatch(re, s) { // regex_literal.go
-		return nil
-	}
-	m := re.FindStringSubmatchIndex(s)
+	m := submatchIndex(re, pivotFor(re), s, nil, nil) // regex_kernel.go
 	if m == nil {
 		return nil
 	}

@@ -135,27 +135,43 @@ func leftRight(s string, n int64, left bool) string {
 
 func splitPart(s, delim string, n int64) (types.Value, error) {
 	if n == 0 {
-		return nil, pgerr.New(pgerr.InvalidParameterValue, "field position must not be zero")
+		return nil, errFieldZero
 	}
-	var parts []string
-	if delim == "" {
-		parts = []string{s}
-	} else {
-		parts = strings.Split(s, delim)
-	}
+	return splitField(s, delim, n), nil
+}
+
+var errFieldZero = pgerr.New(pgerr.InvalidParameterValue, "field position must not be zero")
+
+// splitField is field n (not 0) of s split at delim, counted from the end
+// when negative, "" when there is no such field (a slice of s: nothing
+// is allocated). An empty delimiter leaves s as one field.
+func splitField(s, delim string, n int64) string {
 	if s == "" {
-		return "", nil
+		return ""
+	}
+	if delim == "" {
+		if n == 1 || n == -1 {
+			return s
+		}
+		return ""
 	}
 	if n < 0 {
-		n = int64(len(parts)) + n + 1
+		n += int64(strings.Count(s, delim)) + 2
 		if n < 1 {
-			return "", nil
+			return ""
 		}
 	}
-	if n > int64(len(parts)) {
-		return "", nil
+	for ; n > 1; n-- {
+		i := strings.Index(s, delim)
+		if i < 0 {
+			return ""
+		}
+		s = s[i+len(delim):]
 	}
-	return parts[n-1], nil
+	if i := strings.Index(s, delim); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // sqlKeywords are the reserved words quote_ident must quote.
@@ -271,18 +287,8 @@ func init() {
 			}
 			return strings.Repeat(s(a, 0), int(k)), nil
 		}),
-		rowFn("replace", TX, []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
-			if s(a, 1) == "" {
-				return s(a, 0), nil
-			}
-			if err := replacedLength(s(a, 0), s(a, 1), s(a, 2)); err != nil {
-				return nil, err
-			}
-			return strings.ReplaceAll(s(a, 0), s(a, 1), s(a, 2)), nil
-		}),
-		rowFn("split_part", TX, []types.T{TX, TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return splitPart(s(a, 0), s(a, 1), n(a, 2))
-		}),
+		&Func{Name: "replace", Args: []types.T{TX, TX, TX}, Return: TX, Strict: true, Kernel: replaceKernel},
+		&Func{Name: "split_part", Args: []types.T{TX, TX, I4}, Return: TX, Strict: true, Kernel: splitPartKernel},
 		rowFn("left", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return leftRight(s(a, 0), n(a, 1), true), nil }),
 		rowFn("right", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return leftRight(s(a, 0), n(a, 1), false), nil }),
 		rowFn("lpad", TX, []types.T{TX, I4}, func(_ *Context, a []types.Value) (types.Value, error) { return pad(s(a, 0), n(a, 1), " ", true) }),

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
 	"github.com/streamsql/streamsql/types"
@@ -105,6 +106,27 @@ func (e *InList) hashProbe(ctx *Context, l arrow.Array) (arrow.Array, bool) {
 	n := l.Len()
 	found, null := newBits(n), newBits(n)
 	lm := validity(l)
+	if sa, ok := l.(*array.String); ok && t.IsString() {
+		// text: the set by string, the rows read without boxing them
+		strs := make(map[string]struct{}, len(set))
+		for v := range set {
+			s, ok := v.(string)
+			if !ok {
+				return nil, false
+			}
+			strs[s] = struct{}{}
+		}
+		for i := 0; i < n; i++ {
+			if !isValid(lm, i) {
+				bitutil.SetBit(null, i)
+			} else if _, ok := strs[sa.Value(i)]; ok {
+				bitutil.SetBit(found, i)
+			} else if hasNull {
+				bitutil.SetBit(null, i)
+			}
+		}
+		return inResult(n, found, null, e.Not), true
+	}
 	for i := 0; i < n; i++ {
 		if !isValid(lm, i) {
 			bitutil.SetBit(null, i)

@@ -43,7 +43,7 @@ func evalRows(ctx *Context, e Expr, b arrow.RecordBatch, rows []int) (arrow.Arra
 	if len(rows) == 0 {
 		return allNull(mem, e.Type().ArrowType(), n), nil
 	}
-	sub := sliceBatch(mem, b, rows)
+	sub := sliceBatch(mem, b, rows, e)
 	defer sub.Release()
 	r, err := e.Eval(ctx, sub)
 	if err != nil {

@@ -58,6 +58,12 @@ type Func struct {
 	// Kernel evaluates the function over argument arrays of equal length n.
 	Kernel func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error)
 
+	// Element, when set, evaluates element k (1-based) of the array the
+	// function returns, f(args)[k], without building the arrays; NULL
+	// arguments give NULL (for a Strict function) and the kernel handles
+	// them itself. Subscript uses it for a constant k.
+	Element func(ctx *Context, args []arrow.Array, n int, k int64) (arrow.Array, error)
+
 	// nullSafe marks built-in kernels that handle NULL rows themselves.
 	nullSafe bool
 }
