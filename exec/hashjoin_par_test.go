@@ -40,7 +40,11 @@ func TestParallelHashJoinEqualsSerial(t *testing.T) {
 	withProcs(t, 4)
 	r := rand.New(rand.NewSource(11))
 	kinds := []JoinKind{InnerJoin, LeftJoin, SemiJoin, AntiJoin, RightJoin, FullJoin}
-	for trial := 0; trial < 30; trial++ {
+	trials := 30
+	if testing.Short() {
+		trials = 8
+	}
+	for trial := 0; trial < trials; trial++ {
 		span := []int64{50, 3000, 1 << 40}[r.Intn(3)]
 		base := r.Int63n(1000) - 500
 		left := joinInput(r, 1000+r.Intn(15000), base, span, 1+r.Intn(2000))
