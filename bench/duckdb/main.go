@@ -154,9 +154,9 @@ func runOurs(n exec.Node, threads int) (int, error) {
 	}
 }
 
-func load(db *sql.DB, conn *sql.Conn, ts ...*table) error {
+func load(conn *sql.Conn, ts ...*table) error {
 	for _, t := range ts {
-		if _, err := db.Exec("CREATE TABLE " + t.name + " (k BIGINT, v BIGINT)"); err != nil {
+		if _, err := conn.ExecContext(context.Background(), "CREATE TABLE "+t.name+" (k BIGINT, v BIGINT)"); err != nil {
 			return err
 		}
 		err := conn.Raw(func(dc any) error {
@@ -211,7 +211,7 @@ func run(reps int, queries []string) error {
 		return err
 	}
 	defer conn.Close()
-	if err := load(db, conn, agg, big, small, srt); err != nil {
+	if err := load(conn, agg, big, small, srt); err != nil {
 		return err
 	}
 	runtime.GC()
