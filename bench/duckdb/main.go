@@ -1,3 +1,5 @@
+//go:build duckdb_arrow
+
 // Command duckdb runs the batch benchmarks of streamsql's exec package
 // (GROUP BY over 10M rows and 10k keys, a hash join of 1M by 100k rows,
 // ORDER BY over 1M rows) next to DuckDB on the same data, at 1 and 2
@@ -5,7 +7,10 @@
 // of each run and their medians. It is a module of its own so that the
 // server does not depend on DuckDB (cgo).
 //
-//	cd bench/duckdb && go run . -reps 5
+//	cd bench/duckdb && go run -tags duckdb_arrow . -reps 5
+//
+// DuckDB's results are read through its Arrow interface (build tag
+// duckdb_arrow).
 package main
 
 import (
@@ -113,12 +118,34 @@ func plans(agg, big, small, srt *table) (map[string]exec.Node, error) {
 	}, nil
 }
 
-// duckSQL materializes each result in DuckDB (a temporary table), as the
-// streamsql plans materialize theirs in Arrow batches.
+// duckSQL are the same queries for DuckDB, whose results are read as Arrow
+// record batches (its Arrow interface), as the streamsql plans return
+// theirs.
 var duckSQL = map[string]string{
-	"groupby": "CREATE OR REPLACE TEMP TABLE r AS SELECT k, count(*), sum(v), avg(v) FROM t10m GROUP BY k",
-	"join":    "CREATE OR REPLACE TEMP TABLE r AS SELECT * FROM big JOIN small ON big.k = small.k",
-	"orderby": "CREATE OR REPLACE TEMP TABLE r AS SELECT * FROM t1m ORDER BY v",
+	"groupby": "SELECT k, count(*), sum(v), avg(v) FROM t10m GROUP BY k",
+	"join":    "SELECT * FROM big JOIN small ON big.k = small.k",
+	"orderby": "SELECT * FROM t1m ORDER BY v",
+}
+
+// runDuck runs q through DuckDB's Arrow interface and counts the rows.
+func runDuck(conn *sql.Conn, q string) (int, error) {
+	rows := 0
+	err := conn.Raw(func(dc any) error {
+		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		rdr, err := ar.QueryContext(context.Background(), q)
+		if err != nil {
+			return err
+		}
+		defer rdr.Release()
+		for rdr.Next() {
+			rows += int(rdr.RecordBatch().NumRows())
+		}
+		return rdr.Err()
+	})
+	return rows, err
 }
 
 var wantRows = map[string]int{"groupby": 10_000, "join": 1_000_000, "orderby": 1_000_000}
@@ -236,9 +263,7 @@ func run(reps int, queries []string) error {
 						runtime.GOMAXPROCS(2)
 						if _, err = conn.ExecContext(context.Background(), fmt.Sprintf("SET threads = %d", threads)); err == nil {
 							w0, c0 = time.Now(), cpuNow()
-							if _, err = conn.ExecContext(context.Background(), duckSQL[q]); err == nil {
-								err = conn.QueryRowContext(context.Background(), "SELECT count(*) FROM r").Scan(&rows)
-							}
+							rows, err = runDuck(conn, duckSQL[q])
 						}
 					}
 					s := sample{time.Since(w0), cpuNow() - c0}
