@@ -158,13 +158,6 @@ func (it *hashJoinIter) Next() (_ arrow.RecordBatch, err error) {
 	return it.step(it.build, it.probe)
 }
 
-func (it *hashJoinIter) Close() error {
-	if it.par != nil {
-		it.par.pm.stop()
-	}
-	return it.joinDriver.Close()
-}
-
 // probe matches one left batch against the index.
 func (it *hashJoinIter) probe(b arrow.RecordBatch) error {
 	var err error
