@@ -399,6 +399,7 @@ func (s *Session) execContext(ctx context.Context, params []types.Value) *exec.C
 	ec := &exec.Context{Eval: s.evalContext(ctx, params)}
 	ec.Eval.Budget = s.eng.queryBudget(s.set)
 	ec.TempDir = s.eng.tempDir
+	ec.Workers = s.set.parallelWorkers()
 	return ec
 }
 

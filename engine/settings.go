@@ -308,6 +308,23 @@ func (st *settings) searchPath() []string {
 	return out
 }
 
+// parallelWorkers is how many goroutines one batch operator (a GROUP BY
+// HashAgg, a HashJoin's probe) may use: itself plus
+// max_parallel_workers_per_gather helpers, no more than
+// max_parallel_workers allows (as PostgreSQL's Gather plans its workers);
+// exec caps it at GOMAXPROCS. 0 for either setting runs serially.
+func (st *settings) parallelWorkers() int {
+	per, err1 := strconv.Atoi(strings.TrimSpace(st.vals["max_parallel_workers_per_gather"]))
+	all, err2 := strconv.Atoi(strings.TrimSpace(st.vals["max_parallel_workers"]))
+	if err1 != nil || err2 != nil || per <= 0 || all == 0 {
+		return 1
+	}
+	if all > 0 {
+		per = min(per, all)
+	}
+	return 1 + per
+}
+
 // statementTimeout returns statement_timeout (0 = none).
 func (st *settings) statementTimeout() time.Duration {
 	d, _ := parseDuration(st.vals["statement_timeout"])

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"math/rand"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -30,10 +31,12 @@ func benchSource(n, keys int, seed int64) *srcNode {
 	return s
 }
 
+// benchRun runs n b.N times with as many workers as GOMAXPROCS allows
+// (go test -cpu 1,2 measures the serial and the parallel paths).
 func benchRun(b *testing.B, n Node) int {
 	rowsOut := 0
 	for i := 0; i < b.N; i++ {
-		it, err := n.Open(&Context{Eval: &expr.Context{Ctx: context.Background()}})
+		it, err := n.Open(&Context{Eval: &expr.Context{Ctx: context.Background()}, Workers: runtime.GOMAXPROCS(0)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -50,6 +50,11 @@ type Context struct {
 	// Analyze, when set, counts rows, loops and time per node for EXPLAIN
 	// ANALYZE (see OpenNode).
 	Analyze *Analyze
+	// Workers is how many goroutines one HashAgg (with GROUP BY) or
+	// HashJoin probe of the statement may use, GOMAXPROCS at most; 0 or 1
+	// runs every operator on the calling goroutine. The engine sets it to
+	// 1 + max_parallel_workers_per_gather (see exec/parallel.go).
+	Workers int
 }
 
 // DefaultBatchSize is the number of rows operators aim for in one batch.

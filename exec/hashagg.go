@@ -59,10 +59,33 @@ func (h *HashAgg) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w := workers(ctx); w > 1 && h.parallelOK() {
+		return &parAggIter{ctx: ctx, h: h, in: in, w: w}, nil
+	}
 	acct := membudget.NewAccount(budgetOf(ctx))
 	it := &hashAggIter{ctx: ctx, h: h, in: in, acct: acct}
 	it.canSpill = len(h.GroupBy) > 0 && ctx != nil && ctx.TempDir != "" && budgetOf(ctx).WorkMem() > 0
 	return it, nil
+}
+
+// parallelOK reports whether the aggregation can run partitioned over
+// several goroutines (hashagg_par.go): it has group keys, and every
+// expression it evaluates is parallelSafe.
+func (h *HashAgg) parallelOK() bool {
+	if len(h.GroupBy) == 0 || !parallelSafe(h.GroupBy...) {
+		return false
+	}
+	for _, a := range h.Aggs {
+		if !parallelSafe(a.Args...) || !parallelSafe(a.Filter) {
+			return false
+		}
+		for _, k := range a.OrderBy {
+			if !parallelSafe(k.E) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // groupBytes is what one more group costs beyond its key values: its hash
@@ -81,36 +104,61 @@ func stateBytes(states []aggState) int64 {
 	return n
 }
 
+// aggRun is the in-memory part of one aggregation pass: the hash table,
+// the states, and the group key values in group order. Used by one
+// goroutine at a time.
+type aggRun struct {
+	table    *hashTable // nil without GROUP BY
+	states   []aggState
+	keyParts [][]arrow.Array // per key column, parts in group order
+	ngroups  int
+	kept     int64 // state bytes charged so far
+	gids     []int32
+	fgids    []int32
+}
+
+// newRun makes an empty run of h's aggregation.
+func newRun(ctx *Context, h *HashAgg) (*aggRun, error) {
+	r := &aggRun{states: make([]aggState, len(h.Aggs)), keyParts: make([][]arrow.Array, len(h.GroupBy))}
+	for i := range h.Aggs {
+		st, err := newAggState(ctx, &h.Aggs[i])
+		if err != nil {
+			return nil, err
+		}
+		r.states[i] = st
+	}
+	if len(h.GroupBy) > 0 {
+		r.table = newHashTable(exprTypes(h.GroupBy))
+	}
+	return r, nil
+}
+
 // pass aggregates the batches next returns (the input, or a spill
 // partition at depth > 0) and returns the result batches of the groups it
 // kept in memory; with spilling allowed, rows of groups it did not keep go
 // to new partitions (it.parts).
-func (it *hashAggIter) pass(next func() (arrow.RecordBatch, error), depth int) (_ []arrow.RecordBatch, err error) {
-	ctx, h := it.ctx, it.h
+func (it *hashAggIter) pass(next func() (arrow.RecordBatch, error), depth int) ([]arrow.RecordBatch, error) {
+	r, err := newRun(it.ctx, it.h)
+	if err != nil {
+		return nil, err
+	}
+	return it.passFrom(r, next, depth)
+}
+
+// passFrom is pass starting from the groups of r (empty, or merged from
+// parallel workers), whose memory it.acct holds.
+func (it *hashAggIter) passFrom(r *aggRun, next func() (arrow.RecordBatch, error), depth int) (_ []arrow.RecordBatch, err error) {
+	ctx := it.ctx
 	var sp *aggSpiller // non-nil once new groups go to partitions
 	defer func() {
 		if err != nil && sp != nil {
 			sp.abort()
 		}
 	}()
-	mem := alloc(ctx)
-	states := make([]aggState, len(h.Aggs))
-	for i := range h.Aggs {
-		st, err := newAggState(ctx, &h.Aggs[i])
-		if err != nil {
-			return nil, err
-		}
-		states[i] = st
-	}
-	var table *hashTable
-	if len(h.GroupBy) > 0 {
-		table = newHashTable(exprTypes(h.GroupBy))
-	}
 	canSpill := it.canSpill && depth < maxAggSpillDepth
-	keyParts := make([][]arrow.Array, len(h.GroupBy)) // group key values, in group order
-	ngroups := 0
-	var gids, fgids []int32
-	var kept int64 // state bytes charged so far
+	if canSpill && r.ngroups > 0 && it.acct.OverWorkMem() {
+		sp = &aggSpiller{ctx: ctx, depth: depth}
+	}
 	for {
 		if err := canceled(ctx); err != nil {
 			return nil, err
@@ -122,52 +170,8 @@ func (it *hashAggIter) pass(next func() (arrow.RecordBatch, error), depth int) (
 		if b == nil {
 			break
 		}
-		n := int(b.NumRows())
-		if table != nil {
-			keys, err := evalAll(ctx, h.GroupBy, b)
-			if err != nil {
-				return nil, err
-			}
-			if sp != nil {
-				gids = table.lookup(keys, n, gids, false)
-				if err := sp.spill(b, gids, table.hv[:n]); err != nil {
-					return nil, err
-				}
-			} else {
-				gids = table.insert(keys, n, gids, false)
-			}
-			if len(table.newRows) > 0 {
-				grown := int64(len(table.newRows)) * int64(groupBytes+8*len(h.Aggs))
-				for k, a := range keys {
-					part := takeArray(mem, a, table.newRows)
-					grown += arrayBytes(part)
-					keyParts[k] = append(keyParts[k], part)
-				}
-				if err := it.acct.Grow(grown); err != nil {
-					return nil, err
-				}
-			}
-			ngroups = table.len()
-		} else {
-			if cap(gids) < n {
-				gids = make([]int32, n)
-			}
-			gids = gids[:n]
-			ngroups = 1
-		}
-		for i := range h.Aggs {
-			states[i].grow(ngroups)
-			g, err := it.feed(&h.Aggs[i], states[i], b, gids, fgids)
-			if err != nil {
-				return nil, err
-			}
-			fgids = g
-		}
-		if now := stateBytes(states); now > kept {
-			if err := it.acct.Grow(now - kept); err != nil {
-				return nil, err
-			}
-			kept = now
+		if err := it.fold(r, b, sp, it.acct); err != nil {
+			return nil, err
 		}
 		if canSpill && sp == nil && it.acct.OverWorkMem() {
 			sp = &aggSpiller{ctx: ctx, depth: depth}
@@ -182,10 +186,74 @@ func (it *hashAggIter) pass(next func() (arrow.RecordBatch, error), depth int) (
 		it.parts = append(it.parts, parts...)
 		it.spilled += len(parts)
 	}
-	if table == nil {
+	return it.results(r)
+}
+
+// fold aggregates one batch into r, charging what r grows by to acct; with
+// sp set, rows of keys r does not have go to sp's partitions instead.
+func (it *hashAggIter) fold(r *aggRun, b arrow.RecordBatch, sp *aggSpiller, acct *membudget.Account) error {
+	ctx, h := it.ctx, it.h
+	n := int(b.NumRows())
+	if r.table != nil {
+		table := r.table
+		keys, err := evalAll(ctx, h.GroupBy, b)
+		if err != nil {
+			return err
+		}
+		if sp != nil {
+			r.gids = table.lookup(keys, n, r.gids, false)
+			if err := sp.spill(b, r.gids, table.hv[:n]); err != nil {
+				return err
+			}
+		} else {
+			r.gids = table.insert(keys, n, r.gids, false)
+		}
+		if len(table.newRows) > 0 {
+			mem := alloc(ctx)
+			grown := int64(len(table.newRows)) * int64(groupBytes+8*len(h.Aggs))
+			for k, a := range keys {
+				part := takeArray(mem, a, table.newRows)
+				grown += arrayBytes(part)
+				r.keyParts[k] = append(r.keyParts[k], part)
+			}
+			if err := acct.Grow(grown); err != nil {
+				return err
+			}
+		}
+		r.ngroups = table.len()
+	} else {
+		if cap(r.gids) < n {
+			r.gids = make([]int32, n)
+		}
+		r.gids = r.gids[:n]
+		r.ngroups = 1
+	}
+	for i := range h.Aggs {
+		r.states[i].grow(r.ngroups)
+		g, err := it.feed(&h.Aggs[i], r.states[i], b, r.gids, r.fgids)
+		if err != nil {
+			return err
+		}
+		r.fgids = g
+	}
+	if now := stateBytes(r.states); now > r.kept {
+		if err := acct.Grow(now - r.kept); err != nil {
+			return err
+		}
+		r.kept = now
+	}
+	return nil
+}
+
+// results finishes r's states and returns its groups as batches.
+func (it *hashAggIter) results(r *aggRun) ([]arrow.RecordBatch, error) {
+	ctx, h := it.ctx, it.h
+	mem := alloc(ctx)
+	ngroups := r.ngroups
+	if r.table == nil {
 		ngroups = 1
 	}
-	for _, st := range states {
+	for _, st := range r.states {
 		st.grow(ngroups)
 		if f, ok := st.(finisher); ok {
 			if err := f.finish(); err != nil {
@@ -198,18 +266,18 @@ func (it *hashAggIter) pass(next func() (arrow.RecordBatch, error), depth int) (
 	}
 	cols := make([]arrow.Array, 0, len(h.Cols))
 	for k, e := range h.GroupBy {
-		switch len(keyParts[k]) {
+		switch len(r.keyParts[k]) {
 		case 1:
-			cols = append(cols, keyParts[k][0])
+			cols = append(cols, r.keyParts[k][0])
 		default:
-			a, err := array.Concatenate(keyParts[k], mem)
+			a, err := array.Concatenate(r.keyParts[k], mem)
 			if err != nil {
 				return nil, fmt.Errorf("exec: group keys of %s: %w", e, err)
 			}
 			cols = append(cols, a)
 		}
 	}
-	for i, st := range states {
+	for i, st := range r.states {
 		bld := types.NewBuilder(mem, h.Aggs[i].Fn.Return)
 		bld.Reserve(ngroups)
 		for g := 0; g < ngroups; g++ {

@@ -445,3 +445,12 @@ func floatKey(f float64) uint64 {
 	}
 	return math.Float64bits(f)
 }
+
+// view returns a table sharing h's groups with scratch of its own, for
+// lookups from another goroutine; h must no longer change.
+func (h *hashTable) view() *hashTable {
+	v := *h
+	v.hv, v.rowNull, v.enc, v.encOffs, v.newRows = nil, nil, nil, nil, nil
+	v.iv = [2][]int64{}
+	return &v
+}

@@ -182,8 +182,13 @@ func (j *joiner) queue(mem memory.Allocator, left []arrow.Array, ol, or []int32)
 	for s := 0; s < len(ol); s += size {
 		e := min(s+size, len(ol))
 		cols := make([]arrow.Array, 0, len(left)+len(j.right))
+		run := contiguous(ol[s:e])
 		for _, a := range left {
-			cols = append(cols, takeArray(mem, a, ol[s:e]))
+			if run {
+				cols = append(cols, array.NewSlice(a, int64(ol[s]), int64(ol[e-1])+1))
+			} else {
+				cols = append(cols, takeArray(mem, a, ol[s:e]))
+			}
 		}
 		if or != nil {
 			for _, a := range j.right {
@@ -192,6 +197,17 @@ func (j *joiner) queue(mem memory.Allocator, left []arrow.Array, ol, or []int32)
 		}
 		j.out.push(array.NewRecordBatch(j.outSchema, cols, int64(e-s)))
 	}
+}
+
+// contiguous reports whether rows are r, r+1, r+2, ... (a left batch's
+// rows each matched once: the left columns are sliced, not copied).
+func contiguous(rows []int32) bool {
+	for i := 1; i < len(rows); i++ {
+		if rows[i] != rows[0]+int32(i) {
+			return false
+		}
+	}
+	return len(rows) > 0 && rows[0] >= 0
 }
 
 // finishRight queues the unmatched right rows with NULL left columns.
