@@ -120,8 +120,9 @@ func tokenizeDT(s string) ([]dtTok, bool) {
 				i = k
 				continue
 			}
-			// a POSIX-style zone: "UTC+3", "EST5EDT"
-			if j-i >= 3 && j < n && (isDigit(s[j]) || ((s[j] == '+' || s[j] == '-') && j+1 < n && isDigit(s[j+1]))) {
+			// a POSIX-style zone: "UTC+3", "EST5EDT"; not a date word
+			// followed by digits ("97FEB10", as PostgreSQL's ParseDateTime)
+			if j-i >= 3 && j < n && !isDateKeyword(strings.ToLower(s[i:j])) && (isDigit(s[j]) || ((s[j] == '+' || s[j] == '-') && j+1 < n && isDigit(s[j+1]))) {
 				for j < n && (isAlpha(s[j]) || isDigit(s[j]) || s[j] == '+' || s[j] == '-' || s[j] == ':') {
 					j++
 				}
@@ -157,6 +158,18 @@ func tokenizeDT(s string) ([]dtTok, bool) {
 		}
 	}
 	return toks, true
+}
+
+// isDateKeyword says whether w (lower case) is one of PostgreSQL's date
+// keywords (datetktbl: months, days, AM/PM, BC/AD, specials), which end a
+// word even when digits follow.
+func isDateKeyword(w string) bool {
+	_, month := monthNames[w]
+	switch w {
+	case "am", "pm", "ad", "bc", "on", "at":
+		return true
+	}
+	return month || dayNames[w] || specials[w]
 }
 
 var monthNames = map[string]int64{
