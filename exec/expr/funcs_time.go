@@ -256,21 +256,13 @@ func init() {
 			return ageOf(today, instantToWall(int64(a[0].(types.TimestampValue)), loc)), nil
 		}),
 		rowFn("justify_days", IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return justifyDays(a[0].(types.IntervalValue)), nil
+			return justifyDays(a[0].(types.IntervalValue))
 		}),
 		rowFn("justify_hours", IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return justifyHours(a[0].(types.IntervalValue)), nil
+			return justifyHours(a[0].(types.IntervalValue))
 		}),
 		rowFn("justify_interval", IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) {
-			v := justifyDays(justifyHours(a[0].(types.IntervalValue)))
-			if v.Months > 0 && (v.Days < 0 || v.Days == 0 && v.Micros < 0) {
-				v.Days += 30
-				v.Months--
-			} else if v.Months < 0 && (v.Days > 0 || v.Days == 0 && v.Micros > 0) {
-				v.Days -= 30
-				v.Months++
-			}
-			return justifyHours(v), nil
+			return justifyInterval(a[0].(types.IntervalValue))
 		}),
 		rowFn("isfinite", types.TBool, []types.T{D}, func(_ *Context, a []types.Value) (types.Value, error) {
 			d := a[0].(types.DateValue)
@@ -355,8 +347,11 @@ func init() {
 					x[i] = v.(int64)
 				}
 			}
+			if math.IsInf(secs, 0) || math.IsNaN(secs) {
+				return nil, intervalOutOfRange()
+			}
 			return types.IntervalValue{Months: int32(x[0]*12 + x[1]), Days: int32(x[2]*7 + x[3]),
-				Micros: x[4]*usPerHour + x[5]*usPerMin + int64(math.Round(secs*1e6))}, nil
+				Micros: x[4]*usPerHour + x[5]*usPerMin + int64(math.RoundToEven(secs*1e6))}, nil
 		}))
 	}
 	for _, t := range []types.T{TS, TZ, D, TM, IV} {
