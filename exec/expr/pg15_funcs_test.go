@@ -63,3 +63,28 @@ func TestPG15Encode(t *testing.T) {
 		}
 	}
 }
+
+func TestPG15Unistr(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`\0064at\+0000610`, "data0"},
+		{`d\u0061t\U000000610`, "data0"},
+		{`a\\b`, `a\b`},
+		{`\D83D\DE00x`, "😀x"},
+	} {
+		if got := text(t, call(t, "unistr", lit(c.in))); got != c.want {
+			t.Errorf("unistr(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, c := range []struct{ in, msg string }{
+		{`wrong: \db99`, "invalid Unicode surrogate pair"},
+		{`wrong: \db99\0061`, "invalid Unicode surrogate pair"},
+		{`wrong: \+00db99\+000061`, "invalid Unicode surrogate pair"},
+		{`wrong: \+2FFFFF`, "invalid Unicode code point: 2FFFFF"},
+		{`wrong: \udb99\u0061`, "invalid Unicode surrogate pair"},
+		{`wrong: \U0000db99\U00000061`, "invalid Unicode surrogate pair"},
+		{`wrong: \U002FFFFF`, "invalid Unicode code point: 2FFFFF"},
+		{`wrong: \xyz`, "invalid Unicode escape"},
+	} {
+		expectErr(t, evalErr(t, call(t, "unistr", lit(c.in))), pgerr.SyntaxError, c.msg)
+	}
+}
