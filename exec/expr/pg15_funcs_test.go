@@ -88,3 +88,43 @@ func TestPG15Unistr(t *testing.T) {
 		expectErr(t, evalErr(t, call(t, "unistr", lit(c.in))), pgerr.SyntaxError, c.msg)
 	}
 }
+
+// numeric(p,s) with a negative scale or a scale above the precision, cast
+// from a numeric value (PostgreSQL 15's num_typemod_test).
+func TestPG15NumericTypmodCast(t *testing.T) {
+	cast := func(in, typ string) (string, error) {
+		ty, err := types.ParseTypeString(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := NewCast(typed(t, in, types.TNumeric), ty, true)
+		if err != nil {
+			return "", err
+		}
+		if err := evalErr(t, e); err != nil {
+			return "", err
+		}
+		return text(t, e), nil
+	}
+	for _, c := range []struct{ in, typ, want string }{
+		{"123456", "numeric(3,-6)", "0"},
+		{"987654321", "numeric(3,-6)", "988000000"},
+		{"0.000987654", "numeric(3,6)", "0.000988"},
+		{"7654.5", "numeric(3,-3)", "8000"},
+	} {
+		if got, err := cast(c.in, c.typ); err != nil || got != c.want {
+			t.Errorf("%s::%s = %q, %v; want %q", c.in, c.typ, got, err, c.want)
+		}
+	}
+	_, err := cast("999500000", "numeric(3,-6)")
+	expectErr(t, err, pgerr.NumericValueOutOfRange, "numeric field overflow")
+	if pe := pgerr.As(err); pe == nil || pe.Detail != "A field with precision 3, scale -6 must round to an absolute value less than 10^9." {
+		t.Errorf("detail: %v", err)
+	}
+	_, err = cast("0.0009995", "numeric(3,6)")
+	if pe := pgerr.As(err); pe == nil || pe.Detail != "A field with precision 3, scale 6 must round to an absolute value less than 10^-3." {
+		t.Errorf("detail: %v", err)
+	}
+	_, err = cast("Infinity", "numeric(3,0)")
+	expectErr(t, err, pgerr.NumericValueOutOfRange, "numeric field overflow")
+}
