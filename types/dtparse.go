@@ -208,8 +208,8 @@ var zoneAbbrevs = map[string]int64{
 type dtFields struct {
 	year, mon, day          int64
 	hasYear, hasMon, hasDay bool
-	year2                   bool // year written with at most two digits
-	textMonth               bool // the month was a name
+	year2                   bool  // year written with at most two digits
+	textMonth               bool  // the month was a name
 	doy                     int64 // a day of the year, read before the year is final
 	hour, min, sec, usec    int64
 	hasTime                 bool
