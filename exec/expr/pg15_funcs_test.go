@@ -128,3 +128,34 @@ func TestPG15NumericTypmodCast(t *testing.T) {
 	_, err = cast("Infinity", "numeric(3,0)")
 	expectErr(t, err, pgerr.NumericValueOutOfRange, "numeric field overflow")
 }
+
+func TestPG15WidthBucket(t *testing.T) {
+	nu := func(s string) Expr { return typed(t, s, types.TNumeric) }
+	f8 := func(s string) Expr { return typed(t, s, types.TFloat8) }
+	for _, c := range []struct {
+		x, lo, hi string
+		n         int64
+		want      string
+	}{
+		{"5.35", "0.024", "10.06", 5, "3"},
+		{"3.0000000000000001", "1", "5", 2, "2"},
+		{"-5.2", "10", "0", 5, "6"},
+		{"inf", "0", "10", 5, "6"},
+		{"9.99999999999999", "10", "0", 10, "1"},
+		{"1.99999999999999", "0", "10", 5, "1"},
+	} {
+		if got := text(t, call(t, "width_bucket", nu(c.x), nu(c.lo), nu(c.hi), i4(c.n))); got != c.want {
+			t.Errorf("width_bucket(%s, %s, %s, %d) = %s, want %s", c.x, c.lo, c.hi, c.n, got, c.want)
+		}
+	}
+	for _, e := range []Expr{
+		call(t, "width_bucket", nu("2.0"), nu("3.0"), nu("-inf"), i4(888)),
+		call(t, "width_bucket", nu("0.0"), nu("Infinity"), nu("5"), i4(10)),
+		call(t, "width_bucket", f8("0"), f8("-inf"), f8("4.0"), i4(888)),
+		call(t, "width_bucket", f8("0"), f8("5"), f8("-Infinity"), i4(20)),
+	} {
+		expectErr(t, evalErr(t, e), pgerr.InvalidArgumentForWidthBucket, "lower and upper bounds must be finite")
+	}
+	expectErr(t, evalErr(t, call(t, "width_bucket", f8("NaN"), f8("3"), f8("3"), i4(1))), pgerr.InvalidArgumentForWidthBucket,
+		"operand, lower bound, and upper bound cannot be NaN")
+}
