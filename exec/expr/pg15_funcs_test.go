@@ -159,3 +159,25 @@ func TestPG15WidthBucket(t *testing.T) {
 	expectErr(t, evalErr(t, call(t, "width_bucket", f8("NaN"), f8("3"), f8("3"), i4(1))), pgerr.InvalidArgumentForWidthBucket,
 		"operand, lower bound, and upper bound cannot be NaN")
 }
+
+func TestPG15ExtractAliasesAndMakeTime(t *testing.T) {
+	ts := func(s string) Expr { return typed(t, s, types.TTimestamp) }
+	for _, c := range []struct {
+		e    Expr
+		want string
+	}{
+		{call(t, "date_part", lit("msec"), ts("1997-02-10 17:32:01.4")), "1400"},
+		{call(t, "date_part", lit("usec"), ts("1997-02-10 17:32:01.4")), "1400000"},
+		{call(t, "date_part", lit("qtr"), ts("1997-02-10")), "1"},
+		{call(t, "make_time", i4(24), i4(0), typed(t, "0", types.TFloat8)), "24:00:00"},
+		{call(t, "make_time", i4(23), i4(59), typed(t, "60", types.TFloat8)), "24:00:00"},
+	} {
+		if got := text(t, c.e); got != c.want {
+			t.Errorf("%s = %q, want %q", c.e, got, c.want)
+		}
+	}
+	e := call(t, "date_part", lit("timezone_m"), typed(t, "2020-08-11", types.TDate))
+	expectErr(t, evalErr(t, e), pgerr.FeatureNotSupported, `unit "timezone_m" not supported for type date`)
+	e = call(t, "make_time", i4(24), i4(0), typed(t, "2.1", types.TFloat8))
+	expectErr(t, evalErr(t, e), pgerr.DatetimeFieldOverflow, "time field value out of range: 24:00:2.1")
+}
