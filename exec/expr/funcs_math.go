@@ -295,8 +295,19 @@ func init() {
 		rowFn("log", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return numericLogBase(num(a, 0), num(a, 1))
 		}),
-		rowFn("scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericScale(num(a, 0)), nil }),
-		rowFn("min_scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericMinScale(num(a, 0)), nil }),
+		// scale and min_scale of NaN and infinities are NULL
+		rowFn("scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) {
+			if num(a, 0).Form != apd.Finite {
+				return nil, nil
+			}
+			return numericScale(num(a, 0)), nil
+		}),
+		rowFn("min_scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) {
+			if num(a, 0).Form != apd.Finite {
+				return nil, nil
+			}
+			return numericMinScale(num(a, 0)), nil
+		}),
 		rowFn("trim_scale", NU, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return numericRound(num(a, 0), numericMinScale(num(a, 0)), false)
 		}),
@@ -451,6 +462,14 @@ func widthBucketNumeric(x, lo, hi *apd.Decimal, n int64) (types.Value, error) {
 
 // numericExp is exp(numeric) with PostgreSQL's scale: 16 significant digits.
 func numericExp(d *apd.Decimal) (types.Value, error) {
+	switch {
+	case d.Form == apd.NaN:
+		return d, nil
+	case d.Form == apd.Infinite && d.Negative:
+		return new(apd.Decimal), nil // exp(-Infinity) is 0
+	case d.Form == apd.Infinite:
+		return d, nil
+	}
 	f, _ := d.Float64()
 	if f > 6000 {
 		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")

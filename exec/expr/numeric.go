@@ -187,6 +187,9 @@ func leadingDigits(d *apd.Decimal, n int) int32 {
 // numericOp applies one numeric operator to two finite-or-special values.
 func numericOp(op byte, x, y *apd.Decimal) (*apd.Decimal, error) {
 	r := new(apd.Decimal)
+	if op == '^' {
+		return numericPower(x, y) // NaN ^ 0 and 1 ^ NaN are 1
+	}
 	if isNaN(x) || isNaN(y) {
 		return &apd.Decimal{Form: apd.NaN}, nil
 	}

@@ -181,3 +181,33 @@ func TestPG15ExtractAliasesAndMakeTime(t *testing.T) {
 	e = call(t, "make_time", i4(24), i4(0), typed(t, "2.1", types.TFloat8))
 	expectErr(t, evalErr(t, e), pgerr.DatetimeFieldOverflow, "time field value out of range: 24:00:2.1")
 }
+
+func TestPG15NumericSpecials(t *testing.T) {
+	nu := func(s string) Expr { return typed(t, s, types.TNumeric) }
+	pow := func(x, y string) Expr {
+		e, err := NewBinary("^", nu(x), nu(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, c := range []struct {
+		e    Expr
+		want string
+	}{
+		{pow("NaN", "0"), "1"},
+		{pow("1", "NaN"), "1"},
+		{pow("NaN", "2"), "NaN"},
+		{call(t, "exp", nu("inf")), "Infinity"},
+		{call(t, "exp", nu("-inf")), "0"},
+		{call(t, "exp", nu("NaN")), "NaN"},
+		{call(t, "scale", nu("NaN")), "NULL"},
+		{call(t, "scale", nu("-inf")), "NULL"},
+		{call(t, "min_scale", nu("inf")), "NULL"},
+		{call(t, "scale", nu("1.230")), "3"},
+	} {
+		if got := text(t, c.e); got != c.want {
+			t.Errorf("%s = %q, want %q", c.e, got, c.want)
+		}
+	}
+}
