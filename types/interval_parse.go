@@ -173,6 +173,10 @@ func parseInterval(s string, typmod int32, sqlStandard bool) (IntervalValue, err
 	return adjustInterval(v, typmod), nil
 }
 
+// AdjustInterval applies an interval typmod to a value, as a cast to
+// interval with a range or precision does (AdjustIntervalForTypmod).
+func AdjustInterval(v IntervalValue, typmod int32) IntervalValue { return adjustInterval(v, typmod) }
+
 // adjustInterval applies an interval typmod: fields below the range are
 // dropped, seconds rounded to the precision (AdjustIntervalForTypmod).
 func adjustInterval(v IntervalValue, typmod int32) IntervalValue {

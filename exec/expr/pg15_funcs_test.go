@@ -211,3 +211,29 @@ func TestPG15NumericSpecials(t *testing.T) {
 		}
 	}
 }
+
+// Casting an interval to an interval with a range or precision truncates
+// the fields below the range and rounds the seconds (interval.sql, bug
+// #14479); results from PostgreSQL 15.
+func TestPG15IntervalTypmodCast(t *testing.T) {
+	for _, c := range []struct{ in, typ, want string }{
+		{"-00:00:14", "interval day to minute", "00:00:00"},
+		{"1 day 02:03:04", "interval day to minute", "1 day 02:03:00"},
+		{"1 year 2 mons 3 days", "interval year", "1 year"},
+		{"5 mons 12:00:00", "interval month", "5 mons"},
+		{"00:00:01.234567", "interval second(2)", "00:00:01.23"},
+		{"-00:00:01.235", "interval second(2)", "-00:00:01.24"},
+	} {
+		ty, err := types.ParseTypeString(c.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := NewCast(typed(t, c.in, types.TInterval), ty, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := text(t, e); got != c.want {
+			t.Errorf("%s::%s = %q, want %q", c.in, c.typ, got, c.want)
+		}
+	}
+}
