@@ -128,3 +128,31 @@ func copyOpts(t *testing.T, q string) []*pg.Node {
 	}
 	return stmts[0].AST.GetCopyStmt().Options
 }
+
+// TestCopyFromUnderStatementTimeout: COPY FROM STDIN's data arrives after
+// Execute returns; a statement_timeout must keep running until Finish, not
+// cancel the copy as Execute returns.
+func TestCopyFromUnderStatementTimeout(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	for _, q := range []string{"SET statement_timeout = '30s'", "CREATE TABLE c (id int)"} {
+		if _, _, err := run(t, s, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stmts, _ := sql.Parse("COPY c FROM STDIN")
+	p, err := s.Prepare(context.Background(), stmts[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Execute(context.Background(), p, nil)
+	if err != nil || res.CopyIn == nil {
+		t.Fatalf("copy: %v", err)
+	}
+	if err := res.CopyIn.Write([]byte("1\n2\n")); err != nil {
+		t.Fatal(err)
+	}
+	if tag, err := res.CopyIn.Finish(); err != nil || tag != "COPY 2" {
+		t.Fatalf("finish: %q %v", tag, err)
+	}
+}

@@ -188,3 +188,21 @@ func (c *closeTryIter) TryNext() (arrow.RecordBatch, bool, error) { return c.t.T
 func isSubscribeStmt(stmt sql.Statement) bool {
 	return stmt.AST == nil && stmt.Ext != nil && stmt.Ext.Kind == sql.KindSubscribe && stmt.Ext.Subscribe != nil
 }
+
+// cancelCopyIn ends a COPY FROM STDIN's statement context (its
+// statement_timeout) once the wire finishes or aborts the copy: the data
+// arrives after Execute returns. Used by one connection's goroutine.
+type cancelCopyIn struct {
+	CopyIn
+	cancel context.CancelFunc
+}
+
+func (c *cancelCopyIn) Finish() (string, error) {
+	defer c.cancel()
+	return c.CopyIn.Finish()
+}
+
+func (c *cancelCopyIn) Abort(reason string) {
+	defer c.cancel()
+	c.CopyIn.Abort(reason)
+}

@@ -349,6 +349,12 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		res.CopyOut.Rows = withClose(res.CopyOut.Rows, cancel)
 		return res, nil
 	}
+	if err == nil && res != nil && res.CopyIn != nil {
+		// COPY FROM STDIN's data arrives after Execute: the timeout runs
+		// until the wire finishes or aborts it.
+		res.CopyIn = &cancelCopyIn{CopyIn: res.CopyIn, cancel: cancel}
+		return res, nil
+	}
 	cancel()
 	return res, err
 }

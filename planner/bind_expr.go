@@ -504,8 +504,10 @@ func (b *binder) typeCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
 	}
 	out, err := expr.NewCast(e, t, true)
 	if err != nil {
-		if pe := pgerr.As(err); pe != nil && !lit && strings.HasPrefix(string(pe.Code), "22") {
-			// A value cast at run time, as PostgreSQL does it: no position.
+		if pe := pgerr.As(err); pe != nil && !lit && pe.Code != pgerr.CannotCoerce {
+			// A value cast at run time (or folded by the planner), as
+			// PostgreSQL does it: no position, whatever the error
+			// ("integer out of range", "cannot convert NaN to integer").
 			return nil, err
 		}
 		return nil, b.errAt(err, loc)

@@ -2,6 +2,7 @@ package planner
 
 import (
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
@@ -93,9 +94,49 @@ func (b *binder) assign(e expr.Expr, c catalog.Column, loc int32) (expr.Expr, er
 			return nil, b.newErr(pgerr.DatatypeMismatch, loc, "column \"%s\" is of type %s but expression is of type %s", c.Name, c.Type, e.Type()).(*pgerr.Error).
 				WithHint("You will need to rewrite or cast the expression.")
 		}
+		if lerr := b.literalInputErr(e, c.Type); lerr != nil {
+			return nil, lerr
+		}
+		if k, ok := e.(*expr.Const); ok && k.T.Kind != types.Unknown && pgerr.As(err) != nil && strings.HasPrefix(string(pgerr.As(err).Code), "22") {
+			// a typed constant's assignment cast, folded: PostgreSQL
+			// reports it without a position ("integer out of range")
+			return nil, err
+		}
 		return nil, b.litErr(err, loc, e)
 	}
+	if _, folded := out.(*expr.Const); !folded {
+		// date/time literals are read when folded, with the session's
+		// settings: a bad one is reported at the literal now
+		if lerr := b.literalInputErr(e, c.Type); lerr != nil {
+			return nil, lerr
+		}
+	}
 	return out, nil
+}
+
+// literalInputErr reads an untyped string literal e with t's input
+// function (without t's modifier) as PostgreSQL's parser does when it
+// coerces the literal, and returns its error (22xxx) positioned at the
+// literal: "date/time field value out of range", "interval out of range".
+// A modifier's error (numeric field overflow) is left to run time, without
+// a position, as in PostgreSQL.
+func (b *binder) literalInputErr(e expr.Expr, t types.T) error {
+	c, ok := e.(*expr.Const)
+	if !ok || c.T.Kind != types.Unknown || b.env == nil || b.env.Eval == nil {
+		return nil
+	}
+	l, ok := b.loc[c]
+	if !ok {
+		return nil
+	}
+	in, err := expr.Coerce(c, t.WithTypmod(-1), true)
+	if err == nil {
+		_, err = expr.Fold(b.env.Eval, in)
+	}
+	if pe := pgerr.As(err); pe != nil && strings.HasPrefix(string(pe.Code), "22") {
+		return b.errAt(err, l)
+	}
+	return nil
 }
 
 // targetCols resolves an INSERT column list.

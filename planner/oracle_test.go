@@ -24,6 +24,7 @@ var oracleSchema = []string{
 	"CREATE TABLE t (a int PRIMARY KEY, b text, c int8)",
 	"CREATE TABLE u (a int, d text, e numeric)",
 	"CREATE TABLE n (x int, y int)",
+	"CREATE TABLE dt (d date, i interval, ts timestamp)",
 	"INSERT INTO t VALUES (1, 'x', 10), (2, 'y', 20), (3, NULL, NULL), (4, 'x', 40), (5, 'z', 10)",
 	"INSERT INTO u VALUES (1, 'one', 1.5), (3, 'three', 2.25), (3, 'drei', NULL), (4, 'four', -1), (NULL, 'none', 0)",
 	"INSERT INTO n VALUES (1, 2), (NULL, 3), (2, NULL), (1, 1)",
@@ -312,6 +313,17 @@ var oracleErrors = []string{
 	"SELECT * FROM t WHERE a = ANY (1)",
 	"WITH RECURSIVE r(n) AS (SELECT n FROM r) SELECT * FROM r",
 	"INSERT INTO t VALUES (1) ON CONFLICT (b) DO NOTHING",
+	// a literal's input error is positioned at it; a folded cast's is not
+	"INSERT INTO u (e) VALUES ('abc')",
+	"INSERT INTO t (a, c) VALUES (9, 1e19)",
+	"INSERT INTO t (a) VALUES (1e13)",
+	"SELECT 'NaN'::numeric::int2",
+	"SELECT CAST('Infinity'::numeric AS int8)",
+	"SELECT 1e13::int4",
+	"INSERT INTO dt (d) VALUES ('1997-02-29')",
+	"INSERT INTO dt (i) VALUES ('2147483647 years')",
+	"INSERT INTO dt (ts) VALUES ('Feb 16 17:32:01 5097 BC')",
+	"INSERT INTO dt (d, i) VALUES ('1997-02-28', '1 day'), ('1997-02-30', '1 day')",
 }
 
 func TestOracleErrors(t *testing.T) {

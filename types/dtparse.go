@@ -59,6 +59,11 @@ func tokenizeDT(s string) ([]dtTok, bool) {
 				k := j
 				for k < n && s[k] == sep && k+1 < n && (isDigit(s[k+1]) || isAlpha(s[k+1])) {
 					st := k + 1
+					if len(parts) >= 2 && isDigit(parts[1][0]) && !isDigit(s[st]) {
+						// "99-08-Jan": PostgreSQL's field ends at the
+						// separator and the date is incomplete
+						return nil, false
+					}
 					e := st
 					if isDigit(s[st]) {
 						for e < n && isDigit(s[e]) {
@@ -120,8 +125,9 @@ func tokenizeDT(s string) ([]dtTok, bool) {
 				i = k
 				continue
 			}
-			// a POSIX-style zone: "UTC+3", "EST5EDT"
-			if j-i >= 3 && j < n && (isDigit(s[j]) || ((s[j] == '+' || s[j] == '-') && j+1 < n && isDigit(s[j+1]))) {
+			// a POSIX-style zone: "UTC+3", "EST5EDT"; not a date word
+			// followed by digits ("97FEB10", as PostgreSQL's ParseDateTime)
+			if j-i >= 3 && j < n && !isDateKeyword(strings.ToLower(s[i:j])) && (isDigit(s[j]) || ((s[j] == '+' || s[j] == '-') && j+1 < n && isDigit(s[j+1]))) {
 				for j < n && (isAlpha(s[j]) || isDigit(s[j]) || s[j] == '+' || s[j] == '-' || s[j] == ':') {
 					j++
 				}
@@ -159,6 +165,18 @@ func tokenizeDT(s string) ([]dtTok, bool) {
 	return toks, true
 }
 
+// isDateKeyword says whether w (lower case) is one of PostgreSQL's date
+// keywords (datetktbl: months, days, AM/PM, BC/AD, specials), which end a
+// word even when digits follow.
+func isDateKeyword(w string) bool {
+	_, month := monthNames[w]
+	switch w {
+	case "am", "pm", "ad", "bc", "on", "at":
+		return true
+	}
+	return month || dayNames[w] || specials[w]
+}
+
 var monthNames = map[string]int64{
 	"jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3,
 	"apr": 4, "april": 4, "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7,
@@ -190,7 +208,9 @@ var zoneAbbrevs = map[string]int64{
 type dtFields struct {
 	year, mon, day          int64
 	hasYear, hasMon, hasDay bool
-	year2                   bool // year written with at most two digits
+	year2                   bool  // year written with at most two digits
+	textMonth               bool  // the month was a name
+	doy                     int64 // a day of the year, read before the year is final
 	hour, min, sec, usec    int64
 	hasTime                 bool
 	am, pm, bc              bool
@@ -243,50 +263,6 @@ func atoiDT(s string) (int64, bool) {
 		v = v*10 + int64(s[i]-'0')
 	}
 	return v, true
-}
-
-func (f *dtFields) date(t dtTok) dtErr {
-	if f.hasYear || f.hasMon || f.hasDay {
-		return dtBad
-	}
-	p := t.parts
-	if len(p) == 2 && len(p[0]) == 4 && len(p[1]) == 3 && isDigit(p[0][0]) && isDigit(p[1][0]) {
-		// ISO year and day of year: 1999-008
-		y, ok1 := atoiDT(p[0])
-		doy, ok2 := atoiDT(p[1])
-		if !ok1 || !ok2 || doy < 1 || doy > 365 || (doy == 366 && !isLeap(y)) {
-			return dtBad
-		}
-		yy, mm, dd := civilFromDays(daysFromCivil(y, 1, 1) + doy - 1)
-		f.year, f.mon, f.day = yy, mm, dd
-		f.hasYear, f.hasMon, f.hasDay = true, true, true
-		return dtOK
-	}
-	if len(p) != 3 {
-		return dtBad
-	}
-	alpha := func(s string) bool { return isAlpha(s[0]) }
-	switch {
-	case alpha(p[0]): // Jan-02-2024
-		return f.setYMD(p[2], p[0], p[1])
-	case alpha(p[1]):
-		if len(p[0]) > 2 { // 2024-Jan-02
-			return f.setYMD(p[0], p[1], p[2])
-		}
-		return f.setYMD(p[2], p[1], p[0]) // 02-Jan-2024
-	case alpha(p[2]):
-		return dtBad
-	}
-	if v, _ := atoiDT(p[0]); len(p[0]) > 2 || v > 31 {
-		return f.setYMD(p[0], p[1], p[2])
-	}
-	switch f.order {
-	case "DMY":
-		return f.setYMD(p[2], p[1], p[0])
-	case "YMD":
-		return f.setYMD(p[0], p[1], p[2])
-	}
-	return f.setYMD(p[2], p[0], p[1]) // MDY
 }
 
 // time parses h:m[:s[.f]] and m:s.f.
@@ -401,6 +377,25 @@ func parseOffset(s string) (int64, bool) {
 	return sign * (h*3600 + m*60 + sec), true
 }
 
+// offsetRangeErr says whether a written offset that parseOffset refused
+// has a minute or second field beyond 59 ("-0097"): PostgreSQL's
+// "time zone displacement out of range".
+func offsetRangeErr(s string) bool {
+	d := strings.TrimLeft(s, "+-")
+	if strings.Trim(d, "0123456789") != "" || len(d) < 3 || len(d) > 6 {
+		return false
+	}
+	if m, ok := atoiDT(d[len(d)-2:]); ok && len(d) <= 4 && m > 59 {
+		return true
+	}
+	if len(d) >= 5 {
+		m, _ := atoiDT(d[len(d)-4 : len(d)-2])
+		sec, _ := atoiDT(d[len(d)-2:])
+		return m > 59 || sec > 59
+	}
+	return false
+}
+
 // maxZoneOffset is PostgreSQL's limit on a written UTC offset (15:59:59).
 const maxZoneOffset = 15*3600 + 59*60 + 59
 
@@ -442,7 +437,6 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 	} else if strings.Contains(strings.ToUpper(opts.DateStyle), "YMD") {
 		f.order = "YMD"
 	}
-	var nums []string
 	for _, t := range toks {
 		switch t.kind {
 		case tokDate:
@@ -458,6 +452,9 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 				return nil, dtBad
 			}
 			off, ok := parseOffset(t.text)
+			if !ok && !f.tzSet && offsetRangeErr(t.text) {
+				return nil, dtZoneRange
+			}
 			if !ok || f.tzSet {
 				return nil, dtBad
 			}
@@ -498,14 +495,18 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 				sc, _ := atoiDT(t.text[4:6])
 				f.hour, f.min, f.sec, f.usec, f.hasTime = h, m, sc, us, true
 			case frac < 0:
-				nums = append(nums, t.text)
+				if e := f.number(t.text); e != dtOK {
+					return nil, e
+				}
 			default:
 				return nil, dtBad
 			}
 		case tokWord:
 			w := strings.ToLower(t.text)
-			if m, ok := monthNames[w]; ok && !f.hasMon {
-				f.mon, f.hasMon = m, true
+			if m, ok := monthNames[w]; ok {
+				if e := f.textMon(m); e != dtOK {
+					return nil, e
+				}
 				continue
 			}
 			if dayNames[w] {
@@ -561,29 +562,6 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 			return nil, dtBad
 		}
 	}
-	if len(nums) == 3 && !f.hasYear && !f.hasMon && !f.hasDay {
-		// three bare numbers: a date in DateStyle order ("1 2 2024")
-		if e := f.date(dtTok{kind: tokDate, parts: nums}); e != dtOK {
-			return nil, e
-		}
-		nums = nil
-	}
-	for _, n := range nums {
-		v, ok := atoiDT(n)
-		if !ok {
-			return nil, dtBad
-		}
-		switch {
-		case !f.hasYear && (len(n) > 2 || v > 31 || (f.hasDay && f.hasMon)):
-			f.year, f.hasYear, f.year2 = v, true, len(n) <= 2
-		case !f.hasDay:
-			f.day, f.hasDay = v, true
-		case !f.hasYear:
-			f.year, f.hasYear, f.year2 = v, true, len(n) <= 2
-		default:
-			return nil, dtBad
-		}
-	}
 	if f.special == "" && (f.hasYear || f.hasMon || f.hasDay) && !(f.hasYear && f.hasMon && f.hasDay) {
 		return nil, dtBad
 	}
@@ -602,10 +580,13 @@ func decodeDT(s string, timeOnly bool, opts *FormatOptions) (*dtFields, dtErr) {
 		} else if f.year == 0 {
 			return nil, dtOverflow
 		}
-		if f.mon < 1 || f.mon > 12 || f.day > 31 {
+		if f.doy != 0 {
+			f.year, f.mon, f.day = civilFromDays(daysFromCivil(f.year, 1, 1) + f.doy - 1)
+		}
+		if f.mon < 1 || f.mon > 12 || f.day < 1 || f.day > 31 {
 			return nil, dtMDOverflow
 		}
-		if f.day < 1 || f.day > daysInMonth(f.year, f.mon) {
+		if f.day > daysInMonth(f.year, f.mon) {
 			return nil, dtOverflow
 		}
 	} else if f.bc {

@@ -136,6 +136,11 @@ func numericTypmod(typmod int32) (prec, scale int) {
 	return
 }
 
+// ApplyNumericTypmod rounds d in place to numeric(p,s) (s may be negative,
+// or above p) and checks its magnitude, with PostgreSQL's "numeric field
+// overflow" error; NaN passes, infinities do not.
+func ApplyNumericTypmod(d *apd.Decimal, typmod int32) error { return applyNumericTypmod(d, typmod) }
+
 // applyNumericTypmod rounds d to numeric(p,s) and checks its magnitude, with
 // PostgreSQL's "numeric field overflow" error.
 func applyNumericTypmod(d *apd.Decimal, typmod int32) error {

@@ -244,7 +244,8 @@ func truncateBytes(s string, n int) string {
 
 // applyTypmod applies t's modifier to a value already of t's kind:
 // varchar(n)/char(n) length (explicit casts truncate, others fail with
-// 22001 unless only spaces are cut), char(n) padding, numeric(p,s) rounding.
+// 22001 unless only spaces are cut), char(n) padding, numeric(p,s) rounding,
+// an interval's range and precision.
 func applyTypmod(v types.Value, t types.T, explicit bool) (types.Value, error) {
 	if t.Typmod < 0 {
 		return v, nil
@@ -282,6 +283,8 @@ func applyTypmod(v types.Value, t types.T, explicit bool) (types.Value, error) {
 		return types.TimestampValue(roundMicros(int64(ts), t.Typmod)), nil
 	case types.Time:
 		return types.TimeValue(roundMicros(int64(v.(types.TimeValue)), t.Typmod)), nil
+	case types.Interval:
+		return types.AdjustInterval(v.(types.IntervalValue), t.Typmod), nil
 	}
 	return v, nil
 }

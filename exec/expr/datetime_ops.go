@@ -81,13 +81,30 @@ func tsDiff(a, b int64) (types.IntervalValue, error) {
 	if isInfTS(a) || isInfTS(b) {
 		return types.IntervalValue{}, pgerr.New(pgerr.DatetimeFieldOverflow, "cannot subtract infinite timestamps")
 	}
-	return justifyHours(types.IntervalValue{Micros: a - b}), nil
+	return justifyHours(types.IntervalValue{Micros: a - b})
 }
 
-func justifyHours(v types.IntervalValue) types.IntervalValue {
+func intervalOutOfRange() error {
+	return pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
+}
+
+// addDays32 adds to an interval's int32 days or months, false on overflow.
+func addDays32(a *int32, b int64) bool {
+	c := int64(*a) + b
+	if c < math.MinInt32 || c > math.MaxInt32 {
+		return false
+	}
+	*a = int32(c)
+	return true
+}
+
+// justifyHours is interval_justify_hours: whole days out of the time.
+func justifyHours(v types.IntervalValue) (types.IntervalValue, error) {
 	d := v.Micros / usPerDay
-	v.Days += int32(d)
 	v.Micros -= d * usPerDay
+	if !addDays32(&v.Days, d) {
+		return v, intervalOutOfRange()
+	}
 	if v.Days > 0 && v.Micros < 0 {
 		v.Micros += usPerDay
 		v.Days--
@@ -95,13 +112,16 @@ func justifyHours(v types.IntervalValue) types.IntervalValue {
 		v.Micros -= usPerDay
 		v.Days++
 	}
-	return v
+	return v, nil
 }
 
-func justifyDays(v types.IntervalValue) types.IntervalValue {
+// justifyDays is interval_justify_days: 30-day months out of the days.
+func justifyDays(v types.IntervalValue) (types.IntervalValue, error) {
 	m := v.Days / 30
-	v.Months += m
 	v.Days -= m * 30
+	if !addDays32(&v.Months, int64(m)) {
+		return v, intervalOutOfRange()
+	}
 	if v.Months > 0 && v.Days < 0 {
 		v.Days += 30
 		v.Months--
@@ -109,7 +129,42 @@ func justifyDays(v types.IntervalValue) types.IntervalValue {
 		v.Days -= 30
 		v.Months++
 	}
-	return v
+	return v, nil
+}
+
+// justifyInterval is interval_justify_interval: both, with one sign.
+func justifyInterval(v types.IntervalValue) (types.IntervalValue, error) {
+	if (v.Days > 0 && v.Micros > 0) || (v.Days < 0 && v.Micros < 0) {
+		// pre-justify days when it might prevent an overflow
+		m := v.Days / 30
+		v.Days -= m * 30
+		if !addDays32(&v.Months, int64(m)) {
+			return v, intervalOutOfRange()
+		}
+	}
+	d := v.Micros / usPerDay
+	v.Micros -= d * usPerDay
+	v.Days += int32(d) // |days| < 30 here, or of the other sign: no overflow
+	m := v.Days / 30
+	v.Days -= m * 30
+	if !addDays32(&v.Months, int64(m)) {
+		return v, intervalOutOfRange()
+	}
+	if v.Months > 0 && (v.Days < 0 || v.Days == 0 && v.Micros < 0) {
+		v.Days += 30
+		v.Months--
+	} else if v.Months < 0 && (v.Days > 0 || v.Days == 0 && v.Micros > 0) {
+		v.Days -= 30
+		v.Months++
+	}
+	if v.Days > 0 && v.Micros < 0 {
+		v.Micros += usPerDay
+		v.Days--
+	} else if v.Days < 0 && v.Micros > 0 {
+		v.Micros -= usPerDay
+		v.Days++
+	}
+	return v, nil
 }
 
 // intervalMul is interval * factor with PostgreSQL's cascading of

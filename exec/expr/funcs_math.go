@@ -295,8 +295,19 @@ func init() {
 		rowFn("log", NU, []types.T{NU, NU}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return numericLogBase(num(a, 0), num(a, 1))
 		}),
-		rowFn("scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericScale(num(a, 0)), nil }),
-		rowFn("min_scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) { return numericMinScale(num(a, 0)), nil }),
+		// scale and min_scale of NaN and infinities are NULL
+		rowFn("scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) {
+			if num(a, 0).Form != apd.Finite {
+				return nil, nil
+			}
+			return numericScale(num(a, 0)), nil
+		}),
+		rowFn("min_scale", I4, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) {
+			if num(a, 0).Form != apd.Finite {
+				return nil, nil
+			}
+			return numericMinScale(num(a, 0)), nil
+		}),
 		rowFn("trim_scale", NU, []types.T{NU}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return numericRound(num(a, 0), numericMinScale(num(a, 0)), false)
 		}),
@@ -315,8 +326,7 @@ func init() {
 			return r, nil
 		}),
 		rowFn("width_bucket", I4, []types.T{NU, NU, NU, I4}, func(_ *Context, a []types.Value) (types.Value, error) {
-			f := func(i int) float64 { x, _ := num(a, i).Float64(); return x }
-			return widthBucket(f(0), f(1), f(2), a[3].(int64))
+			return widthBucketNumeric(num(a, 0), num(a, 1), num(a, 2), a[3].(int64))
 		}),
 	)
 	for _, t := range []types.T{I2, I4, I8} {
@@ -372,15 +382,24 @@ func init() {
 }
 
 // widthBucket is width_bucket(x, lo, hi, n) for lo < hi or lo > hi.
+func widthBucketErr(msg string) error {
+	return pgerr.New(pgerr.InvalidArgumentForWidthBucket, "%s", msg)
+}
+
+// widthBucket is width_bucket(float8, float8, float8, int), with
+// PostgreSQL's checks in its order.
 func widthBucket(x, lo, hi float64, n int64) (types.Value, error) {
 	if n <= 0 {
-		return nil, pgerr.New(pgerr.InvalidArgumentForPower, "count must be greater than zero")
-	}
-	if lo == hi {
-		return nil, pgerr.New(pgerr.InvalidArgumentForPower, "lower bound cannot equal upper bound")
+		return nil, widthBucketErr("count must be greater than zero")
 	}
 	if math.IsNaN(x) || math.IsNaN(lo) || math.IsNaN(hi) {
-		return nil, pgerr.New(pgerr.InvalidArgumentForPower, "operand, lower bound, and upper bound cannot be NaN")
+		return nil, widthBucketErr("operand, lower bound, and upper bound cannot be NaN")
+	}
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return nil, widthBucketErr("lower and upper bounds must be finite")
+	}
+	if lo == hi {
+		return nil, widthBucketErr("lower bound cannot equal upper bound")
 	}
 	if lo < hi {
 		switch {
@@ -400,8 +419,57 @@ func widthBucket(x, lo, hi float64, n int64) (types.Value, error) {
 	return int64(float64(n)*(lo-x)/(lo-hi)) + 1, nil
 }
 
+// widthBucketNumeric is width_bucket(numeric, numeric, numeric, int),
+// computed in decimal: floor(count * (x - lo) / (hi - lo)) + 1.
+func widthBucketNumeric(x, lo, hi *apd.Decimal, n int64) (types.Value, error) {
+	if n <= 0 {
+		return nil, widthBucketErr("count must be greater than zero")
+	}
+	if x.Form == apd.NaN || lo.Form == apd.NaN || hi.Form == apd.NaN {
+		return nil, widthBucketErr("operand, lower bound, and upper bound cannot be NaN")
+	}
+	if lo.Form == apd.Infinite || hi.Form == apd.Infinite {
+		return nil, widthBucketErr("lower and upper bounds must be finite")
+	}
+	c := lo.Cmp(hi)
+	if c == 0 {
+		return nil, widthBucketErr("lower bound cannot equal upper bound")
+	}
+	if c > 0 { // reversed: mirror everything
+		x, lo, hi = new(apd.Decimal).Neg(x), new(apd.Decimal).Neg(lo), new(apd.Decimal).Neg(hi)
+	}
+	if x.Cmp(lo) < 0 {
+		return int64(0), nil
+	}
+	if x.Cmp(hi) >= 0 {
+		if n == math.MaxInt64 {
+			return nil, pgerr.New(pgerr.NumericValueOutOfRange, "integer out of range")
+		}
+		return n + 1, nil
+	}
+	ctx := apd.BaseContext.WithPrecision(1000)
+	var num, den, q apd.Decimal
+	ctx.Sub(&num, x, lo)
+	ctx.Mul(&num, &num, apd.New(n, 0))
+	ctx.Sub(&den, hi, lo)
+	ctx.QuoInteger(&q, &num, &den)
+	b, err := q.Int64()
+	if err != nil {
+		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "integer out of range")
+	}
+	return b + 1, nil
+}
+
 // numericExp is exp(numeric) with PostgreSQL's scale: 16 significant digits.
 func numericExp(d *apd.Decimal) (types.Value, error) {
+	switch {
+	case d.Form == apd.NaN:
+		return d, nil
+	case d.Form == apd.Infinite && d.Negative:
+		return new(apd.Decimal), nil // exp(-Infinity) is 0
+	case d.Form == apd.Infinite:
+		return d, nil
+	}
 	f, _ := d.Float64()
 	if f > 6000 {
 		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")

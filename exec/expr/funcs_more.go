@@ -50,14 +50,14 @@ func init() {
 			case "hex":
 				return hex.EncodeToString(b), nil
 			case "base64":
-				return base64.StdEncoding.EncodeToString(b), nil
+				return base64Lines(b), nil
 			case "escape":
 				var sb strings.Builder
 				for _, c := range b {
 					switch {
 					case c == '\\':
 						sb.WriteString(`\\`)
-					case c < 0x20 || c > 0x7e:
+					case c == 0 || c >= 0x80: // as esc_encode: other bytes as they are
 						sb.WriteString(`\` + string([]byte{'0' + c>>6, '0' + c>>3&7, '0' + c&7}))
 					default:
 						sb.WriteByte(c)
@@ -131,4 +131,21 @@ func init() {
 			}), nil
 		})
 	}
+}
+
+// base64Lines is PostgreSQL's base64 encoding: a newline after every 76
+// characters written (also after the last line when it is full).
+func base64Lines(b []byte) string {
+	enc := base64.StdEncoding.EncodeToString(b)
+	if len(enc) < 76 {
+		return enc
+	}
+	var sb strings.Builder
+	for len(enc) >= 76 {
+		sb.WriteString(enc[:76])
+		sb.WriteByte('\n')
+		enc = enc[76:]
+	}
+	sb.WriteString(enc)
+	return sb.String()
 }

@@ -256,21 +256,13 @@ func init() {
 			return ageOf(today, instantToWall(int64(a[0].(types.TimestampValue)), loc)), nil
 		}),
 		rowFn("justify_days", IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return justifyDays(a[0].(types.IntervalValue)), nil
+			return justifyDays(a[0].(types.IntervalValue))
 		}),
 		rowFn("justify_hours", IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) {
-			return justifyHours(a[0].(types.IntervalValue)), nil
+			return justifyHours(a[0].(types.IntervalValue))
 		}),
 		rowFn("justify_interval", IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) {
-			v := justifyDays(justifyHours(a[0].(types.IntervalValue)))
-			if v.Months > 0 && (v.Days < 0 || v.Days == 0 && v.Micros < 0) {
-				v.Days += 30
-				v.Months--
-			} else if v.Months < 0 && (v.Days > 0 || v.Days == 0 && v.Micros > 0) {
-				v.Days -= 30
-				v.Months++
-			}
-			return justifyHours(v), nil
+			return justifyInterval(a[0].(types.IntervalValue))
 		}),
 		rowFn("isfinite", types.TBool, []types.T{D}, func(_ *Context, a []types.Value) (types.Value, error) {
 			d := a[0].(types.DateValue)
@@ -288,10 +280,11 @@ func init() {
 		}),
 		rowFn("make_time", TM, []types.T{I4, I4, F8}, func(_ *Context, a []types.Value) (types.Value, error) {
 			h, m, s := a[0].(int64), a[1].(int64), a[2].(float64)
-			if h < 0 || h > 24 || m < 0 || m > 59 || s < 0 || s > 60 {
-				return nil, pgerr.New(pgerr.DatetimeFieldOverflow, "time field value out of range: %d:%02d:%s", h, m, strconv.FormatFloat(s, 'f', -1, 64))
+			us, err := timeFields(h, m, s)
+			if err != nil {
+				return nil, err
 			}
-			return types.TimeValue(h*usPerHour + m*usPerMin + int64(math.Round(s*1e6))), nil
+			return types.TimeValue(us), nil
 		}),
 		rowFn("make_timestamp", TS, []types.T{I4, I4, I4, I4, I4, F8}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return makeTimestamp(a)
@@ -355,8 +348,11 @@ func init() {
 					x[i] = v.(int64)
 				}
 			}
+			if math.IsInf(secs, 0) || math.IsNaN(secs) {
+				return nil, intervalOutOfRange()
+			}
 			return types.IntervalValue{Months: int32(x[0]*12 + x[1]), Days: int32(x[2]*7 + x[3]),
-				Micros: x[4]*usPerHour + x[5]*usPerMin + int64(math.Round(secs*1e6))}, nil
+				Micros: x[4]*usPerHour + x[5]*usPerMin + int64(math.RoundToEven(secs*1e6))}, nil
 		}))
 	}
 	for _, t := range []types.T{TS, TZ, D, TM, IV} {
@@ -404,11 +400,23 @@ func makeTimestamp(a []types.Value) (types.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, m, s := a[3].(int64), a[4].(int64), a[5].(float64)
-	if h < 0 || h > 24 || m < 0 || m > 59 || s < 0 || s > 60 {
-		return nil, pgerr.New(pgerr.DatetimeFieldOverflow, "time field value out of range: %d:%02d:%s", h, m, strconv.FormatFloat(s, 'f', -1, 64))
+	us, err := timeFields(a[3].(int64), a[4].(int64), a[5].(float64))
+	if err != nil {
+		return nil, err
 	}
-	return types.TimestampValue(dateToTS(int32(d.(types.DateValue))) + h*usPerHour + m*usPerMin + int64(math.Round(s*1e6))), nil
+	return types.TimestampValue(dateToTS(int32(d.(types.DateValue))) + us), nil
+}
+
+// timeFields is hours, minutes and seconds as microseconds, refused as
+// PostgreSQL's float_time_overflows does: each field in range, seconds
+// rounded to the microsecond first, and the total at most 24:00:00.
+func timeFields(h, m int64, s float64) (int64, error) {
+	sec := math.RoundToEven(s * 1e6)
+	if h < 0 || h > 24 || m < 0 || m > 59 || math.IsNaN(s) || sec < 0 || sec > 60e6 ||
+		(h*60+m)*60*1e6+int64(sec) > usPerDay {
+		return 0, pgerr.New(pgerr.DatetimeFieldOverflow, "time field value out of range: %d:%02d:%s", h, m, strconv.FormatFloat(s, 'g', 6, 64))
+	}
+	return h*usPerHour + m*usPerMin + int64(sec), nil
 }
 
 func dateBin(_ *Context, a []types.Value) (types.Value, error) {
@@ -430,6 +438,9 @@ func dateBin(_ *Context, a []types.Value) (types.Value, error) {
 // extractField computes EXTRACT(field FROM v) as numeric.
 func extractField(ctx *Context, field string, v types.Value, t types.T) (*apd.Decimal, error) {
 	f := strings.ToLower(field)
+	if c, ok := unitAliases[f]; ok {
+		f = c
+	}
 	unsupported := func() error {
 		if !knownUnits[f] {
 			return pgerr.New(pgerr.InvalidParameterValue, "unit \"%s\" not recognized for type %s", field, t)
@@ -601,6 +612,18 @@ func extractField(ctx *Context, field string, v types.Value, t types.T) (*apd.De
 		}
 	}
 	return nil, unsupported()
+}
+
+// unitAliases are PostgreSQL's other spellings of EXTRACT's units
+// (deltatktbl), mapped to the names extractField knows.
+var unitAliases = map[string]string{
+	"y": "year", "yr": "year", "yrs": "year", "mons": "mon", "d": "day", "w": "week", "weeks": "week",
+	"h": "hour", "hr": "hour", "hrs": "hour", "m": "minute", "min": "minute", "mins": "minute",
+	"s": "second", "sec": "second", "secs": "second",
+	"ms": "milliseconds", "msec": "milliseconds", "msecs": "milliseconds", "msecond": "milliseconds", "mseconds": "milliseconds", "millisecon": "milliseconds",
+	"us": "microseconds", "usec": "microseconds", "usecs": "microseconds", "usecond": "microseconds", "useconds": "microseconds", "microsecon": "microseconds",
+	"dec": "decade", "decs": "decade", "c": "century", "cent": "century", "mil": "millennium", "mils": "millennium",
+	"qtr": "quarter", "timezone_h": "timezone_hour", "timezone_m": "timezone_minute", "j": "julian", "jd": "julian",
 }
 
 // knownUnits are the field names EXTRACT recognizes (some are unsupported

@@ -52,26 +52,17 @@ func scaleOf(d *apd.Decimal) int32 {
 	return -d.Exponent
 }
 
-// numericTypmod rounds d to numeric(p,s) and checks its precision.
+// numericTypmod rounds d to numeric(p,s) (types.ApplyNumericTypmod: a
+// negative scale rounds left of the point) on a copy.
 func numericTypmod(d *apd.Decimal, typmod int32) (*apd.Decimal, error) {
-	if typmod < 4 || d.Form != apd.Finite {
+	if typmod < 4 || d.Form == apd.NaN {
 		return d, nil
 	}
-	m := typmod - 4
-	p, s := (m>>16)&0xffff, m&0xffff
-	var r apd.Decimal
-	if _, err := roundCtx.Quantize(&r, d, -s); err != nil {
-		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "numeric field overflow")
+	r := new(apd.Decimal).Set(d)
+	if err := types.ApplyNumericTypmod(r, typmod); err != nil {
+		return nil, err
 	}
-	intDigits := int32(r.NumDigits()) + r.Exponent
-	if !r.IsZero() && intDigits > p-s {
-		msg := pgerr.New(pgerr.NumericValueOutOfRange, "numeric field overflow")
-		if p == s {
-			return nil, msg.WithDetail("A field with precision %d, scale %d must round to an absolute value less than 1.", p, s)
-		}
-		return nil, msg.WithDetail("A field with precision %d, scale %d must round to an absolute value less than 10^%d.", p, s, p-s)
-	}
-	return &r, nil
+	return r, nil
 }
 
 // readNumerics parses a numeric array (canonical decimal strings).
@@ -196,6 +187,9 @@ func leadingDigits(d *apd.Decimal, n int) int32 {
 // numericOp applies one numeric operator to two finite-or-special values.
 func numericOp(op byte, x, y *apd.Decimal) (*apd.Decimal, error) {
 	r := new(apd.Decimal)
+	if op == '^' {
+		return numericPower(x, y) // NaN ^ 0 and 1 ^ NaN are 1
+	}
 	if isNaN(x) || isNaN(y) {
 		return &apd.Decimal{Form: apd.NaN}, nil
 	}
