@@ -95,6 +95,13 @@ func (l *lifter) statement() (ext *Extensions, standalone bool, err error) {
 		return l.ext, true, nil
 	case l.is(0, "ALTER") && l.is(1, "SOURCE"):
 		l.alterSource()
+	case l.is(0, "ALTER") && l.is(1, "SINK"):
+		// A sink's name is part of its identity at the destination
+		// (Kafka transactional ids and progress records, file names):
+		// renaming it needs that identity kept apart first.
+		return nil, false, pgerr.New(pgerr.FeatureNotSupported,
+			"ALTER SINK is not supported: drop the sink and create it again").
+			WithPosition(CharPos(l.src, l.toks[1].start))
 	case l.is(0, "CREATE") && l.is(1, "SOURCE"):
 		err = l.createSource()
 	case l.is(0, "CREATE") && l.is(1, "SINK"):
