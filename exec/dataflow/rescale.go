@@ -148,6 +148,9 @@ func planRescale(meta *jobMeta, plan stream.Node) (*rescalePlan, string) {
 			now = max(sn.par.N, 1)
 		}
 		if n != now {
+			if sn.par != nil && sn.par.Local {
+				return nil, fmt.Sprintf("its parallelism changed from %d to %d and %s is the partial phase of a two-phase aggregation, whose state is one partial per instance, not per vnode", oldN, newN, sn.n.Explain())
+			}
 			if _, ok := sn.n.(stream.Rescalable); !ok {
 				return nil, fmt.Sprintf("its parallelism changed from %d to %d and %s cannot redistribute its state by vnode yet", oldN, newN, sn.n.Explain())
 			}
