@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -130,5 +131,73 @@ func TestTwoPhaseMinMaxAppendOnly(t *testing.T) {
 		if _, ok := tp.(*stream.HashAgg); !ok {
 			t.Fatalf("min over a retracting input planned in two phases: %T", tp)
 		}
+	}
+}
+
+// globalSpec is globalOver(parAgg(n)) as a job.
+func globalSpec(n int) JobSpec {
+	plan := globalOver(parAgg(n).Plan, false)
+	return JobSpec{ID: 5, Name: "global", Plan: plan, Cols: plan.Columns()}
+}
+
+// TestTwoPhaseRestart: a two-phase aggregation checkpoints each partial
+// under its instance's id; a restart at the same parallelism resumes
+// (every partial from its own state) and equals an uninterrupted serial
+// run; a restart at another parallelism rebuilds the view from its
+// inputs, saying that the partials are kept per instance, and equals it
+// too.
+func TestTwoPhaseRestart(t *testing.T) {
+	for _, ns := range [][2]int{{3, 3}, {3, 2}, {2, 8}, {4, 1}} {
+		t.Run(fmt.Sprintf("%d-%d", ns[0], ns[1]), func(t *testing.T) {
+			dir := t.TempDir()
+			tbl := &fakeTable{}
+			in := &ckInputs{fakeInputs: fakeInputs{tables: map[uint32]*fakeTable{100: tbl}}}
+			rng := rand.New(rand.NewPCG(uint64(ns[0]), uint64(ns[1])))
+			store, _ := openStore(t, dir)
+			rt := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store}, in)
+			if _, err := rt.StartJob(globalSpec(ns[0])); err != nil {
+				t.Fatal(err)
+			}
+			randomWrites(tbl, rng, 5, func() { flush(t, rt) })
+			checkpointNow(t, rt)
+			randomWrites(tbl, rng, 3, func() {})
+			rt.Close()
+
+			store2, cp := openStore(t, dir)
+			rt2 := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store2, Recovered: cp}, in)
+			defer rt2.Close()
+			j, err := rt2.StartJob(globalSpec(ns[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt2.EndRecovery()
+			flush(t, rt2)
+			rec := j.Recovery()
+			switch {
+			case ns[0] == ns[1]:
+				if rec.Epoch == 0 || rec.Rebuilt != "" {
+					t.Fatalf("restart at the same parallelism did not resume: %+v", rec)
+				}
+			case ns[1] == 1 || ns[0] == 1:
+				if rec.Epoch != 0 || !strings.Contains(rec.Rebuilt, "two phases") {
+					t.Fatalf("restart from %d to %d resumed: %+v", ns[0], ns[1], rec)
+				}
+			default:
+				if rec.Epoch != 0 || !strings.Contains(rec.Rebuilt, "two-phase aggregation") {
+					t.Fatalf("restart from %d to %d: %+v, want a rebuild naming the two-phase aggregation", ns[0], ns[1], rec)
+				}
+			}
+			rt3 := newRuntime(t, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
+			defer rt3.Close()
+			j3, err := rt3.StartJob(globalSpec(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			flush(t, rt3)
+			if got, want := anyRows(t, j), anyRows(t, j3); !slices.Equal(got, want) || len(want) != 1 {
+				t.Fatalf("after the restart %v, want %v", got, want)
+			}
+			t.Logf("%+v", rec)
+		})
 	}
 }
