@@ -201,3 +201,39 @@ func TestTwoPhaseRestart(t *testing.T) {
 		})
 	}
 }
+
+// oneReader is splitInputs without OpenSourceSplit: its source is read
+// by one reader whatever the plan says.
+type oneReader struct {
+	fakeInputs
+	s *splitInputs
+}
+
+func (o *oneReader) OpenSource(oid uint32, onErr func(error)) (RunFunc, bool, error) {
+	return o.s.OpenSource(oid, onErr)
+}
+
+// TestTwoPhaseInputNarrowerThanPlanned: when the runtime reads a source
+// planned for 3 readers with one, the partials get their rows through an
+// exchange without keys (all to one instance) and the result still
+// equals one reader's.
+func TestTwoPhaseInputNarrowerThanPlanned(t *testing.T) {
+	k := &expr.ColRef{Idx: 1, T: types.TInt8, Name: "k"}
+	scan := &stream.Scan{Rel: 1, Name: "src", Kind: stream.ScanSource, Cols: tsCols, AppendOnly: true, Splittable: true, Readers: 3}
+	proj := &stream.Project{Input: scan, Exprs: []expr.Expr{k, k},
+		Cols: []types.Column{{Name: "a", Type: types.TInt8}, {Name: "n", Type: types.TInt8}}}
+	plan := globalOver(proj, true, stream.AggSpec{Kind: stream.AggMax, Arg: k})
+	if _, ok := plan.(*stream.Project); !ok {
+		t.Fatalf("not two-phase: %T", plan)
+	}
+	rt := newRuntime(t, &oneReader{s: &splitInputs{rows: 45}})
+	defer rt.Close()
+	j, err := rt.StartJob(JobSpec{ID: 6, Name: "narrow", Plan: plan, Cols: plan.Columns()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush(t, rt)
+	if got := anyRows(t, j); len(got) != 1 || got[0] != "45 45 990 990 44" {
+		t.Fatalf("%v, want [45 45 990 990 44]", got)
+	}
+}
