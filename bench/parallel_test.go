@@ -23,6 +23,10 @@ func TestParallelismGivesTheSameResults(t *testing.T) {
 		{"q4", "q4", ""}, {"q5", "q5", ""}, {"q7", "q7", ""}, {"q9", "q9", ""}, {"q11", "q11", ""}, {"agg", "", aggSQL},
 		// an aggregation of a filtered aggregation: N×N between the two
 		{"aggagg", "", `SELECT n, count(*), sum(hi) FROM (SELECT auction, count(*) AS n, max(price) AS hi FROM bid WHERE price > 1000 GROUP BY auction) s GROUP BY n`},
+		// a global aggregation: a partial per reader, one final merge (no exchange)
+		{"global", "", `SELECT count(*), sum(price), min(price), max(price), count(extra) FROM bid WHERE auction % 7 <> 0`},
+		// over a retracting input (a parallel GROUP BY): count and sum in two phases
+		{"globalagg", "", `SELECT count(*), sum(n), count(hi) FROM (SELECT auction, count(*) AS n, max(price) AS hi FROM bid GROUP BY auction) s`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -32,8 +36,12 @@ func TestParallelismGivesTheSameResults(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if exch := strings.Contains(strings.Join(lines, "\n"), "StreamExchange"); exch != (par > 1) {
+				plan := strings.Join(lines, "\n")
+				if exch := strings.Contains(plan, "StreamExchange") || strings.Contains(plan, "StreamPartialAgg"); exch != (par > 1) {
 					t.Fatalf("parallelism %d: plan has exchanges: %v\n%s", par, exch, strings.Join(lines, "\n"))
+				}
+				if strings.HasPrefix(c.name, "global") && par > 1 && !strings.Contains(plan, "StreamPartialAgg") {
+					t.Fatalf("parallelism %d: no two-phase aggregation:\n%s", par, plan)
 				}
 				var mu sync.Mutex
 				var chunks []*stream.Chunk

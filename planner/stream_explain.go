@@ -82,11 +82,27 @@ func (e *explainer) visitParallel(p *stream.Parallel, first, rest string) {
 	op := p.Input
 	into := e.cur
 	line := first + op.Explain() + fmt.Sprintf(" (x%d)", p.N)
+	if p.Local {
+		line = first + "StreamPartialAgg: " + strings.TrimPrefix(op.Explain(), "StreamHashAgg: ") + fmt.Sprintf(" (x%d, fused with its input, no exchange)", p.N)
+	}
 	if st := streamState(op); st != "" {
 		line += "   state: " + st + ", per instance"
 	}
 	e.out = append(e.out, line)
 	ins := op.Inputs()
+	if p.Local {
+		// the partial phase of a two-phase aggregation: instance k
+		// runs over instance k of its input, in the same fragment
+		for i, in := range ins {
+			f, r := rest+"├─", rest+"│ "
+			if i == len(ins)-1 {
+				f, r = rest+"└─", rest+"  "
+			}
+			e.cur = into
+			e.visit(in, f, r, true)
+		}
+		return
+	}
 	for i, in := range ins {
 		f, r := rest+"├─", rest+"│ "
 		if i == len(ins)-1 {

@@ -31,8 +31,10 @@ import (
 //
 // Everything else (filters, projections, unions: stateless, fused with
 // their input; a top-N without partitions, a window function without a
-// common partition column, temporal filter and lookup joins, and
-// aggregations without keys) runs as one instance, as before.
+// common partition column, temporal filter and lookup joins) runs as
+// one instance, as before; an aggregation without keys over a parallel
+// input runs in two phases when its aggregates allow it
+// (stream_twophase.go), else as one instance.
 
 // MaxParallelism bounds streaming_parallelism: one instance per vnode at
 // most.
@@ -54,6 +56,10 @@ func parallelize(root stream.Node, n int) stream.Node {
 		out := nd
 		if p := parallelOf(nd, n); p != nil {
 			out = p
+		} else if h, ok := nd.(*stream.HashAgg); ok {
+			if tp := TwoPhaseOf(h, stream.Width(h.Input)); tp != nil {
+				out = tp // stream_twophase.go
+			}
 		}
 		seen[nd] = out
 		return out

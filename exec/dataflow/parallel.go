@@ -49,6 +49,16 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 			perInst[0] = append(perInst[0], j.gather(f))
 			continue
 		}
+		if p.Local && f.width() == n {
+			// a partial aggregate: instance k runs over instance k of
+			// its input's fragment, no exchange
+			for k := range n {
+				perInst[k] = append(perInst[k], f.chs[k])
+			}
+			continue
+		}
+		// (a partial over an input of another width: its Keys are
+		// empty, every row goes to one instance, barriers to all)
 		senders := make([][]<-chan stream.Message, n) // per instance, one channel per sender
 		for _, ch := range f.chs {
 			outs := j.relay(j.exchange(ch, p.Keys[i], p.KeyTypes, n))

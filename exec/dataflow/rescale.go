@@ -125,6 +125,11 @@ func planRescale(meta *jobMeta, plan stream.Node) (*rescalePlan, string) {
 		}
 	}
 	if oldShape != shape {
+		if oldN != newN && (oldN == 1 || newN == 1) {
+			// the shape differs between 1 and N > 1 where a global
+			// aggregation runs in two phases (planner/stream_twophase.go)
+			return nil, fmt.Sprintf("its plan changed with its parallelism from %d to %d (a global aggregation is planned in two phases above parallelism 1)", oldN, newN)
+		}
 		return nil, "its plan changed"
 	}
 	rp := &rescalePlan{oldID: map[stream.Node]string{}, oldN: map[stream.Node]int{}, from: oldN}
@@ -148,6 +153,9 @@ func planRescale(meta *jobMeta, plan stream.Node) (*rescalePlan, string) {
 			now = max(sn.par.N, 1)
 		}
 		if n != now {
+			if sn.par != nil && sn.par.Local {
+				return nil, fmt.Sprintf("its parallelism changed from %d to %d and %s is the partial phase of a two-phase aggregation, whose state is one partial per instance, not per vnode", oldN, newN, sn.n.Explain())
+			}
 			if _, ok := sn.n.(stream.Rescalable); !ok {
 				return nil, fmt.Sprintf("its parallelism changed from %d to %d and %s cannot redistribute its state by vnode yet", oldN, newN, sn.n.Explain())
 			}

@@ -37,6 +37,14 @@ type Parallel struct {
 	// KeyTypes are the types of Keys[i]'s columns (the same for every input).
 	KeyTypes []types.T
 	N        int // instances, at least 1
+	// Local marks the partial phase of a two-phase aggregation
+	// (docs/contributing/parallel.md): no exchange, instance k consumes
+	// instance k of its input's fragment (N is the input's Width) and
+	// keeps a partial of whatever rows reach it. Keys are nil. When the
+	// runtime's input has another width (a source that does not split),
+	// every row goes to one instance. Its state is per instance, not per
+	// vnode: a restart with another N rebuilds the view.
+	Local bool
 }
 
 // Columns implements Node.
@@ -47,6 +55,9 @@ func (p *Parallel) Inputs() []Node { return []Node{p.Input} }
 
 // Explain implements Node.
 func (p *Parallel) Explain() string {
+	if p.Local {
+		return fmt.Sprintf("StreamMerge: %d partial instances", p.N)
+	}
 	return fmt.Sprintf("StreamMerge: %d instances", p.N)
 }
 
