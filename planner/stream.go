@@ -245,6 +245,13 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 			if not, ok := c.(*expr.Not); ok {
 				kind, inner = exec.AntiJoin, not.E
 			}
+			if j, ok, err := s.notInJoin(x.in, c); err != nil || ok { // stream_notin.go
+				if err != nil {
+					return nil, err
+				}
+				x.in = j
+				continue
+			}
 			if sl, ok := inner.(*sublink); ok && sl.kind == expr.ExistsSubquery && uncorrelated(sl) {
 				right, err := s.subqueryJoins(sl.plan)
 				if err != nil {

@@ -234,6 +234,9 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 	case *lRecursive:
 		return sout{}, notInMV("WITH RECURSIVE")
 	case *lShared:
+		if x.twice {
+			return s.node(x.in, need)
+		}
 		return sout{}, notInMV("GROUPING SETS, ROLLUP or CUBE")
 	}
 	return sout{}, pgerr.Internal("stream: unknown logical node %T", n)
