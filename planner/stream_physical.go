@@ -646,11 +646,8 @@ func (s *streamPlanner) distinctOf(in sout) sout {
 // setOp plans UNION ALL as a union of changelogs and UNION as a union
 // followed by DISTINCT.
 func (s *streamPlanner) setOp(x *lSetOp) (sout, error) {
-	switch {
-	case x.kind == exec.Intersect:
-		return sout{}, notInMV("INTERSECT")
-	case x.kind == exec.Except:
-		return sout{}, notInMV("EXCEPT")
+	if x.kind == exec.Intersect || x.kind == exec.Except {
+		return s.intersectExcept(x) // stream_setop.go
 	}
 	l, err := s.root(x.left, x.left.outIDs())
 	if err != nil {
