@@ -111,6 +111,8 @@ var corpus = []viewDef{
 	{name: "uni_agg", query: "SELECT g AS key, count(*) AS c FROM a GROUP BY g UNION ALL SELECT s, count(*) FROM b GROUP BY s"},
 	{name: "uni_three", query: "SELECT id FROM a UNION ALL SELECT id FROM c UNION ALL SELECT k FROM b"},
 	{name: "uni", query: "SELECT k FROM a UNION SELECT k FROM b UNION SELECT w FROM c"},
+	{name: "set_intersect", query: "SELECT k, g FROM a INTERSECT SELECT k, s FROM b"},
+	{name: "set_except", query: "SELECT k FROM a EXCEPT SELECT w FROM c WHERE g IS NOT NULL"},
 
 	// top-N
 	{name: "topn", query: "SELECT id, k, g FROM a ORDER BY k DESC NULLS LAST, id LIMIT 3"},
