@@ -134,7 +134,7 @@ func (b *epochBatch) cut() {
 // the batch, which has none: it never had one, has no parts cut, and is
 // not too large to send in one.
 func (b *epochBatch) mayStartLate(maxBytes int) bool {
-	return b.slot == nil && !b.earlyOn && b.early == 0 && !b.noEarly && len(b.cuts) == 0 && b.size < maxBytes
+	return b.slot == nil && b.early == 0 && !b.noEarly && len(b.cuts) == 0 && b.size < maxBytes
 }
 
 // stopEarly ends early production: the records produced so far are part 0.

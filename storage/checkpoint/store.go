@@ -395,8 +395,10 @@ func (o *OpWriter) putLarge(key, value []byte) {
 	if o.err != nil {
 		return
 	}
-	head := appendRecord(startPayload(nil, o.id), recPut, key, nil)
-	head = head[:len(head)-1] // the empty value's length, written again below
+	// The record as appendRecord writes it, without the value's bytes.
+	head := append(startPayload(nil, o.id), recPut)
+	head = binary.AppendUvarint(head, uint64(len(key)))
+	head = append(head, key...)
 	head = binary.AppendUvarint(head, uint64(len(value)))
 	binary.LittleEndian.PutUint32(head[0:], uint32(len(head)-frameHeaderLen+len(value)))
 	crc := crc32.Update(crc32.Checksum(head[frameHeaderLen:], castagnoli), castagnoli, value)
