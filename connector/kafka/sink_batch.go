@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -28,10 +29,11 @@ type epochBatch struct {
 	n      int      // records
 	cuts   []int    // record counts where the parts end, increasing; the last is n once prepared
 	cutAt  int      // size at the last cut
+	starts []recPos // where each part begins in chunks (partStarts), once asked for
 	z      []byte   // the chunks compressed (encodeChunks), once prepared and pending grew large; nil before
 	shared bool     // chunks alias memory the writer does not own (a pending handed out or restored): never recycled
 
-	early    int       // records produced into the early transaction (a prefix; part 0 when > 0)
+	early    int       // records produced into the early transaction: a prefix ending at a cut (earlyParts)
 	noEarly  bool      // its early transaction was aborted: never start one again
 	slot     *slot     // the early transaction's producer; nil when none
 	earlyOn  bool      // still producing early
@@ -85,10 +87,47 @@ func (b *epochBatch) add(key, value []byte, maxBytes, hint int, pool *chunkPool)
 	b.chunks[last] = c
 	b.size += len(c) - n0
 	b.n++
-	if !b.earlyOn && b.size-b.cutAt >= maxBytes {
+	if b.size-b.cutAt >= maxBytes {
 		b.cut()
 	}
 	return k, v
+}
+
+// recPos is a record's place in an epochBatch's chunks.
+type recPos struct{ chunk, off int }
+
+// partStarts returns where each part begins, finding them in one pass
+// over the records the first time (a resend asks for every part in turn).
+func (b *epochBatch) partStarts() ([]recPos, error) {
+	if len(b.starts) == len(b.cuts) {
+		return b.starts, nil
+	}
+	b.starts = append(b.starts[:0], recPos{})
+	i, next := 0, 0 // record index; the cut whose end is the next part's start
+	for c, chunk := range b.chunks {
+		for off := 0; off < len(chunk); i++ {
+			for next < len(b.cuts)-1 && b.cuts[next] == i {
+				b.starts = append(b.starts, recPos{c, off})
+				next++
+			}
+			_, _, n, err := readRec(chunk, off)
+			if err != nil {
+				return nil, err
+			}
+			off = n
+		}
+	}
+	if len(b.starts) != len(b.cuts) {
+		return nil, errPending
+	}
+	return b.starts, nil
+}
+
+// earlyParts is the number of parts the early transaction carries: early
+// production stops only at a cut (stopEarly), so its records are whole
+// parts.
+func (b *epochBatch) earlyParts() int {
+	return sort.SearchInts(b.cuts, b.early+1)
 }
 
 // appendKept appends x as appendBytes does and returns its copy in dst
@@ -131,13 +170,14 @@ func (b *epochBatch) cut() {
 }
 
 // mayStartLate reports whether an early transaction may still start for
-// the batch, which has none: it never had one, has no parts cut, and is
-// not too large to send in one.
-func (b *epochBatch) mayStartLate(maxBytes int) bool {
-	return b.slot == nil && b.early == 0 && !b.noEarly && len(b.cuts) == 0 && b.size < maxBytes
+// the batch, which has none: it never had one, none was aborted, and the
+// epoch is younger than limit (the rows kept so far go out first).
+func (b *epochBatch) mayStartLate(limit time.Duration) bool {
+	return b.slot == nil && b.early == 0 && !b.noEarly && (b.openedAt.IsZero() || time.Since(b.openedAt) < limit)
 }
 
-// stopEarly ends early production: the records produced so far are part 0.
+// stopEarly ends early production: the records produced so far end a
+// part.
 func (b *epochBatch) stopEarly() {
 	if b.earlyOn {
 		b.earlyOn = false
@@ -154,19 +194,33 @@ func (b *epochBatch) part(k int) ([]*kgo.Record, error) {
 		from = b.cuts[k-1]
 	}
 	to := b.cuts[k]
+	starts, err := b.partStarts()
+	if err != nil {
+		return nil, err
+	}
 	recs := make([]*kgo.Record, 0, to-from)
 	slab := make([]kgo.Record, to-from)
 	now := time.Now()
-	err := b.records(func(i int, key, value []byte) bool {
-		if i >= from {
-			r := &slab[i-from]
+	p := starts[k]
+	for c := p.chunk; c < len(b.chunks) && len(recs) < to-from; c++ {
+		chunk := b.chunks[c]
+		off := 0
+		if c == p.chunk {
+			off = p.off
+		}
+		for off < len(chunk) && len(recs) < to-from {
+			key, value, next, err := readRec(chunk, off)
+			if err != nil {
+				return nil, err
+			}
+			off = next
+			r := &slab[len(recs)]
 			r.Key, r.Value, r.Timestamp = key, value, now
 			recs = append(recs, r)
 		}
-		return i+1 < to
-	})
-	if err != nil {
-		return nil, err
+	}
+	if len(recs) != to-from {
+		return nil, errPending
 	}
 	return recs, nil
 }

@@ -260,14 +260,65 @@ func crashRandom(t *testing.T, overlap bool) {
 	checkExactlyOnce(t, readCommitted(t, x.addr, "out"), int64(e-1)*x.perEp)
 }
 
-// An epoch larger than sink.max-epoch-bytes is committed in several
-// transactions; a crash between two of them resends only the parts not
-// committed.
+// An epoch larger than sink.max-epoch-bytes still goes out in its early
+// transaction (which is bounded by time, not bytes): it commits every
+// part at once, with the progress record of the last. Then every crash
+// point with such epochs: nothing lost, nothing twice.
+func TestSinkLargeEpochEarly(t *testing.T) {
+	x := newSim(t, map[string]string{"sink.max-epoch-bytes": "1024"}, 400) // ~9 parts an epoch
+	ctx := context.Background()
+	x.step(1, none)
+	var counting atomic.Bool
+	var endTxns atomic.Int32
+	x.c.ControlKey(int16(kmsg.EndTxn), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if counting.Load() {
+			endTxns.Add(1)
+		}
+		return nil, nil, false // observe only
+	})
+	x.write(2)
+	w := x.w.(*txnWriter)
+	if b := w.cur; b.slot == nil || b.early != b.n || len(b.cuts) < 5 {
+		t.Fatalf("epoch 2: %d of %d rows produced early, %d parts cut", b.early, b.n, len(b.cuts))
+	}
+	pending, err := x.w.PreCommit(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.durable, x.pending = 4, pending
+	counting.Store(true)
+	if err := x.w.Commit(ctx, 4, pending); err != nil {
+		t.Fatal(err)
+	}
+	counting.Store(false)
+	if n := endTxns.Load(); n != 1 {
+		t.Fatalf("epoch 2 committed in %d transactions, want 1", n)
+	}
+	p, ok, err := w.prog.read(ctx)
+	if err != nil || !ok || p.Epoch != 4 || p.Parts < 5 || p.Part != p.Parts-1 {
+		t.Fatalf("progress %+v %v %v: want epoch 4, its last part", p, ok, err)
+	}
+	e := uint64(3)
+	for cp := none; cp < numCrashPoints; cp++ {
+		e = x.step(e, cp)
+		e = x.step(e, none)
+	}
+	checkExactlyOnce(t, readCommitted(t, x.addr, "out"), int64(e-1)*x.perEp)
+}
+
+// An epoch larger than sink.max-epoch-bytes whose early transaction
+// failed is sent again at Commit in several transactions; a crash
+// between two of them resends only the parts not committed.
 func TestSinkEpochParts(t *testing.T) {
 	x := newSim(t, map[string]string{"sink.max-epoch-bytes": "1024"}, 400) // ~22 bytes a record: ~9 parts
 	ctx := context.Background()
 	x.step(1, none)
-	x.write(2)
+	fault := x.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "out", Err: kerr.InvalidRecord})
+	x.write(2) // its early transaction fails: every part goes at Commit
+	if b := x.w.(*txnWriter).cur; b.slot != nil {
+		_ = b.slot.cl.Flush(ctx) // the early records meet the fault
+	}
+	fault.Remove()
 	pending, err := x.w.PreCommit(ctx, 4)
 	if err != nil {
 		t.Fatal(err)

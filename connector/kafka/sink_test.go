@@ -451,6 +451,25 @@ func testPendingRoundTrip(t *testing.T, pad string) {
 		if magic := string(p[len(p)-4:]); (total <= compressAbove) != (magic == magicRaw) {
 			t.Fatalf("%d bytes: format %s", total, magic)
 		}
+		checkParts := func(b *epochBatch, want int) {
+			t.Helper()
+			n := 0
+			for k := 0; k < b.parts(); k++ {
+				recs, err := b.part(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range recs {
+					if string(r.Key) != fmt.Sprintf("k%d", n) || (n%7 == 0) != (r.Value == nil) {
+						t.Fatalf("record %d: %q %q", n, r.Key, r.Value)
+					}
+					n++
+				}
+			}
+			if n != want {
+				t.Fatalf("%d records, want %d", n, want)
+			}
+		}
 		check := func(p []byte) {
 			t.Helper()
 			got, err := decodePending(p)
@@ -464,23 +483,11 @@ func testPendingRoundTrip(t *testing.T, pad string) {
 				if got[i].epoch != bs[i].epoch || got[i].n != bs[i].n || fmt.Sprint(got[i].cuts) != fmt.Sprint(bs[i].cuts) || string(bytes.Join(got[i].chunks, nil)) != string(bytes.Join(bs[i].chunks, nil)) {
 					t.Fatalf("batch %d differs", i)
 				}
-				n := 0
-				for k := 0; k < got[i].parts(); k++ {
-					recs, err := got[i].part(k)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, r := range recs {
-						if string(r.Key) != fmt.Sprintf("k%d", n) || (n%7 == 0) != (r.Value == nil) {
-							t.Fatalf("record %d: %q %q", n, r.Key, r.Value)
-						}
-						n++
-					}
-				}
-				if n != bs[i].n {
-					t.Fatalf("%d records, want %d", n, bs[i].n)
-				}
+				checkParts(got[i], bs[i].n)
 			}
+		}
+		for _, b := range bs {
+			checkParts(b, b.n) // the live batch: parts that span chunks
 		}
 		check(p)
 		check(encodePending(bs)) // again: a batch's compressed form is kept

@@ -178,7 +178,7 @@ func (w *txnWriter) Write(ctx context.Context, rec arrow.RecordBatch, ops []stre
 			return err
 		}
 		w.updateOpen()
-	} else if w.cur.mayStartLate(w.c.maxEpochBytes) {
+	} else if w.cur.mayStartLate(w.c.txnTimeout / 2) {
 		if err := w.startEarly(ctx); err != nil {
 			return err
 		}
@@ -285,7 +285,7 @@ func (w *txnWriter) freeSlot() *slot {
 
 func (w *txnWriter) emit(key, value []byte) {
 	b := w.cur
-	if b.earlyOn && (b.size >= w.c.maxEpochBytes || b.slot.failed.Load() != nil ||
+	if b.earlyOn && (b.slot.failed.Load() != nil ||
 		(b.n&1023 == 0 && time.Since(b.openedAt) > w.c.txnTimeout/2)) {
 		b.stopEarly()
 	}
@@ -364,20 +364,26 @@ func (w *txnWriter) recycle(b *epochBatch) {
 }
 
 // commitBatch makes batch b visible exactly once: its early transaction
-// commits with the progress record of part 0; if that fails (or there was
+// commits with the progress record of its last part; if that fails (or there was
 // none), the parts the progress topic does not show committed are sent
 // again, each in its own transaction.
 func (w *txnWriter) commitBatch(ctx context.Context, b *epochBatch) error {
 	from := 0
 	if s := b.slot; s != nil {
 		b.slot, s.owner = nil, nil
-		if err := w.commitEarly(ctx, s, b); err != nil {
+		if ep := b.earlyParts(); ep == 0 || b.cuts[ep-1] != b.early {
+			// Nothing went out early (or, a bug, not whole parts): the
+			// transaction is ended unused and every part is sent below.
+			if err := backoff(ctx, &w.st, "fencing "+s.id, func() error { return w.fence(ctx, s) }); err != nil {
+				return err
+			}
+		} else if err := w.commitEarly(ctx, s, b); err != nil {
 			w.st.errored(err, fmt.Sprintf("committing epoch %d: %v", b.epoch, err))
 			if err := backoff(ctx, &w.st, "fencing "+s.id, func() error { return w.fence(ctx, s) }); err != nil {
 				return err
 			}
 		} else {
-			from = 1
+			from = b.earlyParts()
 		}
 	}
 	if from == 0 && b.parts() > 0 {
@@ -413,7 +419,7 @@ func (w *txnWriter) commitBatch(ctx context.Context, b *epochBatch) error {
 func (w *txnWriter) commitEarly(ctx context.Context, s *slot, b *epochBatch) error {
 	// The progress record joins the records still in flight: one flush
 	// waits for both (the transaction makes them visible together).
-	p := progress{Sink: w.c.name, Writer: w.writer, Epoch: b.epoch, Part: 0, Parts: b.parts()}
+	p := progress{Sink: w.c.name, Writer: w.writer, Epoch: b.epoch, Part: b.earlyParts() - 1, Parts: b.parts()}
 	s.cl.Produce(ctx, progressRecord(w.c, w.writer, p), s.promise)
 	if err := waitFor(ctx, &w.st, s.hook, "acknowledgments", s.cl.Flush); err != nil {
 		return err
