@@ -21,6 +21,20 @@ import (
 // (2 partitions, keyed by host), and the anomalies and silent hosts must
 // arrive, exactly once, in the sinks' topics read as read_committed.
 func TestDatacenterKafka(t *testing.T) {
+	datacenterKafka(t, false)
+}
+
+// TestDatacenterKafkaUnkeyed produces the messages without keys as kcat -l
+// does, so that the partitions hold different spans of time: partition 1
+// the first 47 messages (to 00:00:38), partition 0 the rest (to 00:02:58).
+// Read by two readers (streaming_parallelism 2), the reader of partition 1
+// goes idle after idle_timeout and must not hold back the other: one move
+// of the clock past idle_timeout closes every window, as with one reader.
+func TestDatacenterKafkaUnkeyed(t *testing.T) {
+	datacenterKafka(t, true)
+}
+
+func datacenterKafka(t *testing.T, unkeyed bool) {
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "metrics"))
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +43,11 @@ func TestDatacenterKafka(t *testing.T) {
 	broker := kc.ListenAddrs()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	prod, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.DefaultProduceTopic("metrics"))
+	opts := []kgo.Opt{kgo.SeedBrokers(broker), kgo.DefaultProduceTopic("metrics")}
+	if unkeyed {
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	}
+	prod, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +62,16 @@ func TestDatacenterKafka(t *testing.T) {
 		line := sc.Text()
 		host := line[strings.Index(line, `"host":"`)+8:]
 		host = host[:strings.IndexByte(host, '"')]
-		recs = append(recs, &kgo.Record{Key: []byte(host), Value: []byte(line)})
+		r := &kgo.Record{Key: []byte(host), Value: []byte(line)}
+		if unkeyed {
+			r.Key = nil
+			if len(recs) >= 47 {
+				r.Partition = 0
+			} else {
+				r.Partition = 1
+			}
+		}
+		recs = append(recs, r)
 	}
 	if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -56,6 +83,11 @@ func TestDatacenterKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
+	if unkeyed {
+		if _, err := c.Exec(ctx, "SET streaming_parallelism = 2"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, q := range statements(t, "kafka.sql") {
 		q = strings.ReplaceAll(q, ":'broker'", "'"+broker+"'") // what psql -v broker=... does
 		if _, err := c.Exec(ctx, q); err != nil {

@@ -113,7 +113,7 @@ func (j *Job) gather(f flow) <-chan stream.Message {
 // a barrier once every open input delivered it, and per column the
 // minimum of the watermarks of the active inputs (not ended, not idle,
 // not closed; one that has not sent a watermark yet holds it back), or,
-// with none active, the maximum over those that ended. An input ends or
+// with none active, the maximum over all. An input ends or
 // goes idle by the reader marks (readerDone, readerIdle) of the split
 // reader under it, which pass the fused operators and exchanges on the
 // way; the marks never leave the merge. The output closes when every
@@ -136,7 +136,9 @@ func (j *Job) merge(ins []<-chan stream.Message) <-chan stream.Message {
 		release := func() bool {
 			for col, ms := range marks {
 				// the minimum over the active readers; with none, the
-				// maximum over the ended ones (all of them at the end)
+				// maximum over the ended and idle ones (all ended at the
+				// end; all idle: the idle readers' watermarks advance
+				// with processing time, as one reader's would)
 				m, active := int64(math.MaxInt64), false
 				for i, v := range ms {
 					if !done[i] && !idle[i] {
@@ -145,10 +147,8 @@ func (j *Job) merge(ins []<-chan stream.Message) <-chan stream.Message {
 				}
 				if !active {
 					m = math.MinInt64
-					for i, v := range ms {
-						if done[i] {
-							m = max(m, v)
-						}
+					for _, v := range ms {
+						m = max(m, v)
 					}
 				}
 				if last, ok := emitted[col]; (!ok || m > last) && m != math.MinInt64 && m != math.MaxInt64 {

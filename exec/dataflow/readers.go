@@ -348,6 +348,9 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 	if src.partition != nil {
 		w.partitioned(src.partitions)
 	}
+	// A split partitioned reader with no partitions, or whose partitions
+	// are all idle (idle_timeout), is idle: told to the merge.
+	idle := false
 	sendRec := func(pr posRec) bool {
 		pos = pr.pos
 		if pr.rec == nil { // the position moved without rows (SourceReader.InputEnd)
@@ -356,17 +359,22 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 		if src.partition == nil {
 			return j.sendNew(out, []arrow.RecordBatch{pr.rec}, w)
 		}
+		if idle { // rows again: the merge counts this reader before its rows pass
+			idle = false
+			if !j.send(out, idleMsg(false)) {
+				return false
+			}
+		}
 		if !j.sendRows(out, []arrow.RecordBatch{pr.rec}, stream.Insert) {
 			return false
 		}
 		w.observePart(pr.rec, pr.part)
 		return j.sendWM(out, w)
 	}
-	idle := false // a split partitioned reader with no partitions: told to merge
 	send := func(reqs []barrierReq) bool {
 		if src.split && src.partitions != nil && len(reqs) > 0 {
 			ps := src.partitions()
-			if now := ps != nil && len(ps) == 0; now != idle {
+			if now := (ps != nil && len(ps) == 0) || w.partsIdle(); now != idle {
 				idle = now
 				if !j.send(out, idleMsg(idle)) {
 					return false

@@ -88,3 +88,59 @@ func TestMergeReadersWatermarks(t *testing.T) {
 	for range out {
 	}
 }
+
+// Readers whose partitions all went idle (idle_timeout) do not hold back
+// the active ones; with every reader idle the merge follows the highest
+// (each idle reader's watermark moves with processing time, as a single
+// reader's over all the partitions would), and a reader with rows again
+// counts from then on.
+func TestMergeIdleReaders(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	j := &Job{env: &stream.Env{Ctx: ctx}}
+	ins := make([]chan stream.Message, 2)
+	rd := make([]<-chan stream.Message, 2)
+	for i := range ins {
+		ins[i] = make(chan stream.Message, 16)
+		rd[i] = ins[i]
+	}
+	out := j.merge(rd)
+	wm := func(v int64) stream.Message { return stream.WatermarkMsg(stream.Watermark{Col: 0, Value: v}) }
+	var got []int64
+	step := func(e uint64) {
+		t.Helper()
+		for _, c := range ins {
+			c <- stream.BarrierMsg(stream.Barrier{Epoch: e})
+		}
+		for m := range out {
+			switch m.Kind {
+			case stream.KindWatermark:
+				got = append(got, m.Watermark.Value)
+			case stream.KindBarrier:
+				return
+			}
+		}
+		t.Fatal("the merge closed")
+	}
+	ins[0] <- wm(176) // reader 0's partitions reached 00:02:56
+	ins[1] <- wm(38)  // reader 1's stopped at 00:00:38
+	step(1)
+	ins[1] <- idleMsg(true) // reader 1's partitions went idle
+	step(2)
+	ins[0] <- idleMsg(true)
+	ins[0] <- wm(180) // both idle, moving with processing time
+	ins[1] <- wm(42)
+	step(3)
+	ins[1] <- idleMsg(false) // rows again on reader 1
+	ins[1] <- wm(190)
+	ins[0] <- wm(185)
+	step(4)
+	if want := []int64{38, 176, 180, 190}; !slices.Equal(got, want) {
+		t.Fatalf("watermarks %v, want %v", got, want)
+	}
+	for _, c := range ins {
+		close(c)
+	}
+	for range out {
+	}
+}

@@ -170,6 +170,22 @@ func (w *wmTracker) idleParts() {
 	}
 }
 
+// partsIdle reports whether the reader has partitions and every one of
+// them is idle (idle_timeout): a split reader then tells the merge above
+// it, so that it does not hold back the readers that are not (nil-safe).
+func (w *wmTracker) partsIdle() bool {
+	if w == nil || w.spec.IdleTimeout <= 0 || len(w.parts) == 0 {
+		return false
+	}
+	now := w.clock.Now()
+	for _, pm := range w.parts {
+		if !w.isIdle(pm.lastRow, now) {
+			return false
+		}
+	}
+	return true
+}
+
 // partStates are the partitions' watermarks and idleness, by partition.
 func (w *wmTracker) partStates() []PartMark {
 	now := w.clock.Now()
