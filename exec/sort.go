@@ -46,17 +46,11 @@ func sortBatches(ctx *Context, cols []types.Column, bs []arrow.RecordBatch, keys
 	if err != nil {
 		return nil, err
 	}
-	perm := sortPerm(keyArrs, keys, n)
+	perm := sortPermCtx(ctx, keyArrs, keys, n)
 	if err := canceled(ctx); err != nil {
 		return nil, err
 	}
-	schema := types.ArrowSchema(cols)
-	size := ctx.Size()
-	var out []arrow.RecordBatch
-	for i := 0; i < n; i += size {
-		out = append(out, takeBatch(mem, schema, arrs, perm[i:min(i+size, n)]))
-	}
-	return out, nil
+	return takeBatches(ctx, types.ArrowSchema(cols), arrs, perm, ctx.Size()), nil
 }
 
 // evalOverBatches evaluates es over each batch and concatenates the results.
@@ -293,10 +287,17 @@ func widen[T int16 | int32 | uint32](v []T) []int64 {
 // radixSort is a stable least-significant-digit radix sort of rows by their
 // words (the last word first), skipping byte positions where every row has
 // the same digit.
-func radixSort(ks [][]uint64, n int) []int32 {
+func radixSort(ks [][]uint64, n int) []int32 { return radixSortRange(ks, 0, n) }
+
+// radixSortRange is radixSort of rows lo..hi-1 (their numbers, in order).
+func radixSortRange(ks [][]uint64, lo, hi int) []int32 {
+	n := hi - lo
 	perm := make([]int32, n)
 	for i := range perm {
-		perm[i] = int32(i)
+		perm[i] = int32(lo + i)
+	}
+	if n == 0 {
+		return perm
 	}
 	tmp := make([]int32, n)
 	keys := make([]uint64, n)

@@ -1,0 +1,152 @@
+package exec
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Parallel sorting (ORDER BY with Context.Workers > 1). The rows are cut
+// into one range per worker; each worker sorts its range (radix sort of
+// the normalized keys, or the comparator sort); then the sorted runs are
+// merged pairwise, each merge itself split between the workers at
+// co-ranks (the place in each run where an output segment starts, found
+// by binary search), so every phase uses every worker. Ties are broken
+// by row number in every step, so the order is the serial sort's exactly
+// (a total order: no two rows compare equal).
+
+// parSortMin is the fewest rows worth sorting in parallel.
+const parSortMin = 1 << 15
+
+// sortPermCtx is sortPerm using the execution's workers.
+func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []int32 {
+	w := workers(ctx)
+	if w < 2 || n < parSortMin {
+		return sortPerm(keyArrs, keys, n)
+	}
+	var order func(a, b int32) int
+	var sortRange func(lo, hi int) []int32
+	if nk := normalizeKeys(keyArrs, keys); nk != nil {
+		order = func(a, b int32) int {
+			for _, k := range nk {
+				if c := cmp.Compare(k[a], k[b]); c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(a, b)
+		}
+		sortRange = func(lo, hi int) []int32 { return radixSortRange(nk, lo, hi) }
+	} else {
+		ts := make([]types.T, len(keys))
+		desc := make([]bool, len(keys))
+		nf := make([]bool, len(keys))
+		for i, k := range keys {
+			ts[i], desc[i], nf[i] = k.E.Type(), k.Desc, k.NullsFirst
+		}
+		rc := newRowCmp(keyArrs, ts, desc, nf) // read-only: safe to share
+		order = func(a, b int32) int {
+			if c := rc.compare(int(a), int(b)); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		}
+		sortRange = func(lo, hi int) []int32 {
+			p := make([]int32, hi-lo)
+			for i := range p {
+				p[i] = int32(lo + i)
+			}
+			slices.SortFunc(p, order)
+			return p
+		}
+	}
+	runs := make([][]int32, w)
+	parallelDo(w, func(i int) { runs[i] = sortRange(i*n/w, (i+1)*n/w) })
+	for len(runs) > 1 {
+		next := make([][]int32, 0, (len(runs)+1)/2)
+		for i := 0; i < len(runs); i += 2 {
+			if i+1 == len(runs) {
+				next = append(next, runs[i])
+				continue
+			}
+			next = append(next, parMerge(runs[i], runs[i+1], w, order))
+		}
+		runs = next
+	}
+	return runs[0]
+}
+
+// parallelDo runs fn(0..w-1) on w goroutines and waits for them.
+func parallelDo(w int, fn func(i int)) {
+	var wg sync.WaitGroup
+	for i := range w {
+		wg.Go(func() { fn(i) })
+	}
+	wg.Wait()
+}
+
+// parMerge merges the sorted runs a and b (a total order: order never
+// returns 0 for two rows) on w goroutines, each writing its own segment
+// of the output.
+func parMerge(a, b []int32, w int, order func(x, y int32) int) []int32 {
+	out := make([]int32, len(a)+len(b))
+	n := len(out)
+	parallelDo(w, func(s int) {
+		k0, k1 := s*n/w, (s+1)*n/w
+		i0, i1 := coRank(k0, a, b, order), coRank(k1, a, b, order)
+		mergeInto(out[k0:k1], a[i0:i1], b[k0-i0:k1-i1], order)
+	})
+	return out
+}
+
+// coRank returns how many of the first k rows of merge(a, b) come from a.
+func coRank(k int, a, b []int32, order func(x, y int32) int) int {
+	lo, hi := max(0, k-len(b)), min(k, len(a))
+	for lo < hi {
+		i := int(uint(lo+hi) >> 1)
+		if j := k - i; j > 0 && order(a[i], b[j-1]) < 0 {
+			lo = i + 1 // a[i] comes before b[j-1]: more of a
+		} else {
+			hi = i
+		}
+	}
+	return lo
+}
+
+// mergeInto merges the sorted a and b into out (len(a)+len(b)).
+func mergeInto(out, a, b []int32, order func(x, y int32) int) {
+	i, j := 0, 0
+	for k := range out {
+		if j == len(b) || (i < len(a) && order(a[i], b[j]) < 0) {
+			out[k] = a[i]
+			i++
+		} else {
+			out[k] = b[j]
+			j++
+		}
+	}
+}
+
+// takeBatches gathers the rows of perm in batches of size, in parallel
+// when the execution has workers.
+func takeBatches(ctx *Context, schema *arrow.Schema, arrs []arrow.Array, perm []int32, size int) []arrow.RecordBatch {
+	mem := alloc(ctx)
+	n := len(perm)
+	out := make([]arrow.RecordBatch, (n+size-1)/size)
+	w := workers(ctx)
+	if w < 2 || n < parSortMin {
+		for b := range out {
+			out[b] = takeBatch(mem, schema, arrs, perm[b*size:min((b+1)*size, n)])
+		}
+		return out
+	}
+	parallelDo(w, func(i int) {
+		for b := i; b < len(out); b += w {
+			out[b] = takeBatch(mem, schema, arrs, perm[b*size:min((b+1)*size, n)])
+		}
+	})
+	return out
+}
