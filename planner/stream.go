@@ -245,6 +245,13 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 			if not, ok := c.(*expr.Not); ok {
 				kind, inner = exec.AntiJoin, not.E
 			}
+			if j, ok, err := s.notInJoin(x.in, c); err != nil || ok { // stream_notin.go
+				if err != nil {
+					return nil, err
+				}
+				x.in = j
+				continue
+			}
 			if sl, ok := inner.(*sublink); ok && sl.kind == expr.ExistsSubquery && uncorrelated(sl) {
 				right, err := s.subqueryJoins(sl.plan)
 				if err != nil {
@@ -294,11 +301,23 @@ func uncorrelated(sl *sublink) bool {
 // replaces them (in place) by references to the subqueries' columns.
 func (s *streamPlanner) scalarJoins(in lnode, es []expr.Expr) (lnode, error) {
 	done := map[*sublink]bool{}
+	corr := map[*sublink]expr.Expr{}
 	for i, e := range es {
 		out, err := transform(e, func(x expr.Expr) (expr.Expr, bool, error) {
 			sl, ok := x.(*sublink)
-			if !ok || sl.kind != expr.ScalarSubquery || !uncorrelated(sl) {
+			if !ok || sl.kind != expr.ScalarSubquery {
 				return x, false, nil
+			}
+			if !uncorrelated(sl) {
+				if v, ok := corr[sl]; ok {
+					return v, true, nil
+				}
+				j, v, ok, err := s.correlatedScalar(in, sl) // stream_corrscalar.go
+				if !ok || err != nil {
+					return x, err != nil, err
+				}
+				in, corr[sl] = j, v
+				return v, true, nil
 			}
 			exact, atMost := oneRow(sl.plan)
 			if !atMost {
