@@ -3,6 +3,7 @@ package stream
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -378,6 +379,88 @@ func (c *collectCol) decEntry(b []byte) (*collectEntry, []byte, error) {
 	return e, b, nil
 }
 
+// Arrival counters in checkpoints. A string_agg or array_agg state's next
+// arrival number (collectCol.seq) spans the operator's groups, and the
+// entries retracted since are gone, so it is not derivable from the live
+// entries: the operator's meta record carries it, one uvarint per such
+// aggregate in aggregate order after the record's other fields. An
+// operator without these aggregates writes none, so its meta record is
+// unchanged. A restored run then numbers new rows as the original did and
+// writes the same bytes. Rescaling takes the maximum over the old
+// instances: arrival numbers are compared only within a group (and a
+// WindowAgg's groups of one key), whose entries all come from one old
+// instance.
+
+// collectSeqs returns the next arrival number of each string_agg and
+// array_agg state in aggs, in order (nil when there is none).
+func collectSeqs(aggs []aggCol) []int64 {
+	var out []int64
+	for _, a := range aggs {
+		if c, ok := a.(*collectCol); ok {
+			out = append(out, c.seq)
+		}
+	}
+	return out
+}
+
+// setCollectSeqs sets the next arrival numbers collectSeqs returned.
+func setCollectSeqs(aggs []aggCol, seqs []int64) error {
+	i := 0
+	for _, a := range aggs {
+		if c, ok := a.(*collectCol); ok {
+			if i == len(seqs) {
+				return pgerr.Internal("stream: checkpoint has %d arrival counters, the plan more", len(seqs))
+			}
+			c.seq = seqs[i]
+			i++
+		}
+	}
+	if i != len(seqs) {
+		return pgerr.Internal("stream: checkpoint has %d arrival counters, the plan %d", len(seqs), i)
+	}
+	return nil
+}
+
+func appendCollectSeqs(dst []byte, seqs []int64) []byte {
+	for _, s := range seqs {
+		dst = binary.AppendUvarint(dst, uint64(s))
+	}
+	return dst
+}
+
+// getCollectSeqs reads n counters appendCollectSeqs wrote.
+func getCollectSeqs(b []byte, n int) ([]int64, []byte, error) {
+	if n == 0 {
+		return nil, b, nil
+	}
+	out := make([]int64, n)
+	for i := range out {
+		v, rest, err := getUvarint(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		if v > 1<<62 {
+			return nil, nil, errors.New("checkpointed arrival counter out of range")
+		}
+		out[i], b = int64(v), rest
+	}
+	return out, b, nil
+}
+
+// maxSeqs folds part's counters into acc (rescaling).
+func maxSeqs(acc, part []int64) []int64 {
+	if acc == nil {
+		return append([]int64(nil), part...)
+	}
+	for i := range min(len(acc), len(part)) {
+		acc[i] = max(acc[i], part[i])
+	}
+	return acc
+}
+
+// loadState loads group g's entries. The arrival counter comes from the
+// meta record, loaded first; it only rises here, for safety, to the
+// entries' numbers.
 func (c *collectCol) loadState(g int32, b []byte) ([]byte, error) {
 	var set sortedSet[*collectEntry]
 	rest, err := loadSetState(&set, b, c.decEntry, c.cmpEntries)
