@@ -221,7 +221,8 @@ func checkStream(n lnode) error {
 //     (anti) join without keys.
 //
 // IN subqueries and correlated EXISTS are left to optimize, which makes
-// them semi and anti joins; other subqueries remain and are refused later.
+// them semi and anti joins (their plans rewritten here first); other
+// subqueries remain and are refused later.
 func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 	var err error
 	sub := func(c lnode) lnode {
@@ -259,6 +260,14 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 				}
 				x.in = &lJoin{left: x.in, right: right, kind: kind}
 				continue
+			}
+			if sl, ok := inner.(*sublink); ok && (sl.kind == expr.AnySubquery || sl.kind == expr.ExistsSubquery) {
+				// Left to optimize as a semi (anti) join: the subqueries
+				// of its own plan first (TPC-H q20's correlated scalar
+				// subquery inside IN).
+				if sl.plan, err = s.subqueryJoins(sl.plan); err != nil {
+					return nil, err
+				}
 			}
 			conds = append(conds, c)
 		}

@@ -143,6 +143,21 @@ StreamHashJoin: semi   state: all left rows, all right rows
 └─StreamProject: bid.auction
   └─StreamFilter: (bid.price > '1000'::bigint)
     └─StreamScan: table bid (append only)`},
+		// A correlated scalar subquery inside an IN subquery (TPC-H
+		// q20's shape): decorrelated within the semi join's right side.
+		{"SELECT name FROM auction WHERE id IN (SELECT auction FROM bid b WHERE price > (SELECT avg(price) FROM bid c WHERE c.bidder = b.bidder))", `
+StreamProject: auction.name
+└─StreamHashJoin: semi on auction.id = auction   state: left rows by (auction.id), right rows by (auction)
+  ├─StreamProject: auction.id, auction.name
+  │ └─StreamScan: table auction
+  └─StreamProject: b.auction
+    └─StreamFilter: ((b.price)::numeric > avg)
+      └─StreamHashJoin: left on b.bidder = ?column?   state: left rows by (b.bidder), right rows by (?column?)
+        ├─StreamProject: b.auction, b.bidder, b.price
+        │ └─StreamScan: table bid b (append only)
+        └─StreamHashAgg: avg(c.price) GROUP BY c.bidder   state: per group (c.bidder): sum and count
+          └─StreamProject: c.bidder, c.price
+            └─StreamScan: table bid c (append only)`},
 		// An uncorrelated scalar subquery: a cross join with its one row.
 		{"SELECT auction FROM bid WHERE price > (SELECT avg(price) FROM bid)", `
 StreamProject: bid.auction
