@@ -172,7 +172,7 @@ func subqueryErr(e expr.Expr) error {
 		case sl.kind == expr.ArraySubquery:
 			err = notInMV("ARRAY(subquery)")
 		case sl.kind == expr.AnySubquery:
-			err = notInMV("IN (subquery) here (only as a condition of WHERE, not under NOT or OR)")
+			err = notInMV("IN (subquery) here (only as a condition of WHERE; NOT IN only over an uncorrelated one-column subquery)")
 		case sl.kind == expr.AllSubquery:
 			err = notInMV("ALL (subquery) (NOT IN included)")
 		case sl.kind == expr.ExistsSubquery:
