@@ -522,14 +522,7 @@ func collectSpecFor(call exec.AggCall, spec AggSpec) (AggSpec, error) {
 	if want == 2 {
 		spec.Sep = call.Args[1]
 	}
-	rt, err := spec.ResultType()
-	if err != nil {
-		return AggSpec{}, err
-	}
-	if rt.Kind != call.Fn.Return.Kind {
-		return AggSpec{}, pgerr.Internal("stream: %s returns %s, the batch engine %s", spec, rt, call.Fn.Return)
-	}
-	return spec, nil
+	return checkedSpec(spec, call)
 }
 
 // updateMulti evaluates a multi-argument aggregate's delimiter and ORDER BY

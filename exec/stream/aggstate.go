@@ -191,6 +191,12 @@ func AggSpecFor(call exec.AggCall) (AggSpec, error) {
 	default:
 		spec.Arg = call.Args[0]
 	}
+	return checkedSpec(spec, call)
+}
+
+// checkedSpec returns spec, the streaming form of call, when its result
+// type is the batch engine's.
+func checkedSpec(spec AggSpec, call exec.AggCall) (AggSpec, error) {
 	rt, err := spec.ResultType()
 	if err != nil {
 		return AggSpec{}, err
