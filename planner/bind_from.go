@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"strings"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -60,13 +58,12 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 		return b.rangeVar(l, n.GetRangeVar())
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()
-		if rs.Alias == nil {
-			return nil, nil, b.newErr(pgerr.SyntaxError, b.openParen(rs.Subquery), "subquery in FROM must have an alias").(*pgerr.Error).
-				WithHint("For example, FROM (SELECT ...) [AS] foo.")
-		}
 		plan, err := b.query(rs.Subquery, l, nil, !rs.Lateral)
 		if err != nil {
 			return nil, nil, err
+		}
+		if rs.Alias == nil {
+			return b.unaliased(plan)
 		}
 		return b.aliased(plan, rs.Alias.Aliasname, rs.Alias)
 	case n.GetRangeFunction() != nil:
@@ -81,6 +78,22 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 		return b.join(l, n.GetJoinExpr())
 	}
 	return nil, nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "FROM item %s is not supported", nodeKind(n))
+}
+
+// unnamedSubquery is the relation name of a subquery in FROM without an
+// alias, in EXPLAIN (PostgreSQL 16's name); queries cannot use it.
+const unnamedSubquery = "unnamed_subquery"
+
+// unaliased is aliased for a subquery in FROM without an alias, which
+// PostgreSQL 16 accepts (15 asks for one): its columns answer unqualified
+// names only, and two such subqueries never clash.
+func (b *binder) unaliased(plan lnode) (lnode, []*nsItem, error) {
+	p, ns, err := b.aliased(plan, unnamedSubquery, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	ns[0].alias, ns[0].relVisible = "", false
+	return p, ns, nil
 }
 
 // aliased gives a FROM item's output columns new ids named by its alias
@@ -531,22 +544,4 @@ func visibleCols(ns []*nsItem) []nsCol {
 		}
 	}
 	return out
-}
-
-// openParen finds the "(" that opens a parenthesized subquery, for error
-// positions (a SelectStmt carries no location of its own): the last "("
-// before its first select-list item.
-func (b *binder) openParen(n *pg.Node) int32 {
-	s := n.GetSelectStmt()
-	for s != nil && s.Larg != nil {
-		s = s.Larg
-	}
-	if s == nil || len(s.TargetList) == 0 {
-		return -1
-	}
-	loc := nodeLoc(s.TargetList[0])
-	if loc < 0 || int(loc) > len(b.src) {
-		return -1
-	}
-	return int32(strings.LastIndexByte(b.src[:loc], '('))
 }

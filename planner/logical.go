@@ -167,6 +167,9 @@ func (n *lProjectSet) outIDs() []int { return append(append([]int(nil), n.in.out
 // rewriting it in place for one parent would change it for the others.
 type lShared struct {
 	in lnode
+	// twice marks a streaming plan's input read by two parents (NOT IN,
+	// stream_notin.go): each plans its own copy.
+	twice bool
 }
 
 func (n *lShared) outIDs() []int { return n.in.outIDs() }

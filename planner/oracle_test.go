@@ -283,7 +283,6 @@ var oracleErrors = []string{
 	"SELECT 1 UNION SELECT 'a'",
 	"SELECT a FROM t UNION SELECT a, b FROM t",
 	"VALUES (1, 2), (3)",
-	"SELECT * FROM (SELECT 1)",
 	"SELECT * FROM t t1, t t1",
 	"SELECT row_number() OVER () FROM t WHERE row_number() OVER () > 1",
 	"SELECT sum(row_number() OVER ()) FROM t",

@@ -221,7 +221,8 @@ func checkStream(n lnode) error {
 //     (anti) join without keys.
 //
 // IN subqueries and correlated EXISTS are left to optimize, which makes
-// them semi and anti joins; other subqueries remain and are refused later.
+// them semi and anti joins (their plans rewritten here first); other
+// subqueries remain and are refused later.
 func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 	var err error
 	sub := func(c lnode) lnode {
@@ -245,6 +246,13 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 			if not, ok := c.(*expr.Not); ok {
 				kind, inner = exec.AntiJoin, not.E
 			}
+			if j, ok, err := s.notInJoin(x.in, c); err != nil || ok { // stream_notin.go
+				if err != nil {
+					return nil, err
+				}
+				x.in = j
+				continue
+			}
 			if sl, ok := inner.(*sublink); ok && sl.kind == expr.ExistsSubquery && uncorrelated(sl) {
 				right, err := s.subqueryJoins(sl.plan)
 				if err != nil {
@@ -252,6 +260,14 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 				}
 				x.in = &lJoin{left: x.in, right: right, kind: kind}
 				continue
+			}
+			if sl, ok := inner.(*sublink); ok && (sl.kind == expr.AnySubquery || sl.kind == expr.ExistsSubquery) {
+				// Left to optimize as a semi (anti) join: the subqueries
+				// of its own plan first (TPC-H q20's correlated scalar
+				// subquery inside IN).
+				if sl.plan, err = s.subqueryJoins(sl.plan); err != nil {
+					return nil, err
+				}
 			}
 			conds = append(conds, c)
 		}
@@ -294,11 +310,23 @@ func uncorrelated(sl *sublink) bool {
 // replaces them (in place) by references to the subqueries' columns.
 func (s *streamPlanner) scalarJoins(in lnode, es []expr.Expr) (lnode, error) {
 	done := map[*sublink]bool{}
+	corr := map[*sublink]expr.Expr{}
 	for i, e := range es {
 		out, err := transform(e, func(x expr.Expr) (expr.Expr, bool, error) {
 			sl, ok := x.(*sublink)
-			if !ok || sl.kind != expr.ScalarSubquery || !uncorrelated(sl) {
+			if !ok || sl.kind != expr.ScalarSubquery {
 				return x, false, nil
+			}
+			if !uncorrelated(sl) {
+				if v, ok := corr[sl]; ok {
+					return v, true, nil
+				}
+				j, v, ok, err := s.correlatedScalar(in, sl) // stream_corrscalar.go
+				if !ok || err != nil {
+					return x, err != nil, err
+				}
+				in, corr[sl] = j, v
+				return v, true, nil
 			}
 			exact, atMost := oneRow(sl.plan)
 			if !atMost {

@@ -31,6 +31,9 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 	for _, a := range x.aggs {
 		sub = union(sub, a.Args...)
 		sub = union(sub, a.Filter)
+		for _, k := range a.OrderBy {
+			sub = union(sub, k.E)
+		}
 	}
 	if o, ok, err := s.windowAgg(x); ok {
 		return o, err
@@ -102,6 +105,9 @@ func (s *streamPlanner) lowerAggs(x *lAgg, lay []int) (loweredAggs, error) {
 			return la, err
 		}
 		if call.Filter, err = s.expr(a.Filter, lay); err != nil {
+			return la, err
+		}
+		if call.OrderBy, err = s.keys(a.OrderBy, lay); err != nil {
 			return la, err
 		}
 		specs, final, err := lowerAgg(call)

@@ -172,7 +172,7 @@ func subqueryErr(e expr.Expr) error {
 		case sl.kind == expr.ArraySubquery:
 			err = notInMV("ARRAY(subquery)")
 		case sl.kind == expr.AnySubquery:
-			err = notInMV("IN (subquery) here (only as a condition of WHERE, not under NOT or OR)")
+			err = notInMV("IN (subquery) here (only as a condition of WHERE; NOT IN only over an uncorrelated one-column subquery)")
 		case sl.kind == expr.AllSubquery:
 			err = notInMV("ALL (subquery) (NOT IN included)")
 		case sl.kind == expr.ExistsSubquery:
@@ -234,6 +234,9 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 	case *lRecursive:
 		return sout{}, notInMV("WITH RECURSIVE")
 	case *lShared:
+		if x.twice {
+			return s.node(x.in, need)
+		}
 		return sout{}, notInMV("GROUPING SETS, ROLLUP or CUBE")
 	case *lApply:
 		return sout{}, notInMV("a LATERAL subquery beyond projections and filters")
@@ -645,11 +648,8 @@ func (s *streamPlanner) distinctOf(in sout) sout {
 // setOp plans UNION ALL as a union of changelogs and UNION as a union
 // followed by DISTINCT.
 func (s *streamPlanner) setOp(x *lSetOp) (sout, error) {
-	switch {
-	case x.kind == exec.Intersect:
-		return sout{}, notInMV("INTERSECT")
-	case x.kind == exec.Except:
-		return sout{}, notInMV("EXCEPT")
+	if x.kind == exec.Intersect || x.kind == exec.Except {
+		return s.intersectExcept(x) // stream_setop.go
 	}
 	l, err := s.root(x.left, x.left.outIDs())
 	if err != nil {

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"strings"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/exec"
@@ -26,9 +28,11 @@ const (
 	AggMax                      // max(x): same as min
 	AggBoolAnd                  // bool_and(x) (every): bool
 	AggBoolOr                   // bool_or(x): bool
+	AggStringAgg                // string_agg(x, sep [ORDER BY ...]): text or bytea (aggcollect.go)
+	AggArrayAgg                 // array_agg(x [ORDER BY ...]): x's array type (aggcollect.go)
 )
 
-var aggNames = [...]string{"count", "count", "sum", "avg", "min", "max", "bool_and", "bool_or"}
+var aggNames = [...]string{"count", "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "string_agg", "array_agg"}
 
 // AggSpec is one aggregate of a HashAgg: its function and its argument
 // (nil for count(*)). An AggSpec is immutable.
@@ -41,6 +45,12 @@ type AggSpec struct {
 	// Filter, if set, is the FILTER (WHERE ...) condition: only rows where
 	// it is true are aggregated.
 	Filter expr.Expr
+	// Sep is string_agg's delimiter (nil for other aggregates).
+	Sep expr.Expr
+	// OrderBy is the order within the call of string_agg and array_agg
+	// (ignored, and left nil, for the others, whose value does not depend
+	// on it).
+	OrderBy []exec.SortKey
 }
 
 // String renders the call for EXPLAIN.
@@ -51,7 +61,21 @@ func (s AggSpec) String() string {
 		if s.Distinct {
 			d = "DISTINCT "
 		}
-		out = aggNames[s.Kind] + "(" + d + s.Arg.String() + ")"
+		out = aggNames[s.Kind] + "(" + d + s.Arg.String()
+		if s.Sep != nil {
+			out += ", " + s.Sep.String()
+		}
+		if len(s.OrderBy) > 0 {
+			keys := make([]string, len(s.OrderBy))
+			for i, k := range s.OrderBy {
+				keys[i] = k.E.String()
+				if k.Desc {
+					keys[i] += " DESC"
+				}
+			}
+			out += " ORDER BY " + strings.Join(keys, ", ")
+		}
+		out += ")"
 	}
 	if s.Filter != nil {
 		out += " FILTER (WHERE " + s.Filter.String() + ")"
@@ -107,6 +131,20 @@ func (s AggSpec) ResultType() (types.T, error) {
 		if t.Kind == types.Bool {
 			return types.TBool, nil
 		}
+	case AggStringAgg:
+		if s.Sep == nil {
+			return types.T{}, pgerr.Internal("stream: string_agg without a delimiter")
+		}
+		switch {
+		case t.Kind == types.Bytea && s.Sep.Type().Kind == types.Bytea:
+			return types.TBytea, nil
+		case t.IsString() && s.Sep.Type().IsString():
+			return types.TText, nil
+		}
+	case AggArrayAgg:
+		if t.Kind != types.Array {
+			return types.ArrayOf(t), nil
+		}
 	}
 	return types.T{}, pgerr.Unsupported("%s(%s) is not supported in streaming queries", aggNames[s.Kind], t)
 }
@@ -138,6 +176,8 @@ func AggSpecFor(call exec.AggCall) (AggSpec, error) {
 		spec.Kind = AggBoolAnd
 	case "bool_or":
 		spec.Kind = AggBoolOr
+	case "string_agg", "array_agg":
+		return collectSpecFor(call, spec)
 	default:
 		return AggSpec{}, pgerr.Unsupported("aggregate function %s is not supported in streaming queries", call.Fn.Name)
 	}
@@ -151,6 +191,12 @@ func AggSpecFor(call exec.AggCall) (AggSpec, error) {
 	default:
 		spec.Arg = call.Args[0]
 	}
+	return checkedSpec(spec, call)
+}
+
+// checkedSpec returns spec, the streaming form of call, when its result
+// type is the batch engine's.
+func checkedSpec(spec AggSpec, call exec.AggCall) (AggSpec, error) {
 	rt, err := spec.ResultType()
 	if err != nil {
 		return AggSpec{}, err
@@ -219,6 +265,11 @@ func newAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
 		c = newMinMax(t, s.Kind == AggMax, appendOnly)
 	case AggBoolAnd, AggBoolOr:
 		c = &boolCol{and: s.Kind == AggBoolAnd}
+	case AggStringAgg, AggArrayAgg:
+		if s.Distinct {
+			return nil, pgerr.Unsupported("%s(DISTINCT ...) is not supported in streaming queries", aggNames[s.Kind])
+		}
+		return newCollectCol(s, t), nil
 	}
 	if c == nil {
 		return nil, pgerr.Internal("stream: no state for %s over %s", s, t)

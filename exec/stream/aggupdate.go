@@ -45,6 +45,12 @@ func updateAggs(env *Env, ectx *expr.Context, specs []AggSpec, aggs []aggCol, re
 			}
 			use = fgids
 		}
+		if m, ok := aggs[j].(multiArgCol); ok {
+			if err := updateMulti(env, ectx, spec, m, arg, rec, use, signs); err != nil {
+				return fgids, err
+			}
+			continue
+		}
 		if err := aggs[j].update(arg, use, signs); err != nil {
 			return fgids, err
 		}

@@ -165,6 +165,25 @@ func propAggs(t *testing.T) []propAgg {
 		a.spec = &AggSpec{Kind: k, Arg: b}
 		aggs = append(aggs, a)
 	}
+	// string_agg and array_agg ordered by their value (ties are equal
+	// values, so the result is determined), with a FILTER and NULLS FIRST.
+	for _, c := range []string{"txt", "i4"} {
+		col := propCol(c)
+		for _, desc := range []bool{false, true} {
+			a := call("array_agg", c, false, nil)
+			a.call.OrderBy = []exec.SortKey{{E: col, Desc: desc, NullsFirst: desc}}
+			aggs = append(aggs, a)
+		}
+	}
+	sep := &expr.Const{V: ",", T: types.TText}
+	for _, f := range []expr.Expr{nil, positive} {
+		fn, err := exec.ResolveAggregate("string_agg", []types.T{types.TText, types.TText}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		aggs = append(aggs, propAgg{call: exec.AggCall{Fn: fn, Args: []expr.Expr{propCol("txt"), sep}, Filter: f,
+			OrderBy: []exec.SortKey{{E: propCol("txt"), Desc: f != nil}}}})
+	}
 	return aggs
 }
 

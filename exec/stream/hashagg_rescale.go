@@ -19,7 +19,8 @@ import (
 // order of rows within an epoch differs from the old instances' (every
 // consumer keys rows by value). The meta records merge: each watermark the
 // minimum over the parts (every instance sees the same watermarks, so
-// they agree), the late-row count summed into instance 0.
+// they agree), the late-row count summed into instance 0, the arrival
+// counters of string_agg and array_agg their maximum.
 
 func (h *HashAgg) rescales() {}
 
@@ -73,7 +74,7 @@ func (r *aggRun) restoreRescaled(rs *RescaledState) error {
 		if err != nil {
 			return err
 		}
-		m, err := decodeAggMeta(meta, clean)
+		m, err := decodeAggMeta(meta, clean, len(collectSeqs(r.aggs)))
 		if err != nil {
 			return fmt.Errorf("instance %d: %w", p, err)
 		}
@@ -111,10 +112,12 @@ func (r *aggRun) restoreRescaled(rs *RescaledState) error {
 }
 
 // mergeAggMeta folds part m into acc: the watermarks' minimum (a column
-// missing from a part was never sent), the late rows' sum.
+// missing from a part was never sent), the late rows' sum, the arrival
+// counters' maximum.
 func mergeAggMeta(acc *aggMeta, m aggMeta, first bool) {
 	acc.started = acc.started || m.started
 	acc.late += m.late
+	acc.seqs = maxSeqs(acc.seqs, m.seqs)
 	if first {
 		for c, v := range m.sent {
 			acc.sent[c] = v

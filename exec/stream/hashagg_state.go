@@ -22,8 +22,10 @@ import (
 //     table's free list (uvarint), so that ids are handed out again in the
 //     same order and the output (ordered by group id) is the same.
 //   - "m": a version byte, whether the global group was emitted, next, the
-//     watermarks last sent per output column and, with AggClean, the key's
-//     input and output watermarks and the late row count.
+//     watermarks last sent per output column, with AggClean the key's
+//     input and output watermarks and the late row count, and the arrival
+//     counters of string_agg and array_agg (aggcollect.go; none without
+//     them).
 //
 // Group ids change only through the groups an epoch touched and the groups
 // freed (closed by AggClean or emptied), so a Snapshot after the first
@@ -118,7 +120,7 @@ func (r *aggRun) appendGroupState(dst []byte, g int32) []byte {
 }
 
 func (r *aggRun) appendMeta(dst []byte) []byte {
-	m := aggMeta{started: r.started, next: r.nextID(), sent: r.marks.sent}
+	m := aggMeta{started: r.started, next: r.nextID(), sent: r.marks.sent, seqs: collectSeqs(r.aggs)}
 	if c := r.clean; c != nil {
 		m.wm, m.outWM, m.late = c.wm, c.outWM, c.late
 	}
@@ -130,7 +132,8 @@ type aggMeta struct {
 	started         bool
 	next            int
 	sent            map[int]int64
-	wm, outWM, late int64 // with AggClean
+	wm, outWM, late int64   // with AggClean
+	seqs            []int64 // string_agg and array_agg's arrival counters
 }
 
 // appendAggMeta encodes m (clean: the operator has an AggClean).
@@ -155,12 +158,12 @@ func appendAggMeta(dst []byte, m aggMeta, clean bool) []byte {
 	if clean {
 		dst = appendVarints(dst, m.wm, m.outWM, m.late)
 	}
-	return dst
+	return appendCollectSeqs(dst, m.seqs)
 }
 
 // decodeAggMeta decodes a meta record (clean: the operator has an
-// AggClean).
-func decodeAggMeta(b []byte, clean bool) (aggMeta, error) {
+// AggClean; nseq: its string_agg and array_agg aggregates).
+func decodeAggMeta(b []byte, clean bool, nseq int) (aggMeta, error) {
 	m := aggMeta{sent: map[int]int64{}}
 	if len(b) < 2 || b[0] != hashAggStateVersion {
 		return m, errors.New("missing or unknown checkpoint meta record")
@@ -190,6 +193,9 @@ func decodeAggMeta(b []byte, clean bool) (aggMeta, error) {
 		if b, err = getVarints(b, &m.wm, &m.outWM, &m.late); err != nil {
 			return m, err
 		}
+	}
+	if m.seqs, b, err = getCollectSeqs(b, nseq); err != nil {
+		return m, err
 	}
 	if len(b) != 0 {
 		return m, errors.New("bad checkpoint meta record")
@@ -337,8 +343,11 @@ type freeSlot struct {
 
 // loadMeta reads the meta record and returns next.
 func (r *aggRun) loadMeta(b []byte) (int, error) {
-	m, err := decodeAggMeta(b, r.clean != nil)
+	m, err := decodeAggMeta(b, r.clean != nil, len(collectSeqs(r.aggs)))
 	if err != nil {
+		return 0, err
+	}
+	if err := setCollectSeqs(r.aggs, m.seqs); err != nil {
 		return 0, err
 	}
 	r.started = m.started

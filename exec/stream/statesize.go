@@ -34,6 +34,9 @@ func distinctBytes(aggs []aggCol) int64 {
 		if d, ok := a.(*distinctCol); ok && d.seen != nil {
 			n += int64(d.seen.len()) * (estRowBytes([]types.T{d.t}) + 16 + 8 + 8 + 8)
 		}
+		if c, ok := a.(*collectCol); ok {
+			n += c.stateBytes()
+		}
 	}
 	return n
 }

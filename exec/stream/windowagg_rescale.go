@@ -26,7 +26,7 @@ import (
 // window_end), chunk by chunk in the old instances' order. The meta
 // records merge as HashAgg's do: the watermarks the minimum over the
 // parts (every instance saw every watermark, so they agree), the late
-// rows summed into instance 0.
+// rows summed into instance 0, the arrival counters their maximum.
 
 func (w *WindowAgg) rescales() {}
 
@@ -133,6 +133,7 @@ func (s waggState) restoreRescaled(rs *RescaledState) error {
 			return fmt.Errorf("instance %d: checkpoint of %d aggregates and %d keys, the plan has %d and %d", p, m.na, m.nk, merged.na, merged.nk)
 		}
 		merged.wm, merged.outWM, merged.late = min(merged.wm, m.wm), min(merged.outWM, m.outWM), merged.late+m.late
+		merged.seqs = maxSeqs(merged.seqs, m.seqs)
 		seen = true
 	}
 	if !seen {

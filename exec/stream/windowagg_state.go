@@ -17,7 +17,9 @@ import (
 // ids, which a restored run hands out anew:
 //
 //	'M'                     meta: format, watermark, output watermark, late
-//	                        rows, the next key serial
+//	                        rows, the next key serial, the arrival counters
+//	                        of string_agg and array_agg (aggcollect.go;
+//	                        none without them)
 //	'S'                     EMIT EVERY: the chunks freed windows owe until
 //	                        the tick (absent when none)
 //	'K' serial              a GROUP BY key: session flags and its values
@@ -214,7 +216,7 @@ func (s waggState) Snapshot(w StateWriter, full bool) error {
 		}
 	}
 	c.kchg = c.kchg[:0]
-	c.buf = appendWaggMeta(c.buf[:0], waggMeta{na: uint64(len(r.aggs)), nk: uint64(r.nk), wm: r.wm, outWM: r.outWM, late: r.late, nextSer: c.nextSer})
+	c.buf = appendWaggMeta(c.buf[:0], waggMeta{na: uint64(len(r.aggs)), nk: uint64(r.nk), wm: r.wm, outWM: r.outWM, late: r.late, nextSer: c.nextSer, seqs: collectSeqs(r.aggs)})
 	w.Put([]byte{'M'}, c.buf)
 	if c.stashChg {
 		c.stashChg = false
@@ -534,15 +536,20 @@ func (s waggState) loadMeta(b []byte) error {
 	}
 	r.wm, r.outWM, r.late = m.wm, m.outWM, m.late
 	r.ck.nextSer = max(m.nextSer, 1)
+	if err := setCollectSeqs(r.aggs, m.seqs); err != nil {
+		return fmt.Errorf("windowagg: %w", err)
+	}
 	return nil
 }
 
 // waggMeta is the meta record: the plan's shape (aggregates, keys), the
-// watermarks, the late rows and the next key serial.
+// watermarks, the late rows, the next key serial and the arrival counters
+// of string_agg and array_agg.
 type waggMeta struct {
 	na, nk          uint64
 	wm, outWM, late int64
 	nextSer         uint64
+	seqs            []int64
 }
 
 func decodeWaggMeta(b []byte) (waggMeta, error) {
@@ -560,7 +567,11 @@ func decodeWaggMeta(b []byte) (waggMeta, error) {
 	if b, err = getVarints(b, &m.wm, &m.outWM, &m.late); err != nil {
 		return m, fmt.Errorf("windowagg: meta: %w", err)
 	}
-	if m.nextSer, _, err = getUvarint(b); err != nil {
+	if m.nextSer, b, err = getUvarint(b); err != nil {
+		return m, fmt.Errorf("windowagg: meta: %w", err)
+	}
+	// The counters run to the end; loadMeta checks their number.
+	if m.seqs, _, err = getCollectSeqs(b, countUvarints(b)); err != nil {
 		return m, fmt.Errorf("windowagg: meta: %w", err)
 	}
 	return m, nil
@@ -571,7 +582,22 @@ func appendWaggMeta(b []byte, m waggMeta) []byte {
 	b = binary.AppendUvarint(append(b, waggStateFormat), m.na)
 	b = binary.AppendUvarint(b, m.nk)
 	b = appendVarints(b, m.wm, m.outWM, m.late)
-	return binary.AppendUvarint(b, m.nextSer)
+	return appendCollectSeqs(binary.AppendUvarint(b, m.nextSer), m.seqs)
+}
+
+// countUvarints counts the uvarints b holds (a last one cut short counts,
+// for its reader to report).
+func countUvarints(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c < 0x80 {
+			n++
+		}
+	}
+	if len(b) > 0 && b[len(b)-1] >= 0x80 {
+		n++
+	}
+	return n
 }
 
 // keyIDs gives ids to n keys, key i's column j being cellOf(i, j).

@@ -50,10 +50,8 @@ var corpus = []viewDef{
 	{name: "dist_mixed", query: "SELECT DISTINCT n, ts FROM a"},
 	{name: "agg_global_having", query: "SELECT count(*) AS c, max(k) AS mk FROM a HAVING count(*) > 20"},
 	{name: "agg_case", query: "SELECT g, CASE WHEN count(*) > 2 THEN 'many' ELSE 'few' END AS size, every(k > 0) AS pos FROM a GROUP BY g"},
-	{name: "agg_string_agg", query: "SELECT g, string_agg(s, ',') AS ss FROM a JOIN b ON a.k = b.k GROUP BY g",
-		refused: "string_agg is not supported in streaming queries"},
-	{name: "agg_array_agg", query: "SELECT g, array_agg(id ORDER BY id) AS ids FROM a GROUP BY g",
-		refused: "array_agg is not supported in streaming queries"},
+	{name: "agg_string_agg", query: "SELECT g, string_agg(s, ',' ORDER BY s) AS ss, string_agg(s, s ORDER BY v DESC, s, a.id) AS sv FROM a JOIN b ON a.k = b.k GROUP BY g"},
+	{name: "agg_array_agg", query: "SELECT g, array_agg(id ORDER BY id) AS ids, array_agg(n ORDER BY id DESC) FILTER (WHERE k > 1) AS ns FROM a GROUP BY g"},
 	{name: "agg_of_agg", query: "SELECT c, count(*) AS groups FROM (SELECT k, count(*) AS c FROM b GROUP BY k) t GROUP BY c"},
 
 	// DISTINCT
@@ -103,14 +101,18 @@ var corpus = []viewDef{
 	{name: "exists_and", query: "SELECT a.id FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AND EXISTS (SELECT 1 FROM c WHERE c.g = a.g)"},
 	{name: "exists_or", query: "SELECT a.id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) OR a.k = 1",
 		refused: "EXISTS under OR has no streaming plan"},
-	{name: "not_in", query: "SELECT id FROM a WHERE k NOT IN (SELECT k FROM b)",
-		refused: "NOT IN (subquery) has no streaming plan (its NULL semantics are not an anti join)"},
+	{name: "not_in", query: "SELECT id FROM a WHERE k NOT IN (SELECT k FROM b)"},
+	{name: "not_in_filtered", query: "SELECT id, g FROM a WHERE g IS NOT NULL AND n NOT IN (SELECT v FROM b WHERE s = 'x')"},
+	{name: "corr_scalar", query: "SELECT id, k FROM a WHERE n < (SELECT avg(v) FROM b WHERE b.k = a.k)"},
+	{name: "corr_scalar_sel", query: "SELECT id, (SELECT count(*) FROM b WHERE b.k = a.k) AS nb, (SELECT max(c.w) FROM c WHERE c.g = a.g AND c.w > 0) AS mw FROM a"},
 
 	// set operations
 	{name: "uni_all", query: "SELECT k, g AS s FROM a UNION ALL SELECT k, s FROM b"},
 	{name: "uni_agg", query: "SELECT g AS key, count(*) AS c FROM a GROUP BY g UNION ALL SELECT s, count(*) FROM b GROUP BY s"},
 	{name: "uni_three", query: "SELECT id FROM a UNION ALL SELECT id FROM c UNION ALL SELECT k FROM b"},
 	{name: "uni", query: "SELECT k FROM a UNION SELECT k FROM b UNION SELECT w FROM c"},
+	{name: "set_intersect", query: "SELECT k, g FROM a INTERSECT SELECT k, s FROM b"},
+	{name: "set_except", query: "SELECT k FROM a EXCEPT SELECT w FROM c WHERE g IS NOT NULL"},
 
 	// top-N
 	{name: "topn", query: "SELECT id, k, g FROM a ORDER BY k DESC NULLS LAST, id LIMIT 3"},
