@@ -215,12 +215,3 @@ func Chunks(out string, n int) []string {
 	}
 	return chunks
 }
-
-// Excluded says whether a unit is outside the measured goal: EXPLAIN, and
-// inheritance and partitioning, whose plans and catalogs streamsql does not
-// have.
-func Excluded(u Unit) bool {
-	s := strings.ToLower(u.SQL())
-	return strings.HasPrefix(strings.TrimSpace(s), "explain") || strings.Contains(s, "partition") ||
-		strings.Contains(s, "inherits") || strings.Contains(s, "tableoid")
-}

@@ -32,7 +32,46 @@ func TestChunks(t *testing.T) {
 	if c[0] != "SELECT 1;\n 1" || c[1] != "SELECT x;\nERROR:  boom" || c[2] != "" {
 		t.Fatalf("chunks %q", c)
 	}
-	if !Excluded(Unit{Text: "-- x\nEXPLAIN SELECT 1;"}) || Excluded(Unit{Text: "SELECT 1;"}) {
-		t.Error("Excluded")
+}
+
+func TestExclusions(t *testing.T) {
+	prelude := Split("CREATE TABLE person (name text);\nCREATE TABLE emp (salary int) INHERITS (person);\n")
+	src := `-- x
+EXPLAIN SELECT 1;
+SELECT 1;
+SELECT max(p.name) FROM person p;
+SELECT rank() OVER (PARTITION BY a) FROM t;
+CREATE TABLE t1 (a int);
+INSERT INTO t1 VALUES (1);
+SELECT t1.a FROM tenk1 t1;
+CREATE TABLE t1c () INHERITS (t1);
+INSERT INTO t1 VALUES (2);
+SELECT t1.a FROM tenk1 t1;
+CREATE VIEW v AS SELECT * FROM t1;
+SELECT * FROM v;
+DROP TABLE t1 CASCADE;
+INSERT INTO t1c VALUES (3);
+CREATE TABLE t1 (a int);
+SELECT * FROM t1;
+CREATE TABLE p (a int) PARTITION BY LIST (a);
+CREATE TABLE p1 (a int);
+INSERT INTO p1 VALUES (1);
+ALTER TABLE p ATTACH PARTITION p1 FOR VALUES IN (1);
+SELECT 'p1'::regclass;
+\set show 'select * from p'
+:show;
+SELECT * FROM pg_partition_tree('x');
+SELECT tableoid FROM t1;
+`
+	want := []bool{true, false, true, false, false, false, false, true, true, false, true, true, true, false, false, false, true, false, false, true, true, true, true, true, false}
+	got := Exclusions(prelude, Split(src))
+	units := Split(src)
+	if len(got) != len(want) {
+		t.Fatalf("%d units, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%q: excluded %v, want %v", units[i].SQL(), got[i], want[i])
+		}
 	}
 }
