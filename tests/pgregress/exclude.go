@@ -15,7 +15,7 @@ import (
 //     CREATE TABLE ... PARTITION OF, CREATE TABLE ... INHERITS (...),
 //     ALTER TABLE ... ATTACH|DETACH PARTITION, ALTER TABLE ... [NO] INHERIT;
 //   - a unit that names such a relation in a relation's position (FROM t,
-//     JOIN t, INTO t, UPDATE t, ON t, 't'::regclass, ...; not an alias
+//     JOIN t, INTO t, UPDATE t, ON t, 't'::regclass, \\d+ t ...; not an alias
 //     such as FROM tenk1 t, nor t.x) once it is one and until it is
 //     dropped: the statements that fill, query, alter and drop it. What
 //     ran on a table before it got a partition or child counts, and so
@@ -67,8 +67,12 @@ func Exclusions(prelude, units []Unit) []bool {
 			trimmed = strings.TrimSpace(s)
 		}
 		ex := strings.HasPrefix(trimmed, "explain") || partCatalog.MatchString(s)
-		for _, name := range identifiers(s) {
-			if r, ok := current[name]; ok && r.marked {
+		names := identifiers(s)
+		if describe.MatchString(trimmed) { // \d+ t: every argument is a relation
+			names = strings.Fields(trimmed)[1:]
+		}
+		for _, name := range names {
+			if r, ok := current[unquote(name)]; ok && r.marked {
 				ex = true
 			}
 		}
@@ -118,6 +122,7 @@ func Exclusions(prelude, units []Unit) []bool {
 
 var (
 	psqlSet     = regexp.MustCompile(`^\\set\s+(\w+)\s+(.*)$`)
+	describe    = regexp.MustCompile(`^\\d\S*\s`)
 	psqlVar     = regexp.MustCompile(`:(\w+)`)
 	partCatalog = regexp.MustCompile(`\b(pg_inherits|pg_partitioned_table|pg_partition_tree|pg_partition_root|pg_partition_ancestors|relispartition)\b`)
 	createRel   = regexp.MustCompile(`^create\s+(?:or\s+replace\s+)?(?:(?:global\s+|local\s+)?(?:temp|temporary)\s+|unlogged\s+)?(?:recursive\s+)?(?:materialized\s+)?(?:table|view)\s+(?:if\s+not\s+exists\s+)?((?:\w+\.)?(?:\w+|"[^"]+"))`)

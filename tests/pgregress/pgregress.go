@@ -14,6 +14,7 @@ package pgregress
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -214,4 +215,47 @@ func Chunks(out string, n int) []string {
 		cur = append(cur, l)
 	}
 	return chunks
+}
+
+var (
+	orderBy   = regexp.MustCompile(`(?i)\border\s+by\b`)
+	ruleLine  = regexp.MustCompile(`^-+(\+-+)*$`)
+	rowsLine  = regexp.MustCompile(`^\(\d+ rows?\)$`)
+	commentRe = regexp.MustCompile(`(?s)/\*.*?\*/|--[^\n]*`)
+)
+
+// Same says whether a unit printed the same on both servers. A statement
+// without ORDER BY anywhere in it leaves its row order to the plan (SQL
+// defines none), so the rows of each result table psql printed (between
+// the header's rule and "(N rows)") are compared as multisets; everything
+// else — headers, row counts, notices, errors, and the order of rows under
+// an ORDER BY — must be identical.
+func Same(u Unit, want, got string) bool {
+	if want == got {
+		return true
+	}
+	if orderBy.MatchString(commentRe.ReplaceAllString(u.SQL(), " ")) {
+		return false
+	}
+	return sortRows(want) == sortRows(got)
+}
+
+// sortRows sorts the row lines of each result table in psql's aligned output.
+func sortRows(out string) string {
+	ls := strings.Split(out, "\n")
+	for i := 0; i < len(ls); i++ {
+		if !ruleLine.MatchString(ls[i]) {
+			continue
+		}
+		j := i + 1
+		for j < len(ls) && !rowsLine.MatchString(ls[j]) {
+			j++
+		}
+		if j == len(ls) {
+			break
+		}
+		sort.Strings(ls[i+1 : j])
+		i = j
+	}
+	return strings.Join(ls, "\n")
 }

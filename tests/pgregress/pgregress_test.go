@@ -62,8 +62,10 @@ SELECT 'p1'::regclass;
 :show;
 SELECT * FROM pg_partition_tree('x');
 SELECT tableoid FROM t1;
+\d+ p1
+\d+ t1
 `
-	want := []bool{true, false, true, false, false, false, false, true, true, false, true, true, true, false, false, false, true, false, false, true, true, true, true, true, false}
+	want := []bool{true, false, true, false, false, false, false, true, true, false, true, true, true, false, false, false, true, false, false, true, true, true, true, true, false, true, false}
 	got := Exclusions(prelude, Split(src))
 	units := Split(src)
 	if len(got) != len(want) {
@@ -73,5 +75,26 @@ SELECT tableoid FROM t1;
 		if got[i] != want[i] {
 			t.Errorf("%q: excluded %v, want %v", units[i].SQL(), got[i], want[i])
 		}
+	}
+}
+
+func TestSame(t *testing.T) {
+	a := "SELECT x FROM t;\n x \n---\n 1\n 2\n(2 rows)\n"
+	b := "SELECT x FROM t;\n x \n---\n 2\n 1\n(2 rows)\n"
+	c := "SELECT x FROM t;\n x \n---\n 2\n 2\n(2 rows)\n"
+	if !Same(Unit{Text: "SELECT x FROM t;"}, a, b) {
+		t.Error("row order of an unordered query compared")
+	}
+	if Same(Unit{Text: "SELECT x FROM t ORDER BY x;"}, a, b) {
+		t.Error("row order under ORDER BY ignored")
+	}
+	if Same(Unit{Text: "SELECT x FROM t;"}, a, c) {
+		t.Error("different rows compared equal")
+	}
+	if Same(Unit{Text: "-- order by\nSELECT x FROM t;"}, a, a+"NOTICE: x\n") {
+		t.Error("a notice ignored")
+	}
+	if !Same(Unit{Text: "-- order by in a comment\nSELECT x FROM t;"}, a, b) {
+		t.Error("a comment's ORDER BY made the comparison strict")
 	}
 }
