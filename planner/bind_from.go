@@ -325,7 +325,7 @@ func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*n
 	}
 	ids := plan.outIDs()
 	if len(cte.colNames) > len(ids) {
-		return nil, nil, b.newErr(pgerr.InvalidColumnReference, rv.Location, "WITH query \"%s\" has %d columns available but %d columns specified", cte.name, len(ids), len(cte.colNames))
+		return nil, nil, b.newErr(pgerr.InvalidColumnReference, cte.loc, "WITH query \"%s\" has %d columns available but %d columns specified", cte.name, len(ids), len(cte.colNames))
 	}
 	if len(cte.colNames) > 0 {
 		p := &lProject{in: plan}

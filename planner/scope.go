@@ -223,6 +223,7 @@ type level struct {
 	inAgg    bool // binding an aggregate's arguments
 	inFilter bool // binding an aggregate's FILTER
 	inWinArg bool // binding a window function's arguments
+	inWinDef bool // binding a window function's PARTITION BY, ORDER BY and frame
 	aggs     []aggItem
 	wins     []winItem
 	windows  map[string]*pg.WindowDef
