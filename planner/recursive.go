@@ -107,10 +107,24 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 	for i, id := range rids {
 		var e expr.Expr = b.colRef(id)
 		if !e.Type().Equal(wt.types[i]) {
-			c, err := expr.Coerce(e, wt.types[i], false)
+			// As PostgreSQL: the type both terms unify to (modifier
+			// included) must be the non-recursive term's.
+			overall, err := expr.CommonType([]types.T{wt.types[i], e.Type()}, "UNION")
+			var c expr.Expr
+			if err == nil && overall.Equal(wt.types[i]) {
+				c, err = expr.Coerce(e, wt.types[i], false)
+			} else if err == nil {
+				err = errMismatch
+			} else {
+				overall = e.Type()
+			}
 			if err != nil {
-				return nil, b.newErr(pgerr.DatatypeMismatch, -1, "recursive query \"%s\" column %d has type %s in non-recursive term but type %s overall",
-					cte.name, i+1, wt.types[i], e.Type())
+				loc := int32(-1)
+				if tl := s.Larg.TargetList; i < len(tl) {
+					loc = nodeLoc(tl[i])
+				}
+				return nil, b.newErr(pgerr.DatatypeMismatch, loc, "recursive query \"%s\" column %d has type %s in non-recursive term but type %s overall",
+					cte.name, i+1, wt.types[i], overall).(*pgerr.Error).WithHint("Cast the output of the non-recursive term to the correct type.")
 			}
 			e = c
 		}
@@ -357,6 +371,8 @@ func mentionsRelation(m protoreflect.Message, name string) bool {
 	})
 	return found
 }
+
+var errMismatch = pgerr.New(pgerr.DatatypeMismatch, "recursive query types differ")
 
 // recContext says where a reference to a recursive query stands, as
 // PostgreSQL's checkWellFormedRecursion tracks it: "" where it may stand,
