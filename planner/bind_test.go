@@ -47,6 +47,8 @@ func TestBindErrors(t *testing.T) {
 		{"INSERT INTO u VALUES (1, 'a', 3)", pgerr.SyntaxError, `INSERT has more expressions than target columns`, 31},
 		{"INSERT INTO u (a) VALUES (DEFAULT, DEFAULT)", pgerr.SyntaxError, `INSERT has more expressions than target columns`, 36},
 		{"WITH x(n, b) AS (SELECT 1)\nSELECT * FROM x", pgerr.InvalidColumnReference, `WITH query "x" has 1 columns available but 2 columns specified`, 6},
+		{"SELECT a FROM t EXCEPT ALL SELECT a FROM t FOR NO KEY UPDATE", pgerr.FeatureNotSupported, `FOR NO KEY UPDATE is not allowed with UNION/INTERSECT/EXCEPT`, 0},
+		{"SELECT a FROM t UNION SELECT a FROM t FOR SHARE", pgerr.FeatureNotSupported, `FOR SHARE is not allowed with UNION/INTERSECT/EXCEPT`, 0},
 		{"INSERT INTO t (a, b) VALUES (1)", pgerr.SyntaxError, `INSERT has more target columns than expressions`, 19},
 		{"UPDATE t SET zz = 1", pgerr.UndefinedColumn, `column "zz" of relation "t" does not exist`, 14},
 		{"CREATE TABLE w (a int, a text)", pgerr.DuplicateColumn, `column "a" specified more than once`, 0},
