@@ -492,6 +492,12 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 		}
 	}
 	if j.Alias != nil {
+		var hidden []*nsItem
+		for _, o := range out {
+			if o.alias != "" {
+				hidden = append(hidden, &nsItem{alias: o.alias, relname: o.relname, hidden: true})
+			}
+		}
 		it := &nsItem{alias: j.Alias.Aliasname, relVisible: true, colsVisible: true}
 		cols := visibleCols(out)
 		cn := strs(j.Alias.Colnames)
@@ -501,7 +507,7 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 			}
 			it.cols = append(it.cols, c)
 		}
-		out = []*nsItem{it}
+		out = append([]*nsItem{it}, hidden...)
 	}
 	return plan, out, nil
 }

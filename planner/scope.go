@@ -152,6 +152,10 @@ type nsItem struct {
 	cols        []nsCol
 	relVisible  bool
 	colsVisible bool
+	// hidden marks an entry an aliased join hides ((a JOIN b) AS j hides
+	// a and b): no name reaches it, it only makes the error for a.x an
+	// invalid reference with a hint, as in PostgreSQL.
+	hidden bool
 	// sys is set for a system table: its system column tableoid (the
 	// relation's OID, as psql reads pg_class.tableoid) is added to its
 	// projection the first time it is named (see sysColumn).
@@ -330,7 +334,7 @@ func (b *binder) missingTable(l *level, tbl string, loc int32) error {
 	var byAlias, byRel *nsItem
 	for x := l; x != nil; x = x.parent {
 		for _, it := range x.ns {
-			if byAlias == nil && it.relVisible && it.alias == tbl {
+			if byAlias == nil && (it.relVisible || it.hidden) && it.alias == tbl {
 				byAlias = it
 			}
 			if byRel == nil && it.relname == tbl && it.alias != tbl {
