@@ -348,9 +348,20 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// A LATERAL right side (or a function, implicitly lateral) sees the left's names.
+	// A LATERAL right side (or a function, implicitly lateral) sees the
+	// left's names, but not under RIGHT and FULL joins (as PostgreSQL:
+	// naming them is an invalid reference).
 	saved := l.ns
-	l.ns = append(append([]*nsItem(nil), l.ns...), lns...)
+	seen := lns
+	if j.Jointype == pg.JoinType_JOIN_RIGHT || j.Jointype == pg.JoinType_JOIN_FULL {
+		seen = nil
+		for _, it := range lns {
+			if it.alias != "" && (it.relVisible || it.hidden) {
+				seen = append(seen, &nsItem{alias: it.alias, relname: it.relname, hidden: true, notLateral: true})
+			}
+		}
+	}
+	l.ns = append(append([]*nsItem(nil), l.ns...), seen...)
 	right, rns, err := b.fromItem(l, j.Rarg)
 	l.ns = saved
 	if err != nil {

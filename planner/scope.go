@@ -156,6 +156,9 @@ type nsItem struct {
 	// a and b): no name reaches it, it only makes the error for a.x an
 	// invalid reference with a hint, as in PostgreSQL.
 	hidden bool
+	// notLateral marks a hidden entry of the left side of a RIGHT or FULL
+	// join, which its LATERAL right side may not read.
+	notLateral bool
 	// sys is set for a system table: its system column tableoid (the
 	// relation's OID, as psql reads pg_class.tableoid) is added to its
 	// projection the first time it is named (see sysColumn).
@@ -344,6 +347,9 @@ func (b *binder) missingTable(l *level, tbl string, loc int32) error {
 	}
 	const invalid = "invalid reference to FROM-clause entry for table \"%s\""
 	switch {
+	case byAlias != nil && byAlias.notLateral:
+		return b.newErr(pgerr.UndefinedTable, loc, invalid, tbl).(*pgerr.Error).
+			WithDetail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
 	case byAlias != nil:
 		return b.newErr(pgerr.UndefinedTable, loc, invalid, tbl).(*pgerr.Error).
 			WithHint("There is an entry for table \"%s\", but it cannot be referenced from this part of the query.", tbl)
