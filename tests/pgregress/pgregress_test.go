@@ -97,4 +97,19 @@ func TestSame(t *testing.T) {
 	if !Same(Unit{Text: "-- order by in a comment\nSELECT x FROM t;"}, a, b) {
 		t.Error("a comment's ORDER BY made the comparison strict")
 	}
+	for sql, want := range map[string]bool{
+		"SELECT rank() OVER (PARTITION BY a ORDER BY b) FROM t":          false,
+		"SELECT string_agg(x, ',' ORDER BY x) FROM t GROUP BY y":         false,
+		"SELECT 'order by' FROM t":                                       false,
+		"SELECT x FROM t ORDER BY x":                                     true,
+		"SELECT * FROM (SELECT x FROM t ORDER BY x) s":                   true,
+		"SELECT sum(x) OVER w FROM t WINDOW w AS (ORDER BY x)":           true,
+		"SELECT f(x) FROM t UNION SELECT 1 ORDER BY 1":                   true,
+		"WITH q AS (SELECT x FROM t ORDER BY x LIMIT 2) SELECT * FROM q": true,
+		"SELECT min(x) OVER (ORDER BY y), (SELECT 1 ORDER BY 1) FROM t":  true,
+	} {
+		if got := ordered(sql); got != want {
+			t.Errorf("ordered(%q) = %v, want %v", sql, got, want)
+		}
+	}
 }
