@@ -53,6 +53,10 @@ func newAggState(ctx *Context, call *AggCall) (aggState, error) {
 	if call.Distinct {
 		st = &distinctAgg{inner: st, seen: newHashTable(append([]types.T{types.TInt8}, call.Fn.Args...)), mem: mem}
 	}
+	if h, ok := st.(*hypotheticalAgg); ok {
+		h.setOrder(call.OrderBy) // compares, does not sort (agg_hypothetical.go)
+		return st, nil
+	}
 	if len(call.OrderBy) > 0 {
 		st = &orderedAgg{inner: st, keys: call.OrderBy, mem: mem}
 	}

@@ -11,13 +11,15 @@ import (
 )
 
 // Ordered-set aggregates: percentile_cont(f) / percentile_disc(f) WITHIN
-// GROUP (ORDER BY x) and mode() WITHIN GROUP (ORDER BY x). The planner
+// GROUP (ORDER BY x) (f a fraction, or an array of them for an array of
+// percentiles) and mode() WITHIN GROUP (ORDER BY x). The planner
 // passes the direct argument(s) followed by x as Args and x's sort key as
 // OrderBy; the ORDER BY wrapper (orderedAgg) then feeds rows sorted by x.
 
 type orderedSetAgg struct {
 	fn   string // percentile_cont, percentile_disc, mode
 	t    types.T
+	many bool          // the fraction is an array: the result is the array of percentiles
 	arrs []arrow.Array // the x arrays, as fed
 	fr   []arrow.Array // the fraction arrays (percentiles)
 	refs [][]uint64    // per group: array index << 32 | row of non-NULL x
@@ -92,7 +94,28 @@ func (o *orderedSetAgg) appendResult(b array.Builder, g int) error {
 		b.AppendNull()
 		return nil
 	}
-	p := fa.(*array.Float64).Value(fi)
+	if !o.many {
+		return o.appendPercentile(b, refs, fa.(*array.Float64).Value(fi))
+	}
+	l := fa.(*array.List)
+	lb := b.(*array.ListBuilder)
+	ps := l.ListValues().(*array.Float64)
+	start, end := l.ValueOffsets(fi)
+	lb.Append(true)
+	for k := int(start); k < int(end); k++ {
+		if ps.IsNull(k) {
+			lb.ValueBuilder().AppendNull()
+			continue
+		}
+		if err := o.appendPercentile(lb.ValueBuilder(), refs, ps.Value(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendPercentile appends the p-th percentile of the sorted rows refs.
+func (o *orderedSetAgg) appendPercentile(b array.Builder, refs []uint64, p float64) error {
 	if p < 0 || p > 1 || math.IsNaN(p) {
 		return pgerr.New(pgerr.NumericValueOutOfRange, "percentile value %g is not between 0 and 1", p)
 	}

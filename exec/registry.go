@@ -117,14 +117,23 @@ func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) 
 	case "percentile_cont", "percentile_disc":
 		// percentile_x(fraction) WITHIN GROUP (ORDER BY x): Args are the
 		// fraction then x.
-		if len(args) != 2 || !args[0].IsNumeric() || (name == "percentile_cont" && !args[1].IsNumeric()) {
+		// An array of fractions gives the array of their percentiles.
+		if len(args) != 2 || (name == "percentile_cont" && !args[1].IsNumeric()) {
+			return nil, noFunction(name, args)
+		}
+		many := args[0].Kind == types.Array && args[0].Elem != nil && (args[0].Elem.IsNumeric() || args[0].Elem.Kind == types.Unknown)
+		if !many && !args[0].IsNumeric() {
 			return nil, noFunction(name, args)
 		}
 		x := plain(args[1])
 		if name == "percentile_cont" {
 			x = types.TFloat8
 		}
-		return mk([]types.T{types.TFloat8, x}, x, func(*AggFunc, memory.Allocator) aggState { return &orderedSetAgg{fn: name, t: x} })
+		frac, ret := types.TFloat8, x
+		if many {
+			frac, ret = types.ArrayOf(types.TFloat8), types.ArrayOf(x)
+		}
+		return mk([]types.T{frac, x}, ret, func(*AggFunc, memory.Allocator) aggState { return &orderedSetAgg{fn: name, t: x, many: many} })
 	case "mode":
 		if len(args) != 1 {
 			return nil, noFunction(name, args)

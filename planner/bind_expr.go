@@ -811,6 +811,20 @@ func nodeLoc(n *pg.Node) int32 {
 		return n.GetCoalesceExpr().Location
 	case n.GetRangeVar() != nil:
 		return n.GetRangeVar().Location
+	case n.GetSetToDefault() != nil:
+		return n.GetSetToDefault().Location
+	case n.GetRowExpr() != nil:
+		return n.GetRowExpr().Location
+	case n.GetAArrayExpr() != nil:
+		return n.GetAArrayExpr().Location
+	case n.GetMinMaxExpr() != nil:
+		return n.GetMinMaxExpr().Location
+	case n.GetBooleanTest() != nil:
+		return n.GetBooleanTest().Location
+	case n.GetCollateClause() != nil:
+		return n.GetCollateClause().Location
+	case n.GetSqlvalueFunction() != nil:
+		return n.GetSqlvalueFunction().Location
 	}
 	return -1
 }

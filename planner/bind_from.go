@@ -338,7 +338,7 @@ func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*n
 	}
 	ids := plan.outIDs()
 	if len(cte.colNames) > len(ids) {
-		return nil, nil, b.newErr(pgerr.InvalidColumnReference, rv.Location, "WITH query \"%s\" has %d columns available but %d columns specified", cte.name, len(ids), len(cte.colNames))
+		return nil, nil, b.newErr(pgerr.InvalidColumnReference, cte.loc, "WITH query \"%s\" has %d columns available but %d columns specified", cte.name, len(ids), len(cte.colNames))
 	}
 	if len(cte.colNames) > 0 {
 		p := &lProject{in: plan}
@@ -361,9 +361,20 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// A LATERAL right side (or a function, implicitly lateral) sees the left's names.
+	// A LATERAL right side (or a function, implicitly lateral) sees the
+	// left's names, but not under RIGHT and FULL joins (as PostgreSQL:
+	// naming them is an invalid reference).
 	saved := l.ns
-	l.ns = append(append([]*nsItem(nil), l.ns...), lns...)
+	seen := lns
+	if j.Jointype == pg.JoinType_JOIN_RIGHT || j.Jointype == pg.JoinType_JOIN_FULL {
+		seen = nil
+		for _, it := range lns {
+			if it.alias != "" && (it.relVisible || it.hidden) {
+				seen = append(seen, &nsItem{alias: it.alias, relname: it.relname, hidden: true, notLateral: true})
+			}
+		}
+	}
+	l.ns = append(append([]*nsItem(nil), l.ns...), seen...)
 	right, rns, err := b.fromItem(l, j.Rarg)
 	l.ns = saved
 	if err != nil {
@@ -505,6 +516,12 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 		}
 	}
 	if j.Alias != nil {
+		var hidden []*nsItem
+		for _, o := range out {
+			if o.alias != "" {
+				hidden = append(hidden, &nsItem{alias: o.alias, relname: o.relname, hidden: true})
+			}
+		}
 		it := &nsItem{alias: j.Alias.Aliasname, relVisible: true, colsVisible: true}
 		cols := visibleCols(out)
 		cn := strs(j.Alias.Colnames)
@@ -514,7 +531,7 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 			}
 			it.cols = append(it.cols, c)
 		}
-		out = []*nsItem{it}
+		out = append([]*nsItem{it}, hidden...)
 	}
 	return plan, out, nil
 }

@@ -340,6 +340,9 @@ const (
 )
 
 func (b *binder) windowCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, error) {
+	if l.inWinDef {
+		return nil, b.newErr(pgerr.WindowingError, fc.Location, "window functions are not allowed in window definitions")
+	}
 	if l.inWinArg {
 		return nil, b.newErr(pgerr.WindowingError, fc.Location, "window function calls cannot be nested")
 	}
@@ -379,6 +382,8 @@ func (b *binder) windowCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, 
 	if err != nil {
 		return nil, err
 	}
+	l.inWinDef = true
+	defer func() { l.inWinDef = false }()
 	for _, p := range wd.PartitionClause {
 		e, err := b.expr(l, p)
 		if err != nil {

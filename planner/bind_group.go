@@ -29,20 +29,26 @@ func (b *binder) groupBy(l *level, items []*pg.Node, tl []target) ([]expr.Expr, 
 		last = len(out) - 1
 	}
 	fromTarget := func(t target, loc int32) error {
-		agg := false
+		agg, win := false, false
 		walk(t.e, func(e expr.Expr) bool {
 			if c, ok := e.(*expr.ColRef); ok {
 				for _, a := range l.aggs {
 					agg = agg || a.id == c.Idx
 				}
 				for _, w := range l.wins {
-					agg = agg || w.id == c.Idx
+					win = win || w.id == c.Idx
 				}
 			}
 			return true
 		})
+		if t.loc >= 0 && (agg || win) {
+			loc = t.loc // as PostgreSQL, the select list's call is shown
+		}
 		if agg {
 			return b.newErr(pgerr.GroupingError, loc, "aggregate functions are not allowed in GROUP BY")
+		}
+		if win {
+			return b.newErr(pgerr.WindowingError, loc, "window functions are not allowed in GROUP BY")
 		}
 		add(t.e)
 		return nil

@@ -35,6 +35,10 @@ func (b *binder) selectLevel(s *pg.SelectStmt, l *level) (lnode, error) {
 		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "SELECT INTO is not supported")
 	}
 	if len(s.LockingClause) > 0 {
+		if lc := s.LockingClause[0].GetLockingClause(); lc != nil && s.Op != pg.SetOperation_SETOP_NONE {
+			// PostgreSQL's check, before any support question
+			return nil, b.newErr(pgerr.FeatureNotSupported, -1, "%s is not allowed with UNION/INTERSECT/EXCEPT", lockStrength(lc.Strength))
+		}
 		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "SELECT FOR UPDATE/SHARE is not supported")
 	}
 	var plan lnode
@@ -630,4 +634,17 @@ func (b *binder) setOp(s *pg.SelectStmt, l *level) (lnode, error) {
 		op.ids = append(op.ids, b.newCol(b.cols[lids[i]].name, "", t))
 	}
 	return op, nil
+}
+
+// lockStrength names a locking clause as PostgreSQL's messages do.
+func lockStrength(s pg.LockClauseStrength) string {
+	switch s {
+	case pg.LockClauseStrength_LCS_FORKEYSHARE:
+		return "FOR KEY SHARE"
+	case pg.LockClauseStrength_LCS_FORSHARE:
+		return "FOR SHARE"
+	case pg.LockClauseStrength_LCS_FORNOKEYUPDATE:
+		return "FOR NO KEY UPDATE"
+	}
+	return "FOR UPDATE"
 }

@@ -117,7 +117,7 @@ func (b *binder) modifyingRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode
 		return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "WITH query \"%s\" does not have a RETURNING clause", cte.name)
 	}
 	if len(cte.colNames) > len(ret.Columns) {
-		return nil, nil, b.newErr(pgerr.InvalidColumnReference, rv.Location, "WITH query \"%s\" has %d columns available but %d columns specified", cte.name, len(ret.Columns), len(cte.colNames))
+		return nil, nil, b.newErr(pgerr.InvalidColumnReference, cte.loc, "WITH query \"%s\" has %d columns available but %d columns specified", cte.name, len(ret.Columns), len(cte.colNames))
 	}
 	ids := make([]int, len(ret.Columns))
 	for i, c := range ret.Columns {

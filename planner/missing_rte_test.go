@@ -16,6 +16,8 @@ func TestMissingTableHints(t *testing.T) {
 		{"UPDATE t AS q SET c = t.c + 10 WHERE q.a = 10", `invalid reference to FROM-clause entry for table "t"`, `Perhaps you meant to reference the table alias "q".`},
 		{"SELECT t.* FROM t AS q", `invalid reference to FROM-clause entry for table "t"`, `Perhaps you meant to reference the table alias "q".`},
 		{"SELECT zz.a FROM t AS q", `missing FROM-clause entry for table "zz"`, ""},
+		{"SELECT * FROM (t JOIN u USING (a)) AS x WHERE t.b = 1", `invalid reference to FROM-clause entry for table "t"`, `There is an entry for table "t", but it cannot be referenced from this part of the query.`},
+		{"SELECT * FROM t x JOIN (u x CROSS JOIN u y) j ON x.a = y.a", `invalid reference to FROM-clause entry for table "y"`, `There is an entry for table "y", but it cannot be referenced from this part of the query.`},
 	}
 	for _, c := range cases {
 		_, _, err := d.run(c.sql)

@@ -72,7 +72,7 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 	case s.WithClause != nil:
 		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "WITH around the UNION of a recursive query is not supported")
 	}
-	if err := b.checkSelfReferences(s.Rarg, cte.name); err != nil {
+	if err := b.checkSelfReferences(s, cte.name); err != nil {
 		return nil, err
 	}
 	left, err := b.selectStmt(s.Larg, cte.level, nil, true)
@@ -107,10 +107,24 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 	for i, id := range rids {
 		var e expr.Expr = b.colRef(id)
 		if !e.Type().Equal(wt.types[i]) {
-			c, err := expr.Coerce(e, wt.types[i], false)
+			// As PostgreSQL: the type both terms unify to (modifier
+			// included) must be the non-recursive term's.
+			overall, err := expr.CommonType([]types.T{wt.types[i], e.Type()}, "UNION")
+			var c expr.Expr
+			if err == nil && overall.Equal(wt.types[i]) {
+				c, err = expr.Coerce(e, wt.types[i], false)
+			} else if err == nil {
+				err = errMismatch
+			} else {
+				overall = e.Type()
+			}
 			if err != nil {
-				return nil, b.newErr(pgerr.DatatypeMismatch, -1, "recursive query \"%s\" column %d has type %s in non-recursive term but type %s overall",
-					cte.name, i+1, wt.types[i], e.Type())
+				loc := int32(-1)
+				if tl := s.Larg.TargetList; i < len(tl) {
+					loc = nodeLoc(tl[i])
+				}
+				return nil, b.newErr(pgerr.DatatypeMismatch, loc, "recursive query \"%s\" column %d has type %s in non-recursive term but type %s overall",
+					cte.name, i+1, wt.types[i], overall).(*pgerr.Error).WithHint("Cast the output of the non-recursive term to the correct type.")
 			}
 			e = c
 		}
@@ -358,41 +372,182 @@ func mentionsRelation(m protoreflect.Message, name string) bool {
 	return found
 }
 
-// checkSelfReferences refuses, as PostgreSQL does, a recursive term that
-// names its query more than once or inside a subquery.
-func (b *binder) checkSelfReferences(term *pg.SelectStmt, name string) error {
+var errMismatch = pgerr.New(pgerr.DatatypeMismatch, "recursive query types differ")
+
+// recContext says where a reference to a recursive query stands, as
+// PostgreSQL's checkWellFormedRecursion tracks it: "" where it may stand,
+// else the phrase of the error ("within an outer join").
+type recContext string
+
+const (
+	recOK         recContext = ""
+	recNonRecTerm recContext = "within its non-recursive term"
+	recSubLink    recContext = "within a subquery"
+	recOuterJoin  recContext = "within an outer join"
+	recIntersect  recContext = "within INTERSECT"
+	recExcept     recContext = "within EXCEPT"
+)
+
+// checkSelfReferences refuses, as PostgreSQL does, a recursive query s
+// (non-recursive term UNION [ALL] recursive term) that names itself in its
+// non-recursive term, in a subquery expression, on the nullable
+// side of an outer join, under INTERSECT ALL or EXCEPT, or more than once;
+// a subquery in FROM is no obstacle. The first offending reference in the
+// query's order is reported.
+func (b *binder) checkSelfReferences(s *pg.SelectStmt, name string) error {
 	type ref struct {
-		loc     int32
-		inQuery bool
+		loc int32
+		ctx recContext
 	}
 	var refs []ref
-	var walk func(m protoreflect.Message, inQuery bool)
-	walk = func(m protoreflect.Message, inQuery bool) {
-		eachNode(m, func(n *pg.Node) bool { // alter_views.go
-			if rv := n.GetRangeVar(); rv != nil {
-				if rv.Schemaname == "" && rv.Relname == name {
-					refs = append(refs, ref{rv.Location, inQuery})
-				}
-				return false
+	var walk func(m protoreflect.Message, ctx recContext)
+	fields := func(m protoreflect.Message, ctx recContext) {
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
+				return true
 			}
-			if !inQuery && (n.GetSubLink() != nil || n.GetRangeSubselect() != nil || n.GetCommonTableExpr() != nil) {
-				walk(n.ProtoReflect(), true)
-				return false
+			if fd.IsList() {
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					walk(l.Get(i).Message(), ctx)
+				}
+			} else {
+				walk(v.Message(), ctx)
 			}
 			return true
 		})
 	}
-	walk(term.ProtoReflect(), false)
-	// protoreflect visits fields in no fixed order (it varies from build
-	// to build): PostgreSQL reports the references in the query's order.
-	sort.Slice(refs, func(i, j int) bool { return refs[i].loc < refs[j].loc })
-	for _, r := range refs {
-		if r.inQuery {
-			return b.newErr(pgerr.InvalidRecursion, r.loc, "recursive reference to query \"%s\" must not appear within a subquery", name)
+	msg := func(x interface{ ProtoReflect() protoreflect.Message }) protoreflect.Message { return x.ProtoReflect() }
+	walk = func(m protoreflect.Message, ctx recContext) {
+		switch x := m.Interface().(type) {
+		case *pg.RangeVar:
+			if x.Schemaname == "" && x.Relname == name {
+				refs = append(refs, ref{x.Location, ctx})
+			}
+		case *pg.SubLink:
+			if x.Subselect != nil {
+				walk(msg(x.Subselect), recSubLink)
+			}
+			if x.Testexpr != nil {
+				walk(msg(x.Testexpr), ctx)
+			}
+		case *pg.CommonTableExpr:
+			// PostgreSQL keeps the context; streamsql does not bind a
+			// reference from a WITH inside the recursive term and refuses
+			// it as in a subquery.
+			if c := ctx; x.Ctequery != nil {
+				if c == recOK {
+					c = recSubLink
+				}
+				walk(msg(x.Ctequery), c)
+			}
+		case *pg.JoinExpr:
+			left, right := ctx, ctx
+			switch x.Jointype {
+			case pg.JoinType_JOIN_LEFT:
+				right = recOuterJoin
+			case pg.JoinType_JOIN_RIGHT:
+				left = recOuterJoin
+			case pg.JoinType_JOIN_FULL:
+				left, right = recOuterJoin, recOuterJoin
+			}
+			if x.Larg != nil {
+				walk(msg(x.Larg), left)
+			}
+			if x.Rarg != nil {
+				walk(msg(x.Rarg), right)
+			}
+			if x.Quals != nil {
+				walk(msg(x.Quals), ctx)
+			}
+		case *pg.SelectStmt:
+			switch x.Op {
+			case pg.SetOperation_SETOP_INTERSECT, pg.SetOperation_SETOP_EXCEPT:
+				left := ctx
+				if x.All {
+					left = recIntersect
+					if x.Op == pg.SetOperation_SETOP_EXCEPT {
+						left = recExcept
+					}
+				}
+				right := left
+				if x.Op == pg.SetOperation_SETOP_EXCEPT {
+					right = recExcept
+				}
+				walk(msg(x.Larg), left)
+				walk(msg(x.Rarg), right)
+				for _, n := range x.SortClause {
+					walk(msg(n), ctx)
+				}
+				for _, n := range []*pg.Node{x.LimitOffset, x.LimitCount} {
+					if n != nil {
+						walk(msg(n), ctx)
+					}
+				}
+			default:
+				fields(m, ctx)
+			}
+		default:
+			fields(m, ctx)
 		}
 	}
-	if len(refs) > 1 {
-		return b.newErr(pgerr.InvalidRecursion, refs[1].loc, "recursive reference to query \"%s\" must not appear more than once", name)
+	walk(msg(s.Larg), recNonRecTerm)
+	walk(msg(s.Rarg), recOK)
+	// protoreflect visits fields in no fixed order (it varies from build
+	// to build): PostgreSQL reports the references in the query's order.
+	sort.SliceStable(refs, func(i, j int) bool { return refs[i].loc < refs[j].loc })
+	n := 0
+	for _, r := range refs {
+		if r.ctx != recOK {
+			return b.newErr(pgerr.InvalidRecursion, r.loc, "recursive reference to query \"%s\" must not appear %s", name, string(r.ctx))
+		}
+		if n++; n > 1 {
+			return b.newErr(pgerr.InvalidRecursion, r.loc, "recursive reference to query \"%s\" must not appear more than once", name)
+		}
+	}
+	return b.checkRecursiveAggs(s.Rarg)
+}
+
+// checkRecursiveAggs refuses an aggregate in the recursive term's own
+// SELECT lists and HAVING (not in its subqueries), as PostgreSQL.
+func (b *binder) checkRecursiveAggs(term *pg.SelectStmt) error {
+	var arms []*pg.SelectStmt
+	var collect func(s *pg.SelectStmt)
+	collect = func(s *pg.SelectStmt) {
+		if s == nil {
+			return
+		}
+		if s.Op != pg.SetOperation_SETOP_NONE {
+			collect(s.Larg)
+			collect(s.Rarg)
+			return
+		}
+		arms = append(arms, s)
+	}
+	collect(term)
+	first := int32(-1)
+	for _, s := range arms {
+		var nodes []*pg.Node
+		nodes = append(nodes, s.TargetList...)
+		if s.HavingClause != nil {
+			nodes = append(nodes, s.HavingClause)
+		}
+		for _, n := range nodes {
+			eachNode(n.ProtoReflect(), func(x *pg.Node) bool {
+				if x.GetSubLink() != nil {
+					return false
+				}
+				if fc := x.GetFuncCall(); fc != nil && fc.Over == nil && len(fc.Funcname) > 0 {
+					if name := fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval(); exec.IsAggregate(name) && (first < 0 || fc.Location < first) {
+						first = fc.Location
+					}
+				}
+				return true
+			})
+		}
+	}
+	if first >= 0 {
+		return b.newErr(pgerr.GroupingError, first, "aggregate functions are not allowed in a recursive query's recursive term")
 	}
 	return nil
 }

@@ -152,6 +152,13 @@ type nsItem struct {
 	cols        []nsCol
 	relVisible  bool
 	colsVisible bool
+	// hidden marks an entry an aliased join hides ((a JOIN b) AS j hides
+	// a and b): no name reaches it, it only makes the error for a.x an
+	// invalid reference with a hint, as in PostgreSQL.
+	hidden bool
+	// notLateral marks a hidden entry of the left side of a RIGHT or FULL
+	// join, which its LATERAL right side may not read.
+	notLateral bool
 	// sys is set for a system table: its system column tableoid (the
 	// relation's OID, as psql reads pg_class.tableoid) is added to its
 	// projection the first time it is named (see sysColumn).
@@ -223,6 +230,7 @@ type level struct {
 	inAgg    bool // binding an aggregate's arguments
 	inFilter bool // binding an aggregate's FILTER
 	inWinArg bool // binding a window function's arguments
+	inWinDef bool // binding a window function's PARTITION BY, ORDER BY and frame
 	aggs     []aggItem
 	wins     []winItem
 	windows  map[string]*pg.WindowDef
@@ -329,7 +337,7 @@ func (b *binder) missingTable(l *level, tbl string, loc int32) error {
 	var byAlias, byRel *nsItem
 	for x := l; x != nil; x = x.parent {
 		for _, it := range x.ns {
-			if byAlias == nil && it.relVisible && it.alias == tbl {
+			if byAlias == nil && (it.relVisible || it.hidden) && it.alias == tbl {
 				byAlias = it
 			}
 			if byRel == nil && it.relname == tbl && it.alias != tbl {
@@ -339,6 +347,9 @@ func (b *binder) missingTable(l *level, tbl string, loc int32) error {
 	}
 	const invalid = "invalid reference to FROM-clause entry for table \"%s\""
 	switch {
+	case byAlias != nil && byAlias.notLateral:
+		return b.newErr(pgerr.UndefinedTable, loc, invalid, tbl).(*pgerr.Error).
+			WithDetail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
 	case byAlias != nil:
 		return b.newErr(pgerr.UndefinedTable, loc, invalid, tbl).(*pgerr.Error).
 			WithHint("There is an entry for table \"%s\", but it cannot be referenced from this part of the query.", tbl)

@@ -30,7 +30,9 @@ func isSRF(name string) bool {
 
 // rangeFunction binds a function in FROM.
 func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem, error) {
-	if rf.Lateral || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+	// A function in FROM may read earlier FROM items with or without LATERAL
+	// (PostgreSQL makes functions lateral anyway).
+	if rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
 		return nil, nil, b.newErr(pgerr.FeatureNotSupported, -1, "this form of function in FROM is not supported")
 	}
 	items := rf.Functions[0].GetList().Items

@@ -14,6 +14,7 @@ package pgregress
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -216,11 +217,87 @@ func Chunks(out string, n int) []string {
 	return chunks
 }
 
-// Excluded says whether a unit is outside the measured goal: EXPLAIN, and
-// inheritance and partitioning, whose plans and catalogs streamsql does not
-// have.
-func Excluded(u Unit) bool {
-	s := strings.ToLower(u.SQL())
-	return strings.HasPrefix(strings.TrimSpace(s), "explain") || strings.Contains(s, "partition") ||
-		strings.Contains(s, "inherits") || strings.Contains(s, "tableoid")
+var (
+	ruleLine  = regexp.MustCompile(`^-+(\+-+)*$`)
+	rowsLine  = regexp.MustCompile(`^\(\d+ rows?\)$`)
+	commentRe = regexp.MustCompile(`(?s)/\*.*?\*/|--[^\n]*`)
+	literalRe = regexp.MustCompile(`'[^']*'`)
+	sqlToken  = regexp.MustCompile(`[a-z_][a-z0-9_$]*|[()]|[^\sa-z_()]+`)
+	// notCalls are the words before a parenthesis that opens a query or a
+	// list, not a function call's or OVER's arguments.
+	notCalls = map[string]bool{"as": true, "in": true, "exists": true, "from": true, "join": true,
+		"lateral": true, "all": true, "any": true, "some": true, "union": true, "intersect": true,
+		"except": true, "select": true, "where": true, "and": true, "or": true, "not": true, "on": true,
+		"using": true, "values": true, "with": true, "by": true, "when": true, "then": true, "else": true,
+		"case": true, "array": true, "table": true, "into": true, "set": true, "returning": true}
+)
+
+// Same says whether a unit printed the same on both servers. A statement
+// whose rows' order SQL leaves to the plan (ordered prints it strictly) has
+// the rows of each result table psql printed (between the header's rule
+// and "(N rows)") compared as multisets; everything else — headers, row
+// counts, values, notices, errors, and the order of rows under an ORDER BY
+// — must be identical.
+func Same(u Unit, want, got string) bool {
+	if want == got {
+		return true
+	}
+	if ordered(u.SQL()) {
+		return false
+	}
+	return sortRows(want) == sortRows(got)
 }
+
+// ordered reports whether a statement has an ORDER BY that may order its
+// output: any ORDER BY but one inside a function call's or OVER's
+// parentheses (string_agg(x ORDER BY y), rank() OVER (ORDER BY y)), which
+// orders values or window frames, not the rows printed. An ORDER BY in a
+// subquery or a WITH query counts (conservatively) as ordering.
+func ordered(sql string) bool {
+	s := strings.ToLower(commentRe.ReplaceAllString(sql, " "))
+	toks := sqlToken.FindAllString(literalRe.ReplaceAllString(s, "''"), -1)
+	var calls []bool // per open parenthesis: a call's or OVER's
+	inCall := 0
+	for i, t := range toks {
+		switch {
+		case t == "(":
+			call := i > 0 && isWord(toks[i-1]) && !notCalls[toks[i-1]]
+			calls = append(calls, call)
+			if call {
+				inCall++
+			}
+		case t == ")":
+			if n := len(calls); n > 0 {
+				if calls[n-1] {
+					inCall--
+				}
+				calls = calls[:n-1]
+			}
+		case t == "order" && i+1 < len(toks) && toks[i+1] == "by" && inCall == 0:
+			return true
+		}
+	}
+	return false
+}
+
+// sortRows sorts the row lines of each result table in psql's aligned output.
+func sortRows(out string) string {
+	ls := strings.Split(out, "\n")
+	for i := 0; i < len(ls); i++ {
+		if !ruleLine.MatchString(ls[i]) {
+			continue
+		}
+		j := i + 1
+		for j < len(ls) && !rowsLine.MatchString(ls[j]) {
+			j++
+		}
+		if j == len(ls) {
+			break
+		}
+		sort.Strings(ls[i+1 : j])
+		i = j
+	}
+	return strings.Join(ls, "\n")
+}
+
+func isWord(t string) bool { return t[0] == '_' || t[0] >= 'a' && t[0] <= 'z' }
