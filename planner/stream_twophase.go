@@ -49,11 +49,7 @@ func TwoPhaseOf(h *stream.HashAgg, w int) stream.Node {
 		}
 		pcols[i] = types.Column{Name: fmt.Sprintf("partial%d", i), Type: t}
 		ref := &expr.ColRef{Idx: i, T: t, Name: pcols[i].Name}
-		kind := stream.AggSum
-		if a.Kind == stream.AggMin || a.Kind == stream.AggMax {
-			kind = a.Kind
-		}
-		final[i] = stream.AggSpec{Kind: kind, Arg: ref}
+		final[i] = stream.AggSpec{Kind: mergeKind(a), Arg: ref}
 		ft, err := final[i].ResultType()
 		if err != nil {
 			return nil
@@ -65,14 +61,9 @@ func TwoPhaseOf(h *stream.HashAgg, w int) stream.Node {
 	merged := &stream.HashAgg{Input: par, Aggs: final, Cols: fcols}
 	exprs := make([]expr.Expr, len(h.Aggs))
 	for i, a := range h.Aggs {
-		var e expr.Expr = &expr.ColRef{Idx: i, T: fcols[i].Type, Name: fcols[i].Name}
-		want := h.Cols[i].Type
-		if fcols[i].Type.Kind != want.Kind {
-			c, err := expr.NewCast(e, want, true)
-			if err != nil {
-				return nil
-			}
-			e = c
+		e, ok := castBack(&expr.ColRef{Idx: i, T: fcols[i].Type, Name: fcols[i].Name}, h.Cols[i].Type)
+		if !ok {
+			return nil
 		}
 		if a.Kind == stream.AggCount || a.Kind == stream.AggCountStar {
 			// no partial row yet: a count is 0, not NULL
