@@ -157,7 +157,7 @@ func roundRuntime(t *testing.T, in *roundInputs) *Runtime {
 }
 
 // windowGlobal is SELECT window_start, window_end, count(*), count(k),
-// sum(k), min(k), max(k) FROM TUMBLE(src, ts, 10 µs) GROUP BY window_start
+// sum(k), min(k), max(k), avg(k) FROM TUMBLE(src, ts, 10 µs) GROUP BY window_start
 // (emit as given) over the round source read by n readers, planned in
 // two phases (planner.TwoPhaseWindowOf) unless single.
 func windowGlobal(n int, emit stream.EmitSpec, single bool) JobSpec {
@@ -168,7 +168,7 @@ func windowGlobal(n int, emit stream.EmitSpec, single bool) JobSpec {
 	}
 	k := &expr.ColRef{Idx: 1, T: types.TInt8, Name: "k"}
 	aggs := []stream.AggSpec{{Kind: stream.AggCountStar}, {Kind: stream.AggCount, Arg: k}, {Kind: stream.AggSum, Arg: k},
-		{Kind: stream.AggMin, Arg: k}, {Kind: stream.AggMax, Arg: k}}
+		{Kind: stream.AggMin, Arg: k}, {Kind: stream.AggMax, Arg: k}, {Kind: stream.AggAvg, Arg: k}}
 	cols := []types.Column{{Name: "window_start", Type: types.TTimestamp}, {Name: "window_end", Type: types.TTimestamp}}
 	for i, a := range aggs {
 		t, err := a.ResultType()
@@ -204,7 +204,7 @@ func countOps(j *Job, name string) int {
 }
 
 // TestTwoPhaseWindowAggEqualsSerial: a TUMBLE aggregation keyed by its
-// window only, over a source read by 3 and 8 readers, runs as a partial
+// window only (avg as a partial sum and count among its aggregates), over a source read by 3 and 8 readers, runs as a partial
 // WindowAgg per reader and one final, and gives epoch by epoch the view
 // of one reader and one instance, under ON UPDATE (the partials' update
 // pairs retract in the final), ON WINDOW CLOSE and ON WINDOW CLOSE WITH
@@ -256,9 +256,9 @@ func TestTwoPhaseWindowAggEqualsSerial(t *testing.T) {
 	}
 }
 
-// TestTwoPhaseWindowAggNotPlanned: a window with another GROUP BY key, a
-// HOP, ALLOW LATENESS, avg and a float sum keep the window aggregation
-// out of two phases.
+// TestTwoPhaseWindowAggNotPlanned: a HOP, ALLOW LATENESS, EMIT EVERY, a
+// float avg or sum and DISTINCT keep the window aggregation out of two
+// phases.
 func TestTwoPhaseWindowAggNotPlanned(t *testing.T) {
 	base := windowGlobal(3, stream.EmitSpec{Mode: stream.EmitOnWindowClose}, true).Plan.(*stream.WindowAgg)
 	k := &expr.ColRef{Idx: 1, T: types.TInt8, Name: "k"}
@@ -267,12 +267,12 @@ func TestTwoPhaseWindowAggNotPlanned(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, change := range map[string]func(w *stream.WindowAgg){
-		"hop":      func(w *stream.WindowAgg) { w.Window = stream.WindowSpec{Kind: stream.Hop, Size: 10, Slide: 5} },
-		"lateness": func(w *stream.WindowAgg) { w.Emit.AllowLateness = 5 },
-		"every":    func(w *stream.WindowAgg) { w.Emit = stream.EmitSpec{Mode: stream.EmitEvery, Every: 5} },
-		"avg":      func(w *stream.WindowAgg) { w.Aggs[2] = stream.AggSpec{Kind: stream.AggAvg, Arg: k} },
-		"float":    func(w *stream.WindowAgg) { w.Aggs[2] = stream.AggSpec{Kind: stream.AggSum, Arg: kf} },
-		"distinct": func(w *stream.WindowAgg) { w.Aggs[1].Distinct = true },
+		"hop":       func(w *stream.WindowAgg) { w.Window = stream.WindowSpec{Kind: stream.Hop, Size: 10, Slide: 5} },
+		"lateness":  func(w *stream.WindowAgg) { w.Emit.AllowLateness = 5 },
+		"every":     func(w *stream.WindowAgg) { w.Emit = stream.EmitSpec{Mode: stream.EmitEvery, Every: 5} },
+		"avg float": func(w *stream.WindowAgg) { w.Aggs[2] = stream.AggSpec{Kind: stream.AggAvg, Arg: kf} },
+		"float":     func(w *stream.WindowAgg) { w.Aggs[2] = stream.AggSpec{Kind: stream.AggSum, Arg: kf} },
+		"distinct":  func(w *stream.WindowAgg) { w.Aggs[1].Distinct = true },
 	} {
 		w := *base
 		w.Aggs = slices.Clone(base.Aggs)
@@ -355,6 +355,49 @@ func TestTwoPhaseWindowAggRestart(t *testing.T) {
 					t.Fatalf("after the restart %v, want %v", got, want)
 				}
 			})
+		}
+	}
+}
+
+// TestTwoPhaseAvgEqualsSerial: avg of an integer and of a numeric column
+// over a parallel GROUP BY under random inserts and deletes runs in two
+// phases (a partial sum and count each) and gives, epoch by epoch, the
+// digits of the serial plan's avg at parallelism 3 and 8.
+func TestTwoPhaseAvgEqualsSerial(t *testing.T) {
+	n := &expr.ColRef{Idx: 1, T: types.TInt8, Name: "n"}
+	s := &expr.ColRef{Idx: 2, T: types.TNumeric, Name: "s"}
+	avgs := []stream.AggSpec{{Kind: stream.AggAvg, Arg: n}, {Kind: stream.AggAvg, Arg: s}}
+	for seed := range uint64(3) {
+		var want [][]string
+		for _, par := range []int{1, 3, 8} {
+			tbl := &fakeTable{rows: []int64{1, 2, 2, 3}}
+			rt := newRuntime(t, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
+			plan := globalOver(parAgg(par).Plan, false, avgs...)
+			if _, ok := plan.(*stream.Project); ok != (par > 1) {
+				t.Fatalf("parallelism %d: two phases %v", par, ok)
+			}
+			j, err := rt.StartJob(JobSpec{ID: 3, Name: "avg", Plan: plan, Cols: plan.Columns()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][]string
+			randomWrites(tbl, rand.New(rand.NewPCG(seed, 19)), 15, func() {
+				flush(t, rt)
+				got = append(got, anyRows(t, j))
+			})
+			rt.Close()
+			if par == 1 {
+				want = got
+				if !strings.Contains(strings.Join(want[len(want)-1], ""), ".") {
+					t.Fatalf("no fractional avg to compare: %v", want[len(want)-1])
+				}
+				continue
+			}
+			for e := range want {
+				if !slices.Equal(got[e], want[e]) {
+					t.Fatalf("seed %d, parallelism %d, epoch %d: %v, want %v", seed, par, e, got[e], want[e])
+				}
+			}
 		}
 	}
 }
