@@ -328,21 +328,7 @@ func TestTwoPhaseWindowAggRestart(t *testing.T) {
 					in.push(r, rng)
 					flush(t, rt2)
 				}
-				rec := j.Recovery()
-				switch {
-				case ns[0] == ns[1]:
-					if rec.Epoch == 0 || rec.Rebuilt != "" {
-						t.Fatalf("restart at the same parallelism did not resume: %+v", rec)
-					}
-				case ns[1] == 1 || ns[0] == 1:
-					if rec.Epoch != 0 || !strings.Contains(rec.Rebuilt, "two phases") {
-						t.Fatalf("restart from %d to %d resumed: %+v", ns[0], ns[1], rec)
-					}
-				default:
-					if rec.Epoch != 0 || !strings.Contains(rec.Rebuilt, "two-phase aggregation") {
-						t.Fatalf("restart from %d to %d: %+v, want a rebuild naming the two-phase aggregation", ns[0], ns[1], rec)
-					}
-				}
+				checkTwoPhaseRecovery(t, j.Recovery(), ns[0], ns[1])
 				rt3 := roundRuntime(t, in)
 				defer rt3.Close()
 				j3, err := rt3.StartJob(windowGlobal(1, emit, false))
