@@ -27,6 +27,7 @@ type twoPhaseAggs struct {
 	pcols   []types.Column // the partials' output, after off leading columns
 	final   []stream.AggSpec
 	fcols   []types.Column
+	at      [][]int // per aggregate, its merged values' columns in fcols
 }
 
 // planTwoPhaseAggs splits aggs into partial and final aggregates whose
@@ -34,11 +35,25 @@ type twoPhaseAggs struct {
 // when an aggregate does not merge exactly (mergeable).
 func planTwoPhaseAggs(aggs []stream.AggSpec, appendOnly bool, off int) (twoPhaseAggs, bool) {
 	var p twoPhaseAggs
+	seen := map[string]int{} // a partial computed once (avg(x)'s sum and a sum(x))
+	var cur []int
 	add := func(a stream.AggSpec) bool {
+		key := "" // the same kind over the same input column
+		if c, ok := a.Arg.(*expr.ColRef); ok && !a.Distinct {
+			key = fmt.Sprintf("%d/%d", a.Kind, c.Idx)
+		}
+		if i, ok := seen[key]; ok && key != "" {
+			cur = append(cur, i)
+			return true
+		}
 		t, err := a.ResultType()
 		if err != nil {
 			return false
 		}
+		if key != "" {
+			seen[key] = len(p.partial)
+		}
+		cur = append(cur, len(p.partial))
 		name := fmt.Sprintf("partial%d", len(p.partial))
 		p.partial = append(p.partial, a)
 		p.pcols = append(p.pcols, types.Column{Name: name, Type: t})
@@ -55,15 +70,15 @@ func planTwoPhaseAggs(aggs []stream.AggSpec, appendOnly bool, off int) (twoPhase
 		if !mergeable(a, appendOnly) {
 			return p, false
 		}
+		cur = nil
 		if a.Kind == stream.AggAvg {
 			if !add(stream.AggSpec{Kind: stream.AggSum, Arg: a.Arg}) || !add(stream.AggSpec{Kind: stream.AggCount, Arg: a.Arg}) {
 				return p, false
 			}
-			continue
-		}
-		if !add(a) {
+		} else if !add(a) {
 			return p, false
 		}
+		p.at = append(p.at, cur)
 	}
 	return p, true
 }
@@ -73,13 +88,13 @@ func planTwoPhaseAggs(aggs []stream.AggSpec, appendOnly bool, off int) (twoPhase
 // types of want.
 func (p twoPhaseAggs) results(aggs []stream.AggSpec, want []types.Column, off int) ([]expr.Expr, bool) {
 	var out []expr.Expr
-	j := off
-	col := func() *expr.ColRef {
-		c := &expr.ColRef{Idx: j, T: p.fcols[j-off].Type, Name: p.fcols[j-off].Name}
-		j++
-		return c
-	}
 	for i, a := range aggs {
+		k := 0
+		col := func() *expr.ColRef {
+			j := p.at[i][k]
+			k++
+			return &expr.ColRef{Idx: off + j, T: p.fcols[j].Type, Name: p.fcols[j].Name}
+		}
 		var e expr.Expr
 		switch a.Kind {
 		case stream.AggAvg:
