@@ -83,7 +83,11 @@ func (e *explainer) visitParallel(p *stream.Parallel, first, rest string) {
 	into := e.cur
 	line := first + op.Explain() + fmt.Sprintf(" (x%d)", p.N)
 	if p.Local {
-		line = first + "StreamPartialAgg: " + strings.TrimPrefix(op.Explain(), "StreamHashAgg: ") + fmt.Sprintf(" (x%d, fused with its input, no exchange)", p.N)
+		name, body := "StreamPartialAgg: ", strings.TrimPrefix(op.Explain(), "StreamHashAgg: ")
+		if _, ok := op.(*stream.WindowAgg); ok {
+			name, body = "StreamPartialWindowAgg: ", strings.TrimPrefix(op.Explain(), "StreamWindowAgg: ")
+		}
+		line = first + name + body + fmt.Sprintf(" (x%d, fused with its input, no exchange)", p.N)
 	}
 	if st := streamState(op); st != "" {
 		line += "   state: " + st + ", per instance"

@@ -17,7 +17,7 @@ import (
 //     columns (rows of one group agree on every key, so any of them
 //     routes it; a GROUP BY of computed expressions only stays single);
 //   - StreamWindowAgg with GROUP BY besides the window: the same (a
-//     window with no other key stays single: one window is one group);
+//     window with no other key is one group: two phases, below);
 //   - StreamHashJoin with equality keys: by the key pairs that are plain
 //     columns of the same type on both sides (equal keys meet in one
 //     instance);
@@ -32,9 +32,10 @@ import (
 // Everything else (filters, projections, unions: stateless, fused with
 // their input; a top-N without partitions, a window function without a
 // common partition column, temporal filter and lookup joins) runs as
-// one instance, as before; an aggregation without keys over a parallel
-// input runs in two phases when its aggregates allow it
-// (stream_twophase.go), else as one instance.
+// one instance, as before; an aggregation without keys, or a TUMBLE
+// aggregation keyed by its window only, over a parallel input runs in
+// two phases when its aggregates allow it (stream_twophase.go,
+// stream_twophase_window.go), else as one instance.
 
 // MaxParallelism bounds streaming_parallelism: one instance per vnode at
 // most.
@@ -59,6 +60,10 @@ func parallelize(root stream.Node, n int) stream.Node {
 		} else if h, ok := nd.(*stream.HashAgg); ok {
 			if tp := TwoPhaseOf(h, stream.Width(h.Input)); tp != nil {
 				out = tp // stream_twophase.go
+			}
+		} else if w, ok := nd.(*stream.WindowAgg); ok {
+			if tp := TwoPhaseWindowOf(w, stream.Width(w.Input)); tp != nil {
+				out = tp // stream_twophase_window.go
 			}
 		}
 		seen[nd] = out

@@ -126,9 +126,10 @@ func planRescale(meta *jobMeta, plan stream.Node) (*rescalePlan, string) {
 	}
 	if oldShape != shape {
 		if oldN != newN && (oldN == 1 || newN == 1) {
-			// the shape differs between 1 and N > 1 where a global
-			// aggregation runs in two phases (planner/stream_twophase.go)
-			return nil, fmt.Sprintf("its plan changed with its parallelism from %d to %d (a global aggregation is planned in two phases above parallelism 1)", oldN, newN)
+			// the shape differs between 1 and N > 1 where a global or
+			// window-only aggregation runs in two phases
+			// (planner/stream_twophase*.go)
+			return nil, fmt.Sprintf("its plan changed with its parallelism from %d to %d (a global aggregation, or a window aggregation keyed by its window only, is planned in two phases above parallelism 1)", oldN, newN)
 		}
 		return nil, "its plan changed"
 	}

@@ -173,20 +173,7 @@ func TestTwoPhaseRestart(t *testing.T) {
 			rt2.EndRecovery()
 			flush(t, rt2)
 			rec := j.Recovery()
-			switch {
-			case ns[0] == ns[1]:
-				if rec.Epoch == 0 || rec.Rebuilt != "" {
-					t.Fatalf("restart at the same parallelism did not resume: %+v", rec)
-				}
-			case ns[1] == 1 || ns[0] == 1:
-				if rec.Epoch != 0 || !strings.Contains(rec.Rebuilt, "two phases") {
-					t.Fatalf("restart from %d to %d resumed: %+v", ns[0], ns[1], rec)
-				}
-			default:
-				if rec.Epoch != 0 || !strings.Contains(rec.Rebuilt, "two-phase aggregation") {
-					t.Fatalf("restart from %d to %d: %+v, want a rebuild naming the two-phase aggregation", ns[0], ns[1], rec)
-				}
-			}
+			checkTwoPhaseRecovery(t, rec, ns[0], ns[1])
 			rt3 := newRuntime(t, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
 			defer rt3.Close()
 			j3, err := rt3.StartJob(globalSpec(1))
@@ -199,6 +186,28 @@ func TestTwoPhaseRestart(t *testing.T) {
 			}
 			t.Logf("%+v", rec)
 		})
+	}
+}
+
+// checkTwoPhaseRecovery checks how a job with a two-phase aggregation
+// restarted from parallelism from to to: resumed at the same one, else
+// rebuilt saying why (the plan's shape changes between 1 and N > 1; the
+// partials are kept per instance).
+func checkTwoPhaseRecovery(t *testing.T, rec Recovery, from, to int) {
+	t.Helper()
+	switch {
+	case from == to:
+		if rec.Epoch == 0 || rec.Rebuilt != "" {
+			t.Fatalf("restart at the same parallelism did not resume: %+v", rec)
+		}
+	case to == 1 || from == 1:
+		if rec.Epoch != 0 || !strings.Contains(rec.Rebuilt, "two phases") {
+			t.Fatalf("restart from %d to %d resumed: %+v", from, to, rec)
+		}
+	default:
+		if rec.Epoch != 0 || !strings.Contains(rec.Rebuilt, "two-phase aggregation") {
+			t.Fatalf("restart from %d to %d: %+v, want a rebuild naming the two-phase aggregation", from, to, rec)
+		}
 	}
 }
 

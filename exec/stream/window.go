@@ -136,6 +136,16 @@ type WindowAgg struct {
 	// min and max then keep only their running extreme per pane, and a
 	// retraction fails.
 	AppendOnly bool
+	// EndWatermark marks the final phase of a two-phase window
+	// aggregation (planner/stream_twophase_window.go): the input rows are
+	// the partial phase's window rows, window_start at Window.TimeCol and
+	// window_end right after it, and the watermark that closes and frees
+	// windows is the one on window_end (TimeCol+1), not on TimeCol. The
+	// partials forward their input's watermark, less their EMIT delay,
+	// exactly on window_end (their window_start watermark is a window
+	// size below it), so the final closes a window at the watermark at
+	// which one instance over all the rows would.
+	EndWatermark bool
 }
 
 // Columns implements Node.
@@ -157,6 +167,9 @@ func (w *WindowAgg) Explain() string {
 			keys[i] = g.String()
 		}
 		s += " GROUP BY " + strings.Join(keys, ", ")
+	}
+	if w.EndWatermark {
+		return s + " (" + w.Emit.String() + ", merging the partials by the watermark on window_end)"
 	}
 	return s + " (" + w.Emit.String() + ")"
 }

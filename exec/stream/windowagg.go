@@ -194,6 +194,9 @@ func (w *WindowAgg) newRun(env *Env) (*waggRun, error) {
 	if k := in[ws.TimeCol].Type.Kind; k != types.Timestamp && k != types.TimestampTZ {
 		return nil, pgerr.Internal("stream: window time column is %s", in[ws.TimeCol].Type)
 	}
+	if w.EndWatermark && (ws.Kind != Tumble || ws.TimeCol+1 >= len(in) || in[ws.TimeCol+1].Type.Kind != in[ws.TimeCol].Type.Kind) {
+		return nil, pgerr.Internal("stream: a window aggregation merging partials needs TUMBLE and window_end after its time column")
+	}
 	e := w.Emit
 	if e.Delay < 0 || e.AllowLateness < 0 || e.EarlyEvery < 0 || e.Every < 0 {
 		return nil, pgerr.Internal("stream: negative EMIT interval in %s", e)
@@ -270,7 +273,7 @@ func (r *waggRun) handle(m Message) ([]Message, error) {
 	case KindChunk:
 		return nil, r.consume(m.Chunk)
 	case KindWatermark:
-		if m.Watermark.Col != r.w.Window.TimeCol || m.Watermark.Value <= r.wm {
+		if m.Watermark.Col != r.markCol() || m.Watermark.Value <= r.wm {
 			return nil, nil // other columns' watermarks do not reach the output
 		}
 		c, err := r.advance(m.Watermark.Value)
@@ -321,6 +324,16 @@ func (r *waggRun) handle(m Message) ([]Message, error) {
 		}
 	}
 	return append(msgs, m), nil
+}
+
+// markCol is the input column whose watermark closes windows: the time
+// column, or window_end in the final phase of a two-phase aggregation
+// (WindowAgg.EndWatermark).
+func (r *waggRun) markCol() int {
+	if r.w.EndWatermark {
+		return r.w.Window.TimeCol + 1
+	}
+	return r.w.Window.TimeCol
 }
 
 // outWatermarks are the output's watermarks after the input's reached r.wm
