@@ -25,6 +25,9 @@ type distinctCol struct {
 	// lists links each group's pairs, so that a group can be freed,
 	// checkpointed or merged (WindowAgg) pair by pair.
 	lists *pairLists
+	// sh, when set, is the share whose seen, rep and lists these are
+	// (aggdistinct_share.go).
+	sh *distinctShare
 
 	// per-update scratch: the changes passed to inner
 	tg     []int32
@@ -47,6 +50,11 @@ func (d *distinctCol) results(gs []int32, out []cell) error { return d.inner.res
 // reset frees group g's pairs (a group closed by AggClean, or a window,
 // still holds rows) and empties it.
 func (d *distinctCol) reset(g int32) {
+	if d.sh != nil {
+		d.sh.reset(g)
+		d.inner.reset(g)
+		return
+	}
 	l := d.lists
 	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
 		d.seen.remove(p)
@@ -67,6 +75,9 @@ func (d *distinctCol) growPairs() {
 }
 
 func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error {
+	if d.sh != nil {
+		return d.sharedUpdate(arg, gids, signs)
+	}
 	ids := d.seen.probe([]arrow.Array{arg}, gids, len(gids), true)
 	d.growPairs()
 	for _, row := range d.seen.newRows {
