@@ -13,19 +13,21 @@ import (
 
 // tnEntryInline8 and tnEntryInline16 are a tnEntry with room for its
 // values (row and sort keys) and for what its integer, timestamp and text
-// values hold (words, strs: see entry).
+// values hold (words, strs: see entry), sized to fill a Go size class
+// (288 and 480 bytes): a Nexmark bid row (four integers and timestamps,
+// three texts) fits the first.
 type tnEntryInline8 struct {
 	tnEntry
 	vals  [8]types.Value
 	words [4]int64
-	strs  [4]string
+	strs  [3]string
 }
 
 type tnEntryInline16 struct {
 	tnEntry
 	vals  [16]types.Value
-	words [8]int64
-	strs  [8]string
+	words [6]int64
+	strs  [6]string
 }
 
 // tnPend is a text value of the row being built, before its copy.
