@@ -6,7 +6,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/exec/expr"
-	"github.com/streamsql/streamsql/pgerr"
 )
 
 // distinctShare holds the (group, value) pairs of several DISTINCT
@@ -121,33 +120,21 @@ func (d *distinctCol) sharedUpdate(arg arrow.Array, use []int32, signs []int64) 
 		if id < 0 || use[i] < 0 {
 			continue
 		}
-		sg := sgn(signs, i)
-		before := d.cnt[id]
-		after := before + sg
-		if after < 0 {
-			return pgerr.Internal("stream: DISTINCT aggregate retracts a value it never saw")
+		ch, err := d.count(id, sgn(signs, i))
+		if err != nil {
+			return err
 		}
-		d.cnt[id] = after
-		switch {
-		case before == 0 && after == 1:
-			d.tg, d.ts, d.tc = append(d.tg, use[i]), append(d.ts, 1), append(d.tc, s.rep.get(id))
-		case before == 1 && after == 0:
-			d.tg, d.ts, d.tc = append(d.tg, use[i]), append(d.ts, -1), append(d.tc, s.rep.get(id))
+		if ch != 0 {
+			d.tg, d.ts, d.tc = append(d.tg, use[i]), append(d.ts, ch), append(d.tc, s.rep.get(id))
+		}
+		if ch < 0 {
 			s.check = append(s.check, id)
 		}
 	}
 	if d == s.members[len(s.members)-1] {
 		s.freeEmpty()
 	}
-	if len(d.tg) == 0 {
-		return nil
-	}
-	vals, err := d.cellArray(d.tc)
-	if err != nil {
-		return err
-	}
-	defer vals.Release()
-	return d.inner.update(vals, d.tg, d.ts)
+	return d.passInner()
 }
 
 // freeEmpty frees the pairs the chunk created or emptied that no member
