@@ -25,6 +25,9 @@ type distinctCol struct {
 	// lists links each group's pairs, so that a group can be freed,
 	// checkpointed or merged (WindowAgg) pair by pair.
 	lists *pairLists
+	// sh, when set, is the share whose seen, rep and lists these are
+	// (aggdistinct_share.go).
+	sh *distinctShare
 
 	// per-update scratch: the changes passed to inner
 	tg     []int32
@@ -47,6 +50,11 @@ func (d *distinctCol) results(gs []int32, out []cell) error { return d.inner.res
 // reset frees group g's pairs (a group closed by AggClean, or a window,
 // still holds rows) and empties it.
 func (d *distinctCol) reset(g int32) {
+	if d.sh != nil {
+		d.sh.reset(g)
+		d.inner.reset(g)
+		return
+	}
 	l := d.lists
 	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
 		d.seen.remove(p)
@@ -67,6 +75,9 @@ func (d *distinctCol) growPairs() {
 }
 
 func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error {
+	if d.sh != nil {
+		return d.sharedUpdate(arg, gids, signs)
+	}
 	ids := d.seen.probe([]arrow.Array{arg}, gids, len(gids), true)
 	d.growPairs()
 	for _, row := range d.seen.newRows {
@@ -78,19 +89,16 @@ func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error
 		if id < 0 {
 			continue
 		}
-		s := sgn(signs, i)
-		before := d.cnt[id]
-		after := before + s
-		if after < 0 {
-			return pgerr.Internal("stream: DISTINCT aggregate retracts a value it never saw")
+		ch, err := d.count(id, sgn(signs, i))
+		if err != nil {
+			return err
 		}
-		d.cnt[id] = after
-		switch {
-		case before == 0 && after == 1:
+		switch ch {
+		case 1:
 			c := cellAt(arg, i, d.st, d.t)
 			d.rep.set(id, c)
 			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, 1), append(d.tc, c)
-		case before == 1 && after == 0:
+		case -1:
 			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, -1), append(d.tc, d.rep.get(id))
 			d.zeroed = append(d.zeroed, id)
 		}
@@ -101,6 +109,30 @@ func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error
 			d.freePair(id)
 		}
 	}
+	return d.passInner()
+}
+
+// count adds sg rows to pair id and reports whether the pair appeared
+// (1: 0 -> 1 rows), vanished (-1: 1 -> 0) or neither (0).
+func (d *distinctCol) count(id int32, sg int64) (int64, error) {
+	before := d.cnt[id]
+	after := before + sg
+	if after < 0 {
+		return 0, pgerr.Internal("stream: DISTINCT aggregate retracts a value it never saw")
+	}
+	d.cnt[id] = after
+	switch {
+	case before == 0 && after == 1:
+		return 1, nil
+	case before == 1 && after == 0:
+		return -1, nil
+	}
+	return 0, nil
+}
+
+// passInner passes the update's appearing and vanishing values (tg, ts,
+// tc) to the inner aggregate.
+func (d *distinctCol) passInner() error {
 	if len(d.tg) == 0 {
 		return nil
 	}

@@ -438,6 +438,8 @@ func decInterval(b []byte) (arrow.MonthDayNanoInterval, []byte, error) {
 
 // distinctCol: the group's (value, rows) pairs, then the inner state.
 
+var errDistinctTwice = errors.New("checkpointed DISTINCT aggregate: a value twice in a group")
+
 func (d *distinctCol) appendState(dst []byte, g int32) []byte {
 	l := d.lists
 	n := 0
@@ -464,6 +466,11 @@ func (d *distinctCol) loadState(g int32, b []byte) ([]byte, error) {
 	if n > uint64(len(b)) {
 		return nil, errStateTruncated
 	}
+	if n == 0 && d.sh != nil {
+		if err := d.sharedLoad(g, nil, nil, nil, nil); err != nil {
+			return nil, err
+		}
+	}
 	if n > 0 {
 		cells := make([]cell, n)
 		cnts := make([]int64, n)
@@ -488,10 +495,18 @@ func (d *distinctCol) loadState(g int32, b []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		if d.sh != nil {
+			err := d.sharedLoad(g, vals, cells, cnts, lead)
+			vals.Release()
+			if err != nil {
+				return nil, err
+			}
+			return d.inner.loadState(g, b)
+		}
 		ids := d.seen.probe([]arrow.Array{vals}, lead, len(lead), true)
 		vals.Release()
 		if len(d.seen.newRows) != len(ids) {
-			return nil, errors.New("checkpointed DISTINCT aggregate: a value twice in a group")
+			return nil, errDistinctTwice
 		}
 		d.growPairs()
 		for i := len(ids) - 1; i >= 0; i-- { // link prepends: keep the order

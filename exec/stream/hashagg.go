@@ -51,6 +51,10 @@ type HashAgg struct {
 	// Clean, if set, closes groups by the watermark of one key and emits
 	// each once, when it closes (see AggClean); nil: the behaviour above.
 	Clean *AggClean
+
+	// noDistinctShare (tests) keeps every DISTINCT aggregate's pairs apart
+	// (aggdistinct_share.go).
+	noDistinctShare bool
 }
 
 // Columns implements Node.
@@ -173,6 +177,7 @@ type aggRun struct {
 	marks  *keyMarks   // the watermarks mapped to key columns (not with clean)
 	aggs   []aggCol
 	argT   []types.T
+	shares []*distinctShare // DISTINCT aggregates sharing their pairs
 
 	keys    []*cellCol // per key column: each group's key value
 	prev    []*cellCol // per aggregate: each group's result as last emitted
@@ -224,6 +229,9 @@ func (h *HashAgg) newRun(env *Env) (*aggRun, error) {
 		r.aggs = append(r.aggs, st)
 		r.argT = append(r.argT, t)
 		r.prev = append(r.prev, newCellCol(h.Cols[len(h.GroupBy)+i].Type))
+	}
+	if !h.noDistinctShare {
+		r.shares = shareDistinct(h.Aggs, r.aggs)
 	}
 	if r.table == nil {
 		r.grow(1)
@@ -302,6 +310,9 @@ func (r *aggRun) consume(c *Chunk) error {
 	}
 	if err := r.count(gids, signs); err != nil {
 		return err
+	}
+	for _, s := range r.shares {
+		s.begin(gids)
 	}
 	var err error
 	r.fgids, err = updateAggs(r.env, r.ectx, r.h.Aggs, r.aggs, c.Rec, gids, signs, r.fgids)

@@ -30,8 +30,19 @@ func (s hashAggState) stateBytes() int64 {
 // one (group, value) pair per distinct value of each group.
 func distinctBytes(aggs []aggCol) int64 {
 	var n int64
+	var shares map[*distinctShare]bool
 	for _, a := range aggs {
 		if d, ok := a.(*distinctCol); ok && d.seen != nil {
+			if d.sh != nil {
+				n += int64(d.seen.len()) * 8 // its row count in the shared pair
+				if shares[d.sh] {
+					continue
+				}
+				if shares == nil {
+					shares = map[*distinctShare]bool{}
+				}
+				shares[d.sh] = true
+			}
 			n += int64(d.seen.len()) * (estRowBytes([]types.T{d.t}) + 16 + 8 + 8 + 8)
 		}
 		if c, ok := a.(*collectCol); ok {

@@ -291,6 +291,7 @@ func (m tnParts) delete(enc string) {
 
 // topnRun is one running TopN's state, owned by its goroutine.
 type topnRun struct {
+	pend     []tnPend // entry's scratch
 	t        *TopN
 	env      *Env
 	ectx     *expr.Context
@@ -495,79 +496,6 @@ func (r *topnRun) touch(p *tnPart) {
 		p.touched = true
 		r.touched = append(r.touched, p)
 	}
-}
-
-// entry builds row i's entry, owning its values: the entry and its values
-// are one allocation when the row is narrow (tnEntryInline8, 16), and the
-// row's strings share one copy of their bytes.
-func (r *topnRun) entry(rec arrow.RecordBatch, keys []arrow.Array, i int) *tnEntry {
-	nv := len(r.in) + len(keys)
-	var e *tnEntry
-	var vals []types.Value
-	switch {
-	case nv <= 8:
-		x := &tnEntryInline8{}
-		e, vals = &x.tnEntry, x.vals[:nv:nv]
-	case nv <= 16:
-		x := &tnEntryInline16{}
-		e, vals = &x.tnEntry, x.vals[:nv:nv]
-	default:
-		e, vals = &tnEntry{}, make([]types.Value, nv)
-	}
-	row, key := vals[:len(r.in):len(r.in)], vals[len(r.in):]
-	size := 0
-	for j, c := range r.in {
-		v := types.ValueAt(rec.Column(j), i, c.Type)
-		switch x := v.(type) {
-		case string:
-			size += len(x)
-		case []byte, []types.Value:
-			v = ownDeep(x)
-		}
-		row[j] = v
-	}
-	if size > 0 {
-		// One copy of the row's strings, which share it (they are immutable).
-		var sb strings.Builder
-		sb.Grow(size)
-		for _, v := range row {
-			if x, ok := v.(string); ok {
-				sb.WriteString(x)
-			}
-		}
-		all, off := sb.String(), 0
-		for j, v := range row {
-			if x, ok := v.(string); ok {
-				row[j] = all[off : off+len(x)]
-				off += len(x)
-			}
-		}
-	}
-	for k, a := range keys {
-		if ref, ok := r.t.Order[k].E.(*expr.ColRef); ok && ref.Idx < len(row) {
-			key[k] = row[ref.Idx]
-		} else {
-			key[k] = ownDeep(types.ValueAt(a, i, r.order.ts[k]))
-		}
-	}
-	var first types.Value
-	if len(key) > 0 {
-		first = key[0]
-	}
-	e.norm, e.key, e.row = r.order.normOf(first), key, row
-	return e
-}
-
-// tnEntryInline8 and tnEntryInline16 are a tnEntry with room for its
-// values (row and sort keys).
-type tnEntryInline8 struct {
-	tnEntry
-	vals [8]types.Value
-}
-
-type tnEntryInline16 struct {
-	tnEntry
-	vals [16]types.Value
 }
 
 // ownDeep copies values (and array elements) that may point into Arrow
