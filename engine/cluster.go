@@ -44,6 +44,11 @@ type ClusterNode interface {
 	ReadView(ctx context.Context, schema, name string, cols []types.Column) ([]arrow.RecordBatch, error)
 	// Forward runs a statement on the coordinator (a worker's FLUSH).
 	Forward(ctx context.Context, sql string) error
+	// CheckpointTaken is called after this node committed its local
+	// checkpoint of epoch: a coordinator then commits the cluster's
+	// checkpoint of that epoch once the instances on other nodes
+	// reported theirs (in the background: it must not block).
+	CheckpointTaken(epoch uint64)
 }
 
 // clusterListTimeout bounds SHOW NODES' read of etcd.

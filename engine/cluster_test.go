@@ -40,6 +40,7 @@ func (f *fakeCluster) ServeView(context.Context, uint32, stream.Node) error {
 	return errors.New("no views")
 }
 func (f *fakeCluster) Forward(context.Context, string) error { return errors.New("no coordinator") }
+func (f *fakeCluster) CheckpointTaken(uint64)                {}
 func (f *fakeCluster) ReadView(context.Context, string, string, []types.Column) ([]arrow.RecordBatch, error) {
 	return nil, errors.New("no coordinator")
 }

@@ -158,6 +158,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	if cfg.Cluster != nil {
 		fcfg.Placement = cfg.Cluster.Placement() // cluster_run.go
+		fcfg.PlacedCheckpoints = true            // the workers upload their instances' state
 	}
 	e.flow = dataflow.New(fcfg, flowInputs{e})
 	e.subscribe = e.startSubscribe

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/dataflow/netx"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -21,23 +23,29 @@ import (
 // statement log (Follow) and runs the instances a logged view gives it
 // (ServeView). Safe for concurrent use.
 type Runner struct {
-	node *cluster.Node
-	srv  *netx.Server
-	opt  netx.Options
-	logf func(string, ...any)
+	node  *cluster.Node
+	srv   *netx.Server
+	opt   netx.Options
+	store *objstore.Store // checkpoints; nil: none
+	logf  func(string, ...any)
 
 	mu      sync.Mutex
 	assigns map[uint32]cluster.Assignment // a view's job -> the assignment it runs with
 	envs    map[uint32]*stream.Env        // a worker's running instances, by job
+	placed  map[string]time.Time          // the coordinator's instances on other nodes (instanceName): when placed
+
+	commitMu sync.Mutex // one CommitEpoch at a time
 }
 
 // NewRunner is node's runner; srv is its exchange server (its address is
-// the node's registered Exchange), opt the options of its streams.
-func NewRunner(node *cluster.Node, srv *netx.Server, opt netx.Options, logf func(string, ...any)) *Runner {
+// the node's registered Exchange), opt the options of its streams, store
+// where instances checkpoint (nil: they do not).
+func NewRunner(node *cluster.Node, srv *netx.Server, opt netx.Options, store *objstore.Store, logf func(string, ...any)) *Runner {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Runner{node: node, srv: srv, opt: opt, logf: logf, assigns: map[uint32]cluster.Assignment{}, envs: map[uint32]*stream.Env{}}
+	return &Runner{node: node, srv: srv, opt: opt, store: store, logf: logf, assigns: map[uint32]cluster.Assignment{},
+		envs: map[uint32]*stream.Env{}, placed: map[string]time.Time{}}
 }
 
 // Place implements dataflow.Placement: an instance of a view placed by
@@ -50,7 +58,13 @@ func (r *Runner) Place(in dataflow.InstancePlace, ins []<-chan stream.Message) (
 		return nil, false
 	}
 	p := Placement{Self: r.node.ID(), Assign: a, Server: r.srv, Opt: r.opt}
-	return p.Place(in, ins)
+	out, ok := p.Place(in, ins)
+	if ok {
+		r.mu.Lock()
+		r.placed[instanceName(in.Job, in.Op, in.Instance)] = time.Now()
+		r.mu.Unlock()
+	}
+	return out, ok
 }
 
 // sameNodes says whether a places instances on exactly nodes (ids,
@@ -149,7 +163,7 @@ func (r *Runner) ServeView(ctx context.Context, job uint32, plan stream.Node) er
 		return fmt.Errorf("cluster: view %d has no logged assignment", job)
 	}
 	// The instances outlive the statement that started them.
-	env, err := Serve(context.WithoutCancel(ctx), r.node.ID(), a, r.srv, job, plan, r.opt)
+	env, err := serve(context.WithoutCancel(ctx), r.node.ID(), a, r.srv, job, plan, r.opt, r)
 	if err != nil {
 		return err
 	}

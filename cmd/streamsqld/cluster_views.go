@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -64,11 +65,36 @@ type clusterNode struct {
 	r        *dist.Runner
 	user     string
 	password string
+	logf     func(string, ...any)
+	commit   atomic.Bool // a cluster checkpoint's commit is in flight
 }
 
-func (c clusterNode) IsCoordinator() bool           { return c.n.IsCoordinator() }
-func (c clusterNode) Placement() dataflow.Placement { return c.r }
-func (c clusterNode) coordinatorAddress(ctx context.Context) (string, error) {
+// commitTimeout bounds how long the coordinator waits for the instances'
+// reports of one checkpoint.
+const commitTimeout = 30 * time.Second
+
+// CheckpointTaken commits the cluster's checkpoint of epoch in the
+// background on the coordinator; an epoch that comes while a commit is
+// in flight is skipped (the next one is taken).
+func (c *clusterNode) CheckpointTaken(epoch uint64) {
+	if !c.n.IsCoordinator() || !c.commit.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer c.commit.Store(false)
+		start := time.Now()
+		p, err := c.r.CommitEpoch(context.Background(), epoch, commitTimeout)
+		if err != nil {
+			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
+			return
+		}
+		c.logf("cluster: checkpoint %d committed in %s (%s)", p.Epoch, time.Since(start).Round(time.Millisecond), p.Manifest)
+	}()
+}
+
+func (c *clusterNode) IsCoordinator() bool           { return c.n.IsCoordinator() }
+func (c *clusterNode) Placement() dataflow.Placement { return c.r }
+func (c *clusterNode) coordinatorAddress(ctx context.Context) (string, error) {
 	nodes, err := c.n.Nodes(ctx)
 	if err != nil {
 		return "", err
@@ -81,7 +107,7 @@ func (c clusterNode) coordinatorAddress(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("the cluster has no coordinator now")
 }
 
-func (c clusterNode) Publish(ctx context.Context, st engine.ClusterStatement) error {
+func (c *clusterNode) Publish(ctx context.Context, st engine.ClusterStatement) error {
 	cs := cluster.Statement{SQL: st.SQL, SearchPath: st.SearchPath, User: st.User, Parallelism: st.Parallelism, OID: st.OID}
 	var err error
 	if st.View {
@@ -92,12 +118,12 @@ func (c clusterNode) Publish(ctx context.Context, st engine.ClusterStatement) er
 	return err
 }
 
-func (c clusterNode) ServeView(ctx context.Context, oid uint32, plan stream.Node) error {
+func (c *clusterNode) ServeView(ctx context.Context, oid uint32, plan stream.Node) error {
 	return c.r.ServeView(ctx, oid, plan)
 }
 
 // connect opens a pgwire connection to the coordinator.
-func (c clusterNode) connect(ctx context.Context) (*pgx.Conn, error) {
+func (c *clusterNode) connect(ctx context.Context) (*pgx.Conn, error) {
 	addr, err := c.coordinatorAddress(ctx)
 	if err != nil {
 		return nil, err
@@ -121,7 +147,7 @@ func (c clusterNode) connect(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
-func (c clusterNode) Forward(ctx context.Context, sql string) error {
+func (c *clusterNode) Forward(ctx context.Context, sql string) error {
 	conn, err := c.connect(ctx)
 	if err != nil {
 		return err
@@ -135,7 +161,7 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 
 // ReadView reads every row of the view on the coordinator in binary and
 // builds one record of cols from them.
-func (c clusterNode) ReadView(ctx context.Context, schema, name string, cols []types.Column) ([]arrow.RecordBatch, error) {
+func (c *clusterNode) ReadView(ctx context.Context, schema, name string, cols []types.Column) ([]arrow.RecordBatch, error) {
 	conn, err := c.connect(ctx)
 	if err != nil {
 		return nil, err

@@ -90,17 +90,14 @@ func run(cfg config) error {
 			return err
 		}
 		defer xsrv.Close()
-		node, err := joinCluster(cfg.cluster, l.Addr(), xaddr, logger.Printf)
+		node, store, err := joinCluster(cfg.cluster, l.Addr(), xaddr, logger.Printf)
 		if err != nil {
 			return err
 		}
 		defer node.Close() // after the engine closed: leaves the cluster last
-		runner = dist.NewRunner(node, xsrv, exchangeOptions(), logger.Printf)
+		runner = dist.NewRunner(node, xsrv, exchangeOptions(), store, logger.Printf)
 		defer runner.Close()
-		ecfg.Cluster = clusterNode{n: node, r: runner, user: cfg.user, password: cfg.password}
-		// The views' instances run on other nodes: checkpoints of them are
-		// not built (issue 19), so a cluster node keeps none.
-		ecfg.NoCheckpoints = true
+		ecfg.Cluster = &clusterNode{n: node, r: runner, user: cfg.user, password: cfg.password, logf: logger.Printf}
 	}
 	eng, err := engine.Open(ecfg)
 	if err != nil {
