@@ -65,20 +65,10 @@ func (f *Fence) AppendStatement(ctx context.Context, st Statement) (Statement, e
 		return Statement{}, fmt.Errorf("cluster: encode statement: %w", err)
 	}
 	key := ddlKey(f.prefix, st.Seq)
-	tr, err := f.cli.Txn(ctx).If(
-		clientv3.Compare(clientv3.CreateRevision(f.term.Key), "=", f.term.Rev),
-		clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
-	).Then(clientv3.OpPut(key, string(val))).
-		Else(clientv3.OpGet(f.term.Key)).Commit()
+	err = f.fencedPut(ctx, key, clientv3.Compare(clientv3.CreateRevision(key), "=", 0), string(val),
+		fmt.Sprintf("statement %d not logged", st.Seq), fmt.Sprintf("statement %d was logged by another coordinator meanwhile", st.Seq))
 	if err != nil {
-		return Statement{}, fmt.Errorf("cluster: append statement %d: %w", st.Seq, err)
-	}
-	if !tr.Succeeded {
-		kvs := tr.Responses[0].GetResponseRange().Kvs
-		if len(kvs) == 0 || kvs[0].CreateRevision != f.term.Rev {
-			return Statement{}, fmt.Errorf("%w: node %s's term %d has ended; statement not logged", ErrNotCoordinator, f.node, f.term.Rev)
-		}
-		return Statement{}, fmt.Errorf("%w: statement %d was logged by another coordinator meanwhile", ErrStalePointer, st.Seq)
+		return Statement{}, err
 	}
 	return st, nil
 }
