@@ -62,7 +62,8 @@ var clusterReads = []string{
 // epochs (manifest, then the fenced pointer in etcd): the committed
 // manifest names a verified state object of every instance placed on
 // n2 and n3, written by that node, and the aggregation's objects hold
-// state.
+// state. Last, kill -9 of a worker fails both views with the exchange's
+// error (nothing restarts them yet).
 func TestClusterViewEqualsSingleNode(t *testing.T) {
 	etcd := clustertest.StartEtcd(t)
 	s3 := clustertest.StartS3(t, "ckpt")
@@ -117,6 +118,12 @@ func TestClusterViewEqualsSingleNode(t *testing.T) {
 		t.Fatalf("the views' OIDs: %v %v", oids, err)
 	}
 	checkCommitted(t, etcd.Endpoint, "/sq", env, oids[0], oids[1], len(want[0]))
+
+	// kill -9 of a worker: both views (each has instances on n3) fail,
+	// naming the exchange stream that broke; restarting them is not built.
+	n3.kill()
+	waitNodes(t, n1, "SELECT viewname, status, last_error LIKE '%exchange stream%' FROM streamsql_views ORDER BY 1",
+		[]string{"per_auction|failed|true", "per_channel|failed|true"})
 }
 
 // checkCommitted waits (up to 60 s) for a committed cluster checkpoint
