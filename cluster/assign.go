@@ -134,20 +134,10 @@ func (f *Fence) WriteAssignment(ctx context.Context, nodes []NodeInfo) (Assignme
 	if err != nil {
 		return Assignment{}, fmt.Errorf("cluster: encode assignment: %w", err)
 	}
-	tr, err := f.cli.Txn(ctx).If(
-		clientv3.Compare(clientv3.CreateRevision(f.term.Key), "=", f.term.Rev),
-		clientv3.Compare(clientv3.ModRevision(key), "=", rev),
-	).Then(clientv3.OpPut(key, string(val))).
-		Else(clientv3.OpGet(f.term.Key)).Commit()
+	err = f.fencedPut(ctx, key, clientv3.Compare(clientv3.ModRevision(key), "=", rev), string(val),
+		fmt.Sprintf("assignment %d not written", a.Generation), fmt.Sprintf("the assignment moved while generation %d was written", a.Generation))
 	if err != nil {
-		return Assignment{}, fmt.Errorf("cluster: write assignment %d: %w", a.Generation, err)
-	}
-	if !tr.Succeeded {
-		kvs := tr.Responses[0].GetResponseRange().Kvs
-		if len(kvs) == 0 || kvs[0].CreateRevision != f.term.Rev {
-			return Assignment{}, fmt.Errorf("%w: node %s's term %d has ended; assignment %d not written", ErrNotCoordinator, f.node, f.term.Rev, a.Generation)
-		}
-		return Assignment{}, fmt.Errorf("%w: the assignment moved while generation %d was written", ErrStalePointer, a.Generation)
+		return Assignment{}, err
 	}
 	return a, nil
 }

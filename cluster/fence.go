@@ -106,20 +106,33 @@ func (f *Fence) CommitPointer(ctx context.Context, epoch uint64, manifest string
 		return Pointer{}, fmt.Errorf("cluster: encode pointer: %w", err)
 	}
 	key := pointerKey(f.prefix)
+	err = f.fencedPut(ctx, key, clientv3.Compare(clientv3.ModRevision(key), "=", rev), string(val),
+		fmt.Sprintf("epoch %d not committed", epoch), fmt.Sprintf("the pointer moved while epoch %d was committed", epoch))
+	if err != nil {
+		return Pointer{}, err
+	}
+	return p, nil
+}
+
+// fencedPut puts val at key in one transaction that succeeds only while
+// f's term holds and cond is true. It fails with ErrNotCoordinator when
+// the term ended ("...; " + notDone) and with ErrStalePointer (conflict)
+// when cond was false.
+func (f *Fence) fencedPut(ctx context.Context, key string, cond clientv3.Cmp, val, notDone, conflict string) error {
 	resp, err := f.cli.Txn(ctx).If(
 		clientv3.Compare(clientv3.CreateRevision(f.term.Key), "=", f.term.Rev),
-		clientv3.Compare(clientv3.ModRevision(key), "=", rev),
-	).Then(clientv3.OpPut(key, string(val))).
+		cond,
+	).Then(clientv3.OpPut(key, val)).
 		Else(clientv3.OpGet(f.term.Key)).Commit()
 	if err != nil {
-		return Pointer{}, fmt.Errorf("cluster: commit epoch %d: %w", epoch, err)
+		return fmt.Errorf("cluster: %s: %w", notDone, err)
 	}
 	if !resp.Succeeded {
 		kvs := resp.Responses[0].GetResponseRange().Kvs
 		if len(kvs) == 0 || kvs[0].CreateRevision != f.term.Rev {
-			return Pointer{}, fmt.Errorf("%w: node %s's term %d has ended; epoch %d not committed", ErrNotCoordinator, f.node, f.term.Rev, epoch)
+			return fmt.Errorf("%w: node %s's term %d has ended; %s", ErrNotCoordinator, f.node, f.term.Rev, notDone)
 		}
-		return Pointer{}, fmt.Errorf("%w: the pointer moved while epoch %d was committed", ErrStalePointer, epoch)
+		return fmt.Errorf("%w: %s", ErrStalePointer, conflict)
 	}
-	return p, nil
+	return nil
 }

@@ -280,6 +280,14 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 // Target is the cluster the node joined.
 func (n *Node) Target() Target { return n.cfg.Target }
 
+// Lease is the node's current incarnation: the etcd lease its
+// registration lives under (0 before it registered).
+func (n *Node) Lease() int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.info.Lease
+}
+
 // Client is the node's etcd client (owned by the node; closed by Close).
 func (n *Node) Client() *clientv3.Client { return n.cli }
 

@@ -5,9 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -15,15 +18,44 @@ import (
 
 // ClusterNode is this server's membership in a cluster (streamsqld
 // --cluster; package cluster, docs/contributing/cluster.md). The engine
-// only lists the nodes and refuses what a cluster cannot do yet.
+// lists the nodes, runs CREATE SOURCE and CREATE MATERIALIZED VIEW over
+// them (cluster_run.go) and refuses what a cluster cannot do yet. Its
+// methods are safe for concurrent use.
 type ClusterNode interface {
 	// Nodes lists the live nodes by a read of the cluster's store; an
 	// error means it could not be read (never a stale list).
 	Nodes(ctx context.Context) ([]catalog.NodeStatus, error)
+	// IsCoordinator says whether this node is the elected coordinator.
+	IsCoordinator() bool
+	// Placement is the runtime's dataflow.Config.Placement: it sends
+	// the instances of the views it placed (Publish) to their nodes.
+	Placement() dataflow.Placement
+	// Publish records st, which this coordinator runs, in the cluster's
+	// statement log for the other nodes; for a view it first places the
+	// view's instances over the live nodes. Fenced: it fails when this
+	// node is no longer the coordinator.
+	Publish(ctx context.Context, st ClusterStatement) error
+	// ServeView starts this worker's instances of the job of view oid
+	// (plan is the view's plan, as the coordinator planned it), as the
+	// logged statement that created it placed them; it returns once they
+	// run.
+	ServeView(ctx context.Context, oid uint32, plan stream.Node) error
+	// ReadView reads a view's rows from the coordinator, as cols.
+	ReadView(ctx context.Context, schema, name string, cols []types.Column) ([]arrow.RecordBatch, error)
+	// Forward runs a statement on the coordinator (a worker's FLUSH).
+	Forward(ctx context.Context, sql string) error
+	// CheckpointTaken is called after this node committed its local
+	// checkpoint of epoch: a coordinator then commits the cluster's
+	// checkpoint of that epoch once the instances on other nodes
+	// reported theirs (in the background: it must not block).
+	CheckpointTaken(epoch uint64)
 }
 
 // clusterListTimeout bounds SHOW NODES' read of etcd.
 const clusterListTimeout = 5 * time.Second
+
+// clusterReadTimeout bounds a worker's read of a view on the coordinator.
+const clusterReadTimeout = 60 * time.Second
 
 // clusterNodes is streamsql_nodes' rows function.
 func (e *Engine) clusterNodes() ([]catalog.NodeStatus, error) {
@@ -64,13 +96,19 @@ func (s *Session) showNodes() (*Result, error) {
 // clusterRefusal is the error for a statement a cluster node cannot run
 // yet: anything that creates or changes data, a view, a source, a sink,
 // a role or a setting of the catalog, since those are not distributed
-// over the nodes yet (issue 19). Reads that need no tables, SET, SHOW,
-// transactions and cursors run. nil when allowed.
-func clusterRefusal(stmt sql.Statement) error {
+// over the nodes yet (issue 19), except CREATE SOURCE and CREATE
+// MATERIALIZED VIEW on the coordinator (cluster_run.go). Reads, SET,
+// SHOW, transactions and cursors run. nil when allowed.
+func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 	if stmt.Ext != nil && stmt.Ext.Kind != "" {
 		switch stmt.Ext.Kind {
 		case sql.KindShow, sql.KindFlush, sql.KindAdvanceClock:
 			return nil
+		case sql.KindCreateSource:
+			if coordinator {
+				return nil
+			}
+			return onCoordinator("CREATE SOURCE")
 		}
 		return notInCluster(string(stmt.Ext.Kind))
 	}
@@ -78,6 +116,13 @@ func clusterRefusal(stmt sql.Statement) error {
 		return nil
 	}
 	switch n := stmt.AST.Node.(type) {
+	case *pg.Node_CreateTableAsStmt:
+		if n.CreateTableAsStmt.Objtype == pg.ObjectType_OBJECT_MATVIEW {
+			if coordinator {
+				return nil
+			}
+			return onCoordinator("CREATE MATERIALIZED VIEW")
+		}
 	case *pg.Node_SelectStmt, *pg.Node_ExplainStmt, *pg.Node_VariableShowStmt, *pg.Node_VariableSetStmt,
 		*pg.Node_TransactionStmt, *pg.Node_PrepareStmt, *pg.Node_ExecuteStmt, *pg.Node_DeallocateStmt,
 		*pg.Node_DeclareCursorStmt, *pg.Node_FetchStmt, *pg.Node_ClosePortalStmt, *pg.Node_DiscardStmt:
@@ -92,7 +137,11 @@ func clusterRefusal(stmt sql.Statement) error {
 }
 
 func notInCluster(what string) error {
-	return pgerr.Unsupported("%s is not supported on a cluster node yet: tables, views, sources, sinks and the catalog are not distributed over the nodes yet (streamsqld --cluster runs membership and coordinator election only; see docs/cluster.md)", what)
+	return pgerr.Unsupported("%s is not supported on a cluster node yet: only CREATE SOURCE and CREATE MATERIALIZED VIEW are distributed over the nodes so far (see docs/cluster.md)", what)
+}
+
+func onCoordinator(what string) error {
+	return pgerr.Unsupported("%s runs only on the cluster's coordinator: connect to the node SHOW NODES lists as coordinator (see docs/cluster.md)", what)
 }
 
 // statementTag names a statement for clusterRefusal's message by its

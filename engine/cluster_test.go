@@ -7,8 +7,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
 )
 
 // fakeCluster lists whatever nodes the test sets, or fails.
@@ -22,6 +27,22 @@ func (f *fakeCluster) Nodes(context.Context) ([]catalog.NodeStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.nodes, f.err
+}
+
+// The fake is a worker that runs nothing: the views' part is tested
+// with real nodes (tests/cluster).
+func (f *fakeCluster) IsCoordinator() bool           { return false }
+func (f *fakeCluster) Placement() dataflow.Placement { return nil }
+func (f *fakeCluster) Publish(context.Context, ClusterStatement) error {
+	return errors.New("not the coordinator")
+}
+func (f *fakeCluster) ServeView(context.Context, uint32, stream.Node) error {
+	return errors.New("no views")
+}
+func (f *fakeCluster) Forward(context.Context, string) error { return errors.New("no coordinator") }
+func (f *fakeCluster) CheckpointTaken(uint64)                {}
+func (f *fakeCluster) ReadView(context.Context, string, string, []types.Column) ([]arrow.RecordBatch, error) {
+	return nil, errors.New("no coordinator")
 }
 
 func TestClusterNodesAndRefusals(t *testing.T) {
@@ -55,17 +76,25 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		}
 	}
 	for q, what := range map[string]string{
-		"CREATE TABLE t (a int)":                                   "CREATE TABLE",
-		"create materialized view v as select 1":                   "CREATE MATERIALIZED VIEW",
-		"INSERT INTO t VALUES (1)":                                 "INSERT",
-		"COPY t FROM STDIN":                                        "COPY FROM",
-		"SUBSCRIBE TO t":                                           "SUBSCRIBE",
+		"CREATE TABLE t (a int)":   "CREATE TABLE",
+		"INSERT INTO t VALUES (1)": "INSERT",
+		"COPY t FROM STDIN":        "COPY FROM",
+		"SUBSCRIBE TO t":           "SUBSCRIBE",
 		"CREATE SINK k AS SELECT 1 WITH (connector = 'blackhole')": "CREATE SINK",
 		"GRANT SELECT ON t TO x":                                   "GRANT SELECT",
 	} {
 		_, _, err := run(t, s, q)
 		if pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what+" is not supported on a cluster node yet") {
 			t.Errorf("%s: err = %v, want 0A000 naming %s", q, err, what)
+		}
+	}
+	for q, what := range map[string]string{
+		"create materialized view v as select 1":                      "CREATE MATERIALIZED VIEW",
+		"CREATE SOURCE b WITH (connector = 'nexmark', table = 'bid')": "CREATE SOURCE",
+	} {
+		_, _, err := run(t, s, q)
+		if pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what+" runs only on the cluster's coordinator") {
+			t.Errorf("%s on a worker: err = %v, want 0A000 naming %s", q, err, what)
 		}
 	}
 	for _, q := range []string{"SELECT 1", "SET search_path = public", "SHOW search_path", "BEGIN", "COMMIT", "COPY (SELECT 1) TO STDOUT"} {

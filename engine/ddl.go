@@ -50,7 +50,7 @@ func planViewDef(env *planner.Env, cat Catalog, v *pg.ViewStmt, stmt sql.Stateme
 // query's column names and types, then receives its rows.
 func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg.CreateTableAsStmt, stmt sql.Statement) (*Result, error) {
 	if c.Objtype == pg.ObjectType_OBJECT_MATVIEW {
-		return s.execCreateMatView(ctx, env, c)
+		return s.execCreateMatView(ctx, env, c, stmt)
 	}
 	if _, err := planner.RelOptions(planner.OptTable, c.Into.Options); err != nil {
 		return nil, err

@@ -156,6 +156,10 @@ func Open(cfg Config) (*Engine, error) {
 		}
 		fcfg.Checkpoints = cks
 	}
+	if cfg.Cluster != nil {
+		fcfg.Placement = cfg.Cluster.Placement() // cluster_run.go
+		fcfg.PlacedCheckpoints = true            // the workers upload their instances' state
+	}
 	e.flow = dataflow.New(fcfg, flowInputs{e})
 	e.subscribe = e.startSubscribe
 	if c, ok := cat.(interface {

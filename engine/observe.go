@@ -88,6 +88,9 @@ func (e *Engine) onSinkCommit(sink string, d time.Duration) {
 
 // onCheckpoint is dataflow.Config.OnCheckpoint.
 func (e *Engine) onCheckpoint(st dataflow.CheckpointStats, err error) {
+	if c := e.cfg.Cluster; c != nil && err == nil {
+		c.CheckpointTaken(st.Epoch) // cluster_run.go
+	}
 	ev := CheckpointEvent{Committed: time.Now(), Duration: st.Duration, Bytes: st.Bytes, Full: st.Full, Views: st.Jobs}
 	if st.Epoch != 0 {
 		ev.Epoch = dataflow.EpochTime(st.Epoch)

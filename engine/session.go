@@ -49,6 +49,9 @@ type Session struct {
 	closed atomic.Bool
 	// act is what pg_stat_activity shows of it (activity.go).
 	act activity
+	// replay is the statement-log entry a cluster worker's replay
+	// session runs (cluster_run.go), nil in every other session.
+	replay *ClusterStatement
 }
 
 var _ SessionAPI = (*Session)(nil)
@@ -135,8 +138,8 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	if err := checkStreamingClauses(stmt); err != nil {
 		return nil, err
 	}
-	if s.eng.cfg.Cluster != nil {
-		if err := clusterRefusal(stmt); err != nil { // cluster.go
+	if s.eng.cfg.Cluster != nil && s.replay == nil {
+		if err := clusterRefusal(stmt, s.eng.cfg.Cluster.IsCoordinator()); err != nil { // cluster.go
 			return nil, err
 		}
 	}

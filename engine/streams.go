@@ -283,6 +283,9 @@ func (e *Engine) viewNotRunning(oid uint32) error {
 type flowStreams struct{ e *Engine }
 
 func (f flowStreams) ViewRows(oid uint32) ([]arrow.RecordBatch, error) {
+	if rows, ok, err := f.e.clusterViewRows(oid); ok { // cluster_run.go
+		return rows, err
+	}
 	j := f.e.flow.Job(oid)
 	if j == nil && f.e.recovering(oid) != "" {
 		// Not started yet after a restart (a read Execute did not wait
@@ -343,7 +346,7 @@ func (f flowStreams) ViewWatermarkCols(oid uint32) []int {
 
 // execCreateMatView runs CREATE MATERIALIZED VIEW: plan, record in the
 // catalog, start the job and wait until its backfill is visible.
-func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg.CreateTableAsStmt) (*Result, error) {
+func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg.CreateTableAsStmt, stmt sql.Statement) (*Result, error) {
 	if s.tx != 'I' {
 		return nil, pgerr.New(pgerr.ActiveSQLTransaction, "CREATE MATERIALIZED VIEW cannot run inside a transaction block")
 	}
@@ -404,6 +407,15 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	spec := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols, Changelog: true, AppendOnly: q.AppendOnly}
 	if late != nil {
 		spec.LateRows = s.eng.lateRowsWriter(created.Name, late.OID)
+	}
+	if s.eng.cfg.Cluster != nil { // cluster_run.go: place it, or run this worker's part
+		if served, err := s.clusterView(ctx, stmt, created, spec); err != nil || served {
+			if err != nil {
+				s.dropQuietly(created)
+				return nil, err
+			}
+			return &Result{Tag: "CREATE MATERIALIZED VIEW"}, nil
+		}
 	}
 	if err := s.startCreated(ctx, created, spec); err != nil {
 		return nil, err
@@ -543,8 +555,13 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 		return nil, err
 	}
 	rel.Owner = s.sessionOwner()
-	if _, err := s.eng.cat.CreateTable(rel, x.IfNotExists); err != nil {
+	created, err := s.eng.cat.CreateTable(rel, x.IfNotExists)
+	if err != nil {
 		return s.maybeSkip(err, x.IfNotExists, "CREATE SOURCE")
+	}
+	if err := s.clusterCreated(ctx, stmt, created, nil); err != nil { // cluster_run.go
+		s.dropQuietly(created)
+		return nil, err
 	}
 	s.eng.cfg.Logf("source %s created (connector %s)", rel.Name, rel.Connector)
 	return &Result{Tag: "CREATE SOURCE"}, nil
@@ -577,6 +594,12 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		res, err := s.execExplainStream(ctx, env, x.ExplainStream)
 		return res, true, err
 	case sql.KindFlush:
+		if c := s.eng.cfg.Cluster; c != nil && !c.IsCoordinator() { // cluster_run.go
+			if err := c.Forward(ctx, "FLUSH"); err != nil {
+				return nil, true, err
+			}
+			return &Result{Tag: "FLUSH"}, true, nil
+		}
 		if err := s.eng.flow.Flush(ctx); err != nil {
 			return nil, true, err
 		}

@@ -73,6 +73,12 @@ func (p *Placement) Place(in dataflow.InstancePlace, ins []<-chan stream.Message
 // context ends at the first failure, whose error Err reports) or an error
 // when the assignment does not let it run.
 func Serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Server, job uint32, plan stream.Node, opt netx.Options) (*stream.Env, error) {
+	return serve(ctx, self, a, srv, job, plan, opt, nil)
+}
+
+// serve is Serve with r's checkpoints of the instances when r is not nil
+// and has an object store.
+func serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Server, job uint32, plan stream.Node, opt netx.Options, r *Runner) (*stream.Env, error) {
 	var coord string
 	for _, n := range a.Nodes {
 		if n.NodeID == a.Coordinator {
@@ -101,10 +107,21 @@ func Serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Ser
 			for i := range p.Input.Inputs() {
 				ins = append(ins, srv.Inbound(sctx, StreamID(job, op, k, fmt.Sprintf("in%d", i)), env.Fail))
 			}
-			out, err := dataflow.RunInstance(env, plan, op, k, ins)
+			var ck *instanceCkpt
+			if r != nil && r.store != nil {
+				ck = newInstanceCkpt(r, job, op, k, p)
+			}
+			var sck stream.Checkpointer
+			if ck != nil {
+				sck = ck
+			}
+			out, err := dataflow.RunInstance(env, plan, op, k, ins, sck)
 			if err != nil {
 				env.Fail(err)
 				return nil, err
+			}
+			if ck != nil {
+				out = ck.watchBarriers(sctx, out)
 			}
 			netx.Outbound(sctx, coord, StreamID(job, op, k, "out"), opt, out, env.Fail)
 		}

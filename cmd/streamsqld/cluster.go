@@ -84,28 +84,27 @@ func (v clusterFlagValues) parse(given map[string]bool) (*clusterConfig, error) 
 }
 
 // joinCluster checks the checkpoint store and joins the cluster; the
-// node is the engine's Config.Cluster. listen is the bound pgwire address.
-func joinCluster(cc *clusterConfig, listen net.Addr, logf func(string, ...any)) (*cluster.Node, error) {
+// node is the engine's Config.Cluster. listen is the bound pgwire
+// address, exchange the node's exchange server's.
+func joinCluster(cc *clusterConfig, listen net.Addr, exchange string, logf func(string, ...any)) (*cluster.Node, *objstore.Store, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := objstore.Open(ctx, cc.checkpoint); err != nil {
-		return nil, fmt.Errorf("--checkpoint-url %s: %w", cc.checkpoint, err)
+	store, err := objstore.Open(ctx, cc.checkpoint)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--checkpoint-url %s: %w", cc.checkpoint, err)
 	}
 	addr := cc.advertise
 	if addr == "" {
 		addr = listen.String()
 	}
-	n, err := cluster.Join(ctx, cluster.Config{Target: cc.target, NodeID: cc.nodeID, Address: addr, LeaseTTL: cc.leaseTTL, Logf: logf})
+	n, err := cluster.Join(ctx, cluster.Config{Target: cc.target, NodeID: cc.nodeID, Address: addr, Exchange: exchange, LeaseTTL: cc.leaseTTL, Logf: logf})
 	if err != nil {
-		return nil, fmt.Errorf("--cluster %s: %w", cc.target, err)
+		return nil, nil, fmt.Errorf("--cluster %s: %w", cc.target, err)
 	}
-	return n, nil
+	return n, store, nil
 }
 
-// clusterNode adapts a cluster.Node to engine.ClusterNode.
-type clusterNode struct{ n *cluster.Node }
-
-func (c clusterNode) Nodes(ctx context.Context) ([]catalog.NodeStatus, error) {
+func (c *clusterNode) Nodes(ctx context.Context) ([]catalog.NodeStatus, error) {
 	nodes, err := c.n.Nodes(ctx)
 	if err != nil {
 		return nil, err

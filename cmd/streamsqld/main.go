@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/streamsql/streamsql/cluster/dist"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/wire"
@@ -81,13 +83,21 @@ func run(cfg config) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer l.Close()
-	if cfg.cluster != nil { // cluster.go
-		node, err := joinCluster(cfg.cluster, l.Addr(), logger.Printf)
+	var runner *dist.Runner
+	if cfg.cluster != nil { // cluster.go, cluster_views.go
+		xsrv, xaddr, err := listenExchange(l.Addr(), cfg.cluster.advertise)
+		if err != nil {
+			return err
+		}
+		defer xsrv.Close()
+		node, store, err := joinCluster(cfg.cluster, l.Addr(), xaddr, logger.Printf)
 		if err != nil {
 			return err
 		}
 		defer node.Close() // after the engine closed: leaves the cluster last
-		ecfg.Cluster = clusterNode{node}
+		runner = dist.NewRunner(node, xsrv, exchangeOptions(), store, logger.Printf)
+		defer runner.Close()
+		ecfg.Cluster = &clusterNode{n: node, r: runner, user: cfg.user, password: cfg.password, logf: logger.Printf}
 	}
 	eng, err := engine.Open(ecfg)
 	if err != nil {
@@ -136,6 +146,10 @@ func run(cfg config) error {
 	srv := wire.NewServer(eng, opts)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(l) }()
+	fctx, fcancel := context.WithCancel(context.Background())
+	if runner != nil {
+		go followStatements(fctx, runner, eng, logger.Printf) // cluster_views.go
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -145,6 +159,7 @@ func run(cfg config) error {
 	case err = <-serveErr:
 	}
 	signal.Stop(sig)
+	fcancel()
 	hs.close() // no scrape reads the engine while it closes
 	srv.Close()
 	if cerr := eng.Close(); cerr != nil && err == nil {

@@ -53,7 +53,7 @@ func (j *Job) place(p *stream.Parallel, k int, ins []<-chan stream.Message) (<-c
 	if op < 0 {
 		return nil, false, internalf("dataflow: %s is not in the plan of %s", p.Explain(), j.spec.Name)
 	}
-	if j.rt.cfg.Checkpoints != nil {
+	if j.rt.cfg.Checkpoints != nil && !j.rt.cfg.PlacedCheckpoints {
 		// Refused before anything is placed: the checkpoint would miss
 		// the state of the instances that run elsewhere.
 		return nil, false, pgerr.New(pgerr.FeatureNotSupported,
@@ -83,9 +83,10 @@ func ParallelNodes(plan stream.Node) []*stream.Parallel {
 // RunInstance starts instance k of the parallel operator number op of
 // plan (ParallelNodes) over ins, its share of each of the operator's
 // inputs, in env (a worker's Env for the job: its failure is the
-// instance's), and returns the instance's output. The instance keeps no
-// checkpoint (Place refuses jobs with checkpoints).
-func RunInstance(env *stream.Env, plan stream.Node, op, k int, ins []<-chan stream.Message) (<-chan stream.Message, error) {
+// instance's), and returns the instance's output. ck, if not nil, is the
+// instance's Checkpointer (its operators snapshot into it at checkpoint
+// barriers and restore from it at start).
+func RunInstance(env *stream.Env, plan stream.Node, op, k int, ins []<-chan stream.Message, ck stream.Checkpointer) (<-chan stream.Message, error) {
 	ps := ParallelNodes(plan)
 	if op < 0 || op >= len(ps) {
 		return nil, internalf("dataflow: the plan has %d parallel operators, not %d", len(ps), op+1)
@@ -97,5 +98,5 @@ func RunInstance(env *stream.Env, plan stream.Node, op, k int, ins []<-chan stre
 	if n := len(p.Input.Inputs()); n != len(ins) {
 		return nil, internalf("dataflow: %s has %d inputs, %d given", p.Input.Explain(), n, len(ins))
 	}
-	return p.Input.Start(env.Instance(nil), ins), nil
+	return p.Input.Start(env.Instance(ck), ins), nil
 }

@@ -98,6 +98,12 @@ type Config struct {
 	// Placement, if set, may run instances of parallel operators on
 	// other nodes (remote.go). Nil: every instance runs here.
 	Placement Placement
+	// PlacedCheckpoints says that the instances the Placement runs
+	// elsewhere checkpoint themselves (a cluster's workers, to object
+	// storage: cluster/dist): a job with placed instances may then run
+	// with Checkpoints, whose checkpoints hold only this process's part.
+	// Without it such a job is refused (0A000).
+	PlacedCheckpoints bool
 }
 
 // Delta is one committed write to a table, in commit order: the rows it

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -295,9 +296,44 @@ func TestRefusals(t *testing.T) {
 	if _, err := Dial(ctx, srv.Addr(), "nobody", opt); err == nil {
 		t.Fatal("unknown stream accepted")
 	}
+	// A newer generation waits for the node to learn of it: accepted
+	// once the server is at that generation and expects the stream.
+	newer := opt
+	newer.Generation = 8
+	dialed := make(chan error, 1)
+	go func() {
+		s, err := Dial(ctx, srv.Addr(), "next", newer)
+		if err == nil {
+			err = s.Close(ctx)
+		}
+		dialed <- err
+	}()
+	srv.SetGeneration(8)
+	rn, err := srv.Expect("next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-dialed; err != nil {
+		t.Fatalf("newer generation: %v", err)
+	}
+	if _, ok, err := rn.Recv(ctx); ok || err != nil {
+		t.Fatalf("newer generation's stream: ok %v err %v", ok, err)
+	}
+	// ... and refused when the server moved past it meanwhile.
+	go func() {
+		_, err := Dial(ctx, srv.Addr(), "skipped", newer)
+		dialed <- err
+	}()
+	srv.SetGeneration(9)
+	if _, err := srv.Expect("skipped"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-dialed; err == nil || !strings.Contains(err.Error(), "generation 8 is not the current 9") {
+		t.Fatalf("a generation the server moved past: %v", err)
+	}
 	r, _ := srv.Expect("late")
 	start := time.Now()
-	_, _, err := r.Recv(ctx)
+	_, _, err = r.Recv(ctx)
 	if err == nil || pgerr.CodeOf(err) != pgerr.ConnectionException {
 		t.Fatalf("no sender: %v", err)
 	}

@@ -44,7 +44,9 @@ func Listen(addr string, opt Options) (*Server, error) {
 }
 
 // SetGeneration makes g the assignment generation the server accepts
-// (Options.Generation): streams of any other are refused from now on.
+// (Options.Generation): streams of an older one are refused from now on;
+// a stream of a newer one waits (as for its Expect) for the node to
+// learn of its assignment, then must be of the current generation.
 func (s *Server) SetGeneration(g uint64) {
 	s.mu.Lock()
 	s.gen = g
@@ -158,13 +160,14 @@ func (s *Server) handshake(nc net.Conn) {
 	s.mu.Lock()
 	cur := s.gen
 	s.mu.Unlock()
-	if gen != cur {
+	if gen < cur {
 		refuse(pgerr.New(pgerr.ConnectionException, "exchange stream %s: assignment generation %d is not the current %d", id, gen, cur))
 		return
 	}
 	// The receiving side may not have expected the stream yet (the two
-	// nodes start their parts of a job independently): wait for it up to
-	// the timeout.
+	// nodes start their parts of a job independently), nor learned of a
+	// newer assignment: wait for the stream up to the timeout; its
+	// generation must then be the current one.
 	deadline := time.NewTimer(s.opt.connectTimeout())
 	defer deadline.Stop()
 	var r *Receiver
@@ -186,6 +189,15 @@ func (s *Server) handshake(nc net.Conn) {
 	}
 	if r == nil {
 		refuse(pgerr.New(pgerr.ConnectionException, "exchange stream %s is not expected here", id))
+		return
+	}
+	s.mu.Lock()
+	cur = s.gen
+	s.mu.Unlock()
+	if gen != cur {
+		err := pgerr.New(pgerr.ConnectionException, "exchange stream %s: assignment generation %d is not the current %d", id, gen, cur)
+		r.failUnattached(err)
+		refuse(err)
 		return
 	}
 	done()

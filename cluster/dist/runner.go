@@ -1,0 +1,194 @@
+package dist
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/objstore"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/dataflow/netx"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// Runner is one streamsqld node's part in running views over the
+// cluster (docs/contributing/cluster.md, "Views on a cluster"). On the
+// coordinator it places each new view's instances over the live nodes
+// (PlaceView: an assignment, fenced, logged with the statement) and is
+// the runtime's dataflow.Placement for them; on a worker it follows the
+// statement log (Follow) and runs the instances a logged view gives it
+// (ServeView). Safe for concurrent use.
+type Runner struct {
+	node  *cluster.Node
+	srv   *netx.Server
+	opt   netx.Options
+	store *objstore.Store // checkpoints; nil: none
+	logf  func(string, ...any)
+
+	mu      sync.Mutex
+	assigns map[uint32]cluster.Assignment // a view's job -> the assignment it runs with
+	envs    map[uint32]*stream.Env        // a worker's running instances, by job
+	placed  map[string]time.Time          // the coordinator's instances on other nodes (instanceName): when placed
+
+	commitMu sync.Mutex // one CommitEpoch at a time
+}
+
+// NewRunner is node's runner; srv is its exchange server (its address is
+// the node's registered Exchange), opt the options of its streams, store
+// where instances checkpoint (nil: they do not).
+func NewRunner(node *cluster.Node, srv *netx.Server, opt netx.Options, store *objstore.Store, logf func(string, ...any)) *Runner {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return &Runner{node: node, srv: srv, opt: opt, store: store, logf: logf, assigns: map[uint32]cluster.Assignment{},
+		envs: map[uint32]*stream.Env{}, placed: map[string]time.Time{}}
+}
+
+// Place implements dataflow.Placement: an instance of a view placed by
+// PlaceView runs on its assigned node; everything else runs here.
+func (r *Runner) Place(in dataflow.InstancePlace, ins []<-chan stream.Message) (<-chan stream.Message, bool) {
+	r.mu.Lock()
+	a, ok := r.assigns[in.Job]
+	r.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	p := Placement{Self: r.node.ID(), Assign: a, Server: r.srv, Opt: r.opt}
+	out, ok := p.Place(in, ins)
+	if ok {
+		r.mu.Lock()
+		r.placed[instanceName(in.Job, in.Op, in.Instance)] = time.Now()
+		r.mu.Unlock()
+	}
+	return out, ok
+}
+
+// sameNodes says whether a places instances on exactly nodes (ids,
+// exchange addresses and incarnations).
+func sameNodes(a cluster.Assignment, nodes []cluster.NodeInfo) bool {
+	var live []cluster.Placed
+	for _, n := range nodes {
+		if n.Exchange != "" {
+			live = append(live, cluster.Placed{NodeID: n.NodeID, Exchange: n.Exchange, Lease: n.Lease})
+		}
+	}
+	slices.SortFunc(live, func(x, y cluster.Placed) int {
+		if x.NodeID < y.NodeID {
+			return -1
+		}
+		if x.NodeID > y.NodeID {
+			return 1
+		}
+		return 0
+	})
+	return slices.Equal(a.Nodes, live)
+}
+
+// Log appends st to the statement log, fenced on this node's term.
+func (r *Runner) Log(ctx context.Context, st cluster.Statement) (cluster.Statement, error) {
+	f, err := r.node.Fence()
+	if err != nil {
+		return cluster.Statement{}, err
+	}
+	return f.AppendStatement(ctx, st)
+}
+
+// PlaceView (the coordinator) places the instances of the view st
+// creates over the live nodes and logs st with that assignment: the
+// current assignment when the live nodes are the ones it names and this
+// term wrote it, else a new generation. From then on Place sends the
+// view's remote instances to their nodes.
+func (r *Runner) PlaceView(ctx context.Context, st cluster.Statement) (cluster.Statement, error) {
+	f, err := r.node.Fence()
+	if err != nil {
+		return cluster.Statement{}, err
+	}
+	nodes, err := r.node.Nodes(ctx)
+	if err != nil {
+		return cluster.Statement{}, err
+	}
+	a, ok, err := cluster.ReadAssignment(ctx, r.node.Client(), r.node.Target().Prefix)
+	if err != nil {
+		return cluster.Statement{}, err
+	}
+	if !ok || a.Term != f.Term().Rev || !sameNodes(a, nodes) {
+		if a, err = f.WriteAssignment(ctx, nodes); err != nil {
+			return cluster.Statement{}, err
+		}
+		r.logf("cluster: assignment %d: %d nodes", a.Generation, len(a.Nodes))
+	}
+	// Before any worker's stream of this generation arrives.
+	r.srv.SetGeneration(a.Generation)
+	st.Assignment = &a
+	logged, err := f.AppendStatement(ctx, st)
+	if err != nil {
+		return cluster.Statement{}, err
+	}
+	r.mu.Lock()
+	r.assigns[st.OID] = a
+	r.mu.Unlock()
+	return logged, nil
+}
+
+// Follow (every node) calls apply with each statement of the log that
+// another coordinator term or node logged, in order, the view's
+// assignment made known to ServeView first, until ctx ends or apply
+// fails. Statements this node logged itself are skipped: it ran them.
+func (r *Runner) Follow(ctx context.Context, apply func(cluster.Statement) error) error {
+	return cluster.FollowStatements(ctx, r.node.Client(), r.node.Target().Prefix, func(st cluster.Statement) error {
+		if st.Coordinator == r.node.ID() {
+			return nil
+		}
+		if st.Assignment != nil {
+			r.mu.Lock()
+			r.assigns[st.OID] = *st.Assignment
+			r.mu.Unlock()
+		}
+		return apply(st)
+	})
+}
+
+// ServeView (a worker) starts the instances of job's plan that the
+// view's logged assignment gives this node (none when the node joined
+// after it). They run until the coordinator's job ends or one fails.
+func (r *Runner) ServeView(ctx context.Context, job uint32, plan stream.Node) error {
+	r.mu.Lock()
+	a, ok := r.assigns[job]
+	r.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cluster: view %d has no logged assignment", job)
+	}
+	// The instances outlive the statement that started them.
+	env, err := serve(context.WithoutCancel(ctx), r.node.ID(), a, r.srv, job, plan, r.opt, r)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.envs[job] = env
+	r.mu.Unlock()
+	for op, p := range dataflow.ParallelNodes(plan) {
+		n := max(p.N, 1)
+		lo, hi := a.Instances(r.node.ID(), n)
+		vlo, vhi := a.VNodes(r.node.ID(), n)
+		r.logf("cluster: job %d operator %d: this node runs instances [%d,%d) of %d, vnodes [%d,%d), assignment %d",
+			job, op, lo, hi, n, vlo, vhi, a.Generation)
+	}
+	go func() {
+		<-env.Ctx.Done()
+		r.logf("cluster: this node's instances of job %d ended: %v", job, env.Err())
+	}()
+	return nil
+}
+
+// Close stops this worker's instances.
+func (r *Runner) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, env := range r.envs {
+		env.Fail(pgerr.New(pgerr.AdminShutdown, "cluster node %s is shutting down", r.node.ID()))
+	}
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/dist"
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/dataflow/netx"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/types"
+)
+
+// The engine's side of views on a cluster (engine/cluster_run.go,
+// docs/contributing/cluster.md "Views on a cluster"): the statement log
+// and the placement through a dist.Runner, and a worker's reads of a
+// view and its FLUSH through a pgwire connection to the coordinator, as
+// the --user (and password) this node was started with.
+
+// exchangeOptions are the options of a cluster node's exchange streams:
+// a node may start its part of a view a while after the coordinator (it
+// learns of the view from etcd), so the two ends wait for each other
+// longer than a stream may stay silent.
+func exchangeOptions() netx.Options {
+	return netx.Options{Timeout: 10e9, ConnectTimeout: 60e9}
+}
+
+// listenExchange opens the node's exchange server on the host of the
+// pgwire listener, any port; it returns the server and the address other
+// nodes reach it at (the advertised pgwire host, that port).
+func listenExchange(listen net.Addr, advertise string) (*netx.Server, string, error) {
+	host, _, err := net.SplitHostPort(listen.String())
+	if err != nil {
+		return nil, "", err
+	}
+	srv, err := netx.Listen(net.JoinHostPort(host, "0"), exchangeOptions())
+	if err != nil {
+		return nil, "", fmt.Errorf("exchange listener: %w", err)
+	}
+	_, port, _ := net.SplitHostPort(srv.Addr())
+	adv := host
+	if advertise != "" {
+		adv, _, _ = net.SplitHostPort(advertise)
+	}
+	if ip := net.ParseIP(adv); ip != nil && ip.IsUnspecified() {
+		adv = "127.0.0.1" // listening on every address: reachable here at least; set --advertise-address
+	}
+	return srv, net.JoinHostPort(adv, port), nil
+}
+
+// clusterNode adapts a cluster node and its runner to engine.ClusterNode.
+type clusterNode struct {
+	n        *cluster.Node
+	r        *dist.Runner
+	user     string
+	password string
+	logf     func(string, ...any)
+	commit   atomic.Bool // a cluster checkpoint's commit is in flight
+}
+
+// commitTimeout bounds how long the coordinator waits for the instances'
+// reports of one checkpoint.
+const commitTimeout = 30 * time.Second
+
+// CheckpointTaken commits the cluster's checkpoint of epoch in the
+// background on the coordinator; an epoch that comes while a commit is
+// in flight is skipped (the next one is taken).
+func (c *clusterNode) CheckpointTaken(epoch uint64) {
+	if !c.n.IsCoordinator() || !c.commit.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer c.commit.Store(false)
+		start := time.Now()
+		p, err := c.r.CommitEpoch(context.Background(), epoch, commitTimeout)
+		if err != nil {
+			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
+			return
+		}
+		c.logf("cluster: checkpoint %d committed in %s (%s)", p.Epoch, time.Since(start).Round(time.Millisecond), p.Manifest)
+	}()
+}
+
+func (c *clusterNode) IsCoordinator() bool           { return c.n.IsCoordinator() }
+func (c *clusterNode) Placement() dataflow.Placement { return c.r }
+func (c *clusterNode) coordinatorAddress(ctx context.Context) (string, error) {
+	nodes, err := c.n.Nodes(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, x := range nodes {
+		if x.Role == "coordinator" {
+			return x.Address, nil
+		}
+	}
+	return "", fmt.Errorf("the cluster has no coordinator now")
+}
+
+func (c *clusterNode) Publish(ctx context.Context, st engine.ClusterStatement) error {
+	cs := cluster.Statement{SQL: st.SQL, SearchPath: st.SearchPath, User: st.User, Parallelism: st.Parallelism, OID: st.OID}
+	var err error
+	if st.View {
+		_, err = c.r.PlaceView(ctx, cs)
+	} else {
+		_, err = c.r.Log(ctx, cs)
+	}
+	return err
+}
+
+func (c *clusterNode) ServeView(ctx context.Context, oid uint32, plan stream.Node) error {
+	return c.r.ServeView(ctx, oid, plan)
+}
+
+// connect opens a pgwire connection to the coordinator.
+func (c *clusterNode) connect(ctx context.Context) (*pgx.Conn, error) {
+	addr, err := c.coordinatorAddress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%s dbname=streamsql sslmode=prefer", host, port))
+	if err != nil {
+		return nil, err
+	}
+	cfg.User, cfg.Password = c.user, c.password
+	if cfg.User == "" {
+		cfg.User = "streamsql"
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the coordinator at %s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+func (c *clusterNode) Forward(ctx context.Context, sql string) error {
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+	return err
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// ReadView reads every row of the view on the coordinator in binary and
+// builds one record of cols from them.
+func (c *clusterNode) ReadView(ctx context.Context, schema, name string, cols []types.Column) ([]arrow.RecordBatch, error) {
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	names := make([]string, len(cols))
+	for i, col := range cols {
+		names[i] = quoteIdent(col.Name)
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s.%s", strings.Join(names, ", "), quoteIdent(schema), quoteIdent(name))
+	res := conn.PgConn().ExecParams(ctx, q, nil, nil, nil, []int16{1}).Read()
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	bs := make([]array.Builder, len(cols))
+	arrs := make([]arrow.Array, len(cols))
+	for i, col := range cols {
+		bs[i] = types.NewBuilder(memory.DefaultAllocator, col.Type)
+		defer bs[i].Release()
+	}
+	for _, row := range res.Rows {
+		for i, col := range cols {
+			var v types.Value
+			if row[i] != nil {
+				if v, err = types.ParseBinary(row[i], col.Type); err != nil {
+					return nil, fmt.Errorf("column %s: %w", col.Name, err)
+				}
+			}
+			if err := types.AppendValue(bs[i], v, col.Type); err != nil {
+				return nil, fmt.Errorf("column %s: %w", col.Name, err)
+			}
+		}
+	}
+	for i := range bs {
+		arrs[i] = bs[i].NewArray()
+	}
+	return []arrow.RecordBatch{array.NewRecordBatch(types.ArrowSchema(cols), arrs, int64(len(res.Rows)))}, nil
+}
+
+// followStatements runs on this node, in order, every statement another
+// node logged as coordinator (dist.Runner.Follow), until ctx ends. A
+// statement that fails here is logged and skipped (the catalogs then
+// differ: a later view that depends on it fails here too, and its
+// coordinator's job fails with the exchange's error). A lost watch is
+// followed again after a second, from the statement after the last one
+// run.
+func followStatements(ctx context.Context, r *dist.Runner, eng *engine.Engine, logf func(string, ...any)) {
+	var applied uint64
+	for {
+		err := r.Follow(ctx, func(st cluster.Statement) error {
+			if st.Seq <= applied {
+				return nil
+			}
+			applied = st.Seq
+			err := eng.ReplayClusterStatement(ctx, engine.ClusterStatement{SQL: st.SQL, SearchPath: st.SearchPath,
+				User: st.User, Parallelism: st.Parallelism, OID: st.OID, View: st.Assignment != nil})
+			if err != nil {
+				logf("cluster: statement %d from %s failed on this node: %v (%s)", st.Seq, st.Coordinator, err, st.SQL)
+			}
+			return nil
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		logf("cluster: following the statement log: %v; again in 1s", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Views spread over a cluster (docs/contributing/cluster.md, "Views on a
+// cluster"). The coordinator runs CREATE SOURCE and CREATE MATERIALIZED
+// VIEW as on one machine and records each in the cluster's statement log
+// (ClusterNode.Publish); every other node runs the logged statement in a
+// replay session (ReplayClusterStatement): its catalog gets the same
+// relation with the same OID, and for a view it runs only the instances
+// the view's assignment gives it (ClusterNode.ServeView), fed by and
+// feeding the coordinator's job over the network. The view's rows live in
+// the coordinator's job: a worker reads them from there
+// (ClusterNode.ReadView), and its FLUSH is the coordinator's.
+
+// ClusterStatement is a statement the coordinator ran, as the statement
+// log records it for the other nodes.
+type ClusterStatement struct {
+	SQL        string
+	SearchPath []string
+	User       string
+	// Parallelism is the view's streaming_parallelism (0 for a source).
+	Parallelism int
+	// OID is the relation it created: a replay must create the same.
+	OID uint32
+	// View says whether it is CREATE MATERIALIZED VIEW (its instances
+	// are placed over the nodes when it is logged).
+	View bool
+}
+
+// clusterCreated logs a statement that created rel (CREATE SOURCE) on a
+// coordinator, or checks the OID a replay created; nil when not in a
+// cluster.
+func (s *Session) clusterCreated(ctx context.Context, stmt sql.Statement, rel *catalog.Relation, _ *dataflow.JobSpec) error {
+	c := s.eng.cfg.Cluster
+	if c == nil || rel == nil {
+		return nil
+	}
+	if s.replay != nil {
+		if rel.OID != s.replay.OID {
+			return pgerr.Internal("cluster: %s has OID %d here, %d on the coordinator: the catalogs differ", rel.Name, rel.OID, s.replay.OID)
+		}
+		return nil
+	}
+	return c.Publish(ctx, ClusterStatement{SQL: stmt.Source, SearchPath: s.set.searchPath(), User: s.user, OID: rel.OID})
+}
+
+// clusterView runs in CREATE MATERIALIZED VIEW on a cluster node once the
+// view is in the catalog: on the coordinator it logs the statement with
+// the view's placement (served false: the caller starts the job, whose
+// instances the runtime's Placement sends to the nodes); in a replay it
+// starts this node's instances (served true).
+func (s *Session) clusterView(ctx context.Context, stmt sql.Statement, created *catalog.Relation, spec dataflow.JobSpec) (served bool, err error) {
+	c := s.eng.cfg.Cluster
+	if s.replay == nil {
+		return false, c.Publish(ctx, ClusterStatement{SQL: stmt.Source, SearchPath: s.set.searchPath(), User: s.user,
+			Parallelism: created.Parallelism, OID: created.OID, View: true})
+	}
+	if err := s.clusterCreated(ctx, stmt, created, &spec); err != nil {
+		return false, err
+	}
+	return true, c.ServeView(ctx, created.OID, spec.Plan)
+}
+
+// ReplayClusterStatement runs a statement of the cluster's statement log
+// on this node (a worker): as st.User, with its search_path and
+// streaming_parallelism, creating the same OID; a view runs only this
+// node's instances.
+func (e *Engine) ReplayClusterStatement(ctx context.Context, st ClusterStatement) error {
+	if e.cfg.Cluster == nil {
+		return pgerr.Internal("cluster: a statement replayed on a server that is not in a cluster")
+	}
+	if err := e.waitRecovered(ctx); err != nil {
+		return err
+	}
+	s, err := e.NewSession(st.User, "", nil)
+	if err != nil {
+		return fmt.Errorf("cluster: replay session: %w", err)
+	}
+	defer s.Close()
+	var pre []string
+	if len(st.SearchPath) > 0 {
+		path := ""
+		for i, p := range st.SearchPath {
+			if i > 0 {
+				path += ", "
+			}
+			path += `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
+		}
+		pre = append(pre, "SET search_path = "+path)
+	}
+	if st.Parallelism > 0 {
+		pre = append(pre, fmt.Sprintf("SET streaming_parallelism = %d", st.Parallelism))
+	}
+	for _, q := range pre {
+		if err := s.runReplay(ctx, q); err != nil {
+			return err
+		}
+	}
+	s.replay = &st
+	return s.runReplay(ctx, st.SQL)
+}
+
+// runReplay parses and runs one statement text in s.
+func (s *Session) runReplay(ctx context.Context, text string) error {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return err
+	}
+	for _, stmt := range stmts {
+		p, err := s.Prepare(ctx, stmt, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := s.Execute(ctx, p, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clusterViewRows reads a materialized view's rows from the coordinator
+// when this node is a worker; ok false elsewhere (the view's job is here).
+func (e *Engine) clusterViewRows(oid uint32) (rows []arrow.RecordBatch, ok bool, err error) {
+	c := e.cfg.Cluster
+	if c == nil || c.IsCoordinator() {
+		return nil, false, nil
+	}
+	rel := e.cat.Relation(oid)
+	if rel == nil || rel.Kind != catalog.KindMatView {
+		return nil, false, nil
+	}
+	cols := make([]types.Column, len(rel.Columns))
+	for i, col := range rel.Columns {
+		cols[i] = types.Column{Name: col.Name, Type: col.Type}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterReadTimeout)
+	defer cancel()
+	rows, err = c.ReadView(ctx, rel.Schema, rel.Name, cols)
+	if err != nil {
+		return nil, true, pgerr.New(pgerr.ConnectionException, "materialized view \"%s\" cannot be read from the coordinator: %v", rel.Name, err)
+	}
+	return rows, true, nil
+}
