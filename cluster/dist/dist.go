@@ -13,9 +13,11 @@
 // Every stream carries the assignment's generation; a node refuses a
 // stream of another generation. Sources, the exchanges, the merges and
 // the view stay on the coordinator; only keyed operator instances move.
-// Not built: checkpoints of remote instances (dataflow refuses them),
-// the worker learning the plan from the catalog (the caller gives it),
-// restart after a node's loss (the job fails with 08000, see netx).
+// In streamsqld a Runner (runner.go) drives this from the statement log
+// (views on a cluster) and checkpoints the workers' instances to the
+// object store (ckpt.go, commit.go). Not built: restoring them from a
+// checkpoint, restart after a node's loss (the job fails with 08000, see
+// netx).
 package dist
 
 import (

@@ -35,7 +35,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "streamsqld")
-	build := exec.Command("go", "build", "-o", binary, "../../cmd/streamsqld")
+	args := []string{"build", "-o", binary}
+	if os.Getenv("STREAMSQLD_RACE") != "" { // the nodes run with the race detector
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../../cmd/streamsqld")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build ./cmd/streamsqld: %v\n%s", err, out)
 		os.Exit(1)
@@ -92,6 +96,9 @@ func launch(t *testing.T, env []string, id string, flags ...string) *node {
 	go func() { n.cmd.Wait(); close(n.exited) }()
 	t.Cleanup(func() {
 		n.kill()
+		if strings.Contains(n.out.String(), "WARNING: DATA RACE") { // STREAMSQLD_RACE
+			t.Errorf("node %s: the race detector reported a data race", id)
+		}
 		if t.Failed() {
 			t.Logf("node %s output:\n%s", id, n.out.String())
 		}
