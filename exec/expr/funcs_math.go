@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 
@@ -202,6 +203,10 @@ func init() {
 	define(
 		fn0("pi", F8, false, func(*Context) (types.Value, error) { return math.Pi, nil }),
 		fn0("random", F8, true, func(*Context) (types.Value, error) { return rand.Float64(), nil }),
+		// float8send is the binary send form: the IEEE 754 bits, big-endian
+		rowFn("float8send", types.TBytea, []types.T{F8}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return binary.BigEndian.AppendUint64(nil, math.Float64bits(a[0].(float64))), nil
+		}),
 		rowFn("power", F8, []types.T{F8, F8}, floatPowK),
 		rowFn("pow", F8, []types.T{F8, F8}, floatPowK),
 		rowFn("^", F8, []types.T{F8, F8}, floatPowK),
