@@ -237,6 +237,8 @@ func init() {
 		numFn("exp", numericExp),
 		numFn("sign", func(d *apd.Decimal) (types.Value, error) {
 			switch {
+			case isNaN(d):
+				return d, nil
 			case d.IsZero():
 				return apd.New(0, 0), nil
 			case d.Negative:
