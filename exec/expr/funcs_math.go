@@ -121,7 +121,11 @@ func numericSqrt(d *apd.Decimal) (*apd.Decimal, error) {
 	scale := max(16-sweight, scaleOf(d), 0)
 	scale = min(scale, 1000)
 	r := new(apd.Decimal)
-	c := roundCtx.WithPrecision(uint32(max(int32(d.NumDigits())+d.Exponent, 1) + scale + 10))
+	// Guard digits beyond the argument's own twice over: the square root of
+	// 1+e (e of n digits) runs 9s or 0s to about 2n digits, and rounding
+	// there first would round twice (sqrt(1.000000000000003) is
+	// 1.000000000000001, not ...002).
+	c := roundCtx.WithPrecision(uint32(max(int32(d.NumDigits())+d.Exponent, 1) + scale + 2*int32(d.NumDigits()) + 10))
 	if _, err := c.Sqrt(r, d); err != nil {
 		return nil, err
 	}
