@@ -122,7 +122,7 @@ func appendAny(bl array.Builder, v any) error {
 		if !ok {
 			return fmt.Errorf("want interval, got %T", v)
 		}
-		bb.Append(arrow.MonthDayNanoInterval{Months: x.Months, Days: x.Days, Nanoseconds: x.Micros * 1000})
+		bb.Append(types.IntervalToArrow(x))
 	case *array.Float32Builder:
 		switch x := v.(type) {
 		case float32:

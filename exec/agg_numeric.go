@@ -222,6 +222,6 @@ func intervalDiv(v arrow.MonthDayNanoInterval, f float64) arrow.MonthDayNanoInte
 		secRem -= float64(int64(secRem/secsPerDay)) * secsPerDay
 	}
 	days += int32(monthRemDays)
-	micros := math.RoundToEven(float64(v.Nanoseconds/1000)/f + secRem*1e6)
-	return arrow.MonthDayNanoInterval{Months: months, Days: days, Nanoseconds: int64(micros) * 1000}
+	micros := math.RoundToEven(float64(v.Nanoseconds)/f + secRem*1e6) // the field holds µs
+	return arrow.MonthDayNanoInterval{Months: months, Days: days, Nanoseconds: int64(micros)}
 }

@@ -130,7 +130,7 @@ func TestSortTypes(t *testing.T) {
 	n := src(cols(types.TNumeric), 10, []any{"10.5", "9.75", "-1", "NaN", "10.50"})
 	wantRows(t, run(t, &Sort{Input: n, Keys: []SortKey{{E: col(0, types.TNumeric)}}}), [][]any{{"-1"}, {"9.75"}, {"10.5"}, {"10.50"}, {"NaN"}})
 	iv := func(m, d int32, us int64) arrow.MonthDayNanoInterval {
-		return arrow.MonthDayNanoInterval{Months: m, Days: d, Nanoseconds: us * 1000}
+		return types.IntervalToArrow(types.IntervalValue{Months: m, Days: d, Micros: us})
 	}
 	in := src(cols(types.TInterval), 10, []any{iv(1, 0, 0), iv(0, 29, 86400e6+1), iv(0, 31, 0), iv(0, 1, 0)})
 	wantRows(t, run(t, &Sort{Input: in, Keys: []SortKey{{E: col(0, types.TInterval)}}}), [][]any{{iv(0, 1, 0)}, {iv(1, 0, 0)}, {iv(0, 29, 86400e6+1)}, {iv(0, 31, 0)}})

@@ -262,7 +262,7 @@ func newRangeKey(ctx *Context, a arrow.Array, t types.T, desc bool, offs [2]expr
 			rk.offI[i] = i64
 			neg = x.Negative && !x.IsZero() || x.Form == apd.NaN
 		case types.IntervalValue:
-			rk.offV[i] = arrow.MonthDayNanoInterval{Months: x.Months, Days: x.Days, Nanoseconds: x.Micros * 1000}
+			rk.offV[i] = types.IntervalToArrow(x)
 			neg = cmpInterval(rk.offV[i], arrow.MonthDayNanoInterval{}) < 0
 		default:
 			return nil, pgerr.Unsupported("RANGE offset of type %s", e.Type())
@@ -362,5 +362,5 @@ func addInterval(us int64, iv arrow.MonthDayNanoInterval, sign int) int64 {
 		t = t.AddDate(0, 0, sign*int(iv.Days))
 		us = t.UnixMicro()
 	}
-	return us + int64(sign)*iv.Nanoseconds/1000
+	return us + int64(sign)*iv.Nanoseconds // the field holds µs (types.IntervalToArrow)
 }

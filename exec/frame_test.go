@@ -12,7 +12,7 @@ import (
 // 2024-03-31 gives 2024-02-29.
 func TestAddInterval(t *testing.T) {
 	ts := func(y, m, d, h int) int64 { return time.Date(y, time.Month(m), d, h, 0, 0, 0, time.UTC).UnixMicro() }
-	iv := arrow.MonthDayNanoInterval{Months: 1, Days: 1, Nanoseconds: 3600e9}
+	iv := arrow.MonthDayNanoInterval{Months: 1, Days: 1, Nanoseconds: 3600e6} // µs (types.IntervalToArrow)
 	if got, want := addInterval(ts(2024, 1, 31, 10), iv, 1), ts(2024, 3, 1, 11); got != want {
 		t.Errorf("plus: got %v want %v", time.UnixMicro(got).UTC(), time.UnixMicro(want).UTC())
 	}

@@ -5,8 +5,6 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
@@ -94,7 +92,7 @@ func TestAggregatesMatchPostgres(t *testing.T) {
 	ovf := src(cols(types.TInt8), 1, []any{9223372036854775807, 9223372036854775807})
 	wantRows(t, run(t, aggNode(ovf, nil, agg(t, "sum", false, col(0, types.TInt8)))), [][]any{{"18446744073709551614"}})
 	iv := func(m, d int32, us int64) any {
-		return arrow.MonthDayNanoInterval{Months: m, Days: d, Nanoseconds: us * 1000}
+		return types.IntervalToArrow(types.IntervalValue{Months: m, Days: d, Micros: us})
 	}
 	ivs := src(cols(types.TInterval), 2, []any{iv(1, 1, 0), iv(0, 1, 3*3600e6), iv(0, 0, 5e6)})
 	// avg: 10 days 17:00:01.666667; sum: 1 mon 2 days 03:00:05

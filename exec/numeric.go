@@ -151,7 +151,7 @@ const usecsPerDay = 86400 * 1000000
 // remainder in [0, usecsPerDay) microseconds: exact, and equal exactly when
 // PostgreSQL considers the intervals equal.
 func intervalSpan(v arrow.MonthDayNanoInterval) (days int64, rem int64) {
-	micros := v.Nanoseconds / 1000
+	micros := v.Nanoseconds // µs (types.IntervalToArrow)
 	days = int64(v.Months)*30 + int64(v.Days) + micros/usecsPerDay
 	rem = micros % usecsPerDay
 	if rem < 0 {

@@ -99,6 +99,14 @@ func syntaxError(err error, text, cleaned string) error {
 	if errors.As(err, &pe) {
 		e := pgerr.New(pgerr.SyntaxError, "%s", pe.Message)
 		e.Position = pe.Cursorpos
+		if pe.Message == "invalid Unicode escape" {
+			// PostgreSQL's scanner hints at the form the literal takes
+			if pe.Funcname == "str_udeescape" { // U&'...' and U&"..."
+				e = e.WithHint(`Unicode escapes must be \XXXX or \+XXXXXX.`)
+			} else { // E'...'
+				e = e.WithHint(`Unicode escapes must be \uXXXX or \UXXXXXXXX.`)
+			}
+		}
 		if e.Position > 0 && text != cleaned {
 			off := 0
 			for n := 1; n < e.Position && off < len(cleaned); n++ {

@@ -42,3 +42,20 @@ func TestSyntaxErrorPosition(t *testing.T) {
 		t.Fatalf("got %q at %d", e.Message, e.Position)
 	}
 }
+
+// TestUnicodeEscapeHint: PostgreSQL's scanner hints at the escape forms of
+// the literal that holds a bad Unicode escape.
+func TestUnicodeEscapeHint(t *testing.T) {
+	for q, hint := range map[string]string{
+		`SELECT U&'wrong: \061'`:   `Unicode escapes must be \XXXX or \+XXXXXX.`,
+		`SELECT U&'wrong: \+0061'`: `Unicode escapes must be \XXXX or \+XXXXXX.`,
+		`SELECT E'wrong: \u061'`:   `Unicode escapes must be \uXXXX or \UXXXXXXXX.`,
+		`SELECT E'wrong: \U0061'`:  `Unicode escapes must be \uXXXX or \UXXXXXXXX.`,
+	} {
+		_, err := Parse(q)
+		e := pgerr.As(err)
+		if e == nil || e.Message != "invalid Unicode escape" || e.Hint != hint {
+			t.Errorf("%s: got %v (hint %q), want hint %q", q, err, e.Hint, hint)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func TestPrimaryKeyEquality(t *testing.T) {
 		{0, "1.50", "1.5"}, {0, "-0.00", "0"}, {0, "100", "100.000"},
 		{1, 0.0, math.Copysign(0, -1)}, {1, nan(), nan()},
 		{2, arrow.MonthDayNanoInterval{Months: 1}, arrow.MonthDayNanoInterval{Days: 30}},
-		{2, arrow.MonthDayNanoInterval{Days: 1}, arrow.MonthDayNanoInterval{Nanoseconds: 86400e9}},
+		{2, arrow.MonthDayNanoInterval{Days: 1}, arrow.MonthDayNanoInterval{Nanoseconds: 86400e6}},
 		{3, "ab", "ab   "},
 	} {
 		oid++

@@ -114,7 +114,7 @@ func keyAt(dst []byte, a arrow.Array, i int, t types.T) []byte {
 		return appendUint64(dst, uint64(a.Value(i)))
 	case *array.MonthDayNanoInterval:
 		v := a.Value(i)
-		return appendKeyInterval(dst, v.Months, v.Days, v.Nanoseconds/1000)
+		return appendKeyInterval(dst, v.Months, v.Days, v.Nanoseconds) // µs (types.IntervalToArrow)
 	case *array.List:
 		start, end := a.ValueOffsets(i)
 		dst = binary.AppendUvarint(dst, uint64(end-start))

@@ -21,7 +21,7 @@ import (
 //	time                             Time64 (microseconds)         TimeValue
 //	timestamp                        Timestamp(µs, no zone)        TimestampValue
 //	timestamptz                      Timestamp(µs, "UTC")          TimestampValue (UTC instant)
-//	interval                         MonthDayNanoInterval          IntervalValue (nanos = µs*1000)
+//	interval                         MonthDayNanoInterval          IntervalValue (the nanos field holds µs)
 //	oid, regclass, regtype, regproc  Uint32                        int64
 //	void                             Null                          nil
 //	T[]                              List<T's storage>             []Value
@@ -30,6 +30,11 @@ import (
 // exactly; arithmetic on it goes through apd. Several SQL types share one Arrow
 // storage type, so the SQL type of a column always travels beside its data (in
 // plan schemas), never recovered from the Arrow type.
+//
+// interval's Nanoseconds field holds microseconds, not nanoseconds: PostgreSQL's
+// time part is an int64 of microseconds (±2562047788 hours), which nanoseconds
+// could not hold. Intervals never leave the engine as Arrow (the Parquet sink
+// refuses them), so only IntervalToArrow and IntervalFromArrow convert.
 
 // ArrowType returns the Arrow storage type of t.
 func (t T) ArrowType() arrow.DataType {
@@ -100,6 +105,17 @@ type IntervalValue struct {
 	Months int32
 	Days   int32
 	Micros int64
+}
+
+// IntervalToArrow is v as stored in an Arrow MonthDayNanoInterval (whose
+// Nanoseconds field holds microseconds).
+func IntervalToArrow(v IntervalValue) arrow.MonthDayNanoInterval {
+	return arrow.MonthDayNanoInterval{Months: v.Months, Days: v.Days, Nanoseconds: v.Micros}
+}
+
+// IntervalFromArrow is the interval stored in a MonthDayNanoInterval.
+func IntervalFromArrow(v arrow.MonthDayNanoInterval) IntervalValue {
+	return IntervalValue{Months: v.Months, Days: v.Days, Micros: v.Nanoseconds}
 }
 
 // FormatOptions are the session settings that change how values print as text.

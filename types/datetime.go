@@ -42,6 +42,14 @@ const (
 	maxTimestampDays = maxTimestamp / usPerDay
 )
 
+// TimestampMin and TimestampMax are the first and last finite timestamps
+// (microseconds since 1970): PostgreSQL's IS_VALID_TIMESTAMP range, the end
+// cut to what an int64 since 1970 holds.
+const (
+	TimestampMin = minTimestamp
+	TimestampMax = maxTimestamp - 1
+)
+
 var utc = time.UTC
 
 // daysFromCivil returns days since 1970-01-01 of the proleptic Gregorian date

@@ -46,8 +46,7 @@ func ValueAt(a arrow.Array, i int, t T) Value {
 	case Timestamp, TimestampTZ:
 		return TimestampValue(a.(*array.Timestamp).Value(i))
 	case Interval:
-		v := a.(*array.MonthDayNanoInterval).Value(i)
-		return IntervalValue{Months: v.Months, Days: v.Days, Micros: v.Nanoseconds / 1000}
+		return IntervalFromArrow(a.(*array.MonthDayNanoInterval).Value(i))
 	case Oid, RegClass, RegType, RegProc:
 		return int64(a.(*array.Uint32).Value(i))
 	case Void:
@@ -176,8 +175,7 @@ func AppendValue(b array.Builder, v Value, t T) error {
 		if !ok {
 			return bad()
 		}
-		b.(*array.MonthDayNanoIntervalBuilder).Append(arrow.MonthDayNanoInterval{
-			Months: x.Months, Days: x.Days, Nanoseconds: x.Micros * 1000})
+		b.(*array.MonthDayNanoIntervalBuilder).Append(IntervalToArrow(x))
 	case Void:
 		b.AppendNull()
 	case Array:

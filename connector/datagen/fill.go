@@ -166,7 +166,7 @@ func (f *field) fillIntervals(dst []arrow.MonthDayNanoInterval, row0 int64) {
 		default:
 			iv.Micros = f.randomInt(row)
 		}
-		dst[i] = arrow.MonthDayNanoInterval{Months: iv.Months, Days: iv.Days, Nanoseconds: iv.Micros * 1000}
+		dst[i] = types.IntervalToArrow(iv)
 	}
 }
 

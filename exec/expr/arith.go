@@ -193,7 +193,9 @@ func floatBinary[T float](op byte, t types.T) kernel {
 				return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value out of range: overflow")
 			}
 			if op == '*' || op == '/' {
-				if r == 0 && x[i] != 0 && !math.IsInf(float64(y[i]), 0) && isValid(bm, i) {
+				// PostgreSQL: a zero product of non-zero factors, a zero quotient
+				// of a non-zero dividend by a finite divisor
+				if r == 0 && x[i] != 0 && (op == '*' && y[i] != 0 || op == '/' && !math.IsInf(float64(y[i]), 0)) && isValid(bm, i) {
 					return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value out of range: underflow")
 				}
 			}

@@ -352,7 +352,7 @@ func tsIntervalKernel(sign int64, tz bool, swapped bool) kernel {
 			v := iv[i]
 			us := ts[i]
 			if v.Months == 0 && v.Days == 0 && !isInfTS(us) {
-				d := sign * (v.Nanoseconds / 1000)
+				d := sign * v.Nanoseconds // µs (types.IntervalToArrow)
 				r := us + d
 				if (d > 0 && r < us) || (d < 0 && r > us) {
 					return nil, errTSRange
@@ -360,7 +360,7 @@ func tsIntervalKernel(sign int64, tz bool, swapped bool) kernel {
 				out[i] = r
 				continue
 			}
-			x := types.IntervalValue{Months: v.Months, Days: v.Days, Micros: v.Nanoseconds / 1000}
+			x := types.IntervalFromArrow(v)
 			if sign < 0 {
 				var err error
 				if x, err = negInterval(x); err != nil {

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 
@@ -62,8 +63,9 @@ func numericRound(d *apd.Decimal, scale int64, trunc bool) (*apd.Decimal, error)
 	if d.Form != apd.Finite {
 		return d, nil
 	}
-	scale = max(min(scale, 1000), -1000)
-	c := *roundCtx
+	// PostgreSQL's limits: 131072 digits before the point, 16383 after
+	scale = max(min(scale, numericDscaleMax), -131072)
+	c := *exactCtx('+', d, apd.New(1, int32(-max(scale, 0))))
 	if trunc {
 		c.Rounding = apd.RoundDown
 	}
@@ -119,42 +121,15 @@ func numericSqrt(d *apd.Decimal) (*apd.Decimal, error) {
 	scale := max(16-sweight, scaleOf(d), 0)
 	scale = min(scale, 1000)
 	r := new(apd.Decimal)
-	c := roundCtx.WithPrecision(uint32(max(int32(d.NumDigits())+d.Exponent, 1) + scale + 10))
+	// Guard digits beyond the argument's own twice over: the square root of
+	// 1+e (e of n digits) runs 9s or 0s to about 2n digits, and rounding
+	// there first would round twice (sqrt(1.000000000000003) is
+	// 1.000000000000001, not ...002).
+	c := roundCtx.WithPrecision(uint32(max(int32(d.NumDigits())+d.Exponent, 1) + scale + 2*int32(d.NumDigits()) + 10))
 	if _, err := c.Sqrt(r, d); err != nil {
 		return nil, err
 	}
 	_, err := roundCtx.Quantize(r, r, -scale)
-	return r, err
-}
-
-// numericLn is ln(numeric): 16 significant digits (PostgreSQL's estimate).
-func numericLn(d *apd.Decimal, log10 bool) (*apd.Decimal, error) {
-	switch {
-	case d.IsZero():
-		return nil, errLogZero
-	case d.Negative:
-		return nil, errLogNeg
-	case d.Form != apd.Finite: // NaN or Infinity
-		return d, nil
-	}
-	r := new(apd.Decimal)
-	c := roundCtx.WithPrecision(60)
-	var err error
-	if log10 {
-		_, err = c.Log10(r, d)
-	} else {
-		_, err = c.Ln(r, d)
-	}
-	if err != nil {
-		return nil, err
-	}
-	f, _ := r.Float64()
-	dw := int32(0)
-	if f != 0 {
-		dw = int32(cLog10(math.Abs(f)))
-	}
-	scale := min(max(16-dw, scaleOf(d), 0), 1000)
-	_, err = roundCtx.Quantize(r, r, -scale)
 	return r, err
 }
 
@@ -232,6 +207,10 @@ func init() {
 	define(
 		fn0("pi", F8, false, func(*Context) (types.Value, error) { return math.Pi, nil }),
 		fn0("random", F8, true, func(*Context) (types.Value, error) { return rand.Float64(), nil }),
+		// float8send is the binary send form: the IEEE 754 bits, big-endian
+		rowFn("float8send", types.TBytea, []types.T{F8}, func(_ *Context, a []types.Value) (types.Value, error) {
+			return binary.BigEndian.AppendUint64(nil, math.Float64bits(a[0].(float64))), nil
+		}),
 		rowFn("power", F8, []types.T{F8, F8}, floatPowK),
 		rowFn("pow", F8, []types.T{F8, F8}, floatPowK),
 		rowFn("^", F8, []types.T{F8, F8}, floatPowK),
@@ -255,11 +234,15 @@ func init() {
 		numFn("trunc", func(d *apd.Decimal) (types.Value, error) { return numericRound(d, 0, true) }),
 		numFn("sqrt", func(d *apd.Decimal) (types.Value, error) { return numericSqrt(d) }),
 		numFn("ln", func(d *apd.Decimal) (types.Value, error) { return numericLn(d, false) }),
+		// numeric_inc is PostgreSQL's x + 1 (its sequence support function)
+		numFn("numeric_inc", func(d *apd.Decimal) (types.Value, error) { return numericOp('+', d, apd.New(1, 0)) }),
 		numFn("log", func(d *apd.Decimal) (types.Value, error) { return numericLn(d, true) }),
 		numFn("log10", func(d *apd.Decimal) (types.Value, error) { return numericLn(d, true) }),
 		numFn("exp", numericExp),
 		numFn("sign", func(d *apd.Decimal) (types.Value, error) {
 			switch {
+			case isNaN(d):
+				return d, nil
 			case d.IsZero():
 				return apd.New(0, 0), nil
 			case d.Negative:
@@ -480,55 +463,6 @@ func numericExp(d *apd.Decimal) (types.Value, error) {
 	c := roundCtx.WithPrecision(uint32(max(dw, 0) + scale + 10))
 	if _, err := c.Exp(r, d); err != nil {
 		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
-	}
-	_, err := roundCtx.Quantize(r, r, -scale)
-	return r, err
-}
-
-// lnDweight estimates the decimal weight of ln(d) as PostgreSQL does.
-func lnDweight(f float64) int32 {
-	l := cLog(f)
-	if l == 0 {
-		return 0
-	}
-	return int32(cLog10(math.Abs(l)))
-}
-
-// numericLogBase is log(b, x) = ln(x) / ln(b) with PostgreSQL's scale.
-func numericLogBase(b, x *apd.Decimal) (types.Value, error) {
-	for _, d := range []*apd.Decimal{b, x} {
-		switch {
-		case d.IsZero():
-			return nil, errLogZero
-		case d.Negative:
-			return nil, errLogNeg
-		}
-	}
-	switch {
-	case isNaN(b) || isNaN(x) || b.Form == apd.Infinite && x.Form == apd.Infinite:
-		return &apd.Decimal{Form: apd.NaN}, nil
-	case b.Form == apd.Infinite:
-		return new(apd.Decimal), nil
-	case x.Form == apd.Infinite:
-		return x, nil
-	}
-	c := roundCtx.WithPrecision(80)
-	lb, lx := new(apd.Decimal), new(apd.Decimal)
-	if _, err := c.Ln(lb, b); err != nil {
-		return nil, err
-	}
-	if _, err := c.Ln(lx, x); err != nil {
-		return nil, err
-	}
-	if lb.IsZero() {
-		return nil, errDivZero
-	}
-	fb, _ := b.Float64()
-	fx, _ := x.Float64()
-	scale := min(max(16-(lnDweight(fx)-lnDweight(fb)), scaleOf(b), scaleOf(x), 0), 1000)
-	r := new(apd.Decimal)
-	if _, err := c.Quo(r, lx, lb); err != nil {
-		return nil, err
 	}
 	_, err := roundCtx.Quantize(r, r, -scale)
 	return r, err

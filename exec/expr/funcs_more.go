@@ -18,10 +18,18 @@ import (
 // the input are kept, group separators and other characters dropped.
 func toNumber(s, f string) (types.Value, error) {
 	var sb strings.Builder
-	neg := strings.Contains(s, "-") || strings.HasPrefix(strings.TrimSpace(s), "(") && strings.Contains(strings.ToUpper(f), "PR")
+	trimmed := strings.TrimSpace(s)
+	neg := strings.Contains(s, "-") || (strings.HasPrefix(trimmed, "(") || strings.HasPrefix(trimmed, "<")) && strings.Contains(strings.ToUpper(f), "PR")
+	// as PostgreSQL, reading stops when the format's digit positions are used up
+	// (to_number('123,000', '999G') is 123)
+	positions := strings.Count(f, "9") + strings.Count(f, "0")
+	digits := 0
 	for _, r := range s {
 		switch {
 		case r >= '0' && r <= '9':
+			if digits++; digits > positions {
+				break
+			}
 			sb.WriteRune(r)
 		case r == '.':
 			sb.WriteRune(r)

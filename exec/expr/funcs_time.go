@@ -425,14 +425,28 @@ func dateBin(_ *Context, a []types.Value) (types.Value, error) {
 	if stride.Months != 0 {
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "timestamps cannot be binned into intervals containing months or years")
 	}
-	s := int64(stride.Days)*usPerDay + stride.Micros
+	ivRange := func() error { return pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range") }
+	const lo, hi = math.MinInt64, math.MaxInt64
+	days := int64(stride.Days) * usPerDay
+	if intOverflows('*', int64(stride.Days), usPerDay, lo, hi) || intOverflows('+', days, stride.Micros, lo, hi) {
+		return nil, ivRange()
+	}
+	s := days + stride.Micros
 	if s <= 0 {
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "stride must be greater than zero")
 	}
 	if isInfTS(src) {
 		return a[1], nil
 	}
-	return types.TimestampValue(origin + floorDiv64(src-origin, s)*s), nil
+	if intOverflows('-', src, origin, lo, hi) {
+		return nil, ivRange()
+	}
+	delta := floorDiv64(src-origin, s) * s
+	if intOverflows('+', origin, delta, lo, hi) || origin+delta < types.TimestampMin || origin+delta > types.TimestampMax {
+		return nil, errTSRange
+	}
+	r := origin + delta
+	return types.TimestampValue(r), nil
 }
 
 // extractField computes EXTRACT(field FROM v) as numeric.

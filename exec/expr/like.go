@@ -198,8 +198,8 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 		bm = andValidity(n, s, p, escArr)
 	}
 	bits := newBits(n)
-	sv, ok1 := s.(*array.String)
-	pv, ok2 := p.(*array.String)
+	sv, ok1 := likeText(s)
+	pv, ok2 := likeText(p)
 	if !ok1 || !ok2 {
 		return nil, pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s ~~ %s", e.E.Type(), e.Pattern.Type())
 	}
@@ -210,10 +210,11 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 		if !isValid(bm, i) {
 			continue
 		}
-		pat := pv.Value(i)
+		pat := pv(i)
 		esc := "\\"
 		if escArr != nil {
-			esc = escArr.(*array.String).Value(i)
+			ev, _ := likeText(escArr)
+			esc = ev(i)
 		}
 		if (re == nil && plain == nil) || pat != lastPat || esc != lastEsc {
 			re, plain = nil, nil
@@ -241,9 +242,9 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 		}
 		var hit bool
 		if plain != nil {
-			hit = plain(sv.Value(i))
+			hit = plain(sv(i))
 		} else {
-			hit = re.MatchString(sv.Value(i))
+			hit = re.MatchString(sv(i))
 		}
 		if hit != e.Not {
 			bitutil.SetBit(bits, i)
@@ -256,6 +257,19 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 func NewLike(e, pattern, escape Expr, caseInsens, not, regex bool) (*Like, error) {
 	var err error
 	out := &Like{CaseInsens: caseInsens, Not: not, Regex: regex}
+	if e.Type().Kind == types.Bytea && !caseInsens && !regex {
+		// bytea LIKE bytea: '_' is one byte (likeText)
+		out.E = e
+		if out.Pattern, err = toByteaArg(pattern, e); err != nil {
+			return nil, err
+		}
+		if escape != nil {
+			if out.Escape, err = toByteaArg(escape, e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
 	if out.E, err = toTextArg(e); err != nil {
 		return nil, err
 	}
@@ -281,4 +295,36 @@ func toTextArg(e Expr) (Expr, error) {
 		return coerceImplicit(e, types.TText)
 	}
 	return nil, noOperator("~~", []types.T{t, types.TText})
+}
+
+// toByteaArg types the pattern or escape of bytea LIKE: bytea, or an
+// unknown literal read as bytea.
+func toByteaArg(a, e Expr) (Expr, error) {
+	switch a.Type().Kind {
+	case types.Bytea:
+		return a, nil
+	case types.Unknown:
+		return coerceImplicit(a, types.TBytea)
+	}
+	return nil, noOperator("~~", []types.T{e.Type(), a.Type()})
+}
+
+// likeText reads a LIKE operand's rows as strings: text as it is, bytea
+// with each byte as the character of that code (U+0000-U+00FF), so that
+// '_' and '%' count bytes as PostgreSQL's bytea LIKE does.
+func likeText(a arrow.Array) (func(int) string, bool) {
+	switch v := a.(type) {
+	case *array.String:
+		return v.Value, true
+	case *array.Binary:
+		return func(i int) string {
+			b := v.Value(i)
+			r := make([]rune, len(b))
+			for j, c := range b {
+				r[j] = rune(c)
+			}
+			return string(r)
+		}, true
+	}
+	return nil, false
 }

@@ -1,7 +1,6 @@
 package expr
 
 import (
-	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -184,6 +183,23 @@ func leadingDigits(d *apd.Decimal, n int) int32 {
 	return v
 }
 
+// numericDscaleMax is PostgreSQL's NUMERIC_DSCALE_MAX: the most decimals a
+// numeric keeps.
+const numericDscaleMax = 16383
+
+// exactCtx has the precision for the exact sum, difference or product of
+// finite x and y (at most numeric's 147455 digits; more overflows anyway).
+func exactCtx(op byte, x, y *apd.Decimal) *apd.Context {
+	var p int64
+	if op == '*' {
+		p = x.NumDigits() + y.NumDigits()
+	} else {
+		hi := max(x.NumDigits()+int64(x.Exponent), y.NumDigits()+int64(y.Exponent))
+		p = hi - int64(min(x.Exponent, y.Exponent)) + 1
+	}
+	return roundCtx.WithPrecision(uint32(min(max(p, int64(roundCtx.Precision)), 150000)))
+}
+
 // numericOp applies one numeric operator to two finite-or-special values.
 func numericOp(op byte, x, y *apd.Decimal) (*apd.Decimal, error) {
 	r := new(apd.Decimal)
@@ -199,11 +215,14 @@ func numericOp(op byte, x, y *apd.Decimal) (*apd.Decimal, error) {
 	var err error
 	switch op {
 	case '+':
-		_, err = roundCtx.Add(r, x, y)
+		_, err = exactCtx(op, x, y).Add(r, x, y)
 	case '-':
-		_, err = roundCtx.Sub(r, x, y)
+		_, err = exactCtx(op, x, y).Sub(r, x, y)
 	case '*':
-		_, err = roundCtx.Mul(r, x, y)
+		// exact, then rounded to the most decimals a numeric keeps
+		if _, err = exactCtx(op, x, y).Mul(r, x, y); err == nil && scaleOf(r) > numericDscaleMax {
+			_, err = exactCtx(op, r, r).Quantize(r, r, -numericDscaleMax)
+		}
 	case '/':
 		if y.IsZero() {
 			return nil, errDivZero
@@ -333,31 +352,5 @@ func numericPower(x, y *apd.Decimal) (*apd.Decimal, error) {
 			return nil, pgerr.New(pgerr.InvalidArgumentForPower, "a negative number raised to a non-integer power yields a complex result")
 		}
 	}
-	r := new(apd.Decimal)
-	fx, _ := x.Float64()
-	fy, _ := y.Float64()
-	digits := math.Abs(fy * math.Log10(math.Abs(fx)+1e-300))
-	if math.IsNaN(digits) || math.IsInf(digits, 0) || digits > 100000 {
-		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
-	}
-	c := roundCtx.WithPrecision(uint32(digits) + 60)
-	if _, err := c.Pow(r, x, y); err != nil {
-		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
-	}
-	// An integral exponent keeps 16 decimals (power_var_int); otherwise
-	// about 16 significant digits.
-	scale := int32(16)
-	var yi apd.Decimal
-	if _, err := roundCtx.RoundToIntegralValue(&yi, y); err != nil || yi.Cmp(y) != 0 {
-		if !r.IsZero() {
-			lg := int32(r.NumDigits()) + r.Exponent - 1
-			scale = 16 - lg
-		}
-	}
-	scale = max(scale, scaleOf(x), scaleOf(y), 0)
-	scale = min(scale, 1000)
-	if _, err := roundCtx.Quantize(r, r, -scale); err != nil {
-		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
-	}
-	return r, nil
+	return numericPowerFinite(x, y)
 }

@@ -356,15 +356,29 @@ func toCharFloat(x float64, f string, digits int) (string, error) {
 		x *= math.Pow(10, float64(d.multi))
 		d.pre += d.multi
 	}
-	preLen := len(strconv.FormatFloat(math.Abs(x), 'f', 0, 64))
+	preLen := len(pgFormatFloat(math.Abs(x), 0))
 	if preLen >= digits {
 		d.post = 0
 	} else if preLen+d.post > digits {
 		d.post = digits - preLen
 	}
-	printed := strconv.FormatFloat(x, 'f', d.post, 64)
+	printed := pgFormatFloat(x, d.post)
 	numstr, sign, pre := numLayout(d, printed)
 	return numProc(nodes, d, numstr, sign, pre), nil
+}
+
+// pgFormatFloat is PostgreSQL's snprintf("%.*f"): infinities and NaN print
+// as Infinity, -Infinity and NaN.
+func pgFormatFloat(x float64, prec int) string {
+	switch {
+	case math.IsNaN(x):
+		return "NaN"
+	case math.IsInf(x, 1):
+		return "Infinity"
+	case math.IsInf(x, -1):
+		return "-Infinity"
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64)
 }
 
 // lastRelevant is get_last_relevant_decnum: the index of the last nonzero

@@ -579,7 +579,7 @@ func numericKey(s string) string {
 // two intervals equal.
 func intervalSpan(v arrow.MonthDayNanoInterval) (days, rem int64) {
 	const dayUS = 86400 * 1000000
-	us := v.Nanoseconds / 1000
+	us := v.Nanoseconds // µs (types.IntervalToArrow)
 	days = int64(v.Months)*30 + int64(v.Days) + us/dayUS
 	rem = us % dayUS
 	if rem < 0 {
