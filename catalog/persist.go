@@ -16,6 +16,26 @@ import (
 // catalogFile is the catalog's file in the data directory.
 const catalogFile = "catalog.json"
 
+// catalogVersion is the version save writes. Version 1 data directories
+// stored interval values in nanoseconds (Arrow's field), version 2 in
+// microseconds (docs/contributing/storage.md): a version 1 directory
+// opens only when no relation has an interval column, and is written as
+// version 2 from then on.
+const catalogVersion = 2
+
+// checkV1 refuses a version 1 catalog whose relations have interval
+// columns: their stored values would read 1000 times too large.
+func checkV1(path string, f fileCatalog) error {
+	for _, r := range f.Relations {
+		for _, c := range r.Columns {
+			if c.TypeOID == 1186 || c.TypeOID == 1187 { // interval, interval[]
+				return fmt.Errorf("catalog: %s was written by an earlier streamsql that stored interval values in another unit, and %s.%s has the interval column %s: export its data with that version (COPY ... TO) and load it into a new data directory", path, r.Schema, r.Name, c.Name)
+			}
+		}
+	}
+	return nil
+}
+
 // The on-disk form. Types are stored by PostgreSQL OID and typmod, which are
 // stable, rather than by types.Kind, whose numbering is internal.
 type fileCatalog struct {
@@ -115,8 +135,13 @@ func load(dir string) (*snapshot, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("catalog: %s is corrupt: %w", path, err)
 	}
-	if f.Version != 1 {
+	if f.Version != 1 && f.Version != catalogVersion {
 		return nil, fmt.Errorf("catalog: %s has unknown version %d", path, f.Version)
+	}
+	if f.Version == 1 {
+		if err := checkV1(path, f); err != nil {
+			return nil, err
+		}
 	}
 	s := emptySnapshot()
 	if f.NextOID > s.nextOID {
@@ -175,7 +200,7 @@ func load(dir string) (*snapshot, error) {
 // save writes s atomically: a temporary file, fsync, rename over the old
 // file, fsync of the directory.
 func (c *Catalog) save(s *snapshot) error {
-	f := fileCatalog{Version: 1, NextOID: s.nextOID}
+	f := fileCatalog{Version: catalogVersion, NextOID: s.nextOID}
 	for _, sc := range s.schemas {
 		f.Schemas = append(f.Schemas, fileSchema{sc.OID, sc.Name})
 	}
