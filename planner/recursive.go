@@ -417,16 +417,6 @@ func (b *binder) checkSelfReferences(s *pg.SelectStmt, name string) error {
 				if x.SubLink.Testexpr != nil {
 					walk(msg(x.SubLink.Testexpr), ctx)
 				}
-			case *pg.Node_CommonTableExpr:
-				// PostgreSQL keeps the context; streamsql does not bind a
-				// reference from a WITH inside the recursive term and
-				// refuses it as in a subquery.
-				if c := ctx; x.CommonTableExpr.Ctequery != nil {
-					if c == recOK {
-						c = recSubLink
-					}
-					walk(msg(x.CommonTableExpr.Ctequery), c)
-				}
 			case *pg.Node_JoinExpr:
 				j := x.JoinExpr
 				left, right := ctx, ctx
@@ -469,6 +459,9 @@ func (b *binder) checkSelfReferences(s *pg.SelectStmt, name string) error {
 		right := left
 		if x.Op == pg.SetOperation_SETOP_EXCEPT {
 			right = recExcept
+		}
+		if x.WithClause != nil {
+			walk(msg(x.WithClause), ctx)
 		}
 		walkSelect(x.Larg, left)
 		walkSelect(x.Rarg, right)
