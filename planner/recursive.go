@@ -401,98 +401,78 @@ func (b *binder) checkSelfReferences(s *pg.SelectStmt, name string) error {
 	}
 	var refs []ref
 	var walk func(m protoreflect.Message, ctx recContext)
-	fields := func(m protoreflect.Message, ctx recContext) {
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
-				return true
-			}
-			if fd.IsList() {
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					walk(l.Get(i).Message(), ctx)
-				}
-			} else {
-				walk(v.Message(), ctx)
-			}
-			return true
-		})
-	}
+	var walkSelect func(x *pg.SelectStmt, ctx recContext)
 	msg := func(x interface{ ProtoReflect() protoreflect.Message }) protoreflect.Message { return x.ProtoReflect() }
 	walk = func(m protoreflect.Message, ctx recContext) {
-		switch x := m.Interface().(type) {
-		case *pg.RangeVar:
-			if x.Schemaname == "" && x.Relname == name {
-				refs = append(refs, ref{x.Location, ctx})
-			}
-		case *pg.SubLink:
-			if x.Subselect != nil {
-				walk(msg(x.Subselect), recSubLink)
-			}
-			if x.Testexpr != nil {
-				walk(msg(x.Testexpr), ctx)
-			}
-		case *pg.CommonTableExpr:
-			// PostgreSQL keeps the context; streamsql does not bind a
-			// reference from a WITH inside the recursive term and refuses
-			// it as in a subquery.
-			if c := ctx; x.Ctequery != nil {
-				if c == recOK {
-					c = recSubLink
+		eachNode(m, func(n *pg.Node) bool { // alter_views.go
+			switch x := n.Node.(type) {
+			case *pg.Node_RangeVar:
+				if rv := x.RangeVar; rv.Schemaname == "" && rv.Relname == name {
+					refs = append(refs, ref{rv.Location, ctx})
 				}
-				walk(msg(x.Ctequery), c)
-			}
-		case *pg.JoinExpr:
-			left, right := ctx, ctx
-			switch x.Jointype {
-			case pg.JoinType_JOIN_LEFT:
-				right = recOuterJoin
-			case pg.JoinType_JOIN_RIGHT:
-				left = recOuterJoin
-			case pg.JoinType_JOIN_FULL:
-				left, right = recOuterJoin, recOuterJoin
-			}
-			if x.Larg != nil {
-				walk(msg(x.Larg), left)
-			}
-			if x.Rarg != nil {
-				walk(msg(x.Rarg), right)
-			}
-			if x.Quals != nil {
-				walk(msg(x.Quals), ctx)
-			}
-		case *pg.SelectStmt:
-			switch x.Op {
-			case pg.SetOperation_SETOP_INTERSECT, pg.SetOperation_SETOP_EXCEPT:
-				left := ctx
-				if x.All {
-					left = recIntersect
-					if x.Op == pg.SetOperation_SETOP_EXCEPT {
-						left = recExcept
+			case *pg.Node_SubLink:
+				if x.SubLink.Subselect != nil {
+					walk(msg(x.SubLink.Subselect), recSubLink)
+				}
+				if x.SubLink.Testexpr != nil {
+					walk(msg(x.SubLink.Testexpr), ctx)
+				}
+			case *pg.Node_JoinExpr:
+				j := x.JoinExpr
+				left, right := ctx, ctx
+				switch j.Jointype {
+				case pg.JoinType_JOIN_LEFT:
+					right = recOuterJoin
+				case pg.JoinType_JOIN_RIGHT:
+					left = recOuterJoin
+				case pg.JoinType_JOIN_FULL:
+					left, right = recOuterJoin, recOuterJoin
+				}
+				for _, side := range []struct {
+					n *pg.Node
+					c recContext
+				}{{j.Larg, left}, {j.Rarg, right}, {j.Quals, ctx}} {
+					if side.n != nil {
+						walk(msg(side.n), side.c)
 					}
 				}
-				right := left
-				if x.Op == pg.SetOperation_SETOP_EXCEPT {
-					right = recExcept
-				}
-				walk(msg(x.Larg), left)
-				walk(msg(x.Rarg), right)
-				for _, n := range x.SortClause {
-					walk(msg(n), ctx)
-				}
-				for _, n := range []*pg.Node{x.LimitOffset, x.LimitCount} {
-					if n != nil {
-						walk(msg(n), ctx)
-					}
-				}
+			case *pg.Node_SelectStmt:
+				walkSelect(x.SelectStmt, ctx)
 			default:
-				fields(m, ctx)
+				return true
 			}
-		default:
-			fields(m, ctx)
+			return false
+		})
+	}
+	walkSelect = func(x *pg.SelectStmt, ctx recContext) {
+		if x.Op == pg.SetOperation_SETOP_NONE {
+			walk(msg(x), ctx)
+			return
+		}
+		left := ctx
+		if x.All && x.Op != pg.SetOperation_SETOP_UNION {
+			left = recIntersect
+			if x.Op == pg.SetOperation_SETOP_EXCEPT {
+				left = recExcept
+			}
+		}
+		right := left
+		if x.Op == pg.SetOperation_SETOP_EXCEPT {
+			right = recExcept
+		}
+		if x.WithClause != nil {
+			walk(msg(x.WithClause), ctx)
+		}
+		walkSelect(x.Larg, left)
+		walkSelect(x.Rarg, right)
+		for _, n := range append(append([]*pg.Node(nil), x.SortClause...), x.LimitOffset, x.LimitCount) {
+			if n != nil {
+				walk(msg(n), ctx)
+			}
 		}
 	}
-	walk(msg(s.Larg), recNonRecTerm)
-	walk(msg(s.Rarg), recOK)
+	walkSelect(s.Larg, recNonRecTerm)
+	walkSelect(s.Rarg, recOK)
 	// protoreflect visits fields in no fixed order (it varies from build
 	// to build): PostgreSQL reports the references in the query's order.
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].loc < refs[j].loc })
