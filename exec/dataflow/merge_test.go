@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/types"
 )
 
 // mergeOrder runs a merge over inputs already holding their messages
@@ -77,5 +78,58 @@ func TestMergeStarvesNoInput(t *testing.T) {
 	got := mergeOrder(t, [][]stream.Message{ahead, behind})
 	if got[mergeMaxSkip] < 1000 {
 		t.Fatalf("input 0 waited past %d chunks of input 1: %v", mergeMaxSkip, got)
+	}
+}
+
+// A hash exchange gathers each instance's parts into chunks as large as
+// its input's, sends them before a barrier, and loses no row.
+func TestExchangeGathersParts(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	j := &Job{env: &stream.Env{Ctx: ctx}}
+	in := make(chan stream.Message, 16)
+	const chunks, rows = 8, 100
+	for c := range chunks {
+		vals := make([]int64, rows)
+		for i := range vals {
+			vals[i] = int64(c*rows + i)
+		}
+		in <- stream.ChunkMsg(&stream.Chunk{Rec: rec(vals...)})
+	}
+	in <- stream.BarrierMsg(stream.Barrier{Epoch: 1})
+	close(in)
+	outs := j.exchange(in, []int{0}, []types.T{types.TInt8}, 2)
+	total := 0
+	for k, out := range outs {
+		var sizes []int
+		barrier := false
+		for m := range out {
+			switch m.Kind {
+			case stream.KindChunk:
+				if barrier {
+					t.Fatalf("instance %d: rows after the barrier", k)
+				}
+				sizes = append(sizes, m.Chunk.Len())
+				total += m.Chunk.Len()
+			case stream.KindBarrier:
+				barrier = true
+			}
+		}
+		if !barrier {
+			t.Fatalf("instance %d got no barrier", k)
+		}
+		// about half of each input chunk: gathered, all but the last
+		// chunk before the barrier hold at least an input chunk's rows
+		for i, n := range sizes[:len(sizes)-1] {
+			if n < rows {
+				t.Fatalf("instance %d: chunk %d of %d rows (sizes %v), want at least %d", k, i, n, sizes, rows)
+			}
+		}
+		if len(sizes) > chunks/2+1 {
+			t.Fatalf("instance %d: %d chunks %v for %d input chunks", k, len(sizes), sizes, chunks)
+		}
+	}
+	if total != chunks*rows {
+		t.Fatalf("%d rows out of %d", total, chunks*rows)
 	}
 }
