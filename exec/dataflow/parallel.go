@@ -98,7 +98,10 @@ func instanceID(op string, k int) string { return fmt.Sprintf("%s#%d", op, k) }
 
 // exchange splits in among n output channels by the vnode of each row's
 // keys (columns of in's rows, of types ts), and broadcasts watermarks and
-// barriers to every output after the rows before them. An update pair
+// barriers to every output after the rows before them. Each output's rows
+// are gathered into chunks about as large as in's (stream.Coalescer), so
+// an instance gets as few chunks as the single operator would; what is
+// gathered goes out before the next watermark or barrier. An update pair
 // whose halves go to different instances becomes a delete and an insert
 // (each instance sees a well-formed changelog). The outputs close when in
 // does or the job ends.
@@ -118,6 +121,22 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 			}
 		}()
 		sp := stream.NewSplitter(keys, ts, n)
+		co := stream.NewCoalescer(n)
+		// flush sends every instance its gathered rows: before any other
+		// message, and at the end
+		flush := func() bool {
+			for k, c := range chans {
+				p, err := co.Take(k)
+				if err != nil {
+					j.fail(err)
+					return false
+				}
+				if p != nil && !j.send(c, stream.ChunkMsg(p)) {
+					return false
+				}
+			}
+			return true
+		}
 		for {
 			var m stream.Message
 			var ok bool
@@ -127,9 +146,13 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 				return
 			}
 			if !ok {
+				flush()
 				return
 			}
 			if m.Kind != stream.KindChunk {
+				if !flush() {
+					return
+				}
 				for _, c := range chans {
 					if !j.send(c, m) {
 						return
@@ -137,9 +160,18 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 				}
 				continue
 			}
+			co.Input(m.Chunk.Len())
 			parts := sp.Split(m.Chunk)
 			for k, c := range parts {
-				if c != nil && !j.send(chans[k], stream.ChunkMsg(c)) {
+				if c == nil {
+					continue
+				}
+				p, err := co.Add(k, c)
+				if err != nil {
+					j.fail(err)
+					return
+				}
+				if p != nil && !j.send(chans[k], stream.ChunkMsg(p)) {
 					return
 				}
 			}
