@@ -12,10 +12,11 @@ import (
 )
 
 // tnEntryInline8 and tnEntryInline16 are a tnEntry with room for its
-// values (row and sort keys) and for what its integer, timestamp and text
-// values hold (words, strs: see entry), sized to fill a Go size class
-// (288 and 480 bytes): a Nexmark bid row (four integers and timestamps,
-// three texts) fits the first.
+// values (row and sort keys); the first also for what its integer,
+// timestamp and text values hold (words, strs: see entry), sized to fill
+// a Go size class (288 bytes): a Nexmark bid row (four integers and
+// timestamps, three texts) fits it. Wider rows box their values: room for
+// them made q6's and q9's joined rows larger and no faster.
 type tnEntryInline8 struct {
 	tnEntry
 	vals  [8]types.Value
@@ -25,9 +26,7 @@ type tnEntryInline8 struct {
 
 type tnEntryInline16 struct {
 	tnEntry
-	vals  [16]types.Value
-	words [6]int64
-	strs  [6]string
+	vals [16]types.Value
 }
 
 // tnPend is a text value of the row being built, before its copy.
@@ -40,7 +39,7 @@ type tnPend struct {
 // entry builds row i's entry, owning its values: the entry and its values
 // are one allocation when the row is narrow (tnEntryInline8, 16), and the
 // row's strings share one copy of their bytes. An int8, timestamp or text
-// value of such an entry is an interface whose data is a word or string
+// value of a narrow entry is an interface whose data is a word or string
 // header of the entry itself (boxAt) rather than a box of its own, while
 // the entry has room: a wide row is one allocation instead of one a
 // value, which is most of what a top-n keeping every row (a dedup) costs
@@ -58,7 +57,7 @@ func (r *topnRun) entry(rec arrow.RecordBatch, keys []arrow.Array, i int) *tnEnt
 		e, vals, words, strs = &x.tnEntry, x.vals[:nv:nv], x.words[:], x.strs[:]
 	case nv <= 16:
 		x := &tnEntryInline16{}
-		e, vals, words, strs = &x.tnEntry, x.vals[:nv:nv], x.words[:], x.strs[:]
+		e, vals = &x.tnEntry, x.vals[:nv:nv]
 	default:
 		e, vals = &tnEntry{}, make([]types.Value, nv)
 	}

@@ -29,7 +29,7 @@ func TestTopNEntryValues(t *testing.T) {
 	shapes := [][]int{
 		pick("i8", "ts", "txt", "vc", "i8", "tstz", "i8", "txt"),           // 8 values with the key: inline8, words and strs run out
 		pick("i8", "txt", "vc", "txt", "txt", "txt", "ts"),                 // strs run out
-		pick("k1", "k2", "i2", "i4", "i8", "f8", "num", "txt", "vc", "ts"), // inline16
+		pick("k1", "k2", "i2", "i4", "i8", "f8", "num", "txt", "vc", "ts"), // inline16: boxed
 		nil, // every column: wide
 	}
 	for si, idx := range shapes {
