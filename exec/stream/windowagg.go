@@ -273,6 +273,11 @@ func (r *waggRun) handle(m Message) ([]Message, error) {
 	case KindChunk:
 		return nil, r.consume(m.Chunk)
 	case KindWatermark:
+		if m.Watermark.Col < 0 {
+			// A runtime mark (a split reader ended or went idle) passes
+			// a partial aggregate fused with its reader on to the merge.
+			return []Message{m}, nil
+		}
 		if m.Watermark.Col != r.markCol() || m.Watermark.Value <= r.wm {
 			return nil, nil // other columns' watermarks do not reach the output
 		}
