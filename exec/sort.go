@@ -291,13 +291,20 @@ func radixSort(ks [][]uint64, n int) []int32 { return radixSortRange(ks, 0, n) }
 
 // radixSortRange is radixSort of rows lo..hi-1 (their numbers, in order).
 func radixSortRange(ks [][]uint64, lo, hi int) []int32 {
+	perm, _ := radixSortKeys(ks, lo, hi)
+	return perm
+}
+
+// radixSortKeys is radixSortRange that also returns the first word of
+// each row in the sorted order (the whole key when there is one word).
+func radixSortKeys(ks [][]uint64, lo, hi int) (perm []int32, first []uint64) {
 	n := hi - lo
-	perm := make([]int32, n)
+	perm = make([]int32, n)
 	for i := range perm {
 		perm[i] = int32(lo + i)
 	}
 	if n == 0 {
-		return perm
+		return perm, nil
 	}
 	tmp := make([]int32, n)
 	keys := make([]uint64, n)
@@ -332,5 +339,5 @@ func radixSortRange(ks [][]uint64, lo, hi int) []int32 {
 			keys, keysTmp = keysTmp, keys
 		}
 	}
-	return perm
+	return perm, keys
 }

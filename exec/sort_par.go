@@ -22,6 +22,14 @@ import (
 // parSortMin is the fewest rows worth sorting in parallel.
 const parSortMin = 1 << 15
 
+// sortRun is a sorted run of rows: their numbers, and with one
+// normalized key word, those words in the same order (merging then reads
+// two arrays in order instead of looking each row's key up).
+type sortRun struct {
+	perm []int32
+	keys []uint64 // nil: compare through order
+}
+
 // sortPermCtx is sortPerm using the execution's workers.
 func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []int32 {
 	w := workers(ctx)
@@ -29,7 +37,7 @@ func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []i
 		return sortPerm(keyArrs, keys, n)
 	}
 	var order func(a, b int32) int
-	var sortRange func(lo, hi int) []int32
+	var sortRange func(lo, hi int) sortRun
 	if nk := normalizeKeys(keyArrs, keys); nk != nil {
 		order = func(a, b int32) int {
 			for _, k := range nk {
@@ -39,7 +47,13 @@ func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []i
 			}
 			return cmp.Compare(a, b)
 		}
-		sortRange = func(lo, hi int) []int32 { return radixSortRange(nk, lo, hi) }
+		sortRange = func(lo, hi int) sortRun {
+			perm, first := radixSortKeys(nk, lo, hi)
+			if len(nk) > 1 {
+				first = nil
+			}
+			return sortRun{perm, first}
+		}
 	} else {
 		ts := make([]types.T, len(keys))
 		desc := make([]bool, len(keys))
@@ -54,19 +68,19 @@ func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []i
 			}
 			return cmp.Compare(a, b)
 		}
-		sortRange = func(lo, hi int) []int32 {
+		sortRange = func(lo, hi int) sortRun {
 			p := make([]int32, hi-lo)
 			for i := range p {
 				p[i] = int32(lo + i)
 			}
 			slices.SortFunc(p, order)
-			return p
+			return sortRun{perm: p}
 		}
 	}
-	runs := make([][]int32, w)
+	runs := make([]sortRun, w)
 	parallelDo(w, func(i int) { runs[i] = sortRange(i*n/w, (i+1)*n/w) })
 	for len(runs) > 1 {
-		next := make([][]int32, 0, (len(runs)+1)/2)
+		next := make([]sortRun, 0, (len(runs)+1)/2)
 		for i := 0; i < len(runs); i += 2 {
 			if i+1 == len(runs) {
 				next = append(next, runs[i])
@@ -76,7 +90,7 @@ func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []i
 		}
 		runs = next
 	}
-	return runs[0]
+	return runs[0].perm
 }
 
 // parallelDo runs fn(0..w-1) on w goroutines and waits for them.
@@ -88,26 +102,40 @@ func parallelDo(w int, fn func(i int)) {
 	wg.Wait()
 }
 
-// parMerge merges the sorted runs a and b (a total order: order never
-// returns 0 for two rows) on w goroutines, each writing its own segment
-// of the output.
-func parMerge(a, b []int32, w int, order func(x, y int32) int) []int32 {
-	out := make([]int32, len(a)+len(b))
-	n := len(out)
+// before reports whether row i of a comes before row j of b (a total
+// order: row numbers break ties).
+func before(a sortRun, i int, b sortRun, j int, order func(x, y int32) int) bool {
+	if a.keys != nil {
+		if a.keys[i] != b.keys[j] {
+			return a.keys[i] < b.keys[j]
+		}
+		return a.perm[i] < b.perm[j]
+	}
+	return order(a.perm[i], b.perm[j]) < 0
+}
+
+// parMerge merges the sorted runs a and b on w goroutines, each writing
+// its own segment of the output.
+func parMerge(a, b sortRun, w int, order func(x, y int32) int) sortRun {
+	n := len(a.perm) + len(b.perm)
+	out := sortRun{perm: make([]int32, n)}
+	if a.keys != nil {
+		out.keys = make([]uint64, n)
+	}
 	parallelDo(w, func(s int) {
 		k0, k1 := s*n/w, (s+1)*n/w
 		i0, i1 := coRank(k0, a, b, order), coRank(k1, a, b, order)
-		mergeInto(out[k0:k1], a[i0:i1], b[k0-i0:k1-i1], order)
+		mergeInto(out, k0, k1, a, i0, i1, b, k0-i0, k1-i1, order)
 	})
 	return out
 }
 
 // coRank returns how many of the first k rows of merge(a, b) come from a.
-func coRank(k int, a, b []int32, order func(x, y int32) int) int {
-	lo, hi := max(0, k-len(b)), min(k, len(a))
+func coRank(k int, a, b sortRun, order func(x, y int32) int) int {
+	lo, hi := max(0, k-len(b.perm)), min(k, len(a.perm))
 	for lo < hi {
 		i := int(uint(lo+hi) >> 1)
-		if j := k - i; j > 0 && order(a[i], b[j-1]) < 0 {
+		if j := k - i; j > 0 && before(a, i, b, j-1, order) {
 			lo = i + 1 // a[i] comes before b[j-1]: more of a
 		} else {
 			hi = i
@@ -116,15 +144,20 @@ func coRank(k int, a, b []int32, order func(x, y int32) int) int {
 	return lo
 }
 
-// mergeInto merges the sorted a and b into out (len(a)+len(b)).
-func mergeInto(out, a, b []int32, order func(x, y int32) int) {
-	i, j := 0, 0
-	for k := range out {
-		if j == len(b) || (i < len(a) && order(a[i], b[j]) < 0) {
-			out[k] = a[i]
+// mergeInto merges a[i:ie] and b[j:je] into out[k:ke].
+func mergeInto(out sortRun, k, ke int, a sortRun, i, ie int, b sortRun, j, je int, order func(x, y int32) int) {
+	for ; k < ke; k++ {
+		if j == je || (i < ie && before(a, i, b, j, order)) {
+			out.perm[k] = a.perm[i]
+			if out.keys != nil {
+				out.keys[k] = a.keys[i]
+			}
 			i++
 		} else {
-			out[k] = b[j]
+			out.perm[k] = b.perm[j]
+			if out.keys != nil {
+				out.keys[k] = b.keys[j]
+			}
 			j++
 		}
 	}

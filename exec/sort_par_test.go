@@ -1,8 +1,10 @@
 package exec
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/streamsql/streamsql/types"
@@ -51,19 +53,20 @@ func TestParallelSortEqualsSerial(t *testing.T) {
 	}
 }
 
-// coRank and mergeInto against a plain merge, at every output position.
+// coRank and mergeInto against a plain merge, at every split, with runs
+// that carry their keys and runs compared through order.
 func TestCoRankMerge(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	for range 200 {
-		keys := make([]int, r.Intn(40))
+		keys := make([]uint64, r.Intn(40))
 		for i := range keys {
-			keys[i] = r.Intn(6)
+			keys[i] = uint64(r.Intn(6))
 		}
 		order := func(x, y int32) int {
 			if keys[x] != keys[y] {
-				return keys[x] - keys[y]
+				return cmp.Compare(keys[x], keys[y])
 			}
-			return int(x - y)
+			return cmp.Compare(x, y)
 		}
 		var a, b []int32
 		for i := range keys {
@@ -73,26 +76,30 @@ func TestCoRankMerge(t *testing.T) {
 				b = append(b, int32(i))
 			}
 		}
-		sortInts := func(p []int32) {
-			for i := 1; i < len(p); i++ {
-				for j := i; j > 0 && order(p[j-1], p[j]) > 0; j-- {
-					p[j-1], p[j] = p[j], p[j-1]
-				}
+		slices.SortFunc(a, order)
+		slices.SortFunc(b, order)
+		want := slices.Concat(a, b)
+		slices.SortFunc(want, order)
+		keyed := func(p []int32) sortRun {
+			ks := make([]uint64, len(p))
+			for i, x := range p {
+				ks[i] = keys[x]
 			}
+			return sortRun{p, ks}
 		}
-		sortInts(a)
-		sortInts(b)
-		want := make([]int32, len(keys))
-		mergeInto(want, a, b, order)
 		for w := 1; w <= 5; w++ {
-			got := parMerge(a, b, w, order)
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("w=%d: %v, want %v", w, got, want)
-			}
-		}
-		for i := 1; i < len(want); i++ {
-			if order(want[i-1], want[i]) >= 0 {
-				t.Fatalf("merge out of order: %v", want)
+			for _, withKeys := range []bool{false, true} {
+				ra, rb := sortRun{perm: a}, sortRun{perm: b}
+				if withKeys {
+					ra, rb = keyed(a), keyed(b)
+				}
+				got := parMerge(ra, rb, w, order)
+				if fmt.Sprint(got.perm) != fmt.Sprint(want) {
+					t.Fatalf("w=%d keys=%v: %v, want %v", w, withKeys, got.perm, want)
+				}
+				if withKeys && fmt.Sprint(got.keys) != fmt.Sprint(keyed(want).keys) {
+					t.Fatalf("w=%d: merged keys %v", w, got.keys)
+				}
 			}
 		}
 	}
