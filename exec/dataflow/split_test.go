@@ -8,22 +8,27 @@ import (
 	"github.com/streamsql/streamsql/exec/stream"
 )
 
+// startMerge starts a merge of n inputs the test feeds.
+func startMerge(t *testing.T, n int) ([]chan stream.Message, <-chan stream.Message) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	j := &Job{env: &stream.Env{Ctx: ctx}}
+	ins := make([]chan stream.Message, n)
+	rd := make([]<-chan stream.Message, n)
+	for i := range ins {
+		ins[i] = make(chan stream.Message, 16)
+		rd[i] = ins[i]
+	}
+	return ins, j.merge(rd)
+}
+
 // merge forwards the minimum watermark over the active readers:
 // an idle reader does not hold it back, an ended one stops counting, and
 // once every reader ended the maximum over all is the last watermark.
 // Barriers pass once every reader delivered them; reader marks never
 // leave the merge.
 func TestMergeReadersWatermarks(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	j := &Job{env: &stream.Env{Ctx: ctx}}
-	ins := make([]chan stream.Message, 3)
-	rd := make([]<-chan stream.Message, 3)
-	for i := range ins {
-		ins[i] = make(chan stream.Message, 16)
-		rd[i] = ins[i]
-	}
-	out := j.merge(rd)
+	ins, out := startMerge(t, 3)
 	wm := func(v int64) stream.Message { return stream.WatermarkMsg(stream.Watermark{Col: 2, Value: v}) }
 	var got []int64
 	var barriers int
@@ -95,16 +100,7 @@ func TestMergeReadersWatermarks(t *testing.T) {
 // reader's over all the partitions would), and a reader with rows again
 // counts from then on.
 func TestMergeIdleReaders(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	j := &Job{env: &stream.Env{Ctx: ctx}}
-	ins := make([]chan stream.Message, 2)
-	rd := make([]<-chan stream.Message, 2)
-	for i := range ins {
-		ins[i] = make(chan stream.Message, 16)
-		rd[i] = ins[i]
-	}
-	out := j.merge(rd)
+	ins, out := startMerge(t, 2)
 	wm := func(v int64) stream.Message { return stream.WatermarkMsg(stream.Watermark{Col: 0, Value: v}) }
 	var got []int64
 	step := func(e uint64) {
