@@ -67,6 +67,20 @@ func init() {
 	}
 	reg("pg_get_viewdef", text, ts(oid), true, viewDef)
 	reg("pg_get_viewdef", text, ts(oid, boolean), true, viewDef)
+	// pg_get_viewdef(text): the name is read as regclass input is.
+	viewDefByName := func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+		c := catalogOf(ctx)
+		if c == nil {
+			return nil, nil
+		}
+		o, err := c.RelationOID(a[0].(string), searchPathOf(ctx))
+		if err != nil {
+			return nil, err
+		}
+		return viewDef(ctx, []types.Value{int64(o)})
+	}
+	reg("pg_get_viewdef", text, ts(text), true, viewDefByName)
+	reg("pg_get_viewdef", text, ts(text, boolean), true, viewDefByName)
 	conDef := func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		if r, k := indexOwner(ctx, oidArg(a[0])); r != nil {
 			return constraintDef(r, k), nil
