@@ -46,6 +46,7 @@ var settingDefs = []Setting{
 	{Name: "enable_tidscan", Unit: "", Category: "Query Tuning / Planner Method Configuration", ShortDesc: "Enables the planner's use of TID scan plans.", Context: "user", VarType: "bool", BootVal: "on"},
 	{Name: "escape_string_warning", Unit: "", Category: "Version and Platform Compatibility / Previous PostgreSQL Versions", ShortDesc: "Warn about backslash escapes in ordinary string literals.", Context: "user", VarType: "bool", BootVal: "on"},
 	{Name: "extra_float_digits", Unit: "", Category: "Client Connection Defaults / Locale and Formatting", ShortDesc: "Sets the number of digits displayed for floating-point values.", Context: "user", VarType: "integer", BootVal: "1"},
+	{Name: "force_parallel_mode", Unit: "", Category: "Developer Options", ShortDesc: "Forces use of parallel query facilities.", Context: "user", VarType: "enum", BootVal: "off"},
 	{Name: "from_collapse_limit", Unit: "", Category: "Query Tuning / Other Planner Options", ShortDesc: "Sets the FROM-list size beyond which subqueries are not collapsed.", Context: "user", VarType: "integer", BootVal: "8"},
 	{Name: "geqo", Unit: "", Category: "Query Tuning / Genetic Query Optimizer", ShortDesc: "Enables genetic query optimization.", Context: "user", VarType: "bool", BootVal: "on"},
 	{Name: "geqo_threshold", Unit: "", Category: "Query Tuning / Genetic Query Optimizer", ShortDesc: "Sets the threshold of FROM items beyond which GEQO is used.", Context: "user", VarType: "integer", BootVal: "12"},

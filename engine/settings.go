@@ -102,6 +102,7 @@ var settingList = []setting{
 	{name: "enable_partitionwise_join", def: "off", check: checkBool},
 	{name: "enable_sort", def: "on", check: checkBool},
 	{name: "enable_tidscan", def: "on", check: checkBool},
+	{name: "force_parallel_mode", def: "off", check: checkForceParallelMode},
 	{name: "from_collapse_limit", def: "8", check: checkIntRange("from_collapse_limit", -1, math.MaxInt32)},
 	{name: "geqo_threshold", def: "12", check: checkIntRange("geqo_threshold", -1, math.MaxInt32)},
 	{name: "jit_above_cost", def: "100000", check: checkReal("jit_above_cost")},
@@ -408,6 +409,15 @@ func checkByteaOutput(v string) (string, error) {
 	}
 	return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"bytea_output\": \"%s\"", v).
 		WithHint("Available values: escape, hex.")
+}
+
+func checkForceParallelMode(v string) (string, error) {
+	switch s := strings.ToLower(strings.TrimSpace(v)); s {
+	case "off", "on", "regress":
+		return s, nil
+	}
+	return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"force_parallel_mode\": \"%s\"", v).
+		WithHint("Available values: off, on, regress.")
 }
 
 func checkIntervalStyle(v string) (string, error) {
