@@ -46,11 +46,14 @@ func sortBatches(ctx *Context, cols []types.Column, bs []arrow.RecordBatch, keys
 	if err != nil {
 		return nil, err
 	}
-	perm := sortPermCtx(ctx, keyArrs, keys, n)
+	perm, err := sortPermCtx(ctx, keyArrs, keys, n)
+	if err != nil {
+		return nil, err
+	}
 	if err := canceled(ctx); err != nil {
 		return nil, err
 	}
-	return takeBatches(ctx, types.ArrowSchema(cols), arrs, perm, ctx.Size()), nil
+	return takeBatches(ctx, types.ArrowSchema(cols), arrs, perm, ctx.Size())
 }
 
 // evalOverBatches evaluates es over each batch and concatenates the results.
@@ -90,6 +93,18 @@ func sortPerm(keyArrs []arrow.Array, keys []SortKey, n int) []int32 {
 	if nk := normalizeKeys(keyArrs, keys); nk != nil {
 		return sortNormalized(nk, n)
 	}
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortFunc(perm, rowOrder(keyArrs, keys))
+	return perm
+}
+
+// rowOrder orders rows by keys over the key arrays, ties broken by row
+// number (a total order: the sort is stable). It only reads the arrays:
+// safe to call from several goroutines.
+func rowOrder(keyArrs []arrow.Array, keys []SortKey) func(a, b int32) int {
 	ts := make([]types.T, len(keys))
 	desc := make([]bool, len(keys))
 	nf := make([]bool, len(keys))
@@ -97,17 +112,12 @@ func sortPerm(keyArrs []arrow.Array, keys []SortKey, n int) []int32 {
 		ts[i], desc[i], nf[i] = k.E.Type(), k.Desc, k.NullsFirst
 	}
 	rc := newRowCmp(keyArrs, ts, desc, nf)
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	slices.SortFunc(perm, func(a, b int32) int {
+	return func(a, b int32) int {
 		if c := rc.compare(int(a), int(b)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
-	})
-	return perm
+	}
 }
 
 // maxNormKeys is how many uint64 words a normalized sort key may have.

@@ -2,12 +2,11 @@ package exec
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/streamsql/streamsql/types"
 )
 
 // Parallel sorting (ORDER BY with Context.Workers > 1). The rows are cut
@@ -31,10 +30,10 @@ type sortRun struct {
 }
 
 // sortPermCtx is sortPerm using the execution's workers.
-func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []int32 {
+func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) ([]int32, error) {
 	w := workers(ctx)
 	if w < 2 || n < parSortMin {
-		return sortPerm(keyArrs, keys, n)
+		return sortPerm(keyArrs, keys, n), nil
 	}
 	var order func(a, b int32) int
 	var sortRange func(lo, hi int) sortRun
@@ -55,19 +54,7 @@ func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []i
 			return sortRun{perm, first}
 		}
 	} else {
-		ts := make([]types.T, len(keys))
-		desc := make([]bool, len(keys))
-		nf := make([]bool, len(keys))
-		for i, k := range keys {
-			ts[i], desc[i], nf[i] = k.E.Type(), k.Desc, k.NullsFirst
-		}
-		rc := newRowCmp(keyArrs, ts, desc, nf) // read-only: safe to share
-		order = func(a, b int32) int {
-			if c := rc.compare(int(a), int(b)); c != 0 {
-				return c
-			}
-			return cmp.Compare(a, b)
-		}
+		order = rowOrder(keyArrs, keys)
 		sortRange = func(lo, hi int) sortRun {
 			p := make([]int32, hi-lo)
 			for i := range p {
@@ -78,7 +65,9 @@ func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []i
 		}
 	}
 	runs := make([]sortRun, w)
-	parallelDo(w, func(i int) { runs[i] = sortRange(i*n/w, (i+1)*n/w) })
+	if err := parallelDo(w, func(i int) { runs[i] = sortRange(i*n/w, (i+1)*n/w) }); err != nil {
+		return nil, err
+	}
 	for len(runs) > 1 {
 		next := make([]sortRun, 0, (len(runs)+1)/2)
 		for i := 0; i < len(runs); i += 2 {
@@ -86,20 +75,36 @@ func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) []i
 				next = append(next, runs[i])
 				continue
 			}
-			next = append(next, parMerge(runs[i], runs[i+1], w, order))
+			m, err := parMerge(runs[i], runs[i+1], w, order)
+			if err != nil {
+				return nil, err
+			}
+			next = append(next, m)
 		}
 		runs = next
 	}
-	return runs[0].perm
+	return runs[0].perm, nil
 }
 
-// parallelDo runs fn(0..w-1) on w goroutines and waits for them.
-func parallelDo(w int, fn func(i int)) {
+// parallelDo runs fn(0..w-1), fn(0) on the calling goroutine and the rest
+// on goroutines of their own, waits for them and returns the first error:
+// a panic in fn becomes an internal error, as in the other parallel
+// operators, instead of ending the process.
+func parallelDo(w int, fn func(i int)) error {
+	errs := make([]error, w)
 	var wg sync.WaitGroup
-	for i := range w {
-		wg.Go(func() { fn(i) })
+	for i := 1; i < w; i++ {
+		wg.Go(func() {
+			defer recoverErr(&errs[i])
+			fn(i)
+		})
 	}
+	func() {
+		defer recoverErr(&errs[0])
+		fn(0)
+	}()
 	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // before reports whether row i of a comes before row j of b (a total
@@ -116,18 +121,18 @@ func before(a sortRun, i int, b sortRun, j int, order func(x, y int32) int) bool
 
 // parMerge merges the sorted runs a and b on w goroutines, each writing
 // its own segment of the output.
-func parMerge(a, b sortRun, w int, order func(x, y int32) int) sortRun {
+func parMerge(a, b sortRun, w int, order func(x, y int32) int) (sortRun, error) {
 	n := len(a.perm) + len(b.perm)
 	out := sortRun{perm: make([]int32, n)}
 	if a.keys != nil {
 		out.keys = make([]uint64, n)
 	}
-	parallelDo(w, func(s int) {
+	err := parallelDo(w, func(s int) {
 		k0, k1 := s*n/w, (s+1)*n/w
 		i0, i1 := coRank(k0, a, b, order), coRank(k1, a, b, order)
 		mergeInto(out, k0, k1, a, i0, i1, b, k0-i0, k1-i1, order)
 	})
-	return out
+	return out, err
 }
 
 // coRank returns how many of the first k rows of merge(a, b) come from a.
@@ -165,21 +170,18 @@ func mergeInto(out sortRun, k, ke int, a sortRun, i, ie int, b sortRun, j, je in
 
 // takeBatches gathers the rows of perm in batches of size, in parallel
 // when the execution has workers.
-func takeBatches(ctx *Context, schema *arrow.Schema, arrs []arrow.Array, perm []int32, size int) []arrow.RecordBatch {
+func takeBatches(ctx *Context, schema *arrow.Schema, arrs []arrow.Array, perm []int32, size int) ([]arrow.RecordBatch, error) {
 	mem := alloc(ctx)
 	n := len(perm)
 	out := make([]arrow.RecordBatch, (n+size-1)/size)
 	w := workers(ctx)
-	if w < 2 || n < parSortMin {
-		for b := range out {
-			out[b] = takeBatch(mem, schema, arrs, perm[b*size:min((b+1)*size, n)])
-		}
-		return out
+	if n < parSortMin {
+		w = 1
 	}
-	parallelDo(w, func(i int) {
+	err := parallelDo(w, func(i int) {
 		for b := i; b < len(out); b += w {
 			out[b] = takeBatch(mem, schema, arrs, perm[b*size:min((b+1)*size, n)])
 		}
 	})
-	return out
+	return out, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/types"
@@ -93,7 +94,10 @@ func TestCoRankMerge(t *testing.T) {
 				if withKeys {
 					ra, rb = keyed(a), keyed(b)
 				}
-				got := parMerge(ra, rb, w, order)
+				got, err := parMerge(ra, rb, w, order)
+				if err != nil {
+					t.Fatal(err)
+				}
 				if fmt.Sprint(got.perm) != fmt.Sprint(want) {
 					t.Fatalf("w=%d keys=%v: %v, want %v", w, withKeys, got.perm, want)
 				}
@@ -101,6 +105,23 @@ func TestCoRankMerge(t *testing.T) {
 					t.Fatalf("w=%d: merged keys %v", w, got.keys)
 				}
 			}
+		}
+	}
+}
+
+// A panic in any of parallelDo's functions comes back as an error (the
+// process goes on), the others still run to the end.
+func TestParallelDoRecovers(t *testing.T) {
+	for _, bad := range []int{0, 2} {
+		var ran [3]bool
+		err := parallelDo(3, func(i int) {
+			ran[i] = true
+			if i == bad {
+				panic("boom")
+			}
+		})
+		if err == nil || !strings.Contains(err.Error(), "boom") || ran != [3]bool{true, true, true} {
+			t.Fatalf("panic in %d: err %v, ran %v", bad, err, ran)
 		}
 	}
 }

@@ -104,18 +104,16 @@ func (b *epochBatch) partStarts() ([]recPos, error) {
 	}
 	b.starts = append(b.starts[:0], recPos{})
 	i, next := 0, 0 // record index; the cut whose end is the next part's start
-	for c, chunk := range b.chunks {
-		for off := 0; off < len(chunk); i++ {
-			for next < len(b.cuts)-1 && b.cuts[next] == i {
-				b.starts = append(b.starts, recPos{c, off})
-				next++
-			}
-			_, _, n, err := readRec(chunk, off)
-			if err != nil {
-				return nil, err
-			}
-			off = n
+	err := b.scan(recPos{}, func(at recPos, _, _ []byte) bool {
+		if next < len(b.cuts)-1 && b.cuts[next] == i {
+			b.starts = append(b.starts, at)
+			next++
 		}
+		i++
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(b.starts) != len(b.cuts) {
 		return nil, errPending
@@ -142,20 +140,21 @@ func appendKept(dst, x []byte) ([]byte, []byte) {
 	return dst, dst[s:len(dst):len(dst)]
 }
 
-// records calls fn with each record of the batch, in order, until fn
-// returns false.
-func (b *epochBatch) records(fn func(i int, key, value []byte) bool) error {
-	i := 0
-	for _, c := range b.chunks {
-		for off := 0; off < len(c); i++ {
-			key, value, next, err := readRec(c, off)
+// scan calls fn with each record of the batch from the one at from on,
+// in order, with its place, until fn returns false.
+func (b *epochBatch) scan(from recPos, fn func(at recPos, key, value []byte) bool) error {
+	off := from.off
+	for c := from.chunk; c < len(b.chunks); c, off = c+1, 0 {
+		chunk := b.chunks[c]
+		for off < len(chunk) {
+			key, value, next, err := readRec(chunk, off)
 			if err != nil {
 				return err
 			}
-			off = next
-			if !fn(i, key, value) {
+			if !fn(recPos{c, off}, key, value) {
 				return nil
 			}
+			off = next
 		}
 	}
 	return nil
@@ -201,23 +200,14 @@ func (b *epochBatch) part(k int) ([]*kgo.Record, error) {
 	recs := make([]*kgo.Record, 0, to-from)
 	slab := make([]kgo.Record, to-from)
 	now := time.Now()
-	p := starts[k]
-	for c := p.chunk; c < len(b.chunks) && len(recs) < to-from; c++ {
-		chunk := b.chunks[c]
-		off := 0
-		if c == p.chunk {
-			off = p.off
-		}
-		for off < len(chunk) && len(recs) < to-from {
-			key, value, next, err := readRec(chunk, off)
-			if err != nil {
-				return nil, err
-			}
-			off = next
-			r := &slab[len(recs)]
-			r.Key, r.Value, r.Timestamp = key, value, now
-			recs = append(recs, r)
-		}
+	err = b.scan(starts[k], func(_ recPos, key, value []byte) bool {
+		r := &slab[len(recs)]
+		r.Key, r.Value, r.Timestamp = key, value, now
+		recs = append(recs, r)
+		return len(recs) < to-from
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(recs) != to-from {
 		return nil, errPending

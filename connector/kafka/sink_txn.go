@@ -236,7 +236,7 @@ func (w *txnWriter) startEarly(ctx context.Context) error {
 	// Starting late (an earlier epoch held the start back until it was
 	// committed): the rows kept so far go first, in their order.
 	var err error
-	if rerr := b.records(func(_ int, k, v []byte) bool {
+	if rerr := b.scan(recPos{}, func(_ recPos, k, v []byte) bool {
 		if err = waitRoom(ctx, s.cl, &w.st, s.hook, len(k)+len(v)); err != nil {
 			return false
 		}
@@ -371,19 +371,22 @@ func (w *txnWriter) commitBatch(ctx context.Context, b *epochBatch) error {
 	from := 0
 	if s := b.slot; s != nil {
 		b.slot, s.owner = nil, nil
-		if ep := b.earlyParts(); ep == 0 || b.cuts[ep-1] != b.early {
-			// Nothing went out early (or, a bug, not whole parts): the
-			// transaction is ended unused and every part is sent below.
+		// Nothing went out early (or, a bug, not whole parts): the
+		// transaction is ended unused, as a failed commit's is, and the
+		// parts are sent below.
+		ep := b.earlyParts()
+		committed := false
+		if ep > 0 && b.cuts[ep-1] == b.early {
+			if err := w.commitEarly(ctx, s, b); err != nil {
+				w.st.errored(err, fmt.Sprintf("committing epoch %d: %v", b.epoch, err))
+			} else {
+				committed, from = true, ep
+			}
+		}
+		if !committed {
 			if err := backoff(ctx, &w.st, "fencing "+s.id, func() error { return w.fence(ctx, s) }); err != nil {
 				return err
 			}
-		} else if err := w.commitEarly(ctx, s, b); err != nil {
-			w.st.errored(err, fmt.Sprintf("committing epoch %d: %v", b.epoch, err))
-			if err := backoff(ctx, &w.st, "fencing "+s.id, func() error { return w.fence(ctx, s) }); err != nil {
-				return err
-			}
-		} else {
-			from = b.earlyParts()
 		}
 	}
 	if from == 0 && b.parts() > 0 {
