@@ -220,7 +220,7 @@ func (r kafkaReader) Report() Report {
 	rep := Report{State: st.State, LastError: st.LastError, Partitions: make([]PartitionReport, len(st.Partitions))}
 	for i, p := range st.Partitions {
 		rep.Partitions[i] = PartitionReport{Partition: p.Partition, Offset: p.Offset, HighWatermark: p.HighWatermark,
-			Lag: p.Lag(), Rows: p.Rows, BadRows: p.BadRows}
+			Lag: p.Lag(), Rows: p.Rows, BadRows: p.BadRows, LastError: p.LastError}
 	}
 	return rep
 }

@@ -227,6 +227,7 @@ type PartitionReport struct {
 	Partition                  int32
 	Offset, HighWatermark, Lag int64
 	Rows, BadRows              int64
+	LastError                  string // the partition's last skipped message, and why ("": none)
 }
 
 // IncludeColumn is the column that "INCLUDE what [AS name]" adds to a

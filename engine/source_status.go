@@ -86,10 +86,14 @@ func (e *Engine) sourceStatus() []catalog.SourceStatus {
 		src, view := name(r.source), name(r.job)
 		for _, p := range rep.Partitions {
 			m := marks[p.Partition]
+			lastErr := p.LastError // a skipped message of the partition, else the reader's failure
+			if lastErr == "" {
+				lastErr = rep.LastError
+			}
 			out = append(out, catalog.SourceStatus{Source: src, View: view, Partition: p.Partition,
 				Offset: p.Offset, HighWatermark: p.HighWatermark, Lag: p.Lag,
 				Watermark: types.TimestampValue(m.WM), HasWatermark: m.Has, Idle: m.Idle,
-				Rows: p.Rows, BadRows: p.BadRows, LastError: rep.LastError, Status: rep.State})
+				Rows: p.Rows, BadRows: p.BadRows, LastError: lastErr, Status: rep.State})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

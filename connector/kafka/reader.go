@@ -93,8 +93,8 @@ type Reader struct {
 // Status is what a Reader reports about itself (streamsql_sources).
 type Status struct {
 	Topic      string
-	State      string // starting, waiting for topic, running, retrying
-	LastError  string
+	State      string            // starting, waiting for topic, running, retrying
+	LastError  string            // the last failure of the reader (brokers, fetches)
 	Partitions []PartitionStatus // by partition
 }
 
@@ -104,6 +104,7 @@ type PartitionStatus struct {
 	Offset        int64 // the next offset to read; -1 while not known
 	HighWatermark int64 // the broker's last stable offset at the last fetch; -1 while not known
 	Rows, BadRows int64
+	LastError     string // the last message of the partition skipped, and why
 }
 
 // Lag is how many offsets the partition is behind its high watermark
@@ -760,7 +761,7 @@ func (r *Reader) bad(rec *message, col int, err error) {
 		e.Detail = fmt.Sprintf("The message is %q.", v)
 	}
 	r.mu.Lock()
-	r.state.LastError = e.Message // streamsql_sources.last_error
+	r.part(rec.Partition).LastError = e.Message // streamsql_sources.last_error of its partition
 	r.mu.Unlock()
 	if r.opts.Errors != nil {
 		r.opts.Errors(e)

@@ -182,9 +182,16 @@ func TestBadMessages(t *testing.T) {
 	if bad != 6 {
 		t.Errorf("BadRows total %d, want 6", bad)
 	}
-	// streamsql_sources.last_error: the last skipped message's error.
-	if le := ru.r.Status().LastError; !strings.Contains(le, "kafka topic") || !strings.Contains(le, ", offset ") {
-		t.Errorf("LastError = %q, want a skipped message's error", le)
+	// streamsql_sources.last_error: each partition's last skipped
+	// message's error, naming that partition; the reader's own stays for
+	// its failures (brokers, fetches).
+	for _, ps := range ru.r.Status().Partitions {
+		if le := ps.LastError; !strings.Contains(le, fmt.Sprintf(`kafka topic "t", partition %d, offset `, ps.Partition)) {
+			t.Errorf("partition %d: LastError = %q, want its last skipped message's error", ps.Partition, le)
+		}
+	}
+	if le := ru.r.Status().LastError; le != "" {
+		t.Errorf("reader LastError = %q after skipped messages only", le)
 	}
 }
 
