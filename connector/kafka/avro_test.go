@@ -79,7 +79,7 @@ func TestReadAvro(t *testing.T) {
 		}
 	}
 	st := ru.r.Status()
-	if st.Partitions[0].BadRows != 3 || st.Partitions[0].Rows != 3 || !strings.Contains(st.LastError, "truncated") {
+	if st.Partitions[0].BadRows != 3 || st.Partitions[0].Rows != 3 || !strings.Contains(st.Partitions[0].LastError, "truncated") {
 		t.Errorf("status %+v", st)
 	}
 	if n := s.avro.reg.Requests(); n != 2 { // the schema once, the unknown id once
