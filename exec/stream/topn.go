@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -58,6 +59,8 @@ type TopN struct {
 	// most Limit go out, ties included, and the rank column holds that
 	// rank (Offset must be 0; AppendOnly keeps every row).
 	Ties TopNTies
+
+	noPack bool // tests: box every entry (topn_pack.go)
 }
 
 // TopNTies is the ranking of a TopN.
@@ -226,18 +229,29 @@ type tnPart struct {
 	gone     bool  // with TopN.Close: freed (it may still be in closing)
 	last     *tnEntry
 	lastNorm tnNorm
-	enc      string
+	enc      string // in encBuf when it fits
 	rows     tnList
 	emitted  []tnRank
 	touched  bool
 	emit1    [1]tnRank // emitted's storage while it holds one copy
+	encBuf   [24]byte
 }
 
-// newTnPart makes a partition whose emitted copies start in its inline
-// storage (most partitions of a group top-1 never hold more).
-func newTnPart(enc string, closeAt int64) *tnPart {
-	p := &tnPart{enc: enc, closeAt: closeAt}
+// newTnPart makes a partition of the encoding enc whose emitted copies
+// start in its inline storage (most partitions of a group top-1 never
+// hold more), counting its rows in held. A short enc is kept in the
+// partition itself: one allocation a partition (with its list's first
+// block, tnList), which the collector follows less often than three.
+// A partition is never copied (its fields refer to it).
+func newTnPart(enc []byte, closeAt int64, held *int64) *tnPart {
+	p := &tnPart{closeAt: closeAt}
+	if n := copy(p.encBuf[:], enc); n == len(enc) && n > 0 {
+		p.enc = unsafe.String(&p.encBuf[0], n)
+	} else {
+		p.enc = string(enc)
+	}
 	p.emitted = p.emit1[:0:1]
+	p.rows.held = held
 	return p
 }
 
@@ -292,6 +306,7 @@ func (m tnParts) delete(enc string) {
 // topnRun is one running TopN's state, owned by its goroutine.
 type topnRun struct {
 	pend     []tnPend // entry's scratch
+	slots    []tnSlot // packEntry's scratch
 	t        *TopN
 	env      *Env
 	ectx     *expr.Context
@@ -314,7 +329,8 @@ type topnRun struct {
 	ck      bool
 	ckBased bool
 	ckDirty []tnRef
-	ckKeys  []int // sort keys that are not row columns
+	ckKeys  []int         // sort keys that are not row columns
+	vals    []types.Value // scratch: an entry's values to encode
 	trimmed []*tnEntry
 
 	// flush scratch and output builders, reused across epochs
@@ -355,6 +371,9 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 	}
 	for _, k := range t.Order {
 		r.keyExprs = append(r.keyExprs, k.E)
+	}
+	if !t.noPack {
+		r.order.lay = newTnLayout(in, r.keyExprs)
 	}
 	for _, p := range t.PartitionBy {
 		r.partT = append(r.partT, p.Type())
@@ -413,8 +432,7 @@ func (r *topnRun) consume(c *Chunk) error {
 				r.enc = encodeKey(r.enc, a, row, r.partT[k])
 			}
 			if p = r.parts.get(r.enc); p == nil {
-				p = newTnPart(string(r.enc), closeAt)
-				p.rows.held = &r.held
+				p = newTnPart(r.enc, closeAt, &r.held)
 				r.parts.put(p)
 				if r.t.Close != nil && closeAt != math.MaxInt64 {
 					heap.Push(&r.closing, p)
@@ -630,12 +648,15 @@ func (r *topnRun) finish(rows int) (arrow.RecordBatch, error) {
 			r.bs[j] = types.NewBuilder(r.ectx.Allocator(), c.Type)
 		}
 	}
+	lay := r.order.lay
 	for j, b := range r.bs {
 		b.Reserve(rows)
 		if sb, ok := b.(*array.StringBuilder); ok && j < len(r.in) {
 			size := 0
 			for _, x := range r.outs {
-				if s, ok := x.e.row[j].(string); ok {
+				if lay != nil {
+					size += len(x.e.slot(lay, j).s)
+				} else if s, ok := x.e.boxes().row[j].(string); ok {
 					size += len(s)
 				}
 			}
@@ -643,8 +664,14 @@ func (r *topnRun) finish(rows int) (arrow.RecordBatch, error) {
 		}
 	}
 	for _, x := range r.outs {
-		for j, v := range x.e.row {
-			if err := types.AppendValue(r.bs[j], v, r.t.Cols[j].Type); err != nil {
+		for j := range r.in {
+			var err error
+			if lay != nil {
+				err = x.e.appendSlot(lay, j, r.bs[j])
+			} else {
+				err = types.AppendValue(r.bs[j], x.e.boxes().row[j], r.t.Cols[j].Type)
+			}
+			if err != nil {
 				r.outs = r.outs[:0]
 				for _, b := range r.bs {
 					b.Release()
@@ -654,7 +681,7 @@ func (r *topnRun) finish(rows int) (arrow.RecordBatch, error) {
 			}
 		}
 		if r.t.RankCol {
-			r.bs[len(x.e.row)].(*array.Int64Builder).Append(x.rank)
+			r.bs[len(r.in)].(*array.Int64Builder).Append(x.rank)
 		}
 	}
 	clear(r.outs) // drop references to entries

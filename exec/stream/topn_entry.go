@@ -11,21 +11,22 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// tnEntryInline8 and tnEntryInline16 are a tnEntry with room for its
+// Boxed entries (a TopN whose values do not all pack, topn_pack.go):
+// tnEntryInline8 and tnEntryInline16 are a tnBoxed with room for its
 // values (row and sort keys); the first also for what its integer,
 // timestamp and text values hold (words, strs: see entry), sized to fill
 // a Go size class (288 bytes): a Nexmark bid row (four integers and
 // timestamps, three texts) fits it. Wider rows box their values: room for
 // them made q6's and q9's joined rows larger and no faster.
 type tnEntryInline8 struct {
-	tnEntry
+	tnBoxed
 	vals  [8]types.Value
 	words [4]int64
 	strs  [3]string
 }
 
 type tnEntryInline16 struct {
-	tnEntry
+	tnBoxed
 	vals [16]types.Value
 }
 
@@ -36,7 +37,8 @@ type tnPend struct {
 	inline bool // boxed in the entry's strs
 }
 
-// entry builds row i's entry, owning its values: the entry and its values
+// entry builds row i's entry, owning its values: packed (topn_pack.go)
+// when the TopN's values pack, else boxed: the entry and its values
 // are one allocation when the row is narrow (tnEntryInline8, 16), and the
 // row's strings share one copy of their bytes. An int8, timestamp or text
 // value of a narrow entry is an interface whose data is a word or string
@@ -46,20 +48,23 @@ type tnPend struct {
 // the collector. An entry's values never change once built (a better
 // row replaces the entry, not its values).
 func (r *topnRun) entry(rec arrow.RecordBatch, keys []arrow.Array, i int) *tnEntry {
+	if r.order.lay != nil {
+		return r.packEntry(rec, keys, i)
+	}
 	nv := len(r.in) + len(keys)
-	var e *tnEntry
+	var e *tnBoxed
 	var vals []types.Value
 	var words []int64
 	var strs []string
 	switch {
 	case nv <= 8:
 		x := &tnEntryInline8{}
-		e, vals, words, strs = &x.tnEntry, x.vals[:nv:nv], x.words[:], x.strs[:]
+		e, vals, words, strs = &x.tnBoxed, x.vals[:nv:nv], x.words[:], x.strs[:]
 	case nv <= 16:
 		x := &tnEntryInline16{}
-		e, vals = &x.tnEntry, x.vals[:nv:nv]
+		e, vals = &x.tnBoxed, x.vals[:nv:nv]
 	default:
-		e, vals = &tnEntry{}, make([]types.Value, nv)
+		e, vals = &tnBoxed{}, make([]types.Value, nv)
 	}
 	row, key := vals[:len(r.in):len(r.in)], vals[len(r.in):]
 	size, nw, ns := 0, 0, 0
@@ -137,8 +142,8 @@ func (r *topnRun) entry(rec arrow.RecordBatch, keys []arrow.Array, i int) *tnEnt
 	if len(key) > 0 {
 		first = key[0]
 	}
-	e.norm, e.key, e.row = r.order.normOf(first), key, row
-	return e
+	e.norm, e.boxed, e.key, e.row = r.order.normOf(first), true, key, row
+	return &e.tnEntry
 }
 
 // eface is the layout of an interface value (the runtime's).

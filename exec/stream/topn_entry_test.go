@@ -86,7 +86,7 @@ func TestTopNEntryValues(t *testing.T) {
 			}
 			runtime.GC()
 			for n, b := range all {
-				got := append(append([]types.Value(nil), b.e.row...), b.e.key...)
+				got := r.order.keyVals(r.order.rowVals(nil, b.e), b.e)
 				for j := range got {
 					g, w := got[j], b.want[j]
 					if gf, ok := g.(float64); ok && gf != gf {

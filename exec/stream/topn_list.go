@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,16 +17,74 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// tnEntry is one distinct row of a TopN partition: its sort-key values,
-// the normalized prefix of the first one and the row. Immutable once built
-// (values are owned, not pointing into Arrow buffers) but for ck, which
-// the owning topnRun sets while the entry is in its ckDirty; how many
-// copies a partition holds is kept by its tnList.
+// tnEntry is one distinct row of a TopN partition: the normalized prefix
+// of its first sort key, then its values, packed after it in the same
+// allocation (topn_pack.go) or boxed (tnBoxed, when the TopN's values do
+// not pack: its tnOrder has no layout). Immutable once built (values are
+// owned, not pointing into Arrow buffers) but for ck, which the owning
+// topnRun sets while the entry is in its ckDirty; how many copies a
+// partition holds is kept by its tnList. It holds no pointers: a packed
+// entry is scanned by no one.
 type tnEntry struct {
-	norm tnNorm
-	key  []types.Value
-	row  []types.Value
-	ck   bool
+	norm  tnNorm
+	ck    bool
+	boxed bool
+}
+
+// tnBoxed is an entry whose values are boxed: its sort-key values and
+// the row. tnEntry is its first field, so an entry whose boxed is set is
+// one.
+type tnBoxed struct {
+	tnEntry
+	key []types.Value
+	row []types.Value
+}
+
+// newTnBoxed is a boxed entry of the row and sort-key values.
+func newTnBoxed(norm tnNorm, key, row []types.Value) *tnEntry {
+	e := &tnBoxed{tnEntry: tnEntry{norm: norm, boxed: true}, key: key, row: row}
+	return &e.tnEntry
+}
+
+// boxes is e's boxed values; e must be boxed.
+func (e *tnEntry) boxes() *tnBoxed { return (*tnBoxed)(unsafe.Pointer(e)) }
+
+// rowVal is value j of e's row.
+func (o *tnOrder) rowVal(e *tnEntry, j int) types.Value {
+	if e.boxed {
+		return e.boxes().row[j]
+	}
+	return e.value(o.lay, j)
+}
+
+// keyVal is e's value of sort key k.
+func (o *tnOrder) keyVal(e *tnEntry, k int) types.Value {
+	if e.boxed {
+		return e.boxes().key[k]
+	}
+	return e.value(o.lay, o.lay.keySlot[k])
+}
+
+// rowVals appends e's row to dst.
+func (o *tnOrder) rowVals(dst []types.Value, e *tnEntry) []types.Value {
+	if e.boxed {
+		return append(dst, e.boxes().row...)
+	}
+	for j := 0; j < o.lay.nrow; j++ {
+		dst = append(dst, e.value(o.lay, j))
+	}
+	return dst
+}
+
+// keyVals appends e's sort-key values to dst.
+func (o *tnOrder) keyVals(dst []types.Value, e *tnEntry) []types.Value {
+	if e.boxed {
+		return append(dst, e.boxes().key...)
+	}
+	for k := range o.keys {
+		dst = append(dst, o.keyVal(e, k))
+	}
+	return dst
 }
 
 // tnNorm is the first sort key reduced to a word whose order is the
@@ -58,6 +117,7 @@ func (a tnNorm) cmp(b tnNorm) int {
 type tnOrder struct {
 	keys []exec.SortKey
 	ts   []types.T
+	lay  *tnLayout // set when entries are packed
 }
 
 func newTnOrder(keys []exec.SortKey) tnOrder {
@@ -186,13 +246,17 @@ func (o *tnOrder) compare(a, b *tnEntry) int {
 	if c := a.norm.cmp(b.norm); c != 0 {
 		return c
 	}
+	if o.lay != nil {
+		return o.comparePacked(a, b)
+	}
+	x, y := a.boxes(), b.boxes()
 	for k := range o.keys {
-		if c := o.compareKey(k, a.key[k], b.key[k]); c != 0 {
+		if c := o.compareKey(k, x.key[k], y.key[k]); c != 0 {
 			return c
 		}
 	}
-	for j := range a.row {
-		if c := tnIdentity(a.row[j], b.row[j]); c != 0 {
+	for j := range x.row {
+		if c := tnIdentity(x.row[j], y.row[j]); c != 0 {
 			return c
 		}
 	}
@@ -205,8 +269,17 @@ func (o *tnOrder) compareAt(keys []arrow.Array, i int, norm tnNorm, e *tnEntry) 
 	if c := norm.cmp(e.norm); c != 0 {
 		return c
 	}
+	if l := o.lay; l != nil {
+		for k, a := range keys {
+			s := l.keySlot[k]
+			if c := o.cmpKeySlot(k, s, l.slotAt(s, a, i), e.slot(l, s)); c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
 	for k, a := range keys {
-		if c := o.compareKey(k, types.ValueAt(a, i, o.ts[k]), e.key[k]); c != 0 {
+		if c := o.compareKey(k, types.ValueAt(a, i, o.ts[k]), e.boxes().key[k]); c != 0 {
 			return c
 		}
 	}
@@ -335,6 +408,7 @@ type tnList struct {
 	blocks []tnBlock
 	rows   int64
 	held   *int64 // the run's count of rows over every list (state size), if set
+	first  tnFirstBlock
 }
 
 // addRows changes the list's row count by n (and the run's).
@@ -352,8 +426,10 @@ type tnBlock struct {
 	rows  int64    // sum of ns
 }
 
-// tnFirstBlock is a list's first block with room for one entry; growing
-// past it moves the slices out, as append does.
+// tnFirstBlock is a list's first block with room for one entry, inside
+// the list (most partitions of a group top-1, a dedup, never hold more);
+// growing past it moves the slices out, as append does. A list is not
+// copied once it holds rows (blocks may refer to first).
 type tnFirstBlock struct {
 	b     [1]tnBlock
 	es    [1]*tnEntry
@@ -446,9 +522,8 @@ func (l *tnList) count(o *tnOrder, e *tnEntry) int64 {
 func (l *tnList) insert(bi, i int, e *tnEntry, n int64) {
 	l.addRows(n)
 	if len(l.blocks) == 0 {
-		// The first block and its first entry in one allocation: most
-		// partitions of a group top-1 (dedup) never hold more.
-		f := &tnFirstBlock{es: [1]*tnEntry{e}, norms: [1]tnNorm{e.norm}, ns: [1]int64{n}}
+		f := &l.first
+		f.es, f.norms, f.ns = [1]*tnEntry{e}, [1]tnNorm{e.norm}, [1]int64{n}
 		f.b[0] = tnBlock{es: f.es[:], norms: f.norms[:], ns: f.ns[:], rows: n}
 		l.blocks = f.b[:]
 		return
@@ -462,6 +537,9 @@ func (l *tnList) insert(bi, i int, e *tnEntry, n int64) {
 	b.norms = slices.Insert(b.norms, i, e.norm)
 	b.ns = slices.Insert(b.ns, i, n)
 	b.rows += n
+	if &b.es[0] != &l.first.es[0] {
+		l.first.es[0] = nil // moved out: drop the stale reference
+	}
 	if len(b.es) <= tnBlockMax {
 		return
 	}
@@ -478,6 +556,7 @@ func (l *tnList) insert(bi, i int, e *tnEntry, n int64) {
 	b.es, b.norms, b.ns = b.es[:half], b.norms[:half], b.ns[:half]
 	b.rows -= right.rows
 	l.blocks = slices.Insert(l.blocks, bi+1, right)
+	l.first.b[0] = tnBlock{} // moved out, if it was there
 }
 
 // remove drops the entry at (bi, i), whose count is already 0, and merges
@@ -624,8 +703,17 @@ func (o *tnOrder) sameKeys(a, b *tnEntry) bool {
 	if a.norm.cmp(b.norm) != 0 {
 		return false
 	}
-	for k := range a.key {
-		if o.compareKey(k, a.key[k], b.key[k]) != 0 {
+	if l := o.lay; l != nil {
+		for k, s := range l.keySlot {
+			if o.cmpKeySlot(k, s, a.slot(l, s), b.slot(l, s)) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	x, y := a.boxes(), b.boxes()
+	for k := range x.key {
+		if o.compareKey(k, x.key[k], y.key[k]) != 0 {
 			return false
 		}
 	}

@@ -78,7 +78,8 @@ func (r *topnRun) Snapshot(w StateWriter, full bool) error {
 	put := func(enc string, e *tnEntry, n int64) error {
 		key = r.rowKey(key[:0], enc, e)
 		val = binary.AppendUvarint(val[:0], uint64(n))
-		val = appendKey(val, e.key, r.ckKeys)
+		r.vals = r.order.keyVals(r.vals[:0], e)
+		val = appendKey(val, r.vals, r.ckKeys)
 		w.Put(key, val)
 		return nil
 	}
@@ -117,6 +118,7 @@ func (r *topnRun) Snapshot(w StateWriter, full bool) error {
 			}
 		}
 	}
+	clear(r.vals)
 	for _, d := range r.ckDirty {
 		d.e.ck = false
 	}
@@ -146,7 +148,8 @@ func (r *topnRun) rowKey(dst []byte, enc string, e *tnEntry) []byte {
 	dst = append(dst, tnKeyRow)
 	dst = binary.AppendUvarint(dst, uint64(len(enc)))
 	dst = append(dst, enc...)
-	return appendKey(dst, e.row, nil)
+	r.vals = r.order.rowVals(r.vals[:0], e)
+	return appendKey(dst, r.vals, nil)
 }
 
 // Restore implements Stateful: it rebuilds the partitions, what each
@@ -184,10 +187,9 @@ func (r *topnRun) restore(sr StateReader) error {
 		p := r.global
 		if p == nil {
 			if p = r.parts.get(enc); p == nil {
-				p = &tnPart{enc: string(enc), closeAt: math.MaxInt64}
-				p.rows.held = &r.held
+				p = newTnPart(enc, math.MaxInt64, &r.held)
 				if cl := r.t.Close; cl != nil {
-					if ts, ok := e.row[cl.Col].(types.TimestampValue); ok {
+					if ts, ok := r.order.rowVal(e, cl.Col).(types.TimestampValue); ok {
 						p.closeAt = addSat(addSat(int64(ts), cl.Slack), cl.Delay)
 						heap.Push(&r.closing, p)
 					}
@@ -250,5 +252,12 @@ func (r *topnRun) decodeEntry(rowKey, b []byte) (*tnEntry, int64, error) {
 	if len(key) > 0 {
 		first = key[0]
 	}
-	return &tnEntry{norm: r.order.normOf(first), key: key, row: row}, int64(n), nil
+	if r.order.lay != nil {
+		e, err := r.order.packValues(row, key)
+		if err != nil {
+			return nil, 0, fmt.Errorf("top-n: checkpointed row: %w", err)
+		}
+		return e, int64(n), nil
+	}
+	return newTnBoxed(r.order.normOf(first), key, row), int64(n), nil
 }

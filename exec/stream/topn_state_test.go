@@ -401,8 +401,9 @@ func TestTopNCheckpointListOrder(t *testing.T) {
 		t.Fatalf("restored %d rows, want %d", len(b), len(a))
 	}
 	for i := range a {
-		if tnRender(a[i].e.row) != tnRender(b[i].e.row) {
-			t.Fatalf("row %d: %s, want %s", i, tnRender(b[i].e.row), tnRender(a[i].e.row))
+		x, y := r.order.rowVals(nil, a[i].e), r2.order.rowVals(nil, b[i].e)
+		if tnRender(x) != tnRender(y) {
+			t.Fatalf("row %d: %s, want %s", i, tnRender(y), tnRender(x))
 		}
 	}
 }

@@ -302,7 +302,8 @@ func TestTopNRandomAgainstRecomputation(t *testing.T) {
 				top.Limit = 2
 			}
 		}
-		name := fmt.Sprintf("seed%d/%s/rank=%v", seed, top.Explain(), top.RankCol)
+		top.noPack = seed%2 == 1 // both entry forms (topn_pack.go)
+		name := fmt.Sprintf("seed%d/%s/rank=%v/boxed=%v", seed, top.Explain(), top.RankCol, top.noPack)
 		t.Run(name, func(t *testing.T) {
 			h := newTnHarness(t, top)
 			var model [][]types.Value
@@ -477,7 +478,7 @@ func TestTopNListLarge(t *testing.T) {
 	model := map[int64]int64{} // value -> copies
 	mk := func(v int64) *tnEntry {
 		row := []types.Value{v}
-		return &tnEntry{norm: o.normOf(row[0]), key: row, row: row}
+		return newTnBoxed(o.normOf(row[0]), row, row)
 	}
 	for step := 0; step < 20000; step++ {
 		v := rng.Int63n(3000)
@@ -539,8 +540,8 @@ func TestTopNListLarge(t *testing.T) {
 			t.Fatalf("step %d: range(%d, %d) has %d rows, want %d", step, from, count, len(got), end-from)
 		}
 		for i, x := range got {
-			if x.e.key[0].(int64) != want[from+int64(i)] || x.rank != from+int64(i)+1 {
-				t.Fatalf("step %d: range(%d, %d)[%d] = %v at %d, want %d", step, from, count, i, x.e.key[0], x.rank, want[from+int64(i)])
+			if o.keyVal(x.e, 0).(int64) != want[from+int64(i)] || x.rank != from+int64(i)+1 {
+				t.Fatalf("step %d: range(%d, %d)[%d] = %v at %d, want %d", step, from, count, i, o.keyVal(x.e, 0), x.rank, want[from+int64(i)])
 			}
 		}
 	}
