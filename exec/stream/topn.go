@@ -237,23 +237,39 @@ type tnPart struct {
 	encBuf   [24]byte
 }
 
-// newTnPart makes a partition of the encoding enc whose emitted copies
+// newPart makes a partition of the encoding enc whose emitted copies
 // start in its inline storage (most partitions of a group top-1 never
-// hold more), counting its rows in held. A short enc is kept in the
-// partition itself: one allocation a partition (with its list's first
-// block, tnList), which the collector follows less often than three.
-// A partition is never copied (its fields refer to it).
-func newTnPart(enc []byte, closeAt int64, held *int64) *tnPart {
-	p := &tnPart{closeAt: closeAt}
+// hold more). A short enc is kept in the partition itself: one allocation
+// a partition (with its list's first block, tnList). A partition is never
+// copied (its fields refer to it). Partitions of an append-only TopN
+// without Close are never freed, so they are cut from chunks (tnPartChunk
+// at a time): the collector then finds them in a few large objects it
+// scans in order rather than in a small object each, whose span it looks
+// up for every pointer to it (most of a dedup's marking).
+func (r *topnRun) newPart(enc []byte, closeAt int64) *tnPart {
+	var p *tnPart
+	if r.t.AppendOnly && r.t.Close == nil {
+		if len(r.chunk) == cap(r.chunk) {
+			r.chunk = make([]tnPart, 0, tnPartChunk)
+		}
+		r.chunk = r.chunk[:len(r.chunk)+1]
+		p = &r.chunk[len(r.chunk)-1]
+		p.closeAt = closeAt
+	} else {
+		p = &tnPart{closeAt: closeAt}
+	}
 	if n := copy(p.encBuf[:], enc); n == len(enc) && n > 0 {
 		p.enc = unsafe.String(&p.encBuf[0], n)
 	} else {
 		p.enc = string(enc)
 	}
 	p.emitted = p.emit1[:0:1]
-	p.rows.held = held
+	p.rows.held = &r.held
 	return p
 }
+
+// tnPartChunk is how many partitions newPart allocates at once.
+const tnPartChunk = 64
 
 // tnParts maps partition encodings to partitions; short encodings (one
 // or two fixed-width keys) are map keys by value, so a lookup compares
@@ -307,6 +323,7 @@ func (m tnParts) delete(enc string) {
 type topnRun struct {
 	pend     []tnPend // entry's scratch
 	slots    []tnSlot // packEntry's scratch
+	chunk    []tnPart // newPart's current chunk
 	t        *TopN
 	env      *Env
 	ectx     *expr.Context
@@ -432,7 +449,7 @@ func (r *topnRun) consume(c *Chunk) error {
 				r.enc = encodeKey(r.enc, a, row, r.partT[k])
 			}
 			if p = r.parts.get(r.enc); p == nil {
-				p = newTnPart(r.enc, closeAt, &r.held)
+				p = r.newPart(r.enc, closeAt)
 				r.parts.put(p)
 				if r.t.Close != nil && closeAt != math.MaxInt64 {
 					heap.Push(&r.closing, p)

@@ -186,3 +186,55 @@ func TestTopNPackEntryAllocs(t *testing.T) {
 		t.Fatalf("values %v, want %v", got, row)
 	}
 }
+
+// TestTopNPartChunks: an append-only group top-2 over a thousand
+// partitions (their partitions cut from chunks, newPart) gives the brute
+// force's result at every barrier, with a collection between epochs; and
+// newPart's partitions keep their encodings (inline or not) and are
+// distinct, in chunks or not.
+func TestTopNPartChunks(t *testing.T) {
+	for _, appendOnly := range []bool{true, false} {
+		top := newTopN(make(chan Message, ChannelSize), true, []exec.SortKey{{E: tnCol(1), Desc: true}}, 2, 0, true, appendOnly)
+		r, err := top.newRun(newEnv(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[*tnPart]bool{}
+		var parts []*tnPart
+		for i := 0; i < 3*tnPartChunk+5; i++ {
+			enc := []byte(fmt.Sprintf("%0*d", 1+i%40, i))
+			p := r.newPart(enc, int64(i))
+			if seen[p] || p.enc != string(enc) || p.closeAt != int64(i) || p.rows.held != &r.held || len(p.emitted) != 0 {
+				t.Fatalf("append-only %v: partition %d: %q %d", appendOnly, i, p.enc, p.closeAt)
+			}
+			seen[p] = true
+			parts = append(parts, p)
+		}
+		if appendOnly != (len(r.chunk) > 0) {
+			t.Fatalf("append-only %v: chunk of %d", appendOnly, len(r.chunk))
+		}
+		runtime.GC()
+		for i, p := range parts {
+			if want := fmt.Sprintf("%0*d", 1+i%40, i); p.enc != want {
+				t.Fatalf("partition %d: %q after a collection, want %q", i, p.enc, want)
+			}
+		}
+	}
+	rng := rand.New(rand.NewSource(5))
+	top := newTopN(make(chan Message, ChannelSize), true, []exec.SortKey{{E: tnCol(1), Desc: true}}, 2, 0, true, true)
+	h := newTnHarness(t, top)
+	var model [][]types.Value
+	for epoch := 0; epoch < 20; epoch++ {
+		var rows [][]types.Value
+		for n := 0; n < 300; n++ {
+			row := tnRandRow(rng)
+			row[0] = int64(rng.Intn(1000))
+			rows = append(rows, row)
+		}
+		model = append(model, rows...)
+		h.in <- ChunkMsg(tnChunk(t, tnIn, nil, rows))
+		h.barrier()
+		runtime.GC()
+		h.check(model)
+	}
+}

@@ -187,7 +187,7 @@ func (r *topnRun) restore(sr StateReader) error {
 		p := r.global
 		if p == nil {
 			if p = r.parts.get(enc); p == nil {
-				p = newTnPart(enc, math.MaxInt64, &r.held)
+				p = r.newPart(enc, math.MaxInt64)
 				if cl := r.t.Close; cl != nil {
 					if ts, ok := r.order.rowVal(e, cl.Col).(types.TimestampValue); ok {
 						p.closeAt = addSat(addSat(int64(ts), cl.Slack), cl.Delay)
