@@ -197,12 +197,13 @@ func init() {
 			}
 			return SimilarToEscape(s(a, 0), esc)
 		}),
+		// an SQL function in PostgreSQL 15: its errors say so
 		rowFn("substring", TX, []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
 			esc, err := similarEscapeChar(s(a, 2))
 			if err != nil {
-				return nil, err
+				return sqlFunction("substring")(nil, err)
 			}
-			return similarSubstring(s(a, 0), s(a, 1), esc)
+			return sqlFunction("substring")(similarSubstring(s(a, 0), s(a, 1), esc))
 		}),
 	)
 }
