@@ -47,6 +47,7 @@ func TestBindErrors(t *testing.T) {
 		{"INSERT INTO u VALUES (1, 'a', 3)", pgerr.SyntaxError, `INSERT has more expressions than target columns`, 31},
 		{"INSERT INTO u (a) VALUES (DEFAULT, DEFAULT)", pgerr.SyntaxError, `INSERT has more expressions than target columns`, 36},
 		{"WITH x(n, b) AS (SELECT 1)\nSELECT * FROM x", pgerr.InvalidColumnReference, `WITH query "x" has 1 columns available but 2 columns specified`, 6},
+		{"SELECT * FROM (t CROSS JOIN t AS t2) ss(p, q, r, s, x, y, z, w, v)", pgerr.InvalidColumnReference, `join expression "ss" has 6 columns available but 9 columns specified`, 0},
 		{"SELECT a FROM t EXCEPT ALL SELECT a FROM t FOR NO KEY UPDATE", pgerr.FeatureNotSupported, `FOR NO KEY UPDATE is not allowed with UNION/INTERSECT/EXCEPT`, 0},
 		{"SELECT a FROM t UNION SELECT a FROM t FOR SHARE", pgerr.FeatureNotSupported, `FOR SHARE is not allowed with UNION/INTERSECT/EXCEPT`, 0},
 		{"INSERT INTO t (a, b) VALUES (1)", pgerr.SyntaxError, `INSERT has more target columns than expressions`, 19},
