@@ -42,87 +42,48 @@ func ParseNonStandard(text string, warn bool) ([]Statement, []*pgerr.Error, erro
 func standardStrings(src string, warn bool) (string, []*pgerr.Error, error) {
 	var out []byte // nil until a literal changes
 	var warnings []*pgerr.Error
-	i := 0
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '-' && i+1 < len(src) && src[i+1] == '-':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end := skipBlockComment(src, i)
-			if end < 0 {
-				return textOf(src, out), warnings, nil
-			}
-			i = end
-		case c == '"':
-			end := skipQuotedIdent(src, i+1)
-			if end < 0 {
-				return textOf(src, out), warnings, nil
-			}
-			i = end
-		case c == '$' && dollarTag(src, i) > 0:
-			tag := src[i:dollarTag(src, i)]
-			j := strings.Index(src[i+len(tag):], tag)
-			if j < 0 {
-				return textOf(src, out), warnings, nil
-			}
-			i += len(tag) + j + len(tag)
-		case c == '\'' || (c == 'n' || c == 'N') && i+1 < len(src) && src[i+1] == '\'' && !identBefore(src, i):
-			start := i // the literal's position, for errors and warnings
-			if c != '\'' {
-				i++
-			}
-			end := skipString(src, i+1, true)
-			if end < 0 {
-				return textOf(src, out), warnings, nil
-			}
-			body := src[i+1 : end-1]
-			if strings.IndexByte(body, '\\') >= 0 {
-				val, kind, err := unescapeString(body)
-				if err != nil {
-					err.Position = CharPos(src, start)
-					return "", nil, err
-				}
-				if warn {
-					warnings = append(warnings, escapeWarning(kind, CharPos(src, start)))
-				}
-				if out == nil {
-					out = []byte(src)
-				}
-				lit := "'" + strings.ReplaceAll(val, "'", "''") + "'"
-				copy(out[i:end], lit)
-				for k := i + len(lit); k < end; k++ {
-					out[k] = ' '
-				}
-			}
-			i = end
-		case (c == 'e' || c == 'E') && i+1 < len(src) && src[i+1] == '\'' && !identBefore(src, i):
-			end := skipString(src, i+2, true)
-			if end < 0 {
-				return textOf(src, out), warnings, nil
-			}
-			i = end
-		case (c == 'u' || c == 'U') && strings.HasPrefix(src[i+1:], "&'") && !identBefore(src, i):
-			e := pgerr.New(pgerr.FeatureNotSupported, "unsafe use of string constant with Unicode escapes").
-				WithDetail("String constants with Unicode escapes cannot be used when standard_conforming_strings is off.")
-			e.Position = CharPos(src, i)
-			return "", nil, e
-		case strings.IndexByte("bBxX", c) >= 0 && i+1 < len(src) && src[i+1] == '\'' && !identBefore(src, i):
-			end := skipString(src, i+2, false)
-			if end < 0 {
-				return textOf(src, out), warnings, nil
-			}
-			i = end
-		case isIdentStart(c):
-			i++
-			for i < len(src) && isIdentCont(src[i]) {
-				i++
-			}
-		default:
-			i++
+	var fail *pgerr.Error
+	scanTokensMode(src, true, func(t token) {
+		if fail != nil || t.kind != tokString {
+			return
 		}
+		start, i := t.start, t.start // the literal's position; its opening quote
+		switch c := src[start]; {
+		case c == 'n' || c == 'N':
+			i++
+		case c != '\'':
+			return // E'...', B'...', X'...', $$...$$
+		case start >= 2 && src[start-1] == '&' && (src[start-2] == 'u' || src[start-2] == 'U') && !identBefore(src, start-2):
+			fail = pgerr.New(pgerr.FeatureNotSupported, "unsafe use of string constant with Unicode escapes").
+				WithDetail("String constants with Unicode escapes cannot be used when standard_conforming_strings is off.")
+			fail.Position = CharPos(src, start-2)
+			return
+		}
+		end := t.end
+		body := src[i+1 : end-1]
+		if strings.IndexByte(body, '\\') < 0 {
+			return
+		}
+		val, kind, err := unescapeString(body)
+		if err != nil {
+			err.Position = CharPos(src, start)
+			fail = err
+			return
+		}
+		if warn {
+			warnings = append(warnings, escapeWarning(kind, CharPos(src, start)))
+		}
+		if out == nil {
+			out = []byte(src)
+		}
+		lit := "'" + strings.ReplaceAll(val, "'", "''") + "'"
+		copy(out[i:end], lit)
+		for k := i + len(lit); k < end; k++ {
+			out[k] = ' '
+		}
+	})
+	if fail != nil {
+		return "", nil, fail
 	}
 	return textOf(src, out), warnings, nil
 }
