@@ -39,6 +39,7 @@ func TestBindErrors(t *testing.T) {
 		{"WITH RECURSIVE foo(i) AS (VALUES (1) UNION ALL (SELECT i+1 FROM foo WHERE i < 10 UNION ALL SELECT i+1 FROM foo WHERE i < 5)) SELECT * FROM foo", pgerr.InvalidRecursion, `recursive reference to query "foo" must not appear more than once`, 108},
 		{"SELECT max(a) FILTER (WHERE sum(a) > 0) FROM t", pgerr.GroupingError, `aggregate functions are not allowed in FILTER`, 29},
 		{"SELECT string_agg(DISTINCT b, ',' ORDER BY a) FROM t", pgerr.InvalidColumnReference, `in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list`, 44},
+		{"SELECT string_agg(DISTINCT b, ',' ORDER BY a::text) FROM t", pgerr.InvalidColumnReference, `in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list`, 44},
 		{"SELECT a FROM t ORDER BY 3", pgerr.InvalidColumnReference, `ORDER BY position 3 is not in select list`, 26},
 		{"SELECT a FROM t WHERE a", pgerr.DatatypeMismatch, `argument of WHERE must be type boolean, not type integer`, 23},
 		{"SELECT 1 UNION SELECT 1, 2", pgerr.SyntaxError, `each UNION query must have the same number of columns`, 23},
