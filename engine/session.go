@@ -435,6 +435,15 @@ func (s *Session) Format() types.FormatOptions {
 // ParamStatus implements SessionAPI.
 func (s *Session) ParamStatus() map[string]string { return s.set.reportable() }
 
+// StringLiterals reports standard_conforming_strings and
+// escape_string_warning, which decide how the wire layer parses the
+// session's query strings (sql.ParseNonStandard).
+func (s *Session) StringLiterals() (standard, warn bool) {
+	std, _ := s.set.get("standard_conforming_strings")
+	w, _ := s.set.get("escape_string_warning")
+	return std != "off", w != "off"
+}
+
 // Close implements SessionAPI. An open transaction block is rolled back.
 func (s *Session) Close() {
 	if s.closed.Swap(true) {

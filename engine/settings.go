@@ -41,7 +41,9 @@ var settingList = []setting{
 	{name: "statement_timeout", def: "0", check: checkDuration("statement_timeout")},
 	{name: "lock_timeout", def: "0", check: checkDuration("lock_timeout")},
 	{name: "idle_in_transaction_session_timeout", def: "0", check: checkDuration("idle_in_transaction_session_timeout")},
-	{name: "standard_conforming_strings", def: "on", reportable: true, check: checkOnOnly("standard_conforming_strings")},
+	// standard_conforming_strings = off: the wire layer parses with
+	// sql.ParseNonStandard (Session.StringLiterals).
+	{name: "standard_conforming_strings", def: "on", reportable: true, check: checkBool},
 	{name: "integer_datetimes", def: "on", reportable: true, readOnly: true},
 	{name: "server_version", def: ServerVersion, reportable: true, readOnly: true},
 	{name: "server_version_num", def: ServerVersionNum, readOnly: true},
@@ -121,7 +123,7 @@ var settingList = []setting{
 	{name: "seq_page_cost", def: "1", check: checkReal("seq_page_cost")},
 	{name: "jit", def: "off"},
 	{name: "geqo", def: "on"},
-	{name: "escape_string_warning", def: "on"},
+	{name: "escape_string_warning", def: "on", check: checkBool},
 	// streaming_parallelism is the instances of each keyed operator of
 	// the materialized views, sinks and subscriptions created next
 	// (parallel.go); the default is the server's --streaming-parallelism.
@@ -532,17 +534,4 @@ func checkBool(v string) (string, error) {
 		return "off", nil
 	}
 	return "", pgerr.New(pgerr.InvalidParameterValue, "parameter requires a Boolean value")
-}
-
-func checkOnOnly(name string) func(string) (string, error) {
-	return func(v string) (string, error) {
-		b, err := checkBool(v)
-		if err != nil {
-			return "", err
-		}
-		if b != "on" {
-			return "", pgerr.New(pgerr.FeatureNotSupported, "%s = off is not supported", name)
-		}
-		return b, nil
-	}
 }

@@ -131,6 +131,9 @@ type Error struct {
 	// Position is the 1-based character (not byte) offset into the statement
 	// text that the error points at; 0 means none.
 	Position int
+	// Where is the CONTEXT line (PostgreSQL's "SQL function ... statement
+	// 1" and the like); empty means none.
+	Where string
 	// Cause is an optional underlying error kept for logs and errors.Is.
 	Cause error
 }
@@ -156,6 +159,13 @@ func (e *Error) WithHint(format string, args ...any) *Error {
 func (e *Error) WithDetail(format string, args ...any) *Error {
 	c := *e
 	c.Detail = fmt.Sprintf(format, args...)
+	return &c
+}
+
+// WithWhere returns a copy of e with a CONTEXT line.
+func (e *Error) WithWhere(format string, args ...any) *Error {
+	c := *e
+	c.Where = fmt.Sprintf(format, args...)
 	return &c
 }
 

@@ -829,6 +829,22 @@ func nodeLoc(n *pg.Node) int32 {
 	return -1
 }
 
+// exprLoc is PostgreSQL's exprLocation for errors about a whole
+// expression: a cast counts from its argument when that is to the left of
+// the :: (nodeLoc gives the ::, where cast errors point).
+func exprLoc(n *pg.Node) int32 {
+	if tc := n.GetTypeCast(); tc != nil {
+		if a := exprLoc(tc.Arg); a >= 0 && (tc.Location < 0 || a < tc.Location) {
+			return a
+		}
+		return tc.Location
+	}
+	if sb := n.GetSortBy(); sb != nil {
+		return exprLoc(sb.Node)
+	}
+	return nodeLoc(n)
+}
+
 // nodeKind names a node's type for error messages.
 func nodeKind(n *pg.Node) string {
 	if n == nil || n.Node == nil {

@@ -525,6 +525,9 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 		it := &nsItem{alias: j.Alias.Aliasname, relVisible: true, colsVisible: true}
 		cols := visibleCols(out)
 		cn := strs(j.Alias.Colnames)
+		if len(cn) > len(cols) {
+			return nil, nil, pgerr.New(pgerr.InvalidColumnReference, "join expression \"%s\" has %d columns available but %d columns specified", j.Alias.Aliasname, len(cols), len(cn))
+		}
 		for i, c := range cols {
 			if i < len(cn) {
 				c.name = cn[i]

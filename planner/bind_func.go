@@ -268,7 +268,7 @@ func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, err
 			return nil, err
 		}
 		if fc.AggDistinct && !slices.ContainsFunc(raw, func(a expr.Expr) bool { return a.String() == k.E.String() }) {
-			return nil, b.newErr(pgerr.InvalidColumnReference, nodeLoc(s.GetSortBy().Node), "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
+			return nil, b.newErr(pgerr.InvalidColumnReference, exprLoc(s.GetSortBy().Node), "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
 		}
 		call.OrderBy = append(call.OrderBy, k)
 	}

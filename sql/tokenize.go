@@ -41,6 +41,13 @@ func tokenize(src string) []token {
 // them; it returns the offset where it stopped (len(src), or where an
 // unterminated quote or comment starts).
 func scanTokens(src string, emit func(token)) int {
+	return scanTokensMode(src, false, emit)
+}
+
+// scanTokensMode is scanTokens; with escapeStrings a backslash escapes the
+// next character in '...' and N'...' too (standard_conforming_strings =
+// off, nonstandard.go).
+func scanTokensMode(src string, escapeStrings bool, emit func(token)) int {
 	s := &scanner{src: src, emit: emit}
 	i := 0
 	for i < len(src) {
@@ -59,7 +66,7 @@ func scanTokens(src string, emit func(token)) int {
 			}
 			i = end
 		case c == '\'':
-			end := skipString(src, i+1, false)
+			end := skipString(src, i+1, escapeStrings)
 			if end < 0 {
 				return i
 			}
@@ -73,7 +80,7 @@ func scanTokens(src string, emit func(token)) int {
 			s.add(tokString, i, end)
 			i = end
 		case strings.IndexByte("bBxXnN", c) >= 0 && i+1 < len(src) && src[i+1] == '\'':
-			end := skipString(src, i+2, false)
+			end := skipString(src, i+2, escapeStrings && (c == 'n' || c == 'N'))
 			if end < 0 {
 				return i
 			}

@@ -144,6 +144,9 @@ type FormatOptions struct {
 	// not a number (the catalog provides it); it returns PostgreSQL's error
 	// (42P01, 42704, 42883) itself when the name is unknown.
 	OIDs func(k Kind, name string) (uint32, error)
+	// Now is what the input 'now' (and 'today', 'tomorrow', 'yesterday')
+	// reads: the transaction's start, as now() (zero: the wall clock).
+	Now time.Time
 }
 
 // DefaultFormat is PostgreSQL's default session formatting in UTC.

@@ -38,16 +38,21 @@ func zoneWord(s string) string {
 	return s
 }
 
-func nowIn(loc *time.Location) time.Time {
+// nowIn is the time 'now' reads, in loc: opts.Now (the transaction's
+// start, as in PostgreSQL) when set, else the wall clock.
+func nowIn(opts *FormatOptions, loc *time.Location) time.Time {
 	if loc == nil {
 		loc = utc
+	}
+	if opts != nil && !opts.Now.IsZero() {
+		return opts.Now.In(loc)
 	}
 	return time.Now().In(loc)
 }
 
 // specialDays resolves today/tomorrow/yesterday/epoch to a day number.
-func specialDays(w string, loc *time.Location) int64 {
-	n := nowIn(loc)
+func specialDays(w string, opts *FormatOptions, loc *time.Location) int64 {
+	n := nowIn(opts, loc)
 	today := daysFromCivil(int64(n.Year()), int64(n.Month()), int64(n.Day()))
 	switch w {
 	case "tomorrow":
@@ -154,7 +159,7 @@ func parseDate(s string, opts *FormatOptions) (DateValue, error) {
 	case "-infinity":
 		return DateMinusInfinity, nil
 	case "now", "today", "tomorrow", "yesterday", "epoch":
-		return DateValue(specialDays(f.special, opts.Location)), nil
+		return DateValue(specialDays(f.special, opts, opts.Location)), nil
 	case "allballs":
 		return 0, dtError(dtBad, "date", s)
 	}
@@ -180,7 +185,7 @@ func parseTime(s string, typmod int32, opts *FormatOptions) (TimeValue, error) {
 		}
 		return 0, nil
 	case "now":
-		n := nowIn(opts.Location)
+		n := nowIn(opts, opts.Location)
 		us := int64(n.Hour())*usPerHour + int64(n.Minute())*usPerMin + int64(n.Second())*usPerSec + int64(n.Nanosecond()/1000)
 		return TimeValue(roundMicros(us, typmod)), nil
 	case "":
@@ -235,7 +240,7 @@ func parseTimestamp(s string, tz bool, typmod int32, opts *FormatOptions) (Times
 	case "-infinity":
 		return TimestampMinusInfinity, nil
 	case "now":
-		n := time.Now()
+		n := nowIn(opts, utc)
 		if tz {
 			return TimestampValue(n.UnixMicro()), nil
 		}
@@ -245,7 +250,7 @@ func parseTimestamp(s string, tz bool, typmod int32, opts *FormatOptions) (Times
 	case "epoch":
 		return 0, nil
 	case "today", "tomorrow", "yesterday":
-		days = specialDays(f.special, loc)
+		days = specialDays(f.special, opts, loc)
 		if f.hasTime {
 			tod = f.timeOfDay()
 		}

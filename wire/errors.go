@@ -27,7 +27,7 @@ func toPgErr(err error) *pgerr.Error {
 	return pgerr.Wrap(err, pgerr.InternalError, "%s", err.Error())
 }
 
-// errorResponse builds the ErrorResponse for err (fields S, V, C, M, D, H, P).
+// errorResponse builds the ErrorResponse for err (fields S, V, C, M, D, H, P, W).
 func errorResponse(err error) *pgproto3.ErrorResponse {
 	e := toPgErr(err)
 	sev := string(e.Severity)
@@ -42,6 +42,7 @@ func errorResponse(err error) *pgproto3.ErrorResponse {
 		Detail:              e.Detail,
 		Hint:                e.Hint,
 		Position:            int32(e.Position),
+		Where:               e.Where,
 	}
 }
 
@@ -63,6 +64,7 @@ func noticeResponse(e *pgerr.Error) *pgproto3.NoticeResponse {
 		Detail:              e.Detail,
 		Hint:                e.Hint,
 		Position:            int32(e.Position),
+		Where:               e.Where,
 	}
 }
 

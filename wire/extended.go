@@ -9,7 +9,6 @@ import (
 
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/pgerr"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -62,7 +61,7 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	} else if _, ok := c.stmts[m.Name]; ok {
 		return c.extendedError(pgerr.New(pgerr.DuplicatePreparedStatement, "prepared statement \"%s\" already exists", m.Name))
 	}
-	stmts, err := sql.Parse(m.Query)
+	stmts, err := c.parseQuery(m.Query) // simple.go
 	if err != nil {
 		return c.extendedError(err)
 	}

@@ -16,7 +16,7 @@ func (c *conn) simpleQuery(text string) error {
 	c.dropStatement("")
 	c.dropPortal("")
 	c.reportActive(text) // activity.go
-	stmts, err := sql.Parse(text)
+	stmts, err := c.parseQuery(text)
 	switch {
 	case err != nil:
 		c.sendError(err)
@@ -93,4 +93,26 @@ func (c *conn) sendResult(ctx context.Context, res *engine.Result) error {
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
 	}
 	return nil
+}
+
+// stringLiterals is implemented by sessions whose
+// standard_conforming_strings can be off (engine.Session).
+type stringLiterals interface {
+	StringLiterals() (standard, warn bool)
+}
+
+// parseQuery parses a query string under the session's
+// standard_conforming_strings, sending the WARNINGs of
+// escape_string_warning.
+func (c *conn) parseQuery(text string) ([]sql.Statement, error) {
+	if sl, ok := c.sess.(stringLiterals); ok {
+		if standard, warn := sl.StringLiterals(); !standard {
+			stmts, warnings, err := sql.ParseNonStandard(text, warn)
+			for _, w := range warnings {
+				c.be.Send(noticeResponse(w))
+			}
+			return stmts, err
+		}
+	}
+	return sql.Parse(text)
 }

@@ -25,13 +25,13 @@ func castConst(v types.Value, from, to types.T, explicit bool) (types.Value, err
 }
 
 // sessionDependentInput reports text input whose meaning depends on the
-// session's DateStyle or TimeZone.
+// session's DateStyle or TimeZone (or, for 'now', its transaction).
 func sessionDependentInput(from, to types.T) bool {
 	if !from.IsString() {
 		return false
 	}
 	switch to.Kind {
-	case types.Date, types.Timestamp, types.TimestampTZ:
+	case types.Date, types.Timestamp, types.TimestampTZ, types.Time:
 		return true
 	case types.Array:
 		return sessionDependentInput(from, *to.Elem)
@@ -82,6 +82,9 @@ func (c *Context) catalogRegs() (regResolver, bool) {
 func (c *Context) formatOptions() *types.FormatOptions {
 	o := types.DefaultFormat
 	o.Location = c.location()
+	if c != nil {
+		o.Now = c.Now
+	}
 	if c != nil && c.Session != nil {
 		if v, ok := c.Session.Setting("extra_float_digits"); ok {
 			if n, err := strconv.Atoi(v); err == nil {

@@ -236,8 +236,10 @@ func init() {
 		numFn("ln", func(d *apd.Decimal) (types.Value, error) { return numericLn(d, false) }),
 		// numeric_inc is PostgreSQL's x + 1 (its sequence support function)
 		numFn("numeric_inc", func(d *apd.Decimal) (types.Value, error) { return numericOp('+', d, apd.New(1, 0)) }),
-		numFn("log", func(d *apd.Decimal) (types.Value, error) { return numericLn(d, true) }),
-		numFn("log10", func(d *apd.Decimal) (types.Value, error) { return numericLn(d, true) }),
+		// log(numeric) and log10(numeric) are SQL functions calling
+		// log(10, x) in PostgreSQL: their errors say so.
+		numFn("log", func(d *apd.Decimal) (types.Value, error) { return sqlFunction("log")(numericLn(d, true)) }),
+		numFn("log10", func(d *apd.Decimal) (types.Value, error) { return sqlFunction("log10")(numericLn(d, true)) }),
 		numFn("exp", numericExp),
 		numFn("sign", func(d *apd.Decimal) (types.Value, error) {
 			switch {
@@ -479,4 +481,15 @@ func numericMinScale(d *apd.Decimal) int64 {
 	var r apd.Decimal
 	r.Reduce(d)
 	return int64(scaleOf(&r))
+}
+
+// sqlFunction adds PostgreSQL's CONTEXT line of a built-in that is an SQL
+// function in its catalog (SQL function "name" statement 1) to an error.
+func sqlFunction(name string) func(v types.Value, err error) (types.Value, error) {
+	return func(v types.Value, err error) (types.Value, error) {
+		if e := pgerr.As(err); e != nil && e.Where == "" {
+			return v, e.WithWhere("SQL function \"%s\" statement 1", name)
+		}
+		return v, err
+	}
 }

@@ -1,7 +1,6 @@
 package expr
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -291,150 +290,22 @@ func stringToArray(s string, delim, nullStr types.Value) []types.Value {
 	return out
 }
 
-// regexFlags parses PostgreSQL's regex flags, later ones overriding
-// earlier ones (i and c; s, n/m, p and w): global is g; re is the pattern
-// with Go flags for case and newline handling (q quotes it, x strips
-// expanded-syntax white space and comments). b (basic syntax) is refused.
-func regexFlags(pat, flags string) (global bool, re string, err error) {
-	ci, nlstop, nlanch, quote, expanded := false, false, false, false, false
-	for _, f := range flags {
-		switch f {
-		case 'g':
-			global = true
-		case 'i':
-			ci = true
-		case 'c':
-			ci = false
-		case 's':
-			nlstop, nlanch = false, false
-		case 'n', 'm':
-			nlstop, nlanch = true, true
-		case 'p':
-			nlstop, nlanch = true, false
-		case 'w':
-			nlstop, nlanch = false, true
-		case 'q':
-			quote = true
-		case 'x':
-			expanded = true
-		case 'e', 't':
-		case 'b':
-			return false, "", pgerr.New(pgerr.FeatureNotSupported, "regular expression option \"b\" (basic syntax) is not supported")
-		default:
-			return false, "", pgerr.New(pgerr.InvalidParameterValue, "invalid regular expression option: \"%c\"", f)
-		}
-	}
-	switch {
-	case quote:
-		pat = regexp.QuoteMeta(pat)
-	case expanded:
-		pat = stripExpanded(pat)
-	}
-	prefix := "(?"
-	if ci {
-		prefix += "i"
-	}
-	if !nlstop {
-		prefix += "s"
-	}
-	if nlanch {
-		prefix += "m"
-	}
-	if prefix == "(?" {
-		return global, pat, nil
-	}
-	return global, prefix + ")" + pat, nil
-}
-
-// stripExpanded removes the white space and #-comments of an expanded
-// (x) pattern, except escaped and inside brackets.
-func stripExpanded(p string) string {
-	var sb strings.Builder
-	inBracket := false
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '\\' && i+1 < len(p):
-			sb.WriteByte(c)
-			sb.WriteByte(p[i+1])
-			i++
-			continue
-		case inBracket:
-			if c == ']' {
-				inBracket = false
-			}
-		case c == '[':
-			inBracket = true
-			sb.WriteByte(c)
-			if i+1 < len(p) && p[i+1] == '^' {
-				sb.WriteByte('^')
-				i++
-			}
-			if i+1 < len(p) && p[i+1] == ']' {
-				sb.WriteByte(']')
-				i++
-			}
-			continue
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
-		case c == '#':
-			for i < len(p) && p[i] != '\n' {
-				i++
-			}
-			continue
-		}
-		sb.WriteByte(c)
-	}
-	return sb.String()
-}
-
-// pgReplacement converts \1..\9 and \& to Go's ${1} and ${0}.
-func pgReplacement(r string) string {
-	var sb strings.Builder
-	for i := 0; i < len(r); i++ {
-		c := r[i]
-		switch {
-		case c == '$':
-			sb.WriteString("$$")
-		case c == '\\' && i+1 < len(r):
-			n := r[i+1]
-			switch {
-			case n >= '1' && n <= '9':
-				sb.WriteString("${" + string(n) + "}")
-				i++
-			case n == '&':
-				sb.WriteString("${0}")
-				i++
-			case n == '\\':
-				sb.WriteByte('\\')
-				i++
-			default:
-				sb.WriteByte(c)
-			}
-		default:
-			sb.WriteByte(c)
-		}
-	}
-	return sb.String()
-}
-
 func regexpReplace(s, pat, repl, flags string) (types.Value, error) {
-	global, src, err := regexFlags(pat, flags)
+	opts, global, err := regexOptions(flags)
 	if err != nil {
 		return nil, err
 	}
-	re, err := compileRegexRaw(src)
+	re, err := compilePG(pat, opts)
 	if err != nil {
 		return nil, err
 	}
-	tmpl := pgReplacement(repl)
 	n := 1
 	if global {
 		n = -1
 	}
-	ms := re.FindAllStringSubmatchIndex(s, n)
-	if ms == nil {
-		return s, nil
+	ms, err := re.findAll(s, 0, n)
+	if err != nil || ms == nil {
+		return s, err
 	}
 	// Built piece by piece, each checked against the largest value
 	// before it is appended (a short pattern and replacement can ask for
@@ -447,7 +318,7 @@ func regexpReplace(s, pat, repl, flags string) (types.Value, error) {
 			return nil, err
 		}
 		have += int64(m[0] - last)
-		rep = re.ExpandString(rep[:0], tmpl, s, m)
+		rep = appendReplacement(rep[:0], repl, s, m)
 		if err := membudget.StringBuffer(have, int64(len(rep))); err != nil {
 			return nil, err
 		}
@@ -461,7 +332,7 @@ func regexpReplace(s, pat, repl, flags string) (types.Value, error) {
 	last = 0
 	for _, m := range ms {
 		dst = append(dst, s[last:m[0]]...)
-		dst = re.ExpandString(dst, tmpl, s, m)
+		dst = appendReplacement(dst, repl, s, m)
 		last = m[1]
 	}
 	return string(append(dst, s[last:]...)), nil
@@ -472,16 +343,16 @@ func regexpMatch(s, pat, flags string) (types.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return matchGroups(re, s), nil
+	return matchGroups(re, s)
 }
 
-func matchGroups(re *regexp.Regexp, s string) types.Value {
-	m := submatchIndex(re, pivotFor(re), s, nil, nil) // regex_kernel.go
-	if m == nil {
-		return nil
+func matchGroups(re *Regex, s string) (types.Value, error) {
+	m, err := submatchIndex(re, nil, s, nil, nil) // regex_kernel.go
+	if m == nil || err != nil {
+		return nil, err
 	}
 	if len(m) == 2 {
-		return []types.Value{s[m[0]:m[1]]}
+		return []types.Value{s[m[0]:m[1]]}, nil
 	}
 	out := make([]types.Value, 0, len(m)/2-1)
 	for i := 2; i < len(m); i += 2 {
@@ -491,7 +362,7 @@ func matchGroups(re *regexp.Regexp, s string) types.Value {
 			out = append(out, s[m[i]:m[i+1]])
 		}
 	}
-	return out
+	return out, nil
 }
 
 // formatSQL implements format(): %s (text, NULL as empty), %I (identifier),

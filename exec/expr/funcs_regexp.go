@@ -1,8 +1,6 @@
 package expr
 
 import (
-	"regexp"
-
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -11,22 +9,22 @@ import (
 // regexp_instr, regexp_substr, regexp_like, the start/N forms of
 // regexp_replace and regexp_split_to_array with flags (the set-returning
 // regexp_matches and regexp_split_to_table use the helpers here from the
-// planner). Patterns are translated to Go's RE2 by regexFlags; a start
+// planner). Patterns are compiled by compilePG (pgregex.go); a start
 // position makes the search begin at that character, the text before it
-// being invisible to the pattern (so ^ matches there). Pure functions, safe
-// for concurrent use.
+// visible to the pattern (^ does not match there), as in PostgreSQL. Pure
+// functions, safe for concurrent use.
 
 // compileFlags parses flags for fn, refusing g ("global") where fn does not
 // take it, and compiles the pattern.
-func compileFlags(fn, pat, flags string, globalOK bool) (*regexp.Regexp, bool, error) {
-	global, src, err := regexFlags(pat, flags)
+func compileFlags(fn, pat, flags string, globalOK bool) (*Regex, bool, error) {
+	opts, global, err := regexOptions(flags)
 	if err != nil {
 		return nil, false, err
 	}
 	if global && !globalOK {
 		return nil, false, pgerr.New(pgerr.InvalidParameterValue, "%s() does not support the \"global\" option", fn)
 	}
-	re, err := compileRegexRaw(src)
+	re, err := compilePG(pat, opts)
 	return re, global, err
 }
 
@@ -55,17 +53,8 @@ type regexpArgs struct {
 
 // matchesFrom returns the submatch indexes (into s) of the successive
 // matches at or after character start.
-func matchesFrom(re *regexp.Regexp, s string, start int64) [][]int {
-	off := runeOffset(s, start)
-	ms := re.FindAllStringSubmatchIndex(s[off:], -1)
-	for _, m := range ms {
-		for i := range m {
-			if m[i] >= 0 {
-				m[i] += off
-			}
-		}
-	}
-	return ms
+func matchesFrom(re *Regex, s string, start int64) ([][]int, error) {
+	return re.findAll(s, runeOffset(s, start), -1)
 }
 
 func regexpCount(s, pat string, a regexpArgs) (types.Value, error) {
@@ -76,7 +65,8 @@ func regexpCount(s, pat string, a regexpArgs) (types.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return int64(len(matchesFrom(re, s, a.start))), nil
+	ms, err := matchesFrom(re, s, a.start)
+	return int64(len(ms)), err
 }
 
 // nthMatch returns the bounds of subexpression sub of the n-th match, ok
@@ -96,7 +86,10 @@ func nthMatch(fn, s, pat string, a regexpArgs) (int, int, bool, error) {
 	if err != nil {
 		return 0, 0, false, err
 	}
-	ms := matchesFrom(re, s, a.start)
+	ms, err := matchesFrom(re, s, a.start)
+	if err != nil {
+		return 0, 0, false, err
+	}
 	if int64(len(ms)) < a.n || a.subexpr > int64(re.NumSubexp()) {
 		return 0, 0, false, nil
 	}
@@ -139,40 +132,48 @@ func regexpReplaceAt(s, pat, repl string, start, n int64, flags string) (types.V
 	if err != nil {
 		return nil, err
 	}
-	ms := matchesFrom(re, s, start)
+	ms, err := matchesFrom(re, s, start)
+	if err != nil {
+		return nil, err
+	}
 	if n > 0 {
 		if int64(len(ms)) < n {
 			return s, nil
 		}
 		ms = ms[n-1 : n]
 	}
-	tmpl := pgReplacement(repl)
 	var dst []byte
 	last := 0
 	for _, m := range ms {
 		dst = append(dst, s[last:m[0]]...)
-		dst = re.ExpandString(dst, tmpl, s, m)
+		dst = appendReplacement(dst, repl, s, m)
 		last = m[1]
 	}
 	return string(append(dst, s[last:]...)), nil
 }
 
 // RegexpSplit splits s around the matches of pat (regexp_split_to_array
-// and regexp_split_to_table): empty matches at the start or end of the
-// text, or right after a match, do not split.
+// and regexp_split_to_table): as in PostgreSQL, a match splits when it
+// starts before the end of the text and ends after the previous match
+// (so empty matches at the start, at the end, or right after a match do
+// not).
 func RegexpSplit(fn, s, pat, flags string) ([]string, error) {
 	re, _, err := compileFlags(fn, pat, flags, false)
 	if err != nil {
 		return nil, err
 	}
+	ms, err := re.findAll(s, 0, -1)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	last := 0
-	for _, m := range re.FindAllStringIndex(s, -1) {
-		if m[0] == m[1] && (m[0] == 0 || m[0] >= len(s) || m[0] == last && last > 0) {
-			continue
+	last, prevEnd := 0, 0
+	for _, m := range ms {
+		if m[0] < len(s) && m[1] > prevEnd {
+			out = append(out, s[last:m[0]])
+			last = m[1]
 		}
-		out = append(out, s[last:m[0]])
-		last = m[1]
+		prevEnd = m[1]
 	}
 	return append(out, s[last:]), nil
 }
@@ -188,8 +189,12 @@ func RegexpMatches(s, pat, flags string) ([]types.Value, error) {
 	if global {
 		n = -1
 	}
+	ms, err := re.findAll(s, 0, n)
+	if err != nil {
+		return nil, err
+	}
 	var out []types.Value
-	for _, m := range re.FindAllStringSubmatchIndex(s, n) {
+	for _, m := range ms {
 		var row []types.Value
 		if len(m) == 2 {
 			row = []types.Value{s[m[0]:m[1]]}
@@ -267,7 +272,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return re.MatchString(s(a, 0)), nil
+			return re.MatchString(s(a, 0))
 		}))
 	}
 	for _, kinds := range []string{"", "f"} {

@@ -348,9 +348,9 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		m := re.FindStringSubmatchIndex(s(a, 0))
-		if m == nil {
-			return nil, nil
+		m, err := re.FindSubmatchIndex(s(a, 0))
+		if m == nil || err != nil {
+			return nil, err
 		}
 		if len(m) > 2 {
 			if m[2] < 0 {

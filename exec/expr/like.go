@@ -19,13 +19,11 @@ import (
 // LIKE / ILIKE and the POSIX regular expression operators (~ ~* !~ !~*).
 //
 // LIKE patterns are translated to Go regular expressions (% is .*, _ is .,
-// the escape character quotes the next one). POSIX patterns are handed to
-// Go's regexp (RE2) with PostgreSQL's defaults: the whole string is one line
-// and . matches newlines. Differences from PostgreSQL's ARE flavour:
-// back-references, lookahead/lookbehind and the \m \M \y word anchors are not
-// supported and fail with 2201B.
+// the escape character quotes the next one). POSIX patterns are
+// PostgreSQL's advanced regular expressions, compiled by compilePG
+// (pgregex.go).
 
-var regexCache sync.Map // key string -> *regexp.Regexp
+var regexCache sync.Map // key string -> *regexp.Regexp (LIKE) or *Regex
 
 // likeRegexp compiles a LIKE pattern with escape character esc (-1: none).
 func likeRegexp(pat string, esc rune, ci bool) (*regexp.Regexp, error) {
@@ -85,26 +83,10 @@ func likeMatcher(pat string, esc rune) (match func(string) bool, ok bool) {
 	return func(s string) bool { return s == lit }, true
 }
 
-// compileRegex compiles a POSIX pattern with PostgreSQL's error code.
-func compileRegex(pat string, ci bool) (*regexp.Regexp, error) {
-	src := "(?s)" + pat
-	if ci {
-		src = "(?i)" + src
-	}
-	return compileRegexRaw(src)
-}
-
-// compileRegexRaw compiles Go syntax (flags already prefixed), cached.
-func compileRegexRaw(src string) (*regexp.Regexp, error) {
-	if re, ok := regexCache.Load("R" + src); ok {
-		return re.(*regexp.Regexp), nil
-	}
-	re, err := regexp.Compile(src)
-	if err != nil {
-		return nil, pgerr.New(pgerr.InvalidRegularExpression, "invalid regular expression: %s", regexErrText(err))
-	}
-	regexCache.Store("R"+src, re)
-	return re, nil
+// compileRegex compiles a POSIX pattern (~, ~*) with PostgreSQL's error
+// code, cached.
+func compileRegex(pat string, ci bool) (*Regex, error) {
+	return compilePG(pat, areOptions{ci: ci})
 }
 
 func regexErrText(err error) string {
@@ -203,7 +185,8 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 	if !ok1 || !ok2 {
 		return nil, pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s ~~ %s", e.E.Type(), e.Pattern.Type())
 	}
-	var re *regexp.Regexp
+	var re *regexp.Regexp // LIKE
+	var pre *Regex        // ~
 	var plain func(string) bool
 	lastPat, lastEsc := "", ""
 	for i := 0; i < n; i++ {
@@ -216,10 +199,10 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 			ev, _ := likeText(escArr)
 			esc = ev(i)
 		}
-		if (re == nil && plain == nil) || pat != lastPat || esc != lastEsc {
-			re, plain = nil, nil
+		if (re == nil && pre == nil && plain == nil) || pat != lastPat || esc != lastEsc {
+			re, pre, plain = nil, nil, nil
 			if e.Regex {
-				re, err = compileRegex(pat, e.CaseInsens)
+				pre, err = compileRegex(pat, e.CaseInsens)
 			} else {
 				r := rune(-1)
 				if esc != "" {
@@ -241,9 +224,14 @@ func (e *Like) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 			lastPat, lastEsc = pat, esc
 		}
 		var hit bool
-		if plain != nil {
+		switch {
+		case plain != nil:
 			hit = plain(sv(i))
-		} else {
+		case pre != nil:
+			if hit, err = pre.MatchString(sv(i)); err != nil {
+				return nil, err
+			}
+		default:
 			hit = re.MatchString(sv(i))
 		}
 		if hit != e.Not {

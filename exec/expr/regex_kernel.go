@@ -1,8 +1,6 @@
 package expr
 
 import (
-	"regexp"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -18,8 +16,8 @@ import (
 // rows whose arguments are all non-NULL.
 
 // compileMatch compiles regexp_match's pattern with its flags.
-func compileMatch(pat, flags string) (*regexp.Regexp, error) {
-	global, src, err := regexFlags(pat, flags)
+func compileMatch(pat, flags string) (*Regex, error) {
+	opts, global, err := regexOptions(flags)
 	if err != nil {
 		return nil, err
 	}
@@ -27,23 +25,26 @@ func compileMatch(pat, flags string) (*regexp.Regexp, error) {
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "regexp_match() does not support the \"global\" option").
 			WithHint("Use the regexp_matches function instead.")
 	}
-	return compileRegexRaw(src)
+	return compilePG(pat, opts)
 }
 
-// submatchIndex is re.FindStringSubmatchIndex(s) (appending to dst when
-// the pivot matcher answers), with the pivot matcher pv when not nil and
-// the required-literal test otherwise.
-func submatchIndex(re *regexp.Regexp, pv *pivotRegex, s string, dst []int, sc *pivotScratch) []int {
+// submatchIndex is re.FindSubmatchIndex(s) (appending to dst when the
+// pivot matcher answers), with the pivot matcher pv when not nil and the
+// required-literal test otherwise (both for RE2 patterns only).
+func submatchIndex(re *Regex, pv *pivotRegex, s string, dst []int, sc *pivotScratch) ([]int, error) {
+	if re.re2 == nil {
+		return re.FindSubmatchIndex(s)
+	}
 	if pv != nil {
 		if m, ok := pv.find(s, dst, sc); ok {
-			return m
+			return m, nil
 		}
-		return re.FindStringSubmatchIndex(s)
+		return re.re2.FindStringSubmatchIndex(s), nil
 	}
-	if cannotMatch(re, s) { // regex_literal.go
-		return nil
+	if cannotMatch(re.re2, s) { // regex_literal.go
+		return nil, nil
 	}
-	return re.FindStringSubmatchIndex(s)
+	return re.re2.FindStringSubmatchIndex(s), nil
 }
 
 // regexpScan calls found for every row of regexp_match's arguments with
@@ -61,7 +62,7 @@ func regexpScan(args []arrow.Array, n int, found func(s string, m []int) error) 
 		return pgerr.Internal("regexp_match: arguments are not text arrays")
 	}
 	var (
-		re             *regexp.Regexp
+		re             *Regex
 		pv             *pivotRegex
 		lastPat, lastF string
 		idx            []int
@@ -92,13 +93,19 @@ func regexpScan(args []arrow.Array, n int, found func(s string, m []int) error) 
 				pv.scratch.Put(sc)
 				sc = nil
 			}
-			pv, lastPat, lastF = pivotFor(re), pat, fl
+			pv, lastPat, lastF = nil, pat, fl
+			if re.re2 != nil {
+				pv = pivotFor(re.re2)
+			}
 			if pv != nil {
 				sc = pv.getScratch()
 			}
 		}
 		s := strs.Value(i)
-		m := submatchIndex(re, pv, s, idx[:0], sc)
+		m, err := submatchIndex(re, pv, s, idx[:0], sc)
+		if err != nil {
+			return err
+		}
 		if m != nil {
 			idx = m
 		}

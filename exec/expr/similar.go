@@ -137,21 +137,28 @@ func similarSubstring(s, pat string, esc rune) (types.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	for k, p := range parts {
+		if parts[k], err = similarFragment(p); err != nil {
+			return nil, err
+		}
+	}
 	var src string
 	switch len(parts) {
 	case 1:
-		src = "(?s)^(?:" + parts[0] + ")$"
+		src = `\A(?:` + parts[0] + `)\z`
 	case 2:
-		src = "(?s)^(?U:" + parts[0] + ")(" + parts[1] + ")$"
+		src = `\A(?U:` + parts[0] + ")(" + parts[1] + `)\z`
 	default:
-		src = "(?s)^(?U:" + parts[0] + ")(" + parts[1] + ")(?:" + parts[2] + ")$"
+		src = `\A(?U:` + parts[0] + ")(" + parts[1] + ")(?:" + parts[2] + `)\z`
 	}
-	re, err := compileRegexRaw(src)
+	re, err := compileGo(src)
 	if err != nil {
 		return nil, err
 	}
-	m := re.FindStringSubmatchIndex(s)
+	m, err := re.FindSubmatchIndex(s)
 	switch {
+	case err != nil:
+		return nil, err
 	case m == nil:
 		return nil, nil
 	case len(m) > 2:
@@ -161,6 +168,19 @@ func similarSubstring(s, pat string, esc rune) (types.Value, error) {
 		return s[m[2]:m[3]], nil
 	}
 	return s[m[0]:m[1]], nil
+}
+
+// similarFragment translates one part of a SIMILAR pattern (POSIX
+// syntax, no groups of its own) into Go's syntax.
+func similarFragment(p string) (string, error) {
+	src, nsub, needBT, err := translateARE(p, areOptions{})
+	if err != nil {
+		return "", err
+	}
+	if needBT || nsub > 0 {
+		return "", reError("invalid backreference number")
+	}
+	return src, nil
 }
 
 func init() {
@@ -177,12 +197,13 @@ func init() {
 			}
 			return SimilarToEscape(s(a, 0), esc)
 		}),
+		// an SQL function in PostgreSQL 15: its errors say so
 		rowFn("substring", TX, []types.T{TX, TX, TX}, func(_ *Context, a []types.Value) (types.Value, error) {
 			esc, err := similarEscapeChar(s(a, 2))
 			if err != nil {
-				return nil, err
+				return sqlFunction("substring")(nil, err)
 			}
-			return similarSubstring(s(a, 0), s(a, 1), esc)
+			return sqlFunction("substring")(similarSubstring(s(a, 0), s(a, 1), esc))
 		}),
 	)
 }
