@@ -120,7 +120,7 @@ func (e *Engine) openConnector(rel *catalog.Relation) (connector.Source, error) 
 // neither a superuser nor has the privileges of pg_read_server_files
 // (PostgreSQL's rule for COPY FROM a file).
 func (s *Session) mayReadServerFiles() error {
-	me := s.eng.sessionRole(s.user)
+	me := s.currentRole()
 	if me.Superuser {
 		return nil
 	}

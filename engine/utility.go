@@ -240,12 +240,16 @@ func (s *Session) endTx(commit bool, ctx context.Context) (err error) {
 		}
 	}
 	s.cursorsAtTxEnd(commit && err == nil)
-	s.endTempTx(commit && err == nil) // temp.go
+	s.authAtTxEnd(commit && err == nil) // role.go
+	s.endTempTx(commit && err == nil)   // temp.go
 	return err
 }
 
 func (s *Session) execSet(v *pg.VariableSetStmt) (*Result, error) {
 	res := &Result{Tag: "SET"}
+	if isAuthSetting(v.Name) { // SET ROLE, SET SESSION AUTHORIZATION (role.go)
+		return s.execSetAuth(v, res)
+	}
 	report := func(name string) {
 		if name == "" {
 			return
@@ -324,7 +328,11 @@ func setValue(args []*pg.Node) (string, error) {
 // showValue is SHOW's and current_setting's view of a parameter.
 func (s *Session) showValue(name string) (string, bool) {
 	switch name {
-	case "session_authorization", "session_user", "current_user":
+	case "session_authorization":
+		return s.auth.session, true
+	case "role":
+		return s.roleSetting(), true
+	case "session_user", "current_user":
 		return s.user, true
 	}
 	return s.set.get(name)
