@@ -499,6 +499,9 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 		}
 		rel = def
 		rel.Kind = catalog.KindSource
+		if err := refuseDomainColumns(rel, "a source"); err != nil { // domain.go
+			return nil, err
+		}
 		if len(rel.PrimaryKey) > 0 || len(rel.Unique) > 0 {
 			return nil, pgerr.Unsupported("a source cannot have PRIMARY KEY or UNIQUE constraints")
 		}

@@ -41,6 +41,9 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 			return nil, err
 		}
 		if stmt.Ext != nil && stmt.Ext.TableConnector != nil { // ingest_ddl.go
+			if err := refuseDomainColumns(rel, "a table with a connector"); err != nil { // domain.go
+				return nil, err
+			}
 			if err := s.connectorTable(ctx, rel, stmt.Ext.TableConnector); err != nil {
 				return nil, err
 			}
@@ -97,6 +100,8 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execCreateSequence(n.CreateSeqStmt) // sequence.go
 	case *pg.Node_CreateFunctionStmt:
 		return s.execCreateFunction(env, n.CreateFunctionStmt) // function.go
+	case *pg.Node_CreateDomainStmt:
+		return s.execCreateDomain(env, n.CreateDomainStmt) // domain.go
 	case *pg.Node_AlterSeqStmt:
 		return s.execAlterSequence(n.AlterSeqStmt)
 	case *pg.Node_AlterTableStmt:
@@ -369,6 +374,10 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		kind, tag = catalog.KindSequence, "DROP SEQUENCE"
 	case pg.ObjectType_OBJECT_FUNCTION:
 		return s.execDropFunction(d) // function.go
+	case pg.ObjectType_OBJECT_DOMAIN:
+		return s.execDropDomain(d, "DROP DOMAIN") // domain.go
+	case pg.ObjectType_OBJECT_TYPE:
+		return s.execDropDomain(d, "DROP TYPE")
 	case pg.ObjectType_OBJECT_FOREIGN_TABLE: // psql shows sources as foreign tables
 		names := make([]string, 0, len(d.Objects))
 		for _, o := range d.Objects {

@@ -62,6 +62,16 @@ func (b *binder) defaultExpr(rel *catalog.Relation, i int) (expr.Expr, error) {
 	if c.Default == "" && c.IdentityDefault != "" {
 		c.Default = c.IdentityDefault
 	}
+	if c.Default == "" && c.Domain != 0 { // the domain's default (domain.go)
+		d, err := b.domainOf(c.Domain)
+		if err != nil {
+			return nil, err
+		}
+		c.Default = d.Default
+		if c.Default == "" { // NULL, which the domain may refuse
+			return b.assign(&expr.Const{V: nil, T: c.Type}, c, -1)
+		}
+	}
 	if c.Default == "" {
 		return &expr.Const{V: nil, T: c.Type}, nil
 	}
@@ -83,8 +93,21 @@ func (b *binder) defaultExpr(rel *catalog.Relation, i int) (expr.Expr, error) {
 	return b.assign(e, c, -1)
 }
 
-// assign coerces a value to a column's type as INSERT and UPDATE do.
+// assign coerces a value to a column's type as INSERT and UPDATE do, and
+// to the column's domain (domain.go).
 func (b *binder) assign(e expr.Expr, c catalog.Column, loc int32) (expr.Expr, error) {
+	if c.Domain != 0 {
+		d, err := b.domainOf(c.Domain)
+		if err != nil {
+			return nil, err
+		}
+		c.Domain = 0
+		out, err := b.assign(e, c, loc)
+		if err != nil {
+			return nil, err
+		}
+		return b.domainCheck(out, d)
+	}
 	if e.Type().Equal(c.Type) {
 		return e, nil
 	}

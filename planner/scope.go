@@ -209,6 +209,7 @@ const (
 	inLimit   clause = "LIMIT"
 	inOffset  clause = "OFFSET"
 	inDefault clause = "DEFAULT expressions"
+	inCheck   clause = "check constraints"
 	inUpdate  clause = "UPDATE"
 	inWindow  clause = "window definitions"
 	inReturn  clause = "RETURNING"
