@@ -128,7 +128,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 				return nil, pgerr.New(pgerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 			}
 			s.closeCursors(func(*cursor) bool { return true }) // as CLOSE ALL
-			s.setAuth(authState{session: s.login}) // SET SESSION AUTHORIZATION DEFAULT (role.go)
+			s.setAuth(authState{session: s.login})             // SET SESSION AUTHORIZATION DEFAULT (role.go)
 			s.seq.discard()
 			if err := s.dropTemp(); err != nil {
 				return nil, err
