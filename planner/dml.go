@@ -175,21 +175,30 @@ func (b *binder) targetCols(rel *catalog.Relation, cols []*pg.Node) ([]int, []in
 	seen := map[int]bool{}
 	var idx []int
 	var locs []int32
-	for _, n := range cols {
+	for k, n := range cols {
 		rt := n.GetResTarget()
-		if len(rt.Indirection) > 0 {
-			return nil, nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "assignment to a field or subscript is not supported")
-		}
 		i := rel.ColumnIndex(rt.Name)
 		if i < 0 {
 			return nil, nil, b.newErr(pgerr.UndefinedColumn, rt.Location, "column \"%s\" of relation \"%s\" does not exist", rt.Name, rel.Name)
 		}
-		if seen[i] {
+		if len(rt.Indirection) > 0 { // col[n] (insert_subscript.go)
+			if err := b.subscriptTarget(rel, i, k, rt); err != nil {
+				return nil, nil, err
+			}
+			if seen[i] && b.subTargets[i] == nil {
+				return nil, nil, b.newErr(pgerr.DuplicateColumn, rt.Location, "column \"%s\" specified more than once", rt.Name)
+			}
+		} else if seen[i] {
 			return nil, nil, b.newErr(pgerr.DuplicateColumn, rt.Location, "column \"%s\" specified more than once", rt.Name)
 		}
 		seen[i] = true
 		idx = append(idx, i)
 		locs = append(locs, rt.Location)
+	}
+	for i, subs := range b.subTargets {
+		if len(subs) != countOf(idx, i) { // col and col[n] together
+			return nil, nil, b.newErr(pgerr.DuplicateColumn, subs[0].loc, "column \"%s\" specified more than once", rel.Columns[i].Name)
+		}
 	}
 	return idx, locs, nil
 }
@@ -234,7 +243,9 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 		slot[i] = -1
 	}
 	for k, i := range targets {
-		slot[i] = k
+		if slot[i] < 0 {
+			slot[i] = k
+		}
 	}
 	// userValue reports whether a value given for column i is used: not
 	// for identity columns under OVERRIDING USER VALUE; a GENERATED ALWAYS
@@ -294,6 +305,20 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 					row[i] = defaults[i]
 					continue
 				}
+				if subs := b.subTargets[i]; subs != nil { // col[n] (insert_subscript.go)
+					if row[i], err = b.subscriptAssign(rel.Columns[i], subs, func(k int) (expr.Expr, error) {
+						if k >= len(items) {
+							return nil, b.newErr(pgerr.SyntaxError, locs[len(items)], "INSERT has more target columns than expressions")
+						}
+						if items[k].GetSetToDefault() != nil {
+							return nil, b.newErr(pgerr.FeatureNotSupported, locs[k], "cannot set an array element to DEFAULT")
+						}
+						return b.expr(l, items[k])
+					}); err != nil {
+						return nil, err
+					}
+					continue
+				}
 				e, err := b.expr(l, items[k])
 				if err != nil {
 					return nil, err
@@ -328,7 +353,16 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 					return nil, err
 				}
 			}
-			if !use || k < 0 || k >= len(qids) {
+			if subs := b.subTargets[i]; subs != nil && k >= 0 && k < len(qids) { // col[n] (insert_subscript.go)
+				if e, err = b.subscriptAssign(rel.Columns[i], subs, func(k int) (expr.Expr, error) {
+					if k >= len(qids) {
+						return nil, b.newErr(pgerr.SyntaxError, locs[len(qids)], "INSERT has more target columns than expressions")
+					}
+					return b.colRef(qids[k]), nil
+				}); err != nil {
+					return nil, err
+				}
+			} else if !use || k < 0 || k >= len(qids) {
 				if e, err = b.defaultExpr(rel, i); err != nil {
 					return nil, err
 				}
