@@ -1,12 +1,10 @@
 package engine
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/pgerr"
-	"github.com/streamsql/streamsql/sql"
 )
 
 // TestDomainCopyAndRestart: COPY FROM checks a domain column's values and
@@ -19,26 +17,7 @@ func TestDomainCopyAndRestart(t *testing.T) {
 	mustRun(t, s, "CREATE DOMAIN pos AS int NOT NULL CHECK (VALUE > 0)")
 	mustRun(t, s, "CREATE DOMAIN tag AS text DEFAULT 'none' CONSTRAINT tag_short CHECK (length(VALUE) < 5)")
 	mustRun(t, s, "CREATE TABLE cd (id int, p pos, g tag)")
-	copyIn := func(q, data string) error {
-		t.Helper()
-		stmts, err := sql.Parse(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := s.Prepare(context.Background(), stmts[0], nil)
-		if err != nil {
-			return err
-		}
-		res, err := s.Execute(context.Background(), p, nil)
-		if err != nil {
-			return err
-		}
-		if err := res.CopyIn.Write([]byte(data)); err != nil {
-			return err
-		}
-		_, err = res.CopyIn.Finish()
-		return err
-	}
+	copyIn := func(q, data string) error { t.Helper(); return copyFromStdin(t, s, q, data) }
 	if err := copyIn("COPY cd FROM STDIN", "1\t5\tab\n"); err != nil {
 		t.Fatal(err)
 	}
