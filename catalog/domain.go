@@ -114,21 +114,7 @@ func (c *Catalog) DropDomain(schema, name string, searchPath []string, missingOK
 		}
 		return nil, pgerr.New(pgerr.UndefinedObject, "type \"%s\" does not exist", name)
 	}
-	var dep string
-	for _, r := range s.byOID {
-		for _, col := range r.Columns {
-			if col.Domain == d.OID {
-				dep = fmt.Sprintf("column %s of table %s depends on type %s", col.Name, r.Name, d.Name)
-			}
-		}
-		if slices.Contains(r.DependsOn, d.OID) {
-			dep = fmt.Sprintf("%s %s depends on type %s", kindNoun(r.Kind), r.Name, d.Name)
-		}
-		if dep != "" {
-			break
-		}
-	}
-	if dep != "" {
+	if dep := s.domainDependent(d, true); dep != "" {
 		if cascade {
 			return nil, pgerr.Unsupported("DROP DOMAIN ... CASCADE is not supported: drop or alter the dependent objects first (%s)", dep)
 		}
@@ -139,6 +125,46 @@ func (c *Catalog) DropDomain(schema, name string, searchPath []string, missingOK
 	delete(s.domains, d.OID)
 	delete(s.comments, objKey{d.OID, 0})
 	return nil, c.commit(s)
+}
+
+// domainDependent describes an object that uses d: a column of it, or
+// (withViews) a view whose query uses it; "" when there is none.
+func (s *snapshot) domainDependent(d *Domain, withViews bool) string {
+	for _, r := range s.byOID {
+		for _, col := range r.Columns {
+			if col.Domain == d.OID {
+				return fmt.Sprintf("column %s of table %s depends on type %s", col.Name, r.Name, d.Name)
+			}
+		}
+		if withViews && slices.Contains(r.DependsOn, d.OID) {
+			return fmt.Sprintf("%s %s depends on type %s", kindNoun(r.Kind), r.Name, d.Name)
+		}
+	}
+	return ""
+}
+
+// AlterDomain applies change to a copy of the domain of OID oid and
+// publishes it (a new catalog generation: plans using it are planned
+// again, with the new constraints). change is told which column uses the
+// domain ("" when none: no stored value would need checking).
+func (c *Catalog) AlterDomain(oid uint32, change func(d *Domain, usedBy string) error) (*Domain, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.snap().clone()
+	old := s.domains[oid]
+	if old == nil {
+		return nil, pgerr.New(pgerr.UndefinedObject, "cache lookup failed for type %d", oid)
+	}
+	d := *old
+	d.Checks = slices.Clone(old.Checks)
+	if err := change(&d, s.domainDependent(old, false)); err != nil {
+		return nil, err
+	}
+	s.domains[oid] = &d
+	if err := c.commit(s); err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
 // fileDomain is a Domain on disk (its base type by OID and typmod).

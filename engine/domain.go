@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -20,6 +21,7 @@ type domainCatalog interface {
 	CreateDomain(d catalog.Domain) (*catalog.Domain, error)
 	LookupDomain(schema, name string, searchPath []string) *catalog.Domain
 	DropDomain(schema, name string, searchPath []string, missingOK, cascade bool) (*pgerr.Error, error)
+	AlterDomain(oid uint32, change func(d *catalog.Domain, usedBy string) error) (*catalog.Domain, error)
 }
 
 func (s *Session) domainCatalog() (domainCatalog, error) {
@@ -102,6 +104,94 @@ func (s *Session) execDropDomain(d *pg.DropStmt, tag string) (*Result, error) {
 		if skipped != nil {
 			res.Notices = append(res.Notices, skipped)
 		}
+	}
+	return res, nil
+}
+
+// execAlterDomain runs ALTER DOMAIN d SET DEFAULT expr / DROP DEFAULT /
+// DROP NOT NULL / DROP CONSTRAINT [IF EXISTS] c, and SET NOT NULL / ADD
+// CHECK (...) while no column of the domain holds values to check (else
+// refused by name; ADD ... NOT VALID, which checks new values only, is
+// allowed then too). Owners only.
+func (s *Session) execAlterDomain(env *planner.Env, n *pg.AlterDomainStmt) (*Result, error) {
+	dc, err := s.domainCatalog()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, x := range n.TypeName {
+		names = append(names, x.GetString_().GetSval())
+	}
+	schema, name := "", names[len(names)-1]
+	if len(names) == 2 {
+		schema = names[0]
+	}
+	d := dc.LookupDomain(schema, name, s.set.searchPath())
+	if d == nil {
+		return nil, pgerr.New(pgerr.UndefinedObject, "type \"%s\" does not exist", name)
+	}
+	if err := s.checkDomainOwner(d); err != nil {
+		return nil, err
+	}
+	res := &Result{Tag: "ALTER DOMAIN"}
+	var change func(x *catalog.Domain, usedBy string) error
+	switch n.Subtype {
+	case "T": // SET DEFAULT / DROP DEFAULT
+		text, _, err := planner.AlterDomainDef(env, d, n.Def)
+		if err != nil {
+			return nil, err
+		}
+		change = func(x *catalog.Domain, _ string) error { x.Default = text; return nil }
+	case "N": // DROP NOT NULL
+		change = func(x *catalog.Domain, _ string) error { x.NotNull = false; return nil }
+	case "O": // SET NOT NULL
+		change = func(x *catalog.Domain, usedBy string) error {
+			if usedBy != "" && !x.NotNull {
+				return pgerr.Unsupported("ALTER DOMAIN ... SET NOT NULL on a domain in use is not supported (%s)", usedBy)
+			}
+			x.NotNull = true
+			return nil
+		}
+	case "C": // ADD CONSTRAINT
+		_, chk, err := planner.AlterDomainDef(env, d, n.Def)
+		if err != nil {
+			return nil, err
+		}
+		notValid := n.Def.GetConstraint().GetSkipValidation()
+		change = func(x *catalog.Domain, usedBy string) error {
+			if usedBy != "" && !notValid {
+				return pgerr.Unsupported("ALTER DOMAIN ... ADD CONSTRAINT on a domain in use is not supported without NOT VALID (%s)", usedBy)
+			}
+			for _, c := range x.Checks {
+				if c.Name == chk.Name {
+					return pgerr.New(pgerr.DuplicateObject, "constraint \"%s\" for domain \"%s\" already exists", c.Name, x.Name)
+				}
+			}
+			x.Checks = append(x.Checks, *chk)
+			return nil
+		}
+	case "X": // DROP CONSTRAINT
+		if n.Behavior == pg.DropBehavior_DROP_CASCADE {
+			return nil, pgerr.Unsupported("ALTER DOMAIN ... DROP CONSTRAINT ... CASCADE is not supported")
+		}
+		change = func(x *catalog.Domain, _ string) error {
+			for i, c := range x.Checks {
+				if c.Name == n.Name {
+					x.Checks = append(x.Checks[:i], x.Checks[i+1:]...)
+					return nil
+				}
+			}
+			if n.MissingOk {
+				res.Notices = append(res.Notices, noticeOf(fmt.Sprintf("constraint \"%s\" of domain \"%s\" does not exist, skipping", n.Name, x.Name)))
+				return nil
+			}
+			return pgerr.New(pgerr.UndefinedObject, "constraint \"%s\" of domain \"%s\" does not exist", n.Name, x.Name)
+		}
+	default:
+		return nil, pgerr.Unsupported("this ALTER DOMAIN form is not supported")
+	}
+	if _, err := dc.AlterDomain(d.OID, change); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

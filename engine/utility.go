@@ -102,6 +102,8 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execCreateFunction(env, n.CreateFunctionStmt) // function.go
 	case *pg.Node_CreateDomainStmt:
 		return s.execCreateDomain(env, n.CreateDomainStmt) // domain.go
+	case *pg.Node_AlterDomainStmt:
+		return s.execAlterDomain(env, n.AlterDomainStmt)
 	case *pg.Node_AlterSeqStmt:
 		return s.execAlterSequence(n.AlterSeqStmt)
 	case *pg.Node_AlterTableStmt:

@@ -169,30 +169,14 @@ func DomainDef(env *Env, stmt *pg.CreateDomainStmt) (d *catalog.Domain, err erro
 				return nil, err
 			}
 		case pg.ConstrType_CONSTR_CHECK:
-			if c.IsNoInherit {
-				return nil, b.newErr(pgerr.InvalidObjectDefinition, c.Location, "check constraints for domains cannot be marked NO INHERIT")
-			}
 			if c.SkipValidation {
 				return nil, pgerr.Unsupported("NOT VALID in CREATE DOMAIN is not supported")
 			}
-			if _, _, err := b.bindCheck(c.RawExpr, d.Base); err != nil {
-				return nil, err
-			}
-			text, err := deparseExpr(c.RawExpr)
+			chk, err := b.domainCheckDef(d, c, used)
 			if err != nil {
 				return nil, err
 			}
-			name := c.Conname
-			if name == "" {
-				name = d.Name + "_check"
-				for i := 1; used[name]; i++ {
-					name = fmt.Sprintf("%s_check%d", d.Name, i)
-				}
-			} else if used[name] {
-				return nil, pgerr.New(pgerr.DuplicateObject, "constraint \"%s\" for domain \"%s\" already exists", name, d.Name)
-			}
-			used[name] = true
-			d.Checks = append(d.Checks, catalog.DomainCheck{Name: name, Expr: text})
+			d.Checks = append(d.Checks, chk)
 		case pg.ConstrType_CONSTR_UNIQUE:
 			return nil, b.newErr(pgerr.SyntaxError, c.Location, "unique constraints not possible for domains")
 		case pg.ConstrType_CONSTR_PRIMARY:
@@ -206,6 +190,56 @@ func DomainDef(env *Env, stmt *pg.CreateDomainStmt) (d *catalog.Domain, err erro
 		}
 	}
 	return d, nil
+}
+
+// domainCheckDef binds a CHECK constraint of d; used holds the names
+// taken (the new one is added).
+func (b *binder) domainCheckDef(d *catalog.Domain, c *pg.Constraint, used map[string]bool) (catalog.DomainCheck, error) {
+	if c.IsNoInherit {
+		return catalog.DomainCheck{}, b.newErr(pgerr.InvalidObjectDefinition, c.Location, "check constraints for domains cannot be marked NO INHERIT")
+	}
+	if _, _, err := b.bindCheck(c.RawExpr, d.Base); err != nil {
+		return catalog.DomainCheck{}, err
+	}
+	text, err := deparseExpr(c.RawExpr)
+	if err != nil {
+		return catalog.DomainCheck{}, err
+	}
+	name := c.Conname
+	if name == "" {
+		name = d.Name + "_check"
+		for i := 1; used[name]; i++ {
+			name = fmt.Sprintf("%s_check%d", d.Name, i)
+		}
+	} else if used[name] {
+		return catalog.DomainCheck{}, pgerr.New(pgerr.DuplicateObject, "constraint \"%s\" for domain \"%s\" already exists", name, d.Name)
+	}
+	used[name] = true
+	return catalog.DomainCheck{Name: name, Expr: text}, nil
+}
+
+// AlterDomainDef binds what ALTER DOMAIN adds to d: a DEFAULT (text; ""
+// with DROP DEFAULT) or a CHECK constraint.
+func AlterDomainDef(env *Env, d *catalog.Domain, def *pg.Node) (defText string, chk *catalog.DomainCheck, err error) {
+	defer recoverTo(&err)
+	b := newBinder(env)
+	if def == nil {
+		return "", nil, nil
+	}
+	c := def.GetConstraint()
+	if c == nil { // SET DEFAULT expr
+		text, err := b.columnDefault(def, catalog.Column{Name: d.Name, Type: d.Base})
+		return text, nil, err
+	}
+	if c.Contype != pg.ConstrType_CONSTR_CHECK {
+		return "", nil, pgerr.Unsupported("ALTER DOMAIN ... ADD of this constraint type is not supported")
+	}
+	used := map[string]bool{}
+	for _, x := range d.Checks {
+		used[x.Name] = true
+	}
+	out, err := b.domainCheckDef(d, c, used)
+	return "", &out, err
 }
 
 // DomainChecks returns, for each column of rel, the check of its domain
