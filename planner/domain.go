@@ -242,6 +242,16 @@ func AlterDomainDef(env *Env, d *catalog.Domain, def *pg.Node) (defText string, 
 	return "", &out, err
 }
 
+// refuseDomainType turns err, tn's failed resolution as a built-in type,
+// into a refusal naming the domain when tn names one (where domains are
+// not supported: SQL function signatures).
+func refuseDomainType(env *Env, tn *pg.TypeName, err error) error {
+	if d := newBinder(env).lookupDomain(tn); d != nil {
+		return pgerr.Unsupported("domain %s as a function's parameter or result type is not supported", d.Name)
+	}
+	return err
+}
+
 // DomainChecks returns, for each column of rel, the check of its domain
 // over a batch whose column 0 is the column's value (nil for columns of
 // no domain, and nil when no column has one): what COPY FROM applies to
