@@ -167,6 +167,47 @@ func (c *Catalog) AlterDomain(oid uint32, change func(d *Domain, usedBy string) 
 	return &d, nil
 }
 
+// domainTypeRows adds the pg_type rows of the user's domains (typtype
+// 'd', as psql's \dD reads them; no array type of their own).
+func domainTypeRows(s *snapshot, b *rowBuilder) error {
+	ds := make([]*Domain, 0, len(s.domains))
+	for _, d := range s.domains {
+		ds = append(ds, d)
+	}
+	slices.SortFunc(ds, func(a, b *Domain) int { return int(a.OID) - int(b.OID) })
+	for _, d := range ds {
+		var base *pgType
+		for i := range pgTypes {
+			if pgTypes[i].oid == d.Base.OID() || d.Base.Kind == types.Array && pgTypes[i].oid == d.Base.Elem.OID() {
+				base = &pgTypes[i]
+				break
+			}
+		}
+		if base == nil {
+			continue
+		}
+		r := row{
+			"oid": d.OID, "typname": d.Name, "typnamespace": s.schemaOID(d.Schema), "typowner": d.Owner,
+			"typlen": d.Base.Len(), "typbyval": base.byVal, "typtype": "d", "typcategory": string(rune(d.Base.Category())),
+			"typispreferred": false, "typisdefined": true, "typdelim": ",", "typrelid": uint32(0),
+			"typsubscript": uint32(0), "typelem": uint32(0), "typarray": uint32(0),
+			"typinput": procDomainIn, "typoutput": base.procs[1], "typreceive": procDomainRecv, "typsend": base.procs[3],
+			"typmodin": uint32(0), "typmodout": uint32(0), "typanalyze": uint32(0),
+			"typalign": string(rune(base.align)), "typstorage": string(rune(base.storage)), "typnotnull": d.NotNull,
+			"typbasetype": d.Base.OID(), "typtypmod": d.Base.Typmod, "typndims": 0, "typcollation": base.collation,
+			"typdefault": nullIfEmpty(d.Default),
+		}
+		if d.Base.Kind == types.Array {
+			r["typlen"], r["typbyval"], r["typcategory"], r["typndims"] = -1, false, "A", 1
+			r["typoutput"], r["typsend"], r["typalign"], r["typstorage"] = procArrayOut, procArraySend, alignOfArray(*d.Base.Elem), "x"
+		}
+		if err := b.add(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // fileDomain is a Domain on disk (its base type by OID and typmod).
 type fileDomain struct {
 	Domain
