@@ -126,6 +126,9 @@ type Column struct {
 	// Default, catalogs do not show as a column default.
 	Identity        byte   `json:",omitempty"`
 	IdentityDefault string `json:",omitempty"`
+	// Domain is the OID of the column's domain (0: none); Type is then the
+	// domain's base type (domain.go).
+	Domain uint32 `json:",omitempty"`
 }
 
 // RowsContext is what a system table needs to produce its rows.
@@ -255,6 +258,7 @@ type snapshot struct {
 	indexes  map[uint32]*Relation            // key index OID (primary or unique) -> its table
 	comments map[objKey]string
 	funcs    map[uint32]*Function // SQL-language functions by OID (function.go)
+	domains  map[uint32]*Domain   // domains by OID (domain.go)
 	nextOID  uint32
 }
 
@@ -273,7 +277,11 @@ func (s *snapshot) clone() *snapshot {
 		indexes:  make(map[uint32]*Relation, len(s.indexes)),
 		comments: make(map[objKey]string, len(s.comments)),
 		funcs:    make(map[uint32]*Function, len(s.funcs)),
+		domains:  make(map[uint32]*Domain, len(s.domains)),
 		nextOID:  s.nextOID,
+	}
+	for k, v := range s.domains {
+		n.domains[k] = v
 	}
 	for k, v := range s.funcs {
 		n.funcs[k] = v

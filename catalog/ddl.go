@@ -167,7 +167,7 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 	seen := map[uint32]bool{}
 	for _, d := range deps {
 		dep := s.byOID[d]
-		if dep == nil && s.funcs[d] != nil { // a SQL function the view inlined (function.go)
+		if dep == nil && (s.funcs[d] != nil || s.domains[d] != nil) { // a SQL function the view inlined (function.go), a domain it casts to (domain.go)
 			if !seen[d] {
 				seen[d] = true
 				r.DependsOn = append(r.DependsOn, d)

@@ -233,6 +233,13 @@ func (c *Catalog) DropSchema(name string, ifExists, cascade bool) (string, error
 				WithHint("Drop the schema's functions first (DROP FUNCTION).")
 		}
 	}
+	for _, d := range cur.domains { // domain.go: dropped one by one, not by CASCADE
+		if d.Schema == name {
+			return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", name).
+				WithDetail("type %s depends on schema %s", d.Name, name).
+				WithHint("Drop the schema's domains first (DROP DOMAIN).")
+		}
+	}
 	var targets []*Relation
 	for _, r := range cur.rels[name] {
 		targets = append(targets, r)

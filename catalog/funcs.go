@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -303,6 +304,12 @@ func formatTypeOf(c *Catalog, searchPath []string, oid uint32, typmod int32, typ
 				if r.RowTypeOID == oid {
 					return s.displayName(r.OID, searchPath)
 				}
+			}
+			if d := s.domains[oid]; d != nil { // domain.go
+				if slices.Contains(searchPath, d.Schema) {
+					return d.Name
+				}
+				return d.Schema + "." + d.Name
 			}
 		}
 		return "???"

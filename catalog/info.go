@@ -74,6 +74,11 @@ func (c *Catalog) TypeOID(name string) (uint32, error) {
 			return r.RowTypeOID, nil
 		}
 	}
+	for _, d := range s.domains { // domain.go
+		if d.Name == n || d.Schema+"."+d.Name == n {
+			return d.OID, nil
+		}
+	}
 	return 0, pgerr.New(pgerr.UndefinedObject, "type \"%s\" does not exist", name)
 }
 
@@ -209,6 +214,9 @@ func (c *Catalog) RegNames(searchPath []string) func(k types.Kind, oid uint32) (
 				if r.RowTypeOID == oid {
 					return s.displayName(r.OID, searchPath), true
 				}
+			}
+			if s.domains[oid] != nil { // domain.go
+				return formatTypeOf(c, searchPath, oid, -1, false), true
 			}
 		case types.RegProc:
 			return ProcName(oid)

@@ -132,6 +132,13 @@ func (c *Catalog) IsMemberOf(member, group uint32) bool {
 	return c.reaches(member, group, true)
 }
 
+// IsMemberOfRole is PostgreSQL's is_member_of_role: member is group or a
+// member of it through any memberships, INHERIT or not (what SET ROLE
+// allows). Safe for concurrent use.
+func (c *Catalog) IsMemberOfRole(member, group uint32) bool {
+	return c.reaches(member, group, false)
+}
+
 // HasPrivsOfRole is IsMemberOf for role names as the session of user sees
 // them, true for superusers; unknown names are false.
 func (c *Catalog) HasPrivsOfRole(member, group, user string) bool {

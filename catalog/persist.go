@@ -45,6 +45,7 @@ type fileCatalog struct {
 	Relations []fileRelation `json:"relations"`
 	Comments  []fileComment  `json:"comments,omitempty"`
 	Functions []fileFunction `json:"functions,omitempty"`
+	Domains   []fileDomain   `json:"domains,omitempty"`
 }
 
 type fileSchema struct {
@@ -95,6 +96,9 @@ type fileColumn struct {
 	// Identity is attidentity ('a' or 'd'); IdentityDefault its nextval.
 	Identity        string `json:"identity,omitempty"`
 	IdentityDefault string `json:"identity_default,omitempty"`
+	// Domain is the OID of the column's domain (domain.go); TypeOID is then
+	// the domain's base type.
+	Domain uint32 `json:"domain,omitempty"`
 }
 
 type fileComment struct {
@@ -112,6 +116,7 @@ func emptySnapshot() *snapshot {
 		indexes:  map[uint32]*Relation{},
 		comments: map[objKey]string{},
 		funcs:    map[uint32]*Function{},
+		domains:  map[uint32]*Domain{},
 		nextOID:  FirstUserOID,
 	}
 	for _, sc := range []*Schema{{PgCatalogOID, "pg_catalog"}, {PublicOID, "public"}, {InformationSchemaOID, "information_schema"}} {
@@ -176,7 +181,7 @@ func load(dir string) (*snapshot, error) {
 				e.Typmod = fc.ElemTypmod
 				t.Elem = &e
 			}
-			col := Column{Name: fc.Name, Type: t, NotNull: fc.NotNull, Default: fc.Default, IdentityDefault: fc.IdentityDefault}
+			col := Column{Name: fc.Name, Type: t, NotNull: fc.NotNull, Default: fc.Default, IdentityDefault: fc.IdentityDefault, Domain: fc.Domain}
 			if len(fc.Identity) == 1 {
 				col.Identity = fc.Identity[0]
 			}
@@ -193,6 +198,13 @@ func load(dir string) (*snapshot, error) {
 			return nil, fmt.Errorf("catalog: %s: %w", path, err)
 		}
 		s.funcs[fn.OID] = fn
+	}
+	for _, fd := range f.Domains {
+		d, err := fromFileDomain(fd)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %s: %w", path, err)
+		}
+		s.domains[d.OID] = d
 	}
 	return s, nil
 }
@@ -220,7 +232,7 @@ func (c *Catalog) save(s *snapshot) error {
 		}
 		for i, col := range r.Columns {
 			fc := fileColumn{Name: col.Name, TypeOID: col.Type.OID(), Typmod: col.Type.Typmod, NotNull: col.NotNull, Default: col.Default,
-				IdentityDefault: col.IdentityDefault}
+				IdentityDefault: col.IdentityDefault, Domain: col.Domain}
 			if col.Identity != 0 {
 				fc.Identity = string(rune(col.Identity))
 			}
@@ -245,6 +257,10 @@ func (c *Catalog) save(s *snapshot) error {
 		f.Functions = append(f.Functions, toFileFunction(fn))
 	}
 	sort.Slice(f.Functions, func(i, j int) bool { return f.Functions[i].OID < f.Functions[j].OID })
+	for _, d := range s.domains {
+		f.Domains = append(f.Domains, toFileDomain(d))
+	}
+	sort.Slice(f.Domains, func(i, j int) bool { return f.Domains[i].OID < f.Domains[j].OID })
 	data, err := json.MarshalIndent(&f, "", " ")
 	if err != nil {
 		return fmt.Errorf("catalog: encode: %w", err)

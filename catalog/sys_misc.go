@@ -84,6 +84,9 @@ func pgTypeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 			return err
 		}
 	}
+	if err := domainTypeRows(s, b); err != nil { // domain.go
+		return err
+	}
 	// Each user relation's row type.
 	for _, r := range s.sortedRelations() {
 		if r.RowTypeOID == 0 {

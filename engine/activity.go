@@ -82,7 +82,7 @@ func (e *Engine) activityRows() []catalog.ActivityRow {
 	for _, s := range sessions {
 		a := &s.act
 		a.mu.Lock()
-		out = append(out, catalog.ActivityRow{PID: s.pid, User: s.user, Database: s.database, ApplicationName: a.app,
+		out = append(out, catalog.ActivityRow{PID: s.pid, User: s.login, Database: s.database, ApplicationName: a.app,
 			BackendStart: ts(a.start), XactStart: ts(a.xactStart), QueryStart: ts(a.queryStart),
 			StateChange: ts(a.stateChange), State: a.state, Query: a.query})
 		a.mu.Unlock()
@@ -113,13 +113,13 @@ func (i sessionInfo) SignalBackend(pid int32, terminate bool) (bool, error) {
 	if terminate {
 		what, whats = "terminate process", "terminate processes"
 	}
-	caller := e.sessionRole(i.s.user)
+	caller := i.s.currentRole()
 	if !caller.Superuser {
-		if e.sessionRole(target.user).Superuser {
+		if e.sessionRole(target.login).Superuser {
 			return false, pgerr.New(pgerr.InsufficientPrivilege, "permission denied to %s", what).
 				WithDetail("Only roles with the SUPERUSER attribute may %s of roles with the SUPERUSER attribute.", whats)
 		}
-		if target.user != i.s.user && !e.hasPrivsOfRole(i.s.user, target.user) && !e.hasPrivsOfRole(i.s.user, "pg_signal_backend") {
+		if target.login != i.s.user && !e.hasPrivsOfRole(i.s.user, target.login) && !e.hasPrivsOfRole(i.s.user, "pg_signal_backend") {
 			return false, pgerr.New(pgerr.InsufficientPrivilege, "permission denied to %s", what).
 				WithDetail("Only roles with privileges of the role whose process is being signaled or with privileges of the \"pg_signal_backend\" role may %s.", what)
 		}

@@ -184,7 +184,7 @@ func (s *Session) replanIfStale(ctx context.Context, p *Prepared) error {
 		return nil
 	}
 	gen := s.generation()
-	if gen == nil || pl.gen == gen {
+	if (gen == nil || pl.gen == gen) && pl.user == s.user {
 		return nil
 	}
 	oids := make([]uint32, len(p.ParamTypes))

@@ -118,7 +118,7 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 			target = append(target, i)
 		}
 		for i, col := range rel.Columns {
-			if !seen[i] && col.Default != "" {
+			if !seen[i] && (col.Default != "" || col.Domain != 0) { // a domain's default or NULL is checked (domain.go)
 				defCols = append(defCols, i)
 			}
 		}
@@ -128,9 +128,13 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 			return nil, err
 		}
 	}
+	domChecks, err := planner.DomainChecks(s.env(ctx, nil), rel)
+	if err != nil {
+		return nil, err
+	}
 	fmtOpts := s.set.format()
 	ci := &copyIn{ctx: ctx, s: s, rel: rel, tbl: tbl, opts: o, target: target, fmt: &fmtOpts, header: o.header,
-		defCols: defCols, defExprs: defExprs}
+		defCols: defCols, defExprs: defExprs, domChecks: domChecks}
 	if ci.forceNotNull, err = ci.copyFieldFlags("FORCE_NOT_NULL", o.forceNotNull); err != nil {
 		return nil, err
 	}
@@ -147,15 +151,18 @@ const copyRowsPerBatch = 65536
 // copyIn parses COPY FROM STDIN data into batches; Finish inserts them all
 // in one durable, all-or-nothing call.
 type copyIn struct {
-	ctx        context.Context
-	s          *Session // writes through its transaction block, if any
-	rel        *catalog.Relation
-	tbl        *storage.Table
-	opts       copyOptions
-	target     []int
-	defCols    []int       // columns left out of the list that have a default
-	defExprs   []expr.Expr // their defaults, evaluated per batch
-	err        error       // a default that failed to evaluate
+	ctx      context.Context
+	s        *Session // writes through its transaction block, if any
+	rel      *catalog.Relation
+	tbl      *storage.Table
+	opts     copyOptions
+	target   []int
+	defCols  []int       // columns left out of the list that have a default
+	defExprs []expr.Expr // their defaults, evaluated per batch
+	// domChecks are the domain checks of the columns (nil: none), over a
+	// batch of the column alone (planner.DomainChecks).
+	domChecks  []expr.Expr
+	err        error // a default that failed to evaluate
 	fmt        *types.FormatOptions
 	header     bool
 	partial    []byte // an incomplete line carried to the next Write
@@ -352,8 +359,31 @@ func (c *copyIn) flushBatch() {
 		}
 		rec = array.NewRecordBatch(rec.Schema(), cols, int64(c.rows))
 	}
+	if c.domChecks != nil && c.err == nil {
+		c.err = c.checkDomains(cols)
+	}
 	c.batches = append(c.batches, rec)
 	c.reset()
+}
+
+// checkDomains applies the domain checks of the data's columns (the
+// defaults' are in defExprs).
+func (c *copyIn) checkDomains(cols []arrow.Array) error {
+	ectx := c.s.evalContext(c.ctx, nil)
+	for _, i := range c.target {
+		chk := c.domChecks[i]
+		if chk == nil {
+			continue
+		}
+		one := array.NewRecordBatch(types.ArrowSchema([]types.Column{{Name: c.rel.Columns[i].Name, Type: c.rel.Columns[i].Type}}), cols[i:i+1], int64(c.rows))
+		a, err := chk.Eval(ectx, one)
+		one.Release()
+		if err != nil {
+			return err
+		}
+		a.Release()
+	}
+	return nil
 }
 
 func (c *copyIn) errorf(code pgerr.Code, format string, args ...any) error {

@@ -55,26 +55,7 @@ func TestCopyFillsDefaults(t *testing.T) {
 	e, s := open(t, t.TempDir())
 	defer e.Close()
 	mustRun(t, s, "CREATE TABLE cpd (id int, b int DEFAULT 7, c text DEFAULT 'x' || 'y', d int, z int DEFAULT 1 / 0)")
-	copyIn := func(q, data string) error {
-		t.Helper()
-		stmts, err := sql.Parse(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := s.Prepare(context.Background(), stmts[0], nil)
-		if err != nil {
-			return err
-		}
-		res, err := s.Execute(context.Background(), p, nil)
-		if err != nil {
-			return err
-		}
-		if err := res.CopyIn.Write([]byte(data)); err != nil {
-			return err
-		}
-		_, err = res.CopyIn.Finish()
-		return err
-	}
+	copyIn := func(q, data string) error { t.Helper(); return copyFromStdin(t, s, q, data) }
 	if err := copyIn("COPY cpd (id, d, z) FROM STDIN", "1\t10\t0\n2\t\\N\t0\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +71,28 @@ func TestCopyFillsDefaults(t *testing.T) {
 	if got := mustRun(t, s, "SELECT count(*) FROM cpd"); strings.Join(got, "") != "3" {
 		t.Fatalf("rows after the failed COPY: %v", got)
 	}
+}
+
+// copyFromStdin runs q, a COPY ... FROM STDIN, with data as its input.
+func copyFromStdin(t *testing.T, s *Session, q, data string) error {
+	t.Helper()
+	stmts, err := sql.Parse(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Prepare(context.Background(), stmts[0], nil)
+	if err != nil {
+		return err
+	}
+	res, err := s.Execute(context.Background(), p, nil)
+	if err != nil {
+		return err
+	}
+	if err := res.CopyIn.Write([]byte(data)); err != nil {
+		return err
+	}
+	_, err = res.CopyIn.Finish()
+	return err
 }
 
 // TestCopyOptionsRefusedByName: a COPY option is honoured or refused by

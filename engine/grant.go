@@ -42,7 +42,7 @@ func (s *Session) privChecker() *checker {
 	if !ok {
 		return nil
 	}
-	r := s.eng.sessionRole(s.user)
+	r := s.currentRole()
 	if r.Superuser {
 		return nil
 	}
@@ -51,7 +51,7 @@ func (s *Session) privChecker() *checker {
 
 // sessionOwner is the owner a relation the session creates gets.
 func (s *Session) sessionOwner() uint32 {
-	if r := s.eng.sessionRole(s.user); r.OID != 0 {
+	if r := s.currentRole(); r.OID != 0 {
 		return r.OID
 	}
 	return catalog.SuperuserOID

@@ -12,6 +12,10 @@ import (
 type savepoint struct {
 	name string
 	mark *storage.Savepoint
+	// auth and authTx are the session's users and their changes in the
+	// block when the savepoint was set: ROLLBACK TO restores them (role.go).
+	auth   authState
+	authTx *authTx
 }
 
 // execSavepoint runs SAVEPOINT s, RELEASE [SAVEPOINT] s and ROLLBACK TO
@@ -30,7 +34,12 @@ func (s *Session) execSavepoint(t *pg.TransactionStmt) (*Result, error) {
 	}
 	name := t.GetSavepointName()
 	if t.Kind == pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT {
-		s.savepoints = append(s.savepoints, savepoint{name: name, mark: s.stx.Savepoint()})
+		sp := savepoint{name: name, mark: s.stx.Savepoint(), auth: s.auth}
+		if s.authTx != nil {
+			t := *s.authTx
+			sp.authTx = &t
+		}
+		s.savepoints = append(s.savepoints, sp)
 		return &Result{Tag: "SAVEPOINT"}, nil
 	}
 	i := len(s.savepoints) - 1
@@ -45,6 +54,14 @@ func (s *Session) execSavepoint(t *pg.TransactionStmt) (*Result, error) {
 		return &Result{Tag: "RELEASE"}, nil
 	}
 	s.stx.RollbackTo(s.savepoints[i].mark)
+	if sp := s.savepoints[i]; sp.auth != s.auth || sp.authTx != nil || s.authTx != nil {
+		s.authTx = nil
+		if sp.authTx != nil {
+			t := *sp.authTx
+			s.authTx = &t
+		}
+		s.setAuth(sp.auth)
+	}
 	s.savepoints = s.savepoints[:i+1]
 	s.tx = 'T'
 	return &Result{Tag: "ROLLBACK"}, nil

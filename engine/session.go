@@ -22,8 +22,13 @@ import (
 // Session is one connection's state: its settings and transaction status.
 // Used by one goroutine at a time (the connection's).
 type Session struct {
-	eng      *Engine
+	eng *Engine
+	// user is the current user (current_user); login is who authenticated
+	// and auth who the session acts as (role.go).
 	user     string
+	login    string
+	auth     authState
+	authTx   *authTx
 	database string
 	pid      int32
 	set      *settings
@@ -71,7 +76,7 @@ func newSession(e *Engine, user, database string, params map[string]string) *Ses
 		}
 	}
 	return &Session{
-		eng: e, user: user, database: database,
+		eng: e, user: user, login: user, auth: authState{session: user}, database: database,
 		pid: e.nextPID.Add(1) + 1000, set: st, notices: warnings, tx: 'I',
 		act: activity{start: time.Now(), state: "idle", app: params["application_name"]},
 	}
@@ -110,7 +115,8 @@ type plan struct {
 	declare *pg.DeclareCursorStmt
 	fetch   *pg.FetchStmt
 	sub     *subscribePlan
-	gen     any // the catalog generation planned against (see replanIfStale)
+	gen     any    // the catalog generation planned against (see replanIfStale)
+	user    string // the current user planned as (privileges checked for)
 }
 
 // Prepare implements SessionAPI.
@@ -144,7 +150,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		}
 	}
 	p = &Prepared{Stmt: stmt, ParamTypes: paramTypes}
-	pl := &plan{kind: kindUtility, gen: s.generation()}
+	pl := &plan{kind: kindUtility, gen: s.generation(), user: s.user}
 	p.plan = pl
 	if stmt.AST == nil {
 		if stmt.Ext != nil && stmt.Ext.Kind == sql.KindShow {
@@ -492,8 +498,11 @@ func (c *cancelIter) Close() error {
 // sessionInfo exposes the session to SQL functions.
 type sessionInfo struct{ s *Session }
 
-func (i sessionInfo) User() string     { return i.s.user }
-func (i sessionInfo) Database() string { return i.s.database }
+func (i sessionInfo) User() string { return i.s.user }
+
+// SessionUser is session_user (SET SESSION AUTHORIZATION's user).
+func (i sessionInfo) SessionUser() string { return i.s.auth.session }
+func (i sessionInfo) Database() string    { return i.s.database }
 func (i sessionInfo) Setting(name string) (string, bool) {
 	return i.s.showValue(strings.ToLower(name))
 }

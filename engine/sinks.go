@@ -165,7 +165,7 @@ func (e *Engine) startSink(rel *catalog.Relation) error {
 // neither a superuser nor has the privileges of pg_write_server_files
 // (PostgreSQL's rule for COPY TO a file).
 func (s *Session) mayWriteServerFiles() error {
-	me := s.eng.sessionRole(s.user)
+	me := s.currentRole()
 	if me.Superuser {
 		return nil
 	}

@@ -120,7 +120,7 @@ func (e *Engine) openConnector(rel *catalog.Relation) (connector.Source, error) 
 // neither a superuser nor has the privileges of pg_read_server_files
 // (PostgreSQL's rule for COPY FROM a file).
 func (s *Session) mayReadServerFiles() error {
-	me := s.eng.sessionRole(s.user)
+	me := s.currentRole()
 	if me.Superuser {
 		return nil
 	}
@@ -499,6 +499,9 @@ func (s *Session) execCreateSource(ctx context.Context, env *planner.Env, stmt s
 		}
 		rel = def
 		rel.Kind = catalog.KindSource
+		if err := refuseDomainColumns(rel, "a source"); err != nil { // domain.go
+			return nil, err
+		}
 		if len(rel.PrimaryKey) > 0 || len(rel.Unique) > 0 {
 			return nil, pgerr.Unsupported("a source cannot have PRIMARY KEY or UNIQUE constraints")
 		}

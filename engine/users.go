@@ -28,6 +28,7 @@ type roleCatalog interface {
 	GrantRole(group, member string, admin bool, user string) (*pgerr.Error, error)
 	RevokeRole(group, member string, adminOnly bool, user string) (*pgerr.Error, error)
 	IsMemberOf(member, group uint32) bool
+	IsMemberOfRole(member, group uint32) bool
 }
 
 func (s *Session) roles() (roleCatalog, error) {
@@ -68,7 +69,7 @@ func (e *Engine) checkLogin(user string, open int) (superuser bool, err error) {
 func (e *Engine) userSessions(user string) int {
 	n := 0
 	for s := range e.sessions {
-		if s.user == user {
+		if s.login == user {
 			n++
 		}
 	}
@@ -213,7 +214,7 @@ func (s *Session) execCreateRole(n *pg.CreateRoleStmt) (*Result, error) {
 	if err := s.applyRoleOptions(&r, ro, &notices); err != nil {
 		return nil, err
 	}
-	me := s.eng.sessionRole(s.user)
+	me := s.currentRole()
 	if err := s.mayManage(me, r.Superuser || r.Replication || r.BypassRLS, "create"); err != nil {
 		return nil, err
 	}
@@ -228,8 +229,10 @@ func (s *Session) roleSpecName(rs *pg.RoleSpec) (string, error) {
 	switch rs.GetRoletype() {
 	case pg.RoleSpecType_ROLESPEC_CSTRING:
 		return rs.Rolename, nil
-	case pg.RoleSpecType_ROLESPEC_CURRENT_USER, pg.RoleSpecType_ROLESPEC_SESSION_USER, pg.RoleSpecType_ROLESPEC_CURRENT_ROLE:
+	case pg.RoleSpecType_ROLESPEC_CURRENT_USER, pg.RoleSpecType_ROLESPEC_CURRENT_ROLE:
 		return s.user, nil
+	case pg.RoleSpecType_ROLESPEC_SESSION_USER:
+		return s.auth.session, nil
 	}
 	return "", pgerr.Unsupported("ALTER ROLE ALL / PUBLIC is not supported")
 }
@@ -247,7 +250,7 @@ func (s *Session) execAlterRole(n *pg.AlterRoleStmt) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	me := s.eng.sessionRole(s.user)
+	me := s.currentRole()
 	_, err = rc.AlterRole(name, s.user, func(r *catalog.Role) error {
 		onlyOwnPassword := name == s.user && len(ro.flags) == 0 && ro.connLimit == nil && ro.validUntil == nil
 		if !onlyOwnPassword {
@@ -268,10 +271,13 @@ func (s *Session) execRenameRole(n *pg.RenameStmt) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.Subname == s.user {
+	switch n.Subname {
+	case s.auth.session:
 		return nil, pgerr.Unsupported("session user cannot be renamed")
+	case s.user:
+		return nil, pgerr.Unsupported("current user cannot be renamed")
 	}
-	me := s.eng.sessionRole(s.user)
+	me := s.currentRole()
 	var notices []*pgerr.Error
 	_, err = rc.AlterRole(n.Subname, s.user, func(r *catalog.Role) error {
 		if err := s.mayManage(me, r.Superuser, "rename"); err != nil {
@@ -295,7 +301,7 @@ func (s *Session) execDropRole(n *pg.DropRoleStmt) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	me := s.eng.sessionRole(s.user)
+	me := s.currentRole()
 	res := &Result{Tag: "DROP ROLE"}
 	for _, node := range n.Roles {
 		name, err := s.roleSpecName(node.GetRoleSpec())
@@ -305,6 +311,9 @@ func (s *Session) execDropRole(n *pg.DropRoleStmt) (*Result, error) {
 		if r, ok := rc.LookupRole(name, s.user); ok {
 			if err := s.mayManage(me, r.Superuser, "drop"); err != nil {
 				return nil, err
+			}
+			if name == s.auth.session && name != s.user {
+				return nil, pgerr.New(pgerr.Code("55006"), "session user cannot be dropped")
 			}
 		}
 		skipped, err := rc.DropRole(name, s.user, n.MissingOk)

@@ -41,6 +41,9 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 			return nil, err
 		}
 		if stmt.Ext != nil && stmt.Ext.TableConnector != nil { // ingest_ddl.go
+			if err := refuseDomainColumns(rel, "a table with a connector"); err != nil { // domain.go
+				return nil, err
+			}
 			if err := s.connectorTable(ctx, rel, stmt.Ext.TableConnector); err != nil {
 				return nil, err
 			}
@@ -97,6 +100,10 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execCreateSequence(n.CreateSeqStmt) // sequence.go
 	case *pg.Node_CreateFunctionStmt:
 		return s.execCreateFunction(env, n.CreateFunctionStmt) // function.go
+	case *pg.Node_CreateDomainStmt:
+		return s.execCreateDomain(env, n.CreateDomainStmt) // domain.go
+	case *pg.Node_AlterDomainStmt:
+		return s.execAlterDomain(env, n.AlterDomainStmt)
 	case *pg.Node_AlterSeqStmt:
 		return s.execAlterSequence(n.AlterSeqStmt)
 	case *pg.Node_AlterTableStmt:
@@ -123,6 +130,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 				return nil, pgerr.New(pgerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 			}
 			s.closeCursors(func(*cursor) bool { return true }) // as CLOSE ALL
+			s.setAuth(authState{session: s.login})             // SET SESSION AUTHORIZATION DEFAULT (role.go)
 			s.seq.discard()
 			if err := s.dropTemp(); err != nil {
 				return nil, err
@@ -240,12 +248,16 @@ func (s *Session) endTx(commit bool, ctx context.Context) (err error) {
 		}
 	}
 	s.cursorsAtTxEnd(commit && err == nil)
-	s.endTempTx(commit && err == nil) // temp.go
+	s.authAtTxEnd(commit && err == nil) // role.go
+	s.endTempTx(commit && err == nil)   // temp.go
 	return err
 }
 
 func (s *Session) execSet(v *pg.VariableSetStmt) (*Result, error) {
 	res := &Result{Tag: "SET"}
+	if isAuthSetting(v.Name) { // SET ROLE, SET SESSION AUTHORIZATION (role.go)
+		return s.execSetAuth(v, res)
+	}
 	report := func(name string) {
 		if name == "" {
 			return
@@ -324,7 +336,11 @@ func setValue(args []*pg.Node) (string, error) {
 // showValue is SHOW's and current_setting's view of a parameter.
 func (s *Session) showValue(name string) (string, bool) {
 	switch name {
-	case "session_authorization", "session_user", "current_user":
+	case "session_authorization":
+		return s.auth.session, true
+	case "role":
+		return s.roleSetting(), true
+	case "session_user", "current_user":
 		return s.user, true
 	}
 	return s.set.get(name)
@@ -361,6 +377,10 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		kind, tag = catalog.KindSequence, "DROP SEQUENCE"
 	case pg.ObjectType_OBJECT_FUNCTION:
 		return s.execDropFunction(d) // function.go
+	case pg.ObjectType_OBJECT_DOMAIN:
+		return s.execDropDomain(d, "DROP DOMAIN") // domain.go
+	case pg.ObjectType_OBJECT_TYPE:
+		return s.execDropDomain(d, "DROP TYPE")
 	case pg.ObjectType_OBJECT_FOREIGN_TABLE: // psql shows sources as foreign tables
 		names := make([]string, 0, len(d.Objects))
 		for _, o := range d.Objects {

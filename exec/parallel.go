@@ -52,6 +52,8 @@ func exprParallelSafe(e expr.Expr) bool {
 		return !x.Fn.Volatile && parallelSafe(x.Args...)
 	case *expr.Cast:
 		return exprParallelSafe(x.E)
+	case *expr.DomainCheck:
+		return exprParallelSafe(x.E) && parallelSafe(x.Checks...)
 	case *expr.And:
 		return parallelSafe(x.Args...)
 	case *expr.Or:

@@ -368,6 +368,9 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 	}
 	t, err := BindType(cd.TypeName)
 	if err != nil {
+		if a.b.lookupDomain(cd.TypeName) != nil { // domain.go
+			return a.b.newErr(pgerr.FeatureNotSupported, cd.TypeName.Location, "ALTER TABLE ... ADD COLUMN of a domain type is not supported")
+		}
 		return a.b.errAt(err, cd.TypeName.Location)
 	}
 	col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
@@ -513,6 +516,9 @@ func (a *alterState) alterType(name string, cd *pg.ColumnDef) error {
 	}
 	t, err := BindType(cd.TypeName)
 	if err != nil {
+		if a.b.lookupDomain(cd.TypeName) != nil { // domain.go
+			return a.b.newErr(pgerr.FeatureNotSupported, cd.TypeName.Location, "ALTER COLUMN ... TYPE to a domain is not supported")
+		}
 		return a.b.errAt(err, cd.TypeName.Location)
 	}
 	if a.retyped[name] {
@@ -520,7 +526,7 @@ func (a *alterState) alterType(name string, cd *pg.ColumnDef) error {
 	}
 	a.retyped[name] = true
 	col := a.rel.Columns[i]
-	col.Type = t
+	col.Type, col.Domain = t, 0
 	var e expr.Expr
 	if cd.RawDefault != nil { // USING
 		a.using.clause = inTransform

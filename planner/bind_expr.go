@@ -476,8 +476,21 @@ func (b *binder) boolTest(l *level, bt *pg.BooleanTest) (expr.Expr, error) {
 func (b *binder) typeCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
 	t, fields, err := bindTypeName(tc.TypeName)
 	if err != nil {
-		return nil, b.errAt(err, tc.TypeName.Location)
+		d := b.lookupDomain(tc.TypeName) // domain.go
+		if d == nil {
+			return nil, b.errAt(err, tc.TypeName.Location)
+		}
+		e, err := b.typeCastTo(l, tc, d.Base, "")
+		if err != nil {
+			return nil, err
+		}
+		return b.domainCheck(e, d)
 	}
+	return b.typeCastTo(l, tc, t, fields)
+}
+
+// typeCastTo binds tc, whose type name is t (fields: an interval's field).
+func (b *binder) typeCastTo(l *level, tc *pg.TypeCast, t types.T, fields string) (expr.Expr, error) {
 	if arr := tc.Arg.GetAArrayExpr(); arr != nil && t.Kind == types.Array {
 		return b.arrayExpr(l, arr, t)
 	}

@@ -212,7 +212,7 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		}
 		t, _, err := bindTypeName(fp.ArgType)
 		if err != nil {
-			return nil, err
+			return nil, refuseDomainType(env, fp.ArgType, err)
 		}
 		fn.Args = append(fn.Args, catalog.FuncArg{Name: fp.Name, Type: t})
 	}
@@ -221,7 +221,7 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 	}
 	var err error
 	if fn.Return, _, err = bindTypeName(n.ReturnType); err != nil {
-		return nil, err
+		return nil, refuseDomainType(env, n.ReturnType, err)
 	}
 	language := ""
 	for _, o := range n.Options {

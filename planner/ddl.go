@@ -100,13 +100,14 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 			}
 			serial, st := serialType(cd.TypeName)
 			t, err := st, error(nil)
+			var dom uint32
 			if serial == "" {
-				t, err = BindType(cd.TypeName)
+				t, dom, err = b.columnType(cd.TypeName) // a domain too (domain.go)
 			}
 			if err != nil {
 				return nil, b.errAt(err, cd.TypeName.Location)
 			}
-			col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull, Serial: serial}
+			col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull, Serial: serial, Domain: dom}
 			for _, cn := range cd.Constraints {
 				c := cn.GetConstraint()
 				switch c.Contype {

@@ -62,6 +62,16 @@ func (b *binder) defaultExpr(rel *catalog.Relation, i int) (expr.Expr, error) {
 	if c.Default == "" && c.IdentityDefault != "" {
 		c.Default = c.IdentityDefault
 	}
+	if c.Default == "" && c.Domain != 0 { // the domain's default (domain.go)
+		d, err := b.domainOf(c.Domain)
+		if err != nil {
+			return nil, err
+		}
+		c.Default = d.Default
+		if c.Default == "" { // NULL, which the domain may refuse
+			return b.assign(&expr.Const{V: nil, T: c.Type}, c, -1)
+		}
+	}
 	if c.Default == "" {
 		return &expr.Const{V: nil, T: c.Type}, nil
 	}
@@ -83,8 +93,21 @@ func (b *binder) defaultExpr(rel *catalog.Relation, i int) (expr.Expr, error) {
 	return b.assign(e, c, -1)
 }
 
-// assign coerces a value to a column's type as INSERT and UPDATE do.
+// assign coerces a value to a column's type as INSERT and UPDATE do, and
+// to the column's domain (domain.go).
 func (b *binder) assign(e expr.Expr, c catalog.Column, loc int32) (expr.Expr, error) {
+	if c.Domain != 0 {
+		d, err := b.domainOf(c.Domain)
+		if err != nil {
+			return nil, err
+		}
+		c.Domain = 0
+		out, err := b.assign(e, c, loc)
+		if err != nil {
+			return nil, err
+		}
+		return b.domainCheck(out, d)
+	}
 	if e.Type().Equal(c.Type) {
 		return e, nil
 	}
@@ -152,21 +175,30 @@ func (b *binder) targetCols(rel *catalog.Relation, cols []*pg.Node) ([]int, []in
 	seen := map[int]bool{}
 	var idx []int
 	var locs []int32
-	for _, n := range cols {
+	for k, n := range cols {
 		rt := n.GetResTarget()
-		if len(rt.Indirection) > 0 {
-			return nil, nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "assignment to a field or subscript is not supported")
-		}
 		i := rel.ColumnIndex(rt.Name)
 		if i < 0 {
 			return nil, nil, b.newErr(pgerr.UndefinedColumn, rt.Location, "column \"%s\" of relation \"%s\" does not exist", rt.Name, rel.Name)
 		}
-		if seen[i] {
+		if len(rt.Indirection) > 0 { // col[n] (insert_subscript.go)
+			if err := b.subscriptTarget(rel, i, k, rt); err != nil {
+				return nil, nil, err
+			}
+			if seen[i] && b.subTargets[i] == nil {
+				return nil, nil, b.newErr(pgerr.DuplicateColumn, rt.Location, "column \"%s\" specified more than once", rt.Name)
+			}
+		} else if seen[i] {
 			return nil, nil, b.newErr(pgerr.DuplicateColumn, rt.Location, "column \"%s\" specified more than once", rt.Name)
 		}
 		seen[i] = true
 		idx = append(idx, i)
 		locs = append(locs, rt.Location)
+	}
+	for i, subs := range b.subTargets {
+		if len(subs) != countOf(idx, i) { // col and col[n] together
+			return nil, nil, b.newErr(pgerr.DuplicateColumn, subs[0].loc, "column \"%s\" specified more than once", rel.Columns[i].Name)
+		}
 	}
 	return idx, locs, nil
 }
@@ -211,7 +243,9 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 		slot[i] = -1
 	}
 	for k, i := range targets {
-		slot[i] = k
+		if slot[i] < 0 {
+			slot[i] = k
+		}
 	}
 	// userValue reports whether a value given for column i is used: not
 	// for identity columns under OVERRIDING USER VALUE; a GENERATED ALWAYS
@@ -271,6 +305,20 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 					row[i] = defaults[i]
 					continue
 				}
+				if subs := b.subTargets[i]; subs != nil { // col[n] (insert_subscript.go)
+					if row[i], err = b.subscriptAssign(rel.Columns[i], subs, func(k int) (expr.Expr, error) {
+						if k >= len(items) {
+							return nil, b.newErr(pgerr.SyntaxError, locs[len(items)], "INSERT has more target columns than expressions")
+						}
+						if items[k].GetSetToDefault() != nil {
+							return nil, b.newErr(pgerr.FeatureNotSupported, locs[k], "cannot set an array element to DEFAULT")
+						}
+						return b.expr(l, items[k])
+					}); err != nil {
+						return nil, err
+					}
+					continue
+				}
 				e, err := b.expr(l, items[k])
 				if err != nil {
 					return nil, err
@@ -305,7 +353,16 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 					return nil, err
 				}
 			}
-			if !use || k < 0 || k >= len(qids) {
+			if subs := b.subTargets[i]; subs != nil && k >= 0 && k < len(qids) { // col[n] (insert_subscript.go)
+				if e, err = b.subscriptAssign(rel.Columns[i], subs, func(k int) (expr.Expr, error) {
+					if k >= len(qids) {
+						return nil, b.newErr(pgerr.SyntaxError, locs[len(qids)], "INSERT has more target columns than expressions")
+					}
+					return b.colRef(qids[k]), nil
+				}); err != nil {
+					return nil, err
+				}
+			} else if !use || k < 0 || k >= len(qids) {
 				if e, err = b.defaultExpr(rel, i); err != nil {
 					return nil, err
 				}

@@ -51,6 +51,8 @@ func children(e expr.Expr) []expr.Expr {
 		return x.Args
 	case *expr.Cast:
 		return []expr.Expr{x.E}
+	case *expr.DomainCheck: // its Checks read their own one-column batch
+		return []expr.Expr{x.E}
 	case *expr.And:
 		return x.Args
 	case *expr.Or:
@@ -114,6 +116,10 @@ func withChildren(e expr.Expr, c []expr.Expr) expr.Expr {
 		n.Args = c
 		return &n
 	case *expr.Cast:
+		n := *x
+		n.E = c[0]
+		return &n
+	case *expr.DomainCheck:
 		n := *x
 		n.E = c[0]
 		return &n
@@ -292,6 +298,10 @@ func equalExpr(a, b expr.Expr) bool {
 	case *expr.Cast:
 		y := b.(*expr.Cast)
 		if !x.To.Equal(y.To) || x.Explicit != y.Explicit {
+			return false
+		}
+	case *expr.DomainCheck:
+		if x.Domain != b.(*expr.DomainCheck).Domain {
 			return false
 		}
 	case *expr.IsNull:

@@ -59,6 +59,9 @@ type binder struct {
 	// stream is set while binding a continuous query (PlanStream): tables,
 	// sources and materialized views bind as changelog scans.
 	stream bool
+	// subTargets are an INSERT's subscripted target columns (col[n]), by
+	// column index (insert_subscript.go).
+	subTargets map[int][]subTarget
 	// temporal maps the locations of the statement's relations marked FOR
 	// SYSTEM_TIME AS OF to their clause (stream_lookup.go).
 	temporal map[int32]sql.TemporalJoin
@@ -209,6 +212,7 @@ const (
 	inLimit   clause = "LIMIT"
 	inOffset  clause = "OFFSET"
 	inDefault clause = "DEFAULT expressions"
+	inCheck   clause = "check constraints"
 	inUpdate  clause = "UPDATE"
 	inWindow  clause = "window definitions"
 	inReturn  clause = "RETURNING"

@@ -56,6 +56,8 @@ func children(e Expr) []Expr {
 		return x.Args
 	case *Cast:
 		return []Expr{x.E}
+	case *DomainCheck: // its Checks read their own one-column batch
+		return []Expr{x.E}
 	case *And:
 		return x.Args
 	case *Or:

@@ -32,6 +32,17 @@ func (c *Context) user() string {
 	return c.Session.User()
 }
 
+// sessionUser is session_user: the SET SESSION AUTHORIZATION user when the
+// session tells it apart from current_user.
+func (c *Context) sessionUser() string {
+	if c != nil && c.Session != nil {
+		if s, ok := c.Session.(interface{ SessionUser() string }); ok {
+			return s.SessionUser()
+		}
+	}
+	return c.user()
+}
+
 func init() {
 	str := func(s string) func(*Context) (types.Value, error) {
 		return func(*Context) (types.Value, error) { return s, nil }
@@ -46,7 +57,7 @@ func init() {
 	define(
 		fn0("version", types.TText, false, str(Version)),
 		fn0("current_user", types.TName, false, user),
-		fn0("session_user", types.TName, false, user),
+		fn0("session_user", types.TName, false, func(ctx *Context) (types.Value, error) { return ctx.sessionUser(), nil }),
 		fn0("user", types.TName, false, user),
 		fn0("current_role", types.TName, false, user),
 		fn0("current_database", types.TName, false, db),

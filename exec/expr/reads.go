@@ -18,6 +18,8 @@ func readsColumns(e Expr, used []bool) bool {
 		return readsAll(x.Args, used)
 	case *Cast:
 		return readsColumns(x.E, used)
+	case *DomainCheck:
+		return readsColumns(x.E, used)
 	case *And:
 		return readsAll(x.Args, used)
 	case *Or:
