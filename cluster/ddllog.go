@@ -34,7 +34,20 @@ type Statement struct {
 	// Assignment places a view's instances: the one its job runs with
 	// (nil for other statements).
 	Assignment *Assignment `json:"assignment,omitempty"`
-	Time       time.Time   `json:"time"`
+	// Restart, when set, is no SQL: the coordinator restarted view OID
+	// with Assignment from a committed checkpoint (after a node's loss
+	// or arrival); every node stops its instances of the view and starts
+	// the ones Assignment gives it, restored from that checkpoint.
+	Restart *Restart  `json:"restart,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Restart is a view's restart from a committed checkpoint.
+type Restart struct {
+	// Epoch and Manifest name the committed checkpoint (the object key
+	// of its manifest); Manifest "" restarts from the inputs.
+	Epoch    uint64 `json:"epoch,omitempty"`
+	Manifest string `json:"manifest,omitempty"`
 }
 
 func ddlPrefix(prefix string) string { return prefix + "/ddl/" }

@@ -32,9 +32,19 @@ type Runner struct {
 	mu      sync.Mutex
 	assigns map[uint32]cluster.Assignment // a view's job -> the assignment it runs with
 	envs    map[uint32]*stream.Env        // a worker's running instances, by job
+	plans   map[uint32]stream.Node        // a worker's plans of the views it follows, by job (restart.go)
 	placed  map[string]time.Time          // the coordinator's instances on other nodes (instanceName): when placed
+	// cancelCommit cancels the CommitEpoch in flight (nil: none); a
+	// restart does not wait for a commit that waits for a dead node.
+	cancelCommit context.CancelFunc
+	// coordObjs are the coordinator's checkpoint files uploaded so far,
+	// by file name (commit.go): a chain's older segments are uploaded once.
+	coordObjs map[string]objstore.Object
+	// restarted is when the last restart ended: an epoch that began
+	// before it is not committed (restart.go).
+	restarted time.Time
 
-	commitMu sync.Mutex // one CommitEpoch at a time
+	commitMu sync.Mutex // one CommitEpoch (or restart) at a time
 }
 
 // NewRunner is node's runner; srv is its exchange server (its address is
@@ -45,7 +55,7 @@ func NewRunner(node *cluster.Node, srv *netx.Server, opt netx.Options, store *ob
 		logf = func(string, ...any) {}
 	}
 	return &Runner{node: node, srv: srv, opt: opt, store: store, logf: logf, assigns: map[uint32]cluster.Assignment{},
-		envs: map[uint32]*stream.Env{}, placed: map[string]time.Time{}}
+		envs: map[uint32]*stream.Env{}, plans: map[uint32]stream.Node{}, placed: map[string]time.Time{}, coordObjs: map[string]objstore.Object{}}
 }
 
 // Place implements dataflow.Placement: an instance of a view placed by
@@ -59,11 +69,14 @@ func (r *Runner) Place(in dataflow.InstancePlace, ins []<-chan stream.Message) (
 	}
 	p := Placement{Self: r.node.ID(), Assign: a, Server: r.srv, Opt: r.opt}
 	out, ok := p.Place(in, ins)
+	r.mu.Lock()
+	name := instanceName(in.Job, in.Op, in.Instance)
 	if ok {
-		r.mu.Lock()
-		r.placed[instanceName(in.Job, in.Op, in.Instance)] = time.Now()
-		r.mu.Unlock()
+		r.placed[name] = time.Now()
+	} else {
+		delete(r.placed, name) // runs here now (after a restart): in the local checkpoint
 	}
+	r.mu.Unlock()
 	return out, ok
 }
 
@@ -154,16 +167,32 @@ func (r *Runner) Follow(ctx context.Context, apply func(cluster.Statement) error
 
 // ServeView (a worker) starts the instances of job's plan that the
 // view's logged assignment gives this node (none when the node joined
-// after it). They run until the coordinator's job ends or one fails.
+// after it, or when it names an earlier incarnation of this node: a
+// restart entry of the log, or the coordinator's next one, places it).
+// They run until the coordinator's job ends or one fails.
 func (r *Runner) ServeView(ctx context.Context, job uint32, plan stream.Node) error {
 	r.mu.Lock()
 	a, ok := r.assigns[job]
+	r.plans[job] = plan
 	r.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("cluster: view %d has no logged assignment", job)
 	}
+	return r.serveView(ctx, job, plan, a, nil)
+}
+
+// serveView starts this node's instances of job with assignment a,
+// restored from rs when it is not nil, in place of those it ran.
+func (r *Runner) serveView(ctx context.Context, job uint32, plan stream.Node, a cluster.Assignment, rs *Restore) error {
+	r.stopInstances(job, "restarted with assignment %d", a.Generation)
+	for _, n := range a.Nodes {
+		if n.NodeID == r.node.ID() && n.Lease != r.node.Lease() {
+			r.logf("cluster: job %d: assignment %d names an earlier incarnation of this node: no instances until the coordinator places them again", job, a.Generation)
+			return nil
+		}
+	}
 	// The instances outlive the statement that started them.
-	env, err := serve(context.WithoutCancel(ctx), r.node.ID(), a, r.srv, job, plan, r.opt, r)
+	env, err := serve(context.WithoutCancel(ctx), r.node.ID(), a, r.srv, job, plan, r.opt, r, rs)
 	if err != nil {
 		return err
 	}
@@ -179,9 +208,20 @@ func (r *Runner) ServeView(ctx context.Context, job uint32, plan stream.Node) er
 	}
 	go func() {
 		<-env.Ctx.Done()
-		r.logf("cluster: this node's instances of job %d ended: %v", job, env.Err())
+		r.logf("cluster: this node's instances of job %d (assignment %d) ended: %v", job, a.Generation, env.Err())
 	}()
 	return nil
+}
+
+// stopInstances stops this worker's instances of job, if it runs any.
+func (r *Runner) stopInstances(job uint32, why string, args ...any) {
+	r.mu.Lock()
+	env := r.envs[job]
+	delete(r.envs, job)
+	r.mu.Unlock()
+	if env != nil {
+		env.Fail(pgerr.New(pgerr.AdminShutdown, "cluster: job %d: "+why, append([]any{job}, args...)...))
+	}
 }
 
 // Close stops this worker's instances.

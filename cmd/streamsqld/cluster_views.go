@@ -19,6 +19,7 @@ import (
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/dataflow/netx"
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/storage/checkpoint"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -66,6 +67,7 @@ type clusterNode struct {
 	user     string
 	password string
 	logf     func(string, ...any)
+	ckptDir  string      // the local checkpoint store's directory
 	commit   atomic.Bool // a cluster checkpoint's commit is in flight
 }
 
@@ -80,10 +82,18 @@ func (c *clusterNode) CheckpointTaken(epoch uint64) {
 	if !c.n.IsCoordinator() || !c.commit.CompareAndSwap(false, true) {
 		return
 	}
+	// The local checkpoint's files, read now: the store keeps only its
+	// last two checkpoints.
+	local, err := c.localFiles(epoch)
+	if err != nil {
+		c.commit.Store(false)
+		c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
+		return
+	}
 	go func() {
 		defer c.commit.Store(false)
 		start := time.Now()
-		p, err := c.r.CommitEpoch(context.Background(), epoch, commitTimeout)
+		p, err := c.r.CommitEpoch(context.Background(), epoch, commitTimeout, local)
 		if err != nil {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
 			return
@@ -216,6 +226,12 @@ func followStatements(ctx context.Context, r *dist.Runner, eng *engine.Engine, l
 				return nil
 			}
 			applied = st.Seq
+			if st.Restart != nil { // cluster_restart.go
+				if err := r.RestartView(ctx, st); err != nil {
+					logf("cluster: restart %d of view %d from %s failed on this node: %v", st.Seq, st.OID, st.Coordinator, err)
+				}
+				return nil
+			}
 			err := eng.ReplayClusterStatement(ctx, engine.ClusterStatement{SQL: st.SQL, SearchPath: st.SearchPath,
 				User: st.User, Parallelism: st.Parallelism, OID: st.OID, View: st.Assignment != nil})
 			if err != nil {
@@ -233,4 +249,24 @@ func followStatements(ctx context.Context, r *dist.Runner, eng *engine.Engine, l
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// localFiles reads the files of this node's local checkpoint of epoch
+// that the object store does not have yet (dist.LocalFile).
+func (c *clusterNode) localFiles(epoch uint64) ([]dist.LocalFile, error) {
+	files, err := checkpoint.Files(c.ckptDir, epoch)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dist.LocalFile, len(files))
+	for i, f := range files {
+		out[i].Name = f.Name
+		if c.r.CoordinatorUploaded(f.Name) {
+			continue
+		}
+		if out[i].Data, err = checkpoint.ReadFile(c.ckptDir, f.Name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
