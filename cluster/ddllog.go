@@ -86,6 +86,19 @@ func (f *Fence) AppendStatement(ctx context.Context, st Statement) (Statement, e
 	return st, nil
 }
 
+// LastStatement is the number of the log's last entry (0: empty).
+func LastStatement(ctx context.Context, cli *clientv3.Client, prefix string) (uint64, error) {
+	resp, err := cli.Get(ctx, ddlPrefix(prefix), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend),
+		clientv3.WithLimit(1), clientv3.WithKeysOnly())
+	if err != nil {
+		return 0, fmt.Errorf("cluster: read the statement log: %w", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	return strconv.ParseUint(strings.TrimPrefix(string(resp.Kvs[0].Key), ddlPrefix(prefix)), 10, 64)
+}
+
 // FollowStatements calls fn with every entry of the statement log in
 // order, from the first, then with each new one as it is appended, until
 // ctx ends or fn fails (its error is returned). Entries are read once

@@ -80,6 +80,9 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 	if err != nil {
 		return cluster.Pointer{}, err
 	}
+	if err := r.runsAllViews(ctx); err != nil {
+		return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d: %w", epoch, err)
+	}
 	// The instances placed before the epoch began (its time, to the
 	// millisecond) have its barrier; one placed later is in a job that
 	// started after it and is not in this checkpoint.
@@ -187,4 +190,27 @@ func (r *Runner) uploadLocal(ctx context.Context, epoch uint64, local []LocalFil
 	r.coordObjs = keep
 	r.mu.Unlock()
 	return out, nil
+}
+
+// runsAllViews reports why this coordinator cannot commit a checkpoint
+// yet: it has not followed the whole statement log, or a view of it is
+// not running under it (not restarted yet after it became coordinator).
+func (r *Runner) runsAllViews(ctx context.Context) error {
+	last, err := cluster.LastStatement(ctx, r.node.Client(), r.node.Target().Prefix)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.followed < last {
+		// Entries this process logged count as followed once Follow
+		// passed them; until then, wait for the next epoch.
+		return fmt.Errorf("the statement log is followed up to entry %d of %d", r.followed, last)
+	}
+	for job := range r.assigns {
+		if !r.running[job] {
+			return fmt.Errorf("view %d is not restarted under this coordinator yet", job)
+		}
+	}
+	return nil
 }

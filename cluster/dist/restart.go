@@ -119,11 +119,13 @@ func (pl *Plan) Log(ctx context.Context, job uint32, from bool) error {
 		rs.Epoch, rs.Manifest = pl.Restore.Epoch(), pl.Pointer.Manifest
 	}
 	a := pl.Assign
+	r.ownTerm(f)
 	if _, err := f.AppendStatement(ctx, cluster.Statement{OID: job, Assignment: &a, Restart: rs}); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	r.assigns[job] = a
+	r.running[job] = true
 	prefix := fmt.Sprintf("%d.", job)
 	for name := range r.placed {
 		if strings.HasPrefix(name, prefix) {
@@ -151,6 +153,16 @@ func (r *Runner) RestartView(ctx context.Context, st cluster.Statement) error {
 		return fmt.Errorf("cluster: statement %d is not a restart", st.Seq)
 	}
 	job := st.OID
+	named := false
+	for _, n := range st.Assignment.Nodes {
+		named = named || (n.NodeID == r.node.ID() && n.Lease == r.node.Lease())
+	}
+	if !named {
+		// Not this incarnation's: an entry of before this process (the
+		// log replayed after a restart), or one that gives it nothing.
+		r.stopInstances(job, "restarted with assignment %d without this node", st.Assignment.Generation)
+		return nil
+	}
 	r.mu.Lock()
 	plan := r.plans[job]
 	r.mu.Unlock()

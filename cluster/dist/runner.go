@@ -40,6 +40,19 @@ type Runner struct {
 	// coordObjs are the coordinator's checkpoint files uploaded so far,
 	// by file name (commit.go): a chain's older segments are uploaded once.
 	coordObjs map[string]objstore.Object
+	// ownTerms are the coordinator terms this process logged statements
+	// in: Follow skips those entries (it ran them), not the ones an
+	// earlier process of this node logged (a restarted cluster replays
+	// them).
+	ownTerms map[int64]bool
+	// followed is the last log entry Follow passed (applied or
+	// skipped); running are the views this process started as
+	// coordinator (PlaceView, a restart): CommitEpoch commits only once
+	// it has followed the whole log and runs every view in it, so that a
+	// coordinator that has not restarted the views yet (a cluster
+	// started again) does not commit a checkpoint without them.
+	followed uint64
+	running  map[uint32]bool
 	// restarted is when the last restart ended: an epoch that began
 	// before it is not committed (restart.go).
 	restarted time.Time
@@ -55,7 +68,7 @@ func NewRunner(node *cluster.Node, srv *netx.Server, opt netx.Options, store *ob
 		logf = func(string, ...any) {}
 	}
 	return &Runner{node: node, srv: srv, opt: opt, store: store, logf: logf, assigns: map[uint32]cluster.Assignment{},
-		envs: map[uint32]*stream.Env{}, plans: map[uint32]stream.Node{}, placed: map[string]time.Time{}, coordObjs: map[string]objstore.Object{}}
+		envs: map[uint32]*stream.Env{}, plans: map[uint32]stream.Node{}, ownTerms: map[int64]bool{}, running: map[uint32]bool{}, placed: map[string]time.Time{}, coordObjs: map[string]objstore.Object{}}
 }
 
 // Place implements dataflow.Placement: an instance of a view placed by
@@ -107,7 +120,16 @@ func (r *Runner) Log(ctx context.Context, st cluster.Statement) (cluster.Stateme
 	if err != nil {
 		return cluster.Statement{}, err
 	}
+	r.ownTerm(f)
 	return f.AppendStatement(ctx, st)
+}
+
+// ownTerm records that this process logs in f's term (before it appends:
+// Follow may see the entry before AppendStatement returns).
+func (r *Runner) ownTerm(f *cluster.Fence) {
+	r.mu.Lock()
+	r.ownTerms[f.Term().Rev] = true
+	r.mu.Unlock()
 }
 
 // PlaceView (the coordinator) places the instances of the view st
@@ -137,31 +159,44 @@ func (r *Runner) PlaceView(ctx context.Context, st cluster.Statement) (cluster.S
 	// Before any worker's stream of this generation arrives.
 	r.srv.SetGeneration(a.Generation)
 	st.Assignment = &a
+	r.ownTerm(f)
 	logged, err := f.AppendStatement(ctx, st)
 	if err != nil {
 		return cluster.Statement{}, err
 	}
 	r.mu.Lock()
 	r.assigns[st.OID] = a
+	r.running[st.OID] = true
 	r.mu.Unlock()
 	return logged, nil
 }
 
 // Follow (every node) calls apply with each statement of the log that
 // another coordinator term or node logged, in order, the view's
-// assignment made known to ServeView first, until ctx ends or apply
-// fails. Statements this node logged itself are skipped: it ran them.
+// assignment made known to ServeView first (unless a later generation is
+// known already), until ctx ends or apply fails. Statements this process
+// logged itself are skipped: it ran them; those an earlier process of
+// this node logged are not (a cluster restarted with empty data
+// directories replays the whole log on every node).
 func (r *Runner) Follow(ctx context.Context, apply func(cluster.Statement) error) error {
 	return cluster.FollowStatements(ctx, r.node.Client(), r.node.Target().Prefix, func(st cluster.Statement) error {
-		if st.Coordinator == r.node.ID() {
-			return nil
+		r.mu.Lock()
+		own := st.Coordinator == r.node.ID() && r.ownTerms[st.Term]
+		if !own && st.Assignment != nil {
+			if cur, ok := r.assigns[st.OID]; !ok || cur.Generation <= st.Assignment.Generation {
+				r.assigns[st.OID] = *st.Assignment
+			}
 		}
-		if st.Assignment != nil {
-			r.mu.Lock()
-			r.assigns[st.OID] = *st.Assignment
-			r.mu.Unlock()
+		r.mu.Unlock()
+		if !own {
+			if err := apply(st); err != nil {
+				return err
+			}
 		}
-		return apply(st)
+		r.mu.Lock()
+		r.followed = max(r.followed, st.Seq)
+		r.mu.Unlock()
+		return nil
 	})
 }
 

@@ -46,6 +46,9 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 			if !ok {
 				continue
 			}
+			if _, err := eng.ClusterViewPlan(job); err != nil {
+				continue // not replayed here yet (a restarted cluster's coordinator)
+			}
 			if eng.ClusterViewFailed(job) {
 				if failedSince[job].IsZero() {
 					failedSince[job] = time.Now()

@@ -1,13 +1,19 @@
 package cluster_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/clustertest"
+	"github.com/streamsql/streamsql/cluster/dist"
+	"github.com/streamsql/streamsql/cluster/objstore"
 )
 
 // The views of the restore tests: clusterViews over a paced input (about
@@ -180,4 +186,154 @@ func TestClusterWorkerKilledRestores(t *testing.T) {
 	}
 	t.Logf("kill -9 of n3 with %d of %d bids counted: views restarted %.2f s after the kill (lease TTL 2 s), complete and equal to one node %.2f s after it",
 		before, after, restarted.Seconds(), complete.Seconds())
+}
+
+// committedAfter waits (up to 60 s) until the committed pointer names a
+// checkpoint after epoch that has the coordinator's part and state of
+// per_auction (job auction) in a worker's upload, and returns its epoch.
+func committedAfter(t *testing.T, endpoint string, env []string, auction string, after uint64) uint64 {
+	t.Helper()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	u, err := cluster.ParseCheckpointURL("s3://ckpt/sq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := objstore.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := "nothing committed"
+	for {
+		if ctx.Err() != nil {
+			t.Fatalf("no checkpoint after %d with per_auction's state committed: %s", after, last)
+		}
+		p, _, ok, err := cluster.ReadPointer(ctx, cli, "/sq")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && p.Epoch > after {
+			ck, err := store.Recover(ctx, p)
+			if err != nil {
+				t.Fatalf("committed checkpoint %d: %v", p.Epoch, err)
+			}
+			keys, coord := 0, 0
+			for _, o := range ck.Manifest.Objects {
+				if strings.HasPrefix(o.Op, "coord/") {
+					coord++
+				}
+				if strings.HasPrefix(o.Op, auction+".") {
+					for _, b := range ck.State(o.Op, o.Lo) {
+						if err := dist.DecodeState(b, func(_, _ []byte) { keys++ }); err != nil {
+							t.Fatalf("object %s: %v", o.Key, err)
+						}
+					}
+				}
+			}
+			if keys > 0 && coord >= 2 {
+				return p.Epoch
+			}
+			last = fmt.Sprintf("checkpoint %d: %d keys of per_auction in uploads, %d files of the coordinator", p.Epoch, keys, coord)
+		}
+		time.Sleep(100 * time.Millisecond) // polling with the context's deadline
+	}
+}
+
+// rescaleViews: 45 000 events at 3 000 events/s (15 s), for two whole
+// cluster restarts mid-stream.
+var (
+	rescaleViews = append([]string{
+		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '45000', events_per_second = '3000')",
+	}, clusterViews[1:]...)
+	rescaleSingle = append([]string{
+		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '45000')",
+	}, clusterViews[1:]...)
+)
+
+// TestClusterRestartRescale: the whole cluster is killed (kill -9 of
+// every node) and started again with empty data directories, twice,
+// each time mid-stream: 2 nodes, then 3, then 1. Each time the nodes
+// replay the statement log, the coordinator restarts both views from the
+// committed checkpoint with the vnodes assigned over the new nodes (the
+// state of an instance comes from whichever node uploaded it, the
+// coordinator's part included), the source resumes at the checkpoint's
+// position, and at the end the views equal one streamsqld without
+// --cluster on the same input.
+func TestClusterRestartRescale(t *testing.T) {
+	want := singleRun(t, rescaleSingle)
+	etcd := clustertest.StartEtcd(t)
+	s3 := clustertest.StartS3(t, "ckpt")
+	env := s3.Env()
+	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s",
+		"--checkpoint-interval", "300ms"}
+	boot := func(ids ...string) []*node {
+		var nodes []*node
+		for i, id := range ids {
+			n := start(t, env, id, flags...)
+			if i == 0 {
+				waitNodes(t, n, "SELECT node_id, role FROM streamsql_nodes WHERE node_id = '"+id+"'", []string{id + "|coordinator"})
+			}
+			nodes = append(nodes, n)
+		}
+		var rows []string
+		for i, id := range ids {
+			role := "worker"
+			if i == 0 {
+				role = "coordinator"
+			}
+			rows = append(rows, id+"|"+role)
+		}
+		waitNodes(t, nodes[0], "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", rows)
+		return nodes
+	}
+	nodes := boot("n1", "n2")
+	nodes[0].exec(t, rescaleViews...)
+	oids, err := nodes[0].query(t, "SELECT oid FROM pg_class WHERE relname IN ('per_auction', 'per_channel') ORDER BY relname")
+	if err != nil || len(oids) != 2 {
+		t.Fatalf("the views' OIDs: %v %v", oids, err)
+	}
+	var epoch uint64
+	for _, ids := range [][]string{{"n1", "n2", "n3"}, {"n1"}} {
+		epoch = committedAfter(t, etcd.Endpoint, env, oids[0], epoch)
+		before, was := bidsCounted(t, nodes[0]), len(nodes)
+		for _, n := range nodes {
+			n.kill()
+		}
+		stopped := time.Now()
+		nodes = boot(ids...)
+		for _, oid := range oids {
+			waitLog(t, nodes[0], 60*time.Second, "cluster: view "+oid+" restarted from checkpoint ")
+		}
+		restarted := time.Since(stopped)
+		// It resumed from the checkpoint committed before the kill, or a
+		// later one (a commit in flight at the kill).
+		out := nodes[0].out.String()
+		i := strings.Index(out, "cluster: view "+oids[0]+" restarted from checkpoint ")
+		var from uint64
+		fmt.Sscanf(out[i+len("cluster: view "+oids[0]+" restarted from checkpoint "):], "%d", &from)
+		if from < epoch {
+			t.Fatalf("restarted from checkpoint %d, before %d committed before the kill", from, epoch)
+		}
+		epoch = from
+		for _, n := range nodes[1:] {
+			for _, oid := range oids {
+				waitLog(t, n, 30*time.Second, "cluster: job "+oid+" restarted on this node from checkpoint ")
+			}
+		}
+		t.Logf("%d nodes -> %d: with %d bids counted, killed; started again, views restarted from checkpoint %d %.2f s after the kill",
+			was, len(ids), before, from, restarted.Seconds())
+	}
+	waitEqual(t, want, 120*time.Second, nodes...)
+	if after := bidsCounted(t, nodes[0]); after != 41400 {
+		t.Fatalf("%d bids counted at the end, want 41400", after)
+	}
 }
