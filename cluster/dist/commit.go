@@ -38,6 +38,13 @@ type LocalFile struct {
 	Data []byte
 }
 
+// LocalPart is the coordinator's local checkpoint of an epoch: its
+// files and the jobs (views) it holds.
+type LocalPart struct {
+	Files []LocalFile
+	Jobs  []uint32
+}
+
 // CoordinatorUploaded says whether the coordinator's checkpoint file
 // name is in the object store already.
 func (r *Runner) CoordinatorUploaded(name string) bool {
@@ -57,7 +64,7 @@ func (r *Runner) CoordinatorUploaded(name string) bool {
 // collects the object store's garbage. An epoch that misses a report,
 // or began before a restart's end, is not committed (error); the next
 // one is tried. BeginRestart cancels it.
-func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Duration, local []LocalFile) (cluster.Pointer, error) {
+func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Duration, local LocalPart) (cluster.Pointer, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.mu.Lock()
@@ -80,7 +87,7 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 	if err != nil {
 		return cluster.Pointer{}, err
 	}
-	if err := r.runsAllViews(ctx); err != nil {
+	if err := r.runsAllViews(ctx, local.Jobs); err != nil {
 		return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d: %w", epoch, err)
 	}
 	// The instances placed before the epoch began (its time, to the
@@ -139,9 +146,21 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 		case <-time.After(20 * time.Millisecond): // polling the reports with a deadline
 		}
 	}
-	coord, err := r.uploadLocal(ctx, epoch, local)
+	waited := time.Since(deadline.Add(-timeout))
+	t0 := time.Now()
+	coord, err := r.uploadLocal(ctx, epoch, local.Files)
 	if err != nil {
 		return cluster.Pointer{}, err
+	}
+	st := CommitStats{Objects: len(objs) + len(coord), ReportsWait: waited, CoordUpload: time.Since(t0)}
+	for _, o := range objs {
+		st.WorkerBytes += o.Size
+	}
+	for _, o := range coord {
+		st.CoordBytes += o.Size
+		if o.Epoch == epoch {
+			st.CoordUploaded += o.Size
+		}
 	}
 	objs = append(objs, coord...)
 	meta, err := json.Marshal(CommitMeta{Coordinator: r.node.ID(), LocalEpoch: epoch, Instances: want})
@@ -160,7 +179,30 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 	if _, err := r.store.Collect(ctx, p); err != nil {
 		r.logf("cluster: collect the garbage of the checkpoint store: %v", err)
 	}
+	r.mu.Lock()
+	r.lastCommit = st
+	r.mu.Unlock()
 	return p, nil
+}
+
+// CommitStats describe the last committed checkpoint (for the log).
+type CommitStats struct {
+	Objects int
+	// WorkerBytes are the workers' instance states it names (each
+	// uploaded in full at this epoch); CoordBytes the coordinator's
+	// files, CoordUploaded those uploaded for this epoch.
+	WorkerBytes, CoordBytes, CoordUploaded int64
+	// ReportsWait is how long the commit waited for the workers'
+	// reports after the coordinator's local commit; CoordUpload how long
+	// the coordinator's files took to upload.
+	ReportsWait, CoordUpload time.Duration
+}
+
+// LastCommit describes the last checkpoint CommitEpoch committed.
+func (r *Runner) LastCommit() CommitStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastCommit
 }
 
 // uploadLocal uploads the coordinator's files of epoch not uploaded yet
@@ -193,9 +235,11 @@ func (r *Runner) uploadLocal(ctx context.Context, epoch uint64, local []LocalFil
 }
 
 // runsAllViews reports why this coordinator cannot commit a checkpoint
-// yet: it has not followed the whole statement log, or a view of it is
-// not running under it (not restarted yet after it became coordinator).
-func (r *Runner) runsAllViews(ctx context.Context) error {
+// whose local part holds jobs: it has not followed the whole statement
+// log, a view of it is not running under it (not restarted yet after it
+// became coordinator), or the local part does not hold a view (its job
+// started after the epoch began, or failed).
+func (r *Runner) runsAllViews(ctx context.Context, jobs []uint32) error {
 	last, err := cluster.LastStatement(ctx, r.node.Client(), r.node.Target().Prefix)
 	if err != nil {
 		return err
@@ -210,6 +254,9 @@ func (r *Runner) runsAllViews(ctx context.Context) error {
 	for job := range r.assigns {
 		if !r.running[job] {
 			return fmt.Errorf("view %d is not restarted under this coordinator yet", job)
+		}
+		if !slices.Contains(jobs, job) {
+			return fmt.Errorf("view %d is not in this node's checkpoint of the epoch", job)
 		}
 	}
 	return nil

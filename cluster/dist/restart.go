@@ -114,6 +114,9 @@ func (pl *Plan) Log(ctx context.Context, job uint32, from bool) error {
 	if err != nil {
 		return err
 	}
+	// Instances this node ran as a worker (before it became the
+	// coordinator) stop: its job runs them now, or another node does.
+	r.stopInstances(job, "this node coordinates it now")
 	rs := &cluster.Restart{}
 	if from && pl.Restore != nil {
 		rs.Epoch, rs.Manifest = pl.Restore.Epoch(), pl.Pointer.Manifest

@@ -51,8 +51,9 @@ type Runner struct {
 	// it has followed the whole log and runs every view in it, so that a
 	// coordinator that has not restarted the views yet (a cluster
 	// started again) does not commit a checkpoint without them.
-	followed uint64
-	running  map[uint32]bool
+	followed   uint64
+	running    map[uint32]bool
+	lastCommit CommitStats
 	// restarted is when the last restart ended: an epoch that began
 	// before it is not committed (restart.go).
 	restarted time.Time

@@ -98,7 +98,10 @@ func (c *clusterNode) CheckpointTaken(epoch uint64) {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
 			return
 		}
-		c.logf("cluster: checkpoint %d committed in %s (%s)", p.Epoch, time.Since(start).Round(time.Millisecond), p.Manifest)
+		st := c.r.LastCommit()
+		c.logf("cluster: checkpoint %d committed in %s, %s after its barrier (%s): %d objects, workers' state %d bytes (reports waited %s), coordinator's files %d bytes, %d uploaded in %s",
+			p.Epoch, time.Since(start).Round(time.Millisecond), time.Since(dataflow.EpochTime(p.Epoch)).Round(time.Millisecond), p.Manifest,
+			st.Objects, st.WorkerBytes, st.ReportsWait.Round(time.Millisecond), st.CoordBytes, st.CoordUploaded, st.CoordUpload.Round(time.Millisecond))
 	}()
 }
 
@@ -252,11 +255,16 @@ func followStatements(ctx context.Context, r *dist.Runner, eng *engine.Engine, l
 }
 
 // localFiles reads the files of this node's local checkpoint of epoch
-// that the object store does not have yet (dist.LocalFile).
-func (c *clusterNode) localFiles(epoch uint64) ([]dist.LocalFile, error) {
+// that the object store does not have yet (dist.LocalFile), and lists
+// the jobs it holds.
+func (c *clusterNode) localFiles(epoch uint64) (dist.LocalPart, error) {
+	m, err := checkpoint.ReadManifest(c.ckptDir, epoch)
+	if err != nil {
+		return dist.LocalPart{}, err
+	}
 	files, err := checkpoint.Files(c.ckptDir, epoch)
 	if err != nil {
-		return nil, err
+		return dist.LocalPart{}, err
 	}
 	out := make([]dist.LocalFile, len(files))
 	for i, f := range files {
@@ -265,8 +273,8 @@ func (c *clusterNode) localFiles(epoch uint64) ([]dist.LocalFile, error) {
 			continue
 		}
 		if out[i].Data, err = checkpoint.ReadFile(c.ckptDir, f.Name); err != nil {
-			return nil, err
+			return dist.LocalPart{}, err
 		}
 	}
-	return out, nil
+	return dist.LocalPart{Files: out, Jobs: dataflow.CheckpointJobs(m)}, nil
 }

@@ -827,14 +827,24 @@ func CheckpointHasJob(cp *checkpoint.Checkpoint, id uint32) bool {
 	if cp == nil {
 		return false
 	}
-	var meta ckptMeta
-	if json.Unmarshal(cp.Manifest.Meta, &meta) != nil {
-		return false
-	}
-	for _, j := range meta.Jobs {
-		if j.ID == id {
+	for _, j := range CheckpointJobs(&cp.Manifest) {
+		if j == id {
 			return true
 		}
 	}
 	return false
+}
+
+// CheckpointJobs are the jobs checkpoint manifest m holds (none when its
+// runtime record cannot be read).
+func CheckpointJobs(m *checkpoint.Manifest) []uint32 {
+	var meta ckptMeta
+	if json.Unmarshal(m.Meta, &meta) != nil {
+		return nil
+	}
+	out := make([]uint32, len(meta.Jobs))
+	for i, j := range meta.Jobs {
+		out[i] = j.ID
+	}
+	return out
 }

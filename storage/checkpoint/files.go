@@ -44,6 +44,9 @@ func Files(dir string, epoch uint64) ([]File, error) {
 	return out, nil
 }
 
+// ReadManifest reads the manifest of checkpoint epoch in dir.
+func ReadManifest(dir string, epoch uint64) (*Manifest, error) { return readManifest(dir, epoch) }
+
 // ReadFile reads one file of a checkpoint in dir.
 func ReadFile(dir, name string) ([]byte, error) {
 	b, err := os.ReadFile(filepath.Join(dir, filepath.Base(name)))
