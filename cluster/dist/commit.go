@@ -77,7 +77,10 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 		r.cancelCommit = nil
 		r.mu.Unlock()
 	}()
-	if err := ctx.Err(); err != nil {
+	r.mu.Lock()
+	restarting := r.restarting > 0
+	r.mu.Unlock()
+	if ctx.Err() != nil || restarting {
 		return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d: a restart began", epoch)
 	}
 	if r.store == nil {

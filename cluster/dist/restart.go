@@ -69,8 +69,12 @@ func (r *Runner) BeginRestart(ctx context.Context) (*Plan, error) {
 	if r.cancelCommit != nil {
 		r.cancelCommit()
 	}
+	r.restarting++ // a commit that starts meanwhile gives up at once
 	r.mu.Unlock()
 	r.commitMu.Lock()
+	r.mu.Lock()
+	r.restarting--
+	r.mu.Unlock()
 	pl := &Plan{r: r, began: time.Now()}
 	ok := false
 	defer func() {

@@ -54,6 +54,8 @@ type Runner struct {
 	followed   uint64
 	running    map[uint32]bool
 	lastCommit CommitStats
+	// restarting counts the restarts waiting for commitMu.
+	restarting int
 	// restarted is when the last restart ended: an epoch that began
 	// before it is not committed (restart.go).
 	restarted time.Time

@@ -8,11 +8,8 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/clustertest"
-	"github.com/streamsql/streamsql/cluster/objstore"
 )
 
 // threeNodes starts etcd, an S3 store and nodes n1 (the coordinator), n2
@@ -108,22 +105,10 @@ func TestClusterZombieWorker(t *testing.T) {
 	// Every checkpoint committed now names n3's objects only of its new
 	// incarnation.
 	old := "/nodes/n3-" + leases[0][1] + "/"
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	u, _ := cluster.ParseCheckpointURL("s3://ckpt/sq")
-	store, err := objstore.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cli, store := openCheckpoints(t, ctx, endpoint, env)
+	var err error
 	var p cluster.Pointer
 	n3objs := 0
 	for n3objs == 0 {

@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/clustertest"
 	"github.com/streamsql/streamsql/cluster/dist"
-	"github.com/streamsql/streamsql/cluster/objstore"
 )
 
 // The views of the restore tests: clusterViews over a paced input (about
@@ -149,24 +146,9 @@ func bidsCounted(t *testing.T, n *node) int {
 // time from the kill to the restart and to the complete views is logged.
 func TestClusterWorkerKilledRestores(t *testing.T) {
 	want := singleRun(t, unpacedViews)
-	etcd := clustertest.StartEtcd(t)
-	s3 := clustertest.StartS3(t, "ckpt")
-	env := s3.Env()
-	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s",
-		"--checkpoint-interval", "300ms"}
-	n1 := start(t, env, "n1", flags...)
-	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
-	n2 := start(t, env, "n2", flags...)
-	n3 := start(t, env, "n3", flags...)
-	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker", "n3|worker"})
-
-	n1.exec(t, pacedViews...)
-	oids, err := n1.query(t, "SELECT oid FROM pg_class WHERE relname IN ('per_auction', 'per_channel') ORDER BY relname")
-	if err != nil || len(oids) != 2 {
-		t.Fatalf("the views' OIDs: %v %v", oids, err)
-	}
+	n1, n2, n3, oids, endpoint, env := threeNodes(t)
 	// A committed checkpoint with state on n2 and n3, mid-stream.
-	checkCommitted(t, etcd.Endpoint, "/sq", env, oids[0], oids[1], 200)
+	checkCommitted(t, endpoint, "/sq", env, oids[0], oids[1], 200)
 	before := bidsCounted(t, n1)
 	n3.kill()
 	killed := time.Now()
@@ -193,25 +175,9 @@ func TestClusterWorkerKilledRestores(t *testing.T) {
 // per_auction (job auction) in a worker's upload, and returns its epoch.
 func committedAfter(t *testing.T, endpoint string, env []string, auction string, after uint64) uint64 {
 	t.Helper()
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	u, err := cluster.ParseCheckpointURL("s3://ckpt/sq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := objstore.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cli, store := openCheckpoints(t, ctx, endpoint, env)
 	last := "nothing committed"
 	for {
 		if ctx.Err() != nil {

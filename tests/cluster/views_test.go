@@ -75,20 +75,7 @@ func TestClusterViewEqualsSingleNode(t *testing.T) {
 	n3 := start(t, env, "n3", flags...)
 	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker", "n3|worker"})
 
-	single := launch(t, nil, "single")
-	single.exec(t, clusterViews...)
-	single.exec(t, "FLUSH")
-	var want [][]string
-	for _, q := range clusterReads {
-		rows, err := single.query(t, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rows) < 3 {
-			t.Fatalf("%s: %d rows on one node prove little", q, len(rows))
-		}
-		want = append(want, rows)
-	}
+	want := singleRun(t, clusterViews)
 
 	start := time.Now()
 	n1.exec(t, clusterViews...)
@@ -127,25 +114,9 @@ func TestClusterViewEqualsSingleNode(t *testing.T) {
 // the node the instance runs on, and per_auction's objects hold state.
 func checkCommitted(t *testing.T, endpoint, prefix string, env []string, auction, channel string, groups int) {
 	t.Helper()
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	u, err := cluster.ParseCheckpointURL("s3://ckpt/sq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := objstore.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cli, store := openCheckpoints(t, ctx, endpoint, env)
 	wantNode := map[string]string{auction + ".p0.i2": "n2", auction + ".p0.i3": "n3", channel + ".p0.i1": "n2", channel + ".p0.i2": "n3"}
 	var wantInst []string
 	for k := range wantNode {
@@ -225,4 +196,29 @@ func firstDiff(a, b []string) string {
 		}
 	}
 	return "one is a prefix of the other"
+}
+
+// openCheckpoints connects to the cluster's etcd at endpoint and opens
+// its checkpoint store s3://ckpt/sq (with the store's environment env),
+// both closed when the test ends.
+func openCheckpoints(t *testing.T, ctx context.Context, endpoint string, env []string) (*clientv3.Client, *objstore.Store) {
+	t.Helper()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	u, err := cluster.ParseCheckpointURL("s3://ckpt/sq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := objstore.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli, store
 }
