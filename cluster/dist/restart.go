@@ -152,10 +152,10 @@ func (pl *Plan) End() {
 }
 
 // RestartView (a worker, following the log) restarts its part of view
-// st.OID as the restart entry st says: it stops the instances it runs
-// and starts those st's assignment gives it, restored from st's
-// checkpoint.
-func (r *Runner) RestartView(ctx context.Context, st cluster.Statement) error {
+// st.OID, whose plan on this node is plan, as the restart entry st says:
+// it stops the instances it runs and starts those st's assignment gives
+// it, restored from st's checkpoint.
+func (r *Runner) RestartView(ctx context.Context, st cluster.Statement, plan stream.Node) error {
 	if st.Restart == nil || st.Assignment == nil {
 		return fmt.Errorf("cluster: statement %d is not a restart", st.Seq)
 	}
@@ -170,12 +170,7 @@ func (r *Runner) RestartView(ctx context.Context, st cluster.Statement) error {
 		r.stopInstances(job, "restarted with assignment %d without this node", st.Assignment.Generation)
 		return nil
 	}
-	r.mu.Lock()
-	plan := r.plans[job]
-	r.mu.Unlock()
-	if plan == nil {
-		return fmt.Errorf("cluster: restart of view %d, which this node does not have", job)
-	}
+
 	var rs *Restore
 	if st.Restart.Manifest != "" {
 		if r.store == nil {
@@ -197,13 +192,6 @@ func (r *Runner) RestartView(ctx context.Context, st cluster.Statement) error {
 	}
 	r.logf("cluster: job %d restarted on this node from %s with assignment %d in %s", job, from, st.Assignment.Generation, time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// PlanOf is the plan of view job this worker follows (nil: none).
-func (r *Runner) PlanOf(job uint32) stream.Node {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.plans[job]
 }
 
 // IsCoordinator says whether this node is the coordinator now.

@@ -32,7 +32,6 @@ type Runner struct {
 	mu      sync.Mutex
 	assigns map[uint32]cluster.Assignment // a view's job -> the assignment it runs with
 	envs    map[uint32]*stream.Env        // a worker's running instances, by job
-	plans   map[uint32]stream.Node        // a worker's plans of the views it follows, by job (restart.go)
 	placed  map[string]time.Time          // the coordinator's instances on other nodes (instanceName): when placed
 	// cancelCommit cancels the CommitEpoch in flight (nil: none); a
 	// restart does not wait for a commit that waits for a dead node.
@@ -71,7 +70,7 @@ func NewRunner(node *cluster.Node, srv *netx.Server, opt netx.Options, store *ob
 		logf = func(string, ...any) {}
 	}
 	return &Runner{node: node, srv: srv, opt: opt, store: store, logf: logf, assigns: map[uint32]cluster.Assignment{},
-		envs: map[uint32]*stream.Env{}, plans: map[uint32]stream.Node{}, ownTerms: map[int64]bool{}, running: map[uint32]bool{}, placed: map[string]time.Time{}, coordObjs: map[string]objstore.Object{}}
+		envs: map[uint32]*stream.Env{}, ownTerms: map[int64]bool{}, running: map[uint32]bool{}, placed: map[string]time.Time{}, coordObjs: map[string]objstore.Object{}}
 }
 
 // Place implements dataflow.Placement: an instance of a view placed by
@@ -211,7 +210,6 @@ func (r *Runner) Follow(ctx context.Context, apply func(cluster.Statement) error
 func (r *Runner) ServeView(ctx context.Context, job uint32, plan stream.Node) error {
 	r.mu.Lock()
 	a, ok := r.assigns[job]
-	r.plans[job] = plan
 	r.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("cluster: view %d has no logged assignment", job)

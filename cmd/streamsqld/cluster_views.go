@@ -230,7 +230,11 @@ func followStatements(ctx context.Context, r *dist.Runner, eng *engine.Engine, l
 			}
 			applied = st.Seq
 			if st.Restart != nil { // cluster_restart.go
-				if err := r.RestartView(ctx, st); err != nil {
+				plan, err := eng.ClusterViewPlan(st.OID)
+				if err == nil {
+					err = r.RestartView(ctx, st, plan)
+				}
+				if err != nil {
 					logf("cluster: restart %d of view %d from %s failed on this node: %v", st.Seq, st.OID, st.Coordinator, err)
 				}
 				return nil

@@ -136,3 +136,48 @@ func TestClusterZombieWorker(t *testing.T) {
 	}
 	t.Logf("n3 paused past its lease and resumed as lease %s (was %s); checkpoint %d names %d objects of the new incarnation", leases[1][1], leases[0][1], p.Epoch, n3objs)
 }
+
+// TestClusterZombieCoordinator views: SIGSTOP of the coordinator n1 past
+// its lease while the views run. n2 wins the election and restarts the
+// views as their coordinator; on SIGCONT n1 finds its lease gone and
+// registers again as a worker, and n2 restarts the views over the three
+// nodes. n1 commits nothing after SIGCONT (every pointer from then on is
+// n2's term), and the views equal one streamsqld's on every node (n1
+// reads them from n2 now).
+func TestClusterZombieCoordinatorViews(t *testing.T) {
+	want := singleRun(t, unpacedViews)
+	n1, n2, n3, oids, endpoint, env := threeNodes(t)
+	committedAfter(t, endpoint, env, oids[0], 0)
+	if err := n1.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			n1.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	for _, oid := range oids {
+		waitLog(t, n2, 60*time.Second, "cluster: view "+oid+" restarted from checkpoint ")
+	}
+	n1.cmd.Process.Signal(syscall.SIGCONT)
+	stopped = false
+	resumed := len(n1.out.String())
+	waitNodes(t, n2, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|worker", "n2|coordinator", "n3|worker"})
+	waitLog(t, n2, 60*time.Second, "(3 nodes)")
+	for _, oid := range oids {
+		waitLog(t, n1, 30*time.Second, "cluster: job "+oid+" restarted on this node from checkpoint ")
+	}
+	waitEqual(t, want, 120*time.Second, n1, n2, n3)
+	if after := n1.out.String()[resumed:]; strings.Contains(after, "committed in") {
+		t.Fatalf("the zombie coordinator committed a checkpoint after SIGCONT:\n%s", after)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cli, _ := openCheckpoints(t, ctx, endpoint, env)
+	p, _, ok, err := cluster.ReadPointer(ctx, cli, "/sq")
+	if err != nil || !ok || p.Coordinator != "n2" {
+		t.Fatalf("pointer %+v (%v %v): want one committed by n2", p, ok, err)
+	}
+	t.Logf("n1 paused past its lease, resumed as a worker; checkpoint %d committed by n2 (term %d)", p.Epoch, p.Term)
+}
