@@ -2,12 +2,14 @@ package dist
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/exec/stream"
 )
 
@@ -92,8 +94,15 @@ func (r *Runner) BeginRestart(ctx context.Context) (*Plan, error) {
 	}
 	if has && r.store != nil {
 		pl.Pointer = p
-		if pl.Restore, err = OpenRestore(ctx, r.store, p.Manifest); err != nil {
-			return nil, fmt.Errorf("cluster: committed checkpoint %d: %w", p.Epoch, err)
+		pl.Restore, err = OpenRestore(ctx, r.store, p.Manifest)
+		if errors.Is(err, objstore.ErrCorrupt) && p.PreviousManifest != "" {
+			// A damaged manifest: the previous checkpoint is kept for this.
+			r.logf("cluster: committed checkpoint %d cannot be read (%v): restarting from the previous one, %d", p.Epoch, err, p.Previous)
+			pl.Pointer.Epoch, pl.Pointer.Manifest = p.Previous, p.PreviousManifest
+			pl.Restore, err = OpenRestore(ctx, r.store, p.PreviousManifest)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cluster: committed checkpoint %d: %w", pl.Pointer.Epoch, err)
 		}
 	}
 	nodes, err := r.node.Nodes(ctx)
