@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func threeNodes(t *testing.T) (n1, n2, n3 *node, oids []string, endpoint string,
 func TestClusterCoordinatorKilledRestores(t *testing.T) {
 	want := singleRun(t, unpacedViews)
 	n1, n2, n3, oids, endpoint, env := threeNodes(t)
-	committedAfter(t, endpoint, env, oids[0], 0)
+	committedAfter(t, endpoint, env, oids, 0)
 	before := bidsCounted(t, n1)
 	n1.kill()
 	killed := time.Now()
@@ -59,6 +60,19 @@ func TestClusterCoordinatorKilledRestores(t *testing.T) {
 		before, restarted.Seconds(), time.Since(killed).Seconds())
 }
 
+// pause stops n (SIGSTOP) and returns the function that resumes it
+// (SIGCONT), called at the test's end if the test did not.
+func pause(t *testing.T, n *node) (resume func()) {
+	t.Helper()
+	if err := n.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	resume = func() { once.Do(func() { n.cmd.Process.Signal(syscall.SIGCONT) }) }
+	t.Cleanup(resume)
+	return resume
+}
+
 var leaseRE = regexp.MustCompile(`node n3 registered in \S+ \(lease ([0-9a-f]+),`)
 
 // TestClusterZombieWorker: SIGSTOP of the worker n3 past its lease. The
@@ -70,19 +84,10 @@ var leaseRE = regexp.MustCompile(`node n3 registered in \S+ \(lease ([0-9a-f]+),
 func TestClusterZombieWorker(t *testing.T) {
 	want := singleRun(t, unpacedViews)
 	n1, n2, n3, oids, endpoint, env := threeNodes(t)
-	committedAfter(t, endpoint, env, oids[0], 0)
-	if err := n3.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	stopped := true
-	defer func() {
-		if stopped {
-			n3.cmd.Process.Signal(syscall.SIGCONT)
-		}
-	}()
+	committedAfter(t, endpoint, env, oids, 0)
+	resume := pause(t, n3)
 	waitLog(t, n1, 60*time.Second, "with assignment 2 (2 nodes)", "cluster: restart of views ["+oids[0]+" "+oids[1]+"] done")
-	n3.cmd.Process.Signal(syscall.SIGCONT)
-	stopped = false
+	resume()
 	// n3 comes back as another incarnation; the views are restarted
 	// over the three nodes.
 	deadline := time.Now().Add(60 * time.Second)
@@ -147,21 +152,12 @@ func TestClusterZombieWorker(t *testing.T) {
 func TestClusterZombieCoordinatorViews(t *testing.T) {
 	want := singleRun(t, unpacedViews)
 	n1, n2, n3, oids, endpoint, env := threeNodes(t)
-	committedAfter(t, endpoint, env, oids[0], 0)
-	if err := n1.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	stopped := true
-	defer func() {
-		if stopped {
-			n1.cmd.Process.Signal(syscall.SIGCONT)
-		}
-	}()
+	committedAfter(t, endpoint, env, oids, 0)
+	resume := pause(t, n1)
 	for _, oid := range oids {
 		waitLog(t, n2, 60*time.Second, "cluster: view "+oid+" restarted from checkpoint ")
 	}
-	n1.cmd.Process.Signal(syscall.SIGCONT)
-	stopped = false
+	resume()
 	resumed := len(n1.out.String())
 	waitNodes(t, n2, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|worker", "n2|coordinator", "n3|worker"})
 	waitLog(t, n2, 60*time.Second, "(3 nodes)")

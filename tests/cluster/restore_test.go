@@ -171,9 +171,10 @@ func TestClusterWorkerKilledRestores(t *testing.T) {
 }
 
 // committedAfter waits (up to 60 s) until the committed pointer names a
-// checkpoint after epoch that has the coordinator's part and state of
-// per_auction (job auction) in a worker's upload, and returns its epoch.
-func committedAfter(t *testing.T, endpoint string, env []string, auction string, after uint64) uint64 {
+// checkpoint after epoch that has the coordinator's part, state of
+// per_auction (job oids[0]) in a worker's upload and an upload of
+// per_channel (oids[1]), and returns its epoch.
+func committedAfter(t *testing.T, endpoint string, env []string, oids []string, after uint64) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -192,12 +193,15 @@ func committedAfter(t *testing.T, endpoint string, env []string, auction string,
 			if err != nil {
 				t.Fatalf("committed checkpoint %d: %v", p.Epoch, err)
 			}
-			keys, coord := 0, 0
+			keys, coord, channel := 0, 0, 0
 			for _, o := range ck.Manifest.Objects {
 				if strings.HasPrefix(o.Op, "coord/") {
 					coord++
 				}
-				if strings.HasPrefix(o.Op, auction+".") {
+				if strings.HasPrefix(o.Op, oids[1]+".") {
+					channel++
+				}
+				if strings.HasPrefix(o.Op, oids[0]+".") {
 					for _, b := range ck.State(o.Op, o.Lo) {
 						if err := dist.DecodeState(b, func(_, _ []byte) { keys++ }); err != nil {
 							t.Fatalf("object %s: %v", o.Key, err)
@@ -205,10 +209,10 @@ func committedAfter(t *testing.T, endpoint string, env []string, auction string,
 					}
 				}
 			}
-			if keys > 0 && coord >= 2 {
+			if keys > 0 && coord >= 2 && channel > 0 {
 				return p.Epoch
 			}
-			last = fmt.Sprintf("checkpoint %d: %d keys of per_auction in uploads, %d files of the coordinator", p.Epoch, keys, coord)
+			last = fmt.Sprintf("checkpoint %d: %d keys of per_auction in uploads, %d of per_channel's objects, %d files of the coordinator", p.Epoch, keys, channel, coord)
 		}
 		time.Sleep(100 * time.Millisecond) // polling with the context's deadline
 	}
@@ -269,7 +273,7 @@ func TestClusterRestartRescale(t *testing.T) {
 	}
 	var epoch uint64
 	for _, ids := range [][]string{{"n1", "n2", "n3"}, {"n1"}} {
-		epoch = committedAfter(t, etcd.Endpoint, env, oids[0], epoch)
+		epoch = committedAfter(t, etcd.Endpoint, env, oids, epoch)
 		before, was := bidsCounted(t, nodes[0]), len(nodes)
 		for _, n := range nodes {
 			n.kill()
