@@ -34,7 +34,20 @@ type Statement struct {
 	// Assignment places a view's instances: the one its job runs with
 	// (nil for other statements).
 	Assignment *Assignment `json:"assignment,omitempty"`
-	Time       time.Time   `json:"time"`
+	// Restart, when set, is no SQL: the coordinator restarted view OID
+	// with Assignment from a committed checkpoint (after a node's loss
+	// or arrival); every node stops its instances of the view and starts
+	// the ones Assignment gives it, restored from that checkpoint.
+	Restart *Restart  `json:"restart,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Restart is a view's restart from a committed checkpoint.
+type Restart struct {
+	// Epoch and Manifest name the committed checkpoint (the object key
+	// of its manifest); Manifest "" restarts from the inputs.
+	Epoch    uint64 `json:"epoch,omitempty"`
+	Manifest string `json:"manifest,omitempty"`
 }
 
 func ddlPrefix(prefix string) string { return prefix + "/ddl/" }
@@ -71,6 +84,19 @@ func (f *Fence) AppendStatement(ctx context.Context, st Statement) (Statement, e
 		return Statement{}, err
 	}
 	return st, nil
+}
+
+// LastStatement is the number of the log's last entry (0: empty).
+func LastStatement(ctx context.Context, cli *clientv3.Client, prefix string) (uint64, error) {
+	resp, err := cli.Get(ctx, ddlPrefix(prefix), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend),
+		clientv3.WithLimit(1), clientv3.WithKeysOnly())
+	if err != nil {
+		return 0, fmt.Errorf("cluster: read the statement log: %w", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	return strconv.ParseUint(strings.TrimPrefix(string(resp.Kvs[0].Key), ddlPrefix(prefix)), 10, 64)
 }
 
 // FollowStatements calls fn with every entry of the statement log in

@@ -3,14 +3,17 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/storage/checkpoint"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -154,3 +157,54 @@ func (e *Engine) clusterViewRows(oid uint32) (rows []arrow.RecordBatch, ok bool,
 	}
 	return rows, true, nil
 }
+
+// ClusterViewFailed says whether view oid's job has failed (or did not
+// start): the coordinator restarts it (cmd/streamsqld's supervision).
+func (e *Engine) ClusterViewFailed(oid uint32) bool { return e.failed(oid) }
+
+// ClusterViewPlan plans view oid as its job runs it (the coordinator
+// restores a cluster checkpoint for that plan).
+func (e *Engine) ClusterViewPlan(oid uint32) (stream.Node, error) {
+	rel := e.cat.Relation(oid)
+	if rel == nil || rel.Kind != catalog.KindMatView {
+		return nil, pgerr.New(pgerr.UndefinedTable, "cluster: view %d is not in the catalog", oid)
+	}
+	q, err := e.planView(rel)
+	if err != nil {
+		return nil, err
+	}
+	return q.Root, nil
+}
+
+// RestartClusterView stops view oid's job and starts it again
+// (docs/contributing/cluster.md, "Restart after a node's loss"): from cp
+// when it is not nil, else from its inputs. The runtime's Placement must
+// already place its instances with the new assignment. It reports the
+// checkpoint epoch the view resumed from (0: it was rebuilt from its
+// inputs).
+func (e *Engine) RestartClusterView(oid uint32, cp *checkpoint.Checkpoint) (uint64, error) {
+	e.resumeMu.Lock()
+	defer e.resumeMu.Unlock()
+	rel := e.cat.Relation(oid)
+	if rel == nil || rel.Kind != catalog.KindMatView {
+		return 0, pgerr.New(pgerr.UndefinedTable, "cluster: view %d to restart is not in the catalog", oid)
+	}
+	e.flow.StopJob(oid)
+	if _, err := e.flow.ParkFrom(oid, cp); err != nil {
+		e.cfg.Logf("materialized view %s: %v: restarted from its inputs", rel.Name, err)
+	}
+	e.viewErrs.Delete(oid)
+	if err := e.startView(rel); err != nil {
+		e.viewErrs.Store(oid, err)
+		return 0, err
+	}
+	e.frozen.Delete(oid)
+	if j := e.flow.Job(oid); j != nil {
+		return j.Recovery().Epoch, nil
+	}
+	return 0, nil
+}
+
+// CheckpointDir is the directory of the checkpoints of a server whose
+// data directory is dataDir (a cluster's coordinator uploads its files).
+func CheckpointDir(dataDir string) string { return filepath.Join(dataDir, "checkpoints") }

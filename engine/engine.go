@@ -149,7 +149,7 @@ func Open(cfg Config) (*Engine, error) {
 	var cks *checkpoint.Store
 	if !cfg.NoCheckpoints {
 		var err error
-		if cks, err = checkpoint.OpenStore(filepath.Join(cfg.DataDir, "checkpoints"), cfg.Logf); err != nil {
+		if cks, err = checkpoint.OpenStore(CheckpointDir(cfg.DataDir), cfg.Logf); err != nil {
 			cat.Close()
 			store.Close()
 			return nil, fmt.Errorf("open checkpoints: %w", err)

@@ -204,6 +204,9 @@ func (e *Engine) failed(oid uint32) bool {
 // reads a source whose sources open again; a view that reads no source
 // (an internal failure) waits for RESUME. It returns the views restarted.
 func (e *Engine) retryFailedViews() []string {
+	if e.cfg.Cluster != nil {
+		return nil // the coordinator restarts them from the cluster's checkpoint (cluster_run.go)
+	}
 	var views []*catalog.Relation
 	for _, r := range e.cat.Relations() {
 		if r.Kind == catalog.KindMatView && e.failed(r.OID) {

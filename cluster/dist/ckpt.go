@@ -15,7 +15,7 @@ import (
 // Checkpoints of the instances a worker runs (docs/contributing/cluster.md,
 // "Checkpoints on a cluster"). At a checkpoint barrier each stateful
 // operator of an instance writes its whole state (full snapshots only:
-// no restore is built yet, so a delta chain could not be used) into one
+// a restore reads one object per instance, no chain) into one
 // state object, uploaded to the object store in the background
 // (objstore.Store.PutState, named by job, operator, instance and the
 // operator's position in the instance, for the instance's vnode range).
@@ -68,6 +68,9 @@ type instanceCkpt struct {
 	name   string
 	lo, hi int
 	ids    map[stream.Node]int // the instance's nodes, preorder
+	// restored is the state its operator (position 0) restores, from a
+	// cluster checkpoint (nil: it starts empty).
+	restored stream.StateReader
 
 	mu      sync.Mutex
 	pending map[uint64][]*upload // by epoch
@@ -87,9 +90,15 @@ func newInstanceCkpt(r *Runner, job uint32, op, k int, p *stream.Parallel) *inst
 	return c
 }
 
-// Restored implements stream.Checkpointer: restoring a cluster's
-// checkpoint is not built, every instance starts empty.
-func (c *instanceCkpt) Restored(stream.Node) stream.StateReader { return nil }
+// Restored implements stream.Checkpointer: the instance's operator
+// restores the state of the checkpoint its view restarted from (Restore),
+// if any.
+func (c *instanceCkpt) Restored(n stream.Node) stream.StateReader {
+	if c.restored == nil || c.ids[n] != 0 {
+		return nil
+	}
+	return c.restored
+}
 
 // Snapshot implements stream.Checkpointer: st's whole state, encoded, is
 // uploaded in the background.

@@ -13,6 +13,7 @@ import (
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/stream"
 )
 
 // CommitMeta is the runtime record of a cluster checkpoint's manifest
@@ -28,16 +29,60 @@ type CommitMeta struct {
 	Instances []string `json:"instances"`
 }
 
+// LocalFile is one file of the coordinator's local checkpoint of an
+// epoch (storage/checkpoint.Files), its part of the cluster's checkpoint.
+type LocalFile struct {
+	Name string
+	// Data are its bytes; nil for a file uploaded before
+	// (CoordinatorUploaded), an older segment of the chain.
+	Data []byte
+}
+
+// LocalPart is the coordinator's local checkpoint of an epoch: its
+// files and the jobs (views) it holds.
+type LocalPart struct {
+	Files []LocalFile
+	Jobs  []uint32
+}
+
+// CoordinatorUploaded says whether the coordinator's checkpoint file
+// name is in the object store already.
+func (r *Runner) CoordinatorUploaded(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.coordObjs[name]
+	return ok
+}
+
 // CommitEpoch (the coordinator) commits checkpoint epoch once its own
-// part is committed locally: it waits, up to timeout, for every instance
-// it placed on another node to report its state objects for epoch, then
-// writes the manifest and moves the committed pointer, fenced on this
-// node's term (objstore.Store.Commit); then it drops the reports up to
-// epoch and collects the object store's garbage. An epoch that misses a
-// report is not committed (error); the next one is tried.
-func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Duration) (cluster.Pointer, error) {
+// part, local, is committed locally: it waits, up to timeout, for every
+// instance it placed on another node to report its state objects for
+// epoch, uploads the files of local not uploaded yet, then writes the
+// manifest (every object, the coordinator's files included) and moves
+// the committed pointer, fenced on this node's term
+// (objstore.Store.Commit); then it drops the reports up to epoch and
+// collects the object store's garbage. An epoch that misses a report,
+// or began before a restart's end, is not committed (error); the next
+// one is tried. BeginRestart cancels it.
+func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Duration, local LocalPart) (cluster.Pointer, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.mu.Lock()
+	r.cancelCommit = cancel
+	r.mu.Unlock()
 	r.commitMu.Lock()
 	defer r.commitMu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.cancelCommit = nil
+		r.mu.Unlock()
+	}()
+	r.mu.Lock()
+	restarting := r.restarting > 0
+	r.mu.Unlock()
+	if ctx.Err() != nil || restarting {
+		return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d: a restart began", epoch)
+	}
 	if r.store == nil {
 		return cluster.Pointer{}, fmt.Errorf("cluster: no checkpoint store")
 	}
@@ -45,11 +90,18 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 	if err != nil {
 		return cluster.Pointer{}, err
 	}
+	if err := r.runsAllViews(ctx, local.Jobs); err != nil {
+		return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d: %w", epoch, err)
+	}
 	// The instances placed before the epoch began (its time, to the
 	// millisecond) have its barrier; one placed later is in a job that
 	// started after it and is not in this checkpoint.
 	began := dataflow.EpochTime(epoch).UnixMilli()
 	r.mu.Lock()
+	if !r.restarted.IsZero() && began <= r.restarted.UnixMilli() {
+		r.mu.Unlock()
+		return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d began before the last restart of views", epoch)
+	}
 	var want []string
 	for name, at := range r.placed {
 		if at.UnixMilli() < began {
@@ -97,6 +149,23 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 		case <-time.After(20 * time.Millisecond): // polling the reports with a deadline
 		}
 	}
+	waited := time.Since(deadline.Add(-timeout))
+	t0 := time.Now()
+	coord, err := r.uploadLocal(ctx, epoch, local.Files)
+	if err != nil {
+		return cluster.Pointer{}, err
+	}
+	st := CommitStats{Objects: len(objs) + len(coord), ReportsWait: waited, CoordUpload: time.Since(t0)}
+	for _, o := range objs {
+		st.WorkerBytes += o.Size
+	}
+	for _, o := range coord {
+		st.CoordBytes += o.Size
+		if o.Epoch == epoch {
+			st.CoordUploaded += o.Size
+		}
+	}
+	objs = append(objs, coord...)
 	meta, err := json.Marshal(CommitMeta{Coordinator: r.node.ID(), LocalEpoch: epoch, Instances: want})
 	if err != nil {
 		return cluster.Pointer{}, err
@@ -113,5 +182,85 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 	if _, err := r.store.Collect(ctx, p); err != nil {
 		r.logf("cluster: collect the garbage of the checkpoint store: %v", err)
 	}
+	r.mu.Lock()
+	r.lastCommit = st
+	r.mu.Unlock()
 	return p, nil
+}
+
+// CommitStats describe the last committed checkpoint (for the log).
+type CommitStats struct {
+	Objects int
+	// WorkerBytes are the workers' instance states it names (each
+	// uploaded in full at this epoch); CoordBytes the coordinator's
+	// files, CoordUploaded those uploaded for this epoch.
+	WorkerBytes, CoordBytes, CoordUploaded int64
+	// ReportsWait is how long the commit waited for the workers'
+	// reports after the coordinator's local commit; CoordUpload how long
+	// the coordinator's files took to upload.
+	ReportsWait, CoordUpload time.Duration
+}
+
+// LastCommit describes the last checkpoint CommitEpoch committed.
+func (r *Runner) LastCommit() CommitStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastCommit
+}
+
+// uploadLocal uploads the coordinator's files of epoch not uploaded yet
+// (into epoch's directory, as op "coord/<name>") and returns the objects
+// of all of them, older ones as uploaded before. The files it remembers
+// are then those of this epoch's chain.
+func (r *Runner) uploadLocal(ctx context.Context, epoch uint64, local []LocalFile) ([]objstore.Object, error) {
+	var out []objstore.Object
+	keep := map[string]objstore.Object{}
+	for _, lf := range local {
+		r.mu.Lock()
+		o, ok := r.coordObjs[lf.Name]
+		r.mu.Unlock()
+		if !ok {
+			if lf.Data == nil {
+				return nil, fmt.Errorf("cluster: checkpoint %d: the coordinator's file %s was not read", epoch, lf.Name)
+			}
+			var err error
+			if o, err = r.store.PutState(ctx, epoch, r.node.ID(), r.node.Lease(), coordOp+lf.Name, 0, stream.VNodes-1, lf.Data); err != nil {
+				return nil, err
+			}
+		}
+		keep[lf.Name] = o
+		out = append(out, o)
+	}
+	r.mu.Lock()
+	r.coordObjs = keep
+	r.mu.Unlock()
+	return out, nil
+}
+
+// runsAllViews reports why this coordinator cannot commit a checkpoint
+// whose local part holds jobs: it has not followed the whole statement
+// log, a view of it is not running under it (not restarted yet after it
+// became coordinator), or the local part does not hold a view (its job
+// started after the epoch began, or failed).
+func (r *Runner) runsAllViews(ctx context.Context, jobs []uint32) error {
+	last, err := cluster.LastStatement(ctx, r.node.Client(), r.node.Target().Prefix)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.followed < last {
+		// Entries this process logged count as followed once Follow
+		// passed them; until then, wait for the next epoch.
+		return fmt.Errorf("the statement log is followed up to entry %d of %d", r.followed, last)
+	}
+	for job := range r.assigns {
+		if !r.running[job] {
+			return fmt.Errorf("view %d is not restarted under this coordinator yet", job)
+		}
+		if !slices.Contains(jobs, job) {
+			return fmt.Errorf("view %d is not in this node's checkpoint of the epoch", job)
+		}
+	}
+	return nil
 }

@@ -7,17 +7,18 @@
 // Streams of one instance, named by job, operator (its index among the
 // plan's Parallel nodes, dataflow.ParallelNodes) and instance:
 //
-//	<job>/p<op>/#<k>/in<i>   coordinator -> worker: input i's share (the hash exchange's output)
-//	<job>/p<op>/#<k>/out     worker -> coordinator: the instance's output, into the merge
+//	g<gen>/<job>/p<op>/#<k>/in<i>   coordinator -> worker: input i's share (the hash exchange's output)
+//	g<gen>/<job>/p<op>/#<k>/out     worker -> coordinator: the instance's output, into the merge
 //
-// Every stream carries the assignment's generation; a node refuses a
-// stream of another generation. Sources, the exchanges, the merges and
+// Every stream carries the assignment's generation, also in its name (a
+// view restarted with a new assignment never meets the streams of its
+// previous run); a node refuses a stream of another generation. Sources, the exchanges, the merges and
 // the view stay on the coordinator; only keyed operator instances move.
 // In streamsqld a Runner (runner.go) drives this from the statement log
 // (views on a cluster) and checkpoints the workers' instances to the
-// object store (ckpt.go, commit.go). Not built: restoring them from a
-// checkpoint, restart after a node's loss (the job fails with 08000, see
-// netx).
+// object store (ckpt.go, commit.go); a view restarted after a node's
+// loss runs its instances restored from the committed checkpoint
+// (restore.go, restart.go).
 package dist
 
 import (
@@ -32,9 +33,10 @@ import (
 	"github.com/streamsql/streamsql/pgerr"
 )
 
-// StreamID names one stream of instance k of operator op of job.
-func StreamID(job uint32, op, k int, what string) string {
-	return fmt.Sprintf("%d/p%d/#%d/%s", job, op, k, what)
+// StreamID names one stream of instance k of operator op of job in
+// assignment generation gen.
+func StreamID(gen uint64, job uint32, op, k int, what string) string {
+	return fmt.Sprintf("g%d/%d/p%d/#%d/%s", gen, job, op, k, what)
 }
 
 // Placement is the coordinator's dataflow.Placement: an instance whose
@@ -64,9 +66,9 @@ func (p *Placement) Place(in dataflow.InstancePlace, ins []<-chan stream.Message
 	opt := p.opt()
 	p.Server.SetGeneration(opt.Generation)
 	for i, ch := range ins {
-		netx.Outbound(in.Ctx, node.Exchange, StreamID(in.Job, in.Op, in.Instance, fmt.Sprintf("in%d", i)), opt, ch, in.Fail)
+		netx.Outbound(in.Ctx, node.Exchange, StreamID(opt.Generation, in.Job, in.Op, in.Instance, fmt.Sprintf("in%d", i)), opt, ch, in.Fail)
 	}
-	return p.Server.Inbound(in.Ctx, StreamID(in.Job, in.Op, in.Instance, "out"), in.Fail), true
+	return p.Server.Inbound(in.Ctx, StreamID(opt.Generation, in.Job, in.Op, in.Instance, "out"), in.Fail), true
 }
 
 // Serve runs, on worker self, the instances of job's plan that the
@@ -75,12 +77,13 @@ func (p *Placement) Place(in dataflow.InstancePlace, ins []<-chan stream.Message
 // context ends at the first failure, whose error Err reports) or an error
 // when the assignment does not let it run.
 func Serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Server, job uint32, plan stream.Node, opt netx.Options) (*stream.Env, error) {
-	return serve(ctx, self, a, srv, job, plan, opt, nil)
+	return serve(ctx, self, a, srv, job, plan, opt, nil, nil)
 }
 
 // serve is Serve with r's checkpoints of the instances when r is not nil
-// and has an object store.
-func serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Server, job uint32, plan stream.Node, opt netx.Options, r *Runner) (*stream.Env, error) {
+// and has an object store, each instance restored from rs when it is not
+// nil.
+func serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Server, job uint32, plan stream.Node, opt netx.Options, r *Runner, rs *Restore) (*stream.Env, error) {
 	var coord string
 	for _, n := range a.Nodes {
 		if n.NodeID == a.Coordinator {
@@ -107,11 +110,20 @@ func serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Ser
 		for k := lo; k < hi; k++ {
 			var ins []<-chan stream.Message
 			for i := range p.Input.Inputs() {
-				ins = append(ins, srv.Inbound(sctx, StreamID(job, op, k, fmt.Sprintf("in%d", i)), env.Fail))
+				ins = append(ins, srv.Inbound(sctx, StreamID(a.Generation, job, op, k, fmt.Sprintf("in%d", i)), env.Fail))
 			}
 			var ck *instanceCkpt
 			if r != nil && r.store != nil {
 				ck = newInstanceCkpt(r, job, op, k, p)
+				if rs != nil {
+					st, err := rs.InstanceState(ctx, plan, job, op, k)
+					if err != nil {
+						err = fmt.Errorf("cluster: restore instance %d of operator %d of job %d from checkpoint %d: %w", k, op, job, rs.Epoch(), err)
+						env.Fail(err)
+						return nil, err
+					}
+					ck.restored = st
+				}
 			}
 			var sck stream.Checkpointer
 			if ck != nil {
@@ -125,7 +137,7 @@ func serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Ser
 			if ck != nil {
 				out = ck.watchBarriers(sctx, out)
 			}
-			netx.Outbound(sctx, coord, StreamID(job, op, k, "out"), opt, out, env.Fail)
+			netx.Outbound(sctx, coord, StreamID(a.Generation, job, op, k, "out"), opt, out, env.Fail)
 		}
 	}
 	return env, nil

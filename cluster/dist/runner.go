@@ -33,8 +33,33 @@ type Runner struct {
 	assigns map[uint32]cluster.Assignment // a view's job -> the assignment it runs with
 	envs    map[uint32]*stream.Env        // a worker's running instances, by job
 	placed  map[string]time.Time          // the coordinator's instances on other nodes (instanceName): when placed
+	// cancelCommit cancels the CommitEpoch in flight (nil: none); a
+	// restart does not wait for a commit that waits for a dead node.
+	cancelCommit context.CancelFunc
+	// coordObjs are the coordinator's checkpoint files uploaded so far,
+	// by file name (commit.go): a chain's older segments are uploaded once.
+	coordObjs map[string]objstore.Object
+	// ownTerms are the coordinator terms this process logged statements
+	// in: Follow skips those entries (it ran them), not the ones an
+	// earlier process of this node logged (a restarted cluster replays
+	// them).
+	ownTerms map[int64]bool
+	// followed is the last log entry Follow passed (applied or
+	// skipped); running are the views this process started as
+	// coordinator (PlaceView, a restart): CommitEpoch commits only once
+	// it has followed the whole log and runs every view in it, so that a
+	// coordinator that has not restarted the views yet (a cluster
+	// started again) does not commit a checkpoint without them.
+	followed   uint64
+	running    map[uint32]bool
+	lastCommit CommitStats
+	// restarting counts the restarts waiting for commitMu.
+	restarting int
+	// restarted is when the last restart ended: an epoch that began
+	// before it is not committed (restart.go).
+	restarted time.Time
 
-	commitMu sync.Mutex // one CommitEpoch at a time
+	commitMu sync.Mutex // one CommitEpoch (or restart) at a time
 }
 
 // NewRunner is node's runner; srv is its exchange server (its address is
@@ -45,7 +70,7 @@ func NewRunner(node *cluster.Node, srv *netx.Server, opt netx.Options, store *ob
 		logf = func(string, ...any) {}
 	}
 	return &Runner{node: node, srv: srv, opt: opt, store: store, logf: logf, assigns: map[uint32]cluster.Assignment{},
-		envs: map[uint32]*stream.Env{}, placed: map[string]time.Time{}}
+		envs: map[uint32]*stream.Env{}, ownTerms: map[int64]bool{}, running: map[uint32]bool{}, placed: map[string]time.Time{}, coordObjs: map[string]objstore.Object{}}
 }
 
 // Place implements dataflow.Placement: an instance of a view placed by
@@ -59,11 +84,14 @@ func (r *Runner) Place(in dataflow.InstancePlace, ins []<-chan stream.Message) (
 	}
 	p := Placement{Self: r.node.ID(), Assign: a, Server: r.srv, Opt: r.opt}
 	out, ok := p.Place(in, ins)
+	r.mu.Lock()
+	name := instanceName(in.Job, in.Op, in.Instance)
 	if ok {
-		r.mu.Lock()
-		r.placed[instanceName(in.Job, in.Op, in.Instance)] = time.Now()
-		r.mu.Unlock()
+		r.placed[name] = time.Now()
+	} else {
+		delete(r.placed, name) // runs here now (after a restart): in the local checkpoint
 	}
+	r.mu.Unlock()
 	return out, ok
 }
 
@@ -94,7 +122,16 @@ func (r *Runner) Log(ctx context.Context, st cluster.Statement) (cluster.Stateme
 	if err != nil {
 		return cluster.Statement{}, err
 	}
+	r.ownTerm(f)
 	return f.AppendStatement(ctx, st)
+}
+
+// ownTerm records that this process logs in f's term (before it appends:
+// Follow may see the entry before AppendStatement returns).
+func (r *Runner) ownTerm(f *cluster.Fence) {
+	r.mu.Lock()
+	r.ownTerms[f.Term().Rev] = true
+	r.mu.Unlock()
 }
 
 // PlaceView (the coordinator) places the instances of the view st
@@ -124,37 +161,52 @@ func (r *Runner) PlaceView(ctx context.Context, st cluster.Statement) (cluster.S
 	// Before any worker's stream of this generation arrives.
 	r.srv.SetGeneration(a.Generation)
 	st.Assignment = &a
+	r.ownTerm(f)
 	logged, err := f.AppendStatement(ctx, st)
 	if err != nil {
 		return cluster.Statement{}, err
 	}
 	r.mu.Lock()
 	r.assigns[st.OID] = a
+	r.running[st.OID] = true
 	r.mu.Unlock()
 	return logged, nil
 }
 
 // Follow (every node) calls apply with each statement of the log that
 // another coordinator term or node logged, in order, the view's
-// assignment made known to ServeView first, until ctx ends or apply
-// fails. Statements this node logged itself are skipped: it ran them.
+// assignment made known to ServeView first (unless a later generation is
+// known already), until ctx ends or apply fails. Statements this process
+// logged itself are skipped: it ran them; those an earlier process of
+// this node logged are not (a cluster restarted with empty data
+// directories replays the whole log on every node).
 func (r *Runner) Follow(ctx context.Context, apply func(cluster.Statement) error) error {
 	return cluster.FollowStatements(ctx, r.node.Client(), r.node.Target().Prefix, func(st cluster.Statement) error {
-		if st.Coordinator == r.node.ID() {
-			return nil
+		r.mu.Lock()
+		own := st.Coordinator == r.node.ID() && r.ownTerms[st.Term]
+		if !own && st.Assignment != nil {
+			if cur, ok := r.assigns[st.OID]; !ok || cur.Generation <= st.Assignment.Generation {
+				r.assigns[st.OID] = *st.Assignment
+			}
 		}
-		if st.Assignment != nil {
-			r.mu.Lock()
-			r.assigns[st.OID] = *st.Assignment
-			r.mu.Unlock()
+		r.mu.Unlock()
+		if !own {
+			if err := apply(st); err != nil {
+				return err
+			}
 		}
-		return apply(st)
+		r.mu.Lock()
+		r.followed = max(r.followed, st.Seq)
+		r.mu.Unlock()
+		return nil
 	})
 }
 
 // ServeView (a worker) starts the instances of job's plan that the
 // view's logged assignment gives this node (none when the node joined
-// after it). They run until the coordinator's job ends or one fails.
+// after it, or when it names an earlier incarnation of this node: a
+// restart entry of the log, or the coordinator's next one, places it).
+// They run until the coordinator's job ends or one fails.
 func (r *Runner) ServeView(ctx context.Context, job uint32, plan stream.Node) error {
 	r.mu.Lock()
 	a, ok := r.assigns[job]
@@ -162,8 +214,21 @@ func (r *Runner) ServeView(ctx context.Context, job uint32, plan stream.Node) er
 	if !ok {
 		return fmt.Errorf("cluster: view %d has no logged assignment", job)
 	}
+	return r.serveView(ctx, job, plan, a, nil)
+}
+
+// serveView starts this node's instances of job with assignment a,
+// restored from rs when it is not nil, in place of those it ran.
+func (r *Runner) serveView(ctx context.Context, job uint32, plan stream.Node, a cluster.Assignment, rs *Restore) error {
+	r.stopInstances(job, "restarted with assignment %d", a.Generation)
+	for _, n := range a.Nodes {
+		if n.NodeID == r.node.ID() && n.Lease != r.node.Lease() {
+			r.logf("cluster: job %d: assignment %d names an earlier incarnation of this node: no instances until the coordinator places them again", job, a.Generation)
+			return nil
+		}
+	}
 	// The instances outlive the statement that started them.
-	env, err := serve(context.WithoutCancel(ctx), r.node.ID(), a, r.srv, job, plan, r.opt, r)
+	env, err := serve(context.WithoutCancel(ctx), r.node.ID(), a, r.srv, job, plan, r.opt, r, rs)
 	if err != nil {
 		return err
 	}
@@ -179,9 +244,20 @@ func (r *Runner) ServeView(ctx context.Context, job uint32, plan stream.Node) er
 	}
 	go func() {
 		<-env.Ctx.Done()
-		r.logf("cluster: this node's instances of job %d ended: %v", job, env.Err())
+		r.logf("cluster: this node's instances of job %d (assignment %d) ended: %v", job, a.Generation, env.Err())
 	}()
 	return nil
+}
+
+// stopInstances stops this worker's instances of job, if it runs any.
+func (r *Runner) stopInstances(job uint32, why string, args ...any) {
+	r.mu.Lock()
+	env := r.envs[job]
+	delete(r.envs, job)
+	r.mu.Unlock()
+	if env != nil {
+		env.Fail(pgerr.New(pgerr.AdminShutdown, "cluster: job %d: "+why, append([]any{job}, args...)...))
+	}
 }
 
 // Close stops this worker's instances.

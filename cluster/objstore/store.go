@@ -232,6 +232,20 @@ func (c *Checkpoint) State(op string, vnode int) [][]byte {
 	return out
 }
 
+// Fetch reads one object a manifest names, checking its size and CRC
+// (ErrCorrupt when they differ or it is missing): a restore reads only
+// the objects it needs.
+func (s *Store) Fetch(ctx context.Context, o Object) ([]byte, error) {
+	b, err := s.get(ctx, o.Key)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != o.Size || crc32.Checksum(b, castagnoli) != o.CRC {
+		return nil, fmt.Errorf("%w: object %s has %d bytes or another CRC than its manifest says (%d)", ErrCorrupt, o.Key, len(b), o.Size)
+	}
+	return b, nil
+}
+
 // Load reads the manifest at key and every object it names, checking
 // sizes and CRCs.
 func (s *Store) Load(ctx context.Context, key string) (*Checkpoint, error) {
@@ -241,12 +255,9 @@ func (s *Store) Load(ctx context.Context, key string) (*Checkpoint, error) {
 	}
 	c := &Checkpoint{Manifest: *m, data: make(map[string][]byte, len(m.Objects))}
 	for _, o := range m.Objects {
-		b, err := s.get(ctx, o.Key)
+		b, err := s.Fetch(ctx, o)
 		if err != nil {
 			return nil, err
-		}
-		if int64(len(b)) != o.Size || crc32.Checksum(b, castagnoli) != o.CRC {
-			return nil, fmt.Errorf("%w: object %s has %d bytes or another CRC than its manifest says (%d)", ErrCorrupt, o.Key, len(b), o.Size)
 		}
 		c.data[o.Key] = b
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/dataflow/netx"
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/storage/checkpoint"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -66,6 +67,7 @@ type clusterNode struct {
 	user     string
 	password string
 	logf     func(string, ...any)
+	ckptDir  string      // the local checkpoint store's directory
 	commit   atomic.Bool // a cluster checkpoint's commit is in flight
 }
 
@@ -80,15 +82,26 @@ func (c *clusterNode) CheckpointTaken(epoch uint64) {
 	if !c.n.IsCoordinator() || !c.commit.CompareAndSwap(false, true) {
 		return
 	}
+	// The local checkpoint's files, read now: the store keeps only its
+	// last two checkpoints.
+	local, err := c.localFiles(epoch)
+	if err != nil {
+		c.commit.Store(false)
+		c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
+		return
+	}
 	go func() {
 		defer c.commit.Store(false)
 		start := time.Now()
-		p, err := c.r.CommitEpoch(context.Background(), epoch, commitTimeout)
+		p, err := c.r.CommitEpoch(context.Background(), epoch, commitTimeout, local)
 		if err != nil {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
 			return
 		}
-		c.logf("cluster: checkpoint %d committed in %s (%s)", p.Epoch, time.Since(start).Round(time.Millisecond), p.Manifest)
+		st := c.r.LastCommit()
+		c.logf("cluster: checkpoint %d committed in %s, %s after its barrier (%s): %d objects, workers' state %d bytes (reports waited %s), coordinator's files %d bytes, %d uploaded in %s",
+			p.Epoch, time.Since(start).Round(time.Millisecond), time.Since(dataflow.EpochTime(p.Epoch)).Round(time.Millisecond), p.Manifest,
+			st.Objects, st.WorkerBytes, st.ReportsWait.Round(time.Millisecond), st.CoordBytes, st.CoordUploaded, st.CoordUpload.Round(time.Millisecond))
 	}()
 }
 
@@ -216,6 +229,16 @@ func followStatements(ctx context.Context, r *dist.Runner, eng *engine.Engine, l
 				return nil
 			}
 			applied = st.Seq
+			if st.Restart != nil { // cluster_restart.go
+				plan, err := eng.ClusterViewPlan(st.OID)
+				if err == nil {
+					err = r.RestartView(ctx, st, plan)
+				}
+				if err != nil {
+					logf("cluster: restart %d of view %d from %s failed on this node: %v", st.Seq, st.OID, st.Coordinator, err)
+				}
+				return nil
+			}
 			err := eng.ReplayClusterStatement(ctx, engine.ClusterStatement{SQL: st.SQL, SearchPath: st.SearchPath,
 				User: st.User, Parallelism: st.Parallelism, OID: st.OID, View: st.Assignment != nil})
 			if err != nil {
@@ -233,4 +256,29 @@ func followStatements(ctx context.Context, r *dist.Runner, eng *engine.Engine, l
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// localFiles reads the files of this node's local checkpoint of epoch
+// that the object store does not have yet (dist.LocalFile), and lists
+// the jobs it holds.
+func (c *clusterNode) localFiles(epoch uint64) (dist.LocalPart, error) {
+	m, err := checkpoint.ReadManifest(c.ckptDir, epoch)
+	if err != nil {
+		return dist.LocalPart{}, err
+	}
+	files, err := checkpoint.Files(c.ckptDir, epoch)
+	if err != nil {
+		return dist.LocalPart{}, err
+	}
+	out := make([]dist.LocalFile, len(files))
+	for i, f := range files {
+		out[i].Name = f.Name
+		if c.r.CoordinatorUploaded(f.Name) {
+			continue
+		}
+		if out[i].Data, err = checkpoint.ReadFile(c.ckptDir, f.Name); err != nil {
+			return dist.LocalPart{}, err
+		}
+	}
+	return dist.LocalPart{Files: out, Jobs: dataflow.CheckpointJobs(m)}, nil
 }

@@ -97,7 +97,8 @@ func run(cfg config) error {
 		defer node.Close() // after the engine closed: leaves the cluster last
 		runner = dist.NewRunner(node, xsrv, exchangeOptions(), store, logger.Printf)
 		defer runner.Close()
-		ecfg.Cluster = &clusterNode{n: node, r: runner, user: cfg.user, password: cfg.password, logf: logger.Printf}
+		ecfg.Cluster = &clusterNode{n: node, r: runner, user: cfg.user, password: cfg.password, logf: logger.Printf,
+			ckptDir: engine.CheckpointDir(cfg.dataDir)}
 	}
 	eng, err := engine.Open(ecfg)
 	if err != nil {
@@ -148,7 +149,8 @@ func run(cfg config) error {
 	go func() { serveErr <- srv.Serve(l) }()
 	fctx, fcancel := context.WithCancel(context.Background())
 	if runner != nil {
-		go followStatements(fctx, runner, eng, logger.Printf) // cluster_views.go
+		go followStatements(fctx, runner, eng, logger.Printf)                     // cluster_views.go
+		go superviseViews(fctx, runner, eng, cfg.cluster.leaseTTL, logger.Printf) // cluster_restart.go
 	}
 
 	sig := make(chan os.Signal, 1)

@@ -316,6 +316,37 @@ func (rt *Runtime) Park(id uint32) bool {
 	return true
 }
 
+// ParkFrom keeps job id's record and state in cp, a checkpoint read
+// after the recovery (a cluster's committed checkpoint,
+// docs/contributing/cluster.md "Restart after a node's loss"), as Park
+// keeps the recovered one's: the next StartJob of id resumes from it.
+// It reports whether cp has the job; without it the job starts from its
+// inputs.
+func (rt *Runtime) ParkFrom(id uint32, cp *checkpoint.Checkpoint) (bool, error) {
+	if rt.ck == nil || cp == nil {
+		return false, nil
+	}
+	var meta ckptMeta
+	if err := json.Unmarshal(cp.Manifest.Meta, &meta); err != nil {
+		return false, fmt.Errorf("dataflow: checkpoint %d: bad runtime record: %w", cp.Manifest.Epoch, err)
+	}
+	c := rt.ck
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.parked, id)
+	for i := range meta.Jobs {
+		if meta.Jobs[i].ID != id {
+			continue
+		}
+		if c.parked == nil {
+			c.parked = map[uint32]*parkedJob{}
+		}
+		c.parked[id] = &parkedJob{meta: meta.Jobs[i], rec: cp.Subset(fmt.Sprintf("%d/", id))}
+		return true, nil
+	}
+	return false, nil
+}
+
 // unpark forgets job id's parked state (it started).
 func (c *ckptState) unpark(id uint32) {
 	c.mu.Lock()
@@ -789,4 +820,31 @@ func (c *jobCkpt) snapshotID(id string, n stream.Node, b stream.Barrier, st stre
 		run.fail(fmt.Errorf("%s: %w", c.j.spec.Name, err))
 	}
 	return nil
+}
+
+// CheckpointHasJob says whether checkpoint cp holds job id (its record).
+func CheckpointHasJob(cp *checkpoint.Checkpoint, id uint32) bool {
+	if cp == nil {
+		return false
+	}
+	for _, j := range CheckpointJobs(&cp.Manifest) {
+		if j == id {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckpointJobs are the jobs checkpoint manifest m holds (none when its
+// runtime record cannot be read).
+func CheckpointJobs(m *checkpoint.Manifest) []uint32 {
+	var meta ckptMeta
+	if json.Unmarshal(m.Meta, &meta) != nil {
+		return nil
+	}
+	out := make([]uint32, len(meta.Jobs))
+	for i, j := range meta.Jobs {
+		out[i] = j.ID
+	}
+	return out
 }

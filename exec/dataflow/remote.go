@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
@@ -99,4 +100,33 @@ func RunInstance(env *stream.Env, plan stream.Node, op, k int, ins []<-chan stre
 		return nil, internalf("dataflow: %s has %d inputs, %d given", p.Input.Explain(), n, len(ins))
 	}
 	return p.Input.Start(env.Instance(ck), ins), nil
+}
+
+// InstanceStateID is the checkpoint id under which a job's own
+// checkpoint keeps the state of instance k of its parallel operator op
+// (ParallelNodes) when the instance runs in this process (parallel.go's
+// instanceCkpt): a cluster restore moves an instance's state between a
+// node's uploads and the coordinator's checkpoint by it. "" when plan has
+// no such operator.
+func InstanceStateID(plan stream.Node, job uint32, op, k int) string {
+	ps := ParallelNodes(plan)
+	if op < 0 || op >= len(ps) {
+		return ""
+	}
+	i, at := 0, -1
+	var walk func(n stream.Node)
+	walk = func(n stream.Node) {
+		if n == ps[op].Input && at < 0 {
+			at = i
+		}
+		i++
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	walk(plan)
+	if at < 0 {
+		return ""
+	}
+	return instanceID(fmt.Sprintf("%d/%d", job, at), k)
 }

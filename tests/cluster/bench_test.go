@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,4 +86,79 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// commitRE matches the coordinator's log line of a committed checkpoint.
+var commitRE = regexp.MustCompile(`checkpoint \d+ committed in (\S+), (\S+) after its barrier \(\S+\): (\d+) objects, workers' state (\d+) bytes \(reports waited (\S+)\), coordinator's files (\d+) bytes, (\d+) uploaded in (\S+)`)
+
+// TestClusterCheckpointScale measures, over CLUSTER_CKPT_EVENTS Nexmark
+// events (unset: skipped), the cluster checkpoints of per_auction at
+// parallelism 4 on three nodes (the state grows with the auctions: 3 per
+// 50 events) and a worker's loss: it logs the last commits (bytes and
+// times) and, after kill -9 of n3 once the input is read, the time to
+// the restart and to the view being equal to one node's again.
+func TestClusterCheckpointScale(t *testing.T) {
+	events, _ := strconv.Atoi(os.Getenv("CLUSTER_CKPT_EVENTS"))
+	if events == 0 {
+		t.Skip("set CLUSTER_CKPT_EVENTS to measure")
+	}
+	views := []string{
+		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '" + strconv.Itoa(events) + "')",
+		"SET streaming_parallelism = 4",
+		"CREATE MATERIALIZED VIEW per_auction AS SELECT auction, count(*) AS n, max(price) AS top, sum(price) AS total FROM bid GROUP BY auction",
+	}
+	read := "SELECT * FROM per_auction ORDER BY auction"
+	single := launch(t, nil, "single")
+	single.exec(t, views...)
+	single.exec(t, "FLUSH")
+	want, err := single.query(t, read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single.kill()
+	etcd := clustertest.StartEtcd(t)
+	s3 := clustertest.StartS3(t, "ckpt")
+	env := s3.Env()
+	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s",
+		"--checkpoint-interval", "1s"}
+	n1 := start(t, env, "n1", flags...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
+	n2 := start(t, env, "n2", flags...)
+	n3 := start(t, env, "n3", flags...)
+	waitNodes(t, n1, "SELECT node_id FROM streamsql_nodes ORDER BY 1", []string{"n1", "n2", "n3"})
+	n1.exec(t, views...)
+	n1.exec(t, "FLUSH")
+	// Two commits after the input was read: the whole state.
+	seen := len(commitRE.FindAllString(n1.out.String(), -1))
+	deadline := time.Now().Add(120 * time.Second)
+	for len(commitRE.FindAllString(n1.out.String(), -1)) < seen+2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint committed after the input was read")
+		}
+		time.Sleep(100 * time.Millisecond) // polling with a deadline
+	}
+	all := commitRE.FindAllStringSubmatch(n1.out.String(), -1)
+	for _, m := range all[max(0, len(all)-3):] {
+		t.Logf("commit in %s (%s after the barrier): %s objects, workers' state %s B (reports waited %s), coordinator's files %s B, %s B uploaded in %s",
+			m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
+	}
+	n3.kill()
+	killed := time.Now()
+	waitLog(t, n1, 120*time.Second, "cluster: restart of views [")
+	restarted := time.Since(killed)
+	n1.exec(t, "FLUSH")
+	got, err := n2.query(t, read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%d rows after the restart, one node %d: %s", len(got), len(want), firstDiff(got, want))
+	}
+	for _, line := range strings.Split(n1.out.String()+n2.out.String(), "\n") {
+		if strings.Contains(line, "restarted") && strings.Contains(line, "cluster:") {
+			t.Log(line)
+		}
+	}
+	t.Logf("%d events, %d groups: kill -9 of n3, restart done %.2f s after it, view equal to one node %.2f s after it",
+		events, len(want), restarted.Seconds(), time.Since(killed).Seconds())
 }

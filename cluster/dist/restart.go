@@ -1,0 +1,210 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/objstore"
+	"github.com/streamsql/streamsql/exec/stream"
+)
+
+// Restart of views after a node's loss or arrival
+// (docs/contributing/cluster.md, "Restart after a node's loss"). The
+// coordinator (Restart) stops committing, reads the committed pointer,
+// writes an assignment of the live nodes (fenced) and, per view, logs a
+// restart entry naming the assignment and the checkpoint; it then
+// restarts its own job of the view from its part of the checkpoint
+// (Restore.JobCheckpoint). Every worker, following the log
+// (RestartView), stops its instances of the view and starts those the
+// new assignment gives it, each restored from the checkpoint by instance
+// (whichever node wrote it). A view is restarted from its inputs when
+// nothing is committed, or the checkpoint does not have it.
+
+// Plan is a restart the coordinator is carrying out: the checkpoint (nil:
+// none committed) and the new assignment. End must be called.
+type Plan struct {
+	r       *Runner
+	Assign  cluster.Assignment
+	Restore *Restore // nil: views start from their inputs
+	Pointer cluster.Pointer
+	began   time.Time
+}
+
+// NeedsRestart says whether view job, placed by this coordinator, runs
+// with an assignment other than one of exactly the live nodes (a node
+// left, joined or came back as another incarnation). ok false when this
+// node did not place the view.
+func (r *Runner) NeedsRestart(job uint32, nodes []cluster.NodeInfo) (need, ok bool) {
+	r.mu.Lock()
+	a, ok := r.assigns[job]
+	r.mu.Unlock()
+	if !ok {
+		return false, false
+	}
+	return !sameNodes(a, nodes), true
+}
+
+// Jobs are the views this node knows an assignment of (placed or
+// followed), in OID order.
+func (r *Runner) Jobs() []uint32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]uint32, 0, len(r.assigns))
+	for j := range r.assigns {
+		out = append(out, j)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// BeginRestart (the coordinator) starts a restart: it cancels the
+// checkpoint commit in flight and holds off others until End, reads the
+// committed pointer and opens its checkpoint, and writes an assignment
+// of the live nodes.
+func (r *Runner) BeginRestart(ctx context.Context) (*Plan, error) {
+	r.mu.Lock()
+	if r.cancelCommit != nil {
+		r.cancelCommit()
+	}
+	r.restarting++ // a commit that starts meanwhile gives up at once
+	r.mu.Unlock()
+	r.commitMu.Lock()
+	r.mu.Lock()
+	r.restarting--
+	r.mu.Unlock()
+	pl := &Plan{r: r, began: time.Now()}
+	ok := false
+	defer func() {
+		if !ok {
+			r.commitMu.Unlock()
+		}
+	}()
+	f, err := r.node.Fence()
+	if err != nil {
+		return nil, err
+	}
+	p, _, has, err := cluster.ReadPointer(ctx, r.node.Client(), r.node.Target().Prefix)
+	if err != nil {
+		return nil, err
+	}
+	if has && r.store != nil {
+		pl.Pointer = p
+		pl.Restore, err = OpenRestore(ctx, r.store, p.Manifest)
+		if errors.Is(err, objstore.ErrCorrupt) && p.PreviousManifest != "" {
+			// A damaged manifest: the previous checkpoint is kept for this.
+			r.logf("cluster: committed checkpoint %d cannot be read (%v): restarting from the previous one, %d", p.Epoch, err, p.Previous)
+			pl.Pointer.Epoch, pl.Pointer.Manifest = p.Previous, p.PreviousManifest
+			pl.Restore, err = OpenRestore(ctx, r.store, p.PreviousManifest)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cluster: committed checkpoint %d: %w", pl.Pointer.Epoch, err)
+		}
+	}
+	nodes, err := r.node.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if pl.Assign, err = f.WriteAssignment(ctx, nodes); err != nil {
+		return nil, err
+	}
+	r.srv.SetGeneration(pl.Assign.Generation)
+	ok = true
+	return pl, nil
+}
+
+// Log records job's restart with the plan's assignment and checkpoint in
+// the statement log (fenced) and makes Place use the new assignment; the
+// caller then restarts its job of the view. from says whether the job
+// resumes from the checkpoint (false: from its inputs).
+func (pl *Plan) Log(ctx context.Context, job uint32, from bool) error {
+	r := pl.r
+	f, err := r.node.Fence()
+	if err != nil {
+		return err
+	}
+	// Instances this node ran as a worker (before it became the
+	// coordinator) stop: its job runs them now, or another node does.
+	r.stopInstances(job, "this node coordinates it now")
+	rs := &cluster.Restart{}
+	if from && pl.Restore != nil {
+		rs.Epoch, rs.Manifest = pl.Restore.Epoch(), pl.Pointer.Manifest
+	}
+	a := pl.Assign
+	r.ownTerm(f)
+	if _, err := f.AppendStatement(ctx, cluster.Statement{OID: job, Assignment: &a, Restart: rs}); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.assigns[job] = a
+	r.running[job] = true
+	prefix := fmt.Sprintf("%d.", job)
+	for name := range r.placed {
+		if strings.HasPrefix(name, prefix) {
+			delete(r.placed, name) // Place records the new run's
+		}
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// End ends the restart: commits resume, for epochs that began after it.
+func (pl *Plan) End() {
+	pl.r.mu.Lock()
+	pl.r.restarted = time.Now()
+	pl.r.mu.Unlock()
+	pl.r.commitMu.Unlock()
+}
+
+// RestartView (a worker, following the log) restarts its part of view
+// st.OID, whose plan on this node is plan, as the restart entry st says:
+// it stops the instances it runs and starts those st's assignment gives
+// it, restored from st's checkpoint.
+func (r *Runner) RestartView(ctx context.Context, st cluster.Statement, plan stream.Node) error {
+	if st.Restart == nil || st.Assignment == nil {
+		return fmt.Errorf("cluster: statement %d is not a restart", st.Seq)
+	}
+	job := st.OID
+	named := false
+	for _, n := range st.Assignment.Nodes {
+		named = named || (n.NodeID == r.node.ID() && n.Lease == r.node.Lease())
+	}
+	if !named {
+		// Not this incarnation's: an entry of before this process (the
+		// log replayed after a restart), or one that gives it nothing.
+		r.stopInstances(job, "restarted with assignment %d without this node", st.Assignment.Generation)
+		return nil
+	}
+
+	var rs *Restore
+	if st.Restart.Manifest != "" {
+		if r.store == nil {
+			return fmt.Errorf("cluster: restart of view %d from checkpoint %d: no checkpoint store", job, st.Restart.Epoch)
+		}
+		var err error
+		if rs, err = OpenRestore(ctx, r.store, st.Restart.Manifest); err != nil {
+			r.stopInstances(job, "its checkpoint cannot be read")
+			return fmt.Errorf("cluster: restart of view %d: %w", job, err)
+		}
+	}
+	start := time.Now()
+	if err := r.serveView(ctx, job, plan, *st.Assignment, rs); err != nil {
+		return err
+	}
+	from := "its inputs"
+	if rs != nil {
+		from = fmt.Sprintf("checkpoint %d", rs.Epoch())
+	}
+	r.logf("cluster: job %d restarted on this node from %s with assignment %d in %s", job, from, st.Assignment.Generation, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// IsCoordinator says whether this node is the coordinator now.
+func (r *Runner) IsCoordinator() bool { return r.node.IsCoordinator() }
+
+// Nodes lists the live nodes.
+func (r *Runner) Nodes(ctx context.Context) ([]cluster.NodeInfo, error) { return r.node.Nodes(ctx) }

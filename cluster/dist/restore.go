@@ -1,0 +1,171 @@
+package dist
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/streamsql/streamsql/cluster/objstore"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/storage/checkpoint"
+)
+
+// Restoring a view from a committed cluster checkpoint
+// (docs/contributing/cluster.md, "Restart after a node's loss"). The
+// checkpoint is made of two kinds of objects: each worker's instance
+// states (op "<job>.p<op>.i<k>.n<pos>", a full snapshot in the encoding
+// of stateWriter) and the coordinator's own checkpoint, its local files
+// (op "coord/<file>": manifest and chain segments of storage/checkpoint),
+// which holds the sources' positions, the view's rows and the state of
+// the instances the coordinator ran. An instance is restored from
+// whichever of the two has it, so it may move between any nodes.
+
+// coordOp is the op prefix of the coordinator's files in a manifest.
+const coordOp = "coord/"
+
+// Restore is one committed checkpoint being restored from: its manifest,
+// and the objects read from the store as they are needed. Safe for
+// concurrent use.
+type Restore struct {
+	store *objstore.Store
+	key   string
+	m     *objstore.Manifest
+	meta  CommitMeta
+
+	mu    sync.Mutex
+	coord *checkpoint.Checkpoint // read on first use
+}
+
+// OpenRestore reads the manifest at key (a committed pointer's).
+func OpenRestore(ctx context.Context, store *objstore.Store, key string) (*Restore, error) {
+	m, err := store.ReadManifest(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	rs := &Restore{store: store, key: key, m: m}
+	if err := json.Unmarshal(m.Meta, &rs.meta); err != nil {
+		return nil, fmt.Errorf("cluster: checkpoint %d: bad record: %w", m.Epoch, err)
+	}
+	return rs, nil
+}
+
+// Epoch is the checkpoint's epoch.
+func (rs *Restore) Epoch() uint64 { return rs.m.Epoch }
+
+// object is the manifest's object of op, if any.
+func (rs *Restore) object(op string) (objstore.Object, bool) {
+	for _, o := range rs.m.Objects {
+		if o.Op == op {
+			return o, true
+		}
+	}
+	return objstore.Object{}, false
+}
+
+// instance reads the state a worker uploaded for instance k of operator
+// op of job (its operator at position 0, the only one an instance runs);
+// ok false when no worker ran it at the checkpoint.
+func (rs *Restore) instance(ctx context.Context, job uint32, op, k int) (kv map[string][]byte, ok bool, err error) {
+	o, ok := rs.object(instanceName(job, op, k) + ".n0")
+	if !ok {
+		return nil, false, nil
+	}
+	b, err := rs.store.Fetch(ctx, o)
+	if err != nil {
+		return nil, false, err
+	}
+	kv = map[string][]byte{}
+	if err := DecodeState(b, func(key, value []byte) { kv[string(key)] = value }); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", o.Key, err)
+	}
+	return kv, true, nil
+}
+
+// Coordinator reads the coordinator's part: its local checkpoint of the
+// epoch, downloaded into a temporary directory and loaded from there.
+func (rs *Restore) Coordinator(ctx context.Context) (*checkpoint.Checkpoint, error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.coord != nil {
+		return rs.coord, nil
+	}
+	dir, err := os.MkdirTemp("", "streamsql-restore-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	found := false
+	for _, o := range rs.m.Objects {
+		name, ok := strings.CutPrefix(o.Op, coordOp)
+		if !ok {
+			continue
+		}
+		b, err := rs.store.Fetch(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), b, 0o644); err != nil {
+			return nil, err
+		}
+		found = found || name == checkpoint.ManifestFile(rs.meta.LocalEpoch)
+	}
+	if !found {
+		return nil, fmt.Errorf("cluster: checkpoint %d has no coordinator part", rs.m.Epoch)
+	}
+	cp, err := checkpoint.LoadEpoch(dir, rs.meta.LocalEpoch)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: checkpoint %d, the coordinator's part: %w", rs.m.Epoch, err)
+	}
+	rs.coord = cp
+	return cp, nil
+}
+
+// InstanceState is the state instance k of operator op of job (plan)
+// restores: a worker's upload, else the coordinator's part; nil when
+// neither has it (it starts empty).
+func (rs *Restore) InstanceState(ctx context.Context, plan stream.Node, job uint32, op, k int) (stream.StateReader, error) {
+	kv, ok, err := rs.instance(ctx, job, op, k)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return checkpoint.NewState(kv), nil
+	}
+	cp, err := rs.Coordinator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if st := cp.Op(dataflow.InstanceStateID(plan, job, op, k)); st != nil {
+		return st, nil
+	}
+	return nil, nil
+}
+
+// JobCheckpoint is the checkpoint the coordinator's job of view job
+// (plan) resumes from: the coordinator's part, with the state of every
+// instance a worker uploaded added under the id the job's own checkpoint
+// gives it, so that an instance now run by the coordinator restores
+// too.
+func (rs *Restore) JobCheckpoint(ctx context.Context, plan stream.Node, job uint32) (*checkpoint.Checkpoint, error) {
+	cp, err := rs.Coordinator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for op, p := range dataflow.ParallelNodes(plan) {
+		for k := range max(p.N, 1) {
+			kv, ok, err := rs.instance(ctx, job, op, k)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				cp.SetOp(dataflow.InstanceStateID(plan, job, op, k), kv)
+			}
+		}
+	}
+	return cp, nil
+}

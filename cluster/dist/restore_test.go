@@ -1,0 +1,153 @@
+package dist
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/clustertest"
+	"github.com/streamsql/streamsql/cluster/objstore"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/storage/checkpoint"
+)
+
+// pointerOnly commits without etcd (the restore reads only the store).
+type pointerOnly struct{}
+
+func (pointerOnly) CommitPointer(_ context.Context, epoch uint64, manifest string) (cluster.Pointer, error) {
+	return cluster.Pointer{Epoch: epoch, Manifest: manifest}, nil
+}
+
+func stateOf(t *testing.T, r stream.StateReader) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if r == nil {
+		return out
+	}
+	if err := r.Range(func(k, v []byte) error { out[string(k)] = string(v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRestoreByInstance: a committed checkpoint made of a worker's upload
+// of instance 1 and the coordinator's local checkpoint (holding instance
+// 0 and the job's record): each instance restores from whichever has it
+// (2 from neither: empty), the coordinator's job checkpoint gets the
+// worker's instance under its own id, and an object whose bytes differ
+// from the manifest's fails the restore with ErrCorrupt.
+func TestRestoreByInstance(t *testing.T) {
+	fs3 := clustertest.StartS3(t, "ckpt")
+	for _, kv := range fs3.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	store, err := objstore.Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := aggJob(3)
+	const job, epoch = 1, 42
+	if spec.ID != job {
+		t.Fatalf("job %d", spec.ID)
+	}
+	// The coordinator's local checkpoint: instance 0's state and the job.
+	dir := t.TempDir()
+	ls, _, err := checkpoint.Open(dir, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ls.Begin(epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ow := w.Op(dataflow.InstanceStateID(spec.Plan, job, 0, 0))
+	ow.Put([]byte("k0"), []byte("coordinator"))
+	if err := ow.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit([]byte(`{"epoch":42,"jobs":[{"id":1,"name":"agg","resumable":true}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	files, err := checkpoint.Files(dir, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []objstore.Object
+	for _, f := range files {
+		b, err := checkpoint.ReadFile(dir, f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := store.PutState(ctx, epoch, "n1", 1, coordOp+f.Name, 0, stream.VNodes-1, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	// A worker's upload of instance 1.
+	var sw stateWriter
+	sw.Reset()
+	sw.Put([]byte("k1"), []byte("worker"))
+	lo, hi := instanceVNodes(1, 3)
+	o, err := store.PutState(ctx, epoch, "n2", 2, instanceName(job, 0, 1)+".n0", lo, hi, sw.buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = append(objs, o)
+	meta, _ := json.Marshal(CommitMeta{Coordinator: "n1", LocalEpoch: epoch, Instances: []string{instanceName(job, 0, 1)}})
+	p, err := store.Commit(ctx, pointerOnly{}, objstore.Manifest{Epoch: epoch, Objects: objs, Meta: meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rs, err := OpenRestore(ctx, store, p.Manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range []string{"k0=coordinator", "k1=worker", ""} {
+		st, err := rs.InstanceState(ctx, spec.Plan, job, 0, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for key, v := range stateOf(t, st) {
+			got = key + "=" + v
+		}
+		if got != want {
+			t.Fatalf("instance %d restores %q, want %q", k, got, want)
+		}
+	}
+	cp, err := rs.JobCheckpoint(ctx, spec.Plan, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dataflow.CheckpointHasJob(cp, job) {
+		t.Fatal("the job checkpoint lost the job's record")
+	}
+	for k, want := range []string{"coordinator", "worker"} {
+		if v, ok := cp.Op(dataflow.InstanceStateID(spec.Plan, job, 0, k)).Get(fmt.Appendf(nil, "k%d", k)); !ok || string(v) != want {
+			t.Fatalf("job checkpoint, instance %d: %q %v", k, v, ok)
+		}
+	}
+
+	// The worker's object damaged after the commit.
+	if _, err := store.PutState(ctx, epoch, "n2", 2, instanceName(job, 0, 1)+".n0", lo, hi, []byte("Rbad")); err != nil {
+		t.Fatal(err)
+	}
+	rs, err = OpenRestore(ctx, store, p.Manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.InstanceState(ctx, spec.Plan, job, 0, 1); !errors.Is(err, objstore.ErrCorrupt) {
+		t.Fatalf("a damaged object restored: %v", err)
+	}
+}

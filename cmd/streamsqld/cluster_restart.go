@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/streamsql/streamsql/cluster/dist"
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/storage/checkpoint"
+)
+
+// Restart of views after a node's loss or arrival (docs/contributing/
+// cluster.md, "Restart after a node's loss"): the coordinator watches
+// its views and the membership and restarts, from the committed cluster
+// checkpoint, every view whose assignment no longer names exactly the
+// live nodes, or whose job failed and stayed failed for a lease TTL (a
+// transient failure with the same nodes).
+
+// superviseEvery is how often the coordinator checks its views.
+const superviseEvery = 200 * time.Millisecond
+
+// superviseViews runs on every node until ctx ends; it acts only while
+// the node is the coordinator.
+func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl time.Duration, logf func(string, ...any)) {
+	failedSince := map[uint32]time.Time{}
+	t := time.NewTicker(superviseEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !r.IsCoordinator() {
+			continue
+		}
+		var restart []uint32
+		nodes, err := r.Nodes(ctx)
+		if err != nil {
+			continue // etcd unreachable: no decision now
+		}
+		for _, job := range r.Jobs() {
+			need, ok := r.NeedsRestart(job, nodes)
+			if !ok {
+				continue
+			}
+			if _, err := eng.ClusterViewPlan(job); err != nil {
+				continue // not replayed here yet (a restarted cluster's coordinator)
+			}
+			if eng.ClusterViewFailed(job) {
+				if failedSince[job].IsZero() {
+					failedSince[job] = time.Now()
+				}
+				need = need || time.Since(failedSince[job]) >= ttl
+			} else {
+				delete(failedSince, job)
+			}
+			if need {
+				restart = append(restart, job)
+			}
+		}
+		if len(restart) == 0 {
+			continue
+		}
+		restartViews(ctx, r, eng, restart, logf)
+		for _, job := range restart {
+			delete(failedSince, job)
+		}
+	}
+}
+
+// restartViews restarts jobs from the committed checkpoint with an
+// assignment of the live nodes. The coordinator decides for each view
+// whether it resumes from the checkpoint (its part has the view) before
+// it logs the restart, so that every node restores the same way; a view
+// whose job did not resume after all is restarted again from its inputs.
+func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) {
+	start := time.Now()
+	pl, err := r.BeginRestart(ctx)
+	if err != nil {
+		logf("cluster: restart of views %v: %v", jobs, err)
+		return
+	}
+	defer pl.End()
+	from := "their inputs (nothing committed)"
+	if pl.Restore != nil {
+		from = fmt.Sprintf("checkpoint %d", pl.Restore.Epoch())
+	}
+	logf("cluster: restarting views %v from %s with assignment %d (%d nodes)", jobs, from, pl.Assign.Generation, len(pl.Assign.Nodes))
+	for _, job := range jobs {
+		t0 := time.Now()
+		var cp *checkpoint.Checkpoint
+		if pl.Restore != nil {
+			plan, err := eng.ClusterViewPlan(job)
+			if err == nil {
+				cp, err = pl.Restore.JobCheckpoint(ctx, plan, job)
+			}
+			if err == nil && !dataflow.CheckpointHasJob(cp, job) {
+				err = fmt.Errorf("the checkpoint does not have it")
+			}
+			if err != nil {
+				logf("cluster: view %d restarts from its inputs: checkpoint %d: %v", job, pl.Restore.Epoch(), err)
+				cp = nil
+			}
+		}
+		for {
+			if err := pl.Log(ctx, job, cp != nil); err != nil {
+				logf("cluster: restart of view %d not logged: %v", job, err)
+				return
+			}
+			epoch, err := eng.RestartClusterView(job, cp)
+			if err != nil {
+				logf("cluster: view %d did not restart: %v", job, err)
+				break
+			}
+			if cp != nil && epoch == 0 {
+				logf("cluster: view %d did not resume from checkpoint %d: restarting it from its inputs on every node", job, pl.Restore.Epoch())
+				cp = nil
+				continue
+			}
+			how := "from its inputs"
+			if epoch != 0 {
+				how = fmt.Sprintf("from checkpoint %d", epoch)
+			}
+			logf("cluster: view %d restarted %s in %s", job, how, time.Since(t0).Round(time.Millisecond))
+			break
+		}
+	}
+	logf("cluster: restart of views %v done in %s", jobs, time.Since(start).Round(time.Millisecond))
+}
