@@ -321,7 +321,11 @@ func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*n
 		return b.modifyingRef(cte, alias, rv) // dml_with.go
 	}
 	if cte.work != nil {
-		return b.aliased(b.workTableScan(cte.work, cte.name), alias, rv.Alias)
+		plan, ns, err := b.aliased(b.workTableScan(cte.work, cte.name), alias, rv.Alias)
+		if err == nil {
+			cte.work.scanIDs = plan.outIDs()
+		}
+		return plan, ns, err
 	}
 	var plan lnode
 	var err error
@@ -394,6 +398,8 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 	default:
 		return nil, nil, pgerr.Unsupported("join type %v is not supported", j.Jointype)
 	}
+	markNullable(lns, kind == exec.RightJoin || kind == exec.FullJoin)
+	markNullable(rns, kind == exec.LeftJoin || kind == exec.FullJoin)
 	both := append(append([]*nsItem(nil), lns...), rns...)
 	tmp := &level{ns: nil}
 	if err := b.addNS(tmp, both, nodeLoc(j.Rarg)); err != nil {

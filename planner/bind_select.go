@@ -73,13 +73,9 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 			l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), mod: m, loc: c.Location}
 			continue
 		}
-		// SEARCH and CYCLE add columns of row values (not supported); run
-		// without them, a cyclic graph would recurse forever.
-		if sc := c.SearchClause; sc != nil {
-			return b.newErr(pgerr.FeatureNotSupported, sc.Location, "SEARCH clauses of recursive queries are not supported")
-		}
-		if cc := c.CycleClause; cc != nil {
-			return b.newErr(pgerr.FeatureNotSupported, cc.Location, "CYCLE clauses of recursive queries are not supported")
+		// SEARCH and CYCLE add columns (recursive_search.go).
+		if !w.Recursive && (c.SearchClause != nil || c.CycleClause != nil) {
+			return b.newErr(pgerr.SyntaxError, c.Location, "WITH query is not recursive")
 		}
 		// Later WITH queries see earlier ones: each definition gets a level
 		// holding the ones before it.
@@ -87,7 +83,8 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 		for k, v := range l.ctes {
 			def.ctes[k] = v
 		}
-		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def, recursive: w.Recursive, loc: c.Location}
+		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def, recursive: w.Recursive, loc: c.Location,
+			search: c.SearchClause, cycle: c.CycleClause}
 	}
 	return nil
 }

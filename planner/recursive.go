@@ -40,6 +40,9 @@ type workTable struct {
 	names []string
 	types []types.T
 	used  bool
+	// scanIDs are the columns of the last reference bound (SEARCH and
+	// CYCLE read the previous row's extra columns from them).
+	scanIDs []int
 }
 
 // recursion holds the work tables of the running executions of one
@@ -57,6 +60,9 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 		if mentionsRelation(cte.query.ProtoReflect(), cte.name) {
 			return nil, b.newErr(pgerr.InvalidRecursion, cte.loc, "recursive query \"%s\" does not have the form non-recursive-term UNION [ALL] recursive-term", cte.name)
 		}
+		if cte.search != nil || cte.cycle != nil {
+			return nil, b.newErr(pgerr.SyntaxError, cte.loc, "WITH query is not recursive")
+		}
 		return b.query(cte.query, cte.level, nil, true)
 	}
 	// PostgreSQL's checks and messages (checkWellFormedRecursion), in its order
@@ -71,6 +77,11 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "FOR UPDATE/SHARE in a recursive query is not implemented")
 	case s.WithClause != nil:
 		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "WITH around the UNION of a recursive query is not supported")
+	}
+	if cte.search != nil || cte.cycle != nil {
+		if err := b.checkSearchCycleForm(cte, s); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.checkSelfReferences(s, cte.name); err != nil {
 		return nil, err
@@ -89,10 +100,28 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 		wt.names = append(wt.names, name)
 		wt.types = append(wt.types, b.cols[id].t)
 	}
+	var sc *searchCycle
+	if cte.search != nil || cte.cycle != nil {
+		if sc, err = b.checkSearchCycle(cte, s, wt.names, wt.types); err != nil {
+			return nil, err
+		}
+		if left, err = b.addInitialExtras(sc, left, wt); err != nil {
+			return nil, err
+		}
+		lids = left.outIDs()
+	}
 	self := &level{parent: cte.level, ctes: map[string]*cteDef{cte.name: {name: cte.name, work: wt, colNames: cte.colNames}}}
 	right, err := b.selectStmt(s.Rarg, self, nil, true)
 	if err != nil {
 		return nil, err
+	}
+	if sc != nil {
+		if !wt.used {
+			return nil, b.newErr(pgerr.SyntaxError, cte.loc, "WITH query is not recursive")
+		}
+		if right, err = b.addRecursiveExtras(sc, right, wt); err != nil {
+			return nil, err
+		}
 	}
 	rids := right.outIDs()
 	if len(rids) != len(lids) {

@@ -69,6 +69,8 @@ func Compare(a, b Value, t T) int {
 			}
 		}
 		return cmpInt(int64(len(x)), int64(len(y)))
+	case Record:
+		return CompareRecords(a.(RowValue), b.(RowValue), t, Compare)
 	case Void:
 		return 0
 	}

@@ -231,6 +231,8 @@ func compareValues(a, b types.Value, t types.T) int {
 			}
 		}
 		return cmp.Compare(len(x), len(y))
+	case types.RowValue:
+		return types.CompareRecords(x, b.(types.RowValue), t, compareValues)
 	}
 	return 0
 }
