@@ -52,6 +52,9 @@ func qualifiedStar(n *pg.Node) (string, bool) {
 
 // rowExpr binds ROW(a, b, ...) as a record value.
 func (b *binder) rowExpr(l *level, r *pg.RowExpr) (expr.Expr, error) {
+	if err := b.noStreamRecords(r.Location); err != nil {
+		return nil, err
+	}
 	args, err := b.rowArgs(l, r)
 	if err != nil {
 		return nil, err
@@ -80,6 +83,9 @@ func wholeRowItem(x *level, name string) *nsItem {
 // PostgreSQL's whole-row value is NULL where the join added the row, which
 // a row of the columns cannot tell from a row of NULLs: refused there.
 func (b *binder) wholeRow(it *nsItem, depth int, crossed []*level, loc int32) (expr.Expr, error) {
+	if err := b.noStreamRecords(loc); err != nil {
+		return nil, err
+	}
 	if it.nullable {
 		return nil, b.newErr(pgerr.FeatureNotSupported, loc, "whole-row reference to \"%s\" on the nullable side of an outer join is not supported", it.alias)
 	}
@@ -91,6 +97,15 @@ func (b *binder) wholeRow(it *nsItem, depth int, crossed []*level, loc int32) (e
 	}
 	e, err := expr.NewRowExpr(args, names)
 	return nullable(e, b.errAt(err, loc))
+}
+
+// noStreamRecords refuses record values in continuous queries (the
+// streaming operators' state does not hold records).
+func (b *binder) noStreamRecords(loc int32) error {
+	if b.stream {
+		return b.newErr(pgerr.FeatureNotSupported, loc, "row values are not supported in materialized views and continuous queries")
+	}
+	return nil
 }
 
 // markNullable marks the FROM items of an outer join's nullable side.
