@@ -129,17 +129,7 @@ func appendRecordField(dst, s []byte) []byte {
 			break
 		}
 	}
-	if !quote {
-		return append(dst, s...)
-	}
-	dst = append(dst, '"')
-	for _, c := range s {
-		if c == '"' || c == '\\' {
-			dst = append(dst, c)
-		}
-		dst = append(dst, c)
-	}
-	return append(dst, '"')
+	return appendQuoted(dst, s, quote, 0)
 }
 
 // CompareRecords orders two records field by field: NULL fields are equal
@@ -147,7 +137,19 @@ func appendRecordField(dst, s []byte) []byte {
 // is a prefix sorts first.
 func CompareRecords(x, y RowValue, t T, cmpField func(a, b Value, t T) int) int {
 	fs := t.Fields()
-	for i := 0; i < len(x) && i < len(y) && i < len(fs); i++ {
+	return CompareSeq(x, y, func(i int, a, b Value) int {
+		if i >= len(fs) {
+			return 0
+		}
+		return cmpField(a, b, fs[i])
+	})
+}
+
+// CompareSeq orders two sequences of values (array elements, record
+// fields) element by element, NULLs equal to each other and above every
+// value, then by length; cmp compares the non-NULL elements at i.
+func CompareSeq(x, y []Value, cmp func(i int, a, b Value) int) int {
+	for i := 0; i < len(x) && i < len(y); i++ {
 		switch {
 		case x[i] == nil && y[i] == nil:
 			continue
@@ -156,7 +158,7 @@ func CompareRecords(x, y RowValue, t T, cmpField func(a, b Value, t T) int) int 
 		case y[i] == nil:
 			return -1
 		}
-		if c := cmpField(x[i], y[i], fs[i]); c != 0 {
+		if c := cmp(i, x[i], y[i]); c != 0 {
 			return c
 		}
 	}
