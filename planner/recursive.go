@@ -75,8 +75,6 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(s.LimitCount), "LIMIT in a recursive query is not implemented")
 	case len(s.LockingClause) > 0:
 		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "FOR UPDATE/SHARE in a recursive query is not implemented")
-	case s.WithClause != nil:
-		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "WITH around the UNION of a recursive query is not supported")
 	}
 	if cte.search != nil || cte.cycle != nil {
 		if err := b.checkSearchCycleForm(cte, s); err != nil {
@@ -86,7 +84,19 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 	if err := b.checkSelfReferences(s, cte.name); err != nil {
 		return nil, err
 	}
-	left, err := b.selectStmt(s.Larg, cte.level, nil, true)
+	// A WITH around the UNION: both terms see its queries, which may not
+	// read the recursive query (PostgreSQL: as from a subquery).
+	terms := cte.level
+	if s.WithClause != nil {
+		if loc := relationRefLoc(s.WithClause.ProtoReflect(), cte.name); loc != noRef {
+			return nil, b.newErr(pgerr.InvalidRecursion, loc, "recursive reference to query \"%s\" must not appear within a subquery", cte.name)
+		}
+		terms = newLevel(cte.level)
+		if err := b.with(terms, s.WithClause); err != nil {
+			return nil, err
+		}
+	}
+	left, err := b.selectStmt(s.Larg, terms, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +120,7 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 		}
 		lids = left.outIDs()
 	}
-	self := &level{parent: cte.level, ctes: map[string]*cteDef{cte.name: {name: cte.name, work: wt, colNames: cte.colNames}}}
+	self := &level{parent: terms, ctes: map[string]*cteDef{cte.name: {name: cte.name, work: wt, colNames: cte.colNames}}}
 	right, err := b.selectStmt(s.Rarg, self, nil, true)
 	if err != nil {
 		return nil, err
@@ -379,6 +389,22 @@ func (r *recursiveIter) dedupe(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 
 // mentionsRelation reports whether a parse tree names an unqualified
 // relation name anywhere.
+// noRef is relationRefLoc's answer when name is not read.
+const noRef = int32(-2)
+
+// relationRefLoc returns the location of the first unqualified reference
+// to relation name in m, or noRef.
+func relationRefLoc(m protoreflect.Message, name string) int32 {
+	loc := noRef
+	eachNode(m, func(n *pg.Node) bool { // alter_views.go
+		if rv := n.GetRangeVar(); rv != nil && rv.Schemaname == "" && rv.Relname == name && loc == noRef {
+			loc = rv.Location
+		}
+		return loc == noRef
+	})
+	return loc
+}
+
 func mentionsRelation(m protoreflect.Message, name string) bool {
 	if rv, ok := m.Interface().(*pg.RangeVar); ok && rv.Schemaname == "" && rv.Relname == name {
 		return true
