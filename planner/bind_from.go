@@ -274,6 +274,9 @@ func (b *binder) view(rel *catalog.Relation) (lnode, error) {
 	for i, id := range ids {
 		c := rel.Columns[i]
 		var e expr.Expr = b.colRef(id)
+		if shapelessRecord(c.Type) && sameShapeKind(c.Type, e.Type()) {
+			c.Type = e.Type() // the catalog keeps a record column as just "record"
+		}
 		if !e.Type().Equal(c.Type) {
 			if e, err = expr.Coerce(e, c.Type, false); err != nil {
 				return nil, err

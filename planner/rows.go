@@ -108,6 +108,24 @@ func (b *binder) noStreamRecords(loc int32) error {
 	return nil
 }
 
+// shapelessRecord reports record (or record[]) without its fields, as the
+// catalog stores a view's record column (by type OID).
+func shapelessRecord(t types.T) bool {
+	for t.Kind == types.Array && t.Elem != nil {
+		t = *t.Elem
+	}
+	return t.Kind == types.Record && t.Rec == nil
+}
+
+// sameShapeKind reports a record (or array of records, as deep) for a
+// shapeless record type s.
+func sameShapeKind(s, t types.T) bool {
+	for s.Kind == types.Array && t.Kind == types.Array && s.Elem != nil && t.Elem != nil {
+		s, t = *s.Elem, *t.Elem
+	}
+	return s.Kind == types.Record && t.Kind == types.Record
+}
+
 // markNullable marks the FROM items of an outer join's nullable side.
 func markNullable(items []*nsItem, on bool) {
 	if !on {
