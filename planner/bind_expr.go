@@ -43,7 +43,7 @@ func (b *binder) expr0(l *level, n *pg.Node) (expr.Expr, error) {
 		if tbl, ok := qualifiedStar(n); ok {
 			// t.* as a value (a function's argument): t's whole row
 			if e, err := b.resolveColumn(l, []string{tbl}, cr.Location); err == nil {
-				if _, whole := e.(*expr.RowExpr); whole {
+				if e.Type().Kind == types.Record {
 					return e, nil
 				}
 			} else if pgerr.As(err) != nil && pgerr.As(err).Code == pgerr.FeatureNotSupported {

@@ -86,8 +86,8 @@ func (b *binder) wholeRow(it *nsItem, depth int, crossed []*level, loc int32) (e
 	if err := b.noStreamRecords(loc); err != nil {
 		return nil, err
 	}
-	if it.nullable {
-		return nil, b.newErr(pgerr.FeatureNotSupported, loc, "whole-row reference to \"%s\" on the nullable side of an outer join is not supported", it.alias)
+	if it.nullable && (it.marker == nil || it.noMarker) {
+		return nil, b.newErr(pgerr.FeatureNotSupported, loc, "whole-row reference to \"%s\" on the nullable side of an outer join is not supported here", it.alias)
 	}
 	args := make([]expr.Expr, len(it.cols))
 	names := make([]string, len(it.cols))
@@ -95,8 +95,21 @@ func (b *binder) wholeRow(it *nsItem, depth int, crossed []*level, loc int32) (e
 		args[i] = b.refAcross(c.id, depth, crossed, loc)
 		names[i] = c.name
 	}
-	e, err := expr.NewRowExpr(args, names)
+	row, err := expr.NewRowExpr(args, names)
+	if err != nil || !it.nullable {
+		return nullable(row, b.errAt(err, loc))
+	}
+	// NULL where the join added the row: the item's marker is NULL there
+	present := &expr.IsNull{E: b.refAcross(it.marker(), depth, crossed, loc), Not: true}
+	e, err := expr.NewCase([]expr.When{{Cond: present, Result: row}}, nil)
 	return nullable(e, b.errAt(err, loc))
+}
+
+// noMarkers marks items whose columns now pass through a node listing them.
+func noMarkers(items []*nsItem) {
+	for _, it := range items {
+		it.noMarker = true
+	}
 }
 
 // noStreamRecords refuses record values in continuous queries (the

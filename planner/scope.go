@@ -163,6 +163,13 @@ type nsItem struct {
 	// whole-row reference (rows.go) would have to be NULL, not a row of
 	// NULLs, where the join adds a row without it.
 	nullable bool
+	// marker, when set, returns a column that is never NULL in the item's
+	// own rows (made on first use), so that a whole-row reference can be
+	// NULL where an outer join added the row; noMarker is set once the
+	// item's columns pass through a node that lists its columns (USING,
+	// LATERAL), which a marker made later would not cross.
+	marker   func() int
+	noMarker bool
 	// sys is set for a system table: its system column tableoid (the
 	// relation's OID, as psql reads pg_class.tableoid) is added to its
 	// projection the first time it is named (see sysColumn).
