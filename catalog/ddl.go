@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"github.com/streamsql/streamsql/types"
 	"strconv"
 
 	"github.com/streamsql/streamsql/pgerr"
@@ -17,6 +18,25 @@ const MaxColumns = 1600
 func checkColumnCount(rel *Relation) error {
 	if len(rel.Columns) > MaxColumns {
 		return pgerr.New(pgerr.TooManyColumns, "tables can have at most %d columns", MaxColumns)
+	}
+	return nil
+}
+
+// checkPseudoTypes refuses record columns in a relation that stores rows
+// (a table, source or materialized view); a view's query may return
+// records, as in PostgreSQL.
+func checkPseudoTypes(rel *Relation) error {
+	if rel.Kind == KindView || rel.Kind == KindSink {
+		return nil
+	}
+	for _, col := range rel.Columns {
+		t := col.Type
+		for t.Kind == types.Array && t.Elem != nil {
+			t = *t.Elem
+		}
+		if t.Kind == types.Record {
+			return pgerr.New(pgerr.InvalidTableDefinition, "column \"%s\" has pseudo-type %s", col.Name, col.Type)
+		}
 	}
 	return nil
 }
@@ -74,6 +94,9 @@ func (c *Catalog) CreateTable(rel *Relation, ifNotExists bool) (*Relation, error
 	}
 	if r.Kind != KindTable && r.Kind != KindSource && r.Kind != KindMatView {
 		return nil, fmt.Errorf("catalog: CreateTable of relkind %q", r.Kind)
+	}
+	if err := checkPseudoTypes(&r); err != nil {
+		return nil, err
 	}
 	if r.Schema == "" {
 		r.Schema = "public"
@@ -157,6 +180,9 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 	}
 	if r.Kind != KindView && r.Kind != KindMatView && r.Kind != KindSink {
 		return nil, fmt.Errorf("catalog: CreateView of relkind %q", r.Kind)
+	}
+	if err := checkPseudoTypes(&r); err != nil {
+		return nil, err
 	}
 	if r.Schema == "" {
 		r.Schema = "public"

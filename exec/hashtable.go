@@ -431,6 +431,12 @@ func encodeValue(dst []byte, a arrow.Array, i int, t types.T) []byte {
 			dst = encodeValue(dst, x.ListValues(), int(j), et)
 		}
 		return dst
+	case *array.Struct:
+		fs := t.Fields()
+		for j := 0; j < x.NumField() && j < len(fs); j++ {
+			dst = encodeValue(dst, x.Field(j), i, fs[j])
+		}
+		return dst
 	}
 	return append(dst, 0xff)
 }

@@ -83,6 +83,12 @@ func exprParallelSafe(e expr.Expr) bool {
 		return parallelSafe(x.E, x.Pattern, x.Escape)
 	case *expr.ArrayExpr:
 		return parallelSafe(x.Elems...)
+	case *expr.RowExpr:
+		return parallelSafe(x.Args...)
+	case *expr.FieldSelect:
+		return exprParallelSafe(x.E)
+	case *expr.RowCompare:
+		return parallelSafe(x.Eq...) && parallelSafe(x.Cmp...)
 	case *expr.Subscript:
 		return parallelSafe(x.E, x.Index)
 	}

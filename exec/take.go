@@ -179,6 +179,12 @@ func copyValue(b array.Builder, a arrow.Array, i int) {
 		for j := s; j < e; j++ {
 			copyValue(vb, x.ListValues(), int(j))
 		}
+	case *array.Struct:
+		sb := b.(*array.StructBuilder)
+		sb.Append(true)
+		for j := 0; j < x.NumField(); j++ {
+			copyValue(sb.FieldBuilder(j), x.Field(j), i)
+		}
 	case *array.Null:
 		b.AppendNull()
 	default:

@@ -40,6 +40,16 @@ func (b *binder) expr0(l *level, n *pg.Node) (expr.Expr, error) {
 	case n.GetColumnRef() != nil:
 		cr := n.GetColumnRef()
 		names := strs(cr.Fields)
+		if tbl, ok := qualifiedStar(n); ok {
+			// t.* as a value (a function's argument): t's whole row
+			if e, err := b.resolveColumn(l, []string{tbl}, cr.Location); err == nil {
+				if e.Type().Kind == types.Record {
+					return e, nil
+				}
+			} else if pgerr.As(err) != nil && pgerr.As(err).Code == pgerr.FeatureNotSupported {
+				return nil, err
+			}
+		}
 		if len(names) != len(cr.Fields) {
 			return nil, b.newErr(pgerr.FeatureNotSupported, cr.Location, "* is not allowed here")
 		}
@@ -92,7 +102,7 @@ func (b *binder) expr0(l *level, n *pg.Node) (expr.Expr, error) {
 	case n.GetGroupingFunc() != nil:
 		return b.groupingFunc(l, n.GetGroupingFunc())
 	case n.GetRowExpr() != nil:
-		return nil, b.newErr(pgerr.FeatureNotSupported, n.GetRowExpr().Location, "row expressions are not supported")
+		return b.rowExpr(l, n.GetRowExpr())
 	}
 	return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "expression %s is not supported", nodeKind(n))
 }
@@ -474,6 +484,9 @@ func (b *binder) boolTest(l *level, bt *pg.BooleanTest) (expr.Expr, error) {
 }
 
 func (b *binder) typeCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
+	if isRecordName(tc.TypeName) {
+		return b.recordCast(l, tc) // rows.go
+	}
 	t, fields, err := bindTypeName(tc.TypeName)
 	if err != nil {
 		d := b.lookupDomain(tc.TypeName) // domain.go
@@ -765,6 +778,10 @@ func (b *binder) indirection(l *level, ind *pg.A_Indirection) (expr.Expr, error)
 	for _, n := range ind.Indirection {
 		if s := n.GetString_(); s != nil {
 			f, ok, err := recordField(e, s.Sval)
+			if !ok && e.Type().Kind == types.Record {
+				f, err = expr.NewFieldSelect(e, s.Sval)
+				ok = true
+			}
 			if !ok {
 				return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(ind.Arg), "only array subscripts are supported")
 			}

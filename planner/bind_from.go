@@ -8,6 +8,7 @@ import (
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
 )
 
 // from binds a FROM list: items are cross-joined (the optimizer turns WHERE
@@ -26,6 +27,7 @@ func (b *binder) from(l *level, items []*pg.Node) (lnode, error) {
 		case plan == nil:
 			plan = p
 		case readsAny(p, idSet(plan.outIDs())):
+			noMarkers(l.ns)
 			if plan, err = b.lateralJoin(plan, p, exec.InnerJoin, nil); err != nil {
 				return nil, b.errAt(err, nodeLoc(it))
 			}
@@ -113,6 +115,15 @@ func (b *binder) aliased(plan lnode, name string, alias *pg.Alias) (lnode, []*ns
 	}
 	it := &nsItem{alias: name, relVisible: true, colsVisible: true}
 	p := &lProject{in: plan}
+	mid := -1
+	it.marker = func() int {
+		if mid < 0 {
+			mid = b.newCol("?row?", name, types.TBool)
+			p.ids = append(p.ids, mid)
+			p.exprs = append(p.exprs, &expr.Const{V: true, T: types.TBool})
+		}
+		return mid
+	}
 	for i, id := range ids {
 		nid := b.newCol(names[i], name, b.cols[id].t)
 		b.cols[nid].origin = b.cols[id].origin
@@ -220,6 +231,12 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	scan := &lScan{rel: rel, table: tbl, alias: alias, rowID: -1, asOf: asOf}
 	l.scans = append(l.scans, scan)
 	it := &nsItem{alias: alias, relname: rel.Name, relVisible: true, colsVisible: true}
+	it.marker = func() int {
+		if scan.rowID < 0 {
+			scan.rowID = b.newCol("ctid", alias, types.TInt8)
+		}
+		return scan.rowID
+	}
 	for i, c := range rel.Columns {
 		id := b.newCol(names[i], alias, c.Type)
 		scan.ids = append(scan.ids, id)
@@ -274,6 +291,9 @@ func (b *binder) view(rel *catalog.Relation) (lnode, error) {
 	for i, id := range ids {
 		c := rel.Columns[i]
 		var e expr.Expr = b.colRef(id)
+		if shapelessRecord(c.Type) && sameShapeKind(c.Type, e.Type()) {
+			c.Type = e.Type() // the catalog keeps a record column as just "record"
+		}
 		if !e.Type().Equal(c.Type) {
 			if e, err = expr.Coerce(e, c.Type, false); err != nil {
 				return nil, err
@@ -321,7 +341,11 @@ func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*n
 		return b.modifyingRef(cte, alias, rv) // dml_with.go
 	}
 	if cte.work != nil {
-		return b.aliased(b.workTableScan(cte.work, cte.name), alias, rv.Alias)
+		plan, ns, err := b.aliased(b.workTableScan(cte.work, cte.name), alias, rv.Alias)
+		if err == nil {
+			cte.work.scanIDs = plan.outIDs()
+		}
+		return plan, ns, err
 	}
 	var plan lnode
 	var err error
@@ -394,6 +418,12 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 	default:
 		return nil, nil, pgerr.Unsupported("join type %v is not supported", j.Jointype)
 	}
+	if lateral || j.IsNatural || len(j.UsingClause) > 0 {
+		noMarkers(lns)
+		noMarkers(rns)
+	}
+	markNullable(lns, kind == exec.RightJoin || kind == exec.FullJoin)
+	markNullable(rns, kind == exec.LeftJoin || kind == exec.FullJoin)
 	both := append(append([]*nsItem(nil), lns...), rns...)
 	tmp := &level{ns: nil}
 	if err := b.addNS(tmp, both, nodeLoc(j.Rarg)); err != nil {

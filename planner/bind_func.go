@@ -441,6 +441,7 @@ func (b *binder) windowDef(l *level, wd *pg.WindowDef) (*pg.WindowDef, error) {
 
 // subLink binds a subquery expression.
 func (b *binder) subLink(l *level, sl *pg.SubLink) (expr.Expr, error) {
+	testexpr := sl.Testexpr
 	s := &sublink{}
 	switch sl.SubLinkType {
 	case pg.SubLinkType_EXISTS_SUBLINK:
@@ -471,7 +472,11 @@ func (b *binder) subLink(l *level, sl *pg.SubLink) (expr.Expr, error) {
 	}
 	if s.kind == expr.AnySubquery || s.kind == expr.AllSubquery {
 		if row := sl.Testexpr.GetRowExpr(); row != nil {
-			return b.rowSubLink(l, s, row, sl, ids)
+			if len(row.Args) != 1 || len(ids) != 1 {
+				return b.rowSubLink(l, s, row, sl, ids)
+			}
+			// ROW(x) against one column compares x, as PostgreSQL does
+			testexpr = row.Args[0]
 		}
 		if len(ids) > 1 {
 			return nil, b.newErr(pgerr.SyntaxError, sl.Location, "subquery has too many columns")
@@ -494,7 +499,7 @@ func (b *binder) subLink(l *level, sl *pg.SubLink) (expr.Expr, error) {
 		s.t = types.ArrayOf(inner.t)
 		return s, nil
 	}
-	lhs, err := b.expr(l, sl.Testexpr)
+	lhs, err := b.expr(l, testexpr)
 	if err != nil {
 		return nil, err
 	}

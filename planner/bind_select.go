@@ -73,13 +73,9 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 			l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), mod: m, loc: c.Location}
 			continue
 		}
-		// SEARCH and CYCLE add columns of row values (not supported); run
-		// without them, a cyclic graph would recurse forever.
-		if sc := c.SearchClause; sc != nil {
-			return b.newErr(pgerr.FeatureNotSupported, sc.Location, "SEARCH clauses of recursive queries are not supported")
-		}
-		if cc := c.CycleClause; cc != nil {
-			return b.newErr(pgerr.FeatureNotSupported, cc.Location, "CYCLE clauses of recursive queries are not supported")
+		// SEARCH and CYCLE add columns (recursive_search.go).
+		if !w.Recursive && (c.SearchClause != nil || c.CycleClause != nil) {
+			return b.newErr(pgerr.SyntaxError, c.Location, "WITH query is not recursive")
 		}
 		// Later WITH queries see earlier ones: each definition gets a level
 		// holding the ones before it.
@@ -87,7 +83,8 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 		for k, v := range l.ctes {
 			def.ctes[k] = v
 		}
-		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def, recursive: w.Recursive, loc: c.Location}
+		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def, recursive: w.Recursive, loc: c.Location,
+			search: c.SearchClause, cycle: c.CycleClause}
 	}
 	return nil
 }
@@ -104,12 +101,12 @@ func (b *binder) targets(l *level, list []*pg.Node) ([]target, error) {
 	for _, n := range list {
 		rt := n.GetResTarget()
 		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
-			cols, err := b.star(l, cr)
+			cols, refs, err := b.star(l, cr)
 			if err != nil {
 				return nil, err
 			}
-			for _, c := range cols {
-				out = append(out, target{name: c.name, e: b.colRef(c.id), loc: cr.Location})
+			for i, c := range cols {
+				out = append(out, target{name: c.name, e: refs[i], loc: cr.Location})
 			}
 			continue
 		}
@@ -142,26 +139,41 @@ func errTargetList() error {
 }
 
 // star expands * and t.*.
-func (b *binder) star(l *level, cr *pg.ColumnRef) ([]nsCol, error) {
+// star expands * or t.* to columns and their references; t may be a FROM
+// item of an enclosing query (outer references, as LATERAL (SELECT t.*)).
+func (b *binder) star(l *level, cr *pg.ColumnRef) ([]nsCol, []expr.Expr, error) {
 	names := strs(cr.Fields)
+	refs := func(cols []nsCol, depth int, crossed []*level) []expr.Expr {
+		out := make([]expr.Expr, len(cols))
+		for i, c := range cols {
+			out[i] = b.refAcross(c.id, depth, crossed, cr.Location)
+		}
+		return out
+	}
 	if len(names) == 0 {
 		if len(l.ns) == 0 {
-			return nil, b.newErr(pgerr.SyntaxError, cr.Location, "SELECT * with no tables specified is not valid")
+			return nil, nil, b.newErr(pgerr.SyntaxError, cr.Location, "SELECT * with no tables specified is not valid")
 		}
-		return visibleCols(l.ns), nil
+		cols := visibleCols(l.ns)
+		return cols, refs(cols, 0, nil), nil
 	}
 	tbl := names[len(names)-1]
+	depth := 0
+	skipNS := false
+	var crossed []*level
 	for x := l; x != nil; x = x.parent {
 		for _, it := range x.ns {
-			if it.relVisible && it.alias == tbl {
-				if x != l {
-					return nil, b.newErr(pgerr.FeatureNotSupported, cr.Location, "outer references with .* are not supported")
-				}
-				return it.cols, nil
+			if !skipNS && it.relVisible && it.alias == tbl {
+				return it.cols, refs(it.cols, depth, crossed), nil
 			}
 		}
+		skipNS = x.hideParent // as resolveColumn
+		if x.sub != nil {
+			depth++
+			crossed = append(crossed, x)
+		}
 	}
-	return nil, b.missingTable(l, tbl, cr.Location)
+	return nil, nil, b.missingTable(l, tbl, cr.Location)
 }
 
 // orderItem is one ORDER BY or DISTINCT ON item: a target index, or a

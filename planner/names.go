@@ -96,6 +96,8 @@ func figure(n *pg.Node) string {
 		return "case"
 	case n.GetAArrayExpr() != nil:
 		return "array"
+	case n.GetRowExpr() != nil:
+		return "row"
 	case n.GetCoalesceExpr() != nil:
 		return "coalesce"
 	case n.GetMinMaxExpr() != nil:

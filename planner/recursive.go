@@ -40,6 +40,9 @@ type workTable struct {
 	names []string
 	types []types.T
 	used  bool
+	// scanIDs are the columns of the last reference bound (SEARCH and
+	// CYCLE read the previous row's extra columns from them).
+	scanIDs []int
 }
 
 // recursion holds the work tables of the running executions of one
@@ -57,6 +60,9 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 		if mentionsRelation(cte.query.ProtoReflect(), cte.name) {
 			return nil, b.newErr(pgerr.InvalidRecursion, cte.loc, "recursive query \"%s\" does not have the form non-recursive-term UNION [ALL] recursive-term", cte.name)
 		}
+		if cte.search != nil || cte.cycle != nil {
+			return nil, b.newErr(pgerr.SyntaxError, cte.loc, "WITH query is not recursive")
+		}
 		return b.query(cte.query, cte.level, nil, true)
 	}
 	// PostgreSQL's checks and messages (checkWellFormedRecursion), in its order
@@ -69,13 +75,28 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 		return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(s.LimitCount), "LIMIT in a recursive query is not implemented")
 	case len(s.LockingClause) > 0:
 		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "FOR UPDATE/SHARE in a recursive query is not implemented")
-	case s.WithClause != nil:
-		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "WITH around the UNION of a recursive query is not supported")
+	}
+	if cte.search != nil || cte.cycle != nil {
+		if err := b.checkSearchCycleForm(cte, s); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.checkSelfReferences(s, cte.name); err != nil {
 		return nil, err
 	}
-	left, err := b.selectStmt(s.Larg, cte.level, nil, true)
+	// A WITH around the UNION: both terms see its queries, which may not
+	// read the recursive query (PostgreSQL: as from a subquery).
+	terms := cte.level
+	if s.WithClause != nil {
+		if loc := relationRefLoc(s.WithClause.ProtoReflect(), cte.name); loc != noRef {
+			return nil, b.newErr(pgerr.InvalidRecursion, loc, "recursive reference to query \"%s\" must not appear within a subquery", cte.name)
+		}
+		terms = newLevel(cte.level)
+		if err := b.with(terms, s.WithClause); err != nil {
+			return nil, err
+		}
+	}
+	left, err := b.selectStmt(s.Larg, terms, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +110,28 @@ func (b *binder) recursiveCTE(cte *cteDef) (lnode, error) {
 		wt.names = append(wt.names, name)
 		wt.types = append(wt.types, b.cols[id].t)
 	}
-	self := &level{parent: cte.level, ctes: map[string]*cteDef{cte.name: {name: cte.name, work: wt, colNames: cte.colNames}}}
+	var sc *searchCycle
+	if cte.search != nil || cte.cycle != nil {
+		if sc, err = b.checkSearchCycle(cte, s, wt.names, wt.types); err != nil {
+			return nil, err
+		}
+		if left, err = b.addInitialExtras(sc, left, wt); err != nil {
+			return nil, err
+		}
+		lids = left.outIDs()
+	}
+	self := &level{parent: terms, ctes: map[string]*cteDef{cte.name: {name: cte.name, work: wt, colNames: cte.colNames}}}
 	right, err := b.selectStmt(s.Rarg, self, nil, true)
 	if err != nil {
 		return nil, err
+	}
+	if sc != nil {
+		if !wt.used {
+			return nil, b.newErr(pgerr.SyntaxError, cte.loc, "WITH query is not recursive")
+		}
+		if right, err = b.addRecursiveExtras(sc, right, wt); err != nil {
+			return nil, err
+		}
 	}
 	rids := right.outIDs()
 	if len(rids) != len(lids) {
@@ -350,6 +389,22 @@ func (r *recursiveIter) dedupe(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 
 // mentionsRelation reports whether a parse tree names an unqualified
 // relation name anywhere.
+// noRef is relationRefLoc's answer when name is not read.
+const noRef = int32(-2)
+
+// relationRefLoc returns the location of the first unqualified reference
+// to relation name in m, or noRef.
+func relationRefLoc(m protoreflect.Message, name string) int32 {
+	loc := noRef
+	eachNode(m, func(n *pg.Node) bool { // alter_views.go
+		if rv := n.GetRangeVar(); rv != nil && rv.Schemaname == "" && rv.Relname == name && loc == noRef {
+			loc = rv.Location
+		}
+		return loc == noRef
+	})
+	return loc
+}
+
 func mentionsRelation(m protoreflect.Message, name string) bool {
 	if rv, ok := m.Interface().(*pg.RangeVar); ok && rv.Schemaname == "" && rv.Relname == name {
 		return true

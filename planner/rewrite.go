@@ -89,6 +89,12 @@ func children(e expr.Expr) []expr.Expr {
 		return x.Elems
 	case *expr.Subscript:
 		return []expr.Expr{x.E, x.Index}
+	case *expr.RowExpr:
+		return x.Args
+	case *expr.FieldSelect:
+		return []expr.Expr{x.E}
+	case *expr.RowCompare:
+		return append(append([]expr.Expr(nil), x.Eq...), x.Cmp...)
 	case *sublink:
 		if x.rowLHS != nil {
 			return x.rowLHS
@@ -161,6 +167,12 @@ func withChildren(e expr.Expr, c []expr.Expr) expr.Expr {
 		return &expr.ArrayExpr{Elems: c, T: x.T}
 	case *expr.Subscript:
 		return &expr.Subscript{E: c[0], Index: c[1], T: x.T}
+	case *expr.RowExpr:
+		return &expr.RowExpr{Args: c, T: x.T}
+	case *expr.FieldSelect:
+		return &expr.FieldSelect{E: c[0], Idx: x.Idx, Name: x.Name}
+	case *expr.RowCompare:
+		return &expr.RowCompare{Op: x.Op, Eq: c[:len(x.Eq)], Cmp: c[len(x.Eq):]}
 	case *sublink:
 		n := *x
 		if x.rowLHS != nil {

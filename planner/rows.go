@@ -8,20 +8,149 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// Row constructors, (a, b), appear only in comparisons: row = row and
-// row <> row compare field by field, row IN (row, ...) is an OR of those,
-// and row IN (subquery) is a multi-column semi join when it is a WHERE
-// condition.
+// Row values: ROW(a, b) and (a, b) are records (types.Record), as is a
+// whole-row reference to a FROM item (SELECT t FROM t, t.* as a function
+// argument). Two row constructors compared with = and <> compare field by
+// field, with < <= > >= lexicographically (expr.RowCompare); row IN (row,
+// ...) is an OR of those, and row IN (subquery) is a multi-column semi join
+// when it is a WHERE condition. Record values compared otherwise use the
+// record operators (exec/expr/record.go).
 
+// rowArgs binds a row constructor's fields; t.* stands for all of t's
+// columns.
 func (b *binder) rowArgs(l *level, r *pg.RowExpr) ([]expr.Expr, error) {
-	return b.args(l, r.Args)
+	var out []expr.Expr
+	for _, a := range r.Args {
+		if name, ok := qualifiedStar(a); ok {
+			w, err := b.resolveColumn(l, []string{name}, nodeLoc(a))
+			if err != nil {
+				return nil, err
+			}
+			if rx, ok := w.(*expr.RowExpr); ok {
+				out = append(out, rx.Args...)
+				continue
+			}
+			return nil, b.newErr(pgerr.FeatureNotSupported, nodeLoc(a), "* is not allowed here")
+		}
+		e, err := b.expr(l, a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
-// rowCompare binds `(a, b) op (c, d)` for = and <>.
-func (b *binder) rowCompare(l *level, op string, x, y *pg.RowExpr, loc int32) (expr.Expr, error) {
-	if op != "=" && op != "<>" {
-		return nil, b.newErr(pgerr.FeatureNotSupported, loc, "row comparison with %s is not supported", op)
+// qualifiedStar returns t for a column reference t.*.
+func qualifiedStar(n *pg.Node) (string, bool) {
+	cr := n.GetColumnRef()
+	if cr == nil || len(cr.Fields) != 2 || cr.Fields[1].GetAStar() == nil || cr.Fields[0].GetString_() == nil {
+		return "", false
 	}
+	return cr.Fields[0].GetString_().Sval, true
+}
+
+// rowExpr binds ROW(a, b, ...) as a record value.
+func (b *binder) rowExpr(l *level, r *pg.RowExpr) (expr.Expr, error) {
+	if err := b.noStreamRecords(r.Location); err != nil {
+		return nil, err
+	}
+	args, err := b.rowArgs(l, r)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	if len(r.Colnames) == len(args) && len(args) > 0 {
+		names = strs(r.Colnames)
+	}
+	e, err := expr.NewRowExpr(args, names)
+	return nullable(e, b.errAt(err, r.Location))
+}
+
+// wholeRowItem is the FROM item of level x that name refers to as a whole
+// row, or nil.
+func wholeRowItem(x *level, name string) *nsItem {
+	for _, it := range x.ns {
+		if it.relVisible && it.alias == name {
+			return it
+		}
+	}
+	return nil
+}
+
+// wholeRow binds a whole-row reference to FROM item it: a record of its
+// columns, named as they are. On the nullable side of an outer join
+// PostgreSQL's whole-row value is NULL where the join added the row, which
+// a row of the columns cannot tell from a row of NULLs: refused there.
+func (b *binder) wholeRow(it *nsItem, depth int, crossed []*level, loc int32) (expr.Expr, error) {
+	if err := b.noStreamRecords(loc); err != nil {
+		return nil, err
+	}
+	if it.nullable && (it.marker == nil || it.noMarker) {
+		return nil, b.newErr(pgerr.FeatureNotSupported, loc, "whole-row reference to \"%s\" on the nullable side of an outer join is not supported here", it.alias)
+	}
+	args := make([]expr.Expr, len(it.cols))
+	names := make([]string, len(it.cols))
+	for i, c := range it.cols {
+		args[i] = b.refAcross(c.id, depth, crossed, loc)
+		names[i] = c.name
+	}
+	row, err := expr.NewRowExpr(args, names)
+	if err != nil || !it.nullable {
+		return nullable(row, b.errAt(err, loc))
+	}
+	// NULL where the join added the row: the item's marker is NULL there
+	present := &expr.IsNull{E: b.refAcross(it.marker(), depth, crossed, loc), Not: true}
+	e, err := expr.NewCase([]expr.When{{Cond: present, Result: row}}, nil)
+	return nullable(e, b.errAt(err, loc))
+}
+
+// noMarkers marks items whose columns now pass through a node listing them.
+func noMarkers(items []*nsItem) {
+	for _, it := range items {
+		it.noMarker = true
+	}
+}
+
+// noStreamRecords refuses record values in continuous queries (the
+// streaming operators' state does not hold records).
+func (b *binder) noStreamRecords(loc int32) error {
+	if b.stream {
+		return b.newErr(pgerr.FeatureNotSupported, loc, "row values are not supported in materialized views and continuous queries")
+	}
+	return nil
+}
+
+// shapelessRecord reports record (or record[]) without its fields, as the
+// catalog stores a view's record column (by type OID).
+func shapelessRecord(t types.T) bool {
+	for t.Kind == types.Array && t.Elem != nil {
+		t = *t.Elem
+	}
+	return t.Kind == types.Record && t.Rec == nil
+}
+
+// sameShapeKind reports a record (or array of records, as deep) for a
+// shapeless record type s.
+func sameShapeKind(s, t types.T) bool {
+	for s.Kind == types.Array && t.Kind == types.Array && s.Elem != nil && t.Elem != nil {
+		s, t = *s.Elem, *t.Elem
+	}
+	return s.Kind == types.Record && t.Kind == types.Record
+}
+
+// markNullable marks the FROM items of an outer join's nullable side.
+func markNullable(items []*nsItem, on bool) {
+	if !on {
+		return
+	}
+	for _, it := range items {
+		it.nullable = true
+	}
+}
+
+// rowCompare binds `(a, b) op (c, d)`.
+func (b *binder) rowCompare(l *level, op string, x, y *pg.RowExpr, loc int32) (expr.Expr, error) {
 	xs, err := b.rowArgs(l, x)
 	if err != nil {
 		return nil, err
@@ -30,7 +159,43 @@ func (b *binder) rowCompare(l *level, op string, x, y *pg.RowExpr, loc int32) (e
 	if err != nil {
 		return nil, err
 	}
-	return b.rowEq(op, xs, ys, loc)
+	switch op {
+	case "=", "<>", "!=":
+		if op == "!=" {
+			op = "<>"
+		}
+		return b.rowEq(op, xs, ys, loc)
+	case "<", "<=", ">", ">=":
+		return b.rowOrder(op, xs, ys, loc)
+	}
+	return nil, b.newErr(pgerr.FeatureNotSupported, loc, "row comparison with %s is not supported", op)
+}
+
+// rowOrder binds a lexicographic row comparison.
+func (b *binder) rowOrder(op string, xs, ys []expr.Expr, loc int32) (expr.Expr, error) {
+	if len(xs) != len(ys) {
+		return nil, b.newErr(pgerr.SyntaxError, loc, "unequal number of entries in row expressions")
+	}
+	if len(xs) == 0 {
+		return nil, b.newErr(pgerr.FeatureNotSupported, loc, "cannot compare rows of zero length")
+	}
+	rc := &expr.RowCompare{Op: op}
+	for i := range xs {
+		eq, err := b.binary("=", xs[i], ys[i], loc)
+		if err != nil {
+			return nil, err
+		}
+		c, err := b.binary(op, xs[i], ys[i], loc)
+		if err != nil {
+			return nil, err
+		}
+		rc.Eq = append(rc.Eq, eq)
+		rc.Cmp = append(rc.Cmp, c)
+	}
+	if len(xs) == 1 {
+		return rc.Cmp[0], nil
+	}
+	return rc, nil
 }
 
 func (b *binder) rowEq(op string, xs, ys []expr.Expr, loc int32) (expr.Expr, error) {
@@ -131,4 +296,29 @@ func (b *binder) rowSubLink(l *level, s *sublink, row *pg.RowExpr, sl *pg.SubLin
 	}
 	s.t = types.TBool
 	return s, nil
+}
+
+// isRecordName reports the type name record (not record[]).
+func isRecordName(tn *pg.TypeName) bool {
+	names := strs(tn.Names)
+	return len(tn.ArrayBounds) == 0 && len(names) > 0 && names[len(names)-1] == "record" &&
+		(len(names) == 1 || len(names) == 2 && names[0] == "pg_catalog")
+}
+
+// recordCast binds x::record: a record stays as it is; anything else
+// would be read as an anonymous record's text, which PostgreSQL does not
+// implement either.
+func (b *binder) recordCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
+	e, err := b.expr(l, tc.Arg)
+	if err != nil {
+		return nil, err
+	}
+	if e.Type().Kind == types.Record {
+		return e, nil
+	}
+	loc := int32(-1)
+	if c := tc.Arg.GetAConst(); c != nil && e.Type().Kind == types.Unknown {
+		loc = c.Location
+	}
+	return nil, b.newErr(pgerr.FeatureNotSupported, loc, "input of anonymous composite types is not implemented")
 }

@@ -162,6 +162,17 @@ type nsItem struct {
 	// notLateral marks a hidden entry of the left side of a RIGHT or FULL
 	// join, which its LATERAL right side may not read.
 	notLateral bool
+	// nullable marks an entry on the nullable side of an outer join, whose
+	// whole-row reference (rows.go) would have to be NULL, not a row of
+	// NULLs, where the join adds a row without it.
+	nullable bool
+	// marker, when set, returns a column that is never NULL in the item's
+	// own rows (made on first use), so that a whole-row reference can be
+	// NULL where an outer join added the row; noMarker is set once the
+	// item's columns pass through a node that lists its columns (USING,
+	// LATERAL), which a marker made later would not cross.
+	marker   func() int
+	noMarker bool
 	// sys is set for a system table: its system column tableoid (the
 	// relation's OID, as psql reads pg_class.tableoid) is added to its
 	// projection the first time it is named (see sysColumn).
@@ -194,6 +205,10 @@ type cteDef struct {
 	work *workTable
 	// mod is set for a data-modifying statement (dml_with.go).
 	mod *ModifyingCTE
+	// search and cycle are a recursive query's SEARCH and CYCLE clauses
+	// (recursive_search.go).
+	search *pg.CTESearchClause
+	cycle  *pg.CTECycleClause
 }
 
 // clause says which part of a query is being bound, for the errors about
@@ -296,16 +311,12 @@ func (b *binder) resolveColumn(l *level, names []string, loc int32) (expr.Expr, 
 				return nil, err
 			}
 			if found {
-				if depth == 0 {
-					r := b.colRef(id)
-					b.loc[r] = loc
-					return r, nil
+				return b.refAcross(id, depth, crossed, loc), nil
+			}
+			if len(names) == 1 {
+				if it := wholeRowItem(x, names[0]); it != nil {
+					return b.wholeRow(it, depth, crossed, loc)
 				}
-				for _, c := range crossed {
-					c.sub.outer = append(c.sub.outer, id)
-				}
-				c := b.cols[id]
-				return &expr.OuterRef{Depth: depth, Idx: id, T: c.t, Name: b.colRef(id).Name}, nil
 			}
 		}
 		skipNS = x.hideParent
@@ -323,6 +334,21 @@ func (b *binder) resolveColumn(l *level, names []string, loc int32) (expr.Expr, 
 		return nil, b.withHint(b.newErr(pgerr.UndefinedColumn, loc, "column %s.%s does not exist", tbl, col), b.columnHint(l, tbl, col))
 	}
 	return nil, b.missingTable(l, tbl, loc)
+}
+
+// refAcross references column id from depth query levels inward (an
+// OuterRef through the crossed subqueries when depth > 0).
+func (b *binder) refAcross(id, depth int, crossed []*level, loc int32) expr.Expr {
+	if depth == 0 {
+		r := b.colRef(id)
+		b.loc[r] = loc
+		return r
+	}
+	for _, c := range crossed {
+		c.sub.outer = append(c.sub.outer, id)
+	}
+	c := b.cols[id]
+	return &expr.OuterRef{Depth: depth, Idx: id, T: c.t, Name: b.colRef(id).Name}
 }
 
 // withHint adds hint (when not "") to a *pgerr.Error.

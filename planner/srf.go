@@ -48,6 +48,10 @@ func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem
 	if err != nil {
 		return nil, nil, err
 	}
+	if ids := plan.outIDs(); len(ids) > 0 && b.cols[ids[0]].t.Kind == types.Record {
+		// PostgreSQL needs AS t(a int, ...), which is not supported here
+		return nil, nil, b.newErr(pgerr.SyntaxError, fc.Location, "a column definition list is required for functions returning \"record\"")
+	}
 	alias := name
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname

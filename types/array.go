@@ -42,13 +42,24 @@ func appendArrayElem(dst, s []byte) []byte {
 			}
 		}
 	}
+	return appendQuoted(dst, s, quote, '\\')
+}
+
+// appendQuoted appends s, in double quotes when quote is set, a quote or
+// backslash inside escaped by esc before it (array_out: a backslash;
+// record_out: the character itself, doubled).
+func appendQuoted(dst, s []byte, quote bool, esc byte) []byte {
 	if !quote {
 		return append(dst, s...)
 	}
 	dst = append(dst, '"')
 	for _, c := range s {
 		if c == '"' || c == '\\' {
-			dst = append(dst, '\\')
+			if esc == 0 {
+				dst = append(dst, c)
+			} else {
+				dst = append(dst, esc)
+			}
 		}
 		dst = append(dst, c)
 	}

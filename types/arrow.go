@@ -25,6 +25,7 @@ import (
 //	oid, regclass, regtype, regproc  Uint32                        int64
 //	void                             Null                          nil
 //	T[]                              List<T's storage>             []Value
+//	record                           Struct<fields' storage>       RowValue
 //
 // numeric is stored as its canonical text so that any precision round-trips
 // exactly; arithmetic on it goes through apd. Several SQL types share one Arrow
@@ -69,6 +70,8 @@ func (t T) ArrowType() arrow.DataType {
 		return arrow.Null
 	case Array:
 		return arrow.ListOf(t.Elem.ArrowType())
+	case Record:
+		return recordArrowType(t)
 	default: // Numeric, Text, Varchar, Bpchar, Name, Char, JSON, JSONB, Unknown
 		return arrow.BinaryTypes.String
 	}

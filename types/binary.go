@@ -143,6 +143,12 @@ func AppendBinary(dst []byte, v Value, t T) ([]byte, error) {
 			return bad()
 		}
 		return appendArrayBinary(dst, a, t)
+	case Record:
+		r, ok := v.(RowValue)
+		if !ok {
+			return bad()
+		}
+		return appendRecordBinary(dst, r, t)
 	default:
 		s, ok := v.(string)
 		if !ok {
@@ -275,6 +281,8 @@ func ParseBinary(b []byte, t T) (Value, error) {
 		return string(b), nil
 	case Array:
 		return parseArrayBinary(b, t)
+	case Record:
+		return nil, errRecordInput()
 	default: // text-likes and json: the text itself, with the typmod rules
 		return ParseText(string(b), t, nil)
 	}

@@ -47,28 +47,14 @@ func Compare(a, b Value, t T) int {
 	case JSONB:
 		return compareJSONB(a.(string), b.(string))
 	case Array:
-		x, y := a.([]Value), b.([]Value)
-		for i := 0; i < len(x) && i < len(y); i++ {
-			ex, ey := x[i], y[i]
-			switch {
-			case ex == nil && ey == nil:
-				continue
-			case ex == nil:
-				return 1
-			case ey == nil:
-				return -1
-			}
-			var c int
+		return CompareSeq(a.([]Value), b.([]Value), func(_ int, ex, ey Value) int {
 			if sx, ok := ex.([]Value); ok {
-				c = Compare(sx, ey, t)
-			} else {
-				c = Compare(ex, ey, *t.Elem)
+				return Compare(sx, ey, t)
 			}
-			if c != 0 {
-				return c
-			}
-		}
-		return cmpInt(int64(len(x)), int64(len(y)))
+			return Compare(ex, ey, *t.Elem)
+		})
+	case Record:
+		return CompareRecords(a.(RowValue), b.(RowValue), t, Compare)
 	case Void:
 		return 0
 	}

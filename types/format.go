@@ -106,6 +106,10 @@ func AppendText(dst []byte, v Value, t T, opts *FormatOptions) []byte {
 		if a, ok := v.([]Value); ok {
 			return appendArrayText(dst, a, *t.Elem, opts)
 		}
+	case Record:
+		if r, ok := v.(RowValue); ok {
+			return appendRecordText(dst, r, t, opts)
+		}
 	case Void:
 		return dst
 	case Char:

@@ -107,6 +107,8 @@ func ParseText(s string, t T, opts *FormatOptions) (Value, error) {
 		return nil, nil
 	case Array:
 		return parseArrayText(s, *t.Elem, opts)
+	case Record:
+		return nil, errRecordInput()
 	}
 	return nil, pgerr.Internal("types: no input function for %s", t)
 }

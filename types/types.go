@@ -36,6 +36,7 @@ const (
 	RegProc                 // regproc
 	Void                    // void (functions returning nothing)
 	Array                   // an array of Elem
+	Record                  // record: a row value whose fields are Rec (record.go)
 	numKinds
 )
 
@@ -48,6 +49,8 @@ type T struct {
 	Typmod int32
 	// Elem is the element type of an Array.
 	Elem *T
+	// Rec is the field list of a Record (nil: a record of unknown shape).
+	Rec *RecordType
 }
 
 // Ready-made types without modifiers.
@@ -97,6 +100,9 @@ func (t T) Equal(o T) bool {
 	if t.Kind == Array {
 		return t.Elem.Equal(*o.Elem)
 	}
+	if t.Kind == Record {
+		return t.Rec.equal(o.Rec, T.Equal)
+	}
 	return true
 }
 
@@ -107,6 +113,9 @@ func (t T) SameKind(o T) bool {
 	}
 	if t.Kind == Array {
 		return t.Elem.SameKind(*o.Elem)
+	}
+	if t.Kind == Record {
+		return t.Rec.equal(o.Rec, T.SameKind)
 	}
 	return true
 }
@@ -147,6 +156,7 @@ var kinds = [numKinds]kindInfo{
 	RegProc:     {"regproc", 24, 1008, 4, 'N'},
 	Void:        {"void", 2278, 0, 4, 'P'},
 	Array:       {"", 0, 0, -1, 'A'},
+	Record:      {"record", 2249, 2287, -1, 'P'},
 }
 
 // OID returns the type's PostgreSQL OID (pg_type.oid).
@@ -210,6 +220,7 @@ var kindTypNames = [numKinds]string{
 	Name: "name", Char: "char", Bytea: "bytea", Date: "date", Time: "time", Timestamp: "timestamp",
 	TimestampTZ: "timestamptz", Interval: "interval", JSON: "json", JSONB: "jsonb", Oid: "oid",
 	RegClass: "regclass", RegType: "regtype", RegProc: "regproc", Void: "void",
+	Record: "record",
 }
 
 // FromOID returns the type with the given OID (typmod -1).

@@ -60,6 +60,8 @@ func ValueAt(a arrow.Array, i int, t T) Value {
 			out = append(out, ValueAt(child, j, *t.Elem))
 		}
 		return out
+	case Record:
+		return recordValueAt(a, i, t)
 	default: // text-likes, json, jsonb, unknown
 		return a.(*array.String).Value(i)
 	}
@@ -178,6 +180,8 @@ func AppendValue(b array.Builder, v Value, t T) error {
 		b.(*array.MonthDayNanoIntervalBuilder).Append(IntervalToArrow(x))
 	case Void:
 		b.AppendNull()
+	case Record:
+		return appendRecord(b, v, t)
 	case Array:
 		x, ok := v.([]Value)
 		if !ok {

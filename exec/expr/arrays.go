@@ -157,8 +157,38 @@ func takeRows(mem memory.Allocator, a arrow.Array, idx []int) arrow.Array {
 		return array.NewNull(len(idx))
 	case *array.List:
 		return takeList(mem, a, idx)
+	case *array.Struct:
+		return takeStruct(mem, a, idx)
 	}
 	return allNull(mem, a.DataType(), len(idx))
+}
+
+// takeStruct gathers record rows: each field is gathered alike and the
+// records' own validity is carried over.
+func takeStruct(mem memory.Allocator, a *array.Struct, idx []int) arrow.Array {
+	bm := newBits(len(idx))
+	nulls := 0
+	for i, j := range idx {
+		if j >= 0 && a.IsValid(j) {
+			bitutil.SetBit(bm, i)
+		} else {
+			nulls++
+		}
+	}
+	st := a.DataType().(*arrow.StructType)
+	kids := make([]arrow.ArrayData, a.NumField())
+	for f := range kids {
+		c := takeRows(mem, a.Field(f), idx)
+		kids[f] = c.Data()
+		defer c.Release()
+	}
+	var vb *memory.Buffer
+	if nulls > 0 {
+		vb = memory.NewBufferBytes(bm)
+	}
+	d := array.NewData(st, len(idx), []*memory.Buffer{vb}, kids, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 // takeList gathers list rows: the child rows of every selected list are

@@ -151,6 +151,9 @@ func castValue(ctx *Context, v types.Value, from, to types.T, explicit bool) (ty
 		}
 		return out, nil
 	}
+	if from.Kind == types.Record && to.Kind == types.Record && !from.SameKind(to) {
+		return castRecordValue(ctx, v, from, to, explicit)
+	}
 	if from.SameKind(to) {
 		return applyTypmod(v, to, explicit)
 	}

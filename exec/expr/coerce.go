@@ -80,6 +80,9 @@ func castContext(from, to types.T) castCtx {
 		}
 		return 0
 	}
+	if from.Kind == types.Record && to.Kind == types.Record {
+		return recordCastContext(from, to)
+	}
 	if from.Kind == to.Kind {
 		return ctxImplicit
 	}
@@ -193,6 +196,9 @@ func Coerce(e Expr, t types.T, assign bool) (Expr, error) {
 // message ("CASE", "UNION", "COALESCE", "VALUES"). All-unknown inputs give
 // text. The modifier is kept only when every input has the same one.
 func CommonType(ts []types.T, context string) (types.T, error) {
+	if t, ok, err := commonRecord(ts, context); ok || err != nil {
+		return t, err
+	}
 	var p types.T
 	found := false
 	for _, t := range ts {

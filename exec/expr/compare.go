@@ -216,21 +216,9 @@ func compareValues(a, b types.Value, t types.T) int {
 	case types.IntervalValue:
 		return types.CompareInterval(x, b.(types.IntervalValue))
 	case []types.Value:
-		y := b.([]types.Value)
-		for i := 0; i < len(x) && i < len(y); i++ {
-			switch {
-			case x[i] == nil && y[i] == nil:
-				continue
-			case x[i] == nil:
-				return 1
-			case y[i] == nil:
-				return -1
-			}
-			if c := compareValues(x[i], y[i], *t.Elem); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(len(x), len(y))
+		return types.CompareSeq(x, b.([]types.Value), func(_ int, p, q types.Value) int { return compareValues(p, q, *t.Elem) })
+	case types.RowValue:
+		return types.CompareRecords(x, b.(types.RowValue), t, compareValues)
 	}
 	return 0
 }

@@ -97,6 +97,12 @@ func children(e Expr) []Expr {
 		}
 	case *ArrayExpr:
 		return x.Elems
+	case *RowExpr:
+		return x.Args
+	case *FieldSelect:
+		return []Expr{x.E}
+	case *RowCompare:
+		return append(append([]Expr(nil), x.Eq...), x.Cmp...)
 	case *Subscript:
 		return []Expr{x.E, x.Index}
 	}

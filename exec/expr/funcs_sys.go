@@ -107,7 +107,7 @@ func init() {
 		}
 		oid := int64(args[0].Type().OID())
 		f := &Func{Name: "pg_typeof", Args: []types.T{args[0].Type()}, Return: types.TRegType,
-			Kernel: RowKernel(types.TRegType, nil, func(*Context, []types.Value) (types.Value, error) { return oid, nil })}
+			Kernel: RowKernel(types.TRegType, []types.T{args[0].Type()}, func(*Context, []types.Value) (types.Value, error) { return oid, nil })}
 		return &Call{Fn: f, Args: args}, nil
 	})
 }

@@ -126,6 +126,21 @@ func jsonOf(ctx *Context, v types.Value, t types.T) any {
 		return out
 	case types.Timestamp, types.TimestampTZ, types.Date:
 		return strings.Replace(textOf(ctx, v, t), " ", "T", 1)
+	case types.Record:
+		// an object of the fields, in order (composite_to_json)
+		r, _ := v.(types.RowValue)
+		var sb strings.Builder
+		sb.WriteByte('{')
+		for i, f := range r {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			writeJSONString(&sb, t.Rec.Names[i])
+			sb.WriteByte(':')
+			writeJSON(&sb, jsonOf(ctx, f, t.Rec.Types[i]), ":")
+		}
+		sb.WriteByte('}')
+		return rawJSON(sb.String())
 	}
 	return textOf(ctx, v, t)
 }
@@ -366,6 +381,22 @@ func init() {
 			}), nil
 		})
 	}
+	// row_to_json(record): the record as an object (pretty printing is
+	// not implemented: refused rather than ignored)
+	registerBuilder("row_to_json", func(args []Expr) (Expr, error) {
+		if len(args) < 1 || len(args) > 2 || args[0].Type().Kind != types.Record {
+			return nil, noFunction("row_to_json", typesOf(args))
+		}
+		if len(args) == 2 {
+			if k, ok := args[1].(*Const); !ok || k.V != false {
+				return nil, pgerr.Unsupported("row_to_json with pretty printing is not supported")
+			}
+		}
+		t := args[0].Type()
+		return polyCall("row_to_json", args[:1], types.TJSON, true, func(ctx *Context, a []types.Value) (types.Value, error) {
+			return encodeJSON(jsonOf(ctx, a[0], t), types.TJSON)
+		}), nil
+	})
 	J := types.TJSONB
 	contains := func(swap bool) func(*Context, []types.Value) (types.Value, error) {
 		return func(_ *Context, a []types.Value) (types.Value, error) {

@@ -171,6 +171,9 @@ func (e *IsNull) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 		return nil, err
 	}
 	defer a.Release()
+	if t := e.E.Type(); t.Kind == types.Record {
+		return recordIsNull(a, t, e.Not), nil
+	}
 	n := a.Len()
 	out := newBits(n)
 	if m := validity(a); m != nil {

@@ -49,6 +49,12 @@ func readsColumns(e Expr, used []bool) bool {
 		return readsColumns(x.E, used) && readsColumns(x.Pattern, used) && readsColumns(x.Escape, used)
 	case *ArrayExpr:
 		return readsAll(x.Elems, used)
+	case *RowExpr:
+		return readsAll(x.Args, used)
+	case *FieldSelect:
+		return readsColumns(x.E, used)
+	case *RowCompare:
+		return readsAll(x.Eq, used) && readsAll(x.Cmp, used)
 	case *Subscript:
 		return readsColumns(x.E, used) && readsColumns(x.Index, used)
 	}

@@ -324,6 +324,9 @@ func NewBinary(op string, l, r Expr) (Expr, error) {
 		if e, err := arrayBinary(op, l, r); e != nil || err != nil {
 			return e, err
 		}
+		if e, err := recordBinary(op, l, r); e != nil || err != nil {
+			return e, err
+		}
 		if op == "||" {
 			if e, err := textCat(l, r); e != nil || err != nil {
 				return e, err
