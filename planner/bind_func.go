@@ -233,6 +233,15 @@ func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, err
 			return e, err
 		}
 	}
+	if l.inAgg && l.inFilter {
+		// An aggregate in another aggregate's FILTER that belongs to an
+		// enclosing level is nested at that level, as PostgreSQL reports:
+		// in SELECT (SELECT max(o.a) FILTER (WHERE sum(o.b) > 0) FROM i)
+		// FROM o both aggregate o.
+		if target, ok := b.aggLevel(l, fc); ok && target != l {
+			return nil, b.newErr(pgerr.GroupingError, fc.Location, "aggregate function calls cannot be nested")
+		}
+	}
 	if err := b.aggAllowed(l, fc.Location); err != nil {
 		return nil, err
 	}
