@@ -116,58 +116,45 @@ func float8RegrAccum(t []float64, y, x float64) (types.Value, error) {
 
 // float8Combine merges two {N, Sx, Sxx} arrays (float8_combine).
 func float8Combine(a, b []float64) (types.Value, error) {
-	switch {
-	case a[0] == 0:
-		return float8Array(b...), nil
-	case b[0] == 0:
-		return float8Array(a...), nil
-	}
-	n := a[0] + b[0]
-	sx, err := float8Plus(a[1], b[1])
-	if err != nil {
-		return nil, err
-	}
-	tmp := a[1]/a[0] - b[1]/b[0]
-	sxx := a[2] + b[2] + a[0]*b[0]*tmp*tmp/n
-	if isInfF(sxx) && !isInfF(a[2]) && !isInfF(b[2]) {
-		return nil, errOverflow
-	}
-	return float8Array(n, sx, sxx), nil
+	return float8Merge(a, b, [][3]int{{1, 2, 1}})
 }
 
 // float8RegrCombine merges two {N, Sx, Sxx, Sy, Syy, Sxy} arrays
 // (float8_regr_combine).
 func float8RegrCombine(a, b []float64) (types.Value, error) {
+	return float8Merge(a, b, [][3]int{{1, 2, 1}, {3, 4, 3}, {1, 5, 3}})
+}
+
+// float8Merge combines transition arrays whose element 0 is N: each term
+// {u, s, v} is the co-moment a[s] of the sums at u and v (a sum of squares
+// when u == v), merged as PostgreSQL's combine functions do; every sum
+// named by a term (u) is added, with float8_pl's overflow check.
+func float8Merge(a, b []float64, terms [][3]int) (types.Value, error) {
 	switch {
 	case a[0] == 0:
 		return float8Array(b...), nil
 	case b[0] == 0:
 		return float8Array(a...), nil
 	}
-	n := a[0] + b[0]
-	sx, err := float8Plus(a[1], b[1])
-	if err != nil {
-		return nil, err
+	out := make([]float64, len(a))
+	out[0] = a[0] + b[0]
+	for _, t := range terms {
+		u, s, v := t[0], t[1], t[2]
+		if u == v {
+			sum, err := float8Plus(a[u], b[u])
+			if err != nil {
+				return nil, err
+			}
+			out[u] = sum
+		}
+		du := a[u]/a[0] - b[u]/b[0]
+		dv := a[v]/a[0] - b[v]/b[0]
+		out[s] = a[s] + b[s] + a[0]*b[0]*du*dv/out[0]
+		if isInfF(out[s]) && !isInfF(a[s]) && !isInfF(b[s]) {
+			return nil, errOverflow
+		}
 	}
-	sy, err := float8Plus(a[3], b[3])
-	if err != nil {
-		return nil, err
-	}
-	tx := a[1]/a[0] - b[1]/b[0]
-	ty := a[3]/a[0] - b[3]/b[0]
-	sxx := a[2] + b[2] + a[0]*b[0]*tx*tx/n
-	if isInfF(sxx) && !isInfF(a[2]) && !isInfF(b[2]) {
-		return nil, errOverflow
-	}
-	syy := a[4] + b[4] + a[0]*b[0]*ty*ty/n
-	if isInfF(syy) && !isInfF(a[4]) && !isInfF(b[4]) {
-		return nil, errOverflow
-	}
-	sxy := a[5] + b[5] + a[0]*b[0]*tx*ty/n
-	if isInfF(sxy) && !isInfF(a[5]) && !isInfF(b[5]) {
-		return nil, errOverflow
-	}
-	return float8Array(n, sx, sxx, sy, syy, sxy), nil
+	return float8Array(out...), nil
 }
 
 func init() {
