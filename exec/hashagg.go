@@ -129,6 +129,7 @@ func newRun(ctx *Context, h *HashAgg) (*aggRun, error) {
 	}
 	if len(h.GroupBy) > 0 {
 		r.table = newHashTable(exprTypes(h.GroupBy))
+		r.table.allowDense()
 	}
 	return r, nil
 }
