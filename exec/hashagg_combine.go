@@ -177,6 +177,9 @@ func mergeRun(ctx *Context, dst, src *aggRun, acct *membudget.Account) error {
 			}
 		}
 		dst.ngroups = dst.table.len()
+		if err := dst.chargeDense(acct); err != nil {
+			return err
+		}
 		for i, st := range dst.states {
 			st.grow(dst.ngroups)
 			st.(merger).mergeFrom(src.states[i], base, dst.gids)

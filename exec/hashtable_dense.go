@@ -23,6 +23,7 @@ type denseIndex struct {
 	lo    int64   // the key of slots[0]
 	slots []int32 // per key - lo: group id + 1, 0 for none
 	null  int32   // group id + 1 of the NULL key, 0 for none
+	max   uint64  // the most slots the array may have
 }
 
 // maxAggDenseSpan bounds the dense array for a table that will have at most
@@ -32,11 +33,20 @@ func maxAggDenseSpan(groups int) uint64 {
 	return min(16*uint64(groups)+1<<16, 1<<26)
 }
 
+// limit is maxAggDenseSpan within the table's own bound (allowDense).
+func (d *denseIndex) limit(groups int) uint64 {
+	return min(maxAggDenseSpan(groups), d.max)
+}
+
 // allowDense lets an empty table of one integer-like key column find its
-// groups by a dense index; other tables are unchanged.
-func (h *hashTable) allowDense() {
+// groups by a dense index of at most maxBytes (0: no bound but
+// maxAggDenseSpan's); other tables are unchanged.
+func (h *hashTable) allowDense(maxBytes int64) {
 	if h.mode == modeInt && h.width == 1 && h.n == 0 {
-		h.dn.on = true
+		h.dn.on, h.dn.max = true, 1<<26
+		if maxBytes > 0 {
+			h.dn.max = min(h.dn.max, uint64(maxBytes/4))
+		}
 	}
 }
 
@@ -66,8 +76,8 @@ func batchRange(a arrow.Array, v []int64, n int) (lo, hi int64, ok bool) {
 }
 
 // widenDense makes the dense array cover [blo, bhi], for a table that will
-// have at most groups groups; false when that would take it past
-// maxAggDenseSpan.
+// have at most groups groups; false when that would take it past its
+// limit.
 func (h *hashTable) widenDense(blo, bhi int64, groups int) bool {
 	d := &h.dn
 	nlo, nhi := blo, bhi
@@ -80,7 +90,7 @@ func (h *hashTable) widenDense(blo, bhi int64, groups int) bool {
 		nlo, nhi, up = min(blo, d.lo), max(bhi, hi), bhi > hi
 	}
 	need := uint64(nhi) - uint64(nlo) + 1 // 0: all of int64
-	limit := maxAggDenseSpan(groups)
+	limit := d.limit(groups)
 	if need == 0 || need > limit {
 		return false
 	}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"math"
 	"math/rand"
 	"slices"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/membudget"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -62,7 +65,7 @@ func TestDenseHashTableEqualsHashed(t *testing.T) {
 	}
 	for _, s := range streams {
 		dense, hashed := newHashTable([]types.T{s.t}), newHashTable([]types.T{s.t})
-		dense.allowDense()
+		dense.allowDense(0)
 		if !dense.dn.on {
 			t.Fatalf("%s: allowDense did not take", s.name)
 		}
@@ -109,14 +112,14 @@ func TestDenseHashTableEqualsHashed(t *testing.T) {
 // groups it may hold, and a wide first batch goes straight to hashing.
 func TestDenseSpanLimit(t *testing.T) {
 	h := newHashTable([]types.T{types.TInt8})
-	h.allowDense()
+	h.allowDense(0)
 	keys := []arrow.Array{arr(types.TInt8, 0, int64(maxAggDenseSpan(2)))}
 	h.insert(keys, 2, nil, false)
 	if h.dn.on {
 		t.Fatalf("a span of %d slots for 2 groups stayed dense", maxAggDenseSpan(2)+1)
 	}
 	h = newHashTable([]types.T{types.TInt8})
-	h.allowDense()
+	h.allowDense(0)
 	for b := 0; b < 200; b++ {
 		keys := []arrow.Array{arr(types.TInt8, b*1000)}
 		h.insert(keys, 1, nil, false)
@@ -126,5 +129,45 @@ func TestDenseSpanLimit(t *testing.T) {
 	}
 	if h.dn.on {
 		t.Fatalf("keys 1000 apart stayed dense")
+	}
+}
+
+// TestDenseBoundedAndCharged: an aggregation's dense index stays within a
+// quarter of work_mem, and its bytes are charged to the aggregation's
+// account.
+func TestDenseBoundedAndCharged(t *testing.T) {
+	h := newHashTable([]types.T{types.TInt8})
+	h.allowDense(4096) // 1024 slots
+	h.insert([]arrow.Array{arr(types.TInt8, 0, 1000)}, 2, nil, false)
+	if !h.dn.on {
+		t.Fatalf("keys 0 and 1000 left a 1024-slot index")
+	}
+	h.insert([]arrow.Array{arr(types.TInt8, 1100)}, 1, nil, false)
+	if h.dn.on {
+		t.Fatalf("key 1100 stayed in a 1024-slot index (%d slots)", len(h.dn.slots))
+	}
+
+	q := membudget.NewQuery(nil, 0, 64<<20)
+	ctx := &Context{Eval: &expr.Context{Ctx: context.Background(), Budget: q}}
+	k := col(0, types.TInt8)
+	h2 := aggNode(nil, []expr.Expr{k}, agg(t, "count", true))
+	it := &hashAggIter{ctx: ctx, h: h2, acct: membudget.NewAccount(q)}
+	r, err := newRun(ctx, h2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]any, 1000)
+	for i := range vals {
+		vals[i] = i * 50 // 1000 groups over 50k keys: dense
+	}
+	b := newBatch(cols(types.TInt8), []arrow.Array{arr(types.TInt8, vals...)}, len(vals))
+	if err := it.fold(r, b, nil, it.acct); err != nil {
+		t.Fatal(err)
+	}
+	if !r.table.dn.on {
+		t.Fatal("the run's table is not dense")
+	}
+	if slots := int64(4 * len(r.table.dn.slots)); it.acct.Used() < slots {
+		t.Fatalf("account holds %d bytes, the dense index alone %d", it.acct.Used(), slots)
 	}
 }
