@@ -128,6 +128,7 @@ func newRun(ctx *Context, h *HashAgg) (*aggRun, error) {
 		}
 		r.states[i] = st
 	}
+	shareStates(h.Aggs, r.states)
 	if len(h.GroupBy) > 0 {
 		r.table = newHashTable(exprTypes(h.GroupBy))
 		r.table.allowDense(budgetOf(ctx).WorkMem() / 4) // charged: chargeDense
