@@ -113,6 +113,7 @@ type aggRun struct {
 	keyParts [][]arrow.Array // per key column, parts in group order
 	ngroups  int
 	kept     int64 // state bytes charged so far
+	dense    int64 // bytes of the table's dense index charged so far
 	gids     []int32
 	fgids    []int32
 }
@@ -127,10 +128,25 @@ func newRun(ctx *Context, h *HashAgg) (*aggRun, error) {
 		}
 		r.states[i] = st
 	}
+	shareStates(h.Aggs, r.states)
 	if len(h.GroupBy) > 0 {
 		r.table = newHashTable(exprTypes(h.GroupBy))
+		r.table.allowDense(budgetOf(ctx).WorkMem() / 4) // charged: chargeDense
 	}
 	return r, nil
+}
+
+// chargeDense charges acct for what the table's dense index has grown by
+// (it is never given back: leaving the index for hashed slots keeps the
+// charge, which the hashed slots' groupBytes then stand for).
+func (r *aggRun) chargeDense(acct *membudget.Account) error {
+	if b := int64(4 * len(r.table.dn.slots)); b > r.dense {
+		if err := acct.Grow(b - r.dense); err != nil {
+			return err
+		}
+		r.dense = b
+	}
+	return nil
 }
 
 // pass aggregates the batches next returns (the input, or a spill
@@ -221,6 +237,9 @@ func (it *hashAggIter) fold(r *aggRun, b arrow.RecordBatch, sp *aggSpiller, acct
 			}
 		}
 		r.ngroups = table.len()
+		if err := r.chargeDense(acct); err != nil {
+			return err
+		}
 	} else {
 		if cap(r.gids) < n {
 			r.gids = make([]int32, n)

@@ -11,26 +11,21 @@ import (
 
 // Parallel hash aggregation with partial states, the fast path of
 // parAggIter when every aggregate's state is a merger (count, integer
-// sum/avg, integer min/max). Each of W workers aggregates the batches it
-// is handed into its own table and states, with no copying of the input;
-// at the end the workers' groups are merged, worker by worker, into one
-// run whose results are returned. The states are exact and insensitive to
-// order, so the results equal the serial path's.
+// sum/avg, integer min/max). Morsel-driven, as DuckDB's and HyPer's
+// operators are: each of W workers (the calling goroutine is worker 0)
+// takes the input's next batch under a lock and aggregates it into its own
+// table and states, with no copying of the input and no goroutine between
+// the input and the workers (a hand-off a batch cost more than a small
+// aggregation's work on a 2-core machine); at the end the workers' groups
+// are merged into the first worker's run, whose results are returned. The
+// states are exact and insensitive to order, so the results equal the
+// serial path's.
 //
 // Memory: the workers' runs are charged to their accounts and counted
 // together; when they pass work_mem (and the statement may spill), the
-// workers stop aggregating (each batch they are handed from then on comes
-// back unaggregated, in input order), their runs are merged, and the rest
-// of the input is aggregated by the serial pass starting from the merged
-// groups: rows of new keys spill to partitions as in the serial path.
-
-// localAgg is one worker's partial aggregation; mu is held while it folds a
-// batch and while the consumer merges it.
-type localAgg struct {
-	mu   sync.Mutex
-	run  *aggRun
-	acct *membudget.Account
-}
+// workers stop taking batches, their runs are merged, and the rest of the
+// input is aggregated by the serial pass starting from the merged groups:
+// rows of new keys spill to partitions as in the serial path.
 
 // combinable reports whether every state of r can be merged.
 func combinable(r *aggRun) bool {
@@ -42,82 +37,114 @@ func combinable(r *aggRun) bool {
 	return true
 }
 
-// startCombine aggregates rest with partial states per worker; dst is an
-// empty run (whose states are all mergers) that receives the groups.
-func (it *parAggIter) startCombine(rest Iterator, dst *aggRun) error {
+// startCombine aggregates rest with partial states per worker; first is an
+// empty run (whose states are all mergers): worker 0's.
+func (it *parAggIter) startCombine(rest Iterator, first *aggRun) error {
 	w := it.w
 	final := it.newSub(nopIter{})
 	final.started = true
 	it.subs = []*hashAggIter{final}
-	locals := make([]*localAgg, w)
+	runs := make([]*aggRun, w)
+	accts := make([]*membudget.Account, w)
 	defer func() {
-		for _, l := range locals {
-			if l != nil {
-				l.acct.Release()
+		for _, a := range accts {
+			if a != nil {
+				a.Release()
 			}
 		}
 	}()
-	for i := range locals {
-		r, err := newRun(it.ctx, it.h)
-		if err != nil {
-			return err
+	runs[0] = first
+	for i := range runs {
+		if i > 0 {
+			r, err := newRun(it.ctx, it.h)
+			if err != nil {
+				return err
+			}
+			runs[i] = r
 		}
-		locals[i] = &localAgg{run: r, acct: membudget.NewAccount(budgetOf(it.ctx))}
+		accts[i] = membudget.NewAccount(budgetOf(it.ctx))
 	}
 	workMem := budgetOf(it.ctx).WorkMem()
-	var held atomic.Int64
-	var overflow atomic.Bool
-	fold := func(wk int, b arrow.RecordBatch) (arrow.RecordBatch, error) {
-		l := locals[wk]
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if overflow.Load() {
-			return b, nil
+	var (
+		mu       sync.Mutex // held while reading the input
+		ended    bool       // the input has ended (or failed)
+		held     atomic.Int64
+		overflow atomic.Bool
+		stopped  atomic.Bool // a worker failed
+	)
+	// take returns the input's next batch, nil at its end (and after).
+	take := func() (b arrow.RecordBatch, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return nil, nil
 		}
-		before := l.acct.Used()
-		if err := final.fold(l.run, b, nil, l.acct); err != nil {
-			return nil, err
-		}
-		if final.canSpill && held.Add(l.acct.Used()-before) > workMem {
-			overflow.Store(true)
-		}
-		return nil, nil
+		defer func() { ended = b == nil || err != nil }()
+		defer recoverErr(&err)
+		return rest.Next()
 	}
-	pm := startParMap(it.ctx, rest.Next, w, fold)
-	defer pm.stop()
-	next := func() (arrow.RecordBatch, error) {
-		for {
-			b, ok, err := pm.next()
-			if err != nil || !ok {
-				return nil, err
+	errs := make([]error, w)
+	err := parallelDo(w, func(wk int) {
+		ok := false
+		defer func() {
+			if !ok { // failed or panicking: the others stop too
+				stopped.Store(true)
 			}
-			if b != nil {
-				return b, nil
+		}()
+		for !overflow.Load() && !stopped.Load() {
+			if errs[wk] = canceled(it.ctx); errs[wk] != nil {
+				return
+			}
+			b, err := take()
+			if errs[wk] = err; err != nil {
+				return
+			}
+			if b == nil {
+				break
+			}
+			before := accts[wk].Used()
+			if errs[wk] = final.fold(runs[wk], b, nil, accts[wk]); errs[wk] != nil {
+				return
+			}
+			if final.canSpill && held.Add(accts[wk].Used()-before) > workMem {
+				overflow.Store(true)
 			}
 		}
-	}
-	first, err := next()
-	if err != nil {
+		ok = true
+	})
+	if err := firstError(errs, err); err != nil {
 		return err
 	}
-	// Either the input has ended or the workers have stopped folding:
-	// each local run is merged once its worker is done with it.
-	for _, l := range locals {
-		l.mu.Lock()
-		err := mergeRun(it.ctx, dst, l.run, final.acct)
-		l.run = nil
-		l.mu.Unlock()
+	// Every worker has ended: merge their runs into worker 0's.
+	dst := runs[0]
+	if err := final.acct.Grow(accts[0].Used()); err != nil {
+		return err
+	}
+	accts[0].Release()
+	for i, r := range runs[1:] {
+		err := mergeRun(it.ctx, dst, r, final.acct)
+		runs[i+1] = nil
 		if err != nil {
 			return err
 		}
-		l.acct.Release()
+		accts[i+1].Release()
 	}
-	if first == nil {
+	if !overflow.Load() {
 		final.out, err = final.results(dst)
 		return err
 	}
-	final.out, err = final.passFrom(dst, (&prefixIter{bs: []arrow.RecordBatch{first}, rest: funcIter(next)}).Next, 0)
+	final.out, err = final.passFrom(dst, take, 0)
 	return err
+}
+
+// firstError is the first non-nil error of errs, else other.
+func firstError(errs []error, other error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return other
 }
 
 // mergeRun adds src's groups to dst (every state a merger), charging dst's
@@ -150,6 +177,9 @@ func mergeRun(ctx *Context, dst, src *aggRun, acct *membudget.Account) error {
 			}
 		}
 		dst.ngroups = dst.table.len()
+		if err := dst.chargeDense(acct); err != nil {
+			return err
+		}
 		for i, st := range dst.states {
 			st.grow(dst.ngroups)
 			st.(merger).mergeFrom(src.states[i], base, dst.gids)

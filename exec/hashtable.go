@@ -45,6 +45,8 @@ type hashTable struct {
 	rowNull []uint8
 	iv      [2][]int64
 
+	dn denseIndex // modeInt, one column: groups found by key (hashtable_dense.go)
+
 	// newRows lists, after insert, the rows that created new groups, in
 	// group id order.
 	newRows []int32
@@ -134,6 +136,9 @@ func (h *hashTable) probe(keys []arrow.Array, n int, gids []int32, ins, skipNull
 	}
 	gids = gids[:n]
 	h.newRows = h.newRows[:0]
+	if h.dn.on && h.probeDense(keys, n, gids, ins, skipNulls) {
+		return gids
+	}
 	h.prepare(keys, n)
 	switch h.mode {
 	case modeInt:

@@ -33,18 +33,31 @@ func (s *Sort) Open(ctx *Context) (Iterator, error) {
 
 // sortBatches sorts rows stably by keys and returns them in batches.
 func sortBatches(ctx *Context, cols []types.Column, bs []arrow.RecordBatch, keys []SortKey) ([]arrow.RecordBatch, error) {
-	mem := alloc(ctx)
-	arrs, n, err := materialize(mem, cols, bs)
+	arrs, n, err := materializeCtx(ctx, cols, bs)
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	es := make([]expr.Expr, len(keys))
+	// Keys that are input columns are those columns (not concatenated
+	// again); the others are evaluated.
+	keyArrs := make([]arrow.Array, len(keys))
+	var es []expr.Expr
 	for i, k := range keys {
-		es[i] = k.E
+		if c, ok := k.E.(*expr.ColRef); ok && c.Idx >= 0 && c.Idx < len(arrs) {
+			keyArrs[i] = arrs[c.Idx]
+		} else {
+			es = append(es, k.E)
+		}
 	}
-	keyArrs, err := evalOverBatches(ctx, es, bs)
-	if err != nil {
-		return nil, err
+	if len(es) > 0 {
+		evaluated, err := evalOverBatches(ctx, es, bs)
+		if err != nil {
+			return nil, err
+		}
+		for i := range keyArrs {
+			if keyArrs[i] == nil {
+				keyArrs[i], evaluated = evaluated[0], evaluated[1:]
+			}
+		}
 	}
 	perm, err := sortPermCtx(ctx, keyArrs, keys, n)
 	if err != nil {
@@ -308,29 +321,48 @@ func radixSortRange(ks [][]uint64, lo, hi int) []int32 {
 // radixSortKeys is radixSortRange that also returns the first word of
 // each row in the sorted order (the whole key when there is one word).
 func radixSortKeys(ks [][]uint64, lo, hi int) (perm []int32, first []uint64) {
-	n := hi - lo
-	perm = make([]int32, n)
+	perm = make([]int32, hi-lo)
 	for i := range perm {
 		perm[i] = int32(lo + i)
 	}
+	return radixSortRows(ks, perm, nil)
+}
+
+// radixSortRows sorts the rows listed in perm (stably: rows with equal
+// keys stay in perm's order), returning them in perm or in a new slice,
+// and the first word of each in the sorted order. last, when not nil, is
+// the last word of each row of perm, in perm's order (and is reused).
+func radixSortRows(ks [][]uint64, perm []int32, last []uint64) ([]int32, []uint64) {
+	n := len(perm)
 	if n == 0 {
 		return perm, nil
 	}
 	tmp := make([]int32, n)
-	keys := make([]uint64, n)
+	keys := last
+	if keys == nil {
+		keys = make([]uint64, n)
+	}
 	keysTmp := make([]uint64, n)
 	for w := len(ks) - 1; w >= 0; w-- {
 		src := ks[w]
-		for i, p := range perm {
-			keys[i] = src[p]
+		k0, diff := src[perm[0]], uint64(0) // the bits in which the keys differ
+		if w == len(ks)-1 && last != nil {
+			for _, k := range keys {
+				diff |= k ^ k0
+			}
+		} else {
+			for i, p := range perm {
+				keys[i] = src[p]
+				diff |= keys[i] ^ k0
+			}
 		}
 		for shift := uint(0); shift < 64; shift += 8 {
+			if (diff>>shift)&255 == 0 {
+				continue // every row has the same digit here
+			}
 			var count [256]int
 			for _, k := range keys {
 				count[(k>>shift)&255]++
-			}
-			if count[(keys[0]>>shift)&255] == n {
-				continue
 			}
 			var off [256]int
 			sum := 0

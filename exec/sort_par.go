@@ -3,10 +3,14 @@ package exec
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // Parallel sorting (ORDER BY with Context.Workers > 1). The rows are cut
@@ -38,6 +42,9 @@ func sortPermCtx(ctx *Context, keyArrs []arrow.Array, keys []SortKey, n int) ([]
 	var order func(a, b int32) int
 	var sortRange func(lo, hi int) sortRun
 	if nk := normalizeKeys(keyArrs, keys); nk != nil {
+		if perm, ok, err := msdSortPerm(nk, n, w); err != nil || ok {
+			return perm, err
+		}
 		order = func(a, b int32) int {
 			for _, k := range nk {
 				if c := cmp.Compare(k[a], k[b]); c != 0 {
@@ -166,6 +173,40 @@ func mergeInto(out sortRun, k, ke int, a sortRun, i, ie int, b sortRun, j, je in
 			j++
 		}
 	}
+}
+
+// materializeCtx is materialize with the columns concatenated in parallel
+// when the execution has workers and the input is large.
+func materializeCtx(ctx *Context, cols []types.Column, bs []arrow.RecordBatch) ([]arrow.Array, int, error) {
+	mem := alloc(ctx)
+	n := 0
+	for _, b := range bs {
+		n += int(b.NumRows())
+	}
+	w := min(workers(ctx), len(cols))
+	if w < 2 || n < parSortMin || len(bs) < 2 {
+		return materialize(mem, cols, bs)
+	}
+	out := make([]arrow.Array, len(cols))
+	errs := make([]error, w)
+	err := parallelDo(w, func(i int) {
+		for c := i; c < len(cols); c += w {
+			parts := make([]arrow.Array, len(bs))
+			for j, b := range bs {
+				parts[j] = b.Column(c)
+			}
+			a, err := array.Concatenate(parts, mem)
+			if err != nil {
+				errs[i] = fmt.Errorf("exec: concatenating column %d: %w", c, err)
+				return
+			}
+			out[c] = a
+		}
+	})
+	if err := firstError(errs, err); err != nil {
+		return nil, 0, err
+	}
+	return out, n, nil
 }
 
 // takeBatches gathers the rows of perm in batches of size, in parallel
