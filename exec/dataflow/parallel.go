@@ -122,8 +122,8 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 		}()
 		sp := stream.NewSplitter(keys, ts, n)
 		co := stream.NewCoalescer(n)
-		// flush sends every instance its gathered rows (before any other
-		// message, and at the end), then the watermarks held behind them
+		// flush sends every instance its gathered rows: before any other
+		// message, and at the end
 		flush := func() bool {
 			for k, c := range chans {
 				p, err := co.Take(k)
@@ -133,13 +133,6 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 				}
 				if p != nil && !j.send(c, stream.ChunkMsg(p)) {
 					return false
-				}
-			}
-			for _, w := range co.Held() {
-				for _, c := range chans {
-					if !j.send(c, stream.WatermarkMsg(w)) {
-						return false
-					}
 				}
 			}
 			return true
@@ -156,15 +149,10 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 				flush()
 				return
 			}
-			if m.Kind == stream.KindWatermark && co.Hold(m.Watermark) {
-				continue
-			}
-			if m.Kind != stream.KindChunk || !co.Fits(m.Chunk) {
+			if m.Kind != stream.KindChunk {
 				if !flush() {
 					return
 				}
-			}
-			if m.Kind != stream.KindChunk {
 				for _, c := range chans {
 					if !j.send(c, m) {
 						return
@@ -186,9 +174,6 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 				if p != nil && !j.send(chans[k], stream.ChunkMsg(p)) {
 					return
 				}
-			}
-			if !co.Pending() && !flush() { // nothing gathered: the held watermarks go now
-				return
 			}
 		}
 	}()

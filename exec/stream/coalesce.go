@@ -20,87 +20,13 @@ const CoalesceMaxRows = 4096
 // operator's per-batch set-up) n times as often as the single operator.
 //
 // The caller sends what Take returns before any other message to the
-// instance (a barrier, a watermark it does not hold) and at the end, so
-// rows never pass anything they came before; the parts keep their order
-// and their ops.
-//
-// Watermarks: a source's stream carries a watermark after every chunk,
-// so flushing before each would gather nothing. A watermark that comes
-// while rows are gathered is held instead (Hold) and sent after them, as
-// long as the rows that come after it are not late for it (Fits: inserts
-// whose watermarked column is above it), so moving it after them changes
-// no row's lateness: the stream is one its source could have sent (those
-// rows first, then the watermark). A chunk that does not fit sends the
-// gathered rows and the held watermarks first.
+// instance (a watermark, a barrier) and at the end, so rows never pass
+// anything they came before; the parts keep their order and their ops.
 // Owned by one goroutine (the exchange's).
 type Coalescer struct {
 	target  int
 	parts   [][]*Chunk
 	pending []int
-	held    []Watermark // in order, at most one per column
-}
-
-// Pending reports whether some instance has gathered rows.
-func (c *Coalescer) Pending() bool {
-	for _, n := range c.pending {
-		if n > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// Hold holds watermark w behind the gathered rows and reports whether it
-// did: not when no rows are gathered, nor for a reader's marks (negative
-// columns), which the caller sends at once.
-func (c *Coalescer) Hold(w Watermark) bool {
-	if w.Col < 0 || !c.Pending() {
-		return false
-	}
-	for i := range c.held {
-		if c.held[i].Col == w.Col {
-			c.held[i].Value = max(c.held[i].Value, w.Value)
-			return true
-		}
-	}
-	c.held = append(c.held, w)
-	return true
-}
-
-// Held returns the held watermarks and forgets them; the caller sends
-// them after the gathered rows (Take).
-func (c *Coalescer) Held() []Watermark {
-	h := c.held
-	c.held = nil
-	return h
-}
-
-// Fits reports whether chunk p may be gathered before the held
-// watermarks: it holds only inserts, and each held watermark's column is
-// a timestamp column with every value above the watermark (no row of p
-// is late for it, whichever side of it p passes).
-func (c *Coalescer) Fits(p *Chunk) bool {
-	if len(c.held) == 0 {
-		return true
-	}
-	if p.Ops != nil {
-		return false
-	}
-	for _, w := range c.held {
-		if w.Col >= int(p.Rec.NumCols()) {
-			return false
-		}
-		ts, ok := p.Rec.Column(w.Col).(*array.Timestamp)
-		if !ok || ts.NullN() > 0 {
-			return false
-		}
-		for _, v := range ts.TimestampValues() {
-			if int64(v) <= w.Value {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // NewCoalescer returns a Coalescer for n instances.

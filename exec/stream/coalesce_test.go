@@ -59,34 +59,3 @@ func TestCoalescerGathersParts(t *testing.T) {
 		t.Fatal("Take returned a part twice")
 	}
 }
-
-// A watermark is held only behind gathered rows and not for a reader's
-// marks; a chunk with retractions never passes a held watermark.
-func TestCoalescerHoldsWatermarks(t *testing.T) {
-	c := NewCoalescer(2)
-	c.Input(4)
-	if c.Hold(Watermark{Col: 0, Value: 5}) {
-		t.Fatal("a watermark was held with no rows gathered")
-	}
-	if p, _ := c.Add(0, intChunk(nil, 1)); p != nil {
-		t.Fatal("1 of 4 rows went out")
-	}
-	if c.Hold(Watermark{Col: -2, Value: 5}) {
-		t.Fatal("a reader's mark was held")
-	}
-	if !c.Hold(Watermark{Col: 0, Value: 5}) || !c.Hold(Watermark{Col: 0, Value: 7}) {
-		t.Fatal("a watermark behind gathered rows was not held")
-	}
-	if c.Fits(intChunk(nil, 9)) {
-		t.Fatal("a chunk whose watermarked column is not a timestamp fits")
-	}
-	if c.Fits(intChunk([]Op{Delete}, 9)) {
-		t.Fatal("a chunk with a retraction fits")
-	}
-	if h := c.Held(); len(h) != 1 || h[0].Value != 7 {
-		t.Fatalf("held %v, want the one watermark 7", h)
-	}
-	if c.Fits(intChunk([]Op{Delete}, 9)) != true {
-		t.Fatal("with nothing held every chunk fits")
-	}
-}
