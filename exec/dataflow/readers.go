@@ -69,6 +69,7 @@ type sourceRun struct {
 	inputEnd   func(context.Context) ([]byte, error) // nil: FLUSH does not wait for this unbounded source
 	start      []byte                                // the position it starts at (nil: the start)
 	split      bool                                  // one of a split source's readers: tells merge its end
+	align      *aligner                              // a split generator's reader: its barriers cut at the readers' common event time (splitalign.go)
 }
 
 // startLeaf returns the input channel of a Scan; rt.mu is held. ri, when
@@ -327,6 +328,8 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 	ended := make(chan error, 1)
 	finite := src.finite
 	pos := src.start // the position after the last batch sent on
+	al := src.align
+	defer al.stop()
 	go func() {
 		ended <- src.run(ctx, func(rec arrow.RecordBatch) error {
 			var p []byte
@@ -436,14 +439,29 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 		return endKnown && (flushEnd == nil || (pos != nil && connector.PositionReached(pos, flushEnd)))
 	}
 	for {
+		rc := recs
+		if al.blocked() { // the others have not taken the barrier yet: send no rows past it
+			rc = nil
+		}
 		select {
 		case <-j.env.Ctx.Done():
 			return
-		case pr := <-recs:
+		case pr := <-rc:
 			if !sendRec(pr) {
 				return
 			}
+			if al != nil && !send(al.ready(w.cur)) {
+				return
+			}
 			if reached() && !release() {
+				return
+			}
+		case <-al.settled():
+			if !send(al.ready(w.cur)) {
+				return
+			}
+		case <-al.expired():
+			if !send(al.ready(w.cur)) {
 				return
 			}
 		case er := <-endCh:
@@ -469,6 +487,12 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 					return
 				}
 			}
+			if al != nil {
+				al.a.end(al.i)
+				if !send(al.all()) {
+					return
+				}
+			}
 			if src.split && (err == nil && !j.send(out, doneMsg())) {
 				return
 			}
@@ -486,6 +510,9 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 						break
 					}
 				}
+			}
+			if al != nil && ended != nil {
+				reqs = al.take(reqs, w.cur)
 			}
 			if !send(reqs) {
 				return

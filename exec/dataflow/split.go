@@ -64,6 +64,10 @@ func (j *Job) openSplit(s *stream.Scan, pos []byte, i, k int) (sourceRun, error)
 // opened at their positions (one source root each, in order).
 func (j *Job) startSplit(s *stream.Scan, k int, ri *resumeInputs) ([]<-chan stream.Message, error) {
 	outs := make([]<-chan stream.Message, k)
+	var sa *splitAlign
+	if s.Watermark != nil {
+		sa = newSplitAlign(k)
+	}
 	for i := range k {
 		var src sourceRun
 		if ri != nil {
@@ -81,6 +85,9 @@ func (j *Job) startSplit(s *stream.Scan, k int, ri *resumeInputs) ([]<-chan stre
 		w := j.newWM(s)
 		if ri != nil {
 			ri.applyWM(w)
+		}
+		if sa != nil && w != nil && src.partition == nil {
+			src.align = &aligner{a: sa, i: i}
 		}
 		out := make(chan stream.Message, stream.ChannelSize)
 		outs[i] = out

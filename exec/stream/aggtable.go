@@ -23,10 +23,15 @@ import (
 // DISTINCT aggregate's (group, value) pairs).
 //
 // It is an open-addressing table with linear probing and backward-shift
-// deletion (no tombstones), kept at most half full. Keys of one or two
-// fixed-width words (integers, date/time/timestamps, floats, bool, the lead)
-// live inline in the slots; other keys are encoded into bytes (a single
-// text column: its raw bytes) and kept per id.
+// deletion (no tombstones), kept at most half full; a table with a lead
+// (a DISTINCT aggregate's (group, value) pairs: mostly inserted, rarely
+// removed, and the largest table of its operator, one slot per pair) at
+// most three quarters full, which saves a doubling of it, and its fresh
+// pages, for a third of the pair counts (docs/benchmarks.md, "CPU of the
+// parallel plan, fifth step"). Keys of one or two fixed-width words
+// (integers, date/time/timestamps, floats, bool, the lead) live inline in
+// the slots; other keys are encoded into bytes (a single text column: its
+// raw bytes) and kept per id.
 //
 // A groupTable is used by one goroutine.
 type groupTable struct {
@@ -237,7 +242,7 @@ func (t *groupTable) findWord(a, b int64, nm uint8, row int) int32 {
 			t.wkeys = growSlice(t.wkeys, t.cap())
 			t.wkeys[id] = *sl
 			t.newRows = append(t.newRows, int32(row))
-			if t.live*2 > len(t.wslots) {
+			if t.overfull(t.live, len(t.wslots)) {
 				t.growWords()
 			}
 			return id
@@ -247,6 +252,15 @@ func (t *groupTable) findWord(a, b int64, nm uint8, row int) int32 {
 		}
 		pos = (pos + 1) & t.mask
 	}
+}
+
+// overfull reports whether live keys overfill slots slots: more than
+// half of them, or three quarters with a lead.
+func (t *groupTable) overfull(live, slots int) bool {
+	if t.lead {
+		return live*4 > slots*3
+	}
+	return live*2 > slots
 }
 
 func (t *groupTable) growWords() {
@@ -398,7 +412,7 @@ func (t *groupTable) findBytes(hv uint64, key string, null bool, row int) int32 
 				t.bnull[id] = null
 			}
 			t.newRows = append(t.newRows, int32(row))
-			if t.live*2 > len(t.slots) {
+			if t.overfull(t.live, len(t.slots)) {
 				t.growBytes()
 			}
 			return id
@@ -434,7 +448,7 @@ func (t *groupTable) reserve(n int) {
 		return
 	}
 	size := tableInitSlots
-	for size < 2*n {
+	for t.overfull(n, size) {
 		size *= 2
 	}
 	if t.words && size > len(t.wslots) {

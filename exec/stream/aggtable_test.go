@@ -150,3 +150,61 @@ func TestSortedSet(t *testing.T) {
 		}
 	}
 }
+
+// TestLeadTableLoad: a table with a lead (a DISTINCT aggregate's (group,
+// value) pairs) fills to three quarters before it grows (a third fewer
+// slots than half full), and finds, creates and removes pairs correctly
+// at that load (backward-shift deletion in long runs).
+func TestLeadTableLoad(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	tab := newGroupTable([]types.T{types.TInt8}, true)
+	ids := map[[2]int64]int32{}
+	for round := 0; round < 60; round++ {
+		n := 1 + rng.Intn(200)
+		lead := make([]int32, n)
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		keys := make([][2]int64, n)
+		for i := range keys {
+			keys[i] = [2]int64{int64(rng.Intn(40)), int64(rng.Intn(200))}
+			lead[i] = int32(keys[i][0])
+			b.Append(keys[i][1])
+		}
+		vals := b.NewArray()
+		got := tab.probe([]arrow.Array{vals}, lead, n, true)
+		for i, k := range keys {
+			if id, ok := ids[k]; ok {
+				if got[i] != id {
+					t.Fatalf("round %d: pair %v has id %d, want %d", round, k, got[i], id)
+				}
+				continue
+			}
+			ids[k] = got[i]
+		}
+		vals.Release()
+		// remove a few pairs
+		for k, id := range ids {
+			if rng.Intn(20) == 0 {
+				tab.remove(id)
+				delete(ids, k)
+			}
+		}
+		if tab.len() != len(ids) {
+			t.Fatalf("round %d: %d live pairs, want %d", round, tab.len(), len(ids))
+		}
+	}
+	// 3000 pairs: 4096 slots at three quarters (8192 at half)
+	tab = newGroupTable([]types.T{types.TInt8}, true)
+	const pairs = 3000
+	lead := make([]int32, pairs)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := range pairs {
+		lead[i] = int32(i % 7)
+		b.Append(int64(i))
+	}
+	vals := b.NewArray()
+	defer vals.Release()
+	tab.probe([]arrow.Array{vals}, lead, pairs, true)
+	if tab.len() != pairs || len(tab.wslots) != 4096 {
+		t.Fatalf("%d pairs in %d slots, want %d in 4096", tab.len(), len(tab.wslots), pairs)
+	}
+}

@@ -1,0 +1,215 @@
+package dataflow
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Aligned cuts of a split source (docs/contributing/parallel.md,
+// "Sources"). The readers of a split generator each get every barrier
+// when it is injected, but they run apart: one may be seconds of event
+// time ahead of another when the barrier comes. Each then cuts its own
+// stream where it stands, so an epoch holds a different span of event
+// time from each reader, and a group whose rows come from both readers
+// changes in two epochs where one reader would have changed it in one
+// (an insert and later an update pair instead of one insert: the
+// parallel plan emitted 1.5 to 2.5 times the rows of the serial one).
+//
+// So the readers of a split source whose streams advance together in
+// event time (a generator's, not Kafka partitions, which may sit at any
+// time) cut each epoch at one event time, as Flink's watermark alignment
+// holds back a split that runs ahead: a reader that takes an epoch's
+// barrier registers its watermark and sends no more rows until every
+// reader (that has not ended) has registered; the epoch's cut is then the
+// furthest of the registered watermarks, and each reader sends rows until
+// its watermark reaches the cut, then the barrier. The reader that stood
+// furthest sends its barrier at once. The epoch then holds the same span
+// of event time from every reader, up to one batch, as one reader's epoch
+// would. A barrier never waits longer than alignMaxWait (a reader whose
+// rows have no event time, a stalled input), nor once the reader's input
+// ended.
+
+// alignMaxWait bounds how long a reader holds a barrier back.
+const alignMaxWait = time.Second
+
+// splitAlign is shared by the readers of one split source; safe for
+// concurrent use.
+type splitAlign struct {
+	mu   sync.Mutex
+	done []bool // per reader: its input ended
+	cuts map[uint64]*alignCut
+}
+
+// alignCut is one epoch's cut.
+type alignCut struct {
+	at    int64  // the furthest registered watermark (MinInt64: none)
+	in    []bool // per reader: registered
+	n     int
+	final chan struct{} // closed once every reader that has not ended registered
+}
+
+func newSplitAlign(k int) *splitAlign {
+	return &splitAlign{done: make([]bool, k), cuts: map[uint64]*alignCut{}}
+}
+
+// register records reader i's watermark wm for epoch's cut and returns
+// the cut.
+func (a *splitAlign) register(i int, epoch uint64, wm int64) *alignCut {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.cuts[epoch]
+	if c == nil {
+		c = &alignCut{at: math.MinInt64, in: make([]bool, len(a.done)), final: make(chan struct{})}
+		a.cuts[epoch] = c
+	}
+	c.at = max(c.at, wm)
+	c.in[i] = true
+	c.n++
+	a.settle(epoch, c)
+	return c
+}
+
+// settle closes c once every reader that has not ended registered; mu is
+// held.
+func (a *splitAlign) settle(epoch uint64, c *alignCut) {
+	for r, in := range c.in {
+		if !in && !a.done[r] {
+			return
+		}
+	}
+	close(c.final)
+	delete(a.cuts, epoch)
+}
+
+// end records that reader i's input ended: no cut waits for it.
+func (a *splitAlign) end(i int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.done[i] = true
+	for e, c := range a.cuts {
+		a.settle(e, c)
+	}
+}
+
+// cutAt returns c's cut and whether it is final.
+func (a *splitAlign) cutAt(c *alignCut) (int64, bool) {
+	select {
+	case <-c.final:
+	default:
+		return 0, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return c.at, true
+}
+
+// aligner is one reader's side of a splitAlign: the barriers it holds
+// back. Owned by the reader's goroutine.
+type aligner struct {
+	a       *splitAlign
+	i       int
+	pending []barrierReq // in order
+	cuts    []*alignCut  // per pending barrier
+	since   time.Time    // when the first pending barrier was held
+	timer   *time.Timer
+}
+
+// take registers the barriers reqs just requested at the reader's
+// watermark wm and returns those to send now (none: every barrier waits
+// for the others' registrations, unless the others ended); it holds the
+// others.
+func (al *aligner) take(reqs []barrierReq, wm int64) []barrierReq {
+	if len(reqs) == 0 {
+		return nil
+	}
+	if len(al.pending) == 0 {
+		al.since = time.Now()
+		al.arm(alignMaxWait)
+	}
+	for _, b := range reqs {
+		al.pending, al.cuts = append(al.pending, b), append(al.cuts, al.a.register(al.i, b.epoch, wm))
+	}
+	return al.ready(wm)
+}
+
+// blocked reports whether the reader must send no rows: the first held
+// barrier's cut is not final yet.
+func (al *aligner) blocked() bool {
+	if al == nil || len(al.pending) == 0 {
+		return false
+	}
+	_, ok := al.a.cutAt(al.cuts[0])
+	return !ok
+}
+
+// settled is the channel closed when the first held barrier's cut
+// becomes final, nil when none is held or it is final already.
+func (al *aligner) settled() <-chan struct{} {
+	if !al.blocked() {
+		return nil
+	}
+	return al.cuts[0].final
+}
+
+// ready returns the held barriers whose cut is final and reached by the
+// watermark wm, in order, and all of them once the first was held for
+// alignMaxWait.
+func (al *aligner) ready(wm int64) []barrierReq {
+	if al == nil || len(al.pending) == 0 {
+		return nil
+	}
+	n := 0
+	if time.Since(al.since) >= alignMaxWait {
+		n = len(al.pending)
+	}
+	for n < len(al.pending) {
+		at, ok := al.a.cutAt(al.cuts[n])
+		if !ok || wm < at {
+			break
+		}
+		n++
+	}
+	return al.release(n)
+}
+
+// all returns every held barrier (the input ended).
+func (al *aligner) all() []barrierReq { return al.release(len(al.pending)) }
+
+func (al *aligner) release(n int) []barrierReq {
+	if n == 0 {
+		return nil
+	}
+	out := append([]barrierReq(nil), al.pending[:n]...)
+	al.pending = append(al.pending[:0], al.pending[n:]...)
+	al.cuts = append(al.cuts[:0], al.cuts[n:]...)
+	if len(al.pending) > 0 {
+		al.since = time.Now()
+		al.arm(alignMaxWait)
+	}
+	return out
+}
+
+// arm (re)starts the timer that bounds the wait.
+func (al *aligner) arm(d time.Duration) {
+	if al.timer == nil {
+		al.timer = time.NewTimer(d)
+		return
+	}
+	al.timer.Reset(d)
+}
+
+// expired is the timer's channel while barriers are held, else nil.
+func (al *aligner) expired() <-chan time.Time {
+	if al == nil || len(al.pending) == 0 || al.timer == nil {
+		return nil
+	}
+	return al.timer.C
+}
+
+// stop releases the timer.
+func (al *aligner) stop() {
+	if al != nil && al.timer != nil {
+		al.timer.Stop()
+	}
+}
