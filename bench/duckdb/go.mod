@@ -10,6 +10,7 @@ require (
 
 require (
 	github.com/cockroachdb/apd/v3 v3.2.3 // indirect
+	github.com/dlclark/regexp2/v2 v2.13.0 // indirect
 	github.com/duckdb/duckdb-go-bindings v0.10506.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-amd64 v0.10506.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-arm64 v0.10506.0 // indirect
