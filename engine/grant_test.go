@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -25,6 +26,11 @@ func denied(t *testing.T, s *Session, text, msg string) {
 	t.Helper()
 	_, _, err := run(t, s, text)
 	wantErr(t, err, pgerr.InsufficientPrivilege, msg)
+	// PostgreSQL checks privileges after parse analysis: no LINE/caret
+	var pe *pgerr.Error
+	if errors.As(err, &pe) && pe.Position != 0 {
+		t.Errorf("%s: error has position %d, PostgreSQL prints none", text, pe.Position)
+	}
 }
 
 // TestTablePrivileges: a relation belongs to the role that created it;

@@ -159,7 +159,7 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 		return nil, nil, b.errAt(err, rv.Location)
 	}
 	if err := b.checkAccess(rel, catalog.PrivSelect); err != nil {
-		return nil, nil, b.errAt(err, rv.Location)
+		return nil, nil, err // PostgreSQL prints no position for it
 	}
 	if asOf != nil {
 		if err := checkLookupRel(b, rv, rel); err != nil {

@@ -37,7 +37,7 @@ func (b *binder) writeTarget(rv *pg.RangeVar, priv catalog.Privilege) (*catalog.
 		return nil, nil, b.newErr(pgerr.WrongObjectType, rv.Location, "cannot change relation \"%s\"", rel.Name)
 	}
 	if err := b.checkAccess(rel, priv); err != nil {
-		return nil, nil, b.errAt(err, rv.Location)
+		return nil, nil, err // PostgreSQL prints no position for it
 	}
 	tbl := b.env.Catalog.Table(rel.OID)
 	if tbl == nil {
