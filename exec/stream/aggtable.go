@@ -474,50 +474,44 @@ func (t *groupTable) reserve(n int) {
 
 // remove deletes id's key; id goes to the free list.
 func (t *groupTable) remove(id int32) {
-	if t.words && t.lead {
-		t.removeLead(id)
-	} else if t.words {
-		pos := t.hashes[id] & t.mask
-		for t.wslots[pos].id != id+1 {
-			pos = (pos + 1) & t.mask
-		}
-		// Backward shift: pull later entries of the run into the hole
-		// unless their home lies cyclically in (hole, their position].
-		for j := pos; ; {
-			j = (j + 1) & t.mask
-			sl := t.wslots[j]
-			if sl.id == 0 {
-				break
-			}
-			home := hashWords(sl.k0, sl.k1, sl.nm) & t.mask
-			if (j-home)&t.mask >= (j-pos)&t.mask {
-				t.wslots[pos] = sl
-				pos = j
-			}
-		}
-		t.wslots[pos] = wslot{}
-	} else {
-		pos := t.hashes[id] & t.mask
-		for t.slots[pos] != id+1 {
-			pos = (pos + 1) & t.mask
-		}
-		for j := pos; ; {
-			j = (j + 1) & t.mask
-			s := t.slots[j]
-			if s == 0 {
-				break
-			}
-			home := t.hashes[s-1] & t.mask
-			if (j-home)&t.mask >= (j-pos)&t.mask {
-				t.slots[pos] = s
-				pos = j
-			}
-		}
-		t.slots[pos] = 0
+	pos := t.hashes[id] & t.mask
+	switch {
+	case t.words && t.lead:
+		removeSlot(t.lslots, t.mask, pos, id, func(s lslot) int32 { return s.id },
+			func(s lslot) uint64 { return hashWords(int64(s.k0), s.k1, 0) })
+	case t.words:
+		removeSlot(t.wslots, t.mask, pos, id, func(s wslot) int32 { return s.id },
+			func(s wslot) uint64 { return hashWords(s.k0, s.k1, s.nm) })
+	default:
+		removeSlot(t.slots, t.mask, pos, id, func(s int32) int32 { return s },
+			func(s int32) uint64 { return t.hashes[s-1] })
 		t.bkeys[id] = ""
 	}
 	t.live--
 	t.free = append(t.free, id)
+}
+
+// removeSlot empties the slot holding id+1 (idOf; 0: empty) found from
+// pos on, then shifts back: pulls later entries of the run into the hole
+// unless their home (hash & mask) lies cyclically in (hole, their
+// position].
+func removeSlot[S any](slots []S, mask, pos uint64, id int32, idOf func(S) int32, hash func(S) uint64) {
+	for idOf(slots[pos]) != id+1 {
+		pos = (pos + 1) & mask
+	}
+	for j := pos; ; {
+		j = (j + 1) & mask
+		sl := slots[j]
+		if idOf(sl) == 0 {
+			break
+		}
+		if (j-hash(sl)&mask)&mask >= (j-pos)&mask {
+			slots[pos] = sl
+			pos = j
+		}
+	}
+	var empty S
+	slots[pos] = empty
 }
 
 // encodeKey appends a self-delimiting encoding of row i of a such that

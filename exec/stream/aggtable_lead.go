@@ -58,25 +58,3 @@ func (t *groupTable) growLead() {
 		t.lslots[pos] = sl
 	}
 }
-
-// removeLead is remove's slot work for a lead table.
-func (t *groupTable) removeLead(id int32) {
-	pos := t.hashes[id] & t.mask
-	for t.lslots[pos].id != id+1 {
-		pos = (pos + 1) & t.mask
-	}
-	// Backward shift, as remove.
-	for j := pos; ; {
-		j = (j + 1) & t.mask
-		sl := t.lslots[j]
-		if sl.id == 0 {
-			break
-		}
-		home := hashWords(int64(sl.k0), sl.k1, 0) & t.mask
-		if (j-home)&t.mask >= (j-pos)&t.mask {
-			t.lslots[pos] = sl
-			pos = j
-		}
-	}
-	t.lslots[pos] = lslot{}
-}
