@@ -30,8 +30,9 @@ import (
 // pages, for a third of the pair counts (docs/benchmarks.md, "CPU of the
 // parallel plan, fifth step"). Keys of one or two fixed-width words
 // (integers, date/time/timestamps, floats, bool, the lead) live inline in
-// the slots; other keys are encoded into bytes (a single text column: its
-// raw bytes) and kept per id.
+// the slots (16-byte slots with a lead, aggtable_lead.go); other keys are
+// encoded into bytes (a single text column: its raw bytes) and kept per
+// id. Every id keeps its key's hash, to find its slot again on removal.
 //
 // A groupTable is used by one goroutine.
 type groupTable struct {
@@ -41,10 +42,10 @@ type groupTable struct {
 	raw   bool // one raw text column, no lead
 
 	mask   uint64
-	wslots []wslot // words: slots with their keys inline
-	wkeys  []wslot // words: per id, its slot (to find it again)
-	slots  []int32 // bytes: id+1, 0 when empty
-	hashes []uint64
+	wslots []wslot  // words, no lead: slots with their keys inline
+	lslots []lslot  // words with a lead (aggtable_lead.go)
+	slots  []int32  // bytes: id+1, 0 when empty
+	hashes []uint64 // per id: its key's hash (to find its slot again)
 	bkeys  []string
 	bnull  []bool // raw: per id, the key is NULL
 	seed   maphash.Seed
@@ -87,9 +88,12 @@ func newGroupTable(ts []types.T, lead bool) *groupTable {
 	}
 	t.words = t.words && nw <= 2
 	t.raw = !t.words && !lead && len(ts) == 1 && rawString(ts[0])
-	if t.words {
+	switch {
+	case t.words && lead:
+		t.lslots = make([]lslot, tableInitSlots)
+	case t.words:
 		t.wslots = make([]wslot, tableInitSlots)
-	} else {
+	default:
 		t.slots = make([]int32, tableInitSlots)
 	}
 	return t
@@ -131,7 +135,8 @@ func (t *groupTable) newID() int32 {
 
 // probe maps each of the n rows to its id, creating ids for new keys, and
 // returns the ids (scratch, valid until the next probe). Rows whose lead is
-// negative, and with skipNull rows with a NULL key column, get -1.
+// negative, and with skipNull (always with a lead) rows with a NULL key
+// column, get -1.
 // t.newRows lists the rows that created ids.
 func (t *groupTable) probe(keys []arrow.Array, lead []int32, n int, skipNull bool) []int32 {
 	if cap(t.ids) < n {
@@ -216,7 +221,7 @@ func (t *groupTable) probeWords(keys []arrow.Array, lead []int32, rn []uint8, id
 		if rn != nil {
 			nm = rn[i]
 		}
-		if nm != 0 && skipNull {
+		if nm != 0 && (skipNull || t.lead) { // a lead table has no NULL keys
 			ids[i] = -1
 			continue
 		}
@@ -233,14 +238,18 @@ func (t *groupTable) probeWords(keys []arrow.Array, lead []int32, rn []uint8, id
 
 // findWord finds or creates the id of a word key; row is the probing row.
 func (t *groupTable) findWord(a, b int64, nm uint8, row int) int32 {
-	pos := hashWords(a, b, nm) & t.mask
+	if t.lead {
+		return t.findLead(int32(a), b, row)
+	}
+	hv := hashWords(a, b, nm)
+	pos := hv & t.mask
 	for {
 		sl := &t.wslots[pos]
 		if sl.id == 0 {
 			id := t.newID()
 			*sl = wslot{k0: a, k1: b, id: id + 1, nm: nm}
-			t.wkeys = growSlice(t.wkeys, t.cap())
-			t.wkeys[id] = *sl
+			t.hashes = growSlice(t.hashes, t.cap())
+			t.hashes[id] = hv
 			t.newRows = append(t.newRows, int32(row))
 			if t.overfull(t.live, len(t.wslots)) {
 				t.growWords()
@@ -451,7 +460,9 @@ func (t *groupTable) reserve(n int) {
 	for t.overfull(n, size) {
 		size *= 2
 	}
-	if t.words && size > len(t.wslots) {
+	if t.words && t.lead && size > len(t.lslots) {
+		t.lslots = make([]lslot, size)
+	} else if t.words && !t.lead && size > len(t.wslots) {
 		t.wslots = make([]wslot, size)
 	} else if !t.words && size > len(t.slots) {
 		t.slots = make([]int32, size)
@@ -463,49 +474,44 @@ func (t *groupTable) reserve(n int) {
 
 // remove deletes id's key; id goes to the free list.
 func (t *groupTable) remove(id int32) {
-	if t.words {
-		k := t.wkeys[id]
-		pos := hashWords(k.k0, k.k1, k.nm) & t.mask
-		for t.wslots[pos].id != id+1 {
-			pos = (pos + 1) & t.mask
-		}
-		// Backward shift: pull later entries of the run into the hole
-		// unless their home lies cyclically in (hole, their position].
-		for j := pos; ; {
-			j = (j + 1) & t.mask
-			sl := t.wslots[j]
-			if sl.id == 0 {
-				break
-			}
-			home := hashWords(sl.k0, sl.k1, sl.nm) & t.mask
-			if (j-home)&t.mask >= (j-pos)&t.mask {
-				t.wslots[pos] = sl
-				pos = j
-			}
-		}
-		t.wslots[pos] = wslot{}
-	} else {
-		pos := t.hashes[id] & t.mask
-		for t.slots[pos] != id+1 {
-			pos = (pos + 1) & t.mask
-		}
-		for j := pos; ; {
-			j = (j + 1) & t.mask
-			s := t.slots[j]
-			if s == 0 {
-				break
-			}
-			home := t.hashes[s-1] & t.mask
-			if (j-home)&t.mask >= (j-pos)&t.mask {
-				t.slots[pos] = s
-				pos = j
-			}
-		}
-		t.slots[pos] = 0
+	pos := t.hashes[id] & t.mask
+	switch {
+	case t.words && t.lead:
+		removeSlot(t.lslots, t.mask, pos, id, func(s lslot) int32 { return s.id },
+			func(s lslot) uint64 { return hashWords(int64(s.k0), s.k1, 0) })
+	case t.words:
+		removeSlot(t.wslots, t.mask, pos, id, func(s wslot) int32 { return s.id },
+			func(s wslot) uint64 { return hashWords(s.k0, s.k1, s.nm) })
+	default:
+		removeSlot(t.slots, t.mask, pos, id, func(s int32) int32 { return s },
+			func(s int32) uint64 { return t.hashes[s-1] })
 		t.bkeys[id] = ""
 	}
 	t.live--
 	t.free = append(t.free, id)
+}
+
+// removeSlot empties the slot holding id+1 (idOf; 0: empty) found from
+// pos on, then shifts back: pulls later entries of the run into the hole
+// unless their home (hash & mask) lies cyclically in (hole, their
+// position].
+func removeSlot[S any](slots []S, mask, pos uint64, id int32, idOf func(S) int32, hash func(S) uint64) {
+	for idOf(slots[pos]) != id+1 {
+		pos = (pos + 1) & mask
+	}
+	for j := pos; ; {
+		j = (j + 1) & mask
+		sl := slots[j]
+		if idOf(sl) == 0 {
+			break
+		}
+		if (j-hash(sl)&mask)&mask >= (j-pos)&mask {
+			slots[pos] = sl
+			pos = j
+		}
+	}
+	var empty S
+	slots[pos] = empty
 }
 
 // encodeKey appends a self-delimiting encoding of row i of a such that

@@ -204,7 +204,50 @@ func TestLeadTableLoad(t *testing.T) {
 	vals := b.NewArray()
 	defer vals.Release()
 	tab.probe([]arrow.Array{vals}, lead, pairs, true)
-	if tab.len() != pairs || len(tab.wslots) != 4096 {
-		t.Fatalf("%d pairs in %d slots, want %d in 4096", tab.len(), len(tab.wslots), pairs)
+	if tab.len() != pairs || len(tab.lslots) != 4096 {
+		t.Fatalf("%d pairs in %d slots, want %d in 4096", tab.len(), len(tab.lslots), pairs)
+	}
+}
+
+// TestLeadTableInsertRemove checks a lead table's (16-byte slot) ids
+// against a map under random inserts and removals across several
+// doublings: a key keeps its id while live, and a removed key's slot
+// never hides another key (backward shift).
+func TestLeadTableInsertRemove(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	tab := newGroupTable([]types.T{types.TInt8}, true)
+	ids := map[[2]int64]int32{} // (lead, value) -> id
+	for round := 0; round < 60; round++ {
+		n := 1 + rng.Intn(2000)
+		lead := make([]int32, n)
+		keys := make([][2]int64, n)
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		for i := range keys {
+			lead[i] = int32(rng.Intn(5))
+			keys[i] = [2]int64{int64(lead[i]), rng.Int63n(int64(1+round*400)) - 100}
+			b.Append(keys[i][1])
+		}
+		vals := b.NewArray()
+		got := tab.probe([]arrow.Array{vals}, lead, n, true)
+		vals.Release()
+		for i, k := range keys {
+			if id, ok := ids[k]; ok && got[i] != id {
+				t.Fatalf("round %d: key %v: id %d, want %d", round, k, got[i], id)
+			} else if !ok {
+				ids[k] = got[i]
+			}
+		}
+		for k, id := range ids {
+			if rng.Intn(4) == 0 {
+				tab.remove(id)
+				delete(ids, k)
+			}
+		}
+		if tab.len() != len(ids) {
+			t.Fatalf("round %d: len %d, want %d", round, tab.len(), len(ids))
+		}
+	}
+	if len(tab.lslots) < 4*tableInitSlots {
+		t.Fatalf("only %d slots: the test never grew the table", len(tab.lslots))
 	}
 }
