@@ -77,10 +77,12 @@ func (e *Etcd) Stop() {
 // Restart starts a stopped server again.
 func (e *Etcd) Restart(t testing.TB) { e.start(t) }
 
-// S3 is a fake S3 endpoint.
+// S3 is a fake S3 endpoint. Its Faults inject errors and stalls into
+// the requests it serves.
 type S3 struct {
 	URL     string // http://127.0.0.1:port
 	Backend *s3mem.Backend
+	Faults  *Faults
 	srv     *httptest.Server
 }
 
@@ -92,9 +94,13 @@ func StartS3(t testing.TB, bucket string) *S3 {
 	if err := b.CreateBucket(bucket); err != nil {
 		t.Fatalf("create bucket: %v", err)
 	}
-	srv := httptest.NewServer(gofakes3.New(b).Server())
-	t.Cleanup(srv.Close)
-	return &S3{URL: srv.URL, Backend: b, srv: srv}
+	f := &Faults{next: gofakes3.New(b).Server()}
+	srv := httptest.NewServer(f)
+	t.Cleanup(func() {
+		f.Set(FaultNone, "") // release stalled requests, or Close waits for them
+		srv.Close()
+	})
+	return &S3{URL: srv.URL, Backend: b, Faults: f, srv: srv}
 }
 
 // Close stops serving (for tests of an unreachable store).

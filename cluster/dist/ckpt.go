@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -118,31 +119,49 @@ func (c *instanceCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.State
 	op := fmt.Sprintf("%s.n%d", c.name, id)
 	go func() {
 		defer close(u.done)
-		u.obj, u.err = c.r.store.PutState(context.Background(), b.Epoch, c.r.node.ID(), c.r.node.Lease(), op, c.lo, c.hi, w.buf)
+		timeout := c.r.UploadTimeout
+		if timeout <= 0 {
+			timeout = 30 * time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		u.obj, u.err = c.r.store.PutState(ctx, b.Epoch, c.r.node.ID(), c.r.node.Lease(), op, c.lo, c.hi, w.buf)
 	}()
 	return nil
 }
 
+// failedReport is the report of an instance whose upload failed: a JSON
+// object where a report of objects is a JSON list.
+type failedReport struct {
+	Error string `json:"error"`
+}
+
 // passed is called when checkpoint barrier epoch left the instance: every
 // operator of it has snapshotted; once their uploads are done, the
-// instance's report is written. A failed upload is logged and leaves
-// the epoch unreported (the coordinator does not commit it).
+// instance's report is written. A failed upload is logged and reported
+// as a failure (failedReport), so that the coordinator gives the epoch
+// up at once instead of waiting for a report that will not come.
 func (c *instanceCkpt) passed(epoch uint64) {
 	c.mu.Lock()
 	ups := c.pending[epoch]
 	delete(c.pending, epoch)
 	c.mu.Unlock()
 	go func() {
+		var val []byte
+		var err error
 		objs := []objstore.Object{}
 		for _, u := range ups {
 			<-u.done
 			if u.err != nil {
-				c.r.logf("cluster: checkpoint %d of instance %s not reported: %v", epoch, c.name, u.err)
-				return
+				c.r.logf("cluster: checkpoint %d of instance %s failed: %v", epoch, c.name, u.err)
+				val, err = json.Marshal(failedReport{Error: u.err.Error()})
+				break
 			}
 			objs = append(objs, u.obj)
 		}
-		val, err := json.Marshal(objs)
+		if val == nil && err == nil {
+			val, err = json.Marshal(objs)
+		}
 		if err == nil {
 			_, err = c.r.node.Client().Put(context.Background(), reportKey(c.r.node.Target().Prefix, epoch, c.name), string(val))
 		}

@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -55,17 +56,20 @@ func (r *Runner) CoordinatorUploaded(name string) bool {
 }
 
 // CommitEpoch (the coordinator) commits checkpoint epoch once its own
-// part, local, is committed locally: it waits, up to timeout, for every
+// part, local, is committed locally: it waits for every
 // instance it placed on another node to report its state objects for
 // epoch, uploads the files of local not uploaded yet, then writes the
 // manifest (every object, the coordinator's files included) and moves
 // the committed pointer, fenced on this node's term
 // (objstore.Store.Commit); then it drops the reports up to epoch and
 // collects the object store's garbage. An epoch that misses a report,
-// or began before a restart's end, is not committed (error); the next
-// one is tried. BeginRestart cancels it.
+// has an instance's failure report (its upload failed), or began before
+// a restart's end, is not committed (error); the next one is tried.
+// timeout bounds all of it up to the manifest's PUT and the pointer's
+// move (a stalled store: the epoch is given up). BeginRestart cancels
+// it.
 func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Duration, local LocalPart) (cluster.Pointer, error) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r.mu.Lock()
 	r.cancelCommit = cancel
@@ -121,11 +125,22 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 		}
 		got := map[string][]objstore.Object{}
 		for _, kv := range resp.Kvs {
+			name := strings.TrimPrefix(string(kv.Key), dir)
+			if bytes.HasPrefix(kv.Value, []byte("{")) {
+				var f failedReport
+				if err := json.Unmarshal(kv.Value, &f); err != nil {
+					return cluster.Pointer{}, fmt.Errorf("cluster: report %s: %w", kv.Key, err)
+				}
+				if slices.Contains(want, name) {
+					return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d not committed: instance %s failed to upload its state: %s", epoch, name, f.Error)
+				}
+				continue
+			}
 			var o []objstore.Object
 			if err := json.Unmarshal(kv.Value, &o); err != nil {
 				return cluster.Pointer{}, fmt.Errorf("cluster: report %s: %w", kv.Key, err)
 			}
-			got[strings.TrimPrefix(string(kv.Key), dir)] = o
+			got[name] = o
 		}
 		missing := ""
 		objs = objs[:0]
@@ -145,7 +160,7 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 		}
 		select {
 		case <-ctx.Done():
-			return cluster.Pointer{}, ctx.Err()
+			return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d not committed: waiting for the reports: %w", epoch, ctx.Err())
 		case <-time.After(20 * time.Millisecond): // polling the reports with a deadline
 		}
 	}

@@ -28,6 +28,10 @@ type Runner struct {
 	opt   netx.Options
 	store *objstore.Store // checkpoints; nil: none
 	logf  func(string, ...any)
+	// UploadTimeout bounds each upload of an instance's state (set
+	// before the runner is used; 0: 30 s): a stalled store fails the
+	// upload, and the instance reports the failure.
+	UploadTimeout time.Duration
 
 	mu      sync.Mutex
 	assigns map[uint32]cluster.Assignment // a view's job -> the assignment it runs with

@@ -21,12 +21,15 @@ type clusterConfig struct {
 	nodeID     string
 	leaseTTL   time.Duration
 	advertise  string // the pgwire address other nodes list ("": the listen address)
+	// ckptTimeout bounds one cluster checkpoint: the coordinator's wait
+	// for the reports, its uploads and the manifest; a worker's uploads.
+	ckptTimeout time.Duration
 }
 
 // clusterFlagValues are the raw flags, parsed by parse.
 type clusterFlagValues struct {
 	cluster, checkpointURL, nodeID, advertise *string
-	leaseTTL                                  *time.Duration
+	leaseTTL, ckptTimeout                     *time.Duration
 }
 
 func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
@@ -41,6 +44,8 @@ func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
 			"with --cluster: the host:port other nodes and clients reach this server's --listen at (default: the listen address)"),
 		leaseTTL: fs.Duration("cluster-lease-ttl", 10*time.Second,
 			"with --cluster: how long this node stays registered, and keeps the coordinator role, without renewing its etcd lease (whole seconds): a dead or paused node is replaced after about this long"),
+		ckptTimeout: fs.Duration("cluster-checkpoint-timeout", 30*time.Second,
+			"with --cluster: how long one checkpoint may take to reach the object store (the workers' uploads, the coordinator's wait for them, its own uploads and the manifest) before it is given up; the next one is tried"),
 	}
 }
 
@@ -48,7 +53,7 @@ func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
 // which flags the command line set.
 func (v clusterFlagValues) parse(given map[string]bool) (*clusterConfig, error) {
 	if *v.cluster == "" {
-		for _, f := range []string{"checkpoint-url", "node-id", "advertise-address", "cluster-lease-ttl"} {
+		for _, f := range []string{"checkpoint-url", "node-id", "advertise-address", "cluster-lease-ttl", "cluster-checkpoint-timeout"} {
 			if given[f] {
 				return nil, fmt.Errorf("--%s needs --cluster", f)
 			}
@@ -75,12 +80,16 @@ func (v clusterFlagValues) parse(given map[string]bool) (*clusterConfig, error) 
 	if *v.leaseTTL < time.Second || *v.leaseTTL%time.Second != 0 {
 		return nil, fmt.Errorf("--cluster-lease-ttl must be a whole number of seconds, at least 1s, not %s", *v.leaseTTL)
 	}
+	if *v.ckptTimeout <= 0 {
+		return nil, fmt.Errorf("--cluster-checkpoint-timeout must be positive, not %s", *v.ckptTimeout)
+	}
 	if a := *v.advertise; a != "" {
 		if _, _, err := net.SplitHostPort(a); err != nil {
 			return nil, fmt.Errorf("--advertise-address %q: %w", a, err)
 		}
 	}
-	return &clusterConfig{target: t, checkpoint: cu, nodeID: *v.nodeID, leaseTTL: *v.leaseTTL, advertise: *v.advertise}, nil
+	return &clusterConfig{target: t, checkpoint: cu, nodeID: *v.nodeID, leaseTTL: *v.leaseTTL, advertise: *v.advertise,
+		ckptTimeout: *v.ckptTimeout}, nil
 }
 
 // joinCluster checks the checkpoint store and joins the cluster; the

@@ -21,7 +21,8 @@ func TestClusterFlagsParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &clusterConfig{target: cluster.Target{Endpoints: []string{"e1:2379", "e2:2379"}, Prefix: "/sq/prod"},
-		checkpoint: cluster.CheckpointURL{Bucket: "b", Prefix: "ck"}, nodeID: "n-1", leaseTTL: 3 * time.Second, advertise: "n1.internal:5433"}
+		checkpoint: cluster.CheckpointURL{Bucket: "b", Prefix: "ck"}, nodeID: "n-1", leaseTTL: 3 * time.Second, advertise: "n1.internal:5433",
+		ckptTimeout: 30 * time.Second}
 	if !reflect.DeepEqual(cfg.cluster, want) {
 		t.Fatalf("cluster = %+v, want %+v", cfg.cluster, want)
 	}
@@ -34,6 +35,8 @@ func TestClusterFlagsParse(t *testing.T) {
 		{append(base, "--advertise-address", "nohost"), "--advertise-address"},
 		{[]string{"--advertise-address", "h:1"}, "--advertise-address needs --cluster"},
 		{[]string{"--cluster-lease-ttl", "5s"}, "--cluster-lease-ttl needs --cluster"},
+		{append(base, "--cluster-checkpoint-timeout", "0s"), "--cluster-checkpoint-timeout must be positive"},
+		{[]string{"--cluster-checkpoint-timeout", "5s"}, "--cluster-checkpoint-timeout needs --cluster"},
 	} {
 		if _, err := parseFlags(c.args, io.Discard); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%v: err = %v, want %q", c.args, err, c.msg)

@@ -69,11 +69,10 @@ type clusterNode struct {
 	logf     func(string, ...any)
 	ckptDir  string      // the local checkpoint store's directory
 	commit   atomic.Bool // a cluster checkpoint's commit is in flight
+	// commitTimeout bounds one commit (--cluster-checkpoint-timeout):
+	// the wait for the instances' reports, the uploads and the manifest.
+	commitTimeout time.Duration
 }
-
-// commitTimeout bounds how long the coordinator waits for the instances'
-// reports of one checkpoint.
-const commitTimeout = 30 * time.Second
 
 // CheckpointTaken commits the cluster's checkpoint of epoch in the
 // background on the coordinator; an epoch that comes while a commit is
@@ -93,7 +92,7 @@ func (c *clusterNode) CheckpointTaken(epoch uint64) {
 	go func() {
 		defer c.commit.Store(false)
 		start := time.Now()
-		p, err := c.r.CommitEpoch(context.Background(), epoch, commitTimeout, local)
+		p, err := c.r.CommitEpoch(context.Background(), epoch, c.commitTimeout, local)
 		if err != nil {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
 			return

@@ -96,9 +96,10 @@ func run(cfg config) error {
 		}
 		defer node.Close() // after the engine closed: leaves the cluster last
 		runner = dist.NewRunner(node, xsrv, exchangeOptions(), store, logger.Printf)
+		runner.UploadTimeout = cfg.cluster.ckptTimeout
 		defer runner.Close()
 		ecfg.Cluster = &clusterNode{n: node, r: runner, user: cfg.user, password: cfg.password, logf: logger.Printf,
-			ckptDir: engine.CheckpointDir(cfg.dataDir)}
+			ckptDir: engine.CheckpointDir(cfg.dataDir), commitTimeout: cfg.cluster.ckptTimeout}
 	}
 	eng, err := engine.Open(ecfg)
 	if err != nil {

@@ -19,17 +19,24 @@ import (
 // store's environment.
 func threeNodes(t *testing.T) (n1, n2, n3 *node, oids []string, endpoint string, env []string) {
 	t.Helper()
+	return threeNodesOn(t, clustertest.StartS3(t, "ckpt"), pacedViews)
+}
+
+// threeNodesOn is threeNodes with the store s3, the statements views and
+// more flags for every node.
+func threeNodesOn(t *testing.T, s3 *clustertest.S3, views []string, more ...string) (n1, n2, n3 *node, oids []string, endpoint string, env []string) {
+	t.Helper()
 	etcd := clustertest.StartEtcd(t)
-	s3 := clustertest.StartS3(t, "ckpt")
 	env = s3.Env()
 	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s",
 		"--checkpoint-interval", "300ms"}
+	flags = append(flags, more...)
 	n1 = start(t, env, "n1", flags...)
 	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
 	n2 = start(t, env, "n2", flags...)
 	n3 = start(t, env, "n3", flags...)
 	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker", "n3|worker"})
-	n1.exec(t, pacedViews...)
+	n1.exec(t, views...)
 	oids, err := n1.query(t, "SELECT oid FROM pg_class WHERE relname IN ('per_auction', 'per_channel') ORDER BY relname")
 	if err != nil || len(oids) != 2 {
 		t.Fatalf("the views' OIDs: %v %v", oids, err)

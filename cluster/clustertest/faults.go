@@ -1,0 +1,81 @@
+package clustertest
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Fault is what Faults does to a matching request.
+type Fault int
+
+const (
+	// FaultNone passes every request to the store.
+	FaultNone Fault = iota
+	// FaultFail answers a matching PUT with 500 InternalError without
+	// storing anything.
+	FaultFail
+	// FaultStall holds a matching PUT, unanswered and not stored, until
+	// the fault is changed (then it is passed to the store, as a slow
+	// request would be) or the client gives up on it (then nothing is
+	// stored).
+	FaultStall
+)
+
+// Faults is an http.Handler in front of the fake S3 that injects a
+// fault into the PUT requests whose path contains a given string, as
+// the test sets it (Set); other requests (GET, LIST, DELETE) pass.
+// Safe for concurrent use.
+type Faults struct {
+	next http.Handler
+
+	mu      sync.Mutex
+	fault   Fault
+	match   string
+	release chan struct{} // closed when a stall ends
+
+	hit atomic.Int64 // requests that met a fault
+}
+
+// Set makes PUTs whose URL path contains match meet fault from now on
+// (FaultNone: none); stalled requests are released.
+func (f *Faults) Set(fault Fault, match string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.release != nil {
+		close(f.release)
+		f.release = nil
+	}
+	f.fault, f.match = fault, match
+	if fault == FaultStall {
+		f.release = make(chan struct{})
+	}
+}
+
+// Hits is how many requests met a fault so far.
+func (f *Faults) Hits() int64 { return f.hit.Load() }
+
+// ServeHTTP implements http.Handler.
+func (f *Faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	fault, match, release := f.fault, f.match, f.release
+	f.mu.Unlock()
+	if fault == FaultNone || r.Method != http.MethodPut || !strings.Contains(r.URL.Path, match) {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	f.hit.Add(1)
+	switch fault {
+	case FaultFail:
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>injected by the test</Message></Error>`))
+	case FaultStall:
+		select {
+		case <-release:
+			f.next.ServeHTTP(w, r)
+		case <-r.Context().Done(): // the client gave up: nothing stored
+		}
+	}
+}
