@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/streamsql/streamsql/cluster/clustertest"
 	"github.com/streamsql/streamsql/exec/stream"
 )
@@ -86,12 +84,7 @@ func TestAssignmentFenced(t *testing.T) {
 		t.Fatal("an assignment without exchange addresses")
 	}
 
-	a.mu.Lock()
-	lease := a.info.Lease
-	a.mu.Unlock()
-	if _, err := b.Client().Revoke(ctx, clientv3.LeaseID(lease)); err != nil {
-		t.Fatal(err)
-	}
+	expireLease(ctx, t, b, a)
 	waitFor(t, "b to be coordinator", b.IsCoordinator)
 	if _, err := fa.WriteAssignment(ctx, nodes); !errors.Is(err, ErrNotCoordinator) {
 		t.Fatalf("stale coordinator's assignment: %v", err)

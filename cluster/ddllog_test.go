@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/streamsql/streamsql/cluster/clustertest"
 )
 
@@ -53,12 +51,7 @@ func TestStatementLog(t *testing.T) {
 		}
 	}
 
-	a.mu.Lock()
-	lease := a.info.Lease
-	a.mu.Unlock()
-	if _, err := b.Client().Revoke(ctx, clientv3.LeaseID(lease)); err != nil {
-		t.Fatal(err)
-	}
+	expireLease(ctx, t, b, a)
 	waitFor(t, "b to be coordinator", b.IsCoordinator)
 	if _, err := fa.AppendStatement(ctx, Statement{SQL: "stale"}); !errors.Is(err, ErrNotCoordinator) {
 		t.Fatalf("stale coordinator's append: %v", err)

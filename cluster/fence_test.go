@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/cluster/clustertest"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // TestStaleCoordinatorCannotCommit: coordinator a takes its fence, then
@@ -37,12 +36,7 @@ func TestStaleCoordinatorCannotCommit(t *testing.T) {
 		t.Fatalf("same epoch again: err = %v, want ErrStalePointer", err)
 	}
 
-	a.mu.Lock()
-	lease := a.info.Lease
-	a.mu.Unlock()
-	if _, err := b.Client().Revoke(ctx, clientv3.LeaseID(lease)); err != nil {
-		t.Fatal(err)
-	}
+	expireLease(ctx, t, b, a)
 	waitFor(t, "b to be coordinator", b.IsCoordinator)
 	fb, err := b.Fence()
 	if err != nil {
@@ -82,14 +76,9 @@ func TestFenceReplacedLeaderSameNode(t *testing.T) {
 	a := join(t, e.Endpoint, "/c", "a")
 	waitFor(t, "a to be coordinator", a.IsCoordinator)
 	old, _ := a.Fence()
-	a.mu.Lock()
-	lease := a.info.Lease
-	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := a.Client().Revoke(ctx, clientv3.LeaseID(lease)); err != nil {
-		t.Fatal(err)
-	}
+	expireLease(ctx, t, a, a)
 	waitFor(t, "a to win a new term", func() bool {
 		f, err := a.Fence()
 		return err == nil && f.Term() != old.Term()

@@ -38,6 +38,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// expireLease revokes n's lease through via's client, as its expiry
+// would (n's session ends; another node may win the election).
+func expireLease(ctx context.Context, t *testing.T, via, n *Node) {
+	t.Helper()
+	n.mu.Lock()
+	lease := n.info.Lease
+	n.mu.Unlock()
+	if _, err := via.Client().Revoke(ctx, clientv3.LeaseID(lease)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func listing(t *testing.T, n *Node) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,16 @@ func (s *S3) Close() { s.srv.Close() }
 // Env is the AWS environment a client of s needs.
 func (s *S3) Env() []string {
 	return []string{"AWS_ENDPOINT_URL=" + s.URL, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1"}
+}
+
+// SetEnv sets Env in this process for the rest of t (t.Setenv), so that
+// an S3 client opened by the test reaches the store.
+func (s *S3) SetEnv(t testing.TB) {
+	t.Helper()
+	for _, kv := range s.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
 }
 
 func freePort(t testing.TB) int {

@@ -23,10 +23,7 @@ import (
 func TestCommitEpochFaults(t *testing.T) {
 	e := clustertest.StartEtcd(t)
 	fs3 := clustertest.StartS3(t, "ckpt")
-	for _, kv := range fs3.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	fs3.SetEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	store, err := objstore.Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "c"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -54,12 +55,7 @@ func (r *Runner) NeedsRestart(job uint32, nodes []cluster.NodeInfo) (need, ok bo
 func (r *Runner) Jobs() []uint32 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]uint32, 0, len(r.assigns))
-	for j := range r.assigns {
-		out = append(out, j)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(r.assigns))
 }
 
 // BeginRestart (the coordinator) starts a restart: it cancels the

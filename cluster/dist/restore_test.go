@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,10 +43,7 @@ func stateOf(t *testing.T, r stream.StateReader) map[string]string {
 // from the manifest's fails the restore with ErrCorrupt.
 func TestRestoreByInstance(t *testing.T) {
 	fs3 := clustertest.StartS3(t, "ckpt")
-	for _, kv := range fs3.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	fs3.SetEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	store, err := objstore.Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "c"})

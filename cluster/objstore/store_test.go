@@ -24,10 +24,7 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	e := clustertest.StartEtcd(t)
 	fs3 := clustertest.StartS3(t, "ckpt")
-	for _, kv := range fs3.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	fs3.SetEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	st, err := Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "prod/c1"})
