@@ -97,6 +97,7 @@ func (b *binder) inline(fn *catalog.Function, args []expr.Expr) (expr.Expr, erro
 	if err != nil {
 		return nil, err
 	}
+	body = strictGuard(fn, ids, body)
 	return transform(body, func(e expr.Expr) (expr.Expr, bool, error) {
 		if c, ok := e.(*expr.ColRef); ok {
 			for i, id := range ids {
@@ -107,6 +108,25 @@ func (b *binder) inline(fn *catalog.Function, args []expr.Expr) (expr.Expr, erro
 		}
 		return e, false, nil
 	})
+}
+
+// strictGuard wraps the body of a STRICT (RETURNS NULL ON NULL INPUT)
+// function so that it yields NULL, without evaluating the body, when any
+// parameter is NULL: CASE WHEN p1 IS NULL OR ... THEN NULL ELSE body END,
+// over the parameters' columns ids (replaced by the arguments afterwards).
+func strictGuard(fn *catalog.Function, ids []int, body expr.Expr) expr.Expr {
+	if !fn.Strict || len(ids) == 0 {
+		return body
+	}
+	tests := make([]expr.Expr, len(ids))
+	for i, id := range ids {
+		tests[i] = &expr.IsNull{E: &expr.ColRef{Idx: id, T: fn.Args[i].Type, Name: fn.Args[i].Name}}
+	}
+	cond := tests[0]
+	if len(tests) > 1 {
+		cond = &expr.Or{Args: tests}
+	}
+	return &expr.Case{Whens: []expr.When{{Cond: cond, Result: &expr.Const{T: body.Type()}}}, Else: body, T: body.Type()}
 }
 
 // bindBody binds a function body ("SELECT expr") in a level of its own
@@ -246,10 +266,7 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 				fn.Volatility = 's'
 			}
 		case "strict":
-			if d.Arg.GetBoolean().GetBoolval() {
-				return nil, pgerr.Unsupported("STRICT (RETURNS NULL ON NULL INPUT) SQL functions are not supported").
-					WithHint("Leave it out (CALLED ON NULL INPUT), and handle NULL in the body.")
-			}
+			fn.Strict = d.Arg.GetBoolean().GetBoolval()
 		default:
 			return nil, pgerr.Unsupported("CREATE FUNCTION option %s is not supported", strings.ToUpper(d.Defname))
 		}

@@ -88,7 +88,6 @@ func TestSQLFunctionInlined(t *testing.T) {
 		{`CREATE FUNCTION a(int) RETURNS bigint LANGUAGE sql AS 'SELECT n'`, string(pgerr.UndefinedColumn)},
 		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql AS 'SELECT ''x''::text'`, "42P13"},
 		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql PARALLEL SAFE AS 'SELECT 1'`, string(pgerr.FeatureNotSupported)},
-		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql STRICT AS 'SELECT 1'`, string(pgerr.FeatureNotSupported)},
 		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE plpgsql AS 'SELECT 1'`, string(pgerr.UndefinedObject)},
 	} {
 		err := define(bad.text)
