@@ -60,7 +60,10 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 		return b.rangeVar(l, n.GetRangeVar())
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()
+		was := l.bindingLateral
+		l.bindingLateral = rs.Lateral
 		plan, err := b.query(rs.Subquery, l, nil, !rs.Lateral)
+		l.bindingLateral = was
 		if err != nil {
 			return nil, nil, err
 		}

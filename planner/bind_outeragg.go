@@ -4,6 +4,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
 )
 
 // Outer-level aggregates. As in PostgreSQL, an aggregate belongs to the
@@ -21,7 +22,7 @@ import (
 // binding to aggCall. The call is bound once tentatively at l to learn the
 // levels it reads; the correlations that binding recorded are undone.
 func (b *binder) outerAgg(l *level, fc *pg.FuncCall, name string) (e expr.Expr, moved bool, err error) {
-	if l.sub == nil && !hasOuterLevel(l) {
+	if l.sub == nil && !hasOuterLevel(l) && !inLateral(l) {
 		return nil, false, nil
 	}
 	saved := map[*sublink]int{}
@@ -36,6 +37,9 @@ func (b *binder) outerAgg(l *level, fc *pg.FuncCall, name string) (e expr.Expr, 
 	}
 	if !ok || target == l {
 		return nil, false, nil
+	}
+	if target.bindingLateral {
+		return nil, true, b.newErr(pgerr.GroupingError, fc.Location, "aggregate functions are not allowed in FROM clause of their own query level")
 	}
 	// the subqueries crossed on the way out, as resolveColumn counts them
 	var crossed []*sublink
@@ -63,6 +67,17 @@ func (b *binder) outerAgg(l *level, fc *pg.FuncCall, name string) (e expr.Expr, 
 func hasOuterLevel(l *level) bool {
 	for x := l; x != nil; x = x.parent {
 		if x.sub != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// inLateral reports whether l is inside a LATERAL subquery of an
+// enclosing level's FROM.
+func inLateral(l *level) bool {
+	for x := l.parent; x != nil; x = x.parent {
+		if x.bindingLateral {
 			return true
 		}
 	}
@@ -102,6 +117,7 @@ func (b *binder) aggLevel(l *level, fc *pg.FuncCall) (*level, bool) {
 		}
 		es = append(es, e)
 	}
+	lateral := inLateral(l)
 	// rank counts the levels from l outward; the smallest found wins
 	best := -1
 	note := func(id int) {
@@ -120,7 +136,11 @@ func (b *binder) aggLevel(l *level, fc *pg.FuncCall) (*level, bool) {
 		walk(e, func(n expr.Expr) bool {
 			switch x := n.(type) {
 			case *expr.ColRef:
-				best = 0
+				if lateral && !ownsColumn(l, x.Idx) {
+					note(x.Idx) // a LATERAL reference to an enclosing FROM item
+				} else {
+					best = 0
+				}
 			case *expr.OuterRef:
 				note(x.Idx)
 			case *sublink:

@@ -597,7 +597,13 @@ func (b *binder) withFrom(l *level, scan *lScan, from []*pg.Node) (lnode, error)
 	}
 	saved := l.clause
 	l.clause = inJoin
+	for _, it := range l.ns {
+		it.unreachable = true
+	}
 	others, err := b.from(l, from)
+	for _, it := range l.ns {
+		it.unreachable = false
+	}
 	l.clause = saved
 	if err != nil {
 		return nil, err

@@ -13,6 +13,8 @@ func TestMissingTableHints(t *testing.T) {
 	cases := []struct{ sql, msg, hint string }{
 		{"SELECT a, g FROM t x, (SELECT x.a AS g) ss", `invalid reference to FROM-clause entry for table "x"`, `There is an entry for table "x", but it cannot be referenced from this part of the query.`},
 		{"UPDATE u SET d = b FROM (SELECT * FROM t WHERE t.a = u.a) ss", `invalid reference to FROM-clause entry for table "u"`, `There is an entry for table "u", but it cannot be referenced from this part of the query.`},
+		{"UPDATE u SET d = 'z' FROM LATERAL (SELECT * FROM t WHERE b = d) ss", `invalid reference to FROM-clause entry for table "u"`, `There is an entry for table "u", but it cannot be referenced from this part of the query.`},
+		{"DELETE FROM u USING LATERAL (SELECT * FROM t WHERE t.a = u.a) ss", `invalid reference to FROM-clause entry for table "u"`, `There is an entry for table "u", but it cannot be referenced from this part of the query.`},
 		{"UPDATE t AS q SET c = t.c + 10 WHERE q.a = 10", `invalid reference to FROM-clause entry for table "t"`, `Perhaps you meant to reference the table alias "q".`},
 		{"SELECT t.* FROM t AS q", `invalid reference to FROM-clause entry for table "t"`, `Perhaps you meant to reference the table alias "q".`},
 		{"SELECT zz.a FROM t AS q", `missing FROM-clause entry for table "zz"`, ""},

@@ -162,6 +162,11 @@ type nsItem struct {
 	// notLateral marks a hidden entry of the left side of a RIGHT or FULL
 	// join, which its LATERAL right side may not read.
 	notLateral bool
+	// unreachable is set on the target of UPDATE/DELETE while its FROM or
+	// USING list binds: that list may not read the target, not even
+	// through LATERAL, and a reference to it is an invalid reference to
+	// its FROM-clause entry (PostgreSQL's errorMissingRTE).
+	unreachable bool
 	// nullable marks an entry on the nullable side of an outer join, whose
 	// whole-row reference (rows.go) would have to be NULL, not a row of
 	// NULLs, where the join adds a row without it.
@@ -242,8 +247,12 @@ type level struct {
 	// hideParent is set for subqueries in FROM: the parent's own FROM items
 	// are not visible (no LATERAL), but levels beyond it are.
 	hideParent bool
-	ns         []*nsItem
-	ctes       map[string]*cteDef
+	// bindingLateral is set while a LATERAL subquery of this level's FROM
+	// binds: an aggregate in it that reads only this level's columns
+	// would belong to this level's FROM clause, which PostgreSQL refuses.
+	bindingLateral bool
+	ns             []*nsItem
+	ctes           map[string]*cteDef
 
 	clause   clause
 	inAgg    bool // binding an aggregate's arguments
@@ -393,6 +402,12 @@ func (b *binder) missingTable(l *level, tbl string, loc int32) error {
 	return b.newErr(pgerr.UndefinedTable, loc, "missing FROM-clause entry for table \"%s\"", tbl)
 }
 
+// unreachableRef is the error for a reference to an unreachable entry.
+func (b *binder) unreachableRef(it *nsItem, loc int32) error {
+	return b.newErr(pgerr.UndefinedTable, loc, "invalid reference to FROM-clause entry for table \"%s\"", it.alias).(*pgerr.Error).
+		WithHint("There is an entry for table \"%s\", but it cannot be referenced from this part of the query.", it.alias)
+}
+
 func (b *binder) tableVisible(l *level, tbl string) bool {
 	skip := false
 	for x := l; x != nil; x = x.parent {
@@ -419,6 +434,9 @@ func (b *binder) lookupIn(l *level, names []string, loc int32) (int, bool, error
 			}
 			for _, c := range it.cols {
 				if c.name == col {
+					if it.unreachable {
+						return 0, false, b.unreachableRef(it, loc)
+					}
 					if found >= 0 && found != c.id {
 						return 0, false, b.newErr(pgerr.AmbiguousColumn, loc, "column reference \"%s\" is ambiguous", col)
 					}
@@ -447,6 +465,9 @@ func (b *binder) lookupIn(l *level, names []string, loc int32) (int, bool, error
 	for _, it := range l.ns {
 		if !it.relVisible || it.alias != tbl {
 			continue
+		}
+		if it.unreachable {
+			return 0, false, b.unreachableRef(it, loc)
 		}
 		found := -1
 		for _, c := range it.cols {
