@@ -12,30 +12,42 @@ import (
 )
 
 // TestClusterThroughput measures a view over CLUSTER_BENCH_EVENTS Nexmark
-// events (unset: skipped) on one streamsqld and on a cluster of
-// CLUSTER_BENCH_NODES (default 2) nodes, each process with GOMAXPROCS=1:
-// the time from CREATE MATERIALIZED VIEW to the end of FLUSH. The query
-// is CLUSTER_BENCH_QUERY (default: Nexmark q5 as in bench/nexmark/q5.sql)
-// at streaming_parallelism CLUSTER_BENCH_PARALLELISM (default 4). The
-// view must have the same rows on both.
+// events (unset: skipped) on one streamsqld and on clusters of each of
+// CLUSTER_BENCH_NODES nodes (a comma-separated list, default "2"), each
+// process with GOMAXPROCS=1: the time from CREATE MATERIALIZED VIEW to
+// the end of FLUSH, every cluster started afresh (its own etcd prefix and
+// processes). The query is CLUSTER_BENCH_QUERY: a Nexmark query's name
+// (q5, q9: bench/nexmark/<name>.sql, over the sources person, auction and
+// bid; default q5) or a SELECT over bid; at streaming_parallelism
+// CLUSTER_BENCH_PARALLELISM (default 4). The view must have the same rows
+// on every run.
 func TestClusterThroughput(t *testing.T) {
 	events, _ := strconv.Atoi(os.Getenv("CLUSTER_BENCH_EVENTS"))
 	if events == 0 {
 		t.Skip("set CLUSTER_BENCH_EVENTS to measure")
 	}
-	nodes := envInt("CLUSTER_BENCH_NODES", 2)
+	var sizes []int
+	for _, f := range strings.Split(envString("CLUSTER_BENCH_NODES", "2"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			t.Fatalf("CLUSTER_BENCH_NODES: %q is not a node count", f)
+		}
+		sizes = append(sizes, n)
+	}
 	par := envInt("CLUSTER_BENCH_PARALLELISM", 4)
-	q := os.Getenv("CLUSTER_BENCH_QUERY")
-	if q == "" {
-		b, err := os.ReadFile("../../bench/nexmark/q5.sql")
+	q := envString("CLUSTER_BENCH_QUERY", "q5")
+	if regexp.MustCompile(`^q\d+$`).MatchString(q) {
+		b, err := os.ReadFile("../../bench/nexmark/" + q + ".sql")
 		if err != nil {
 			t.Fatal(err)
 		}
 		q = string(b)
 	}
+	n := strconv.Itoa(events)
 	ddl := []string{
-		"CREATE SOURCE bid (WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND) WITH (connector = 'nexmark', table = 'bid', events = '" + strconv.Itoa(events) + "')",
-		"SET streaming_parallelism = " + strconv.Itoa(par),
+		"CREATE SOURCE bid (WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND) WITH (connector = 'nexmark', table = 'bid', events = '" + n + "')",
+		"CREATE SOURCE auction (WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND) WITH (connector = 'nexmark', table = 'auction', events = '" + n + "')",
+		"CREATE SOURCE person (WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND) WITH (connector = 'nexmark', table = 'person', events = '" + n + "')",
 	}
 	var first []string
 	measure := func(coord *node) time.Duration {
@@ -67,18 +79,31 @@ func TestClusterThroughput(t *testing.T) {
 	etcd := clustertest.StartEtcd(t)
 	s3 := clustertest.StartS3(t, "ckpt")
 	env := append(s3.Env(), one...)
-	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--checkpoint-interval", "0"}
-	n1 := start(t, env, "n1", flags...)
-	waitNodes(t, n1, "SELECT role FROM streamsql_nodes", []string{"coordinator"})
-	want := []string{"n1"}
-	for i := 2; i <= nodes; i++ {
-		id := "n" + strconv.Itoa(i)
-		start(t, env, id, flags...)
-		want = append(want, id)
+	for run, size := range sizes {
+		prefix := "sq" + strconv.Itoa(run)
+		flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/" + prefix, "--checkpoint-url", "s3://ckpt/" + prefix, "--checkpoint-interval", "0"}
+		id := func(i int) string { return prefix + "n" + strconv.Itoa(i) }
+		n1 := start(t, env, id(1), flags...)
+		waitNodes(t, n1, "SELECT role FROM streamsql_nodes", []string{"coordinator"})
+		nodes, want := []*node{n1}, []string{id(1)}
+		for i := 2; i <= size; i++ {
+			nodes = append(nodes, start(t, env, id(i), flags...))
+			want = append(want, id(i))
+		}
+		waitNodes(t, n1, "SELECT node_id FROM streamsql_nodes ORDER BY 1", want)
+		dn := measure(n1)
+		t.Logf("%d nodes: %d events in %.2f s: %.0f events/s (%.2fx one process)", size, events, dn.Seconds(), float64(events)/dn.Seconds(), d1.Seconds()/dn.Seconds())
+		for _, x := range nodes {
+			x.kill()
+		}
 	}
-	waitNodes(t, n1, "SELECT node_id FROM streamsql_nodes ORDER BY 1", want)
-	dn := measure(n1)
-	t.Logf("%d nodes: %d events in %.2f s: %.0f events/s", nodes, events, dn.Seconds(), float64(events)/dn.Seconds())
+}
+
+func envString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 func envInt(name string, def int) int {
