@@ -259,6 +259,7 @@ func (b *binder) groupRewriter(l *level, agg *lAgg) func(expr.Expr) (expr.Expr, 
 			}
 		}
 	}
+	lateral := inLateral(l)
 	return func(e expr.Expr) (expr.Expr, error) {
 		return transform(e, func(n expr.Expr) (expr.Expr, bool, error) {
 			for i, g := range agg.groups {
@@ -267,7 +268,9 @@ func (b *binder) groupRewriter(l *level, agg *lAgg) func(expr.Expr) (expr.Expr, 
 				}
 			}
 			if c, ok := n.(*expr.ColRef); ok {
-				if above[c.Idx] {
+				if above[c.Idx] || lateral && !ownsColumn(l, c.Idx) {
+					// a LATERAL reference to an enclosing FROM item is a
+					// constant of each evaluation, as an outer reference
 					return n, true, nil
 				}
 				if dependent[c.Idx] {
