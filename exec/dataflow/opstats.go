@@ -30,7 +30,7 @@ type opMeter struct {
 	// recv, for an instance of a parallel operator fed by hash
 	// exchanges, counts the rows they sent it (its rows in); nil: its
 	// rows in are its inputs' rows out
-	recv *atomic.Int64
+	recv     *atomic.Int64
 	rows     atomic.Int64
 	chunks   atomic.Int64
 	bytes    atomic.Int64 // Arrow bytes of the chunks; counted for Scans only (sizeOf)
