@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -105,7 +106,10 @@ func (f FragmentWork) CPUNoise() float64 {
 
 // Balanced tells whether every instance does at most 1+limit times an
 // even share of the fragment's work: its rows in (exact) within the
-// limit, and its CPU not beyond it by more than twice the sampling error.
+// limit, and its CPU samples not significantly beyond it (the busiest
+// instance's samples at most e + 3·sqrt(e), e the samples of 1+limit
+// times an even share: a profile's samples are about Poisson, and the
+// busiest of N noisy counts lies above its expectation).
 func (f FragmentWork) Balanced(limit float64) bool {
 	if !f.Parallel() {
 		return true
@@ -113,7 +117,13 @@ func (f FragmentWork) Balanced(limit float64) bool {
 	if f.RowsImbalance() > 1+limit {
 		return false
 	}
-	return f.Imbalance() <= (1+limit)*(1+2*f.CPUNoise())
+	var sum, most int64
+	for _, in := range f.Instances {
+		sum += in.Samples
+		most = max(most, in.Samples)
+	}
+	e := (1 + limit) * float64(sum) / float64(len(f.Instances))
+	return float64(most) <= e+3*math.Sqrt(e)
 }
 
 // WorkImbalance is the imbalance the projection uses: the rows' (exact,
@@ -123,6 +133,29 @@ func (f FragmentWork) WorkImbalance() float64 {
 		return r
 	}
 	return f.Imbalance()
+}
+
+// byRole renders the fragment's CPU by role over all its instances
+// ("operator 1.200s, exchange 0.300s, meter 0.010s"), largest first.
+func (f FragmentWork) byRole() string {
+	sum := map[string]time.Duration{}
+	for _, in := range f.Instances {
+		for r, d := range in.ByRole {
+			sum[r] += d
+		}
+	}
+	var roles []string
+	for r := range sum {
+		roles = append(roles, r)
+	}
+	slices.SortFunc(roles, func(a, b string) int {
+		return cmp.Or(cmp.Compare(sum[b], sum[a]), strings.Compare(a, b))
+	})
+	var parts []string
+	for _, r := range roles {
+		parts = append(parts, fmt.Sprintf("%s %.3fs", r, sum[r].Seconds()))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Parallel tells whether the fragment runs as several instances.
@@ -420,6 +453,9 @@ func (r InstanceReport) String() string {
 			kind = fmt.Sprintf("%d instances, max/mean cpu %.2f±%.2f rows %.2f", f.Width, f.Imbalance(), f.Imbalance()*f.CPUNoise(), f.RowsImbalance())
 		}
 		fmt.Fprintf(&b, "  fragment %d [%s] %s: cpu %s\n", f.ID, strings.Join(f.Ops, " > "), kind, sec(f.CPU()))
+		if roles := f.byRole(); len(roles) > 1 {
+			fmt.Fprintf(&b, "    by role: %s\n", roles)
+		}
 		if !f.Parallel() {
 			fmt.Fprintf(&b, "    rows in %d out %d\n", f.Instances[0].RowsIn, f.Instances[0].RowsOut)
 			continue
