@@ -50,7 +50,7 @@ func TestProjectArithmetic(t *testing.T) {
 func TestProjectImbalanceFloor(t *testing.T) {
 	s := time.Second
 	points := []ScalePoint{
-		{N: 2, Serial: s, Parallel: 4 * s, ParallelMax: 3 * s},  // 1.5
+		{N: 2, Serial: s, Parallel: 4 * s, ParallelMax: 3 * s}, // 1.5
 		{N: 8, Serial: s, Parallel: 4 * s, ParallelMax: s / 2}, // 1.0
 	}
 	pr, err := Project(points, 16)
