@@ -176,21 +176,16 @@ type InstanceReport struct {
 
 // Serial is the CPU of the parts that run as one instance whatever the
 // parallelism: the single-instance fragments and the coordinator.
-func (r InstanceReport) Serial() time.Duration {
-	d := r.Coordinator
-	for _, f := range r.Fragments {
-		if !f.Parallel() {
-			d += f.CPU()
-		}
-	}
-	return d
-}
+func (r InstanceReport) Serial() time.Duration { return r.Coordinator + r.fragmentsCPU(false) }
 
 // ParallelCPU is the CPU of the fragments of several instances.
-func (r InstanceReport) ParallelCPU() time.Duration {
+func (r InstanceReport) ParallelCPU() time.Duration { return r.fragmentsCPU(true) }
+
+// fragmentsCPU is the CPU of the parallel fragments, or of the others.
+func (r InstanceReport) fragmentsCPU(parallel bool) time.Duration {
 	var d time.Duration
 	for _, f := range r.Fragments {
-		if f.Parallel() {
+		if f.Parallel() == parallel {
 			d += f.CPU()
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,32 +38,24 @@ func parseParallelisms(s string) ([]int, error) {
 // more was among them.
 func runInstances(ctx context.Context, o bench.Options, pars []int, stdout io.Writer) error {
 	var points []bench.ScalePoint
+	var name string
 	for _, n := range pars {
 		o.Parallelism, o.Instances = n, true
 		r, err := bench.Run(ctx, o)
 		if err != nil {
 			return err
 		}
-		name := o.Query
-		if o.SQL != "" {
-			name = "sql"
-		}
+		name = r.Query
 		fmt.Fprintf(stdout, "%s parallelism=%d\n%s%-4s balance %s\n", r, n, r.Instances, name, r.Instances.Summary(balanceLimit))
 		points = append(points, r.Instances.Point())
 	}
-	for _, p := range points {
-		if p.N >= 2 {
-			pr, err := bench.Project(points, projectCores)
-			if err != nil {
-				return err
-			}
-			name := o.Query
-			if o.SQL != "" {
-				name = "sql"
-			}
-			fmt.Fprintf(stdout, "%-4s %s\n", name, pr)
-			break
-		}
+	if !slices.ContainsFunc(points, func(p bench.ScalePoint) bool { return p.N >= 2 }) {
+		return nil
 	}
+	pr, err := bench.Project(points, projectCores)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%-4s %s\n", name, pr)
 	return nil
 }
