@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"fmt"
@@ -111,6 +112,10 @@ type Options struct {
 	// Parallelism is the streaming parallelism the query is planned with
 	// (planner.Env.Parallelism; 0 or 1: one instance per operator).
 	Parallelism int
+	// Instances profiles the run's CPU and reports it per fragment and
+	// instance (Result.Instances, instances.go). It takes the process's
+	// CPU profile: none may be running.
+	Instances bool
 }
 
 // Result is what one Run measured.
@@ -138,6 +143,8 @@ type Result struct {
 	// Checkpoints, with Options.CheckpointInterval: the checkpoints
 	// committed during the run and the last one's figures.
 	Checkpoints dataflow.CheckpointStats
+	// Instances, with Options.Instances, is where the CPU went.
+	Instances *InstanceReport
 }
 
 // EventsPerSec is the throughput in wall-clock time.
@@ -232,9 +239,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	res := Result{Query: name, Events: o.Events, Columns: q.Columns, Procs: runtime.GOMAXPROCS(0)}
+	if o.Instances && len(specs) != 1 {
+		return Result{}, pgerr.New(pgerr.FeatureNotSupported, "bench: the instances' report takes one job, not %d (no generator-only run)", len(specs))
+	}
 	runtime.GC()
 	live0 := liveHeap()
 	peak := startHeapSampler()
+	var prof bytes.Buffer
+	if o.Instances {
+		if err := startInstanceProfile(&prof); err != nil {
+			peak()
+			return Result{}, err
+		}
+		defer stopProfile(&prof) // on an early return; a no-op after the report's
+	}
 	cpu0, t0 := cpuTime(), time.Now()
 	var jobs []*dataflow.Job
 	for _, spec := range specs {
@@ -256,9 +274,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	err = rt.Flush(ctx)
 	res.Wall, res.CPU = time.Since(t0), cpuTime()-cpu0
+	if o.Instances {
+		stopProfile(&prof)
+	}
 	res.PeakHeap = peak()
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	if o.Instances {
+		rep, err := instanceReport(&prof, name, max(o.Parallelism, 1), jobs[0].Operators())
+		if err != nil {
+			return Result{}, err
+		}
+		res.Instances = &rep
 	}
 	for _, j := range jobs {
 		if err := j.Err(); err != nil {

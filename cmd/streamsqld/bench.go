@@ -54,6 +54,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	noOpStats := fs.Bool("no-operator-stats", false, "do not count rows and backpressure per operator (what /metrics reports), to measure the counters' cost")
 	par := fs.Int("parallelism", 0, "instances of each keyed operator (streaming_parallelism; 0: GOMAXPROCS)")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
+	instances := fs.String("instances", "", "run each query at these parallelisms (e.g. 1,2,4,8), profile its CPU by fragment and instance, print each instance's share and rows, and project the wall time to 16 cores (docs/benchmarks.md)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, benchUsage)
 		fs.PrintDefaults()
@@ -109,6 +110,18 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	var pars []int
+	if *instances != "" {
+		var err error
+		if pars, err = parseParallelisms(*instances); err != nil {
+			fmt.Fprintln(stderr, "streamsqld bench:", err)
+			return 2
+		}
+		if *cpuProfile != "" || *gen {
+			fmt.Fprintln(stderr, "streamsqld bench: --instances takes a CPU profile of its own: not with --cpuprofile or --generator")
+			return 2
+		}
+	}
 	if (*cpuProfile != "" || *memProfile != "") && len(names) > 1 {
 		fmt.Fprintln(stderr, "streamsqld bench: --cpuprofile and --memprofile take one query")
 		return 2
@@ -121,6 +134,13 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats, Parallelism: *par}
 		if f, dir, ok := strings.Cut(*sink, ":"); ok && (f == "file" || f == "parquet") {
 			o.FileSink, o.FileFormat = dir, map[string]string{"file": "JSON", "parquet": "PARQUET"}[f]
+		}
+		if pars != nil {
+			if err := runInstances(ctx, o, pars, stdout); err != nil {
+				fmt.Fprintln(stderr, "streamsqld bench:", err)
+				return 1
+			}
+			continue
 		}
 		var g bench.Result
 		if *gen {

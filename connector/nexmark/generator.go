@@ -40,8 +40,9 @@ type Generator struct {
 	base  int64   // BaseTime in µs since 1970
 	delay float64 // µs between consecutive events
 	next  int64   // next event number
-	// split of splits: the generator yields only the events whose number
-	// is split mod splits (SetSplit; splits 1: every event).
+	// split of splits: the generator yields only the events of the blocks
+	// of proportionDenominator ids whose number is split mod splits
+	// (SetSplit; splits 1: every event).
 	split, splits int64
 }
 
@@ -92,15 +93,25 @@ func (g *Generator) Position() int64 { return g.next }
 func (g *Generator) SetPosition(n int64) { g.next = max(n, 0) }
 
 // SetSplit makes the generator one of n (at least 1) that share the
-// stream: it yields only the events whose number is i mod n (0 <= i < n),
-// in order, so the union of the n generators' events is the stream of
-// one, each event generated as one generator generates it (an event is a
-// function of its number). Positions stay event numbers: after a batch,
-// the number of the generator's next event; SetPosition to another
-// number starts at the generator's first event at or after it.
+// stream: it yields only the events of the blocks of 50 ids (one
+// person, three auctions, 46 bids: proportionDenominator) whose block
+// number is i mod n (0 <= i < n), in order, so the union of the n
+// generators' events is the stream of one, each event generated as one
+// generator generates it (an event is a function of its number), and
+// every generator has its share of each kind (events i mod n would give
+// every person to the even generators when n is even). Positions stay
+// event numbers: after a batch, the number of the generator's next
+// event; SetPosition to another number starts at the generator's first
+// event at or after it.
 func (g *Generator) SetSplit(i, n int) {
 	g.split, g.splits = int64(i), max(int64(n), 1)
 	g.align()
+}
+
+// block is the number of the block of proportionDenominator ids that
+// event number e is in.
+func (g *Generator) block(e int64) int64 {
+	return (g.cfg.FirstEventID + e) / proportionDenominator
 }
 
 // align moves next to the generator's first event at or after it.
@@ -108,9 +119,19 @@ func (g *Generator) align() {
 	if g.splits <= 1 {
 		return
 	}
-	if r := ((g.next-g.split)%g.splits + g.splits) % g.splits; r != 0 {
-		g.next += g.splits - r
+	b := g.block(g.next)
+	if r := ((g.split-b)%g.splits + g.splits) % g.splits; r != 0 {
+		g.next = (b+r)*proportionDenominator - g.cfg.FirstEventID
 	}
+}
+
+// after is the number of the generator's event after event e (one of
+// its own).
+func (g *Generator) after(e int64) int64 {
+	if g.splits <= 1 || (g.cfg.FirstEventID+e+1)%proportionDenominator != 0 {
+		return e + 1
+	}
+	return (g.block(e)+g.splits)*proportionDenominator - g.cfg.FirstEventID
 }
 
 // Next generates up to max rows of the selected tables (all three unless
@@ -153,13 +174,13 @@ func (g *Generator) Next(max int) (Batches, error) {
 	if g.want[kindBid] {
 		bs = newBidCols(size(46))
 	}
-	p, seed, first, step := g.pools, g.cfg.Seed, g.cfg.FirstEventID, g.splits
+	p, seed, first := g.pools, g.cfg.Seed, g.cfg.FirstEventID
 	n, rows, last := g.next, 0, g.next
 	for rows < max && (end == 0 || n < end) {
 		e := n // this event's number
 		id := first + e
 		k := kindOf(id)
-		n += step
+		n = g.after(e)
 		last = e
 		if !g.want[k] {
 			continue

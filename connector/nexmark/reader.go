@@ -44,7 +44,8 @@ func NewReaderWithClock(cfg Config, clock pace.Clock) *Reader {
 }
 
 // Split makes the reader reader i of n that share the stream
-// (Generator.SetSplit): it reads the events whose number is i mod n. Call
+// (Generator.SetSplit): it reads the blocks of 50 events whose number is
+// i mod n. Call
 // it before Seek and Run. Its positions are its own: resume it with a
 // position that reader i of n reported.
 func (r *Reader) Split(i, n int) error {

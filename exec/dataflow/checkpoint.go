@@ -506,10 +506,12 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 	}
 	c.cur = run
 	rt.wg.Add(1) // Close waits for the commit: nothing writes after it
-	go func() {
-		defer rt.wg.Done()
-		rt.finishCheckpoint(run)
-	}()
+	coordinatorLabeled(func() {
+		go func() {
+			defer rt.wg.Done()
+			rt.finishCheckpoint(run)
+		}()
+	})
 	return run, nil
 }
 

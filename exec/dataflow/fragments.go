@@ -21,6 +21,7 @@ import (
 type flow struct {
 	chs    []<-chan stream.Message
 	meters []int
+	frag   int // its fragment (labels.go)
 }
 
 // width is how many channels f has.
@@ -35,23 +36,25 @@ func (j *Job) startFlow(n stream.Node, ri *resumeInputs) (flow, error) {
 	case *stream.Scan:
 		if x.Kind == stream.ScanSource {
 			if k := j.rt.readersOf(x); k > 1 {
-				chs, err := j.startSplit(x, k, ri)
+				f := flow{frag: j.newFragment()}
+				chs, err := j.startSplit(x, k, f.frag, ri)
 				if err != nil {
 					return flow{}, err
 				}
-				var f flow
 				for i, ch := range chs {
-					f.add(j, j.startMetered(x, nil, i, j.env, []<-chan stream.Message{ch}))
+					f.add(j, j.startMetered(x, nil, i, k, f.frag, j.env, []<-chan stream.Message{ch}))
 				}
 				return f, nil
 			}
 		}
-		ch, err := j.startLeaf(x, ri)
+		f := flow{frag: j.newFragment()}
+		var ch <-chan stream.Message
+		var err error
+		j.labeled(f.frag, 0, 1, RoleReader, x.Name, func() { ch, err = j.startLeaf(x, ri) })
 		if err != nil {
 			return flow{}, err
 		}
-		var f flow
-		f.add(j, j.startMetered(x, nil, 0, j.env, []<-chan stream.Message{ch}))
+		f.add(j, j.startMetered(x, nil, 0, 1, f.frag, j.env, []<-chan stream.Message{ch}))
 		return f, nil
 	}
 	if stream.Fused(n) {
@@ -59,24 +62,28 @@ func (j *Job) startFlow(n stream.Node, ri *resumeInputs) (flow, error) {
 		if err != nil {
 			return flow{}, err
 		}
-		var f flow
+		f := flow{frag: in.frag}
 		for k, ch := range in.chs {
-			f.add(j, j.startMetered(n, in.meterOf(k), k, j.env, []<-chan stream.Message{ch}))
+			f.add(j, j.startMetered(n, in.meterOf(k), k, in.width(), in.frag, j.env, []<-chan stream.Message{ch}))
 		}
 		return f, nil
 	}
 	var ins []<-chan stream.Message
 	var ids []int // the inputs' meters (opstats.go)
+	var started []flow
 	for _, c := range n.Inputs() {
 		in, err := j.startFlow(c, ri)
 		if err != nil {
 			return flow{}, err
 		}
-		ins = append(ins, j.gather(in))
+		started = append(started, in)
 		ids = append(ids, in.meters...)
 	}
-	var f flow
-	f.add(j, j.startMetered(n, ids, 0, j.env, ins))
+	f := flow{frag: j.newFragment()}
+	for _, in := range started {
+		ins = append(ins, j.gather(in, f.frag, 0, 1))
+	}
+	f.add(j, j.startMetered(n, ids, 0, 1, f.frag, j.env, ins))
 	return f, nil
 }
 
@@ -97,10 +104,13 @@ func (f flow) meterOf(k int) []int {
 }
 
 // gather returns f as one stream: its channel, or the merge of its
-// channels.
-func (j *Job) gather(f flow) <-chan stream.Message {
+// channels, labeled as instance inst of fragment frag (of width
+// instances), the consumer's.
+func (j *Job) gather(f flow, frag, inst, width int) <-chan stream.Message {
 	if len(f.chs) == 1 {
 		return f.chs[0]
 	}
-	return j.merge(f.chs)
+	var out <-chan stream.Message
+	j.labeled(frag, inst, width, RoleMerge, "", func() { out = j.merge(f.chs) })
+	return out
 }

@@ -88,6 +88,8 @@ type Job struct {
 	// while starting only.
 	outMeters []int
 	exchanges int // hash exchanges started so far (relay.go); while starting only
+	frags     int // fragments numbered so far (labels.go); while starting only
+	outFrag   int // the fragment of the job's output: the last gather, the writer
 	// rootMeters are outMeters of the plan's root, set with meters.
 	rootMeters []int
 	// meters count each operator's rows (opstats.go); set while the job
@@ -269,35 +271,39 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		return nil, err
 	}
 	if j.view != nil && carriesWatermarks(spec.Plan) {
-		out = j.tap(out)
+		j.labeled(j.outFrag, 0, 1, RoleWriter, "", func() { out = j.tap(out) })
 	}
 	if j.late != nil {
 		j.wg.Add(1)
-		go j.writeLate()
+		j.labeled(j.outFrag, 0, 1, RoleWriter, "", func() { go j.writeLate() })
 	}
 	rt.jobs[spec.ID] = j
 	if rt.ck != nil {
 		rt.ck.unpark(spec.ID) // resumed from it, or rebuilt: newer either way
 	}
 	j.wg.Add(1)
-	go func() {
-		defer j.wg.Done()
-		defer cancel()
-		var err error
-		if j.view != nil {
-			env := j.env
-			if j.meters != nil {
-				env = env.WithMeter(&j.viewMeter)
-			}
-			err = j.view.Run(env, out)
-		} else {
-			err = j.runSink(out)
-		}
-		if err != nil && !j.stopped.Load() {
-			j.fail(err)
-		}
-	}()
+	j.labeled(j.outFrag, 0, 1, RoleWriter, "", func() { go j.write(out, cancel) })
 	return j, nil
+}
+
+// write runs the job's view writer (or sink) over out until it ends; it
+// ends the job's context then.
+func (j *Job) write(out <-chan stream.Message, cancel context.CancelFunc) {
+	defer j.wg.Done()
+	defer cancel()
+	var err error
+	if j.view != nil {
+		env := j.env
+		if j.meters != nil {
+			env = env.WithMeter(&j.viewMeter)
+		}
+		err = j.view.Run(env, out)
+	} else {
+		err = j.runSink(out)
+	}
+	if err != nil && !j.stopped.Load() {
+		j.fail(err)
+	}
 }
 
 var errNoView = pgerr.New(pgerr.ObjectNotInPrerequisiteState, "this job writes to a sink and keeps no rows")
@@ -334,7 +340,8 @@ func (j *Job) startTree(n stream.Node, ri *resumeInputs) (<-chan stream.Message,
 		return nil, err
 	}
 	j.outMeters = f.meters
-	return j.gather(f), nil
+	j.outFrag = j.newFragment()
+	return j.gather(f, j.outFrag, 0, 1), nil
 }
 
 // fail records the job's first failure and wakes Flush waiters.

@@ -98,7 +98,7 @@ func TestExchangeGathersParts(t *testing.T) {
 	}
 	in <- stream.BarrierMsg(stream.Barrier{Epoch: 1})
 	close(in)
-	outs := j.exchange(in, []int{0}, []types.T{types.TInt8}, 2)
+	outs := j.exchange(in, []int{0}, []types.T{types.TInt8}, 2, nil)
 	total := 0
 	for k, out := range outs {
 		var sizes []int

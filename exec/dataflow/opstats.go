@@ -26,6 +26,11 @@ type opMeter struct {
 	id       int   // position in the job's plan: inputs before consumers, the root last
 	inputs   []int // ids of the operators feeding it
 	instance int   // which parallel instance of the operator
+	frag     int   // its fragment (labels.go)
+	// recv, for an instance of a parallel operator fed by hash
+	// exchanges, counts the rows they sent it (its rows in); nil: its
+	// rows in are its inputs' rows out
+	recv     *atomic.Int64
 	rows     atomic.Int64
 	chunks   atomic.Int64
 	bytes    atomic.Int64 // Arrow bytes of the chunks; counted for Scans only (sizeOf)
@@ -45,7 +50,7 @@ type OperatorStats struct {
 	Explain  string // its EXPLAIN line
 	Inputs   []int  // ids of the operators feeding it
 	Instance int    // parallel instance (0 while operators run one instance)
-	RowsIn   int64  // rows its inputs sent it
+	RowsIn   int64  // rows its inputs sent it (an instance of a parallel operator: the rows the exchanges sent it)
 	RowsOut  int64  // rows it sent on (for the view: its net changes)
 	Chunks   int64  // batches it sent on
 	// Bytes is the size of the Arrow buffers of the batches a Scan sent
@@ -71,6 +76,9 @@ type OperatorStats struct {
 	// Node is the plan's operator (nil for the view or sink itself): the
 	// instances of a parallel operator share it.
 	Node stream.Node
+	// Fragment is the fragment the instance runs in (the label of its
+	// goroutines, labels.go; 0 for the view or sink itself).
+	Fragment int
 }
 
 // meter passes in on through a counting goroutine, recording m as the
@@ -155,9 +163,12 @@ func (j *Job) Operators() []OperatorStats {
 		if len(m.inputs) == 0 { // a Scan passes its reader's rows on
 			in = byID[i]
 		}
+		if m.recv != nil { // an instance fed by exchanges: its own share
+			in = m.recv.Load()
+		}
 		out[i] = OperatorStats{ID: m.id, Name: OperatorName(m.node), Explain: m.node.Explain(), Inputs: m.inputs, Instance: m.instance,
 			RowsIn: in, RowsOut: byID[i], Chunks: m.chunks.Load(), Bytes: m.bytes.Load(), Backpressure: time.Duration(m.blocked.Load()),
-			Watermark: m.lastWM.Load(), HasWatermark: m.hasWM.Load(), Node: m.node}
+			Watermark: m.lastWM.Load(), HasWatermark: m.hasWM.Load(), Node: m.node, Fragment: m.frag}
 		out[i].StateBytes, out[i].HasState = m.self.StateBytes()
 		out[i].Busy = m.self.Busy()
 		if s, ok := m.node.(*stream.Scan); ok {
@@ -188,19 +199,26 @@ func OperatorName(n stream.Node) string {
 	return strings.TrimPrefix(t.Name(), "Stream")
 }
 
-// startMetered starts instance k of n on env over ins and counts its
+// startMetered starts instance k of n (of width instances, in fragment
+// frag: its goroutines' labels, labels.go) on env over ins and counts its
 // output (see meter) and what it reports itself (its stream.Meter: state
 // size, busy time), unless the runtime does not count
 // (Config.NoOperatorStats). It sets j.outMeters to the meter's id (nothing
 // when not counting).
-func (j *Job) startMetered(n stream.Node, inputs []int, k int, env *stream.Env, ins []<-chan stream.Message) <-chan stream.Message {
+func (j *Job) startMetered(n stream.Node, inputs []int, k, width, frag int, env *stream.Env, ins []<-chan stream.Message) <-chan stream.Message {
+	name := OperatorName(n)
+	var out <-chan stream.Message
 	if j.rt.cfg.NoOperatorStats {
 		j.outMeters = nil
-		return n.Start(env, ins)
+		j.labeled(frag, k, width, RoleOperator, name, func() { out = n.Start(env, ins) })
+		return out
 	}
 	m := j.newMeter(n, inputs, k)
+	m.frag = frag
 	j.outMeters = []int{m.id}
-	return j.meter(m, n.Start(env.WithMeter(&m.self), ins))
+	j.labeled(frag, k, width, RoleOperator, name, func() { out = n.Start(env.WithMeter(&m.self), ins) })
+	j.labeled(frag, k, width, RoleMeter, name, func() { out = j.meter(m, out) })
+	return out
 }
 
 // Subscribers counts the job's subscriptions (active or waiting to

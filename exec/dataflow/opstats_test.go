@@ -101,8 +101,9 @@ func BenchmarkMeter(b *testing.B) {
 }
 
 // TestOperatorStatsParallel: each instance of a parallel operator has
-// counters of its own (Instance 0..n-1, fed by the exchange's input), and
-// the view counts the rows of all of them.
+// counters of its own (Instance 0..n-1, its rows in the rows the exchange
+// sent it: together the exchange's input), and the view counts the rows
+// of all of them.
 func TestOperatorStatsParallel(t *testing.T) {
 	tbl := &fakeTable{rows: []int64{1, 2, 2, 3, 4, 5, 6, 7, 8, 9}}
 	rt := newRuntime(t, &fakeInputs{tables: map[uint32]*fakeTable{100: tbl}})
@@ -115,12 +116,16 @@ func TestOperatorStatsParallel(t *testing.T) {
 	if len(ops) != 5 { // scan, 3 instances, the view
 		t.Fatalf("operators = %+v", ops)
 	}
-	var sum int64
+	var sum, in int64
 	for k, op := range ops[1:4] {
-		if op.Name != "HashAgg" || op.Instance != k || len(op.Inputs) != 1 || op.Inputs[0] != ops[0].ID || op.RowsIn != 10 {
+		if op.Name != "HashAgg" || op.Instance != k || len(op.Inputs) != 1 || op.Inputs[0] != ops[0].ID || op.RowsIn < op.RowsOut || op.RowsIn == 10 {
 			t.Errorf("instance %d = %+v", k, op)
 		}
 		sum += op.RowsOut
+		in += op.RowsIn
+	}
+	if in != 10 {
+		t.Errorf("the instances' rows in add up to %d, want the scan's 10", in)
 	}
 	v := ops[4]
 	if sum != 9 || v.RowsIn != sum || len(v.Inputs) != 3 { // 9 groups

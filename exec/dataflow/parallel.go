@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
@@ -39,6 +40,8 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 	}
 	perInst := make([][]<-chan stream.Message, n)
 	var ids []int // the inputs' meters (opstats.go)
+	frag := j.newFragment()
+	recv := make([]atomic.Int64, n) // per instance, rows the exchanges sent it
 	for i, in := range ins {
 		f, err := j.startFlow(in, ri)
 		if err != nil {
@@ -46,7 +49,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		}
 		ids = append(ids, f.meters...)
 		if n == 1 {
-			perInst[0] = append(perInst[0], j.gather(f))
+			perInst[0] = append(perInst[0], j.gather(f, frag, 0, 1))
 			continue
 		}
 		if p.Local && f.width() == n {
@@ -60,19 +63,20 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		// (a partial over an input of another width: its Keys are
 		// empty, every row goes to one instance, barriers to all)
 		senders := make([][]<-chan stream.Message, n) // per instance, one channel per sender
-		for _, ch := range f.chs {
-			outs := j.relay(j.exchange(ch, p.Keys[i], p.KeyTypes, n))
+		for s, ch := range f.chs {
+			var outs []<-chan stream.Message
+			j.labeled(f.frag, s, f.width(), RoleExchange, "", func() { outs = j.relay(j.exchange(ch, p.Keys[i], p.KeyTypes, n, recv)) })
 			for k := range n {
 				senders[k] = append(senders[k], outs[k])
 			}
 		}
 		for k := range n {
-			perInst[k] = append(perInst[k], j.gather(flow{chs: senders[k]}))
+			perInst[k] = append(perInst[k], j.gather(flow{chs: senders[k]}, frag, k, n))
 		}
 	}
-	var out flow
+	out := flow{frag: frag}
 	if n == 1 {
-		out.add(j, j.startMetered(op, ids, 0, j.env, perInst[0]))
+		out.add(j, j.startMetered(op, ids, 0, 1, frag, j.env, perInst[0]))
 		return out, nil
 	}
 	for k := range n {
@@ -86,9 +90,12 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		if c, ok := j.env.Checkpoints.(*jobCkpt); ok {
 			ck = &instanceCkpt{c: c, p: p, k: k, id: instanceID(c.ids[op], k)}
 		}
-		// Each instance is counted apart; its rows in are counted as
-		// the exchange's input (all instances' together).
-		out.add(j, j.startMetered(op, ids, k, j.env.Instance(ck), perInst[k]))
+		// Each instance is counted apart; its rows in are what the
+		// exchanges sent it (recv).
+		out.add(j, j.startMetered(op, ids, k, n, frag, j.env.Instance(ck), perInst[k]))
+		if len(j.outMeters) == 1 && !p.Local {
+			j.meters[j.outMeters[0]].recv = &recv[k]
+		}
 	}
 	return out, nil
 }
@@ -105,7 +112,9 @@ func instanceID(op string, k int) string { return fmt.Sprintf("%s#%d", op, k) }
 // whose halves go to different instances becomes a delete and an insert
 // (each instance sees a well-formed changelog). The outputs close when in
 // does or the job ends.
-func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int) []<-chan stream.Message {
+//
+// sent[k], if sent is not nil, counts the rows sent to output k.
+func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int, sent []atomic.Int64) []<-chan stream.Message {
 	chans := make([]chan stream.Message, n)
 	outs := make([]<-chan stream.Message, n)
 	for k := range chans {
@@ -165,6 +174,9 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 			for k, c := range parts {
 				if c == nil {
 					continue
+				}
+				if sent != nil {
+					sent[k].Add(int64(c.Len()))
 				}
 				p, err := co.Add(k, c)
 				if err != nil {

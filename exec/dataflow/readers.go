@@ -101,7 +101,7 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 		go j.readTable(r, rows, feed, w, out)
 	case stream.ScanSource:
 		if k := j.rt.readersOf(s); k > 1 { // startFlow keeps the readers apart; here they are merged
-			chs, err := j.startSplit(s, k, ri)
+			chs, err := j.startSplit(s, k, j.frags, ri) // (the caller labels the merge)
 			if err != nil {
 				return nil, err
 			}

@@ -210,7 +210,7 @@ func New(cfg Config, in Inputs) *Runtime {
 	rt.pending.Store(cfg.RecoveryPending)
 	if cfg.BarrierInterval > 0 {
 		rt.wg.Add(1)
-		go rt.tick()
+		coordinatorLabeled(func() { go rt.tick() })
 	}
 	return rt
 }

@@ -60,9 +60,9 @@ func (j *Job) openSplit(s *stream.Scan, pos []byte, i, k int) (sourceRun, error)
 // startSplit starts the k readers of source scan s and returns their
 // streams, one per reader (the stateless operators above the scan run
 // once per reader, fragments.go; merge joins them where one stream is
-// needed); rt.mu is held. ri, when the job resumes, holds the readers
+// needed), labeled as fragment frag's instances; rt.mu is held. ri, when the job resumes, holds the readers
 // opened at their positions (one source root each, in order).
-func (j *Job) startSplit(s *stream.Scan, k int, ri *resumeInputs) ([]<-chan stream.Message, error) {
+func (j *Job) startSplit(s *stream.Scan, k, frag int, ri *resumeInputs) ([]<-chan stream.Message, error) {
 	outs := make([]<-chan stream.Message, k)
 	var sa *splitAlign
 	if s.Watermark != nil {
@@ -92,7 +92,7 @@ func (j *Job) startSplit(s *stream.Scan, k int, ri *resumeInputs) ([]<-chan stre
 		out := make(chan stream.Message, stream.ChannelSize)
 		outs[i] = out
 		j.wg.Add(1)
-		go j.readSource(r, src, w, out)
+		j.labeled(frag, i, k, RoleReader, s.Name, func() { go j.readSource(r, src, w, out) })
 	}
 	return outs, nil
 }
