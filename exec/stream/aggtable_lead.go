@@ -28,8 +28,8 @@ func (t *groupTable) findLead(g int32, b int64, row int) int32 {
 		if sl.id == 0 {
 			id := t.newID()
 			*sl = lslot{k1: b, k0: g, id: id + 1}
-			t.hashes = growSlice(t.hashes, t.cap())
-			t.hashes[id] = hv
+			t.homes = growSlice(t.homes, t.cap())
+			t.homes[id] = uint32(hv)
 			t.newRows = append(t.newRows, int32(row))
 			if t.overfull(t.live, len(t.lslots)) {
 				t.growLead()
@@ -51,7 +51,7 @@ func (t *groupTable) growLead() {
 		if sl.id == 0 {
 			continue
 		}
-		pos := hashWords(int64(sl.k0), sl.k1, 0) & t.mask // no random read of hashes
+		pos := hashWords(int64(sl.k0), sl.k1, 0) & t.mask // no random read of homes
 		for t.lslots[pos].id != 0 {
 			pos = (pos + 1) & t.mask
 		}
