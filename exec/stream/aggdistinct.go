@@ -30,7 +30,7 @@ type distinctCol struct {
 	appendOnly bool
 	seen       *groupTable // (group id, value) -> pair id
 	cnt        []int64     // per pair: live rows; -1 once freed (nil with appendOnly)
-	rep   *cellCol    // per pair: its representative
+	rep        *cellCol    // per pair: its representative
 	// lists links each group's pairs, so that a group can be freed,
 	// checkpointed or merged (WindowAgg) pair by pair.
 	lists *pairLists
