@@ -20,14 +20,18 @@ import (
 // share) a pair never vanishes, so it keeps no row count: a value appears
 // when its pair is created, a later row of it changes nothing, and a
 // retraction is an error (as min and max do). Its lists are singly
-// linked (no pair is unlinked alone). That is 16 bytes less per pair of
-// fresh memory and no random access per duplicate row (docs/benchmarks.md,
-// "CPU of the parallel plan, sixth step").
+// linked (no pair is unlinked alone), and over an integer column
+// (noRep) it keeps no representatives either: equal integers are
+// identical, so a pair's value is its key in seen (pairValue). That is 16
+// to 24 bytes less per pair of fresh memory and no random access per
+// duplicate row (docs/benchmarks.md, "CPU of the parallel plan, sixth
+// step").
 type distinctCol struct {
 	inner      aggCol
 	t          types.T
 	st         storage
 	appendOnly bool
+	noRep      bool // appendOnly over integers: rep is not kept
 	seen       *groupTable // (group id, value) -> pair id
 	cnt        []int64     // per pair: live rows; -1 once freed (nil with appendOnly)
 	rep        *cellCol    // per pair: its representative
@@ -53,13 +57,23 @@ func newDistinctCol(inner aggCol, t types.T) *distinctCol {
 func newAppendOnlyDistinct(inner aggCol, t types.T) *distinctCol {
 	d := newDistinctCol(inner, t)
 	d.appendOnly, d.lists.singly = true, true
+	d.noRep = d.st == stInt
 	return d
 }
 
 // shared makes d a member of a share, which counts rows per member: it
 // drops the append-only mode (before any row).
 func (d *distinctCol) shared() {
-	d.appendOnly, d.lists.singly = false, false
+	d.appendOnly, d.lists.singly, d.noRep = false, false, false
+}
+
+// pairValue is pair p's value: its representative, or with noRep its
+// value word in seen.
+func (d *distinctCol) pairValue(p int32) cell {
+	if d.noRep {
+		return intCell(d.seen.leadValue(p))
+	}
+	return d.rep.get(p)
 }
 
 func (d *distinctCol) grow(n int) {
@@ -80,7 +94,9 @@ func (d *distinctCol) reset(g int32) {
 	l := d.lists
 	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
 		d.seen.remove(p)
-		d.rep.clear(p)
+		if !d.noRep {
+			d.rep.clear(p)
+		}
 		if !d.appendOnly {
 			d.cnt[p] = -1
 		}
@@ -91,11 +107,13 @@ func (d *distinctCol) reset(g int32) {
 
 // growPairs makes the per-pair slices cover every pair id handed out.
 func (d *distinctCol) growPairs() {
-	if c := d.seen.cap(); c > d.rep.n {
+	if c := d.seen.cap(); c > len(d.lists.next) {
 		if !d.appendOnly {
 			d.cnt = growSlice(d.cnt, c)
 		}
-		d.rep.grow(c)
+		if !d.noRep {
+			d.rep.grow(c)
+		}
 		d.lists.growPairs(c)
 	}
 }
@@ -156,7 +174,9 @@ func (d *distinctCol) appendUpdate(arg arrow.Array, gids []int32, signs []int64)
 		id, g := ids[row], gids[row]
 		d.lists.link(id, g)
 		c := cellAt(arg, int(row), d.st, d.t)
-		d.rep.set(id, c)
+		if !d.noRep {
+			d.rep.set(id, c)
+		}
 		d.tg, d.ts, d.tc = append(d.tg, g), append(d.ts, 1), append(d.tc, c)
 	}
 	return d.passInner()

@@ -462,7 +462,7 @@ func (d *distinctCol) appendState(dst []byte, g int32) []byte {
 	dst = binary.AppendUvarint(dst, uint64(n))
 	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
 		if c := d.rows(p); c > 0 {
-			dst = appendCellState(dst, d.rep.get(p), d.st, d.t)
+			dst = appendCellState(dst, d.pairValue(p), d.st, d.t)
 			dst = binary.AppendUvarint(dst, uint64(c))
 		}
 	}
@@ -525,7 +525,9 @@ func (d *distinctCol) loadState(g int32, b []byte) ([]byte, error) {
 			if !d.appendOnly {
 				d.cnt[id] = cnts[i]
 			}
-			d.rep.set(id, cells[i])
+			if !d.noRep {
+				d.rep.set(id, cells[i])
+			}
 			d.lists.link(id, g)
 		}
 	}

@@ -58,3 +58,13 @@ func (t *groupTable) growLead() {
 		t.lslots[pos] = sl
 	}
 }
+
+// leadValue is the value word of id's key (a live id of a lead table):
+// its slot is found from its home, as remove does.
+func (t *groupTable) leadValue(id int32) int64 {
+	pos := uint64(t.homes[id]) & t.mask
+	for t.lslots[pos].id != id+1 {
+		pos = (pos + 1) & t.mask
+	}
+	return t.lslots[pos].k1
+}
