@@ -31,7 +31,7 @@ type distinctCol struct {
 	t          types.T
 	st         storage
 	appendOnly bool
-	noRep      bool // appendOnly over integers: rep is not kept
+	noRep      bool        // appendOnly over integers: rep is not kept
 	seen       *groupTable // (group id, value) -> pair id
 	cnt        []int64     // per pair: live rows; -1 once freed (nil with appendOnly)
 	rep        *cellCol    // per pair: its representative
