@@ -63,6 +63,9 @@ func shareDistinct(specs []AggSpec, aggs []aggCol) []*distinctShare {
 		if len(ms) < 2 {
 			continue
 		}
+		for _, d := range ms {
+			d.shared()
+		}
 		s := &distinctShare{seen: ms[0].seen, rep: ms[0].rep, lists: ms[0].lists, members: ms}
 		for _, d := range ms {
 			d.sh, d.seen, d.rep, d.lists = s, s.seen, s.rep, s.lists

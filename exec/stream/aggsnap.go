@@ -437,6 +437,17 @@ func decInterval(b []byte) (arrow.MonthDayNanoInterval, []byte, error) {
 }
 
 // distinctCol: the group's (value, rows) pairs, then the inner state.
+// An append-only one counts no rows: it writes 1 per pair and ignores the
+// counts it loads (its input never retracts, so they never matter).
+
+// rows is pair p's row count as checkpointed: 1 for a pair of an
+// append-only DISTINCT aggregate (every listed pair is live).
+func (d *distinctCol) rows(p int32) int64 {
+	if d.appendOnly {
+		return 1
+	}
+	return d.cnt[p]
+}
 
 var errDistinctTwice = errors.New("checkpointed DISTINCT aggregate: a value twice in a group")
 
@@ -444,15 +455,15 @@ func (d *distinctCol) appendState(dst []byte, g int32) []byte {
 	l := d.lists
 	n := 0
 	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
-		if d.cnt[p] > 0 {
+		if d.rows(p) > 0 {
 			n++
 		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(n))
 	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
-		if d.cnt[p] > 0 {
-			dst = appendCellState(dst, d.rep.get(p), d.st, d.t)
-			dst = binary.AppendUvarint(dst, uint64(d.cnt[p]))
+		if c := d.rows(p); c > 0 {
+			dst = appendCellState(dst, d.pairValue(p), d.st, d.t)
+			dst = binary.AppendUvarint(dst, uint64(c))
 		}
 	}
 	return d.inner.appendState(dst, g)
@@ -511,8 +522,12 @@ func (d *distinctCol) loadState(g int32, b []byte) ([]byte, error) {
 		d.growPairs()
 		for i := len(ids) - 1; i >= 0; i-- { // link prepends: keep the order
 			id := ids[i]
-			d.cnt[id] = cnts[i]
-			d.rep.set(id, cells[i])
+			if !d.appendOnly {
+				d.cnt[id] = cnts[i]
+			}
+			if !d.noRep {
+				d.rep.set(id, cells[i])
+			}
 			d.lists.link(id, g)
 		}
 	}

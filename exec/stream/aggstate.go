@@ -230,8 +230,8 @@ type aggCol interface {
 }
 
 // newAggCol makes the state of aggregate s, whose argument has type t.
-// With appendOnly, min and max keep only their running extreme and fail on
-// a retraction.
+// With appendOnly, min and max keep only their running extreme, DISTINCT
+// aggregates no row counts, and they fail on a retraction.
 func newAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
 	if _, err := s.ResultType(); err != nil {
 		return nil, err
@@ -275,7 +275,11 @@ func newAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
 		return nil, pgerr.Internal("stream: no state for %s over %s", s, t)
 	}
 	if s.Distinct && s.Kind != AggCountStar {
-		c = newDistinctCol(c, t)
+		if appendOnly {
+			c = newAppendOnlyDistinct(c, t)
+		} else {
+			c = newDistinctCol(c, t)
+		}
 	}
 	return c, nil
 }

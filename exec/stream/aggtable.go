@@ -32,7 +32,11 @@ import (
 // (integers, date/time/timestamps, floats, bool, the lead) live inline in
 // the slots (16-byte slots with a lead, aggtable_lead.go); other keys are
 // encoded into bytes (a single text column: its raw bytes) and kept per
-// id. Every id keeps its key's hash, to find its slot again on removal.
+// id. Every id keeps its key's hash, to find its slot again on removal:
+// a byte-keyed table all of it (compared before the key), a word-keyed one
+// its low 32 bits only (its home slot: a table of int32 ids has at most
+// 2^32 slots), 4 bytes less per group or (group, value) pair of fresh
+// memory (docs/benchmarks.md, "CPU of the parallel plan, sixth step").
 //
 // A groupTable is used by one goroutine.
 type groupTable struct {
@@ -45,7 +49,8 @@ type groupTable struct {
 	wslots []wslot  // words, no lead: slots with their keys inline
 	lslots []lslot  // words with a lead (aggtable_lead.go)
 	slots  []int32  // bytes: id+1, 0 when empty
-	hashes []uint64 // per id: its key's hash (to find its slot again)
+	hashes []uint64 // bytes, per id: its key's hash (to find its slot again)
+	homes  []uint32 // words, per id: its key's hash's low 32 bits
 	bkeys  []string
 	bnull  []bool // raw: per id, the key is NULL
 	seed   maphash.Seed
@@ -248,8 +253,8 @@ func (t *groupTable) findWord(a, b int64, nm uint8, row int) int32 {
 		if sl.id == 0 {
 			id := t.newID()
 			*sl = wslot{k0: a, k1: b, id: id + 1, nm: nm}
-			t.hashes = growSlice(t.hashes, t.cap())
-			t.hashes[id] = hv
+			t.homes = growSlice(t.homes, t.cap())
+			t.homes[id] = uint32(hv)
 			t.newRows = append(t.newRows, int32(row))
 			if t.overfull(t.live, len(t.wslots)) {
 				t.growWords()
@@ -474,15 +479,17 @@ func (t *groupTable) reserve(n int) {
 
 // remove deletes id's key; id goes to the free list.
 func (t *groupTable) remove(id int32) {
-	pos := t.hashes[id] & t.mask
 	switch {
 	case t.words && t.lead:
+		pos := uint64(t.homes[id]) & t.mask
 		removeSlot(t.lslots, t.mask, pos, id, func(s lslot) int32 { return s.id },
 			func(s lslot) uint64 { return hashWords(int64(s.k0), s.k1, 0) })
 	case t.words:
+		pos := uint64(t.homes[id]) & t.mask
 		removeSlot(t.wslots, t.mask, pos, id, func(s wslot) int32 { return s.id },
 			func(s wslot) uint64 { return hashWords(s.k0, s.k1, s.nm) })
 	default:
+		pos := t.hashes[id] & t.mask
 		removeSlot(t.slots, t.mask, pos, id, func(s int32) int32 { return s },
 			func(s int32) uint64 { return t.hashes[s-1] })
 		t.bkeys[id] = ""

@@ -28,8 +28,8 @@ func (t *groupTable) findLead(g int32, b int64, row int) int32 {
 		if sl.id == 0 {
 			id := t.newID()
 			*sl = lslot{k1: b, k0: g, id: id + 1}
-			t.hashes = growSlice(t.hashes, t.cap())
-			t.hashes[id] = hv
+			t.homes = growSlice(t.homes, t.cap())
+			t.homes[id] = uint32(hv)
 			t.newRows = append(t.newRows, int32(row))
 			if t.overfull(t.live, len(t.lslots)) {
 				t.growLead()
@@ -51,10 +51,20 @@ func (t *groupTable) growLead() {
 		if sl.id == 0 {
 			continue
 		}
-		pos := hashWords(int64(sl.k0), sl.k1, 0) & t.mask // no random read of hashes
+		pos := hashWords(int64(sl.k0), sl.k1, 0) & t.mask // no random read of homes
 		for t.lslots[pos].id != 0 {
 			pos = (pos + 1) & t.mask
 		}
 		t.lslots[pos] = sl
 	}
+}
+
+// leadValue is the value word of id's key (a live id of a lead table):
+// its slot is found from its home, as remove does.
+func (t *groupTable) leadValue(id int32) int64 {
+	pos := uint64(t.homes[id]) & t.mask
+	for t.lslots[pos].id != id+1 {
+		pos = (pos + 1) & t.mask
+	}
+	return t.lslots[pos].k1
 }

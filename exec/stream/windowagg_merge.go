@@ -214,10 +214,12 @@ type winDistinctCol struct {
 }
 
 // pairLists links the pairs of each group: per pair its group and its
-// neighbours (+1, 0: none), per group its first pair (+1).
+// neighbours (+1, 0: none), per group its first pair (+1). Singly linked
+// lists (singly) keep only next: their pairs are never unlinked alone.
 type pairLists struct {
-	pg, next, prev []int32 // per pair
+	pg, next, prev []int32 // per pair (pg and prev nil when singly)
 	head           []int32 // per group
+	singly         bool
 }
 
 func newWinDistinct(inner aggCol, t types.T) *winDistinctCol {
@@ -244,10 +246,17 @@ func (d *winDistinctCol) reset(g int32) {
 }
 
 func (l *pairLists) growPairs(n int) {
-	l.pg, l.next, l.prev = growSlice(l.pg, n), growSlice(l.next, n), growSlice(l.prev, n)
+	l.next = growSlice(l.next, n)
+	if !l.singly {
+		l.pg, l.prev = growSlice(l.pg, n), growSlice(l.prev, n)
+	}
 }
 
 func (l *pairLists) link(p, g int32) {
+	if l.singly {
+		l.next[p], l.head[g] = l.head[g], p+1
+		return
+	}
 	l.pg[p] = g
 	l.prev[p] = 0
 	l.next[p] = l.head[g]
