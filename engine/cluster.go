@@ -47,8 +47,11 @@ type ClusterNode interface {
 	// CheckpointTaken is called after this node committed its local
 	// checkpoint of epoch: a coordinator then commits the cluster's
 	// checkpoint of that epoch once the instances on other nodes
-	// reported theirs (in the background: it must not block).
-	CheckpointTaken(epoch uint64)
+	// reported theirs (in the background: it must not block), then calls
+	// committed: the sinks commit the epoch only then (their commits come
+	// after the cluster's, docs/contributing/cluster.md "Sinks on a
+	// cluster"). A node that does not commit it never calls committed.
+	CheckpointTaken(epoch uint64, committed func())
 }
 
 // clusterListTimeout bounds SHOW NODES' read of etcd.
@@ -104,11 +107,11 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 		switch stmt.Ext.Kind {
 		case sql.KindShow, sql.KindFlush, sql.KindAdvanceClock:
 			return nil
-		case sql.KindCreateSource:
+		case sql.KindCreateSource, sql.KindCreateSink:
 			if coordinator {
 				return nil
 			}
-			return onCoordinator("CREATE SOURCE")
+			return onCoordinator(string(stmt.Ext.Kind))
 		}
 		return notInCluster(string(stmt.Ext.Kind))
 	}

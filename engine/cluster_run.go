@@ -162,11 +162,17 @@ func (e *Engine) clusterViewRows(oid uint32) (rows []arrow.RecordBatch, ok bool,
 // start): the coordinator restarts it (cmd/streamsqld's supervision).
 func (e *Engine) ClusterViewFailed(oid uint32) bool { return e.failed(oid) }
 
-// ClusterViewPlan plans view oid as its job runs it (the coordinator
-// restores a cluster checkpoint for that plan).
+// clusterJob says whether rel runs as a job placed over the cluster: a
+// materialized view or a sink.
+func clusterJob(rel *catalog.Relation) bool {
+	return rel != nil && (rel.Kind == catalog.KindMatView || rel.Kind == catalog.KindSink)
+}
+
+// ClusterViewPlan plans view (or sink) oid as its job runs it (the
+// coordinator restores a cluster checkpoint for that plan).
 func (e *Engine) ClusterViewPlan(oid uint32) (stream.Node, error) {
 	rel := e.cat.Relation(oid)
-	if rel == nil || rel.Kind != catalog.KindMatView {
+	if !clusterJob(rel) {
 		return nil, pgerr.New(pgerr.UndefinedTable, "cluster: view %d is not in the catalog", oid)
 	}
 	q, err := e.planView(rel)
@@ -186,7 +192,7 @@ func (e *Engine) RestartClusterView(oid uint32, cp *checkpoint.Checkpoint) (uint
 	e.resumeMu.Lock()
 	defer e.resumeMu.Unlock()
 	rel := e.cat.Relation(oid)
-	if rel == nil || rel.Kind != catalog.KindMatView {
+	if !clusterJob(rel) {
 		return 0, pgerr.New(pgerr.UndefinedTable, "cluster: view %d to restart is not in the catalog", oid)
 	}
 	e.flow.StopJob(oid)
@@ -194,7 +200,11 @@ func (e *Engine) RestartClusterView(oid uint32, cp *checkpoint.Checkpoint) (uint
 		e.cfg.Logf("materialized view %s: %v: restarted from its inputs", rel.Name, err)
 	}
 	e.viewErrs.Delete(oid)
-	if err := e.startView(rel); err != nil {
+	start := e.startView
+	if rel.Kind == catalog.KindSink {
+		start = e.startSink // its writer recovers to cp's epoch (sinks.go)
+	}
+	if err := start(rel); err != nil {
 		e.viewErrs.Store(oid, err)
 		return 0, err
 	}
