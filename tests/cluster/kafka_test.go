@@ -226,7 +226,7 @@ func TestClusterKafkaEqualsSingleNode(t *testing.T) {
 	produceBids(t, prod, 0, half)
 	nodes, oids, endpoint, env := kafkaCluster(t, broker)
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
-	n2.exec(t, "FLUSH") // forwarded to the coordinator: waits for the topics' ends
+	n2.exec(t, "FLUSH")        // forwarded to the coordinator: waits for the topics' ends
 	for _, oid := range oids { // every view has instances on n2 (its keyed operators are spread)
 		waitLog(t, n2, 30*time.Second, "cluster: job "+oid+" operator 0: this node runs instances [")
 	}
