@@ -98,6 +98,7 @@ func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
 			return
 		}
+		failAfterClusterCommit(p.Epoch, c.logf) // tests only (failpoint.go)
 		committed()
 		st := c.r.LastCommit()
 		c.logf("cluster: checkpoint %d committed in %s, %s after its barrier (%s): %d objects, workers' state %d bytes (reports waited %s), coordinator's files %d bytes, %d uploaded in %s",

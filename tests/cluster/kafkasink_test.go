@@ -3,6 +3,8 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -137,4 +139,56 @@ func TestClusterKafkaSinkExactlyOnce(t *testing.T) {
 		t.Fatalf("kout: %d messages, one node's sink %d; first differing: %s", len(got), len(want), firstDiff(got, want))
 	}
 	t.Logf("kout: %d messages, exactly those of one node's sink", len(got))
+}
+
+// TestClusterSinkCrashAfterCommit: the coordinator n1 is killed (a
+// failpoint: SIGKILL of itself) right after the cluster committed a
+// checkpoint, before its sink committed that epoch's Kafka transaction:
+// the epoch's rows are pending in the committed checkpoint only. n2
+// becomes the coordinator and restarts the sink from that checkpoint; the
+// sink's recovery fences n1's transactional ids and commits the pending
+// rows; the input after the checkpoint is replayed. A read_committed
+// reader finds exactly one streamsqld's output: the pending rows once,
+// nothing replayed twice.
+func TestClusterSinkCrashAfterCommit(t *testing.T) {
+	kc, prod := startKafka(t)
+	broker := kc.ListenAddrs()[0]
+	const half = 5000
+	produceBids(t, prod, 0, half)
+	flags, env := clusterServices(t)
+	flags = append(flags, "--checkpoint-interval", "300ms")
+	arm := filepath.Join(t.TempDir(), "armed")
+	n1 := start(t, append(slices.Clone(env), "STREAMSQLD_FAILPOINT_AFTER_CLUSTER_COMMIT="+arm), "n1", flags...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
+	n2 := start(t, env, "n2", flags...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker"})
+	n1.exec(t, kafkaSinkStatements(broker, "kout")...)
+	n1.exec(t, "FLUSH")
+	before := len(readTopic(t, kc, "kout"))
+	produceBids(t, prod, half, 2*half)
+	if err := os.WriteFile(arm, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-n1.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the failpoint did not kill n1 within 60 s")
+	}
+	m := regexp.MustCompile(`failpoint: killed after the cluster committed checkpoint (\d+)`).FindStringSubmatch(n1.out.String())
+	if m == nil {
+		t.Fatalf("n1 exited without the failpoint:\n%s", n1.out.String())
+	}
+	waitLog(t, n2, 60*time.Second, "restarted from checkpoint "+m[1])
+	n2.exec(t, "FLUSH")
+
+	single := launch(t, nil, "single")
+	single.exec(t, kafkaSinkStatements(broker, "kout_single")...)
+	single.exec(t, "FLUSH")
+	want := readTopic(t, kc, "kout_single")
+	got := readTopic(t, kc, "kout")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("kout: %d messages, one node's sink %d; first differing: %s", len(got), len(want), firstDiff(got, want))
+	}
+	t.Logf("n1 killed after the cluster committed checkpoint %s, before its sink's commit; %d messages before, %d at the end, exactly one node's",
+		m[1], before, len(got))
 }
