@@ -68,6 +68,9 @@ func (s *Session) clusterCreated(ctx context.Context, stmt sql.Statement, rel *c
 func (s *Session) clusterView(ctx context.Context, stmt sql.Statement, created *catalog.Relation, spec dataflow.JobSpec) (served bool, err error) {
 	c := s.eng.cfg.Cluster
 	if s.replay == nil {
+		if err := clusterInputs(spec.Plan); err != nil {
+			return false, err
+		}
 		return false, c.Publish(ctx, ClusterStatement{SQL: stmt.Source, SearchPath: s.set.searchPath(), User: s.user,
 			Parallelism: created.Parallelism, OID: created.OID, View: true})
 	}
@@ -75,6 +78,24 @@ func (s *Session) clusterView(ctx context.Context, stmt sql.Statement, created *
 		return false, err
 	}
 	return true, c.ServeView(ctx, created.OID, spec.Plan)
+}
+
+// clusterInputs refuses a plan that reads anything but sources: a view
+// or a table is not readable by a job on a cluster yet (a worker has no
+// job of the view, and tables are not distributed).
+func clusterInputs(plan stream.Node) error {
+	var err error
+	var walk func(n stream.Node)
+	walk = func(n stream.Node) {
+		if sc, ok := n.(*stream.Scan); ok && sc.Kind != stream.ScanSource && err == nil {
+			err = pgerr.Unsupported("reading %s \"%s\" is not supported in a materialized view or sink on a cluster yet: only sources are (see docs/cluster.md)", sc.Kind, sc.Name)
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	walk(plan)
+	return err
 }
 
 // ReplayClusterStatement runs a statement of the cluster's statement log
