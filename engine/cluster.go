@@ -42,6 +42,11 @@ type ClusterNode interface {
 	ServeView(ctx context.Context, oid uint32, plan stream.Node) error
 	// ReadView reads a view's rows from the coordinator, as cols.
 	ReadView(ctx context.Context, schema, name string, cols []types.Column) ([]arrow.RecordBatch, error)
+	// Forget drops what the node keeps of every job (view or sink) for
+	// which keep is false (dropped from the catalog): a worker stops its
+	// instances, the coordinator no longer places, restarts or waits for
+	// it at a checkpoint's commit.
+	Forget(keep func(oid uint32) bool)
 	// Forward runs a statement on the coordinator (a worker's FLUSH).
 	Forward(ctx context.Context, sql string) error
 	// CheckpointTaken is called after this node committed its local
@@ -107,7 +112,7 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 		switch stmt.Ext.Kind {
 		case sql.KindShow, sql.KindFlush, sql.KindAdvanceClock:
 			return nil
-		case sql.KindCreateSource, sql.KindCreateSink:
+		case sql.KindCreateSource, sql.KindCreateSink, sql.KindDropSource, sql.KindDropSink:
 			if coordinator {
 				return nil
 			}
@@ -125,6 +130,13 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 				return nil
 			}
 			return onCoordinator("CREATE MATERIALIZED VIEW")
+		}
+	case *pg.Node_DropStmt:
+		if n.DropStmt.RemoveType == pg.ObjectType_OBJECT_MATVIEW {
+			if coordinator {
+				return nil
+			}
+			return onCoordinator("DROP MATERIALIZED VIEW")
 		}
 	case *pg.Node_SelectStmt, *pg.Node_ExplainStmt, *pg.Node_VariableShowStmt, *pg.Node_VariableSetStmt,
 		*pg.Node_TransactionStmt, *pg.Node_PrepareStmt, *pg.Node_ExecuteStmt, *pg.Node_DeallocateStmt,

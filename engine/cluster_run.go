@@ -80,6 +80,26 @@ func (s *Session) clusterView(ctx context.Context, stmt sql.Statement, created *
 	return true, c.ServeView(ctx, created.OID, spec.Plan)
 }
 
+// clusterDropped runs after a DROP (of materialized views, sources or
+// sinks, cascades included) on a cluster node: the node forgets the
+// dropped jobs (ClusterNode.Forget: a worker stops its instances), and
+// the coordinator logs the statement for the other nodes, which drop the
+// same relations when they replay it. nil when not in a cluster.
+func (s *Session) clusterDropped(ctx context.Context, stmt sql.Statement) error {
+	c := s.eng.cfg.Cluster
+	if c == nil {
+		return nil
+	}
+	c.Forget(func(oid uint32) bool { return clusterJob(s.eng.cat.Relation(oid)) })
+	if s.replay != nil {
+		return nil
+	}
+	if err := c.Publish(ctx, ClusterStatement{SQL: stmt.Source, SearchPath: s.set.searchPath(), User: s.user}); err != nil {
+		return fmt.Errorf("dropped on this node, but not logged for the cluster's other nodes: %w", err)
+	}
+	return nil
+}
+
 // clusterInputs refuses a plan that reads anything but sources: a view
 // or a table is not readable by a job on a cluster yet (a worker has no
 // job of the view, and tables are not distributed).

@@ -41,6 +41,7 @@ func (f *fakeCluster) ServeView(context.Context, uint32, stream.Node) error {
 }
 func (f *fakeCluster) Forward(context.Context, string) error { return errors.New("no coordinator") }
 func (f *fakeCluster) CheckpointTaken(uint64, func())        {}
+func (f *fakeCluster) Forget(func(uint32) bool)               {}
 func (f *fakeCluster) ReadView(context.Context, string, string, []types.Column) ([]arrow.RecordBatch, error) {
 	return nil, errors.New("no coordinator")
 }

@@ -133,6 +133,8 @@ func (c *clusterNode) Publish(ctx context.Context, st engine.ClusterStatement) e
 	return err
 }
 
+func (c *clusterNode) Forget(keep func(uint32) bool) { c.r.Forget(keep) }
+
 func (c *clusterNode) ServeView(ctx context.Context, oid uint32, plan stream.Node) error {
 	return c.r.ServeView(ctx, oid, plan)
 }

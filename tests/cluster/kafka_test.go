@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/clustertest"
+	"github.com/streamsql/streamsql/exec/dataflow"
 )
 
 // Kafka inputs on a cluster (docs/cluster.md, "Kafka on a cluster"): a
@@ -185,7 +186,7 @@ func pointerAfter(t *testing.T, endpoint string, env []string, after uint64) clu
 func kafkaCluster(t *testing.T, broker string, more ...string) (nodes []*node, oids []string, endpoint string, env []string) {
 	t.Helper()
 	flags, env := clusterServices(t)
-	endpoint = strings.TrimSuffix(strings.TrimPrefix(flags[1], "etcd://"), "/sq")
+	endpoint = etcdEndpoint(flags)
 	flags = append(flags, "--checkpoint-interval", "300ms")
 	flags = append(flags, more...)
 	n1 := start(t, env, "n1", flags...)
@@ -199,6 +200,11 @@ func kafkaCluster(t *testing.T, broker string, more ...string) (nodes []*node, o
 		t.Fatalf("the views' OIDs: %v %v", oids, err)
 	}
 	return []*node{n1, n2, n3}, oids, endpoint, env
+}
+
+// etcdEndpoint is the etcd endpoint of clusterServices' flags.
+func etcdEndpoint(flags []string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(flags[1], "etcd://"), "/sq")
 }
 
 // clusterServices starts etcd and an S3 store and returns the flags of a
@@ -266,4 +272,46 @@ func TestClusterKafkaEqualsSingleNode(t *testing.T) {
 	}
 	t.Logf("kill -9 of n3 after checkpoint %d: views restarted %.2f s after it, equal to one node over %d bids %.2f s after it",
 		p.Epoch, restarted.Seconds(), 2*half, time.Since(killed).Seconds())
+	dropOnCluster(t, n1, n2, oids[2], endpoint, env)
+	waitReads(t, kafkaReads[:2], want[:2], 30*time.Second, n1, n2)
+}
+
+// dropOnCluster: DROP MATERIALIZED VIEW k_category (job oid) is refused
+// on the worker n2 and runs on the coordinator n1; n2 replays it (the
+// view leaves its catalog, its instances stop); the checkpoints committed
+// after it name none of the view's objects. Then DROP SOURCE kitem, which
+// nothing reads any more, is replayed on n2 too.
+func dropOnCluster(t *testing.T, n1, n2 *node, oid, endpoint string, env []string) {
+	t.Helper()
+	_, err := n2.query(t, "DROP MATERIALIZED VIEW k_category")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, "DROP MATERIALIZED VIEW runs only on the cluster's coordinator") {
+		t.Fatalf("DROP on a worker: %v, want 0A000", err)
+	}
+	n1.exec(t, "DROP MATERIALIZED VIEW k_category")
+	droppedAt := time.Now()
+	waitLog(t, n2, 30*time.Second, "cluster: job "+oid+" dropped")
+	for _, n := range []*node{n1, n2} {
+		if rows, err := n.query(t, "SELECT count(*) FROM pg_class WHERE relname = 'k_category'"); err != nil || rows[0] != "0" {
+			t.Fatalf("k_category on %s after DROP: %v %v", n.id, rows, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, store := openCheckpoints(t, ctx, endpoint, env)
+	p := pointerAfter(t, endpoint, env, 0)
+	for !dataflow.EpochTime(p.Epoch).After(droppedAt) { // one begun after the DROP
+		p = pointerAfter(t, endpoint, env, p.Epoch)
+	}
+	ck, err := store.Recover(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range ck.Manifest.Objects {
+		if strings.HasPrefix(o.Op, oid+".") {
+			t.Fatalf("checkpoint %d after the DROP names %s", p.Epoch, o.Key)
+		}
+	}
+	n1.exec(t, "DROP SOURCE kitem")
+	waitLog(t, n2, 30*time.Second, "source kitem dropped")
 }

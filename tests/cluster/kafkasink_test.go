@@ -139,6 +139,11 @@ func TestClusterKafkaSinkExactlyOnce(t *testing.T) {
 		t.Fatalf("kout: %d messages, one node's sink %d; first differing: %s", len(got), len(want), firstDiff(got, want))
 	}
 	t.Logf("kout: %d messages, exactly those of one node's sink", len(got))
+	// DROP SINK on the coordinator: its job stops, checkpoints go on.
+	n2.exec(t, "DROP SINK kout")
+	waitLog(t, n2, 10*time.Second, "sink kout dropped")
+	p := pointerAfter(t, etcdEndpoint(etcdFlags), env, 0)
+	pointerAfter(t, etcdEndpoint(etcdFlags), env, p.Epoch)
 }
 
 // TestClusterSinkCrashAfterCommit: the coordinator n1 is killed (a
