@@ -4,9 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/streamsql/streamsql/connector/sink"
-	"github.com/streamsql/streamsql/exec/stream"
 )
 
 // With Config.DeferSinkCommits (a cluster's coordinator) a checkpoint
@@ -16,13 +13,7 @@ import (
 // with the checkpoint's pending bytes, not the runtime's recovered
 // checkpoint's.
 func TestSinkCommitsDeferred(t *testing.T) {
-	dir := t.TempDir()
-	tbl := &fakeTable{rows: []int64{1, 5}}
-	in := &ckInputs{fakeInputs: fakeInputs{tables: map[uint32]*fakeTable{100: tbl}}}
-	spec := func(s sink.Sink) JobSpec {
-		scan := &stream.Scan{Rel: 100, Name: "t", Kind: stream.ScanTable, Cols: cols}
-		return JobSpec{ID: 1, Name: "snk", Plan: scan, Cols: cols, Sink: s}
-	}
+	dir, tbl, in, spec := tableSinkSetup(t)
 	store, _ := openStore(t, dir)
 	rt := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store, DeferSinkCommits: true}, in)
 	ls := &logSink{}
