@@ -199,6 +199,23 @@ func (e *Engine) clusterViewRows(oid uint32) (rows []arrow.RecordBatch, ok bool,
 	return rows, true, nil
 }
 
+// StopClusterJobs stops the jobs (views, sinks) of oids that run here
+// (a coordinator that lost its role: another node runs them, and a sink
+// of this node would fence the new coordinator's writer back); it
+// returns those it stopped.
+func (e *Engine) StopClusterJobs(oids []uint32) []uint32 {
+	e.resumeMu.Lock()
+	defer e.resumeMu.Unlock()
+	var out []uint32
+	for _, oid := range oids {
+		if e.flow.Job(oid) != nil {
+			e.flow.StopJob(oid)
+			out = append(out, oid)
+		}
+	}
+	return out
+}
+
 // ClusterViewFailed says whether view oid's job has failed (or did not
 // start): the coordinator restarts it (cmd/streamsqld's supervision).
 func (e *Engine) ClusterViewFailed(oid uint32) bool { return e.failed(oid) }

@@ -27,6 +27,7 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 	failedSince := map[uint32]time.Time{}
 	t := time.NewTicker(superviseEvery)
 	defer t.Stop()
+	coordinating := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -34,8 +35,14 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 		case <-t.C:
 		}
 		if !r.IsCoordinator() {
+			if coordinating { // it lost the role (a zombie): another node runs the jobs now
+				coordinating = false
+				stopped := eng.StopClusterJobs(r.Jobs())
+				logf("cluster: no longer the coordinator: stopped this node's jobs %v (their sinks no longer write)", stopped)
+			}
 			continue
 		}
+		coordinating = true
 		var restart []uint32
 		nodes, err := r.Nodes(ctx)
 		if err != nil {

@@ -197,3 +197,47 @@ func TestClusterSinkCrashAfterCommit(t *testing.T) {
 	t.Logf("n1 killed after the cluster committed checkpoint %s, before its sink's commit; %d messages before, %d at the end, exactly one node's",
 		m[1], before, len(got))
 }
+
+// TestClusterSinkZombieCoordinator: the coordinator n1, which runs an
+// exactly-once Kafka sink, is paused (SIGSTOP) past its lease while input
+// comes: n2 becomes the coordinator and restarts the sink from the
+// committed checkpoint, its writer fencing n1's transactional ids. On
+// SIGCONT n1 finds it lost the role and stops its jobs (its sink writes
+// nothing more, and does not fence n2's writer back), then serves as a
+// worker. The topic read with read_committed holds exactly one
+// streamsqld's output.
+func TestClusterSinkZombieCoordinator(t *testing.T) {
+	kc, prod := startKafka(t)
+	broker := kc.ListenAddrs()[0]
+	const third = 4000
+	produceBids(t, prod, 0, third)
+	flags, env := clusterServices(t)
+	flags = append(flags, "--checkpoint-interval", "300ms")
+	n1 := start(t, env, "n1", flags...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
+	n2 := start(t, env, "n2", flags...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker"})
+	n1.exec(t, kafkaSinkStatements(broker, "kout")...)
+	n1.exec(t, "FLUSH")
+	waitLog(t, n2, 30*time.Second, " operator 0: this node runs instances [")
+	oid := regexp.MustCompile(`cluster: job (\d+) operator 0: this node runs instances \[`).FindStringSubmatch(n2.out.String())[1]
+
+	resume := pause(t, n1)
+	produceBids(t, prod, third, 2*third)
+	waitLog(t, n2, 60*time.Second, "cluster: view "+oid+" restarted from checkpoint ")
+	resume()
+	waitLog(t, n1, 60*time.Second, "cluster: no longer the coordinator: stopped this node's jobs ["+oid+"]")
+	waitNodes(t, n2, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|worker", "n2|coordinator"})
+	produceBids(t, prod, 2*third, 3*third)
+	n2.exec(t, "FLUSH")
+
+	single := launch(t, nil, "single")
+	single.exec(t, kafkaSinkStatements(broker, "kout_single")...)
+	single.exec(t, "FLUSH")
+	want := readTopic(t, kc, "kout_single")
+	got := readTopic(t, kc, "kout")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("kout: %d messages, one node's sink %d; first differing: %s", len(got), len(want), firstDiff(got, want))
+	}
+	t.Logf("n1 paused past its lease and resumed: stopped its sink; kout has exactly one node's %d messages", len(got))
+}
