@@ -27,7 +27,6 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 	failedSince := map[uint32]time.Time{}
 	t := time.NewTicker(superviseEvery)
 	defer t.Stop()
-	coordinating := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -35,16 +34,17 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 		case <-t.C:
 		}
 		if !r.IsCoordinator() {
-			if coordinating { // it lost the role (a zombie): another node runs the jobs now
-				coordinating = false
-				stopped := eng.StopClusterJobs(r.Jobs())
+			// A coordinator that lost the role (a zombie): another node
+			// runs the jobs now. A worker has none of them here.
+			if stopped := eng.StopClusterJobs(r.Jobs()); len(stopped) > 0 {
 				logf("cluster: no longer the coordinator: stopped this node's jobs %v (their sinks no longer write)", stopped)
 			}
 			continue
 		}
-		coordinating = true
 		var restart []uint32
-		nodes, err := r.Nodes(ctx)
+		lctx, cancel := context.WithTimeout(ctx, ttl) // a read stuck on a broken connection (after a pause) must not stop the loop
+		nodes, err := r.Nodes(lctx)
+		cancel()
 		if err != nil {
 			continue // etcd unreachable: no decision now
 		}

@@ -228,6 +228,16 @@ func TestClusterSinkZombieCoordinator(t *testing.T) {
 	resume()
 	waitLog(t, n1, 60*time.Second, "cluster: no longer the coordinator: stopped this node's jobs ["+oid+"]")
 	waitNodes(t, n2, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|worker", "n2|coordinator"})
+	// n1 back as a new incarnation: the sink is restarted over both
+	// nodes (a FLUSH during that restart may return before the restarted
+	// job caught up: docs/cluster.md).
+	waitLog(t, n2, 60*time.Second, "(2 nodes)")
+	for deadline := time.Now().Add(60 * time.Second); strings.Count(n2.out.String(), "cluster: restart of views ["+oid+"] done") < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the sink was not restarted over both nodes within 60 s")
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	}
 	produceBids(t, prod, 2*third, 3*third)
 	n2.exec(t, "FLUSH")
 
