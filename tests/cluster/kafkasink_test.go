@@ -80,6 +80,26 @@ func readTopic(t *testing.T, kc *kfake.Cluster, topic string) []string {
 	return out
 }
 
+// sinkEqualsSingle runs the sink on one streamsqld over the broker's
+// input, into kout_single, and checks that kout holds exactly its
+// messages; it returns them.
+func sinkEqualsSingle(t *testing.T, kc *kfake.Cluster, broker string) []string {
+	t.Helper()
+	single := launch(t, nil, "single")
+	defer single.kill()
+	single.exec(t, kafkaSinkStatements(broker, "kout_single")...)
+	single.exec(t, "FLUSH")
+	want := readTopic(t, kc, "kout_single")
+	got := readTopic(t, kc, "kout")
+	if len(want) < 100 {
+		t.Fatalf("the single node wrote %d messages: too few to prove anything", len(want))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("kout: %d messages, one node's sink %d; first differing: %s", len(got), len(want), firstDiff(got, want))
+	}
+	return got
+}
+
 // TestClusterKafkaSinkExactlyOnce: an exactly-once Kafka sink created on
 // the coordinator of three nodes, its windowed aggregation over a Kafka
 // source spread over them, its writer on the coordinator. Its Kafka
@@ -127,17 +147,7 @@ func TestClusterKafkaSinkExactlyOnce(t *testing.T) {
 	t.Logf("the coordinator killed after %d restart(s); n2 restarted the sink %.2f s after it", restarts, time.Since(killed).Seconds())
 	n2.exec(t, "FLUSH")
 
-	single := launch(t, nil, "single")
-	single.exec(t, kafkaSinkStatements(broker, "kout_single")...)
-	single.exec(t, "FLUSH")
-	want := readTopic(t, kc, "kout_single")
-	got := readTopic(t, kc, "kout")
-	if len(want) < 100 {
-		t.Fatalf("the single node wrote %d messages: too few to prove anything", len(want))
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("kout: %d messages, one node's sink %d; first differing: %s", len(got), len(want), firstDiff(got, want))
-	}
+	got := sinkEqualsSingle(t, kc, broker)
 	t.Logf("kout: %d messages, exactly those of one node's sink", len(got))
 	// DROP SINK on the coordinator: its job stops, checkpoints go on.
 	n2.exec(t, "DROP SINK kout")
@@ -186,14 +196,7 @@ func TestClusterSinkCrashAfterCommit(t *testing.T) {
 	waitLog(t, n2, 60*time.Second, "restarted from checkpoint "+m[1])
 	n2.exec(t, "FLUSH")
 
-	single := launch(t, nil, "single")
-	single.exec(t, kafkaSinkStatements(broker, "kout_single")...)
-	single.exec(t, "FLUSH")
-	want := readTopic(t, kc, "kout_single")
-	got := readTopic(t, kc, "kout")
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("kout: %d messages, one node's sink %d; first differing: %s", len(got), len(want), firstDiff(got, want))
-	}
+	got := sinkEqualsSingle(t, kc, broker)
 	t.Logf("n1 killed after the cluster committed checkpoint %s, before its sink's commit; %d messages before, %d at the end, exactly one node's",
 		m[1], before, len(got))
 }
@@ -241,13 +244,6 @@ func TestClusterSinkZombieCoordinator(t *testing.T) {
 	produceBids(t, prod, 2*third, 3*third)
 	n2.exec(t, "FLUSH")
 
-	single := launch(t, nil, "single")
-	single.exec(t, kafkaSinkStatements(broker, "kout_single")...)
-	single.exec(t, "FLUSH")
-	want := readTopic(t, kc, "kout_single")
-	got := readTopic(t, kc, "kout")
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("kout: %d messages, one node's sink %d; first differing: %s", len(got), len(want), firstDiff(got, want))
-	}
+	got := sinkEqualsSingle(t, kc, broker)
 	t.Logf("n1 paused past its lease and resumed: stopped its sink; kout has exactly one node's %d messages", len(got))
 }
