@@ -42,13 +42,21 @@ type ClusterNode interface {
 	ServeView(ctx context.Context, oid uint32, plan stream.Node) error
 	// ReadView reads a view's rows from the coordinator, as cols.
 	ReadView(ctx context.Context, schema, name string, cols []types.Column) ([]arrow.RecordBatch, error)
+	// Forget drops what the node keeps of every job (view or sink) for
+	// which keep is false (dropped from the catalog): a worker stops its
+	// instances, the coordinator no longer places, restarts or waits for
+	// it at a checkpoint's commit.
+	Forget(keep func(oid uint32) bool)
 	// Forward runs a statement on the coordinator (a worker's FLUSH).
 	Forward(ctx context.Context, sql string) error
 	// CheckpointTaken is called after this node committed its local
 	// checkpoint of epoch: a coordinator then commits the cluster's
 	// checkpoint of that epoch once the instances on other nodes
-	// reported theirs (in the background: it must not block).
-	CheckpointTaken(epoch uint64)
+	// reported theirs (in the background: it must not block), then calls
+	// committed: the sinks commit the epoch only then (their commits come
+	// after the cluster's, docs/contributing/cluster.md "Sinks on a
+	// cluster"). A node that does not commit it never calls committed.
+	CheckpointTaken(epoch uint64, committed func())
 }
 
 // clusterListTimeout bounds SHOW NODES' read of etcd.
@@ -104,11 +112,11 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 		switch stmt.Ext.Kind {
 		case sql.KindShow, sql.KindFlush, sql.KindAdvanceClock:
 			return nil
-		case sql.KindCreateSource:
+		case sql.KindCreateSource, sql.KindCreateSink, sql.KindDropSource, sql.KindDropSink:
 			if coordinator {
 				return nil
 			}
-			return onCoordinator("CREATE SOURCE")
+			return onCoordinator(string(stmt.Ext.Kind))
 		}
 		return notInCluster(string(stmt.Ext.Kind))
 	}
@@ -122,6 +130,13 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 				return nil
 			}
 			return onCoordinator("CREATE MATERIALIZED VIEW")
+		}
+	case *pg.Node_DropStmt:
+		if n.DropStmt.RemoveType == pg.ObjectType_OBJECT_MATVIEW {
+			if coordinator {
+				return nil
+			}
+			return onCoordinator("DROP MATERIALIZED VIEW")
 		}
 	case *pg.Node_SelectStmt, *pg.Node_ExplainStmt, *pg.Node_VariableShowStmt, *pg.Node_VariableSetStmt,
 		*pg.Node_TransactionStmt, *pg.Node_PrepareStmt, *pg.Node_ExecuteStmt, *pg.Node_DeallocateStmt,

@@ -68,6 +68,9 @@ func (s *Session) clusterCreated(ctx context.Context, stmt sql.Statement, rel *c
 func (s *Session) clusterView(ctx context.Context, stmt sql.Statement, created *catalog.Relation, spec dataflow.JobSpec) (served bool, err error) {
 	c := s.eng.cfg.Cluster
 	if s.replay == nil {
+		if err := clusterInputs(spec.Plan); err != nil {
+			return false, err
+		}
 		return false, c.Publish(ctx, ClusterStatement{SQL: stmt.Source, SearchPath: s.set.searchPath(), User: s.user,
 			Parallelism: created.Parallelism, OID: created.OID, View: true})
 	}
@@ -75,6 +78,44 @@ func (s *Session) clusterView(ctx context.Context, stmt sql.Statement, created *
 		return false, err
 	}
 	return true, c.ServeView(ctx, created.OID, spec.Plan)
+}
+
+// clusterDropped runs after a DROP (of materialized views, sources or
+// sinks, cascades included) on a cluster node: the node forgets the
+// dropped jobs (ClusterNode.Forget: a worker stops its instances), and
+// the coordinator logs the statement for the other nodes, which drop the
+// same relations when they replay it. nil when not in a cluster.
+func (s *Session) clusterDropped(ctx context.Context, stmt sql.Statement) error {
+	c := s.eng.cfg.Cluster
+	if c == nil {
+		return nil
+	}
+	c.Forget(func(oid uint32) bool { return clusterJob(s.eng.cat.Relation(oid)) })
+	if s.replay != nil {
+		return nil
+	}
+	if err := c.Publish(ctx, ClusterStatement{SQL: stmt.Source, SearchPath: s.set.searchPath(), User: s.user}); err != nil {
+		return fmt.Errorf("dropped on this node, but not logged for the cluster's other nodes: %w", err)
+	}
+	return nil
+}
+
+// clusterInputs refuses a plan that reads anything but sources: a view
+// or a table is not readable by a job on a cluster yet (a worker has no
+// job of the view, and tables are not distributed).
+func clusterInputs(plan stream.Node) error {
+	var err error
+	var walk func(n stream.Node)
+	walk = func(n stream.Node) {
+		if sc, ok := n.(*stream.Scan); ok && sc.Kind != stream.ScanSource && err == nil {
+			err = pgerr.Unsupported("reading %s \"%s\" is not supported in a materialized view or sink on a cluster yet: only sources are (see docs/cluster.md)", sc.Kind, sc.Name)
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	walk(plan)
+	return err
 }
 
 // ReplayClusterStatement runs a statement of the cluster's statement log
@@ -158,15 +199,38 @@ func (e *Engine) clusterViewRows(oid uint32) (rows []arrow.RecordBatch, ok bool,
 	return rows, true, nil
 }
 
+// StopClusterJobs stops the jobs (views, sinks) of oids that run here
+// (a coordinator that lost its role: another node runs them, and a sink
+// of this node would fence the new coordinator's writer back); it
+// returns those it stopped.
+func (e *Engine) StopClusterJobs(oids []uint32) []uint32 {
+	e.resumeMu.Lock()
+	defer e.resumeMu.Unlock()
+	var out []uint32
+	for _, oid := range oids {
+		if e.flow.Job(oid) != nil {
+			e.flow.StopJob(oid)
+			out = append(out, oid)
+		}
+	}
+	return out
+}
+
 // ClusterViewFailed says whether view oid's job has failed (or did not
 // start): the coordinator restarts it (cmd/streamsqld's supervision).
 func (e *Engine) ClusterViewFailed(oid uint32) bool { return e.failed(oid) }
 
-// ClusterViewPlan plans view oid as its job runs it (the coordinator
-// restores a cluster checkpoint for that plan).
+// clusterJob says whether rel runs as a job placed over the cluster: a
+// materialized view or a sink.
+func clusterJob(rel *catalog.Relation) bool {
+	return rel != nil && (rel.Kind == catalog.KindMatView || rel.Kind == catalog.KindSink)
+}
+
+// ClusterViewPlan plans view (or sink) oid as its job runs it (the
+// coordinator restores a cluster checkpoint for that plan).
 func (e *Engine) ClusterViewPlan(oid uint32) (stream.Node, error) {
 	rel := e.cat.Relation(oid)
-	if rel == nil || rel.Kind != catalog.KindMatView {
+	if !clusterJob(rel) {
 		return nil, pgerr.New(pgerr.UndefinedTable, "cluster: view %d is not in the catalog", oid)
 	}
 	q, err := e.planView(rel)
@@ -186,7 +250,7 @@ func (e *Engine) RestartClusterView(oid uint32, cp *checkpoint.Checkpoint) (uint
 	e.resumeMu.Lock()
 	defer e.resumeMu.Unlock()
 	rel := e.cat.Relation(oid)
-	if rel == nil || rel.Kind != catalog.KindMatView {
+	if !clusterJob(rel) {
 		return 0, pgerr.New(pgerr.UndefinedTable, "cluster: view %d to restart is not in the catalog", oid)
 	}
 	e.flow.StopJob(oid)
@@ -194,7 +258,11 @@ func (e *Engine) RestartClusterView(oid uint32, cp *checkpoint.Checkpoint) (uint
 		e.cfg.Logf("materialized view %s: %v: restarted from its inputs", rel.Name, err)
 	}
 	e.viewErrs.Delete(oid)
-	if err := e.startView(rel); err != nil {
+	start := e.startView
+	if rel.Kind == catalog.KindSink {
+		start = e.startSink // its writer recovers to cp's epoch (sinks.go)
+	}
+	if err := start(rel); err != nil {
 		e.viewErrs.Store(oid, err)
 		return 0, err
 	}

@@ -159,6 +159,7 @@ func Open(cfg Config) (*Engine, error) {
 	if cfg.Cluster != nil {
 		fcfg.Placement = cfg.Cluster.Placement() // cluster_run.go
 		fcfg.PlacedCheckpoints = true            // the workers upload their instances' state
+		fcfg.DeferSinkCommits = true             // until the cluster committed the checkpoint
 	}
 	e.flow = dataflow.New(fcfg, flowInputs{e})
 	e.subscribe = e.startSubscribe

@@ -89,7 +89,8 @@ func (e *Engine) onSinkCommit(sink string, d time.Duration) {
 // onCheckpoint is dataflow.Config.OnCheckpoint.
 func (e *Engine) onCheckpoint(st dataflow.CheckpointStats, err error) {
 	if c := e.cfg.Cluster; c != nil && err == nil {
-		c.CheckpointTaken(st.Epoch) // cluster_run.go
+		epoch := st.Epoch
+		c.CheckpointTaken(epoch, func() { e.flow.SinksDurable(epoch) }) // cluster_run.go
 	}
 	ev := CheckpointEvent{Committed: time.Now(), Duration: st.Duration, Bytes: st.Bytes, Full: st.Full, Views: st.Jobs}
 	if st.Epoch != 0 {

@@ -112,6 +112,15 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 		return nil, err
 	}
 	job := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Sink: snk}
+	if s.eng.cfg.Cluster != nil { // cluster_run.go: placed as a view's job is; the writer runs on the coordinator
+		if served, err := s.clusterView(ctx, stmt, created, job); err != nil || served {
+			if err != nil {
+				s.dropQuietly(created)
+				return nil, err
+			}
+			return &Result{Tag: "CREATE SINK"}, nil
+		}
+	}
 	if err := s.startCreated(ctx, created, job); err != nil {
 		return nil, err
 	}

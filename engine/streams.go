@@ -627,6 +627,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		return res, true, err
 	case sql.KindDropSink:
 		res, err := s.dropSinks(x.Drop)
+		if err == nil {
+			err = s.clusterDropped(ctx, stmt) // cluster_run.go
+		}
 		return res, true, err
 	case sql.KindResume:
 		res, err := s.execResume(ctx, x.Drop)
@@ -635,6 +638,9 @@ func (s *Session) execStreaming(ctx context.Context, stmt sql.Statement) (*Resul
 		res, err := s.dropSources(x.Drop.Names, x.Drop.IfExists, x.Drop.Cascade, "DROP SOURCE")
 		if err == nil && len(res.Notices) == 0 {
 			s.eng.cfg.Logf("source %s dropped", strings.Join(x.Drop.Names, ", "))
+		}
+		if err == nil {
+			err = s.clusterDropped(ctx, stmt) // cluster_run.go
 		}
 		return res, true, err
 	case sql.KindAlterSource:

@@ -95,7 +95,11 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		}
 		return &Result{Tag: "CREATE SCHEMA"}, nil
 	case *pg.Node_DropStmt:
-		return s.execDrop(n.DropStmt)
+		res, err := s.execDrop(n.DropStmt)
+		if err == nil {
+			err = s.clusterDropped(ctx, stmt) // cluster_run.go
+		}
+		return res, err
 	case *pg.Node_CreateSeqStmt:
 		return s.execCreateSequence(n.CreateSeqStmt) // sequence.go
 	case *pg.Node_CreateFunctionStmt:

@@ -253,6 +253,33 @@ func (r *Runner) serveView(ctx context.Context, job uint32, plan stream.Node, a 
 	return nil
 }
 
+// Forget drops every job for which keep is false (a view or sink
+// dropped from the catalog, DROP on the coordinator or its replay): this
+// node's instances of it stop, and the coordinator no longer places it,
+// restarts it, or waits for its instances' reports at a commit.
+func (r *Runner) Forget(keep func(job uint32) bool) {
+	r.mu.Lock()
+	var gone []uint32
+	for job := range r.assigns {
+		if !keep(job) {
+			gone = append(gone, job)
+			delete(r.assigns, job)
+			delete(r.running, job)
+		}
+	}
+	for name := range r.placed {
+		var job uint32
+		if _, err := fmt.Sscanf(name, "%d.", &job); err == nil && !keep(job) {
+			delete(r.placed, name)
+		}
+	}
+	r.mu.Unlock()
+	for _, job := range gone {
+		r.stopInstances(job, "dropped")
+		r.logf("cluster: job %d dropped", job)
+	}
+}
+
 // stopInstances stops this worker's instances of job, if it runs any.
 func (r *Runner) stopInstances(job uint32, why string, args ...any) {
 	r.mu.Lock()

@@ -34,10 +34,17 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 		case <-t.C:
 		}
 		if !r.IsCoordinator() {
+			// A coordinator that lost the role (a zombie): another node
+			// runs the jobs now. A worker has none of them here.
+			if stopped := eng.StopClusterJobs(r.Jobs()); len(stopped) > 0 {
+				logf("cluster: no longer the coordinator: stopped this node's jobs %v (their sinks no longer write)", stopped)
+			}
 			continue
 		}
 		var restart []uint32
-		nodes, err := r.Nodes(ctx)
+		lctx, cancel := context.WithTimeout(ctx, ttl) // a read stuck on a broken connection (after a pause) must not stop the loop
+		nodes, err := r.Nodes(lctx)
+		cancel()
 		if err != nil {
 			continue // etcd unreachable: no decision now
 		}

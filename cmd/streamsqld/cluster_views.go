@@ -76,8 +76,9 @@ type clusterNode struct {
 
 // CheckpointTaken commits the cluster's checkpoint of epoch in the
 // background on the coordinator; an epoch that comes while a commit is
-// in flight is skipped (the next one is taken).
-func (c *clusterNode) CheckpointTaken(epoch uint64) {
+// in flight is skipped (the next one is taken). Once the pointer names it,
+// committed lets the sinks commit it.
+func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
 	if !c.n.IsCoordinator() || !c.commit.CompareAndSwap(false, true) {
 		return
 	}
@@ -97,6 +98,8 @@ func (c *clusterNode) CheckpointTaken(epoch uint64) {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
 			return
 		}
+		failAfterClusterCommit(p.Epoch, c.logf) // tests only (failpoint.go)
+		committed()
 		st := c.r.LastCommit()
 		c.logf("cluster: checkpoint %d committed in %s, %s after its barrier (%s): %d objects, workers' state %d bytes (reports waited %s), coordinator's files %d bytes, %d uploaded in %s",
 			p.Epoch, time.Since(start).Round(time.Millisecond), time.Since(dataflow.EpochTime(p.Epoch)).Round(time.Millisecond), p.Manifest,
@@ -129,6 +132,8 @@ func (c *clusterNode) Publish(ctx context.Context, st engine.ClusterStatement) e
 	}
 	return err
 }
+
+func (c *clusterNode) Forget(keep func(uint32) bool) { c.r.Forget(keep) }
 
 func (c *clusterNode) ServeView(ctx context.Context, oid uint32, plan stream.Node) error {
 	return c.r.ServeView(ctx, oid, plan)

@@ -194,6 +194,10 @@ type ckptState struct {
 	// retained are the tables the last committed checkpoint told to keep
 	// their writes (owned by the committing goroutine, one at a time).
 	retained map[uint32]bool
+
+	// deferred are, with Config.DeferSinkCommits, the sink jobs of each
+	// checkpoint committed here and not yet named by SinksDurable.
+	deferred map[uint64][]*Job
 }
 
 // ckptRun is one checkpoint in flight.
@@ -607,13 +611,14 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 	c.cur = nil
 	stats := c.stats
 	c.mu.Unlock()
+	if err == nil && rt.cfg.DeferSinkCommits { // before OnCheckpoint, which may lead to SinksDurable
+		rt.checkpointSinks(run, meta.Jobs)
+	}
 	if f := rt.cfg.OnCheckpoint; f != nil {
 		f(stats, err)
 	}
-	if err == nil { // sinks commit what this checkpoint holds (sinkjob.go)
-		for _, jm := range meta.Jobs {
-			run.jobs[jm.ID].sinkDurable(run.epoch)
-		}
+	if err == nil && !rt.cfg.DeferSinkCommits { // sinks commit what this checkpoint holds (sinkjob.go)
+		rt.checkpointSinks(run, meta.Jobs)
 	}
 	rt.progressed()
 }

@@ -104,6 +104,10 @@ type Config struct {
 	// with Checkpoints, whose checkpoints hold only this process's part.
 	// Without it such a job is refused (0A000).
 	PlacedCheckpoints bool
+	// DeferSinkCommits holds sinks' commits back after a checkpoint is
+	// committed here until SinksDurable names it (a cluster: the
+	// checkpoint is whole only once the cluster committed it; sinkjob.go).
+	DeferSinkCommits bool
 }
 
 // Delta is one committed write to a table, in commit order: the rows it

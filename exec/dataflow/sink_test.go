@@ -122,13 +122,7 @@ func (w *logWriter) Close() error        { return nil }
 // restart recovers with the checkpoint's pending bytes and writes only what
 // came after the cut.
 func TestSinkTwoPhaseCommitAndRecover(t *testing.T) {
-	dir := t.TempDir()
-	tbl := &fakeTable{rows: []int64{1, 5}}
-	in := &ckInputs{fakeInputs: fakeInputs{tables: map[uint32]*fakeTable{100: tbl}}}
-	spec := func(s sink.Sink) JobSpec {
-		scan := &stream.Scan{Rel: 100, Name: "t", Kind: stream.ScanTable, Cols: cols}
-		return JobSpec{ID: 1, Name: "snk", Plan: scan, Cols: cols, Sink: s}
-	}
+	dir, tbl, in, spec := tableSinkSetup(t)
 	store, _ := openStore(t, dir)
 	rt := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store}, in)
 	ls := &logSink{}
@@ -171,6 +165,18 @@ func TestSinkTwoPhaseCommitAndRecover(t *testing.T) {
 	if got := strings.Join(ls2.calls(), "; "); got != "recover [7]; precommit [9]; commit [9]" {
 		t.Fatalf("calls after restart: %s", got)
 	}
+}
+
+// tableSinkSetup is a checkpoint directory, a table 100 holding 1 and 5,
+// the inputs with it, and the spec of a sink job 1 of that table into s.
+func tableSinkSetup(t *testing.T) (dir string, tbl *fakeTable, in *ckInputs, spec func(s sink.Sink) JobSpec) {
+	tbl = &fakeTable{rows: []int64{1, 5}}
+	in = &ckInputs{fakeInputs: fakeInputs{tables: map[uint32]*fakeTable{100: tbl}}}
+	spec = func(s sink.Sink) JobSpec {
+		scan := &stream.Scan{Rel: 100, Name: "t", Kind: stream.ScanTable, Cols: cols}
+		return JobSpec{ID: 1, Name: "snk", Plan: scan, Cols: cols, Sink: s}
+	}
+	return t.TempDir(), tbl, in, spec
 }
 
 // memSink is a two-phase sink in memory whose writers fail on chosen

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/connector/sink"
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/storage/checkpoint"
 )
 
 // A sink job (JobSpec.Sink) writes its output to a sink.Writer with the
@@ -77,7 +80,7 @@ func newSinkState(j *Job, ri *resumeInputs) *sinkState {
 	s := &sinkState{wake: make(chan struct{}, 1),
 		twoPhase: j.env.Checkpoints != nil && stream.Checkpointable(j.spec.Plan)}
 	if ri != nil {
-		s.basePending, s.baseRows = j.rt.restoredSinkPending(j.spec.ID)
+		s.basePending, s.baseRows = restoredSinkPending(ri.rec, j.spec.ID)
 		s.base, s.hasBase = ri.epoch, true
 		s.committed.Store(ri.epoch)
 		s.durable.Store(ri.epoch)
@@ -108,6 +111,59 @@ func (j *Job) SinkCommitted() uint64 {
 		return 0
 	}
 	return j.sink.committed.Load()
+}
+
+// checkpointSinks tells the sink jobs of checkpoint run, just committed
+// here, that it is durable; with Config.DeferSinkCommits it keeps them
+// until SinksDurable names the epoch instead.
+func (rt *Runtime) checkpointSinks(run *ckptRun, jobs []jobMeta) {
+	var sinks []*Job
+	for _, jm := range jobs {
+		if j := run.jobs[jm.ID]; j.sink != nil {
+			sinks = append(sinks, j)
+		}
+	}
+	if !rt.cfg.DeferSinkCommits {
+		for _, j := range sinks {
+			j.sinkDurable(run.epoch)
+		}
+		return
+	}
+	c := rt.ck
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.deferred == nil {
+		c.deferred = map[uint64][]*Job{}
+	}
+	c.deferred[run.epoch] = sinks
+	if len(c.deferred) > maxDeferred { // commits elsewhere fail: the oldest go (a later one covers them)
+		delete(c.deferred, slices.Min(slices.Collect(maps.Keys(c.deferred))))
+	}
+}
+
+// maxDeferred bounds the checkpoints whose sinks wait for SinksDurable.
+const maxDeferred = 64
+
+// SinksDurable (Config.DeferSinkCommits) says that checkpoint epoch,
+// committed here before, is durable where it counts (a cluster's
+// committed pointer names it): the sink jobs it holds commit every epoch
+// up to it. Earlier checkpoints are covered by it and forgotten.
+func (rt *Runtime) SinksDurable(epoch uint64) {
+	if rt.ck == nil {
+		return
+	}
+	c := rt.ck
+	c.mu.Lock()
+	sinks := c.deferred[epoch]
+	for e := range c.deferred {
+		if e <= epoch {
+			delete(c.deferred, e)
+		}
+	}
+	c.mu.Unlock()
+	for _, j := range sinks {
+		j.sinkDurable(epoch)
+	}
 }
 
 // sinkDurable tells a sink job that checkpoint epoch, which holds it, is
@@ -343,11 +399,9 @@ func writeSinkPending(run *ckptRun, id uint32, sp sinkCkpt) error {
 }
 
 // restoredSinkPending is job id's pending bytes (nil: none) and row
-// count in the recovered checkpoint.
-func (rt *Runtime) restoredSinkPending(id uint32) (pending []byte, rows int64) {
-	rt.ck.mu.Lock()
-	rec := rt.ck.rec
-	rt.ck.mu.Unlock()
+// count in the checkpoint rec it resumes from (the recovered one, or its
+// parked part: RESUME, a cluster's restart).
+func restoredSinkPending(rec *checkpoint.Checkpoint, id uint32) (pending []byte, rows int64) {
 	op := rec.Op(sinkOpID(id))
 	if v, ok := op.Get(sinkRowsKey); ok {
 		if n, w := binary.Uvarint(v); w > 0 {

@@ -31,33 +31,7 @@ var (
 // waitEqual polls every node's reads until they equal want, up to d.
 func waitEqual(t *testing.T, want [][]string, d time.Duration, nodes ...*node) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		diff := ""
-		for i, q := range clusterReads {
-			for _, n := range nodes {
-				got, err := n.query(t, q)
-				if err != nil {
-					diff = fmt.Sprintf("%s on %s: %v", q, n.id, err)
-				} else if strings.Join(got, "\n") != strings.Join(want[i], "\n") {
-					diff = fmt.Sprintf("%s on %s: %d rows, one node %d rows; first differing: %s", q, n.id, len(got), len(want[i]), firstDiff(got, want[i]))
-				}
-				if diff != "" {
-					break
-				}
-			}
-			if diff != "" {
-				break
-			}
-		}
-		if diff == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not equal to one node within %s: %s", d, diff)
-		}
-		time.Sleep(200 * time.Millisecond) // polling with a deadline
-	}
+	waitReads(t, clusterReads, want, d, nodes...)
 }
 
 // waitLog waits (up to d) until n's output contains every one of what.
