@@ -69,6 +69,10 @@ type Node struct {
 	mu   sync.Mutex
 	term Term // valid while this node is the coordinator (Rev != 0)
 	info NodeInfo
+	// orphaned: this node was the coordinator when it lost its lease
+	// and has not registered again since (etcd unreachable, or the
+	// process was paused): see Orphaned.
+	orphaned bool
 }
 
 func (c *Config) logf(format string, args ...any) {
@@ -179,6 +183,7 @@ func (n *Node) register(ctx context.Context) (*concurrency.Session, error) {
 	}
 	n.mu.Lock()
 	n.info = info
+	n.orphaned = false
 	n.mu.Unlock()
 	n.cfg.logf("cluster: node %s registered in %s (lease %x, ttl %d s)", n.cfg.NodeID, n.cfg.Target, sess.Lease(), n.cfg.ttlSeconds())
 	return sess, nil
@@ -190,7 +195,10 @@ func (n *Node) run(sess *concurrency.Session) {
 	defer close(n.done)
 	for {
 		lost := n.serve(sess)
-		n.setTerm(Term{})
+		n.mu.Lock()
+		n.orphaned = lost && n.term.Rev != 0
+		n.term = Term{}
+		n.mu.Unlock()
 		if !lost {
 			return
 		}
@@ -297,6 +305,18 @@ func (n *Node) IsCoordinator() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.term.Rev != 0
+}
+
+// Orphaned reports whether this node was the coordinator when it lost
+// its lease and has not been able to register again since: etcd is
+// unreachable (or was, while the process was paused). Its views' jobs
+// still run here, so it goes on answering reads of them; it commits
+// nothing (it has no Fence) and takes no decision. Once it registers
+// again it is a candidate like any other node.
+func (n *Node) Orphaned() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.orphaned
 }
 
 // Fence returns the node's current term as a fence for commits, or

@@ -69,6 +69,9 @@ type clusterNode struct {
 	logf     func(string, ...any)
 	ckptDir  string      // the local checkpoint store's directory
 	commit   atomic.Bool // a cluster checkpoint's commit is in flight
+	// lastCoordinator is the coordinator's address etcd listed last
+	// (a string; coordinatorAddress).
+	lastCoordinator atomic.Value
 	// commitTimeout bounds one commit (--cluster-checkpoint-timeout):
 	// the wait for the instances' reports, the uploads and the manifest.
 	commitTimeout time.Duration
@@ -104,15 +107,37 @@ func (c *clusterNode) CheckpointTaken(epoch uint64) {
 	}()
 }
 
-func (c *clusterNode) IsCoordinator() bool           { return c.n.IsCoordinator() }
+// IsCoordinator says whether reads of views and FLUSH run here: on the
+// coordinator, and on a coordinator that lost its lease because etcd is
+// unreachable (cluster.Node.Orphaned: its views still run here, and no
+// other node can have been elected without etcd).
+func (c *clusterNode) IsCoordinator() bool {
+	return c.n.IsCoordinator() || c.n.Orphaned()
+}
+
 func (c *clusterNode) Placement() dataflow.Placement { return c.r }
+
+// coordinatorLookup bounds the read of the coordinator's address in
+// etcd; when etcd does not answer within it, the address last read is
+// used (a worker goes on reading views while etcd is down).
+const coordinatorLookup = 2 * time.Second
+
+// coordinatorAddress is the coordinator's pgwire address, as etcd lists
+// it, or as it last listed it when etcd cannot be read now.
 func (c *clusterNode) coordinatorAddress(ctx context.Context) (string, error) {
-	nodes, err := c.n.Nodes(ctx)
+	lctx, cancel := context.WithTimeout(ctx, coordinatorLookup)
+	nodes, err := c.n.Nodes(lctx)
+	cancel()
 	if err != nil {
+		if last, _ := c.lastCoordinator.Load().(string); last != "" && ctx.Err() == nil {
+			c.logf("cluster: etcd cannot be read (%v): reading from the coordinator last listed, %s", err, last)
+			return last, nil
+		}
 		return "", err
 	}
 	for _, x := range nodes {
 		if x.Role == "coordinator" {
+			c.lastCoordinator.Store(x.Address)
 			return x.Address, nil
 		}
 	}
