@@ -30,29 +30,40 @@ import (
 // the --user (and password) this node was started with.
 
 // exchangeOptions are the options of a cluster node's exchange streams:
+// a stream that stays silent (no data nor heartbeat) for timeout fails
+// (--cluster-exchange-timeout: a dead, paused or partitioned peer), and
 // a node may start its part of a view a while after the coordinator (it
 // learns of the view from etcd), so the two ends wait for each other
 // longer than a stream may stay silent.
-func exchangeOptions() netx.Options {
-	return netx.Options{Timeout: 10e9, ConnectTimeout: 60e9}
+func exchangeOptions(timeout time.Duration) netx.Options {
+	return netx.Options{Timeout: timeout, Heartbeat: min(500*time.Millisecond, timeout/4), ConnectTimeout: max(60*time.Second, timeout)}
 }
 
-// listenExchange opens the node's exchange server on the host of the
-// pgwire listener, any port; it returns the server and the address other
-// nodes reach it at (the advertised pgwire host, that port).
-func listenExchange(listen net.Addr, advertise string) (*netx.Server, string, error) {
+// listenExchange opens the node's exchange server on listenAt
+// (--exchange-listen; "": the host of the pgwire listener, any port); it
+// returns the server and the address other nodes reach it at:
+// advertiseAt (--advertise-exchange) if set, else the advertised pgwire
+// host (--advertise-address) and the port it listens on.
+func listenExchange(listen net.Addr, cc *clusterConfig) (*netx.Server, string, error) {
 	host, _, err := net.SplitHostPort(listen.String())
 	if err != nil {
 		return nil, "", err
 	}
-	srv, err := netx.Listen(net.JoinHostPort(host, "0"), exchangeOptions())
+	at := cc.exchangeListen
+	if at == "" {
+		at = net.JoinHostPort(host, "0")
+	}
+	srv, err := netx.Listen(at, exchangeOptions(cc.exchangeTimeout))
 	if err != nil {
 		return nil, "", fmt.Errorf("exchange listener: %w", err)
 	}
+	if cc.exchangeAdvertise != "" {
+		return srv, cc.exchangeAdvertise, nil
+	}
 	_, port, _ := net.SplitHostPort(srv.Addr())
-	adv := host
-	if advertise != "" {
-		adv, _, _ = net.SplitHostPort(advertise)
+	adv, _, _ := net.SplitHostPort(srv.Addr())
+	if cc.advertise != "" {
+		adv, _, _ = net.SplitHostPort(cc.advertise)
 	}
 	if ip := net.ParseIP(adv); ip != nil && ip.IsUnspecified() {
 		adv = "127.0.0.1" // listening on every address: reachable here at least; set --advertise-address
