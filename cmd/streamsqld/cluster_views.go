@@ -305,10 +305,17 @@ func (c *clusterNode) localFiles(epoch uint64) (dist.LocalPart, error) {
 	if err != nil {
 		return dist.LocalPart{}, err
 	}
+	sizes := map[string]int64{}
+	for _, seg := range m.Segments {
+		sizes[seg.Name] = seg.Size
+	}
 	out := make([]dist.LocalFile, len(files))
 	for i, f := range files {
-		out[i].Name = f.Name
-		if c.r.CoordinatorUploaded(f.Name) {
+		out[i].Name, out[i].Size = f.Name, -1
+		if size, ok := sizes[f.Name]; ok && !f.Manifest {
+			out[i].Size = size
+		}
+		if c.r.CoordinatorUploaded(f.Name, out[i].Size) {
 			continue
 		}
 		if out[i].Data, err = checkpoint.ReadFile(c.ckptDir, f.Name); err != nil {

@@ -31,8 +31,9 @@ var (
 // coordinators' writes never overlapped: the committed pointer's epochs
 // only grow and its terms never go back, the statement log's entries
 // and the assignments' generations are in term order, and one term is
-// one node's. It returns the terms and their coordinators in order.
-func fencedHistory(t *testing.T, endpoint string) []string {
+// one node's. It returns the terms and their coordinators in order, and
+// every epoch the pointer named.
+func fencedHistory(t *testing.T, endpoint string) (terms []string, epochs []uint64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -47,7 +48,6 @@ func fencedHistory(t *testing.T, endpoint string) []string {
 	}
 	last := now.Header.Revision
 	owner := map[int64]string{}
-	var terms []string
 	check := func(what string, term int64, node string, prevTerm *int64) {
 		if o, ok := owner[term]; ok && o != node {
 			t.Fatalf("%s: term %d written by %s and by %s", what, term, o, node)
@@ -85,6 +85,7 @@ func fencedHistory(t *testing.T, endpoint string) []string {
 					t.Fatalf("the pointer moved from epoch %d to %d", epoch, p.Epoch)
 				}
 				epoch = p.Epoch
+				epochs = append(epochs, p.Epoch)
 				check(fmt.Sprintf("pointer to checkpoint %d", p.Epoch), p.Term, p.Coordinator, &ptrTerm)
 			case strings.HasPrefix(key, "ddl/"):
 				var st cluster.Statement
@@ -105,7 +106,7 @@ func fencedHistory(t *testing.T, endpoint string) []string {
 			}
 		}
 	}
-	return terms
+	return terms, epochs
 }
 
 // TestClusterEtcdOutage: three nodes run two views over a paced input;
@@ -213,7 +214,7 @@ func TestClusterEtcdOutage(t *testing.T) {
 	if after := bidsCounted(t, n1); after <= during {
 		t.Fatalf("the outage was not mid-stream: %d bids counted during it, %d at the end", during, after)
 	}
-	terms := fencedHistory(t, endpoint)
+	terms, _ := fencedHistory(t, endpoint)
 	t.Logf("etcd down %.2f s (%d then %d bids counted meanwhile); after its return %s restarted the views from checkpoint %d in %.2f s, "+
 		"committed checkpoint %d %.2f s after it; terms in etcd's history: %v",
 		back.Sub(stopped).Seconds(), before, during, coord.id, from, restarted.Seconds(), e1, committed.Seconds(), terms)
