@@ -18,12 +18,8 @@ import (
 // an etcd outage and the restart after it happen mid-stream;
 // outageSingle the same input unpaced, for the single node.
 var (
-	outageViews = append([]string{
-		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '60000', events_per_second = '3000')",
-	}, clusterViews[1:]...)
-	outageSingle = append([]string{
-		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '60000')",
-	}, clusterViews[1:]...)
+	outageViews  = bidViews(60000, 3000)
+	outageSingle = bidViews(60000, 0)
 )
 
 // fencedHistory reads every write etcd ever took under /sq (a watch

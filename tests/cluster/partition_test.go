@@ -1,13 +1,13 @@
 package cluster_test
 
 import (
-	"fmt"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/streamsql/streamsql/cluster/clustertest"
+	"github.com/streamsql/streamsql/cluster/clustertest/faultproxy"
 )
 
 // TestClusterPartition: three nodes run two views over a paced input,
@@ -34,7 +34,7 @@ func TestClusterPartition(t *testing.T) {
 	}
 	n3x := l.Addr().String()
 	l.Close()
-	proxy := clustertest.StartProxy(t, n3x)
+	proxy := faultproxy.Start(t, n3x)
 	n1 := start(t, env, "n1", flags...)
 	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
 	n2 := start(t, env, "n2", flags...)
@@ -60,12 +60,7 @@ func TestClusterPartition(t *testing.T) {
 	// The same nodes are live: each view restarted from the checkpoint
 	// over the three nodes a TTL after its failure.
 	for _, oid := range oids {
-		what := "cluster: view " + oid + " restarted from checkpoint "
-		waitLogAfter(t, n1, m1, 60*time.Second, what)
-		out := n1.out.String()[m1:]
-		var from uint64
-		fmt.Sscanf(out[strings.Index(out, what)+len(what):], "%d", &from)
-		if from < e0 {
+		if from := restartedFrom(t, n1, m1, 60*time.Second, oid); from < e0 {
 			t.Fatalf("view %s restarted from checkpoint %d, before %d committed before the cut", oid, from, e0)
 		}
 	}

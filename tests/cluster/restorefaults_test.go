@@ -60,11 +60,7 @@ func TestClusterStoreFaultsDuringRestore(t *testing.T) {
 	healed := time.Now()
 	var from uint64
 	for _, oid := range oids {
-		what := "cluster: view " + oid + " restarted from checkpoint "
-		waitLogAfter(t, n1, m1, 60*time.Second, what)
-		out := n1.out.String()[m1:]
-		fmt.Sscanf(out[strings.Index(out, what)+len(what):], "%d", &from)
-		if from < e0 {
+		if from = restartedFrom(t, n1, m1, 60*time.Second, oid); from < e0 {
 			t.Fatalf("view %s restarted from checkpoint %d, before %d committed before the kill", oid, from, e0)
 		}
 	}

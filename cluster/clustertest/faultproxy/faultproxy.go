@@ -1,4 +1,8 @@
-package clustertest
+// Package faultproxy is a TCP proxy that a test cuts and heals: a
+// network partition between whoever connects through it and its target
+// (the cluster's fault tests, tests/cluster; the network exchange's,
+// exec/dataflow). Only tests import it.
+package faultproxy
 
 import (
 	"io"
@@ -19,10 +23,10 @@ type Proxy struct {
 	open  chan struct{} // closed while forwarding; a new one while cut
 }
 
-// StartProxy listens on a loopback port and forwards every connection
+// Start listens on a loopback port and forwards every connection
 // to target (dialed when a connection arrives). It is closed, and its
 // connections reset, when the test ends.
-func StartProxy(t testing.TB, target string) *Proxy {
+func Start(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -30,7 +34,7 @@ func StartProxy(t testing.TB, target string) *Proxy {
 	}
 	p := &Proxy{ln: ln, target: target, open: make(chan struct{})}
 	close(p.open)
-	t.Cleanup(func() { p.Heal(); ln.Close(); p.reset() })
+	t.Cleanup(func() { p.Heal(); ln.Close(); p.Reset() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -118,8 +122,9 @@ func (p *Proxy) copy(dst, src *net.TCPConn) {
 	}
 }
 
-// reset closes every connection with a reset (SO_LINGER 0).
-func (p *Proxy) reset() {
+// Reset closes every connection with a reset (SO_LINGER 0), as the
+// kernel of a killed peer may.
+func (p *Proxy) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range p.conns {
