@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
