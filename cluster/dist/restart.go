@@ -176,6 +176,7 @@ func (r *Runner) RestartView(ctx context.Context, st cluster.Statement, plan str
 		return nil
 	}
 
+	start := time.Now() // the restore's reads included
 	var rs *Restore
 	if st.Restart.Manifest != "" {
 		if r.store == nil {
@@ -187,7 +188,6 @@ func (r *Runner) RestartView(ctx context.Context, st cluster.Statement, plan str
 			return fmt.Errorf("cluster: restart of view %d: %w", job, err)
 		}
 	}
-	start := time.Now()
 	if err := r.serveView(ctx, job, plan, *st.Assignment, rs); err != nil {
 		return err
 	}
