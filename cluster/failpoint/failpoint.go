@@ -38,6 +38,9 @@ const (
 	// CoordinatorAfterManifest: the coordinator wrote an epoch's
 	// manifest and has not moved the committed pointer to it.
 	CoordinatorAfterManifest = "coordinator-after-manifest"
+	// CoordinatorMidRestart: the coordinator logged and carried out the
+	// restart of the first view of a restart, not of the others.
+	CoordinatorMidRestart = "coordinator-mid-restart"
 )
 
 var (

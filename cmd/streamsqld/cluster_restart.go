@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/cluster/dist"
+	"github.com/streamsql/streamsql/cluster/failpoint"
 	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/exec/dataflow"
@@ -119,7 +120,10 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		}
 	}
 	logf("cluster: restarting views %v from %s with assignment %d (%d nodes)", jobs, from, pl.Assign.Generation, len(pl.Assign.Nodes))
-	for _, job := range jobs {
+	for i, job := range jobs {
+		if i > 0 {
+			failpoint.Hit(failpoint.CoordinatorMidRestart, "checkpoint %d", pl.Pointer.Epoch)
+		}
 		t0 := time.Now()
 		cp := cps[job]
 		for {

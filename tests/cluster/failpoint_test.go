@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,7 +22,9 @@ var failpointRE = regexp.MustCompile(`failpoint (\S+) hit \((?:instance \S+, )?c
 // a worker before its instance snapshots an epoch, after its upload and
 // before its report, after its report (before or after the coordinator
 // commits the epoch), and the coordinator after it wrote an epoch's
-// manifest and before it moved the pointer. Each time the views are
+// manifest and before it moved the pointer, and the coordinator in the
+// middle of a restart (after n3's death: the first view restarted, not
+// the second). Each time the views are
 // restarted from the last committed checkpoint on the nodes left (a new
 // coordinator for the last one); an epoch the dead node's part was
 // missing from, or whose manifest the pointer never named, is never
@@ -34,11 +37,18 @@ func TestClusterKillAtFailpoints(t *testing.T) {
 		victim string // n1 is the coordinator, n3 a worker
 		// never: the epoch the kill happened in can never be committed
 		never bool
+		// trigger: a node killed (kill -9) once a checkpoint with the
+		// views' state is committed, so that the victim reaches its
+		// point ("": none)
+		trigger string
+		at      int // the pass that kills (0: 20, or 10 on n1)
 	}{
-		{failpoint.WorkerBeforeSnapshot, "n3", true},
-		{failpoint.WorkerAfterUpload, "n3", true},
-		{failpoint.WorkerAfterReport, "n3", false},
-		{failpoint.CoordinatorAfterManifest, "n1", true},
+		{failpoint.WorkerBeforeSnapshot, "n3", true, "", 0},
+		{failpoint.WorkerAfterUpload, "n3", true, "", 0},
+		{failpoint.WorkerAfterReport, "n3", false, "", 0},
+		{failpoint.CoordinatorAfterManifest, "n1", true, "", 0},
+		// The restart after n3's death is cut after its first view.
+		{failpoint.CoordinatorMidRestart, "n1", false, "n3", 1},
 	} {
 		t.Run(c.point, func(t *testing.T) {
 			etcd := clustertest.StartEtcd(t)
@@ -48,10 +58,14 @@ func TestClusterKillAtFailpoints(t *testing.T) {
 				"--checkpoint-interval", "300ms"}
 			// About 3 s into the input: a worker's two instances hit a
 			// worker point twice an epoch, the coordinator once.
-			armed := append(env, failpoint.Env+"="+c.point+":20")
-			if c.victim == "n1" {
-				armed = append(env, failpoint.Env+"="+c.point+":10")
+			at := c.at
+			if at == 0 {
+				at = 20
+				if c.victim == "n1" {
+					at = 10
+				}
 			}
+			armed := append(env, fmt.Sprintf("%s=%s:%d", failpoint.Env, c.point, at))
 			envOf := func(id string) []string {
 				if id == c.victim {
 					return armed
@@ -71,6 +85,10 @@ func TestClusterKillAtFailpoints(t *testing.T) {
 			if err != nil || len(oids) != 2 {
 				t.Fatalf("the views' OIDs: %v %v", oids, err)
 			}
+			if c.trigger != "" {
+				committedAfter(t, etcd.Endpoint, env, oids, 0)
+				nodes[c.trigger].kill()
+			}
 			victim := nodes[c.victim]
 			select {
 			case <-victim.exited:
@@ -84,6 +102,9 @@ func TestClusterKillAtFailpoints(t *testing.T) {
 			}
 			if ps := victim.cmd.ProcessState; ps.String() != "signal: killed" {
 				t.Fatalf("%s exited with %v, want killed", c.victim, ps)
+			}
+			if n := strings.Count(victim.out.String(), "restarted from checkpoint "); c.point == failpoint.CoordinatorMidRestart && n != 1 {
+				t.Fatalf("%s restarted %d views before it died, want 1 of 2:\n%s", c.victim, n, victim.out.String())
 			}
 			epoch, _ := strconv.ParseUint(m[2], 10, 64)
 			coord := nodes["n1"]
@@ -105,11 +126,18 @@ func TestClusterKillAtFailpoints(t *testing.T) {
 			// The node comes back and the views are restarted over the
 			// three nodes again.
 			mark = len(coord.out.String())
-			back := start(t, env, c.victim, flags...)
-			nodes[c.victim] = back
+			var back []*node
+			for _, id := range []string{c.victim, c.trigger} {
+				if id != "" {
+					nodes[id] = start(t, env, id, flags...)
+					back = append(back, nodes[id])
+				}
+			}
 			waitLogAfter(t, coord, mark, 60*time.Second, "(3 nodes)")
-			for _, oid := range oids {
-				waitLogAfter(t, back, 0, 60*time.Second, "cluster: job "+oid+" restarted on this node from checkpoint ")
+			for _, n := range back {
+				for _, oid := range oids {
+					waitLogAfter(t, n, 0, 60*time.Second, "cluster: job "+oid+" restarted on this node from checkpoint ")
+				}
 			}
 			waitEqual(t, want, 120*time.Second, nodes["n1"], nodes["n2"], nodes["n3"])
 			// A committed checkpoint always restores: no view fell back
