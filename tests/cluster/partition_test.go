@@ -93,3 +93,54 @@ func waitLogAfter(t *testing.T, n *node, from int, d time.Duration, what string)
 		time.Sleep(20 * time.Millisecond) // polling with a deadline
 	}
 }
+
+// TestClusterCoordinatorCutFromEtcd: the coordinator n1 reaches etcd
+// through a proxy the test cuts, while it still reaches the other nodes
+// (and they etcd). Its lease expires: n2 is elected and restarts the
+// views over n2 and n3 from the committed checkpoint; n1, orphaned, goes
+// on answering reads of its own (now stale) views and cannot commit
+// (its term is gone). When the cut heals n1 registers again, as a
+// worker, the views are restarted over the three nodes, and they equal
+// one streamsqld's; etcd's history shows no write of n1's term after
+// n2's.
+func TestClusterCoordinatorCutFromEtcd(t *testing.T) {
+	want := singleRun(t, outageSingle)
+	etcd := clustertest.StartEtcd(t)
+	s3 := clustertest.StartS3(t, "ckpt")
+	env := s3.Env()
+	proxy := faultproxy.Start(t, etcd.Endpoint)
+	flags := []string{"--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s", "--checkpoint-interval", "300ms"}
+	n1 := start(t, env, "n1", append(flags, "--cluster", "etcd://"+proxy.Addr()+"/sq")...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
+	n2 := start(t, env, "n2", append(flags, "--cluster", "etcd://"+etcd.Endpoint+"/sq")...)
+	n3 := start(t, env, "n3", append(flags, "--cluster", "etcd://"+etcd.Endpoint+"/sq")...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker", "n3|worker"})
+	n1.exec(t, outageViews...)
+	oids, err := n1.query(t, "SELECT oid FROM pg_class WHERE relname IN ('per_auction', 'per_channel') ORDER BY relname")
+	if err != nil || len(oids) != 2 {
+		t.Fatalf("the views' OIDs: %v %v", oids, err)
+	}
+	e0 := committedAfter(t, etcd.Endpoint, env, oids, 0)
+	m1, m2 := len(n1.out.String()), len(n2.out.String())
+
+	proxy.Cut()
+	cut := time.Now()
+	for _, oid := range oids {
+		if from := restartedFrom(t, n2, m2, 60*time.Second, oid); from < e0 {
+			t.Fatalf("n2 restarted view %s from checkpoint %d, before %d committed before the cut", oid, from, e0)
+		}
+	}
+	elected := time.Since(cut)
+	waitLogAfter(t, n1, m1, 30*time.Second, "node n1 lost its lease")
+	if _, err := n1.query(t, clusterReads[1]); err != nil {
+		t.Fatalf("the orphaned n1 does not answer %s: %v", clusterReads[1], err)
+	}
+	proxy.Heal()
+	healed := time.Now()
+	waitNodes(t, n2, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|worker", "n2|coordinator", "n3|worker"})
+	waitLogAfter(t, n2, m2, 60*time.Second, "(3 nodes)")
+	waitEqual(t, want, 120*time.Second, n1, n2, n3)
+	terms, epochs := fencedHistory(t, etcd.Endpoint)
+	t.Logf("n1 cut from etcd: n2 restarted the views as coordinator %.2f s after the cut; healed after %.2f s, equal to one node %.2f s later; terms %v; %d checkpoints committed",
+		elected.Seconds(), healed.Sub(cut).Seconds(), time.Since(healed).Seconds(), terms, len(epochs))
+}
