@@ -4,8 +4,11 @@
 // environment at start:
 //
 //	STREAMSQL_FAILPOINT=<point>[:<n>]
+//	STREAMSQL_FAILPOINT=<point>@<file>
 //
-// makes the n-th call (default: the first) of Hit with that point log
+// makes the n-th call (default: the first), or the first call once
+// <file> exists (the test creates it when the moment has come), of Hit
+// with that point log
 // "failpoint <point> hit (<detail>): kill -9" and kill its own process
 // (SIGKILL), which then dies as a kill -9 from outside would (no deferred
 // function, no flush, no goodbye to etcd). Unarmed, Hit costs one string
@@ -45,13 +48,18 @@ const (
 
 var (
 	armed string
-	at    int64 = 1
+	at    int64  = 1
+	after string // a file that must exist first ("": none)
 	hits  atomic.Int64
 )
 
 func init() {
 	v := os.Getenv(Env)
 	if v == "" {
+		return
+	}
+	if name, file, ok := strings.Cut(v, "@"); ok {
+		armed, after = name, file
 		return
 	}
 	name, n, ok := strings.Cut(v, ":")
@@ -67,7 +75,15 @@ func init() {
 // detail (a format and its arguments) says where, in the log line
 // written first.
 func Hit(point string, detail string, args ...any) {
-	if point != armed || hits.Add(1) != at {
+	if point != armed {
+		return
+	}
+	if after != "" {
+		if _, err := os.Stat(after); err != nil {
+			return
+		}
+	}
+	if hits.Add(1) != at {
 		return
 	}
 	log.Printf("failpoint %s hit (%s): kill -9", point, fmt.Sprintf(detail, args...))
