@@ -9,9 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // Config says how a node joins a cluster.
@@ -69,6 +72,10 @@ type Node struct {
 	mu   sync.Mutex
 	term Term // valid while this node is the coordinator (Rev != 0)
 	info NodeInfo
+	// orphaned: this node was the coordinator when it lost its lease
+	// and has not registered again since (etcd unreachable, or the
+	// process was paused): see Orphaned.
+	orphaned bool
 }
 
 func (c *Config) logf(format string, args ...any) {
@@ -85,12 +92,22 @@ func (c *Config) ttlSeconds() int {
 	return max(s, 1)
 }
 
+// reconnect paces the etcd client's attempts to connect again after
+// etcd was unreachable: gRPC's default backoff grows to 2 minutes, so
+// that after a long etcd outage the nodes would come back up to that
+// long after etcd; here at most a second after it.
+var reconnect = grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+	MinConnectTimeout: 3 * time.Second,
+}
+
 // NewClient connects to the target's etcd endpoints.
 func NewClient(t Target, dialTimeout time.Duration) (*clientv3.Client, error) {
 	if dialTimeout <= 0 {
 		dialTimeout = 5 * time.Second
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: t.Endpoints, DialTimeout: dialTimeout, Logger: zap.NewNop()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: t.Endpoints, DialTimeout: dialTimeout, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(reconnect)}})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: connect to etcd %s: %w", t, err)
 	}
@@ -179,6 +196,7 @@ func (n *Node) register(ctx context.Context) (*concurrency.Session, error) {
 	}
 	n.mu.Lock()
 	n.info = info
+	n.orphaned = false
 	n.mu.Unlock()
 	n.cfg.logf("cluster: node %s registered in %s (lease %x, ttl %d s)", n.cfg.NodeID, n.cfg.Target, sess.Lease(), n.cfg.ttlSeconds())
 	return sess, nil
@@ -190,19 +208,30 @@ func (n *Node) run(sess *concurrency.Session) {
 	defer close(n.done)
 	for {
 		lost := n.serve(sess)
-		n.setTerm(Term{})
+		n.mu.Lock()
+		n.orphaned = lost && n.term.Rev != 0
+		n.term = Term{}
+		n.mu.Unlock()
 		if !lost {
 			return
 		}
 		n.cfg.logf("cluster: node %s lost its lease (etcd unreachable or the process was paused past %d s); registering again", n.cfg.NodeID, n.cfg.ttlSeconds())
 		// If the lease still lives in etcd (its keepalives stopped
-		// arriving but it has not expired there), revoking it frees the
-		// node id and the old candidacy at once; it fails harmlessly if
-		// it expired. In the background: etcd may be unreachable.
-		go func(old *concurrency.Session) { _ = old.Close() }(sess)
+		// arriving but it has not expired there; etcd also extends
+		// every lease by its TTL when it starts again after an outage),
+		// revoking it frees the node id and the old candidacy at once;
+		// it fails harmlessly if it expired. Tried before each attempt
+		// to register: etcd may be unreachable for a while.
+		old := sess.Lease()
+		sess.Orphan() // stops its keepalive
 		for {
 			var err error
 			rctx, cancel := context.WithTimeout(n.ctx, time.Duration(n.cfg.ttlSeconds())*time.Second)
+			if old != 0 {
+				if _, rerr := n.cli.Revoke(rctx, old); rerr == nil || errors.Is(rerr, rpctypes.ErrLeaseNotFound) {
+					old = 0
+				}
+			}
 			sess, err = n.register(rctx)
 			cancel()
 			if err == nil {
@@ -297,6 +326,18 @@ func (n *Node) IsCoordinator() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.term.Rev != 0
+}
+
+// Orphaned reports whether this node was the coordinator when it lost
+// its lease and has not been able to register again since: etcd is
+// unreachable (or was, while the process was paused). Its views' jobs
+// still run here, so it goes on answering reads of them; it commits
+// nothing (it has no Fence) and takes no decision. Once it registers
+// again it is a candidate like any other node.
+func (n *Node) Orphaned() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.orphaned
 }
 
 // Fence returns the node's current term as a fence for commits, or

@@ -13,41 +13,50 @@ type Fault int
 const (
 	// FaultNone passes every request to the store.
 	FaultNone Fault = iota
-	// FaultFail answers a matching PUT with 500 InternalError without
+	// FaultFail answers a matching request with 500 InternalError without
 	// storing anything.
 	FaultFail
-	// FaultStall holds a matching PUT, unanswered and not stored, until
+	// FaultStall holds a matching request, unanswered and not stored, until
 	// the fault is changed (then it is passed to the store, as a slow
 	// request would be) or the client gives up on it (then nothing is
 	// stored).
 	FaultStall
+	// FaultFailAfterFirst passes the first matching request for each
+	// path and answers every later one with 500 InternalError: the
+	// first reader of an object gets it, the next ones do not.
+	FaultFailAfterFirst
 )
 
 // Faults is an http.Handler in front of the fake S3 that injects a
-// fault into the PUT requests whose path contains a given string, as
-// the test sets it (Set); other requests (GET, LIST, DELETE) pass.
-// Safe for concurrent use.
+// fault into the requests of one method (PUT unless SetMethod says
+// otherwise) whose path contains a given string, as the test sets it;
+// other requests pass. Safe for concurrent use.
 type Faults struct {
 	next http.Handler
 
 	mu      sync.Mutex
 	fault   Fault
+	method  string
 	match   string
-	release chan struct{} // closed when a stall ends
+	release chan struct{}   // closed when a stall ends
+	seen    map[string]bool // FaultFailAfterFirst: paths served once
 
 	hit atomic.Int64 // requests that met a fault
 }
 
 // Set makes PUTs whose URL path contains match meet fault from now on
 // (FaultNone: none); stalled requests are released.
-func (f *Faults) Set(fault Fault, match string) {
+func (f *Faults) Set(fault Fault, match string) { f.SetMethod(http.MethodPut, fault, match) }
+
+// SetMethod is Set for the requests of method (http.MethodGet: reads).
+func (f *Faults) SetMethod(method string, fault Fault, match string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.release != nil {
 		close(f.release)
 		f.release = nil
 	}
-	f.fault, f.match = fault, match
+	f.fault, f.method, f.match, f.seen = fault, method, match, map[string]bool{}
 	if fault == FaultStall {
 		f.release = make(chan struct{})
 	}
@@ -59,15 +68,20 @@ func (f *Faults) Hits() int64 { return f.hit.Load() }
 // ServeHTTP implements http.Handler.
 func (f *Faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	fault, match, release := f.fault, f.match, f.release
+	fault, method, match, release := f.fault, f.method, f.match, f.release
+	first := false
+	if fault == FaultFailAfterFirst && r.Method == method && strings.Contains(r.URL.Path, match) {
+		first = !f.seen[r.URL.Path]
+		f.seen[r.URL.Path] = true
+	}
 	f.mu.Unlock()
-	if fault == FaultNone || r.Method != http.MethodPut || !strings.Contains(r.URL.Path, match) {
+	if fault == FaultNone || r.Method != method || !strings.Contains(r.URL.Path, match) || first {
 		f.next.ServeHTTP(w, r)
 		return
 	}
 	f.hit.Add(1)
 	switch fault {
-	case FaultFail:
+	case FaultFail, FaultFailAfterFirst:
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(http.StatusInternalServerError)
 		w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>injected by the test</Message></Error>`))

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamsql/streamsql/cluster/failpoint"
 	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/exec/stream"
 )
@@ -104,6 +105,7 @@ func (c *instanceCkpt) Restored(n stream.Node) stream.StateReader {
 // Snapshot implements stream.Checkpointer: st's whole state, encoded, is
 // uploaded in the background.
 func (c *instanceCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.Stateful) error {
+	failpoint.Hit(failpoint.WorkerBeforeSnapshot, "instance %s, checkpoint %d", c.name, b.Epoch)
 	var w stateWriter
 	if err := st.Snapshot(&w, true); err != nil {
 		return err
@@ -160,10 +162,14 @@ func (c *instanceCkpt) passed(epoch uint64) {
 			objs = append(objs, u.obj)
 		}
 		if val == nil && err == nil {
+			failpoint.Hit(failpoint.WorkerAfterUpload, "instance %s, checkpoint %d", c.name, epoch)
 			val, err = json.Marshal(objs)
 		}
 		if err == nil {
 			_, err = c.r.node.Client().Put(context.Background(), reportKey(c.r.node.Target().Prefix, epoch, c.name), string(val))
+			if err == nil {
+				failpoint.Hit(failpoint.WorkerAfterReport, "instance %s, checkpoint %d", c.name, epoch)
+			}
 		}
 		if err != nil {
 			c.r.logf("cluster: checkpoint %d of instance %s not reported: %v", epoch, c.name, err)

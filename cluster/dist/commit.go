@@ -34,6 +34,10 @@ type CommitMeta struct {
 // epoch (storage/checkpoint.Files), its part of the cluster's checkpoint.
 type LocalFile struct {
 	Name string
+	// Size is its size as the local checkpoint's manifest names it (a
+	// segment; -1 for the manifest itself): a file uploaded before is
+	// named again only if it had that size.
+	Size int64
 	// Data are its bytes; nil for a file uploaded before
 	// (CoordinatorUploaded), an older segment of the chain.
 	Data []byte
@@ -47,12 +51,12 @@ type LocalPart struct {
 }
 
 // CoordinatorUploaded says whether the coordinator's checkpoint file
-// name is in the object store already.
-func (r *Runner) CoordinatorUploaded(name string) bool {
+// name is in the object store already, with size bytes (size < 0: any).
+func (r *Runner) CoordinatorUploaded(name string, size int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.coordObjs[name]
-	return ok
+	o, ok := r.coordObjs[name]
+	return ok && (size < 0 || o.Size == size)
 }
 
 // CommitEpoch (the coordinator) commits checkpoint epoch once its own
@@ -234,9 +238,17 @@ func (r *Runner) uploadLocal(ctx context.Context, epoch uint64, local []LocalFil
 		r.mu.Lock()
 		o, ok := r.coordObjs[lf.Name]
 		r.mu.Unlock()
+		if ok && lf.Size >= 0 && o.Size != lf.Size {
+			ok = false // another file of that name was uploaded: upload this one
+		}
 		if !ok {
 			if lf.Data == nil {
 				return nil, fmt.Errorf("cluster: checkpoint %d: the coordinator's file %s was not read", epoch, lf.Name)
+			}
+			if lf.Size >= 0 && int64(len(lf.Data)) != lf.Size {
+				// Never commit a checkpoint whose coordinator's part
+				// cannot be loaded back.
+				return nil, fmt.Errorf("cluster: checkpoint %d: the coordinator's file %s has %d bytes, its local manifest says %d", epoch, lf.Name, len(lf.Data), lf.Size)
 			}
 			var err error
 			if o, err = r.store.PutState(ctx, epoch, r.node.ID(), r.node.Lease(), coordOp+lf.Name, 0, stream.VNodes-1, lf.Data); err != nil {

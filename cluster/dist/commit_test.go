@@ -61,7 +61,7 @@ func TestCommitEpochFaults(t *testing.T) {
 		}
 		return p.Epoch
 	}
-	local := LocalPart{Files: []LocalFile{{Name: "MANIFEST-1", Data: []byte("local")}}}
+	local := LocalPart{Files: []LocalFile{{Name: "MANIFEST-1", Size: -1, Data: []byte("local")}}}
 	upload := func(epoch uint64) {
 		o, err := store.PutState(ctx, epoch, "w1", 1, inst+".n0", 128, 255, []byte("state"))
 		if err != nil {

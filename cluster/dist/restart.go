@@ -176,18 +176,18 @@ func (r *Runner) RestartView(ctx context.Context, st cluster.Statement, plan str
 		return nil
 	}
 
+	start := time.Now() // the restore's reads included
 	var rs *Restore
 	if st.Restart.Manifest != "" {
 		if r.store == nil {
 			return fmt.Errorf("cluster: restart of view %d from checkpoint %d: no checkpoint store", job, st.Restart.Epoch)
 		}
 		var err error
-		if rs, err = OpenRestore(ctx, r.store, st.Restart.Manifest); err != nil {
+		if rs, err = r.openRestore(ctx, st, plan); err != nil {
 			r.stopInstances(job, "its checkpoint cannot be read")
 			return fmt.Errorf("cluster: restart of view %d: %w", job, err)
 		}
 	}
-	start := time.Now()
 	if err := r.serveView(ctx, job, plan, *st.Assignment, rs); err != nil {
 		return err
 	}
@@ -197,6 +197,45 @@ func (r *Runner) RestartView(ctx context.Context, st cluster.Statement, plan str
 	}
 	r.logf("cluster: job %d restarted on this node from %s with assignment %d in %s", job, from, st.Assignment.Generation, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// RestoreRetry bounds how long a worker retries reading the checkpoint
+// a restart entry names (the store erroring or unreachable): within the
+// coordinator's connect timeout (60 s), so that its job waits for the
+// instances rather than failing on their absence.
+const RestoreRetry = 30 * time.Second
+
+// openRestore (a worker) opens the checkpoint of the restart entry st
+// and reads the state of every instance it gives this node, retrying
+// with backoff up to RestoreRetry while the store fails; a damaged
+// checkpoint (objstore.ErrCorrupt) is not retried. An instance never
+// starts from empty state because its checkpoint could not be read: the
+// restart fails on this node instead (its instances do not start; the
+// coordinator's job fails, and the view is restarted again).
+func (r *Runner) openRestore(ctx context.Context, st cluster.Statement, plan stream.Node) (*Restore, error) {
+	deadline := time.Now().Add(RestoreRetry)
+	wait := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		rs, err := OpenRestore(ctx, r.store, st.Restart.Manifest)
+		if err == nil {
+			err = rs.Prefetch(ctx, plan, st.OID, *st.Assignment, r.node.ID())
+		}
+		if err == nil {
+			if attempt > 1 {
+				r.logf("cluster: restart of view %d: checkpoint %d read at attempt %d", st.OID, st.Restart.Epoch, attempt)
+			}
+			return rs, nil
+		}
+		if errors.Is(err, objstore.ErrCorrupt) || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return nil, fmt.Errorf("checkpoint %d, after %d attempts: %w", st.Restart.Epoch, attempt, err)
+		}
+		r.logf("cluster: restart of view %d: checkpoint %d cannot be read (attempt %d): %v; retrying in %s", st.OID, st.Restart.Epoch, attempt, err, wait)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait): // backoff between attempts, bounded by deadline
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // IsCoordinator says whether this node is the coordinator now.

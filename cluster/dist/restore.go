@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -37,8 +38,9 @@ type Restore struct {
 	m     *objstore.Manifest
 	meta  CommitMeta
 
-	mu    sync.Mutex
-	coord *checkpoint.Checkpoint // read on first use
+	mu     sync.Mutex
+	coord  *checkpoint.Checkpoint        // read on first use
+	states map[string]stream.StateReader // InstanceState's results, by instanceName
 }
 
 // OpenRestore reads the manifest at key (a committed pointer's).
@@ -128,22 +130,52 @@ func (rs *Restore) Coordinator(ctx context.Context) (*checkpoint.Checkpoint, err
 // InstanceState is the state instance k of operator op of job (plan)
 // restores: a worker's upload, else the coordinator's part; nil when
 // neither has it (it starts empty).
+// A result is kept: a second call (Prefetch, then the instance's start)
+// reads nothing.
 func (rs *Restore) InstanceState(ctx context.Context, plan stream.Node, job uint32, op, k int) (stream.StateReader, error) {
+	name := instanceName(job, op, k)
+	rs.mu.Lock()
+	st, ok := rs.states[name]
+	rs.mu.Unlock()
+	if ok {
+		return st, nil
+	}
 	kv, ok, err := rs.instance(ctx, job, op, k)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
-		return checkpoint.NewState(kv), nil
+		st = checkpoint.NewState(kv)
+	} else {
+		cp, err := rs.Coordinator(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if s := cp.Op(dataflow.InstanceStateID(plan, job, op, k)); s != nil {
+			st = s
+		}
 	}
-	cp, err := rs.Coordinator(ctx)
-	if err != nil {
-		return nil, err
+	rs.mu.Lock()
+	if rs.states == nil {
+		rs.states = map[string]stream.StateReader{}
 	}
-	if st := cp.Op(dataflow.InstanceStateID(plan, job, op, k)); st != nil {
-		return st, nil
+	rs.states[name] = st
+	rs.mu.Unlock()
+	return st, nil
+}
+
+// Prefetch reads the state of every instance of job (plan) that node
+// self runs with assignment a, so that starting them reads nothing more.
+func (rs *Restore) Prefetch(ctx context.Context, plan stream.Node, job uint32, a cluster.Assignment, self string) error {
+	for op, p := range dataflow.ParallelNodes(plan) {
+		lo, hi := a.Instances(self, max(p.N, 1))
+		for k := lo; k < hi; k++ {
+			if _, err := rs.InstanceState(ctx, plan, job, op, k); err != nil {
+				return fmt.Errorf("instance %d of operator %d: %w", k, op, err)
+			}
+		}
 	}
-	return nil, nil
+	return nil
 }
 
 // JobCheckpoint is the checkpoint the coordinator's job of view job

@@ -37,6 +37,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/failpoint"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -188,6 +189,7 @@ func (s *Store) Commit(ctx context.Context, f Committer, m Manifest) (cluster.Po
 	if err := s.put(ctx, key, data); err != nil {
 		return cluster.Pointer{}, fmt.Errorf("objstore: epoch %d not committed: %w", m.Epoch, err)
 	}
+	failpoint.Hit(failpoint.CoordinatorAfterManifest, "checkpoint %d", m.Epoch)
 	return f.CommitPointer(ctx, m.Epoch, key)
 }
 

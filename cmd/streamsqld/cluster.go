@@ -24,12 +24,19 @@ type clusterConfig struct {
 	// ckptTimeout bounds one cluster checkpoint: the coordinator's wait
 	// for the reports, its uploads and the manifest; a worker's uploads.
 	ckptTimeout time.Duration
+	// exchangeListen and exchangeAdvertise are where the exchange server
+	// listens and the address other nodes reach it at ("": derived from
+	// the pgwire listen and advertised addresses, any port);
+	// exchangeTimeout is how long an exchange stream may stay silent.
+	exchangeListen, exchangeAdvertise string
+	exchangeTimeout                   time.Duration
 }
 
 // clusterFlagValues are the raw flags, parsed by parse.
 type clusterFlagValues struct {
 	cluster, checkpointURL, nodeID, advertise *string
-	leaseTTL, ckptTimeout                     *time.Duration
+	exchangeListen, exchangeAdvertise         *string
+	leaseTTL, ckptTimeout, exchangeTimeout    *time.Duration
 }
 
 func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
@@ -46,6 +53,12 @@ func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
 			"with --cluster: how long this node stays registered, and keeps the coordinator role, without renewing its etcd lease (whole seconds): a dead or paused node is replaced after about this long"),
 		ckptTimeout: fs.Duration("cluster-checkpoint-timeout", 30*time.Second,
 			"with --cluster: how long one checkpoint may take to reach the object store (the workers' uploads, the coordinator's wait for them, its own uploads and the manifest) before it is given up; the next one is tried"),
+		exchangeListen: fs.String("exchange-listen", "",
+			"with --cluster: host:port of the data exchange between nodes (default: the --listen host, a random port)"),
+		exchangeAdvertise: fs.String("advertise-exchange", "",
+			"with --cluster: the host:port other nodes reach this node's exchange at (default: the --advertise-address host and the exchange's port)"),
+		exchangeTimeout: fs.Duration("cluster-exchange-timeout", 10*time.Second,
+			"with --cluster: how long a data exchange connection between nodes may stay silent (no data, no heartbeat) before the views using it fail and are restarted from the last checkpoint: detects a dead, paused or partitioned peer"),
 	}
 }
 
@@ -53,7 +66,8 @@ func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
 // which flags the command line set.
 func (v clusterFlagValues) parse(given map[string]bool) (*clusterConfig, error) {
 	if *v.cluster == "" {
-		for _, f := range []string{"checkpoint-url", "node-id", "advertise-address", "cluster-lease-ttl", "cluster-checkpoint-timeout"} {
+		for _, f := range []string{"checkpoint-url", "node-id", "advertise-address", "cluster-lease-ttl", "cluster-checkpoint-timeout",
+			"exchange-listen", "advertise-exchange", "cluster-exchange-timeout"} {
 			if given[f] {
 				return nil, fmt.Errorf("--%s needs --cluster", f)
 			}
@@ -83,13 +97,19 @@ func (v clusterFlagValues) parse(given map[string]bool) (*clusterConfig, error) 
 	if *v.ckptTimeout <= 0 {
 		return nil, fmt.Errorf("--cluster-checkpoint-timeout must be positive, not %s", *v.ckptTimeout)
 	}
-	if a := *v.advertise; a != "" {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			return nil, fmt.Errorf("--advertise-address %q: %w", a, err)
+	if *v.exchangeTimeout < 100*time.Millisecond {
+		return nil, fmt.Errorf("--cluster-exchange-timeout must be at least 100ms, not %s", *v.exchangeTimeout)
+	}
+	for flag, a := range map[string]string{"advertise-address": *v.advertise, "exchange-listen": *v.exchangeListen, "advertise-exchange": *v.exchangeAdvertise} {
+		if a != "" {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return nil, fmt.Errorf("--%s %q: %w", flag, a, err)
+			}
 		}
 	}
 	return &clusterConfig{target: t, checkpoint: cu, nodeID: *v.nodeID, leaseTTL: *v.leaseTTL, advertise: *v.advertise,
-		ckptTimeout: *v.ckptTimeout}, nil
+		ckptTimeout: *v.ckptTimeout, exchangeListen: *v.exchangeListen, exchangeAdvertise: *v.exchangeAdvertise,
+		exchangeTimeout: *v.exchangeTimeout}, nil
 }
 
 // joinCluster checks the checkpoint store and joins the cluster; the

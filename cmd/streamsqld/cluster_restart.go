@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/streamsql/streamsql/cluster/dist"
+	"github.com/streamsql/streamsql/cluster/failpoint"
+	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/storage/checkpoint"
@@ -71,38 +74,47 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 		if len(restart) == 0 {
 			continue
 		}
-		restartViews(ctx, r, eng, restart, logf)
-		for _, job := range restart {
-			delete(failedSince, job)
+		if restartViews(ctx, r, eng, restart, logf) {
+			for _, job := range restart {
+				delete(failedSince, job)
+			}
 		}
 	}
 }
 
 // restartViews restarts jobs from the committed checkpoint with an
-// assignment of the live nodes. The coordinator decides for each view
-// whether it resumes from the checkpoint (its part has the view) before
-// it logs the restart, so that every node restores the same way; a view
-// whose job did not resume after all is restarted again from its inputs.
-func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) {
+// assignment of the live nodes. The coordinator reads, for every view,
+// its part of the checkpoint and decides whether the view resumes from
+// it (its part has the view) before it logs any restart, so that every
+// node restores the same way; a view whose job did not resume after all
+// is restarted again from its inputs. When the checkpoint cannot be read
+// now (the object store errs or does not answer), nothing is restarted:
+// it returns false and the supervision tries again at its next round; a
+// view restarts from its inputs only when its checkpoint is damaged
+// (objstore.ErrCorrupt) or does not have it.
+func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) bool {
 	start := time.Now()
 	pl, err := r.BeginRestart(ctx)
 	if err != nil {
-		logf("cluster: restart of views %v: %v", jobs, err)
-		return
+		logf("cluster: restart of views %v postponed: %v", jobs, err)
+		return false
 	}
 	defer pl.End()
 	from := "their inputs (nothing committed)"
 	if pl.Restore != nil {
 		from = fmt.Sprintf("checkpoint %d", pl.Restore.Epoch())
 	}
-	logf("cluster: restarting views %v from %s with assignment %d (%d nodes)", jobs, from, pl.Assign.Generation, len(pl.Assign.Nodes))
-	for _, job := range jobs {
-		t0 := time.Now()
-		var cp *checkpoint.Checkpoint
-		if pl.Restore != nil {
+	cps := map[uint32]*checkpoint.Checkpoint{}
+	if pl.Restore != nil {
+		for _, job := range jobs {
 			plan, err := eng.ClusterViewPlan(job)
+			var cp *checkpoint.Checkpoint
 			if err == nil {
 				cp, err = pl.Restore.JobCheckpoint(ctx, plan, job)
+			}
+			if err != nil && !errors.Is(err, objstore.ErrCorrupt) {
+				logf("cluster: restart of views %v postponed: checkpoint %d cannot be read now: %v", jobs, pl.Restore.Epoch(), err)
+				return false
 			}
 			if err == nil && !dataflow.CheckpointHasJob(cp, job) {
 				err = fmt.Errorf("the checkpoint does not have it")
@@ -111,11 +123,20 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 				logf("cluster: view %d restarts from its inputs: checkpoint %d: %v", job, pl.Restore.Epoch(), err)
 				cp = nil
 			}
+			cps[job] = cp
 		}
+	}
+	logf("cluster: restarting views %v from %s with assignment %d (%d nodes)", jobs, from, pl.Assign.Generation, len(pl.Assign.Nodes))
+	for i, job := range jobs {
+		if i > 0 {
+			failpoint.Hit(failpoint.CoordinatorMidRestart, "checkpoint %d", pl.Pointer.Epoch)
+		}
+		t0 := time.Now()
+		cp := cps[job]
 		for {
 			if err := pl.Log(ctx, job, cp != nil); err != nil {
 				logf("cluster: restart of view %d not logged: %v", job, err)
-				return
+				return false
 			}
 			epoch, err := eng.RestartClusterView(job, cp)
 			if err != nil {
@@ -136,4 +157,5 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		}
 	}
 	logf("cluster: restart of views %v done in %s", jobs, time.Since(start).Round(time.Millisecond))
+	return true
 }

@@ -22,7 +22,7 @@ func TestClusterFlagsParse(t *testing.T) {
 	}
 	want := &clusterConfig{target: cluster.Target{Endpoints: []string{"e1:2379", "e2:2379"}, Prefix: "/sq/prod"},
 		checkpoint: cluster.CheckpointURL{Bucket: "b", Prefix: "ck"}, nodeID: "n-1", leaseTTL: 3 * time.Second, advertise: "n1.internal:5433",
-		ckptTimeout: 30 * time.Second}
+		ckptTimeout: 30 * time.Second, exchangeTimeout: 10 * time.Second}
 	if !reflect.DeepEqual(cfg.cluster, want) {
 		t.Fatalf("cluster = %+v, want %+v", cfg.cluster, want)
 	}
@@ -37,6 +37,12 @@ func TestClusterFlagsParse(t *testing.T) {
 		{[]string{"--cluster-lease-ttl", "5s"}, "--cluster-lease-ttl needs --cluster"},
 		{append(base, "--cluster-checkpoint-timeout", "0s"), "--cluster-checkpoint-timeout must be positive"},
 		{[]string{"--cluster-checkpoint-timeout", "5s"}, "--cluster-checkpoint-timeout needs --cluster"},
+		{[]string{"--exchange-listen", "h:1"}, "--exchange-listen needs --cluster"},
+		{[]string{"--advertise-exchange", "h:1"}, "--advertise-exchange needs --cluster"},
+		{[]string{"--cluster-exchange-timeout", "5s"}, "--cluster-exchange-timeout needs --cluster"},
+		{append(base, "--cluster-exchange-timeout", "10ms"), "--cluster-exchange-timeout must be at least 100ms"},
+		{append(base, "--exchange-listen", "nohost"), "--exchange-listen \"nohost\""},
+		{append(base, "--advertise-exchange", "nohost"), "--advertise-exchange \"nohost\""},
 	} {
 		if _, err := parseFlags(c.args, io.Discard); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%v: err = %v, want %q", c.args, err, c.msg)

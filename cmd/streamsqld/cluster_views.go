@@ -30,29 +30,40 @@ import (
 // the --user (and password) this node was started with.
 
 // exchangeOptions are the options of a cluster node's exchange streams:
+// a stream that stays silent (no data nor heartbeat) for timeout fails
+// (--cluster-exchange-timeout: a dead, paused or partitioned peer), and
 // a node may start its part of a view a while after the coordinator (it
 // learns of the view from etcd), so the two ends wait for each other
 // longer than a stream may stay silent.
-func exchangeOptions() netx.Options {
-	return netx.Options{Timeout: 10e9, ConnectTimeout: 60e9}
+func exchangeOptions(timeout time.Duration) netx.Options {
+	return netx.Options{Timeout: timeout, Heartbeat: min(500*time.Millisecond, timeout/4), ConnectTimeout: max(60*time.Second, timeout)}
 }
 
-// listenExchange opens the node's exchange server on the host of the
-// pgwire listener, any port; it returns the server and the address other
-// nodes reach it at (the advertised pgwire host, that port).
-func listenExchange(listen net.Addr, advertise string) (*netx.Server, string, error) {
+// listenExchange opens the node's exchange server on listenAt
+// (--exchange-listen; "": the host of the pgwire listener, any port); it
+// returns the server and the address other nodes reach it at:
+// advertiseAt (--advertise-exchange) if set, else the advertised pgwire
+// host (--advertise-address) and the port it listens on.
+func listenExchange(listen net.Addr, cc *clusterConfig) (*netx.Server, string, error) {
 	host, _, err := net.SplitHostPort(listen.String())
 	if err != nil {
 		return nil, "", err
 	}
-	srv, err := netx.Listen(net.JoinHostPort(host, "0"), exchangeOptions())
+	at := cc.exchangeListen
+	if at == "" {
+		at = net.JoinHostPort(host, "0")
+	}
+	srv, err := netx.Listen(at, exchangeOptions(cc.exchangeTimeout))
 	if err != nil {
 		return nil, "", fmt.Errorf("exchange listener: %w", err)
 	}
+	if cc.exchangeAdvertise != "" {
+		return srv, cc.exchangeAdvertise, nil
+	}
 	_, port, _ := net.SplitHostPort(srv.Addr())
-	adv := host
-	if advertise != "" {
-		adv, _, _ = net.SplitHostPort(advertise)
+	adv, _, _ := net.SplitHostPort(srv.Addr())
+	if cc.advertise != "" {
+		adv, _, _ = net.SplitHostPort(cc.advertise)
 	}
 	if ip := net.ParseIP(adv); ip != nil && ip.IsUnspecified() {
 		adv = "127.0.0.1" // listening on every address: reachable here at least; set --advertise-address
@@ -69,6 +80,9 @@ type clusterNode struct {
 	logf     func(string, ...any)
 	ckptDir  string      // the local checkpoint store's directory
 	commit   atomic.Bool // a cluster checkpoint's commit is in flight
+	// lastCoordinator is the coordinator's address etcd listed last
+	// (a string; coordinatorAddress).
+	lastCoordinator atomic.Value
 	// commitTimeout bounds one commit (--cluster-checkpoint-timeout):
 	// the wait for the instances' reports, the uploads and the manifest.
 	commitTimeout time.Duration
@@ -107,15 +121,37 @@ func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
 	}()
 }
 
-func (c *clusterNode) IsCoordinator() bool           { return c.n.IsCoordinator() }
+// IsCoordinator says whether reads of views and FLUSH run here: on the
+// coordinator, and on a coordinator that lost its lease because etcd is
+// unreachable (cluster.Node.Orphaned: its views still run here, and no
+// other node can have been elected without etcd).
+func (c *clusterNode) IsCoordinator() bool {
+	return c.n.IsCoordinator() || c.n.Orphaned()
+}
+
 func (c *clusterNode) Placement() dataflow.Placement { return c.r }
+
+// coordinatorLookup bounds the read of the coordinator's address in
+// etcd; when etcd does not answer within it, the address last read is
+// used (a worker goes on reading views while etcd is down).
+const coordinatorLookup = 2 * time.Second
+
+// coordinatorAddress is the coordinator's pgwire address, as etcd lists
+// it, or as it last listed it when etcd cannot be read now.
 func (c *clusterNode) coordinatorAddress(ctx context.Context) (string, error) {
-	nodes, err := c.n.Nodes(ctx)
+	lctx, cancel := context.WithTimeout(ctx, coordinatorLookup)
+	nodes, err := c.n.Nodes(lctx)
+	cancel()
 	if err != nil {
+		if last, _ := c.lastCoordinator.Load().(string); last != "" && ctx.Err() == nil {
+			c.logf("cluster: etcd cannot be read (%v): reading from the coordinator last listed, %s", err, last)
+			return last, nil
+		}
 		return "", err
 	}
 	for _, x := range nodes {
 		if x.Role == "coordinator" {
+			c.lastCoordinator.Store(x.Address)
 			return x.Address, nil
 		}
 	}
@@ -274,10 +310,17 @@ func (c *clusterNode) localFiles(epoch uint64) (dist.LocalPart, error) {
 	if err != nil {
 		return dist.LocalPart{}, err
 	}
+	sizes := map[string]int64{}
+	for _, seg := range m.Segments {
+		sizes[seg.Name] = seg.Size
+	}
 	out := make([]dist.LocalFile, len(files))
 	for i, f := range files {
-		out[i].Name = f.Name
-		if c.r.CoordinatorUploaded(f.Name) {
+		out[i].Name, out[i].Size = f.Name, -1
+		if size, ok := sizes[f.Name]; ok && !f.Manifest {
+			out[i].Size = size
+		}
+		if c.r.CoordinatorUploaded(f.Name, out[i].Size) {
 			continue
 		}
 		if out[i].Data, err = checkpoint.ReadFile(c.ckptDir, f.Name); err != nil {

@@ -85,7 +85,7 @@ func run(cfg config) error {
 	defer l.Close()
 	var runner *dist.Runner
 	if cfg.cluster != nil { // cluster.go, cluster_views.go
-		xsrv, xaddr, err := listenExchange(l.Addr(), cfg.cluster.advertise)
+		xsrv, xaddr, err := listenExchange(l.Addr(), cfg.cluster)
 		if err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func run(cfg config) error {
 			return err
 		}
 		defer node.Close() // after the engine closed: leaves the cluster last
-		runner = dist.NewRunner(node, xsrv, exchangeOptions(), store, logger.Printf)
+		runner = dist.NewRunner(node, xsrv, exchangeOptions(cfg.cluster.exchangeTimeout), store, logger.Printf)
 		runner.UploadTimeout = cfg.cluster.ckptTimeout
 		defer runner.Close()
 		ecfg.Cluster = &clusterNode{n: node, r: runner, user: cfg.user, password: cfg.password, logf: logger.Printf,

@@ -3,15 +3,14 @@ package dataflow
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/streamsql/streamsql/cluster/clustertest/faultproxy"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/dataflow/netx"
 	"github.com/streamsql/streamsql/exec/expr"
@@ -25,7 +24,7 @@ import (
 // path as between two nodes, in one process.
 type loopRelay struct {
 	srv    *netx.Server
-	proxy  *faultProxy
+	proxy  *faultproxy.Proxy
 	opt    netx.Options
 	remote func(k int) bool
 	mu     sync.Mutex
@@ -39,7 +38,7 @@ func newLoopRelay(t *testing.T, opt netx.Options, remote func(k int) bool) *loop
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return &loopRelay{srv: srv, proxy: newFaultProxy(t, srv.Addr()), opt: opt, remote: remote}
+	return &loopRelay{srv: srv, proxy: faultproxy.Start(t, srv.Addr()), opt: opt, remote: remote}
 }
 
 func (l *loopRelay) Carry(ex ExchangeOutput, in <-chan stream.Message) <-chan stream.Message {
@@ -51,91 +50,8 @@ func (l *loopRelay) Carry(ex ExchangeOutput, in <-chan stream.Message) <-chan st
 	l.ids = append(l.ids, id)
 	l.mu.Unlock()
 	out := l.srv.Inbound(ex.Ctx, id, ex.Fail)
-	netx.Outbound(ex.Ctx, l.proxy.addr(), id, l.opt, in, ex.Fail)
+	netx.Outbound(ex.Ctx, l.proxy.Addr(), id, l.opt, in, ex.Fail)
 	return out
-}
-
-// faultProxy forwards TCP connections to a target; kill resets every
-// connection (as the death of the peer's process does), pause stops
-// forwarding while keeping the connections open (a frozen peer or a
-// partition).
-type faultProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []*net.TCPConn
-	paused chan struct{} // closed while forwarding; replaced by pause
-}
-
-func newFaultProxy(t *testing.T, target string) *faultProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &faultProxy{ln: ln, target: target, paused: make(chan struct{})}
-	close(p.paused)
-	t.Cleanup(func() { ln.Close(); p.kill() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c.(*net.TCPConn), u.(*net.TCPConn))
-			p.mu.Unlock()
-			go p.copy(u, c)
-			go p.copy(c, u)
-		}
-	}()
-	return p
-}
-
-func (p *faultProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *faultProxy) copy(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			gate := p.paused
-			p.mu.Unlock()
-			<-gate
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if err == io.EOF {
-				_ = dst.(*net.TCPConn).CloseWrite()
-			}
-			return
-		}
-	}
-}
-
-// kill resets every connection (SO_LINGER 0: RST, as a killed process's
-// kernel may send).
-func (p *faultProxy) kill() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		_ = c.SetLinger(0)
-		c.Close()
-	}
-	p.conns = nil
-}
-
-func (p *faultProxy) pause() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.paused = make(chan struct{})
 }
 
 // parJoin is SELECT l.a, r.a FROM l JOIN r ON l.a = r.a over tables 100
@@ -244,9 +160,9 @@ func TestNetExchangePeerLost(t *testing.T) {
 			}
 			start := time.Now()
 			if fault == "kill" {
-				relay.proxy.kill()
+				relay.proxy.Reset()
 			} else {
-				relay.proxy.pause()
+				relay.proxy.Cut()
 			}
 			deadline := time.Now().Add(15 * time.Second)
 			for j.Err() == nil {

@@ -26,7 +26,12 @@ func threeNodes(t *testing.T) (n1, n2, n3 *node, oids []string, endpoint string,
 // more flags for every node.
 func threeNodesOn(t *testing.T, s3 *clustertest.S3, views []string, more ...string) (n1, n2, n3 *node, oids []string, endpoint string, env []string) {
 	t.Helper()
-	etcd := clustertest.StartEtcd(t)
+	return threeNodesWith(t, clustertest.StartEtcd(t), s3, views, more...)
+}
+
+// threeNodesWith is threeNodesOn with the etcd etcd.
+func threeNodesWith(t *testing.T, etcd *clustertest.Etcd, s3 *clustertest.S3, views []string, more ...string) (n1, n2, n3 *node, oids []string, endpoint string, env []string) {
+	t.Helper()
 	env = s3.Env()
 	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s",
 		"--checkpoint-interval", "300ms"}

@@ -20,13 +20,32 @@ import (
 // the end of a finite input. A paced input is not finite: the cluster's
 // views are polled until they equal the single node's, with a deadline.
 var (
-	pacedViews = append([]string{
-		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '60000', events_per_second = '7500')",
-	}, clusterViews[1:]...)
-	unpacedViews = append([]string{
-		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '60000')",
-	}, clusterViews[1:]...)
+	pacedViews   = bidViews(60000, 7500)
+	unpacedViews = bidViews(60000, 0)
 )
+
+// bidViews are clusterViews over a source of events Nexmark events,
+// paced at eps events per second (0: as fast as they are read).
+func bidViews(events, eps int) []string {
+	src := fmt.Sprintf("CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '%d'", events)
+	if eps > 0 {
+		src += fmt.Sprintf(", events_per_second = '%d'", eps)
+	}
+	return append([]string{src + ")"}, clusterViews[1:]...)
+}
+
+// restartedFrom waits (up to d) until n logged, after the first from
+// bytes of its output, that view oid restarted from a checkpoint, and
+// returns the checkpoint's epoch.
+func restartedFrom(t *testing.T, n *node, from int, d time.Duration, oid string) uint64 {
+	t.Helper()
+	what := "cluster: view " + oid + " restarted from checkpoint "
+	waitLogAfter(t, n, from, d, what)
+	out := n.out.String()[from:]
+	var epoch uint64
+	fmt.Sscanf(out[strings.Index(out, what)+len(what):], "%d", &epoch)
+	return epoch
+}
 
 // waitEqual polls every node's reads until they equal want, up to d.
 func waitEqual(t *testing.T, want [][]string, d time.Duration, nodes ...*node) {
@@ -195,12 +214,8 @@ func committedAfter(t *testing.T, endpoint string, env []string, oids []string, 
 // rescaleViews: 45 000 events at 3 000 events/s (15 s), for two whole
 // cluster restarts mid-stream.
 var (
-	rescaleViews = append([]string{
-		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '45000', events_per_second = '3000')",
-	}, clusterViews[1:]...)
-	rescaleSingle = append([]string{
-		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '45000')",
-	}, clusterViews[1:]...)
+	rescaleViews  = bidViews(45000, 3000)
+	rescaleSingle = bidViews(45000, 0)
 )
 
 // TestClusterRestartRescale: the whole cluster is killed (kill -9 of

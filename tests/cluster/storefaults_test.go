@@ -18,12 +18,8 @@ import (
 // three store outages, their recoveries and a kill all happen mid-stream;
 // slowSingle the same input unpaced, for the single node.
 var (
-	slowViews = append([]string{
-		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '120000', events_per_second = '3000')",
-	}, clusterViews[1:]...)
-	slowSingle = append([]string{
-		"CREATE SOURCE bid WITH (connector = 'nexmark', table = 'bid', events = '120000')",
-	}, clusterViews[1:]...)
+	slowViews  = bidViews(120000, 3000)
+	slowSingle = bidViews(120000, 0)
 )
 
 // checkpointKeys matches the PUTs of checkpoint objects (state objects
