@@ -148,6 +148,14 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 	if err := s.nameKeys(old, &r); err != nil {
 		return nil, err
 	}
+	r.Checks, r.ForeignKeys = slices.Clone(spec.New.Checks), slices.Clone(spec.New.ForeignKeys)
+	if err := s.assignConstraints(&r); err != nil { // constraints.go
+		return nil, err
+	}
+	if err := s.checkKeyDrop(old, &r); err != nil {
+		return nil, err
+	}
+	s.remapReferencing(old, &r, spec.From)
 	keepComments(cur, s, old, &r, spec.From)
 	droppedSeqs := s.remapOwnedSequences(old, &r, spec.From) // sequence.go
 	defer func() {

@@ -50,6 +50,10 @@ type Relation struct {
 	// may leave a Name empty: CreateTable then picks PostgreSQL's default
 	// ("t_a_b_key", made unique with a number) and assigns each IndexOID.
 	Unique []UniqueKey
+	// Checks are the table's CHECK constraints and ForeignKeys its
+	// FOREIGN KEY constraints, in creation order (constraints.go).
+	Checks      []CheckConstraint `json:",omitempty"`
+	ForeignKeys []ForeignKey      `json:",omitempty"`
 	// ViewQuery is a view's defining SELECT, as text that Parse accepts.
 	ViewQuery string
 	// DependsOn lists the OIDs of the relations a view reads (set by the

@@ -1,0 +1,246 @@
+package planner
+
+import (
+	"slices"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/pgerr"
+)
+
+// ALTER TABLE and CHECK / FOREIGN KEY constraints: ADD CONSTRAINT (with
+// NOT VALID), VALIDATE CONSTRAINT, DROP CONSTRAINT, and what DROP COLUMN
+// and RENAME COLUMN do to them. The rows already in the table are
+// checked against a new or validated constraint: Alter.Validate (CHECK,
+// by the storage rewrite) and Alter.ValidateFKs (by the engine).
+
+// addCheck adds a CHECK constraint to the working definition.
+func (a *alterState) addCheck(c *pg.Constraint) error {
+	chk, err := a.b.checkConstraint(a.rel, c, "")
+	if err != nil {
+		return err
+	}
+	if chk.Name != "" && a.constraintNamed(chk.Name) {
+		return pgerr.New(pgerr.Code("42710"), "constraint \"%s\" for relation \"%s\" already exists", chk.Name, a.old.Name)
+	}
+	if chk.Name == "" { // named now, for the error of a row that fails it
+		parts := []string{a.rel.Name}
+		if refs := columnRefs(c.RawExpr); len(refs) > 0 {
+			parts = append(parts, refs[0])
+		}
+		chk.Name = a.rel.FreeConstraintName(parts, "check")
+	}
+	a.rel.Checks = append(a.rel.Checks, chk)
+	if !chk.NotValid {
+		a.validate = append(a.validate, len(a.rel.Checks)-1)
+	}
+	return nil
+}
+
+// addForeignKey adds a FOREIGN KEY constraint to the working definition.
+func (a *alterState) addForeignKey(c *pg.Constraint) error {
+	fk, err := a.b.foreignKey(a.rel, c, "")
+	if err != nil {
+		return err
+	}
+	if fk.Name != "" && a.constraintNamed(fk.Name) {
+		return pgerr.New(pgerr.Code("42710"), "constraint \"%s\" for relation \"%s\" already exists", fk.Name, a.old.Name)
+	}
+	a.rel.ForeignKeys = append(a.rel.ForeignKeys, fk)
+	if !fk.NotValid {
+		a.validateFKs = append(a.validateFKs, len(a.rel.ForeignKeys)-1)
+	}
+	return nil
+}
+
+// constraintNamed reports whether the working definition has a
+// constraint of that name.
+func (a *alterState) constraintNamed(name string) bool {
+	if len(a.rel.PrimaryKey) > 0 && a.rel.PKName == name {
+		return true
+	}
+	for _, u := range a.rel.Unique {
+		if u.Name == name {
+			return true
+		}
+	}
+	for _, c := range a.rel.Checks {
+		if c.Name == name {
+			return true
+		}
+	}
+	for _, f := range a.rel.ForeignKeys {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// validateConstraint is VALIDATE CONSTRAINT: a NOT VALID constraint is
+// checked against the rows and becomes valid; a valid one is left alone.
+func (a *alterState) validateConstraint(name string) error {
+	for i := range a.rel.Checks {
+		if c := &a.rel.Checks[i]; c.Name == name {
+			if c.NotValid {
+				c.NotValid = false
+				a.validate = append(a.validate, i)
+			}
+			return nil
+		}
+	}
+	for i := range a.rel.ForeignKeys {
+		if f := &a.rel.ForeignKeys[i]; f.Name == name {
+			if f.NotValid {
+				f.NotValid = false
+				a.validateFKs = append(a.validateFKs, i)
+			}
+			return nil
+		}
+	}
+	if a.constraintNamed(name) {
+		return nil // keys are always valid
+	}
+	return pgerr.New(pgerr.UndefinedObject, "constraint \"%s\" of relation \"%s\" does not exist", name, a.old.Name)
+}
+
+// dropCheckOrFK drops a CHECK constraint or foreign key by name; false
+// when there is none.
+func (a *alterState) dropCheckOrFK(name string) bool {
+	for k, c := range a.rel.Checks {
+		if c.Name == name {
+			a.rel.Checks = slices.Delete(a.rel.Checks, k, k+1)
+			a.validate = nil
+			return true
+		}
+	}
+	for k, f := range a.rel.ForeignKeys {
+		if f.Name == name {
+			a.rel.ForeignKeys = slices.Delete(a.rel.ForeignKeys, k, k+1)
+			a.validateFKs = nil
+			return true
+		}
+	}
+	return false
+}
+
+// constraintsDropColumn drops the constraints over column i of the working
+// definition (PostgreSQL drops them with the column) and renumbers the
+// foreign keys' columns. Runs before the column leaves a.rel.
+func (a *alterState) constraintsDropColumn(i int) {
+	name := a.rel.Columns[i].Name
+	var checks []catalog.CheckConstraint
+	for _, c := range a.rel.Checks {
+		if !slices.Contains(columnRefs(mustParseExpr(c.Expr)), name) {
+			checks = append(checks, c)
+		}
+	}
+	a.rel.Checks = checks
+	var fks []catalog.ForeignKey
+	for _, f := range a.rel.ForeignKeys {
+		self := f.RefTable == a.rel.OID
+		if slices.Contains(f.Columns, i) || self && slices.Contains(f.RefColumns, i) {
+			continue
+		}
+		f.Columns = shiftCols(f.Columns, i)
+		if self {
+			f.RefColumns = shiftCols(f.RefColumns, i)
+		}
+		fks = append(fks, f)
+	}
+	a.rel.ForeignKeys = fks
+	a.validate, a.validateFKs = nil, nil
+}
+
+func shiftCols(cols []int, dropped int) []int {
+	out := make([]int, len(cols))
+	for k, c := range cols {
+		out[k] = c
+		if c > dropped {
+			out[k] = c - 1
+		}
+	}
+	return out
+}
+
+// constraintsRenameColumn rewrites the CHECK constraints of the working
+// definition for a column renamed from old to new.
+func (a *alterState) constraintsRenameColumn(old, new string) error {
+	for k, c := range a.rel.Checks {
+		n := mustParseExpr(c.Expr)
+		if !slices.Contains(columnRefs(n), old) {
+			continue
+		}
+		eachColumnRef(n.ProtoReflect(), func(cr *pg.ColumnRef) {
+			if f := cr.Fields; len(f) > 0 && f[len(f)-1].GetString_().GetSval() == old {
+				f[len(f)-1] = &pg.Node{Node: &pg.Node_String_{String_: &pg.String{Sval: new}}}
+			}
+		})
+		text, err := deparseExpr(n)
+		if err != nil {
+			return err
+		}
+		a.rel.Checks[k].Expr = text
+	}
+	return nil
+}
+
+// columnRefs lists the column names an expression refers to.
+func columnRefs(n *pg.Node) []string {
+	var out []string
+	eachColumnRef(n.ProtoReflect(), func(cr *pg.ColumnRef) {
+		if f := cr.Fields; len(f) > 0 {
+			out = append(out, f[len(f)-1].GetString_().GetSval())
+		}
+	})
+	return out
+}
+
+// eachColumnRef calls f for every ColumnRef in a parse tree.
+func eachColumnRef(m protoreflect.Message, f func(*pg.ColumnRef)) {
+	if cr, ok := m.Interface().(*pg.ColumnRef); ok {
+		f(cr)
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
+			return true
+		}
+		if fd.IsList() {
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				eachColumnRef(l.Get(i).Message(), f)
+			}
+			return true
+		}
+		eachColumnRef(v.Message(), f)
+		return true
+	})
+}
+
+// validation fills the plan's checks of the rows already in the table.
+func (a *alterState) validation(out *Alter) error {
+	if len(a.validate) > 0 {
+		r := *a.rel
+		r.Checks = nil
+		for _, i := range a.validate {
+			if i < len(a.rel.Checks) {
+				r.Checks = append(r.Checks, a.rel.Checks[i])
+			}
+		}
+		rc, err := compileChecks(a.b.env, &r)
+		if err != nil {
+			return err
+		}
+		rc.Validating = true
+		out.Validate = rc
+	}
+	for _, i := range a.validateFKs {
+		if i < len(a.rel.ForeignKeys) {
+			out.ValidateFKs = append(out.ValidateFKs, a.rel.ForeignKeys[i])
+		}
+	}
+	return nil
+}
