@@ -30,6 +30,10 @@ type AlterSpec struct {
 	// Convert turns a stored batch in Old's layout into New's; nil when the
 	// layout is unchanged (renames, defaults, constraints). Tables only.
 	Convert func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	// Check, if set, sees each converted chunk of the stored table with
+	// its deleted-row bitmap and may refuse the change (new CHECK
+	// constraints checked against the rows already there).
+	Check func(rec arrow.RecordBatch, deleted []byte) error
 	// From gives, for each of New's columns, the index of the Old column it
 	// continues, or -1 (added); column comments follow it. nil matches
 	// columns by name.
@@ -177,7 +181,11 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 		}
 		def := storage.TableDef{OID: r.OID, Columns: r.ColumnTypes(), NotNull: notNull,
 			PrimaryKey: r.PrimaryKey, PKName: r.PKName, Unique: r.storageUnique(), TableName: r.Name}
-		if err := tbl.Alter(ctx, def, spec.Convert); err != nil {
+		var checks []func(arrow.RecordBatch, []byte) error
+		if spec.Check != nil {
+			checks = append(checks, spec.Check)
+		}
+		if err := tbl.Alter(ctx, def, spec.Convert, checks...); err != nil {
 			return nil, err
 		}
 		if err := c.commit(s); err != nil {

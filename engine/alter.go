@@ -94,7 +94,7 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 		}
 	}
 	if a.Validate != nil { // new or validated CHECK constraints (constraints.go)
-		spec.Convert = s.validatingConvert(ctx, spec.Convert, a.Validate)
+		spec.Check = s.validatingCheck(ctx, a.Validate)
 	}
 	if err := s.validateForeignKeys(ctx, a.New, a.ValidateFKs); err != nil {
 		return nil, err

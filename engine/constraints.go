@@ -54,24 +54,22 @@ func (s *Session) copyWrite(ctx context.Context, rel *catalog.Relation, tbl *sto
 	return s.applyWrites(ctx, []*pendingWrite{{kind: kindInsert, rel: rel, table: tbl, rec: rec}})
 }
 
-// validatingConvert wraps an ALTER TABLE's row conversion (nil: none) so
-// that the storage rewrite also checks the converted rows against rc, the
-// CHECK constraints the statement adds or validates: the rows are checked
-// under the table's lock, with none written meanwhile.
-func (s *Session) validatingConvert(ctx context.Context, convert func(arrow.RecordBatch) (arrow.RecordBatch, error), rc *planner.RowChecks) func(arrow.RecordBatch) (arrow.RecordBatch, error) {
+// validatingCheck checks the live rows of each stored chunk against rc,
+// the CHECK constraints an ALTER TABLE adds or validates, during the
+// storage rewrite: under the table's lock, with nothing written meanwhile.
+func (s *Session) validatingCheck(ctx context.Context, rc *planner.RowChecks) func(arrow.RecordBatch, []byte) error {
 	ectx := s.evalContext(ctx, nil)
-	return func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-		out := rec
-		if convert != nil {
-			var err error
-			if out, err = convert(rec); err != nil {
-				return nil, err
+	return func(rec arrow.RecordBatch, deleted []byte) error {
+		if deleted != nil {
+			var idx []int32
+			for r := 0; r < int(rec.NumRows()); r++ {
+				if deleted[r/8]&(1<<(r%8)) == 0 {
+					idx = append(idx, int32(r))
+				}
 			}
+			rec = exec.TakeRows(memAlloc, rec, idx)
 		}
-		if err := rc.Check(ectx, out); err != nil {
-			return nil, err
-		}
-		return out, nil
+		return rc.Check(ectx, rec)
 	}
 }
 

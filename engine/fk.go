@@ -446,6 +446,16 @@ func (s *Session) fkReferenced(ctx context.Context, c fkChange, rk catalog.Refer
 		return nil, pgerr.Internal("foreign key %s: unknown action %q", fk.Name, action)
 	}
 	rec := array.NewRecordBatch(old.Schema(), cols, int64(n))
+	if action == catalog.FKSetDefault { // a default equal to the lost key still references it
+		for i := 0; i < n; i++ {
+			if k, st := rowKey(rec, i, fk.Columns, cts); st == keyFull {
+				if p, gone := lost[k]; gone {
+					return nil, pgerr.New(pgerr.ForeignKeyViolation, `update or delete on table "%s" violates foreign key constraint "%s" on table "%s"`, c.rel.Name, fk.Name, child.Name).
+						WithDetail("Key %s is still referenced from table \"%s\".", keyText(c.rel, fk.RefColumns, c.oldRows, p), child.Name)
+				}
+			}
+		}
+	}
 	checks, err := planner.CompileChecks(s.env(ctx, nil), child)
 	if err != nil {
 		return nil, err

@@ -596,6 +596,9 @@ func (a *alterState) addConstraint(c *pg.Constraint) error {
 	if c == nil {
 		return pgerr.Unsupported("this ADD CONSTRAINT form is not supported")
 	}
+	if err := a.b.refuseDeferrable(c); err != nil { // constraints.go
+		return err
+	}
 	switch c.Contype {
 	case pg.ConstrType_CONSTR_PRIMARY:
 		return a.setPrimaryKey(strs(c.Keys), c.Conname)

@@ -27,8 +27,8 @@ func (a *alterState) addCheck(c *pg.Constraint) error {
 	}
 	if chk.Name == "" { // named now, for the error of a row that fails it
 		parts := []string{a.rel.Name}
-		if refs := columnRefs(c.RawExpr); len(refs) > 0 {
-			parts = append(parts, refs[0])
+		if chk.Column != "" {
+			parts = append(parts, chk.Column)
 		}
 		chk.Name = a.rel.FreeConstraintName(parts, "check")
 	}
@@ -47,6 +47,13 @@ func (a *alterState) addForeignKey(c *pg.Constraint) error {
 	}
 	if fk.Name != "" && a.constraintNamed(fk.Name) {
 		return pgerr.New(pgerr.Code("42710"), "constraint \"%s\" for relation \"%s\" already exists", fk.Name, a.old.Name)
+	}
+	if fk.Name == "" { // named now, for the error of a row that fails it
+		parts := []string{a.rel.Name}
+		for _, i := range fk.Columns {
+			parts = append(parts, a.rel.Columns[i].Name)
+		}
+		fk.Name = a.rel.FreeConstraintName(parts, "fkey")
 	}
 	a.rel.ForeignKeys = append(a.rel.ForeignKeys, fk)
 	if !fk.NotValid {

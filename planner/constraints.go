@@ -26,11 +26,14 @@ type pendingConstraint struct {
 	column string
 }
 
-// refuseDeferrable refuses DEFERRABLE and INITIALLY DEFERRED (every
-// constraint is checked immediately).
+// refuseDeferrable refuses INITIALLY DEFERRED. DEFERRABLE (INITIALLY
+// IMMEDIATE) is accepted: its constraints are checked at the end of each
+// statement, which is when every constraint here is checked (storage
+// checks a statement's keys together; foreign keys are checked after its
+// writes), so it changes nothing.
 func (b *binder) refuseDeferrable(c *pg.Constraint) error {
-	if c.Deferrable || c.Initdeferred {
-		return b.newErr(pgerr.FeatureNotSupported, c.Location, "DEFERRABLE constraints are not supported")
+	if c.Initdeferred {
+		return b.newErr(pgerr.FeatureNotSupported, c.Location, "INITIALLY DEFERRED constraints are not supported")
 	}
 	return nil
 }
@@ -50,6 +53,14 @@ func (b *binder) checkConstraint(rel *catalog.Relation, c *pg.Constraint, column
 	text, err := deparseExpr(c.RawExpr)
 	if err != nil {
 		return catalog.CheckConstraint{}, err
+	}
+	// PostgreSQL names an unnamed check after the one column it reads
+	// (t_a_check), else after the table alone (t_check).
+	column = ""
+	refs := columnRefs(c.RawExpr)
+	slices.Sort(refs)
+	if refs = slices.Compact(refs); len(refs) == 1 {
+		column = refs[0]
 	}
 	return catalog.CheckConstraint{Name: c.Conname, Expr: text, Column: column, NotValid: c.SkipValidation}, nil
 }
@@ -190,7 +201,7 @@ func (b *binder) foreignKey(rel *catalog.Relation, c *pg.Constraint, column stri
 	refNames := strs(c.PkAttrs)
 	if len(refNames) == 0 {
 		if len(ref.PrimaryKey) == 0 {
-			return fk, b.newErr(pgerr.InvalidForeignKey, c.Location, "there is no primary key for referenced table \"%s\"", ref.Name)
+			return fk, b.newErr(pgerr.UndefinedObject, c.Location, "there is no primary key for referenced table \"%s\"", ref.Name)
 		}
 		fk.RefColumns = slices.Clone(ref.PrimaryKey)
 	} else {

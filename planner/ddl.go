@@ -165,9 +165,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 					}
 				case pg.ConstrType_CONSTR_CHECK, pg.ConstrType_CONSTR_FOREIGN:
 					pending = append(pending, pendingConstraint{c: c, column: cd.Colname})
-				case pg.ConstrType_CONSTR_ATTR_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_DEFERRED:
-					return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "DEFERRABLE constraints are not supported")
-				case pg.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_IMMEDIATE:
+				case pg.ConstrType_CONSTR_ATTR_DEFERRED: // DEFERRABLE alone changes nothing (constraints.go)
+					return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "INITIALLY DEFERRED constraints are not supported")
+				case pg.ConstrType_CONSTR_ATTR_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_IMMEDIATE:
 				default:
 					return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
 				}
