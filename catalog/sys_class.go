@@ -63,7 +63,7 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 			"reltablespace": uint32(0), "relpages": 0, "reltuples": tuples, "relallvisible": 0,
 			"reltoastrelid": uint32(0), "relhasindex": len(r.keyIndexes()) > 0, "relisshared": false,
 			"relpersistence": persistence(r), "relkind": pgRelKind(r.Kind), "relnatts": len(r.Columns), "relchecks": len(r.Checks),
-			"relhasrules": r.Kind == KindView || r.Kind == KindMatView, "relhastriggers": s.hasFKTriggers(r), // constraints_sys.go "relhassubclass": false,
+			"relhasrules": r.Kind == KindView || r.Kind == KindMatView, "relhastriggers": s.hasFKTriggers(r), "relhassubclass": false, // constraints_sys.go "relhassubclass": false,
 			"relrowsecurity": false, "relforcerowsecurity": false, "relispopulated": true,
 			"relreplident": replident, "relispartition": false, "relrewrite": uint32(0),
 			"relfrozenxid": uint32(0), "relminmxid": uint32(0),
