@@ -259,17 +259,7 @@ func (s *snapshot) nameKeys(old, r *Relation) error {
 // keepComments carries the comments of old (removed from s) over to r: the
 // relation's own, and its columns' through from (by name when nil).
 func keepComments(cur, s *snapshot, old, r *Relation, from []int) {
-	newIndex := func(oldCol int) int {
-		if from == nil {
-			return r.ColumnIndex(old.Columns[oldCol].Name)
-		}
-		for i, f := range from {
-			if f == oldCol {
-				return i
-			}
-		}
-		return -1
-	}
+	newIndex := func(oldCol int) int { return newColumnIndex(old, r, from, oldCol) }
 	for k, v := range cur.comments {
 		switch {
 		case k.OID == old.OID && k.Sub == 0:

@@ -266,17 +266,7 @@ func (s *snapshot) checkKeyDrop(old, newRel *Relation) error {
 // column, nil meaning by name). Keys over dropped columns were refused
 // by checkKeyDrop.
 func (s *snapshot) remapReferencing(old, r *Relation, from []int) {
-	newIndex := func(oldCol int) int {
-		if from == nil {
-			return r.ColumnIndex(old.Columns[oldCol].Name)
-		}
-		for i, f := range from {
-			if f == oldCol {
-				return i
-			}
-		}
-		return -1
-	}
+	newIndex := func(oldCol int) int { return newColumnIndex(old, r, from, oldCol) }
 	for _, rk := range s.referencing(old.OID) {
 		if rk.Table.OID == old.OID {
 			continue
@@ -301,6 +291,20 @@ func (s *snapshot) remapReferencing(old, r *Relation, from []int) {
 			s.add(&nt)
 		}
 	}
+}
+
+// newColumnIndex is the index in r of old's column oldCol after an ALTER
+// (from: r's column -> old's column; nil matches by name), or -1.
+func newColumnIndex(old, r *Relation, from []int, oldCol int) int {
+	if from == nil {
+		return r.ColumnIndex(old.Columns[oldCol].Name)
+	}
+	for i, f := range from {
+		if f == oldCol {
+			return i
+		}
+	}
+	return -1
 }
 
 // hasKeyOver reports whether r has a primary key or UNIQUE constraint over

@@ -6,7 +6,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/storage"
@@ -60,16 +59,16 @@ func (s *Session) copyWrite(ctx context.Context, rel *catalog.Relation, tbl *sto
 func (s *Session) validatingCheck(ctx context.Context, rc *planner.RowChecks) func(arrow.RecordBatch, []byte) error {
 	ectx := s.evalContext(ctx, nil)
 	return func(rec arrow.RecordBatch, deleted []byte) error {
-		if deleted != nil {
-			var idx []int32
-			for r := 0; r < int(rec.NumRows()); r++ {
-				if deleted[r/8]&(1<<(r%8)) == 0 {
-					idx = append(idx, int32(r))
-				}
-			}
-			rec = exec.TakeRows(memAlloc, rec, idx)
+		live, err := liveRows(storage.Snapshot{Chunks: []storage.Chunk{{Rec: rec, Deleted: deleted}}}) // streams.go
+		if err != nil {
+			return err
 		}
-		return rc.Check(ectx, rec)
+		for _, b := range live {
+			if err := rc.Check(ectx, b); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
 
@@ -87,17 +86,11 @@ func (s *Session) validateForeignKeys(ctx context.Context, rel *catalog.Relation
 		return nil
 	}
 	ctx = s.txContext(ctx)
-	for _, ch := range tbl.SnapshotIn(ctx).Chunks {
-		var idx []int32
-		for r := 0; r < int(ch.Rec.NumRows()); r++ {
-			if ch.Deleted == nil || ch.Deleted[r/8]&(1<<(r%8)) == 0 {
-				idx = append(idx, int32(r))
-			}
-		}
-		if len(idx) == 0 {
-			continue
-		}
-		rows := exec.TakeRows(memAlloc, ch.Rec, idx)
+	live, err := liveRows(tbl.SnapshotIn(ctx)) // streams.go
+	if err != nil {
+		return err
+	}
+	for _, rows := range live {
 		for _, fk := range fks {
 			if fk.RefTable == 0 {
 				fk.RefTable = rel.OID
@@ -133,4 +126,9 @@ func (s *Session) refuseTruncateReferenced(rels []*catalog.Relation, cascade boo
 		}
 	}
 	return nil
+}
+
+// isDeleted reports whether row r is marked in a deleted-row bitmap.
+func isDeleted(deleted []byte, r int) bool {
+	return deleted != nil && deleted[r/8]&(1<<(r%8)) != 0
 }

@@ -368,7 +368,7 @@ func (s *Session) fkReferenced(ctx context.Context, c fkChange, rk catalog.Refer
 	for _, ch := range tbl.SnapshotIn(ctx).Chunks {
 		var idx []int32
 		for r := 0; r < int(ch.Rec.NumRows()); r++ {
-			if ch.Deleted != nil && ch.Deleted[r/8]&(1<<(r%8)) != 0 {
+			if isDeleted(ch.Deleted, r) {
 				continue
 			}
 			k, st := rowKey(ch.Rec, r, fk.Columns, cts)
