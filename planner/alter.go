@@ -392,9 +392,13 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 	}
 	col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
 	var pk, unique *pg.Constraint
+	var more []*pg.Constraint // CHECK and REFERENCES (alter_constraints.go)
 	for _, cn := range cd.Constraints {
 		c := cn.GetConstraint()
 		switch c.Contype {
+		case pg.ConstrType_CONSTR_CHECK, pg.ConstrType_CONSTR_FOREIGN:
+			more = append(more, c)
+		case pg.ConstrType_CONSTR_ATTR_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_IMMEDIATE:
 		case pg.ConstrType_CONSTR_NOTNULL:
 			col.NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
@@ -438,9 +442,11 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 		}
 	}
 	if unique != nil {
-		return a.addUnique([]string{cd.Colname}, unique)
+		if err := a.addUnique([]string{cd.Colname}, unique); err != nil {
+			return err
+		}
 	}
-	return nil
+	return a.columnConstraints(cd.Colname, more)
 }
 
 func (a *alterState) dropColumn(name string, ifExists, cascade bool) error {

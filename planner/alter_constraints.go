@@ -39,12 +39,45 @@ func (a *alterState) addCheck(c *pg.Constraint) error {
 	return nil
 }
 
+// columnConstraints adds the CHECK and REFERENCES constraints of a column
+// ADD COLUMN adds. The new column holds its default in the rows already
+// there: a CHECK is checked against them; a foreign key is refused when
+// the column has a default (its rows are checked in the old layout,
+// before the column exists), else it holds only NULLs, which pass.
+func (a *alterState) columnConstraints(column string, cs []*pg.Constraint) error {
+	for _, c := range cs {
+		if c.Contype == pg.ConstrType_CONSTR_CHECK {
+			if err := a.addCheck(c); err != nil {
+				return err
+			}
+			continue
+		}
+		if a.rel.Columns[a.rel.ColumnIndex(column)].Default != "" {
+			return a.b.newErr(pgerr.FeatureNotSupported, c.Location, "ADD COLUMN ... DEFAULT ... REFERENCES is not supported: add the column, then the foreign key")
+		}
+		fk, err := a.b.foreignKey(a.rel, c, column)
+		if err != nil {
+			return err
+		}
+		if err := a.appendForeignKey(fk, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // addForeignKey adds a FOREIGN KEY constraint to the working definition.
 func (a *alterState) addForeignKey(c *pg.Constraint) error {
 	fk, err := a.b.foreignKey(a.rel, c, "")
 	if err != nil {
 		return err
 	}
+	return a.appendForeignKey(fk, !fk.NotValid)
+}
+
+// appendForeignKey names fk if it has no name and adds it; validate
+// checks the rows already there against it.
+func (a *alterState) appendForeignKey(fk catalog.ForeignKey, validate bool) error {
 	if fk.Name != "" && a.constraintNamed(fk.Name) {
 		return pgerr.New(pgerr.Code("42710"), "constraint \"%s\" for relation \"%s\" already exists", fk.Name, a.old.Name)
 	}
@@ -56,7 +89,7 @@ func (a *alterState) addForeignKey(c *pg.Constraint) error {
 		fk.Name = a.rel.FreeConstraintName(parts, "fkey")
 	}
 	a.rel.ForeignKeys = append(a.rel.ForeignKeys, fk)
-	if !fk.NotValid {
+	if validate {
 		a.validateFKs = append(a.validateFKs, len(a.rel.ForeignKeys)-1)
 	}
 	return nil
@@ -243,6 +276,9 @@ func (a *alterState) validation(out *Alter) error {
 		}
 		rc.Validating = true
 		out.Validate = rc
+	}
+	if len(a.validateFKs) > 0 && a.rewrite {
+		return pgerr.Unsupported("ALTER TABLE that changes columns and adds or validates a foreign key in one statement is not supported: run them as separate statements")
 	}
 	for _, i := range a.validateFKs {
 		if i < len(a.rel.ForeignKeys) {

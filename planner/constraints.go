@@ -183,7 +183,7 @@ func (b *binder) foreignKey(rel *catalog.Relation, c *pg.Constraint, column stri
 		}
 		r, err := b.env.Catalog.Resolve(c.Pktable.Schemaname, c.Pktable.Relname, b.env.SearchPath)
 		if err != nil {
-			return fk, b.errAt(err, c.Pktable.Location)
+			return fk, err // PostgreSQL gives no position here
 		}
 		self = r.OID == rel.OID
 		if !self {
