@@ -264,6 +264,10 @@ type snapshot struct {
 	funcs    map[uint32]*Function // SQL-language functions by OID (function.go)
 	domains  map[uint32]*Domain   // domains by OID (domain.go)
 	nextOID  uint32
+	// fks indexes the foreign keys by referenced table once the snapshot
+	// is published (constraints.go); set by clone and emptySnapshot (nil:
+	// Referencing scans).
+	fks *fkIndex
 }
 
 // objKey identifies a commented object: a relation or schema OID, and a
@@ -283,6 +287,7 @@ func (s *snapshot) clone() *snapshot {
 		funcs:    make(map[uint32]*Function, len(s.funcs)),
 		domains:  make(map[uint32]*Domain, len(s.domains)),
 		nextOID:  s.nextOID,
+		fks:      &fkIndex{},
 	}
 	for k, v := range s.domains {
 		n.domains[k] = v

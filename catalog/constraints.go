@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/streamsql/streamsql/pgerr"
 )
@@ -194,8 +195,31 @@ type ReferencingKey struct {
 
 // Referencing lists the foreign keys of every table that reference
 // relation oid (its own included), in table OID then creation order.
+// Cheap (every write asks): the published snapshot's index, built once.
 func (c *Catalog) Referencing(oid uint32) []ReferencingKey {
-	return c.snap().referencing(oid)
+	s := c.snap()
+	if s.fks == nil {
+		return s.referencing(oid)
+	}
+	s.fks.once.Do(func() {
+		s.fks.byRef = map[uint32][]ReferencingKey{}
+		for _, r := range s.byOID {
+			for _, f := range r.ForeignKeys {
+				s.fks.byRef[f.RefTable] = nil
+			}
+		}
+		for ref := range s.fks.byRef {
+			s.fks.byRef[ref] = s.referencing(ref)
+		}
+	})
+	return s.fks.byRef[oid]
+}
+
+// fkIndex is a published snapshot's foreign keys by referenced table,
+// built at the first Referencing call (the snapshot never changes after).
+type fkIndex struct {
+	once  sync.Once
+	byRef map[uint32][]ReferencingKey
 }
 
 func (s *snapshot) referencing(oid uint32) []ReferencingKey {

@@ -121,6 +121,7 @@ func emptySnapshot() *snapshot {
 		funcs:    map[uint32]*Function{},
 		domains:  map[uint32]*Domain{},
 		nextOID:  FirstUserOID,
+		fks:      &fkIndex{},
 	}
 	for _, sc := range []*Schema{{PgCatalogOID, "pg_catalog"}, {PublicOID, "public"}, {InformationSchemaOID, "information_schema"}} {
 		s.schemas[sc.Name] = sc

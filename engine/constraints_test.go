@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -79,5 +80,42 @@ func TestForeignKeyBlockRollback(t *testing.T) {
 	mustRun(t, s, "COMMIT")
 	if got := strings.Join(mustRun(t, s, "SELECT a FROM c1 ORDER BY a"), ","); got != "2" {
 		t.Fatalf("c1 after COMMIT: %q", got)
+	}
+}
+
+// TestForeignKeyConcurrent: one session inserts referencing rows while
+// another deletes the referenced keys; whatever interleaving, no row is
+// left referencing a missing key (the insert's lookup and the delete's
+// scan serialize on the referenced table's lock).
+func TestForeignKeyConcurrent(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE TABLE p (id int PRIMARY KEY)")
+	mustRun(t, s, "CREATE TABLE c (a int REFERENCES p)")
+	mustRun(t, s, "INSERT INTO p SELECT g FROM generate_series(1, 40) g")
+	s2, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := 1; i <= 40; i++ {
+			if _, _, err := run(t, s2, fmt.Sprintf("INSERT INTO c VALUES (%d)", i)); err != nil && pgerr.CodeOf(err) != pgerr.ForeignKeyViolation {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := 40; i >= 1; i-- {
+		if _, _, err := run(t, s, fmt.Sprintf("DELETE FROM p WHERE id = %d", i)); err != nil && pgerr.CodeOf(err) != pgerr.ForeignKeyViolation {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(mustRun(t, s, "SELECT count(*) FROM c WHERE a NOT IN (SELECT id FROM p)"), ","); got != "0" {
+		t.Fatalf("rows referencing a deleted key: %s", got)
 	}
 }

@@ -159,6 +159,11 @@ func (s *Session) applyWrites(ctx context.Context, writes []*pendingWrite) (err 
 			err = stx.Commit(ctx)
 		}()
 	}
+	if len(fks) > 0 {
+		if err := s.lockFKTables(ctx, fks); err != nil { // fk.go
+			return err
+		}
+	}
 	for _, w := range writes {
 		if w.rows() == 0 {
 			continue

@@ -111,6 +111,51 @@ func (s *Session) fkChanges(ctx context.Context, writes []*pendingWrite) ([]fkCh
 	return out, nil
 }
 
+// lockFKTables takes, in OID order, the write locks of every table the
+// foreign key checks of changes may read or write: the changed tables,
+// the tables they reference, and the tables referencing them (and so on
+// along cascades). Taken before the writes, in one order for everyone,
+// so that an insert into a referencing table and a delete from the
+// referenced one wait for each other instead of deadlocking, and the
+// scans see every accepted write. s.stx must be set.
+func (s *Session) lockFKTables(ctx context.Context, changes []fkChange) error {
+	seen := map[uint32]bool{}
+	var queue []*catalog.Relation
+	add := func(r *catalog.Relation) {
+		if r != nil && !seen[r.OID] {
+			seen[r.OID] = true
+			queue = append(queue, r)
+		}
+	}
+	for _, c := range changes {
+		add(c.rel)
+	}
+	var oids []uint32
+	for len(queue) > 0 {
+		r := queue[0]
+		queue = queue[1:]
+		oids = append(oids, r.OID)
+		for _, fk := range r.ForeignKeys {
+			if !seen[fk.RefTable] { // referenced: looked up, not followed further
+				seen[fk.RefTable] = true
+				oids = append(oids, fk.RefTable)
+			}
+		}
+		for _, rk := range s.referencedBy(r) {
+			add(rk.Table)
+		}
+	}
+	sort.Slice(oids, func(i, j int) bool { return oids[i] < oids[j] })
+	for _, oid := range oids {
+		if t := s.eng.cat.Table(oid); t != nil {
+			if err := s.stx.Lock(ctx, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // enforceForeignKeys checks changes (their writes applied) and applies the
 // referential actions, which may add changes.
 func (s *Session) enforceForeignKeys(ctx context.Context, changes []fkChange) error {
