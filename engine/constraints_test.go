@@ -119,3 +119,25 @@ func TestForeignKeyConcurrent(t *testing.T) {
 		t.Fatalf("rows referencing a deleted key: %s", got)
 	}
 }
+
+// TestForeignKeyRefusals: what is not supported is refused by name.
+func TestForeignKeyRefusals(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE TABLE p (id int PRIMARY KEY)")
+	mustRun(t, s, "CREATE TABLE c (a int REFERENCES p)")
+	for _, q := range []string{
+		"ALTER TABLE c ALTER COLUMN a TYPE bigint",
+		"ALTER TABLE p ALTER COLUMN id TYPE bigint",
+		"CREATE TABLE d (a bigint REFERENCES p)",
+		"CREATE TABLE d (a int REFERENCES p INITIALLY DEFERRED)",
+		"CREATE TABLE d (a int CHECK (a > 0) NO INHERIT)",
+		"CREATE TABLE d (a int, b int, FOREIGN KEY (a, b) REFERENCES p ON DELETE SET NULL (a))",
+		"TRUNCATE p CASCADE",
+		"ALTER TABLE c ADD COLUMN x int DEFAULT 1 REFERENCES p",
+	} {
+		if _, _, err := run(t, s, q); pgerr.CodeOf(err) != pgerr.FeatureNotSupported {
+			t.Errorf("%s: %v, want 0A000", q, err)
+		}
+	}
+}

@@ -21,7 +21,8 @@ import (
 //
 // A statement's writes that touch a table with foreign keys, or one that
 // foreign keys reference, run in a storage transaction (the session's
-// block, or one applyWrites opens). After the writes are applied, each
+// block, or one applyWrites opens), which first locks every table the
+// checks may touch, in OID order (lockFKTables). After the writes are applied, each
 // change is checked, as PostgreSQL's RI triggers do at the end of the
 // statement: the new rows of a referencing table must find their key in
 // the referenced table (through its key index, as the transaction sees

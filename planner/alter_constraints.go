@@ -260,8 +260,46 @@ func eachColumnRef(m protoreflect.Message, f func(*pg.ColumnRef)) {
 	})
 }
 
+// referencingCatalog is the optional part of Env.Catalog that lists the
+// foreign keys referencing a table (implemented by *catalog.Catalog).
+type referencingCatalog interface {
+	Referencing(oid uint32) []catalog.ReferencingKey
+}
+
+// refuseRetypedKeys refuses ALTER COLUMN TYPE of a column a foreign key
+// uses, on either side (keys must keep equal types; PostgreSQL would
+// re-check the key).
+func (a *alterState) refuseRetypedKeys() error {
+	if len(a.retyped) == 0 {
+		return nil
+	}
+	refuse := func(col, fk string) error {
+		return pgerr.Unsupported("ALTER COLUMN ... TYPE of column \"%s\" is not supported: foreign key constraint \"%s\" uses it", col, fk)
+	}
+	for _, f := range a.rel.ForeignKeys {
+		for _, i := range f.Columns {
+			if a.retyped[a.rel.Columns[i].Name] {
+				return refuse(a.rel.Columns[i].Name, f.Name)
+			}
+		}
+	}
+	if rc, ok := a.b.env.Catalog.(referencingCatalog); ok {
+		for _, rk := range rc.Referencing(a.old.OID) {
+			for _, i := range rk.Key.RefColumns {
+				if i < len(a.old.Columns) && a.retyped[a.old.Columns[i].Name] {
+					return refuse(a.old.Columns[i].Name, rk.Key.Name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // validation fills the plan's checks of the rows already in the table.
 func (a *alterState) validation(out *Alter) error {
+	if err := a.refuseRetypedKeys(); err != nil {
+		return err
+	}
 	if len(a.validate) > 0 {
 		r := *a.rel
 		r.Checks = nil
