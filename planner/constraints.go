@@ -193,6 +193,9 @@ func (b *binder) foreignKey(rel *catalog.Relation, c *pg.Constraint, column stri
 	if ref.Kind != catalog.KindTable && ref != rel {
 		return fk, b.newErr(pgerr.WrongObjectType, c.Pktable.Location, "referenced relation \"%s\" is not a table", ref.Name)
 	}
+	if ref.Connector != "" { // its ingest writes around foreign keys
+		return fk, b.newErr(pgerr.FeatureNotSupported, c.Location, "a foreign key referencing table \"%s\", which has a connector, is not supported", ref.Name)
+	}
 	if !self {
 		fk.RefTable = ref.OID
 	} else {
