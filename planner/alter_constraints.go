@@ -4,10 +4,10 @@ import (
 	"slices"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 )
 
 // ALTER TABLE and CHECK / FOREIGN KEY constraints: ADD CONSTRAINT (with
@@ -213,7 +213,7 @@ func (a *alterState) constraintsRenameColumn(old, new string) error {
 		if !slices.Contains(columnRefs(n), old) {
 			continue
 		}
-		eachColumnRef(n.ProtoReflect(), func(cr *pg.ColumnRef) {
+		sql.EachColumnRef(n.ProtoReflect(), func(cr *pg.ColumnRef) {
 			if f := cr.Fields; len(f) > 0 && f[len(f)-1].GetString_().GetSval() == old {
 				f[len(f)-1] = &pg.Node{Node: &pg.Node_String_{String_: &pg.String{Sval: new}}}
 			}
@@ -230,34 +230,12 @@ func (a *alterState) constraintsRenameColumn(old, new string) error {
 // columnRefs lists the column names an expression refers to.
 func columnRefs(n *pg.Node) []string {
 	var out []string
-	eachColumnRef(n.ProtoReflect(), func(cr *pg.ColumnRef) {
+	sql.EachColumnRef(n.ProtoReflect(), func(cr *pg.ColumnRef) {
 		if f := cr.Fields; len(f) > 0 {
 			out = append(out, f[len(f)-1].GetString_().GetSval())
 		}
 	})
 	return out
-}
-
-// eachColumnRef calls f for every ColumnRef in a parse tree.
-func eachColumnRef(m protoreflect.Message, f func(*pg.ColumnRef)) {
-	if cr, ok := m.Interface().(*pg.ColumnRef); ok {
-		f(cr)
-		return
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
-			return true
-		}
-		if fd.IsList() {
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				eachColumnRef(l.Get(i).Message(), f)
-			}
-			return true
-		}
-		eachColumnRef(v.Message(), f)
-		return true
-	})
 }
 
 // referencingCatalog is the optional part of Env.Catalog that lists the
