@@ -322,7 +322,6 @@ func (s *Session) fkCheckPresentIn(ctx context.Context, rel *catalog.Relation, f
 	for i, t := range ts {
 		typesOf[i] = t.Type
 	}
-	const verb = "insert or update on" // PostgreSQL words a validation the same way
 	present, err := s.presentIn(ctx, ref, fk.RefColumns, rows, fk.Columns)
 	if err != nil {
 		return err
@@ -335,11 +334,11 @@ func (s *Session) fkCheckPresentIn(ctx context.Context, rel *catalog.Relation, f
 		case st == keySomeNull && !fk.MatchFull:
 			continue
 		case st == keySomeNull:
-			return pgerr.New(pgerr.ForeignKeyViolation, `%s table "%s" violates foreign key constraint "%s"`, verb, rel.Name, fk.Name).
+			return pgerr.New(pgerr.ForeignKeyViolation, `insert or update on table "%s" violates foreign key constraint "%s"`, rel.Name, fk.Name).
 				WithDetail("MATCH FULL does not allow mixing of null and nonnull key values.")
 		}
 		if !present[i] {
-			return pgerr.New(pgerr.ForeignKeyViolation, `%s table "%s" violates foreign key constraint "%s"`, verb, rel.Name, fk.Name).
+			return pgerr.New(pgerr.ForeignKeyViolation, `insert or update on table "%s" violates foreign key constraint "%s"`, rel.Name, fk.Name).
 				WithDetail("Key %s is not present in table \"%s\".", keyText(rel, fk.Columns, rows, i), ref.Name)
 		}
 	}
