@@ -30,6 +30,10 @@ type AlterSpec struct {
 	// Convert turns a stored batch in Old's layout into New's; nil when the
 	// layout is unchanged (renames, defaults, constraints). Tables only.
 	Convert func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	// Check, if set, sees each converted chunk of the stored table with
+	// its deleted-row bitmap and may refuse the change (new CHECK
+	// constraints checked against the rows already there).
+	Check func(rec arrow.RecordBatch, deleted []byte) error
 	// From gives, for each of New's columns, the index of the Old column it
 	// continues, or -1 (added); column comments follow it. nil matches
 	// columns by name.
@@ -148,6 +152,14 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 	if err := s.nameKeys(old, &r); err != nil {
 		return nil, err
 	}
+	r.Checks, r.ForeignKeys = slices.Clone(spec.New.Checks), slices.Clone(spec.New.ForeignKeys)
+	if err := s.assignConstraints(&r); err != nil { // constraints.go
+		return nil, err
+	}
+	if err := s.checkKeyDrop(old, &r); err != nil {
+		return nil, err
+	}
+	s.remapReferencing(old, &r, spec.From)
 	keepComments(cur, s, old, &r, spec.From)
 	droppedSeqs := s.remapOwnedSequences(old, &r, spec.From) // sequence.go
 	defer func() {
@@ -169,7 +181,11 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 		}
 		def := storage.TableDef{OID: r.OID, Columns: r.ColumnTypes(), NotNull: notNull,
 			PrimaryKey: r.PrimaryKey, PKName: r.PKName, Unique: r.storageUnique(), TableName: r.Name}
-		if err := tbl.Alter(ctx, def, spec.Convert); err != nil {
+		var checks []func(arrow.RecordBatch, []byte) error
+		if spec.Check != nil {
+			checks = append(checks, spec.Check)
+		}
+		if err := tbl.Alter(ctx, def, spec.Convert, checks...); err != nil {
 			return nil, err
 		}
 		if err := c.commit(s); err != nil {
@@ -243,17 +259,7 @@ func (s *snapshot) nameKeys(old, r *Relation) error {
 // keepComments carries the comments of old (removed from s) over to r: the
 // relation's own, and its columns' through from (by name when nil).
 func keepComments(cur, s *snapshot, old, r *Relation, from []int) {
-	newIndex := func(oldCol int) int {
-		if from == nil {
-			return r.ColumnIndex(old.Columns[oldCol].Name)
-		}
-		for i, f := range from {
-			if f == oldCol {
-				return i
-			}
-		}
-		return -1
-	}
+	newIndex := func(oldCol int) int { return newColumnIndex(old, r, from, oldCol) }
 	for k, v := range cur.comments {
 		switch {
 		case k.OID == old.OID && k.Sub == 0:

@@ -50,6 +50,10 @@ type Relation struct {
 	// may leave a Name empty: CreateTable then picks PostgreSQL's default
 	// ("t_a_b_key", made unique with a number) and assigns each IndexOID.
 	Unique []UniqueKey
+	// Checks are the table's CHECK constraints and ForeignKeys its
+	// FOREIGN KEY constraints, in creation order (constraints.go).
+	Checks      []CheckConstraint `json:",omitempty"`
+	ForeignKeys []ForeignKey      `json:",omitempty"`
 	// ViewQuery is a view's defining SELECT, as text that Parse accepts.
 	ViewQuery string
 	// DependsOn lists the OIDs of the relations a view reads (set by the
@@ -260,6 +264,10 @@ type snapshot struct {
 	funcs    map[uint32]*Function // SQL-language functions by OID (function.go)
 	domains  map[uint32]*Domain   // domains by OID (domain.go)
 	nextOID  uint32
+	// fks indexes the foreign keys by referenced table once the snapshot
+	// is published (constraints.go); set by clone and emptySnapshot (nil:
+	// Referencing scans).
+	fks *fkIndex
 }
 
 // objKey identifies a commented object: a relation or schema OID, and a
@@ -279,6 +287,7 @@ func (s *snapshot) clone() *snapshot {
 		funcs:    make(map[uint32]*Function, len(s.funcs)),
 		domains:  make(map[uint32]*Domain, len(s.domains)),
 		nextOID:  s.nextOID,
+		fks:      &fkIndex{},
 	}
 	for k, v := range s.domains {
 		n.domains[k] = v

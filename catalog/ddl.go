@@ -137,6 +137,9 @@ func (c *Catalog) CreateTable(rel *Relation, ifNotExists bool) (*Relation, error
 	if err := s.assignUnique(&r); err != nil {
 		return nil, err
 	}
+	if err := s.assignConstraints(&r); err != nil { // constraints.go
+		return nil, err
+	}
 	if err := c.addSerials(s, &r); err != nil {
 		return nil, err
 	}

@@ -128,23 +128,33 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 		cascaded = append(cascaded, targets...)
 	}
 	cascaded = append(cascaded, deps...)
+	fkLines, fkNotices, fkChanged := cur.fkDependents(gone, searchPath) // constraints.go
+	lines = append(lines, fkLines...)
+	if len(fkLines) > 0 && !cascade {
+		return nil, pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop %s because other objects depend on it", what).
+			WithDetail("%s", strings.Join(lines, "\n")).
+			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+	}
 	if len(cascaded) > 0 && !cascade {
 		return nil, pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop %s because other objects depend on it", what).
 			WithDetail("%s", strings.Join(lines, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 	}
 	var n *pgerr.Error
+	detail := fkNotices
+	for _, d := range cascaded {
+		detail = append(detail, fmt.Sprintf("drop cascades to %s %s", kindWord(d.Kind), cur.displayName(d.OID, searchPath)))
+	}
 	switch {
-	case len(cascaded) == 1:
-		n = notice(pgerr.SuccessfulCompletion, "drop cascades to %s %s", kindWord(cascaded[0].Kind), cur.displayName(cascaded[0].OID, searchPath))
-	case len(cascaded) > 1:
-		detail := make([]string, len(cascaded))
-		for i, d := range cascaded {
-			detail[i] = fmt.Sprintf("drop cascades to %s %s", kindWord(d.Kind), cur.displayName(d.OID, searchPath))
-		}
-		n = notice(pgerr.SuccessfulCompletion, "drop cascades to %d other objects", len(cascaded)).WithDetail("%s", strings.Join(detail, "\n"))
+	case len(detail) == 1:
+		n = notice(pgerr.SuccessfulCompletion, "%s", detail[0])
+	case len(detail) > 1:
+		n = notice(pgerr.SuccessfulCompletion, "drop cascades to %d other objects", len(detail)).WithDetail("%s", strings.Join(detail, "\n"))
 	}
 	s := cur.clone()
+	for _, r := range fkChanged {
+		s.add(r) // the same OID, name and keys: replaces the old version
+	}
 	all := append(append([]*Relation(nil), targets...), deps...)
 	all = append(all, cur.ownedSequences(all)...) // serial columns' sequences go with their tables
 	for _, r := range all {

@@ -86,6 +86,12 @@ func init() {
 		if r, k := indexOwner(ctx, oidArg(a[0])); r != nil {
 			return constraintDef(r, k), nil
 		}
+		if c := catalogOf(ctx); c != nil { // CHECK and FOREIGN KEY (constraints_sys.go)
+			pretty := len(a) > 1 && a[1] == true
+			if def, ok := c.snap().constraintDefByOID(oidArg(a[0]), pretty, searchPathOf(ctx)); ok {
+				return def, nil
+			}
+		}
 		return nil, nil
 	}
 	reg("pg_get_constraintdef", text, ts(oid), true, conDef)

@@ -63,11 +63,14 @@ type fileRelation struct {
 	PKName     string       `json:"pk_name,omitempty"`
 	PKIndexOID uint32       `json:"pk_index_oid,omitempty"`
 	Unique     []UniqueKey  `json:"unique,omitempty"`
-	RowTypeOID uint32       `json:"row_type_oid,omitempty"`
-	ViewQuery  string       `json:"view_query,omitempty"`
-	DependsOn  []uint32     `json:"depends_on,omitempty"`
-	AppendOnly bool         `json:"append_only,omitempty"`
-	Watermark  *Watermark   `json:"watermark,omitempty"`
+	// Checks and ForeignKeys: constraints.go (optional keys).
+	Checks      []CheckConstraint `json:"checks,omitempty"`
+	ForeignKeys []ForeignKey      `json:"foreign_keys,omitempty"`
+	RowTypeOID  uint32            `json:"row_type_oid,omitempty"`
+	ViewQuery   string            `json:"view_query,omitempty"`
+	DependsOn   []uint32          `json:"depends_on,omitempty"`
+	AppendOnly  bool              `json:"append_only,omitempty"`
+	Watermark   *Watermark        `json:"watermark,omitempty"`
 	// A source's connector, WITH options and FORMAT.
 	Connector string            `json:"connector,omitempty"`
 	Options   map[string]string `json:"options,omitempty"`
@@ -118,6 +121,7 @@ func emptySnapshot() *snapshot {
 		funcs:    map[uint32]*Function{},
 		domains:  map[uint32]*Domain{},
 		nextOID:  FirstUserOID,
+		fks:      &fkIndex{},
 	}
 	for _, sc := range []*Schema{{PgCatalogOID, "pg_catalog"}, {PublicOID, "public"}, {InformationSchemaOID, "information_schema"}} {
 		s.schemas[sc.Name] = sc
@@ -165,6 +169,7 @@ func load(dir string) (*snapshot, error) {
 		r := &Relation{
 			OID: fr.OID, Schema: fr.Schema, Name: fr.Name, Kind: RelKind(fr.Kind[0]),
 			PrimaryKey: fr.PrimaryKey, PKName: fr.PKName, PKIndexOID: fr.PKIndexOID, Unique: fr.Unique,
+			Checks: fr.Checks, ForeignKeys: fr.ForeignKeys,
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
 			Connector: fr.Connector, Options: fr.Options, Format: fr.Format, Encode: fr.Encode, Parallelism: fr.Parallelism, ParallelismDefault: fr.ParallelismDefault,
@@ -224,6 +229,7 @@ func (c *Catalog) save(s *snapshot) error {
 		fr := fileRelation{
 			OID: r.OID, Schema: r.Schema, Name: r.Name, Kind: string(rune(r.Kind)),
 			PrimaryKey: r.PrimaryKey, PKName: r.PKName, PKIndexOID: r.PKIndexOID, Unique: r.Unique,
+			Checks: r.Checks, ForeignKeys: r.ForeignKeys,
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
 			Connector: r.Connector, Options: r.Options, Format: r.Format, Encode: r.Encode, Parallelism: r.Parallelism, ParallelismDefault: r.ParallelismDefault,

@@ -62,8 +62,8 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 			"reloftype": uint32(0), "relowner": r.OwnerOID(), "relacl": relACL(c, r, ctx), "relam": relam, "relfilenode": filenode,
 			"reltablespace": uint32(0), "relpages": 0, "reltuples": tuples, "relallvisible": 0,
 			"reltoastrelid": uint32(0), "relhasindex": len(r.keyIndexes()) > 0, "relisshared": false,
-			"relpersistence": persistence(r), "relkind": pgRelKind(r.Kind), "relnatts": len(r.Columns), "relchecks": 0,
-			"relhasrules": r.Kind == KindView || r.Kind == KindMatView, "relhastriggers": false, "relhassubclass": false,
+			"relpersistence": persistence(r), "relkind": pgRelKind(r.Kind), "relnatts": len(r.Columns), "relchecks": len(r.Checks),
+			"relhasrules": r.Kind == KindView || r.Kind == KindMatView, "relhastriggers": s.hasFKTriggers(r), "relhassubclass": false, // constraints_sys.go "relhassubclass": false,
 			"relrowsecurity": false, "relforcerowsecurity": false, "relispopulated": true,
 			"relreplident": replident, "relispartition": false, "relrewrite": uint32(0),
 			"relfrozenxid": uint32(0), "relminmxid": uint32(0),
@@ -228,6 +228,9 @@ func pgConstraintRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) e
 			if err != nil {
 				return err
 			}
+		}
+		if err := pgConstraintRowsMore(s, r, b); err != nil { // constraints_sys.go
+			return err
 		}
 	}
 	return nil

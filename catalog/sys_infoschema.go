@@ -203,6 +203,9 @@ func isTableConstraintsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuil
 				return err
 			}
 		}
+		if err := isTableConstraintsMore(r, base, b); err != nil { // constraints_sys.go
+			return err
+		}
 	}
 	return nil
 }

@@ -93,6 +93,12 @@ func (s *Session) execAlter(ctx context.Context, env *planner.Env, node *pg.Node
 			return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
 		}
 	}
+	if a.Validate != nil { // new or validated CHECK constraints (constraints.go)
+		spec.Check = s.validatingCheck(ctx, a.Validate)
+	}
+	if err := s.validateForeignKeys(ctx, a.New, a.ValidateFKs); err != nil {
+		return nil, err
+	}
 	if a.Old.Kind == catalog.KindTable || a.Exprs != nil {
 		// A table's feeds end when its log is rewritten; the materialized
 		// views reading it are rebuilt. A view, materialized view or source

@@ -132,9 +132,13 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 	if err != nil {
 		return nil, err
 	}
+	checks, err := planner.CompileChecks(s.env(ctx, nil), rel) // CHECK constraints (constraints.go)
+	if err != nil {
+		return nil, err
+	}
 	fmtOpts := s.set.format()
 	ci := &copyIn{ctx: ctx, s: s, rel: rel, tbl: tbl, opts: o, target: target, fmt: &fmtOpts, header: o.header,
-		defCols: defCols, defExprs: defExprs, domChecks: domChecks}
+		defCols: defCols, defExprs: defExprs, domChecks: domChecks, checks: checks}
 	if ci.forceNotNull, err = ci.copyFieldFlags("FORCE_NOT_NULL", o.forceNotNull); err != nil {
 		return nil, err
 	}
@@ -162,7 +166,8 @@ type copyIn struct {
 	// domChecks are the domain checks of the columns (nil: none), over a
 	// batch of the column alone (planner.DomainChecks).
 	domChecks  []expr.Expr
-	err        error // a default that failed to evaluate
+	checks     *planner.RowChecks // the table's CHECK constraints, or nil
+	err        error              // a default that failed to evaluate
 	fmt        *types.FormatOptions
 	header     bool
 	partial    []byte // an incomplete line carried to the next Write
@@ -562,7 +567,7 @@ func (c *copyIn) Finish() (string, error) {
 		n += b.NumRows()
 	}
 	if n > 0 {
-		if _, err := c.s.insertBatches(c.ctx, c.tbl, batches); err != nil {
+		if err := c.s.copyWrite(c.ctx, c.rel, c.tbl, c.checks, batches); err != nil { // constraints.go
 			return "", err
 		}
 	}

@@ -107,6 +107,7 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 
 func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result, error) {
 	tbls := make([]*storage.Table, 0, len(t.Relations))
+	var rels []*catalog.Relation
 	for _, r := range t.Relations { // check them all before truncating any
 		rv := r.GetRangeVar()
 		rel, err := s.eng.cat.Resolve(rv.Schemaname, rv.Relname, s.set.searchPath())
@@ -124,6 +125,10 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 			return nil, err
 		}
 		tbls = append(tbls, tbl)
+		rels = append(rels, rel)
+	}
+	if err := s.refuseTruncateReferenced(rels, t.Behavior == pg.DropBehavior_DROP_CASCADE); err != nil { // constraints.go
+		return nil, err
 	}
 	for _, tbl := range tbls {
 		if err := s.truncate(ctx, tbl); err != nil {

@@ -25,6 +25,8 @@ type pendingWrite struct {
 	ids       []int64
 	rec       arrow.RecordBatch
 	returning *planner.Returning
+	// checks are the table's CHECK constraints (nil: none; constraints.go).
+	checks *planner.RowChecks
 	// conflict, for INSERT ... ON CONFLICT, holds the rows to insert and
 	// to update (rec is then the rows written, in proposal order).
 	conflict *planner.ConflictWrites
@@ -64,7 +66,7 @@ func (s *Session) computeWrite(ectx *exec.Context, ins *planner.Insert, up *plan
 		if err != nil {
 			return nil, err
 		}
-		w := &pendingWrite{kind: kindInsert, rel: ins.Rel, table: ins.Table, rec: rec, returning: ins.Returning}
+		w := &pendingWrite{kind: kindInsert, rel: ins.Rel, table: ins.Table, rec: rec, returning: ins.Returning, checks: ins.Checks}
 		if ins.OnConflict != nil {
 			if err := s.resolveConflicts(ectx, ins, w); err != nil {
 				return nil, err
@@ -82,7 +84,7 @@ func (s *Session) computeWrite(ectx *exec.Context, ins *planner.Insert, up *plan
 		if err != nil {
 			return nil, err
 		}
-		return &pendingWrite{kind: kindUpdate, rel: up.Rel, table: up.Table, ids: ids, rec: rec, returning: up.Returning}, nil
+		return &pendingWrite{kind: kindUpdate, rel: up.Rel, table: up.Table, ids: ids, rec: rec, returning: up.Returning, checks: up.Checks}, nil
 	}
 	if del.Table == nil {
 		return nil, pgerr.New(pgerr.WrongObjectType, "cannot delete from %q: it is not a table", del.Rel.Name)
@@ -137,8 +139,15 @@ func (s *Session) applyWrites(ctx context.Context, writes []*pendingWrite) (err 
 		if w.rows() > 0 {
 			n++
 		}
+		if err := s.checkWrite(ctx, w); err != nil { // constraints.go
+			return err
+		}
 	}
-	if n > 1 && s.stx == nil {
+	fks, err := s.fkChanges(ctx, writes) // fk.go
+	if err != nil {
+		return err
+	}
+	if (n > 1 || len(fks) > 0) && s.stx == nil {
 		s.stx = s.eng.store.Begin()
 		defer func() {
 			stx := s.stx
@@ -149,6 +158,11 @@ func (s *Session) applyWrites(ctx context.Context, writes []*pendingWrite) (err 
 			}
 			err = stx.Commit(ctx)
 		}()
+	}
+	if len(fks) > 0 {
+		if err := s.lockFKTables(ctx, fks); err != nil { // fk.go
+			return err
+		}
 	}
 	for _, w := range writes {
 		if w.rows() == 0 {
@@ -168,7 +182,7 @@ func (s *Session) applyWrites(ctx context.Context, writes []*pendingWrite) (err 
 			return err
 		}
 	}
-	return nil
+	return s.enforceForeignKeys(ctx, fks)
 }
 
 // execSelectWith runs a SELECT with data-modifying WITH queries: their

@@ -19,6 +19,9 @@ import (
 // for kafka, checks) the connector so that a bad option or an unknown
 // topic fails here.
 func (s *Session) connectorTable(ctx context.Context, rel *catalog.Relation, x *sql.Source) error {
+	if len(rel.Checks) > 0 || len(rel.ForeignKeys) > 0 { // the ingest writes around them (constraints.go)
+		return pgerr.Unsupported("CHECK and FOREIGN KEY constraints on a table with a connector are not supported")
+	}
 	if x.FromSource != "" {
 		return s.cdcTableFrom(ctx, rel, x) // ingest_cdc.go
 	}
@@ -106,7 +109,7 @@ func refuseConnectorAlter(a *planner.Alter) error {
 		return nil
 	}
 	same := len(a.Old.Columns) == len(a.New.Columns) && a.Exprs == nil &&
-		len(a.New.PrimaryKey) == 0 && len(a.New.Unique) == 0
+		len(a.New.PrimaryKey) == 0 && len(a.New.Unique) == 0 && len(a.New.Checks) == 0 && len(a.New.ForeignKeys) == 0
 	for i := 0; same && i < len(a.Old.Columns); i++ {
 		o, n := a.Old.Columns[i], a.New.Columns[i]
 		same = o.Name == n.Name && o.Type == n.Type && o.NotNull == n.NotNull && o.Default == n.Default

@@ -85,6 +85,7 @@ const (
 	InvalidColumnDefinition          Code = "42611"
 	InvalidTableDefinition           Code = "42P16"
 	InvalidObjectDefinition          Code = "42P17"
+	InvalidForeignKey                Code = "42830"
 	GroupingError                    Code = "42803"
 	WindowingError                   Code = "42P20"
 	InvalidRecursion                 Code = "42P19"

@@ -36,6 +36,11 @@ type Alter struct {
 	// Notices are the statement's notices (skipped IF [NOT] EXISTS actions,
 	// views dropped by CASCADE).
 	Notices []*pgerr.Error
+	// Validate are CHECK constraints added or validated, to check against
+	// the rows already there (over New's layout); ValidateFKs foreign
+	// keys likewise (alter_constraints.go).
+	Validate    *RowChecks
+	ValidateFKs []catalog.ForeignKey
 }
 
 // inTransform is the clause of an ALTER COLUMN TYPE ... USING expression.
@@ -67,6 +72,9 @@ type alterState struct {
 	// rewritten are dependent views with their query rewritten for a RENAME.
 	rewritten map[uint32]*catalog.Relation
 	notices   []*pgerr.Error
+	// validate and validateFKs index the CHECK constraints and foreign
+	// keys of rel to check against the existing rows (alter_constraints.go).
+	validate, validateFKs []int
 }
 
 // PlanAlterTable binds an AlterTableStmt (ALTER TABLE and ALTER VIEW).
@@ -110,6 +118,9 @@ func PlanRename(env *Env, stmt *pg.RenameStmt) (*Alter, error) {
 			return nil, a.colExists(stmt.Newname)
 		}
 		a.rel.Columns[i].Name = stmt.Newname
+		if err := a.constraintsRenameColumn(stmt.Subname, stmt.Newname); err != nil { // alter_constraints.go
+			return nil, err
+		}
 		a.renameInViews()
 		if v := a.broken(); v != nil {
 			return nil, pgerr.New(pgerr.FeatureNotSupported, "cannot rename column \"%s\" of %s \"%s\" because view \"%s\" depends on it", stmt.Subname, kindName(a.old.Kind), a.old.Name, v.Name).
@@ -180,6 +191,7 @@ func startAlter(env *Env, rv *pg.RangeVar, missingOK bool) (*alterState, error) 
 	r.Columns = slices.Clone(old.Columns)
 	r.PrimaryKey = slices.Clone(old.PrimaryKey)
 	r.Unique = slices.Clone(old.Unique)
+	r.Checks, r.ForeignKeys = slices.Clone(old.Checks), slices.Clone(old.ForeignKeys)
 	a.rel = &r
 	scan, l := b.scanForWrite(old, nil, rv)
 	a.ids, a.using = scan.ids, l
@@ -199,6 +211,9 @@ func (a *alterState) finish() (*Alter, error) {
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "cannot alter %s \"%s\" because view \"%s\" depends on it", kindName(a.old.Kind), a.old.Name, v.Name)
 	}
 	out := &Alter{Old: a.old, New: a.rel, From: a.from, Notices: a.notices}
+	if err := a.validation(out); err != nil { // alter_constraints.go
+		return nil, err
+	}
 	for _, v := range a.views {
 		out.Views = append(out.Views, v.OID)
 		if a.dropped[v.OID] {
@@ -312,6 +327,8 @@ func (a *alterState) cmd(c *pg.AlterTableCmd) error {
 		return a.addConstraint(c.Def.GetConstraint())
 	case pg.AlterTableType_AT_DropConstraint:
 		return a.dropConstraint(c.Name, c.MissingOk)
+	case pg.AlterTableType_AT_ValidateConstraint:
+		return a.validateConstraint(c.Name)
 	}
 	return pgerr.Unsupported("ALTER TABLE ... %s is not supported", actionName(c))
 }
@@ -375,9 +392,13 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 	}
 	col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
 	var pk, unique *pg.Constraint
+	var more []*pg.Constraint // CHECK and REFERENCES (alter_constraints.go)
 	for _, cn := range cd.Constraints {
 		c := cn.GetConstraint()
 		switch c.Contype {
+		case pg.ConstrType_CONSTR_CHECK, pg.ConstrType_CONSTR_FOREIGN:
+			more = append(more, c)
+		case pg.ConstrType_CONSTR_ATTR_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_IMMEDIATE:
 		case pg.ConstrType_CONSTR_NOTNULL:
 			col.NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
@@ -421,9 +442,11 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 		}
 	}
 	if unique != nil {
-		return a.addUnique([]string{cd.Colname}, unique)
+		if err := a.addUnique([]string{cd.Colname}, unique); err != nil {
+			return err
+		}
 	}
-	return nil
+	return a.columnConstraints(cd.Colname, more)
 }
 
 func (a *alterState) dropColumn(name string, ifExists, cascade bool) error {
@@ -435,6 +458,7 @@ func (a *alterState) dropColumn(name string, ifExists, cascade bool) error {
 		}
 		return a.noColumn(name)
 	}
+	a.constraintsDropColumn(i) // alter_constraints.go
 	a.rel.Columns = slices.Delete(a.rel.Columns, i, i+1)
 	a.src = slices.Delete(a.src, i, i+1)
 	a.from = slices.Delete(a.from, i, i+1)
@@ -578,11 +602,18 @@ func (a *alterState) addConstraint(c *pg.Constraint) error {
 	if c == nil {
 		return pgerr.Unsupported("this ADD CONSTRAINT form is not supported")
 	}
+	if err := a.b.refuseDeferrable(c); err != nil { // constraints.go
+		return err
+	}
 	switch c.Contype {
 	case pg.ConstrType_CONSTR_PRIMARY:
 		return a.setPrimaryKey(strs(c.Keys), c.Conname)
 	case pg.ConstrType_CONSTR_UNIQUE:
 		return a.addUnique(strs(c.Keys), c)
+	case pg.ConstrType_CONSTR_CHECK:
+		return a.addCheck(c) // alter_constraints.go
+	case pg.ConstrType_CONSTR_FOREIGN:
+		return a.addForeignKey(c)
 	}
 	return a.b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
 }
@@ -638,6 +669,9 @@ func (a *alterState) dropConstraint(name string, ifExists bool) error {
 			a.rel.Unique = slices.Delete(a.rel.Unique, k, k+1)
 			return nil
 		}
+	}
+	if a.dropCheckOrFK(name) { // alter_constraints.go
+		return nil
 	}
 	if ifExists {
 		a.notice("constraint \"%s\" of relation \"%s\" does not exist, skipping", name, a.old.Name)

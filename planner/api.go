@@ -138,6 +138,9 @@ type Insert struct {
 	Source     exec.Node
 	Returning  *Returning
 	OnConflict *OnConflict // nil without ON CONFLICT
+	// Checks are the table's CHECK constraints (nil: none), checked on
+	// every row written (constraints.go).
+	Checks     *RowChecks
 	ParamTypes []types.T
 	// With lists the data-modifying WITH queries the statement runs first
 	// (dml_with.go).
@@ -151,6 +154,7 @@ type Update struct {
 	Table      *storage.Table
 	Source     exec.Node
 	Returning  *Returning
+	Checks     *RowChecks // as Insert.Checks
 	ParamTypes []types.T
 	// With lists the data-modifying WITH queries the statement runs first
 	// (dml_with.go).

@@ -77,6 +77,7 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 	var pkName string
 	var pkLoc int32 = -1
 	var uniques []uniqueSpec
+	var pending []pendingConstraint // CHECK and FOREIGN KEY (constraints.go)
 	addUnique := func(c *pg.Constraint, cols []string) error {
 		if c.NullsNotDistinct || len(c.Including) > 0 || len(c.Options) > 0 || c.Indexspace != "" {
 			return b.newErr(pgerr.FeatureNotSupported, c.Location, "UNIQUE NULLS NOT DISTINCT, INCLUDE, WITH and USING INDEX TABLESPACE are not supported")
@@ -162,8 +163,11 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 					if err := addUnique(c, []string{cd.Colname}); err != nil {
 						return nil, err
 					}
-				case pg.ConstrType_CONSTR_ATTR_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE,
-					pg.ConstrType_CONSTR_ATTR_DEFERRED, pg.ConstrType_CONSTR_ATTR_IMMEDIATE:
+				case pg.ConstrType_CONSTR_CHECK, pg.ConstrType_CONSTR_FOREIGN:
+					pending = append(pending, pendingConstraint{c: c, column: cd.Colname})
+				case pg.ConstrType_CONSTR_ATTR_DEFERRED: // DEFERRABLE alone changes nothing (constraints.go)
+					return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "INITIALLY DEFERRED constraints are not supported")
+				case pg.ConstrType_CONSTR_ATTR_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_IMMEDIATE:
 				default:
 					return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
 				}
@@ -171,7 +175,12 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 			rel.Columns = append(rel.Columns, col)
 		case elt.GetConstraint() != nil:
 			c := elt.GetConstraint()
+			if err := b.refuseDeferrable(c); err != nil {
+				return nil, err
+			}
 			switch c.Contype {
+			case pg.ConstrType_CONSTR_CHECK, pg.ConstrType_CONSTR_FOREIGN:
+				pending = append(pending, pendingConstraint{c: c})
 			case pg.ConstrType_CONSTR_PRIMARY:
 				if err := setPK(strs(c.Keys), c.Conname, c.Location); err != nil {
 					return nil, err
@@ -210,6 +219,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 		}
 	}
 	if err := b.uniqueKeys(rel, uniques); err != nil {
+		return nil, err
+	}
+	if err := b.tableConstraints(rel, pending); err != nil {
 		return nil, err
 	}
 	return rel, nil

@@ -388,7 +388,11 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Insert{Rel: rel, Table: tbl, Source: src, Returning: ret, OnConflict: oc, ParamTypes: b.paramTypes(), With: b.modifying}, nil
+	checks, err := compileChecks(env, rel) // constraints.go
+	if err != nil {
+		return nil, err
+	}
+	return &Insert{Rel: rel, Table: tbl, Source: src, Returning: ret, OnConflict: oc, Checks: checks, ParamTypes: b.paramTypes(), With: b.modifying}, nil
 }
 
 // returning binds a RETURNING list over a row of rel (table column order).
@@ -541,7 +545,11 @@ func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level) (*Update, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Update{Rel: rel, Table: tbl, Source: src, Returning: ret, ParamTypes: b.paramTypes(), With: b.modifying}, nil
+	checks, err := compileChecks(env, rel) // constraints.go
+	if err != nil {
+		return nil, err
+	}
+	return &Update{Rel: rel, Table: tbl, Source: src, Returning: ret, Checks: checks, ParamTypes: b.paramTypes(), With: b.modifying}, nil
 }
 
 func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {

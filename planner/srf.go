@@ -22,7 +22,7 @@ func isSRF(name string) bool {
 	case "generate_series", "unnest", "jsonb_array_elements", "jsonb_array_elements_text",
 		"jsonb_object_keys", "jsonb_each", "jsonb_each_text",
 		"_pg_expandarray", "information_schema._pg_expandarray", "pg_options_to_table", "generate_subscripts", "aclexplode",
-		"regexp_matches", "regexp_split_to_table":
+		"pg_partition_ancestors", "regexp_matches", "regexp_split_to_table":
 		return true
 	}
 	return false
@@ -202,7 +202,7 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 	if strings.HasPrefix(name, "jsonb_") {
 		return b.jsonSRF(fc, name, args)
 	}
-	if strings.HasSuffix(name, "_pg_expandarray") || name == "pg_options_to_table" || name == "generate_subscripts" || name == "aclexplode" {
+	if strings.HasSuffix(name, "_pg_expandarray") || name == "pg_options_to_table" || name == "generate_subscripts" || name == "aclexplode" || name == "pg_partition_ancestors" {
 		return b.catalogSRF(fc, name, args)
 	}
 	if name == "regexp_matches" || name == "regexp_split_to_table" {

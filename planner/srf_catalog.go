@@ -46,6 +46,22 @@ func (b *binder) catalogSRF(fc *pg.FuncCall, name string, args []expr.Expr) (*sr
 	if short == "aclexplode" {
 		return b.aclexplode(fc, args)
 	}
+	if short == "pg_partition_ancestors" { // no partitions: a table is its only ancestor (psql's \d "Referenced by")
+		if len(args) != 1 {
+			return nil, b.noFunc(fc, short, args)
+		}
+		a, err := expr.Coerce(args[0], types.TRegClass, false)
+		if err != nil {
+			return nil, b.noFunc(fc, short, args)
+		}
+		return &srfCall{name: short, args: []expr.Expr{a}, t: types.TRegClass,
+			expand: func(vs []types.Value) ([]types.Value, error) {
+				if vs[0] == nil {
+					return nil, nil
+				}
+				return []types.Value{vs[0]}, nil
+			}}, nil
+	}
 	if short == "pg_options_to_table" {
 		if len(args) != 1 {
 			return nil, b.noFunc(fc, short, args)

@@ -98,8 +98,29 @@ func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error)
 // EachRangeVar calls f on every relation reference of a parse tree, in
 // the tree's order.
 func EachRangeVar(m protoreflect.Message, f func(*pg.RangeVar)) {
-	if rv, ok := m.Interface().(*pg.RangeVar); ok {
-		f(rv)
+	walkMessages(m, func(m protoreflect.Message) bool {
+		rv, ok := m.Interface().(*pg.RangeVar)
+		if ok {
+			f(rv)
+		}
+		return !ok
+	})
+}
+
+// EachColumnRef calls f for every ColumnRef in a parse tree.
+func EachColumnRef(m protoreflect.Message, f func(*pg.ColumnRef)) {
+	walkMessages(m, func(m protoreflect.Message) bool {
+		cr, ok := m.Interface().(*pg.ColumnRef)
+		if ok {
+			f(cr)
+		}
+		return !ok
+	})
+}
+
+// walkMessages visits m and, while visit returns true, the messages under it.
+func walkMessages(m protoreflect.Message, visit func(protoreflect.Message) bool) {
+	if !visit(m) {
 		return
 	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
@@ -109,11 +130,11 @@ func EachRangeVar(m protoreflect.Message, f func(*pg.RangeVar)) {
 		if fd.IsList() {
 			l := v.List()
 			for i := 0; i < l.Len(); i++ {
-				EachRangeVar(l.Get(i).Message(), f)
+				walkMessages(l.Get(i).Message(), visit)
 			}
 			return true
 		}
-		EachRangeVar(v.Message(), f)
+		walkMessages(v.Message(), visit)
 		return true
 	})
 }

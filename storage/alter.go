@@ -30,7 +30,11 @@ import (
 // The table's writers wait meanwhile. Snapshots taken before keep the old
 // layout: the caller must keep statements planned against the old
 // definition from running alongside (the catalog's lock on the relation).
-func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.RecordBatch) (arrow.RecordBatch, error)) error {
+//
+// Each of checks, if any, sees every converted chunk with its deleted-row
+// bitmap (nil: none deleted; LSB-first) and may refuse the change (CHECK
+// constraints of the rows already there).
+func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.RecordBatch) (arrow.RecordBatch, error), checks ...func(rec arrow.RecordBatch, deleted []byte) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -71,6 +75,11 @@ func (t *Table) Alter(ctx context.Context, def TableDef, convert func(arrow.Reco
 		}
 		if err := conformSchema(def.TableName, schema, rec); err != nil {
 			return err
+		}
+		for _, check := range checks {
+			if err := check(rec, c.Deleted); err != nil {
+				return err
+			}
 		}
 		st.chunks = append(st.chunks, Chunk{Rec: array.NewRecordBatch(schema, rec.Columns(), rec.NumRows()), FirstRowID: c.FirstRowID, Deleted: c.Deleted})
 		st.dead = append(st.dead, t.w.dead[i])

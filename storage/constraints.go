@@ -102,8 +102,18 @@ func (t *Table) firstNull(rec arrow.RecordBatch) (row, col int) {
 }
 
 func (t *Table) notNullError(rec arrow.RecordBatch, row, col int) error {
+	return pgerr.New(pgerr.NotNullViolation,
+		`null value in column "%s" of relation "%s" violates not-null constraint`,
+		t.def.Columns[col].Name, t.def.TableName).
+		WithDetail("Failing row contains (%s).", FailingRow(rec, row, t.def.Columns))
+}
+
+// FailingRow renders row of rec (columns cols) as PostgreSQL's "Failing
+// row contains (...)" detail does: text forms, NULL as null, each value
+// clipped to 64 bytes.
+func FailingRow(rec arrow.RecordBatch, row int, cols []types.Column) string {
 	var b strings.Builder
-	for c, column := range t.def.Columns {
+	for c, column := range cols {
 		if c > 0 {
 			b.WriteString(", ")
 		}
@@ -114,10 +124,7 @@ func (t *Table) notNullError(rec arrow.RecordBatch, row, col int) error {
 		}
 		b.WriteString(clipValue(types.FormatText(v, column.Type, &types.DefaultFormat)))
 	}
-	return pgerr.New(pgerr.NotNullViolation,
-		`null value in column "%s" of relation "%s" violates not-null constraint`,
-		t.def.Columns[col].Name, t.def.TableName).
-		WithDetail("Failing row contains (%s).", b.String())
+	return b.String()
 }
 
 func duplicateKeyError(def *TableDef, x *pkIndex, rec arrow.RecordBatch, row int) error {
