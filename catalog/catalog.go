@@ -259,6 +259,7 @@ type snapshot struct {
 	comments map[objKey]string
 	funcs    map[uint32]*Function // SQL-language functions by OID (function.go)
 	domains  map[uint32]*Domain   // domains by OID (domain.go)
+	utypes   map[uint32]*UserType // enums and composite types by OID (usertype.go)
 	nextOID  uint32
 }
 
@@ -278,7 +279,11 @@ func (s *snapshot) clone() *snapshot {
 		comments: make(map[objKey]string, len(s.comments)),
 		funcs:    make(map[uint32]*Function, len(s.funcs)),
 		domains:  make(map[uint32]*Domain, len(s.domains)),
+		utypes:   make(map[uint32]*UserType, len(s.utypes)),
 		nextOID:  s.nextOID,
+	}
+	for k, v := range s.utypes {
+		n.utypes[k] = v
 	}
 	for k, v := range s.domains {
 		n.domains[k] = v

@@ -55,7 +55,7 @@ func (c *Catalog) CreateDomain(d Domain) (*Domain, error) {
 	if s.schemas[d.Schema] == nil {
 		return nil, pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", d.Schema)
 	}
-	if s.domainIn(d.Schema, d.Name) != nil || s.rels[d.Schema][d.Name] != nil && s.rels[d.Schema][d.Name].RowTypeOID != 0 {
+	if s.typeNameTaken(d.Schema, d.Name) { // usertype.go
 		return nil, pgerr.New(codeDuplicateObject, "type \"%s\" already exists", d.Name)
 	}
 	d.OID = s.allocOID()

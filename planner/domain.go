@@ -55,6 +55,9 @@ func (b *binder) columnType(tn *pg.TypeName) (types.T, uint32, error) {
 	if d := b.lookupDomain(tn); d != nil {
 		return d.Base, d.OID, nil
 	}
+	if ut, ok := b.lookupUserType(tn); ok { // usertype.go
+		return ut, 0, nil
+	}
 	return t, 0, err
 }
 

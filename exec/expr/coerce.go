@@ -83,6 +83,9 @@ func castContext(from, to types.T) castCtx {
 	if from.Kind == types.Record && to.Kind == types.Record {
 		return recordCastContext(from, to)
 	}
+	if from.Kind == types.Enum && to.Kind == types.Enum && !from.SameKind(to) {
+		return 0 // one enum to another
+	}
 	if from.Kind == to.Kind {
 		return ctxImplicit
 	}

@@ -216,6 +216,9 @@ func recordCastContext(from, to types.T) castCtx {
 	if from.Rec == nil || to.Rec == nil || len(from.Rec.Types) != len(to.Rec.Types) {
 		return 0
 	}
+	if from.Rec.OID != 0 && to.Rec.OID != 0 && from.Rec.OID != to.Rec.OID {
+		return 0 // one composite type to another
+	}
 	c := ctxImplicit
 	for i := range from.Rec.Types {
 		fc := castContext(from.Rec.Types[i], to.Rec.Types[i])
