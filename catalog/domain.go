@@ -224,12 +224,14 @@ func toFileDomain(d *Domain) fileDomain {
 	return fd
 }
 
-func fromFileDomain(fd fileDomain) (*Domain, error) {
+func fromFileDomain(s *snapshot, fd fileDomain) (*Domain, error) {
 	d := fd.Domain
-	var err error
-	if d.Base, err = fromFileType(fd.BaseType); err != nil {
-		return nil, fmt.Errorf("domain %s: %w", d.Name, err)
+	t, ok := s.typeByOID(fd.BaseType.OID) // a user type too (usertype.go)
+	if !ok {
+		return nil, fmt.Errorf("domain %s: unknown type oid %d", d.Name, fd.BaseType.OID)
 	}
+	t.Typmod = fd.BaseType.Typmod
+	d.Base = t
 	if d.Base.Kind == types.Array && d.Base.Elem != nil {
 		e := *d.Base.Elem
 		e.Typmod = fd.ElemTypmod

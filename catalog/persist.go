@@ -205,7 +205,7 @@ func load(dir string) (*snapshot, error) {
 		s.funcs[fn.OID] = fn
 	}
 	for _, fd := range f.Domains {
-		d, err := fromFileDomain(fd)
+		d, err := fromFileDomain(s, fd)
 		if err != nil {
 			return nil, fmt.Errorf("catalog: %s: %w", path, err)
 		}

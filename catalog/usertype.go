@@ -58,8 +58,8 @@ func enumLabels(ls []EnumLabel) *types.EnumLabels {
 }
 
 func checkLabel(l string) error {
-	if len(l) > maxLabelLen || l == "" {
-		return pgerr.New(pgerr.InvalidParameterValue, "invalid enum label \"%s\"", l).
+	if len(l) > maxLabelLen {
+		return pgerr.New(pgerr.Code("42602"), "invalid enum label \"%s\"", l).
 			WithDetail("Labels must be %d bytes or less.", maxLabelLen)
 	}
 	return nil
@@ -209,9 +209,9 @@ func usesType(t types.T, oid uint32) bool {
 }
 
 // userTypeDependent describes an object that uses u: a column of a
-// relation or of a composite type, a domain over it, or a view whose
-// query uses it; "" when there is none.
-func (s *snapshot) userTypeDependent(u *UserType) string {
+// relation or of a composite type, a domain over it (unless
+// skipDomains), or a view whose query uses it; "" when there is none.
+func (s *snapshot) userTypeDependent(u *UserType, skipDomains bool) string {
 	for _, r := range s.sortedRelations() {
 		for _, col := range r.Columns {
 			if usesType(col.Type, u.OID) {
@@ -232,16 +232,49 @@ func (s *snapshot) userTypeDependent(u *UserType) string {
 		}
 	}
 	for _, d := range s.domains {
-		if usesType(d.Base, u.OID) {
+		if usesType(d.Base, u.OID) && !skipDomains {
 			return fmt.Sprintf("type %s depends on type %s", d.Name, u.Name)
 		}
 	}
 	return ""
 }
 
+// cascadeDomains drops from s the domains over u for DROP TYPE ...
+// CASCADE, when nothing uses them in turn, and returns the notice naming
+// them (nil when there are none); anything else that depends on u is
+// refused by name.
+func (s *snapshot) cascadeDomains(u *UserType) (*pgerr.Error, error) {
+	if dep := s.userTypeDependent(u, true); dep != "" {
+		return nil, pgerr.Unsupported("DROP TYPE ... CASCADE is not supported: drop or alter the dependent objects first (%s)", dep)
+	}
+	var names []string
+	for _, d := range s.domains {
+		if !usesType(d.Base, u.OID) {
+			continue
+		}
+		if dep := s.domainDependent(d, true); dep != "" {
+			return nil, pgerr.Unsupported("DROP TYPE ... CASCADE is not supported: drop or alter the dependent objects first (%s)", dep)
+		}
+		names = append(names, d.Name)
+		delete(s.domains, d.OID)
+		delete(s.comments, objKey{d.OID, 0})
+	}
+	switch len(names) {
+	case 0:
+		return nil, nil
+	case 1:
+		return notice(pgerr.Code("00000"), "drop cascades to type %s", names[0]), nil
+	}
+	slices.Sort(names)
+	n := notice(pgerr.Code("00000"), "drop cascades to %d other objects", len(names))
+	return n.WithDetail("drop cascades to type %s", strings.Join(names, "\ndrop cascades to type ")), nil
+}
+
 // DropUserType removes an enum or composite type. One in use (a column,
 // a composite type's field, a domain, a view) is not dropped (2BP01);
-// CASCADE, which would drop those, is refused by name.
+// CASCADE drops the domains over it that nothing uses (the notice says
+// which) and is refused by name for anything else. skipped is the notice
+// to send (IF EXISTS of a missing type, or what CASCADE dropped).
 func (c *Catalog) DropUserType(schema, name string, searchPath []string, missingOK, cascade bool) (skipped *pgerr.Error, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -253,17 +286,19 @@ func (c *Catalog) DropUserType(schema, name string, searchPath []string, missing
 		}
 		return nil, pgerr.New(pgerr.UndefinedObject, "type \"%s\" does not exist", name)
 	}
-	if dep := s.userTypeDependent(u); dep != "" {
-		if cascade {
-			return nil, pgerr.Unsupported("DROP TYPE ... CASCADE is not supported: drop or alter the dependent objects first (%s)", dep)
+	if cascade {
+		if skipped, err = s.cascadeDomains(u); err != nil {
+			return nil, err
 		}
+	}
+	if dep := s.userTypeDependent(u, false); dep != "" {
 		return nil, pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop type %s because other objects depend on it", u.Name).
 			WithDetail("%s", dep).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 	}
 	delete(s.utypes, u.OID)
 	delete(s.comments, objKey{u.OID, 0})
-	return nil, c.commit(s)
+	return skipped, c.commit(s)
 }
 
 // AddEnumValue is ALTER TYPE ... ADD VALUE [IF NOT EXISTS] label

@@ -186,8 +186,12 @@ func (s *Session) execDropType(d *pg.DropStmt) (*Result, error) {
 		res.Notices = append(res.Notices, noticeOf("type \""+m+"\" does not exist, skipping"))
 	}
 	for _, u := range users {
-		if _, err := uc.DropUserType(u.Schema, u.Name, nil, false, d.Behavior == pg.DropBehavior_DROP_CASCADE); err != nil {
+		note, err := uc.DropUserType(u.Schema, u.Name, nil, false, d.Behavior == pg.DropBehavior_DROP_CASCADE)
+		if err != nil {
 			return nil, err
+		}
+		if note != nil {
+			res.Notices = append(res.Notices, note)
 		}
 	}
 	return res, nil

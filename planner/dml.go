@@ -311,7 +311,7 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 							return nil, b.newErr(pgerr.SyntaxError, locs[len(items)], "INSERT has more target columns than expressions")
 						}
 						if items[k].GetSetToDefault() != nil {
-							return nil, b.newErr(pgerr.FeatureNotSupported, locs[k], "cannot set an array element to DEFAULT")
+							return nil, b.subDefaultError(subs, k, locs[k]) // insert_subscript.go
 						}
 						return b.expr(l, items[k])
 					}); err != nil {

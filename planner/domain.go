@@ -140,7 +140,7 @@ func DomainDef(env *Env, stmt *pg.CreateDomainStmt) (d *catalog.Domain, err erro
 	if stmt.CollClause != nil {
 		return nil, pgerr.Unsupported("COLLATE in CREATE DOMAIN is not supported")
 	}
-	if d.Base, err = BindType(stmt.TypeName); err != nil {
+	if d.Base, err = b.bindAnyType(stmt.TypeName); err != nil { // an enum or composite type too (usertype.go)
 		if b.lookupDomain(stmt.TypeName) != nil {
 			return nil, b.newErr(pgerr.FeatureNotSupported, stmt.TypeName.Location, "a domain over a domain is not supported")
 		}

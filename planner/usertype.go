@@ -4,6 +4,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -97,4 +98,34 @@ func CompositeTypeDef(env *Env, stmt *pg.CompositeTypeStmt) (names []string, ts 
 		ts = append(ts, t)
 	}
 	return names, ts, nil
+}
+
+// recordStar expands (x).* in a select list into x's fields, as
+// PostgreSQL does for a value of a composite type or a record of known
+// shape; ok is false when ind is not such a star.
+func (b *binder) recordStar(l *level, ind *pg.A_Indirection) ([]target, bool, error) {
+	if ind == nil || len(ind.Indirection) == 0 || ind.Indirection[len(ind.Indirection)-1].GetAStar() == nil {
+		return nil, false, nil
+	}
+	arg := ind.Arg
+	if len(ind.Indirection) > 1 {
+		arg = &pg.Node{Node: &pg.Node_AIndirection{AIndirection: &pg.A_Indirection{Arg: ind.Arg, Indirection: ind.Indirection[:len(ind.Indirection)-1]}}}
+	}
+	e, err := b.expr(l, arg)
+	if err != nil {
+		return nil, true, err
+	}
+	t := e.Type()
+	if t.Kind != types.Record || t.Rec == nil {
+		return nil, true, b.newErr(pgerr.DatatypeMismatch, nodeLoc(ind.Arg), "type %s is not composite", t)
+	}
+	out := make([]target, len(t.Rec.Names))
+	for i, name := range t.Rec.Names {
+		f, err := expr.NewFieldSelect(e, name)
+		if err != nil {
+			return nil, true, b.errAt(err, nodeLoc(ind.Arg))
+		}
+		out[i] = target{name: name, e: f, loc: nodeLoc(ind.Arg)}
+	}
+	return out, true, nil
 }

@@ -3,6 +3,7 @@ package expr
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -11,12 +12,10 @@ import (
 // their float64 sort positions, so the float kernels serve; the functions
 // enum_first, enum_last and enum_range read the enum's labels from their
 // argument's type (the argument's value matters only to enum_range's
-// bounds), as PostgreSQL's anyenum functions do. Comparisons of a
-// composite type's value with an untyped literal ('(1,a)') read the
-// literal as the type.
+// bounds), as PostgreSQL's anyenum functions do.
 
-// userTypeBinary binds a comparison whose side is an enum, or a named
-// composite type beside an untyped literal; nil, nil when it is neither.
+// userTypeBinary binds a comparison whose side is an enum; nil, nil when
+// neither is.
 func userTypeBinary(op string, l, r Expr) (Expr, error) {
 	if !isCmpOp(op) {
 		return nil, nil
@@ -28,13 +27,10 @@ func userTypeBinary(op string, l, r Expr) (Expr, error) {
 	}
 	switch {
 	case t.Kind == types.Enum:
-	case t.Kind == types.Record && t.IsUserDefined() && (lt.Kind == types.Unknown || rt.Kind == types.Unknown):
-		args, err := coerceAll([]Expr{l, r}, t)
-		if err != nil {
-			return nil, err
-		}
-		f := &Func{Name: op, Args: []types.T{t, t}, Return: types.TBool, Strict: true, Kernel: valueCompare(op, t)}
-		return &Call{Fn: f, Args: args}, nil
+	case t.Kind == types.Record && (lt.Kind == types.Unknown || rt.Kind == types.Unknown):
+		// PostgreSQL reads the literal as an anonymous record, which has
+		// no input function.
+		return nil, pgerr.New(pgerr.FeatureNotSupported, "input of anonymous composite types is not implemented")
 	default:
 		if lt.Kind == types.Enum || rt.Kind == types.Enum {
 			return nil, noOperator(op, []types.T{lt, rt})
