@@ -252,6 +252,9 @@ func refuseDomainType(env *Env, tn *pg.TypeName, err error) error {
 	if d := newBinder(env).lookupDomain(tn); d != nil {
 		return pgerr.Unsupported("domain %s as a function's parameter or result type is not supported", d.Name)
 	}
+	if u := LookupUserType(env, tn); u != nil { // usertype.go
+		return pgerr.Unsupported("type %s as a function's parameter or result type is not supported", u.Name)
+	}
 	return err
 }
 

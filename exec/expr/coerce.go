@@ -169,6 +169,9 @@ func NewCast(e Expr, t types.T, explicit bool) (Expr, error) {
 	if explicit {
 		c = ctxExplicit
 	}
+	if r, ok, err := rowToComposite(e, t, c); ok { // composite.go
+		return r, err
+	}
 	if !canCoerce(e.Type(), t, c) {
 		return nil, pgerr.New(pgerr.CannotCoerce, "cannot cast type %s to %s", e.Type(), t)
 	}
@@ -184,6 +187,9 @@ func Coerce(e Expr, t types.T, assign bool) (Expr, error) {
 	c := ctxImplicit
 	if assign {
 		c = ctxAssign
+	}
+	if r, ok, err := rowToComposite(e, t, c); ok { // composite.go
+		return r, err
 	}
 	if !canCoerce(e.Type(), t, c) {
 		return nil, pgerr.New(pgerr.DatatypeMismatch, "cannot cast type %s to %s", e.Type(), t)

@@ -23,6 +23,10 @@ import (
 type RowExpr struct {
 	Args []Expr
 	T    types.T
+	// Untyped keeps, by argument, an untyped literal or parameter as
+	// written (Args has it as text), so that a cast or assignment of the
+	// row to a composite type gives it the field's type (composite.go).
+	Untyped []Expr
 }
 
 // NewRowExpr builds ROW(args...) with the given field names (nil: f1, f2,
@@ -31,10 +35,15 @@ type RowExpr struct {
 func NewRowExpr(args []Expr, names []string) (*RowExpr, error) {
 	ts := make([]types.T, len(args))
 	out := make([]Expr, len(args))
+	var untyped []Expr
 	for i, a := range args {
 		ts[i] = a.Type()
 		out[i] = a
 		if ts[i].Kind == types.Unknown {
+			if untyped == nil {
+				untyped = make([]Expr, len(args))
+			}
+			untyped[i] = a
 			ts[i] = types.TText
 			var err error
 			if out[i], err = coerceImplicit(a, types.TText); err != nil {
@@ -42,7 +51,7 @@ func NewRowExpr(args []Expr, names []string) (*RowExpr, error) {
 			}
 		}
 	}
-	return &RowExpr{Args: out, T: types.RecordOf(names, ts)}, nil
+	return &RowExpr{Args: out, T: types.RecordOf(names, ts), Untyped: untyped}, nil
 }
 
 // Type returns the record type.
