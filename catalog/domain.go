@@ -84,16 +84,7 @@ func (c *Catalog) LookupDomain(schema, name string, searchPath []string) *Domain
 	if len(s.domains) == 0 {
 		return nil
 	}
-	path := searchPath
-	if schema != "" {
-		path = []string{schema}
-	}
-	for _, sc := range path {
-		if d := s.domainIn(sc, name); d != nil {
-			return d
-		}
-	}
-	return nil
+	return onPath(schema, searchPath, func(sc string) *Domain { return s.domainIn(sc, name) }) // usertype.go
 }
 
 // Domain returns the domain of that OID, or nil.

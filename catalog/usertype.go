@@ -152,13 +152,19 @@ func (c *Catalog) LookupUserType(schema, name string, searchPath []string) *User
 	if len(s.utypes) == 0 {
 		return nil
 	}
+	return onPath(schema, searchPath, func(sc string) *UserType { return s.userTypeIn(sc, name) })
+}
+
+// onPath returns find's first result over schema (when given) or else
+// the schemas of searchPath in order; nil when none has one.
+func onPath[T any](schema string, searchPath []string, find func(schema string) *T) *T {
 	path := searchPath
 	if schema != "" {
 		path = []string{schema}
 	}
 	for _, sc := range path {
-		if u := s.userTypeIn(sc, name); u != nil {
-			return u
+		if x := find(sc); x != nil {
+			return x
 		}
 	}
 	return nil
