@@ -110,6 +110,12 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execCreateComposite(env, n.CompositeTypeStmt)
 	case *pg.Node_AlterEnumStmt:
 		return s.execAlterEnum(n.AlterEnumStmt)
+	case *pg.Node_CreateRangeStmt:
+		return nil, pgerr.Unsupported("CREATE TYPE ... AS RANGE is not supported")
+	case *pg.Node_DefineStmt:
+		if n.DefineStmt.Kind == pg.ObjectType_OBJECT_TYPE {
+			return nil, pgerr.Unsupported("CREATE TYPE without AS ENUM (...) or AS (...) (shell and base types) is not supported")
+		}
 	case *pg.Node_AlterSeqStmt:
 		return s.execAlterSequence(n.AlterSeqStmt)
 	case *pg.Node_AlterTableStmt:
