@@ -148,3 +148,15 @@ func (t T) userTypeName() string {
 
 // IsUserDefined reports an enum or a composite type of the catalog.
 func (t T) IsUserDefined() bool { return t.userTypeName() != "" }
+
+// UserTypeSchema returns the schema of a user-defined type ("" for
+// others).
+func (t T) UserTypeSchema() string {
+	switch {
+	case t.Kind == Enum && t.Enum != nil:
+		return t.Enum.Schema
+	case t.Kind == Record && t.Rec != nil && t.Rec.Name != "":
+		return t.Rec.Schema
+	}
+	return ""
+}
