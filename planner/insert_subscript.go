@@ -43,12 +43,9 @@ func (b *binder) subscriptTarget(rel *catalog.Relation, i, k int, rt *pg.ResTarg
 	var path []subStep
 	for j, ind := range rt.Indirection {
 		if s := ind.GetString_(); s != nil {
-			if t.Kind != types.Record || !t.IsUserDefined() {
-				return b.newErr(pgerr.DatatypeMismatch, rt.Location, "cannot assign to field \"%s\" of column \"%s\" because its type %s is not a composite type", s.Sval, c.Name, t)
-			}
-			f := slices.Index(t.Rec.Names, s.Sval)
-			if f < 0 {
-				return b.newErr(pgerr.UndefinedColumn, rt.Location, "cannot assign to field \"%s\" of column \"%s\" because there is no such column in data type %s", s.Sval, c.Name, t)
+			f, err := b.fieldTarget(c, t, s.Sval, rt.Location)
+			if err != nil {
+				return err
 			}
 			path = append(path, subStep{field: f})
 			t = t.Rec.Types[f]
@@ -79,6 +76,20 @@ func (b *binder) subscriptTarget(rel *catalog.Relation, i, k int, rt *pg.ResTarg
 	}
 	b.subTargets[i] = append(b.subTargets[i], subTarget{k: k, path: path, loc: rt.Location})
 	return nil
+}
+
+// fieldTarget finds field name of t, the type of (part of) column c, for
+// an assignment target; PostgreSQL's errors when t is no composite type
+// or has no such field.
+func (b *binder) fieldTarget(c catalog.Column, t types.T, name string, loc int32) (int, error) {
+	if t.Kind != types.Record || !t.IsUserDefined() {
+		return -1, b.newErr(pgerr.DatatypeMismatch, loc, "cannot assign to field \"%s\" of column \"%s\" because its type %s is not a composite type", name, c.Name, t)
+	}
+	f := slices.Index(t.Rec.Names, name)
+	if f < 0 {
+		return -1, b.newErr(pgerr.UndefinedColumn, loc, "cannot assign to field \"%s\" of column \"%s\" because there is no such column in data type %s", name, c.Name, t)
+	}
+	return f, nil
 }
 
 // subDefaultError is PostgreSQL's refusal of DEFAULT for target k of

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"slices"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -39,12 +37,9 @@ func (b *binder) updateFieldTarget(l *level, rel *catalog.Relation, i int, rt *p
 		if s == nil {
 			return b.newErr(pgerr.FeatureNotSupported, rt.Location, "assignment to a subscript in UPDATE is not supported")
 		}
-		if t.Kind != types.Record || !t.IsUserDefined() {
-			return b.newErr(pgerr.DatatypeMismatch, rt.Location, "cannot assign to field \"%s\" of column \"%s\" because its type %s is not a composite type", s.Sval, c.Name, t)
-		}
-		f := slices.Index(t.Rec.Names, s.Sval)
-		if f < 0 {
-			return b.newErr(pgerr.UndefinedColumn, rt.Location, "cannot assign to field \"%s\" of column \"%s\" because there is no such column in data type %s", s.Sval, c.Name, t)
+		f, err := b.fieldTarget(c, t, s.Sval, rt.Location) // insert_subscript.go
+		if err != nil {
+			return err
 		}
 		ft := t.Rec.Types[f]
 		if j == len(rt.Indirection)-1 {
