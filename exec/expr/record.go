@@ -195,12 +195,16 @@ func commonRecord(ts []types.T, context string) (types.T, bool, error) {
 			shape, found = t, true
 			continue
 		}
-		if len(t.Rec.Types) != len(shape.Rec.Types) {
+		if len(t.Rec.Types) != len(shape.Rec.Types) || t.Rec.OID != shape.Rec.OID {
+			// (a composite type of the catalog matches itself only)
 			return types.T{}, false, pgerr.New(pgerr.DatatypeMismatch, "%s types %s and %s cannot be matched", context, shape, t)
 		}
 	}
 	if !found {
 		return types.T{}, false, nil
+	}
+	if shape.Rec.OID != 0 {
+		return shape, true, nil // all of one composite type
 	}
 	fields := make([]types.T, len(shape.Rec.Types))
 	for i := range fields {
