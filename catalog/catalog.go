@@ -263,6 +263,7 @@ type snapshot struct {
 	comments map[objKey]string
 	funcs    map[uint32]*Function // SQL-language functions by OID (function.go)
 	domains  map[uint32]*Domain   // domains by OID (domain.go)
+	utypes   map[uint32]*UserType // enums and composite types by OID (usertype.go)
 	nextOID  uint32
 	// fks indexes the foreign keys by referenced table once the snapshot
 	// is published (constraints.go); set by clone and emptySnapshot (nil:
@@ -286,8 +287,12 @@ func (s *snapshot) clone() *snapshot {
 		comments: make(map[objKey]string, len(s.comments)),
 		funcs:    make(map[uint32]*Function, len(s.funcs)),
 		domains:  make(map[uint32]*Domain, len(s.domains)),
+		utypes:   make(map[uint32]*UserType, len(s.utypes)),
 		nextOID:  s.nextOID,
 		fks:      &fkIndex{},
+	}
+	for k, v := range s.utypes {
+		n.utypes[k] = v
 	}
 	for k, v := range s.domains {
 		n.domains[k] = v

@@ -34,7 +34,7 @@ func checkPseudoTypes(rel *Relation) error {
 		for t.Kind == types.Array && t.Elem != nil {
 			t = *t.Elem
 		}
-		if t.Kind == types.Record {
+		if t.Kind == types.Record && !t.IsUserDefined() { // a composite type's columns are stored (usertype.go)
 			return pgerr.New(pgerr.InvalidTableDefinition, "column \"%s\" has pseudo-type %s", col.Name, col.Type)
 		}
 	}
@@ -69,6 +69,9 @@ func (s *snapshot) checkCreate(schema, name string) error {
 	}
 	if s.rels[schema][name] != nil || s.indexByName(schema, name) != 0 {
 		return pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
+	}
+	if s.userTypeIn(schema, name) != nil { // usertype.go: a table's row type would take the name
+		return pgerr.New(codeDuplicateObject, "type \"%s\" already exists", name)
 	}
 	return nil
 }
@@ -196,7 +199,7 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 	seen := map[uint32]bool{}
 	for _, d := range deps {
 		dep := s.byOID[d]
-		if dep == nil && (s.funcs[d] != nil || s.domains[d] != nil) { // a SQL function the view inlined (function.go), a domain it casts to (domain.go)
+		if dep == nil && (s.funcs[d] != nil || s.domains[d] != nil || s.utypes[d] != nil) { // a SQL function the view inlined (function.go), a domain it casts to (domain.go)
 			if !seen[d] {
 				seen[d] = true
 				r.DependsOn = append(r.DependsOn, d)

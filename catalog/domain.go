@@ -55,7 +55,7 @@ func (c *Catalog) CreateDomain(d Domain) (*Domain, error) {
 	if s.schemas[d.Schema] == nil {
 		return nil, pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", d.Schema)
 	}
-	if s.domainIn(d.Schema, d.Name) != nil || s.rels[d.Schema][d.Name] != nil && s.rels[d.Schema][d.Name].RowTypeOID != 0 {
+	if s.typeNameTaken(d.Schema, d.Name) { // usertype.go
 		return nil, pgerr.New(codeDuplicateObject, "type \"%s\" already exists", d.Name)
 	}
 	d.OID = s.allocOID()
@@ -84,16 +84,7 @@ func (c *Catalog) LookupDomain(schema, name string, searchPath []string) *Domain
 	if len(s.domains) == 0 {
 		return nil
 	}
-	path := searchPath
-	if schema != "" {
-		path = []string{schema}
-	}
-	for _, sc := range path {
-		if d := s.domainIn(sc, name); d != nil {
-			return d
-		}
-	}
-	return nil
+	return onPath(schema, searchPath, func(sc string) *Domain { return s.domainIn(sc, name) }) // usertype.go
 }
 
 // Domain returns the domain of that OID, or nil.
@@ -224,12 +215,14 @@ func toFileDomain(d *Domain) fileDomain {
 	return fd
 }
 
-func fromFileDomain(fd fileDomain) (*Domain, error) {
+func fromFileDomain(s *snapshot, fd fileDomain) (*Domain, error) {
 	d := fd.Domain
-	var err error
-	if d.Base, err = fromFileType(fd.BaseType); err != nil {
-		return nil, fmt.Errorf("domain %s: %w", d.Name, err)
+	t, ok := s.typeByOID(fd.BaseType.OID) // a user type too (usertype.go)
+	if !ok {
+		return nil, fmt.Errorf("domain %s: unknown type oid %d", d.Name, fd.BaseType.OID)
 	}
+	t.Typmod = fd.BaseType.Typmod
+	d.Base = t
 	if d.Base.Kind == types.Array && d.Base.Elem != nil {
 		e := *d.Base.Elem
 		e.Typmod = fd.ElemTypmod

@@ -250,6 +250,13 @@ func (c *Catalog) DropSchema(name string, ifExists, cascade bool) (string, error
 				WithHint("Drop the schema's domains first (DROP DOMAIN).")
 		}
 	}
+	for _, u := range cur.sortedUserTypes() { // usertype.go: dropped one by one, not by CASCADE
+		if u.Schema == name {
+			return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", name).
+				WithDetail("type %s depends on schema %s", u.Name, name).
+				WithHint("Drop the schema's types first (DROP TYPE).")
+		}
+	}
 	var targets []*Relation
 	for _, r := range cur.rels[name] {
 		targets = append(targets, r)

@@ -281,6 +281,9 @@ func typeIsVisible(ctx *expr.Context, oid uint32) bool {
 			return s.visible(r.OID, searchPathOf(ctx))
 		}
 	}
+	if vis, ok := s.userTypeVisible(oid, searchPathOf(ctx)); ok { // usertype.go
+		return vis
+	}
 	return false
 }
 
@@ -316,6 +319,9 @@ func formatTypeOf(c *Catalog, searchPath []string, oid uint32, typmod int32, typ
 					return d.Name
 				}
 				return d.Schema + "." + d.Name
+			}
+			if n, ok := s.userTypeName(oid, searchPath); ok { // usertype.go
+				return n
 			}
 		}
 		return "???"

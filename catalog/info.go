@@ -79,6 +79,9 @@ func (c *Catalog) TypeOID(name string) (uint32, error) {
 			return d.OID, nil
 		}
 	}
+	if oid, ok := s.userTypeOID(n); ok { // usertype.go
+		return oid, nil
+	}
 	return 0, pgerr.New(pgerr.UndefinedObject, "type \"%s\" does not exist", name)
 }
 
@@ -217,6 +220,9 @@ func (c *Catalog) RegNames(searchPath []string) func(k types.Kind, oid uint32) (
 			}
 			if s.domains[oid] != nil { // domain.go
 				return formatTypeOf(c, searchPath, oid, -1, false), true
+			}
+			if n, ok := s.userTypeName(oid, searchPath); ok { // usertype.go
+				return n, true
 			}
 		case types.RegProc:
 			return ProcName(oid)

@@ -46,6 +46,7 @@ type fileCatalog struct {
 	Comments  []fileComment  `json:"comments,omitempty"`
 	Functions []fileFunction `json:"functions,omitempty"`
 	Domains   []fileDomain   `json:"domains,omitempty"`
+	Types     []fileUserType `json:"types,omitempty"` // usertype_file.go
 }
 
 type fileSchema struct {
@@ -120,6 +121,7 @@ func emptySnapshot() *snapshot {
 		comments: map[objKey]string{},
 		funcs:    map[uint32]*Function{},
 		domains:  map[uint32]*Domain{},
+		utypes:   map[uint32]*UserType{},
 		nextOID:  FirstUserOID,
 		fks:      &fkIndex{},
 	}
@@ -162,6 +164,9 @@ func load(dir string) (*snapshot, error) {
 			s.rels[fs.Name] = map[string]*Relation{}
 		}
 	}
+	if err := loadUserTypes(s, f.Types); err != nil { // usertype_file.go
+		return nil, fmt.Errorf("catalog: %s: %w", path, err)
+	}
 	for _, fr := range f.Relations {
 		if s.rels[fr.Schema] == nil || len(fr.Kind) != 1 {
 			return nil, fmt.Errorf("catalog: %s: relation %s.%s is malformed", path, fr.Schema, fr.Name)
@@ -176,7 +181,7 @@ func load(dir string) (*snapshot, error) {
 			Owner: fr.Owner, ACL: fr.ACL, Seq: fr.Seq,
 		}
 		for _, fc := range fr.Columns {
-			t, ok := types.FromOID(fc.TypeOID)
+			t, ok := s.typeByOID(fc.TypeOID) // a user type too (usertype.go)
 			if !ok {
 				return nil, fmt.Errorf("catalog: %s: column %s of %s has unknown type oid %d", path, fc.Name, fr.Name, fc.TypeOID)
 			}
@@ -205,7 +210,7 @@ func load(dir string) (*snapshot, error) {
 		s.funcs[fn.OID] = fn
 	}
 	for _, fd := range f.Domains {
-		d, err := fromFileDomain(fd)
+		d, err := fromFileDomain(s, fd)
 		if err != nil {
 			return nil, fmt.Errorf("catalog: %s: %w", path, err)
 		}
@@ -267,6 +272,7 @@ func (c *Catalog) save(s *snapshot) error {
 		f.Domains = append(f.Domains, toFileDomain(d))
 	}
 	sort.Slice(f.Domains, func(i, j int) bool { return f.Domains[i].OID < f.Domains[j].OID })
+	f.Types = saveUserTypes(s) // usertype_file.go
 	data, err := json.MarshalIndent(&f, "", " ")
 	if err != nil {
 		return fmt.Errorf("catalog: encode: %w", err)

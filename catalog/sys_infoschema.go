@@ -59,6 +59,9 @@ func sqlDataType(t types.T) string {
 	case types.Bpchar:
 		return "character"
 	}
+	if t.IsUserDefined() { // an enum or composite type (usertype.go)
+		return "USER-DEFINED"
+	}
 	return t.WithTypmod(-1).String()
 }
 
@@ -126,6 +129,14 @@ func isColumnsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) erro
 				"udt_name": udtName(col.Type), "dtd_identifier": strconv.Itoa(i + 1), "is_self_referencing": "NO",
 				"is_identity": "NO", "identity_cycle": "NO", "is_generated": "NEVER",
 				"is_updatable": yesNo(rel.Kind == KindTable),
+			}
+			if ut := col.Type; ut.Kind != types.Array || ut.Elem != nil {
+				if ut.Kind == types.Array {
+					ut = *ut.Elem
+				}
+				if sc := ut.UserTypeSchema(); sc != "" { // usertype.go: the type's own schema
+					r["udt_schema"] = sc
+				}
 			}
 			if col.Identity != 0 {
 				r["is_identity"] = "YES"

@@ -87,6 +87,9 @@ func pgTypeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	if err := domainTypeRows(s, b); err != nil { // domain.go
 		return err
 	}
+	if err := userTypeRows(s, b); err != nil { // usertype_file.go
+		return err
+	}
 	// Each user relation's row type.
 	for _, r := range s.sortedRelations() {
 		if r.RowTypeOID == 0 {

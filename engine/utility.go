@@ -108,6 +108,18 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execCreateDomain(env, n.CreateDomainStmt) // domain.go
 	case *pg.Node_AlterDomainStmt:
 		return s.execAlterDomain(env, n.AlterDomainStmt)
+	case *pg.Node_CreateEnumStmt:
+		return s.execCreateEnum(n.CreateEnumStmt) // usertype.go
+	case *pg.Node_CompositeTypeStmt:
+		return s.execCreateComposite(env, n.CompositeTypeStmt)
+	case *pg.Node_AlterEnumStmt:
+		return s.execAlterEnum(n.AlterEnumStmt)
+	case *pg.Node_CreateRangeStmt:
+		return nil, pgerr.Unsupported("CREATE TYPE ... AS RANGE is not supported")
+	case *pg.Node_DefineStmt:
+		if n.DefineStmt.Kind == pg.ObjectType_OBJECT_TYPE {
+			return nil, pgerr.Unsupported("CREATE TYPE without AS ENUM (...) or AS (...) (shell and base types) is not supported")
+		}
 	case *pg.Node_AlterSeqStmt:
 		return s.execAlterSequence(n.AlterSeqStmt)
 	case *pg.Node_AlterTableStmt:
@@ -384,7 +396,7 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 	case pg.ObjectType_OBJECT_DOMAIN:
 		return s.execDropDomain(d, "DROP DOMAIN") // domain.go
 	case pg.ObjectType_OBJECT_TYPE:
-		return s.execDropDomain(d, "DROP TYPE")
+		return s.execDropType(d) // usertype.go
 	case pg.ObjectType_OBJECT_FOREIGN_TABLE: // psql shows sources as foreign tables
 		names := make([]string, 0, len(d.Objects))
 		for _, o := range d.Objects {

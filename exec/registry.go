@@ -203,7 +203,7 @@ func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) 
 	case "min", "max":
 		switch {
 		case t.IsNumeric(), t.IsString(), t.Kind == types.Date, t.Kind == types.Time, t.IsTimestamp(),
-			t.Kind == types.Interval, t.Kind == types.Oid, t.Kind == types.Array:
+			t.Kind == types.Interval, t.Kind == types.Oid, t.Kind == types.Array, t.Kind == types.Enum:
 		default:
 			return nil, noFunction(name, args)
 		}

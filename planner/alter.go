@@ -383,7 +383,7 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 	if len(a.rel.Columns) >= 1600 {
 		return pgerr.New(pgerr.TooManyColumns, "tables can have at most 1600 columns")
 	}
-	t, err := BindType(cd.TypeName)
+	t, err := a.b.bindAnyType(cd.TypeName) // an enum or composite type too (usertype.go)
 	if err != nil {
 		if a.b.lookupDomain(cd.TypeName) != nil { // domain.go
 			return a.b.newErr(pgerr.FeatureNotSupported, cd.TypeName.Location, "ALTER TABLE ... ADD COLUMN of a domain type is not supported")
@@ -538,7 +538,7 @@ func (a *alterState) alterType(name string, cd *pg.ColumnDef) error {
 	if cd == nil || cd.TypeName == nil {
 		return pgerr.Unsupported("this ALTER COLUMN TYPE form is not supported")
 	}
-	t, err := BindType(cd.TypeName)
+	t, err := a.b.bindAnyType(cd.TypeName) // an enum or composite type too (usertype.go)
 	if err != nil {
 		if a.b.lookupDomain(cd.TypeName) != nil { // domain.go
 			return a.b.newErr(pgerr.FeatureNotSupported, cd.TypeName.Location, "ALTER COLUMN ... TYPE to a domain is not supported")

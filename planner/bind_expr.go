@@ -489,6 +489,9 @@ func (b *binder) typeCast(l *level, tc *pg.TypeCast) (expr.Expr, error) {
 	}
 	t, fields, err := bindTypeName(tc.TypeName)
 	if err != nil {
+		if ut, ok := b.lookupUserType(tc.TypeName); ok { // an enum or composite type (usertype.go)
+			return b.typeCastTo(l, tc, ut, "")
+		}
 		d := b.lookupDomain(tc.TypeName) // domain.go
 		if d == nil {
 			return nil, b.errAt(err, tc.TypeName.Location)

@@ -110,6 +110,13 @@ func (b *binder) targets(l *level, list []*pg.Node) ([]target, error) {
 			}
 			continue
 		}
+		if ts, ok, err := b.recordStar(l, rt.Val.GetAIndirection()); ok || err != nil { // (x).* (usertype.go)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ts...)
+			continue
+		}
 		if len(rt.Indirection) > 0 {
 			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "indirection in a select list is not supported")
 		}

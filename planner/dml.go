@@ -311,7 +311,7 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 							return nil, b.newErr(pgerr.SyntaxError, locs[len(items)], "INSERT has more target columns than expressions")
 						}
 						if items[k].GetSetToDefault() != nil {
-							return nil, b.newErr(pgerr.FeatureNotSupported, locs[k], "cannot set an array element to DEFAULT")
+							return nil, b.subDefaultError(subs, k, locs[k]) // insert_subscript.go
 						}
 						return b.expr(l, items[k])
 					}); err != nil {
@@ -492,16 +492,23 @@ func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level) (*Update, error) 
 	if err != nil {
 		return nil, err
 	}
+	fields := map[int]*updField{} // SET c.f = v (update_fields.go)
 	for _, n := range targets {
 		rt := n.GetResTarget()
-		if len(rt.Indirection) > 0 {
-			return nil, b.newErr(pgerr.FeatureNotSupported, rt.Location, "assignment to a field or subscript is not supported")
-		}
 		i := rel.ColumnIndex(rt.Name)
 		if i < 0 {
 			return nil, b.newErr(pgerr.UndefinedColumn, rt.Location, "column \"%s\" of relation \"%s\" does not exist", rt.Name, rel.Name)
 		}
-		if set[i] != nil {
+		if len(rt.Indirection) > 0 {
+			if set[i] != nil {
+				return nil, pgerr.New(pgerr.SyntaxError, "multiple assignments to same column \"%s\"", rt.Name)
+			}
+			if err := b.updateFieldTarget(l, rel, i, rt, fields); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if set[i] != nil || fields[i] != nil {
 			return nil, pgerr.New(pgerr.SyntaxError, "multiple assignments to same column \"%s\"", rt.Name)
 		}
 		if rt.Val.GetSetToDefault() != nil {
@@ -519,6 +526,15 @@ func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level) (*Update, error) 
 			return nil, err
 		}
 		if set[i], err = b.assign(e, rel.Columns[i], nodeLoc(rt.Val)); err != nil {
+			return nil, err
+		}
+	}
+	for i, n := range fields {
+		v, err := buildUpdateField(b.colRef(scan.ids[i]), rel.Columns[i].Type, n)
+		if err != nil {
+			return nil, b.errAt(err, n.loc)
+		}
+		if set[i], err = b.assign(v, rel.Columns[i], n.loc); err != nil {
 			return nil, err
 		}
 	}

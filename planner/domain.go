@@ -55,6 +55,9 @@ func (b *binder) columnType(tn *pg.TypeName) (types.T, uint32, error) {
 	if d := b.lookupDomain(tn); d != nil {
 		return d.Base, d.OID, nil
 	}
+	if ut, ok := b.lookupUserType(tn); ok { // usertype.go
+		return ut, 0, nil
+	}
 	return t, 0, err
 }
 
@@ -137,7 +140,7 @@ func DomainDef(env *Env, stmt *pg.CreateDomainStmt) (d *catalog.Domain, err erro
 	if stmt.CollClause != nil {
 		return nil, pgerr.Unsupported("COLLATE in CREATE DOMAIN is not supported")
 	}
-	if d.Base, err = BindType(stmt.TypeName); err != nil {
+	if d.Base, err = b.bindAnyType(stmt.TypeName); err != nil { // an enum or composite type too (usertype.go)
 		if b.lookupDomain(stmt.TypeName) != nil {
 			return nil, b.newErr(pgerr.FeatureNotSupported, stmt.TypeName.Location, "a domain over a domain is not supported")
 		}
@@ -248,6 +251,9 @@ func AlterDomainDef(env *Env, d *catalog.Domain, def *pg.Node) (defText string, 
 func refuseDomainType(env *Env, tn *pg.TypeName, err error) error {
 	if d := newBinder(env).lookupDomain(tn); d != nil {
 		return pgerr.Unsupported("domain %s as a function's parameter or result type is not supported", d.Name)
+	}
+	if u := LookupUserType(env, tn); u != nil { // usertype.go
+		return pgerr.Unsupported("type %s as a function's parameter or result type is not supported", u.Name)
 	}
 	return err
 }

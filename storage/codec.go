@@ -26,6 +26,7 @@ import (
 //	  string / binary:    (n+1) int32 offsets starting at 0 (padded), data bytes (padded)
 //	  list:               (n+1) int32 offsets starting at 0 (padded), then the child array
 //	                      of offsets[n] rows, recursively
+//	  struct:             each field's array of n rows, recursively
 //	  null:               nothing
 //
 // Bitmaps and offsets are re-based to start at row 0, so sliced arrays encode
@@ -118,6 +119,13 @@ func encodeArray(e *encoder, a arrow.Array) error {
 		sub := array.NewSlice(child, int64(offs[0]), int64(offs[n]))
 		defer sub.Release()
 		return encodeArray(e, sub)
+	case *arrow.StructType: // a composite type's value: each field's n rows in turn
+		s := a.(*array.Struct) // its fields are already sliced to the struct's rows
+		for j := 0; j < s.NumField(); j++ {
+			if err := encodeArray(e, s.Field(j)); err != nil {
+				return err
+			}
+		}
 	default:
 		return fmt.Errorf("storage: cannot encode arrow type %s", dt)
 	}
@@ -231,6 +239,21 @@ func decodeData(d *decoder, dt arrow.DataType, n int) arrow.ArrayData {
 		}
 		defer child.Release()
 		return array.NewData(dt, n, []*memory.Buffer{validity, memory.NewBufferBytes(offBytes)}, []arrow.ArrayData{child}, nulls, 0)
+	case *arrow.StructType:
+		children := make([]arrow.ArrayData, dt.NumFields())
+		for j := range children {
+			if children[j] = decodeData(d, dt.Field(j).Type, n); d.err != nil {
+				for _, c := range children[:j] {
+					c.Release()
+				}
+				return nil
+			}
+		}
+		out := array.NewData(dt, n, []*memory.Buffer{validity}, children, nulls, 0)
+		for _, c := range children {
+			c.Release()
+		}
+		return out
 	default:
 		d.err = fmt.Errorf("storage: cannot decode arrow type %s", dt)
 		return nil

@@ -20,6 +20,7 @@ func allTypesBatch(t *testing.T) ([]types.Column, arrow.RecordBatch) {
 		{Name: "tz", Type: types.TTimestampTZ}, {Name: "iv", Type: types.TInterval}, {Name: "o", Type: types.TOid},
 		{Name: "v", Type: types.TVoid}, {Name: "a", Type: types.ArrayOf(types.TInt4)},
 		{Name: "aa", Type: types.ArrayOf(types.ArrayOf(types.TText))},
+		{Name: "r", Type: types.RecordOf(nil, []types.T{types.TInt4, types.ArrayOf(types.TText)})},
 	}
 	js := []string{
 		`[true, null, false, true]`, `[1, -2, null, 32767]`, `[null, 5, 6, -7]`, `[9223372036854775807, null, 0, -1]`,
@@ -29,6 +30,7 @@ func allTypesBatch(t *testing.T) ([]types.Column, arrow.RecordBatch) {
 		`[{"months":1,"days":2,"nanoseconds":3000}, null, {"months":-1,"days":0,"nanoseconds":0}, {"months":0,"days":0,"nanoseconds":0}]`,
 		`[1, 4294967295, null, 0]`, `[null, null, null, null]`, `[[1, null, 3], null, [], [4]]`,
 		`[[["a"], null], null, [[]], [["b", null]]]`,
+		`[{"f1": 1, "f2": ["a"]}, null, {"f1": null, "f2": []}, {"f1": -3, "f2": null}]`,
 	}
 	arrs := make([]arrow.Array, len(cols))
 	for i, c := range cols {

@@ -151,7 +151,7 @@ func keyValue(dst []byte, v types.Value, t types.T) ([]byte, error) {
 		case int32:
 			return appendUint64(dst, uint64(x)), nil
 		}
-	case types.Float4, types.Float8:
+	case types.Float4, types.Float8, types.Enum: // an enum is its float64 sort position
 		if f, ok := v.(float64); ok {
 			if t.Kind == types.Float4 {
 				f = float64(float32(f))

@@ -72,6 +72,8 @@ func (t T) ArrowType() arrow.DataType {
 		return arrow.ListOf(t.Elem.ArrowType())
 	case Record:
 		return recordArrowType(t)
+	case Enum:
+		return enumArrowType()
 	default: // Numeric, Text, Varchar, Bpchar, Name, Char, JSON, JSONB, Unknown
 		return arrow.BinaryTypes.String
 	}

@@ -149,6 +149,8 @@ func AppendBinary(dst []byte, v Value, t T) ([]byte, error) {
 			return bad()
 		}
 		return appendRecordBinary(dst, r, t)
+	case Enum: // enum_send: the label
+		return appendEnumText(dst, v, t), nil
 	default:
 		s, ok := v.(string)
 		if !ok {
@@ -283,6 +285,8 @@ func ParseBinary(b []byte, t T) (Value, error) {
 		return parseArrayBinary(b, t)
 	case Record:
 		return nil, errRecordInput()
+	case Enum: // enum_recv: the label
+		return parseEnum(string(b), t)
 	default: // text-likes and json: the text itself, with the typmod rules
 		return ParseText(string(b), t, nil)
 	}

@@ -28,7 +28,7 @@ func Compare(a, b Value, t T) int {
 		x, _ := asInt64(a)
 		y, _ := asInt64(b)
 		return cmpInt(x, y)
-	case Float4, Float8:
+	case Float4, Float8, Enum:
 		return CompareFloat(toFloat(a), toFloat(b))
 	case Numeric:
 		return compareNumeric(toDecimal(a), toDecimal(b))

@@ -110,6 +110,8 @@ func AppendText(dst []byte, v Value, t T, opts *FormatOptions) []byte {
 		if r, ok := v.(RowValue); ok {
 			return appendRecordText(dst, r, t, opts)
 		}
+	case Enum:
+		return appendEnumText(dst, v, t)
 	case Void:
 		return dst
 	case Char:

@@ -108,7 +108,9 @@ func ParseText(s string, t T, opts *FormatOptions) (Value, error) {
 	case Array:
 		return parseArrayText(s, *t.Elem, opts)
 	case Record:
-		return nil, errRecordInput()
+		return parseRecordText(s, t, opts)
+	case Enum:
+		return parseEnum(s, t)
 	}
 	return nil, pgerr.Internal("types: no input function for %s", t)
 }

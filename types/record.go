@@ -31,6 +31,10 @@ type RecordType struct {
 	// Names are the field names (f1, f2, ... for ROW(...)); Types their types.
 	Names []string
 	Types []T
+	// OID, ArrayOID, Schema and Name name a composite type of the catalog
+	// (CREATE TYPE t AS (...)); zero for an anonymous record.
+	OID, ArrayOID uint32
+	Schema, Name  string
 }
 
 // RowValue is a record's value in Go form: one Value per field.
@@ -59,6 +63,9 @@ func (t T) Fields() []T {
 func (r *RecordType) equal(o *RecordType, same func(T, T) bool) bool {
 	if r == nil || o == nil {
 		return r == o
+	}
+	if r.OID != o.OID {
+		return false
 	}
 	if len(r.Types) != len(o.Types) {
 		return false

@@ -37,6 +37,7 @@ const (
 	Void                    // void (functions returning nothing)
 	Array                   // an array of Elem
 	Record                  // record: a row value whose fields are Rec (record.go)
+	Enum                    // a user-defined enum (enum.go): Enum names it
 	numKinds
 )
 
@@ -51,6 +52,8 @@ type T struct {
 	Elem *T
 	// Rec is the field list of a Record (nil: a record of unknown shape).
 	Rec *RecordType
+	// Enum is the enum type of an Enum (enum.go).
+	Enum *EnumType
 }
 
 // Ready-made types without modifiers.
@@ -103,6 +106,9 @@ func (t T) Equal(o T) bool {
 	if t.Kind == Record {
 		return t.Rec.equal(o.Rec, T.Equal)
 	}
+	if t.Kind == Enum {
+		return t.enumOID() == o.enumOID()
+	}
 	return true
 }
 
@@ -116,6 +122,9 @@ func (t T) SameKind(o T) bool {
 	}
 	if t.Kind == Record {
 		return t.Rec.equal(o.Rec, T.SameKind)
+	}
+	if t.Kind == Enum {
+		return t.enumOID() == o.enumOID()
 	}
 	return true
 }
@@ -157,12 +166,25 @@ var kinds = [numKinds]kindInfo{
 	Void:        {"void", 2278, 0, 4, 'P'},
 	Array:       {"", 0, 0, -1, 'A'},
 	Record:      {"record", 2249, 2287, -1, 'P'},
+	Enum:        {"anyenum", 3500, 0, 4, 'E'},
 }
 
 // OID returns the type's PostgreSQL OID (pg_type.oid).
 func (t T) OID() uint32 {
 	if t.Kind == Array {
+		if t.Elem.Kind == Enum && t.Elem.Enum != nil {
+			return t.Elem.Enum.ArrayOID
+		}
+		if t.Elem.Kind == Record && t.Elem.Rec != nil && t.Elem.Rec.ArrayOID != 0 {
+			return t.Elem.Rec.ArrayOID
+		}
 		return kinds[t.Elem.Kind].arrayOID
+	}
+	if t.Kind == Enum && t.Enum != nil {
+		return t.Enum.OID
+	}
+	if t.Kind == Record && t.Rec != nil && t.Rec.OID != 0 {
+		return t.Rec.OID
 	}
 	return kinds[t.Kind].oid
 }
@@ -178,6 +200,9 @@ func (t T) Category() byte { return kinds[t.Kind].category }
 func (t T) String() string {
 	if t.Kind == Array {
 		return t.Elem.String() + "[]"
+	}
+	if n := t.userTypeName(); n != "" {
+		return n
 	}
 	name := kinds[t.Kind].name
 	if t.Typmod < 0 {
@@ -211,6 +236,9 @@ func (t T) TypName() string {
 	if t.Kind == Array {
 		return "_" + t.Elem.TypName()
 	}
+	if n := t.userTypeName(); n != "" {
+		return n
+	}
 	return kindTypNames[t.Kind]
 }
 
@@ -220,14 +248,14 @@ var kindTypNames = [numKinds]string{
 	Name: "name", Char: "char", Bytea: "bytea", Date: "date", Time: "time", Timestamp: "timestamp",
 	TimestampTZ: "timestamptz", Interval: "interval", JSON: "json", JSONB: "jsonb", Oid: "oid",
 	RegClass: "regclass", RegType: "regtype", RegProc: "regproc", Void: "void",
-	Record: "record",
+	Record: "record", Enum: "anyenum",
 }
 
 // FromOID returns the type with the given OID (typmod -1).
 func FromOID(oid uint32) (T, bool) {
 	for k := Kind(0); k < numKinds; k++ {
 		info := kinds[k]
-		if k == Array {
+		if k == Array || k == Enum {
 			continue
 		}
 		if info.oid == oid {

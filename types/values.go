@@ -29,7 +29,7 @@ func ValueAt(a arrow.Array, i int, t T) Value {
 		return a.(*array.Int64).Value(i)
 	case Float4:
 		return float64(a.(*array.Float32).Value(i))
-	case Float8:
+	case Float8, Enum:
 		return a.(*array.Float64).Value(i)
 	case Numeric:
 		d, err := decodeStoredNumeric(a.(*array.String).Value(i))
@@ -114,7 +114,7 @@ func AppendValue(b array.Builder, v Value, t T) error {
 		default:
 			return bad()
 		}
-	case Float4, Float8:
+	case Float4, Float8, Enum:
 		var x float64
 		switch f := v.(type) {
 		case float64:

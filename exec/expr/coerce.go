@@ -83,6 +83,9 @@ func castContext(from, to types.T) castCtx {
 	if from.Kind == types.Record && to.Kind == types.Record {
 		return recordCastContext(from, to)
 	}
+	if from.Kind == types.Enum && to.Kind == types.Enum && !from.SameKind(to) {
+		return 0 // one enum to another
+	}
 	if from.Kind == to.Kind {
 		return ctxImplicit
 	}
@@ -166,6 +169,9 @@ func NewCast(e Expr, t types.T, explicit bool) (Expr, error) {
 	if explicit {
 		c = ctxExplicit
 	}
+	if r, ok, err := rowToComposite(e, t, c); ok { // composite.go
+		return r, err
+	}
 	if !canCoerce(e.Type(), t, c) {
 		return nil, pgerr.New(pgerr.CannotCoerce, "cannot cast type %s to %s", e.Type(), t)
 	}
@@ -181,6 +187,9 @@ func Coerce(e Expr, t types.T, assign bool) (Expr, error) {
 	c := ctxImplicit
 	if assign {
 		c = ctxAssign
+	}
+	if r, ok, err := rowToComposite(e, t, c); ok { // composite.go
+		return r, err
 	}
 	if !canCoerce(e.Type(), t, c) {
 		return nil, pgerr.New(pgerr.DatatypeMismatch, "cannot cast type %s to %s", e.Type(), t)

@@ -23,6 +23,10 @@ import (
 type RowExpr struct {
 	Args []Expr
 	T    types.T
+	// Untyped keeps, by argument, an untyped literal or parameter as
+	// written (Args has it as text), so that a cast or assignment of the
+	// row to a composite type gives it the field's type (composite.go).
+	Untyped []Expr
 }
 
 // NewRowExpr builds ROW(args...) with the given field names (nil: f1, f2,
@@ -31,10 +35,15 @@ type RowExpr struct {
 func NewRowExpr(args []Expr, names []string) (*RowExpr, error) {
 	ts := make([]types.T, len(args))
 	out := make([]Expr, len(args))
+	var untyped []Expr
 	for i, a := range args {
 		ts[i] = a.Type()
 		out[i] = a
 		if ts[i].Kind == types.Unknown {
+			if untyped == nil {
+				untyped = make([]Expr, len(args))
+			}
+			untyped[i] = a
 			ts[i] = types.TText
 			var err error
 			if out[i], err = coerceImplicit(a, types.TText); err != nil {
@@ -42,7 +51,7 @@ func NewRowExpr(args []Expr, names []string) (*RowExpr, error) {
 			}
 		}
 	}
-	return &RowExpr{Args: out, T: types.RecordOf(names, ts)}, nil
+	return &RowExpr{Args: out, T: types.RecordOf(names, ts), Untyped: untyped}, nil
 }
 
 // Type returns the record type.
@@ -186,12 +195,16 @@ func commonRecord(ts []types.T, context string) (types.T, bool, error) {
 			shape, found = t, true
 			continue
 		}
-		if len(t.Rec.Types) != len(shape.Rec.Types) {
+		if len(t.Rec.Types) != len(shape.Rec.Types) || t.Rec.OID != shape.Rec.OID {
+			// (a composite type of the catalog matches itself only)
 			return types.T{}, false, pgerr.New(pgerr.DatatypeMismatch, "%s types %s and %s cannot be matched", context, shape, t)
 		}
 	}
 	if !found {
 		return types.T{}, false, nil
+	}
+	if shape.Rec.OID != 0 {
+		return shape, true, nil // all of one composite type
 	}
 	fields := make([]types.T, len(shape.Rec.Types))
 	for i := range fields {
@@ -215,6 +228,9 @@ func commonRecord(ts []types.T, context string) (types.T, bool, error) {
 func recordCastContext(from, to types.T) castCtx {
 	if from.Rec == nil || to.Rec == nil || len(from.Rec.Types) != len(to.Rec.Types) {
 		return 0
+	}
+	if from.Rec.OID != 0 && to.Rec.OID != 0 && from.Rec.OID != to.Rec.OID {
+		return 0 // one composite type to another
 	}
 	c := ctxImplicit
 	for i := range from.Rec.Types {

@@ -316,6 +316,9 @@ func NewBinary(op string, l, r Expr) (Expr, error) {
 		op = "<>"
 	}
 	ts := []types.T{l.Type(), r.Type()}
+	if e, err := userTypeBinary(op, l, r); e != nil || err != nil { // enum.go
+		return e, err
+	}
 	f, err := resolve(op, ts, true)
 	if err != nil {
 		return nil, err

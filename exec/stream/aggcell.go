@@ -35,7 +35,7 @@ func storageOf(t types.T) storage {
 	case types.Int2, types.Int4, types.Int8, types.Date, types.Time, types.Timestamp, types.TimestampTZ,
 		types.Oid, types.RegClass, types.RegType, types.RegProc:
 		return stInt
-	case types.Float4, types.Float8:
+	case types.Float4, types.Float8, types.Enum: // an enum is its float64 sort position
 		return stFloat
 	case types.Bool:
 		return stBool

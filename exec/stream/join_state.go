@@ -438,7 +438,7 @@ func appendArrowKey(dst []byte, a arrow.Array, i int, t types.T) []byte {
 		if x, ok := a.(*array.Int16); ok {
 			return u64(2, uint64(int64(x.Value(i))))
 		}
-	case types.Float8:
+	case types.Float8, types.Enum: // an enum is its float64 sort position
 		if x, ok := a.(*array.Float64); ok {
 			return u64(3, math.Float64bits(x.Value(i)))
 		}

@@ -187,7 +187,7 @@ func encodedKeyParts(enc []byte, ts []types.T) ([][]byte, error) {
 				n += 4
 			case types.Interval:
 				n += 16
-			case types.Int2, types.Int4, types.Int8, types.Float4, types.Float8, types.Timestamp, types.TimestampTZ,
+			case types.Int2, types.Int4, types.Int8, types.Float4, types.Float8, types.Enum, types.Timestamp, types.TimestampTZ,
 				types.Time, types.Oid, types.RegClass, types.RegType, types.RegProc:
 				n += 8
 			case types.Array, types.Void:

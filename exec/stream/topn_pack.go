@@ -56,7 +56,7 @@ func tnClassOf(t types.T) (tnClass, bool) {
 	case types.Int2, types.Int4, types.Int8, types.Oid, types.RegClass, types.RegType, types.RegProc,
 		types.Date, types.Time, types.Timestamp, types.TimestampTZ:
 		return tnInt, true
-	case types.Float4, types.Float8:
+	case types.Float4, types.Float8, types.Enum: // an enum is its float64 sort position
 		return tnFloat, true
 	case types.Bytea:
 		return tnBytes, true
@@ -130,7 +130,7 @@ func (e *tnEntry) value(l *tnLayout, i int) types.Value {
 	switch l.ts[i].Kind {
 	case types.Bool:
 		return s.w != 0
-	case types.Float4, types.Float8:
+	case types.Float4, types.Float8, types.Enum:
 		return math.Float64frombits(s.w)
 	case types.Date:
 		return types.DateValue(int32(s.w))
