@@ -241,5 +241,10 @@ func (r *Runner) openRestore(ctx context.Context, st cluster.Statement, plan str
 // IsCoordinator says whether this node is the coordinator now.
 func (r *Runner) IsCoordinator() bool { return r.node.IsCoordinator() }
 
+// Orphaned reports whether this node was the coordinator and lost its
+// lease while etcd was unreachable (cluster.Node.Orphaned): its views
+// still run here until etcd answers again.
+func (r *Runner) Orphaned() bool { return r.node.Orphaned() }
+
 // Nodes lists the live nodes.
 func (r *Runner) Nodes(ctx context.Context) ([]cluster.NodeInfo, error) { return r.node.Nodes(ctx) }

@@ -37,6 +37,11 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 		case <-t.C:
 		}
 		if !r.IsCoordinator() {
+			if r.Orphaned() {
+				// cut off from etcd: no other node can have taken the
+				// role yet; its views go on until etcd answers again
+				continue
+			}
 			// A coordinator that lost the role (a zombie): another node
 			// runs the jobs now. A worker has none of them here.
 			if stopped := eng.StopClusterJobs(r.Jobs()); len(stopped) > 0 {
