@@ -49,9 +49,11 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 			perInst[0] = append(perInst[0], j.gather(f))
 			continue
 		}
-		if p.Local && f.width() == n {
-			// a partial aggregate: instance k runs over instance k of
-			// its input's fragment, no exchange
+		if (p.Local || p.NoShuffle) && f.width() == n {
+			// a partial aggregate, or an input already partitioned by
+			// p.Keys (its instance k holds only the vnodes instance k
+			// owns): instance k runs over instance k of its input's
+			// fragment, no exchange
 			for k := range n {
 				perInst[k] = append(perInst[k], f.chs[k])
 			}
@@ -100,8 +102,10 @@ func instanceID(op string, k int) string { return fmt.Sprintf("%s#%d", op, k) }
 // keys (columns of in's rows, of types ts), and broadcasts watermarks and
 // barriers to every output after the rows before them. Each output's rows
 // are gathered into chunks about as large as in's (stream.Coalescer), so
-// an instance gets as few chunks as the single operator would; what is
-// gathered goes out before the next watermark or barrier. An update pair
+// an instance gets as few chunks as the single operator would, copied
+// once from every input chunk they come from; what is gathered goes out
+// before the next barrier, and before the next watermark unless the rows
+// after it are not late for it (the Coalescer holds it). An update pair
 // whose halves go to different instances becomes a delete and an insert
 // (each instance sees a well-formed changelog). The outputs close when in
 // does or the job ends.
@@ -122,16 +126,31 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 		}()
 		sp := stream.NewSplitter(keys, ts, n)
 		co := stream.NewCoalescer(n)
-		// flush sends every instance its gathered rows: before any other
-		// message, and at the end
-		flush := func() bool {
-			for k, c := range chans {
-				p, err := co.Take(k)
-				if err != nil {
-					j.fail(err)
+		// take sends instance k its gathered rows, if any
+		take := func(k int) bool {
+			p := co.Take(k)
+			return p == nil || j.send(chans[k], stream.ChunkMsg(p))
+		}
+		// broadcast sends m to every instance
+		broadcast := func(m stream.Message) bool {
+			for _, c := range chans {
+				if !j.send(c, m) {
 					return false
 				}
-				if p != nil && !j.send(c, stream.ChunkMsg(p)) {
+			}
+			return true
+		}
+		// flush sends every instance its gathered rows, then the
+		// watermarks held behind them: before any other message, and
+		// at the end
+		flush := func() bool {
+			for k := range chans {
+				if !take(k) {
+					return false
+				}
+			}
+			for _, w := range co.Held() {
+				if !broadcast(stream.WatermarkMsg(w)) {
 					return false
 				}
 			}
@@ -149,29 +168,34 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 				flush()
 				return
 			}
+			if m.Kind == stream.KindWatermark && co.Hold(m.Watermark) {
+				continue
+			}
 			if m.Kind != stream.KindChunk {
-				if !flush() {
+				if !flush() || !broadcast(m) {
 					return
-				}
-				for _, c := range chans {
-					if !j.send(c, m) {
-						return
-					}
 				}
 				continue
 			}
+			if !co.Fits(m.Chunk) && !flush() {
+				return
+			}
 			co.Input(m.Chunk.Len())
-			parts := sp.Split(m.Chunk)
-			for k, c := range parts {
-				if c == nil {
-					continue
-				}
-				p, err := co.Add(k, c)
-				if err != nil {
-					j.fail(err)
+			owner, only := sp.Route(m.Chunk)
+			co.Add(m.Chunk, owner, only)
+			for k := range chans {
+				if co.Ready(k) && !take(k) {
 					return
 				}
-				if p != nil && !j.send(chans[k], stream.ChunkMsg(p)) {
+			}
+			if co.Overdue() {
+				if !flush() {
+					return
+				}
+				continue
+			}
+			for _, w := range co.Release() {
+				if !broadcast(stream.WatermarkMsg(w)) {
 					return
 				}
 			}
