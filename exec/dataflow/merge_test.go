@@ -136,6 +136,7 @@ func TestExchangeGathersParts(t *testing.T) {
 		t.Fatalf("%d rows out of %d", total, chunks*rows)
 	}
 }
+
 // A hash exchange gathers parts across the watermark after every chunk (a
 // source's stream): the watermark is held behind the gathered rows and
 // passes only rows that are not late for it; a late chunk sends the
