@@ -45,6 +45,7 @@ const CoalesceMaxRows = 4096
 type Coalescer struct {
 	n       int
 	target  int
+	last    int           // rows of the last input chunk
 	segs    [][]gatherSeg // per instance, the rows gathered, in order
 	pending []int         // per instance, how many
 	free    [][]int32     // index lists to reuse
@@ -72,6 +73,7 @@ func NewCoalescer(n int) *Coalescer {
 // added: the size the rows are gathered up to follows it.
 func (c *Coalescer) Input(rows int) {
 	c.target = min(max(c.target, rows), CoalesceMaxRows)
+	c.last = rows
 }
 
 // Add gathers chunk ch's rows: row i for instance owner[i], or every row
@@ -206,9 +208,12 @@ func (c *Coalescer) Take(k int) *Chunk {
 
 // Hold holds watermark w behind the gathered rows and reports whether it
 // did: not when no rows are gathered, nor for a reader's marks (negative
-// columns), which the caller sends at once.
+// columns), which the caller sends at once, nor after a chunk of less
+// than half the target: a stream of small chunks (an aggregation's
+// output, one row per window) would fill no instance soon and hold the
+// watermark, and every consumer's state freed by it, until the barrier.
 func (c *Coalescer) Hold(w Watermark) bool {
-	if w.Col < 0 || !c.Pending() {
+	if w.Col < 0 || !c.Pending() || 2*c.last < c.target {
 		return false
 	}
 	if len(c.held) == 0 {

@@ -85,7 +85,11 @@ func TestCoalescerHoldsWatermarks(t *testing.T) {
 	if c.Fits(intChunk([]Op{Delete}, 9)) {
 		t.Fatal("a chunk with a retraction fits")
 	}
+	c.Input(1)                      // a chunk of a quarter of the target: its watermark goes at once
 	c.Add(intChunk(nil, 2), nil, 1) // after the watermark: does not hold it
+	if c.Hold(Watermark{Col: 1, Value: 3}) {
+		t.Fatal("a watermark after a small chunk was held")
+	}
 	if c.Take(1) == nil || c.Release() != nil {
 		t.Fatal("released before instance 0 sent its row")
 	}
