@@ -56,6 +56,7 @@ func parallelize(root stream.Node, n int) stream.Node {
 		setInputs(nd, walk)
 		out := nd
 		if p := parallelOf(nd, n); p != nil {
+			noShuffle(p) // stream_parallel_noshuffle.go
 			out = p
 		} else if h, ok := nd.(*stream.HashAgg); ok {
 			if tp := TwoPhaseOf(h, stream.Width(h.Input)); tp != nil {

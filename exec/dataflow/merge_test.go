@@ -3,7 +3,10 @@ package dataflow
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
@@ -131,5 +134,80 @@ func TestExchangeGathersParts(t *testing.T) {
 	}
 	if total != chunks*rows {
 		t.Fatalf("%d rows out of %d", total, chunks*rows)
+	}
+}
+
+// A hash exchange gathers parts across the watermark after every chunk (a
+// source's stream): the watermark is held behind the gathered rows and
+// passes only rows that are not late for it; a late chunk sends the
+// gathered rows and the watermark first.
+func TestExchangeGathersAcrossWatermarks(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	j := &Job{env: &stream.Env{Ctx: ctx}}
+	in := make(chan stream.Message, 32)
+	const chunks, rows, delay, base = 8, 100, 50, 1000
+	for c := range chunks {
+		var ts []int64
+		for i := range rows {
+			ts = append(ts, int64(base+c*rows+i))
+		}
+		in <- stream.ChunkMsg(&stream.Chunk{Rec: tsRec(ts...)})
+		in <- stream.WatermarkMsg(stream.Watermark{Col: 0, Value: int64(base + c*rows + rows - 1 - delay)})
+	}
+	lastWM := int64(base + (chunks-1)*rows + rows - 1 - delay)
+	in <- stream.ChunkMsg(&stream.Chunk{Rec: tsRec(10, 11, 12, 13)}) // late for the last watermark
+	in <- stream.BarrierMsg(stream.Barrier{Epoch: 1})
+	close(in)
+	outs := j.exchange(in, []int{1}, []types.T{types.TInt8}, 2, nil)
+	got := make([][]stream.Message, len(outs))
+	var wg sync.WaitGroup
+	for k, out := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for m := range out {
+				got[k] = append(got[k], m)
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for k := range outs {
+		wm := int64(-1)
+		msgs := 0
+		for _, m := range got[k] {
+			switch m.Kind {
+			case stream.KindWatermark:
+				if m.Watermark.Value <= wm {
+					t.Fatalf("instance %d: watermark %d after %d", k, m.Watermark.Value, wm)
+				}
+				wm = m.Watermark.Value
+			case stream.KindChunk:
+				msgs++
+				for _, v := range m.Chunk.Rec.Column(1).(*array.Int64).Int64Values() {
+					total++
+					if v < base { // the late rows came after every watermark
+						if wm != lastWM {
+							t.Fatalf("instance %d: late row %d passed watermark %d (at %d)", k, v, lastWM, wm)
+						}
+						continue
+					}
+					// row v came before the watermark of its chunk
+					if before := base + (v-base)/rows*rows + rows - 1 - delay; wm >= before {
+						t.Fatalf("instance %d: row %d after watermark %d, which it came before", k, v, wm)
+					}
+				}
+			}
+		}
+		if wm != lastWM {
+			t.Fatalf("instance %d: last watermark %d, want %d", k, wm, lastWM)
+		}
+		if msgs > chunks/2+2 {
+			t.Fatalf("instance %d: %d chunks for %d input chunks: not gathered across the watermarks", k, msgs, chunks)
+		}
+	}
+	if want := chunks*rows + 4; total != want {
+		t.Fatalf("%d rows out of %d", total, want)
 	}
 }

@@ -42,6 +42,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 	var ids []int // the inputs' meters (opstats.go)
 	frag := j.newFragment()
 	recv := make([]atomic.Int64, n) // per instance, rows the exchanges sent it
+	exchanged := false              // an input crossed an exchange (else recv stays 0)
 	for i, in := range ins {
 		f, err := j.startFlow(in, ri)
 		if err != nil {
@@ -52,9 +53,11 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 			perInst[0] = append(perInst[0], j.gather(f, frag, 0, 1))
 			continue
 		}
-		if p.Local && f.width() == n {
-			// a partial aggregate: instance k runs over instance k of
-			// its input's fragment, no exchange
+		if (p.Local || p.NoShuffle) && f.width() == n {
+			// a partial aggregate, or an input already partitioned by
+			// p.Keys (its instance k holds only the vnodes instance k
+			// owns): instance k runs over instance k of its input's
+			// fragment, no exchange
 			for k := range n {
 				perInst[k] = append(perInst[k], f.chs[k])
 			}
@@ -62,6 +65,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		}
 		// (a partial over an input of another width: its Keys are
 		// empty, every row goes to one instance, barriers to all)
+		exchanged = true
 		senders := make([][]<-chan stream.Message, n) // per instance, one channel per sender
 		for s, ch := range f.chs {
 			var outs []<-chan stream.Message
@@ -93,7 +97,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		// Each instance is counted apart; its rows in are what the
 		// exchanges sent it (recv).
 		out.add(j, j.startMetered(op, ids, k, n, frag, j.env.Instance(ck), perInst[k]))
-		if len(j.outMeters) == 1 && !p.Local {
+		if len(j.outMeters) == 1 && exchanged {
 			j.meters[j.outMeters[0]].recv = &recv[k]
 		}
 	}
@@ -107,8 +111,10 @@ func instanceID(op string, k int) string { return fmt.Sprintf("%s#%d", op, k) }
 // keys (columns of in's rows, of types ts), and broadcasts watermarks and
 // barriers to every output after the rows before them. Each output's rows
 // are gathered into chunks about as large as in's (stream.Coalescer), so
-// an instance gets as few chunks as the single operator would; what is
-// gathered goes out before the next watermark or barrier. An update pair
+// an instance gets as few chunks as the single operator would, copied
+// once from every input chunk they come from; what is gathered goes out
+// before the next barrier, and before the next watermark unless the rows
+// after it are not late for it (the Coalescer holds it). An update pair
 // whose halves go to different instances becomes a delete and an insert
 // (each instance sees a well-formed changelog). The outputs close when in
 // does or the job ends.
@@ -131,16 +137,31 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 		}()
 		sp := stream.NewSplitter(keys, ts, n)
 		co := stream.NewCoalescer(n)
-		// flush sends every instance its gathered rows: before any other
-		// message, and at the end
-		flush := func() bool {
-			for k, c := range chans {
-				p, err := co.Take(k)
-				if err != nil {
-					j.fail(err)
+		// take sends instance k its gathered rows, if any
+		take := func(k int) bool {
+			p := co.Take(k)
+			return p == nil || j.send(chans[k], stream.ChunkMsg(p))
+		}
+		// broadcast sends m to every instance
+		broadcast := func(m stream.Message) bool {
+			for _, c := range chans {
+				if !j.send(c, m) {
 					return false
 				}
-				if p != nil && !j.send(c, stream.ChunkMsg(p)) {
+			}
+			return true
+		}
+		// flush sends every instance its gathered rows, then the
+		// watermarks held behind them: before any other message, and
+		// at the end
+		flush := func() bool {
+			for k := range chans {
+				if !take(k) {
+					return false
+				}
+			}
+			for _, w := range co.Held() {
+				if !broadcast(stream.WatermarkMsg(w)) {
 					return false
 				}
 			}
@@ -158,38 +179,67 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 				flush()
 				return
 			}
+			if m.Kind == stream.KindWatermark && co.Hold(m.Watermark) {
+				continue
+			}
 			if m.Kind != stream.KindChunk {
-				if !flush() {
+				if !flush() || !broadcast(m) {
 					return
-				}
-				for _, c := range chans {
-					if !j.send(c, m) {
-						return
-					}
 				}
 				continue
 			}
+			if !co.Fits(m.Chunk) && !flush() {
+				return
+			}
 			co.Input(m.Chunk.Len())
-			parts := sp.Split(m.Chunk)
-			for k, c := range parts {
-				if c == nil {
-					continue
-				}
-				if sent != nil {
-					sent[k].Add(int64(c.Len()))
-				}
-				p, err := co.Add(k, c)
-				if err != nil {
-					j.fail(err)
+			owner, only := sp.Route(m.Chunk)
+			if sent != nil {
+				countSent(sent, owner, only, m.Chunk.Len())
+			}
+			co.Add(m.Chunk, owner, only)
+			for k := range chans {
+				if co.Ready(k) && !take(k) {
 					return
 				}
-				if p != nil && !j.send(chans[k], stream.ChunkMsg(p)) {
+			}
+			if co.Overdue() {
+				if !flush() {
+					return
+				}
+				continue
+			}
+			for _, w := range co.Release() {
+				if !broadcast(stream.WatermarkMsg(w)) {
 					return
 				}
 			}
 		}
 	}()
 	return outs
+}
+
+// countSent adds a routed chunk's rows to the per-instance counts: all
+// of them to instance only when it is not -1, else one per owner entry.
+func countSent(sent []atomic.Int64, owner []int32, only, rows int) {
+	if only >= 0 {
+		sent[only].Add(int64(rows))
+		return
+	}
+	var local [64]int64
+	if len(sent) > len(local) {
+		for _, k := range owner {
+			sent[k].Add(1)
+		}
+		return
+	}
+	for _, k := range owner {
+		local[k]++
+	}
+	for k := range sent {
+		if local[k] != 0 {
+			sent[k].Add(local[k])
+		}
+	}
 }
 
 // instanceCkpt is the Checkpointer of one instance of a parallel

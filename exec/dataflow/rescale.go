@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/streamsql/streamsql/exec/stream"
@@ -22,10 +23,14 @@ import (
 // that (not stream.Rescalable) makes the job rebuild, saying which.
 
 // parMeta is one Parallel node of a job's plan in its checkpoint record:
-// the shape position of its operator (shapeNodes) and its instances.
+// the shape position of its operator (shapeNodes), its instances and the
+// columns its rows were routed by (Keys; nil in records written before
+// they were kept, when every Parallel routed by the planner's first
+// choice, never by a no-shuffle input's columns).
 type parMeta struct {
-	Op int `json:"op"`
-	N  int `json:"n"`
+	Op   int     `json:"op"`
+	N    int     `json:"n"`
+	Keys [][]int `json:"keys,omitempty"`
 }
 
 // shapeNode is an operator of a plan in preorder without Parallel nodes.
@@ -66,7 +71,7 @@ func shapeOf(plan stream.Node) (string, []parMeta) {
 	var walk func(n stream.Node, depth int)
 	walk = func(n stream.Node, depth int) {
 		if p, ok := n.(*stream.Parallel); ok {
-			pars = append(pars, parMeta{Op: s, N: p.N})
+			pars = append(pars, parMeta{Op: s, N: p.N, Keys: p.Keys})
 			walk(p.Input, depth)
 			return
 		}
@@ -95,7 +100,11 @@ func shapeOf(plan stream.Node) (string, []parMeta) {
 type rescalePlan struct {
 	oldID map[stream.Node]string // the operator's id in the checkpoint
 	oldN  map[stream.Node]int    // its instances then (1: single)
-	from  int                    // the job's parallelism then, for messages
+	// rerouted marks the keyed operators whose instances were routed by
+	// other columns then (a no-shuffle input's, or not): at the same N
+	// their states are redistributed by vnode too
+	rerouted map[stream.Node]bool
+	from     int // the job's parallelism then, for messages
 }
 
 // planRescale compares a job's checkpoint record with its plan: nil and
@@ -133,14 +142,15 @@ func planRescale(meta *jobMeta, plan stream.Node) (*rescalePlan, string) {
 		}
 		return nil, "its plan changed"
 	}
-	rp := &rescalePlan{oldID: map[stream.Node]string{}, oldN: map[stream.Node]int{}, from: oldN}
-	pars := map[int]int{}
+	rp := &rescalePlan{oldID: map[stream.Node]string{}, oldN: map[stream.Node]int{}, rerouted: map[stream.Node]bool{}, from: oldN}
+	pars := map[int]parMeta{}
 	for _, p := range oldPars {
-		pars[p.Op] = p.N
+		pars[p.Op] = p
 	}
 	before := 0 // old Parallel nodes before the operator in preorder
 	for s, sn := range shapeNodes(plan) {
-		n, had := pars[s]
+		old, had := pars[s]
+		n := old.N
 		if had {
 			before++
 		}
@@ -153,7 +163,10 @@ func planRescale(meta *jobMeta, plan stream.Node) (*rescalePlan, string) {
 		if sn.par != nil {
 			now = max(sn.par.N, 1)
 		}
-		if n != now {
+		if n == now && now > 1 && sn.par != nil && rerouted(old, sn.par) {
+			rp.rerouted[sn.n] = true
+		}
+		if n != now || rp.rerouted[sn.n] {
 			if sn.par != nil && sn.par.Local {
 				return nil, fmt.Sprintf("its parallelism changed from %d to %d and %s is the partial phase of a two-phase aggregation, whose state is one partial per instance, not per vnode", oldN, newN, sn.n.Explain())
 			}
@@ -163,6 +176,18 @@ func planRescale(meta *jobMeta, plan stream.Node) (*rescalePlan, string) {
 		}
 	}
 	return rp, ""
+}
+
+// rerouted reports whether the instances of p's operator were routed by
+// other columns than p's in the checkpoint (old): then, even at the same
+// N, a key's state may be in another instance than the one its rows now
+// reach. A record without keys predates no-shuffle routing, which is the
+// only routing that differs from the planner's first choice.
+func rerouted(old parMeta, p *stream.Parallel) bool {
+	if old.Keys == nil {
+		return p.NoShuffle
+	}
+	return !slices.EqualFunc(old.Keys, p.Keys, slices.Equal)
 }
 
 // fingerprintAt is the fingerprint plan would have with every Parallel
@@ -198,7 +223,7 @@ func (rp *rescalePlan) oldState(rec *checkpoint.Checkpoint, n stream.Node, keys 
 	}
 	oldN := rp.oldN[n]
 	newN = max(newN, 1)
-	if oldN == newN {
+	if oldN == newN && !rp.rerouted[n] {
 		if newN > 1 {
 			id = instanceID(id, k)
 		}

@@ -45,6 +45,14 @@ type Parallel struct {
 	// every row goes to one instance. Its state is per instance, not per
 	// vnode: a restart with another N rebuilds the view.
 	Local bool
+	// NoShuffle marks an operator whose one input is already partitioned
+	// by Keys[0] over the same N instances (a parallel operator's output,
+	// through fused operators, keeps the columns its instances were routed
+	// by: planner/stream_parallel_noshuffle.go). Instance k consumes
+	// instance k of its input's fragment with no exchange: every row there
+	// would be routed to k anyway. When the runtime's input has another
+	// width, an exchange by Keys routes it as usual.
+	NoShuffle bool
 }
 
 // Columns implements Node.
@@ -57,6 +65,11 @@ func (p *Parallel) Inputs() []Node { return []Node{p.Input} }
 func (p *Parallel) Explain() string {
 	if p.Local {
 		return fmt.Sprintf("StreamMerge: %d partial instances", p.N)
+	}
+	if p.NoShuffle {
+		// part of the plan's fingerprint: a checkpoint written with
+		// another routing restores by vnode (exec/dataflow, rescale.go)
+		return fmt.Sprintf("StreamMerge: %d instances, input not shuffled, by %v", p.N, p.Keys[0])
 	}
 	return fmt.Sprintf("StreamMerge: %d instances", p.N)
 }
@@ -75,6 +88,10 @@ func (p *Parallel) ExchangeExplain(i, from, into int) string {
 	src := fmt.Sprintf("fragment %d", from)
 	if w := Width(in); w > 1 {
 		src += fmt.Sprintf(" (%d instances)", w)
+	}
+	if p.NoShuffle {
+		return fmt.Sprintf("StreamExchange: %s into fragment %d, no shuffle: already partitioned by hash(%s) (instance k into instance k)",
+			src, into, strings.Join(names, ", "))
 	}
 	return fmt.Sprintf("StreamExchange: %s into fragment %d by hash(%s) (%d vnodes over %d instances)",
 		src, into, strings.Join(names, ", "), VNodes, p.N)

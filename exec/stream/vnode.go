@@ -85,10 +85,46 @@ type Splitter struct {
 	n    int
 
 	hasher VNodeHasher
+	cols   []arrow.Array
 	vn     []uint16
 	owner  []int32
 	idx    [][]int32
 	parts  []*Chunk
+}
+
+// Route returns the instance of each row of chunk c (owner, valid until
+// the next call) and, when every row goes to one instance, that instance
+// (only; -1 otherwise, and for an empty chunk).
+func (s *Splitter) Route(c *Chunk) (owner []int32, only int) {
+	rows := c.Len()
+	if rows == 0 {
+		return nil, -1
+	}
+	if cap(s.cols) < len(s.keys) {
+		s.cols = make([]arrow.Array, len(s.keys))
+	}
+	cols := s.cols[:len(s.keys)]
+	for i, k := range s.keys {
+		cols[i] = c.Rec.Column(k)
+	}
+	s.vn = s.hasher.VNodes(cols, s.ts, rows, s.vn)
+	clear(cols)
+	if cap(s.owner) < rows {
+		s.owner = make([]int32, rows)
+	}
+	owner = s.owner[:rows]
+	n := int32(s.n)
+	var diff int32
+	first := int32(VNodeOwner(s.vn[0], s.n))
+	for i, v := range s.vn {
+		o := int32(v) * n / VNodes // VNodeOwner
+		owner[i] = o
+		diff |= o ^ first
+	}
+	if diff == 0 {
+		return owner, int(first)
+	}
+	return owner, -1
 }
 
 // Split returns chunk c's rows per instance (nil: none). A chunk whose
@@ -99,31 +135,12 @@ func (s *Splitter) Split(c *Chunk) []*Chunk {
 		s.idx = make([][]int32, s.n)
 	}
 	clear(s.parts)
-	rows := c.Len()
-	if rows == 0 {
+	owner, only := s.Route(c)
+	if owner == nil {
 		return s.parts
 	}
-	cols := make([]arrow.Array, len(s.keys))
-	for i, k := range s.keys {
-		cols[i] = c.Rec.Column(k)
-	}
-	s.vn = s.hasher.VNodes(cols, s.ts, rows, s.vn)
-	if cap(s.owner) < rows {
-		s.owner = make([]int32, rows)
-	}
-	owner := s.owner[:rows]
-	first, same := -1, true
-	for i, v := range s.vn {
-		o := int32(VNodeOwner(v, s.n))
-		owner[i] = o
-		if first < 0 {
-			first = int(o)
-		} else if int(o) != first {
-			same = false
-		}
-	}
-	if same {
-		s.parts[first] = c
+	if only >= 0 {
+		s.parts[only] = c
 		return s.parts
 	}
 	for k := range s.idx {
@@ -138,19 +155,7 @@ func (s *Splitter) Split(c *Chunk) []*Chunk {
 		}
 		part := &Chunk{Rec: exec.TakeRows(memory.DefaultAllocator, c.Rec, idx)}
 		if c.Ops != nil {
-			part.Ops = make([]Op, len(idx))
-			for r, i := range idx {
-				op := c.Ops[i]
-				// an update pair split over two instances: a delete here,
-				// an insert there
-				switch {
-				case op == UpdateBefore && (int(i)+1 >= rows || owner[i+1] != owner[i]):
-					op = Delete
-				case op == UpdateAfter && (i == 0 || owner[i-1] != owner[i]):
-					op = Insert
-				}
-				part.Ops[r] = op
-			}
+			part.Ops = splitOps(c.Ops, owner, idx)
 		}
 		s.parts[k] = part
 	}
