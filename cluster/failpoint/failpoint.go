@@ -44,6 +44,9 @@ const (
 	// CoordinatorMidRestart: the coordinator logged and carried out the
 	// restart of the first view of a restart, not of the others.
 	CoordinatorMidRestart = "coordinator-mid-restart"
+	// CoordinatorAfterCommit: the coordinator moved the committed
+	// pointer to an epoch; its sinks have not committed the epoch.
+	CoordinatorAfterCommit = "coordinator-after-commit"
 )
 
 var (

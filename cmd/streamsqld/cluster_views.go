@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/dist"
+	"github.com/streamsql/streamsql/cluster/failpoint"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/dataflow/netx"
@@ -112,7 +113,7 @@ func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
 			return
 		}
-		failAfterClusterCommit(p.Epoch, c.logf) // tests only (failpoint.go)
+		failpoint.Hit(failpoint.CoordinatorAfterCommit, "checkpoint %d, before its sinks commit it", p.Epoch)
 		committed()
 		st := c.r.LastCommit()
 		c.logf("cluster: checkpoint %d committed in %s, %s after its barrier (%s): %d objects, workers' state %d bytes (reports waited %s), coordinator's files %d bytes, %d uploaded in %s",

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsql/streamsql/cluster/failpoint"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -173,7 +174,7 @@ func TestClusterSinkCrashAfterCommit(t *testing.T) {
 	flags, env := clusterServices(t)
 	flags = append(flags, "--checkpoint-interval", "300ms")
 	arm := filepath.Join(t.TempDir(), "armed")
-	n1 := start(t, append(slices.Clone(env), "STREAMSQLD_FAILPOINT_AFTER_CLUSTER_COMMIT="+arm), "n1", flags...)
+	n1 := start(t, append(slices.Clone(env), failpoint.Env+"="+failpoint.CoordinatorAfterCommit+"@"+arm), "n1", flags...)
 	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
 	n2 := start(t, env, "n2", flags...)
 	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker"})
@@ -189,7 +190,7 @@ func TestClusterSinkCrashAfterCommit(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the failpoint did not kill n1 within 60 s")
 	}
-	m := regexp.MustCompile(`failpoint: killed after the cluster committed checkpoint (\d+)`).FindStringSubmatch(n1.out.String())
+	m := regexp.MustCompile(`failpoint coordinator-after-commit hit \(checkpoint (\d+)`).FindStringSubmatch(n1.out.String())
 	if m == nil {
 		t.Fatalf("n1 exited without the failpoint:\n%s", n1.out.String())
 	}
