@@ -164,9 +164,9 @@ func analyzeLines(r *catalog.Relation, kind catalog.RelKind, j *dataflow.Job, op
 		var wm, state int64
 		hasWM, hasState := false, false
 		for _, o := range st {
-			// The instances of a parallel operator each count the rows in
-			// of the exchange in front of them, all instances' together.
-			in, out, chunks, bp = max(in, o.RowsIn), out+o.RowsOut, chunks+o.Chunks, bp+o.Backpressure
+			// The instances of a parallel operator each count their own
+			// share of the rows in (what the exchange sent each).
+			in, out, chunks, bp = in+o.RowsIn, out+o.RowsOut, chunks+o.Chunks, bp+o.Backpressure
 			busy += o.Busy
 			if o.HasState {
 				state, hasState = state+o.StateBytes, true

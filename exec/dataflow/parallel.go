@@ -39,7 +39,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		return flow{}, internalf("dataflow: %s has %d key lists for %d inputs", p.Explain(), len(p.Keys), len(ins))
 	}
 	perInst := make([][]<-chan stream.Message, n)
-	var ids []int // the inputs' meters (opstats.go)
+	ids := make([][]int, n) // per instance, its inputs' meters (opstats.go)
 	frag := j.newFragment()
 	recv := make([]atomic.Int64, n) // per instance, rows the exchanges sent it
 	exchanged := false              // an input crossed an exchange (else recv stays 0)
@@ -48,8 +48,8 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		if err != nil {
 			return flow{}, err
 		}
-		ids = append(ids, f.meters...)
 		if n == 1 {
+			ids[0] = append(ids[0], f.meters...)
 			perInst[0] = append(perInst[0], j.gather(f, frag, 0, 1))
 			continue
 		}
@@ -60,8 +60,12 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 			// fragment, no exchange
 			for k := range n {
 				perInst[k] = append(perInst[k], f.chs[k])
+				ids[k] = append(ids[k], f.meterOf(k)...) // its rows in: instance k's of its input
 			}
 			continue
+		}
+		for k := range n {
+			ids[k] = append(ids[k], f.meters...)
 		}
 		// (a partial over an input of another width: its Keys are
 		// empty, every row goes to one instance, barriers to all)
@@ -80,7 +84,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 	}
 	out := flow{frag: frag}
 	if n == 1 {
-		out.add(j, j.startMetered(op, ids, 0, 1, frag, j.env, perInst[0]))
+		out.add(j, j.startMetered(op, ids[0], 0, 1, frag, j.env, perInst[0]))
 		return out, nil
 	}
 	for k := range n {
@@ -96,7 +100,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		}
 		// Each instance is counted apart; its rows in are what the
 		// exchanges sent it (recv).
-		out.add(j, j.startMetered(op, ids, k, n, frag, j.env.Instance(ck), perInst[k]))
+		out.add(j, j.startMetered(op, ids[k], k, n, frag, j.env.Instance(ck), perInst[k]))
 		if len(j.outMeters) == 1 && exchanged {
 			j.meters[j.outMeters[0]].recv = &recv[k]
 		}
