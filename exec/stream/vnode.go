@@ -4,9 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -74,11 +72,12 @@ func hashBytes(b []byte) uint64 {
 // contiguous range of vnodes v with v*n/VNodes = k.
 func VNodeOwner(v uint16, n int) int { return int(v) * n / VNodes }
 
-// Splitter splits chunks among the n instances of a parallel operator by
-// the vnode of their key columns (the runtime's hash exchange). An update
+// Splitter routes chunks' rows among the n instances of a parallel
+// operator by the vnode of their key columns (the runtime's hash
+// exchange; the Coalescer gathers each instance's rows, and an update
 // pair whose halves go to different instances becomes a delete there and
-// an insert here, so every instance sees a well-formed changelog. Owned by
-// one goroutine.
+// an insert here, so every instance sees a well-formed changelog). Owned
+// by one goroutine.
 type Splitter struct {
 	keys []int
 	ts   []types.T
@@ -88,8 +87,6 @@ type Splitter struct {
 	cols   []arrow.Array
 	vn     []uint16
 	owner  []int32
-	idx    [][]int32
-	parts  []*Chunk
 }
 
 // Route returns the instance of each row of chunk c (owner, valid until
@@ -125,41 +122,6 @@ func (s *Splitter) Route(c *Chunk) (owner []int32, only int) {
 		return owner, int(first)
 	}
 	return owner, -1
-}
-
-// Split returns chunk c's rows per instance (nil: none). A chunk whose
-// rows all go to one instance is passed on as it is.
-func (s *Splitter) Split(c *Chunk) []*Chunk {
-	if s.parts == nil {
-		s.parts = make([]*Chunk, s.n)
-		s.idx = make([][]int32, s.n)
-	}
-	clear(s.parts)
-	owner, only := s.Route(c)
-	if owner == nil {
-		return s.parts
-	}
-	if only >= 0 {
-		s.parts[only] = c
-		return s.parts
-	}
-	for k := range s.idx {
-		s.idx[k] = s.idx[k][:0]
-	}
-	for i, o := range owner {
-		s.idx[o] = append(s.idx[o], int32(i))
-	}
-	for k, idx := range s.idx {
-		if len(idx) == 0 {
-			continue
-		}
-		part := &Chunk{Rec: exec.TakeRows(memory.DefaultAllocator, c.Rec, idx)}
-		if c.Ops != nil {
-			part.Ops = splitOps(c.Ops, owner, idx)
-		}
-		s.parts[k] = part
-	}
-	return s.parts
 }
 
 // NewSplitter returns a Splitter routing by columns keys (of types ts)
