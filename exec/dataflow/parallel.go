@@ -144,7 +144,13 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 		// take sends instance k its gathered rows, if any
 		take := func(k int) bool {
 			p := co.Take(k)
-			return p == nil || j.send(chans[k], stream.ChunkMsg(p))
+			if p == nil {
+				return true
+			}
+			if sent != nil {
+				sent[k].Add(int64(p.Len()))
+			}
+			return j.send(chans[k], stream.ChunkMsg(p))
 		}
 		// broadcast sends m to every instance
 		broadcast := func(m stream.Message) bool {
@@ -197,9 +203,6 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 			}
 			co.Input(m.Chunk.Len())
 			owner, only := sp.Route(m.Chunk)
-			if sent != nil {
-				countSent(sent, owner, only, m.Chunk.Len())
-			}
 			co.Add(m.Chunk, owner, only)
 			for k := range chans {
 				if co.Ready(k) && !take(k) {
@@ -220,30 +223,6 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 		}
 	}()
 	return outs
-}
-
-// countSent adds a routed chunk's rows to the per-instance counts: all
-// of them to instance only when it is not -1, else one per owner entry.
-func countSent(sent []atomic.Int64, owner []int32, only, rows int) {
-	if only >= 0 {
-		sent[only].Add(int64(rows))
-		return
-	}
-	var local [64]int64
-	if len(sent) > len(local) {
-		for _, k := range owner {
-			sent[k].Add(1)
-		}
-		return
-	}
-	for _, k := range owner {
-		local[k]++
-	}
-	for k := range sent {
-		if local[k] != 0 {
-			sent[k].Add(local[k])
-		}
-	}
 }
 
 // instanceCkpt is the Checkpointer of one instance of a parallel
