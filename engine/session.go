@@ -404,6 +404,7 @@ func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.C
 		Session:  sessionInfo{s},
 		Catalog:  s.eng.cat,
 		Tx:       s.stx,
+		Shared:   &expr.SharedResults{},
 	}
 }
 

@@ -356,6 +356,9 @@ func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*n
 		plan, err = b.recursiveCTE(cte)
 	} else {
 		plan, err = b.query(cte.query, cte.level, nil, true)
+		if err == nil {
+			plan = b.sharedCTE(cte, plan) // cte_shared.go
+		}
 	}
 	if err != nil {
 		return nil, nil, err

@@ -170,6 +170,10 @@ type lShared struct {
 	// twice marks a streaming plan's input read by two parents (NOT IN,
 	// stream_notin.go): each plans its own copy.
 	twice bool
+	// key, when set, makes the input computed once per execution for
+	// every lShared with the same key (a WITH query with volatile
+	// functions, cte_shared.go): exec.SharedScan.
+	key *exec.SharedKey
 }
 
 func (n *lShared) outIDs() []int { return n.in.outIDs() }

@@ -302,6 +302,19 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		n, err := p.recursive(x)
 		return n, x.ids, err
 	case *lShared:
+		if x.key != nil {
+			// Every scan's input must lay out the same columns: whichever
+			// runs feeds the others.
+			all := map[int]bool{}
+			for _, id := range x.in.outIDs() {
+				all[id] = true
+			}
+			in, lay, err := p.node(x.in, all)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &exec.SharedScan{Input: in, Key: x.key}, lay, nil
+		}
 		return p.node(x.in, need)
 	case *lTimeWindow:
 		return p.timeWindow(x, need)

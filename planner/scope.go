@@ -214,6 +214,12 @@ type cteDef struct {
 	// (recursive_search.go).
 	search *pg.CTESearchClause
 	cycle  *pg.CTECycleClause
+	// inline is set for NOT MATERIALIZED: every reference computes the
+	// query anew even when it calls volatile functions.
+	inline bool
+	// shared is the query computed once per execution for all its
+	// references (cte_shared.go), set at the first reference that needs it.
+	shared *sharedCTE
 }
 
 // clause says which part of a query is being bound, for the errors about

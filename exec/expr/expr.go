@@ -52,6 +52,10 @@ type Context struct {
 	Outer []OuterRow
 	// Subqueries caches the result of uncorrelated subqueries, keyed by node.
 	Subqueries map[*Subquery]any
+	// Shared holds the results of plan parts computed once per execution
+	// and read several times (exec.SharedScan); nil computes each read
+	// anew. Set by whoever creates the execution's Context.
+	Shared *SharedResults
 	// Tx, when set, is the session's open transaction: table scans (exec)
 	// read tables as the transaction sees them, its own writes included.
 	// Expressions never use it; it rides here so that every plan of the
