@@ -54,6 +54,10 @@ type Relation struct {
 	// FOREIGN KEY constraints, in creation order (constraints.go).
 	Checks      []CheckConstraint `json:",omitempty"`
 	ForeignKeys []ForeignKey      `json:",omitempty"`
+	// StorageParams are a table's PostgreSQL storage parameters
+	// ("fillfactor=70"), pg_class.reloptions; accepted for compatibility,
+	// they change nothing (planner/storage_params.go).
+	StorageParams []string `json:",omitempty"`
 	// ViewQuery is a view's defining SELECT, as text that Parse accepts.
 	ViewQuery string
 	// DependsOn lists the OIDs of the relations a view reads (set by the

@@ -66,7 +66,7 @@ func pgClassRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error 
 			"relhasrules": r.Kind == KindView || r.Kind == KindMatView, "relhastriggers": s.hasFKTriggers(r), "relhassubclass": false, // constraints_sys.go "relhassubclass": false,
 			"relrowsecurity": false, "relforcerowsecurity": false, "relispopulated": true,
 			"relreplident": replident, "relispartition": false, "relrewrite": uint32(0),
-			"relfrozenxid": uint32(0), "relminmxid": uint32(0),
+			"relfrozenxid": uint32(0), "relminmxid": uint32(0), "reloptions": relOptions(r),
 		})
 		if err != nil {
 			return err
@@ -97,6 +97,15 @@ func relACL(c *Catalog, r *Relation, ctx RowsContext) any {
 		return nil
 	}
 	return c.ACLText(r.ACL, ctx.User)
+}
+
+// relOptions is pg_class.reloptions: a table's storage parameters, NULL
+// for none.
+func relOptions(r *Relation) any {
+	if len(r.StorageParams) == 0 {
+		return nil
+	}
+	return r.StorageParams
 }
 
 // ownerName names r's owner as the session of ctx sees it.

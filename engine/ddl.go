@@ -52,7 +52,8 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 	if c.Objtype == pg.ObjectType_OBJECT_MATVIEW {
 		return s.execCreateMatView(ctx, env, c, stmt)
 	}
-	if _, err := planner.RelOptions(planner.OptTable, c.Into.Options); err != nil {
+	params, _, err := planner.TableStorageParams(nil, c.Into.Options, false)
+	if err != nil {
 		return nil, err
 	}
 	q, err := planner.PlanSelect(env, c.Query)
@@ -66,7 +67,7 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: c.Into.Rel.Relname, Kind: catalog.KindTable}
+	rel := &catalog.Relation{Schema: schema, Name: c.Into.Rel.Relname, Kind: catalog.KindTable, StorageParams: params}
 	names := c.Into.ColNames
 	if len(names) > len(q.Columns) {
 		return nil, pgerr.New(pgerr.SyntaxError, "too many column names were specified")

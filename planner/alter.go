@@ -329,6 +329,16 @@ func (a *alterState) cmd(c *pg.AlterTableCmd) error {
 		return a.dropConstraint(c.Name, c.MissingOk)
 	case pg.AlterTableType_AT_ValidateConstraint:
 		return a.validateConstraint(c.Name)
+	case pg.AlterTableType_AT_SetRelOptions, pg.AlterTableType_AT_ResetRelOptions:
+		if a.rel.Kind != catalog.KindTable || c.Def.GetList() == nil {
+			break
+		}
+		params, _, err := TableStorageParams(a.rel.StorageParams, c.Def.GetList().Items, c.Subtype == pg.AlterTableType_AT_ResetRelOptions)
+		if err != nil {
+			return err // PostgreSQL prints no position for these
+		}
+		a.rel.StorageParams = params // storage_params.go: nothing else changes
+		return nil
 	}
 	return pgerr.Unsupported("ALTER TABLE ... %s is not supported", actionName(c))
 }

@@ -65,14 +65,15 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 	if len(stmt.InhRelations) > 0 || stmt.Partspec != nil || stmt.OfTypename != nil || stmt.Partbound != nil {
 		return nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "inheritance, partitioning and typed tables are not supported")
 	}
-	if err := relOptions(b, OptTable, stmt.Options); err != nil {
-		return nil, err
+	params, _, err := TableStorageParams(nil, stmt.Options, false)
+	if err != nil {
+		return nil, err // PostgreSQL prints no position for these
 	}
 	schema, err := createSchema(env, rv)
 	if err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: rv.Relname, Kind: catalog.KindTable}
+	rel := &catalog.Relation{Schema: schema, Name: rv.Relname, Kind: catalog.KindTable, StorageParams: params}
 	var pk []string
 	var pkName string
 	var pkLoc int32 = -1

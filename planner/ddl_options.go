@@ -71,6 +71,12 @@ func RelOptions(kind RelOptionKind, opts []*pg.Node) (int32, error) {
 // relOptions is RelOptions with the error's position in the statement.
 func relOptions(b *binder, kind RelOptionKind, opts []*pg.Node) error {
 	loc, err := RelOptions(kind, opts)
+	return b.errAtLoc(err, loc)
+}
+
+// errAtLoc gives err (a *pgerr.Error) the position of loc in the
+// statement, when loc is one.
+func (b *binder) errAtLoc(err error, loc int32) error {
 	if e := pgerr.As(err); e != nil {
 		if p := b.pos(loc); p > 0 {
 			e.Position = p
