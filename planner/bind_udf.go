@@ -8,6 +8,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -214,8 +215,11 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		return nil, pgerr.New(pgerr.SyntaxError, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
 	}
 	if n.SqlBody != nil {
-		return nil, pgerr.Unsupported("SQL-standard function bodies (RETURN, BEGIN ATOMIC) are not supported").
-			WithHint("Write the body as AS $$ SELECT ... $$ LANGUAGE sql.")
+		body, err := standardBody(n.SqlBody)
+		if err != nil {
+			return nil, err
+		}
+		fn.Body = body
 	}
 	for _, p := range n.Parameters {
 		fp := p.GetFunctionParameter()
@@ -253,6 +257,9 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		case "language":
 			language = strings.ToLower(d.Arg.GetString_().GetSval())
 		case "as":
+			if n.SqlBody != nil {
+				return nil, pgerr.New(codeInvalidFunctionDefinition, "duplicate function body specified")
+			}
 			list := d.Arg.GetList()
 			if list == nil || len(list.Items) != 1 {
 				return nil, pgerr.New(codeInvalidFunctionDefinition, "only one AS item needed for language \"sql\"")
@@ -278,7 +285,7 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		return nil, pgerr.New(pgerr.UndefinedObject, "language \"%s\" does not exist", language).
 			WithHint("Only LANGUAGE sql functions are supported.")
 	}
-	if fn.Body == "" && n.SqlBody == nil {
+	if fn.Body == "" {
 		return nil, pgerr.New(codeInvalidFunctionDefinition, "no function body specified")
 	}
 	b := newBinder(env)
@@ -290,4 +297,35 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		return nil, err
 	}
 	return fn, nil
+}
+
+// standardBody turns a SQL-standard body (RETURN expr, or BEGIN ATOMIC
+// with one SELECT) into the SELECT text the function is stored and
+// inlined as; pg_get_functiondef shows it in the AS form.
+func standardBody(n *pg.Node) (string, error) {
+	var sel *pg.Node
+	if r := n.GetReturnStmt(); r != nil {
+		sel = &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{
+			TargetList: []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: r.Returnval}}}}}}}
+	} else if l := n.GetList(); l != nil {
+		// BEGIN ATOMIC ... END: a list holding the list of statements.
+		stmts := l.Items
+		if len(stmts) == 1 && stmts[0].GetList() != nil {
+			stmts = stmts[0].GetList().Items
+		}
+		if len(stmts) == 1 && stmts[0].GetSelectStmt() != nil {
+			sel = stmts[0]
+		} else if len(stmts) == 1 && stmts[0].GetReturnStmt() != nil {
+			return standardBody(stmts[0])
+		}
+	}
+	if sel == nil {
+		return "", pgerr.Unsupported("a BEGIN ATOMIC body other than one SELECT or RETURN is not supported").
+			WithHint("SQL functions are inlined where they are called: the body must be RETURN <expression> or SELECT <expression>.")
+	}
+	text, err := sql.Deparse(sel)
+	if err != nil {
+		return "", pgerr.Internal("deparse function body: %v", err)
+	}
+	return text, nil
 }
