@@ -151,7 +151,7 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 			if asOf != nil {
 				return nil, nil, lookupRelErr(b, rv, "\""+rv.Relname+"\" is a WITH query")
 			}
-			return b.cteRef(cte, alias, rv)
+			return b.cteRef(l, cte, alias, rv)
 		}
 	}
 	if b.env == nil || b.env.Catalog == nil {
@@ -339,7 +339,7 @@ func systemRows(rows func(catalog.RowsContext) ([]arrowBatch, error), searchPath
 	}
 }
 
-func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*nsItem, error) {
+func (b *binder) cteRef(ref *level, cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	if cte.mod != nil {
 		return b.modifyingRef(cte, alias, rv) // dml_with.go
 	}
@@ -355,7 +355,7 @@ func (b *binder) cteRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode, []*n
 	if cte.recursive {
 		plan, err = b.recursiveCTE(cte)
 	} else {
-		plan, err = b.query(cte.query, cte.level, nil, true)
+		plan, err = b.query(cte.query, cteLevel(cte, ref), nil, true)
 		if err == nil {
 			plan = b.sharedCTE(cte, plan) // cte_shared.go
 		}

@@ -84,7 +84,7 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 			def.ctes[k] = v
 		}
 		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def, recursive: w.Recursive, loc: c.Location,
-			search: c.SearchClause, cycle: c.CycleClause, inline: c.Ctematerialized == pg.CTEMaterialize_CTEMaterializeNever}
+			search: c.SearchClause, cycle: c.CycleClause, inline: c.Ctematerialized == pg.CTEMaterialize_CTEMaterializeNever, owner: l}
 	}
 	return nil
 }

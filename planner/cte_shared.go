@@ -62,3 +62,33 @@ func callsVolatile(n lnode) bool {
 	}
 	return false
 }
+
+// cteLevel is the level a reference from ref binds cte's query in: it
+// sees the WITH queries before it and the levels enclosing the query that
+// defines it, as cte.level does, but an outer reference's depth counts
+// the subqueries between ref and those levels, since the query is inlined
+// at ref (`SELECT (WITH c AS (SELECT o.x) SELECT (SELECT * FROM c)) FROM
+// o` reads o.x two subqueries out). The levels from ref up to the owner
+// are stand-ins that show no names and carry only their subquery
+// boundaries; outside them the chain is the real one.
+func cteLevel(cte *cteDef, ref *level) *level {
+	if cte.owner == nil || ref == nil {
+		return cte.level
+	}
+	var head, tail *level
+	for y := ref; y != nil; y = y.parent {
+		s := &level{sub: y.sub}
+		if head == nil {
+			head = s
+		} else {
+			tail.parent = s
+		}
+		tail = s
+		if y == cte.owner {
+			s.hideParent = y.hideParent
+			s.parent = y.parent
+			return &level{parent: head, ctes: cte.level.ctes}
+		}
+	}
+	return cte.level // ref is not inside the owner: cannot happen
+}

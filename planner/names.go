@@ -81,7 +81,14 @@ func figure(n *pg.Node) string {
 		case pg.SubLinkType_ARRAY_SUBLINK:
 			return "array"
 		case pg.SubLinkType_EXPR_SUBLINK:
-			if s := sl.Subselect.GetSelectStmt(); s != nil && len(s.TargetList) == 1 {
+			s := sl.Subselect.GetSelectStmt()
+			for s != nil && s.Op != pg.SetOperation_SETOP_NONE && s.Larg != nil {
+				s = s.Larg // a set operation's columns are named by its first arm
+			}
+			if s != nil && len(s.ValuesLists) > 0 {
+				return "column1"
+			}
+			if s != nil && len(s.TargetList) == 1 {
 				rt := s.TargetList[0].GetResTarget()
 				if rt.Name != "" {
 					return rt.Name

@@ -217,6 +217,9 @@ type cteDef struct {
 	// inline is set for NOT MATERIALIZED: every reference computes the
 	// query anew even when it calls volatile functions.
 	inline bool
+	// owner is the level whose WITH defines the query (nil for the
+	// queries of INSERT/UPDATE/DELETE, bound as before).
+	owner *level
 	// shared is the query computed once per execution for all its
 	// references (cte_shared.go), set at the first reference that needs it.
 	shared *sharedCTE
