@@ -25,6 +25,10 @@ func optimize(n lnode) lnode {
 				in = j
 				continue
 			}
+			if s, ok := rowNotIn(c); ok {
+				in = &lJoin{left: in, right: optimize(s.plan), kind: exec.AntiJoin, conds: rowNotInConds(s)}
+				continue
+			}
 			rest = append(rest, c)
 		}
 		return push(in, rest)
@@ -346,6 +350,40 @@ func semiJoinable(c expr.Expr) (*sublink, bool) {
 		return nil, false
 	}
 	return s, true
+}
+
+// rowNotIn reports whether a WHERE condition is `(a, b) NOT IN
+// (subquery)` over an uncorrelated subquery. WHERE keeps a row only when
+// the condition is true: when every subquery row compares false, that is,
+// when no subquery row has each column pair compare true or unknown: an
+// anti join on `(a = x) IS NOT FALSE AND (b = y) IS NOT FALSE`
+// (rowNotInConds). NULLs behave as in PostgreSQL: an empty subquery keeps
+// every row, a row of NULLs is dropped by any subquery row.
+func rowNotIn(c expr.Expr) (*sublink, bool) {
+	n, ok := c.(*expr.Not)
+	if !ok {
+		return nil, false
+	}
+	s, ok := n.E.(*sublink)
+	if !ok || s.kind != expr.AnySubquery || s.rowLHS == nil || s.array != nil || len(s.outer) > 0 || hasOuterRefs(s.plan) {
+		return nil, false
+	}
+	for _, x := range s.rowLHS {
+		if hasSubquery(x) {
+			return nil, false
+		}
+	}
+	return s, true
+}
+
+// rowNotInConds are rowNotIn's anti join conditions.
+func rowNotInConds(s *sublink) []expr.Expr {
+	f := false
+	out := make([]expr.Expr, len(s.rowLHS))
+	for i, c := range semiConds(s) {
+		out[i] = &expr.IsBool{E: c, Value: &f, Not: true}
+	}
+	return out
 }
 
 // semiConds are the join conditions of a semi-joined IN subquery.
