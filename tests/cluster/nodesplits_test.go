@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -70,4 +71,19 @@ func TestClusterNodeSplitsWorkerKilled(t *testing.T) {
 		t.Fatalf("the kill was not mid-stream: %d bids counted before it, %d at the end", before, after)
 	}
 	t.Logf("kill -9 of n3 with %d of %d bids counted: equal to one node %.2f s after the kill", before, after, time.Since(killed).Seconds())
+}
+
+// TestClusterNodeSplitsPartition: TestClusterPartition with the splits on
+// the nodes: the cut exchange into n3 now also carries the worker n2's
+// exchanges to n3's instances (worker to worker). The streams through
+// the cut go silent and fail after the exchange timeout, the views fail
+// (n2's part with them) and restart from the checkpoint, and after
+// healing equal one streamsqld's.
+func TestClusterNodeSplitsPartition(t *testing.T) {
+	out := partition(t, "--cluster-node-splits")
+	m := regexp.MustCompile(`cluster: this node's instances of job \d+ \(assignment 1\) ended: .*`).FindString(out)
+	if m == "" {
+		t.Fatalf("n2's instances did not end at the cut:\n%s", out)
+	}
+	t.Logf("n2: %s", m)
 }
