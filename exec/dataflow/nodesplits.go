@@ -142,13 +142,7 @@ func (j *Job) startPlacedParallel(p *stream.Parallel, op int, sp SplitPlacement,
 				src = ri.srcs[ri.ns]
 				ri.ns++
 			}
-			r := newRoot()
-			r.source, r.idx, r.split, r.splits = s.Rel, len(j.roots), s2, n
-			j.roots = append(j.roots, r)
-			w := j.newWM(s)
-			if ri != nil {
-				ri.applyWM(w)
-			}
+			r, w := j.newSplitRoot(s, s2, n, ri)
 			x := SplitStream{Ctx: j.env.Ctx, Job: j.spec.ID, Op: op, Input: i, Split: s2, Instance: -1, N: n, Fail: j.fail}
 			if !sp.Local(j.spec.ID, s2, n) {
 				j.startRemoteRoot(r, sp, x, src.start, w)
