@@ -87,3 +87,31 @@ func TestClusterNodeSplitsPartition(t *testing.T) {
 	}
 	t.Logf("n2: %s", m)
 }
+
+// TestClusterNodeSplitsCoordinatorKilled: kill -9 of the coordinator n1
+// mid-stream with the splits on the nodes: n2, elected, restarts both
+// views from the committed checkpoint as their coordinator (the splits
+// n1 read now on n2, at their recorded positions; n3 keeps reading its
+// own), and the views on n2 and n3 equal one streamsqld's.
+func TestClusterNodeSplitsCoordinatorKilled(t *testing.T) {
+	want := singleRun(t, unpacedViews)
+	n1, n2, n3, oids, endpoint, env := threeNodesOn(t, clustertest.StartS3(t, "ckpt"), pacedViews, "--cluster-node-splits")
+	splitLogs(t, oids, n2, n3)
+	committedAfter(t, endpoint, env, oids, 0)
+	m3 := len(n3.out.String())
+	n1.kill()
+	killed := time.Now()
+	for _, oid := range oids {
+		waitLog(t, n2, 60*time.Second, "cluster: view "+oid+" restarted from checkpoint ")
+		waitLog(t, n3, 30*time.Second, "cluster: job "+oid+" restarted on this node from checkpoint ")
+	}
+	// over n2 and n3: n3 reads per_auction's splits 2 and 3 of 4
+	waitLogAfter(t, n3, m3, 30*time.Second, "cluster: job "+oids[0]+" operator 0: this node reads splits [2,4) of 4")
+	waitEqual(t, want, 120*time.Second, n2, n3)
+	for _, n := range []*node{n2, n3} {
+		if out := n.out.String(); strings.Contains(out, "restarts from its inputs") || strings.Contains(out, "rebuilt from its inputs") {
+			t.Fatalf("%s restarted a view from its inputs, not from the committed checkpoint:\n%s", n.id, out)
+		}
+	}
+	t.Logf("kill -9 of the coordinator: equal to one node on n2 and n3 %.2f s after the kill", time.Since(killed).Seconds())
+}
