@@ -106,24 +106,34 @@ func serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Ser
 	}()
 	for op, p := range dataflow.ParallelNodes(plan) {
 		n := max(p.N, 1)
+		if r != nil && r.Splits != nil && r.Splits.PlacedOp(plan, op) { // splits.go
+			cks := map[int]*instanceCkpt{}
+			lo, hi := a.Instances(self, n)
+			for k := lo; k < hi; k++ {
+				ck, err := serveCkpt(ctx, r, rs, plan, job, op, k, p)
+				if err != nil {
+					env.Fail(err)
+					return nil, err
+				}
+				cks[k] = ck
+			}
+			if err := servePlaced(sctx, env, r.Splits, self, a, srv, opt, coord, job, plan, op, cks); err != nil {
+				env.Fail(err)
+				return nil, err
+			}
+			r.logf("cluster: job %d operator %d: this node reads splits [%d,%d) of %d, its exchanges sending to every node's instances directly", job, op, lo, hi, n)
+			continue
+		}
 		lo, hi := a.Instances(self, n)
 		for k := lo; k < hi; k++ {
 			var ins []<-chan stream.Message
 			for i := range p.Input.Inputs() {
 				ins = append(ins, srv.Inbound(sctx, StreamID(a.Generation, job, op, k, fmt.Sprintf("in%d", i)), env.Fail))
 			}
-			var ck *instanceCkpt
-			if r != nil && r.store != nil {
-				ck = newInstanceCkpt(r, job, op, k, p)
-				if rs != nil {
-					st, err := rs.InstanceState(ctx, plan, job, op, k)
-					if err != nil {
-						err = fmt.Errorf("cluster: restore instance %d of operator %d of job %d from checkpoint %d: %w", k, op, job, rs.Epoch(), err)
-						env.Fail(err)
-						return nil, err
-					}
-					ck.restored = st
-				}
+			ck, err := serveCkpt(ctx, r, rs, plan, job, op, k, p)
+			if err != nil {
+				env.Fail(err)
+				return nil, err
 			}
 			var sck stream.Checkpointer
 			if ck != nil {
@@ -141,4 +151,22 @@ func serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Ser
 		}
 	}
 	return env, nil
+}
+
+// serveCkpt is the checkpointer of instance k of operator op (p) of job
+// on a worker with an object store (nil without), restored from rs when
+// it is not nil.
+func serveCkpt(ctx context.Context, r *Runner, rs *Restore, plan stream.Node, job uint32, op, k int, p *stream.Parallel) (*instanceCkpt, error) {
+	if r == nil || r.store == nil {
+		return nil, nil
+	}
+	ck := newInstanceCkpt(r, job, op, k, p)
+	if rs != nil {
+		st, err := rs.InstanceState(ctx, plan, job, op, k)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: restore instance %d of operator %d of job %d from checkpoint %d: %w", k, op, job, rs.Epoch(), err)
+		}
+		ck.restored = st
+	}
+	return ck, nil
 }

@@ -32,6 +32,11 @@ type Runner struct {
 	// before the runner is used; 0: 30 s): a stalled store fails the
 	// upload, and the instance reports the failure.
 	UploadTimeout time.Duration
+	// Splits, when set (on every node, before the runner is used), runs
+	// the split readers of a view's placeable operators on the nodes of
+	// their instances, with N×N exchanges between the nodes (splits.go);
+	// nil: every source runs on the coordinator.
+	Splits *dataflow.Runtime
 
 	mu      sync.Mutex
 	assigns map[uint32]cluster.Assignment // a view's job -> the assignment it runs with

@@ -30,6 +30,8 @@ type clusterConfig struct {
 	// exchangeTimeout is how long an exchange stream may stay silent.
 	exchangeListen, exchangeAdvertise string
 	exchangeTimeout                   time.Duration
+	// nodeSplits runs split sources on the nodes (dist.Runner.Splits).
+	nodeSplits bool
 }
 
 // clusterFlagValues are the raw flags, parsed by parse.
@@ -37,6 +39,7 @@ type clusterFlagValues struct {
 	cluster, checkpointURL, nodeID, advertise *string
 	exchangeListen, exchangeAdvertise         *string
 	leaseTTL, ckptTimeout, exchangeTimeout    *time.Duration
+	nodeSplits                                *bool
 }
 
 func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
@@ -59,6 +62,8 @@ func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
 			"with --cluster: the host:port other nodes reach this node's exchange at (default: the --advertise-address host and the exchange's port)"),
 		exchangeTimeout: fs.Duration("cluster-exchange-timeout", 10*time.Second,
 			"with --cluster: how long a data exchange connection between nodes may stay silent (no data, no heartbeat) before the views using it fail and are restarted from the last checkpoint: detects a dead, paused or partitioned peer"),
+		nodeSplits: fs.Bool("cluster-node-splits", false,
+			"with --cluster (experimental, give it to every node or none): read each split of a generator source (nexmark, datagen) on the node of the instance of the same number, its stateless operators and hash exchange with it, the exchange sending to every node directly; only for a keyed operator whose every input is such a source"),
 	}
 }
 
@@ -67,7 +72,7 @@ func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
 func (v clusterFlagValues) parse(given map[string]bool) (*clusterConfig, error) {
 	if *v.cluster == "" {
 		for _, f := range []string{"checkpoint-url", "node-id", "advertise-address", "cluster-lease-ttl", "cluster-checkpoint-timeout",
-			"exchange-listen", "advertise-exchange", "cluster-exchange-timeout"} {
+			"exchange-listen", "advertise-exchange", "cluster-exchange-timeout", "cluster-node-splits"} {
 			if given[f] {
 				return nil, fmt.Errorf("--%s needs --cluster", f)
 			}
@@ -109,7 +114,7 @@ func (v clusterFlagValues) parse(given map[string]bool) (*clusterConfig, error) 
 	}
 	return &clusterConfig{target: t, checkpoint: cu, nodeID: *v.nodeID, leaseTTL: *v.leaseTTL, advertise: *v.advertise,
 		ckptTimeout: *v.ckptTimeout, exchangeListen: *v.exchangeListen, exchangeAdvertise: *v.exchangeAdvertise,
-		exchangeTimeout: *v.exchangeTimeout}, nil
+		exchangeTimeout: *v.exchangeTimeout, nodeSplits: *v.nodeSplits}, nil
 }
 
 // joinCluster checks the checkpoint store and joins the cluster; the

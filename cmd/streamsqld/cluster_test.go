@@ -40,6 +40,7 @@ func TestClusterFlagsParse(t *testing.T) {
 		{[]string{"--exchange-listen", "h:1"}, "--exchange-listen needs --cluster"},
 		{[]string{"--advertise-exchange", "h:1"}, "--advertise-exchange needs --cluster"},
 		{[]string{"--cluster-exchange-timeout", "5s"}, "--cluster-exchange-timeout needs --cluster"},
+		{[]string{"--cluster-node-splits"}, "--cluster-node-splits needs --cluster"},
 		{append(base, "--cluster-exchange-timeout", "10ms"), "--cluster-exchange-timeout must be at least 100ms"},
 		{append(base, "--exchange-listen", "nohost"), "--exchange-listen \"nohost\""},
 		{append(base, "--advertise-exchange", "nohost"), "--advertise-exchange \"nohost\""},

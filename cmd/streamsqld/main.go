@@ -111,6 +111,9 @@ func run(cfg config) error {
 		}
 		return fmt.Errorf("open %s: %w", cfg.dataDir, err)
 	}
+	if runner != nil && cfg.cluster.nodeSplits {
+		runner.Splits = eng.Dataflow() // before the statement log is followed
+	}
 	if cfg.user != "" {
 		if err := eng.EnsureSuperuser(cfg.user, cfg.password); err != nil {
 			eng.Close()

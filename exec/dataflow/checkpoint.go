@@ -626,7 +626,7 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 // checkpointReady reports whether every job of run is past its epoch.
 func (rt *Runtime) checkpointReady(run *ckptRun) bool {
 	for id, j := range run.jobs {
-		if j.done.Load() < run.epoch && j.Err() == nil && !j.stopped.Load() && rt.Job(id) == j {
+		if (j.done.Load() < run.epoch || !j.reportedAll(run.epoch)) && j.Err() == nil && !j.stopped.Load() && rt.Job(id) == j {
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,6 +26,12 @@ type root struct {
 	mu     sync.Mutex
 	reqs   []barrierReq  // barriers requested, not yet sent
 	wake   chan struct{} // capacity 1: signaled by request
+	// A split read on another node (nodesplits.go): remote on the
+	// coordinator's proxy root, with the last epoch the node reported;
+	// report, on the node, sends each cut to the coordinator.
+	remote   bool
+	reported atomic.Uint64
+	report   func(b barrierReq, pos []byte, resumable bool, w *wmTracker)
 }
 
 func newRoot() *root { return &root{wake: make(chan struct{}, 1)} }
@@ -241,6 +248,10 @@ func (j *Job) sendBarriers(out chan<- stream.Message, reqs []barrierReq, w *wmTr
 // source cannot resume), and its watermark. Checkpoints keep it; view
 // changelogs keep every epoch's (changelog.go).
 func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wmTracker) {
+	if r.report != nil {
+		r.report(b, pos, resumable, w)
+		return
+	}
 	if !b.ckpt && j.rt.cl == nil {
 		return
 	}

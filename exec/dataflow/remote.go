@@ -45,12 +45,7 @@ func (j *Job) place(p *stream.Parallel, k int, ins []<-chan stream.Message) (<-c
 	if pl == nil {
 		return nil, false, nil
 	}
-	op := -1
-	for i, q := range ParallelNodes(j.spec.Plan) {
-		if q == p {
-			op = i
-		}
-	}
+	op := j.opIndex(p)
 	if op < 0 {
 		return nil, false, internalf("dataflow: %s is not in the plan of %s", p.Explain(), j.spec.Name)
 	}
@@ -62,6 +57,16 @@ func (j *Job) place(p *stream.Parallel, k int, ins []<-chan stream.Message) (<-c
 	}
 	out, ok := pl.Place(InstancePlace{Ctx: j.env.Ctx, Job: j.spec.ID, Op: op, Instance: k, N: max(p.N, 1), Fail: j.fail}, ins)
 	return out, ok, nil
+}
+
+// opIndex is p's index in ParallelNodes of the job's plan (-1: none).
+func (j *Job) opIndex(p *stream.Parallel) int {
+	for i, q := range ParallelNodes(j.spec.Plan) {
+		if q == p {
+			return i
+		}
+	}
+	return -1
 }
 
 // ParallelNodes lists the Parallel nodes of plan in preorder: the index

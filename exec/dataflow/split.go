@@ -79,13 +79,7 @@ func (j *Job) startSplit(s *stream.Scan, k, frag int, ri *resumeInputs) ([]<-cha
 				return nil, err
 			}
 		}
-		r := newRoot()
-		r.source, r.idx, r.split, r.splits = s.Rel, len(j.roots), i, k
-		j.roots = append(j.roots, r)
-		w := j.newWM(s)
-		if ri != nil {
-			ri.applyWM(w)
-		}
+		r, w := j.newSplitRoot(s, i, k, ri)
 		if sa != nil && w != nil && src.partition == nil {
 			src.align = &aligner{a: sa, i: i}
 		}
@@ -95,6 +89,20 @@ func (j *Job) startSplit(s *stream.Scan, k, frag int, ri *resumeInputs) ([]<-cha
 		j.labeled(frag, i, k, RoleReader, s.Name, func() { go j.readSource(r, src, w, out) })
 	}
 	return outs, nil
+}
+
+// newSplitRoot adds the root of reader i of k of source scan s to the
+// job, and returns it with its watermark tracker (given the checkpoint's
+// watermark when the job resumes); rt.mu is held.
+func (j *Job) newSplitRoot(s *stream.Scan, i, k int, ri *resumeInputs) (*root, *wmTracker) {
+	r := newRoot()
+	r.source, r.idx, r.split, r.splits = s.Rel, len(j.roots), i, k
+	j.roots = append(j.roots, r)
+	w := j.newWM(s)
+	if ri != nil {
+		ri.applyWM(w)
+	}
+	return r, w
 }
 
 // readerDone is the column of the watermark a split reader sends once its

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -20,7 +21,8 @@ import (
 // (q5, q9: bench/nexmark/<name>.sql, over the sources person, auction and
 // bid; default q5) or a SELECT over bid; at streaming_parallelism
 // CLUSTER_BENCH_PARALLELISM (default 4). The view must have the same rows
-// on every run.
+// on every run. CLUSTER_BENCH_NODE_SPLITS set: the nodes run with
+// --cluster-node-splits.
 func TestClusterThroughput(t *testing.T) {
 	events, _ := strconv.Atoi(os.Getenv("CLUSTER_BENCH_EVENTS"))
 	if events == 0 {
@@ -50,12 +52,25 @@ func TestClusterThroughput(t *testing.T) {
 		"CREATE SOURCE person (WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND) WITH (connector = 'nexmark', table = 'person', events = '" + n + "')",
 	}
 	var first []string
-	measure := func(coord *node) time.Duration {
+	measure := func(coord *node, others ...*node) time.Duration {
 		coord.exec(t, ddl...)
+		all := append([]*node{coord}, others...)
+		cpu0 := make([]float64, len(all))
+		for i, x := range all {
+			cpu0[i] = cpuSeconds(t, x)
+		}
 		start := time.Now()
 		coord.exec(t, "SET streaming_parallelism = "+strconv.Itoa(par), "CREATE MATERIALIZED VIEW q AS "+q)
 		coord.exec(t, "FLUSH")
 		d := time.Since(start)
+		var cpu []string
+		total := 0.0
+		for i, x := range all {
+			c := cpuSeconds(t, x) - cpu0[i]
+			total += c
+			cpu = append(cpu, fmt.Sprintf("%s %.2f", x.id, c))
+		}
+		t.Logf("CPU seconds from CREATE to the end of FLUSH: %s (total %.2f; load %s)", strings.Join(cpu, ", "), total, loadAvg())
 		rows, err := coord.query(t, "SELECT * FROM q ORDER BY 1, 2")
 		if err != nil {
 			t.Fatal(err)
@@ -82,6 +97,9 @@ func TestClusterThroughput(t *testing.T) {
 	for run, size := range sizes {
 		prefix := "sq" + strconv.Itoa(run)
 		flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/" + prefix, "--checkpoint-url", "s3://ckpt/" + prefix, "--checkpoint-interval", "0"}
+		if os.Getenv("CLUSTER_BENCH_NODE_SPLITS") != "" {
+			flags = append(flags, "--cluster-node-splits")
+		}
 		id := func(i int) string { return prefix + "n" + strconv.Itoa(i) }
 		n1 := start(t, env, id(1), flags...)
 		waitNodes(t, n1, "SELECT role FROM streamsql_nodes", []string{"coordinator"})
@@ -91,7 +109,7 @@ func TestClusterThroughput(t *testing.T) {
 			want = append(want, id(i))
 		}
 		waitNodes(t, n1, "SELECT node_id FROM streamsql_nodes ORDER BY 1", want)
-		dn := measure(n1)
+		dn := measure(n1, nodes[1:]...)
 		t.Logf("%d nodes: %d events in %.2f s: %.0f events/s (%.2fx one process)", size, events, dn.Seconds(), float64(events)/dn.Seconds(), d1.Seconds()/dn.Seconds())
 		for _, x := range nodes {
 			x.kill()
@@ -186,4 +204,25 @@ func TestClusterCheckpointScale(t *testing.T) {
 	}
 	t.Logf("%d events, %d groups: kill -9 of n3, restart done %.2f s after it, view equal to one node %.2f s after it",
 		events, len(want), restarted.Seconds(), time.Since(killed).Seconds())
+}
+
+// cpuSeconds is the user and system CPU time n's process has used.
+func cpuSeconds(t *testing.T, n *node) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the fields after the command's closing parenthesis: utime and
+	// stime are the 12th and 13th, in clock ticks (100 per second)
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	u, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (u + st) / 100
+}
+
+// loadAvg is the machine's 1-minute load average.
+func loadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return strings.Fields(string(b) + " ?")[0]
 }

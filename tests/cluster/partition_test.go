@@ -22,12 +22,19 @@ import (
 // checkpoint one lease TTL later. The partition then heals, the
 // restarted streams connect, and the views equal one streamsqld's.
 func TestClusterPartition(t *testing.T) {
+	partition(t)
+}
+
+// partition is TestClusterPartition with more flags for every node; it
+// returns the worker n2's output since the cut.
+func partition(t *testing.T, more ...string) string {
 	want := singleRun(t, outageSingle)
 	etcd := clustertest.StartEtcd(t)
 	s3 := clustertest.StartS3(t, "ckpt")
 	env := s3.Env()
 	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s",
 		"--checkpoint-interval", "300ms", "--cluster-exchange-timeout", "2s"}
+	flags = append(flags, more...)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +53,7 @@ func TestClusterPartition(t *testing.T) {
 		t.Fatalf("the views' OIDs: %v %v", oids, err)
 	}
 	e0 := committedAfter(t, etcd.Endpoint, env, oids, 0)
-	m1, m3 := len(n1.out.String()), len(n3.out.String())
+	m1, m2, m3 := len(n1.out.String()), len(n2.out.String()), len(n3.out.String())
 	before := bidsCounted(t, n1)
 
 	proxy.Cut()
@@ -79,6 +86,7 @@ func TestClusterPartition(t *testing.T) {
 	}
 	t.Logf("exchange into n3 cut with %d bids counted: the views failed %.2f s after the cut (exchange timeout 2 s), restarted from the checkpoint %.2f s after it (lease TTL 2 s); healed after %.2f s; equal to one node %.2f s after healing",
 		before, detected.Seconds(), restarted.Seconds(), healed.Sub(cut).Seconds(), time.Since(healed).Seconds())
+	return n2.out.String()[m2:]
 }
 
 // waitLogAfter waits (up to d) until n's output after its first from
