@@ -1,0 +1,138 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/clustertest"
+	"github.com/streamsql/streamsql/cluster/objstore"
+)
+
+// TestClusterDamagedCheckpoint: the committed checkpoint is damaged in
+// the store (an object its manifest names deleted and another
+// overwritten, or the manifest itself overwritten) and then the worker
+// n3 is killed. The coordinator's restart verifies what it reads
+// (sizes, CRCs), finds the pointer's checkpoint damaged and restarts the
+// views from the pointer's previous checkpoint, never from their inputs;
+// the workers restore from it too; commits resume after it, and the
+// views equal one streamsqld's over the same input. While the store is
+// damaged its manifests' PUTs are held, so that the pointer cannot move
+// past the damage before the restart.
+func TestClusterDamagedCheckpoint(t *testing.T) {
+	want := singleRun(t, outageSingle)
+	for _, c := range []struct {
+		name string
+		// damage damages checkpoint m (at key) in the store and returns
+		// what n1 logs for it.
+		damage func(t *testing.T, s3 *clustertest.S3, key string, m *objstore.Manifest, oids []string) []string
+	}{
+		{"objects", func(t *testing.T, s3 *clustertest.S3, _ string, m *objstore.Manifest, oids []string) []string {
+			gone := workerObject(t, m, oids[0])
+			if _, err := s3.Backend.DeleteObject("ckpt", gone.Key); err != nil {
+				t.Fatal(err)
+			}
+			bad := workerObject(t, m, oids[1])
+			overwrite(t, s3, bad.Key, int(bad.Size))
+			return []string{"cluster: view " + oids[0] + " restores from the previous checkpoint, ",
+				"cluster: view " + oids[1] + " restores from the previous checkpoint, "}
+		}},
+		{"manifest", func(t *testing.T, s3 *clustertest.S3, key string, _ *objstore.Manifest, _ []string) []string {
+			overwrite(t, s3, key, 200)
+			return []string{"cannot be read (objstore: checkpoint damaged: manifest "}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s3 := clustertest.StartS3(t, "ckpt")
+			n1, n2, n3, oids, endpoint, env := threeNodesOn(t, s3, outageViews, "--cluster-checkpoint-timeout", "2s")
+			e0 := committedAfter(t, endpoint, env, oids, 0)
+			committedAfter(t, endpoint, env, oids, e0)
+
+			// The pointer stops: once a commit failed on a held manifest
+			// PUT, no later one can move it (one commit at a time).
+			mark := len(n1.out.String())
+			s3.Faults.Set(clustertest.FaultStall, "/MANIFEST")
+			deadline := time.Now().Add(60 * time.Second)
+			for f, _ := failedCommits(n1, mark, nil); f == 0; f, _ = failedCommits(n1, mark, nil) {
+				if time.Now().After(deadline) {
+					t.Fatal("no checkpoint failed within 60 s of the manifests' PUTs held")
+				}
+				time.Sleep(50 * time.Millisecond) // polling with a deadline
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cli, store := openCheckpoints(t, ctx, endpoint, env)
+			p, _, ok, err := cluster.ReadPointer(ctx, cli, "/sq")
+			if err != nil || !ok || p.PreviousManifest == "" {
+				t.Fatalf("committed pointer: %+v %v (found %v)", p, err, ok)
+			}
+			m, err := store.ReadManifest(ctx, p.Manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev, err := store.Load(ctx, p.PreviousManifest)
+			if err != nil {
+				t.Fatalf("the previous checkpoint, %d: %v", p.Previous, err)
+			}
+			workerObject(t, &prev.Manifest, oids[0]) // the previous one has the views' state on the workers
+			workerObject(t, &prev.Manifest, oids[1])
+			logs := c.damage(t, s3, p.Manifest, m, oids)
+			if _, err := store.Load(ctx, p.Manifest); err == nil {
+				t.Fatalf("checkpoint %d still loads after the damage", p.Epoch)
+			}
+
+			m1, m2 := len(n1.out.String()), len(n2.out.String())
+			n3.kill()
+			killed := time.Now()
+			for _, what := range logs {
+				waitLogAfter(t, n1, m1, 60*time.Second, what)
+			}
+			for _, oid := range oids {
+				if from := restartedFrom(t, n1, m1, 60*time.Second, oid); from != p.Previous {
+					t.Fatalf("view %s restarted from checkpoint %d, want %d, the previous of damaged %d", oid, from, p.Previous, p.Epoch)
+				}
+			}
+			restarted := time.Since(killed)
+			s3.Faults.Set(clustertest.FaultNone, "")
+			for _, oid := range oids {
+				waitLogAfter(t, n2, m2, 60*time.Second, "cluster: job "+oid+" restarted on this node from checkpoint "+strconv.FormatUint(p.Previous, 10)+" ")
+			}
+			// Commits resume after the damaged one.
+			after := committedAfter(t, endpoint, env, oids, p.Epoch)
+			waitEqual(t, want, 120*time.Second, n1, n2)
+			for _, n := range []*node{n1, n2} {
+				if out := n.out.String(); strings.Contains(out, "restarts from its inputs") || strings.Contains(out, "restarted on this node from its inputs") {
+					t.Fatalf("%s restarted a view from its inputs:\n%s", n.id, out)
+				}
+			}
+			t.Logf("checkpoint %d damaged (%s), kill -9 of n3: views restarted from the previous checkpoint %d %.2f s after the kill (lease TTL 2 s); checkpoint %d committed after it; equal %.2f s after the kill",
+				p.Epoch, c.name, p.Previous, restarted.Seconds(), after, time.Since(killed).Seconds())
+		})
+	}
+}
+
+// workerObject is an object of m that a worker uploaded for job oid.
+func workerObject(t *testing.T, m *objstore.Manifest, oid string) objstore.Object {
+	t.Helper()
+	for _, o := range m.Objects {
+		if strings.HasPrefix(o.Op, oid+".") && o.Size > 0 {
+			return o
+		}
+	}
+	t.Fatalf("checkpoint %d has no worker's object of job %s", m.Epoch, oid)
+	return objstore.Object{}
+}
+
+// overwrite replaces object key of the store with size bytes that are
+// not its own.
+func overwrite(t *testing.T, s3 *clustertest.S3, key string, size int) {
+	t.Helper()
+	junk := bytes.Repeat([]byte{0x5a}, size)
+	if _, err := s3.Backend.PutObject("ckpt", key, map[string]string{}, bytes.NewReader(junk), int64(size), nil); err != nil {
+		t.Fatal(err)
+	}
+}
