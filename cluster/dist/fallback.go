@@ -12,8 +12,8 @@ import (
 // during a restart, object missing or corrupt at restart).
 
 // ReadContext bounds one attempt to read a restart's checkpoint (the
-// coordinator's read of every view's part, a worker's read of its
-// instances' state) by UploadTimeout (--cluster-checkpoint-timeout): a
+// coordinator's read of the pointer and manifest, then of each view's
+// part; a worker's read of its instances' state) by UploadTimeout (--cluster-checkpoint-timeout): a
 // GET the store never answers is given up, and the attempt is retried
 // (a worker's openRestore) or the restart postponed (the coordinator's)
 // instead of waiting forever.

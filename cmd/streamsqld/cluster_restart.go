@@ -97,11 +97,11 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 // damaged restarts from the previous one (restartPoint).
 func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) bool {
 	start := time.Now()
-	// The reads of the checkpoint (its manifest here, every view's part
+	// The reads of the checkpoint (its manifest here, each view's part
 	// below) are bounded: a stalled store postpones the restart.
 	rctx, cancel := r.ReadContext(ctx)
-	defer cancel()
 	pl, err := r.BeginRestart(rctx)
+	cancel()
 	if err != nil {
 		logf("cluster: restart of views %v postponed: %v", jobs, err)
 		return false
@@ -112,7 +112,7 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		from = fmt.Sprintf("checkpoint %d", pl.Restore.Epoch())
 	}
 	// Every view's checkpoint is read before any restart is logged, each
-	// read bounded (a stalled store postpones the restart).
+	// view's read bounded (a stalled store postpones the restart).
 	type point struct {
 		cp   *checkpoint.Checkpoint
 		from *dist.Restore
@@ -120,7 +120,9 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 	points := map[uint32]point{}
 	var run []uint32
 	for _, job := range jobs {
+		rctx, cancel := r.ReadContext(ctx)
 		cp, from, err := restartPoint(rctx, pl, eng, job, logf)
+		cancel()
 		if errors.Is(err, errSinkDamaged) {
 			continue // stays failed; tried again a TTL later
 		}
