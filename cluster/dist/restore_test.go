@@ -146,4 +146,33 @@ func TestRestoreByInstance(t *testing.T) {
 	if _, err := rs.InstanceState(ctx, spec.Plan, job, 0, 1); !errors.Is(err, objstore.ErrCorrupt) {
 		t.Fatalf("a damaged object restored: %v", err)
 	}
+
+	// A checkpoint whose objects are the committed bytes but do not
+	// decode (a worker's state), or without the coordinator's part, is
+	// damaged too (ErrCorrupt: the restart falls back to the previous
+	// checkpoint instead of waiting for it forever).
+	junk, err := store.PutState(ctx, epoch+1, "n2", 2, instanceName(job, 0, 1)+".n0", lo, hi, []byte("Xjunk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = store.Commit(ctx, pointerOnly{}, objstore.Manifest{Epoch: epoch + 1, Objects: append(objs[:len(objs)-1:len(objs)-1], junk), Meta: meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs, err = OpenRestore(ctx, store, p.Manifest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.JobCheckpoint(ctx, spec.Plan, job); !errors.Is(err, objstore.ErrCorrupt) {
+		t.Fatalf("an object that does not decode: %v, want ErrCorrupt", err)
+	}
+	p, err = store.Commit(ctx, pointerOnly{}, objstore.Manifest{Epoch: epoch + 2, Objects: []objstore.Object{o}, Meta: meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs, err = OpenRestore(ctx, store, p.Manifest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.JobCheckpoint(ctx, spec.Plan, job); !errors.Is(err, objstore.ErrCorrupt) {
+		t.Fatalf("no coordinator's part: %v, want ErrCorrupt", err)
+	}
 }
