@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/dist"
 	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/exec/dataflow"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/storage/checkpoint"
 )
 
@@ -83,4 +85,16 @@ func restartPoint(ctx context.Context, pl *dist.Plan, eng *engine.Engine, job ui
 	}
 	logf("cluster: view %d restarts from its inputs: %v", job, damaged)
 	return nil, nil, nil
+}
+
+// alreadyRan says whether statement st of the log failed to replay only
+// because this node ran it before it restarted on its old data directory:
+// it created a relation (st.OID), the replay found it existing (42P07,
+// 42710), and the catalog has that OID (catalogs that replay the same
+// log hand out the same OIDs). The relation's instances are placed by
+// the next restart entry (the log's assignment names this node's old
+// incarnation).
+func alreadyRan(eng *engine.Engine, st cluster.Statement, err error) bool {
+	code := pgerr.CodeOf(err)
+	return st.OID != 0 && (code == pgerr.DuplicateTable || code == pgerr.DuplicateObject) && eng.ClusterHasRelation(st.OID)
 }

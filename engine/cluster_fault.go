@@ -11,3 +11,8 @@ func (e *Engine) ClusterJobIsSink(oid uint32) bool {
 	rel := e.cat.Relation(oid)
 	return rel != nil && rel.Kind == catalog.KindSink
 }
+
+// ClusterHasRelation says whether this node's catalog has relation oid
+// (a statement of the cluster's log that it ran before it restarted on
+// its old data directory: cmd/streamsqld skips its replay).
+func (e *Engine) ClusterHasRelation(oid uint32) bool { return e.cat.Relation(oid) != nil }
