@@ -155,24 +155,20 @@ func TestRestoreByInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err = store.Commit(ctx, pointerOnly{}, objstore.Manifest{Epoch: epoch + 1, Objects: append(objs[:len(objs)-1:len(objs)-1], junk), Meta: meta})
-	if err != nil {
-		t.Fatal(err)
+	damaged := func(e uint64, objs []objstore.Object, what string) {
+		t.Helper()
+		p, err := store.Commit(ctx, pointerOnly{}, objstore.Manifest{Epoch: e, Objects: objs, Meta: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := OpenRestore(ctx, store, p.Manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rs.JobCheckpoint(ctx, spec.Plan, job); !errors.Is(err, objstore.ErrCorrupt) {
+			t.Fatalf("%s: %v, want ErrCorrupt", what, err)
+		}
 	}
-	if rs, err = OpenRestore(ctx, store, p.Manifest); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rs.JobCheckpoint(ctx, spec.Plan, job); !errors.Is(err, objstore.ErrCorrupt) {
-		t.Fatalf("an object that does not decode: %v, want ErrCorrupt", err)
-	}
-	p, err = store.Commit(ctx, pointerOnly{}, objstore.Manifest{Epoch: epoch + 2, Objects: []objstore.Object{o}, Meta: meta})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rs, err = OpenRestore(ctx, store, p.Manifest); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rs.JobCheckpoint(ctx, spec.Plan, job); !errors.Is(err, objstore.ErrCorrupt) {
-		t.Fatalf("no coordinator's part: %v, want ErrCorrupt", err)
-	}
+	damaged(epoch+1, append(objs[:len(objs)-1:len(objs)-1], junk), "an object that does not decode")
+	damaged(epoch+2, []objstore.Object{o}, "no coordinator's part")
 }
