@@ -209,6 +209,14 @@ func Open(cfg Config) (*Engine, error) {
 		c.SetSubscriptionStatus(e.subscriptionStatus) // jobs.go
 	}
 	views := e.matViews()
+	if cfg.Cluster != nil {
+		// A cluster node restarted on its old data directory: the
+		// cluster starts its views and sinks (the coordinator's restart
+		// from the cluster's checkpoint, a worker's part by restart
+		// entries), never this node from its local checkpoint
+		// (docs/contributing/cluster.md, "Restart after a node's loss").
+		views = nil
+	}
 	e.recov = newRecovery(views, opened)
 	cfg.Logf("recovery: tables and catalog opened in %s", roundDur(time.Since(opened)))
 	if cfg.RecoverViewsInBackground {

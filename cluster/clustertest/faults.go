@@ -25,6 +25,10 @@ const (
 	// path and answers every later one with 500 InternalError: the
 	// first reader of an object gets it, the next ones do not.
 	FaultFailAfterFirst
+	// FaultStallAfterFirst passes the first matching request for each
+	// path and stalls every later one (as FaultStall): the first reader
+	// of an object gets it, the next ones wait.
+	FaultStallAfterFirst
 )
 
 // Faults is an http.Handler in front of the fake S3 that injects a
@@ -57,7 +61,7 @@ func (f *Faults) SetMethod(method string, fault Fault, match string) {
 		f.release = nil
 	}
 	f.fault, f.method, f.match, f.seen = fault, method, match, map[string]bool{}
-	if fault == FaultStall {
+	if fault == FaultStall || fault == FaultStallAfterFirst {
 		f.release = make(chan struct{})
 	}
 }
@@ -70,7 +74,7 @@ func (f *Faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	fault, method, match, release := f.fault, f.method, f.match, f.release
 	first := false
-	if fault == FaultFailAfterFirst && r.Method == method && strings.Contains(r.URL.Path, match) {
+	if (fault == FaultFailAfterFirst || fault == FaultStallAfterFirst) && r.Method == method && strings.Contains(r.URL.Path, match) {
 		first = !f.seen[r.URL.Path]
 		f.seen[r.URL.Path] = true
 	}
@@ -85,7 +89,7 @@ func (f *Faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(http.StatusInternalServerError)
 		w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>injected by the test</Message></Error>`))
-	case FaultStall:
+	case FaultStall, FaultStallAfterFirst:
 		select {
 		case <-release:
 			f.next.ServeHTTP(w, r)

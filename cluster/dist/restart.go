@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/cluster/failpoint"
 	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/exec/stream"
 )
@@ -34,6 +35,8 @@ type Plan struct {
 	Restore *Restore // nil: views start from their inputs
 	Pointer cluster.Pointer
 	began   time.Time
+	// previous is the pointer's previous checkpoint once Previous opened it.
+	previous *Restore
 }
 
 // NeedsRestart says whether view job, placed by this coordinator, runs
@@ -118,6 +121,14 @@ func (r *Runner) BeginRestart(ctx context.Context) (*Plan, error) {
 // caller then restarts its job of the view. from says whether the job
 // resumes from the checkpoint (false: from its inputs).
 func (pl *Plan) Log(ctx context.Context, job uint32, from bool) error {
+	if from {
+		return pl.log(ctx, job, pl.Restore)
+	}
+	return pl.log(ctx, job, nil)
+}
+
+// log logs job's restart from rs (nil: its inputs).
+func (pl *Plan) log(ctx context.Context, job uint32, from *Restore) error {
 	r := pl.r
 	f, err := r.node.Fence()
 	if err != nil {
@@ -127,8 +138,8 @@ func (pl *Plan) Log(ctx context.Context, job uint32, from bool) error {
 	// coordinator) stop: its job runs them now, or another node does.
 	r.stopInstances(job, "this node coordinates it now")
 	rs := &cluster.Restart{}
-	if from && pl.Restore != nil {
-		rs.Epoch, rs.Manifest = pl.Restore.Epoch(), pl.Pointer.Manifest
+	if from != nil {
+		rs.Epoch, rs.Manifest = from.Epoch(), from.Key()
 	}
 	a := pl.Assign
 	r.ownTerm(f)
@@ -188,6 +199,9 @@ func (r *Runner) RestartView(ctx context.Context, st cluster.Statement, plan str
 			return fmt.Errorf("cluster: restart of view %d: %w", job, err)
 		}
 	}
+	if rs != nil {
+		failpoint.Hit(failpoint.WorkerDuringRestore, "checkpoint %d", rs.Epoch())
+	}
 	if err := r.serveView(ctx, job, plan, *st.Assignment, rs); err != nil {
 		return err
 	}
@@ -207,7 +221,8 @@ const RestoreRetry = 30 * time.Second
 
 // openRestore (a worker) opens the checkpoint of the restart entry st
 // and reads the state of every instance it gives this node, retrying
-// with backoff up to RestoreRetry while the store fails; a damaged
+// with backoff up to RestoreRetry while the store fails or stalls (each
+// attempt bounded by ReadContext); a damaged
 // checkpoint (objstore.ErrCorrupt) is not retried. An instance never
 // starts from empty state because its checkpoint could not be read: the
 // restart fails on this node instead (its instances do not start; the
@@ -215,11 +230,19 @@ const RestoreRetry = 30 * time.Second
 func (r *Runner) openRestore(ctx context.Context, st cluster.Statement, plan stream.Node) (*Restore, error) {
 	deadline := time.Now().Add(RestoreRetry)
 	wait := 100 * time.Millisecond
+	var rs *Restore
 	for attempt := 1; ; attempt++ {
-		rs, err := OpenRestore(ctx, r.store, st.Restart.Manifest)
-		if err == nil {
-			err = rs.Prefetch(ctx, plan, st.OID, *st.Assignment, r.node.ID())
+		// One attempt is bounded (a stalled store: the read is given up
+		// and tried again); what it read is kept for the next one.
+		actx, cancel := r.ReadContext(ctx)
+		var err error
+		if rs == nil {
+			rs, err = OpenRestore(actx, r.store, st.Restart.Manifest)
 		}
+		if err == nil {
+			err = rs.Prefetch(actx, plan, st.OID, *st.Assignment, r.node.ID())
+		}
+		cancel()
 		if err == nil {
 			if attempt > 1 {
 				r.logf("cluster: restart of view %d: checkpoint %d read at attempt %d", st.OID, st.Restart.Epoch, attempt)

@@ -83,7 +83,9 @@ func (rs *Restore) instance(ctx context.Context, job uint32, op, k int) (kv map[
 	}
 	kv = map[string][]byte{}
 	if err := DecodeState(b, func(key, value []byte) { kv[string(key)] = value }); err != nil {
-		return nil, false, fmt.Errorf("%s: %w", o.Key, err)
+		// Its bytes are the committed ones (size and CRC checked): a
+		// checkpoint that never decodes is damaged, not unreachable.
+		return nil, false, fmt.Errorf("%w: %s: %w", objstore.ErrCorrupt, o.Key, err)
 	}
 	return kv, true, nil
 }
@@ -117,11 +119,11 @@ func (rs *Restore) Coordinator(ctx context.Context) (*checkpoint.Checkpoint, err
 		found = found || name == checkpoint.ManifestFile(rs.meta.LocalEpoch)
 	}
 	if !found {
-		return nil, fmt.Errorf("cluster: checkpoint %d has no coordinator part", rs.m.Epoch)
+		return nil, fmt.Errorf("%w: cluster: checkpoint %d has no coordinator part", objstore.ErrCorrupt, rs.m.Epoch)
 	}
 	cp, err := checkpoint.LoadEpoch(dir, rs.meta.LocalEpoch)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: checkpoint %d, the coordinator's part: %w", rs.m.Epoch, err)
+		return nil, fmt.Errorf("%w: cluster: checkpoint %d, the coordinator's part: %w", objstore.ErrCorrupt, rs.m.Epoch, err)
 	}
 	rs.coord = cp
 	return cp, nil

@@ -146,4 +146,29 @@ func TestRestoreByInstance(t *testing.T) {
 	if _, err := rs.InstanceState(ctx, spec.Plan, job, 0, 1); !errors.Is(err, objstore.ErrCorrupt) {
 		t.Fatalf("a damaged object restored: %v", err)
 	}
+
+	// A checkpoint whose objects are the committed bytes but do not
+	// decode (a worker's state), or without the coordinator's part, is
+	// damaged too (ErrCorrupt: the restart falls back to the previous
+	// checkpoint instead of waiting for it forever).
+	junk, err := store.PutState(ctx, epoch+1, "n2", 2, instanceName(job, 0, 1)+".n0", lo, hi, []byte("Xjunk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := func(e uint64, objs []objstore.Object, what string) {
+		t.Helper()
+		p, err := store.Commit(ctx, pointerOnly{}, objstore.Manifest{Epoch: e, Objects: objs, Meta: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := OpenRestore(ctx, store, p.Manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rs.JobCheckpoint(ctx, spec.Plan, job); !errors.Is(err, objstore.ErrCorrupt) {
+			t.Fatalf("%s: %v, want ErrCorrupt", what, err)
+		}
+	}
+	damaged(epoch+1, append(objs[:len(objs)-1:len(objs)-1], junk), "an object that does not decode")
+	damaged(epoch+2, []objstore.Object{o}, "no coordinator's part")
 }

@@ -44,6 +44,10 @@ const (
 	// CoordinatorMidRestart: the coordinator logged and carried out the
 	// restart of the first view of a restart, not of the others.
 	CoordinatorMidRestart = "coordinator-mid-restart"
+	// WorkerDuringRestore: a worker following a restart entry read the
+	// checkpoint's state of the instances it will run and started none
+	// of them.
+	WorkerDuringRestore = "worker-during-restore"
 	// CoordinatorAfterCommit: the coordinator moved the committed
 	// pointer to an epoch; its sinks have not committed the epoch.
 	CoordinatorAfterCommit = "coordinator-after-commit"

@@ -8,9 +8,7 @@ import (
 
 	"github.com/streamsql/streamsql/cluster/dist"
 	"github.com/streamsql/streamsql/cluster/failpoint"
-	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/engine"
-	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/storage/checkpoint"
 )
 
@@ -93,13 +91,17 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 // it (its part has the view) before it logs any restart, so that every
 // node restores the same way; a view whose job did not resume after all
 // is restarted again from its inputs. When the checkpoint cannot be read
-// now (the object store errs or does not answer), nothing is restarted:
-// it returns false and the supervision tries again at its next round; a
-// view restarts from its inputs only when its checkpoint is damaged
-// (objstore.ErrCorrupt) or does not have it.
+// now (the object store errs, or does not answer within the checkpoint
+// timeout), nothing is restarted: it returns false and the supervision
+// tries again at its next round. A view whose part of the checkpoint is
+// damaged restarts from the previous one (restartPoint).
 func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) bool {
 	start := time.Now()
-	pl, err := r.BeginRestart(ctx)
+	// The reads of the checkpoint (its manifest here, each view's part
+	// below) are bounded: a stalled store postpones the restart.
+	rctx, cancel := r.ReadContext(ctx)
+	pl, err := r.BeginRestart(rctx)
+	cancel()
 	if err != nil {
 		logf("cluster: restart of views %v postponed: %v", jobs, err)
 		return false
@@ -109,27 +111,30 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 	if pl.Restore != nil {
 		from = fmt.Sprintf("checkpoint %d", pl.Restore.Epoch())
 	}
-	cps := map[uint32]*checkpoint.Checkpoint{}
-	if pl.Restore != nil {
-		for _, job := range jobs {
-			plan, err := eng.ClusterViewPlan(job)
-			var cp *checkpoint.Checkpoint
-			if err == nil {
-				cp, err = pl.Restore.JobCheckpoint(ctx, plan, job)
-			}
-			if err != nil && !errors.Is(err, objstore.ErrCorrupt) {
-				logf("cluster: restart of views %v postponed: checkpoint %d cannot be read now: %v", jobs, pl.Restore.Epoch(), err)
-				return false
-			}
-			if err == nil && !dataflow.CheckpointHasJob(cp, job) {
-				err = fmt.Errorf("the checkpoint does not have it")
-			}
-			if err != nil {
-				logf("cluster: view %d restarts from its inputs: checkpoint %d: %v", job, pl.Restore.Epoch(), err)
-				cp = nil
-			}
-			cps[job] = cp
+	// Every view's checkpoint is read before any restart is logged, each
+	// view's read bounded (a stalled store postpones the restart).
+	type point struct {
+		cp   *checkpoint.Checkpoint
+		from *dist.Restore
+	}
+	points := map[uint32]point{}
+	var run []uint32
+	for _, job := range jobs {
+		rctx, cancel := r.ReadContext(ctx)
+		cp, from, err := restartPoint(rctx, pl, eng, job, logf)
+		cancel()
+		if errors.Is(err, errSinkDamaged) {
+			continue // stays failed; tried again a TTL later
 		}
+		if err != nil {
+			logf("cluster: restart of views %v postponed: checkpoint %d cannot be read now: %v", jobs, pl.Restore.Epoch(), err)
+			return false
+		}
+		points[job] = point{cp, from}
+		run = append(run, job)
+	}
+	if jobs = run; len(jobs) == 0 {
+		return true
 	}
 	logf("cluster: restarting views %v from %s with assignment %d (%d nodes)", jobs, from, pl.Assign.Generation, len(pl.Assign.Nodes))
 	for i, job := range jobs {
@@ -137,9 +142,9 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 			failpoint.Hit(failpoint.CoordinatorMidRestart, "checkpoint %d", pl.Pointer.Epoch)
 		}
 		t0 := time.Now()
-		cp := cps[job]
+		cp, rs := points[job].cp, points[job].from
 		for {
-			if err := pl.Log(ctx, job, cp != nil); err != nil {
+			if err := pl.LogFrom(ctx, job, rs); err != nil {
 				logf("cluster: restart of view %d not logged: %v", job, err)
 				return false
 			}
@@ -149,8 +154,8 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 				break
 			}
 			if cp != nil && epoch == 0 {
-				logf("cluster: view %d did not resume from checkpoint %d: restarting it from its inputs on every node", job, pl.Restore.Epoch())
-				cp = nil
+				logf("cluster: view %d did not resume from checkpoint %d: restarting it from its inputs on every node", job, rs.Epoch())
+				cp, rs = nil, nil
 				continue
 			}
 			how := "from its inputs"

@@ -282,6 +282,10 @@ func followStatements(ctx context.Context, r *dist.Runner, eng *engine.Engine, l
 			}
 			err := eng.ReplayClusterStatement(ctx, engine.ClusterStatement{SQL: st.SQL, SearchPath: st.SearchPath,
 				User: st.User, Parallelism: st.Parallelism, OID: st.OID, View: st.Assignment != nil})
+			if err != nil && alreadyRan(eng, st, err) {
+				logf("cluster: statement %d from %s is in this node's catalog already (its data directory is from before): not run again", st.Seq, st.Coordinator)
+				return nil
+			}
 			if err != nil {
 				logf("cluster: statement %d from %s failed on this node: %v (%s)", st.Seq, st.Coordinator, err, st.SQL)
 			}

@@ -24,7 +24,8 @@ var failpointRE = regexp.MustCompile(`failpoint (\S+) hit \((?:instance \S+, )?c
 // commits the epoch), and the coordinator after it wrote an epoch's
 // manifest and before it moved the pointer, and the coordinator in the
 // middle of a restart (after n3's death: the first view restarted, not
-// the second). Each time the views are
+// the second), and the worker n2 while it restores after n3's death
+// (the views are restarted again, over n1 alone). Each time the views are
 // restarted from the last committed checkpoint on the nodes left (a new
 // coordinator for the last one); an epoch the dead node's part was
 // missing from, or whose manifest the pointer never named, is never
@@ -49,6 +50,9 @@ func TestClusterKillAtFailpoints(t *testing.T) {
 		{failpoint.CoordinatorAfterManifest, "n1", true, "", 0},
 		// The restart after n3's death is cut after its first view.
 		{failpoint.CoordinatorMidRestart, "n1", false, "n3", 1},
+		// The worker n2 dies while it restores after n3's death: it
+		// read its instances' state and started none of them.
+		{failpoint.WorkerDuringRestore, "n2", false, "n3", 1},
 	} {
 		t.Run(c.point, func(t *testing.T) {
 			etcd := clustertest.StartEtcd(t)
@@ -114,6 +118,14 @@ func TestClusterKillAtFailpoints(t *testing.T) {
 			mark := 0
 			if c.victim == "n1" {
 				mark = len(coord.out.String()) // n2's log has no restart yet
+			}
+			if c.point == failpoint.WorkerDuringRestore {
+				if strings.Contains(victim.out.String(), "restarted on this node from") {
+					t.Fatalf("%s started instances before it died:\n%s", c.victim, victim.out.String())
+				}
+				// The restart after n2's death, over n1 alone.
+				waitLogAfter(t, coord, 0, 60*time.Second, "(1 nodes)")
+				mark = strings.Index(coord.out.String(), "(1 nodes)")
 			}
 			var from uint64
 			for _, oid := range oids {

@@ -22,11 +22,28 @@ import (
 // instances only once the store answers again, restored from the
 // checkpoint. The views equal one streamsqld's.
 func TestClusterStoreFaultsDuringRestore(t *testing.T) {
+	storeFaultsDuringRestore(t, "answered 500", clustertest.FaultFail, clustertest.FaultFailAfterFirst)
+}
+
+// TestClusterStoreStallsDuringRestore is TestClusterStoreFaultsDuringRestore
+// with reads that the store never answers instead of errors: each read
+// of the checkpoint (the coordinator's, a worker's attempt) is given up
+// after --cluster-checkpoint-timeout (2 s here) and tried again; without
+// that bound the coordinator's supervision waits on its first read for
+// as long as the store holds it, and nothing is restarted.
+func TestClusterStoreStallsDuringRestore(t *testing.T) {
+	storeFaultsDuringRestore(t, "held unanswered", clustertest.FaultStall, clustertest.FaultStallAfterFirst)
+}
+
+// storeFaultsDuringRestore is both tests: fault on every read of the
+// state objects while the coordinator restarts, afterFirst on the
+// workers' reads when n3 comes back.
+func storeFaultsDuringRestore(t *testing.T, what string, fault, afterFirst clustertest.Fault) {
 	want := singleRun(t, outageSingle)
 	s3 := clustertest.StartS3(t, "ckpt")
-	n1, n2, n3, oids, endpoint, env := threeNodesOn(t, s3, outageViews)
+	n1, n2, n3, oids, endpoint, env := threeNodesOn(t, s3, outageViews, "--cluster-checkpoint-timeout", "2s")
 	flags := []string{"--cluster", "etcd://" + endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s",
-		"--checkpoint-interval", "300ms"}
+		"--checkpoint-interval", "300ms", "--cluster-checkpoint-timeout", "2s"}
 	e0 := committedAfter(t, endpoint, env, oids, 0)
 
 	// The coordinator's reads fail.
@@ -34,7 +51,7 @@ func TestClusterStoreFaultsDuringRestore(t *testing.T) {
 	// The state objects (the workers' and the coordinator's files), not
 	// the manifests: the coordinator finds the checkpoint and cannot
 	// read it.
-	s3.Faults.SetMethod(http.MethodGet, clustertest.FaultFail, "/nodes/")
+	s3.Faults.SetMethod(http.MethodGet, fault, "/nodes/")
 	n3.kill()
 	killed := time.Now()
 	deadline := killed.Add(60 * time.Second)
@@ -63,14 +80,14 @@ func TestClusterStoreFaultsDuringRestore(t *testing.T) {
 			t.Fatalf("view %s restarted from checkpoint %d, before %d committed before the kill", oid, from, e0)
 		}
 	}
-	t.Logf("kill -9 of n3 with every checkpoint read failing: restart postponed %d times (%d reads refused) in %.2f s; restarted from checkpoint %d %.2f s after the store recovered",
-		postponed, hits, healed.Sub(killed).Seconds(), from, time.Since(healed).Seconds())
+	t.Logf("kill -9 of n3 with every state read %s: restart postponed %d times (%d reads met the fault) in %.2f s; restarted from checkpoint %d %.2f s after the store recovered",
+		what, postponed, hits, healed.Sub(killed).Seconds(), from, time.Since(healed).Seconds())
 
 	// The workers' reads fail: n3 comes back, the views are restarted
 	// over three nodes from a checkpoint the coordinator reads first.
 	committedAfter(t, endpoint, env, oids, from)
 	m1, m2 := len(n1.out.String()), len(n2.out.String())
-	s3.Faults.SetMethod(http.MethodGet, clustertest.FaultFailAfterFirst, checkpointKeys)
+	s3.Faults.SetMethod(http.MethodGet, afterFirst, checkpointKeys)
 	n3 = start(t, env, "n3", flags...)
 	waitLogAfter(t, n1, m1, 60*time.Second, "(3 nodes)")
 	for _, w := range []struct {
@@ -82,10 +99,14 @@ func TestClusterStoreFaultsDuringRestore(t *testing.T) {
 			t.Fatalf("%s restarted its instances while it could not read the checkpoint:\n%s", w.n.id, out)
 		}
 	}
+	hits = s3.Faults.Hits() - hits
 	s3.Faults.Set(clustertest.FaultNone, "")
+	healed = time.Now()
 	for _, oid := range oids {
 		waitLogAfter(t, n3, 0, 60*time.Second, "cluster: job "+oid+" restarted on this node from checkpoint ")
 	}
+	t.Logf("n3 back with the workers' reads %s (%d reads): its instances restored %.2f s after the store recovered",
+		what, hits, time.Since(healed).Seconds())
 	waitEqual(t, want, 120*time.Second, n1, n2, n3)
 	for _, n := range []*node{n1, n2, n3} {
 		if out := n.out.String(); strings.Contains(out, "restarts from its inputs") || strings.Contains(out, "restarted on this node from its inputs") {
