@@ -77,11 +77,11 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		}
 	}
 	for q, what := range map[string]string{
-		"CREATE TABLE t (a int)":   "CREATE TABLE",
-		"INSERT INTO t VALUES (1)": "INSERT",
-		"COPY t FROM STDIN":        "COPY FROM",
-		"SUBSCRIBE TO t":           "SUBSCRIBE",
-		"GRANT SELECT ON t TO x":   "GRANT SELECT",
+		"SUBSCRIBE TO t":          "SUBSCRIBE",
+		"GRANT SELECT ON t TO x":  "GRANT SELECT",
+		"ALTER TABLE t ADD b int": "ALTER TABLE",
+		"DROP TABLE t":            "DROP TABLE",
+		"CREATE SEQUENCE q":       "CREATE SEQUENCE",
 	} {
 		_, _, err := run(t, s, q)
 		if pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what+" is not supported on a cluster node yet") {
@@ -95,6 +95,13 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		"DROP MATERIALIZED VIEW v":                                    "DROP MATERIALIZED VIEW",
 		"DROP SINK k":                                                 "DROP SINK",
 		"DROP SOURCE b":                                               "DROP SOURCE",
+		"CREATE TABLE t (a int)":                                      "CREATE TABLE",
+		"INSERT INTO t VALUES (1)":                                    "INSERT",
+		"UPDATE t SET a = 1":                                          "UPDATE",
+		"DELETE FROM t":                                               "DELETE",
+		"TRUNCATE t":                                                  "TRUNCATE",
+		"COPY t FROM STDIN":                                           "COPY FROM",
+		"WITH x AS (DELETE FROM t RETURNING a) SELECT * FROM x":       "a data-modifying WITH",
 	} {
 		_, _, err := run(t, s, q)
 		if pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what+" runs only on the cluster's coordinator") {

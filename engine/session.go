@@ -145,7 +145,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		return nil, err
 	}
 	if s.eng.cfg.Cluster != nil && s.replay == nil {
-		if err := clusterRefusal(stmt, s.eng.cfg.Cluster.IsCoordinator()); err != nil { // cluster.go
+		if err := s.clusterCheck(ctx, stmt); err != nil { // cluster_tables.go
 			return nil, err
 		}
 	}

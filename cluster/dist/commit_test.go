@@ -44,6 +44,7 @@ func TestCommitEpochFaults(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // polling with the context's deadline
 	}
 	r := NewRunner(node, nil, netx.Options{}, store, t.Logf)
+	ensureTables(t, ctx, r, 0)
 	const inst = "7.p0.i1"
 	r.placed[inst] = time.Now().Add(-time.Hour)
 	report := func(epoch uint64, val string) {

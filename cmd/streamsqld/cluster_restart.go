@@ -49,6 +49,9 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 			}
 			continue
 		}
+		if !ensureTables(ctx, r, eng, logf) { // cluster_tables.go
+			continue
+		}
 		var restart []uint32
 		lctx, cancel := context.WithTimeout(ctx, ttl) // a read stuck on a broken connection (after a pause) must not stop the loop
 		nodes, err := r.Nodes(lctx)
@@ -123,6 +126,9 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 			}
 			if err == nil && !dataflow.CheckpointHasJob(cp, job) {
 				err = fmt.Errorf("the checkpoint does not have it")
+			}
+			if err == nil && pl.Restore.Epoch() <= r.TablesLoadedFrom() && readsTable(plan) { // cluster_tables.go
+				err = fmt.Errorf("it reads a table, whose positions in the checkpoint are another coordinator's")
 			}
 			if err != nil {
 				logf("cluster: view %d restarts from its inputs: checkpoint %d: %v", job, pl.Restore.Epoch(), err)

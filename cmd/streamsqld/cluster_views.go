@@ -87,6 +87,7 @@ type clusterNode struct {
 	// commitTimeout bounds one commit (--cluster-checkpoint-timeout):
 	// the wait for the instances' reports, the uploads and the manifest.
 	commitTimeout time.Duration
+	tabs          clusterTables // cluster_tables.go
 }
 
 // CheckpointTaken commits the cluster's checkpoint of epoch in the
@@ -100,6 +101,9 @@ func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
 	// The local checkpoint's files, read now: the store keeps only its
 	// last two checkpoints.
 	local, err := c.localFiles(epoch)
+	if err == nil {
+		local.Tables, err = c.tableFiles() // cluster_tables.go
+	}
 	if err != nil {
 		c.commit.Store(false)
 		c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
