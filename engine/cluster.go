@@ -138,11 +138,17 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 			return onCoordinator("CREATE MATERIALIZED VIEW")
 		}
 	case *pg.Node_DropStmt:
-		if n.DropStmt.RemoveType == pg.ObjectType_OBJECT_MATVIEW {
+		switch n.DropStmt.RemoveType {
+		case pg.ObjectType_OBJECT_MATVIEW:
 			if coordinator {
 				return nil
 			}
 			return onCoordinator("DROP MATERIALIZED VIEW")
+		case pg.ObjectType_OBJECT_TABLE: // cluster_tables.go
+			if coordinator {
+				return nil
+			}
+			return onCoordinator("DROP TABLE")
 		}
 	case *pg.Node_SelectStmt, *pg.Node_ExplainStmt, *pg.Node_VariableShowStmt, *pg.Node_VariableSetStmt,
 		*pg.Node_TransactionStmt, *pg.Node_PrepareStmt, *pg.Node_ExecuteStmt, *pg.Node_DeallocateStmt,

@@ -80,7 +80,6 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		"SUBSCRIBE TO t":          "SUBSCRIBE",
 		"GRANT SELECT ON t TO x":  "GRANT SELECT",
 		"ALTER TABLE t ADD b int": "ALTER TABLE",
-		"DROP TABLE t":            "DROP TABLE",
 		"CREATE SEQUENCE q":       "CREATE SEQUENCE",
 	} {
 		_, _, err := run(t, s, q)
@@ -96,6 +95,7 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		"DROP SINK k":                                                 "DROP SINK",
 		"DROP SOURCE b":                                               "DROP SOURCE",
 		"CREATE TABLE t (a int)":                                      "CREATE TABLE",
+		"DROP TABLE t":                                                "DROP TABLE",
 		"INSERT INTO t VALUES (1)":                                    "INSERT",
 		"UPDATE t SET a = 1":                                          "UPDATE",
 		"DELETE FROM t":                                               "DELETE",

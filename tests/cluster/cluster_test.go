@@ -265,7 +265,7 @@ func TestClusterRefusesWhatIsNotBuilt(t *testing.T) {
 		"CREATE SEQUENCE q":       "CREATE SEQUENCE",
 		"ALTER TABLE t ADD b int": "ALTER TABLE",
 		"CREATE ROLE r":           "CREATE ROLE",
-		"DROP TABLE t":            "DROP TABLE",
+		"DROP VIEW t":             "DROP VIEW",
 		"CHECKPOINT":              "CHECKPOINT",
 	} {
 		_, err := n.query(t, sql)

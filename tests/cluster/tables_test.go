@@ -152,6 +152,13 @@ func TestClusterTableViewEqualsSingleNode(t *testing.T) {
 	refused(t, n1, "CREATE TABLE s (id serial, a int)", "serial is not supported on a cluster")
 	refused(t, n1, "CREATE TEMPORARY TABLE tt (a int)", "CREATE TEMPORARY TABLE is not supported on a cluster")
 	waitReads(t, tableReads, want, 10*time.Second, n2) // nothing written by the refused statements
+
+	// DROP TABLE ... CASCADE on the coordinator drops the views too, on every node.
+	refused(t, n3, "DROP TABLE bids CASCADE", "DROP TABLE runs only on the cluster's coordinator")
+	n1.exec(t, "DROP TABLE bids CASCADE")
+	for _, n := range nodes {
+		waitNodes(t, n, "SELECT count(*) FROM pg_class WHERE relname IN ('bids', 't_auction', 't_channel')", []string{"0"})
+	}
 }
 
 // imageRows reads the rows of table oid in the committed checkpoint p,
