@@ -181,12 +181,19 @@ func (s *Session) runReplay(ctx context.Context, text string) error {
 // clusterViewRows reads a materialized view's rows from the coordinator
 // when this node is a worker; ok false elsewhere (the view's job is here).
 func (e *Engine) clusterViewRows(oid uint32) (rows []arrow.RecordBatch, ok bool, err error) {
-	c := e.cfg.Cluster
-	if c == nil || c.IsCoordinator() {
-		return nil, false, nil
-	}
 	rel := e.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindMatView {
+		return nil, false, nil
+	}
+	return e.clusterRemoteRows(rel, "materialized view")
+}
+
+// clusterRemoteRows reads rel's rows (a view's, a table's: what names
+// it) from the coordinator when this node is a worker; ok false
+// elsewhere.
+func (e *Engine) clusterRemoteRows(rel *catalog.Relation, what string) (rows []arrow.RecordBatch, ok bool, err error) {
+	c := e.cfg.Cluster
+	if c == nil || c.IsCoordinator() {
 		return nil, false, nil
 	}
 	cols := make([]types.Column, len(rel.Columns))
@@ -197,7 +204,7 @@ func (e *Engine) clusterViewRows(oid uint32) (rows []arrow.RecordBatch, ok bool,
 	defer cancel()
 	rows, err = c.ReadView(ctx, rel.Schema, rel.Name, cols)
 	if err != nil {
-		return nil, true, pgerr.New(pgerr.ConnectionException, "materialized view \"%s\" cannot be read from the coordinator: %v", rel.Name, err)
+		return nil, true, pgerr.New(pgerr.ConnectionException, "%s \"%s\" cannot be read from the coordinator: %v", what, rel.Name, err)
 	}
 	return rows, true, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -67,19 +69,27 @@ func clusterTable(rel *catalog.Relation) bool {
 	return rel != nil && rel.Kind == catalog.KindTable && !rel.IsTemp() && rel.Connector == ""
 }
 
+// clusterTables yields the tables of the cluster (clusterTable) that
+// have storage here, with it.
+func (e *Engine) clusterTables() iter.Seq2[*catalog.Relation, *storage.Table] {
+	return func(yield func(*catalog.Relation, *storage.Table) bool) {
+		for _, rel := range e.cat.Relations() {
+			if !clusterTable(rel) {
+				continue
+			}
+			if t := e.store.Table(rel.OID); t != nil && !yield(rel, t) {
+				return
+			}
+		}
+	}
+}
+
 // ClusterTableImages returns an image of every table of the cluster, in
 // OID order. prev are the images returned last time: a table whose last
 // write is still prev's is given prev's image, not serialized again.
 func (e *Engine) ClusterTableImages(prev map[uint32]TableImage) ([]TableImage, error) {
 	var out []TableImage
-	for _, rel := range e.cat.Relations() {
-		if !clusterTable(rel) {
-			continue
-		}
-		t := e.store.Table(rel.OID)
-		if t == nil {
-			continue
-		}
+	for rel, t := range e.clusterTables() {
 		before := t.LSN()
 		if p, ok := prev[rel.OID]; ok && p.Exact && p.LSN == before {
 			out = append(out, p)
@@ -117,14 +127,7 @@ func (e *Engine) ClusterTableImages(prev map[uint32]TableImage) ([]TableImage, e
 // created after the checkpoint or was empty). It reports the tables and
 // rows loaded.
 func (e *Engine) LoadClusterTables(ctx context.Context, images map[uint32][]byte) (tables int, rows int64, err error) {
-	for _, rel := range e.cat.Relations() {
-		if !clusterTable(rel) {
-			continue
-		}
-		t := e.store.Table(rel.OID)
-		if t == nil {
-			continue
-		}
+	for rel, t := range e.clusterTables() {
 		if err := t.Truncate(ctx); err != nil {
 			return tables, rows, fmt.Errorf("table %s: %w", rel.Name, err)
 		}
@@ -163,25 +166,11 @@ func (e *Engine) LoadClusterTables(ctx context.Context, images map[uint32][]byte
 // clusterTableRows reads a table's rows from the coordinator when this
 // node is a worker; ok false elsewhere (the rows are here).
 func (e *Engine) clusterTableRows(oid uint32) (rows []arrow.RecordBatch, ok bool, err error) {
-	c := e.cfg.Cluster
-	if c == nil || c.IsCoordinator() {
-		return nil, false, nil
-	}
 	rel := e.cat.Relation(oid)
 	if !clusterTable(rel) {
 		return nil, false, nil
 	}
-	cols := make([]types.Column, len(rel.Columns))
-	for i, col := range rel.Columns {
-		cols[i] = types.Column{Name: col.Name, Type: col.Type}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), clusterReadTimeout)
-	defer cancel()
-	rows, err = c.ReadView(ctx, rel.Schema, rel.Name, cols)
-	if err != nil {
-		return nil, true, pgerr.New(pgerr.ConnectionException, "table \"%s\" cannot be read from the coordinator: %v", rel.Name, err)
-	}
-	return rows, true, nil
+	return e.clusterRemoteRows(rel, "table") // cluster_run.go
 }
 
 // RemoteTable implements planner.RemoteTables: on a worker, a table's

@@ -31,15 +31,9 @@ func ensureTables(t *testing.T, ctx context.Context, r *Runner, from uint64) map
 // again, an object of the earlier epoch); the next coordinator loads the
 // committed checkpoint's images, and its writes wait until then.
 func TestTablesCommittedAndLoaded(t *testing.T) {
-	e := clustertest.StartEtcd(t)
-	fs3 := clustertest.StartS3(t, "ckpt")
-	fs3.SetEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	store, err := objstore.Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, _, store := etcdAndStore(t, ctx)
 	const prefix = "/tables"
 	join := func(id string) (*cluster.Node, *Runner) {
 		node, err := cluster.Join(ctx, cluster.Config{Target: cluster.Target{Endpoints: []string{e.Endpoint}, Prefix: prefix},
@@ -119,4 +113,18 @@ func TestTablesCommittedAndLoaded(t *testing.T) {
 		t.Fatalf("the loaded images are not known as uploaded (%v) or loaded from %d", r1.TableUploaded(b1.Name), r1.TablesLoadedFrom())
 	}
 	ensureTables(t, ctx, r1, 0) // current in this term: nothing more to load
+}
+
+// etcdAndStore starts an etcd and an S3 store for a test and opens the
+// checkpoint store on it.
+func etcdAndStore(t *testing.T, ctx context.Context) (*clustertest.Etcd, *clustertest.S3, *objstore.Store) {
+	t.Helper()
+	e := clustertest.StartEtcd(t)
+	fs3 := clustertest.StartS3(t, "ckpt")
+	fs3.SetEnv(t)
+	store, err := objstore.Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, fs3, store
 }

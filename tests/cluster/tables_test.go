@@ -55,6 +55,15 @@ func tableWrites(t *testing.T, n *node) {
 	for id := 30001; id <= 31000; id++ {
 		fmt.Fprintf(&b, "%d\t%d\t%d\tcopy%d\n", id, id%13, id%500, id%3)
 	}
+	if got := copyBids(t, n, b.String()); got != 1000 {
+		t.Fatalf("COPY FROM on %s: %d rows", n.id, got)
+	}
+}
+
+// copyBids runs COPY bids FROM STDIN on n with text's rows; it returns
+// how many it copied.
+func copyBids(t *testing.T, n *node, text string) int64 {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := pgx.Connect(ctx, n.connString())
@@ -62,10 +71,11 @@ func tableWrites(t *testing.T, n *node) {
 		t.Fatal(err)
 	}
 	defer c.Close(context.Background())
-	tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader(b.String()), "COPY bids FROM STDIN")
-	if err != nil || tag.RowsAffected() != 1000 {
-		t.Fatalf("COPY FROM on %s: %v (%s)", n.id, err, tag)
+	tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader(text), "COPY bids FROM STDIN")
+	if err != nil {
+		t.Fatalf("COPY FROM on %s: %v", n.id, err)
 	}
+	return tag.RowsAffected()
 }
 
 // tableSingle runs stmts and then writes on one streamsqld without
@@ -264,16 +274,7 @@ func TestClusterTableCoordinatorKilled(t *testing.T) {
 		for _, line := range image {
 			b.WriteString(strings.ReplaceAll(line, "|", "\t") + "\n")
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, n.connString())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close(context.Background())
-		if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader(b.String()), "COPY bids FROM STDIN"); err != nil {
-			t.Fatal(err)
-		}
+		copyBids(t, n, b.String())
 	}
 	want := tableSingle(t, tableDDL[:1], func(n *node) { load(n); n.exec(t, tableDDL[1:]...) })
 	waitReads(t, tableReads, want, 90*time.Second, n2, n3)
