@@ -104,20 +104,31 @@ func tableSingle(t *testing.T, stmts []string, writes func(*node)) [][]string {
 }
 
 // tableCluster starts etcd, a store and three nodes with 2 s leases and
-// 300 ms checkpoints; n1 is the coordinator.
-func tableCluster(t *testing.T) (nodes []*node, endpoint string, env []string) {
+// 300 ms checkpoints; n1 is the coordinator. boot starts more nodes with
+// the same flags, the first one the coordinator (when the others are gone).
+func tableCluster(t *testing.T) (nodes []*node, endpoint string, env []string, boot func(ids ...string) []*node) {
 	t.Helper()
 	etcd := clustertest.StartEtcd(t)
 	s3 := clustertest.StartS3(t, "ckpt")
 	env = s3.Env()
 	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s",
 		"--checkpoint-interval", "300ms"}
-	n1 := start(t, env, "n1", flags...)
-	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
-	n2 := start(t, env, "n2", flags...)
-	n3 := start(t, env, "n3", flags...)
-	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker", "n3|worker"})
-	return []*node{n1, n2, n3}, etcd.Endpoint, env
+	boot = func(ids ...string) []*node {
+		var rows []string
+		var ns []*node
+		for i, id := range ids {
+			ns = append(ns, start(t, env, id, flags...))
+			role := "worker"
+			if i == 0 {
+				role = "coordinator"
+				waitNodes(t, ns[0], "SELECT node_id, role FROM streamsql_nodes WHERE node_id = '"+id+"'", []string{id + "|coordinator"})
+			}
+			rows = append(rows, id+"|"+role)
+		}
+		waitNodes(t, ns[0], "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", rows)
+		return ns
+	}
+	return boot("n1", "n2", "n3"), etcd.Endpoint, env, boot
 }
 
 // refused checks that sql on n fails with SQLSTATE 0A000 and a message
@@ -145,7 +156,7 @@ func refused(t *testing.T, n *node, sql string, what ...string) {
 func TestClusterTableViewEqualsSingleNode(t *testing.T) {
 	stmts := append([]string{tableDDL[0], bidRows(1, 20000, 7919)}, tableDDL[1:]...)
 	want := tableSingle(t, stmts, func(n *node) { tableWrites(t, n) })
-	nodes, _, _ := tableCluster(t)
+	nodes, _, _, _ := tableCluster(t)
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 	n1.exec(t, stmts...)
 	tableWrites(t, n1)
@@ -222,6 +233,61 @@ func imageRows(t *testing.T, ctx context.Context, endpoint string, env []string,
 	return p, nil, false
 }
 
+// tableCommitted creates the table (20 000 rows) and the views on the
+// coordinator n, waits until a committed checkpoint's image of the table
+// has those rows, and returns the table's OID.
+func tableCommitted(t *testing.T, ctx context.Context, n *node, endpoint string, env []string) string {
+	t.Helper()
+	n.exec(t, append([]string{tableDDL[0], bidRows(1, 20000, 7919)}, tableDDL[1:]...)...)
+	oid, err := n.query(t, "SELECT oid FROM pg_class WHERE relname = 'bids'")
+	if err != nil || len(oid) != 1 {
+		t.Fatalf("the table's OID: %v %v", oid, err)
+	}
+	for {
+		p, rows, ok := imageRows(t, ctx, endpoint, env, oid[0])
+		if ok && len(rows) == 20000 {
+			t.Logf("checkpoint %d has the table's 20000 rows", p.Epoch)
+			return oid[0]
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no committed checkpoint with the table's 20000 rows (last: %d rows, %v)", len(rows), ok)
+		}
+		time.Sleep(100 * time.Millisecond) // polling with the context's deadline
+	}
+}
+
+// checkLoaded checks, once the coordinator nodes[0] logged that it
+// loaded the tables, that its table equals the committed checkpoint's
+// image row for row, that it accepts writes, and that the views on every
+// node equal one streamsqld's over exactly the image's rows; it returns
+// the checkpoint's epoch and its rows.
+func checkLoaded(t *testing.T, ctx context.Context, endpoint string, env []string, oid string, nodes ...*node) (uint64, int) {
+	t.Helper()
+	n := nodes[0]
+	waitLog(t, n, 60*time.Second, "cluster: tables loaded from checkpoint ")
+	p, image, ok := imageRows(t, ctx, endpoint, env, oid)
+	if !ok || len(image) < 20000 {
+		t.Fatalf("checkpoint %d: %d rows of the table (%v), want at least the 20000 committed", p.Epoch, len(image), ok)
+	}
+	got, err := n.query(t, "SELECT * FROM bids ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "\n") != strings.Join(image, "\n") {
+		t.Fatalf("the new coordinator's table: %d rows, checkpoint %d's %d; first differing: %s", len(got), p.Epoch, len(image), firstDiff(got, image))
+	}
+	// Writes wait for the load; these land (and leave the rows as they were).
+	n.exec(t, "INSERT INTO bids VALUES (1000000, 1, 1, 'late')", "DELETE FROM bids WHERE id = 1000000")
+	// One streamsqld over the rows of that checkpoint.
+	var b strings.Builder
+	for _, line := range image {
+		b.WriteString(strings.ReplaceAll(line, "|", "\t") + "\n")
+	}
+	want := tableSingle(t, tableDDL[:1], func(n *node) { copyBids(t, n, b.String()); n.exec(t, tableDDL[1:]...) })
+	waitReads(t, tableReads, want, 90*time.Second, nodes...)
+	return p.Epoch, len(image)
+}
+
 // TestClusterTableCoordinatorKilled: rows written on the coordinator are
 // in the committed checkpoint (an image of the table); after more writes
 // the coordinator is killed (kill -9). The new coordinator has exactly the
@@ -230,57 +296,36 @@ func imageRows(t *testing.T, ctx context.Context, endpoint string, env []string,
 // views over the table, restarted from their inputs there, equal one
 // streamsqld's over those rows.
 func TestClusterTableCoordinatorKilled(t *testing.T) {
-	nodes, endpoint, env := tableCluster(t)
+	nodes, endpoint, env, _ := tableCluster(t)
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
-	n1.exec(t, append([]string{tableDDL[0], bidRows(1, 20000, 7919)}, tableDDL[1:]...)...)
-	oid, err := n1.query(t, "SELECT oid FROM pg_class WHERE relname = 'bids'")
-	if err != nil || len(oid) != 1 {
-		t.Fatalf("the table's OID: %v %v", oid, err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for {
-		p, rows, ok := imageRows(t, ctx, endpoint, env, oid[0])
-		if ok && len(rows) == 20000 {
-			t.Logf("checkpoint %d has the table's 20000 rows", p.Epoch)
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("no committed checkpoint with the table's 20000 rows (last: %d rows, %v)", len(rows), ok)
-		}
-		time.Sleep(100 * time.Millisecond) // polling with the context's deadline
-	}
+	oid := tableCommitted(t, ctx, n1, endpoint, env)
 	n1.exec(t, bidRows(20001, 25000, 31), "DELETE FROM bids WHERE id % 10 = 0")
 	n1.kill()
 	killed := time.Now()
 	waitNodes(t, n2, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n2|coordinator", "n3|worker"})
-	waitLog(t, n2, 60*time.Second, "cluster: tables loaded from checkpoint ")
-	p, image, ok := imageRows(t, ctx, endpoint, env, oid[0])
-	if !ok || len(image) < 20000 {
-		t.Fatalf("checkpoint %d: %d rows of the table (%v), want at least the 20000 committed", p.Epoch, len(image), ok)
+	epoch, rows := checkLoaded(t, ctx, endpoint, env, oid, n2, n3)
+	t.Logf("kill -9 of the coordinator: n2 has checkpoint %d's %d rows (%d acknowledged rows after it lost), views equal one node (a single-node run included) %.2f s after the kill",
+		epoch, rows, 20000+5000-2500-rows, time.Since(killed).Seconds())
+}
+
+// TestClusterTableWholeClusterRestarted: every node killed, and the
+// cluster started again on other nodes with empty data directories: the
+// new coordinator replays the catalog and loads the table from the
+// committed checkpoint; the views equal one streamsqld's over its rows.
+func TestClusterTableWholeClusterRestarted(t *testing.T) {
+	nodes, endpoint, env, boot := tableCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	oid := tableCommitted(t, ctx, nodes[0], endpoint, env)
+	for _, n := range nodes {
+		n.kill()
 	}
-	got, err := n2.query(t, "SELECT * FROM bids ORDER BY id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(got, "\n") != strings.Join(image, "\n") {
-		t.Fatalf("the new coordinator's table: %d rows, checkpoint %d's %d; first differing: %s", len(got), p.Epoch, len(image), firstDiff(got, image))
-	}
-	// Writes wait for the load; these land (and leave the rows as they were).
-	n2.exec(t, "INSERT INTO bids VALUES (1000000, 1, 1, 'late')", "DELETE FROM bids WHERE id = 1000000")
-	// One streamsqld over the rows of that checkpoint.
-	load := func(n *node) {
-		var b strings.Builder
-		for _, line := range image {
-			b.WriteString(strings.ReplaceAll(line, "|", "\t") + "\n")
-		}
-		copyBids(t, n, b.String())
-	}
-	want := tableSingle(t, tableDDL[:1], func(n *node) { load(n); n.exec(t, tableDDL[1:]...) })
-	waitReads(t, tableReads, want, 90*time.Second, n2, n3)
-	lost := 20000 + 5000 - 2500 - len(image)
-	t.Logf("kill -9 of the coordinator: n2 has checkpoint %d's %d rows (%d acknowledged writes after it lost), views equal one node %.2f s after the kill",
-		p.Epoch, len(image), lost, time.Since(killed).Seconds())
+	killed := time.Now()
+	nodes = boot("n4", "n5")
+	epoch, rows := checkLoaded(t, ctx, endpoint, env, oid, nodes...)
+	t.Logf("3 nodes killed, 2 others started: checkpoint %d's %d rows loaded, views equal one node (a single-node run included) %.2f s after the kill", epoch, rows, time.Since(killed).Seconds())
 }
 
 // TestClusterTableWorkerKilled: kill -9 of a worker loses nothing of a
@@ -292,7 +337,7 @@ func TestClusterTableWorkerKilled(t *testing.T) {
 	stmts := append([]string{tableDDL[0], bidRows(1, 20000, 7919)}, tableDDL[1:]...)
 	writes := []string{bidRows(20001, 26000, 31), "UPDATE bids SET price = price + 1 WHERE id % 4 = 0"}
 	want := tableSingle(t, stmts, func(n *node) { n.exec(t, writes...) })
-	nodes, _, _ := tableCluster(t)
+	nodes, _, _, _ := tableCluster(t)
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 	n1.exec(t, stmts...)
 	waitLog(t, n1, 60*time.Second, "committed in")
@@ -301,5 +346,5 @@ func TestClusterTableWorkerKilled(t *testing.T) {
 	n1.exec(t, writes...)
 	waitLog(t, n1, 60*time.Second, "with assignment 2 (2 nodes)")
 	waitReads(t, tableReads, want, 90*time.Second, n1, n2)
-	t.Logf("kill -9 of a worker: the table and the views equal one node %.2f s after the kill", time.Since(killed).Seconds())
+	t.Logf("kill -9 of a worker: the table and the views equal one node (a single-node run included) %.2f s after the kill", time.Since(killed).Seconds())
 }
