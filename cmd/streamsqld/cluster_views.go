@@ -101,9 +101,6 @@ func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
 	// The local checkpoint's files, read now: the store keeps only its
 	// last two checkpoints.
 	local, err := c.localFiles(epoch)
-	if err == nil {
-		local.Tables, err = c.tableFiles() // cluster_tables.go
-	}
 	if err != nil {
 		c.commit.Store(false)
 		c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
@@ -112,6 +109,14 @@ func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
 	go func() {
 		defer c.commit.Store(false)
 		start := time.Now()
+		// The tables' images, taken here (an image of a large table
+		// takes a while: not in the engine's checkpoint).
+		tables, err := c.tableFiles() // cluster_tables.go
+		if err != nil {
+			c.logf("cluster: checkpoint %d not committed: the tables' images: %v", epoch, err)
+			return
+		}
+		local.Tables = tables
 		p, err := c.r.CommitEpoch(context.Background(), epoch, c.commitTimeout, local)
 		if err != nil {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
