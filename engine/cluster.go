@@ -137,6 +137,7 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 			}
 			return onCoordinator("CREATE MATERIALIZED VIEW")
 		}
+		return notInCluster("CREATE TABLE AS") // its rows would be written where it runs, not logged
 	case *pg.Node_DropStmt:
 		switch n.DropStmt.RemoveType {
 		case pg.ObjectType_OBJECT_MATVIEW:

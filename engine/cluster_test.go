@@ -86,10 +86,11 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		}
 	}
 	for q, what := range map[string]string{
-		"SUBSCRIBE TO t":          "SUBSCRIBE",
-		"GRANT SELECT ON t TO x":  "GRANT SELECT",
-		"ALTER TABLE t ADD b int": "ALTER TABLE",
-		"CREATE SEQUENCE q":       "CREATE SEQUENCE",
+		"SUBSCRIBE TO t":             "SUBSCRIBE",
+		"GRANT SELECT ON t TO x":     "GRANT SELECT",
+		"ALTER TABLE t ADD b int":    "ALTER TABLE",
+		"CREATE SEQUENCE q":          "CREATE SEQUENCE",
+		"CREATE TABLE u AS SELECT 1": "CREATE TABLE AS",
 	} {
 		_, _, err := run(t, s, q)
 		if pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what+" is not supported on a cluster node yet") {
