@@ -55,20 +55,28 @@ func (f *fakeCluster) ReadView(context.Context, string, string, []types.Column) 
 	return nil, errors.New("no coordinator")
 }
 
+// openCluster opens a server in the cluster fc (closed at the test's
+// end) and a session of it.
+func openCluster(t *testing.T, fc *fakeCluster) *Session {
+	t.Helper()
+	e, err := Open(Config{DataDir: t.TempDir(), Cluster: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestClusterNodesAndRefusals(t *testing.T) {
 	fc := &fakeCluster{nodes: []catalog.NodeStatus{
 		{NodeID: "n1", Address: "h1:5433", Role: "coordinator", State: "running", Runs: "nothing", Self: true},
 		{NodeID: "n2", Address: "h2:5433", Role: "worker", State: "running", Runs: "nothing"},
 	}}
-	e, err := Open(Config{DataDir: t.TempDir(), Cluster: fc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	s, err := e.NewSession("tester", "db", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openCluster(t, fc)
 	lines, _, err := run(t, s, "SHOW NODES")
 	if err != nil || strings.Join(lines, ";") != "n1 *|h1:5433|coordinator|running|nothing;n2|h2:5433|worker|running|nothing" {
 		t.Fatalf("SHOW NODES = %q, %v", lines, err)
@@ -145,15 +153,7 @@ func TestShowNodesOutsideACluster(t *testing.T) {
 // the table on a worker goes to the coordinator.
 func TestClusterWritePreparedOnCoordinator(t *testing.T) {
 	fc := &fakeCluster{coord: true, nodes: []catalog.NodeStatus{{NodeID: "n2", Address: "h2:5433", Role: "coordinator"}}}
-	e, err := Open(Config{DataDir: t.TempDir(), Cluster: fc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	s, err := e.NewSession("tester", "db", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openCluster(t, fc)
 	if _, _, err := run(t, s, "CREATE TABLE t (a int); INSERT INTO t VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
