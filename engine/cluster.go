@@ -104,8 +104,9 @@ func (s *Session) showNodes() (*Result, error) {
 // clusterRefusal is the error for a statement a cluster node cannot run
 // yet: anything that creates or changes data, a view, a source, a sink,
 // a role or a setting of the catalog, since those are not distributed
-// over the nodes yet (issue 19), except CREATE SOURCE and CREATE
-// MATERIALIZED VIEW on the coordinator (cluster_run.go). Reads, SET,
+// over the nodes yet (issue 19), except CREATE SOURCE, CREATE TABLE and
+// CREATE MATERIALIZED VIEW on the coordinator (cluster_run.go,
+// cluster_tables.go; writes of tables: Session.clusterCheck). Reads, SET,
 // SHOW, transactions and cursors run. nil when allowed.
 func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 	if stmt.Ext != nil && stmt.Ext.Kind != "" {
@@ -124,6 +125,11 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 		return nil
 	}
 	switch n := stmt.AST.Node.(type) {
+	case *pg.Node_CreateStmt: // cluster_tables.go
+		if coordinator {
+			return clusterTableDef(stmt, n.CreateStmt)
+		}
+		return onCoordinator("CREATE TABLE")
 	case *pg.Node_CreateTableAsStmt:
 		if n.CreateTableAsStmt.Objtype == pg.ObjectType_OBJECT_MATVIEW {
 			if coordinator {
@@ -131,12 +137,19 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 			}
 			return onCoordinator("CREATE MATERIALIZED VIEW")
 		}
+		return notInCluster("CREATE TABLE AS") // its rows would be written where it runs, not logged
 	case *pg.Node_DropStmt:
-		if n.DropStmt.RemoveType == pg.ObjectType_OBJECT_MATVIEW {
+		switch n.DropStmt.RemoveType {
+		case pg.ObjectType_OBJECT_MATVIEW:
 			if coordinator {
 				return nil
 			}
 			return onCoordinator("DROP MATERIALIZED VIEW")
+		case pg.ObjectType_OBJECT_TABLE: // cluster_tables.go
+			if coordinator {
+				return nil
+			}
+			return onCoordinator("DROP TABLE")
 		}
 	case *pg.Node_SelectStmt, *pg.Node_ExplainStmt, *pg.Node_VariableShowStmt, *pg.Node_VariableSetStmt,
 		*pg.Node_TransactionStmt, *pg.Node_PrepareStmt, *pg.Node_ExecuteStmt, *pg.Node_DeallocateStmt,
@@ -152,7 +165,7 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 }
 
 func notInCluster(what string) error {
-	return pgerr.Unsupported("%s is not supported on a cluster node yet: only CREATE SOURCE and CREATE MATERIALIZED VIEW are distributed over the nodes so far (see docs/cluster.md)", what)
+	return pgerr.Unsupported("%s is not supported on a cluster node yet: only CREATE SOURCE, CREATE TABLE, CREATE MATERIALIZED VIEW and writes of tables run on a cluster so far (see docs/cluster.md)", what)
 }
 
 func onCoordinator(what string) error {

@@ -43,7 +43,8 @@ type ClusterStatement struct {
 	View bool
 }
 
-// clusterCreated logs a statement that created rel (CREATE SOURCE) on a
+// clusterCreated logs a statement that created rel (CREATE SOURCE, CREATE
+// TABLE) on a
 // coordinator, or checks the OID a replay created; nil when not in a
 // cluster.
 func (s *Session) clusterCreated(ctx context.Context, stmt sql.Statement, rel *catalog.Relation, _ *dataflow.JobSpec) error {
@@ -100,15 +101,17 @@ func (s *Session) clusterDropped(ctx context.Context, stmt sql.Statement) error 
 	return nil
 }
 
-// clusterInputs refuses a plan that reads anything but sources: a view
-// or a table is not readable by a job on a cluster yet (a worker has no
-// job of the view, and tables are not distributed).
+// clusterInputs refuses a plan that reads anything but sources and
+// tables: a view is not readable by a job on a cluster yet (a worker has
+// no job of the view). A table's change feed is read on the coordinator,
+// where its rows live, and shuffled to the instances as a source's rows
+// are (cluster_tables.go).
 func clusterInputs(plan stream.Node) error {
 	var err error
 	var walk func(n stream.Node)
 	walk = func(n stream.Node) {
-		if sc, ok := n.(*stream.Scan); ok && sc.Kind != stream.ScanSource && err == nil {
-			err = pgerr.Unsupported("reading %s \"%s\" is not supported in a materialized view or sink on a cluster yet: only sources are (see docs/cluster.md)", sc.Kind, sc.Name)
+		if sc, ok := n.(*stream.Scan); ok && sc.Kind == stream.ScanView && err == nil {
+			err = pgerr.Unsupported("reading %s \"%s\" is not supported in a materialized view or sink on a cluster yet: only sources and tables are (see docs/cluster.md)", sc.Kind, sc.Name)
 		}
 		for _, in := range n.Inputs() {
 			walk(in)
@@ -178,12 +181,19 @@ func (s *Session) runReplay(ctx context.Context, text string) error {
 // clusterViewRows reads a materialized view's rows from the coordinator
 // when this node is a worker; ok false elsewhere (the view's job is here).
 func (e *Engine) clusterViewRows(oid uint32) (rows []arrow.RecordBatch, ok bool, err error) {
-	c := e.cfg.Cluster
-	if c == nil || c.IsCoordinator() {
-		return nil, false, nil
-	}
 	rel := e.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindMatView {
+		return nil, false, nil
+	}
+	return e.clusterRemoteRows(rel, "materialized view")
+}
+
+// clusterRemoteRows reads rel's rows (a view's, a table's: what names
+// it) from the coordinator when this node is a worker; ok false
+// elsewhere.
+func (e *Engine) clusterRemoteRows(rel *catalog.Relation, what string) (rows []arrow.RecordBatch, ok bool, err error) {
+	c := e.cfg.Cluster
+	if c == nil || c.IsCoordinator() {
 		return nil, false, nil
 	}
 	cols := make([]types.Column, len(rel.Columns))
@@ -194,7 +204,7 @@ func (e *Engine) clusterViewRows(oid uint32) (rows []arrow.RecordBatch, ok bool,
 	defer cancel()
 	rows, err = c.ReadView(ctx, rel.Schema, rel.Name, cols)
 	if err != nil {
-		return nil, true, pgerr.New(pgerr.ConnectionException, "materialized view \"%s\" cannot be read from the coordinator: %v", rel.Name, err)
+		return nil, true, pgerr.New(pgerr.ConnectionException, "%s \"%s\" cannot be read from the coordinator: %v", what, rel.Name, err)
 	}
 	return rows, true, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -21,6 +22,7 @@ type fakeCluster struct {
 	mu    sync.Mutex
 	nodes []catalog.NodeStatus
 	err   error
+	coord bool // a coordinator whose Publish succeeds
 }
 
 func (f *fakeCluster) Nodes(context.Context) ([]catalog.NodeStatus, error) {
@@ -29,11 +31,18 @@ func (f *fakeCluster) Nodes(context.Context) ([]catalog.NodeStatus, error) {
 	return f.nodes, f.err
 }
 
-// The fake is a worker that runs nothing: the views' part is tested
-// with real nodes (tests/cluster).
-func (f *fakeCluster) IsCoordinator() bool           { return false }
+// The fake is a worker (or, coord set, a coordinator) that runs nothing:
+// the views' part is tested with real nodes (tests/cluster).
+func (f *fakeCluster) IsCoordinator() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.coord
+}
 func (f *fakeCluster) Placement() dataflow.Placement { return nil }
 func (f *fakeCluster) Publish(context.Context, ClusterStatement) error {
+	if f.IsCoordinator() {
+		return nil
+	}
 	return errors.New("not the coordinator")
 }
 func (f *fakeCluster) ServeView(context.Context, uint32, stream.Node) error {
@@ -46,20 +55,28 @@ func (f *fakeCluster) ReadView(context.Context, string, string, []types.Column) 
 	return nil, errors.New("no coordinator")
 }
 
+// openCluster opens a server in the cluster fc (closed at the test's
+// end) and a session of it.
+func openCluster(t *testing.T, fc *fakeCluster) *Session {
+	t.Helper()
+	e, err := Open(Config{DataDir: t.TempDir(), Cluster: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s, err := e.NewSession("tester", "db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestClusterNodesAndRefusals(t *testing.T) {
 	fc := &fakeCluster{nodes: []catalog.NodeStatus{
 		{NodeID: "n1", Address: "h1:5433", Role: "coordinator", State: "running", Runs: "nothing", Self: true},
 		{NodeID: "n2", Address: "h2:5433", Role: "worker", State: "running", Runs: "nothing"},
 	}}
-	e, err := Open(Config{DataDir: t.TempDir(), Cluster: fc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	s, err := e.NewSession("tester", "db", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openCluster(t, fc)
 	lines, _, err := run(t, s, "SHOW NODES")
 	if err != nil || strings.Join(lines, ";") != "n1 *|h1:5433|coordinator|running|nothing;n2|h2:5433|worker|running|nothing" {
 		t.Fatalf("SHOW NODES = %q, %v", lines, err)
@@ -77,11 +94,11 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		}
 	}
 	for q, what := range map[string]string{
-		"CREATE TABLE t (a int)":   "CREATE TABLE",
-		"INSERT INTO t VALUES (1)": "INSERT",
-		"COPY t FROM STDIN":        "COPY FROM",
-		"SUBSCRIBE TO t":           "SUBSCRIBE",
-		"GRANT SELECT ON t TO x":   "GRANT SELECT",
+		"SUBSCRIBE TO t":             "SUBSCRIBE",
+		"GRANT SELECT ON t TO x":     "GRANT SELECT",
+		"ALTER TABLE t ADD b int":    "ALTER TABLE",
+		"CREATE SEQUENCE q":          "CREATE SEQUENCE",
+		"CREATE TABLE u AS SELECT 1": "CREATE TABLE AS",
 	} {
 		_, _, err := run(t, s, q)
 		if pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what+" is not supported on a cluster node yet") {
@@ -95,6 +112,14 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		"DROP MATERIALIZED VIEW v":                                    "DROP MATERIALIZED VIEW",
 		"DROP SINK k":                                                 "DROP SINK",
 		"DROP SOURCE b":                                               "DROP SOURCE",
+		"CREATE TABLE t (a int)":                                      "CREATE TABLE",
+		"DROP TABLE t":                                                "DROP TABLE",
+		"INSERT INTO t VALUES (1)":                                    "INSERT",
+		"UPDATE t SET a = 1":                                          "UPDATE",
+		"DELETE FROM t":                                               "DELETE",
+		"TRUNCATE t":                                                  "TRUNCATE",
+		"COPY t FROM STDIN":                                           "COPY FROM",
+		"WITH x AS (DELETE FROM t RETURNING a) SELECT * FROM x":       "a data-modifying WITH",
 	} {
 		_, _, err := run(t, s, q)
 		if pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what+" runs only on the cluster's coordinator") {
@@ -119,5 +144,34 @@ func TestShowNodesOutsideACluster(t *testing.T) {
 	}
 	if _, _, err := run(t, s, "CREATE TABLE t (a int)"); err != nil {
 		t.Fatalf("outside a cluster CREATE TABLE: %v", err)
+	}
+}
+
+// TestClusterWritePreparedOnCoordinator: a write prepared while the node
+// was the coordinator is refused when it is executed after the node
+// lost the role (the table's rows are the new coordinator's); a read of
+// the table on a worker goes to the coordinator.
+func TestClusterWritePreparedOnCoordinator(t *testing.T) {
+	fc := &fakeCluster{coord: true, nodes: []catalog.NodeStatus{{NodeID: "n2", Address: "h2:5433", Role: "coordinator"}}}
+	s := openCluster(t, fc)
+	if _, _, err := run(t, s, "CREATE TABLE t (a int); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	stmts, err := sql.Parse("INSERT INTO t VALUES (2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Prepare(context.Background(), stmts[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc.mu.Lock()
+	fc.coord = false
+	fc.mu.Unlock()
+	if _, err := s.Execute(context.Background(), p, nil); pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), "coordinator at h2:5433") {
+		t.Fatalf("a write prepared on the coordinator, executed on a worker: %v", err)
+	}
+	if _, _, err := run(t, s, "SELECT count(*) FROM t"); err == nil || !strings.Contains(err.Error(), "table \"t\" cannot be read from the coordinator") {
+		t.Fatalf("a worker's read of a table: %v, want it read from the coordinator", err)
 	}
 }

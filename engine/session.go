@@ -145,7 +145,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		return nil, err
 	}
 	if s.eng.cfg.Cluster != nil && s.replay == nil {
-		if err := clusterRefusal(stmt, s.eng.cfg.Cluster.IsCoordinator()); err != nil { // cluster.go
+		if err := s.clusterCheck(ctx, stmt); err != nil { // cluster_tables.go
 			return nil, err
 		}
 	}
@@ -281,6 +281,13 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	}()
 	if s.tx == 'E' && !isTxEnd(p.Stmt) {
 		return nil, errAborted
+	}
+	if s.eng.cfg.Cluster != nil && s.replay == nil {
+		// again: the node may have lost the coordinator's role since
+		// the statement was prepared
+		if err := s.clusterCheck(ctx, p.Stmt); err != nil { // cluster_tables.go
+			return nil, err
+		}
 	}
 	pl := p.plan.(*plan)
 	if waitsForViews(p, pl) { // recovery.go

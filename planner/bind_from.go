@@ -216,6 +216,11 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 			return relItem(b.aliased(plan, alias, rv.Alias))
 		}
 	}
+	if rel.Kind == catalog.KindTable && !b.stream {
+		if plan, ok := b.remoteTable(rel); ok { // remote_table.go
+			return relItem(b.aliased(plan, alias, rv.Alias))
+		}
+	}
 	tbl := b.env.Catalog.Table(rel.OID)
 	if tbl == nil && !b.stream {
 		return nil, nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "cannot read \"%s\" in a query: it stores no rows", rel.Name)

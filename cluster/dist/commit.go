@@ -48,6 +48,9 @@ type LocalFile struct {
 type LocalPart struct {
 	Files []LocalFile
 	Jobs  []uint32
+	// Tables are the images of the tables (tables.go; Name is the
+	// image's name, Data nil when TableUploaded).
+	Tables []LocalFile
 }
 
 // CoordinatorUploaded says whether the coordinator's checkpoint file
@@ -99,6 +102,9 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 		return cluster.Pointer{}, err
 	}
 	if err := r.runsAllViews(ctx, local.Jobs); err != nil {
+		return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d: %w", epoch, err)
+	}
+	if err := r.tablesReady(f); err != nil { // tables.go
 		return cluster.Pointer{}, fmt.Errorf("cluster: checkpoint %d: %w", epoch, err)
 	}
 	// The instances placed before the epoch began (its time, to the
@@ -174,6 +180,11 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 	if err != nil {
 		return cluster.Pointer{}, err
 	}
+	tabs, err := r.uploadTables(ctx, epoch, local.Tables) // tables.go
+	if err != nil {
+		return cluster.Pointer{}, err
+	}
+	coord = append(coord, tabs...)
 	st := CommitStats{Objects: len(objs) + len(coord), ReportsWait: waited, CoordUpload: time.Since(t0)}
 	for _, o := range objs {
 		st.WorkerBytes += o.Size

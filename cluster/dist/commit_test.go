@@ -9,7 +9,6 @@ import (
 
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/clustertest"
-	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/dataflow/netx"
 )
@@ -21,15 +20,9 @@ import (
 // way the pointer stays. With the store answering again the next epoch
 // commits.
 func TestCommitEpochFaults(t *testing.T) {
-	e := clustertest.StartEtcd(t)
-	fs3 := clustertest.StartS3(t, "ckpt")
-	fs3.SetEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	store, err := objstore.Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, fs3, store := etcdAndStore(t, ctx) // tables_test.go
 	const prefix = "/commit"
 	node, err := cluster.Join(ctx, cluster.Config{Target: cluster.Target{Endpoints: []string{e.Endpoint}, Prefix: prefix},
 		NodeID: "c0", Address: "127.0.0.1:1", LeaseTTL: 2 * time.Second, Logf: t.Logf})
@@ -44,6 +37,7 @@ func TestCommitEpochFaults(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // polling with the context's deadline
 	}
 	r := NewRunner(node, nil, netx.Options{}, store, t.Logf)
+	ensureTables(t, ctx, r, 0)
 	const inst = "7.p0.i1"
 	r.placed[inst] = time.Now().Add(-time.Hour)
 	report := func(epoch uint64, val string) {

@@ -48,6 +48,9 @@ type Runner struct {
 	// coordObjs are the coordinator's checkpoint files uploaded so far,
 	// by file name (commit.go): a chain's older segments are uploaded once.
 	coordObjs map[string]objstore.Object
+	// tables are the table images uploaded and whether the tables are
+	// the committed checkpoint's in this term (tables.go).
+	tables tableState
 	// ownTerms are the coordinator terms this process logged statements
 	// in: Follow skips those entries (it ran them), not the ones an
 	// earlier process of this node logged (a restarted cluster replays

@@ -47,6 +47,9 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 			}
 			continue
 		}
+		if !ensureTables(ctx, r, eng, logf) { // cluster_tables.go
+			continue
+		}
 		var restart []uint32
 		lctx, cancel := context.WithTimeout(ctx, ttl) // a read stuck on a broken connection (after a pause) must not stop the loop
 		nodes, err := r.Nodes(lctx)
@@ -125,6 +128,12 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		cancel()
 		if errors.Is(err, errSinkDamaged) {
 			continue // stays failed; tried again a TTL later
+		}
+		if err == nil && cp != nil && from.Epoch() <= r.TablesLoadedFrom() { // cluster_tables.go
+			if plan, perr := eng.ClusterViewPlan(job); perr == nil && readsTable(plan) {
+				logf("cluster: view %d restarts from its inputs: checkpoint %d: it reads a table, whose positions in the checkpoint are another coordinator's", job, from.Epoch())
+				cp, from = nil, nil
+			}
 		}
 		if err != nil {
 			logf("cluster: restart of views %v postponed: checkpoint %d cannot be read now: %v", jobs, pl.Restore.Epoch(), err)

@@ -87,6 +87,7 @@ type clusterNode struct {
 	// commitTimeout bounds one commit (--cluster-checkpoint-timeout):
 	// the wait for the instances' reports, the uploads and the manifest.
 	commitTimeout time.Duration
+	tabs          clusterTables // cluster_tables.go
 }
 
 // CheckpointTaken commits the cluster's checkpoint of epoch in the
@@ -108,6 +109,14 @@ func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
 	go func() {
 		defer c.commit.Store(false)
 		start := time.Now()
+		// The tables' images, taken here (an image of a large table
+		// takes a while: not in the engine's checkpoint).
+		tables, err := c.tableFiles() // cluster_tables.go
+		if err != nil {
+			c.logf("cluster: checkpoint %d not committed: the tables' images: %v", epoch, err)
+			return
+		}
+		local.Tables = tables
 		p, err := c.r.CommitEpoch(context.Background(), epoch, c.commitTimeout, local)
 		if err != nil {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)

@@ -153,6 +153,7 @@ func run(cfg config) error {
 	go func() { serveErr <- srv.Serve(l) }()
 	fctx, fcancel := context.WithCancel(context.Background())
 	if runner != nil {
+		ecfg.Cluster.(*clusterNode).setEngine(eng)                                // cluster_tables.go
 		go followStatements(fctx, runner, eng, logger.Printf)                     // cluster_views.go
 		go superviseViews(fctx, runner, eng, cfg.cluster.leaseTTL, logger.Printf) // cluster_restart.go
 	}
