@@ -63,8 +63,10 @@ func numericRound(d *apd.Decimal, scale int64, trunc bool) (*apd.Decimal, error)
 	if d.Form != apd.Finite {
 		return d, nil
 	}
-	// PostgreSQL's limits: 131072 digits before the point, 16383 after
-	scale = max(min(scale, numericDscaleMax), -131072)
+	// PostgreSQL's limits: 131072 digits before the point, 16383 after,
+	// and one more digit before the point that the rounding may carry into
+	// (overflowing; the range check is numericResult's)
+	scale = max(min(scale, numericDscaleMax), -types.NumericMaxDigits-1)
 	c := *exactCtx('+', d, apd.New(1, int32(-max(scale, 0))))
 	if trunc {
 		c.Rounding = apd.RoundDown
@@ -129,7 +131,7 @@ func numericSqrt(d *apd.Decimal) (*apd.Decimal, error) {
 	if _, err := c.Sqrt(r, d); err != nil {
 		return nil, err
 	}
-	_, err := roundCtx.Quantize(r, r, -scale)
+	_, err := quantize(r, r, -scale)
 	return r, err
 }
 
@@ -466,7 +468,7 @@ func numericExp(d *apd.Decimal) (types.Value, error) {
 	if _, err := c.Exp(r, d); err != nil {
 		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
-	_, err := roundCtx.Quantize(r, r, -scale)
+	_, err := quantize(r, r, -scale)
 	return r, err
 }
 
