@@ -56,10 +56,24 @@ func checkNumericLimits(d *apd.Decimal) error {
 	if d.Form != apd.Finite {
 		return nil
 	}
-	if -int64(d.Exponent) > NumericDscaleMax || (d.Coeff.Sign() != 0 && d.NumDigits()+int64(d.Exponent) > NumericMaxDigits) {
+	if -int64(d.Exponent) > NumericDscaleMax {
+		return pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	if d.Coeff.Sign() == 0 || MaxNumDigits(d)+int64(d.Exponent) <= NumericMaxDigits {
+		return nil // the common case, without counting digits exactly
+	}
+	if d.NumDigits()+int64(d.Exponent) > NumericMaxDigits {
 		return pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
 	return nil
+}
+
+// MaxNumDigits bounds the number of digits of d's coefficient from above
+// (exact or one more) from its bit length: apd's NumDigits computes a power
+// of ten for coefficients beyond 64 bits, which costs more than the
+// arithmetic it guards.
+func MaxNumDigits(d *apd.Decimal) int64 {
+	return int64(float64(d.Coeff.BitLen())*0.30102999566398120) + 1
 }
 
 func scanNumeric(s string) (*apd.Decimal, bool) {

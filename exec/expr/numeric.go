@@ -31,7 +31,7 @@ var roundCtx = func() *apd.Context {
 func quantize(r, x *apd.Decimal, exp int32) (apd.Condition, error) {
 	c := roundCtx
 	if x.Form == apd.Finite {
-		if p := max(x.NumDigits()+int64(x.Exponent), 1) - int64(min(exp, 0)) + 2; p > int64(c.Precision) {
+		if p := max(types.MaxNumDigits(x)+int64(x.Exponent), 1) - int64(min(exp, 0)) + 2; p > int64(c.Precision) {
 			c = roundCtx.WithPrecision(uint32(min(p, 1<<20)))
 		}
 	}
