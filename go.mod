@@ -118,3 +118,4 @@ require (
 	k8s.io/utils v0.0.0-20260108192941-914a6e750570 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+replace github.com/cockroachdb/apd/v3 => ./third_party/apd

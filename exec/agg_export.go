@@ -3,6 +3,8 @@ package exec
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/cockroachdb/apd/v3"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // Aggregate results exported for the streaming aggregation (exec/stream),
@@ -12,8 +14,12 @@ import (
 // AvgNumericText is avg's numeric result over integers or numerics: the
 // finite sum of n > 0 values divided by n, rounded half away from zero to
 // PostgreSQL's division scale, as text. The sum's exponent is its display
-// scale (1.50 has scale 2).
+// scale (1.50 has scale 2). A sum beyond numeric's range is an error.
 func AvgNumericText(sum *apd.Decimal, n int64) (string, error) {
+	// PostgreSQL makes the sum a numeric first: beyond its range, it overflows
+	if err := types.CheckNumericRange(sum); err != nil {
+		return "", err
+	}
 	if sum.Form == apd.Finite && sum.Exponent == 0 && sum.Coeff.IsInt64() {
 		v := sum.Coeff.Int64()
 		if sum.Negative {

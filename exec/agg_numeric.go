@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
 )
 
 // numericAgg computes sum and avg of numeric, and the variance family over
@@ -115,9 +116,17 @@ func (a *numericAgg) appendResult(b array.Builder, g int) error {
 	}
 	switch a.fn {
 	case "sum":
+		if err := types.CheckNumericRange(&a.sx[g]); err != nil {
+			return err
+		}
 		sb.Append(numericText(&a.sx[g]))
 		return nil
 	case "avg":
+		// PostgreSQL makes the sum a numeric before dividing: a sum beyond
+		// numeric's range overflows even when the average would not
+		if err := types.CheckNumericRange(&a.sx[g]); err != nil {
+			return err
+		}
 		q, err := numericDiv(&a.sx[g], apd.New(n, 0))
 		if err != nil {
 			return err
@@ -157,6 +166,9 @@ func (a *numericAgg) appendResult(b array.Builder, g int) error {
 		if q, err = numericSqrt(q, scale); err != nil {
 			return err
 		}
+	}
+	if err := types.CheckNumericRange(q); err != nil {
+		return err
 	}
 	sb.Append(numericText(q))
 	return nil

@@ -130,6 +130,9 @@ func (b *binder) constant(c *pg.A_Const) (expr.Expr, error) {
 		if err != nil {
 			return nil, b.newErr(pgerr.InvalidTextRepresentation, c.Location, "invalid input syntax for type numeric: \"%s\"", s)
 		}
+		if err := types.CheckNumericRange(d); err != nil {
+			return nil, b.newErr(pgerr.NumericValueOutOfRange, c.Location, "value overflows numeric format")
+		}
 		return &expr.Const{V: d, T: types.TNumeric}, nil
 	case c.GetSval() != nil:
 		k := &expr.Const{V: c.GetSval().Sval, T: types.TUnknown}

@@ -35,16 +35,45 @@ func parseNumeric(s string, typmod int32) (*apd.Decimal, error) {
 	return d, nil
 }
 
-// checkNumericLimits applies PostgreSQL's numeric range: 131072 digits
-// before the point, 16383 after.
+// PostgreSQL's numeric range: NumericMaxDigits digits before the point
+// (a weight of 32767 base-10000 digits) and NumericDscaleMax after it
+// (NUMERIC_DSCALE_MAX).
+const (
+	NumericMaxDigits = 131072
+	NumericDscaleMax = 16383
+)
+
+// CheckNumericRange reports PostgreSQL's "value overflows numeric format"
+// (22003) for a finite d outside numeric's range: more than
+// NumericMaxDigits digits before the point or more than NumericDscaleMax
+// after it. NaN and the infinities pass. Every place that makes a numeric
+// value (input, literals, casts, operators, functions, aggregates) checks
+// its result with it, since apd itself allows far larger exponents.
+func CheckNumericRange(d *apd.Decimal) error { return checkNumericLimits(d) }
+
+// checkNumericLimits is CheckNumericRange.
 func checkNumericLimits(d *apd.Decimal) error {
 	if d.Form != apd.Finite {
 		return nil
 	}
-	if -int64(d.Exponent) > 16383 || (d.Coeff.Sign() != 0 && int64(d.NumDigits())+int64(d.Exponent) > 131072) {
+	if -int64(d.Exponent) > NumericDscaleMax {
+		return pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	if d.Coeff.Sign() == 0 || MaxNumDigits(d)+int64(d.Exponent) <= NumericMaxDigits {
+		return nil // the common case, without counting digits exactly
+	}
+	if d.NumDigits()+int64(d.Exponent) > NumericMaxDigits {
 		return pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
 	return nil
+}
+
+// MaxNumDigits bounds the number of digits of d's coefficient from above
+// (exact or one more) from its bit length: apd's NumDigits computes a power
+// of ten for coefficients beyond 64 bits, which costs more than the
+// arithmetic it guards.
+func MaxNumDigits(d *apd.Decimal) int64 {
+	return int64(float64(d.Coeff.BitLen())*0.30102999566398120) + 1
 }
 
 func scanNumeric(s string) (*apd.Decimal, bool) {

@@ -12,8 +12,8 @@ import (
 )
 
 // ValueAt reads row i of a (storage type of t) as a Value; nil when NULL.
-// numeric is decoded from its canonical text; a malformed stored numeric
-// (which AppendValue never writes) reads as NULL.
+// numeric is decoded from its canonical text (every value AppendValue
+// writes decodes); only text AppendValue never writes reads as nil.
 func ValueAt(a arrow.Array, i int, t T) Value {
 	if a.IsNull(i) {
 		return nil
@@ -67,10 +67,18 @@ func ValueAt(a arrow.Array, i int, t T) Value {
 	}
 }
 
-// decodeStoredNumeric parses the canonical numeric text kept in Arrow.
+// decodeStoredNumeric parses the canonical numeric text kept in Arrow. apd
+// parses the common case; numeric_in's scanner takes whatever apd refuses,
+// so that no stored value reads as NULL.
 func decodeStoredNumeric(s string) (*apd.Decimal, error) {
 	d, _, err := apd.NewFromString(s)
-	return d, err
+	if err == nil {
+		return d, nil
+	}
+	if d, ok := scanNumeric(s); ok {
+		return d, nil
+	}
+	return nil, err
 }
 
 // NewBuilder returns a builder for t's Arrow storage type.
@@ -133,8 +141,14 @@ func AppendValue(b array.Builder, v Value, t T) error {
 		var s string
 		switch d := v.(type) {
 		case *apd.Decimal:
+			if err := checkNumericLimits(d); err != nil {
+				return err
+			}
 			s = string(appendNumeric(nil, d))
 		case apd.Decimal:
+			if err := checkNumericLimits(&d); err != nil {
+				return err
+			}
 			s = string(appendNumeric(nil, &d))
 		case int64:
 			s = fmt.Sprint(d)

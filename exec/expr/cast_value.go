@@ -387,9 +387,18 @@ func castFromNumeric(d *apd.Decimal, to types.T) (types.Value, error) {
 		}
 		return castFromInt(x, types.TInt8, to)
 	case types.Float4, types.Float8:
-		f, err := strconv.ParseFloat(numericString(d), 64)
+		// PostgreSQL reads numeric_out's text with float8in/float4in: a
+		// finite value that becomes infinite or zero there is out of range
+		s, bits, name := numericString(d), 64, "double precision"
+		if to.Kind == types.Float4 {
+			bits, name = 32, "real"
+		}
+		f, err := strconv.ParseFloat(s, bits)
+		if d.Form == apd.Finite && (math.IsInf(f, 0) || f == 0 && !d.IsZero()) {
+			return nil, pgerr.New(pgerr.NumericValueOutOfRange, "\"%s\" is out of range for type %s", s, name)
+		}
 		if err != nil && !math.IsInf(f, 0) {
-			return nil, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type double precision: \"%s\"", numericString(d))
+			return nil, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, s)
 		}
 		if to.Kind == types.Float4 {
 			return castFromFloat(f, types.TFloat8, to)
@@ -424,7 +433,7 @@ func floatToNumeric(x float64, single bool) (*apd.Decimal, error) {
 	r.Reduce(d)
 	if r.Exponent > 0 {
 		// keep integral values integral: 1e+20 -> 100000000000000000000
-		_, _ = roundCtx.Quantize(&r, &r, 0)
+		_, _ = quantize(&r, &r, 0)
 	}
 	return &r, nil
 }

@@ -63,8 +63,10 @@ func numericRound(d *apd.Decimal, scale int64, trunc bool) (*apd.Decimal, error)
 	if d.Form != apd.Finite {
 		return d, nil
 	}
-	// PostgreSQL's limits: 131072 digits before the point, 16383 after
-	scale = max(min(scale, numericDscaleMax), -131072)
+	// PostgreSQL's limits: 131072 digits before the point, 16383 after,
+	// and one more digit before the point that the rounding may carry into
+	// (overflowing; the range check is numericResult's)
+	scale = max(min(scale, numericDscaleMax), -types.NumericMaxDigits-1)
 	c := *exactCtx('+', d, apd.New(1, int32(-max(scale, 0))))
 	if trunc {
 		c.Rounding = apd.RoundDown
@@ -129,7 +131,7 @@ func numericSqrt(d *apd.Decimal) (*apd.Decimal, error) {
 	if _, err := c.Sqrt(r, d); err != nil {
 		return nil, err
 	}
-	_, err := roundCtx.Quantize(r, r, -scale)
+	_, err := quantize(r, r, -scale)
 	return r, err
 }
 
@@ -456,18 +458,49 @@ func numericExp(d *apd.Decimal) (types.Value, error) {
 		return d, nil
 	}
 	f, _ := d.Float64()
-	if f > 6000 {
+	if f >= 6000 {
 		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
 	dw := int32(f * 0.434294481903252)
 	scale := min(max(16-dw, scaleOf(d), 0), 1000)
 	r := new(apd.Decimal)
 	c := roundCtx.WithPrecision(uint32(max(dw, 0) + scale + 10))
-	if _, err := c.Exp(r, d); err != nil {
+	if err := expLarge(c, r, d, f); err != nil {
 		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
-	_, err := roundCtx.Quantize(r, r, -scale)
+	_, err := quantize(r, r, -scale)
 	return r, err
+}
+
+// expLarge is c.Exp(r, d) for any |d| up to 6000 (f is d as a float).
+// apd's series gives up ("too many iterations") beyond about 2500 digits
+// unless the argument is small, so, as PostgreSQL's exp_var does, it
+// halves d m times to below 0.01, takes exp with 0.302*m more digits (the
+// squarings multiply the relative error by 2^m) and squares m times.
+func expLarge(c *apd.Context, r, d *apd.Decimal, f float64) error {
+	if c.Precision <= 1000 || math.Abs(f) < 0.01 {
+		_, err := c.Exp(r, d)
+		return err
+	}
+	m := 0
+	for a := math.Abs(f); a >= 0.01; a /= 2 {
+		m++
+	}
+	wc := c.WithPrecision(c.Precision + uint32(float64(m)*0.30103) + 10)
+	var x apd.Decimal
+	if _, err := wc.Quo(&x, d, apd.New(1<<m, 0)); err != nil {
+		return err
+	}
+	if _, err := wc.Exp(r, &x); err != nil {
+		return err
+	}
+	for range m {
+		if _, err := wc.Mul(r, r, r); err != nil {
+			return err
+		}
+	}
+	_, err := c.Round(r, r)
+	return err
 }
 
 // numericScale is scale(numeric): the number of decimal digits.

@@ -25,6 +25,19 @@ var roundCtx = func() *apd.Context {
 	return c
 }()
 
+// quantize is roundCtx.Quantize(r, x, exp) with the precision the result
+// needs: roundCtx's 2000 digits are too few for values up to numeric's
+// 131072 digits before the point.
+func quantize(r, x *apd.Decimal, exp int32) (apd.Condition, error) {
+	c := roundCtx
+	if x.Form == apd.Finite {
+		if p := max(types.MaxNumDigits(x)+int64(x.Exponent), 1) - int64(min(exp, 0)) + 2; p > int64(c.Precision) {
+			c = roundCtx.WithPrecision(uint32(min(p, 1<<20)))
+		}
+	}
+	return c.Quantize(r, x, exp)
+}
+
 // numericString renders a numeric as PostgreSQL's numeric_out does.
 func numericString(d *apd.Decimal) string {
 	switch d.Form {
@@ -103,8 +116,16 @@ func parseNumeric(s string) (*apd.Decimal, error) {
 	return d, nil
 }
 
-// numericResult builds a numeric array from decimals (nil = NULL).
-func numericResult(ctx *Context, ds []*apd.Decimal) arrow.Array {
+// numericResult builds a numeric array from decimals (nil = NULL), with
+// PostgreSQL's range check on each (types.CheckNumericRange).
+func numericResult(ctx *Context, ds []*apd.Decimal) (arrow.Array, error) {
+	for _, d := range ds {
+		if d != nil {
+			if err := types.CheckNumericRange(d); err != nil {
+				return nil, err
+			}
+		}
+	}
 	b := array.NewStringBuilder(ctx.Allocator())
 	defer b.Release()
 	b.Reserve(len(ds))
@@ -115,7 +136,7 @@ func numericResult(ctx *Context, ds []*apd.Decimal) arrow.Array {
 			b.Append(numericString(d))
 		}
 	}
-	return b.NewArray()
+	return b.NewArray(), nil
 }
 
 func isNaN(d *apd.Decimal) bool { return d.Form == apd.NaN || d.Form == apd.NaNSignaling }
@@ -162,6 +183,14 @@ func divScale(x, y *apd.Decimal) int32 {
 	return rscale
 }
 
+// adjusted is the decimal exponent of d's leading digit (0 for zero).
+func adjusted(d *apd.Decimal) int64 {
+	if d.Form != apd.Finite || d.IsZero() {
+		return 0
+	}
+	return d.NumDigits() + int64(d.Exponent) - 1
+}
+
 func floorDiv(a, b int32) int32 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {
@@ -185,7 +214,7 @@ func leadingDigits(d *apd.Decimal, n int) int32 {
 
 // numericDscaleMax is PostgreSQL's NUMERIC_DSCALE_MAX: the most decimals a
 // numeric keeps.
-const numericDscaleMax = 16383
+const numericDscaleMax = types.NumericDscaleMax
 
 // exactCtx has the precision for the exact sum, difference or product of
 // finite x and y (at most numeric's 147455 digits; more overflows anyway).
@@ -232,15 +261,21 @@ func numericOp(op byte, x, y *apd.Decimal) (*apd.Decimal, error) {
 			break
 		}
 		var q apd.Decimal
-		c := roundCtx.WithPrecision(uint32(x.NumDigits()+y.NumDigits()) + 1100)
+		scale := divScale(x, y)
+		// every digit of the quotient before the point, scale after, and
+		// guard digits for the rounding
+		p := max(x.NumDigits()+y.NumDigits()+1100, adjusted(x)-adjusted(y)+2+int64(scale)+2)
+		c := roundCtx.WithPrecision(uint32(min(p, 1<<20)))
 		if _, err = c.Quo(&q, x, y); err == nil {
-			_, err = roundCtx.Quantize(r, &q, -divScale(x, y))
+			_, err = quantize(r, &q, -scale)
 		}
 	case '%':
 		if y.IsZero() {
 			return nil, errDivZero
 		}
-		_, err = roundCtx.Rem(r, x, y)
+		// the integral quotient must fit the precision
+		p := max(int64(roundCtx.Precision), adjusted(x)+1-int64(min(x.Exponent, y.Exponent))+2)
+		_, err = roundCtx.WithPrecision(uint32(min(p, 1<<20))).Rem(r, x, y)
 	case '^':
 		return numericPower(x, y)
 	}
@@ -249,7 +284,7 @@ func numericOp(op byte, x, y *apd.Decimal) (*apd.Decimal, error) {
 	}
 	if op == '+' || op == '-' {
 		if s := max(scaleOf(x), scaleOf(y)); scaleOf(r) < s && r.Form == apd.Finite {
-			_, _ = roundCtx.Quantize(r, r, -s)
+			_, _ = quantize(r, r, -s)
 		}
 	}
 	return r, nil
@@ -281,7 +316,7 @@ func numericBinary(op byte) kernel {
 				return nil, err
 			}
 		}
-		return numericResult(ctx, out), nil
+		return numericResult(ctx, out)
 	}
 }
 
@@ -310,7 +345,7 @@ func numericUnary(op byte) kernel {
 			}
 			out[i] = r
 		}
-		return numericResult(ctx, out), nil
+		return numericResult(ctx, out)
 	}
 }
 
@@ -340,7 +375,7 @@ func numericPower(x, y *apd.Decimal) (*apd.Decimal, error) {
 		if _, err := roundCtx.RoundToIntegralValue(&yi, y); err == nil && yi.Cmp(y) == 0 {
 			scale = max(scale, scaleOf(x))
 		}
-		_, err := roundCtx.Quantize(r, r, -scale)
+		_, err := quantize(r, r, -scale)
 		return r, err
 	}
 	if x.IsZero() && y.Negative {

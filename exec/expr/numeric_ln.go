@@ -50,7 +50,7 @@ func estimateLnDweight(d *apd.Decimal) int32 {
 	head.Set(d)
 	head.Exponent -= int32(4 * (w - 1)) // the first two groups before the point
 	var two apd.Decimal
-	_, _ = roundCtx.Quantize(&two, &head, 0)
+	_, _ = quantize(&two, &head, 0)
 	if head.Cmp(&two) < 0 { // Quantize rounded up: take the floor
 		_, _ = roundCtx.Sub(&two, &two, apd.New(1, 0))
 	}
@@ -102,7 +102,7 @@ func numericLn(d *apd.Decimal, log10 bool) (*apd.Decimal, error) {
 	if err != nil {
 		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
-	_, err = roundCtx.Quantize(r, r, -scale)
+	_, err = quantize(r, r, -scale)
 	return r, err
 }
 
@@ -143,7 +143,7 @@ func numericLogBase(b, x *apd.Decimal) (types.Value, error) {
 	if _, err := c.Quo(r, lx, lb); err != nil {
 		return nil, err
 	}
-	_, err := roundCtx.Quantize(r, r, -scale)
+	_, err := quantize(r, r, -scale)
 	return r, err
 }
 
@@ -157,7 +157,7 @@ func numericPowerFinite(x, y *apd.Decimal) (*apd.Decimal, error) {
 	overflow := func() error { return pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format") }
 	zero := func(scale int32) (*apd.Decimal, error) {
 		r := new(apd.Decimal)
-		_, err := roundCtx.Quantize(r, r, -scale)
+		_, err := quantize(r, r, -scale)
 		return r, err
 	}
 	// y * ln|x| to about 20 digits: ln of the result
@@ -198,7 +198,7 @@ func numericPowerFinite(x, y *apd.Decimal) (*apd.Decimal, error) {
 	if _, err := c.Pow(r, x, y); err != nil {
 		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
-	if _, err := roundCtx.Quantize(r, r, -scale); err != nil {
+	if _, err := quantize(r, r, -scale); err != nil {
 		return nil, pgerr.Wrap(err, pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
 	return r, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
 )
 
 // count, sum, avg and bool_and/bool_or states. Each keeps, per group, what
@@ -403,6 +404,9 @@ func (c *numericSumCol) result(g int32) (cell, error) {
 		d.Negative = false
 	}
 	if !c.avg {
+		if err := types.CheckNumericRange(&d); err != nil {
+			return nullCell, err
+		}
 		return strCell(d.Text('f')), nil
 	}
 	txt, err := exec.AvgNumericText(&d, p.n)
