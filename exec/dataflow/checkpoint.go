@@ -99,8 +99,7 @@ type PartitionedResumer interface {
 func openSourceAt(res SourceResumer, job, oid uint32, pos []byte, onError func(error)) (sourceRun, error) {
 	if pr, ok := res.(PartitionedResumer); ok {
 		sr, err := pr.OpenSourceReader(job, oid, pos, onError)
-		return sourceRun{run: sr.Run, position: sr.Position, partition: sr.Partition, partitions: sr.Partitions,
-			marks: sr.Marks, finite: sr.Finite, inputEnd: sr.InputEnd, start: pos}, err
+		return readerRun(sr, pos, false), err
 	}
 	run, position, finite, err := res.OpenSourceAt(oid, pos, onError)
 	return sourceRun{run: run, position: position, finite: finite, start: pos}, err
@@ -694,11 +693,16 @@ func fingerprint(n stream.Node) string {
 }
 
 // fingerprintLine is n's line in a fingerprint: its EXPLAIN, a scan's
-// with its relation's OID for its name.
+// with its relation's OID for its name and without the columns it reads
+// (Read): those follow from the operators above it, which are in the
+// fingerprint, and the state of no operator depends on them (the
+// operators over a scan with Read see the columns they saw before
+// projection pushdown), so a checkpoint written before it resumes.
 func fingerprintLine(n stream.Node) string {
 	if s, ok := n.(*stream.Scan); ok {
 		byOID := *s
 		byOID.Name = fmt.Sprintf("oid %d", s.Rel)
+		byOID.Read = nil
 		return byOID.Explain()
 	}
 	return n.Explain()
