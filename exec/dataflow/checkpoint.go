@@ -693,16 +693,11 @@ func fingerprint(n stream.Node) string {
 }
 
 // fingerprintLine is n's line in a fingerprint: its EXPLAIN, a scan's
-// with its relation's OID for its name and without the columns it reads
-// (Read): those follow from the operators above it, which are in the
-// fingerprint, and the state of no operator depends on them (the
-// operators over a scan with Read see the columns they saw before
-// projection pushdown), so a checkpoint written before it resumes.
+// with its relation's OID for its name.
 func fingerprintLine(n stream.Node) string {
 	if s, ok := n.(*stream.Scan); ok {
 		byOID := *s
 		byOID.Name = fmt.Sprintf("oid %d", s.Rel)
-		byOID.Read = nil
 		return byOID.Explain()
 	}
 	return n.Explain()
