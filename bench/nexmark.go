@@ -541,7 +541,13 @@ func (in *sourceInputs) OpenSource(oid uint32, onError func(error)) (dataflow.Ru
 
 // OpenSourceSplit implements dataflow.SplitInputs: reader split of splits
 // of a generator's source (pos must be nil: the benchmark does not resume).
-func (in *sourceInputs) OpenSourceSplit(_, oid uint32, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
+func (in *sourceInputs) OpenSourceSplit(job, oid uint32, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
+	return in.OpenSourceColumns(job, oid, nil, pos, split, splits, onError)
+}
+
+// OpenSourceColumns implements dataflow.ColumnInputs: OpenSourceSplit for
+// a reader that builds only columns cols (nil: all).
+func (in *sourceInputs) OpenSourceColumns(_, oid uint32, read []int, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
 	if pos != nil {
 		return dataflow.SourceReader{}, pgerr.Internal("bench: sources do not resume")
 	}
@@ -557,7 +563,7 @@ func (in *sourceInputs) OpenSourceSplit(_, oid uint32, pos []byte, split, splits
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}
-	r, err := connector.NewReader(src, connector.ReaderOptions{Errors: onError, Split: split, Splits: splits})
+	r, err := connector.NewReader(src, connector.ReaderOptions{Errors: onError, Split: split, Splits: splits, Columns: read})
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}

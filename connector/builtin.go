@@ -14,6 +14,8 @@ import (
 
 // The built-in connectors resume at positions (Resumable, Positioner).
 var (
+	_ pruner      = datagenSource{}
+	_ pruner      = nexmarkSource{}
 	_ Resumable   = datagenSource{}
 	_ Resumable   = nexmarkSource{}
 	_ Resumable   = fileSource{}
@@ -48,11 +50,17 @@ func (s datagenSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) 
 	if err := r.Split(o.Split, o.Splits); err != nil {
 		return nil, err
 	}
+	if err := r.SetColumns(o.Columns); err != nil {
+		return nil, err
+	}
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
+
+// prunesColumns: its readers take ReaderOptions.Columns.
+func (datagenSource) prunesColumns() {}
 
 // Finite implements Finite: a row count and no pacing.
 func (s datagenSource) Finite() bool { return s.cfg.Limit() >= 0 && s.cfg.RowsPerSecond == 0 }
@@ -103,11 +111,17 @@ func (s nexmarkSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) 
 	if err := r.Split(o.Split, o.Splits); err != nil {
 		return nil, err
 	}
+	if err := r.SetColumns(o.Columns); err != nil {
+		return nil, err
+	}
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
+
+// prunesColumns: its readers take ReaderOptions.Columns.
+func (nexmarkSource) prunesColumns() {}
 
 // Finite implements Finite: an event count and no pacing.
 func (s nexmarkSource) Finite() bool { return s.cfg.Events > 0 && !s.cfg.Paced }

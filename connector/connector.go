@@ -107,6 +107,40 @@ type ReaderOptions struct {
 	// reader's rows keep the input's order. A position is the reader's
 	// own: resume reader i of N with a position reader i of N reported.
 	Split, Splits int
+
+	// Columns, when not nil, are the only columns the reader builds
+	// (projection pushdown): ascending indexes into Source.Columns(); its
+	// batches hold those, in that order (schema
+	// types.ArrowSchema of them). Only sources of connectors that prune
+	// (PrunesColumns) take it; their rows, values and positions are those
+	// of a reader of every column, so positions resume either.
+	Columns []int
+}
+
+// PrunesColumns tells whether the readers of a connector build only the
+// columns ReaderOptions.Columns names (the planner then tells them which
+// a plan reads, stream.Scan.Read): the generators, whose columns are
+// computed rather than decoded. Docs: docs/contributing/streaming.md,
+// "Projection pushdown into the generators".
+func PrunesColumns(connector string) bool {
+	switch strings.ToLower(connector) {
+	case "nexmark", "datagen":
+		return true
+	}
+	return false
+}
+
+// pruner is implemented by the sources whose readers take
+// ReaderOptions.Columns.
+type pruner interface{ prunesColumns() }
+
+// checkColumns refuses ReaderOptions.Columns for a source that does not
+// prune (an internal error: the planner asks only those that do).
+func checkColumns(s Source, o ReaderOptions) error {
+	if _, ok := s.(pruner); o.Columns != nil && !ok {
+		return pgerr.Internal("source %T cannot build only some of its columns", s)
+	}
+	return nil
 }
 
 // SplitsReaders tells whether the sources of a connector honour
@@ -133,6 +167,9 @@ type OptionsSource interface {
 // NewReaderWith when it has one, else s.NewReader (which has no records to
 // skip).
 func NewReader(s Source, o ReaderOptions) (Reader, error) {
+	if err := checkColumns(s, o); err != nil {
+		return nil, err
+	}
 	if os, ok := s.(OptionsSource); ok {
 		return os.NewReaderWith(o)
 	}
@@ -177,6 +214,9 @@ func PositionReached(a, b []byte) bool { return position.Reached(a, b) }
 // Positioner. A position for a source that is not Resumable is a 55000
 // error.
 func NewReaderAt(s Source, pos []byte, o ReaderOptions) (Reader, error) {
+	if err := checkColumns(s, o); err != nil {
+		return nil, err
+	}
 	if rs, ok := s.(Resumable); ok {
 		return rs.NewReaderAt(pos, o)
 	}

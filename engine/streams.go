@@ -80,6 +80,13 @@ func (in flowInputs) OpenSourceReader(job, oid uint32, pos []byte, onError func(
 // OpenSourceSplit implements dataflow.SplitInputs: OpenSourceReader for
 // reader split of splits of a source that splits (connector.SplitsReaders).
 func (in flowInputs) OpenSourceSplit(job, oid uint32, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
+	return in.OpenSourceColumns(job, oid, nil, pos, split, splits, onError)
+}
+
+// OpenSourceColumns implements dataflow.ColumnInputs: OpenSourceSplit for
+// a reader that builds only columns cols (nil: all) of a source whose
+// connector prunes (connector.PrunesColumns).
+func (in flowInputs) OpenSourceColumns(job, oid uint32, cols []int, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
 	rel := in.e.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindSource {
 		return dataflow.SourceReader{}, pgerr.Internal("source %d does not exist", oid)
@@ -88,7 +95,7 @@ func (in flowInputs) OpenSourceSplit(job, oid uint32, pos []byte, split, splits 
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}
-	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError, Progress: true, Split: split, Splits: splits})
+	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError, Progress: true, Split: split, Splits: splits, Columns: cols})
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}

@@ -244,8 +244,10 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 	return sout{}, pgerr.Internal("stream: unknown logical node %T", n)
 }
 
-// scan reads every column of a table, source or materialized view, then
-// filters (conditions pushed into the scan) and drops unneeded columns.
+// scan reads every column of a table, source or materialized view (of a
+// source whose connector prunes, only those the plan reads: pruneSource),
+// then filters (conditions pushed into the scan) and drops unneeded
+// columns.
 func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
 	if x.asOf != nil && !x.lookup {
 		return sout{}, lookupPlaceErr(s.b, x)
@@ -289,7 +291,7 @@ func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
 	if len(key) > 0 {
 		sc.Key = append([]int(nil), key...)
 	}
-	o := sout{node: sc, lay: x.ids, appendOnly: sc.AppendOnly}
+	o := sout{node: sc, lay: pruneSource(sc, x, need, x.filter), appendOnly: sc.AppendOnly}
 	for _, k := range sc.Key {
 		o.key = append(o.key, x.ids[k])
 	}
@@ -307,7 +309,7 @@ func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
 	}
 	if len(keep) == 0 {
 		// Nothing is read, but the rows still count: keep the first column.
-		keep = x.ids[:1]
+		keep = o.lay[:1]
 	}
 	return s.reorder(o, keep)
 }

@@ -119,8 +119,7 @@ StreamProject: a.id
 └─StreamHashJoin: inner on a.id = (src.x)::bigint   state: left rows by (a.id), right rows by ((src.x)::bigint)
   ├─StreamProject: a.id
   │ └─StreamScan: table auction a
-  └─StreamProject: src.x
-    └─StreamScan: source src (append only)`},
+  └─StreamScan: source src (append only) (columns: x)`},
 		// IN and EXISTS: semi and anti joins; uncorrelated EXISTS has no keys.
 		{"SELECT name FROM auction WHERE id IN (SELECT auction FROM bid WHERE price > 5)", `
 StreamProject: auction.name

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -14,7 +15,9 @@ import (
 type Generator struct {
 	cfg    Config
 	schema *arrow.Schema
-	next   int64
+	// cols are the columns Next builds (SetColumns; nil: every column)
+	cols []int
+	next int64
 	// split of splits: the generator yields only the rows of the blocks
 	// (SplitBlock rows each) whose number is split mod splits (SetSplit;
 	// splits 1: every row).
@@ -28,6 +31,30 @@ const SplitBlock = DefaultBatchRows
 // New returns a generator positioned at row 0.
 func New(cfg Config) *Generator {
 	return &Generator{cfg: cfg, schema: types.ArrowSchema(cfg.Columns), splits: 1}
+}
+
+// SetColumns makes the generator build only columns cols of the Config
+// (indexes into Config.Columns, ascending, without repeats; nil: every
+// column): its batches hold those, in that order (projection pushdown,
+// docs/contributing/streaming.md). Every column is a function of its own
+// seed and the row number, so each built value, and every row count and
+// position, is the one a generator of every column yields. A bad list is
+// a 22023 error.
+func (g *Generator) SetColumns(cols []int) error {
+	if cols == nil {
+		g.cols, g.schema = nil, types.ArrowSchema(g.cfg.Columns)
+		return nil
+	}
+	keep := make([]types.Column, 0, len(cols))
+	for i, c := range cols {
+		if c < 0 || c >= len(g.cfg.Columns) || i > 0 && c <= cols[i-1] {
+			return pgerr.New(pgerr.InvalidParameterValue, "datagen: columns %v are not ascending indexes of the source's %d columns", cols, len(g.cfg.Columns))
+		}
+		keep = append(keep, g.cfg.Columns[c])
+	}
+	g.cols, g.schema = make([]int, len(cols)), types.ArrowSchema(keep) // not nil, even when empty
+	copy(g.cols, cols)
+	return nil
 }
 
 // SetSplit makes the generator one of n (at least 1) that share the rows:
@@ -63,8 +90,8 @@ func (g *Generator) Position() int64 { return g.next }
 func (g *Generator) SetPosition(row int64) { g.next = max(row, 0) }
 
 // Next returns the next up to max rows (max <= 0 means DefaultBatchRows; at
-// most MaxBatchRows) as a batch with the Config's columns, or io.EOF once
-// the Config's rows are exhausted.
+// most MaxBatchRows) as a batch of the Config's columns (those
+// SetColumns chose), or io.EOF once the Config's rows are exhausted.
 func (g *Generator) Next(max int) (arrow.RecordBatch, error) {
 	if max <= 0 {
 		max = DefaultBatchRows
@@ -79,9 +106,17 @@ func (g *Generator) Next(max int) (arrow.RecordBatch, error) {
 		n = min(n, lim-g.next)
 	}
 	n = min(n, blockEnd-g.next)
-	cols := make([]arrow.Array, len(g.cfg.fields))
-	for i := range g.cfg.fields {
-		cols[i] = g.cfg.fields[i].array(g.next, int(n))
+	var cols []arrow.Array
+	if g.cols == nil {
+		cols = make([]arrow.Array, len(g.cfg.fields))
+		for i := range g.cfg.fields {
+			cols[i] = g.cfg.fields[i].array(g.next, int(n))
+		}
+	} else {
+		cols = make([]arrow.Array, len(g.cols))
+		for i, c := range g.cols {
+			cols[i] = g.cfg.fields[c].array(g.next, int(n))
+		}
 	}
 	rec := array.NewRecordBatch(g.schema, cols, n)
 	for _, c := range cols {

@@ -59,6 +59,12 @@ func (r *Reader) Split(i, n int) error {
 	return nil
 }
 
+// SetColumns makes the reader build only columns cols of the Config
+// (Generator.SetColumns; nil: every column). Its rows and positions are
+// those of a reader of every column, so a position one reported resumes
+// the other. Call it before Run.
+func (r *Reader) SetColumns(cols []int) error { return r.gen.SetColumns(cols) }
+
 // Seek makes Run start at pos, a Position of a reader of the same Config
 // (nil: row 0), as if the rows before it had been read; pacing starts its
 // schedule there. Call it before Run. A malformed position is an XX001

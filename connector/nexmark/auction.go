@@ -7,51 +7,107 @@ import (
 
 var auctionSchema = types.ArrowSchema(AuctionColumns)
 
-// auctionCols accumulates auction rows for one batch.
+// The auction table's columns (AuctionColumns).
+const (
+	auctionID = iota
+	auctionItemName
+	auctionDescription
+	auctionInitialBid
+	auctionReserve
+	auctionDateTime
+	auctionExpires
+	auctionSeller
+	auctionCategory
+	auctionExtra
+)
+
+// auctionCols accumulates auction rows for one batch: the columns of its
+// projection only (the others stay empty and are never written).
 type auctionCols struct {
+	proj                                                   projection
+	rows                                                   int
 	id, initialBid, reserve, ts, expires, seller, category []int64
 	itemName, description, extra                           strCol
 }
 
-func newAuctionCols(rows int) *auctionCols {
+func newAuctionCols(rows int, proj projection) *auctionCols {
+	k := proj.cols
 	return &auctionCols{
-		id: make([]int64, 0, rows), initialBid: make([]int64, 0, rows), reserve: make([]int64, 0, rows),
-		ts: make([]int64, 0, rows), expires: make([]int64, 0, rows), seller: make([]int64, 0, rows),
-		category: make([]int64, 0, rows),
-		itemName: newStrCol(rows, 10, 19), description: newStrCol(rows, 50, 99), extra: newStrCol(rows, 392, 542),
+		proj: proj,
+		id:   int64Buf(k, auctionID, rows), initialBid: int64Buf(k, auctionInitialBid, rows),
+		reserve: int64Buf(k, auctionReserve, rows), ts: int64Buf(k, auctionDateTime, rows),
+		expires: int64Buf(k, auctionExpires, rows), seller: int64Buf(k, auctionSeller, rows),
+		category:    int64Buf(k, auctionCategory, rows),
+		itemName:    strColOf(k, auctionItemName, rows, 10, 19),
+		description: strColOf(k, auctionDescription, rows, 50, 99),
+		extra:       strColOf(k, auctionExtra, rows, 392, 542),
 	}
 }
 
 // add appends the auction of event id at event time ts (µs); horizon is the
 // event-time span of ~100 auctions (µs). Random calls in Flink's order:
 // hot seller, [seller], category, initial bid, expires, name, description,
-// reserve, extra.
+// reserve, extra; every one is made (the name's and description's lengths
+// size extra) but extra, the last, which is drawn only when built.
 func (c *auctionCols) add(p *pools, r *rng, id, ts, horizon int64) {
-	c.id = append(c.id, firstAuctionID+lastAuction(id))
-	c.ts = append(c.ts, ts)
+	c.rows++
+	k := c.proj.cols
 	var seller int64
 	if r.intn(hotSellerRatio) > 0 {
 		seller = lastPerson(id) / hotRatio100 * hotRatio100
 	} else {
 		seller = randPerson(r, id)
 	}
-	c.seller = append(c.seller, firstPersonID+seller)
-	c.category = append(c.category, firstCategoryID+r.intn(numCategories))
+	category := firstCategoryID + r.intn(numCategories)
 	initial := r.price()
-	c.initialBid = append(c.initialBid, initial)
-	c.expires = append(c.expires, ts+1+r.intn(max(2*horizon, 1)))
+	expires := ts + 1 + r.intn(max(2*horizon, 1))
 	name := p.word(r, 20)
-	c.itemName.add(name)
 	desc := p.word(r, 100)
-	c.description.add(desc)
-	c.reserve = append(c.reserve, initial+r.price())
-	c.extra.add(p.extraFor(r, 8+int64(len(name)+len(desc))+40, avgAuctionBytes))
+	reserve := initial + r.price()
+	if k.has(auctionID) {
+		c.id = append(c.id, firstAuctionID+lastAuction(id))
+	}
+	if k.has(auctionItemName) {
+		c.itemName.add(name)
+	}
+	if k.has(auctionDescription) {
+		c.description.add(desc)
+	}
+	if k.has(auctionInitialBid) {
+		c.initialBid = append(c.initialBid, initial)
+	}
+	if k.has(auctionReserve) {
+		c.reserve = append(c.reserve, reserve)
+	}
+	if k.has(auctionDateTime) {
+		c.ts = append(c.ts, ts)
+	}
+	if k.has(auctionExpires) {
+		c.expires = append(c.expires, expires)
+	}
+	if k.has(auctionSeller) {
+		c.seller = append(c.seller, firstPersonID+seller)
+	}
+	if k.has(auctionCategory) {
+		c.category = append(c.category, category)
+	}
+	if k.has(auctionExtra) {
+		c.extra.add(p.extraFor(r, 8+int64(len(name)+len(desc))+40, avgAuctionBytes))
+	}
 }
 
 func (c *auctionCols) record() arrow.RecordBatch {
-	return record(auctionSchema, len(c.id),
-		int64Array(c.id, false), c.itemName.array(), c.description.array(),
-		int64Array(c.initialBid, false), int64Array(c.reserve, false),
-		int64Array(c.ts, true), int64Array(c.expires, true),
-		int64Array(c.seller, false), int64Array(c.category, false), c.extra.array())
+	k := c.proj.cols
+	var b recordBuilder
+	b.int64s(k, auctionID, c.id, false)
+	b.strings(k, auctionItemName, &c.itemName)
+	b.strings(k, auctionDescription, &c.description)
+	b.int64s(k, auctionInitialBid, c.initialBid, false)
+	b.int64s(k, auctionReserve, c.reserve, false)
+	b.int64s(k, auctionDateTime, c.ts, true)
+	b.int64s(k, auctionExpires, c.expires, true)
+	b.int64s(k, auctionSeller, c.seller, false)
+	b.int64s(k, auctionCategory, c.category, false)
+	b.strings(k, auctionExtra, &c.extra)
+	return b.record(c.proj.schema, c.rows)
 }

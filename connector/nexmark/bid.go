@@ -7,23 +7,46 @@ import (
 
 var bidSchema = types.ArrowSchema(BidColumns)
 
-// bidCols accumulates bid rows for one batch.
+// The bid table's columns (BidColumns).
+const (
+	bidAuction = iota
+	bidBidder
+	bidPrice
+	bidChannel
+	bidURL
+	bidDateTime
+	bidExtra
+)
+
+// bidCols accumulates bid rows for one batch: the columns of its
+// projection only (the others stay empty and are never written).
 type bidCols struct {
+	proj                       projection
+	rows                       int
 	auction, bidder, price, ts []int64
 	channel, url, extra        strCol
+	// drawChannel and drawExtra are whether the channel and the extra
+	// draws are made: only when a column they decide is built (they are
+	// the event's last draws, extra after channel).
+	drawChannel, drawExtra bool
 }
 
-func newBidCols(rows int) *bidCols {
-	return &bidCols{
-		auction: make([]int64, 0, rows), bidder: make([]int64, 0, rows),
-		price: make([]int64, 0, rows), ts: make([]int64, 0, rows),
-		channel: newStrCol(rows, 9, 14), url: newStrCol(rows, 63, 77), extra: newStrCol(rows, 68, 81),
-	}
+func newBidCols(rows int, proj projection) *bidCols {
+	k := proj.cols
+	c := &bidCols{proj: proj, drawChannel: k.has(bidChannel) || k.has(bidURL) || k.has(bidExtra), drawExtra: k.has(bidExtra)}
+	c.auction = int64Buf(k, bidAuction, rows)
+	c.bidder = int64Buf(k, bidBidder, rows)
+	c.price = int64Buf(k, bidPrice, rows)
+	c.ts = int64Buf(k, bidDateTime, rows)
+	c.channel = strColOf(k, bidChannel, rows, 9, 14)
+	c.url = strColOf(k, bidURL, rows, 63, 77)
+	c.extra = strColOf(k, bidExtra, rows, 68, 81)
+	return c
 }
 
 // add appends the bid of event id at event time ts (µs). Random calls in
 // Flink's order: hot auction, [auction], hot bidder, [bidder], price,
-// channel, extra.
+// channel, extra; the last two only when a column they decide is built.
 func (c *bidCols) add(p *pools, r *rng, id, ts int64) {
 	var auction, bidder int64
 	if r.intn(hotAuctionRatio) > 0 {
@@ -36,22 +59,56 @@ func (c *bidCols) add(p *pools, r *rng, id, ts int64) {
 	} else {
 		bidder = randPerson(r, id)
 	}
-	c.auction = append(c.auction, firstAuctionID+auction)
-	c.bidder = append(c.bidder, firstPersonID+bidder)
-	c.price = append(c.price, r.price())
+	price := r.price()
+	c.rows++
+	k := c.proj.cols
+	if k.has(bidAuction) {
+		c.auction = append(c.auction, firstAuctionID+auction)
+	}
+	if k.has(bidBidder) {
+		c.bidder = append(c.bidder, firstPersonID+bidder)
+	}
+	if k.has(bidPrice) {
+		c.price = append(c.price, price)
+	}
+	if k.has(bidDateTime) {
+		c.ts = append(c.ts, ts)
+	}
+	if !c.drawChannel {
+		return
+	}
+	channel, url := k.has(bidChannel), k.has(bidURL)
 	if r.intn(hotChannelsRatio) > 0 {
 		i := r.intn(int64(len(hotChannels)))
-		c.channel.addString(hotChannels[i])
-		c.url.addString(p.hotURLs[i])
+		if channel {
+			c.channel.addString(hotChannels[i])
+		}
+		if url {
+			c.url.addString(p.hotURLs[i])
+		}
 	} else {
-		p.appendChannel(&c.channel, &c.url, r.intn(channelsNumber))
+		i := r.intn(channelsNumber)
+		if channel {
+			appendChannelName(&c.channel, i)
+		}
+		if url {
+			p.appendChannelURL(&c.url, i)
+		}
 	}
-	c.ts = append(c.ts, ts)
-	c.extra.add(p.extraFor(r, 32, avgBidBytes))
+	if c.drawExtra {
+		c.extra.add(p.extraFor(r, 32, avgBidBytes))
+	}
 }
 
 func (c *bidCols) record() arrow.RecordBatch {
-	return record(bidSchema, len(c.auction),
-		int64Array(c.auction, false), int64Array(c.bidder, false), int64Array(c.price, false),
-		c.channel.array(), c.url.array(), int64Array(c.ts, true), c.extra.array())
+	k := c.proj.cols
+	var b recordBuilder
+	b.int64s(k, bidAuction, c.auction, false)
+	b.int64s(k, bidBidder, c.bidder, false)
+	b.int64s(k, bidPrice, c.price, false)
+	b.strings(k, bidChannel, &c.channel)
+	b.strings(k, bidURL, &c.url)
+	b.int64s(k, bidDateTime, c.ts, true)
+	b.strings(k, bidExtra, &c.extra)
+	return b.record(c.proj.schema, c.rows)
 }

@@ -97,9 +97,44 @@ func int64Array(v []int64, ts bool) arrow.Array {
 	return array.MakeFromData(d)
 }
 
-func record(schema *arrow.Schema, rows int, cols ...arrow.Array) arrow.RecordBatch {
-	rec := array.NewRecordBatch(schema, cols, int64(rows))
-	for _, c := range cols {
+// int64Buf is the empty buffer of int64 column i for rows values when k
+// has it, else nil (never written).
+func int64Buf(k colSet, i, rows int) []int64 {
+	if !k.has(i) {
+		return nil
+	}
+	return make([]int64, 0, rows)
+}
+
+// strColOf is newStrCol for column i when k has it, else an empty strCol
+// (never written).
+func strColOf(k colSet, i, rows, avgLen, maxLen int) strCol {
+	if !k.has(i) {
+		return strCol{}
+	}
+	return newStrCol(rows, avgLen, maxLen)
+}
+
+// recordBuilder collects the built columns of a batch in table order.
+type recordBuilder struct{ cols []arrow.Array }
+
+func (b *recordBuilder) int64s(k colSet, i int, v []int64, ts bool) {
+	if k.has(i) {
+		b.cols = append(b.cols, int64Array(v, ts))
+	}
+}
+
+func (b *recordBuilder) strings(k colSet, i int, c *strCol) {
+	if k.has(i) {
+		b.cols = append(b.cols, c.array())
+	}
+}
+
+// record is the batch of rows rows (the columns' length; a projection
+// of no column still counts its rows).
+func (b *recordBuilder) record(schema *arrow.Schema, rows int) arrow.RecordBatch {
+	rec := array.NewRecordBatch(schema, b.cols, int64(rows))
+	for _, c := range b.cols {
 		c.Release()
 	}
 	return rec

@@ -9,7 +9,8 @@ import (
 
 // Batches is one step of the stream: the rows of up to max events split by
 // table, in event order within each table. A table not selected by
-// Config.Table is nil; a selected one is a record batch, possibly with no rows.
+// Config.Table is nil; a selected one is a record batch, possibly with no
+// rows, of the columns SetColumns chose (every column unless set).
 type Batches struct {
 	Person, Auction, Bid arrow.RecordBatch
 	// Events is how many event numbers this step consumed (including events
@@ -36,6 +37,7 @@ type Generator struct {
 	cfg   Config
 	err   error
 	want  [3]bool
+	proj  [3]projection // the columns built of each table (SetColumns)
 	pools *pools
 	base  int64   // BaseTime in µs since 1970
 	delay float64 // µs between consecutive events
@@ -49,7 +51,7 @@ type Generator struct {
 // New returns a generator positioned at event number 0. A bad Config is
 // reported by the first Next.
 func New(cfg Config) *Generator {
-	g := &Generator{cfg: cfg, err: cfg.Validate(), splits: 1}
+	g := &Generator{cfg: cfg, err: cfg.Validate(), splits: 1, proj: fullProjections}
 	if cfg.EventsPerSecond == 0 {
 		g.cfg.EventsPerSecond = DefaultEventsPerSecond
 	}
@@ -166,13 +168,13 @@ func (g *Generator) Next(max int) (Batches, error) {
 		return n
 	}
 	if g.want[kindPerson] {
-		ps = newPersonCols(size(1))
+		ps = newPersonCols(size(1), g.proj[kindPerson])
 	}
 	if g.want[kindAuction] {
-		as = newAuctionCols(size(3))
+		as = newAuctionCols(size(3), g.proj[kindAuction])
 	}
 	if g.want[kindBid] {
-		bs = newBidCols(size(46))
+		bs = newBidCols(size(46), g.proj[kindBid])
 	}
 	p, seed, first := g.pools, g.cfg.Seed, g.cfg.FirstEventID
 	n, rows, last := g.next, 0, g.next

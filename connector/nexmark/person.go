@@ -7,60 +7,113 @@ import (
 
 var personSchema = types.ArrowSchema(PersonColumns)
 
-// personCols accumulates person rows for one batch.
+// The person table's columns (PersonColumns).
+const (
+	personID = iota
+	personName
+	personEmail
+	personCard
+	personCity
+	personState
+	personDateTime
+	personExtra
+)
+
+// personCols accumulates person rows for one batch: the columns of its
+// projection only (the others stay empty and are never written).
 type personCols struct {
+	proj                           projection
+	rows                           int
 	id, ts                         []int64
 	name, email, card, city, state strCol
 	extra                          strCol
 }
 
-func newPersonCols(rows int) *personCols {
+func newPersonCols(rows int, proj projection) *personCols {
+	k := proj.cols
 	return &personCols{
-		id: make([]int64, 0, rows), ts: make([]int64, 0, rows),
-		name: newStrCol(rows, 11, 14), email: newStrCol(rows, 12, 15), card: newStrCol(rows, 19, 19),
-		city: newStrCol(rows, 8, 13), state: newStrCol(rows, 2, 2), extra: newStrCol(rows, 141, 183),
+		proj: proj,
+		id:   int64Buf(k, personID, rows), ts: int64Buf(k, personDateTime, rows),
+		name: strColOf(k, personName, rows, 11, 14), email: strColOf(k, personEmail, rows, 12, 15),
+		card: strColOf(k, personCard, rows, 19, 19), city: strColOf(k, personCity, rows, 8, 13),
+		state: strColOf(k, personState, rows, 2, 2), extra: strColOf(k, personExtra, rows, 141, 183),
 	}
 }
 
 // add appends the person of event id at event time ts (µs); random calls in
-// Beam's order: name, email, credit card, city, state, extra.
+// Beam's order: name, email, credit card, city, state, extra. Every one is
+// made (the lengths of the others size extra) but extra, the last, which
+// is drawn only when built.
 func (c *personCols) add(p *pools, r *rng, id, ts int64) {
-	c.id = append(c.id, firstPersonID+lastPerson(id))
-	c.ts = append(c.ts, ts)
-	c.name.writeString(firstNames[r.intn(int64(len(firstNames)))])
-	c.name.writeByte(' ')
-	c.name.writeString(lastNames[r.intn(int64(len(lastNames)))])
-	c.name.end()
-	size := c.name.valueLen(c.name.rows - 1)
+	c.rows++
+	k := c.proj.cols
+	if k.has(personID) {
+		c.id = append(c.id, firstPersonID+lastPerson(id))
+	}
+	if k.has(personDateTime) {
+		c.ts = append(c.ts, ts)
+	}
+	first := firstNames[r.intn(int64(len(firstNames)))]
+	last := lastNames[r.intn(int64(len(lastNames)))]
+	if k.has(personName) {
+		c.name.writeString(first)
+		c.name.writeByte(' ')
+		c.name.writeString(last)
+		c.name.end()
+	}
+	size := int64(len(first) + 1 + len(last))
 
-	c.email.write(p.word(r, 7))
-	c.email.writeByte('@')
-	c.email.write(p.word(r, 5))
-	c.email.writeString(".com")
-	c.email.end()
-	size += c.email.valueLen(c.email.rows - 1)
+	user, host := p.word(r, 7), p.word(r, 5)
+	if k.has(personEmail) {
+		c.email.write(user)
+		c.email.writeByte('@')
+		c.email.write(host)
+		c.email.writeString(".com")
+		c.email.end()
+	}
+	size += int64(len(user) + 1 + len(host) + len(".com"))
 
+	card := k.has(personCard)
 	for i := 0; i < 4; i++ {
+		g := r.intn(10000) * 4
+		if !card {
+			continue
+		}
 		if i > 0 {
 			c.card.writeByte(' ')
 		}
-		k := r.intn(10000) * 4
-		c.card.write(p.digits[k : k+4])
+		c.card.write(p.digits[g : g+4])
 	}
-	c.card.end()
+	if card {
+		c.card.end()
+	}
 	size += 19
 
 	city := usCities[r.intn(int64(len(usCities)))]
-	c.city.addString(city)
+	if k.has(personCity) {
+		c.city.addString(city)
+	}
 	state := usStates[r.intn(int64(len(usStates)))]
-	c.state.addString(state)
+	if k.has(personState) {
+		c.state.addString(state)
+	}
 	size += int64(len(city) + len(state))
 
-	c.extra.add(p.extraFor(r, 8+size, avgPersonBytes))
+	if k.has(personExtra) {
+		c.extra.add(p.extraFor(r, 8+size, avgPersonBytes))
+	}
 }
 
 func (c *personCols) record() arrow.RecordBatch {
-	return record(personSchema, len(c.id),
-		int64Array(c.id, false), c.name.array(), c.email.array(), c.card.array(),
-		c.city.array(), c.state.array(), int64Array(c.ts, true), c.extra.array())
+	k := c.proj.cols
+	var b recordBuilder
+	b.int64s(k, personID, c.id, false)
+	b.strings(k, personName, &c.name)
+	b.strings(k, personEmail, &c.email)
+	b.strings(k, personCard, &c.card)
+	b.strings(k, personCity, &c.city)
+	b.strings(k, personState, &c.state)
+	b.int64s(k, personDateTime, c.ts, true)
+	b.strings(k, personExtra, &c.extra)
+	return b.record(c.proj.schema, c.rows)
 }

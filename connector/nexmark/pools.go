@@ -80,14 +80,19 @@ func (p *pools) writeURL(c *strCol, r *rng) {
 	c.writeString("/item.htm?query=1")
 }
 
-// appendChannel appends channel i of Flink's 10,000-entry channel cache to
-// the channel and URL columns: "channel-i" and a URL that is a function of
-// (seed, i) only, ending in "&channel_id=|reverse(i)|" with probability 9/10.
-// It is computed rather than looked up: faster than a cache miss.
-func (p *pools) appendChannel(channel, url *strCol, i int64) {
+// appendChannelName and appendChannelURL append channel i of Flink's
+// 10,000-entry channel cache to the channel and URL columns: "channel-i"
+// and a URL that is a function of (seed, i) only, ending in
+// "&channel_id=|reverse(i)|" with probability 9/10. They are computed
+// rather than looked up (faster than a cache miss), each only when its
+// column is built (the URL draws from its own stream, not the event's).
+func appendChannelName(channel *strCol, i int64) {
 	channel.writeString("channel-")
 	channel.writeInt(i)
 	channel.end()
+}
+
+func (p *pools) appendChannelURL(url *strCol, i int64) {
 	r := rng{s: mix64(p.seed ^ 0x6368616E6E656C ^ uint64(i)*golden)}
 	p.writeURL(url, &r)
 	if r.intn(10) > 0 {

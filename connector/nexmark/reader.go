@@ -60,6 +60,15 @@ func (r *Reader) Split(i, n int) error {
 	return nil
 }
 
+// SetColumns makes the reader build only columns cols of its table
+// (Generator.SetColumns: ascending indexes into Columns(cfg.Table); nil:
+// every column): its batches hold those, in that order. Its values and
+// positions are those of a reader of every column, so a position one
+// reported resumes the other. Call it before Run.
+func (r *Reader) SetColumns(cols []int) error {
+	return r.gen.SetColumns(r.cfg.Table, cols)
+}
+
 // Seek makes Run start at pos, a Position of a reader of the same Config
 // (nil: event 0), as if the events before it had been read; pacing starts
 // its schedule there. Call it before Run. A malformed position is an XX001

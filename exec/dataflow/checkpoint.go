@@ -99,8 +99,7 @@ type PartitionedResumer interface {
 func openSourceAt(res SourceResumer, job, oid uint32, pos []byte, onError func(error)) (sourceRun, error) {
 	if pr, ok := res.(PartitionedResumer); ok {
 		sr, err := pr.OpenSourceReader(job, oid, pos, onError)
-		return sourceRun{run: sr.Run, position: sr.Position, partition: sr.Partition, partitions: sr.Partitions,
-			marks: sr.Marks, finite: sr.Finite, inputEnd: sr.InputEnd, start: pos}, err
+		return readerRun(sr, pos, false), err
 	}
 	run, position, finite, err := res.OpenSourceAt(oid, pos, onError)
 	return sourceRun{run: run, position: position, finite: finite, start: pos}, err

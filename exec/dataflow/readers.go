@@ -118,17 +118,18 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 		if ri != nil {
 			src = ri.srcs[ri.ns]
 			ri.ns++
-		} else if res, ok := j.rt.in.(SourceResumer); ok && j.rt.ck != nil {
-			var err error
-			if src, err = openSourceAt(res, j.spec.ID, s.Rel, nil, j.rowError); err != nil {
-				return nil, err
-			}
 		} else {
-			run, finite, err := j.rt.in.OpenSource(s.Rel, j.rowError)
+			var err error
+			src, err = j.openScan(s, nil, 0, 1, func() (sourceRun, error) {
+				if res, ok := j.rt.in.(SourceResumer); ok && j.rt.ck != nil {
+					return openSourceAt(res, j.spec.ID, s.Rel, nil, j.rowError)
+				}
+				run, finite, err := j.rt.in.OpenSource(s.Rel, j.rowError)
+				return sourceRun{run: run, finite: finite}, err
+			})
 			if err != nil {
 				return nil, err
 			}
-			src = sourceRun{run: run, finite: finite}
 		}
 		r := newRoot()
 		r.source, r.idx = s.Rel, len(j.roots)

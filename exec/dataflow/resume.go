@@ -129,7 +129,9 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 				why = "its sources cannot resume"
 				break
 			}
-			src, err := openSourceAt(sres, j.spec.ID, s.Rel, rm.Pos, j.rowError)
+			src, err := j.openScan(s, rm.Pos, 0, 1, func() (sourceRun, error) {
+				return openSourceAt(sres, j.spec.ID, s.Rel, rm.Pos, j.rowError)
+			})
 			if err != nil {
 				why = err.Error()
 				break

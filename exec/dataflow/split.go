@@ -46,15 +46,12 @@ func (rt *Runtime) readersOf(s *stream.Scan) int {
 }
 
 // openSplit opens reader i of k of scan s at pos through the inputs'
-// SplitInputs.
+// SplitInputs (or ColumnInputs, openScan).
 func (j *Job) openSplit(s *stream.Scan, pos []byte, i, k int) (sourceRun, error) {
-	si := j.rt.in.(SplitInputs)
-	sr, err := si.OpenSourceSplit(j.spec.ID, s.Rel, pos, i, k, j.rowError)
-	if err != nil {
-		return sourceRun{}, err
-	}
-	return sourceRun{run: sr.Run, position: sr.Position, partition: sr.Partition, partitions: sr.Partitions,
-		marks: sr.Marks, finite: sr.Finite, inputEnd: sr.InputEnd, start: pos, split: true}, nil
+	return j.openScan(s, pos, i, k, func() (sourceRun, error) {
+		sr, err := j.rt.in.(SplitInputs).OpenSourceSplit(j.spec.ID, s.Rel, pos, i, k, j.rowError)
+		return readerRun(sr, pos, true), err
+	})
 }
 
 // startSplit starts the k readers of source scan s and returns their

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/streamsql/streamsql/exec/expr"
@@ -31,7 +32,8 @@ func (k ScanKind) String() string {
 }
 
 // Scan is a leaf of a streaming plan: every column of a table, a source or a
-// materialized view, as a changelog. The runtime (exec/dataflow) supplies
+// materialized view (or, for a source scan with Read, those columns), as a
+// changelog. The runtime (exec/dataflow) supplies
 // its single input channel, already carrying the backfill, the live changes,
 // the watermarks and the barriers; Scan passes it on unchanged.
 type Scan struct {
@@ -39,6 +41,13 @@ type Scan struct {
 	Name string // the relation's name, for EXPLAIN
 	Kind ScanKind
 	Cols []types.Column // every column of the relation, in order
+	// Read, when not nil, are the only columns of a source scan the plan
+	// reads (ascending indexes into Cols): the scan's rows hold those,
+	// in that order (Columns), and its reader builds only those when its
+	// connector prunes (connector.PrunesColumns; else the runtime drops
+	// the others as the batches leave the reader). Set by the planner
+	// (projection pushdown, docs/contributing/streaming.md).
+	Read []int
 	// Key is the relation's stream key (primary key of a table, the key of
 	// a view), or nil when rows are identified by all their values.
 	Key []int
@@ -60,8 +69,9 @@ type Scan struct {
 // ScanWatermark is a table's or source's WATERMARK FOR col AS expr: after
 // each batch the reader raises the watermark of column Col to the largest
 // value of Expr over the batch's new rows (it never moves back), and sends
-// it after the batch when it rose. Expr is bound over every column of the
-// relation and has Col's type (timestamp or timestamptz). With IdleTimeout
+// it after the batch when it rose. Col and Expr are over the scan's
+// columns (Columns: every column of the relation, or those of Read); Expr
+// has Col's type (timestamp or timestamptz). With IdleTimeout
 // set, a reader that delivered no rows for that long (processing time)
 // moves the watermark on by the processing time elapsed since its last row.
 // Immutable.
@@ -80,8 +90,17 @@ func (w *ScanWatermark) String() string {
 	return s
 }
 
-// Columns implements Node.
-func (s *Scan) Columns() []types.Column { return s.Cols }
+// Columns implements Node: Cols, or the columns of Read.
+func (s *Scan) Columns() []types.Column {
+	if s.Read == nil {
+		return s.Cols
+	}
+	out := make([]types.Column, len(s.Read))
+	for i, c := range s.Read {
+		out[i] = s.Cols[c]
+	}
+	return out
+}
 
 // Inputs implements Node: none, the runtime feeds a Scan.
 func (s *Scan) Inputs() []Node { return nil }
@@ -91,6 +110,13 @@ func (s *Scan) Explain() string {
 	e := fmt.Sprintf("StreamScan: %s %s", s.Kind, s.Name)
 	if s.AppendOnly {
 		e += " (append only)"
+	}
+	if s.Read != nil {
+		names := make([]string, len(s.Read))
+		for i, c := range s.Read {
+			names[i] = s.Cols[c].Name
+		}
+		e += " (columns: " + strings.Join(names, ", ") + ")"
 	}
 	if s.Watermark != nil {
 		e += " (" + s.Watermark.String() + ")"
