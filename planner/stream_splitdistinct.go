@@ -1,0 +1,164 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Split-distinct aggregation (docs/contributing/parallel.md,
+// "Split-distinct aggregation"; Flink's distinct-agg split, RisingWave's
+// two-phase aggregation with a bucketed distinct). An aggregation with
+// count(DISTINCT x) calls is keyed by its GROUP BY, so a few hot groups
+// (Nexmark q16's four channels, q15's one day) load a few instances, or
+// one. Planned instead as
+//
+//	Project (the merged partials back to each aggregate's type)
+//	└─HashAgg final: GROUP BY the keys, sum of the partial counts, min/max of the partial extremes
+//	  └─Parallel by split_bucket: HashAgg partial GROUP BY the keys, split_tag, split_bucket
+//	    └─SplitExpand: a row per DISTINCT argument, tagged, bucketed by the argument's vnode (fused)
+//
+// Tag t's rows feed only the aggregates of tag t (a FILTER split_tag = t
+// added to each): the DISTINCT aggregates over the t-th distinct
+// argument column, and, for tag 0, every non-DISTINCT aggregate. All rows
+// of one distinct value share a bucket, so each partial counts a disjoint
+// part of the distinct values and the sum of the partial counts is the
+// count. Both phases are ordinary keyed HashAggs, exact under
+// retractions (a partial emits update pairs, the final applies them), and
+// both keep their state per vnode, so checkpoints restore and rescale as
+// any aggregation's.
+//
+// Eligible: no EMIT ON WINDOW CLOSE cleaning, at least one DISTINCT
+// aggregate, every DISTINCT aggregate a count(DISTINCT column), every
+// other one mergeable: count, sum and avg of integers and numeric,
+// min and max (the partial keeps every value under retractions, as the
+// single operator does; the final keeps one per partial row).
+
+// Values of streaming_split_distinct.
+const (
+	SplitDistinctAuto = "auto"
+	SplitDistinctOn   = "on"
+	SplitDistinctOff  = "off"
+)
+
+// CheckSplitDistinct normalizes a streaming_split_distinct value.
+func CheckSplitDistinct(v string) (string, error) {
+	switch s := strings.ToLower(strings.TrimSpace(v)); s {
+	case SplitDistinctAuto, SplitDistinctOn, SplitDistinctOff:
+		return s, nil
+	case "true", "1", "yes":
+		return SplitDistinctOn, nil
+	case "false", "0", "no":
+		return SplitDistinctOff, nil
+	}
+	return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"streaming_split_distinct\": %q (on, off or auto)", v)
+}
+
+// useSplitDistinct reports whether mode plans an eligible aggregation
+// split at parallelism n: on always, auto when it runs in parallel.
+func useSplitDistinct(mode string, n int) bool {
+	switch mode {
+	case SplitDistinctOn:
+		return true
+	case SplitDistinctOff:
+		return false
+	}
+	return n > 1
+}
+
+// splitMergeable reports whether a (a phase-one aggregate, its FILTER
+// already tagged) merges exactly from the partials of a split plan.
+func splitMergeable(a stream.AggSpec) bool {
+	if a.Distinct {
+		_, col := a.Arg.(*expr.ColRef)
+		return a.Kind == stream.AggCount && col
+	}
+	return mergeable(a, true)
+}
+
+// SplitDistinctOf returns the split-distinct plan of h at parallelism n
+// (the partial phase wrapped in a Parallel when n > 1; the final left to
+// parallelize), or nil when h is not eligible.
+func SplitDistinctOf(h *stream.HashAgg, n int) (out stream.Node, final *stream.HashAgg) {
+	if h.Clean != nil || len(h.Aggs) == 0 {
+		return nil, nil
+	}
+	in := h.Input.Columns()
+	w := len(in)
+	var args []int // per tag, the DISTINCT argument's column
+	tagOf := make([]int, len(h.Aggs))
+	for i, a := range h.Aggs {
+		if !a.Distinct {
+			continue
+		}
+		c, ok := a.Arg.(*expr.ColRef)
+		if !ok || a.Kind != stream.AggCount || len(a.OrderBy) > 0 {
+			return nil, nil
+		}
+		t := -1
+		for k, col := range args {
+			if col == c.Idx {
+				t = k
+			}
+		}
+		if t < 0 {
+			t = len(args)
+			args = append(args, c.Idx)
+		}
+		tagOf[i] = t
+	}
+	if len(args) == 0 {
+		return nil, nil
+	}
+	tagRef := &expr.ColRef{Idx: w, T: types.TInt8, Name: stream.SplitTagCol}
+	bucketRef := &expr.ColRef{Idx: w + 1, T: types.TInt8, Name: stream.SplitBucketCol}
+	tagged := make([]stream.AggSpec, len(h.Aggs))
+	for i, a := range h.Aggs {
+		eq, err := expr.NewBinary("=", tagRef, &expr.Const{V: int64(tagOf[i]), T: types.TInt8})
+		if err != nil {
+			return nil, nil
+		}
+		a.Filter = andFilter(eq, a.Filter)
+		tagged[i] = a
+	}
+	k := len(h.GroupBy)
+	p, ok := planTwoPhaseAggs(tagged, splitMergeable, k+2)
+	if !ok {
+		return nil, nil
+	}
+	expand := &stream.SplitExpand{Input: h.Input, Args: args, Cols: stream.SplitExpandCols(in)}
+	groupBy := append(append([]expr.Expr(nil), h.GroupBy...), tagRef, bucketRef)
+	pcols := append(append([]types.Column(nil), h.Cols[:k]...),
+		types.Column{Name: stream.SplitTagCol, Type: types.TInt8}, types.Column{Name: stream.SplitBucketCol, Type: types.TInt8})
+	partial := &stream.HashAgg{Input: expand, GroupBy: groupBy, Aggs: p.partial, Cols: append(pcols, p.pcols...), AppendOnly: h.AppendOnly}
+	var phase1 stream.Node = partial
+	if n > 1 {
+		// routed by the bucket alone: its label's vnode is the distinct
+		// value's (stream.BucketLabel), so a hot group spreads evenly
+		phase1 = &stream.Parallel{Input: partial, Keys: [][]int{{w + 1}}, KeyTypes: []types.T{types.TInt8}, N: n}
+	}
+	final = &stream.HashAgg{Input: phase1, Aggs: p.final, Cols: append(append([]types.Column(nil), h.Cols[:k]...), p.fcols...)}
+	for i := range k {
+		final.GroupBy = append(final.GroupBy, &expr.ColRef{Idx: i, T: h.Cols[i].Type, Name: h.Cols[i].Name})
+	}
+	exprs, ok := p.results(h.Aggs, h.Cols[k:], k)
+	if !ok {
+		return nil, nil
+	}
+	keys := make([]expr.Expr, k, k+len(exprs))
+	for i := range k {
+		keys[i] = &expr.ColRef{Idx: i, T: h.Cols[i].Type, Name: h.Cols[i].Name}
+	}
+	return &stream.Project{Input: final, Exprs: append(keys, exprs...), Cols: h.Cols}, final
+}
+
+// andFilter is a AND b (b may be nil: no FILTER).
+func andFilter(a, b expr.Expr) expr.Expr {
+	if b == nil {
+		return a
+	}
+	return &expr.And{Args: []expr.Expr{a, b}}
+}
