@@ -113,7 +113,7 @@ type Options struct {
 	// (planner.Env.Parallelism; 0 or 1: one instance per operator).
 	Parallelism int
 	// SplitDistinct is streaming_split_distinct (planner.Env.SplitDistinct:
-	// on, off, or auto when "").
+	// on, off or auto; "" is off).
 	SplitDistinct string
 	// Instances profiles the run's CPU and reports it per fragment and
 	// instance (Result.Instances, instances.go). It takes the process's

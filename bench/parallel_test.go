@@ -27,6 +27,8 @@ func TestParallelismGivesTheSameResults(t *testing.T) {
 		{"global", "", `SELECT count(*), sum(price), min(price), max(price), count(extra) FROM bid WHERE auction % 7 <> 0`},
 		// over a retracting input (a parallel GROUP BY): count and sum in two phases
 		{"globalagg", "", `SELECT count(*), sum(n), count(hi) FROM (SELECT auction, count(*) AS n, max(price) AS hi FROM bid GROUP BY auction) s`},
+		// the same aggregate over the same column with and without a FILTER: two partials
+		{"globalfilter", "", `SELECT sum(price), sum(price) FILTER (WHERE price > 5000), count(price) FILTER (WHERE auction % 3 = 0), count(price), avg(price) FILTER (WHERE bidder % 2 = 0) FROM bid`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -56,7 +56,7 @@ type Env struct {
 	// operator (stream_parallel.go); 0 or 1: one.
 	Parallelism int
 	// SplitDistinct is streaming_split_distinct: on, off or auto (""
-	// is auto): whether an aggregation with count(DISTINCT ...) is
+	// is off, the server's default): whether an aggregation with count(DISTINCT ...) is
 	// planned as a split-distinct aggregation (stream_splitdistinct.go).
 	SplitDistinct string
 	// Access, if set, checks that role may use rel with every privilege of

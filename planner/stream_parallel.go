@@ -45,8 +45,7 @@ const MaxParallelism = stream.VNodes
 // nodes are not shared yet) and returns the new root. split is the
 // streaming_split_distinct mode (stream_splitdistinct.go).
 func parallelize(root stream.Node, n int, split string) stream.Node {
-	splits := useSplitDistinct(split, n)
-	if n <= 1 && !splits {
+	if n <= 1 && split != SplitDistinctOn {
 		return root
 	}
 	seen := map[stream.Node]stream.Node{}
@@ -57,7 +56,7 @@ func parallelize(root stream.Node, n int, split string) stream.Node {
 		}
 		setInputs(nd, walk)
 		out := nd
-		if h, ok := nd.(*stream.HashAgg); ok && splits {
+		if h, ok := nd.(*stream.HashAgg); ok && useSplitDistinct(split, n, h) {
 			if sd, final := SplitDistinctOf(h, n); sd != nil {
 				if p := parallelOf(final, n); p != nil && n > 1 {
 					noShuffle(p)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/streamsql/streamsql/exec/expr"
@@ -57,16 +58,23 @@ func CheckSplitDistinct(v string) (string, error) {
 	return "", pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter \"streaming_split_distinct\": %q (on, off or auto)", v)
 }
 
-// useSplitDistinct reports whether mode plans an eligible aggregation
-// split at parallelism n: on always, auto when it runs in parallel.
-func useSplitDistinct(mode string, n int) bool {
+// useSplitDistinct reports whether mode plans the aggregation h, if
+// eligible, split at parallelism n: on always; auto when n > 1 and h has
+// no GROUP BY key that is a plain column, so that it would otherwise run
+// as one instance (a global count(DISTINCT), or Nexmark q15's GROUP BY of
+// an expression). Auto leaves an aggregation routed by a column keyed:
+// the split spreads a hot group, but multiplies every group into
+// partials per tag and bucket, and costs Nexmark q16 about three times
+// the CPU of its keyed plan (docs/benchmarks.md, issue 15).
+func useSplitDistinct(mode string, n int, h *stream.HashAgg) bool {
 	switch mode {
 	case SplitDistinctOn:
 		return true
-	case SplitDistinctOff:
-		return false
+	case SplitDistinctAuto:
+		cols, _ := plainKeys(h.GroupBy)
+		return n > 1 && len(cols) == 0
 	}
-	return n > 1
+	return false // off, and "" (planner.Env's zero value)
 }
 
 // splitMergeable reports whether a (a phase-one aggregate, its FILTER
@@ -115,8 +123,15 @@ func SplitDistinctOf(h *stream.HashAgg, n int) (out stream.Node, final *stream.H
 	}
 	tagRef := &expr.ColRef{Idx: w, T: types.TInt8, Name: stream.SplitTagCol}
 	bucketRef := &expr.ColRef{Idx: w + 1, T: types.TInt8, Name: stream.SplitBucketCol}
+	nulls := splitNulls(h, args, tagOf)
 	tagged := make([]stream.AggSpec, len(h.Aggs))
 	for i, a := range h.Aggs {
+		if a.Distinct && nullElsewhere(nulls, tagOf[i], args[tagOf[i]]) {
+			// the other tags' rows carry its argument as NULL, which
+			// DISTINCT skips: no tag FILTER needed
+			tagged[i] = a
+			continue
+		}
 		eq, err := expr.NewBinary("=", tagRef, &expr.Const{V: int64(tagOf[i]), T: types.TInt8})
 		if err != nil {
 			return nil, nil
@@ -129,7 +144,7 @@ func SplitDistinctOf(h *stream.HashAgg, n int) (out stream.Node, final *stream.H
 	if !ok {
 		return nil, nil
 	}
-	expand := &stream.SplitExpand{Input: h.Input, Args: args, Cols: stream.SplitExpandCols(in)}
+	expand := &stream.SplitExpand{Input: h.Input, Args: args, Nulls: nulls, Cols: stream.SplitExpandCols(in)}
 	groupBy := append(append([]expr.Expr(nil), h.GroupBy...), tagRef, bucketRef)
 	pcols := append(append([]types.Column(nil), h.Cols[:k]...),
 		types.Column{Name: stream.SplitTagCol, Type: types.TInt8}, types.Column{Name: stream.SplitBucketCol, Type: types.TInt8})
@@ -161,4 +176,48 @@ func andFilter(a, b expr.Expr) expr.Expr {
 		return a
 	}
 	return &expr.And{Args: []expr.Expr{a, b}}
+}
+
+// splitNulls are, per tag, the other tags' DISTINCT argument columns that
+// neither a group key nor an aggregate of the tag reads: its rows carry
+// them as NULL (stream.SplitExpand.Nulls).
+func splitNulls(h *stream.HashAgg, args, tagOf []int) [][]int {
+	w := len(h.Input.Columns())
+	out := make([][]int, len(args))
+	for t := range args {
+		used := make([]bool, w)
+		ok := true
+		for _, g := range h.GroupBy {
+			ok = ok && expr.ReadsColumns(g, used)
+		}
+		for i, a := range h.Aggs {
+			if tagOf[i] != t {
+				continue
+			}
+			ok = ok && expr.ReadsColumns(a.Arg, used) && expr.ReadsColumns(a.Filter, used) && expr.ReadsColumns(a.Sep, used)
+			for _, k := range a.OrderBy {
+				ok = ok && expr.ReadsColumns(k.E, used)
+			}
+		}
+		if !ok {
+			continue
+		}
+		for u, c := range args {
+			if u != t && !used[c] && !slices.Contains(out[t], c) {
+				out[t] = append(out[t], c)
+			}
+		}
+	}
+	return out
+}
+
+// nullElsewhere reports whether column c is NULL in the rows of every tag
+// but t.
+func nullElsewhere(nulls [][]int, t, c int) bool {
+	for u, cs := range nulls {
+		if u != t && !slices.Contains(cs, c) {
+			return false
+		}
+	}
+	return true
 }

@@ -76,7 +76,8 @@ func planTwoPhaseAggs(aggs []stream.AggSpec, merges func(stream.AggSpec) bool, o
 		}
 		cur = nil
 		if a.Kind == stream.AggAvg {
-			if !add(stream.AggSpec{Kind: stream.AggSum, Arg: a.Arg}) || !add(stream.AggSpec{Kind: stream.AggCount, Arg: a.Arg}) {
+			// both with the call's FILTER
+			if !add(stream.AggSpec{Kind: stream.AggSum, Arg: a.Arg, Filter: a.Filter}) || !add(stream.AggSpec{Kind: stream.AggCount, Arg: a.Arg, Filter: a.Filter}) {
 				return p, false
 			}
 		} else if !add(a) {

@@ -17,7 +17,9 @@ import (
 // "Split-distinct aggregation"): each input row goes out once per tag t
 // of Args (the column of the t-th DISTINCT argument), with two columns
 // appended: split_tag = t and split_bucket, a label whose vnode is the
-// vnode of the row's value in Args[t] (BucketLabel). The aggregation
+// bucket of the row's value in Args[t]: its vnode mod SplitBuckets,
+// labelled by a value whose own vnode spreads the buckets evenly over the
+// instances (BucketLabel). The aggregation
 // above groups by its keys plus (split_tag, split_bucket) and is routed
 // by split_bucket alone, so the rows of a group spread over every
 // instance in proportion to the hash of their distinct values, while all
@@ -32,8 +34,22 @@ import (
 type SplitExpand struct {
 	Input Node
 	Args  []int // per tag, the input column of its DISTINCT argument
+	// Nulls are, per tag, columns its rows carry as NULL: other tags'
+	// DISTINCT arguments that no aggregate of this tag and no group key
+	// reads (the partial's DISTINCT aggregates then skip them without
+	// probing their pairs).
+	Nulls [][]int
 	Cols  []types.Column
 }
+
+// SplitBuckets is how many buckets a group's rows of one tag spread
+// over: bucket b stands for vnode b*VNodes/SplitBuckets, so at a
+// parallelism dividing SplitBuckets each instance owns the same number
+// of buckets. Fixed (a bucket is part of the partial's group key, kept
+// in checkpoints): more buckets spread a hot group finer but multiply
+// the partial groups of every group, and with them the state and the
+// partial rows each epoch.
+const SplitBuckets = 16
 
 // SplitTagCol and SplitBucketCol name the two appended columns.
 const (
@@ -60,8 +76,8 @@ func (s *SplitExpand) Explain() string {
 	for t, c := range s.Args {
 		tags[t] = fmt.Sprintf("%d: %s", t, in[c].Name)
 	}
-	return fmt.Sprintf("StreamSplitExpand: a row per DISTINCT argument (split_tag %s), split_bucket = vnode of the argument (%d buckets)",
-		strings.Join(tags, ", "), VNodes)
+	return fmt.Sprintf("StreamSplitExpand: a row per DISTINCT argument (split_tag %s), split_bucket = hash of the argument (%d buckets)%s",
+		strings.Join(tags, ", "), SplitBuckets, s.nullsExplain(in))
 }
 
 // checkpoints marks SplitExpand as resumable: it keeps no state.
@@ -112,10 +128,15 @@ func (s *SplitExpand) Start(env *Env, inputs []<-chan Message) <-chan Message {
 				bucketB.Reserve(n)
 				for i := range n {
 					tagB.UnsafeAppend(int64(t))
-					bucketB.UnsafeAppend(labels[vn[i]])
+					bucketB.UnsafeAppend(labels[vn[i]%SplitBuckets*(VNodes/SplitBuckets)])
 				}
 				cols := make([]arrow.Array, 0, len(base)+2)
 				cols = append(cols, base...)
+				if t < len(s.Nulls) {
+					for _, c := range s.Nulls[t] {
+						cols[c] = array.MakeArrayOfNull(memory.DefaultAllocator, base[c].DataType(), n)
+					}
+				}
 				cols = append(cols, tagB.NewArray(), bucketB.NewArray())
 				tagB.Release()
 				bucketB.Release()
@@ -160,3 +181,17 @@ var bucketLabels = sync.OnceValue(func() []int64 {
 
 // BucketLabel is the split_bucket label of vnode v (tests).
 func BucketLabel(v uint16) int64 { return bucketLabels()[v] }
+
+// nullsExplain names the columns each tag's rows carry as NULL.
+func (s *SplitExpand) nullsExplain(in []types.Column) string {
+	var parts []string
+	for t, cs := range s.Nulls {
+		for _, c := range cs {
+			parts = append(parts, fmt.Sprintf("%s NULL in tag %d", in[c].Name, t))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
+}
