@@ -45,16 +45,7 @@ func TestParallelismGivesTheSameResults(t *testing.T) {
 				if strings.HasPrefix(c.name, "global") && par > 1 && !strings.Contains(plan, "StreamPartialAgg") {
 					t.Fatalf("parallelism %d: no two-phase aggregation:\n%s", par, plan)
 				}
-				var mu sync.Mutex
-				var chunks []*stream.Chunk
-				res, err := Run(context.Background(), Options{Query: c.query, SQL: c.sql, Events: windowEvents / 2, BarrierInterval: time.Millisecond,
-					Parallelism: par, OnChunk: func(ch *stream.Chunk) { mu.Lock(); chunks = append(chunks, ch); mu.Unlock() }})
-				if err != nil {
-					t.Fatal(err)
-				}
-				mu.Lock()
-				got, _ := netRows(t, res.Columns, chunks)
-				mu.Unlock()
+				got := runNetRows(t, Options{Query: c.query, SQL: c.sql, Parallelism: par})
 				if par == 1 {
 					if len(got) == 0 {
 						t.Fatal("no result rows: the test checks nothing")
@@ -69,4 +60,22 @@ func TestParallelismGivesTheSameResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runNetRows runs o over windowEvents/2 events with 1 ms epochs and
+// returns the net result rows the sink received.
+func runNetRows(t *testing.T, o Options) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var chunks []*stream.Chunk
+	o.Events, o.BarrierInterval = windowEvents/2, time.Millisecond
+	o.OnChunk = func(ch *stream.Chunk) { mu.Lock(); chunks = append(chunks, ch); mu.Unlock() }
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	got, _ := netRows(t, res.Columns, chunks)
+	return got
 }

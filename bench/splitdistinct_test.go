@@ -1,14 +1,9 @@
 package bench
 
 import (
-	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/streamsql/streamsql/exec/stream"
 )
 
 // TestSplitDistinctEqualsSerial runs aggregations with count(DISTINCT)
@@ -42,16 +37,7 @@ func TestSplitDistinctEqualsSerial(t *testing.T) {
 				if split := strings.Contains(plan, "StreamSplitExpand"); split != (r.split == "on") {
 					t.Fatalf("parallelism %d, split %s: plan splits: %v\n%s", r.par, r.split, split, plan)
 				}
-				var mu sync.Mutex
-				var chunks []*stream.Chunk
-				res, err := Run(context.Background(), Options{Query: c.query, SQL: c.sql, Events: windowEvents / 2, BarrierInterval: time.Millisecond,
-					Parallelism: r.par, SplitDistinct: r.split, OnChunk: func(ch *stream.Chunk) { mu.Lock(); chunks = append(chunks, ch); mu.Unlock() }})
-				if err != nil {
-					t.Fatal(err)
-				}
-				mu.Lock()
-				got, _ := netRows(t, res.Columns, chunks)
-				mu.Unlock()
+				got := runNetRows(t, Options{Query: c.query, SQL: c.sql, Parallelism: r.par, SplitDistinct: r.split})
 				if want == nil {
 					if len(got) == 0 {
 						t.Fatal("no result rows: the test checks nothing")

@@ -81,7 +81,7 @@ func checkParallelism(v string) (string, error) {
 func (s *Session) splitDistinct() string {
 	v, _ := s.set.get("streaming_split_distinct")
 	if v == "" {
-		return planner.SplitDistinctOff
+		return planner.SplitDistinctAuto
 	}
 	return v
 }

@@ -131,9 +131,9 @@ var settingList = []setting{
 	{name: "streaming_parallelism", def: "1", check: checkParallelism},
 	// streaming_split_distinct: whether an aggregation with
 	// count(DISTINCT ...) is planned as a split-distinct aggregation
-	// (on; auto: when it would otherwise run as one instance; off, the
-	// default: measured, it costs 2-3 times the CPU; parallel.go).
-	{name: "streaming_split_distinct", def: planner.SplitDistinctOff, check: planner.CheckSplitDistinct},
+	// (on; off; auto, the default: at parallelism 4 or more, when it
+	// would otherwise run as one instance; planner/stream_splitdistinct.go).
+	{name: "streaming_split_distinct", def: planner.SplitDistinctAuto, check: planner.CheckSplitDistinct},
 	// streaming_progress_notices: CREATE MATERIALIZED VIEW and CREATE
 	// SINK send a NOTICE with the backfill's progress every second
 	// while they wait for it (jobs.go).

@@ -59,23 +59,29 @@ func CheckSplitDistinct(v string) (string, error) {
 }
 
 // useSplitDistinct reports whether mode plans the aggregation h, if
-// eligible, split at parallelism n: on always; auto when n > 1 and h has
-// no GROUP BY key that is a plain column, so that it would otherwise run
-// as one instance (a global count(DISTINCT), or Nexmark q15's GROUP BY of
-// an expression). Auto leaves an aggregation routed by a column keyed:
-// the split spreads a hot group, but multiplies every group into
-// partials per tag and bucket, and costs Nexmark q16 about three times
-// the CPU of its keyed plan (docs/benchmarks.md, issue 15).
+// eligible, split at parallelism n: on always; auto when n is at least
+// SplitDistinctAutoMin and h has no GROUP BY key that is a plain column,
+// so that it would otherwise run as one instance (a global
+// count(DISTINCT), or Nexmark q15's GROUP BY of an expression). Measured
+// (docs/benchmarks.md, issue 15): the split costs q15 1.6 times the CPU
+// of the single aggregation, which at 2 instances is as fast, and from 4
+// on faster (projected to 16 cores: 0.13 s against 0.81 s); an
+// aggregation routed by a column stays keyed, since the split multiplies
+// every group into partials per tag and bucket and costs q16 3.3 times
+// the CPU (its projected 16-core wall is no better).
 func useSplitDistinct(mode string, n int, h *stream.HashAgg) bool {
 	switch mode {
 	case SplitDistinctOn:
 		return true
 	case SplitDistinctAuto:
 		cols, _ := plainKeys(h.GroupBy)
-		return n > 1 && len(cols) == 0
+		return n >= SplitDistinctAutoMin && len(cols) == 0
 	}
 	return false // off, and "" (planner.Env's zero value)
 }
+
+// SplitDistinctAutoMin is the parallelism from which auto splits.
+const SplitDistinctAutoMin = 4
 
 // splitMergeable reports whether a (a phase-one aggregate, its FILTER
 // already tagged) merges exactly from the partials of a split plan.

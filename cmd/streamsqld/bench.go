@@ -53,7 +53,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, with the job's state live, to this file (one query)")
 	noOpStats := fs.Bool("no-operator-stats", false, "do not count rows and backpressure per operator (what /metrics reports), to measure the counters' cost")
 	par := fs.Int("parallelism", 0, "instances of each keyed operator (streaming_parallelism; 0: GOMAXPROCS)")
-	split := fs.String("split-distinct", "off", "streaming_split_distinct: on, off or auto (docs/sql.md)")
+	split := fs.String("split-distinct", "auto", "streaming_split_distinct: on, off or auto (docs/sql.md)")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	instances := fs.String("instances", "", "run each query at these parallelisms (e.g. 1,2,4,8), profile its CPU by fragment and instance, print each instance's share and rows, and project the wall time to 16 cores (docs/benchmarks.md)")
 	fs.Usage = func() {

@@ -85,69 +85,43 @@ func (s *SplitExpand) checkpoints() {}
 
 // Start implements Node.
 func (s *SplitExpand) Start(env *Env, inputs []<-chan Message) <-chan Message {
-	out := make(chan Message, ChannelSize)
-	in := inputs[0]
 	schema := types.ArrowSchema(s.Cols)
 	inCols := s.Input.Columns()
 	labels := bucketLabels()
-	go func() {
-		defer close(out)
-		var hasher VNodeHasher
-		var vn []uint16
-		bc := env.busyClock()
-		for {
-			bc.stop()
-			var m Message
-			var ok bool
-			select {
-			case m, ok = <-in:
-			case <-env.Ctx.Done():
-				return
+	var hasher VNodeHasher
+	var vn []uint16
+	return runMapEach(env, inputs[0], func(c *Chunk, emit func(*Chunk) bool) (bool, error) {
+		n := c.Len()
+		if n == 0 {
+			return true, nil
+		}
+		base := c.Rec.Columns()
+		for t, arg := range s.Args {
+			vn = hasher.VNodes([]arrow.Array{base[arg]}, []types.T{inCols[arg].Type}, n, vn)
+			tagB := array.NewInt64Builder(memory.DefaultAllocator)
+			bucketB := array.NewInt64Builder(memory.DefaultAllocator)
+			tagB.Reserve(n)
+			bucketB.Reserve(n)
+			for i := range n {
+				tagB.UnsafeAppend(int64(t))
+				bucketB.UnsafeAppend(labels[vn[i]%SplitBuckets*(VNodes/SplitBuckets)])
 			}
-			bc.start()
-			if !ok {
-				return
+			cols := make([]arrow.Array, 0, len(base)+2)
+			cols = append(cols, base...)
+			if t < len(s.Nulls) {
+				for _, col := range s.Nulls[t] {
+					cols[col] = array.MakeArrayOfNull(memory.DefaultAllocator, base[col].DataType(), n)
+				}
 			}
-			if m.Kind != KindChunk {
-				if !send(env, out, m) {
-					return
-				}
-				continue
-			}
-			c := m.Chunk
-			n := c.Len()
-			if n == 0 {
-				continue
-			}
-			base := c.Rec.Columns()
-			for t, arg := range s.Args {
-				vn = hasher.VNodes([]arrow.Array{base[arg]}, []types.T{inCols[arg].Type}, n, vn)
-				tagB := array.NewInt64Builder(memory.DefaultAllocator)
-				bucketB := array.NewInt64Builder(memory.DefaultAllocator)
-				tagB.Reserve(n)
-				bucketB.Reserve(n)
-				for i := range n {
-					tagB.UnsafeAppend(int64(t))
-					bucketB.UnsafeAppend(labels[vn[i]%SplitBuckets*(VNodes/SplitBuckets)])
-				}
-				cols := make([]arrow.Array, 0, len(base)+2)
-				cols = append(cols, base...)
-				if t < len(s.Nulls) {
-					for _, c := range s.Nulls[t] {
-						cols[c] = array.MakeArrayOfNull(memory.DefaultAllocator, base[c].DataType(), n)
-					}
-				}
-				cols = append(cols, tagB.NewArray(), bucketB.NewArray())
-				tagB.Release()
-				bucketB.Release()
-				oc := &Chunk{Rec: array.NewRecordBatch(schema, cols, int64(n)), Ops: c.Ops}
-				if !send(env, out, ChunkMsg(oc)) {
-					return
-				}
+			cols = append(cols, tagB.NewArray(), bucketB.NewArray())
+			tagB.Release()
+			bucketB.Release()
+			if !emit(&Chunk{Rec: array.NewRecordBatch(schema, cols, int64(n)), Ops: c.Ops}) {
+				return false, nil
 			}
 		}
-	}()
-	return out
+		return true, nil
+	}, nil)
 }
 
 // bucketLabels returns, per vnode v, the smallest non-negative bigint
