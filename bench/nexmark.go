@@ -112,6 +112,9 @@ type Options struct {
 	// Parallelism is the streaming parallelism the query is planned with
 	// (planner.Env.Parallelism; 0 or 1: one instance per operator).
 	Parallelism int
+	// SplitDistinct is streaming_split_distinct (planner.Env.SplitDistinct:
+	// on, off or auto; "" is off).
+	SplitDistinct string
 	// Instances profiles the run's CPU and reports it per fragment and
 	// instance (Result.Instances, instances.go). It takes the process's
 	// CPU profile: none may be running.
@@ -327,13 +330,19 @@ func Explain(query, sqlText string) ([]string, error) {
 
 // ExplainAt is Explain with the query planned at the given parallelism.
 func ExplainAt(query, sqlText string, parallelism int) ([]string, error) {
+	return ExplainOpts(query, sqlText, Options{Parallelism: parallelism})
+}
+
+// ExplainOpts is ExplainAt with o's planning options (Parallelism,
+// SplitDistinct).
+func ExplainOpts(query, sqlText string, o Options) ([]string, error) {
 	if sqlText == "" {
 		var err error
 		if sqlText, err = QuerySQL(query); err != nil {
 			return nil, err
 		}
 	}
-	s, err := newSetup(Options{Events: DefaultEvents, Parallelism: parallelism})
+	s, err := newSetup(Options{Events: DefaultEvents, Parallelism: o.Parallelism, SplitDistinct: o.SplitDistinct})
 	if err != nil {
 		return nil, err
 	}
@@ -372,6 +381,7 @@ type setup struct {
 	eval  expr.Context
 	side  uint32 // side_input's OID
 	par   int    // Options.Parallelism
+	split string // Options.SplitDistinct
 }
 
 func newSetup(o Options) (*setup, error) {
@@ -379,7 +389,7 @@ func newSetup(o Options) (*setup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	s := &setup{dir: dir, par: o.Parallelism}
+	s := &setup{dir: dir, par: o.Parallelism, split: o.SplitDistinct}
 	if s.store, err = storage.Open(filepath.Join(dir, "tables")); err != nil {
 		s.close()
 		return nil, fmt.Errorf("bench: %w", err)
@@ -490,7 +500,7 @@ func (s *setup) plan(text string) (*planner.StreamQuery, error) {
 		return nil, pgerr.New(pgerr.SyntaxError, "a benchmark query is one SELECT")
 	}
 	eval := s.eval
-	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text, Parallelism: s.par}
+	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text, Parallelism: s.par, SplitDistinct: s.split}
 	if stmts[0].Ext != nil {
 		env.Emit = stmts[0].Ext.Emit                   // EMIT ON WINDOW CLOSE of the windowed queries
 		env.TemporalJoins = stmts[0].Ext.TemporalJoins // q13's lookup join

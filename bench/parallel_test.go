@@ -27,6 +27,8 @@ func TestParallelismGivesTheSameResults(t *testing.T) {
 		{"global", "", `SELECT count(*), sum(price), min(price), max(price), count(extra) FROM bid WHERE auction % 7 <> 0`},
 		// over a retracting input (a parallel GROUP BY): count and sum in two phases
 		{"globalagg", "", `SELECT count(*), sum(n), count(hi) FROM (SELECT auction, count(*) AS n, max(price) AS hi FROM bid GROUP BY auction) s`},
+		// the same aggregate over the same column with and without a FILTER: two partials
+		{"globalfilter", "", `SELECT sum(price), sum(price) FILTER (WHERE price > 5000), count(price) FILTER (WHERE auction % 3 = 0), count(price), avg(price) FILTER (WHERE bidder % 2 = 0) FROM bid`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -43,16 +45,7 @@ func TestParallelismGivesTheSameResults(t *testing.T) {
 				if strings.HasPrefix(c.name, "global") && par > 1 && !strings.Contains(plan, "StreamPartialAgg") {
 					t.Fatalf("parallelism %d: no two-phase aggregation:\n%s", par, plan)
 				}
-				var mu sync.Mutex
-				var chunks []*stream.Chunk
-				res, err := Run(context.Background(), Options{Query: c.query, SQL: c.sql, Events: windowEvents / 2, BarrierInterval: time.Millisecond,
-					Parallelism: par, OnChunk: func(ch *stream.Chunk) { mu.Lock(); chunks = append(chunks, ch); mu.Unlock() }})
-				if err != nil {
-					t.Fatal(err)
-				}
-				mu.Lock()
-				got, _ := netRows(t, res.Columns, chunks)
-				mu.Unlock()
+				got := runNetRows(t, Options{Query: c.query, SQL: c.sql, Parallelism: par})
 				if par == 1 {
 					if len(got) == 0 {
 						t.Fatal("no result rows: the test checks nothing")
@@ -67,4 +60,22 @@ func TestParallelismGivesTheSameResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runNetRows runs o over windowEvents/2 events with 1 ms epochs and
+// returns the net result rows the sink received.
+func runNetRows(t *testing.T, o Options) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var chunks []*stream.Chunk
+	o.Events, o.BarrierInterval = windowEvents/2, time.Millisecond
+	o.OnChunk = func(ch *stream.Chunk) { mu.Lock(); chunks = append(chunks, ch); mu.Unlock() }
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	got, _ := netRows(t, res.Columns, chunks)
+	return got
 }

@@ -91,6 +91,11 @@ type Relation struct {
 	// restart with another value rescales it (its keyed state is
 	// redistributed by vnode, docs/contributing/parallel.md).
 	ParallelismDefault bool `json:",omitempty"`
+	// SplitDistinct is the streaming_split_distinct (on, off, auto) a
+	// materialized view or sink was created with, planned with it again
+	// at every start; "" (catalogs written before it): off, the plan
+	// such a view was created with.
+	SplitDistinct string `json:",omitempty"`
 	// Encode is a sink's ENCODE (FORMAT UPSERT ENCODE JSON: "JSON").
 	Encode string `json:",omitempty"`
 	// Owner is the OID of the role that owns the relation (pg_class.relowner),

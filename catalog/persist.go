@@ -82,6 +82,8 @@ type fileRelation struct {
 	// ParallelismDefault: a view created with the server's default
 	// streaming_parallelism, which follows that default at every start.
 	ParallelismDefault bool `json:"parallelism_default,omitempty"`
+	// SplitDistinct is a view's or sink's streaming_split_distinct.
+	SplitDistinct string `json:"split_distinct,omitempty"`
 	// Owner is the owning role's OID (absent in old catalogs: the
 	// bootstrap superuser); ACL is relacl, null for the default one.
 	Owner uint32    `json:"owner,omitempty"`
@@ -177,7 +179,7 @@ func load(dir string) (*snapshot, error) {
 			Checks: fr.Checks, ForeignKeys: fr.ForeignKeys,
 			RowTypeOID: fr.RowTypeOID, ViewQuery: fr.ViewQuery, DependsOn: fr.DependsOn,
 			AppendOnly: fr.AppendOnly, Watermark: fr.Watermark,
-			Connector: fr.Connector, Options: fr.Options, Format: fr.Format, Encode: fr.Encode, Parallelism: fr.Parallelism, ParallelismDefault: fr.ParallelismDefault,
+			Connector: fr.Connector, Options: fr.Options, Format: fr.Format, Encode: fr.Encode, Parallelism: fr.Parallelism, ParallelismDefault: fr.ParallelismDefault, SplitDistinct: fr.SplitDistinct,
 			Owner: fr.Owner, ACL: fr.ACL, Seq: fr.Seq,
 		}
 		for _, fc := range fr.Columns {
@@ -237,7 +239,7 @@ func (c *Catalog) save(s *snapshot) error {
 			Checks: r.Checks, ForeignKeys: r.ForeignKeys,
 			RowTypeOID: r.RowTypeOID, ViewQuery: r.ViewQuery, DependsOn: r.DependsOn,
 			AppendOnly: r.AppendOnly, Watermark: r.Watermark,
-			Connector: r.Connector, Options: r.Options, Format: r.Format, Encode: r.Encode, Parallelism: r.Parallelism, ParallelismDefault: r.ParallelismDefault,
+			Connector: r.Connector, Options: r.Options, Format: r.Format, Encode: r.Encode, Parallelism: r.Parallelism, ParallelismDefault: r.ParallelismDefault, SplitDistinct: r.SplitDistinct,
 			Owner: r.Owner, ACL: r.ACL, Seq: r.Seq,
 			Columns: make([]fileColumn, len(r.Columns)),
 		}

@@ -25,6 +25,8 @@ type Statement struct {
 	SearchPath  []string `json:"search_path,omitempty"`
 	User        string   `json:"user"`
 	Parallelism int      `json:"parallelism,omitempty"` // streaming_parallelism it ran with (a view)
+	// SplitDistinct is the streaming_split_distinct it ran with (a view).
+	SplitDistinct string `json:"split_distinct,omitempty"`
 	// OID is the relation the statement created on the coordinator: a
 	// node that runs it must create the same OID (checked), since jobs
 	// and exchange streams are named by it.

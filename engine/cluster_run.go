@@ -36,6 +36,8 @@ type ClusterStatement struct {
 	User       string
 	// Parallelism is the view's streaming_parallelism (0 for a source).
 	Parallelism int
+	// SplitDistinct is the view's streaming_split_distinct ("" for a source).
+	SplitDistinct string
 	// OID is the relation it created: a replay must create the same.
 	OID uint32
 	// View says whether it is CREATE MATERIALIZED VIEW (its instances
@@ -73,7 +75,7 @@ func (s *Session) clusterView(ctx context.Context, stmt sql.Statement, created *
 			return false, err
 		}
 		return false, c.Publish(ctx, ClusterStatement{SQL: stmt.Source, SearchPath: s.set.searchPath(), User: s.user,
-			Parallelism: created.Parallelism, OID: created.OID, View: true})
+			Parallelism: created.Parallelism, SplitDistinct: created.SplitDistinct, OID: created.OID, View: true})
 	}
 	if err := s.clusterCreated(ctx, stmt, created, &spec); err != nil {
 		return false, err
@@ -150,6 +152,9 @@ func (e *Engine) ReplayClusterStatement(ctx context.Context, st ClusterStatement
 	}
 	if st.Parallelism > 0 {
 		pre = append(pre, fmt.Sprintf("SET streaming_parallelism = %d", st.Parallelism))
+	}
+	if st.SplitDistinct != "" {
+		pre = append(pre, "SET streaming_split_distinct = "+st.SplitDistinct)
 	}
 	for _, q := range pre {
 		if err := s.runReplay(ctx, q); err != nil {

@@ -76,3 +76,22 @@ func checkParallelism(v string) (string, error) {
 	}
 	return strconv.Itoa(n), nil
 }
+
+// splitDistinct is the session's streaming_split_distinct.
+func (s *Session) splitDistinct() string {
+	v, _ := s.set.get("streaming_split_distinct")
+	if v == "" {
+		return planner.SplitDistinctAuto
+	}
+	return v
+}
+
+// viewSplitDistinct is the streaming_split_distinct a view or sink is
+// planned with at start: the one it was created with, off for those
+// created before the setting (their plan had no split).
+func viewSplitDistinct(rel *catalog.Relation) string {
+	if rel.SplitDistinct == "" {
+		return planner.SplitDistinctOff
+	}
+	return rel.SplitDistinct
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,8 @@ func TestViewRescaleByRestart(t *testing.T) {
 		"eowc":     "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS s, max(v) AS mx FROM TUMBLE(ev, ts, INTERVAL '10' SECOND) GROUP BY k, window_start, window_end EMIT ON WINDOW CLOSE",
 		"eowcover": "SELECT k, ts, v, row_number() OVER (PARTITION BY k ORDER BY ts) AS rn, lag(v) OVER (PARTITION BY k ORDER BY ts) AS pv FROM ev EMIT ON WINDOW CLOSE",
 		"sess":     "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS s FROM SESSION(sr, ts, INTERVAL '6' SECOND) GROUP BY k, window_start, window_end",
+		// streaming_split_distinct = on: partials per (key, tag, bucket)
+		"split": "SELECT auction % 7 AS a7, count(DISTINCT bidder) AS d, count(DISTINCT price) FILTER (WHERE price > 500) AS dp, count(*) AS n, max(price) AS hi, sum(price) AS s FROM bid GROUP BY auction % 7",
 	}
 	// what the EMIT ON WINDOW CLOSE view holds: the windows the watermark
 	// (max(ts) - 1 s) closed
@@ -90,10 +93,23 @@ func TestViewRescaleByRestart(t *testing.T) {
 	exec(s, "INSERT INTO auction SELECT g, g % 4 FROM generate_series(0, 60) g")
 	exec(s, "CREATE TABLE ev (k int, v int, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) APPEND ONLY")
 	exec(s, "CREATE TABLE sr (id int, k int, v int, ts timestamp)")
-	resumed := []string{"agg", "dist", "joined", "over", "eowc", "eowcover", "sess"}
+	resumed := []string{"agg", "dist", "joined", "over", "eowc", "eowcover", "sess", "split"}
 	for _, name := range resumed {
+		if name == "split" {
+			exec(s, "SET streaming_split_distinct = on")
+		}
 		exec(s, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", name, views[name]))
 	}
+	exec(s, "RESET streaming_split_distinct")
+	// auto splits it too (no plain key, parallelism 4); off does not
+	for _, mode := range []string{"auto", "off"} {
+		exec(s, "SET streaming_split_distinct = "+mode)
+		plan := strings.Join(exec(s, "EXPLAIN CREATE MATERIALIZED VIEW x AS "+views["split"]), "\n")
+		if strings.Contains(plan, "StreamSplitExpand") != (mode == "auto") {
+			t.Fatalf("streaming_split_distinct = %s:\n%s", mode, plan)
+		}
+	}
+	exec(s, "RESET streaming_split_distinct")
 	exec(s, "SET streaming_parallelism = 3")
 	exec(s, "CREATE MATERIALIZED VIEW fixed AS "+views["fixed"])
 	exec(s, "RESET streaming_parallelism")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -128,6 +129,11 @@ var settingList = []setting{
 	// the materialized views, sinks and subscriptions created next
 	// (parallel.go); the default is the server's --streaming-parallelism.
 	{name: "streaming_parallelism", def: "1", check: checkParallelism},
+	// streaming_split_distinct: whether an aggregation with
+	// count(DISTINCT ...) is planned as a split-distinct aggregation
+	// (on; off; auto, the default: at parallelism 4 or more, when it
+	// would otherwise run as one instance; planner/stream_splitdistinct.go).
+	{name: "streaming_split_distinct", def: planner.SplitDistinctAuto, check: planner.CheckSplitDistinct},
 	// streaming_progress_notices: CREATE MATERIALIZED VIEW and CREATE
 	// SINK send a NOTICE with the backfill's progress every second
 	// while they wait for it (jobs.go).

@@ -55,6 +55,10 @@ type Env struct {
 	// Parallelism is the number of instances PlanStream gives each keyed
 	// operator (stream_parallel.go); 0 or 1: one.
 	Parallelism int
+	// SplitDistinct is streaming_split_distinct: on, off or auto (the
+	// server's default; "" is off): whether an aggregation with count(DISTINCT ...) is
+	// planned as a split-distinct aggregation (stream_splitdistinct.go).
+	SplitDistinct string
 	// Access, if set, checks that role may use rel with every privilege of
 	// priv, returning PostgreSQL's 42501 when not; Role is the session's
 	// role. Relations a view reads are checked with the view owner's role.

@@ -87,7 +87,7 @@ func PlanStream(env *Env, stmt *pg.Node) (q *StreamQuery, err error) {
 	for i, id := range ids {
 		cols[i].Name = b.cols[id].name
 	}
-	q = &StreamQuery{Root: parallelize(root.node, env.Parallelism), Columns: cols, Key: keyPositions(root.key, root.lay), AppendOnly: root.appendOnly}
+	q = &StreamQuery{Root: parallelize(root.node, env.Parallelism, env.SplitDistinct), Columns: cols, Key: keyPositions(root.key, root.lay), AppendOnly: root.appendOnly}
 	for oid := range b.deps {
 		q.Deps = append(q.Deps, oid)
 	}

@@ -42,9 +42,10 @@ import (
 const MaxParallelism = stream.VNodes
 
 // parallelize rewrites the freshly planned tree under root in place (its
-// nodes are not shared yet) and returns the new root.
-func parallelize(root stream.Node, n int) stream.Node {
-	if n <= 1 {
+// nodes are not shared yet) and returns the new root. split is the
+// streaming_split_distinct mode (stream_splitdistinct.go).
+func parallelize(root stream.Node, n int, split string) stream.Node {
+	if n <= 1 && split != SplitDistinctOn {
 		return root
 	}
 	seen := map[stream.Node]stream.Node{}
@@ -55,6 +56,20 @@ func parallelize(root stream.Node, n int) stream.Node {
 		}
 		setInputs(nd, walk)
 		out := nd
+		if h, ok := nd.(*stream.HashAgg); ok && useSplitDistinct(split, n, h) {
+			if sd, final := SplitDistinctOf(h, n); sd != nil {
+				if p := parallelOf(final, n); p != nil && n > 1 {
+					noShuffle(p)
+					sd.(*stream.Project).Input = p
+				}
+				seen[nd] = sd
+				return sd
+			}
+		}
+		if n <= 1 {
+			seen[nd] = out
+			return out
+		}
 		if p := parallelOf(nd, n); p != nil {
 			noShuffle(p) // stream_parallel_noshuffle.go
 			out = p

@@ -31,7 +31,7 @@ func TwoPhaseOf(h *stream.HashAgg, w int) stream.Node {
 	if len(h.GroupBy) != 0 || h.Clean != nil || w <= 1 || len(h.Aggs) == 0 {
 		return nil
 	}
-	p, ok := planTwoPhaseAggs(h.Aggs, h.AppendOnly, 0)
+	p, ok := planTwoPhaseAggs(h.Aggs, func(a stream.AggSpec) bool { return mergeable(a, h.AppendOnly) }, 0)
 	if !ok {
 		return nil
 	}

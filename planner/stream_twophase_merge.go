@@ -32,15 +32,19 @@ type twoPhaseAggs struct {
 
 // planTwoPhaseAggs splits aggs into partial and final aggregates whose
 // arguments start at column off of the partials' output; ok is false
-// when an aggregate does not merge exactly (mergeable).
-func planTwoPhaseAggs(aggs []stream.AggSpec, appendOnly bool, off int) (twoPhaseAggs, bool) {
+// when an aggregate does not merge exactly (merges: mergeable, or the
+// split-distinct plan's splitMergeable).
+func planTwoPhaseAggs(aggs []stream.AggSpec, merges func(stream.AggSpec) bool, off int) (twoPhaseAggs, bool) {
 	var p twoPhaseAggs
 	seen := map[string]int{} // a partial computed once (avg(x)'s sum and a sum(x))
 	var cur []int
 	add := func(a stream.AggSpec) bool {
-		key := "" // the same kind over the same input column
+		key := "" // the same kind over the same input column, with the same FILTER
 		if c, ok := a.Arg.(*expr.ColRef); ok && !a.Distinct {
 			key = fmt.Sprintf("%d/%d", a.Kind, c.Idx)
+			if a.Filter != nil {
+				key += " FILTER " + a.Filter.String()
+			}
 		}
 		if i, ok := seen[key]; ok && key != "" {
 			cur = append(cur, i)
@@ -67,12 +71,13 @@ func planTwoPhaseAggs(aggs []stream.AggSpec, appendOnly bool, off int) (twoPhase
 		return true
 	}
 	for _, a := range aggs {
-		if !mergeable(a, appendOnly) {
+		if !merges(a) {
 			return p, false
 		}
 		cur = nil
 		if a.Kind == stream.AggAvg {
-			if !add(stream.AggSpec{Kind: stream.AggSum, Arg: a.Arg}) || !add(stream.AggSpec{Kind: stream.AggCount, Arg: a.Arg}) {
+			// both with the call's FILTER
+			if !add(stream.AggSpec{Kind: stream.AggSum, Arg: a.Arg, Filter: a.Filter}) || !add(stream.AggSpec{Kind: stream.AggCount, Arg: a.Arg, Filter: a.Filter}) {
 				return p, false
 			}
 		} else if !add(a) {

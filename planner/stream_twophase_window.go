@@ -47,7 +47,7 @@ func TwoPhaseWindowOf(w *stream.WindowAgg, n int) stream.Node {
 		e.EarlyEvery != 0 || e.AllowLateness != 0 || e.LateRows || e.Every != 0 {
 		return nil
 	}
-	p, ok := planTwoPhaseAggs(w.Aggs, w.AppendOnly, 2)
+	p, ok := planTwoPhaseAggs(w.Aggs, func(a stream.AggSpec) bool { return mergeable(a, w.AppendOnly) }, 2)
 	if !ok {
 		return nil
 	}

@@ -53,6 +53,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, with the job's state live, to this file (one query)")
 	noOpStats := fs.Bool("no-operator-stats", false, "do not count rows and backpressure per operator (what /metrics reports), to measure the counters' cost")
 	par := fs.Int("parallelism", 0, "instances of each keyed operator (streaming_parallelism; 0: GOMAXPROCS)")
+	split := fs.String("split-distinct", "auto", "streaming_split_distinct: on, off or auto (docs/sql.md)")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	instances := fs.String("instances", "", "run each query at these parallelisms (e.g. 1,2,4,8), profile its CPU by fragment and instance, print each instance's share and rows, and project the wall time to 16 cores (docs/benchmarks.md)")
 	fs.Usage = func() {
@@ -101,7 +102,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 
 	if *explain {
 		for _, q := range names {
-			lines, err := bench.ExplainAt(q, *sqlText, *par)
+			lines, err := bench.ExplainOpts(q, *sqlText, bench.Options{Parallelism: *par, SplitDistinct: *split})
 			if err != nil {
 				fmt.Fprintln(stderr, "streamsqld bench:", err)
 				return 1
@@ -131,7 +132,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, q := range names {
 		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier,
-			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats, Parallelism: *par}
+			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats, Parallelism: *par, SplitDistinct: *split}
 		if f, dir, ok := strings.Cut(*sink, ":"); ok && (f == "file" || f == "parquet") {
 			o.FileSink, o.FileFormat = dir, map[string]string{"file": "JSON", "parquet": "PARQUET"}[f]
 		}

@@ -169,7 +169,7 @@ func (c *clusterNode) coordinatorAddress(ctx context.Context) (string, error) {
 }
 
 func (c *clusterNode) Publish(ctx context.Context, st engine.ClusterStatement) error {
-	cs := cluster.Statement{SQL: st.SQL, SearchPath: st.SearchPath, User: st.User, Parallelism: st.Parallelism, OID: st.OID}
+	cs := cluster.Statement{SQL: st.SQL, SearchPath: st.SearchPath, User: st.User, Parallelism: st.Parallelism, SplitDistinct: st.SplitDistinct, OID: st.OID}
 	var err error
 	if st.View {
 		_, err = c.r.PlaceView(ctx, cs)
@@ -290,7 +290,7 @@ func followStatements(ctx context.Context, r *dist.Runner, eng *engine.Engine, l
 				return nil
 			}
 			err := eng.ReplayClusterStatement(ctx, engine.ClusterStatement{SQL: st.SQL, SearchPath: st.SearchPath,
-				User: st.User, Parallelism: st.Parallelism, OID: st.OID, View: st.Assignment != nil})
+				User: st.User, Parallelism: st.Parallelism, SplitDistinct: st.SplitDistinct, OID: st.OID, View: st.Assignment != nil})
 			if err != nil && alreadyRan(eng, st, err) {
 				logf("cluster: statement %d from %s is in this node's catalog already (its data directory is from before): not run again", st.Seq, st.Coordinator)
 				return nil

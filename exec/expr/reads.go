@@ -69,3 +69,8 @@ func readsAll(es []Expr, used []bool) bool {
 	}
 	return true
 }
+
+// ReadsColumns marks in used the input columns e reads (used has one
+// entry per input column); false when e holds a node it cannot see
+// through (the caller must assume e reads every column).
+func ReadsColumns(e Expr, used []bool) bool { return readsColumns(e, used) }

@@ -123,7 +123,21 @@ func runMap(env *Env, in <-chan Message, fn func(*Chunk) (*Chunk, error)) <-chan
 // runMapMarks is runMap where marks, if set, maps an input watermark to
 // the output's (none, one, or several: Project).
 func runMapMarks(env *Env, in <-chan Message, fn func(*Chunk) (*Chunk, error), marks func(Watermark) []Watermark) <-chan Message {
+	return runMapEach(env, in, func(c *Chunk, emit func(*Chunk) bool) (bool, error) {
+		oc, err := fn(c)
+		if err != nil || oc == nil || oc.Len() == 0 {
+			return true, err
+		}
+		return emit(oc), nil
+	}, marks)
+}
+
+// runMapEach is runMapMarks where fn maps a chunk to any number of
+// chunks, each passed to emit (false: the graph is stopping; fn returns
+// false then too).
+func runMapEach(env *Env, in <-chan Message, fn func(c *Chunk, emit func(*Chunk) bool) (bool, error), marks func(Watermark) []Watermark) <-chan Message {
 	out := make(chan Message, ChannelSize)
+	emit := func(c *Chunk) bool { return send(env, out, ChunkMsg(c)) }
 	go func() {
 		defer close(out)
 		bc := env.busyClock()
@@ -140,18 +154,18 @@ func runMapMarks(env *Env, in <-chan Message, fn func(*Chunk) (*Chunk, error), m
 			if !ok {
 				return
 			}
-			if m.Kind == KindChunk {
-				c, err := fn(m.Chunk)
+			switch {
+			case m.Kind == KindChunk:
+				more, err := fn(m.Chunk, emit)
 				if err != nil {
 					env.Fail(err)
 					return
 				}
-				if c == nil || c.Len() == 0 {
-					continue
+				if !more {
+					return
 				}
-				m.Chunk = c
-			}
-			if m.Kind == KindWatermark && marks != nil {
+				continue
+			case m.Kind == KindWatermark && marks != nil:
 				for _, w := range marks(m.Watermark) {
 					if !send(env, out, WatermarkMsg(w)) {
 						return

@@ -121,7 +121,7 @@ func (p *Parallel) Start(env *Env, inputs []<-chan Message) <-chan Message {
 // (the runtime's reader marks) pass through it unchanged.
 func Fused(n Node) bool {
 	switch n.(type) {
-	case *Filter, *Project, *WindowExpand:
+	case *Filter, *Project, *WindowExpand, *SplitExpand:
 		return true
 	}
 	return false

@@ -29,6 +29,10 @@ type runConfig struct {
 	// parallelism is the instances of every keyed operator (1, 3 or 8
 	// by seed): results must not depend on it.
 	parallelism int
+	// split is the session's streaming_split_distinct ("": the
+	// default): every other seed plans its count(DISTINCT) views split,
+	// at every parallelism (1 included).
+	split string
 }
 
 // configFor derives a seed's run: the barrier interval varies with the seed
@@ -36,7 +40,7 @@ type runConfig struct {
 func configFor(seed uint64, steps int) runConfig {
 	intervals := []time.Duration{5 * time.Millisecond, 2 * time.Millisecond, 20 * time.Millisecond, -1, time.Millisecond}
 	return runConfig{seed: seed, steps: steps, restart: seed%3 == 0, interval: intervals[seed%uint64(len(intervals))],
-		parallelism: []int{1, 3, 8}[(seed+seed/3)%3]}
+		parallelism: []int{1, 3, 8}[(seed+seed/3)%3], split: []string{"", "on"}[seed%2]}
 }
 
 // runner drives one seed against streamsql and, optionally, PostgreSQL.
@@ -103,7 +107,7 @@ func runSeed(t *testing.T, cfg runConfig) {
 // compare that view alone. The runner is returned for its script and log.
 func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only map[string]bool) (r *runner, err error) {
 	r = &runner{t: t, ctx: ctx, cfg: cfg, logs: &logRing{}, refused: map[string]bool{}, only: only}
-	fmt.Fprintf(&r.script, "-- streamprop seed %d, %d steps, barrier interval %v, restart %v, parallelism %d\n", cfg.seed, cfg.steps, cfg.interval, cfg.restart, cfg.parallelism)
+	fmt.Fprintf(&r.script, "-- streamprop seed %d, %d steps, barrier interval %v, restart %v, parallelism %d, split distinct %q\n", cfg.seed, cfg.steps, cfg.interval, cfg.restart, cfg.parallelism, cfg.split)
 	dir, err := os.MkdirTemp("", "streamprop-")
 	if err != nil {
 		return r, err
@@ -126,6 +130,9 @@ func play(ctx context.Context, t *testing.T, cfg runConfig, steps []step, only m
 		}
 	}()
 	if r.ss, err = connect(ctx, "streamsql", r.srv.connString()); err != nil {
+		return r, err
+	}
+	if err := r.setSplit(); err != nil {
 		return r, err
 	}
 	if cfg.pgDSN != "" {
@@ -214,6 +221,9 @@ func (r *runner) do(s step) error {
 		}
 		var err error
 		if r.ss, err = connect(r.ctx, "streamsql", r.srv.connString()); err != nil {
+			return err
+		}
+		if err := r.setSplit(); err != nil {
 			return err
 		}
 		for _, v := range r.live {
@@ -633,4 +643,18 @@ func refusedList() string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "; ")
+}
+
+// setSplit sets the run's streaming_split_distinct on the session, if any
+// (views keep the value they were created with across restarts).
+func (r *runner) setSplit() error {
+	if r.cfg.split == "" {
+		return nil
+	}
+	q := "SET streaming_split_distinct = " + r.cfg.split
+	r.script.WriteString(q + ";\n")
+	if _, err := r.ss.exec(r.ctx, q); err != nil {
+		return fmt.Errorf("%s: %w", q, err)
+	}
+	return nil
 }
