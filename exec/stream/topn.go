@@ -321,6 +321,7 @@ func (m tnParts) delete(enc string) {
 
 // topnRun is one running TopN's state, owned by its goroutine.
 type topnRun struct {
+	pool     *tnPool  // free entries, when they are recycled (topn_recycle.go)
 	pend     []tnPend // entry's scratch
 	slots    []tnSlot // packEntry's scratch
 	chunk    []tnPart // newPart's current chunk
@@ -391,6 +392,9 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 	}
 	if !t.noPack {
 		r.order.lay = newTnLayout(in, r.keyExprs)
+	}
+	if r.order.lay != nil && t.AppendOnly && t.Close == nil {
+		r.pool = &tnPool{}
 	}
 	for _, p := range t.PartitionBy {
 		r.partT = append(r.partT, p.Type())
@@ -476,6 +480,7 @@ func (r *topnRun) consume(c *Chunk) error {
 				} else if d == 0 {
 					e = r.entry(c.Rec, keys, row)
 					if r.order.compare(e, last) >= 0 {
+						r.pool.put(e) // not kept
 						continue
 					}
 				}
@@ -492,6 +497,7 @@ func (r *topnRun) consume(c *Chunk) error {
 					r.ckMark(p, old)
 					r.ckMark(p, e)
 				}
+				r.pool.dropped(old)
 				p.last, p.lastNorm = e, e.norm
 				r.touch(p)
 				continue
@@ -504,6 +510,9 @@ func (r *topnRun) consume(c *Chunk) error {
 		if r.ck {
 			r.ckMark(p, st)
 		}
+		if st != e && r.pool != nil {
+			r.pool.put(e) // a copy of a row the list holds: not kept
+		}
 		if r.keep >= 0 {
 			r.trimmed = p.rows.trim(r.keep, r.trimmed[:0])
 			if r.ck {
@@ -514,6 +523,13 @@ func (r *topnRun) consume(c *Chunk) error {
 			if p.rows.rows == r.keep {
 				p.last = p.rows.last()
 				p.lastNorm = p.last.norm
+			}
+			if r.pool != nil {
+				for _, x := range r.trimmed {
+					if x != p.last { // only the last one trimmed may keep copies
+						r.pool.dropped(x)
+					}
+				}
 			}
 		}
 		r.touch(p)
@@ -556,6 +572,7 @@ func (r *topnRun) flush() (*Chunk, error) {
 		if err := r.diff(p.emitted, r.next); err != nil {
 			return nil, err
 		}
+		r.pool.emitted(p.emitted, r.next)
 		p.emitted = append(p.emitted[:0], r.next...)
 		if p != r.global && p.rows.rows == 0 {
 			p.gone = true
@@ -566,12 +583,15 @@ func (r *topnRun) flush() (*Chunk, error) {
 	r.touched = r.touched[:0]
 	clear(r.next) // drop references to freed entries
 	if len(r.ops) == 0 {
+		r.pool.flushed()
 		return nil, nil
 	}
 	rec, err := r.finish(len(r.ops))
 	if err != nil {
 		return nil, err
 	}
+	r.pool.flushed() // the output is written: its dropped rows are free
+
 	c := &Chunk{Rec: rec, Ops: slices.Clone(r.ops)}
 	if !slices.ContainsFunc(c.Ops, func(o Op) bool { return o != Insert }) {
 		c.Ops = nil

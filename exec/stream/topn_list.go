@@ -29,6 +29,13 @@ type tnEntry struct {
 	norm  tnNorm
 	ck    bool
 	boxed bool
+	// Recycling (topn_recycle.go): out is set while the entry is among its
+	// partition's emitted copies, gone once it left its list for good (an
+	// append-only list's trimmed or replaced row); words is a packed
+	// entry's allocated size (0: never reused).
+	out   bool
+	gone  bool
+	words uint32
 }
 
 // tnBoxed is an entry whose values are boxed: its sort-key values and

@@ -121,6 +121,7 @@ func (r *topnRun) Snapshot(w StateWriter, full bool) error {
 	clear(r.vals)
 	for _, d := range r.ckDirty {
 		d.e.ck = false
+		r.pool.snapshotted(d.e)
 	}
 	clear(r.ckDirty)
 	r.ckDirty = r.ckDirty[:0]
