@@ -334,8 +334,9 @@ type topnRun struct {
 	keyExprs []expr.Expr // the Order expressions
 	keep     int64       // rows kept per partition when AppendOnly (Offset+Limit), else -1
 	parts    tnParts
-	global   *tnPart // the one partition without PartitionBy
-	touched  []*tnPart
+	global   *tnPart  // the one partition without PartitionBy
+	dedup    *tnDedup // a dedup's short partitions (topn_dedup.go), if used
+	touched  []tnTouched
 	enc      []byte
 	closing  tnClosing // with Close: open partitions by closeAt
 	closedWM int64     // with Close: partitions closing below it are freed
@@ -347,6 +348,7 @@ type topnRun struct {
 	ck      bool
 	ckBased bool
 	ckDirty []tnRef
+	ckEnc   []byte        // the encodings of ckDirty's dedup partitions
 	ckKeys  []int         // sort keys that are not row columns
 	vals    []types.Value // scratch: an entry's values to encode
 	trimmed []*tnEntry
@@ -395,6 +397,9 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 	}
 	if r.order.lay != nil && t.AppendOnly && t.Close == nil {
 		r.pool = &tnPool{}
+	}
+	if t.useDedup(r) {
+		r.dedup = newTnDedup()
 	}
 	for _, p := range t.PartitionBy {
 		r.partT = append(r.partT, p.Type())
@@ -451,6 +456,13 @@ func (r *topnRun) consume(c *Chunk) error {
 			r.enc = r.enc[:0]
 			for k, a := range parts {
 				r.enc = encodeKey(r.enc, a, row, r.partT[k])
+			}
+			if r.dedup != nil && len(r.enc) <= tnDedupEnc {
+				if c.Op(row).Sign() < 0 {
+					return pgerr.Internal("stream: top-n: a %s on an append-only input", c.Op(row))
+				}
+				r.dedupRow(c.Rec, keys, row)
+				continue
 			}
 			if p = r.parts.get(r.enc); p == nil {
 				p = r.newPart(r.enc, closeAt)
@@ -540,12 +552,19 @@ func (r *topnRun) consume(c *Chunk) error {
 	return nil
 }
 
+// tnTouched is a partition the epoch changed: p, or slot of the dedup
+// table when p is nil.
+type tnTouched struct {
+	p    *tnPart
+	slot int32
+}
+
 // touch lists p among the partitions the epoch changed (not under EOWC,
 // which emits partitions when they close).
 func (r *topnRun) touch(p *tnPart) {
 	if !p.touched && (r.t.Close == nil || !r.t.Close.EOWC) {
 		p.touched = true
-		r.touched = append(r.touched, p)
+		r.touched = append(r.touched, tnTouched{p: p})
 	}
 }
 
@@ -566,7 +585,14 @@ func ownDeep(v types.Value) types.Value {
 // frees the partitions that became empty.
 func (r *topnRun) flush() (*Chunk, error) {
 	r.ops, r.outs = r.ops[:0], r.outs[:0]
-	for _, p := range r.touched {
+	for _, t := range r.touched {
+		if t.p == nil {
+			if err := r.flushSlot(int(t.slot)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		p := t.p
 		p.touched = false
 		r.next = r.ranked(r.next[:0], p)
 		if err := r.diff(p.emitted, r.next); err != nil {

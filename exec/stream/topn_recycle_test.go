@@ -87,14 +87,17 @@ func TestTopNRecycleReuses(t *testing.T) {
 			t.Fatalf("epoch %d: %v output rows, want %d", epoch, out, want)
 		}
 		out.Rec.Release()
-		r.eachPart(func(p *tnPart) {
-			e := p.rows.last()
+		if r.dedup == nil || r.dedup.n != 4 || len(r.parts.short)+len(r.parts.long) != 0 {
+			t.Fatalf("a dedup of 4 short partitions is not a table of them: %+v", r.dedup)
+		}
+		r.dedup.eachSlot(func(s *tnDedupSlot) {
+			e := s.cur
 			if seen[e] {
 				reused++
 			}
 			seen[e] = true
 			if got := r.order.rowVal(e, 1).(int64); got != int64(epoch*10+2) {
-				t.Fatalf("epoch %d: partition %q holds a = %d, want %d", epoch, p.enc, got, epoch*10+2)
+				t.Fatalf("epoch %d: partition %q holds a = %d, want %d", epoch, s.key(), got, epoch*10+2)
 			}
 		})
 	}
