@@ -27,6 +27,7 @@ import "unsafe"
 // tnPool is a TopN's free packed entries by size class, owned by the
 // run's goroutine.
 type tnPool struct {
+	slab  []uint64 // the rest of the slab new entries are cut from
 	free  [tnPoolClasses][]*tnEntry
 	n     int        // entries in free
 	later []*tnEntry // dropped while emitted: freed after the epoch's output
@@ -138,10 +139,24 @@ func (p *tnPool) alloc(n int) (*tnEntry, []uint64) {
 	if e := p.get(c); e != nil {
 		return e, unsafe.Slice((*uint64)(unsafe.Pointer(e)), words)
 	}
-	buf := make([]uint64, words)
+	var buf []uint64
+	if p == nil || words > tnSlabWords/8 {
+		buf = make([]uint64, words)
+	} else {
+		if len(p.slab) < words {
+			p.slab = make([]uint64, tnSlabWords)
+		}
+		buf, p.slab = p.slab[:words:words], p.slab[words:]
+	}
 	e := (*tnEntry)(unsafe.Pointer(&buf[0]))
 	if p != nil {
 		e.words = uint32(words)
 	}
 	return e, buf
 }
+
+// tnSlabWords is the size of the slabs a pool cuts its new entries from:
+// the collector marks a slab, not each entry in it (millions of small
+// objects were most of a dedup's marking). A slab lives while one of its
+// entries does; its entries are reused, never freed one by one.
+const tnSlabWords = 1 << 13
