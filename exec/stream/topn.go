@@ -265,6 +265,9 @@ func (r *topnRun) newPart(enc []byte, closeAt int64) *tnPart {
 	}
 	p.emitted = p.emit1[:0:1]
 	p.rows.held = &r.held
+	if r.keep > 1 && r.keep < tnBlockMax {
+		p.rows.hint = int32(r.keep + 1) // the bound, and the row trimmed after an insert
+	}
 	return p
 }
 
