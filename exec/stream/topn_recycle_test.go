@@ -2,7 +2,6 @@ package stream
 
 import (
 	"math/rand"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -41,9 +40,7 @@ func TestTopNRecycleMatchesRecomputation(t *testing.T) {
 					model = append(model, rows...)
 					h.in <- ChunkMsg(tnChunk(t, tnIn, nil, rows))
 				}
-				h.barrier()
-				runtime.GC()
-				h.check(model)
+				h.barrierGC(model)
 			}
 		}
 	}
