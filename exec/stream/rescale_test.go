@@ -299,10 +299,13 @@ func TestTopNRescale(t *testing.T) {
 	if testing.Short() {
 		seeds = 4
 	}
-	for seed := int64(0); seed < int64(seeds); seed++ {
+	for seed := int64(0); seed < int64(seeds)+6; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		limits := []int64{1, 2, 3, math.MaxInt64}
 		top := newTopN(nil, true, tnOrders[rng.Intn(len(tnOrders))], limits[rng.Intn(len(limits))], int64(rng.Intn(2)), rng.Intn(2) == 0, false)
+		if seed >= int64(seeds) { // append-only: a dedup (its slot table) or a top-3
+			top.AppendOnly, top.Limit, top.Offset = true, []int64{1, 3}[seed%2], 0
+		}
 		t.Run(fmt.Sprintf("seed%d/%s", seed, top.Explain()), func(t *testing.T) {
 			var script []ktMsg
 			var model [][]types.Value
@@ -312,7 +315,7 @@ func TestTopNRescale(t *testing.T) {
 					var rows [][]types.Value
 					var ops []Op
 					for n := 1 + rng.Intn(8); n > 0; n-- {
-						if x := rng.Intn(3); x == 0 && len(model) > 0 {
+						if x := rng.Intn(3); x == 0 && len(model) > 0 && !top.AppendOnly {
 							i := rng.Intn(len(model))
 							rows, ops = append(rows, model[i]), append(ops, Delete)
 							model = append(model[:i], model[i+1:]...)

@@ -94,7 +94,11 @@ func (r *joinRun) stateBytes() int64 {
 // (with multiplicity: tnList.held).
 func (r *topnRun) stateBytes() int64 {
 	parts := int64(len(r.parts.short) + len(r.parts.long))
-	return parts*(int64(unsafe.Sizeof(tnPart{}))+estMapEntry) + r.held*(estColsBytes(r.in)+int64(unsafe.Sizeof(tnEntry{}))+16)
+	n := parts*(int64(unsafe.Sizeof(tnPart{}))+estMapEntry) + r.held*(estColsBytes(r.in)+int64(unsafe.Sizeof(tnEntry{}))+16)
+	if r.dedup != nil {
+		n += int64(len(r.dedup.slots)) * int64(unsafe.Sizeof(tnDedupSlot{}))
+	}
+	return n
 }
 
 // stateBytes implements stateSizer: the distinct rows held (their values,

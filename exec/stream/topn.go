@@ -265,6 +265,9 @@ func (r *topnRun) newPart(enc []byte, closeAt int64) *tnPart {
 	}
 	p.emitted = p.emit1[:0:1]
 	p.rows.held = &r.held
+	if r.keep > 1 && r.keep < tnBlockMax {
+		p.rows.hint = int32(r.keep + 1) // the bound, and the row trimmed after an insert
+	}
 	return p
 }
 
@@ -321,6 +324,7 @@ func (m tnParts) delete(enc string) {
 
 // topnRun is one running TopN's state, owned by its goroutine.
 type topnRun struct {
+	pool     *tnPool  // free entries, when they are recycled (topn_recycle.go)
 	pend     []tnPend // entry's scratch
 	slots    []tnSlot // packEntry's scratch
 	chunk    []tnPart // newPart's current chunk
@@ -333,8 +337,9 @@ type topnRun struct {
 	keyExprs []expr.Expr // the Order expressions
 	keep     int64       // rows kept per partition when AppendOnly (Offset+Limit), else -1
 	parts    tnParts
-	global   *tnPart // the one partition without PartitionBy
-	touched  []*tnPart
+	global   *tnPart  // the one partition without PartitionBy
+	dedup    *tnDedup // a dedup's short partitions (topn_dedup.go), if used
+	touched  []tnTouched
 	enc      []byte
 	closing  tnClosing // with Close: open partitions by closeAt
 	closedWM int64     // with Close: partitions closing below it are freed
@@ -346,6 +351,7 @@ type topnRun struct {
 	ck      bool
 	ckBased bool
 	ckDirty []tnRef
+	ckEnc   []byte        // the encodings of ckDirty's dedup partitions
 	ckKeys  []int         // sort keys that are not row columns
 	vals    []types.Value // scratch: an entry's values to encode
 	trimmed []*tnEntry
@@ -391,6 +397,12 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 	}
 	if !t.noPack {
 		r.order.lay = newTnLayout(in, r.keyExprs)
+	}
+	if r.order.lay != nil && t.AppendOnly && t.Close == nil {
+		r.pool = &tnPool{}
+	}
+	if t.useDedup(r) {
+		r.dedup = newTnDedup()
 	}
 	for _, p := range t.PartitionBy {
 		r.partT = append(r.partT, p.Type())
@@ -448,6 +460,13 @@ func (r *topnRun) consume(c *Chunk) error {
 			for k, a := range parts {
 				r.enc = encodeKey(r.enc, a, row, r.partT[k])
 			}
+			if r.dedup != nil && len(r.enc) <= tnDedupEnc {
+				if c.Op(row).Sign() < 0 {
+					return pgerr.Internal("stream: top-n: a %s on an append-only input", c.Op(row))
+				}
+				r.dedupRow(c.Rec, keys, row)
+				continue
+			}
 			if p = r.parts.get(r.enc); p == nil {
 				p = r.newPart(r.enc, closeAt)
 				r.parts.put(p)
@@ -476,6 +495,7 @@ func (r *topnRun) consume(c *Chunk) error {
 				} else if d == 0 {
 					e = r.entry(c.Rec, keys, row)
 					if r.order.compare(e, last) >= 0 {
+						r.pool.put(e) // not kept
 						continue
 					}
 				}
@@ -492,6 +512,7 @@ func (r *topnRun) consume(c *Chunk) error {
 					r.ckMark(p, old)
 					r.ckMark(p, e)
 				}
+				r.pool.dropped(old)
 				p.last, p.lastNorm = e, e.norm
 				r.touch(p)
 				continue
@@ -504,6 +525,9 @@ func (r *topnRun) consume(c *Chunk) error {
 		if r.ck {
 			r.ckMark(p, st)
 		}
+		if st != e && r.pool != nil {
+			r.pool.put(e) // a copy of a row the list holds: not kept
+		}
 		if r.keep >= 0 {
 			r.trimmed = p.rows.trim(r.keep, r.trimmed[:0])
 			if r.ck {
@@ -515,6 +539,13 @@ func (r *topnRun) consume(c *Chunk) error {
 				p.last = p.rows.last()
 				p.lastNorm = p.last.norm
 			}
+			if r.pool != nil {
+				for _, x := range r.trimmed {
+					if x != p.last { // only the last one trimmed may keep copies
+						r.pool.dropped(x)
+					}
+				}
+			}
 		}
 		r.touch(p)
 	}
@@ -524,12 +555,19 @@ func (r *topnRun) consume(c *Chunk) error {
 	return nil
 }
 
+// tnTouched is a partition the epoch changed: p, or slot of the dedup
+// table when p is nil.
+type tnTouched struct {
+	p    *tnPart
+	slot int32
+}
+
 // touch lists p among the partitions the epoch changed (not under EOWC,
 // which emits partitions when they close).
 func (r *topnRun) touch(p *tnPart) {
 	if !p.touched && (r.t.Close == nil || !r.t.Close.EOWC) {
 		p.touched = true
-		r.touched = append(r.touched, p)
+		r.touched = append(r.touched, tnTouched{p: p})
 	}
 }
 
@@ -550,12 +588,20 @@ func ownDeep(v types.Value) types.Value {
 // frees the partitions that became empty.
 func (r *topnRun) flush() (*Chunk, error) {
 	r.ops, r.outs = r.ops[:0], r.outs[:0]
-	for _, p := range r.touched {
+	for _, t := range r.touched {
+		if t.p == nil {
+			if err := r.flushSlot(int(t.slot)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		p := t.p
 		p.touched = false
 		r.next = r.ranked(r.next[:0], p)
 		if err := r.diff(p.emitted, r.next); err != nil {
 			return nil, err
 		}
+		r.pool.emitted(p.emitted, r.next)
 		p.emitted = append(p.emitted[:0], r.next...)
 		if p != r.global && p.rows.rows == 0 {
 			p.gone = true
@@ -566,12 +612,15 @@ func (r *topnRun) flush() (*Chunk, error) {
 	r.touched = r.touched[:0]
 	clear(r.next) // drop references to freed entries
 	if len(r.ops) == 0 {
+		r.pool.flushed()
 		return nil, nil
 	}
 	rec, err := r.finish(len(r.ops))
 	if err != nil {
 		return nil, err
 	}
+	r.pool.flushed() // the output is written: its dropped rows are free
+
 	c := &Chunk{Rec: rec, Ops: slices.Clone(r.ops)}
 	if !slices.ContainsFunc(c.Ops, func(o Op) bool { return o != Insert }) {
 		c.Ops = nil

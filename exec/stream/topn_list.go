@@ -29,6 +29,13 @@ type tnEntry struct {
 	norm  tnNorm
 	ck    bool
 	boxed bool
+	// Recycling (topn_recycle.go): out is set while the entry is among its
+	// partition's emitted copies, gone once it left its list for good (an
+	// append-only list's trimmed or replaced row); words is a packed
+	// entry's allocated size (0: never reused).
+	out   bool
+	gone  bool
+	words uint32
 }
 
 // tnBoxed is an entry whose values are boxed: its sort-key values and
@@ -408,6 +415,7 @@ type tnList struct {
 	blocks []tnBlock
 	rows   int64
 	held   *int64 // the run's count of rows over every list (state size), if set
+	hint   int32  // entries a block grows to at once (an append-only top-n's bound), if set
 	first  tnFirstBlock
 }
 
@@ -533,6 +541,13 @@ func (l *tnList) insert(bi, i int, e *tnEntry, n int64) {
 		i = len(l.blocks[bi].es)
 	}
 	b := &l.blocks[bi]
+	if len(b.es) == cap(b.es) && int(l.hint) > cap(b.es) {
+		// An append-only top-n's partition fills to its bound: one
+		// allocation a slice rather than one a doubling.
+		b.es = append(make([]*tnEntry, 0, l.hint), b.es...)
+		b.norms = append(make([]tnNorm, 0, l.hint), b.norms...)
+		b.ns = append(make([]int64, 0, l.hint), b.ns...)
+	}
 	b.es = slices.Insert(b.es, i, e)
 	b.norms = slices.Insert(b.norms, i, e.norm)
 	b.ns = slices.Insert(b.ns, i, n)

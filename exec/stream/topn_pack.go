@@ -215,15 +215,19 @@ func (l *tnLayout) slotAt(j int, a arrow.Array, i int) tnSlot {
 }
 
 // packed builds a packed entry of the slots (a row, then the extra sort
-// keys): one allocation.
-func (l *tnLayout) packed(slots []tnSlot) *tnEntry {
+// keys): one allocation, or a free entry of pool (topn_recycle.go; pool
+// may be nil).
+func (l *tnLayout) packed(slots []tnSlot, pool *tnPool) *tnEntry {
 	n := len(l.ts)
 	size := 0
 	for _, s := range slots {
 		size += len(s.s)
 	}
 	head := tnHdrWords + n + (n+63)/64
-	buf := make([]uint64, head+(size+7)/8)
+	e, buf := pool.alloc(head + (size+7)/8)
+	words := e.words
+	clear(buf[:head]) // the header, the slots and the NULL words
+	e.words = words
 	bytes := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*8)
 	off := head * 8
 	for i, s := range slots {
@@ -238,7 +242,7 @@ func (l *tnLayout) packed(slots []tnSlot) *tnEntry {
 			buf[tnHdrWords+i] = s.w
 		}
 	}
-	return (*tnEntry)(unsafe.Pointer(&buf[0]))
+	return e
 }
 
 // packEntry is entry for a packing TopN: row i of rec and of the extra
@@ -252,7 +256,7 @@ func (r *topnRun) packEntry(rec arrow.RecordBatch, keys []arrow.Array, i int) *t
 	for _, k := range l.extra {
 		slots = append(slots, l.slotAt(len(slots), keys[k], i))
 	}
-	e := l.packed(slots)
+	e := l.packed(slots, r.pool)
 	e.norm = r.order.normSlot(slots, l)
 	clear(slots) // drop the references into the input
 	r.slots = slots[:0]
@@ -312,7 +316,7 @@ func (o *tnOrder) packValues(row, key []types.Value) (*tnEntry, error) {
 		}
 		slots[i] = s
 	}
-	e := l.packed(slots)
+	e := l.packed(slots, nil)
 	e.norm = o.normSlot(slots, l)
 	return e, nil
 }

@@ -233,8 +233,15 @@ func TestTopNPartChunks(t *testing.T) {
 		}
 		model = append(model, rows...)
 		h.in <- ChunkMsg(tnChunk(t, tnIn, nil, rows))
-		h.barrier()
-		runtime.GC()
-		h.check(model)
+		h.barrierGC(model)
 	}
+}
+
+// barrierGC ends the epoch, collects (entries must survive it) and
+// checks the output against model.
+func (h *tnHarness) barrierGC(model [][]types.Value) {
+	h.t.Helper()
+	h.barrier()
+	runtime.GC()
+	h.check(model)
 }

@@ -37,17 +37,28 @@ const (
 )
 
 // tnRef is an entry changed since the last snapshot and the partition it
-// changed in (possibly freed since).
+// changed in (possibly freed since): p, or when p is nil a dedup slot's
+// partition, whose encoding is topnRun.ckEnc[off:off+n] (slots move).
 type tnRef struct {
-	p *tnPart
-	e *tnEntry
+	p      *tnPart
+	e      *tnEntry
+	off, n int32
 }
 
 // ckMark records that e's copies in p changed.
 func (r *topnRun) ckMark(p *tnPart, e *tnEntry) {
 	if !e.ck {
 		e.ck = true
-		r.ckDirty = append(r.ckDirty, tnRef{p, e})
+		r.ckDirty = append(r.ckDirty, tnRef{p: p, e: e})
+	}
+}
+
+// ckMarkEnc is ckMark for the dedup partition of encoding enc.
+func (r *topnRun) ckMarkEnc(enc []byte, e *tnEntry) {
+	if !e.ck {
+		e.ck = true
+		r.ckDirty = append(r.ckDirty, tnRef{e: e, off: int32(len(r.ckEnc)), n: int32(len(enc))})
+		r.ckEnc = append(r.ckEnc, enc...)
 	}
 }
 
@@ -96,11 +107,27 @@ func (r *topnRun) Snapshot(w StateWriter, full bool) error {
 				}
 			}
 		})
+		r.dedup.eachSlot(func(s *tnDedupSlot) {
+			if err == nil {
+				err = put(string(s.key()), s.cur, 1)
+			}
+		})
 		if err != nil {
 			return err
 		}
 	} else {
 		for _, d := range r.ckDirty {
+			if d.p == nil { // a dedup slot's
+				enc := r.ckEnc[d.off : d.off+d.n]
+				if r.dedup.holds(&r.order, enc, d.e) {
+					if err := put(string(enc), d.e, 1); err != nil {
+						return err
+					}
+				} else {
+					w.Delete(r.rowKey(key[:0], string(enc), d.e))
+				}
+				continue
+			}
 			cur := r.global
 			if cur == nil {
 				cur = r.parts.get([]byte(d.p.enc))
@@ -121,9 +148,10 @@ func (r *topnRun) Snapshot(w StateWriter, full bool) error {
 	clear(r.vals)
 	for _, d := range r.ckDirty {
 		d.e.ck = false
+		r.pool.snapshotted(d.e)
 	}
 	clear(r.ckDirty)
-	r.ckDirty = r.ckDirty[:0]
+	r.ckDirty, r.ckEnc = r.ckDirty[:0], r.ckEnc[:0]
 	w.Put([]byte{tnKeyMeta}, binary.AppendVarint(val[:0], r.closedWM))
 	r.ckBased, r.ck = true, r.env.Checkpoints != nil
 	return nil
@@ -183,6 +211,12 @@ func (r *topnRun) restore(sr StateReader) error {
 		e, n, err := r.decodeEntry(key[1+k+int(l):], value)
 		if err != nil {
 			return err
+		}
+		if r.dedup != nil && len(enc) <= tnDedupEnc {
+			if !r.restoreSlot(enc, e, n) {
+				return fmt.Errorf("top-n: a second checkpointed row of a top-1 partition, or %d copies", n)
+			}
+			return nil
 		}
 		p := r.global
 		if p == nil {

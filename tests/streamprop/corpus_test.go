@@ -133,6 +133,7 @@ var corpus = []viewDef{
 	{name: "ao_global", query: "SELECT min(ts) AS mit, max(ts) AS mat, max(v) AS mav, count(DISTINCT s) AS ds FROM d WHERE v > 1"},
 	{name: "ao_topn", query: "SELECT k, v, s FROM d ORDER BY v DESC, k, s LIMIT 3"},
 	{name: "ao_rownum", query: "SELECT * FROM (SELECT k, v, s, row_number() OVER (PARTITION BY k ORDER BY v, s) AS rn FROM d) t WHERE rn <= 2"},
+	{name: "ao_dedup", query: "SELECT k, s, v FROM (SELECT k, s, v, row_number() OVER (PARTITION BY k, s ORDER BY v DESC) AS rn FROM d) t WHERE rn = 1"},
 	{name: "ao_semi_max", query: "SELECT k, max(v) AS mv, min(ts) AS mt FROM d WHERE k IN (SELECT k FROM d WHERE s = 'x') GROUP BY k"},
 	{name: "ao_dist", query: "SELECT DISTINCT s, k FROM d"},
 	{name: "ao_join_a", query: "SELECT a.g, max(d.v) AS mv, min(d.s) AS ms, count(*) AS c FROM d JOIN a ON d.k = a.k GROUP BY a.g"},
