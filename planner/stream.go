@@ -246,6 +246,11 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 			if not, ok := c.(*expr.Not); ok {
 				kind, inner = exec.AntiJoin, not.E
 			}
+			if _, ok := rowNotIn(c); ok {
+				// optimize would make it a batch plan's anti join on
+				// IS NOT FALSE conditions; not built for views.
+				return nil, notInMV("IN (subquery) here (only as a condition of WHERE; NOT IN only over an uncorrelated one-column subquery)")
+			}
 			if j, ok, err := s.notInJoin(x.in, c); err != nil || ok { // stream_notin.go
 				if err != nil {
 					return nil, err
