@@ -52,13 +52,18 @@ func (s *SharedScan) Open(ctx *Context) (Iterator, error) {
 	return &replayIter{rows: e.Rows.([]arrow.RecordBatch)}, nil
 }
 
-// compute runs Input to its end.
+// compute runs Input to its end. The rows are kept for the rest of the
+// execution, so they are reserved from the statement's memory budget
+// (given back when the execution closes its budget): past
+// statement_mem_limit the statement fails with 53200 (PostgreSQL's
+// tuplestore would spill to disk; this one does not spill yet).
 func (s *SharedScan) compute(ctx *Context) ([]arrow.RecordBatch, error) {
 	it, err := OpenNode(ctx, s.Input)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = it.Close() }()
+	budget := budgetOf(ctx)
 	var rows []arrow.RecordBatch
 	for {
 		b, err := it.Next()
@@ -67,6 +72,10 @@ func (s *SharedScan) compute(ctx *Context) ([]arrow.RecordBatch, error) {
 		}
 		if b == nil {
 			return rows, nil
+		}
+		if err := budget.Grow(batchBytes(b)); err != nil {
+			b.Release()
+			return nil, err
 		}
 		rows = append(rows, b)
 	}
