@@ -36,8 +36,13 @@ type Function struct {
 	// Volatility is PostgreSQL's provolatile: 'i', 's' or 'v'.
 	Volatility byte `json:"-"`
 	// Strict is RETURNS NULL ON NULL INPUT.
-	Strict bool   `json:"strict,omitempty"`
-	Owner  uint32 `json:"owner,omitempty"`
+	Strict bool `json:"strict,omitempty"`
+	// SetOf marks RETURNS SETOF t and RETURNS TABLE (...): the body is a
+	// query whose rows the function returns, called in FROM.
+	SetOf bool `json:"setof,omitempty"`
+	// Out are the columns of RETURNS TABLE (...); Return is record then.
+	Out   []FuncArg `json:"out,omitempty"`
+	Owner uint32    `json:"owner,omitempty"`
 }
 
 // FuncArg is one parameter of a Function (Name may be empty).
@@ -95,7 +100,7 @@ func (c *Catalog) CreateFunction(fn *Function, replace bool) (*Function, error) 
 		if !replace {
 			return nil, pgerr.New(codeDuplicateFunction, "function \"%s\" already exists with same argument types", fn.Name)
 		}
-		if old.Return.OID() != fn.Return.OID() {
+		if old.Return.OID() != fn.Return.OID() || old.SetOf != fn.SetOf || !sameOut(old.Out, fn.Out) {
 			return nil, pgerr.New(codeInvalidFunctionDefinition, "cannot change return type of existing function").
 				WithHint("Use DROP FUNCTION %s first.", old.Signature())
 		}
@@ -199,6 +204,7 @@ func kindNoun(k RelKind) string {
 type fileFunction struct {
 	Function
 	ArgTypes   []fileType `json:"arg_types"`
+	OutTypes   []fileType `json:"out_types,omitempty"`
 	ReturnType fileType   `json:"return_type"`
 	Volatility string     `json:"volatility"`
 }
@@ -225,6 +231,10 @@ func toFileFunction(f *Function) fileFunction {
 	for _, a := range f.Args {
 		ff.ArgTypes = append(ff.ArgTypes, toFileType(a.Type))
 	}
+	ff.Out = slices.Clone(f.Out)
+	for _, a := range f.Out {
+		ff.OutTypes = append(ff.OutTypes, toFileType(a.Type))
+	}
 	return ff
 }
 
@@ -244,5 +254,28 @@ func fromFileFunction(ff fileFunction) (*Function, error) {
 			return nil, fmt.Errorf("function %s: %w", f.Name, err)
 		}
 	}
+	if len(ff.OutTypes) != len(f.Out) {
+		return nil, fmt.Errorf("function %s is malformed", f.Name)
+	}
+	f.Out = slices.Clone(f.Out)
+	for i := range f.Out {
+		if f.Out[i].Type, err = fromFileType(ff.OutTypes[i]); err != nil {
+			return nil, fmt.Errorf("function %s: %w", f.Name, err)
+		}
+	}
 	return &f, nil
+}
+
+// sameOut reports whether two RETURNS TABLE column lists have the same
+// types (PostgreSQL's return type of the function).
+func sameOut(a, b []FuncArg) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type.OID() != b[i].Type.OID() {
+			return false
+		}
+	}
+	return true
 }

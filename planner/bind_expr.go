@@ -150,6 +150,9 @@ func (b *binder) param(p *pg.ParamRef) (expr.Expr, error) {
 		if idx < 0 || idx >= len(b.udfParams) {
 			return nil, b.newErr(pgerr.UndefinedParameter, p.Location, "there is no parameter $%d", p.Number)
 		}
+		if a, ok := b.udfConst[b.udfParams[idx]]; ok {
+			return a, nil
+		}
 		return b.colRef(b.udfParams[idx]), nil
 	}
 	if idx < 0 || idx >= 65535 {

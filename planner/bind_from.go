@@ -75,7 +75,7 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 		if plan, ns, ok, err := b.windowTVF(l, n.GetRangeFunction()); ok {
 			return plan, ns, err
 		}
-		if b.stream {
+		if b.stream && !b.isUserSetFunction(n.GetRangeFunction()) { // udf_set.go: inlined as a subquery
 			return nil, nil, b.streamFuncErr(n.GetRangeFunction())
 		}
 		return b.rangeFunction(l, n.GetRangeFunction())

@@ -38,22 +38,28 @@ type FunctionCatalog interface {
 // calling itself through another would otherwise inline forever).
 const maxInlineDepth = 16
 
-// userFunction resolves a call that matched no built-in function against
-// the catalog's SQL functions; ok is false when none has that name.
-func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, ok bool, err error) {
+// lookupFunctions returns the catalog's SQL functions named by fc's
+// (possibly schema-qualified) name; none without a function catalog.
+func (b *binder) lookupFunctions(fc *pg.FuncCall) []*catalog.Function {
 	if b.env == nil {
-		return nil, false, nil
+		return nil
 	}
-	fcat, isF := b.env.Catalog.(FunctionCatalog)
-	if !isF {
-		return nil, false, nil
+	fcat, ok := b.env.Catalog.(FunctionCatalog)
+	if !ok {
+		return nil
 	}
 	parts := strs(fc.Funcname)
-	schema, name := "", parts[len(parts)-1]
+	schema := ""
 	if len(parts) == 2 {
 		schema = parts[0]
 	}
-	fns := fcat.Functions(schema, name, b.env.SearchPath)
+	return fcat.Functions(schema, parts[len(parts)-1], b.env.SearchPath)
+}
+
+// userFunction resolves a call that matched no built-in function against
+// the catalog's SQL functions; ok is false when none has that name.
+func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, ok bool, err error) {
+	fns := b.lookupFunctions(fc)
 	if len(fns) == 0 {
 		return nil, false, nil
 	}
@@ -61,16 +67,11 @@ func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, o
 		if len(fn.Args) != len(args) {
 			continue
 		}
-		coerced := make([]expr.Expr, len(args))
-		fits := true
-		for i, a := range args {
-			c, err := expr.Coerce(a, fn.Args[i].Type, false)
-			if err != nil {
-				fits = false
-				break
-			}
-			coerced[i] = c
+		if fn.SetOf {
+			return nil, true, b.errAt(pgerr.New(pgerr.FeatureNotSupported, "set-returning SQL function %s can only be called in FROM", fn.Name).
+				WithHint("Write SELECT ... FROM %s(...).", fn.Name), fc.Location)
 		}
+		coerced, fits := coerceArgs(fn, args)
 		if !fits {
 			continue
 		}
@@ -82,6 +83,20 @@ func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, o
 		return e, true, nil
 	}
 	return nil, false, nil
+}
+
+// coerceArgs implicitly casts args to fn's parameter types; false when
+// one does not fit (fn is not the overload the call means).
+func coerceArgs(fn *catalog.Function, args []expr.Expr) ([]expr.Expr, bool) {
+	coerced := make([]expr.Expr, len(args))
+	for i, a := range args {
+		c, err := expr.Coerce(a, fn.Args[i].Type, false)
+		if err != nil {
+			return nil, false
+		}
+		coerced[i] = c
+	}
+	return coerced, true
 }
 
 // inline binds fn's body with its parameters bound to args (already of the
@@ -228,8 +243,15 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		}
 		switch fp.Mode {
 		case pg.FunctionParameterMode_FUNC_PARAM_IN, pg.FunctionParameterMode_FUNC_PARAM_DEFAULT:
+		case pg.FunctionParameterMode_FUNC_PARAM_TABLE: // RETURNS TABLE (...) (udf_set.go)
+			t, _, err := bindTypeName(fp.ArgType)
+			if err != nil {
+				return nil, refuseDomainType(env, fp.ArgType, err)
+			}
+			fn.Out = append(fn.Out, catalog.FuncArg{Name: fp.Name, Type: t})
+			continue
 		default:
-			return nil, pgerr.Unsupported("OUT, INOUT, VARIADIC and TABLE parameters are not supported")
+			return nil, pgerr.Unsupported("OUT, INOUT and VARIADIC parameters are not supported")
 		}
 		if fp.Defexpr != nil {
 			return nil, pgerr.Unsupported("parameter defaults are not supported")
@@ -244,8 +266,19 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		return nil, pgerr.New(codeInvalidFunctionDefinition, "function result type must be specified")
 	}
 	var err error
-	if fn.Return, _, err = bindTypeName(n.ReturnType); err != nil {
-		return nil, refuseDomainType(env, n.ReturnType, err)
+	ret := n.ReturnType
+	if ret.Setof { // RETURNS SETOF t, RETURNS TABLE (...) (udf_set.go)
+		fn.SetOf = true
+		ret = &pg.TypeName{Names: ret.Names, TypeOid: ret.TypeOid, PctType: ret.PctType, Typmods: ret.Typmods,
+			Typemod: ret.Typemod, ArrayBounds: ret.ArrayBounds, Location: ret.Location}
+	}
+	if len(fn.Out) > 0 {
+		fn.Return = types.T{Kind: types.Record, Typmod: -1}
+	} else if fn.Return, _, err = bindTypeName(ret); err != nil {
+		return nil, refuseDomainType(env, ret, err)
+	}
+	if fn.Return.Kind == types.Record && len(fn.Out) == 0 {
+		return nil, pgerr.Unsupported("functions returning record without RETURNS TABLE (...) are not supported")
 	}
 	language := ""
 	for _, o := range n.Options {
@@ -289,6 +322,16 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		return nil, pgerr.New(codeInvalidFunctionDefinition, "no function body specified")
 	}
 	b := newBinder(env)
+	if fn.SetOf {
+		args := make([]expr.Expr, len(fn.Args))
+		for i, a := range fn.Args {
+			args[i] = &expr.Const{T: a.Type} // NULL of the type: the body is checked, not run
+		}
+		if _, err := b.inlineSet(fn, args); err != nil {
+			return nil, err
+		}
+		return fn, nil
+	}
 	ids := make([]int, len(fn.Args))
 	for i, a := range fn.Args {
 		ids[i] = b.newCol(a.Name, fn.Name, a.Type)

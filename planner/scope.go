@@ -36,6 +36,10 @@ type binder struct {
 	// being bound.
 	udfParams   []int
 	inlineDepth int
+	// udfConst, while a set-returning SQL function's body is bound
+	// (udf_set.go), maps its parameters' column ids to the call's
+	// arguments, which replace every reference to them.
+	udfConst map[int]expr.Expr
 	// matviews lists the materialized views the statement reads, at any
 	// depth (through plain views too).
 	matviews []uint32
@@ -357,6 +361,9 @@ func (b *binder) resolveColumn(l *level, names []string, loc int32) (expr.Expr, 
 // refAcross references column id from depth query levels inward (an
 // OuterRef through the crossed subqueries when depth > 0).
 func (b *binder) refAcross(id, depth int, crossed []*level, loc int32) expr.Expr {
+	if a, ok := b.udfConst[id]; ok {
+		return a
+	}
 	if depth == 0 {
 		r := b.colRef(id)
 		b.loc[r] = loc

@@ -43,7 +43,15 @@ func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem
 	name := funcName(fc.Funcname)
 	saved := l.clause
 	l.clause = inFunc
-	plan, err := b.srf(l, fc, name, rf.Ordinality)
+	var plan lnode
+	var ok bool
+	var err error
+	if !isSRF(name) { // built-in set-returning functions come first (pg_catalog)
+		plan, ok, err = b.userSetFunction(l, fc, rf.Ordinality) // udf_set.go
+	}
+	if !ok && err == nil {
+		plan, err = b.srf(l, fc, name, rf.Ordinality)
+	}
 	l.clause = saved
 	if err != nil {
 		return nil, nil, err
