@@ -34,7 +34,12 @@ func init() {
 	reg("pg_type_is_visible", boolean, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		return typeIsVisible(ctx, oidArg(a[0])), nil
 	})
-	reg("pg_function_is_visible", boolean, ts(oid), true, constant(true))
+	reg("pg_function_is_visible", boolean, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+		if f := userFunctionOf(ctx, a[0]); f != nil {
+			return userFunctionVisible(catalogOf(ctx), f, searchPathOf(ctx)), nil
+		}
+		return true, nil
+	})
 	getExpr := func(ctx *expr.Context, a []types.Value) (types.Value, error) { return a[0], nil } // adbin is the text itself
 	reg("pg_get_expr", text, ts(text, oid), true, getExpr)
 	reg("pg_get_expr", text, ts(text, oid, boolean), true, getExpr)
@@ -122,24 +127,37 @@ func init() {
 	})
 	reg("pg_get_partkeydef", text, ts(oid), true, constant(nil))
 	reg("pg_get_statisticsobjdef_columns", text, ts(oid), true, constant(nil))
-	// Objects streamsql does not have: triggers, rules, user functions,
+	// Objects streamsql does not have: triggers, rules,
 	// partitions, tablespaces outside the data directory.
 	reg("pg_get_triggerdef", text, ts(oid), true, constant(nil))
 	reg("pg_get_triggerdef", text, ts(oid, boolean), true, constant(nil))
 	reg("pg_get_ruledef", text, ts(oid), true, constant(nil))
 	reg("pg_get_ruledef", text, ts(oid, boolean), true, constant(nil))
-	reg("pg_get_functiondef", text, ts(oid), true, constant(nil))
+	reg("pg_get_functiondef", text, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+		if f := userFunctionOf(ctx, a[0]); f != nil {
+			return userFunctionDef(ctx, f), nil
+		}
+		return nil, nil
+	})
+	// prosqlbody is NULL: a SQL-standard body is kept in its AS form.
+	reg("pg_get_function_sqlbody", text, ts(oid), true, constant(nil))
 	reg("pg_get_partition_constraintdef", text, ts(oid), true, constant(nil))
 	reg("pg_tablespace_location", text, ts(oid), true, constant(""))
 	reg("pg_get_function_result", text, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		if p := procByOID(oidArg(a[0])); p != nil {
 			return formatType(ctx, p.ret, -1, false), nil
 		}
+		if f := userFunctionOf(ctx, a[0]); f != nil {
+			return userFunctionResult(ctx, f), nil
+		}
 		return nil, nil
 	})
 	reg("pg_get_function_arguments", text, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		p := procByOID(oidArg(a[0]))
 		if p == nil {
+			if f := userFunctionOf(ctx, a[0]); f != nil {
+				return userFunctionParams(ctx, f.Args), nil
+			}
 			return nil, nil
 		}
 		args := make([]string, len(p.args))
@@ -213,6 +231,14 @@ func init() {
 }
 
 // catalogOf returns the *Catalog behind ctx, or nil.
+// userFunctionOf returns the user SQL function of OID v, or nil.
+func userFunctionOf(ctx *expr.Context, v types.Value) *Function {
+	if c := catalogOf(ctx); c != nil {
+		return c.Function(oidArg(v))
+	}
+	return nil
+}
+
 func catalogOf(ctx *expr.Context) *Catalog {
 	if ctx == nil {
 		return nil

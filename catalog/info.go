@@ -225,7 +225,15 @@ func (c *Catalog) RegNames(searchPath []string) func(k types.Kind, oid uint32) (
 				return n, true
 			}
 		case types.RegProc:
-			return ProcName(oid)
+			if n, ok := ProcName(oid); ok {
+				return n, true
+			}
+			if f := c.Function(oid); f != nil {
+				if userFunctionVisible(c, f, searchPath) {
+					return QuoteIdent(f.Name), true
+				}
+				return QuoteIdent(f.Schema) + "." + QuoteIdent(f.Name), true
+			}
 		}
 		return "", false
 	}
@@ -244,6 +252,17 @@ func (c *Catalog) RegOIDs(searchPath []string) func(k types.Kind, name string) (
 		}
 		if oid, ok := ProcOID(strings.TrimSpace(name)); ok {
 			return oid, nil
+		}
+		schema, bare := "", strings.TrimSpace(name)
+		if i := strings.LastIndexByte(bare, '.'); i > 0 {
+			schema, bare = bare[:i], bare[i+1:]
+		}
+		switch fns := c.Functions(schema, bare, searchPath); len(fns) {
+		case 1:
+			return fns[0].OID, nil
+		case 0:
+		default:
+			return 0, pgerr.New(pgerr.AmbiguousFunction, "more than one function named \"%s\"", name)
 		}
 		return 0, pgerr.New(pgerr.UndefinedFunction, "function \"%s\" does not exist", name)
 	}

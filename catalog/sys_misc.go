@@ -144,7 +144,7 @@ func pgProcRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 			return err
 		}
 	}
-	return nil
+	return userProcRows(s, b)
 }
 
 // ProcOID resolves a built-in function name ("array_in",

@@ -7,8 +7,8 @@ import (
 )
 
 // TestPsqlDescribe runs testdata/psql_describe.sql (tables, a view, a
-// materialized view, another schema; \dn \dt \dv \dm \ds \d \d+ \df \di
-// \dx \sv and \d of each) through the real psql against streamsql and
+// materialized view, another schema, SQL functions; \dn \dt \dv \dm \ds \d \d+
+// \df \df+ \di \dx \sv \sf and \d of each) through the real psql against streamsql and
 // PostgreSQL and compares the outputs, up to the owner's name, column
 // widths, relation sizes and the text of view definitions (see
 // docs/catalog.md). \l and the describe commands on a source are

@@ -8,6 +8,9 @@ CREATE VIEW v AS SELECT id, name FROM t WHERE score > 1;
 CREATE MATERIALIZED VIEW m AS SELECT name, count(*) AS n FROM t GROUP BY name;
 CREATE SCHEMA s2;
 CREATE TABLE s2.w (x int PRIMARY KEY);
+CREATE FUNCTION addone(int) RETURNS int LANGUAGE sql IMMUTABLE STRICT AS 'SELECT $1 + 1';
+CREATE FUNCTION s2.names_of(d int) RETURNS SETOF text LANGUAGE sql STABLE AS 'SELECT name FROM t WHERE id > d';
+CREATE FUNCTION s2.stats(d int) RETURNS TABLE (n bigint, total numeric) LANGUAGE sql AS 'SELECT count(*), sum(score) FROM t WHERE id > d';
 \dn
 \dt
 \dv
@@ -16,6 +19,8 @@ CREATE TABLE s2.w (x int PRIMARY KEY);
 \d
 \d+
 \df
+\df s2.*
+\df+ addone
 \di
 \dx
 \d t
@@ -32,3 +37,5 @@ CREATE TABLE s2.w (x int PRIMARY KEY);
 \dm+
 \dv+
 \sv v
+\sf addone
+\sf s2.stats

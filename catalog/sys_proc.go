@@ -1,0 +1,138 @@
+package catalog
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/streamsql/streamsql/exec/expr"
+)
+
+// User SQL functions in pg_proc and in the pg_get_function* functions, so
+// psql's \df and \sf, and drivers' metadata calls, list them beside the
+// built-ins. The rows are derived from the snapshot's functions on every
+// read (no state of their own).
+
+// sqlLang is pg_language's OID of LANGUAGE sql.
+const sqlLang uint32 = 14
+
+// userProcRows adds a pg_proc row per user function of s, by OID.
+func userProcRows(s *snapshot, b *rowBuilder) error {
+	fns := make([]*Function, 0, len(s.funcs))
+	for _, f := range s.funcs {
+		fns = append(fns, f)
+	}
+	slices.SortFunc(fns, func(a, b *Function) int { return int(a.OID) - int(b.OID) })
+	for _, f := range fns {
+		args := make([]uint32, len(f.Args))
+		names := make([]string, 0, len(f.Args)+len(f.Out))
+		named := false
+		for i, a := range f.Args {
+			args[i] = a.Type.OID()
+			names = append(names, a.Name)
+			named = named || a.Name != ""
+		}
+		r := row{
+			"oid": f.OID, "proname": f.Name, "pronamespace": s.schemaOID(f.Schema), "proowner": ownerOr(f.Owner),
+			"prolang": sqlLang, "procost": float32(100), "prorows": float32(0), "provariadic": uint32(0),
+			"prosupport": uint32(0), "prokind": "f", "prosecdef": false, "proleakproof": false,
+			"proisstrict": f.Strict, "proretset": f.SetOf, "provolatile": string(rune(f.Volatility)), "proparallel": "u",
+			"pronargs": len(f.Args), "pronargdefaults": 0, "prorettype": f.Return.OID(), "proargtypes": args,
+			"prosrc": f.Body,
+		}
+		if f.SetOf {
+			r["prorows"] = float32(1000)
+		}
+		if len(f.Out) > 0 {
+			all := slices.Clone(args)
+			modes := make([]string, 0, len(f.Args)+len(f.Out))
+			for range f.Args {
+				modes = append(modes, "i")
+			}
+			for _, o := range f.Out {
+				all = append(all, o.Type.OID())
+				modes = append(modes, "t")
+				names = append(names, o.Name)
+			}
+			r["proallargtypes"], r["proargmodes"] = all, modes
+			named = true
+		}
+		if named {
+			r["proargnames"] = names
+		}
+		if err := b.add(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownerOr is a function's owner, the superuser for functions created
+// before owners were kept.
+func ownerOr(o uint32) uint32 {
+	if o == 0 {
+		return SuperuserOID
+	}
+	return o
+}
+
+// userFunctionResult renders a user function's result as
+// pg_get_function_result does: "integer", "SETOF text", "TABLE(n bigint)".
+func userFunctionResult(ctx *expr.Context, f *Function) string {
+	if len(f.Out) > 0 {
+		return "TABLE(" + userFunctionParams(ctx, f.Out) + ")"
+	}
+	t := formatType(ctx, f.Return.OID(), -1, false)
+	if f.SetOf {
+		return "SETOF " + t
+	}
+	return t
+}
+
+// userFunctionParams renders parameters as pg_get_function_arguments does:
+// "d integer, text".
+func userFunctionParams(ctx *expr.Context, ps []FuncArg) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = formatType(ctx, p.Type.OID(), -1, false)
+		if p.Name != "" {
+			out[i] = QuoteIdent(p.Name) + " " + out[i]
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// userFunctionDef renders a user function as pg_get_functiondef does
+// (psql's \sf): CREATE OR REPLACE FUNCTION, RETURNS, LANGUAGE, the
+// volatility and strictness when not the defaults, the body.
+func userFunctionDef(ctx *expr.Context, f *Function) string {
+	var sb strings.Builder
+	sb.WriteString("CREATE OR REPLACE FUNCTION " + QuoteIdent(f.Schema) + "." + QuoteIdent(f.Name) +
+		"(" + userFunctionParams(ctx, f.Args) + ")\n RETURNS " + userFunctionResult(ctx, f) + "\n LANGUAGE sql\n")
+	var attrs []string
+	switch f.Volatility {
+	case 'i':
+		attrs = append(attrs, "IMMUTABLE")
+	case 's':
+		attrs = append(attrs, "STABLE")
+	}
+	if f.Strict {
+		attrs = append(attrs, "STRICT")
+	}
+	if len(attrs) > 0 {
+		sb.WriteString(" " + strings.Join(attrs, " ") + "\n")
+	}
+	sb.WriteString("AS $function$" + f.Body + "$function$\n")
+	return sb.String()
+}
+
+// userFunctionVisible reports whether f is found by its bare name on the
+// search path: its schema is on the path and no schema before it has a
+// function of that name (pg_function_is_visible).
+func userFunctionVisible(c *Catalog, f *Function, searchPath []string) bool {
+	for _, g := range c.Functions("", f.Name, searchPath) {
+		if g.OID == f.OID {
+			return true
+		}
+	}
+	return false
+}
