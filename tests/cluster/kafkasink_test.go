@@ -113,12 +113,22 @@ func sinkEqualsSingle(t *testing.T, kc *kfake.Cluster, broker string) []string {
 // messages of one streamsqld's sink over the same input: none lost, none
 // twice.
 func TestClusterKafkaSinkExactlyOnce(t *testing.T) {
+	t.Run("coordinator-reads", func(t *testing.T) { kafkaSinkExactlyOnce(t, "runs instances") })
+	// --cluster-node-splits: the sink query's Kafka readers run on the
+	// nodes of its aggregation's instances (each node reads its own
+	// partitions); their offsets are in the checkpoints all the same.
+	t.Run("node-splits", func(t *testing.T) { kafkaSinkExactlyOnce(t, "reads splits", "--cluster-node-splits") })
+}
+
+// kafkaSinkExactlyOnce is TestClusterKafkaSinkExactlyOnce with more flags
+// on every node; placed is what a worker logs of the sink's operator 0.
+func kafkaSinkExactlyOnce(t *testing.T, placed string, more ...string) {
 	kc, prod := startKafka(t)
 	broker := kc.ListenAddrs()[0]
 	const third = 4000
 	produceBids(t, prod, 0, third)
 	etcdFlags, env := clusterServices(t)
-	flags := append(etcdFlags, "--checkpoint-interval", "300ms")
+	flags := append(append(etcdFlags, "--checkpoint-interval", "300ms"), more...)
 	n1 := start(t, env, "n1", flags...)
 	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
 	n2 := start(t, env, "n2", flags...)
@@ -126,10 +136,10 @@ func TestClusterKafkaSinkExactlyOnce(t *testing.T) {
 	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker", "n3|worker"})
 	n1.exec(t, kafkaSinkStatements(broker, "kout")...)
 	// The sink is the only job: its OID from a worker's log.
-	waitLog(t, n2, 30*time.Second, " operator 0: this node runs instances [")
-	m := regexp.MustCompile(`cluster: job (\d+) operator 0: this node runs instances \[`).FindStringSubmatch(n2.out.String())
+	waitLog(t, n2, 30*time.Second, " operator 0: this node "+placed+" [")
+	m := regexp.MustCompile(`cluster: job (\d+) operator 0: this node ` + placed + ` \[`).FindStringSubmatch(n2.out.String())
 	oid := m[1]
-	waitLog(t, n3, 30*time.Second, "cluster: job "+oid+" operator 0: this node runs instances [")
+	waitLog(t, n3, 30*time.Second, "cluster: job "+oid+" operator 0: this node "+placed+" [")
 	n2.exec(t, "FLUSH") // the input so far read, and the sink committed it
 	if got := readTopic(t, kc, "kout"); len(got) < 10 {
 		t.Fatalf("%d messages in kout after the first FLUSH", len(got))
