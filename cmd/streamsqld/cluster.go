@@ -62,8 +62,8 @@ func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
 			"with --cluster: the host:port other nodes reach this node's exchange at (default: the --advertise-address host and the exchange's port)"),
 		exchangeTimeout: fs.Duration("cluster-exchange-timeout", 10*time.Second,
 			"with --cluster: how long a data exchange connection between nodes may stay silent (no data, no heartbeat) before the views using it fail and are restarted from the last checkpoint: detects a dead, paused or partitioned peer"),
-		nodeSplits: fs.Bool("cluster-node-splits", false,
-			"with --cluster (experimental, give it to every node or none): read each split of a split source (nexmark, datagen, kafka partitions) on the node of the instance of the same number, its stateless operators and hash exchange with it, the exchange sending to every node directly; only for a keyed operator whose every input is such a source"),
+		nodeSplits: fs.Bool("cluster-node-splits", true,
+			"with --cluster (the same on every node; =false on every node reads every source on the coordinator): read each split of a split source (nexmark, datagen, kafka partitions) on the node of the instance of the same number, its stateless operators and hash exchange with it, the exchange sending to every node directly; only for a keyed operator whose every input is such a source"),
 	}
 }
 

@@ -22,9 +22,13 @@ func TestClusterFlagsParse(t *testing.T) {
 	}
 	want := &clusterConfig{target: cluster.Target{Endpoints: []string{"e1:2379", "e2:2379"}, Prefix: "/sq/prod"},
 		checkpoint: cluster.CheckpointURL{Bucket: "b", Prefix: "ck"}, nodeID: "n-1", leaseTTL: 3 * time.Second, advertise: "n1.internal:5433",
-		ckptTimeout: 30 * time.Second, exchangeTimeout: 10 * time.Second}
+		ckptTimeout: 30 * time.Second, exchangeTimeout: 10 * time.Second, nodeSplits: true}
 	if !reflect.DeepEqual(cfg.cluster, want) {
 		t.Fatalf("cluster = %+v, want %+v", cfg.cluster, want)
+	}
+	cfg, err = parseFlags([]string{"--cluster", "etcd://e/p", "--checkpoint-url", "s3://b", "--node-id", "n", "--cluster-node-splits=false"}, io.Discard)
+	if err != nil || cfg.cluster.nodeSplits {
+		t.Fatalf("--cluster-node-splits=false: %+v, %v", cfg.cluster, err)
 	}
 	base := []string{"--cluster", "etcd://e/p", "--checkpoint-url", "s3://b", "--node-id", "n"}
 	for _, c := range []struct {

@@ -21,8 +21,8 @@ import (
 // (q5, q9: bench/nexmark/<name>.sql, over the sources person, auction and
 // bid; default q5) or a SELECT over bid; at streaming_parallelism
 // CLUSTER_BENCH_PARALLELISM (default 4). The view must have the same rows
-// on every run. CLUSTER_BENCH_NODE_SPLITS set: the nodes run with
-// --cluster-node-splits.
+// on every run. CLUSTER_BENCH_NODE_SPLITS=off: the nodes run with
+// --cluster-node-splits=false (every source read on the coordinator).
 func TestClusterThroughput(t *testing.T) {
 	events, _ := strconv.Atoi(os.Getenv("CLUSTER_BENCH_EVENTS"))
 	if events == 0 {
@@ -97,8 +97,8 @@ func TestClusterThroughput(t *testing.T) {
 	for run, size := range sizes {
 		prefix := "sq" + strconv.Itoa(run)
 		flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/" + prefix, "--checkpoint-url", "s3://ckpt/" + prefix, "--checkpoint-interval", "0"}
-		if os.Getenv("CLUSTER_BENCH_NODE_SPLITS") != "" {
-			flags = append(flags, "--cluster-node-splits")
+		if os.Getenv("CLUSTER_BENCH_NODE_SPLITS") == "off" {
+			flags = append(flags, "--cluster-node-splits=false")
 		}
 		id := func(i int) string { return prefix + "n" + strconv.Itoa(i) }
 		n1 := start(t, env, id(1), flags...)

@@ -113,11 +113,13 @@ func sinkEqualsSingle(t *testing.T, kc *kfake.Cluster, broker string) []string {
 // messages of one streamsqld's sink over the same input: none lost, none
 // twice.
 func TestClusterKafkaSinkExactlyOnce(t *testing.T) {
-	t.Run("coordinator-reads", func(t *testing.T) { kafkaSinkExactlyOnce(t, "runs instances") })
-	// --cluster-node-splits: the sink query's Kafka readers run on the
-	// nodes of its aggregation's instances (each node reads its own
-	// partitions); their offsets are in the checkpoints all the same.
-	t.Run("node-splits", func(t *testing.T) { kafkaSinkExactlyOnce(t, "reads splits", "--cluster-node-splits") })
+	// --cluster-node-splits=false: the coordinator reads every partition.
+	t.Run("coordinator-reads", func(t *testing.T) { kafkaSinkExactlyOnce(t, "runs instances", "--cluster-node-splits=false") })
+	// --cluster-node-splits (the default): the sink query's Kafka readers
+	// run on the nodes of its aggregation's instances (each node reads
+	// its own partitions); their offsets are in the checkpoints all the
+	// same.
+	t.Run("node-splits", func(t *testing.T) { kafkaSinkExactlyOnce(t, "reads splits") })
 }
 
 // kafkaSinkExactlyOnce is TestClusterKafkaSinkExactlyOnce with more flags
