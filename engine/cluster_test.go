@@ -57,7 +57,7 @@ func (f *fakeCluster) ReadView(context.Context, string, string, []types.Column) 
 
 // openCluster opens a server in the cluster fc (closed at the test's
 // end) and a session of it.
-func openCluster(t *testing.T, fc *fakeCluster) *Session {
+func openCluster(t *testing.T, fc ClusterNode) *Session {
 	t.Helper()
 	e, err := Open(Config{DataDir: t.TempDir(), Cluster: fc})
 	if err != nil {

@@ -145,6 +145,12 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		return nil, err
 	}
 	if s.eng.cfg.Cluster != nil && s.replay == nil {
+		if fw, err := s.forwardsToCoordinator(stmt, len(paramOIDs)); err != nil || fw { // cluster_forward.go
+			if err != nil {
+				return nil, err
+			}
+			return &Prepared{Stmt: stmt, plan: &plan{kind: kindForward, gen: s.generation(), user: s.user}}, nil
+		}
 		if err := s.clusterCheck(ctx, stmt); err != nil { // cluster_tables.go
 			return nil, err
 		}
@@ -281,6 +287,9 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	}()
 	if s.tx == 'E' && !isTxEnd(p.Stmt) {
 		return nil, errAborted
+	}
+	if pl, ok := p.plan.(*plan); ok && pl.kind == kindForward {
+		return s.forward(ctx, p.Stmt) // cluster_forward.go
 	}
 	if s.eng.cfg.Cluster != nil && s.replay == nil {
 		// again: the node may have lost the coordinator's role since

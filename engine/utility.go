@@ -290,6 +290,9 @@ func (s *Session) execSet(v *pg.VariableSetStmt) (*Result, error) {
 	switch v.Kind {
 	case pg.VariableSetKind_VAR_SET_VALUE:
 		val, err := setValue(v.Args)
+		if strings.EqualFold(v.Name, "search_path") {
+			val, err = setListValue(v.Args) // each element an identifier, as PostgreSQL keeps it
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -349,6 +352,22 @@ func setValue(args []*pg.Node) (string, error) {
 		default:
 			return "", pgerr.New(pgerr.InvalidParameterValue, "invalid SET value")
 		}
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+// setListValue renders the arguments of SET of a list of identifiers
+// (search_path) as PostgreSQL keeps it: each element quoted where it
+// must be ("$user", "My Schema"), so that SHOW prints it back and the
+// list splits into the same names.
+func setListValue(args []*pg.Node) (string, error) {
+	parts := make([]string, 0, len(args))
+	for _, a := range args {
+		v, err := setValue([]*pg.Node{a})
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, catalog.QuoteIdent(v))
 	}
 	return strings.Join(parts, ", "), nil
 }

@@ -307,3 +307,33 @@ func (r *Runner) Close() {
 		env.Fail(pgerr.New(pgerr.AdminShutdown, "cluster node %s is shutting down", r.node.ID()))
 	}
 }
+
+// CaughtUp waits until this node has followed the statement log up to
+// the entry that is its last now (a worker's read-your-writes after a
+// statement it forwarded to the coordinator), or ctx ends.
+func (r *Runner) CaughtUp(ctx context.Context) error {
+	last, err := cluster.LastStatement(ctx, r.node.Client(), r.node.Target().Prefix)
+	if err != nil {
+		return err
+	}
+	for {
+		r.mu.Lock()
+		done := r.followed >= last
+		r.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: the statement log followed up to entry %d of %d: %w", r.followedSeq(), last, ctx.Err())
+		case <-time.After(5 * time.Millisecond): // polling: Follow has no notification
+		}
+	}
+}
+
+// followedSeq is the last log entry Follow passed.
+func (r *Runner) followedSeq() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.followed
+}

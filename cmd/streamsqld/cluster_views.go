@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/dist"
@@ -20,6 +22,7 @@ import (
 	"github.com/streamsql/streamsql/exec/dataflow"
 	"github.com/streamsql/streamsql/exec/dataflow/netx"
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/storage/checkpoint"
 	"github.com/streamsql/streamsql/types"
 )
@@ -219,6 +222,51 @@ func (c *clusterNode) Forward(ctx context.Context, sql string) error {
 	_, err = conn.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol)
 	return err
 }
+
+// ForwardAs runs sql on the coordinator for a worker's session of user:
+// as that user (SET SESSION AUTHORIZATION when it is not this node's
+// --user, which must then be a superuser), after the session's setup
+// statements (its SETs); it returns the command tag.
+func (c *clusterNode) ForwardAs(ctx context.Context, user string, setup []string, sql string) (string, error) {
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if user != conn.Config().User {
+		setup = append([]string{"SET SESSION AUTHORIZATION " + quoteIdent(user)}, setup...)
+	}
+	for _, q := range setup {
+		if _, err := conn.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol); err != nil {
+			return "", fmt.Errorf("%s: %w", q, coordinatorError(err))
+		}
+	}
+	tag, err := conn.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return "", coordinatorError(err)
+	}
+	return tag.String(), nil
+}
+
+// coordinatorError is the coordinator's error as the worker's client
+// should see it: its SQLSTATE, message, detail and hint.
+func coordinatorError(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	e := pgerr.New(pgerr.Code(pe.Code), "%s", pe.Message)
+	if pe.Detail != "" {
+		e = e.WithDetail("%s", pe.Detail)
+	}
+	if pe.Hint != "" {
+		e = e.WithHint("%s", pe.Hint)
+	}
+	return e
+}
+
+// CaughtUp waits until this node applied the statement log as it is now.
+func (c *clusterNode) CaughtUp(ctx context.Context) error { return c.r.CaughtUp(ctx) }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 

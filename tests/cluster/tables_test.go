@@ -167,16 +167,25 @@ func TestClusterTableViewEqualsSingleNode(t *testing.T) {
 	}
 	waitReads(t, tableReads, want, 60*time.Second, n1, n2, n3)
 
-	refused(t, n2, "INSERT INTO bids VALUES (0, 0, 0, 'x')", "INSERT runs only on the cluster's coordinator", n1.addr)
-	refused(t, n3, "DELETE FROM bids", "DELETE runs only on the cluster's coordinator", n1.addr)
-	refused(t, n2, "CREATE TABLE u (a int)", "CREATE TABLE runs only on the cluster's coordinator")
+	// A worker forwards writes to the coordinator, but not one that
+	// returns rows, nor COPY FROM.
+	refused(t, n2, "INSERT INTO bids VALUES (0, 0, 0, 'x') RETURNING auction", "INSERT runs only on the cluster's coordinator", n1.addr)
+	refused(t, n3, "DELETE FROM bids RETURNING auction", "DELETE runs only on the cluster's coordinator", n1.addr)
 	refused(t, n1, "CREATE TABLE s (id serial, a int)", "serial is not supported on a cluster")
+	refused(t, n2, "CREATE TABLE s (id serial, a int)", "serial is not supported on a cluster") // the coordinator's refusal
 	refused(t, n1, "CREATE TEMPORARY TABLE tt (a int)", "CREATE TEMPORARY TABLE is not supported on a cluster")
 	waitReads(t, tableReads, want, 10*time.Second, n2) // nothing written by the refused statements
+	// CREATE TABLE and writes on a worker run on the coordinator; the
+	// worker reads the rows back at once.
+	n2.exec(t, "CREATE TABLE u (a int)", "INSERT INTO u VALUES (1), (2)", "UPDATE u SET a = a * 10", "DELETE FROM u WHERE a = 10")
+	for _, n := range nodes {
+		waitNodes(t, n, "SELECT a FROM u", []string{"20"})
+	}
+	n3.exec(t, "DROP TABLE u")
 
-	// DROP TABLE ... CASCADE on the coordinator drops the views too, on every node.
-	refused(t, n3, "DROP TABLE bids CASCADE", "DROP TABLE runs only on the cluster's coordinator")
-	n1.exec(t, "DROP TABLE bids CASCADE")
+	// DROP TABLE ... CASCADE (forwarded from a worker) drops the views
+	// too, on every node.
+	n3.exec(t, "DROP TABLE bids CASCADE")
 	for _, n := range nodes {
 		waitNodes(t, n, "SELECT count(*) FROM pg_class WHERE relname IN ('bids', 't_auction', 't_channel')", []string{"0"})
 	}
