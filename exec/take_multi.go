@@ -121,11 +121,15 @@ func takeMultiFixed[T arrow.FixedWidthType](parts []arrow.Array, idx [][]int32, 
 				k++
 			}
 		case !nulls:
-			for _, r := range idx[i] {
-				vals[k] = src[r]
-				v.set(k, true)
-				k++
+			ix := idx[i]
+			dst := vals[k : k+len(ix)]
+			for j, r := range ix {
+				dst[j] = src[r]
 			}
+			if v.bits != nil {
+				bitutil.SetBitsTo(v.bits, int64(k), int64(len(ix)), true)
+			}
+			k += len(ix)
 		default:
 			for _, r := range idx[i] {
 				vals[k] = src[r]

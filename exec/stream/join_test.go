@@ -449,8 +449,9 @@ func TestHashJoinOutputChunksBounded(t *testing.T) {
 	}
 }
 
-// TestJoinGatherAndIdentity gathers rows of every storage type from two
-// batches (and NULL rows), and checks that identical rows hash and compare
+// TestJoinGatherAndIdentity gathers rows of every storage type from more
+// batches than gather caches (segCacheSize, so segments evict each other;
+// some with no NULLs) and NULL rows, and checks that identical rows hash and compare
 // equal wherever they are stored.
 func TestJoinGatherAndIdentity(t *testing.T) {
 	i8 := types.TInt8
@@ -463,9 +464,10 @@ func TestJoinGatherAndIdentity(t *testing.T) {
 		{Name: "a", Type: types.ArrayOf(i8)},
 	}
 	rng := rand.New(rand.NewSource(3))
+	noNulls := false
 	randRow := func() []types.Value {
 		v := func(x types.Value) types.Value {
-			if rng.Intn(6) == 0 {
+			if !noNulls && rng.Intn(6) == 0 {
 				return nil
 			}
 			return x
@@ -479,21 +481,22 @@ func TestJoinGatherAndIdentity(t *testing.T) {
 			v([]types.Value{int64(k), nil}),
 		}
 	}
-	var rows [2][][]types.Value
+	rows := make([][][]types.Value, 2*segCacheSize+3)
 	var recs []arrow.RecordBatch
 	for b := range rows {
 		for i := 0; i < 40; i++ {
+			noNulls = b%3 == 0
 			rows[b] = append(rows[b], randRow())
 		}
 		recs = append(recs, jChunk(t, cols, rows[b], nil).Rec)
 	}
 	var refs []ref
-	for k := 0; k < 60; k++ {
+	for k := 0; k < 400; k++ {
 		if rng.Intn(8) == 0 {
 			refs = append(refs, nullRef)
 			continue
 		}
-		refs = append(refs, ref{int32(rng.Intn(2)), int32(rng.Intn(40))})
+		refs = append(refs, ref{int32(rng.Intn(len(rows))), int32(rng.Intn(40))})
 	}
 	arrs := make([]arrow.Array, len(cols))
 	for c, col := range cols {
@@ -501,7 +504,10 @@ func TestJoinGatherAndIdentity(t *testing.T) {
 	}
 	got := array.NewRecordBatch(types.ArrowSchema(cols), arrs, int64(len(refs)))
 	gotHash := rowHashes(got, cols, nil)
-	hashes := [2][]uint64{rowHashes(recs[0], cols, nil), rowHashes(recs[1], cols, nil)}
+	hashes := make([][]uint64, len(recs))
+	for b, rec := range recs {
+		hashes[b] = rowHashes(rec, cols, nil)
+	}
 	for k, r := range refs {
 		row := rowValues(got, k, cols)
 		if r.seg < 0 {

@@ -86,31 +86,47 @@ func (v *validity) buffer() *memory.Buffer {
 	return memory.NewBufferBytes(v.bits)
 }
 
+// segCacheSize is how many segments gatherFixed and gatherVar keep their
+// columns' buffers for (direct-mapped by segment number). Rows of
+// neighbouring outputs often alternate between a few segments (a join's
+// stored side at parallelism N gets its chunks from N senders whose rows
+// interleave in key order): re-reading a segment's column, buffers and
+// NULL count at every switch cost more than the copy itself (q9 at
+// parallelism 2).
+const segCacheSize = 8
+
+// fixedSeg is one segment's column as gatherFixed reads it.
+type fixedSeg[T arrow.FixedWidthType] struct {
+	seg   int32 // the segment + 1 (0: empty)
+	a     arrow.Array
+	src   []T
+	nulls bool
+}
+
 func gatherFixed[T arrow.FixedWidthType](dt arrow.DataType, recs []arrow.RecordBatch, col int, refs []ref) arrow.Array {
 	n := len(refs)
 	vals := make([]T, n)
 	var v validity
-	last := int32(-1)
-	var a arrow.Array
-	var src []T
-	hasNulls := false
+	var cache [segCacheSize]fixedSeg[T]
+	cur := &cache[0]
 	for k, r := range refs {
 		if r.seg < 0 {
 			v.null(k, n)
 			continue
 		}
-		if r.seg != last {
-			last = r.seg
-			a = recs[r.seg].Column(col)
-			src = arrow.GetValues[T](a.Data(), 1)
-			hasNulls = a.NullN() > 0
+		if cur.seg != r.seg+1 {
+			cur = &cache[r.seg%segCacheSize]
+			if cur.seg != r.seg+1 {
+				a := recs[r.seg].Column(col)
+				*cur = fixedSeg[T]{seg: r.seg + 1, a: a, src: arrow.GetValues[T](a.Data(), 1), nulls: a.NullN() > 0}
+			}
 		}
-		if hasNulls && a.IsNull(int(r.row)) {
+		if cur.nulls && cur.a.IsNull(int(r.row)) {
 			v.null(k, n)
 			continue
 		}
 		v.valid(k)
-		vals[k] = src[r.row]
+		vals[k] = cur.src[r.row]
 	}
 	d := array.NewData(dt, n, []*memory.Buffer{v.buffer(), memory.NewBufferBytes(arrow.GetBytes(vals))}, nil, v.nulls, 0)
 	defer d.Release()
@@ -124,49 +140,64 @@ type varArray interface {
 	ValueBytes() []byte
 }
 
+// varSeg is one segment's column as gatherVar reads it.
+type varSeg struct {
+	seg   int32 // the segment + 1 (0: empty)
+	a     varArray
+	offs  []int32
+	raw   []byte
+	nulls bool
+}
+
+// varSegs caches the columns of segCacheSize segments.
+type varSegs [segCacheSize]varSeg
+
+// at returns segment s's column (col of recs[s]), cached.
+func (c *varSegs) at(recs []arrow.RecordBatch, col int, s int32) *varSeg {
+	e := &c[s%segCacheSize]
+	if e.seg != s+1 {
+		a := recs[s].Column(col).(varArray)
+		*e = varSeg{seg: s + 1, a: a, offs: a.ValueOffsets(), raw: a.ValueBytes(), nulls: a.NullN() > 0}
+	}
+	return e
+}
+
 // gatherVar gathers strings or binaries, building offsets and data directly.
 func gatherVar(dt arrow.DataType, recs []arrow.RecordBatch, col int, refs []ref) arrow.Array {
 	n := len(refs)
 	offs := make([]int32, n+1)
 	var v validity
-	last := int32(-1)
-	var a varArray
-	var aoffs []int32
-	var araw []byte
-	hasNulls := false
+	var cache varSegs
+	cur := &cache[0]
 	size := 0
 	for _, r := range refs {
 		if r.seg < 0 {
 			continue
 		}
-		if r.seg != last {
-			last = r.seg
-			aoffs = recs[r.seg].Column(col).(varArray).ValueOffsets()
+		if cur.seg != r.seg+1 {
+			cur = cache.at(recs, col, r.seg)
 		}
-		size += int(aoffs[r.row+1] - aoffs[r.row])
+		size += int(cur.offs[r.row+1] - cur.offs[r.row])
 	}
 	data := make([]byte, 0, size)
-	last = -1
 	for k, r := range refs {
 		if r.seg < 0 {
 			v.null(k, n)
 			offs[k+1] = int32(len(data))
 			continue
 		}
-		if r.seg != last {
-			last = r.seg
-			a = recs[r.seg].Column(col).(varArray)
-			aoffs, araw = a.ValueOffsets(), a.ValueBytes()
-			hasNulls = a.NullN() > 0
+		if cur.seg != r.seg+1 {
+			cur = cache.at(recs, col, r.seg)
 		}
-		if hasNulls && a.IsNull(int(r.row)) {
+		s := cur
+		if s.nulls && s.a.IsNull(int(r.row)) {
 			v.null(k, n)
 			offs[k+1] = int32(len(data))
 			continue
 		}
 		v.valid(k)
-		base := aoffs[0]
-		data = append(data, araw[aoffs[r.row]-base:aoffs[r.row+1]-base]...)
+		base := s.offs[0]
+		data = append(data, s.raw[s.offs[r.row]-base:s.offs[r.row+1]-base]...)
 		offs[k+1] = int32(len(data))
 	}
 	d := array.NewData(dt, n, []*memory.Buffer{v.buffer(), memory.NewBufferBytes(arrow.GetBytes(offs)), memory.NewBufferBytes(data)}, nil, v.nulls, 0)
