@@ -233,8 +233,7 @@ func (w *WindowAgg) newRun(env *Env) (*waggRun, error) {
 	word := []types.T{types.TInt8}
 	r.gtab, r.etab = newGroupTable(word, true), newGroupTable(word, true)
 	r.res = make([][]cell, len(w.Aggs))
-	r.ob.vals = make([][]cell, len(w.Aggs))
-	r.ob.keys = make([][]cell, len(w.GroupBy))
+	r.ob.init(r)
 	for i, a := range w.Aggs {
 		var t types.T
 		if a.Arg != nil {
