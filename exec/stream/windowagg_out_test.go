@@ -99,20 +99,7 @@ func TestWindowAggChunksKeepTheirRows(t *testing.T) {
 			}
 			// the view the changes leave, against the brute force
 			view := map[string]string{}
-			for _, g := range got {
-				op, row, _ := strings.Cut(g, " ")
-				parts := strings.Split(row, "|")
-				id := strings.Join(parts[:3], "|")
-				switch op {
-				case "insert", "update_after":
-					view[id] = row
-				default:
-					if view[id] != row {
-						t.Fatalf("%s of a row the view does not hold (%q)", g, view[id])
-					}
-					delete(view, id)
-				}
-			}
+			applyShown(t, view, got)
 			type agg struct{ n, sum int64 }
 			want := map[string]*agg{}
 			for _, r := range live {
@@ -137,5 +124,97 @@ func TestWindowAggChunksKeepTheirRows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWindowAggSessionTimesOutOfOrder feeds SESSION rows whose times come
+// in descending blocks, many at one key (so that times added out of order
+// pile up past pendMax and are merged into the key's times), with repeated
+// times and retractions, and compares the view after every epoch with
+// sessions computed by brute force.
+func TestWindowAggSessionTimesOutOfOrder(t *testing.T) {
+	const gap = 5
+	w := simpleWinAgg(WindowSpec{Kind: Session, Gap: gap}, EmitSpec{Mode: EmitOnUpdate})
+	h := newWinHarness(t, w)
+	rng := rand.New(rand.NewPCG(3, 11))
+	var live []winRow
+	view := map[string]string{}
+	check := func(epoch int) {
+		t.Helper()
+		want := map[string]string{}
+		for k := int64(0); k < 2; k++ {
+			var ts []winRow
+			for _, r := range live {
+				if r.k == k {
+					ts = append(ts, r)
+				}
+			}
+			slices.SortFunc(ts, func(a, b winRow) int { return int(a.ts - b.ts) })
+			for i := 0; i < len(ts); {
+				j, n, sum := i, int64(0), int64(0)
+				for ; j < len(ts) && (j == i || ts[j].ts < ts[j-1].ts+gap); j++ {
+					n++
+					sum += ts[j].v
+				}
+				id := fmt.Sprintf("%d|%d|%d", ts[i].ts, ts[j-1].ts+gap, k)
+				want[id] = fmt.Sprintf("%s|%d|%d", id, n, sum)
+				i = j
+			}
+		}
+		if len(view) != len(want) {
+			t.Fatalf("epoch %d: %d sessions in the view, want %d", epoch, len(view), len(want))
+		}
+		for id, row := range want {
+			if view[id] != row {
+				t.Fatalf("epoch %d: session %s is %q in the view", epoch, row, view[id])
+			}
+		}
+	}
+	for epoch := 0; epoch < 8; epoch++ {
+		// four blocks of 100 rows, each block earlier than the one before
+		for b := 3; b >= 0; b-- {
+			var rows []winRow
+			for i := 0; i < 100; i++ {
+				r := winRow{k: int64(rng.IntN(2)), ts: int64(epoch*4000 + b*1000 + rng.IntN(1000)), v: int64(rng.IntN(50))}
+				if i > 0 && rng.IntN(10) == 0 {
+					r.ts = rows[rng.IntN(i)].ts // a time seen already
+				}
+				rows = append(rows, r)
+			}
+			live = append(live, rows...)
+			h.rows(nil, rows...)
+		}
+		if epoch%2 == 1 { // retractions split sessions
+			var rows []winRow
+			var ops []Op
+			for i := 0; i < 40; i++ {
+				j := rng.IntN(len(live))
+				rows, ops = append(rows, live[j]), append(ops, Delete)
+				live = slices.Delete(live, j, j+1)
+			}
+			h.rows(ops, rows...)
+		}
+		applyShown(t, view, outRows(h.barrier(), w.Cols))
+		check(epoch)
+	}
+}
+
+// applyShown applies rows as outRows shows them (op, then the row; the
+// first three columns identify it) to view, checking that each retraction
+// is of the row the view holds.
+func applyShown(t *testing.T, view map[string]string, rows []string) {
+	t.Helper()
+	for _, g := range rows {
+		op, row, _ := strings.Cut(g, " ")
+		id := strings.Join(strings.Split(row, "|")[:3], "|")
+		switch op {
+		case "insert", "update_after":
+			view[id] = row
+		default:
+			if view[id] != row {
+				t.Fatalf("%s of a row the view does not hold (%q)", g, view[id])
+			}
+			delete(view, id)
+		}
 	}
 }
