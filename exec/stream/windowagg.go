@@ -134,8 +134,8 @@ type waggRun struct {
 	keyRefs  []int32     // per key id: the groups and entries using it
 	nkeys    int
 
-	// Groups: (key id, t) -> group id.
-	gtab    *groupTable // SESSION: (key, t) -> group (fixed windows index groups by pane)
+	// Groups: (key id, t) -> group id, found by pane (fixed windows) or
+	// among the key's times (sessions).
 	gkey    []int32
 	gt      []int64
 	rows    []int64 // per group: live input rows
@@ -231,10 +231,9 @@ func (w *WindowAgg) newRun(env *Env) (*waggRun, error) {
 		r.growKeys(1)
 	}
 	word := []types.T{types.TInt8}
-	r.gtab, r.etab = newGroupTable(word, true), newGroupTable(word, true)
+	r.etab = newGroupTable(word, true)
 	r.res = make([][]cell, len(w.Aggs))
-	r.ob.vals = make([][]cell, len(w.Aggs))
-	r.ob.keys = make([][]cell, len(w.GroupBy))
+	r.ob.init(r)
 	for i, a := range w.Aggs {
 		var t types.T
 		if a.Arg != nil {
@@ -545,19 +544,6 @@ func (r *waggRun) freeKey(k int32) {
 	}
 }
 
-// group returns the id of group (k, t) of a SESSION run (through gtab),
-// creating it (empty) if needed.
-func (r *waggRun) group(k int32, t int64) (g int32, created bool) {
-	live := r.gtab.live
-	g = r.gtab.findWord(int64(k), t, 0, 0)
-	if r.gtab.live == live {
-		return g, false
-	}
-	r.gtab.newRows = r.gtab.newRows[:0]
-	r.initGroup(g, k, t, r.gtab.cap())
-	return g, true
-}
-
 // initGroup sets up the new group g = (k, t); ids are below limit.
 func (r *waggRun) initGroup(g, k int32, t int64, limit int) {
 	if int(g) >= r.ngroups {
@@ -597,7 +583,7 @@ func (r *waggRun) liveGroups() int {
 	if r.fix != nil {
 		return r.fix.ids.live
 	}
-	return r.gtab.len()
+	return r.ses.ids.live
 }
 
 // entry returns the id of entry (k, wid), creating it (not emitted) if needed.

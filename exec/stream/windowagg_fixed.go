@@ -34,6 +34,7 @@ type fixedWin struct {
 	ids                    idAlloc           // group ids
 	lastP                  int64             // the pane assign found last
 	last                   *pane             // (nil: none)
+	spare                  []*pane           // freed dense panes: no groups, index all zero
 
 	// scratch
 	ends, pstarts []int64
@@ -108,11 +109,15 @@ func (f *fixedWin) pane(p int64) *pane {
 	}
 	pn := f.panes[p]
 	if pn == nil {
-		pn = &pane{}
-		if len(f.panes) < densePanes {
-			pn.dense = make([]int32, 0, 64)
-		} else {
-			pn.sparse = map[int32]int32{}
+		switch n := len(f.spare); {
+		case len(f.panes) >= densePanes:
+			pn = &pane{sparse: map[int32]int32{}}
+		case n > 0:
+			pn = f.spare[n-1]
+			f.spare[n-1] = nil
+			f.spare = f.spare[:n-1]
+		default:
+			pn = &pane{dense: make([]int32, 0, 64)}
 		}
 		f.panes[p] = pn
 	}
@@ -120,11 +125,17 @@ func (f *fixedWin) pane(p int64) *pane {
 	return pn
 }
 
-// deletePane forgets pane p.
+// deletePane forgets pane p, whose groups are gone; a dense pane is kept
+// for reuse, so that a new pane does not grow its index again.
 func (f *fixedWin) deletePane(p int64) {
+	pn := f.panes[p]
 	delete(f.panes, p)
 	if f.lastP == p {
 		f.last = nil
+	}
+	if pn != nil && pn.dense != nil && len(f.spare) < densePanes {
+		pn.gids, pn.dense = pn.gids[:0], pn.dense[:0]
+		f.spare = append(f.spare, pn)
 	}
 }
 
@@ -492,6 +503,9 @@ func (r *waggRun) advanceFixed(wm int64) error {
 	for p, pn := range f.panes {
 		if addSat(f.lastEnd(p), r.dl) <= wm {
 			for _, g := range pn.gids {
+				if pn.dense != nil {
+					pn.dense[r.gkey[g]] = 0 // for reuse: a spare pane's index is zero
+				}
 				f.ids.put(g)
 				r.dropGroup(g)
 			}

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"container/heap"
 	"math"
 	"slices"
@@ -34,6 +35,7 @@ import (
 type sessWin struct {
 	gap     int64
 	keys    []*skey // per key id (nil: none)
+	ids     idAlloc // group ids
 	sched   schedHeap
 	dirty   []int32 // keys changed since the last barrier
 	early   []int32 // keys changed since the last EARLY EVERY flush
@@ -47,7 +49,8 @@ type sessWin struct {
 
 // skey is one key's sessions.
 type skey struct {
-	pts   []spt   // live times, ascending
+	pts   []spt   // live times, ascending (with pend: all of them)
+	pend  []spt   // times added out of order, not yet merged into pts (settle)
 	ss    []span  // sessions, ascending, disjoint
 	out   []int32 // emitted entries, by start
 	sched int64   // the valid heap entry's time (MaxInt64: none)
@@ -67,18 +70,13 @@ func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
 	if addSat(addSat(t, s.gap), r.dl) <= r.wm {
 		return lateRow
 	}
-	g, created := r.group(k, t)
 	sk := s.keys[k]
 	if sk == nil {
 		sk = &skey{sched: math.MaxInt64}
 		s.keys[k] = sk
 	}
+	g, created := s.group(r, k, sk, t)
 	if created {
-		i := len(sk.pts)
-		if i > 0 && sk.pts[i-1].t > t {
-			i = sort.Search(len(sk.pts), func(j int) bool { return sk.pts[j].t > t })
-		}
-		sk.pts = slices.Insert(sk.pts, i, spt{t, g})
 		s.schedule(k, sk, r.sessionDue(sk.addTime(t, s.gap)))
 	}
 	if !sk.dirty {
@@ -91,6 +89,75 @@ func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
 		s.early = append(s.early, k)
 		r.keyFlagged(k)
 	}
+	return g
+}
+
+// group returns the group of key k's time t (sk is k's sessions),
+// creating it (empty) if needed. A key's times are in order, so the group
+// is found among them, with no table of (key, time) to probe and to
+// remove from: rows come mostly in time order, each at a new time, and are
+// appended. A time before the last one waits in pend, merged into pts
+// (settle) by pendMax at a time or when the key's sessions are next read,
+// so that rows of two inputs interleaving their times (the readers of a
+// split source) do not each move the times after them.
+func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, created bool) {
+	pts := sk.pts
+	n := len(pts)
+	if len(sk.pend) == 0 && (n == 0 || pts[n-1].t < t) {
+		g = s.newGroup(r, k, t)
+		sk.pts = append(pts, spt{t, g})
+		return g, true
+	}
+	if n > 0 && pts[n-1].t >= t {
+		if i := sort.Search(n, func(j int) bool { return pts[j].t >= t }); pts[i].t == t {
+			return pts[i].g, false
+		}
+	}
+	for j := len(sk.pend) - 1; j >= 0; j-- {
+		if sk.pend[j].t == t {
+			return sk.pend[j].g, false
+		}
+	}
+	g = s.newGroup(r, k, t)
+	sk.pend = append(sk.pend, spt{t, g})
+	if len(sk.pend) >= pendMax {
+		sk.settle()
+	}
+	return g, true
+}
+
+// pendMax is how many times added out of order a key keeps apart.
+const pendMax = 64
+
+// settle merges the times added out of order into pts, from the back:
+// the times above the smallest of them move once.
+func (sk *skey) settle() {
+	m := len(sk.pend)
+	if m == 0 {
+		return
+	}
+	slices.SortFunc(sk.pend, func(a, b spt) int { return cmp.Compare(a.t, b.t) })
+	n := len(sk.pts)
+	sk.pts = slices.Grow(sk.pts, m)[:n+m]
+	pts, pend := sk.pts, sk.pend
+	i, j := n-1, m-1
+	for w := n + m - 1; j >= 0; w-- {
+		if i >= 0 && pts[i].t > pend[j].t {
+			pts[w] = pts[i]
+			i--
+		} else {
+			pts[w] = pend[j]
+			j--
+		}
+	}
+	sk.pend = sk.pend[:0]
+}
+
+// newGroup returns a new (empty) group (k, t); the caller puts it among
+// k's times.
+func (s *sessWin) newGroup(r *waggRun, k int32, t int64) int32 {
+	g := s.ids.get()
+	r.initGroup(g, k, t, int(s.ids.next))
 	return g
 }
 
@@ -125,10 +192,11 @@ func (sk *skey) addTime(t, gap int64) int64 {
 
 // rebuild drops the emptied times and recomputes the sessions.
 func (s *sessWin) rebuildKey(r *waggRun, sk *skey) {
+	sk.settle()
 	pts := sk.pts[:0]
 	for _, p := range sk.pts {
 		if r.rows[p.g] == 0 {
-			r.gtab.remove(p.g)
+			s.ids.put(p.g)
 			r.dropGroup(p.g)
 		} else {
 			pts = append(pts, p)
@@ -204,6 +272,7 @@ func (s *sessWin) flushKey(r *waggRun, k int32, sk *skey, due func(end int64) bo
 	if sk.rebuild {
 		s.rebuildKey(r, sk)
 	}
+	sk.settle()
 	dst, src := s.dst[:0], s.src[:0]
 	s.tgt = growSlice(s.tgt[:0], len(sk.ss))
 	n := int32(0)
@@ -279,6 +348,7 @@ func (s *sessWin) flushKey(r *waggRun, k int32, sk *skey, due func(end int64) bo
 // freeSessions forgets key k's sessions that the watermark wm released
 // (after flushKey emitted what they owed), with their times and rows.
 func (s *sessWin) freeSessions(r *waggRun, sk *skey, wm int64) {
+	sk.settle()
 	n := 0
 	for n < len(sk.ss) && addSat(addSat(sk.ss[n].last, s.gap), r.dl) <= wm {
 		n++
@@ -290,7 +360,7 @@ func (s *sessWin) freeSessions(r *waggRun, sk *skey, wm int64) {
 	end := addSat(last, s.gap)
 	j := 0
 	for ; j < len(sk.pts) && sk.pts[j].t <= last; j++ {
-		r.gtab.remove(sk.pts[j].g)
+		s.ids.put(sk.pts[j].g)
 		r.dropGroup(sk.pts[j].g)
 	}
 	sk.pts = append(sk.pts[:0], sk.pts[j:]...)

@@ -263,6 +263,7 @@ func (s waggState) putAll(w StateWriter) error {
 	} else {
 		for _, sk := range r.ses.keys {
 			if sk != nil {
+				sk.settle()
 				for _, p := range sk.pts {
 					s.putGroup(w, p.g)
 				}
@@ -505,6 +506,11 @@ func (s waggState) restore(rd StateReader) error {
 				continue
 			}
 			slices.SortFunc(sk.pts, func(a, b spt) int { return cmp.Compare(a.t, b.t) })
+			for i := 1; i < len(sk.pts); i++ {
+				if sk.pts[i].t == sk.pts[i-1].t {
+					return fmt.Errorf("windowagg: two checkpointed records of group (%d, %d)", k, sk.pts[i].t)
+				}
+			}
 			r.ses.rebuildKey(r, sk) // the sessions of its times
 			slices.SortFunc(sk.out, func(a, b int32) int { return cmp.Compare(r.estart[a], r.estart[b]) })
 			r.ses.reschedule(r, int32(k), sk)
@@ -667,12 +673,9 @@ func (s waggState) loadGroup(k int32, rec waggRec) error {
 		}
 		g = r.fix.group(r, k, rec.t)
 	} else {
-		var created bool
-		if g, created = r.group(k, rec.t); !created {
-			return fmt.Errorf("windowagg: two checkpointed records of group (%d, %d)", k, rec.t)
-		}
+		g = r.ses.newGroup(r, k, rec.t)
 		sk := s.sessKey(k)
-		sk.pts = append(sk.pts, spt{rec.t, g})
+		sk.pts = append(sk.pts, spt{rec.t, g}) // sorted, and checked for twins, after the load
 	}
 	n, b, err := getUvarint(rec.val)
 	if err != nil || n == 0 {
