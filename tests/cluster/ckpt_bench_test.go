@@ -21,7 +21,9 @@ import (
 var commitAnyRE = regexp.MustCompile(`checkpoint (\d+) committed in (\S+), (\S+) after its barrier \(\S+\): (\d+) objects, workers' state (\d+) bytes(?:, (\d+) uploaded in (\d+) objects)? \(reports waited \S+\), coordinator's files (\d+) bytes, (\d+) uploaded in \S+`)
 
 // commitSummary sums up the commits n logged after its first from bytes
-// of output: medians of the commit time, of the workers' state named and
+// of output: medians of the commit time (from the coordinator's local
+// commit), of the time from the epoch's barrier, of the workers' state
+// named and
 // uploaded per commit and of the coordinator's files uploaded, and the
 // totals uploaded.
 func commitSummary(t *testing.T, n *node, from int) string {
@@ -30,7 +32,7 @@ func commitSummary(t *testing.T, n *node, from int) string {
 	if len(all) == 0 {
 		return "no commit"
 	}
-	var took, named, up, objs, coord []float64
+	var took, after, named, up, objs, coord []float64
 	var upTotal, coordTotal float64
 	for _, m := range all {
 		d, err := time.ParseDuration(m[2])
@@ -38,6 +40,11 @@ func commitSummary(t *testing.T, n *node, from int) string {
 			t.Fatalf("commit time %q: %v", m[2], err)
 		}
 		took = append(took, d.Seconds()*1000)
+		a, err := time.ParseDuration(m[3])
+		if err != nil {
+			t.Fatalf("barrier to commit %q: %v", m[3], err)
+		}
+		after = append(after, a.Seconds()*1000)
 		num := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
 		named = append(named, num(m[5]))
 		u, o := num(m[6]), num(m[7])
@@ -51,8 +58,8 @@ func commitSummary(t *testing.T, n *node, from int) string {
 		coordTotal += num(m[9])
 	}
 	med := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
-	return fmt.Sprintf("%d commits: commit %.0f ms (median), workers' state named %.0f B, uploaded %.0f B in %.0f objects (medians; %.0f B in all), coordinator's files uploaded %.0f B (median; %.0f B in all)",
-		len(all), med(took), med(named), med(up), med(objs), upTotal, med(coord), coordTotal)
+	return fmt.Sprintf("%d commits: commit %.0f ms, barrier to commit %.0f ms (medians), workers' state named %.0f B, uploaded %.0f B in %.0f objects (medians; %.0f B in all), coordinator's files uploaded %.0f B (median; %.0f B in all)",
+		len(all), med(took), med(after), med(named), med(up), med(objs), upTotal, med(coord), coordTotal)
 }
 
 // TestClusterCheckpointTrickle measures the cluster checkpoints of a view
