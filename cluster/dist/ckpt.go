@@ -28,7 +28,10 @@ import (
 // instance's report of an epoch names the whole chain, oldest first, and
 // a restore applies its objects in that order (ApplyState). A snapshot is
 // a new base (opChain.needsFull) at the operator's first checkpoint, when
-// an upload of its chain failed, when the chain is maxChain objects long,
+// an upload of its chain failed, when the chain is maxChain objects long
+// (its first chain shorter by an offset of the instance and operator, so
+// that the instances of a view, which start together, do not upload
+// their whole states at the same checkpoints),
 // or when the deltas' bytes outgrew the base's; so the bytes uploaded
 // stay within about twice the changes and a restore reads at most about
 // twice the state in at most maxChain objects.
@@ -95,12 +98,18 @@ func (u *upload) failed() bool {
 type opChain struct {
 	links        []*upload
 	base, deltas int64 // bytes of the base and of the deltas
+	limit        int   // the most objects the chain may have
 }
+
+// firstLimit is the length of the first chain of the operator at
+// position id of instance k: maxChain less an offset below maxChain/2
+// that differs between neighbouring instances and operators.
+func firstLimit(k, id int) int { return maxChain - (k+id)%max(maxChain/2, 1) }
 
 // needsFull says whether the operator's next snapshot must be a new
 // base (see the comment at the top of the file).
 func (ch *opChain) needsFull() bool {
-	if len(ch.links) == 0 || len(ch.links) >= maxChain || ch.deltas > ch.base {
+	if len(ch.links) == 0 || len(ch.links) >= ch.limit || ch.deltas > ch.base {
 		return true
 	}
 	for _, u := range ch.links {
@@ -118,6 +127,7 @@ func (ch *opChain) needsFull() bool {
 type instanceCkpt struct {
 	r      *Runner
 	name   string
+	k      int // the instance
 	lo, hi int
 	ids    map[stream.Node]int // the instance's nodes, preorder
 	// restored is the state its operator (position 0) restores, from a
@@ -132,7 +142,7 @@ type instanceCkpt struct {
 }
 
 func newInstanceCkpt(r *Runner, job uint32, op, k int, p *stream.Parallel) *instanceCkpt {
-	c := &instanceCkpt{r: r, name: instanceName(job, op, k), ids: map[stream.Node]int{},
+	c := &instanceCkpt{r: r, name: instanceName(job, op, k), k: k, ids: map[stream.Node]int{},
 		chains: map[int]*opChain{}, pending: map[uint64][][]*upload{}}
 	c.lo, c.hi = instanceVNodes(k, max(p.N, 1))
 	var walk func(n stream.Node)
@@ -168,7 +178,7 @@ func (c *instanceCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.State
 	c.mu.Lock()
 	ch := c.chains[id]
 	if ch == nil {
-		ch = &opChain{}
+		ch = &opChain{limit: firstLimit(c.k, id)}
 		c.chains[id] = ch
 	}
 	full := ch.needsFull()
@@ -180,6 +190,9 @@ func (c *instanceCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.State
 	u := &upload{done: make(chan struct{}), size: int64(len(w.buf))}
 	c.mu.Lock()
 	if full {
+		if len(ch.links) > 0 {
+			ch.limit = maxChain
+		}
 		ch.links, ch.base, ch.deltas = nil, u.size, 0
 	} else {
 		ch.deltas += u.size

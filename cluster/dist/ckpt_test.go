@@ -177,7 +177,7 @@ func TestIncrementalUploads(t *testing.T) {
 			fs3.Faults.Set(clustertest.FaultFail, "/nodes/")
 		}
 		ck.mu.Lock()
-		long := ck.chains[0] != nil && len(ck.chains[0].links) >= maxChain
+		long := ck.chains[0] != nil && len(ck.chains[0].links) >= ck.chains[0].limit
 		ck.mu.Unlock()
 		if err := ck.Snapshot(p.Input, stream.Barrier{Epoch: epoch, Checkpoint: true}, st); err != nil {
 			t.Fatal(err)
@@ -245,5 +245,19 @@ func TestIncrementalUploads(t *testing.T) {
 	// The first base is named by no kept checkpoint: collected.
 	if _, err := store.Fetch(ctx, firstBase); !errors.Is(err, objstore.ErrCorrupt) {
 		t.Fatalf("the first base is still there: %v", err)
+	}
+}
+
+// TestFirstLimits: the first chains of a view's instances (which start
+// together) end at different checkpoints, none shorter than half of
+// maxChain, so their new bases do not all come at once.
+func TestFirstLimits(t *testing.T) {
+	seen := map[int]bool{}
+	for k := range 6 {
+		l := firstLimit(k, 0)
+		if l > maxChain || l <= maxChain/2 || seen[l] {
+			t.Fatalf("instance %d: first chain of %d objects (maxChain %d, seen %v)", k, l, maxChain, seen)
+		}
+		seen[l] = true
 	}
 }
