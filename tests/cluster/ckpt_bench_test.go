@@ -23,9 +23,8 @@ var commitAnyRE = regexp.MustCompile(`checkpoint (\d+) committed in (\S+), (\S+)
 // commitSummary sums up the commits n logged after its first from bytes
 // of output: medians of the commit time (from the coordinator's local
 // commit), of the time from the epoch's barrier, of the workers' state
-// named and
-// uploaded per commit and of the coordinator's files uploaded, and the
-// totals uploaded.
+// named and uploaded per commit and of the coordinator's files uploaded,
+// the totals uploaded and the most the workers uploaded for one commit.
 func commitSummary(t *testing.T, n *node, from int) string {
 	t.Helper()
 	all := commitAnyRE.FindAllStringSubmatch(n.out.String()[from:], -1)
@@ -58,8 +57,8 @@ func commitSummary(t *testing.T, n *node, from int) string {
 		coordTotal += num(m[9])
 	}
 	med := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
-	return fmt.Sprintf("%d commits: commit %.0f ms, barrier to commit %.0f ms (medians), workers' state named %.0f B, uploaded %.0f B in %.0f objects (medians; %.0f B in all), coordinator's files uploaded %.0f B (median; %.0f B in all)",
-		len(all), med(took), med(after), med(named), med(up), med(objs), upTotal, med(coord), coordTotal)
+	return fmt.Sprintf("%d commits: commit %.0f ms, barrier to commit %.0f ms (medians), workers' state named %.0f B, uploaded %.0f B in %.0f objects (medians; %.0f B in all, at most %.0f B in one), coordinator's files uploaded %.0f B (median; %.0f B in all)",
+		len(all), med(took), med(after), med(named), med(up), med(objs), upTotal, slices.Max(up), med(coord), coordTotal)
 }
 
 // TestClusterCheckpointTrickle measures the cluster checkpoints of a view
