@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,19 +17,38 @@ import (
 
 // Checkpoints of the instances a worker runs (docs/contributing/cluster.md,
 // "Checkpoints on a cluster"). At a checkpoint barrier each stateful
-// operator of an instance writes its whole state (full snapshots only:
-// a restore reads one object per instance, no chain) into one
-// state object, uploaded to the object store in the background
+// operator of an instance writes its state into one state object,
+// uploaded to the object store in the background
 // (objstore.Store.PutState, named by job, operator, instance and the
 // operator's position in the instance, for the instance's vnode range).
+// Uploads are incremental: each operator keeps a chain of the objects it
+// uploaded since the instance started, a base (its whole state, after a
+// reset) followed by deltas (the keys it put or deleted since its
+// previous snapshot: stream.Stateful.Snapshot with full false); the
+// instance's report of an epoch names the whole chain, oldest first, and
+// a restore applies its objects in that order (ApplyState). A snapshot is
+// a new base (opChain.needsFull) at the operator's first checkpoint, when
+// an upload of its chain failed, when the chain is maxChain objects long
+// (its first chain shorter by an offset of the instance and operator, so
+// that the instances of a view, which start together, do not upload
+// their whole states at the same checkpoints),
+// or when the deltas' bytes outgrew the base's; so the bytes uploaded
+// stay within about twice the changes and a restore reads at most about
+// twice the state in at most maxChain objects.
 // When the barrier leaves the instance every operator of it has
-// snapshotted; once their uploads are done the worker reports the
-// instance's objects in etcd under
+// snapshotted; once their chains' uploads are done the worker reports
+// the instance's objects in etcd under
 //
 //	<prefix>/reports/<epoch:020d>/<job>.p<op>.i<k>
 //
 // The coordinator commits the epoch when every instance it placed has
-// reported it (Runner.CommitEpoch).
+// reported it (Runner.CommitEpoch). Objects of an epoch that did not
+// commit stay named by the next epochs' chains, whose manifests keep
+// them from objstore.Store.Collect.
+
+// maxChain is the longest chain of objects an operator's state is
+// uploaded as before a new base (a variable for tests).
+var maxChain = 16
 
 // instanceName names instance k of parallel operator op of job in reports
 // and state objects.
@@ -58,28 +78,72 @@ func instanceVNodes(k, n int) (lo, hi int) {
 // upload is one state object's upload.
 type upload struct {
 	done chan struct{}
+	size int64 // its bytes
 	obj  objstore.Object
-	err  error
+	err  error // set before done is closed
+}
+
+// failed says whether u is done and failed (it does not wait).
+func (u *upload) failed() bool {
+	select {
+	case <-u.done:
+		return u.err != nil
+	default:
+		return false
+	}
+}
+
+// opChain is the chain of uploads one operator of an instance restores
+// from: links[0] a base, the rest deltas on it.
+type opChain struct {
+	links        []*upload
+	base, deltas int64 // bytes of the base and of the deltas
+	limit        int   // the most objects the chain may have
+}
+
+// firstLimit is the length of the first chain of the operator at
+// position id of instance k: maxChain less an offset below maxChain/2
+// that differs between neighbouring instances and operators.
+func firstLimit(k, id int) int { return maxChain - (k+id)%max(maxChain/2, 1) }
+
+// needsFull says whether the operator's next snapshot must be a new
+// base (see the comment at the top of the file).
+func (ch *opChain) needsFull() bool {
+	if len(ch.links) == 0 || len(ch.links) >= ch.limit || ch.deltas > ch.base {
+		return true
+	}
+	for _, u := range ch.links {
+		if u.failed() { // a delta on it would never restore
+			return true
+		}
+	}
+	return false
 }
 
 // instanceCkpt is the stream.Checkpointer of one instance on a worker.
-// Snapshot is called from the instance's operator goroutines, passed from
-// its output's; both lock mu.
+// Snapshot is called from the instance's operator goroutines (one per
+// operator, so one at a time for each chain), passed from its output's;
+// both lock mu.
 type instanceCkpt struct {
 	r      *Runner
 	name   string
+	k      int // the instance
 	lo, hi int
 	ids    map[stream.Node]int // the instance's nodes, preorder
 	// restored is the state its operator (position 0) restores, from a
 	// cluster checkpoint (nil: it starts empty).
 	restored stream.StateReader
 
-	mu      sync.Mutex
-	pending map[uint64][]*upload // by epoch
+	mu     sync.Mutex
+	chains map[int]*opChain // by position
+	// pending are, by epoch, the chains the epoch's snapshots ended
+	// (a copy of each at its snapshot).
+	pending map[uint64][][]*upload
 }
 
 func newInstanceCkpt(r *Runner, job uint32, op, k int, p *stream.Parallel) *instanceCkpt {
-	c := &instanceCkpt{r: r, name: instanceName(job, op, k), ids: map[stream.Node]int{}, pending: map[uint64][]*upload{}}
+	c := &instanceCkpt{r: r, name: instanceName(job, op, k), k: k, ids: map[stream.Node]int{},
+		chains: map[int]*opChain{}, pending: map[uint64][][]*upload{}}
 	c.lo, c.hi = instanceVNodes(k, max(p.N, 1))
 	var walk func(n stream.Node)
 	walk = func(n stream.Node) {
@@ -102,21 +166,39 @@ func (c *instanceCkpt) Restored(n stream.Node) stream.StateReader {
 	return c.restored
 }
 
-// Snapshot implements stream.Checkpointer: st's whole state, encoded, is
-// uploaded in the background.
+// Snapshot implements stream.Checkpointer: st's state, encoded (its
+// changes since its previous snapshot, or all of it when its chain needs
+// a new base), is uploaded in the background.
 func (c *instanceCkpt) Snapshot(n stream.Node, b stream.Barrier, st stream.Stateful) error {
 	failpoint.Hit(failpoint.WorkerBeforeSnapshot, "instance %s, checkpoint %d", c.name, b.Epoch)
-	var w stateWriter
-	if err := st.Snapshot(&w, true); err != nil {
-		return err
-	}
 	id, ok := c.ids[n]
 	if !ok {
 		return fmt.Errorf("cluster: %s is not an operator of instance %s", n.Explain(), c.name)
 	}
-	u := &upload{done: make(chan struct{})}
 	c.mu.Lock()
-	c.pending[b.Epoch] = append(c.pending[b.Epoch], u)
+	ch := c.chains[id]
+	if ch == nil {
+		ch = &opChain{limit: firstLimit(c.k, id)}
+		c.chains[id] = ch
+	}
+	full := ch.needsFull()
+	c.mu.Unlock()
+	var w stateWriter
+	if err := st.Snapshot(&w, full); err != nil {
+		return err
+	}
+	u := &upload{done: make(chan struct{}), size: int64(len(w.buf))}
+	c.mu.Lock()
+	if full {
+		if len(ch.links) > 0 {
+			ch.limit = maxChain
+		}
+		ch.links, ch.base, ch.deltas = nil, u.size, 0
+	} else {
+		ch.deltas += u.size
+	}
+	ch.links = append(ch.links, u)
+	c.pending[b.Epoch] = append(c.pending[b.Epoch], slices.Clone(ch.links))
 	c.mu.Unlock()
 	op := fmt.Sprintf("%s.n%d", c.name, id)
 	go func() {
@@ -139,27 +221,31 @@ type failedReport struct {
 }
 
 // passed is called when checkpoint barrier epoch left the instance: every
-// operator of it has snapshotted; once their uploads are done, the
-// instance's report is written. A failed upload is logged and reported
-// as a failure (failedReport), so that the coordinator gives the epoch
-// up at once instead of waiting for a report that will not come.
+// operator of it has snapshotted; once the uploads of their chains are
+// done, the instance's report (every object of the chains) is written.
+// A failed upload is logged and reported as a failure (failedReport), so
+// that the coordinator gives the epoch up at once instead of waiting for
+// a report that will not come; the chain's next snapshot is a new base.
 func (c *instanceCkpt) passed(epoch uint64) {
 	c.mu.Lock()
-	ups := c.pending[epoch]
+	chains := c.pending[epoch]
 	delete(c.pending, epoch)
 	c.mu.Unlock()
 	go func() {
 		var val []byte
 		var err error
 		objs := []objstore.Object{}
-		for _, u := range ups {
-			<-u.done
-			if u.err != nil {
-				c.r.logf("cluster: checkpoint %d of instance %s failed: %v", epoch, c.name, u.err)
-				val, err = json.Marshal(failedReport{Error: u.err.Error()})
-				break
+	wait:
+		for _, chain := range chains {
+			for _, u := range chain {
+				<-u.done
+				if u.err != nil {
+					c.r.logf("cluster: checkpoint %d of instance %s failed: %v", epoch, c.name, u.err)
+					val, err = json.Marshal(failedReport{Error: u.err.Error()})
+					break wait
+				}
+				objs = append(objs, u.obj)
 			}
-			objs = append(objs, u.obj)
 		}
 		if val == nil && err == nil {
 			failpoint.Hit(failpoint.WorkerAfterUpload, "instance %s, checkpoint %d", c.name, epoch)
@@ -220,12 +306,14 @@ func (w *stateWriter) Delete(key []byte) {
 
 func (w *stateWriter) Reset() { w.buf = append(w.buf, 'R') }
 
-// errBadState is returned by DecodeState for bytes it cannot read.
+// errBadState is returned by DecodeState and ApplyState for bytes they
+// cannot read.
 var errBadState = errors.New("cluster: bad state object")
 
-// DecodeState calls put for every key and value of a state object that
-// stateWriter wrote (full snapshots: a reset, then puts).
-func DecodeState(data []byte, put func(key, value []byte)) error {
+// decodeState calls fn for every record of a state object that
+// stateWriter wrote: kind 'R' (key and value nil), 'P' or 'D' (value
+// nil).
+func decodeState(data []byte, fn func(kind byte, key, value []byte)) error {
 	field := func() ([]byte, error) {
 		n, k := binary.Uvarint(data)
 		if k <= 0 || uint64(len(data)-k) < n {
@@ -240,6 +328,7 @@ func DecodeState(data []byte, put func(key, value []byte)) error {
 		data = data[1:]
 		switch kind {
 		case 'R':
+			fn(kind, nil, nil)
 		case 'P':
 			k, err := field()
 			if err != nil {
@@ -249,14 +338,44 @@ func DecodeState(data []byte, put func(key, value []byte)) error {
 			if err != nil {
 				return err
 			}
-			put(k, v)
+			fn(kind, k, v)
 		case 'D':
-			if _, err := field(); err != nil {
+			k, err := field()
+			if err != nil {
 				return err
 			}
+			fn(kind, k, nil)
 		default:
 			return errBadState
 		}
 	}
 	return nil
+}
+
+// DecodeState calls put for every key and value a state object puts, in
+// order (its resets and deletes skipped: the keys of one object, a base
+// or a delta).
+func DecodeState(data []byte, put func(key, value []byte)) error {
+	return decodeState(data, func(kind byte, key, value []byte) {
+		if kind == 'P' {
+			put(key, value)
+		}
+	})
+}
+
+// ApplyState applies a state object to kv: a reset empties it, a put
+// sets a key, a delete removes one. Applying a chain's objects in order
+// (its base, then its deltas) gives the state of the chain's last
+// snapshot. The values kept in kv are slices of data.
+func ApplyState(kv map[string][]byte, data []byte) error {
+	return decodeState(data, func(kind byte, key, value []byte) {
+		switch kind {
+		case 'R':
+			clear(kv)
+		case 'P':
+			kv[string(key)] = value
+		case 'D':
+			delete(kv, string(key))
+		}
+	})
 }

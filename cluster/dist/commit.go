@@ -188,6 +188,10 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 	st := CommitStats{Objects: len(objs) + len(coord), ReportsWait: waited, CoordUpload: time.Since(t0)}
 	for _, o := range objs {
 		st.WorkerBytes += o.Size
+		if o.Epoch == epoch {
+			st.WorkerUploaded += o.Size
+			st.WorkerObjects++
+		}
 	}
 	for _, o := range coord {
 		st.CoordBytes += o.Size
@@ -221,10 +225,12 @@ func (r *Runner) CommitEpoch(ctx context.Context, epoch uint64, timeout time.Dur
 // CommitStats describe the last committed checkpoint (for the log).
 type CommitStats struct {
 	Objects int
-	// WorkerBytes are the workers' instance states it names (each
-	// uploaded in full at this epoch); CoordBytes the coordinator's
-	// files, CoordUploaded those uploaded for this epoch.
-	WorkerBytes, CoordBytes, CoordUploaded int64
+	// WorkerBytes are the workers' instance states it names (their
+	// chains: bases and deltas, ckpt.go), WorkerUploaded those uploaded
+	// for this epoch, in WorkerObjects objects; CoordBytes the
+	// coordinator's files, CoordUploaded those uploaded for this epoch.
+	WorkerBytes, WorkerUploaded, CoordBytes, CoordUploaded int64
+	WorkerObjects                                          int
 	// ReportsWait is how long the commit waited for the workers'
 	// reports after the coordinator's local commit; CoordUpload how long
 	// the coordinator's files took to upload.

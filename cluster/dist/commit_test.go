@@ -10,7 +10,6 @@ import (
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/clustertest"
 	"github.com/streamsql/streamsql/exec/dataflow"
-	"github.com/streamsql/streamsql/exec/dataflow/netx"
 )
 
 // TestCommitEpochFaults: the coordinator's commit of an epoch with one
@@ -22,21 +21,8 @@ import (
 func TestCommitEpochFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e, fs3, store := etcdAndStore(t, ctx) // tables_test.go
 	const prefix = "/commit"
-	node, err := cluster.Join(ctx, cluster.Config{Target: cluster.Target{Endpoints: []string{e.Endpoint}, Prefix: prefix},
-		NodeID: "c0", Address: "127.0.0.1:1", LeaseTTL: 2 * time.Second, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.Close()
-	for !node.IsCoordinator() {
-		if ctx.Err() != nil {
-			t.Fatal("not elected")
-		}
-		time.Sleep(10 * time.Millisecond) // polling with the context's deadline
-	}
-	r := NewRunner(node, nil, netx.Options{}, store, t.Logf)
+	fs3, store, node, r := coordinatorRunner(t, ctx, prefix) // tables_test.go
 	ensureTables(t, ctx, r, 0)
 	const inst = "7.p0.i1"
 	r.placed[inst] = time.Now().Add(-time.Hour)

@@ -1,11 +1,13 @@
 package dist
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,9 +21,10 @@ import (
 // Restoring a view from a committed cluster checkpoint
 // (docs/contributing/cluster.md, "Restart after a node's loss"). The
 // checkpoint is made of two kinds of objects: each worker's instance
-// states (op "<job>.p<op>.i<k>.n<pos>", a full snapshot in the encoding
-// of stateWriter) and the coordinator's own checkpoint, its local files
-// (op "coord/<file>": manifest and chain segments of storage/checkpoint),
+// states (op "<job>.p<op>.i<k>.n<pos>", a chain of objects in the
+// encoding of stateWriter: a base and the deltas on it, ckpt.go) and the
+// coordinator's own checkpoint, its local files (op "coord/<file>":
+// manifest and chain segments of storage/checkpoint),
 // which holds the sources' positions, the view's rows and the state of
 // the instances the coordinator ran. An instance is restored from
 // whichever of the two has it, so it may move between any nodes.
@@ -59,33 +62,43 @@ func OpenRestore(ctx context.Context, store *objstore.Store, key string) (*Resto
 // Epoch is the checkpoint's epoch.
 func (rs *Restore) Epoch() uint64 { return rs.m.Epoch }
 
-// object is the manifest's object of op, if any.
-func (rs *Restore) object(op string) (objstore.Object, bool) {
+// chain is the manifest's objects of op, oldest first: an operator's
+// base and the deltas on it (ckpt.go).
+func (rs *Restore) chain(op string) []objstore.Object {
+	var out []objstore.Object
 	for _, o := range rs.m.Objects {
 		if o.Op == op {
-			return o, true
+			out = append(out, o)
 		}
 	}
-	return objstore.Object{}, false
+	slices.SortStableFunc(out, func(a, b objstore.Object) int { return cmp.Compare(a.Epoch, b.Epoch) })
+	return out
 }
 
 // instance reads the state a worker uploaded for instance k of operator
-// op of job (its operator at position 0, the only one an instance runs);
-// ok false when no worker ran it at the checkpoint.
+// op of job (its operator at position 0, the only one an instance runs):
+// its chain's objects applied in order; ok false when no worker ran it
+// at the checkpoint.
 func (rs *Restore) instance(ctx context.Context, job uint32, op, k int) (kv map[string][]byte, ok bool, err error) {
-	o, ok := rs.object(instanceName(job, op, k) + ".n0")
-	if !ok {
+	objs := rs.chain(instanceName(job, op, k) + ".n0")
+	if len(objs) == 0 {
 		return nil, false, nil
 	}
-	b, err := rs.store.Fetch(ctx, o)
-	if err != nil {
-		return nil, false, err
-	}
 	kv = map[string][]byte{}
-	if err := DecodeState(b, func(key, value []byte) { kv[string(key)] = value }); err != nil {
-		// Its bytes are the committed ones (size and CRC checked): a
-		// checkpoint that never decodes is damaged, not unreachable.
-		return nil, false, fmt.Errorf("%w: %s: %w", objstore.ErrCorrupt, o.Key, err)
+	for i, o := range objs {
+		b, err := rs.store.Fetch(ctx, o)
+		if err != nil {
+			return nil, false, err
+		}
+		if i == 0 && (len(b) == 0 || b[0] != 'R') {
+			// Every snapshot a chain starts with begins with a reset.
+			return nil, false, fmt.Errorf("%w: %s: the chain of %s does not start with a whole state", objstore.ErrCorrupt, o.Key, o.Op)
+		}
+		if err := ApplyState(kv, b); err != nil {
+			// Its bytes are the committed ones (size and CRC checked): a
+			// checkpoint that never decodes is damaged, not unreachable.
+			return nil, false, fmt.Errorf("%w: %s: %w", objstore.ErrCorrupt, o.Key, err)
+		}
 	}
 	return kv, true, nil
 }

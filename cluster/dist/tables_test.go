@@ -128,3 +128,24 @@ func etcdAndStore(t *testing.T, ctx context.Context) (*clustertest.Etcd, *cluste
 	}
 	return e, fs3, store
 }
+
+// coordinatorRunner starts etcd and the store, joins node c0 under
+// prefix, waits until it is the coordinator and returns its runner
+// (without tables ensured). The node is closed at the test's end.
+func coordinatorRunner(t *testing.T, ctx context.Context, prefix string) (*clustertest.S3, *objstore.Store, *cluster.Node, *Runner) {
+	t.Helper()
+	e, fs3, store := etcdAndStore(t, ctx)
+	node, err := cluster.Join(ctx, cluster.Config{Target: cluster.Target{Endpoints: []string{e.Endpoint}, Prefix: prefix},
+		NodeID: "c0", Address: "127.0.0.1:1", LeaseTTL: 2 * time.Second, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	for !node.IsCoordinator() {
+		if ctx.Err() != nil {
+			t.Fatal("not elected")
+		}
+		time.Sleep(10 * time.Millisecond) // polling with the context's deadline
+	}
+	return fs3, store, node, NewRunner(node, nil, netx.Options{}, store, t.Logf)
+}

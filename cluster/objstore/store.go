@@ -26,6 +26,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -279,12 +280,22 @@ func (s *Store) Recover(ctx context.Context, p cluster.Pointer) (*Checkpoint, er
 	return s.Load(ctx, p.PreviousManifest)
 }
 
-// Collect deletes the epochs that no kept checkpoint needs: it keeps the
-// committed one (p), its previous one, every epoch their objects were
-// written in, and every epoch after p (uploads in flight). It returns the
-// epochs deleted.
+// Collect deletes what no kept checkpoint needs. It keeps the committed
+// checkpoint (p) and its previous one: their manifests and every object
+// they name, written in their epochs or in older ones (an incremental
+// checkpoint names the objects of earlier epochs that still hold its
+// state). Of the epochs up to p's, one that holds none of those is
+// deleted whole; in the others, except p's own, the objects neither
+// manifest names are deleted (the superseded parts of incremental
+// chains, uploads of epochs that did not commit). Epochs after p (uploads
+// in flight) stay. It returns the epochs deleted whole.
+//
+// It relies on what the writers of manifests keep to: a later manifest
+// names no object of an epoch up to p's that p's manifest does not name
+// (a chain that goes on from before p passed through p).
 func (s *Store) Collect(ctx context.Context, p cluster.Pointer) ([]uint64, error) {
 	keep := map[uint64]bool{p.Epoch: true}
+	named := map[string]bool{}
 	for _, key := range []string{p.Manifest, p.PreviousManifest} {
 		if key == "" {
 			continue
@@ -294,24 +305,40 @@ func (s *Store) Collect(ctx context.Context, p cluster.Pointer) ([]uint64, error
 			return nil, fmt.Errorf("objstore: collect: %w", err)
 		}
 		keep[m.Epoch] = true
+		named[key] = true
 		for _, o := range m.Objects {
 			keep[o.Epoch] = true
+			named[o.Key] = true
 		}
 	}
-	epochs, err := s.listEpochs(ctx)
-	if err != nil {
-		return nil, err
+	root := s.prefix + "epochs/"
+	whole := map[uint64]bool{}
+	pg := s3.NewListObjectsV2Paginator(s.cli, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(root)})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("objstore: list %s: %w", root, err)
+		}
+		for _, o := range page.Contents {
+			key := aws.ToString(o.Key)
+			dir, _, ok := strings.Cut(strings.TrimPrefix(key, root), "/")
+			e, err := strconv.ParseUint(dir, 10, 64)
+			if !ok || err != nil || e > p.Epoch || (keep[e] && (e == p.Epoch || named[key])) {
+				continue
+			}
+			if _, err := s.cli.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: o.Key}); err != nil {
+				return nil, fmt.Errorf("objstore: delete %s: %w", key, err)
+			}
+			if !keep[e] {
+				whole[e] = true
+			}
+		}
 	}
-	var deleted []uint64
-	for _, e := range epochs {
-		if keep[e] || e > p.Epoch {
-			continue
-		}
-		if err := s.deletePrefix(ctx, s.epochDir(e)); err != nil {
-			return deleted, err
-		}
+	deleted := make([]uint64, 0, len(whole))
+	for e := range whole {
 		deleted = append(deleted, e)
 	}
+	slices.Sort(deleted)
 	return deleted, nil
 }
 
@@ -334,20 +361,4 @@ func (s *Store) listEpochs(ctx context.Context) ([]uint64, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out, nil
-}
-
-func (s *Store) deletePrefix(ctx context.Context, prefix string) error {
-	pg := s3.NewListObjectsV2Paginator(s.cli, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
-	for pg.HasMorePages() {
-		page, err := pg.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("objstore: list %s: %w", prefix, err)
-		}
-		for _, o := range page.Contents {
-			if _, err := s.cli.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: o.Key}); err != nil {
-				return fmt.Errorf("objstore: delete %s: %w", aws.ToString(o.Key), err)
-			}
-		}
-	}
-	return nil
 }

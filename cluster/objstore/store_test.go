@@ -192,3 +192,92 @@ func TestStoreDownCommitsNothing(t *testing.T) {
 		t.Fatalf("pointer moved to %d", p.Epoch)
 	}
 }
+
+// TestCollectChains: checkpoints whose manifests name chains of objects
+// from older epochs (a base and deltas, as the workers' incremental
+// uploads). Collect keeps every object the pointer's and the previous
+// manifest name, deletes the others in the epochs it keeps (a superseded
+// base, an older manifest) and deletes an epoch whole once neither names
+// anything in it; both kept checkpoints load after each Collect.
+func TestCollectChains(t *testing.T) {
+	e := setup(t)
+	s := e.store
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	put := func(epoch uint64, op string) Object {
+		t.Helper()
+		o, err := s.PutState(ctx, epoch, "n1", 100, op, 0, 255, fmt.Appendf(nil, "%s at %d", op, epoch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	commit := func(epoch uint64, objs ...Object) cluster.Pointer {
+		t.Helper()
+		if _, err := s.Commit(ctx, e.fence, Manifest{Epoch: epoch, Objects: objs}); err != nil {
+			t.Fatal(err)
+		}
+		p := pointer(t, ctx, e.fence)
+		for _, key := range []string{p.Manifest, p.PreviousManifest} {
+			if key == "" {
+				continue
+			}
+			if _, err := s.Load(ctx, key); err != nil {
+				t.Fatalf("before Collect at %d: %v", epoch, err)
+			}
+		}
+		return p
+	}
+	collect := func(p cluster.Pointer, want []uint64) {
+		t.Helper()
+		deleted, err := s.Collect(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(deleted) != fmt.Sprint(want) {
+			t.Fatalf("Collect at %d deleted epochs %v, want %v", p.Epoch, deleted, want)
+		}
+		for _, key := range []string{p.Manifest, p.PreviousManifest} {
+			if key == "" {
+				continue
+			}
+			if _, err := s.Load(ctx, key); err != nil {
+				t.Fatalf("after Collect at %d: %v", p.Epoch, err)
+			}
+		}
+	}
+	gone := func(o Object, want bool) {
+		t.Helper()
+		_, err := s.Fetch(ctx, o)
+		if (err != nil) != want || (want && !errors.Is(err, ErrCorrupt)) {
+			t.Fatalf("object %s: %v (want gone: %v)", o.Key, err, want)
+		}
+	}
+	a1, b1 := put(1, "a"), put(1, "b")
+	collect(commit(1, a1, b1), []uint64{})
+	b2 := put(2, "b") // b's delta
+	collect(commit(2, a1, b1, b2), []uint64{})
+	a3 := put(3, "a") // a's new base
+	p3 := commit(3, a3, b1, b2)
+	collect(p3, []uint64{})
+	gone(a1, false)                    // the previous checkpoint (2) names it
+	a4, b4 := put(4, "a"), put(4, "b") // a's delta, b's new base
+	collect(commit(4, a3, a4, b4), []uint64{})
+	gone(a1, true) // neither 4 nor 3 names it; epoch 1 stays for b1
+	gone(b1, false)
+	if _, err := s.ReadManifest(ctx, s.ManifestKey(2)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("the manifest of epoch 2, named by no pointer: %v", err)
+	}
+	put(6, "in flight")
+	collect(commit(5, a3, a4, b4, put(5, "b")), []uint64{1, 2})
+	gone(b1, true)
+	gone(b2, true)
+	gone(a3, false)
+	if _, err := s.ReadManifest(ctx, p3.Manifest); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("the manifest of epoch 3, kept for the objects its epoch holds: %v", err)
+	}
+	left, err := s.listEpochs(ctx)
+	if err != nil || fmt.Sprint(left) != "[3 4 5 6]" {
+		t.Fatalf("epochs left %v (%v)", left, err)
+	}
+}

@@ -128,9 +128,9 @@ func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
 		failpoint.Hit(failpoint.CoordinatorAfterCommit, "checkpoint %d, before its sinks commit it", p.Epoch)
 		committed()
 		st := c.r.LastCommit()
-		c.logf("cluster: checkpoint %d committed in %s, %s after its barrier (%s): %d objects, workers' state %d bytes (reports waited %s), coordinator's files %d bytes, %d uploaded in %s",
+		c.logf("cluster: checkpoint %d committed in %s, %s after its barrier (%s): %d objects, workers' state %d bytes, %d uploaded in %d objects (reports waited %s), coordinator's files %d bytes, %d uploaded in %s",
 			p.Epoch, time.Since(start).Round(time.Millisecond), time.Since(dataflow.EpochTime(p.Epoch)).Round(time.Millisecond), p.Manifest,
-			st.Objects, st.WorkerBytes, st.ReportsWait.Round(time.Millisecond), st.CoordBytes, st.CoordUploaded, st.CoordUpload.Round(time.Millisecond))
+			st.Objects, st.WorkerBytes, st.WorkerUploaded, st.WorkerObjects, st.ReportsWait.Round(time.Millisecond), st.CoordBytes, st.CoordUploaded, st.CoordUpload.Round(time.Millisecond))
 	}()
 }
 

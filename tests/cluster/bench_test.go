@@ -23,6 +23,9 @@ import (
 // CLUSTER_BENCH_PARALLELISM (default 4). The view must have the same rows
 // on every run. CLUSTER_BENCH_NODE_SPLITS=off: the nodes run with
 // --cluster-node-splits=false (every source read on the coordinator).
+// CLUSTER_BENCH_CHECKPOINT_INTERVAL (default 0: none) is the clusters'
+// --checkpoint-interval; their commits are then summed up
+// (commitSummary).
 func TestClusterThroughput(t *testing.T) {
 	events, _ := strconv.Atoi(os.Getenv("CLUSTER_BENCH_EVENTS"))
 	if events == 0 {
@@ -37,6 +40,7 @@ func TestClusterThroughput(t *testing.T) {
 		sizes = append(sizes, n)
 	}
 	par := envInt("CLUSTER_BENCH_PARALLELISM", 4)
+	ckpt := envString("CLUSTER_BENCH_CHECKPOINT_INTERVAL", "0")
 	q := envString("CLUSTER_BENCH_QUERY", "q5")
 	if regexp.MustCompile(`^q\d+$`).MatchString(q) {
 		b, err := os.ReadFile("../../bench/nexmark/" + q + ".sql")
@@ -96,7 +100,7 @@ func TestClusterThroughput(t *testing.T) {
 	env := append(s3.Env(), one...)
 	for run, size := range sizes {
 		prefix := "sq" + strconv.Itoa(run)
-		flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/" + prefix, "--checkpoint-url", "s3://ckpt/" + prefix, "--checkpoint-interval", "0"}
+		flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/" + prefix, "--checkpoint-url", "s3://ckpt/" + prefix, "--checkpoint-interval", ckpt}
 		if os.Getenv("CLUSTER_BENCH_NODE_SPLITS") == "off" {
 			flags = append(flags, "--cluster-node-splits=false")
 		}
@@ -111,6 +115,9 @@ func TestClusterThroughput(t *testing.T) {
 		waitNodes(t, n1, "SELECT node_id FROM streamsql_nodes ORDER BY 1", want)
 		dn := measure(n1, nodes[1:]...)
 		t.Logf("%d nodes: %d events in %.2f s: %.0f events/s (%.2fx one process)", size, events, dn.Seconds(), float64(events)/dn.Seconds(), d1.Seconds()/dn.Seconds())
+		if ckpt != "0" {
+			t.Logf("%d nodes, checkpoints every %s: %s", size, ckpt, commitSummary(t, n1, 0)) // ckpt_bench_test.go
+		}
 		for _, x := range nodes {
 			x.kill()
 		}
@@ -132,7 +139,7 @@ func envInt(name string, def int) int {
 }
 
 // commitRE matches the coordinator's log line of a committed checkpoint.
-var commitRE = regexp.MustCompile(`checkpoint \d+ committed in (\S+), (\S+) after its barrier \(\S+\): (\d+) objects, workers' state (\d+) bytes \(reports waited (\S+)\), coordinator's files (\d+) bytes, (\d+) uploaded in (\S+)`)
+var commitRE = regexp.MustCompile(`checkpoint \d+ committed in (\S+), (\S+) after its barrier \(\S+\): (\d+) objects, workers' state (\d+) bytes, (\d+) uploaded in (\d+) objects \(reports waited (\S+)\), coordinator's files (\d+) bytes, (\d+) uploaded in (\S+)`)
 
 // TestClusterCheckpointScale measures, over CLUSTER_CKPT_EVENTS Nexmark
 // events (unset: skipped), the cluster checkpoints of per_auction at
@@ -182,8 +189,8 @@ func TestClusterCheckpointScale(t *testing.T) {
 	}
 	all := commitRE.FindAllStringSubmatch(n1.out.String(), -1)
 	for _, m := range all[max(0, len(all)-3):] {
-		t.Logf("commit in %s (%s after the barrier): %s objects, workers' state %s B (reports waited %s), coordinator's files %s B, %s B uploaded in %s",
-			m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
+		t.Logf("commit in %s (%s after the barrier): %s objects, workers' state %s B, %s B uploaded in %s objects (reports waited %s), coordinator's files %s B, %s B uploaded in %s",
+			m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10])
 	}
 	n3.kill()
 	killed := time.Now()

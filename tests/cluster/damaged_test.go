@@ -157,11 +157,13 @@ func TestClusterDamagedCheckpoint(t *testing.T) {
 func workerObject(t *testing.T, m *objstore.Manifest, oid string) objstore.Object {
 	t.Helper()
 	for _, o := range m.Objects {
-		if strings.HasPrefix(o.Op, oid+".") && o.Size > 0 {
+		// Written at the manifest's epoch: an object of an earlier epoch
+		// (a chain's base) may be named by the previous checkpoint too.
+		if strings.HasPrefix(o.Op, oid+".") && o.Size > 0 && o.Epoch == m.Epoch {
 			return o
 		}
 	}
-	t.Fatalf("checkpoint %d has no worker's object of job %s", m.Epoch, oid)
+	t.Fatalf("checkpoint %d has no worker's object of job %s written in its epoch", m.Epoch, oid)
 	return objstore.Object{}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/clustertest"
-	"github.com/streamsql/streamsql/cluster/dist"
 )
 
 // The views of the restore tests: clusterViews over a paced input (about
@@ -194,14 +193,8 @@ func committedAfter(t *testing.T, endpoint string, env []string, oids []string, 
 				if strings.HasPrefix(o.Op, oids[1]+".") {
 					channel++
 				}
-				if strings.HasPrefix(o.Op, oids[0]+".") {
-					for _, b := range ck.State(o.Op, o.Lo) {
-						if err := dist.DecodeState(b, func(_, _ []byte) { keys++ }); err != nil {
-							t.Fatalf("object %s: %v", o.Key, err)
-						}
-					}
-				}
 			}
+			keys = chainKeys(t, ck, oids[0]+".") // views_test.go
 			if keys > 0 && coord >= 2 && channel > 0 {
 				return p.Epoch
 			}

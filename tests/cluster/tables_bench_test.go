@@ -35,7 +35,7 @@ func TestClusterTableCheckpointScale(t *testing.T) {
 		}
 		for _, m := range commitRE.FindAllStringSubmatch(n1.out.String(), -1)[seen:] {
 			t.Logf("%s: commit in %s (%s after the barrier): %s objects, coordinator's files and tables %s B, %s B uploaded in %s",
-				what, m[1], m[2], m[3], m[6], m[7], m[8])
+				what, m[1], m[2], m[3], m[8], m[9], m[10])
 		}
 	}
 	t0 := time.Now()
