@@ -188,8 +188,18 @@ func (c *clusterNode) ServeView(ctx context.Context, oid uint32, plan stream.Nod
 	return c.r.ServeView(ctx, oid, plan)
 }
 
-// connect opens a pgwire connection to the coordinator.
+// connect opens a pgwire connection to the coordinator as this node's
+// --user.
 func (c *clusterNode) connect(ctx context.Context) (*pgx.Conn, error) {
+	user := c.user
+	if user == "" {
+		user = "streamsql"
+	}
+	return c.connectAs(ctx, user, c.password)
+}
+
+// connectAs opens a pgwire connection to the coordinator as user.
+func (c *clusterNode) connectAs(ctx context.Context, user, password string) (*pgx.Conn, error) {
 	addr, err := c.coordinatorAddress(ctx)
 	if err != nil {
 		return nil, err
@@ -202,10 +212,7 @@ func (c *clusterNode) connect(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.User, cfg.Password = c.user, c.password
-	if cfg.User == "" {
-		cfg.User = "streamsql"
-	}
+	cfg.User, cfg.Password = user, password
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the coordinator at %s: %w", addr, err)
@@ -232,9 +239,23 @@ func (c *clusterNode) ForwardAs(ctx context.Context, user string, setup []string
 	if err != nil {
 		return "", err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { conn.Close(context.WithoutCancel(ctx)) }()
 	if user != conn.Config().User {
-		setup = append([]string{"SET SESSION AUTHORIZATION " + quoteIdent(user)}, setup...)
+		_, err := conn.Exec(ctx, "SET SESSION AUTHORIZATION "+quoteIdent(user), pgx.QueryExecModeSimpleProtocol)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == string(pgerr.InvalidParameterValue) && strings.HasSuffix(pe.Message, "does not exist") {
+			// Not a role: a name trust authentication accepted. Connect
+			// as that name (which succeeds only where the coordinator
+			// trusts it too).
+			as, err := c.connectAs(ctx, user, "")
+			if err != nil {
+				return "", err
+			}
+			conn.Close(context.WithoutCancel(ctx))
+			conn = as
+		} else if err != nil {
+			return "", fmt.Errorf("SET SESSION AUTHORIZATION %s: %w", user, coordinatorError(err))
+		}
 	}
 	for _, q := range setup {
 		if _, err := conn.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol); err != nil {

@@ -57,6 +57,17 @@ func TestClusterForwardedDDL(t *testing.T) {
 	if err := exec("ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
+	// A user name the nodes trust without a role (the tests' nodes run
+	// with trust authentication) forwards as that name.
+	ac, err := pgx.Connect(ctx, strings.Replace(n3.connString(), "user=streamsql", "user=alice", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Close(context.Background())
+	if _, err := ac.Exec(ctx, "CREATE TABLE alices (a int)", pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatalf("CREATE TABLE on n3 as alice: %v", err)
+	}
+	waitNodes(t, n1, "SELECT count(*) FROM pg_class WHERE relname = 'alices'", []string{"1"})
 	n2.exec(t, "FLUSH")
 	for _, nd := range []*node{n1, n2, n3} {
 		waitNodes(t, nd, "SELECT (SELECT sum(n) FROM fw) = (SELECT sum(n) FROM per_auction), (SELECT count(*) FROM fw) = (SELECT count(*) FROM per_auction)", []string{"true|true"})
