@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -87,16 +88,22 @@ func (c *Catalog) DropWithDetail(kind RelKind, schema, name string, ifExists, ca
 	if err := cur.checkOwnedSequenceDrop(r, cascade); err != nil {
 		return nil, err
 	}
-	return c.dropObjects(cur, []*Relation{r}, nil, cascade, searchPath, fmt.Sprintf("%s %s", word, r.Name))
+	return c.dropObjects(cur, []*Relation{r}, nil, nil, cascade, searchPath, fmt.Sprintf("%s %s", word, r.Name))
 }
 
 // dropObjects removes targets (and, with cascade, everything that depends
 // on them) and the schema dropSchema if not nil. what names the object for
 // the 2BP01 message ("table t", "schema s").
-func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Schema, cascade bool, searchPath []string, what string) (*pgerr.Error, error) {
+func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Schema, funcs []*Function, cascade bool, searchPath []string, what string) (*pgerr.Error, error) {
 	gone := map[uint32]bool{}
 	for _, t := range targets {
 		gone[t.OID] = true
+	}
+	funcName := func(f *Function) string {
+		if slices.Contains(searchPath, f.Schema) {
+			return f.Signature()
+		}
+		return f.Schema + "." + f.Signature()
 	}
 	// Dependents, found breadth-first so that each is reported after the
 	// object it depends on; ties in OID order for stable messages.
@@ -109,6 +116,21 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 	}
 	users := cur.dependents()
 	queue := append([]*Relation(nil), targets...)
+	// A schema's functions (DROP SCHEMA): the views calling them go too.
+	for _, f := range funcs {
+		lines = append(lines, fmt.Sprintf("function %s depends on schema %s", funcName(f), dropSchema.Name))
+	}
+	for _, f := range funcs {
+		for _, d := range users[f.OID] {
+			if gone[d.OID] {
+				continue
+			}
+			gone[d.OID] = true
+			deps = append(deps, d)
+			queue = append(queue, d)
+			lines = append(lines, fmt.Sprintf("%s %s depends on function %s", kindWord(d.Kind), cur.displayName(d.OID, searchPath), funcName(f)))
+		}
+	}
 	for len(queue) > 0 {
 		t := queue[0]
 		queue = queue[1:]
@@ -135,14 +157,22 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 			WithDetail("%s", strings.Join(lines, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 	}
-	if len(cascaded) > 0 && !cascade {
+	if (len(cascaded) > 0 || len(funcs) > 0) && !cascade {
 		return nil, pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop %s because other objects depend on it", what).
 			WithDetail("%s", strings.Join(lines, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 	}
 	var n *pgerr.Error
 	detail := fkNotices
-	for _, d := range cascaded {
+	if dropSchema != nil {
+		for _, t := range targets {
+			detail = append(detail, fmt.Sprintf("drop cascades to %s %s", kindWord(t.Kind), cur.displayName(t.OID, searchPath)))
+		}
+	}
+	for _, f := range funcs {
+		detail = append(detail, fmt.Sprintf("drop cascades to function %s", funcName(f)))
+	}
+	for _, d := range deps {
 		detail = append(detail, fmt.Sprintf("drop cascades to %s %s", kindWord(d.Kind), cur.displayName(d.OID, searchPath)))
 	}
 	switch {
@@ -159,6 +189,9 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 	all = append(all, cur.ownedSequences(all)...) // serial columns' sequences go with their tables
 	for _, r := range all {
 		s.remove(r)
+	}
+	for _, f := range funcs {
+		delete(s.funcs, f.OID)
 	}
 	if dropSchema != nil {
 		delete(s.schemas, dropSchema.Name)
@@ -223,36 +256,47 @@ func (s *snapshot) dependents() map[uint32][]*Relation {
 // cascade, which drops them and whatever depends on them) or is a system
 // schema. Messages qualify names not visible on the default search_path.
 func (c *Catalog) DropSchema(name string, ifExists, cascade bool) (string, error) {
+	n, err := c.DropSchemaWithDetail(name, ifExists, cascade)
+	if n == nil {
+		return "", err
+	}
+	return n.Message, err
+}
+
+// DropSchemaWithDetail is DropSchema returning its notice as a
+// *pgerr.Error of severity NOTICE (nil when there is none), whose Detail
+// lists every object a cascade dropped.
+func (c *Catalog) DropSchemaWithDetail(name string, ifExists, cascade bool) (*pgerr.Error, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cur := c.snap()
 	sc := cur.schemas[name]
 	if sc == nil {
 		if ifExists {
-			return fmt.Sprintf("schema \"%s\" does not exist, skipping", name), nil
+			return notice(pgerr.SuccessfulCompletion, "schema \"%s\" does not exist, skipping", name), nil
 		}
-		return "", pgerr.New(pgerr.UndefinedSchema, "schema \"%s\" does not exist", name)
+		return nil, pgerr.New(pgerr.UndefinedSchema, "schema \"%s\" does not exist", name)
 	}
 	if name == "pg_catalog" || name == "information_schema" {
-		return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because it is required by the database system", name)
+		return nil, pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because it is required by the database system", name)
 	}
-	for _, f := range cur.funcs { // function.go: dropped one by one, not by CASCADE
+	var funcs []*Function // function.go: dropped with the schema under CASCADE
+	for _, f := range cur.funcs {
 		if f.Schema == name {
-			return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", name).
-				WithDetail("function %s depends on schema %s", f.Signature(), name).
-				WithHint("Drop the schema's functions first (DROP FUNCTION).")
+			funcs = append(funcs, f)
 		}
 	}
+	slices.SortFunc(funcs, func(a, b *Function) int { return int(a.OID) - int(b.OID) })
 	for _, d := range cur.domains { // domain.go: dropped one by one, not by CASCADE
 		if d.Schema == name {
-			return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", name).
+			return nil, pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", name).
 				WithDetail("type %s depends on schema %s", d.Name, name).
 				WithHint("Drop the schema's domains first (DROP DOMAIN).")
 		}
 	}
 	for _, u := range cur.sortedUserTypes() { // usertype.go: dropped one by one, not by CASCADE
 		if u.Schema == name {
-			return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", name).
+			return nil, pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", name).
 				WithDetail("type %s depends on schema %s", u.Name, name).
 				WithHint("Drop the schema's types first (DROP TYPE).")
 		}
@@ -262,9 +306,5 @@ func (c *Catalog) DropSchema(name string, ifExists, cascade bool) (string, error
 		targets = append(targets, r)
 	}
 	sort.Slice(targets, func(i, j int) bool { return targets[i].OID < targets[j].OID })
-	n, err := c.dropObjects(cur, targets, sc, cascade, defaultSearchPath, "schema "+name)
-	if n == nil {
-		return "", err
-	}
-	return n.Message, err
+	return c.dropObjects(cur, targets, sc, funcs, cascade, defaultSearchPath, "schema "+name)
 }

@@ -85,11 +85,17 @@ func TestFunctions(t *testing.T) {
 	if _, err := c2.CreateFunction(&Function{Schema: "s", Name: "f", Return: types.TInt4, Body: "SELECT 1", Volatility: 'v'}, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c2.DropSchema("s", false, true); pgerr.As(err) == nil || pgerr.As(err).Code != pgerr.DependentObjectsStillExist {
-		t.Fatalf("drop of a schema holding a function: %v", err)
+	if _, err := c2.DropSchema("s", false, false); pgerr.As(err) == nil || pgerr.As(err).Code != pgerr.DependentObjectsStillExist {
+		t.Fatalf("drop of a schema holding a function without CASCADE: %v", err)
 	}
 	if fs := c2.Functions("s", "f", nil); len(fs) != 1 {
 		t.Fatalf("schema s holds %v", fs)
+	}
+	if n, err := c2.DropSchema("s", false, true); err != nil || n != "drop cascades to function s.f()" {
+		t.Fatalf("DROP SCHEMA s CASCADE: %q, %v", n, err)
+	}
+	if fs := c2.Functions("s", "f", nil); len(fs) != 0 {
+		t.Fatalf("schema s dropped, its function left: %v", fs)
 	}
 	if len(openTest(t, dir, st).Functions("", "count_char", []string{"public"})) != 1 {
 		t.Fatal("the dropped overload came back after a reopen")

@@ -444,6 +444,18 @@ func (s *Session) execDrop(d *pg.DropStmt) (*Result, error) {
 		}
 		for _, o := range d.Objects {
 			name := o.GetString_().GetSval()
+			if dd, ok := s.eng.cat.(interface {
+				DropSchemaWithDetail(string, bool, bool) (*pgerr.Error, error)
+			}); ok { // the cascade's DETAIL too
+				n, err := dd.DropSchemaWithDetail(name, d.MissingOk, cascade)
+				if err != nil {
+					return nil, err
+				}
+				if n != nil {
+					res.Notices = append(res.Notices, n)
+				}
+				continue
+			}
 			notice, err := s.eng.cat.DropSchema(name, d.MissingOk, cascade)
 			if err != nil {
 				return nil, err
