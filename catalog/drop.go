@@ -115,35 +115,31 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 		}
 	}
 	users := cur.dependents()
-	queue := append([]*Relation(nil), targets...)
+	var queue []*Relation
+	// visit adds the views reading oid (named what) that are not gone yet.
+	visit := func(oid uint32, what string) {
+		for _, d := range users[oid] {
+			if gone[d.OID] {
+				continue
+			}
+			gone[d.OID] = true
+			deps = append(deps, d)
+			queue = append(queue, d)
+			lines = append(lines, fmt.Sprintf("%s %s depends on %s", kindWord(d.Kind), cur.displayName(d.OID, searchPath), what))
+		}
+	}
 	// A schema's functions (DROP SCHEMA): the views calling them go too.
 	for _, f := range funcs {
 		lines = append(lines, fmt.Sprintf("function %s depends on schema %s", funcName(f), dropSchema.Name))
 	}
+	queue = append(queue, targets...)
 	for _, f := range funcs {
-		for _, d := range users[f.OID] {
-			if gone[d.OID] {
-				continue
-			}
-			gone[d.OID] = true
-			deps = append(deps, d)
-			queue = append(queue, d)
-			lines = append(lines, fmt.Sprintf("%s %s depends on function %s", kindWord(d.Kind), cur.displayName(d.OID, searchPath), funcName(f)))
-		}
+		visit(f.OID, "function "+funcName(f))
 	}
 	for len(queue) > 0 {
 		t := queue[0]
 		queue = queue[1:]
-		for _, d := range users[t.OID] {
-			if gone[d.OID] {
-				continue
-			}
-			gone[d.OID] = true
-			deps = append(deps, d)
-			queue = append(queue, d)
-			lines = append(lines, fmt.Sprintf("%s %s depends on %s %s", kindWord(d.Kind), cur.displayName(d.OID, searchPath),
-				kindWord(t.Kind), cur.displayName(t.OID, searchPath)))
-		}
+		visit(t.OID, kindWord(t.Kind)+" "+cur.displayName(t.OID, searchPath))
 	}
 	var cascaded []*Relation
 	if dropSchema != nil {
