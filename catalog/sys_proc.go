@@ -32,7 +32,7 @@ func userProcRows(s *snapshot, b *rowBuilder) error {
 			named = named || a.Name != ""
 		}
 		r := row{
-			"oid": f.OID, "proname": f.Name, "pronamespace": s.schemaOID(f.Schema), "proowner": ownerOr(f.Owner),
+			"oid": f.OID, "proname": f.Name, "pronamespace": s.schemaOID(f.Schema), "proowner": f.OwnerOID(),
 			"prolang": sqlLang, "procost": float32(100), "prorows": float32(0), "provariadic": uint32(0),
 			"prosupport": uint32(0), "prokind": "f", "prosecdef": false, "proleakproof": false,
 			"proisstrict": f.Strict, "proretset": f.SetOf, "provolatile": string(rune(f.Volatility)), "proparallel": "u",
@@ -66,13 +66,13 @@ func userProcRows(s *snapshot, b *rowBuilder) error {
 	return nil
 }
 
-// ownerOr is a function's owner, the superuser for functions created
-// before owners were kept.
-func ownerOr(o uint32) uint32 {
-	if o == 0 {
+// OwnerOID is the function's owner, the superuser for functions created
+// before owners were kept (as Relation.OwnerOID).
+func (f *Function) OwnerOID() uint32 {
+	if f.Owner == 0 {
 		return SuperuserOID
 	}
-	return o
+	return f.Owner
 }
 
 // userFunctionResult renders a user function's result as

@@ -33,9 +33,6 @@ type ClusterForwarder interface {
 	CaughtUp(ctx context.Context) error
 }
 
-// kindForward is a statement a worker forwards to the coordinator.
-const kindForward stmtKind = 255
-
 // clusterForwardWait bounds a forwarded statement's wait for the
 // statement log.
 const clusterForwardWait = 60 * time.Second

@@ -100,6 +100,7 @@ const (
 	kindDeclare   // DECLARE CURSOR FOR a query (cursor.go)
 	kindFetch     // FETCH and MOVE
 	kindSubscribe // SUBSCRIBE, plain or under DECLARE or COPY (live.go)
+	kindForward   // a worker's statement run on the coordinator (cluster_forward.go)
 )
 
 // plan is the engine-private part of a Prepared statement.
