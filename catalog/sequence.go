@@ -399,6 +399,47 @@ func (c *Catalog) SetVal(oid uint32, v int64, called bool, l *SeqLocal) error {
 	return nil
 }
 
+// SeqDurable is what a restart would continue sequence oid from: its
+// last logged value (ahead of every value handed out) and whether it was
+// called, else its start, not called. A cluster's checkpoint keeps it
+// (engine/cluster_tables.go).
+func (c *Catalog) SeqDurable(oid uint32) (last int64, called bool, err error) {
+	r, st, err := c.lockedSeq(oid, &SeqLocal{})
+	if err != nil {
+		return 0, false, err
+	}
+	defer st.mu.Unlock()
+	data, err := os.ReadFile(c.seqPath(oid))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return r.Seq.Start, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("catalog: sequence %s: %w", r.Name, err)
+	}
+	var f seqFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return 0, false, fmt.Errorf("catalog: sequence %s: %s is corrupt: %w", r.Name, c.seqPath(oid), err)
+	}
+	return f.Last, f.Called, nil
+}
+
+// RestoreSeq sets sequence oid to (last, called), durably, as a cluster's
+// new coordinator does from the committed checkpoint; every session's
+// preallocated values of it are dropped.
+func (c *Catalog) RestoreSeq(oid uint32, last int64, called bool) error {
+	_, st, err := c.lockedSeq(oid, &SeqLocal{})
+	if err != nil {
+		return err
+	}
+	defer st.mu.Unlock()
+	if err := c.writeSeq(oid, last, called); err != nil {
+		return err
+	}
+	st.last, st.called, st.loggedOK = last, called, false
+	st.gen++
+	return nil
+}
+
 // SeqRow is what SELECT * FROM a sequence shows: last_value, log_cnt (how
 // many values may still be handed out before the next log write) and
 // is_called.

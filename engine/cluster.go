@@ -130,6 +130,14 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 			return clusterTableDef(stmt, n.CreateStmt)
 		}
 		return onCoordinator("CREATE TABLE")
+	case *pg.Node_CreateSeqStmt: // cluster_tables.go
+		if !coordinator {
+			return onCoordinator("CREATE SEQUENCE")
+		}
+		if n.CreateSeqStmt.Sequence != nil && n.CreateSeqStmt.Sequence.Relpersistence == "t" {
+			return notInCluster("CREATE TEMPORARY SEQUENCE")
+		}
+		return nil
 	case *pg.Node_CreateTableAsStmt:
 		if n.CreateTableAsStmt.Objtype == pg.ObjectType_OBJECT_MATVIEW {
 			if coordinator {
@@ -150,6 +158,11 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 				return nil
 			}
 			return onCoordinator("DROP TABLE")
+		case pg.ObjectType_OBJECT_SEQUENCE:
+			if coordinator {
+				return nil
+			}
+			return onCoordinator("DROP SEQUENCE")
 		}
 	case *pg.Node_SelectStmt, *pg.Node_ExplainStmt, *pg.Node_VariableShowStmt, *pg.Node_VariableSetStmt,
 		*pg.Node_TransactionStmt, *pg.Node_PrepareStmt, *pg.Node_ExecuteStmt, *pg.Node_DeallocateStmt,

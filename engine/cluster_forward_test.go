@@ -52,12 +52,12 @@ func TestClusterForward(t *testing.T) {
 			t.Errorf("setup %q lacks %q", got, want)
 		}
 	}
-	for _, q := range []string{"INSERT INTO t VALUES (1)", "DROP SOURCE b", "CREATE TABLE t (a int)"} {
+	for _, q := range []string{"INSERT INTO t VALUES (1)", "DROP SOURCE b", "CREATE TABLE t (a int)", "CREATE TABLE s (id serial)", "CREATE SEQUENCE q", "DROP SEQUENCE q"} {
 		if _, _, err := run(t, s, q); err != nil {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
-	if len(ff.sqls) != 4 {
+	if len(ff.sqls) != 7 {
 		t.Fatalf("forwarded %q", ff.sqls)
 	}
 	ff.fail = pgerr.New(pgerr.UndefinedTable, `relation "nosuch" does not exist`)
@@ -67,10 +67,9 @@ func TestClusterForward(t *testing.T) {
 	for q, what := range map[string]string{
 		"INSERT INTO t VALUES (1) RETURNING a":          "INSERT runs only on the cluster's coordinator",
 		"COPY t FROM STDIN":                             "COPY FROM runs only on the cluster's coordinator",
-		"CREATE TABLE s (id serial)":                    "serial is not supported on a cluster",
 		"BEGIN; CREATE MATERIALIZED VIEW x AS SELECT 1": "CREATE MATERIALIZED VIEW runs only on the cluster's coordinator",
 		"CREATE TEMPORARY TABLE tt (a int)":             "CREATE TEMPORARY TABLE is not supported on a cluster",
-		"CREATE SEQUENCE q":                             "CREATE SEQUENCE is not supported on a cluster node yet",
+		"CREATE TEMPORARY SEQUENCE q":                   "CREATE TEMPORARY SEQUENCE is not supported on a cluster",
 	} {
 		n := len(ff.sqls)
 		if _, _, err := run(t, s, q); pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what) {

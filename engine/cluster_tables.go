@@ -3,11 +3,11 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"iter"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -119,13 +119,94 @@ func (e *Engine) ClusterTableImages(prev map[uint32]TableImage) ([]TableImage, e
 		out = append(out, img)
 	}
 	slices.SortFunc(out, func(a, b TableImage) int { return int(a.OID) - int(b.OID) })
+	seqs, err := e.clusterSequenceImages() // after the tables: see there
+	return append(out, seqs...), err
+}
+
+// seqImages is the part of the catalog a cluster's checkpoints of
+// sequences need (catalog/sequence.go).
+type seqImages interface {
+	SeqDurable(oid uint32) (last int64, called bool, err error)
+	RestoreSeq(oid uint32, last int64, called bool) error
+}
+
+// seqImage is a sequence's image: what a restart would continue from.
+type seqImage struct {
+	Last   int64 `json:"last"`
+	Called bool  `json:"called"`
+}
+
+// clusterSequences yields the sequences of the cluster: every permanent
+// one (CREATE SEQUENCE, serial and identity columns).
+func (e *Engine) clusterSequences() iter.Seq[*catalog.Relation] {
+	return func(yield func(*catalog.Relation) bool) {
+		for _, rel := range e.cat.Relations() {
+			if rel.Kind == catalog.KindSequence && !rel.IsTemp() && !yield(rel) {
+				return
+			}
+		}
+	}
+}
+
+// clusterSequenceImages returns an image of every sequence of the
+// cluster, in OID order: its logged value, which is ahead of every value
+// handed out. Taken after the tables' images, so that every row of a
+// table image was numbered before its sequence's image was taken: the
+// sequence loaded with those rows never hands out their values again.
+func (e *Engine) clusterSequenceImages() ([]TableImage, error) {
+	sc, ok := e.cat.(seqImages)
+	if !ok {
+		return nil, nil
+	}
+	var out []TableImage
+	for rel := range e.clusterSequences() {
+		last, called, err := sc.SeqDurable(rel.OID)
+		if err != nil {
+			return nil, err
+		}
+		data, err := json.Marshal(seqImage{Last: last, Called: called})
+		if err != nil {
+			return nil, err
+		}
+		img := TableImage{OID: rel.OID, Data: data}
+		img.Name = fmt.Sprintf("%d.%08x.%d", rel.OID, crc32.Checksum(img.Data, castagnoli), len(img.Data))
+		out = append(out, img)
+	}
+	slices.SortFunc(out, func(a, b TableImage) int { return int(a.OID) - int(b.OID) })
 	return out, nil
+}
+
+// loadClusterSequences sets every sequence of the cluster to its image
+// (a sequence without one was created after the checkpoint and is left
+// as the replay created it). It reports how many it set.
+func (e *Engine) loadClusterSequences(images map[uint32][]byte) (int, error) {
+	sc, ok := e.cat.(seqImages)
+	if !ok {
+		return 0, nil
+	}
+	n := 0
+	for rel := range e.clusterSequences() {
+		data, ok := images[rel.OID]
+		if !ok {
+			continue
+		}
+		var img seqImage
+		if err := json.Unmarshal(data, &img); err != nil {
+			return n, fmt.Errorf("sequence %s: its checkpoint image: %w", rel.Name, err)
+		}
+		if err := sc.RestoreSeq(rel.OID, img.Last, img.Called); err != nil {
+			return n, fmt.Errorf("sequence %s: %w", rel.Name, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // LoadClusterTables replaces the rows of every table of the cluster by
 // its image in images (by OID; a table without one is emptied: it was
-// created after the checkpoint or was empty). It reports the tables and
-// rows loaded.
+// created after the checkpoint or was empty), and sets every sequence
+// that has an image to it. It reports the tables and sequences, and the
+// rows, loaded.
 func (e *Engine) LoadClusterTables(ctx context.Context, images map[uint32][]byte) (tables int, rows int64, err error) {
 	for rel, t := range e.clusterTables() {
 		if err := t.Truncate(ctx); err != nil {
@@ -160,7 +241,8 @@ func (e *Engine) LoadClusterTables(ctx context.Context, images map[uint32][]byte
 		}
 		tables++
 	}
-	return tables, rows, nil
+	seqs, err := e.loadClusterSequences(images)
+	return tables + seqs, rows, err
 }
 
 // clusterTableRows reads a table's rows from the coordinator when this
@@ -221,9 +303,9 @@ func clusterTableWrite(stmt sql.Statement) (string, bool) {
 
 // clusterTableDef refuses a CREATE TABLE a cluster cannot keep: a
 // temporary table (its OIDs would differ between the nodes' catalogs),
-// a table with a connector (it would ingest on every node), serial or
-// identity columns (their sequences are per node: a new coordinator would
-// hand out the same values again), partitions and inheritance.
+// a table with a connector (it would ingest on every node), partitions
+// and inheritance. Serial and identity columns are kept: their sequences
+// join the checkpoints' images (clusterSequenceImages).
 func clusterTableDef(stmt sql.Statement, c *pg.CreateStmt) error {
 	if c.Relation != nil && c.Relation.Relpersistence == "t" {
 		return notInCluster("CREATE TEMPORARY TABLE")
@@ -233,24 +315,6 @@ func clusterTableDef(stmt sql.Statement, c *pg.CreateStmt) error {
 	}
 	if len(c.InhRelations) > 0 || c.Partspec != nil || c.Partbound != nil {
 		return notInCluster("CREATE TABLE with inheritance or partitions")
-	}
-	for _, elt := range c.TableElts {
-		col := elt.GetColumnDef()
-		if col == nil {
-			continue
-		}
-		if tn := col.TypeName; tn != nil && len(tn.Names) > 0 {
-			name := strings.ToLower(tn.Names[len(tn.Names)-1].GetString_().GetSval())
-			switch name {
-			case "serial", "serial2", "serial4", "serial8", "smallserial", "bigserial":
-				return pgerr.Unsupported("column \"%s\": %s is not supported on a cluster node yet: sequences are not kept by the cluster's checkpoints (see docs/cluster.md)", col.Colname, name)
-			}
-		}
-		for _, con := range col.Constraints {
-			if x := con.GetConstraint(); x != nil && x.Contype == pg.ConstrType_CONSTR_IDENTITY {
-				return pgerr.Unsupported("column \"%s\": GENERATED AS IDENTITY is not supported on a cluster node yet: sequences are not kept by the cluster's checkpoints (see docs/cluster.md)", col.Colname)
-			}
-		}
 	}
 	return nil
 }

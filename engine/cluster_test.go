@@ -97,7 +97,7 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		"SUBSCRIBE TO t":             "SUBSCRIBE",
 		"GRANT SELECT ON t TO x":     "GRANT SELECT",
 		"ALTER TABLE t ADD b int":    "ALTER TABLE",
-		"CREATE SEQUENCE q":          "CREATE SEQUENCE",
+		"ALTER SEQUENCE q RESTART":   "ALTER SEQUENCE",
 		"CREATE TABLE u AS SELECT 1": "CREATE TABLE AS",
 	} {
 		_, _, err := run(t, s, q)
@@ -113,6 +113,7 @@ func TestClusterNodesAndRefusals(t *testing.T) {
 		"DROP SINK k":                                                 "DROP SINK",
 		"DROP SOURCE b":                                               "DROP SOURCE",
 		"CREATE TABLE t (a int)":                                      "CREATE TABLE",
+		"CREATE SEQUENCE q":                                           "CREATE SEQUENCE",
 		"DROP TABLE t":                                                "DROP TABLE",
 		"INSERT INTO t VALUES (1)":                                    "INSERT",
 		"UPDATE t SET a = 1":                                          "UPDATE",

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -9,6 +10,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
 )
 
 // CREATE / ALTER SEQUENCE and the session's currval/lastval state. The
@@ -74,8 +76,13 @@ func (m *seqMemo) discard() {
 }
 
 // SeqAccess is catalog.SeqSession.SeqAccess: superusers and the owner
-// hold every privilege, others what the sequence's ACL gives them.
+// hold every privilege, others what the sequence's ACL gives them. On a
+// cluster worker nextval and setval (the calls needing UPDATE) are
+// refused: a sequence's values are the coordinator's (cluster_tables.go).
 func (i sessionInfo) SeqAccess(rel *catalog.Relation, need catalog.Privilege) error {
+	if c := i.s.eng.cfg.Cluster; c != nil && !c.IsCoordinator() && need&catalog.PrivUpdate != 0 && !rel.IsTemp() {
+		return onCoordinator(fmt.Sprintf("nextval and setval of sequence \"%s\"", rel.Name))
+	}
 	if c := i.s.privChecker(); c != nil && !c.pc.HasAnyPrivilege(c.role, rel, need) {
 		return catalog.PermissionDenied(rel)
 	}
@@ -91,7 +98,7 @@ func (s *Session) seqCatalog() (seqCatalog, error) {
 }
 
 // execCreateSequence runs CREATE SEQUENCE [IF NOT EXISTS].
-func (s *Session) execCreateSequence(n *pg.CreateSeqStmt) (*Result, error) {
+func (s *Session) execCreateSequence(ctx context.Context, stmt sql.Statement, n *pg.CreateSeqStmt) (*Result, error) {
 	sc, err := s.seqCatalog()
 	if err != nil {
 		return nil, err
@@ -128,6 +135,10 @@ func (s *Session) execCreateSequence(n *pg.CreateSeqStmt) (*Result, error) {
 		return s.maybeSkip(err, n.IfNotExists, "CREATE SEQUENCE")
 	}
 	s.tempCreated(created)
+	if err := s.clusterCreated(ctx, stmt, created, nil); err != nil { // cluster_run.go
+		s.dropQuietly(created)
+		return nil, err
+	}
 	return &Result{Tag: "CREATE SEQUENCE"}, nil
 }
 

@@ -105,7 +105,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		}
 		return res, err
 	case *pg.Node_CreateSeqStmt:
-		return s.execCreateSequence(n.CreateSeqStmt) // sequence.go
+		return s.execCreateSequence(ctx, stmt, n.CreateSeqStmt) // sequence.go
 	case *pg.Node_CreateFunctionStmt:
 		return s.execCreateFunction(env, n.CreateFunctionStmt) // function.go
 	case *pg.Node_CreateDomainStmt:
