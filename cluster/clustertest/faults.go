@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Fault is what Faults does to a matching request.
@@ -45,8 +46,13 @@ type Faults struct {
 	release chan struct{}   // closed when a stall ends
 	seen    map[string]bool // FaultFailAfterFirst: paths served once
 
-	hit atomic.Int64 // requests that met a fault
+	hit     atomic.Int64 // requests that met a fault
+	latency atomic.Int64 // nanoseconds every request waits first (SetLatency)
 }
+
+// SetLatency makes every request wait d before it is served (0: none),
+// as a cloud store's round trip does.
+func (f *Faults) SetLatency(d time.Duration) { f.latency.Store(int64(d)) }
 
 // Set makes PUTs whose URL path contains match meet fault from now on
 // (FaultNone: none); stalled requests are released.
@@ -71,6 +77,13 @@ func (f *Faults) Hits() int64 { return f.hit.Load() }
 
 // ServeHTTP implements http.Handler.
 func (f *Faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d := time.Duration(f.latency.Load()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	f.mu.Lock()
 	fault, method, match, release := f.fault, f.method, f.match, f.release
 	first := false

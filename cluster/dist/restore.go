@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/cluster/objstore"
 	"github.com/streamsql/streamsql/exec/dataflow"
@@ -84,12 +86,13 @@ func (rs *Restore) instance(ctx context.Context, job uint32, op, k int) (kv map[
 	if len(objs) == 0 {
 		return nil, false, nil
 	}
+	bs, err := rs.fetchAll(ctx, objs)
+	if err != nil {
+		return nil, false, err
+	}
 	kv = map[string][]byte{}
 	for i, o := range objs {
-		b, err := rs.store.Fetch(ctx, o)
-		if err != nil {
-			return nil, false, err
-		}
+		b := bs[i]
 		if i == 0 && (len(b) == 0 || b[0] != 'R') {
 			// Every snapshot a chain starts with begins with a reset.
 			return nil, false, fmt.Errorf("%w: %s: the chain of %s does not start with a whole state", objstore.ErrCorrupt, o.Key, o.Op)
@@ -116,17 +119,20 @@ func (rs *Restore) Coordinator(ctx context.Context) (*checkpoint.Checkpoint, err
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	found := false
+	var objs []objstore.Object
 	for _, o := range rs.m.Objects {
-		name, ok := strings.CutPrefix(o.Op, coordOp)
-		if !ok {
-			continue
+		if strings.HasPrefix(o.Op, coordOp) {
+			objs = append(objs, o)
 		}
-		b, err := rs.store.Fetch(ctx, o)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), b, 0o644); err != nil {
+	}
+	bs, err := rs.fetchAll(ctx, objs)
+	if err != nil {
+		return nil, err
+	}
+	found := false
+	for i, o := range objs {
+		name := strings.TrimPrefix(o.Op, coordOp)
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), bs[i], 0o644); err != nil {
 			return nil, err
 		}
 		found = found || name == checkpoint.ManifestFile(rs.meta.LocalEpoch)
@@ -182,15 +188,45 @@ func (rs *Restore) InstanceState(ctx context.Context, plan stream.Node, job uint
 // Prefetch reads the state of every instance of job (plan) that node
 // self runs with assignment a, so that starting them reads nothing more.
 func (rs *Restore) Prefetch(ctx context.Context, plan stream.Node, job uint32, a cluster.Assignment, self string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(restoreInstances)
 	for op, p := range dataflow.ParallelNodes(plan) {
 		lo, hi := a.Instances(self, max(p.N, 1))
 		for k := lo; k < hi; k++ {
-			if _, err := rs.InstanceState(ctx, plan, job, op, k); err != nil {
-				return fmt.Errorf("instance %d of operator %d: %w", k, op, err)
-			}
+			g.Go(func() error {
+				if _, err := rs.InstanceState(gctx, plan, job, op, k); err != nil {
+					return fmt.Errorf("instance %d of operator %d: %w", k, op, err)
+				}
+				return nil
+			})
 		}
 	}
-	return nil
+	return g.Wait()
+}
+
+// Restores read the store concurrently: up to restoreInstances instances
+// at a time, each reading up to restoreFetches objects of its chain at a
+// time (a chain is a base and up to 15 deltas); a store's GET costs a
+// round trip (tens of milliseconds on a cloud store) that a restore
+// should not pay once per object.
+const (
+	restoreInstances = 4
+	restoreFetches   = 8
+)
+
+// fetchAll reads objs from the store, up to restoreFetches at a time; the
+// bytes are in objs' order. The first error ends it.
+func (rs *Restore) fetchAll(ctx context.Context, objs []objstore.Object) ([][]byte, error) {
+	out := make([][]byte, len(objs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(restoreFetches)
+	for i, o := range objs {
+		g.Go(func() (err error) {
+			out[i], err = rs.store.Fetch(gctx, o)
+			return err
+		})
+	}
+	return out, g.Wait()
 }
 
 // JobCheckpoint is the checkpoint the coordinator's job of view job
@@ -203,16 +239,25 @@ func (rs *Restore) JobCheckpoint(ctx context.Context, plan stream.Node, job uint
 	if err != nil {
 		return nil, err
 	}
+	var mu sync.Mutex // guards cp's SetOp
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(restoreInstances)
 	for op, p := range dataflow.ParallelNodes(plan) {
 		for k := range max(p.N, 1) {
-			kv, ok, err := rs.instance(ctx, job, op, k)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
+			g.Go(func() error {
+				kv, ok, err := rs.instance(gctx, job, op, k)
+				if err != nil || !ok {
+					return err
+				}
+				mu.Lock()
 				cp.SetOp(dataflow.InstanceStateID(plan, job, op, k), kv)
-			}
+				mu.Unlock()
+				return nil
+			})
 		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return cp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -42,14 +43,9 @@ func stateOf(t *testing.T, r stream.StateReader) map[string]string {
 // worker's instance under its own id, and an object whose bytes differ
 // from the manifest's fails the restore with ErrCorrupt.
 func TestRestoreByInstance(t *testing.T) {
-	fs3 := clustertest.StartS3(t, "ckpt")
-	fs3.SetEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	store, err := objstore.Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, store := testStore(t, ctx)
 	spec := aggJob(3)
 	const job, epoch = 1, 42
 	if spec.ID != job {
@@ -171,4 +167,112 @@ func TestRestoreByInstance(t *testing.T) {
 	}
 	damaged(epoch+1, append(objs[:len(objs)-1:len(objs)-1], junk), "an object that does not decode")
 	damaged(epoch+2, []objstore.Object{o}, "no coordinator's part")
+}
+
+// restoreChains commits a checkpoint in which each of n instances of
+// aggJob(n) has a chain of links objects (a whole state, then deltas that
+// overwrite and delete keys), uploaded by worker n2 at epochs 1..links;
+// it returns the store, the manifest's key and each instance's state as
+// applying its chain in order gives it.
+func restoreChains(tb testing.TB, ctx context.Context, store *objstore.Store, n, links int) (string, []map[string]string) {
+	tb.Helper()
+	var objs []objstore.Object
+	want := make([]map[string]string, n)
+	for k := range n {
+		want[k] = map[string]string{}
+		lo, hi := instanceVNodes(k, n)
+		for e := 1; e <= links; e++ {
+			var sw stateWriter
+			if e == 1 {
+				sw.Reset()
+			}
+			for i := range 20 {
+				key := fmt.Sprintf("k%02d", (i+e)%25)
+				if (i+e)%7 == 0 {
+					sw.Delete([]byte(key))
+					delete(want[k], key)
+					continue
+				}
+				v := fmt.Sprintf("i%d e%d", k, e)
+				sw.Put([]byte(key), []byte(v))
+				want[k][key] = v
+			}
+			o, err := store.PutState(ctx, uint64(e), "n2", 2, instanceName(1, 0, k)+".n0", lo, hi, sw.buf)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			objs = append(objs, o)
+		}
+	}
+	meta, _ := json.Marshal(CommitMeta{Coordinator: "n1", LocalEpoch: uint64(links)})
+	p, err := store.Commit(ctx, pointerOnly{}, objstore.Manifest{Epoch: uint64(links), Objects: objs, Meta: meta})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p.Manifest, want
+}
+
+// TestRestoreChainsConcurrently: the objects of a chain are fetched
+// concurrently but applied in order, and the instances of a node are
+// prefetched concurrently: each instance's state is its chain applied
+// oldest first (a delta applied out of order would leave another value
+// or a deleted key).
+func TestRestoreChainsConcurrently(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	fs3, store := testStore(t, ctx)
+	spec := aggJob(4)
+	key, want := restoreChains(t, ctx, store, 4, 12)
+	fs3.Faults.SetLatency(2 * time.Millisecond) // so that fetches overlap
+	rs, err := OpenRestore(ctx, store, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cluster.Assignment{Nodes: []cluster.Placed{{NodeID: "n2"}}}
+	if err := rs.Prefetch(ctx, spec.Plan, 1, a, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	for k := range 4 {
+		st, err := rs.InstanceState(ctx, spec.Plan, 1, 0, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stateOf(t, st); !maps.Equal(got, want[k]) {
+			t.Fatalf("instance %d restores %v, want %v", k, got, want[k])
+		}
+	}
+}
+
+// BenchmarkRestoreChains restores 4 instances' chains of 16 objects from
+// a store answering each request after 10 ms (a cloud store's round
+// trip): one object at a time, that is 64 round trips.
+func BenchmarkRestoreChains(b *testing.B) {
+	ctx := context.Background()
+	fs3, store := testStore(b, ctx)
+	spec := aggJob(4)
+	key, _ := restoreChains(b, ctx, store, 4, 16)
+	fs3.Faults.SetLatency(10 * time.Millisecond)
+	a := cluster.Assignment{Nodes: []cluster.Placed{{NodeID: "n2"}}}
+	b.ResetTimer()
+	for range b.N {
+		rs, err := OpenRestore(ctx, store, key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := rs.Prefetch(ctx, spec.Plan, 1, a, "n2"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// testStore starts a fake S3 with bucket "ckpt" and opens a store on it.
+func testStore(tb testing.TB, ctx context.Context) (*clustertest.S3, *objstore.Store) {
+	tb.Helper()
+	fs3 := clustertest.StartS3(tb, "ckpt")
+	fs3.SetEnv(tb)
+	store, err := objstore.Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "c"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fs3, store
 }

@@ -173,7 +173,8 @@ func (r *Runner) EnsureTables(ctx context.Context, load func(images map[uint32][
 		if err != nil {
 			return false, 0, err
 		}
-		images := map[uint32][]byte{}
+		var fetch []objstore.Object
+		var oids []uint32
 		for _, o := range rs.m.Objects {
 			name, ok := strings.CutPrefix(o.Op, tableOp)
 			if !ok {
@@ -183,10 +184,16 @@ func (r *Runner) EnsureTables(ctx context.Context, load func(images map[uint32][
 			if err != nil {
 				return false, 0, fmt.Errorf("cluster: checkpoint %d: table image %s: %w", p.Epoch, o.Op, err)
 			}
-			if images[uint32(oid)], err = r.store.Fetch(ctx, o); err != nil {
-				return false, 0, err
-			}
+			fetch, oids = append(fetch, o), append(oids, uint32(oid))
 			objs[name] = o
+		}
+		bs, err := rs.fetchAll(ctx, fetch) // concurrently (restore.go)
+		if err != nil {
+			return false, 0, err
+		}
+		images := map[uint32][]byte{}
+		for i, oid := range oids {
+			images[oid] = bs[i]
 		}
 		if err := load(images); err != nil {
 			return false, 0, err
