@@ -118,6 +118,11 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 				return nil
 			}
 			return onCoordinator(string(stmt.Ext.Kind))
+		case sql.KindSubscribe: // subscribe.go: a materialized view's changes, where its rows live
+			if coordinator {
+				return nil
+			}
+			return onCoordinator(string(stmt.Ext.Kind))
 		}
 		return notInCluster(string(stmt.Ext.Kind))
 	}

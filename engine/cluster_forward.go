@@ -46,6 +46,9 @@ func (s *Session) forwardsToCoordinator(stmt sql.Statement, nparams int) (bool, 
 	if _, ok := c.(ClusterForwarder); !ok || c.IsCoordinator() || s.tx != 'I' || nparams > 0 {
 		return false, nil
 	}
+	if stmt.Ext != nil && stmt.Ext.Kind == sql.KindSubscribe {
+		return false, nil // its rows would have to be relayed: refused (clusterRefusal)
+	}
 	if what, write := clusterTableWrite(stmt); write {
 		return what != "COPY FROM" && what != "a data-modifying WITH" && !returnsRows(stmt), nil
 	}

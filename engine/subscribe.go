@@ -110,6 +110,15 @@ func (e *Engine) startSubscribe(ctx context.Context, s *Session, x *sql.Subscrib
 	if err != nil {
 		return nil, nil, err
 	}
+	if e.cfg.Cluster != nil { // clusterRefusal let it run on the coordinator
+		if p.query != nil {
+			return nil, nil, pgerr.Unsupported("SUBSCRIBE to a query, a table or a source is not supported on a cluster yet: subscribe to a materialized view (see docs/cluster.md)").
+				WithHint("Create a materialized view of the query and subscribe to it.")
+		}
+		if since != nil {
+			return nil, nil, pgerr.Unsupported("SUBSCRIBE ... WITH (since = ...) is not supported on a cluster yet: a view's change log is kept by the node that is coordinator, and a new one does not have it (see docs/cluster.md)")
+		}
+	}
 	if since != nil && p.query != nil {
 		return nil, nil, pgerr.Unsupported("SUBSCRIBE ... WITH (since = ...) works with SUBSCRIBE TO a materialized view").
 			WithHint("Create a materialized view of the query and subscribe to it.")
