@@ -135,6 +135,11 @@ func clusterRefusal(stmt sql.Statement, coordinator bool) error {
 			return clusterTableDef(stmt, n.CreateStmt)
 		}
 		return onCoordinator("CREATE TABLE")
+	case *pg.Node_CheckPointStmt: // checkpoints.go: committed by the coordinator
+		if coordinator {
+			return nil
+		}
+		return onCoordinator("CHECKPOINT")
 	case *pg.Node_CreateSeqStmt: // cluster_tables.go
 		if !coordinator {
 			return onCoordinator("CREATE SEQUENCE")

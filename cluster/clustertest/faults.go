@@ -46,13 +46,18 @@ type Faults struct {
 	release chan struct{}   // closed when a stall ends
 	seen    map[string]bool // FaultFailAfterFirst: paths served once
 
-	hit     atomic.Int64 // requests that met a fault
-	latency atomic.Int64 // nanoseconds every request waits first (SetLatency)
+	hit atomic.Int64 // requests that met a fault
+
+	latency       atomic.Int64           // nanoseconds a request waits first (SetLatency)
+	latencyMethod atomic.Pointer[string] // of this method only, when set
 }
 
-// SetLatency makes every request wait d before it is served (0: none),
-// as a cloud store's round trip does.
-func (f *Faults) SetLatency(d time.Duration) { f.latency.Store(int64(d)) }
+// SetLatency makes every request of method ("": any) wait d before it is
+// served (0: none), as a cloud store's round trip does.
+func (f *Faults) SetLatency(method string, d time.Duration) {
+	f.latencyMethod.Store(&method)
+	f.latency.Store(int64(d))
+}
 
 // Set makes PUTs whose URL path contains match meet fault from now on
 // (FaultNone: none); stalled requests are released.
@@ -77,7 +82,7 @@ func (f *Faults) Hits() int64 { return f.hit.Load() }
 
 // ServeHTTP implements http.Handler.
 func (f *Faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if d := time.Duration(f.latency.Load()); d > 0 {
+	if d := time.Duration(f.latency.Load()); d > 0 && (*f.latencyMethod.Load() == "" || *f.latencyMethod.Load() == r.Method) {
 		select {
 		case <-time.After(d):
 		case <-r.Context().Done():

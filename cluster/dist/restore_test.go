@@ -223,7 +223,7 @@ func TestRestoreChainsConcurrently(t *testing.T) {
 	fs3, store := testStore(t, ctx)
 	spec := aggJob(4)
 	key, want := restoreChains(t, ctx, store, 4, 12)
-	fs3.Faults.SetLatency(2 * time.Millisecond) // so that fetches overlap
+	fs3.Faults.SetLatency("", 2*time.Millisecond) // so that fetches overlap
 	rs, err := OpenRestore(ctx, store, key)
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func BenchmarkRestoreChains(b *testing.B) {
 	fs3, store := testStore(b, ctx)
 	spec := aggJob(4)
 	key, _ := restoreChains(b, ctx, store, 4, 16)
-	fs3.Faults.SetLatency(10 * time.Millisecond)
+	fs3.Faults.SetLatency("", 10*time.Millisecond)
 	a := cluster.Assignment{Nodes: []cluster.Placed{{NodeID: "n2"}}}
 	b.ResetTimer()
 	for range b.N {

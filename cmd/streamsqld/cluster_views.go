@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -91,6 +92,67 @@ type clusterNode struct {
 	// the wait for the instances' reports, the uploads and the manifest.
 	commitTimeout time.Duration
 	tabs          clusterTables // cluster_tables.go
+	commits       commitWatch   // for CHECKPOINT (WaitCommitted)
+}
+
+// commitWatch tells CHECKPOINT when the cluster's commits end. Safe for
+// concurrent use.
+type commitWatch struct {
+	mu      sync.Mutex
+	seen    uint64        // the last epoch CheckpointTaken was given
+	epoch   uint64        // the last epoch this node committed
+	last    error         // why the last epoch seen was not committed (nil: committed or in flight)
+	changed chan struct{} // closed (and replaced) when any of the above changes
+}
+
+// errCommitSkipped is why an epoch given while a commit was in flight was
+// not committed.
+var errCommitSkipped = errors.New("its commit was skipped: another commit was in flight")
+
+// note records an epoch seen (why: not committed, nil: being committed)
+// or a commit's end (done: epoch committed when err is nil).
+func (w *commitWatch) note(epoch uint64, done bool, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = max(w.seen, epoch)
+	if done && err == nil {
+		w.epoch = max(w.epoch, epoch)
+	}
+	w.last = err
+	if w.changed != nil {
+		close(w.changed)
+	}
+	w.changed = make(chan struct{})
+}
+
+// WaitCommitted implements engine.ClusterCheckpointer.
+func (c *clusterNode) WaitCommitted(ctx context.Context, epoch uint64) (bool, error, error) {
+	timeout := time.After(c.commitTimeout + 5*time.Second)
+	for {
+		w := &c.commits
+		w.mu.Lock()
+		if w.changed == nil {
+			w.changed = make(chan struct{})
+		}
+		committed, seen, last, changed := w.epoch >= epoch, w.seen >= epoch, w.last, w.changed
+		w.mu.Unlock()
+		switch {
+		case committed:
+			return true, nil, nil
+		case seen && !c.commit.Load():
+			if last == nil {
+				last = errCommitSkipped
+			}
+			return false, last, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false, nil, ctx.Err()
+		case <-timeout:
+			return false, fmt.Errorf("no commit of epoch %d ended within %s", epoch, c.commitTimeout+5*time.Second), nil
+		}
+	}
 }
 
 // CheckpointTaken commits the cluster's checkpoint of epoch in the
@@ -98,30 +160,41 @@ type clusterNode struct {
 // in flight is skipped (the next one is taken). Once the pointer names it,
 // committed lets the sinks commit it.
 func (c *clusterNode) CheckpointTaken(epoch uint64, committed func()) {
-	if !c.n.IsCoordinator() || !c.commit.CompareAndSwap(false, true) {
+	if !c.n.IsCoordinator() {
+		c.commits.note(epoch, false, errors.New("this node is not the cluster's coordinator"))
 		return
 	}
+	if !c.commit.CompareAndSwap(false, true) {
+		c.commits.note(epoch, false, errCommitSkipped)
+		return
+	}
+	c.commits.note(epoch, false, nil)
 	// The local checkpoint's files, read now: the store keeps only its
 	// last two checkpoints.
 	local, err := c.localFiles(epoch)
 	if err != nil {
 		c.commit.Store(false)
+		c.commits.note(epoch, true, err)
 		c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
 		return
 	}
 	go func() {
-		defer c.commit.Store(false)
+		var err error
+		defer func() {
+			c.commit.Store(false)
+			c.commits.note(epoch, true, err) // after the flag: a waiter sees no commit in flight
+		}()
 		start := time.Now()
 		// The tables' images, taken here (an image of a large table
 		// takes a while: not in the engine's checkpoint).
-		tables, err := c.tableFiles() // cluster_tables.go
-		if err != nil {
+		var tables []dist.LocalFile
+		if tables, err = c.tableFiles(); err != nil { // cluster_tables.go
 			c.logf("cluster: checkpoint %d not committed: the tables' images: %v", epoch, err)
 			return
 		}
 		local.Tables = tables
-		p, err := c.r.CommitEpoch(context.Background(), epoch, c.commitTimeout, local)
-		if err != nil {
+		var p cluster.Pointer
+		if p, err = c.r.CommitEpoch(context.Background(), epoch, c.commitTimeout, local); err != nil {
 			c.logf("cluster: checkpoint %d not committed: %v", epoch, err)
 			return
 		}

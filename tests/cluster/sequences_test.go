@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/streamsql/streamsql/cluster/clustertest"
 )
 
 // Sequences on a cluster (docs/contributing/cluster.md, "Tables in a
@@ -17,6 +20,12 @@ import (
 // and each committed checkpoint holds every sequence's logged value next
 // to the tables' rows, so that a new coordinator never hands out a value
 // of a row in the tables it loaded.
+
+// evDDL creates a table with a bigserial key and a view over it whose two
+// instances are spread over the nodes.
+var evDDL = []string{"CREATE TABLE ev (id bigserial PRIMARY KEY, v int)",
+	"SET streaming_parallelism = 2",
+	"CREATE MATERIALIZED VIEW ev_count AS SELECT v % 3 AS k, count(*) AS n FROM ev GROUP BY v % 3"}
 
 // seqImage reads sequence oid's image in the committed checkpoint.
 func seqImage(t *testing.T, ctx context.Context, endpoint string, env []string, oid string) (epoch uint64, last int64, called, ok bool) {
@@ -49,10 +58,7 @@ func TestClusterSequenceCoordinatorKilled(t *testing.T) {
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	n1.exec(t, "CREATE TABLE ev (id bigserial PRIMARY KEY, v int)",
-		"INSERT INTO ev (v) SELECT g FROM generate_series(1, 300) g",
-		"SET streaming_parallelism = 2",
-		"CREATE MATERIALIZED VIEW ev_count AS SELECT v % 3 AS k, count(*) AS n FROM ev GROUP BY v % 3")
+	n1.exec(t, append(evDDL, "INSERT INTO ev (v) SELECT g FROM generate_series(1, 300) g")...)
 	n2.exec(t, "CREATE SEQUENCE tickets START 100") // forwarded to n1
 	n3.exec(t, "INSERT INTO ev (v) VALUES (1000)")  // forwarded: numbered by n1
 	refused(t, n3, "SELECT nextval('tickets')", "nextval and setval of sequence \"tickets\" runs only on the cluster's coordinator")
@@ -70,14 +76,7 @@ func TestClusterSequenceCoordinatorKilled(t *testing.T) {
 	}
 	waitNodes(t, n2, "SELECT max(id), count(*) FROM ev", []string{"301|301"})
 
-	oidOf := func(name string) string {
-		got, err := n1.query(t, "SELECT oid FROM pg_class WHERE relname = '"+name+"'")
-		if err != nil || len(got) != 1 {
-			t.Fatalf("the OID of %s: %v %v", name, got, err)
-		}
-		return got[0]
-	}
-	evOID, seqOID, ticketsOID := oidOf("ev"), oidOf("ev_id_seq"), oidOf("tickets")
+	evOID, seqOID, ticketsOID := oidOf(t, n1, "ev"), oidOf(t, n1, "ev_id_seq"), oidOf(t, n1, "tickets")
 	var committed uint64
 	for {
 		rows, okT := imageCount(t, ctx, endpoint, env, evOID)
@@ -161,4 +160,53 @@ func mustInt(t *testing.T, s string) int64 {
 		t.Fatalf("%q: %v", s, err)
 	}
 	return v
+}
+
+// TestClusterCheckpointCommand: with checkpoints an hour apart, CHECKPOINT
+// (on the coordinator, and sent to a worker, which forwards it) returns
+// once the cluster committed a checkpoint holding what was written
+// before it: the table's rows and its sequence's value are in the
+// committed checkpoint's images.
+func TestClusterCheckpointCommand(t *testing.T) {
+	etcd := clustertest.StartEtcd(t)
+	s3 := clustertest.StartS3(t, "ckpt")
+	env := s3.Env()
+	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s",
+		"--checkpoint-interval", "1h"}
+	n1 := start(t, env, "n1", flags...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
+	n2 := start(t, env, "n2", flags...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes ORDER BY 1", []string{"n1|coordinator", "n2|worker"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n1.exec(t, append(evDDL, "INSERT INTO ev (v) SELECT g FROM generate_series(1, 500) g")...)
+	evOID, seqOID := oidOf(t, n1, "ev"), oidOf(t, n1, "ev_id_seq")
+	// Uploads answered after 300 ms: a CHECKPOINT that did not wait for
+	// the cluster's commit would return before the images are committed.
+	s3.Faults.SetLatency(http.MethodPut, 300*time.Millisecond)
+	for i, n := range []*node{n1, n2} {
+		rows := 500 * (i + 1)
+		if i > 0 {
+			n.exec(t, "INSERT INTO ev (v) SELECT g FROM generate_series(1, 500) g") // forwarded
+		}
+		n.exec(t, "CHECKPOINT")
+		got, ok := imageCount(t, ctx, etcd.Endpoint, env, evOID)
+		if !ok || got != rows {
+			t.Fatalf("after CHECKPOINT on %s: the committed checkpoint has %d rows of the table (%v), want %d", n.id, got, ok, rows)
+		}
+		_, last, called, ok := seqImage(t, ctx, etcd.Endpoint, env, seqOID)
+		if !ok || !called || last < int64(rows) {
+			t.Fatalf("after CHECKPOINT on %s: the sequence's image %d %v %v, want at least %d", n.id, last, called, ok, rows)
+		}
+	}
+}
+
+// oidOf is the OID of relation name on n.
+func oidOf(t *testing.T, n *node, name string) string {
+	t.Helper()
+	got, err := n.query(t, "SELECT oid FROM pg_class WHERE relname = '"+name+"'")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("the OID of %s: %v %v", name, got, err)
+	}
+	return got[0]
 }
