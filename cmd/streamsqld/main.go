@@ -54,6 +54,13 @@ func run(cfg config) error {
 	if cfg.scrubErr != nil {
 		logger.Printf("warning: $STREAMSQL_PASSWORD stays readable in /proc/%d/environ to this OS user (%v); prefer --password-file", os.Getpid(), cfg.scrubErr)
 	}
+	if cfg.hugePages {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := startHugePages(ctx, hugeReserve); err != nil { // hugepages_linux.go
+			logger.Printf("warning: %v", err)
+		}
+	}
 	ecfg := engine.Config{DataDir: cfg.dataDir, Logf: logger.Printf, BarrierInterval: cfg.barrierInterval, StreamingParallelism: cfg.streamingParallelism,
 		SubscribeBufferBytes: int64(cfg.subscribeBufferBytes), SubscribeMemoryLimit: int64(cfg.subscribeMemoryLimit),
 		SubscribeSpillBytes: int64(cfg.subscribeSpillLimit), CheckpointInterval: cfg.checkpointInterval,

@@ -31,10 +31,10 @@ type distinctCol struct {
 	t          types.T
 	st         storage
 	appendOnly bool
-	noRep      bool        // appendOnly over integers: rep is not kept
-	seen       *groupTable // (group id, value) -> pair id
-	cnt        []int64     // per pair: live rows; -1 once freed (nil with appendOnly)
-	rep        *cellCol    // per pair: its representative
+	noRep      bool         // appendOnly over integers: rep is not kept
+	seen       *groupTable  // (group id, value) -> pair id
+	cnt        paged[int64] // per pair: live rows; -1 once freed (empty with appendOnly)
+	rep        *cellCol     // per pair: its representative
 	// lists links each group's pairs, so that a group can be freed,
 	// checkpointed or merged (WindowAgg) pair by pair.
 	lists *pairLists
@@ -62,9 +62,11 @@ func newAppendOnlyDistinct(inner aggCol, t types.T) *distinctCol {
 }
 
 // shared makes d a member of a share, which counts rows per member: it
-// drops the append-only mode (before any row).
+// drops the append-only mode (before any row). A share's column is an
+// integer one, so a pair's value is its key in seen (noRep): the share
+// keeps no representatives.
 func (d *distinctCol) shared() {
-	d.appendOnly, d.lists.singly, d.noRep = false, false, false
+	d.appendOnly, d.lists.singly, d.noRep = false, false, true
 }
 
 // pairValue is pair p's value: its representative, or with noRep its
@@ -92,13 +94,13 @@ func (d *distinctCol) reset(g int32) {
 		return
 	}
 	l := d.lists
-	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
+	for p := l.head[g] - 1; p >= 0; p = *l.next.at(p) - 1 {
 		d.seen.remove(p)
 		if !d.noRep {
 			d.rep.clear(p)
 		}
 		if !d.appendOnly {
-			d.cnt[p] = -1
+			*d.cnt.at(p) = -1
 		}
 	}
 	l.head[g] = 0
@@ -107,9 +109,9 @@ func (d *distinctCol) reset(g int32) {
 
 // growPairs makes the per-pair slices cover every pair id handed out.
 func (d *distinctCol) growPairs() {
-	if c := d.seen.cap(); c > len(d.lists.next) {
+	if c := d.seen.cap(); c > d.lists.pairs() {
 		if !d.appendOnly {
-			d.cnt = growSlice(d.cnt, c)
+			d.cnt.grow(c)
 		}
 		if !d.noRep {
 			d.rep.grow(c)
@@ -128,7 +130,7 @@ func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error
 	ids := d.seen.probe([]arrow.Array{arg}, gids, len(gids), true)
 	d.growPairs()
 	for _, row := range d.seen.newRows {
-		d.cnt[ids[row]] = 0
+		*d.cnt.at(ids[row]) = 0
 		d.lists.link(ids[row], gids[row])
 	}
 	d.tg, d.ts, d.tc, d.zeroed = d.tg[:0], d.ts[:0], d.tc[:0], d.zeroed[:0]
@@ -152,7 +154,7 @@ func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error
 	}
 	// Free the pairs left empty only now: ids stay valid within the chunk.
 	for _, id := range d.zeroed {
-		if d.cnt[id] == 0 {
+		if *d.cnt.at(id) == 0 {
 			d.freePair(id)
 		}
 	}
@@ -185,12 +187,13 @@ func (d *distinctCol) appendUpdate(arg arrow.Array, gids []int32, signs []int64)
 // count adds sg rows to pair id and reports whether the pair appeared
 // (1: 0 -> 1 rows), vanished (-1: 1 -> 0) or neither (0).
 func (d *distinctCol) count(id int32, sg int64) (int64, error) {
-	before := d.cnt[id]
+	c := d.cnt.at(id)
+	before := *c
 	after := before + sg
 	if after < 0 {
 		return 0, pgerr.Internal("stream: DISTINCT aggregate retracts a value it never saw")
 	}
-	d.cnt[id] = after
+	*c = after
 	switch {
 	case before == 0 && after == 1:
 		return 1, nil
@@ -219,7 +222,7 @@ func (d *distinctCol) freePair(id int32) {
 	d.lists.unlink(id)
 	d.seen.remove(id)
 	d.rep.clear(id)
-	d.cnt[id] = -1
+	*d.cnt.at(id) = -1
 }
 
 // cellArray builds an array of the argument's type from cells.

@@ -92,12 +92,12 @@ func TestAppendOnlyDistinct(t *testing.T) {
 				switch {
 				case d.sh != nil:
 					shared++
-					if d.appendOnly || d.cnt == nil || d.lists.prev == nil {
+					if d.appendOnly || d.cnt.len() == 0 || d.lists.prev.len() == 0 {
 						t.Errorf("a shared DISTINCT aggregate without row counts or back links")
 					}
 				default:
 					alone++
-					if !d.appendOnly || d.cnt != nil || d.lists.pg != nil || d.lists.prev != nil {
+					if !d.appendOnly || d.cnt.len() != 0 || d.lists.pg.len() != 0 || d.lists.prev.len() != 0 {
 						t.Errorf("an append-only DISTINCT aggregate keeps row counts or back links")
 					}
 					if d.noRep != (d.st == stInt) || (d.noRep && d.rep.n != 0) {

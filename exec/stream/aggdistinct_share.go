@@ -22,8 +22,7 @@ import (
 // update in member order; the last member frees the pairs no member
 // counts any more.
 type distinctShare struct {
-	seen    *groupTable // (group id, value) -> pair id
-	rep     *cellCol    // per pair: its value
+	seen    *groupTable // (group id, value) -> pair id; a pair's value is its key
 	lists   *pairLists  // per group: its pairs
 	members []*distinctCol
 
@@ -66,9 +65,9 @@ func shareDistinct(specs []AggSpec, aggs []aggCol) []*distinctShare {
 		for _, d := range ms {
 			d.shared()
 		}
-		s := &distinctShare{seen: ms[0].seen, rep: ms[0].rep, lists: ms[0].lists, members: ms}
+		s := &distinctShare{seen: ms[0].seen, lists: ms[0].lists, members: ms}
 		for _, d := range ms {
-			d.sh, d.seen, d.rep, d.lists = s, s.seen, s.rep, s.lists
+			d.sh, d.seen, d.rep, d.lists = s, s.seen, nil, s.lists
 		}
 		shares = append(shares, s)
 	}
@@ -83,13 +82,12 @@ func (s *distinctShare) begin(gids []int32) {
 // growPairs makes every member's per-pair slices cover every pair id.
 func (s *distinctShare) growPairs() {
 	c := s.seen.cap()
-	if c <= len(s.members[0].cnt) {
+	if c <= int(s.members[0].cnt.len()) {
 		return
 	}
 	for _, d := range s.members {
-		d.cnt = growSlice(d.cnt, c)
+		d.cnt.grow(c)
 	}
-	s.rep.grow(c)
 	s.lists.growPairs(c)
 }
 
@@ -98,13 +96,11 @@ func (s *distinctShare) growPairs() {
 func (s *distinctShare) probe(arg arrow.Array) {
 	s.ids = s.seen.probe([]arrow.Array{arg}, s.gids, len(s.gids), true)
 	s.growPairs()
-	st, t := s.members[0].st, s.members[0].t
 	for _, row := range s.seen.newRows {
 		id := s.ids[row]
 		for _, d := range s.members {
-			d.cnt[id] = 0
+			*d.cnt.at(id) = 0
 		}
-		s.rep.set(id, cellAt(arg, int(row), st, t))
 		s.lists.link(id, s.gids[row])
 		s.check = append(s.check, id)
 	}
@@ -128,7 +124,8 @@ func (d *distinctCol) sharedUpdate(arg arrow.Array, use []int32, signs []int64) 
 			return err
 		}
 		if ch != 0 {
-			d.tg, d.ts, d.tc = append(d.tg, use[i]), append(d.ts, ch), append(d.tc, s.rep.get(id))
+			// The pair's value is the row's (equal integers are identical).
+			d.tg, d.ts, d.tc = append(d.tg, use[i]), append(d.ts, ch), append(d.tc, cellAt(arg, i, d.st, d.t))
 		}
 		if ch < 0 {
 			s.check = append(s.check, id)
@@ -146,7 +143,7 @@ func (s *distinctShare) freeEmpty() {
 	for _, id := range s.check {
 		empty := true
 		for _, d := range s.members {
-			if d.cnt[id] != 0 {
+			if *d.cnt.at(id) != 0 {
 				empty = false
 				break
 			}
@@ -163,9 +160,8 @@ func (s *distinctShare) freeEmpty() {
 // free forgets pair id (unlinked by the caller).
 func (s *distinctShare) free(id int32) {
 	s.seen.remove(id)
-	s.rep.clear(id)
 	for _, d := range s.members {
-		d.cnt[id] = -1
+		*d.cnt.at(id) = -1
 	}
 }
 
@@ -173,18 +169,18 @@ func (s *distinctShare) free(id int32) {
 // of a freed group; the others find none left).
 func (s *distinctShare) reset(g int32) {
 	l := s.lists
-	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
+	for p := l.head[g] - 1; p >= 0; p = *l.next.at(p) - 1 {
 		s.free(p)
 	}
 	l.head[g] = 0
 }
 
-// sharedLoad adds a checkpointed group's pairs of member d: cells (in
-// the order appendState wrote them, possibly none) and their row counts
-// in d. The last member links the group's pairs in an order that keeps
+// sharedLoad adds a checkpointed group's pairs of member d: the values
+// vals (in the order appendState wrote them, possibly none) and their row
+// counts in d. The last member links the group's pairs in an order that keeps
 // every member's order (mergeOrders), so that the group's next
 // checkpoint writes what the original would have.
-func (d *distinctCol) sharedLoad(g int32, vals arrow.Array, cells []cell, cnts []int64, lead []int32) error {
+func (d *distinctCol) sharedLoad(g int32, vals arrow.Array, cnts []int64, lead []int32) error {
 	s := d.sh
 	var seq []int32
 	if len(lead) > 0 {
@@ -193,16 +189,16 @@ func (d *distinctCol) sharedLoad(g int32, vals arrow.Array, cells []cell, cnts [
 		for _, row := range s.seen.newRows {
 			id := ids[row]
 			for _, m := range s.members {
-				m.cnt[id] = 0
+				*m.cnt.at(id) = 0
 			}
-			s.rep.set(id, cells[row])
 		}
 		seq = make([]int32, len(ids))
 		for i, id := range ids {
-			if d.cnt[id] != 0 {
+			c := d.cnt.at(id)
+			if *c != 0 {
 				return errDistinctTwice
 			}
-			d.cnt[id] = cnts[i]
+			*c = cnts[i]
 			seq[i] = id
 		}
 	}

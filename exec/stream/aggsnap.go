@@ -446,7 +446,7 @@ func (d *distinctCol) rows(p int32) int64 {
 	if d.appendOnly {
 		return 1
 	}
-	return d.cnt[p]
+	return *d.cnt.at(p)
 }
 
 var errDistinctTwice = errors.New("checkpointed DISTINCT aggregate: a value twice in a group")
@@ -454,13 +454,13 @@ var errDistinctTwice = errors.New("checkpointed DISTINCT aggregate: a value twic
 func (d *distinctCol) appendState(dst []byte, g int32) []byte {
 	l := d.lists
 	n := 0
-	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
+	for p := l.head[g] - 1; p >= 0; p = *l.next.at(p) - 1 {
 		if d.rows(p) > 0 {
 			n++
 		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(n))
-	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
+	for p := l.head[g] - 1; p >= 0; p = *l.next.at(p) - 1 {
 		if c := d.rows(p); c > 0 {
 			dst = appendCellState(dst, d.pairValue(p), d.st, d.t)
 			dst = binary.AppendUvarint(dst, uint64(c))
@@ -478,7 +478,7 @@ func (d *distinctCol) loadState(g int32, b []byte) ([]byte, error) {
 		return nil, errStateTruncated
 	}
 	if n == 0 && d.sh != nil {
-		if err := d.sharedLoad(g, nil, nil, nil, nil); err != nil {
+		if err := d.sharedLoad(g, nil, nil, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -507,7 +507,7 @@ func (d *distinctCol) loadState(g int32, b []byte) ([]byte, error) {
 			return nil, err
 		}
 		if d.sh != nil {
-			err := d.sharedLoad(g, vals, cells, cnts, lead)
+			err := d.sharedLoad(g, vals, cnts, lead)
 			vals.Release()
 			if err != nil {
 				return nil, err
@@ -523,7 +523,7 @@ func (d *distinctCol) loadState(g int32, b []byte) ([]byte, error) {
 		for i := len(ids) - 1; i >= 0; i-- { // link prepends: keep the order
 			id := ids[i]
 			if !d.appendOnly {
-				d.cnt[id] = cnts[i]
+				*d.cnt.at(id) = cnts[i]
 			}
 			if !d.noRep {
 				d.rep.set(id, cells[i])

@@ -108,6 +108,16 @@ func (p *paged[T]) push() int32 {
 	return p.n - 1
 }
 
+// grow makes the array at least n elements long; the new ones are zero.
+// Unlike a slice's doubling it copies nothing, and the memory it takes
+// is the next pages only.
+func (p *paged[T]) grow(n int) {
+	for len(p.pages)<<pageShift < n {
+		p.pages = append(p.pages, new([1 << pageShift]T))
+	}
+	p.n = max(p.n, int32(n))
+}
+
 // joinCompactMin is the least number of dead stored rows that triggers a
 // compaction (which also needs dead > live); a variable for tests.
 var joinCompactMin = 1 << 14

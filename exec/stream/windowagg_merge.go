@@ -216,9 +216,11 @@ type winDistinctCol struct {
 // pairLists links the pairs of each group: per pair its group and its
 // neighbours (+1, 0: none), per group its first pair (+1). Singly linked
 // lists (singly) keep only next: their pairs are never unlinked alone.
+// The per-pair arrays are paged: the pair table's doublings copy none of
+// them.
 type pairLists struct {
-	pg, next, prev []int32 // per pair (pg and prev nil when singly)
-	head           []int32 // per group
+	pg, next, prev paged[int32] // per pair (pg and prev empty when singly)
+	head           []int32      // per group
 	singly         bool
 }
 
@@ -236,44 +238,49 @@ func (d *winDistinctCol) grow(n int) {
 // reset frees group g's pairs and empties it.
 func (d *winDistinctCol) reset(g int32) {
 	l := d.lists
-	for p := l.head[g] - 1; p >= 0; p = l.next[p] - 1 {
+	for p := l.head[g] - 1; p >= 0; p = *l.next.at(p) - 1 {
 		d.seen.remove(p)
 		d.rep.clear(p)
-		d.cnt[p] = -1
+		*d.cnt.at(p) = -1
 	}
 	l.head[g] = 0
 	d.inner.reset(g)
 }
 
+// pairs is the number of pair ids the lists cover.
+func (l *pairLists) pairs() int { return int(l.next.len()) }
+
 func (l *pairLists) growPairs(n int) {
-	l.next = growSlice(l.next, n)
+	l.next.grow(n)
 	if !l.singly {
-		l.pg, l.prev = growSlice(l.pg, n), growSlice(l.prev, n)
+		l.pg.grow(n)
+		l.prev.grow(n)
 	}
 }
 
 func (l *pairLists) link(p, g int32) {
 	if l.singly {
-		l.next[p], l.head[g] = l.head[g], p+1
+		*l.next.at(p), l.head[g] = l.head[g], p+1
 		return
 	}
-	l.pg[p] = g
-	l.prev[p] = 0
-	l.next[p] = l.head[g]
+	*l.pg.at(p) = g
+	*l.prev.at(p) = 0
+	*l.next.at(p) = l.head[g]
 	if h := l.head[g]; h != 0 {
-		l.prev[h-1] = p + 1
+		*l.prev.at(h - 1) = p + 1
 	}
 	l.head[g] = p + 1
 }
 
 func (l *pairLists) unlink(p int32) {
-	if n := l.next[p]; n != 0 {
-		l.prev[n-1] = l.prev[p]
+	next, prev := *l.next.at(p), *l.prev.at(p)
+	if next != 0 {
+		*l.prev.at(next - 1) = prev
 	}
-	if pr := l.prev[p]; pr != 0 {
-		l.next[pr-1] = l.next[p]
+	if prev != 0 {
+		*l.next.at(prev - 1) = next
 	} else {
-		l.head[l.pg[p]] = l.next[p]
+		l.head[*l.pg.at(p)] = next
 	}
 }
 
@@ -284,8 +291,8 @@ func (d *winDistinctCol) merge(dst []int32, from aggCol, src []int32) error {
 	var gids []int32
 	var cells []cell
 	for i, g := range dst {
-		for p := f.lists.head[src[i]] - 1; p >= 0; p = f.lists.next[p] - 1 {
-			if f.cnt[p] > 0 {
+		for p := f.lists.head[src[i]] - 1; p >= 0; p = *f.lists.next.at(p) - 1 {
+			if *f.cnt.at(p) > 0 {
 				gids, cells = append(gids, g), append(cells, f.rep.get(p))
 			}
 		}
