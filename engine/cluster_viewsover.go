@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/dataflow"
@@ -84,8 +85,14 @@ func (e *Engine) RestartClusterView(oid uint32, cp *checkpoint.Checkpoint) (uint
 func (e *Engine) RestartClusterViews(jobs []ClusterRestart) ([]uint64, []error) {
 	e.resumeMu.Lock()
 	defer e.resumeMu.Unlock()
+	held := time.Now()
 	release := e.flow.HoldEpochs()
-	defer release()
+	defer func() {
+		release()
+		if len(jobs) > 1 {
+			e.cfg.Logf("cluster: %d jobs restarted together, epochs held for %s", len(jobs), time.Since(held).Round(time.Millisecond))
+		}
+	}()
 	epochs, errs := make([]uint64, len(jobs)), make([]error, len(jobs))
 	rels := make([]*catalog.Relation, len(jobs))
 	for i, jr := range jobs {

@@ -154,6 +154,13 @@ func TestClusterViewsOverViews(t *testing.T) {
 	want := readAll(t, single, viewsOverReads)
 	waitReads(t, viewsOverReads, want, 120*time.Second, n2)
 	got := topicEqual(t, kc, "kvout", "kvout_single")
-	t.Logf("views over views and a sink FROM a view: restarted %.2f s after the worker's kill, %.2f s after the coordinator's; equal to one node (%d sink messages)",
-		restarted.Seconds(), restarted2.Seconds(), len(got))
+	held := func(n *node) []string { // how long each group restart held the epochs
+		var out []string
+		for _, m := range regexp.MustCompile(`cluster: 7 jobs restarted together, epochs held for (\S+)`).FindAllStringSubmatch(n.out.String(), -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	t.Logf("views over views and a sink FROM a view: restarted %.2f s after the worker's kill (epochs held %v), %.2f s after the coordinator's (held %v); equal to one node (%d sink messages)",
+		restarted.Seconds(), held(n1), restarted2.Seconds(), held(n2), len(got))
 }
