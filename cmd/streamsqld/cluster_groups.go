@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -56,6 +57,44 @@ func viewGroup(eng *engine.Engine, known, jobs []uint32) (group []uint32, reads 
 		}
 	}
 	return group, reads, true
+}
+
+// components splits jobs (in OID order) into the sets connected by
+// reads, each in OID order, ordered by their first job.
+func components(jobs []uint32, reads map[uint32][]uint32) [][]uint32 {
+	comp := map[uint32]int{} // job -> its component's index
+	var out [][]uint32
+	for _, job := range jobs { // an upstream view comes before its readers
+		c := -1
+		for _, u := range reads[job] {
+			if cu, ok := comp[u]; ok {
+				if c >= 0 && cu != c { // joins two components: merge into c
+					for _, j := range out[cu] {
+						comp[j] = c
+					}
+					out[c] = append(out[c], out[cu]...)
+					out[cu] = nil
+				} else {
+					c = cu
+				}
+			}
+		}
+		if c < 0 {
+			c = len(out)
+			out = append(out, nil)
+		}
+		comp[job] = c
+		out[c] = append(out[c], job)
+	}
+	var res [][]uint32
+	for _, c := range out {
+		if len(c) > 0 {
+			slices.Sort(c)
+			res = append(res, c)
+		}
+	}
+	slices.SortFunc(res, func(a, b []uint32) int { return cmp.Compare(a[0], b[0]) })
+	return res
 }
 
 // restartFrom is the checkpoint a job of a group restarts from.

@@ -25,6 +25,12 @@ const superviseEvery = 200 * time.Millisecond
 // the node is the coordinator.
 func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl time.Duration, logf func(string, ...any)) {
 	failedSince := map[uint32]time.Time{}
+	// refused are the sinks a restart did not restart (their checkpoint,
+	// or that of a view they read, is damaged: errSinkDamaged): not tried
+	// again on their own (the same checkpoint gives the same answer, and
+	// a sink over a view would restart the view with it every round);
+	// a restart of views connected to one tries it again.
+	refused := map[uint32]bool{}
 	t := time.NewTicker(superviseEvery)
 	defer t.Stop()
 	for {
@@ -58,7 +64,7 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 		}
 		for _, job := range r.Jobs() {
 			need, ok := r.NeedsRestart(job, nodes)
-			if !ok {
+			if !ok || refused[job] {
 				continue
 			}
 			if _, err := eng.ClusterViewPlan(job); err != nil {
@@ -79,9 +85,12 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 		if len(restart) == 0 {
 			continue
 		}
-		if restartViews(ctx, r, eng, restart, logf) {
+		if ok, notRestarted := restartViews(ctx, r, eng, restart, logf); ok {
 			for _, job := range restart {
 				delete(failedSince, job)
+			}
+			for _, job := range notRestarted {
+				refused[job] = true
 			}
 		}
 	}
@@ -99,12 +108,13 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 // timeout), nothing is restarted: it returns false and the supervision
 // tries again at its next round. A view whose part of the checkpoint is
 // damaged restarts from the previous one (restartPoint), and the views
-// reading it from their inputs (alignGroup).
-func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) bool {
+// reading it from their inputs (alignGroup). It returns the sinks it
+// refused to restart (errSinkDamaged).
+func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) (ok bool, refused []uint32) {
 	group, reads, ok := viewGroup(eng, r.Jobs(), jobs)
 	if !ok {
 		logf("cluster: restart of views %v postponed: a view connected to them is not in this node's catalog yet", jobs)
-		return false
+		return false, nil
 	}
 	jobs = group
 	start := time.Now()
@@ -115,7 +125,7 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 	cancel()
 	if err != nil {
 		logf("cluster: restart of views %v postponed: %v", jobs, err)
-		return false
+		return false, nil
 	}
 	defer pl.End()
 	from := "their inputs (nothing committed)"
@@ -130,7 +140,8 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		cp, from, err := restartPoint(rctx, pl, eng, job, logf)
 		cancel()
 		if errors.Is(err, errSinkDamaged) {
-			continue // stays failed; tried again a TTL later
+			refused = append(refused, job) // stays failed, until dropped
+			continue
 		}
 		tables := false
 		if err == nil && cp != nil && from.Epoch() <= r.TablesLoadedFrom() { // cluster_tables.go
@@ -141,11 +152,11 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		}
 		if err != nil {
 			logf("cluster: restart of views %v postponed: checkpoint %d cannot be read now: %v", jobs, pl.Restore.Epoch(), err)
-			return false
+			return false, nil
 		}
 		points[job] = restartFrom{cp: cp, from: from, tables: tables}
 	}
-	alignGroup(eng, jobs, reads, points, logf) // cluster_groups.go
+	refused = append(refused, alignGroup(eng, jobs, reads, points, logf)...) // cluster_groups.go
 	var run []uint32
 	for _, job := range jobs {
 		if _, ok := points[job]; ok {
@@ -153,39 +164,42 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		}
 	}
 	if jobs = run; len(jobs) == 0 {
-		return true
+		return true, refused
 	}
 	logf("cluster: restarting views %v from %s with assignment %d (%d nodes)", jobs, from, pl.Assign.Generation, len(pl.Assign.Nodes))
-	// Every restart is logged (the workers start their instances), then
-	// the jobs here start together, upstream views first, no epoch
-	// between them.
+	// Per set of views connected by reads (components, upstream views
+	// first): every restart is logged (the workers start their
+	// instances), then the jobs here start together, no epoch between
+	// them.
 	t0 := time.Now()
-	group2 := make([]engine.ClusterRestart, len(jobs))
-	for i, job := range jobs {
-		if i > 0 {
+	var again []engine.ClusterRestart
+	for ci, comp := range components(jobs, reads) { // cluster_groups.go
+		if ci > 0 {
 			failpoint.Hit(failpoint.CoordinatorMidRestart, "checkpoint %d", pl.Pointer.Epoch)
 		}
-		if err := pl.LogFrom(ctx, job, points[job].from); err != nil {
-			logf("cluster: restart of view %d not logged: %v", job, err)
-			return false
-		}
-		group2[i] = engine.ClusterRestart{OID: job, From: points[job].cp}
-	}
-	epochs, errs := eng.RestartClusterViews(group2)
-	var again []engine.ClusterRestart
-	for i, job := range jobs {
-		switch {
-		case errs[i] != nil:
-			logf("cluster: view %d did not restart: %v", job, errs[i])
-		case points[job].cp != nil && epochs[i] == 0:
-			logf("cluster: view %d did not resume from checkpoint %d: restarting it from its inputs on every node", job, points[job].from.Epoch())
-			if err := pl.LogFrom(ctx, job, nil); err != nil {
+		group := make([]engine.ClusterRestart, len(comp))
+		for i, job := range comp {
+			if err := pl.LogFrom(ctx, job, points[job].from); err != nil {
 				logf("cluster: restart of view %d not logged: %v", job, err)
-				return false
+				return false, nil
 			}
-			again = append(again, engine.ClusterRestart{OID: job})
-		default:
-			logf("cluster: view %d restarted %s in %s", job, howRestarted(epochs[i]), time.Since(t0).Round(time.Millisecond))
+			group[i] = engine.ClusterRestart{OID: job, From: points[job].cp}
+		}
+		epochs, errs := eng.RestartClusterViews(group)
+		for i, job := range comp {
+			switch {
+			case errs[i] != nil:
+				logf("cluster: view %d did not restart: %v", job, errs[i])
+			case points[job].cp != nil && epochs[i] == 0:
+				logf("cluster: view %d did not resume from checkpoint %d: restarting it from its inputs on every node", job, points[job].from.Epoch())
+				if err := pl.LogFrom(ctx, job, nil); err != nil {
+					logf("cluster: restart of view %d not logged: %v", job, err)
+					return false, nil
+				}
+				again = append(again, engine.ClusterRestart{OID: job})
+			default:
+				logf("cluster: view %d restarted %s in %s", job, howRestarted(epochs[i]), time.Since(t0).Round(time.Millisecond))
+			}
 		}
 	}
 	if len(again) > 0 {
@@ -199,7 +213,7 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		}
 	}
 	logf("cluster: restart of views %v done in %s", jobs, time.Since(start).Round(time.Millisecond))
-	return true
+	return true, refused
 }
 
 // howRestarted says how a view restarted: from the checkpoint of epoch
