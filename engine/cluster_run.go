@@ -13,7 +13,6 @@ import (
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
-	"github.com/streamsql/streamsql/storage/checkpoint"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -71,9 +70,6 @@ func (s *Session) clusterCreated(ctx context.Context, stmt sql.Statement, rel *c
 func (s *Session) clusterView(ctx context.Context, stmt sql.Statement, created *catalog.Relation, spec dataflow.JobSpec) (served bool, err error) {
 	c := s.eng.cfg.Cluster
 	if s.replay == nil {
-		if err := clusterInputs(spec.Plan); err != nil {
-			return false, err
-		}
 		return false, c.Publish(ctx, ClusterStatement{SQL: stmt.Source, SearchPath: s.set.searchPath(), User: s.user,
 			Parallelism: created.Parallelism, SplitDistinct: created.SplitDistinct, OID: created.OID, View: true})
 	}
@@ -101,26 +97,6 @@ func (s *Session) clusterDropped(ctx context.Context, stmt sql.Statement) error 
 		return fmt.Errorf("dropped on this node, but not logged for the cluster's other nodes: %w", err)
 	}
 	return nil
-}
-
-// clusterInputs refuses a plan that reads anything but sources and
-// tables: a view is not readable by a job on a cluster yet (a worker has
-// no job of the view). A table's change feed is read on the coordinator,
-// where its rows live, and shuffled to the instances as a source's rows
-// are (cluster_tables.go).
-func clusterInputs(plan stream.Node) error {
-	var err error
-	var walk func(n stream.Node)
-	walk = func(n stream.Node) {
-		if sc, ok := n.(*stream.Scan); ok && sc.Kind == stream.ScanView && err == nil {
-			err = pgerr.Unsupported("reading %s \"%s\" is not supported in a materialized view or sink on a cluster yet: only sources and tables are (see docs/cluster.md)", sc.Kind, sc.Name)
-		}
-		for _, in := range n.Inputs() {
-			walk(in)
-		}
-	}
-	walk(plan)
-	return err
 }
 
 // ReplayClusterStatement runs a statement of the cluster's statement log
@@ -253,39 +229,6 @@ func (e *Engine) ClusterViewPlan(oid uint32) (stream.Node, error) {
 		return nil, err
 	}
 	return q.Root, nil
-}
-
-// RestartClusterView stops view oid's job and starts it again
-// (docs/contributing/cluster.md, "Restart after a node's loss"): from cp
-// when it is not nil, else from its inputs. The runtime's Placement must
-// already place its instances with the new assignment. It reports the
-// checkpoint epoch the view resumed from (0: it was rebuilt from its
-// inputs).
-func (e *Engine) RestartClusterView(oid uint32, cp *checkpoint.Checkpoint) (uint64, error) {
-	e.resumeMu.Lock()
-	defer e.resumeMu.Unlock()
-	rel := e.cat.Relation(oid)
-	if !clusterJob(rel) {
-		return 0, pgerr.New(pgerr.UndefinedTable, "cluster: view %d to restart is not in the catalog", oid)
-	}
-	e.flow.StopJob(oid)
-	if _, err := e.flow.ParkFrom(oid, cp); err != nil {
-		e.cfg.Logf("materialized view %s: %v: restarted from its inputs", rel.Name, err)
-	}
-	e.viewErrs.Delete(oid)
-	start := e.startView
-	if rel.Kind == catalog.KindSink {
-		start = e.startSink // its writer recovers to cp's epoch (sinks.go)
-	}
-	if err := start(rel); err != nil {
-		e.viewErrs.Store(oid, err)
-		return 0, err
-	}
-	e.frozen.Delete(oid)
-	if j := e.flow.Job(oid); j != nil {
-		return j.Recovery().Epoch, nil
-	}
-	return 0, nil
 }
 
 // CheckpointDir is the directory of the checkpoints of a server whose

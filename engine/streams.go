@@ -327,8 +327,8 @@ func (f flowStreams) ViewRows(oid uint32) ([]arrow.RecordBatch, error) {
 }
 
 func (f flowStreams) ViewKey(oid uint32) []int {
-	if j := f.e.flow.Job(oid); j != nil {
-		return j.Spec().Key
+	if spec, ok := f.viewSpec(oid); ok {
+		return spec.Key
 	}
 	return nil
 }
@@ -336,8 +336,8 @@ func (f flowStreams) ViewKey(oid uint32) []int {
 // ViewAppendOnly implements planner.ViewAppendOnly: whether the view's
 // output never retracts (an EMIT ON WINDOW CLOSE aggregation).
 func (f flowStreams) ViewAppendOnly(oid uint32) bool {
-	if j := f.e.flow.Job(oid); j != nil {
-		return j.Spec().AppendOnly
+	if spec, ok := f.viewSpec(oid); ok {
+		return spec.AppendOnly
 	}
 	return false
 }
@@ -345,10 +345,23 @@ func (f flowStreams) ViewAppendOnly(oid uint32) bool {
 // ViewWatermarkCols implements planner.ViewWatermarks: the view's output
 // columns that carry its watermarks.
 func (f flowStreams) ViewWatermarkCols(oid uint32) []int {
-	if j := f.e.flow.Job(oid); j != nil {
-		return planner.WatermarkCols(j.Spec().Plan, f)
+	if spec, ok := f.viewSpec(oid); ok {
+		return planner.WatermarkCols(spec.Plan, f)
 	}
 	return nil
+}
+
+// viewSpec is what the planner of a view over view oid asks of it: its
+// job's key, append-only flag and plan. On a cluster node without the
+// job (a worker, which runs only instances; a coordinator that has not
+// restarted it yet) they come from planning the view from the catalog,
+// as its job was planned (cluster_viewsover.go), so that every node plans
+// a view over it alike.
+func (f flowStreams) viewSpec(oid uint32) (dataflow.JobSpec, bool) {
+	if j := f.e.flow.Job(oid); j != nil {
+		return j.Spec(), true
+	}
+	return f.e.clusterViewSpec(oid)
 }
 
 // execCreateMatView runs CREATE MATERIALIZED VIEW: plan, record in the

@@ -9,7 +9,6 @@ import (
 	"github.com/streamsql/streamsql/cluster/dist"
 	"github.com/streamsql/streamsql/cluster/failpoint"
 	"github.com/streamsql/streamsql/engine"
-	"github.com/streamsql/streamsql/storage/checkpoint"
 )
 
 // Restart of views after a node's loss or arrival (docs/contributing/
@@ -26,6 +25,12 @@ const superviseEvery = 200 * time.Millisecond
 // the node is the coordinator.
 func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl time.Duration, logf func(string, ...any)) {
 	failedSince := map[uint32]time.Time{}
+	// refused are the sinks a restart did not restart (their checkpoint,
+	// or that of a view they read, is damaged: errSinkDamaged): not tried
+	// again on their own (the same checkpoint gives the same answer, and
+	// a sink over a view would restart the view with it every round);
+	// a restart of views connected to one tries it again.
+	refused := map[uint32]bool{}
 	t := time.NewTicker(superviseEvery)
 	defer t.Stop()
 	for {
@@ -59,7 +64,7 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 		}
 		for _, job := range r.Jobs() {
 			need, ok := r.NeedsRestart(job, nodes)
-			if !ok {
+			if !ok || refused[job] {
 				continue
 			}
 			if _, err := eng.ClusterViewPlan(job); err != nil {
@@ -80,16 +85,21 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 		if len(restart) == 0 {
 			continue
 		}
-		if restartViews(ctx, r, eng, restart, logf) {
+		if ok, notRestarted := restartViews(ctx, r, eng, restart, logf); ok {
 			for _, job := range restart {
 				delete(failedSince, job)
+			}
+			for _, job := range notRestarted {
+				refused[job] = true
 			}
 		}
 	}
 }
 
 // restartViews restarts jobs from the committed checkpoint with an
-// assignment of the live nodes. The coordinator reads, for every view,
+// assignment of the live nodes, each with the views connected to it by
+// reads (viewGroup: a view over a view restarts with it, from the same
+// checkpoint). The coordinator reads, for every view,
 // its part of the checkpoint and decides whether the view resumes from
 // it (its part has the view) before it logs any restart, so that every
 // node restores the same way; a view whose job did not resume after all
@@ -97,8 +107,16 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 // now (the object store errs, or does not answer within the checkpoint
 // timeout), nothing is restarted: it returns false and the supervision
 // tries again at its next round. A view whose part of the checkpoint is
-// damaged restarts from the previous one (restartPoint).
-func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) bool {
+// damaged restarts from the previous one (restartPoint), and the views
+// reading it from their inputs (alignGroup). It returns the sinks it
+// refused to restart (errSinkDamaged).
+func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) (ok bool, refused []uint32) {
+	group, reads, ok := viewGroup(eng, r.Jobs(), jobs)
+	if !ok {
+		logf("cluster: restart of views %v postponed: a view connected to them is not in this node's catalog yet", jobs)
+		return false, nil
+	}
+	jobs = group
 	start := time.Now()
 	// The reads of the checkpoint (its manifest here, each view's part
 	// below) are bounded: a stalled store postpones the restart.
@@ -107,7 +125,7 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 	cancel()
 	if err != nil {
 		logf("cluster: restart of views %v postponed: %v", jobs, err)
-		return false
+		return false, nil
 	}
 	defer pl.End()
 	from := "their inputs (nothing committed)"
@@ -116,65 +134,93 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 	}
 	// Every view's checkpoint is read before any restart is logged, each
 	// view's read bounded (a stalled store postpones the restart).
-	type point struct {
-		cp   *checkpoint.Checkpoint
-		from *dist.Restore
-	}
-	points := map[uint32]point{}
-	var run []uint32
+	points := map[uint32]restartFrom{}
 	for _, job := range jobs {
 		rctx, cancel := r.ReadContext(ctx)
 		cp, from, err := restartPoint(rctx, pl, eng, job, logf)
 		cancel()
 		if errors.Is(err, errSinkDamaged) {
-			continue // stays failed; tried again a TTL later
+			refused = append(refused, job) // stays failed, until dropped
+			continue
 		}
+		tables := false
 		if err == nil && cp != nil && from.Epoch() <= r.TablesLoadedFrom() { // cluster_tables.go
 			if plan, perr := eng.ClusterViewPlan(job); perr == nil && readsTable(plan) {
 				logf("cluster: view %d restarts from its inputs: checkpoint %d: it reads a table, whose positions in the checkpoint are another coordinator's", job, from.Epoch())
-				cp, from = nil, nil
+				cp, from, tables = nil, nil, true
 			}
 		}
 		if err != nil {
 			logf("cluster: restart of views %v postponed: checkpoint %d cannot be read now: %v", jobs, pl.Restore.Epoch(), err)
-			return false
+			return false, nil
 		}
-		points[job] = point{cp, from}
-		run = append(run, job)
+		points[job] = restartFrom{cp: cp, from: from, tables: tables}
+	}
+	refused = append(refused, alignGroup(eng, jobs, reads, points, logf)...) // cluster_groups.go
+	var run []uint32
+	for _, job := range jobs {
+		if _, ok := points[job]; ok {
+			run = append(run, job)
+		}
 	}
 	if jobs = run; len(jobs) == 0 {
-		return true
+		return true, refused
 	}
 	logf("cluster: restarting views %v from %s with assignment %d (%d nodes)", jobs, from, pl.Assign.Generation, len(pl.Assign.Nodes))
-	for i, job := range jobs {
-		if i > 0 {
+	// Per set of views connected by reads (components, upstream views
+	// first): every restart is logged (the workers start their
+	// instances), then the jobs here start together, no epoch between
+	// them.
+	t0 := time.Now()
+	var again []engine.ClusterRestart
+	for ci, comp := range components(jobs, reads) { // cluster_groups.go
+		if ci > 0 {
 			failpoint.Hit(failpoint.CoordinatorMidRestart, "checkpoint %d", pl.Pointer.Epoch)
 		}
-		t0 := time.Now()
-		cp, rs := points[job].cp, points[job].from
-		for {
-			if err := pl.LogFrom(ctx, job, rs); err != nil {
+		group := make([]engine.ClusterRestart, len(comp))
+		for i, job := range comp {
+			if err := pl.LogFrom(ctx, job, points[job].from); err != nil {
 				logf("cluster: restart of view %d not logged: %v", job, err)
-				return false
+				return false, nil
 			}
-			epoch, err := eng.RestartClusterView(job, cp)
-			if err != nil {
-				logf("cluster: view %d did not restart: %v", job, err)
-				break
+			group[i] = engine.ClusterRestart{OID: job, From: points[job].cp}
+		}
+		epochs, errs := eng.RestartClusterViews(group)
+		for i, job := range comp {
+			switch {
+			case errs[i] != nil:
+				logf("cluster: view %d did not restart: %v", job, errs[i])
+			case points[job].cp != nil && epochs[i] == 0:
+				logf("cluster: view %d did not resume from checkpoint %d: restarting it from its inputs on every node", job, points[job].from.Epoch())
+				if err := pl.LogFrom(ctx, job, nil); err != nil {
+					logf("cluster: restart of view %d not logged: %v", job, err)
+					return false, nil
+				}
+				again = append(again, engine.ClusterRestart{OID: job})
+			default:
+				logf("cluster: view %d restarted %s in %s", job, howRestarted(epochs[i]), time.Since(t0).Round(time.Millisecond))
 			}
-			if cp != nil && epoch == 0 {
-				logf("cluster: view %d did not resume from checkpoint %d: restarting it from its inputs on every node", job, rs.Epoch())
-				cp, rs = nil, nil
+		}
+	}
+	if len(again) > 0 {
+		epochs, errs := eng.RestartClusterViews(again)
+		for i, jr := range again {
+			if errs[i] != nil {
+				logf("cluster: view %d did not restart: %v", jr.OID, errs[i])
 				continue
 			}
-			how := "from its inputs"
-			if epoch != 0 {
-				how = fmt.Sprintf("from checkpoint %d", epoch)
-			}
-			logf("cluster: view %d restarted %s in %s", job, how, time.Since(t0).Round(time.Millisecond))
-			break
+			logf("cluster: view %d restarted %s in %s", jr.OID, howRestarted(epochs[i]), time.Since(t0).Round(time.Millisecond))
 		}
 	}
 	logf("cluster: restart of views %v done in %s", jobs, time.Since(start).Round(time.Millisecond))
-	return true
+	return true, refused
+}
+
+// howRestarted says how a view restarted: from the checkpoint of epoch
+// (0: from its inputs).
+func howRestarted(epoch uint64) string {
+	if epoch != 0 {
+		return fmt.Sprintf("from checkpoint %d", epoch)
+	}
+	return "from its inputs"
 }

@@ -418,19 +418,23 @@ func (rt *Runtime) Checkpoint(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("dataflow: checkpoints are off")
 	}
 	for {
+		rt.holdMu.Lock()
 		rt.mu.Lock()
 		run, err := rt.beginCheckpointLocked()
 		if err != nil {
 			rt.mu.Unlock()
+			rt.holdMu.Unlock()
 			return 0, err
 		}
 		if run != nil {
 			rt.injectLocked(false, run)
 			rt.mu.Unlock()
+			rt.holdMu.Unlock()
 			return run.epoch, rt.waitCheckpoint(ctx, run)
 		}
 		cur, closed := rt.ck.current(), rt.closed
 		rt.mu.Unlock()
+		rt.holdMu.Unlock()
 		if closed {
 			return 0, errClosed
 		}

@@ -140,10 +140,13 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 		case stream.ScanView:
 			up := rt.jobs[s.Rel]
 			switch {
-			case parked:
-				why = "a view it reads has moved on since the checkpoint"
 			case up == nil || !up.resumed:
 				why = "a view it reads was rebuilt"
+			case parked && (up.recovery.Epoch != ri.epoch || up.first <= rt.epoch):
+				// A parked job resumes over a view only when the view
+				// resumed from the same checkpoint and no epoch started
+				// since (HoldEpochs): it takes every change after it.
+				why = "a view it reads has moved on since the checkpoint"
 			}
 		}
 	}

@@ -157,6 +157,9 @@ type Runtime struct {
 	cfg Config
 	in  Inputs
 
+	// holdMu is held by every injection of an epoch (before mu) and by
+	// HoldEpochs: while it is held no epoch starts.
+	holdMu sync.Mutex
 	mu     sync.Mutex // registration and injection; guards the fields below
 	epoch  uint64     // the last epoch injected
 	jobs   map[uint32]*Job
@@ -259,6 +262,8 @@ func (rt *Runtime) tick() {
 // inject starts an epoch, marked as a checkpoint when ckpt is set and no
 // checkpoint is in flight (started reports whether it was).
 func (rt *Runtime) inject(ckpt bool) (epoch uint64, started bool) {
+	rt.holdMu.Lock()
+	defer rt.holdMu.Unlock()
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	var run *ckptRun
@@ -274,6 +279,8 @@ func (rt *Runtime) inject(ckpt bool) (epoch uint64, started bool) {
 // Inject starts a new epoch: every root reader of every job sends a barrier
 // after what it has read so far. It returns the epoch.
 func (rt *Runtime) Inject() uint64 {
+	rt.holdMu.Lock()
+	defer rt.holdMu.Unlock()
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.injectLocked(false, nil)
@@ -308,13 +315,28 @@ func (rt *Runtime) injectLocked(flush bool, run *ckptRun) uint64 {
 	return rt.epoch
 }
 
+// HoldEpochs keeps every epoch from starting (the ticker's, FLUSH's,
+// CHECKPOINT's injections wait) until release is called: jobs started
+// meanwhile, resumed from one checkpoint, all start at its epoch, so a
+// view resumed over a view resumed with it takes its changes from there
+// (the cluster's restart of views over views,
+// docs/contributing/cluster.md). release must be called once; the
+// caller must not inject (Flush, Inject) before it.
+func (rt *Runtime) HoldEpochs() (release func()) {
+	rt.holdMu.Lock()
+	var once sync.Once
+	return func() { once.Do(rt.holdMu.Unlock) }
+}
+
 // Flush injects a barrier and waits until every job that existed then has
 // completed that epoch (failed jobs excepted): every change committed before
 // the call has then reached every view and subscriber.
 func (rt *Runtime) Flush(ctx context.Context) error {
+	rt.holdMu.Lock()
 	rt.mu.Lock()
 	e := rt.injectLocked(true, nil)
 	rt.mu.Unlock()
+	rt.holdMu.Unlock()
 	return rt.settle(ctx, e)
 }
 

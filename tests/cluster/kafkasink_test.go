@@ -90,13 +90,21 @@ func sinkEqualsSingle(t *testing.T, kc *kfake.Cluster, broker string) []string {
 	defer single.kill()
 	single.exec(t, kafkaSinkStatements(broker, "kout_single")...)
 	single.exec(t, "FLUSH")
-	want := readTopic(t, kc, "kout_single")
-	got := readTopic(t, kc, "kout")
+	return topicEqual(t, kc, "kout", "kout_single")
+}
+
+// topicEqual checks that topic holds exactly the messages of topic
+// single (a single node's sink; at least 100), both read with
+// read_committed, and returns them.
+func topicEqual(t *testing.T, kc *kfake.Cluster, topic, single string) []string {
+	t.Helper()
+	want := readTopic(t, kc, single)
+	got := readTopic(t, kc, topic)
 	if len(want) < 100 {
 		t.Fatalf("the single node wrote %d messages: too few to prove anything", len(want))
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("kout: %d messages, one node's sink %d; first differing: %s", len(got), len(want), firstDiff(got, want))
+		t.Fatalf("%s: %d messages, one node's sink %d; first differing: %s", topic, len(got), len(want), firstDiff(got, want))
 	}
 	return got
 }
