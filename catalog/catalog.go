@@ -354,6 +354,24 @@ func (s *snapshot) remove(r *Relation) {
 	}
 }
 
+// AdvanceOID makes oid the next user OID when the catalog would hand out
+// a lower one (never lowers it). A cluster node replaying the
+// coordinator's statement log calls it with the OID the coordinator gave
+// the statement's relation, so that OIDs the coordinator used for a
+// statement it refused afterwards (created, then dropped, never logged)
+// are skipped here too.
+func (c *Catalog) AdvanceOID(oid uint32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.snap()
+	if s.nextOID >= oid {
+		return nil
+	}
+	ns := s.clone()
+	ns.nextOID = oid
+	return c.commit(ns)
+}
+
 // allocOID hands out the next user OID.
 func (s *snapshot) allocOID() uint32 {
 	o := s.nextOID

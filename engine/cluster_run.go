@@ -137,8 +137,21 @@ func (e *Engine) ReplayClusterStatement(ctx context.Context, st ClusterStatement
 			return err
 		}
 	}
+	if adv, ok := e.cat.(oidAdvancer); ok && st.OID != 0 {
+		// The coordinator may have skipped OIDs (a statement created a
+		// relation and then failed and dropped it, never logged).
+		if err := adv.AdvanceOID(st.OID); err != nil {
+			return err
+		}
+	}
 	s.replay = &st
 	return s.runReplay(ctx, st.SQL)
+}
+
+// oidAdvancer is the part of the catalog a replay uses to hand out the
+// coordinator's OIDs (catalog.Catalog.AdvanceOID).
+type oidAdvancer interface {
+	AdvanceOID(oid uint32) error
 }
 
 // runReplay parses and runs one statement text in s.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -174,5 +175,29 @@ func TestClusterWritePreparedOnCoordinator(t *testing.T) {
 	}
 	if _, _, err := run(t, s, "SELECT count(*) FROM t"); err == nil || !strings.Contains(err.Error(), "table \"t\" cannot be read from the coordinator") {
 		t.Fatalf("a worker's read of a table: %v, want it read from the coordinator", err)
+	}
+}
+
+// TestClusterReplaySkipsOIDs: the coordinator may have used OIDs for a
+// statement it refused after creating its relation (never logged); a
+// worker's replay of the next logged statement takes the coordinator's
+// OID, past the gap, instead of failing as "the catalogs differ".
+func TestClusterReplaySkipsOIDs(t *testing.T) {
+	s := openCluster(t, &fakeCluster{})
+	const gap = 1 << 20
+	ctx := context.Background()
+	if err := s.eng.ReplayClusterStatement(ctx, ClusterStatement{SQL: "CREATE TABLE a (x int)", User: "tester", OID: gap}); err != nil {
+		t.Fatalf("replay past a gap: %v", err)
+	}
+	if err := s.eng.ReplayClusterStatement(ctx, ClusterStatement{SQL: "CREATE TABLE b (x int)", User: "tester", OID: gap + 2}); err != nil {
+		t.Fatalf("the next replay: %v", err)
+	}
+	lines, _, err := run(t, s, "SELECT relname, oid FROM pg_class WHERE relname IN ('a', 'b') ORDER BY 1")
+	if err != nil || strings.Join(lines, ";") != fmt.Sprintf("a|%d;b|%d", gap, gap+2) {
+		t.Fatalf("OIDs %q, %v", lines, err)
+	}
+	// An OID below the catalog's next one is not handed out again.
+	if err := s.eng.ReplayClusterStatement(ctx, ClusterStatement{SQL: "CREATE TABLE c (x int)", User: "tester", OID: 5000}); err == nil || !strings.Contains(err.Error(), "the catalogs differ") {
+		t.Fatalf("a replay behind the catalog: %v", err)
 	}
 }
