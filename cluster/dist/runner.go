@@ -104,6 +104,9 @@ func (r *Runner) Place(in dataflow.InstancePlace, ins []<-chan stream.Message) (
 		delete(r.placed, name) // runs here now (after a restart): in the local checkpoint
 	}
 	r.mu.Unlock()
+	if ok {
+		r.logf("cluster: job %d: instance %d of operator %d runs on another node, its inputs sent from the coordinator", in.Job, in.Instance, in.Op)
+	}
 	return out, ok
 }
 
