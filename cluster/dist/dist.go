@@ -13,7 +13,9 @@
 // Every stream carries the assignment's generation, also in its name (a
 // view restarted with a new assignment never meets the streams of its
 // previous run); a node refuses a stream of another generation. Sources, the exchanges, the merges and
-// the view stay on the coordinator; only keyed operator instances move.
+// the view stay on the coordinator; only keyed operator instances move,
+// unless Runner.Splits places a view's split sources and the keyed
+// operators above them on the nodes (splits.go).
 // In streamsqld a Runner (runner.go) drives this from the statement log
 // (views on a cluster) and checkpoints the workers' instances to the
 // object store (ckpt.go, commit.go); a view restarted after a node's

@@ -22,7 +22,11 @@ import (
 //	g<gen>/<job>/p<op>/#<k>/in<i>/s<s>   sender s -> instance k (between the nodes that run them)
 //	g<gen>/<job>/p<op>/s<s>/in<i>/ctl    coordinator -> split s's node: start, barriers
 //	g<gen>/<job>/p<op>/s<s>/in<i>/pos    split s's node -> coordinator: the cuts' positions
-//	g<gen>/<job>/p<op>/#<k>/out          instance k -> coordinator (as for placed instances)
+//	g<gen>/<job>/p<op>/#<k>/out          instance k -> coordinator (as for placed instances): op a placed root only
+//
+// An operator placed above placed ones (dataflow's upper.go) uses the
+// data streams with its own op and the sender instance s of the
+// operator under it as s.
 
 // SplitStreamID names stream what of x in generation gen.
 func SplitStreamID(gen uint64, x dataflow.SplitStream, what string) string {
