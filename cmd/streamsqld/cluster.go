@@ -131,7 +131,12 @@ func joinCluster(cc *clusterConfig, listen net.Addr, exchange string, logf func(
 	if addr == "" {
 		addr = listen.String()
 	}
-	n, err := cluster.Join(ctx, cluster.Config{Target: cc.target, NodeID: cc.nodeID, Address: addr, Exchange: exchange, LeaseTTL: cc.leaseTTL, Logf: logf})
+	splits := "off"
+	if cc.nodeSplits {
+		splits = "on"
+	}
+	n, err := cluster.Join(ctx, cluster.Config{Target: cc.target, NodeID: cc.nodeID, Address: addr, Exchange: exchange, LeaseTTL: cc.leaseTTL, Logf: logf,
+		NodeSplits: splits})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--cluster %s: %w", cc.target, err)
 	}
