@@ -40,8 +40,13 @@ type Statement struct {
 	// with Assignment from a committed checkpoint (after a node's loss
 	// or arrival); every node stops its instances of the view and starts
 	// the ones Assignment gives it, restored from that checkpoint.
-	Restart *Restart  `json:"restart,omitempty"`
-	Time    time.Time `json:"time"`
+	Restart *Restart `json:"restart,omitempty"`
+	// NodeSplits is the coordinator's --cluster-node-splits ("on",
+	// "off"; "" not said) for a view's entries: a node whose own differs
+	// does not run the view's instances (they would expect other
+	// streams).
+	NodeSplits string    `json:"node_splits,omitempty"`
+	Time       time.Time `json:"time"`
 }
 
 // Restart is a view's restart from a committed checkpoint.

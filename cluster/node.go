@@ -37,6 +37,10 @@ type Config struct {
 	DialTimeout time.Duration
 	// Logf logs membership changes (nil: none).
 	Logf func(format string, args ...any)
+	// NodeSplits is the node's --cluster-node-splits, "on" or "off"
+	// ("": not said), registered with it: a coordinator refuses to place
+	// a view over nodes that disagree.
+	NodeSplits string
 }
 
 // NodeInfo is one node's registration, the value of <prefix>/nodes/<id>.
@@ -53,6 +57,8 @@ type NodeInfo struct {
 	// incarnation (a node that lost its lease registers again with
 	// another).
 	Lease int64 `json:"lease"`
+	// NodeSplits is Config.NodeSplits.
+	NodeSplits string `json:"node_splits,omitempty"`
 }
 
 // ErrDuplicateNode is returned by Join when another live process is
@@ -175,7 +181,7 @@ func (n *Node) register(ctx context.Context) (*concurrency.Session, error) {
 		return nil, fmt.Errorf("cluster: keep lease alive in etcd %s: %w", n.cfg.Target, err)
 	}
 	info := NodeInfo{NodeID: n.cfg.NodeID, Address: n.cfg.Address, Exchange: n.cfg.Exchange, Role: n.cfg.Role, State: "running",
-		Runs: "nothing", Started: n.started, Lease: int64(sess.Lease())}
+		Runs: "nothing", Started: n.started, Lease: int64(sess.Lease()), NodeSplits: n.cfg.NodeSplits}
 	val, _ := json.Marshal(info)
 	key := n.nodeKey(n.cfg.NodeID)
 	resp, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).

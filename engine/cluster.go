@@ -35,6 +35,11 @@ type ClusterNode interface {
 	// view's instances over the live nodes. Fenced: it fails when this
 	// node is no longer the coordinator.
 	Publish(ctx context.Context, st ClusterStatement) error
+	// CheckPlace (the coordinator) fails when a view could not be
+	// placed over the live nodes now (they disagree on how to run it):
+	// called before a view or sink is created, so that a refused
+	// statement leaves nothing behind (its OIDs included).
+	CheckPlace(ctx context.Context) error
 	// ServeView starts this worker's instances of the job of view oid
 	// (plan is the view's plan, as the coordinator planned it), as the
 	// logged statement that created it placed them; it returns once they

@@ -62,6 +62,17 @@ func (s *Session) clusterCreated(ctx context.Context, stmt sql.Statement, rel *c
 	return c.Publish(ctx, ClusterStatement{SQL: stmt.Source, SearchPath: s.set.searchPath(), User: s.user, OID: rel.OID})
 }
 
+// clusterCheckPlace runs before a view or sink is created: on a
+// cluster's coordinator (not in a replay) it fails when the view could
+// not be placed over the live nodes (ClusterNode.CheckPlace).
+func (s *Session) clusterCheckPlace(ctx context.Context) error {
+	c := s.eng.cfg.Cluster
+	if c == nil || s.replay != nil || !c.IsCoordinator() {
+		return nil
+	}
+	return c.CheckPlace(ctx)
+}
+
 // clusterView runs in CREATE MATERIALIZED VIEW on a cluster node once the
 // view is in the catalog: on the coordinator it logs the statement with
 // the view's placement (served false: the caller starts the job, whose

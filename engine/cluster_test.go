@@ -39,7 +39,8 @@ func (f *fakeCluster) IsCoordinator() bool {
 	defer f.mu.Unlock()
 	return f.coord
 }
-func (f *fakeCluster) Placement() dataflow.Placement { return nil }
+func (f *fakeCluster) Placement() dataflow.Placement    { return nil }
+func (f *fakeCluster) CheckPlace(context.Context) error { return nil }
 func (f *fakeCluster) Publish(context.Context, ClusterStatement) error {
 	if f.IsCoordinator() {
 		return nil

@@ -101,6 +101,9 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 	if _, err := open(spec); err != nil { // validate before anything is stored
 		return nil, err
 	}
+	if err := s.clusterCheckPlace(ctx); err != nil {
+		return nil, err
+	}
 	created, err := s.eng.cat.CreateView(rel, q.Deps, false)
 	if err != nil {
 		return s.maybeSkip(err, x.IfNotExists, "CREATE SINK")

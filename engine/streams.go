@@ -416,6 +416,9 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 		}
 	}
 	rel.Owner = s.sessionOwner()
+	if err := s.clusterCheckPlace(ctx); err != nil {
+		return nil, err
+	}
 	created, err := s.eng.cat.CreateView(rel, q.Deps, false)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,9 @@
 // Every stream carries the assignment's generation, also in its name (a
 // view restarted with a new assignment never meets the streams of its
 // previous run); a node refuses a stream of another generation. Sources, the exchanges, the merges and
-// the view stay on the coordinator; only keyed operator instances move.
+// the view stay on the coordinator; only keyed operator instances move,
+// unless Runner.Splits places a view's split sources and the keyed
+// operators above them on the nodes (splits.go).
 // In streamsqld a Runner (runner.go) drives this from the statement log
 // (views on a cluster) and checkpoints the workers' instances to the
 // object store (ckpt.go, commit.go); a view restarted after a node's
@@ -104,10 +106,11 @@ func serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Ser
 		<-env.Ctx.Done()
 		cancel(env.Err())
 	}()
+	placed := r != nil && r.Splits != nil
+	cks := placedCkpts{}
 	for op, p := range dataflow.ParallelNodes(plan) {
 		n := max(p.N, 1)
-		if r != nil && r.Splits != nil && r.Splits.PlacedOp(plan, op) { // splits.go
-			cks := map[int]*instanceCkpt{}
+		if placed && r.Splits.PlacedOp(plan, op) { // splits.go
 			lo, hi := a.Instances(self, n)
 			for k := lo; k < hi; k++ {
 				ck, err := serveCkpt(ctx, r, rs, plan, job, op, k, p)
@@ -115,13 +118,29 @@ func serve(ctx context.Context, self string, a cluster.Assignment, srv *netx.Ser
 					env.Fail(err)
 					return nil, err
 				}
-				cks[k] = ck
+				cks[[2]int{op, k}] = ck
 			}
-			if err := servePlaced(sctx, env, r.Splits, self, a, srv, opt, coord, job, plan, op, cks); err != nil {
-				env.Fail(err)
-				return nil, err
+		}
+	}
+	for op, p := range dataflow.ParallelNodes(plan) {
+		n := max(p.N, 1)
+		if placed && r.Splits.PlacedOp(plan, op) {
+			lo, hi := a.Instances(self, n)
+			if r.Splits.PlacedRoot(plan, op) {
+				if err := servePlaced(sctx, env, r.Splits, self, a, srv, opt, coord, job, plan, op, cks); err != nil {
+					env.Fail(err)
+					return nil, err
+				}
 			}
-			r.logf("cluster: job %d operator %d: this node reads splits [%d,%d) of %d, its exchanges sending to every node's instances directly", job, op, lo, hi, n)
+			to := "the operator above on the nodes"
+			if r.Splits.PlacedRoot(plan, op) {
+				to = "the coordinator"
+			}
+			if len(dataflow.ParallelNodes(p.Input)) == 0 { // over its source splits
+				r.logf("cluster: job %d operator %d: this node reads splits [%d,%d) of %d, its exchanges sending to every node's instances directly; output to %s", job, op, lo, hi, n, to)
+			} else {
+				r.logf("cluster: job %d operator %d: this node runs instances [%d,%d) of %d fed by every node's exchanges directly; output to %s", job, op, lo, hi, n, to)
+			}
 			continue
 		}
 		lo, hi := a.Instances(self, n)

@@ -108,6 +108,9 @@ func (r *Runner) BeginRestart(ctx context.Context) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.sameSplits(nodes); err != nil {
+		return nil, err
+	}
 	if pl.Assign, err = f.WriteAssignment(ctx, nodes); err != nil {
 		return nil, err
 	}
@@ -143,7 +146,7 @@ func (pl *Plan) log(ctx context.Context, job uint32, from *Restore) error {
 	}
 	a := pl.Assign
 	r.ownTerm(f)
-	if _, err := f.AppendStatement(ctx, cluster.Statement{OID: job, Assignment: &a, Restart: rs}); err != nil {
+	if _, err := f.AppendStatement(ctx, cluster.Statement{OID: job, Assignment: &a, Restart: rs, NodeSplits: r.nodeSplits()}); err != nil {
 		return err
 	}
 	r.mu.Lock()

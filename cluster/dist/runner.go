@@ -40,8 +40,11 @@ type Runner struct {
 
 	mu      sync.Mutex
 	assigns map[uint32]cluster.Assignment // a view's job -> the assignment it runs with
-	envs    map[uint32]*stream.Env        // a worker's running instances, by job
-	placed  map[string]time.Time          // the coordinator's instances on other nodes (instanceName): when placed
+	// splitsOf is the --cluster-node-splits a view's last logged entry
+	// was placed with ("": not said).
+	splitsOf map[uint32]string
+	envs     map[uint32]*stream.Env // a worker's running instances, by job
+	placed   map[string]time.Time   // the coordinator's instances on other nodes (instanceName): when placed
 	// cancelCommit cancels the CommitEpoch in flight (nil: none); a
 	// restart does not wait for a commit that waits for a dead node.
 	cancelCommit context.CancelFunc
@@ -81,7 +84,7 @@ func NewRunner(node *cluster.Node, srv *netx.Server, opt netx.Options, store *ob
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Runner{node: node, srv: srv, opt: opt, store: store, logf: logf, assigns: map[uint32]cluster.Assignment{},
+	return &Runner{node: node, srv: srv, opt: opt, store: store, logf: logf, assigns: map[uint32]cluster.Assignment{}, splitsOf: map[uint32]string{},
 		envs: map[uint32]*stream.Env{}, ownTerms: map[int64]bool{}, running: map[uint32]bool{}, placed: map[string]time.Time{}, coordObjs: map[string]objstore.Object{}}
 }
 
@@ -104,6 +107,9 @@ func (r *Runner) Place(in dataflow.InstancePlace, ins []<-chan stream.Message) (
 		delete(r.placed, name) // runs here now (after a restart): in the local checkpoint
 	}
 	r.mu.Unlock()
+	if ok {
+		r.logf("cluster: job %d: instance %d of operator %d runs on another node, its inputs sent from the coordinator", in.Job, in.Instance, in.Op)
+	}
 	return out, ok
 }
 
@@ -126,6 +132,39 @@ func sameNodes(a cluster.Assignment, nodes []cluster.NodeInfo) bool {
 		return 0
 	})
 	return slices.Equal(a.Nodes, live)
+}
+
+// nodeSplits is this node's --cluster-node-splits as logged: "on" when
+// the runner places split sources (Splits), else "off".
+func (r *Runner) nodeSplits() string {
+	if r.Splits != nil {
+		return "on"
+	}
+	return "off"
+}
+
+// sameSplits fails (55000) when a live node that takes instances
+// registered another --cluster-node-splits than this one's: a view
+// placed over them would fail on streams one side does not expect.
+func (r *Runner) sameSplits(nodes []cluster.NodeInfo) error {
+	mine := r.nodeSplits()
+	for _, n := range nodes {
+		if n.Exchange != "" && n.NodeSplits != "" && n.NodeSplits != mine {
+			return pgerr.New(pgerr.ObjectNotInPrerequisiteState,
+				"cluster: node %s runs with --cluster-node-splits=%s, the coordinator %s with =%s: start every node with the same setting", n.NodeID, n.NodeSplits, r.node.ID(), mine)
+		}
+	}
+	return nil
+}
+
+// CheckPlace (the coordinator) fails (55000) when a live node
+// registered another --cluster-node-splits than this one's (sameSplits).
+func (r *Runner) CheckPlace(ctx context.Context) error {
+	nodes, err := r.node.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	return r.sameSplits(nodes)
 }
 
 // Log appends st to the statement log, fenced on this node's term.
@@ -164,6 +203,9 @@ func (r *Runner) PlaceView(ctx context.Context, st cluster.Statement) (cluster.S
 	if err != nil {
 		return cluster.Statement{}, err
 	}
+	if err := r.sameSplits(nodes); err != nil {
+		return cluster.Statement{}, err
+	}
 	if !ok || a.Term != f.Term().Rev || !sameNodes(a, nodes) {
 		if a, err = f.WriteAssignment(ctx, nodes); err != nil {
 			return cluster.Statement{}, err
@@ -173,6 +215,7 @@ func (r *Runner) PlaceView(ctx context.Context, st cluster.Statement) (cluster.S
 	// Before any worker's stream of this generation arrives.
 	r.srv.SetGeneration(a.Generation)
 	st.Assignment = &a
+	st.NodeSplits = r.nodeSplits()
 	r.ownTerm(f)
 	logged, err := f.AppendStatement(ctx, st)
 	if err != nil {
@@ -199,6 +242,7 @@ func (r *Runner) Follow(ctx context.Context, apply func(cluster.Statement) error
 		if !own && st.Assignment != nil {
 			if cur, ok := r.assigns[st.OID]; !ok || cur.Generation <= st.Assignment.Generation {
 				r.assigns[st.OID] = *st.Assignment
+				r.splitsOf[st.OID] = st.NodeSplits
 			}
 		}
 		r.mu.Unlock()
@@ -233,6 +277,16 @@ func (r *Runner) ServeView(ctx context.Context, job uint32, plan stream.Node) er
 // restored from rs when it is not nil, in place of those it ran.
 func (r *Runner) serveView(ctx context.Context, job uint32, plan stream.Node, a cluster.Assignment, rs *Restore) error {
 	r.stopInstances(job, "restarted with assignment %d", a.Generation)
+	r.mu.Lock()
+	logged := r.splitsOf[job]
+	r.mu.Unlock()
+	if mine := r.nodeSplits(); logged != "" && logged != mine {
+		// Its instances would expect streams the coordinator's job does
+		// not send (or send streams nobody expects): refused, not run.
+		r.logf("ERROR: cluster: job %d (assignment %d): the coordinator %s runs it with --cluster-node-splits=%s, this node has =%s: its instances do not start here; start every node with the same setting",
+			job, a.Generation, a.Coordinator, logged, mine)
+		return nil
+	}
 	for _, n := range a.Nodes {
 		if n.NodeID == r.node.ID() && n.Lease != r.node.Lease() {
 			r.logf("cluster: job %d: assignment %d names an earlier incarnation of this node: no instances until the coordinator places them again", job, a.Generation)

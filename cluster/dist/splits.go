@@ -22,7 +22,11 @@ import (
 //	g<gen>/<job>/p<op>/#<k>/in<i>/s<s>   sender s -> instance k (between the nodes that run them)
 //	g<gen>/<job>/p<op>/s<s>/in<i>/ctl    coordinator -> split s's node: start, barriers
 //	g<gen>/<job>/p<op>/s<s>/in<i>/pos    split s's node -> coordinator: the cuts' positions
-//	g<gen>/<job>/p<op>/#<k>/out          instance k -> coordinator (as for placed instances)
+//	g<gen>/<job>/p<op>/#<k>/out          instance k -> coordinator (as for placed instances): op a placed root only
+//
+// An operator placed above placed ones (dataflow's upper.go) uses the
+// data streams with its own op and the sender instance s of the
+// operator under it as s.
 
 // SplitStreamID names stream what of x in generation gen.
 func SplitStreamID(gen uint64, x dataflow.SplitStream, what string) string {
@@ -42,6 +46,7 @@ type splitNet struct {
 	coord bool
 	// onOutput (the coordinator) notes a placed instance (Runner.placed).
 	onOutput func(in dataflow.InstancePlace)
+	logf     func(string, ...any) // nil: no log
 }
 
 func (s *splitNet) PlaceSplits(uint32) bool { return true }
@@ -75,10 +80,17 @@ func (s *splitNet) Control(x dataflow.SplitStream, out <-chan stream.Message) <-
 
 func (s *splitNet) Output(in dataflow.InstancePlace) <-chan stream.Message {
 	s.srv.SetGeneration(s.a.Generation)
+	s.Elsewhere(in)
+	if s.logf != nil {
+		s.logf("cluster: job %d: instance %d of operator %d sends its output to the coordinator", in.Job, in.Instance, in.Op)
+	}
+	return s.srv.Inbound(in.Ctx, StreamID(s.a.Generation, in.Job, in.Op, in.Instance, "out"), in.Fail)
+}
+
+func (s *splitNet) Elsewhere(in dataflow.InstancePlace) {
 	if s.onOutput != nil {
 		s.onOutput(in)
 	}
-	return s.srv.Inbound(in.Ctx, StreamID(s.a.Generation, in.Job, in.Op, in.Instance, "out"), in.Fail)
 }
 
 // PlaceSplits implements dataflow.SplitPlacement for the coordinator: a
@@ -99,7 +111,7 @@ func (r *Runner) coordNet(job uint32) *splitNet {
 	opt := r.opt
 	opt.Generation = a.Generation
 	r.srv.SetGeneration(a.Generation)
-	return &splitNet{self: r.node.ID(), a: a, srv: r.srv, opt: opt, coord: true, onOutput: func(in dataflow.InstancePlace) {
+	return &splitNet{self: r.node.ID(), a: a, srv: r.srv, opt: opt, coord: true, logf: r.logf, onOutput: func(in dataflow.InstancePlace) {
 		r.mu.Lock()
 		r.placed[instanceName(in.Job, in.Op, in.Instance)] = time.Now()
 		r.mu.Unlock()
@@ -127,28 +139,51 @@ func (r *Runner) Output(in dataflow.InstancePlace) <-chan stream.Message {
 	return r.coordNet(in.Job).Output(in)
 }
 
+// Elsewhere implements dataflow.SplitPlacement: the commit waits for
+// the instance's reports.
+func (r *Runner) Elsewhere(in dataflow.InstancePlace) { r.coordNet(in.Job).Elsewhere(in) }
+
 // servePlaced (a node other than the coordinator) starts its part of
-// operator op of job, placed whole, and sends its instances' outputs to
+// operator op of job, a placed root (dataflow.Runtime.PlacedRoot), with
+// the placed operators under it, and sends its instances' outputs to
 // the coordinator; cks gives each local instance its checkpointer (none
 // when absent).
 func servePlaced(ctx context.Context, env *stream.Env, rt *dataflow.Runtime, self string, a cluster.Assignment, srv *netx.Server, opt netx.Options,
-	coord string, job uint32, plan stream.Node, op int, cks map[int]*instanceCkpt) error {
+	coord string, job uint32, plan stream.Node, op int, cks placedCkpts) error {
 	net := &splitNet{self: self, a: a, srv: srv, opt: opt}
 	// The streams live in ctx (canceled with the failure as its cause).
-	outs, err := rt.ServePlaced(ctx, env, job, fmt.Sprintf("job %d", job), plan, op, net, func(k int) stream.Checkpointer {
-		if c := cks[k]; c != nil {
-			return c
-		}
-		return nil
-	})
+	outs, err := rt.ServePlaced(ctx, env, job, fmt.Sprintf("job %d", job), plan, op, net, placedHooks{ctx: ctx, cks: cks})
 	if err != nil {
 		return err
 	}
 	for k, out := range outs {
-		if c := cks[k]; c != nil {
-			out = c.watchBarriers(ctx, out)
-		}
 		netx.Outbound(ctx, coord, StreamID(a.Generation, job, op, k, "out"), opt, out, env.Fail)
 	}
 	return nil
+}
+
+// placedCkpts are a node's checkpointers of the placed instances it
+// runs, by operator and instance.
+type placedCkpts map[[2]int]*instanceCkpt
+
+// placedHooks is the dataflow.InstanceCheckpoints of a node's placed
+// instances: each checkpoints with its instanceCkpt, if any, and
+// reports once a checkpoint barrier has left it (watchBarriers).
+type placedHooks struct {
+	ctx context.Context
+	cks placedCkpts
+}
+
+func (h placedHooks) Checkpointer(op, k int) stream.Checkpointer {
+	if c := h.cks[[2]int{op, k}]; c != nil {
+		return c
+	}
+	return nil
+}
+
+func (h placedHooks) Watch(op, k int, out <-chan stream.Message) <-chan stream.Message {
+	if c := h.cks[[2]int{op, k}]; c != nil {
+		return c.watchBarriers(h.ctx, out)
+	}
+	return out
 }

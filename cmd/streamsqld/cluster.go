@@ -63,7 +63,7 @@ func clusterFlags(fs *flag.FlagSet) clusterFlagValues {
 		exchangeTimeout: fs.Duration("cluster-exchange-timeout", 10*time.Second,
 			"with --cluster: how long a data exchange connection between nodes may stay silent (no data, no heartbeat) before the views using it fail and are restarted from the last checkpoint: detects a dead, paused or partitioned peer"),
 		nodeSplits: fs.Bool("cluster-node-splits", true,
-			"with --cluster (the same on every node; =false on every node reads every source on the coordinator): read each split of a split source (nexmark, datagen, kafka partitions) on the node of the instance of the same number, its stateless operators and hash exchange with it, the exchange sending to every node directly; only for a keyed operator whose every input is such a source"),
+			"with --cluster (the same on every node; =false on every node reads every source on the coordinator): read each split of a split source (nexmark, datagen, kafka partitions) on the node of the instance of the same number, its stateless operators and hash exchange with it, the exchange sending to every node directly; only for a keyed operator whose every input is such a source; the keyed operators above it at the same parallelism (over filters and projections only) then run on the nodes too, exchanging between them directly"),
 	}
 }
 
@@ -131,7 +131,12 @@ func joinCluster(cc *clusterConfig, listen net.Addr, exchange string, logf func(
 	if addr == "" {
 		addr = listen.String()
 	}
-	n, err := cluster.Join(ctx, cluster.Config{Target: cc.target, NodeID: cc.nodeID, Address: addr, Exchange: exchange, LeaseTTL: cc.leaseTTL, Logf: logf})
+	splits := "off"
+	if cc.nodeSplits {
+		splits = "on"
+	}
+	n, err := cluster.Join(ctx, cluster.Config{Target: cc.target, NodeID: cc.nodeID, Address: addr, Exchange: exchange, LeaseTTL: cc.leaseTTL, Logf: logf,
+		NodeSplits: splits})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--cluster %s: %w", cc.target, err)
 	}

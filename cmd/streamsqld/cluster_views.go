@@ -255,6 +255,8 @@ func (c *clusterNode) Publish(ctx context.Context, st engine.ClusterStatement) e
 	return err
 }
 
+func (c *clusterNode) CheckPlace(ctx context.Context) error { return c.r.CheckPlace(ctx) }
+
 func (c *clusterNode) Forget(keep func(uint32) bool) { c.r.Forget(keep) }
 
 func (c *clusterNode) ServeView(ctx context.Context, oid uint32, plan stream.Node) error {

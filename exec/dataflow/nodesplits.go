@@ -64,6 +64,22 @@ type SplitPlacement interface {
 	// Output (the coordinator) is the output of instance in.Instance,
 	// which runs on another node, its inputs fed there.
 	Output(in InstancePlace) <-chan stream.Message
+	// Elsewhere (the coordinator) notes that instance in.Instance runs
+	// on another node (it checkpoints there), whether or not its output
+	// comes back here (Output): an operator placed above it may take
+	// its output on that node (upper.go).
+	Elsewhere(in InstancePlace)
+}
+
+// InstanceCheckpoints gives ServePlaced the checkpointing of the
+// instances it starts on a node. Called while they start, from the
+// caller's goroutine.
+type InstanceCheckpoints interface {
+	// Checkpointer is instance k of operator op's (nil: none).
+	Checkpointer(op, k int) stream.Checkpointer
+	// Watch returns out, instance k of operator op's output, passed on
+	// (it may note the barriers leaving the instance).
+	Watch(op, k int, out <-chan stream.Message) <-chan stream.Message
 }
 
 // SplitStream names one stream of a placed operator: Job, Op (its index
@@ -91,12 +107,7 @@ func (rt *Runtime) placedChains(p *stream.Parallel) ([]*stream.Scan, [][]stream.
 	var scans []*stream.Scan
 	var chains [][]stream.Node
 	for _, in := range p.Input.Inputs() {
-		var chain []stream.Node
-		n := in
-		for stream.Fused(n) {
-			chain = append([]stream.Node{n}, chain...)
-			n = n.Inputs()[0]
-		}
+		n, chain := fusedChain(in) // upper.go
 		s, ok := n.(*stream.Scan)
 		if !ok || s.Kind != stream.ScanSource || rt.readersOf(s) != p.N {
 			return nil, nil
@@ -117,23 +128,60 @@ func (j *Job) splitPlacement() SplitPlacement {
 	return sp
 }
 
-// startPlacedParallel is startParallel for an operator placed whole
-// (placedChains) on the coordinator: the local splits run here with
-// their chains and exchanges, the others through remote roots; the
-// local instances merge their senders, the others' outputs come back
-// from their nodes; rt.mu is held.
-func (j *Job) startPlacedParallel(p *stream.Parallel, op int, sp SplitPlacement, scans []*stream.Scan, chains [][]stream.Node, ri *resumeInputs) (flow, error) {
-	n := p.N
+// startPlacedParallel is startParallel for an operator placed on the
+// nodes (placed: over its source splits, or above placed operators,
+// upper.go) on the coordinator: its instances on other nodes send their
+// outputs back here; rt.mu is held.
+func (j *Job) startPlacedParallel(p *stream.Parallel, sp SplitPlacement, ri *resumeInputs) (flow, error) {
 	if j.rt.cfg.Checkpoints != nil && !j.rt.cfg.PlacedCheckpoints {
 		return flow{}, pgerr.New(pgerr.FeatureNotSupported,
 			"checkpoints of operator instances that run on other nodes are not built yet (issue 19)")
 	}
+	op := j.opIndex(p)
+	po, err := j.startPlacedOp(p, op, sp, ri)
+	if err != nil {
+		return flow{}, err
+	}
+	out := flow{frag: po.frag, meters: po.meters}
+	for k, ch := range po.chs {
+		if ch == nil {
+			ch = sp.Output(InstancePlace{Ctx: j.env.Ctx, Job: j.spec.ID, Op: op, Instance: k, N: p.N, Fail: j.fail})
+		}
+		out.chs = append(out.chs, ch)
+	}
+	return out, nil
+}
+
+// placedOut is the start of a placed operator on the coordinator: per
+// instance its output, nil for an instance on another node; the meters
+// of those here; its fragment.
+type placedOut struct {
+	chs    []<-chan stream.Message
+	meters []int
+	frag   int
+}
+
+// startPlacedOp starts placed operator p (number op) on the coordinator
+// (placedOut); rt.mu is held.
+func (j *Job) startPlacedOp(p *stream.Parallel, op int, sp SplitPlacement, ri *resumeInputs) (placedOut, error) {
+	if scans, chains := j.rt.placedChains(p); scans != nil {
+		return j.startPlacedSplits(p, op, sp, scans, chains, ri)
+	}
+	if lower, chains := j.rt.upperInputs(p); lower != nil {
+		return j.startUpper(p, op, sp, lower, chains, ri) // upper.go
+	}
+	return placedOut{}, internalf("dataflow: %s is not placed on the nodes", p.Explain())
+}
+
+// startPlacedSplits is startPlacedOp for an operator placed over its
+// source splits (placedChains): the local splits run here with their
+// chains and exchanges, the others through remote roots; the local
+// instances merge their senders; rt.mu is held.
+func (j *Job) startPlacedSplits(p *stream.Parallel, op int, sp SplitPlacement, scans []*stream.Scan, chains [][]stream.Node, ri *resumeInputs) (placedOut, error) {
+	n := p.N
 	j.rt.cfg.Logf("materialized view %s: operator %d (%s) runs on the nodes with its %d source splits, exchanges N×N", j.spec.Name, op, OperatorName(p.Input), n)
 	frag := j.newFragment()
-	senders := make([][][]<-chan stream.Message, n) // [instance][input] -> one channel per sender
-	for k := range senders {
-		senders[k] = make([][]<-chan stream.Message, len(scans))
-	}
+	senders := newSenders(n, len(scans)) // [instance][input] -> one channel per sender
 	for i, s := range scans {
 		ifrag := j.newFragment()
 		for s2 := range n {
@@ -157,7 +205,7 @@ func (j *Job) startPlacedParallel(p *stream.Parallel, op int, sp SplitPlacement,
 			if ri == nil {
 				var err error
 				if src, err = j.openSplit(s, nil, s2, n); err != nil {
-					return flow{}, err
+					return placedOut{}, err
 				}
 			}
 			outs := j.startSender(r, src, w, s, chains[i], p.Keys[i], p.KeyTypes, s2, n, ifrag)
@@ -171,23 +219,38 @@ func (j *Job) startPlacedParallel(p *stream.Parallel, op int, sp SplitPlacement,
 			}
 		}
 	}
-	out := flow{frag: frag}
+	return j.startPlacedInstances(p, op, sp, frag, senders, false), nil
+}
+
+// startPlacedInstances starts the instances of placed operator p (number
+// op) that run here, each over its senders per input (merged; direct:
+// the one sender, instance k's of the operator below), and returns their
+// outputs (placedOut; sp.Elsewhere is told of those on other nodes);
+// rt.mu is held.
+func (j *Job) startPlacedInstances(p *stream.Parallel, op int, sp SplitPlacement, frag int, senders [][][]<-chan stream.Message, direct bool) placedOut {
+	n := p.N
+	out := placedOut{chs: make([]<-chan stream.Message, n), frag: frag}
 	for k := range n {
 		if !sp.Local(j.spec.ID, k, n) {
-			out.chs = append(out.chs, sp.Output(InstancePlace{Ctx: j.env.Ctx, Job: j.spec.ID, Op: op, Instance: k, N: n, Fail: j.fail}))
+			sp.Elsewhere(InstancePlace{Ctx: j.env.Ctx, Job: j.spec.ID, Op: op, Instance: k, N: n, Fail: j.fail})
 			continue
 		}
 		var ins []<-chan stream.Message
-		for i := range scans {
-			ins = append(ins, j.gather(flow{chs: senders[k][i]}, frag, k, n))
+		for _, chs := range senders[k] {
+			if direct && len(chs) == 1 {
+				ins = append(ins, chs[0])
+				continue
+			}
+			ins = append(ins, j.gather(flow{chs: chs}, frag, k, n))
 		}
 		var ck stream.Checkpointer
 		if c, ok := j.env.Checkpoints.(*jobCkpt); ok {
 			ck = &instanceCkpt{c: c, p: p, k: k, id: instanceID(c.ids[p.Input], k)}
 		}
-		out.add(j, j.startMetered(p.Input, nil, k, n, frag, j.env.Instance(ck), ins))
+		out.chs[k] = j.startMetered(p.Input, nil, k, n, frag, j.env.Instance(ck), ins)
+		out.meters = append(out.meters, j.outMeters...)
 	}
-	return out, nil
+	return out
 }
 
 // startSender starts split reader s of n (root r, opened as src), the
@@ -350,32 +413,50 @@ func (j *Job) reportedAll(epoch uint64) bool {
 }
 
 // ServePlaced (a node other than the coordinator) runs its part of
-// parallel operator op of job's plan when the coordinator places it
-// whole (PlacedOp): the splits sp says are local, each with its fused
-// chain and exchange, its root driven by the coordinator's control
-// stream, and the local instances, each over the merge of its N senders
-// (ck gives each its Checkpointer, nil for none). It returns the local
-// instances' outputs by instance. env is the node's Env of the job: a
-// failure fails it; the streams between the nodes live in ctx.
-func (rt *Runtime) ServePlaced(ctx context.Context, env *stream.Env, job uint32, name string, plan stream.Node, op int, sp SplitPlacement, ck func(k int) stream.Checkpointer) (map[int]<-chan stream.Message, error) {
+// parallel operator op of job's plan when the coordinator places it on
+// the nodes (PlacedOp), with the placed operators under it (upper.go):
+// the splits sp says are local, each with its fused chain and exchange,
+// its root driven by the coordinator's control stream, the local
+// instances, each over the merge of its N senders, and the exchanges
+// between them (ck, if not nil, checkpoints each instance). It returns
+// op's local instances' outputs by instance. env is the node's Env of
+// the job: a failure fails it; the streams between the nodes live in
+// ctx.
+func (rt *Runtime) ServePlaced(ctx context.Context, env *stream.Env, job uint32, name string, plan stream.Node, op int, sp SplitPlacement, ck InstanceCheckpoints) (map[int]<-chan stream.Message, error) {
 	ps := ParallelNodes(plan)
 	if op < 0 || op >= len(ps) {
 		return nil, internalf("dataflow: the plan has %d parallel operators, not %d", len(ps), op+1)
 	}
-	p := ps[op]
-	scans, chains := rt.placedChains(p)
-	if scans == nil {
-		return nil, internalf("dataflow: %s is not placed whole on the nodes", p.Explain())
-	}
 	j := &Job{rt: rt, spec: JobSpec{ID: job, Name: name, Plan: plan}, env: env}
-	n := p.N
-	senders := make([][][]<-chan stream.Message, n)
-	for k := range senders {
-		senders[k] = make([][]<-chan stream.Message, len(scans))
+	outs, err := j.servePlacedOp(ctx, ps, op, sp, ck)
+	if err != nil {
+		return nil, err
 	}
+	res := map[int]<-chan stream.Message{}
+	for k, ch := range outs {
+		if ch != nil {
+			res[k] = ch
+		}
+	}
+	return res, nil
+}
+
+// servePlacedOp (a node) starts its part of placed operator ps[op] and
+// returns its instances' outputs, nil for those on other nodes.
+func (j *Job) servePlacedOp(ctx context.Context, ps []*stream.Parallel, op int, sp SplitPlacement, ck InstanceCheckpoints) ([]<-chan stream.Message, error) {
+	p := ps[op]
+	if lower, chains := j.rt.upperInputs(p); lower != nil {
+		return j.serveUpper(ctx, ps, op, sp, ck, lower, chains) // upper.go
+	}
+	scans, chains := j.rt.placedChains(p)
+	if scans == nil {
+		return nil, internalf("dataflow: %s is not placed on the nodes", p.Explain())
+	}
+	job, n := j.spec.ID, p.N
+	senders := newSenders(n, len(scans))
 	for i, s := range scans {
 		for s2 := range n {
-			x := SplitStream{Ctx: ctx, Job: job, Op: op, Input: i, Split: s2, Instance: -1, N: n, Fail: env.Fail}
+			x := SplitStream{Ctx: ctx, Job: job, Op: op, Input: i, Split: s2, Instance: -1, N: n, Fail: j.env.Fail}
 			if !sp.Local(job, s2, n) {
 				for k := range n {
 					if sp.Local(job, k, n) {
@@ -396,22 +477,38 @@ func (rt *Runtime) ServePlaced(ctx context.Context, env *stream.Env, job uint32,
 			}
 		}
 	}
-	res := map[int]<-chan stream.Message{}
+	return j.serveInstances(p, op, sp, ck, senders, false), nil
+}
+
+// serveInstances (a node) starts the local instances of placed operator
+// p (number op), each over its senders per input (merged; direct: the
+// one sender, instance k's of the operator below), and returns their
+// outputs by instance, nil for those on other nodes.
+func (j *Job) serveInstances(p *stream.Parallel, op int, sp SplitPlacement, ck InstanceCheckpoints, senders [][][]<-chan stream.Message, direct bool) []<-chan stream.Message {
+	n := p.N
+	res := make([]<-chan stream.Message, n)
 	for k := range n {
-		if !sp.Local(job, k, n) {
+		if !sp.Local(j.spec.ID, k, n) {
 			continue
 		}
 		var ins []<-chan stream.Message
-		for i := range scans {
-			ins = append(ins, j.merge(senders[k][i]))
+		for _, chs := range senders[k] {
+			if direct && len(chs) == 1 {
+				ins = append(ins, chs[0])
+				continue
+			}
+			ins = append(ins, j.merge(chs))
 		}
 		var c stream.Checkpointer
 		if ck != nil {
-			c = ck(k)
+			c = ck.Checkpointer(op, k)
 		}
-		res[k] = p.Input.Start(env.Instance(c), ins)
+		res[k] = p.Input.Start(j.env.Instance(c), ins)
+		if ck != nil {
+			res[k] = ck.Watch(op, k, res[k])
+		}
 	}
-	return res, nil
+	return res
 }
 
 // startPlacedSplit (a node) starts split x.Split of source s with its
@@ -490,13 +587,10 @@ func (j *Job) forwardBarriers(r *root, ctl <-chan stream.Message) {
 	}
 }
 
-// PlacedOp says whether operator op of plan runs placed whole on the
-// nodes when the runtime's Placement places the job's splits.
+// PlacedOp says whether operator op of plan runs placed on the nodes
+// (over its source splits, or above placed operators: upper.go) when
+// the runtime's Placement places the job's splits.
 func (rt *Runtime) PlacedOp(plan stream.Node, op int) bool {
 	ps := ParallelNodes(plan)
-	if op < 0 || op >= len(ps) {
-		return false
-	}
-	s, _ := rt.placedChains(ps[op])
-	return s != nil
+	return op >= 0 && op < len(ps) && rt.placed(ps[op])
 }

@@ -38,10 +38,8 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 	if len(p.Keys) != len(ins) {
 		return flow{}, internalf("dataflow: %s has %d key lists for %d inputs", p.Explain(), len(p.Keys), len(ins))
 	}
-	if sp := j.splitPlacement(); sp != nil {
-		if scans, chains := j.rt.placedChains(p); scans != nil {
-			return j.startPlacedParallel(p, j.opIndex(p), sp, scans, chains, ri) // nodesplits.go
-		}
+	if sp := j.splitPlacement(); sp != nil && j.rt.placed(p) {
+		return j.startPlacedParallel(p, sp, ri) // nodesplits.go, upper.go
 	}
 	perInst := make([][]<-chan stream.Message, n)
 	ids := make([][]int, n) // per instance, its inputs' meters (opstats.go)

@@ -115,3 +115,35 @@ func TestClusterNodeSplitsCoordinatorKilled(t *testing.T) {
 	}
 	t.Logf("kill -9 of the coordinator: equal to one node on n2 and n3 %.2f s after the kill", time.Since(killed).Seconds())
 }
+
+// TestClusterNodeSplitsDisagree: n3 runs with --cluster-node-splits=false,
+// n1 and n2 with the default: CREATE MATERIALIZED VIEW on n1 fails at
+// once (55000) naming n3 and the settings, instead of the view failing on
+// streams one side does not expect after the connect timeout; once n3 is
+// gone the same statement runs, logged with the setting.
+func TestClusterNodeSplitsDisagree(t *testing.T) {
+	etcd := clustertest.StartEtcd(t)
+	env := clustertest.StartS3(t, "ckpt").Env()
+	flags := []string{"--cluster", "etcd://" + etcd.Endpoint + "/sq", "--checkpoint-url", "s3://ckpt/sq", "--cluster-lease-ttl", "2s"}
+	n1 := start(t, env, "n1", flags...)
+	waitNodes(t, n1, "SELECT node_id, role FROM streamsql_nodes", []string{"n1|coordinator"})
+	start(t, env, "n2", flags...)
+	n3 := start(t, env, "n3", append(flags, "--cluster-node-splits=false")...)
+	waitNodes(t, n1, "SELECT node_id FROM streamsql_nodes ORDER BY 1", []string{"n1", "n2", "n3"})
+	n1.exec(t, clusterViews[:2]...)
+	began := time.Now()
+	_, err := n1.query(t, clusterViews[2])
+	if err == nil || !strings.Contains(err.Error(), "node n3 runs with --cluster-node-splits=off, the coordinator n1 with =on") ||
+		!strings.Contains(err.Error(), "55000") {
+		t.Fatalf("CREATE MATERIALIZED VIEW over nodes that disagree: %v", err)
+	}
+	t.Logf("refused in %.2f s: %v", time.Since(began).Seconds(), err)
+	n3.kill()
+	waitNodes(t, n1, "SELECT node_id FROM streamsql_nodes ORDER BY 1", []string{"n1", "n2"})
+	n1.exec(t, clusterViews[1:3]...)
+	n1.exec(t, "FLUSH")
+	rows, err := n1.query(t, "SELECT count(*) > 0 FROM per_auction")
+	if err != nil || len(rows) != 1 || rows[0] != "true" {
+		t.Fatalf("per_auction over n1 and n2: %v %v", rows, err)
+	}
+}

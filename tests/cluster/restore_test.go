@@ -79,11 +79,18 @@ func waitLog(t *testing.T, n *node, d time.Duration, what ...string) {
 // clusterReads after FLUSH.
 func singleRun(t *testing.T, views []string) [][]string {
 	t.Helper()
+	return singleReads(t, views, clusterReads)
+}
+
+// singleReads is the single-node result of views: the rows of each of
+// reads after FLUSH (at least 3 each).
+func singleReads(t *testing.T, views, reads []string) [][]string {
+	t.Helper()
 	single := launch(t, nil, "single")
 	single.exec(t, views...)
 	single.exec(t, "FLUSH")
 	var want [][]string
-	for _, q := range clusterReads {
+	for _, q := range reads {
 		rows, err := single.query(t, q)
 		if err != nil {
 			t.Fatal(err)
