@@ -48,7 +48,14 @@ func newBidCols(rows int, proj projection) *bidCols {
 // Flink's order: hot auction, [auction], hot bidder, [bidder], price,
 // channel, extra; the last two only when a column they decide is built.
 func (c *bidCols) add(p *pools, r *rng, id, ts int64) {
-	var auction, bidder int64
+	auction, bidder, price := drawBid(r, id)
+	c.put(p, r, auction, bidder, price, ts)
+}
+
+// drawBid draws the first values of the bid of event id (its auction,
+// bidder and price), the draws every bid makes before any column of it is
+// written.
+func drawBid(r *rng, id int64) (auction, bidder, price int64) {
 	if r.intn(hotAuctionRatio) > 0 {
 		auction = lastAuction(id) / hotRatio100 * hotRatio100
 	} else {
@@ -59,14 +66,19 @@ func (c *bidCols) add(p *pools, r *rng, id, ts int64) {
 	} else {
 		bidder = randPerson(r, id)
 	}
-	price := r.price()
+	return firstAuctionID + auction, firstPersonID + bidder, r.price()
+}
+
+// put appends a bid whose first values drawBid drew, making its last
+// draws (channel, extra) from r.
+func (c *bidCols) put(p *pools, r *rng, auction, bidder, price, ts int64) {
 	c.rows++
 	k := c.proj.cols
 	if k.has(bidAuction) {
-		c.auction = append(c.auction, firstAuctionID+auction)
+		c.auction = append(c.auction, auction)
 	}
 	if k.has(bidBidder) {
-		c.bidder = append(c.bidder, firstPersonID+bidder)
+		c.bidder = append(c.bidder, bidder)
 	}
 	if k.has(bidPrice) {
 		c.price = append(c.price, price)
