@@ -44,18 +44,14 @@ func newBidCols(rows int, proj projection) *bidCols {
 	return c
 }
 
-// add appends the bid of event id at event time ts (µs). Random calls in
-// Flink's order: hot auction, [auction], hot bidder, [bidder], price,
-// channel, extra; the last two only when a column they decide is built.
-func (c *bidCols) add(p *pools, r *rng, id, ts int64) {
-	auction, bidder, price := drawBid(r, id)
-	c.put(p, r, auction, bidder, price, ts)
-}
-
-// drawBid draws the first values of the bid of event id (its auction,
-// bidder and price), the draws every bid makes before any column of it is
-// written.
-func drawBid(r *rng, id int64) (auction, bidder, price int64) {
+// addBid appends the bid of event id at event time ts (µs) to c, or,
+// when rb is not nil (a routed generator), to the part of the instance
+// its routed column's value belongs to. Random calls in Flink's order:
+// hot auction, [auction], hot bidder, [bidder], price, channel, extra;
+// the last two only when a column they decide is built. (One function
+// for both: the unrouted path makes no call more than before.)
+func addBid(c *bidCols, rb *routedBids, p *pools, r *rng, id, ts int64) {
+	var auction, bidder int64
 	if r.intn(hotAuctionRatio) > 0 {
 		auction = lastAuction(id) / hotRatio100 * hotRatio100
 	} else {
@@ -66,12 +62,19 @@ func drawBid(r *rng, id int64) (auction, bidder, price int64) {
 	} else {
 		bidder = randPerson(r, id)
 	}
-	return firstAuctionID + auction, firstPersonID + bidder, r.price()
-}
-
-// put appends a bid whose first values drawBid drew, making its last
-// draws (channel, extra) from r.
-func (c *bidCols) put(p *pools, r *rng, auction, bidder, price, ts int64) {
+	auction += firstAuctionID
+	bidder += firstPersonID
+	price := r.price()
+	if rb != nil {
+		v := auction
+		switch rb.rt.col {
+		case bidBidder:
+			v = bidder
+		case bidPrice:
+			v = price
+		}
+		c = rb.parts[rb.rt.owner(v)]
+	}
 	c.rows++
 	k := c.proj.cols
 	if k.has(bidAuction) {

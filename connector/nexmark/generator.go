@@ -216,11 +216,7 @@ func (g *Generator) Next(max int) (Batches, error) {
 				as.add(p, &r, id, ts, horizon)
 			}
 		default:
-			if rb != nil {
-				addBid(rb, p, &r, id, ts)
-			} else {
-				bs.add(p, &r, id, ts)
-			}
+			addBid(bs, rb, p, &r, id, ts)
 		}
 	}
 	if end > 0 && n > end {

@@ -87,20 +87,6 @@ func newRoutedAuctions(rt *route, rows int, proj projection) *routedAuctions {
 	return newRoutedParts(rt, func() *auctionCols { return newAuctionCols(partCap(rows, rt.n), proj) })
 }
 
-// addBid appends the bid of event id at event time ts to the part of its
-// instance (the draws of bidCols.add, in its order).
-func addBid(b *routedBids, p *pools, r *rng, id, ts int64) {
-	auction, bidder, price := drawBid(r, id)
-	v := auction
-	switch b.rt.col {
-	case bidBidder:
-		v = bidder
-	case bidPrice:
-		v = price
-	}
-	b.parts[b.rt.owner(v)].put(p, r, auction, bidder, price, ts)
-}
-
 // addAuction appends the auction of event id to the part of its instance.
 func addAuction(b *routedAuctions, p *pools, r *rng, id, ts, horizon int64) {
 	b.parts[b.rt.owner(firstAuctionID+lastAuction(id))].add(p, r, id, ts, horizon)
