@@ -4,6 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
 )
@@ -47,8 +48,11 @@ type scanRoute struct {
 // source scan, the key is not one bigint column, or the inputs cannot
 // route.
 func (j *Job) routeScan(in stream.Node, keys []int, ts []types.T, n int) *stream.Routing {
-	s, ok := in.(*stream.Scan)
-	if !ok || s.Kind != stream.ScanSource || n < 2 || len(keys) != 1 || len(ts) != 1 || ts[0].Kind != types.Int8 {
+	if n < 2 || len(keys) != 1 || len(ts) != 1 || ts[0].Kind != types.Int8 {
+		return nil
+	}
+	s, col := scanColumn(in, keys[0])
+	if s == nil || s.Kind != stream.ScanSource {
 		return nil
 	}
 	if j.rt.readersOf(s) < 2 {
@@ -65,8 +69,31 @@ func (j *Job) routeScan(in stream.Node, keys []int, ts []types.T, n int) *stream
 		j.routes = map[*stream.Scan]scanRoute{}
 	}
 	rt := stream.NewRouting(n)
-	j.routes[s] = scanRoute{rt: rt, col: keys[0]}
+	j.routes[s] = scanRoute{rt: rt, col: col}
 	return rt
+}
+
+// scanColumn follows column col of in's output down through fused
+// Projects (a plain column reference) and Filters (which pass a
+// routed chunk's Part on: they keep its rows or some of them) to the
+// scan under them; nil when in is not such a chain over a scan.
+func scanColumn(in stream.Node, col int) (*stream.Scan, int) {
+	for {
+		switch x := in.(type) {
+		case *stream.Scan:
+			return x, col
+		case *stream.Project:
+			ref, ok := x.Exprs[col].(*expr.ColRef)
+			if !ok {
+				return nil, 0
+			}
+			in, col = x.Input, ref.Idx
+		case *stream.Filter:
+			in = x.Input
+		default:
+			return nil, 0
+		}
+	}
 }
 
 // openRouted opens reader i of k of scan s at pos with the routing noted

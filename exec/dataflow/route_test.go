@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
 )
@@ -75,5 +76,26 @@ func TestExchangePassesRoutedParts(t *testing.T) {
 	}
 	if !passed {
 		t.Fatal("the routed chunk was not passed on as it is")
+	}
+}
+
+// scanColumn maps an exchange's key through fused Projects (plain column
+// references only) and Filters to the scan's column.
+func TestScanColumnThroughChain(t *testing.T) {
+	scan := &stream.Scan{Name: "bid", Kind: stream.ScanSource}
+	ref := func(i int) expr.Expr { return &expr.ColRef{Idx: i, T: types.TInt8} }
+	filter := &stream.Filter{Input: scan, Cond: ref(0)}
+	proj := &stream.Project{Input: filter, Exprs: []expr.Expr{ref(2), ref(0), &expr.Const{T: types.TInt8}}}
+	if s, col := scanColumn(proj, 0); s != scan || col != 2 {
+		t.Fatalf("column 0: %v, %d; want the scan's column 2", s, col)
+	}
+	if s, col := scanColumn(proj, 1); s != scan || col != 0 {
+		t.Fatalf("column 1: %v, %d; want the scan's column 0", s, col)
+	}
+	if s, _ := scanColumn(proj, 2); s != nil {
+		t.Fatal("a computed column maps to a scan column")
+	}
+	if s, _ := scanColumn(&stream.Union{Ins: []stream.Node{scan}}, 0); s != nil {
+		t.Fatal("a union maps to a scan column")
 	}
 }

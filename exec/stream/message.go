@@ -49,7 +49,10 @@ type Chunk struct {
 	// generator built it so (route.go), and that exchange passes it on
 	// whole, with no hashing and no copy. Only a split reader sets it; an
 	// operator that builds a chunk from another builds a new Chunk without
-	// it, and an exchange ignores a Part of another routing.
+	// it, except Project and Filter, which keep its rows or some of them
+	// (the runtime maps the exchange's key through them to the reader's
+	// column: exec/dataflow/route.go); an exchange ignores a Part of
+	// another routing.
 	Part *Part
 }
 
