@@ -557,7 +557,13 @@ func (in *sourceInputs) OpenSourceSplit(job, oid uint32, pos []byte, split, spli
 
 // OpenSourceColumns implements dataflow.ColumnInputs: OpenSourceSplit for
 // a reader that builds only columns cols (nil: all).
-func (in *sourceInputs) OpenSourceColumns(_, oid uint32, read []int, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
+func (in *sourceInputs) OpenSourceColumns(job, oid uint32, read []int, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
+	return in.OpenSourceRouted(job, oid, read, nil, pos, split, splits, onError)
+}
+
+// OpenSourceRouted implements dataflow.RoutedInputs: OpenSourceColumns for
+// a reader asked to route its rows (route; nil: not routed).
+func (in *sourceInputs) OpenSourceRouted(_, oid uint32, read []int, route *connector.Route, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
 	if pos != nil {
 		return dataflow.SourceReader{}, pgerr.Internal("bench: sources do not resume")
 	}
@@ -573,7 +579,7 @@ func (in *sourceInputs) OpenSourceColumns(_, oid uint32, read []int, pos []byte,
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}
-	r, err := connector.NewReader(src, connector.ReaderOptions{Errors: onError, Split: split, Splits: splits, Columns: read})
+	r, err := connector.NewReader(src, connector.ReaderOptions{Errors: onError, Split: split, Splits: splits, Columns: read, Route: route})
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}
@@ -585,7 +591,14 @@ func (in *sourceInputs) OpenSourceColumns(_, oid uint32, read []int, pos []byte,
 		defer func() { in.ended <- struct{}{} }()
 		return r.Run(ctx, emit)
 	}
-	return dataflow.SourceReader{Run: run, Finite: connector.IsFinite(src)}, nil
+	sr := dataflow.SourceReader{Run: run, Finite: connector.IsFinite(src)}
+	if p, ok := r.(connector.PartsReader); ok && route != nil && p.Routes() {
+		sr.RunParts = func(ctx context.Context, emit func([]arrow.RecordBatch) error) error {
+			defer func() { in.ended <- struct{}{} }()
+			return p.RunParts(ctx, emit)
+		}
+	}
+	return sr, nil
 }
 
 // fileSink is the file sink of Options.FileSink for query name (text).

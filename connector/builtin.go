@@ -114,6 +114,9 @@ func (s nexmarkSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) 
 	if err := r.SetColumns(o.Columns); err != nil {
 		return nil, err
 	}
+	if o.Route != nil {
+		r.SetRoute(o.Route.Col, o.Route.N, o.Route.Owner) // false: it reads unrouted (Routes)
+	}
 	if err := r.Seek(pos); err != nil {
 		return nil, err
 	}

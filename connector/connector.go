@@ -115,6 +115,35 @@ type ReaderOptions struct {
 	// (PrunesColumns) take it; their rows, values and positions are those
 	// of a reader of every column, so positions resume either.
 	Columns []int
+
+	// Route, when not nil, asks a split reader to build its batches
+	// already routed among Route.N instances (PartsReader). Readers that
+	// cannot route that column ignore it.
+	Route *Route
+}
+
+// Route is how a reader routes its rows (ReaderOptions.Route): row r
+// belongs to instance Owner(v), v being r's value in column Col (an index
+// into Source.Columns(), an integer column the reader generates, never
+// NULL). Owner is safe from any goroutine.
+type Route struct {
+	Col   int
+	N     int
+	Owner func(v int64) int
+}
+
+// PartsReader is implemented by readers that can build their batches
+// routed (ReaderOptions.Route: the generators, for some columns). When
+// Routes reports true, the runtime calls RunParts instead of Run.
+type PartsReader interface {
+	// Routes reports whether the reader routes its rows (it was given a
+	// Route for a column it can route).
+	Routes() bool
+	// RunParts is Run, except that each step emits one batch per instance
+	// in one call: parts[k] holds the step's rows that instance k owns, in
+	// their order (nil when none), the position after the step being the
+	// same for all. The parts belong to the consumer.
+	RunParts(ctx context.Context, emit func(parts []arrow.RecordBatch) error) error
 }
 
 // PrunesColumns tells whether the readers of a connector build only the

@@ -87,6 +87,12 @@ func (in flowInputs) OpenSourceSplit(job, oid uint32, pos []byte, split, splits 
 // a reader that builds only columns cols (nil: all) of a source whose
 // connector prunes (connector.PrunesColumns).
 func (in flowInputs) OpenSourceColumns(job, oid uint32, cols []int, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
+	return in.OpenSourceRouted(job, oid, cols, nil, pos, split, splits, onError)
+}
+
+// OpenSourceRouted implements dataflow.RoutedInputs: OpenSourceColumns for
+// a reader asked to route its rows (route; nil: not routed).
+func (in flowInputs) OpenSourceRouted(job, oid uint32, cols []int, route *connector.Route, pos []byte, split, splits int, onError func(error)) (dataflow.SourceReader, error) {
 	rel := in.e.cat.Relation(oid)
 	if rel == nil || rel.Kind != catalog.KindSource {
 		return dataflow.SourceReader{}, pgerr.Internal("source %d does not exist", oid)
@@ -95,7 +101,7 @@ func (in flowInputs) OpenSourceColumns(job, oid uint32, cols []int, pos []byte, 
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}
-	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError, Progress: true, Split: split, Splits: splits, Columns: cols})
+	r, err := connector.NewReaderAt(src, pos, connector.ReaderOptions{Errors: onError, Progress: true, Split: split, Splits: splits, Columns: cols, Route: route})
 	if err != nil {
 		return dataflow.SourceReader{}, err
 	}
@@ -108,6 +114,9 @@ func (in flowInputs) OpenSourceColumns(job, oid uint32, cols []int, pos []byte, 
 	}
 	if p, ok := r.(connector.Partitioned); ok {
 		sr.Partition, sr.Partitions = p.Partition, p.Partitions
+	}
+	if p, ok := r.(connector.PartsReader); ok && route != nil && p.Routes() {
+		sr.RunParts = p.RunParts
 	}
 	if rep, ok := r.(connector.Reporter); ok {
 		in.e.readers.track(&sr, job, oid, rep)

@@ -44,10 +44,13 @@ func newBidCols(rows int, proj projection) *bidCols {
 	return c
 }
 
-// add appends the bid of event id at event time ts (µs). Random calls in
-// Flink's order: hot auction, [auction], hot bidder, [bidder], price,
-// channel, extra; the last two only when a column they decide is built.
-func (c *bidCols) add(p *pools, r *rng, id, ts int64) {
+// addBid appends the bid of event id at event time ts (µs) to c, or,
+// when rb is not nil (a routed generator), to the part of the instance
+// its routed column's value belongs to. Random calls in Flink's order:
+// hot auction, [auction], hot bidder, [bidder], price, channel, extra;
+// the last two only when a column they decide is built. (One function
+// for both: the unrouted path makes no call more than before.)
+func addBid(c *bidCols, rb *routedBids, p *pools, r *rng, id, ts int64) {
 	var auction, bidder int64
 	if r.intn(hotAuctionRatio) > 0 {
 		auction = lastAuction(id) / hotRatio100 * hotRatio100
@@ -59,14 +62,26 @@ func (c *bidCols) add(p *pools, r *rng, id, ts int64) {
 	} else {
 		bidder = randPerson(r, id)
 	}
+	auction += firstAuctionID
+	bidder += firstPersonID
 	price := r.price()
+	if rb != nil {
+		v := auction
+		switch rb.rt.col {
+		case bidBidder:
+			v = bidder
+		case bidPrice:
+			v = price
+		}
+		c = rb.parts[rb.rt.owner(v)]
+	}
 	c.rows++
 	k := c.proj.cols
 	if k.has(bidAuction) {
-		c.auction = append(c.auction, firstAuctionID+auction)
+		c.auction = append(c.auction, auction)
 	}
 	if k.has(bidBidder) {
-		c.bidder = append(c.bidder, firstPersonID+bidder)
+		c.bidder = append(c.bidder, bidder)
 	}
 	if k.has(bidPrice) {
 		c.price = append(c.price, price)

@@ -13,6 +13,9 @@ import (
 // rows, of the columns SetColumns chose (every column unless set).
 type Batches struct {
 	Person, Auction, Bid arrow.RecordBatch
+	// Parts, for a generator that routes its table (SetRoute), replace
+	// that table's batch: Parts[k] holds the rows of instance k, in order.
+	Parts []arrow.RecordBatch
 	// Events is how many event numbers this step consumed (including events
 	// of tables not selected).
 	Events int64
@@ -23,7 +26,7 @@ type Batches struct {
 
 // Release releases the batches (hygiene only; see the architecture notes).
 func (b Batches) Release() {
-	for _, r := range []arrow.RecordBatch{b.Person, b.Auction, b.Bid} {
+	for _, r := range append([]arrow.RecordBatch{b.Person, b.Auction, b.Bid}, b.Parts...) {
 		if r != nil {
 			r.Release()
 		}
@@ -46,6 +49,7 @@ type Generator struct {
 	// of proportionDenominator ids whose number is split mod splits
 	// (SetSplit; splits 1: every event).
 	split, splits int64
+	route         *route // nil: one batch per table and step (SetRoute)
 }
 
 // New returns a generator positioned at event number 0. A bad Config is
@@ -158,6 +162,8 @@ func (g *Generator) Next(max int) (Batches, error) {
 		ps *personCols
 		as *auctionCols
 		bs *bidCols
+		rb *routedBids
+		ra *routedAuctions
 	)
 	all := g.want[kindPerson] && g.want[kindAuction] && g.want[kindBid]
 	size := func(share int) int {
@@ -170,10 +176,19 @@ func (g *Generator) Next(max int) (Batches, error) {
 	if g.want[kindPerson] {
 		ps = newPersonCols(size(1), g.proj[kindPerson])
 	}
-	if g.want[kindAuction] {
+	rt := g.route
+	switch {
+	case !g.want[kindAuction]:
+	case rt != nil && rt.kind == kindAuction:
+		ra = newRoutedAuctions(rt, size(3), g.proj[kindAuction])
+	default:
 		as = newAuctionCols(size(3), g.proj[kindAuction])
 	}
-	if g.want[kindBid] {
+	switch {
+	case !g.want[kindBid]:
+	case rt != nil && rt.kind == kindBid:
+		rb = newRoutedBids(rt, size(46), g.proj[kindBid])
+	default:
 		bs = newBidCols(size(46), g.proj[kindBid])
 	}
 	p, seed, first := g.pools, g.cfg.Seed, g.cfg.FirstEventID
@@ -195,9 +210,13 @@ func (g *Generator) Next(max int) (Batches, error) {
 			ps.add(p, &r, id, ts)
 		case kindAuction:
 			horizon := g.eventTime(e+numInFlightAuctions*proportionDenominator/3) - ts
-			as.add(p, &r, id, ts, horizon)
+			if ra != nil {
+				addAuction(ra, p, &r, id, ts, horizon)
+			} else {
+				as.add(p, &r, id, ts, horizon)
+			}
 		default:
-			bs.add(p, &r, id, ts)
+			addBid(bs, rb, p, &r, id, ts)
 		}
 	}
 	if end > 0 && n > end {
@@ -213,6 +232,12 @@ func (g *Generator) Next(max int) (Batches, error) {
 	}
 	if bs != nil {
 		out.Bid = bs.record()
+	}
+	if ra != nil {
+		out.Parts = ra.records()
+	}
+	if rb != nil {
+		out.Parts = rb.records()
 	}
 	return out, nil
 }

@@ -109,6 +109,39 @@ func (r *Reader) Position() []byte {
 // is due: the first batch at once, event n of a later batch at n /
 // EventsPerSecond seconds after the first batch's last event.
 func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) error {
+	return r.run(ctx, func(rec arrow.RecordBatch, _ []arrow.RecordBatch) error { return emit(rec) })
+}
+
+// SetRoute makes the reader route its rows (Generator.SetRoute) and
+// reports whether it does; RunParts then emits them. Call it before Run.
+func (r *Reader) SetRoute(col, n int, owner func(v int64) int) bool {
+	return r.gen.SetRoute(r.cfg.Table, col, n, owner)
+}
+
+// Routes reports whether SetRoute routes the reader's rows
+// (connector.PartsReader).
+func (r *Reader) Routes() bool { return r.gen.Routed() }
+
+// RunParts is Run for a reader that routes its rows (SetRoute): each step
+// is emitted as one batch per instance (nil: none of its rows), all in one
+// call, the position after the step being that of the call. Unpaced, a
+// step generates DefaultBatchRows rows per instance, so each part is
+// about as large as Run's batches.
+func (r *Reader) RunParts(ctx context.Context, emit func(parts []arrow.RecordBatch) error) error {
+	return r.run(ctx, func(_ arrow.RecordBatch, parts []arrow.RecordBatch) error {
+		for k, p := range parts {
+			if p.NumRows() == 0 {
+				p.Release()
+				parts[k] = nil
+			}
+		}
+		return emit(parts)
+	})
+}
+
+// run is Run and RunParts: emit gets a step's batch, or its parts when
+// the generator routes.
+func (r *Reader) run(ctx context.Context, emit func(rec arrow.RecordBatch, parts []arrow.RecordBatch) error) error {
 	share := 0
 	switch r.cfg.Table {
 	case "person":
@@ -120,9 +153,12 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 	default:
 		return pgerr.New(pgerr.InvalidParameterValue, "nexmark: a reader needs a table (person, auction or bid), not %q", r.cfg.Table)
 	}
+	routed := r.gen.Routed()
 	size := DefaultBatchRows
 	if r.pacer != nil {
 		size = pace.Batch(r.cfg.EventsPerSecond*float64(share)/proportionDenominator/float64(max(r.splits, 1)), DefaultBatchRows)
+	} else if routed {
+		size *= r.gen.route.n
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -143,18 +179,26 @@ func (r *Reader) Run(ctx context.Context, emit func(arrow.RecordBatch) error) er
 		case 3:
 			rec = b.Auction
 		}
-		if rec.NumRows() == 0 {
-			rec.Release()
+		rows := int64(0)
+		if routed {
+			for _, p := range b.Parts {
+				rows += p.NumRows()
+			}
+		} else {
+			rows = rec.NumRows()
+		}
+		if rows == 0 {
+			b.Release()
 			continue
 		}
 		if r.pacer != nil {
 			if err := r.pacer.Wait(ctx, r.gen.Position()-1); err != nil {
-				rec.Release()
+				b.Release()
 				return err
 			}
 		}
 		r.at = r.gen.Position()
-		if err := emit(rec); err != nil {
+		if err := emit(rec, b.Parts); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/storage/checkpoint"
 )
@@ -75,6 +77,9 @@ type SourceReader struct {
 	// Position has reached it. Such a reader may emit nil: its position
 	// moved without rows.
 	InputEnd func(ctx context.Context) ([]byte, error)
+	// RunParts, when not nil, runs a reader that routes its rows
+	// (connector.PartsReader; route.go) instead of Run.
+	RunParts func(ctx context.Context, emit func(parts []arrow.RecordBatch) error) error
 }
 
 // PartMark is one partition's watermark as a partitioned reader's tracker

@@ -89,7 +89,11 @@ type Job struct {
 	outMeters []int
 	exchanges int // hash exchanges started so far (relay.go); while starting only
 	frags     int // fragments numbered so far (labels.go); while starting only
-	outFrag   int // the fragment of the job's output: the last gather, the writer
+	// routes are the routings of the split source scans whose readers
+	// route their rows for the exchange reading them (route.go); while
+	// starting only.
+	routes  map[*stream.Scan]scanRoute
+	outFrag int // the fragment of the job's output: the last gather, the writer
 	// rootMeters are outMeters of the plan's root, set with meters.
 	rootMeters []int
 	// meters count each operator's rows (opstats.go); set while the job

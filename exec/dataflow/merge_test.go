@@ -101,7 +101,7 @@ func TestExchangeGathersParts(t *testing.T) {
 	}
 	in <- stream.BarrierMsg(stream.Barrier{Epoch: 1})
 	close(in)
-	outs := j.exchange(in, []int{0}, []types.T{types.TInt8}, 2, nil)
+	outs := j.exchange(in, []int{0}, []types.T{types.TInt8}, 2, nil, nil)
 	total := 0
 	for k, out := range outs {
 		var sizes []int
@@ -159,19 +159,8 @@ func TestExchangeGathersAcrossWatermarks(t *testing.T) {
 	in <- stream.ChunkMsg(&stream.Chunk{Rec: tsRec(10, 11, 12, 13)}) // late for the last watermark
 	in <- stream.BarrierMsg(stream.Barrier{Epoch: 1})
 	close(in)
-	outs := j.exchange(in, []int{1}, []types.T{types.TInt8}, 2, nil)
-	got := make([][]stream.Message, len(outs))
-	var wg sync.WaitGroup
-	for k, out := range outs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for m := range out {
-				got[k] = append(got[k], m)
-			}
-		}()
-	}
-	wg.Wait()
+	outs := j.exchange(in, []int{1}, []types.T{types.TInt8}, 2, nil, nil)
+	got := drainAll(outs)
 	total := 0
 	for k := range outs {
 		wm := int64(-1)
@@ -210,4 +199,22 @@ func TestExchangeGathersAcrossWatermarks(t *testing.T) {
 	if want := chunks*rows + 4; total != want {
 		t.Fatalf("%d rows out of %d", total, want)
 	}
+}
+
+// drainAll reads every output to its end, each on a goroutine of its own
+// (an exchange blocks on a full output), and returns their messages.
+func drainAll(outs []<-chan stream.Message) [][]stream.Message {
+	got := make([][]stream.Message, len(outs))
+	var wg sync.WaitGroup
+	for k, out := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for m := range out {
+				got[k] = append(got[k], m)
+			}
+		}()
+	}
+	wg.Wait()
+	return got
 }

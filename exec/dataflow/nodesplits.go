@@ -267,7 +267,7 @@ func (j *Job) startSender(r *root, src sourceRun, w *wmTracker, s *stream.Scan, 
 		ch = j.startMetered(op, nil, sp, n, frag, j.env, []<-chan stream.Message{ch})
 	}
 	var outs []<-chan stream.Message
-	j.labeled(frag, sp, n, RoleExchange, "", func() { outs = j.exchange(ch, keys, ts, n, nil) })
+	j.labeled(frag, sp, n, RoleExchange, "", func() { outs = j.exchange(ch, keys, ts, n, nil, nil) })
 	return outs
 }
 
@@ -571,7 +571,7 @@ func (j *Job) startPlacedSplit(sp SplitPlacement, x SplitStream, s *stream.Scan,
 	for _, op := range chain {
 		ch = op.Start(j.env, []<-chan stream.Message{ch})
 	}
-	return j.exchange(ch, keys, ts, x.N, nil)
+	return j.exchange(ch, keys, ts, x.N, nil, nil)
 }
 
 // forwardBarriers requests of r every barrier the control stream

@@ -47,6 +47,10 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 	recv := make([]atomic.Int64, n) // per instance, rows the exchanges sent it
 	exchanged := false              // an input crossed an exchange (else recv stays 0)
 	for i, in := range ins {
+		var rt *stream.Routing // the readers of in route their rows for the exchange (route.go)
+		if n > 1 && !p.Local && !p.NoShuffle && ri == nil && !isJoin(op) {
+			rt = j.routeScan(in, p.Keys[i], p.KeyTypes, n)
+		}
 		f, err := j.startFlow(in, ri)
 		if err != nil {
 			return flow{}, err
@@ -76,7 +80,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 		senders := make([][]<-chan stream.Message, n) // per instance, one channel per sender
 		for s, ch := range f.chs {
 			var outs []<-chan stream.Message
-			j.labeled(f.frag, s, f.width(), RoleExchange, "", func() { outs = j.relay(j.exchange(ch, p.Keys[i], p.KeyTypes, n, recv)) })
+			j.labeled(f.frag, s, f.width(), RoleExchange, "", func() { outs = j.relay(j.exchange(ch, p.Keys[i], p.KeyTypes, n, recv, rt)) })
 			for k := range n {
 				senders[k] = append(senders[k], outs[k])
 			}
@@ -126,8 +130,12 @@ func instanceID(op string, k int) string { return fmt.Sprintf("%s#%d", op, k) }
 // (each instance sees a well-formed changelog). The outputs close when in
 // does or the job ends.
 //
+// A chunk whose Part is of routing rt (not nil: in's readers route their
+// rows, route.go) goes to its instance as it is, after the rows gathered
+// for any instance before it.
+//
 // sent[k], if sent is not nil, counts the rows sent to output k.
-func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int, sent []atomic.Int64) []<-chan stream.Message {
+func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int, sent []atomic.Int64, rt *stream.Routing) []<-chan stream.Message {
 	chans := make([]chan stream.Message, n)
 	outs := make([]<-chan stream.Message, n)
 	for k := range chans {
@@ -197,6 +205,18 @@ func (j *Job) exchange(in <-chan stream.Message, keys []int, ts []types.T, n int
 			}
 			if m.Kind != stream.KindChunk {
 				if !flush() || !broadcast(m) {
+					return
+				}
+				continue
+			}
+			if pt := m.Chunk.Part; pt != nil && rt != nil && pt.Of == rt && pt.K < n {
+				if co.Pending() && !flush() {
+					return
+				}
+				if sent != nil {
+					sent[pt.K].Add(int64(m.Chunk.Len()))
+				}
+				if !j.send(chans[pt.K], m) {
 					return
 				}
 				continue

@@ -42,6 +42,9 @@ func readerRun(sr SourceReader, pos []byte, split bool) sourceRun {
 // through ColumnInputs when s reads only some columns and the inputs can,
 // else by open, whose batches then lose the columns s does not read.
 func (j *Job) openScan(s *stream.Scan, pos []byte, i, k int, open func() (sourceRun, error)) (sourceRun, error) {
+	if src, ok, err := j.openRouted(s, pos, i, k); ok {
+		return src, err
+	}
 	if ci, ok := j.rt.in.(ColumnInputs); ok && s.Read != nil {
 		sr, err := ci.OpenSourceColumns(j.spec.ID, s.Rel, s.Read, pos, i, k, j.rowError)
 		if err != nil {

@@ -77,6 +77,10 @@ type sourceRun struct {
 	start      []byte                                // the position it starts at (nil: the start)
 	split      bool                                  // one of a split source's readers: tells merge its end
 	align      *aligner                              // a split generator's reader: its barriers cut at the readers' common event time (splitalign.go)
+	// runParts, when not nil, runs a reader that routes its rows for the
+	// exchange of routing route, instead of run (route.go).
+	runParts func(ctx context.Context, emit func(parts []arrow.RecordBatch) error) error
+	route    *stream.Routing
 }
 
 // startLeaf returns the input channel of a Scan; rt.mu is held. ri, when
@@ -332,9 +336,10 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 	ctx, cancel := context.WithCancel(j.env.Ctx)
 	defer cancel()
 	type posRec struct {
-		rec  arrow.RecordBatch
-		pos  []byte
-		part int32
+		rec   arrow.RecordBatch
+		parts []arrow.RecordBatch // a routed reader's step (rec is nil)
+		pos   []byte
+		part  int32
 	}
 	recs := make(chan posRec, 1)
 	ended := make(chan error, 1)
@@ -343,22 +348,25 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 	al := src.align
 	defer al.stop()
 	go func() {
-		ended <- src.run(ctx, func(rec arrow.RecordBatch) error {
-			var p []byte
+		emit := func(pr posRec) error {
 			if src.position != nil {
-				p = src.position()
+				pr.pos = src.position()
 			}
-			var part int32
 			if src.partition != nil {
-				part = src.partition()
+				pr.part = src.partition()
 			}
 			select {
-			case recs <- posRec{rec, p, part}:
+			case recs <- pr:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-		})
+		}
+		if src.runParts != nil {
+			ended <- src.runParts(ctx, func(parts []arrow.RecordBatch) error { return emit(posRec{parts: parts}) })
+			return
+		}
+		ended <- src.run(ctx, func(rec arrow.RecordBatch) error { return emit(posRec{rec: rec}) })
 	}()
 	if src.partition != nil {
 		w.partitioned(src.partitions)
@@ -368,6 +376,9 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 	idle := false
 	sendRec := func(pr posRec) bool {
 		pos = pr.pos
+		if pr.parts != nil {
+			return j.sendParts(out, pr.parts, src.route, w)
+		}
 		if pr.rec == nil { // the position moved without rows (SourceReader.InputEnd)
 			return true
 		}

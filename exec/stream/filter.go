@@ -71,5 +71,5 @@ func filterChunk(ectx *expr.Context, c *Chunk, mask *array.Boolean) (*Chunk, err
 		ops = append(ops, op)
 	}
 	out := exec.SelectRows(ectx.Allocator(), c.Rec, keep, true) // Arrow's filter takes no intervals
-	return &Chunk{Rec: out, Ops: ops}, nil
+	return &Chunk{Rec: out, Ops: ops, Part: c.Part}, nil        // some of its rows: its Part stays true (route.go)
 }

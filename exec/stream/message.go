@@ -44,6 +44,16 @@ func (o Op) Sign() int64 {
 type Chunk struct {
 	Rec arrow.RecordBatch
 	Ops []Op
+	// Part, when not nil, says that every row of Rec belongs to instance
+	// Part.K of the hash exchange whose routing is Part.Of: a split
+	// generator built it so (route.go), and that exchange passes it on
+	// whole, with no hashing and no copy. Only a split reader sets it; an
+	// operator that builds a chunk from another builds a new Chunk without
+	// it, except Project and Filter, which keep its rows or some of them
+	// (the runtime maps the exchange's key through them to the reader's
+	// column: exec/dataflow/route.go); an exchange ignores a Part of
+	// another routing.
+	Part *Part
 }
 
 // Op returns the op of row i.

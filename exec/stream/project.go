@@ -75,7 +75,8 @@ func (p *Project) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			}
 			cols[i] = a
 		}
-		return &Chunk{Rec: array.NewRecordBatch(schema, cols, c.Rec.NumRows()), Ops: c.Ops}, nil
+		// the same rows: a routed reader's Part stays true of them (route.go)
+		return &Chunk{Rec: array.NewRecordBatch(schema, cols, c.Rec.NumRows()), Ops: c.Ops, Part: c.Part}, nil
 	}, p.markMap())
 	if len(pt) == 0 {
 		return out

@@ -20,13 +20,16 @@ type VNodeHasher struct {
 	buf   []byte
 }
 
+// vnodeSeed is the hash every row's key hash starts from.
+const vnodeSeed = 0x243F6A8885A308D3
+
 // VNodes sets vn[i] to the vnode of row i for the n rows of keys (of
 // types ts) and returns vn (grown as needed).
 func (x *VNodeHasher) VNodes(keys []arrow.Array, ts []types.T, n int, vn []uint16) []uint16 {
 	x.h = growSlice(x.h[:0], n)
 	h := x.h[:n]
 	for i := range h {
-		h[i] = 0x243F6A8885A308D3
+		h[i] = vnodeSeed
 	}
 	for k, a := range keys {
 		if wordType(ts[k]) {

@@ -1,0 +1,93 @@
+package nexmark
+
+import "github.com/apache/arrow-go/v18/arrow"
+
+// Routing at the source (docs/contributing/parallel.md, "Routed
+// generators"): a generator told how its consumer routes rows among
+// instances (SetRoute) builds one batch per instance of each step instead
+// of one batch, computing each row's instance from the routed column's
+// value as it generates the row. The rows, values, positions and
+// watermarks are those of an unrouted generator; only their grouping into
+// batches changes (each part keeps the rows' order).
+
+// route is a generator's routing (SetRoute).
+type route struct {
+	kind  int // the routed table
+	col   int // the routed column of it
+	n     int
+	owner func(v int64) int
+}
+
+// SetRoute makes the generator build table's rows as n batches a step,
+// row r in batch owner(v), v being r's value in column col (an index into
+// Columns(table)), and reports whether it does: only the bid table's
+// auction, bidder and price and the auction table's id are routed (other
+// columns, tables and n < 2 leave the generator as it was). owner must
+// return 0 <= k < n. Call it before Next.
+func (g *Generator) SetRoute(table string, col, n int, owner func(v int64) int) bool {
+	g.route = nil
+	if n < 2 || owner == nil {
+		return false
+	}
+	var kind int
+	switch {
+	case table == "bid" && (col == bidAuction || col == bidBidder || col == bidPrice):
+		kind = kindBid
+	case table == "auction" && col == auctionID:
+		kind = kindAuction
+	default:
+		return false
+	}
+	g.route = &route{kind: kind, col: col, n: n, owner: owner}
+	return true
+}
+
+// Routed reports whether SetRoute routes the generator's rows.
+func (g *Generator) Routed() bool { return g.route != nil }
+
+// partCap is the capacity each of n parts starts with for a step of rows
+// rows: the mean and a quarter more (a part that gets more grows).
+func partCap(rows, n int) int { return rows/n + rows/(4*n) + 16 }
+
+// partCols is a table's column builder for one batch.
+type partCols interface{ record() arrow.RecordBatch }
+
+// routedParts builds one batch of a table per instance.
+type routedParts[C partCols] struct {
+	rt    *route
+	parts []C
+}
+
+func newRoutedParts[C partCols](rt *route, mk func() C) *routedParts[C] {
+	b := &routedParts[C]{rt: rt, parts: make([]C, rt.n)}
+	for k := range b.parts {
+		b.parts[k] = mk()
+	}
+	return b
+}
+
+func (b *routedParts[C]) records() []arrow.RecordBatch {
+	out := make([]arrow.RecordBatch, len(b.parts))
+	for k, c := range b.parts {
+		out[k] = c.record()
+	}
+	return out
+}
+
+type (
+	routedBids     = routedParts[*bidCols]
+	routedAuctions = routedParts[*auctionCols]
+)
+
+func newRoutedBids(rt *route, rows int, proj projection) *routedBids {
+	return newRoutedParts(rt, func() *bidCols { return newBidCols(partCap(rows, rt.n), proj) })
+}
+
+func newRoutedAuctions(rt *route, rows int, proj projection) *routedAuctions {
+	return newRoutedParts(rt, func() *auctionCols { return newAuctionCols(partCap(rows, rt.n), proj) })
+}
+
+// addAuction appends the auction of event id to the part of its instance.
+func addAuction(b *routedAuctions, p *pools, r *rng, id, ts, horizon int64) {
+	b.parts[b.rt.owner(firstAuctionID+lastAuction(id))].add(p, r, id, ts, horizon)
+}

@@ -1,0 +1,177 @@
+package nexmark
+
+import (
+	"errors"
+	"io"
+	"reflect"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// testOwner spreads values over n instances unevenly enough that some
+// steps give an instance none of a table's rows.
+func testOwner(n int) func(int64) int {
+	return func(v int64) int { return int(uint64(v*0x9E3779B1)>>5) % n }
+}
+
+// TestRoutedPartsEqualFilteredBatch: a routed generator's part k of each
+// step holds exactly the rows of the unrouted generator's batch of that
+// step whose routed column's value instance k owns, in their order, with
+// the same events, watermark and position; for every routed column, with
+// every column built and with the routed column alone or left out, as a
+// whole stream and as reader 1 of 2.
+func TestRoutedPartsEqualFilteredBatch(t *testing.T) {
+	type tc struct {
+		table string
+		col   int
+		cols  []int
+	}
+	cases := []tc{
+		{"bid", bidAuction, nil}, {"bid", bidBidder, nil}, {"bid", bidPrice, nil},
+		{"bid", bidAuction, []int{bidAuction, bidDateTime}}, {"bid", bidBidder, []int{bidBidder, bidExtra}},
+		{"bid", bidPrice, []int{bidDateTime}},
+		{"auction", auctionID, nil}, {"auction", auctionID, []int{auctionID, auctionCategory}},
+	}
+	for _, c := range cases {
+		for _, n := range []int{2, 3} {
+			for _, split := range [][2]int{{0, 1}, {1, 2}} {
+				cfg := Config{Events: 20000, Seed: 5, Table: c.table}
+				plain := genSteps(t, cfg, c.cols, split[0], split[1], 1500)
+				owner := testOwner(n)
+				g := New(cfg)
+				if err := g.SetColumns(c.table, c.cols); err != nil {
+					t.Fatal(err)
+				}
+				g.SetSplit(split[0], split[1])
+				if !g.SetRoute(c.table, c.col, n, owner) {
+					t.Fatalf("%s column %d: not routed", c.table, c.col)
+				}
+				full := New(Config{Events: 20000, Seed: 5, Table: c.table}) // the routed column's values
+				full.SetSplit(split[0], split[1])
+				for s, want := range plain {
+					b, err := g.Next(1500)
+					if err != nil {
+						t.Fatalf("step %d: %v", s, err)
+					}
+					fb, err := full.Next(1500)
+					if err != nil {
+						t.Fatal(err)
+					}
+					keys := int64Col(map[string]arrow.RecordBatch{"auction": fb.Auction, "bid": fb.Bid}[c.table], map[string][]string{
+						"bid": {"auction", "bidder", "price"}, "auction": {"id"}}[c.table][map[int]int{bidAuction: 0, bidBidder: 1, bidPrice: 2}[c.col]])
+					if b.Bid != nil || b.Auction != nil || len(b.Parts) != n {
+						t.Fatalf("step %d: %d parts (want %d) and an unrouted batch", s, len(b.Parts), n)
+					}
+					if b.Events != want.events || int64(b.Watermark) != want.wm || g.Position() != want.pos {
+						t.Fatalf("step %d: events/watermark/position %d/%d/%d, want %d/%d/%d", s, b.Events, b.Watermark, g.Position(), want.events, want.wm, want.pos)
+					}
+					rows := rowsOf(want.rec)
+					for k, part := range b.Parts {
+						if !part.Schema().Equal(want.rec.Schema()) {
+							t.Fatalf("part %d's schema %v, want %v", k, part.Schema(), want.rec.Schema())
+						}
+						var exp [][]string
+						for i, v := range keys {
+							if owner(v) == k {
+								exp = append(exp, rows[i])
+							}
+						}
+						got := rowsOf(part)
+						if len(got) != len(exp) || (len(exp) > 0 && !reflect.DeepEqual(got, exp)) {
+							t.Fatalf("%s col %d, n %d, split %v, step %d, part %d: %d rows, want %d", c.table, c.col, n, split, s, k, len(got), len(exp))
+						}
+					}
+				}
+				if _, err := g.Next(1500); !errors.Is(err, io.EOF) {
+					t.Fatalf("routed generator did not end with the plain one: %v", err)
+				}
+			}
+		}
+	}
+}
+
+// TestSetRouteRefuses: columns, tables and instance counts a generator
+// does not route leave it unrouted (one batch per step).
+func TestSetRouteRefuses(t *testing.T) {
+	for _, c := range []struct {
+		table string
+		col   int
+		n     int
+	}{{"bid", bidChannel, 2}, {"bid", bidDateTime, 2}, {"auction", auctionSeller, 2}, {"person", 0, 2}, {"bid", bidAuction, 1}} {
+		g := New(Config{Events: 1000, Table: c.table})
+		if g.SetRoute(c.table, c.col, c.n, testOwner(max(c.n, 1))) || g.Routed() {
+			t.Fatalf("%s column %d over %d: routed", c.table, c.col, c.n)
+		}
+		b, err := g.Next(100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Parts != nil {
+			t.Fatalf("%s column %d: parts", c.table, c.col)
+		}
+	}
+}
+
+// TestReaderRunParts: a routed reader's steps hold, over all parts, the
+// rows of an unrouted reader, each part's rows owned by its instance and
+// in order; positions after each step are positions of the plain reader.
+func TestReaderRunParts(t *testing.T) {
+	cfg := Config{Events: 30000, Seed: 3, Table: "bid"}
+	n := 3
+	owner := testOwner(n)
+	r := NewReader(cfg)
+	if err := r.Split(0, 2); err != nil {
+		t.Fatal(err)
+	}
+	if !r.SetRoute(bidAuction, n, owner) || !r.Routes() {
+		t.Fatal("reader does not route")
+	}
+	perInst := make([][]int64, n) // event times, to check the order
+	total := 0
+	err := r.RunParts(t.Context(), func(parts []arrow.RecordBatch) error {
+		if len(parts) != n {
+			t.Fatalf("%d parts", len(parts))
+		}
+		for k, p := range parts {
+			if p == nil {
+				continue
+			}
+			if p.NumRows() == 0 {
+				t.Fatal("an empty part is not nil")
+			}
+			for _, v := range int64Col(p, "auction") {
+				if owner(v) != k {
+					t.Fatalf("auction %d in part %d, owned by %d", v, k, owner(v))
+				}
+			}
+			total += int(p.NumRows())
+			perInst[k] = append(perInst[k], int64Col(p, "date_time")...)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := NewReader(cfg)
+	if err := plain.Split(0, 2); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	if err := plain.Run(t.Context(), func(rec arrow.RecordBatch) error { want += int(rec.NumRows()); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if total != want || want == 0 {
+		t.Fatalf("%d rows routed, %d read", total, want)
+	}
+	for k, ts := range perInst {
+		for i := 1; i < len(ts); i++ {
+			if ts[i] < ts[i-1] {
+				t.Fatalf("part %d: row %d before the row before it", k, i)
+			}
+		}
+	}
+	if !reflect.DeepEqual(r.Position(), plain.Position()) {
+		t.Fatal("routed and plain readers end at different positions")
+	}
+}

@@ -1,0 +1,153 @@
+package dataflow
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Routed generators (docs/contributing/parallel.md, "Routed
+// generators"). A hash exchange that reads a split source's readers
+// directly (no fused operator between them) and routes by one bigint
+// column asks the readers to route their rows themselves: startParallel
+// notes a stream.Routing for the scan (routeScan) before starting it,
+// openScan opens its readers through RoutedInputs with a connector.Route,
+// and a reader that can route (connector.PartsReader: the nexmark
+// generator's bid auction, bidder, price and auction id) emits each step
+// as one batch per instance. readSource sends each part as a Chunk whose
+// Part names the routing, and the exchange sends it to its instance as
+// it is (no hashing, no gather). Readers that cannot route read as
+// before, and their chunks are routed by the exchange.
+//
+// Ownership: a part is a batch of its own, built by the reader for one
+// instance; once sent it belongs to that instance's consumers and is
+// never changed (as every Chunk).
+
+// RoutedInputs is implemented by Inputs whose source readers can route
+// their rows (the engine's, the benchmark's).
+type RoutedInputs interface {
+	// OpenSourceRouted is ColumnInputs.OpenSourceColumns with a routing
+	// for the reader (nil: none); the reader routes when its
+	// SourceReader has RunParts.
+	OpenSourceRouted(job, oid uint32, cols []int, route *connector.Route, pos []byte, split, splits int, onError func(error)) (SourceReader, error)
+}
+
+// isJoin reports whether op is a join, whose inputs are not routed at
+// the source: measured, q7's interval join at two instances cost more
+// CPU with routed bids (1.99 -> 2.29 and 2.15 -> 2.41 CPU-s, medians of
+// 3-4 alternated runs; docs/benchmarks.md, sixth stop), q4's and q9's
+// no less; the cause is not found (a routed step spans twice the event
+// time of an unrouted batch, so watermarks reach the join in larger
+// steps).
+func isJoin(op stream.Node) bool {
+	switch op.(type) {
+	case *stream.HashJoin: // (interval and window joins too)
+		return true
+	}
+	return false
+}
+
+// scanRoute is the routing a source scan's readers are asked for: col is
+// the routed column of the scan's output.
+type scanRoute struct {
+	rt  *stream.Routing
+	col int
+}
+
+// routeScan returns the routing that the readers of in, an input of a
+// hash exchange by keys (of types ts) among n instances, build their
+// batches for, and notes it for openScan; nil when in is not a split
+// source scan, the key is not one bigint column, or the inputs cannot
+// route.
+func (j *Job) routeScan(in stream.Node, keys []int, ts []types.T, n int) *stream.Routing {
+	if n < 2 || len(keys) != 1 || len(ts) != 1 || ts[0].Kind != types.Int8 {
+		return nil
+	}
+	s, col := scanColumn(in, keys[0])
+	if s == nil || s.Kind != stream.ScanSource {
+		return nil
+	}
+	if j.rt.readersOf(s) < 2 {
+		return nil
+	}
+	if _, ok := j.rt.in.(RoutedInputs); !ok {
+		return nil
+	}
+	if _, dup := j.routes[s]; dup { // one scan read by two exchanges: route by neither
+		j.routes[s] = scanRoute{}
+		return nil
+	}
+	if j.routes == nil {
+		j.routes = map[*stream.Scan]scanRoute{}
+	}
+	rt := stream.NewRouting(n)
+	j.routes[s] = scanRoute{rt: rt, col: col}
+	return rt
+}
+
+// scanColumn follows column col of in's output down through fused
+// Projects (a plain column reference) and Filters (which pass a
+// routed chunk's Part on: they keep its rows or some of them) to the
+// scan under them; nil when in is not such a chain over a scan.
+func scanColumn(in stream.Node, col int) (*stream.Scan, int) {
+	for {
+		switch x := in.(type) {
+		case *stream.Scan:
+			return x, col
+		case *stream.Project:
+			ref, ok := x.Exprs[col].(*expr.ColRef)
+			if !ok {
+				return nil, 0
+			}
+			in, col = x.Input, ref.Idx
+		case *stream.Filter:
+			in = x.Input
+		default:
+			return nil, 0
+		}
+	}
+}
+
+// openRouted opens reader i of k of scan s at pos with the routing noted
+// for s, or reports false when there is none.
+func (j *Job) openRouted(s *stream.Scan, pos []byte, i, k int) (sourceRun, bool, error) {
+	sr, ok := j.routes[s]
+	ri, ok2 := j.rt.in.(RoutedInputs)
+	if !ok || sr.rt == nil || !ok2 || k < 2 {
+		return sourceRun{}, false, nil
+	}
+	col := sr.col
+	if s.Read != nil {
+		col = s.Read[col]
+	}
+	route := &connector.Route{Col: col, N: sr.rt.N, Owner: sr.rt.Owner}
+	r, err := ri.OpenSourceRouted(j.spec.ID, s.Rel, s.Read, route, pos, i, k, j.rowError)
+	if err != nil {
+		return sourceRun{}, true, err
+	}
+	src := readerRun(r, pos, true)
+	if r.RunParts != nil {
+		src.runParts, src.route = r.RunParts, sr.rt
+	}
+	return src, true, nil
+}
+
+// sendParts sends a routed reader's step (sendNew for parts): each part
+// as a chunk for its instance, then the watermark after all of them.
+func (j *Job) sendParts(out chan<- stream.Message, parts []arrow.RecordBatch, rt *stream.Routing, w *wmTracker) bool {
+	for k, rec := range parts {
+		if rec == nil || rec.NumRows() == 0 {
+			continue
+		}
+		settle(rec)
+		j.rowsIn.Add(rec.NumRows())
+		if !j.send(out, stream.ChunkMsg(&stream.Chunk{Rec: rec, Part: rt.Part(k)})) {
+			return false
+		}
+		w.observe(rec)
+	}
+	return j.sendWM(out, w)
+}
