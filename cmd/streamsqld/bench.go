@@ -55,7 +55,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	par := fs.Int("parallelism", 0, "instances of each keyed operator (streaming_parallelism; 0: GOMAXPROCS)")
 	split := fs.String("split-distinct", "auto", "streaming_split_distinct: on, off or auto (docs/sql.md)")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
-	hugePages := fs.Bool("huge-pages", false, "advise the Go heap as transparent huge pages, as the server's --huge-pages (docs/streaming.md, section Huge pages)")
+	hugePages := fs.Bool("huge-pages", true, "advise the Go heap as transparent huge pages, as the server's --huge-pages does by default (docs/streaming.md, section Huge pages); --huge-pages=false to measure without")
 	instances := fs.String("instances", "", "run each query at these parallelisms (e.g. 1,2,4,8), profile its CPU by fragment and instance, print each instance's share and rows, and project the wall time to 16 cores (docs/benchmarks.md)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, benchUsage)

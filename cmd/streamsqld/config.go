@@ -139,8 +139,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"memory all running queries together may hold (sort, hash aggregation and hash join state, window input, recursive CTEs, values being built; sorts past work_mem spill to <data-dir>/tmp instead), e.g. 16GB; auto is 75% of the machine's or cgroup's memory, unlimited turns the limit off; a statement that would pass it fails with SQLSTATE 53200 and the server goes on")
 	queryLimit := fs.String("query-memory-limit", "1GB",
 		"memory one statement may hold, e.g. 512MB (unlimited: only --memory-limit); SET statement_mem_limit can lower it for a session")
-	fs.BoolVar(&cfg.hugePages, "huge-pages", false,
-		"ask the kernel for 2 MiB transparent huge pages for the Go heap (when /sys/kernel/mm/transparent_hugepage/enabled is madvise): far fewer page faults as views' state grows, at the cost of a resident set that may not shrink back (see docs/streaming.md, section Huge pages)")
+	fs.BoolVar(&cfg.hugePages, "huge-pages", true,
+		"ask the kernel for 2 MiB transparent huge pages for the Go heap (when /sys/kernel/mm/transparent_hugepage/enabled is madvise): far fewer page faults as views' state grows, at the cost of a resident set that may not shrink back; --huge-pages=false turns it off (see docs/streaming.md, section Huge pages)")
 	fs.BoolVar(&cfg.recoverDamaged, "recover-damaged", false,
 		"start even though a table's log is damaged (a checksum failure with valid data after it, or a log shorter than a checkpoint recorded): keep the rows before the damage and move the rest of the file into <data-dir>/damaged/<file>.<offset> (never deleted); without it streamsqld refuses to start and names the file and offset")
 	fs.IntVar(&cfg.maxConnections, "max-connections", wire.DefaultMaxConnections,

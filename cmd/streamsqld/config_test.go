@@ -269,3 +269,13 @@ func TestMemoryFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestHugePagesFlag: huge pages are on unless --huge-pages=false.
+func TestHugePagesFlag(t *testing.T) {
+	if cfg, err := parseFlags(nil, io.Discard); err != nil || !cfg.hugePages {
+		t.Fatalf("default: hugePages %v, %v", cfg.hugePages, err)
+	}
+	if cfg, err := parseFlags([]string{"--huge-pages=false"}, io.Discard); err != nil || cfg.hugePages {
+		t.Fatalf("--huge-pages=false: hugePages %v, %v", cfg.hugePages, err)
+	}
+}

@@ -41,7 +41,10 @@ import (
 // khugepaged may later refill a 2 MiB range the runtime's scavenger
 // returned in part (with its default max_ptes_none), so the resident set
 // can stay near its high-water mark instead of shrinking, beyond what the
-// Go runtime counts. Hence off by default.
+// Go runtime counts. On by default all the same (--huge-pages=false turns
+// it off): on virtual machines the faults cost streaming views a third of
+// their CPU or more, and limit what a second core gives (docs/benchmarks.md,
+// "Huge pages by default").
 
 // hugePagesMode is the kernel's transparent huge page mode: the bracketed
 // word of /sys/kernel/mm/transparent_hugepage/enabled ("always", "madvise",
@@ -98,7 +101,7 @@ func startHugePages(ctx context.Context, reserve int) error {
 		return nil
 	case "madvise":
 	default:
-		return fmt.Errorf("transparent huge pages are %q on this kernel, not madvise or always: --huge-pages has no effect", m)
+		return fmt.Errorf("transparent huge pages are %q on this kernel, not madvise or always: the heap keeps 4 KiB pages (--huge-pages has no effect)", m)
 	}
 	reserve = min(reserve, hugeReserveCap())
 	if reserve > 0 {

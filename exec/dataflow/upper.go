@@ -118,7 +118,7 @@ func (j *Job) startUpper(p *stream.Parallel, op int, sp SplitPlacement, lower []
 			}
 			return ch
 		}, func(s int, ch <-chan stream.Message) (outs []<-chan stream.Message) {
-			j.labeled(in.frag, s, p.N, RoleExchange, "", func() { outs = j.exchange(ch, p.Keys[i], p.KeyTypes, p.N, nil) })
+			j.labeled(in.frag, s, p.N, RoleExchange, "", func() { outs = j.exchange(ch, p.Keys[i], p.KeyTypes, p.N, nil, nil) })
 			return outs
 		})
 	}
@@ -146,7 +146,7 @@ func (j *Job) serveUpper(ctx context.Context, ps []*stream.Parallel, op int, sp 
 			}
 			return ch
 		}, func(_ int, ch <-chan stream.Message) []<-chan stream.Message {
-			return j.exchange(ch, p.Keys[i], p.KeyTypes, p.N, nil)
+			return j.exchange(ch, p.Keys[i], p.KeyTypes, p.N, nil, nil)
 		})
 	}
 	return j.serveInstances(p, op, sp, ck, senders, direct(p)), nil
