@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"cmp"
 	"container/heap"
 	"math"
 	"slices"
@@ -96,34 +95,46 @@ func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
 // creating it (empty) if needed. A key's times are in order, so the group
 // is found among them, with no table of (key, time) to probe and to
 // remove from: rows come mostly in time order, each at a new time, and are
-// appended. A time before the last one waits in pend, merged into pts
-// (settle) by pendMax at a time or when the key's sessions are next read,
-// so that rows of two inputs interleaving their times (the readers of a
-// split source) do not each move the times after them.
+// appended. A time before the last one waits in pend (also in order),
+// merged into pts (settle) by pendMax at a time or when the key's sessions
+// are next read, so that rows of two inputs interleaving their times (the
+// readers of a split source) do not each move the times after them: the
+// input ahead appends to pts, the one behind to pend.
 func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, created bool) {
 	pts := sk.pts
 	n := len(pts)
-	if len(sk.pend) == 0 && (n == 0 || pts[n-1].t < t) {
+	if n == 0 || pts[n-1].t < t {
 		g = s.newGroup(r, k, t)
 		sk.pts = append(pts, spt{t, g})
 		return g, true
 	}
-	if n > 0 && pts[n-1].t >= t {
-		if i := sort.Search(n, func(j int) bool { return pts[j].t >= t }); pts[i].t == t {
-			return pts[i].g, false
-		}
+	if i, ok := sptFind(pts, t); ok {
+		return pts[i].g, false
 	}
-	for j := len(sk.pend) - 1; j >= 0; j-- {
-		if sk.pend[j].t == t {
-			return sk.pend[j].g, false
-		}
+	i, ok := sptFind(sk.pend, t)
+	if ok {
+		return sk.pend[i].g, false
 	}
 	g = s.newGroup(r, k, t)
-	sk.pend = append(sk.pend, spt{t, g})
+	sk.pend = slices.Insert(sk.pend, i, spt{t, g})
 	if len(sk.pend) >= pendMax {
 		sk.settle()
 	}
 	return g, true
+}
+
+// sptFind is where t is in ps (ascending), or would be, and whether it is
+// there; the last place is checked first (times come mostly in order).
+func sptFind(ps []spt, t int64) (int, bool) {
+	n := len(ps)
+	if n == 0 || ps[n-1].t < t {
+		return n, false
+	}
+	if ps[n-1].t == t {
+		return n - 1, true
+	}
+	i := sort.Search(n, func(j int) bool { return ps[j].t >= t })
+	return i, ps[i].t == t
 }
 
 // pendMax is how many times added out of order a key keeps apart.
@@ -136,7 +147,6 @@ func (sk *skey) settle() {
 	if m == 0 {
 		return
 	}
-	slices.SortFunc(sk.pend, func(a, b spt) int { return cmp.Compare(a.t, b.t) })
 	n := len(sk.pts)
 	sk.pts = slices.Grow(sk.pts, m)[:n+m]
 	pts, pend := sk.pts, sk.pend
