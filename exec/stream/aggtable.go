@@ -59,6 +59,10 @@ type groupTable struct {
 	next int32
 	free []int32
 
+	// touched sums the slots a probe read ahead of time (aggtable_lead.go),
+	// so that the compiler keeps those reads.
+	touched int32
+
 	// Per-probe scratch.
 	ids     []int32
 	newRows []int32 // rows that created an id in the last probe, in order
@@ -200,6 +204,10 @@ func (t *groupTable) probeWords(keys []arrow.Array, lead []int32, rn []uint8, id
 	}
 	if nw == 1 {
 		w[1] = nil
+	}
+	if lead != nil && rn == nil && nw == 2 && len(t.lslots) >= touchMinSlots {
+		t.probeLead(lead, w[1][:n], ids)
+		return
 	}
 	if lead == nil && rn == nil && nw == 1 {
 		w0 := w[0][:n]

@@ -21,7 +21,11 @@ type lslot struct {
 
 // findLead is findWord for a lead table: lead g, value word b.
 func (t *groupTable) findLead(g int32, b int64, row int) int32 {
-	hv := hashWords(int64(g), b, 0)
+	return t.findLeadHash(hashWords(int64(g), b, 0), g, b, row)
+}
+
+// findLeadHash is findLead given the key's hash hv.
+func (t *groupTable) findLeadHash(hv uint64, g int32, b int64, row int) int32 {
 	pos := hv & t.mask
 	for {
 		sl := &t.lslots[pos]
@@ -43,20 +47,71 @@ func (t *groupTable) findLead(g int32, b int64, row int) int32 {
 	}
 }
 
+// A lead table past a cache's size misses the cache on nearly every
+// probe, and a probe's loop waits for its miss before the next row's
+// probe starts. So probes of such a table go in blocks of touchBlock rows:
+// a first pass hashes the block's rows and reads the first slot of each
+// (loads that do not depend on one another, so the processor keeps many
+// misses in flight at once), and the second pass probes as findLead does,
+// finding most of those slots in the cache.
+const (
+	touchBlock    = 256
+	touchMinSlots = 1 << 16 // 1 MiB of lslots
+)
+
+// probeLead is probeWords for a lead table whose value column has no
+// NULLs: lead[i] < 0 gives ids[i] = -1.
+func (t *groupTable) probeLead(lead []int32, w []int64, ids []int32) {
+	var hs [touchBlock]uint64
+	var sink int32
+	for lo := 0; lo < len(ids); lo += touchBlock {
+		hi := min(lo+touchBlock, len(ids))
+		mask := t.mask
+		for i := lo; i < hi; i++ {
+			h := hashWords(int64(lead[i]), w[i], 0)
+			hs[i-lo] = h
+			sink |= t.lslots[h&mask].id
+		}
+		for i := lo; i < hi; i++ {
+			if lead[i] < 0 {
+				ids[i] = -1
+				continue
+			}
+			ids[i] = t.findLeadHash(hs[i-lo], lead[i], w[i], i)
+		}
+	}
+	t.touched += sink // keeps the first pass's loads
+}
+
 func (t *groupTable) growLead() {
 	old := t.lslots
 	t.lslots = make([]lslot, 2*len(old))
 	t.mask = uint64(len(t.lslots) - 1)
-	for _, sl := range old {
-		if sl.id == 0 {
-			continue
+	// In blocks, as probeLead: the new table is past the cache's size.
+	var ps [touchBlock]uint64
+	var sink int32
+	for lo := 0; lo < len(old); lo += touchBlock {
+		blk := old[lo:min(lo+touchBlock, len(old))]
+		for i, sl := range blk {
+			if sl.id == 0 {
+				continue
+			}
+			pos := hashWords(int64(sl.k0), sl.k1, 0) & t.mask // no random read of homes
+			ps[i] = pos
+			sink |= t.lslots[pos].id
 		}
-		pos := hashWords(int64(sl.k0), sl.k1, 0) & t.mask // no random read of homes
-		for t.lslots[pos].id != 0 {
-			pos = (pos + 1) & t.mask
+		for i, sl := range blk {
+			if sl.id == 0 {
+				continue
+			}
+			pos := ps[i]
+			for t.lslots[pos].id != 0 {
+				pos = (pos + 1) & t.mask
+			}
+			t.lslots[pos] = sl
 		}
-		t.lslots[pos] = sl
 	}
+	t.touched += sink
 }
 
 // leadValue is the value word of id's key (a live id of a lead table):

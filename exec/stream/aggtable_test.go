@@ -251,3 +251,65 @@ func TestLeadTableInsertRemove(t *testing.T) {
 		t.Fatalf("only %d slots: the test never grew the table", len(tab.lslots))
 	}
 }
+
+// TestLeadTableProbedAhead checks probes of a lead table past
+// touchMinSlots (probeLead: hashes and first slots read a block ahead)
+// against a map: repeated keys within a chunk, negative leads, tables
+// that grow in the middle of a block, and newRows naming exactly the rows
+// that created pairs.
+func TestLeadTableProbedAhead(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	tab := newGroupTable([]types.T{types.TInt8}, true)
+	ids := map[[2]int64]int32{}
+	ahead := false
+	for round := 0; round < 80; round++ {
+		ahead = ahead || len(tab.lslots) >= touchMinSlots
+		n := 1 + rng.Intn(5000)
+		lead := make([]int32, n)
+		keys := make([][2]int64, n)
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		for i := range keys {
+			lead[i] = int32(rng.Intn(9)) - 1 // -1: not aggregated
+			keys[i] = [2]int64{int64(lead[i]), rng.Int63n(int64(1 + round*3000))}
+			b.Append(keys[i][1])
+		}
+		vals := b.NewArray()
+		got := tab.probe([]arrow.Array{vals}, lead, n, true)
+		vals.Release()
+		created := map[int]bool{}
+		for _, r := range tab.newRows {
+			created[int(r)] = true
+		}
+		for i, k := range keys {
+			if k[0] < 0 {
+				if got[i] != -1 || created[i] {
+					t.Fatalf("round %d row %d: negative lead got id %d", round, i, got[i])
+				}
+				continue
+			}
+			id, ok := ids[k]
+			switch {
+			case ok && got[i] != id:
+				t.Fatalf("round %d: key %v: id %d, want %d", round, k, got[i], id)
+			case ok && created[i]:
+				t.Fatalf("round %d: row %d listed as new, its key %v had id %d", round, i, k, id)
+			case !ok && !created[i]:
+				t.Fatalf("round %d: row %d created key %v but is not in newRows", round, i, k)
+			case !ok:
+				ids[k] = got[i]
+			}
+		}
+		for k, id := range ids {
+			if rng.Intn(50) == 0 {
+				tab.remove(id)
+				delete(ids, k)
+			}
+		}
+		if tab.len() != len(ids) {
+			t.Fatalf("round %d: len %d, want %d", round, tab.len(), len(ids))
+		}
+	}
+	if !ahead {
+		t.Fatalf("the table reached only %d slots: no probe went ahead", len(tab.lslots))
+	}
+}
