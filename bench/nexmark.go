@@ -112,6 +112,10 @@ type Options struct {
 	// Parallelism is the streaming parallelism the query is planned with
 	// (planner.Env.Parallelism; 0 or 1: one instance per operator).
 	Parallelism int
+	// ParallelismAuto plans it as a view created without SET
+	// streaming_parallelism is (planner.Env.ParallelismAuto: fewer
+	// instances for a plan with several keyed operators).
+	ParallelismAuto bool
 	// SplitDistinct is streaming_split_distinct (planner.Env.SplitDistinct:
 	// on, off or auto; "" is off).
 	SplitDistinct string
@@ -134,6 +138,8 @@ type Result struct {
 	CPU  time.Duration // user and system CPU time of the process over Wall
 	// Procs is GOMAXPROCS during the run.
 	Procs int
+	// Parallelism is the instances of each keyed operator of the plan.
+	Parallelism int
 	// PeakRSS is the process's peak resident set so far (getrusage), so
 	// it covers earlier work in the same process too.
 	PeakRSS uint64
@@ -157,8 +163,8 @@ func (r Result) EventsPerSec() float64 { return float64(r.Events) / r.Wall.Secon
 func (r Result) EventsPerCoreSec() float64 { return float64(r.Events) / r.CPU.Seconds() }
 
 func (r Result) String() string {
-	s := fmt.Sprintf("%-4s events=%d rows=%d wall=%.3fs events/s=%.0f cpu=%.3fs events/s/core=%.0f gomaxprocs=%d peak_rss=%s peak_heap=%s state_heap=%s",
-		r.Query, r.Events, r.Rows, r.Wall.Seconds(), r.EventsPerSec(), r.CPU.Seconds(), r.EventsPerCoreSec(), r.Procs,
+	s := fmt.Sprintf("%-4s events=%d rows=%d wall=%.3fs events/s=%.0f cpu=%.3fs events/s/core=%.0f gomaxprocs=%d parallelism=%d peak_rss=%s peak_heap=%s state_heap=%s",
+		r.Query, r.Events, r.Rows, r.Wall.Seconds(), r.EventsPerSec(), r.CPU.Seconds(), r.EventsPerCoreSec(), r.Procs, r.Parallelism,
 		MiB(int64(r.PeakRSS)), MiB(int64(r.PeakHeap)), MiB(r.StateHeap))
 	if c := r.Checkpoints; c.Count > 0 || c.Failures > 0 {
 		s += fmt.Sprintf(" checkpoints=%d failed=%d last_bytes=%s chain=%s last_duration=%s jobs=%d",
@@ -241,7 +247,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		specs = []dataflow.JobSpec{{ID: 1, Name: name, Plan: q.Root, Key: q.Key, Cols: q.Columns, Sink: sink}}
 	}
 
-	res := Result{Query: name, Events: o.Events, Columns: q.Columns, Procs: runtime.GOMAXPROCS(0)}
+	res := Result{Query: name, Events: o.Events, Columns: q.Columns, Procs: runtime.GOMAXPROCS(0), Parallelism: q.Parallelism}
 	if o.Instances && len(specs) != 1 {
 		return Result{}, pgerr.New(pgerr.FeatureNotSupported, "bench: the instances' report takes one job, not %d (no generator-only run)", len(specs))
 	}
@@ -342,7 +348,7 @@ func ExplainOpts(query, sqlText string, o Options) ([]string, error) {
 			return nil, err
 		}
 	}
-	s, err := newSetup(Options{Events: DefaultEvents, Parallelism: o.Parallelism, SplitDistinct: o.SplitDistinct})
+	s, err := newSetup(Options{Events: DefaultEvents, Parallelism: o.Parallelism, ParallelismAuto: o.ParallelismAuto, SplitDistinct: o.SplitDistinct})
 	if err != nil {
 		return nil, err
 	}
@@ -381,6 +387,7 @@ type setup struct {
 	eval  expr.Context
 	side  uint32 // side_input's OID
 	par   int    // Options.Parallelism
+	auto  bool   // Options.ParallelismAuto
 	split string // Options.SplitDistinct
 }
 
@@ -389,7 +396,7 @@ func newSetup(o Options) (*setup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	s := &setup{dir: dir, par: o.Parallelism, split: o.SplitDistinct}
+	s := &setup{dir: dir, par: o.Parallelism, auto: o.ParallelismAuto, split: o.SplitDistinct}
 	if s.store, err = storage.Open(filepath.Join(dir, "tables")); err != nil {
 		s.close()
 		return nil, fmt.Errorf("bench: %w", err)
@@ -500,7 +507,7 @@ func (s *setup) plan(text string) (*planner.StreamQuery, error) {
 		return nil, pgerr.New(pgerr.SyntaxError, "a benchmark query is one SELECT")
 	}
 	eval := s.eval
-	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text, Parallelism: s.par, SplitDistinct: s.split}
+	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text, Parallelism: s.par, ParallelismAuto: s.auto, SplitDistinct: s.split}
 	if stmts[0].Ext != nil {
 		env.Emit = stmts[0].Ext.Emit                   // EMIT ON WINDOW CLOSE of the windowed queries
 		env.TemporalJoins = stmts[0].Ext.TemporalJoins // q13's lookup join

@@ -394,7 +394,9 @@ func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 		Eval:          s.planEvalContext(ctx),
 		Streams:       flowStreams{s.eng},
 		Parallelism:   s.streamingParallelism(),
-		SplitDistinct: s.splitDistinct(),
+		// not SET: the default rule (parallel.go, autoParallelism)
+		ParallelismAuto: !s.set.explicit["streaming_parallelism"] && s.eng.cfg.Cluster == nil,
+		SplitDistinct:   s.splitDistinct(),
 		TempSchema:    s.tempSchemaName(),
 	})
 }

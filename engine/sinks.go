@@ -89,7 +89,7 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 		return nil, fmt.Errorf("store sink: %w", err)
 	}
 	text += env.Emit.Text()
-	rel := &catalog.Relation{Schema: schema, Name: relName, Kind: catalog.KindSink, ViewQuery: text, Parallelism: max(env.Parallelism, 1), SplitDistinct: env.SplitDistinct,
+	rel := &catalog.Relation{Schema: schema, Name: relName, Kind: catalog.KindSink, ViewQuery: text, Parallelism: q.Parallelism, SplitDistinct: env.SplitDistinct,
 		Connector: name, Options: opts, Format: x.Format, Encode: x.Encode, AppendOnly: q.AppendOnly, Owner: s.sessionOwner()}
 	for _, c := range q.Columns {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})

@@ -230,7 +230,7 @@ func (e *Engine) planView(rel *catalog.Relation) (*planner.StreamQuery, error) {
 	}
 	eval := e.streamEval()
 	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0]), TemporalJoins: stmtTemporal(stmts[0]),
-		Parallelism: e.viewParallelism(rel), SplitDistinct: viewSplitDistinct(rel)} // parallel.go
+		Parallelism: e.viewParallelism(rel), ParallelismAuto: e.autoParallelism(rel), SplitDistinct: viewSplitDistinct(rel)} // parallel.go
 	return planner.PlanStream(env, stmts[0].AST)
 }
 
@@ -398,7 +398,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	}
 	text += env.Emit.Text() // kept with the query, planned again at restart
 	rel := &catalog.Relation{Schema: c.Into.Rel.Schemaname, Name: c.Into.Rel.Relname, Kind: catalog.KindMatView, ViewQuery: text,
-		Parallelism: max(env.Parallelism, 1), ParallelismDefault: !s.set.explicit["streaming_parallelism"], SplitDistinct: env.SplitDistinct}
+		Parallelism: q.Parallelism, ParallelismDefault: !s.set.explicit["streaming_parallelism"], SplitDistinct: env.SplitDistinct}
 	names := c.Into.ColNames
 	if len(names) > len(q.Columns) {
 		return nil, pgerr.New(pgerr.SyntaxError, "too many column names were specified")

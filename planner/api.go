@@ -55,6 +55,10 @@ type Env struct {
 	// Parallelism is the number of instances PlanStream gives each keyed
 	// operator (stream_parallel.go); 0 or 1: one.
 	Parallelism int
+	// ParallelismAuto (a streaming_parallelism that was not SET) lowers
+	// Parallelism for a plan with several keyed operators
+	// (stream_parallel_auto.go); StreamQuery.Parallelism is the result.
+	ParallelismAuto bool
 	// SplitDistinct is streaming_split_distinct: on, off or auto (the
 	// server's default; "" is off): whether an aggregation with count(DISTINCT ...) is
 	// planned as a split-distinct aggregation (stream_splitdistinct.go).

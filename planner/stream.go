@@ -46,10 +46,29 @@ type StreamQuery struct {
 	Deps []uint32 // OIDs of relations read (tables, sources, views), sorted
 	// AppendOnly is set when the output never retracts (inserts only).
 	AppendOnly bool
+	// Parallelism is the instances of each keyed operator the plan has:
+	// Env.Parallelism, or less under Env.ParallelismAuto.
+	Parallelism int
 }
 
 // PlanStream binds and plans a continuous query (a SelectStmt node).
-func PlanStream(env *Env, stmt *pg.Node) (q *StreamQuery, err error) {
+// With env.ParallelismAuto the plan's parallelism is autoParallelism's
+// (stream_parallel_auto.go): the query is planned at env.Parallelism and,
+// when that rule gives fewer instances, planned again at that number.
+func PlanStream(env *Env, stmt *pg.Node) (*StreamQuery, error) {
+	q, err := planStream(env, stmt, env.Parallelism, env.Parallelism)
+	if err != nil || !env.ParallelismAuto || env.Parallelism <= 1 {
+		return q, err
+	}
+	if n := autoParallelism(q.Root, env.Parallelism); n != env.Parallelism {
+		return planStream(env, stmt, n, env.Parallelism)
+	}
+	return q, nil
+}
+
+// planStream is PlanStream at parallelism n, its shape decided at shape
+// (parallelize).
+func planStream(env *Env, stmt *pg.Node, n, shape int) (q *StreamQuery, err error) {
 	defer recoverTo(&err)
 	b := newBinder(env)
 	b.stream = true
@@ -87,7 +106,8 @@ func PlanStream(env *Env, stmt *pg.Node) (q *StreamQuery, err error) {
 	for i, id := range ids {
 		cols[i].Name = b.cols[id].name
 	}
-	q = &StreamQuery{Root: parallelize(root.node, env.Parallelism, env.SplitDistinct), Columns: cols, Key: keyPositions(root.key, root.lay), AppendOnly: root.appendOnly}
+	q = &StreamQuery{Root: parallelize(root.node, n, shape, env.SplitDistinct), Columns: cols, Key: keyPositions(root.key, root.lay), AppendOnly: root.appendOnly,
+		Parallelism: max(n, 1)}
 	for oid := range b.deps {
 		q.Deps = append(q.Deps, oid)
 	}

@@ -43,9 +43,12 @@ const MaxParallelism = stream.VNodes
 
 // parallelize rewrites the freshly planned tree under root in place (its
 // nodes are not shared yet) and returns the new root. split is the
-// streaming_split_distinct mode (stream_splitdistinct.go).
-func parallelize(root stream.Node, n int, split string) stream.Node {
-	if n <= 1 && split != SplitDistinctOn {
+// streaming_split_distinct mode (stream_splitdistinct.go); its auto mode
+// decides by the parallelism shape (n, or the parallelism the default
+// rule started from: stream_parallel_auto.go), so that the rule keeps the
+// plan's shape while it lowers n.
+func parallelize(root stream.Node, n, shape int, split string) stream.Node {
+	if n <= 1 && !useSplitAt(split, shape) {
 		return root
 	}
 	seen := map[stream.Node]stream.Node{}
@@ -56,7 +59,7 @@ func parallelize(root stream.Node, n int, split string) stream.Node {
 		}
 		setInputs(nd, walk)
 		out := nd
-		if h, ok := nd.(*stream.HashAgg); ok && useSplitDistinct(split, n, h) {
+		if h, ok := nd.(*stream.HashAgg); ok && useSplitDistinct(split, shape, h) {
 			if sd, final := SplitDistinctOf(h, n); sd != nil {
 				if p := parallelOf(final, n); p != nil && n > 1 {
 					noShuffle(p)

@@ -80,6 +80,12 @@ func useSplitDistinct(mode string, n int, h *stream.HashAgg) bool {
 	return false // off, and "" (planner.Env's zero value)
 }
 
+// useSplitAt reports whether mode may split an aggregation at parallelism
+// n (useSplitDistinct without the aggregation).
+func useSplitAt(mode string, n int) bool {
+	return mode == SplitDistinctOn || mode == SplitDistinctAuto && n >= SplitDistinctAutoMin
+}
+
 // SplitDistinctAutoMin is the parallelism from which auto splits.
 const SplitDistinctAutoMin = 4
 

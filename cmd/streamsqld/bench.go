@@ -52,7 +52,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the query's run to this file (one query)")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, with the job's state live, to this file (one query)")
 	noOpStats := fs.Bool("no-operator-stats", false, "do not count rows and backpressure per operator (what /metrics reports), to measure the counters' cost")
-	par := fs.Int("parallelism", 0, "instances of each keyed operator (streaming_parallelism; 0: GOMAXPROCS)")
+	par := fs.Int("parallelism", 0, "instances of each keyed operator (SET streaming_parallelism; 0: the server's default, GOMAXPROCS spread over the plan's keyed operators)")
 	split := fs.String("split-distinct", "auto", "streaming_split_distinct: on, off or auto (docs/sql.md)")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	hugePages := fs.Bool("huge-pages", true, "advise the Go heap as transparent huge pages, as the server's --huge-pages does by default (docs/streaming.md, section Huge pages); --huge-pages=false to measure without")
@@ -95,7 +95,8 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "streamsqld bench: --parallelism must be at least 1 (0: GOMAXPROCS), not %d\n", *par)
 		return 2
 	}
-	if *par == 0 {
+	auto := *par == 0
+	if auto {
 		*par = runtime.GOMAXPROCS(0)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -108,7 +109,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 
 	if *explain {
 		for _, q := range names {
-			lines, err := bench.ExplainOpts(q, *sqlText, bench.Options{Parallelism: *par, SplitDistinct: *split})
+			lines, err := bench.ExplainOpts(q, *sqlText, bench.Options{Parallelism: *par, ParallelismAuto: auto, SplitDistinct: *split})
 			if err != nil {
 				fmt.Fprintln(stderr, "streamsqld bench:", err)
 				return 1
@@ -138,7 +139,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, q := range names {
 		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier,
-			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats, Parallelism: *par, SplitDistinct: *split}
+			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats, Parallelism: *par, ParallelismAuto: auto, SplitDistinct: *split}
 		if f, dir, ok := strings.Cut(*sink, ":"); ok && (f == "file" || f == "parquet") {
 			o.FileSink, o.FileFormat = dir, map[string]string{"file": "JSON", "parquet": "PARQUET"}[f]
 		}

@@ -40,7 +40,7 @@ func runInstances(ctx context.Context, o bench.Options, pars []int, stdout io.Wr
 	var points []bench.ScalePoint
 	var name string
 	for _, n := range pars {
-		o.Parallelism, o.Instances = n, true
+		o.Parallelism, o.ParallelismAuto, o.Instances = n, false, true
 		r, err := bench.Run(ctx, o)
 		if err != nil {
 			return err

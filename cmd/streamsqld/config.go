@@ -116,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.barrierInterval, "barrier-interval", 100*time.Millisecond,
 		"how often streaming epochs end: views and subscribers see changes at most this late")
 	fs.IntVar(&cfg.streamingParallelism, "streaming-parallelism", 0,
-		"instances of each keyed operator (aggregation, windowed aggregation, join) of a new materialized view or sink: the default of SET streaming_parallelism (0: GOMAXPROCS, the cores the process may use)")
+		"instances of each keyed operator (aggregation, windowed aggregation, join) of a new materialized view or sink: the default of SET streaming_parallelism (0: GOMAXPROCS, the cores the process may use); a view that does not SET it spreads this over its stateful operators, max(1, N / their number) instances each (docs/streaming.md, Parallelism)")
 	fs.DurationVar(&cfg.checkpointInterval, "checkpoint-interval", time.Second,
 		"how often the views' state is checkpointed into the data directory (0: never; a restart then rebuilds views from their inputs)")
 	fs.DurationVar(&cfg.viewRetryInterval, "view-retry-interval", 10*time.Second,
