@@ -21,6 +21,9 @@ const aggSQL = `SELECT auction, count(*), count(DISTINCT bidder), min(price), ma
 func TestParallelismGivesTheSameResults(t *testing.T) {
 	cases := []struct{ name, query, sql string }{
 		{"q4", "q4", ""}, {"q5", "q5", ""}, {"q7", "q7", ""}, {"q9", "q9", ""}, {"q11", "q11", ""}, {"agg", "", aggSQL},
+		// keyed by two bigint columns: the split readers route their rows
+		// by both (connector.Route.Owner2)
+		{"q18", "q18", ""}, {"agg2", "", `SELECT bidder, auction, count(*), max(price), min(date_time) FROM bid GROUP BY bidder, auction`},
 		// an aggregation of a filtered aggregation: N×N between the two
 		{"aggagg", "", `SELECT n, count(*), sum(hi) FROM (SELECT auction, count(*) AS n, max(price) AS hi FROM bid WHERE price > 1000 GROUP BY auction) s GROUP BY n`},
 		// a global aggregation: a partial per reader, one final merge (no exchange)

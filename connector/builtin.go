@@ -115,7 +115,11 @@ func (s nexmarkSource) NewReaderAt(pos []byte, o ReaderOptions) (Reader, error) 
 		return nil, err
 	}
 	if o.Route != nil {
-		r.SetRoute(o.Route.Col, o.Route.N, o.Route.Owner) // false: it reads unrouted (Routes)
+		if o.Route.Owner2 != nil {
+			r.SetRoute2(o.Route.Col, o.Route.Col2, o.Route.N, o.Route.Owner2) // false: unrouted
+		} else {
+			r.SetRoute(o.Route.Col, o.Route.N, o.Route.Owner) // false: it reads unrouted (Routes)
+		}
 	}
 	if err := r.Seek(pos); err != nil {
 		return nil, err

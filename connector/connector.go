@@ -130,6 +130,10 @@ type Route struct {
 	Col   int
 	N     int
 	Owner func(v int64) int
+	// Owner2, when set, routes by two columns instead: row r belongs to
+	// instance Owner2(a, b), a and b being its values in Col and Col2.
+	Owner2 func(a, b int64) int
+	Col2   int
 }
 
 // PartsReader is implemented by readers that can build their batches

@@ -66,14 +66,12 @@ func addBid(c *bidCols, rb *routedBids, p *pools, r *rng, id, ts int64) {
 	bidder += firstPersonID
 	price := r.price()
 	if rb != nil {
-		v := auction
-		switch rb.rt.col {
-		case bidBidder:
-			v = bidder
-		case bidPrice:
-			v = price
+		v := bidValue(rb.rt.col, auction, bidder, price)
+		if rb.rt.owner2 != nil {
+			c = rb.parts[rb.rt.owner2(v, bidValue(rb.rt.col2, auction, bidder, price))]
+		} else {
+			c = rb.parts[rb.rt.owner(v)]
 		}
-		c = rb.parts[rb.rt.owner(v)]
 	}
 	c.rows++
 	k := c.proj.cols
@@ -126,4 +124,15 @@ func (c *bidCols) record() arrow.RecordBatch {
 	b.int64s(k, bidDateTime, c.ts, true)
 	b.strings(k, bidExtra, &c.extra)
 	return b.record(c.proj.schema, c.rows)
+}
+
+// bidValue is a bid's value in col, a routed column (bidRoutable).
+func bidValue(col int, auction, bidder, price int64) int64 {
+	switch col {
+	case bidBidder:
+		return bidder
+	case bidPrice:
+		return price
+	}
+	return auction
 }

@@ -118,6 +118,11 @@ func (r *Reader) SetRoute(col, n int, owner func(v int64) int) bool {
 	return r.gen.SetRoute(r.cfg.Table, col, n, owner)
 }
 
+// SetRoute2 is SetRoute by two columns (Generator.SetRoute2).
+func (r *Reader) SetRoute2(col, col2, n int, owner func(a, b int64) int) bool {
+	return r.gen.SetRoute2(r.cfg.Table, col, col2, n, owner)
+}
+
 // Routes reports whether SetRoute routes the reader's rows
 // (connector.PartsReader).
 func (r *Reader) Routes() bool { return r.gen.Routed() }

@@ -16,6 +16,9 @@ type route struct {
 	col   int // the routed column of it
 	n     int
 	owner func(v int64) int
+	// owner2 (SetRoute2) routes the bid table by columns col and col2.
+	col2   int
+	owner2 func(a, b int64) int
 }
 
 // SetRoute makes the generator build table's rows as n batches a step,
@@ -41,6 +44,20 @@ func (g *Generator) SetRoute(table string, col, n int, owner func(v int64) int) 
 	g.route = &route{kind: kind, col: col, n: n, owner: owner}
 	return true
 }
+
+// SetRoute2 is SetRoute by two columns of the bid table (auction,
+// bidder, price): row r in batch owner(a, b), a and b being its values in
+// col and col2.
+func (g *Generator) SetRoute2(table string, col, col2, n int, owner func(a, b int64) int) bool {
+	g.route = nil
+	if n < 2 || owner == nil || table != "bid" || !bidRoutable(col) || !bidRoutable(col2) {
+		return false
+	}
+	g.route = &route{kind: kindBid, col: col, n: n, col2: col2, owner2: owner}
+	return true
+}
+
+func bidRoutable(col int) bool { return col == bidAuction || col == bidBidder || col == bidPrice }
 
 // Routed reports whether SetRoute routes the generator's rows.
 func (g *Generator) Routed() bool { return g.route != nil }

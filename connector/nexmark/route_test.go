@@ -175,3 +175,59 @@ func TestReaderRunParts(t *testing.T) {
 		t.Fatal("routed and plain readers end at different positions")
 	}
 }
+
+// TestRoutedByTwoColumns: a generator routed by two bid columns
+// (SetRoute2, as an exchange keyed by (bidder, auction)) puts each row of
+// the unrouted batch of a step in the part of owner(a, b), in order, with
+// the same events, watermark and position; other columns and tables are
+// refused.
+func TestRoutedByTwoColumns(t *testing.T) {
+	const n = 3
+	owner := func(a, b int64) int { return int(uint64(a*0x9E3779B1+b*0x85EBCA6B)>>7) % n }
+	for _, cols := range [][2]int{{bidBidder, bidAuction}, {bidAuction, bidPrice}} {
+		cfg := Config{Events: 20000, Seed: 9, Table: "bid"}
+		plain := genSteps(t, cfg, nil, 1, 2, 1500)
+		g := New(cfg)
+		g.SetSplit(1, 2)
+		if !g.SetRoute2("bid", cols[0], cols[1], n, owner) {
+			t.Fatalf("columns %v: not routed", cols)
+		}
+		full := New(cfg)
+		full.SetSplit(1, 2)
+		names := map[int]string{bidAuction: "auction", bidBidder: "bidder", bidPrice: "price"}
+		for s, want := range plain {
+			b, err := g.Next(1500)
+			if err != nil {
+				t.Fatalf("step %d: %v", s, err)
+			}
+			fb, err := full.Next(1500)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Events != want.events || int64(b.Watermark) != want.wm || g.Position() != want.pos || len(b.Parts) != n {
+				t.Fatalf("step %d: %d parts, events/watermark/position %d/%d/%d, want %d/%d/%d", s, len(b.Parts), b.Events, b.Watermark, g.Position(), want.events, want.wm, want.pos)
+			}
+			as, bs := int64Col(fb.Bid, names[cols[0]]), int64Col(fb.Bid, names[cols[1]])
+			rows := rowsOf(want.rec)
+			for k, part := range b.Parts {
+				var exp [][]string
+				for i := range as {
+					if owner(as[i], bs[i]) == k {
+						exp = append(exp, rows[i])
+					}
+				}
+				if got := rowsOf(part); len(got) != len(exp) || (len(exp) > 0 && !reflect.DeepEqual(got, exp)) {
+					t.Fatalf("columns %v, step %d, part %d: %d rows, want %d", cols, s, k, len(got), len(exp))
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		table     string
+		col, col2 int
+	}{{"bid", bidAuction, bidChannel}, {"bid", bidDateTime, bidBidder}, {"auction", auctionID, auctionSeller}} {
+		if g := New(Config{Events: 1000, Table: c.table}); g.SetRoute2(c.table, c.col, c.col2, n, owner) || g.Routed() {
+			t.Fatalf("%s columns %d, %d: routed", c.table, c.col, c.col2)
+		}
+	}
+}

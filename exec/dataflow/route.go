@@ -11,8 +11,8 @@ import (
 
 // Routed generators (docs/contributing/parallel.md, "Routed
 // generators"). A hash exchange that reads a split source's readers
-// directly (no fused operator between them) and routes by one bigint
-// column asks the readers to route their rows themselves: startParallel
+// directly (no fused operator between them) and routes by one or two
+// bigint columns asks the readers to route their rows themselves: startParallel
 // notes a stream.Routing for the scan (routeScan) before starting it,
 // openScan opens its readers through RoutedInputs with a connector.Route,
 // and a reader that can route (connector.PartsReader: the nexmark
@@ -55,20 +55,36 @@ func isJoin(op stream.Node) bool {
 type scanRoute struct {
 	rt  *stream.Routing
 	col int
+	// two: routed by col and col2 (Routing.Owner2)
+	two  bool
+	col2 int
 }
 
 // routeScan returns the routing that the readers of in, an input of a
 // hash exchange by keys (of types ts) among n instances, build their
 // batches for, and notes it for openScan; nil when in is not a split
-// source scan, the key is not one bigint column, or the inputs cannot
-// route.
+// source scan, the key is not one or two bigint columns, or the inputs
+// cannot route.
 func (j *Job) routeScan(in stream.Node, keys []int, ts []types.T, n int) *stream.Routing {
-	if n < 2 || len(keys) != 1 || len(ts) != 1 || ts[0].Kind != types.Int8 {
+	if n < 2 || len(keys) < 1 || len(keys) > 2 || len(ts) != len(keys) {
 		return nil
+	}
+	for _, t := range ts {
+		if t.Kind != types.Int8 {
+			return nil
+		}
 	}
 	s, col := scanColumn(in, keys[0])
 	if s == nil || s.Kind != stream.ScanSource {
 		return nil
+	}
+	sr := scanRoute{col: col}
+	if len(keys) == 2 {
+		s2, col2 := scanColumn(in, keys[1])
+		if s2 != s {
+			return nil
+		}
+		sr.two, sr.col2 = true, col2
 	}
 	if j.rt.readersOf(s) < 2 {
 		return nil
@@ -83,9 +99,9 @@ func (j *Job) routeScan(in stream.Node, keys []int, ts []types.T, n int) *stream
 	if j.routes == nil {
 		j.routes = map[*stream.Scan]scanRoute{}
 	}
-	rt := stream.NewRouting(n)
-	j.routes[s] = scanRoute{rt: rt, col: col}
-	return rt
+	sr.rt = stream.NewRouting(n)
+	j.routes[s] = sr
+	return sr.rt
 }
 
 // scanColumn follows column col of in's output down through fused
@@ -119,11 +135,17 @@ func (j *Job) openRouted(s *stream.Scan, pos []byte, i, k int) (sourceRun, bool,
 	if !ok || sr.rt == nil || !ok2 || k < 2 {
 		return sourceRun{}, false, nil
 	}
-	col := sr.col
+	col, col2 := sr.col, sr.col2
 	if s.Read != nil {
 		col = s.Read[col]
+		if sr.two {
+			col2 = s.Read[col2]
+		}
 	}
 	route := &connector.Route{Col: col, N: sr.rt.N, Owner: sr.rt.Owner}
+	if sr.two {
+		route.Col2, route.Owner2 = col2, sr.rt.Owner2
+	}
 	r, err := ri.OpenSourceRouted(j.spec.ID, s.Rel, s.Read, route, pos, i, k, j.rowError)
 	if err != nil {
 		return sourceRun{}, true, err

@@ -46,6 +46,15 @@ func (r *Routing) Part(k int) *Part { return &r.parts[k] }
 // VNodeHasher gives a one-column key of any integer type.
 func (r *Routing) Owner(v int64) int { return VNodeOwner(VNodeOfWord(v), r.N) }
 
+// Owner2 is Owner for a row routed by two integer columns holding a and
+// b (never NULL), in the key's order.
+func (r *Routing) Owner2(a, b int64) int { return VNodeOwner(VNodeOfWords(a, b), r.N) }
+
+// VNodeOfWords is VNodeOfWord for a key of two word-typed columns.
+func VNodeOfWords(a, b int64) uint16 {
+	return uint16(mix64(hashStep(hashStep(vnodeSeed, uint64(a)), uint64(b))) % VNodes)
+}
+
 // VNodeOfWord is the vnode of a row whose key is one word-typed column
 // (integers of any width, as int64) holding v, not NULL: what
 // VNodeHasher.VNodes computes for it.

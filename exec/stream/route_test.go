@@ -3,6 +3,7 @@ package stream
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -62,6 +63,36 @@ func TestRoutingOwnerEqualsSplitter(t *testing.T) {
 			if p := rt.Part(k); p.Of != rt || p.K != k || p != rt.Part(k) {
 				t.Fatalf("Part(%d) = %+v", k, p)
 			}
+		}
+	}
+}
+
+// TestRoutingOwner2EqualsSplitter: Routing.Owner2 gives a row of a
+// two-bigint key the instance the exchange's Splitter gives it.
+func TestRoutingOwner2EqualsSplitter(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 4000
+	as, bs := make([]int64, n), make([]int64, n)
+	for i := range as {
+		as[i], bs[i] = r.Int64()>>r.IntN(60), r.Int64()>>r.IntN(60)
+	}
+	ab, bb := array.NewInt64Builder(memory.DefaultAllocator), array.NewInt64Builder(memory.DefaultAllocator)
+	ab.AppendValues(as, nil)
+	bb.AppendValues(bs, nil)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "b", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{ab.NewArray(), bb.NewArray()}, int64(n))
+	for _, k := range []int{2, 3, 8} {
+		rt := NewRouting(k)
+		owner, _ := NewSplitter([]int{0, 1}, []types.T{types.TInt8, types.TInt8}, k).Route(&Chunk{Rec: rec})
+		seen := make([]bool, k)
+		for i := range as {
+			if got := rt.Owner2(as[i], bs[i]); got != int(owner[i]) {
+				t.Fatalf("n %d: Owner2(%d, %d) = %d, Splitter %d", k, as[i], bs[i], got, owner[i])
+			}
+			seen[owner[i]] = true
+		}
+		if slices.Contains(seen, false) {
+			t.Fatalf("n %d: an instance owns none of %d rows", k, n)
 		}
 	}
 }
