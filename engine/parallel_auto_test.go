@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,6 +53,14 @@ func TestDefaultParallelismSpread(t *testing.T) {
 	}
 	if got := instances(two); got != 2 {
 		t.Fatalf("two keyed operators at the default 4: %d instances each, want 2", got)
+	}
+	// EXPLAIN says why, only when the rule lowered the parallelism
+	const why = "Parallelism: 2 (streaming_parallelism 4, not SET, spread over 2 stateful operators)"
+	if plan := exec("EXPLAIN CREATE MATERIALIZED VIEW x AS " + two); !slices.Contains(plan, why) {
+		t.Fatalf("EXPLAIN of two keyed operators at the default 4 does not say %q:\n%s", why, strings.Join(plan, "\n"))
+	}
+	if plan := strings.Join(exec("EXPLAIN CREATE MATERIALIZED VIEW x AS "+one), "\n"); strings.Contains(plan, "Parallelism:") {
+		t.Fatalf("EXPLAIN of one keyed operator names a parallelism:\n%s", plan)
 	}
 	exec("CREATE MATERIALIZED VIEW v2 AS " + two)
 	exec("SET streaming_parallelism = 4")

@@ -693,6 +693,10 @@ func explainMatView(env *planner.Env, c *pg.CreateTableAsStmt) (string, error) {
 	}
 	m := &stream.Materialize{Input: q.Root, Key: q.Key, Cols: q.Columns}
 	lines := planner.ExplainStream(m)
+	if q.SpreadFrom > 0 { // the default rule (planner.Env.ParallelismAuto)
+		lines = append(lines, fmt.Sprintf("Parallelism: %d (streaming_parallelism %d, not SET, spread over %d stateful operators)",
+			q.Parallelism, q.SpreadFrom, q.Stateful))
+	}
 	return strings.Join(lines, "\n"), nil
 }
 

@@ -49,6 +49,10 @@ type StreamQuery struct {
 	// Parallelism is the instances of each keyed operator the plan has:
 	// Env.Parallelism, or less under Env.ParallelismAuto.
 	Parallelism int
+	// SpreadFrom, when the default rule lowered the parallelism, is the
+	// Env.Parallelism it spread over the plan's Stateful operators (0:
+	// not lowered).
+	SpreadFrom, Stateful int
 }
 
 // PlanStream binds and plans a continuous query (a SelectStmt node).
@@ -61,7 +65,11 @@ func PlanStream(env *Env, stmt *pg.Node) (*StreamQuery, error) {
 		return q, err
 	}
 	if n := autoParallelism(q.Root, env.Parallelism); n != env.Parallelism {
-		return planStream(env, stmt, n, env.Parallelism)
+		k := keyedStages(q.Root)
+		if q, err = planStream(env, stmt, n, env.Parallelism); err != nil {
+			return nil, err
+		}
+		q.SpreadFrom, q.Stateful = env.Parallelism, k
 	}
 	return q, nil
 }
