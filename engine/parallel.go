@@ -21,13 +21,15 @@ import (
 // rescales it, its keyed state redistributed by vnode
 // (docs/contributing/parallel.md).
 
-// autoParallelism reports whether a view is planned at start under the
-// default rule (planner.Env.ParallelismAuto: the cores spread over its
-// keyed operators): a view created without SET streaming_parallelism, on
-// a single server. A cluster replays statements with the coordinator's
-// parallelism SET, so it plans every view at that number.
-func (e *Engine) autoParallelism(rel *catalog.Relation) bool {
-	return rel.ParallelismDefault && e.cfg.Cluster == nil
+// spreadsDefault reports whether a view or query whose
+// streaming_parallelism is the server's default (defaulted: not SET when
+// it was created) is planned under the default rule
+// (planner.Env.ParallelismAuto: the cores spread over its stateful
+// operators): on a single server only. A cluster replays statements with
+// the coordinator's parallelism SET, so it plans every view at that
+// number.
+func (e *Engine) spreadsDefault(defaulted bool) bool {
+	return defaulted && e.cfg.Cluster == nil
 }
 
 // viewParallelism is the parallelism a view is planned with at start.

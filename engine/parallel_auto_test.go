@@ -8,7 +8,7 @@ import (
 
 // TestDefaultParallelismSpread: a view created without SET
 // streaming_parallelism spreads the server's default over its keyed
-// operators (planner's autoParallelism): one keyed operator gets all 4
+// operators (planner's spreadOver): one keyed operator gets all 4
 // instances, a join under a GROUP BY (two) gets 2 each, and SET
 // streaming_parallelism = 4 gives every keyed operator 4. The catalog
 // keeps the parallelism the view runs at.

@@ -142,7 +142,7 @@ func TestViewRescaleByRestart(t *testing.T) {
 		check(s, when)
 		for _, name := range append(resumed, "fixed") {
 			// the default rule spreads n over a plan's keyed operators
-			// (planner's autoParallelism): the join and its GROUP BY,
+			// (planner's spreadOver): the join and its GROUP BY,
 			// the split-distinct's two phases
 			eff := func(n int) int {
 				if name == "joined" || name == "split" {

@@ -388,14 +388,13 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 // env is the planner's environment for one statement.
 func (s *Session) env(ctx context.Context, params []types.T) *planner.Env {
 	return s.withAccess(&planner.Env{
-		Catalog:     s.eng.cat,
-		SearchPath:  s.set.searchPath(),
-		Params:      params,
-		Eval:        s.planEvalContext(ctx),
-		Streams:     flowStreams{s.eng},
-		Parallelism: s.streamingParallelism(),
-		// not SET: the default rule (parallel.go, autoParallelism)
-		ParallelismAuto: !s.set.explicit["streaming_parallelism"] && s.eng.cfg.Cluster == nil,
+		Catalog:         s.eng.cat,
+		SearchPath:      s.set.searchPath(),
+		Params:          params,
+		Eval:            s.planEvalContext(ctx),
+		Streams:         flowStreams{s.eng},
+		Parallelism:     s.streamingParallelism(),
+		ParallelismAuto: s.eng.spreadsDefault(!s.set.explicit["streaming_parallelism"]), // parallel.go
 		SplitDistinct:   s.splitDistinct(),
 		TempSchema:      s.tempSchemaName(),
 	})

@@ -230,7 +230,7 @@ func (e *Engine) planView(rel *catalog.Relation) (*planner.StreamQuery, error) {
 	}
 	eval := e.streamEval()
 	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0]), TemporalJoins: stmtTemporal(stmts[0]),
-		Parallelism: e.viewParallelism(rel), ParallelismAuto: e.autoParallelism(rel), SplitDistinct: viewSplitDistinct(rel)} // parallel.go
+		Parallelism: e.viewParallelism(rel), ParallelismAuto: e.spreadsDefault(rel.ParallelismDefault), SplitDistinct: viewSplitDistinct(rel)} // parallel.go
 	return planner.PlanStream(env, stmts[0].AST)
 }
 

@@ -56,7 +56,7 @@ type StreamQuery struct {
 }
 
 // PlanStream binds and plans a continuous query (a SelectStmt node).
-// With env.ParallelismAuto the plan's parallelism is autoParallelism's
+// With env.ParallelismAuto the plan's parallelism is spreadOver's
 // (stream_parallel_auto.go): the query is planned at env.Parallelism and,
 // when that rule gives fewer instances, planned again at that number.
 func PlanStream(env *Env, stmt *pg.Node) (*StreamQuery, error) {
@@ -64,8 +64,8 @@ func PlanStream(env *Env, stmt *pg.Node) (*StreamQuery, error) {
 	if err != nil || !env.ParallelismAuto || env.Parallelism <= 1 {
 		return q, err
 	}
-	if n := autoParallelism(q.Root, env.Parallelism); n != env.Parallelism {
-		k := keyedStages(q.Root)
+	k := keyedStages(q.Root)
+	if n := spreadOver(k, env.Parallelism); n != env.Parallelism {
 		if q, err = planStream(env, stmt, n, env.Parallelism); err != nil {
 			return nil, err
 		}

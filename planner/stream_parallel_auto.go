@@ -18,10 +18,10 @@ import "github.com/streamsql/streamsql/exec/stream"
 // faster (docs/benchmarks.md, "The default parallelism"). A plan with one
 // stateful operator (a GROUP BY, a SESSION window) still gets n.
 
-// autoParallelism is the parallelism of root (planned at n) under the
-// default rule.
-func autoParallelism(root stream.Node, n int) int {
-	if k := keyedStages(root); k > 1 {
+// spreadOver is the parallelism of a plan of k stateful operators
+// (keyedStages) under the default rule at n.
+func spreadOver(k, n int) int {
+	if k > 1 {
 		return max(1, n/k)
 	}
 	return n

@@ -70,18 +70,19 @@ func CheckSplitDistinct(v string) (string, error) {
 // every group into partials per tag and bucket and costs q16 3.3 times
 // the CPU (its projected 16-core wall is no better).
 func useSplitDistinct(mode string, n int, h *stream.HashAgg) bool {
-	switch mode {
-	case SplitDistinctOn:
-		return true
-	case SplitDistinctAuto:
-		cols, _ := plainKeys(h.GroupBy)
-		return n >= SplitDistinctAutoMin && len(cols) == 0
+	if !useSplitAt(mode, n) {
+		return false
 	}
-	return false // off, and "" (planner.Env's zero value)
+	if mode == SplitDistinctOn {
+		return true
+	}
+	cols, _ := plainKeys(h.GroupBy) // auto
+	return len(cols) == 0
 }
 
 // useSplitAt reports whether mode may split an aggregation at parallelism
-// n (useSplitDistinct without the aggregation).
+// n (useSplitDistinct without the aggregation): on always, auto from
+// SplitDistinctAutoMin, off (and "", planner.Env's zero value) never.
 func useSplitAt(mode string, n int) bool {
 	return mode == SplitDistinctOn || mode == SplitDistinctAuto && n >= SplitDistinctAutoMin
 }

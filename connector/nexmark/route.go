@@ -34,7 +34,7 @@ func (g *Generator) SetRoute(table string, col, n int, owner func(v int64) int) 
 	}
 	var kind int
 	switch {
-	case table == "bid" && (col == bidAuction || col == bidBidder || col == bidPrice):
+	case table == "bid" && bidRoutable(col):
 		kind = kindBid
 	case table == "auction" && col == auctionID:
 		kind = kindAuction
@@ -57,6 +57,7 @@ func (g *Generator) SetRoute2(table string, col, col2, n int, owner func(a, b in
 	return true
 }
 
+// bidRoutable reports the bid columns a generator routes by.
 func bidRoutable(col int) bool { return col == bidAuction || col == bidBidder || col == bidPrice }
 
 // Routed reports whether SetRoute routes the generator's rows.
