@@ -463,18 +463,30 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 	}
 	for {
 		rc := recs
+		var moved <-chan struct{}
+		var late <-chan time.Time
 		if al.blocked() { // the others have not taken the barrier yet: send no rows past it
 			rc = nil
+		} else if al != nil && ended != nil {
+			var hold bool
+			if moved, late, hold = al.hold(w.cur); hold { // ahead of another reader: let it catch up
+				rc = nil
+			}
 		}
 		select {
 		case <-j.env.Ctx.Done():
 			return
+		case <-moved:
+		case <-late:
 		case pr := <-rc:
 			if !sendRec(pr) {
 				return
 			}
-			if al != nil && !send(al.ready(w.cur)) {
-				return
+			if al != nil {
+				al.sent(w.cur)
+				if !send(al.ready(w.cur)) {
+					return
+				}
 			}
 			if reached() && !release() {
 				return

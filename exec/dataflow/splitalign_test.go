@@ -2,8 +2,10 @@ package dataflow
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,10 +17,15 @@ import (
 // skewedInputs is an unbounded source (oid 1) of rows ts = k = 0..rows-1
 // read by two readers, reader i the rows k ≡ i mod 2, in batches of 10;
 // reader 0 emits its rows at once, reader 1 pauses between batches, so
-// reader 0 runs far ahead of reader 1 in event time.
+// reader 0, left alone, runs far ahead of reader 1 in event time. Each
+// reader records the largest ts it has handed on (ahead: reader 0's
+// largest lead over reader 1).
 type skewedInputs struct {
 	fakeInputs
-	rows int64
+	rows  int64
+	mu    sync.Mutex
+	sent  [2]int64
+	ahead int64
 }
 
 func (in *skewedInputs) OpenSourceSplit(_, _ uint32, _ []byte, split, splits int, _ func(error)) (SourceReader, error) {
@@ -31,8 +38,14 @@ func (in *skewedInputs) OpenSourceSplit(_, _ uint32, _ []byte, split, splits int
 			if err := emit(tsRec(ts...)); err != nil {
 				return err
 			}
+			in.mu.Lock()
+			in.sent[split] = ts[len(ts)-1]
+			if split == 0 {
+				in.ahead = max(in.ahead, in.sent[0]-in.sent[1])
+			}
+			in.mu.Unlock()
 			if split == 1 {
-				time.Sleep(200 * time.Microsecond) // the skew; the test's outcome does not depend on it
+				time.Sleep(200 * time.Microsecond) // the skew; the rows and their order do not depend on it
 			}
 		}
 		<-ctx.Done() // unbounded: FLUSH's barrier does not wait for an end
@@ -84,4 +97,117 @@ func TestSplitReadersCutTogether(t *testing.T) {
 			t.Fatalf("%d of %d rows after %d epochs", n, rows, epoch)
 		}
 	}
+}
+
+// TestAlignerHoldsTheReaderAhead: a reader ahead of another that has not
+// ended waits until that one's mark reaches it, or that one ends; the
+// reader behind never waits.
+func TestAlignerHoldsTheReaderAhead(t *testing.T) {
+	sa := newSplitAlign(3)
+	a, b, c := &aligner{a: sa, i: 0}, &aligner{a: sa, i: 1}, &aligner{a: sa, i: 2}
+	defer a.stop()
+	defer b.stop()
+	waits := func(al *aligner, wm int64) bool {
+		_, _, hold := al.hold(wm)
+		return hold
+	}
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	if waits(a, math.MinInt64) {
+		t.Fatal("a reader with no watermark yet waits")
+	}
+	a.sent(100)
+	moved, late, hold := a.hold(100)
+	if !hold || moved == nil || late == nil {
+		t.Fatal("reader 0 at 100 does not wait for readers 1 and 2, which sent nothing")
+	}
+	b.sent(150)
+	if !closed(moved) {
+		t.Fatal("reader 1's step does not wake the reader waiting")
+	}
+	if !waits(a, 100) || !waits(b, 150) {
+		t.Fatal("readers 0 (at 100) and 1 (at 150) do not wait for reader 2, which sent nothing")
+	}
+	c.sent(100)
+	if waits(a, 100) {
+		t.Fatal("reader 0 waits although no reader is behind it")
+	}
+	moved, _, hold = b.hold(150)
+	if !hold {
+		t.Fatal("reader 1 at 150 does not wait for readers 0 and 2 at 100")
+	}
+	sa.end(0)
+	if !closed(moved) {
+		t.Fatal("reader 0's end does not wake the reader waiting")
+	}
+	if !waits(b, 150) {
+		t.Fatal("reader 1 does not wait for reader 2, which has not ended")
+	}
+	sa.end(2)
+	if waits(b, 150) {
+		t.Fatal("reader 1 waits for readers that ended")
+	}
+}
+
+// TestAlignerWaitIsBounded: a reader waits for the others at most
+// driftMaxWait, then sends its step.
+func TestAlignerWaitIsBounded(t *testing.T) {
+	sa := newSplitAlign(2)
+	a := &aligner{a: sa, i: 0}
+	defer a.stop()
+	a.sent(100)
+	_, late, hold := a.hold(100)
+	if !hold {
+		t.Fatal("reader 0 does not wait for reader 1")
+	}
+	<-late
+	if _, _, hold := a.hold(100); hold {
+		t.Fatal("reader 0 still waits after driftMaxWait")
+	}
+	a.sent(200)
+	if _, _, hold := a.hold(200); !hold {
+		t.Fatal("after a step, reader 0 does not wait again")
+	}
+}
+
+// TestSplitReadersStepTogether: between barriers too, the reader of a
+// split source that is ahead waits for the one behind, so neither gets
+// more than a few steps ahead of the other (splitalign.go); left alone,
+// reader 0 runs hundreds of rows ahead (skewedInputs).
+func TestSplitReadersStepTogether(t *testing.T) {
+	const rows = 2000
+	in := &skewedInputs{rows: rows}
+	rt := newRuntime(t, in)
+	scan := &stream.Scan{Rel: 1, Name: "src", Kind: stream.ScanSource, Cols: tsCols, AppendOnly: true,
+		Watermark: &stream.ScanWatermark{Col: 0, Expr: minus(1)}, Splittable: true, Readers: 2}
+	j, err := rt.StartJob(JobSpec{ID: 2, Name: "skewed", Plan: scan, Cols: tsCols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		flush(t, rt)
+		if n := len(anyRows(t, j)); n == rows {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rows did not all arrive")
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	// A reader's producer is up to two steps past what its reader sent
+	// (one in the hand-over channel, one being emitted), and a wait longer
+	// than driftMaxWait (a very slow machine) lets one more step pass:
+	// 10 steps of 20 rows is ample, and far below the lead without.
+	if in.ahead > 10*20 {
+		t.Fatalf("reader 0 ran %d rows of event time ahead of reader 1", in.ahead)
+	}
+	t.Logf("reader 0's largest lead: %d", in.ahead)
 }
