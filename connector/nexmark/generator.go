@@ -45,17 +45,18 @@ type Generator struct {
 	base  int64   // BaseTime in µs since 1970
 	delay float64 // µs between consecutive events
 	next  int64   // next event number
-	// split of splits: the generator yields only the events of the blocks
-	// of proportionDenominator ids whose number is split mod splits
-	// (SetSplit; splits 1: every event).
+	// split of splits: the generator yields only the events of the groups
+	// of group blocks of proportionDenominator ids whose number is split
+	// mod splits (SetSplit, SetGroup; splits 1: every event).
 	split, splits int64
+	group         int64
 	route         *route // nil: one batch per table and step (SetRoute)
 }
 
 // New returns a generator positioned at event number 0. A bad Config is
 // reported by the first Next.
 func New(cfg Config) *Generator {
-	g := &Generator{cfg: cfg, err: cfg.Validate(), splits: 1, proj: fullProjections}
+	g := &Generator{cfg: cfg, err: cfg.Validate(), splits: 1, group: 1, proj: fullProjections}
 	if cfg.EventsPerSecond == 0 {
 		g.cfg.EventsPerSecond = DefaultEventsPerSecond
 	}
@@ -99,25 +100,42 @@ func (g *Generator) Position() int64 { return g.next }
 func (g *Generator) SetPosition(n int64) { g.next = max(n, 0) }
 
 // SetSplit makes the generator one of n (at least 1) that share the
-// stream: it yields only the events of the blocks of 50 ids (one
-// person, three auctions, 46 bids: proportionDenominator) whose block
-// number is i mod n (0 <= i < n), in order, so the union of the n
-// generators' events is the stream of one, each event generated as one
-// generator generates it (an event is a function of its number), and
-// every generator has its share of each kind (events i mod n would give
-// every person to the even generators when n is even). Positions stay
-// event numbers: after a batch, the number of the generator's next
-// event; SetPosition to another number starts at the generator's first
-// event at or after it.
+// stream: it yields only the events of the groups of blocks of 50 ids
+// (a block: one person, three auctions, 46 bids: proportionDenominator;
+// a group: one block unless SetGroup says more) whose group number is
+// i mod n (0 <= i < n), in order, so the union of the n generators'
+// events is the stream of one, each event generated as one generator
+// generates it (an event is a function of its number), and every
+// generator has its share of each kind (events i mod n would give every
+// person to the even generators when n is even). Positions stay event
+// numbers: after a batch, the number of the generator's next event;
+// SetPosition to another number starts at the generator's first event at
+// or after it.
 func (g *Generator) SetSplit(i, n int) {
 	g.split, g.splits = int64(i), max(int64(n), 1)
 	g.align()
 }
 
-// block is the number of the block of proportionDenominator ids that
-// event number e is in.
-func (g *Generator) block(e int64) int64 {
-	return (g.cfg.FirstEventID + e) / proportionDenominator
+// SetGroup deals the events to the split generators (SetSplit) in groups
+// of blocks blocks (at least 1) instead of one block each, and makes a
+// step (Next) end at the end of a group, the last whole group that fits
+// in it: a generator's step then covers whole groups, each one stretch of
+// event time, the next group going to the next generator, instead of a
+// stretch shared with every other generator, so the split generators'
+// steps follow each other in event time (the readers' steps taken in
+// turn reach a keyed operator in time order). The generators of one
+// stream must use the same group.
+func (g *Generator) SetGroup(blocks int) {
+	g.group = max(int64(blocks), 1)
+	g.align()
+}
+
+// span is the ids in one group.
+func (g *Generator) span() int64 { return proportionDenominator * g.group }
+
+// groupOf is the number of the group that event number e is in.
+func (g *Generator) groupOf(e int64) int64 {
+	return (g.cfg.FirstEventID + e) / g.span()
 }
 
 // align moves next to the generator's first event at or after it.
@@ -125,19 +143,19 @@ func (g *Generator) align() {
 	if g.splits <= 1 {
 		return
 	}
-	b := g.block(g.next)
+	b := g.groupOf(g.next)
 	if r := ((g.split-b)%g.splits + g.splits) % g.splits; r != 0 {
-		g.next = (b+r)*proportionDenominator - g.cfg.FirstEventID
+		g.next = (b+r)*g.span() - g.cfg.FirstEventID
 	}
 }
 
 // after is the number of the generator's event after event e (one of
 // its own).
 func (g *Generator) after(e int64) int64 {
-	if g.splits <= 1 || (g.cfg.FirstEventID+e+1)%proportionDenominator != 0 {
+	if g.splits <= 1 || (g.cfg.FirstEventID+e+1)%g.span() != 0 {
 		return e + 1
 	}
-	return (g.block(e)+g.splits)*proportionDenominator - g.cfg.FirstEventID
+	return (g.groupOf(e)+g.splits)*g.span() - g.cfg.FirstEventID
 }
 
 // Next generates up to max rows of the selected tables (all three unless
@@ -193,30 +211,38 @@ func (g *Generator) Next(max int) (Batches, error) {
 	}
 	p, seed, first := g.pools, g.cfg.Seed, g.cfg.FirstEventID
 	n, rows, last := g.next, 0, g.next
+	perGroup := 0 // the wanted rows in one of the generator's groups
+	for k, share := range [...]int{kindPerson: 1, kindAuction: 3, kindBid: 46} {
+		if g.want[k] {
+			perGroup += share * int(g.group)
+		}
+	}
 	for rows < max && (end == 0 || n < end) {
 		e := n // this event's number
 		id := first + e
 		k := kindOf(id)
 		n = g.after(e)
 		last = e
-		if !g.want[k] {
-			continue
-		}
-		rows++
-		r := eventRNG(id, seed)
-		ts := g.eventTime(e)
-		switch k {
-		case kindPerson:
-			ps.add(p, &r, id, ts)
-		case kindAuction:
-			horizon := g.eventTime(e+numInFlightAuctions*proportionDenominator/3) - ts
-			if ra != nil {
-				addAuction(ra, p, &r, id, ts, horizon)
-			} else {
-				as.add(p, &r, id, ts, horizon)
+		if g.want[k] {
+			rows++
+			r := eventRNG(id, seed)
+			ts := g.eventTime(e)
+			switch k {
+			case kindPerson:
+				ps.add(p, &r, id, ts)
+			case kindAuction:
+				horizon := g.eventTime(e+numInFlightAuctions*proportionDenominator/3) - ts
+				if ra != nil {
+					addAuction(ra, p, &r, id, ts, horizon)
+				} else {
+					as.add(p, &r, id, ts, horizon)
+				}
+			default:
+				addBid(bs, rb, p, &r, id, ts)
 			}
-		default:
-			addBid(bs, rb, p, &r, id, ts)
+		}
+		if g.group > 1 && n != e+1 && rows+perGroup > max {
+			break // the end of a group, and the next would not fit: the step ends here
 		}
 	}
 	if end > 0 && n > end {

@@ -142,7 +142,7 @@ func TestColumnsAllTables(t *testing.T) {
 // other columns (all of them, or another subset) at the same event: the
 // rows after it are the full stream's, projected.
 func TestColumnsResume(t *testing.T) {
-	cfg := Config{Events: 20_000, Seed: 2, Table: "bid"}
+	cfg := Config{Events: 40_000, Seed: 2, Table: "bid"}
 	for _, n := range []int{1, 3} {
 		for i := range n {
 			open := func(cols []int) *Reader {

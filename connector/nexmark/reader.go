@@ -22,6 +22,9 @@ type Reader struct {
 	at    int64       // the position: the event after the last batch passed to emit
 	// splits is how many readers share the stream (Split; 0: one)
 	splits int
+	// group is the blocks in each of a split reader's groups, once decided
+	// (layout; 0: not yet)
+	group int
 }
 
 // NewReader returns a reader of cfg.Table's rows (cfg.Table must be set),
@@ -44,10 +47,15 @@ func NewReaderWithClock(cfg Config, clock pace.Clock) *Reader {
 }
 
 // Split makes the reader reader i of n that share the stream
-// (Generator.SetSplit): it reads the blocks of 50 events whose number is
-// i mod n. Call
-// it before Seek and Run. Its positions are its own: resume it with a
-// position that reader i of n reported.
+// (Generator.SetSplit): it reads the groups of events whose number is
+// i mod n. Unpaced, a group holds one step's rows (DefaultBatchRows; a
+// step that routes to n instances, SetRoute, takes n groups), so each
+// step is whole stretches of event time and the readers' steps follow
+// each other in time; paced, a
+// group is one block of 50 events, so that every reader carries its share
+// of the rate at every moment. Call it before SetRoute, Seek and Run. Its
+// positions are its own: resume it with a position that reader i of n of
+// the same layout reported (they record the group).
 func (r *Reader) Split(i, n int) error {
 	if n <= 1 && i == 0 {
 		return nil
@@ -74,12 +82,23 @@ func (r *Reader) SetColumns(cols []int) error {
 // its schedule there. Call it before Run. A malformed position is an XX001
 // error, one past a bounded stream's end a 55000 error.
 func (r *Reader) Seek(pos []byte) error {
+	r.layout()
 	if pos == nil {
 		r.gen.SetPosition(0)
 		r.at = 0
 		return nil
 	}
-	v, err := position.Decode(pos, position.NexmarkV1, 1, "nexmark")
+	var v []uint64
+	var err error
+	if r.splits > 1 {
+		v, err = position.Decode(pos, position.NexmarkV2, 2, "nexmark")
+		if err == nil && v[1] != uint64(r.group) {
+			return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "nexmark: cannot resume a split reader dealt groups of %d blocks at a position of one dealt groups of %d", r.group, v[1]).
+				WithHint("The readers' steps or pacing changed; the position comes from another layout.")
+		}
+	} else {
+		v, err = position.Decode(pos, position.NexmarkV1, 1, "nexmark")
+	}
 	if err != nil {
 		return err
 	}
@@ -98,7 +117,40 @@ func (r *Reader) Seek(pos []byte) error {
 // number, which may be past events of other tables that follow the batch's
 // last row. Call it on the Run goroutine, from emit or after Run returned.
 func (r *Reader) Position() []byte {
+	if r.splits > 1 {
+		return position.Encode(position.NexmarkV2, uint64(r.at), uint64(r.group))
+	}
 	return position.Encode(position.NexmarkV1, uint64(r.at))
+}
+
+// layout decides a split reader's groups (Split), once, before the first
+// position is taken or given.
+func (r *Reader) layout() {
+	if r.splits <= 1 || r.group > 0 {
+		return
+	}
+	r.group = 1
+	if r.pacer == nil {
+		// One unrouted step's rows, whatever the routing: a routed step
+		// takes as many groups as instances, and a view restarted at
+		// another parallelism resumes its readers' positions.
+		r.group = max(DefaultBatchRows/max(tableShare(r.cfg.Table), 1), 1)
+	}
+	r.gen.SetGroup(r.group)
+}
+
+// tableShare is how many of every 50 events are of table t's (0: not a
+// table).
+func tableShare(t string) int {
+	switch t {
+	case "person":
+		return 1
+	case "auction":
+		return 3
+	case "bid":
+		return 46
+	}
+	return 0
 }
 
 // Run sends the table's rows to emit until a bounded stream ends (nil), ctx
@@ -147,17 +199,11 @@ func (r *Reader) RunParts(ctx context.Context, emit func(parts []arrow.RecordBat
 // run is Run and RunParts: emit gets a step's batch, or its parts when
 // the generator routes.
 func (r *Reader) run(ctx context.Context, emit func(rec arrow.RecordBatch, parts []arrow.RecordBatch) error) error {
-	share := 0
-	switch r.cfg.Table {
-	case "person":
-		share = 1
-	case "auction":
-		share = 3
-	case "bid":
-		share = 46
-	default:
+	share := tableShare(r.cfg.Table)
+	if share == 0 {
 		return pgerr.New(pgerr.InvalidParameterValue, "nexmark: a reader needs a table (person, auction or bid), not %q", r.cfg.Table)
 	}
+	r.layout()
 	routed := r.gen.Routed()
 	size := DefaultBatchRows
 	if r.pacer != nil {

@@ -141,3 +141,43 @@ func joinRows(rows [][]string) []string {
 	}
 	return out
 }
+
+// The unpaced readers of a split stream are dealt groups of one step's
+// rows: each step covers a stretch of event time of its own, and the
+// readers' steps, taken in turn, follow each other in event time
+// (Reader.Split); paced readers keep blocks of 50 events, each carrying
+// its share of the rate.
+func TestSplitReadersTakeTurns(t *testing.T) {
+	const events = 200_000
+	for _, n := range []int{2, 3} {
+		type span struct{ first, last string }
+		var spans []span
+		for i := range n {
+			r := NewReader(Config{Events: events, Seed: 4, Table: "bid"})
+			if err := r.Split(i, n); err != nil {
+				t.Fatal(err)
+			}
+			steps, _ := runSteps(t, r)
+			for k, s := range steps {
+				if k < len(steps)-1 && len(s.rows) != DefaultBatchRows/46*46 {
+					t.Fatalf("reader %d of %d, step %d: %d rows, want a group's %d", i, n, k, len(s.rows), DefaultBatchRows/46*46)
+				}
+				spans = append(spans, span{s.rows[0][5], s.rows[len(s.rows)-1][5]})
+			}
+		}
+		slices.SortFunc(spans, func(a, b span) int { return strings.Compare(a.first, b.first) })
+		for k := 1; k < len(spans); k++ {
+			if spans[k].first < spans[k-1].last {
+				t.Fatalf("%d readers: a step from %s to %s overlaps the one from %s to %s", n, spans[k-1].first, spans[k-1].last, spans[k].first, spans[k].last)
+			}
+		}
+	}
+	paced := NewReader(Config{Events: events, Table: "bid", Paced: true, EventsPerSecond: 1e6})
+	if err := paced.Split(0, 2); err != nil {
+		t.Fatal(err)
+	}
+	paced.layout()
+	if paced.group != 1 {
+		t.Fatalf("a paced split reader is dealt groups of %d blocks, want 1", paced.group)
+	}
+}

@@ -214,6 +214,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 		cancel()
 		return nil, errJobExists
 	}
+	j.noteRoutes(spec.Plan)
 	var ri *resumeInputs
 	if rt.ck != nil {
 		var view stream.Node

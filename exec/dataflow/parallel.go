@@ -47,10 +47,7 @@ func (j *Job) startParallel(p *stream.Parallel, ri *resumeInputs) (flow, error) 
 	recv := make([]atomic.Int64, n) // per instance, rows the exchanges sent it
 	exchanged := false              // an input crossed an exchange (else recv stays 0)
 	for i, in := range ins {
-		var rt *stream.Routing // the readers of in route their rows for the exchange (route.go)
-		if n > 1 && !p.Local && !p.NoShuffle && ri == nil && !isJoin(op) {
-			rt = j.routeScan(in, p.Keys[i], p.KeyTypes, n)
-		}
+		rt := j.routeOf(p, in, p.Keys[i]) // the readers of in route their rows for the exchange (route.go)
 		f, err := j.startFlow(in, ri)
 		if err != nil {
 			return flow{}, err

@@ -12,9 +12,9 @@ import (
 // Routed generators (docs/contributing/parallel.md, "Routed
 // generators"). A hash exchange that reads a split source's readers
 // directly (no fused operator between them) and routes by one or two
-// bigint columns asks the readers to route their rows themselves: startParallel
-// notes a stream.Routing for the scan (routeScan) before starting it,
-// openScan opens its readers through RoutedInputs with a connector.Route,
+// bigint columns asks the readers to route their rows themselves: the job
+// notes a stream.Routing for the scan (noteRoutes, routeScan) before it
+// opens any reader (a resuming job's too: prepareResume), openScan opens its readers through RoutedInputs with a connector.Route,
 // and a reader that can route (connector.PartsReader: the nexmark
 // generator's bid auction, bidder, price and auction id) emits each step
 // as one batch per instance. readSource sends each part as a Chunk whose
@@ -58,6 +58,43 @@ type scanRoute struct {
 	// two: routed by col and col2 (Routing.Owner2)
 	two  bool
 	col2 int
+}
+
+// noteRoutes decides, before any reader opens, which split source scans
+// under n route their rows for the hash exchange above them (routeScan):
+// a resuming job opens its readers before its operators start
+// (prepareResume), and they route as a new job's do. rt.mu is held.
+func (j *Job) noteRoutes(n stream.Node) {
+	if p, ok := n.(*stream.Parallel); ok && j.routable(p) {
+		for i, in := range p.Input.Inputs() {
+			j.routeScan(in, p.Keys[i], p.KeyTypes, p.N)
+		}
+	}
+	for _, in := range n.Inputs() {
+		j.noteRoutes(in)
+	}
+}
+
+// routable reports whether p's inputs may be routed by their readers: p
+// runs as instances here behind hash exchanges (not placed on the nodes:
+// nodesplits.go) and is no join.
+func (j *Job) routable(p *stream.Parallel) bool {
+	if p.N < 2 || p.Local || p.NoShuffle || isJoin(p.Input) || len(p.Keys) != len(p.Input.Inputs()) {
+		return false
+	}
+	return j.splitPlacement() == nil || !j.rt.placed(p)
+}
+
+// routeOf is the routing noted (noteRoutes) for the readers under in, an
+// input of p with keys keys; nil when they do not route.
+func (j *Job) routeOf(p *stream.Parallel, in stream.Node, keys []int) *stream.Routing {
+	if !j.routable(p) || len(keys) == 0 {
+		return nil
+	}
+	if s, _ := scanColumn(in, keys[0]); s != nil {
+		return j.routes[s].rt
+	}
+	return nil
 }
 
 // routeScan returns the routing that the readers of in, an input of a

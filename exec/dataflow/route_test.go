@@ -2,11 +2,15 @@ package dataflow
 
 import (
 	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/streamsql/streamsql/connector"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
@@ -97,5 +101,75 @@ func TestScanColumnThroughChain(t *testing.T) {
 	}
 	if s, _ := scanColumn(&stream.Union{Ins: []stream.Node{scan}}, 0); s != nil {
 		t.Fatal("a union maps to a scan column")
+	}
+}
+
+// routeAsks records, per run, whether each split reader of roundInputs
+// was asked to route (OpenSourceRouted with a route); its readers do not
+// route (no RunParts), so they read as before.
+type routeAsks struct {
+	*roundInputs
+	mu     sync.Mutex
+	routed []bool
+}
+
+func (in *routeAsks) OpenSourceColumns(job, oid uint32, _ []int, pos []byte, split, splits int, onErr func(error)) (SourceReader, error) {
+	return in.OpenSourceRouted(job, oid, nil, nil, pos, split, splits, onErr)
+}
+
+func (in *routeAsks) OpenSourceRouted(job, oid uint32, _ []int, route *connector.Route, pos []byte, split, splits int, onErr func(error)) (SourceReader, error) {
+	in.mu.Lock()
+	in.routed = append(in.routed, route != nil)
+	in.mu.Unlock()
+	return in.OpenSourceSplit(job, oid, pos, split, splits, onErr)
+}
+
+// TestResumedReadersRoute: the readers of a split source under a hash
+// exchange by a bigint key are asked to route their rows when the job
+// resumes from a checkpoint (its readers open before its operators
+// start) as when it starts anew; before, a resumed view read unrouted
+// until its next rebuild, and a generator whose steps depended on the
+// routing could not resume at all.
+func TestResumedReadersRoute(t *testing.T) {
+	const n = 2
+	spec := func() JobSpec {
+		scan := &stream.Scan{Rel: 1, Name: "src", Kind: stream.ScanSource, Cols: tsCols, AppendOnly: true, Splittable: true, Readers: n}
+		k := &expr.ColRef{Idx: 1, T: types.TInt8, Name: "k"}
+		cols := []types.Column{{Name: "k", Type: types.TInt8}, {Name: "n", Type: types.TInt8}}
+		agg := parAt(&stream.HashAgg{Input: scan, GroupBy: []expr.Expr{k}, Aggs: []stream.AggSpec{{Kind: stream.AggCountStar}}, Cols: cols},
+			[][]int{{1}}, []types.T{types.TInt8}, n)
+		return JobSpec{ID: 4, Name: "routed", Plan: agg, Key: []int{0}, Cols: cols}
+	}
+	dir := t.TempDir()
+	in := &routeAsks{roundInputs: newRoundInputs()}
+	rng := rand.New(rand.NewPCG(4, 2))
+	store, _ := openStore(t, dir)
+	rt := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store}, in)
+	if _, err := rt.StartJob(spec()); err != nil {
+		t.Fatal(err)
+	}
+	in.push(0, rng)
+	flush(t, rt)
+	checkpointNow(t, rt)
+	rt.Close()
+	if !slices.Equal(in.routed, []bool{true, true}) {
+		t.Fatalf("new job: readers asked to route %v", in.routed)
+	}
+	in.routed = nil
+	store2, cp := openStore(t, dir)
+	rt2 := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store2, Recovered: cp}, in)
+	defer rt2.Close()
+	j, err := rt2.StartJob(spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt2.EndRecovery()
+	in.push(1, rng)
+	flush(t, rt2)
+	if !j.resumed {
+		t.Fatalf("the job did not resume: %+v", j.Recovery())
+	}
+	if !slices.Equal(in.routed, []bool{true, true}) {
+		t.Fatalf("resumed job: readers asked to route %v", in.routed)
 	}
 }

@@ -20,6 +20,9 @@ import (
 const (
 	DatagenV1 byte = 0x11 // row number
 	NexmarkV1 byte = 0x21 // next event number
+	// NexmarkV2: a split reader's next event number, then the blocks in
+	// each of the groups the split readers are dealt.
+	NexmarkV2 byte = 0x22
 	FileV1    byte = 0x31 // byte offset, lines consumed, flags
 	// KafkaV1: the number of partitions, then (partition, next offset) for
 	// each, by partition (EncodeOffsets).
