@@ -48,10 +48,10 @@ func NewReaderWithClock(cfg Config, clock pace.Clock) *Reader {
 
 // Split makes the reader reader i of n that share the stream
 // (Generator.SetSplit): it reads the groups of events whose number is
-// i mod n. Unpaced, a group holds one step's rows (DefaultBatchRows; a
-// step that routes to n instances, SetRoute, takes n groups), so each
-// step is whole stretches of event time and the readers' steps follow
-// each other in time; paced, a
+// i mod n. Unpaced, a group holds DefaultBatchRows rows per reader (a
+// step that routes to n instances, SetRoute, is one group; an unrouted
+// one is a part of a group), so a reader's steps cover a stretch of
+// event time and the next stretch is another reader's; paced, a
 // group is one block of 50 events, so that every reader carries its share
 // of the rate at every moment. Call it before SetRoute, Seek and Run. Its
 // positions are its own: resume it with a position that reader i of n of
@@ -131,10 +131,11 @@ func (r *Reader) layout() {
 	}
 	r.group = 1
 	if r.pacer == nil {
-		// One unrouted step's rows, whatever the routing: a routed step
-		// takes as many groups as instances, and a view restarted at
-		// another parallelism resumes its readers' positions.
-		r.group = max(DefaultBatchRows/max(tableShare(r.cfg.Table), 1), 1)
+		// A step's rows for each reader (routed to as many instances as
+		// readers, the planner's usual shape, a step is one group),
+		// whatever the routing: a view restarted with other instances
+		// but the same readers resumes its readers' positions.
+		r.group = max(DefaultBatchRows*r.splits/max(tableShare(r.cfg.Table), 1), 1)
 	}
 	r.gen.SetGroup(r.group)
 }

@@ -103,16 +103,17 @@ func (j *Job) newSplitRoot(s *stream.Scan, i, k int, ri *resumeInputs) (*root, *
 }
 
 // readerDone is the column of the watermark a split reader sends once its
-// input has ended (value MaxInt64): merge stops waiting for its
-// watermark. It passes the fused operators and the exchanges above the
-// reader unchanged and never leaves a merge.
-const readerDone = -2
+// input has ended (value MaxInt64, stream.MarkEnded): merge stops waiting
+// for its watermark. It passes the exchanges above the reader unchanged,
+// and the fused operators (a partial window aggregate emits what it holds
+// first), and never leaves a merge.
+const readerDone = stream.MarkEnded
 
 // readerIdle is the column of the watermark a split reader sends when it
 // knows it has no input (a Kafka reader without partitions: value 1) and
 // when it has some again (value 0): while idle it does not hold the
 // merged watermark back. Like readerDone it never leaves a merge.
-const readerIdle = -3
+const readerIdle = stream.MarkIdle
 
 // idleMsg is what a split reader sends when it goes idle or active.
 func idleMsg(idle bool) stream.Message {

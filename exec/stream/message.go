@@ -68,11 +68,27 @@ func (c *Chunk) Op(i int) Op {
 func (c *Chunk) Len() int { return int(c.Rec.NumRows()) }
 
 // Watermark says that no later row will have a value below Value (µs since
-// the Unix epoch) in column Col.
+// the Unix epoch) in column Col. A negative Col is a runtime mark
+// (MarkEnded, MarkIdle) that a split reader sends through the operators
+// fused with it to the merge above them.
 type Watermark struct {
 	Col   int
 	Value int64
 }
+
+// The runtime marks (Watermark.Col). They pass the operators fused with a
+// split reader and the exchanges above it, and never leave a merge.
+const (
+	// MarkEnded (value MaxInt64): the reader's input has ended, no row
+	// will follow; the merge stops waiting for its watermark, and a
+	// partial window aggregate fused with it first emits what it still
+	// holds (WindowAgg).
+	MarkEnded = -2
+	// MarkIdle: the reader has no input (value 1: a Kafka reader without
+	// partitions) or has some again (value 0); while idle it does not hold
+	// the merged watermark back.
+	MarkIdle = -3
+)
 
 // Barrier ends epoch Epoch. With Checkpoint set, operators snapshot their
 // state when they forward it.

@@ -274,8 +274,18 @@ func (r *waggRun) handle(m Message) ([]Message, error) {
 	case KindWatermark:
 		if m.Watermark.Col < 0 {
 			// A runtime mark (a split reader ended or went idle) passes
-			// a partial aggregate fused with its reader on to the merge.
-			return []Message{m}, nil
+			// a partial aggregate fused with its reader on to the merge;
+			// an ended reader's partial first emits what it holds.
+			if m.Watermark.Col == MarkEnded {
+				c, err := r.ended()
+				if err != nil {
+					return nil, err
+				}
+				if c != nil {
+					msgs = append(msgs, ChunkMsg(c))
+				}
+			}
+			return append(msgs, m), nil
 		}
 		if m.Watermark.Col != r.markCol() || m.Watermark.Value <= r.wm {
 			return nil, nil // other columns' watermarks do not reach the output
@@ -354,6 +364,29 @@ func (r *waggRun) outWatermarks() []Message {
 	}
 	r.outWM = v
 	return []Message{WatermarkMsg(Watermark{Col: 0, Value: addSat(v, -r.fix.size)}), WatermarkMsg(Watermark{Col: 1, Value: v})}
+}
+
+// ended returns what a partial window aggregate fused with a split
+// reader (planner.TwoPhaseWindowOf) still holds when the reader's input
+// has ended (MarkEnded): under ON WINDOW CLOSE every open window's row, as
+// if its watermark had passed them all, under ON UPDATE the changes since
+// the last barrier. The merge above then stops waiting for this
+// instance's watermark and the final phase closes windows by the other
+// instances' watermarks: rows held back until then would come after the
+// final closed their windows (they would be lost). The aggregate's own
+// output watermarks do not move: the final closes no window that the
+// single operator would not. Sessions are never partial (nil).
+func (r *waggRun) ended() (*Chunk, error) {
+	if r.fix == nil {
+		return nil, nil
+	}
+	if r.eowc {
+		if err := r.advanceFixed(math.MaxInt64); err != nil {
+			return nil, err
+		}
+		return r.ob.chunk(r)
+	}
+	return r.barrier()
 }
 
 // advance moves the watermark to wm and returns the rows that closing and
