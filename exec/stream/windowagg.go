@@ -374,16 +374,20 @@ func (r *waggRun) outWatermarks() []Message {
 // instance's watermark and the final phase closes windows by the other
 // instances' watermarks: rows held back until then would come after the
 // final closed their windows (they would be lost). The aggregate's own
-// output watermarks do not move: the final closes no window that the
-// single operator would not. Sessions are never partial (nil).
+// watermark and output watermarks do not move (the final closes no
+// window that the single operator would not; an idle timeout still moves
+// an ended reader's watermark on, and it passes). Sessions are never
+// partial (nil).
 func (r *waggRun) ended() (*Chunk, error) {
 	if r.fix == nil {
 		return nil, nil
 	}
 	if r.eowc {
+		wm := r.wm
 		if err := r.advanceFixed(math.MaxInt64); err != nil {
 			return nil, err
 		}
+		r.wm = wm // an ended reader's idle timeout still moves it on
 		return r.ob.chunk(r)
 	}
 	return r.barrier()

@@ -48,6 +48,13 @@ func TestWindowAggEndedEmitsWhatItHolds(t *testing.T) {
 				t.Fatalf("%v: output watermark %+v after the reader ended", mode, m.Watermark)
 			}
 		}
+		// An ended reader's watermark still moves on (an idle timeout),
+		// and the aggregate passes it.
+		h.watermark(45)
+		moved := h.barrier()
+		if len(moved) == 0 || moved[len(moved)-1].Kind != KindWatermark || moved[len(moved)-1].Watermark.Value != 45 {
+			t.Fatalf("%v: after a watermark of 45 the aggregate sent %+v", mode, moved)
+		}
 		// The rows at the end, whichever epoch brought them.
 		if mode == EmitOnWindowClose {
 			expectWinRows(t, "closed by the watermark", before, w.Cols, "insert 0|10|1|1|5")
