@@ -180,7 +180,7 @@ func TestSeekErrors(t *testing.T) {
 			t.Fatalf("a split reader resumed at %x", pos)
 		}
 	}
-	if err := split().Seek(position.Encode(position.NexmarkV2, 100, 2*DefaultBatchRows/46)); err != nil {
+	if err := split().Seek(position.Encode(position.NexmarkV2, 100, DefaultBatchRows/46)); err != nil {
 		t.Fatal(err)
 	}
 }

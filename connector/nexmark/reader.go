@@ -48,10 +48,9 @@ func NewReaderWithClock(cfg Config, clock pace.Clock) *Reader {
 
 // Split makes the reader reader i of n that share the stream
 // (Generator.SetSplit): it reads the groups of events whose number is
-// i mod n. Unpaced, a group holds DefaultBatchRows rows per reader (a
-// step that routes to n instances, SetRoute, is one group; an unrouted
-// one is a part of a group), so a reader's steps cover a stretch of
-// event time and the next stretch is another reader's; paced, a
+// i mod n. Unpaced, a group holds one step's rows (DefaultBatchRows, times
+// the instances of a reader that routes: SetRoute), so each step is one
+// stretch of event time and the next stretch is another reader's; paced, a
 // group is one block of 50 events, so that every reader carries its share
 // of the rate at every moment. Call it before SetRoute, Seek and Run. Its
 // positions are its own: resume it with a position that reader i of n of
@@ -123,19 +122,28 @@ func (r *Reader) Position() []byte {
 	return position.Encode(position.NexmarkV1, uint64(r.at))
 }
 
-// layout decides a split reader's groups (Split), once, before the first
-// position is taken or given.
+// layout decides a split reader's groups (Split), once: after SetRoute,
+// before the first position is taken or given. A resumed view's readers
+// route as its new readers did (dataflow's noteRoutes), so they resume
+// with the same groups; a view whose readers now route otherwise is
+// rebuilt (Seek refuses the position).
 func (r *Reader) layout() {
 	if r.splits <= 1 || r.group > 0 {
 		return
 	}
 	r.group = 1
 	if r.pacer == nil {
-		// A step's rows for each reader (routed to as many instances as
-		// readers, the planner's usual shape, a step is one group),
-		// whatever the routing: a view restarted with other instances
-		// but the same readers resumes its readers' positions.
-		r.group = max(DefaultBatchRows*r.splits/max(tableShare(r.cfg.Table), 1), 1)
+		// One step's rows: a routed step's for its instances, else
+		// DefaultBatchRows. Groups of DefaultBatchRows rows per reader
+		// made an unrouted reader's group several steps, and the readers
+		// stepping together (one group each in turn) read one at a time:
+		// q7 at 8 readers took 2.5 times the CPU. Groups of one unrouted
+		// step made a routed step span groups far apart in time.
+		rows := DefaultBatchRows
+		if r.gen.Routed() {
+			rows *= r.gen.route.n
+		}
+		r.group = max(rows/max(tableShare(r.cfg.Table), 1), 1)
 	}
 	r.gen.SetGroup(r.group)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/pgerr"
 )
 
 // testOwner spreads values over n instances unevenly enough that some
@@ -234,13 +236,14 @@ func TestRoutedByTwoColumns(t *testing.T) {
 	}
 }
 
-// TestSplitResumesAcrossRouting: a split reader's groups do not depend on
-// its routing, so a position taken by a reader that routed to 3 instances
-// resumes a reader that does not route (a view restarted at another
-// parallelism), and the reverse, each reading the rest of the same events
-// with none repeated or skipped.
-func TestSplitResumesAcrossRouting(t *testing.T) {
-	cfg := Config{Events: 60000, Seed: 5, Table: "bid"}
+// TestSplitResumesWithItsRouting: a split reader's groups are its steps,
+// so a position taken by a reader that routed to 3 instances resumes a
+// reader that routes so too (a resumed view's readers route as its new
+// ones did), reading the rest of the same events with none repeated or
+// skipped, and the same for two unrouted readers; a reader that routes
+// otherwise refuses it with 55000 (the view is rebuilt).
+func TestSplitResumesWithItsRouting(t *testing.T) {
+	cfg := Config{Events: 200_000, Seed: 5, Table: "bid"}
 	open := func(routed bool) *Reader {
 		r := NewReader(cfg)
 		if err := r.Split(1, 2); err != nil {
@@ -287,19 +290,22 @@ func TestSplitResumesAcrossRouting(t *testing.T) {
 		}
 		return out, r.Position()
 	}
-	all, _ := rows(open(false), 0)
-	sort.Strings(all)
-	for _, first := range []bool{true, false} {
-		head, pos := rows(open(first), 2)
-		next := open(!first)
+	for _, routed := range []bool{true, false} {
+		all, _ := rows(open(routed), 0)
+		sort.Strings(all)
+		head, pos := rows(open(routed), 2)
+		if err := open(!routed).Seek(pos); pgerr.CodeOf(err) != pgerr.ObjectNotInPrerequisiteState {
+			t.Fatalf("routed %v, then %v: %v, want a 55000 refusal", routed, !routed, err)
+		}
+		next := open(routed)
 		if err := next.Seek(pos); err != nil {
-			t.Fatalf("routed %v, then %v: %v", first, !first, err)
+			t.Fatalf("routed %v: %v", routed, err)
 		}
 		tail, _ := rows(next, 0)
 		got := append(head, tail...)
 		sort.Strings(got)
 		if len(head) == 0 || len(tail) == 0 || !reflect.DeepEqual(got, all) {
-			t.Fatalf("routed %v, then %v: %d + %d rows, want the %d of one run", first, !first, len(head), len(tail), len(all))
+			t.Fatalf("routed %v: %d + %d rows, want the %d of one run", routed, len(head), len(tail), len(all))
 		}
 	}
 }

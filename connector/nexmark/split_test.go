@@ -144,12 +144,12 @@ func joinRows(rows [][]string) []string {
 	return out
 }
 
-// The unpaced readers of a split stream are dealt groups of
-// DefaultBatchRows rows per reader: each step covers a stretch of event
-// time within one group, so the readers' steps, taken in turn, follow
-// each other in event time, and a step routed to as many instances as
-// readers is one group (Reader.Split); paced readers keep blocks of 50
-// events, each carrying its share of the rate.
+// The unpaced readers of a split stream are dealt groups of one step's
+// rows: each step covers a stretch of event time of its own, so the
+// readers' steps, taken in turn, follow each other in event time, and a
+// step routed to n instances is one group of n times the rows
+// (Reader.Split); paced readers keep blocks of 50 events, each carrying
+// its share of the rate.
 func TestSplitReadersTakeTurns(t *testing.T) {
 	const events = 200_000
 	for _, n := range []int{2, 3} {
@@ -162,8 +162,8 @@ func TestSplitReadersTakeTurns(t *testing.T) {
 			}
 			steps, _ := runSteps(t, r)
 			for k, s := range steps {
-				if k < len(steps)-1 && len(s.rows) < DefaultBatchRows/2 {
-					t.Fatalf("reader %d of %d, step %d: %d rows, a step ends at its group's end, not before", i, n, k, len(s.rows))
+				if k < len(steps)-1 && len(s.rows) != DefaultBatchRows/46*46 {
+					t.Fatalf("reader %d of %d, step %d: %d rows, want a group's %d", i, n, k, len(s.rows), DefaultBatchRows/46*46)
 				}
 				spans = append(spans, span{s.rows[0][5], s.rows[len(s.rows)-1][5]})
 			}
