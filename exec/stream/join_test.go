@@ -605,8 +605,8 @@ func TestHashJoinStateShrinks(t *testing.T) {
 			t.Errorf("side %d: %d live, %d entries, %d rows stored", s, sd.live, sd.entries.len(), sd.stored)
 		}
 	}
-	if int(r.keys.groups.len()) > 2*joinCompactMin || len(r.keys.ints) > 2*joinCompactMin {
-		t.Errorf("%d groups, %d keys", r.keys.groups.len(), len(r.keys.ints))
+	if int(r.keys.groups.len()) > 2*joinCompactMin || r.keys.ints.len() > 2*joinCompactMin {
+		t.Errorf("%d groups, %d keys", r.keys.groups.len(), r.keys.ints.len())
 	}
 	r.release()
 	close(out)

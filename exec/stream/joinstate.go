@@ -407,7 +407,7 @@ const (
 type keyTable struct {
 	mode   int
 	ts     [2][]types.T // key types per side
-	ints   map[int64]int32
+	ints   *intIndex
 	strs   map[string]int32
 	groups paged[joinGroup]
 	free   []int32
@@ -436,7 +436,7 @@ func newKeyTable(lt, rt []types.T) *keyTable {
 	case keyCross:
 		k.newGroup() // group 0, never freed
 	case keyInt:
-		k.ints = map[int64]int32{}
+		k.ints = newIntIndex(0)
 	case keyStr, keyBytes:
 		k.strs = map[string]int32{}
 	}
@@ -487,13 +487,13 @@ func (k *keyTable) lookup(side int, keys []arrow.Array, n int) []int32 {
 				gids[i] = -1
 				continue
 			}
-			g, ok := k.ints[v]
+			g, ok := k.ints.get(v)
 			if !ok && k.probe[side] {
 				g = -1
 			} else if !ok {
 				g = k.newGroup()
 				k.groups.at(g).ikey = v
-				k.ints[v] = g
+				k.ints.put(v, g)
 			}
 			gids[i] = g
 		}
@@ -544,8 +544,9 @@ func (k *keyTable) strGroup(s string, probe bool) int32 {
 	return g
 }
 
-// compact renumbers the groups densely and rebuilds the key map (Go maps
-// never shrink) once free groups outnumber used ones, fixing the sides'
+// compact renumbers the groups densely and rebuilds the key index (it
+// never shrinks, nor does a Go map) once free groups outnumber used ones,
+// fixing the sides'
 // entries.
 func (k *keyTable) compact(sides [2]*joinSide) {
 	used := int(k.groups.len()) - len(k.free)
@@ -562,9 +563,9 @@ func (k *keyTable) compact(sides [2]*joinSide) {
 	}
 	switch k.mode {
 	case keyInt:
-		k.ints = make(map[int64]int32, used)
+		k.ints = newIntIndex(used)
 		for g := int32(0); g < groups.len(); g++ {
-			k.ints[groups.at(g).ikey] = g
+			k.ints.put(groups.at(g).ikey, g)
 		}
 	default:
 		k.strs = make(map[string]int32, used)
@@ -590,7 +591,7 @@ func (k *keyTable) freeIfEmpty(g int32) {
 	}
 	switch k.mode {
 	case keyInt:
-		delete(k.ints, grp.ikey)
+		k.ints.del(grp.ikey)
 	case keyStr, keyBytes:
 		delete(k.strs, grp.skey)
 	case keyCross:
