@@ -212,7 +212,7 @@ func (g *Generator) Next(max int) (Batches, error) {
 	p, seed, first := g.pools, g.cfg.Seed, g.cfg.FirstEventID
 	n, rows, last := g.next, 0, g.next
 	perGroup := 0 // the wanted rows in one of the generator's groups
-	for k, share := range [...]int{kindPerson: 1, kindAuction: 3, kindBid: 46} {
+	for k, share := range kindShare {
 		if g.want[k] {
 			perGroup += share * int(g.group)
 		}

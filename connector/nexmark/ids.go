@@ -7,6 +7,10 @@ const (
 	kindBid
 )
 
+// kindShare is how many events of each kind a block of
+// proportionDenominator ids holds.
+var kindShare = [...]int{kindPerson: 1, kindAuction: 3, kindBid: 46}
+
 func kindOf(id int64) int {
 	switch off := id % proportionDenominator; {
 	case off == 0:

@@ -153,11 +153,11 @@ func (r *Reader) layout() {
 func tableShare(t string) int {
 	switch t {
 	case "person":
-		return 1
+		return kindShare[kindPerson]
 	case "auction":
-		return 3
+		return kindShare[kindAuction]
 	case "bid":
-		return 46
+		return kindShare[kindBid]
 	}
 	return 0
 }

@@ -14,7 +14,8 @@ import (
 // directly (no fused operator between them) and routes by one or two
 // bigint columns asks the readers to route their rows themselves: the job
 // notes a stream.Routing for the scan (noteRoutes, routeScan) before it
-// opens any reader (a resuming job's too: prepareResume), openScan opens its readers through RoutedInputs with a connector.Route,
+// opens any reader (a resuming job's too: prepareResume), openScan opens
+// its readers through RoutedInputs with a connector.Route,
 // and a reader that can route (connector.PartsReader: the nexmark
 // generator's bid auction, bidder, price and auction id) emits each step
 // as one batch per instance. readSource sends each part as a Chunk whose
@@ -97,48 +98,46 @@ func (j *Job) routeOf(p *stream.Parallel, in stream.Node, keys []int) *stream.Ro
 	return nil
 }
 
-// routeScan returns the routing that the readers of in, an input of a
-// hash exchange by keys (of types ts) among n instances, build their
-// batches for, and notes it for openScan; nil when in is not a split
-// source scan, the key is not one or two bigint columns, or the inputs
-// cannot route.
-func (j *Job) routeScan(in stream.Node, keys []int, ts []types.T, n int) *stream.Routing {
+// routeScan notes the routing that the readers of in, an input of a hash
+// exchange by keys (of types ts) among n instances, build their batches
+// for (openScan, routeOf); none when in is not a split source scan, the
+// key is not one or two bigint columns, or the inputs cannot route.
+func (j *Job) routeScan(in stream.Node, keys []int, ts []types.T, n int) {
 	if n < 2 || len(keys) < 1 || len(keys) > 2 || len(ts) != len(keys) {
-		return nil
+		return
 	}
 	for _, t := range ts {
 		if t.Kind != types.Int8 {
-			return nil
+			return
 		}
 	}
 	s, col := scanColumn(in, keys[0])
 	if s == nil || s.Kind != stream.ScanSource {
-		return nil
+		return
 	}
 	sr := scanRoute{col: col}
 	if len(keys) == 2 {
 		s2, col2 := scanColumn(in, keys[1])
 		if s2 != s {
-			return nil
+			return
 		}
 		sr.two, sr.col2 = true, col2
 	}
 	if j.rt.readersOf(s) < 2 {
-		return nil
+		return
 	}
 	if _, ok := j.rt.in.(RoutedInputs); !ok {
-		return nil
+		return
 	}
 	if _, dup := j.routes[s]; dup { // one scan read by two exchanges: route by neither
 		j.routes[s] = scanRoute{}
-		return nil
+		return
 	}
 	if j.routes == nil {
 		j.routes = map[*stream.Scan]scanRoute{}
 	}
 	sr.rt = stream.NewRouting(n)
 	j.routes[s] = sr
-	return sr.rt
 }
 
 // scanColumn follows column col of in's output down through fused

@@ -546,8 +546,7 @@ func (k *keyTable) strGroup(s string, probe bool) int32 {
 
 // compact renumbers the groups densely and rebuilds the key index (it
 // never shrinks, nor does a Go map) once free groups outnumber used ones,
-// fixing the sides'
-// entries.
+// fixing the sides' entries.
 func (k *keyTable) compact(sides [2]*joinSide) {
 	used := int(k.groups.len()) - len(k.free)
 	if k.mode == keyCross || len(k.free) <= used || len(k.free) < joinCompactMin {
