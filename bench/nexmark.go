@@ -119,6 +119,9 @@ type Options struct {
 	// SplitDistinct is streaming_split_distinct (planner.Env.SplitDistinct:
 	// on, off or auto; "" is off).
 	SplitDistinct string
+	// Unshared plans every scan of a source as a read of its own
+	// (planner.Env.NoSharedReads), to measure what sharing one read saves.
+	Unshared bool
 	// Instances profiles the run's CPU and reports it per fragment and
 	// instance (Result.Instances, instances.go). It takes the process's
 	// CPU profile: none may be running.
@@ -348,7 +351,7 @@ func ExplainOpts(query, sqlText string, o Options) ([]string, error) {
 			return nil, err
 		}
 	}
-	s, err := newSetup(Options{Events: DefaultEvents, Parallelism: o.Parallelism, ParallelismAuto: o.ParallelismAuto, SplitDistinct: o.SplitDistinct})
+	s, err := newSetup(Options{Events: DefaultEvents, Parallelism: o.Parallelism, ParallelismAuto: o.ParallelismAuto, SplitDistinct: o.SplitDistinct, Unshared: o.Unshared})
 	if err != nil {
 		return nil, err
 	}
@@ -389,6 +392,8 @@ type setup struct {
 	par   int    // Options.Parallelism
 	auto  bool   // Options.ParallelismAuto
 	split string // Options.SplitDistinct
+	// unshared: Options.Unshared
+	unshared bool
 }
 
 func newSetup(o Options) (*setup, error) {
@@ -396,7 +401,7 @@ func newSetup(o Options) (*setup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	s := &setup{dir: dir, par: o.Parallelism, auto: o.ParallelismAuto, split: o.SplitDistinct}
+	s := &setup{dir: dir, par: o.Parallelism, auto: o.ParallelismAuto, split: o.SplitDistinct, unshared: o.Unshared}
 	if s.store, err = storage.Open(filepath.Join(dir, "tables")); err != nil {
 		s.close()
 		return nil, fmt.Errorf("bench: %w", err)
@@ -507,7 +512,7 @@ func (s *setup) plan(text string) (*planner.StreamQuery, error) {
 		return nil, pgerr.New(pgerr.SyntaxError, "a benchmark query is one SELECT")
 	}
 	eval := s.eval
-	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text, Parallelism: s.par, ParallelismAuto: s.auto, SplitDistinct: s.split}
+	env := &planner.Env{Catalog: s.cat, SearchPath: []string{"public"}, Eval: &eval, Source: text, Parallelism: s.par, ParallelismAuto: s.auto, SplitDistinct: s.split, NoSharedReads: s.unshared}
 	if stmts[0].Ext != nil {
 		env.Emit = stmts[0].Ext.Emit                   // EMIT ON WINDOW CLOSE of the windowed queries
 		env.TemporalJoins = stmts[0].Ext.TemporalJoins // q13's lookup join

@@ -150,17 +150,26 @@ func TestPrunedSourceRestart(t *testing.T) {
 	if !strings.Contains(plan, "StreamScan: source bid (append only) (columns: bidder, price, date_time) (watermark (bid.date_time - '00:00:04'::interval second))") {
 		t.Fatalf("the source's scan does not read bidder, price and date_time:\n%s", plan)
 	}
+	r.resumesWithWatermark(e, s, 1)
+}
+
+// resumesWithWatermark creates view v, checkpoints it once it has rows,
+// restarts the engine at parallelism n and requires the view to resume
+// (not rebuild), end equal to the batch query, and report a watermark
+// and no row errors.
+func (r *restartRig) resumesWithWatermark(e *Engine, s *Session, n int) {
+	r.t.Helper()
 	r.exec(s, "CREATE MATERIALIZED VIEW v AS "+r.view)
 	r.started(s)
 	r.exec(s, "CHECKPOINT")
 	r.close(e)
-	e, s = r.open(1)
+	e, s = r.open(n)
 	if rec := e.flow.Job(r.viewOID(e)).Recovery(); rec.Epoch == 0 || rec.Rebuilt != "" {
-		t.Fatalf("restarted: the view did not resume: %+v", rec)
+		r.t.Fatalf("restarted: the view did not resume: %+v", rec)
 	}
 	r.settled(s, "resumed")
 	if wm := r.exec(s, "SELECT watermark IS NOT NULL, row_errors FROM streamsql_views WHERE viewname = 'v'"); len(wm) != 1 || wm[0] != "t|0" {
-		t.Errorf("the resumed view reports no watermark, or row errors: %v", wm)
+		r.t.Errorf("the resumed view reports no watermark, or row errors: %v", wm)
 	}
 	r.close(e)
 }

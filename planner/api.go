@@ -63,6 +63,10 @@ type Env struct {
 	// server's default; "" is off): whether an aggregation with count(DISTINCT ...) is
 	// planned as a split-distinct aggregation (stream_splitdistinct.go).
 	SplitDistinct string
+	// NoSharedReads plans every scan of a source as a read of its own
+	// instead of one read shared by the plan's scans of that source
+	// (stream_share.go); for the benchmark's comparison only.
+	NoSharedReads bool
 	// Access, if set, checks that role may use rel with every privilege of
 	// priv, returning PostgreSQL's 42501 when not; Role is the session's
 	// role. Relations a view reads are checked with the view owner's role.

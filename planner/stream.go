@@ -114,7 +114,11 @@ func planStream(env *Env, stmt *pg.Node, n, shape int) (q *StreamQuery, err erro
 	for i, id := range ids {
 		cols[i].Name = b.cols[id].name
 	}
-	q = &StreamQuery{Root: parallelize(root.node, n, shape, env.SplitDistinct), Columns: cols, Key: keyPositions(root.key, root.lay), AppendOnly: root.appendOnly,
+	top := parallelize(root.node, n, shape, env.SplitDistinct)
+	if !env.NoSharedReads {
+		shareSources(top) // stream_share.go
+	}
+	q = &StreamQuery{Root: top, Columns: cols, Key: keyPositions(root.key, root.lay), AppendOnly: root.appendOnly,
 		Parallelism: max(n, 1)}
 	for oid := range b.deps {
 		q.Deps = append(q.Deps, oid)

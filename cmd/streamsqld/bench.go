@@ -54,6 +54,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	noOpStats := fs.Bool("no-operator-stats", false, "do not count rows and backpressure per operator (what /metrics reports), to measure the counters' cost")
 	par := fs.Int("parallelism", 0, "instances of each keyed operator (SET streaming_parallelism; 0: the server's default, GOMAXPROCS spread over the plan's keyed operators)")
 	split := fs.String("split-distinct", "auto", "streaming_split_distinct: on, off or auto (docs/sql.md)")
+	shared := fs.Bool("shared-reads", true, "read a source scanned several times by a query once (docs/streaming.md, section Shared source reads); --shared-reads=false reads it once per scan, to measure what sharing saves")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	hugePages := fs.Bool("huge-pages", true, "advise the Go heap as transparent huge pages, as the server's --huge-pages does by default (docs/streaming.md, section Huge pages); --huge-pages=false to measure without")
 	instances := fs.String("instances", "", "run each query at these parallelisms (e.g. 1,2,4,8), profile its CPU by fragment and instance, print each instance's share and rows, and project the wall time to 16 cores (docs/benchmarks.md)")
@@ -109,7 +110,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 
 	if *explain {
 		for _, q := range names {
-			lines, err := bench.ExplainOpts(q, *sqlText, bench.Options{Parallelism: *par, ParallelismAuto: auto, SplitDistinct: *split})
+			lines, err := bench.ExplainOpts(q, *sqlText, bench.Options{Parallelism: *par, ParallelismAuto: auto, SplitDistinct: *split, Unshared: !*shared})
 			if err != nil {
 				fmt.Fprintln(stderr, "streamsqld bench:", err)
 				return 1
@@ -139,7 +140,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, q := range names {
 		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier,
-			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats, Parallelism: *par, ParallelismAuto: auto, SplitDistinct: *split}
+			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats, Parallelism: *par, ParallelismAuto: auto, SplitDistinct: *split, Unshared: !*shared}
 		if f, dir, ok := strings.Cut(*sink, ":"); ok && (f == "file" || f == "parquet") {
 			o.FileSink, o.FileFormat = dir, map[string]string{"file": "JSON", "parquet": "PARQUET"}[f]
 		}

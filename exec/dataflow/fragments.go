@@ -34,6 +34,9 @@ func (j *Job) startFlow(n stream.Node, ri *resumeInputs) (flow, error) {
 	case *stream.Parallel:
 		return j.startParallel(x, ri)
 	case *stream.Scan:
+		if j.sharing(x) {
+			return j.startShared(x, ri) // share.go
+		}
 		if x.Kind == stream.ScanSource {
 			if k := j.rt.readersOf(x); k > 1 {
 				f := flow{frag: j.newFragment()}

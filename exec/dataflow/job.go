@@ -92,7 +92,10 @@ type Job struct {
 	// routes are the routings of the split source scans whose readers
 	// route their rows for the exchange reading them (route.go); while
 	// starting only.
-	routes  map[*stream.Scan]scanRoute
+	routes map[*stream.Scan]scanRoute
+	// shared are the shared reads of sources (share.go), by share; while
+	// starting only.
+	shared  map[*stream.ScanShare]*sharedRead
 	outFrag int // the fragment of the job's output: the last gather, the writer
 	// rootMeters are outMeters of the plan's root, set with meters.
 	rootMeters []int

@@ -41,6 +41,21 @@ func (in *colInputs) OpenSourceColumns(job, oid uint32, cols []int, pos []byte, 
 	return sr, err
 }
 
+// sortedRows runs spec over in until FLUSH and returns its rows, sorted.
+func sortedRows(t *testing.T, in Inputs, spec JobSpec) []string {
+	t.Helper()
+	rt := newRuntime(t, in)
+	j, err := rt.StartJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush(t, rt)
+	got := anyRows(t, j)
+	rt.Close()
+	slices.Sort(got)
+	return got
+}
+
 // A source scan with Read emits only those columns, at 1 and 3 readers:
 // through ColumnInputs its readers are asked for them, through other
 // Inputs the runtime drops the others; the view's rows are the same.
@@ -62,16 +77,7 @@ func TestScanReadColumns(t *testing.T) {
 			if n > 1 {
 				scan.Readers = n
 			}
-			cols := []types.Column{tsCols[1]}
-			rt := newRuntime(t, in)
-			j, err := rt.StartJob(JobSpec{ID: 2, Name: "pruned", Plan: scan, Cols: cols})
-			if err != nil {
-				t.Fatal(err)
-			}
-			flush(t, rt)
-			got := anyRows(t, j)
-			rt.Close()
-			slices.Sort(got)
+			got := sortedRows(t, in, JobSpec{ID: 2, Name: "pruned", Plan: scan, Cols: []types.Column{tsCols[1]}})
 			if !slices.Equal(got, want) {
 				t.Fatalf("%d readers, ColumnInputs %v: %v, want %v", n, ci, got, want)
 			}

@@ -86,9 +86,17 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 	}
 	walk(spec.Plan)
 	roots := 0
+	opened := map[*stream.ScanShare]bool{} // shared reads (share.go): their first scan opens them
 	for _, s := range leaves {
 		if why != "" {
 			break
+		}
+		if j.sharing(s) {
+			if opened[s.Share] {
+				continue
+			}
+			opened[s.Share] = true
+			s = j.sharedOf(s).scan
 		}
 		switch s.Kind {
 		case stream.ScanTable, stream.ScanSource:

@@ -112,7 +112,7 @@ func (j *Job) routeScan(in stream.Node, keys []int, ts []types.T, n int) {
 		}
 	}
 	s, col := scanColumn(in, keys[0])
-	if s == nil || s.Kind != stream.ScanSource {
+	if s == nil || s.Kind != stream.ScanSource || j.sharing(s) { // a shared read is not routed (share.go)
 		return
 	}
 	sr := scanRoute{col: col}

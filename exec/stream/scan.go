@@ -64,6 +64,36 @@ type Scan struct {
 	// docs/contributing/parallel.md, "Sources".
 	Splittable bool
 	Readers    int
+	// Share, when not nil, says that this scan and the other scans of the
+	// plan with the same Share read their source once: the runtime runs
+	// one reader (or one set of split readers) over Share's columns and
+	// passes every batch, watermark and barrier on to each of them, each
+	// with its own columns (Read). ShareIdx is this scan's index among
+	// them. Set by the planner (docs/contributing/streaming.md, "Shared
+	// source reads").
+	Share    *ScanShare
+	ShareIdx int
+}
+
+// ScanShare is one read of a source shared by several scans of a plan:
+// Read is the union of their columns (ascending indexes into the
+// relation's columns; nil: every column), Watermark the source's
+// watermark over those columns, Scans how many scans share it and Reads
+// each one's Read (by ShareIdx). Immutable once planned.
+type ScanShare struct {
+	Read      []int
+	Watermark *ScanWatermark
+	Scans     int
+	Reads     [][]int
+}
+
+// Shared returns the scan the runtime opens for s's shared read: s with
+// the share's columns and watermark, and no share. The caller keeps it
+// for every scan of the share.
+func (s *Scan) Shared() *Scan {
+	u := *s
+	u.Read, u.Watermark, u.Share, u.ShareIdx = s.Share.Read, s.Share.Watermark, nil, 0
+	return &u
 }
 
 // ScanWatermark is a table's or source's WATERMARK FOR col AS expr: after
@@ -123,6 +153,9 @@ func (s *Scan) Explain() string {
 	}
 	if s.Readers > 1 {
 		e += fmt.Sprintf(" (%d readers)", s.Readers)
+	}
+	if s.Share != nil {
+		e += fmt.Sprintf(" (read shared by %d scans)", s.Share.Scans)
 	}
 	return e
 }

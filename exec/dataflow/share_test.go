@@ -1,0 +1,72 @@
+package dataflow
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/types"
+)
+
+// countedInputs is splitInputs that counts the readers opened.
+type countedInputs struct {
+	splitInputs
+	opened atomic.Int64
+}
+
+func (in *countedInputs) OpenSourceSplit(job, oid uint32, pos []byte, split, splits int, onErr func(error)) (SourceReader, error) {
+	in.opened.Add(1)
+	return in.splitInputs.OpenSourceSplit(job, oid, pos, split, splits, onErr)
+}
+
+func (in *countedInputs) OpenSource(oid uint32, onErr func(error)) (RunFunc, bool, error) {
+	in.opened.Add(1)
+	return in.splitInputs.OpenSource(oid, onErr)
+}
+
+// Two scans of one source with a share (one reading k, the other ts and
+// k, projected to k) under a union: the source is opened once per reader,
+// not once per scan, each scan gets its own columns, and the union holds
+// every row twice, at 1 and 3 readers. Without the share every reader is
+// opened twice.
+func TestSharedReadOpensOnce(t *testing.T) {
+	const rows = 40
+	var want []string
+	for v := range int64(rows) {
+		want = append(want, fmt.Sprint(v), fmt.Sprint(v))
+	}
+	slices.Sort(want)
+	for _, n := range []int{1, 3} {
+		for _, shared := range []bool{true, false} {
+			in := &countedInputs{splitInputs: splitInputs{rows: rows}}
+			s0 := &stream.Scan{Rel: 1, Name: "src", Kind: stream.ScanSource, Cols: tsCols, AppendOnly: true, Splittable: true, Read: []int{1}}
+			s1 := &stream.Scan{Rel: 1, Name: "src", Kind: stream.ScanSource, Cols: tsCols, AppendOnly: true, Splittable: true}
+			if n > 1 {
+				s0.Readers, s1.Readers = n, n
+			}
+			if shared {
+				sh := &stream.ScanShare{Scans: 2, Reads: [][]int{{1}, nil}}
+				s0.Share, s1.Share, s1.ShareIdx = sh, sh, 1
+			}
+			cols := []types.Column{tsCols[1]}
+			plan := &stream.Union{Cols: cols, Ins: []stream.Node{
+				s0,
+				&stream.Project{Input: s1, Exprs: []expr.Expr{&expr.ColRef{Idx: 1, T: types.TInt8, Name: "k"}}, Cols: cols},
+			}}
+			got := sortedRows(t, in, JobSpec{ID: 2, Name: "shared", Plan: plan, Cols: cols})
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d readers, shared %v: %v, want %v", n, shared, got, want)
+			}
+			opens := int64(n)
+			if !shared {
+				opens *= 2
+			}
+			if got := in.opened.Load(); got != opens {
+				t.Fatalf("%d readers, shared %v: the source was opened %d times, want %d", n, shared, got, opens)
+			}
+		}
+	}
+}

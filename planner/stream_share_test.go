@@ -1,0 +1,71 @@
+package planner
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/stream"
+)
+
+// The scans of one source in a plan share one read over the union of
+// their columns, the watermark rebound over it (the bids of q5's two
+// window aggregations, a union of two filters); an interval join of a
+// source's rows as read against an aggregate of the same source reads
+// them apart (q7's shape); scans of different sources never share.
+func TestStreamShareSources(t *testing.T) {
+	d := newNexmarkDB(t)
+	d.cat.rels["bid"].Watermark = &catalog.Watermark{Column: "date_time", Expr: "date_time - INTERVAL '4' SECOND"}
+	for _, tc := range []struct {
+		sql    string
+		shared int   // scans sharing a read
+		read   []int // the shared read's columns
+		wmCol  int   // its watermark's column
+	}{
+		{"SELECT a.window_start, a.auction, a.n, m.hi FROM " +
+			"(SELECT window_start, auction, count(*) AS n FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND) GROUP BY window_start, auction) a JOIN " +
+			"(SELECT window_start, max(price) AS hi FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND) GROUP BY window_start) m " +
+			"ON a.window_start = m.window_start", 2, []int{0, 2, 5}, 2},
+		{"SELECT auction FROM bid WHERE price > 10 UNION ALL SELECT bidder FROM bid WHERE price < 5", 2, []int{0, 1, 2, 5}, 3},
+		{"SELECT b.auction, b.price FROM bid b JOIN (SELECT max(price) AS maxprice, window_end AS date_time FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND) GROUP BY window_end) b1 " +
+			"ON b.price = b1.maxprice WHERE b.date_time BETWEEN b1.date_time - INTERVAL '10' SECOND AND b1.date_time EMIT ON WINDOW CLOSE", 0, nil, 0},
+		// the same without EMIT ON WINDOW CLOSE: not an interval join (no watermark on the
+		// window's end), both sides kept whole either way
+		{"SELECT b.auction, b.price FROM bid b JOIN (SELECT max(price) AS maxprice, window_end AS date_time FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND) GROUP BY window_end) b1 " +
+			"ON b.price = b1.maxprice WHERE b.date_time BETWEEN b1.date_time - INTERVAL '10' SECOND AND b1.date_time", 2, []int{0, 2, 5}, 2},
+		{"SELECT a.id FROM auction a JOIN person p ON a.seller = p.id", 0, nil, 0},
+	} {
+		q, err := d.planEmit(tc.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		var scans []*stream.Scan
+		var walk func(n stream.Node)
+		walk = func(n stream.Node) {
+			if sc, ok := n.(*stream.Scan); ok && sc.Share != nil {
+				scans = append(scans, sc)
+			}
+			for _, in := range n.Inputs() {
+				walk(in)
+			}
+		}
+		walk(q.Root)
+		plan := strings.Join(ExplainStream(q.Root), "\n")
+		if len(scans) != tc.shared {
+			t.Fatalf("%s: %d scans share a read, want %d\n%s", tc.sql, len(scans), tc.shared, plan)
+		}
+		for i, sc := range scans {
+			sh := sc.Share
+			if sh != scans[0].Share || sc.ShareIdx != i || sh.Scans != tc.shared || !slices.Equal(sh.Reads[i], sc.Read) {
+				t.Errorf("%s: scan %d: share %p (index %d of %d, reads %v), want %p (index %d of %d, reads %v)", tc.sql, i, sh, sc.ShareIdx, sh.Scans, sh.Reads, scans[0].Share, i, tc.shared, sc.Read)
+			}
+			if !slices.Equal(sh.Read, tc.read) || sh.Watermark == nil || sh.Watermark.Col != tc.wmCol {
+				t.Errorf("%s: the shared read reads %v with watermark %+v, want %v with its watermark on column %d", tc.sql, sh.Read, sh.Watermark, tc.read, tc.wmCol)
+			}
+			if !strings.Contains(sc.Explain(), "(read shared by 2 scans)") {
+				t.Errorf("%s: EXPLAIN does not say the read is shared: %s", tc.sql, sc.Explain())
+			}
+		}
+	}
+}
