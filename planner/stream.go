@@ -115,9 +115,7 @@ func planStream(env *Env, stmt *pg.Node, n, shape int) (q *StreamQuery, err erro
 		cols[i].Name = b.cols[id].name
 	}
 	top := parallelize(root.node, n, shape, env.SplitDistinct)
-	if !env.NoSharedReads {
-		shareSources(top) // stream_share.go
-	}
+	shareSources(top, !env.NoSharedReads) // stream_share.go
 	q = &StreamQuery{Root: top, Columns: cols, Key: keyPositions(root.key, root.lay), AppendOnly: root.appendOnly,
 		Parallelism: max(n, 1)}
 	for oid := range b.deps {

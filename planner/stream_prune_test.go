@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/exec/stream"
 )
 
 // A scan of a generator's source reads only the columns the plan needs:
@@ -38,17 +37,7 @@ func TestStreamPruneSource(t *testing.T) {
 			[][]int{nil, {0}}},
 	} {
 		q := d.plan(t, tc.sql)
-		var scans []*stream.Scan
-		var walk func(n stream.Node)
-		walk = func(n stream.Node) {
-			if sc, ok := n.(*stream.Scan); ok {
-				scans = append(scans, sc)
-			}
-			for _, in := range n.Inputs() {
-				walk(in)
-			}
-		}
-		walk(q.Root)
+		scans := scansIn(q.Root)
 		plan := strings.Join(ExplainStream(q.Root), "\n")
 		if len(scans) != len(tc.scans) {
 			t.Fatalf("%s: %d scans\n%s", tc.sql, len(scans), plan)

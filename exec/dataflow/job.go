@@ -95,7 +95,10 @@ type Job struct {
 	routes map[*stream.Scan]scanRoute
 	// shared are the shared reads of sources (share.go), by share; while
 	// starting only.
-	shared  map[*stream.ScanShare]*sharedRead
+	shared map[*stream.ScanShare]*sharedRead
+	// leads are the alignments of the lead scans that another scan is
+	// kept behind (splitalign.go); while starting only.
+	leads   map[*stream.ScanLead]*splitAlign
 	outFrag int // the fragment of the job's output: the last gather, the writer
 	// rootMeters are outMeters of the plan's root, set with meters.
 	rootMeters []int

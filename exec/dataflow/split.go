@@ -61,9 +61,14 @@ func (j *Job) openSplit(s *stream.Scan, pos []byte, i, k int) (sourceRun, error)
 // opened at their positions (one source root each, in order).
 func (j *Job) startSplit(s *stream.Scan, k, frag int, ri *resumeInputs) ([]<-chan stream.Message, error) {
 	outs := make([]<-chan stream.Message, k)
-	var sa *splitAlign
+	var sa, lead *splitAlign
 	if s.Watermark != nil {
 		sa = newSplitAlign(k)
+		if s.Lead != nil {
+			if lead = j.leadAlign(s.Lead, k); !s.Behind {
+				sa, lead = lead, nil // the lead scan's own alignment, which the other scan follows
+			}
+		}
 	}
 	for i := range k {
 		var src sourceRun
@@ -78,7 +83,7 @@ func (j *Job) startSplit(s *stream.Scan, k, frag int, ri *resumeInputs) ([]<-cha
 		}
 		r, w := j.newSplitRoot(s, i, k, ri)
 		if sa != nil && w != nil && src.partition == nil {
-			src.align = &aligner{a: sa, i: i}
+			src.align = &aligner{a: sa, i: i, lead: lead}
 		}
 		out := make(chan stream.Message, stream.ChannelSize)
 		outs[i] = out
@@ -86,6 +91,25 @@ func (j *Job) startSplit(s *stream.Scan, k, frag int, ri *resumeInputs) ([]<-cha
 		j.labeled(frag, i, k, RoleReader, s.Name, func() { go j.readSource(r, src, w, out) })
 	}
 	return outs, nil
+}
+
+// leadAlign returns the alignment of the readers of the lead scan of
+// lead (stream.Scan.Lead), k of them, made by whichever of the two scans
+// starts first; nil when the two scans have different reader counts.
+// rt.mu is held.
+func (j *Job) leadAlign(lead *stream.ScanLead, k int) *splitAlign {
+	if sa := j.leads[lead]; sa != nil {
+		if len(sa.marks) != k {
+			return nil
+		}
+		return sa
+	}
+	if j.leads == nil {
+		j.leads = map[*stream.ScanLead]*splitAlign{}
+	}
+	sa := newSplitAlign(k)
+	j.leads[lead] = sa
+	return sa
 }
 
 // newSplitRoot adds the root of reader i of k of source scan s to the

@@ -43,6 +43,15 @@ import (
 // A reader waits at most driftMaxWait for a step: a sibling stalled for
 // another reason does not stop it.
 
+// A scan kept behind another (stream.Scan.Behind: the raw rows of an
+// interval join whose other input aggregates the same source, read
+// apart) follows the other scan's readers too: a reader of it whose
+// watermark is ahead of a reader of the lead scan (that has not ended)
+// sends no step until that one catches up, within the same driftMaxWait,
+// and never while it holds a barrier (it then sends up to the barrier's
+// cut: the lead may be waiting for that barrier downstream). The lead
+// scan's readers never wait for it.
+
 // alignMaxWait bounds how long a reader holds a barrier back.
 const alignMaxWait = time.Second
 
@@ -97,7 +106,8 @@ func (a *splitAlign) wake() {
 
 // ahead reports whether reader i, at watermark wm, is ahead of another
 // reader that has not ended, and if so returns the channel closed when
-// that may have changed.
+// that may have changed (i = -1: a reader of another scan, ahead of any
+// of these).
 func (a *splitAlign) ahead(i int, wm int64) (<-chan struct{}, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -169,6 +179,7 @@ func (a *splitAlign) cutAt(c *alignCut) (int64, bool) {
 type aligner struct {
 	a       *splitAlign
 	i       int
+	lead    *splitAlign  // the lead scan's readers, when the scan is kept behind them (nil: none)
 	pending []barrierReq // in order
 	cuts    []*alignCut  // per pending barrier
 	since   time.Time    // when the first pending barrier was held
@@ -196,6 +207,9 @@ func (al *aligner) hold(wm int64) (moved <-chan struct{}, late <-chan time.Time,
 		return nil, nil, false
 	}
 	moved, ok = al.a.ahead(al.i, wm)
+	if !ok && al.lead != nil && len(al.pending) == 0 {
+		moved, ok = al.lead.ahead(-1, wm)
+	}
 	if !ok {
 		al.waitFrom = time.Time{}
 		return nil, nil, false

@@ -211,3 +211,58 @@ func TestSplitReadersStepTogether(t *testing.T) {
 	}
 	t.Logf("reader 0's largest lead: %d", in.ahead)
 }
+
+// A reader of a scan kept behind another (stream.Scan.Behind) waits while
+// it is ahead of a reader of the lead scan that has not ended, and not
+// while it holds a barrier; the lead's readers never wait for it.
+func TestAlignerFollowsTheLead(t *testing.T) {
+	lead, own := newSplitAlign(2), newSplitAlign(2)
+	f := &aligner{a: own, i: 0, lead: lead}
+	own.mark(1, 1000) // its sibling, far ahead: never the reason it waits
+	l0, l1 := &aligner{a: lead, i: 0}, &aligner{a: lead, i: 1}
+	defer f.stop()
+	defer l0.stop()
+	defer l1.stop()
+	f.sent(100)
+	moved, _, hold := f.hold(100)
+	if !hold || moved == nil {
+		t.Fatal("the reader kept behind, at 100, does not wait for the lead's readers, which sent nothing")
+	}
+	l0.sent(200)
+	if _, _, hold := f.hold(100); !hold {
+		t.Fatal("the reader kept behind, at 100, does not wait for lead reader 1, which sent nothing")
+	}
+	l1.sent(90)
+	if _, _, hold := f.hold(100); !hold {
+		t.Fatal("the reader kept behind, at 100, does not wait for lead reader 1 at 90")
+	}
+	if _, _, hold := l1.hold(90); hold {
+		t.Fatal("lead reader 1, furthest behind, waits")
+	}
+	l1.sent(100)
+	if _, _, hold := f.hold(100); hold {
+		t.Fatal("the reader kept behind waits although it is not ahead of the lead's readers")
+	}
+	f.sent(300)
+	if _, _, hold := f.hold(300); !hold {
+		t.Fatal("the reader kept behind, at 300, does not wait for the lead's readers at 200 and 100")
+	}
+	if sent := f.take([]barrierReq{{epoch: 1}}, 300); len(sent) != 0 || !f.blocked() {
+		t.Fatal("the barrier is not held for the sibling's registration")
+	}
+	if _, _, hold := f.hold(300); hold {
+		t.Fatal("the reader kept behind waits for the lead while it holds a barrier")
+	}
+	f.all()
+	lead.end(1)
+	if _, _, hold := f.hold(300); !hold {
+		t.Fatal("the reader kept behind, at 300, does not wait for lead reader 0 at 200")
+	}
+	lead.end(0)
+	if _, _, hold := f.hold(300); hold {
+		t.Fatal("the reader kept behind waits for lead readers that ended")
+	}
+	if _, _, hold := l0.hold(200); hold {
+		t.Fatal("a lead reader waits for the reader kept behind")
+	}
+}

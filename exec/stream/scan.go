@@ -73,6 +73,19 @@ type Scan struct {
 	// source reads").
 	Share    *ScanShare
 	ShareIdx int
+	// Lead, when not nil, ties this scan to the other scan of the same
+	// source with the same Lead, which the plan reads apart (an interval
+	// join of the source's rows against an aggregate of it: the planner's
+	// readApart); the one with Behind set, the rows the join stores, is
+	// kept from running ahead of the other in event time: its split
+	// readers wait for the other's (exec/dataflow/splitalign.go).
+	Lead   *ScanLead
+	Behind bool
+}
+
+// ScanLead is what two scans of one source read apart share (Scan.Lead).
+type ScanLead struct {
+	Rel uint32 // the source (a field, so that two leads are two pointers)
 }
 
 // ScanShare is one read of a source shared by several scans of a plan:
@@ -156,6 +169,9 @@ func (s *Scan) Explain() string {
 	}
 	if s.Share != nil {
 		e += fmt.Sprintf(" (read shared by %d scans)", s.Share.Scans)
+	}
+	if s.Lead != nil && s.Behind {
+		e += " (kept behind the source's other scan)"
 	}
 	return e
 }
