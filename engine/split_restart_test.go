@@ -140,17 +140,27 @@ func TestSplitSourceRestart(t *testing.T) {
 func TestPrunedSourceRestart(t *testing.T) {
 	const q = "SELECT window_start, count(*) AS n, max(price) AS hi FROM TUMBLE(%s, date_time, INTERVAL '100 milliseconds') WHERE bidder %% 3 = 0 GROUP BY window_start"
 	r := &restartRig{t: t, dir: t.TempDir(), view: fmt.Sprintf(q, "bid"), batch: fmt.Sprintf(q, "bidall")}
-	const events = 30000
-	cols := "auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar"
-	e, s := r.open(1)
-	r.exec(s, fmt.Sprintf("CREATE SOURCE bidall WITH (connector = 'nexmark', table = 'bid', events = %d)", events))
-	r.exec(s, fmt.Sprintf("CREATE SOURCE bid (%s, WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND) "+
-		"WITH (connector = 'nexmark', table = 'bid', events = %d, events_per_second = 10000)", cols, events)) // the rate of bidall (the default)
+	e, s := r.openWithBids(1)
 	plan := strings.Join(r.exec(s, "EXPLAIN CREATE MATERIALIZED VIEW v AS "+r.view), "\n")
 	if !strings.Contains(plan, "StreamScan: source bid (append only) (columns: bidder, price, date_time) (watermark (bid.date_time - '00:00:04'::interval second))") {
 		t.Fatalf("the source's scan does not read bidder, price and date_time:\n%s", plan)
 	}
 	r.resumesWithWatermark(e, s, 1)
+}
+
+// openWithBids starts the engine at parallelism n with two nexmark bid
+// sources of 30,000 events: bidall unpaced, bid paced at 10,000 events/s
+// (bidall's rate, so the event times are equal) with a watermark on
+// date_time 4 s behind.
+func (r *restartRig) openWithBids(n int) (*Engine, *Session) {
+	r.t.Helper()
+	const events = 30000
+	cols := "auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar"
+	e, s := r.open(n)
+	r.exec(s, fmt.Sprintf("CREATE SOURCE bidall WITH (connector = 'nexmark', table = 'bid', events = %d)", events))
+	r.exec(s, fmt.Sprintf("CREATE SOURCE bid (%s, WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND) "+
+		"WITH (connector = 'nexmark', table = 'bid', events = %d, events_per_second = 10000)", cols, events))
+	return e, s
 }
 
 // resumesWithWatermark creates view v, checkpoints it once it has rows,

@@ -115,6 +115,9 @@ func planStream(env *Env, stmt *pg.Node, n, shape int) (q *StreamQuery, err erro
 		cols[i].Name = b.cols[id].name
 	}
 	top := parallelize(root.node, n, shape, env.SplitDistinct)
+	if !env.NoSharedReads {
+		top = shareSubtrees(top) // stream_subshare.go
+	}
 	shareSources(top, !env.NoSharedReads) // stream_share.go
 	q = &StreamQuery{Root: top, Columns: cols, Key: keyPositions(root.key, root.lay), AppendOnly: root.appendOnly,
 		Parallelism: max(n, 1)}

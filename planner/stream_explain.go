@@ -55,6 +55,19 @@ func (e *explainer) visit(n stream.Node, first, rest string, perInstance bool) {
 		e.visitParallel(p, first, rest)
 		return
 	}
+	if s, ok := n.(*stream.Shared); ok {
+		// its instances pass their input's on (stream_subshare.go); the
+		// copies after the first are not computed, so not shown
+		line := first + s.Explain()
+		if w > 1 {
+			line += fmt.Sprintf(" (x%d)", w)
+		}
+		e.out = append(e.out, line)
+		if s.Idx == 0 {
+			e.visit(s.Input, rest+"└─", rest+"  ", true)
+		}
+		return
+	}
 	line := first + n.Explain()
 	if w > 1 && stream.Fused(n) {
 		line += fmt.Sprintf(" (x%d)", w)

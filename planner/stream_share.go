@@ -49,6 +49,9 @@ func shareSources(root stream.Node, share bool) {
 	var rels []uint32
 	var walk func(n stream.Node)
 	walk = func(n stream.Node) {
+		if s, ok := n.(*stream.Shared); ok && s.Idx > 0 {
+			return // not computed (stream_subshare.go)
+		}
 		if s, ok := n.(*stream.Scan); ok {
 			seen[s]++
 			if seen[s] == 1 && s.Kind == stream.ScanSource && s.Share == nil {
@@ -177,6 +180,9 @@ func readApart(root stream.Node) map[uint32]bool {
 	apart := map[uint32]bool{}
 	var walk func(n stream.Node)
 	walk = func(n stream.Node) {
+		if s, ok := n.(*stream.Shared); ok && s.Idx > 0 {
+			return // not computed (stream_subshare.go)
+		}
 		if j, ok := n.(*stream.HashJoin); ok && (j.Interval != nil || j.Clean != nil) {
 			ins := j.Inputs()
 			for i := range ins {
@@ -188,9 +194,9 @@ func readApart(root stream.Node) map[uint32]bool {
 				if r := rawScan(other); r != nil && r.Rel == raw.Rel {
 					continue // both sides as read: a self-join stores both either way
 				}
-				if leads := scansOf(other, raw.Rel); len(leads) > 0 {
+				if leads, dead := scansOf(other, raw.Rel); len(leads) > 0 {
 					apart[raw.Rel] = true
-					if len(leads) == 1 && raw.Lead == nil && leads[0].Lead == nil && raw.Readers == leads[0].Readers {
+					if len(leads) == 1 && !dead && raw.Lead == nil && leads[0].Lead == nil && raw.Readers == leads[0].Readers {
 						lead := &stream.ScanLead{Rel: raw.Rel}
 						raw.Lead, raw.Behind, leads[0].Lead = lead, true, lead
 					}
@@ -215,17 +221,25 @@ func rawScan(n stream.Node) *stream.Scan {
 	return s
 }
 
-// scansOf returns the scans under n that read relation rel.
-func scansOf(n stream.Node, rel uint32) []*stream.Scan {
+// scansOf returns the scans under n that read relation rel, and whether
+// one of them is under a Shared that is not computed (its rows come from
+// the group's first: stream_subshare.go).
+func scansOf(n stream.Node, rel uint32) (scans []*stream.Scan, dead bool) {
 	if s, ok := n.(*stream.Scan); ok {
 		if s.Rel == rel {
-			return []*stream.Scan{s}
+			return []*stream.Scan{s}, false
 		}
-		return nil
+		return nil, false
 	}
-	var out []*stream.Scan
 	for _, in := range n.Inputs() {
-		out = append(out, scansOf(in, rel)...)
+		got, d := scansOf(in, rel)
+		scans, dead = append(scans, got...), dead || d || len(got) > 0 && isCopy(n)
 	}
-	return out
+	return scans, dead
+}
+
+// isCopy reports whether n is a Shared that is not computed.
+func isCopy(n stream.Node) bool {
+	s, ok := n.(*stream.Shared)
+	return ok && s.Idx > 0
 }

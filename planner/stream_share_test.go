@@ -1,12 +1,14 @@
 package planner
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/sql"
 )
 
 // The scans of one source in a plan share one read over the union of
@@ -97,4 +99,65 @@ func scansIn(n stream.Node) []*stream.Scan {
 		out = append(out, scansIn(in)...)
 	}
 	return out
+}
+
+// Equal subtrees with a stateful operator over sources are computed once:
+// q5's two counts per auction and hopping window get one group of two
+// Shared nodes (the first in preorder computed, EXPLAIN not showing the
+// other's subtree, its scan left out of shared reads) at parallelism 1
+// and 2; subtrees that differ in a constant, or read a table, do not.
+func TestStreamShareSubtrees(t *testing.T) {
+	d := newNexmarkDB(t)
+	d.cat.rels["bid"].Watermark = &catalog.Watermark{Column: "date_time", Expr: "date_time - INTERVAL '4' SECOND"}
+	const q5 = "SELECT a.auction, a.num FROM (SELECT auction, count(*) AS num, window_start AS starttime FROM HOP(bid, date_time, INTERVAL '2' SECOND, INTERVAL '10' SECOND) GROUP BY auction, window_start) a " +
+		"JOIN (SELECT max(c.num) AS maxn, c.starttime_c FROM (SELECT count(*) AS num, window_start AS starttime_c FROM HOP(bid, date_time, INTERVAL '2' SECOND, INTERVAL '10' SECOND) GROUP BY auction, window_start) c GROUP BY c.starttime_c) m " +
+		"ON a.starttime = m.starttime_c AND a.num >= m.maxn EMIT ON WINDOW CLOSE"
+	for _, tc := range []struct {
+		sql    string
+		par    int
+		shared int // Shared nodes
+	}{
+		{q5, 1, 2},
+		{q5, 2, 2},
+		{"SELECT * FROM (SELECT auction, count(*) FROM bid WHERE price > 10 GROUP BY auction) x UNION ALL SELECT * FROM (SELECT auction, count(*) FROM bid WHERE price > 11 GROUP BY auction) y", 1, 0},
+		{"SELECT * FROM (SELECT auction, count(*) FROM bid WHERE price > 10 GROUP BY auction) x UNION ALL SELECT * FROM (SELECT auction, count(*) FROM bid WHERE price > 10 GROUP BY auction) y", 1, 2},
+		{"SELECT * FROM (SELECT n, count(*) FROM mv GROUP BY n) x UNION ALL SELECT * FROM (SELECT n, count(*) FROM mv GROUP BY n) y", 1, 0},
+	} {
+		stmts, err := sql.Parse(tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := d.env(tc.sql)
+		env.Emit, env.Parallelism = emitOf(stmts[0]), tc.par
+		q, err := PlanStream(env, stmts[0].AST)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		var shares []*stream.Shared
+		var walk func(n stream.Node)
+		walk = func(n stream.Node) {
+			if s, ok := n.(*stream.Shared); ok {
+				shares = append(shares, s)
+			}
+			for _, in := range n.Inputs() {
+				walk(in)
+			}
+		}
+		walk(q.Root)
+		plan := strings.Join(ExplainStream(q.Root), "\n")
+		if len(shares) != tc.shared {
+			t.Fatalf("%s at %d: %d Shared nodes, want %d\n%s", tc.sql, tc.par, len(shares), tc.shared, plan)
+		}
+		if tc.shared == 0 {
+			continue
+		}
+		a, b := shares[0], shares[1]
+		if a.Group != b.Group || a.Group.N != 2 || a.Idx != 0 || b.Idx != 1 || a.Input == b.Input || !reflect.DeepEqual(a.Input, b.Input) {
+			t.Fatalf("%s at %d: not one group of two equal subtrees, the first computed\n%s", tc.sql, tc.par, plan)
+		}
+		if strings.Count(plan, "StreamShare 1: computed once for 2 parents") != 1 || strings.Count(plan, "StreamShare 1: the output of share 1 above, not computed again") != 1 ||
+			strings.Count(plan, "StreamScan") != 1 || strings.Contains(plan, "read shared") {
+			t.Errorf("%s at %d: EXPLAIN does not show one computed share and one scan:\n%s", tc.sql, tc.par, plan)
+		}
+	}
 }

@@ -33,6 +33,8 @@ func (j *Job) startFlow(n stream.Node, ri *resumeInputs) (flow, error) {
 	switch x := n.(type) {
 	case *stream.Parallel:
 		return j.startParallel(x, ri)
+	case *stream.Shared:
+		return j.startShare(x, ri) // share.go
 	case *stream.Scan:
 		if j.sharing(x) {
 			return j.startShared(x, ri) // share.go

@@ -98,8 +98,11 @@ type Job struct {
 	shared map[*stream.ScanShare]*sharedRead
 	// leads are the alignments of the lead scans that another scan is
 	// kept behind (splitalign.go); while starting only.
-	leads   map[*stream.ScanLead]*splitAlign
-	outFrag int // the fragment of the job's output: the last gather, the writer
+	leads map[*stream.ScanLead]*splitAlign
+	// subplans are the started groups of Shared subtrees (share.go);
+	// while starting only.
+	subplans map[*stream.SharedGroup]*sharedFlow
+	outFrag  int // the fragment of the job's output: the last gather, the writer
 	// rootMeters are outMeters of the plan's root, set with meters.
 	rootMeters []int
 	// meters count each operator's rows (opstats.go); set while the job

@@ -80,6 +80,9 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 			leaves = append(leaves, s)
 			return
 		}
+		if s, ok := n.(*stream.Shared); ok && s.Idx > 0 && j.sharesPlans() {
+			return // its group's first computes it (share.go)
+		}
 		for _, in := range n.Inputs() {
 			walk(in)
 		}

@@ -27,6 +27,69 @@ import (
 // the tee already sent. Splits placed on other nodes (nodesplits.go) are
 // not shared: each scan reads on its own, as without a share.
 
+// Shared subplans (stream.Shared, the same doc's "Shared subplans") go
+// the same way: startFlow starts the Input of a group's first Shared
+// (Idx 0, first in preorder, so first met) and tees each of its channels
+// to every Shared of the group, whose own Inputs never start (their
+// leaves open no reader, their operators keep no state). Without
+// sharing (splits placed on other nodes) every Shared runs its own Input.
+
+// sharedFlow is the started first Shared of a group: per Shared of the
+// group, its channels. Owned by the starting job (rt.mu held).
+type sharedFlow struct {
+	chs    [][]<-chan stream.Message
+	meters []int
+	frag   int
+	taken  []bool
+}
+
+// sharesPlans reports whether the job computes each group of Shared
+// subtrees once.
+func (j *Job) sharesPlans() bool { return j.splitPlacement() == nil }
+
+// startShare returns x's flow: its group's first Input's, teed; rt.mu
+// is held.
+func (j *Job) startShare(x *stream.Shared, ri *resumeInputs) (flow, error) {
+	if !j.sharesPlans() {
+		return j.startFlow(x.Input, ri)
+	}
+	g := j.subplans[x.Group]
+	if x.Idx == 0 {
+		if g != nil {
+			return flow{}, internalf("dataflow: share %d started twice", x.Group.ID)
+		}
+		in, err := j.startFlow(x.Input, ri)
+		if err != nil {
+			return flow{}, err
+		}
+		n := x.Group.N
+		g = &sharedFlow{chs: make([][]<-chan stream.Message, n), meters: in.meters, frag: in.frag, taken: make([]bool, n)}
+		outs := make([][]chan stream.Message, len(in.chs))
+		for i := range in.chs {
+			outs[i] = make([]chan stream.Message, n)
+			for m := range n {
+				ch := make(chan stream.Message, stream.ChannelSize)
+				outs[i][m] = ch
+				g.chs[m] = append(g.chs[m], ch)
+			}
+		}
+		views := make([]shareView, n) // no cut: every Shared has the same columns
+		for i, ch := range in.chs {
+			j.wg.Add(1)
+			j.labeled(in.frag, i, len(in.chs), RoleExchange, "", func() { go j.tee(ch, outs[i], views) })
+		}
+		if j.subplans == nil {
+			j.subplans = map[*stream.SharedGroup]*sharedFlow{}
+		}
+		j.subplans[x.Group] = g
+	}
+	if g == nil || x.Idx >= len(g.taken) || g.taken[x.Idx] {
+		return flow{}, internalf("dataflow: share %d: copy %d started before the first, or twice", x.Group.ID, x.Idx)
+	}
+	g.taken[x.Idx] = true
+	return flow{chs: g.chs[x.Idx], meters: g.meters, frag: g.frag}, nil
+}
+
 // sharedRead is a started shared read; owned by the starting job (rt.mu
 // held).
 type sharedRead struct {

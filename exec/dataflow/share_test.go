@@ -70,3 +70,56 @@ func TestSharedReadOpensOnce(t *testing.T) {
 		}
 	}
 }
+
+// Two equal subtrees (a filter and two aggregations over a split source,
+// parSplitChain) under a union, each in a Shared of one group: the first
+// is computed (its readers opened once, its aggregations' instances
+// started once) and its output goes to both; the union holds every row
+// twice, as when both are computed, at 1 and 3 readers and instances.
+func TestSharedSubplanRunsOnce(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		var want []string
+		for _, shared := range []bool{false, true} {
+			a, b := parSplitChain(n), parSplitChain(n)
+			var l, r stream.Node = a.Plan, b.Plan
+			if shared {
+				g := &stream.SharedGroup{N: 2, ID: 1}
+				l, r = &stream.Shared{Input: l, Group: g}, &stream.Shared{Input: r, Group: g, Idx: 1}
+			}
+			plan := &stream.Union{Cols: a.Cols, Ins: []stream.Node{l, r}}
+			in := &countedInputs{splitInputs: splitInputs{rows: 25}}
+			rt := newRuntime(t, in)
+			j, err := rt.StartJob(JobSpec{ID: 2, Name: "subplan", Plan: plan, Cols: a.Cols})
+			if err != nil {
+				t.Fatal(err)
+			}
+			flush(t, rt)
+			got := anyRows(t, j)
+			aggs := 0
+			for _, op := range j.Operators() {
+				if op.Name == "HashAgg" {
+					aggs++
+				}
+			}
+			rt.Close()
+			slices.Sort(got)
+			runs := int64(2)
+			if shared {
+				runs = 1
+			}
+			if opened := in.opened.Load(); opened != runs*int64(n) || aggs != int(runs)*2*n {
+				t.Fatalf("%d instances, shared %v: %d readers opened and %d aggregation instances running, want %d and %d", n, shared, opened, aggs, runs*int64(n), runs*2*int64(n))
+			}
+			if !shared {
+				want = got
+				if len(want) == 0 {
+					t.Fatal("no rows")
+				}
+				continue
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d instances: shared %v, computed twice %v", n, got, want)
+			}
+		}
+	}
+}

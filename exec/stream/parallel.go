@@ -104,13 +104,7 @@ func (p *Parallel) checkpoints() {}
 // Start implements Node: without the runtime's expansion the operator
 // runs as one instance, whose output is the one input.
 func (p *Parallel) Start(env *Env, inputs []<-chan Message) <-chan Message {
-	if len(inputs) != 1 {
-		env.Fail(fmt.Errorf("stream: merge started with %d inputs", len(inputs)))
-		out := make(chan Message)
-		close(out)
-		return out
-	}
-	return inputs[0]
+	return passOne(env, inputs, "merge")
 }
 
 // Fused reports whether n is a stateless operator of one input that runs
@@ -129,7 +123,7 @@ func Fused(n Node) bool {
 
 // Width is how many instances n's output comes from in a parallel plan: a
 // Parallel's N, a split source scan's readers, a fused operator's input's
-// (Fused); 1 for every other node, whose inputs are gathered into one
+// (Fused), a Shared's input's; 1 for every other node, whose inputs are gathered into one
 // stream each. The runtime follows the same rules (exec/dataflow,
 // fragments.go), except that a source whose inputs cannot split is read
 // by one reader.
@@ -142,6 +136,8 @@ func Width(n Node) int {
 			return x.Readers
 		}
 		return 1
+	case *Shared:
+		return Width(x.Input)
 	}
 	if Fused(n) {
 		return Width(n.Inputs()[0])
