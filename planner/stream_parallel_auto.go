@@ -38,6 +38,9 @@ func keyedStages(root stream.Node) int {
 			return
 		}
 		seen[nd] = true
+		if s, ok := nd.(*stream.Shared); ok && s.Idx > 0 {
+			return // not computed: its group's first is (stream_subshare.go)
+		}
 		if p, ok := nd.(*stream.Parallel); ok {
 			if !p.Local {
 				k++
