@@ -24,15 +24,15 @@ import (
 // the slowest, so every scan has received everything before a barrier
 // once any has received the barrier itself; an operator that aligns the
 // barrier over two scans of the share (a join) waits only for messages
-// the tee already sent. Splits placed on other nodes (nodesplits.go) are
-// not shared: each scan reads on its own, as without a share.
+// the tee already sent. In a cluster (sharesPlans) reads are not
+// shared: each scan reads on its own, as without a share.
 
 // Shared subplans (stream.Shared, the same doc's "Shared subplans") go
 // the same way: startFlow starts the Input of a group's first Shared
 // (Idx 0, first in preorder, so first met) and tees each of its channels
 // to every Shared of the group, whose own Inputs never start (their
-// leaves open no reader, their operators keep no state). Without
-// sharing (splits placed on other nodes) every Shared runs its own Input.
+// leaves open no reader, their operators keep no state). In a cluster
+// (sharesPlans) every Shared runs its own Input.
 
 // sharedFlow is the started first Shared of a group: per Shared of the
 // group, its channels. Owned by the starting job (rt.mu held).
@@ -44,8 +44,10 @@ type sharedFlow struct {
 }
 
 // sharesPlans reports whether the job computes each group of Shared
-// subtrees once.
-func (j *Job) sharesPlans() bool { return j.splitPlacement() == nil }
+// subtrees once (and each shared read once): not in a cluster, whose
+// nodes run parts of a plan by its operators' positions (nodesplits.go,
+// upper.go) and compute every copy.
+func (j *Job) sharesPlans() bool { return j.rt.cfg.Placement == nil }
 
 // startShare returns x's flow: its group's first Input's, teed; rt.mu
 // is held.
@@ -102,7 +104,7 @@ type sharedRead struct {
 
 // sharing reports whether scan s takes its rows from a shared read.
 func (j *Job) sharing(s *stream.Scan) bool {
-	return s.Share != nil && s.Kind == stream.ScanSource && s.ShareIdx < s.Share.Scans && j.splitPlacement() == nil
+	return s.Share != nil && s.Kind == stream.ScanSource && s.ShareIdx < s.Share.Scans && j.sharesPlans()
 }
 
 // sharedOf returns the shared read of s's share (not started yet when

@@ -64,7 +64,7 @@ func (j *Job) startSplit(s *stream.Scan, k, frag int, ri *resumeInputs) ([]<-cha
 	var sa, lead *splitAlign
 	if s.Watermark != nil {
 		sa = newSplitAlign(k)
-		if s.Lead != nil {
+		if s.Lead != nil && j.sharesPlans() { // (in a cluster a scan's readers may run on other nodes)
 			if lead = j.leadAlign(s.Lead, k); !s.Behind {
 				sa, lead = lead, nil // the lead scan's own alignment, which the other scan follows
 			}

@@ -115,7 +115,7 @@ func (p *Parallel) Start(env *Env, inputs []<-chan Message) <-chan Message {
 // (the runtime's reader marks) pass through it unchanged.
 func Fused(n Node) bool {
 	switch n.(type) {
-	case *Filter, *Project, *WindowExpand, *SplitExpand:
+	case *Filter, *Project, *WindowExpand, *SplitExpand, *Shared:
 		return true
 	}
 	return false
