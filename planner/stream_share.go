@@ -54,7 +54,7 @@ func shareSources(root stream.Node, share bool) {
 		}
 		if s, ok := n.(*stream.Scan); ok {
 			seen[s]++
-			if seen[s] == 1 && s.Kind == stream.ScanSource && s.Share == nil {
+			if seen[s] == 1 && readOnce(s) && s.Share == nil {
 				if byRel[s.Rel] == nil {
 					rels = append(rels, s.Rel)
 				}
@@ -187,7 +187,7 @@ func readApart(root stream.Node) map[uint32]bool {
 			ins := j.Inputs()
 			for i := range ins {
 				raw := rawScan(ins[i])
-				if raw == nil || raw.Kind != stream.ScanSource {
+				if raw == nil || !readOnce(raw) {
 					continue
 				}
 				other := ins[1-i]
@@ -242,4 +242,11 @@ func scansOf(n stream.Node, rel uint32) (scans []*stream.Scan, dead bool) {
 func isCopy(n stream.Node) bool {
 	s, ok := n.(*stream.Shared)
 	return ok && s.Idx > 0
+}
+
+// readOnce reports whether scans of s's kind may share a read: sources
+// and tables (a table's reader sends its rows, then its changes, to
+// every scan alike); not views, whose rows come from another view's job.
+func readOnce(s *stream.Scan) bool {
+	return s.Kind == stream.ScanSource || s.Kind == stream.ScanTable
 }

@@ -10,8 +10,8 @@ import (
 // streaming plan that computes the same subtree twice (Nexmark q5 counts
 // the bids per auction and hopping window once for the counts and once
 // for their maximum per window) computes it once. shareSubtrees finds
-// the largest equal subtrees that hold a stateful operator and reads only
-// sources, and puts a stream.Shared over each; the runtime runs the first
+// the largest equal subtrees that hold a stateful operator and read only
+// sources and tables, and puts a stream.Shared over each; the runtime runs the first
 // and passes its output to every one (exec/dataflow/share.go). Equal is
 // reflect.DeepEqual over the planned nodes: every field, every
 // expression, the scans' columns and watermarks, the instances, so two
@@ -83,7 +83,7 @@ func shareSubtrees(root stream.Node) stream.Node {
 // shareable reports whether n may be computed once for two parents: it
 // holds a stateful operator (sharing a scan alone is shareSources'
 // business, a stateless chain costs little) and every leaf under it is
-// a source scan (tables and views are read with their backfill).
+// a scan of a source or a table (readOnce; not a view).
 func shareable(n stream.Node) bool {
 	if _, ok := n.(*stream.Scan); ok || stream.Fused(n) {
 		return false
@@ -93,7 +93,7 @@ func shareable(n stream.Node) bool {
 
 func sourcesOnly(n stream.Node) bool {
 	if s, ok := n.(*stream.Scan); ok {
-		return s.Kind == stream.ScanSource && s.Share == nil
+		return readOnce(s) && s.Share == nil
 	}
 	if _, ok := n.(*stream.Shared); ok {
 		return false

@@ -153,19 +153,19 @@ StreamProject: auction.name
     └─StreamFilter: ((b.price)::numeric > avg)
       └─StreamHashJoin: left on b.bidder = ?column?   state: left rows by (b.bidder), right rows by (?column?)
         ├─StreamProject: b.auction, b.bidder, b.price
-        │ └─StreamScan: table bid b (append only)
+        │ └─StreamScan: table bid b (append only) (read shared by 2 scans)
         └─StreamHashAgg: avg(c.price) GROUP BY c.bidder   state: per group (c.bidder): sum and count
           └─StreamProject: c.bidder, c.price
-            └─StreamScan: table bid c (append only)`},
+            └─StreamScan: table bid c (append only) (read shared by 2 scans)`},
 		// An uncorrelated scalar subquery: a cross join with its one row.
 		{"SELECT auction FROM bid WHERE price > (SELECT avg(price) FROM bid)", `
 StreamProject: bid.auction
 └─StreamHashJoin: inner filter ((bid.price)::numeric > avg)   state: all left rows, all right rows
   ├─StreamProject: bid.auction, bid.price
-  │ └─StreamScan: table bid (append only)
+  │ └─StreamScan: table bid (append only) (read shared by 2 scans)
   └─StreamHashAgg: avg(bid.price)   state: one group: sum and count
     └─StreamProject: bid.price
-      └─StreamScan: table bid (append only)`},
+      └─StreamScan: table bid (append only) (read shared by 2 scans)`},
 		// Aggregates; min and max over an append-only input keep the
 		// running extreme, over a retracting one every value.
 		{"SELECT auction, sum(price), avg(price), min(bidder), count(DISTINCT bidder) FILTER (WHERE price > 5) FROM bid GROUP BY auction", `

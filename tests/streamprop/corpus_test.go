@@ -70,6 +70,11 @@ var corpus = []viewDef{
 	{name: "j_agg", query: "SELECT a.g, count(*) AS c, sum(b.v) AS sv, max(b.s) AS ms FROM a JOIN b ON a.k = b.k GROUP BY a.g"},
 	{name: "j_left_agg", query: "SELECT a.id, count(b.v) AS nb, sum(b.v) AS sv FROM a LEFT JOIN b ON a.k = b.k GROUP BY a.id"},
 	{name: "j_self", query: "SELECT x.id, y.id AS yid FROM a x JOIN a y ON x.k = y.k AND x.id < y.id"},
+	// one table read once for two scans, one aggregation computed once for
+	// two parents (docs/streaming.md, "Shared source reads", "Shared subplans")
+	{name: "share_read_scalar", query: "SELECT a.id, a.n FROM a WHERE a.n > (SELECT avg(n) FROM a)"},
+	{name: "share_agg_self", query: "SELECT x.g, x.c, x.s, y.c AS c2, y.s AS s2 FROM (SELECT g, count(*) AS c, sum(k) AS s FROM a GROUP BY g) x JOIN (SELECT g, count(*) AS c, sum(k) AS s FROM a GROUP BY g) y ON x.g = y.g AND x.c > 1"},
+	{name: "share_agg_union", query: "SELECT k, sum(v) AS s FROM b GROUP BY k UNION ALL SELECT k, sum(v) AS s FROM b GROUP BY k"},
 	{name: "j_left_null", query: "SELECT a.id, a.g FROM a LEFT JOIN c ON a.g = c.g WHERE c.id IS NULL"},
 	{name: "j_dist", query: "SELECT DISTINCT a.g, b.s FROM a JOIN b ON a.k = b.k"},
 	{name: "j_topn", query: "SELECT a.id, b.v FROM a JOIN b ON a.k = b.k ORDER BY b.v DESC NULLS LAST, a.id LIMIT 5"},
