@@ -193,8 +193,38 @@ func analyzeLines(r *catalog.Relation, kind catalog.RelKind, j *dataflow.Job, op
 		return f + ")"
 	}
 	lines := []string{rootLine(r, kind) + "  " + figures([]dataflow.OperatorStats{root})}
+	// A Shared's rows are what its group's first copy computes
+	// (stream.Shared): its Input's output, counted there.
+	firsts := map[*stream.SharedGroup]stream.Node{}
+	var find func(n stream.Node)
+	find = func(n stream.Node) {
+		if s, ok := n.(*stream.Shared); ok && s.Idx == 0 {
+			firsts[s.Group] = s.Input
+		}
+		for _, in := range n.Inputs() {
+			find(in)
+		}
+	}
+	find(j.Spec().Plan)
+	counted := func(n stream.Node) []dataflow.OperatorStats {
+		if p, ok := n.(*stream.Parallel); ok {
+			n = p.Input
+		}
+		return byNode[n]
+	}
 	var visit func(n stream.Node, first, rest string)
 	visit = func(n stream.Node, first, rest string) {
+		if s, ok := n.(*stream.Shared); ok {
+			var out int64
+			for _, o := range counted(firsts[s.Group]) {
+				out += o.RowsOut
+			}
+			lines = append(lines, first+s.Explain()+fmt.Sprintf("  (rows out=%d, rows/s out=%s)", out, rate(out, secs)))
+			if s.Idx == 0 || len(counted(s.Input)) > 0 { // a copy runs only in a cluster
+				visit(s.Input, rest+"└─", rest+"  ")
+			}
+			return
+		}
 		if p, ok := n.(*stream.Parallel); ok {
 			lines = append(lines, first+p.Input.Explain()+fmt.Sprintf(" (x%d)", p.N)+"  "+figures(byNode[p.Input]))
 			ins := p.Input.Inputs()

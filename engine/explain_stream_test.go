@@ -103,6 +103,27 @@ func TestExplainMaterializedView(t *testing.T) {
 	}
 }
 
+// EXPLAIN ANALYZE of a view that computes one aggregation for two
+// parents (stream.Shared): both share lines count the rows the one copy
+// computes, the copy that is not computed shows no subtree, and the scan
+// counts each row once.
+func TestExplainAnalyzeSharedSubplan(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE TABLE t (k int, v int)")
+	mustRun(t, s, "INSERT INTO t SELECT g % 10, g FROM generate_series(1, 1000) g")
+	mustRun(t, s, "SET streaming_parallelism = 2")
+	mustRun(t, s, "CREATE MATERIALIZED VIEW mv AS SELECT k, sum(v) AS s FROM t GROUP BY k UNION ALL SELECT k, sum(v) AS s FROM t GROUP BY k")
+	mustRun(t, s, "FLUSH")
+	text := strings.Join(mustRun(t, s, "EXPLAIN ANALYZE MATERIALIZED VIEW mv"), "\n")
+	first := regexp.MustCompile(`StreamShare 1: computed once for 2 parents  \(rows out=10,`)
+	copied := regexp.MustCompile(`StreamShare 1: the output of share 1 above, not computed again  \(rows out=10,`)
+	if !first.MatchString(text) || !copied.MatchString(text) || strings.Count(text, "StreamScan") != 1 || strings.Count(text, "StreamHashAgg") != 1 ||
+		!regexp.MustCompile(`StreamScan.*\(rows in=1000 out=1000,`).MatchString(text) || !regexp.MustCompile(`StreamUnion.*\(rows in=20 out=20,`).MatchString(text) {
+		t.Fatalf("analyze:\n%s", text)
+	}
+}
+
 func parseOne(t *testing.T, q string) sql.Statement {
 	t.Helper()
 	stmts, err := sql.Parse(q)
