@@ -8,17 +8,18 @@ import (
 )
 
 // Shared source reads (docs/contributing/streaming.md, "Shared source
-// reads"): a plan that scans one source more than once (Nexmark q5 and
-// q7 read the bids twice, once for the windows' maximums and once for
-// the bids that reach them) reads it once. The scans keep their own
-// columns and their place in the plan; shareSources marks them with one
+// reads"): a plan that scans one source or table more than once (a
+// UNION ALL of two filters, a self-join, rows compared with an aggregate
+// of the same rows) reads it once. The scans keep their own columns and
+// their place in the plan; shareSources marks them with one
 // stream.ScanShare, over the union of their columns, and the runtime
 // opens one reader (or one set of split readers) for all of them and
 // passes each batch on to every scan (exec/dataflow/share.go). Two
-// readers of one generator would each build every event (up to half of
-// q7's CPU went to generating the bids twice), and two readers of any
-// source run apart: an interval join over the two then held the rows of
-// the scan ahead until the other caught up.
+// readers of one generator would each build every event (a fifth of
+// Nexmark q5's CPU, before its windowed count was computed once:
+// stream_subshare.go), a Kafka topic would be fetched twice, and two
+// readers of any source run apart, so the operators above them hold
+// state for the gap.
 
 // The exception: an interval join (or one that frees its rows by the
 // watermark) whose one input is a source's rows as read (through

@@ -9,9 +9,9 @@ import (
 )
 
 // Shared source reads (docs/contributing/streaming.md, "Shared source
-// reads"). The scans of a plan that read one source (the planner's
-// stream.ScanShare: Nexmark q5 and q7 read the bids twice) are read
-// once: the first of them that startFlow meets opens the source's
+// reads"). The scans of a plan that read one source or table (the
+// planner's stream.ScanShare: a UNION ALL of two filters of it, a
+// self-join) are read once: the first of them that startFlow meets opens the source's
 // reader, or its split readers, over the union of the scans' columns
 // (Scan.Shared), and a tee behind every reader passes each message on to
 // every scan of the share, a chunk as that scan's columns (the same
