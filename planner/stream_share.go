@@ -245,9 +245,13 @@ func isCopy(n stream.Node) bool {
 	return ok && s.Idx > 0
 }
 
-// readOnce reports whether scans of s's kind may share a read: sources
-// and tables (a table's reader sends its rows, then its changes, to
-// every scan alike); not views, whose rows come from another view's job.
+// readOnce reports whether scans of s's kind may share a read: every
+// kind (a source's reader, a table's feed, a view's changelog send the
+// same rows to every scan of the share).
 func readOnce(s *stream.Scan) bool {
-	return s.Kind == stream.ScanSource || s.Kind == stream.ScanTable
+	switch s.Kind {
+	case stream.ScanSource, stream.ScanTable, stream.ScanView:
+		return true
+	}
+	return false
 }

@@ -11,7 +11,7 @@ import (
 // the bids per auction and hopping window once for the counts and once
 // for their maximum per window) computes it once. shareSubtrees finds
 // the largest equal subtrees that hold a stateful operator and read only
-// sources and tables, and puts a stream.Shared over each; the runtime runs the first
+// relations readOnce accepts, and puts a stream.Shared over each; the runtime runs the first
 // and passes its output to every one (exec/dataflow/share.go). Equal is
 // reflect.DeepEqual over the planned nodes: every field, every
 // expression, the scans' columns and watermarks, the instances, so two
@@ -83,15 +83,17 @@ func shareSubtrees(root stream.Node) stream.Node {
 // shareable reports whether n may be computed once for two parents: it
 // holds a stateful operator (sharing a scan alone is shareSources'
 // business, a stateless chain costs little) and every leaf under it is
-// a scan of a source or a table (readOnce; not a view).
+// a scan that may be read once (readOnce), none of them shared yet.
 func shareable(n stream.Node) bool {
 	if _, ok := n.(*stream.Scan); ok || stream.Fused(n) {
 		return false
 	}
-	return sourcesOnly(n)
+	return scansOnce(n)
 }
 
-func sourcesOnly(n stream.Node) bool {
+// scansOnce reports whether every leaf under n is a scan readOnce
+// accepts, with no share yet, and no Shared is under n.
+func scansOnce(n stream.Node) bool {
 	if s, ok := n.(*stream.Scan); ok {
 		return readOnce(s) && s.Share == nil
 	}
@@ -99,7 +101,7 @@ func sourcesOnly(n stream.Node) bool {
 		return false
 	}
 	for _, in := range n.Inputs() {
-		if !sourcesOnly(in) {
+		if !scansOnce(in) {
 			return false
 		}
 	}

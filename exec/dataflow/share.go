@@ -104,7 +104,7 @@ type sharedRead struct {
 
 // sharing reports whether scan s takes its rows from a shared read.
 func (j *Job) sharing(s *stream.Scan) bool {
-	return s.Share != nil && (s.Kind == stream.ScanSource || s.Kind == stream.ScanTable) && s.ShareIdx < s.Share.Scans && j.sharesPlans()
+	return s.Share != nil && s.ShareIdx < s.Share.Scans && j.sharesPlans()
 }
 
 // sharedOf returns the shared read of s's share (not started yet when

@@ -146,6 +146,9 @@ var corpus = []viewDef{
 	// views on views
 	{name: "vv_agg_join", query: "SELECT j.g, count(*) AS c, count(DISTINCT j.v) AS dv, sum(j.v) AS sv FROM {j_inner} j GROUP BY j.g"},
 	{name: "vv_filter", query: "SELECT * FROM {agg_group} x WHERE x.c > 1"},
+	// one view read once for two scans (a shared read of a view's changelog)
+	{name: "vv_self", query: "SELECT x.g, x.c, y.sk FROM {agg_group} x JOIN {agg_group} y ON x.g = y.g AND x.c >= y.ck"},
+	{name: "vv_below_max", query: "SELECT x.g, x.c, m.mc FROM {agg_group} x JOIN (SELECT max(z.c) AS mc FROM {agg_group} z) m ON x.c < m.mc"},
 	{name: "vv_join", query: "SELECT x.g, x.c, y.id FROM {agg_group} x JOIN {dist_on} y ON x.g = y.g"},
 	{name: "vv_topn", query: "SELECT x.g, x.c FROM {agg_group} x ORDER BY x.c DESC, x.g LIMIT 2"},
 	{name: "vv_left", query: "SELECT j.id, j.v, u.k FROM {j_left} j LEFT JOIN {uni} u ON j.k = u.k"},

@@ -211,6 +211,17 @@ func (r *runner) do(s step) error {
 		// views (created with the default) are rescaled by restart (or
 		// rebuilt where a split source's readers changed).
 		next := map[int]int{1: 3, 3: 8, 8: 1}[r.srv.parallelism]
+		if len(r.subs) > 0 {
+			// A subscription resumes (since) only on a view that resumed:
+			// one created after the last checkpoint is rebuilt, and its
+			// changes before the restart are gone (55000, as documented).
+			// With subscribers the restart follows a checkpoint; without,
+			// views created since the last one are rebuilt (TestViewsMatchBatch).
+			fmt.Fprintf(&r.script, "CHECKPOINT;\n")
+			if _, err := r.ss.exec(r.ctx, "CHECKPOINT"); err != nil {
+				return err
+			}
+		}
 		fmt.Fprintf(&r.script, "-- restart the server here, with parallelism %d\n", next)
 		r.ss.close()
 		old := maps.Clone(r.subs)
