@@ -51,16 +51,22 @@ func pruneSource(sc *stream.Scan, x *lScan, need map[int]bool, filter []expr.Exp
 		lay[k] = x.ids[i]
 	}
 	if w := sc.Watermark; w != nil {
-		e, _ := transform(w.Expr, func(n expr.Expr) (expr.Expr, bool, error) {
-			if c, ok := n.(*expr.ColRef); ok {
-				r := *c
-				r.Idx = at[c.Idx]
-				return &r, true, nil
-			}
-			return n, false, nil
-		})
-		sc.Watermark = &stream.ScanWatermark{Col: at[w.Col], Expr: e, IdleTimeout: w.IdleTimeout}
+		sc.Watermark = rebindWatermark(w, func(c int) int { return at[c] })
 	}
 	sc.Read = read
 	return lay
+}
+
+// rebindWatermark returns w over another layout of the scan's columns:
+// column c of w's layout is column at(c) of the new one.
+func rebindWatermark(w *stream.ScanWatermark, at func(int) int) *stream.ScanWatermark {
+	e, _ := transform(w.Expr, func(n expr.Expr) (expr.Expr, bool, error) {
+		if c, ok := n.(*expr.ColRef); ok {
+			r := *c
+			r.Idx = at(c.Idx)
+			return &r, true, nil
+		}
+		return n, false, nil
+	})
+	return &stream.ScanWatermark{Col: at(w.Col), Expr: e, IdleTimeout: w.IdleTimeout}
 }

@@ -3,7 +3,6 @@ package planner
 import (
 	"slices"
 
-	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 )
 
@@ -81,25 +80,31 @@ func shareSources(root stream.Node, share bool) {
 		if len(g) < 2 {
 			continue
 		}
+		if !alike(g) {
+			continue
+		}
 		sh := &stream.ScanShare{Scans: len(g), Read: unionRead(g)}
 		wm, ok := sharedWatermark(g, sh.Read)
 		if !ok {
 			continue
 		}
 		sh.Watermark = wm
-		for _, s := range g {
-			if s.Readers != g[0].Readers || s.AppendOnly != g[0].AppendOnly || s.Splittable != g[0].Splittable || len(s.Cols) != len(g[0].Cols) {
-				ok = false
-			}
-			sh.Reads = append(sh.Reads, s.Read)
-		}
-		if !ok {
-			continue
-		}
 		for i, s := range g {
 			s.Share, s.ShareIdx = sh, i
+			sh.Reads = append(sh.Reads, s.Read)
 		}
 	}
+}
+
+// alike reports whether the scans read their relation alike: the same
+// readers, append-only and relation columns.
+func alike(g []*stream.Scan) bool {
+	for _, s := range g {
+		if s.Readers != g[0].Readers || s.AppendOnly != g[0].AppendOnly || s.Splittable != g[0].Splittable || len(s.Cols) != len(g[0].Cols) {
+			return false
+		}
+	}
+	return true
 }
 
 // unionRead is the union of the scans' columns (Scan.Read, ascending),
@@ -136,30 +141,15 @@ func sharedWatermark(g []*stream.Scan, read []int) (*stream.ScanWatermark, bool)
 		if w == nil {
 			continue
 		}
-		rel := func(c int) int { // s's column c -> the relation's
-			if s.Read == nil {
-				return c
+		sw := rebindWatermark(w, func(c int) int { // s's column c -> the read's
+			if s.Read != nil {
+				c = s.Read[c]
 			}
-			return s.Read[c]
-		}
-		at := func(c int) int { // the relation's column c -> the read's
-			if read == nil {
-				return c
+			if read != nil {
+				c = slices.Index(read, c)
 			}
-			return slices.Index(read, c)
-		}
-		e, err := transform(w.Expr, func(n expr.Expr) (expr.Expr, bool, error) {
-			if c, ok := n.(*expr.ColRef); ok {
-				r := *c
-				r.Idx = at(rel(c.Idx))
-				return &r, true, nil
-			}
-			return n, false, nil
+			return c
 		})
-		if err != nil {
-			return nil, false
-		}
-		sw := &stream.ScanWatermark{Col: at(rel(w.Col)), Expr: e, IdleTimeout: w.IdleTimeout}
 		if i == 0 {
 			out, text = sw, sw.String()
 		} else if sw.String() != text || sw.Col != out.Col {

@@ -101,7 +101,7 @@ type Job struct {
 	leads map[*stream.ScanLead]*splitAlign
 	// subplans are the started groups of Shared subtrees (share.go);
 	// while starting only.
-	subplans map[*stream.SharedGroup]*sharedFlow
+	subplans map[*stream.SharedGroup]*teed
 	outFrag  int // the fragment of the job's output: the last gather, the writer
 	// rootMeters are outMeters of the plan's root, set with meters.
 	rootMeters []int

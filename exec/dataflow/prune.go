@@ -73,13 +73,19 @@ func pruneRun(run RunFunc, s *stream.Scan) RunFunc {
 				rec.Release()
 				return fmt.Errorf("dataflow: a batch of source %s has %d columns, the source %d", s.Name, rec.NumCols(), len(s.Cols))
 			}
-			cols := make([]arrow.Array, len(s.Read))
-			for i, c := range s.Read {
-				cols[i] = rec.Column(c)
-			}
-			out := array.NewRecordBatch(schema, cols, rec.NumRows()) // retains cols
+			out := pickColumns(rec, schema, s.Read)
 			rec.Release()
 			return emit(out)
 		})
 	}
+}
+
+// pickColumns returns a record of rec's columns cols (the same arrays,
+// retained, not copied), of schema.
+func pickColumns(rec arrow.RecordBatch, schema *arrow.Schema, cols []int) arrow.RecordBatch {
+	arrs := make([]arrow.Array, len(cols))
+	for i, c := range cols {
+		arrs[i] = rec.Column(c)
+	}
+	return array.NewRecordBatch(schema, arrs, rec.NumRows())
 }

@@ -1,8 +1,9 @@
 package dataflow
 
 import (
+	"slices"
+
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
@@ -34,13 +35,41 @@ import (
 // leaves open no reader, their operators keep no state). In a cluster
 // (sharesPlans) every Shared runs its own Input.
 
-// sharedFlow is the started first Shared of a group: per Shared of the
-// group, its channels. Owned by the starting job (rt.mu held).
-type sharedFlow struct {
+// teed is a started stream teed to several receivers (the Shared nodes
+// of a group, the scans of a shared read): per receiver, its channels
+// (one per channel of the stream), and whether it took them. Owned by
+// the starting job (rt.mu held).
+type teed struct {
 	chs    [][]<-chan stream.Message
-	meters []int
-	frag   int
 	taken  []bool
+	frag   int   // the stream's fragment
+	meters []int // the stream's meters (a Shared's flow counts as its input)
+}
+
+// take returns receiver i's channels, false when they were taken.
+func (t *teed) take(i int) ([]<-chan stream.Message, bool) {
+	if i >= len(t.taken) || t.taken[i] {
+		return nil, false
+	}
+	t.taken[i] = true
+	return t.chs[i], true
+}
+
+// teeTo starts a tee behind each of ins (labeled as instance i of
+// fragment frag in role, name), each message going to n receivers, cut
+// for receiver m by views[m], and returns them teed.
+func (j *Job) teeTo(ins []<-chan stream.Message, n int, views []shareView, frag int, role, name string) *teed {
+	t := &teed{chs: make([][]<-chan stream.Message, n), taken: make([]bool, n), frag: frag}
+	for i, in := range ins {
+		outs := make([]chan stream.Message, n)
+		for m := range outs {
+			outs[m] = make(chan stream.Message, stream.ChannelSize)
+			t.chs[m] = append(t.chs[m], outs[m])
+		}
+		j.wg.Add(1)
+		j.labeled(frag, i, len(ins), role, name, func() { go j.tee(in, outs, views) })
+	}
+	return t
 }
 
 // sharesPlans reports whether the job computes each group of Shared
@@ -56,50 +85,36 @@ func (j *Job) startShare(x *stream.Shared, ri *resumeInputs) (flow, error) {
 		return j.startFlow(x.Input, ri)
 	}
 	g := j.subplans[x.Group]
-	if x.Idx == 0 {
-		if g != nil {
-			return flow{}, internalf("dataflow: share %d started twice", x.Group.ID)
-		}
+	if x.Idx == 0 && g == nil {
 		in, err := j.startFlow(x.Input, ri)
 		if err != nil {
 			return flow{}, err
 		}
-		n := x.Group.N
-		g = &sharedFlow{chs: make([][]<-chan stream.Message, n), meters: in.meters, frag: in.frag, taken: make([]bool, n)}
-		outs := make([][]chan stream.Message, len(in.chs))
-		for i := range in.chs {
-			outs[i] = make([]chan stream.Message, n)
-			for m := range n {
-				ch := make(chan stream.Message, stream.ChannelSize)
-				outs[i][m] = ch
-				g.chs[m] = append(g.chs[m], ch)
-			}
-		}
-		views := make([]shareView, n) // no cut: every Shared has the same columns
-		for i, ch := range in.chs {
-			j.wg.Add(1)
-			j.labeled(in.frag, i, len(in.chs), RoleExchange, "", func() { go j.tee(ch, outs[i], views) })
-		}
+		// no cut: every Shared of the group has the Input's columns
+		g = j.teeTo(in.chs, x.Group.N, make([]shareView, x.Group.N), in.frag, RoleExchange, "")
+		g.meters = in.meters
 		if j.subplans == nil {
-			j.subplans = map[*stream.SharedGroup]*sharedFlow{}
+			j.subplans = map[*stream.SharedGroup]*teed{}
 		}
 		j.subplans[x.Group] = g
 	}
-	if g == nil || x.Idx >= len(g.taken) || g.taken[x.Idx] {
+	var chs []<-chan stream.Message
+	ok := g != nil
+	if ok {
+		chs, ok = g.take(x.Idx)
+	}
+	if !ok {
 		return flow{}, internalf("dataflow: share %d: copy %d started before the first, or twice", x.Group.ID, x.Idx)
 	}
-	g.taken[x.Idx] = true
-	return flow{chs: g.chs[x.Idx], meters: g.meters, frag: g.frag}, nil
+	return flow{chs: chs, meters: g.meters, frag: g.frag}, nil
 }
 
-// sharedRead is a started shared read; owned by the starting job (rt.mu
-// held).
+// sharedRead is a shared read: the scan it opens (the share's columns),
+// and once started its readers teed to the share's scans (by ShareIdx).
+// Owned by the starting job (rt.mu held).
 type sharedRead struct {
-	scan  *stream.Scan              // the scan opened: the share's columns
-	outs  [][]chan stream.Message   // per scan of the share (ShareIdx), per reader
-	taken []bool                    // per scan of the share: started
-	frag  int                       // the readers' fragment
-	chs   [][]<-chan stream.Message // outs, receive side
+	scan *stream.Scan
+	*teed
 }
 
 // sharing reports whether scan s takes its rows from a shared read.
@@ -116,7 +131,7 @@ func (j *Job) sharedOf(s *stream.Scan) *sharedRead {
 	if j.shared == nil {
 		j.shared = map[*stream.ScanShare]*sharedRead{}
 	}
-	sh := &sharedRead{scan: s.Shared(), taken: make([]bool, s.Share.Scans)}
+	sh := &sharedRead{scan: s.Shared()}
 	j.shared[s.Share] = sh
 	return sh
 }
@@ -125,30 +140,29 @@ func (j *Job) sharedOf(s *stream.Scan) *sharedRead {
 // read when x is the first of its scans to start; rt.mu is held.
 func (j *Job) startShared(x *stream.Scan, ri *resumeInputs) (flow, error) {
 	sh := j.sharedOf(x)
-	if sh.taken[x.ShareIdx] {
-		return flow{}, internalf("dataflow: scan %d of the shared read of %s started twice", x.ShareIdx, x.Name)
-	}
-	if sh.outs == nil {
+	if sh.teed == nil {
 		if err := j.startRead(sh, x, ri); err != nil {
 			return flow{}, err
 		}
 	}
-	sh.taken[x.ShareIdx] = true
+	chs, ok := sh.take(x.ShareIdx)
+	if !ok {
+		return flow{}, internalf("dataflow: scan %d of the shared read of %s started twice", x.ShareIdx, x.Name)
+	}
 	f := flow{frag: sh.frag}
-	chs := sh.chs[x.ShareIdx]
 	for i, ch := range chs {
 		f.add(j, j.startMetered(x, nil, i, len(chs), f.frag, j.env, []<-chan stream.Message{ch}))
 	}
 	return f, nil
 }
 
-// startRead opens sh's readers and starts a tee behind each.
+// startRead opens sh's readers and tees each to the scans of s0's share.
 func (j *Job) startRead(sh *sharedRead, s0 *stream.Scan, ri *resumeInputs) error {
-	s, share := sh.scan, s0.Share
-	sh.frag = j.newFragment()
+	s := sh.scan
+	frag := j.newFragment()
 	var ins []<-chan stream.Message
 	if k := j.rt.readersOf(s); k > 1 {
-		chs, err := j.startSplit(s, k, sh.frag, ri)
+		chs, err := j.startSplit(s, k, frag, ri)
 		if err != nil {
 			return err
 		}
@@ -156,30 +170,13 @@ func (j *Job) startRead(sh *sharedRead, s0 *stream.Scan, ri *resumeInputs) error
 	} else {
 		var ch <-chan stream.Message
 		var err error
-		j.labeled(sh.frag, 0, 1, RoleReader, s.Name, func() { ch, err = j.startLeaf(s, ri) })
+		j.labeled(frag, 0, 1, RoleReader, s.Name, func() { ch, err = j.startLeaf(s, ri) })
 		if err != nil {
 			return err
 		}
 		ins = []<-chan stream.Message{ch}
 	}
-	n := share.Scans
-	sh.outs, sh.chs = make([][]chan stream.Message, n), make([][]<-chan stream.Message, n)
-	for m := range n {
-		sh.outs[m], sh.chs[m] = make([]chan stream.Message, len(ins)), make([]<-chan stream.Message, len(ins))
-		for i := range ins {
-			ch := make(chan stream.Message, stream.ChannelSize)
-			sh.outs[m][i], sh.chs[m][i] = ch, ch
-		}
-	}
-	views := shareViews(s0)
-	for i, in := range ins {
-		outs := make([]chan stream.Message, n)
-		for m := range n {
-			outs[m] = sh.outs[m][i]
-		}
-		j.wg.Add(1)
-		j.labeled(sh.frag, i, len(ins), RoleReader, s.Name, func() { go j.tee(in, outs, views) })
-	}
+	sh.teed = j.teeTo(ins, s0.Share.Scans, shareViews(s0), frag, RoleReader, s.Name)
 	return nil
 }
 
@@ -198,56 +195,33 @@ type shareView struct {
 // them).
 func shareViews(s *stream.Scan) []shareView {
 	sh := s.Share
-	at := map[int]int{} // relation column -> position in the read
-	for k := range s.Cols {
-		at[k] = k
-	}
+	at := func(c int) int { return c } // relation column -> position in the read
 	if sh.Read != nil {
-		clear(at)
-		for k, c := range sh.Read {
-			at[c] = k
-		}
+		at = func(c int) int { return slices.Index(sh.Read, c) }
 	}
 	views := make([]shareView, sh.Scans)
 	for m, read := range sh.Reads {
-		v := shareView{wmFrom: -1, wmTo: -1}
-		if !slicesEqual(read, sh.Read) {
-			if read == nil {
-				read = make([]int, len(s.Cols))
-				for k := range read {
-					read[k] = k
-				}
+		if slices.Equal(read, sh.Read) {
+			continue // the read's own columns: no cut
+		}
+		if read == nil {
+			read = make([]int, len(s.Cols))
+			for k := range read {
+				read[k] = k
 			}
-			v.cols = make([]int, len(read))
-			cols := make([]types.Column, len(read))
-			for k, c := range read {
-				v.cols[k], cols[k] = at[c], s.Cols[c]
-			}
-			v.schema = types.ArrowSchema(cols)
-			if w := sh.Watermark; w != nil {
-				v.wmFrom = w.Col
-				for k, p := range v.cols {
-					if p == w.Col {
-						v.wmTo = k
-					}
-				}
-			}
+		}
+		v := shareView{cols: make([]int, len(read)), wmTo: -1}
+		cols := make([]types.Column, len(read))
+		for k, c := range read {
+			v.cols[k], cols[k] = at(c), s.Cols[c]
+		}
+		v.schema = types.ArrowSchema(cols)
+		if w := sh.Watermark; w != nil {
+			v.wmFrom, v.wmTo = w.Col, slices.Index(v.cols, w.Col)
 		}
 		views[m] = v
 	}
 	return views
-}
-
-func slicesEqual(a, b []int) bool {
-	if (a == nil) != (b == nil) || len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // cut returns m as the scan of view v sees it.
@@ -257,12 +231,7 @@ func (v *shareView) cut(m stream.Message) stream.Message {
 	}
 	switch m.Kind {
 	case stream.KindChunk:
-		rec := m.Chunk.Rec
-		cols := make([]arrow.Array, len(v.cols))
-		for k, p := range v.cols {
-			cols[k] = rec.Column(p)
-		}
-		return stream.ChunkMsg(&stream.Chunk{Rec: array.NewRecordBatch(v.schema, cols, rec.NumRows()), Ops: m.Chunk.Ops})
+		return stream.ChunkMsg(&stream.Chunk{Rec: pickColumns(m.Chunk.Rec, v.schema, v.cols), Ops: m.Chunk.Ops})
 	case stream.KindWatermark:
 		if m.Watermark.Col == v.wmFrom && v.wmTo >= 0 {
 			m.Watermark.Col = v.wmTo
