@@ -29,11 +29,14 @@ type bidCols struct {
 	// draws are made: only when a column they decide is built (they are
 	// the event's last draws, extra after channel).
 	drawChannel, drawExtra bool
+	// drawPrice is whether the price is computed: when it is built (the
+	// draw is made anyway, for the channel and extra after it).
+	drawPrice bool
 }
 
 func newBidCols(rows int, proj projection) *bidCols {
 	k := proj.cols
-	c := &bidCols{proj: proj, drawChannel: k.has(bidChannel) || k.has(bidURL) || k.has(bidExtra), drawExtra: k.has(bidExtra)}
+	c := &bidCols{proj: proj, drawChannel: k.has(bidChannel) || k.has(bidURL) || k.has(bidExtra), drawExtra: k.has(bidExtra), drawPrice: k.has(bidPrice)}
 	c.auction = int64Buf(k, bidAuction, rows)
 	c.bidder = int64Buf(k, bidBidder, rows)
 	c.price = int64Buf(k, bidPrice, rows)
@@ -64,7 +67,12 @@ func addBid(c *bidCols, rb *routedBids, p *pools, r *rng, id, ts int64) {
 	}
 	auction += firstAuctionID
 	bidder += firstPersonID
-	price := r.price()
+	var price int64
+	if rb != nil && (rb.rt.byPrice || rb.parts[0].drawPrice) || rb == nil && c.drawPrice {
+		price = r.price()
+	} else {
+		r.s += golden // the draw, for the channel's and extra's after it
+	}
 	if rb != nil {
 		v := bidValue(rb.rt.col, auction, bidder, price)
 		if rb.rt.owner2 != nil {

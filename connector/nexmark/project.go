@@ -18,7 +18,10 @@ import (
 // column follows it in the event (the extra padding is always the last
 // draw; the channel draw precedes only extra), and the draws that
 // decide a later column's value (the lengths of names, descriptions,
-// e-mails that size extra) are made whenever that column is built.
+// e-mails that size extra) are made whenever that column is built. A draw
+// that is made but whose value is neither built nor routed by (the bid's
+// price, which its table of powers of ten makes a tenth of a bid's cost)
+// only advances the stream.
 
 // colSet is a set of column indexes of one table (bit i: column i).
 type colSet uint16

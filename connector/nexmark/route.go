@@ -19,6 +19,9 @@ type route struct {
 	// owner2 (SetRoute2) routes the bid table by columns col and col2.
 	col2   int
 	owner2 func(a, b int64) int
+	// byPrice is whether a bid's price decides its instance (so it is
+	// computed when the price column is not built).
+	byPrice bool
 }
 
 // SetRoute makes the generator build table's rows as n batches a step,
@@ -41,7 +44,7 @@ func (g *Generator) SetRoute(table string, col, n int, owner func(v int64) int) 
 	default:
 		return false
 	}
-	g.route = &route{kind: kind, col: col, n: n, owner: owner}
+	g.route = &route{kind: kind, col: col, n: n, owner: owner, byPrice: kind == kindBid && col == bidPrice}
 	return true
 }
 
@@ -53,7 +56,7 @@ func (g *Generator) SetRoute2(table string, col, col2, n int, owner func(a, b in
 	if n < 2 || owner == nil || table != "bid" || !bidRoutable(col) || !bidRoutable(col2) {
 		return false
 	}
-	g.route = &route{kind: kindBid, col: col, n: n, col2: col2, owner2: owner}
+	g.route = &route{kind: kindBid, col: col, n: n, col2: col2, owner2: owner, byPrice: col == bidPrice || col2 == bidPrice}
 	return true
 }
 

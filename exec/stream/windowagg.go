@@ -570,7 +570,7 @@ func (r *waggRun) freeKey(k int32) {
 		r.ck.keyFreed(k)
 	}
 	if r.ses != nil {
-		r.ses.keys[k] = nil
+		r.ses.freeKey(k)
 	}
 	if r.keyTab == nil {
 		return

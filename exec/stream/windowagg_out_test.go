@@ -199,6 +199,89 @@ func TestWindowAggSessionTimesOutOfOrder(t *testing.T) {
 	}
 }
 
+// TestWindowAggSessionKeysReused frees every key's sessions each round
+// (the watermark passes them) and gives rows to the keys again, so that
+// keys are made from freed ones (newKey) and a key with many times (key 0,
+// past smallKeep) grows into kept slices (sptPool); rows come in two
+// blocks, the later first. The view after each round must hold every
+// session of every round, computed by brute force: a freed key that kept
+// anything of its last life would merge with, or add to, its new
+// sessions, and one that kept its wake-up time would not be woken to
+// emit them (ON WINDOW CLOSE).
+func TestWindowAggSessionKeysReused(t *testing.T) {
+	for _, emit := range []EmitSpec{{Mode: EmitOnUpdate}, {Mode: EmitOnWindowClose}} {
+		t.Run(fmt.Sprint(emit.Mode), func(t *testing.T) { sessionKeysReused(t, emit) })
+	}
+}
+
+func sessionKeysReused(t *testing.T, emit EmitSpec) {
+	const gap = 5
+	w := simpleWinAgg(WindowSpec{Kind: Session, Gap: gap}, emit)
+	h := newWinHarness(t, w)
+	rng := rand.New(rand.NewPCG(5, 17))
+	var all []winRow
+	view := map[string]string{}
+	for round := int64(0); round < 12; round++ {
+		base := round * 10000
+		var later, earlier []winRow
+		for i := 0; i < 1000; i++ {
+			k := int64(rng.IntN(20))
+			if i%2 == 0 {
+				k = 0 // the hot key
+			}
+			r := winRow{k: k, ts: base + int64(rng.IntN(4000)), v: int64(rng.IntN(50))}
+			if r.ts >= base+2000 {
+				later = append(later, r)
+			} else {
+				earlier = append(earlier, r)
+			}
+		}
+		byTime := func(a, b winRow) int { return int(a.ts - b.ts) }
+		slices.SortFunc(later, byTime) // each block in order, as a reader's step
+		slices.SortFunc(earlier, byTime)
+		h.rows(nil, later...)
+		h.rows(nil, earlier...)
+		all = append(all, later...)
+		all = append(all, earlier...)
+		applyShown(t, view, outRows(h.barrier(), w.Cols))
+		h.watermark(base + 9000) // every session of the round is freed
+		applyShown(t, view, outRows(h.barrier(), w.Cols))
+		want := bruteSessions(all, gap)
+		if len(view) != len(want) {
+			t.Fatalf("round %d: %d sessions in the view, want %d", round, len(view), len(want))
+		}
+		for id, row := range want {
+			if view[id] != row {
+				t.Fatalf("round %d: session %s is %q in the view", round, row, view[id])
+			}
+		}
+	}
+}
+
+// bruteSessions is the sessions of rows (gap apart) per key, as rows
+// "start|end|key|count|sum" by "start|end|key".
+func bruteSessions(rows []winRow, gap int64) map[string]string {
+	byKey := map[int64][]winRow{}
+	for _, r := range rows {
+		byKey[r.k] = append(byKey[r.k], r)
+	}
+	want := map[string]string{}
+	for k, ts := range byKey {
+		slices.SortFunc(ts, func(a, b winRow) int { return int(a.ts - b.ts) })
+		for i := 0; i < len(ts); {
+			j, n, sum := i, int64(0), int64(0)
+			for ; j < len(ts) && (j == i || ts[j].ts < ts[j-1].ts+gap); j++ {
+				n++
+				sum += ts[j].v
+			}
+			id := fmt.Sprintf("%d|%d|%d", ts[i].ts, ts[j-1].ts+gap, k)
+			want[id] = fmt.Sprintf("%s|%d|%d", id, n, sum)
+			i = j
+		}
+	}
+	return want
+}
+
 // applyShown applies rows as outRows shows them (op, then the row; the
 // first three columns identify it) to view, checking that each retraction
 // is of the row the view holds.

@@ -36,6 +36,8 @@ type sessWin struct {
 	keys    []*skey // per key id (nil: none)
 	ids     idAlloc // group ids
 	sched   schedHeap
+	free    []*skey // freed keys' sessions, kept for their slices (newKey)
+	big     sptPool // long times slices, kept for keys whose times grow
 	dirty   []int32 // keys changed since the last barrier
 	early   []int32 // keys changed since the last EARLY EVERY flush
 	rebuild []int32 // keys with an emptied time
@@ -71,8 +73,7 @@ func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
 	}
 	sk := s.keys[k]
 	if sk == nil {
-		sk = &skey{sched: math.MaxInt64}
-		s.keys[k] = sk
+		sk = s.newKey(k)
 	}
 	g, created := s.group(r, k, sk, t)
 	if created {
@@ -91,6 +92,108 @@ func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
 	return g
 }
 
+// newKey gives key k empty sessions, reusing a freed key's: a key is
+// freed when its last session is, and a bidder's next row makes it again,
+// so fresh slices would be grown from nothing (most of a SESSION query's
+// allocations).
+func (s *sessWin) newKey(k int32) *skey {
+	var sk *skey
+	if n := len(s.free); n > 0 {
+		sk, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		sk = &skey{}
+	}
+	sk.sched = math.MaxInt64
+	s.keys[k] = sk
+	return sk
+}
+
+// freeKey forgets key k's sessions (a key is freed once its sessions
+// and rows are: the slices are empty), keeping them for newKey.
+func (s *sessWin) freeKey(k int32) {
+	sk := s.keys[k]
+	if sk == nil {
+		return
+	}
+	s.keys[k] = nil
+	pts := sk.pts
+	*sk = skey{pend: keepSmall(sk.pend), ss: keepSmall(sk.ss), out: keepSmall(sk.out)}
+	if cap(pts) <= smallKeep {
+		sk.pts = pts[:0]
+	} else {
+		s.big.put(pts)
+	}
+	s.free = append(s.free, sk)
+}
+
+// smallKeep is the longest slice a freed key's sessions keep: most keys
+// hold a few times, and a longer slice would stay with whatever key is
+// made next, however few times it gets.
+const smallKeep = 64
+
+// keepSmall is s emptied for reuse, or nil when it is longer than
+// smallKeep.
+func keepSmall[T any](s []T) []T {
+	if cap(s) > smallKeep {
+		return nil
+	}
+	return s[:0]
+}
+
+// appendPt appends p to sk's times; a full slice grows into a kept one
+// when one is large enough (the keys that get most rows, a hot bidder's,
+// grow theirs through every size while their session lasts).
+func (s *sessWin) appendPt(sk *skey, p spt) {
+	if len(sk.pts) == cap(sk.pts) && len(sk.pts) >= smallKeep {
+		if b := s.big.get(2 * len(sk.pts)); b != nil {
+			b = append(b, sk.pts...)
+			s.big.put(sk.pts)
+			sk.pts = b
+		}
+	}
+	sk.pts = append(sk.pts, p)
+}
+
+// sptPool keeps times slices longer than smallKeep for reuse, up to
+// sptPoolMax times in all. A few large slices are in play at once (one a
+// hot key), so the pool is a short list searched whole.
+type sptPool struct {
+	list []([]spt)
+	n    int // times kept (the sum of the list's capacities)
+}
+
+// sptPoolMax is the most times the pool keeps (16 bytes each: 4 MiB).
+const sptPoolMax = 1 << 18
+
+// get returns the smallest kept slice of capacity at least c, emptied, or
+// nil.
+func (p *sptPool) get(c int) []spt {
+	best := -1
+	for i, b := range p.list {
+		if cap(b) >= c && (best < 0 || cap(b) < cap(p.list[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	b := p.list[best]
+	p.list[best] = p.list[len(p.list)-1]
+	p.list[len(p.list)-1] = nil
+	p.list = p.list[:len(p.list)-1]
+	p.n -= cap(b)
+	return b[:0]
+}
+
+// put keeps b if the pool has room for it.
+func (p *sptPool) put(b []spt) {
+	if cap(b) <= smallKeep || p.n+cap(b) > sptPoolMax {
+		return
+	}
+	p.list = append(p.list, b[:0])
+	p.n += cap(b)
+}
+
 // group returns the group of key k's time t (sk is k's sessions),
 // creating it (empty) if needed. A key's times are in order, so the group
 // is found among them, with no table of (key, time) to probe and to
@@ -105,7 +208,7 @@ func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, create
 	n := len(pts)
 	if n == 0 || pts[n-1].t < t {
 		g = s.newGroup(r, k, t)
-		sk.pts = append(pts, spt{t, g})
+		s.appendPt(sk, spt{t, g})
 		return g, true
 	}
 	if i, ok := sptFind(pts, t); ok {
@@ -117,7 +220,7 @@ func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, create
 	}
 	g = s.newGroup(r, k, t)
 	sk.pend = slices.Insert(sk.pend, i, spt{t, g})
-	if len(sk.pend) >= pendMax {
+	if len(sk.pend) >= min(max(pendMax, len(sk.pts)/8), pendMaxLong) {
 		sk.settle()
 	}
 	return g, true
@@ -137,8 +240,12 @@ func sptFind(ps []spt, t int64) (int, bool) {
 	return i, ps[i].t == t
 }
 
-// pendMax is how many times added out of order a key keeps apart.
-const pendMax = 64
+// A key keeps apart up to pendMax times added out of order, or an eighth
+// of its times when it has more, up to pendMaxLong: settling moves the
+// times above the smallest kept apart, which for a key with many times
+// (a hot bidder's, getting the steps of two readers in turn) is a step's
+// worth each time, so it must not happen every pendMax rows.
+const pendMax, pendMaxLong = 64, 1024
 
 // settle merges the times added out of order into pts, from the back:
 // the times above the smallest of them move once.

@@ -656,12 +656,10 @@ func (s waggState) keyIDs(n int, cellOf func(i, j int) cell) ([]int32, error) {
 // sessKey returns key k's sessions, creating them.
 func (s waggState) sessKey(k int32) *skey {
 	r := s.r
-	sk := r.ses.keys[k]
-	if sk == nil {
-		sk = &skey{sched: 1<<63 - 1}
-		r.ses.keys[k] = sk
+	if sk := r.ses.keys[k]; sk != nil {
+		return sk
 	}
-	return sk
+	return r.ses.newKey(k)
 }
 
 func (s waggState) loadGroup(k int32, rec waggRec) error {
