@@ -78,7 +78,7 @@ func addBid(c *bidCols, rb *routedBids, p *pools, r *rng, id, ts int64) {
 		if rb.rt.owner2 != nil {
 			c = rb.parts[rb.rt.owner2(v, bidValue(rb.rt.col2, auction, bidder, price))]
 		} else {
-			c = rb.parts[rb.rt.owner(v)]
+			c = rb.parts[rb.rt.ownerOf(v)]
 		}
 	}
 	c.rows++

@@ -216,7 +216,7 @@ func (w *WindowAgg) newRun(env *Env) (*waggRun, error) {
 		if ws.Gap <= 0 {
 			return nil, pgerr.Internal("stream: session gap %d", ws.Gap)
 		}
-		r.ses = &sessWin{gap: ws.Gap}
+		r.ses = &sessWin{gap: ws.Gap, coalesce: w.AppendOnly}
 	} else if r.fix, err = newFixedWin(ws); err != nil {
 		return nil, err
 	}
@@ -601,6 +601,16 @@ func (r *waggRun) growGroups(n int) {
 	if r.ck != nil {
 		r.ck.gck, r.ck.gsaved = growSlice(r.ck.gck, n), growSlice(r.ck.gsaved, n)
 	}
+}
+
+// retime moves group g (a session's rows over an append-only input) to
+// time t: its record, if written, is now under another name.
+func (r *waggRun) retime(g int32, t int64) {
+	if r.ck != nil {
+		r.ck.groupFreed(r, g)
+		r.ck.touchGroup(g)
+	}
+	r.gt[g] = t
 }
 
 // dropGroup empties group g and releases its key; the caller forgets its id.

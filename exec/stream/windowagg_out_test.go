@@ -141,34 +141,7 @@ func TestWindowAggSessionTimesOutOfOrder(t *testing.T) {
 	view := map[string]string{}
 	check := func(epoch int) {
 		t.Helper()
-		want := map[string]string{}
-		for k := int64(0); k < 2; k++ {
-			var ts []winRow
-			for _, r := range live {
-				if r.k == k {
-					ts = append(ts, r)
-				}
-			}
-			slices.SortFunc(ts, func(a, b winRow) int { return int(a.ts - b.ts) })
-			for i := 0; i < len(ts); {
-				j, n, sum := i, int64(0), int64(0)
-				for ; j < len(ts) && (j == i || ts[j].ts < ts[j-1].ts+gap); j++ {
-					n++
-					sum += ts[j].v
-				}
-				id := fmt.Sprintf("%d|%d|%d", ts[i].ts, ts[j-1].ts+gap, k)
-				want[id] = fmt.Sprintf("%s|%d|%d", id, n, sum)
-				i = j
-			}
-		}
-		if len(view) != len(want) {
-			t.Fatalf("epoch %d: %d sessions in the view, want %d", epoch, len(view), len(want))
-		}
-		for id, row := range want {
-			if view[id] != row {
-				t.Fatalf("epoch %d: session %s is %q in the view", epoch, row, view[id])
-			}
-		}
+		checkSessions(t, fmt.Sprintf("epoch %d", epoch), view, bruteSessions(live, gap))
 	}
 	for epoch := 0; epoch < 8; epoch++ {
 		// four blocks of 100 rows, each block earlier than the one before
@@ -246,14 +219,19 @@ func sessionKeysReused(t *testing.T, emit EmitSpec) {
 		applyShown(t, view, outRows(h.barrier(), w.Cols))
 		h.watermark(base + 9000) // every session of the round is freed
 		applyShown(t, view, outRows(h.barrier(), w.Cols))
-		want := bruteSessions(all, gap)
-		if len(view) != len(want) {
-			t.Fatalf("round %d: %d sessions in the view, want %d", round, len(view), len(want))
-		}
-		for id, row := range want {
-			if view[id] != row {
-				t.Fatalf("round %d: session %s is %q in the view", round, row, view[id])
-			}
+		checkSessions(t, fmt.Sprintf("round %d", round), view, bruteSessions(all, gap))
+	}
+}
+
+// checkSessions fails unless view holds exactly the sessions want.
+func checkSessions(t *testing.T, at string, view, want map[string]string) {
+	t.Helper()
+	if len(view) != len(want) {
+		t.Fatalf("%s: %d sessions in the view, want %d", at, len(view), len(want))
+	}
+	for id, row := range want {
+		if view[id] != row {
+			t.Fatalf("%s: session %s is %q in the view", at, row, view[id])
 		}
 	}
 }

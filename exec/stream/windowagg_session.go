@@ -32,15 +32,16 @@ import (
 
 // sessWin is the sessions of every key, owned by the run.
 type sessWin struct {
-	gap     int64
-	keys    []*skey // per key id (nil: none)
-	ids     idAlloc // group ids
-	sched   schedHeap
-	free    []*skey // freed keys' sessions, kept for their slices (newKey)
-	big     sptPool // long times slices, kept for keys whose times grow
-	dirty   []int32 // keys changed since the last barrier
-	early   []int32 // keys changed since the last EARLY EVERY flush
-	rebuild []int32 // keys with an emptied time
+	gap      int64
+	coalesce bool    // the input is append-only: a group holds several times (group)
+	keys     []*skey // per key id (nil: none)
+	ids      idAlloc // group ids
+	sched    schedHeap
+	free     []*skey // freed keys' sessions, kept for their slices (newKey)
+	big      sptPool // long times slices, kept for keys whose times grow
+	dirty    []int32 // keys changed since the last barrier
+	early    []int32 // keys changed since the last EARLY EVERY flush
+	rebuild  []int32 // keys with an emptied time
 
 	// scratch
 	dst, src []int32
@@ -75,8 +76,8 @@ func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
 	if sk == nil {
 		sk = s.newKey(k)
 	}
-	g, created := s.group(r, k, sk, t)
-	if created {
+	g, newTime := s.group(r, k, sk, t)
+	if newTime {
 		s.schedule(k, sk, r.sessionDue(sk.addTime(t, s.gap)))
 	}
 	if !sk.dirty {
@@ -194,27 +195,48 @@ func (p *sptPool) put(b []spt) {
 	p.n += cap(b)
 }
 
-// group returns the group of key k's time t (sk is k's sessions),
-// creating it (empty) if needed. A key's times are in order, so the group
-// is found among them, with no table of (key, time) to probe and to
-// remove from: rows come mostly in time order, each at a new time, and are
-// appended. A time before the last one waits in pend (also in order),
-// merged into pts (settle) by pendMax at a time or when the key's sessions
-// are next read, so that rows of two inputs interleaving their times (the
-// readers of a split source) do not each move the times after them: the
-// input ahead appends to pts, the one behind to pend.
-func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, created bool) {
+// group returns the group of a row of key k at time t (sk is k's
+// sessions), creating it (empty) if needed, and whether t is a new time
+// of the key (its sessions must take it in: addTime). A key's times are in
+// order, so the group is found among them, with no table of (key, time) to
+// probe and to remove from: rows come mostly in time order, each at a new
+// time, and are appended. A time before the last one waits in pend (also
+// in order), merged into pts (settle) when pend is long enough or when
+// the key's sessions are next read, so that rows of two inputs
+// interleaving their times (the readers of a split source) do not each
+// move the times after them: the input ahead appends to pts, the one
+// behind to pend.
+//
+// Over an append-only input (coalesce) a group holds rows of several
+// times of one session, and its time is the latest of them: a row after
+// the key's last time moves that time up to it when the time before is
+// still within the gap of the row, and a row between two times of one
+// session (within the gap of each other) joins the later one's group.
+// Either way the sessions the times make are the rows' sessions (each
+// session's first and last row time is a time, and consecutive times of
+// a session stay within the gap), which is all a session's result and
+// a restore's rebuild need; a retraction, which would have to find its
+// own time, never comes. A hot key then keeps a few times a gap instead
+// of one a row.
+func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, newTime bool) {
 	pts := sk.pts
 	n := len(pts)
 	if n == 0 || pts[n-1].t < t {
+		if s.coalesce && n >= 2 && t-pts[n-2].t < s.gap {
+			last := &pts[n-1]
+			r.retime(last.g, t)
+			last.t = t
+			return last.g, true
+		}
 		g = s.newGroup(r, k, t)
 		s.appendPt(sk, spt{t, g})
 		return g, true
 	}
-	if i, ok := sptFind(pts, t); ok {
+	i, ok := sptFind(pts, t)
+	if ok || s.coalesce && i > 0 && pts[i].t-pts[i-1].t < s.gap {
 		return pts[i].g, false
 	}
-	i, ok := sptFind(sk.pend, t)
+	i, ok = sptFind(sk.pend, t)
 	if ok {
 		return sk.pend[i].g, false
 	}
