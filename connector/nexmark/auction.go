@@ -96,9 +96,23 @@ func (c *auctionCols) add(p *pools, r *rng, id, ts, horizon int64) {
 	}
 }
 
-func (c *auctionCols) record() arrow.RecordBatch {
+func (c *auctionCols) record() arrow.RecordBatch     { return c.build(false) }
+func (c *auctionCols) copyRecord() arrow.RecordBatch { return c.build(true) }
+
+// reset empties c for the next step, keeping its buffers.
+func (c *auctionCols) reset() {
+	c.rows = 0
+	c.id, c.initialBid, c.reserve, c.ts = c.id[:0], c.initialBid[:0], c.reserve[:0], c.ts[:0]
+	c.expires, c.seller, c.category = c.expires[:0], c.seller[:0], c.category[:0]
+	c.itemName.reset()
+	c.description.reset()
+	c.extra.reset()
+}
+
+// build is the batch of c's rows, its buffers copied when cp is set.
+func (c *auctionCols) build(cp bool) arrow.RecordBatch {
 	k := c.proj.cols
-	var b recordBuilder
+	b := recordBuilder{copy: cp}
 	b.int64s(k, auctionID, c.id, false)
 	b.strings(k, auctionItemName, &c.itemName)
 	b.strings(k, auctionDescription, &c.description)

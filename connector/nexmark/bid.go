@@ -121,9 +121,13 @@ func addBid(c *bidCols, rb *routedBids, p *pools, r *rng, id, ts int64) {
 	}
 }
 
-func (c *bidCols) record() arrow.RecordBatch {
+func (c *bidCols) record() arrow.RecordBatch     { return c.build(false) }
+func (c *bidCols) copyRecord() arrow.RecordBatch { return c.build(true) }
+
+// build is the batch of c's rows, its buffers copied when cp is set.
+func (c *bidCols) build(cp bool) arrow.RecordBatch {
 	k := c.proj.cols
-	var b recordBuilder
+	b := recordBuilder{copy: cp}
 	b.int64s(k, bidAuction, c.auction, false)
 	b.int64s(k, bidBidder, c.bidder, false)
 	b.int64s(k, bidPrice, c.price, false)
@@ -132,6 +136,15 @@ func (c *bidCols) record() arrow.RecordBatch {
 	b.int64s(k, bidDateTime, c.ts, true)
 	b.strings(k, bidExtra, &c.extra)
 	return b.record(c.proj.schema, c.rows)
+}
+
+// reset empties c for the next step, keeping its buffers.
+func (c *bidCols) reset() {
+	c.rows = 0
+	c.auction, c.bidder, c.price, c.ts = c.auction[:0], c.bidder[:0], c.price[:0], c.ts[:0]
+	c.channel.reset()
+	c.url.reset()
+	c.extra.reset()
 }
 
 // bidValue is a bid's value in col, a routed column (bidRoutable).

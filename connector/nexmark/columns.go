@@ -1,6 +1,7 @@
 package nexmark
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -73,11 +74,20 @@ func (c *strCol) add(b []byte)         { c.write(b); c.end() }
 func (c *strCol) addString(s string)   { c.writeString(s); c.end() }
 func (c *strCol) valueLen(i int) int64 { return int64(c.offs[i+1] - c.offs[i]) }
 
-func (c *strCol) array() arrow.Array {
+// reset empties c, keeping its buffers.
+func (c *strCol) reset() { c.rows, c.n = 0, 0 }
+
+// array wraps c's buffers (not copied; copied when cp is set) as a String
+// array.
+func (c *strCol) array(cp bool) arrow.Array {
+	offs, data := c.offs[:c.rows+1], c.data[:c.n]
+	if cp {
+		offs, data = slices.Clone(offs), slices.Clone(data)
+	}
 	d := array.NewData(arrow.BinaryTypes.String, c.rows, []*memory.Buffer{
 		nil,
-		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.offs[:c.rows+1])),
-		memory.NewBufferBytes(c.data[:c.n]),
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)),
+		memory.NewBufferBytes(data),
 	}, nil, 0, 0)
 	defer d.Release()
 	return array.MakeFromData(d)
@@ -115,18 +125,26 @@ func strColOf(k colSet, i, rows, avgLen, maxLen int) strCol {
 	return newStrCol(rows, avgLen, maxLen)
 }
 
-// recordBuilder collects the built columns of a batch in table order.
-type recordBuilder struct{ cols []arrow.Array }
+// recordBuilder collects the built columns of a batch in table order,
+// copying the buffers when copy is set (scratch columns kept for the next
+// step).
+type recordBuilder struct {
+	cols []arrow.Array
+	copy bool
+}
 
 func (b *recordBuilder) int64s(k colSet, i int, v []int64, ts bool) {
 	if k.has(i) {
+		if b.copy {
+			v = slices.Clone(v)
+		}
 		b.cols = append(b.cols, int64Array(v, ts))
 	}
 }
 
 func (b *recordBuilder) strings(k colSet, i int, c *strCol) {
 	if k.has(i) {
-		b.cols = append(b.cols, c.array())
+		b.cols = append(b.cols, c.array(b.copy))
 	}
 }
 

@@ -22,7 +22,7 @@ func TestStrColGrow(t *testing.T) {
 		c.end()
 		want = append(want, s+"-"+strconv.Itoa(-i)+"!")
 	}
-	a := c.array().(*array.String)
+	a := c.array(false).(*array.String)
 	if a.Len() != len(want) {
 		t.Fatalf("%d values, want %d", a.Len(), len(want))
 	}

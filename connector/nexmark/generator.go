@@ -198,14 +198,14 @@ func (g *Generator) Next(max int) (Batches, error) {
 	switch {
 	case !g.want[kindAuction]:
 	case rt != nil && rt.kind == kindAuction:
-		ra = newRoutedAuctions(rt, size(3), g.proj[kindAuction])
+		ra = rt.auctionParts(size(3), g.proj[kindAuction])
 	default:
 		as = newAuctionCols(size(3), g.proj[kindAuction])
 	}
 	switch {
 	case !g.want[kindBid]:
 	case rt != nil && rt.kind == kindBid:
-		rb = newRoutedBids(rt, size(46), g.proj[kindBid])
+		rb = rt.bidParts(size(46), g.proj[kindBid])
 	default:
 		bs = newBidCols(size(46), g.proj[kindBid])
 	}

@@ -22,20 +22,36 @@ type route struct {
 	// byPrice is whether a bid's price decides its instance (so it is
 	// computed when the price column is not built).
 	byPrice bool
-	// last and lastOwner memoize owner for the last value routed: a hot
-	// bidder or auction is most rows in a row, and owner (a hash through
-	// a function value) was up to a tenth of a routed reader's time.
-	last      int64
-	lastOwner int
-	lastSet   bool
+	// memo caches owner by value, direct-mapped: a hot bidder or auction
+	// is most rows, and owner (a hash through a function value) was up to
+	// a tenth of a routed reader's time.
+	memo *[ownerMemoSize]ownerMemo
+	// bids and auctions are the routed table's parts (bidParts), kept
+	// from step to step.
+	bids     *routedBids
+	auctions *routedAuctions
 }
 
-// ownerOf is owner(v), memoized for the last value.
+// ownerMemoSize is the number of values route.memo holds.
+const ownerMemoSize = 1 << 10
+
+// ownerMemo is one cached owner, of value v (set: the entry holds one).
+type ownerMemo struct {
+	v     int64
+	owner int32
+	set   bool
+}
+
+// ownerOf is owner(v), cached.
 func (rt *route) ownerOf(v int64) int {
-	if !rt.lastSet || v != rt.last {
-		rt.last, rt.lastOwner, rt.lastSet = v, rt.owner(v), true
+	if rt.memo == nil {
+		rt.memo = new([ownerMemoSize]ownerMemo)
 	}
-	return rt.lastOwner
+	m := &rt.memo[uint64(v)%ownerMemoSize]
+	if !m.set || m.v != v {
+		m.v, m.owner, m.set = v, int32(rt.owner(v)), true
+	}
+	return int(m.owner)
 }
 
 // SetRoute makes the generator build table's rows as n batches a step,
@@ -80,31 +96,41 @@ func bidRoutable(col int) bool { return col == bidAuction || col == bidBidder ||
 // Routed reports whether SetRoute routes the generator's rows.
 func (g *Generator) Routed() bool { return g.route != nil }
 
-// partCap is the capacity each of n parts starts with for a step of rows
-// rows: the mean and a quarter more (a part that gets more grows).
-func partCap(rows, n int) int { return rows/n + rows/(4*n) + 16 }
+// Each part is built in scratch columns the generator keeps from step to
+// step (sized for the whole step, so a part that gets most rows, a hot
+// bidder's, never grows), and its batch copies them out at their exact
+// length: a step allocates what its rows take, as an unrouted step does,
+// where parts sized for an even share and grown by doubling allocated
+// twice that.
 
 // partCols is a table's column builder for one batch.
-type partCols interface{ record() arrow.RecordBatch }
+type partCols interface {
+	copyRecord() arrow.RecordBatch // the batch, its columns copied out
+	reset()                        // empty again, keeping the buffers
+}
 
 // routedParts builds one batch of a table per instance.
 type routedParts[C partCols] struct {
 	rt    *route
+	rows  int // the step rows each part has room for
 	parts []C
 }
 
-func newRoutedParts[C partCols](rt *route, mk func() C) *routedParts[C] {
-	b := &routedParts[C]{rt: rt, parts: make([]C, rt.n)}
+func newRoutedParts[C partCols](rt *route, rows int, mk func() C) *routedParts[C] {
+	b := &routedParts[C]{rt: rt, rows: rows, parts: make([]C, rt.n)}
 	for k := range b.parts {
 		b.parts[k] = mk()
 	}
 	return b
 }
 
+// records returns the parts' batches and empties the parts for the next
+// step.
 func (b *routedParts[C]) records() []arrow.RecordBatch {
 	out := make([]arrow.RecordBatch, len(b.parts))
 	for k, c := range b.parts {
-		out[k] = c.record()
+		out[k] = c.copyRecord()
+		c.reset()
 	}
 	return out
 }
@@ -114,12 +140,21 @@ type (
 	routedAuctions = routedParts[*auctionCols]
 )
 
-func newRoutedBids(rt *route, rows int, proj projection) *routedBids {
-	return newRoutedParts(rt, func() *bidCols { return newBidCols(partCap(rows, rt.n), proj) })
+// bidParts returns the generator's bid parts for a step of up to rows
+// rows, empty.
+func (rt *route) bidParts(rows int, proj projection) *routedBids {
+	if rt.bids == nil || rt.bids.rows < rows || rt.bids.parts[0].proj != proj {
+		rt.bids = newRoutedParts(rt, rows, func() *bidCols { return newBidCols(rows, proj) })
+	}
+	return rt.bids
 }
 
-func newRoutedAuctions(rt *route, rows int, proj projection) *routedAuctions {
-	return newRoutedParts(rt, func() *auctionCols { return newAuctionCols(partCap(rows, rt.n), proj) })
+// auctionParts is bidParts for auctions.
+func (rt *route) auctionParts(rows int, proj projection) *routedAuctions {
+	if rt.auctions == nil || rt.auctions.rows < rows || rt.auctions.parts[0].proj != proj {
+		rt.auctions = newRoutedParts(rt, rows, func() *auctionCols { return newAuctionCols(rows, proj) })
+	}
+	return rt.auctions
 }
 
 // addAuction appends the auction of event id to the part of its instance.
