@@ -411,6 +411,11 @@ func (s *sessWin) flushKey(r *waggRun, k int32, sk *skey, due func(end int64) bo
 	if sk.rebuild {
 		s.rebuildKey(r, sk)
 	}
+	if len(sk.out) == 0 && (len(sk.ss) == 0 || !due(addSat(sk.ss[0].last, s.gap))) {
+		// Nothing emitted and no session due (the first ends first): a
+		// barrier under ON WINDOW CLOSE finds most changed keys so.
+		return nil
+	}
 	sk.settle()
 	dst, src := s.dst[:0], s.src[:0]
 	s.tgt = growSlice(s.tgt[:0], len(sk.ss))
