@@ -174,8 +174,8 @@ func TestWindowAggSessionTimesOutOfOrder(t *testing.T) {
 
 // TestWindowAggSessionKeysReused frees every key's sessions each round
 // (the watermark passes them) and gives rows to the keys again, so that
-// keys are made from freed ones (newKey) and a key with many times (key 0,
-// past smallKeep) grows into kept slices (sptPool); rows come in two
+// keys are made from freed ones (newKey), one of them (key 0) with more
+// times than a freed key keeps room for (smallKeep); rows come in two
 // blocks, the later first. The view after each round must hold every
 // session of every round, computed by brute force: a freed key that kept
 // anything of its last life would merge with, or add to, its new

@@ -38,7 +38,6 @@ type sessWin struct {
 	ids      idAlloc // group ids
 	sched    schedHeap
 	free     []*skey // freed keys' sessions, kept for their slices (newKey)
-	big      sptPool // long times slices, kept for keys whose times grow
 	dirty    []int32 // keys changed since the last barrier
 	early    []int32 // keys changed since the last EARLY EVERY flush
 	rebuild  []int32 // keys with an emptied time
@@ -117,15 +116,16 @@ func (s *sessWin) freeKey(k int32) {
 		return
 	}
 	s.keys[k] = nil
-	pts := sk.pts
-	*sk = skey{pend: keepSmall(sk.pend), ss: keepSmall(sk.ss), out: keepSmall(sk.out)}
-	if cap(pts) <= smallKeep {
-		sk.pts = pts[:0]
-	} else {
-		s.big.put(pts)
+	if len(s.free) < freeMax {
+		*sk = skey{pts: keepSmall(sk.pts), pend: keepSmall(sk.pend), ss: keepSmall(sk.ss), out: keepSmall(sk.out)}
+		s.free = append(s.free, sk)
 	}
-	s.free = append(s.free, sk)
 }
+
+// freeMax is how many freed keys' sessions are kept (a few KiB each at
+// most): keys are freed and made in a stream, and the peak of freed keys
+// at one time only grows with a run's length.
+const freeMax = 256
 
 // smallKeep is the longest slice a freed key's sessions keep: most keys
 // hold a few times, and a longer slice would stay with whatever key is
@@ -139,60 +139,6 @@ func keepSmall[T any](s []T) []T {
 		return nil
 	}
 	return s[:0]
-}
-
-// appendPt appends p to sk's times; a full slice grows into a kept one
-// when one is large enough (the keys that get most rows, a hot bidder's,
-// grow theirs through every size while their session lasts).
-func (s *sessWin) appendPt(sk *skey, p spt) {
-	if len(sk.pts) == cap(sk.pts) && len(sk.pts) >= smallKeep {
-		if b := s.big.get(2 * len(sk.pts)); b != nil {
-			b = append(b, sk.pts...)
-			s.big.put(sk.pts)
-			sk.pts = b
-		}
-	}
-	sk.pts = append(sk.pts, p)
-}
-
-// sptPool keeps times slices longer than smallKeep for reuse, up to
-// sptPoolMax times in all. A few large slices are in play at once (one a
-// hot key), so the pool is a short list searched whole.
-type sptPool struct {
-	list []([]spt)
-	n    int // times kept (the sum of the list's capacities)
-}
-
-// sptPoolMax is the most times the pool keeps (16 bytes each: 4 MiB).
-const sptPoolMax = 1 << 18
-
-// get returns the smallest kept slice of capacity at least c, emptied, or
-// nil.
-func (p *sptPool) get(c int) []spt {
-	best := -1
-	for i, b := range p.list {
-		if cap(b) >= c && (best < 0 || cap(b) < cap(p.list[best])) {
-			best = i
-		}
-	}
-	if best < 0 {
-		return nil
-	}
-	b := p.list[best]
-	p.list[best] = p.list[len(p.list)-1]
-	p.list[len(p.list)-1] = nil
-	p.list = p.list[:len(p.list)-1]
-	p.n -= cap(b)
-	return b[:0]
-}
-
-// put keeps b if the pool has room for it.
-func (p *sptPool) put(b []spt) {
-	if cap(b) <= smallKeep || p.n+cap(b) > sptPoolMax {
-		return
-	}
-	p.list = append(p.list, b[:0])
-	p.n += cap(b)
 }
 
 // group returns the group of a row of key k at time t (sk is k's
@@ -229,7 +175,7 @@ func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, newTim
 			return last.g, true
 		}
 		g = s.newGroup(r, k, t)
-		s.appendPt(sk, spt{t, g})
+		sk.pts = append(pts, spt{t, g})
 		return g, true
 	}
 	i, ok := sptFind(pts, t)
