@@ -11,7 +11,9 @@ import (
 
 // Parallel hash aggregation with partial states, the fast path of
 // parAggIter when every aggregate's state is a merger (count, integer
-// sum/avg, integer min/max). Morsel-driven, as DuckDB's and HyPer's
+// sum/avg, integer min/max) and the first batches do not estimate
+// groupsMany groups or more (manyGroups: then every worker's table would
+// hold nearly every group, and partitions cost less). Morsel-driven, as DuckDB's and HyPer's
 // operators are: each of W workers (the calling goroutine is worker 0)
 // takes the input's next batch under a lock and aggregates it into its own
 // table and states, with no copying of the input and no goroutine between

@@ -72,7 +72,8 @@ func parInput(r *rand.Rand, n, groups, per int) *srcNode {
 // TestParallelHashAggEqualsSerial runs random GROUP BY shapes serially and
 // with 2-4 workers and requires the same rows (as multisets: group order is
 // unspecified): both parallel paths (partial states for count/sum/avg/min/
-// max of integers, key partitioning for the rest: float sums, string_agg,
+// max of integers unless the first batches show many groups, key
+// partitioning for the rest: float sums, string_agg,
 // array_agg, DISTINCT and ORDER BY aggregates), NULL keys, FILTER, one- and
 // two-column, integer, text and encoded keys, with and without spilling.
 func TestParallelHashAggEqualsSerial(t *testing.T) {
@@ -161,6 +162,35 @@ func TestParallelHashAggPaths(t *testing.T) {
 			t.Errorf("%s: partial states %v, want %v", c.agg.Fn.Name, got, c.combine)
 		}
 		it.Close()
+	}
+}
+
+// TestParallelHashAggManyGroups: partial states give way to partitions
+// when the first batches estimate groupsMany groups or more (each worker's
+// partial table would hold nearly all of them), for a uniform input and
+// not for one with a few thousand groups; both give the serial rows.
+func TestParallelHashAggManyGroups(t *testing.T) {
+	withProcs(t, 2)
+	for _, c := range []struct {
+		groups  int
+		combine bool
+	}{{1 << 21, false}, {groupsMany * 4, false}, {groupsMany / 16, true}, {3000, true}} {
+		in := benchSource(40_000, c.groups, int64(c.groups))
+		h := aggNode(in, []expr.Expr{col(0, types.TInt8)}, agg(t, "count", true), agg(t, "sum", false, col(1, types.TInt8)))
+		it, err := h.Open(&Context{Eval: &expr.Context{Ctx: context.Background()}, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := it.Next(); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(it.(*parAggIter).subs) == 1; got != c.combine {
+			t.Errorf("%d groups: partial states %v, want %v", c.groups, got, c.combine)
+		}
+		it.Close()
+		want, _ := runWorkers(t, h, 1, DefaultBatchSize, 0)
+		got, _ := runWorkers(t, h, 2, DefaultBatchSize, 0)
+		wantSameRows(t, got, want)
 	}
 }
 
