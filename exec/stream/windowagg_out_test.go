@@ -260,6 +260,31 @@ func bruteSessions(rows []winRow, gap int64) map[string]string {
 	return want
 }
 
+// TestSchedHeap pushes and pops random times (repeats included) and
+// checks that pops come in time order with every entry once.
+func TestSchedHeap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 2))
+	var h schedHeap
+	var all []int64
+	for round := 0; round < 200; round++ {
+		for i := rng.IntN(20); i > 0; i-- {
+			x := schedAt{t: int64(rng.IntN(100)), k: int32(i)}
+			h.push(x)
+			all = append(all, x.t)
+		}
+		slices.Sort(all)
+		for i := rng.IntN(15); i > 0 && len(h) > 0; i-- {
+			if got := h.pop().t; got != all[0] {
+				t.Fatalf("round %d: popped %d, the earliest is %d", round, got, all[0])
+			}
+			all = all[1:]
+		}
+		if len(h) != len(all) {
+			t.Fatalf("round %d: %d entries, want %d", round, len(h), len(all))
+		}
+	}
+}
+
 // applyShown applies rows as outRows shows them (op, then the row; the
 // first three columns identify it) to view, checking that each retraction
 // is of the row the view holds.
