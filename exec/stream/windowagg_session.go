@@ -352,7 +352,13 @@ func (s *sessWin) withKey(r *waggRun, k int32, fn func(sk *skey) error) error {
 // flushKey reconciles key k's emitted rows with its sessions, for the
 // sessions and rows whose end due accepts (due must accept every end below
 // one it accepts).
-func (s *sessWin) flushKey(r *waggRun, k int32, sk *skey, due func(end int64) bool) error {
+//
+// With release set (the watermark's pass, which frees the released
+// sessions right after), a due session that is also released and that
+// no emitted row overlaps goes out as a plain insert with no entry: the
+// entry would be freed with it (under ON WINDOW CLOSE without lateness a
+// session closes and is released at once).
+func (s *sessWin) flushKey(r *waggRun, k int32, sk *skey, due func(end int64) bool, release bool) error {
 	if sk.rebuild {
 		s.rebuildKey(r, sk)
 	}
@@ -405,6 +411,12 @@ func (s *sessWin) flushKey(r *waggRun, k int32, sk *skey, due func(end int64) bo
 		t := int(s.tgt[i])
 		if t < 0 {
 			kept = append(kept, run...)
+			continue
+		}
+		if release && len(run) == 0 && addSat(end, r.dl) <= r.wm {
+			if r.rcount[t] > 0 {
+				r.ob.addRes(r, Insert, first, end, k, t)
+			}
 			continue
 		}
 		if len(run) == 1 && r.estart[run[0]] == first && r.eend[run[0]] == end && r.sameRes(run[0], t) {
@@ -500,7 +512,7 @@ func (r *waggRun) advanceSessions(wm int64) error {
 		}
 		err := s.withKey(r, x.k, func(sk *skey) error {
 			sk.sched = math.MaxInt64
-			if err := s.flushKey(r, x.k, sk, due); err != nil {
+			if err := s.flushKey(r, x.k, sk, due, true); err != nil {
 				return err
 			}
 			s.freeSessions(r, sk, wm)
@@ -540,7 +552,7 @@ func (r *waggRun) barrierSessions() error {
 			if !sk.dirty && !sk.early {
 				return nil
 			}
-			if err := s.flushKey(r, k, sk, due); err != nil {
+			if err := s.flushKey(r, k, sk, due, false); err != nil {
 				return err
 			}
 			s.reschedule(r, k, sk)
