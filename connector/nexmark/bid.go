@@ -29,8 +29,9 @@ type bidCols struct {
 	// draws are made: only when a column they decide is built (they are
 	// the event's last draws, extra after channel).
 	drawChannel, drawExtra bool
-	// drawPrice is whether the price is computed: when it is built (the
-	// draw is made anyway, for the channel and extra after it).
+	// drawPrice is whether the price is computed: when it is built or
+	// routed by (the draw is made anyway, for the channel and extra after
+	// it).
 	drawPrice bool
 }
 
@@ -68,7 +69,10 @@ func addBid(c *bidCols, rb *routedBids, p *pools, r *rng, id, ts int64) {
 	auction += firstAuctionID
 	bidder += firstPersonID
 	var price int64
-	if rb != nil && (rb.rt.byPrice || rb.parts[0].drawPrice) || rb == nil && c.drawPrice {
+	if rb != nil {
+		c = rb.parts[0] // the parts draw alike
+	}
+	if c.drawPrice {
 		price = r.price()
 	} else {
 		r.s += golden // the draw, for the channel's and extra's after it

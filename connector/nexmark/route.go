@@ -19,9 +19,6 @@ type route struct {
 	// owner2 (SetRoute2) routes the bid table by columns col and col2.
 	col2   int
 	owner2 func(a, b int64) int
-	// byPrice is whether a bid's price decides its instance (so it is
-	// computed when the price column is not built).
-	byPrice bool
 	// memo caches owner by value, direct-mapped: a hot bidder or auction
 	// is most rows, and owner (a hash through a function value) was up to
 	// a tenth of a routed reader's time.
@@ -74,7 +71,7 @@ func (g *Generator) SetRoute(table string, col, n int, owner func(v int64) int) 
 	default:
 		return false
 	}
-	g.route = &route{kind: kind, col: col, n: n, owner: owner, byPrice: kind == kindBid && col == bidPrice}
+	g.route = &route{kind: kind, col: col, n: n, owner: owner}
 	return true
 }
 
@@ -86,7 +83,7 @@ func (g *Generator) SetRoute2(table string, col, col2, n int, owner func(a, b in
 	if n < 2 || owner == nil || table != "bid" || !bidRoutable(col) || !bidRoutable(col2) {
 		return false
 	}
-	g.route = &route{kind: kindBid, col: col, n: n, col2: col2, owner2: owner, byPrice: col == bidPrice || col2 == bidPrice}
+	g.route = &route{kind: kindBid, col: col, n: n, col2: col2, owner2: owner}
 	return true
 }
 
@@ -144,7 +141,12 @@ type (
 // rows, empty.
 func (rt *route) bidParts(rows int, proj projection) *routedBids {
 	if rt.bids == nil || rt.bids.rows < rows || rt.bids.parts[0].proj != proj {
-		rt.bids = newRoutedParts(rt, rows, func() *bidCols { return newBidCols(rows, proj) })
+		byPrice := rt.col == bidPrice || rt.owner2 != nil && rt.col2 == bidPrice
+		rt.bids = newRoutedParts(rt, rows, func() *bidCols {
+			c := newBidCols(rows, proj)
+			c.drawPrice = c.drawPrice || byPrice // the price decides the part
+			return c
+		})
 	}
 	return rt.bids
 }

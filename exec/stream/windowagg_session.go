@@ -70,10 +70,7 @@ func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
 	if addSat(addSat(t, s.gap), r.dl) <= r.wm {
 		return lateRow
 	}
-	sk := s.keys[k]
-	if sk == nil {
-		sk = s.newKey(k)
-	}
+	sk := s.key(k)
 	g, newTime := s.group(r, k, sk, t)
 	if newTime {
 		s.schedule(k, sk, r.sessionDue(sk.addTime(t, s.gap)))
@@ -89,6 +86,14 @@ func (s *sessWin) assign(r *waggRun, k int32, t int64) int32 {
 		r.keyFlagged(k)
 	}
 	return g
+}
+
+// key returns key k's sessions, making them if it has none.
+func (s *sessWin) key(k int32) *skey {
+	if sk := s.keys[k]; sk != nil {
+		return sk
+	}
+	return s.newKey(k)
 }
 
 // newKey gives key k empty sessions, reusing a freed key's: a key is
