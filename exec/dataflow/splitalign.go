@@ -31,17 +31,21 @@ import (
 // ended.
 
 // Between barriers the readers are kept together too: a reader whose
-// watermark is ahead of another's (that has not ended) sends no rows until
-// that one catches up, so the readers take turns a step each and stay
-// within about one step of event time of each other (Flink's watermark
-// alignment with a drift of zero). Left alone they drift apart by tens of
-// seconds of event time within an epoch (at 10,000 events/s and a step of
-// 4,096 rows or more, a 100 ms epoch is minutes of event time on a fast
-// machine), and every keyed instance above them then holds that much more
-// state, and a SESSION or window instance receives each key's rows out of
-// order (Nexmark q11 at two readers held twice the state of one reader).
-// A reader waits at most driftMaxWait for a step: a sibling stalled for
-// another reason does not stop it.
+// watermark is more than driftSteps of its own steps of event time ahead
+// of another's (that has not ended) sends no rows until that one catches
+// up, so the readers stay within about driftSteps steps of event time of
+// each other (Flink's watermark alignment with a maximum drift). Left
+// alone they drift apart by tens of seconds of event time within an epoch
+// (at 10,000 events/s and a step of 4,096 rows or more, a 100 ms epoch is
+// minutes of event time on a fast machine), and every keyed instance above
+// them then holds that much more state, and a SESSION or window instance
+// receives each key's rows out of order (Nexmark q11 at two readers held
+// twice the state of one reader). A drift of zero (the readers taking
+// turns a step each) woke a waiting reader at every step of the other,
+// and the instances they feed with it: the instances' goroutines then
+// changed cores about twice as often (docs/contributing/parallel.md,
+// "Sources"). A reader waits at most driftMaxWait for a step: a sibling
+// stalled for another reason does not stop it.
 
 // A scan kept behind another (stream.Scan.Behind: the raw rows of an
 // interval join whose other input aggregates the same source, read
@@ -58,6 +62,10 @@ const alignMaxWait = time.Second
 // driftMaxWait bounds how long a reader that is ahead waits for the others
 // before it sends its next step anyway.
 const driftMaxWait = 100 * time.Millisecond
+
+// driftSteps is how many of its own steps of event time a reader may run
+// ahead of another before it waits.
+const driftSteps = 8
 
 // splitAlign is shared by the readers of one split source; safe for
 // concurrent use.
@@ -187,6 +195,10 @@ type aligner struct {
 
 	waitFrom  time.Time   // when the reader began to wait for the others (zero: it does not)
 	waitTimer *time.Timer // fires driftMaxWait after waitFrom
+
+	last    int64 // the watermark after its last step (if stepped)
+	stepped bool
+	span    int64 // the event time its last step covered (0: not known yet)
 }
 
 // sent records the reader's watermark wm after a step it sent.
@@ -195,6 +207,10 @@ func (al *aligner) sent(wm int64) {
 		return
 	}
 	al.waitFrom = time.Time{}
+	if al.stepped && wm > al.last {
+		al.span = wm - al.last
+	}
+	al.last, al.stepped = wm, true
 	al.a.mark(al.i, wm)
 }
 
@@ -206,7 +222,7 @@ func (al *aligner) hold(wm int64) (moved <-chan struct{}, late <-chan time.Time,
 	if al == nil || wm == math.MinInt64 {
 		return nil, nil, false
 	}
-	moved, ok = al.a.ahead(al.i, wm)
+	moved, ok = al.a.ahead(al.i, wm-driftSteps*al.span)
 	if !ok && al.lead != nil && len(al.pending) == 0 {
 		moved, ok = al.lead.ahead(-1, wm)
 	}
