@@ -207,11 +207,25 @@ func (al *aligner) sent(wm int64) {
 		return
 	}
 	al.waitFrom = time.Time{}
-	if al.stepped && wm > al.last {
+	if al.stepped && al.last != math.MinInt64 && wm > al.last {
 		al.span = wm - al.last
 	}
 	al.last, al.stepped = wm, true
 	al.a.mark(al.i, wm)
+}
+
+// floor is the watermark another reader may be behind before the reader,
+// at watermark wm, waits: wm less driftSteps of its last step's span
+// (MinInt64 where that would pass it).
+func (al *aligner) floor(wm int64) int64 {
+	if al.span <= 0 {
+		return wm
+	}
+	room := uint64(wm) ^ 1<<63 // wm's distance above MinInt64, exact
+	if uint64(al.span) > room/driftSteps {
+		return math.MinInt64
+	}
+	return wm - driftSteps*al.span
 }
 
 // hold reports whether the reader, at watermark wm, must wait before its
@@ -222,7 +236,7 @@ func (al *aligner) hold(wm int64) (moved <-chan struct{}, late <-chan time.Time,
 	if al == nil || wm == math.MinInt64 {
 		return nil, nil, false
 	}
-	moved, ok = al.a.ahead(al.i, wm-driftSteps*al.span)
+	moved, ok = al.a.ahead(al.i, al.floor(wm))
 	if !ok && al.lead != nil && len(al.pending) == 0 {
 		moved, ok = al.lead.ahead(-1, wm)
 	}

@@ -210,6 +210,36 @@ func TestAlignerAllowsDriftSteps(t *testing.T) {
 	}
 }
 
+// TestAlignerDriftWithoutWatermark: a step sent with no watermark yet
+// gives no span (the next step's distance from MinInt64 would overflow
+// the allowance), and the floor never passes MinInt64.
+func TestAlignerDriftWithoutWatermark(t *testing.T) {
+	sa := newSplitAlign(2)
+	a, b := &aligner{a: sa, i: 0}, &aligner{a: sa, i: 1}
+	defer a.stop()
+	defer b.stop()
+	b.sent(50)
+	a.sent(math.MinInt64)
+	a.sent(100)
+	if _, _, hold := a.hold(100); !hold {
+		t.Fatal("reader 0 at 100, after a step without a watermark, does not wait for reader 1 at 50")
+	}
+	if a.span != 0 {
+		t.Fatalf("span %d after a step without a watermark", a.span)
+	}
+	a.span = math.MaxInt64 / 2
+	if f := a.floor(100); f != math.MinInt64 {
+		t.Fatalf("floor %d for a span past the range", f)
+	}
+	a.span = 10
+	if f := a.floor(math.MinInt64 + 5); f != math.MinInt64 {
+		t.Fatalf("floor %d below MinInt64's neighbourhood", f)
+	}
+	if f := a.floor(1000); f != 1000-driftSteps*10 {
+		t.Fatalf("floor %d, want %d", f, 1000-driftSteps*10)
+	}
+}
+
 // TestSplitReadersStepTogether: between barriers too, the reader of a
 // split source that is more than driftSteps steps ahead waits for the
 // one behind, so neither gets more than a few steps past that
