@@ -96,14 +96,16 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 	ectx := s.execContext(ctx, nil)
 	defer closeBudget(ectx)
 	rec, err := collect(ectx, q.Root, q.Columns)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var n int64
+		if n, err = s.insert(ctx, tbl, rec); err == nil {
+			return &Result{Tag: fmt.Sprintf("SELECT %d", n)}, nil
+		}
 	}
-	n, err := s.insert(ctx, tbl, rec)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Tag: fmt.Sprintf("SELECT %d", n)}, nil
+	// The query or its rows failed: the table goes too, as in PostgreSQL,
+	// where the statement creates nothing.
+	s.dropQuietly(created)
+	return nil, err
 }
 
 func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result, error) {
