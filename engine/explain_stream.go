@@ -121,10 +121,7 @@ func (s *Session) execExplainStream(ctx context.Context, env *planner.Env, x *sq
 
 // ctxErr is the error of a statement whose context ended.
 func ctxErr(ctx context.Context) error {
-	if ctx.Err() == context.DeadlineExceeded {
-		return pgerr.New(pgerr.QueryCanceled, "canceling statement due to statement timeout")
-	}
-	return pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
+	return pgerr.Canceled(ctx.Err())
 }
 
 // rootLine is the first line of the plan: the view or sink.

@@ -85,7 +85,7 @@ func (it *projectSetIter) Next() (arrow.RecordBatch, error) {
 	for {
 		if it.ctx != nil && it.ctx.Eval != nil && it.ctx.Eval.Ctx != nil {
 			if err := it.ctx.Eval.Ctx.Err(); err != nil {
-				return nil, pgerr.Wrap(err, pgerr.QueryCanceled, "canceling statement due to user request")
+				return nil, pgerr.Canceled(err)
 			}
 		}
 		if it.b == nil {

@@ -1,6 +1,7 @@
 package pgerr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -180,6 +181,17 @@ func (e *Error) WithPosition(pos int) *Error {
 // Wrap makes a user-facing error from cause, keeping cause for errors.Is.
 func Wrap(cause error, code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Cause: cause}
+}
+
+// Canceled is the 57014 error of a statement whose context ended with
+// cause (its ctx.Err()): "due to statement timeout" when its deadline
+// passed (statement_timeout), "due to user request" otherwise (a cancel
+// request, the connection's end).
+func Canceled(cause error) *Error {
+	if errors.Is(cause, context.DeadlineExceeded) {
+		return Wrap(cause, QueryCanceled, "canceling statement due to statement timeout")
+	}
+	return Wrap(cause, QueryCanceled, "canceling statement due to user request")
 }
 
 // As returns the *Error in err's chain, or nil.

@@ -312,7 +312,7 @@ func (r *recursiveIter) startRound() error {
 	}
 	if ctx := r.ctx; ctx != nil && ctx.Eval != nil && ctx.Eval.Ctx != nil {
 		if err := ctx.Eval.Ctx.Err(); err != nil {
-			return pgerr.Wrap(err, pgerr.QueryCanceled, "canceling statement due to user request")
+			return pgerr.Canceled(err)
 		}
 	}
 	round := &exec.Context{}

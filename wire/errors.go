@@ -18,11 +18,8 @@ func toPgErr(err error) *pgerr.Error {
 	if e := pgerr.As(err); e != nil {
 		return e
 	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return pgerr.Wrap(err, pgerr.QueryCanceled, "canceling statement due to statement timeout")
-	case errors.Is(err, context.Canceled):
-		return pgerr.Wrap(err, pgerr.QueryCanceled, "canceling statement due to user request")
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return pgerr.Canceled(err)
 	}
 	return pgerr.Wrap(err, pgerr.InternalError, "%s", err.Error())
 }
