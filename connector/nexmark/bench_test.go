@@ -2,9 +2,15 @@ package nexmark
 
 import "testing"
 
-// benchGen reports generated events per second on one core (b.N events).
-func benchGen(b *testing.B, table string) {
+// benchGen reports generated events per second on one core (b.N events),
+// of the columns cols of table (nil: all).
+func benchGen(b *testing.B, table string, cols ...int) {
 	g := New(Config{Table: table})
+	if cols != nil {
+		if err := g.SetColumns(table, cols); err != nil {
+			b.Fatal(err)
+		}
+	}
 	const step = 4096
 	b.ResetTimer()
 	var events int64
@@ -20,9 +26,15 @@ func benchGen(b *testing.B, table string) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
-func BenchmarkAll(b *testing.B)     { benchGen(b, "") }
-func BenchmarkBids(b *testing.B)    { benchGen(b, "bid") }
-func BenchmarkPersons(b *testing.B) { benchGen(b, "person") }
+func BenchmarkAll(b *testing.B)  { benchGen(b, "") }
+func BenchmarkBids(b *testing.B) { benchGen(b, "bid") }
+
+// BenchmarkBidsBidderTime is the bids of Nexmark q11 (bidder, date_time).
+func BenchmarkBidsBidderTime(b *testing.B) { benchGen(b, "bid", bidBidder, bidDateTime) }
+
+// BenchmarkBidsAuctionTime is the bids of Nexmark q5 (auction, date_time).
+func BenchmarkBidsAuctionTime(b *testing.B) { benchGen(b, "bid", bidAuction, bidDateTime) }
+func BenchmarkPersons(b *testing.B)         { benchGen(b, "person") }
 func BenchmarkAuctions(b *testing.B) {
 	benchGen(b, "auction")
 }

@@ -31,13 +31,15 @@ type bidCols struct {
 	drawChannel, drawExtra bool
 	// drawPrice is whether the price is computed: when it is built or
 	// routed by (the draw is made anyway, for the channel and extra after
-	// it).
-	drawPrice bool
+	// it). drawAuction and drawBidder are the same for the auction and
+	// the bidder (their draws are made anyway, for the draws after them).
+	drawPrice, drawAuction, drawBidder bool
 }
 
 func newBidCols(rows int, proj projection) *bidCols {
 	k := proj.cols
-	c := &bidCols{proj: proj, drawChannel: k.has(bidChannel) || k.has(bidURL) || k.has(bidExtra), drawExtra: k.has(bidExtra), drawPrice: k.has(bidPrice)}
+	c := &bidCols{proj: proj, drawChannel: k.has(bidChannel) || k.has(bidURL) || k.has(bidExtra), drawExtra: k.has(bidExtra),
+		drawPrice: k.has(bidPrice), drawAuction: k.has(bidAuction), drawBidder: k.has(bidBidder)}
 	c.auction = int64Buf(k, bidAuction, rows)
 	c.bidder = int64Buf(k, bidBidder, rows)
 	c.price = int64Buf(k, bidPrice, rows)
@@ -55,23 +57,31 @@ func newBidCols(rows int, proj projection) *bidCols {
 // the last two only when a column they decide is built. (One function
 // for both: the unrouted path makes no call more than before.)
 func addBid(c *bidCols, rb *routedBids, p *pools, r *rng, id, ts int64) {
-	var auction, bidder int64
-	if r.intn(hotAuctionRatio) > 0 {
-		auction = lastAuction(id) / hotRatio100 * hotRatio100
-	} else {
-		auction = randAuction(r, id)
-	}
-	if r.intn(hotBidderRatio) > 0 {
-		bidder = lastPerson(id)/hotRatio100*hotRatio100 + 1
-	} else {
-		bidder = randPerson(r, id)
-	}
-	auction += firstAuctionID
-	bidder += firstPersonID
-	var price int64
 	if rb != nil {
 		c = rb.parts[0] // the parts draw alike
 	}
+	var auction, bidder int64
+	switch {
+	case r.intn(hotAuctionRatio) > 0:
+		if c.drawAuction {
+			auction = lastAuction(id)/hotRatio100*hotRatio100 + firstAuctionID
+		}
+	case c.drawAuction:
+		auction = randAuction(r, id) + firstAuctionID
+	default:
+		r.s += golden // randAuction's one draw
+	}
+	switch {
+	case r.intn(hotBidderRatio) > 0:
+		if c.drawBidder {
+			bidder = lastPerson(id)/hotRatio100*hotRatio100 + 1 + firstPersonID
+		}
+	case c.drawBidder:
+		bidder = randPerson(r, id) + firstPersonID
+	default:
+		r.s += golden // randPerson's one draw
+	}
+	var price int64
 	if c.drawPrice {
 		price = r.price()
 	} else {

@@ -141,10 +141,13 @@ type (
 // rows, empty.
 func (rt *route) bidParts(rows int, proj projection) *routedBids {
 	if rt.bids == nil || rt.bids.rows < rows || rt.bids.parts[0].proj != proj {
-		byPrice := rt.col == bidPrice || rt.owner2 != nil && rt.col2 == bidPrice
+		by := func(col int) bool { return rt.col == col || rt.owner2 != nil && rt.col2 == col }
 		rt.bids = newRoutedParts(rt, rows, func() *bidCols {
 			c := newBidCols(rows, proj)
-			c.drawPrice = c.drawPrice || byPrice // the price decides the part
+			// a routing column decides the part: computed whether built or not
+			c.drawPrice = c.drawPrice || by(bidPrice)
+			c.drawAuction = c.drawAuction || by(bidAuction)
+			c.drawBidder = c.drawBidder || by(bidBidder)
 			return c
 		})
 	}
