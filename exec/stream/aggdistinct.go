@@ -209,6 +209,16 @@ func (d *distinctCol) passInner() error {
 	if len(d.tg) == 0 {
 		return nil
 	}
+	if c, ok := d.inner.(*countCol); ok {
+		// count(DISTINCT x): the values passed are never NULL, so the
+		// count needs their groups and signs only, not an array of them
+		for i, g := range d.tg {
+			if g >= 0 {
+				c.n[g] += d.ts[i]
+			}
+		}
+		return nil
+	}
 	vals, err := d.cellArray(d.tc)
 	if err != nil {
 		return err
@@ -229,6 +239,7 @@ func (d *distinctCol) freePair(id int32) {
 func (d *distinctCol) cellArray(cells []cell) (arrow.Array, error) {
 	b := types.NewBuilder(memory.DefaultAllocator, d.t)
 	defer b.Release()
+	b.Reserve(len(cells))
 	for _, c := range cells {
 		if err := appendCell(b, c, d.t); err != nil {
 			return nil, err
