@@ -42,6 +42,11 @@ type distinctCol struct {
 	// (aggdistinct_share.go).
 	sh *distinctShare
 
+	// countOnly is set when inner is a count: it takes the groups and
+	// signs of the values passed (passInner), not the values (tc stays
+	// empty where nothing else needs them).
+	countOnly bool
+
 	// per-update scratch: the changes passed to inner
 	tg     []int32
 	ts     []int64
@@ -50,7 +55,8 @@ type distinctCol struct {
 }
 
 func newDistinctCol(inner aggCol, t types.T) *distinctCol {
-	return &distinctCol{inner: inner, t: t, st: storageOf(t), seen: newGroupTable([]types.T{t}, true), rep: newCellCol(t), lists: &pairLists{}}
+	_, countOnly := inner.(*countCol)
+	return &distinctCol{inner: inner, t: t, st: storageOf(t), seen: newGroupTable([]types.T{t}, true), rep: newCellCol(t), lists: &pairLists{}, countOnly: countOnly}
 }
 
 // newAppendOnlyDistinct is newDistinctCol over an append-only input.
@@ -146,9 +152,15 @@ func (d *distinctCol) update(arg arrow.Array, gids []int32, signs []int64) error
 		case 1:
 			c := cellAt(arg, i, d.st, d.t)
 			d.rep.set(id, c)
-			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, 1), append(d.tc, c)
+			d.tg, d.ts = append(d.tg, gids[i]), append(d.ts, 1)
+			if !d.countOnly {
+				d.tc = append(d.tc, c)
+			}
 		case -1:
-			d.tg, d.ts, d.tc = append(d.tg, gids[i]), append(d.ts, -1), append(d.tc, d.rep.get(id))
+			d.tg, d.ts = append(d.tg, gids[i]), append(d.ts, -1)
+			if !d.countOnly {
+				d.tc = append(d.tc, d.rep.get(id))
+			}
 			d.zeroed = append(d.zeroed, id)
 		}
 	}
@@ -175,11 +187,17 @@ func (d *distinctCol) appendUpdate(arg arrow.Array, gids []int32, signs []int64)
 	for _, row := range d.seen.newRows {
 		id, g := ids[row], gids[row]
 		d.lists.link(id, g)
+		d.tg, d.ts = append(d.tg, g), append(d.ts, 1)
+		if d.noRep && d.countOnly {
+			continue
+		}
 		c := cellAt(arg, int(row), d.st, d.t)
 		if !d.noRep {
 			d.rep.set(id, c)
 		}
-		d.tg, d.ts, d.tc = append(d.tg, g), append(d.ts, 1), append(d.tc, c)
+		if !d.countOnly {
+			d.tc = append(d.tc, c)
+		}
 	}
 	return d.passInner()
 }
@@ -209,9 +227,10 @@ func (d *distinctCol) passInner() error {
 	if len(d.tg) == 0 {
 		return nil
 	}
-	if c, ok := d.inner.(*countCol); ok {
+	if d.countOnly {
 		// count(DISTINCT x): the values passed are never NULL, so the
 		// count needs their groups and signs only, not an array of them
+		c := d.inner.(*countCol)
 		for i, g := range d.tg {
 			if g >= 0 {
 				c.n[g] += d.ts[i]

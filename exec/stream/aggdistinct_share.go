@@ -124,8 +124,11 @@ func (d *distinctCol) sharedUpdate(arg arrow.Array, use []int32, signs []int64) 
 			return err
 		}
 		if ch != 0 {
-			// The pair's value is the row's (equal integers are identical).
-			d.tg, d.ts, d.tc = append(d.tg, use[i]), append(d.ts, ch), append(d.tc, cellAt(arg, i, d.st, d.t))
+			d.tg, d.ts = append(d.tg, use[i]), append(d.ts, ch)
+			if !d.countOnly {
+				// The pair's value is the row's (equal integers are identical).
+				d.tc = append(d.tc, cellAt(arg, i, d.st, d.t))
+			}
 		}
 		if ch < 0 {
 			s.check = append(s.check, id)
