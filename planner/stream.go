@@ -114,6 +114,7 @@ func planStream(env *Env, stmt *pg.Node, n, shape int) (q *StreamQuery, err erro
 	for i, id := range ids {
 		cols[i].Name = b.cols[id].name
 	}
+	shareFilters(root.node) // stream_filters.go
 	top := parallelize(root.node, n, shape, env.SplitDistinct)
 	if !env.NoSharedReads {
 		top = shareSubtrees(top) // stream_subshare.go

@@ -77,7 +77,7 @@ func testAggColRoundTrip(t *testing.T, aggs []propAgg, appendOnly bool, seed int
 				signs[i] = op.Sign()
 			}
 		}
-		if _, err := updateAggs(env, ectx, specs, cols, propRecord(t, rows), gids, signs, nil); err != nil {
+		if err := updateAggs(env, ectx, specs, cols, propRecord(t, rows), gids, signs, &aggFilters{}); err != nil {
 			t.Fatal(err)
 		}
 	}

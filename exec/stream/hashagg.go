@@ -196,10 +196,10 @@ type aggRun struct {
 	freeAt   []int32 // per free group id: its position in the table's free list
 
 	// per-chunk scratch
-	zeros []int32
-	signs []int64
-	fgids []int32
-	fl    flushScratch
+	zeros   []int32
+	signs   []int64
+	filters aggFilters
+	fl      flushScratch
 }
 
 func (h *HashAgg) newRun(env *Env) (*aggRun, error) {
@@ -314,9 +314,7 @@ func (r *aggRun) consume(c *Chunk) error {
 	for _, s := range r.shares {
 		s.begin(gids)
 	}
-	var err error
-	r.fgids, err = updateAggs(r.env, r.ectx, r.h.Aggs, r.aggs, c.Rec, gids, signs, r.fgids)
-	return err
+	return updateAggs(r.env, r.ectx, r.h.Aggs, r.aggs, c.Rec, gids, signs, &r.filters)
 }
 
 // count updates the groups' row counts and marks them touched.

@@ -170,15 +170,15 @@ type waggRun struct {
 	stash []*Chunk // EVERY: rows owed by windows freed before the tick
 
 	// scratch
-	res    [][]cell // per aggregate, per target: computed results
-	rcount []int64  // per target: input rows
-	iota   []int32
-	gids   []int32
-	fgids  []int32
-	signs  []int64
-	late1  []bool
-	kslot  []int32 // per key id: target+1 while computing a window
-	zeros  []int32
+	res     [][]cell // per aggregate, per target: computed results
+	rcount  []int64  // per target: input rows
+	iota    []int32
+	gids    []int32
+	filters aggFilters
+	signs   []int64
+	late1   []bool
+	kslot   []int32 // per key id: target+1 while computing a window
+	zeros   []int32
 }
 
 func (w *WindowAgg) newRun(env *Env) (*waggRun, error) {
@@ -720,9 +720,7 @@ func (r *waggRun) count(gids []int32, signs []int64) error {
 
 // updateAggs folds the chunk's rows into their groups' aggregates.
 func (r *waggRun) updateAggs(c *Chunk, gids []int32, signs []int64) error {
-	var err error
-	r.fgids, err = updateAggs(r.env, r.ectx, r.w.Aggs, r.aggs, c.Rec, gids, signs, r.fgids)
-	return err
+	return updateAggs(r.env, r.ectx, r.w.Aggs, r.aggs, c.Rec, gids, signs, &r.filters)
 }
 
 // compute sets, for targets [0, n), r.res[j][i] to aggregate j's result
