@@ -230,12 +230,7 @@ func (d *distinctCol) passInner() error {
 	if d.countOnly {
 		// count(DISTINCT x): the values passed are never NULL, so the
 		// count needs their groups and signs only, not an array of them
-		c := d.inner.(*countCol)
-		for i, g := range d.tg {
-			if g >= 0 {
-				c.n[g] += d.ts[i]
-			}
-		}
+		d.inner.(*countCol).add(d.tg, d.ts)
 		return nil
 	}
 	vals, err := d.cellArray(d.tc)

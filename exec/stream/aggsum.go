@@ -34,28 +34,36 @@ func (c *countCol) results(gs []int32, out []cell) error {
 }
 
 func (c *countCol) update(arg arrow.Array, gids []int32, signs []int64) error {
+	if c.star || arg.NullN() == 0 {
+		c.add(gids, signs)
+		return nil
+	}
 	cnt := c.n
-	switch {
-	case (c.star || arg.NullN() == 0) && signs == nil:
+	for i, g := range gids {
+		if g >= 0 && arg.IsValid(i) {
+			cnt[g] += sgn(signs, i)
+		}
+	}
+	return nil
+}
+
+// add adds signs[i] (signs nil: 1) to the count of group gids[i], for
+// every gids[i] >= 0: rows counted whatever their value.
+func (c *countCol) add(gids []int32, signs []int64) {
+	cnt := c.n
+	if signs == nil {
 		for _, g := range gids {
 			if g >= 0 {
 				cnt[g]++
 			}
 		}
-	case c.star || arg.NullN() == 0:
-		for i, g := range gids {
-			if g >= 0 {
-				cnt[g] += signs[i]
-			}
-		}
-	default:
-		for i, g := range gids {
-			if g >= 0 && arg.IsValid(i) {
-				cnt[g] += sgn(signs, i)
-			}
+		return
+	}
+	for i, g := range gids {
+		if g >= 0 {
+			cnt[g] += signs[i]
 		}
 	}
-	return nil
 }
 
 // int128 is a signed 128-bit two's complement integer: sums of bigints

@@ -465,7 +465,7 @@ func (s waggState) restore(rd StateReader) error {
 		c.kser[k] = kr.ser
 		c.nextSer = max(c.nextSer, kr.ser+1)
 		if r.ses != nil && kr.flags != 0 {
-			sk := s.r.ses.key(k)
+			sk := r.ses.key(k)
 			sk.dirty, sk.early = kr.flags&keyDirty != 0, kr.flags&keyEarly != 0
 			if sk.dirty {
 				r.ses.dirty = append(r.ses.dirty, k)
@@ -663,7 +663,7 @@ func (s waggState) loadGroup(k int32, rec waggRec) error {
 		g = r.fix.group(r, k, rec.t)
 	} else {
 		g = r.ses.newGroup(r, k, rec.t)
-		sk := s.r.ses.key(k)
+		sk := r.ses.key(k)
 		sk.pts = append(sk.pts, spt{rec.t, g}) // sorted, and checked for twins, after the load
 	}
 	n, b, err := getUvarint(rec.val)
@@ -720,7 +720,7 @@ func (s waggState) loadEntry(k int32, rec waggRec) error {
 		r.epos[e] = int32(len(es))
 		f.wins[rec.t] = append(es, e)
 	} else {
-		sk := s.r.ses.key(k)
+		sk := r.ses.key(k)
 		sk.out = append(sk.out, e)
 	}
 	r.ck.esaved[e] = true
