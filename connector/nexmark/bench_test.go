@@ -38,3 +38,36 @@ func BenchmarkPersons(b *testing.B)         { benchGen(b, "person") }
 func BenchmarkAuctions(b *testing.B) {
 	benchGen(b, "auction")
 }
+
+// BenchmarkBidsBidderTimeSplit is q11's bids as reader 0 of 2 reads them
+// unrouted: the baseline of BenchmarkBidsBidderTimeRouted.
+func BenchmarkBidsBidderTimeSplit(b *testing.B) { benchSplit(b, false) }
+
+// BenchmarkBidsBidderTimeRouted is q11's bids as reader 0 of 2 reads them
+// at parallelism 2: routed by bidder into two parts a step, by a hash as
+// the exchange's (Routing.Owner).
+func BenchmarkBidsBidderTimeRouted(b *testing.B) { benchSplit(b, true) }
+
+// benchSplit reports the rows (bids) reader 0 of 2 generates per second
+// on one core (b.N rows), routed or not.
+func benchSplit(b *testing.B, routed bool) {
+	g := New(Config{Table: "bid"})
+	if err := g.SetColumns("bid", []int{bidBidder, bidDateTime}); err != nil {
+		b.Fatal(err)
+	}
+	g.SetSplit(0, 2)
+	g.SetGroup(2 * DefaultBatchRows / 46)
+	owner := func(v int64) int { return int(mix64(uint64(v)*golden) % 256 * 2 / 256) }
+	if routed && !g.SetRoute("bid", bidBidder, 2, owner) {
+		b.Fatal("not routed")
+	}
+	const step = 2 * DefaultBatchRows
+	b.ResetTimer()
+	for done := 0; done < b.N; done += step {
+		bt, err := g.Next(min(step, b.N-done))
+		if err != nil {
+			b.Fatal(err)
+		}
+		bt.Release()
+	}
+}
