@@ -185,6 +185,7 @@ func (j *Job) Operators() []OperatorStats {
 	for _, id := range j.rootMeters { // the plan's root: one meter, or one per instance
 		last.Inputs = append(last.Inputs, id)
 		last.RowsIn += byID[id]
+		last.Chunks += j.meters[id].chunks.Load() // the batches it received
 	}
 	return append(out, last)
 }

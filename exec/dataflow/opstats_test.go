@@ -37,7 +37,7 @@ func TestOperatorStatsCountRows(t *testing.T) {
 	if f.Name != "Filter" || f.RowsIn != 25 || f.RowsOut != 5 || len(f.Inputs) != 1 || f.Inputs[0] != sc.ID {
 		t.Errorf("filter = %+v", f)
 	}
-	if v.ID != -1 || v.Name != "Materialize" || v.RowsIn != 5 || v.RowsOut != 5 || v.Inputs[0] != f.ID {
+	if v.ID != -1 || v.Name != "Materialize" || v.RowsIn != 5 || v.RowsOut != 5 || v.Inputs[0] != f.ID || v.Chunks == 0 || v.Chunks != f.Chunks {
 		t.Errorf("view = %+v", v)
 	}
 	if epochs.Load() == 0 {
