@@ -152,6 +152,8 @@ func nodeExprs(n lnode) []expr.Expr {
 		out = append(out, x.filter...)
 	case *lFunc:
 		out = append(out, x.args...)
+	case *lLateralFunc:
+		out = append(out, x.call.args...)
 	case *lValues:
 		for _, r := range x.rows {
 			out = append(out, r...)

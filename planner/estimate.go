@@ -21,7 +21,7 @@ func estimate(n lnode) float64 {
 		return max(rows, 1)
 	case *lValues:
 		return float64(len(x.rows))
-	case *lFunc, *lRecursive:
+	case *lFunc, *lLateralFunc, *lRecursive:
 		return 1000
 	case *lFilter:
 		rows := estimate(x.in)

@@ -21,26 +21,19 @@ import (
 // subquery once per left row (lApply, lateral_apply.go).
 
 // lLateralFunc stands for a set-returning function whose arguments read
-// the left side; lateralJoin replaces it.
+// the left side; lateralJoin replaces it by a ProjectSet over the left
+// side, or, under a subquery run once per left row (lApply), it is fn: the
+// function in FROM, its arguments then outer references.
 type lLateralFunc struct {
 	call *srfCall
 	id   int
+	fn   *lFunc
 }
 
 func (n *lLateralFunc) outIDs() []int { return []int{n.id} }
 
 // readsAny reports whether a plan reads any of ids.
 func readsAny(n lnode, ids map[int]bool) bool {
-	if f, ok := n.(*lLateralFunc); ok {
-		for _, a := range f.call.args {
-			for id := range refsOf(a) {
-				if ids[id] {
-					return true
-				}
-			}
-		}
-		return false
-	}
 	for _, e := range nodeExprs(n) {
 		for id := range refsOf(e) {
 			if ids[id] {

@@ -88,6 +88,8 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 	switch x := n.(type) {
 	case *lScan:
 		return p.scan(x, need)
+	case *lLateralFunc: // under an lApply's right side (lateral.go)
+		return p.node(x.fn, need)
 	case *lFunc:
 		args, err := p.exprs(x.args, nil)
 		if err != nil {

@@ -128,11 +128,18 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (l
 			if call.rows != nil || ordinality {
 				return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s reading other FROM items is only supported returning one column, without ORDINALITY", name)
 			}
-			return &lLateralFunc{call: call, id: b.newCol(name, "", call.t)}, nil
+			id := b.newCol(name, "", call.t)
+			return &lLateralFunc{call: call, id: id, fn: b.srfRows(call, name, false, []int{id})}, nil
 		}
 	}
+	return b.srfRows(call, name, ordinality, nil), nil
+}
+
+// srfRows is the lFunc of a set-returning function call in FROM, its
+// columns ids (new ones when nil).
+func (b *binder) srfRows(call *srfCall, name string, ordinality bool, ids []int) *lFunc {
 	cols, rows := call.columns()
-	f := b.funcRows(name, call.args, cols, rows, ordinality)
+	f := b.funcRowsIDs(name, call.args, cols, rows, ordinality, ids)
 	if name == "generate_series" && call.t.IsInteger() {
 		out := cols
 		if ordinality {
@@ -142,7 +149,7 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (l
 			return func(ctx *exec.Context) (exec.Iterator, error) { return intSeriesIter(ctx, out, a, ordinality) }
 		}
 	}
-	return f, nil
+	return f
 }
 
 // intSeriesIter starts an integer generate_series in FROM: its values are
@@ -169,12 +176,19 @@ func intSeriesIter(ctx *exec.Context, cols []types.Column, args []expr.Expr, ord
 
 // funcRows makes the lFunc of a function in FROM.
 func (b *binder) funcRows(name string, args []expr.Expr, cols []types.Column, rows func([]types.Value) ([][]types.Value, error), ordinality bool) *lFunc {
+	return b.funcRowsIDs(name, args, cols, rows, ordinality, nil)
+}
+
+// funcRowsIDs is funcRows with the columns' ids given (new ones when nil).
+func (b *binder) funcRowsIDs(name string, args []expr.Expr, cols []types.Column, rows func([]types.Value) ([][]types.Value, error), ordinality bool, ids []int) *lFunc {
 	if ordinality {
 		cols = append(append([]types.Column(nil), cols...), types.Column{Name: "ordinality", Type: types.TInt8})
 	}
-	f := &lFunc{name: name, args: args}
-	for _, c := range cols {
-		f.ids = append(f.ids, b.newCol(c.Name, "", c.Type))
+	f := &lFunc{name: name, args: args, ids: ids}
+	if ids == nil {
+		for _, c := range cols {
+			f.ids = append(f.ids, b.newCol(c.Name, "", c.Type))
+		}
 	}
 	f.produce = func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
 		return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
