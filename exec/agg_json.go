@@ -24,7 +24,10 @@ type jsonAgg struct {
 	conv   expr.Expr // value -> json(b) text, over column 0 (1 for objects)
 	key    expr.Expr // object key -> json string, over column 0
 	norm   expr.Expr // text -> jsonb, over column 0
-	parts  [][]string
+	// structured is json_agg of arrays or rows: PostgreSQL puts "\n "
+	// before each such value but the first (a NULL excepted).
+	structured bool
+	parts      [][]string
 	has    []bool
 }
 
@@ -44,6 +47,9 @@ func (j *jsonAgg) init(ctx *Context, f *AggFunc) error {
 		if j.key, err = expr.NewCall("to_json", []expr.Expr{kt}); err != nil {
 			return err
 		}
+	}
+	if k := f.Args[vi].Kind; !j.object && !j.jsonb && (k == types.Array || k == types.Record) {
+		j.structured = true
 	}
 	var err error
 	if j.conv, err = expr.NewCall(fn, []expr.Expr{&expr.ColRef{Idx: vi, T: f.Args[vi]}}); err != nil {
@@ -100,6 +106,9 @@ func (j *jsonAgg) update(args []arrow.Array, gids []int32) error {
 		v := "null"
 		if vals.IsValid(i) {
 			v = vals.Value(i)
+			if j.structured && len(j.parts[g]) > 0 {
+				v = "\n " + v
+			}
 		}
 		if j.object {
 			if args[0].IsNull(i) {

@@ -118,12 +118,7 @@ func jsonOf(ctx *Context, v types.Value, t types.T) any {
 	case types.JSON, types.JSONB:
 		return rawJSON(v.(string))
 	case types.Array:
-		arr := v.([]types.Value)
-		out := make([]any, len(arr))
-		for i, e := range arr {
-			out[i] = jsonOf(ctx, e, *t.Elem)
-		}
-		return out
+		return arrayJSON(ctx, v.([]types.Value), *t.Elem, ",")
 	case types.Timestamp, types.TimestampTZ, types.Date:
 		return strings.Replace(textOf(ctx, v, t), " ", "T", 1)
 	case types.Record:
@@ -143,6 +138,22 @@ func jsonOf(ctx *Context, v types.Value, t types.T) any {
 		return rawJSON(sb.String())
 	}
 	return textOf(ctx, v, t)
+}
+
+// arrayJSON is a SQL array as JSON text, its elements separated by sep
+// (array_to_json: "," as PostgreSQL's json prints them, ",\n " pretty;
+// jsonb output is normalized after).
+func arrayJSON(ctx *Context, arr []types.Value, elem types.T, sep string) rawJSON {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i, e := range arr {
+		if i > 0 {
+			sb.WriteString(sep)
+		}
+		writeJSON(&sb, jsonOf(ctx, e, elem), ":")
+	}
+	sb.WriteByte(']')
+	return rawJSON(sb.String())
 }
 
 // jsonPath follows keys/indexes through a decoded value.
@@ -381,6 +392,28 @@ func init() {
 			}), nil
 		})
 	}
+	// array_to_json(anyarray [, pretty]): to_json of an array, pretty
+	// putting a line break between its elements.
+	registerBuilder("array_to_json", func(args []Expr) (Expr, error) {
+		if len(args) == 2 && args[1].Type().Kind == types.Unknown {
+			b, err := coerceImplicit(args[1], types.TBool)
+			if err != nil {
+				return nil, err
+			}
+			args = []Expr{args[0], b}
+		}
+		if len(args) < 1 || len(args) > 2 || args[0].Type().Kind != types.Array || len(args) == 2 && args[1].Type().Kind != types.Bool {
+			return nil, noFunction("array_to_json", typesOf(args))
+		}
+		elem := *args[0].Type().Elem
+		return polyCall("array_to_json", args, types.TJSON, true, func(ctx *Context, a []types.Value) (types.Value, error) {
+			sep := ","
+			if len(a) == 2 && a[1] == true {
+				sep = ",\n "
+			}
+			return string(arrayJSON(ctx, a[0].([]types.Value), elem, sep)), nil
+		}), nil
+	})
 	// row_to_json(record): the record as an object (pretty printing is
 	// not implemented: refused rather than ignored)
 	registerBuilder("row_to_json", func(args []Expr) (Expr, error) {
