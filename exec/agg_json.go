@@ -28,7 +28,7 @@ type jsonAgg struct {
 	// before each such value but the first (a NULL excepted).
 	structured bool
 	parts      [][]string
-	has    []bool
+	has        []bool
 }
 
 func (j *jsonAgg) init(ctx *Context, f *AggFunc) error {
