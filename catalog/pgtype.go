@@ -173,6 +173,10 @@ var pgProcs = []pgProc{
 	{2916, "varchartypmodout", 2275, []uint32{23}, true, 'i'},
 	{2917, "numerictypmodin", 23, []uint32{1263}, true, 'i'},
 	{2918, "numerictypmodout", 2275, []uint32{23}, true, 'i'},
+	{2952, "uuid_in", 2950, []uint32{2275}, true, 'i'},
+	{2953, "uuid_out", 2275, []uint32{2950}, true, 'i'},
+	{2961, "uuid_recv", 2950, []uint32{2281}, true, 'i'},
+	{2962, "uuid_send", 17, []uint32{2950}, true, 'i'},
 	{3120, "void_recv", 2278, []uint32{2281}, true, 'i'},
 	{3121, "void_send", 17, []uint32{2278}, true, 'i'},
 	{3803, "jsonb_send", 17, []uint32{3802}, true, 'i'},
@@ -220,6 +224,7 @@ var pgTypes = []pgType{
 	{2205, "regclass", types.TRegClass, true, false, 'i', 'p', 0, [6]uint32{2218, 2219, 2452, 2453, 0, 0}},
 	{2206, "regtype", types.TRegType, true, false, 'i', 'p', 0, [6]uint32{2220, 2221, 2454, 2455, 0, 0}},
 	{2278, "void", types.TVoid, true, false, 'i', 'p', 0, [6]uint32{2298, 2299, 3120, 3121, 0, 0}},
+	{2950, "uuid", types.TUUID, false, false, 'c', 'p', 0, [6]uint32{2952, 2953, 2961, 2962, 0, 0}},
 	{3802, "jsonb", types.TJSONB, false, false, 'i', 'x', 0, [6]uint32{3806, 3804, 3805, 3803, 0, 0}},
 }
 

@@ -13,9 +13,9 @@ import (
 // TestCDCTableUpstreamColumns: a postgres-cdc table created without a
 // column list (FROM a shared source, or WITH (connector = ...)) takes the
 // upstream table's columns, types (with modifiers) and primary key from
-// the upstream catalog, and follows changes as a declared one; an upstream
-// type streamsql lacks (uuid) becomes text; a table without a key is
-// refused.
+// the upstream catalog, and follows changes as a declared one (a uuid
+// column is uuid; declared as text, it reads its text form, as before
+// streamsql had uuid); a table without a key is refused.
 func TestCDCTableUpstreamColumns(t *testing.T) {
 	pg := pgtest.Start(t)
 	ctx := context.Background()
@@ -36,6 +36,7 @@ func TestCDCTableUpstreamColumns(t *testing.T) {
 	mustRun(t, s, "CREATE SOURCE pg WITH (connector = 'postgres-cdc', "+pg.Options()+", slot.name = 'cat', publication.name = 'cat_pub')")
 	mustRun(t, s, "CREATE TABLE o1 FROM pg TABLE 'public.orders'")
 	mustRun(t, s, fmt.Sprintf("CREATE TABLE o2 WITH (connector = 'postgres-cdc', %s, table.name = 'public.orders', slot.name = 'cat2')", pg.Options()))
+	mustRun(t, s, fmt.Sprintf("CREATE TABLE o3 (id bigint PRIMARY KEY, u text) WITH (connector = 'postgres-cdc', %s, table.name = 'public.orders', slot.name = 'cat3')", pg.Options()))
 	sel := "SELECT id, qty, small, price, note, ok, ts, tsl, d, j, tags, nums, f, big, b, tm, iv, r, vc, ch, dates, u::text FROM %s ORDER BY id"
 	for _, tbl := range []string{"o1", "o2"} {
 		waitSame(t, ctx, s, up, fmt.Sprintf(sel, tbl), fmt.Sprintf(sel, "orders"))
@@ -43,14 +44,16 @@ func TestCDCTableUpstreamColumns(t *testing.T) {
 			FROM pg_attribute WHERE attrelid = '%s'::regclass AND attnum > 0`, tbl),
 			"id bigint not null, qty integer, small smallint, price numeric(12,3), note text, ok boolean, ts timestamp with time zone, "+
 				"tsl timestamp without time zone, d date, j jsonb, tags text[], nums integer[], f double precision, big text, b bytea, "+
-				"tm time without time zone, iv interval, r real, vc character varying(20), ch character(3), dates date[], u text")
+				"tm time without time zone, iv interval, r real, vc character varying(20), ch character(3), dates date[], u uuid")
 	}
+	waitSame(t, ctx, s, up, "SELECT id, u FROM o3 ORDER BY id", "SELECT id, u::text FROM orders ORDER BY id")
 	for range 10 {
 		g.upstreamTx(t, ctx, up, 1+g.rng.IntN(10)) // updates and deletes find their rows by the key read upstream
 	}
 	for _, tbl := range []string{"o1", "o2"} {
 		waitSame(t, ctx, s, up, fmt.Sprintf(sel, tbl), fmt.Sprintf(sel, "orders"))
 	}
+	waitSame(t, ctx, s, up, "SELECT id, u FROM o3 ORDER BY id", "SELECT id, u::text FROM orders ORDER BY id")
 	if _, _, err := run(t, s, "CREATE TABLE nk FROM pg TABLE 'nokey'"); pgerr.CodeOf(err) != pgerr.ObjectNotInPrerequisiteState {
 		t.Errorf("a table without a key upstream: %v", err)
 	}

@@ -74,7 +74,7 @@ func (t T) ArrowType() arrow.DataType {
 		return recordArrowType(t)
 	case Enum:
 		return enumArrowType()
-	default: // Numeric, Text, Varchar, Bpchar, Name, Char, JSON, JSONB, Unknown
+	default: // Numeric, Text, Varchar, Bpchar, Name, Char, JSON, JSONB, UUID, Unknown
 		return arrow.BinaryTypes.String
 	}
 }

@@ -13,8 +13,8 @@ import (
 // IEEE, bool one byte, text-likes and json raw UTF-8, jsonb a version byte 1
 // then text, bytea raw, date int32 days since 2000-01-01, time int64 µs,
 // timestamp(tz) int64 µs since 2000-01-01, interval int64 µs + int32 days +
-// int32 months, numeric base-10000 digits, oid uint32, arrays array_send's
-// format with the element OID.
+// int32 months, numeric base-10000 digits, oid uint32, uuid its 16 bytes,
+// arrays array_send's format with the element OID.
 
 func errShortBinary() error {
 	return pgerr.New(pgerr.ProtocolViolation, "insufficient data left in message")
@@ -126,6 +126,12 @@ func AppendBinary(dst []byte, v Value, t T) ([]byte, error) {
 			return bad()
 		}
 		return append(append(dst, 1), s...), nil
+	case UUID:
+		s, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		return appendUUIDBytes(dst, s)
 	case Void:
 		return dst, nil
 	case Char:
@@ -287,6 +293,11 @@ func ParseBinary(b []byte, t T) (Value, error) {
 		return nil, errRecordInput()
 	case Enum: // enum_recv: the label
 		return parseEnum(string(b), t)
+	case UUID: // uuid_recv: the 16 bytes
+		if err := need(16); err != nil {
+			return nil, err
+		}
+		return uuidText(b[:16]), nil
 	default: // text-likes and json: the text itself, with the typmod rules
 		return ParseText(string(b), t, nil)
 	}

@@ -27,6 +27,8 @@
 //   - char(n) values are stored blank-padded; Compare ignores trailing
 //     blanks for Bpchar, as PostgreSQL's bpchar operators do.
 //   - jsonb values are stored as their normalized text (NormalizeJSONB).
+//   - uuid values are stored as their canonical text (ParseUUID), which
+//     orders as the 16 bytes; the binary wire format is the bytes.
 //   - Arrays are []Value; multidimensional arrays nest []Value in text and
 //     binary I/O but cannot be stored in Arrow. Lower bounds are always 1.
 //   - Every user-caused error is a *pgerr.Error with PostgreSQL's SQLSTATE,

@@ -28,7 +28,8 @@ var typeNames = map[string]Kind{
 	"timestamptz": TimestampTZ, "timestamp with time zone": TimestampTZ,
 	"interval": Interval,
 	"json":     JSON, "jsonb": JSONB,
-	"oid": Oid, "regclass": RegClass, "regtype": RegType, "regproc": RegProc,
+	"uuid": UUID,
+	"oid":  Oid, "regclass": RegClass, "regtype": RegType, "regproc": RegProc,
 	// regnamespace has no kind of its own yet: it reads as oid (numbers in
 	// and out), enough for psql's \d, which casts an empty column to it.
 	"regnamespace": Oid,

@@ -194,6 +194,7 @@ var orderGroups = []struct {
 	{"text", []string{"b", "a", "ab", "", "B", "é", "z", "a b", "~"}},
 	{"char(3)", []string{"b", "a", "ab", "abc", "ac"}},
 	{"bytea", []string{`\x02`, `\x0102`, `\x01`, `\x`, `\xff`}},
+	{"uuid", []string{"ffffffff-ffff-ffff-ffff-ffffffffffff", "00000000-0000-0000-0000-000000000001", "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", "0a0eebc9-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a10"}},
 	{"bool", []string{"t", "f"}},
 	{"date", []string{"2024-01-02", "0044-03-15 BC", "infinity", "-infinity", "1970-01-01", "2000-02-29"}},
 	{"time", []string{"04:05:06", "00:00", "24:00", "23:59:59.999999", "12:00"}},

@@ -111,6 +111,8 @@ func ParseText(s string, t T, opts *FormatOptions) (Value, error) {
 		return parseRecordText(s, t, opts)
 	case Enum:
 		return parseEnum(s, t)
+	case UUID:
+		return ParseUUID(s)
 	}
 	return nil, pgerr.Internal("types: no input function for %s", t)
 }

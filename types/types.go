@@ -38,6 +38,7 @@ const (
 	Array                   // an array of Elem
 	Record                  // record: a row value whose fields are Rec (record.go)
 	Enum                    // a user-defined enum (enum.go): Enum names it
+	UUID                    // uuid (uuid.go), stored as its canonical text
 	numKinds
 )
 
@@ -84,6 +85,7 @@ var (
 	TRegType     = T{Kind: RegType, Typmod: -1}
 	TRegProc     = T{Kind: RegProc, Typmod: -1}
 	TVoid        = T{Kind: Void, Typmod: -1}
+	TUUID        = T{Kind: UUID, Typmod: -1}
 )
 
 // ArrayOf returns the array type whose elements are elem.
@@ -167,6 +169,7 @@ var kinds = [numKinds]kindInfo{
 	Array:       {"", 0, 0, -1, 'A'},
 	Record:      {"record", 2249, 2287, -1, 'P'},
 	Enum:        {"anyenum", 3500, 0, 4, 'E'},
+	UUID:        {"uuid", 2950, 2951, 16, 'U'},
 }
 
 // OID returns the type's PostgreSQL OID (pg_type.oid).
@@ -248,7 +251,7 @@ var kindTypNames = [numKinds]string{
 	Name: "name", Char: "char", Bytea: "bytea", Date: "date", Time: "time", Timestamp: "timestamp",
 	TimestampTZ: "timestamptz", Interval: "interval", JSON: "json", JSONB: "jsonb", Oid: "oid",
 	RegClass: "regclass", RegType: "regtype", RegProc: "regproc", Void: "void",
-	Record: "record", Enum: "anyenum",
+	Record: "record", Enum: "anyenum", UUID: "uuid",
 }
 
 // FromOID returns the type with the given OID (typmod -1).

@@ -235,7 +235,7 @@ func appendTextValue(dst []byte, a arrow.Array, i int, t types.T, fo *types.Form
 			}
 			return append(dst, 'f'), false
 		}
-	case types.Text, types.Varchar, types.Name, types.Unknown, types.JSON:
+	case types.Text, types.Varchar, types.Name, types.Unknown, types.JSON, types.UUID:
 		if a, ok := a.(*array.String); ok {
 			return append(dst, a.Value(i)...), false
 		}

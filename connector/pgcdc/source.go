@@ -188,6 +188,8 @@ func compatible(d, u types.T) bool {
 	switch {
 	case d.IsString() && u.IsString():
 		return true
+	case d.Kind == types.Text && u.Kind == types.UUID:
+		return true // its text form, as before streamsql had uuid
 	case d.Kind != u.Kind:
 		return false
 	case d.Kind == types.Array:

@@ -344,6 +344,8 @@ func init() {
 	ord(types.TName, func(op string) kernel { return stringCompare(op, false) })
 	ord(types.TChar, func(op string) kernel { return stringCompare(op, false) })
 	ord(types.TBpchar, func(op string) kernel { return stringCompare(op, true) })
+	// a uuid's canonical text orders as its bytes (types/uuid.go)
+	ord(types.TUUID, func(op string) kernel { return stringCompare(op, false) })
 	ord(types.TNumeric, numericCompare)
 	for _, t := range []types.T{types.TBool, types.TBytea, types.TInterval, types.TJSONB} {
 		t := t

@@ -125,11 +125,12 @@ func TestRoundTrip(t *testing.T) {
 		{Name: "t", Type: types.TText}, {Name: "vc", Type: types.TVarchar}, {Name: "by", Type: types.TBytea},
 		{Name: "d", Type: types.TDate}, {Name: "tm", Type: types.TTime}, {Name: "ts", Type: types.TTimestamp},
 		{Name: "tz", Type: types.TTimestampTZ}, {Name: "iv", Type: types.TInterval}, {Name: "j", Type: types.TJSONB},
+		{Name: "u", Type: types.TUUID},
 	}
 	rows := [][]string{
 		{"true", "-32768", "2147483647", "-9223372036854775808", "1.5", "-2.25e-300", "123456789.000000001", "-123456789.125",
 			"héllo", "x", `\x00ff`, "2024-02-29", "23:59:59.999999", "1969-12-31 23:59:59.999999", "2024-01-01 12:00:00+00",
-			"1 mon 2 days 03:04:05.000006", `{"a": [1, 2]}`},
+			"1 mon 2 days 03:04:05.000006", `{"a": [1, 2]}`, "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"},
 	}
 	nulls := make([]string, len(cols))
 	for i := range nulls {

@@ -162,6 +162,8 @@ func fieldType(t types.T) (avro.Schema, valueWriter) {
 		}
 	case types.Text, types.Varchar, types.Bpchar, types.Name, types.Char, types.JSON, types.JSONB:
 		return avro.NewPrimitiveSchema(avro.String, nil), stringWriter
+	case types.UUID: // Avro's uuid: a string of the canonical text
+		return logicalPrim(avro.String, avro.UUID), stringWriter
 	}
 	// interval, arrays, anything else: PostgreSQL's text output, which
 	// the column's text input reads back.

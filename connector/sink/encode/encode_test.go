@@ -74,15 +74,15 @@ func encodeAll(t *testing.T, f Format, cols []types.Column, key []int, rec arrow
 
 func TestPlainJSONValues(t *testing.T) {
 	cols := []types.Column{col(t, "i", "int4"), col(t, "f", "float8"), col(t, "n", "numeric"), col(t, "s", "text"),
-		col(t, "ts", "timestamptz"), col(t, "j", "jsonb"), col(t, "b", "bytea"), col(t, "a", "int4[]"), col(t, "iv", "interval"), col(t, "ok", "bool")}
+		col(t, "ts", "timestamptz"), col(t, "j", "jsonb"), col(t, "b", "bytea"), col(t, "a", "int4[]"), col(t, "iv", "interval"), col(t, "ok", "bool"), col(t, "u", "uuid")}
 	rec := batch(t, cols,
-		[]string{"1", "1.5", "12.340", "a\"b\n", "2024-01-02 03:04:05.123456+00", `{"x": [1, 2]}`, `\x00ff`, "{1,2}", "1 day 02:00:00", "true"},
-		[]string{"", "NaN", "Infinity", "", "", "", "", "", "", ""},
+		[]string{"1", "1.5", "12.340", "a\"b\n", "2024-01-02 03:04:05.123456+00", `{"x": [1, 2]}`, `\x00ff`, "{1,2}", "1 day 02:00:00", "true", "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"},
+		[]string{"", "NaN", "Infinity", "", "", "", "", "", "", "", ""},
 	)
 	got := encodeAll(t, Format{Kind: Plain}, cols, nil, rec, nil)
 	want := []string{
-		`{"i":1,"f":1.5,"n":12.340,"s":"a\"b\n","ts":"2024-01-02 03:04:05.123456+00","j":{"x": [1, 2]},"b":"\\x00ff","a":"{1,2}","iv":"1 day 02:00:00","ok":true}`,
-		`{"i":null,"f":"NaN","n":"Infinity","s":null,"ts":null,"j":null,"b":null,"a":null,"iv":null,"ok":null}`,
+		`{"i":1,"f":1.5,"n":12.340,"s":"a\"b\n","ts":"2024-01-02 03:04:05.123456+00","j":{"x": [1, 2]},"b":"\\x00ff","a":"{1,2}","iv":"1 day 02:00:00","ok":true,"u":"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"}`,
+		`{"i":null,"f":"NaN","n":"Infinity","s":null,"ts":null,"j":null,"b":null,"a":null,"iv":null,"ok":null,"u":null}`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -57,7 +57,7 @@ func jsonValue(t types.T) valueFunc {
 		return func(dst []byte, a arrow.Array, i int) []byte {
 			return append(dst, a.(*array.String).Value(i)...)
 		}
-	case types.Text, types.Varchar, types.Bpchar, types.Name, types.Char, types.Unknown:
+	case types.Text, types.Varchar, types.Bpchar, types.Name, types.Char, types.Unknown, types.UUID:
 		return func(dst []byte, a arrow.Array, i int) []byte {
 			return appendJSONString(dst, a.(*array.String).Value(i))
 		}
@@ -89,7 +89,7 @@ func textValue(t types.T) valueFunc {
 	switch t.Kind {
 	case types.Int2, types.Int4, types.Int8, types.Oid:
 		return jsonValue(t)
-	case types.Numeric, types.Text, types.Varchar, types.Bpchar, types.Name, types.Char, types.Unknown, types.JSON, types.JSONB:
+	case types.Numeric, types.Text, types.Varchar, types.Bpchar, types.Name, types.Char, types.Unknown, types.JSON, types.JSONB, types.UUID:
 		return func(dst []byte, a arrow.Array, i int) []byte {
 			return append(dst, a.(*array.String).Value(i)...)
 		}
