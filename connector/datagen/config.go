@@ -45,6 +45,7 @@ const (
 	stBool                    // boolean
 	stInterval                // interval
 	stPick                    // any type: only picks among values (json, jsonb)
+	stUUID                    // uuid: random version 4 uuids, or picks among values
 )
 
 type kind uint8

@@ -35,6 +35,8 @@ func newField(i int, c types.Column, o *fieldOpts, cfg *Config) (field, int64, e
 		f.st = stInterval
 	case types.JSON, types.JSONB:
 		f.st = stPick
+	case types.UUID:
+		f.st = stUUID
 	default:
 		return f, 0, pgerr.Unsupported("datagen cannot generate column %q of type %s", c.Name, c.Type)
 	}
@@ -116,7 +118,7 @@ func (f *field) setValues(o *fieldOpts) error {
 			f.ivs = append(f.ivs, x.(types.IntervalValue))
 		case stNumeric:
 			f.strs = append(f.strs, types.FormatText(x, f.t, nil))
-		default: // text, json, jsonb: stored as their (normalized) text
+		default: // text, json, jsonb, uuid: stored as their (normalized) text
 			f.strs = append(f.strs, x.(string))
 		}
 	}

@@ -1,6 +1,7 @@
 package datagen
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 
@@ -48,7 +49,7 @@ func (f *field) array(row0 int64, n int) arrow.Array {
 		v := make([]arrow.MonthDayNanoInterval, n)
 		f.fillIntervals(v, row0)
 		data = []*memory.Buffer{memory.NewBufferBytes(arrow.MonthDayNanoIntervalTraits.CastToBytes(v))}
-	default: // stNumeric, stText, stPick
+	default: // stNumeric, stText, stPick, stUUID
 		offs, bytes := f.strings(row0, n)
 		data = []*memory.Buffer{memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)), memory.NewBufferBytes(bytes)}
 	}
@@ -186,6 +187,8 @@ func (f *field) strings(row0 int64, n int) ([]int32, []byte) {
 		switch {
 		case f.picks > 0:
 			buf = append(buf, f.strs[below(rowRand(f.seed, row), uint64(f.picks))]...)
+		case f.st == stUUID:
+			buf = appendUUID(buf, rowRand(f.seed, row), rowRand(f.seed^0x75756964, row))
 		case f.st == stNumeric:
 			v := f.start + row*f.step
 			if f.kind == kindRandom {
@@ -233,4 +236,20 @@ func appendScaled(buf []byte, v int64, scale int) []byte {
 	buf = append(buf, '.')
 	frac := strconv.AppendUint(nil, u%p+p, 10) // leading 1 keeps the zeros
 	return append(buf, frac[1:]...)
+}
+
+// appendUUID appends the text of the version 4 uuid of random bits hi, lo
+// (as gen_random_uuid makes them: the version and variant bits set).
+func appendUUID(buf []byte, hi, lo uint64) []byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], hi&^(0xf<<12)|0x4<<12)
+	binary.BigEndian.PutUint64(b[8:], lo&^(0x3<<62)|0x2<<62)
+	const hex = "0123456789abcdef"
+	for i, x := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			buf = append(buf, '-')
+		}
+		buf = append(buf, hex[x>>4], hex[x&15])
+	}
+	return buf
 }

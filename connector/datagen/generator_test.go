@@ -22,7 +22,7 @@ func allTypes(t *testing.T) ([]types.Column, map[string]string) {
 		col(t, "p", "bigint"), col(t, "q", "numeric"),
 		col(t, "r", "integer"), col(t, "s", "real"), col(t, "t", "interval"), col(t, "u", "boolean"),
 		col(t, "v", "numeric(6,1)"), col(t, "w", "text"), col(t, "x", "double precision"), col(t, "y", "interval"),
-		col(t, "z", "date"), col(t, "zz", "numeric(4,3)"),
+		col(t, "z", "date"), col(t, "zz", "numeric(4,3)"), col(t, "uu", "uuid"), col(t, "uv", "uuid"),
 	}
 	opts := map[string]string{
 		"rows": "500", "seed": "42",
@@ -34,7 +34,8 @@ func allTypes(t *testing.T) ([]types.Column, map[string]string) {
 		"fields.r.values": "1,2,3,4,5,6,7,8,9", "fields.s.values": "0.5,1.5,2.5,3.5",
 		"fields.t.values": "1 day,2 hours,3 mons,4 years", "fields.u.values": "t,f,f",
 		"fields.v.kind": "sequence", "fields.w.kind": "sequence", "fields.x.kind": "sequence",
-		"fields.z.kind": "random",
+		"fields.z.kind":    "random",
+		"fields.uv.values": "550e8400-e29b-41d4-a716-446655440000,A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11",
 	}
 	return cols, opts
 }
@@ -346,5 +347,35 @@ func TestWatermark(t *testing.T) {
 	}
 	if _, ok := cfg.Watermark(1, 0); ok {
 		t.Fatal("watermark for a random column")
+	}
+}
+
+// TestRandomUUIDs: a random uuid column gives version 4 uuids (the
+// version and variant bits set, as gen_random_uuid's), all different,
+// the same ones for the same seed; picks read their values as uuids.
+func TestRandomUUIDs(t *testing.T) {
+	cols := []types.Column{col(t, "u", "uuid"), col(t, "p", "uuid")}
+	opts := map[string]string{"rows": "2000", "seed": "7", "fields.p.values": "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"}
+	rows := drain(t, mustConfig(t, cols, opts), 3000, 100)
+	again := drain(t, mustConfig(t, cols, opts), 3000, 333)
+	seen := map[string]bool{}
+	for i, r := range rows {
+		u := r[0].(string)
+		if len(u) != 36 || u[14] != '4' || !strings.ContainsRune("89ab", rune(u[19])) {
+			t.Fatalf("row %d: %s is not a version 4 uuid", i, u)
+		}
+		if seen[u] {
+			t.Fatalf("row %d: %s twice", i, u)
+		}
+		seen[u] = true
+		if again[i][0] != u {
+			t.Fatalf("row %d: %s, then %v for the same seed", i, u, again[i][0])
+		}
+		if r[1] != "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11" {
+			t.Fatalf("row %d: picked %v", i, r[1])
+		}
+	}
+	if len(rows) != 2000 {
+		t.Fatalf("%d rows", len(rows))
 	}
 }

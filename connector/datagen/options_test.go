@@ -68,6 +68,10 @@ func TestUnsupportedTypes(t *testing.T) {
 	}
 	_, err := ConfigFromOptions([]types.Column{col(t, "x", "jsonb")}, nil)
 	wantCode(t, err, pgerr.InvalidParameterValue) // needs values
+	_, err = ConfigFromOptions([]types.Column{col(t, "x", "uuid")}, map[string]string{"fields.x.kind": "sequence"})
+	wantCode(t, err, pgerr.InvalidParameterValue) // random only
+	_, err = ConfigFromOptions([]types.Column{col(t, "x", "uuid")}, map[string]string{"fields.x.length": "5"})
+	wantCode(t, err, pgerr.InvalidParameterValue) // nothing to bound
 }
 
 func TestOptionSpellings(t *testing.T) {
