@@ -54,15 +54,17 @@ func badUUID(s string) error {
 }
 
 // uuidText is the canonical text of 16 bytes.
-func uuidText(b []byte) string {
-	out := make([]byte, 0, 36)
-	for i, x := range b {
+func uuidText(b []byte) string { return string(AppendUUIDText(make([]byte, 0, 36), b)) }
+
+// AppendUUIDText appends the canonical text of the uuid of 16 bytes b.
+func AppendUUIDText(dst, b []byte) []byte {
+	for i, x := range b[:16] {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out = append(out, '-')
+			dst = append(dst, '-')
 		}
-		out = append(out, hexDigits[x>>4], hexDigits[x&15])
+		dst = append(dst, hexDigits[x>>4], hexDigits[x&15])
 	}
-	return string(out)
+	return dst
 }
 
 // appendUUIDBytes appends the 16 bytes of a canonical uuid text (uuid_send).

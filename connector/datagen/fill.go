@@ -244,12 +244,5 @@ func appendUUID(buf []byte, hi, lo uint64) []byte {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], hi&^(0xf<<12)|0x4<<12)
 	binary.BigEndian.PutUint64(b[8:], lo&^(0x3<<62)|0x2<<62)
-	const hex = "0123456789abcdef"
-	for i, x := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			buf = append(buf, '-')
-		}
-		buf = append(buf, hex[x>>4], hex[x&15])
-	}
-	return buf
+	return types.AppendUUIDText(buf, b[:])
 }
