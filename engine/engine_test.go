@@ -223,6 +223,14 @@ func TestSetShow(t *testing.T) {
 	if _, _, err := run(t, s, "SHOW nonsense"); pgerr.CodeOf(err) != pgerr.UndefinedObject {
 		t.Fatalf("show unknown: %v", err)
 	}
+	// the column is headed by the setting's name as PostgreSQL spells it
+	for q, want := range map[string]string{"SHOW timezone": "TimeZone", "SHOW DATESTYLE": "DateStyle", "SHOW Search_Path": "search_path"} {
+		stmts, _ := sql.Parse(q)
+		p, err := s.Prepare(context.Background(), stmts[0], nil)
+		if err != nil || len(p.Columns) != 1 || p.Columns[0].Name != want {
+			t.Fatalf("%s: columns %v, %v; want %s", q, p.Columns, err, want)
+		}
+	}
 }
 
 func TestStreamingStatementsAreRefusedByName(t *testing.T) {

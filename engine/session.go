@@ -269,7 +269,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 			} else if _, ok := s.showValue(name); !ok {
 				return nil, pgerr.New(pgerr.UndefinedObject, "unrecognized configuration parameter %q", n.VariableShowStmt.Name)
 			}
-			p.Columns = []types.Column{{Name: strings.ToLower(canon), Type: types.TText}}
+			p.Columns = []types.Column{{Name: canon, Type: types.TText}} // as PostgreSQL: SHOW timezone heads its column TimeZone
 		}
 	}
 	return p, nil
