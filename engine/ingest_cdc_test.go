@@ -304,16 +304,23 @@ func TestCDCTableErrors(t *testing.T) {
 		t.Errorf("slot s2 after DROP TABLE: %v", got)
 	}
 
-	// A type streamsql does not have reads as text, and only as text.
-	pg.Exec(ctx, "CREATE TABLE ids (id int PRIMARY KEY, u uuid)")
-	pg.Exec(ctx, "INSERT INTO ids VALUES (1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), (2, NULL)")
+	// A type streamsql does not have (inet) reads as text, and only as
+	// text; a uuid reads as uuid or as its text, not as another type.
+	pg.Exec(ctx, "CREATE TABLE ids (id int PRIMARY KEY, u uuid, ip inet)")
+	pg.Exec(ctx, "INSERT INTO ids VALUES (1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '10.0.0.1'), (2, NULL, NULL)")
 	uuidTable := "CREATE TABLE ids (id int PRIMARY KEY, u %s) WITH (connector = 'postgres-cdc', " + pg.Options() + ", table.name = 'ids', slot.name = 's3')"
-	if _, _, err := run(t, s, fmt.Sprintf(uuidTable, "int")); pgerr.CodeOf(err) != pgerr.FeatureNotSupported {
+	inetTable := "CREATE TABLE ips (id int PRIMARY KEY, ip %s) WITH (connector = 'postgres-cdc', " + pg.Options() + ", table.name = 'ids', slot.name = 's4')"
+	if _, _, err := run(t, s, fmt.Sprintf(inetTable, "int")); pgerr.CodeOf(err) != pgerr.FeatureNotSupported {
+		t.Errorf("inet as int: %v", err)
+	}
+	if _, _, err := run(t, s, fmt.Sprintf(uuidTable, "int")); pgerr.CodeOf(err) != pgerr.DatatypeMismatch {
 		t.Errorf("uuid as int: %v", err)
 	}
+	mustRun(t, s, fmt.Sprintf(inetTable, "text"))
 	mustRun(t, s, fmt.Sprintf(uuidTable, "text"))
 	pg.Exec(ctx, "UPDATE ids SET u = 'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12' WHERE id = 2")
 	waitRows(t, s, "SELECT * FROM ids ORDER BY id", "1|a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "2|b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12")
+	waitRows(t, s, "SELECT * FROM ips ORDER BY id", "1|10.0.0.1", "2|NULL")
 }
 
 // TestCDCSharedSource: CREATE SOURCE with the connection once, then

@@ -32,6 +32,9 @@ func isSRF(name string) bool {
 func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem, error) {
 	// A function in FROM may read earlier FROM items with or without LATERAL
 	// (PostgreSQL makes functions lateral anyway).
+	if zipsFunctions(rf) {
+		return b.rowsFrom(l, rf) // srf_rowsfrom.go
+	}
 	if rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
 		return nil, nil, b.newErr(pgerr.FeatureNotSupported, -1, "this form of function in FROM is not supported")
 	}

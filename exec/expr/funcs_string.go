@@ -385,3 +385,32 @@ func replacedLength(s, from, to string) error {
 		s = s[i+len(from):]
 	}
 }
+
+// quote_literal(anyelement) and quote_nullable(anyelement): the value's
+// text output quoted as a literal (quote_nullable: NULL is the word NULL).
+// quote_literal(text) is registered above; other types come here.
+func init() {
+	quote := func(name string, nullable bool) {
+		registerBuilder(name, func(args []Expr) (Expr, error) {
+			if len(args) != 1 {
+				return nil, noFunction(name, typesOf(args))
+			}
+			args, err := unknownToText(args)
+			if err != nil {
+				return nil, err
+			}
+			t := args[0].Type()
+			return polyCall(name, args, types.TText, !nullable, func(ctx *Context, a []types.Value) (types.Value, error) {
+				switch v := a[0].(type) {
+				case nil:
+					return "NULL", nil
+				case bool: // through the cast to text, which spells the word
+					return quoteLiteral(strconv.FormatBool(v)), nil
+				}
+				return quoteLiteral(textOf(ctx, a[0], t)), nil
+			}), nil
+		})
+	}
+	quote("quote_literal", false)
+	quote("quote_nullable", true)
+}
