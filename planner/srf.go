@@ -22,7 +22,7 @@ func isSRF(name string) bool {
 	case "generate_series", "unnest", "jsonb_array_elements", "jsonb_array_elements_text",
 		"jsonb_object_keys", "jsonb_each", "jsonb_each_text",
 		"_pg_expandarray", "information_schema._pg_expandarray", "pg_options_to_table", "generate_subscripts", "aclexplode",
-		"pg_partition_ancestors", "regexp_matches", "regexp_split_to_table":
+		"pg_partition_ancestors", "regexp_matches", "regexp_split_to_table", "string_to_table":
 		return true
 	}
 	return false
@@ -232,6 +232,9 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 	}
 	if name == "regexp_matches" || name == "regexp_split_to_table" {
 		return b.regexpSRF(fc, name, args)
+	}
+	if name == "string_to_table" {
+		return b.stringToTable(fc, args)
 	}
 	if name == "unnest" {
 		if len(args) != 1 {
@@ -526,4 +529,30 @@ func unnestValues(vs []types.Value) ([]types.Value, error) {
 	}
 	vals, _ := vs[0].([]types.Value)
 	return vals, nil
+}
+
+// stringToTable binds string_to_table(text, delimiter [, null_string]):
+// string_to_array's elements as rows (no rows for a NULL string).
+func (b *binder) stringToTable(fc *pg.FuncCall, args []expr.Expr) (*srfCall, error) {
+	if len(args) < 2 || len(args) > 3 {
+		return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function string_to_table(%s) does not exist", typeList(args))
+	}
+	out := make([]expr.Expr, len(args))
+	for i, a := range args {
+		c, err := expr.Coerce(a, types.TText, false)
+		if err != nil {
+			return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function string_to_table(%s) does not exist", typeList(args))
+		}
+		out[i] = c
+	}
+	return &srfCall{name: "string_to_table", args: out, t: types.TText, expand: func(vs []types.Value) ([]types.Value, error) {
+		if vs[0] == nil {
+			return nil, nil
+		}
+		var null types.Value
+		if len(vs) > 2 {
+			null = vs[2]
+		}
+		return expr.StringToArray(vs[0].(string), vs[1], null), nil
+	}}, nil
 }

@@ -222,6 +222,35 @@ func init() {
 			return nil, nil
 		}), nil
 	})
+	registerBuilder("array_replace", func(args []Expr) (Expr, error) {
+		if len(args) != 3 || args[0].Type().Kind != types.Array {
+			return nil, noFunction("array_replace", typesOf(args))
+		}
+		at := args[0].Type()
+		from, err := coerceImplicit(args[1], *at.Elem)
+		if err != nil {
+			return nil, err
+		}
+		to, err := coerceImplicit(args[2], *at.Elem)
+		if err != nil {
+			return nil, err
+		}
+		// not strict: NULL elements are replaced (and by) as any other
+		return polyCall("array_replace", []Expr{args[0], from, to}, at, false, func(_ *Context, a []types.Value) (types.Value, error) {
+			if a[0] == nil {
+				return nil, nil
+			}
+			in := a[0].([]types.Value)
+			out := make([]types.Value, len(in))
+			for i, v := range in {
+				if (v == nil && a[1] == nil) || (v != nil && a[1] != nil && compareValues(v, a[1], *at.Elem) == 0) {
+					v = a[2]
+				}
+				out[i] = v
+			}
+			return out, nil
+		}), nil
+	})
 	registerBuilder("array_remove", func(args []Expr) (Expr, error) {
 		if len(args) != 2 || args[0].Type().Kind != types.Array {
 			return nil, noFunction("array_remove", typesOf(args))

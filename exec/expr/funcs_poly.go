@@ -259,6 +259,12 @@ func init() {
 	}
 }
 
+// StringToArray is string_to_array(s, delim, nullStr) for a non-NULL s,
+// and so string_to_table's rows (planner/srf.go).
+func StringToArray(s string, delim, nullStr types.Value) []types.Value {
+	return stringToArray(s, delim, nullStr)
+}
+
 // stringToArray splits s on delim (NULL delim: every character; empty
 // delim: the whole string); elements equal to nullStr become NULL.
 func stringToArray(s string, delim, nullStr types.Value) []types.Value {
