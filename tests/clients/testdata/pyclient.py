@@ -112,6 +112,16 @@ def run_psycopg():
         cur.execute("SELECT %s::text, %s::int8, %s::float8, %s, %s, %s",
                     ("a", 1, 1.5, decimal.Decimal("2.50"), datetime.date(2024, 1, 2), [1, 2]))
         print("params", cur.fetchone())
+        # uuid: a parameter psycopg sends as uuid, read in text and binary;
+        # unnest of two array parameters (a bulk-insert idiom).
+        import uuid
+        u = uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+        cur.execute("SELECT %s, %s::text, %s = %s::uuid", (u, u, u, "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"))
+        print("uuid", cur.fetchone())
+        bcur.execute("SELECT %s", (u,))
+        print("uuid binary", bcur.fetchone())
+        cur.execute("SELECT * FROM unnest(%s::int[], %s::text[]) AS t(a, b) ORDER BY a", ([1, 2], ["x", "y"]))
+        print("unnest zip", cur.fetchall())
         # A server-side (named) cursor reads through a portal.
         with conn.cursor(name="big") as sc:
             sc.itersize = 50
