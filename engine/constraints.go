@@ -105,9 +105,8 @@ func (s *Session) validateForeignKeys(ctx context.Context, rel *catalog.Relation
 
 // refuseTruncateReferenced refuses to TRUNCATE a table that a foreign key
 // of a table not truncated with it references, as PostgreSQL does
-// (0A000); TRUNCATE ... CASCADE, which would truncate those tables too, is
-// refused by name when it would have to.
-func (s *Session) refuseTruncateReferenced(rels []*catalog.Relation, cascade bool) error {
+// (0A000); TRUNCATE ... CASCADE adds those tables first (execTruncate).
+func (s *Session) refuseTruncateReferenced(rels []*catalog.Relation) error {
 	in := map[uint32]bool{}
 	for _, r := range rels {
 		in[r.OID] = true
@@ -116,9 +115,6 @@ func (s *Session) refuseTruncateReferenced(rels []*catalog.Relation, cascade boo
 		for _, rk := range s.referencedBy(r) {
 			if in[rk.Table.OID] {
 				continue
-			}
-			if cascade {
-				return pgerr.Unsupported("TRUNCATE ... CASCADE of a table referenced by a foreign key is not supported: name table \"%s\" too", rk.Table.Name)
 			}
 			return pgerr.New(pgerr.FeatureNotSupported, "cannot truncate a table referenced in a foreign key constraint").
 				WithDetail("Table \"%s\" references \"%s\".", rk.Table.Name, r.Name).

@@ -130,7 +130,38 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 		tbls = append(tbls, tbl)
 		rels = append(rels, rel)
 	}
-	if err := s.refuseTruncateReferenced(rels, t.Behavior == pg.DropBehavior_DROP_CASCADE); err != nil { // constraints.go
+	var notices []*pgerr.Error
+	if t.Behavior == pg.DropBehavior_DROP_CASCADE {
+		// the tables whose foreign keys reference those, transitively
+		in := map[uint32]bool{}
+		for _, r := range rels {
+			in[r.OID] = true
+		}
+		for i := 0; i < len(rels); i++ {
+			for _, rk := range s.referencedBy(rels[i]) {
+				r := rk.Table
+				if in[r.OID] {
+					continue
+				}
+				in[r.OID] = true
+				tbl := s.eng.cat.Table(r.OID)
+				if r.Kind != catalog.KindTable || tbl == nil {
+					return nil, pgerr.New(pgerr.WrongObjectType, "%q is not a table", r.Name)
+				}
+				if err := refuseAppendOnly(r, "truncate"); err != nil {
+					return nil, err
+				}
+				if err := s.checkPriv(r, catalog.PrivTruncate); err != nil {
+					return nil, err
+				}
+				n := pgerr.New(pgerr.SuccessfulCompletion, "truncate cascades to table \"%s\"", r.Name)
+				n.Severity = pgerr.SevNotice
+				notices = append(notices, n)
+				rels, tbls = append(rels, r), append(tbls, tbl)
+			}
+		}
+	}
+	if err := s.refuseTruncateReferenced(rels); err != nil { // constraints.go
 		return nil, err
 	}
 	for _, tbl := range tbls {
@@ -138,7 +169,7 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 			return nil, err
 		}
 	}
-	return &Result{Tag: "TRUNCATE TABLE"}, nil
+	return &Result{Tag: "TRUNCATE TABLE", Notices: notices}, nil
 }
 
 // explain plans the statement under EXPLAIN and renders its plan.
