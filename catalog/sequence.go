@@ -691,3 +691,30 @@ func (s *snapshot) remapOwnedSequences(old, r *Relation, from []int) []uint32 {
 	}
 	return dropped
 }
+
+// SeqDefaultTarget is the sequence a nextval('...'::regclass) default (as
+// seqDefault writes it) names, schema "" when unqualified; ok is false
+// for any other text.
+func SeqDefaultTarget(def string) (schema, name string, ok bool) {
+	const pre, suf = "nextval('", "'::regclass)"
+	if !strings.HasPrefix(def, pre) || !strings.HasSuffix(def, suf) {
+		return "", "", false
+	}
+	parts, err := parseQualifiedName(strings.ReplaceAll(def[len(pre):len(def)-len(suf)], "''", "'"))
+	switch {
+	case err != nil:
+		return "", "", false
+	case len(parts) == 1:
+		return "", parts[0], true
+	case len(parts) == 2:
+		return parts[0], parts[1], true
+	}
+	return "", "", false
+}
+
+// SpecOf is the SeqSpec that creates a sequence with o's parameters (its
+// type, start, increment, bounds, cache and cycle), not its owner.
+func SpecOf(o *SeqOptions) SeqSpec {
+	start, inc, lo, hi, cache, cycle := o.Start, o.Increment, o.Min, o.Max, o.Cache, o.Cycle
+	return SeqSpec{Type: o.Type, Start: &start, Increment: &inc, Min: &lo, Max: &hi, Cache: &cache, Cycle: &cycle}
+}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,7 +79,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 	var pkName string
 	var pkLoc int32 = -1
 	var uniques []uniqueSpec
-	var pending []pendingConstraint // CHECK and FOREIGN KEY (constraints.go)
+	var pending []pendingConstraint          // CHECK and FOREIGN KEY (constraints.go)
+	var likeChecks []catalog.CheckConstraint // LIKE ... INCLUDING CONSTRAINTS
+	var likePKs [][]string                   // LIKE ... INCLUDING INDEXES: added after the table's own, as PostgreSQL does
 	addUnique := func(c *pg.Constraint, cols []string) error {
 		if c.NullsNotDistinct || len(c.Including) > 0 || len(c.Options) > 0 || c.Indexspace != "" {
 			return b.newErr(pgerr.FeatureNotSupported, c.Location, "UNIQUE NULLS NOT DISTINCT, INCLUDE, WITH and USING INDEX TABLESPACE are not supported")
@@ -193,8 +196,25 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 			default:
 				return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
 			}
+		case elt.GetTableLikeClause() != nil: // ddl_like.go
+			like, err := b.tableLike(rel, elt.GetTableLikeClause(), b.hasColumnComments)
+			if err != nil {
+				return nil, err
+			}
+			if like.pk != nil {
+				likePKs = append(likePKs, like.pk)
+			}
+			for _, u := range like.uniques {
+				uniques = append(uniques, uniqueSpec{cols: u, loc: -1})
+			}
+			likeChecks = append(likeChecks, like.checks...)
 		default:
 			return nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "%s in CREATE TABLE is not supported", nodeKind(elt))
+		}
+	}
+	for _, cols := range likePKs {
+		if err := setPK(cols, "", -1); err != nil {
+			return nil, err
 		}
 	}
 	if len(rel.Columns) > 1600 {
@@ -224,6 +244,12 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 	}
 	if err := b.tableConstraints(rel, pending); err != nil {
 		return nil, err
+	}
+	for _, c := range likeChecks {
+		if slices.ContainsFunc(rel.Checks, func(o catalog.CheckConstraint) bool { return o.Name == c.Name }) {
+			return nil, pgerr.New(pgerr.DuplicateObject, "constraint \"%s\" for relation \"%s\" already exists", c.Name, rel.Name)
+		}
+		rel.Checks = append(rel.Checks, c)
 	}
 	return rel, nil
 }
