@@ -23,6 +23,38 @@ func planTableDef(env *planner.Env, c *pg.CreateStmt) (*catalog.Relation, error)
 	return planner.TableDef(env, c)
 }
 
+// copyLikeComments gives the table created by stmt the column comments
+// of the relations its LIKE ... INCLUDING COMMENTS clauses name (the
+// planner copied the columns, by name: planner/ddl_like.go).
+func (s *Session) copyLikeComments(stmt *pg.CreateStmt, created *catalog.Relation) error {
+	cm, ok := s.eng.cat.(interface {
+		ObjectDescription(oid uint32, subID int32) (string, bool)
+		Comment(oid uint32, sub int32, text string) error
+	})
+	if !ok {
+		return nil
+	}
+	for _, elt := range stmt.TableElts {
+		lc := elt.GetTableLikeClause()
+		if lc == nil || lc.Options&1 == 0 { // CREATE_TABLE_LIKE_COMMENTS
+			continue
+		}
+		src, err := s.eng.cat.Resolve(lc.Relation.Schemaname, lc.Relation.Relname, s.set.searchPath())
+		if err != nil {
+			return err
+		}
+		for i, c := range src.Columns {
+			text, ok := cm.ObjectDescription(src.OID, int32(i+1))
+			if j := created.ColumnIndex(c.Name); ok && j >= 0 {
+				if err := cm.Comment(created.OID, int32(j+1), text); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // planViewDef binds CREATE VIEW. A view reading a temporary relation is
 // temporary itself, as in PostgreSQL: it goes to the session's temporary
 // schema with the notice `view "v" will be a temporary view` (and is

@@ -58,6 +58,10 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 			return s.maybeSkip(err, n.CreateStmt.IfNotExists, "CREATE TABLE")
 		}
 		s.tempCreated(created)
+		if err := s.copyLikeComments(n.CreateStmt, created); err != nil { // ddl.go
+			s.dropQuietly(created)
+			return nil, err
+		}
 		if err := s.clusterCreated(ctx, stmt, created, nil); err != nil { // cluster_run.go
 			s.dropQuietly(created)
 			return nil, err

@@ -197,7 +197,7 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 				return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "%s constraints are not supported", constraintName(c.Contype))
 			}
 		case elt.GetTableLikeClause() != nil: // ddl_like.go
-			like, err := b.tableLike(rel, elt.GetTableLikeClause(), b.hasColumnComments)
+			like, err := b.tableLike(rel, elt.GetTableLikeClause())
 			if err != nil {
 				return nil, err
 			}

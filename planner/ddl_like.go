@@ -12,16 +12,15 @@ import (
 // column defaults (a serial's default keeps naming src's sequence, as in
 // PostgreSQL), IDENTITY its identity columns (each with a new sequence of
 // the same parameters), CONSTRAINTS its CHECK constraints (same names),
-// INDEXES its primary key and UNIQUE constraints (t's own names). Foreign
-// keys are never copied. COMMENTS is refused when src has a comment to
-// copy (comments are kept by the engine, after the planner); GENERATED,
+// INDEXES its primary key and UNIQUE constraints (t's own names), COMMENTS
+// its column comments (the engine copies them once t exists:
+// Session.copyLikeComments). Foreign keys are never copied. GENERATED,
 // STATISTICS, STORAGE and COMPRESSION copy what streamsql does not have
 // (generated columns, statistics targets, per-column storage), that is
 // nothing.
 
 // The TableLikeClause option bits (PostgreSQL's CREATE_TABLE_LIKE_*).
 const (
-	likeComments    = 1 << 0
 	likeConstraints = 1 << 2
 	likeDefaults    = 1 << 3
 	likeIdentity    = 1 << 5
@@ -36,8 +35,7 @@ type likeCopy struct {
 }
 
 // tableLike appends src's columns to rel and returns the rest to copy.
-// commented reports whether src or one of its columns has a comment.
-func (b *binder) tableLike(rel *catalog.Relation, lc *pg.TableLikeClause, commented func(*catalog.Relation) bool) (likeCopy, error) {
+func (b *binder) tableLike(rel *catalog.Relation, lc *pg.TableLikeClause) (likeCopy, error) {
 	var out likeCopy
 	rv := lc.Relation
 	src, err := b.env.Catalog.Resolve(rv.Schemaname, rv.Relname, b.env.SearchPath)
@@ -48,9 +46,6 @@ func (b *binder) tableLike(rel *catalog.Relation, lc *pg.TableLikeClause, commen
 	case catalog.KindTable, catalog.KindView, catalog.KindMatView, catalog.KindSource:
 	default:
 		return out, b.newErr(pgerr.WrongObjectType, rv.Location, "\"%s\" is not a table, view, materialized view, composite type, or foreign table", src.Name)
-	}
-	if lc.Options&likeComments != 0 && commented != nil && commented(src) {
-		return out, b.newErr(pgerr.FeatureNotSupported, rv.Location, "LIKE ... INCLUDING COMMENTS of a relation with comments is not supported")
 	}
 	for _, c := range src.Columns {
 		if rel.ColumnIndex(c.Name) >= 0 {
@@ -98,20 +93,4 @@ func (b *binder) tableLike(rel *catalog.Relation, lc *pg.TableLikeClause, commen
 		}
 	}
 	return out, nil
-}
-
-// hasColumnComments reports whether a column of r has a comment.
-func (b *binder) hasColumnComments(r *catalog.Relation) bool {
-	d, ok := b.env.Catalog.(interface {
-		ObjectDescription(oid uint32, subID int32) (string, bool)
-	})
-	if !ok {
-		return false
-	}
-	for i := range r.Columns {
-		if _, ok := d.ObjectDescription(r.OID, int32(i+1)); ok {
-			return true
-		}
-	}
-	return false
 }
