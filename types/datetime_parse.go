@@ -297,6 +297,10 @@ func roundTS(v int64, typmod int32) int64 {
 	return roundMicros(v-pgEpochMicros, typmod) + pgEpochMicros
 }
 
+// LocalToUTC is localToUTC: the instant of wall-clock reading local (µs,
+// as if UTC) in loc, chosen around a transition as PostgreSQL does.
+func LocalToUTC(local int64, loc *time.Location) int64 { return localToUTC(local, loc) }
+
 // localToUTC converts a wall-clock reading in loc (microseconds, as if UTC)
 // to a UTC instant. Around a transition it chooses as PostgreSQL does: a
 // time that falls in a gap (spring forward) takes the offset from before

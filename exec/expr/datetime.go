@@ -35,13 +35,15 @@ func floorDiv64(a, b int64) int64 {
 
 func isInfTS(us int64) bool { return us == tsInfinity || us == tsNegInfinity }
 
-// wallToInstant interprets a wall-clock timestamp in loc.
+// wallToInstant interprets a wall-clock timestamp in loc. A reading in a
+// spring-forward gap takes the offset from before the transition, an
+// ambiguous one (fall back) the offset from after, as PostgreSQL does
+// (types.LocalToUTC; Go's time.Date leaves that choice open).
 func wallToInstant(us int64, loc *time.Location) int64 {
 	if isInfTS(us) {
 		return us
 	}
-	t := time.UnixMicro(us).UTC()
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc).UnixMicro()
+	return types.LocalToUTC(us, loc)
 }
 
 // instantToWall reads an instant on loc's clock.

@@ -392,6 +392,13 @@ func truncTZ(unit string, us int64, loc *time.Location) (types.Value, error) {
 	if r == w {
 		return types.TimestampValue(us), nil
 	}
+	switch strings.ToLower(unit) {
+	case "hour", "hours", "h", "hr", "hrs", "minute", "minutes", "m", "min", "mins",
+		"second", "seconds", "s", "sec", "secs", "milliseconds", "millisecond", "ms":
+		// hour and finer: the offset stays the value's own, as PostgreSQL
+		// keeps it (01:30 EDT on a fall-back night truncates to 01:00 EDT)
+		return types.TimestampValue(us - (w - r)), nil
+	}
 	return types.TimestampValue(wallToInstant(r, loc)), nil
 }
 
