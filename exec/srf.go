@@ -35,6 +35,10 @@ type SetFunc struct {
 	// endless series (generate_series up to infinity). It must be safe for
 	// concurrent use; each generator is used by one goroutine.
 	Stream func(args []types.Value) (func() (types.Value, bool, error), error)
+	// StreamCtx, when set, is used instead of both, with the statement's
+	// evaluation context (its session's TimeZone: a series of timestamptz
+	// steps days and months on the session's clock).
+	StreamCtx func(ec *expr.Context, args []types.Value) (func() (types.Value, bool, error), error)
 }
 
 // Columns returns the input columns and the function's column.
@@ -153,6 +157,14 @@ func (it *projectSetIter) startRow() error {
 		vals := make([]types.Value, len(fn.Args))
 		for i, a := range it.args[f] {
 			vals[i] = types.ValueAt(a, it.row, fn.Args[i].Type())
+		}
+		if fn.StreamCtx != nil {
+			g, err := fn.StreamCtx(it.ctx.Eval, vals)
+			if err != nil {
+				return err
+			}
+			it.gens[f] = g
+			continue
 		}
 		if fn.Stream != nil {
 			g, err := fn.Stream(vals)

@@ -85,6 +85,9 @@ type srfCall struct {
 	expand func(args []types.Value) ([]types.Value, error)
 	// stream, when set, generates the values lazily (exec.SetFunc.Stream).
 	stream func(args []types.Value) (func() (types.Value, bool, error), error)
+	// streamCtx, when set, is stream with the statement's evaluation
+	// context, used instead of expand and stream (exec.SetFunc.StreamCtx).
+	streamCtx func(ec *expr.Context, args []types.Value) (func() (types.Value, bool, error), error)
 	// cols and rows describe a function returning several columns (usable
 	// in FROM only).
 	cols []types.Column
@@ -143,6 +146,52 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (l
 func (b *binder) srfRows(call *srfCall, name string, ordinality bool, ids []int) *lFunc {
 	cols, rows := call.columns()
 	f := b.funcRowsIDs(name, call.args, cols, rows, ordinality, ids)
+	if call.streamCtx != nil {
+		// generated on the statement's clock (its session's TimeZone)
+		outCols := cols
+		if ordinality {
+			outCols = append(append([]types.Column(nil), cols...), types.Column{Name: "ordinality", Type: types.TInt8})
+		}
+		f.produce = func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
+			return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
+				vals := make([]types.Value, len(a))
+				for i, e := range a {
+					v, err := evalConst(ctx, e)
+					if err != nil {
+						return nil, err
+					}
+					vals[i] = v
+				}
+				var ec *expr.Context
+				if ctx != nil {
+					ec = ctx.Eval
+				}
+				gen, err := call.streamCtx(ec, vals)
+				if err != nil {
+					return nil, err
+				}
+				var rows [][]types.Value
+				for {
+					v, ok, err := gen()
+					if err != nil {
+						return nil, err
+					}
+					if !ok {
+						break
+					}
+					if len(rows) >= maxSeries {
+						return nil, pgerr.New(pgerr.ProgramLimitExceeded, "generate_series result is too large")
+					}
+					row := []types.Value{v}
+					if ordinality {
+						row = append(row, int64(len(rows)+1))
+					}
+					rows = append(rows, row)
+				}
+				return rowBatches(ctx, outCols, rows)
+			}
+		}
+	}
 	if name == "generate_series" && call.t.IsInteger() {
 		out := cols
 		if ordinality {
@@ -296,8 +345,8 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 		}
 		return &srfCall{name: name, args: args, t: t, expand: func(vs []types.Value) ([]types.Value, error) {
 			return timestampSeries(vs, t, add)
-		}, stream: func(vs []types.Value) (func() (types.Value, bool, error), error) {
-			return timestampSeriesStream(vs, t, add)
+		}, streamCtx: func(ec *expr.Context, vs []types.Value) (func() (types.Value, bool, error), error) {
+			return timestampSeriesStream(ec, vs, t, add)
 		}}, nil
 	case t.Kind == types.Numeric:
 		if ct, err := expr.CommonType(argTypes(args), "generate_series"); err == nil && ct.Kind == types.Numeric {
@@ -435,7 +484,7 @@ func intSeriesStream(vs []types.Value) (func() (types.Value, bool, error), error
 
 // timestampSeriesStream is timestampSeries generated one value at a time
 // (its stop may be infinity).
-func timestampSeriesStream(vs []types.Value, t types.T, add expr.Expr) (func() (types.Value, bool, error), error) {
+func timestampSeriesStream(ec *expr.Context, vs []types.Value, t types.T, add expr.Expr) (func() (types.Value, bool, error), error) {
 	if anyNull(vs) {
 		return func() (types.Value, bool, error) { return nil, false, nil }, nil
 	}
@@ -453,7 +502,7 @@ func timestampSeriesStream(vs []types.Value, t types.T, add expr.Expr) (func() (
 			return nil, false, nil
 		}
 		v := cur
-		next, err := evalRow(schema, add, []types.Value{cur, iv}, []types.T{t, types.TInterval})
+		next, err := evalRow(ec, schema, add, []types.Value{cur, iv}, []types.T{t, types.TInterval})
 		if err != nil {
 			return nil, false, err
 		}
@@ -486,7 +535,7 @@ func timestampSeries(vs []types.Value, t types.T, add expr.Expr) ([]types.Value,
 			return nil, pgerr.New(pgerr.ProgramLimitExceeded, "generate_series result is too large")
 		}
 		vals = append(vals, cur)
-		next, err := evalRow(schema, add, []types.Value{cur, iv}, []types.T{t, types.TInterval})
+		next, err := evalRow(nil, schema, add, []types.Value{cur, iv}, []types.T{t, types.TInterval})
 		if err != nil {
 			return nil, err
 		}
@@ -499,8 +548,9 @@ func timestampSeries(vs []types.Value, t types.T, add expr.Expr) ([]types.Value,
 	return vals, nil
 }
 
-// evalRow evaluates e over one row of values.
-func evalRow(schema *arrow.Schema, e expr.Expr, vals []types.Value, ts []types.T) (types.Value, error) {
+// evalRow evaluates e over one row of values, in ec (nil: UTC and the
+// defaults).
+func evalRow(ec *expr.Context, schema *arrow.Schema, e expr.Expr, vals []types.Value, ts []types.T) (types.Value, error) {
 	mem := (*expr.Context)(nil).Allocator()
 	arrs := make([]arrow.Array, len(vals))
 	for i, v := range vals {
@@ -514,7 +564,10 @@ func evalRow(schema *arrow.Schema, e expr.Expr, vals []types.Value, ts []types.T
 	}
 	rec := array.NewRecordBatch(schema, arrs, 1)
 	defer rec.Release()
-	a, err := e.Eval(&expr.Context{}, rec)
+	if ec == nil {
+		ec = &expr.Context{}
+	}
+	a, err := e.Eval(ec, rec)
 	if err != nil {
 		return nil, err
 	}
