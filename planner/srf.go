@@ -154,13 +154,9 @@ func (b *binder) srfRows(call *srfCall, name string, ordinality bool, ids []int)
 		}
 		f.produce = func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
 			return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
-				vals := make([]types.Value, len(a))
-				for i, e := range a {
-					v, err := evalConst(ctx, e)
-					if err != nil {
-						return nil, err
-					}
-					vals[i] = v
+				vals, err := evalConsts(ctx, a)
+				if err != nil {
+					return nil, err
 				}
 				var ec *expr.Context
 				if ctx != nil {
@@ -244,13 +240,9 @@ func (b *binder) funcRowsIDs(name string, args []expr.Expr, cols []types.Column,
 	}
 	f.produce = func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
 		return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
-			vals := make([]types.Value, len(a))
-			for i, e := range a {
-				v, err := evalConst(ctx, e)
-				if err != nil {
-					return nil, err
-				}
-				vals[i] = v
+			vals, err := evalConsts(ctx, a)
+			if err != nil {
+				return nil, err
 			}
 			out, err := rows(vals)
 			if err != nil {
@@ -378,6 +370,19 @@ func typeList(args []expr.Expr) string {
 }
 
 // evalConst evaluates a column-free expression once.
+// evalConsts is evalConst of each of es.
+func evalConsts(ctx *exec.Context, es []expr.Expr) ([]types.Value, error) {
+	vals := make([]types.Value, len(es))
+	for i, e := range es {
+		v, err := evalConst(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return vals, nil
+}
+
 func evalConst(ctx *exec.Context, e expr.Expr) (types.Value, error) {
 	var ec *expr.Context
 	if ctx != nil {
