@@ -36,7 +36,7 @@ func (s *Session) copyLikeComments(stmt *pg.CreateStmt, created *catalog.Relatio
 	}
 	for _, elt := range stmt.TableElts {
 		lc := elt.GetTableLikeClause()
-		if lc == nil || lc.Options&1 == 0 { // CREATE_TABLE_LIKE_COMMENTS
+		if lc == nil || lc.Options&planner.LikeComments == 0 {
 			continue
 		}
 		src, err := s.eng.cat.Resolve(lc.Relation.Schemaname, lc.Relation.Relname, s.set.searchPath())
@@ -140,6 +140,22 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 	return nil, err
 }
 
+// truncatable returns rel's stored table if the session may truncate it:
+// a table, not append-only, with the TRUNCATE privilege.
+func (s *Session) truncatable(rel *catalog.Relation) (*storage.Table, error) {
+	tbl := s.eng.cat.Table(rel.OID)
+	if rel.Kind != catalog.KindTable || tbl == nil {
+		return nil, pgerr.New(pgerr.WrongObjectType, "%q is not a table", rel.Name)
+	}
+	if err := refuseAppendOnly(rel, "truncate"); err != nil {
+		return nil, err
+	}
+	if err := s.checkPriv(rel, catalog.PrivTruncate); err != nil { // grant.go
+		return nil, err
+	}
+	return tbl, nil
+}
+
 func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result, error) {
 	tbls := make([]*storage.Table, 0, len(t.Relations))
 	var rels []*catalog.Relation
@@ -149,14 +165,8 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 		if err != nil {
 			return nil, err
 		}
-		tbl := s.eng.cat.Table(rel.OID)
-		if rel.Kind != catalog.KindTable || tbl == nil {
-			return nil, pgerr.New(pgerr.WrongObjectType, "%q is not a table", rel.Name)
-		}
-		if err := refuseAppendOnly(rel, "truncate"); err != nil {
-			return nil, err
-		}
-		if err := s.checkPriv(rel, catalog.PrivTruncate); err != nil { // grant.go
+		tbl, err := s.truncatable(rel)
+		if err != nil {
 			return nil, err
 		}
 		tbls = append(tbls, tbl)
@@ -176,14 +186,8 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 					continue
 				}
 				in[r.OID] = true
-				tbl := s.eng.cat.Table(r.OID)
-				if r.Kind != catalog.KindTable || tbl == nil {
-					return nil, pgerr.New(pgerr.WrongObjectType, "%q is not a table", r.Name)
-				}
-				if err := refuseAppendOnly(r, "truncate"); err != nil {
-					return nil, err
-				}
-				if err := s.checkPriv(r, catalog.PrivTruncate); err != nil {
+				tbl, err := s.truncatable(r)
+				if err != nil {
 					return nil, err
 				}
 				n := pgerr.New(pgerr.SuccessfulCompletion, "truncate cascades to table \"%s\"", r.Name)

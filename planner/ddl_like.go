@@ -20,7 +20,9 @@ import (
 // nothing.
 
 // The TableLikeClause option bits (PostgreSQL's CREATE_TABLE_LIKE_*).
+// LikeComments is the engine's to honour (Session.copyLikeComments).
 const (
+	LikeComments    = 1 << 0
 	likeConstraints = 1 << 2
 	likeDefaults    = 1 << 3
 	likeIdentity    = 1 << 5

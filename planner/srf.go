@@ -94,12 +94,36 @@ type srfCall struct {
 	rows func(args []types.Value) ([][]types.Value, error)
 }
 
+// rowsFunc produces a function's rows in FROM from its arguments' values,
+// in the statement's evaluation context ec (nil: UTC and the defaults).
+type rowsFunc func(ec *expr.Context, args []types.Value) ([][]types.Value, error)
+
 // columns returns the result columns and a function producing rows.
-func (c *srfCall) columns() ([]types.Column, func([]types.Value) ([][]types.Value, error)) {
-	if c.rows != nil {
-		return c.cols, c.rows
+func (c *srfCall) columns() ([]types.Column, rowsFunc) {
+	cols := []types.Column{{Name: c.name, Type: c.t}}
+	switch {
+	case c.rows != nil:
+		return c.cols, func(_ *expr.Context, args []types.Value) ([][]types.Value, error) { return c.rows(args) }
+	case c.streamCtx != nil:
+		return cols, func(ec *expr.Context, args []types.Value) ([][]types.Value, error) {
+			gen, err := c.streamCtx(ec, args)
+			if err != nil {
+				return nil, err
+			}
+			var rows [][]types.Value
+			for {
+				v, ok, err := gen()
+				if err != nil || !ok {
+					return rows, err
+				}
+				if len(rows) >= maxSeries {
+					return nil, pgerr.New(pgerr.ProgramLimitExceeded, "%s result is too large", c.name)
+				}
+				rows = append(rows, []types.Value{v})
+			}
+		}
 	}
-	return []types.Column{{Name: c.name, Type: c.t}}, func(args []types.Value) ([][]types.Value, error) {
+	return cols, func(_ *expr.Context, args []types.Value) ([][]types.Value, error) {
 		vals, err := c.expand(args)
 		rows := make([][]types.Value, len(vals))
 		for i, v := range vals {
@@ -146,48 +170,6 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (l
 func (b *binder) srfRows(call *srfCall, name string, ordinality bool, ids []int) *lFunc {
 	cols, rows := call.columns()
 	f := b.funcRowsIDs(name, call.args, cols, rows, ordinality, ids)
-	if call.streamCtx != nil {
-		// generated on the statement's clock (its session's TimeZone)
-		outCols := cols
-		if ordinality {
-			outCols = append(append([]types.Column(nil), cols...), types.Column{Name: "ordinality", Type: types.TInt8})
-		}
-		f.produce = func(a []expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) {
-			return func(ctx *exec.Context) ([]arrow.RecordBatch, error) {
-				vals, err := evalConsts(ctx, a)
-				if err != nil {
-					return nil, err
-				}
-				var ec *expr.Context
-				if ctx != nil {
-					ec = ctx.Eval
-				}
-				gen, err := call.streamCtx(ec, vals)
-				if err != nil {
-					return nil, err
-				}
-				var rows [][]types.Value
-				for {
-					v, ok, err := gen()
-					if err != nil {
-						return nil, err
-					}
-					if !ok {
-						break
-					}
-					if len(rows) >= maxSeries {
-						return nil, pgerr.New(pgerr.ProgramLimitExceeded, "generate_series result is too large")
-					}
-					row := []types.Value{v}
-					if ordinality {
-						row = append(row, int64(len(rows)+1))
-					}
-					rows = append(rows, row)
-				}
-				return rowBatches(ctx, outCols, rows)
-			}
-		}
-	}
 	if name == "generate_series" && call.t.IsInteger() {
 		out := cols
 		if ordinality {
@@ -223,12 +205,12 @@ func intSeriesIter(ctx *exec.Context, cols []types.Column, args []expr.Expr, ord
 }
 
 // funcRows makes the lFunc of a function in FROM.
-func (b *binder) funcRows(name string, args []expr.Expr, cols []types.Column, rows func([]types.Value) ([][]types.Value, error), ordinality bool) *lFunc {
+func (b *binder) funcRows(name string, args []expr.Expr, cols []types.Column, rows rowsFunc, ordinality bool) *lFunc {
 	return b.funcRowsIDs(name, args, cols, rows, ordinality, nil)
 }
 
 // funcRowsIDs is funcRows with the columns' ids given (new ones when nil).
-func (b *binder) funcRowsIDs(name string, args []expr.Expr, cols []types.Column, rows func([]types.Value) ([][]types.Value, error), ordinality bool, ids []int) *lFunc {
+func (b *binder) funcRowsIDs(name string, args []expr.Expr, cols []types.Column, rows rowsFunc, ordinality bool, ids []int) *lFunc {
 	if ordinality {
 		cols = append(append([]types.Column(nil), cols...), types.Column{Name: "ordinality", Type: types.TInt8})
 	}
@@ -244,7 +226,11 @@ func (b *binder) funcRowsIDs(name string, args []expr.Expr, cols []types.Column,
 			if err != nil {
 				return nil, err
 			}
-			out, err := rows(vals)
+			var ec *expr.Context
+			if ctx != nil {
+				ec = ctx.Eval
+			}
+			out, err := rows(ec, vals)
 			if err != nil {
 				return nil, err
 			}
@@ -335,10 +321,8 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 		if err != nil {
 			return nil, err
 		}
-		return &srfCall{name: name, args: args, t: t, expand: func(vs []types.Value) ([]types.Value, error) {
-			return timestampSeries(vs, t, add)
-		}, streamCtx: func(ec *expr.Context, vs []types.Value) (func() (types.Value, bool, error), error) {
-			return timestampSeriesStream(ec, vs, t, add)
+		return &srfCall{name: name, args: args, t: t, streamCtx: func(ec *expr.Context, vs []types.Value) (func() (types.Value, bool, error), error) {
+			return timestampSeries(ec, vs, t, add)
 		}}, nil
 	case t.Kind == types.Numeric:
 		if ct, err := expr.CommonType(argTypes(args), "generate_series"); err == nil && ct.Kind == types.Numeric {
@@ -354,7 +338,9 @@ func (b *binder) constRows(name string, e expr.Expr, loc int32, ordinality bool)
 		return nil, b.newErr(pgerr.FeatureNotSupported, loc, "arguments of %s must not reference columns here", name)
 	}
 	cols := []types.Column{{Name: name, Type: e.Type()}}
-	one := func(vals []types.Value) ([][]types.Value, error) { return [][]types.Value{{vals[0]}}, nil }
+	one := func(_ *expr.Context, vals []types.Value) ([][]types.Value, error) {
+		return [][]types.Value{{vals[0]}}, nil
+	}
 	return b.funcRows(name, []expr.Expr{e}, cols, one, ordinality), nil
 }
 
@@ -369,7 +355,6 @@ func typeList(args []expr.Expr) string {
 	return s
 }
 
-// evalConst evaluates a column-free expression once.
 // evalConsts is evalConst of each of es.
 func evalConsts(ctx *exec.Context, es []expr.Expr) ([]types.Value, error) {
 	vals := make([]types.Value, len(es))
@@ -383,6 +368,7 @@ func evalConsts(ctx *exec.Context, es []expr.Expr) ([]types.Value, error) {
 	return vals, nil
 }
 
+// evalConst evaluates a column-free expression once.
 func evalConst(ctx *exec.Context, e expr.Expr) (types.Value, error) {
 	var ec *expr.Context
 	if ctx != nil {
@@ -487,9 +473,11 @@ func intSeriesStream(vs []types.Value) (func() (types.Value, bool, error), error
 	}, nil
 }
 
-// timestampSeriesStream is timestampSeries generated one value at a time
-// (its stop may be infinity).
-func timestampSeriesStream(ec *expr.Context, vs []types.Value, t types.T, add expr.Expr) (func() (types.Value, bool, error), error) {
+// timestampSeries is generate_series(start, stop, step interval), one value
+// at a time (its stop may be infinity); add is column 0 + column 1
+// (timestamp + interval), evaluated in ec (a timestamptz steps days and
+// months on the session's clock).
+func timestampSeries(ec *expr.Context, vs []types.Value, t types.T, add expr.Expr) (func() (types.Value, bool, error), error) {
 	if anyNull(vs) {
 		return func() (types.Value, bool, error) { return nil, false, nil }, nil
 	}
@@ -518,39 +506,6 @@ func timestampSeriesStream(ec *expr.Context, vs []types.Value, t types.T, add ex
 		}
 		return v, true, nil
 	}, nil
-}
-
-// timestampSeries is generate_series(start, stop, step interval); add is
-// column 0 + column 1 (timestamp + interval).
-func timestampSeries(vs []types.Value, t types.T, add expr.Expr) ([]types.Value, error) {
-	if anyNull(vs) {
-		return nil, nil
-	}
-	iv := vs[2].(types.IntervalValue)
-	if iv.Months == 0 && iv.Days == 0 && iv.Micros == 0 {
-		return nil, pgerr.New(pgerr.InvalidParameterValue, "step size cannot equal zero")
-	}
-	stop := vs[1].(types.TimestampValue)
-	cur := vs[0].(types.TimestampValue)
-	forward := iv.Months > 0 || iv.Days > 0 || iv.Micros > 0
-	schema := types.ArrowSchema([]types.Column{{Name: "t", Type: t}, {Name: "i", Type: types.TInterval}})
-	var vals []types.Value
-	for (forward && cur <= stop) || (!forward && cur >= stop) {
-		if len(vals) >= maxSeries {
-			return nil, pgerr.New(pgerr.ProgramLimitExceeded, "generate_series result is too large")
-		}
-		vals = append(vals, cur)
-		next, err := evalRow(nil, schema, add, []types.Value{cur, iv}, []types.T{t, types.TInterval})
-		if err != nil {
-			return nil, err
-		}
-		n, ok := next.(types.TimestampValue)
-		if !ok {
-			break
-		}
-		cur = n
-	}
-	return vals, nil
 }
 
 // evalRow evaluates e over one row of values, in ec (nil: UTC and the

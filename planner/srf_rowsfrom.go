@@ -74,7 +74,7 @@ func (b *binder) rowsFrom(l *level, rf *pg.RangeFunction) (lnode, []*nsItem, err
 	var args []expr.Expr
 	type part struct {
 		nargs int
-		rows  func([]types.Value) ([][]types.Value, error)
+		rows  rowsFunc
 		width int
 	}
 	parts := make([]part, len(calls))
@@ -84,11 +84,11 @@ func (b *binder) rowsFrom(l *level, rf *pg.RangeFunction) (lnode, []*nsItem, err
 		args = append(args, c.args...)
 		parts[i] = part{nargs: len(c.args), rows: rows, width: len(cs)}
 	}
-	zip := func(vals []types.Value) ([][]types.Value, error) {
+	zip := func(ec *expr.Context, vals []types.Value) ([][]types.Value, error) {
 		each := make([][][]types.Value, len(parts))
 		n := 0
 		for i, p := range parts {
-			r, err := p.rows(vals[:p.nargs])
+			r, err := p.rows(ec, vals[:p.nargs])
 			if err != nil {
 				return nil, err
 			}

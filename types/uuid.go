@@ -16,6 +16,15 @@ import (
 // optionally in braces; nothing else, not even spaces. It returns the
 // canonical text; bad input is 22P02.
 func ParseUUID(s string) (string, error) {
+	b, err := decodeUUID(s)
+	if err != nil {
+		return "", err
+	}
+	return uuidText(b[:]), nil
+}
+
+// decodeUUID is uuid_in's reading of s (ParseUUID) into the 16 bytes.
+func decodeUUID(s string) ([16]byte, error) {
 	var b [16]byte
 	src := s
 	braces := len(src) > 0 && src[0] == '{'
@@ -24,12 +33,12 @@ func ParseUUID(s string) (string, error) {
 	}
 	for i := range b {
 		if len(src) < 2 {
-			return "", badUUID(s)
+			return b, badUUID(s)
 		}
 		hi, ok1 := unhex(src[0])
 		lo, ok2 := unhex(src[1])
 		if !ok1 || !ok2 {
-			return "", badUUID(s)
+			return b, badUUID(s)
 		}
 		b[i] = hi<<4 | lo
 		src = src[2:]
@@ -39,14 +48,14 @@ func ParseUUID(s string) (string, error) {
 	}
 	if braces {
 		if len(src) == 0 || src[0] != '}' {
-			return "", badUUID(s)
+			return b, badUUID(s)
 		}
 		src = src[1:]
 	}
 	if src != "" {
-		return "", badUUID(s)
+		return b, badUUID(s)
 	}
-	return uuidText(b[:]), nil
+	return b, nil
 }
 
 func badUUID(s string) error {
@@ -67,29 +76,13 @@ func AppendUUIDText(dst, b []byte) []byte {
 	return dst
 }
 
-// appendUUIDBytes appends the 16 bytes of a canonical uuid text (uuid_send).
+// appendUUIDBytes appends the 16 bytes of a uuid's text (uuid_send).
 func appendUUIDBytes(dst []byte, s string) ([]byte, error) {
-	n := 0
-	var hi byte
-	for i := 0; i < len(s); i++ {
-		if s[i] == '-' {
-			continue
-		}
-		d, ok := unhex(s[i])
-		if !ok {
-			return nil, badUUID(s)
-		}
-		if n%2 == 0 {
-			hi = d
-		} else {
-			dst = append(dst, hi<<4|d)
-		}
-		n++
+	b, err := decodeUUID(s)
+	if err != nil {
+		return nil, err
 	}
-	if n != 32 {
-		return nil, badUUID(s)
-	}
-	return dst, nil
+	return append(dst, b[:]...), nil
 }
 
 // RandomUUID is gen_random_uuid(): a version 4 (random) uuid's text.
