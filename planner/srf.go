@@ -119,6 +119,9 @@ func (c *srfCall) columns() ([]types.Column, rowsFunc) {
 				if len(rows) >= maxSeries {
 					return nil, pgerr.New(pgerr.ProgramLimitExceeded, "%s result is too large", c.name)
 				}
+				if len(rows)%4096 == 0 && ec != nil && ec.Ctx != nil && ec.Ctx.Err() != nil {
+					return nil, pgerr.Canceled(ec.Ctx.Err()) // a long series stops at a cancel or statement_timeout
+				}
 				rows = append(rows, []types.Value{v})
 			}
 		}
