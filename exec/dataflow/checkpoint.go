@@ -534,15 +534,17 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 		run.w.Abort() // the runtime is closing
 		return
 	}
-	// The jobs still registered: one stopped since the barrier (dropped)
-	// is left out and rebuilt at recovery. A runtime that began closing
-	// unregisters every job: its checkpoint is not committed (it would
-	// hold none of them), the previous one stays the last.
+	// The jobs kept are decided under rt.mu: a job stopped since the
+	// barrier (dropped, or restarted by an ALTER) or failed is left out and
+	// rebuilt at recovery. Close marks every job stopped after it set
+	// closed, so a job is never left out for a stop that is only the
+	// runtime closing: a runtime that began closing unregisters every job,
+	// and its checkpoint is not committed (the previous one stays the last).
 	rt.mu.Lock()
 	closing := rt.closed
-	live := map[uint32]bool{}
+	kept := map[uint32]bool{}
 	for id, j := range run.jobs {
-		live[id] = rt.jobs[id] == j
+		kept[id] = rt.jobs[id] == j && j.Err() == nil && !j.stopped.Load()
 	}
 	rt.mu.Unlock()
 	if closing {
@@ -554,7 +556,7 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 	run.mu.Lock()
 	err := run.failed
 	for id, j := range run.jobs {
-		if j.Err() != nil || j.stopped.Load() || !live[id] {
+		if !kept[id] {
 			continue // left out: rebuilt at recovery
 		}
 		jm := jobMeta{ID: id, Name: j.spec.Name, Fingerprint: fingerprint(j.spec.Plan), Resumable: true, Parallelism: planParallelism(j.spec.Plan)}

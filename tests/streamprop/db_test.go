@@ -103,7 +103,7 @@ type logRing struct {
 func (r *logRing) logf(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.lines) >= 40 {
+	if len(r.lines) >= 400 {
 		r.lines = r.lines[1:]
 	}
 	r.lines = append(r.lines, fmt.Sprintf("[step %d] ", r.step)+fmt.Sprintf(format, args...))
