@@ -527,6 +527,10 @@ func (rt *Runtime) beginCheckpointLocked() (*ckptRun, error) {
 	return run, nil
 }
 
+// testHookCkptKept, when set by a test, runs in finishCheckpoint once the
+// jobs kept are decided, before the checkpoint is written.
+var testHookCkptKept func(*Runtime)
+
 // finishCheckpoint waits until every job of run completed its epoch (or
 // failed or stopped), then commits it.
 func (rt *Runtime) finishCheckpoint(run *ckptRun) {
@@ -550,6 +554,9 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 	if closing {
 		run.w.Abort()
 		return
+	}
+	if testHookCkptKept != nil {
+		testHookCkptKept(rt)
 	}
 	meta := ckptMeta{Epoch: run.epoch}
 	retain := map[uint32]uint64{}

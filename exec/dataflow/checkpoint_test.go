@@ -3,7 +3,9 @@ package dataflow
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -232,5 +234,61 @@ func TestChangedPlanIsRebuilt(t *testing.T) {
 	flush(t, rt2)
 	if got := fmt.Sprint(contents(t, j)); got != "[10]" {
 		t.Fatalf("v1 = %s", got)
+	}
+}
+
+// TestCheckpointDuringCloseKeepsEveryJob: a checkpoint whose jobs are
+// decided just before Close begins is committed with all of them. Close
+// marking the jobs stopped must not make it leave them out (a restart
+// would rebuild them from their inputs and drop their changelogs).
+func TestCheckpointDuringCloseKeepsEveryJob(t *testing.T) {
+	dir := t.TempDir()
+	tbl := &fakeTable{rows: []int64{1, 5, 10}}
+	in := &ckInputs{fakeInputs: fakeInputs{tables: map[uint32]*fakeTable{100: tbl}}}
+	store, _ := openStore(t, dir)
+	rt := New(Config{BarrierInterval: -1, CheckpointInterval: -1, Checkpoints: store}, in)
+	var jobs []*Job
+	for id := uint32(1); id <= 3; id++ {
+		scan := &stream.Scan{Rel: 100, Name: "t", Kind: stream.ScanTable, Cols: cols}
+		j, err := rt.StartJob(JobSpec{ID: id, Name: fmt.Sprintf("v%d", id), Plan: &stream.Filter{Input: scan, Cond: gt(2)}, Cols: cols})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	first := checkpointNow(t, rt)
+	closed := make(chan struct{})
+	testHookCkptKept = func(r *Runtime) {
+		if r != rt {
+			return
+		}
+		testHookCkptKept = nil
+		go func() { r.Close(); close(closed) }()
+		// Close marks every job stopped before it waits for this commit.
+		for _, j := range jobs {
+			for !j.stopped.Load() {
+				runtime.Gosched()
+			}
+		}
+	}
+	defer func() { testHookCkptKept = nil }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	second, _ := rt.Checkpoint(ctx) // it may report the close
+	<-closed
+
+	_, cp := openStore(t, dir)
+	if cp == nil {
+		t.Fatal("no checkpoint recovered")
+	}
+	var meta ckptMeta
+	if err := json.Unmarshal(cp.Manifest.Meta, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if cp.Manifest.Epoch != first && cp.Manifest.Epoch != second {
+		t.Fatalf("recovered epoch %d, want %d or %d", cp.Manifest.Epoch, first, second)
+	}
+	if len(meta.Jobs) != 3 {
+		t.Fatalf("checkpoint %d (the one during Close: %v) holds %d jobs, want 3", cp.Manifest.Epoch, cp.Manifest.Epoch == second, len(meta.Jobs))
 	}
 }
