@@ -149,13 +149,11 @@ func (g *Generator) align() {
 	}
 }
 
-// after is the number of the generator's event after event e (one of
-// its own).
-func (g *Generator) after(e int64) int64 {
-	if g.splits <= 1 || (g.cfg.FirstEventID+e+1)%g.span() != 0 {
-		return e + 1
-	}
-	return (g.groupOf(e)+g.splits)*g.span() - g.cfg.FirstEventID
+// groupEnd is, for a split generator (SetSplit), the number after the
+// last event of event e's group: where Next's loop jumps over the other
+// generators' groups (a comparison an event instead of a division).
+func (g *Generator) groupEnd(e int64) int64 {
+	return (g.groupOf(e)+1)*g.span() - g.cfg.FirstEventID
 }
 
 // Next generates up to max rows of the selected tables (all three unless
@@ -217,11 +215,19 @@ func (g *Generator) Next(max int) (Batches, error) {
 			perGroup += share * int(g.group)
 		}
 	}
+	split := g.splits > 1
+	var gEnd, skip int64 // split: the end of n's group, and the other generators' events after it
+	if split {
+		gEnd, skip = g.groupEnd(n), (g.splits-1)*g.span()
+	}
 	for rows < max && (end == 0 || n < end) {
 		e := n // this event's number
 		id := first + e
 		k := kindOf(id)
-		n = g.after(e)
+		if n = e + 1; split && n == gEnd {
+			n += skip // the generator's next group
+			gEnd = n + g.span()
+		}
 		last = e
 		if g.want[k] {
 			rows++

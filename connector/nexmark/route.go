@@ -23,6 +23,12 @@ type route struct {
 	// is most rows, and owner (a hash through a function value) was up to
 	// a tenth of a routed reader's time.
 	memo *[ownerMemoSize]ownerMemo
+	// last is the last value looked up and its owner: a hot bidder's or
+	// auction's rows follow each other, so most lookups are the value
+	// before (checked inline, without the memo's call).
+	last      int64
+	lastOwner int
+	lastSet   bool
 	// bids and auctions are the routed table's parts (bidParts), kept
 	// from step to step.
 	bids     *routedBids
@@ -41,6 +47,14 @@ type ownerMemo struct {
 
 // ownerOf is owner(v), cached.
 func (rt *route) ownerOf(v int64) int {
+	if rt.lastSet && v == rt.last {
+		return rt.lastOwner
+	}
+	return rt.ownerMemo(v)
+}
+
+// ownerMemo is ownerOf through the memo; v becomes the last value.
+func (rt *route) ownerMemo(v int64) int {
 	if rt.memo == nil {
 		rt.memo = new([ownerMemoSize]ownerMemo)
 	}
@@ -48,6 +62,7 @@ func (rt *route) ownerOf(v int64) int {
 	if !m.set || m.v != v {
 		m.v, m.owner, m.set = v, int32(rt.owner(v)), true
 	}
+	rt.last, rt.lastOwner, rt.lastSet = v, int(m.owner), true
 	return int(m.owner)
 }
 
