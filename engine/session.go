@@ -381,6 +381,13 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		res.CopyIn = &cancelCopyIn{CopyIn: res.CopyIn, cancel: cancel}
 		return res, nil
 	}
+	if err == nil && res != nil && res.Rows != nil {
+		// Rows read after Execute (EXECUTE of a SELECT): their statement
+		// runs under ctx, so the timeout (and ctx) lasts until they are
+		// closed.
+		res.Rows = withClose(res.Rows, cancel)
+		return res, nil
+	}
 	cancel()
 	return res, err
 }
