@@ -488,7 +488,7 @@ func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level) (*Update, error) 
 	}
 	set := make([]expr.Expr, len(rel.Columns))
 	l.clause = inUpdate
-	targets, err := b.expandMultiAssign(stmt.TargetList)
+	targets, err := b.expandMultiAssign(l, stmt.TargetList)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 //
 // Other sources are refused as PostgreSQL refuses them. The input nodes are
 // not modified; single-column targets are returned as they are.
-func (b *binder) expandMultiAssign(list []*pg.Node) ([]*pg.Node, error) {
+func (b *binder) expandMultiAssign(l *level, list []*pg.Node) ([]*pg.Node, error) {
 	out := make([]*pg.Node, 0, len(list))
 	for _, n := range list {
 		rt := n.GetResTarget()
@@ -30,7 +30,7 @@ func (b *binder) expandMultiAssign(list []*pg.Node) ([]*pg.Node, error) {
 			out = append(out, n)
 			continue
 		}
-		val, err := b.multiAssignValue(mar)
+		val, err := b.multiAssignValue(l, mar)
 		if err != nil {
 			return nil, err
 		}
@@ -42,14 +42,19 @@ func (b *binder) expandMultiAssign(list []*pg.Node) ([]*pg.Node, error) {
 }
 
 // multiAssignValue is the expression assigned to column mar.Colno (1-based)
-// of a multiple-column assignment.
-func (b *binder) multiAssignValue(mar *pg.MultiAssignRef) (*pg.Node, error) {
+// of a multiple-column assignment; l is the UPDATE's scope (a row
+// constructor's t.* stands for t's columns, as in PostgreSQL).
+func (b *binder) multiAssignValue(l *level, mar *pg.MultiAssignRef) (*pg.Node, error) {
 	k, n := int(mar.Colno), int(mar.Ncolumns)
 	if row := mar.Source.GetRowExpr(); row != nil {
-		if len(row.Args) != n {
+		args, err := b.expandRowStars(l, row.Args)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != n {
 			return nil, b.newErr(pgerr.SyntaxError, row.Location, "number of columns does not match number of values")
 		}
-		return row.Args[k-1], nil
+		return args[k-1], nil
 	}
 	sl := mar.Source.GetSubLink()
 	if sl == nil || (sl.SubLinkType != pg.SubLinkType_MULTIEXPR_SUBLINK && sl.SubLinkType != pg.SubLinkType_EXPR_SUBLINK) {
@@ -80,6 +85,37 @@ func (b *binder) multiAssignValue(mar *pg.MultiAssignRef) (*pg.Node, error) {
 	return &pg.Node{Node: &pg.Node_SubLink{SubLink: &pg.SubLink{
 		SubLinkType: pg.SubLinkType_EXPR_SUBLINK, Subselect: sel, Location: sl.Location,
 	}}}, nil
+}
+
+// expandRowStars replaces each t.* among a row constructor's elements by
+// references to t's columns, t.c1, ..., t.cn.
+func (b *binder) expandRowStars(l *level, args []*pg.Node) ([]*pg.Node, error) {
+	var out []*pg.Node
+	for i, a := range args {
+		cr := a.GetColumnRef()
+		if cr == nil || len(cr.Fields) < 2 || cr.Fields[len(cr.Fields)-1].GetAStar() == nil {
+			if out != nil {
+				out = append(out, a)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]*pg.Node, 0, len(args)), args[:i]...)
+		}
+		cols, _, err := b.star(l, cr)
+		if err != nil {
+			return nil, err
+		}
+		qual := cr.Fields[:len(cr.Fields)-1]
+		for _, c := range cols {
+			fields := append(append([]*pg.Node(nil), qual...), pg.MakeStrNode(c.name))
+			out = append(out, pg.MakeColumnRefNode(fields, cr.Location))
+		}
+	}
+	if out == nil {
+		return args, nil
+	}
+	return out, nil
 }
 
 // hasStarTarget reports whether a target list holds a * or t.* entry, whose

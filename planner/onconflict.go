@@ -106,7 +106,7 @@ func (b *binder) conflictUpdate(oc *pg.OnConflictClause, rel *catalog.Relation, 
 	}
 	l := &level{ns: []*nsItem{target, excluded}, clause: inUpdate, parent: with}
 	set := make([]expr.Expr, len(rel.Columns))
-	targets, err := b.expandMultiAssign(oc.TargetList)
+	targets, err := b.expandMultiAssign(l, oc.TargetList)
 	if err != nil {
 		return nil, err
 	}
