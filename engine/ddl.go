@@ -236,6 +236,12 @@ func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
 			return "", err
 		}
 		return "Delete on " + p.Rel.Name + "\n" + indent(exec.Explain(p.Source)), nil
+	case *pg.Node_MergeStmt:
+		m, err := planner.PlanMerge(env, n.MergeStmt)
+		if err != nil {
+			return "", err
+		}
+		return explainMerge(m), nil
 	case *pg.Node_CreateTableAsStmt:
 		if n.CreateTableAsStmt.Objtype == pg.ObjectType_OBJECT_MATVIEW {
 			return explainMatView(env, n.CreateTableAsStmt)

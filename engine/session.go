@@ -94,6 +94,7 @@ const (
 	kindInsert
 	kindUpdate
 	kindDelete
+	kindMerge // MERGE (merge.go)
 	kindExplain
 	kindExplainAnalyze // EXPLAIN ANALYZE of a query (explain_analyze.go)
 	kindShow
@@ -110,6 +111,7 @@ type plan struct {
 	insert  *planner.Insert
 	update  *planner.Update
 	del     *planner.Delete
+	merge   *planner.Merge
 	explain string
 	analyze *analyzePlan // kindExplainAnalyze
 	show    string       // SHOW's parameter name (lower case) or "all"
@@ -226,6 +228,13 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		if del.Returning != nil {
 			p.Columns = del.Returning.Columns
 		}
+	case *pg.Node_MergeStmt:
+		m, err := planner.PlanMerge(env, n.MergeStmt)
+		if err != nil {
+			return nil, err
+		}
+		pl.kind, pl.merge = kindMerge, m
+		p.ParamTypes = m.ParamTypes
 	case *pg.Node_ExplainStmt:
 		opts, err := explainOptions(n.ExplainStmt.Options)
 		if err != nil {
@@ -359,6 +368,9 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	case kindInsert, kindUpdate, kindDelete:
 		defer cancel()
 		return s.execDML(ectx, pl)
+	case kindMerge:
+		defer cancel()
+		return s.execMerge(ectx, pl.merge)
 	case kindExplainAnalyze:
 		return s.execExplainAnalyze(ctx, ectx, pl, p.Columns, cancel)
 	case kindExplain:

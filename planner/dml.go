@@ -464,10 +464,13 @@ func (b *binder) where(l *level, plan lnode, w *pg.Node) (lnode, error) {
 }
 
 func planUpdate(env *Env, stmt *pg.UpdateStmt) (*Update, error) {
-	return planUpdateIn(env, stmt, nil)
+	return planUpdateIn(env, stmt, nil, false)
 }
 
-func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level) (*Update, error) {
+// planUpdateIn plans an UPDATE inside outer (a WITH query's). everyMatch
+// keeps a target row once per FROM row it joins (MERGE counts them),
+// where UPDATE uses one of them.
+func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level, everyMatch bool) (*Update, error) {
 	b := newBinder(env)
 	if outer == nil && env != nil && env.ModifyingWith {
 		b.topWith = stmt.WithClause
@@ -542,7 +545,7 @@ func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level) (*Update, error) 
 	if err != nil {
 		return nil, err
 	}
-	plan = onePerRow(b, plan, scan, len(stmt.FromClause) > 0)
+	plan = onePerRow(b, plan, scan, len(stmt.FromClause) > 0 && !everyMatch)
 	p := &lProject{in: plan, ids: []int{b.newCol("ctid", "", types.TInt8)}, exprs: []expr.Expr{b.colRef(scan.rowID)}}
 	for i, c := range rel.Columns {
 		e := set[i]
@@ -569,10 +572,11 @@ func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level) (*Update, error) 
 }
 
 func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {
-	return planDeleteIn(env, stmt, nil)
+	return planDeleteIn(env, stmt, nil, false)
 }
 
-func planDeleteIn(env *Env, stmt *pg.DeleteStmt, outer *level) (*Delete, error) {
+// planDeleteIn is planUpdateIn for DELETE (everyMatch: per USING row).
+func planDeleteIn(env *Env, stmt *pg.DeleteStmt, outer *level, everyMatch bool) (*Delete, error) {
 	b := newBinder(env)
 	if outer == nil && env != nil && env.ModifyingWith {
 		b.topWith = stmt.WithClause
@@ -595,7 +599,7 @@ func planDeleteIn(env *Env, stmt *pg.DeleteStmt, outer *level) (*Delete, error) 
 	if err != nil {
 		return nil, err
 	}
-	plan = onePerRow(b, plan, scan, len(stmt.UsingClause) > 0)
+	plan = onePerRow(b, plan, scan, len(stmt.UsingClause) > 0 && !everyMatch)
 	p := &lProject{in: plan, ids: []int{b.newCol("ctid", "", types.TInt8)}, exprs: []expr.Expr{b.colRef(scan.rowID)}}
 	for i, c := range rel.Columns {
 		p.ids = append(p.ids, b.newCol(c.Name, "", c.Type))

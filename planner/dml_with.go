@@ -95,9 +95,9 @@ func (b *binder) modifyingCTE(l *level, w *pg.WithClause, c *pg.CommonTableExpr)
 	case *pg.Node_InsertStmt:
 		m.Insert, err = planInsertIn(b.env, q.InsertStmt, outer)
 	case *pg.Node_UpdateStmt:
-		m.Update, err = planUpdateIn(b.env, q.UpdateStmt, outer)
+		m.Update, err = planUpdateIn(b.env, q.UpdateStmt, outer, false)
 	case *pg.Node_DeleteStmt:
-		m.Delete, err = planDeleteIn(b.env, q.DeleteStmt, outer)
+		m.Delete, err = planDeleteIn(b.env, q.DeleteStmt, outer, false)
 	default:
 		return nil, b.newErr(pgerr.FeatureNotSupported, c.Location, "%s in WITH is not supported", nodeKind(c.Ctequery))
 	}
