@@ -208,6 +208,37 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 	return &Result{Tag: "TRUNCATE TABLE", Notices: notices}, nil
 }
 
+// explainExecute renders the plan of EXECUTE's prepared statement: its
+// generic plan, parameters shown as $n (PostgreSQL may show a plan made
+// for the arguments' values).
+func (s *Session) explainExecute(e *pg.ExecuteStmt) (string, error) {
+	p, err := s.lookupPrepared(e.Name)
+	if err != nil {
+		return "", err
+	}
+	if len(e.Params) != len(p.ParamTypes) {
+		return "", pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement %q", e.Name).
+			WithDetail("Expected %d parameters but got %d.", len(p.ParamTypes), len(e.Params))
+	}
+	pl, _ := p.plan.(*plan)
+	if pl == nil {
+		return "", pgerr.Unsupported("EXPLAIN of this statement is not supported")
+	}
+	switch pl.kind {
+	case kindSelect:
+		return exec.Explain(pl.query.Root), nil
+	case kindInsert:
+		return "Insert on " + pl.insert.Rel.Name + "\n" + indent(exec.Explain(pl.insert.Source)), nil
+	case kindUpdate:
+		return "Update on " + pl.update.Rel.Name + "\n" + indent(exec.Explain(pl.update.Source)), nil
+	case kindDelete:
+		return "Delete on " + pl.del.Rel.Name + "\n" + indent(exec.Explain(pl.del.Source)), nil
+	case kindMerge:
+		return explainMerge(pl.merge), nil
+	}
+	return "", pgerr.Unsupported("EXPLAIN of this statement is not supported")
+}
+
 // explain plans the statement under EXPLAIN and renders its plan.
 // Its options were checked by explainOptions (without ANALYZE).
 func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
@@ -242,6 +273,8 @@ func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
 			return "", err
 		}
 		return explainMerge(m), nil
+	case *pg.Node_ExecuteStmt:
+		return s.explainExecute(n.ExecuteStmt)
 	case *pg.Node_CreateTableAsStmt:
 		if n.CreateTableAsStmt.Objtype == pg.ObjectType_OBJECT_MATVIEW {
 			return explainMatView(env, n.CreateTableAsStmt)
