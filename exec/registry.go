@@ -234,6 +234,11 @@ func ResolveAggregate(name string, args []types.T, star bool) (*AggFunc, error) 
 
 func isTextish(t types.T) bool { return t.IsString() }
 
+// intArg reports whether a window function's integer argument (ntile's
+// buckets, lag's offset, nth_value's n) may be of type t: an integer, or
+// unknown (a NULL or a quoted literal, read as integer as PostgreSQL does).
+func intArg(t types.T) bool { return t.IsInteger() || t.Kind == types.Unknown }
+
 // ResolveWindow picks a window function (or an aggregate used as one).
 func ResolveWindow(name string, args []types.T, star bool) (*WindowFunc, error) {
 	name = strings.TrimPrefix(name, "pg_catalog.")
@@ -249,13 +254,13 @@ func ResolveWindow(name string, args []types.T, star bool) (*WindowFunc, error) 
 		}
 		return w, nil
 	case "ntile":
-		if len(args) != 1 || !args[0].IsInteger() {
+		if len(args) != 1 || !intArg(args[0]) {
 			return nil, noFunction(name, args)
 		}
 		w.Args, w.Return = []types.T{types.TInt4}, types.TInt4
 		return w, nil
 	case "lag", "lead":
-		if len(args) < 1 || len(args) > 3 || (len(args) >= 2 && !args[1].IsInteger()) {
+		if len(args) < 1 || len(args) > 3 || (len(args) >= 2 && !intArg(args[1])) {
 			return nil, noFunction(name, args)
 		}
 		t := plain(args[0])
@@ -284,7 +289,7 @@ func ResolveWindow(name string, args []types.T, star bool) (*WindowFunc, error) 
 		w.Args, w.Return = []types.T{plain(args[0])}, plain(args[0])
 		return w, nil
 	case "nth_value":
-		if len(args) != 2 || !args[1].IsInteger() {
+		if len(args) != 2 || !intArg(args[1]) {
 			return nil, noFunction(name, args)
 		}
 		w.Args, w.Return = []types.T{plain(args[0]), types.TInt4}, plain(args[0])
