@@ -39,6 +39,14 @@ func sessionDependentInput(from, to types.T) bool {
 	return false
 }
 
+// intervalStyleInput reports an interval literal whose value depends on
+// IntervalStyle: under sql_standard a leading '-' applies to every field
+// ('-1 2:03:04'), so it is read when evaluated, as date/time input is.
+func intervalStyleInput(k *Const, to types.T) bool {
+	s, ok := k.V.(string)
+	return ok && k.T.IsString() && to.Kind == types.Interval && strings.HasPrefix(strings.TrimSpace(s), "-")
+}
+
 // zoneDependent reports casts whose result depends on the session TimeZone.
 func zoneDependent(from, to types.T) bool {
 	if from.Kind == types.Array || to.Kind == types.Array {

@@ -135,7 +135,7 @@ func convert(e Expr, t types.T, explicit bool) (Expr, error) {
 		e = np
 	}
 	c := &Cast{E: e, To: t, Explicit: explicit}
-	if k, ok := e.(*Const); ok && k.V != nil && sessionDependentInput(k.T, t) {
+	if k, ok := e.(*Const); ok && k.V != nil && (sessionDependentInput(k.T, t) || intervalStyleInput(k, t)) {
 		// Date/time input depends on DateStyle and TimeZone: parsed when
 		// evaluated (Fold does it at plan time with the session's settings).
 		return c, nil
