@@ -43,6 +43,41 @@ type Function struct {
 	// Out are the columns of RETURNS TABLE (...); Return is record then.
 	Out   []FuncArg `json:"out,omitempty"`
 	Owner uint32    `json:"owner,omitempty"`
+	// Parallel, Cost, Rows and Leakproof are PARALLEL SAFE | RESTRICTED |
+	// UNSAFE ('s', 'r'; 0 is unsafe), COST (0: the default 100), ROWS (0:
+	// the default 1000 of a set-returning function) and LEAKPROOF: kept
+	// and shown in pg_proc and pg_get_functiondef, without effect on plans.
+	Parallel  byte    `json:"parallel,omitempty"`
+	Cost      float32 `json:"cost,omitempty"`
+	Rows      float32 `json:"rows,omitempty"`
+	Leakproof bool    `json:"leakproof,omitempty"`
+}
+
+// ParallelCode is proparallel: 's', 'r' or 'u'.
+func (f *Function) ParallelCode() string {
+	if f.Parallel == 0 {
+		return "u"
+	}
+	return string(rune(f.Parallel))
+}
+
+// CostValue is procost (100 unless COST said otherwise).
+func (f *Function) CostValue() float32 {
+	if f.Cost == 0 {
+		return 100
+	}
+	return f.Cost
+}
+
+// RowsValue is prorows: 0 for a scalar function, else ROWS or 1000.
+func (f *Function) RowsValue() float32 {
+	switch {
+	case !f.SetOf:
+		return 0
+	case f.Rows == 0:
+		return 1000
+	}
+	return f.Rows
 }
 
 // FuncArg is one parameter of a Function (Name may be empty).

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/streamsql/streamsql/exec/expr"
@@ -33,14 +34,11 @@ func userProcRows(s *snapshot, b *rowBuilder) error {
 		}
 		r := row{
 			"oid": f.OID, "proname": f.Name, "pronamespace": s.schemaOID(f.Schema), "proowner": f.OwnerOID(),
-			"prolang": sqlLang, "procost": float32(100), "prorows": float32(0), "provariadic": uint32(0),
-			"prosupport": uint32(0), "prokind": "f", "prosecdef": false, "proleakproof": false,
-			"proisstrict": f.Strict, "proretset": f.SetOf, "provolatile": string(rune(f.Volatility)), "proparallel": "u",
+			"prolang": sqlLang, "procost": f.CostValue(), "prorows": f.RowsValue(), "provariadic": uint32(0),
+			"prosupport": uint32(0), "prokind": "f", "prosecdef": false, "proleakproof": f.Leakproof,
+			"proisstrict": f.Strict, "proretset": f.SetOf, "provolatile": string(rune(f.Volatility)), "proparallel": f.ParallelCode(),
 			"pronargs": len(f.Args), "pronargdefaults": 0, "prorettype": f.Return.OID(), "proargtypes": args,
 			"prosrc": f.Body,
-		}
-		if f.SetOf {
-			r["prorows"] = float32(1000)
 		}
 		if len(f.Out) > 0 {
 			all := slices.Clone(args)
@@ -103,7 +101,8 @@ func userFunctionParams(ctx *expr.Context, ps []FuncArg) string {
 
 // userFunctionDef renders a user function as pg_get_functiondef does
 // (psql's \sf): CREATE OR REPLACE FUNCTION, RETURNS, LANGUAGE, the
-// volatility and strictness when not the defaults, the body.
+// attributes that are not the defaults (volatility, PARALLEL, STRICT,
+// LEAKPROOF, COST, ROWS), the body.
 func userFunctionDef(ctx *expr.Context, f *Function) string {
 	var sb strings.Builder
 	sb.WriteString("CREATE OR REPLACE FUNCTION " + QuoteIdent(f.Schema) + "." + QuoteIdent(f.Name) +
@@ -115,8 +114,23 @@ func userFunctionDef(ctx *expr.Context, f *Function) string {
 	case 's':
 		attrs = append(attrs, "STABLE")
 	}
+	switch f.Parallel {
+	case 's':
+		attrs = append(attrs, "PARALLEL SAFE")
+	case 'r':
+		attrs = append(attrs, "PARALLEL RESTRICTED")
+	}
 	if f.Strict {
 		attrs = append(attrs, "STRICT")
+	}
+	if f.Leakproof {
+		attrs = append(attrs, "LEAKPROOF")
+	}
+	if c := f.CostValue(); c != 100 {
+		attrs = append(attrs, "COST "+strconv.FormatFloat(float64(c), 'g', -1, 32))
+	}
+	if r := f.RowsValue(); f.SetOf && r != 1000 {
+		attrs = append(attrs, "ROWS "+strconv.FormatFloat(float64(r), 'g', -1, 32))
 	}
 	if len(attrs) > 0 {
 		sb.WriteString(" " + strings.Join(attrs, " ") + "\n")

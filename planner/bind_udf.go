@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strconv"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -281,6 +282,7 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		return nil, pgerr.Unsupported("functions returning record without RETURNS TABLE (...) are not supported")
 	}
 	language := ""
+	var rows float32
 	for _, o := range n.Options {
 		d := o.GetDefElem()
 		if d == nil {
@@ -307,9 +309,45 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 			}
 		case "strict":
 			fn.Strict = d.Arg.GetBoolean().GetBoolval()
+		case "parallel":
+			switch strings.ToLower(d.Arg.GetString_().GetSval()) {
+			case "safe":
+				fn.Parallel = 's'
+			case "restricted":
+				fn.Parallel = 'r'
+			case "unsafe":
+				fn.Parallel = 0
+			default:
+				return nil, pgerr.New(pgerr.InvalidParameterValue, "parameter \"parallel\" must be SAFE, RESTRICTED, or UNSAFE")
+			}
+		case "cost", "rows":
+			v, ok := defNumber(d.Arg)
+			if !ok || v <= 0 {
+				return nil, pgerr.New(pgerr.InvalidParameterValue, "%s must be positive", strings.ToUpper(d.Defname))
+			}
+			if d.Defname == "cost" {
+				fn.Cost = float32(v)
+			} else {
+				rows = float32(v)
+			}
+		case "leakproof":
+			fn.Leakproof = d.Arg.GetBoolean().GetBoolval()
+			if fn.Leakproof && env != nil && env.Access != nil {
+				return nil, pgerr.New(pgerr.InsufficientPrivilege, "only superuser can define a leakproof function")
+			}
+		case "security":
+			if d.Arg.GetBoolean().GetBoolval() {
+				return nil, pgerr.Unsupported("SECURITY DEFINER functions are not supported")
+			}
 		default:
 			return nil, pgerr.Unsupported("CREATE FUNCTION option %s is not supported", strings.ToUpper(d.Defname))
 		}
+	}
+	if rows != 0 {
+		if !fn.SetOf {
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "ROWS is not applicable when function does not return a set")
+		}
+		fn.Rows = rows
 	}
 	if language == "" {
 		return nil, pgerr.New(codeInvalidFunctionDefinition, "no language specified")
@@ -371,4 +409,16 @@ func standardBody(n *pg.Node) (string, error) {
 		return "", pgerr.Internal("deparse function body: %v", err)
 	}
 	return text, nil
+}
+
+// defNumber reads a numeric option value (COST 5, ROWS 2.5).
+func defNumber(n *pg.Node) (float64, bool) {
+	switch {
+	case n.GetInteger() != nil:
+		return float64(n.GetInteger().GetIval()), true
+	case n.GetFloat() != nil:
+		v, err := strconv.ParseFloat(n.GetFloat().GetFval(), 64)
+		return v, err == nil
+	}
+	return 0, false
 }

@@ -87,7 +87,8 @@ func TestSQLFunctionInlined(t *testing.T) {
 		{`CREATE FUNCTION a(int) RETURNS bigint LANGUAGE sql AS 'SELECT 1; SELECT 2'`, string(pgerr.FeatureNotSupported)},
 		{`CREATE FUNCTION a(int) RETURNS bigint LANGUAGE sql AS 'SELECT n'`, string(pgerr.UndefinedColumn)},
 		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql AS 'SELECT ''x''::text'`, "42P13"},
-		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql PARALLEL SAFE AS 'SELECT 1'`, string(pgerr.FeatureNotSupported)},
+		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql SECURITY DEFINER AS 'SELECT 1'`, string(pgerr.FeatureNotSupported)},
+		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql SET work_mem = '1MB' AS 'SELECT 1'`, string(pgerr.FeatureNotSupported)},
 		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE plpgsql AS 'SELECT 1'`, string(pgerr.UndefinedObject)},
 	} {
 		err := define(bad.text)
