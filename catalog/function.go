@@ -189,29 +189,12 @@ func (c *Catalog) DropFunction(schema, name string, args []types.T, searchPath [
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.snap().clone()
-	var fn *Function
-	for _, f := range c.Functions(schema, name, searchPath) {
-		if args == nil || f.sameArgs(args) {
-			if fn != nil {
-				return pgerr.New(pgerr.AmbiguousFunction, "function name \"%s\" is not unique", name).
-					WithHint("Specify the argument list to select the function unambiguously.")
-			}
-			fn = f
-		}
-	}
-	if fn == nil {
-		if missingOK {
+	fn, err := c.lookupFunction(schema, name, args, searchPath)
+	if err != nil {
+		if missingOK && pgerr.As(err) != nil && pgerr.As(err).Code == pgerr.UndefinedFunction {
 			return nil
 		}
-		sig := name
-		if args != nil {
-			ts := make([]string, len(args))
-			for i, t := range args {
-				ts[i] = t.String()
-			}
-			sig += "(" + strings.Join(ts, ", ") + ")"
-		}
-		return pgerr.New(pgerr.UndefinedFunction, "function %s does not exist", sig)
+		return err
 	}
 	for _, r := range s.byOID {
 		if slices.Contains(r.DependsOn, fn.OID) {
@@ -222,6 +205,51 @@ func (c *Catalog) DropFunction(schema, name string, args []types.T, searchPath [
 	}
 	delete(s.funcs, fn.OID)
 	delete(s.comments, objKey{fn.OID, 0})
+	return c.commit(s)
+}
+
+// lookupFunction finds schema.name(args) (args nil: the only function of
+// that name): 42883 when there is none, 42725 when args is nil and there
+// are several.
+func (c *Catalog) lookupFunction(schema, name string, args []types.T, searchPath []string) (*Function, error) {
+	var fn *Function
+	for _, f := range c.Functions(schema, name, searchPath) {
+		if args == nil || f.sameArgs(args) {
+			if fn != nil {
+				return nil, pgerr.New(pgerr.AmbiguousFunction, "function name \"%s\" is not unique", name).
+					WithHint("Specify the argument list to select the function unambiguously.")
+			}
+			fn = f
+		}
+	}
+	if fn == nil {
+		if args == nil {
+			return nil, pgerr.New(pgerr.UndefinedFunction, "could not find a function named \"%s\"", name)
+		}
+		ts := make([]string, len(args))
+		for i, t := range args {
+			ts[i] = t.String()
+		}
+		return nil, pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, strings.Join(ts, ", "))
+	}
+	return fn, nil
+}
+
+// AlterFunction changes the attributes of schema.name(args) (ALTER
+// FUNCTION): change gets a copy and may refuse (it checks the owner).
+func (c *Catalog) AlterFunction(schema, name string, args []types.T, searchPath []string, change func(*Function) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fn, err := c.lookupFunction(schema, name, args, searchPath)
+	if err != nil {
+		return err
+	}
+	n := *fn
+	if err := change(&n); err != nil {
+		return err
+	}
+	s := c.snap().clone()
+	s.funcs[n.OID] = &n
 	return c.commit(s)
 }
 

@@ -65,27 +65,66 @@ func (s *Session) execDropFunction(d *pg.DropStmt) (*Result, error) {
 		if ow == nil {
 			return nil, pgerr.Internal("malformed DROP FUNCTION")
 		}
-		parts := strs(ow.Objname)
-		schema, name := "", parts[len(parts)-1]
-		if len(parts) == 2 {
-			schema = parts[0]
-		}
-		var args []types.T
-		if !ow.ArgsUnspecified {
-			args = []types.T{}
-			for _, a := range ow.Objargs {
-				t, err := planner.BindType(a.GetTypeName())
-				if err != nil {
-					return nil, err
-				}
-				args = append(args, t)
-			}
+		schema, name, args, err := funcTarget(ow)
+		if err != nil {
+			return nil, err
 		}
 		if err := fc.DropFunction(schema, name, args, s.set.searchPath(), d.MissingOk); err != nil {
 			return nil, err
 		}
 	}
 	return &Result{Tag: "DROP FUNCTION"}, nil
+}
+
+// funcTarget is the function an ObjectWithArgs names: its schema ("" for
+// the search path), name and argument types (nil: not given).
+func funcTarget(ow *pg.ObjectWithArgs) (schema, name string, args []types.T, err error) {
+	parts := strs(ow.Objname)
+	name = parts[len(parts)-1]
+	if len(parts) == 2 {
+		schema = parts[0]
+	}
+	if !ow.ArgsUnspecified {
+		args = []types.T{}
+		for _, a := range ow.Objargs {
+			t, err := planner.BindType(a.GetTypeName())
+			if err != nil {
+				return "", "", nil, err
+			}
+			args = append(args, t)
+		}
+	}
+	return schema, name, args, nil
+}
+
+// execAlterFunction runs ALTER FUNCTION f[(types)] with the attributes
+// CREATE FUNCTION takes (volatility, STRICT, PARALLEL, COST, ROWS,
+// LEAKPROOF), by the function's owner or a superuser.
+func (s *Session) execAlterFunction(env *planner.Env, n *pg.AlterFunctionStmt) (*Result, error) {
+	if n.Objtype != pg.ObjectType_OBJECT_FUNCTION {
+		return nil, pgerr.Unsupported("ALTER PROCEDURE and ALTER ROUTINE are not supported")
+	}
+	ac, ok := s.eng.cat.(interface {
+		AlterFunction(schema, name string, args []types.T, searchPath []string, change func(*catalog.Function) error) error
+	})
+	if !ok {
+		return nil, pgerr.Unsupported("functions are not supported by this catalog")
+	}
+	schema, name, args, err := funcTarget(n.Func)
+	if err != nil {
+		return nil, err
+	}
+	err = ac.AlterFunction(schema, name, args, s.set.searchPath(), func(fn *catalog.Function) error {
+		me := s.currentRole()
+		if !me.Superuser && me.OID != fn.OwnerOID() {
+			return pgerr.New(pgerr.InsufficientPrivilege, "must be owner of function %s", fn.Name)
+		}
+		return planner.AlterFunctionOptions(env, fn, n.Actions)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "ALTER FUNCTION"}, nil
 }
 
 func strs(ns []*pg.Node) []string {

@@ -112,6 +112,8 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		return s.execCreateSequence(ctx, stmt, n.CreateSeqStmt) // sequence.go
 	case *pg.Node_CreateFunctionStmt:
 		return s.execCreateFunction(env, n.CreateFunctionStmt) // function.go
+	case *pg.Node_AlterFunctionStmt:
+		return s.execAlterFunction(env, n.AlterFunctionStmt) // function.go
 	case *pg.Node_CreateDomainStmt:
 		return s.execCreateDomain(env, n.CreateDomainStmt) // domain.go
 	case *pg.Node_AlterDomainStmt:

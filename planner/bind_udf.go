@@ -300,47 +300,14 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 				return nil, pgerr.New(codeInvalidFunctionDefinition, "only one AS item needed for language \"sql\"")
 			}
 			fn.Body = list.Items[0].GetString_().GetSval()
-		case "volatility":
-			switch d.Arg.GetString_().GetSval() {
-			case "immutable":
-				fn.Volatility = 'i'
-			case "stable":
-				fn.Volatility = 's'
-			}
-		case "strict":
-			fn.Strict = d.Arg.GetBoolean().GetBoolval()
-		case "parallel":
-			switch strings.ToLower(d.Arg.GetString_().GetSval()) {
-			case "safe":
-				fn.Parallel = 's'
-			case "restricted":
-				fn.Parallel = 'r'
-			case "unsafe":
-				fn.Parallel = 0
-			default:
-				return nil, pgerr.New(pgerr.InvalidParameterValue, "parameter \"parallel\" must be SAFE, RESTRICTED, or UNSAFE")
-			}
-		case "cost", "rows":
-			v, ok := defNumber(d.Arg)
-			if !ok || v <= 0 {
-				return nil, pgerr.New(pgerr.InvalidParameterValue, "%s must be positive", strings.ToUpper(d.Defname))
-			}
-			if d.Defname == "cost" {
-				fn.Cost = float32(v)
-			} else {
-				rows = float32(v)
-			}
-		case "leakproof":
-			fn.Leakproof = d.Arg.GetBoolean().GetBoolval()
-			if fn.Leakproof && env != nil && env.Access != nil {
-				return nil, pgerr.New(pgerr.InsufficientPrivilege, "only superuser can define a leakproof function")
-			}
-		case "security":
-			if d.Arg.GetBoolean().GetBoolval() {
-				return nil, pgerr.Unsupported("SECURITY DEFINER functions are not supported")
-			}
 		default:
-			return nil, pgerr.Unsupported("CREATE FUNCTION option %s is not supported", strings.ToUpper(d.Defname))
+			ok, err := functionOption(env, fn, d, &rows)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, pgerr.Unsupported("CREATE FUNCTION option %s is not supported", strings.ToUpper(d.Defname))
+			}
 		}
 	}
 	if rows != 0 {
@@ -421,4 +388,83 @@ func defNumber(n *pg.Node) (float64, bool) {
 		return v, err == nil
 	}
 	return 0, false
+}
+
+// functionOption applies one of CREATE FUNCTION's and ALTER FUNCTION's
+// attributes to fn (ROWS into *rows, checked against SETOF by the
+// caller); ok is false for an option it does not know.
+func functionOption(env *Env, fn *catalog.Function, d *pg.DefElem, rows *float32) (ok bool, err error) {
+	switch d.Defname {
+	case "volatility":
+		switch d.Arg.GetString_().GetSval() {
+		case "immutable":
+			fn.Volatility = 'i'
+		case "stable":
+			fn.Volatility = 's'
+		case "volatile":
+			fn.Volatility = 'v'
+		}
+	case "strict":
+		fn.Strict = d.Arg.GetBoolean().GetBoolval()
+	case "parallel":
+		switch strings.ToLower(d.Arg.GetString_().GetSval()) {
+		case "safe":
+			fn.Parallel = 's'
+		case "restricted":
+			fn.Parallel = 'r'
+		case "unsafe":
+			fn.Parallel = 0
+		default:
+			return false, pgerr.New(pgerr.InvalidParameterValue, "parameter \"parallel\" must be SAFE, RESTRICTED, or UNSAFE")
+		}
+	case "cost", "rows":
+		v, ok := defNumber(d.Arg)
+		if !ok || v <= 0 {
+			return false, pgerr.New(pgerr.InvalidParameterValue, "%s must be positive", strings.ToUpper(d.Defname))
+		}
+		if d.Defname == "cost" {
+			fn.Cost = float32(v)
+		} else {
+			*rows = float32(v)
+		}
+	case "leakproof":
+		fn.Leakproof = d.Arg.GetBoolean().GetBoolval()
+		if fn.Leakproof && env != nil && env.Access != nil {
+			return false, pgerr.New(pgerr.InsufficientPrivilege, "only superuser can define a leakproof function")
+		}
+	case "security":
+		if d.Arg.GetBoolean().GetBoolval() {
+			return false, pgerr.Unsupported("SECURITY DEFINER functions are not supported")
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// AlterFunctionOptions applies ALTER FUNCTION's actions to fn (a copy):
+// the attributes CREATE FUNCTION takes, checked as it checks them.
+func AlterFunctionOptions(env *Env, fn *catalog.Function, actions []*pg.Node) (err error) {
+	defer recoverTo(&err)
+	var rows float32
+	for _, a := range actions {
+		d := a.GetDefElem()
+		if d == nil {
+			continue
+		}
+		ok, err := functionOption(env, fn, d, &rows)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return pgerr.Unsupported("ALTER FUNCTION ... %s is not supported", strings.ToUpper(d.Defname))
+		}
+	}
+	if rows != 0 {
+		if !fn.SetOf {
+			return pgerr.New(pgerr.InvalidParameterValue, "ROWS is not applicable when function does not return a set")
+		}
+		fn.Rows = rows
+	}
+	return nil
 }
