@@ -23,12 +23,35 @@ import (
 type analyzePlan struct {
 	opts     explainOpts
 	planning time.Duration
+	// execute is EXPLAIN ANALYZE EXECUTE's statement, whose arguments
+	// are evaluated when it runs (the query is inner's).
+	execute *pg.ExecuteStmt
+	inner   *Prepared
 }
 
 // prepareExplainAnalyze plans the query under EXPLAIN ANALYZE into pl.
 // Only queries are run: INSERT, UPDATE and DELETE (which PostgreSQL would
 // run for real) and other statements are refused.
 func (s *Session) prepareExplainAnalyze(env *planner.Env, e *pg.ExplainStmt, opts explainOpts, pl *plan, p *Prepared) error {
+	if ex := e.Query.GetExecuteStmt(); ex != nil {
+		inner, err := s.lookupPrepared(ex.Name)
+		if err != nil {
+			return err
+		}
+		ipl, _ := inner.plan.(*plan)
+		if ipl == nil || ipl.kind != kindSelect || len(ipl.query.With) > 0 {
+			return pgerr.Unsupported("EXPLAIN ANALYZE EXECUTE of %s is not supported: only queries (SELECT, VALUES, TABLE) are run", ex.Name).
+				WithHint("Use EXPLAIN EXECUTE without ANALYZE to see the plan.")
+		}
+		if len(ex.Params) != len(inner.ParamTypes) {
+			return pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement %q", ex.Name).
+				WithDetail("Expected %d parameters but got %d.", len(inner.ParamTypes), len(ex.Params))
+		}
+		pl.kind, pl.query = kindExplainAnalyze, ipl.query
+		pl.analyze = &analyzePlan{opts: opts, execute: ex, inner: inner}
+		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
+		return nil
+	}
 	if e.Query.GetSelectStmt() == nil {
 		what := "this statement"
 		switch {
@@ -60,6 +83,13 @@ func (s *Session) prepareExplainAnalyze(env *planner.Env, e *pg.ExplainStmt, opt
 // rows and returns the annotated plan. cancel ends the statement's context.
 func (s *Session) execExplainAnalyze(ctx context.Context, ectx *exec.Context, pl *plan, cols []types.Column, cancel context.CancelFunc) (*Result, error) {
 	defer cancel()
+	if ex := pl.analyze.execute; ex != nil {
+		params, err := s.executeArgs(ctx, ex, pl.analyze.inner)
+		if err != nil {
+			return nil, err
+		}
+		ectx.Eval.Params = params
+	}
 	if len(pl.query.Views) > 1 { // several views: read them at one epoch, as SELECT does
 		views, err := s.eng.flow.ReadViews(ctx, pl.query.Views)
 		if err != nil {

@@ -57,41 +57,52 @@ func (s *Session) executeSQL(ctx context.Context, e *pg.ExecuteStmt) (*Result, e
 	if err != nil {
 		return nil, err
 	}
+	params, err := s.executeArgs(ctx, e, p)
+	if err != nil {
+		return nil, err
+	}
+	return s.Execute(ctx, p, params)
+}
+
+// executeArgs evaluates EXECUTE's arguments and converts them to p's
+// parameter types.
+func (s *Session) executeArgs(ctx context.Context, e *pg.ExecuteStmt, p *Prepared) ([]types.Value, error) {
 	if len(e.Params) != len(p.ParamTypes) {
 		return nil, pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement %q", e.Name).
 			WithDetail("Expected %d parameters but got %d.", len(p.ParamTypes), len(e.Params))
 	}
 	params := make([]types.Value, len(e.Params))
-	if len(e.Params) > 0 {
-		targets := make([]*pg.Node, len(e.Params))
-		for i, a := range e.Params {
-			targets[i] = &pg.Node{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: a}}}
-		}
-		sel := &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{TargetList: targets}}}
-		q, err := planner.PlanSelect(s.env(ctx, nil), sel)
-		if err != nil {
-			return nil, err
-		}
-		ectx := s.execContext(ctx, nil)
-		rec, err := collect(ectx, q.Root, q.Columns)
-		closeBudget(ectx)
-		if err != nil {
-			return nil, err
-		}
-		f := s.set.format()
-		for i, col := range q.Columns {
-			v := types.ValueAt(rec.Column(i), 0, col.Type)
-			want := p.ParamTypes[i]
-			if v != nil && !col.Type.Equal(want) {
-				// Convert through text, as an assignment of a literal would.
-				if v, err = types.ParseText(types.FormatText(v, col.Type, &f), want, &f); err != nil {
-					return nil, err
-				}
-			}
-			params[i] = v
-		}
+	if len(e.Params) == 0 {
+		return params, nil
 	}
-	return s.Execute(ctx, p, params)
+	targets := make([]*pg.Node, len(e.Params))
+	for i, a := range e.Params {
+		targets[i] = &pg.Node{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: a}}}
+	}
+	sel := &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{TargetList: targets}}}
+	q, err := planner.PlanSelect(s.env(ctx, nil), sel)
+	if err != nil {
+		return nil, err
+	}
+	ectx := s.execContext(ctx, nil)
+	rec, err := collect(ectx, q.Root, q.Columns)
+	closeBudget(ectx)
+	if err != nil {
+		return nil, err
+	}
+	f := s.set.format()
+	for i, col := range q.Columns {
+		v := types.ValueAt(rec.Column(i), 0, col.Type)
+		want := p.ParamTypes[i]
+		if v != nil && !col.Type.Equal(want) {
+			// Convert through text, as an assignment of a literal would.
+			if v, err = types.ParseText(types.FormatText(v, col.Type, &f), want, &f); err != nil {
+				return nil, err
+			}
+		}
+		params[i] = v
+	}
+	return params, nil
 }
 
 // deallocate runs DEALLOCATE.
