@@ -142,6 +142,10 @@ type Column struct {
 	// Domain is the OID of the column's domain (0: none); Type is then the
 	// domain's base type (domain.go).
 	Domain uint32 `json:",omitempty"`
+	// Generated is the generation expression of a GENERATED ALWAYS AS
+	// (expr) STORED column, as SQL text over the row's other columns (""
+	// = not generated): every write computes it (planner.RowGen).
+	Generated string
 }
 
 // RowsContext is what a system table needs to produce its rows.

@@ -105,6 +105,8 @@ type fileColumn struct {
 	// Domain is the OID of the column's domain (domain.go); TypeOID is then
 	// the domain's base type.
 	Domain uint32 `json:"domain,omitempty"`
+	// Generated is a generated column's expression (Column.Generated).
+	Generated string `json:"generated,omitempty"`
 }
 
 type fileComment struct {
@@ -193,7 +195,7 @@ func load(dir string) (*snapshot, error) {
 				e.Typmod = fc.ElemTypmod
 				t.Elem = &e
 			}
-			col := Column{Name: fc.Name, Type: t, NotNull: fc.NotNull, Default: fc.Default, IdentityDefault: fc.IdentityDefault, Domain: fc.Domain}
+			col := Column{Name: fc.Name, Type: t, NotNull: fc.NotNull, Default: fc.Default, IdentityDefault: fc.IdentityDefault, Domain: fc.Domain, Generated: fc.Generated}
 			if len(fc.Identity) == 1 {
 				col.Identity = fc.Identity[0]
 			}
@@ -245,7 +247,7 @@ func (c *Catalog) save(s *snapshot) error {
 		}
 		for i, col := range r.Columns {
 			fc := fileColumn{Name: col.Name, TypeOID: col.Type.OID(), Typmod: col.Type.Typmod, NotNull: col.NotNull, Default: col.Default,
-				IdentityDefault: col.IdentityDefault, Domain: col.Domain}
+				IdentityDefault: col.IdentityDefault, Domain: col.Domain, Generated: col.Generated}
 			if col.Identity != 0 {
 				fc.Identity = string(rune(col.Identity))
 			}

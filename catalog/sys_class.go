@@ -151,9 +151,12 @@ func alignOfArray(elem types.T) string {
 func pgAttributeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range s.sortedRelations() {
 		for i, col := range r.Columns {
-			ar := attributeRow(r.OID, i+1, col.Name, col.Type, col.NotNull, col.Default != "")
+			ar := attributeRow(r.OID, i+1, col.Name, col.Type, col.NotNull, col.Default != "" || col.Generated != "")
 			if col.Identity != 0 {
 				ar["attidentity"] = string(rune(col.Identity))
+			}
+			if col.Generated != "" {
+				ar["attgenerated"] = "s"
 			}
 			if err := b.add(ar); err != nil {
 				return err
@@ -174,11 +177,17 @@ func pgAttributeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) er
 func pgAttrdefRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 	for _, r := range s.sortedRelations() {
 		for i, col := range r.Columns {
-			if col.Default == "" {
+			if col.Default == "" && col.Generated == "" {
 				continue
 			}
-			// adbin holds the expression text, which pg_get_expr returns as is.
-			if err := b.add(row{"oid": uint32(0), "adrelid": r.OID, "adnum": i + 1, "adbin": shownDefault(col)}); err != nil {
+			// adbin holds the expression text, which pg_get_expr returns as
+			// is: the default, or a generated column's expression (psql's
+			// \d shows "generated always as (...) stored" for it).
+			bin := shownDefault(col)
+			if col.Generated != "" {
+				bin = col.Generated
+			}
+			if err := b.add(row{"oid": uint32(0), "adrelid": r.OID, "adnum": i + 1, "adbin": bin}); err != nil {
 				return err
 			}
 		}

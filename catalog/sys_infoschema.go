@@ -142,6 +142,9 @@ func isColumnsRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) erro
 				r["is_identity"] = "YES"
 				r["identity_generation"] = map[byte]string{'a': "ALWAYS", 'd': "BY DEFAULT"}[col.Identity]
 			}
+			if col.Generated != "" {
+				r["is_generated"], r["generation_expression"] = "ALWAYS", generationText(col.Generated)
+			}
 			typeFacts(col.Type, r)
 			if err := b.add(r); err != nil {
 				return err
@@ -256,4 +259,44 @@ func isConstraintColumnUsageRows(c *Catalog, s *snapshot, ctx RowsContext, b *ro
 		}
 	}
 	return nil
+}
+
+// generationText is a generation expression as pg_get_expr prints it
+// without pretty-printing: an operator expression in parentheses, a
+// column or function call as it is.
+func generationText(e string) string {
+	if isPlainCall(e) {
+		return e
+	}
+	return "(" + e + ")"
+}
+
+// isPlainCall reports a column name or a single function call f(...).
+func isPlainCall(e string) bool {
+	i := 0
+	for i < len(e) && (e[i] == '_' || e[i] >= 'a' && e[i] <= 'z' || e[i] >= '0' && e[i] <= '9' && i > 0) {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	if i == len(e) {
+		return true
+	}
+	if e[i] != '(' || e[len(e)-1] != ')' {
+		return false
+	}
+	depth := 0
+	for k := i; k < len(e); k++ {
+		switch e[k] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && k != len(e)-1 {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -32,13 +32,17 @@ func (s *Session) checkWrite(ctx context.Context, w *pendingWrite) error {
 	return nil
 }
 
-// copyWrite inserts COPY FROM's batches all or nothing after checking the
-// table's CHECK constraints; a table with foreign keys goes through
+// copyWrite inserts COPY FROM's batches all or nothing after computing
+// the table's generated columns and checking its CHECK constraints; a table with foreign keys goes through
 // applyWrites as one batch, so that they are checked too.
-func (s *Session) copyWrite(ctx context.Context, rel *catalog.Relation, tbl *storage.Table, checks *planner.RowChecks, batches []arrow.RecordBatch) error {
+func (s *Session) copyWrite(ctx context.Context, rel *catalog.Relation, tbl *storage.Table, checks *planner.RowChecks, gen *planner.RowGen, batches []arrow.RecordBatch) error {
 	ectx := s.evalContext(ctx, nil)
-	for _, b := range batches {
-		if err := checks.Check(ectx, b); err != nil {
+	for i, b := range batches {
+		var err error
+		if batches[i], err = gen.Apply(ectx, b); err != nil { // generated columns
+			return err
+		}
+		if err := checks.Check(ectx, batches[i]); err != nil {
 			return err
 		}
 	}

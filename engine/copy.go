@@ -41,10 +41,28 @@ func (s *Session) copyTo(ctx context.Context, c *pg.CopyStmt, o copyOptions) (*R
 	if query == nil {
 		rv := c.Relation
 		cols := "*"
+		rel, _ := s.eng.cat.Resolve(rv.Schemaname, rv.Relname, s.set.searchPath())
 		if len(c.Attlist) > 0 {
 			names := make([]string, len(c.Attlist))
 			for i, a := range c.Attlist {
-				names[i] = quoteIdent(a.GetString_().GetSval())
+				name := a.GetString_().GetSval()
+				if rel != nil && rel.Kind == catalog.KindTable {
+					if k := rel.ColumnIndex(name); k >= 0 {
+						if err := copyGenerated(rel.Columns[k]); err != nil {
+							return nil, err
+						}
+					}
+				}
+				names[i] = quoteIdent(name)
+			}
+			cols = strings.Join(names, ", ")
+		} else if rel != nil && rel.Kind == catalog.KindTable && planner.HasGenerated(rel) {
+			// Generated columns are left out, as PostgreSQL leaves them out.
+			var names []string
+			for _, col := range rel.Columns {
+				if col.Generated == "" {
+					names = append(names, quoteIdent(col.Name))
+				}
 			}
 			cols = strings.Join(names, ", ")
 		}
@@ -100,8 +118,10 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 	var target, defCols []int
 	var defExprs []expr.Expr
 	if len(c.Attlist) == 0 {
-		for i := range rel.Columns {
-			target = append(target, i)
+		for i, col := range rel.Columns {
+			if col.Generated == "" { // generated columns are computed, never read
+				target = append(target, i)
+			}
 		}
 	} else {
 		seen := map[int]bool{}
@@ -110,6 +130,9 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 			i := rel.ColumnIndex(name)
 			if i < 0 {
 				return nil, pgerr.New(pgerr.UndefinedColumn, "column %q of relation %q does not exist", name, rel.Name)
+			}
+			if err := copyGenerated(rel.Columns[i]); err != nil {
+				return nil, err
 			}
 			if seen[i] {
 				return nil, pgerr.New(pgerr.DuplicateColumn, "column %q specified more than once", name)
@@ -136,9 +159,13 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt, o copyOptions) (
 	if err != nil {
 		return nil, err
 	}
+	gen, err := planner.CompileGenerated(s.env(ctx, nil), rel)
+	if err != nil {
+		return nil, err
+	}
 	fmtOpts := s.set.format()
 	ci := &copyIn{ctx: ctx, s: s, rel: rel, tbl: tbl, opts: o, target: target, fmt: &fmtOpts, header: o.header,
-		defCols: defCols, defExprs: defExprs, domChecks: domChecks, checks: checks}
+		defCols: defCols, defExprs: defExprs, domChecks: domChecks, checks: checks, gen: gen}
 	if ci.forceNotNull, err = ci.copyFieldFlags("FORCE_NOT_NULL", o.forceNotNull); err != nil {
 		return nil, err
 	}
@@ -167,6 +194,7 @@ type copyIn struct {
 	// batch of the column alone (planner.DomainChecks).
 	domChecks  []expr.Expr
 	checks     *planner.RowChecks // the table's CHECK constraints, or nil
+	gen        *planner.RowGen    // the table's generated columns, or nil
 	err        error              // a default that failed to evaluate
 	fmt        *types.FormatOptions
 	header     bool
@@ -567,7 +595,7 @@ func (c *copyIn) Finish() (string, error) {
 		n += b.NumRows()
 	}
 	if n > 0 {
-		if err := c.s.copyWrite(c.ctx, c.rel, c.tbl, c.checks, batches); err != nil { // constraints.go
+		if err := c.s.copyWrite(c.ctx, c.rel, c.tbl, c.checks, c.gen, batches); err != nil { // constraints.go
 			return "", err
 		}
 	}
@@ -589,4 +617,14 @@ func quoteIdent(s string) string {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// copyGenerated refuses a generated column in COPY's column list, as
+// PostgreSQL does.
+func copyGenerated(col catalog.Column) error {
+	if col.Generated == "" {
+		return nil
+	}
+	return pgerr.New(pgerr.InvalidColumnReference, "column \"%s\" is a generated column", col.Name).
+		WithDetail("Generated columns cannot be used in COPY.")
 }

@@ -73,6 +73,50 @@ func TestCopyFillsDefaults(t *testing.T) {
 	}
 }
 
+// TestCopyGeneratedColumns: COPY FROM computes a generated column and
+// leaves it out of the default column list (COPY TO too); naming it is
+// 42P10, as in PostgreSQL.
+func TestCopyGeneratedColumns(t *testing.T) {
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, "CREATE TABLE cpg (a int, b int GENERATED ALWAYS AS (a * 2) STORED, c text)")
+	if err := copyFromStdin(t, s, "COPY cpg FROM STDIN", "1\tx\n2\ty\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFromStdin(t, s, "COPY cpg (c, a) FROM STDIN (FORMAT csv)", "z,3\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(mustRun(t, s, "SELECT a, b, c FROM cpg ORDER BY a"), ","); got != "1|2|x,2|4|y,3|6|z" {
+		t.Fatalf("rows %q", got)
+	}
+	for _, q := range []string{"COPY cpg (a, b) FROM STDIN", "COPY cpg (b) TO STDOUT"} {
+		stmts, err := sql.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Prepare(context.Background(), stmts[0], nil)
+		if err == nil {
+			_, err = s.Execute(context.Background(), p, nil)
+		}
+		if pgerr.CodeOf(err) != pgerr.InvalidColumnReference {
+			t.Fatalf("%s: %v, want 42P10", q, err)
+		}
+	}
+	stmts, _ := sql.Parse("COPY cpg TO STDOUT")
+	p, err := s.Prepare(context.Background(), stmts[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Execute(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.CopyOut.Columns); n != 2 {
+		t.Fatalf("COPY TO has %d columns, want a and c", n)
+	}
+	res.CopyOut.Rows.Close()
+}
+
 // copyFromStdin runs q, a COPY ... FROM STDIN, with data as its input.
 func copyFromStdin(t *testing.T, s *Session, q, data string) error {
 	t.Helper()

@@ -66,6 +66,9 @@ func (s *Session) computeWrite(ectx *exec.Context, ins *planner.Insert, up *plan
 		if err != nil {
 			return nil, err
 		}
+		if rec, err = ins.Gen.Apply(ectx.Eval, rec); err != nil { // generated columns
+			return nil, err
+		}
 		w := &pendingWrite{kind: kindInsert, rel: ins.Rel, table: ins.Table, rec: rec, returning: ins.Returning, checks: ins.Checks}
 		if ins.OnConflict != nil {
 			if err := s.resolveConflicts(ectx, ins, w); err != nil {
@@ -82,6 +85,9 @@ func (s *Session) computeWrite(ectx *exec.Context, ins *planner.Insert, up *plan
 		}
 		ids, rec, err := collectWithIDs(ectx, up.Source, up.Rel.ColumnTypes())
 		if err != nil {
+			return nil, err
+		}
+		if rec, err = up.Gen.Apply(ectx.Eval, rec); err != nil { // generated columns
 			return nil, err
 		}
 		return &pendingWrite{kind: kindUpdate, rel: up.Rel, table: up.Table, ids: ids, rec: rec, returning: up.Returning, checks: up.Checks}, nil

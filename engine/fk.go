@@ -501,6 +501,13 @@ func (s *Session) fkReferenced(ctx context.Context, c fkChange, rk catalog.Refer
 			}
 		}
 	}
+	gen, err := planner.CompileGenerated(s.env(ctx, nil), child) // generated columns follow the changed key
+	if err != nil {
+		return nil, err
+	}
+	if rec, err = gen.Apply(s.evalContext(ctx, nil), rec); err != nil {
+		return nil, err
+	}
 	checks, err := planner.CompileChecks(s.env(ctx, nil), child)
 	if err != nil {
 		return nil, err

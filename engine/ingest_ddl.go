@@ -22,6 +22,9 @@ func (s *Session) connectorTable(ctx context.Context, rel *catalog.Relation, x *
 	if len(rel.Checks) > 0 || len(rel.ForeignKeys) > 0 { // the ingest writes around them (constraints.go)
 		return pgerr.Unsupported("CHECK and FOREIGN KEY constraints on a table with a connector are not supported")
 	}
+	if planner.HasGenerated(rel) { // the ingest writes the rows as read
+		return pgerr.Unsupported("generated columns on a table with a connector are not supported")
+	}
 	if x.FromSource != "" {
 		return s.cdcTableFrom(ctx, rel, x) // ingest_cdc.go
 	}

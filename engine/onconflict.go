@@ -27,6 +27,9 @@ func (s *Session) resolveConflicts(ectx *exec.Context, ins *planner.Insert, w *p
 	if err != nil {
 		return err
 	}
+	if c.Update, err = ins.Gen.Apply(ectx.Eval, c.Update); err != nil { // generated columns of the updated rows
+		return err
+	}
 	w.conflict, w.rec = c, c.Insert
 	if ins.Returning != nil {
 		if w.rec, err = c.Written(); err != nil {

@@ -281,20 +281,36 @@ func (a *alterState) cmd(c *pg.AlterTableCmd) error {
 				return pgerr.Unsupported("ALTER TABLE ... ADD COLUMN of a serial column is not supported")
 			}
 			for _, cn := range cd.Constraints {
-				if cn.GetConstraint().GetContype() == pg.ConstrType_CONSTR_IDENTITY {
+				switch cn.GetConstraint().GetContype() {
+				case pg.ConstrType_CONSTR_IDENTITY:
 					return pgerr.Unsupported("ALTER TABLE ... ADD COLUMN of an identity column is not supported")
 				}
 			}
 		}
 		return a.addColumn(c.Def.GetColumnDef(), c.MissingOk)
 	case pg.AlterTableType_AT_DropColumn:
-		return a.dropColumn(c.Name, c.MissingOk, c.Behavior == pg.DropBehavior_DROP_CASCADE)
+		cascade := c.Behavior == pg.DropBehavior_DROP_CASCADE
+		if err := a.dropGeneratedUsing(c.Name, cascade); err != nil { // alter_generated.go
+			return err
+		}
+		return a.dropColumn(c.Name, c.MissingOk, cascade)
 	case pg.AlterTableType_AT_AlterColumnType:
+		if gs := a.generatedUsing(c.Name); len(gs) > 0 {
+			return pgerr.Unsupported("cannot alter type of a column used by a generated column").
+				WithDetail("Column \"%s\" is used by generated column \"%s\".", c.Name, gs[0])
+		}
+		// A generated column's stored values are cast, as PostgreSQL casts
+		// them; later writes compute it in the new type.
 		return a.alterType(c.Name, c.Def.GetColumnDef())
+	case pg.AlterTableType_AT_DropExpression:
+		return a.dropExpression(c.Name, c.MissingOk) // alter_generated.go
 	case pg.AlterTableType_AT_ColumnDefault:
 		i, err := a.column(c.Name)
 		if err != nil {
 			return err
+		}
+		if a.rel.Columns[i].Generated != "" {
+			return pgerr.New(pgerr.SyntaxError, "column \"%s\" of relation \"%s\" is a generated column", c.Name, a.old.Name)
 		}
 		if c.Def == nil {
 			a.rel.Columns[i].Default = ""
@@ -401,11 +417,16 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 		return a.b.errAt(err, cd.TypeName.Location)
 	}
 	col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
-	var pk, unique *pg.Constraint
+	var pk, unique, gen *pg.Constraint
 	var more []*pg.Constraint // CHECK and REFERENCES (alter_constraints.go)
 	for _, cn := range cd.Constraints {
 		c := cn.GetConstraint()
 		switch c.Contype {
+		case pg.ConstrType_CONSTR_GENERATED: // generated.go
+			if err := a.b.generatedColumn(a.rel, &col, c, false); err != nil {
+				return err
+			}
+			gen = c
 		case pg.ConstrType_CONSTR_CHECK, pg.ConstrType_CONSTR_FOREIGN:
 			more = append(more, c)
 		case pg.ConstrType_CONSTR_ATTR_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE, pg.ConstrType_CONSTR_ATTR_IMMEDIATE:
@@ -413,6 +434,9 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 			col.NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
 		case pg.ConstrType_CONSTR_DEFAULT:
+			if col.Generated != "" {
+				return a.b.newErr(pgerr.SyntaxError, c.Location, "both default and generation expression specified for column \"%s\" of table \"%s\"", cd.Colname, a.old.Name)
+			}
 			text, err := a.defaultText(c.RawExpr, col)
 			if err != nil {
 				return err
@@ -428,8 +452,14 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 	}
 	a.rel.Columns = append(a.rel.Columns, col)
 	i := len(a.rel.Columns) - 1
-	// Existing rows get the default, evaluated for each row.
-	fill, err := a.b.defaultExpr(a.rel, i)
+	// Existing rows get the default, evaluated for each row, or a
+	// generated column's value.
+	var fill expr.Expr
+	if gen != nil {
+		fill, err = a.generatedFill(i, gen.RawExpr)
+	} else {
+		fill, err = a.b.defaultExpr(a.rel, i)
+	}
 	if err != nil {
 		return err
 	}

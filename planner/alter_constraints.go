@@ -205,26 +205,43 @@ func shiftCols(cols []int, dropped int) []int {
 	return out
 }
 
-// constraintsRenameColumn rewrites the CHECK constraints of the working
-// definition for a column renamed from old to new.
+// constraintsRenameColumn rewrites the CHECK constraints and generation
+// expressions of the working definition for a column renamed from old to
+// new.
 func (a *alterState) constraintsRenameColumn(old, new string) error {
 	for k, c := range a.rel.Checks {
-		n := mustParseExpr(c.Expr)
-		if !slices.Contains(columnRefs(n), old) {
-			continue
-		}
-		sql.EachColumnRef(n.ProtoReflect(), func(cr *pg.ColumnRef) {
-			if f := cr.Fields; len(f) > 0 && f[len(f)-1].GetString_().GetSval() == old {
-				f[len(f)-1] = &pg.Node{Node: &pg.Node_String_{String_: &pg.String{Sval: new}}}
-			}
-		})
-		text, err := deparseExpr(n)
+		text, err := renameColumnIn(c.Expr, old, new)
 		if err != nil {
 			return err
 		}
 		a.rel.Checks[k].Expr = text
 	}
+	for k, c := range a.rel.Columns { // generation expressions (generated.go)
+		if c.Generated == "" {
+			continue
+		}
+		text, err := renameColumnIn(c.Generated, old, new)
+		if err != nil {
+			return err
+		}
+		a.rel.Columns[k].Generated = text
+	}
 	return nil
+}
+
+// renameColumnIn is the expression text e with its references to column
+// old naming new (e itself when it has none).
+func renameColumnIn(e, old, new string) (string, error) {
+	n := mustParseExpr(e)
+	if !slices.Contains(columnRefs(n), old) {
+		return e, nil
+	}
+	sql.EachColumnRef(n.ProtoReflect(), func(cr *pg.ColumnRef) {
+		if f := cr.Fields; len(f) > 0 && f[len(f)-1].GetString_().GetSval() == old {
+			f[len(f)-1] = &pg.Node{Node: &pg.Node_String_{String_: &pg.String{Sval: new}}}
+		}
+	})
+	return deparseExpr(n)
 }
 
 // columnRefs lists the column names an expression refers to.

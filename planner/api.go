@@ -152,7 +152,10 @@ type Insert struct {
 	OnConflict *OnConflict // nil without ON CONFLICT
 	// Checks are the table's CHECK constraints (nil: none), checked on
 	// every row written (constraints.go).
-	Checks     *RowChecks
+	Checks *RowChecks
+	// Gen computes the table's generated columns (nil: none) on every row
+	// written, before the checks (generated.go).
+	Gen        *RowGen
 	ParamTypes []types.T
 	// With lists the data-modifying WITH queries the statement runs first
 	// (dml_with.go).
@@ -167,6 +170,7 @@ type Update struct {
 	Source     exec.Node
 	Returning  *Returning
 	Checks     *RowChecks // as Insert.Checks
+	Gen        *RowGen    // as Insert.Gen
 	ParamTypes []types.T
 	// With lists the data-modifying WITH queries the statement runs first
 	// (dml_with.go).

@@ -82,6 +82,7 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 	var pending []pendingConstraint          // CHECK and FOREIGN KEY (constraints.go)
 	var likeChecks []catalog.CheckConstraint // LIKE ... INCLUDING CONSTRAINTS
 	var likePKs [][]string                   // LIKE ... INCLUDING INDEXES: added after the table's own, as PostgreSQL does
+	var gens []pendingGenerated              // GENERATED ALWAYS AS (expr) STORED (generated.go)
 	addUnique := func(c *pg.Constraint, cols []string) error {
 		if c.NullsNotDistinct || len(c.Including) > 0 || len(c.Options) > 0 || c.Indexspace != "" {
 			return b.newErr(pgerr.FeatureNotSupported, c.Location, "UNIQUE NULLS NOT DISTINCT, INCLUDE, WITH and USING INDEX TABLESPACE are not supported")
@@ -120,6 +121,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 					col.NotNull = true
 				case pg.ConstrType_CONSTR_NULL:
 				case pg.ConstrType_CONSTR_IDENTITY:
+					if col.Generated != "" {
+						return nil, b.newErr(pgerr.SyntaxError, c.Location, "both identity and generation expression specified for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
+					}
 					if col.Identity != 0 {
 						return nil, b.newErr(pgerr.SyntaxError, c.Location, "multiple identity specifications for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
 					}
@@ -147,7 +151,15 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 					if c.GeneratedWhen == "d" {
 						col.Identity = 'd'
 					}
+				case pg.ConstrType_CONSTR_GENERATED:
+					if err := b.generatedColumn(rel, &col, c, serial != ""); err != nil {
+						return nil, err
+					}
+					gens = append(gens, pendingGenerated{col: len(rel.Columns), expr: c.RawExpr})
 				case pg.ConstrType_CONSTR_DEFAULT:
+					if col.Generated != "" {
+						return nil, b.newErr(pgerr.SyntaxError, c.Location, "both default and generation expression specified for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
+					}
 					if col.Identity != 0 {
 						return nil, b.newErr(pgerr.SyntaxError, c.Location, "both default and identity specified for column \"%s\" of table \"%s\"", cd.Colname, rel.Name)
 					}
@@ -211,6 +223,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 		default:
 			return nil, b.newErr(pgerr.FeatureNotSupported, rv.Location, "%s in CREATE TABLE is not supported", nodeKind(elt))
 		}
+	}
+	if err := b.bindGenerated(rel, gens); err != nil { // generated.go
+		return nil, err
 	}
 	for _, cols := range likePKs {
 		if err := setPK(cols, "", -1); err != nil {

@@ -14,10 +14,10 @@ import (
 // the same parameters), CONSTRAINTS its CHECK constraints (same names),
 // INDEXES its primary key and UNIQUE constraints (t's own names), COMMENTS
 // its column comments (the engine copies them once t exists:
-// Session.copyLikeComments). Foreign keys are never copied. GENERATED,
+// Session.copyLikeComments), GENERATED its generated columns' expressions
+// (without it they are plain columns). Foreign keys are never copied.
 // STATISTICS, STORAGE and COMPRESSION copy what streamsql does not have
-// (generated columns, statistics targets, per-column storage), that is
-// nothing.
+// (statistics targets, per-column storage), that is nothing.
 
 // The TableLikeClause option bits (PostgreSQL's CREATE_TABLE_LIKE_*).
 // LikeComments is the engine's to honour (Session.copyLikeComments).
@@ -25,6 +25,7 @@ const (
 	LikeComments    = 1 << 0
 	likeConstraints = 1 << 2
 	likeDefaults    = 1 << 3
+	likeGenerated   = 1 << 4
 	likeIdentity    = 1 << 5
 	likeIndexes     = 1 << 6
 )
@@ -56,6 +57,9 @@ func (b *binder) tableLike(rel *catalog.Relation, lc *pg.TableLikeClause) (likeC
 		col := catalog.Column{Name: c.Name, Type: c.Type, NotNull: c.NotNull, Domain: c.Domain}
 		if lc.Options&likeDefaults != 0 {
 			col.Default = c.Default
+		}
+		if lc.Options&likeGenerated != 0 {
+			col.Generated = c.Generated
 		}
 		if c.Identity != 0 && lc.Options&likeIdentity != 0 {
 			schema, name, ok := catalog.SeqDefaultTarget(c.IdentityDefault)

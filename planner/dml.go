@@ -253,6 +253,8 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 	userValue := func(i int) (bool, error) {
 		c := rel.Columns[i]
 		switch {
+		case c.Generated != "":
+			return false, generatedInsertError(c) // generated.go
 		case c.Identity == 0:
 			return true, nil
 		case stmt.Override == pg.OverridingKind_OVERRIDING_USER_VALUE:
@@ -392,7 +394,11 @@ func planInsertIn(env *Env, stmt *pg.InsertStmt, outer *level) (*Insert, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Insert{Rel: rel, Table: tbl, Source: src, Returning: ret, OnConflict: oc, Checks: checks, ParamTypes: b.paramTypes(), With: b.modifying}, nil
+	gen, err := compileGenerated(env, rel) // generated.go
+	if err != nil {
+		return nil, err
+	}
+	return &Insert{Rel: rel, Table: tbl, Source: src, Returning: ret, OnConflict: oc, Checks: checks, Gen: gen, ParamTypes: b.paramTypes(), With: b.modifying}, nil
 }
 
 // returning binds a RETURNING list over a row of rel (table column order).
@@ -502,6 +508,9 @@ func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level, everyMatch bool) 
 		if i < 0 {
 			return nil, b.newErr(pgerr.UndefinedColumn, rt.Location, "column \"%s\" of relation \"%s\" does not exist", rt.Name, rel.Name)
 		}
+		if rel.Columns[i].Generated != "" && rt.Val.GetSetToDefault() == nil {
+			return nil, generatedUpdateError(rel.Columns[i]) // generated.go
+		}
 		if len(rt.Indirection) > 0 {
 			if set[i] != nil {
 				return nil, pgerr.New(pgerr.SyntaxError, "multiple assignments to same column \"%s\"", rt.Name)
@@ -568,7 +577,11 @@ func planUpdateIn(env *Env, stmt *pg.UpdateStmt, outer *level, everyMatch bool) 
 	if err != nil {
 		return nil, err
 	}
-	return &Update{Rel: rel, Table: tbl, Source: src, Returning: ret, Checks: checks, ParamTypes: b.paramTypes(), With: b.modifying}, nil
+	gen, err := compileGenerated(env, rel) // generated.go
+	if err != nil {
+		return nil, err
+	}
+	return &Update{Rel: rel, Table: tbl, Source: src, Returning: ret, Checks: checks, Gen: gen, ParamTypes: b.paramTypes(), With: b.modifying}, nil
 }
 
 func planDelete(env *Env, stmt *pg.DeleteStmt) (*Delete, error) {

@@ -122,6 +122,15 @@ func (b *binder) conflictUpdate(oc *pg.OnConflictClause, rel *catalog.Relation, 
 		if set[i] != nil {
 			return nil, pgerr.New(pgerr.SyntaxError, "multiple assignments to same column \"%s\"", rt.Name)
 		}
+		if rt.Val.GetSetToDefault() == nil {
+			switch c := rel.Columns[i]; {
+			case c.Generated != "":
+				return nil, generatedUpdateError(c) // generated.go
+			case c.Identity == 'a':
+				return nil, pgerr.New(pgerr.GeneratedAlways, "column \"%s\" can only be updated to DEFAULT", c.Name).
+					WithDetail("Column \"%s\" is an identity column defined as GENERATED ALWAYS.", c.Name)
+			}
+		}
 		var e expr.Expr
 		var err error
 		if rt.Val.GetSetToDefault() != nil {

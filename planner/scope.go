@@ -246,6 +246,7 @@ const (
 	inOffset  clause = "OFFSET"
 	inDefault clause = "DEFAULT expressions"
 	inCheck   clause = "check constraints"
+	inGenExpr clause = "column generation expressions"
 	inUpdate  clause = "UPDATE"
 	inWindow  clause = "window definitions"
 	inReturn  clause = "RETURNING"
