@@ -235,8 +235,10 @@ func (c *Catalog) lookupFunction(schema, name string, args []types.T, searchPath
 	return fn, nil
 }
 
-// AlterFunction changes the attributes of schema.name(args) (ALTER
-// FUNCTION): change gets a copy and may refuse (it checks the owner).
+// AlterFunction changes schema.name(args) (ALTER FUNCTION): change gets a
+// copy and may refuse (it checks the owner). A new name or schema must be
+// free for the function's arguments, and no view may call the function
+// (views keep the call's text).
 func (c *Catalog) AlterFunction(schema, name string, args []types.T, searchPath []string, change func(*Function) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -249,6 +251,26 @@ func (c *Catalog) AlterFunction(schema, name string, args []types.T, searchPath 
 		return err
 	}
 	s := c.snap().clone()
+	if n.Name != fn.Name || n.Schema != fn.Schema { // RENAME TO, SET SCHEMA
+		if s.schemas[n.Schema] == nil {
+			return pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", n.Schema)
+		}
+		ts := make([]types.T, len(fn.Args))
+		for i, a := range fn.Args {
+			ts[i] = a.Type
+		}
+		for _, o := range s.funcs {
+			if o.OID != fn.OID && o.Schema == n.Schema && o.Name == n.Name && o.sameArgs(ts) {
+				return pgerr.New(codeDuplicateFunction, "function %s already exists in schema \"%s\"", n.Signature(), n.Schema)
+			}
+		}
+		for _, r := range s.byOID {
+			if slices.Contains(r.DependsOn, fn.OID) {
+				return pgerr.New(pgerr.FeatureNotSupported, "cannot rename or move function %s because %s %s depends on it", fn.Signature(), kindNoun(r.Kind), r.Name).
+					WithHint("Views keep the text of their query: drop the view, alter the function, and create the view again.")
+			}
+		}
+	}
 	s.funcs[n.OID] = &n
 	return c.commit(s)
 }

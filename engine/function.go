@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -104,22 +106,87 @@ func (s *Session) execAlterFunction(env *planner.Env, n *pg.AlterFunctionStmt) (
 	if n.Objtype != pg.ObjectType_OBJECT_FUNCTION {
 		return nil, pgerr.Unsupported("ALTER PROCEDURE and ALTER ROUTINE are not supported")
 	}
+	err := s.alterFunction(n.Func, func(fn *catalog.Function) error {
+		return planner.AlterFunctionOptions(env, fn, n.Actions)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "ALTER FUNCTION"}, nil
+}
+
+// alterFunction finds ow's function and applies change to a copy, after
+// checking that the session may alter it (owner or superuser).
+func (s *Session) alterFunction(ow *pg.ObjectWithArgs, change func(*catalog.Function) error) error {
 	ac, ok := s.eng.cat.(interface {
 		AlterFunction(schema, name string, args []types.T, searchPath []string, change func(*catalog.Function) error) error
 	})
 	if !ok {
-		return nil, pgerr.Unsupported("functions are not supported by this catalog")
+		return pgerr.Unsupported("functions are not supported by this catalog")
 	}
-	schema, name, args, err := funcTarget(n.Func)
+	schema, name, args, err := funcTarget(ow)
+	if err != nil {
+		return err
+	}
+	return ac.AlterFunction(schema, name, args, s.set.searchPath(), func(fn *catalog.Function) error {
+		me := s.currentRole()
+		if !me.Superuser && me.OID != fn.OwnerOID() && !s.memberOf(me.OID, fn.OwnerOID()) {
+			return pgerr.New(pgerr.InsufficientPrivilege, "must be owner of function %s", fn.Name)
+		}
+		return change(fn)
+	})
+}
+
+// memberOf reports whether role is a member of group (roles.go).
+func (s *Session) memberOf(role, group uint32) bool {
+	rc, ok := s.eng.cat.(roleCatalog)
+	return ok && role != noRoleOID && rc.IsMemberOf(role, group)
+}
+
+// execAlterFunctionOwner runs ALTER FUNCTION f[(types)] OWNER TO r: the
+// owner (a member of r) or a superuser gives the function to r.
+func (s *Session) execAlterFunctionOwner(n *pg.AlterOwnerStmt) (*Result, error) {
+	if n.ObjectType != pg.ObjectType_OBJECT_FUNCTION {
+		return nil, pgerr.Unsupported("ALTER %s ... OWNER TO is not supported", strings.TrimPrefix(n.ObjectType.String(), "OBJECT_"))
+	}
+	if n.Newowner.GetRoletype() == pg.RoleSpecType_ROLESPEC_PUBLIC {
+		return nil, pgerr.New(pgerr.UndefinedObject, "role \"public\" does not exist")
+	}
+	owner, err := s.grantee(n.Newowner)
 	if err != nil {
 		return nil, err
 	}
-	err = ac.AlterFunction(schema, name, args, s.set.searchPath(), func(fn *catalog.Function) error {
-		me := s.currentRole()
-		if !me.Superuser && me.OID != fn.OwnerOID() {
-			return pgerr.New(pgerr.InsufficientPrivilege, "must be owner of function %s", fn.Name)
+	roleName, _ := s.roleSpecName(n.Newowner)
+	err = s.alterFunction(n.Object.GetObjectWithArgs(), func(fn *catalog.Function) error {
+		if me := s.currentRole(); !me.Superuser && me.OID != owner && !s.memberOf(me.OID, owner) {
+			return pgerr.New(pgerr.InsufficientPrivilege, "must be member of role \"%s\"", roleName)
 		}
-		return planner.AlterFunctionOptions(env, fn, n.Actions)
+		fn.Owner = owner
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "ALTER FUNCTION"}, nil
+}
+
+// execRenameFunction runs ALTER FUNCTION f[(types)] RENAME TO g.
+func (s *Session) execRenameFunction(n *pg.RenameStmt) (*Result, error) {
+	err := s.alterFunction(n.Object.GetObjectWithArgs(), func(fn *catalog.Function) error {
+		fn.Name = n.Newname
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "ALTER FUNCTION"}, nil
+}
+
+// execFunctionSchema runs ALTER FUNCTION f[(types)] SET SCHEMA s.
+func (s *Session) execFunctionSchema(n *pg.AlterObjectSchemaStmt) (*Result, error) {
+	err := s.alterFunction(n.Object.GetObjectWithArgs(), func(fn *catalog.Function) error {
+		fn.Schema = n.Newschema
+		return nil
 	})
 	if err != nil {
 		return nil, err

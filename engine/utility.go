@@ -138,7 +138,17 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 		}
 		return s.execAlter(ctx, env, stmt.AST)
 	case *pg.Node_RenameStmt:
+		if n.RenameStmt.RenameType == pg.ObjectType_OBJECT_FUNCTION {
+			return s.execRenameFunction(n.RenameStmt) // function.go
+		}
 		return s.execAlter(ctx, env, stmt.AST)
+	case *pg.Node_AlterOwnerStmt:
+		return s.execAlterFunctionOwner(n.AlterOwnerStmt) // function.go: functions only
+	case *pg.Node_AlterObjectSchemaStmt:
+		if n.AlterObjectSchemaStmt.ObjectType == pg.ObjectType_OBJECT_FUNCTION {
+			return s.execFunctionSchema(n.AlterObjectSchemaStmt) // function.go
+		}
+		return nil, pgerr.Unsupported("ALTER %s ... SET SCHEMA is not supported", strings.TrimPrefix(n.AlterObjectSchemaStmt.ObjectType.String(), "OBJECT_"))
 	case *pg.Node_GrantStmt:
 		return s.execGrant(n.GrantStmt) // grant.go
 	case *pg.Node_AlterDefaultPrivilegesStmt:
