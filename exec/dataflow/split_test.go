@@ -64,27 +64,37 @@ func TestMergeReadersWatermarks(t *testing.T) {
 	ins[2] <- idleMsg(true) // no partitions: it does not count
 	barrier(2)
 	next()
+	// One input's messages an epoch (what the merge sees from several
+	// inputs within an epoch comes in any order).
 	ins[0] <- wm(30)
 	barrier(3)
 	next()
 	ins[1] <- wm(40)
-	ins[0] <- doneMsg() // ended at 30: the minimum is reader 1's
 	barrier(4)
+	next()
+	ins[0] <- doneMsg() // ended at 30: the minimum is reader 1's
+	barrier(5)
 	next()
 	ins[2] <- idleMsg(false) // active again: its 35 cannot lower what passed (40)
 	ins[2] <- wm(35)
+	barrier(6)
+	next()
 	ins[1] <- wm(50)
-	barrier(5)
+	barrier(7)
 	next()
 	ins[1] <- doneMsg()
+	barrier(8)
+	next()
 	ins[2] <- wm(45)
+	barrier(9)
+	next()
 	ins[2] <- doneMsg() // all ended: the maximum, 50
-	barrier(6)
+	barrier(10)
 	next()
 	if want := []int64{10, 20, 30, 40, 45, 50}; !slices.Equal(got, want) {
 		t.Fatalf("watermarks %v, want %v", got, want)
 	}
-	if barriers != 6 {
+	if barriers != 10 {
 		t.Fatalf("%d barriers", barriers)
 	}
 	for _, c := range ins {
