@@ -139,8 +139,11 @@ func TestMergeIdleReaders(t *testing.T) {
 	step(3)
 	ins[1] <- idleMsg(false) // rows again on reader 1
 	ins[1] <- wm(190)
-	ins[0] <- wm(185)
 	step(4)
+	// (an epoch of its own: taken before reader 1's messages, both readers
+	// still idle, it would pass as the highest)
+	ins[0] <- wm(185)
+	step(5)
 	if want := []int64{38, 176, 180, 190}; !slices.Equal(got, want) {
 		t.Fatalf("watermarks %v, want %v", got, want)
 	}
