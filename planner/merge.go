@@ -44,9 +44,11 @@ func PlanMerge(env *Env, stmt *pg.MergeStmt) (m *Merge, err error) {
 }
 
 // mergeClause is a WHEN clause rewritten as a statement (nil for DO
-// NOTHING).
+// NOTHING, whose rows a query reads instead: check, planned only so that
+// its condition and the join are checked as a writing clause's are).
 type mergeClause struct {
 	stmt    *pg.Node
+	check   *pg.Node
 	matched bool
 }
 
@@ -59,6 +61,9 @@ func planMerge(env *Env, stmt *pg.MergeStmt) (*Merge, error) {
 		m := &Merge{}
 		for _, c := range clauses {
 			if c.stmt == nil {
+				if _, err := PlanSelect(env, c.check); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			p := MergePart{Matched: c.matched}
@@ -236,6 +241,21 @@ func rewriteMerge(env *Env, stmt *pg.MergeStmt) ([]mergeClause, error) {
 		}
 		switch c.CommandType {
 		case pg.CmdType_CMD_NOTHING:
+			// SELECT 1 FROM <the clause's rows> WHERE where
+			rows := append([]*pg.Node{}, from...)
+			switch kind {
+			case pg.MergeMatchKind_MERGE_WHEN_MATCHED:
+				rows = append([]*pg.Node{targetRef()}, rows...)
+			case pg.MergeMatchKind_MERGE_WHEN_NOT_MATCHED_BY_SOURCE:
+				rows = []*pg.Node{targetRef()}
+			default:
+				rows = []*pg.Node{cp(stmt.SourceRelation)}
+			}
+			mc.check = &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{
+				TargetList: []*pg.Node{pg.MakeResTargetNodeWithVal(pg.MakeAConstIntNode(1, -1), -1)},
+				FromClause: rows, WhereClause: where, WithClause: with(),
+				LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT, Op: pg.SetOperation_SETOP_NONE,
+			}}}
 		case pg.CmdType_CMD_UPDATE:
 			mc.stmt = &pg.Node{Node: &pg.Node_UpdateStmt{UpdateStmt: &pg.UpdateStmt{
 				Relation: target(), TargetList: cloneNodes(c.TargetList), FromClause: from, WhereClause: where, WithClause: with(),
