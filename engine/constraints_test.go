@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/pgerr"
-	"github.com/streamsql/streamsql/sql"
 )
 
 // TestConstraintsCopyAndRestart: COPY FROM checks CHECK constraints and
@@ -156,12 +155,7 @@ func TestTruncateCascade(t *testing.T) {
 	if _, _, err := run(t, s, "TRUNCATE p"); pgerr.CodeOf(err) != pgerr.FeatureNotSupported {
 		t.Fatalf("TRUNCATE p alone: %v", err)
 	}
-	stmts, _ := sql.Parse("TRUNCATE p CASCADE")
-	p, err := s.Prepare(context.Background(), stmts[0], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Execute(context.Background(), p, nil)
+	res, err := exec1(context.Background(), s, "TRUNCATE p CASCADE")
 	if err != nil {
 		t.Fatal(err)
 	}

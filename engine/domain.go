@@ -209,12 +209,19 @@ func refuseDomainColumns(rel *catalog.Relation, what string) error {
 
 // checkDomainOwner refuses DDL on a domain by a role that does not own it.
 func (s *Session) checkDomainOwner(d *catalog.Domain) error {
-	me := s.currentRole()
-	if me.Superuser || me.OID == d.Owner {
-		return nil
-	}
-	if rc, ok := s.eng.cat.(roleCatalog); ok && me.OID != noRoleOID && rc.IsMemberOf(me.OID, d.Owner) {
+	if s.actsAs(d.Owner) {
 		return nil
 	}
 	return pgerr.New(pgerr.InsufficientPrivilege, "must be owner of type %s", d.Name)
+}
+
+// actsAs reports whether the session's role may act as role: it is a
+// superuser, role itself or a member of it (an object's owner rights).
+func (s *Session) actsAs(role uint32) bool {
+	me := s.currentRole()
+	if me.Superuser || me.OID == role {
+		return true
+	}
+	rc, ok := s.eng.cat.(roleCatalog)
+	return ok && me.OID != noRoleOID && rc.IsMemberOf(me.OID, role)
 }

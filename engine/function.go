@@ -106,41 +106,35 @@ func (s *Session) execAlterFunction(env *planner.Env, n *pg.AlterFunctionStmt) (
 	if n.Objtype != pg.ObjectType_OBJECT_FUNCTION {
 		return nil, pgerr.Unsupported("ALTER PROCEDURE and ALTER ROUTINE are not supported")
 	}
-	err := s.alterFunction(n.Func, func(fn *catalog.Function) error {
+	return s.alterFunction(n.Func, func(fn *catalog.Function) error {
 		return planner.AlterFunctionOptions(env, fn, n.Actions)
+	})
+}
+
+// alterFunction runs an ALTER FUNCTION: it finds ow's function and
+// applies change to a copy, after checking that the session may alter it
+// (it acts as the owner).
+func (s *Session) alterFunction(ow *pg.ObjectWithArgs, change func(*catalog.Function) error) (*Result, error) {
+	ac, ok := s.eng.cat.(interface {
+		AlterFunction(schema, name string, args []types.T, searchPath []string, change func(*catalog.Function) error) error
+	})
+	if !ok {
+		return nil, pgerr.Unsupported("functions are not supported by this catalog")
+	}
+	schema, name, args, err := funcTarget(ow)
+	if err != nil {
+		return nil, err
+	}
+	err = ac.AlterFunction(schema, name, args, s.set.searchPath(), func(fn *catalog.Function) error {
+		if !s.actsAs(fn.OwnerOID()) {
+			return pgerr.New(pgerr.InsufficientPrivilege, "must be owner of function %s", fn.Name)
+		}
+		return change(fn)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &Result{Tag: "ALTER FUNCTION"}, nil
-}
-
-// alterFunction finds ow's function and applies change to a copy, after
-// checking that the session may alter it (owner or superuser).
-func (s *Session) alterFunction(ow *pg.ObjectWithArgs, change func(*catalog.Function) error) error {
-	ac, ok := s.eng.cat.(interface {
-		AlterFunction(schema, name string, args []types.T, searchPath []string, change func(*catalog.Function) error) error
-	})
-	if !ok {
-		return pgerr.Unsupported("functions are not supported by this catalog")
-	}
-	schema, name, args, err := funcTarget(ow)
-	if err != nil {
-		return err
-	}
-	return ac.AlterFunction(schema, name, args, s.set.searchPath(), func(fn *catalog.Function) error {
-		me := s.currentRole()
-		if !me.Superuser && me.OID != fn.OwnerOID() && !s.memberOf(me.OID, fn.OwnerOID()) {
-			return pgerr.New(pgerr.InsufficientPrivilege, "must be owner of function %s", fn.Name)
-		}
-		return change(fn)
-	})
-}
-
-// memberOf reports whether role is a member of group (roles.go).
-func (s *Session) memberOf(role, group uint32) bool {
-	rc, ok := s.eng.cat.(roleCatalog)
-	return ok && role != noRoleOID && rc.IsMemberOf(role, group)
 }
 
 // execAlterFunctionOwner runs ALTER FUNCTION f[(types)] OWNER TO r: the
@@ -157,41 +151,29 @@ func (s *Session) execAlterFunctionOwner(n *pg.AlterOwnerStmt) (*Result, error) 
 		return nil, err
 	}
 	roleName, _ := s.roleSpecName(n.Newowner)
-	err = s.alterFunction(n.Object.GetObjectWithArgs(), func(fn *catalog.Function) error {
-		if me := s.currentRole(); !me.Superuser && me.OID != owner && !s.memberOf(me.OID, owner) {
+	return s.alterFunction(n.Object.GetObjectWithArgs(), func(fn *catalog.Function) error {
+		if !s.actsAs(owner) {
 			return pgerr.New(pgerr.InsufficientPrivilege, "must be member of role \"%s\"", roleName)
 		}
 		fn.Owner = owner
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Tag: "ALTER FUNCTION"}, nil
 }
 
 // execRenameFunction runs ALTER FUNCTION f[(types)] RENAME TO g.
 func (s *Session) execRenameFunction(n *pg.RenameStmt) (*Result, error) {
-	err := s.alterFunction(n.Object.GetObjectWithArgs(), func(fn *catalog.Function) error {
+	return s.alterFunction(n.Object.GetObjectWithArgs(), func(fn *catalog.Function) error {
 		fn.Name = n.Newname
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Tag: "ALTER FUNCTION"}, nil
 }
 
 // execFunctionSchema runs ALTER FUNCTION f[(types)] SET SCHEMA s.
 func (s *Session) execFunctionSchema(n *pg.AlterObjectSchemaStmt) (*Result, error) {
-	err := s.alterFunction(n.Object.GetObjectWithArgs(), func(fn *catalog.Function) error {
+	return s.alterFunction(n.Object.GetObjectWithArgs(), func(fn *catalog.Function) error {
 		fn.Schema = n.Newschema
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Tag: "ALTER FUNCTION"}, nil
 }
 
 func strs(ns []*pg.Node) []string {
