@@ -96,7 +96,7 @@ func (b *binder) bindGeneration(rel *catalog.Relation, i int, n *pg.Node) (expr.
 				genRef = rel.Columns[k].Name
 			}
 		case *expr.Call:
-			mutable = mutable || x.Fn.Volatile || stableFunc[x.Fn.Name]
+			mutable = mutable || x.Fn.Volatile || stableCall(x.Fn)
 		case *expr.Cast:
 			mutable = mutable || sessionCast(x.E.Type(), x.To)
 		}
@@ -143,14 +143,35 @@ func sessionCast(from, to types.T) bool {
 	return from.IsString() && datetime(to) || datetime(from) && to.IsString()
 }
 
-// stableFunc are the functions PostgreSQL marks stable (they read the
-// session's clock or settings) that a generation expression may not call;
-// the expression model only marks volatile ones (expr.Func.Volatile).
+// stableFunc are the functions PostgreSQL marks stable in every form
+// (they read the session's clock, settings or locale) that a generation
+// expression may not call; the expression model only marks volatile ones
+// (expr.Func.Volatile).
 var stableFunc = map[string]bool{
 	"now": true, "current_timestamp": true, "transaction_timestamp": true, "statement_timestamp": true,
 	"localtimestamp": true, "current_date": true, "current_time": true, "localtime": true,
 	"current_setting": true, "current_user": true, "session_user": true, "current_schema": true,
-	"current_database": true, "to_char": true, "age": true, "date_trunc": true, "timezone": true,
+	"current_database": true, "to_char": true,
+}
+
+// stableCall reports a call PostgreSQL marks stable: a stableFunc, age of
+// one timestamp (against today), and date_trunc or date_part (extract) of
+// a timestamptz (in the session's TimeZone); their other forms are
+// immutable.
+func stableCall(f *expr.Func) bool {
+	switch {
+	case stableFunc[f.Name]:
+		return true
+	case f.Name == "age":
+		return len(f.Args) == 1
+	case f.Name == "date_trunc", f.Name == "date_part", f.Name == "extract":
+		for _, t := range f.Args {
+			if t.Kind == types.TimestampTZ {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // RowGen computes a table's generated columns over rows in the table's
