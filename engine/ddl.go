@@ -216,9 +216,8 @@ func (s *Session) explainExecute(e *pg.ExecuteStmt) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(e.Params) != len(p.ParamTypes) {
-		return "", pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement %q", e.Name).
-			WithDetail("Expected %d parameters but got %d.", len(p.ParamTypes), len(e.Params))
+	if err := executeArity(e, p); err != nil { // prepare.go
+		return "", err
 	}
 	pl, _ := p.plan.(*plan)
 	if pl == nil {
@@ -228,11 +227,11 @@ func (s *Session) explainExecute(e *pg.ExecuteStmt) (string, error) {
 	case kindSelect:
 		return exec.Explain(pl.query.Root), nil
 	case kindInsert:
-		return "Insert on " + pl.insert.Rel.Name + "\n" + indent(exec.Explain(pl.insert.Source)), nil
+		return explainWrite("Insert on "+pl.insert.Rel.Name, pl.insert.Source), nil
 	case kindUpdate:
-		return "Update on " + pl.update.Rel.Name + "\n" + indent(exec.Explain(pl.update.Source)), nil
+		return explainWrite("Update on "+pl.update.Rel.Name, pl.update.Source), nil
 	case kindDelete:
-		return "Delete on " + pl.del.Rel.Name + "\n" + indent(exec.Explain(pl.del.Source)), nil
+		return explainWrite("Delete on "+pl.del.Rel.Name, pl.del.Source), nil
 	case kindMerge:
 		return explainMerge(pl.merge), nil
 	}
@@ -254,19 +253,19 @@ func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return "Insert on " + p.Rel.Name + "\n" + indent(exec.Explain(p.Source)), nil
+		return explainWrite("Insert on "+p.Rel.Name, p.Source), nil
 	case *pg.Node_UpdateStmt:
 		p, err := planner.PlanUpdate(env, n.UpdateStmt)
 		if err != nil {
 			return "", err
 		}
-		return "Update on " + p.Rel.Name + "\n" + indent(exec.Explain(p.Source)), nil
+		return explainWrite("Update on "+p.Rel.Name, p.Source), nil
 	case *pg.Node_DeleteStmt:
 		p, err := planner.PlanDelete(env, n.DeleteStmt)
 		if err != nil {
 			return "", err
 		}
-		return "Delete on " + p.Rel.Name + "\n" + indent(exec.Explain(p.Source)), nil
+		return explainWrite("Delete on "+p.Rel.Name, p.Source), nil
 	case *pg.Node_MergeStmt:
 		m, err := planner.PlanMerge(env, n.MergeStmt)
 		if err != nil {
@@ -281,6 +280,12 @@ func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
 		}
 	}
 	return "", pgerr.Unsupported("EXPLAIN of this statement is not supported")
+}
+
+// explainWrite renders a write's plan: its head line ("Insert on t"),
+// then the plan of the rows it writes.
+func explainWrite(head string, src exec.Node) string {
+	return head + "\n" + indent(exec.Explain(src))
 }
 
 func indent(s string) string {

@@ -43,9 +43,8 @@ func (s *Session) prepareExplainAnalyze(env *planner.Env, e *pg.ExplainStmt, opt
 			return pgerr.Unsupported("EXPLAIN ANALYZE EXECUTE of %s is not supported: only queries (SELECT, VALUES, TABLE) are run", ex.Name).
 				WithHint("Use EXPLAIN EXECUTE without ANALYZE to see the plan.")
 		}
-		if len(ex.Params) != len(inner.ParamTypes) {
-			return pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement %q", ex.Name).
-				WithDetail("Expected %d parameters but got %d.", len(inner.ParamTypes), len(ex.Params))
+		if err := executeArity(ex, inner); err != nil { // prepare.go
+			return err
 		}
 		pl.kind, pl.query = kindExplainAnalyze, ipl.query
 		pl.analyze = &analyzePlan{opts: opts, execute: ex, inner: inner}

@@ -43,8 +43,7 @@ func (s *Session) execMerge(ectx *exec.Context, m *planner.Merge) (*Result, erro
 
 // explainMerge renders a MERGE's plan: each writing WHEN clause's rows.
 func explainMerge(m *planner.Merge) string {
-	var b strings.Builder
-	b.WriteString("Merge on " + m.Rel.Name + "\n")
+	out := []string{"Merge on " + m.Rel.Name}
 	for _, p := range m.Parts {
 		var what string
 		var src exec.Node
@@ -61,10 +60,7 @@ func explainMerge(m *planner.Merge) string {
 		} else {
 			what = "When Not Matched: " + what
 		}
-		b.WriteString(indent(what + "\n" + indent(exec.Explain(src))))
-		if !strings.HasSuffix(b.String(), "\n") {
-			b.WriteString("\n")
-		}
+		out = append(out, strings.TrimRight(indent(explainWrite(what, src)), "\n")) // ddl.go
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return strings.Join(out, "\n")
 }

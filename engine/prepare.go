@@ -64,12 +64,21 @@ func (s *Session) executeSQL(ctx context.Context, e *pg.ExecuteStmt) (*Result, e
 	return s.Execute(ctx, p, params)
 }
 
+// executeArity checks that EXECUTE gives p as many arguments as it has
+// parameters (42601 otherwise, as PostgreSQL).
+func executeArity(e *pg.ExecuteStmt, p *Prepared) error {
+	if len(e.Params) != len(p.ParamTypes) {
+		return pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement %q", e.Name).
+			WithDetail("Expected %d parameters but got %d.", len(p.ParamTypes), len(e.Params))
+	}
+	return nil
+}
+
 // executeArgs evaluates EXECUTE's arguments and converts them to p's
 // parameter types.
 func (s *Session) executeArgs(ctx context.Context, e *pg.ExecuteStmt, p *Prepared) ([]types.Value, error) {
-	if len(e.Params) != len(p.ParamTypes) {
-		return nil, pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement %q", e.Name).
-			WithDetail("Expected %d parameters but got %d.", len(p.ParamTypes), len(e.Params))
+	if err := executeArity(e, p); err != nil {
+		return nil, err
 	}
 	params := make([]types.Value, len(e.Params))
 	if len(e.Params) == 0 {

@@ -67,31 +67,20 @@ func planMerge(env *Env, stmt *pg.MergeStmt) (*Merge, error) {
 				continue
 			}
 			p := MergePart{Matched: c.matched}
-			var rel *catalog.Relation
+			var err error
 			switch n := c.stmt.Node.(type) {
 			case *pg.Node_UpdateStmt:
 				p.Update, err = planUpdateIn(env, n.UpdateStmt, nil, true)
-				if err == nil {
-					rel = p.Update.Rel
-					m.ParamTypes = mergeParams(m.ParamTypes, p.Update.ParamTypes)
-				}
 			case *pg.Node_DeleteStmt:
 				p.Delete, err = planDeleteIn(env, n.DeleteStmt, nil, true)
-				if err == nil {
-					rel = p.Delete.Rel
-					m.ParamTypes = mergeParams(m.ParamTypes, p.Delete.ParamTypes)
-				}
 			case *pg.Node_InsertStmt:
 				p.Insert, err = planInsert(env, n.InsertStmt)
-				if err == nil {
-					rel = p.Insert.Rel
-					m.ParamTypes = mergeParams(m.ParamTypes, p.Insert.ParamTypes)
-				}
 			}
 			if err != nil {
 				return nil, err
 			}
-			m.Rel = rel
+			m.Rel = p.rel()
+			m.ParamTypes = mergeParams(m.ParamTypes, p.paramTypes())
 			m.Parts = append(m.Parts, p)
 		}
 		return m, nil
@@ -118,6 +107,17 @@ func planMerge(env *Env, stmt *pg.MergeStmt) (*Merge, error) {
 		}
 	}
 	return m, nil
+}
+
+// rel is the part's target table.
+func (p MergePart) rel() *catalog.Relation {
+	switch {
+	case p.Update != nil:
+		return p.Update.Rel
+	case p.Delete != nil:
+		return p.Delete.Rel
+	}
+	return p.Insert.Rel
 }
 
 func (p MergePart) paramTypes() []types.T {
