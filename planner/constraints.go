@@ -65,16 +65,23 @@ func (b *binder) checkConstraint(rel *catalog.Relation, c *pg.Constraint, column
 	return catalog.CheckConstraint{Name: c.Conname, Expr: text, Column: column, NotValid: c.SkipValidation}, nil
 }
 
-// bindRowCheck binds a CHECK expression over rel's columns: it must be
-// boolean and read no tables. Returns it and the column ids of rel's
-// columns (the layout of a row batch).
-func (b *binder) bindRowCheck(rel *catalog.Relation, n *pg.Node) (expr.Expr, []int, error) {
+// rowScope is a FROM item of one row of rel, named as rel, and the
+// binder ids of its columns (the layout of a row batch).
+func (b *binder) rowScope(rel *catalog.Relation) (*nsItem, []int) {
 	it := &nsItem{alias: rel.Name, relname: rel.Name, relVisible: true, colsVisible: true}
 	ids := make([]int, len(rel.Columns))
 	for i, c := range rel.Columns {
 		ids[i] = b.newCol(c.Name, rel.Name, c.Type)
 		it.cols = append(it.cols, nsCol{name: c.Name, id: ids[i]})
 	}
+	return it, ids
+}
+
+// bindRowCheck binds a CHECK expression over rel's columns: it must be
+// boolean and read no tables. Returns it and the column ids of rel's
+// columns (the layout of a row batch).
+func (b *binder) bindRowCheck(rel *catalog.Relation, n *pg.Node) (expr.Expr, []int, error) {
+	it, ids := b.rowScope(rel)
 	l := &level{clause: inCheck, ns: []*nsItem{it}}
 	e, err := b.expr(l, n)
 	if err != nil {

@@ -71,13 +71,10 @@ func (b *binder) bindGenerated(rel *catalog.Relation, gens []pendingGenerated) e
 // bindGeneration binds column i's generation expression n over a row of
 // rel (ids: the row's columns) and checks it as PostgreSQL does.
 func (b *binder) bindGeneration(rel *catalog.Relation, i int, n *pg.Node) (expr.Expr, []int, error) {
-	it := &nsItem{alias: rel.Name, relname: rel.Name, relVisible: true, colsVisible: true}
-	ids := make([]int, len(rel.Columns))
-	col := map[int]int{} // binder column id -> table column
-	for k, c := range rel.Columns {
-		ids[k] = b.newCol(c.Name, rel.Name, c.Type)
-		col[ids[k]] = k
-		it.cols = append(it.cols, nsCol{name: c.Name, id: ids[k]})
+	it, ids := b.rowScope(rel)         // constraints.go
+	col := make(map[int]int, len(ids)) // binder column id -> table column
+	for k, id := range ids {
+		col[id] = k
 	}
 	l := &level{clause: inGenExpr, ns: []*nsItem{it}}
 	e, err := b.expr(l, n)
