@@ -157,7 +157,15 @@ type Result struct {
 	Checkpoints dataflow.CheckpointStats
 	// Instances, with Options.Instances, is where the CPU went.
 	Instances *InstanceReport
+	// CoreRTT is a cache line's round trip between two of the process's
+	// CPUs measured just before the run (CoreRoundTrip), 0 with fewer
+	// than two: where the host placed them, which decides what rows
+	// exchanged between cores cost (docs/benchmarks.md).
+	CoreRTT time.Duration
 }
+
+// coreRTTRounds is CoreRoundTrip's rounds before a run: 10-40 ms.
+const coreRTTRounds = 100_000
 
 // EventsPerSec is the throughput in wall-clock time.
 func (r Result) EventsPerSec() float64 { return float64(r.Events) / r.Wall.Seconds() }
@@ -169,6 +177,9 @@ func (r Result) String() string {
 	s := fmt.Sprintf("%-4s events=%d rows=%d wall=%.3fs events/s=%.0f cpu=%.3fs events/s/core=%.0f gomaxprocs=%d parallelism=%d peak_rss=%s peak_heap=%s state_heap=%s",
 		r.Query, r.Events, r.Rows, r.Wall.Seconds(), r.EventsPerSec(), r.CPU.Seconds(), r.EventsPerCoreSec(), r.Procs, r.Parallelism,
 		MiB(int64(r.PeakRSS)), MiB(int64(r.PeakHeap)), MiB(r.StateHeap))
+	if r.CoreRTT > 0 {
+		s += fmt.Sprintf(" core_rtt=%dns", r.CoreRTT.Nanoseconds())
+	}
 	if c := r.Checkpoints; c.Count > 0 || c.Failures > 0 {
 		s += fmt.Sprintf(" checkpoints=%d failed=%d last_bytes=%s chain=%s last_duration=%s jobs=%d",
 			c.Count, c.Failures, MiB(c.Bytes), MiB(c.ChainBytes), c.Duration.Round(time.Microsecond), c.Jobs)
@@ -254,6 +265,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Instances && len(specs) != 1 {
 		return Result{}, pgerr.New(pgerr.FeatureNotSupported, "bench: the instances' report takes one job, not %d (no generator-only run)", len(specs))
 	}
+	res.CoreRTT, _ = CoreRoundTrip(coreRTTRounds) // before the timed span: it spins two cores
 	runtime.GC()
 	live0 := liveHeap()
 	peak := startHeapSampler()

@@ -558,6 +558,9 @@ func streamingName(stmt sql.Statement) string {
 
 func firstWords(s string) string {
 	f := strings.Fields(s)
+	if len(f) > 3 && strings.EqualFold(f[1], "OR") && strings.EqualFold(f[2], "REPLACE") {
+		f = append(f[:1:1], f[3:]...) // CREATE OR REPLACE RULE is a CREATE RULE
+	}
 	if len(f) > 2 {
 		f = f[:2]
 	}

@@ -23,7 +23,10 @@ const benchUsage = `usage: streamsqld bench nexmark [flags]
 Runs Nexmark queries in-process on the nexmark generator, each into a
 counting discard sink (or a materialized view with --sink materialize), and
 prints per query: events/s, CPU time, events/s per core (events per CPU
-second), peak RSS, the peak Go heap and the job's state after a GC.
+second), peak RSS, the peak Go heap and the job's state after a GC, and,
+with two CPUs or more, core_rtt: a cache line's round trip between two of
+them just before the run, which shows where a virtual machine's host put
+its vCPUs (docs/benchmarks.md).
 With several queries each runs in a process of its own (clean peak RSS).
 Set GOMAXPROCS (or --gomaxprocs) to choose the cores.
 
