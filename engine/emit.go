@@ -28,6 +28,14 @@ func stmtTemporal(stmt sql.Statement) []sql.TemporalJoin {
 	return stmt.Ext.TemporalJoins
 }
 
+// stmtSessions returns a statement's SESSION WITH GAP window frames.
+func stmtSessions(stmt sql.Statement) []sql.SessionFrame {
+	if stmt.Ext == nil {
+		return nil
+	}
+	return stmt.Ext.SessionFrames
+}
+
 // emitAllowed reports whether stmt may carry an EMIT clause: CREATE
 // MATERIALIZED VIEW, or EXPLAIN of it (SUBSCRIBE has no PostgreSQL tree
 // and is not checked here).

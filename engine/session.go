@@ -186,6 +186,7 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 	env.Source = stmt.Source // error positions
 	env.Emit = stmtEmit(stmt)
 	env.TemporalJoins = stmtTemporal(stmt)
+	env.SessionFrames = stmtSessions(stmt)
 	switch stmt.AST.Node.(type) {
 	case *pg.Node_SelectStmt, *pg.Node_InsertStmt, *pg.Node_UpdateStmt, *pg.Node_DeleteStmt:
 		env.ModifyingWith = true // run by runModifying (dml_with.go)

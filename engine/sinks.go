@@ -67,6 +67,7 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 	env.Streams = flowStreams{s.eng}
 	env.Emit = stmtEmit(stmt)
 	env.TemporalJoins = stmtTemporal(stmt)
+	env.SessionFrames = stmtSessions(stmt)
 	q, err := planner.PlanStream(env, x.Stmt)
 	if err != nil {
 		return nil, err

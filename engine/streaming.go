@@ -40,8 +40,6 @@ func checkStreamingClauses(stmt sql.Statement) error {
 	case len(x.TemporalJoins) > 0 && !emitAllowed(stmt):
 		return pgerr.Unsupported("FOR SYSTEM_TIME AS OF can only be used in the query of CREATE MATERIALIZED VIEW, CREATE SINK or SUBSCRIBE").
 			WithPosition(stmt.CharPos(x.TemporalJoins[0].Pos))
-	case len(x.SessionFrames) > 0:
-		return refuse("SESSION WITH GAP", x.SessionFrames[0].Pos)
 	}
 	return nil
 }

@@ -229,7 +229,7 @@ func (e *Engine) planView(rel *catalog.Relation) (*planner.StreamQuery, error) {
 		return nil, pgerr.Internal("materialized view %s has a bad definition", rel.Name)
 	}
 	eval := e.streamEval()
-	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0]), TemporalJoins: stmtTemporal(stmts[0]),
+	env := &planner.Env{Catalog: e.cat, SearchPath: []string{rel.Schema}, Eval: &eval, Streams: flowStreams{e}, Emit: stmtEmit(stmts[0]), TemporalJoins: stmtTemporal(stmts[0]), SessionFrames: stmtSessions(stmts[0]),
 		Parallelism: e.viewParallelism(rel), ParallelismAuto: e.spreadsDefault(rel.ParallelismDefault), SplitDistinct: viewSplitDistinct(rel)} // parallel.go
 	return planner.PlanStream(env, stmts[0].AST)
 }

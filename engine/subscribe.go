@@ -66,6 +66,7 @@ func (s *Session) planSubscribe(env *planner.Env, x *sql.Subscribe) (*subscribeT
 	env.Streams = flowStreams{s.eng}
 	env.Emit = x.Emit
 	env.TemporalJoins = x.TemporalJoins
+	env.SessionFrames = x.SessionFrames
 	q, err := planner.PlanStream(env, x.Stmt)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ func (s *Session) execUtility(ctx context.Context, stmt sql.Statement) (*Result,
 	env.Source = stmt.Source // error positions
 	env.Emit = stmtEmit(stmt)
 	env.TemporalJoins = stmtTemporal(stmt)
+	env.SessionFrames = stmtSessions(stmt)
 	switch n := stmt.AST.Node.(type) {
 	case *pg.Node_TransactionStmt:
 		return s.execTransaction(ctx, n.TransactionStmt)

@@ -29,6 +29,8 @@ type framer struct {
 	rng        *rangeKey
 	startOff   int64
 	endOff     int64
+	// SESSION: each position's session [sessLo, sessHi) (sessions).
+	sessLo, sessHi []int32
 }
 
 func (wc *windowCall) newFramer(ps, pe int) (*framer, error) {
@@ -51,7 +53,7 @@ func (wc *windowCall) newFramer(ps, pe int) (*framer, error) {
 		fr.groups = append(fr.groups, pe)
 	}
 	offsetRange := fr.f.Mode == FrameRange && (isOffset(fr.f.Start.Kind) || isOffset(fr.f.End.Kind))
-	if offsetRange {
+	if offsetRange || fr.f.Mode == FrameSession {
 		if len(wc.call.OrderBy) != 1 {
 			return nil, pgerr.New(pgerr.WindowingError, "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
 		}
@@ -66,13 +68,42 @@ func (wc *windowCall) newFramer(ps, pe int) (*framer, error) {
 		}
 		var off [2]expr.Expr
 		off[0], off[1] = fr.f.Start.Offset, fr.f.End.Offset
+		if fr.f.Mode == FrameSession {
+			off = [2]expr.Expr{nil, fr.f.Gap}
+		}
 		rk, err := newRangeKey(wc.ctx, a, k.E.Type(), k.Desc, off)
 		if err != nil {
 			return nil, err
 		}
 		fr.rng = rk
+		if fr.f.Mode == FrameSession {
+			fr.sessions()
+		}
 	}
 	return fr, nil
+}
+
+// sessions splits the partition's non-NULL order values into sessions
+// (FrameSession): a row at least the gap after the one before it starts
+// a new one. sessLo and sessHi hold each position's session.
+func (fr *framer) sessions() {
+	fr.sessLo = make([]int32, fr.pe-fr.ps)
+	fr.sessHi = make([]int32, fr.pe-fr.ps)
+	set := func(lo, hi int) {
+		for q := lo; q < hi; q++ {
+			fr.sessLo[q-fr.ps], fr.sessHi[q-fr.ps] = int32(lo), int32(hi)
+		}
+	}
+	lo := fr.nnLo
+	for q := fr.nnLo + 1; q < fr.nnHi; q++ {
+		if fr.rng.target(q-1, 1, false)(q) >= 0 { // value(q) >= value(q-1) + gap
+			set(lo, q)
+			lo = q
+		}
+	}
+	if lo < fr.nnHi {
+		set(lo, fr.nnHi)
+	}
 }
 
 func isOffset(k BoundKind) bool { return k == Preceding || k == Following }
@@ -98,6 +129,12 @@ func frameOffset(ctx *Context, b FrameBound, mode FrameMode, which string) (int6
 
 // frame returns the frame of position p.
 func (fr *framer) frame(p int) (int, int) {
+	if fr.f.Mode == FrameSession {
+		if p < fr.nnLo || p >= fr.nnHi { // a NULL order value: its peers, the NULLs
+			return int(fr.wc.peerLo[p]), int(fr.wc.peerHi[p])
+		}
+		return int(fr.sessLo[p-fr.ps]), int(fr.sessHi[p-fr.ps])
+	}
 	s := fr.bound(p, fr.f.Start, fr.startOff, true)
 	e := fr.bound(p, fr.f.End, fr.endOff, false)
 	if e < s {

@@ -181,6 +181,11 @@ const (
 	FrameRange FrameMode = iota
 	FrameRows
 	FrameGroups
+	// FrameSession is RisingWave's SESSION WITH GAP frame: a row's frame
+	// is its session, the run of the partition's rows (in the one
+	// ascending ORDER BY key) in which each is less than Gap after the
+	// one before it. Start and End are unused.
+	FrameSession
 )
 
 // BoundKind is one end of a window frame.
@@ -207,6 +212,8 @@ type FrameBound struct {
 type Frame struct {
 	Mode       FrameMode
 	Start, End FrameBound
+	// Gap is a FrameSession frame's gap: a constant interval.
+	Gap expr.Expr
 	// Exclude is the EXCLUDE clause (default: NO OTHERS).
 	Exclude FrameExclusion
 }

@@ -30,6 +30,9 @@ func (w *Window) Explain() string {
 		if len(c.OrderBy) > 0 {
 			over = append(over, "ORDER BY "+sortKeyList(c.OrderBy))
 		}
+		if c.Frame.Mode == FrameSession {
+			over = append(over, "SESSION WITH GAP "+c.Frame.Gap.String())
+		}
 		parts[i] = s + strings.Join(over, " ") + ")"
 	}
 	return "WindowAgg: " + strings.Join(parts, ", ")

@@ -219,7 +219,7 @@ func (wc *windowCall) aggregate(b array.Builder, ps, pe int) error {
 		}
 		return out
 	}
-	if wc.call.Frame.Start.Kind == UnboundedPreceding && wc.call.Frame.Exclude == ExcludeNoOthers {
+	if wc.call.Frame.Start.Kind == UnboundedPreceding && wc.call.Frame.Mode != FrameSession && wc.call.Frame.Exclude == ExcludeNoOthers {
 		st, err := newState()
 		if err != nil {
 			return err

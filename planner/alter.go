@@ -754,6 +754,9 @@ func viewStillBinds(env *Env, v *catalog.Relation) bool {
 	}
 	b := newBinder(env)
 	b.stream = v.Kind == catalog.KindMatView // it may read sources
+	if stmts[0].Ext != nil {
+		b.sessionFrames = stmts[0].Ext.SessionFrames
+	}
 	plan, err := b.query(stmts[0].AST, nil, nil, false)
 	if err != nil {
 		return false

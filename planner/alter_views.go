@@ -212,13 +212,14 @@ func eachNode(m protoreflect.Message, f func(*pg.Node) bool) {
 
 // deparseView renders a rewritten view query with what the parse tree
 // cannot hold: a materialized view's FOR SYSTEM_TIME AS OF clauses and its
-// EMIT clause.
+// EMIT clause, a view's SESSION WITH GAP frames.
 func deparseView(root *pg.Node, st sql.Statement) (string, error) {
 	var tjs []sql.TemporalJoin
+	var sfs []sql.SessionFrame
 	if st.Ext != nil {
-		tjs = st.Ext.TemporalJoins
+		tjs, sfs = st.Ext.TemporalJoins, st.Ext.SessionFrames
 	}
-	text, err := sql.DeparseTemporal(root, sql.TemporalRelations(root, tjs))
+	text, err := sql.DeparseExtended(root, sql.TemporalRelations(root, tjs), sql.SessionWindows(root, sfs))
 	if err != nil {
 		return "", err
 	}

@@ -52,6 +52,10 @@ type Env struct {
 	// (PlanStream: lookup joins, stream_lookup.go). Offsets point into the
 	// text the planned tree was parsed from.
 	TemporalJoins []sql.TemporalJoin
+	// SessionFrames are the statement's SESSION WITH GAP window frames
+	// (window_session.go). Offsets point into the text the planned tree
+	// was parsed from.
+	SessionFrames []sql.SessionFrame
 	// Parallelism is the number of instances PlanStream gives each keyed
 	// operator (stream_parallel.go); 0 or 1: one.
 	Parallelism int

@@ -279,15 +279,19 @@ func (b *binder) view(rel *catalog.Relation) (lnode, error) {
 	if len(stmts) != 1 || stmts[0].AST == nil {
 		return nil, pgerr.Internal("view %s has a bad definition", rel.Name)
 	}
-	src := b.src
+	src, frames := b.src, b.sessionFrames
 	b.src = ""
+	b.sessionFrames = nil
+	if stmts[0].Ext != nil {
+		b.sessionFrames = stmts[0].Ext.SessionFrames // the view's own text's offsets
+	}
 	b.viewDepth++
 	asRole := b.asRole
 	b.asRole = rel.OwnerOID() // a view reads with its owner's rights
 	plan, err := b.query(stmts[0].AST, nil, nil, false)
 	b.asRole = asRole
 	b.viewDepth--
-	b.src = src
+	b.src, b.sessionFrames = src, frames
 	if err != nil {
 		return nil, err
 	}

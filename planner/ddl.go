@@ -344,7 +344,7 @@ func viewDef(env *Env, stmt *pg.ViewStmt, source string) (*catalog.Relation, []u
 		}
 		rel.Columns = append(rel.Columns, catalog.Column{Name: name, Type: b.cols[id].t})
 	}
-	text, err := sql.Deparse(stmt.Query)
+	text, err := sql.DeparseSessions(stmt.Query, sql.SessionWindows(stmt.Query, env.SessionFrames))
 	if err != nil {
 		return nil, nil, fmtErr("deparse view query: %w", err)
 	}

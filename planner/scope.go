@@ -16,6 +16,9 @@ import (
 // after planning.
 type binder struct {
 	env *Env
+	// sessionFrames are the SESSION WITH GAP frames of the text being
+	// bound (the statement's, a view's while its query is bound).
+	sessionFrames []sql.SessionFrame
 	// topWith is the WITH clause of the statement being planned, the only
 	// one that may hold data-modifying statements; modifying collects them.
 	topWith   *pg.WithClause
@@ -105,6 +108,7 @@ func newBinder(env *Env) *binder {
 	if env != nil {
 		b.src = env.Source
 		b.params = append(b.params, env.Params...)
+		b.sessionFrames = env.SessionFrames
 	}
 	return b
 }

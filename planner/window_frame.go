@@ -16,6 +16,9 @@ import (
 // query's columns.
 func (b *binder) frame(l *level, wd *pg.WindowDef, order []exec.SortKey) (exec.Frame, error) {
 	opts := wd.FrameOptions
+	if sf, ok := b.sessionFrameOf(wd); ok {
+		return b.sessionFrame(l, wd, sf, order) // window_session.go
+	}
 	if opts&frameNonDefault == 0 {
 		if len(order) == 0 {
 			return exec.Frame{Mode: exec.FrameRange, Start: exec.FrameBound{Kind: exec.UnboundedPreceding}, End: exec.FrameBound{Kind: exec.UnboundedFollowing}}, nil

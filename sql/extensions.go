@@ -192,7 +192,10 @@ type TemporalJoin struct {
 // WindowDef of PostgreSQL's tree whose span contains Pos.
 type SessionFrame struct {
 	Pos int // offset of SESSION
-	Gap Interval
+	// Open is the offset of the '(' that opens the window specification
+	// the frame ends: PostgreSQL's WindowDef.Location (SessionWindows).
+	Open int
+	Gap  Interval
 }
 
 // Source is CREATE SOURCE [IF NOT EXISTS] name [(columns)] WITH (...)
@@ -267,6 +270,9 @@ type Subscribe struct {
 	// TemporalJoins are the query's FOR SYSTEM_TIME AS OF clauses
 	// (Extensions.TemporalJoins).
 	TemporalJoins []TemporalJoin
+	// SessionFrames are the query's SESSION WITH GAP window frames
+	// (Extensions.SessionFrames).
+	SessionFrames []SessionFrame
 }
 
 // Drop is DROP SOURCE | SINK [IF EXISTS] name [, ...] [CASCADE | RESTRICT].

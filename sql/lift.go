@@ -128,6 +128,7 @@ func (l *lifter) statement() (ext *Extensions, standalone bool, err error) {
 	if l.ext != nil && l.ext.Subscribe != nil {
 		l.ext.Subscribe.Emit = l.ext.Emit
 		l.ext.Subscribe.TemporalJoins = l.ext.TemporalJoins
+		l.ext.Subscribe.SessionFrames = l.ext.SessionFrames
 	}
 	return l.ext, false, nil
 }

@@ -339,8 +339,22 @@ func (l *lifter) sessionFrames() error {
 		if !l.punct(end, ')') {
 			return l.errAt(end)
 		}
+		open := -1 // the '(' of the window specification the frame ends
+		for j, depth := i-1, 0; j >= 0 && open < 0; j-- {
+			switch {
+			case l.punct(j, ')') || l.punct(j, ']'):
+				depth++
+			case (l.punct(j, '(') || l.punct(j, '[')) && depth > 0:
+				depth--
+			case l.punct(j, '('):
+				open = l.toks[j].start
+			}
+		}
+		if open < 0 {
+			return l.errAt(i)
+		}
 		ext := l.extensions()
-		ext.SessionFrames = append(ext.SessionFrames, SessionFrame{Pos: l.toks[i].start, Gap: gap})
+		ext.SessionFrames = append(ext.SessionFrames, SessionFrame{Pos: l.toks[i].start, Open: open, Gap: gap})
 		l.blank(i, end)
 		i = end
 	}

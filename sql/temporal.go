@@ -45,11 +45,20 @@ func TemporalRelations(root *pg.Node, tjs []TemporalJoin) map[int32]TemporalJoin
 // after a restart. A marked relation that is no longer in the tree (a
 // rewrite replaced it) is an error: the clause would be lost.
 func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error) {
-	if len(rels) == 0 {
+	return DeparseExtended(stmt, rels, nil)
+}
+
+// DeparseExtended is Deparse for a statement with both kinds of clause
+// the parse tree has no place for: FOR SYSTEM_TIME AS OF after the
+// relations at the locations of rels (DeparseTemporal) and SESSION WITH
+// GAP frames in the windows at the locations of wins (DeparseSessions).
+// Each is deparsed as a placeholder, then written back as it was.
+func DeparseExtended(stmt *pg.Node, rels map[int32]TemporalJoin, wins map[int32]SessionFrame) (string, error) {
+	if len(rels) == 0 && len(wins) == 0 {
 		return Deparse(stmt)
 	}
 	type mark struct {
-		relname          string
+		what             string
 		placeholder, out string
 	}
 	var marks []*mark
@@ -70,7 +79,7 @@ func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error)
 			return
 		}
 		name = strings.TrimPrefix(name, "SELECT * FROM ")
-		m := &mark{relname: rv.Relname,
+		m := &mark{what: "FOR SYSTEM_TIME AS OF of " + rv.Relname,
 			placeholder: fmt.Sprintf("streamsql_temporal_%d_", len(marks)),
 			out:         name + " FOR SYSTEM_TIME AS OF " + tj.AsOf}
 		rv.Schemaname, rv.Relname = "", m.placeholder
@@ -82,13 +91,30 @@ func DeparseTemporal(stmt *pg.Node, rels map[int32]TemporalJoin) (string, error)
 	if len(marks) != len(rels) {
 		return "", pgerr.Internal("deparse: a relation marked FOR SYSTEM_TIME AS OF is gone from the tree")
 	}
+	sessions := 0
+	eachWindowDef(stmt.ProtoReflect(), func(wd *pg.WindowDef) {
+		f, ok := wins[wd.Location]
+		if !ok {
+			return
+		}
+		name := fmt.Sprintf("streamsql_session_%d_", sessions)
+		sessions++
+		wd.FrameOptions = frameNonDefault | frameRows | frameBetween | frameStartCurrentRow | frameEndOffsetFollowing
+		wd.EndOffset = &pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: &pg.ColumnRef{Fields: []*pg.Node{{Node: &pg.Node_String_{String_: &pg.String{Sval: name}}}}}}}
+		marks = append(marks, &mark{what: "SESSION WITH GAP " + f.Gap.Text,
+			placeholder: "ROWS BETWEEN CURRENT ROW AND " + name + " FOLLOWING",
+			out:         "SESSION WITH GAP " + f.Gap.Text})
+	})
+	if sessions != len(wins) {
+		return "", pgerr.Internal("deparse: a window with a SESSION WITH GAP frame is gone from the tree")
+	}
 	text, err := Deparse(stmt)
 	if err != nil {
 		return "", err
 	}
 	for _, m := range marks {
 		if strings.Count(text, m.placeholder) != 1 {
-			return "", pgerr.Internal("deparse: FOR SYSTEM_TIME AS OF of %s was lost", m.relname)
+			return "", pgerr.Internal("deparse: %s was lost", m.what)
 		}
 		text = strings.Replace(text, m.placeholder, m.out, 1)
 	}
