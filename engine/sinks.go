@@ -83,9 +83,10 @@ func (s *Session) execCreateSink(ctx context.Context, env *planner.Env, stmt sql
 			return nil, err
 		}
 	}
-	// Stored with its FOR SYSTEM_TIME AS OF clauses and EMIT, as a view's
-	// query is (execCreateMatView), so that a restart plans it the same way.
-	text, err := sql.DeparseTemporal(x.Stmt, sql.TemporalRelations(x.Stmt, env.TemporalJoins))
+	// Stored with its FOR SYSTEM_TIME AS OF clauses, SESSION WITH GAP
+	// frames and EMIT, as a view's query is (execCreateMatView), so that a
+	// restart plans it the same way.
+	text, err := sql.DeparseExtended(x.Stmt, sql.TemporalRelations(x.Stmt, env.TemporalJoins), sql.SessionWindows(x.Stmt, env.SessionFrames))
 	if err != nil {
 		return nil, fmt.Errorf("store sink: %w", err)
 	}

@@ -392,7 +392,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 			return nil, pgerr.Unsupported("materialized views must not use temporary tables or views")
 		}
 	}
-	text, err := sql.DeparseTemporal(c.Query, sql.TemporalRelations(c.Query, env.TemporalJoins))
+	text, err := sql.DeparseExtended(c.Query, sql.TemporalRelations(c.Query, env.TemporalJoins), sql.SessionWindows(c.Query, env.SessionFrames))
 	if err != nil {
 		return nil, fmt.Errorf("store materialized view: %w", err)
 	}

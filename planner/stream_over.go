@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/types"
@@ -156,9 +155,6 @@ func (s *streamPlanner) overWindowOn(w *lWindow, conds []expr.Expr, in sout, eow
 		}
 		if wc.Distinct {
 			return sout{}, false, notInMV("DISTINCT in a window function")
-		}
-		if wc.Frame.Mode == exec.FrameSession {
-			return sout{}, false, notInMV("a SESSION WITH GAP window frame (only batch queries and plain views have them)")
 		}
 		ow.Calls = append(ow.Calls, wc)
 	}

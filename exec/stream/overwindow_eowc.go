@@ -21,7 +21,9 @@ import (
 // rows of a partition with a time below W are final (no row can come
 // before them). A row goes out once, as an insert, when W passes its time
 // and every row its frames reach after it is final too: lead(x, k) and
-// ROWS ... k FOLLOWING wait for k more final rows (OverReach). Then the
+// ROWS ... k FOLLOWING wait for k more final rows (OverReach), a SESSION
+// WITH GAP frame for a final row that ends the row's session (as
+// RisingWave's: the frame's end is known from rows, not from W). Then the
 // rows no later row's frame reaches (lag(x, k), ROWS k PRECEDING: the k
 // before) are freed; row_number, rank and dense_rank count the freed rows.
 // A frame reaching back without bound (UNBOUNDED PRECEDING with an
@@ -71,6 +73,15 @@ func OverReach(c exec.WindowCall) (before, after int64, err error) {
 		return 0, max(k, -k), nil
 	}
 	f := c.Frame
+	if f.Mode == exec.FrameSession {
+		// Its session reaches back no further than the session's first
+		// row; forward, up to the first final row a gap or more after the
+		// one before it (owEOWCRun.gaps).
+		if _, err := sessionGap(c); err != nil {
+			return 0, 0, err
+		}
+		return 0, 0, nil
+	}
 	switch f.Start.Kind {
 	case exec.UnboundedPreceding:
 		before = Unbounded
@@ -93,6 +104,20 @@ func OverReach(c exec.WindowCall) (before, after int64, err error) {
 		}
 	}
 	return before, after, nil
+}
+
+// sessionGap is the gap of a SESSION WITH GAP frame (a constant).
+func sessionGap(c exec.WindowCall) (types.IntervalValue, error) {
+	if c.Frame.Gap != nil {
+		if f, err := expr.Fold(&expr.Context{}, c.Frame.Gap); err == nil {
+			if k, ok := f.(*expr.Const); ok {
+				if iv, ok := k.V.(types.IntervalValue); ok {
+					return iv, nil
+				}
+			}
+		}
+	}
+	return types.IntervalValue{}, pgerr.Unsupported("a SESSION WITH GAP frame whose gap is not a constant interval with EMIT ON WINDOW CLOSE")
 }
 
 // constOffset evaluates a constant offset.
@@ -125,12 +150,16 @@ type owEOWCPart struct {
 
 // owEOWCRun is a running OverWindow's EOWC state.
 type owEOWCRun struct {
-	e       *OverEOWC
-	r       *overRun
-	wm      int64 // the effective watermark W (input's minus Delay)
-	outWM   int64
-	before  []int64 // per group: the reach of its calls
-	after   []int64
+	e      *OverEOWC
+	r      *overRun
+	wm     int64 // the effective watermark W (input's minus Delay)
+	outWM  int64
+	before []int64 // per group: the reach of its calls
+	after  []int64
+	// gaps, per group, are the gaps of its calls' SESSION WITH GAP
+	// frames: a row is done only once its session is, when a final row
+	// comes a gap or more after the session's last one (plan).
+	gaps    [][]types.IntervalValue
 	ranks   []byte // per call: 'r' row_number/rank, 'd' dense_rank, 0
 	pending map[*owRow]int
 	late    int64
@@ -163,14 +192,22 @@ func (e *OverEOWC) newRun(w *OverWindow, r *overRun) (*owEOWCRun, error) {
 	}
 	for _, g := range r.groups {
 		var b, a int64
+		var gaps []types.IntervalValue
 		for _, ci := range g.calls {
 			cb, ca, err := OverReach(w.Calls[ci])
 			if err != nil {
 				return nil, err
 			}
 			b, a = max(b, cb), max(a, ca)
+			if w.Calls[ci].Frame.Mode == exec.FrameSession {
+				gap, err := sessionGap(w.Calls[ci])
+				if err != nil {
+					return nil, err
+				}
+				gaps = append(gaps, gap)
+			}
 		}
-		x.before, x.after = append(x.before, b), append(x.after, a)
+		x.before, x.after, x.gaps = append(x.before, b), append(x.after, a), append(x.gaps, gaps)
 	}
 	return x, nil
 }
@@ -295,6 +332,9 @@ func (x *owEOWCRun) plan(gi int, p *owPart) (owSpan, bool) {
 	rows := p.rows
 	final := sort.Search(len(rows), func(i int) bool { return x.timeOf(rows[i]) >= x.wm })
 	end := int64(final) - x.after[gi]
+	for _, gap := range x.gaps[gi] {
+		end = min(end, int64(x.lastSession(rows[:final], gap)))
+	}
 	if end <= int64(p.eowc.done) {
 		return owSpan{}, false
 	}
@@ -367,6 +407,18 @@ func (x *owEOWCRun) counts(g *owGroup) bool {
 		}
 	}
 	return false
+}
+
+// lastSession is the position of the first row of the last session of
+// rows (all final) under a SESSION WITH GAP frame of that gap: the rows
+// from there on wait for a final row a gap or more after them, which
+// ends their session (a row later than the watermark may still join it).
+func (x *owEOWCRun) lastSession(rows []*owRow, gap types.IntervalValue) int {
+	k := len(rows) - 1
+	for k > 0 && x.timeOf(rows[k]) < exec.AddInterval(x.timeOf(rows[k-1]), gap) {
+		k--
+	}
+	return max(k, 0)
 }
 
 // groupStart moves position k back to the first row of its time.

@@ -389,3 +389,81 @@ func TestOverWindowEOWCFrees(t *testing.T) {
 		t.Fatalf("row_number reached %d, want about 3333", lastRN)
 	}
 }
+
+// TestOverWindowEOWCSessionRandom is TestOverWindowEOWCRandom for
+// SESSION WITH GAP frames: a row goes out, once, when its session has
+// ended, that is when a row at least the gap after the session's last one
+// is below the watermark, with the batch engine's values over all the
+// rows (its session is then whole).
+func TestOverWindowEOWCSessionRandom(t *testing.T) {
+	const gap = 3
+	k, ts, v := owCol(0), owCol(1), owCol(2)
+	fr := exec.Frame{Mode: exec.FrameSession, Gap: &expr.Const{V: types.IntervalValue{Micros: gap}, T: types.TInterval}}
+	part, byTime := []expr.Expr{k}, []exec.SortKey{{E: ts}}
+	for seed := int64(1); seed <= 30; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		calls := []exec.WindowCall{
+			owCall(t, "count", nil, part, byTime, fr),
+			owCall(t, "sum", []expr.Expr{v}, part, byTime, fr),
+			owCall(t, "min", []expr.Expr{v}, part, byTime, fr),
+		}
+		ch := make(chan Message, ChannelSize)
+		w := newOverWindow(ch, calls)
+		w.EOWC = &OverEOWC{TimeCol: 1}
+		h := newOwHarness(t, w, newEnv(t))
+		var live [][]types.Value
+		maxTS, wm, nextID := int64(0), int64(-1<<40), int64(0)
+		for step := 0; step < 60; step++ {
+			var rows [][]types.Value
+			for i := rng.Intn(4); i > 0; i-- {
+				nextID++
+				t := maxTS + int64(rng.Intn(8)) - 2
+				row := []types.Value{int64(rng.Intn(2)), types.TimestampValue(t), int64(rng.Intn(10)), nextID}
+				if t >= wm {
+					live = append(live, row)
+				}
+				maxTS = max(maxTS, t)
+				rows = append(rows, row)
+			}
+			if len(rows) > 0 {
+				ch <- ChunkMsg(tnChunk(t, owIn, nil, rows))
+			}
+			if rng.Intn(2) == 0 {
+				wm = maxTS - 1
+				ch <- WatermarkMsg(Watermark{Col: 1, Value: wm})
+			}
+			h.barrier()
+			all := owBatch(t, w, live)
+			byID := map[int64]string{}
+			for s := range all {
+				var id int64
+				fmt.Sscanf(s[nthBar(s, 3)+1:], "%d", &id)
+				byID[id] = s
+			}
+			tsOf := func(r []types.Value) int64 { return int64(r[1].(types.TimestampValue)) }
+			want := map[string]int{}
+			for _, r := range live {
+				if tsOf(r) >= wm {
+					continue
+				}
+				var final []int64 // the partition's final times, sorted
+				for _, o := range live {
+					if o[0] == r[0] && tsOf(o) < wm {
+						final = append(final, tsOf(o))
+					}
+				}
+				slices.Sort(final)
+				i := slices.Index(final, tsOf(r))
+				for i+1 < len(final) && final[i+1]-final[i] < gap {
+					i++ // the session's last time
+				}
+				if i+1 < len(final) { // a final row ends the session
+					want[byID[r[3].(int64)]]++
+				}
+			}
+			if !mapsEqual(h.acc, want) {
+				t.Fatalf("seed %d step %d:\n got  %v\n want %v", seed, step, sortedKeys(h.acc), sortedKeys(want))
+			}
+		}
+	}
+}
