@@ -300,13 +300,7 @@ func testOverWindowEOWC(t *testing.T, seed int64, unbounded bool, delay int64) {
 // whose time is below wm and whose last peer of time is followed by at
 // least after[group] rows below wm.
 func owEOWCExpect(t testing.TB, w *OverWindow, rows [][]types.Value, after map[bool]int, wm int64) map[string]int {
-	all := owBatch(t, w, rows)
-	byID := map[int64]string{}
-	for s := range all {
-		var id int64
-		fmt.Sscanf(s[nthBar(s, 3)+1:], "%d", &id)
-		byID[id] = s
-	}
+	byID := owByID(owBatch(t, w, rows))
 	ts := func(r []types.Value) int64 { return int64(r[1].(types.TimestampValue)) }
 	ready := func(r []types.Value, partitioned bool) bool {
 		final, end := 0, 0
@@ -330,6 +324,17 @@ func owEOWCExpect(t testing.TB, w *OverWindow, rows [][]types.Value, after map[b
 		}
 	}
 	return want
+}
+
+// owByID maps each rendered output row of owBatch to its row's id.
+func owByID(all map[string]int) map[int64]string {
+	byID := map[int64]string{}
+	for s := range all {
+		var id int64
+		fmt.Sscanf(s[nthBar(s, 3)+1:], "%d", &id)
+		byID[id] = s
+	}
+	return byID
 }
 
 // nthBar is the index of the n-th '|' of s.
@@ -433,13 +438,7 @@ func TestOverWindowEOWCSessionRandom(t *testing.T) {
 				ch <- WatermarkMsg(Watermark{Col: 1, Value: wm})
 			}
 			h.barrier()
-			all := owBatch(t, w, live)
-			byID := map[int64]string{}
-			for s := range all {
-				var id int64
-				fmt.Sscanf(s[nthBar(s, 3)+1:], "%d", &id)
-				byID[id] = s
-			}
+			byID := owByID(owBatch(t, w, live))
 			tsOf := func(r []types.Value) int64 { return int64(r[1].(types.TimestampValue)) }
 			want := map[string]int{}
 			for _, r := range live {
