@@ -208,24 +208,24 @@ func (s *Session) execTruncate(ctx context.Context, t *pg.TruncateStmt) (*Result
 	return &Result{Tag: "TRUNCATE TABLE", Notices: notices}, nil
 }
 
-// explainExecute renders the plan of EXECUTE's prepared statement: its
+// explainExecute returns the plan of EXECUTE's prepared statement: its
 // generic plan, parameters shown as $n (PostgreSQL may show a plan made
 // for the arguments' values).
-func (s *Session) explainExecute(e *pg.ExecuteStmt) (string, error) {
+func (s *Session) explainExecute(e *pg.ExecuteStmt) (*exec.PlanTree, error) {
 	p, err := s.lookupPrepared(e.Name)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := executeArity(e, p); err != nil { // prepare.go
-		return "", err
+		return nil, err
 	}
 	pl, _ := p.plan.(*plan)
 	if pl == nil {
-		return "", pgerr.Unsupported("EXPLAIN of this statement is not supported")
+		return nil, pgerr.Unsupported("EXPLAIN of this statement is not supported")
 	}
 	switch pl.kind {
 	case kindSelect:
-		return exec.Explain(pl.query.Root), nil
+		return exec.Tree(pl.query.Root), nil
 	case kindInsert:
 		return explainWrite("Insert on "+pl.insert.Rel.Name, pl.insert.Source), nil
 	case kindUpdate:
@@ -235,66 +235,70 @@ func (s *Session) explainExecute(e *pg.ExecuteStmt) (string, error) {
 	case kindMerge:
 		return explainMerge(pl.merge), nil
 	}
-	return "", pgerr.Unsupported("EXPLAIN of this statement is not supported")
+	return nil, pgerr.Unsupported("EXPLAIN of this statement is not supported")
 }
 
-// explain plans the statement under EXPLAIN and renders its plan.
-// Its options were checked by explainOptions (without ANALYZE).
-func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt) (string, error) {
+// explain plans the statement under EXPLAIN and renders its plan as its
+// options (checked by explainOptions, without ANALYZE) ask: text, with
+// each node's output columns under VERBOSE, or one JSON document.
+func (s *Session) explain(env *planner.Env, e *pg.ExplainStmt, o explainOpts) (string, error) {
+	if c := e.Query.GetCreateTableAsStmt(); c != nil && c.Objtype == pg.ObjectType_OBJECT_MATVIEW {
+		if o.verbose || o.json {
+			return "", pgerr.Unsupported("EXPLAIN (VERBOSE) and EXPLAIN (FORMAT JSON) of CREATE MATERIALIZED VIEW are not supported: its plan is text")
+		}
+		return explainMatView(env, c)
+	}
+	t, err := s.explainTree(env, e)
+	if err != nil {
+		return "", err
+	}
+	if o.json {
+		return t.JSON(o.verbose)
+	}
+	return t.Text(o.verbose), nil
+}
+
+// explainTree plans the statement under EXPLAIN.
+func (s *Session) explainTree(env *planner.Env, e *pg.ExplainStmt) (*exec.PlanTree, error) {
 	switch n := e.Query.Node.(type) {
 	case *pg.Node_SelectStmt:
 		q, err := planner.PlanSelect(env, e.Query)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		return exec.Explain(q.Root), nil
+		return exec.Tree(q.Root), nil
 	case *pg.Node_InsertStmt:
 		p, err := planner.PlanInsert(env, n.InsertStmt)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		return explainWrite("Insert on "+p.Rel.Name, p.Source), nil
 	case *pg.Node_UpdateStmt:
 		p, err := planner.PlanUpdate(env, n.UpdateStmt)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		return explainWrite("Update on "+p.Rel.Name, p.Source), nil
 	case *pg.Node_DeleteStmt:
 		p, err := planner.PlanDelete(env, n.DeleteStmt)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		return explainWrite("Delete on "+p.Rel.Name, p.Source), nil
 	case *pg.Node_MergeStmt:
 		m, err := planner.PlanMerge(env, n.MergeStmt)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		return explainMerge(m), nil
 	case *pg.Node_ExecuteStmt:
 		return s.explainExecute(n.ExecuteStmt)
-	case *pg.Node_CreateTableAsStmt:
-		if n.CreateTableAsStmt.Objtype == pg.ObjectType_OBJECT_MATVIEW {
-			return explainMatView(env, n.CreateTableAsStmt)
-		}
 	}
-	return "", pgerr.Unsupported("EXPLAIN of this statement is not supported")
+	return nil, pgerr.Unsupported("EXPLAIN of this statement is not supported")
 }
 
-// explainWrite renders a write's plan: its head line ("Insert on t"),
-// then the plan of the rows it writes.
-func explainWrite(head string, src exec.Node) string {
-	return head + "\n" + indent(exec.Explain(src))
-}
-
-func indent(s string) string {
-	out := "  "
-	for i := 0; i < len(s); i++ {
-		out += string(s[i])
-		if s[i] == '\n' && i+1 < len(s) {
-			out += "  "
-		}
-	}
-	return out
+// explainWrite is a write's plan: its head line ("Insert on t") above
+// the plan of the rows it writes.
+func explainWrite(head string, src exec.Node) *exec.PlanTree {
+	return &exec.PlanTree{Line: head, Children: []*exec.PlanTree{exec.Tree(src)}}
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/pgerr"
@@ -41,9 +40,9 @@ func (s *Session) execMerge(ectx *exec.Context, m *planner.Merge) (*Result, erro
 	return &Result{Tag: fmt.Sprintf("MERGE %d", n)}, nil
 }
 
-// explainMerge renders a MERGE's plan: each writing WHEN clause's rows.
-func explainMerge(m *planner.Merge) string {
-	out := []string{"Merge on " + m.Rel.Name}
+// explainMerge is a MERGE's plan: each writing WHEN clause's rows.
+func explainMerge(m *planner.Merge) *exec.PlanTree {
+	t := &exec.PlanTree{Line: "Merge on " + m.Rel.Name}
 	for _, p := range m.Parts {
 		var what string
 		var src exec.Node
@@ -60,7 +59,7 @@ func explainMerge(m *planner.Merge) string {
 		} else {
 			what = "When Not Matched: " + what
 		}
-		out = append(out, strings.TrimRight(indent(explainWrite(what, src)), "\n")) // ddl.go
+		t.Children = append(t.Children, explainWrite(what, src)) // ddl.go
 	}
-	return strings.Join(out, "\n")
+	return t
 }

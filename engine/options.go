@@ -37,14 +37,17 @@ type explainOpts struct {
 	analyze bool // run the statement and print actual counters
 	timing  bool // with analyze: time per node (TIMING, default on)
 	summary bool // with analyze: the Planning/Execution Time footer (SUMMARY, default on)
+	verbose bool // each node's output columns (VERBOSE)
+	json    bool // FORMAT JSON (without ANALYZE)
 }
 
-// explainOptions checks EXPLAIN (...): the plan is streamsql's own text
-// without costs, so FORMAT TEXT and the boolean options set to false
-// (COSTS, VERBOSE, ... off) are what it does; ANALYZE is honoured (for
-// queries, see explain_analyze.go) with TIMING and SUMMARY on or off; any
-// other option that asks for more (BUFFERS, WAL, ...) is refused (0A000),
-// an unknown one is PostgreSQL's 42601.
+// explainOptions checks EXPLAIN (...): the plan is streamsql's own,
+// without costs, so the boolean options set to false (COSTS, BUFFERS, ...
+// off) are what it does; FORMAT TEXT or JSON and VERBOSE (each node's
+// output columns) are honoured, and ANALYZE (for queries, see
+// explain_analyze.go) with TIMING and SUMMARY on or off, but not with
+// VERBOSE or JSON; any other option that asks for more (BUFFERS, WAL, ...)
+// is refused (0A000), an unknown one is PostgreSQL's 42601.
 func explainOptions(opts []*pg.Node) (explainOpts, error) {
 	var o explainOpts
 	var timing, summary string
@@ -56,8 +59,13 @@ func explainOptions(opts []*pg.Node) (explainOpts, error) {
 		v := defValue(d)
 		switch d.Defname {
 		case "format":
-			if !strings.EqualFold(v, "text") {
-				return o, pgerr.Unsupported("EXPLAIN option FORMAT %s is not supported: plans are text", strings.ToUpper(v))
+			switch strings.ToLower(v) {
+			case "text":
+				o.json = false
+			case "json":
+				o.json = true
+			default:
+				return o, pgerr.Unsupported("EXPLAIN option FORMAT %s is not supported: plans are TEXT or JSON", strings.ToUpper(v))
 			}
 		case "analyze", "timing", "summary", "verbose", "costs", "settings", "buffers", "wal", "generic_plan":
 			b, err := checkBool(v)
@@ -71,6 +79,8 @@ func explainOptions(opts []*pg.Node) (explainOpts, error) {
 				timing = b
 			case "summary":
 				summary = b
+			case "verbose":
+				o.verbose = b == "on"
 			default:
 				if b == "on" {
 					return o, pgerr.Unsupported("EXPLAIN option %s is not supported", strings.ToUpper(d.Defname))
@@ -79,6 +89,13 @@ func explainOptions(opts []*pg.Node) (explainOpts, error) {
 		default:
 			return o, pgerr.New(pgerr.SyntaxError, "unrecognized EXPLAIN option \"%s\"", d.Defname)
 		}
+	}
+	if o.analyze && (o.verbose || o.json) {
+		what := "VERBOSE"
+		if o.json {
+			what = "FORMAT JSON"
+		}
+		return o, pgerr.Unsupported("EXPLAIN option %s is not supported with ANALYZE", what)
 	}
 	if !o.analyze {
 		if timing == "on" {

@@ -113,13 +113,15 @@ type plan struct {
 	del     *planner.Delete
 	merge   *planner.Merge
 	explain string
-	analyze *analyzePlan // kindExplainAnalyze
-	show    string       // SHOW's parameter name (lower case) or "all"
-	declare *pg.DeclareCursorStmt
-	fetch   *pg.FetchStmt
-	sub     *subscribePlan
-	gen     any    // the catalog generation planned against (see replanIfStale)
-	user    string // the current user planned as (privileges checked for)
+	// explainJSON: explain is one JSON document, one row (FORMAT JSON).
+	explainJSON bool
+	analyze     *analyzePlan // kindExplainAnalyze
+	show        string       // SHOW's parameter name (lower case) or "all"
+	declare     *pg.DeclareCursorStmt
+	fetch       *pg.FetchStmt
+	sub         *subscribePlan
+	gen         any    // the catalog generation planned against (see replanIfStale)
+	user        string // the current user planned as (privileges checked for)
 }
 
 // Prepare implements SessionAPI.
@@ -247,12 +249,16 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 			}
 			break
 		}
-		text, err := s.explain(env, n.ExplainStmt)
+		text, err := s.explain(env, n.ExplainStmt, opts) // ddl.go
 		if err != nil {
 			return nil, err
 		}
 		pl.kind, pl.explain = kindExplain, text
 		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
+		if opts.json { // one row, one document
+			pl.explainJSON = true
+			p.Columns[0].Type = types.TJSON
+		}
 	case *pg.Node_DeclareCursorStmt:
 		q, err := planner.PlanSelect(env, n.DeclareCursorStmt.Query)
 		if err != nil {
@@ -376,6 +382,9 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		return s.execExplainAnalyze(ctx, ectx, pl, p.Columns, cancel)
 	case kindExplain:
 		cancel()
+		if pl.explainJSON {
+			return textRows("EXPLAIN", p.Columns, []string{pl.explain}), nil
+		}
 		return textRows("EXPLAIN", p.Columns, strings.Split(strings.TrimRight(pl.explain, "\n"), "\n")), nil
 	case kindShow:
 		cancel()

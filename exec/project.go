@@ -49,3 +49,12 @@ func (it *projectIter) Next() (_ arrow.RecordBatch, err error) {
 }
 
 func (it *projectIter) Close() error { return it.in.Close() }
+
+// ExplainOutput is the projection's expressions (EXPLAIN VERBOSE).
+func (p *Project) ExplainOutput() []string {
+	out := make([]string, len(p.Exprs))
+	for i, e := range p.Exprs {
+		out[i] = e.String()
+	}
+	return out
+}

@@ -34,6 +34,17 @@ func (s *Scan) Explain() string {
 	return e
 }
 
+// ExplainOutput is the read columns qualified by the table's name
+// (EXPLAIN VERBOSE).
+func (s *Scan) ExplainOutput() []string {
+	cols := s.Columns()
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = s.Name + "." + c.Name
+	}
+	return out
+}
+
 // Open takes the table's snapshot; rows are read lazily from it.
 func (s *Scan) Open(ctx *Context) (Iterator, error) {
 	var snap storage.Snapshot
