@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -48,7 +49,7 @@ func (s *Session) prepareExplainAnalyze(env *planner.Env, e *pg.ExplainStmt, opt
 		}
 		pl.kind, pl.query = kindExplainAnalyze, ipl.query
 		pl.analyze = &analyzePlan{opts: opts, execute: ex, inner: inner}
-		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
+		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: explainType(opts)}}
 		return nil
 	}
 	if e.Query.GetSelectStmt() == nil {
@@ -73,7 +74,7 @@ func (s *Session) prepareExplainAnalyze(env *planner.Env, e *pg.ExplainStmt, opt
 	}
 	pl.kind, pl.query = kindExplainAnalyze, q
 	pl.analyze = &analyzePlan{opts: opts, planning: time.Since(t0)}
-	p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
+	p.Columns = []types.Column{{Name: "QUERY PLAN", Type: explainType(opts)}}
 	p.ParamTypes = q.ParamTypes
 	return nil
 }
@@ -103,13 +104,36 @@ func (s *Session) execExplainAnalyze(ctx context.Context, ectx *exec.Context, pl
 		return nil, err
 	}
 	elapsed := time.Since(t0)
-	lines := strings.Split(strings.TrimRight(exec.ExplainAnalyze(pl.query.Root, a), "\n"), "\n")
-	if pl.analyze.opts.summary {
+	o := pl.analyze.opts
+	tree := exec.AnalyzedTree(pl.query.Root, a)
+	if o.json {
+		var top map[string]any
+		if o.summary {
+			ms := func(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+			top = map[string]any{"Planning Time": ms(pl.analyze.planning), "Execution Time": ms(elapsed)}
+		}
+		doc, err := tree.JSONWith(o.verbose, top)
+		if err != nil {
+			return nil, err
+		}
+		return textRows("EXPLAIN", cols, []string{doc}), nil
+	}
+	lines := strings.Split(strings.TrimRight(tree.Text(o.verbose), "\n"), "\n")
+	if o.summary {
 		lines = append(lines,
 			fmt.Sprintf("Planning Time: %.3f ms", float64(pl.analyze.planning)/1e6),
 			fmt.Sprintf("Execution Time: %.3f ms", float64(elapsed)/1e6))
 	}
 	return textRows("EXPLAIN", cols, lines), nil
+}
+
+// explainType is the type of EXPLAIN's one column: json under FORMAT
+// JSON (one row), else text (a row a line).
+func explainType(o explainOpts) types.T {
+	if o.json {
+		return types.TJSON
+	}
+	return types.TText
 }
 
 // drainAnalyzed opens root through the counters and reads it to the end,

@@ -38,16 +38,16 @@ type explainOpts struct {
 	timing  bool // with analyze: time per node (TIMING, default on)
 	summary bool // with analyze: the Planning/Execution Time footer (SUMMARY, default on)
 	verbose bool // each node's output columns (VERBOSE)
-	json    bool // FORMAT JSON (without ANALYZE)
+	json    bool // FORMAT JSON
 }
 
 // explainOptions checks EXPLAIN (...): the plan is streamsql's own,
 // without costs, so the boolean options set to false (COSTS, BUFFERS, ...
 // off) are what it does; FORMAT TEXT or JSON and VERBOSE (each node's
 // output columns) are honoured, and ANALYZE (for queries, see
-// explain_analyze.go) with TIMING and SUMMARY on or off, but not with
-// VERBOSE or JSON; any other option that asks for more (BUFFERS, WAL, ...)
-// is refused (0A000), an unknown one is PostgreSQL's 42601.
+// explain_analyze.go) with TIMING and SUMMARY on or off; any other option
+// that asks for more (BUFFERS, WAL, ...) is refused (0A000), an unknown
+// one is PostgreSQL's 42601.
 func explainOptions(opts []*pg.Node) (explainOpts, error) {
 	var o explainOpts
 	var timing, summary string
@@ -89,13 +89,6 @@ func explainOptions(opts []*pg.Node) (explainOpts, error) {
 		default:
 			return o, pgerr.New(pgerr.SyntaxError, "unrecognized EXPLAIN option \"%s\"", d.Defname)
 		}
-	}
-	if o.analyze && (o.verbose || o.json) {
-		what := "VERBOSE"
-		if o.json {
-			what = "FORMAT JSON"
-		}
-		return o, pgerr.Unsupported("EXPLAIN option %s is not supported with ANALYZE", what)
 	}
 	if !o.analyze {
 		if timing == "on" {

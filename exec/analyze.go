@@ -2,7 +2,7 @@ package exec
 
 import (
 	"fmt"
-	"strings"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,23 +130,35 @@ func (a *analyzeIter) Close() error {
 // loops=L)" with S and T the milliseconds to the first and the last batch
 // and R the rows, all per loop; "(actual rows=R loops=L)" without timing;
 // "(never executed)" for a node that was not opened.
-func ExplainAnalyze(n Node, a *Analyze) string {
-	var sb strings.Builder
-	analyzeTo(&sb, n, a, 0)
-	return sb.String()
+func ExplainAnalyze(n Node, a *Analyze) string { return AnalyzedTree(n, a).Text(false) }
+
+// AnalyzedTree is Tree with each node's counters (PlanTree.Actual): as
+// text (ExplainAnalyze's suffix) and as PostgreSQL's JSON fields "Actual
+// Startup Time", "Actual Total Time" (with timing), "Actual Rows" and
+// "Actual Loops".
+func AnalyzedTree(n Node, a *Analyze) *PlanTree {
+	return treeWith(n, func(n Node, t *PlanTree) {
+		t.Actual = a.actual(n)
+		t.ActualFields = a.actualFields(n)
+	})
 }
 
-func analyzeTo(sb *strings.Builder, n Node, a *Analyze, depth int) {
-	for i := 0; i < depth; i++ {
-		sb.WriteString("  ")
+// actualFields are n's counters as JSON fields.
+func (a *Analyze) actualFields(n Node) [][2]any {
+	a.mu.Lock()
+	st := a.stats[n]
+	a.mu.Unlock()
+	if st == nil || st.loops.Load() == 0 {
+		return [][2]any{{"Actual Loops", 0}}
 	}
-	sb.WriteString(n.Explain())
-	sb.WriteString("  ")
-	sb.WriteString(a.actual(n))
-	sb.WriteByte('\n')
-	for _, c := range n.Children() {
-		analyzeTo(sb, c, a, depth+1)
+	loops := st.loops.Load()
+	rows := (st.rows.Load() + loops/2) / loops
+	var out [][2]any
+	if a.Timing {
+		ms := func(ns int64) float64 { return math.Round(float64(ns)/float64(loops)/1e3) / 1e3 }
+		out = append(out, [2]any{"Actual Startup Time", ms(st.startNs.Load())}, [2]any{"Actual Total Time", ms(st.totalNs.Load())})
 	}
+	return append(out, [2]any{"Actual Rows", rows}, [2]any{"Actual Loops", loops})
 }
 
 // actual is the "(actual ...)" suffix of n's line.

@@ -20,6 +20,10 @@ type PlanTree struct {
 	Line     string
 	Output   []string // nil for a head line
 	Children []*PlanTree
+	// Actual, under EXPLAIN ANALYZE (AnalyzedTree), is the node's
+	// counters: the text after its line, and the same as JSON fields.
+	Actual       string
+	ActualFields [][2]any // (name, value) pairs, in order
 }
 
 // outputExplainer is a node that renders its output columns itself for
@@ -29,11 +33,20 @@ type outputExplainer interface {
 }
 
 // Tree is n's plan as a PlanTree.
-func Tree(n Node) *PlanTree {
+func Tree(n Node) *PlanTree { return treeWith(n, nil) }
+
+// treeWith is Tree with each node's PlanTree passed to also (when not
+// nil) once built.
+func treeWith(n Node, also func(Node, *PlanTree)) *PlanTree {
 	t := &PlanTree{Line: n.Explain()}
 	for _, c := range n.Children() {
-		t.Children = append(t.Children, Tree(c))
+		t.Children = append(t.Children, treeWith(c, also))
 	}
+	defer func() {
+		if also != nil {
+			also(n, t)
+		}
+	}()
 	if o, ok := n.(outputExplainer); ok {
 		t.Output = o.ExplainOutput()
 	} else {
@@ -94,6 +107,10 @@ func (t *PlanTree) textTo(sb *strings.Builder, depth int, verbose bool) {
 	pad := strings.Repeat("  ", depth)
 	sb.WriteString(pad)
 	sb.WriteString(t.Line)
+	if t.Actual != "" {
+		sb.WriteString("  ")
+		sb.WriteString(t.Actual)
+	}
 	sb.WriteByte('\n')
 	if verbose && t.Output != nil {
 		sb.WriteString(pad)
@@ -110,12 +127,20 @@ func (t *PlanTree) textTo(sb *strings.Builder, depth int, verbose bool) {
 // whose "Plan" is the root node. Each node has its "Node Type" (its
 // line's leading words: "Seq Scan", "Hash Join", "Sort", ...), the rest of
 // its line as "Detail", "Output" with verbose, and its inputs as "Plans".
-func (t *PlanTree) JSON(verbose bool) (string, error) {
+func (t *PlanTree) JSON(verbose bool) (string, error) { return t.JSONWith(verbose, nil) }
+
+// JSONWith is JSON with more fields beside "Plan" (EXPLAIN ANALYZE's
+// "Planning Time" and "Execution Time").
+func (t *PlanTree) JSONWith(verbose bool, top map[string]any) (string, error) {
+	doc := map[string]any{"Plan": t.jsonNode(verbose)}
+	for k, v := range top {
+		doc[k] = v
+	}
 	var sb strings.Builder
 	enc := json.NewEncoder(&sb)
 	enc.SetEscapeHTML(false) // "a > 1", not "a \u003e 1"
 	enc.SetIndent("", "  ")
-	err := enc.Encode([]map[string]any{{"Plan": t.jsonNode(verbose)}})
+	err := enc.Encode([]map[string]any{doc})
 	return strings.TrimRight(sb.String(), "\n"), err
 }
 
@@ -124,6 +149,9 @@ func (t *PlanTree) jsonNode(verbose bool) map[string]any {
 	m := map[string]any{"Node Type": typ}
 	if detail != "" {
 		m["Detail"] = detail
+	}
+	for _, f := range t.ActualFields {
+		m[f[0].(string)] = f[1]
 	}
 	if verbose && t.Output != nil {
 		m["Output"] = t.Output
