@@ -50,6 +50,7 @@ func TestExplainVerboseAndJSON(t *testing.T) {
 	}
 	type node struct {
 		Type   string   `json:"Node Type"`
+		Rel    string   `json:"Relation Name"`
 		Detail string   `json:"Detail"`
 		Output []string `json:"Output"`
 		Plans  []node   `json:"Plans"`
@@ -62,7 +63,7 @@ func TestExplainVerboseAndJSON(t *testing.T) {
 	}
 	p := doc[0].Plan
 	if len(doc) != 1 || p.Type != "Sort" || len(p.Plans) != 1 || p.Plans[0].Type != "Seq Scan" ||
-		p.Plans[0].Detail != "on t (filter: (t.a > 1))" || strings.Join(p.Plans[0].Output, ",") != "t.a" {
+		p.Plans[0].Detail != "on t (filter: (t.a > 1))" || p.Plans[0].Rel != "t" || p.Rel != "" || strings.Join(p.Plans[0].Output, ",") != "t.a" {
 		t.Errorf("FORMAT JSON: %s", got[0])
 	}
 	got = mustRun(t, s, "EXPLAIN (FORMAT JSON) INSERT INTO u SELECT a, a FROM t")

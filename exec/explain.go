@@ -126,7 +126,8 @@ func (t *PlanTree) textTo(sb *strings.Builder, depth int, verbose bool) {
 // JSON renders t as EXPLAIN (FORMAT JSON) does: an array of one object
 // whose "Plan" is the root node. Each node has its "Node Type" (its
 // line's leading words: "Seq Scan", "Hash Join", "Sort", ...), the rest of
-// its line as "Detail", "Output" with verbose, and its inputs as "Plans".
+// its line as "Detail" (and a scan's table as "Relation Name"), "Output"
+// with verbose, and its inputs as "Plans".
 func (t *PlanTree) JSON(verbose bool) (string, error) { return t.JSONWith(verbose, nil) }
 
 // JSONWith is JSON with more fields beside "Plan" (EXPLAIN ANALYZE's
@@ -149,6 +150,9 @@ func (t *PlanTree) jsonNode(verbose bool) map[string]any {
 	m := map[string]any{"Node Type": typ}
 	if detail != "" {
 		m["Detail"] = detail
+	}
+	if rel, ok := strings.CutPrefix(detail, "on "); ok && strings.HasSuffix(typ, "Scan") {
+		m["Relation Name"] = strings.Fields(rel)[0] // as PostgreSQL names a scan's table
 	}
 	for _, f := range t.ActualFields {
 		m[f[0].(string)] = f[1]
