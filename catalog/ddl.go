@@ -222,6 +222,10 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 		if err := checkViewReplace(old, &r); err != nil {
 			return nil, err
 		}
+		if f := s.rowFunction(old.RowTypeOID); f != nil && !sameColumns(old.Columns, r.Columns) {
+			return nil, pgerr.Unsupported("cannot change the columns of view \"%s\" while function %s returns its rows (RETURNS SETOF %s)", old.Name, f.Signature(), old.Name).
+				WithHint("Drop the function first, or create it again afterwards.")
+		}
 		for _, d := range r.DependsOn {
 			if d == old.OID || s.dependsOn(d, old.OID) {
 				return nil, pgerr.New(pgerr.InvalidObjectDefinition, "infinite recursion detected in rules for relation \"%s\"", r.Name)

@@ -98,6 +98,14 @@ func (c *Catalog) dropObjects(cur *snapshot, targets []*Relation, dropSchema *Sc
 	gone := map[uint32]bool{}
 	for _, t := range targets {
 		gone[t.OID] = true
+		if f := cur.rowFunction(t.RowTypeOID); f != nil && !slices.Contains(funcs, f) {
+			// PostgreSQL's dependency of the function on the row type.
+			e := pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop %s because other objects depend on it", what)
+			if cascade {
+				e = pgerr.Unsupported("DROP ... CASCADE does not drop function %s, which returns the rows of %s: drop it first", f.Signature(), t.Name)
+			}
+			return nil, e.WithDetail("function %s depends on type %s", f.Signature(), t.Name)
+		}
 	}
 	funcName := func(f *Function) string {
 		if slices.Contains(searchPath, f.Schema) {

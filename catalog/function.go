@@ -41,8 +41,12 @@ type Function struct {
 	// query whose rows the function returns, called in FROM.
 	SetOf bool `json:"setof,omitempty"`
 	// Out are the columns of RETURNS TABLE (...); Return is record then.
-	Out   []FuncArg `json:"out,omitempty"`
-	Owner uint32    `json:"owner,omitempty"`
+	Out []FuncArg `json:"out,omitempty"`
+	// RowOf, for RETURNS SETOF t of a table or view t, is t's row type
+	// (Relation.RowTypeOID): Out then holds t's columns as they were at
+	// CREATE FUNCTION, and the function shows as returning SETOF t.
+	RowOf uint32 `json:"row_of,omitempty"`
+	Owner uint32 `json:"owner,omitempty"`
 	// Parallel, Cost, Rows and Leakproof are PARALLEL SAFE | RESTRICTED |
 	// UNSAFE ('s', 'r'; 0 is unsafe), COST (0: the default 100), ROWS (0:
 	// the default 1000 of a set-returning function) and LEAKPROOF: kept
@@ -135,7 +139,7 @@ func (c *Catalog) CreateFunction(fn *Function, replace bool) (*Function, error) 
 		if !replace {
 			return nil, pgerr.New(codeDuplicateFunction, "function \"%s\" already exists with same argument types", fn.Name)
 		}
-		if old.Return.OID() != fn.Return.OID() || old.SetOf != fn.SetOf || !sameOut(old.Out, fn.Out) {
+		if old.Return.OID() != fn.Return.OID() || old.SetOf != fn.SetOf || old.RowOf != fn.RowOf || !sameOut(old.Out, fn.Out) {
 			return nil, pgerr.New(codeInvalidFunctionDefinition, "cannot change return type of existing function").
 				WithHint("Use DROP FUNCTION %s first.", old.Signature())
 		}
@@ -363,4 +367,18 @@ func sameOut(a, b []FuncArg) bool {
 		}
 	}
 	return true
+}
+
+// rowFunction is a function that returns the rows of the relation whose
+// row type is oid (RETURNS SETOF t: Function.RowOf), or nil.
+func (s *snapshot) rowFunction(oid uint32) *Function {
+	if oid == 0 {
+		return nil
+	}
+	for _, f := range s.funcs {
+		if f.RowOf == oid {
+			return f
+		}
+	}
+	return nil
 }

@@ -37,10 +37,10 @@ func userProcRows(s *snapshot, b *rowBuilder) error {
 			"prolang": sqlLang, "procost": f.CostValue(), "prorows": f.RowsValue(), "provariadic": uint32(0),
 			"prosupport": uint32(0), "prokind": "f", "prosecdef": false, "proleakproof": f.Leakproof,
 			"proisstrict": f.Strict, "proretset": f.SetOf, "provolatile": string(rune(f.Volatility)), "proparallel": f.ParallelCode(),
-			"pronargs": len(f.Args), "pronargdefaults": 0, "prorettype": f.Return.OID(), "proargtypes": args,
+			"pronargs": len(f.Args), "pronargdefaults": 0, "prorettype": f.ResultOID(), "proargtypes": args,
 			"prosrc": f.Body,
 		}
-		if len(f.Out) > 0 {
+		if len(f.Out) > 0 && f.RowOf == 0 {
 			all := slices.Clone(args)
 			modes := make([]string, 0, len(f.Args)+len(f.Out))
 			for range f.Args {
@@ -64,6 +64,15 @@ func userProcRows(s *snapshot, b *rowBuilder) error {
 	return nil
 }
 
+// ResultOID is pg_proc.prorettype: the declared result type, or the row
+// type of the table of RETURNS SETOF t.
+func (f *Function) ResultOID() uint32 {
+	if f.RowOf != 0 {
+		return f.RowOf
+	}
+	return f.Return.OID()
+}
+
 // OwnerOID is the function's owner, the superuser for functions created
 // before owners were kept (as Relation.OwnerOID).
 func (f *Function) OwnerOID() uint32 {
@@ -76,6 +85,9 @@ func (f *Function) OwnerOID() uint32 {
 // userFunctionResult renders a user function's result as
 // pg_get_function_result does: "integer", "SETOF text", "TABLE(n bigint)".
 func userFunctionResult(ctx *expr.Context, f *Function) string {
+	if f.RowOf != 0 {
+		return "SETOF " + formatType(ctx, f.RowOf, -1, false)
+	}
 	if len(f.Out) > 0 {
 		return "TABLE(" + userFunctionParams(ctx, f.Out) + ")"
 	}

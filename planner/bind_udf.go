@@ -276,7 +276,15 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 	if len(fn.Out) > 0 {
 		fn.Return = types.T{Kind: types.Record, Typmod: -1}
 	} else if fn.Return, _, err = bindTypeName(ret); err != nil {
-		return nil, refuseDomainType(env, ret, err)
+		rel := rowTypeRelation(env, ret)
+		if rel == nil || !fn.SetOf {
+			return nil, refuseDomainType(env, ret, err)
+		}
+		// RETURNS SETOF t of a table or view: its rows, with t's columns.
+		for _, c := range rel.Columns {
+			fn.Out = append(fn.Out, catalog.FuncArg{Name: c.Name, Type: c.Type})
+		}
+		fn.Return, fn.RowOf = types.T{Kind: types.Record, Typmod: -1}, rel.RowTypeOID
 	}
 	if fn.Return.Kind == types.Record && len(fn.Out) == 0 {
 		return nil, pgerr.Unsupported("functions returning record without RETURNS TABLE (...) are not supported")
@@ -467,4 +475,39 @@ func AlterFunctionOptions(env *Env, fn *catalog.Function, actions []*pg.Node) (e
 		fn.Rows = rows
 	}
 	return nil
+}
+
+// rowTypeRelation is the table, view or materialized view whose row type
+// tn names (not an array of it, nor with a typmod), or nil.
+func rowTypeRelation(env *Env, tn *pg.TypeName) *catalog.Relation {
+	if env == nil || env.Catalog == nil || len(tn.ArrayBounds) > 0 || len(tn.Typmods) > 0 {
+		return nil
+	}
+	schema, name := "", ""
+	switch names := strs(tn.Names); len(names) {
+	case 1:
+		name = names[0]
+	case 2:
+		schema, name = names[0], names[1]
+	default:
+		return nil
+	}
+	rel, err := env.Catalog.Resolve(schema, name, env.SearchPath)
+	if err != nil || rel.RowTypeOID == 0 {
+		return nil
+	}
+	return rel
+}
+
+// rowTypeName names a relation's row type as regtype does ("record" when
+// the catalog cannot).
+func rowTypeName(env *Env, oid uint32) string {
+	if rn, ok := env.Catalog.(interface {
+		RegNames([]string) func(types.Kind, uint32) (string, bool)
+	}); ok {
+		if n, ok := rn.RegNames(env.SearchPath)(types.RegType, oid); ok {
+			return n
+		}
+	}
+	return "record"
 }

@@ -255,6 +255,9 @@ func refuseDomainType(env *Env, tn *pg.TypeName, err error) error {
 	if u := LookupUserType(env, tn); u != nil { // usertype.go
 		return pgerr.Unsupported("type %s as a function's parameter or result type is not supported", u.Name)
 	}
+	if rel := rowTypeRelation(env, tn); rel != nil { // bind_udf.go
+		return pgerr.Unsupported("the row type of %s as a function's parameter or result type is not supported (RETURNS SETOF %s is)", rel.Name, rel.Name)
+	}
 	return err
 }
 

@@ -136,7 +136,10 @@ func (b *binder) inlineSet(fn *catalog.Function, args []expr.Expr) (lnode, error
 	got := plan.outIDs()
 	mismatch := func(detail string, args ...any) error {
 		ret := "record"
-		if len(want) == 1 {
+		switch {
+		case fn.RowOf != 0:
+			ret = rowTypeName(b.env, fn.RowOf)
+		case len(want) == 1:
 			ret = want[0].Type.String()
 		}
 		return pgerr.New(codeInvalidFunctionDefinition, "return type mismatch in function declared to return %s", ret).WithDetail(detail, args...)
