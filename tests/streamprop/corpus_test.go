@@ -16,6 +16,9 @@ type viewDef struct {
 	// refused, when set, is why the streaming planner refuses the query
 	// (0A000); the test expects the refusal and lists it in its log.
 	refused string
+	// ownSyntax marks a query in streamsql's syntax that PostgreSQL has
+	// not (a SESSION WITH GAP frame): the batch engine alone checks it.
+	ownSyntax bool
 }
 
 // corpus covers every operator the streaming planner supports. Views come
@@ -124,6 +127,10 @@ var corpus = []viewDef{
 	{name: "topn_offset", query: "SELECT id, n FROM a ORDER BY n, id LIMIT 2 OFFSET 1"},
 	{name: "topn_nopk", query: "SELECT k, v, s, f FROM b ORDER BY v, k, s, f LIMIT 4"},
 	{name: "rownum", query: "SELECT * FROM (SELECT id, g, k, row_number() OVER (PARTITION BY g ORDER BY k, id) AS rn FROM a) t WHERE rn <= 2"},
+	// window functions other than a top-N (the over window): partitions
+	// recomputed as they change; session frames
+	{name: "ow_lag", query: "SELECT id, g, k, lag(k) OVER (PARTITION BY g ORDER BY id) AS pk, sum(k) OVER (PARTITION BY g ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS sk, count(*) OVER (PARTITION BY g) AS cg FROM a"},
+	{name: "ow_session", ownSyntax: true, query: "SELECT id, g, ts, count(*) OVER (PARTITION BY g ORDER BY ts SESSION WITH GAP '13 hours') AS sc, min(id) OVER (PARTITION BY g ORDER BY ts SESSION WITH GAP '13 hours') AS sid, sum(w) OVER (PARTITION BY g ORDER BY ts SESSION WITH GAP '13 hours') AS sw FROM c"},
 	{name: "rownum1", query: "SELECT g, id FROM (SELECT g, id, row_number() OVER (PARTITION BY g ORDER BY ts DESC NULLS LAST, id) AS rn FROM a) t WHERE rn = 1"},
 	{name: "topn_one", query: "SELECT id, ts FROM a ORDER BY ts DESC NULLS LAST, id LIMIT 1"},
 	{name: "rownum_nopk", query: "SELECT k, v, s FROM (SELECT k, v, s, f, row_number() OVER (PARTITION BY k ORDER BY v, s, f) AS rn FROM b) t WHERE rn <= 2"},
