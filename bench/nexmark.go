@@ -126,6 +126,10 @@ type Options struct {
 	// instance (Result.Instances, instances.go). It takes the process's
 	// CPU profile: none may be running.
 	Instances bool
+	// CoreRTT measures a cache line's round trip between two of the
+	// process's CPUs before the run (Result.CoreRTT); streamsqld's bench
+	// command sets it, tests leave it off (it spins two cores).
+	CoreRTT bool
 }
 
 // Result is what one Run measured.
@@ -158,8 +162,8 @@ type Result struct {
 	// Instances, with Options.Instances, is where the CPU went.
 	Instances *InstanceReport
 	// CoreRTT is a cache line's round trip between two of the process's
-	// CPUs measured just before the run (CoreRoundTrip), 0 with fewer
-	// than two: where the host placed them, which decides what rows
+	// CPUs measured just before the run (CoreRoundTrip, Options.CoreRTT),
+	// 0 without the option or with fewer than two: where the host placed them, which decides what rows
 	// exchanged between cores cost (docs/benchmarks.md).
 	CoreRTT time.Duration
 }
@@ -265,7 +269,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Instances && len(specs) != 1 {
 		return Result{}, pgerr.New(pgerr.FeatureNotSupported, "bench: the instances' report takes one job, not %d (no generator-only run)", len(specs))
 	}
-	res.CoreRTT, _ = CoreRoundTrip(coreRTTRounds) // before the timed span: it spins two cores
+	if o.CoreRTT {
+		res.CoreRTT, _ = CoreRoundTrip(coreRTTRounds) // before the timed span: it spins two cores
+	}
 	runtime.GC()
 	live0 := liveHeap()
 	peak := startHeapSampler()

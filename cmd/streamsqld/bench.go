@@ -142,7 +142,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		return benchChildren(ctx, names, args[1:], stdout, stderr)
 	}
 	for _, q := range names {
-		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier,
+		o := bench.Options{Query: q, SQL: *sqlText, Events: *events, Seed: *seed, Materialize: *sink == "materialize", BarrierInterval: *barrier, CoreRTT: true,
 			CheckpointInterval: *ckpt, NoOperatorStats: *noOpStats, Parallelism: *par, ParallelismAuto: auto, SplitDistinct: *split, Unshared: !*shared}
 		if f, dir, ok := strings.Cut(*sink, ":"); ok && (f == "file" || f == "parquet") {
 			o.FileSink, o.FileFormat = dir, map[string]string{"file": "JSON", "parquet": "PARQUET"}[f]
