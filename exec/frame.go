@@ -380,15 +380,15 @@ func satAdd(a, b int64) int64 {
 	return s
 }
 
-// addInterval adds sign*iv to a timestamp in microseconds as PostgreSQL's
-// timestamp_pl_interval does: months first (the day clamped to the end of
-// the month), then days, then the time part.
 // AddInterval is timestamp us plus interval iv, as a RANGE or SESSION
 // frame adds its offset (calendar months and days in UTC).
 func AddInterval(us int64, iv types.IntervalValue) int64 {
 	return addInterval(us, types.IntervalToArrow(iv), 1)
 }
 
+// addInterval adds sign*iv to a timestamp in microseconds as PostgreSQL's
+// timestamp_pl_interval does: months first (the day clamped to the end of
+// the month), then days, then the time part.
 func addInterval(us int64, iv arrow.MonthDayNanoInterval, sign int) int64 {
 	if iv.Months != 0 || iv.Days != 0 {
 		t := time.UnixMicro(us).UTC()
