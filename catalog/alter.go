@@ -113,9 +113,8 @@ func (c *Catalog) AlterTable(ctx context.Context, spec AlterSpec) (*Relation, er
 	default:
 		return nil, pgerr.New(pgerr.WrongObjectType, "\"%s\" is not a table or view", old.Name)
 	}
-	if f := cur.rowFunction(old.RowTypeOID); f != nil && !sameColumns(old.Columns, spec.New.Columns) {
-		return nil, pgerr.Unsupported("cannot change the columns of %s \"%s\" while function %s returns its rows (RETURNS SETOF %s)", kindWord(old.Kind), old.Name, f.Signature(), old.Name).
-			WithHint("Drop the function first, or create it again afterwards.")
+	if err := cur.checkRowFunction(old, spec.New.Columns); err != nil {
+		return nil, err
 	}
 	var deps []uint32
 	for _, d := range cur.dependentsOf(old.OID) {

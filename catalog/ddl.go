@@ -222,9 +222,8 @@ func (c *Catalog) CreateView(rel *Relation, deps []uint32, orReplace bool) (*Rel
 		if err := checkViewReplace(old, &r); err != nil {
 			return nil, err
 		}
-		if f := s.rowFunction(old.RowTypeOID); f != nil && !sameColumns(old.Columns, r.Columns) {
-			return nil, pgerr.Unsupported("cannot change the columns of view \"%s\" while function %s returns its rows (RETURNS SETOF %s)", old.Name, f.Signature(), old.Name).
-				WithHint("Drop the function first, or create it again afterwards.")
+		if err := s.checkRowFunction(old, r.Columns); err != nil {
+			return nil, err
 		}
 		for _, d := range r.DependsOn {
 			if d == old.OID || s.dependsOn(d, old.OID) {

@@ -382,3 +382,14 @@ func (s *snapshot) rowFunction(oid uint32) *Function {
 	}
 	return nil
 }
+
+// checkRowFunction refuses new columns for rel while a function returns
+// its rows: the function keeps the columns it was created with.
+func (s *snapshot) checkRowFunction(rel *Relation, cols []Column) error {
+	f := s.rowFunction(rel.RowTypeOID)
+	if f == nil || sameColumns(rel.Columns, cols) {
+		return nil
+	}
+	return pgerr.Unsupported("cannot change the columns of %s \"%s\" while function %s returns its rows (RETURNS SETOF %s)", kindWord(rel.Kind), rel.Name, f.Signature(), rel.Name).
+		WithHint("Drop the function first, or create it again afterwards.")
+}

@@ -253,12 +253,8 @@ func (s *Session) Prepare(ctx context.Context, stmt sql.Statement, paramOIDs []u
 		if err != nil {
 			return nil, err
 		}
-		pl.kind, pl.explain = kindExplain, text
-		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: types.TText}}
-		if opts.json { // one row, one document
-			pl.explainJSON = true
-			p.Columns[0].Type = types.TJSON
-		}
+		pl.kind, pl.explain, pl.explainJSON = kindExplain, text, opts.json
+		p.Columns = []types.Column{{Name: "QUERY PLAN", Type: explainType(opts)}} // explain_analyze.go
 	case *pg.Node_DeclareCursorStmt:
 		q, err := planner.PlanSelect(env, n.DeclareCursorStmt.Query)
 		if err != nil {

@@ -42,11 +42,6 @@ func treeWith(n Node, also func(Node, *PlanTree)) *PlanTree {
 	for _, c := range n.Children() {
 		t.Children = append(t.Children, treeWith(c, also))
 	}
-	defer func() {
-		if also != nil {
-			also(n, t)
-		}
-	}()
 	if o, ok := n.(outputExplainer); ok {
 		t.Output = o.ExplainOutput()
 	} else {
@@ -54,6 +49,9 @@ func treeWith(n Node, also func(Node, *PlanTree)) *PlanTree {
 	}
 	if t.Output == nil {
 		t.Output = []string{} // a plan node, with no columns
+	}
+	if also != nil {
+		also(n, t)
 	}
 	return t
 }
