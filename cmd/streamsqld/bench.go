@@ -60,6 +60,8 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	shared := fs.Bool("shared-reads", true, "read a source scanned several times by a query once (docs/streaming.md, section Shared source reads); --shared-reads=false reads it once per scan, to measure what sharing saves")
 	inProcess := fs.Bool("in-process", false, "run several queries in this process instead of one process each")
 	hugePages := fs.Bool("huge-pages", true, "advise the Go heap as transparent huge pages, as the server's --huge-pages does by default (docs/streaming.md, section Huge pages); --huge-pages=false to measure without")
+	scaling := fs.Int("scaling", 0, "measure the speed-up at GOMAXPROCS (--gomaxprocs, else all the process's CPUs) over one core: this many rounds, each running the query at one core pinned to the first CPU, at one core pinned to the second and at all cores, each in a process of its own; prints each round and the medians (docs/benchmarks.md, section Measuring the speed-up)")
+	asJSON := fs.Bool("json", false, "print each query's result as one JSON object")
 	instances := fs.String("instances", "", "run each query at these parallelisms (e.g. 1,2,4,8), profile its CPU by fragment and instance, print each instance's share and rows, and project the wall time to 16 cores (docs/benchmarks.md)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, benchUsage)
@@ -134,6 +136,17 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if *scaling < 0 {
+		fmt.Fprintf(stderr, "streamsqld bench: --scaling takes a number of rounds, not %d\n", *scaling)
+		return 2
+	}
+	if *scaling > 0 {
+		if *cpuProfile != "" || *memProfile != "" || *gen || pars != nil || *asJSON || *inProcess {
+			fmt.Fprintln(stderr, "streamsqld bench: --scaling runs the query in processes of its own: not with --cpuprofile, --memprofile, --generator, --instances, --json or --in-process")
+			return 2
+		}
+		return benchScaling(ctx, names, *scaling, args[1:], stdout, stderr)
+	}
 	if (*cpuProfile != "" || *memProfile != "") && len(names) > 1 {
 		fmt.Fprintln(stderr, "streamsqld bench: --cpuprofile and --memprofile take one query")
 		return 2
@@ -172,7 +185,11 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "streamsqld bench:", err)
 			return 1
 		}
-		fmt.Fprintln(stdout, r)
+		if *asJSON {
+			fmt.Fprintln(stdout, resultJSON(jsonOf(r)))
+		} else {
+			fmt.Fprintln(stdout, r)
+		}
 		if *gen {
 			if d := r.CPU - g.CPU; d > 0 {
 				fmt.Fprintf(stdout, "%-4s engine only (minus the generator): cpu=%.3fs events/s/core=%.0f\n",

@@ -2,6 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,5 +51,125 @@ func TestBenchInstancesCommand(t *testing.T) {
 		if code := benchMain(append([]string{"nexmark", "--query", "q5"}, bad...), &out, &errs); code != 2 || errs.Len() == 0 {
 			t.Errorf("%v: exit %d, stderr %q", bad, code, errs.String())
 		}
+	}
+}
+
+// asMainEnv makes the test binary run as streamsqld (main) when a command
+// under test starts it as a child: --scaling's runs, several queries.
+const asMainEnv = "STREAMSQLD_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestBenchScalingCommand: --scaling runs each round's three runs as
+// pinned and unpinned children that report JSON, prints the rounds and
+// the medians; its refusals name the flag.
+func TestBenchScalingCommand(t *testing.T) {
+	t.Setenv(asMainEnv, "1")
+	cpus, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	code := benchMain([]string{"nexmark", "--query", "q1", "--events", "100000", "--scaling", "2", "--gomaxprocs", "2"}, &out, &errs)
+	if len(cpus) < 2 {
+		if code != 1 || !strings.Contains(errs.String(), "--scaling compares one core with several") {
+			t.Fatalf("one CPU: exit %d, stderr %q", code, errs.String())
+		}
+		t.Skip("the rounds need two CPUs; the refusal was checked") // CI has two
+	}
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "q1   scaling round 1: 1 core ") || !strings.HasPrefix(lines[1], "q1   scaling round 2:") ||
+		!strings.HasPrefix(lines[2], "q1   scaling: median ") || !strings.Contains(lines[2], "over 2 rounds") {
+		t.Fatalf("unexpected output:\n%s", out.String())
+	}
+	var med float64
+	if _, err := fmt.Sscanf(strings.TrimPrefix(lines[2], "q1   scaling: median "), "%fx", &med); err != nil || med <= 0 {
+		t.Fatalf("no speed-up in %q (%v)", lines[2], err)
+	}
+	for _, bad := range [][]string{{"--scaling", "-1"}, {"--scaling", "1", "--cpuprofile", "f"}, {"--scaling", "1", "--json"}} {
+		out.Reset()
+		errs.Reset()
+		if code := benchMain(append([]string{"nexmark", "--query", "q1"}, bad...), &out, &errs); code != 2 || !strings.Contains(errs.String(), "--scaling") {
+			t.Errorf("%v: exit %d, stderr %q", bad, code, errs.String())
+		}
+	}
+}
+
+// TestBenchJSON: --json prints the result as one JSON object whose
+// figures are the run's.
+func TestBenchJSON(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := benchMain([]string{"nexmark", "--query", "q2", "--events", "50000", "--json", "--gomaxprocs", "1"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var r jsonResult
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &r); err != nil {
+		t.Fatalf("%v: %q", err, out.String())
+	}
+	if r.Query != "q2" || r.Events != 50000 || r.Rows <= 0 || r.WallSec <= 0 || r.CPUSec <= 0 || r.GOMAXPROCS != 1 || r.CPUs < 1 {
+		t.Fatalf("unexpected result %+v", r)
+	}
+}
+
+// TestRunScaling checks the protocol's arithmetic and checks on runs
+// given by a runner of fixed results: the one-core figure is the mean of
+// the pinned runs, the speed-up the median of the rounds', and a round
+// whose outputs differ, or whose one-core run was not pinned, fails.
+func TestRunScaling(t *testing.T) {
+	walls := map[int][]float64{0: {1.0, 1.2, 0.9}, 1: {1.0, 0.8, 1.1}, -1: {0.5, 0.625, 0.4}}
+	calls := map[int]int{}
+	run := func(_ context.Context, cpu, procs int) (jsonResult, error) {
+		w := walls[cpu][calls[cpu]]
+		calls[cpu]++
+		n := 1
+		if cpu < 0 {
+			n = procs
+		}
+		return jsonResult{Query: "qx", Events: 1000, Rows: 7, WallSec: w, CPUSec: w * float64(n), CPUs: n}, nil
+	}
+	var out bytes.Buffer
+	if err := runScaling(context.Background(), "qx", 3, 2, []int{0, 1}, run, &out); err != nil {
+		t.Fatal(err)
+	}
+	// rounds: one-core walls 1.0, 1.0, 1.0 (means); speed-ups 2.00, 1.60, 2.50
+	if !strings.Contains(out.String(), "qx   scaling: median 2.00x over 3 rounds (2.00 1.60 2.50)") {
+		t.Fatalf("unexpected summary:\n%s", out.String())
+	}
+	bad := func(_ context.Context, cpu, procs int) (jsonResult, error) {
+		r := jsonResult{Events: 1000, Rows: 7, WallSec: 1, CPUSec: 1, CPUs: 1}
+		if cpu < 0 {
+			r.Rows = 8
+		}
+		return r, nil
+	}
+	if err := runScaling(context.Background(), "qx", 1, 2, []int{0, 1}, bad, io.Discard); err == nil || !strings.Contains(err.Error(), "outputs differ") {
+		t.Fatalf("differing outputs: %v", err)
+	}
+	unpinned := func(_ context.Context, cpu, procs int) (jsonResult, error) {
+		return jsonResult{Events: 1000, Rows: 7, WallSec: 1, CPUSec: 1, CPUs: 2}, nil
+	}
+	if err := runScaling(context.Background(), "qx", 1, 2, []int{0, 1}, unpinned, io.Discard); err == nil || !strings.Contains(err.Error(), "not one") {
+		t.Fatalf("unpinned one-core run: %v", err)
+	}
+	if err := runScaling(context.Background(), "qx", 1, 2, []int{0}, run, io.Discard); err == nil {
+		t.Fatal("one CPU: no error")
+	}
+}
+
+// TestScalingArgs: the children get the command's flags less those the
+// protocol sets itself.
+func TestScalingArgs(t *testing.T) {
+	got := scalingArgs([]string{"--query", "q1", "--events", "5", "-scaling=3", "--gomaxprocs", "2", "--json", "--sink=materialize", "--scaling", "2"})
+	if want := []string{"--events", "5", "--sink=materialize"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
