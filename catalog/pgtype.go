@@ -185,6 +185,21 @@ var pgProcs = []pgProc{
 	{3806, "jsonb_in", 3802, []uint32{2275}, true, 'i'},
 	{3816, "array_typanalyze", 16, []uint32{2281}, true, 's'},
 	{6179, "array_subscript_handler", 2281, []uint32{2281}, true, 'i'},
+	// the polymorphic pseudo-types' (types.AnyElement ...)
+	{2296, "anyarray_in", 2277, []uint32{2275}, true, 'i'},
+	{2297, "anyarray_out", 2275, []uint32{2277}, true, 's'},
+	{2312, "anyelement_in", 2283, []uint32{2275}, true, 'i'},
+	{2313, "anyelement_out", 2275, []uint32{2283}, true, 'i'},
+	{2502, "anyarray_recv", 2277, []uint32{2281}, true, 's'},
+	{2503, "anyarray_send", 17, []uint32{2277}, true, 's'},
+	{2777, "anynonarray_in", 2776, []uint32{2275}, true, 'i'},
+	{2778, "anynonarray_out", 2275, []uint32{2776}, true, 'i'},
+	{5086, "anycompatible_in", 5077, []uint32{2275}, true, 'i'},
+	{5087, "anycompatible_out", 2275, []uint32{5077}, true, 'i'},
+	{5088, "anycompatiblearray_in", 5078, []uint32{2275}, true, 'i'},
+	{5089, "anycompatiblearray_out", 2275, []uint32{5078}, true, 's'},
+	{5090, "anycompatiblearray_recv", 5078, []uint32{2281}, true, 's'},
+	{5091, "anycompatiblearray_send", 17, []uint32{5078}, true, 's'},
 }
 
 // procByOID finds a pg_proc entry.
@@ -225,12 +240,17 @@ var pgTypes = []pgType{
 	{2206, "regtype", types.TRegType, true, false, 'i', 'p', 0, [6]uint32{2220, 2221, 2454, 2455, 0, 0}},
 	{2278, "void", types.TVoid, true, false, 'i', 'p', 0, [6]uint32{2298, 2299, 3120, 3121, 0, 0}},
 	{2950, "uuid", types.TUUID, false, false, 'c', 'p', 0, [6]uint32{2952, 2953, 2961, 2962, 0, 0}},
+	{2277, "anyarray", types.T{Kind: types.AnyArray, Typmod: -1}, false, false, 'd', 'x', 0, [6]uint32{2296, 2297, 2502, 2503, 0, 0}},
+	{2283, "anyelement", types.T{Kind: types.AnyElement, Typmod: -1}, true, false, 'i', 'p', 0, [6]uint32{2312, 2313, 0, 0, 0, 0}},
+	{2776, "anynonarray", types.T{Kind: types.AnyNonArray, Typmod: -1}, true, false, 'i', 'p', 0, [6]uint32{2777, 2778, 0, 0, 0, 0}},
+	{5077, "anycompatible", types.T{Kind: types.AnyCompatible, Typmod: -1}, true, false, 'i', 'p', 0, [6]uint32{5086, 5087, 0, 0, 0, 0}},
+	{5078, "anycompatiblearray", types.T{Kind: types.AnyCompatibleArray, Typmod: -1}, false, false, 'd', 'x', 0, [6]uint32{5088, 5089, 5090, 5091, 0, 0}},
 	{3802, "jsonb", types.TJSONB, false, false, 'i', 'x', 0, [6]uint32{3806, 3804, 3805, 3803, 0, 0}},
 }
 
 // arrayOID returns the OID of the array type over t (0 when none).
 func arrayOID(t types.T) uint32 {
-	if t.Kind == types.Unknown || t.Kind == types.Void || t.Kind == types.Array {
+	if t.Kind == types.Unknown || t.Kind == types.Void || t.Kind == types.Array || t.Polymorphic() {
 		return 0
 	}
 	return types.ArrayOf(t).OID()

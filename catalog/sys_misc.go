@@ -114,7 +114,7 @@ func pgTypeRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
 
 // typtypeOf is pg_type.typtype: 'p' for the pseudo-types, 'b' otherwise.
 func typtypeOf(t types.T) string {
-	if t.Kind == types.Void || t.Kind == types.Unknown {
+	if t.Kind == types.Void || t.Kind == types.Unknown || t.Polymorphic() {
 		return "p"
 	}
 	return "b"

@@ -89,7 +89,7 @@ func funcTarget(ow *pg.ObjectWithArgs) (schema, name string, args []types.T, err
 	if !ow.ArgsUnspecified {
 		args = []types.T{}
 		for _, a := range ow.Objargs {
-			t, err := planner.BindType(a.GetTypeName())
+			t, err := planner.BindSignatureType(a.GetTypeName())
 			if err != nil {
 				return "", "", nil, err
 			}

@@ -64,6 +64,7 @@ func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, o
 	if len(fns) == 0 {
 		return nil, false, nil
 	}
+	var litErr error // an overload fit but for a literal's value (reported when none fits)
 	for _, fn := range fns {
 		if len(fn.Args) != len(args) {
 			continue
@@ -72,8 +73,24 @@ func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, o
 			return nil, true, b.errAt(pgerr.New(pgerr.FeatureNotSupported, "set-returning SQL function %s can only be called in FROM", fn.Name).
 				WithHint("Write SELECT ... FROM %s(...).", fn.Name), fc.Location)
 		}
-		coerced, fits := coerceArgs(fn, args)
-		if !fits {
+		if polymorphic(fn) { // bind_udf_poly.go
+			r, fits, err := resolvePoly(fn, args)
+			if err != nil {
+				return nil, true, err // (PostgreSQL gives no position)
+			}
+			if !fits {
+				continue
+			}
+			fn = r
+		}
+		coerced, bad, err := coerceArgs(fn, args)
+		if err != nil {
+			if litErr == nil && bad < len(fc.Args) {
+				litErr = b.errAt(err, nodeLoc(fc.Args[bad]))
+			}
+			continue
+		}
+		if bad >= 0 {
 			continue
 		}
 		e, err := b.inline(fn, coerced)
@@ -83,21 +100,31 @@ func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, o
 		b.deps[fn.OID] = true // a view calling it depends on it (DROP FUNCTION refuses)
 		return e, true, nil
 	}
+	if litErr != nil {
+		return nil, true, litErr
+	}
 	return nil, false, nil
 }
 
-// coerceArgs implicitly casts args to fn's parameter types; false when
-// one does not fit (fn is not the overload the call means).
-func coerceArgs(fn *catalog.Function, args []expr.Expr) ([]expr.Expr, bool) {
-	coerced := make([]expr.Expr, len(args))
+// coerceArgs implicitly casts args to fn's parameter types. bad is the
+// first argument that does not fit (-1: none; fn is not the overload the
+// call means), and err is set when that argument is a literal of unknown
+// type whose text is no value of the parameter's type: PostgreSQL takes
+// such a literal for any type when it picks the overload, then fails to
+// read it ("invalid input syntax for type integer").
+func coerceArgs(fn *catalog.Function, args []expr.Expr) (coerced []expr.Expr, bad int, err error) {
+	coerced = make([]expr.Expr, len(args))
 	for i, a := range args {
-		c, err := expr.Coerce(a, fn.Args[i].Type, false)
-		if err != nil {
-			return nil, false
+		c, cerr := expr.Coerce(a, fn.Args[i].Type, false)
+		if cerr != nil {
+			if k, ok := a.(*expr.Const); ok && k.T.Kind == types.Unknown && k.V != nil {
+				return nil, i, cerr
+			}
+			return nil, i, nil
 		}
 		coerced[i] = c
 	}
-	return coerced, true
+	return coerced, -1, nil
 }
 
 // inline binds fn's body with its parameters bound to args (already of the
@@ -245,7 +272,7 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		switch fp.Mode {
 		case pg.FunctionParameterMode_FUNC_PARAM_IN, pg.FunctionParameterMode_FUNC_PARAM_DEFAULT:
 		case pg.FunctionParameterMode_FUNC_PARAM_TABLE: // RETURNS TABLE (...) (udf_set.go)
-			t, _, err := bindTypeName(fp.ArgType)
+			t, err := BindSignatureType(fp.ArgType)
 			if err != nil {
 				return nil, refuseDomainType(env, fp.ArgType, err)
 			}
@@ -257,7 +284,7 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		if fp.Defexpr != nil {
 			return nil, pgerr.Unsupported("parameter defaults are not supported")
 		}
-		t, _, err := bindTypeName(fp.ArgType)
+		t, err := BindSignatureType(fp.ArgType)
 		if err != nil {
 			return nil, refuseDomainType(env, fp.ArgType, err)
 		}
@@ -275,7 +302,7 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 	}
 	if len(fn.Out) > 0 {
 		fn.Return = types.T{Kind: types.Record, Typmod: -1}
-	} else if fn.Return, _, err = bindTypeName(ret); err != nil {
+	} else if fn.Return, err = BindSignatureType(ret); err != nil {
 		rel := rowTypeRelation(env, ret)
 		if rel == nil || !fn.SetOf {
 			return nil, refuseDomainType(env, ret, err)
@@ -333,6 +360,17 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 	}
 	if fn.Body == "" {
 		return nil, pgerr.New(codeInvalidFunctionDefinition, "no function body specified")
+	}
+	if err := checkPolyResult(fn); err != nil {
+		return nil, err
+	}
+	if polymorphic(fn) {
+		// checked for syntax only, as PostgreSQL does: its types are
+		// known at a call (bind_udf_poly.go)
+		if _, err := bodyExpr(fn.Name, fn.Body); err != nil {
+			return nil, err
+		}
+		return fn, nil
 	}
 	b := newBinder(env)
 	if fn.SetOf {

@@ -69,12 +69,16 @@ func (b *binder) userSetFunction(l *level, fc *pg.FuncCall, ordinality bool) (ln
 		}
 		args[i] = e
 	}
+	var litErr error // as in userFunction
 	for _, fn := range set {
 		if len(fn.Args) != len(args) {
 			continue
 		}
-		coerced, fits := coerceArgs(fn, args)
-		if !fits {
+		coerced, bad, err := coerceArgs(fn, args)
+		if err != nil && litErr == nil {
+			litErr = b.errAt(err, nodeLoc(fc.Args[bad]))
+		}
+		if bad >= 0 {
 			continue
 		}
 		plan, err := b.inlineSet(fn, coerced)
@@ -83,6 +87,9 @@ func (b *binder) userSetFunction(l *level, fc *pg.FuncCall, ordinality bool) (ln
 		}
 		b.deps[fn.OID] = true // a view calling it depends on it
 		return plan, true, nil
+	}
+	if litErr != nil {
+		return nil, true, litErr
 	}
 	sig := make([]string, len(args))
 	for i, a := range args {

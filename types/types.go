@@ -39,6 +39,14 @@ const (
 	Record                  // record: a row value whose fields are Rec (record.go)
 	Enum                    // a user-defined enum (enum.go): Enum names it
 	UUID                    // uuid (uuid.go), stored as its canonical text
+	// The polymorphic pseudo-types, only in the signatures of SQL
+	// functions (planner/bind_udf_poly.go): a call resolves them to the
+	// arguments' types before anything is bound or run.
+	AnyElement         // anyelement
+	AnyArray           // anyarray
+	AnyNonArray        // anynonarray
+	AnyCompatible      // anycompatible
+	AnyCompatibleArray // anycompatiblearray
 	numKinds
 )
 
@@ -170,7 +178,17 @@ var kinds = [numKinds]kindInfo{
 	Record:      {"record", 2249, 2287, -1, 'P'},
 	Enum:        {"anyenum", 3500, 0, 4, 'E'},
 	UUID:        {"uuid", 2950, 2951, 16, 'U'},
+
+	AnyElement:         {"anyelement", 2283, 0, 4, 'P'},
+	AnyArray:           {"anyarray", 2277, 0, -1, 'P'},
+	AnyNonArray:        {"anynonarray", 2776, 0, 4, 'P'},
+	AnyCompatible:      {"anycompatible", 5077, 0, 4, 'P'},
+	AnyCompatibleArray: {"anycompatiblearray", 5078, 0, -1, 'P'},
 }
+
+// Polymorphic reports the polymorphic pseudo-types (anyelement, anyarray,
+// anynonarray, anycompatible, anycompatiblearray).
+func (t T) Polymorphic() bool { return t.Kind >= AnyElement && t.Kind <= AnyCompatibleArray }
 
 // OID returns the type's PostgreSQL OID (pg_type.oid).
 func (t T) OID() uint32 {
@@ -252,6 +270,8 @@ var kindTypNames = [numKinds]string{
 	TimestampTZ: "timestamptz", Interval: "interval", JSON: "json", JSONB: "jsonb", Oid: "oid",
 	RegClass: "regclass", RegType: "regtype", RegProc: "regproc", Void: "void",
 	Record: "record", Enum: "anyenum", UUID: "uuid",
+	AnyElement: "anyelement", AnyArray: "anyarray", AnyNonArray: "anynonarray",
+	AnyCompatible: "anycompatible", AnyCompatibleArray: "anycompatiblearray",
 }
 
 // FromOID returns the type with the given OID (typmod -1).
