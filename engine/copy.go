@@ -80,6 +80,9 @@ func (s *Session) copyTo(ctx context.Context, c *pg.CopyStmt, o copyOptions) (*R
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseRowLocks(q, "COPY"); err != nil { // rowlock.go
+		return nil, err
+	}
 	forceQuote, err := s.copyForceQuote(c, o, q.Columns)
 	if err != nil {
 		return nil, err

@@ -140,6 +140,17 @@ func (s *Session) declareCursor(ctx context.Context, d *pg.DeclareCursorStmt, co
 // declareSelect runs DECLARE ... CURSOR FOR a query planned by Prepare.
 func (s *Session) declareSelect(ctx context.Context, pl *plan, params []types.Value, alters uint64) (*Result, error) {
 	d, implicit := implicitScroll(pl.declare, pl.query.Root) // cursor_scroll.go
+	if len(pl.query.Locks) > 0 {
+		if d.Options&cursorHold != 0 {
+			return nil, pgerr.Unsupported("DECLARE CURSOR WITH HOLD ... FOR UPDATE is not supported").
+				WithDetail("Holdable cursors must be READ ONLY.")
+		}
+		if s.stx != nil { // (outside a block DECLARE fails below, as without FOR UPDATE)
+			if _, err := s.takeRowLocks(ctx, pl.query); err != nil { // rowlock.go: held to the block's end
+				return nil, err
+			}
+		}
+	}
 	res, err := s.declareCursor(ctx, d, pl.query.Columns, func(cctx context.Context) (exec.Iterator, error) {
 		ectx := s.execContext(cctx, params)
 		it, err := pl.query.Root.Open(ectx)

@@ -92,6 +92,9 @@ func (s *Session) execCreateTableAs(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseRowLocks(q, "CREATE TABLE AS"); err != nil { // rowlock.go
+		return nil, err
+	}
 	if err := checkOnCommit(c.Into.Rel, c.Into.OnCommit); err != nil {
 		return nil, err
 	}

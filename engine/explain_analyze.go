@@ -72,6 +72,9 @@ func (s *Session) prepareExplainAnalyze(env *planner.Env, e *pg.ExplainStmt, opt
 	if err != nil {
 		return err
 	}
+	if err := refuseRowLocks(q, "EXPLAIN ANALYZE"); err != nil { // rowlock.go
+		return err
+	}
 	pl.kind, pl.query = kindExplainAnalyze, q
 	pl.analyze = &analyzePlan{opts: opts, planning: time.Since(t0)}
 	p.Columns = []types.Column{{Name: "QUERY PLAN", Type: explainType(opts)}}

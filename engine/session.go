@@ -350,6 +350,16 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	}
 	switch pl.kind {
 	case kindSelect:
+		own, err := s.takeRowLocks(ctx, pl.query) // rowlock.go: FOR UPDATE/SHARE
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		if own != nil { // outside a block: held until the rows are read
+			ectx.Eval.Tx = own
+			c := cancel
+			cancel = func() { c(); own.Rollback() }
+		}
 		if len(pl.query.With) > 0 {
 			defer cancel()
 			return s.execSelectWith(ectx, pl.query, p.Columns) // dml_with.go

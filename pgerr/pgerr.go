@@ -108,6 +108,7 @@ const (
 	InvalidCatalogName               Code = "3D000"
 	InvalidSchemaName                Code = "3F000"
 	CantChangeRuntimeParam           Code = "55P02"
+	LockNotAvailable                 Code = "55P03"
 	UndefinedParameterName           Code = "42704"
 )
 

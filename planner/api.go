@@ -115,18 +115,25 @@ type Query struct {
 	// (dml_with.go): the engine then reads every row before applying the
 	// writes.
 	With []*ModifyingCTE
+	// Locks are the tables FOR UPDATE/SHARE locks (bind_lock.go): the
+	// engine takes their write locks before it reads.
+	Locks []RowLock
 }
 
 // PlanSelect binds and plans a SelectStmt node.
 func PlanSelect(env *Env, stmt *pg.Node) (q *Query, err error) {
 	defer recoverTo(&err)
 	b := newBinder(env)
+	b.lockable = true // Query.Locks (bind_lock.go)
 	if s := stmt.GetSelectStmt(); s != nil && env != nil && env.ModifyingWith {
 		b.topWith = s.WithClause
 	}
 	plan, err := b.query(stmt, nil, nil, false)
 	if err != nil {
 		return nil, err
+	}
+	if len(b.locks) > 0 && len(b.modifying) > 0 {
+		return nil, pgerr.Unsupported("SELECT FOR UPDATE/SHARE with a data-modifying WITH query is not supported")
 	}
 	plan = optimize(plan)
 	p := &physical{b: b}
@@ -143,7 +150,7 @@ func PlanSelect(env *Env, stmt *pg.Node) (q *Query, err error) {
 			cols[i].TableOID, cols[i].AttNum = b.cols[id].origin.rel, b.cols[id].origin.attnum
 		}
 	}
-	return &Query{Root: root, Columns: cols, ParamTypes: b.paramTypes(), Views: b.matviews, With: b.modifying}, nil
+	return &Query{Root: root, Columns: cols, ParamTypes: b.paramTypes(), Views: b.matviews, With: b.modifying, Locks: b.locks}, nil
 }
 
 // Insert is a planned INSERT: Source yields complete rows in table column

@@ -67,11 +67,26 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		if l.locking { // its tables are locked too, as PostgreSQL does
+			alias := ""
+			if rs.Alias != nil {
+				alias = rs.Alias.Aliasname
+			}
+			scans, ok := tableScans(plan)
+			b.noteLockItem(l, lockItem{alias: alias, what: "subquery", scans: scans, ok: ok})
+		}
 		if rs.Alias == nil {
 			return b.unaliased(plan)
 		}
 		return b.aliased(plan, rs.Alias.Aliasname, rs.Alias)
 	case n.GetRangeFunction() != nil:
+		if l.locking {
+			alias := ""
+			if a := n.GetRangeFunction().Alias; a != nil {
+				alias = a.Aliasname
+			}
+			b.noteLockItem(l, lockItem{alias: alias, what: "function"})
+		}
 		if plan, ns, ok, err := b.windowTVF(l, n.GetRangeFunction()); ok {
 			return plan, ns, err
 		}
@@ -151,6 +166,7 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 			if asOf != nil {
 				return nil, nil, lookupRelErr(b, rv, "\""+rv.Relname+"\" is a WITH query")
 			}
+			b.noteLockItem(l, lockItem{alias: alias, what: "WITH query"})
 			return b.cteRef(l, cte, alias, rv)
 		}
 	}
@@ -179,11 +195,18 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 		}
 		return plan, items, err
 	}
+	if rel.Kind != catalog.KindTable && rel.Kind != catalog.KindView {
+		b.noteLockItem(l, lockItem{alias: alias, rel: rel}) // refused if a clause covers it
+	}
 	switch rel.Kind {
 	case catalog.KindView:
 		plan, err := b.view(rel)
 		if err != nil {
 			return nil, nil, err
+		}
+		if l.locking {
+			scans, ok := tableScans(plan)
+			b.noteLockItem(l, lockItem{alias: alias, rel: rel, scans: scans, ok: ok})
 		}
 		return relItem(b.aliased(plan, alias, rv.Alias))
 	case catalog.KindSystem:
@@ -218,6 +241,7 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	}
 	if rel.Kind == catalog.KindTable && !b.stream {
 		if plan, ok := b.remoteTable(rel); ok { // remote_table.go
+			b.noteLockItem(l, lockItem{alias: alias, rel: rel}) // no scan of its own: refused if covered
 			return relItem(b.aliased(plan, alias, rv.Alias))
 		}
 	}
@@ -238,6 +262,7 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	}
 	scan := &lScan{rel: rel, table: tbl, alias: alias, rowID: -1, asOf: asOf}
 	l.scans = append(l.scans, scan)
+	b.noteLockItem(l, lockItem{alias: alias, rel: rel, scans: []*lScan{scan}, ok: true})
 	it := &nsItem{alias: alias, relname: rel.Name, relVisible: true, colsVisible: true}
 	it.marker = func() int {
 		if scan.rowID < 0 {

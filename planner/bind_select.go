@@ -39,7 +39,21 @@ func (b *binder) selectLevel(s *pg.SelectStmt, l *level) (lnode, error) {
 			// PostgreSQL's check, before any support question
 			return nil, b.newErr(pgerr.FeatureNotSupported, -1, "%s is not allowed with UNION/INTERSECT/EXCEPT", lockStrength(lc.Strength))
 		}
-		return nil, b.newErr(pgerr.FeatureNotSupported, -1, "SELECT FOR UPDATE/SHARE is not supported")
+		if b.stream {
+			return nil, b.newErr(pgerr.FeatureNotSupported, -1, "SELECT FOR UPDATE/SHARE is not supported in a streaming query")
+		}
+		if len(s.ValuesLists) > 0 {
+			return nil, b.newErr(pgerr.FeatureNotSupported, -1, "%s cannot be applied to VALUES", lockStrength(s.LockingClause[0].GetLockingClause().GetStrength()))
+		}
+		l.locking = true // FROM items are recorded (bind_lock.go)
+		plan, err := b.simpleSelect(s, l)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.lockClauses(s, l); err != nil {
+			return nil, err
+		}
+		return plan, nil
 	}
 	var plan lnode
 	var err error

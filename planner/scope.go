@@ -72,6 +72,11 @@ type binder struct {
 	// temporal maps the locations of the statement's relations marked FOR
 	// SYSTEM_TIME AS OF to their clause (stream_lookup.go).
 	temporal map[int32]sql.TemporalJoin
+	// locks are the tables the statement's FOR UPDATE/SHARE clauses lock
+	// (bind_lock.go); lockable is set for a query whose locks the engine
+	// takes (PlanSelect), else a clause is refused.
+	locks    []RowLock
+	lockable bool
 }
 
 // colInfo describes one logical column.
@@ -292,6 +297,10 @@ type level struct {
 	srfs []srfItem
 	// timeWin is the legacy group window of GROUP BY TUMBLE(...) (window_legacy.go).
 	timeWin *groupWindow
+	// locking is set while a SELECT with FOR UPDATE/SHARE binds its FROM,
+	// whose items lockItems records (bind_lock.go).
+	locking   bool
+	lockItems []lockItem
 }
 
 type aggItem struct {
