@@ -152,8 +152,11 @@ func (b *binder) lockItem(it lockItem, str string, noWait, named bool) error {
 	default:
 		return b.newErr(pgerr.WrongObjectType, -1, "cannot lock rows in relation \"%s\"", it.rel.Name)
 	}
-	if !it.ok {
+	if !it.ok && it.rel.Kind == catalog.KindView {
 		return b.newErr(pgerr.FeatureNotSupported, -1, "%s of view \"%s\" is not supported: it reads rows that are not a table's", str, it.rel.Name)
+	}
+	if !it.ok { // a cluster's table whose rows another node stores (remote_table.go)
+		return b.newErr(pgerr.FeatureNotSupported, -1, "%s of table \"%s\" is not supported: its rows are not stored on this node", str, it.rel.Name)
 	}
 	return b.lockScans(it.scans, noWait)
 }
