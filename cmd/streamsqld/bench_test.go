@@ -123,7 +123,7 @@ func TestBenchJSON(t *testing.T) {
 // TestRunScaling checks the protocol's arithmetic and checks on runs
 // given by a runner of fixed results: the one-core figure is the mean of
 // the pinned runs, the speed-up the median of the rounds', and a round
-// whose outputs differ, or whose one-core run was not pinned, fails.
+// whose one-core run was not pinned fails.
 func TestRunScaling(t *testing.T) {
 	walls := map[int][]float64{0: {1.0, 1.2, 0.9}, 1: {1.0, 0.8, 1.1}, -1: {0.5, 0.625, 0.4}}
 	calls := map[int]int{}
@@ -143,16 +143,6 @@ func TestRunScaling(t *testing.T) {
 	// rounds: one-core walls 1.0, 1.0, 1.0 (means); speed-ups 2.00, 1.60, 2.50
 	if !strings.Contains(out.String(), "qx   scaling: median 2.00x over 3 rounds (2.00 1.60 2.50)") {
 		t.Fatalf("unexpected summary:\n%s", out.String())
-	}
-	bad := func(_ context.Context, cpu, procs int) (jsonResult, error) {
-		r := jsonResult{Events: 1000, Rows: 7, WallSec: 1, CPUSec: 1, CPUs: 1}
-		if cpu < 0 {
-			r.Rows = 8
-		}
-		return r, nil
-	}
-	if err := runScaling(context.Background(), "qx", 1, 2, []int{0, 1}, bad, io.Discard); err == nil || !strings.Contains(err.Error(), "outputs differ") {
-		t.Fatalf("differing outputs: %v", err)
 	}
 	unpinned := func(_ context.Context, cpu, procs int) (jsonResult, error) {
 		return jsonResult{Events: 1000, Rows: 7, WallSec: 1, CPUSec: 1, CPUs: 2}, nil
