@@ -59,12 +59,24 @@ func (b *binder) lookupFunctions(fc *pg.FuncCall) []*catalog.Function {
 
 // userFunction resolves a call that matched no built-in function against
 // the catalog's SQL functions; ok is false when none has that name.
+//
+// An overload whose parameter types are the arguments' wins. Otherwise
+// the first overload the arguments fit by implicit casts does, unless a
+// polymorphic overload fits too (bind_udf_poly.go): PostgreSQL then finds
+// the call ambiguous (42725), as it does between two polymorphic ones.
 func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, ok bool, err error) {
 	fns := b.lookupFunctions(fc)
 	if len(fns) == 0 {
 		return nil, false, nil
 	}
+	type candidate struct {
+		fn      *catalog.Function
+		coerced []expr.Expr
+		err     error // a polymorphic overload whose types the call leaves undetermined
+	}
 	var litErr error // an overload fit but for a literal's value (reported when none fits)
+	var cast *candidate // the first overload that fits by implicit casts
+	var polys []candidate
 	for _, fn := range fns {
 		if len(fn.Args) != len(args) {
 			continue
@@ -73,12 +85,14 @@ func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, o
 			return nil, true, b.errAt(pgerr.New(pgerr.FeatureNotSupported, "set-returning SQL function %s can only be called in FROM", fn.Name).
 				WithHint("Write SELECT ... FROM %s(...).", fn.Name), fc.Location)
 		}
-		if polymorphic(fn) { // bind_udf_poly.go
+		poly := polymorphic(fn)
+		if poly {
 			r, fits, err := resolvePoly(fn, args)
-			if err != nil {
-				return nil, true, err // (PostgreSQL gives no position)
-			}
 			if !fits {
+				continue
+			}
+			if err != nil {
+				polys = append(polys, candidate{err: err})
 				continue
 			}
 			fn = r
@@ -93,17 +107,56 @@ func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, o
 		if bad >= 0 {
 			continue
 		}
-		e, err := b.inline(fn, coerced)
-		if err != nil {
-			return nil, true, b.errAt(err, fc.Location)
+		c := candidate{fn: fn, coerced: coerced}
+		switch {
+		case poly:
+			polys = append(polys, c)
+		case exactArgs(fn, args):
+			return b.callUser(fc, c.fn, c.coerced)
+		case cast == nil:
+			cast = &c
 		}
-		b.deps[fn.OID] = true // a view calling it depends on it (DROP FUNCTION refuses)
-		return e, true, nil
 	}
-	if litErr != nil {
+	switch {
+	case len(polys) > 1 || len(polys) == 1 && cast != nil:
+		sig := make([]string, len(args))
+		for i, a := range args {
+			sig[i] = a.Type().String()
+		}
+		return nil, true, b.errAt(pgerr.New(pgerr.AmbiguousFunction, "function %s(%s) is not unique", fns[0].Name, strings.Join(sig, ", ")).
+			WithHint("Could not choose a best candidate function. You might need to add explicit type casts."), fc.Location)
+	case len(polys) == 1 && polys[0].err != nil:
+		return nil, true, polys[0].err // (PostgreSQL gives no position)
+	case len(polys) == 1:
+		return b.callUser(fc, polys[0].fn, polys[0].coerced)
+	case cast != nil:
+		return b.callUser(fc, cast.fn, cast.coerced)
+	case litErr != nil:
 		return nil, true, litErr
 	}
 	return nil, false, nil
+}
+
+// exactArgs reports whether args have fn's parameter types (modifiers
+// aside; an untyped literal never does).
+func exactArgs(fn *catalog.Function, args []expr.Expr) bool {
+	for i, a := range args {
+		if t := a.Type(); t.Kind == types.Unknown || !t.SameKind(fn.Args[i].Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// callUser inlines the chosen overload fn of the call fc with its
+// arguments coerced.
+func (b *binder) callUser(fc *pg.FuncCall, fn *catalog.Function, coerced []expr.Expr) (expr.Expr, bool, error) {
+	e, err := b.inline(fn, coerced)
+	if err != nil {
+		return nil, true, b.errAt(err, fc.Location)
+	}
+	b.deps[fn.OID] = true // a view calling it depends on it (DROP FUNCTION refuses)
+	return e, true, nil
 }
 
 // coerceArgs implicitly casts args to fn's parameter types. bad is the
