@@ -74,7 +74,7 @@ func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, o
 		coerced []expr.Expr
 		err     error // a polymorphic overload whose types the call leaves undetermined
 	}
-	var litErr error // an overload fit but for a literal's value (reported when none fits)
+	var litErr error    // an overload fit but for a literal's value (reported when none fits)
 	var cast *candidate // the first overload that fits by implicit casts
 	var polys []candidate
 	for _, fn := range fns {
