@@ -465,3 +465,46 @@ func TestDialRetriesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestExpectAgain: a stream expected again before its sender connected
+// (a job's instance started again in the same assignment) replaces the
+// earlier receiver, which fails at once; the sender then reaches the
+// new one.
+func TestExpectAgain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opt := testOptions()
+	srv := listen(t, opt)
+	r1, err := srv.Expect("again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := srv.Expect("again")
+	if err != nil {
+		t.Fatalf("expected again: %v", err)
+	}
+	if _, _, err := r1.Recv(ctx); pgerr.CodeOf(err) != pgerr.ConnectionException || !strings.Contains(err.Error(), "expected again") {
+		t.Fatalf("the replaced receiver: %v", err)
+	}
+	dialed := make(chan error, 1)
+	go func() {
+		s, err := Dial(ctx, srv.Addr(), "again", opt)
+		if err == nil {
+			err = s.Send(ctx, stream.BarrierMsg(stream.Barrier{Epoch: 3}))
+		}
+		if err == nil {
+			err = s.Close(ctx)
+		}
+		dialed <- err
+	}()
+	m, ok, err := r2.Recv(ctx)
+	if err != nil || !ok || m.Kind != stream.KindBarrier || m.Barrier.Epoch != 3 {
+		t.Fatalf("the new receiver: %+v %v %v", m, ok, err)
+	}
+	if _, ok, err := r2.Recv(ctx); ok || err != nil {
+		t.Fatalf("end: %v %v", ok, err)
+	}
+	if err := <-dialed; err != nil {
+		t.Fatal(err)
+	}
+}

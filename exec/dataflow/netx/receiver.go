@@ -79,14 +79,24 @@ func (s *Server) Close() error {
 
 // Expect registers the stream id and returns its Receiver. The sender must
 // connect within the timeout, or the Receiver fails.
+//
+// A stream expected again while its earlier Receiver still waits for its
+// sender replaces it; the earlier one fails. That is a job's instance
+// started again in the same assignment (a cluster view that could not
+// resume from its checkpoint is restarted from its inputs under the
+// assignment of the restart), whose earlier start is being stopped: its
+// receivers, unconnected, would otherwise keep the stream ids until
+// their connect timeout, and the new start would fail on them.
 func (s *Server) Expect(id string) (*Receiver, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, pgerr.New(pgerr.ConnectionException, "exchange: server closed")
 	}
-	if _, dup := s.waiting[id]; dup {
-		return nil, pgerr.Internal("exchange stream %s is expected twice", id)
+	if old, dup := s.waiting[id]; dup {
+		delete(s.waiting, id)
+		old.connTimer.Stop()
+		go old.failUnattached(pgerr.New(pgerr.ConnectionException, "exchange stream %s: expected again before its sender connected (its job started again)", id))
 	}
 	r := &Receiver{id: id, opt: s.opt, attached: make(chan struct{}), dead: make(chan struct{}),
 		msgs: make(chan stream.Message, s.opt.credits())}
