@@ -3,7 +3,6 @@ package catalog
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
@@ -152,20 +151,8 @@ func init() {
 		}
 		return nil, nil
 	})
-	reg("pg_get_function_arguments", text, ts(oid), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
-		p := procByOID(oidArg(a[0]))
-		if p == nil {
-			if f := userFunctionOf(ctx, a[0]); f != nil {
-				return userFunctionParams(ctx, f.Args), nil
-			}
-			return nil, nil
-		}
-		args := make([]string, len(p.args))
-		for i, t := range p.args {
-			args[i] = formatType(ctx, t, -1, false)
-		}
-		return strings.Join(args, ", "), nil
-	})
+	reg("pg_get_function_arguments", text, ts(oid), true, functionArguments(true))
+	reg("pg_get_function_identity_arguments", text, ts(oid), true, functionArguments(false))
 	reg("pg_encoding_to_char", name, ts(i4), true, func(ctx *expr.Context, a []types.Value) (types.Value, error) {
 		switch a[0].(int64) {
 		case 0:

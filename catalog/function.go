@@ -84,10 +84,26 @@ func (f *Function) RowsValue() float32 {
 	return f.Rows
 }
 
-// FuncArg is one parameter of a Function (Name may be empty).
+// FuncArg is one parameter of a Function (Name may be empty). Default is
+// the text of the parameter's DEFAULT expression ("" for none), as
+// written (deparsed); the planner binds it at each call that leaves the
+// parameter out (planner/bind_udf_args.go).
 type FuncArg struct {
-	Name string  `json:"name,omitempty"`
-	Type types.T `json:"-"`
+	Name    string  `json:"name,omitempty"`
+	Type    types.T `json:"-"`
+	Default string  `json:"default,omitempty"`
+}
+
+// NDefaults is the number of parameters with a DEFAULT (the last ones:
+// pg_proc.pronargdefaults).
+func (f *Function) NDefaults() int {
+	n := 0
+	for _, a := range f.Args {
+		if a.Default != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // Signature renders the function as PostgreSQL names it in messages:
@@ -143,6 +159,9 @@ func (c *Catalog) CreateFunction(fn *Function, replace bool) (*Function, error) 
 			return nil, pgerr.New(codeInvalidFunctionDefinition, "cannot change return type of existing function").
 				WithHint("Use DROP FUNCTION %s first.", old.Signature())
 		}
+		if err := checkParamsReplace(old, fn); err != nil {
+			return nil, err
+		}
 		n.OID, n.Owner = old.OID, old.Owner
 	}
 	if n.OID == 0 {
@@ -153,6 +172,24 @@ func (c *Catalog) CreateFunction(fn *Function, replace bool) (*Function, error) 
 		return nil, err
 	}
 	return &n, nil
+}
+
+// checkParamsReplace refuses, as PostgreSQL does, a CREATE OR REPLACE of
+// old by fn that renames a named parameter or drops parameter defaults
+// (42P13): calls that name the parameter or leave it out would no longer
+// resolve.
+func checkParamsReplace(old, fn *Function) error {
+	for i, a := range old.Args {
+		if a.Name != "" && fn.Args[i].Name != a.Name {
+			return pgerr.New(codeInvalidFunctionDefinition, "cannot change name of input parameter \"%s\"", a.Name).
+				WithHint("Use DROP FUNCTION %s first.", old.Signature())
+		}
+	}
+	if fn.NDefaults() < old.NDefaults() {
+		return pgerr.New(codeInvalidFunctionDefinition, "cannot remove parameter defaults from existing function").
+			WithHint("Use DROP FUNCTION %s first.", old.Signature())
+	}
+	return nil
 }
 
 // Functions returns the functions named name: in schema, or (schema "") in

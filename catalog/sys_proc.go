@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
 )
 
 // User SQL functions in pg_proc and in the pg_get_function* functions, so
@@ -37,8 +38,11 @@ func userProcRows(s *snapshot, b *rowBuilder) error {
 			"prolang": sqlLang, "procost": f.CostValue(), "prorows": f.RowsValue(), "provariadic": uint32(0),
 			"prosupport": uint32(0), "prokind": "f", "prosecdef": false, "proleakproof": f.Leakproof,
 			"proisstrict": f.Strict, "proretset": f.SetOf, "provolatile": string(rune(f.Volatility)), "proparallel": f.ParallelCode(),
-			"pronargs": len(f.Args), "pronargdefaults": 0, "prorettype": f.ResultOID(), "proargtypes": args,
+			"pronargs": len(f.Args), "pronargdefaults": f.NDefaults(), "prorettype": f.ResultOID(), "proargtypes": args,
 			"prosrc": f.Body,
+		}
+		if d := funcDefaults(f); d != "" {
+			r["proargdefaults"] = d
 		}
 		if len(f.Out) > 0 && f.RowOf == 0 {
 			all := slices.Clone(args)
@@ -89,7 +93,7 @@ func userFunctionResult(ctx *expr.Context, f *Function) string {
 		return "SETOF " + formatType(ctx, f.RowOf, -1, false)
 	}
 	if len(f.Out) > 0 {
-		return "TABLE(" + userFunctionParams(ctx, f.Out) + ")"
+		return "TABLE(" + userFunctionParams(ctx, f.Out, false) + ")"
 	}
 	t := formatType(ctx, f.Return.OID(), -1, false)
 	if f.SetOf {
@@ -99,16 +103,43 @@ func userFunctionResult(ctx *expr.Context, f *Function) string {
 }
 
 // userFunctionParams renders parameters as pg_get_function_arguments does:
-// "d integer, text".
-func userFunctionParams(ctx *expr.Context, ps []FuncArg) string {
+// "d integer, text, n integer DEFAULT 1" (pg_get_function_identity_arguments
+// without the defaults: withDefaults false).
+func userFunctionParams(ctx *expr.Context, ps []FuncArg, withDefaults bool) string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = formatType(ctx, p.Type.OID(), -1, false)
 		if p.Name != "" {
 			out[i] = QuoteIdent(p.Name) + " " + out[i]
 		}
+		if withDefaults && p.Default != "" {
+			out[i] += " DEFAULT " + shownFuncDefault(p)
+		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// shownFuncDefault is a parameter's DEFAULT as PostgreSQL prints it where
+// it can tell (a literal with its cast, as a column default's), else as
+// written.
+func shownFuncDefault(p FuncArg) string {
+	return shownDefault(Column{Type: p.Type, Default: p.Default})
+}
+
+// funcDefaults is pg_proc.proargdefaults: the defaults' texts in
+// parentheses, "" when f has none. (PostgreSQL stores a node tree there,
+// which clients read only through pg_get_function_arguments.)
+func funcDefaults(f *Function) string {
+	var ds []string
+	for _, a := range f.Args {
+		if a.Default != "" {
+			ds = append(ds, shownFuncDefault(a))
+		}
+	}
+	if len(ds) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(ds, " ") + ")"
 }
 
 // userFunctionDef renders a user function as pg_get_functiondef does
@@ -118,7 +149,7 @@ func userFunctionParams(ctx *expr.Context, ps []FuncArg) string {
 func userFunctionDef(ctx *expr.Context, f *Function) string {
 	var sb strings.Builder
 	sb.WriteString("CREATE OR REPLACE FUNCTION " + QuoteIdent(f.Schema) + "." + QuoteIdent(f.Name) +
-		"(" + userFunctionParams(ctx, f.Args) + ")\n RETURNS " + userFunctionResult(ctx, f) + "\n LANGUAGE sql\n")
+		"(" + userFunctionParams(ctx, f.Args, true) + ")\n RETURNS " + userFunctionResult(ctx, f) + "\n LANGUAGE sql\n")
 	var attrs []string
 	switch f.Volatility {
 	case 'i':
@@ -161,4 +192,29 @@ func userFunctionVisible(c *Catalog, f *Function, searchPath []string) bool {
 		}
 	}
 	return false
+}
+
+// builtinFunctionParams renders a built-in function's parameter types as
+// pg_get_function_arguments does ("integer, text").
+func builtinFunctionParams(ctx *expr.Context, p *pgProc) string {
+	args := make([]string, len(p.args))
+	for i, t := range p.args {
+		args[i] = formatType(ctx, t, -1, false)
+	}
+	return strings.Join(args, ", ")
+}
+
+// functionArguments is pg_get_function_arguments (withDefaults) or
+// pg_get_function_identity_arguments: a function's parameters by its OID,
+// NULL for an unknown OID.
+func functionArguments(withDefaults bool) func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+	return func(ctx *expr.Context, a []types.Value) (types.Value, error) {
+		if p := procByOID(oidArg(a[0])); p != nil {
+			return builtinFunctionParams(ctx, p), nil
+		}
+		if f := userFunctionOf(ctx, a[0]); f != nil {
+			return userFunctionParams(ctx, f.Args, withDefaults), nil
+		}
+		return nil, nil
+	}
 }

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"slices"
-	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -47,6 +46,20 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		l.srfs = append(l.srfs, srfItem{id: id, call: call})
 		return b.colRef(id), nil
 	}
+	if hasNamedArgs(fc) && aggModifier(fc, name) == "" {
+		if _, _, builtin := expr.ParamNames(name); !builtin && len(b.lookupFunctions(fc)) > 0 {
+			// named notation of a SQL function (bind_udf_args.go)
+			cargs, err := b.bindCallArgs(l, fc)
+			if err != nil {
+				return nil, err
+			}
+			if e, ok, err := b.userFunction(fc, cargs); ok {
+				return e, err
+			}
+			return nil, b.errAt(pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, callSignature(cargs)).
+				WithHint("No function matches the given name and argument types. You might need to add explicit type casts."), fc.Location)
+		}
+	}
 	args, err := b.callArgs(l, name, fc)
 	if err != nil {
 		return nil, err
@@ -56,7 +69,7 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		// As PostgreSQL: a function that does not exist is reported as
 		// such first; one that does is not an aggregate.
 		if pe := pgerr.As(err); pe != nil && pe.Code == pgerr.UndefinedFunction {
-			if _, ok, _ := b.userFunction(fc, args); !ok {
+			if _, ok, _ := b.userFunction(fc, positional(args)); !ok {
 				if len(fc.AggOrder) > 1 {
 					err = pe.WithHint("No aggregate function matches the given name and argument types. Perhaps you misplaced ORDER BY; ORDER BY must appear after all regular arguments of the aggregate.")
 				}
@@ -67,7 +80,7 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 	}
 	if err != nil {
 		if pe := pgerr.As(err); pe != nil && pe.Code == pgerr.UndefinedFunction {
-			if ue, ok, uerr := b.userFunction(fc, args); ok { // bind_udf.go
+			if ue, ok, uerr := b.userFunction(fc, positional(args)); ok { // bind_udf.go
 				return ue, uerr
 			}
 			if t, ok := numericCastFuncs[name]; ok && len(args) == 1 && (args[0].Type().IsNumeric() || args[0].Type().Kind == types.Unknown) {
@@ -118,26 +131,17 @@ func (b *binder) callArgs(l *level, name string, fc *pg.FuncCall) ([]expr.Expr, 
 	}
 	// Bind every argument first: the error for an unknown name shows the
 	// argument types, as PostgreSQL's does.
-	bound := make([]expr.Expr, len(fc.Args))
-	argNames := make([]string, len(fc.Args))
-	sig := make([]string, len(fc.Args))
-	for i, n := range fc.Args {
-		node := n
-		if na := n.GetNamedArgExpr(); na != nil {
-			node, argNames[i] = na.Arg, na.Name
-		}
-		e, err := b.expr(l, node)
-		if err != nil {
-			return nil, err
-		}
-		bound[i] = e
-		sig[i] = e.Type().String()
-		if argNames[i] != "" {
-			sig[i] = argNames[i] + " => " + sig[i]
-		}
+	cargs, err := b.bindCallArgs(l, fc) // bind_udf_args.go
+	if err != nil {
+		return nil, err
+	}
+	bound := callValues(cargs)
+	argNames := make([]string, len(cargs))
+	for i, a := range cargs {
+		argNames[i] = a.name
 	}
 	notFound := func() error {
-		e := pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, strings.Join(sig, ", ")).
+		e := pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, callSignature(cargs)).
 			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 		e.Position = b.pos(fc.Location)
 		return e

@@ -58,36 +58,83 @@ func (b *binder) lookupFunctions(fc *pg.FuncCall) []*catalog.Function {
 }
 
 // userFunction resolves a call that matched no built-in function against
-// the catalog's SQL functions; ok is false when none has that name.
+// the catalog's SQL functions; ok is false when none has that name or
+// none takes the call's arguments.
 //
-// An overload whose parameter types are the arguments' wins. Otherwise
+// An overload takes the call when its positional arguments, names and
+// defaults fit (matchArgs, bind_udf_args.go); two that fit with the same
+// types for the given arguments are ambiguous (42725). Among the others,
+// an overload whose parameter types are the arguments' wins. Otherwise
 // the first overload the arguments fit by implicit casts does, unless a
 // polymorphic overload fits too (bind_udf_poly.go): PostgreSQL then finds
 // the call ambiguous (42725), as it does between two polymorphic ones.
-func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, ok bool, err error) {
+func (b *binder) userFunction(fc *pg.FuncCall, cargs []callArg) (e expr.Expr, ok bool, err error) {
 	fns := b.lookupFunctions(fc)
 	if len(fns) == 0 {
 		return nil, false, nil
 	}
-	type candidate struct {
-		fn      *catalog.Function
-		coerced []expr.Expr
-		err     error // a polymorphic overload whose types the call leaves undetermined
+	args := callValues(cargs)
+	notUnique := func() error {
+		return b.errAt(pgerr.New(pgerr.AmbiguousFunction, "function %s(%s) is not unique", fns[0].Name, callSignature(cargs)).
+			WithHint("Could not choose a best candidate function. You might need to add explicit type casts."), fc.Location)
 	}
-	var litErr error    // an overload fit but for a literal's value (reported when none fits)
-	var cast *candidate // the first overload that fits by implicit casts
-	var polys []candidate
+	type shape struct {
+		fn             *catalog.Function
+		order, missing []int
+	}
+	var shapes []shape
 	for _, fn := range fns {
-		if len(fn.Args) != len(args) {
+		order, missing, fits := matchArgs(fn, cargs)
+		if !fits {
 			continue
 		}
 		if fn.SetOf {
 			return nil, true, b.errAt(pgerr.New(pgerr.FeatureNotSupported, "set-returning SQL function %s can only be called in FROM", fn.Name).
 				WithHint("Write SELECT ... FROM %s(...).", fn.Name), fc.Location)
 		}
+		for _, o := range shapes {
+			if (len(missing) > 0 || len(o.missing) > 0) && sameTypes(givenTypes(fn, order), givenTypes(o.fn, o.order)) {
+				return nil, true, notUnique()
+			}
+		}
+		shapes = append(shapes, shape{fn, order, missing})
+	}
+	type candidate struct {
+		shape
+		coerced []expr.Expr // the given arguments coerced, in parameter order (defaults nil)
+		err     error       // a polymorphic overload whose types the call leaves undetermined
+	}
+	var litErr error    // an overload fit but for a literal's value (reported when none fits)
+	var cast *candidate // the first overload that fits by implicit casts
+	var polys []candidate
+	for _, sh := range shapes {
+		fn := sh.fn
+		placed := make([]expr.Expr, len(fn.Args)) // the given arguments in parameter order
+		for i, p := range sh.order {
+			placed[p] = args[i]
+		}
 		poly := polymorphic(fn)
+		defaulted := len(sh.missing) > 0
 		if poly {
-			r, fits, err := resolvePoly(fn, args)
+			if defaulted {
+				// The given arguments choose the overload; the defaults'
+				// types then count in resolving its types, as in PostgreSQL.
+				if _, fits, _ := resolvePoly(givenView(fn, sh.order), args); !fits {
+					continue
+				}
+				for _, p := range sh.missing {
+					d, err := b.paramDefault(fn, p)
+					if err != nil {
+						return nil, true, b.errAt(err, fc.Location)
+					}
+					placed[p] = d
+				}
+				sh.missing = nil
+			}
+			r, fits, err := resolvePoly(fn, placed)
+			if !fits && defaulted {
+				return nil, true, notAlike(fn, placed) // (PostgreSQL gives no position)
+			}
 			if !fits {
 				continue
 			}
@@ -97,50 +144,72 @@ func (b *binder) userFunction(fc *pg.FuncCall, args []expr.Expr) (e expr.Expr, o
 			}
 			fn = r
 		}
-		coerced, bad, err := coerceArgs(fn, args)
+		coerced, bad, err := coerceArgs(fn, placed)
 		if err != nil {
 			if litErr == nil && bad < len(fc.Args) {
-				litErr = b.errAt(err, nodeLoc(fc.Args[bad]))
+				litErr = b.errAt(err, nodeLoc(fc.Args[callIndex(sh.order, bad)]))
 			}
 			continue
 		}
 		if bad >= 0 {
 			continue
 		}
-		c := candidate{fn: fn, coerced: coerced}
+		c := candidate{shape: shape{fn, sh.order, sh.missing}, coerced: coerced}
 		switch {
 		case poly:
 			polys = append(polys, c)
-		case exactArgs(fn, args):
-			return b.callUser(fc, c.fn, c.coerced)
+		case exactArgs(fn, placed):
+			return b.callUserArgs(fc, c.fn, c.coerced, c.missing)
 		case cast == nil:
 			cast = &c
 		}
 	}
 	switch {
 	case len(polys) > 1 || len(polys) == 1 && cast != nil:
-		sig := make([]string, len(args))
-		for i, a := range args {
-			sig[i] = a.Type().String()
-		}
-		return nil, true, b.errAt(pgerr.New(pgerr.AmbiguousFunction, "function %s(%s) is not unique", fns[0].Name, strings.Join(sig, ", ")).
-			WithHint("Could not choose a best candidate function. You might need to add explicit type casts."), fc.Location)
+		return nil, true, notUnique()
 	case len(polys) == 1 && polys[0].err != nil:
 		return nil, true, polys[0].err // (PostgreSQL gives no position)
 	case len(polys) == 1:
-		return b.callUser(fc, polys[0].fn, polys[0].coerced)
+		return b.callUserArgs(fc, polys[0].fn, polys[0].coerced, nil)
 	case cast != nil:
-		return b.callUser(fc, cast.fn, cast.coerced)
+		return b.callUserArgs(fc, cast.fn, cast.coerced, cast.missing)
 	case litErr != nil:
 		return nil, true, litErr
 	}
 	return nil, false, nil
 }
 
+// callIndex is the call argument that fills parameter p (order as
+// matchArgs returns it).
+func callIndex(order []int, p int) int {
+	for i, q := range order {
+		if q == p {
+			return i
+		}
+	}
+	return 0
+}
+
+// callUserArgs is callUser with the defaults of the parameters missing
+// bound into coerced (in parameter order, nil where missing).
+func (b *binder) callUserArgs(fc *pg.FuncCall, fn *catalog.Function, coerced []expr.Expr, missing []int) (expr.Expr, bool, error) {
+	for _, p := range missing {
+		d, err := b.paramDefault(fn, p)
+		if err != nil {
+			return nil, true, b.errAt(err, fc.Location)
+		}
+		coerced[p] = d
+	}
+	return b.callUser(fc, fn, coerced)
+}
+
 // exactArgs reports whether args have fn's parameter types (modifiers
 // aside; an untyped literal never does).
 func exactArgs(fn *catalog.Function, args []expr.Expr) bool {
 	for i, a := range args {
+		if a == nil {
+			continue // a parameter left to its default
+		}
 		if t := a.Type(); t.Kind == types.Unknown || !t.SameKind(fn.Args[i].Type) {
 			return false
 		}
@@ -168,6 +237,9 @@ func (b *binder) callUser(fc *pg.FuncCall, fn *catalog.Function, coerced []expr.
 func coerceArgs(fn *catalog.Function, args []expr.Expr) (coerced []expr.Expr, bad int, err error) {
 	coerced = make([]expr.Expr, len(args))
 	for i, a := range args {
+		if a == nil {
+			continue // a parameter left to its default (bound later)
+		}
 		c, cerr := expr.Coerce(a, fn.Args[i].Type, false)
 		if cerr != nil {
 			if k, ok := a.(*expr.Const); ok && k.T.Kind == types.Unknown && k.V != nil {
@@ -334,14 +406,19 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 		default:
 			return nil, pgerr.Unsupported("OUT, INOUT and VARIADIC parameters are not supported")
 		}
-		if fp.Defexpr != nil {
-			return nil, pgerr.Unsupported("parameter defaults are not supported")
-		}
 		t, err := BindSignatureType(fp.ArgType)
 		if err != nil {
 			return nil, refuseDomainType(env, fp.ArgType, err)
 		}
-		fn.Args = append(fn.Args, catalog.FuncArg{Name: fp.Name, Type: t})
+		arg := catalog.FuncArg{Name: fp.Name, Type: t}
+		if fp.Defexpr != nil { // bind_udf_args.go
+			if arg.Default, err = bindParamDefault(env, fp.Defexpr, t); err != nil {
+				return nil, err
+			}
+		} else if len(fn.Args) > 0 && fn.Args[len(fn.Args)-1].Default != "" {
+			return nil, pgerr.New(codeInvalidFunctionDefinition, "input parameters after one with a default value must also have defaults")
+		}
+		fn.Args = append(fn.Args, arg)
 	}
 	if n.ReturnType == nil {
 		return nil, pgerr.New(codeInvalidFunctionDefinition, "function result type must be specified")

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"maps"
-	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -57,45 +56,71 @@ func (b *binder) userSetFunction(l *level, fc *pg.FuncCall, ordinality bool) (ln
 	if ordinality || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil || fc.Over != nil || fc.FuncVariadic {
 		return nil, true, b.newErr(pgerr.FeatureNotSupported, fc.Location, "this call of set-returning SQL function %s is not supported", name)
 	}
-	args := make([]expr.Expr, len(fc.Args))
-	for i, a := range fc.Args {
-		e, err := b.expr(l, a)
-		if err != nil {
-			return nil, true, err
-		}
+	cargs, err := b.bindCallArgs(l, fc)
+	if err != nil {
+		return nil, true, err
+	}
+	for i, a := range cargs {
+		e := a.e
 		if len(refsOf(e)) > 0 || hasOuterRef(e) || hasSubquery(e) || callsVolatileExpr(e) {
 			return nil, true, b.errAt(pgerr.New(pgerr.FeatureNotSupported, "the arguments of set-returning SQL function %s must be constants or parameters", name).
-				WithHint("SQL functions are inlined as subqueries: an argument may not read other FROM items, run a subquery or call a volatile function."), nodeLoc(a))
+				WithHint("SQL functions are inlined as subqueries: an argument may not read other FROM items, run a subquery or call a volatile function."), nodeLoc(fc.Args[i]))
 		}
-		args[i] = e
 	}
+	args := callValues(cargs)
 	var litErr error // as in userFunction
+	type shape struct {
+		fn             *catalog.Function
+		order, missing []int
+	}
+	var fits []shape // the overloads that took the call so far (ambiguity)
+	var chosen *catalog.Function
+	var chosenArgs []expr.Expr
+	var chosenMissing []int
 	for _, fn := range set {
-		if len(fn.Args) != len(args) {
+		order, missing, ok := matchArgs(fn, cargs)
+		if !ok {
 			continue
 		}
-		coerced, bad, err := coerceArgs(fn, args)
+		for _, o := range fits {
+			if (len(missing) > 0 || len(o.missing) > 0) && sameTypes(givenTypes(fn, order), givenTypes(o.fn, o.order)) {
+				return nil, true, b.errAt(pgerr.New(pgerr.AmbiguousFunction, "function %s(%s) is not unique", name, callSignature(cargs)).
+					WithHint("Could not choose a best candidate function. You might need to add explicit type casts."), fc.Location)
+			}
+		}
+		fits = append(fits, shape{fn, order, missing})
+		placed := make([]expr.Expr, len(fn.Args))
+		for i, p := range order {
+			placed[p] = args[i]
+		}
+		coerced, bad, err := coerceArgs(fn, placed)
 		if err != nil && litErr == nil {
-			litErr = b.errAt(err, nodeLoc(fc.Args[bad]))
+			litErr = b.errAt(err, nodeLoc(fc.Args[callIndex(order, bad)]))
 		}
-		if bad >= 0 {
+		if bad >= 0 || chosen != nil {
 			continue
 		}
-		plan, err := b.inlineSet(fn, coerced)
+		chosen, chosenArgs, chosenMissing = fn, coerced, missing
+	}
+	if chosen != nil {
+		for _, p := range chosenMissing {
+			d, err := b.paramDefault(chosen, p)
+			if err != nil {
+				return nil, true, b.errAt(err, fc.Location)
+			}
+			chosenArgs[p] = d
+		}
+		plan, err := b.inlineSet(chosen, chosenArgs)
 		if err != nil {
 			return nil, true, b.errAt(err, fc.Location)
 		}
-		b.deps[fn.OID] = true // a view calling it depends on it
+		b.deps[chosen.OID] = true // a view calling it depends on it
 		return plan, true, nil
 	}
 	if litErr != nil {
 		return nil, true, litErr
 	}
-	sig := make([]string, len(args))
-	for i, a := range args {
-		sig[i] = a.Type().String()
-	}
-	return nil, true, b.errAt(pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, strings.Join(sig, ", ")).
+	return nil, true, b.errAt(pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, callSignature(cargs)).
 		WithHint("No function matches the given name and argument types. You might need to add explicit type casts."), fc.Location)
 }
 
