@@ -33,6 +33,9 @@ type Function struct {
 	// dollar quotes (a single SELECT of one expression).
 	Return types.T `json:"-"`
 	Body   string  `json:"body"`
+	// Language is "plpgsql" for a PL/pgSQL function (Body is then its
+	// source, run by exec/plpgsql), "" for LANGUAGE sql.
+	Language string `json:"language,omitempty"`
 	// Volatility is PostgreSQL's provolatile: 'i', 's' or 'v'.
 	Volatility byte `json:"-"`
 	// Strict is RETURNS NULL ON NULL INPUT.

@@ -35,7 +35,7 @@ func userProcRows(s *snapshot, b *rowBuilder) error {
 		}
 		r := row{
 			"oid": f.OID, "proname": f.Name, "pronamespace": s.schemaOID(f.Schema), "proowner": f.OwnerOID(),
-			"prolang": sqlLang, "procost": f.CostValue(), "prorows": f.RowsValue(), "provariadic": uint32(0),
+			"prolang": f.langOID(), "procost": f.CostValue(), "prorows": f.RowsValue(), "provariadic": uint32(0),
 			"prosupport": uint32(0), "prokind": "f", "prosecdef": false, "proleakproof": f.Leakproof,
 			"proisstrict": f.Strict, "proretset": f.SetOf, "provolatile": string(rune(f.Volatility)), "proparallel": f.ParallelCode(),
 			"pronargs": len(f.Args), "pronargdefaults": f.NDefaults(), "prorettype": f.ResultOID(), "proargtypes": args,
@@ -149,7 +149,7 @@ func funcDefaults(f *Function) string {
 func userFunctionDef(ctx *expr.Context, f *Function) string {
 	var sb strings.Builder
 	sb.WriteString("CREATE OR REPLACE FUNCTION " + QuoteIdent(f.Schema) + "." + QuoteIdent(f.Name) +
-		"(" + userFunctionParams(ctx, f.Args, true) + ")\n RETURNS " + userFunctionResult(ctx, f) + "\n LANGUAGE sql\n")
+		"(" + userFunctionParams(ctx, f.Args, true) + ")\n RETURNS " + userFunctionResult(ctx, f) + "\n LANGUAGE " + f.LanguageName() + "\n")
 	var attrs []string
 	switch f.Volatility {
 	case 'i':
@@ -217,4 +217,20 @@ func functionArguments(withDefaults bool) func(ctx *expr.Context, a []types.Valu
 		}
 		return nil, nil
 	}
+}
+
+// LanguageName is the function's language as CREATE FUNCTION names it.
+func (f *Function) LanguageName() string {
+	if f.Language == "" {
+		return "sql"
+	}
+	return f.Language
+}
+
+// langOID is pg_proc.prolang.
+func (f *Function) langOID() uint32 {
+	if f.Language == "plpgsql" {
+		return plpgsqlLangOID
+	}
+	return sqlLang
 }

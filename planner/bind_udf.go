@@ -255,6 +255,9 @@ func coerceArgs(fn *catalog.Function, args []expr.Expr) (coerced []expr.Expr, ba
 // inline binds fn's body with its parameters bound to args (already of the
 // parameters' types) and returns the expression, of fn's return type.
 func (b *binder) inline(fn *catalog.Function, args []expr.Expr) (expr.Expr, error) {
+	if fn.Language == plLang {
+		return b.plCall(fn, args) // not inlined: plpgsql.go
+	}
 	if b.inlineDepth >= maxInlineDepth {
 		return nil, pgerr.New(pgerr.ProgramLimitExceeded, "SQL function \"%s\" nests more than %d function calls deep", fn.Name, maxInlineDepth)
 	}
@@ -484,12 +487,28 @@ func FunctionDef(env *Env, n *pg.CreateFunctionStmt) (*catalog.Function, error) 
 	if language == "" {
 		return nil, pgerr.New(codeInvalidFunctionDefinition, "no language specified")
 	}
-	if language != "sql" {
+	if language != "sql" && language != plLang {
 		return nil, pgerr.New(pgerr.UndefinedObject, "language \"%s\" does not exist", language).
-			WithHint("Only LANGUAGE sql functions are supported.")
+			WithHint("LANGUAGE sql and LANGUAGE plpgsql functions are supported.")
 	}
 	if fn.Body == "" {
 		return nil, pgerr.New(codeInvalidFunctionDefinition, "no function body specified")
+	}
+	if language == plLang { // plpgsql.go
+		if n.SqlBody != nil {
+			return nil, pgerr.New(codeInvalidFunctionDefinition, "inline SQL function body only valid for language SQL")
+		}
+		fn.Language = plLang
+		if fn.SetOf {
+			return nil, pgerr.Unsupported("set-returning PL/pgSQL functions (RETURNS SETOF, RETURNS TABLE) are not supported")
+		}
+		if polymorphic(fn) || fn.Return.Polymorphic() {
+			return nil, pgerr.Unsupported("polymorphic PL/pgSQL functions are not supported")
+		}
+		if _, err := compilePL(env, fn, true); err != nil {
+			return nil, err
+		}
+		return fn, nil
 	}
 	if err := checkPolyResult(fn); err != nil {
 		return nil, err

@@ -89,7 +89,8 @@ func TestSQLFunctionInlined(t *testing.T) {
 		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql AS 'SELECT ''x''::text'`, "42P13"},
 		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql SECURITY DEFINER AS 'SELECT 1'`, string(pgerr.FeatureNotSupported)},
 		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE sql SET work_mem = '1MB' AS 'SELECT 1'`, string(pgerr.FeatureNotSupported)},
-		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE plpgsql AS 'SELECT 1'`, string(pgerr.UndefinedObject)},
+		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE plpgsql AS 'SELECT 1'`, string(pgerr.SyntaxError)}, // PL/pgSQL wants BEGIN
+		{`CREATE FUNCTION a(int) RETURNS int LANGUAGE plperl AS 'return 1'`, string(pgerr.UndefinedObject)},
 	} {
 		err := define(bad.text)
 		if e := pgerr.As(err); e == nil || string(e.Code) != bad.code {

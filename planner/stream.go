@@ -212,6 +212,11 @@ func checkStream(n lnode) error {
 						}
 						break
 					}
+					if x.Fn.UserDefined && x.Fn.Volatile {
+						err = pgerr.Unsupported("function %s is VOLATILE and cannot be used in a materialized view", x.Fn.Name).
+							WithHint("Declare it IMMUTABLE or STABLE (CREATE OR REPLACE FUNCTION ... IMMUTABLE) when its result depends only on its arguments.")
+						break
+					}
 					if name := x.Fn.Name; timeFuncs[name] || x.Fn.Volatile || (name == "age" && len(x.Args) == 1) {
 						if !sqlValueFuncs[name] {
 							name += "()"

@@ -61,6 +61,9 @@ type conn struct {
 	maxBody  int // the message size limit (small until authenticated)
 	// holdsSlot and authenticated are guarded by srv.mu (limits.go).
 	holdsSlot, authenticated bool
+	// notices holds the notices expression evaluation raised (a PL/pgSQL
+	// RAISE), sent at the next safe point (drainNotices).
+	notices pgerr.NoticeQueue
 }
 
 // serveConn runs one connection from its startup packet to its end.
@@ -298,6 +301,7 @@ func (c *conn) sendError(err error) {
 		c.ioErr = c.fatal(errShutdown) // the statement was canceled by Close or pg_terminate_backend
 		return
 	}
+	c.drainNotices()
 	c.be.Send(errorResponse(err))
 	if tf, ok := c.sess.(transactionFailer); ok {
 		_ = c.call(func() error { tf.FailTransaction(); return nil })
@@ -361,6 +365,7 @@ func (c *conn) readyForQuery() error {
 func (c *conn) startStatement() (ctx context.Context, done func()) {
 	ctx, cancel := context.WithCancel(c.srv.ctx)
 	ctx = engine.WithNotices(ctx, c.sendNotice)
+	ctx = pgerr.WithNoticeQueue(ctx, &c.notices)
 	c.setRunning(cancel)
 	return ctx, func() {
 		c.setRunning(nil)
@@ -386,6 +391,13 @@ func (c *conn) cancelRunning() {
 
 // sendNotice sends a notice while a statement runs (engine.WithNotices):
 // called on the connection's goroutine, from inside Execute.
+// drainNotices sends the notices queued by expression evaluation.
+func (c *conn) drainNotices() {
+	for _, n := range c.notices.Take() {
+		c.be.Send(noticeResponse(n))
+	}
+}
+
 func (c *conn) sendNotice(n *pgerr.Error) {
 	c.be.Send(noticeResponse(n))
 	_ = c.flush() // a failure is remembered and ends the statement's result

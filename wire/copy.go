@@ -62,6 +62,7 @@ func (c *conn) copyIn(ctx context.Context, in engine.CopyIn) (err error) {
 			if err != nil {
 				return err
 			}
+			c.drainNotices()
 			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 			return nil
 		case *pgproto3.CopyFail:
@@ -162,6 +163,7 @@ func (c *conn) copyOut(ctx context.Context, out *engine.CopyOut) (err error) {
 	c.be.Send(rawMessage(buf))
 	buf, complete = buf[:0], 0
 	c.be.Send(&pgproto3.CopyDone{})
+	c.drainNotices()
 	c.be.Send(&pgproto3.CommandComplete{CommandTag: rowsTag("COPY", n)})
 	return nil
 }

@@ -162,6 +162,7 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	p := &portal{name: m.DestinationPortal, stmt: s, params: params, formats: formats}
 	p.ctx, p.cancel = context.WithCancel(c.srv.ctx)
 	p.ctx = engine.WithNotices(p.ctx, c.sendNotice)
+	p.ctx = pgerr.WithNoticeQueue(p.ctx, &c.notices)
 	c.portals[p.name] = p
 	c.be.Send(&pgproto3.BindComplete{})
 	return nil
@@ -316,6 +317,7 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		p.rows.close()
 		return c.extendedError(statementError(p.ctx, err))
 	}
+	c.drainNotices()
 	if done {
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: rowsTag(p.tag, n)})
 	} else {

@@ -128,6 +128,15 @@ func (rs *rowSource) send(ctx context.Context, c *conn, limit int64) (n int64, d
 			if err != nil {
 				return n, false, err
 			}
+			if ns := c.notices.Take(); len(ns) > 0 { // raised computing the batch: before its rows
+				if complete > 0 {
+					c.be.Send(rawMessage(buf[:complete]))
+					buf, complete = buf[:0], 0
+				}
+				for _, m := range ns {
+					c.be.Send(noticeResponse(m))
+				}
+			}
 			continue
 		}
 		end := int(rs.batch.NumRows())

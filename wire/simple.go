@@ -88,8 +88,10 @@ func (c *conn) sendResult(ctx context.Context, res *engine.Result) error {
 		if err != nil {
 			return err
 		}
+		c.drainNotices()
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: rowsTag(res.Tag, n)})
 	default:
+		c.drainNotices()
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
 	}
 	return nil

@@ -55,6 +55,9 @@ type Func struct {
 	Strict bool
 	// Volatile functions (random, now is not: it is stable) are not constant-folded.
 	Volatile bool
+	// UserDefined marks a user's function that runs as a call (a PL/pgSQL
+	// one; SQL functions are inlined), for the planner's messages.
+	UserDefined bool
 	// Kernel evaluates the function over argument arrays of equal length n.
 	Kernel func(ctx *Context, args []arrow.Array, n int) (arrow.Array, error)
 
