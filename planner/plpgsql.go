@@ -169,6 +169,9 @@ func (c *plCompiler) compile(f plNode) error {
 		if i <= len(c.fn.Args) || d.str("refname") == "sqlstate" || d.str("refname") == "sqlerrm" {
 			continue
 		}
+		if strings.HasPrefix(d.str("refname"), "__Case__Variable_") {
+			continue // a CASE statement's subject (caseStmt)
+		}
 		if d.num("lineno") > c.top && !c.isLoopVar(action, d) {
 			return c.unsupported("DECLARE in a nested block")
 		}

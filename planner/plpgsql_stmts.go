@@ -13,7 +13,6 @@ import (
 // plStatementNames names the PL/pgSQL statements the runtime does not run,
 // for their refusal.
 var plStatementNames = map[string]string{
-	"PLpgSQL_stmt_case":         "CASE statement",
 	"PLpgSQL_stmt_fors":         "FOR over a query",
 	"PLpgSQL_stmt_forc":         "FOR over a cursor",
 	"PLpgSQL_stmt_foreach_a":    "FOREACH",
@@ -51,7 +50,7 @@ func (c *plCompiler) stmts(list []any) ([]plpgsql.Stmt, error) {
 var plStatementWhat = map[string]string{
 	"PLpgSQL_stmt_block": "statement block", "PLpgSQL_stmt_assign": "assignment", "PLpgSQL_stmt_if": "IF",
 	"PLpgSQL_stmt_loop": "LOOP", "PLpgSQL_stmt_while": "WHILE", "PLpgSQL_stmt_fori": "FOR with integer loop variable",
-	"PLpgSQL_stmt_return": "RETURN", "PLpgSQL_stmt_raise": "RAISE",
+	"PLpgSQL_stmt_return": "RETURN", "PLpgSQL_stmt_raise": "RAISE", "PLpgSQL_stmt_case": "CASE",
 }
 
 func (c *plCompiler) stmt(n any) (plpgsql.Stmt, error) {
@@ -111,6 +110,8 @@ func (c *plCompiler) stmt1(n any) (plpgsql.Stmt, error) {
 		return &plpgsql.Return{E: e}, err
 	case "PLpgSQL_stmt_raise":
 		return c.raise(x)
+	case "PLpgSQL_stmt_case":
+		return c.caseStmt(x)
 	}
 	if name, ok := plStatementNames[kind]; ok {
 		return nil, c.unsupported(name)
@@ -200,6 +201,60 @@ func (c *plCompiler) ifStmt(x plNode) (plpgsql.Stmt, error) {
 	var err error
 	s.Else, err = c.stmts(x.list("else_body"))
 	return s, err
+}
+
+// caseStmt compiles CASE [subject] WHEN ... THEN ... [ELSE ...] END CASE
+// as an IF chain; the parser has written each WHEN of a subject as
+// "subject_variable IN (values)", the variable taking the subject's type.
+// Without ELSE, no match is PostgreSQL's case_not_found (20000).
+func (c *plCompiler) caseStmt(x plNode) (plpgsql.Stmt, error) {
+	var pre plpgsql.Stmt
+	if q := x.query("t_expr"); q != "" {
+		s, ok := c.slot[int(x.num("t_varno"))]
+		if !ok {
+			return nil, pgerr.Internal("plpgsql: CASE variable not found")
+		}
+		e, err := c.expr(q, types.TUnknown, "CASE")
+		if err != nil {
+			return nil, err
+		}
+		t := e.Type()
+		if t.Kind == types.Unknown {
+			t = types.TText
+			if e, err = expr.Coerce(e, t, true); err != nil {
+				return nil, err
+			}
+		}
+		c.prog.Vars[s].T, c.b.cols[c.ids[s]].t = t, t
+		c.names[c.datum[int(x.num("t_varno"))].str("refname")] = s
+		pre = &plpgsql.Assign{Var: s, E: e}
+	}
+	ifs := &plpgsql.If{}
+	for _, w := range x.list("case_when_list") {
+		_, cw := kindOf(w)
+		cond, err := c.expr(cw.query("expr"), types.TBool, "CASE")
+		if err != nil {
+			return nil, err
+		}
+		body, err := c.stmts(cw.list("stmts"))
+		if err != nil {
+			return nil, err
+		}
+		ifs.Conds, ifs.Bodies = append(ifs.Conds, cond), append(ifs.Bodies, body)
+	}
+	if x.flag("have_else") {
+		var err error
+		if ifs.Else, err = c.stmts(x.list("else_stmts")); err != nil {
+			return nil, err
+		}
+	} else {
+		ifs.Else = []plpgsql.Stmt{&plpgsql.Raise{Level: pgerr.SevError, Code: "20000", Message: "case not found",
+			Hint: &expr.Const{V: "CASE statement is missing ELSE part.", T: types.TText}}}
+	}
+	if pre == nil {
+		return ifs, nil
+	}
+	return &plpgsql.Block{Body: []plpgsql.Stmt{pre, ifs}, State: -1, Errm: -1}, nil
 }
 
 func (c *plCompiler) forInt(x plNode) (plpgsql.Stmt, error) {

@@ -5,7 +5,7 @@
 //
 // The language covered is the part that computes a value from the
 // arguments: DECLARE with defaults, CONSTANT and NOT NULL, assignment,
-// IF/ELSIF/ELSE, LOOP, WHILE, FOR over an integer range (REVERSE, BY),
+// IF/ELSIF/ELSE, CASE (compiled as IF), LOOP, WHILE, FOR over an integer range (REVERSE, BY),
 // EXIT and CONTINUE with labels and WHEN, RETURN, RAISE (levels, format
 // parameters, USING ERRCODE/MESSAGE/DETAIL/HINT, a condition name,
 // re-raise) and EXCEPTION blocks (WHEN condition [OR ...], SQLSTATE
