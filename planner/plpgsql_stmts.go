@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -15,11 +16,9 @@ import (
 var plStatementNames = map[string]string{
 	"PLpgSQL_stmt_fors":         "FOR over a query",
 	"PLpgSQL_stmt_forc":         "FOR over a cursor",
-	"PLpgSQL_stmt_foreach_a":    "FOREACH",
 	"PLpgSQL_stmt_dynfors":      "FOR over EXECUTE",
 	"PLpgSQL_stmt_return_next":  "RETURN NEXT",
 	"PLpgSQL_stmt_return_query": "RETURN QUERY",
-	"PLpgSQL_stmt_assert":       "ASSERT",
 	"PLpgSQL_stmt_execsql":      "a SQL statement",
 	"PLpgSQL_stmt_dynexecute":   "EXECUTE",
 	"PLpgSQL_stmt_perform":      "PERFORM",
@@ -51,6 +50,7 @@ var plStatementWhat = map[string]string{
 	"PLpgSQL_stmt_block": "statement block", "PLpgSQL_stmt_assign": "assignment", "PLpgSQL_stmt_if": "IF",
 	"PLpgSQL_stmt_loop": "LOOP", "PLpgSQL_stmt_while": "WHILE", "PLpgSQL_stmt_fori": "FOR with integer loop variable",
 	"PLpgSQL_stmt_return": "RETURN", "PLpgSQL_stmt_raise": "RAISE", "PLpgSQL_stmt_case": "CASE",
+	"PLpgSQL_stmt_foreach_a": "FOREACH over array", "PLpgSQL_stmt_assert": "ASSERT",
 }
 
 func (c *plCompiler) stmt(n any) (plpgsql.Stmt, error) {
@@ -112,6 +112,20 @@ func (c *plCompiler) stmt1(n any) (plpgsql.Stmt, error) {
 		return c.raise(x)
 	case "PLpgSQL_stmt_case":
 		return c.caseStmt(x)
+	case "PLpgSQL_stmt_foreach_a":
+		return c.forEach(x)
+	case "PLpgSQL_stmt_assert":
+		cond, err := c.expr(x.query("cond"), types.TBool, "ASSERT")
+		if err != nil {
+			return nil, err
+		}
+		a := &plpgsql.Assert{Cond: cond}
+		if q := x.query("message"); q != "" {
+			if a.Message, err = c.textExpr(q); err != nil {
+				return nil, err
+			}
+		}
+		return a, nil
 	}
 	if name, ok := plStatementNames[kind]; ok {
 		return nil, c.unsupported(name)
@@ -255,6 +269,42 @@ func (c *plCompiler) caseStmt(x plNode) (plpgsql.Stmt, error) {
 		return ifs, nil
 	}
 	return &plpgsql.Block{Body: []plpgsql.Stmt{pre, ifs}, State: -1, Errm: -1}, nil
+}
+
+// forEach compiles FOREACH var IN ARRAY expr LOOP (without SLICE): each
+// element goes to a hidden slot of the element type, then to the
+// variable by an assignment (a cast when their types differ).
+func (c *plCompiler) forEach(x plNode) (plpgsql.Stmt, error) {
+	if x.num("slice") > 0 {
+		return nil, c.unsupported("FOREACH with SLICE")
+	}
+	s, ok := c.slot[int(x.num("varno"))]
+	if !ok {
+		return nil, c.unsupported("FOREACH into a record or row variable")
+	}
+	arr, err := c.expr(x.query("expr"), types.TUnknown, "FOREACH")
+	if err != nil {
+		return nil, err
+	}
+	elemT := c.prog.Vars[s].T
+	if t := arr.Type(); t.Kind == types.Array {
+		elemT = *t.Elem
+	} else if !c.check {
+		return nil, pgerr.New(pgerr.DatatypeMismatch, "FOREACH expression must yield an array, not type %s", t)
+	}
+	elem := len(c.prog.Vars)
+	c.addSlot(-1-elem, fmt.Sprintf("__foreach_%d", elem), elemT, false, false)
+	var set expr.Expr = &expr.ColRef{Idx: elem, T: elemT}
+	if !c.check {
+		if set, err = expr.Coerce(set, c.prog.Vars[s].T, true); err != nil {
+			return nil, err
+		}
+	}
+	body, err := c.stmts(x.list("body"))
+	if err != nil {
+		return nil, err
+	}
+	return &plpgsql.ForEach{Label: x.str("label"), Elem: elem, Set: &plpgsql.Assign{Var: s, E: set}, Array: arr, Body: body}, nil
 }
 
 func (c *plCompiler) forInt(x plNode) (plpgsql.Stmt, error) {

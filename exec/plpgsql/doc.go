@@ -5,14 +5,15 @@
 //
 // The language covered is the part that computes a value from the
 // arguments: DECLARE with defaults, CONSTANT and NOT NULL, assignment,
-// IF/ELSIF/ELSE, CASE (compiled as IF), LOOP, WHILE, FOR over an integer range (REVERSE, BY),
-// EXIT and CONTINUE with labels and WHEN, RETURN, RAISE (levels, format
-// parameters, USING ERRCODE/MESSAGE/DETAIL/HINT, a condition name,
-// re-raise) and EXCEPTION blocks (WHEN condition [OR ...], SQLSTATE
-// 'xxxxx', OTHERS; SQLSTATE and SQLERRM in handlers). Statements that run
-// SQL against tables (SELECT INTO, PERFORM, INSERT, EXECUTE, FOR over a
-// query, cursors, RETURN NEXT/QUERY, GET DIAGNOSTICS) are refused by name
-// when the function is created.
+// IF/ELSIF/ELSE, CASE (compiled as IF), LOOP, WHILE, FOR over an integer
+// range (REVERSE, BY), FOREACH over an array, ASSERT, EXIT and CONTINUE
+// with labels and WHEN, RETURN, RAISE (levels, format parameters, USING
+// ERRCODE/MESSAGE/DETAIL/HINT, a condition name, re-raise) and EXCEPTION
+// blocks (WHEN condition [OR ...], SQLSTATE 'xxxxx', OTHERS; SQLSTATE and
+// SQLERRM in handlers). Statements that run SQL against tables (SELECT
+// INTO, PERFORM, INSERT, EXECUTE, FOR over a query, cursors, RETURN
+// NEXT/QUERY, GET DIAGNOSTICS) are refused by name when the function is
+// created.
 //
 // Ownership and concurrency: a Program is immutable after compilation and
 // may be called by any number of goroutines at once (each call has a

@@ -65,6 +65,23 @@ type ForInt struct {
 	Body               []Stmt
 }
 
+// ForEach is FOREACH var IN ARRAY Array LOOP: each element in storage
+// order (a multidimensional array's too) is stored in Elem, then Set
+// (Var := Elem, cast to the variable's type) runs, then Body.
+type ForEach struct {
+	Label string
+	Elem  int
+	Set   *Assign
+	Array expr.Expr
+	Body  []Stmt
+}
+
+// Assert is ASSERT Cond [, Message]: P0004 unless Cond is true.
+type Assert struct {
+	Cond    expr.Expr
+	Message expr.Expr // text; nil: "assertion failed"
+}
+
 // Exit is EXIT or CONTINUE [Label] [WHEN Cond].
 type Exit struct {
 	Continue bool
@@ -111,15 +128,17 @@ type At struct {
 	S    Stmt
 }
 
-func (At) stmt()     {}
-func (Assign) stmt() {}
-func (If) stmt()     {}
-func (Loop) stmt()   {}
-func (ForInt) stmt() {}
-func (Exit) stmt()   {}
-func (Return) stmt() {}
-func (Raise) stmt()  {}
-func (Block) stmt()  {}
+func (At) stmt()      {}
+func (Assign) stmt()  {}
+func (If) stmt()      {}
+func (Loop) stmt()    {}
+func (ForInt) stmt()  {}
+func (ForEach) stmt() {}
+func (Assert) stmt()  {}
+func (Exit) stmt()    {}
+func (Return) stmt()  {}
+func (Raise) stmt()   {}
+func (Block) stmt()   {}
 
 // Call runs the function for one call's arguments (of the parameters'
 // types; nil is NULL).

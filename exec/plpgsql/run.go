@@ -127,6 +127,24 @@ func (f *frame) exec(st Stmt) (signal, error) {
 		return f.loop(x)
 	case *ForInt:
 		return f.forInt(x)
+	case *ForEach:
+		return f.forEach(x)
+	case *Assert:
+		ok, err := f.cond(x.Cond)
+		if err != nil || ok {
+			return signal{}, err
+		}
+		msg := "assertion failed"
+		if x.Message != nil {
+			v, err := f.eval(x.Message)
+			if err != nil {
+				return signal{}, err
+			}
+			if v != nil {
+				msg = v.(string)
+			}
+		}
+		return signal{}, pgerr.New("P0004", "%s", msg)
 	case *Exit:
 		if x.Cond != nil {
 			ok, err := f.cond(x.Cond)
@@ -254,6 +272,43 @@ func (f *frame) forInt(x *ForInt) (signal, error) {
 				break
 			}
 			i += step
+		}
+	}
+	return signal{}, nil
+}
+
+func (f *frame) forEach(x *ForEach) (signal, error) {
+	v, err := f.eval(x.Array)
+	if err != nil {
+		return signal{}, err
+	}
+	if v == nil {
+		return signal{}, pgerr.New(pgerr.NullValueNotAllowed, "FOREACH expression must not be null")
+	}
+	var elems []types.Value
+	var flatten func(a []types.Value)
+	flatten = func(a []types.Value) {
+		for _, e := range a {
+			if sub, ok := e.([]types.Value); ok {
+				flatten(sub)
+			} else {
+				elems = append(elems, e)
+			}
+		}
+	}
+	flatten(v.([]types.Value))
+	for _, e := range elems {
+		if err := f.canceled(); err != nil {
+			return signal{}, err
+		}
+		if err := f.set(x.Elem, e); err != nil {
+			return signal{}, err
+		}
+		if _, err := f.exec(x.Set); err != nil {
+			return signal{}, err
+		}
+		if stop, out, err := f.iterate(x.Label, x.Body); stop || err != nil {
+			return out, err
 		}
 	}
 	return signal{}, nil
