@@ -54,7 +54,7 @@ func compilePL(env *Env, fn *catalog.Function, check bool) (*plpgsql.Program, er
 	if err != nil {
 		return nil, err
 	}
-	c := &plCompiler{b: newBinder(env), fn: fn, prog: &plpgsql.Program{Name: fn.Signature(), NParams: len(fn.Args)},
+	c := &plCompiler{b: newBinder(env), fn: fn, prog: &plpgsql.Program{Name: fn.Signature(), NParams: len(fn.Args), Void: fn.Return.Kind == types.Void},
 		slot: map[int]int{}, names: map[string]int{}, check: check}
 	if err := c.compile(tree); err != nil {
 		return nil, err

@@ -98,13 +98,18 @@ func (c *plCompiler) stmt1(n any) (plpgsql.Stmt, error) {
 		return s, nil
 	case "PLpgSQL_stmt_return":
 		q := x.query("expr")
-		if q == "" {
-			if x.num("lineno") == 0 {
-				// The parser's closing RETURN after a body that does not end
-				// in one: reaching it is falling off the end (2F005).
-				return &plpgsql.Block{State: -1, Errm: -1}, nil
-			}
+		void := c.fn.Return.Kind == types.Void
+		switch {
+		case q == "" && void:
+			return &plpgsql.Return{}, nil
+		case q == "" && x.num("lineno") == 0:
+			// The parser's closing RETURN after a body that does not end
+			// in one: reaching it is falling off the end (2F005).
+			return &plpgsql.Block{State: -1, Errm: -1}, nil
+		case q == "":
 			return nil, pgerr.New(pgerr.SyntaxError, "missing expression at or near \";\"")
+		case void:
+			return nil, pgerr.New(pgerr.DatatypeMismatch, "RETURN cannot have a parameter in function returning void")
 		}
 		e, err := c.expr(q, c.fn.Return, "RETURN")
 		return &plpgsql.Return{E: e}, err

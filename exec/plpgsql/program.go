@@ -24,6 +24,8 @@ type Program struct {
 	Body []Stmt
 	// Schema has one column per slot, the batches expressions read.
 	Schema *arrow.Schema
+	// Void marks a function RETURNS void: it may end without RETURN.
+	Void bool
 }
 
 // Var is one slot of a frame.
@@ -156,10 +158,12 @@ func (p *Program) Call(ctx *expr.Context, args []types.Value) (types.Value, erro
 	if err != nil {
 		return nil, err
 	}
-	switch s.kind {
-	case sigReturn:
+	switch {
+	case s.kind == sigReturn:
 		return s.val, nil
-	case sigExit, sigContinue:
+	case s.kind == sigNone && p.Void:
+		return nil, nil
+	case s.kind == sigExit || s.kind == sigContinue:
 		if s.label != "" {
 			return nil, pgerr.New(pgerr.SyntaxError, "label \"%s\" does not exist", s.label)
 		}
