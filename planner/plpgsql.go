@@ -42,8 +42,11 @@ type plCompiler struct {
 	slot  map[int]int    // datum number -> slot
 	names map[string]int // variable name -> slot, for the namespace
 	datum []plNode       // the parse tree's datums
-	top   float64        // the line of the function's BEGIN
 	check bool           // expressions parsed, not bound (compilePL)
+	// action is the parse tree's outer block; cursor the next datum to
+	// assign to a declaring statement (see declared).
+	action plNode
+	cursor int
 }
 
 // compilePL compiles fn's body (fn.Language is plpgsql). With check set
@@ -138,16 +141,10 @@ func (c *plCompiler) compile(f plNode) error {
 		}
 		c.datum = append(c.datum, body)
 	}
-	// The user's block is the action, or, when the parser wrapped it to
-	// add a closing RETURN, the action's first statement.
 	action := f.node("action")
-	c.top = action.num("lineno")
-	if body := action.list("body"); c.top == 0 && len(body) > 0 {
-		if k, top := kindOf(body[0]); k == "PLpgSQL_stmt_block" {
-			c.top = top.num("lineno")
-		}
-	}
-	// slots: parameters, found, then every other datum in order
+	c.action = action
+	// a slot for every datum; the parameters and found are named here,
+	// the others by the block, loop or handler that declares them
 	for i, d := range c.datum {
 		var t types.T
 		switch {
@@ -161,36 +158,94 @@ func (c *plCompiler) compile(f plNode) error {
 				return err
 			}
 		}
-		// a loop's variable is named only inside its loop (forInt)
-		c.addSlot(i, d.str("refname"), t, d.flag("notnull"), i <= len(c.fn.Args) || !c.isLoopVar(action, d))
+		c.addSlot(i, d.str("refname"), t, d.flag("notnull"), i <= len(c.fn.Args))
 	}
-	// the declarations of the top block: initialized at entry
-	for i, d := range c.datum {
-		if i <= len(c.fn.Args) || d.str("refname") == "sqlstate" || d.str("refname") == "sqlerrm" {
-			continue
-		}
-		if strings.HasPrefix(d.str("refname"), "__Case__Variable_") {
-			continue // a CASE statement's subject (caseStmt)
-		}
-		if d.num("lineno") > c.top && !c.isLoopVar(action, d) {
-			return c.unsupported("DECLARE in a nested block")
-		}
-		if dv := d.node("default_val"); dv != nil {
-			e, err := c.expr(dv.str("query"), c.prog.Vars[c.slot[i]].T, "default value")
-			if err != nil {
-				return err
-			}
-			c.prog.Init = append(c.prog.Init, &plpgsql.Assign{Var: c.slot[i], E: e})
-		} else if d.flag("notnull") {
-			return pgerr.New("22004", "variable \"%s\" must have a default value, since it's declared NOT NULL", d.str("refname"))
-		}
-	}
-	body, err := c.stmts(action.list("body"))
+	c.cursor = len(c.fn.Args) + 1
+	top, err := c.stmt(map[string]any{"PLpgSQL_stmt_block": map[string]any(action)})
 	if err != nil {
 		return err
 	}
-	c.prog.Body = body
+	c.prog.Body = []plpgsql.Stmt{top}
 	return nil
+}
+
+// The parse tree does not say which block declared a variable. The
+// parser creates datums in source order, though: a block's DECLAREd
+// variables, then those of the statements in its body (a FOR loop's
+// variable, a CASE's subject, inner blocks'), then, at EXCEPTION, its
+// SQLSTATE and SQLERRM. So the compiler walks the statements in source
+// order with a cursor into the datums: at a block, the datums at the
+// cursor that are DECLAREd variables on lines up to the block's BEGIN are
+// the block's.
+
+// declared reports whether datum d is a DECLAREd variable (not a loop
+// variable, a CASE subject or a handler's SQLSTATE/SQLERRM).
+func (c *plCompiler) declared(d plNode) bool {
+	name := d.str("refname")
+	return name != "sqlstate" && name != "sqlerrm" && !strings.HasPrefix(name, "__Case__Variable_") && !c.isLoopVar(c.action, d)
+}
+
+// scope names slots for the statements compiled until its restore runs.
+func (c *plCompiler) scope(slots []int) (restore func()) {
+	type saved struct {
+		name string
+		slot int
+		had  bool
+	}
+	var old []saved
+	for _, s := range slots {
+		name := c.prog.Vars[s].Name
+		o, had := c.names[name]
+		old = append(old, saved{name, o, had})
+		c.names[name] = s
+	}
+	return func() {
+		for i := len(old) - 1; i >= 0; i-- {
+			if old[i].had {
+				c.names[old[i].name] = old[i].slot
+			} else {
+				delete(c.names, old[i].name)
+			}
+		}
+	}
+}
+
+// blockDecls takes the block's DECLAREd variables at the cursor and
+// compiles their initialization (the default, or NULL), run at each entry
+// into the block. Each default may read the variables declared before it.
+func (c *plCompiler) blockDecls(x plNode) (init []plpgsql.Stmt, restore func(), err error) {
+	restore = func() {}
+	var restores []func()
+	defer func() {
+		restore = func() {
+			for i := len(restores) - 1; i >= 0; i-- {
+				restores[i]()
+			}
+		}
+		if err != nil {
+			restore()
+		}
+	}()
+	for c.cursor < len(c.datum) {
+		d := c.datum[c.cursor]
+		if !c.declared(d) || d.num("lineno") > x.num("lineno") {
+			break
+		}
+		s := c.slot[c.cursor]
+		c.cursor++
+		v := c.prog.Vars[s]
+		var e expr.Expr = &expr.Const{T: v.T}
+		if dv := d.node("default_val"); dv != nil {
+			if e, err = c.expr(dv.str("query"), v.T, "default value"); err != nil {
+				return nil, nil, err
+			}
+		} else if v.NotNull {
+			return nil, nil, pgerr.New("22004", "variable \"%s\" must have a default value, since it's declared NOT NULL", v.Name)
+		}
+		restores = append(restores, c.scope([]int{s}))
+		init = append(init, &plpgsql.Assign{Var: s, E: e})
+	}
+	return init, nil, nil
 }
 
 // isLoopVar reports whether datum d is the variable of a FOR loop of the

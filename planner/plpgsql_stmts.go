@@ -139,12 +139,37 @@ func (c *plCompiler) stmt1(n any) (plpgsql.Stmt, error) {
 }
 
 func (c *plCompiler) block(x plNode) (plpgsql.Stmt, error) {
+	init, restore, err := c.blockDecls(x)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	body, err := c.stmts(x.list("body"))
 	if err != nil {
 		return nil, err
 	}
-	b := &plpgsql.Block{Label: x.str("label"), Body: body, State: -1, Errm: -1}
-	for _, e := range x.node("exceptions").list("exc_list") {
+	b := &plpgsql.Block{Label: x.str("label"), Init: init, Body: body, State: -1, Errm: -1}
+	excs := x.node("exceptions").list("exc_list")
+	if len(excs) == 0 {
+		return b, nil
+	}
+	// EXCEPTION made this block's SQLSTATE and SQLERRM, named in its handlers
+	var handlerVars []int
+	for _, name := range []string{"sqlstate", "sqlerrm"} {
+		if c.cursor < len(c.datum) && c.datum[c.cursor].str("refname") == name {
+			s := c.slot[c.cursor]
+			c.cursor++
+			handlerVars = append(handlerVars, s)
+			if name == "sqlstate" {
+				b.State = s
+			} else {
+				b.Errm = s
+			}
+		}
+	}
+	unscope := c.scope(handlerVars)
+	defer unscope()
+	for _, e := range excs {
 		_, h := kindOf(e)
 		var codes []string
 		for _, cond := range h.list("conditions") {
@@ -160,14 +185,6 @@ func (c *plCompiler) block(x plNode) (plpgsql.Stmt, error) {
 			return nil, err
 		}
 		b.Handlers = append(b.Handlers, plpgsql.Handler{Codes: codes, Body: hb})
-	}
-	if len(b.Handlers) > 0 {
-		if s, ok := c.names["sqlstate"]; ok {
-			b.State = s
-		}
-		if s, ok := c.names["sqlerrm"]; ok {
-			b.Errm = s
-		}
 	}
 	return b, nil
 }
@@ -246,6 +263,7 @@ func (c *plCompiler) caseStmt(x plNode) (plpgsql.Stmt, error) {
 		}
 		c.prog.Vars[s].T, c.b.cols[c.ids[s]].t = t, t
 		c.names[c.datum[int(x.num("t_varno"))].str("refname")] = s
+		c.cursor = max(c.cursor, int(x.num("t_varno"))+1)
 		pre = &plpgsql.Assign{Var: s, E: e}
 	}
 	ifs := &plpgsql.If{}
@@ -315,9 +333,10 @@ func (c *plCompiler) forEach(x plNode) (plpgsql.Stmt, error) {
 func (c *plCompiler) forInt(x plNode) (plpgsql.Stmt, error) {
 	v := x.node("var")
 	s := -1
-	for i, d := range c.datum {
-		if d.str("refname") == v.str("refname") && d.num("lineno") == v.num("lineno") {
-			s = c.slot[i]
+	for i := c.cursor; i < len(c.datum); i++ { // the loop's datum comes next
+		if d := c.datum[i]; d.str("refname") == v.str("refname") && d.num("lineno") == v.num("lineno") {
+			s, c.cursor = c.slot[i], i+1
+			break
 		}
 	}
 	if s < 0 {

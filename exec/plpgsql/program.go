@@ -18,10 +18,7 @@ type Program struct {
 	// SQLSTATE and SQLERRM. Expressions read slot i as ColRef{Idx: i}.
 	Vars    []Var
 	NParams int
-	// Init sets the declared variables at entry, in declaration order (a
-	// default may read the variables declared before it).
-	Init []Stmt
-	Body []Stmt
+	Body    []Stmt
 	// Schema has one column per slot, the batches expressions read.
 	Schema *arrow.Schema
 	// Void marks a function RETURNS void: it may end without RETURN.
@@ -106,9 +103,12 @@ type Raise struct {
 	Rethrow                         bool
 }
 
-// Block is BEGIN ... [EXCEPTION ...] END.
+// Block is [DECLARE ...] BEGIN ... [EXCEPTION ...] END.
 type Block struct {
-	Label    string
+	Label string
+	// Init sets the block's declared variables at each entry, in
+	// declaration order (a default may read those declared before it).
+	Init     []Stmt
 	Body     []Stmt
 	Handlers []Handler
 	// State and Errm are the slots of SQLSTATE and SQLERRM (-1: none).
@@ -150,9 +150,6 @@ func (p *Program) Call(ctx *expr.Context, args []types.Value) (types.Value, erro
 	copy(f.vals, args)
 	if p.NParams < len(p.Vars) && p.Vars[p.NParams].Name == "found" {
 		f.vals[p.NParams] = false
-	}
-	if _, err := f.run(p.Init); err != nil {
-		return nil, err
 	}
 	s, err := f.run(p.Body)
 	if err != nil {

@@ -29,14 +29,13 @@ func sumTo(t *testing.T) *Program {
 		return e
 	}
 	return &Program{Name: "sum_to(integer,integer)", Vars: vars, NParams: 2, Schema: arrow.NewSchema(fields, nil),
-		Init: []Stmt{&Assign{Var: 2, E: &expr.Const{V: int64(0), T: types.TInt4}}},
-		Body: []Stmt{
+		Body: []Stmt{&Block{State: -1, Errm: -1, Init: []Stmt{&Assign{Var: 2, E: &expr.Const{V: int64(0), T: types.TInt4}}}, Body: []Stmt{
 			&ForInt{Var: 3, Lower: &expr.Const{V: int64(1), T: types.TInt4}, Upper: col(0), Body: []Stmt{
 				&Assign{Var: 2, E: call("+", col(2), col(3))},
 				&Exit{Cond: call(">", col(2), col(1))},
 			}},
 			&Return{E: col(2)},
-		}}
+		}}}}
 }
 
 func TestProgramLoops(t *testing.T) {

@@ -315,6 +315,9 @@ func (f *frame) forEach(x *ForEach) (signal, error) {
 }
 
 func (f *frame) block(x *Block) (signal, error) {
+	if _, err := f.run(x.Init); err != nil {
+		return signal{}, err
+	}
 	s, err := f.run(x.Body)
 	if s.kind == sigExit && s.label != "" && s.label == x.Label {
 		s = signal{} // EXIT label leaves the labeled block
