@@ -362,7 +362,11 @@ func TestClusterTableWorkerKilled(t *testing.T) {
 	n3.kill()
 	killed := time.Now()
 	n1.exec(t, writes...)
-	waitLog(t, n1, 60*time.Second, "with assignment 2 (2 nodes)")
+	// The views restart without n3 once its lease ends. They may first
+	// restart with n3 still a member (assignment 2 of 3 nodes, when its
+	// exchange connections broke before its lease ended: seen once in
+	// CI), so the 2-node assignment's number is not fixed.
+	waitLog(t, n1, 60*time.Second, "(2 nodes)")
 	waitReads(t, tableReads, want, 90*time.Second, n1, n2)
 	t.Logf("kill -9 of a worker: the table and the views equal one node %.2f s after the kill", time.Since(killed).Seconds())
 }
