@@ -89,7 +89,11 @@ func (c *plCompiler) stmt1(n any) (plpgsql.Stmt, error) {
 	case "PLpgSQL_stmt_exit":
 		s := &plpgsql.Exit{Continue: !x.flag("is_exit"), Label: x.str("label")}
 		if q := x.query("cond"); q != "" {
-			cond, err := c.expr(q, types.TBool, strings.ToUpper(map[bool]string{true: "exit", false: "continue"}[x.flag("is_exit")]))
+			what := "EXIT"
+			if s.Continue {
+				what = "CONTINUE"
+			}
+			cond, err := c.expr(q, types.TBool, what)
 			if err != nil {
 				return nil, err
 			}
