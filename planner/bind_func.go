@@ -56,8 +56,7 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 			if e, ok, err := b.userFunction(fc, cargs); ok {
 				return e, err
 			}
-			return nil, b.errAt(pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, callSignature(cargs)).
-				WithHint("No function matches the given name and argument types. You might need to add explicit type casts."), fc.Location)
+			return nil, b.undefinedFunction(fc, name, cargs)
 		}
 	}
 	args, err := b.callArgs(l, name, fc)
@@ -140,12 +139,7 @@ func (b *binder) callArgs(l *level, name string, fc *pg.FuncCall) ([]expr.Expr, 
 	for i, a := range cargs {
 		argNames[i] = a.name
 	}
-	notFound := func() error {
-		e := pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, callSignature(cargs)).
-			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
-		e.Position = b.pos(fc.Location)
-		return e
-	}
+	notFound := func() error { return b.undefinedFunction(fc, name, cargs) }
 	names, defaults, ok := expr.ParamNames(name)
 	if !ok || len(fc.Args) > len(names) {
 		return nil, notFound()

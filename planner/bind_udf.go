@@ -74,33 +74,18 @@ func (b *binder) userFunction(fc *pg.FuncCall, cargs []callArg) (e expr.Expr, ok
 		return nil, false, nil
 	}
 	args := callValues(cargs)
-	notUnique := func() error {
-		return b.errAt(pgerr.New(pgerr.AmbiguousFunction, "function %s(%s) is not unique", fns[0].Name, callSignature(cargs)).
-			WithHint("Could not choose a best candidate function. You might need to add explicit type casts."), fc.Location)
-	}
-	type shape struct {
-		fn             *catalog.Function
-		order, missing []int
-	}
-	var shapes []shape
-	for _, fn := range fns {
-		order, missing, fits := matchArgs(fn, cargs)
-		if !fits {
-			continue
+	shapes, err := b.callShapes(fc, fns[0].Name, fns, cargs, func(fn *catalog.Function) error {
+		if !fn.SetOf {
+			return nil
 		}
-		if fn.SetOf {
-			return nil, true, b.errAt(pgerr.New(pgerr.FeatureNotSupported, "set-returning SQL function %s can only be called in FROM", fn.Name).
-				WithHint("Write SELECT ... FROM %s(...).", fn.Name), fc.Location)
-		}
-		for _, o := range shapes {
-			if (len(missing) > 0 || len(o.missing) > 0) && sameTypes(givenTypes(fn, order), givenTypes(o.fn, o.order)) {
-				return nil, true, notUnique()
-			}
-		}
-		shapes = append(shapes, shape{fn, order, missing})
+		return b.errAt(pgerr.New(pgerr.FeatureNotSupported, "set-returning SQL function %s can only be called in FROM", fn.Name).
+			WithHint("Write SELECT ... FROM %s(...).", fn.Name), fc.Location)
+	})
+	if err != nil {
+		return nil, true, err
 	}
 	type candidate struct {
-		shape
+		callShape
 		coerced []expr.Expr // the given arguments coerced, in parameter order (defaults nil)
 		err     error       // a polymorphic overload whose types the call leaves undetermined
 	}
@@ -109,10 +94,7 @@ func (b *binder) userFunction(fc *pg.FuncCall, cargs []callArg) (e expr.Expr, ok
 	var polys []candidate
 	for _, sh := range shapes {
 		fn := sh.fn
-		placed := make([]expr.Expr, len(fn.Args)) // the given arguments in parameter order
-		for i, p := range sh.order {
-			placed[p] = args[i]
-		}
+		placed := sh.place(args)
 		poly := polymorphic(fn)
 		defaulted := len(sh.missing) > 0
 		if poly {
@@ -122,12 +104,8 @@ func (b *binder) userFunction(fc *pg.FuncCall, cargs []callArg) (e expr.Expr, ok
 				if _, fits, _ := resolvePoly(givenView(fn, sh.order), args); !fits {
 					continue
 				}
-				for _, p := range sh.missing {
-					d, err := b.paramDefault(fn, p)
-					if err != nil {
-						return nil, true, b.errAt(err, fc.Location)
-					}
-					placed[p] = d
+				if err := b.fillDefaults(fc, fn, placed, sh.missing); err != nil {
+					return nil, true, err
 				}
 				sh.missing = nil
 			}
@@ -154,7 +132,7 @@ func (b *binder) userFunction(fc *pg.FuncCall, cargs []callArg) (e expr.Expr, ok
 		if bad >= 0 {
 			continue
 		}
-		c := candidate{shape: shape{fn, sh.order, sh.missing}, coerced: coerced}
+		c := candidate{callShape: callShape{fn, sh.order, sh.missing}, coerced: coerced}
 		switch {
 		case poly:
 			polys = append(polys, c)
@@ -166,7 +144,7 @@ func (b *binder) userFunction(fc *pg.FuncCall, cargs []callArg) (e expr.Expr, ok
 	}
 	switch {
 	case len(polys) > 1 || len(polys) == 1 && cast != nil:
-		return nil, true, notUnique()
+		return nil, true, b.notUnique(fc, fns[0].Name, cargs)
 	case len(polys) == 1 && polys[0].err != nil:
 		return nil, true, polys[0].err // (PostgreSQL gives no position)
 	case len(polys) == 1:
@@ -193,12 +171,8 @@ func callIndex(order []int, p int) int {
 // callUserArgs is callUser with the defaults of the parameters missing
 // bound into coerced (in parameter order, nil where missing).
 func (b *binder) callUserArgs(fc *pg.FuncCall, fn *catalog.Function, coerced []expr.Expr, missing []int) (expr.Expr, bool, error) {
-	for _, p := range missing {
-		d, err := b.paramDefault(fn, p)
-		if err != nil {
-			return nil, true, b.errAt(err, fc.Location)
-		}
-		coerced[p] = d
+	if err := b.fillDefaults(fc, fn, coerced, missing); err != nil {
+		return nil, true, err
 	}
 	return b.callUser(fc, fn, coerced)
 }

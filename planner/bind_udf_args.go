@@ -127,6 +127,74 @@ func matchArgs(fn *catalog.Function, args []callArg) (order []int, missing []int
 	return order, missing, true
 }
 
+// callShape is how one overload takes a call (matchArgs): the parameter
+// each argument fills, and the parameters left to their defaults.
+type callShape struct {
+	fn             *catalog.Function
+	order, missing []int
+}
+
+// callShapes returns the overloads of fns that take the call, in order.
+// onFit, when set, may refuse a fitting overload (its error ends the
+// call). Two overloads the given arguments cannot tell apart (the same
+// types for them, one using defaults) make the call ambiguous (42725).
+func (b *binder) callShapes(fc *pg.FuncCall, name string, fns []*catalog.Function, cargs []callArg, onFit func(*catalog.Function) error) ([]callShape, error) {
+	var shapes []callShape
+	for _, fn := range fns {
+		order, missing, fits := matchArgs(fn, cargs)
+		if !fits {
+			continue
+		}
+		if onFit != nil {
+			if err := onFit(fn); err != nil {
+				return nil, err
+			}
+		}
+		for _, o := range shapes {
+			if (len(missing) > 0 || len(o.missing) > 0) && sameTypes(givenTypes(fn, order), givenTypes(o.fn, o.order)) {
+				return nil, b.notUnique(fc, name, cargs)
+			}
+		}
+		shapes = append(shapes, callShape{fn, order, missing})
+	}
+	return shapes, nil
+}
+
+// place returns the call's arguments in parameter order (nil for the
+// parameters left to their defaults).
+func (s callShape) place(args []expr.Expr) []expr.Expr {
+	placed := make([]expr.Expr, len(s.fn.Args))
+	for i, p := range s.order {
+		placed[p] = args[i]
+	}
+	return placed
+}
+
+// notUnique is PostgreSQL's 42725 for an ambiguous call.
+func (b *binder) notUnique(fc *pg.FuncCall, name string, cargs []callArg) error {
+	return b.errAt(pgerr.New(pgerr.AmbiguousFunction, "function %s(%s) is not unique", name, callSignature(cargs)).
+		WithHint("Could not choose a best candidate function. You might need to add explicit type casts."), fc.Location)
+}
+
+// undefinedFunction is PostgreSQL's 42883 for a call no overload takes.
+func (b *binder) undefinedFunction(fc *pg.FuncCall, name string, cargs []callArg) error {
+	return b.errAt(pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, callSignature(cargs)).
+		WithHint("No function matches the given name and argument types. You might need to add explicit type casts."), fc.Location)
+}
+
+// fillDefaults binds the defaults of fn's parameters missing into args
+// (in parameter order).
+func (b *binder) fillDefaults(fc *pg.FuncCall, fn *catalog.Function, args []expr.Expr, missing []int) error {
+	for _, p := range missing {
+		d, err := b.paramDefault(fn, p)
+		if err != nil {
+			return b.errAt(err, fc.Location)
+		}
+		args[p] = d
+	}
+	return nil
+}
+
 // givenTypes is fn's parameter types at the positions a call fills, in
 // the call's order: what PostgreSQL compares to find two overloads the
 // call cannot tell apart.
@@ -194,13 +262,9 @@ func (b *binder) paramDefault(fn *catalog.Function, p int) (expr.Expr, error) {
 func bindParamDefault(env *Env, n *pg.Node, t types.T) (string, error) {
 	b := newBinder(env)
 	b.udfParams = []int{}
-	l := &level{clause: inDefault}
-	e, err := b.expr(l, n)
+	e, err := b.expr(&level{clause: inDefault}, n) // (refuses aggregates, windows and set-returning functions)
 	if err != nil {
 		return "", err
-	}
-	if len(l.srfs) > 0 {
-		return "", b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "set-returning functions are not allowed in DEFAULT expressions")
 	}
 	if hasSubquery(e) {
 		return "", b.newErr(pgerr.FeatureNotSupported, nodeLoc(n), "cannot use subquery in DEFAULT expression")

@@ -43,10 +43,10 @@ type plCompiler struct {
 	names map[string]int // variable name -> slot, for the namespace
 	datum []plNode       // the parse tree's datums
 	check bool           // expressions parsed, not bound (compilePL)
-	// action is the parse tree's outer block; cursor the next datum to
+	// loopVars are the FOR loops' variables; cursor the next datum to
 	// assign to a declaring statement (see declared).
-	action plNode
-	cursor int
+	loopVars map[loopVar]bool
+	cursor   int
 }
 
 // compilePL compiles fn's body (fn.Language is plpgsql). With check set
@@ -142,7 +142,7 @@ func (c *plCompiler) compile(f plNode) error {
 		c.datum = append(c.datum, body)
 	}
 	action := f.node("action")
-	c.action = action
+	c.loopVars = loopVarsOf(action)
 	// a slot for every datum; the parameters and found are named here,
 	// the others by the block, loop or handler that declares them
 	for i, d := range c.datum {
@@ -182,7 +182,8 @@ func (c *plCompiler) compile(f plNode) error {
 // variable, a CASE subject or a handler's SQLSTATE/SQLERRM).
 func (c *plCompiler) declared(d plNode) bool {
 	name := d.str("refname")
-	return name != "sqlstate" && name != "sqlerrm" && !strings.HasPrefix(name, "__Case__Variable_") && !c.isLoopVar(c.action, d)
+	return name != "sqlstate" && name != "sqlerrm" && !strings.HasPrefix(name, "__Case__Variable_") &&
+		!c.loopVars[loopVar{name, d.num("lineno")}]
 }
 
 // scope names slots for the statements compiled until its restore runs.
@@ -214,18 +215,12 @@ func (c *plCompiler) scope(slots []int) (restore func()) {
 // compiles their initialization (the default, or NULL), run at each entry
 // into the block. Each default may read the variables declared before it.
 func (c *plCompiler) blockDecls(x plNode) (init []plpgsql.Stmt, restore func(), err error) {
-	restore = func() {}
 	var restores []func()
-	defer func() {
-		restore = func() {
-			for i := len(restores) - 1; i >= 0; i-- {
-				restores[i]()
-			}
+	restore = func() {
+		for i := len(restores) - 1; i >= 0; i-- {
+			restores[i]()
 		}
-		if err != nil {
-			restore()
-		}
-	}()
+	}
 	for c.cursor < len(c.datum) {
 		d := c.datum[c.cursor]
 		if !c.declared(d) || d.num("lineno") > x.num("lineno") {
@@ -237,30 +232,30 @@ func (c *plCompiler) blockDecls(x plNode) (init []plpgsql.Stmt, restore func(), 
 		var e expr.Expr = &expr.Const{T: v.T}
 		if dv := d.node("default_val"); dv != nil {
 			if e, err = c.expr(dv.str("query"), v.T, "default value"); err != nil {
+				restore()
 				return nil, nil, err
 			}
 		} else if v.NotNull {
+			restore()
 			return nil, nil, pgerr.New("22004", "variable \"%s\" must have a default value, since it's declared NOT NULL", v.Name)
 		}
 		restores = append(restores, c.scope([]int{s}))
 		init = append(init, &plpgsql.Assign{Var: s, E: e})
 	}
-	return init, nil, nil
+	return init, restore, nil
 }
 
-// isLoopVar reports whether datum d is the variable of a FOR loop of the
-// body (declared by the loop, not by DECLARE).
-func (c *plCompiler) isLoopVar(action plNode, d plNode) bool {
-	found := false
+// loopVarsOf returns the FOR loops' variables of a parse tree, by name
+// and line (the datums a loop declares, not DECLARE).
+func loopVarsOf(action plNode) map[loopVar]bool {
+	out := map[loopVar]bool{}
 	var walk func(n any)
 	walk = func(n any) {
 		switch x := n.(type) {
 		case map[string]any:
 			if v, ok := x["PLpgSQL_stmt_fori"].(map[string]any); ok {
 				lv := plNode(v).node("var")
-				if lv.str("refname") == d.str("refname") && lv.num("lineno") == d.num("lineno") {
-					found = true
-				}
+				out[loopVar{lv.str("refname"), lv.num("lineno")}] = true
 			}
 			for _, v := range x {
 				walk(v)
@@ -272,7 +267,13 @@ func (c *plCompiler) isLoopVar(action plNode, d plNode) bool {
 		}
 	}
 	walk(map[string]any(action))
-	return found
+	return out
+}
+
+// loopVar names a FOR loop's variable: its name and line.
+type loopVar struct {
+	name string
+	line float64
 }
 
 func (c *plCompiler) addSlot(datum int, name string, t types.T, notNull, named bool) {

@@ -68,60 +68,33 @@ func (b *binder) userSetFunction(l *level, fc *pg.FuncCall, ordinality bool) (ln
 		}
 	}
 	args := callValues(cargs)
+	shapes, err := b.callShapes(fc, name, set, cargs, nil)
+	if err != nil {
+		return nil, true, err
+	}
 	var litErr error // as in userFunction
-	type shape struct {
-		fn             *catalog.Function
-		order, missing []int
-	}
-	var fits []shape // the overloads that took the call so far (ambiguity)
-	var chosen *catalog.Function
-	var chosenArgs []expr.Expr
-	var chosenMissing []int
-	for _, fn := range set {
-		order, missing, ok := matchArgs(fn, cargs)
-		if !ok {
-			continue
-		}
-		for _, o := range fits {
-			if (len(missing) > 0 || len(o.missing) > 0) && sameTypes(givenTypes(fn, order), givenTypes(o.fn, o.order)) {
-				return nil, true, b.errAt(pgerr.New(pgerr.AmbiguousFunction, "function %s(%s) is not unique", name, callSignature(cargs)).
-					WithHint("Could not choose a best candidate function. You might need to add explicit type casts."), fc.Location)
-			}
-		}
-		fits = append(fits, shape{fn, order, missing})
-		placed := make([]expr.Expr, len(fn.Args))
-		for i, p := range order {
-			placed[p] = args[i]
-		}
-		coerced, bad, err := coerceArgs(fn, placed)
+	for _, sh := range shapes {
+		coerced, bad, err := coerceArgs(sh.fn, sh.place(args))
 		if err != nil && litErr == nil {
-			litErr = b.errAt(err, nodeLoc(fc.Args[callIndex(order, bad)]))
+			litErr = b.errAt(err, nodeLoc(fc.Args[callIndex(sh.order, bad)]))
 		}
-		if bad >= 0 || chosen != nil {
+		if bad >= 0 {
 			continue
 		}
-		chosen, chosenArgs, chosenMissing = fn, coerced, missing
-	}
-	if chosen != nil {
-		for _, p := range chosenMissing {
-			d, err := b.paramDefault(chosen, p)
-			if err != nil {
-				return nil, true, b.errAt(err, fc.Location)
-			}
-			chosenArgs[p] = d
+		if err := b.fillDefaults(fc, sh.fn, coerced, sh.missing); err != nil {
+			return nil, true, err
 		}
-		plan, err := b.inlineSet(chosen, chosenArgs)
+		plan, err := b.inlineSet(sh.fn, coerced)
 		if err != nil {
 			return nil, true, b.errAt(err, fc.Location)
 		}
-		b.deps[chosen.OID] = true // a view calling it depends on it
+		b.deps[sh.fn.OID] = true // a view calling it depends on it
 		return plan, true, nil
 	}
 	if litErr != nil {
 		return nil, true, litErr
 	}
-	return nil, true, b.errAt(pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, callSignature(cargs)).
-		WithHint("No function matches the given name and argument types. You might need to add explicit type casts."), fc.Location)
+	return nil, true, b.undefinedFunction(fc, name, cargs)
 }
 
 // inlineSet binds fn's body query with its parameters replaced by args

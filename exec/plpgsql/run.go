@@ -334,10 +334,10 @@ func (f *frame) block(x *Block) (signal, error) {
 			continue
 		}
 		if x.State >= 0 {
-			f.vals[x.State], f.arrs[x.State] = string(pe.Code), release(f.arrs[x.State])
+			_ = f.set(x.State, string(pe.Code)) // (never NULL, so never refused)
 		}
 		if x.Errm >= 0 {
-			f.vals[x.Errm], f.arrs[x.Errm] = pe.Message, release(f.arrs[x.Errm])
+			_ = f.set(x.Errm, pe.Message)
 		}
 		outer := f.caught
 		f.caught = pe
@@ -346,13 +346,6 @@ func (f *frame) block(x *Block) (signal, error) {
 		return s, err
 	}
 	return signal{}, err
-}
-
-func release(a arrow.Array) arrow.Array {
-	if a != nil {
-		a.Release()
-	}
-	return nil
 }
 
 // matches reports whether an error of code c is one of codes.
