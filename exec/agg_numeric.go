@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/cockroachdb/apd/v3"
 
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -134,24 +135,44 @@ func (a *numericAgg) appendResult(b array.Builder, g int) error {
 		sb.Append(numericText(q))
 		return nil
 	}
-	// PostgreSQL's numeric_stddev_internal.
+	q, err := NumericStat(a.fn, n, &a.sx[g], &a.sxx[g])
+	if err != nil {
+		return err
+	}
+	sb.Append(numericText(q))
+	return nil
+}
+
+// StatIsNull reports whether the variance-family aggregate fn (variance,
+// var_samp, var_pop, stddev, stddev_samp, stddev_pop) is NULL over n
+// values: none, or one for the sample forms.
+func StatIsNull(fn string, n int64) bool {
+	if fn == "var_pop" || fn == "stddev_pop" {
+		return n == 0
+	}
+	return n <= 1
+}
+
+// NumericStat is PostgreSQL's numeric_stddev_internal: the variance-family
+// aggregate fn over n finite values whose sum is sx and sum of squares sxx,
+// with PostgreSQL's result scale (n past StatIsNull).
+func NumericStat(fn string, n int64, sx, sxx *apd.Decimal) (*apd.Decimal, error) {
 	var num, t apd.Decimal
 	vn := apd.New(n, 0)
-	if _, err := apd.BaseContext.Mul(&t, &a.sx[g], &a.sx[g]); err != nil {
-		return err
+	if _, err := apd.BaseContext.Mul(&t, sx, sx); err != nil {
+		return nil, err
 	}
-	if _, err := apd.BaseContext.Mul(&num, vn, &a.sxx[g]); err != nil {
-		return err
+	if _, err := apd.BaseContext.Mul(&num, vn, sxx); err != nil {
+		return nil, err
 	}
 	if _, err := apd.BaseContext.Sub(&num, &num, &t); err != nil {
-		return err
+		return nil, err
 	}
 	if num.Sign() <= 0 {
-		sb.Append("0")
-		return nil
+		return apd.New(0, 0), nil
 	}
 	var den apd.Decimal
-	switch a.fn {
+	switch fn {
 	case "var_pop", "stddev_pop":
 		apd.BaseContext.Mul(&den, vn, vn)
 	default:
@@ -160,18 +181,17 @@ func (a *numericAgg) appendResult(b array.Builder, g int) error {
 	scale := divScale(&num, &den)
 	q, err := numericDivScale(&num, &den, scale)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if a.fn == "stddev" || a.fn == "stddev_samp" || a.fn == "stddev_pop" {
+	if fn == "stddev" || fn == "stddev_samp" || fn == "stddev_pop" {
 		if q, err = numericSqrt(q, scale); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := types.CheckNumericRange(q); err != nil {
-		return err
+		return nil, err
 	}
-	sb.Append(numericText(q))
-	return nil
+	return q, nil
 }
 
 // intervalAgg is sum(interval) and avg(interval).
@@ -236,4 +256,46 @@ func intervalDiv(v arrow.MonthDayNanoInterval, f float64) arrow.MonthDayNanoInte
 	days += int32(monthRemDays)
 	micros := math.RoundToEven(float64(v.Nanoseconds)/f + secRem*1e6) // the field holds µs
 	return arrow.MonthDayNanoInterval{Months: months, Days: days, Nanoseconds: int64(micros)}
+}
+
+// NumericStatFunc is the scalar function that finishes the variance-family
+// aggregate fn (variance, var_samp, var_pop, stddev, stddev_samp,
+// stddev_pop) over integers or numeric from the count of its values (int8),
+// their sum and the sum of their squares (numeric): a streaming
+// aggregation keeps the three exactly, and this computes what
+// PostgreSQL's numeric_stddev_internal does. A NaN or an infinity in the
+// sums makes it NaN, as an infinite input makes PostgreSQL's.
+func NumericStatFunc(fn string) *expr.Func {
+	return &expr.Func{
+		Name:   fn,
+		Args:   []types.T{types.TInt8, types.TNumeric, types.TNumeric},
+		Return: types.TNumeric,
+		Kernel: func(ctx *expr.Context, args []arrow.Array, n int) (arrow.Array, error) {
+			cnt, _ := args[0].(*array.Int64)
+			sx, _ := args[1].(*array.String)
+			sxx, _ := args[2].(*array.String)
+			if cnt == nil || sx == nil || sxx == nil {
+				return nil, pgerr.Internal("exec: %s's finish over %s, %s, %s", fn, args[0].DataType(), args[1].DataType(), args[2].DataType())
+			}
+			b := array.NewStringBuilder(ctx.Allocator())
+			defer b.Release()
+			var x, xx apd.Decimal
+			for i := range n {
+				if cnt.IsNull(i) || StatIsNull(fn, cnt.Value(i)) || sx.IsNull(i) || sxx.IsNull(i) {
+					b.AppendNull()
+					continue
+				}
+				if parseNumeric(sx.Value(i), &x) || parseNumeric(sxx.Value(i), &xx) || x.Form != apd.Finite || xx.Form != apd.Finite {
+					b.Append("NaN")
+					continue
+				}
+				q, err := NumericStat(fn, cnt.Value(i), &x, &xx)
+				if err != nil {
+					return nil, err
+				}
+				b.Append(numericText(q))
+			}
+			return b.NewArray(), nil
+		},
+	}
 }

@@ -205,10 +205,16 @@ func (a *floatStats) grow(n int) {
 }
 
 func (a *floatStats) add(g int32, x float64) {
-	n0 := a.n[g]
-	n := n0 + 1
-	sx := a.sx[g] + x
-	sxx := a.sxx[g]
+	a.n[g], a.sx[g], a.sxx[g] = FloatStatAdd(a.n[g], a.sx[g], a.sxx[g], x)
+}
+
+// FloatStatAdd folds x into a Youngs-Cramer state (n values, their sum sx
+// and the sum of their squared deviations sxx), as PostgreSQL's
+// float8_accum does: an infinite or NaN input, or an overflow, makes sxx
+// NaN.
+func FloatStatAdd(n0, sx, sxx, x float64) (n, sx1, sxx1 float64) {
+	n = n0 + 1
+	sx += x
 	if n0 > 0 {
 		t := x*n - sx
 		sxx += t * t / (n * n0)
@@ -218,7 +224,24 @@ func (a *floatStats) add(g int32, x float64) {
 	} else if math.IsNaN(x) || math.IsInf(x, 0) {
 		sxx = math.NaN()
 	}
-	a.n[g], a.sx[g], a.sxx[g] = n, sx, sxx
+	return n, sx, sxx
+}
+
+// FloatStat is the variance-family aggregate fn over a Youngs-Cramer state
+// of n values (n past StatIsNull), as PostgreSQL's float8_var_samp and the
+// like compute it.
+func FloatStat(fn string, n, sxx float64) float64 {
+	var v float64
+	switch fn {
+	case "var_pop", "stddev_pop":
+		v = sxx / n
+	default:
+		v = sxx / (n - 1)
+	}
+	if fn == "stddev" || fn == "stddev_samp" || fn == "stddev_pop" {
+		v = math.Sqrt(v)
+	}
+	return v
 }
 
 func (a *floatStats) update(args []arrow.Array, gids []int32) error {
@@ -250,26 +273,12 @@ func (a *floatStats) appendResult(b array.Builder, g int) error {
 		} else {
 			fb.Append(sx / n)
 		}
-	case "var_pop", "stddev_pop":
-		if n == 0 {
+	default: // the variance family
+		if StatIsNull(a.fn, int64(n)) {
 			fb.AppendNull()
 			return nil
 		}
-		v := sxx / n
-		if a.fn == "stddev_pop" {
-			v = math.Sqrt(v)
-		}
-		fb.Append(v)
-	default: // variance, var_samp, stddev, stddev_samp
-		if n <= 1 {
-			fb.AppendNull()
-			return nil
-		}
-		v := sxx / (n - 1)
-		if a.fn == "stddev" || a.fn == "stddev_samp" {
-			v = math.Sqrt(v)
-		}
-		fb.Append(v)
+		fb.Append(FloatStat(a.fn, n, sxx))
 	}
 	return nil
 }

@@ -179,6 +179,9 @@ func colAt(cols []types.Column, i int) expr.Expr {
 // stream.AggSpecFor gives PostgreSQL's result types; a result type that
 // differs only in its modifier is cast).
 func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr, error), error) {
+	if specs, final, ok, err := lowerStat(call); ok { // stream_aggvar.go
+		return specs, final, err
+	}
 	sp, err := stream.AggSpecFor(call)
 	if err != nil {
 		return nil, nil, err

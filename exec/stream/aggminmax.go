@@ -2,6 +2,7 @@ package stream
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -125,6 +126,24 @@ func (s *sortedSet[K]) extreme(max bool) (K, bool) {
 		return s.lasts[len(s.lasts)-1], true
 	}
 	return s.blocks[0][0].k, true
+}
+
+// len is the number of distinct keys.
+func (s *sortedSet[K]) len() int {
+	n := 0
+	for _, b := range s.blocks {
+		n += len(b)
+	}
+	return n
+}
+
+// each calls f with every key, in order, and its row count.
+func (s *sortedSet[K]) each(f func(k K, rows int64)) {
+	for _, b := range s.blocks {
+		for _, e := range b {
+			f(e.k, e.n)
+		}
+	}
 }
 
 // newMinMax returns min (max when isMax) over type t.
@@ -279,11 +298,19 @@ func (m *mmWords) result(g int32) (cell, error) {
 	if !m.float {
 		return intCell(int64(v ^ 1<<63)), nil
 	}
-	if v>>63 != 0 {
-		return cell{a: int64(v &^ (1 << 63))}, nil
-	}
-	return cell{a: int64(^v)}, nil
+	return cell{a: int64(wordFloatBits(v))}, nil
 }
+
+// wordFloatBits is floatOrd's inverse: the float's bits.
+func wordFloatBits(w uint64) uint64 {
+	if w>>63 != 0 {
+		return w &^ (1 << 63)
+	}
+	return ^w
+}
+
+// wordFloat is floatOrd's inverse.
+func wordFloat(w uint64) float64 { return math.Float64frombits(wordFloatBits(w)) }
 
 // ordCodec is how mmOrd handles keys of type K.
 type ordCodec[K any] struct {

@@ -20,19 +20,24 @@ type AggKind uint8
 // rounding accumulates as in any running float sum (a group whose values
 // are all retracted starts again from exactly 0).
 const (
-	AggCountStar AggKind = iota // count(*): int8
-	AggCount                    // count(x): int8, non-NULL x
-	AggSum                      // sum(x): int2/int4 -> int8, int8/numeric -> numeric, float4, float8, interval -> the same
-	AggAvg                      // avg(x): integers/numeric -> numeric, floats -> float8, interval -> interval
-	AggMin                      // min(x): every orderable type -> that type (varchar -> text)
-	AggMax                      // max(x): same as min
-	AggBoolAnd                  // bool_and(x) (every): bool
-	AggBoolOr                   // bool_or(x): bool
-	AggStringAgg                // string_agg(x, sep [ORDER BY ...]): text or bytea (aggcollect.go)
-	AggArrayAgg                 // array_agg(x [ORDER BY ...]): x's array type (aggcollect.go)
+	AggCountStar  AggKind = iota // count(*): int8
+	AggCount                     // count(x): int8, non-NULL x
+	AggSum                       // sum(x): int2/int4 -> int8, int8/numeric -> numeric, float4, float8, interval -> the same
+	AggAvg                       // avg(x): integers/numeric -> numeric, floats -> float8, interval -> interval
+	AggMin                       // min(x): every orderable type -> that type (varchar -> text)
+	AggMax                       // max(x): same as min
+	AggBoolAnd                   // bool_and(x) (every): bool
+	AggBoolOr                    // bool_or(x): bool
+	AggStringAgg                 // string_agg(x, sep [ORDER BY ...]): text or bytea (aggcollect.go)
+	AggArrayAgg                  // array_agg(x [ORDER BY ...]): x's array type (aggcollect.go)
+	AggVarSamp                   // var_samp(x) (variance) over float4/float8: float8 (aggvar.go)
+	AggVarPop                    // var_pop(x) over float4/float8: float8
+	AggStddevSamp                // stddev_samp(x) (stddev) over float4/float8: float8
+	AggStddevPop                 // stddev_pop(x) over float4/float8: float8
 )
 
-var aggNames = [...]string{"count", "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "string_agg", "array_agg"}
+var aggNames = [...]string{"count", "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "string_agg", "array_agg",
+	"var_samp", "var_pop", "stddev_samp", "stddev_pop"}
 
 // AggSpec is one aggregate of a HashAgg: its function and its argument
 // (nil for count(*)). An AggSpec is immutable.
@@ -145,6 +150,10 @@ func (s AggSpec) ResultType() (types.T, error) {
 		if t.Kind != types.Array {
 			return types.ArrayOf(t), nil
 		}
+	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
+		if t.IsFloat() { // integers and numeric: the planner's count and sums
+			return types.TFloat8, nil
+		}
 	}
 	return types.T{}, pgerr.Unsupported("%s(%s) is not supported in streaming queries", aggNames[s.Kind], t)
 }
@@ -178,6 +187,14 @@ func AggSpecFor(call exec.AggCall) (AggSpec, error) {
 		spec.Kind = AggBoolOr
 	case "string_agg", "array_agg":
 		return collectSpecFor(call, spec)
+	case "variance", "var_samp":
+		spec.Kind = AggVarSamp
+	case "var_pop":
+		spec.Kind = AggVarPop
+	case "stddev", "stddev_samp":
+		spec.Kind = AggStddevSamp
+	case "stddev_pop":
+		spec.Kind = AggStddevPop
 	default:
 		return AggSpec{}, pgerr.Unsupported("aggregate function %s is not supported in streaming queries", call.Fn.Name)
 	}
@@ -265,6 +282,8 @@ func newAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
 		c = newMinMax(t, s.Kind == AggMax, appendOnly)
 	case AggBoolAnd, AggBoolOr:
 		c = &boolCol{and: s.Kind == AggBoolAnd}
+	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
+		c = newFloatVarCol(aggNames[s.Kind], appendOnly)
 	case AggStringAgg, AggArrayAgg:
 		if s.Distinct {
 			return nil, pgerr.Unsupported("%s(DISTINCT ...) is not supported in streaming queries", aggNames[s.Kind])

@@ -48,6 +48,9 @@ func distinctBytes(aggs []aggCol) int64 {
 		if c, ok := a.(*collectCol); ok {
 			n += c.stateBytes()
 		}
+		if c, ok := a.(*floatVarCol); ok {
+			n += c.entries * (8 + 8) // a kept value and its row count
+		}
 	}
 	return n
 }

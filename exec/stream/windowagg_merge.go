@@ -146,7 +146,7 @@ func (c *boolCol) merge(dst []int32, from aggCol, src []int32) error {
 	return nil
 }
 
-var errMergeInto = pgerr.Internal("stream: min/max merges into a state that keeps every value")
+var errMergeInto = pgerr.Internal("stream: a merge into a state that keeps every value")
 
 func (m *mmWords) merge(dst []int32, from aggCol, src []int32) error {
 	if !m.appendOnly {
