@@ -150,7 +150,8 @@ func (s *streamPlanner) windowAgg(x *lAgg) (o sout, ok bool, err error) {
 		return sout{}, false, nil
 	}
 	for _, a := range aggs {
-		if reads(a.Filter) || len(a.OrderBy) > 0 {
+		// an ordered-set aggregate's WITHIN GROUP key is its argument
+		if reads(a.Filter) || (len(a.OrderBy) > 0 && !orderedSetAggs[a.Fn.Name]) {
 			return sout{}, false, nil
 		}
 		for _, arg := range a.Args {
@@ -243,6 +244,7 @@ func windowAggInput(x *lAgg) (*lTimeWindow, []expr.Expr, []exec.AggCall, bool) {
 	aggs := append([]exec.AggCall(nil), x.aggs...)
 	for i := range aggs {
 		aggs[i].Args = append([]expr.Expr(nil), aggs[i].Args...)
+		aggs[i].OrderBy = append([]exec.SortKey(nil), aggs[i].OrderBy...)
 	}
 	n := x.in
 	for {
@@ -283,6 +285,9 @@ func windowAggInput(x *lAgg) (*lTimeWindow, []expr.Expr, []exec.AggCall, bool) {
 					aggs[i].Args[j] = through(aggs[i].Args[j])
 				}
 				aggs[i].Filter = through(aggs[i].Filter)
+				for j := range aggs[i].OrderBy {
+					aggs[i].OrderBy[j].E = through(aggs[i].OrderBy[j].E)
+				}
 			}
 			if !ok {
 				return nil, nil, nil, false

@@ -295,10 +295,7 @@ func (m *mmWords) result(g int32) (cell, error) {
 			return nullCell, nil
 		}
 	}
-	if !m.float {
-		return intCell(int64(v ^ 1<<63)), nil
-	}
-	return cell{a: int64(wordFloatBits(v))}, nil
+	return m.wordCell(v), nil
 }
 
 // wordFloatBits is floatOrd's inverse: the float's bits.

@@ -20,24 +20,27 @@ type AggKind uint8
 // rounding accumulates as in any running float sum (a group whose values
 // are all retracted starts again from exactly 0).
 const (
-	AggCountStar  AggKind = iota // count(*): int8
-	AggCount                     // count(x): int8, non-NULL x
-	AggSum                       // sum(x): int2/int4 -> int8, int8/numeric -> numeric, float4, float8, interval -> the same
-	AggAvg                       // avg(x): integers/numeric -> numeric, floats -> float8, interval -> interval
-	AggMin                       // min(x): every orderable type -> that type (varchar -> text)
-	AggMax                       // max(x): same as min
-	AggBoolAnd                   // bool_and(x) (every): bool
-	AggBoolOr                    // bool_or(x): bool
-	AggStringAgg                 // string_agg(x, sep [ORDER BY ...]): text or bytea (aggcollect.go)
-	AggArrayAgg                  // array_agg(x [ORDER BY ...]): x's array type (aggcollect.go)
-	AggVarSamp                   // var_samp(x) (variance) over float4/float8: float8 (aggvar.go)
-	AggVarPop                    // var_pop(x) over float4/float8: float8
-	AggStddevSamp                // stddev_samp(x) (stddev) over float4/float8: float8
-	AggStddevPop                 // stddev_pop(x) over float4/float8: float8
+	AggCountStar      AggKind = iota // count(*): int8
+	AggCount                         // count(x): int8, non-NULL x
+	AggSum                           // sum(x): int2/int4 -> int8, int8/numeric -> numeric, float4, float8, interval -> the same
+	AggAvg                           // avg(x): integers/numeric -> numeric, floats -> float8, interval -> interval
+	AggMin                           // min(x): every orderable type -> that type (varchar -> text)
+	AggMax                           // max(x): same as min
+	AggBoolAnd                       // bool_and(x) (every): bool
+	AggBoolOr                        // bool_or(x): bool
+	AggStringAgg                     // string_agg(x, sep [ORDER BY ...]): text or bytea (aggcollect.go)
+	AggArrayAgg                      // array_agg(x [ORDER BY ...]): x's array type (aggcollect.go)
+	AggVarSamp                       // var_samp(x) (variance) over float4/float8: float8 (aggvar.go)
+	AggVarPop                        // var_pop(x) over float4/float8: float8
+	AggStddevSamp                    // stddev_samp(x) (stddev) over float4/float8: float8
+	AggStddevPop                     // stddev_pop(x) over float4/float8: float8
+	AggPercentileCont                // percentile_cont(f) WITHIN GROUP (ORDER BY x): float8, or float8[] for an array of fractions (aggordered.go)
+	AggPercentileDisc                // percentile_disc(f) WITHIN GROUP (ORDER BY x): x's type, or its array
+	AggMode                          // mode() WITHIN GROUP (ORDER BY x): x's type
 )
 
 var aggNames = [...]string{"count", "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "string_agg", "array_agg",
-	"var_samp", "var_pop", "stddev_samp", "stddev_pop"}
+	"var_samp", "var_pop", "stddev_samp", "stddev_pop", "percentile_cont", "percentile_disc", "mode"}
 
 // AggSpec is one aggregate of a HashAgg: its function and its argument
 // (nil for count(*)). An AggSpec is immutable.
@@ -52,14 +55,25 @@ type AggSpec struct {
 	Filter expr.Expr
 	// Sep is string_agg's delimiter (nil for other aggregates).
 	Sep expr.Expr
-	// OrderBy is the order within the call of string_agg and array_agg
-	// (ignored, and left nil, for the others, whose value does not depend
-	// on it).
+	// OrderBy is the order within the call of string_agg and array_agg,
+	// and the WITHIN GROUP order of the ordered-set aggregates (ignored,
+	// and left nil, for the others, whose value does not depend on it).
 	OrderBy []exec.SortKey
+	// Fracs are percentile_cont's and percentile_disc's fractions (one, or
+	// with ManyFracs the elements of an array, NaN for a NULL element).
+	Fracs     []float64
+	ManyFracs bool
 }
 
 // String renders the call for EXPLAIN.
 func (s AggSpec) String() string {
+	if s.Kind >= AggPercentileCont && s.Kind <= AggMode && s.Arg != nil {
+		out := orderedString(s)
+		if s.Filter != nil {
+			out += " FILTER (WHERE " + s.Filter.String() + ")"
+		}
+		return out
+	}
 	out := "count(*)"
 	if s.Kind != AggCountStar && s.Arg != nil {
 		d := ""
@@ -154,6 +168,17 @@ func (s AggSpec) ResultType() (types.T, error) {
 		if t.IsFloat() { // integers and numeric: the planner's count and sums
 			return types.TFloat8, nil
 		}
+	case AggPercentileCont, AggPercentileDisc, AggMode:
+		rt := t.WithTypmod(-1)
+		if s.Kind == AggPercentileCont {
+			rt = types.TFloat8
+		}
+		if t.Kind != types.Array && !(s.Kind == AggPercentileCont && !t.IsFloat()) {
+			if s.ManyFracs {
+				return types.ArrayOf(rt), nil
+			}
+			return rt, nil
+		}
 	}
 	return types.T{}, pgerr.Unsupported("%s(%s) is not supported in streaming queries", aggNames[s.Kind], t)
 }
@@ -195,6 +220,8 @@ func AggSpecFor(call exec.AggCall) (AggSpec, error) {
 		spec.Kind = AggStddevSamp
 	case "stddev_pop":
 		spec.Kind = AggStddevPop
+	case "percentile_cont", "percentile_disc", "mode":
+		return orderedSpecFor(call, spec) // aggordered.go
 	default:
 		return AggSpec{}, pgerr.Unsupported("aggregate function %s is not supported in streaming queries", call.Fn.Name)
 	}
@@ -284,6 +311,8 @@ func newAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
 		c = &boolCol{and: s.Kind == AggBoolAnd}
 	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
 		c = newFloatVarCol(aggNames[s.Kind], appendOnly)
+	case AggPercentileCont, AggPercentileDisc, AggMode:
+		return newOrderedSetCol(s, t) // every value, whatever the input
 	case AggStringAgg, AggArrayAgg:
 		if s.Distinct {
 			return nil, pgerr.Unsupported("%s(DISTINCT ...) is not supported in streaming queries", aggNames[s.Kind])

@@ -184,7 +184,47 @@ func propAggs(t *testing.T) []propAgg {
 		aggs = append(aggs, propAgg{call: exec.AggCall{Fn: fn, Args: []expr.Expr{propCol("txt"), sep}, Filter: f,
 			OrderBy: []exec.SortKey{{E: propCol("txt"), Desc: f != nil}}}})
 	}
-	return aggs
+	return append(aggs, orderedPropAggs(t, positive)...)
+}
+
+// orderedPropAggs are percentile_cont, percentile_disc (a fraction and an
+// array of them) and mode, ascending and descending, one filtered.
+func orderedPropAggs(t *testing.T, positive expr.Expr) []propAgg {
+	t.Helper()
+	ordered := func(name string, frac expr.Expr, x string, desc bool, filter expr.Expr) propAgg {
+		col := propCol(x)
+		var args []expr.Expr
+		var ts []types.T
+		if frac != nil {
+			args, ts = append(args, frac), append(ts, frac.Type())
+		}
+		arg := expr.Expr(col)
+		if name == "percentile_cont" && !col.T.IsFloat() {
+			c, err := expr.NewCast(col, types.TFloat8, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			arg = c
+		}
+		args, ts = append(args, arg), append(ts, arg.Type())
+		fn, err := exec.ResolveAggregate(name, ts, false)
+		if err != nil {
+			t.Fatalf("%s(%s): %v", name, x, err)
+		}
+		return propAgg{call: exec.AggCall{Fn: fn, Args: args, Filter: filter, OrderBy: []exec.SortKey{{E: arg, Desc: desc, NullsFirst: desc}}}}
+	}
+	half := &expr.Const{V: 0.5, T: types.TFloat8}
+	many := &expr.Const{V: []types.Value{0.0, 0.25, nil, 0.9, 1.0}, T: types.ArrayOf(types.TFloat8)}
+	return []propAgg{
+		ordered("percentile_cont", half, "f8", false, nil),
+		ordered("percentile_cont", &expr.Const{V: 0.9, T: types.TFloat8}, "i4", true, positive),
+		ordered("percentile_cont", many, "i2", false, nil),
+		ordered("percentile_disc", half, "txt", true, nil),
+		ordered("percentile_disc", many, "num", false, nil),
+		ordered("percentile_disc", &expr.Const{V: 0.3, T: types.TFloat8}, "ts", false, positive),
+		ordered("mode", nil, "i2", false, nil),
+		ordered("mode", nil, "txt", true, nil),
+	}
 }
 
 // propConfig is one query shape.
