@@ -234,6 +234,8 @@ func aggState(a stream.AggSpec, appendOnly bool) string {
 		return "every value with its order keys"
 	case a.Kind >= stream.AggVarSamp && a.Kind <= stream.AggStddevPop:
 		return "count, sum and sum of squared deviations"
+	case a.Kind == stream.AggRegr:
+		return "count, sums and sums of deviations"
 	case (a.Kind == stream.AggMin || a.Kind == stream.AggMax) && appendOnly:
 		return "running " + a.String()
 	case a.Arg != nil: // min, max: every value with its count, so deletes stay exact

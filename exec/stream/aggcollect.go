@@ -525,8 +525,8 @@ func collectSpecFor(call exec.AggCall, spec AggSpec) (AggSpec, error) {
 	return checkedSpec(spec, call)
 }
 
-// updateMulti evaluates a multi-argument aggregate's delimiter and ORDER BY
-// keys over rec and folds the rows into m.
+// updateMulti evaluates a multi-argument aggregate's delimiter, second
+// argument and ORDER BY keys over rec and folds the rows into m.
 func updateMulti(env *Env, ectx *expr.Context, spec AggSpec, m multiArgCol, arg arrow.Array, rec arrow.RecordBatch, gids []int32, signs []int64) error {
 	var extra []arrow.Array
 	defer func() {
@@ -534,9 +534,12 @@ func updateMulti(env *Env, ectx *expr.Context, spec AggSpec, m multiArgCol, arg 
 			a.Release()
 		}
 	}()
-	es := make([]expr.Expr, 0, 1+len(spec.OrderBy))
+	es := make([]expr.Expr, 0, 2+len(spec.OrderBy))
 	if spec.Sep != nil {
 		es = append(es, spec.Sep)
+	}
+	if spec.Arg2 != nil {
+		es = append(es, spec.Arg2)
 	}
 	for _, k := range spec.OrderBy {
 		es = append(es, k.E)

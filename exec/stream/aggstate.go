@@ -37,10 +37,11 @@ const (
 	AggPercentileCont                // percentile_cont(f) WITHIN GROUP (ORDER BY x): float8, or float8[] for an array of fractions (aggordered.go)
 	AggPercentileDisc                // percentile_disc(f) WITHIN GROUP (ORDER BY x): x's type, or its array
 	AggMode                          // mode() WITHIN GROUP (ORDER BY x): x's type
+	AggRegr                          // Name(y, x) over float8: corr, covar_*, regr_* (float8; regr_count int8) (aggregr.go)
 )
 
 var aggNames = [...]string{"count", "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "string_agg", "array_agg",
-	"var_samp", "var_pop", "stddev_samp", "stddev_pop", "percentile_cont", "percentile_disc", "mode"}
+	"var_samp", "var_pop", "stddev_samp", "stddev_pop", "percentile_cont", "percentile_disc", "mode", "regr"}
 
 // AggSpec is one aggregate of a HashAgg: its function and its argument
 // (nil for count(*)). An AggSpec is immutable.
@@ -63,6 +64,10 @@ type AggSpec struct {
 	// with ManyFracs the elements of an array, NaN for a NULL element).
 	Fracs     []float64
 	ManyFracs bool
+	// Name is which of the AggRegr family (corr, covar_pop, regr_slope...),
+	// and Arg2 its second argument (x in corr(y, x)).
+	Name string
+	Arg2 expr.Expr
 }
 
 // String renders the call for EXPLAIN.
@@ -75,7 +80,9 @@ func (s AggSpec) String() string {
 		return out
 	}
 	out := "count(*)"
-	if s.Kind != AggCountStar && s.Arg != nil {
+	if s.Kind == AggRegr && s.Arg != nil && s.Arg2 != nil {
+		out = s.Name + "(" + s.Arg.String() + ", " + s.Arg2.String() + ")"
+	} else if s.Kind != AggCountStar && s.Arg != nil {
 		d := ""
 		if s.Distinct {
 			d = "DISTINCT "
@@ -168,6 +175,13 @@ func (s AggSpec) ResultType() (types.T, error) {
 		if t.IsFloat() { // integers and numeric: the planner's count and sums
 			return types.TFloat8, nil
 		}
+	case AggRegr:
+		if t.Kind == types.Float8 && s.Arg2 != nil && s.Arg2.Type().Kind == types.Float8 {
+			if s.Name == "regr_count" {
+				return types.TInt8, nil
+			}
+			return types.TFloat8, nil
+		}
 	case AggPercentileCont, AggPercentileDisc, AggMode:
 		rt := t.WithTypmod(-1)
 		if s.Kind == AggPercentileCont {
@@ -222,6 +236,16 @@ func AggSpecFor(call exec.AggCall) (AggSpec, error) {
 		spec.Kind = AggStddevPop
 	case "percentile_cont", "percentile_disc", "mode":
 		return orderedSpecFor(call, spec) // aggordered.go
+	case "corr", "covar_pop", "covar_samp", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept",
+		"regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy":
+		if call.Distinct {
+			return AggSpec{}, pgerr.Unsupported("%s(DISTINCT ...) is not supported in streaming queries", call.Fn.Name)
+		}
+		if len(call.Args) != 2 {
+			return AggSpec{}, pgerr.Internal("stream: %s with %d arguments", call.Fn.Name, len(call.Args))
+		}
+		spec.Kind, spec.Name, spec.Arg, spec.Arg2 = AggRegr, call.Fn.Name, call.Args[0], call.Args[1]
+		return checkedSpec(spec, call)
 	default:
 		return AggSpec{}, pgerr.Unsupported("aggregate function %s is not supported in streaming queries", call.Fn.Name)
 	}
@@ -313,6 +337,8 @@ func newAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
 		c = newFloatVarCol(aggNames[s.Kind], appendOnly)
 	case AggPercentileCont, AggPercentileDisc, AggMode:
 		return newOrderedSetCol(s, t) // every value, whatever the input
+	case AggRegr:
+		c = newRegrCol(s.Name, appendOnly)
 	case AggStringAgg, AggArrayAgg:
 		if s.Distinct {
 			return nil, pgerr.Unsupported("%s(DISTINCT ...) is not supported in streaming queries", aggNames[s.Kind])

@@ -45,35 +45,30 @@ func (p *fvar) add(v float64) {
 // floatVarCol is one variance-family aggregate over float4 or float8.
 // Owned by its operator's goroutine.
 type floatVarCol struct {
-	fn string // var_samp, var_pop, stddev_samp or stddev_pop
-	s  []fvar
-	// keep: the input may retract; vals holds each group's finite values
-	// (as floatOrd words, so in value order) and stale marks the groups
-	// whose state a retraction left to recompute from them.
-	keep    bool
-	vals    []sortedSet[uint64]
-	stale   bitmap
-	entries int64 // distinct values kept over all groups, for state sizes
+	fn   string // var_samp, var_pop, stddev_samp or stddev_pop
+	s    []fvar
+	keep *kept[uint64] // the input may retract: the finite values, as floatOrd words (so in value order)
 }
 
 func newFloatVarCol(fn string, appendOnly bool) *floatVarCol {
-	return &floatVarCol{fn: fn, keep: !appendOnly}
+	c := &floatVarCol{fn: fn}
+	if !appendOnly {
+		c.keep = &kept[uint64]{cmp: cmpWords}
+	}
+	return c
 }
 
 func (c *floatVarCol) grow(n int) {
 	c.s = growSlice(c.s, n)
-	if c.keep {
-		c.vals = growSlice(c.vals, n)
-		c.stale.grow(n)
+	if c.keep != nil {
+		c.keep.grow(n)
 	}
 }
 
 func (c *floatVarCol) reset(g int32) {
 	c.s[g] = fvar{}
-	if c.keep {
-		c.entries -= int64(c.vals[g].len())
-		c.vals[g] = sortedSet[uint64]{}
-		c.stale.set(g, false)
+	if c.keep != nil {
+		c.keep.reset(g)
 	}
 }
 
@@ -97,34 +92,26 @@ func varFloats[T float32 | float64](c *floatVarCol, vals []T, a arrow.Array, gid
 		p := &c.s[g]
 		p.n += sign
 		finite := v-v == 0 // NaN and the infinities are counted in n only
-		if c.keep && finite {
-			set := &c.vals[g]
-			before := set.len()
-			for k := sign; k != 0; {
-				step := int64(1)
-				if k < 0 {
-					step = -1
-				}
-				if err := set.add(floatOrd(v), step, cmpWords, same[uint64]); err != nil {
-					return err
-				}
-				k -= step
+		switch {
+		case c.keep != nil && finite:
+			empty, err := c.keep.add(g, floatOrd(v), sign)
+			if err != nil {
+				return err
 			}
-			c.entries += int64(set.len() - before)
-			if sign < 0 {
-				c.stale.set(g, true)
+			if empty { // no finite value left (NaN or infinities may be)
+				p.fin, p.sx, p.sxx = 0, 0, 0
 			}
-		} else if sign < 0 && !c.keep {
+		case sign < 0 && c.keep == nil:
 			return pgerr.Internal("stream: %s over an append-only input got a retraction", c.fn)
 		}
 		if p.n == 0 {
 			*p = fvar{} // empty again: restart from exactly 0
-			if c.keep {
-				c.stale.set(g, false)
+			if c.keep != nil {
+				c.keep.stale.set(g, false)
 			}
 			continue
 		}
-		if finite && sign > 0 && !(c.keep && c.stale.get(g)) {
+		if finite && sign > 0 && (c.keep == nil || !c.keep.stale.get(g)) {
 			for k := sign; k > 0; k-- {
 				p.add(v)
 			}
@@ -135,18 +122,18 @@ func varFloats[T float32 | float64](c *floatVarCol, vals []T, a arrow.Array, gid
 
 // refresh recomputes group g's state from its values after a retraction.
 func (c *floatVarCol) refresh(g int32) {
-	if !c.keep || !c.stale.get(g) {
+	if c.keep == nil || !c.keep.stale.get(g) {
 		return
 	}
 	p := &c.s[g]
 	p.fin, p.sx, p.sxx = 0, 0, 0
-	c.vals[g].each(func(w uint64, rows int64) {
+	c.keep.sets[g].each(func(w uint64, rows int64) {
 		v := wordFloat(w)
 		for ; rows > 0; rows-- {
 			p.add(v)
 		}
 	})
-	c.stale.set(g, false)
+	c.keep.stale.set(g, false)
 }
 
 func (c *floatVarCol) results(gs []int32, out []cell) error {
@@ -169,7 +156,7 @@ func (c *floatVarCol) results(gs []int32, out []cell) error {
 // CUMULATE window's panes, a session's times).
 func (c *floatVarCol) merge(dst []int32, from aggCol, src []int32) error {
 	f := from.(*floatVarCol)
-	if c.keep {
+	if c.keep != nil {
 		return errMergeInto
 	}
 	for i, d := range dst {
@@ -184,7 +171,7 @@ func (c *floatVarCol) merge(dst []int32, from aggCol, src []int32) error {
 		default:
 			n1, n2 := float64(p.fin), float64(q.fin)
 			t := p.sx/n1 - q.sx/n2
-			p.sxx += q.sxx + n1*n2*t*t/(n1+n2)
+			p.sxx = p.sxx + q.sxx + n1*n2*t*t/(n1+n2) // float8_combine's order
 			p.sx += q.sx
 			p.fin += q.fin
 		}
@@ -199,14 +186,10 @@ func (c *floatVarCol) appendState(dst []byte, g int32) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.sx))
 	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.sxx))
 	dst = appendVarints(dst, p.n, p.fin)
-	if !c.keep {
+	if c.keep == nil {
 		return dst
 	}
-	stale := byte(0)
-	if c.stale.get(g) {
-		stale = 1
-	}
-	return appendSetState(append(dst, stale), &c.vals[g], appendWord)
+	return c.keep.appendState(dst, g, appendWord)
 }
 
 func (c *floatVarCol) loadState(g int32, b []byte) ([]byte, error) {
@@ -220,16 +203,8 @@ func (c *floatVarCol) loadState(g int32, b []byte) ([]byte, error) {
 		return nil, err
 	}
 	p.sx, p.sxx = math.Float64frombits(u), math.Float64frombits(w)
-	if b, err = getVarints(b, &p.n, &p.fin); err != nil || !c.keep {
+	if b, err = getVarints(b, &p.n, &p.fin); err != nil || c.keep == nil {
 		return b, err
 	}
-	if len(b) == 0 {
-		return nil, errStateTruncated
-	}
-	c.stale.set(g, b[0] == 1)
-	if b, err = loadSetState(&c.vals[g], b[1:], getFixed, cmpWords); err != nil {
-		return nil, err
-	}
-	c.entries += int64(c.vals[g].len())
-	return b, nil
+	return c.keep.loadState(g, b, getFixed)
 }

@@ -21,23 +21,39 @@ var varFns = []string{"var_samp", "var_pop", "stddev_samp", "stddev_pop"}
 // as a cell.
 func batchVar(t *testing.T, fn string, vals []float64) cell {
 	t.Helper()
-	agg, err := exec.ResolveAggregate(fn, []types.T{types.TFloat8}, false)
+	return batchAgg(t, fn, vals)
+}
+
+// batchAgg is the batch engine's aggregate fn over the float8 columns
+// (one group, rows in that order), as a cell.
+func batchAgg(t *testing.T, fn string, cols ...[]float64) cell {
+	t.Helper()
+	ts := make([]types.T, len(cols))
+	tcols := make([]types.Column, len(cols))
+	arrs := make([]arrow.Array, len(cols))
+	args := make([]expr.Expr, len(cols))
+	for i, c := range cols {
+		ts[i] = types.TFloat8
+		tcols[i] = types.Column{Name: fmt.Sprintf("c%d", i), Type: types.TFloat8}
+		arrs[i] = floatArray(c, nil)
+		args[i] = &expr.ColRef{Idx: i, T: types.TFloat8}
+	}
+	agg, err := exec.ResolveAggregate(fn, ts, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []types.Column{{Name: "x", Type: types.TFloat8}}
-	arr := floatArray(vals, nil)
-	rec := array.NewRecordBatch(types.ArrowSchema(cols), []arrow.Array{arr}, int64(len(vals)))
-	arr.Release()
+	rec := array.NewRecordBatch(types.ArrowSchema(tcols), arrs, int64(len(cols[0])))
+	for _, a := range arrs {
+		a.Release()
+	}
 	defer rec.Release()
-	x := &expr.ColRef{Idx: 0, T: types.TFloat8, Name: "x"}
 	plan := &exec.HashAgg{
-		Input: &exec.FuncScan{Name: "vals", Cols: cols, Produce: func(*exec.Context) ([]arrow.RecordBatch, error) {
+		Input: &exec.FuncScan{Name: "rows", Cols: tcols, Produce: func(*exec.Context) ([]arrow.RecordBatch, error) {
 			rec.Retain()
 			return []arrow.RecordBatch{rec}, nil
 		}},
-		Aggs: []exec.AggCall{{Fn: agg, Args: []expr.Expr{x}}},
-		Cols: []types.Column{{Name: fn, Type: types.TFloat8}},
+		Aggs: []exec.AggCall{{Fn: agg, Args: args}},
+		Cols: []types.Column{{Name: fn, Type: agg.Return}},
 	}
 	it, err := plan.Open(&exec.Context{Eval: &expr.Context{}})
 	if err != nil {
@@ -46,11 +62,14 @@ func batchVar(t *testing.T, fn string, vals []float64) cell {
 	defer it.Close()
 	b, err := it.Next()
 	if err != nil || b == nil || b.NumRows() != 1 {
-		t.Fatalf("batch %s over %v: %v rows, %v", fn, vals, b, err)
+		t.Fatalf("batch %s: %v rows, %v", fn, b, err)
 	}
 	col := b.Column(0)
-	if col.IsNull(0) {
+	switch {
+	case col.IsNull(0):
 		return nullCell
+	case col.DataType().ID() == arrow.INT64:
+		return intCell(col.(*array.Int64).Value(0))
 	}
 	return floatCell(col.(*array.Float64).Value(0))
 }
@@ -202,7 +221,7 @@ func TestFloatVarColMerge(t *testing.T) {
 }
 
 // varPropAggs are the variance family over float4 and float8, plain,
-// DISTINCT and filtered, for the state round trip (the HashAgg property
+// DISTINCT and filtered, and the corr/covar/regr family, for the state round trip (the HashAgg property
 // test compares with the batch engine exactly, which a recomputation in
 // value order need not match in the last bits).
 func varPropAggs(t *testing.T) []propAgg {
@@ -224,5 +243,108 @@ func varPropAggs(t *testing.T) []propAgg {
 				propAgg{call: exec.AggCall{Fn: agg, Args: []expr.Expr{col}, Filter: positive}})
 		}
 	}
+	for _, fn := range []string{"corr", "covar_samp", "regr_slope", "regr_count", "regr_intercept"} {
+		agg, err := exec.ResolveAggregate(fn, []types.T{types.TFloat8, types.TFloat8}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, x := propCol("f8"), expr.Expr(nil)
+		if x, err = expr.NewCast(propCol("i2"), types.TFloat8, true); err != nil {
+			t.Fatal(err)
+		}
+		aggs = append(aggs, propAgg{call: exec.AggCall{Fn: agg, Args: []expr.Expr{y, x}}},
+			propAgg{call: exec.AggCall{Fn: agg, Args: []expr.Expr{x, y}, Filter: positive}})
+	}
 	return aggs
+}
+
+// TestRegrColChangelog is TestFloatVarColChangelog for corr, covar_* and
+// regr_*: random changelogs of (y, x) pairs against the batch engine over
+// each group's live pairs.
+func TestRegrColChangelog(t *testing.T) {
+	domain := []float64{0, 0.25, -1.5, 2, 1e6, -3.75, 100.5, 7, math.Inf(1), math.NaN()}
+	fns := []string{"corr", "covar_pop", "covar_samp", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept",
+		"regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy"}
+	for _, fn := range fns {
+		for seed := int64(1); seed <= 3; seed++ {
+			t.Run(fmt.Sprintf("%s/seed=%d", fn, seed), func(t *testing.T) {
+				rng := rand.New(rand.NewSource(seed))
+				const ngroups = 3
+				appendOnly := seed == 1
+				c := newRegrCol(fn, appendOnly)
+				c.grow(ngroups)
+				live := make([][][2]float64, ngroups)
+				pick := func() float64 {
+					if rng.Intn(25) == 0 {
+						return domain[len(domain)-1-rng.Intn(2)]
+					}
+					return domain[rng.Intn(len(domain)-2)]
+				}
+				for step := 0; step < 150; step++ {
+					n := 1 + rng.Intn(6)
+					ys, xs := make([]float64, n), make([]float64, n)
+					gids, signs := make([]int32, n), make([]int64, n)
+					for i := range n {
+						g := rng.Intn(ngroups)
+						gids[i] = int32(g)
+						if !appendOnly && len(live[g]) > 0 && rng.Intn(3) == 0 {
+							k := rng.Intn(len(live[g]))
+							ys[i], xs[i], signs[i] = live[g][k][0], live[g][k][1], -1
+							live[g] = append(live[g][:k], live[g][k+1:]...)
+							continue
+						}
+						ys[i], xs[i], signs[i] = pick(), pick(), 1
+						live[g] = append(live[g], [2]float64{ys[i], xs[i]})
+					}
+					ya, xa := floatArray(ys, nil), floatArray(xs, nil)
+					if err := c.updateMulti(ya, []arrow.Array{xa}, gids, signs); err != nil {
+						t.Fatal(err)
+					}
+					ya.Release()
+					xa.Release()
+					got := make([]cell, ngroups)
+					if err := c.results([]int32{0, 1, 2}, got); err != nil {
+						t.Fatal(err)
+					}
+					for g := range ngroups {
+						var wy, wx []float64
+						for _, p := range live[g] {
+							wy, wx = append(wy, p[0]), append(wx, p[1])
+						}
+						want := batchAgg(t, fn, wy, wx)
+						if ok := got[g] == want || (!appendOnly && near(got[g], want)); !ok {
+							t.Fatalf("step %d group %d over %v: got %+v, want %+v", step, g, live[g], got[g], want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestFloatVarColFiniteGone: a group whose finite values all leave while
+// an infinity stays, then takes a new value and loses the infinity, has
+// the new value's variance only.
+func TestFloatVarColFiniteGone(t *testing.T) {
+	c := newFloatVarCol("var_pop", false)
+	c.grow(1)
+	step := func(v float64, sign int64) {
+		arr := floatArray([]float64{v}, nil)
+		defer arr.Release()
+		if err := c.update(arr, []int32{0}, []int64{sign}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(1, 1)
+	step(math.Inf(1), 1)
+	step(1, -1)
+	step(2, 1)
+	step(math.Inf(1), -1)
+	got := make([]cell, 1)
+	if err := c.results([]int32{0}, got); err != nil {
+		t.Fatal(err)
+	}
+	if want := floatCell(0); got[0] != want {
+		t.Fatalf("var_pop over {2}: got %v, want 0", floatOf(got[0]))
+	}
 }

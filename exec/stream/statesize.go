@@ -48,8 +48,11 @@ func distinctBytes(aggs []aggCol) int64 {
 		if c, ok := a.(*collectCol); ok {
 			n += c.stateBytes()
 		}
-		if c, ok := a.(*floatVarCol); ok {
-			n += c.entries * (8 + 8) // a kept value and its row count
+		if c, ok := a.(*floatVarCol); ok && c.keep != nil {
+			n += c.keep.entries * (8 + 8) // a kept value and its row count
+		}
+		if c, ok := a.(*regrCol); ok && c.keep != nil {
+			n += c.keep.entries * (16 + 8) // a kept pair and its row count
 		}
 	}
 	return n
