@@ -182,6 +182,9 @@ func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr
 	if specs, final, ok, err := lowerStat(call); ok { // stream_aggvar.go
 		return specs, final, err
 	}
+	if specs, final, ok, err := lowerJSON(call); ok { // stream_aggjson.go
+		return specs, final, err
+	}
 	sp, err := stream.AggSpecFor(call)
 	if err != nil {
 		return nil, nil, err
