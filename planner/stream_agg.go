@@ -67,6 +67,11 @@ func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
 		// Closed like a window (stream_eowc.go): each group goes out once.
 		s.windowAggs++
 		o.appendOnly = true
+	} else if _, set := x.in.(*lShared); set && s.emit.Mode == stream.EmitOnWindowClose {
+		// a grouping set without the window (the grand total of ROLLUP
+		// (window_start, ...)) never closes
+		return sout{}, notInMV("EMIT ON WINDOW CLOSE with a grouping set that does not group by the window").
+			WithHint("Keep the window in every grouping set: GROUP BY window_start, ROLLUP (...).")
 	}
 	if la.identity() {
 		return o, nil

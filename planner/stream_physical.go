@@ -234,10 +234,15 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 	case *lRecursive:
 		return sout{}, notInMV("WITH RECURSIVE")
 	case *lShared:
-		if x.twice {
-			return s.node(x.in, need)
+		if x.key != nil { // a WITH query computed once per execution (volatile)
+			return sout{}, notInMV("a WITH query with volatile functions")
 		}
-		return sout{}, notInMV("GROUPING SETS, ROLLUP or CUBE")
+		// each parent plans its own copy: an input read twice (NOT IN),
+		// or the one input of every grouping set (GROUPING SETS, ROLLUP,
+		// CUBE: a union of one aggregation per set), whose scans are then
+		// read once (shareSources) and equal stateful subtrees computed
+		// once (shareSubtrees)
+		return s.node(x.in, need)
 	case *lApply:
 		return sout{}, notInMV("a LATERAL subquery beyond projections and filters")
 	}

@@ -251,6 +251,8 @@ func windowAggInput(x *lAgg) (*lTimeWindow, []expr.Expr, []exec.AggCall, bool) {
 		switch p := n.(type) {
 		case *lTimeWindow:
 			return p, groups, aggs, true
+		case *lShared: // the input of every grouping set
+			n = p.in
 		case *lProject:
 			def := make(map[int]expr.Expr, len(p.ids))
 			for i, id := range p.ids {
