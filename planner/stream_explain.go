@@ -236,6 +236,10 @@ func aggState(a stream.AggSpec, appendOnly bool) string {
 		return "count, sum and sum of squared deviations"
 	case a.Kind == stream.AggRegr:
 		return "count, sums and sums of deviations"
+	case a.Kind == stream.AggBitXor, (a.Kind == stream.AggBitAnd || a.Kind == stream.AggBitOr) && appendOnly:
+		return "count and running " + a.String()
+	case a.Kind == stream.AggBitAnd, a.Kind == stream.AggBitOr:
+		return "count and per-bit counts"
 	case (a.Kind == stream.AggMin || a.Kind == stream.AggMax) && appendOnly:
 		return "running " + a.String()
 	case a.Arg != nil: // min, max: every value with its count, so deletes stay exact

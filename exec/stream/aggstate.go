@@ -38,10 +38,13 @@ const (
 	AggPercentileDisc                // percentile_disc(f) WITHIN GROUP (ORDER BY x): x's type, or its array
 	AggMode                          // mode() WITHIN GROUP (ORDER BY x): x's type
 	AggRegr                          // Name(y, x) over float8: corr, covar_*, regr_* (float8; regr_count int8) (aggregr.go)
+	AggBitAnd                        // bit_and(x) over int2/int4/int8: the same type (aggbit.go)
+	AggBitOr                         // bit_or(x)
+	AggBitXor                        // bit_xor(x)
 )
 
 var aggNames = [...]string{"count", "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "string_agg", "array_agg",
-	"var_samp", "var_pop", "stddev_samp", "stddev_pop", "percentile_cont", "percentile_disc", "mode", "regr"}
+	"var_samp", "var_pop", "stddev_samp", "stddev_pop", "percentile_cont", "percentile_disc", "mode", "regr", "bit_and", "bit_or", "bit_xor"}
 
 // AggSpec is one aggregate of a HashAgg: its function and its argument
 // (nil for count(*)). An AggSpec is immutable.
@@ -175,6 +178,10 @@ func (s AggSpec) ResultType() (types.T, error) {
 		if t.IsFloat() { // integers and numeric: the planner's count and sums
 			return types.TFloat8, nil
 		}
+	case AggBitAnd, AggBitOr, AggBitXor:
+		if t.IsInteger() {
+			return t.WithTypmod(-1), nil
+		}
 	case AggRegr:
 		if t.Kind == types.Float8 && s.Arg2 != nil && s.Arg2.Type().Kind == types.Float8 {
 			if s.Name == "regr_count" {
@@ -236,6 +243,12 @@ func AggSpecFor(call exec.AggCall) (AggSpec, error) {
 		spec.Kind = AggStddevPop
 	case "percentile_cont", "percentile_disc", "mode":
 		return orderedSpecFor(call, spec) // aggordered.go
+	case "bit_and":
+		spec.Kind = AggBitAnd
+	case "bit_or":
+		spec.Kind = AggBitOr
+	case "bit_xor":
+		spec.Kind = AggBitXor
 	case "corr", "covar_pop", "covar_samp", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept",
 		"regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy":
 		if call.Distinct {
@@ -339,6 +352,8 @@ func newAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
 		return newOrderedSetCol(s, t) // every value, whatever the input
 	case AggRegr:
 		c = newRegrCol(s.Name, appendOnly)
+	case AggBitAnd, AggBitOr, AggBitXor:
+		c = newBitCol(map[AggKind]byte{AggBitAnd: '&', AggBitOr: '|', AggBitXor: '^'}[s.Kind], t, appendOnly)
 	case AggStringAgg, AggArrayAgg:
 		if s.Distinct {
 			return nil, pgerr.Unsupported("%s(DISTINCT ...) is not supported in streaming queries", aggNames[s.Kind])

@@ -184,6 +184,10 @@ func propAggs(t *testing.T) []propAgg {
 		aggs = append(aggs, propAgg{call: exec.AggCall{Fn: fn, Args: []expr.Expr{propCol("txt"), sep}, Filter: f,
 			OrderBy: []exec.SortKey{{E: propCol("txt"), Desc: f != nil}}}})
 	}
+	for _, c := range []string{"i2", "i4", "i8"} {
+		aggs = append(aggs, call("bit_and", c, false, nil), call("bit_or", c, false, nil), call("bit_xor", c, false, nil),
+			call("bit_or", c, true, positive), call("bit_xor", c, true, nil))
+	}
 	return append(aggs, orderedPropAggs(t, positive)...)
 }
 
