@@ -244,7 +244,14 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 		// once (shareSubtrees)
 		return s.node(x.in, need)
 	case *lApply:
-		return sout{}, notInMV("a LATERAL subquery beyond projections and filters")
+		if j, ok, err := s.lateralJoin(x); ok || err != nil { // stream_lateral.go
+			if err != nil {
+				return sout{}, err
+			}
+			return s.node(j, need)
+		}
+		return sout{}, notInMV("this LATERAL subquery").
+			WithHint("A materialized view takes LATERAL subqueries correlated by equalities (inner.k = outer.k) made of projections, filters, ORDER BY ... LIMIT, or one aggregate level without GROUP BY.")
 	}
 	return sout{}, pgerr.Internal("stream: unknown logical node %T", n)
 }

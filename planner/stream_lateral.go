@@ -1,0 +1,360 @@
+package planner
+
+import (
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// LATERAL subqueries in materialized views. A LATERAL subquery correlated
+// only by equalities between its rows and the row before it,
+//
+//	left, LATERAL (SELECT ... FROM r WHERE r.k = left.k AND <local>
+//	               [ORDER BY o LIMIT n [OFFSET m]]) x
+//
+// is a join on those keys: with an aggregate and no GROUP BY, of the
+// aggregate grouped by the keys (lateralAgg); with LIMIT, of the rows numbered m+1 to m+n per
+// key in the order o (row_number() OVER (PARTITION BY r.k ORDER BY o),
+// which the streaming planner makes a top-N per key); without, of r's
+// rows. A LEFT JOIN LATERAL ... ON c is the left join on the keys and c.
+// The subquery's select list is computed over the join (it may read the
+// left row's columns, except in a LEFT JOIN, where a left row without
+// matches must read NULLs). GROUP BY, HAVING, DISTINCT, windows or set
+// operations inside, and correlations other than equalities, stay refused.
+
+// keyPair is one correlation r.k = left.k: the inner side computed as
+// column id of the rewritten subquery, and the outer expression.
+type keyPair struct {
+	id    int
+	outer expr.Expr
+}
+
+// lateralJoin returns x as a join, or ok false when x does not have the
+// shape above.
+func (s *streamPlanner) lateralJoin(x *lApply) (lnode, bool, error) {
+	if x.kind != exec.InnerJoin && x.kind != exec.LeftJoin {
+		return nil, false, nil
+	}
+	left := idSet(x.left.outIDs())
+	reads := func(e expr.Expr) bool {
+		for id := range refsOf(e) {
+			if left[id] {
+				return true
+			}
+		}
+		return false
+	}
+	top := x.right
+	var proj *lProject
+	if p, ok := top.(*lProject); ok {
+		proj, top = p, p.in
+		for { // projections over projections: one, the inner inlined
+			q, ok := top.(*lProject)
+			if !ok {
+				break
+			}
+			merged, err := inlineProject(proj, q)
+			if err != nil {
+				return nil, true, err
+			}
+			proj, top = merged, q.in
+		}
+		for _, e := range proj.exprs {
+			if reads(e) && x.kind == exec.LeftJoin {
+				return nil, false, nil
+			}
+		}
+	}
+	if a, ok := top.(*lAgg); ok {
+		return s.lateralAgg(x, proj, a, left, reads)
+	}
+	var lim *lLimit
+	var order []exec.SortKey
+	if l, ok := top.(*lLimit); ok {
+		srt, sorted := l.in.(*lSort)
+		if !sorted || len(l.ties) > 0 || reads(l.limit) || reads(l.offset) {
+			return nil, false, nil // a top-N needs an order
+		}
+		lim, order, top = l, srt.keys, srt.in
+	} else if srt, ok := top.(*lSort); ok {
+		top = srt.in // an order without a limit changes no row
+	}
+	for _, k := range order {
+		if reads(k.E) {
+			return nil, false, nil
+		}
+	}
+	in, pairs, ok, err := s.pullKeys(top, left, reads)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	right := in
+	if lim != nil {
+		if right, ok, err = s.topPerKey(in, pairs, order, lim); !ok || err != nil {
+			return nil, ok, err
+		}
+	}
+	j := &lJoin{left: x.left, right: right, kind: x.kind}
+	for _, p := range pairs {
+		c, err := expr.NewBinary("=", p.outer, s.b.colRef(p.id))
+		if err != nil {
+			return nil, true, err
+		}
+		j.conds = append(j.conds, c)
+	}
+	j.conds = append(j.conds, x.conds...)
+	out := &lProject{in: j}
+	for _, id := range x.left.outIDs() {
+		out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(id))
+	}
+	if proj != nil {
+		out.ids, out.exprs = append(out.ids, proj.ids...), append(out.exprs, proj.exprs...)
+	} else {
+		for _, id := range x.right.outIDs() {
+			out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(id))
+		}
+	}
+	return out, true, nil
+}
+
+// lateralAgg is lateralJoin for an aggregate without GROUP BY (one row
+// for every left row): the aggregate grouped by the keys, left-joined, as
+// a correlated scalar subquery (stream_corrscalar.go); over no rows count
+// and regr_count read 0, the others NULL. Only with an ON condition that
+// is always true: a false one must make even count NULL.
+func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, left map[int]bool, reads func(expr.Expr) bool) (lnode, bool, error) {
+	if len(a.groups) > 0 || len(a.aggs) == 0 {
+		return nil, false, nil
+	}
+	for _, c := range x.conds {
+		if k, ok := c.(*expr.Const); !ok || k.V != true {
+			return nil, false, nil
+		}
+	}
+	for _, e := range nodeExprs(a) {
+		if e != nil && reads(e) {
+			return nil, false, nil
+		}
+	}
+	in, pairs, ok, err := s.pullKeys(a.in, left, reads)
+	if !ok || err != nil || len(pairs) == 0 {
+		return nil, false, err
+	}
+	g := &lAgg{in: in, aggIDs: a.aggIDs, aggs: a.aggs}
+	j := &lJoin{left: x.left, right: g, kind: exec.LeftJoin}
+	for _, p := range pairs {
+		id := s.b.newCol("lateral_key", "", p.outer.Type())
+		g.groups, g.groupIDs = append(g.groups, s.b.colRef(p.id)), append(g.groupIDs, id)
+		c, err := expr.NewBinary("=", p.outer, s.b.colRef(id))
+		if err != nil {
+			return nil, true, err
+		}
+		j.conds = append(j.conds, c)
+	}
+	counts := map[int]bool{}
+	for i, c := range a.aggs {
+		if c.Fn != nil && (c.Fn.Name == "count" || c.Fn.Name == "regr_count") {
+			counts[a.aggIDs[i]] = true
+		}
+	}
+	zero := func(e expr.Expr) (expr.Expr, error) {
+		return transform(e, func(x expr.Expr) (expr.Expr, bool, error) {
+			r, ok := x.(*expr.ColRef)
+			if !ok || !counts[r.Idx] {
+				return x, false, nil
+			}
+			c, err := expr.NewCoalesce([]expr.Expr{r, &expr.Const{V: int64(0), T: types.TInt8}})
+			return c, true, err
+		})
+	}
+	out := &lProject{in: j}
+	for _, id := range x.left.outIDs() {
+		out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(id))
+	}
+	ids, exprs := a.aggIDs, []expr.Expr(nil)
+	if proj != nil {
+		ids, exprs = proj.ids, proj.exprs
+	} else {
+		for _, id := range ids {
+			exprs = append(exprs, s.b.colRef(id))
+		}
+	}
+	for i, e := range exprs {
+		z, err := zero(e)
+		if err != nil {
+			return nil, true, err
+		}
+		out.ids, out.exprs = append(out.ids, ids[i]), append(out.exprs, z)
+	}
+	return out, true, nil
+}
+
+// pullKeys returns n without its correlations (conditions reading the
+// left ids), each inner side now an output column, or ok false when n
+// reads the left row otherwise. n is a chain of projections and filters
+// (or a scan's filter) over a subtree that does not read the left row.
+func (s *streamPlanner) pullKeys(n lnode, left map[int]bool, reads func(expr.Expr) bool) (lnode, []keyPair, bool, error) {
+	// split separates the correlations among conds, adding their inner
+	// sides over the input ids as new columns of a projection over base.
+	split := func(conds []expr.Expr, make func([]expr.Expr) lnode) (lnode, []keyPair, bool, error) {
+		var local, inner []expr.Expr
+		var pairs []keyPair
+		for _, c := range conds {
+			if !reads(c) {
+				local = append(local, c)
+				continue
+			}
+			a, b, ok := joinEquality(c)
+			if !ok {
+				return nil, nil, false, nil
+			}
+			if reads(a) {
+				a, b = b, a
+			}
+			if reads(a) || !onlyReads(b, left) {
+				return nil, nil, false, nil
+			}
+			inner = append(inner, a)
+			pairs = append(pairs, keyPair{id: s.b.newCol("lateral_key", "", a.Type()), outer: b})
+		}
+		out := make(local)
+		if len(pairs) == 0 {
+			return out, nil, true, nil
+		}
+		p := &lProject{in: out}
+		for _, id := range out.outIDs() {
+			p.ids, p.exprs = append(p.ids, id), append(p.exprs, s.b.colRef(id))
+		}
+		for i, k := range pairs {
+			p.ids, p.exprs = append(p.ids, k.id), append(p.exprs, inner[i])
+		}
+		return p, pairs, true, nil
+	}
+	switch x := n.(type) {
+	case *lScan:
+		return split(x.filter, func(local []expr.Expr) lnode {
+			c := *x
+			c.filter = local
+			return &c
+		})
+	case *lFilter:
+		in, below, ok, err := s.pullKeys(x.in, left, reads)
+		if !ok || err != nil {
+			return nil, nil, ok, err
+		}
+		out, mine, ok, err := split(x.conds, func(local []expr.Expr) lnode {
+			if len(local) == 0 {
+				return in
+			}
+			return &lFilter{in: in, conds: local}
+		})
+		return out, append(below, mine...), ok, err
+	case *lProject:
+		for _, e := range x.exprs {
+			if reads(e) {
+				return nil, nil, false, nil
+			}
+		}
+		in, below, ok, err := s.pullKeys(x.in, left, reads)
+		if !ok || err != nil {
+			return nil, nil, ok, err
+		}
+		p := &lProject{in: in, ids: append([]int(nil), x.ids...), exprs: append([]expr.Expr(nil), x.exprs...)}
+		for _, k := range below { // the keys pass through
+			p.ids, p.exprs = append(p.ids, k.id), append(p.exprs, s.b.colRef(k.id))
+		}
+		return p, below, true, nil
+	}
+	if readsAny(n, left) { // lateral.go
+		return nil, nil, false, nil
+	}
+	return n, nil, true, nil
+}
+
+// topPerKey numbers in's rows per key in order and keeps those lim
+// selects (row_number() in (offset, offset + limit], both constants).
+func (s *streamPlanner) topPerKey(in lnode, pairs []keyPair, order []exec.SortKey, lim *lLimit) (lnode, bool, error) {
+	bound := func(e expr.Expr) (int64, bool, error) {
+		if e == nil {
+			return 0, true, nil
+		}
+		f, err := expr.Fold(&expr.Context{}, e)
+		if err != nil {
+			return 0, false, err
+		}
+		k, ok := f.(*expr.Const)
+		if !ok {
+			return 0, false, nil
+		}
+		v, ok := k.V.(int64)
+		return v, ok && v >= 0, nil
+	}
+	n, ok, err := bound(lim.limit)
+	if !ok || err != nil || lim.limit == nil {
+		return nil, false, err
+	}
+	off, ok, err := bound(lim.offset)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	fn, err := exec.ResolveWindow("row_number", nil, false)
+	if err != nil {
+		return nil, true, err
+	}
+	call := exec.WindowCall{Fn: fn, OrderBy: order,
+		Frame: exec.Frame{Mode: exec.FrameRange, Start: exec.FrameBound{Kind: exec.UnboundedPreceding}, End: exec.FrameBound{Kind: exec.CurrentRow}}}
+	for _, p := range pairs {
+		call.PartitionBy = append(call.PartitionBy, s.b.colRef(p.id))
+	}
+	rn := s.b.newCol("row_number", "", types.TInt8)
+	w := &lWindow{in: in, ids: []int{rn}, calls: []exec.WindowCall{call}}
+	hi, err := expr.NewBinary("<=", s.b.colRef(rn), &expr.Const{V: off + n, T: types.TInt8})
+	if err != nil {
+		return nil, true, err
+	}
+	conds := []expr.Expr{hi}
+	if off > 0 {
+		lo, err := expr.NewBinary(">", s.b.colRef(rn), &expr.Const{V: off, T: types.TInt8})
+		if err != nil {
+			return nil, true, err
+		}
+		conds = append(conds, lo)
+	}
+	return &lFilter{in: w, conds: conds}, true, nil
+}
+
+// onlyReads reports whether e reads ids of set only (and some).
+func onlyReads(e expr.Expr, set map[int]bool) bool {
+	r := refsOf(e)
+	for id := range r {
+		if !set[id] {
+			return false
+		}
+	}
+	return len(r) > 0
+}
+
+// inlineProject is outer computed over inner's input: outer's references
+// to inner's columns replaced by their expressions.
+func inlineProject(outer, inner *lProject) (*lProject, error) {
+	def := make(map[int]expr.Expr, len(inner.ids))
+	for i, id := range inner.ids {
+		def[id] = inner.exprs[i]
+	}
+	out := &lProject{in: inner.in, ids: outer.ids}
+	for _, e := range outer.exprs {
+		r, err := transform(e, func(x expr.Expr) (expr.Expr, bool, error) {
+			if c, ok := x.(*expr.ColRef); ok {
+				if d, found := def[c.Idx]; found {
+					return d, true, nil
+				}
+			}
+			return x, false, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.exprs = append(out.exprs, r)
+	}
+	return out, nil
+}
