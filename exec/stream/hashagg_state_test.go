@@ -202,7 +202,7 @@ func runCkAgg(t *testing.T, h *HashAgg, in []Message, from int, st memState, ful
 }
 
 func TestHashAggCheckpointRestore(t *testing.T) {
-	aggs := propAggs(t)
+	aggs := append(propAggs(t), varPropAggs(t)...)
 	seeds, epochs := 6, 30
 	if testing.Short() {
 		seeds, epochs = 2, 20

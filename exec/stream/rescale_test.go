@@ -262,7 +262,7 @@ func checkRescaleN(t *testing.T, node Node, keys [][]int, ts []types.T, gen func
 }
 
 func TestHashAggRescale(t *testing.T) {
-	aggs := propAggs(t)
+	aggs := append(propAggs(t), varPropAggs(t)...)
 	seeds, epochs := 3, 20
 	if testing.Short() {
 		seeds, epochs = 1, 12
