@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -54,6 +55,19 @@ type Store struct {
 	prefix string // "" or ending in "/"
 	// Logf logs recovery fallbacks (nil: none).
 	Logf func(format string, args ...any)
+
+	mu sync.Mutex
+	// written are the last manifests this store committed (by key), which
+	// Collect reads from memory instead of the store: a commit's garbage
+	// collection needs the new manifest and the one before, both written
+	// here on a steady coordinator.
+	written [2]writtenManifest
+}
+
+// writtenManifest is a manifest Commit wrote.
+type writtenManifest struct {
+	key string
+	m   *Manifest
 }
 
 // Open makes a store for u with the standard AWS configuration from the
@@ -190,6 +204,9 @@ func (s *Store) Commit(ctx context.Context, f Committer, m Manifest) (cluster.Po
 	if err := s.put(ctx, key, data); err != nil {
 		return cluster.Pointer{}, fmt.Errorf("objstore: epoch %d not committed: %w", m.Epoch, err)
 	}
+	s.mu.Lock()
+	s.written[0], s.written[1] = s.written[1], writtenManifest{key: key, m: &m}
+	s.mu.Unlock()
 	failpoint.Hit(failpoint.CoordinatorAfterManifest, "checkpoint %d", m.Epoch)
 	return f.CommitPointer(ctx, m.Epoch, key)
 }
@@ -214,6 +231,20 @@ func (s *Store) ReadManifest(ctx context.Context, key string) (*Manifest, error)
 		return nil, fmt.Errorf("%w: manifest %s: %v", ErrCorrupt, key, err)
 	}
 	return m, nil
+}
+
+// collectManifest is the manifest at key for Collect: one this store
+// wrote, from memory, else read from the store.
+func (s *Store) collectManifest(ctx context.Context, key string) (*Manifest, error) {
+	s.mu.Lock()
+	for _, w := range s.written {
+		if w.key == key && w.m != nil {
+			s.mu.Unlock()
+			return w.m, nil
+		}
+	}
+	s.mu.Unlock()
+	return s.ReadManifest(ctx, key)
 }
 
 // Checkpoint is a committed checkpoint read back: its manifest and every
@@ -300,7 +331,7 @@ func (s *Store) Collect(ctx context.Context, p cluster.Pointer) ([]uint64, error
 		if key == "" {
 			continue
 		}
-		m, err := s.ReadManifest(ctx, key)
+		m, err := s.collectManifest(ctx, key)
 		if err != nil {
 			return nil, fmt.Errorf("objstore: collect: %w", err)
 		}

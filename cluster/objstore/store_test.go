@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -279,5 +280,34 @@ func TestCollectChains(t *testing.T) {
 	left, err := s.listEpochs(ctx)
 	if err != nil || fmt.Sprint(left) != "[3 4 5 6]" {
 		t.Fatalf("epochs left %v (%v)", left, err)
+	}
+}
+
+// TestCollectReadsNoManifestItWrote: a coordinator's garbage collection
+// after a commit takes the new manifest and the previous one from memory,
+// so it does not read them back (and does not race a restart reading
+// them); a store that did not write them reads them.
+func TestCollectReadsNoManifestItWrote(t *testing.T) {
+	e := setup(t)
+	s := e.store
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for epoch := uint64(1); epoch <= 2; epoch++ {
+		if _, err := s.Commit(ctx, e.fence, Manifest{Epoch: epoch, Objects: upload(t, ctx, s, epoch, "x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := pointer(t, ctx, e.fence)
+	e.s3.Faults.SetMethod(http.MethodGet, clustertest.FaultFail, "/MANIFEST")
+	defer e.s3.Faults.Set(clustertest.FaultNone, "")
+	if _, err := s.Collect(ctx, p); err != nil {
+		t.Fatalf("Collect read a manifest it wrote: %v", err)
+	}
+	other, err := Open(ctx, cluster.CheckpointURL{Bucket: "ckpt", Prefix: "prod/c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Collect(ctx, p); err == nil {
+		t.Fatal("a store that wrote no manifest collected without reading them")
 	}
 }
