@@ -56,6 +56,17 @@ var corpus = []viewDef{
 	{name: "agg_string_agg", query: "SELECT g, string_agg(s, ',' ORDER BY s) AS ss, string_agg(s, s ORDER BY v DESC, s, a.id) AS sv FROM a JOIN b ON a.k = b.k GROUP BY g"},
 	{name: "agg_array_agg", query: "SELECT g, array_agg(id ORDER BY id) AS ids, array_agg(n ORDER BY id DESC) FILTER (WHERE k > 1) AS ns FROM a GROUP BY g"},
 	{name: "agg_of_agg", query: "SELECT c, count(*) AS groups FROM (SELECT k, count(*) AS c FROM b GROUP BY k) t GROUP BY c"},
+	{name: "agg_stats", query: "SELECT g, stddev(k) AS sk, var_pop(n) AS vn, variance(f) AS vf, stddev_pop(f) FILTER (WHERE k > 1) AS sf FROM a GROUP BY g"},
+	// corr of integers: over floats whose group holds one repeated value
+	// the sum of squared deviations is rounding, not 0, and corr divides
+	// by it (noise in PostgreSQL too, differing with the order of rows)
+	{name: "agg_regr", query: "SELECT s, corr(v, k) AS r, regr_slope(f, k) AS sl, regr_count(v, k) AS rc, covar_samp(k, f) AS cs, regr_intercept(v, k) AS ic FROM b GROUP BY s"},
+	{name: "agg_pct", query: "SELECT g, percentile_cont(0.5) WITHIN GROUP (ORDER BY f) AS p50, percentile_disc(0.9) WITHIN GROUP (ORDER BY n DESC) AS d90, " +
+		"mode() WITHIN GROUP (ORDER BY k) AS mk, percentile_disc(ARRAY[0.25, 0.75]) WITHIN GROUP (ORDER BY ts) AS qs FROM a GROUP BY g"},
+	{name: "agg_bits", query: "SELECT s, bit_and(v) AS ba, bit_or(k) AS bo, bit_xor(v) AS bx FROM b GROUP BY s"},
+	{name: "agg_json", query: "SELECT g, json_agg(k ORDER BY id) AS ks, jsonb_object_agg(id, n) AS o FROM a GROUP BY g"},
+	{name: "agg_rollup", query: "SELECT g, k, count(*) AS c, sum(n) AS sn, GROUPING(g, k) AS gg FROM a GROUP BY ROLLUP (g, k)"},
+	{name: "agg_cube", query: "SELECT s, k % 2 AS p, max(v) AS mv FROM b GROUP BY CUBE (s, k % 2)"},
 
 	// DISTINCT
 	{name: "dist", query: "SELECT DISTINCT k, g FROM a"},
@@ -121,6 +132,12 @@ var corpus = []viewDef{
 	{name: "uni", query: "SELECT k FROM a UNION SELECT k FROM b UNION SELECT w FROM c"},
 	{name: "set_intersect", query: "SELECT k, g FROM a INTERSECT SELECT k, s FROM b"},
 	{name: "set_except", query: "SELECT k FROM a EXCEPT SELECT w FROM c WHERE g IS NOT NULL"},
+	{name: "set_intersect_all", query: "SELECT k, g FROM a INTERSECT ALL SELECT w, g FROM c"},
+	{name: "set_except_all", query: "SELECT k FROM a EXCEPT ALL SELECT k FROM b"},
+
+	// LATERAL subqueries correlated by equalities
+	{name: "lat_top", query: "SELECT c.id, x.v, x.s FROM c, LATERAL (SELECT v, s FROM b WHERE b.k = c.w ORDER BY v DESC, s LIMIT 2) x"},
+	{name: "lat_agg", query: "SELECT c.id, x.n, x.m FROM c LEFT JOIN LATERAL (SELECT count(*) AS n, max(v) AS m FROM b WHERE b.k = c.w) x ON true"},
 
 	// top-N
 	{name: "topn", query: "SELECT id, k, g FROM a ORDER BY k DESC NULLS LAST, id LIMIT 3"},
