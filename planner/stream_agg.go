@@ -190,6 +190,9 @@ func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr
 	if specs, final, ok, err := lowerJSON(call); ok { // stream_aggjson.go
 		return specs, final, err
 	}
+	if specs, final, ok, err := lowerHypothetical(call); ok { // stream_agghypo.go
+		return specs, final, err
+	}
 	sp, err := stream.AggSpecFor(call)
 	if err != nil {
 		return nil, nil, err

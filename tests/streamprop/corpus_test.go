@@ -63,6 +63,7 @@ var corpus = []viewDef{
 	{name: "agg_regr", query: "SELECT s, corr(v, k) AS r, regr_slope(f, k) AS sl, regr_count(v, k) AS rc, covar_samp(k, f) AS cs, regr_intercept(v, k) AS ic FROM b GROUP BY s"},
 	{name: "agg_pct", query: "SELECT g, percentile_cont(0.5) WITHIN GROUP (ORDER BY f) AS p50, percentile_disc(0.9) WITHIN GROUP (ORDER BY n DESC) AS d90, " +
 		"mode() WITHIN GROUP (ORDER BY k) AS mk, percentile_disc(ARRAY[0.25, 0.75]) WITHIN GROUP (ORDER BY ts) AS qs FROM a GROUP BY g"},
+	{name: "agg_hypo", query: "SELECT g, rank(2) WITHIN GROUP (ORDER BY k) AS r, cume_dist(1.5) WITHIN GROUP (ORDER BY n DESC) AS cd, dense_rank(3) WITHIN GROUP (ORDER BY k NULLS FIRST) AS d, percent_rank(0.2) WITHIN GROUP (ORDER BY f) AS pr FROM a GROUP BY g"},
 	{name: "agg_bits", query: "SELECT s, bit_and(v) AS ba, bit_or(k) AS bo, bit_xor(v) AS bx FROM b GROUP BY s"},
 	{name: "agg_json", query: "SELECT g, json_agg(k ORDER BY id) AS ks, jsonb_object_agg(id, n) AS o FROM a GROUP BY g"},
 	{name: "agg_rollup", query: "SELECT g, k, count(*) AS c, sum(n) AS sn, GROUPING(g, k) AS gg FROM a GROUP BY ROLLUP (g, k)"},
