@@ -279,10 +279,22 @@ func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, err
 		}
 		call.OrderBy = append(call.OrderBy, k)
 	}
+	if fc.AggDistinct && len(call.OrderBy) == 0 && orderSensitiveAggs[name] {
+		// PostgreSQL sorts a DISTINCT aggregate's input by its arguments
+		// to remove the duplicates, so the values come in that order
+		for _, a := range args {
+			call.OrderBy = append(call.OrderBy, exec.SortKey{E: a})
+		}
+	}
 	id := b.newCol(name, "", fn.Return)
 	l.aggs = append(l.aggs, aggItem{id: id, call: call})
 	return b.colRef(id), nil
 }
+
+// orderSensitiveAggs are the aggregates whose value depends on the order
+// of their input.
+var orderSensitiveAggs = map[string]bool{"string_agg": true, "array_agg": true, "json_agg": true, "jsonb_agg": true,
+	"json_object_agg": true, "jsonb_object_agg": true}
 
 // sortKey binds an ORDER BY item as an expression over the input.
 func (b *binder) sortKey(l *level, s *pg.SortBy) (exec.SortKey, error) {

@@ -61,6 +61,9 @@ type collectCol struct {
 	total  int64           // entries over all groups
 	bytes  int64           // estimated bytes of all entries' values
 	key    []byte          // scratch
+	// distinct: each identity (the arguments) goes into the value once,
+	// where it first comes in the order; the entries keep every row
+	distinct bool
 }
 
 // multiArgCol is an aggregate state with more inputs than one argument:
@@ -71,7 +74,7 @@ type multiArgCol interface {
 }
 
 func newCollectCol(s AggSpec, t types.T) *collectCol {
-	c := &collectCol{str: s.Kind == AggStringAgg, t: t, order: s.OrderBy}
+	c := &collectCol{str: s.Kind == AggStringAgg, t: t, order: s.OrderBy, distinct: s.Distinct}
 	if s.Sep != nil {
 		c.sepT = s.Sep.Type()
 	}
@@ -254,6 +257,22 @@ func (c *collectCol) results(gs []int32, out []cell) error {
 			out[i] = nullCell
 			continue
 		}
+		var seen map[string]bool
+		if c.distinct {
+			seen = map[string]bool{}
+		}
+		// again reports whether e's identity already went into the value
+		again := func(e *collectEntry) bool {
+			if seen == nil {
+				return false
+			}
+			c.key = c.identity(c.key[:0], e)
+			if seen[string(c.key)] {
+				return true
+			}
+			seen[string(c.key)] = true
+			return false
+		}
 		if c.str {
 			var sb strings.Builder
 			first := true
@@ -261,6 +280,9 @@ func (c *collectCol) results(gs []int32, out []cell) error {
 				for _, se := range blk {
 					for r := int64(0); r < se.n; r++ {
 						e := se.k
+						if again(e) {
+							continue
+						}
 						if !first && e.sep != nil {
 							s := textOf(e.sep)
 							if err := membudget.StringBuffer(int64(sb.Len()), int64(len(s))); err != nil {
@@ -284,7 +306,9 @@ func (c *collectCol) results(gs []int32, out []cell) error {
 		for _, blk := range grp.set.blocks {
 			for _, se := range blk {
 				for r := int64(0); r < se.n; r++ {
-					vals = append(vals, se.k.val)
+					if !again(se.k) {
+						vals = append(vals, se.k.val)
+					}
 				}
 			}
 		}
@@ -515,12 +539,16 @@ func collectSpecFor(call exec.AggCall, spec AggSpec) (AggSpec, error) {
 	if len(call.Args) != want {
 		return AggSpec{}, pgerr.Unsupported("%s with %d arguments is not supported in streaming queries", call.Fn.Name, len(call.Args))
 	}
-	if spec.Distinct {
-		return AggSpec{}, pgerr.Unsupported("%s(DISTINCT ...) is not supported in streaming queries", call.Fn.Name)
-	}
 	spec.Arg = call.Args[0]
 	if want == 2 {
 		spec.Sep = call.Args[1]
+	}
+	if spec.Distinct && len(spec.OrderBy) == 0 {
+		// PostgreSQL sorts a DISTINCT aggregate's input by its arguments
+		spec.OrderBy = []exec.SortKey{{E: spec.Arg}}
+		if spec.Sep != nil {
+			spec.OrderBy = append(spec.OrderBy, exec.SortKey{E: spec.Sep})
+		}
 	}
 	return checkedSpec(spec, call)
 }

@@ -355,10 +355,7 @@ func newAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
 	case AggBitAnd, AggBitOr, AggBitXor:
 		c = newBitCol(map[AggKind]byte{AggBitAnd: '&', AggBitOr: '|', AggBitXor: '^'}[s.Kind], t, appendOnly)
 	case AggStringAgg, AggArrayAgg:
-		if s.Distinct {
-			return nil, pgerr.Unsupported("%s(DISTINCT ...) is not supported in streaming queries", aggNames[s.Kind])
-		}
-		return newCollectCol(s, t), nil
+		return newCollectCol(s, t), nil // DISTINCT when its value is built
 	}
 	if c == nil {
 		return nil, pgerr.Internal("stream: no state for %s over %s", s, t)

@@ -184,6 +184,15 @@ func propAggs(t *testing.T) []propAgg {
 		aggs = append(aggs, propAgg{call: exec.AggCall{Fn: fn, Args: []expr.Expr{propCol("txt"), sep}, Filter: f,
 			OrderBy: []exec.SortKey{{E: propCol("txt"), Desc: f != nil}}}})
 	}
+	// DISTINCT, ordered by the arguments as the binder orders them
+	da := call("array_agg", "i4", true, nil)
+	da.call.OrderBy = []exec.SortKey{{E: propCol("i4")}}
+	dfn, err := exec.ResolveAggregate("string_agg", []types.T{types.TText, types.TText}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggs = append(aggs, da, propAgg{call: exec.AggCall{Fn: dfn, Args: []expr.Expr{propCol("txt"), sep}, Distinct: true,
+		OrderBy: []exec.SortKey{{E: propCol("txt"), Desc: true}}}})
 	for _, c := range []string{"i2", "i4", "i8"} {
 		aggs = append(aggs, call("bit_and", c, false, nil), call("bit_or", c, false, nil), call("bit_xor", c, false, nil),
 			call("bit_or", c, true, positive), call("bit_xor", c, true, nil))

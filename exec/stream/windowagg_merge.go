@@ -31,6 +31,9 @@ type mergeCol interface {
 // per group (winDistinctCol) so that a group can be merged and reset while
 // it still holds rows.
 func newWinAggCol(s AggSpec, t types.T, appendOnly bool) (aggCol, error) {
+	if s.Kind == AggStringAgg || s.Kind == AggArrayAgg {
+		return newAggCol(s, t, appendOnly) // DISTINCT when its value is built
+	}
 	base := s
 	base.Distinct = false
 	c, err := newAggCol(base, t, appendOnly)
