@@ -184,14 +184,10 @@ func colAt(cols []types.Column, i int) expr.Expr {
 // stream.AggSpecFor gives PostgreSQL's result types; a result type that
 // differs only in its modifier is cast).
 func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr, error), error) {
-	if specs, final, ok, err := lowerStat(call); ok { // stream_aggvar.go
-		return specs, final, err
-	}
-	if specs, final, ok, err := lowerJSON(call); ok { // stream_aggjson.go
-		return specs, final, err
-	}
-	if specs, final, ok, err := lowerHypothetical(call); ok { // stream_agghypo.go
-		return specs, final, err
+	for _, lower := range aggLowerings {
+		if specs, final, ok, err := lower(call); ok {
+			return specs, final, err
+		}
 	}
 	sp, err := stream.AggSpecFor(call)
 	if err != nil {
@@ -212,6 +208,14 @@ func lowerAgg(call exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr
 		}
 		return e, nil
 	}, nil
+}
+
+// aggLowerings compute calls from other streaming aggregates: each says ok
+// for the calls it takes.
+var aggLowerings = []func(exec.AggCall) ([]stream.AggSpec, func([]expr.Expr) (expr.Expr, error), bool, error){
+	lowerStat,         // the variance family over integers and numeric (stream_aggvar.go)
+	lowerJSON,         // json_agg and its kin (stream_aggjson.go)
+	lowerHypothetical, // rank ... WITHIN GROUP (stream_agghypo.go)
 }
 
 // window plans row_number(), rank() or dense_rank() OVER (PARTITION BY p

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
@@ -86,20 +88,7 @@ func (s *streamPlanner) correlatedScalar(in lnode, sl *sublink) (lnode, expr.Exp
 	if err != nil {
 		return nil, nil, false, err
 	}
-	counts := map[int]bool{}
-	for i, c := range a.aggs {
-		if c.Fn != nil && c.Fn.Name == "count" {
-			counts[a.aggIDs[i]] = true
-		}
-	}
-	val, err = transform(val, func(x expr.Expr) (expr.Expr, bool, error) {
-		r, ok := x.(*expr.ColRef)
-		if !ok || !counts[r.Idx] {
-			return x, false, nil
-		}
-		c, err := expr.NewCoalesce([]expr.Expr{r, &expr.Const{V: int64(0), T: types.TInt8}})
-		return c, true, err
-	})
+	val, err = zeroOverNoRows(val, countIDs(a, "count"))
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -111,4 +100,29 @@ func (s *streamPlanner) correlatedScalar(in lnode, sl *sublink) (lnode, expr.Exp
 func onlyOuter(e expr.Expr) bool {
 	d, ok := outerDepth(e)
 	return ok && d == 1 && len(refsOf(e)) == 0
+}
+
+// countIDs are the output ids of a's aggregates named names (those that
+// are 0, not NULL, over no rows).
+func countIDs(a *lAgg, names ...string) map[int]bool {
+	ids := map[int]bool{}
+	for i, c := range a.aggs {
+		if c.Fn != nil && slices.Contains(names, c.Fn.Name) {
+			ids[a.aggIDs[i]] = true
+		}
+	}
+	return ids
+}
+
+// zeroOverNoRows coalesces e's references to the counts to 0: a
+// left-joined aggregation's row that no group matched reads them NULL.
+func zeroOverNoRows(e expr.Expr, counts map[int]bool) (expr.Expr, error) {
+	return transform(e, func(x expr.Expr) (expr.Expr, bool, error) {
+		r, ok := x.(*expr.ColRef)
+		if !ok || !counts[r.Idx] {
+			return x, false, nil
+		}
+		c, err := expr.NewCoalesce([]expr.Expr{r, &expr.Const{V: int64(0), T: types.TInt8}})
+		return c, true, err
+	})
 }

@@ -151,22 +151,7 @@ func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, left map[
 		}
 		j.conds = append(j.conds, c)
 	}
-	counts := map[int]bool{}
-	for i, c := range a.aggs {
-		if c.Fn != nil && (c.Fn.Name == "count" || c.Fn.Name == "regr_count") {
-			counts[a.aggIDs[i]] = true
-		}
-	}
-	zero := func(e expr.Expr) (expr.Expr, error) {
-		return transform(e, func(x expr.Expr) (expr.Expr, bool, error) {
-			r, ok := x.(*expr.ColRef)
-			if !ok || !counts[r.Idx] {
-				return x, false, nil
-			}
-			c, err := expr.NewCoalesce([]expr.Expr{r, &expr.Const{V: int64(0), T: types.TInt8}})
-			return c, true, err
-		})
-	}
+	counts := countIDs(a, "count", "regr_count") // stream_corrscalar.go
 	out := &lProject{in: j}
 	for _, id := range x.left.outIDs() {
 		out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(id))
@@ -180,7 +165,7 @@ func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, left map[
 		}
 	}
 	for i, e := range exprs {
-		z, err := zero(e)
+		z, err := zeroOverNoRows(e, counts)
 		if err != nil {
 			return nil, true, err
 		}

@@ -24,6 +24,7 @@ type bitCol struct {
 	v     []uint64 // xor, or the running and/or (append-only)
 	cnt   []int64  // and/or over an input that may retract: width counts per group
 	keep  bool
+	buf   []int64 // scratch: the words of a chunk's narrower integers
 }
 
 func newBitCol(op byte, t types.T, appendOnly bool) *bitCol {
@@ -52,8 +53,7 @@ func (c *bitCol) reset(g int32) {
 }
 
 func (c *bitCol) update(arg arrow.Array, gids []int32, signs []int64) error {
-	var buf []int64
-	vals := wordsOf(arg, &buf)
+	vals := wordsOf(arg, &c.buf)
 	if vals == nil && arg.Len() > 0 {
 		return pgerr.Internal("stream: bit aggregate over %s", arg.DataType())
 	}
@@ -78,18 +78,28 @@ func (c *bitCol) update(arg arrow.Array, gids []int32, signs []int64) error {
 			}
 		case sign < 0:
 			return pgerr.Internal("stream: bit aggregate over an append-only input got a retraction")
-		case c.n[g] == sign: // the group's first values
-			c.v[g] = v
-		case c.op == '&':
-			c.v[g] &= v
 		default:
-			c.v[g] |= v
+			c.fold(g, v, c.n[g] == sign) // first: the group's first values
 		}
 		if c.n[g] == 0 {
 			c.v[g] = 0
 		}
 	}
 	return nil
+}
+
+// fold combines v into group g's running value (first: it is the value).
+func (c *bitCol) fold(g int32, v uint64, first bool) {
+	switch {
+	case first:
+		c.v[g] = v
+	case c.op == '&':
+		c.v[g] &= v
+	case c.op == '|':
+		c.v[g] |= v
+	default:
+		c.v[g] ^= v
+	}
 }
 
 // value is group g's result bits (n > 0).
@@ -129,17 +139,7 @@ func (c *bitCol) merge(dst []int32, from aggCol, src []int32) error {
 		if f.n[s] == 0 {
 			continue
 		}
-		v := f.value(s)
-		switch {
-		case c.n[d] == 0:
-			c.v[d] = v
-		case c.op == '&':
-			c.v[d] &= v
-		case c.op == '|':
-			c.v[d] |= v
-		default:
-			c.v[d] ^= v
-		}
+		c.fold(d, f.value(s), c.n[d] == 0)
 		c.n[d] += f.n[s]
 	}
 	return nil

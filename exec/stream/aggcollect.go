@@ -543,13 +543,6 @@ func collectSpecFor(call exec.AggCall, spec AggSpec) (AggSpec, error) {
 	if want == 2 {
 		spec.Sep = call.Args[1]
 	}
-	if spec.Distinct && len(spec.OrderBy) == 0 {
-		// PostgreSQL sorts a DISTINCT aggregate's input by its arguments
-		spec.OrderBy = []exec.SortKey{{E: spec.Arg}}
-		if spec.Sep != nil {
-			spec.OrderBy = append(spec.OrderBy, exec.SortKey{E: spec.Sep})
-		}
-	}
 	return checkedSpec(spec, call)
 }
 

@@ -34,6 +34,7 @@ import (
 type sortedSet[K any] struct {
 	blocks [][]setEntry[K]
 	lasts  []K
+	keys   int // distinct keys, over the blocks
 }
 
 type setEntry[K any] struct {
@@ -55,6 +56,7 @@ func (s *sortedSet[K]) add(k K, sign int64, cmp func(a, b K) int, own func(K) K)
 		k = own(k)
 		s.blocks = append(s.blocks, []setEntry[K]{{k, 1}})
 		s.lasts = append(s.lasts, k)
+		s.keys++
 		return nil
 	}
 	// the first block whose last key is >= k, else the last block
@@ -93,6 +95,7 @@ func (s *sortedSet[K]) add(k K, sign int64, cmp func(a, b K) int, own func(K) K)
 			return nil
 		}
 		b = slices.Delete(b, lo, lo+1)
+		s.keys--
 		if len(b) == 0 {
 			s.blocks = slices.Delete(s.blocks, bi, bi+1)
 			s.lasts = slices.Delete(s.lasts, bi, bi+1)
@@ -105,6 +108,7 @@ func (s *sortedSet[K]) add(k K, sign int64, cmp func(a, b K) int, own func(K) K)
 		return errRetractAbsent
 	}
 	b = slices.Insert(b, lo, setEntry[K]{own(k), 1})
+	s.keys++
 	if len(b) > 2*setBlock {
 		tail := slices.Clone(b[setBlock:])
 		clear(b[setBlock:])
@@ -129,13 +133,7 @@ func (s *sortedSet[K]) extreme(max bool) (K, bool) {
 }
 
 // len is the number of distinct keys.
-func (s *sortedSet[K]) len() int {
-	n := 0
-	for _, b := range s.blocks {
-		n += len(b)
-	}
-	return n
-}
+func (s *sortedSet[K]) len() int { return s.keys }
 
 // each calls f with every key, in order, and its row count.
 func (s *sortedSet[K]) each(f func(k K, rows int64)) {

@@ -333,6 +333,7 @@ func loadSetState[K any](s *sortedSet[K], b []byte, dec func([]byte) (K, []byte,
 			return nil, errors.New("checkpointed min/max: keys out of order")
 		}
 		blk = append(blk, e)
+		s.keys++
 		if len(blk) == setBlock || i == n-1 {
 			s.blocks = append(s.blocks, blk)
 			s.lasts = append(s.lasts, blk[len(blk)-1].k)
