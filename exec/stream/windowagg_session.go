@@ -158,11 +158,13 @@ func keepSmall[T any](s []T) []T {
 // behind to pend.
 //
 // Over an append-only input (coalesce) a group holds rows of several
-// times of one session, and its time is the latest of them: a row after
-// the key's last time moves that time up to it when the time before is
-// still within the gap of the row, and a row between two times of one
-// session (within the gap of each other) joins the later one's group.
-// Either way the sessions the times make are the rows' sessions (each
+// times of one session, and its time is one of them (the latest, but for
+// the key's first group): a row after the key's last time moves that time
+// up to it when the time before is still within the gap of the row; a row
+// between two times of one session (within the gap of each other) joins
+// the later one's group; and a row before the key's first time, within
+// the gap of its second, moves the first time down to it (the first
+// group's rows lie between the two). Either way the sessions the times make are the rows' sessions (each
 // session's first and last row time is a time, and consecutive times of
 // a session stay within the gap), which is all a session's result and
 // a restore's rebuild need; a retraction, which would have to find its
@@ -189,6 +191,17 @@ func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, newTim
 	i, ok = sptFind(sk.pend, t)
 	if ok {
 		return sk.pend[i].g, false
+	}
+	if s.coalesce && len(sk.pend) == 0 && n >= 2 && pts[1].t-t < s.gap && t < pts[0].t {
+		// Before the key's first time, within the gap of its second: the
+		// first time moves down to the row, which joins its group. Over
+		// the readers of a split source this is nine in ten of q11's rows
+		// that make a group in pend; each made a group of its own before
+		// (q11 at two cores: 1.16 times less CPU).
+		first := &pts[0]
+		r.retime(first.g, t)
+		first.t = t
+		return first.g, true
 	}
 	g = s.newGroup(r, k, t)
 	sk.pend = slices.Insert(sk.pend, i, spt{t, g})
