@@ -48,14 +48,24 @@ type sessWin struct {
 }
 
 // skey is one key's sessions.
+//
+// A key's first times and session live in the skey itself (ptsIn, ssIn,
+// where pts and ss start): over an append-only input most keys keep two
+// times and one session (group), and a row's lookup then reads one object
+// instead of following two more pointers, each a cache miss on a state
+// that does not fit the cache (and, at two cores, often on the other
+// core's).
 type skey struct {
-	pts   []spt   // live times, ascending (with pend: all of them)
-	pend  []spt   // times added out of order, not yet merged into pts (settle)
-	ss    []span  // sessions, ascending, disjoint
-	out   []int32 // emitted entries, by start
-	sched int64   // the valid heap entry's time (MaxInt64: none)
+	pts   []spt  // live times, ascending (with pend: all of them)
+	ptsIn [2]spt // pts's first backing array
+	ss    []span // sessions, ascending, disjoint
+	ssIn  [1]span
+	sched int64 // the valid heap entry's time (MaxInt64: none)
 
 	dirty, early, rebuild bool
+
+	pend []spt   // times added out of order, not yet merged into pts (settle)
+	out  []int32 // emitted entries, by start
 }
 
 type spt struct {
@@ -106,6 +116,7 @@ func (s *sessWin) newKey(k int32) *skey {
 		sk, s.free = s.free[n-1], s.free[:n-1]
 	} else {
 		sk = &skey{}
+		sk.pts, sk.ss = sk.ptsIn[:0], sk.ssIn[:0]
 	}
 	sk.sched = math.MaxInt64
 	s.keys[k] = sk
@@ -122,6 +133,12 @@ func (s *sessWin) freeKey(k int32) {
 	s.keys[k] = nil
 	if len(s.free) < freeMax {
 		*sk = skey{pts: keepSmall(sk.pts), pend: keepSmall(sk.pend), ss: keepSmall(sk.ss), out: keepSmall(sk.out)}
+		if sk.pts == nil {
+			sk.pts = sk.ptsIn[:0]
+		}
+		if sk.ss == nil {
+			sk.ss = sk.ssIn[:0]
+		}
 		s.free = append(s.free, sk)
 	}
 }
