@@ -293,6 +293,16 @@ func (s *sessWin) emptied(r *waggRun, k int32) {
 func (sk *skey) addTime(t, gap int64) int64 {
 	ss := sk.ss
 	i := len(ss)
+	if i > 0 && t >= ss[i-1].last {
+		// at or after the last session's last time (most rows): it grows,
+		// or a session starts after it
+		if end := addSat(ss[i-1].last, gap); t < end {
+			ss[i-1].last = t
+			return addSat(t, gap)
+		}
+		sk.ss = append(ss, span{t, t})
+		return addSat(t, gap)
+	}
 	if i > 0 && addSat(ss[i-1].last, gap) > t {
 		i = sort.Search(len(ss), func(j int) bool { return addSat(ss[j].last, gap) > t })
 	}
