@@ -112,6 +112,25 @@ func TestDatacenterExample(t *testing.T) {
 		}
 	}
 
+	// cpu_zscores: the same spike by standard deviations over the two
+	// minutes before each window (PostgreSQL 15 gives these three rows
+	// for the same windows computed with generate_series and joins).
+	zs := rows(t, ctx, c, "SELECT host, window_end, avg_cpu, base_cpu, z FROM cpu_zscores ORDER BY window_end")
+	wantZ := []string{
+		"web-3 2024-01-01 00:01:40+00 49.8 27.5 5.4",
+		"web-3 2024-01-01 00:01:50+00 73.9 26.9 11.2",
+		"web-3 2024-01-01 00:02:00+00 94.7 27.5 15.4",
+	}
+	if len(zs) != len(wantZ) {
+		t.Errorf("cpu_zscores %v, want %v", zs, wantZ)
+	} else {
+		for i, r := range zs {
+			if got := strings.Join(r, " "); got != wantZ[i] {
+				t.Errorf("cpu_zscores row %d: %s, want %s", i, got, wantZ[i])
+			}
+		}
+	}
+
 	// error_sessions: db-1's two error bursts, each one session.
 	es := rows(t, ctx, c, "SELECT host, session_start FROM error_sessions ORDER BY session_start")
 	if len(es) != 2 || es[0][0] != "db-1" || es[1][0] != "db-1" ||

@@ -53,6 +53,25 @@ CREATE MATERIALIZED VIEW cpu_anomalies AS
     ON l.host = b.host AND l.window_end = b.window_end
   WHERE l.avg_cpu > 50 AND l.avg_cpu > 1.5 * b.base_cpu;
 
+-- The same anomaly measured against how much the host's cpu usually
+-- varies: a 30-second window more than three standard deviations above
+-- the mean of the host's reports in the two minutes before it (the
+-- 2-minute window ending where the 30-second one starts, so the spike is
+-- not in its own baseline). z says by how many.
+CREATE MATERIALIZED VIEW host_spread AS
+  SELECT host, window_end, avg(cpu) AS mean_cpu, stddev_samp(cpu) AS sd_cpu
+  FROM HOP(metrics, ts, INTERVAL '10' SECOND, INTERVAL '2' MINUTE)
+  GROUP BY host, window_end
+  EMIT ON WINDOW CLOSE;
+
+CREATE MATERIALIZED VIEW cpu_zscores AS
+  SELECT l.host, l.window_start, l.window_end, l.avg_cpu,
+         round(s.mean_cpu::numeric, 1) AS base_cpu,
+         round((l.avg_cpu - s.mean_cpu::numeric) / s.sd_cpu::numeric, 1) AS z
+  FROM host_load l JOIN host_spread s
+    ON l.host = s.host AND l.window_start = s.window_end
+  WHERE s.sd_cpu > 0 AND l.avg_cpu > s.mean_cpu + 3 * s.sd_cpu;
+
 -- Error sessions per host: reports with errors less than 10 seconds apart
 -- form one session.
 CREATE MATERIALIZED VIEW error_sessions AS
