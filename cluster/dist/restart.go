@@ -119,6 +119,33 @@ func (r *Runner) BeginRestart(ctx context.Context) (*Plan, error) {
 	return pl, nil
 }
 
+// Reassign gives the plan a new assignment of the live nodes (a new
+// generation, so new exchange stream names; streams of the old one are
+// refused from now on), for views that restart again within the plan:
+// their instances of the first start cannot meet those of the second.
+// Commits stay held. The caller logs each view's restart again.
+func (pl *Plan) Reassign(ctx context.Context) error {
+	r := pl.r
+	f, err := r.node.Fence()
+	if err != nil {
+		return err
+	}
+	nodes, err := r.node.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.sameSplits(nodes); err != nil {
+		return err
+	}
+	a, err := f.WriteAssignment(ctx, nodes)
+	if err != nil {
+		return err
+	}
+	pl.Assign = a
+	r.srv.SetGeneration(a.Generation)
+	return nil
+}
+
 // Log records job's restart with the plan's assignment and checkpoint in
 // the statement log (fenced) and makes Place use the new assignment; the
 // caller then restarts its job of the view. from says whether the job

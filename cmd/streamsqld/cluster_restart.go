@@ -110,6 +110,17 @@ func superviseViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, ttl
 // damaged restarts from the previous one (restartPoint), and the views
 // reading it from their inputs (alignGroup). It returns the sinks it
 // refused to restart (errSinkDamaged).
+//
+// A view whose job did not resume from the checkpoint after all (the
+// engine found a table's position no longer retained) makes a second
+// start, within the same plan (commits still held): the plan takes a new
+// assignment (Reassign) and every view of the group is logged and
+// started again, that view from its inputs. The new generation names new
+// exchange streams, so no instance of the first start meets one of the
+// second: restarted again under the same generation, a worker's new
+// instance could connect to the coordinator's stream of the first start
+// just before that stopped, and end, while the coordinator's new job
+// waited a minute for it (TestClusterTableWorkerKilled in CI).
 func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs []uint32, logf func(string, ...any)) (ok bool, refused []uint32) {
 	group, reads, ok := viewGroup(eng, r.Jobs(), jobs)
 	if !ok {
@@ -167,12 +178,34 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		return true, refused
 	}
 	logf("cluster: restarting views %v from %s with assignment %d (%d nodes)", jobs, from, pl.Assign.Generation, len(pl.Assign.Nodes))
-	// Per set of views connected by reads (components, upstream views
-	// first): every restart is logged (the workers start their
-	// instances), then the jobs here start together, no epoch between
-	// them.
+	again, ok := startViews(ctx, pl, eng, jobs, reads, points, logf)
+	if ok && len(again) > 0 {
+		if err := pl.Reassign(ctx); err != nil {
+			logf("cluster: restart of views %v postponed: views %v did not resume from the checkpoint, and a new assignment failed: %v", jobs, again, err)
+			return false, nil
+		}
+		for _, job := range again {
+			points[job] = restartFrom{}
+		}
+		logf("cluster: views %v did not resume from the checkpoint: restarting views %v again with assignment %d, those from their inputs", again, jobs, pl.Assign.Generation)
+		_, ok = startViews(ctx, pl, eng, jobs, reads, points, logf)
+	}
+	if !ok {
+		return false, nil
+	}
+	logf("cluster: restart of views %v done in %s", jobs, time.Since(start).Round(time.Millisecond))
+	return true, refused
+}
+
+// startViews logs and starts the restart of jobs from points with the
+// plan's assignment. Per set of views connected by reads (components,
+// upstream views first): every restart is logged (the workers start
+// their instances), then the jobs here start together, no epoch between
+// them. It returns the views whose jobs did not resume from the
+// checkpoint they were given (again); ok false when a restart could not
+// be logged.
+func startViews(ctx context.Context, pl *dist.Plan, eng *engine.Engine, jobs []uint32, reads map[uint32][]uint32, points map[uint32]restartFrom, logf func(string, ...any)) (again []uint32, ok bool) {
 	t0 := time.Now()
-	var again []engine.ClusterRestart
 	for ci, comp := range components(jobs, reads) { // cluster_groups.go
 		if ci > 0 {
 			failpoint.Hit(failpoint.CoordinatorMidRestart, "checkpoint %d", pl.Pointer.Epoch)
@@ -181,7 +214,7 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 		for i, job := range comp {
 			if err := pl.LogFrom(ctx, job, points[job].from); err != nil {
 				logf("cluster: restart of view %d not logged: %v", job, err)
-				return false, nil
+				return nil, false
 			}
 			group[i] = engine.ClusterRestart{OID: job, From: points[job].cp}
 		}
@@ -191,29 +224,14 @@ func restartViews(ctx context.Context, r *dist.Runner, eng *engine.Engine, jobs 
 			case errs[i] != nil:
 				logf("cluster: view %d did not restart: %v", job, errs[i])
 			case points[job].cp != nil && epochs[i] == 0:
-				logf("cluster: view %d did not resume from checkpoint %d: restarting it from its inputs on every node", job, points[job].from.Epoch())
-				if err := pl.LogFrom(ctx, job, nil); err != nil {
-					logf("cluster: restart of view %d not logged: %v", job, err)
-					return false, nil
-				}
-				again = append(again, engine.ClusterRestart{OID: job})
+				logf("cluster: view %d did not resume from checkpoint %d", job, points[job].from.Epoch())
+				again = append(again, job)
 			default:
 				logf("cluster: view %d restarted %s in %s", job, howRestarted(epochs[i]), time.Since(t0).Round(time.Millisecond))
 			}
 		}
 	}
-	if len(again) > 0 {
-		epochs, errs := eng.RestartClusterViews(again)
-		for i, jr := range again {
-			if errs[i] != nil {
-				logf("cluster: view %d did not restart: %v", jr.OID, errs[i])
-				continue
-			}
-			logf("cluster: view %d restarted %s in %s", jr.OID, howRestarted(epochs[i]), time.Since(t0).Round(time.Millisecond))
-		}
-	}
-	logf("cluster: restart of views %v done in %s", jobs, time.Since(start).Round(time.Millisecond))
-	return true, refused
+	return again, true
 }
 
 // howRestarted says how a view restarted: from the checkpoint of epoch

@@ -107,7 +107,7 @@ func launch(t *testing.T, env []string, id string, flags ...string) *node {
 		if strings.Contains(n.out.String(), "WARNING: DATA RACE") { // STREAMSQLD_RACE
 			t.Errorf("node %s: the race detector reported a data race", id)
 		}
-		if t.Failed() {
+		if t.Failed() || os.Getenv("CLUSTER_NODE_LOGS") != "" { // set: on success too
 			t.Logf("node %s output:\n%s", id, n.out.String())
 		}
 	})
