@@ -21,6 +21,12 @@ type ProjectSet struct {
 	Input Node
 	Funcs []SetFunc
 	Cols  []types.Column // input columns, then one column per function
+	// Outer keeps an input row that every function gives nothing for,
+	// once, the functions' columns NULL (LEFT JOIN LATERAL f(...) ON true).
+	Outer bool
+	// Ordinality appends a last column (int8) numbering each input row's
+	// values from 1 (f(...) WITH ORDINALITY; NULL on an Outer row).
+	Ordinality bool
 }
 
 // SetFunc is one set-returning function of a ProjectSet.
@@ -49,15 +55,28 @@ func (p *ProjectSet) Children() []Node { return []Node{p.Input} }
 
 // Explain renders "ProjectSet: f(args), ...".
 func (p *ProjectSet) Explain() string {
-	fs := make([]string, len(p.Funcs))
-	for i, f := range p.Funcs {
+	return "ProjectSet" + ExplainSetFuncs(p.Funcs, p.Outer, p.Ordinality)
+}
+
+// ExplainSetFuncs renders a ProjectSet's functions after its name, for
+// EXPLAIN: " [(outer)] [(with ordinality)]: f(args), ...".
+func ExplainSetFuncs(funcs []SetFunc, outer, ordinality bool) string {
+	fs := make([]string, len(funcs))
+	for i, f := range funcs {
 		parts := make([]string, len(f.Args))
 		for j, a := range f.Args {
 			parts[j] = a.String()
 		}
 		fs[i] = f.Name + "(" + strings.Join(parts, ", ") + ")"
 	}
-	return "ProjectSet: " + strings.Join(fs, ", ")
+	var head string
+	if outer {
+		head += " (outer)"
+	}
+	if ordinality {
+		head += " (with ordinality)"
+	}
+	return head + ": " + strings.Join(fs, ", ")
 }
 
 // Open starts the input.
@@ -79,6 +98,8 @@ type projectSetIter struct {
 	args    [][]arrow.Array   // each function's arguments over b
 	row     int               // the row of b being expanded
 	started bool              // gens holds row's generators
+	yielded bool              // row has given a row (Outer)
+	k       int64             // the values row has given (Ordinality)
 	gens    []func() (types.Value, bool, error)
 }
 
@@ -187,18 +208,32 @@ func (it *projectSetIter) startRow() error {
 			return out[k-1], true, nil
 		}
 	}
-	it.started = true
+	it.started, it.yielded, it.k = true, false, 0
 	return nil
+}
+
+// inputCols is the number of the input's columns (Cols' first).
+func (p *ProjectSet) inputCols() int {
+	n := len(p.Cols) - len(p.Funcs)
+	if p.Ordinality {
+		n--
+	}
+	return n
 }
 
 // fill pulls up to one batch of output rows; nil when none.
 func (it *projectSetIter) fill() (arrow.RecordBatch, error) {
 	p, ec := it.p, it.evalCtx()
-	nIn := len(p.Cols) - len(p.Funcs)
+	nIn := p.inputCols()
 	blds := make([]array.Builder, len(p.Funcs))
 	for f := range p.Funcs {
 		blds[f] = types.NewBuilder(ec.Allocator(), p.Cols[nIn+f].Type)
 		defer blds[f].Release()
+	}
+	var ord *array.Int64Builder
+	if p.Ordinality {
+		ord = array.NewInt64Builder(ec.Allocator())
+		defer ord.Release()
 	}
 	var idx []int32
 	vals := make([]types.Value, len(p.Funcs))
@@ -226,16 +261,32 @@ func (it *projectSetIter) fill() (arrow.RecordBatch, error) {
 			vals[f], any = v, true
 		}
 		if !any {
+			keep := p.Outer && !it.yielded
 			it.started, it.gens = false, nil
-			it.row++
-			continue
+			if !keep {
+				it.row++
+				continue
+			}
+			for f := range vals {
+				vals[f] = nil // the row once, its functions' columns NULL
+			}
+			if ord != nil {
+				ord.AppendNull()
+			}
+		} else if ord != nil {
+			it.k++
+			ord.Append(it.k)
 		}
+		it.yielded = true
 		for f := range p.Funcs {
 			if err := types.AppendValue(blds[f], vals[f], p.Cols[nIn+f].Type); err != nil {
 				return nil, err
 			}
 		}
 		idx = append(idx, int32(it.row))
+		if !it.started { // the outer row: the next input row
+			it.row++
+		}
 	}
 	if len(idx) == 0 {
 		return nil, nil
@@ -246,6 +297,9 @@ func (it *projectSetIter) fill() (arrow.RecordBatch, error) {
 	}
 	for _, bld := range blds {
 		cols = append(cols, bld.NewArray())
+	}
+	if ord != nil {
+		cols = append(cols, ord.NewArray())
 	}
 	return array.NewRecordBatch(it.schema, cols, int64(len(idx))), nil
 }

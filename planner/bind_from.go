@@ -24,9 +24,12 @@ func (b *binder) from(l *level, items []*pg.Node) (lnode, error) {
 			return nil, err
 		}
 		switch {
+		case plan == nil && b.stream && isLateralFunc(p):
+			// a set-returning function with nothing before it to read
+			return nil, b.streamFuncErr(it.GetRangeFunction())
 		case plan == nil:
 			plan = p
-		case readsAny(p, idSet(plan.outIDs())):
+		case readsAny(p, idSet(plan.outIDs())) || b.stream && isLateralFunc(p):
 			noMarkers(l.ns)
 			if plan, err = b.lateralJoin(plan, p, exec.InnerJoin, nil); err != nil {
 				return nil, b.errAt(err, nodeLoc(it))
@@ -91,7 +94,14 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 			return plan, ns, err
 		}
 		if b.stream && !b.isUserSetFunction(n.GetRangeFunction()) { // udf_set.go: inlined as a subquery
-			return nil, nil, b.streamFuncErr(n.GetRangeFunction())
+			// A set-returning function of one column joins the items before
+			// it as a ProjectSet over them (stream_projectset.go); any other
+			// function in FROM would be evaluated once, not maintained.
+			plan, ns, err := b.rangeFunction(l, n.GetRangeFunction())
+			if err != nil || !isLateralFunc(plan) {
+				return nil, nil, b.streamFuncErr(n.GetRangeFunction())
+			}
+			return plan, ns, nil
 		}
 		return b.rangeFunction(l, n.GetRangeFunction())
 	case n.GetJoinExpr() != nil:
@@ -444,7 +454,7 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	lateral := readsAny(right, idSet(left.outIDs()))
+	lateral := readsAny(right, idSet(left.outIDs())) || b.stream && isLateralFunc(right)
 	var kind exec.JoinKind
 	switch j.Jointype {
 	case pg.JoinType_JOIN_INNER:

@@ -27,10 +27,58 @@ import (
 type lLateralFunc struct {
 	call *srfCall
 	id   int
+	ord  int // WITH ORDINALITY's column, or -1
 	fn   *lFunc
 }
 
-func (n *lLateralFunc) outIDs() []int { return []int{n.id} }
+func (n *lLateralFunc) outIDs() []int {
+	if n.ord >= 0 {
+		return []int{n.id, n.ord}
+	}
+	return []int{n.id}
+}
+
+// outerFuncChain reports whether a LEFT JOIN LATERAL of a set-returning
+// function is one an outer ProjectSet computes: conditions that are all
+// the constant true, and above the function only plain column references
+// (its alias's renames).
+func outerFuncChain(chain []lnode, conds []expr.Expr) bool {
+	for _, c := range conds {
+		if k, ok := c.(*expr.Const); !ok || k.V != true {
+			return false
+		}
+	}
+	for _, n := range chain {
+		p, ok := n.(*lProject)
+		if !ok {
+			return false
+		}
+		for _, e := range p.exprs {
+			if _, ok := e.(*expr.ColRef); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isLateralFunc reports whether n is a set-returning function in FROM
+// that becomes a ProjectSet over the items before it (an lLateralFunc
+// under the projections and filters of its alias).
+func isLateralFunc(n lnode) bool {
+	for {
+		switch x := n.(type) {
+		case *lProject:
+			n = x.in
+		case *lFilter:
+			n = x.in
+		case *lLateralFunc:
+			return true
+		default:
+			return false
+		}
+	}
+}
 
 // readsAny reports whether a plan reads any of ids.
 func readsAny(n lnode, ids map[int]bool) bool {
@@ -75,10 +123,19 @@ func (b *binder) lateralJoin(left, right lnode, kind exec.JoinKind, conds []expr
 	var cur lnode
 	var join *lJoin
 	if f, ok := n.(*lLateralFunc); ok {
-		if kind != exec.InnerJoin {
-			return nil, unsupported
+		ps := &lProjectSet{in: left, calls: []*srfCall{f.call}, args: [][]expr.Expr{f.call.args}, ids: f.outIDs(), ordinality: f.ord >= 0}
+		if kind == exec.LeftJoin {
+			// LEFT JOIN LATERAL f(...) ON true: a row f gives nothing for
+			// is kept once, f's column NULL (an outer ProjectSet). Other
+			// conditions, filters and computed columns over f are not
+			// supported.
+			if !outerFuncChain(chain, conds) {
+				return nil, unsupported
+			}
+			ps.outer = true
+			kind = exec.InnerJoin
 		}
-		cur = &lProjectSet{in: left, calls: []*srfCall{f.call}, args: [][]expr.Expr{f.call.args}, ids: []int{f.id}}
+		cur = ps
 	} else {
 		if readsAny(n, leftSet) {
 			return &lApply{left: left, right: right, kind: kind, conds: conds}, nil // lateral_apply.go

@@ -158,6 +158,12 @@ type lProjectSet struct {
 	calls []*srfCall
 	args  [][]expr.Expr
 	ids   []int
+	// outer keeps a row the functions give nothing for, once, their
+	// columns NULL (LEFT JOIN LATERAL f(...) ON true).
+	outer bool
+	// ordinality: the last of ids numbers each row's values from 1
+	// (f(...) WITH ORDINALITY in FROM, one function).
+	ordinality bool
 }
 
 func (n *lProjectSet) outIDs() []int { return append(append([]int(nil), n.in.outIDs()...), n.ids...) }

@@ -329,7 +329,7 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		ps := &exec.ProjectSet{Input: in}
+		ps := &exec.ProjectSet{Input: in, Outer: x.outer, Ordinality: x.ordinality}
 		for i, c := range x.calls {
 			args, err := p.exprs(x.args[i], lay)
 			if err != nil {

@@ -83,6 +83,9 @@ func wholeRowItem(x *level, name string) *nsItem {
 // PostgreSQL's whole-row value is NULL where the join added the row, which
 // a row of the columns cannot tell from a row of NULLs: refused there.
 func (b *binder) wholeRow(it *nsItem, depth int, crossed []*level, loc int32) (expr.Expr, error) {
+	if it.scalar && len(it.cols) == 1 {
+		return b.refAcross(it.cols[0].id, depth, crossed, loc), nil
+	}
 	if err := b.noStreamRecords(loc); err != nil {
 		return nil, err
 	}

@@ -191,6 +191,10 @@ type nsItem struct {
 	// LATERAL), which a marker made later would not cross.
 	marker   func() int
 	noMarker bool
+	// scalar marks a function in FROM returning a base type (one column,
+	// no ORDINALITY): a whole-row reference to it is that column's value,
+	// as in PostgreSQL (SELECT x FROM jsonb_array_elements(j) x).
+	scalar bool
 	// sys is set for a system table: its system column tableoid (the
 	// relation's OID, as psql reads pg_class.tableoid) is added to its
 	// projection the first time it is named (see sysColumn).

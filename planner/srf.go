@@ -21,6 +21,7 @@ func isSRF(name string) bool {
 	switch name {
 	case "generate_series", "unnest", "jsonb_array_elements", "jsonb_array_elements_text",
 		"jsonb_object_keys", "jsonb_each", "jsonb_each_text",
+		"json_array_elements", "json_array_elements_text", "json_object_keys", "json_each", "json_each_text",
 		"_pg_expandarray", "information_schema._pg_expandarray", "pg_options_to_table", "generate_subscripts", "aclexplode",
 		"pg_partition_ancestors", "regexp_matches", "regexp_split_to_table", "string_to_table":
 		return true
@@ -72,7 +73,11 @@ func (b *binder) rangeFunction(l *level, rf *pg.RangeFunction) (lnode, []*nsItem
 			b.cols[ids[0]].name = alias
 		}
 	}
-	return b.aliased(plan, alias, rf.Alias)
+	out, ns, err := b.aliased(plan, alias, rf.Alias)
+	if err == nil && len(ns) == 1 && len(plan.outIDs()) == 1 {
+		ns[0].scalar = true
+	}
+	return out, ns, err
 }
 
 // srfCall is a bound set-returning function: its arguments, its result
@@ -156,13 +161,21 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (l
 		return nil, err
 	}
 	for _, a := range call.args {
-		if len(refsOf(a)) > 0 {
+		// In a continuous query a function of constants is planned as one
+		// reading the items before it too (a ProjectSet over them): a
+		// function scan alone is not a stream of changes.
+		if len(refsOf(a)) > 0 || b.stream && call.rows == nil {
 			// Reads earlier FROM items: joined by lateralJoin as a ProjectSet.
-			if call.rows != nil || ordinality {
-				return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s reading other FROM items is only supported returning one column, without ORDINALITY", name)
+			if call.rows != nil {
+				return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s reading other FROM items is only supported returning one column", name)
 			}
 			id := b.newCol(name, "", call.t)
-			return &lLateralFunc{call: call, id: id, fn: b.srfRows(call, name, false, []int{id})}, nil
+			f := &lLateralFunc{call: call, id: id, ord: -1}
+			if ordinality {
+				f.ord = b.newCol("ordinality", "", types.TInt8)
+			}
+			f.fn = b.srfRows(call, name, ordinality, f.outIDs())
+			return f, nil
 		}
 	}
 	return b.srfRows(call, name, ordinality, nil), nil
@@ -254,7 +267,7 @@ func (b *binder) srfCall(l *level, fc *pg.FuncCall, name string) (*srfCall, erro
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(name, "jsonb_") {
+	if strings.HasPrefix(name, "jsonb_") || strings.HasPrefix(name, "json_") {
 		return b.jsonSRF(fc, name, args)
 	}
 	if strings.HasSuffix(name, "_pg_expandarray") || name == "pg_options_to_table" || name == "generate_subscripts" || name == "aclexplode" || name == "pg_partition_ancestors" {

@@ -11,44 +11,51 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// The jsonb set-returning functions: jsonb_array_elements[_text],
-// jsonb_object_keys and jsonb_each[_text]. A jsonb value's Go form is its
-// normalized text, which keeps PostgreSQL's key order.
+// The json and jsonb set-returning functions: json[b]_array_elements[_text],
+// json[b]_object_keys and json[b]_each[_text]. A jsonb value's Go form is
+// its normalized text, which keeps PostgreSQL's key order; a json value's
+// is its text as written, and the json functions give each element's text
+// as written (duplicate keys included), with PostgreSQL's json messages.
 
 func (b *binder) jsonSRF(fc *pg.FuncCall, name string, args []expr.Expr) (*srfCall, error) {
 	if len(args) != 1 {
 		return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function %s(%s) does not exist", name, typeList(args))
 	}
-	a, err := expr.Coerce(args[0], types.TJSONB, false)
-	if err != nil || a.Type().Kind != types.JSONB {
+	plain := strings.HasPrefix(name, "json_") // json, not jsonb
+	want := types.TJSONB
+	if plain {
+		want = types.TJSON
+	}
+	a, err := expr.Coerce(args[0], want, false)
+	if err != nil || a.Type().Kind != want.Kind {
 		return nil, b.newErr(pgerr.UndefinedFunction, fc.Location, "function %s(%s) does not exist", name, typeList(args)).(*pgerr.Error).
 			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 	}
 	c := &srfCall{name: name, args: []expr.Expr{a}}
 	asText := strings.HasSuffix(name, "_text")
 	switch name {
-	case "jsonb_array_elements", "jsonb_array_elements_text":
-		c.name, c.t = "value", types.TJSONB
+	case "jsonb_array_elements", "jsonb_array_elements_text", "json_array_elements", "json_array_elements_text":
+		c.name, c.t = "value", want
 		if asText {
 			c.t = types.TText
 		}
 		c.expand = func(vs []types.Value) ([]types.Value, error) {
-			elems, err := jsonElements(vs[0])
+			elems, err := jsonElements(vs[0], name)
 			if err != nil {
 				return nil, err
 			}
 			out := make([]types.Value, len(elems))
 			for i, e := range elems {
-				if out[i], err = jsonValue(e, asText); err != nil {
+				if out[i], err = jsonValue(e, asText, plain); err != nil {
 					return nil, err
 				}
 			}
 			return out, nil
 		}
-	case "jsonb_object_keys":
+	case "jsonb_object_keys", "json_object_keys":
 		c.t = types.TText
 		c.expand = func(vs []types.Value) ([]types.Value, error) {
-			keys, _, err := jsonMembers(vs[0], "jsonb_object_keys")
+			keys, _, err := jsonMembers(vs[0], name)
 			if err != nil {
 				return nil, err
 			}
@@ -58,8 +65,8 @@ func (b *binder) jsonSRF(fc *pg.FuncCall, name string, args []expr.Expr) (*srfCa
 			}
 			return out, nil
 		}
-	default: // jsonb_each, jsonb_each_text
-		vt := types.TJSONB
+	default: // json[b]_each, json[b]_each_text
+		vt := want
 		if asText {
 			vt = types.TText
 		}
@@ -71,7 +78,7 @@ func (b *binder) jsonSRF(fc *pg.FuncCall, name string, args []expr.Expr) (*srfCa
 			}
 			out := make([][]types.Value, len(keys))
 			for i := range keys {
-				v, err := jsonValue(vals[i], asText)
+				v, err := jsonValue(vals[i], asText, plain)
 				if err != nil {
 					return nil, err
 				}
@@ -94,14 +101,20 @@ func jsonKind(s string) string {
 	return "a scalar"
 }
 
-// jsonElements splits a JSON array.
-func jsonElements(v types.Value) ([]json.RawMessage, error) {
+// jsonElements splits a JSON array, for function fn.
+func jsonElements(v types.Value, fn string) ([]json.RawMessage, error) {
 	s, _ := v.(string)
 	if s == "" {
 		return nil, nil
 	}
 	if k := jsonKind(s); k != "an array" {
-		return nil, pgerr.New(pgerr.InvalidParameterValue, "cannot extract elements from %s", strings.TrimPrefix(strings.TrimPrefix(k, "an "), "a "))
+		if strings.HasPrefix(fn, "json_") {
+			if k == "a scalar" {
+				return nil, pgerr.New(pgerr.InvalidParameterValue, "cannot call %s on a scalar", fn)
+			}
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "cannot call %s on a non-array", fn)
+		}
+		return nil, pgerr.New(pgerr.InvalidParameterValue, "cannot extract elements from %s", k)
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal([]byte(s), &elems); err != nil {
@@ -117,8 +130,13 @@ func jsonMembers(v types.Value, fn string) ([]string, []json.RawMessage, error) 
 		return nil, nil, nil
 	}
 	if k := jsonKind(s); k != "an object" {
-		if fn == "jsonb_object_keys" {
+		switch {
+		case strings.HasSuffix(fn, "_object_keys"):
 			return nil, nil, pgerr.New(pgerr.InvalidParameterValue, "cannot call %s on %s", fn, k)
+		case strings.HasPrefix(fn, "json_") && k == "an array":
+			return nil, nil, pgerr.New(pgerr.InvalidParameterValue, "cannot deconstruct an array as an object")
+		case strings.HasPrefix(fn, "json_"):
+			return nil, nil, pgerr.New(pgerr.InvalidParameterValue, "cannot deconstruct a scalar")
 		}
 		return nil, nil, pgerr.New(pgerr.InvalidParameterValue, "cannot call %s on a non-object", fn)
 	}
@@ -143,9 +161,10 @@ func jsonMembers(v types.Value, fn string) ([]string, []json.RawMessage, error) 
 	return keys, vals, nil
 }
 
-// jsonValue renders one element as jsonb, or as text for the _text
-// variants (strings unquoted, JSON null as SQL NULL).
-func jsonValue(raw json.RawMessage, asText bool) (types.Value, error) {
+// jsonValue renders one element as jsonb (as written when plain: json),
+// or as text for the _text variants (strings unquoted, JSON null as SQL
+// NULL; other values as jsonb renders them, or as written when plain).
+func jsonValue(raw json.RawMessage, asText, plain bool) (types.Value, error) {
 	if asText {
 		switch jsonKind(string(raw)) {
 		case "a scalar":
@@ -160,6 +179,9 @@ func jsonValue(raw json.RawMessage, asText bool) (types.Value, error) {
 				return y, nil
 			}
 		}
+	}
+	if plain {
+		return string(raw), nil
 	}
 	return types.NormalizeJSONB(string(raw))
 }

@@ -93,6 +93,9 @@ func (s *streamPlanner) watermarkCols(n stream.Node) []int {
 		return s.watermarkCols(n.Stream)
 	case *stream.Filter:
 		return s.watermarkCols(n.Input)
+	case *stream.ProjectSet:
+		// the input's columns come first and pass on as they are
+		return s.watermarkCols(n.Input)
 	case *stream.Parallel:
 		return s.watermarkCols(n.Input)
 	case *stream.EOWC:
@@ -185,6 +188,8 @@ func scanMark(n stream.Node, col int) bool {
 		return n.Watermark != nil && n.Watermark.Col == col
 	case *stream.Filter:
 		return scanMark(n.Input, col)
+	case *stream.ProjectSet:
+		return col < len(n.Input.Columns()) && scanMark(n.Input, col)
 	case *stream.Project:
 		c, ok := n.Exprs[col].(*expr.ColRef)
 		return ok && scanMark(n.Input, c.Idx)

@@ -20,6 +20,10 @@ func markSlack(n stream.Node, col int) (slack int64, ok bool) {
 		return 0, n.Watermark != nil && n.Watermark.Col == col
 	case *stream.Filter:
 		return markSlack(n.Input, col)
+	case *stream.ProjectSet:
+		if col < len(n.Input.Columns()) {
+			return markSlack(n.Input, col)
+		}
 	case *stream.Project:
 		if col < 0 || col >= len(n.Exprs) {
 			return 0, false
@@ -55,6 +59,8 @@ func windowCol(n stream.Node, col int) bool {
 	switch n := n.(type) {
 	case *stream.Filter:
 		return windowCol(n.Input, col)
+	case *stream.ProjectSet:
+		return col < len(n.Input.Columns()) && windowCol(n.Input, col)
 	case *stream.Project:
 		if col >= 0 && col < len(n.Exprs) {
 			if c, ok := n.Exprs[col].(*expr.ColRef); ok {

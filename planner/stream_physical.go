@@ -193,6 +193,8 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 		return s.scan(x, need)
 	case *lFunc:
 		return sout{}, notInMV(x.name)
+	case *lLateralFunc: // a set-returning function with nothing before it in FROM
+		return sout{}, notInMV(x.call.name)
 	case *lValues:
 		if len(x.ids) == 0 {
 			return sout{}, notInMV("a SELECT without FROM")
@@ -228,7 +230,7 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 	case *lSetOp:
 		return s.setOp(x)
 	case *lProjectSet:
-		return sout{}, notInMV(x.calls[0].name)
+		return s.projectSet(x, need) // stream_projectset.go
 	case *lTimeWindow:
 		return s.timeWindow(x, need)
 	case *lRecursive:

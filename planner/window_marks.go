@@ -60,6 +60,12 @@ func (s *streamPlanner) windowMarkErr(env *Env, n stream.Node, col int) error {
 			n, col = x.Input, c.Idx
 		case *stream.Filter:
 			n = x.Input
+		case *stream.ProjectSet:
+			if col >= len(x.Input.Columns()) {
+				return at("it is the value of a set-returning function, which carries no watermark").
+					WithHint("Use the WATERMARK FOR column itself as the window's time column.")
+			}
+			n = x.Input
 		case *stream.HashJoin:
 			nl := len(x.Left.Columns())
 			side, other, c := x.Left, x.Right, col
@@ -108,6 +114,11 @@ func markOrigin(n stream.Node, col int) string {
 			}
 			n, col = x.Input, c.Idx
 		case *stream.Filter:
+			n = x.Input
+		case *stream.ProjectSet:
+			if col >= len(x.Input.Columns()) {
+				return name
+			}
 			n = x.Input
 		case *stream.HashJoin:
 			if nl := len(x.Left.Columns()); col < nl {

@@ -108,14 +108,14 @@ func (p *Parallel) Start(env *Env, inputs []<-chan Message) <-chan Message {
 }
 
 // Fused reports whether n is a stateless operator of one input that runs
-// once per instance of its input's fragment (Filter, Project,
+// once per instance of its input's fragment (Filter, Project, ProjectSet,
 // WindowExpand: TUMBLE, HOP and CUMULATE without an aggregation): no
 // exchange separates it from its input, so above a split source or a
 // parallel operator it runs N-way too. Watermarks of negative columns
 // (the runtime's reader marks) pass through it unchanged.
 func Fused(n Node) bool {
 	switch n.(type) {
-	case *Filter, *Project, *WindowExpand, *SplitExpand, *Shared:
+	case *Filter, *Project, *ProjectSet, *WindowExpand, *SplitExpand, *Shared:
 		return true
 	}
 	return false

@@ -142,6 +142,14 @@ var corpus = []viewDef{
 	{name: "lat_top", query: "SELECT c.id, x.v, x.s FROM c, LATERAL (SELECT v, s FROM b WHERE b.k = c.w ORDER BY v DESC, s LIMIT 2) x"},
 	{name: "lat_agg", query: "SELECT c.id, x.n, x.m FROM c LEFT JOIN LATERAL (SELECT count(*) AS n, max(v) AS m FROM b WHERE b.k = c.w) x ON true"},
 
+	// set-returning functions: in FROM after the items they read, in the
+	// select list (in lockstep), LEFT JOIN LATERAL ... ON true, WITH
+	// ORDINALITY
+	{name: "srf_series", query: "SELECT id, x FROM a, generate_series(1, k) AS x"},
+	{name: "srf_select", query: "SELECT k, v, generate_series(k, 2) AS x, unnest(ARRAY[s, s || '!']) AS y FROM b"},
+	{name: "srf_outer_agg", query: "SELECT x, count(*) AS c, sum(w) AS sw FROM c LEFT JOIN LATERAL generate_series(1, w) AS x ON true GROUP BY x"},
+	{name: "srf_ord", query: "SELECT id, x, o FROM a, string_to_table(g || 'q' || g, 'q') WITH ORDINALITY AS t(x, o)"},
+
 	// top-N
 	{name: "topn", query: "SELECT id, k, g FROM a ORDER BY k DESC NULLS LAST, id LIMIT 3"},
 	{name: "topn_offset", query: "SELECT id, n FROM a ORDER BY n, id LIMIT 2 OFFSET 1"},

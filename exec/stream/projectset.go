@@ -1,0 +1,240 @@
+package stream
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/pgerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// ProjectSet repeats each row of its input once per value of its
+// set-returning functions (unnest, generate_series, jsonb_array_elements,
+// regexp_matches...), with one column per function appended after the
+// input's columns: the batch engine's exec.ProjectSet (PostgreSQL's), the
+// functions in lockstep, one that has run out giving NULL while the others
+// go on.
+//
+// A row's values depend on the row alone (the planner admits no volatile
+// function), so a retraction retracts the very rows its insert made: each
+// output row carries its input row's op, the halves of an update pair
+// becoming a delete and an insert (the row before and the row after may
+// expand to different numbers of rows). A row whose function fails is
+// counted by Env.OnRowError and gives no row, at its insert and at its
+// delete alike. Stateless. A watermark on an input column passes on
+// unchanged (rows are only repeated); the functions' columns have none.
+type ProjectSet struct {
+	Input Node
+	Funcs []exec.SetFunc
+	Cols  []types.Column // the input's columns, then one per function
+	// Outer keeps a row every function gives nothing for, once, the
+	// functions' columns NULL (LEFT JOIN LATERAL f(...) ON true).
+	Outer bool
+	// Ordinality appends a last column (int8) numbering each row's values
+	// from 1 (f(...) WITH ORDINALITY; NULL on an Outer row).
+	Ordinality bool
+}
+
+// maxSetValues bounds the values one function may give for one row: a
+// series to infinity (generate_series over timestamps with an infinite
+// end) would otherwise never end. It is a row error.
+const maxSetValues = 10_000_000
+
+// Columns implements Node.
+func (p *ProjectSet) Columns() []types.Column { return p.Cols }
+
+// Inputs implements Node.
+func (p *ProjectSet) Inputs() []Node { return []Node{p.Input} }
+
+// Explain implements Node.
+func (p *ProjectSet) Explain() string {
+	return "StreamProjectSet" + exec.ExplainSetFuncs(p.Funcs, p.Outer, p.Ordinality)
+}
+
+// Start implements Node. The goroutine owns its evaluation context.
+func (p *ProjectSet) Start(env *Env, inputs []<-chan Message) <-chan Message {
+	ectx := env.evalContext()
+	schema := types.ArrowSchema(p.Cols)
+	inSchema := types.ArrowSchema(p.Cols[:p.inputCols()])
+	return runMapMarks(env, inputs[0], func(c *Chunk) (*Chunk, error) {
+		return p.expand(env, ectx, schema, inSchema, c)
+	}, func(w Watermark) []Watermark { return []Watermark{w} })
+}
+
+// expand returns c's rows repeated per value, with their ops (nil: none).
+func (p *ProjectSet) expand(env *Env, ec *expr.Context, schema, inSchema *arrow.Schema, c *Chunk) (*Chunk, error) {
+	rec := c.Rec
+	n := int(rec.NumRows())
+	args := make([][]arrow.Array, len(p.Funcs))
+	defer func() {
+		for _, as := range args {
+			for _, a := range as {
+				a.Release()
+			}
+		}
+	}()
+	for f, fn := range p.Funcs {
+		for _, e := range fn.Args {
+			a, err := e.Eval(ec, rec)
+			if err != nil && env.OnRowError != nil {
+				a, err = evalRows(env, ec, e, rec) // the failing rows' argument is NULL
+			}
+			if err != nil {
+				return nil, err
+			}
+			args[f] = append(args[f], a)
+		}
+	}
+	var take []int32 // per output row, its input row
+	var ords []int64 // per output row, its ordinality (0: NULL)
+	vals := make([][]types.Value, len(p.Funcs))
+	per := make([][]types.Value, len(p.Funcs))
+	for row := 0; row < n; row++ {
+		most, failed := 0, false
+		for f, fn := range p.Funcs {
+			argv := make([]types.Value, len(fn.Args))
+			for i, a := range args[f] {
+				argv[i] = types.ValueAt(a, row, fn.Args[i].Type())
+			}
+			vs, err := setValues(ec, fn, argv)
+			if err != nil {
+				if env.OnRowError == nil {
+					return nil, err
+				}
+				env.OnRowError(err)
+				failed = true
+				break
+			}
+			per[f] = vs
+			most = max(most, len(vs))
+		}
+		if failed {
+			continue
+		}
+		outer := most == 0 && p.Outer
+		if outer {
+			for f := range per {
+				per[f] = nil
+			}
+			most = 1
+		}
+		for k := 0; k < most; k++ {
+			take = append(take, int32(row))
+			if p.Ordinality {
+				if outer {
+					ords = append(ords, 0)
+				} else {
+					ords = append(ords, int64(k+1))
+				}
+			}
+			for f := range p.Funcs {
+				var v types.Value
+				if k < len(per[f]) {
+					v = per[f][k]
+				}
+				vals[f] = append(vals[f], v)
+			}
+		}
+	}
+	if len(take) == 0 {
+		return nil, nil
+	}
+	in := exec.TakeRowsFrom(ec.Allocator(), inSchema, []arrow.RecordBatch{rec}, [][]int32{take})
+	defer in.Release()
+	cols := make([]arrow.Array, 0, len(p.Cols))
+	for i := 0; i < int(in.NumCols()); i++ {
+		a := in.Column(i)
+		a.Retain()
+		cols = append(cols, a)
+	}
+	nIn := len(cols)
+	for f := range p.Funcs {
+		t := p.Cols[nIn+f].Type
+		b := types.NewBuilder(ec.Allocator(), t)
+		for _, v := range vals[f] {
+			if err := types.AppendValue(b, v, t); err != nil {
+				b.Release()
+				for _, a := range cols {
+					a.Release()
+				}
+				return nil, err
+			}
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+	}
+	if p.Ordinality {
+		b := array.NewInt64Builder(ec.Allocator())
+		for _, o := range ords {
+			if o == 0 {
+				b.AppendNull()
+			} else {
+				b.Append(o)
+			}
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+	}
+	out := &Chunk{Rec: array.NewRecordBatch(schema, cols, int64(len(take)))}
+	for _, a := range cols {
+		a.Release()
+	}
+	if c.Ops != nil {
+		out.Ops = make([]Op, len(take))
+		for i, r := range take {
+			if c.Ops[r].Sign() < 0 {
+				out.Ops[i] = Delete
+			} else {
+				out.Ops[i] = Insert
+			}
+		}
+	}
+	return out, nil
+}
+
+// inputCols is the number of the input's columns (Cols' first).
+func (p *ProjectSet) inputCols() int {
+	n := len(p.Cols) - len(p.Funcs)
+	if p.Ordinality {
+		n--
+	}
+	return n
+}
+
+// setValues is all of fn's values for one row's arguments.
+func setValues(ec *expr.Context, fn exec.SetFunc, args []types.Value) ([]types.Value, error) {
+	var gen func() (types.Value, bool, error)
+	var err error
+	switch {
+	case fn.StreamCtx != nil:
+		gen, err = fn.StreamCtx(ec, args)
+	case fn.Stream != nil:
+		gen, err = fn.Stream(args)
+	default:
+		vs, err := fn.Expand(args)
+		if err == nil && len(vs) > maxSetValues {
+			err = tooManyValues(fn.Name)
+		}
+		return vs, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	var vs []types.Value
+	for {
+		v, ok, err := gen()
+		if err != nil || !ok {
+			return vs, err
+		}
+		if len(vs) == maxSetValues {
+			return nil, tooManyValues(fn.Name)
+		}
+		vs = append(vs, v)
+	}
+}
+
+func tooManyValues(name string) error {
+	return pgerr.New(pgerr.ProgramLimitExceeded, "%s gives more than %d rows for one row of a materialized view's input", name, maxSetValues)
+}
