@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/pgerr"
@@ -20,7 +21,7 @@ import (
 type ProjectSet struct {
 	Input Node
 	Funcs []SetFunc
-	Cols  []types.Column // input columns, then one column per function
+	Cols  []types.Column // input columns, then each function's columns (SetFunc.Width)
 	// Outer keeps an input row that every function gives nothing for,
 	// once, the functions' columns NULL (LEFT JOIN LATERAL f(...) ON true).
 	Outer bool
@@ -45,6 +46,72 @@ type SetFunc struct {
 	// evaluation context (its session's TimeZone: a series of timestamptz
 	// steps days and months on the session's clock).
 	StreamCtx func(ec *expr.Context, args []types.Value) (func() (types.Value, bool, error), error)
+	// Rows, when set, is used instead of all three by a function of
+	// several columns (jsonb_each: key, value): its rows, each of Width
+	// values. A ProjectSet hands each row on as one []types.Value.
+	Rows  func(args []types.Value) ([][]types.Value, error)
+	Width int
+}
+
+// Columns is the number of columns fn adds to a ProjectSet's rows.
+func (fn SetFunc) Columns() int {
+	if fn.Rows != nil {
+		return fn.Width
+	}
+	return 1
+}
+
+// Generator returns a generator of fn's values for one row's arguments
+// (a function of several columns: each value a []types.Value).
+func (fn SetFunc) Generator(ec *expr.Context, args []types.Value) (func() (types.Value, bool, error), error) {
+	var out []types.Value
+	switch {
+	case fn.Rows != nil:
+		rows, err := fn.Rows(args)
+		if err != nil {
+			return nil, err
+		}
+		out = make([]types.Value, len(rows))
+		for i, r := range rows {
+			out[i] = r
+		}
+	case fn.StreamCtx != nil:
+		return fn.StreamCtx(ec, args)
+	case fn.Stream != nil:
+		return fn.Stream(args)
+	default:
+		var err error
+		if out, err = fn.Expand(args); err != nil {
+			return nil, err
+		}
+	}
+	k := 0
+	return func() (types.Value, bool, error) {
+		if k >= len(out) {
+			return nil, false, nil
+		}
+		k++
+		return out[k-1], true, nil
+	}, nil
+}
+
+// AppendValue appends one of fn's values (Generator's; nil: NULL in every
+// column) to the builders of its columns, of types ts.
+func (fn SetFunc) AppendValue(blds []array.Builder, ts []types.T, v types.Value) error {
+	if fn.Rows == nil {
+		return types.AppendValue(blds[0], v, ts[0])
+	}
+	row, _ := v.([]types.Value)
+	for c := range blds {
+		var x types.Value
+		if row != nil {
+			x = row[c]
+		}
+		if err := types.AppendValue(blds[c], x, ts[c]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Columns returns the input columns and the function's column.
@@ -179,57 +246,54 @@ func (it *projectSetIter) startRow() error {
 		for i, a := range it.args[f] {
 			vals[i] = types.ValueAt(a, it.row, fn.Args[i].Type())
 		}
-		if fn.StreamCtx != nil {
-			g, err := fn.StreamCtx(it.ctx.Eval, vals)
-			if err != nil {
-				return err
-			}
-			it.gens[f] = g
-			continue
-		}
-		if fn.Stream != nil {
-			g, err := fn.Stream(vals)
-			if err != nil {
-				return err
-			}
-			it.gens[f] = g
-			continue
-		}
-		out, err := fn.Expand(vals)
+		g, err := fn.Generator(it.evalCtx(), vals)
 		if err != nil {
 			return err
 		}
-		k := 0
-		it.gens[f] = func() (types.Value, bool, error) {
-			if k >= len(out) {
-				return nil, false, nil
-			}
-			k++
-			return out[k-1], true, nil
-		}
+		it.gens[f] = g
 	}
 	it.started, it.yielded, it.k = true, false, 0
 	return nil
 }
 
-// inputCols is the number of the input's columns (Cols' first).
-func (p *ProjectSet) inputCols() int {
-	n := len(p.Cols) - len(p.Funcs)
+// InputCols is the number of the input's columns (Cols' first).
+func (p *ProjectSet) InputCols() int {
+	n := len(p.Cols)
+	for _, fn := range p.Funcs {
+		n -= fn.Columns()
+	}
 	if p.Ordinality {
 		n--
 	}
 	return n
 }
 
+// FuncBuilders makes the builders of each function's columns and their
+// types; the caller releases them.
+func (p *ProjectSet) FuncBuilders(mem memory.Allocator) ([][]array.Builder, [][]types.T) {
+	c := p.InputCols()
+	blds, ts := make([][]array.Builder, len(p.Funcs)), make([][]types.T, len(p.Funcs))
+	for f, fn := range p.Funcs {
+		for range fn.Columns() {
+			blds[f] = append(blds[f], types.NewBuilder(mem, p.Cols[c].Type))
+			ts[f] = append(ts[f], p.Cols[c].Type)
+			c++
+		}
+	}
+	return blds, ts
+}
+
 // fill pulls up to one batch of output rows; nil when none.
 func (it *projectSetIter) fill() (arrow.RecordBatch, error) {
 	p, ec := it.p, it.evalCtx()
-	nIn := p.inputCols()
-	blds := make([]array.Builder, len(p.Funcs))
-	for f := range p.Funcs {
-		blds[f] = types.NewBuilder(ec.Allocator(), p.Cols[nIn+f].Type)
-		defer blds[f].Release()
-	}
+	blds, ts := p.FuncBuilders(ec.Allocator())
+	defer func() {
+		for _, bs := range blds {
+			for _, b := range bs {
+				b.Release()
+			}
+		}
+	}()
 	var ord *array.Int64Builder
 	if p.Ordinality {
 		ord = array.NewInt64Builder(ec.Allocator())
@@ -278,8 +342,8 @@ func (it *projectSetIter) fill() (arrow.RecordBatch, error) {
 			ord.Append(it.k)
 		}
 		it.yielded = true
-		for f := range p.Funcs {
-			if err := types.AppendValue(blds[f], vals[f], p.Cols[nIn+f].Type); err != nil {
+		for f, fn := range p.Funcs {
+			if err := fn.AppendValue(blds[f], ts[f], vals[f]); err != nil {
 				return nil, err
 			}
 		}
@@ -295,8 +359,10 @@ func (it *projectSetIter) fill() (arrow.RecordBatch, error) {
 	for c := 0; c < int(it.b.NumCols()); c++ {
 		cols = append(cols, takeArray(ec.Allocator(), it.b.Column(c), idx))
 	}
-	for _, bld := range blds {
-		cols = append(cols, bld.NewArray())
+	for _, bs := range blds {
+		for _, bld := range bs {
+			cols = append(cols, bld.NewArray())
+		}
 	}
 	if ord != nil {
 		cols = append(cols, ord.NewArray())

@@ -26,16 +26,16 @@ import (
 // function in FROM, its arguments then outer references.
 type lLateralFunc struct {
 	call *srfCall
-	id   int
-	ord  int // WITH ORDINALITY's column, or -1
+	ids  []int // its columns (several: jsonb_each's key and value)
+	ord  int   // WITH ORDINALITY's column, or -1
 	fn   *lFunc
 }
 
 func (n *lLateralFunc) outIDs() []int {
 	if n.ord >= 0 {
-		return []int{n.id, n.ord}
+		return append(append([]int(nil), n.ids...), n.ord)
 	}
-	return []int{n.id}
+	return n.ids
 }
 
 // outerFuncChain reports whether a LEFT JOIN LATERAL of a set-returning

@@ -205,6 +205,22 @@ func push(n lnode, conds []expr.Expr) lnode {
 		return filterOver(x, keep)
 	case *lTimeWindow:
 		return pushTimeWindow(x, conds)
+	case *lProjectSet:
+		// Conditions on the input's columns alone hold before the
+		// functions run: a row they drop is never expanded (PostgreSQL
+		// does not call jsonb_each(t.j) for a row of t that WHERE drops,
+		// nor fail on its value).
+		var keep, down []expr.Expr
+		avail := idSet(x.in.outIDs())
+		for _, c := range conds {
+			if within(c, avail) && !hasSubquery(c) {
+				down = append(down, c)
+			} else {
+				keep = append(keep, c)
+			}
+		}
+		x.in = push(x.in, down)
+		return filterOver(x, keep)
 	}
 	return filterOver(n, conds)
 }

@@ -335,7 +335,7 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			ps.Funcs = append(ps.Funcs, exec.SetFunc{Name: c.name, Args: args, Expand: c.expand, Stream: c.stream, StreamCtx: c.streamCtx})
+			ps.Funcs = append(ps.Funcs, c.setFunc(args))
 		}
 		out := append(append([]int(nil), lay...), x.ids...)
 		ps.Cols = p.cols(out)

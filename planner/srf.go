@@ -99,6 +99,11 @@ type srfCall struct {
 	rows func(args []types.Value) ([][]types.Value, error)
 }
 
+// setFunc is c as a ProjectSet's function over args.
+func (c *srfCall) setFunc(args []expr.Expr) exec.SetFunc {
+	return exec.SetFunc{Name: c.name, Args: args, Expand: c.expand, Stream: c.stream, StreamCtx: c.streamCtx, Rows: c.rows, Width: len(c.cols)}
+}
+
 // rowsFunc produces a function's rows in FROM from its arguments' values,
 // in the statement's evaluation context ec (nil: UTC and the defaults).
 type rowsFunc func(ec *expr.Context, args []types.Value) ([][]types.Value, error)
@@ -166,11 +171,14 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (l
 		// function scan alone is not a stream of changes.
 		if len(refsOf(a)) > 0 || b.stream && call.rows == nil {
 			// Reads earlier FROM items: joined by lateralJoin as a ProjectSet.
+			f := &lLateralFunc{call: call, ord: -1}
 			if call.rows != nil {
-				return nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s reading other FROM items is only supported returning one column", name)
+				for _, c := range call.cols {
+					f.ids = append(f.ids, b.newCol(c.Name, "", c.Type))
+				}
+			} else {
+				f.ids = []int{b.newCol(name, "", call.t)}
 			}
-			id := b.newCol(name, "", call.t)
-			f := &lLateralFunc{call: call, id: id, ord: -1}
 			if ordinality {
 				f.ord = b.newCol("ordinality", "", types.TInt8)
 			}

@@ -3,7 +3,6 @@ package planner
 import (
 	"slices"
 
-	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/stream"
 )
 
@@ -34,7 +33,7 @@ func (s *streamPlanner) projectSet(x *lProjectSet, need map[int]bool) (sout, err
 		if err != nil {
 			return sout{}, err
 		}
-		ps.Funcs = append(ps.Funcs, exec.SetFunc{Name: c.name, Args: args, Expand: c.expand, Stream: c.stream, StreamCtx: c.streamCtx})
+		ps.Funcs = append(ps.Funcs, c.setFunc(args))
 	}
 	lay := append(slices.Clone(in.lay), x.ids...)
 	ps.Cols = s.p.cols(lay)

@@ -57,7 +57,7 @@ func (p *ProjectSet) Explain() string {
 func (p *ProjectSet) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	ectx := env.evalContext()
 	schema := types.ArrowSchema(p.Cols)
-	inSchema := types.ArrowSchema(p.Cols[:p.inputCols()])
+	inSchema := types.ArrowSchema(p.Cols[:p.exec().InputCols()])
 	return runMapMarks(env, inputs[0], func(c *Chunk) (*Chunk, error) {
 		return p.expand(env, ectx, schema, inSchema, c)
 	}, func(w Watermark) []Watermark { return []Watermark{w} })
@@ -149,21 +149,26 @@ func (p *ProjectSet) expand(env *Env, ec *expr.Context, schema, inSchema *arrow.
 		a.Retain()
 		cols = append(cols, a)
 	}
-	nIn := len(cols)
-	for f := range p.Funcs {
-		t := p.Cols[nIn+f].Type
-		b := types.NewBuilder(ec.Allocator(), t)
-		for _, v := range vals[f] {
-			if err := types.AppendValue(b, v, t); err != nil {
+	blds, ts := p.exec().FuncBuilders(ec.Allocator())
+	defer func() {
+		for _, bs := range blds {
+			for _, b := range bs {
 				b.Release()
+			}
+		}
+	}()
+	for f, fn := range p.Funcs {
+		for _, v := range vals[f] {
+			if err := fn.AppendValue(blds[f], ts[f], v); err != nil {
 				for _, a := range cols {
 					a.Release()
 				}
 				return nil, err
 			}
 		}
-		cols = append(cols, b.NewArray())
-		b.Release()
+		for _, b := range blds[f] {
+			cols = append(cols, b.NewArray())
+		}
 	}
 	if p.Ordinality {
 		b := array.NewInt64Builder(ec.Allocator())
@@ -194,31 +199,15 @@ func (p *ProjectSet) expand(env *Env, ec *expr.Context, schema, inSchema *arrow.
 	return out, nil
 }
 
-// inputCols is the number of the input's columns (Cols' first).
-func (p *ProjectSet) inputCols() int {
-	n := len(p.Cols) - len(p.Funcs)
-	if p.Ordinality {
-		n--
-	}
-	return n
+// exec is p as the batch engine's ProjectSet, for its column layout.
+func (p *ProjectSet) exec() *exec.ProjectSet {
+	return &exec.ProjectSet{Funcs: p.Funcs, Cols: p.Cols, Outer: p.Outer, Ordinality: p.Ordinality}
 }
 
-// setValues is all of fn's values for one row's arguments.
+// setValues is all of fn's values for one row's arguments (a function
+// of several columns: each a []types.Value).
 func setValues(ec *expr.Context, fn exec.SetFunc, args []types.Value) ([]types.Value, error) {
-	var gen func() (types.Value, bool, error)
-	var err error
-	switch {
-	case fn.StreamCtx != nil:
-		gen, err = fn.StreamCtx(ec, args)
-	case fn.Stream != nil:
-		gen, err = fn.Stream(args)
-	default:
-		vs, err := fn.Expand(args)
-		if err == nil && len(vs) > maxSetValues {
-			err = tooManyValues(fn.Name)
-		}
-		return vs, err
-	}
+	gen, err := fn.Generator(ec, args)
 	if err != nil {
 		return nil, err
 	}

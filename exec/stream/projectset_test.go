@@ -52,7 +52,7 @@ func runProjectSet(t *testing.T, p *ProjectSet, ks []string, ns []int64, ops []O
 			nb.Append(n)
 		}
 	}
-	in := p.Cols[:p.inputCols()]
+	in := p.Cols[:p.exec().InputCols()]
 	rec := array.NewRecordBatch(types.ArrowSchema(in), []arrow.Array{kb.NewArray(), nb.NewArray()}, int64(len(ks)))
 	env := newEnv(t)
 	if errs != nil {
