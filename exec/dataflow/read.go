@@ -82,9 +82,15 @@ func (rt *Runtime) ReadViews(ctx context.Context, ids []uint32) (map[uint32][]ar
 			}
 			target = max(target, holds[i].epoch)
 		}
+		// Let the ones behind catch up, and stop them at target (gated
+		// before their hold below target ends, so none runs past it);
+		// keep the leaders held. Re-held views at other epochs (a job
+		// restarted meanwhile) make another round.
 		behind := false
+		var gates []func()
 		for i, h := range holds {
-			if h.epoch < target { // let it catch up; keep the leaders held
+			if h.epoch < target {
+				gates = append(gates, jobs[i].view.HoldAt(target))
 				h.release()
 				holds[i] = nil
 				behind = true
@@ -100,7 +106,19 @@ func (rt *Runtime) ReadViews(ctx context.Context, ids []uint32) (map[uint32][]ar
 			}
 			return out, lastRows(out)
 		}
-		if err := rt.waitJobs(ctx, jobs, target); err != nil {
+		err := rt.waitJobs(ctx, jobs, target)
+		if err == nil {
+			for i, j := range jobs {
+				if holds[i] == nil {
+					e, rel := j.view.Hold()
+					holds[i] = &held{e, rel}
+				}
+			}
+		}
+		for _, g := range gates {
+			g()
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -371,3 +371,41 @@ func TestMaterializeWholeRowIdentity(t *testing.T) {
 	}
 	expectRows(t, v, 1, "(null)=(null)", "1.0=0")
 }
+
+// TestViewHoldAt: a view gated at epoch e publishes up to e and waits
+// before publishing past it until the gate is released; two gates at
+// different epochs stop it at the lower; a gate's release is idempotent.
+func TestViewHoldAt(t *testing.T) {
+	v, in, epochs, done := runView(t, &Materialize{Key: []int{0}, Cols: kvCols})
+	in <- BarrierMsg(Barrier{Epoch: 1})
+	expectEpoch(t, epochs, 1)
+	low, high := v.HoldAt(2), v.HoldAt(3)
+	in <- ChunkMsg(kv(nil, "1=a"))
+	in <- BarrierMsg(Barrier{Epoch: 2})
+	expectEpoch(t, epochs, 2, "insert:1=a")
+	sent := make(chan struct{})
+	go func() {
+		in <- ChunkMsg(kv(nil, "2=b"))
+		in <- BarrierMsg(Barrier{Epoch: 3})
+		close(sent)
+	}()
+	<-sent // the writer took the barrier of epoch 3: it waits at the gate
+	select {
+	case in <- ChunkMsg(kv(nil, "3=c")): // (in is unbuffered: taken only past the gate)
+		t.Fatal("the writer went past the gate at 2")
+	case ec := <-epochs:
+		t.Fatalf("published epoch %d past the gate at 2", ec.epoch)
+	default:
+	}
+	expectRows(t, v, 2, "1=a")
+	low()
+	low()
+	expectEpoch(t, epochs, 3, "insert:2=b")
+	in <- BarrierMsg(Barrier{Epoch: 4})
+	high()
+	expectEpoch(t, epochs, 4)
+	close(in)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -48,6 +48,13 @@ type View struct {
 	// current epoch for a while (Hold); publish takes it exclusively.
 	hold sync.RWMutex
 	cur  atomic.Pointer[snapshot]
+
+	// gates are the epochs readers asked the view not to publish past
+	// (HoldAt), with how many ask for each; gateCh is closed and replaced
+	// when one is released. Guarded by gateMu.
+	gateMu sync.Mutex
+	gates  map[uint64]int
+	gateCh chan struct{}
 }
 
 // entry is one key's state: its row and its multiplicity (0 or 1 for keyed
@@ -115,6 +122,56 @@ func (v *View) Snapshot() []arrow.RecordBatch {
 func (v *View) Hold() (epoch uint64, release func()) {
 	v.hold.RLock()
 	return v.cur.Load().epoch, v.hold.RUnlock
+}
+
+// HoldAt keeps the view from publishing any epoch after e until release
+// is called: its writer publishes up to e, then waits. A reader that
+// holds some views at epoch e while others catch up (dataflow's
+// ReadViews) gates the ones behind at e, so that they stop there instead
+// of running past e before it holds them: under load, views that ran on
+// kept the reader chasing them. Call it while the view cannot be past e
+// (held below it). Safe for concurrent use.
+func (v *View) HoldAt(e uint64) (release func()) {
+	v.gateMu.Lock()
+	if v.gates == nil {
+		v.gates, v.gateCh = map[uint64]int{}, make(chan struct{})
+	}
+	v.gates[e]++
+	v.gateMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			v.gateMu.Lock()
+			if v.gates[e]--; v.gates[e] == 0 {
+				delete(v.gates, e)
+			}
+			close(v.gateCh)
+			v.gateCh = make(chan struct{})
+			v.gateMu.Unlock()
+		})
+	}
+}
+
+// waitGates waits until no gate (HoldAt) is below epoch; false when done
+// ends first.
+func (v *View) waitGates(done <-chan struct{}, epoch uint64) bool {
+	for {
+		v.gateMu.Lock()
+		blocked := false
+		for g := range v.gates {
+			blocked = blocked || g < epoch
+		}
+		ch := v.gateCh
+		v.gateMu.Unlock()
+		if !blocked {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-done:
+			return false
+		}
+	}
 }
 
 // SnapshotEpoch is Snapshot with the epoch it is as of, and the error of
@@ -199,6 +256,12 @@ func (v *View) run(env *Env, in <-chan Message, out chan<- Message) error {
 			var changes *Chunk
 			if v.m.OnEpoch != nil || out != nil {
 				changes = v.netChanges()
+			}
+			if !v.waitGates(env.Ctx.Done(), m.Barrier.Epoch) {
+				if err := env.Err(); err != nil {
+					return err
+				}
+				return env.Ctx.Err()
 			}
 			v.publish(m.Barrier.Epoch)
 			if err := env.snapshot(v.m, m.Barrier, viewState{v}); err != nil {
