@@ -209,11 +209,12 @@ func push(n lnode, conds []expr.Expr) lnode {
 		// Conditions on the input's columns alone hold before the
 		// functions run: a row they drop is never expanded (PostgreSQL
 		// does not call jsonb_each(t.j) for a row of t that WHERE drops,
-		// nor fail on its value).
+		// nor fail on its value). A volatile one stays above, evaluated
+		// once per output row, as PostgreSQL does.
 		var keep, down []expr.Expr
 		avail := idSet(x.in.outIDs())
 		for _, c := range conds {
-			if within(c, avail) && !hasSubquery(c) {
+			if within(c, avail) && !hasSubquery(c) && !callsVolatileExpr(c) {
 				down = append(down, c)
 			} else {
 				keep = append(keep, c)
