@@ -153,7 +153,9 @@ func nodeExprs(n lnode) []expr.Expr {
 	case *lFunc:
 		out = append(out, x.args...)
 	case *lLateralFunc:
-		out = append(out, x.call.args...)
+		for _, c := range x.calls {
+			out = append(out, c.args...)
+		}
 	case *lValues:
 		for _, r := range x.rows {
 			out = append(out, r...)

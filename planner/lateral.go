@@ -25,8 +25,8 @@ import (
 // side, or, under a subquery run once per left row (lApply), it is fn: the
 // function in FROM, its arguments then outer references.
 type lLateralFunc struct {
-	call *srfCall
-	ids  []int // its columns (several: jsonb_each's key and value)
+	calls []*srfCall // one, or several side by side (ROWS FROM, unnest(a, b))
+	ids   []int      // their columns (several: jsonb_each's key and value)
 	ord  int   // WITH ORDINALITY's column, or -1
 	fn   *lFunc
 }
@@ -123,7 +123,10 @@ func (b *binder) lateralJoin(left, right lnode, kind exec.JoinKind, conds []expr
 	var cur lnode
 	var join *lJoin
 	if f, ok := n.(*lLateralFunc); ok {
-		ps := &lProjectSet{in: left, calls: []*srfCall{f.call}, args: [][]expr.Expr{f.call.args}, ids: f.outIDs(), ordinality: f.ord >= 0}
+		ps := &lProjectSet{in: left, calls: f.calls, ids: f.outIDs(), ordinality: f.ord >= 0}
+		for _, c := range f.calls {
+			ps.args = append(ps.args, c.args)
+		}
 		if kind == exec.LeftJoin {
 			// LEFT JOIN LATERAL f(...) ON true: a row f gives nothing for
 			// is kept once, f's column NULL (an outer ProjectSet). Other

@@ -171,7 +171,7 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (l
 		// function scan alone is not a stream of changes.
 		if len(refsOf(a)) > 0 || b.stream && call.rows == nil {
 			// Reads earlier FROM items: joined by lateralJoin as a ProjectSet.
-			f := &lLateralFunc{call: call, ord: -1}
+			f := &lLateralFunc{calls: []*srfCall{call}, ord: -1}
 			if call.rows != nil {
 				for _, c := range call.cols {
 					f.ids = append(f.ids, b.newCol(c.Name, "", c.Type))

@@ -12,8 +12,10 @@ import (
 // returning functions run side by side, row k of the result holding row k
 // of each (NULLs for a function that has fewer), their columns one after
 // the other; unnest of several arrays is ROWS FROM of one unnest each, as
-// PostgreSQL defines it. Built-in set-returning functions only, with
-// arguments that do not read other FROM items.
+// PostgreSQL defines it. Built-in set-returning functions only. When their
+// arguments read other FROM items (or in a continuous query), they join
+// the items before them as one ProjectSet of the functions (lateral.go),
+// whose lockstep with NULL padding is ROWS FROM's.
 
 // zipsFunctions reports whether rf is such a FROM item.
 func zipsFunctions(rf *pg.RangeFunction) bool {
@@ -34,6 +36,7 @@ func (b *binder) rowsFrom(l *level, rf *pg.RangeFunction) (lnode, []*nsItem, err
 		return nil, nil, b.newErr(pgerr.FeatureNotSupported, -1, "a column definition list is not supported in FROM")
 	}
 	var calls []*srfCall
+	lateral := b.stream
 	saved := l.clause
 	l.clause = inFunc
 	defer func() { l.clause = saved }()
@@ -63,9 +66,7 @@ func (b *binder) rowsFrom(l *level, rf *pg.RangeFunction) (lnode, []*nsItem, err
 				return nil, nil, err
 			}
 			for _, a := range call.args {
-				if len(refsOf(a)) > 0 {
-					return nil, nil, b.newErr(pgerr.FeatureNotSupported, fc.Location, "%s reading other FROM items is not supported in ROWS FROM or in unnest of several arrays", name)
-				}
+				lateral = lateral || len(refsOf(a)) > 0
 			}
 			calls = append(calls, call)
 		}
@@ -114,7 +115,20 @@ func (b *binder) rowsFrom(l *level, rf *pg.RangeFunction) (lnode, []*nsItem, err
 	if len(rf.Functions) == 1 {
 		name = calls[0].name
 	}
-	plan := b.funcRows(name, args, cols, zip, rf.Ordinality)
+	var plan lnode
+	if lateral {
+		f := &lLateralFunc{calls: calls, ord: -1}
+		for _, c := range cols {
+			f.ids = append(f.ids, b.newCol(c.Name, "", c.Type))
+		}
+		if rf.Ordinality {
+			f.ord = b.newCol("ordinality", "", types.TInt8)
+		}
+		f.fn = b.funcRowsIDs(name, args, cols, zip, rf.Ordinality, f.outIDs())
+		plan = f
+	} else {
+		plan = b.funcRows(name, args, cols, zip, rf.Ordinality)
+	}
 	alias := name
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname

@@ -121,7 +121,7 @@ func (b *binder) streamFuncErr(rf *pg.RangeFunction) error {
 	}
 	err := b.newErr(pgerr.FeatureNotSupported, loc, "%s cannot be used in a materialized view", name)
 	if isSRF(name) {
-		return err.(*pgerr.Error).WithHint("A set-returning function of one column can follow the items whose rows it expands: FROM t, unnest(t.tags) AS tag, or SELECT unnest(t.tags) FROM t.")
+		return err.(*pgerr.Error).WithHint("A set-returning function can follow the items whose rows it expands: FROM t, unnest(t.tags) AS tag, or SELECT unnest(t.tags) FROM t.")
 	}
 	return err
 }

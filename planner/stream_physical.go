@@ -194,7 +194,7 @@ func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
 	case *lFunc:
 		return sout{}, notInMV(x.name)
 	case *lLateralFunc: // a set-returning function with nothing before it in FROM
-		return sout{}, notInMV(x.call.name)
+		return sout{}, notInMV(x.calls[0].name)
 	case *lValues:
 		if len(x.ids) == 0 {
 			return sout{}, notInMV("a SELECT without FROM")
