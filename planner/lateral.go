@@ -27,8 +27,8 @@ import (
 type lLateralFunc struct {
 	calls []*srfCall // one, or several side by side (ROWS FROM, unnest(a, b))
 	ids   []int      // their columns (several: jsonb_each's key and value)
-	ord  int   // WITH ORDINALITY's column, or -1
-	fn   *lFunc
+	ord   int        // WITH ORDINALITY's column, or -1
+	fn    *lFunc
 }
 
 func (n *lLateralFunc) outIDs() []int {
