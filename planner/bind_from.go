@@ -94,8 +94,8 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 			return plan, ns, err
 		}
 		if b.stream && !b.isUserSetFunction(n.GetRangeFunction()) { // udf_set.go: inlined as a subquery
-			// A set-returning function of one column joins the items before
-			// it as a ProjectSet over them (stream_projectset.go); any other
+			// A set-returning function joins the items before it as a
+			// ProjectSet over them (stream_projectset.go); any other
 			// function in FROM would be evaluated once, not maintained.
 			plan, ns, err := b.rangeFunction(l, n.GetRangeFunction())
 			if err != nil || !isLateralFunc(plan) {

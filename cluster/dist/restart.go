@@ -104,19 +104,30 @@ func (r *Runner) BeginRestart(ctx context.Context) (*Plan, error) {
 			return nil, fmt.Errorf("cluster: committed checkpoint %d: %w", pl.Pointer.Epoch, err)
 		}
 	}
-	nodes, err := r.node.Nodes(ctx)
-	if err != nil {
+	if pl.Assign, err = r.writeAssignment(ctx, f); err != nil {
 		return nil, err
 	}
-	if err := r.sameSplits(nodes); err != nil {
-		return nil, err
-	}
-	if pl.Assign, err = f.WriteAssignment(ctx, nodes); err != nil {
-		return nil, err
-	}
-	r.srv.SetGeneration(pl.Assign.Generation)
 	ok = true
 	return pl, nil
+}
+
+// writeAssignment writes (fenced by f) a new assignment of the live nodes
+// and moves this node's exchange server to its generation: streams of
+// older ones are refused from now on.
+func (r *Runner) writeAssignment(ctx context.Context, f *cluster.Fence) (cluster.Assignment, error) {
+	nodes, err := r.node.Nodes(ctx)
+	if err != nil {
+		return cluster.Assignment{}, err
+	}
+	if err := r.sameSplits(nodes); err != nil {
+		return cluster.Assignment{}, err
+	}
+	a, err := f.WriteAssignment(ctx, nodes)
+	if err != nil {
+		return cluster.Assignment{}, err
+	}
+	r.srv.SetGeneration(a.Generation)
+	return a, nil
 }
 
 // Reassign gives the plan a new assignment of the live nodes (a new
@@ -125,24 +136,15 @@ func (r *Runner) BeginRestart(ctx context.Context) (*Plan, error) {
 // their instances of the first start cannot meet those of the second.
 // Commits stay held. The caller logs each view's restart again.
 func (pl *Plan) Reassign(ctx context.Context) error {
-	r := pl.r
-	f, err := r.node.Fence()
+	f, err := pl.r.node.Fence()
 	if err != nil {
 		return err
 	}
-	nodes, err := r.node.Nodes(ctx)
-	if err != nil {
-		return err
-	}
-	if err := r.sameSplits(nodes); err != nil {
-		return err
-	}
-	a, err := f.WriteAssignment(ctx, nodes)
+	a, err := pl.r.writeAssignment(ctx, f)
 	if err != nil {
 		return err
 	}
 	pl.Assign = a
-	r.srv.SetGeneration(a.Generation)
 	return nil
 }
 

@@ -12,8 +12,8 @@ import (
 
 // ProjectSet repeats each row of its input once per value of its
 // set-returning functions (unnest, generate_series, jsonb_array_elements,
-// regexp_matches...), with one column per function appended after the
-// input's columns: the batch engine's exec.ProjectSet (PostgreSQL's), the
+// jsonb_each...), with each function's columns appended after the input's
+// columns: the batch engine's exec.ProjectSet (PostgreSQL's), the
 // functions in lockstep, one that has run out giving NULL while the others
 // go on.
 //
@@ -28,7 +28,7 @@ import (
 type ProjectSet struct {
 	Input Node
 	Funcs []exec.SetFunc
-	Cols  []types.Column // the input's columns, then one per function
+	Cols  []types.Column // the input's columns, then each function's (exec.SetFunc.Columns)
 	// Outer keeps a row every function gives nothing for, once, the
 	// functions' columns NULL (LEFT JOIN LATERAL f(...) ON true).
 	Outer bool
@@ -56,15 +56,17 @@ func (p *ProjectSet) Explain() string {
 // Start implements Node. The goroutine owns its evaluation context.
 func (p *ProjectSet) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	ectx := env.evalContext()
+	lay := p.layout()
 	schema := types.ArrowSchema(p.Cols)
-	inSchema := types.ArrowSchema(p.Cols[:p.exec().InputCols()])
+	inSchema := types.ArrowSchema(p.Cols[:lay.InputCols()])
 	return runMapMarks(env, inputs[0], func(c *Chunk) (*Chunk, error) {
-		return p.expand(env, ectx, schema, inSchema, c)
+		return p.expand(env, ectx, lay, schema, inSchema, c)
 	}, func(w Watermark) []Watermark { return []Watermark{w} })
 }
 
-// expand returns c's rows repeated per value, with their ops (nil: none).
-func (p *ProjectSet) expand(env *Env, ec *expr.Context, schema, inSchema *arrow.Schema, c *Chunk) (*Chunk, error) {
+// expand returns c's rows repeated per value, with their ops (nil: none);
+// lay is p's column layout (layout).
+func (p *ProjectSet) expand(env *Env, ec *expr.Context, lay *exec.ProjectSet, schema, inSchema *arrow.Schema, c *Chunk) (*Chunk, error) {
 	rec := c.Rec
 	n := int(rec.NumRows())
 	args := make([][]arrow.Array, len(p.Funcs))
@@ -91,10 +93,14 @@ func (p *ProjectSet) expand(env *Env, ec *expr.Context, schema, inSchema *arrow.
 	var ords []int64 // per output row, its ordinality (0: NULL)
 	vals := make([][]types.Value, len(p.Funcs))
 	per := make([][]types.Value, len(p.Funcs))
+	argvs := make([][]types.Value, len(p.Funcs)) // a row's arguments, per function (drained before the next row)
+	for f, fn := range p.Funcs {
+		argvs[f] = make([]types.Value, len(fn.Args))
+	}
 	for row := 0; row < n; row++ {
 		most, failed := 0, false
 		for f, fn := range p.Funcs {
-			argv := make([]types.Value, len(fn.Args))
+			argv := argvs[f]
 			for i, a := range args[f] {
 				argv[i] = types.ValueAt(a, row, fn.Args[i].Type())
 			}
@@ -149,7 +155,7 @@ func (p *ProjectSet) expand(env *Env, ec *expr.Context, schema, inSchema *arrow.
 		a.Retain()
 		cols = append(cols, a)
 	}
-	blds, ts := p.exec().FuncBuilders(ec.Allocator())
+	blds, ts := lay.FuncBuilders(ec.Allocator())
 	defer func() {
 		for _, bs := range blds {
 			for _, b := range bs {
@@ -199,8 +205,9 @@ func (p *ProjectSet) expand(env *Env, ec *expr.Context, schema, inSchema *arrow.
 	return out, nil
 }
 
-// exec is p as the batch engine's ProjectSet, for its column layout.
-func (p *ProjectSet) exec() *exec.ProjectSet {
+// layout is p as the batch engine's ProjectSet, for its column layout
+// (InputCols, FuncBuilders).
+func (p *ProjectSet) layout() *exec.ProjectSet {
 	return &exec.ProjectSet{Funcs: p.Funcs, Cols: p.Cols, Outer: p.Outer, Ordinality: p.Ordinality}
 }
 

@@ -52,7 +52,7 @@ func runProjectSet(t *testing.T, p *ProjectSet, ks []string, ns []int64, ops []O
 			nb.Append(n)
 		}
 	}
-	in := p.Cols[:p.exec().InputCols()]
+	in := p.Cols[:p.layout().InputCols()]
 	rec := array.NewRecordBatch(types.ArrowSchema(in), []arrow.Array{kb.NewArray(), nb.NewArray()}, int64(len(ks)))
 	env := newEnv(t)
 	if errs != nil {
@@ -135,7 +135,8 @@ func TestProjectSetRowError(t *testing.T) {
 	if len(errs) != 2 || !strings.Contains(errs[0].Error(), "unlucky") {
 		t.Errorf("row errors %v, want two", errs)
 	}
-	_, err := projectSetOf(false, false).expand(newEnv(t), newEnv(t).evalContext(), nil, nil, &Chunk{Rec: oneRow(t, 13)})
+	ps := projectSetOf(false, false)
+	_, err := ps.expand(newEnv(t), newEnv(t).evalContext(), ps.layout(), nil, nil, &Chunk{Rec: oneRow(t, 13)})
 	var pe *pgerr.Error
 	if !errors.As(err, &pe) || pe.Code != pgerr.InvalidParameterValue {
 		t.Errorf("without OnRowError: %v, want the function's error", err)

@@ -181,12 +181,12 @@ func keepSmall[T any](s []T) []T {
 // between two times of one session (within the gap of each other) joins
 // the later one's group; and a row before the key's first time, within
 // the gap of its second, moves the first time down to it (the first
-// group's rows lie between the two). Either way the sessions the times make are the rows' sessions (each
-// session's first and last row time is a time, and consecutive times of
-// a session stay within the gap), which is all a session's result and
-// a restore's rebuild need; a retraction, which would have to find its
-// own time, never comes. A hot key then keeps a few times a gap instead
-// of one a row.
+// group's rows lie between the two). Either way the sessions the times
+// make are the rows' sessions (each session's first and last row time is
+// a time, and consecutive times of a session stay within the gap), which
+// is all a session's result and a restore's rebuild need; a retraction,
+// which would have to find its own time, never comes. A hot key then
+// keeps a few times a gap instead of one a row.
 func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, newTime bool) {
 	pts := sk.pts
 	n := len(pts)
@@ -213,8 +213,8 @@ func (s *sessWin) group(r *waggRun, k int32, sk *skey, t int64) (g int32, newTim
 		// Before the key's first time, within the gap of its second: the
 		// first time moves down to the row, which joins its group. Over
 		// the readers of a split source this is nine in ten of q11's rows
-		// that make a group in pend; each made a group of its own before
-		// (q11 at two cores: 1.16 times less CPU).
+		// that would make a group in pend (docs/benchmarks.md, "q11's rows
+		// out of order at the session operator").
 		first := &pts[0]
 		r.retime(first.g, t)
 		first.t = t
