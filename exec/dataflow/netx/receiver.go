@@ -386,9 +386,11 @@ func (r *Receiver) Recv(ctx context.Context) (m stream.Message, ok bool, err err
 	// connection already).
 	if r.granted >= max(1, r.opt.credits()/2) && !r.gotEnd.Load() {
 		if err := r.c.write(fCredit, binary.BigEndian.AppendUint32(nil, uint32(r.granted))); err != nil && !r.gotEnd.Load() {
-			err = peerError(r.id, "sender "+r.peer, "granting credit", err)
-			r.fail(err)
-			return m, false, err
+			// The connection may have failed under the reader first (it
+			// closes the socket after recording why): the first cause is
+			// the stream's error, not this write's "closed connection".
+			r.fail(peerError(r.id, "sender "+r.peer, "granting credit", err))
+			return m, false, r.Err()
 		}
 		r.granted = 0
 	}
