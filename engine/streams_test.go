@@ -74,12 +74,12 @@ func TestMaterializedViewErrors(t *testing.T) {
 	defer e.Close()
 	mustRun(t, s, "CREATE TABLE t (a int)")
 	for q, code := range map[string]pgerr.Code{
-		"CREATE MATERIALIZED VIEW v AS SELECT * FROM nope":                   pgerr.UndefinedTable,
-		"CREATE MATERIALIZED VIEW v AS SELECT a + 'x' FROM t":                pgerr.InvalidTextRepresentation,
-		"CREATE MATERIALIZED VIEW v AS SELECT * FROM generate_series(1, 3)":  pgerr.FeatureNotSupported,
-		"CREATE MATERIALIZED VIEW v AS SELECT a, random() FROM t":            pgerr.FeatureNotSupported,
-		"CREATE SOURCE s WITH (connector = 'nexmark')":                       pgerr.InvalidParameterValue,
-		"CREATE SOURCE s WITH (connector = 'nexmark', table = 'bid', x = 1)": pgerr.InvalidParameterValue,
+		"CREATE MATERIALIZED VIEW v AS SELECT * FROM nope":                        pgerr.UndefinedTable,
+		"CREATE MATERIALIZED VIEW v AS SELECT a + 'x' FROM t":                     pgerr.InvalidTextRepresentation,
+		"CREATE MATERIALIZED VIEW v AS SELECT * FROM generate_series(1, 2000000)": pgerr.ProgramLimitExceeded,
+		"CREATE MATERIALIZED VIEW v AS SELECT a, random() FROM t":                 pgerr.FeatureNotSupported,
+		"CREATE SOURCE s WITH (connector = 'nexmark')":                            pgerr.InvalidParameterValue,
+		"CREATE SOURCE s WITH (connector = 'nexmark', table = 'bid', x = 1)":      pgerr.InvalidParameterValue,
 	} {
 		if _, _, err := run(t, s, q); pgerr.CodeOf(err) != code {
 			t.Errorf("%s: got %v, want %s", q, err, code)

@@ -24,8 +24,9 @@ func (b *binder) from(l *level, items []*pg.Node) (lnode, error) {
 			return nil, err
 		}
 		switch {
-		case plan == nil && b.stream && isLateralFunc(p):
-			// a set-returning function with nothing before it to read
+		case plan == nil && b.stream && isLateralFunc(p) && !constantInput(p):
+			// a set-returning function with nothing before it to read,
+			// and not of constants (those are run once: stream_values.go)
 			return nil, b.streamFuncErr(it.GetRangeFunction())
 		case plan == nil:
 			plan = p
@@ -98,7 +99,7 @@ func (b *binder) fromItem(l *level, n *pg.Node) (lnode, []*nsItem, error) {
 			// ProjectSet over them (stream_projectset.go); any other
 			// function in FROM would be evaluated once, not maintained.
 			plan, ns, err := b.rangeFunction(l, n.GetRangeFunction())
-			if err != nil || !isLateralFunc(plan) {
+			if err != nil || !isLateralFunc(plan) && !constantInput(plan) {
 				return nil, nil, b.streamFuncErr(n.GetRangeFunction())
 			}
 			return plan, ns, nil

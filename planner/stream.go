@@ -401,6 +401,8 @@ func (s *streamPlanner) scalarJoins(in lnode, es []expr.Expr) (lnode, error) {
 // oneRow reports whether a plan returns exactly one row, or at most one.
 func oneRow(n lnode) (exact, atMost bool) {
 	switch x := n.(type) {
+	case *lValues: // SELECT 1, VALUES (1)
+		return len(x.rows) == 1, len(x.rows) <= 1
 	case *lProject:
 		return oneRow(x.in)
 	case *lSort:

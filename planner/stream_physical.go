@@ -188,6 +188,9 @@ func subqueryErr(e expr.Expr) error {
 }
 
 func (s *streamPlanner) node(n lnode, need map[int]bool) (sout, error) {
+	if constantInput(n) { // stream_values.go
+		return s.constant(n)
+	}
 	switch x := n.(type) {
 	case *lScan:
 		return s.scan(x, need)

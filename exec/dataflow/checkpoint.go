@@ -158,6 +158,9 @@ type rootMeta struct {
 	// source (split.go; Splits 0: the source's only reader).
 	Split  int `json:"split,omitempty"`
 	Splits int `json:"splits,omitempty"`
+	// Values: the root sends a plan's constant rows (stream.ScanValues);
+	// it has no position, and sends nothing after a resume.
+	Values bool `json:"values,omitempty"`
 }
 
 // CheckpointStats describe the last checkpoint (streamsql_checkpoints).

@@ -23,6 +23,7 @@ type root struct {
 	idx    int    // its index among the job's roots
 	split  int    // a split source's reader: its share (split.go)
 	splits int    // of how many (0: the source's only reader)
+	values bool   // sends a plan's constant rows (stream.ScanValues)
 	mu     sync.Mutex
 	reqs   []barrierReq  // barriers requested, not yet sent
 	wake   chan struct{} // capacity 1: signaled by request
@@ -144,6 +145,21 @@ func (j *Job) startLeaf(s *stream.Scan, ri *resumeInputs) (<-chan stream.Message
 		}
 		j.wg.Add(1)
 		go j.readSource(r, src, w, out)
+	case stream.ScanValues:
+		// Constant rows: sent once, as a table's backfill with no
+		// changes after it; a resumed job's state already holds them.
+		rows := s.Values
+		if ri != nil {
+			rows = nil
+			ri.applyWM(nil)
+		} else {
+			j.bf.add(rows)
+		}
+		r := newRoot()
+		r.values, r.idx = true, len(j.roots)
+		j.roots = append(j.roots, r)
+		j.wg.Add(1)
+		go j.readTable(r, rows, noChanges{}, nil, out)
 	case stream.ScanView:
 		up := j.rt.jobs[s.Rel]
 		if up == nil {
@@ -260,7 +276,7 @@ func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wm
 	if !b.ckpt && j.rt.cl == nil {
 		return
 	}
-	rm := rootMeta{Table: r.table, Source: r.source, Pos: pos, Resumable: resumable, Split: r.split, Splits: r.splits}
+	rm := rootMeta{Table: r.table, Source: r.source, Pos: pos, Resumable: resumable, Split: r.split, Splits: r.splits, Values: r.values}
 	switch {
 	case r.table != 0:
 		res, ok := j.rt.in.(TableResumer)
@@ -281,6 +297,12 @@ func (j *Job) recordCut(r *root, b barrierReq, pos []byte, resumable bool, w *wm
 	rm.Parts = w.partMarks()
 	j.rt.recordRoot(b.epoch, r, rm)
 }
+
+// noChanges is the Feed of constant rows: nothing after them.
+type noChanges struct{}
+
+func (noChanges) PollTo(Position) ([]Delta, error) { return nil, nil }
+func (noChanges) Close()                           {}
 
 // readTable sends the table's rows (the backfill), then, at each injected
 // barrier, the writes up to the barrier's cut (the table's position when the

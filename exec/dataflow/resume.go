@@ -148,6 +148,13 @@ func (rt *Runtime) prepareResume(j *Job) *resumeInputs {
 				break
 			}
 			ri.srcs = append(ri.srcs, src)
+		case stream.ScanValues:
+			if roots >= len(meta.Roots) || !meta.Roots[roots].Values {
+				why = "its inputs changed"
+				break
+			}
+			ri.wms = append(ri.wms, meta.Roots[roots])
+			roots++
 		case stream.ScanView:
 			up := rt.jobs[s.Rel]
 			switch {

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ const (
 	ScanTable  ScanKind = iota // a table's changelog (backfilled from its rows)
 	ScanSource                 // a connector's rows (insert only)
 	ScanView                   // a materialized view's changelog (backfilled from its snapshot)
+	ScanValues                 // constant rows (Values), sent once when the job starts
 )
 
 func (k ScanKind) String() string {
@@ -27,6 +29,8 @@ func (k ScanKind) String() string {
 		return "source"
 	case ScanView:
 		return "materialized view"
+	case ScanValues:
+		return "constant rows"
 	}
 	return "?"
 }
@@ -81,6 +85,14 @@ type Scan struct {
 	// readers wait for the other's (exec/dataflow/splitalign.go).
 	Lead   *ScanLead
 	Behind bool
+	// Values are a ScanValues scan's rows, in Cols' Arrow types: a FROM
+	// item that reads no relation (VALUES, SELECT without FROM, a
+	// set-returning function of constants, a WITH RECURSIVE over
+	// constants), computed once when the query was planned. The runtime
+	// sends them as inserts when the job starts from scratch, and nothing
+	// when it resumes from a checkpoint (its state holds them). Shared,
+	// never written.
+	Values []arrow.RecordBatch
 }
 
 // ScanLead is what two scans of one source read apart share (Scan.Lead).
@@ -151,6 +163,13 @@ func (s *Scan) Inputs() []Node { return nil }
 // Explain implements Node.
 func (s *Scan) Explain() string {
 	e := fmt.Sprintf("StreamScan: %s %s", s.Kind, s.Name)
+	if s.Kind == ScanValues {
+		var n int64
+		for _, r := range s.Values {
+			n += r.NumRows()
+		}
+		e += fmt.Sprintf(" (%d rows)", n)
+	}
 	if s.AppendOnly {
 		e += " (append only)"
 	}
