@@ -150,12 +150,18 @@ func (s *streamPlanner) windowAgg(x *lAgg) (o sout, ok bool, err error) {
 		return sout{}, false, nil
 	}
 	for _, a := range aggs {
-		// an ordered-set aggregate's WITHIN GROUP key is its argument
-		if reads(a.Filter) || (len(a.OrderBy) > 0 && !orderedSetAggs[a.Fn.Name]) {
+		if reads(a.Filter) {
 			return sout{}, false, nil
 		}
 		for _, arg := range a.Args {
 			if reads(arg) {
+				return sout{}, false, nil
+			}
+		}
+		// array_agg(x ORDER BY y): y is read like an argument (an
+		// ordered-set aggregate's WITHIN GROUP key is its argument)
+		for _, k := range a.OrderBy {
+			if reads(k.E) {
 				return sout{}, false, nil
 			}
 		}
@@ -166,6 +172,9 @@ func (s *streamPlanner) windowAgg(x *lAgg) (o sout, ok bool, err error) {
 	sub := union(map[int]bool{tw.timeID: true}, keys...)
 	for _, a := range aggs {
 		sub = union(union(sub, a.Args...), a.Filter)
+		for _, k := range a.OrderBy {
+			sub = union(sub, k.E)
+		}
 	}
 	if s.emit.LateRows {
 		// LATE ROWS INTO stores whole rows of the window's relation, in
