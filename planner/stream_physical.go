@@ -487,9 +487,6 @@ func commonKeys(a, b expr.Expr) (expr.Expr, expr.Expr, bool) {
 // limit plans ORDER BY ... LIMIT / OFFSET as a top-N over the input. A
 // LIMIT without ORDER BY keeps the first rows in the order of all columns.
 func (s *streamPlanner) limit(x *lLimit, need map[int]bool) (sout, error) {
-	if x.ties != nil {
-		return sout{}, pgerr.New(pgerr.FeatureNotSupported, "FETCH FIRST ... WITH TIES is not supported in materialized views")
-	}
 	lim, err := limitCount(x.limit, "LIMIT", pgerr.InvalidRowCountInLimit, -1)
 	if err != nil {
 		return sout{}, err
@@ -497,6 +494,10 @@ func (s *streamPlanner) limit(x *lLimit, need map[int]bool) (sout, error) {
 	off, err := limitCount(x.offset, "OFFSET", pgerr.InvalidRowCountInOffset, 0)
 	if err != nil {
 		return sout{}, err
+	}
+	if x.ties != nil && off != 0 {
+		return sout{}, pgerr.New(pgerr.FeatureNotSupported, "OFFSET with FETCH FIRST ... WITH TIES is not supported in materialized views").
+			WithHint("Without OFFSET, FETCH FIRST n ROWS WITH TIES keeps the rows ranked n or better, as rank() <= n does.")
 	}
 	order := sortKeysOf(x.in)
 	sub := need
@@ -513,6 +514,13 @@ func (s *streamPlanner) limit(x *lLimit, need map[int]bool) (sout, error) {
 	t := &stream.TopN{Input: in.node, Limit: lim, Offset: off, Cols: in.node.Columns(), AppendOnly: in.appendOnly}
 	if t.Order, err = s.orderOr(order, in); err != nil {
 		return sout{}, err
+	}
+	if x.ties != nil {
+		// FETCH FIRST n ROWS WITH TIES: the rows that fewer than n rows
+		// come before, rank() <= n; rows tie, so only the input's key is
+		// one.
+		t.Ties = stream.Rank
+		return sout{node: t, lay: in.lay, key: in.key}, nil
 	}
 	return sout{node: t, lay: in.lay, key: topNKey(t, nil, in.key, -1)}, nil
 }

@@ -150,6 +150,12 @@ var corpus = []viewDef{
 	{name: "srf_outer_agg", query: "SELECT x, count(*) AS c, sum(w) AS sw FROM c LEFT JOIN LATERAL generate_series(1, w) AS x ON true GROUP BY x"},
 	{name: "srf_ord", query: "SELECT id, x, o FROM a, string_to_table(g || 'q' || g, 'q') WITH ORDINALITY AS t(x, o)"},
 
+	// constant inputs (computed once at planning, sent when the view starts)
+	{name: "const_codes", query: "SELECT a.id, c.label FROM a JOIN (VALUES (1, 'one'), (2, 'two'), (2, 'deux'), (NULL, 'none')) AS c(code, label) ON a.k = c.code"},
+	{name: "const_outer", query: "SELECT c.x, count(b.v) AS cv, sum(b.v) AS sv FROM generate_series(0, 3) AS c(x) LEFT JOIN b ON b.k = c.x GROUP BY c.x"},
+	{name: "const_in", query: "SELECT k, v, s FROM b WHERE s IN (VALUES ('x'), ('p')) AND v > (SELECT 0)"},
+	{name: "const_alone", query: "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 4) SELECT n, n * n AS sq FROM r"},
+
 	// top-N
 	{name: "topn", query: "SELECT id, k, g FROM a ORDER BY k DESC NULLS LAST, id LIMIT 3"},
 	{name: "topn_offset", query: "SELECT id, n FROM a ORDER BY n, id LIMIT 2 OFFSET 1"},
