@@ -17,6 +17,12 @@ import (
 // running extreme (HashAgg.AppendOnly). Under EMIT ON WINDOW CLOSE, a group
 // key that carries a watermark closes the groups as windows (aggClean).
 func (s *streamPlanner) agg(x *lAgg, need map[int]bool) (sout, error) {
+	if y, ok, err := s.sessionFilter(x); ok || err != nil { // window_session_filter.go
+		if err != nil {
+			return sout{}, err
+		}
+		return s.node(y, need)
+	}
 	// Aggregates nobody reads are not computed (one is kept when there is
 	// no group key, so that the one group has a column).
 	var aggs []exec.AggCall

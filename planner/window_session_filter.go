@@ -1,0 +1,121 @@
+package planner
+
+import (
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/exec/stream"
+	"github.com/streamsql/streamsql/types"
+)
+
+// A WHERE between a SESSION window and its aggregation,
+//
+//	SELECT host, window_start, window_end, count(*)
+//	FROM SESSION(logs, ts, INTERVAL '5' MINUTE) WHERE level = 'error'
+//	GROUP BY host, window_start, window_end
+//
+// filters after the sessions are made, as SQL evaluates FROM before WHERE
+// (and as the batch engine does): the rows it drops still shape the
+// sessions, so it cannot move below the window as it does under TUMBLE or
+// HOP. A continuous query computes it inside the windowed aggregation:
+// every aggregate takes the condition as a FILTER, a hidden count of the
+// rows that pass it drops the sessions without any (the WHERE would have
+// left them no row to group), and the sessions themselves see every row.
+
+// sessionFilter rewrites x, an aggregation over a WHERE over a SESSION
+// window (through projections), as described above; ok is false when x
+// has another shape; a condition that reads window_start or window_end is
+// refused (a row's session is only known once its key's rows are).
+func (s *streamPlanner) sessionFilter(x *lAgg) (lnode, bool, error) {
+	var path []*lProject // the projections between x and the filter, top first
+	var f *lFilter
+	n := x.in
+	for f == nil {
+		switch p := n.(type) {
+		case *lProject:
+			path = append(path, p)
+			n = p.in
+		case *lFilter:
+			f = p
+		default:
+			return nil, false, nil
+		}
+	}
+	tw := sessionBelow(f.in)
+	if tw == nil {
+		return nil, false, nil
+	}
+	cond := andOf(f.conds)
+	for id := range refsOf(cond) {
+		if id == tw.startID || id == tw.endID {
+			return nil, true, notInMV("a WHERE condition on the window_start or window_end of SESSION").
+				WithHint("The sessions are made before WHERE filters their rows; select sessions by window_start or window_end in a query or a view over this view.")
+		}
+	}
+	// keep = the condition, as a column computed over the filter's input
+	// and passed up through the projections.
+	keepID := s.b.newCol("keep", "", types.TBool)
+	var in lnode = f.in
+	keep := &lProject{in: in, ids: append([]int(nil), in.outIDs()...), exprs: nil}
+	for _, id := range keep.ids {
+		keep.exprs = append(keep.exprs, s.b.colRef(id))
+	}
+	keep.ids, keep.exprs = append(keep.ids, keepID), append(keep.exprs, cond)
+	in = keep
+	for i := len(path) - 1; i >= 0; i-- {
+		p := path[i]
+		in = &lProject{in: in, ids: append(append([]int(nil), p.ids...), keepID),
+			exprs: append(append([]expr.Expr(nil), p.exprs...), s.b.colRef(keepID))}
+	}
+	keepRef := s.b.colRef(keepID)
+	agg := &lAgg{in: in, groupIDs: x.groupIDs, groups: x.groups, aggIDs: append([]int(nil), x.aggIDs...)}
+	for _, a := range x.aggs {
+		var cs []expr.Expr
+		if a.Filter != nil {
+			cs = conjuncts(a.Filter, nil)
+		}
+		a.Filter = andOf(append(cs, keepRef))
+		agg.aggs = append(agg.aggs, a)
+	}
+	kept := -1 // a count(*) of the query's own counts the kept rows
+	for i, a := range x.aggs {
+		if a.Fn.Name == "count" && len(a.Args) == 0 && a.Filter == nil {
+			kept = x.aggIDs[i]
+			break
+		}
+	}
+	if kept < 0 {
+		count, err := exec.ResolveAggregate("count", nil, true)
+		if err != nil {
+			return nil, false, err
+		}
+		kept = s.b.newCol("kept", "", types.TInt8)
+		agg.aggIDs, agg.aggs = append(agg.aggIDs, kept), append(agg.aggs, exec.AggCall{Fn: count, Filter: keepRef})
+	}
+	some, err := expr.NewBinary(">", s.b.colRef(kept), &expr.Const{V: int64(0), T: types.TInt8})
+	if err != nil {
+		return nil, false, err
+	}
+	out := &lProject{in: &lFilter{in: agg, conds: []expr.Expr{some}}, ids: x.outIDs()}
+	for _, id := range out.ids {
+		out.exprs = append(out.exprs, s.b.colRef(id))
+	}
+	return out, true, nil
+}
+
+// sessionBelow returns the SESSION window n reads through projections
+// (nil: none).
+func sessionBelow(n lnode) *lTimeWindow {
+	for {
+		switch p := n.(type) {
+		case *lProject:
+			n = p.in
+		case *lTimeWindow:
+			if p.spec.Kind == stream.Session {
+				return p
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+}
