@@ -12,15 +12,17 @@ import (
 //	left, LATERAL (SELECT ... FROM r WHERE r.k = left.k AND <local>
 //	               [ORDER BY o LIMIT n [OFFSET m]]) x
 //
-// is a join on those keys: with an aggregate and no GROUP BY, of the
-// aggregate grouped by the keys (lateralAgg); with LIMIT, of the rows numbered m+1 to m+n per
+// is a join on those keys: with an aggregate, of the aggregate grouped by
+// the keys (and by its GROUP BY, then filtered by its HAVING: lateralAgg);
+// with LIMIT, of the rows numbered m+1 to m+n per
 // key in the order o (row_number() OVER (PARTITION BY r.k ORDER BY o),
 // which the streaming planner makes a top-N per key); without, of r's
 // rows. A LEFT JOIN LATERAL ... ON c is the left join on the keys and c.
 // The subquery's select list is computed over the join (it may read the
 // left row's columns, except in a LEFT JOIN, where a left row without
-// matches must read NULLs). GROUP BY, HAVING, DISTINCT, windows or set
-// operations inside, and correlations other than equalities, stay refused.
+// matches must read NULLs). DISTINCT, windows or set operations inside,
+// HAVING without GROUP BY, and correlations other than equalities, stay
+// refused.
 
 // keyPair is one correlation r.k = left.k: the inner side computed as
 // column id of the rewritten subquery, and the outer expression.
@@ -66,7 +68,12 @@ func (s *streamPlanner) lateralJoin(x *lApply) (lnode, bool, error) {
 		}
 	}
 	if a, ok := top.(*lAgg); ok {
-		return s.lateralAgg(x, proj, a, left, reads)
+		return s.lateralAgg(x, proj, a, nil, left, reads)
+	}
+	if f, ok := top.(*lFilter); ok { // HAVING
+		if a, ok := f.in.(*lAgg); ok {
+			return s.lateralAgg(x, proj, a, f, left, reads)
+		}
 	}
 	var lim *lLimit
 	var order []exec.SortKey
@@ -122,8 +129,9 @@ func (s *streamPlanner) lateralJoin(x *lApply) (lnode, bool, error) {
 // a correlated scalar subquery (stream_corrscalar.go); over no rows count
 // and regr_count read 0, the others NULL. Only with an ON condition that
 // is always true: a false one must make even count NULL.
-func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, left map[int]bool, reads func(expr.Expr) bool) (lnode, bool, error) {
-	if len(a.groups) > 0 || len(a.aggs) == 0 {
+func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, having *lFilter, left map[int]bool, reads func(expr.Expr) bool) (lnode, bool, error) {
+	grouped := len(a.groups) > 0
+	if !grouped && (len(a.aggs) == 0 || having != nil) {
 		return nil, false, nil
 	}
 	for _, c := range x.conds {
@@ -136,12 +144,31 @@ func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, left map[
 			return nil, false, nil
 		}
 	}
+	if having != nil {
+		for _, c := range having.conds {
+			if reads(c) {
+				return nil, false, nil
+			}
+		}
+	}
 	in, pairs, ok, err := s.pullKeys(a.in, left, reads)
 	if !ok || err != nil || len(pairs) == 0 {
 		return nil, false, err
 	}
-	g := &lAgg{in: in, aggIDs: a.aggIDs, aggs: a.aggs}
-	j := &lJoin{left: x.left, right: g, kind: exec.LeftJoin}
+	// Grouped, the subquery has no row for a left row without matches: an
+	// inner LATERAL drops the row, a LEFT one keeps it with NULLs. Not
+	// grouped, it has its one row (count 0, the rest NULL): a left join,
+	// the aggregates over no rows put back below.
+	g := &lAgg{in: in, groupIDs: append([]int(nil), a.groupIDs...), groups: append([]expr.Expr(nil), a.groups...), aggIDs: a.aggIDs, aggs: a.aggs}
+	var right lnode = g
+	if having != nil {
+		right = &lFilter{in: g, conds: having.conds}
+	}
+	kind := exec.LeftJoin
+	if grouped {
+		kind = x.kind
+	}
+	j := &lJoin{left: x.left, right: right, kind: kind}
 	for _, p := range pairs {
 		id := s.b.newCol("lateral_key", "", p.outer.Type())
 		g.groups, g.groupIDs = append(g.groups, s.b.colRef(p.id)), append(g.groupIDs, id)
@@ -156,7 +183,7 @@ func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, left map[
 	for _, id := range x.left.outIDs() {
 		out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(id))
 	}
-	ids, exprs := a.aggIDs, []expr.Expr(nil)
+	ids, exprs := a.outIDs(), []expr.Expr(nil)
 	if proj != nil {
 		ids, exprs = proj.ids, proj.exprs
 	} else {
@@ -165,11 +192,12 @@ func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, left map[
 		}
 	}
 	for i, e := range exprs {
-		z, err := zeroOverNoRows(e, counts)
-		if err != nil {
-			return nil, true, err
+		if !grouped {
+			if e, err = zeroOverNoRows(e, counts); err != nil {
+				return nil, true, err
+			}
 		}
-		out.ids, out.exprs = append(out.ids, ids[i]), append(out.exprs, z)
+		out.ids, out.exprs = append(out.ids, ids[i]), append(out.exprs, e)
 	}
 	return out, true, nil
 }
