@@ -288,7 +288,7 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 			if _, ok := rowNotIn(c); ok {
 				// optimize would make it a batch plan's anti join on
 				// IS NOT FALSE conditions; not built for views.
-				return nil, notInMV("IN (subquery) here (only as a condition of WHERE; NOT IN only over an uncorrelated one-column subquery)")
+				return nil, notInMV("IN (subquery) here (only in WHERE, under AND and OR; NOT IN only over an uncorrelated one-column subquery)")
 			}
 			if j, ok, err := s.notInJoin(x.in, c); err != nil || ok { // stream_notin.go
 				if err != nil {
@@ -304,6 +304,15 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 				}
 				x.in = &lJoin{left: x.in, right: right, kind: kind}
 				continue
+			}
+			if _, ok := c.(*expr.Or); ok { // IN and EXISTS under OR: stream_markjoin.go
+				j, mc, ok, err := s.markJoins(x.in, c)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					x.in, c = j, mc
+				}
 			}
 			if sl, ok := inner.(*sublink); ok && (sl.kind == expr.AnySubquery || sl.kind == expr.ExistsSubquery) {
 				// Left to optimize as a semi (anti) join: the subqueries

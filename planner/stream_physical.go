@@ -172,11 +172,11 @@ func subqueryErr(e expr.Expr) error {
 		case sl.kind == expr.ArraySubquery:
 			err = notInMV("ARRAY(subquery)")
 		case sl.kind == expr.AnySubquery:
-			err = notInMV("IN (subquery) here (only as a condition of WHERE; NOT IN only over an uncorrelated one-column subquery)")
+			err = notInMV("IN (subquery) here (only in WHERE, under AND and OR; NOT IN only over an uncorrelated one-column subquery)")
 		case sl.kind == expr.AllSubquery:
 			err = notInMV("ALL (subquery) (NOT IN included)")
 		case sl.kind == expr.ExistsSubquery:
-			err = notInMV("this EXISTS (subquery) (only EXISTS and NOT EXISTS as conditions of WHERE)")
+			err = notInMV("this EXISTS (subquery) (only in WHERE, under AND and OR; NOT EXISTS only as a condition of its own)")
 		case len(sl.outer) > 0:
 			err = notInMV("a correlated scalar subquery")
 		default:
