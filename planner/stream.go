@@ -288,7 +288,7 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 			if _, ok := rowNotIn(c); ok {
 				// optimize would make it a batch plan's anti join on
 				// IS NOT FALSE conditions; not built for views.
-				return nil, notInMV("IN (subquery) here (only in WHERE, under AND and OR; NOT IN only over an uncorrelated one-column subquery)")
+				return nil, notInMV("IN (subquery) here (correlated: only IN as a condition of WHERE; of several columns: only IN under AND and OR in WHERE)")
 			}
 			if j, ok, err := s.notInJoin(x.in, c); err != nil || ok { // stream_notin.go
 				if err != nil {
@@ -305,8 +305,8 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 				x.in = &lJoin{left: x.in, right: right, kind: kind}
 				continue
 			}
-			if _, ok := c.(*expr.Or); ok { // IN and EXISTS under OR: stream_markjoin.go
-				j, mc, ok, err := s.markJoins(x.in, c)
+			if _, ok := inner.(*sublink); !ok { // IN and EXISTS inside it: stream_markjoin.go
+				j, mc, ok, err := s.markJoins(x.in, c, true)
 				if err != nil {
 					return nil, err
 				}
@@ -331,6 +331,15 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 		}
 	case *lProject:
 		x.in = sub(x.in)
+		for i, e := range x.exprs { // IN and EXISTS as values: stream_markjoin.go
+			if err != nil {
+				break
+			}
+			j, me, ok, merr := s.markJoins(x.in, e, false)
+			if err = merr; ok {
+				x.in, x.exprs[i] = j, me
+			}
+		}
 		if err == nil {
 			x.in, err = s.scalarJoins(x.in, x.exprs)
 		}

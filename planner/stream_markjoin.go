@@ -6,51 +6,61 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// EXISTS and IN under OR in a materialized view's WHERE:
+// EXISTS and IN subqueries inside expressions of a materialized view
+// (under OR, under NOT, in the select list):
 //
 //	WHERE a.k = 1 OR EXISTS (SELECT 1 FROM b WHERE b.k = a.k)
 //	WHERE a.g = 'x' OR a.k IN (SELECT k FROM b WHERE v > 3)
+//	SELECT h.host, EXISTS (SELECT 1 FROM alerts x WHERE x.host = h.host) AS alerting FROM hosts h
 //
-// A semi join cannot keep a row for one branch of an OR, so each such
-// subquery becomes a left join of the rows with the subquery's distinct
-// join keys, and the subquery a test of the match: `key IS NOT NULL` (a
-// row has at most one match, the keys being distinct). For EXISTS the
-// keys are the inner sides of its correlation equalities; without any,
-// the subquery is its count, one row, cross-joined (`count > 0`). For IN
-// (uncorrelated, `=`) they are the subquery's columns.
+// A semi join cannot keep a row for one branch of an OR, nor give a
+// value, so each such subquery becomes a left join of the rows with the
+// subquery's distinct join keys, and the subquery a test of the match:
+// `key IS NOT NULL` (a row has at most one match, the keys being
+// distinct). For EXISTS the keys are the inner sides of its correlation
+// equalities; without any, the subquery is its count, one row,
+// cross-joined (`count > 0`). EXISTS is never NULL, so the test is its
+// value wherever it stands.
 //
-// The subquery's value becomes false where PostgreSQL's IN would be NULL
-// (a NULL on either side and no match): a WHERE keeps the same rows,
-// since the subqueries replaced are reached only through AND and OR, under
-// which a NULL and a false make a true result alike. Under NOT, in a CASE
-// or a comparison they stay subqueries, refused as before.
+// For IN (uncorrelated, `=`) the keys are the subquery's columns. Its
+// value is NULL, not false, when nothing matches and the left side or a
+// subquery row is NULL. Reached through AND and OR only from a WHERE
+// condition (positive), a NULL and a false keep the same rows, and the
+// match test is enough; elsewhere (under NOT, in the select list) a
+// one-column IN also gets the subquery's count and NULL count, one row
+// cross-joined, and its value is PostgreSQL's:
+//
+//	CASE WHEN key IS NOT NULL THEN true WHEN count = 0 THEN false
+//	     WHEN lhs IS NULL OR nulls > 0 THEN NULL ELSE false END
+//
+// A row IN there stays a subquery (refused).
 
-// markJoins rewrites the IN and EXISTS subqueries of the WHERE condition
-// c that are reached through AND and OR only, joining in to what each
-// needs; ok is false when c has none.
-func (s *streamPlanner) markJoins(in lnode, c expr.Expr) (lnode, expr.Expr, bool, error) {
+// markJoins rewrites the IN and EXISTS subqueries of e (a WHERE condition
+// when positive, else a value), joining in to what each needs; ok is
+// false when e has none.
+func (s *streamPlanner) markJoins(in lnode, e expr.Expr, positive bool) (lnode, expr.Expr, bool, error) {
 	var rerr error
 	done := false
-	var rewrite func(e expr.Expr) expr.Expr
-	rewrite = func(e expr.Expr) expr.Expr {
+	var rewrite func(e expr.Expr, pos bool) expr.Expr
+	rewrite = func(e expr.Expr, pos bool) expr.Expr {
+		if rerr != nil {
+			return e
+		}
 		switch x := e.(type) {
 		case *expr.And:
 			out := &expr.And{Args: make([]expr.Expr, len(x.Args))}
 			for i, a := range x.Args {
-				out.Args[i] = rewrite(a)
+				out.Args[i] = rewrite(a, pos)
 			}
 			return out
 		case *expr.Or:
 			out := &expr.Or{Args: make([]expr.Expr, len(x.Args))}
 			for i, a := range x.Args {
-				out.Args[i] = rewrite(a)
+				out.Args[i] = rewrite(a, pos)
 			}
 			return out
 		case *sublink:
-			if rerr != nil {
-				return e
-			}
-			j, mark, ok, err := s.markJoin(in, x)
+			j, mark, ok, err := s.markJoin(in, x, pos)
 			if err != nil {
 				rerr = err
 				return e
@@ -61,22 +71,39 @@ func (s *streamPlanner) markJoins(in lnode, c expr.Expr) (lnode, expr.Expr, bool
 			in, done = j, true
 			return mark
 		}
-		return e
+		kids := children(e)
+		if len(kids) == 0 {
+			return e
+		}
+		nk := make([]expr.Expr, len(kids))
+		changed := false
+		for i, k := range kids {
+			nk[i] = rewrite(k, false)
+			changed = changed || nk[i] != k
+		}
+		if !changed {
+			return e
+		}
+		return withChildren(e, nk)
 	}
-	out := rewrite(c)
+	out := rewrite(e, positive)
 	if rerr != nil || !done {
 		return nil, nil, false, rerr
 	}
 	return in, out, true, nil
 }
 
-// markJoin joins in with what sublink sl needs and returns the test that
-// replaces it (ok false: not a subquery markJoins takes).
-func (s *streamPlanner) markJoin(in lnode, sl *sublink) (lnode, expr.Expr, bool, error) {
+// markJoin joins in with what sublink sl needs and returns the expression
+// that replaces it (ok false: not a subquery markJoins takes). pos says
+// that only its truth matters (markJoins).
+func (s *streamPlanner) markJoin(in lnode, sl *sublink, pos bool) (lnode, expr.Expr, bool, error) {
 	switch sl.kind {
 	case expr.AnySubquery:
-		if _, ok := semiJoinable(sl); !ok {
+		if _, ok := semiJoinable(sl); !ok || !pos && sl.rowLHS != nil {
 			return nil, nil, false, nil
+		}
+		if !pos {
+			return s.inValue(in, sl)
 		}
 		inner := []int{sl.outID}
 		if sl.rowLHS != nil {
@@ -99,6 +126,40 @@ func (s *streamPlanner) markJoin(in lnode, sl *sublink) (lnode, expr.Expr, bool,
 		return s.existsKeys(in, sl)
 	}
 	return nil, nil, false, nil
+}
+
+// inValue is a one-column uncorrelated IN as a value: the match, and the
+// subquery's count and NULL count (the subquery read once, lShared).
+func (s *streamPlanner) inValue(in lnode, sl *sublink) (lnode, expr.Expr, bool, error) {
+	plan, err := s.subqueryJoins(sl.plan)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	shared := &lShared{in: optimize(plan), twice: true}
+	key := s.b.colRef(sl.outID)
+	p := &lProject{in: shared, ids: []int{sl.outID}, exprs: []expr.Expr{key}}
+	j := &lJoin{left: in, right: &lDistinct{in: p}, kind: exec.LeftJoin, conds: semiConds(sl)}
+	count, err := exec.ResolveAggregate("count", nil, true)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	cnt, nulls := s.b.newCol("in_count", "", types.TInt8), s.b.newCol("in_nulls", "", types.TInt8)
+	agg := &lAgg{in: shared, aggIDs: []int{cnt, nulls}, aggs: []exec.AggCall{{Fn: count}, {Fn: count, Filter: &expr.IsNull{E: key}}}}
+	zero := &expr.Const{V: int64(0), T: types.TInt8}
+	empty, err := expr.NewBinary("=", s.b.colRef(cnt), zero)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	hasNull, err := expr.NewBinary(">", s.b.colRef(nulls), zero)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	val := &expr.Case{T: types.TBool, Whens: []expr.When{
+		{Cond: &expr.IsNull{E: key, Not: true}, Result: &expr.Const{V: true, T: types.TBool}},
+		{Cond: empty, Result: &expr.Const{V: false, T: types.TBool}},
+		{Cond: &expr.Or{Args: []expr.Expr{&expr.IsNull{E: sl.lhs}, hasNull}}, Result: &expr.Const{V: nil, T: types.TBool}},
+	}, Else: &expr.Const{V: false, T: types.TBool}}
+	return &lJoin{left: j, right: agg, kind: exec.LeftJoin}, val, true, nil
 }
 
 // existsCount is an uncorrelated EXISTS: the subquery's count, one row.

@@ -122,6 +122,7 @@ var corpus = []viewDef{
 	{name: "any_sub", query: "SELECT a.id FROM a WHERE a.k = ANY (SELECT k FROM b WHERE s = 'x')"},
 	{name: "exists_and", query: "SELECT a.id FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AND EXISTS (SELECT 1 FROM c WHERE c.g = a.g)"},
 	{name: "exists_or", query: "SELECT a.id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) OR a.k = 1"},
+	{name: "in_values", query: "SELECT a.id, EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AS e, a.k IN (SELECT k FROM b) AS i, a.k NOT IN (SELECT w FROM c) AS ni FROM a"},
 	{name: "in_or", query: "SELECT a.id, a.g FROM a WHERE a.g = 'x' OR a.k IN (SELECT k FROM b WHERE v > 3) OR EXISTS (SELECT 1 FROM c WHERE c.w = 2)"},
 	{name: "not_in", query: "SELECT id FROM a WHERE k NOT IN (SELECT k FROM b)"},
 	{name: "not_in_filtered", query: "SELECT id, g FROM a WHERE g IS NOT NULL AND n NOT IN (SELECT v FROM b WHERE s = 'x')"},
