@@ -384,6 +384,9 @@ func (s *streamPlanner) scalarJoins(in lnode, es []expr.Expr) (lnode, error) {
 					return v, true, nil
 				}
 				j, v, ok, err := s.correlatedScalar(in, sl) // stream_corrscalar.go
+				if !ok && err == nil {
+					j, v, ok, err = s.correlatedScalarLimit(in, sl) // stream_corrscalar_limit.go
+				}
 				if !ok || err != nil {
 					return x, err != nil, err
 				}
