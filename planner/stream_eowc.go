@@ -115,7 +115,16 @@ func (s *streamPlanner) watermarkCols(n stream.Node) []int {
 		in := s.watermarkCols(n.Input)
 		var out []int
 		for i, e := range n.Exprs {
-			if c, ok := e.(*expr.ColRef); ok && slices.Contains(in, c.Idx) || stream.IsProcTime(e) {
+			// a column, or an expression growing with one
+			// (date_trunc('minute', ts)), carries its watermark
+			c, ok := e.(*expr.ColRef)
+			col := -1
+			if ok {
+				col = c.Idx
+			} else if m, mono := stream.MonotoneInput(e); mono {
+				col = m
+			}
+			if col >= 0 && slices.Contains(in, col) || stream.IsProcTime(e) {
 				out = append(out, i)
 			}
 		}
@@ -164,7 +173,22 @@ func (s *streamPlanner) aggClean(h *stream.HashAgg) *stream.AggClean {
 	marks := s.watermarkCols(h.Input)
 	for i, g := range h.GroupBy {
 		c, ok := g.(*expr.ColRef)
-		if !ok || !slices.Contains(marks, c.Idx) {
+		if !ok {
+			// a key growing with a watermarked column (GROUP BY
+			// date_trunc('minute', ts)) is computed as a column below,
+			// which carries the watermark through it
+			if m, mono := stream.MonotoneInput(g); mono && slices.Contains(marks, m) {
+				cols := h.Input.Columns()
+				p := &stream.Project{Input: h.Input, Cols: append(append([]types.Column(nil), cols...), types.Column{Name: g.String(), Type: g.Type()})}
+				for j, col := range cols {
+					p.Exprs = append(p.Exprs, &expr.ColRef{Idx: j, T: col.Type, Name: col.Name})
+				}
+				p.Exprs = append(p.Exprs, g)
+				c, ok = &expr.ColRef{Idx: len(cols), T: g.Type(), Name: g.String()}, true
+				h.Input, h.GroupBy[i] = p, c
+			}
+		}
+		if !ok || !slices.Contains(s.watermarkCols(h.Input), c.Idx) {
 			continue
 		}
 		if k := c.T.Kind; k != types.Timestamp && k != types.TimestampTZ {
@@ -180,8 +204,8 @@ func (s *streamPlanner) aggClean(h *stream.HashAgg) *stream.AggClean {
 }
 
 // scanMark reports whether column col of n carries a scan's watermark
-// (through filters and plain column references) rather than one of an
-// operator that closes windows.
+// (through filters, plain column references and expressions growing with
+// a column) rather than one of an operator that closes windows.
 func scanMark(n stream.Node, col int) bool {
 	switch n := n.(type) {
 	case *stream.Scan:
@@ -191,8 +215,11 @@ func scanMark(n stream.Node, col int) bool {
 	case *stream.ProjectSet:
 		return col < len(n.Input.Columns()) && scanMark(n.Input, col)
 	case *stream.Project:
-		c, ok := n.Exprs[col].(*expr.ColRef)
-		return ok && scanMark(n.Input, c.Idx)
+		if c, ok := n.Exprs[col].(*expr.ColRef); ok {
+			return scanMark(n.Input, c.Idx)
+		}
+		c, ok := stream.MonotoneInput(n.Exprs[col])
+		return ok && scanMark(n.Input, c)
 	}
 	return false
 }

@@ -77,7 +77,7 @@ func (p *Project) Start(env *Env, inputs []<-chan Message) <-chan Message {
 		}
 		// the same rows: a routed reader's Part stays true of them (route.go)
 		return &Chunk{Rec: array.NewRecordBatch(schema, cols, c.Rec.NumRows()), Ops: c.Ops, Part: c.Part}, nil
-	}, p.markMap())
+	}, p.markMap(env.evalContext()))
 	if len(pt) == 0 {
 		return out
 	}
@@ -111,15 +111,19 @@ func procTimeMarks(env *Env, in <-chan Message, cols []int, clock Clock) <-chan 
 }
 
 // markMap maps a watermark on an input column to every output column that
-// is a plain reference to it; a watermark on a column no output passes on
-// unchanged is dropped (a computed column has no watermark). A negative
-// column, a runtime mark (a split reader ended or went idle; Fused),
-// passes unchanged.
-func (p *Project) markMap() func(Watermark) []Watermark {
+// is a plain reference to it, or an expression that grows with it
+// (MonotoneInput: the watermark computed through it, in ctx); a watermark
+// on a column no output passes on so is dropped (another computed column
+// has no watermark). A negative column, a runtime mark (a split reader
+// ended or went idle; Fused), passes unchanged.
+func (p *Project) markMap(ctx *expr.Context) func(Watermark) []Watermark {
 	outs := map[int][]Watermark{}
 	for i, e := range p.Exprs {
-		if c, ok := e.(*expr.ColRef); ok {
-			outs[c.Idx] = append(outs[c.Idx], Watermark{Col: i})
+		if c, ok := MonotoneInput(e); ok || isColRef(e) {
+			if !ok {
+				c = e.(*expr.ColRef).Idx
+			}
+			outs[c] = append(outs[c], Watermark{Col: i})
 		}
 	}
 	return func(w Watermark) []Watermark {
@@ -127,10 +131,17 @@ func (p *Project) markMap() func(Watermark) []Watermark {
 			return []Watermark{w}
 		}
 		ws := outs[w.Col]
-		res := make([]Watermark, len(ws))
-		for i, o := range ws {
-			res[i] = Watermark{Col: o.Col, Value: w.Value}
+		res := make([]Watermark, 0, len(ws))
+		for _, o := range ws {
+			if v, ok := markAt(ctx, p.Exprs[o.Col], w.Col, w.Value); ok {
+				res = append(res, Watermark{Col: o.Col, Value: v})
+			}
 		}
 		return res
 	}
+}
+
+func isColRef(e expr.Expr) bool {
+	_, ok := e.(*expr.ColRef)
+	return ok
 }
