@@ -92,7 +92,11 @@ func (s *streamPlanner) constant(n lnode) (sout, error) {
 	if err != nil {
 		return sout{}, err
 	}
-	ctx := &exec.Context{Eval: s.b.env.Eval}
+	ec := s.b.env.Eval
+	if ec == nil {
+		ec = &expr.Context{}
+	}
+	ctx := &exec.Context{Eval: ec}
 	it, err := node.Open(ctx)
 	if err != nil {
 		return sout{}, err
