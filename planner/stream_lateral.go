@@ -21,8 +21,7 @@ import (
 // The subquery's select list is computed over the join (it may read the
 // left row's columns, except in a LEFT JOIN, where a left row without
 // matches must read NULLs). DISTINCT, windows or set operations inside,
-// HAVING without GROUP BY, and correlations other than equalities, stay
-// refused.
+// and correlations other than equalities, stay refused.
 
 // keyPair is one correlation r.k = left.k: the inner side computed as
 // column id of the rewritten subquery, and the outer expression.
@@ -131,7 +130,7 @@ func (s *streamPlanner) lateralJoin(x *lApply) (lnode, bool, error) {
 // is always true: a false one must make even count NULL.
 func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, having *lFilter, left map[int]bool, reads func(expr.Expr) bool) (lnode, bool, error) {
 	grouped := len(a.groups) > 0
-	if !grouped && (len(a.aggs) == 0 || having != nil) {
+	if !grouped && len(a.aggs) == 0 {
 		return nil, false, nil
 	}
 	for _, c := range x.conds {
@@ -161,7 +160,7 @@ func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, having *l
 	// the aggregates over no rows put back below.
 	g := &lAgg{in: in, groupIDs: append([]int(nil), a.groupIDs...), groups: append([]expr.Expr(nil), a.groups...), aggIDs: a.aggIDs, aggs: a.aggs}
 	var right lnode = g
-	if having != nil {
+	if having != nil && grouped {
 		right = &lFilter{in: g, conds: having.conds}
 	}
 	kind := exec.LeftJoin
@@ -179,7 +178,21 @@ func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, having *l
 		j.conds = append(j.conds, c)
 	}
 	counts := countIDs(a, "count", "regr_count") // stream_corrscalar.go
-	out := &lProject{in: j}
+	// HAVING without GROUP BY judges the one row, over no rows too: an
+	// inner LATERAL keeps the left rows it holds for, a LEFT one gives
+	// the others NULLs (kept, below).
+	var keep expr.Expr
+	if having != nil && !grouped {
+		var err error
+		if keep, err = zeroOverNoRows(andOf(having.conds), counts); err != nil {
+			return nil, true, err
+		}
+	}
+	var joined lnode = j
+	if keep != nil && x.kind == exec.InnerJoin {
+		joined, keep = &lFilter{in: j, conds: []expr.Expr{keep}}, nil
+	}
+	out := &lProject{in: joined}
 	for _, id := range x.left.outIDs() {
 		out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(id))
 	}
@@ -194,6 +207,11 @@ func (s *streamPlanner) lateralAgg(x *lApply, proj *lProject, a *lAgg, having *l
 	for i, e := range exprs {
 		if !grouped {
 			if e, err = zeroOverNoRows(e, counts); err != nil {
+				return nil, true, err
+			}
+		}
+		if keep != nil {
+			if e, err = expr.NewCase([]expr.When{{Cond: keep, Result: e}}, nil); err != nil {
 				return nil, true, err
 			}
 		}
