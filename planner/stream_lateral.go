@@ -20,8 +20,9 @@ import (
 // rows. A LEFT JOIN LATERAL ... ON c is the left join on the keys and c.
 // The subquery's select list is computed over the join (it may read the
 // left row's columns, except in a LEFT JOIN, where a left row without
-// matches must read NULLs). DISTINCT, windows or set operations inside,
-// and correlations other than equalities, stay refused.
+// matches must read NULLs). SELECT DISTINCT is a GROUP BY of its columns.
+// DISTINCT ON, windows or set operations inside, and correlations other
+// than equalities, stay refused.
 
 // keyPair is one correlation r.k = left.k: the inner side computed as
 // column id of the rewritten subquery, and the outer expression.
@@ -73,6 +74,14 @@ func (s *streamPlanner) lateralJoin(x *lApply) (lnode, bool, error) {
 		if a, ok := f.in.(*lAgg); ok {
 			return s.lateralAgg(x, proj, a, f, left, reads)
 		}
+	}
+	if d, ok := top.(*lDistinct); ok && len(d.on) == 0 { // SELECT DISTINCT: GROUP BY its columns
+		ids := d.in.outIDs()
+		a := &lAgg{in: d.in, groupIDs: ids}
+		for _, id := range ids {
+			a.groups = append(a.groups, s.b.colRef(id))
+		}
+		return s.lateralAgg(x, proj, a, nil, left, reads)
 	}
 	var lim *lLimit
 	var order []exec.SortKey
