@@ -48,29 +48,8 @@ func (s *streamPlanner) correlatedScalar(in lnode, sl *sublink) (lnode, expr.Exp
 			return nil, nil, false, nil
 		}
 	}
-	var local, inner, outer []expr.Expr
-	for _, c := range f.conds {
-		depth, ok := outerDepth(c)
-		switch {
-		case !ok || depth > 1:
-			return nil, nil, false, nil
-		case depth == 0:
-			local = append(local, c)
-			continue
-		}
-		l, r, ok := joinEquality(c)
-		if !ok {
-			return nil, nil, false, nil
-		}
-		if onlyOuter(l) {
-			l, r = r, l
-		}
-		if d, ok := outerDepth(l); !ok || d > 0 || len(refsOf(l)) == 0 || !onlyOuter(r) {
-			return nil, nil, false, nil
-		}
-		inner, outer = append(inner, l), append(outer, lowerOuter(r))
-	}
-	if len(inner) == 0 {
+	local, inner, outer, ok := correlations(f.conds)
+	if !ok || len(inner) == 0 {
 		return nil, nil, false, nil
 	}
 	g := &lAgg{in: filterOver(f.in, local), groups: inner, aggIDs: a.aggIDs, aggs: a.aggs}
@@ -93,6 +72,36 @@ func (s *streamPlanner) correlatedScalar(in lnode, sl *sublink) (lnode, expr.Exp
 		return nil, nil, false, err
 	}
 	return &lJoin{left: in, right: right, kind: exec.LeftJoin, conds: conds}, val, true, nil
+}
+
+// correlations splits the conditions of a correlated subquery's filter
+// into its local ones and its correlations, equalities between an
+// expression of the subquery's rows (inner) and one of the outer row
+// (outer, its outer references made columns); ok is false when a
+// condition is neither.
+func correlations(conds []expr.Expr) (local, inner, outer []expr.Expr, ok bool) {
+	for _, c := range conds {
+		depth, ok := outerDepth(c)
+		switch {
+		case !ok || depth > 1:
+			return nil, nil, nil, false
+		case depth == 0:
+			local = append(local, c)
+			continue
+		}
+		l, r, ok := joinEquality(c)
+		if !ok {
+			return nil, nil, nil, false
+		}
+		if onlyOuter(l) {
+			l, r = r, l
+		}
+		if d, ok := outerDepth(l); !ok || d > 0 || len(refsOf(l)) == 0 || !onlyOuter(r) {
+			return nil, nil, nil, false
+		}
+		inner, outer = append(inner, l), append(outer, lowerOuter(r))
+	}
+	return local, inner, outer, true
 }
 
 // onlyOuter reports whether e reads depth-1 outer references and no

@@ -117,14 +117,7 @@ func (s *streamPlanner) watermarkCols(n stream.Node) []int {
 		for i, e := range n.Exprs {
 			// a column, or an expression growing with one
 			// (date_trunc('minute', ts)), carries its watermark
-			c, ok := e.(*expr.ColRef)
-			col := -1
-			if ok {
-				col = c.Idx
-			} else if m, mono := stream.MonotoneInput(e); mono {
-				col = m
-			}
-			if col >= 0 && slices.Contains(in, col) || stream.IsProcTime(e) {
+			if c, ok := stream.MarkSource(e); ok && slices.Contains(in, c) || stream.IsProcTime(e) {
 				out = append(out, i)
 			}
 		}
@@ -172,27 +165,23 @@ func (s *streamPlanner) aggClean(h *stream.HashAgg) *stream.AggClean {
 	}
 	marks := s.watermarkCols(h.Input)
 	for i, g := range h.GroupBy {
-		c, ok := g.(*expr.ColRef)
-		if !ok {
+		m, ok := stream.MarkSource(g)
+		if k := g.Type().Kind; !ok || !slices.Contains(marks, m) || k != types.Timestamp && k != types.TimestampTZ {
+			continue
+		}
+		c, isRef := g.(*expr.ColRef)
+		if !isRef {
 			// a key growing with a watermarked column (GROUP BY
 			// date_trunc('minute', ts)) is computed as a column below,
 			// which carries the watermark through it
-			if m, mono := stream.MonotoneInput(g); mono && slices.Contains(marks, m) {
-				cols := h.Input.Columns()
-				p := &stream.Project{Input: h.Input, Cols: append(append([]types.Column(nil), cols...), types.Column{Name: g.String(), Type: g.Type()})}
-				for j, col := range cols {
-					p.Exprs = append(p.Exprs, &expr.ColRef{Idx: j, T: col.Type, Name: col.Name})
-				}
-				p.Exprs = append(p.Exprs, g)
-				c, ok = &expr.ColRef{Idx: len(cols), T: g.Type(), Name: g.String()}, true
-				h.Input, h.GroupBy[i] = p, c
+			cols := h.Input.Columns()
+			p := &stream.Project{Input: h.Input, Cols: append(append([]types.Column(nil), cols...), types.Column{Name: g.String(), Type: g.Type()})}
+			for j, col := range cols {
+				p.Exprs = append(p.Exprs, &expr.ColRef{Idx: j, T: col.Type, Name: col.Name})
 			}
-		}
-		if !ok || !slices.Contains(s.watermarkCols(h.Input), c.Idx) {
-			continue
-		}
-		if k := c.T.Kind; k != types.Timestamp && k != types.TimestampTZ {
-			continue
+			p.Exprs = append(p.Exprs, g)
+			c = &expr.ColRef{Idx: len(cols), T: g.Type(), Name: g.String()}
+			h.Input, h.GroupBy[i] = p, c
 		}
 		cl := &stream.AggClean{Key: i}
 		if scanMark(h.Input, c.Idx) {
@@ -215,10 +204,7 @@ func scanMark(n stream.Node, col int) bool {
 	case *stream.ProjectSet:
 		return col < len(n.Input.Columns()) && scanMark(n.Input, col)
 	case *stream.Project:
-		if c, ok := n.Exprs[col].(*expr.ColRef); ok {
-			return scanMark(n.Input, c.Idx)
-		}
-		c, ok := stream.MonotoneInput(n.Exprs[col])
+		c, ok := stream.MarkSource(n.Exprs[col])
 		return ok && scanMark(n.Input, c)
 	}
 	return false

@@ -113,12 +113,7 @@ func (s *streamPlanner) markJoin(in lnode, sl *sublink, pos bool) (lnode, expr.E
 		if err != nil {
 			return nil, nil, false, err
 		}
-		p := &lProject{in: plan, ids: inner}
-		for _, id := range inner {
-			p.exprs = append(p.exprs, s.b.colRef(id))
-		}
-		j := &lJoin{left: in, right: &lDistinct{in: p}, kind: exec.LeftJoin, conds: semiConds(sl)}
-		return j, &expr.IsNull{E: s.b.colRef(inner[0]), Not: true}, true, nil
+		return s.inKeys(in, plan, sl, inner), &expr.IsNull{E: s.b.colRef(inner[0]), Not: true}, true, nil
 	case expr.ExistsSubquery:
 		if len(sl.outer) == 0 && !hasOuterRefs(sl.plan) {
 			return s.existsCount(in, sl)
@@ -137,8 +132,7 @@ func (s *streamPlanner) inValue(in lnode, sl *sublink) (lnode, expr.Expr, bool, 
 	}
 	shared := &lShared{in: optimize(plan), twice: true}
 	key := s.b.colRef(sl.outID)
-	p := &lProject{in: shared, ids: []int{sl.outID}, exprs: []expr.Expr{key}}
-	j := &lJoin{left: in, right: &lDistinct{in: p}, kind: exec.LeftJoin, conds: semiConds(sl)}
+	j := s.inKeys(in, shared, sl, []int{sl.outID})
 	count, err := exec.ResolveAggregate("count", nil, true)
 	if err != nil {
 		return nil, nil, false, err
@@ -160,6 +154,16 @@ func (s *streamPlanner) inValue(in lnode, sl *sublink) (lnode, expr.Expr, bool, 
 		{Cond: &expr.Or{Args: []expr.Expr{&expr.IsNull{E: sl.lhs}, hasNull}}, Result: &expr.Const{V: nil, T: types.TBool}},
 	}, Else: &expr.Const{V: false, T: types.TBool}}
 	return &lJoin{left: j, right: agg, kind: exec.LeftJoin}, val, true, nil
+}
+
+// inKeys left-joins in with the distinct rows of the columns inner of
+// plan, IN's subquery sl, on IN's equalities.
+func (s *streamPlanner) inKeys(in, plan lnode, sl *sublink, inner []int) *lJoin {
+	p := &lProject{in: plan, ids: inner}
+	for _, id := range inner {
+		p.exprs = append(p.exprs, s.b.colRef(id))
+	}
+	return &lJoin{left: in, right: &lDistinct{in: p}, kind: exec.LeftJoin, conds: semiConds(sl)}
 }
 
 // existsCount is an uncorrelated EXISTS: the subquery's count, one row.
@@ -192,40 +196,20 @@ func (s *streamPlanner) existsKeys(in lnode, sl *sublink) (lnode, expr.Expr, boo
 	if !ok || hasOuterRefs(f.in) {
 		return nil, nil, false, nil
 	}
-	outer := idSet(in.outIDs())
-	innerIDs := idSet(f.in.outIDs())
-	var local []expr.Expr
+	local, inner, outer, ok := correlations(f.conds) // stream_corrscalar.go
+	if !ok || len(inner) == 0 {
+		return nil, nil, false, nil
+	}
 	keys := &lProject{}
 	var conds []expr.Expr
-	for _, cond := range f.conds {
-		depth, ok := outerDepth(cond)
-		switch {
-		case !ok || depth > 1:
-			return nil, nil, false, nil
-		case depth == 0:
-			local = append(local, cond)
-			continue
-		}
-		a, b, ok := joinEquality(lowerOuter(cond))
-		if !ok {
-			return nil, nil, false, nil
-		}
-		if onlyReads(a, outer) {
-			a, b = b, a
-		}
-		if !onlyReads(a, innerIDs) || !onlyReads(b, outer) {
-			return nil, nil, false, nil
-		}
+	for i, a := range inner {
 		id := s.b.newCol("exists_key", "", a.Type())
 		keys.ids, keys.exprs = append(keys.ids, id), append(keys.exprs, a)
-		c, err := expr.NewBinary("=", b, s.b.colRef(id))
+		c, err := expr.NewBinary("=", outer[i], s.b.colRef(id))
 		if err != nil {
 			return nil, nil, false, err
 		}
 		conds = append(conds, c)
-	}
-	if len(conds) == 0 {
-		return nil, nil, false, nil
 	}
 	base, err := s.subqueryJoins(filterOver(f.in, local))
 	if err != nil {

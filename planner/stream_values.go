@@ -43,23 +43,15 @@ func constantInput(n lnode) bool {
 		}
 	}
 	ok := true
-	switch n.(type) {
-	case *lFunc, *lLateralFunc: // arguments over the items before it
-		for _, e := range nodeExprs(n) {
-			walk(e, func(e expr.Expr) bool {
-				if _, col := e.(*expr.ColRef); col {
-					ok = false
-				}
-				return ok
-			})
-		}
-		if !ok {
-			return false
-		}
-	}
+	_, isFunc := n.(*lFunc)
+	_, isLateral := n.(*lLateralFunc)
 	for _, e := range nodeExprs(n) {
 		walk(e, func(e expr.Expr) bool {
 			switch y := e.(type) {
+			case *expr.ColRef: // a function's argument over the items before it
+				if isFunc || isLateral {
+					ok = false
+				}
 			case *expr.Call:
 				if y.Fn.Name == "proctime" {
 					ok = false

@@ -54,13 +54,12 @@ func (s *streamPlanner) sessionFilter(x *lAgg) (lnode, bool, error) {
 	// keep = the condition, as a column computed over the filter's input
 	// and passed up through the projections.
 	keepID := s.b.newCol("keep", "", types.TBool)
-	var in lnode = f.in
-	keep := &lProject{in: in, ids: append([]int(nil), in.outIDs()...), exprs: nil}
-	for _, id := range keep.ids {
-		keep.exprs = append(keep.exprs, s.b.colRef(id))
+	keep := &lProject{in: f.in}
+	for _, id := range f.in.outIDs() {
+		keep.ids, keep.exprs = append(keep.ids, id), append(keep.exprs, s.b.colRef(id))
 	}
 	keep.ids, keep.exprs = append(keep.ids, keepID), append(keep.exprs, cond)
-	in = keep
+	var in lnode = keep
 	for i := len(path) - 1; i >= 0; i-- {
 		p := path[i]
 		in = &lProject{in: in, ids: append(append([]int(nil), p.ids...), keepID),

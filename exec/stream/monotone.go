@@ -52,6 +52,15 @@ func MonotoneInput(e expr.Expr) (col int, ok bool) {
 	return 0, false
 }
 
+// MarkSource returns the input column whose watermark e carries: a
+// plain column reference (of any type), or a MonotoneInput expression.
+func MarkSource(e expr.Expr) (col int, ok bool) {
+	if c, isRef := e.(*expr.ColRef); isRef {
+		return c.Idx, true
+	}
+	return MonotoneInput(e)
+}
+
 func isTimestamp(t types.T) bool { return t.Kind == types.Timestamp || t.Kind == types.TimestampTZ }
 
 func constant(e expr.Expr) bool {

@@ -119,10 +119,7 @@ func procTimeMarks(env *Env, in <-chan Message, cols []int, clock Clock) <-chan 
 func (p *Project) markMap(ctx *expr.Context) func(Watermark) []Watermark {
 	outs := map[int][]Watermark{}
 	for i, e := range p.Exprs {
-		if c, ok := MonotoneInput(e); ok || isColRef(e) {
-			if !ok {
-				c = e.(*expr.ColRef).Idx
-			}
+		if c, ok := MarkSource(e); ok {
 			outs[c] = append(outs[c], Watermark{Col: i})
 		}
 	}
@@ -139,9 +136,4 @@ func (p *Project) markMap(ctx *expr.Context) func(Watermark) []Watermark {
 		}
 		return res
 	}
-}
-
-func isColRef(e expr.Expr) bool {
-	_, ok := e.(*expr.ColRef)
-	return ok
 }
