@@ -10,7 +10,7 @@ import (
 )
 
 // frame binds a window's frame clause over its ORDER BY keys, with
-// PostgreSQL's parse-time checks: RANGE with an offset needs exactly one
+// PostgreSQL's parse-time checks: GROUPS needs an ORDER BY; RANGE with an offset needs exactly one
 // ORDER BY column of a type with an in_range support function and an
 // offset of a type that function takes; no frame offset refers to the
 // query's columns.
@@ -40,6 +40,9 @@ func (b *binder) frame(l *level, wd *pg.WindowDef, order []exec.SortKey) (exec.F
 		f.Mode, construct = exec.FrameRows, "ROWS"
 	case opts&frameGroups != 0:
 		f.Mode, construct = exec.FrameGroups, "GROUPS"
+	}
+	if f.Mode == exec.FrameGroups && len(order) == 0 {
+		return f, b.newErr(pgerr.WindowingError, wd.Location, "GROUPS mode requires an ORDER BY clause")
 	}
 	offsets := frameStartOffPrec | frameStartOffFoll | frameEndOffPrec | frameEndOffFoll
 	if f.Mode == exec.FrameRange && opts&int32(offsets) != 0 && len(order) != 1 {
