@@ -43,9 +43,12 @@ func figure(n *pg.Node) string {
 	case n == nil:
 		return ""
 	case n.GetColumnRef() != nil:
+		// the last field name, a "*" skipped: t.* is named t
 		f := n.GetColumnRef().Fields
-		if len(f) > 0 && f[len(f)-1].GetString_() != nil {
-			return f[len(f)-1].GetString_().Sval
+		for i := len(f) - 1; i >= 0; i-- {
+			if s := f[i].GetString_(); s != nil {
+				return s.Sval
+			}
 		}
 	case n.GetAIndirection() != nil:
 		ind := n.GetAIndirection()
