@@ -57,12 +57,12 @@ func (b *binder) orderedSetCall(l *level, fc *pg.FuncCall, name string) (expr.Ex
 		return nil, err
 	}
 	k.E = args[len(args)-1]
-	return b.addOrderedSet(l, fc, name, exec.AggCall{Fn: fn, Args: args, OrderBy: []exec.SortKey{k}})
+	return b.addOrderedSet(l, fc, name, exec.AggCall{Fn: fn, Args: args, OrderBy: []exec.SortKey{k}}, len(args)-1)
 }
 
 // addOrderedSet binds the FILTER of an ordered-set call and adds it to the
-// level's aggregates.
-func (b *binder) addOrderedSet(l *level, fc *pg.FuncCall, name string, call exec.AggCall) (expr.Expr, error) {
+// level's aggregates; its first direct arguments are the direct ones.
+func (b *binder) addOrderedSet(l *level, fc *pg.FuncCall, name string, call exec.AggCall, direct int) (expr.Expr, error) {
 	fn := call.Fn
 	if fc.AggFilter != nil {
 		f, err := b.expr(l, fc.AggFilter)
@@ -74,7 +74,7 @@ func (b *binder) addOrderedSet(l *level, fc *pg.FuncCall, name string, call exec
 		}
 	}
 	id := b.newCol(name, "", fn.Return)
-	l.aggs = append(l.aggs, aggItem{id: id, call: call})
+	l.aggs = append(l.aggs, aggItem{id: id, call: call, direct: direct})
 	return b.colRef(id), nil
 }
 
@@ -125,5 +125,5 @@ func (b *binder) hypotheticalCall(l *level, fc *pg.FuncCall, name string) (expr.
 	if err != nil {
 		return nil, b.errAt(err, fc.Location)
 	}
-	return b.addOrderedSet(l, fc, name, exec.AggCall{Fn: fn, Args: args, OrderBy: keys})
+	return b.addOrderedSet(l, fc, name, exec.AggCall{Fn: fn, Args: args, OrderBy: keys}, len(keys))
 }

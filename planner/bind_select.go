@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"errors"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/exec"
@@ -320,6 +322,9 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 			}
 		}
 		rw := b.groupRewriter(l, agg)
+		if err := directArgsGrouped(l, rw); err != nil {
+			return nil, err
+		}
 		for i := range tl {
 			if tl[i].e, err = rw(tl[i].e); err != nil {
 				return nil, err
@@ -680,4 +685,23 @@ func lockStrength(s pg.LockClauseStrength) string {
 		return "FOR NO KEY UPDATE"
 	}
 	return "FOR UPDATE"
+}
+
+// directArgsGrouped checks that the direct arguments of the level's
+// ordered-set aggregates use only grouped columns, as PostgreSQL does
+// (they are evaluated once per group, not per row): rw is the level's
+// groupRewriter, whose error names the first ungrouped column.
+func directArgsGrouped(l *level, rw func(expr.Expr) (expr.Expr, error)) error {
+	for _, a := range l.aggs {
+		for _, arg := range a.call.Args[:a.direct] {
+			if _, err := rw(arg); err != nil {
+				var pe *pgerr.Error
+				if errors.As(err, &pe) && pe.Code == pgerr.GroupingError {
+					return pe.WithDetail("Direct arguments of an ordered-set aggregate must use only grouped columns.")
+				}
+				return err
+			}
+		}
+	}
+	return nil
 }

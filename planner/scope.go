@@ -310,6 +310,9 @@ type level struct {
 type aggItem struct {
 	id   int
 	call exec.AggCall
+	// direct is how many of call.Args are an ordered-set aggregate's
+	// direct arguments (evaluated once per group: grouped columns only)
+	direct int
 }
 
 type groupingItem struct {
