@@ -18,6 +18,14 @@ import (
 // (the anti join keeps a NULL x, which equals nothing). The global
 // aggregate has exactly one row, so the cross join keeps the outer rows'
 // multiplicities. The subquery is planned twice (lShared with twice set).
+//
+// A subquery correlated by equalities (`x NOT IN (SELECT y FROM s WHERE
+// s.k = outer.k AND <local conditions>)`, correlatedNotIn) is the same per
+// correlation key: the counts are grouped by s.k and left-joined on
+// outer.k = s.k (at most one row per key, so multiplicities stay; an outer
+// row whose key no s row has, a NULL key included, reads no counts: the
+// subquery is empty for it), and the anti join matches on x = y and the
+// keys.
 
 // notInJoin returns the plan for the WHERE condition c over in when c is
 // NOT (x IN (uncorrelated single-column subquery)); ok false otherwise.
@@ -26,34 +34,137 @@ func (s *streamPlanner) notInJoin(in lnode, c expr.Expr) (lnode, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
+	if sl, ok := not.E.(*sublink); ok {
+		if j, ok, err := s.correlatedNotIn(in, sl); err != nil || ok {
+			return j, ok, err
+		}
+	}
 	sl, ok := semiJoinable(not.E)
 	if !ok || sl.rowLHS != nil || hasOuterRefs(sl.plan) {
 		return nil, false, nil
 	}
-	right, err := s.subqueryJoins(sl.plan)
+	shared, agg, err := s.notInCounts(sl.plan, sl.outID)
 	if err != nil {
 		return nil, false, err
+	}
+	cntID, nullID := agg.aggIDs[0], agg.aggIDs[1]
+	cross := &lJoin{left: in, right: agg, kind: exec.InnerJoin}
+	anti := &lJoin{left: cross, right: shared, kind: exec.AntiJoin, conds: semiConds(sl)}
+	keep, err := notInKeep(sl.lhs, s.b.colRef(cntID), s.b.colRef(nullID))
+	if err != nil {
+		return nil, false, err
+	}
+	return &lFilter{in: anti, conds: []expr.Expr{keep}}, true, nil
+}
+
+// notInCounts plans a NOT IN subquery (plan, its value column y) to be
+// read twice, and the aggregate over it of count(*) and count(*) FILTER
+// (WHERE y IS NULL), in that order (a global one: add groups for keys).
+func (s *streamPlanner) notInCounts(plan lnode, y int) (*lShared, *lAgg, error) {
+	right, err := s.subqueryJoins(plan)
+	if err != nil {
+		return nil, nil, err
 	}
 	shared := &lShared{in: optimize(right), twice: true}
 	count, err := exec.ResolveAggregate("count", nil, true)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	cntID := s.b.newCol("count", "", types.TInt8)
 	nullID := s.b.newCol("nulls", "", types.TInt8)
 	agg := &lAgg{in: shared, aggIDs: []int{cntID, nullID}, aggs: []exec.AggCall{
-		{Fn: count}, {Fn: count, Filter: &expr.IsNull{E: s.b.colRef(sl.outID)}}}}
-	cross := &lJoin{left: in, right: agg, kind: exec.InnerJoin}
-	anti := &lJoin{left: cross, right: shared, kind: exec.AntiJoin, conds: semiConds(sl)}
+		{Fn: count}, {Fn: count, Filter: &expr.IsNull{E: s.b.colRef(y)}}}}
+	return shared, agg, nil
+}
+
+// notInKeep is the condition that keeps a row of NOT IN's anti join: its
+// subquery is empty (count 0), or x is not NULL and the subquery has no
+// NULL (nulls 0).
+func notInKeep(x, count, nulls expr.Expr) (expr.Expr, error) {
 	zero := &expr.Const{V: int64(0), T: types.TInt8}
-	empty, err := expr.NewBinary("=", s.b.colRef(cntID), zero)
+	empty, err := expr.NewBinary("=", count, zero)
+	if err != nil {
+		return nil, err
+	}
+	noNulls, err := expr.NewBinary("=", nulls, zero)
+	if err != nil {
+		return nil, err
+	}
+	return &expr.Or{Args: []expr.Expr{empty, &expr.And{Args: []expr.Expr{&expr.IsNull{E: x, Not: true}, noNulls}}}}, nil
+}
+
+// correlatedNotIn is notInJoin for NOT (x IN (subquery)) over a subquery
+// correlated by equalities only (see above); ok false for other shapes.
+func (s *streamPlanner) correlatedNotIn(in lnode, sl *sublink) (lnode, bool, error) {
+	if sl.kind != expr.AnySubquery || sl.array != nil || sl.rowLHS != nil || sl.op == nil || sl.op.Name != "=" ||
+		len(refsOf(sl.lhs)) == 0 || hasSubquery(sl.lhs) || len(sl.outer) == 0 {
+		return nil, false, nil
+	}
+	p, ok := sl.plan.(*lProject)
+	if !ok {
+		return nil, false, nil
+	}
+	var y expr.Expr
+	for i, id := range p.ids {
+		if id == sl.outID {
+			y = p.exprs[i]
+		}
+	}
+	f, ok := p.in.(*lFilter)
+	if !ok || y == nil || hasOuterRefs(f.in) {
+		return nil, false, nil
+	}
+	if d, ok := outerDepth(y); !ok || d > 0 {
+		return nil, false, nil
+	}
+	local, inner, outer, ok := correlations(f.conds)
+	if !ok || len(inner) == 0 {
+		return nil, false, nil
+	}
+	// the subquery's rows: y and the correlation keys, read twice
+	proj := &lProject{in: filterOver(f.in, local), ids: []int{sl.outID}, exprs: []expr.Expr{y}}
+	keys := make([]int, len(inner))
+	for i, k := range inner {
+		keys[i] = s.b.newCol("?column?", "", k.Type())
+		proj.ids, proj.exprs = append(proj.ids, keys[i]), append(proj.exprs, k)
+	}
+	shared, agg, err := s.notInCounts(proj, sl.outID)
 	if err != nil {
 		return nil, false, err
 	}
-	noNulls, err := expr.NewBinary("=", s.b.colRef(nullID), zero)
+	cntID, nullID := agg.aggIDs[0], agg.aggIDs[1]
+	var byKey, antiConds []expr.Expr
+	antiConds = semiConds(sl)
+	for i, k := range keys {
+		id := s.b.newCol("?column?", "", inner[i].Type())
+		agg.groups, agg.groupIDs = append(agg.groups, s.b.colRef(k)), append(agg.groupIDs, id)
+		c, err := expr.NewBinary("=", outer[i], s.b.colRef(id))
+		if err != nil {
+			return nil, false, err
+		}
+		byKey = append(byKey, c)
+		if c, err = expr.NewBinary("=", outer[i], s.b.colRef(k)); err != nil {
+			return nil, false, err
+		}
+		antiConds = append(antiConds, c)
+	}
+	counted := &lJoin{left: in, right: agg, kind: exec.LeftJoin, conds: byKey}
+	anti := &lJoin{left: counted, right: shared, kind: exec.AntiJoin, conds: antiConds}
+	zero := &expr.Const{V: int64(0), T: types.TInt8}
+	read := func(id int) (expr.Expr, error) { // no counts: no rows for the key
+		return expr.NewCoalesce([]expr.Expr{s.b.colRef(id), zero})
+	}
+	cnt, err := read(cntID)
 	if err != nil {
 		return nil, false, err
 	}
-	keep := &expr.Or{Args: []expr.Expr{empty, &expr.And{Args: []expr.Expr{&expr.IsNull{E: sl.lhs, Not: true}, noNulls}}}}
+	nulls, err := read(nullID)
+	if err != nil {
+		return nil, false, err
+	}
+	keep, err := notInKeep(sl.lhs, cnt, nulls)
+	if err != nil {
+		return nil, false, err
+	}
 	return &lFilter{in: anti, conds: []expr.Expr{keep}}, true, nil
 }
