@@ -99,7 +99,6 @@ func readsAny(n lnode, ids map[int]bool) bool {
 
 // lateralJoin joins left with a right item that reads left's columns.
 func (b *binder) lateralJoin(left, right lnode, kind exec.JoinKind, conds []expr.Expr) (lnode, error) {
-	unsupported := pgerr.Unsupported("this LATERAL subquery is not supported (only projections and filters over independent inputs)")
 	if kind != exec.InnerJoin && kind != exec.LeftJoin {
 		return nil, pgerr.Unsupported("LATERAL is only supported in inner, cross and left joins")
 	}
@@ -130,10 +129,10 @@ func (b *binder) lateralJoin(left, right lnode, kind exec.JoinKind, conds []expr
 		if kind == exec.LeftJoin {
 			// LEFT JOIN LATERAL f(...) ON true: a row f gives nothing for
 			// is kept once, f's column NULL (an outer ProjectSet). Other
-			// conditions, filters and computed columns over f are not
-			// supported.
+			// conditions, filters and computed columns over f run the
+			// function once per left row (lApply).
 			if !outerFuncChain(chain, conds) {
-				return nil, unsupported
+				return &lApply{left: left, right: right, kind: kind, conds: conds}, nil
 			}
 			ps.outer = true
 			kind = exec.InnerJoin
