@@ -1,6 +1,9 @@
 package planner
 
 import (
+	"errors"
+	"slices"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -186,6 +189,11 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	}
 	rel, err := b.env.Catalog.Resolve(rv.Schemaname, rv.Relname, b.env.SearchPath)
 	if err != nil {
+		var pe *pgerr.Error
+		if errors.As(err, &pe) && pe.Code == pgerr.UndefinedTable && rv.Schemaname == "" && l.laterCTE(rv.Relname) {
+			err = pe.WithDetail("There is a WITH item named \"%s\", but it cannot be referenced from this part of the query.", rv.Relname).
+				WithHint("Use WITH RECURSIVE, or re-order the WITH items to remove forward references.")
+		}
 		return nil, nil, b.errAt(err, rv.Location)
 	}
 	if err := b.checkAccess(rel, catalog.PrivSelect); err != nil {
@@ -388,6 +396,12 @@ func (b *binder) cteRef(ref *level, cte *cteDef, alias string, rv *pg.RangeVar) 
 	if cte.mod != nil {
 		return b.modifyingRef(cte, alias, rv) // dml_with.go
 	}
+	if i := slices.Index(b.cteStack, cte); i >= 0 && i < len(b.cteStack)-1 {
+		// reached from another WITH query that it reads (WITH RECURSIVE)
+		return nil, nil, b.newErr(pgerr.FeatureNotSupported, cte.loc, "mutual recursion between WITH items is not implemented")
+	}
+	b.cteStack = append(b.cteStack, cte)
+	defer func() { b.cteStack = b.cteStack[:len(b.cteStack)-1] }()
 	if cte.work != nil {
 		plan, ns, err := b.aliased(b.workTableScan(cte.work, cte.name), alias, rv.Alias)
 		if err == nil {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"errors"
+	"maps"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -101,6 +102,31 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 		}
 		l.ctes[c.Ctename] = &cteDef{name: c.Ctename, query: c.Ctequery, colNames: strs(c.Aliascolnames), level: def, recursive: w.Recursive, loc: c.Location,
 			search: c.SearchClause, cycle: c.CycleClause, inline: c.Ctematerialized == pg.CTEMaterialize_CTEMaterializeNever, owner: l}
+	}
+	if !w.Recursive {
+		later := map[string]bool{}
+		for i := len(w.Ctes) - 1; i >= 0; i-- {
+			c := w.Ctes[i].GetCommonTableExpr()
+			later[c.Ctename] = true
+			if d := l.ctes[c.Ctename]; d != nil && d.level != nil {
+				d.level.laterCTEs = maps.Clone(later)
+			}
+		}
+	}
+	if w.Recursive {
+		// Under WITH RECURSIVE every query sees the others, later ones
+		// too, as in PostgreSQL (a query is bound when referenced; one
+		// reached again while it is bound is mutual recursion: cteRef).
+		for name, c := range l.ctes {
+			if c.level == nil {
+				continue
+			}
+			for k, v := range l.ctes {
+				if _, seen := c.level.ctes[k]; !seen && k != name {
+					c.level.ctes[k] = v
+				}
+			}
+		}
 	}
 	return nil
 }

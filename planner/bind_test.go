@@ -179,3 +179,25 @@ func TestPushdownThroughViewsAndGroups(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// TestWithForwardReference checks PostgreSQL 15's report of a WITH item
+// read before its definition without RECURSIVE: the message, its
+// position, and the DETAIL and HINT that name the item.
+func TestWithForwardReference(t *testing.T) {
+	d := newTestDB(t, schema...)
+	for sql, pos := range map[string]int{
+		"WITH x AS (SELECT * FROM y), y AS (SELECT 1 AS n) SELECT * FROM x":                   26,
+		"WITH x AS (SELECT * FROM (SELECT * FROM y) s), y AS (SELECT 1 AS n) SELECT * FROM x": 41,
+	} {
+		_, _, err := d.run(sql)
+		e := pgerr.As(err)
+		if e == nil || e.Code != pgerr.UndefinedTable || e.Message != `relation "y" does not exist` || e.Position != pos ||
+			e.Detail != `There is a WITH item named "y", but it cannot be referenced from this part of the query.` ||
+			e.Hint != "Use WITH RECURSIVE, or re-order the WITH items to remove forward references." {
+			t.Errorf("%s: got %+v", sql, e)
+		}
+	}
+	if _, _, err := d.run("WITH x AS (SELECT 1 AS n) SELECT * FROM nope"); pgerr.As(err) == nil || pgerr.As(err).Detail != "" {
+		t.Errorf("a missing relation that is no WITH item: got %v", err)
+	}
+}

@@ -87,7 +87,7 @@ func cteLevel(cte *cteDef, ref *level) *level {
 		if y == cte.owner {
 			s.hideParent = y.hideParent
 			s.parent = y.parent
-			return &level{parent: head, ctes: cte.level.ctes}
+			return &level{parent: head, ctes: cte.level.ctes, laterCTEs: cte.level.laterCTEs}
 		}
 	}
 	return cte.level // ref is not inside the owner: cannot happen

@@ -16,6 +16,8 @@ import (
 // after planning.
 type binder struct {
 	env *Env
+	// cteStack are the WITH queries being bound, innermost last (cteRef).
+	cteStack []*cteDef
 	// sessionFrames are the SESSION WITH GAP frames of the text being
 	// bound (the statement's, a view's while its query is bound).
 	sessionFrames []sql.SessionFrame
@@ -268,6 +270,10 @@ const (
 // level is one query level (a SELECT) during binding.
 type level struct {
 	parent *level
+	// laterCTEs are, for the query of a WITH item (not RECURSIVE), the
+	// names of the items from it on, which it cannot read (a failed
+	// lookup of one says so, as PostgreSQL does).
+	laterCTEs map[string]bool
 	// sub is the subquery expression this level is the query of; crossing
 	// it outward adds one to an outer reference's depth.
 	sub *sublink
@@ -332,6 +338,17 @@ type winItem struct {
 }
 
 func newLevel(parent *level) *level { return &level{parent: parent} }
+
+// laterCTE reports whether name is a WITH item that l's query cannot
+// read because it comes later in its WITH (level.laterCTEs).
+func (l *level) laterCTE(name string) bool {
+	for x := l; x != nil; x = x.parent {
+		if x.laterCTEs[name] {
+			return true
+		}
+	}
+	return false
+}
 
 func (l *level) findCTE(name string) *cteDef {
 	for x := l; x != nil; x = x.parent {
