@@ -818,6 +818,26 @@ func (b *binder) indirection(l *level, ind *pg.A_Indirection) (expr.Expr, error)
 }
 
 // nodeLoc returns a node's location in the source, or -1.
+// exprLocation is PostgreSQL's exprLocation over a raw expression: the
+// leftmost of a cast's or operator's own location and its (left)
+// argument's, where nodeLoc gives the :: or the operator. Errors about a
+// value as a whole point there ('1 year'::interval at its literal).
+func exprLocation(n *pg.Node) int32 {
+	leftmost := func(a, b int32) int32 {
+		if a < 0 || b >= 0 && b < a {
+			return b
+		}
+		return a
+	}
+	switch {
+	case n.GetTypeCast() != nil:
+		return leftmost(n.GetTypeCast().Location, exprLocation(n.GetTypeCast().Arg))
+	case n.GetAExpr() != nil && n.GetAExpr().Lexpr != nil:
+		return leftmost(n.GetAExpr().Location, exprLocation(n.GetAExpr().Lexpr))
+	}
+	return nodeLoc(n)
+}
+
 func nodeLoc(n *pg.Node) int32 {
 	switch {
 	case n == nil:

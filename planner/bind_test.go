@@ -60,6 +60,10 @@ func TestBindErrors(t *testing.T) {
 		{"SELECT '9223372036854775808'::int8", pgerr.NumericValueOutOfRange, `value "9223372036854775808" is out of range for type bigint`, 8},
 		{"SELECT 9223372036854775807.5::int8", pgerr.NumericValueOutOfRange, `bigint out of range`, 0},
 		{"SELECT '1.0'::numeric(4,4)", pgerr.NumericValueOutOfRange, `numeric field overflow`, 0},
+		// a frame offset's type error points at the whole value (its
+		// literal), not at its ::
+		{"SELECT sum(a) OVER (ORDER BY b RANGE BETWEEN '1 year'::interval PRECEDING AND CURRENT ROW) FROM t", pgerr.FeatureNotSupported, `RANGE with offset PRECEDING/FOLLOWING is not supported for column type text`, 46},
+		{"SELECT sum(a) OVER (ORDER BY a ROWS BETWEEN 'x'::text PRECEDING AND CURRENT ROW) FROM t", pgerr.DatatypeMismatch, `argument of ROWS must be type bigint, not type text`, 45},
 	}
 	for _, c := range cases {
 		_, _, err := d.run(c.sql)

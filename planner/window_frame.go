@@ -69,13 +69,15 @@ func (b *binder) frame(l *level, wd *pg.WindowDef, order []exec.SortKey) (exec.F
 			return exec.FrameBound{}, err
 		}
 		if f.Mode != exec.FrameRange && e.Type().Kind != types.Int8 {
-			if e, err = expr.Coerce(e, types.TInt8, false); err != nil {
-				return exec.FrameBound{}, b.errAt(err, nodeLoc(off))
+			c, err := expr.Coerce(e, types.TInt8, true) // an assignment cast, as coerce_to_specific_type
+			if err != nil {
+				return exec.FrameBound{}, b.newErr(pgerr.DatatypeMismatch, exprLocation(off), "argument of %s must be type bigint, not type %s", construct, e.Type())
 			}
+			e = c
 		}
 		if f.Mode == exec.FrameRange {
 			if err := rangeOffsetType(order[0].E.Type(), e.Type()); err != nil {
-				return exec.FrameBound{}, b.errAt(err, nodeLoc(off))
+				return exec.FrameBound{}, b.errAt(err, exprLocation(off))
 			}
 		}
 		if len(refsOf(e)) > 0 {
