@@ -249,6 +249,9 @@ func (b *binder) aggCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, err
 	if err != nil {
 		return nil, err
 	}
+	if err := b.parameterless(fc, name, len(args)); err != nil {
+		return nil, err
+	}
 	fn, err := exec.ResolveAggregate(name, argTypes(args), fc.AggStar)
 	if err != nil {
 		return nil, b.errAt(err, fc.Location)
@@ -377,8 +380,18 @@ func (b *binder) windowCall(l *level, fc *pg.FuncCall, name string) (expr.Expr, 
 	if err != nil {
 		return nil, err
 	}
+	if err := b.parameterless(fc, name, len(args)); err != nil {
+		return nil, err
+	}
 	fn, err := exec.ResolveWindow(name, argTypes(args), fc.AggStar)
 	if err != nil {
+		if pe := pgerr.As(err); pe != nil && pe.Code == pgerr.UndefinedFunction && !exec.IsAggregate(name) {
+			// As PostgreSQL: a function that exists but is no window
+			// function or aggregate is reported as such.
+			if _, serr := expr.NewCall(name, args); serr == nil || isSRF(name) {
+				return nil, b.newErr(pgerr.WrongObjectType, fc.Location, "OVER specified, but %s is not a window function nor an aggregate function", name)
+			}
+		}
 		return nil, b.errAt(err, fc.Location)
 	}
 	if err := b.castArgs(args, fn.Args, fc.Location); err != nil {
@@ -543,4 +556,13 @@ func (b *binder) subLink(l *level, sl *pg.SubLink) (expr.Expr, error) {
 		s.outID = id
 	}
 	return s, nil
+}
+
+// parameterless refuses count() as PostgreSQL does: the aggregate of no
+// arguments is called as count(*).
+func (b *binder) parameterless(fc *pg.FuncCall, name string, nargs int) error {
+	if name == "count" && nargs == 0 && !fc.AggStar {
+		return b.newErr(pgerr.WrongObjectType, fc.Location, "count(*) must be used to call a parameterless aggregate function")
+	}
+	return nil
 }
