@@ -125,7 +125,7 @@ func (s *streamPlanner) correlatedNotIn(in lnode, sl *sublink) (lnode, bool, err
 	proj := &lProject{in: filterOver(f.in, local), ids: []int{sl.outID}, exprs: []expr.Expr{y}}
 	keys := make([]int, len(inner))
 	for i, k := range inner {
-		keys[i] = s.b.newCol("?column?", "", k.Type())
+		keys[i] = s.b.newCol(s.keyName(k), "", k.Type())
 		proj.ids, proj.exprs = append(proj.ids, keys[i]), append(proj.exprs, k)
 	}
 	shared, agg, err := s.notInCounts(proj, sl.outID)
@@ -136,7 +136,7 @@ func (s *streamPlanner) correlatedNotIn(in lnode, sl *sublink) (lnode, bool, err
 	var byKey, antiConds []expr.Expr
 	antiConds = semiConds(sl)
 	for i, k := range keys {
-		id := s.b.newCol("?column?", "", inner[i].Type())
+		id := s.b.newCol(s.keyName(inner[i]), "", inner[i].Type())
 		agg.groups, agg.groupIDs = append(agg.groups, s.b.colRef(k)), append(agg.groupIDs, id)
 		c, err := expr.NewBinary("=", outer[i], s.b.colRef(id))
 		if err != nil {
@@ -167,4 +167,13 @@ func (s *streamPlanner) correlatedNotIn(in lnode, sl *sublink) (lnode, bool, err
 		return nil, false, err
 	}
 	return &lFilter{in: anti, conds: []expr.Expr{keep}}, true, nil
+}
+
+// keyName names a correlation key's column for EXPLAIN: the column it
+// is, else ?column?.
+func (s *streamPlanner) keyName(k expr.Expr) string {
+	if r, ok := k.(*expr.ColRef); ok {
+		return s.b.cols[r.Idx].name
+	}
+	return "?column?"
 }
