@@ -459,7 +459,7 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 		seen = nil
 		for _, it := range lns {
 			if it.alias != "" && (it.relVisible || it.hidden) {
-				seen = append(seen, &nsItem{alias: it.alias, relname: it.relname, hidden: true, notLateral: true})
+				seen = append(seen, &nsItem{alias: it.alias, relname: it.relname, hidden: true, notLateral: true, usingAlias: it.usingAlias})
 			}
 		}
 	}
@@ -600,7 +600,7 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 					return nil, nil, pgerr.New(pgerr.DuplicateAlias, "table name \"%s\" specified more than once", a.Aliasname)
 				}
 			}
-			out = append(out, &nsItem{alias: a.Aliasname, relVisible: true, cols: merged.cols[:len(using)]})
+			out = append(out, &nsItem{alias: a.Aliasname, relVisible: true, cols: merged.cols[:len(using)], usingAlias: true})
 		}
 	} else {
 		out = both // CROSS JOIN
@@ -614,7 +614,7 @@ func (b *binder) join(l *level, j *pg.JoinExpr) (lnode, []*nsItem, error) {
 		var hidden []*nsItem
 		for _, o := range out {
 			if o.alias != "" {
-				hidden = append(hidden, &nsItem{alias: o.alias, relname: o.relname, hidden: true})
+				hidden = append(hidden, &nsItem{alias: o.alias, relname: o.relname, hidden: true, usingAlias: o.usingAlias})
 			}
 		}
 		it := &nsItem{alias: j.Alias.Aliasname, relVisible: true, colsVisible: true}

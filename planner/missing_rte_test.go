@@ -20,6 +20,8 @@ func TestMissingTableHints(t *testing.T) {
 		{"SELECT zz.a FROM t AS q", `missing FROM-clause entry for table "zz"`, ""},
 		{"SELECT * FROM (t JOIN u USING (a)) AS x WHERE t.b = 1", `invalid reference to FROM-clause entry for table "t"`, `There is an entry for table "t", but it cannot be referenced from this part of the query.`},
 		{"SELECT * FROM t x JOIN (u x CROSS JOIN u y) j ON x.a = y.a", `invalid reference to FROM-clause entry for table "y"`, `There is an entry for table "y", but it cannot be referenced from this part of the query.`},
+		// a JOIN ... USING alias is no entry of its own once hidden
+		{"SELECT * FROM (t JOIN u USING (a) AS x) AS xx WHERE x.a = 1", `missing FROM-clause entry for table "x"`, ""},
 	}
 	for _, c := range cases {
 		_, _, err := d.run(c.sql)

@@ -174,6 +174,10 @@ type nsItem struct {
 	// a and b): no name reaches it, it only makes the error for a.x an
 	// invalid reference with a hint, as in PostgreSQL.
 	hidden bool
+	// usingAlias marks the alias of JOIN ... USING (...) AS x: not a FROM
+	// entry of its own, so a reference to it once hidden is a missing
+	// entry, as PostgreSQL reports it (missingTable).
+	usingAlias bool
 	// notLateral marks a hidden entry of the left side of a RIGHT or FULL
 	// join, which its LATERAL right side may not read.
 	notLateral bool
@@ -430,7 +434,7 @@ func (b *binder) missingTable(l *level, tbl string, loc int32) error {
 	var byAlias, byRel *nsItem
 	for x := l; x != nil; x = x.parent {
 		for _, it := range x.ns {
-			if byAlias == nil && (it.relVisible || it.hidden) && it.alias == tbl {
+			if byAlias == nil && (it.relVisible || it.hidden && !it.usingAlias) && it.alias == tbl {
 				byAlias = it
 			}
 			if byRel == nil && it.relname == tbl && it.alias != tbl {
