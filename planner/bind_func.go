@@ -46,6 +46,9 @@ func (b *binder) funcCall(l *level, fc *pg.FuncCall) (expr.Expr, error) {
 		l.srfs = append(l.srfs, srfItem{id: id, call: call})
 		return b.colRef(id), nil
 	}
+	if e, ok, err := b.selectSetFunction(l, fc, name); ok { // udf_set_select.go
+		return e, err
+	}
 	if hasNamedArgs(fc) && aggModifier(fc, name) == "" {
 		if _, _, builtin := expr.ParamNames(name); !builtin && len(b.lookupFunctions(fc)) > 0 {
 			// named notation of a SQL function (bind_udf_args.go)

@@ -382,7 +382,10 @@ func (b *binder) simpleSelect(s *pg.SelectStmt, l *level) (lnode, error) {
 		}
 		plan = w
 	}
-	if len(l.srfs) > 0 {
+	if plan, err = b.setFunctionJoin(l, plan); err != nil { // udf_set_select.go
+		return nil, err
+	}
+	if len(l.srfs) > 0 && l.srfs[0].set == nil {
 		// Set-returning functions in the select list repeat each row once
 		// per value they return.
 		ps := &lProjectSet{in: plan}

@@ -334,6 +334,9 @@ type groupingItem struct {
 type srfItem struct {
 	id   int
 	call *srfCall
+	// set is, for a set-returning SQL function, its inlined body (call
+	// nil), cross-joined with the query's rows (udf_set_select.go)
+	set lnode
 }
 
 type winItem struct {

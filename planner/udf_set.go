@@ -13,9 +13,12 @@ import (
 // Set-returning SQL functions (RETURNS SETOF t, RETURNS TABLE (...)) are
 // inlined in FROM as PostgreSQL's inline_set_returning_function does:
 // the body query becomes a subquery in FROM, each reference to a
-// parameter replaced by the call's argument. Arguments may not read the
-// query's columns (a LATERAL call) or call volatile functions: both would
-// need the body run per row, which an inlined subquery is not.
+// parameter replaced by the call's argument. Arguments that read earlier
+// FROM items make it a LATERAL subquery, run once per row (lateralJoin);
+// in a select list it is joined where set-returning functions run
+// (udf_set_select.go). Arguments may not read an enclosing query, run a
+// subquery or call volatile functions (each would be evaluated where the
+// body reads the parameter, maybe several times).
 
 // isUserSetFunction reports whether rf calls a set-returning SQL
 // function (not a built-in one), whose inlined body a materialized view
@@ -62,9 +65,9 @@ func (b *binder) userSetFunction(l *level, fc *pg.FuncCall, ordinality bool) (ln
 	}
 	for i, a := range cargs {
 		e := a.e
-		if len(refsOf(e)) > 0 || hasOuterRef(e) || hasSubquery(e) || callsVolatileExpr(e) {
-			return nil, true, b.errAt(pgerr.New(pgerr.FeatureNotSupported, "the arguments of set-returning SQL function %s must be constants or parameters", name).
-				WithHint("SQL functions are inlined as subqueries: an argument may not read other FROM items, run a subquery or call a volatile function."), nodeLoc(fc.Args[i]))
+		if hasOuterRef(e) || hasSubquery(e) || callsVolatileExpr(e) {
+			return nil, true, b.errAt(pgerr.New(pgerr.FeatureNotSupported, "the arguments of set-returning SQL function %s may not read an enclosing query, run a subquery or call a volatile function", name).
+				WithHint("SQL functions are inlined as subqueries, each argument evaluated where the function's body reads it."), nodeLoc(fc.Args[i]))
 		}
 	}
 	args := callValues(cargs)

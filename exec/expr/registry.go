@@ -20,6 +20,13 @@ var (
 	builders = map[string]func(args []Expr) (Expr, error){}
 )
 
+// IsBuiltin reports whether name is a built-in scalar function (of any
+// arguments).
+func IsBuiltin(name string) bool {
+	name = normName(name)
+	return len(registry[name]) > 0 || builders[name] != nil
+}
+
 // register adds built-in overloads whose kernels handle NULL inputs
 // themselves (so Call does not need to gather the non-NULL rows first).
 func register(fs ...*Func) {
