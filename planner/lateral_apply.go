@@ -64,6 +64,22 @@ func (p *physical) appliedRef(c *expr.ColRef) expr.Expr {
 	return nil
 }
 
+// appliedAbove finds the column of outer reference x, which the binder
+// counted to the level of layout p.outer[k] but which that level read as
+// a LATERAL reference (a plain column there, appliedRef), among the
+// applied rows outside k.
+func (p *physical) appliedAbove(x *expr.OuterRef, k int) expr.Expr {
+	for j := k - 1; j >= 0; j-- {
+		if !p.applied[j] {
+			continue
+		}
+		if i := position(p.outer[j], x.Idx); i >= 0 {
+			return &expr.OuterRef{Depth: len(p.outer) - j, Idx: i, T: x.T, Name: x.Name}
+		}
+	}
+	return nil
+}
+
 // outerIndex maps an outer reference's depth as the binder counted it to
 // its layout in p.outer and its run-time depth, which also counts the
 // rows of the LATERAL applies in between.

@@ -523,6 +523,11 @@ func (p *physical) expr(e expr.Expr, lay []int) (expr.Expr, error) {
 				i = position(lay, g)
 			}
 			if i < 0 {
+				// a LATERAL reference of the level it names (a plain
+				// column there), read from the apply's row around it
+				if r := p.appliedAbove(x, k); r != nil {
+					return r, true, nil
+				}
 				return nil, true, pgerr.Unsupported("outer reference to %s is not supported here", x.Name)
 			}
 			return &expr.OuterRef{Depth: depth, Idx: i, T: x.T, Name: x.Name}, true, nil
