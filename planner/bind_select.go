@@ -582,7 +582,7 @@ func (b *binder) orderLimitOver(plan lnode, s *pg.SelectStmt, l *level) (lnode, 
 		for _, n := range s.SortClause {
 			o, err := b.orderTarget(l, n.GetSortBy(), &tl, len(ids), true)
 			if err != nil {
-				return nil, err
+				return nil, setOpArmHint(s, n.GetSortBy(), err)
 			}
 			k, err := b.sortKeyOf(b.colRef(ids[o.target]), o.sort)
 			if err != nil {
@@ -733,4 +733,44 @@ func directArgsGrouped(l *level, rw func(expr.Expr) (expr.Expr, error)) error {
 		}
 	}
 	return nil
+}
+
+// setOpArmHint adds PostgreSQL's hint to an ORDER BY over a set operation
+// that names a column of one of its arms other than the first, whose
+// names the output takes: "There is a column named "c" in table
+// "*SELECT* k" ..." (k counting the arms from the left).
+func setOpArmHint(s *pg.SelectStmt, sb *pg.SortBy, err error) error {
+	pe := pgerr.As(err)
+	cr := sb.GetNode().GetColumnRef()
+	if pe == nil || pe.Code != pgerr.UndefinedColumn || pe.Hint != "" || cr == nil || len(cr.Fields) != 1 ||
+		s.Op == pg.SetOperation_SETOP_NONE || s.Op == pg.SetOperation_SET_OPERATION_UNDEFINED {
+		return err
+	}
+	name := cr.Fields[0].GetString_().GetSval()
+	k := 0
+	var arm func(x *pg.SelectStmt) int
+	arm = func(x *pg.SelectStmt) int {
+		if x.Op != pg.SetOperation_SETOP_NONE && x.Op != pg.SetOperation_SET_OPERATION_UNDEFINED {
+			if found := arm(x.Larg); found > 0 {
+				return found
+			}
+			return arm(x.Rarg)
+		}
+		k++
+		for _, t := range x.TargetList {
+			rt := t.GetResTarget()
+			n := rt.GetName()
+			if n == "" {
+				n = figure(rt.GetVal())
+			}
+			if n == name {
+				return k
+			}
+		}
+		return 0
+	}
+	if found := arm(s); found > 1 {
+		return pe.WithHint("There is a column named \"%s\" in table \"*SELECT* %d\", but it cannot be referenced from this part of the query.", name, found)
+	}
+	return err
 }

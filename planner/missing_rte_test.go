@@ -45,6 +45,11 @@ func TestMissingColumnHints(t *testing.T) {
 		{"SELECT bb FROM t", `column "bb" does not exist`, `Perhaps you meant to reference the column "t.b".`},
 		{"SELECT aa FROM t JOIN u ON true", `column "aa" does not exist`, `Perhaps you meant to reference the column "t.a" or the column "u.a".`},
 		{"SELECT zzzz FROM t", `column "zzzz" does not exist`, ""},
+		// ORDER BY over a set operation: an arm's column that is not the
+		// output's names its arm as PostgreSQL's RTE "*SELECT* k"
+		{"SELECT a FROM t EXCEPT SELECT c FROM t ORDER BY c", `column "c" does not exist`, `There is a column named "c" in table "*SELECT* 2", but it cannot be referenced from this part of the query.`},
+		{"SELECT a FROM t UNION SELECT a FROM u UNION ALL SELECT c AS zz FROM t ORDER BY zz", `column "zz" does not exist`, `There is a column named "zz" in table "*SELECT* 3", but it cannot be referenced from this part of the query.`},
+		{"SELECT a FROM t UNION SELECT a FROM u ORDER BY nope", `column "nope" does not exist`, ""},
 	}
 	for _, c := range cases {
 		_, _, err := d.run(c.sql)
