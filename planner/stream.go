@@ -288,7 +288,7 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 			if _, ok := rowNotIn(c); ok {
 				// optimize would make it a batch plan's anti join on
 				// IS NOT FALSE conditions; not built for views.
-				return nil, notInMV("IN (subquery) here (correlated: only IN and NOT IN as a condition of WHERE, NOT IN correlated by equalities; of several columns: only IN under AND and OR in WHERE)")
+				return nil, notInMV("IN (subquery) here (correlated: only by equalities; of several columns: only IN under AND and OR in WHERE)")
 			}
 			if j, ok, err := s.notInJoin(x.in, c); err != nil || ok { // stream_notin.go
 				if err != nil {

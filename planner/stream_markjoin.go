@@ -22,13 +22,15 @@ import (
 // cross-joined (`count > 0`). EXISTS is never NULL, so the test is its
 // value wherever it stands.
 //
-// For IN (uncorrelated, `=`) the keys are the subquery's columns. Its
+// For IN (`=`) the keys are the subquery's columns (and, correlated by
+// equalities, the inner sides of its correlations: stream_corrin.go). Its
 // value is NULL, not false, when nothing matches and the left side or a
 // subquery row is NULL. Reached through AND and OR only from a WHERE
 // condition (positive), a NULL and a false keep the same rows, and the
 // match test is enough; elsewhere (under NOT, in the select list) a
 // one-column IN also gets the subquery's count and NULL count, one row
-// cross-joined, and its value is PostgreSQL's:
+// cross-joined (per correlation key, left-joined), and its value is
+// PostgreSQL's:
 //
 //	CASE WHEN key IS NOT NULL THEN true WHEN count = 0 THEN false
 //	     WHEN lhs IS NULL OR nulls > 0 THEN NULL ELSE false END
@@ -99,6 +101,9 @@ func (s *streamPlanner) markJoins(in lnode, e expr.Expr, positive bool) (lnode, 
 func (s *streamPlanner) markJoin(in lnode, sl *sublink, pos bool) (lnode, expr.Expr, bool, error) {
 	switch sl.kind {
 	case expr.AnySubquery:
+		if len(sl.outer) > 0 {
+			return s.correlatedInMark(in, sl, pos) // stream_corrin.go
+		}
 		if _, ok := semiJoinable(sl); !ok || !pos && sl.rowLHS != nil {
 			return nil, nil, false, nil
 		}
@@ -139,21 +144,31 @@ func (s *streamPlanner) inValue(in lnode, sl *sublink) (lnode, expr.Expr, bool, 
 	}
 	cnt, nulls := s.b.newCol("in_count", "", types.TInt8), s.b.newCol("in_nulls", "", types.TInt8)
 	agg := &lAgg{in: shared, aggIDs: []int{cnt, nulls}, aggs: []exec.AggCall{{Fn: count}, {Fn: count, Filter: &expr.IsNull{E: key}}}}
-	zero := &expr.Const{V: int64(0), T: types.TInt8}
-	empty, err := expr.NewBinary("=", s.b.colRef(cnt), zero)
+	val, err := inValueOf(sl.lhs, &expr.IsNull{E: key, Not: true}, s.b.colRef(cnt), s.b.colRef(nulls))
 	if err != nil {
 		return nil, nil, false, err
 	}
-	hasNull, err := expr.NewBinary(">", s.b.colRef(nulls), zero)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	val := &expr.Case{T: types.TBool, Whens: []expr.When{
-		{Cond: &expr.IsNull{E: key, Not: true}, Result: &expr.Const{V: true, T: types.TBool}},
-		{Cond: empty, Result: &expr.Const{V: false, T: types.TBool}},
-		{Cond: &expr.Or{Args: []expr.Expr{&expr.IsNull{E: sl.lhs}, hasNull}}, Result: &expr.Const{V: nil, T: types.TBool}},
-	}, Else: &expr.Const{V: false, T: types.TBool}}
 	return &lJoin{left: j, right: agg, kind: exec.LeftJoin}, val, true, nil
+}
+
+// inValueOf is IN's value from whether a subquery row matched, the
+// subquery's row count and its count of NULLs: true on a match, false
+// over no rows, NULL when the left side or a row is NULL, else false.
+func inValueOf(lhs, match, count, nulls expr.Expr) (expr.Expr, error) {
+	zero := &expr.Const{V: int64(0), T: types.TInt8}
+	empty, err := expr.NewBinary("=", count, zero)
+	if err != nil {
+		return nil, err
+	}
+	hasNull, err := expr.NewBinary(">", nulls, zero)
+	if err != nil {
+		return nil, err
+	}
+	return &expr.Case{T: types.TBool, Whens: []expr.When{
+		{Cond: match, Result: &expr.Const{V: true, T: types.TBool}},
+		{Cond: empty, Result: &expr.Const{V: false, T: types.TBool}},
+		{Cond: &expr.Or{Args: []expr.Expr{&expr.IsNull{E: lhs}, hasNull}}, Result: &expr.Const{V: nil, T: types.TBool}},
+	}, Else: &expr.Const{V: false, T: types.TBool}}, nil
 }
 
 // inKeys left-joins in with the distinct rows of the columns inner of

@@ -96,69 +96,24 @@ func notInKeep(x, count, nulls expr.Expr) (expr.Expr, error) {
 // correlatedNotIn is notInJoin for NOT (x IN (subquery)) over a subquery
 // correlated by equalities only (see above); ok false for other shapes.
 func (s *streamPlanner) correlatedNotIn(in lnode, sl *sublink) (lnode, bool, error) {
-	if sl.kind != expr.AnySubquery || sl.array != nil || sl.rowLHS != nil || sl.op == nil || sl.op.Name != "=" ||
-		len(refsOf(sl.lhs)) == 0 || hasSubquery(sl.lhs) || len(sl.outer) == 0 {
-		return nil, false, nil
-	}
-	p, ok := sl.plan.(*lProject)
+	c, ok := s.correlatedIn(sl) // stream_corrin.go
 	if !ok {
 		return nil, false, nil
 	}
-	var y expr.Expr
-	for i, id := range p.ids {
-		if id == sl.outID {
-			y = p.exprs[i]
-		}
-	}
-	f, ok := p.in.(*lFilter)
-	if !ok || y == nil || hasOuterRefs(f.in) {
-		return nil, false, nil
-	}
-	if d, ok := outerDepth(y); !ok || d > 0 {
-		return nil, false, nil
-	}
-	local, inner, outer, ok := correlations(f.conds)
-	if !ok || len(inner) == 0 {
-		return nil, false, nil
-	}
-	// the subquery's rows: y and the correlation keys, read twice
-	proj := &lProject{in: filterOver(f.in, local), ids: []int{sl.outID}, exprs: []expr.Expr{y}}
-	keys := make([]int, len(inner))
-	for i, k := range inner {
-		keys[i] = s.b.newCol(s.keyName(k), "", k.Type())
-		proj.ids, proj.exprs = append(proj.ids, keys[i]), append(proj.exprs, k)
-	}
-	shared, agg, err := s.notInCounts(proj, sl.outID)
+	shared, agg, err := s.notInCounts(c.rows, sl.outID)
 	if err != nil {
 		return nil, false, err
 	}
-	cntID, nullID := agg.aggIDs[0], agg.aggIDs[1]
-	var byKey, antiConds []expr.Expr
-	antiConds = semiConds(sl)
-	for i, k := range keys {
-		id := s.b.newCol(s.keyName(inner[i]), "", inner[i].Type())
-		agg.groups, agg.groupIDs = append(agg.groups, s.b.colRef(k)), append(agg.groupIDs, id)
-		c, err := expr.NewBinary("=", outer[i], s.b.colRef(id))
-		if err != nil {
-			return nil, false, err
-		}
-		byKey = append(byKey, c)
-		if c, err = expr.NewBinary("=", outer[i], s.b.colRef(k)); err != nil {
-			return nil, false, err
-		}
-		antiConds = append(antiConds, c)
+	counted, err := c.countsByKey(s, in, agg)
+	if err != nil {
+		return nil, false, err
 	}
-	counted := &lJoin{left: in, right: agg, kind: exec.LeftJoin, conds: byKey}
+	antiConds, err := c.matchConds(s, sl)
+	if err != nil {
+		return nil, false, err
+	}
 	anti := &lJoin{left: counted, right: shared, kind: exec.AntiJoin, conds: antiConds}
-	zero := &expr.Const{V: int64(0), T: types.TInt8}
-	read := func(id int) (expr.Expr, error) { // no counts: no rows for the key
-		return expr.NewCoalesce([]expr.Expr{s.b.colRef(id), zero})
-	}
-	cnt, err := read(cntID)
-	if err != nil {
-		return nil, false, err
-	}
-	nulls, err := read(nullID)
+	cnt, nulls, err := c.counts(s, agg)
 	if err != nil {
 		return nil, false, err
 	}
