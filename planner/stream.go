@@ -285,10 +285,18 @@ func (s *streamPlanner) subqueryJoins(n lnode) (lnode, error) {
 			if not, ok := c.(*expr.Not); ok {
 				kind, inner = exec.AntiJoin, not.E
 			}
-			if _, ok := rowNotIn(c); ok {
-				// optimize would make it a batch plan's anti join on
-				// IS NOT FALSE conditions; not built for views.
-				return nil, notInMV("IN (subquery) here (correlated: only by equalities; of several columns: only IN under AND and OR in WHERE)")
+			if sl, ok := rowNotIn(c); ok {
+				// (a, b) NOT IN (SELECT x, y ...): an anti join on
+				// (a = x) IS NOT FALSE AND (b = y) IS NOT FALSE, as the
+				// batch plan's (optimize.go: a row whose pairs are all
+				// true or unknown makes the condition not true), keeping
+				// every row of both sides (no equality to key them by)
+				right, err := s.subqueryJoins(sl.plan)
+				if err != nil {
+					return nil, err
+				}
+				x.in = &lJoin{left: x.in, right: right, kind: exec.AntiJoin, conds: rowNotInConds(sl)}
+				continue
 			}
 			if j, ok, err := s.notInJoin(x.in, c); err != nil || ok { // stream_notin.go
 				if err != nil {

@@ -172,7 +172,7 @@ func subqueryErr(e expr.Expr) error {
 		case sl.kind == expr.ArraySubquery:
 			err = notInMV("ARRAY(subquery)")
 		case sl.kind == expr.AnySubquery:
-			err = notInMV("IN (subquery) here (correlated: only by equalities; of several columns: only IN under AND and OR in WHERE)")
+			err = notInMV("IN (subquery) here (correlated: only by equalities; of several columns: only IN under AND and OR in WHERE, NOT IN as a condition of WHERE)")
 		case sl.kind == expr.AllSubquery:
 			err = notInMV("ALL (subquery) (NOT IN included)")
 		case sl.kind == expr.ExistsSubquery:

@@ -130,6 +130,7 @@ var corpus = []viewDef{
 	{name: "not_in_corr_two", query: "SELECT a.id FROM a WHERE a.k NOT IN (SELECT c.w FROM c WHERE c.g = a.g AND c.id > 1)"},
 	{name: "in_corr_value", query: "SELECT a.id, a.k IN (SELECT v FROM b WHERE b.k = a.id) AS i FROM a"},
 	{name: "in_corr_or", query: "SELECT a.id FROM a WHERE a.g = 'x' OR a.k IN (SELECT c.w FROM c WHERE c.g = a.g)"},
+	{name: "row_not_in", query: "SELECT id, g FROM a WHERE (k, g) NOT IN (SELECT k, s FROM b WHERE v > 1)"},
 	{name: "corr_scalar", query: "SELECT id, k FROM a WHERE n < (SELECT avg(v) FROM b WHERE b.k = a.k)"},
 	{name: "corr_scalar_sel", query: "SELECT id, (SELECT count(*) FROM b WHERE b.k = a.k) AS nb, (SELECT max(c.w) FROM c WHERE c.g = a.g AND c.w > 0) AS mw FROM a"},
 
