@@ -416,6 +416,9 @@ func (a *alterState) addColumn(cd *pg.ColumnDef, ifNotExists bool) error {
 		}
 		return a.b.errAt(err, cd.TypeName.Location)
 	}
+	if err := a.b.columnCollate(cd, t); err != nil { // collate.go
+		return err
+	}
 	col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
 	var pk, unique, gen *pg.Constraint
 	var more []*pg.Constraint // CHECK and REFERENCES (alter_constraints.go)
@@ -584,6 +587,11 @@ func (a *alterState) alterType(name string, cd *pg.ColumnDef) error {
 			return a.b.newErr(pgerr.FeatureNotSupported, cd.TypeName.Location, "ALTER COLUMN ... TYPE to a domain is not supported")
 		}
 		return a.b.errAt(err, cd.TypeName.Location)
+	}
+	if cc := cd.CollClause; cc != nil { // collate.go; PostgreSQL gives no position here
+		if err := a.b.checkCollate(strs(cc.Collname), t, -1); err != nil {
+			return err
+		}
 	}
 	if a.retyped[name] {
 		return pgerr.New(pgerr.FeatureNotSupported, "cannot alter type of column \"%s\" twice", name)

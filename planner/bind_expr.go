@@ -90,9 +90,14 @@ func (b *binder) expr0(l *level, n *pg.Node) (expr.Expr, error) {
 	case n.GetSqlvalueFunction() != nil:
 		return b.sqlValueFunc(n.GetSqlvalueFunction())
 	case n.GetCollateClause() != nil:
-		// Every comparison in streamsql uses the C collation (byte order), so
-		// COLLATE "C" and COLLATE pg_catalog.default are accepted and change nothing.
-		return b.expr(l, n.GetCollateClause().Arg)
+		// Every comparison in streamsql uses the C collation (byte order):
+		// a collation that compares so changes nothing (collate.go).
+		cc := n.GetCollateClause()
+		e, err := b.expr(l, cc.Arg)
+		if err != nil {
+			return nil, err
+		}
+		return e, b.checkCollate(strs(cc.Collname), e.Type(), cc.Location)
 	case n.GetAArrayExpr() != nil:
 		return b.arrayExpr(l, n.GetAArrayExpr(), types.TUnknown)
 	case n.GetAIndirection() != nil:

@@ -113,6 +113,9 @@ func tableDef(env *Env, stmt *pg.CreateStmt) (*catalog.Relation, error) {
 			if err != nil {
 				return nil, b.errAt(err, cd.TypeName.Location)
 			}
+			if err := b.columnCollate(cd, t); err != nil { // collate.go
+				return nil, err
+			}
 			col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull, Serial: serial, Domain: dom}
 			for _, cn := range cd.Constraints {
 				c := cn.GetConstraint()

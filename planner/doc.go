@@ -34,7 +34,8 @@
 //     otherwise.
 //
 // Collation: streamsql compares text in byte order (the C collation).
-// COLLATE "C" and COLLATE pg_catalog.default are accepted and change nothing.
+// COLLATE default, C or POSIX change nothing; other names are refused
+// (collate.go).
 //
 // Continuous queries (CREATE MATERIALIZED VIEW, SUBSCRIBE (query)) share
 // binding and rewrite rules and are translated into exec/stream operators
