@@ -21,6 +21,12 @@ func (b *binder) checkCollate(names []string, t types.T, loc int32) error {
 	if !collatable(t) {
 		return b.newErr(pgerr.DatatypeMismatch, loc, "collations are not supported by type %s", t)
 	}
+	return b.errAt(CheckCollation(names), loc)
+}
+
+// CheckCollation refuses a collation name the catalog does not have (a
+// CREATE INDEX key's COLLATE too: engine/index.go).
+func CheckCollation(names []string) error {
 	n := names
 	if len(n) == 2 && n[0] == "pg_catalog" {
 		n = n[1:]
@@ -31,7 +37,7 @@ func (b *binder) checkCollate(names []string, t types.T, loc int32) error {
 			return nil
 		}
 	}
-	return b.newErr(pgerr.UndefinedObject, loc, "collation \"%s\" for encoding \"UTF8\" does not exist", joinDots(names))
+	return pgerr.New(pgerr.UndefinedObject, "collation \"%s\" for encoding \"UTF8\" does not exist", joinDots(names))
 }
 
 // columnCollate checks a column definition's COLLATE clause, if any, over
