@@ -28,11 +28,7 @@ func (s *Session) execCreateIndex(ctx context.Context, env *planner.Env, idx *pg
 	}
 	for _, p := range idx.IndexParams { // an index is not built, but its COLLATE is checked
 		if e := p.GetIndexElem(); e != nil && len(e.Collation) > 0 {
-			names := make([]string, len(e.Collation))
-			for i, c := range e.Collation {
-				names[i] = c.GetString_().GetSval()
-			}
-			if err := planner.CheckCollation(names); err != nil {
+			if err := planner.CheckCollation(e.Collation); err != nil {
 				return nil, err
 			}
 		}

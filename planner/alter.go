@@ -589,7 +589,7 @@ func (a *alterState) alterType(name string, cd *pg.ColumnDef) error {
 		return a.b.errAt(err, cd.TypeName.Location)
 	}
 	if cc := cd.CollClause; cc != nil { // collate.go; PostgreSQL gives no position here
-		if err := a.b.checkCollate(strs(cc.Collname), t, -1); err != nil {
+		if err := a.b.checkCollate(cc.Collname, t, -1); err != nil {
 			return err
 		}
 	}

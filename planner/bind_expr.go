@@ -97,7 +97,7 @@ func (b *binder) expr0(l *level, n *pg.Node) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return e, b.checkCollate(strs(cc.Collname), e.Type(), cc.Location)
+		return e, b.checkCollate(cc.Collname, e.Type(), cc.Location)
 	case n.GetAArrayExpr() != nil:
 		return b.arrayExpr(l, n.GetAArrayExpr(), types.TUnknown)
 	case n.GetAIndirection() != nil:
@@ -822,7 +822,6 @@ func (b *binder) indirection(l *level, ind *pg.A_Indirection) (expr.Expr, error)
 	return e, nil
 }
 
-// nodeLoc returns a node's location in the source, or -1.
 // exprLocation is PostgreSQL's exprLocation over a raw expression: the
 // leftmost of a cast's or operator's own location and its (left)
 // argument's, where nodeLoc gives the :: or the operator. Errors about a
@@ -843,6 +842,7 @@ func exprLocation(n *pg.Node) int32 {
 	return nodeLoc(n)
 }
 
+// nodeLoc returns a node's location in the source, or -1.
 func nodeLoc(n *pg.Node) int32 {
 	switch {
 	case n == nil:

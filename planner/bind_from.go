@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"errors"
 	"slices"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -189,8 +188,7 @@ func (b *binder) rangeVar(l *level, rv *pg.RangeVar) (lnode, []*nsItem, error) {
 	}
 	rel, err := b.env.Catalog.Resolve(rv.Schemaname, rv.Relname, b.env.SearchPath)
 	if err != nil {
-		var pe *pgerr.Error
-		if errors.As(err, &pe) && pe.Code == pgerr.UndefinedTable && rv.Schemaname == "" && l.laterCTE(rv.Relname) {
+		if pe := pgerr.As(err); pe != nil && pe.Code == pgerr.UndefinedTable && rv.Schemaname == "" && l.laterCTE(rv.Relname) {
 			err = pe.WithDetail("There is a WITH item named \"%s\", but it cannot be referenced from this part of the query.", rv.Relname).
 				WithHint("Use WITH RECURSIVE, or re-order the WITH items to remove forward references.")
 		}

@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"errors"
 	"maps"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -112,8 +111,7 @@ func (b *binder) with(l *level, w *pg.WithClause) error {
 				d.level.laterCTEs = maps.Clone(later)
 			}
 		}
-	}
-	if w.Recursive {
+	} else {
 		// Under WITH RECURSIVE every query sees the others, later ones
 		// too, as in PostgreSQL (a query is bound when referenced; one
 		// reached again while it is bound is mutual recursion: cteRef).
@@ -724,8 +722,7 @@ func directArgsGrouped(l *level, rw func(expr.Expr) (expr.Expr, error)) error {
 	for _, a := range l.aggs {
 		for _, arg := range a.call.Args[:a.direct] {
 			if _, err := rw(arg); err != nil {
-				var pe *pgerr.Error
-				if errors.As(err, &pe) && pe.Code == pgerr.GroupingError {
+				if pe := pgerr.As(err); pe != nil && pe.Code == pgerr.GroupingError {
 					return pe.WithDetail("Direct arguments of an ordered-set aggregate must use only grouped columns.")
 				}
 				return err

@@ -16,17 +16,19 @@ import (
 // 42804, as in PostgreSQL, which checks the type first. Both point at the
 // COLLATE clause, in expressions and column definitions.
 
-// checkCollate checks a COLLATE clause (names) over a value of type t.
-func (b *binder) checkCollate(names []string, t types.T, loc int32) error {
+// checkCollate checks a COLLATE clause (its name's parts) over a value of
+// type t.
+func (b *binder) checkCollate(name []*pg.Node, t types.T, loc int32) error {
 	if !collatable(t) {
 		return b.newErr(pgerr.DatatypeMismatch, loc, "collations are not supported by type %s", t)
 	}
-	return b.errAt(CheckCollation(names), loc)
+	return b.errAt(CheckCollation(name), loc)
 }
 
-// CheckCollation refuses a collation name the catalog does not have (a
-// CREATE INDEX key's COLLATE too: engine/index.go).
-func CheckCollation(names []string) error {
+// CheckCollation refuses a collation name (its parts) the catalog does
+// not have (a CREATE INDEX key's COLLATE too: engine/index.go).
+func CheckCollation(name []*pg.Node) error {
+	names := strs(name)
 	n := names
 	if len(n) == 2 && n[0] == "pg_catalog" {
 		n = n[1:]
@@ -46,7 +48,7 @@ func (b *binder) columnCollate(cd *pg.ColumnDef, t types.T) error {
 	if cd.CollClause == nil {
 		return nil
 	}
-	return b.checkCollate(strs(cd.CollClause.Collname), t, cd.CollClause.Location)
+	return b.checkCollate(cd.CollClause.Collname, t, cd.CollClause.Location)
 }
 
 // collatable reports the types PostgreSQL gives a collation: the string

@@ -3,6 +3,7 @@ package planner
 import (
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
 )
 
 // lApply is a LATERAL item the rewrite into a join does not cover
@@ -53,15 +54,7 @@ func (p *physical) apply(x *lApply) (exec.Node, []int, error) {
 // its right side, into the outer reference exec.Apply serves (nil when the
 // column is no such one).
 func (p *physical) appliedRef(c *expr.ColRef) expr.Expr {
-	for k := len(p.outer) - 1; k >= 0; k-- {
-		if !p.applied[k] {
-			continue
-		}
-		if i := position(p.outer[k], c.Idx); i >= 0 {
-			return &expr.OuterRef{Depth: len(p.outer) - k, Idx: i, T: c.T, Name: c.Name}
-		}
-	}
-	return nil
+	return p.appliedBelow(c.Idx, c.T, c.Name, len(p.outer))
 }
 
 // appliedAbove finds the column of outer reference x, which the binder
@@ -69,12 +62,18 @@ func (p *physical) appliedRef(c *expr.ColRef) expr.Expr {
 // a LATERAL reference (a plain column there, appliedRef), among the
 // applied rows outside k.
 func (p *physical) appliedAbove(x *expr.OuterRef, k int) expr.Expr {
-	for j := k - 1; j >= 0; j-- {
-		if !p.applied[j] {
+	return p.appliedBelow(x.Idx, x.T, x.Name, k)
+}
+
+// appliedBelow is the outer reference to column id in the innermost
+// applied row of p.outer below index below (nil: none holds it).
+func (p *physical) appliedBelow(id int, t types.T, name string, below int) expr.Expr {
+	for k := below - 1; k >= 0; k-- {
+		if !p.applied[k] {
 			continue
 		}
-		if i := position(p.outer[j], x.Idx); i >= 0 {
-			return &expr.OuterRef{Depth: len(p.outer) - j, Idx: i, T: x.T, Name: x.Name}
+		if i := position(p.outer[k], id); i >= 0 {
+			return &expr.OuterRef{Depth: len(p.outer) - k, Idx: i, T: t, Name: name}
 		}
 	}
 	return nil

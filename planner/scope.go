@@ -335,7 +335,7 @@ type srfItem struct {
 	id   int
 	call *srfCall
 	// set is, for a set-returning SQL function, its inlined body (call
-	// nil), cross-joined with the query's rows (udf_set_select.go)
+	// nil), joined with the query's rows (udf_set_select.go)
 	set lnode
 }
 

@@ -43,15 +43,14 @@ func (s *streamPlanner) correlatedIn(sl *sublink) (corrIn, bool) {
 			y = p.exprs[i]
 		}
 	}
-	f, ok := p.in.(*lFilter)
-	if !ok || y == nil || hasOuterRefs(f.in) {
+	if y == nil {
 		return c, false
 	}
 	if d, ok := outerDepth(y); !ok || d > 0 {
 		return c, false
 	}
-	local, inner, outer, ok := correlations(f.conds) // stream_corrscalar.go
-	if !ok || len(inner) == 0 {
+	f, local, inner, outer, ok := correlatedFilter(p.in)
+	if !ok {
 		return c, false
 	}
 	c.rows = &lProject{in: filterOver(f.in, local), ids: []int{sl.outID}, exprs: []expr.Expr{y}}
@@ -62,6 +61,22 @@ func (s *streamPlanner) correlatedIn(sl *sublink) (corrIn, bool) {
 		c.rows.ids, c.rows.exprs = append(c.rows.ids, id), append(c.rows.exprs, k)
 	}
 	return c, true
+}
+
+// correlatedFilter splits n, a correlated subquery's rows under its
+// select list, into a filter over uncorrelated input and its conditions:
+// the local ones and the correlation equalities (inner = outer, at least
+// one: correlations, stream_corrscalar.go); ok false for other shapes.
+func correlatedFilter(n lnode) (f *lFilter, local, inner, outer []expr.Expr, ok bool) {
+	f, ok = n.(*lFilter)
+	if !ok || hasOuterRefs(f.in) {
+		return nil, nil, nil, nil, false
+	}
+	local, inner, outer, ok = correlations(f.conds)
+	if !ok || len(inner) == 0 {
+		return nil, nil, nil, nil, false
+	}
+	return f, local, inner, outer, true
 }
 
 // matchConds are the conditions of an outer row meeting a subquery row
@@ -125,7 +140,7 @@ func (s *streamPlanner) correlatedInMark(in lnode, sl *sublink, pos bool) (lnode
 		}
 		return &lJoin{left: in, right: &lDistinct{in: right}, kind: exec.LeftJoin, conds: conds}, match, true, nil
 	}
-	shared, agg, err := s.notInCounts(c.rows, sl.outID) // stream_notin.go
+	shared, agg, err := s.subqueryCounts(c.rows, sl.outID) // stream_notin.go
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -131,20 +131,13 @@ func (s *streamPlanner) markJoin(in lnode, sl *sublink, pos bool) (lnode, expr.E
 // inValue is a one-column uncorrelated IN as a value: the match, and the
 // subquery's count and NULL count (the subquery read once, lShared).
 func (s *streamPlanner) inValue(in lnode, sl *sublink) (lnode, expr.Expr, bool, error) {
-	plan, err := s.subqueryJoins(sl.plan)
+	shared, agg, err := s.subqueryCounts(sl.plan, sl.outID) // stream_notin.go
 	if err != nil {
 		return nil, nil, false, err
 	}
-	shared := &lShared{in: optimize(plan), twice: true}
-	key := s.b.colRef(sl.outID)
 	j := s.inKeys(in, shared, sl, []int{sl.outID})
-	count, err := exec.ResolveAggregate("count", nil, true)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	cnt, nulls := s.b.newCol("in_count", "", types.TInt8), s.b.newCol("in_nulls", "", types.TInt8)
-	agg := &lAgg{in: shared, aggIDs: []int{cnt, nulls}, aggs: []exec.AggCall{{Fn: count}, {Fn: count, Filter: &expr.IsNull{E: key}}}}
-	val, err := inValueOf(sl.lhs, &expr.IsNull{E: key, Not: true}, s.b.colRef(cnt), s.b.colRef(nulls))
+	match := &expr.IsNull{E: s.b.colRef(sl.outID), Not: true}
+	val, err := inValueOf(sl.lhs, match, s.b.colRef(agg.aggIDs[0]), s.b.colRef(agg.aggIDs[1]))
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -207,12 +200,8 @@ func (s *streamPlanner) existsKeys(in lnode, sl *sublink) (lnode, expr.Expr, boo
 	if !ok {
 		return nil, nil, false, nil
 	}
-	f, ok := p.in.(*lFilter)
-	if !ok || hasOuterRefs(f.in) {
-		return nil, nil, false, nil
-	}
-	local, inner, outer, ok := correlations(f.conds) // stream_corrscalar.go
-	if !ok || len(inner) == 0 {
+	f, local, inner, outer, ok := correlatedFilter(p.in) // stream_corrin.go
+	if !ok {
 		return nil, nil, false, nil
 	}
 	keys := &lProject{}

@@ -43,7 +43,7 @@ func (s *streamPlanner) notInJoin(in lnode, c expr.Expr) (lnode, bool, error) {
 	if !ok || sl.rowLHS != nil || hasOuterRefs(sl.plan) {
 		return nil, false, nil
 	}
-	shared, agg, err := s.notInCounts(sl.plan, sl.outID)
+	shared, agg, err := s.subqueryCounts(sl.plan, sl.outID)
 	if err != nil {
 		return nil, false, err
 	}
@@ -57,10 +57,11 @@ func (s *streamPlanner) notInJoin(in lnode, c expr.Expr) (lnode, bool, error) {
 	return &lFilter{in: anti, conds: []expr.Expr{keep}}, true, nil
 }
 
-// notInCounts plans a NOT IN subquery (plan, its value column y) to be
-// read twice, and the aggregate over it of count(*) and count(*) FILTER
-// (WHERE y IS NULL), in that order (a global one: add groups for keys).
-func (s *streamPlanner) notInCounts(plan lnode, y int) (*lShared, *lAgg, error) {
+// subqueryCounts plans an IN or NOT IN subquery (plan, its value column
+// y) to be read twice, and the aggregate over it of count(*) and count(*)
+// FILTER (WHERE y IS NULL), in that order (a global one: add groups for
+// keys).
+func (s *streamPlanner) subqueryCounts(plan lnode, y int) (*lShared, *lAgg, error) {
 	right, err := s.subqueryJoins(plan)
 	if err != nil {
 		return nil, nil, err
@@ -100,7 +101,7 @@ func (s *streamPlanner) correlatedNotIn(in lnode, sl *sublink) (lnode, bool, err
 	if !ok {
 		return nil, false, nil
 	}
-	shared, agg, err := s.notInCounts(c.rows, sl.outID)
+	shared, agg, err := s.subqueryCounts(c.rows, sl.outID)
 	if err != nil {
 		return nil, false, err
 	}
