@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -87,7 +88,8 @@ func TestBenchScalingCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "q1   scaling round 1: 1 core ") || !strings.HasPrefix(lines[1], "q1   scaling round 2:") ||
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "q1   scaling round 1: 1 core ") || !strings.Contains(lines[0], "; 1 core on 2 CPUs at once ") ||
+		!strings.Contains(lines[2], "; host ceiling ") || !strings.HasPrefix(lines[1], "q1   scaling round 2:") ||
 		!strings.HasPrefix(lines[2], "q1   scaling: median ") || !strings.Contains(lines[2], "over 2 rounds") {
 		t.Fatalf("unexpected output:\n%s", out.String())
 	}
@@ -122,14 +124,20 @@ func TestBenchJSON(t *testing.T) {
 
 // TestRunScaling checks the protocol's arithmetic and checks on runs
 // given by a runner of fixed results: the one-core figure is the mean of
-// the pinned runs, the speed-up the median of the rounds', and a round
-// whose one-core run was not pinned fails.
+// the pinned runs, the speed-up the median of the rounds', the host
+// ceiling the pinned runs made at once (their events/s summed over the
+// one-core figure), and a round whose one-core run was not pinned fails.
 func TestRunScaling(t *testing.T) {
-	walls := map[int][]float64{0: {1.0, 1.2, 0.9}, 1: {1.0, 0.8, 1.1}, -1: {0.5, 0.625, 0.4}}
+	// per CPU, in call order: each round's one-core run, then its run
+	// beside the other CPU's (at once)
+	walls := map[int][]float64{0: {1.0, 1.0, 1.2, 1.5, 0.9, 2.0}, 1: {1.0, 1.25, 0.8, 1.5, 1.1, 2.0}, -1: {0.5, 0.625, 0.4}}
+	var mu sync.Mutex
 	calls := map[int]int{}
 	run := func(_ context.Context, cpu, procs int) (jsonResult, error) {
+		mu.Lock()
 		w := walls[cpu][calls[cpu]]
 		calls[cpu]++
+		mu.Unlock()
 		n := 1
 		if cpu < 0 {
 			n = procs
@@ -140,9 +148,20 @@ func TestRunScaling(t *testing.T) {
 	if err := runScaling(context.Background(), "qx", 3, 2, []int{0, 1}, run, &out); err != nil {
 		t.Fatal(err)
 	}
-	// rounds: one-core walls 1.0, 1.0, 1.0 (means); speed-ups 2.00, 1.60, 2.50
-	if !strings.Contains(out.String(), "qx   scaling: median 2.00x over 3 rounds (2.00 1.60 2.50)") {
-		t.Fatalf("unexpected summary:\n%s", out.String())
+	// rounds: one-core walls 1.0, 1.0, 1.0 (means); speed-ups 2.00, 1.60,
+	// 2.50; ceilings 1/1.0+1/1.25 = 1.80, 1/1.5+1/1.5 = 1.33, 1/2+1/2 =
+	// 1.00; speed-ups over them 111 %, 120 %, 250 %
+	for _, want := range []string{
+		"qx   scaling round 1: 1 core 1.000s on CPU 0, 1.000s on CPU 1; 2 cores 0.500s cpu=1.000s core_rtt=0ns: 2.00x (cpu 1.00x the one-core cpu); 1 core on 2 CPUs at once 1.000s 1.250s: host ceiling 1.80x, speed-up 111% of it\n",
+		"qx   scaling: median 2.00x over 3 rounds (2.00 1.60 2.50)",
+		"; host ceiling 1.33x, speed-up 120% of it (medians)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("no %q in:\n%s", want, out.String())
+		}
+	}
+	if calls[0] != 6 || calls[1] != 6 || calls[-1] != 3 {
+		t.Fatalf("runs per CPU: %v", calls)
 	}
 	unpinned := func(_ context.Context, cpu, procs int) (jsonResult, error) {
 		return jsonResult{Events: 1000, Rows: 7, WallSec: 1, CPUSec: 1, CPUs: 2}, nil
