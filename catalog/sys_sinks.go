@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -61,10 +62,14 @@ func (s *snapshot) sortedSinks() []*Relation {
 }
 
 // SinkFormat renders a sink's FORMAT clause words: "JSON",
-// "UPSERT ENCODE JSON", "" when none was given.
+// "UPSERT ENCODE JSON", or the option format (a file sink's other way
+// to give it) in capitals; "" when none was given.
 func SinkFormat(r *Relation) string {
-	if r.Encode != "" {
+	switch {
+	case r.Encode != "":
 		return r.Format + " ENCODE " + r.Encode
+	case r.Format == "" && r.Options["format"] != "":
+		return strings.ToUpper(strings.TrimSpace(r.Options["format"]))
 	}
 	return r.Format
 }

@@ -166,6 +166,16 @@ func TestShowCreate(t *testing.T) {
 	if len(got) != 1 || !strings.HasPrefix(got[0], "public.k|CREATE SINK public.k AS SELECT k FROM t WITH (connector = 'blackhole')") {
 		t.Errorf("sink: %q", got)
 	}
+	// A file sink's format given as an option is rebuilt as the option
+	// alone (the clause too would give it twice), and runs again.
+	dir := t.TempDir()
+	mustRun(t, s, "CREATE SINK f AS SELECT k FROM t WITH (connector = 'file', path = '"+dir+"', format = 'json', force_append_only = 'true')")
+	got = mustRun(t, s, "SHOW CREATE SINK f")
+	if len(got) != 1 || !strings.Contains(got[0], "format = 'json'") || strings.Contains(got[0], "FORMAT") {
+		t.Errorf("file sink: %q", got)
+	}
+	mustRun(t, s, "DROP SINK f")
+	mustRun(t, s, strings.SplitN(got[0], "|", 2)[1])
 	for q, code := range map[string]pgerr.Code{
 		"SHOW CREATE TABLE mv":              pgerr.WrongObjectType,
 		"SHOW CREATE SINK t":                pgerr.WrongObjectType,

@@ -32,8 +32,10 @@ func init() { sink.Register("file", OpenSink) }
 // past it is closed and the next rows go to a new one (within the epoch).
 const DefaultMaxFileBytes = 128 << 20
 
-// sinkOptions are the file sink's own WITH options.
-var sinkOptions = []string{"path", "partition_by", "max_file_bytes", "header"}
+// sinkOptions are the file sink's own WITH options. format ('json',
+// 'csv' or 'parquet') is the FORMAT clause given as an option, as the
+// file source takes it.
+var sinkOptions = []string{"path", "format", "partition_by", "max_file_bytes", "header"}
 
 // FileSink is a validated file sink; immutable.
 type FileSink struct {
@@ -56,8 +58,22 @@ func OpenSink(spec sink.Spec) (sink.Sink, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
+		all := append(append([]string(nil), sinkOptions...), encode.Options...)
 		return nil, pgerr.New(pgerr.InvalidParameterValue, "unknown file sink option \"%s\"", unknown[0]).
-			WithHint("Options are %s, and %s.", strings.Join(sinkOptions, ", "), strings.Join(encode.Options, ", "))
+			WithHint("Options are %s and %s.", strings.Join(all[:len(all)-1], ", "), all[len(all)-1])
+	}
+	if v, ok := spec.Options["format"]; ok {
+		if spec.Format != "" {
+			return nil, pgerr.New(pgerr.SyntaxError, "the file sink's format is given twice, by the option format and by FORMAT %s", spec.Format).
+				WithHint("Give one of them.")
+		}
+		switch f := strings.ToUpper(strings.TrimSpace(v)); f {
+		case "JSON", "CSV", "PARQUET":
+			spec.Format = f
+		default:
+			return nil, pgerr.New(pgerr.InvalidParameterValue, "invalid value for file sink option \"format\": \"%s\"", v).
+				WithHint("Formats are json, csv and parquet.")
+		}
 	}
 	f, err := encode.Parse(spec, "file", encode.JSON, encode.CSV, encode.Parquet)
 	if err != nil {

@@ -234,7 +234,8 @@ func TestFileSinkRetractions(t *testing.T) {
 	if _, err := OpenSink(sink.Spec{Name: "x", Cols: c, Key: []int{0}, Options: map[string]string{"path": dir}, Format: "UPSERT", Encode: "JSON"}); pgerr.CodeOf(err) != pgerr.FeatureNotSupported {
 		t.Fatalf("upsert file sink: %v", err)
 	}
-	if _, err := OpenSink(sink.Spec{Name: "x", Cols: c, AppendOnly: true, Options: map[string]string{"path": dir, "colour": "x"}, Format: "JSON"}); pgerr.CodeOf(err) != pgerr.InvalidParameterValue {
+	_, err := OpenSink(sink.Spec{Name: "x", Cols: c, AppendOnly: true, Options: map[string]string{"path": dir, "colour": "x"}, Format: "JSON"})
+	if pgerr.CodeOf(err) != pgerr.InvalidParameterValue || pgerr.As(err).Hint != "Options are path, format, partition_by, max_file_bytes, header, force_append_only and primary_key." {
 		t.Fatalf("unknown option: %v", err)
 	}
 }
