@@ -76,7 +76,7 @@ func TestExplainAnalyze(t *testing.T) {
 	mustRun(t, s, "FLUSH")
 	check("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM mv JOIN u ON mv.r = u.a",
 		"Hash Join (inner) on mv.r = u.a  (actual rows=2 loops=1)",
-		"  Function Scan on mv  (actual rows=3 loops=1)",
+		"  Seq Scan on mv  (actual rows=3 loops=1)",
 		"  Seq Scan on u  (actual rows=100 loops=1)")
 
 	// Refusals, by option name; DML does not run.

@@ -12,8 +12,17 @@ func (f *FuncScan) Columns() []types.Column { return f.Cols }
 // Children returns nothing.
 func (f *FuncScan) Children() []Node { return nil }
 
-// Explain returns "Function Scan on name".
-func (f *FuncScan) Explain() string { return "Function Scan on " + f.Name }
+// Explain returns "Function Scan on name", or Scan's label for it (the
+// label alone without a name).
+func (f *FuncScan) Explain() string {
+	switch {
+	case f.Scan != "" && f.Name == "":
+		return f.Scan
+	case f.Scan != "":
+		return f.Scan + " on " + f.Name
+	}
+	return "Function Scan on " + f.Name
+}
 
 // Open calls Stream, or Produce and serves its batches, relabelled with Cols.
 func (f *FuncScan) Open(ctx *Context) (Iterator, error) {

@@ -35,7 +35,11 @@ type Scan struct {
 // FuncScan produces batches from a function at Open time (system tables,
 // set-returning functions such as generate_series over constants).
 type FuncScan struct {
-	Name    string
+	Name string
+	// Scan is the node's EXPLAIN label ("Seq Scan" for a materialized
+	// view's or a source's rows, "CTE Scan", "WorkTable Scan", "Recursive
+	// Union" without a Name); "" is "Function Scan".
+	Scan    string
 	Cols    []types.Column
 	Produce func(ctx *Context) ([]arrow.RecordBatch, error)
 	// Stream, when set, is used instead of Produce: it returns an iterator

@@ -128,7 +128,7 @@ func (b *binder) modifyingRef(cte *cteDef, alias string, rv *pg.RangeVar) (lnode
 		ids[i] = b.newCol(name, cte.name, c.Type)
 	}
 	produce := func(ctx *exec.Context) ([]arrow.RecordBatch, error) { return m.read(ctx) }
-	plan := &lFunc{name: cte.name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) { return produce }}
+	plan := &lFunc{name: cte.name, scan: "CTE Scan", ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) { return produce }}
 	return b.aliased(plan, alias, rv.Alias)
 }
 

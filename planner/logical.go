@@ -42,6 +42,7 @@ type lScan struct {
 // columns) are handed to produce after physical translation.
 type lFunc struct {
 	name    string
+	scan    string // exec.FuncScan.Scan: its EXPLAIN label, "" for "Function Scan"
 	ids     []int
 	args    []expr.Expr
 	produce func(args []expr.Expr) func(ctx *exec.Context) ([]arrow.RecordBatch, error)

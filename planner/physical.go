@@ -95,7 +95,7 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		fs := &exec.FuncScan{Name: x.name, Cols: p.cols(x.ids)}
+		fs := &exec.FuncScan{Name: x.name, Scan: x.scan, Cols: p.cols(x.ids)}
 		if x.stream != nil {
 			fs.Stream = x.stream(args)
 		} else {

@@ -210,7 +210,7 @@ func (b *binder) workTableScan(wt *workTable, name string) *lFunc {
 		}
 		return bs, nil
 	}
-	return &lFunc{name: name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) { return produce }}
+	return &lFunc{name: name, scan: "WorkTable Scan", ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrow.RecordBatch, error) { return produce }}
 }
 
 func (p *physical) recursive(x *lRecursive) (exec.Node, error) {
@@ -224,7 +224,7 @@ func (p *physical) recursive(x *lRecursive) (exec.Node, error) {
 	}
 	cols := p.cols(x.ids)
 	rec, all := x.rec, x.all
-	return &exec.FuncScan{Name: "Recursive Union", Cols: cols, Stream: func(ctx *exec.Context) (exec.Iterator, error) {
+	return &exec.FuncScan{Scan: "Recursive Union", Cols: cols, Stream: func(ctx *exec.Context) (exec.Iterator, error) {
 		it := &recursiveIter{ctx: ctx, right: right, rec: rec, cols: cols, schema: types.ArrowSchema(cols)}
 		if ctx != nil && ctx.Eval != nil {
 			it.acct = membudget.NewAccount(ctx.Eval.Budget)

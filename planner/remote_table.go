@@ -35,7 +35,7 @@ func (b *binder) remoteTable(rel *catalog.Relation) (lnode, bool) {
 	}
 	oid := rel.OID
 	produce := func(*exec.Context) ([]arrowBatch, error) { return rt.TableRows(oid) }
-	return &lFunc{name: rel.Name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
+	return &lFunc{name: rel.Name, scan: "Seq Scan", ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
 		return produce
 	}}, true
 }

@@ -36,7 +36,7 @@ func (b *binder) sequenceRows(rel *catalog.Relation, loc int32) (lnode, error) {
 		ids[i] = b.newCol(c.Name, rel.Name, c.Type)
 	}
 	oid := rel.OID
-	return &lFunc{name: rel.Name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
+	return &lFunc{name: rel.Name, scan: "Seq Scan", ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
 		return func(ctx *exec.Context) ([]arrowBatch, error) {
 			last, logCnt, called, err := sr.SeqRow(oid)
 			if err != nil {

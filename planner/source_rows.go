@@ -48,7 +48,7 @@ func (b *binder) sourceRows(rel *catalog.Relation, loc int32) (lnode, error) {
 		ids[i] = b.newCol(c.Name, rel.Name, c.Type)
 	}
 	oid := rel.OID
-	return &lFunc{name: rel.Name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
+	return &lFunc{name: rel.Name, scan: "Seq Scan", ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
 		return func(*exec.Context) ([]arrowBatch, error) { return sr.SourceRows(oid, limit) }
 	}}, nil
 }

@@ -41,7 +41,7 @@ func (b *binder) viewRows(rel *catalog.Relation) lnode {
 		}
 		return streams.ViewRows(oid)
 	}
-	fn := &lFunc{name: rel.Name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
+	fn := &lFunc{name: rel.Name, scan: "Seq Scan", ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
 		return produce
 	}}
 	if lk, ok := streams.(viewLookup); ok {
