@@ -23,8 +23,11 @@ import (
 
 // sessionFilter rewrites x, an aggregation over a WHERE over a SESSION
 // window (through projections), as described above; ok is false when x
-// has another shape; a condition that reads window_start or window_end is
-// refused (a row's session is only known once its key's rows are).
+// has another shape. A condition that reads window_start or window_end
+// (a row's session, only known once its key's rows are) holds alike for
+// every row of a group when it reads nothing but the GROUP BY's columns:
+// it then filters the aggregation's rows (splitSessionConds); another is
+// refused.
 func (s *streamPlanner) sessionFilter(x *lAgg) (lnode, bool, error) {
 	var path []*lProject // the projections between x and the filter, top first
 	var f *lFilter
@@ -44,13 +47,23 @@ func (s *streamPlanner) sessionFilter(x *lAgg) (lnode, bool, error) {
 	if tw == nil {
 		return nil, false, nil
 	}
-	cond := andOf(f.conds)
-	for id := range refsOf(cond) {
-		if id == tw.startID || id == tw.endID {
-			return nil, true, notInMV("a WHERE condition on the window_start or window_end of SESSION").
-				WithHint("The sessions are made before WHERE filters their rows; select sessions by window_start or window_end in a query or a view over this view.")
-		}
+	rowConds, bounds, err := s.splitSessionConds(x, path, f, tw)
+	if err != nil {
+		return nil, true, err
 	}
+	if len(rowConds) == 0 { // only conditions on the sessions: the aggregation as it was, without the WHERE
+		var in lnode = f.in
+		for i := len(path) - 1; i >= 0; i-- {
+			in = &lProject{in: in, ids: path[i].ids, exprs: path[i].exprs}
+		}
+		agg := &lAgg{in: in, groupIDs: x.groupIDs, groups: x.groups, aggIDs: x.aggIDs, aggs: x.aggs}
+		out := &lProject{in: &lFilter{in: agg, conds: bounds}, ids: x.outIDs()}
+		for _, id := range out.ids {
+			out.exprs = append(out.exprs, s.b.colRef(id))
+		}
+		return out, true, nil
+	}
+	cond := andOf(rowConds)
 	// keep = the condition, as a column computed over the filter's input
 	// and passed up through the projections.
 	keepID := s.b.newCol("keep", "", types.TBool)
@@ -94,7 +107,7 @@ func (s *streamPlanner) sessionFilter(x *lAgg) (lnode, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	out := &lProject{in: &lFilter{in: agg, conds: []expr.Expr{some}}, ids: x.outIDs()}
+	out := &lProject{in: &lFilter{in: agg, conds: append([]expr.Expr{some}, bounds...)}, ids: x.outIDs()}
 	for _, id := range out.ids {
 		out.exprs = append(out.exprs, s.b.colRef(id))
 	}
@@ -117,4 +130,62 @@ func sessionBelow(n lnode) *lTimeWindow {
 			return nil
 		}
 	}
+}
+
+// splitSessionConds splits f's conditions into those on the rows and
+// those that read the session's window_start or window_end, the latter
+// rewritten over x's group columns (they read only columns x groups by,
+// through the projections path between x and f, top first).
+func (s *streamPlanner) splitSessionConds(x *lAgg, path []*lProject, f *lFilter, tw *lTimeWindow) (rows, bounds []expr.Expr, err error) {
+	// up: an id below the projections -> the id that carries it above them
+	up := map[int]int{}
+	for _, id := range f.in.outIDs() {
+		up[id] = id
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		next := map[int]int{}
+		for k, e := range path[i].exprs {
+			if c, ok := e.(*expr.ColRef); ok {
+				for orig, cur := range up {
+					if _, seen := next[orig]; !seen && cur == c.Idx {
+						next[orig] = path[i].ids[k]
+					}
+				}
+			}
+		}
+		up = next
+	}
+	group := map[int]int{} // a column above the projections -> its group column
+	for i, g := range x.groups {
+		if c, ok := g.(*expr.ColRef); ok {
+			group[c.Idx] = x.groupIDs[i]
+		}
+	}
+	for _, c := range conjuncts(andOf(f.conds), nil) {
+		ids := refsOf(c)
+		if !ids[tw.startID] && !ids[tw.endID] {
+			rows = append(rows, c)
+			continue
+		}
+		out, err := transform(c, func(e expr.Expr) (expr.Expr, bool, error) {
+			switch r := e.(type) {
+			case *expr.ColRef:
+				above, ok := up[r.Idx]
+				gid, grouped := group[above]
+				if !ok || !grouped {
+					return nil, true, notInMV("a WHERE condition on the window_start or window_end of SESSION that reads a column the GROUP BY does not group by").
+						WithHint("The sessions are made before WHERE filters their rows: a condition on a session can read window_start, window_end and the GROUP BY's columns when the GROUP BY has them; or select sessions in a query or a view over this view.")
+				}
+				return s.b.colRef(gid), true, nil
+			case *sublink:
+				return nil, true, notInMV("a subquery in a WHERE condition on the window_start or window_end of SESSION")
+			}
+			return e, false, nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		bounds = append(bounds, out)
+	}
+	return rows, bounds, nil
 }
