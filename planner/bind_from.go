@@ -26,9 +26,10 @@ func (b *binder) from(l *level, items []*pg.Node) (lnode, error) {
 			return nil, err
 		}
 		switch {
-		case plan == nil && b.stream && isLateralFunc(p) && !constantInput(p):
+		case plan == nil && b.stream && isLateralFunc(p) && !constantInput(p) && !readsApplied(p):
 			// a set-returning function with nothing before it to read,
 			// and not of constants (those are run once: stream_values.go)
+			// nor of the row a LATERAL subquery runs for
 			return nil, b.streamFuncErr(it.GetRangeFunction())
 		case plan == nil:
 			plan = p

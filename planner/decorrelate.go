@@ -192,6 +192,7 @@ func nodeExprs(n lnode) []expr.Expr {
 		for _, a := range x.args {
 			out = append(out, a...)
 		}
+		out = append(out, x.keep...)
 	case *lTimeWindow:
 		out = append(out, x.part...)
 	}

@@ -65,7 +65,11 @@ func outerFuncChain(chain []lnode, conds []expr.Expr) bool {
 // isLateralFunc reports whether n is a set-returning function in FROM
 // that becomes a ProjectSet over the items before it (an lLateralFunc
 // under the projections and filters of its alias).
-func isLateralFunc(n lnode) bool {
+func isLateralFunc(n lnode) bool { return lateralFuncOf(n) != nil }
+
+// lateralFuncOf is the lLateralFunc under n's projections and filters
+// (nil: none).
+func lateralFuncOf(n lnode) *lLateralFunc {
 	for {
 		switch x := n.(type) {
 		case *lProject:
@@ -73,11 +77,25 @@ func isLateralFunc(n lnode) bool {
 		case *lFilter:
 			n = x.in
 		case *lLateralFunc:
-			return true
+			return x
 		default:
-			return false
+			return nil
 		}
 	}
+}
+
+// readsApplied reports whether n, a set-returning function first in its
+// FROM list (isLateralFunc), reads columns: those of the row the LATERAL
+// subquery around it runs for, as nothing precedes it in its own FROM.
+func readsApplied(n lnode) bool {
+	if f := lateralFuncOf(n); f != nil {
+		for _, c := range f.calls {
+			if len(refsOf(c.args...)) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readsAny reports whether a plan reads any of ids.

@@ -53,6 +53,11 @@ type lFunc struct {
 	// it returns just the matching row (stream_bind.go).
 	lookup func(key expr.Expr) func(ctx *exec.Context) ([]arrowBatch, error)
 	keyCol int
+	// srf is the call of a set-returning function in FROM (nil for other
+	// rows), ordinality whether its last column numbers the values: the
+	// stream planner makes a ProjectSet of it (stream_lateral.go).
+	srf        *srfCall
+	ordinality bool
 }
 
 // lValues is a VALUES list (or the single empty row of a SELECT without FROM).
@@ -165,6 +170,11 @@ type lProjectSet struct {
 	// ordinality: the last of ids numbers each row's values from 1
 	// (f(...) WITH ORDINALITY in FROM, one function).
 	ordinality bool
+	// keep are conditions every output row must meet; with outer, a row
+	// none of whose values meets them is kept once with NULLs (LEFT JOIN
+	// LATERAL f(...) ON cond). Only the stream planner sets them
+	// (stream_lateral.go); the batch engine runs such a join as an lApply.
+	keep []expr.Expr
 }
 
 func (n *lProjectSet) outIDs() []int { return append(append([]int(nil), n.in.outIDs()...), n.ids...) }

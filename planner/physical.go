@@ -321,6 +321,9 @@ func (p *physical) node(n lnode, need map[int]bool) (exec.Node, []int, error) {
 	case *lTimeWindow:
 		return p.timeWindow(x, need)
 	case *lProjectSet:
+		if len(x.keep) > 0 {
+			return nil, nil, pgerr.Internal("planner: a ProjectSet with conditions outside a continuous query")
+		}
 		sub := need
 		for _, a := range x.args {
 			sub = union(sub, a...)

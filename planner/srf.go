@@ -194,6 +194,7 @@ func (b *binder) srf(l *level, fc *pg.FuncCall, name string, ordinality bool) (l
 func (b *binder) srfRows(call *srfCall, name string, ordinality bool, ids []int) *lFunc {
 	cols, rows := call.columns()
 	f := b.funcRowsIDs(name, call.args, cols, rows, ordinality, ids)
+	f.srf, f.ordinality = call, ordinality
 	if name == "generate_series" && call.t.IsInteger() {
 		out := cols
 		if ordinality {

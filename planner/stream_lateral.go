@@ -37,6 +37,9 @@ func (s *streamPlanner) lateralJoin(x *lApply) (lnode, bool, error) {
 	if x.kind != exec.InnerJoin && x.kind != exec.LeftJoin {
 		return nil, false, nil
 	}
+	if j, ok := s.lateralFuncOuter(x); ok {
+		return j, true, nil
+	}
 	left := idSet(x.left.outIDs())
 	reads := func(e expr.Expr) bool {
 		for id := range refsOf(e) {
@@ -397,4 +400,92 @@ func inlineProject(outer, inner *lProject) (*lProject, error) {
 		out.exprs = append(out.exprs, r)
 	}
 	return out, nil
+}
+
+// lateralFuncOuter returns x, a LEFT JOIN LATERAL of a set-returning
+// function under filters and renames (LEFT JOIN LATERAL unnest(t.tags) g
+// ON g <> 'x', or LEFT JOIN LATERAL (SELECT * FROM unnest(t.tags) g WHERE
+// g > 0) s ON true), as an outer ProjectSet over x's left side that keeps
+// the values meeting the filters and the ON conditions, and each left row
+// none of whose values does once with NULLs: what the batch engine's
+// lApply computes, row by row and without state. ok is false for another
+// shape (computed columns over the function would have to be NULL on the
+// kept rows: refused as before).
+func (s *streamPlanner) lateralFuncOuter(x *lApply) (lnode, bool) {
+	if x.kind != exec.LeftJoin {
+		return nil, false
+	}
+	// rename maps an id of x.right's chain to the function's column (or
+	// the left row's) that it renames
+	rename := map[int]int{}
+	var conds []expr.Expr
+	var f *lLateralFunc
+	for n := x.right; f == nil; {
+		switch c := n.(type) {
+		case *lFunc: // in a subquery, its arguments the left row's columns
+			if c.srf == nil {
+				return nil, false
+			}
+			f = &lLateralFunc{calls: []*srfCall{c.srf}, ids: c.ids, ord: -1, fn: c}
+			if c.ordinality {
+				f.ids, f.ord = c.ids[:len(c.ids)-1], c.ids[len(c.ids)-1]
+			}
+		case *lProject:
+			for i, e := range c.exprs {
+				r, ok := e.(*expr.ColRef)
+				if !ok {
+					return nil, false
+				}
+				rename[c.ids[i]] = r.Idx
+			}
+			n = c.in
+		case *lFilter:
+			conds = append(conds, c.conds...)
+			n = c.in
+		case *lLateralFunc:
+			f = c
+		default:
+			return nil, false
+		}
+	}
+	// resolve follows the renames down to an id the function or the left
+	// side produces
+	resolve := func(id int) int {
+		for {
+			to, ok := rename[id]
+			if !ok || to == id {
+				return id
+			}
+			id = to
+		}
+	}
+	subst := func(e expr.Expr) expr.Expr {
+		out, _ := transform(e, func(n expr.Expr) (expr.Expr, bool, error) {
+			if r, ok := n.(*expr.ColRef); ok {
+				if id := resolve(r.Idx); id != r.Idx {
+					return s.b.colRef(id), true, nil
+				}
+			}
+			return n, false, nil
+		})
+		return out
+	}
+	ps := &lProjectSet{in: x.left, calls: f.calls, ids: f.outIDs(), ordinality: f.ord >= 0, outer: true}
+	for _, c := range f.calls {
+		ps.args = append(ps.args, c.args)
+	}
+	for _, c := range append(conds, x.conds...) {
+		if k, ok := c.(*expr.Const); ok && k.V == true {
+			continue
+		}
+		ps.keep = append(ps.keep, subst(c))
+	}
+	out := &lProject{in: ps}
+	for _, id := range x.left.outIDs() {
+		out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(id))
+	}
+	for _, id := range x.right.outIDs() {
+		out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(resolve(id)))
+	}
+	return out, true
 }

@@ -23,6 +23,12 @@ func (s *streamPlanner) projectSet(x *lProjectSet, need map[int]bool) (sout, err
 	for _, a := range x.args {
 		sub = union(sub, a...)
 	}
+	inIDs := idSet(x.in.outIDs())
+	for id := range refsOf(x.keep...) { // the conditions' input columns
+		if inIDs[id] {
+			sub = union(sub, s.b.colRef(id))
+		}
+	}
 	in, err := s.node(x.in, sub)
 	if err != nil {
 		return sout{}, err
@@ -37,5 +43,10 @@ func (s *streamPlanner) projectSet(x *lProjectSet, need map[int]bool) (sout, err
 	}
 	lay := append(slices.Clone(in.lay), x.ids...)
 	ps.Cols = s.p.cols(lay)
+	if len(x.keep) > 0 {
+		if ps.Keep, err = s.expr(andOf(x.keep), lay); err != nil {
+			return sout{}, err
+		}
+	}
 	return sout{node: ps, lay: lay, appendOnly: in.appendOnly}, nil
 }

@@ -35,6 +35,12 @@ type ProjectSet struct {
 	// Ordinality appends a last column (int8) numbering each row's values
 	// from 1 (f(...) WITH ORDINALITY; NULL on an Outer row).
 	Ordinality bool
+	// Keep, when not nil, is a condition over Cols that each output row
+	// must meet (NULL or a row error: not met); with Outer, a row none of
+	// whose values meets it is kept once with the functions' columns NULL
+	// (LEFT JOIN LATERAL f(...) ON cond, or over a filter of f). Like the
+	// values, it depends on the row alone.
+	Keep expr.Expr
 }
 
 // maxSetValues bounds the values one function may give for one row: a
@@ -50,7 +56,11 @@ func (p *ProjectSet) Inputs() []Node { return []Node{p.Input} }
 
 // Explain implements Node.
 func (p *ProjectSet) Explain() string {
-	return "StreamProjectSet" + exec.ExplainSetFuncs(p.Funcs, p.Outer, p.Ordinality)
+	s := "StreamProjectSet" + exec.ExplainSetFuncs(p.Funcs, p.Outer, p.Ordinality)
+	if p.Keep != nil {
+		s += " keeping " + p.Keep.String()
+	}
+	return s
 }
 
 // Start implements Node. The goroutine owns its evaluation context.
@@ -91,6 +101,7 @@ func (p *ProjectSet) expand(env *Env, ec *expr.Context, lay *exec.ProjectSet, sc
 	}
 	var take []int32 // per output row, its input row
 	var ords []int64 // per output row, its ordinality (0: NULL)
+	var cand []bool  // with Keep and Outer: per output row, whether it is the row's NULL row, kept only if none of its values is
 	vals := make([][]types.Value, len(p.Funcs))
 	per := make([][]types.Value, len(p.Funcs))
 	argvs := make([][]types.Value, len(p.Funcs)) // a row's arguments, per function (drained before the next row)
@@ -117,6 +128,28 @@ func (p *ProjectSet) expand(env *Env, ec *expr.Context, lay *exec.ProjectSet, sc
 			most = max(most, len(vs))
 		}
 		if failed {
+			continue
+		}
+		if p.Keep != nil && p.Outer {
+			// the row's values, then its NULL row (chosen after Keep)
+			for k := 0; k <= most; k++ {
+				take = append(take, int32(row))
+				cand = append(cand, k == most)
+				if p.Ordinality {
+					ord := int64(k + 1)
+					if k == most {
+						ord = 0 // NULL
+					}
+					ords = append(ords, ord)
+				}
+				for f := range p.Funcs {
+					var v types.Value
+					if k < most && k < len(per[f]) {
+						v = per[f][k]
+					}
+					vals[f] = append(vals[f], v)
+				}
+			}
 			continue
 		}
 		outer := most == 0 && p.Outer
@@ -202,7 +235,54 @@ func (p *ProjectSet) expand(env *Env, ec *expr.Context, lay *exec.ProjectSet, sc
 			}
 		}
 	}
-	return out, nil
+	if p.Keep == nil {
+		return out, nil
+	}
+	return p.keep(env, ec, out, take, cand)
+}
+
+// keep selects the rows of out (expand's, take and cand as it made them)
+// that meet Keep, and, with Outer, each input row's NULL row when none
+// of its values does. The ops are each row's own (no update pairs), so
+// any selection of them is a well-formed changelog.
+func (p *ProjectSet) keep(env *Env, ec *expr.Context, out *Chunk, take []int32, cand []bool) (*Chunk, error) {
+	a, err := p.Keep.Eval(ec, out.Rec)
+	if err != nil && env.OnRowError != nil {
+		a, err = evalRows(env, ec, p.Keep, out.Rec) // failing rows: NULL, so not kept
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	mask := a.(*array.Boolean)
+	sel := make([]bool, len(take))
+	met := false // the current input row has a value that meets Keep
+	for i := range take {
+		if i == 0 || take[i] != take[i-1] {
+			met = false
+		}
+		if cand != nil && cand[i] {
+			sel[i] = !met
+			continue
+		}
+		sel[i] = mask.IsValid(i) && mask.Value(i)
+		met = met || sel[i]
+	}
+	var ops []Op
+	n := 0
+	for i, k := range sel {
+		if !k {
+			continue
+		}
+		n++
+		if out.Ops != nil {
+			ops = append(ops, out.Ops[i])
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return &Chunk{Rec: exec.SelectRows(ec.Allocator(), out.Rec, sel, true), Ops: ops}, nil
 }
 
 // layout is p as the batch engine's ProjectSet, for its column layout

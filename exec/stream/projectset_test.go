@@ -122,6 +122,38 @@ func TestProjectSetOps(t *testing.T) {
 	}
 }
 
+// TestProjectSetKeep: Keep drops the values that do not meet it; with
+// Outer a row none of whose values meets it (or with none) is kept once
+// with NULL values, its op its own, and a row with values that do is
+// not; each input row's rows stay together and in order.
+func TestProjectSetKeep(t *testing.T) {
+	keep, err := expr.NewBinary(">=", &expr.ColRef{Idx: 2, T: types.TInt8, Name: "v"}, &expr.Const{V: int64(2), T: types.TInt8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := projectSetOf(true, true)
+	p.Keep = keep
+	rows, _ := runProjectSet(t, p, []string{"a", "b", "c", "d", "d"}, []int64{3, 1, 0, 2, 1},
+		[]Op{Insert, Delete, Insert, UpdateBefore, UpdateAfter}, nil)
+	want := []string{
+		"delete b 1 <nil> <nil>", "delete d 2 2 2",
+		"insert a 3 2 2", "insert a 3 3 3", "insert c 0 <nil> <nil>", "insert d 1 <nil> <nil>",
+	}
+	if strings.Join(rows, "|") != strings.Join(want, "|") {
+		t.Errorf("outer: rows\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	// without Outer, only the values that meet it
+	p = projectSetOf(false, false)
+	p.Keep = keep
+	rows, _ = runProjectSet(t, p, []string{"a", "b"}, []int64{3, 1}, nil, nil)
+	if want := "insert a 3 2|insert a 3 3"; strings.Join(rows, "|") != want {
+		t.Errorf("inner: rows %q, want %q", strings.Join(rows, "|"), want)
+	}
+	if got := p.Explain(); got != "StreamProjectSet: series(n) keeping (v >= '2'::bigint)" {
+		t.Errorf("explain %q", got)
+	}
+}
+
 // TestProjectSetRowError: a row whose function fails gives no row and is
 // reported, its insert and its delete alike (so nothing is left behind);
 // without OnRowError the chunk fails the operator.
