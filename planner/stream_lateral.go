@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/types"
@@ -37,8 +39,8 @@ func (s *streamPlanner) lateralJoin(x *lApply) (lnode, bool, error) {
 	if x.kind != exec.InnerJoin && x.kind != exec.LeftJoin {
 		return nil, false, nil
 	}
-	if j, ok := s.lateralFuncOuter(x); ok {
-		return j, true, nil
+	if j, ok, err := s.lateralFuncOuter(x); ok || err != nil {
+		return j, ok, err
 	}
 	left := idSet(x.left.outIDs())
 	reads := func(e expr.Expr) bool {
@@ -403,74 +405,70 @@ func inlineProject(outer, inner *lProject) (*lProject, error) {
 }
 
 // lateralFuncOuter returns x, a LEFT JOIN LATERAL of a set-returning
-// function under filters and renames (LEFT JOIN LATERAL unnest(t.tags) g
-// ON g <> 'x', or LEFT JOIN LATERAL (SELECT * FROM unnest(t.tags) g WHERE
-// g > 0) s ON true), as an outer ProjectSet over x's left side that keeps
-// the values meeting the filters and the ON conditions, and each left row
-// none of whose values does once with NULLs: what the batch engine's
-// lApply computes, row by row and without state. ok is false for another
-// shape (computed columns over the function would have to be NULL on the
-// kept rows: refused as before).
-func (s *streamPlanner) lateralFuncOuter(x *lApply) (lnode, bool) {
+// function under filters and projections (LEFT JOIN LATERAL unnest(t.tags)
+// g ON g <> 'x', or LEFT JOIN LATERAL (SELECT x->>'sku' AS sku FROM
+// jsonb_array_elements(o.items) x WHERE ...) i ON true), as an outer
+// ProjectSet over x's left side that keeps the values meeting the filters
+// and the ON conditions, and each left row none of whose values does once
+// with NULLs: what the batch engine's lApply computes, row by row and
+// without state. The projections' columns are computed over the
+// ProjectSet, NULL on a row it kept with NULLs (told by its ordinality,
+// NULL there only; a hidden one when the query has none). ok is false
+// for another shape.
+func (s *streamPlanner) lateralFuncOuter(x *lApply) (lnode, bool, error) {
 	if x.kind != exec.LeftJoin {
-		return nil, false
+		return nil, false, nil
 	}
-	// rename maps an id of x.right's chain to the function's column (or
-	// the left row's) that it renames
-	rename := map[int]int{}
-	var conds []expr.Expr
+	var chain []lnode // the projections and filters over the function, top first
 	var f *lLateralFunc
 	for n := x.right; f == nil; {
 		switch c := n.(type) {
+		case *lProject:
+			chain, n = append(chain, c), c.in
+		case *lFilter:
+			chain, n = append(chain, c), c.in
+		case *lLateralFunc:
+			f = c
 		case *lFunc: // in a subquery, its arguments the left row's columns
 			if c.srf == nil {
-				return nil, false
+				return nil, false, nil
 			}
 			f = &lLateralFunc{calls: []*srfCall{c.srf}, ids: c.ids, ord: -1, fn: c}
 			if c.ordinality {
 				f.ids, f.ord = c.ids[:len(c.ids)-1], c.ids[len(c.ids)-1]
 			}
-		case *lProject:
-			for i, e := range c.exprs {
-				r, ok := e.(*expr.ColRef)
-				if !ok {
-					return nil, false
-				}
-				rename[c.ids[i]] = r.Idx
-			}
-			n = c.in
-		case *lFilter:
-			conds = append(conds, c.conds...)
-			n = c.in
-		case *lLateralFunc:
-			f = c
 		default:
-			return nil, false
+			return nil, false, nil
 		}
 	}
-	// resolve follows the renames down to an id the function or the left
-	// side produces
-	resolve := func(id int) int {
-		for {
-			to, ok := rename[id]
-			if !ok || to == id {
-				return id
-			}
-			id = to
-		}
-	}
+	// def: a column of the chain -> its expression over the left row's
+	// and the function's columns
+	def := map[int]expr.Expr{}
 	subst := func(e expr.Expr) expr.Expr {
 		out, _ := transform(e, func(n expr.Expr) (expr.Expr, bool, error) {
 			if r, ok := n.(*expr.ColRef); ok {
-				if id := resolve(r.Idx); id != r.Idx {
-					return s.b.colRef(id), true, nil
+				if d, ok := def[r.Idx]; ok {
+					return d, true, nil
 				}
 			}
 			return n, false, nil
 		})
 		return out
 	}
-	ps := &lProjectSet{in: x.left, calls: f.calls, ids: f.outIDs(), ordinality: f.ord >= 0, outer: true}
+	var conds []expr.Expr
+	for i := len(chain) - 1; i >= 0; i-- {
+		switch c := chain[i].(type) {
+		case *lProject:
+			for k, e := range c.exprs {
+				def[c.ids[k]] = subst(e)
+			}
+		case *lFilter:
+			for _, e := range c.conds {
+				conds = append(conds, subst(e))
+			}
+		}
+	}
+	ps := &lProjectSet{in: x.left, calls: f.calls, ids: slices.Clone(f.outIDs()), ordinality: f.ord >= 0, outer: true}
 	for _, c := range f.calls {
 		ps.args = append(ps.args, c.args)
 	}
@@ -480,12 +478,28 @@ func (s *streamPlanner) lateralFuncOuter(x *lApply) (lnode, bool) {
 		}
 		ps.keep = append(ps.keep, subst(c))
 	}
+	fcols := idSet(f.outIDs())
 	out := &lProject{in: ps}
 	for _, id := range x.left.outIDs() {
 		out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(id))
 	}
+	ord := f.ord
 	for _, id := range x.right.outIDs() {
-		out.ids, out.exprs = append(out.ids, id), append(out.exprs, s.b.colRef(resolve(id)))
+		e := subst(s.b.colRef(id))
+		if r, ok := e.(*expr.ColRef); !ok || !fcols[r.Idx] {
+			// computed, or a left column renamed: NULL on a row kept
+			// with NULLs, as the subquery's column is
+			if ord < 0 {
+				ord = s.b.newCol("ordinality", "", types.TInt8)
+				ps.ids, ps.ordinality = append(ps.ids, ord), true
+			}
+			c, err := expr.NewCase([]expr.When{{Cond: &expr.IsNull{E: s.b.colRef(ord), Not: true}, Result: e}}, nil)
+			if err != nil {
+				return nil, true, err
+			}
+			e = c
+		}
+		out.ids, out.exprs = append(out.ids, id), append(out.exprs, e)
 	}
-	return out, true
+	return out, true, nil
 }
