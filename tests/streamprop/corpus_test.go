@@ -155,6 +155,8 @@ var corpus = []viewDef{
 	{name: "srf_select", query: "SELECT k, v, generate_series(k, 2) AS x, unnest(ARRAY[s, s || '!']) AS y FROM b"},
 	{name: "srf_outer_agg", query: "SELECT x, count(*) AS c, sum(w) AS sw FROM c LEFT JOIN LATERAL generate_series(1, w) AS x ON true GROUP BY x"},
 	{name: "srf_ord", query: "SELECT id, x, o FROM a, string_to_table(g || 'q' || g, 'q') WITH ORDINALITY AS t(x, o)"},
+	{name: "srf_outer_on", query: "SELECT c.id, x FROM c LEFT JOIN LATERAL generate_series(1, w) AS x ON x <> 2 AND c.g <> 'y'"},
+	{name: "srf_outer_calc", query: "SELECT a.id, t.u, t.n FROM a LEFT JOIN LATERAL (SELECT upper(x) AS u, coalesce(k, 0) + o AS n FROM string_to_table(g || 'q' || g, 'q') WITH ORDINALITY AS s(x, o) WHERE x <> '') t ON true"},
 
 	// constant inputs (computed once at planning, sent when the view starts)
 	{name: "const_codes", query: "SELECT a.id, c.label FROM a JOIN (VALUES (1, 'one'), (2, 'two'), (2, 'deux'), (NULL, 'none')) AS c(code, label) ON a.k = c.code"},
