@@ -371,7 +371,7 @@ func (b *binder) systemTable(rel *catalog.Relation) lnode {
 		searchPath = b.env.SearchPath
 	}
 	produce := systemRows(rows, searchPath)
-	return &lFunc{name: rel.Name, ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
+	return &lFunc{name: rel.Name, scan: "Seq Scan", ids: ids, produce: func([]expr.Expr) func(*exec.Context) ([]arrowBatch, error) {
 		return produce
 	}}
 }
