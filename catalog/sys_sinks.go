@@ -62,16 +62,22 @@ func (s *snapshot) sortedSinks() []*Relation {
 }
 
 // SinkFormat renders a sink's FORMAT clause words: "JSON",
-// "UPSERT ENCODE JSON", or the option format (a file sink's other way
-// to give it) in capitals; "" when none was given.
+// "UPSERT ENCODE JSON", "" when none was given.
 func SinkFormat(r *Relation) string {
-	switch {
-	case r.Encode != "":
+	if r.Encode != "" {
 		return r.Format + " ENCODE " + r.Encode
-	case r.Format == "" && r.Options["format"] != "":
-		return strings.ToUpper(strings.TrimSpace(r.Options["format"]))
 	}
 	return r.Format
+}
+
+// sinkFormatShown is the format streamsql_sinks shows: the FORMAT
+// clause, or else the option format (a file sink's other way to give
+// it) in capitals.
+func sinkFormatShown(r *Relation) string {
+	if f := SinkFormat(r); f != "" {
+		return f
+	}
+	return strings.ToUpper(strings.TrimSpace(r.Options["format"]))
 }
 
 func streamSinksRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) error {
@@ -96,7 +102,7 @@ func streamSinksRows(c *Catalog, s *snapshot, ctx RowsContext, b *rowBuilder) er
 		}
 		err := b.add(row{
 			"schemaname": r.Schema, "sink_name": r.Name, "owner": ownerName(c, r, ctx),
-			"connector": r.Connector, "format": nullIfEmpty(SinkFormat(r)), "definition": nullIfEmpty(r.ViewQuery),
+			"connector": r.Connector, "format": nullIfEmpty(sinkFormatShown(r)), "definition": nullIfEmpty(r.ViewQuery),
 			"status": st.Status, "rows": st.Rows, "committed_epoch": epoch, "open_transaction_age": age,
 			"errors": st.Errors, "last_error": nullIfEmpty(st.LastError),
 		})

@@ -51,8 +51,8 @@ func createSQL(r *catalog.Relation) string {
 	case catalog.KindSink:
 		fmt.Fprintf(&b, "CREATE SINK %s AS %s", name, strings.TrimSuffix(strings.TrimSpace(r.ViewQuery), ";"))
 		b.WriteString(withOptions(r.Connector, r.Options))
-		if r.Format != "" { // not a file sink's option format, which withOptions wrote
-			b.WriteString(" FORMAT " + catalog.SinkFormat(r))
+		if f := catalog.SinkFormat(r); f != "" {
+			b.WriteString(" FORMAT " + f)
 		}
 	case catalog.KindSource:
 		b.WriteString("CREATE SOURCE " + name + " (" + columnDefs(r) + ")")

@@ -57,11 +57,7 @@ func (s *streamPlanner) sessionFilter(x *lAgg) (lnode, bool, error) {
 			in = &lProject{in: in, ids: path[i].ids, exprs: path[i].exprs}
 		}
 		agg := &lAgg{in: in, groupIDs: x.groupIDs, groups: x.groups, aggIDs: x.aggIDs, aggs: x.aggs}
-		out := &lProject{in: &lFilter{in: agg, conds: bounds}, ids: x.outIDs()}
-		for _, id := range out.ids {
-			out.exprs = append(out.exprs, s.b.colRef(id))
-		}
-		return out, true, nil
+		return s.filteredAgg(agg, bounds, x.outIDs()), true, nil
 	}
 	cond := andOf(rowConds)
 	// keep = the condition, as a column computed over the filter's input
@@ -107,11 +103,17 @@ func (s *streamPlanner) sessionFilter(x *lAgg) (lnode, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	out := &lProject{in: &lFilter{in: agg, conds: append([]expr.Expr{some}, bounds...)}, ids: x.outIDs()}
-	for _, id := range out.ids {
+	return s.filteredAgg(agg, append([]expr.Expr{some}, bounds...), x.outIDs()), true, nil
+}
+
+// filteredAgg is agg filtered by conds, its columns ids (the rewritten
+// aggregation's, without its hidden ones).
+func (s *streamPlanner) filteredAgg(agg *lAgg, conds []expr.Expr, ids []int) lnode {
+	out := &lProject{in: &lFilter{in: agg, conds: conds}, ids: ids}
+	for _, id := range ids {
 		out.exprs = append(out.exprs, s.b.colRef(id))
 	}
-	return out, true, nil
+	return out
 }
 
 // sessionBelow returns the SESSION window n reads through projections

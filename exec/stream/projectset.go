@@ -130,47 +130,32 @@ func (p *ProjectSet) expand(env *Env, ec *expr.Context, lay *exec.ProjectSet, sc
 		if failed {
 			continue
 		}
-		if p.Keep != nil && p.Outer {
-			// the row's values, then its NULL row (chosen after Keep)
-			for k := 0; k <= most; k++ {
-				take = append(take, int32(row))
-				cand = append(cand, k == most)
-				if p.Ordinality {
-					ord := int64(k + 1)
-					if k == most {
-						ord = 0 // NULL
-					}
-					ords = append(ords, ord)
-				}
-				for f := range p.Funcs {
-					var v types.Value
-					if k < most && k < len(per[f]) {
-						v = per[f][k]
-					}
-					vals[f] = append(vals[f], v)
-				}
-			}
-			continue
+		// rows: the row's values; with Outer and Keep, then its NULL row,
+		// chosen after Keep (cand); with Outer alone, its NULL row when it
+		// has no value
+		rows := most
+		switch {
+		case p.Outer && p.Keep != nil:
+			rows = most + 1
+		case p.Outer && most == 0:
+			rows = 1
 		}
-		outer := most == 0 && p.Outer
-		if outer {
-			for f := range per {
-				per[f] = nil
-			}
-			most = 1
-		}
-		for k := 0; k < most; k++ {
+		for k := 0; k < rows; k++ {
+			null := k >= most // the row's NULL row
 			take = append(take, int32(row))
+			if p.Outer && p.Keep != nil {
+				cand = append(cand, null)
+			}
 			if p.Ordinality {
-				if outer {
-					ords = append(ords, 0)
-				} else {
-					ords = append(ords, int64(k+1))
+				ord := int64(k + 1)
+				if null {
+					ord = 0 // NULL
 				}
+				ords = append(ords, ord)
 			}
 			for f := range p.Funcs {
 				var v types.Value
-				if k < len(per[f]) {
+				if !null && k < len(per[f]) {
 					v = per[f][k]
 				}
 				vals[f] = append(vals[f], v)
@@ -256,6 +241,8 @@ func (p *ProjectSet) keep(env *Env, ec *expr.Context, out *Chunk, take []int32, 
 	defer a.Release()
 	mask := a.(*array.Boolean)
 	sel := make([]bool, len(take))
+	var ops []Op
+	n := 0
 	met := false // the current input row has a value that meets Keep
 	for i := range take {
 		if i == 0 || take[i] != take[i-1] {
@@ -263,20 +250,15 @@ func (p *ProjectSet) keep(env *Env, ec *expr.Context, out *Chunk, take []int32, 
 		}
 		if cand != nil && cand[i] {
 			sel[i] = !met
-			continue
+		} else {
+			sel[i] = mask.IsValid(i) && mask.Value(i)
+			met = met || sel[i]
 		}
-		sel[i] = mask.IsValid(i) && mask.Value(i)
-		met = met || sel[i]
-	}
-	var ops []Op
-	n := 0
-	for i, k := range sel {
-		if !k {
-			continue
-		}
-		n++
-		if out.Ops != nil {
-			ops = append(ops, out.Ops[i])
+		if sel[i] {
+			n++
+			if out.Ops != nil {
+				ops = append(ops, out.Ops[i])
+			}
 		}
 	}
 	if n == 0 {
