@@ -150,6 +150,17 @@ type PartsReader interface {
 	RunParts(ctx context.Context, emit func(parts []arrow.RecordBatch) error) error
 }
 
+// Recycler is implemented by PartsReaders that lend their parts' buffers
+// (the nexmark generator, docs/contributing/parallel.md, "Recycled
+// parts"). The one consumer of a part that RunParts emitted may, once it
+// is done with it and holds none of its arrays, pass it to Recycle: the
+// reader may then overwrite its buffers. A part never recycled is left to
+// the garbage collector. Recycle is safe from any goroutine and is called
+// at most once per part.
+type Recycler interface {
+	Recycle(rec arrow.RecordBatch)
+}
+
 // PrunesColumns tells whether the readers of a connector build only the
 // columns ReaderOptions.Columns names (the planner then tells them which
 // a plan reads, stream.Scan.Read): the generators, whose columns are

@@ -96,8 +96,8 @@ func (c *auctionCols) add(p *pools, r *rng, id, ts, horizon int64) {
 	}
 }
 
-func (c *auctionCols) record() arrow.RecordBatch     { return c.build(false) }
-func (c *auctionCols) copyRecord() arrow.RecordBatch { return c.build(true) }
+func (c *auctionCols) record() arrow.RecordBatch                  { return c.build(false, nil) }
+func (c *auctionCols) copyRecord(pool *bufPool) arrow.RecordBatch { return c.build(true, pool) }
 
 // reset empties c for the next step, keeping its buffers.
 func (c *auctionCols) reset() {
@@ -109,10 +109,11 @@ func (c *auctionCols) reset() {
 	c.extra.reset()
 }
 
-// build is the batch of c's rows, its buffers copied when cp is set.
-func (c *auctionCols) build(cp bool) arrow.RecordBatch {
+// build is the batch of c's rows, its buffers copied when cp is set (the
+// int64 ones into pool's buffers when it is not nil).
+func (c *auctionCols) build(cp bool, pool *bufPool) arrow.RecordBatch {
 	k := c.proj.cols
-	b := recordBuilder{copy: cp}
+	b := recordBuilder{copy: cp, pool: pool}
 	b.int64s(k, auctionID, c.id, false)
 	b.strings(k, auctionItemName, &c.itemName)
 	b.strings(k, auctionDescription, &c.description)

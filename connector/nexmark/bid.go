@@ -135,13 +135,14 @@ func addBid(c *bidCols, rb *routedBids, p *pools, r *rng, id, ts int64) {
 	}
 }
 
-func (c *bidCols) record() arrow.RecordBatch     { return c.build(false) }
-func (c *bidCols) copyRecord() arrow.RecordBatch { return c.build(true) }
+func (c *bidCols) record() arrow.RecordBatch                  { return c.build(false, nil) }
+func (c *bidCols) copyRecord(pool *bufPool) arrow.RecordBatch { return c.build(true, pool) }
 
-// build is the batch of c's rows, its buffers copied when cp is set.
-func (c *bidCols) build(cp bool) arrow.RecordBatch {
+// build is the batch of c's rows, its buffers copied when cp is set (the
+// int64 ones into pool's buffers when it is not nil).
+func (c *bidCols) build(cp bool, pool *bufPool) arrow.RecordBatch {
 	k := c.proj.cols
-	b := recordBuilder{copy: cp}
+	b := recordBuilder{copy: cp, pool: pool}
 	b.int64s(k, bidAuction, c.auction, false)
 	b.int64s(k, bidBidder, c.bidder, false)
 	b.int64s(k, bidPrice, c.price, false)

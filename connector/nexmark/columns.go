@@ -131,11 +131,15 @@ func strColOf(k colSet, i, rows, avgLen, maxLen int) strCol {
 type recordBuilder struct {
 	cols []arrow.Array
 	copy bool
+	pool *bufPool // when copying: the int64 columns' lender (nil: the heap)
 }
 
 func (b *recordBuilder) int64s(k colSet, i int, v []int64, ts bool) {
 	if k.has(i) {
-		if b.copy {
+		switch {
+		case b.copy && b.pool != nil:
+			v = b.pool.clone(v)
+		case b.copy:
 			v = slices.Clone(v)
 		}
 		b.cols = append(b.cols, int64Array(v, ts))

@@ -184,6 +184,10 @@ func (r *Reader) SetRoute2(col, col2, n int, owner func(a, b int64) int) bool {
 	return r.gen.SetRoute2(r.cfg.Table, col, col2, n, owner)
 }
 
+// Recycle implements connector.Recycler: it takes back the buffers of a
+// part RunParts emitted (Generator.Recycle).
+func (r *Reader) Recycle(rec arrow.RecordBatch) { r.gen.Recycle(rec) }
+
 // Routes reports whether SetRoute routes the reader's rows
 // (connector.PartsReader).
 func (r *Reader) Routes() bool { return r.gen.Routed() }

@@ -33,6 +33,8 @@ type route struct {
 	// from step to step.
 	bids     *routedBids
 	auctions *routedAuctions
+	// pool lends the parts' int64 columns their buffers (recycle.go).
+	pool *bufPool
 }
 
 // ownerMemoSize is the number of values route.memo holds.
@@ -86,7 +88,7 @@ func (g *Generator) SetRoute(table string, col, n int, owner func(v int64) int) 
 	default:
 		return false
 	}
-	g.route = &route{kind: kind, col: col, n: n, owner: owner}
+	g.route = &route{kind: kind, col: col, n: n, owner: owner, pool: newBufPool()}
 	return true
 }
 
@@ -98,7 +100,7 @@ func (g *Generator) SetRoute2(table string, col, col2, n int, owner func(a, b in
 	if n < 2 || owner == nil || table != "bid" || !bidRoutable(col) || !bidRoutable(col2) {
 		return false
 	}
-	g.route = &route{kind: kindBid, col: col, n: n, col2: col2, owner2: owner}
+	g.route = &route{kind: kindBid, col: col, n: n, col2: col2, owner2: owner, pool: newBufPool()}
 	return true
 }
 
@@ -117,8 +119,8 @@ func (g *Generator) Routed() bool { return g.route != nil }
 
 // partCols is a table's column builder for one batch.
 type partCols interface {
-	copyRecord() arrow.RecordBatch // the batch, its columns copied out
-	reset()                        // empty again, keeping the buffers
+	copyRecord(pool *bufPool) arrow.RecordBatch // the batch, its columns copied out (int64 ones into pool's buffers)
+	reset()                                     // empty again, keeping the buffers
 }
 
 // routedParts builds one batch of a table per instance.
@@ -141,7 +143,7 @@ func newRoutedParts[C partCols](rt *route, rows int, mk func() C) *routedParts[C
 func (b *routedParts[C]) records() []arrow.RecordBatch {
 	out := make([]arrow.RecordBatch, len(b.parts))
 	for k, c := range b.parts {
-		out[k] = c.copyRecord()
+		out[k] = c.copyRecord(b.rt.pool)
 		c.reset()
 	}
 	return out

@@ -82,6 +82,7 @@ type sourceRun struct {
 	// exchange of routing route, instead of run (route.go).
 	runParts func(ctx context.Context, emit func(parts []arrow.RecordBatch) error) error
 	route    *stream.Routing
+	recycle  func(arrow.RecordBatch) // SourceReader.Recycle
 }
 
 // startLeaf returns the input channel of a Scan; rt.mu is held. ri, when
@@ -399,7 +400,7 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 	sendRec := func(pr posRec) bool {
 		pos = pr.pos
 		if pr.parts != nil {
-			return j.sendParts(out, pr.parts, src.route, w)
+			return j.sendParts(out, pr.parts, src.route, src.recycle, w)
 		}
 		if pr.rec == nil { // the position moved without rows (SourceReader.InputEnd)
 			return true

@@ -188,24 +188,26 @@ func (j *Job) openRouted(s *stream.Scan, pos []byte, i, k int) (sourceRun, bool,
 	}
 	src := readerRun(r, pos, true)
 	if r.RunParts != nil {
-		src.runParts, src.route = r.RunParts, sr.rt
+		src.runParts, src.route, src.recycle = r.RunParts, sr.rt, r.Recycle
 	}
 	return src, true, nil
 }
 
 // sendParts sends a routed reader's step (sendNew for parts): each part
-// as a chunk for its instance, then the watermark after all of them.
-func (j *Job) sendParts(out chan<- stream.Message, parts []arrow.RecordBatch, rt *stream.Routing, w *wmTracker) bool {
+// as a chunk for its instance, then the watermark after all of them. A
+// part's chunk carries recycle (nil: none), so that its consumer can give
+// its buffers back; nothing here reads a part once it is sent.
+func (j *Job) sendParts(out chan<- stream.Message, parts []arrow.RecordBatch, rt *stream.Routing, recycle func(arrow.RecordBatch), w *wmTracker) bool {
 	for k, rec := range parts {
 		if rec == nil || rec.NumRows() == 0 {
 			continue
 		}
 		settle(rec)
 		j.rowsIn.Add(rec.NumRows())
-		if !j.send(out, stream.ChunkMsg(&stream.Chunk{Rec: rec, Part: rt.Part(k)})) {
+		w.observe(rec)
+		if !j.send(out, stream.ChunkMsg(&stream.Chunk{Rec: rec, Part: rt.Part(k), Recycle: recycle})) {
 			return false
 		}
-		w.observe(rec)
 	}
 	return j.sendWM(out, w)
 }

@@ -250,6 +250,11 @@ func (j *Job) tee(in <-chan stream.Message, outs []chan stream.Message, views []
 		}
 	}()
 	for m := range in {
+		if m.Kind == stream.KindChunk && m.Chunk.Recycle != nil && len(outs) > 1 {
+			c := *m.Chunk // every scan reads the same arrays: none may give them back
+			c.Recycle = nil
+			m.Chunk = &c
+		}
 		for k, o := range outs {
 			if !j.send(o, views[k].cut(m)) {
 				return

@@ -1,10 +1,13 @@
 package dataflow
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/exec/stream"
@@ -120,6 +123,41 @@ func TestSharedSubplanRunsOnce(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("%d instances: shared %v, computed twice %v", n, got, want)
 			}
+		}
+	}
+}
+
+// A share's tee sends every scan the same arrays, so a routed part's
+// chunk reaches none of them with its Recycle (two scans giving the
+// buffers back, or one giving them back while the other reads them,
+// would let the reader overwrite rows still read); with one scan the
+// chunk passes as it came.
+func TestTeeStripsRecycle(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, scans := range []int{1, 2} {
+		j := &Job{env: stream.NewEnv(ctx, expr.Context{})}
+		in := make(chan stream.Message, 1)
+		outs := make([]chan stream.Message, scans)
+		for k := range outs {
+			outs[k] = make(chan stream.Message, 1)
+		}
+		c := &stream.Chunk{Rec: rec(1, 2, 3), Recycle: func(arrow.RecordBatch) {}}
+		in <- stream.ChunkMsg(c)
+		close(in)
+		j.wg.Add(1)
+		j.tee(in, outs, make([]shareView, scans))
+		for k, o := range outs {
+			m := <-o
+			if m.Chunk.Rec != c.Rec {
+				t.Fatalf("%d scans: scan %d got another batch", scans, k)
+			}
+			if (m.Chunk.Recycle != nil) != (scans == 1) {
+				t.Fatalf("%d scans: scan %d's chunk has Recycle %v", scans, k, m.Chunk.Recycle != nil)
+			}
+		}
+		if c.Recycle == nil {
+			t.Fatal("the tee changed the chunk it was sent")
 		}
 	}
 }

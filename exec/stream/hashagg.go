@@ -132,6 +132,7 @@ func (h *HashAgg) Start(env *Env, inputs []<-chan Message) <-chan Message {
 					env.Fail(err)
 					return
 				}
+				m.Chunk.ReturnBuffers() // the state holds copies of the values, never the arrays
 				continue
 			}
 			if m.Kind == KindWatermark {

@@ -54,6 +54,25 @@ type Chunk struct {
 	// column: exec/dataflow/route.go); an exchange ignores a Part of
 	// another routing.
 	Part *Part
+	// Recycle, when not nil, takes back the buffers of Rec for the reader
+	// that built them (a routed generator's part: connector.Recycler).
+	// Only the runtime sets it, on a routed reader's part. It travels with
+	// this *Chunk only: an operator that builds a chunk from another
+	// leaves it out, and a fan-out (a share's tee) strips it. The operator
+	// that finally consumes the chunk calls ReturnBuffers once it is done
+	// with it, if it keeps none of Rec's arrays (WindowAgg, HashAgg);
+	// otherwise the buffers go to the garbage collector as any batch's.
+	Recycle func(arrow.RecordBatch)
+}
+
+// ReturnBuffers hands Rec's buffers back to the reader that lent them
+// (Recycle), if any. The caller must be the chunk's last reader, keep
+// none of Rec's arrays and call it once; nothing may read the chunk
+// afterwards.
+func (c *Chunk) ReturnBuffers() {
+	if c.Recycle != nil {
+		c.Recycle(c.Rec)
+	}
 }
 
 // Op returns the op of row i.

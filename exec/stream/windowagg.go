@@ -491,8 +491,9 @@ func (r *waggRun) consume(c *Chunk) error {
 		}
 	}
 	if nlate > 0 {
-		return r.lateRows(c.Rec, late[:n], nlate)
+		return r.lateRows(c.Rec, late[:n], nlate) // may keep c.Rec: its buffers are not given back
 	}
+	c.ReturnBuffers() // the state holds copies of the values, never the arrays
 	return nil
 }
 
