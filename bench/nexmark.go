@@ -627,9 +627,9 @@ func (in *sourceInputs) OpenSourceRouted(_, oid uint32, read []int, route *conne
 			defer func() { in.ended <- struct{}{} }()
 			return p.RunParts(ctx, emit)
 		}
-		if rc, ok := r.(connector.Recycler); ok {
-			sr.Recycle = rc.Recycle
-		}
+	}
+	if rc, ok := r.(connector.Recycler); ok {
+		sr.Recycle = rc.Recycle
 	}
 	return sr, nil
 }

@@ -150,13 +150,13 @@ type PartsReader interface {
 	RunParts(ctx context.Context, emit func(parts []arrow.RecordBatch) error) error
 }
 
-// Recycler is implemented by PartsReaders that lend their parts' buffers
+// Recycler is implemented by readers that lend their batches' buffers
 // (the nexmark generator, docs/contributing/parallel.md, "Recycled
-// parts"). The one consumer of a part that RunParts emitted may, once it
-// is done with it and holds none of its arrays, pass it to Recycle: the
-// reader may then overwrite its buffers. A part never recycled is left to
-// the garbage collector. Recycle is safe from any goroutine and is called
-// at most once per part.
+// parts"). The one consumer of a batch that Run or RunParts emitted may,
+// once it is done with it and holds none of its arrays, pass it to
+// Recycle: the reader may then overwrite its buffers. A batch never
+// recycled is left to the garbage collector. Recycle is safe from any
+// goroutine and is called at most once per batch.
 type Recycler interface {
 	Recycle(rec arrow.RecordBatch)
 }

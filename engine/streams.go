@@ -117,9 +117,9 @@ func (in flowInputs) OpenSourceRouted(job, oid uint32, cols []int, route *connec
 	}
 	if p, ok := r.(connector.PartsReader); ok && route != nil && p.Routes() {
 		sr.RunParts = p.RunParts
-		if rc, ok := r.(connector.Recycler); ok {
-			sr.Recycle = rc.Recycle
-		}
+	}
+	if rc, ok := r.(connector.Recycler); ok {
+		sr.Recycle = rc.Recycle
 	}
 	if rep, ok := r.(connector.Reporter); ok {
 		in.e.readers.track(&sr, job, oid, rep)

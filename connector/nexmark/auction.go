@@ -30,14 +30,14 @@ type auctionCols struct {
 	itemName, description, extra                           strCol
 }
 
-func newAuctionCols(rows int, proj projection) *auctionCols {
+func newAuctionCols(pool *bufPool, rows int, proj projection) *auctionCols {
 	k := proj.cols
 	return &auctionCols{
 		proj: proj,
-		id:   int64Buf(k, auctionID, rows), initialBid: int64Buf(k, auctionInitialBid, rows),
-		reserve: int64Buf(k, auctionReserve, rows), ts: int64Buf(k, auctionDateTime, rows),
-		expires: int64Buf(k, auctionExpires, rows), seller: int64Buf(k, auctionSeller, rows),
-		category:    int64Buf(k, auctionCategory, rows),
+		id:   int64Buf(pool, k, auctionID, rows), initialBid: int64Buf(pool, k, auctionInitialBid, rows),
+		reserve: int64Buf(pool, k, auctionReserve, rows), ts: int64Buf(pool, k, auctionDateTime, rows),
+		expires: int64Buf(pool, k, auctionExpires, rows), seller: int64Buf(pool, k, auctionSeller, rows),
+		category:    int64Buf(pool, k, auctionCategory, rows),
 		itemName:    strColOf(k, auctionItemName, rows, 10, 19),
 		description: strColOf(k, auctionDescription, rows, 50, 99),
 		extra:       strColOf(k, auctionExtra, rows, 392, 542),

@@ -36,14 +36,14 @@ type bidCols struct {
 	drawPrice, drawAuction, drawBidder bool
 }
 
-func newBidCols(rows int, proj projection) *bidCols {
+func newBidCols(pool *bufPool, rows int, proj projection) *bidCols {
 	k := proj.cols
 	c := &bidCols{proj: proj, drawChannel: k.has(bidChannel) || k.has(bidURL) || k.has(bidExtra), drawExtra: k.has(bidExtra),
 		drawPrice: k.has(bidPrice), drawAuction: k.has(bidAuction), drawBidder: k.has(bidBidder)}
-	c.auction = int64Buf(k, bidAuction, rows)
-	c.bidder = int64Buf(k, bidBidder, rows)
-	c.price = int64Buf(k, bidPrice, rows)
-	c.ts = int64Buf(k, bidDateTime, rows)
+	c.auction = int64Buf(pool, k, bidAuction, rows)
+	c.bidder = int64Buf(pool, k, bidBidder, rows)
+	c.price = int64Buf(pool, k, bidPrice, rows)
+	c.ts = int64Buf(pool, k, bidDateTime, rows)
 	c.channel = strColOf(k, bidChannel, rows, 9, 14)
 	c.url = strColOf(k, bidURL, rows, 63, 77)
 	c.extra = strColOf(k, bidExtra, rows, 68, 81)

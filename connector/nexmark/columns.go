@@ -108,10 +108,13 @@ func int64Array(v []int64, ts bool) arrow.Array {
 }
 
 // int64Buf is the empty buffer of int64 column i for rows values when k
-// has it, else nil (never written).
-func int64Buf(k colSet, i, rows int) []int64 {
-	if !k.has(i) {
+// has it, else nil (never written): lent by pool when it is not nil.
+func int64Buf(pool *bufPool, k colSet, i, rows int) []int64 {
+	switch {
+	case !k.has(i):
 		return nil
+	case pool != nil:
+		return pool.lend(rows)
 	}
 	return make([]int64, 0, rows)
 }

@@ -51,6 +51,9 @@ type Generator struct {
 	split, splits int64
 	group         int64
 	route         *route // nil: one batch per table and step (SetRoute)
+	// pool lends the int64 columns of the batches and parts Next returns
+	// their buffers (recycle.go).
+	pool *bufPool
 }
 
 // New returns a generator positioned at event number 0. A bad Config is
@@ -77,6 +80,7 @@ func New(cfg Config) *Generator {
 	}
 	if g.err == nil {
 		g.pools = newPools(cfg.Seed)
+		g.pool = newBufPool()
 	}
 	return g
 }
@@ -190,7 +194,7 @@ func (g *Generator) Next(max int) (Batches, error) {
 		return n
 	}
 	if g.want[kindPerson] {
-		ps = newPersonCols(size(1), g.proj[kindPerson])
+		ps = newPersonCols(g.pool, size(1), g.proj[kindPerson])
 	}
 	rt := g.route
 	switch {
@@ -198,14 +202,14 @@ func (g *Generator) Next(max int) (Batches, error) {
 	case rt != nil && rt.kind == kindAuction:
 		ra = rt.auctionParts(size(3), g.proj[kindAuction])
 	default:
-		as = newAuctionCols(size(3), g.proj[kindAuction])
+		as = newAuctionCols(g.pool, size(3), g.proj[kindAuction])
 	}
 	switch {
 	case !g.want[kindBid]:
 	case rt != nil && rt.kind == kindBid:
 		rb = rt.bidParts(size(46), g.proj[kindBid])
 	default:
-		bs = newBidCols(size(46), g.proj[kindBid])
+		bs = newBidCols(g.pool, size(46), g.proj[kindBid])
 	}
 	p, seed, first := g.pools, g.cfg.Seed, g.cfg.FirstEventID
 	n, rows, last := g.next, 0, g.next

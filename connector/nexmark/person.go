@@ -29,11 +29,11 @@ type personCols struct {
 	extra                          strCol
 }
 
-func newPersonCols(rows int, proj projection) *personCols {
+func newPersonCols(pool *bufPool, rows int, proj projection) *personCols {
 	k := proj.cols
 	return &personCols{
 		proj: proj,
-		id:   int64Buf(k, personID, rows), ts: int64Buf(k, personDateTime, rows),
+		id:   int64Buf(pool, k, personID, rows), ts: int64Buf(pool, k, personDateTime, rows),
 		name: strColOf(k, personName, rows, 11, 14), email: strColOf(k, personEmail, rows, 12, 15),
 		card: strColOf(k, personCard, rows, 19, 19), city: strColOf(k, personCity, rows, 8, 13),
 		state: strColOf(k, personState, rows, 2, 2), extra: strColOf(k, personExtra, rows, 141, 183),

@@ -8,18 +8,20 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// Recycled parts (docs/contributing/parallel.md, "Recycled parts"): a
-// routed generator copies each part's integer columns out of its scratch
-// into buffers it takes from a pool, and the operator that consumes a part
-// can hand them back (Reader.Recycle) once it is done with it. Written
-// into fresh heap memory instead, a part's columns cost a cache miss a
-// line when the collector had last given that memory to the other core:
-// at two cores that made the generator a third slower per event than at
-// one (docs/benchmarks.md, "Recycled parts").
+// Recycled batches (docs/contributing/parallel.md, "Recycled parts"): a
+// generator builds its batches' integer columns in buffers it takes from
+// a pool (a routed one copies each part's out of its scratch into them),
+// and the operator that consumes a batch can hand them back
+// (Reader.Recycle) once it is done with it. Written into fresh heap
+// memory instead, the columns cost a cache miss a line when the collector
+// had last given that memory to the other core: at two cores that made
+// the generator a third slower per event than at one (docs/benchmarks.md,
+// "Recycled parts").
 
-// bufPool lends a routed generator's int64 column buffers and takes them
+// bufPool lends a generator's int64 column buffers and takes them
 // back. Buffers come in power-of-two capacities; each class keeps at most
-// poolClassMax free buffers, handed out oldest first, and the pool keeps
+// poolClassMax free buffers, handed out last returned first (most likely
+// still in a cache near the generator), and the pool keeps
 // at most poolFreeBytes free in all. Only buffers it lent and has not
 // forgotten come back: it remembers the last poolLoans loans, so a part
 // that is never given back (its consumer keeps or copies it) costs
@@ -61,39 +63,42 @@ func class(n int) int {
 	return bits.Len(uint(n - 1))
 }
 
-// clone returns a lent copy of v (v itself when empty).
-func (p *bufPool) clone(v []int64) []int64 {
-	n := len(v)
-	if n == 0 {
-		return v
-	}
+// lend returns an empty buffer with room for n values, lent: a batch
+// whose column starts at its first value can come back (put).
+func (p *bufPool) lend(n int) []int64 {
 	c := class(n)
 	if c >= poolClasses {
-		return append([]int64(nil), v...)
+		return make([]int64, 0, n)
 	}
 	p.mu.Lock()
 	var b []int64
 	if q := p.free[c]; len(q) > 0 {
-		b = q[0]
-		p.free[c] = q[1:]
+		b = q[len(q)-1]
+		p.free[c] = q[:len(q)-1]
 		p.freeBytes -= cap(b) * 8
-	}
-	if old := p.ring[p.next]; old != nil {
-		delete(p.loans, old) // forgotten: never comes back to the pool
 	}
 	p.mu.Unlock()
 	if b == nil {
 		b = make([]int64, 1<<c)
 	}
-	b = b[:n]
-	copy(b, v)
 	p.mu.Lock()
+	if old := p.ring[p.next]; old != nil {
+		delete(p.loans, old) // forgotten: never comes back to the pool
+	}
 	key := &b[0]
-	p.loans[key] = loan{buf: b[:cap(b)], slot: p.next}
+	p.loans[key] = loan{buf: b, slot: p.next}
 	p.ring[p.next] = key
 	p.next = (p.next + 1) % poolLoans
 	p.mu.Unlock()
-	return b
+	return b[:0]
+}
+
+// clone returns a lent copy of v (v itself when empty).
+func (p *bufPool) clone(v []int64) []int64 {
+	if len(v) == 0 {
+		return v
+	}
+	return append(p.lend(len(v)), v...)
 }
 
 // put takes back the lent buffers of rec's int64 and timestamp columns.
@@ -128,13 +133,13 @@ func (p *bufPool) put(rec arrow.RecordBatch) {
 	}
 }
 
-// Recycle takes back the buffers of a part that Next built routed
-// (Batches' parts), once its consumer is done with it: the generator may
+// Recycle takes back the buffers of a batch or part that Next returned,
+// once its consumer is done with it: the generator may
 // then write them again. A batch it did not lend, or no longer remembers,
 // is left to the garbage collector. Safe from any goroutine; call it at
 // most once per part, and read nothing of rec afterwards.
 func (g *Generator) Recycle(rec arrow.RecordBatch) {
-	if rt := g.route; rt != nil && rt.pool != nil && rec != nil {
-		rt.pool.put(rec)
+	if g.pool != nil && rec != nil {
+		g.pool.put(rec)
 	}
 }

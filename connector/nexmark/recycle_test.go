@@ -1,6 +1,7 @@
 package nexmark
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -8,18 +9,26 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// routedGen is a routed generator of bids (bidder and date_time, q11's
-// columns) over n instances.
+// routedGen is a generator of bids (bidder and date_time, q11's
+// columns) routed over n instances (1: unrouted).
 func routedGen(t *testing.T, events int64, n int) *Generator {
 	t.Helper()
 	g := New(Config{Events: events, Seed: 7, Table: "bid"})
 	if err := g.SetColumns("bid", []int{bidBidder, bidDateTime}); err != nil {
 		t.Fatal(err)
 	}
-	if !g.SetRoute("bid", bidBidder, n, testOwner(n)) {
+	if n > 1 && !g.SetRoute("bid", bidBidder, n, testOwner(n)) {
 		t.Fatal("not routed")
 	}
 	return g
+}
+
+// partsOf is a step's batches: its parts, or its one bid batch.
+func partsOf(b Batches) []arrow.RecordBatch {
+	if b.Parts != nil {
+		return b.Parts
+	}
+	return []arrow.RecordBatch{b.Bid}
 }
 
 // firstValue is the address of the first value of rec's column i (nil:
@@ -38,12 +47,18 @@ func firstValue(rec arrow.RecordBatch, i int) *int64 {
 	return &v[0]
 }
 
-// TestRecycledPartsEqualFresh: a routed generator whose parts are given
-// back once read yields, step by step, the rows of one whose parts are
-// not; it does write later parts into buffers given back (the pool is
-// used); and parts kept instead of given back keep their rows to the end.
+// TestRecycledPartsEqualFresh: a generator, routed or not, whose batches
+// are given back once read yields, step by step, the rows of one whose
+// batches are not; it does write later batches into buffers given back
+// (the pool is used); and batches kept instead of given back keep their
+// rows to the end.
 func TestRecycledPartsEqualFresh(t *testing.T) {
-	const n = 2
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testRecycled(t, n) })
+	}
+}
+
+func testRecycled(t *testing.T, n int) {
 	fresh, recycled := routedGen(t, 200000, n), routedGen(t, 200000, n)
 	given := map[*int64]bool{} // buffers given back
 	reused := 0
@@ -61,9 +76,10 @@ func TestRecycledPartsEqualFresh(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
-		for k, part := range got.Parts {
+		wantParts := partsOf(want)
+		for k, part := range partsOf(got) {
 			rows := rowsOf(part)
-			if !reflect.DeepEqual(rows, rowsOf(want.Parts[k])) {
+			if !reflect.DeepEqual(rows, rowsOf(wantParts[k])) {
 				t.Fatalf("step %d, part %d: the recycled generator's rows differ", step, k)
 			}
 			for c := range int(part.NumCols()) {

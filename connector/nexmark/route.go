@@ -33,7 +33,8 @@ type route struct {
 	// from step to step.
 	bids     *routedBids
 	auctions *routedAuctions
-	// pool lends the parts' int64 columns their buffers (recycle.go).
+	// pool is the generator's: it lends the parts' int64 columns their
+	// buffers (recycle.go).
 	pool *bufPool
 }
 
@@ -88,7 +89,7 @@ func (g *Generator) SetRoute(table string, col, n int, owner func(v int64) int) 
 	default:
 		return false
 	}
-	g.route = &route{kind: kind, col: col, n: n, owner: owner, pool: newBufPool()}
+	g.route = &route{kind: kind, col: col, n: n, owner: owner, pool: g.pool}
 	return true
 }
 
@@ -100,7 +101,7 @@ func (g *Generator) SetRoute2(table string, col, col2, n int, owner func(a, b in
 	if n < 2 || owner == nil || table != "bid" || !bidRoutable(col) || !bidRoutable(col2) {
 		return false
 	}
-	g.route = &route{kind: kindBid, col: col, n: n, col2: col2, owner2: owner, pool: newBufPool()}
+	g.route = &route{kind: kindBid, col: col, n: n, col2: col2, owner2: owner, pool: g.pool}
 	return true
 }
 
@@ -160,7 +161,7 @@ func (rt *route) bidParts(rows int, proj projection) *routedBids {
 	if rt.bids == nil || rt.bids.rows < rows || rt.bids.parts[0].proj != proj {
 		by := func(col int) bool { return rt.col == col || rt.owner2 != nil && rt.col2 == col }
 		rt.bids = newRoutedParts(rt, rows, func() *bidCols {
-			c := newBidCols(rows, proj)
+			c := newBidCols(nil, rows, proj) // scratch, kept
 			// a routing column decides the part: computed whether built or not
 			c.drawPrice = c.drawPrice || by(bidPrice)
 			c.drawAuction = c.drawAuction || by(bidAuction)
@@ -174,7 +175,7 @@ func (rt *route) bidParts(rows int, proj projection) *routedBids {
 // auctionParts is bidParts for auctions.
 func (rt *route) auctionParts(rows int, proj projection) *routedAuctions {
 	if rt.auctions == nil || rt.auctions.rows < rows || rt.auctions.parts[0].proj != proj {
-		rt.auctions = newRoutedParts(rt, rows, func() *auctionCols { return newAuctionCols(rows, proj) })
+		rt.auctions = newRoutedParts(rt, rows, func() *auctionCols { return newAuctionCols(nil, rows, proj) })
 	}
 	return rt.auctions
 }

@@ -80,9 +80,9 @@ type SourceReader struct {
 	// RunParts, when not nil, runs a reader that routes its rows
 	// (connector.PartsReader; route.go) instead of Run.
 	RunParts func(ctx context.Context, emit func(parts []arrow.RecordBatch) error) error
-	// Recycle, when not nil with RunParts, takes back the buffers of a
-	// part RunParts emitted (connector.Recycler); the runtime hands it to
-	// the part's chunk (stream.Chunk.Recycle).
+	// Recycle, when not nil, takes back the buffers of a batch Run or
+	// RunParts emitted (connector.Recycler); the runtime hands it to the
+	// batch's chunk (stream.Chunk.Recycle).
 	Recycle func(arrow.RecordBatch)
 }
 

@@ -35,7 +35,7 @@ type ColumnInputs interface {
 // split tells that it is one of a split source's readers.
 func readerRun(sr SourceReader, pos []byte, split bool) sourceRun {
 	return sourceRun{run: sr.Run, position: sr.Position, partition: sr.Partition, partitions: sr.Partitions,
-		marks: sr.Marks, finite: sr.Finite, inputEnd: sr.InputEnd, start: pos, split: split}
+		marks: sr.Marks, finite: sr.Finite, inputEnd: sr.InputEnd, start: pos, split: split, recycle: sr.Recycle}
 }
 
 // openScan opens reader i of k of source scan s at pos (nil: the start):

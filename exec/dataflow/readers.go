@@ -207,6 +207,22 @@ func (j *Job) sendNew(out chan<- stream.Message, recs []arrow.RecordBatch, w *wm
 	return j.sendWM(out, w)
 }
 
+// sendLent is sendNew for one batch whose buffers its reader lent: its
+// chunk carries recycle, so that its consumer can give them back. The
+// watermark is observed before the chunk is sent: nothing here reads the
+// batch once it is.
+func (j *Job) sendLent(out chan<- stream.Message, rec arrow.RecordBatch, recycle func(arrow.RecordBatch), w *wmTracker) bool {
+	if rec.NumRows() > 0 {
+		settle(rec)
+		j.rowsIn.Add(rec.NumRows())
+		w.observe(rec)
+		if !j.send(out, stream.ChunkMsg(&stream.Chunk{Rec: rec, Recycle: recycle})) {
+			return false
+		}
+	}
+	return j.sendWM(out, w)
+}
+
 // send delivers m unless the job is ending.
 func (j *Job) send(out chan<- stream.Message, m stream.Message) bool {
 	select {
@@ -404,6 +420,9 @@ func (j *Job) readSource(r *root, src sourceRun, w *wmTracker, out chan<- stream
 		}
 		if pr.rec == nil { // the position moved without rows (SourceReader.InputEnd)
 			return true
+		}
+		if src.partition == nil && src.recycle != nil {
+			return j.sendLent(out, pr.rec, src.recycle, w)
 		}
 		if src.partition == nil {
 			return j.sendNew(out, []arrow.RecordBatch{pr.rec}, w)

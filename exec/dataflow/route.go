@@ -188,7 +188,7 @@ func (j *Job) openRouted(s *stream.Scan, pos []byte, i, k int) (sourceRun, bool,
 	}
 	src := readerRun(r, pos, true)
 	if r.RunParts != nil {
-		src.runParts, src.route, src.recycle = r.RunParts, sr.rt, r.Recycle
+		src.runParts, src.route = r.RunParts, sr.rt
 	}
 	return src, true, nil
 }
