@@ -3,6 +3,7 @@ package nexmark
 import (
 	"math/bits"
 	"sync"
+	"weak"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -23,9 +24,12 @@ import (
 // poolClassMax free buffers, handed out last returned first (most likely
 // still in a cache near the generator), and the pool keeps
 // at most poolFreeBytes free in all. Only buffers it lent and has not
-// forgotten come back: it remembers the last poolLoans loans, so a part
-// that is never given back (its consumer keeps or copies it) costs
-// nothing but garbage, as before.
+// forgotten come back: it remembers the last poolLoans loans, by weak
+// pointers, so a batch that is never given back (its consumer keeps or
+// copies it) is garbage as soon as its consumer drops it, as before. A
+// pool none of whose last poolLoans loans came back (its batches go to a
+// join, or to a share's several scans) turns off for good and lends
+// plain heap memory, unremembered.
 //
 // get runs on the generator's goroutine; put on any consumer's. mu guards
 // everything.
@@ -33,26 +37,28 @@ type bufPool struct {
 	mu        sync.Mutex
 	free      [poolClasses][][]int64
 	freeBytes int
-	loans     map[*int64]loan
-	ring      [poolLoans]*int64 // the loans in the order they were made
-	next      int               // ring's slot for the next loan
+	loans     map[weak.Pointer[int64]]loan
+	ring      [poolLoans]weak.Pointer[int64] // the loans in the order they were made
+	next      int                            // ring's slot for the next loan
+	back      int                            // loans given back since next was last 0
+	off       bool                           // nothing came back: lend the heap's memory
 }
 
 const (
 	poolClasses   = 21 // capacities 1<<0 .. 1<<20 (MaxBatchRows)
 	poolMinClass  = 10 // no buffer smaller than 1,024 values
-	poolClassMax  = 32
-	poolFreeBytes = 8 << 20
+	poolClassMax  = 16
+	poolFreeBytes = 2 << 20
 	poolLoans     = 256
 )
 
-// loan is a lent buffer (its whole capacity) and its slot in the ring.
+// loan is a lent buffer's capacity and its slot in the ring.
 type loan struct {
-	buf  []int64
+	cap  int
 	slot int
 }
 
-func newBufPool() *bufPool { return &bufPool{loans: make(map[*int64]loan, poolLoans)} }
+func newBufPool() *bufPool { return &bufPool{loans: make(map[weak.Pointer[int64]]loan, poolLoans)} }
 
 // class is the capacity class of n values: the smallest power of two at
 // least n (and at least 1<<poolMinClass).
@@ -71,6 +77,10 @@ func (p *bufPool) lend(n int) []int64 {
 		return make([]int64, 0, n)
 	}
 	p.mu.Lock()
+	if p.off {
+		p.mu.Unlock()
+		return make([]int64, 0, n)
+	}
 	var b []int64
 	if q := p.free[c]; len(q) > 0 {
 		b = q[len(q)-1]
@@ -82,13 +92,20 @@ func (p *bufPool) lend(n int) []int64 {
 		b = make([]int64, 1<<c)
 	}
 	p.mu.Lock()
-	if old := p.ring[p.next]; old != nil {
+	var none weak.Pointer[int64]
+	if old := p.ring[p.next]; old != none {
 		delete(p.loans, old) // forgotten: never comes back to the pool
 	}
-	key := &b[0]
-	p.loans[key] = loan{buf: b, slot: p.next}
+	key := weak.Make(&b[0])
+	p.loans[key] = loan{cap: cap(b), slot: p.next}
 	p.ring[p.next] = key
 	p.next = (p.next + 1) % poolLoans
+	if p.next == 0 {
+		if p.back == 0 { // a whole ring of loans and none came back
+			p.off, p.loans, p.ring = true, nil, [poolLoans]weak.Pointer[int64]{}
+		}
+		p.back = 0
+	}
 	p.mu.Unlock()
 	return b[:0]
 }
@@ -118,11 +135,15 @@ func (p *bufPool) put(rec arrow.RecordBatch) {
 			continue
 		}
 		p.mu.Lock()
-		key := &v[0]
-		if l, ok := p.loans[key]; ok {
+		key := weak.Make(&v[0])
+		// Arrow keeps the capacity of the slice an array was made over
+		// (int64Array): a column whose values do not reach it is not the
+		// lent buffer's whole and is left alone.
+		if l, ok := p.loans[key]; ok && cap(v) == l.cap {
 			delete(p.loans, key)
-			p.ring[l.slot] = nil
-			b := l.buf
+			p.ring[l.slot] = weak.Pointer[int64]{}
+			p.back++
+			b := v[:cap(v)]
 			c := class(cap(b))
 			if len(p.free[c]) < poolClassMax && p.freeBytes+cap(b)*8 <= poolFreeBytes {
 				p.free[c] = append(p.free[c], b)

@@ -109,37 +109,64 @@ func testRecycled(t *testing.T, n int) {
 	}
 }
 
+// oneColumn is a batch of one int64 column over v.
+func oneColumn(v []int64) arrow.RecordBatch {
+	return array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil),
+		[]arrow.Array{int64Array(v, false)}, int64(len(v)))
+}
+
 // TestBufPoolForgets: the pool takes back only buffers it lent among the
-// last poolLoans; an older one, or one it never lent, is left to the
-// collector and never lent again.
+// last poolLoans; an older one, or one it never lent, a slice of one or
+// one already back, is left to the collector and never lent again.
 func TestBufPoolForgets(t *testing.T) {
 	p := newBufPool()
-	rec := func(v []int64) arrow.RecordBatch {
-		return array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil),
-			[]arrow.Array{int64Array(v, false)}, int64(len(v)))
-	}
 	src := make([]int64, 100)
-	var lent [][]int64
-	for range poolLoans + 10 {
-		lent = append(lent, p.clone(src))
+	first := p.clone(src)
+	for range poolLoans { // loans that come back, so the pool stays on
+		p.put(oneColumn(p.clone(src)))
 	}
-	p.put(rec(lent[0]))               // forgotten: lent poolLoans loans ago
-	p.put(rec(make([]int64, 100)))    // never lent
-	p.put(rec(lent[len(lent)-1][1:])) // not the buffer's start
-	if p.freeBytes != 0 {
-		t.Fatalf("the pool took back %d bytes it must not", p.freeBytes)
+	free := p.freeBytes
+	p.put(oneColumn(first))              // forgotten: lent poolLoans loans ago
+	p.put(oneColumn(make([]int64, 100))) // never lent
+	last := p.clone(src)
+	p.put(oneColumn(last[1:])) // not the buffer's start
+	if p.off || p.freeBytes != free-cap(last)*8 {
+		t.Fatalf("off %v, free bytes %d: the pool took back what it must not (want %d)", p.off, p.freeBytes, free-cap(last)*8)
 	}
-	last := lent[len(lent)-1]
-	p.put(rec(last))
-	if p.freeBytes != cap(last)*8 {
-		t.Fatalf("free bytes %d after the last loan came back, want %d", p.freeBytes, cap(last)*8)
+	p.put(oneColumn(last))
+	if p.freeBytes != free {
+		t.Fatalf("free bytes %d after the last loan came back, want %d", p.freeBytes, free)
 	}
-	p.put(rec(last)) // twice: no longer lent
-	if p.freeBytes != cap(last)*8 {
+	p.put(oneColumn(last)) // twice: no longer lent
+	if p.freeBytes != free {
 		t.Fatalf("free bytes %d after a second return", p.freeBytes)
 	}
 	if b := p.clone(src); &b[0] != &last[0] {
-		t.Fatal("the buffer given back was not lent again")
+		t.Fatal("the buffer given back last was not lent first")
+	}
+}
+
+// TestBufPoolTurnsOff: a pool none of whose last poolLoans loans came
+// back forgets them all (they are garbage once their consumer drops
+// them) and lends unremembered heap memory from then on.
+func TestBufPoolTurnsOff(t *testing.T) {
+	p := newBufPool()
+	src := make([]int64, 100)
+	var last []int64
+	for range poolLoans {
+		last = p.clone(src)
+	}
+	if !p.off || len(p.loans) != 0 {
+		t.Fatalf("off %v with %d loans remembered after %d not given back", p.off, len(p.loans), poolLoans)
+	}
+	p.put(oneColumn(last))
+	b := p.clone(src)
+	p.put(oneColumn(b))
+	if p.freeBytes != 0 || &b[0] == &last[0] {
+		t.Fatalf("a pool turned off took buffers back (%d bytes free)", p.freeBytes)
+	}
+	if !reflect.DeepEqual(b, src) {
+		t.Fatal("a pool turned off lends a wrong copy")
 	}
 }
 
@@ -149,9 +176,7 @@ func TestBufPoolBounded(t *testing.T) {
 	src := make([]int64, 1<<18) // 2 MiB buffers
 	var recs []arrow.RecordBatch
 	for range 8 {
-		v := p.clone(src)
-		recs = append(recs, array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil),
-			[]arrow.Array{int64Array(v, false)}, int64(len(v))))
+		recs = append(recs, oneColumn(p.clone(src)))
 	}
 	for _, r := range recs {
 		p.put(r)
