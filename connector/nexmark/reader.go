@@ -185,7 +185,7 @@ func (r *Reader) SetRoute2(col, col2, n int, owner func(a, b int64) int) bool {
 }
 
 // Recycle implements connector.Recycler: it takes back the buffers of a
-// part RunParts emitted (Generator.Recycle).
+// batch Run or RunParts emitted (Generator.Recycle).
 func (r *Reader) Recycle(rec arrow.RecordBatch) { r.gen.Recycle(rec) }
 
 // Routes reports whether SetRoute routes the reader's rows

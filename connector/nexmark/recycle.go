@@ -31,8 +31,8 @@ import (
 // join, or to a share's several scans) turns off for good and lends
 // plain heap memory, unremembered.
 //
-// get runs on the generator's goroutine; put on any consumer's. mu guards
-// everything.
+// lend runs on the generator's goroutine; put on any consumer's. mu
+// guards everything.
 type bufPool struct {
 	mu        sync.Mutex
 	free      [poolClasses][][]int64
@@ -77,8 +77,8 @@ func (p *bufPool) lend(n int) []int64 {
 		return make([]int64, 0, n)
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.off {
-		p.mu.Unlock()
 		return make([]int64, 0, n)
 	}
 	var b []int64
@@ -86,12 +86,9 @@ func (p *bufPool) lend(n int) []int64 {
 		b = q[len(q)-1]
 		p.free[c] = q[:len(q)-1]
 		p.freeBytes -= cap(b) * 8
-	}
-	p.mu.Unlock()
-	if b == nil {
+	} else {
 		b = make([]int64, 1<<c)
 	}
-	p.mu.Lock()
 	var none weak.Pointer[int64]
 	if old := p.ring[p.next]; old != none {
 		delete(p.loans, old) // forgotten: never comes back to the pool
@@ -106,7 +103,6 @@ func (p *bufPool) lend(n int) []int64 {
 		}
 		p.back = 0
 	}
-	p.mu.Unlock()
 	return b[:0]
 }
 
@@ -121,20 +117,13 @@ func (p *bufPool) clone(v []int64) []int64 {
 // put takes back the lent buffers of rec's int64 and timestamp columns.
 // The caller must not read rec afterwards.
 func (p *bufPool) put(rec arrow.RecordBatch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, col := range rec.Columns() {
-		var v []int64
-		switch a := col.(type) {
-		case *array.Int64:
-			v = a.Int64Values()
-		case *array.Timestamp:
-			v = arrow.Int64Traits.CastFromBytes(arrow.TimestampTraits.CastToBytes(a.TimestampValues()))
-		default:
-			continue
-		}
+		v := int64Values(col)
 		if len(v) == 0 {
 			continue
 		}
-		p.mu.Lock()
 		key := weak.Make(&v[0])
 		// Arrow keeps the capacity of the slice an array was made over
 		// (int64Array): a column whose values do not reach it is not the
@@ -150,15 +139,27 @@ func (p *bufPool) put(rec arrow.RecordBatch) {
 				p.freeBytes += cap(b) * 8
 			}
 		}
-		p.mu.Unlock()
 	}
 }
 
+// int64Values is the values of an int64 or timestamp column (nil for
+// another type), as Arrow keeps them: from the column's offset, with the
+// capacity of the slice the column was made over.
+func int64Values(col arrow.Array) []int64 {
+	switch a := col.(type) {
+	case *array.Int64:
+		return a.Int64Values()
+	case *array.Timestamp:
+		return arrow.Int64Traits.CastFromBytes(arrow.TimestampTraits.CastToBytes(a.TimestampValues()))
+	}
+	return nil
+}
+
 // Recycle takes back the buffers of a batch or part that Next returned,
-// once its consumer is done with it: the generator may
-// then write them again. A batch it did not lend, or no longer remembers,
-// is left to the garbage collector. Safe from any goroutine; call it at
-// most once per part, and read nothing of rec afterwards.
+// once its consumer is done with it: the generator may then write them
+// again. A batch it did not lend, or no longer remembers, is left to the
+// garbage collector. Safe from any goroutine; call it at most once per
+// batch, and read nothing of rec afterwards.
 func (g *Generator) Recycle(rec arrow.RecordBatch) {
 	if g.pool != nil && rec != nil {
 		g.pool.put(rec)

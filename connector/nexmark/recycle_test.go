@@ -31,16 +31,24 @@ func partsOf(b Batches) []arrow.RecordBatch {
 	return []arrow.RecordBatch{b.Bid}
 }
 
+// stepBoth is one step of rows of a generator that never recycles and
+// of one that does; ok is false once the first has ended.
+func stepBoth(t *testing.T, fresh, recycled *Generator, rows, step int) (want, got Batches, ok bool) {
+	t.Helper()
+	want, err := fresh.Next(rows)
+	if err != nil {
+		return want, got, false
+	}
+	if got, err = recycled.Next(rows); err != nil {
+		t.Fatalf("step %d: %v", step, err)
+	}
+	return want, got, true
+}
+
 // firstValue is the address of the first value of rec's column i (nil:
 // empty), which tells which buffer the column uses.
 func firstValue(rec arrow.RecordBatch, i int) *int64 {
-	var v []int64
-	switch a := rec.Column(i).(type) {
-	case *array.Int64:
-		v = a.Int64Values()
-	case *array.Timestamp:
-		v = arrow.Int64Traits.CastFromBytes(arrow.TimestampTraits.CastToBytes(a.TimestampValues()))
-	}
+	v := int64Values(rec.Column(i))
 	if len(v) == 0 {
 		return nil
 	}
@@ -68,13 +76,9 @@ func testRecycled(t *testing.T, n int) {
 	}
 	var keep []kept
 	for step := 0; ; step++ {
-		want, err := fresh.Next(2000)
-		if err != nil {
+		want, got, ok := stepBoth(t, fresh, recycled, 2000, step)
+		if !ok {
 			break
-		}
-		got, err := recycled.Next(2000)
-		if err != nil {
-			t.Fatalf("step %d: %v", step, err)
 		}
 		wantParts := partsOf(want)
 		for k, part := range partsOf(got) {
@@ -201,13 +205,9 @@ func TestRecycleConcurrent(t *testing.T) {
 		}
 	}()
 	for step := 0; ; step++ {
-		want, err := fresh.Next(3000)
-		if err != nil {
+		want, got, ok := stepBoth(t, fresh, recycled, 3000, step)
+		if !ok {
 			break
-		}
-		got, err := recycled.Next(3000)
-		if err != nil {
-			t.Fatalf("step %d: %v", step, err)
 		}
 		for k, part := range got.Parts {
 			if !reflect.DeepEqual(rowsOf(part), rowsOf(want.Parts[k])) {

@@ -212,15 +212,21 @@ func (j *Job) sendNew(out chan<- stream.Message, recs []arrow.RecordBatch, w *wm
 // watermark is observed before the chunk is sent: nothing here reads the
 // batch once it is.
 func (j *Job) sendLent(out chan<- stream.Message, rec arrow.RecordBatch, recycle func(arrow.RecordBatch), w *wmTracker) bool {
-	if rec.NumRows() > 0 {
-		settle(rec)
-		j.rowsIn.Add(rec.NumRows())
-		w.observe(rec)
-		if !j.send(out, stream.ChunkMsg(&stream.Chunk{Rec: rec, Recycle: recycle})) {
-			return false
-		}
+	return j.sendOwned(out, rec, nil, recycle, w) && j.sendWM(out, w)
+}
+
+// sendOwned sends a reader's batch of its own (none when empty) as a
+// chunk with part and recycle, after observing its watermark: nothing
+// here reads the batch once it is sent (its consumer may give its
+// buffers back).
+func (j *Job) sendOwned(out chan<- stream.Message, rec arrow.RecordBatch, part *stream.Part, recycle func(arrow.RecordBatch), w *wmTracker) bool {
+	if rec == nil || rec.NumRows() == 0 {
+		return true
 	}
-	return j.sendWM(out, w)
+	settle(rec)
+	j.rowsIn.Add(rec.NumRows())
+	w.observe(rec)
+	return j.send(out, stream.ChunkMsg(&stream.Chunk{Rec: rec, Part: part, Recycle: recycle}))
 }
 
 // send delivers m unless the job is ending.

@@ -199,13 +199,7 @@ func (j *Job) openRouted(s *stream.Scan, pos []byte, i, k int) (sourceRun, bool,
 // its buffers back; nothing here reads a part once it is sent.
 func (j *Job) sendParts(out chan<- stream.Message, parts []arrow.RecordBatch, rt *stream.Routing, recycle func(arrow.RecordBatch), w *wmTracker) bool {
 	for k, rec := range parts {
-		if rec == nil || rec.NumRows() == 0 {
-			continue
-		}
-		settle(rec)
-		j.rowsIn.Add(rec.NumRows())
-		w.observe(rec)
-		if !j.send(out, stream.ChunkMsg(&stream.Chunk{Rec: rec, Part: rt.Part(k), Recycle: recycle})) {
+		if !j.sendOwned(out, rec, rt.Part(k), recycle, w) {
 			return false
 		}
 	}

@@ -55,8 +55,8 @@ type Chunk struct {
 	// another routing.
 	Part *Part
 	// Recycle, when not nil, takes back the buffers of Rec for the reader
-	// that built them (a routed generator's part: connector.Recycler).
-	// Only the runtime sets it, on a routed reader's part. It travels with
+	// that built them (a generator's batch: connector.Recycler). Only the
+	// runtime sets it, on a lending reader's batch. It travels with
 	// this *Chunk only: an operator that builds a chunk from another
 	// leaves it out, and a fan-out (a share's tee) strips it. The operator
 	// that finally consumes the chunk calls ReturnBuffers once it is done
