@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 
@@ -54,6 +55,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	explain := fs.Bool("explain", false, "print each query's streaming plan instead of running it")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the query's run to this file (one query)")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, with the job's state live, to this file (one query)")
+	traceFile := fs.String("trace", "", "write a Go execution trace of the query's run to this file (one query): go tool trace -pprof=sync FILE shows where goroutines waited")
 	noOpStats := fs.Bool("no-operator-stats", false, "do not count rows and backpressure per operator (what /metrics reports), to measure the counters' cost")
 	par := fs.Int("parallelism", 0, "instances of each keyed operator (SET streaming_parallelism; 0: the server's default, GOMAXPROCS spread over the plan's keyed operators)")
 	split := fs.String("split-distinct", "auto", "streaming_split_distinct: on, off or auto (docs/sql.md)")
@@ -131,8 +133,8 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "streamsqld bench:", err)
 			return 2
 		}
-		if *cpuProfile != "" || *gen {
-			fmt.Fprintln(stderr, "streamsqld bench: --instances takes a CPU profile of its own: not with --cpuprofile or --generator")
+		if *cpuProfile != "" || *memProfile != "" || *traceFile != "" || *gen {
+			fmt.Fprintln(stderr, "streamsqld bench: --instances takes a CPU profile of its own: not with --cpuprofile, --memprofile, --trace or --generator")
 			return 2
 		}
 	}
@@ -141,14 +143,14 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *scaling > 0 {
-		if *cpuProfile != "" || *memProfile != "" || *gen || pars != nil || *asJSON || *inProcess {
-			fmt.Fprintln(stderr, "streamsqld bench: --scaling runs the query in processes of its own: not with --cpuprofile, --memprofile, --generator, --instances, --json or --in-process")
+		if *cpuProfile != "" || *memProfile != "" || *traceFile != "" || *gen || pars != nil || *asJSON || *inProcess {
+			fmt.Fprintln(stderr, "streamsqld bench: --scaling runs the query in processes of its own: not with --cpuprofile, --memprofile, --trace, --generator, --instances, --json or --in-process")
 			return 2
 		}
 		return benchScaling(ctx, names, *scaling, args[1:], stdout, stderr)
 	}
-	if (*cpuProfile != "" || *memProfile != "") && len(names) > 1 {
-		fmt.Fprintln(stderr, "streamsqld bench: --cpuprofile and --memprofile take one query")
+	if (*cpuProfile != "" || *memProfile != "" || *traceFile != "") && len(names) > 1 {
+		fmt.Fprintln(stderr, "streamsqld bench: --cpuprofile, --memprofile and --trace take one query")
 		return 2
 	}
 	if len(names) > 1 && !*inProcess {
@@ -180,7 +182,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 			g = r
 			fmt.Fprintf(stdout, "%s (generator only)\n", r)
 		}
-		r, err := runProfiled(ctx, o, *cpuProfile, *memProfile)
+		r, err := runProfiled(ctx, o, *cpuProfile, *memProfile, *traceFile)
 		if err != nil {
 			fmt.Fprintln(stderr, "streamsqld bench:", err)
 			return 1
@@ -202,9 +204,21 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runProfiled runs o, writing a CPU profile of the run to cpuFile and a
-// heap profile of its end to memFile when they are set.
-func runProfiled(ctx context.Context, o bench.Options, cpuFile, memFile string) (bench.Result, error) {
+// runProfiled runs o, writing a CPU profile of the run to cpuFile, a
+// heap profile of its end to memFile and an execution trace of it to
+// traceFile when they are set.
+func runProfiled(ctx context.Context, o bench.Options, cpuFile, memFile, traceFile string) (bench.Result, error) {
+	if traceFile != "" {
+		f, err := os.Create(traceFile)
+		if err != nil {
+			return bench.Result{}, err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return bench.Result{}, fmt.Errorf("execution trace: %w", err)
+		}
+		defer trace.Stop()
+	}
 	if memFile != "" {
 		f, err := os.Create(memFile)
 		if err != nil {

@@ -32,6 +32,27 @@ func TestBenchNexmarkCommand(t *testing.T) {
 	}
 }
 
+// TestBenchTraceCommand: --trace writes the run's execution trace, which
+// go tool trace reads; with two queries it is refused.
+func TestBenchTraceCommand(t *testing.T) {
+	var out, errs bytes.Buffer
+	file := t.TempDir() + "/q1.trace"
+	if code := benchMain([]string{"nexmark", "--query", "q1", "--events", "20000", "--trace", file}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("go 1.")) || len(b) < 1000 {
+		t.Fatalf("not an execution trace: %d bytes starting %q", len(b), b[:min(len(b), 16)])
+	}
+	errs.Reset()
+	if code := benchMain([]string{"nexmark", "--query", "q1,q2", "--trace", file}, &out, &errs); code != 2 || !strings.Contains(errs.String(), "--trace") {
+		t.Fatalf("two queries with --trace: exit %d, stderr %q", code, errs.String())
+	}
+}
+
 // TestBenchInstancesCommand: --instances runs the query at each
 // parallelism with the instances' table and ends with the projection;
 // bad lists and a second profile are refused.
@@ -46,7 +67,7 @@ func TestBenchInstancesCommand(t *testing.T) {
 			t.Errorf("no %q in the output:\n%s", want, out.String())
 		}
 	}
-	for _, bad := range [][]string{{"--instances", "1,x"}, {"--instances", "0"}, {"--instances", "2", "--cpuprofile", "f"}} {
+	for _, bad := range [][]string{{"--instances", "1,x"}, {"--instances", "0"}, {"--instances", "2", "--cpuprofile", "f"}, {"--instances", "2", "--memprofile", "f"}, {"--instances", "2", "--trace", "f"}} {
 		out.Reset()
 		errs.Reset()
 		if code := benchMain(append([]string{"nexmark", "--query", "q5"}, bad...), &out, &errs); code != 2 || errs.Len() == 0 {
@@ -97,7 +118,7 @@ func TestBenchScalingCommand(t *testing.T) {
 	if _, err := fmt.Sscanf(strings.TrimPrefix(lines[2], "q1   scaling: median "), "%fx", &med); err != nil || med <= 0 {
 		t.Fatalf("no speed-up in %q (%v)", lines[2], err)
 	}
-	for _, bad := range [][]string{{"--scaling", "-1"}, {"--scaling", "1", "--cpuprofile", "f"}, {"--scaling", "1", "--json"}} {
+	for _, bad := range [][]string{{"--scaling", "-1"}, {"--scaling", "1", "--cpuprofile", "f"}, {"--scaling", "1", "--trace", "f"}, {"--scaling", "1", "--json"}} {
 		out.Reset()
 		errs.Reset()
 		if code := benchMain(append([]string{"nexmark", "--query", "q1"}, bad...), &out, &errs); code != 2 || !strings.Contains(errs.String(), "--scaling") {
