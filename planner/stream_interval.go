@@ -23,9 +23,9 @@ import (
 // months, either absent) give bounds on l - r, and the pair of columns with
 // watermarks and the most bounds is chosen. A day of a timestamptz
 // interval counts as 23 to 25 hours (DST), which only widens the bounds.
-// The condition itself is kept: the bounds decide what state is freed; when
-// it is exactly the bounds (one comparison each, no DST widening, no other
-// conjunct) the join compares the times instead of evaluating it.
+// The condition itself is kept: the bounds decide what state is freed. The
+// pairs are filtered by comparing the times where the offsets are exact
+// (pairCompares), and by evaluating what is left of the condition.
 
 // joinStateCleaning sets j's window-join (Clean) or interval-join
 // (Interval) cleaning where its inputs allow it.
@@ -49,16 +49,8 @@ func (s *streamPlanner) intervalJoin(j *stream.HashJoin, l, r sout) *stream.Inte
 	lw, rw := s.watermarkCols(j.Left), s.watermarkCols(j.Right)
 	type pair struct{ l, r int }
 	bounds := map[pair]*stream.IntervalJoin{}
-	// uses counts, per pair, the conjuncts giving each bound; inexact marks
-	// a pair with a widened (DST) offset.
-	type use struct {
-		lo, hi  int
-		inexact bool
-	}
-	uses := map[pair]*use{}
 	var order []pair
-	conds := conjuncts(j.Cond, nil)
-	for _, c := range conds {
+	for _, c := range conjuncts(j.Cond, nil) {
 		call, ok := c.(*expr.Call)
 		if !ok || call.Fn == nil || len(call.Args) != 2 {
 			continue
@@ -83,21 +75,17 @@ func (s *streamPlanner) intervalJoin(j *stream.HashJoin, l, r sout) *stream.Inte
 		iv := bounds[p]
 		if iv == nil {
 			iv = &stream.IntervalJoin{LeftTime: p.l, RightTime: p.r}
-			bounds[p], uses[p] = iv, &use{}
+			bounds[p] = iv
 			order = append(order, p)
 		}
-		u := uses[p]
-		u.inexact = u.inexact || a.min != a.max || b.min != b.max
 		// l + A op r + B: l - r op B - A, A in [a.min, a.max], B in [b.min, b.max].
 		if op == ">" || op == ">=" {
-			u.lo++
 			if lo := b.min - a.max; !iv.HasLo || lo > iv.Lo {
-				iv.Lo, iv.HasLo, iv.LoStrict = lo, true, op == ">"
+				iv.Lo, iv.HasLo = lo, true
 			}
 		} else {
-			u.hi++
 			if hi := b.max - a.min; !iv.HasHi || hi < iv.Hi {
-				iv.Hi, iv.HasHi, iv.HiStrict = hi, true, op == "<"
+				iv.Hi, iv.HasHi = hi, true
 			}
 		}
 	}
@@ -109,14 +97,7 @@ func (s *streamPlanner) intervalJoin(j *stream.HashJoin, l, r sout) *stream.Inte
 		}
 		if best == nil || iv.HasLo && iv.HasHi && !(best.HasLo && best.HasHi) {
 			best = iv
-			// The condition is exactly these bounds: pairs are filtered by
-			// comparing their times, without evaluating it.
-			u := uses[p]
-			iv.Exact = !u.inexact && u.lo <= 1 && u.hi <= 1 && u.lo+u.hi == len(conds)
 		}
-	}
-	if best != nil && !best.Exact {
-		best.LoStrict, best.HiStrict = false, false
 	}
 	return best
 }

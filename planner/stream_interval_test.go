@@ -111,30 +111,64 @@ func findInterval(n stream.Node) *stream.IntervalJoin {
 	return nil
 }
 
-// An interval join whose condition is exactly its bounds compares times
-// instead of evaluating the condition; strictness is kept.
-func TestIntervalJoinExact(t *testing.T) {
+// A join's condition is split into the comparisons of a left column with
+// a right one, which the join runs on the values in place, and the rest
+// (Residual), evaluated; strictness and offsets are kept, and DST-widened
+// offsets and same-side comparisons stay in the rest.
+func TestJoinPairCompares(t *testing.T) {
 	d := intervalDB(t)
 	for _, c := range []struct {
-		sql                       string
-		exact, loStrict, hiStrict bool
+		sql      string
+		compares string // stream.PairCompare.String()s, "; "-joined
+		residual string // "" for none
 	}{
-		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '10' SECOND AND b.ts", true, false, false},
-		{"SELECT * FROM a, b WHERE a.ts > b.ts AND a.ts < b.ts + INTERVAL '1' MINUTE", true, true, true},
-		{"SELECT * FROM a JOIN b ON b.ts <= a.ts", true, false, false},
-		{"SELECT * FROM a JOIN b ON a.ts >= b.ts AND a.ts <= b.ts + INTERVAL '1' DAY", true, false, false},
-		// Another conjunct, two lower bounds, DST widening: Cond is evaluated.
-		{"SELECT * FROM a JOIN b ON a.ts >= b.ts AND a.v < b.w", false, false, false},
-		{"SELECT * FROM a JOIN b ON a.ts >= b.ts AND a.ts > b.ts - INTERVAL '1' SECOND", false, false, false},
-		{"SELECT * FROM z JOIN z2 ON z.tz BETWEEN z2.tz AND z2.tz + INTERVAL '1' DAY", false, false, false},
+		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '10' SECOND AND b.ts",
+			"left[1] - right[1] >= -10000000; left[1] - right[1] <= 0", ""},
+		{"SELECT * FROM a, b WHERE a.ts > b.ts AND a.ts < b.ts + INTERVAL '1' MINUTE",
+			"left[1] - right[1] > 0; left[1] - right[1] < 60000000", ""},
+		{"SELECT * FROM a JOIN b ON b.ts <= a.ts", "left[1] - right[1] >= 0", ""},
+		{"SELECT * FROM a JOIN b ON a.ts >= b.ts AND a.ts <= b.ts + INTERVAL '1' DAY",
+			"left[1] - right[1] >= 0; left[1] - right[1] <= 86400000000", ""},
+		// Bigints, and every conjunct of the kind: nothing is evaluated.
+		{"SELECT * FROM a JOIN b ON a.ts >= b.ts AND a.v < b.w", "left[1] - right[1] >= 0; left[2] - right[2] < 0", ""},
+		{"SELECT * FROM a JOIN b ON a.k = b.k AND b.w <> a.v", "left[2] - right[2] <> 0", ""},
+		// Offsets on both sides.
+		{"SELECT * FROM a JOIN b ON a.ts + INTERVAL '2' SECOND > b.ts + INTERVAL '5' SECOND", "left[1] - right[1] > 3000000", ""},
+		// What is not a comparison of the two sides stays evaluated.
+		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.ts >= b.ts AND a.v + b.w > 3", "left[1] - right[1] >= 0", "((a.v + b.w) > '3'::bigint)"},
+		{"SELECT * FROM a LEFT JOIN b ON a.k = b.k AND a.v > a.k AND a.ts < b.ts", "left[1] - right[1] < 0", "(a.v > a.k)"},
+		{"SELECT * FROM z JOIN z2 ON z.tz BETWEEN z2.tz AND z2.tz + INTERVAL '1' DAY", "left[1] - right[1] >= 0",
+			"(z.tz <= (z2.tz + '1 day'::interval day))"},
+		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.v + b.w > 3", "", ""},
 	} {
-		iv := findInterval(d.plan(t, c.sql).Root)
-		if iv == nil {
-			t.Errorf("%s: no interval join", c.sql)
+		var j *stream.HashJoin
+		var find func(n stream.Node)
+		find = func(n stream.Node) {
+			if x, ok := n.(*stream.HashJoin); ok && j == nil {
+				j = x
+			}
+			for _, in := range n.Inputs() {
+				find(in)
+			}
+		}
+		find(d.plan(t, c.sql).Root)
+		if j == nil {
+			t.Errorf("%s: no join", c.sql)
 			continue
 		}
-		if iv.Exact != c.exact || iv.LoStrict != c.loStrict || iv.HiStrict != c.hiStrict {
-			t.Errorf("%s: exact %v, strict %v/%v; want %v, %v/%v", c.sql, iv.Exact, iv.LoStrict, iv.HiStrict, c.exact, c.loStrict, c.hiStrict)
+		var got []string
+		for _, pc := range j.Compares {
+			got = append(got, pc.String())
+		}
+		res := ""
+		if j.Residual != nil {
+			res = j.Residual.String()
+		}
+		if strings.Join(got, "; ") != c.compares || res != c.residual {
+			t.Errorf("%s:\n compares %q, residual %q\n want     %q, residual %q", c.sql, strings.Join(got, "; "), res, c.compares, c.residual)
+		}
+		if len(j.Compares) == 0 && j.Residual != nil {
+			t.Errorf("%s: a residual without comparisons", c.sql)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/types"
+	"slices"
 )
 
 // streamPlanner translates an optimized logical plan into stream nodes. As
@@ -439,6 +440,7 @@ func (s *streamPlanner) join(x *lJoin, need map[int]bool) (sout, error) {
 	if j.Cond, err = s.expr(andOf(residual), all); err != nil {
 		return sout{}, err
 	}
+	j.Compares, j.Residual = pairCompares(j.Cond, len(l.lay))
 	out := all
 	if x.kind == exec.SemiJoin || x.kind == exec.AntiJoin {
 		out = l.lay
@@ -454,7 +456,24 @@ func (s *streamPlanner) join(x *lJoin, need map[int]bool) (sout, error) {
 		// A pair of rows is identified by both rows' keys.
 		o.key = append(append([]int{}, l.key...), r.key...)
 	}
+	j.Pruned = prunedJoinCols(out, need, o.key)
 	return o, nil
+}
+
+// prunedJoinCols flags the join's output columns (out) that nothing above
+// reads: neither needed by the parent nor part of the output's key. The
+// join sends them as NULLs (stream.HashJoin.Pruned); nil when none is.
+func prunedJoinCols(out []int, need map[int]bool, key []int) []bool {
+	var pruned []bool
+	for i, id := range out {
+		if !need[id] && !slices.Contains(key, id) {
+			if pruned == nil {
+				pruned = make([]bool, len(out))
+			}
+			pruned[i] = true
+		}
+	}
+	return pruned
 }
 
 // joinEquality splits a condition `a = b` (PostgreSQL's = operator).

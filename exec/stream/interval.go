@@ -40,16 +40,12 @@ import (
 // whose range the other side's watermark has already closed (it joins the
 // rows held when it comes). Cond stays the whole condition: the bounds only
 // decide what is freed, so wider (conservative) bounds are always correct.
-//
-// Exact says that Cond is exactly the bounds (LoStrict, HiStrict: < rather
-// than <=): the pairs are then filtered by comparing the times, without
-// evaluating Cond.
+// (The pairs are filtered by HashJoin.Compares, which hold the bounds'
+// comparisons when they are exact, and Residual.)
 type IntervalJoin struct {
 	LeftTime, RightTime int
 	Lo, Hi              int64
 	HasLo, HasHi        bool
-	Exact               bool
-	LoStrict, HiStrict  bool
 }
 
 // describe renders the interval for EXPLAIN.
@@ -369,37 +365,6 @@ func (v *intervalRun) candidates(sd *joinSide, o, i int, pl, pe []int32) ([]int3
 		}
 	}
 	return pl, pe
-}
-
-// filterPairs keeps, in place, the candidate pairs (row pl[k] of the chunk
-// being consumed, entry pe[k] of the other side) whose times are within
-// the bounds: Cond itself when Exact.
-func (v *intervalRun) filterPairs(r *joinRun, pl, pe []int32) ([]int32, []int32) {
-	s := r.s
-	O := r.sides[1-s]
-	iv, tc := v.spec, v.timeCol[1-s]
-	keep := 0
-	for k := range pl {
-		i := int(pl[k])
-		if !v.cur.IsValid(i) {
-			continue
-		}
-		en := O.entries.at(pe[k])
-		ot := O.recs[en.seg].Column(tc).(*array.Timestamp)
-		if !ot.IsValid(int(en.row)) {
-			continue
-		}
-		d := int64(v.cur.Value(i)) - int64(ot.Value(int(en.row))) // this side - other side
-		if s == 1 {
-			d = -d // left - right
-		}
-		if iv.HasLo && (d < iv.Lo || iv.LoStrict && d == iv.Lo) || iv.HasHi && (d > iv.Hi || iv.HiStrict && d == iv.Hi) {
-			continue
-		}
-		pl[keep], pe[keep] = pl[k], pe[k]
-		keep++
-	}
-	return pl[:keep], pe[:keep]
 }
 
 // remap follows a compaction of side s's entries.

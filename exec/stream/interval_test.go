@@ -29,7 +29,7 @@ type ivCase struct {
 	lo, hi       int64
 	hasLo, hasHi bool
 	strict       bool // < and > rather than <= and >=
-	exact        bool // IntervalJoin.Exact: pairs filtered without Cond
+	exact        bool // Cond split into Compares (no Residual): pairs filtered without evaluating it
 }
 
 func (c ivCase) String() string {
@@ -51,24 +51,29 @@ func newIntervalJoin(t testing.TB, c ivCase) *HashJoin {
 		return e
 	}
 	var conds []expr.Expr
+	var cmps []PairCompare
 	ge, le := ">=", "<="
 	if c.strict {
 		ge, le = ">", "<"
 	}
 	if c.hasLo {
 		conds = append(conds, bound(ge, c.lo))
+		cmps = append(cmps, PairCompare{L: 1, R: 1, Op: ge, D: c.lo})
 	}
 	if c.hasHi {
 		conds = append(conds, bound(le, c.hi))
+		cmps = append(cmps, PairCompare{L: 1, R: 1, Op: le, D: c.hi})
 	}
 	var cond expr.Expr = conds[0]
 	if len(conds) == 2 {
 		cond = &expr.And{Args: conds}
 	}
 	j := &HashJoin{Left: &jsrc{nil, ivLeft}, Right: &jsrc{nil, ivRight}, Kind: c.kind, Cond: cond,
-		Cols: append(append([]types.Column(nil), ivLeft...), ivRight...),
-		Interval: &IntervalJoin{LeftTime: 1, RightTime: 1, Lo: c.lo, Hi: c.hi, HasLo: c.hasLo, HasHi: c.hasHi,
-			Exact: c.exact, LoStrict: c.strict, HiStrict: c.strict}}
+		Cols:     append(append([]types.Column(nil), ivLeft...), ivRight...),
+		Interval: &IntervalJoin{LeftTime: 1, RightTime: 1, Lo: c.lo, Hi: c.hi, HasLo: c.hasLo, HasHi: c.hasHi}}
+	if c.exact {
+		j.Compares = cmps
+	}
 	if c.keyed {
 		j.LeftKeys, j.RightKeys = []expr.Expr{jCol(0, ivLeft[0])}, []expr.Expr{jCol(0, ivRight[0])}
 	}

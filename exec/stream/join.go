@@ -30,6 +30,19 @@ type HashJoin struct {
 	// Interval, if set, makes the join an interval join that frees rows
 	// with the watermark: see IntervalJoin and interval.go.
 	Interval *IntervalJoin
+	// Compares and Residual, if set, are Cond split for speed: the
+	// conjuncts that compare a left column with a right one, run on the
+	// candidate pairs where their values lie (joinpairs.go), and the other
+	// conjuncts (nil: none), evaluated on the pairs left. Together they
+	// are Cond, which EXPLAIN still shows; without Compares, Cond is
+	// evaluated.
+	Compares []PairCompare
+	Residual expr.Expr
+	// Pruned, if set, has one flag per output column (Cols): no operator
+	// above reads the column, so the join sends it as NULLs instead of
+	// gathering its values (q4 reads 3 of its join's 7 columns). The
+	// output's schema stays Cols.
+	Pruned []bool
 }
 
 // Columns implements Node.

@@ -243,17 +243,20 @@ func TestHashJoinRandomChangelogs(t *testing.T) {
 	}
 	for _, kind := range joinKindList {
 		for _, keys := range []string{"int", "text", "multi", "cross"} {
-			for _, cond := range []bool{false, true} {
+			// The condition evaluated, compared in place (Compares), and
+			// both (Compares and a Residual).
+			for _, mode := range []string{"none", "cond", "compare", "both"} {
 				for seed := 0; seed < seeds; seed++ {
-					name := fmt.Sprintf("%s/%s/cond=%v/%d", kind, keys, cond, seed)
-					t.Run(name, func(t *testing.T) { runRandomJoin(t, kind, keys, cond, int64(seed)) })
+					name := fmt.Sprintf("%s/%s/cond=%s/%d", kind, keys, mode, seed)
+					t.Run(name, func(t *testing.T) { runRandomJoin(t, kind, keys, mode, int64(seed)) })
 				}
 			}
 		}
 	}
 }
 
-func runRandomJoin(t *testing.T, kind exec.JoinKind, keys string, cond bool, seed int64) {
+func runRandomJoin(t *testing.T, kind exec.JoinKind, keys string, mode string, seed int64) {
+	cond := mode != "none"
 	rng := rand.New(rand.NewSource(seed))
 	const epochs = 25
 	nkeys := 4
@@ -285,6 +288,12 @@ func runRandomJoin(t *testing.T, kind exec.JoinKind, keys string, cond bool, see
 	env := NewEnv(ctx, expr.Context{})
 	l, r := make(chan Message), make(chan Message)
 	j := newTestJoin(t, kind, keys, cond, l, r)
+	switch mode {
+	case "compare": // v < w: left[1] - right[1] < 0
+		j.Compares = []PairCompare{{L: 1, R: 1, Op: "<", D: 0}}
+	case "both":
+		j.Compares, j.Residual = []PairCompare{{L: 1, R: 1, Op: "<=", D: 0}}, j.Cond
+	}
 	out := j.Start(env, []<-chan Message{l, r})
 	for s, ch := range []chan Message{l, r} {
 		go func() {

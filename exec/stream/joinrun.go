@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/expr"
@@ -53,6 +54,8 @@ type joinRun struct {
 	outSides int  // 2, or 1 for semi and anti (left columns only)
 	schema   *arrow.Schema
 	pairs    *arrow.Schema // left ++ right, for Cond
+	cmps     []pairCompare // HashJoin.Compares, checked
+	residual expr.Expr     // what of Cond is evaluated on pairs: Residual, or Cond without Compares
 	stopped  bool
 	clean    *joinCleaner // nil without HashJoin.Clean
 	iv       *intervalRun // nil without HashJoin.Interval
@@ -74,6 +77,8 @@ type joinRun struct {
 	oref []ref
 
 	pl, pe []int32 // candidate pairs: chunk row, other side's entry
+
+	nulls []arrow.Array // per output column of HashJoin.Pruned: all NULL, sliced per chunk
 }
 
 func (j *HashJoin) newRun(env *Env, out chan<- Message) (*joinRun, error) {
@@ -135,6 +140,22 @@ func (j *HashJoin) newRun(env *Env, out chan<- Message) (*joinRun, error) {
 	}
 	if j.Cond != nil {
 		r.pairs = types.ArrowSchema(append(append([]types.Column(nil), lc...), rc...))
+		r.residual = j.Cond
+		if len(j.Compares) > 0 {
+			var err error
+			if r.cmps, err = newPairCompares(j.Compares, lc, rc); err != nil {
+				return nil, err
+			}
+			r.residual = j.Residual
+		}
+	} else if len(j.Compares) > 0 || j.Residual != nil {
+		return nil, pgerr.Internal("stream: hash join with comparisons or a residual but no condition")
+	}
+	if j.Pruned != nil {
+		if len(j.Pruned) != len(j.Cols) {
+			return nil, pgerr.Internal("stream: hash join prunes %d of %d columns", len(j.Pruned), len(j.Cols))
+		}
+		r.nulls = make([]arrow.Array, len(j.Cols))
 	}
 	return r, nil
 }
@@ -142,6 +163,12 @@ func (j *HashJoin) newRun(env *Env, out chan<- Message) (*joinRun, error) {
 func (r *joinRun) release() {
 	r.sides[0].release()
 	r.sides[1].release()
+	for i, a := range r.nulls {
+		if a != nil {
+			a.Release()
+			r.nulls[i] = nil
+		}
+	}
 }
 
 // watermark forwards the combined watermark of key pair w.Col.
@@ -273,9 +300,10 @@ func (r *joinRun) rows(c *Chunk, gids []int32) error {
 			}
 		}
 		r.pl, r.pe = pl, pe
-		if r.iv != nil && r.iv.spec.Exact {
-			pl, pe = r.iv.filterPairs(r, pl, pe)
-		} else if r.j.Cond != nil {
+		if len(r.cmps) > 0 {
+			pl, pe = r.comparePairs(pl, pe)
+		}
+		if r.residual != nil && len(pl) > 0 {
 			var err error
 			if pl, pe, err = r.filterPairs(pl, pe); err != nil {
 				return err
@@ -298,7 +326,8 @@ func (r *joinRun) rows(c *Chunk, gids []int32) error {
 }
 
 // filterPairs keeps the pairs (chunk row pl[k], other side's entry pe[k])
-// for which Cond is true, in place.
+// for which the residual condition (Cond, or what Compares leave of it)
+// is true, in place.
 func (r *joinRun) filterPairs(pl, pe []int32) ([]int32, []int32, error) {
 	O := r.sides[1-r.s]
 	keep := 0
@@ -312,7 +341,7 @@ func (r *joinRun) filterPairs(pl, pe []int32) ([]int32, []int32, error) {
 			oref = append(oref, O.entries.at(pe[k]).ref)
 		}
 		rec := newLazyPairs(r, sref, oref) // gathers only the columns Cond reads
-		m, err := evalOrNull(r.env, r.ectx, r.j.Cond, rec)
+		m, err := evalOrNull(r.env, r.ectx, r.residual, rec)
 		rec.Release()
 		if err != nil {
 			return nil, nil, fmt.Errorf("stream: hash join condition: %w", err)
@@ -466,10 +495,30 @@ func (r *joinRun) columns(dst []arrow.Array, side int, sref, oref []ref) []arrow
 	if side == r.s {
 		recs, refs = r.one[:], sref
 	}
+	out := 0 // the output column of the side's first
+	if side == 1 {
+		out = len(r.sides[0].cols)
+	}
 	for c, col := range sd.cols {
+		if r.nulls != nil && r.j.Pruned[out+c] {
+			dst = append(dst, r.nullColumn(out+c, col.Type, len(refs)))
+			continue
+		}
 		dst = append(dst, gather(col.Type, recs, c, refs))
 	}
 	return dst
+}
+
+// nullColumn is n NULLs of output column i (HashJoin.Pruned), a slice of
+// one array kept per column and grown when n exceeds it.
+func (r *joinRun) nullColumn(i int, t types.T, n int) arrow.Array {
+	if a := r.nulls[i]; a == nil || a.Len() < n {
+		if a != nil {
+			a.Release()
+		}
+		r.nulls[i] = array.MakeArrayOfNull(memory.DefaultAllocator, t.ArrowType(), max(n, joinOutRows))
+	}
+	return array.NewSlice(r.nulls[i], 0, int64(n))
 }
 
 // checkJoinInput refuses a chunk whose columns are not the input's.
