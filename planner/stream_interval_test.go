@@ -172,3 +172,42 @@ func TestJoinPairCompares(t *testing.T) {
 		}
 	}
 }
+
+// A join does not gather the output columns that nothing above reads:
+// those only its condition or its keys read. A view of every column keeps
+// them all.
+func TestJoinPrunedColumns(t *testing.T) {
+	d := intervalDB(t)
+	d.mustExec("CREATE TABLE p (k int8 PRIMARY KEY, v int8)")
+	d.mustExec("CREATE TABLE q (k int8 PRIMARY KEY, w int8)")
+	for _, c := range []struct{ sql, pruned string }{
+		{"SELECT a.k, max(b.w) FROM a JOIN b ON a.k = b.k AND a.ts >= b.ts GROUP BY a.k", "ts k ts"},
+		{"SELECT a.v FROM a JOIN b ON a.k = b.k", "k k"},
+		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.ts >= b.ts", ""},
+		{"SELECT p.v FROM p JOIN q ON p.v = q.w", "w"}, // a key read by the join only
+	} {
+		var j *stream.HashJoin
+		var find func(n stream.Node)
+		find = func(n stream.Node) {
+			if x, ok := n.(*stream.HashJoin); ok && j == nil {
+				j = x
+			}
+			for _, in := range n.Inputs() {
+				find(in)
+			}
+		}
+		find(d.plan(t, c.sql).Root)
+		if j == nil {
+			t.Fatalf("%s: no join", c.sql)
+		}
+		var got []string
+		for i, p := range j.Pruned {
+			if p {
+				got = append(got, j.Cols[i].Name)
+			}
+		}
+		if strings.Join(got, " ") != c.pruned {
+			t.Errorf("%s: pruned %q, want %q (columns %v)", c.sql, strings.Join(got, " "), c.pruned, j.Cols)
+		}
+	}
+}

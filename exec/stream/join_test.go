@@ -244,8 +244,10 @@ func TestHashJoinRandomChangelogs(t *testing.T) {
 	for _, kind := range joinKindList {
 		for _, keys := range []string{"int", "text", "multi", "cross"} {
 			// The condition evaluated, compared in place (Compares), and
-			// both (Compares and a Residual).
-			for _, mode := range []string{"none", "cond", "compare", "both"} {
+			// both (Compares and a Residual);
+			// "pruned" also sends columns 2 (s) and 4 (w) as NULLs
+			// (HashJoin.Pruned).
+			for _, mode := range []string{"none", "cond", "compare", "both", "pruned"} {
 				for seed := 0; seed < seeds; seed++ {
 					name := fmt.Sprintf("%s/%s/cond=%s/%d", kind, keys, mode, seed)
 					t.Run(name, func(t *testing.T) { runRandomJoin(t, kind, keys, mode, int64(seed)) })
@@ -279,6 +281,14 @@ func runRandomJoin(t *testing.T, kind exec.JoinKind, keys string, mode string, s
 		}
 		m := multiset{}
 		for _, r := range bruteJoin(kind, keys, cond, gens[0].rows, gens[1].rows) {
+			if mode == "pruned" {
+				r = append([]types.Value(nil), r...) // a semi join's row is the input's
+				for _, c := range []int{2, 4} {
+					if c < len(r) {
+						r[c] = nil
+					}
+				}
+			}
 			m.add(r, 1)
 		}
 		want = append(want, m)
@@ -293,6 +303,14 @@ func runRandomJoin(t *testing.T, kind exec.JoinKind, keys string, mode string, s
 		j.Compares = []PairCompare{{L: 1, R: 1, Op: "<", D: 0}}
 	case "both":
 		j.Compares, j.Residual = []PairCompare{{L: 1, R: 1, Op: "<=", D: 0}}, j.Cond
+	case "pruned":
+		j.Compares = []PairCompare{{L: 1, R: 1, Op: "<", D: 0}}
+		j.Pruned = make([]bool, len(j.Cols))
+		for _, c := range []int{2, 4} {
+			if c < len(j.Pruned) {
+				j.Pruned[c] = true
+			}
+		}
 	}
 	out := j.Start(env, []<-chan Message{l, r})
 	for s, ch := range []chan Message{l, r} {
