@@ -217,6 +217,7 @@ func (r *Reader) run(ctx context.Context, emit func(rec arrow.RecordBatch, parts
 		return pgerr.New(pgerr.InvalidParameterValue, "nexmark: a reader needs a table (person, auction or bid), not %q", r.cfg.Table)
 	}
 	r.layout()
+	defer r.gen.closePool()
 	routed := r.gen.Routed()
 	size := DefaultBatchRows
 	if r.pacer != nil {

@@ -49,7 +49,12 @@ const (
 	poolMinClass  = 10 // no buffer smaller than 1,024 values
 	poolClassMax  = 16
 	poolFreeBytes = 2 << 20
-	poolLoans     = 256
+	// poolLoans covers the loans a pipeline holds in flight: reader,
+	// Project, exchange and aggregate hold up to three channels of
+	// ChannelSize batches per instance, four lent columns each. At 256,
+	// the heavy aggregation (a Project before its exchange) gave back
+	// every batch too late: the pool had forgotten them.
+	poolLoans = 1024
 )
 
 // loan is a lent buffer's capacity and its slot in the ring.
@@ -163,5 +168,23 @@ func int64Values(col arrow.Array) []int64 {
 func (g *Generator) Recycle(rec arrow.RecordBatch) {
 	if g.pool != nil && rec != nil {
 		g.pool.put(rec)
+	}
+}
+
+// close drops the pool's free buffers and turns it off: its generator
+// has ended, so nothing will be lent again, and buffers given back later
+// are left to the garbage collector (loans are forgotten).
+func (p *bufPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.off, p.loans, p.ring = true, nil, [poolLoans]weak.Pointer[int64]{}
+	p.free, p.freeBytes = [poolClasses][][]int64{}, 0
+}
+
+// closePool drops the free buffers of a recycling generator that ended
+// (its reader's run returned): a finished source keeps no memory.
+func (g *Generator) closePool() {
+	if g.pool != nil {
+		g.pool.close()
 	}
 }

@@ -1,6 +1,7 @@
 package nexmark
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"testing"
@@ -147,6 +148,38 @@ func TestBufPoolForgets(t *testing.T) {
 	}
 	if b := p.clone(src); &b[0] != &last[0] {
 		t.Fatal("the buffer given back last was not lent first")
+	}
+}
+
+// TestReaderEndFreesPool: when a recycling reader's run ends, its pool
+// drops its free buffers and takes nothing back from batches given back
+// late: a finished source keeps no memory.
+func TestReaderEndFreesPool(t *testing.T) {
+	r := NewReader(Config{Table: "bid", Events: 200_000})
+	var held []arrow.RecordBatch
+	n := 0
+	if err := r.Run(context.Background(), func(rec arrow.RecordBatch) error {
+		if n++; n%2 == 0 {
+			r.Recycle(rec) // written again by a later step
+		} else {
+			held = append(held, rec)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := r.gen.pool
+	if p == nil || n < 4 {
+		t.Fatalf("pool %v after %d batches: the reader does not recycle", p, n)
+	}
+	if !p.off || p.freeBytes != 0 || len(p.loans) != 0 {
+		t.Fatalf("after the run: off %v, %d bytes free, %d loans remembered", p.off, p.freeBytes, len(p.loans))
+	}
+	for _, rec := range held {
+		r.Recycle(rec)
+	}
+	if p.freeBytes != 0 {
+		t.Fatalf("%d bytes taken back after the run", p.freeBytes)
 	}
 }
 

@@ -58,7 +58,9 @@ type Chunk struct {
 	// that built them (a generator's batch: connector.Recycler). Only the
 	// runtime sets it, on a lending reader's batch. It travels with
 	// this *Chunk only: an operator that builds a chunk from another
-	// leaves it out, and a fan-out (a share's tee) strips it. The operator
+	// leaves it out, except Project, whose output holds the input's arrays
+	// and nothing more of the reader's (project.go), and a fan-out (a
+	// share's tee) strips it. The operator
 	// that finally consumes the chunk calls ReturnBuffers once it is done
 	// with it, if it keeps none of Rec's arrays (WindowAgg, HashAgg);
 	// otherwise the buffers go to the garbage collector as any batch's.

@@ -75,8 +75,14 @@ func (p *Project) Start(env *Env, inputs []<-chan Message) <-chan Message {
 			}
 			cols[i] = a
 		}
-		// the same rows: a routed reader's Part stays true of them (route.go)
-		return &Chunk{Rec: array.NewRecordBatch(schema, cols, c.Rec.NumRows()), Ops: c.Ops, Part: c.Part}, nil
+		// The same rows: a routed reader's Part stays true of them
+		// (route.go). Recycle goes on too: the Project keeps none of the
+		// input's arrays and nothing else reads the input (a fan-out strips
+		// it), so the output's last reader may give back the input's
+		// buffers that the output still holds (those it dropped go to the
+		// collector; computed columns are not a reader's, which ignores
+		// them).
+		return &Chunk{Rec: array.NewRecordBatch(schema, cols, c.Rec.NumRows()), Ops: c.Ops, Part: c.Part, Recycle: c.Recycle}, nil
 	}, p.markMap(env.evalContext()))
 	if len(pt) == 0 {
 		return out

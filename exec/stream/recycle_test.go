@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/exec/expr"
 )
 
 // recycleSpy counts the batches given back through Chunk.Recycle.
@@ -71,4 +73,35 @@ func TestHashAggReturnsBuffers(t *testing.T) {
 		t.Fatalf("messages %+v", got)
 	}
 	expectOut(t, render(got[0].Chunk), outRow{Insert, "a|1|1|1|1|1|1|1|1|1"})
+}
+
+// TestProjectCarriesRecycle: a Project's chunk carries its input's
+// Recycle, so a hash aggregate over it gives back the projected batch
+// (the input's arrays it kept) once; a chunk without Recycle stays so.
+func TestProjectCarriesRecycle(t *testing.T) {
+	env := newEnv(t)
+	spy := &recycleSpy{}
+	in := make(chan Message, 4)
+	c := aggChunk(t, nil, inRow{"a", int64(1), 1.0}, inRow{"b", int64(2), 2.0})
+	c.Recycle = spy.recycle
+	plain := aggChunk(t, nil, inRow{"a", int64(3), 3.0})
+	in <- ChunkMsg(c)
+	in <- ChunkMsg(plain)
+	in <- BarrierMsg(Barrier{Epoch: 1})
+	close(in)
+	p := &Project{Input: &source{in}, Exprs: []expr.Expr{colK, colV, colF}, Cols: aggIn}
+	h := newAgg(false)
+	h.Input = p
+	got := drain(t, env, h.Start(env, []<-chan Message{p.Start(env, []<-chan Message{in})}))
+	if spy.count() != 1 {
+		t.Fatalf("given back %d batches, want 1", spy.count())
+	}
+	back := spy.recs[0]
+	if back == c.Rec || back.Column(1).Data().Buffers()[1] != c.Rec.Column(1).Data().Buffers()[1] {
+		t.Fatalf("given back %v, want the projected batch over the input's arrays", back)
+	}
+	if len(got) != 2 || got[0].Kind != KindChunk {
+		t.Fatalf("messages %+v", got)
+	}
+	expectOut(t, render(got[0].Chunk), outRow{Insert, "a|2|2|4|1|3|4|2|1|3"}, outRow{Insert, "b|1|1|2|2|2|2|2|2|2"})
 }
