@@ -44,16 +44,23 @@ func TestStreamShareFilters(t *testing.T) {
 	}
 }
 
-func findHashAgg(n stream.Node) *stream.HashAgg {
-	if h, ok := n.(*stream.HashAgg); ok {
-		return h
+// findNode returns the first node of type T in a plan (preorder).
+func findNode[T stream.Node](n stream.Node) (T, bool) {
+	if x, ok := n.(T); ok {
+		return x, true
 	}
 	for _, in := range n.Inputs() {
-		if h := findHashAgg(in); h != nil {
-			return h
+		if x, ok := findNode[T](in); ok {
+			return x, true
 		}
 	}
-	return nil
+	var none T
+	return none, false
+}
+
+func findHashAgg(n stream.Node) *stream.HashAgg {
+	h, _ := findNode[*stream.HashAgg](n)
+	return h
 }
 
 // filterKey tells apart two columns that render alike.

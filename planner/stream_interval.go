@@ -66,7 +66,7 @@ func (s *streamPlanner) intervalJoin(j *stream.HashJoin, l, r sout) *stream.Inte
 		}
 		if a.col >= nl {
 			a, b = b, a
-			op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+			op = mirrored[op]
 		}
 		if a.col >= nl || b.col < nl {
 			continue

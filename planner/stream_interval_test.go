@@ -141,17 +141,7 @@ func TestJoinPairCompares(t *testing.T) {
 			"(z.tz <= (z2.tz + '1 day'::interval day))"},
 		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.v + b.w > 3", "", ""},
 	} {
-		var j *stream.HashJoin
-		var find func(n stream.Node)
-		find = func(n stream.Node) {
-			if x, ok := n.(*stream.HashJoin); ok && j == nil {
-				j = x
-			}
-			for _, in := range n.Inputs() {
-				find(in)
-			}
-		}
-		find(d.plan(t, c.sql).Root)
+		j, _ := findNode[*stream.HashJoin](d.plan(t, c.sql).Root)
 		if j == nil {
 			t.Errorf("%s: no join", c.sql)
 			continue
@@ -186,17 +176,7 @@ func TestJoinPrunedColumns(t *testing.T) {
 		{"SELECT * FROM a JOIN b ON a.k = b.k AND a.ts >= b.ts", ""},
 		{"SELECT p.v FROM p JOIN q ON p.v = q.w", "w"}, // a key read by the join only
 	} {
-		var j *stream.HashJoin
-		var find func(n stream.Node)
-		find = func(n stream.Node) {
-			if x, ok := n.(*stream.HashJoin); ok && j == nil {
-				j = x
-			}
-			for _, in := range n.Inputs() {
-				find(in)
-			}
-		}
-		find(d.plan(t, c.sql).Root)
+		j, _ := findNode[*stream.HashJoin](d.plan(t, c.sql).Root)
 		if j == nil {
 			t.Fatalf("%s: no join", c.sql)
 		}

@@ -36,9 +36,6 @@ func pairCompares(cond expr.Expr, nl int) ([]stream.PairCompare, expr.Expr) {
 	return cmps, andOf(rest)
 }
 
-// flipCompare is each comparison with its sides swapped.
-var flipCompare = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
-
 // pairCompare reads one conjunct as a stream.PairCompare.
 func pairCompare(c expr.Expr, nl int) (stream.PairCompare, bool) {
 	call, ok := c.(*expr.Call)
@@ -46,7 +43,8 @@ func pairCompare(c expr.Expr, nl int) (stream.PairCompare, bool) {
 		return stream.PairCompare{}, false
 	}
 	op := call.Fn.Name
-	if _, ok := flipCompare[op]; !ok {
+	symmetric := op == "=" || op == "<>"
+	if !symmetric && mirrored[op] == "" {
 		return stream.PairCompare{}, false
 	}
 	a, ok1 := int64Term(call.Args[0])
@@ -55,7 +53,10 @@ func pairCompare(c expr.Expr, nl int) (stream.PairCompare, bool) {
 		return stream.PairCompare{}, false // a DST-widened offset is not exact
 	}
 	if a.col >= nl {
-		a, b, op = b, a, flipCompare[op]
+		a, b = b, a
+		if !symmetric {
+			op = mirrored[op]
+		}
 	}
 	if a.col >= nl || b.col < nl {
 		return stream.PairCompare{}, false // both columns on one side

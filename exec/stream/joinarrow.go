@@ -103,11 +103,27 @@ type fixedSeg[T arrow.FixedWidthType] struct {
 	nulls bool
 }
 
+// fixedSegs caches one column of the last segments read, direct-mapped
+// by segment number; the zero value is empty.
+type fixedSegs[T arrow.FixedWidthType] [segCacheSize]fixedSeg[T]
+
+// at is column col of segment seg of recs, from the cache when it holds
+// it. Callers keep the last one and call at only when the segment
+// changes.
+func (c *fixedSegs[T]) at(recs []arrow.RecordBatch, col int, seg int32) *fixedSeg[T] {
+	s := &c[seg%segCacheSize]
+	if s.seg != seg+1 {
+		a := recs[seg].Column(col)
+		*s = fixedSeg[T]{seg: seg + 1, a: a, src: arrow.GetValues[T](a.Data(), 1), nulls: a.NullN() > 0}
+	}
+	return s
+}
+
 func gatherFixed[T arrow.FixedWidthType](dt arrow.DataType, recs []arrow.RecordBatch, col int, refs []ref) arrow.Array {
 	n := len(refs)
 	vals := make([]T, n)
 	var v validity
-	var cache [segCacheSize]fixedSeg[T]
+	var cache fixedSegs[T]
 	cur := &cache[0]
 	for k, r := range refs {
 		if r.seg < 0 {
@@ -115,11 +131,7 @@ func gatherFixed[T arrow.FixedWidthType](dt arrow.DataType, recs []arrow.RecordB
 			continue
 		}
 		if cur.seg != r.seg+1 {
-			cur = &cache[r.seg%segCacheSize]
-			if cur.seg != r.seg+1 {
-				a := recs[r.seg].Column(col)
-				*cur = fixedSeg[T]{seg: r.seg + 1, a: a, src: arrow.GetValues[T](a.Data(), 1), nulls: a.NullN() > 0}
-			}
+			cur = cache.at(recs, col, r.seg)
 		}
 		if cur.nulls && cur.a.IsNull(int(r.row)) {
 			v.null(k, n)

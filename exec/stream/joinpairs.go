@@ -98,7 +98,7 @@ func (r *joinRun) comparePairs(pl, pe []int32) ([]int32, []int32) {
 		ta := r.one[0].Column(tc)
 		tv := arrow.GetValues[int64](ta.Data(), 1)
 		tnull := ta.NullN() > 0
-		var cache [segCacheSize]fixedSeg[int64]
+		var cache fixedSegs[int64]
 		cur := &cache[0]
 		keep := 0
 		for k := range pl {
@@ -108,11 +108,7 @@ func (r *joinRun) comparePairs(pl, pe []int32) ([]int32, []int32) {
 			}
 			en := O.entries.at(pe[k])
 			if cur.seg != en.seg+1 {
-				cur = &cache[en.seg%segCacheSize]
-				if cur.seg != en.seg+1 {
-					a := O.recs[en.seg].Column(oc)
-					*cur = fixedSeg[int64]{seg: en.seg + 1, a: a, src: arrow.GetValues[int64](a.Data(), 1), nulls: a.NullN() > 0}
-				}
+				cur = cache.at(O.recs, oc, en.seg)
 			}
 			if cur.nulls && cur.a.IsNull(int(en.row)) {
 				continue
