@@ -58,7 +58,8 @@ func ConfigFromOptions(opts map[string]string) (Config, error) {
 		case "table", "nexmark.table.type":
 			cfg.Table = strings.ToLower(v)
 		default:
-			return Config{}, pgerr.New(pgerr.InvalidParameterValue, "unrecognized nexmark option %q", k)
+			return Config{}, pgerr.New(pgerr.InvalidParameterValue, "unrecognized nexmark option %q", k).
+				WithHint("Options are table, events, events_per_second, seed, base_time and first_event_id (or RisingWave's nexmark.table.type, nexmark.event.num, nexmark.min.event.gap.in.ns and nexmark.base.time).")
 		}
 		if err != nil {
 			return Config{}, pgerr.New(pgerr.InvalidParameterValue, "invalid value for nexmark option %q: %q", k, opts[k])

@@ -1,6 +1,8 @@
 package nexmark
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,5 +38,14 @@ func TestConfigFromOptions(t *testing.T) {
 		if _, err := ConfigFromOptions(bad); pgerr.CodeOf(err) != pgerr.InvalidParameterValue {
 			t.Errorf("%v: got %v, want 22023", bad, err)
 		}
+	}
+	// An unknown option's error lists the options (max_events is not one).
+	_, err = ConfigFromOptions(map[string]string{"max_events": "10"})
+	var pe *pgerr.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("unknown option: %v, not a pgerr.Error", err)
+	}
+	if !strings.Contains(pe.Message, `"max_events"`) || !strings.Contains(pe.Hint, "events_per_second") {
+		t.Errorf("unknown option: %v (hint %q)", err, pe.Hint)
 	}
 }
