@@ -583,7 +583,9 @@ func (p *physical) subquery(x *sublink, lay []int) (expr.Expr, error) {
 
 // fold evaluates constant subtrees once (expr.Fold decides what is
 // constant); a subtree whose evaluation fails is left for run time, when it
-// may never be reached (CASE branches).
+// may never be reached (CASE branches). Conditional and strict expressions
+// with some constant arguments are simplified as PostgreSQL does
+// (simplify).
 func (p *physical) fold(e expr.Expr) expr.Expr {
 	if p.b.env == nil || p.b.env.Eval == nil {
 		return e
@@ -604,6 +606,9 @@ func (p *physical) fold(e expr.Expr) expr.Expr {
 	}
 	if changed {
 		e = withChildren(e, nk)
+	}
+	if s := simplify(e); s != e {
+		return s
 	}
 	if !allConst {
 		return e

@@ -42,6 +42,10 @@ const (
 	maxTimestampDays = maxTimestamp / usPerDay
 )
 
+// DateInRange reports whether d, in days since 1970-01-01, is a date
+// PostgreSQL holds: 4714-11-24 BC .. 5874897-12-31.
+func DateInRange(d int64) bool { return d >= minDate && d <= maxDate }
+
 // TimestampMin and TimestampMax are the first and last finite timestamps
 // (microseconds since 1970): PostgreSQL's IS_VALID_TIMESTAMP range, the end
 // cut to what an int64 since 1970 holds.

@@ -169,12 +169,14 @@ func (e *Case) String() string {
 // the results to their common type (42804 `CASE types integer and text
 // cannot be matched`). els may be nil.
 func NewCase(whens []When, els Expr) (*Case, error) {
+	// The ELSE comes first, as in PostgreSQL's transformCaseExpr: it wins
+	// between types that convert both ways (char(n) and text).
 	ts := make([]types.T, 0, len(whens)+1)
-	for _, w := range whens {
-		ts = append(ts, w.Result.Type())
-	}
 	if els != nil {
 		ts = append(ts, els.Type())
+	}
+	for _, w := range whens {
+		ts = append(ts, w.Result.Type())
 	}
 	t, err := CommonType(ts, "CASE")
 	if err != nil {

@@ -241,6 +241,16 @@ func textOf(ctx *Context, v types.Value, t types.T) string {
 	return formatValue(v, t, ctx.formatOptions())
 }
 
+// outputText is v as its type's output function writes it, where
+// PostgreSQL's concat, concat_ws, format and array_to_string use that rather
+// than a cast to text: a char(n) keeps its padding.
+func outputText(ctx *Context, v types.Value, t types.T) string {
+	if t.Kind == types.Bpchar {
+		return v.(string)
+	}
+	return textOf(ctx, v, t)
+}
+
 func (c *Context) searchPath() []string {
 	if c == nil || c.Session == nil {
 		return []string{"public"}

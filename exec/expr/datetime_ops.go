@@ -17,10 +17,12 @@ import (
 
 var errTSRange = pgerr.New(pgerr.DatetimeFieldOverflow, "timestamp out of range")
 
-// addMonthsDays adds months and days to a wall-clock timestamp.
-func addMonthsDays(us int64, months, days int32) int64 {
+// addMonthsDays adds months and days to a wall-clock timestamp; false when
+// the timestamp after the months, or after the days, is out of range (as
+// PostgreSQL's timestamp_pl_interval checks each step).
+func addMonthsDays(us int64, months, days int32) (int64, bool) {
 	if months == 0 && days == 0 {
-		return us
+		return us, true
 	}
 	t := wallTime(us)
 	y, m, d := t.Date()
@@ -33,8 +35,25 @@ func addMonthsDays(us int64, months, days int32) int64 {
 		}
 	}
 	tod := us - floorDiv64(us, usPerDay)*usPerDay
-	day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()/86400 + int64(days)
-	return day*usPerDay + tod
+	day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	if months != 0 && !tsDayInRange(day, tod) {
+		return 0, false
+	}
+	day += int64(days)
+	if !tsDayInRange(day, tod) {
+		return 0, false
+	}
+	return day*usPerDay + tod, true
+}
+
+// tsDayInRange reports whether day (since 1970-01-01) at time of day tod
+// is a finite timestamp.
+func tsDayInRange(day, tod int64) bool {
+	if day < types.TimestampMin/usPerDay-1 || day > types.TimestampMax/usPerDay {
+		return false
+	}
+	r := day*usPerDay + tod
+	return r >= types.TimestampMin && r <= types.TimestampMax
 }
 
 func floorDivInt(a, b int) int {
@@ -55,14 +74,19 @@ func tsPlusInterval(us int64, iv types.IntervalValue, tz bool, loc *time.Locatio
 		return us, nil
 	}
 	if tz && (iv.Months != 0 || iv.Days != 0) {
-		wall := instantToWall(us, loc)
-		wall = addMonthsDays(wall, iv.Months, iv.Days)
+		wall, ok := addMonthsDays(instantToWall(us, loc), iv.Months, iv.Days)
+		if !ok {
+			return 0, errTSRange
+		}
 		us = wallToInstant(wall, loc)
 	} else {
-		us = addMonthsDays(us, iv.Months, iv.Days)
+		var ok bool
+		if us, ok = addMonthsDays(us, iv.Months, iv.Days); !ok {
+			return 0, errTSRange
+		}
 	}
 	r := us + iv.Micros
-	if (iv.Micros > 0 && r < us) || (iv.Micros < 0 && r > us) {
+	if (iv.Micros > 0 && r < us) || (iv.Micros < 0 && r > us) || r < types.TimestampMin || r > types.TimestampMax {
 		return 0, errTSRange
 	}
 	return r, nil
@@ -181,7 +205,7 @@ func tsRound(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
 // down (a month is 30 days, a day 86400 seconds), never up.
 func intervalScale(v types.IntervalValue, f float64, div bool) (types.IntervalValue, error) {
 	overflow := pgerr.New(pgerr.DatetimeFieldOverflow, "interval out of range")
-	if math.IsNaN(f) || math.IsInf(f, 0) {
+	if math.IsNaN(f) || math.IsInf(f, 0) && !div { // PostgreSQL 15: v / ±Infinity is 0
 		return v, overflow
 	}
 	op := func(x float64) float64 {
@@ -228,7 +252,7 @@ func init() {
 				return a[0], nil
 			}
 			r := d + sign*a[1].(int64)
-			if r > math.MaxInt32-1 || r < math.MinInt32+1 {
+			if !types.DateInRange(r) { // PostgreSQL's date_pli and date_mii
 				return nil, pgerr.New(pgerr.DatetimeFieldOverflow, "date out of range")
 			}
 			return types.DateValue(r), nil
@@ -311,7 +335,6 @@ func init() {
 		named("-", dtKernel(IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) {
 			return negInterval(a[0].(types.IntervalValue))
 		})),
-		named("+", dtKernel(IV, []types.T{IV}, func(_ *Context, a []types.Value) (types.Value, error) { return a[0], nil })),
 		named("*", dtKernel(IV, []types.T{IV, F8}, ivMul)),
 		named("*", dtKernel(IV, []types.T{F8, IV}, swap(ivMul))),
 		named("/", dtKernel(IV, []types.T{IV, F8}, func(_ *Context, a []types.Value) (types.Value, error) {
@@ -354,7 +377,7 @@ func tsIntervalKernel(sign int64, tz bool, swapped bool) kernel {
 			if v.Months == 0 && v.Days == 0 && !isInfTS(us) {
 				d := sign * v.Nanoseconds // µs (types.IntervalToArrow)
 				r := us + d
-				if (d > 0 && r < us) || (d < 0 && r > us) {
+				if (d > 0 && r < us) || (d < 0 && r > us) || r < types.TimestampMin || r > types.TimestampMax {
 					return nil, errTSRange
 				}
 				out[i] = r

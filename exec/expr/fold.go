@@ -22,6 +22,10 @@ func Fold(ctx *Context, e Expr) (Expr, error) {
 	return &Const{V: valueAt(a, 0, e.Type()), T: e.Type()}, nil
 }
 
+// Foldable reports whether e depends only on constants and stable
+// functions: whether Fold evaluates it.
+func Foldable(e Expr) bool { return foldable(e) }
+
 // foldable reports whether e depends only on constants and stable functions.
 func foldable(e Expr) bool {
 	ok := true

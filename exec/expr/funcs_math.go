@@ -28,6 +28,17 @@ func pure(f func(float64) float64) func(float64) (float64, error) {
 	return func(x float64) (float64, error) { return f(x), nil }
 }
 
+// finiteIn is f failing on an infinite input, as PostgreSQL's dsin, dcos,
+// dtan and dcot do.
+func finiteIn(f func(float64) float64) func(float64) (float64, error) {
+	return func(x float64) (float64, error) {
+		if math.IsInf(x, 0) {
+			return 0, errInputOOR
+		}
+		return f(x), nil
+	}
+}
+
 func logf(f func(float64) float64) func(float64) (float64, error) {
 	return func(x float64) (float64, error) {
 		switch {
@@ -51,8 +62,14 @@ func floatPow(x, y float64) (float64, error) {
 		return 0, errPowCmplx
 	}
 	r := cPow(x, y)
-	if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+	if math.IsInf(x, 0) || math.IsInf(y, 0) {
+		return r, nil
+	}
+	if math.IsInf(r, 0) {
 		return 0, errOverflow
+	}
+	if r == 0 && x != 0 { // PostgreSQL's dpow
+		return 0, pgerr.New(pgerr.NumericValueOutOfRange, "value out of range: underflow")
 	}
 	return r, nil
 }
@@ -185,10 +202,12 @@ func init() {
 		f8("ln", logf(cLog)),
 		f8("log", logf(cLog10)),
 		f8("log10", logf(cLog10)),
-		f8("degrees", func(x float64) (float64, error) { return x * 180 / math.Pi, nil }),
-		f8("radians", func(x float64) (float64, error) { return x * math.Pi / 180, nil }),
-		f8("sin", pure(cSin)), f8("cos", pure(cCos)), f8("tan", pure(cTan)),
-		f8("cot", func(x float64) (float64, error) { return 1 / cTan(x), nil }),
+		// by PostgreSQL's RADIANS_PER_DEGREE (funcs_trig.go), as its degrees
+		// and radians do (x * Pi / 180 rounds differently)
+		f8("degrees", func(x float64) (float64, error) { return x / radiansPerDegree, nil }),
+		f8("radians", func(x float64) (float64, error) { return x * radiansPerDegree, nil }),
+		f8("sin", finiteIn(cSin)), f8("cos", finiteIn(cCos)), f8("tan", finiteIn(cTan)),
+		f8("cot", finiteIn(func(x float64) float64 { return 1 / cTan(x) })),
 		f8("asin", func(x float64) (float64, error) {
 			if x < -1 || x > 1 {
 				return 0, errInputOOR

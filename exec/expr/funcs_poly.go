@@ -91,7 +91,7 @@ func init() {
 			var sb strings.Builder
 			for i, v := range a {
 				if v != nil {
-					t := textOf(ctx, v, ts[i])
+					t := outputText(ctx, v, ts[i])
 					if err := membudget.StringBuffer(int64(sb.Len()), int64(len(t))); err != nil {
 						return nil, err
 					}
@@ -119,7 +119,7 @@ func init() {
 			var have int64
 			for i, v := range a[1:] {
 				if v != nil {
-					t := textOf(ctx, v, ts[i+1])
+					t := outputText(ctx, v, ts[i+1])
 					if len(parts) > 0 {
 						have += int64(len(sep))
 					}
@@ -195,7 +195,7 @@ func init() {
 		for _, v := range a[0].([]types.Value) {
 			switch {
 			case v != nil:
-				parts = append(parts, textOf(ctx, v, elem))
+				parts = append(parts, outputText(ctx, v, elem))
 			case len(a) > 2:
 				parts = append(parts, a[2].(string))
 			}
@@ -429,18 +429,18 @@ func formatSQL(ctx *Context, f string, args []types.Value, ts []types.T) (types.
 		switch f[i] {
 		case 's':
 			if v != nil {
-				out = textOf(ctx, v, t)
+				out = outputText(ctx, v, t)
 			}
 		case 'I':
 			if v == nil {
 				return nil, pgerr.New(pgerr.NullValueNotAllowed, "null values cannot be formatted as an SQL identifier")
 			}
-			out = quoteIdent(textOf(ctx, v, t))
+			out = quoteIdent(outputText(ctx, v, t))
 		case 'L':
 			if v == nil {
 				out = "NULL"
 			} else {
-				out = quoteLiteral(textOf(ctx, v, t))
+				out = quoteLiteral(outputText(ctx, v, t))
 			}
 		default:
 			return nil, pgerr.New(pgerr.InvalidParameterValue, "unrecognized format() type specifier \"%c\"", f[i]).

@@ -267,11 +267,17 @@ func init() {
 		}),
 		rowFn("chr", TX, []types.T{I4}, func(_ *Context, a []types.Value) (types.Value, error) {
 			c := n(a, 0)
+			if c < 0 {
+				return nil, pgerr.New(pgerr.InvalidParameterValue, "character number must be positive")
+			}
 			if c == 0 {
 				return nil, pgerr.New(pgerr.ProgramLimitExceeded, "null character not permitted")
 			}
-			if c < 0 || c > unicode.MaxRune || (c >= 0xD800 && c <= 0xDFFF) {
+			if c > unicode.MaxRune {
 				return nil, pgerr.New(pgerr.ProgramLimitExceeded, "requested character too large for encoding: %d", c)
+			}
+			if c >= 0xD800 && c <= 0xDFFF {
+				return nil, pgerr.New(pgerr.ProgramLimitExceeded, "requested character not valid for encoding: %d", c)
 			}
 			return string(rune(c)), nil
 		}),

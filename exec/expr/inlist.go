@@ -10,7 +10,9 @@ import (
 
 // `E [NOT] IN (list)`: true if E equals some element, else NULL if E or
 // some element is NULL, else false. Lists of constants of integer or string
-// types are probed through a hash set; other lists apply Eq per element.
+// types are probed through a hash set; other lists apply Eq per element,
+// in PostgreSQL's order (ordered), an element that fails being evaluated
+// again on the rows no earlier element matched.
 
 // Type is boolean.
 func (e *InList) Type() types.T { return types.TBool }
@@ -53,8 +55,17 @@ func (e *InList) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 		return out, nil
 	}
 	found, null := newBits(n), newBits(n)
-	for _, item := range e.List {
+	for k, item := range e.ordered() {
 		eq, err := evalEq(ctx, e.Eq, l, e.E.Type(), item, b)
+		if err != nil && k > 0 {
+			// PostgreSQL ORs the comparisons (ANDs them for NOT IN), so an
+			// item is evaluated only on rows no earlier item matched.
+			var ra arrow.Array
+			if ra, err = evalRows(ctx, item, b, rowsWhere(found, n, false)); err == nil {
+				eq, err = eqArrays(ctx, e.Eq, l, e.E.Type(), ra, item.Type())
+				ra.Release()
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -66,6 +77,33 @@ func (e *InList) Eval(ctx *Context, b arrow.RecordBatch) (arrow.Array, error) {
 		eq.Release()
 	}
 	return inResult(n, found, null, e.Not), nil
+}
+
+// ordered is the list in the order PostgreSQL compares it
+// (transformAExprIn): two or more constants first, as one = ANY over their
+// array, then each other item in turn; otherwise every item in turn.
+func (e *InList) ordered() []Expr {
+	consts := 0
+	for _, x := range e.List {
+		if _, ok := x.(*Const); ok {
+			consts++
+		}
+	}
+	if consts < 2 || consts == len(e.List) {
+		return e.List
+	}
+	out := make([]Expr, 0, len(e.List))
+	for _, x := range e.List {
+		if _, ok := x.(*Const); ok {
+			out = append(out, x)
+		}
+	}
+	for _, x := range e.List {
+		if _, ok := x.(*Const); !ok {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // inResult turns found/null bitmaps into the IN (or NOT IN) result.

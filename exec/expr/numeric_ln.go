@@ -108,6 +108,16 @@ func numericLn(d *apd.Decimal, log10 bool) (*apd.Decimal, error) {
 
 // numericLogBase is log(b, x) = ln(x) / ln(b) with PostgreSQL's scale.
 func numericLogBase(b, x *apd.Decimal) (types.Value, error) {
+	if b.Form != apd.Finite || x.Form != apd.Finite { // as PostgreSQL's numeric_log: NaN first, then signs
+		switch {
+		case isNaN(b) || isNaN(x):
+			return &apd.Decimal{Form: apd.NaN}, nil
+		case b.Negative || x.Negative:
+			return nil, errLogNeg
+		case b.IsZero() || x.IsZero():
+			return nil, errLogZero
+		}
+	}
 	for _, d := range []*apd.Decimal{b, x} {
 		switch {
 		case d.IsZero():
@@ -117,7 +127,7 @@ func numericLogBase(b, x *apd.Decimal) (types.Value, error) {
 		}
 	}
 	switch {
-	case isNaN(b) || isNaN(x) || b.Form == apd.Infinite && x.Form == apd.Infinite:
+	case b.Form == apd.Infinite && x.Form == apd.Infinite:
 		return &apd.Decimal{Form: apd.NaN}, nil
 	case b.Form == apd.Infinite:
 		return new(apd.Decimal), nil

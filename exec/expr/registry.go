@@ -344,7 +344,29 @@ func NewBinary(op string, l, r Expr) (Expr, error) {
 		}
 		return nil, noOperator(op, ts)
 	}
+	if op == "+" && commutedPlus(f.Args) {
+		return NewBinary(op, r, l)
+	}
 	return bindCall(f, []Expr{l, r})
+}
+
+// commutedPlus reports the `+` operators PostgreSQL implements as SQL
+// functions that add their operands the other way round (integer_pl_date,
+// interval_pl_timestamp...: RETURN $2 + $1, inlined by its planner): the
+// right operand is evaluated first, which decides the error of a sum whose
+// operands both fail. NewBinary binds them swapped, as PostgreSQL's EXPLAIN
+// shows them.
+func commutedPlus(args []types.T) bool {
+	if len(args) != 2 {
+		return false
+	}
+	switch l, r := args[0].Kind, args[1].Kind; {
+	case l == types.Int4 || l == types.Time:
+		return r == types.Date
+	case l == types.Interval:
+		return r == types.Date || r == types.Time || r == types.Timestamp || r == types.TimestampTZ
+	}
+	return false
 }
 
 // NewUnary resolves a prefix operator (-, +, ~, @, |/, ||/; NOT is Not).

@@ -219,6 +219,9 @@ func dchField(p dtParts, id string, fm bool) (string, bool, error) {
 	case "am", "pm":
 		return pick(pm, "pm", "am"), false, nil
 	case "HH", "HH12":
+		if p.hour < 0 { // an interval's: PostgreSQL pads to 3 whatever the 12-hour value
+			return padUnsigned(h12, 3, fm), true, nil
+		}
 		return padInt(h12, 2, fm), true, nil
 	case "HH24":
 		return padInt(p.hour, 2, fm), true, nil
