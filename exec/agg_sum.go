@@ -204,27 +204,43 @@ func (a *floatStats) grow(n int) {
 	a.sxx = growSlice(a.sxx, n)
 }
 
-func (a *floatStats) add(g int32, x float64) {
-	a.n[g], a.sx[g], a.sxx[g] = FloatStatAdd(a.n[g], a.sx[g], a.sxx[g], x)
+// add folds x into group g; finite values whose sum or squares overflow
+// fail, as in PostgreSQL's float8_accum.
+func (a *floatStats) add(g int32, x float64) error {
+	var over bool
+	a.n[g], a.sx[g], a.sxx[g], over = floatStatStep(a.n[g], a.sx[g], a.sxx[g], x)
+	if over {
+		return pgerr.New(pgerr.NumericValueOutOfRange, "value out of range: overflow")
+	}
+	return nil
 }
 
 // FloatStatAdd folds x into a Youngs-Cramer state (n values, their sum sx
 // and the sum of their squared deviations sxx), as PostgreSQL's
 // float8_accum does: an infinite or NaN input, or an overflow, makes sxx
-// NaN.
+// NaN. (Where finite values overflow, PostgreSQL fails, as the batch
+// engine does; a view's state takes the NaN instead: exec/stream/aggvar.go.)
 func FloatStatAdd(n0, sx, sxx, x float64) (n, sx1, sxx1 float64) {
+	n, sx1, sxx1, _ = floatStatStep(n0, sx, sxx, x)
+	return n, sx1, sxx1
+}
+
+// floatStatStep is FloatStatAdd that also reports an overflow of finite
+// values (float8_accum's float_overflow_error).
+func floatStatStep(n0, sx0, sxx, x float64) (n, sx, sxx1 float64, overflow bool) {
 	n = n0 + 1
-	sx += x
+	sx = sx0 + x
 	if n0 > 0 {
 		t := x*n - sx
 		sxx += t * t / (n * n0)
 		if math.IsInf(sx, 0) || math.IsInf(sxx, 0) {
+			overflow = !math.IsInf(sx0, 0) && !math.IsInf(x, 0)
 			sxx = math.NaN()
 		}
 	} else if math.IsNaN(x) || math.IsInf(x, 0) {
 		sxx = math.NaN()
 	}
-	return n, sx, sxx
+	return n, sx, sxx, overflow
 }
 
 // FloatStat is the variance-family aggregate fn over a Youngs-Cramer state
@@ -250,13 +266,17 @@ func (a *floatStats) update(args []arrow.Array, gids []int32) error {
 	case *array.Float32:
 		for i, g := range gids {
 			if g >= 0 && x.IsValid(i) {
-				a.add(g, float64(v.Value(i)))
+				if err := a.add(g, float64(v.Value(i))); err != nil {
+					return err
+				}
 			}
 		}
 	case *array.Float64:
 		for i, g := range gids {
 			if g >= 0 && x.IsValid(i) {
-				a.add(g, v.Value(i))
+				if err := a.add(g, v.Value(i)); err != nil {
+					return err
+				}
 			}
 		}
 	}

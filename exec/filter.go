@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -58,7 +60,51 @@ func (it *filterIter) Next() (_ arrow.RecordBatch, err error) {
 func (it *filterIter) Close() error { return it.in.Close() }
 
 // applyFilter keeps the rows of b where cond is true; nil when none is.
+// A condition of several ANDed parts is applied as PostgreSQL applies a
+// list of quals (ExecQual after order_qual_clauses): part by part, the
+// cheapest first (expr.QualCost; ties in written order), each on the rows
+// every part before it kept, so a part is never evaluated for a row an
+// earlier part found false or NULL.
 func applyFilter(ctx *Context, b arrow.RecordBatch, cond expr.Expr) (arrow.RecordBatch, error) {
+	parts := QualList(cond)
+	if len(parts) == 1 {
+		return applyQual(ctx, b, cond)
+	}
+	for _, q := range parts {
+		var err error
+		if b, err = applyQual(ctx, b, q); err != nil || b == nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// QualList is cond's ANDed parts (nested ANDs flattened), cheapest first
+// (expr.QualCost; ties in written order): the order PostgreSQL's
+// order_qual_clauses applies a WHERE's quals in.
+func QualList(cond expr.Expr) []expr.Expr {
+	and, ok := cond.(*expr.And)
+	if !ok {
+		return []expr.Expr{cond}
+	}
+	var parts []expr.Expr
+	var flatten func(e expr.Expr)
+	flatten = func(e expr.Expr) {
+		if a, ok := e.(*expr.And); ok {
+			for _, x := range a.Args {
+				flatten(x)
+			}
+			return
+		}
+		parts = append(parts, e)
+	}
+	flatten(and)
+	slices.SortStableFunc(parts, func(x, y expr.Expr) int { return cmp.Compare(expr.QualCost(x), expr.QualCost(y)) })
+	return parts
+}
+
+// applyQual keeps the rows of b where cond is true; nil when none is.
+func applyQual(ctx *Context, b arrow.RecordBatch, cond expr.Expr) (arrow.RecordBatch, error) {
 	m, err := eval(ctx, cond, b)
 	if err != nil {
 		return nil, err

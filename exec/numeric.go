@@ -134,7 +134,10 @@ func roundScale(d *apd.Decimal, scale int32) (*apd.Decimal, error) {
 
 // numericSqrt is PostgreSQL's sqrt_var rounded to scale digits.
 func numericSqrt(x *apd.Decimal, scale int32) (*apd.Decimal, error) {
-	c := apd.BaseContext.WithPrecision(uint32(int64(x.NumDigits())/2 + int64(max(x.Exponent, 0)) + int64(scale) + 10))
+	// Guard digits beyond the argument's own twice over, as expr's sqrt:
+	// the root of 4611686016279904256 is 2147483647.49999999994..., and
+	// rounding it to 19 digits first would round it twice, to ...48.
+	c := apd.BaseContext.WithPrecision(uint32(int64(x.NumDigits())/2 + int64(max(x.Exponent, 0)) + int64(scale) + 2*int64(x.NumDigits()) + 10))
 	r := new(apd.Decimal)
 	if _, err := c.Sqrt(r, x); err != nil {
 		return nil, fmt.Errorf("exec: numeric sqrt: %w", err)

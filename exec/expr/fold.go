@@ -42,6 +42,27 @@ func foldable(e Expr) bool {
 	return ok
 }
 
+// QualCost estimates what evaluating e costs per row, in PostgreSQL's
+// units of cpu_operator_cost as its cost_qual_eval counts them for
+// built-in functions: an operator, function call, cast, LIKE, IS DISTINCT
+// FROM or NULLIF is 1, an IN list half a comparison per item, a subquery
+// 1000 (PostgreSQL adds the subplan's own cost); CASE, COALESCE, AND, OR,
+// NOT, IS NULL and column references add nothing of their own.
+func QualCost(e Expr) float64 {
+	cost := 0.0
+	walk(e, func(x Expr) {
+		switch x := x.(type) {
+		case *Call, *Cast, *Like, *IsDistinct, *NullIf:
+			cost++
+		case *InList:
+			cost += 0.5 * float64(len(x.List))
+		case *Subquery:
+			cost += 1000
+		}
+	})
+	return cost
+}
+
 // walk calls f on e and every sub-expression.
 func walk(e Expr, f func(Expr)) {
 	if e == nil {

@@ -16,7 +16,9 @@ import (
 // Each group keeps PostgreSQL's Youngs-Cramer state (float8_accum) over
 // its finite values, and how many values it has in all: an infinity or a
 // NaN makes the result NaN, as in PostgreSQL, for as long as the group
-// holds it. An insert is PostgreSQL's step, so over rows that only arrive
+// holds it. Finite values whose sum or squares overflow make it NaN too,
+// where PostgreSQL's float8_accum (and the batch engine) fails: a view
+// does not fail on a value. An insert is PostgreSQL's step, so over rows that only arrive
 // the result is the batch engine's over the same rows in the same order,
 // to the bit.
 //

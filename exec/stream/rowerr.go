@@ -30,6 +30,13 @@ func evalOrNull(env *Env, ectx *expr.Context, e expr.Expr, rec arrow.RecordBatch
 // evalRows evaluates e over rec, replacing failing rows by NULL. It is the
 // slow path, taken only after e failed over the whole chunk.
 func evalRows(env *Env, ectx *expr.Context, e expr.Expr, rec arrow.RecordBatch) (arrow.Array, error) {
+	return evalKept(env, ectx, e, rec, nil)
+}
+
+// evalKept evaluates e row by row on the rows of rec that keep marks (nil:
+// all of them), NULL on the others; a row that fails is a row error
+// (NULL) when the job counts them (env.OnRowError), else the error.
+func evalKept(env *Env, ectx *expr.Context, e expr.Expr, rec arrow.RecordBatch, keep []bool) (arrow.Array, error) {
 	n := int(rec.NumRows())
 	parts := make([]arrow.Array, 0, n)
 	defer func() {
@@ -38,10 +45,17 @@ func evalRows(env *Env, ectx *expr.Context, e expr.Expr, rec arrow.RecordBatch) 
 		}
 	}()
 	for i := 0; i < n; i++ {
+		if keep != nil && !keep[i] {
+			parts = append(parts, nullArray(ectx, e.Type()))
+			continue
+		}
 		row := rec.NewSlice(int64(i), int64(i+1))
 		a, err := e.Eval(ectx, row)
 		row.Release()
 		if err != nil {
+			if env.OnRowError == nil {
+				return nil, err
+			}
 			env.OnRowError(err)
 			a = nullArray(ectx, e.Type())
 		}

@@ -155,3 +155,34 @@ func TestUnionWatermarkIsMinimum(t *testing.T) {
 		t.Fatal("output not closed")
 	}
 }
+
+// A WHERE of several parts drops a row at its cheapest part before a later
+// part is evaluated for it (exec.QualList), as the batch engine does:
+// a > 0 AND 100 / a > 10 keeps 1..9 and never divides by 0 or a negative.
+func TestFilterPartsSkipDroppedRows(t *testing.T) {
+	env := newEnv(t)
+	a := &expr.ColRef{Idx: 0, T: types.TInt8, Name: "a"}
+	bin := func(op string, l, r expr.Expr) expr.Expr {
+		e, err := expr.NewBinary(op, l, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	k := func(v int64) expr.Expr { return &expr.Const{V: v, T: types.TInt8} }
+	div := bin(">", bin("/", k(100), a), k(10)) // costs 2, so runs second
+	cond := &expr.And{Args: []expr.Expr{div, bin(">", a, k(0))}}
+	in := make(chan Message, 2)
+	in <- ChunkMsg(chunk(nil, 0, 5, -3, 9, 12, 0))
+	close(in)
+	out := (&Filter{Input: &source{in}, Cond: cond}).Start(env, []<-chan Message{in})
+	var got []int64
+	for _, m := range drain(t, env, out) {
+		if m.Kind == KindChunk {
+			got = append(got, values(m.Chunk)...)
+		}
+	}
+	if len(got) != 2 || got[0] != 5 || got[1] != 9 {
+		t.Fatalf("got %v, want [5 9]", got)
+	}
+}
