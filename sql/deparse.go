@@ -26,14 +26,26 @@ func parserVersion() int32 {
 // canonical form (used to store column defaults and view queries). Text
 // that Parse would refuse as nested too deeply (the canonical form may add
 // parentheses) is refused here with the same 54001, so that every stored
-// definition parses again.
+// definition parses again; text that would read back as another tree is
+// mended (deparse_parens.go).
 func Deparse(stmt *pg.Node) (string, error) {
-	text, err := pg.Deparse(&pg.ParseResult{Version: parserVersion(), Stmts: []*pg.RawStmt{{Stmt: stmt}}})
+	text, err := deparse(stmt)
 	if err != nil {
 		return "", err
+	}
+	if !readsBack(stmt, text) { // deparse_parens.go
+		if fixed, ok := withParenthesizedTests(stmt); ok {
+			if text, err = deparse(fixed); err != nil {
+				return "", err
+			}
+		}
 	}
 	if err := checkNesting(text); err != nil {
 		return "", err
 	}
 	return text, nil
+}
+
+func deparse(stmt *pg.Node) (string, error) {
+	return pg.Deparse(&pg.ParseResult{Version: parserVersion(), Stmts: []*pg.RawStmt{{Stmt: stmt}}})
 }

@@ -55,7 +55,10 @@ func (g *gen) query() string {
 		if strings.HasPrefix(w, "row_number") || strings.HasPrefix(w, "rank") || strings.HasPrefix(w, "dense") || strings.HasPrefix(w, "lag") || strings.HasPrefix(w, "lead") || strings.HasPrefix(w, "percent") || strings.HasPrefix(w, "ntile") {
 			frame = ""
 		}
-		return fmt.Sprintf("SELECT fz.id, %s OVER (%s%s%s) FROM fz%s", w, part, order, frame, strings.Replace(where, "fy.", "fz.", -1))
+		if where != "" {
+			where = " WHERE " + g.pred(false) // over fz alone
+		}
+		return fmt.Sprintf("SELECT fz.id, %s OVER (%s%s%s) FROM fz%s", w, part, order, frame, where)
 	default: // plain or DISTINCT
 		distinct := g.pick("", "DISTINCT ")
 		var sel []string
