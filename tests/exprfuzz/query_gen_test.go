@@ -46,7 +46,7 @@ func (g *gen) query() string {
 		if g.r.IntN(3) == 0 {
 			q += " HAVING " + g.pick("count(*) > 1", "sum(fz.i8) IS NOT NULL", "max(fz.s) > 'a'", "bool_or(fz.b)", "avg(fz.f) < 1")
 		}
-		return q
+		return q + g.topN(len(sel))
 	case 2: // window functions
 		part := g.pick("", "PARTITION BY fz.b ", "PARTITION BY fz.i4 % 2 ")
 		order := g.pick("ORDER BY fz.id", "ORDER BY fz.i8, fz.id", "ORDER BY fz.s NULLS FIRST, fz.id")
@@ -71,8 +71,22 @@ func (g *gen) query() string {
 		if g.r.IntN(3) == 0 {
 			sel = append(sel, g.subquery())
 		}
-		return "SELECT " + distinct + strings.Join(sel, ", ") + " FROM " + from + where
+		return "SELECT " + distinct + strings.Join(sel, ", ") + " FROM " + from + where + g.topN(len(sel))
 	}
+}
+
+// topN is, one time in four, an ORDER BY of every output column (so that
+// the rows kept are the same whatever the ties) and a LIMIT, with an
+// OFFSET sometimes; otherwise nothing.
+func (g *gen) topN(cols int) string {
+	if g.r.IntN(4) > 0 {
+		return ""
+	}
+	var keys []string
+	for i := 1; i <= cols; i++ {
+		keys = append(keys, fmt.Sprintf("%d%s", i, g.pick("", " DESC", " NULLS FIRST", " DESC NULLS LAST")))
+	}
+	return " ORDER BY " + strings.Join(keys, ", ") + fmt.Sprintf(" LIMIT %d", 1+g.r.IntN(4)) + g.pick("", "", " OFFSET 1")
 }
 
 // from is fz alone or joined with fy.
