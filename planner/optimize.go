@@ -109,6 +109,21 @@ func push(n lnode, conds []expr.Expr) lnode {
 	case *lFilter:
 		return push(x.in, append(x.conds, conds...))
 	case *lJoin:
+		if k := reduceOuter(x, conds); k != x.kind { // outer_reduce.go
+			x.kind = k
+			if k == exec.InnerJoin {
+				all := append(append([]expr.Expr(nil), x.conds...), conds...)
+				x.conds = nil
+				return innerJoins(x, all)
+			}
+			// a full join made left or right: its ON conditions on the
+			// side that is now nullable can go into that side
+			if k == exec.LeftJoin {
+				x.conds, x.right = pushSide(x.conds, x.right)
+			} else {
+				x.conds, x.left = pushSide(x.conds, x.left)
+			}
+		}
 		switch {
 		case x.temporal:
 			return pushLookup(x, conds)

@@ -143,20 +143,21 @@ StreamHashJoin: semi   state: all left rows, all right rows
   └─StreamFilter: (bid.price > '1000'::bigint)
     └─StreamScan: table bid (append only)`},
 		// A correlated scalar subquery inside an IN subquery (TPC-H
-		// q20's shape): decorrelated within the semi join's right side.
+		// q20's shape): decorrelated within the semi join's right side,
+		// into a left join that the comparison with the subquery's value
+		// (NULL where it has no row) makes an inner one (outer_reduce.go).
 		{"SELECT name FROM auction WHERE id IN (SELECT auction FROM bid b WHERE price > (SELECT avg(price) FROM bid c WHERE c.bidder = b.bidder))", `
 StreamProject: auction.name
 └─StreamHashJoin: semi on auction.id = auction   state: left rows by (auction.id), right rows by (auction)
   ├─StreamProject: auction.id, auction.name
   │ └─StreamScan: table auction
   └─StreamProject: b.auction
-    └─StreamFilter: ((b.price)::numeric > avg)
-      └─StreamHashJoin: left on b.bidder = ?column?   state: left rows by (b.bidder), right rows by (?column?)
-        ├─StreamProject: b.auction, b.bidder, b.price
-        │ └─StreamScan: table bid b (append only) (read shared by 2 scans)
-        └─StreamHashAgg: avg(c.price) GROUP BY c.bidder   state: per group (c.bidder): sum and count
-          └─StreamProject: c.bidder, c.price
-            └─StreamScan: table bid c (append only) (read shared by 2 scans)`},
+    └─StreamHashJoin: inner on b.bidder = ?column? filter ((b.price)::numeric > avg)   state: left rows by (b.bidder), right rows by (?column?)
+      ├─StreamProject: b.auction, b.bidder, b.price
+      │ └─StreamScan: table bid b (append only) (read shared by 2 scans)
+      └─StreamHashAgg: avg(c.price) GROUP BY c.bidder   state: per group (c.bidder): sum and count
+        └─StreamProject: c.bidder, c.price
+          └─StreamScan: table bid c (append only) (read shared by 2 scans)`},
 		// An uncorrelated scalar subquery: a cross join with its one row.
 		{"SELECT auction FROM bid WHERE price > (SELECT avg(price) FROM bid)", `
 StreamProject: bid.auction

@@ -17,9 +17,6 @@ import (
 //
 // EXPRFUZZ_QUERIES sets the queries (default 1000), EXPRFUZZ_SEED the
 // seed. Skipped when PostgreSQL is unreachable, except under CI=true.
-// Other seeds than CI's may show the one difference docs/sql.md names:
-// PostgreSQL evaluates a WHERE that rejects an outer join's NULLs below
-// the join, so an operand that fails on a row the join drops fails there.
 func TestQueriesMatchPostgres(t *testing.T) {
 	ctx := context.Background()
 	pg, ss := servers(t, append(createSQL(), joinTable...))
