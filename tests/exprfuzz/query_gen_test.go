@@ -22,6 +22,9 @@ var fyCol = map[typ][]string{tInt4: {"fy.k", "fy.fid", "fy.g"}, tNumeric: {"fy.v
 // compared as multisets, so ORDER BY is left out except inside aggregates
 // and windows, where it decides the answer.
 func (g *gen) query() string {
+	if g.r.IntN(8) == 0 {
+		return g.extraQuery()
+	}
 	if g.r.IntN(6) == 0 {
 		op := g.pick("UNION", "UNION ALL", "INTERSECT", "EXCEPT", "INTERSECT ALL", "EXCEPT ALL")
 		return fmt.Sprintf("(%s) %s (%s)", g.simpleSelect(tInt4), op, g.simpleSelect(tInt4))
@@ -181,4 +184,24 @@ func (g *gen) simpleSelect(t typ) string {
 		return "SELECT " + g.pick("fy.k", "fy.fid", "fy.g") + " FROM fy" + g.pick("", " WHERE fy.v > 0", " WHERE fy.t = 'x'")
 	}
 	return "SELECT " + g.pick("fz.id", "fz.i4", "fz.i4 % 3") + " FROM fz" + g.pick("", " WHERE fz.b", " WHERE fz.i8 > 0")
+}
+
+// extraQuery is one of the rarer shapes: a CTE, DISTINCT ON, LATERAL,
+// GROUPING SETS / ROLLUP / CUBE, a window with a RANGE offset, VALUES.
+func (g *gen) extraQuery() string {
+	switch g.r.IntN(7) {
+	case 0:
+		return "WITH w AS (SELECT fz.i4 % 3 AS k, fz.n FROM fz WHERE " + g.pred(false) + ") SELECT k, count(*), sum(n) FROM w GROUP BY k"
+	case 1:
+		return "SELECT DISTINCT ON (fz.b) fz.b, fz.id, fz.s FROM fz ORDER BY fz.b, fz." + g.pick("id", "i8, fz.id", "s NULLS FIRST, fz.id")
+	case 2:
+		return "SELECT fz.id, l.* FROM fz, LATERAL (SELECT count(*) AS c, max(fy.v) AS m FROM fy WHERE fy.fid = fz.id) l"
+	case 3:
+		return "SELECT fz.b, fz.i4 % 2, count(*), sum(fz.n) FROM fz GROUP BY " + g.pick("GROUPING SETS ((fz.b), (fz.i4 % 2), ())", "ROLLUP (fz.b, fz.i4 % 2)", "CUBE (fz.b, fz.i4 % 2)")
+	case 4:
+		return "SELECT fz.id, " + g.pick("sum(fz.i4)", "count(*)", "max(fz.n)") + " OVER (ORDER BY fz." + g.pick("i4", "id", "d") + " RANGE BETWEEN " + g.pick("1", "3") + g.pick("", "", "") + " PRECEDING AND CURRENT ROW) FROM fz WHERE fz.id <= 6"
+	case 5:
+		return "SELECT v.k, fz.s FROM (VALUES (1, 'a'), (2, NULL), (NULL, 'c')) v(k, t) LEFT JOIN fz ON fz.id = v.k"
+	}
+	return "SELECT fz.s, (SELECT count(*) FROM fy WHERE fy.t = fz.s) FROM fz UNION ALL SELECT fy.t, fy.k FROM fy WHERE " + g.pick("fy.v > 0", "true", "fy.g IS NULL")
 }
