@@ -119,8 +119,12 @@ func jsonOf(ctx *Context, v types.Value, t types.T) any {
 		return rawJSON(v.(string))
 	case types.Array:
 		return arrayJSON(ctx, v.([]types.Value), *t.Elem, ",")
-	case types.Timestamp, types.TimestampTZ, types.Date:
+	case types.Date: // " BC" is the only space
+		return textOf(ctx, v, t)
+	case types.Timestamp:
 		return strings.Replace(textOf(ctx, v, t), " ", "T", 1)
+	case types.TimestampTZ:
+		return xsdOffset(strings.Replace(textOf(ctx, v, t), " ", "T", 1))
 	case types.Record:
 		// an object of the fields, in order (composite_to_json)
 		r, _ := v.(types.RowValue)
@@ -532,4 +536,20 @@ func buildObjectBuilder(name string, jt types.T) func(args []Expr) (Expr, error)
 			return sb.String(), nil
 		}), nil
 	}
+}
+
+// xsdOffset writes a timestamptz's UTC offset with its minutes, as
+// PostgreSQL's JSON does (XSD dates): +00 becomes +00:00, before any BC.
+func xsdOffset(s string) string {
+	base, bc := strings.CutSuffix(s, " BC")
+	t := strings.IndexByte(base, 'T')
+	i := strings.LastIndexAny(base, "+-")
+	if t < 0 || i < t || strings.ContainsRune(base[i:], ':') {
+		return s
+	}
+	base += ":00"
+	if bc {
+		base += " BC"
+	}
+	return base
 }

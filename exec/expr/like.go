@@ -258,7 +258,11 @@ func NewLike(e, pattern, escape Expr, caseInsens, not, regex bool) (*Like, error
 		}
 		return out, nil
 	}
-	if out.E, err = toTextArg(e); err != nil {
+	if e.Type().Kind == types.Bpchar {
+		// char(n) matches with its padding, as PostgreSQL's bpcharlike and
+		// bpcharregexeq do: 'ab'::char(4) LIKE 'ab' is false
+		out.E = e
+	} else if out.E, err = toTextArg(e); err != nil {
 		return nil, err
 	}
 	if out.Pattern, err = toTextArg(pattern); err != nil {

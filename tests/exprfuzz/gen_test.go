@@ -172,7 +172,7 @@ func (g *gen) cast(t typ, d int) string {
 
 func (g *gen) intExpr(t typ, d int) string {
 	a, b := g.expr(t, d), g.expr(t, d)
-	switch g.r.IntN(11) {
+	switch g.r.IntN(13) {
 	case 0, 1:
 		return fmt.Sprintf("(%s %s %s)", a, g.pick("+", "-", "*", "/", "%"), b)
 	case 2:
@@ -206,11 +206,18 @@ func (g *gen) intExpr(t typ, d int) string {
 			return fmt.Sprintf("strpos(%s, %s)", g.expr(tText, d), g.pick("'a'", "''", "'l'", "fz.s"))
 		}
 		return fmt.Sprintf("(%s %s %s)", a, g.pick("+", "-", "*", "/"), g.expr(tInt4, d))
-	default:
+	case 10:
 		if t == tInt4 {
 			return fmt.Sprintf("width_bucket(%s, 0, 10, %s)", g.expr(tFloat8, d), g.pick("1", "5", "0"))
 		}
 		return fmt.Sprintf("(~%s)", a)
+	case 11:
+		return fmt.Sprintf("(ARRAY[%s, %s])[%s]", a, b, g.pick("1", "2", "3", "0"))
+	default:
+		if t == tInt4 {
+			return fmt.Sprintf("%s(ARRAY[%s, %s, NULL]%s)", g.pick("array_length", "cardinality", "array_position"), a, b, g.pick(", 1", ", 1", ", 0"))
+		}
+		return fmt.Sprintf("(jsonb_build_array(%s, %s) ->> %s)::int8", a, b, g.pick("0", "1", "2"))
 	}
 }
 
@@ -270,7 +277,7 @@ func (g *gen) floatExpr(d int) string {
 
 func (g *gen) textExpr(d int) string {
 	a := g.expr(tText, d)
-	switch g.r.IntN(20) {
+	switch g.r.IntN(24) {
 	case 0, 1:
 		return fmt.Sprintf("(%s || %s)", a, g.expr(typ(g.r.IntN(int(nTypes))), d))
 	case 2:
@@ -307,8 +314,18 @@ func (g *gen) textExpr(d int) string {
 		return fmt.Sprintf("to_char(%s, %s)", g.expr(tInterval, d), g.pick("'HH24:MI:SS'", "'DD \"days\" HH'", "'MM-DD'"))
 	case 18:
 		return fmt.Sprintf("CAST((%s AT TIME ZONE %s) AS text)", g.expr(tTimestamp, d), g.pick("'America/New_York'", "'Asia/Kolkata'", "'UTC'", "'+05'"))
-	default:
+	case 19:
 		return fmt.Sprintf("CAST(%s AS %s)", a, g.pick("varchar(3)", "char(4)", "name", "text"))
+	case 20:
+		t := typ(g.r.IntN(int(nTypes)))
+		return fmt.Sprintf("%s(%s)::text", g.pick("to_jsonb", "to_json", "jsonb_build_array"), g.expr(t, d))
+	case 21:
+		return fmt.Sprintf("jsonb_build_object('a', %s, 'b', %s) %s", g.expr(typ(g.r.IntN(int(nTypes))), d), a, g.pick("->> 'a'", "->> 'b'", "::text", "#>> '{a}'"))
+	case 22:
+		t := g.pick("fz.i4", "fz.s", "fz.n", "fz.d")
+		return fmt.Sprintf("array_to_string(ARRAY[%s, %s, NULL], %s%s)", t, t, g.pick("','", "''"), g.pick("", ", '*'"))
+	default:
+		return fmt.Sprintf("jsonb_typeof(to_jsonb(%s))", g.expr(typ(g.r.IntN(int(nTypes))), d))
 	}
 }
 
