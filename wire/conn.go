@@ -59,8 +59,9 @@ type conn struct {
 
 	accepted time.Time
 	maxBody  int // the message size limit (small until authenticated)
-	// holdsSlot and authenticated are guarded by srv.mu (limits.go).
-	holdsSlot, authenticated bool
+	// holdsSlot, spoke and authenticated are guarded by srv.mu
+	// (limits.go); spoke: its startup packet has been read.
+	holdsSlot, spoke, authenticated bool
 	// notices holds the notices expression evaluation raised (a PL/pgSQL
 	// RAISE), sent at the next safe point (drainNotices).
 	notices pgerr.NoticeQueue
@@ -104,6 +105,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		}
 		return
 	}
+	s.spoke(c)
 	method, hbaErr := c.checkHBA(st) // hba.go
 	if hbaErr != nil {
 		err := c.fatal(hbaErr)

@@ -109,7 +109,10 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // admit takes a connection slot for c (and tracks it); it returns false
 // when the server is closing or full. When full it first tries to evict
-// the oldest connection still authenticating.
+// the oldest connection still authenticating, preferring one that has not
+// sent its startup packet: a flood of idle sockets accepted after a real
+// client then evicts each other rather than the client that is
+// authenticating.
 func (s *Server) admit(c *conn) (ok bool, closing bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -120,7 +123,10 @@ func (s *Server) admit(c *conn) (ok bool, closing bool) {
 	if s.slots >= s.opts.MaxConnections {
 		var oldest *conn
 		for o := range s.live {
-			if o.holdsSlot && !o.authenticated && (oldest == nil || o.accepted.Before(oldest.accepted)) {
+			if !o.holdsSlot || o.authenticated {
+				continue
+			}
+			if oldest == nil || (oldest.spoke && !o.spoke) || (oldest.spoke == o.spoke && o.accepted.Before(oldest.accepted)) {
 				oldest = o
 			}
 		}
@@ -136,6 +142,13 @@ func (s *Server) admit(c *conn) (ok bool, closing bool) {
 	c.holdsSlot = true
 	s.slots++
 	return true, false
+}
+
+// spoke marks c as having sent its startup packet (admit evicts it last).
+func (s *Server) spoke(c *conn) {
+	s.mu.Lock()
+	c.spoke = true
+	s.mu.Unlock()
 }
 
 // authenticatedAs marks c as past authentication: it can no longer be

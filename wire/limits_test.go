@@ -204,6 +204,55 @@ func TestIdleSocketsDoNotLockOut(t *testing.T) {
 	}
 }
 
+// A client that has sent its startup packet and is authenticating is
+// evicted last: idle sockets that arrive after it take each other's slots
+// (TestIdleFloodDoesNotLockOut's flood, whose sockets the kernel may queue
+// behind a real client).
+func TestAuthenticatingClientOutlastsIdleSockets(t *testing.T) {
+	srv, addr, _ := startFake(t, Options{MaxConnections: 3, Passwords: testPasswords})
+	nc, fe := startupRaw(t, addr, map[string]string{"user": "alice", "database": "db"})
+	defer nc.Close()
+	if m, err := fe.Receive(); err != nil {
+		t.Fatal(err)
+	} else if _, ok := m.(*pgproto3.AuthenticationSASL); !ok {
+		t.Fatalf("got %T, want AuthenticationSASL", m)
+	}
+	// it has spoken, and it is the oldest connection; ten idle sockets
+	// for the two other slots: eight of them must be closed, not it
+	var idle []net.Conn
+	for i := 0; i < 10; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	closed := map[int]bool{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(closed) < 8 && time.Now().Before(deadline) {
+		for i, c := range idle {
+			if closed[i] {
+				continue
+			}
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
+			var b [1]byte
+			if _, err := c.Read(b[:]); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				closed[i] = true
+			}
+		}
+	}
+	if len(closed) != 8 {
+		t.Fatalf("%d idle sockets closed, want 8 (the client's slot went to one)", len(closed))
+	}
+	_ = srv
+	_ = nc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	var b [1]byte
+	if _, err := nc.Read(b[:]); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the authenticating client lost its connection: %v", err)
+	}
+}
+
 func TestSuperuserReservedConnections(t *testing.T) {
 	_, addr, _ := startFake(t, Options{MaxConnections: 3, SuperuserReservedConnections: 1})
 	ctx := context.Background()
