@@ -42,13 +42,18 @@ func (a *Apply) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &applyIter{ctx: ctx, a: a, in: in}, nil
+	it := &applyIter{ctx: ctx, a: a, in: in}
+	if a.Cond != nil {
+		it.quals = QualList(a.Cond)
+	}
+	return it, nil
 }
 
 type applyIter struct {
-	ctx *Context
-	a   *Apply
-	in  Iterator
+	ctx   *Context
+	a     *Apply
+	in    Iterator
+	quals []expr.Expr // a.Cond's parts (QualList)
 }
 
 func (it *applyIter) Next() (_ arrow.RecordBatch, err error) {
@@ -102,7 +107,7 @@ func (it *applyIter) row(b arrow.RecordBatch, i int) ([]arrow.RecordBatch, error
 		cols = append(cols, r.Columns()...)
 		joined := newBatch(it.a.Cols, cols, n)
 		if it.a.Cond != nil {
-			if joined, err = applyFilter(it.ctx, joined, it.a.Cond); err != nil {
+			if joined, err = applyFilter(it.ctx, joined, it.quals); err != nil {
 				return nil, err
 			}
 			if joined == nil {

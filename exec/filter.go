@@ -28,13 +28,14 @@ func (f *Filter) Open(ctx *Context) (Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &filterIter{ctx: ctx, f: f, in: in}, nil
+	return &filterIter{ctx: ctx, f: f, in: in, quals: QualList(f.Cond)}, nil
 }
 
 type filterIter struct {
-	ctx *Context
-	f   *Filter
-	in  Iterator
+	ctx   *Context
+	f     *Filter
+	in    Iterator
+	quals []expr.Expr // f.Cond's parts, in the order they are applied
 }
 
 func (it *filterIter) Next() (_ arrow.RecordBatch, err error) {
@@ -47,7 +48,7 @@ func (it *filterIter) Next() (_ arrow.RecordBatch, err error) {
 		if err != nil || b == nil {
 			return nil, err
 		}
-		out, err := applyFilter(it.ctx, b, it.f.Cond)
+		out, err := applyFilter(it.ctx, b, it.quals)
 		if err != nil {
 			return nil, err
 		}
@@ -59,18 +60,14 @@ func (it *filterIter) Next() (_ arrow.RecordBatch, err error) {
 
 func (it *filterIter) Close() error { return it.in.Close() }
 
-// applyFilter keeps the rows of b where cond is true; nil when none is.
-// A condition of several ANDed parts is applied as PostgreSQL applies a
-// list of quals (ExecQual after order_qual_clauses): part by part, the
-// cheapest first (expr.QualCost; ties in written order), each on the rows
-// every part before it kept, so a part is never evaluated for a row an
-// earlier part found false or NULL.
-func applyFilter(ctx *Context, b arrow.RecordBatch, cond expr.Expr) (arrow.RecordBatch, error) {
-	parts := QualList(cond)
-	if len(parts) == 1 {
-		return applyQual(ctx, b, cond)
-	}
-	for _, q := range parts {
+// applyFilter keeps the rows of b where every qual of quals (a condition's
+// QualList, computed once by the caller) is true; nil when none is. The
+// quals are applied as PostgreSQL applies its list of quals (ExecQual after
+// order_qual_clauses): in order, each on the rows every one before it
+// kept, so a qual is never evaluated for a row an earlier one found false
+// or NULL.
+func applyFilter(ctx *Context, b arrow.RecordBatch, quals []expr.Expr) (arrow.RecordBatch, error) {
+	for _, q := range quals {
 		var err error
 		if b, err = applyQual(ctx, b, q); err != nil || b == nil {
 			return nil, err

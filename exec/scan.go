@@ -5,6 +5,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/streamsql/streamsql/exec/expr"
 	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
@@ -59,7 +60,11 @@ func (s *Scan) Open(ctx *Context) (Iterator, error) {
 			snap.Chunks = chunks
 		}
 	}
-	return &scanIter{ctx: ctx, s: s, chunks: snap.Chunks, size: ctx.Size(), schema: types.ArrowSchema(s.Columns())}, nil
+	it := &scanIter{ctx: ctx, s: s, chunks: snap.Chunks, size: ctx.Size(), schema: types.ArrowSchema(s.Columns())}
+	if s.Filter != nil {
+		it.quals = QualList(s.Filter)
+	}
+	return it, nil
 }
 
 type scanIter struct {
@@ -70,6 +75,7 @@ type scanIter struct {
 	schema  *arrow.Schema // output, with the row id
 	ci, row int           // position: chunk, row within it
 	sel     []int32
+	quals   []expr.Expr // s.Filter's parts (QualList)
 }
 
 func (it *scanIter) Next() (_ arrow.RecordBatch, err error) {
@@ -93,7 +99,7 @@ func (it *scanIter) Next() (_ arrow.RecordBatch, err error) {
 			continue
 		}
 		if it.s.Filter != nil {
-			fb, err := applyFilter(it.ctx, b, it.s.Filter)
+			fb, err := applyFilter(it.ctx, b, it.quals)
 			if err != nil {
 				return nil, err
 			}

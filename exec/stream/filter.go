@@ -34,16 +34,6 @@ func (f *Filter) Start(env *Env, inputs []<-chan Message) <-chan Message {
 	ectx := env.evalContext()
 	parts := exec.QualList(f.Cond)
 	return runMap(env, inputs[0], func(c *Chunk) (*Chunk, error) {
-		if len(parts) == 1 {
-			a, err := f.Cond.Eval(ectx, c.Rec)
-			if err != nil && env.OnRowError != nil {
-				a, err = evalRows(env, ectx, f.Cond, c.Rec) // failing rows: NULL, so dropped
-			}
-			if err != nil {
-				return nil, err
-			}
-			return filterChunk(ectx, c, a.(*array.Boolean))
-		}
 		keep := make([]bool, c.Len())
 		for i := range keep {
 			keep[i] = true
@@ -51,7 +41,7 @@ func (f *Filter) Start(env *Env, inputs []<-chan Message) <-chan Message {
 		for k, q := range parts {
 			a, err := q.Eval(ectx, c.Rec)
 			if err != nil && (k > 0 || env.OnRowError != nil) {
-				a, err = evalKept(env, ectx, q, c.Rec, keep)
+				a, err = evalKept(env, ectx, q, c.Rec, keep) // failing rows: NULL, so dropped
 			}
 			if err != nil {
 				return nil, err
