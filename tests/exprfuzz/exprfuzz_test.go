@@ -34,26 +34,11 @@ func (a answer) String() string {
 }
 
 func ask(ctx context.Context, c *pgx.Conn, q string) answer {
-	rows, err := c.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
+	rows, err := harness.TextRows(ctx, c, q)
 	if err != nil {
 		return errAnswer(err)
 	}
-	var out [][]string
-	for rows.Next() {
-		var row []string
-		for _, raw := range rows.RawValues() {
-			if raw == nil {
-				row = append(row, "NULL")
-			} else {
-				row = append(row, string(raw))
-			}
-		}
-		out = append(out, row)
-	}
-	if err := rows.Err(); err != nil {
-		return errAnswer(err)
-	}
-	return answer{rows: out}
+	return answer{rows: rows}
 }
 
 func errAnswer(err error) answer {
@@ -120,8 +105,8 @@ func TestExpressionsMatchPostgres(t *testing.T) {
 	ctx := context.Background()
 	pg, ss := servers(t, createSQL())
 
-	n := envInt(t, "EXPRFUZZ_N", 2000)
-	seed := uint64(envInt(t, "EXPRFUZZ_SEED", 1))
+	n := harness.EnvInt(t, "EXPRFUZZ_N", 2000)
+	seed := uint64(harness.EnvInt(t, "EXPRFUZZ_SEED", 1))
 	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5eed))}
 	bad, planErrs := 0, 0
 	for k := 0; k < n; k++ {
@@ -207,16 +192,4 @@ func servers(t *testing.T, ddl []string) (pg, ss *pgx.Conn) {
 		}
 	}
 	return pg, ss
-}
-
-func envInt(t *testing.T, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return v
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/streamsql/streamsql/tests/harness"
 )
 
 // TestQueriesMatchPostgres runs seeded random queries (query_gen_test.go:
@@ -20,8 +22,8 @@ import (
 func TestQueriesMatchPostgres(t *testing.T) {
 	ctx := context.Background()
 	pg, ss := servers(t, append(createSQL(), joinTable...))
-	n := envInt(t, "EXPRFUZZ_QUERIES", 1000)
-	seed := uint64(envInt(t, "EXPRFUZZ_SEED", 1))
+	n := harness.EnvInt(t, "EXPRFUZZ_QUERIES", 1000)
+	seed := uint64(harness.EnvInt(t, "EXPRFUZZ_SEED", 1))
 	g := &gen{r: rand.New(rand.NewPCG(seed, 0x9e7))}
 	bad, planErrs, bothErr := 0, 0, 0
 	for k := 0; k < n; k++ {

@@ -48,7 +48,7 @@ func TestViewsMatchQueries(t *testing.T) {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	seed := uint64(envInt(t, "EXPRFUZZ_SEED", 1))
+	seed := uint64(harness.EnvInt(t, "EXPRFUZZ_SEED", 1))
 	g := &gen{r: rand.New(rand.NewPCG(seed, 0x71e5))}
 	nextID := 1
 	insert := func() string {
@@ -69,7 +69,7 @@ func TestViewsMatchQueries(t *testing.T) {
 	if _, err := c.Exec(ctx, fmt.Sprintf("SET streaming_parallelism = %d", par)); err != nil {
 		t.Fatal(err)
 	}
-	want := envInt(t, "EXPRFUZZ_VIEWS", 40)
+	want := harness.EnvInt(t, "EXPRFUZZ_VIEWS", 40)
 	var views []string // their queries; view k is v<k>
 	refused := 0
 	for tries := 0; len(views) < want && tries < want*20; tries++ {
@@ -85,7 +85,7 @@ func TestViewsMatchQueries(t *testing.T) {
 	}
 	t.Logf("%d views at parallelism %d (%d queries refused or failing)", len(views), par, refused)
 
-	steps := envInt(t, "EXPRFUZZ_STEPS", 30)
+	steps := harness.EnvInt(t, "EXPRFUZZ_STEPS", 30)
 	bad, compared, skipped := 0, 0, 0
 	for step := 0; step < steps && bad < 10; step++ {
 		if step == steps/2 { // the views restart from their checkpoints

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/tests/harness"
 )
 
 // concurrentErrors are the SQLSTATEs concurrent writers may get besides
@@ -21,7 +23,7 @@ func TestConcurrentWriters(t *testing.T) {
 	if testing.Short() {
 		n = 1
 	}
-	for _, seed := range seeds(t, 5001, envInt(t, "STREAMPROP_SEEDS", n)) {
+	for _, seed := range seeds(t, 5001, harness.EnvInt(t, "STREAMPROP_SEEDS", n)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			runConcurrent(t, seed, 3, steps(t)/3)
 		})

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/streamsql/streamsql/tests/harness"
 )
 
 // runConfig is one seed's run.
@@ -539,19 +541,6 @@ func freshPostgres(ctx context.Context, dsn, name string) (*db, func(), error) {
 	return pg, drop, nil
 }
 
-// envInt is an integer environment variable, def when unset.
-func envInt(t *testing.T, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return n
-}
-
 // seeds are the seeds to run: STREAMPROP_SEED alone, or n from first on.
 func seeds(t *testing.T, first uint64, n int) []uint64 {
 	if s := os.Getenv("STREAMPROP_SEED"); s != "" {
@@ -573,7 +562,7 @@ func steps(t *testing.T) int {
 	if testing.Short() {
 		def = 60
 	}
-	return envInt(t, "STREAMPROP_STEPS", def)
+	return harness.EnvInt(t, "STREAMPROP_STEPS", def)
 }
 
 // TestViewsMatchBatch: after every FLUSH each view equals its query run as
@@ -583,7 +572,7 @@ func TestViewsMatchBatch(t *testing.T) {
 	if testing.Short() {
 		n = 3
 	}
-	for _, seed := range seeds(t, 1, envInt(t, "STREAMPROP_SEEDS", n)) {
+	for _, seed := range seeds(t, 1, harness.EnvInt(t, "STREAMPROP_SEEDS", n)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			runSeed(t, configFor(seed, steps(t)))
 		})
@@ -602,7 +591,7 @@ func TestViewsMatchPostgres(t *testing.T) {
 	if testing.Short() {
 		n = 1
 	}
-	for _, seed := range seeds(t, 1001, envInt(t, "STREAMPROP_SEEDS", n)) {
+	for _, seed := range seeds(t, 1001, harness.EnvInt(t, "STREAMPROP_SEEDS", n)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			cfg := configFor(seed, steps(t))
 			cfg.pgDSN = dsn
@@ -630,7 +619,7 @@ func TestSoak(t *testing.T) {
 	end := time.Now().Add(d)
 	for seed := uint64(time.Now().UnixNano()) % 1e9; time.Now().Before(end) && !t.Failed(); seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			cfg := configFor(seed, envInt(t, "STREAMPROP_STEPS", 250))
+			cfg := configFor(seed, harness.EnvInt(t, "STREAMPROP_STEPS", 250))
 			cfg.pgDSN = dsn
 			runSeed(t, cfg)
 		})

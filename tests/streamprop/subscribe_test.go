@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/tests/harness"
 )
 
 // subscribed are the views TestSubscriptionsFollowViews subscribes to: an
@@ -26,7 +28,7 @@ func TestSubscriptionsFollowViews(t *testing.T) {
 	if testing.Short() {
 		n = 1
 	}
-	for _, seed := range seeds(t, 7001, envInt(t, "STREAMPROP_SEEDS", n)) {
+	for _, seed := range seeds(t, 7001, harness.EnvInt(t, "STREAMPROP_SEEDS", n)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()

@@ -1,0 +1,566 @@
+package windowfuzz
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The model: what a windowed view must hold after each committed INSERT,
+// computed from the rules of docs/windows.md and docs/watermarks.md alone,
+// without the engine's code. Times are whole seconds after base.
+//
+//   - The table's watermark is max(ts) - delay over the rows of every batch
+//     (one INSERT or UPDATE, or a view's backfill) so far, NULLs and deleted
+//     rows ignored; it moves after the batch's rows, so a batch is judged
+//     against the watermark before it. With idle_timeout, at each barrier
+//     an input that has delivered no row for that long moves its watermark
+//     to the one at its last row plus the processing time since that row.
+//   - A deletion (an UPDATE deletes the old row and inserts the new one) is
+//     judged as a row is: late where the row's window was freed.
+//   - TUMBLE and HOP: a row counts in each of its windows that is not freed
+//     when it arrives; a window is freed once end + delay + lateness <= the
+//     watermark. Under EMIT ON WINDOW CLOSE a window is in the view once
+//     end + delay <= the watermark.
+//   - SESSION: per key, a row whose time t has t + gap + delay + lateness <=
+//     the watermark is late; any other joins (and merges) the key's sessions
+//     not yet freed that it is less than gap from. A session [first, last +
+//     gap) is due once its end + delay <= the watermark and freed at end +
+//     delay + lateness. Under EMIT ON WINDOW CLOSE, a due session replaces
+//     the emitted rows it covers; an emitted row that an open session grew
+//     over stays until that session is due.
+
+// base is time 0 of the model (the Unix epoch's multiple of every window
+// size the generator draws, so that windows aligned to the epoch are
+// aligned to it).
+var base = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func stamp(t int64) string {
+	return base.Add(time.Duration(t) * time.Second).Format("2006-01-02 15:04:05")
+}
+
+// row is a row of the table ev: k, v and ts may be NULL.
+type row struct {
+	id         int
+	k, v, t    int64
+	kN, vN, tN bool
+	pass       bool // the view's WHERE keeps it (set per view)
+}
+
+func (r row) values() string {
+	f := func(x int64, null bool) string {
+		if null {
+			return "NULL"
+		}
+		return fmt.Sprint(x)
+	}
+	ts := "NULL"
+	if !r.tN {
+		ts = "'" + stamp(r.t) + "'"
+	}
+	return fmt.Sprintf("(%d, %s, %s, %s)", r.id, f(r.k, r.kN), f(r.v, r.vN), ts)
+}
+
+// agg is one aggregate of the select list.
+type agg int
+
+const (
+	aggCount agg = iota // count(*)
+	aggCountV
+	aggSum
+	aggMin
+	aggMax
+	aggDistinct
+	nAggs
+)
+
+func (a agg) sql() string {
+	return [...]string{"count(*)", "count(v)", "sum(v)", "min(v)", "max(v)", "count(DISTINCT v)"}[a]
+}
+
+// acc accumulates the aggregates of one group.
+type acc struct {
+	n, nv, sum int64
+	min, max   int64
+	distinct   map[int64]bool
+}
+
+func (a *acc) add(r row) {
+	a.n++
+	if r.vN {
+		return
+	}
+	if a.nv == 0 || r.v < a.min {
+		a.min = r.v
+	}
+	if a.nv == 0 || r.v > a.max {
+		a.max = r.v
+	}
+	a.nv++
+	a.sum += r.v
+	if a.distinct == nil {
+		a.distinct = map[int64]bool{}
+	}
+	a.distinct[r.v] = true
+}
+
+func (a *acc) result(g agg) string {
+	switch g {
+	case aggCount:
+		return fmt.Sprint(a.n)
+	case aggCountV:
+		return fmt.Sprint(a.nv)
+	case aggDistinct:
+		return fmt.Sprint(len(a.distinct))
+	}
+	if a.nv == 0 {
+		return "NULL"
+	}
+	switch g {
+	case aggSum:
+		return fmt.Sprint(a.sum)
+	case aggMin:
+		return fmt.Sprint(a.min)
+	}
+	return fmt.Sprint(a.max)
+}
+
+// kind of window.
+type kind int
+
+const (
+	tumble kind = iota
+	hop
+	session
+)
+
+// spec is a random windowed view.
+type spec struct {
+	kind                  kind
+	size, slide, off, gap int64
+	keyed                 bool // GROUP BY k too
+	aggs                  []agg
+	where                 string // "" or a condition on v or k
+	eowc                  bool
+	delay, lateness       int64
+}
+
+func (s spec) sql() string {
+	var from string
+	switch s.kind {
+	case tumble:
+		from = fmt.Sprintf("TUMBLE(ev, ts, INTERVAL '%d' SECOND", s.size)
+		if s.off != 0 {
+			from += fmt.Sprintf(", INTERVAL '%d' SECOND", s.off)
+		}
+	case hop:
+		from = fmt.Sprintf("HOP(ev, ts, INTERVAL '%d' SECOND, INTERVAL '%d' SECOND", s.slide, s.size)
+		if s.off != 0 {
+			from += fmt.Sprintf(", INTERVAL '%d' SECOND", s.off)
+		}
+	default:
+		from = fmt.Sprintf("SESSION(ev, ts, INTERVAL '%d' SECOND", s.gap)
+	}
+	from += ")"
+	cols := []string{"window_start", "window_end"}
+	if s.keyed {
+		cols = append([]string{"k"}, cols...)
+	}
+	sel := slices.Clone(cols)
+	for _, a := range s.aggs {
+		sel = append(sel, a.sql())
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + from
+	if s.where != "" {
+		q += " WHERE " + s.where
+	}
+	q += " GROUP BY " + strings.Join(cols, ", ")
+	if s.eowc {
+		q += " EMIT ON WINDOW CLOSE"
+		if s.delay > 0 {
+			q += fmt.Sprintf(" WITH DELAY INTERVAL '%d' SECOND", s.delay)
+		}
+		if s.lateness > 0 {
+			q += fmt.Sprintf(" ALLOW LATENESS INTERVAL '%d' SECOND", s.lateness)
+		}
+	}
+	return q
+}
+
+// keeps is the view's WHERE.
+func (s spec) keeps(r row) bool {
+	switch s.where {
+	case "":
+		return true
+	case "v > 3":
+		return !r.vN && r.v > 3
+	case "v IS NOT NULL":
+		return !r.vN
+	case "k <> 2":
+		return !r.kN && r.k != 2
+	}
+	panic("unknown WHERE " + s.where)
+}
+
+// gkey is a group: the key (when keyed) and the window.
+type gkey struct {
+	k          int64
+	kN         bool
+	start, end int64
+}
+
+// sess is one session of a key: its rows, the WHERE's rejects included
+// (they shape sessions; docs/windows.md).
+type sess struct {
+	first, last int64
+	rows        []row
+}
+
+func (s *sess) end(gap int64) int64 { return s.last + gap }
+
+// op is a row inserted, or deleted (an UPDATE is a delete of the old row
+// and an insert of the new one, in one batch).
+type op struct {
+	r   row
+	del bool
+}
+
+// model is one view's expected state.
+type model struct {
+	s       spec
+	wmDelay int64 // the table's WATERMARK delay
+	wm      int64
+	hasWM   bool
+	late    int // rows and deletions late for every window they are in
+
+	// Processing time (seconds of the manual clock) and idle_timeout (0:
+	// none): while no row arrives for idle seconds, the watermark moves to
+	// the one after the last row plus the time since that row, at each
+	// barrier (docs/watermarks.md).
+	clock, idle      int64
+	hasRow           bool
+	lastRow, wmAtRow int64
+
+	// TUMBLE, HOP: each window's rows by id.
+	groups map[gkey]map[int]row
+
+	// SESSION: per key (start, end zero), its sessions not yet freed in
+	// order, and the freed ones' rows in the view; under EMIT ON WINDOW
+	// CLOSE the rows emitted and not yet freed, in order, and what the view
+	// holds.
+	open    map[gkey][]*sess
+	done    map[gkey][]*sess
+	emitted map[gkey][]gkey
+	view    map[gkey]*acc
+}
+
+func newModel(s spec, wmDelay, idle, clock int64) *model {
+	return &model{s: s, wmDelay: wmDelay, idle: idle, clock: clock, groups: map[gkey]map[int]row{}, open: map[gkey][]*sess{},
+		done: map[gkey][]*sess{}, emitted: map[gkey][]gkey{}, view: map[gkey]*acc{}}
+}
+
+// freed reports whether a window ending at end was freed at the current
+// watermark.
+func (m *model) freed(end int64) bool {
+	return m.hasWM && end+m.s.delay+m.s.lateness <= m.wm
+}
+
+// closed reports whether a window ending at end is due.
+func (m *model) closed(end int64) bool {
+	return m.hasWM && end+m.s.delay <= m.wm
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// keyOf is r's session or group key.
+func (m *model) keyOf(r row) gkey {
+	switch {
+	case !m.s.keyed:
+		return gkey{}
+	case r.kN:
+		return gkey{kN: true}
+	}
+	return gkey{k: r.k}
+}
+
+// inserts is a batch of inserted rows.
+func inserts(rows []row) []op {
+	ops := make([]op, len(rows))
+	for i, r := range rows {
+		ops[i] = op{r: r}
+	}
+	return ops
+}
+
+// batch applies one batch (one INSERT, UPDATE or DELETE, or a backfill).
+func (m *model) batch(ops []op) {
+	s := m.s
+	rebuild := map[gkey]bool{}
+	for _, o := range ops {
+		r := o.r
+		if r.tN {
+			continue // in no window
+		}
+		key := m.keyOf(r)
+		if s.kind != session {
+			if !s.keeps(r) {
+				continue
+			}
+			step, size := s.size, s.size
+			if s.kind == hop {
+				step = s.slide
+			}
+			last := floorDiv(r.t-s.off, step)*step + s.off // the latest window start
+			counted := false
+			for st := last; st > r.t-size; st -= step {
+				if m.freed(st + size) {
+					continue
+				}
+				counted = true
+				g := key
+				g.start, g.end = st, st+size
+				rs := m.groups[g]
+				if rs == nil {
+					rs = map[int]row{}
+					m.groups[g] = rs
+				}
+				if o.del {
+					delete(rs, r.id)
+				} else {
+					rs[r.id] = r
+				}
+			}
+			if !counted {
+				m.late++
+			}
+			continue
+		}
+		if m.hasWM && r.t+s.gap+s.delay+s.lateness <= m.wm {
+			m.late++
+			continue
+		}
+		r.pass = s.keeps(r)
+		if o.del {
+			for _, x := range m.open[key] {
+				x.rows = slices.DeleteFunc(x.rows, func(y row) bool { return y.id == r.id })
+			}
+			rebuild[key] = true
+			continue
+		}
+		merged := &sess{first: r.t, last: r.t, rows: []row{r}}
+		var keep []*sess
+		for _, x := range m.open[key] {
+			if r.t > x.first-s.gap && r.t < x.last+s.gap {
+				merged.first = min(merged.first, x.first)
+				merged.last = max(merged.last, x.last)
+				merged.rows = append(merged.rows, x.rows...)
+			} else {
+				keep = append(keep, x)
+			}
+		}
+		m.open[key] = append(keep, merged)
+	}
+	for key := range rebuild {
+		m.open[key] = sessionsOf(m.open[key], s.gap)
+	}
+	for _, o := range ops {
+		if o.del {
+			continue
+		}
+		if r := o.r; !r.tN && (!m.hasWM || r.t-m.wmDelay > m.wm) {
+			m.wm, m.hasWM = r.t-m.wmDelay, true
+		}
+		m.hasRow, m.lastRow, m.wmAtRow = true, m.clock, m.wm
+	}
+}
+
+// advance moves processing time on by d seconds (ADVANCE CLOCK, then a
+// barrier).
+func (m *model) advance(d int64) {
+	m.clock += d
+	m.barrier()
+}
+
+// restart is a restart of the server: the watermark goes on from where it
+// was, idleness is measured from now, the counters start at 0.
+func (m *model) restart() {
+	m.late = 0
+	if m.hasRow {
+		m.lastRow, m.wmAtRow = m.clock, m.wm
+	}
+}
+
+// barrier is the end of an epoch (FLUSH, ADVANCE CLOCK): an idle input's
+// watermark moves on, and the windows and sessions it passed are closed
+// and freed.
+func (m *model) barrier() {
+	if m.idle > 0 && m.hasRow && m.hasWM && m.clock-m.lastRow >= m.idle {
+		m.wm = max(m.wm, m.wmAtRow+m.clock-m.lastRow)
+	}
+	s := m.s
+	if s.kind != session {
+		return
+	}
+	for key, ss := range m.open {
+		slices.SortFunc(ss, func(a, b *sess) int { return int(a.first - b.first) })
+		if s.eowc {
+			m.reconcile(key, ss)
+		}
+		var keep []*sess
+		for _, x := range ss {
+			if m.freed(x.end(s.gap)) {
+				m.done[key] = append(m.done[key], x)
+				// Its emitted row (if any) stays in the view, untracked.
+				m.emitted[key] = slices.DeleteFunc(m.emitted[key], func(e gkey) bool { return e.start < x.end(s.gap) })
+			} else {
+				keep = append(keep, x)
+			}
+		}
+		m.open[key] = keep
+	}
+}
+
+// sessionsOf re-forms sessions from the rows of ss: times less than gap
+// apart are in one session.
+func sessionsOf(ss []*sess, gap int64) []*sess {
+	var rows []row
+	for _, x := range ss {
+		rows = append(rows, x.rows...)
+	}
+	slices.SortFunc(rows, func(a, b row) int { return int(a.t - b.t) })
+	var out []*sess
+	for _, r := range rows {
+		if n := len(out); n > 0 && r.t-out[n-1].last < gap {
+			out[n-1].last = r.t
+			out[n-1].rows = append(out[n-1].rows, r)
+			continue
+		}
+		out = append(out, &sess{first: r.t, last: r.t, rows: []row{r}})
+	}
+	return out
+}
+
+// reconcile brings the rows emitted for key under EMIT ON WINDOW CLOSE in
+// line with its sessions ss (in order), as docs/windows.md says: a due
+// session's row replaces the emitted rows it overlaps; an emitted row that
+// overlaps an open session stays until that session is due; one that no
+// session overlaps any more goes once its own end is due.
+func (m *model) reconcile(key gkey, ss []*sess) {
+	gap := m.s.gap
+	out := m.emitted[key]
+	var kept []gkey
+	orphan := func(e gkey) {
+		if m.closed(e.end) {
+			delete(m.view, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	oi := 0
+	for _, x := range ss {
+		first, end := x.first, x.end(gap)
+		for ; oi < len(out) && out[oi].end <= first; oi++ {
+			orphan(out[oi])
+		}
+		oj := oi
+		for oj < len(out) && out[oj].start < end {
+			oj++
+		}
+		run := out[oi:oj]
+		oi = oj
+		if !m.closed(end) {
+			kept = append(kept, run...)
+			continue
+		}
+		for _, e := range run {
+			delete(m.view, e)
+		}
+		if a := sessAcc(x); a != nil {
+			g := key
+			g.start, g.end = first, end
+			m.view[g] = a
+			kept = append(kept, g)
+		}
+	}
+	for ; oi < len(out); oi++ {
+		orphan(out[oi])
+	}
+	m.emitted[key] = kept
+}
+
+// sessAcc is a session's aggregates over the rows its WHERE keeps, nil
+// when it keeps none (no group).
+func sessAcc(x *sess) *acc {
+	var a *acc
+	for _, r := range x.rows {
+		if r.pass {
+			if a == nil {
+				a = &acc{}
+			}
+			a.add(r)
+		}
+	}
+	return a
+}
+
+// rows is what the view must hold, as text.
+func (m *model) rows() [][]string {
+	var out [][]string
+	emit := func(g gkey, a *acc) {
+		var r []string
+		if m.s.keyed {
+			if g.kN {
+				r = append(r, "NULL")
+			} else {
+				r = append(r, fmt.Sprint(g.k))
+			}
+		}
+		r = append(r, stamp(g.start), stamp(g.end))
+		for _, x := range m.s.aggs {
+			r = append(r, a.result(x))
+		}
+		out = append(out, r)
+	}
+	switch {
+	case m.s.kind != session:
+		for g, rs := range m.groups {
+			if len(rs) == 0 || m.s.eowc && !m.closed(g.end) {
+				continue
+			}
+			a := &acc{}
+			for _, r := range rs {
+				a.add(r)
+			}
+			emit(g, a)
+		}
+	case m.s.eowc:
+		for g, a := range m.view {
+			emit(g, a)
+		}
+	default:
+		keys := map[gkey]bool{}
+		for key := range m.open {
+			keys[key] = true
+		}
+		for key := range m.done {
+			keys[key] = true
+		}
+		for key := range keys {
+			for _, x := range append(slices.Clone(m.open[key]), m.done[key]...) {
+				if a := sessAcc(x); a != nil {
+					g := key
+					g.start, g.end = x.first, x.end(m.s.gap)
+					emit(g, a)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,287 @@
+package windowfuzz
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/streamsql/streamsql/tests/harness"
+)
+
+// TestWindowedViewsMatchModel creates random windowed aggregations (TUMBLE,
+// HOP and SESSION, with or without a key and a WHERE, under EMIT ON UPDATE
+// or EMIT ON WINDOW CLOSE with or without WITH DELAY and ALLOW LATENESS)
+// over a watermarked table, half of them before any row and half later
+// (they backfill), then inserts rows out of order, some far behind the
+// watermark, some with NULL keys, values or times. By seed the table is
+// APPEND ONLY or also takes UPDATEs (of values, keys and times) and
+// DELETEs, and has an idle_timeout, with ADVANCE CLOCK steps in between. After every
+// INSERT (and FLUSH) each view must hold what the model in model_test.go
+// says, and its late_rows in streamsql_views must be the rows the model
+// found late for all their windows. The views run at parallelism 1, 3 or 8 by seed, and the server
+// restarts half way (the views resume from their checkpoints).
+//
+// WINDOWFUZZ_SEED sets the seed (default 1), WINDOWFUZZ_SEEDS how many
+// seeds from it (default 4), WINDOWFUZZ_VIEWS the views (default 24),
+// WINDOWFUZZ_STEPS the writes (default 60).
+func TestWindowedViewsMatchModel(t *testing.T) {
+	first := harness.EnvInt(t, "WINDOWFUZZ_SEED", 1)
+	for seed := first; seed < first+harness.EnvInt(t, "WINDOWFUZZ_SEEDS", 4); seed++ {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { runSeed(t, uint64(seed)) })
+	}
+}
+
+func runSeed(t *testing.T, seed uint64) {
+	ctx := context.Background()
+	srv := harness.Start(t, t.TempDir())
+	c, err := pgx.Connect(ctx, srv.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Close(ctx) }()
+	r := rand.New(rand.NewPCG(seed, 0x3e7a))
+	wmDelay := []int64{0, 5, 30}[r.IntN(3)]
+	par := []int{1, 3, 8}[seed%3]
+	exec := func(q string) {
+		t.Helper()
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	appendOnly := seed%2 == 1 // even seeds also update and delete rows
+	ddl := fmt.Sprintf("CREATE TABLE ev (id int, k int, v int, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '%d' SECOND)", wmDelay)
+	if appendOnly {
+		ddl += " APPEND ONLY"
+	}
+	var idle int64
+	if seed%4 >= 2 { // some seeds' watermark moves while no row arrives
+		idle = []int64{10, 30}[r.IntN(2)]
+		ddl = strings.Replace(ddl, " SECOND)", fmt.Sprintf(" SECOND WITH (idle_timeout = '%ds'))", idle), 1)
+	}
+	exec(ddl)
+	exec(fmt.Sprintf("SET streaming_parallelism = %d", par))
+
+	nViews := harness.EnvInt(t, "WINDOWFUZZ_VIEWS", 24)
+	steps := harness.EnvInt(t, "WINDOWFUZZ_STEPS", 60)
+	specs := make([]spec, nViews)
+	created := make([]int, nViews) // the step before which view i is created
+	for i := range specs {
+		specs[i] = randSpec(r)
+		if i >= nViews/2 {
+			created[i] = 1 + r.IntN(steps-1)
+		}
+	}
+	models := make([]*model, nViews)
+	now, id, clock := int64(1000), 0, int64(0)
+	cur := map[int]row{} // the table's rows by id
+	create := func(i int) {
+		exec(fmt.Sprintf("CREATE MATERIALIZED VIEW v%d AS %s", i, specs[i].sql()))
+		models[i] = newModel(specs[i], wmDelay, idle, clock)
+		var rows []row
+		for _, x := range cur {
+			rows = append(rows, x)
+		}
+		if len(rows) > 0 {
+			models[i].batch(inserts(rows)) // the backfill: one batch
+			models[i].barrier()
+		}
+	}
+	bad, compared := 0, 0
+	for step := 0; step < steps && bad < 10; step++ {
+		for i := range specs {
+			if created[i] == step {
+				create(i)
+			}
+		}
+		if step == steps/2 {
+			exec("CHECKPOINT")
+			c.Close(ctx)
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+			if c, err = pgx.Connect(ctx, srv.ConnString()); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range models {
+				if m != nil {
+					m.restart()
+				}
+			}
+		}
+		var w string
+		var ops []op
+		var advance int64
+		switch {
+		case idle > 0 && r.IntN(5) == 0:
+			advance = int64(1 + r.IntN(int(idle)+10))
+			clock += advance
+			w = fmt.Sprintf("ADVANCE CLOCK BY INTERVAL '%d seconds'", advance)
+		case appendOnly || len(cur) == 0 || r.IntN(3) > 0:
+			now += int64(r.IntN(12))
+			var vals []string
+			for n := 1 + r.IntN(4); n > 0; n-- {
+				id++
+				x := row{id: id, k: int64(1 + r.IntN(3)), v: int64(r.IntN(10)), t: now - int64(r.IntN(15))}
+				switch r.IntN(8) {
+				case 0:
+					x.t = now - int64(r.IntN(150)) // far behind: often late
+				case 1:
+					x.t = now + int64(r.IntN(20)) // ahead
+				}
+				x.kN, x.vN, x.tN = r.IntN(15) == 0, r.IntN(10) == 0, r.IntN(30) == 0
+				ops = append(ops, op{r: x})
+				cur[x.id] = x
+				vals = append(vals, x.values())
+			}
+			w = "INSERT INTO ev VALUES " + strings.Join(vals, ", ")
+		default:
+			w, ops = change(r, cur)
+		}
+		exec(w)
+		if advance == 0 {
+			exec("FLUSH")
+		}
+		for i, m := range models {
+			if m == nil {
+				continue
+			}
+			if advance > 0 {
+				m.advance(advance)
+			} else {
+				m.batch(ops)
+				m.barrier()
+			}
+			want := sortRows(m.rows())
+			got := sortRows(query(ctx, t, c, fmt.Sprintf("SELECT * FROM v%d", i)))
+			compared++
+			if late := query(ctx, t, c, fmt.Sprintf("SELECT late_rows FROM streamsql_views WHERE viewname = 'v%d'", i)); len(late) != 1 || late[0][0] != fmt.Sprint(m.late) {
+				bad++
+				t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  late rows: %v, want %d", seed, step, w, stamp(m.wm), i, specs[i].sql(), late, m.late)
+			}
+			if !slices.EqualFunc(want, got, slices.Equal) {
+				bad++
+				t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  missing: %v\n  extra:   %v",
+					seed, step, w, stamp(m.wm), i, specs[i].sql(), minus(want, got), minus(got, want))
+			}
+		}
+	}
+	t.Logf("seed %d: %d views at parallelism %d, watermark delay %ds, idle_timeout %ds, append only %v: %d comparisons, %d differences", seed, nViews, par, wmDelay, idle, appendOnly, compared, bad)
+}
+
+// change draws an UPDATE or DELETE of the table's rows cur, applies it to
+// cur and returns it with its ops: for each row it changes, in id order,
+// the delete of the old row and the insert of the new one.
+func change(r *rand.Rand, cur map[int]row) (string, []op) {
+	ids := slices.Sorted(maps.Keys(cur))
+	pick := ids[r.IntN(len(ids))]
+	var w string
+	var where func(x row) bool
+	var set func(x *row)
+	switch r.IntN(6) {
+	case 0:
+		w, where = fmt.Sprintf("DELETE FROM ev WHERE id = %d", pick), func(x row) bool { return x.id == pick }
+	case 1:
+		m := r.IntN(7)
+		w, where = fmt.Sprintf("DELETE FROM ev WHERE id %% 7 = %d", m), func(x row) bool { return x.id%7 == m }
+	case 2:
+		m := r.IntN(4)
+		w, where, set = fmt.Sprintf("UPDATE ev SET v = v + 1 WHERE id %% 4 = %d", m), func(x row) bool { return x.id%4 == m }, func(x *row) { x.v++ }
+	case 3:
+		m := r.IntN(5)
+		w, where, set = fmt.Sprintf("UPDATE ev SET k = k %% 3 + 1 WHERE id %% 5 = %d", m), func(x row) bool { return x.id%5 == m }, func(x *row) { x.k = x.k%3 + 1 }
+	default:
+		d := []int64{9, -4, -40}[r.IntN(3)]
+		w, where, set = fmt.Sprintf("UPDATE ev SET ts = ts + INTERVAL '%d' SECOND WHERE id = %d", d, pick), func(x row) bool { return x.id == pick }, func(x *row) { x.t += d }
+	}
+	var ops []op
+	for _, id := range ids {
+		x := cur[id]
+		if !where(x) {
+			continue
+		}
+		ops = append(ops, op{r: x, del: true})
+		if set == nil {
+			delete(cur, id)
+			continue
+		}
+		set(&x) // NULL stays NULL: only the value under it changes
+		cur[id] = x
+		ops = append(ops, op{r: x})
+	}
+	return w, ops
+}
+
+// randSpec draws a windowed aggregation.
+func randSpec(r *rand.Rand) spec {
+	s := spec{kind: kind(r.IntN(3)), keyed: r.IntN(3) > 0}
+	switch s.kind {
+	case tumble:
+		s.size = []int64{10, 20, 60}[r.IntN(3)]
+		if r.IntN(3) == 0 {
+			s.off = 7
+		}
+	case hop:
+		s.slide = []int64{5, 10}[r.IntN(2)]
+		s.size = s.slide * int64(2+r.IntN(3))
+		if r.IntN(3) == 0 {
+			s.off = 3
+		}
+	default:
+		s.gap = []int64{5, 15, 40}[r.IntN(3)]
+	}
+	s.aggs = []agg{aggCount}
+	for a := aggCountV; a < nAggs; a++ {
+		if r.IntN(2) == 0 {
+			s.aggs = append(s.aggs, a)
+		}
+	}
+	s.where = []string{"", "", "v > 3", "v IS NOT NULL", "k <> 2"}[r.IntN(5)]
+	if r.IntN(2) == 0 {
+		s.eowc = true
+		if r.IntN(2) == 0 {
+			s.delay = []int64{3, 10}[r.IntN(2)]
+		}
+		if r.IntN(2) == 0 {
+			s.lateness = []int64{5, 20}[r.IntN(2)]
+		}
+	}
+	return s
+}
+
+func query(ctx context.Context, t *testing.T, c *pgx.Conn, q string) [][]string {
+	t.Helper()
+	rows, err := harness.TextRows(ctx, c, q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return rows
+}
+
+func sortRows(rows [][]string) [][]string {
+	slices.SortFunc(rows, func(x, y []string) int { return strings.Compare(strings.Join(x, "\x00"), strings.Join(y, "\x00")) })
+	return rows
+}
+
+// minus is the rows of a not in b (multisets).
+func minus(a, b [][]string) [][]string {
+	n := map[string]int{}
+	for _, r := range b {
+		n[strings.Join(r, "\x00")]++
+	}
+	var out [][]string
+	for _, r := range a {
+		k := strings.Join(r, "\x00")
+		if n[k] > 0 {
+			n[k]--
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
