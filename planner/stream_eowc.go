@@ -156,8 +156,10 @@ func (s *streamPlanner) windowJoinClean(j *stream.HashJoin, l, r sout) *stream.J
 // passes it and is freed, later rows for it are late, and the output is
 // append only with the watermark on that key (Nexmark q5's max per window
 // start, which a window join then frees by). The query's WITH DELAY
-// applies to a scan's watermark only: windows and closed aggregations
-// below already waited for it. Nil when no key qualifies.
+// applies to a scan's watermark only (windows and closed aggregations
+// below already waited for it): on the projection that rounds the time
+// into the key (delayMark), else on the key itself. Nil when no key
+// qualifies.
 func (s *streamPlanner) aggClean(h *stream.HashAgg) *stream.AggClean {
 	e := s.emit
 	if e.Mode != stream.EmitOnWindowClose || e.EarlyEvery != 0 || e.AllowLateness != 0 {
@@ -184,12 +186,43 @@ func (s *streamPlanner) aggClean(h *stream.HashAgg) *stream.AggClean {
 			h.Input, h.GroupBy[i] = p, c
 		}
 		cl := &stream.AggClean{Key: i}
-		if scanMark(h.Input, c.Idx) {
+		if scanMark(h.Input, c.Idx) && !delayMark(h.Input, c.Idx, e.Delay) {
 			cl.Delay = e.Delay
 		}
 		return cl
 	}
 	return nil
+}
+
+// delayMark holds back by d the watermark of column col of n where a
+// projection computes it from a time that grows in steps (date_trunc,
+// date_bin; Project.MarkDelays): a group or partition keyed by the
+// rounded time must close once the time's watermark passes the end of
+// its step plus d, which the rounded watermark itself, plus d, does not
+// say (date_trunc('minute', W) + 10s passes a minute as soon as W reaches
+// its end). It reports whether it found such a projection; when it did
+// not (a plain column of the scan), the delay goes on the closing
+// operator. Only a scan's watermark (scanMark) is delayed.
+func delayMark(n stream.Node, col int, d int64) bool {
+	if d <= 0 {
+		return false
+	}
+	switch n := n.(type) {
+	case *stream.Filter:
+		return delayMark(n.Input, col, d)
+	case *stream.ProjectSet:
+		return col < len(n.Input.Columns()) && delayMark(n.Input, col, d)
+	case *stream.Project:
+		if c, isRef := n.Exprs[col].(*expr.ColRef); isRef {
+			return delayMark(n.Input, c.Idx, d)
+		}
+		if n.MarkDelays == nil {
+			n.MarkDelays = make([]int64, len(n.Exprs))
+		}
+		n.MarkDelays[col] = d
+		return true
+	}
+	return false
 }
 
 // scanMark reports whether column col of n carries a scan's watermark

@@ -52,6 +52,30 @@ func markSlack(n stream.Node, col int) (slack int64, ok bool) {
 	return 0, false
 }
 
+// windowExpandOf returns the WindowExpand whose window_start or
+// window_end column col of n is (through projections and filters), or nil.
+func windowExpandOf(n stream.Node, col int) *stream.WindowExpand {
+	switch n := n.(type) {
+	case *stream.Filter:
+		return windowExpandOf(n.Input, col)
+	case *stream.ProjectSet:
+		if col < len(n.Input.Columns()) {
+			return windowExpandOf(n.Input, col)
+		}
+	case *stream.Project:
+		if col >= 0 && col < len(n.Exprs) {
+			if c, ok := n.Exprs[col].(*expr.ColRef); ok {
+				return windowExpandOf(n.Input, c.Idx)
+			}
+		}
+	case *stream.WindowExpand:
+		if k := len(n.Cols); col == k-2 || col == k-1 {
+			return n
+		}
+	}
+	return nil
+}
+
 // windowCol reports whether column col of n is window_start or
 // window_end of a window function or a windowed aggregation (through
 // projections and filters).
@@ -97,7 +121,13 @@ func (s *streamPlanner) topNClose(t *stream.TopN) bool {
 		t.Close = &stream.TopNClose{Part: k, Col: c.Idx, Slack: slack}
 		if s.emit.Mode == stream.EmitOnWindowClose {
 			t.Close.EOWC = true
-			if slack == 0 { // (-1: a WindowAgg below applied the delay)
+			switch we := windowExpandOf(t.Input, c.Idx); {
+			case slack != 0: // -1: a WindowAgg below applied the delay
+			case we != nil:
+				// Window rows: the delay must hold back the time column's
+				// watermark before it is aligned to a window boundary.
+				we.MarkDelay = s.emit.Delay
+			case !delayMark(t.Input, c.Idx, s.emit.Delay):
 				t.Close.Delay = s.emit.Delay
 			}
 			s.windowAggs++ // it honours the EMIT clause: no plain EOWC above

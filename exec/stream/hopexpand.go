@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"time"
+
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
@@ -14,12 +16,19 @@ import (
 // window otherwise. Watermarks pass through (the input's columns keep their
 // positions); one on the time column also goes out on window_start and
 // window_end as the start and end of the earliest window a row at that
-// time can be in (windowMarks). It keeps no state.
+// time can be in (windowMarks), that time being the watermark minus
+// MarkDelay. It keeps no state.
 type WindowExpand struct {
 	Input   Node
 	TimeCol int
 	Windows exec.TimeWindows
 	Cols    []types.Column
+	// MarkDelay (µs, not negative) holds back the watermarks on
+	// window_start and window_end: a top-N per window under EMIT ON WINDOW
+	// CLOSE WITH DELAY d completes a window once the time column's
+	// watermark reaches window_end + d, which the window columns' own
+	// watermarks, aligned to window boundaries, cannot express once past.
+	MarkDelay int64
 }
 
 // Columns implements Node.
@@ -30,7 +39,11 @@ func (w *WindowExpand) Inputs() []Node { return []Node{w.Input} }
 
 // Explain implements Node.
 func (w *WindowExpand) Explain() string {
-	return "StreamWindowExpand: " + w.Windows.String() + " on " + w.Cols[w.TimeCol].Name
+	s := "StreamWindowExpand: " + w.Windows.String() + " on " + w.Cols[w.TimeCol].Name
+	if w.MarkDelay > 0 {
+		s += " (window watermarks " + time.Duration(w.MarkDelay*1000).String() + " behind)"
+	}
+	return s
 }
 
 // Start implements Node.
@@ -43,7 +56,7 @@ func (w *WindowExpand) Start(env *Env, inputs []<-chan Message) <-chan Message {
 		if m.Col != w.TimeCol {
 			return []Watermark{m}
 		}
-		ws, we, ok := windowMarks(w.Windows, m.Value)
+		ws, we, ok := windowMarks(w.Windows, addSat(m.Value, -w.MarkDelay))
 		if !ok {
 			return []Watermark{m}
 		}

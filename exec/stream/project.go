@@ -1,7 +1,9 @@
 package stream
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,6 +17,12 @@ type Project struct {
 	Input Node
 	Exprs []expr.Expr
 	Cols  []types.Column
+	// MarkDelays (µs, per output column; nil: none) compute an output
+	// column's watermark at its input's watermark minus that delay, for an
+	// EMIT ON WINDOW CLOSE WITH DELAY query closing groups on a column that
+	// grows with a time in steps (date_trunc, date_bin): the delay must
+	// apply to the time before it is rounded (planner/stream_eowc.go).
+	MarkDelays []int64
 }
 
 // Columns implements Node.
@@ -29,7 +37,13 @@ func (p *Project) Explain() string {
 	for i, e := range p.Exprs {
 		parts[i] = e.String()
 	}
-	return "StreamProject: " + strings.Join(parts, ", ")
+	s := "StreamProject: " + strings.Join(parts, ", ")
+	for i, d := range p.MarkDelays {
+		if d > 0 {
+			s += fmt.Sprintf(" (the watermark of %s computed %s behind its input's)", parts[i], time.Duration(d*1000))
+		}
+	}
+	return s
 }
 
 // ProcTimeCols lists the output columns that are a plain PROCTIME() call:
@@ -136,7 +150,11 @@ func (p *Project) markMap(ctx *expr.Context) func(Watermark) []Watermark {
 		ws := outs[w.Col]
 		res := make([]Watermark, 0, len(ws))
 		for _, o := range ws {
-			if v, ok := markAt(ctx, p.Exprs[o.Col], w.Col, w.Value); ok {
+			v := w.Value
+			if o.Col < len(p.MarkDelays) {
+				v = addSat(v, -p.MarkDelays[o.Col])
+			}
+			if v, ok := markAt(ctx, p.Exprs[o.Col], w.Col, v); ok {
 				res = append(res, Watermark{Col: o.Col, Value: v})
 			}
 		}

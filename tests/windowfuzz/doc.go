@@ -1,6 +1,7 @@
 // Package windowfuzz holds a randomized test of event time: materialized
 // views of random windowed aggregations (TUMBLE, HOP, SESSION; EMIT ON
-// UPDATE and EMIT ON WINDOW CLOSE with WITH DELAY and ALLOW LATENESS) over
+// UPDATE and EMIT ON WINDOW CLOSE with WITH DELAY and ALLOW LATENESS),
+// top-Ns per window and aggregations closed by the watermark over
 // a watermarked table that receives rows out of order (and, by seed,
 // updates, deletes and idle time on the manual clock) must hold, after
 // every write, what a model of the documented semantics says: watermarks,

@@ -2,6 +2,7 @@ package windowfuzz
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -133,6 +134,12 @@ const (
 	tumble kind = iota
 	hop
 	session
+	// bucket: a plain GROUP BY of a time rounded down to size seconds
+	// (date_bin, date_trunc, or the time itself: size 1), closed by the
+	// watermark under EMIT ON WINDOW CLOSE as a TUMBLE window is, and
+	// never freed under EMIT ON UPDATE (docs/windows.md, "Aggregations
+	// closed by the watermark").
+	bucket
 )
 
 // spec is a random windowed view.
@@ -144,6 +151,8 @@ type spec struct {
 	where                 string // "" or a condition on v or k
 	eowc                  bool
 	delay, lateness       int64
+	topN                  int    // > 0: a top-N per window instead of aggregates
+	bucketSQL             string // bucket: the rounded time
 }
 
 func (s spec) sql() string {
@@ -159,10 +168,31 @@ func (s spec) sql() string {
 		if s.off != 0 {
 			from += fmt.Sprintf(", INTERVAL '%d' SECOND", s.off)
 		}
+	case bucket:
+		return s.bucketQuery()
 	default:
 		from = fmt.Sprintf("SESSION(ev, ts, INTERVAL '%d' SECOND", s.gap)
 	}
 	from += ")"
+	if s.topN > 0 {
+		part := "window_start"
+		if s.keyed {
+			part += ", k"
+		}
+		q := "SELECT * FROM (SELECT id, k, v, window_start, window_end, row_number() OVER (PARTITION BY " + part +
+			" ORDER BY v DESC, id) AS rn FROM " + from
+		if s.where != "" {
+			q += " WHERE " + s.where
+		}
+		q += fmt.Sprintf(") t WHERE rn <= %d", s.topN)
+		if s.eowc {
+			q += " EMIT ON WINDOW CLOSE"
+			if s.delay > 0 {
+				q += fmt.Sprintf(" WITH DELAY INTERVAL '%d' SECOND", s.delay)
+			}
+		}
+		return q
+	}
 	cols := []string{"window_start", "window_end"}
 	if s.keyed {
 		cols = append([]string{"k"}, cols...)
@@ -188,6 +218,33 @@ func (s spec) sql() string {
 	return q
 }
 
+func (s spec) bucketQuery() string {
+	cols := []string{s.bucketSQL + " AS b"}
+	if s.keyed {
+		cols = append([]string{"k"}, cols...)
+	}
+	sel := slices.Clone(cols)
+	for _, a := range s.aggs {
+		sel = append(sel, a.sql())
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM ev"
+	if s.where != "" {
+		q += " WHERE " + s.where
+	}
+	q += " GROUP BY " + strings.Join(cols[:len(cols)-1], ", ")
+	if s.keyed {
+		q += ", "
+	}
+	q += s.bucketSQL
+	if s.eowc {
+		q += " EMIT ON WINDOW CLOSE"
+		if s.delay > 0 {
+			q += fmt.Sprintf(" WITH DELAY INTERVAL '%d' SECOND", s.delay)
+		}
+	}
+	return q
+}
+
 // keeps is the view's WHERE.
 func (s spec) keeps(r row) bool {
 	switch s.where {
@@ -203,10 +260,11 @@ func (s spec) keeps(r row) bool {
 	panic("unknown WHERE " + s.where)
 }
 
-// gkey is a group: the key (when keyed) and the window.
+// gkey is a group: the key (when keyed) and the window (tN: a bucket
+// of NULL times).
 type gkey struct {
 	k          int64
-	kN         bool
+	kN, tN     bool
 	start, end int64
 }
 
@@ -305,10 +363,14 @@ func (m *model) batch(ops []op) {
 	rebuild := map[gkey]bool{}
 	for _, o := range ops {
 		r := o.r
+		key := m.keyOf(r)
+		if s.kind == bucket {
+			m.bucketOp(key, o)
+			continue
+		}
 		if r.tN {
 			continue // in no window
 		}
-		key := m.keyOf(r)
 		if s.kind != session {
 			if !s.keeps(r) {
 				continue
@@ -321,23 +383,17 @@ func (m *model) batch(ops []op) {
 			counted := false
 			for st := last; st > r.t-size; st -= step {
 				if m.freed(st + size) {
+					if s.topN > 0 {
+						m.late++ // the top-N sees each window's row apart
+					}
 					continue
 				}
 				counted = true
 				g := key
 				g.start, g.end = st, st+size
-				rs := m.groups[g]
-				if rs == nil {
-					rs = map[int]row{}
-					m.groups[g] = rs
-				}
-				if o.del {
-					delete(rs, r.id)
-				} else {
-					rs[r.id] = r
-				}
+				m.apply(g, o)
 			}
-			if !counted {
+			if !counted && s.topN == 0 {
 				m.late++
 			}
 			continue
@@ -348,8 +404,13 @@ func (m *model) batch(ops []op) {
 		}
 		r.pass = s.keeps(r)
 		if o.del {
+			// One row equal to r goes: the key may also hold an older
+			// version of it whose deletion came late and was dropped.
 			for _, x := range m.open[key] {
-				x.rows = slices.DeleteFunc(x.rows, func(y row) bool { return y.id == r.id })
+				if i := slices.IndexFunc(x.rows, func(y row) bool { y.pass = r.pass; return y == r }); i >= 0 {
+					x.rows = slices.Delete(x.rows, i, i+1)
+					break
+				}
 			}
 			rebuild[key] = true
 			continue
@@ -424,6 +485,46 @@ func (m *model) barrier() {
 			}
 		}
 		m.open[key] = keep
+	}
+}
+
+// bucketOp applies one op to a bucket aggregation: under EMIT ON WINDOW
+// CLOSE a row (or deletion) of a closed bucket is late, and so is one
+// whose time is NULL (its bucket never closes).
+func (m *model) bucketOp(key gkey, o op) {
+	r := o.r
+	if !m.s.keeps(r) {
+		return
+	}
+	g := key
+	if r.tN {
+		if m.s.eowc {
+			m.late++
+			return
+		}
+		g.tN = true
+	} else {
+		g.start = floorDiv(r.t, m.s.size) * m.s.size
+		g.end = g.start + m.s.size
+		if m.s.eowc && m.closed(g.end) {
+			m.late++
+			return
+		}
+	}
+	m.apply(g, o)
+}
+
+// apply applies o to group g's rows.
+func (m *model) apply(g gkey, o op) {
+	rs := m.groups[g]
+	if rs == nil {
+		rs = map[int]row{}
+		m.groups[g] = rs
+	}
+	if o.del {
+		delete(rs, o.r.id)
+	} else {
+		rs[o.r.id] = o.r
 	}
 }
 
@@ -522,13 +623,50 @@ func (m *model) rows() [][]string {
 				r = append(r, fmt.Sprint(g.k))
 			}
 		}
-		r = append(r, stamp(g.start), stamp(g.end))
+		switch {
+		case m.s.kind != bucket:
+			r = append(r, stamp(g.start), stamp(g.end))
+		case g.tN:
+			r = append(r, "NULL")
+		default:
+			r = append(r, stamp(g.start))
+		}
 		for _, x := range m.s.aggs {
 			r = append(r, a.result(x))
 		}
 		out = append(out, r)
 	}
 	switch {
+	case m.s.topN > 0:
+		for g, rs := range m.groups {
+			if m.s.eowc && !m.closed(g.end) {
+				continue
+			}
+			top := slices.Collect(maps.Values(rs))
+			slices.SortFunc(top, func(a, b row) int {
+				switch { // DESC: NULLs first
+				case a.vN != b.vN:
+					if a.vN {
+						return -1
+					}
+					return 1
+				case !a.vN && a.v != b.v:
+					return int(b.v - a.v)
+				}
+				return a.id - b.id
+			})
+			for i, r := range top[:min(len(top), m.s.topN)] {
+				k := "NULL"
+				if !r.kN {
+					k = fmt.Sprint(r.k)
+				}
+				v := "NULL"
+				if !r.vN {
+					v = fmt.Sprint(r.v)
+				}
+				out = append(out, []string{fmt.Sprint(r.id), k, v, stamp(g.start), stamp(g.end), fmt.Sprint(i + 1)})
+			}
+		}
 	case m.s.kind != session:
 		for g, rs := range m.groups {
 			if len(rs) == 0 || m.s.eowc && !m.closed(g.end) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,9 @@ import (
 
 // TestWindowedViewsMatchModel creates random windowed aggregations (TUMBLE,
 // HOP and SESSION, with or without a key and a WHERE, under EMIT ON UPDATE
-// or EMIT ON WINDOW CLOSE with or without WITH DELAY and ALLOW LATENESS)
+// or EMIT ON WINDOW CLOSE with or without WITH DELAY and ALLOW LATENESS),
+// top-Ns per TUMBLE or HOP window, and aggregations closed by the
+// watermark (GROUP BY date_bin, date_trunc or the time itself)
 // over a watermarked table, half of them before any row and half later
 // (they backfill), then inserts rows out of order, some far behind the
 // watermark, some with NULL keys, values or times. By seed the table is
@@ -29,7 +32,8 @@ import (
 //
 // WINDOWFUZZ_SEED sets the seed (default 1), WINDOWFUZZ_SEEDS how many
 // seeds from it (default 4), WINDOWFUZZ_VIEWS the views (default 24),
-// WINDOWFUZZ_STEPS the writes (default 60).
+// WINDOWFUZZ_STEPS the writes (default 60); WFDEBUG=1 logs every write
+// with the model's ops.
 func TestWindowedViewsMatchModel(t *testing.T) {
 	first := harness.EnvInt(t, "WINDOWFUZZ_SEED", 1)
 	for seed := first; seed < first+harness.EnvInt(t, "WINDOWFUZZ_SEEDS", 4); seed++ {
@@ -147,6 +151,9 @@ func runSeed(t *testing.T, seed uint64) {
 		if advance == 0 {
 			exec("FLUSH")
 		}
+		if os.Getenv("WFDEBUG") != "" {
+			t.Logf("step %d clock %d: %s ops %+v", step, clock, w, ops)
+		}
 		for i, m := range models {
 			if m == nil {
 				continue
@@ -219,7 +226,7 @@ func change(r *rand.Rand, cur map[int]row) (string, []op) {
 
 // randSpec draws a windowed aggregation.
 func randSpec(r *rand.Rand) spec {
-	s := spec{kind: kind(r.IntN(3)), keyed: r.IntN(3) > 0}
+	s := spec{kind: kind(r.IntN(4)), keyed: r.IntN(3) > 0}
 	switch s.kind {
 	case tumble:
 		s.size = []int64{10, 20, 60}[r.IntN(3)]
@@ -232,8 +239,29 @@ func randSpec(r *rand.Rand) spec {
 		if r.IntN(3) == 0 {
 			s.off = 3
 		}
+	case bucket:
+		switch r.IntN(3) {
+		case 0:
+			s.size = []int64{10, 20, 30}[r.IntN(3)]
+			s.bucketSQL = fmt.Sprintf("date_bin(INTERVAL '%d seconds', ts, TIMESTAMP '2024-01-01')", s.size)
+		case 1:
+			s.size, s.bucketSQL = 60, "date_trunc('minute', ts)"
+		default:
+			s.size, s.bucketSQL = 1, "ts"
+		}
 	default:
 		s.gap = []int64{5, 15, 40}[r.IntN(3)]
+	}
+	if (s.kind == tumble || s.kind == hop) && r.IntN(4) == 0 {
+		s.topN = 1 + r.IntN(3)
+		s.where = []string{"", "", "v > 3", "v IS NOT NULL", "k <> 2"}[r.IntN(5)]
+		if r.IntN(2) == 0 {
+			s.eowc = true
+			if r.IntN(2) == 0 {
+				s.delay = []int64{3, 10}[r.IntN(2)]
+			}
+		}
+		return s
 	}
 	s.aggs = []agg{aggCount}
 	for a := aggCountV; a < nAggs; a++ {
@@ -247,7 +275,7 @@ func randSpec(r *rand.Rand) spec {
 		if r.IntN(2) == 0 {
 			s.delay = []int64{3, 10}[r.IntN(2)]
 		}
-		if r.IntN(2) == 0 {
+		if r.IntN(2) == 0 && s.kind != bucket { // (refused there)
 			s.lateness = []int64{5, 20}[r.IntN(2)]
 		}
 	}
