@@ -152,6 +152,7 @@ type spec struct {
 	eowc                  bool
 	delay, lateness       int64
 	topN                  int    // > 0: a top-N per window instead of aggregates
+	every, early          int64  // EMIT EVERY, EARLY EVERY (TUMBLE, HOP aggregations)
 	bucketSQL             string // bucket: the rounded time
 }
 
@@ -211,9 +212,15 @@ func (s spec) sql() string {
 		if s.delay > 0 {
 			q += fmt.Sprintf(" WITH DELAY INTERVAL '%d' SECOND", s.delay)
 		}
+		if s.early > 0 {
+			q += fmt.Sprintf(" EARLY EVERY INTERVAL '%d' SECOND", s.early)
+		}
 		if s.lateness > 0 {
 			q += fmt.Sprintf(" ALLOW LATENESS INTERVAL '%d' SECOND", s.lateness)
 		}
+	}
+	if s.every > 0 {
+		q += fmt.Sprintf(" EMIT EVERY INTERVAL '%d' SECOND", s.every)
 	}
 	return q
 }
@@ -286,19 +293,10 @@ type op struct {
 
 // model is one view's expected state.
 type model struct {
-	s       spec
-	wmDelay int64 // the table's WATERMARK delay
-	wm      int64
-	hasWM   bool
-	late    int // rows and deletions late for every window they are in
-
-	// Processing time (seconds of the manual clock) and idle_timeout (0:
-	// none): while no row arrives for idle seconds, the watermark moves to
-	// the one after the last row plus the time since that row, at each
-	// barrier (docs/watermarks.md).
-	clock, idle      int64
-	hasRow           bool
-	lastRow, wmAtRow int64
+	s spec
+	input
+	clock int64 // processing time
+	late  int   // rows and deletions late for every window they are in
 
 	// TUMBLE, HOP: each window's rows by id.
 	groups map[gkey]map[int]row
@@ -311,12 +309,34 @@ type model struct {
 	done    map[gkey][]*sess
 	emitted map[gkey][]gkey
 	view    map[gkey]*acc
+
+	// EMIT EVERY and EARLY EVERY: a tick is due once processing time
+	// reaches next (the operator's timer, started with it and again after
+	// each tick, at the barrier that takes the tick); shown is what the
+	// view showed at the last tick (EVERY: all of it; EARLY EVERY: the
+	// provisional rows of windows then open).
+	next  int64
+	shown [][]string
 }
 
-func newModel(s spec, wmDelay, idle, clock int64) *model {
-	return &model{s: s, wmDelay: wmDelay, idle: idle, clock: clock, groups: map[gkey]map[int]row{}, open: map[gkey][]*sess{},
+func newModel(s spec, in input, clock int64) *model {
+	return &model{s: s, input: in, clock: clock, next: clock + max(s.every, s.early), groups: map[gkey]map[int]row{}, open: map[gkey][]*sess{},
 		done: map[gkey][]*sess{}, emitted: map[gkey][]gkey{}, view: map[gkey]*acc{}}
 }
+
+// The viewModel methods of a windowed view of ev.
+
+func (m *model) sql() string { return m.s.sql() }
+
+func (m *model) apply(table int, ops []op) {
+	if table == 0 {
+		m.batch(ops)
+	}
+}
+
+func (m *model) lateRows() int { return m.late }
+
+func (m *model) mark() string { return stamp(m.wm) }
 
 // freed reports whether a window ending at end was freed at the current
 // watermark.
@@ -391,7 +411,7 @@ func (m *model) batch(ops []op) {
 				counted = true
 				g := key
 				g.start, g.end = st, st+size
-				m.apply(g, o)
+				m.applyTo(g, o)
 			}
 			if !counted && s.topN == 0 {
 				m.late++
@@ -431,15 +451,7 @@ func (m *model) batch(ops []op) {
 	for key := range rebuild {
 		m.open[key] = sessionsOf(m.open[key], s.gap)
 	}
-	for _, o := range ops {
-		if o.del {
-			continue
-		}
-		if r := o.r; !r.tN && (!m.hasWM || r.t-m.wmDelay > m.wm) {
-			m.wm, m.hasWM = r.t-m.wmDelay, true
-		}
-		m.hasRow, m.lastRow, m.wmAtRow = true, m.clock, m.wm
-	}
+	m.note(ops, m.clock)
 }
 
 // advance moves processing time on by d seconds (ADVANCE CLOCK, then a
@@ -453,19 +465,20 @@ func (m *model) advance(d int64) {
 // was, idleness is measured from now, the counters start at 0.
 func (m *model) restart() {
 	m.late = 0
-	if m.hasRow {
-		m.lastRow, m.wmAtRow = m.clock, m.wm
-	}
+	m.input.restart(m.clock)
+	m.next = m.clock + max(m.s.every, m.s.early)
 }
 
 // barrier is the end of an epoch (FLUSH, ADVANCE CLOCK): an idle input's
 // watermark moves on, and the windows and sessions it passed are closed
 // and freed.
 func (m *model) barrier() {
-	if m.idle > 0 && m.hasRow && m.hasWM && m.clock-m.lastRow >= m.idle {
-		m.wm = max(m.wm, m.wmAtRow+m.clock-m.lastRow)
-	}
+	m.tick(m.clock)
 	s := m.s
+	if p := max(s.every, s.early); p > 0 && m.clock >= m.next {
+		m.next = m.clock + p
+		m.shown = m.current(s.early > 0)
+	}
 	if s.kind != session {
 		return
 	}
@@ -511,11 +524,11 @@ func (m *model) bucketOp(key gkey, o op) {
 			return
 		}
 	}
-	m.apply(g, o)
+	m.applyTo(g, o)
 }
 
-// apply applies o to group g's rows.
-func (m *model) apply(g gkey, o op) {
+// applyTo applies o to group g's rows.
+func (m *model) applyTo(g gkey, o op) {
 	rs := m.groups[g]
 	if rs == nil {
 		rs = map[int]row{}
@@ -613,6 +626,25 @@ func sessAcc(x *sess) *acc {
 
 // rows is what the view must hold, as text.
 func (m *model) rows() [][]string {
+	switch {
+	case m.s.every > 0:
+		return slices.Clone(m.shown)
+	case m.s.early > 0:
+		out := m.current(false)
+		for _, r := range m.shown {
+			if end, _ := time.Parse("2006-01-02 15:04:05", r[len(r)-len(m.s.aggs)-1]); !m.closed(int64(end.Sub(base) / time.Second)) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	return m.current(false)
+}
+
+// current is what the view would hold under EMIT ON UPDATE, or with EMIT
+// ON WINDOW CLOSE the closed windows' rows; with open set, the rows of the
+// windows not yet closed instead.
+func (m *model) current(open bool) [][]string {
 	var out [][]string
 	emit := func(g gkey, a *acc) {
 		var r []string
@@ -669,7 +701,7 @@ func (m *model) rows() [][]string {
 		}
 	case m.s.kind != session:
 		for g, rs := range m.groups {
-			if len(rs) == 0 || m.s.eowc && !m.closed(g.end) {
+			if len(rs) == 0 || m.s.eowc && m.closed(g.end) == open {
 				continue
 			}
 			a := &acc{}

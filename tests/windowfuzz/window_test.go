@@ -18,8 +18,10 @@ import (
 // TestWindowedViewsMatchModel creates random windowed aggregations (TUMBLE,
 // HOP and SESSION, with or without a key and a WHERE, under EMIT ON UPDATE
 // or EMIT ON WINDOW CLOSE with or without WITH DELAY and ALLOW LATENESS),
-// top-Ns per TUMBLE or HOP window, and aggregations closed by the
-// watermark (GROUP BY date_bin, date_trunc or the time itself)
+// top-Ns per TUMBLE or HOP window, aggregations closed by the watermark
+// (GROUP BY date_bin, date_trunc or the time itself), EMIT EVERY and
+// EARLY EVERY on the manual clock, and interval joins (inner and outer) of
+// ev with a second table ew
 // over a watermarked table, half of them before any row and half later
 // (they backfill), then inserts rows out of order, some far behind the
 // watermark, some with NULL keys, values or times. By seed the table is
@@ -41,6 +43,18 @@ func TestWindowedViewsMatchModel(t *testing.T) {
 	}
 }
 
+// viewModel is what one view must hold, kept up to date with the writes.
+type viewModel interface {
+	sql() string
+	apply(table int, ops []op) // a batch into ev (0) or ew (1)
+	barrier()                  // the end of an epoch (FLUSH)
+	advance(d int64)           // ADVANCE CLOCK by d seconds, then a barrier
+	restart()
+	rows() [][]string
+	lateRows() int
+	mark() string // the watermark(s), for messages
+}
+
 func runSeed(t *testing.T, seed uint64) {
 	ctx := context.Background()
 	srv := harness.Start(t, t.TempDir())
@@ -50,7 +64,6 @@ func runSeed(t *testing.T, seed uint64) {
 	}
 	defer func() { c.Close(ctx) }()
 	r := rand.New(rand.NewPCG(seed, 0x3e7a))
-	wmDelay := []int64{0, 5, 30}[r.IntN(3)]
 	par := []int{1, 3, 8}[seed%3]
 	exec := func(q string) {
 		t.Helper()
@@ -58,48 +71,63 @@ func runSeed(t *testing.T, seed uint64) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	appendOnly := seed%2 == 1 // even seeds also update and delete rows
-	ddl := fmt.Sprintf("CREATE TABLE ev (id int, k int, v int, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '%d' SECOND)", wmDelay)
-	if appendOnly {
-		ddl += " APPEND ONLY"
+	// ev feeds every view, ew the right side of interval joins (which need
+	// both inputs append only: only on append-only seeds).
+	appendOnly := seed%2 == 1 // even seeds also update and delete rows of ev
+	var ins [2]input
+	for k, name := range []string{"ev", "ew"} {
+		ins[k].delay = []int64{0, 5, 30}[r.IntN(3)]
+		ddl := fmt.Sprintf("CREATE TABLE %s (id int, k int, v int, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '%d' SECOND", name, ins[k].delay)
+		if seed%4 >= 2 { // some seeds' watermarks move while no row arrives
+			ins[k].idle = []int64{10, 30}[r.IntN(2)]
+			ddl += fmt.Sprintf(" WITH (idle_timeout = '%ds')", ins[k].idle)
+		}
+		ddl += ")"
+		if appendOnly || k == 1 {
+			ddl += " APPEND ONLY"
+		}
+		exec(ddl)
 	}
-	var idle int64
-	if seed%4 >= 2 { // some seeds' watermark moves while no row arrives
-		idle = []int64{10, 30}[r.IntN(2)]
-		ddl = strings.Replace(ddl, " SECOND)", fmt.Sprintf(" SECOND WITH (idle_timeout = '%ds'))", idle), 1)
-	}
-	exec(ddl)
 	exec(fmt.Sprintf("SET streaming_parallelism = %d", par))
 
 	nViews := harness.EnvInt(t, "WINDOWFUZZ_VIEWS", 24)
 	steps := harness.EnvInt(t, "WINDOWFUZZ_STEPS", 60)
-	specs := make([]spec, nViews)
-	created := make([]int, nViews) // the step before which view i is created
-	for i := range specs {
-		specs[i] = randSpec(r)
+	type view struct {
+		created int // the step before which it is created
+		new     func(clock int64) viewModel
+		m       viewModel
+	}
+	views := make([]view, nViews)
+	for i := range views {
+		if appendOnly && r.IntN(5) == 0 {
+			j := randJoin(r)
+			views[i].new = func(clock int64) viewModel { return &joinModel{j: j, in: ins, clock: clock} }
+		} else {
+			s := randSpec(r)
+			views[i].new = func(clock int64) viewModel { return newModel(s, ins[0], clock) }
+		}
 		if i >= nViews/2 {
-			created[i] = 1 + r.IntN(steps-1)
+			views[i].created = 1 + r.IntN(steps-1)
 		}
 	}
-	models := make([]*model, nViews)
 	now, id, clock := int64(1000), 0, int64(0)
-	cur := map[int]row{} // the table's rows by id
+	var cur [2]map[int]row // the tables' rows by id
+	cur[0], cur[1] = map[int]row{}, map[int]row{}
 	create := func(i int) {
-		exec(fmt.Sprintf("CREATE MATERIALIZED VIEW v%d AS %s", i, specs[i].sql()))
-		models[i] = newModel(specs[i], wmDelay, idle, clock)
-		var rows []row
-		for _, x := range cur {
-			rows = append(rows, x)
+		m := views[i].new(clock)
+		exec(fmt.Sprintf("CREATE MATERIALIZED VIEW v%d AS %s", i, m.sql()))
+		for k := range cur {
+			if len(cur[k]) > 0 {
+				m.apply(k, inserts(slices.Collect(maps.Values(cur[k])))) // the backfill: one batch
+			}
 		}
-		if len(rows) > 0 {
-			models[i].batch(inserts(rows)) // the backfill: one batch
-			models[i].barrier()
-		}
+		m.barrier()
+		views[i].m = m
 	}
 	bad, compared := 0, 0
 	for step := 0; step < steps && bad < 10; step++ {
-		for i := range specs {
-			if created[i] == step {
+		for i := range views {
+			if views[i].created == step {
 				create(i)
 			}
 		}
@@ -112,21 +140,25 @@ func runSeed(t *testing.T, seed uint64) {
 			if c, err = pgx.Connect(ctx, srv.ConnString()); err != nil {
 				t.Fatal(err)
 			}
-			for _, m := range models {
-				if m != nil {
-					m.restart()
+			for _, v := range views {
+				if v.m != nil {
+					v.m.restart()
 				}
 			}
 		}
 		var w string
 		var ops []op
 		var advance int64
+		table := 0
 		switch {
-		case idle > 0 && r.IntN(5) == 0:
-			advance = int64(1 + r.IntN(int(idle)+10))
+		case r.IntN(6) == 0:
+			advance = int64(1 + r.IntN(int(max(ins[0].idle, ins[1].idle, 20))+10))
 			clock += advance
 			w = fmt.Sprintf("ADVANCE CLOCK BY INTERVAL '%d seconds'", advance)
-		case appendOnly || len(cur) == 0 || r.IntN(3) > 0:
+		case appendOnly || len(cur[0]) == 0 || r.IntN(3) > 0:
+			if appendOnly && r.IntN(3) == 0 {
+				table = 1
+			}
 			now += int64(r.IntN(12))
 			var vals []string
 			for n := 1 + r.IntN(4); n > 0; n-- {
@@ -140,12 +172,12 @@ func runSeed(t *testing.T, seed uint64) {
 				}
 				x.kN, x.vN, x.tN = r.IntN(15) == 0, r.IntN(10) == 0, r.IntN(30) == 0
 				ops = append(ops, op{r: x})
-				cur[x.id] = x
+				cur[table][x.id] = x
 				vals = append(vals, x.values())
 			}
-			w = "INSERT INTO ev VALUES " + strings.Join(vals, ", ")
+			w = fmt.Sprintf("INSERT INTO %s VALUES %s", []string{"ev", "ew"}[table], strings.Join(vals, ", "))
 		default:
-			w, ops = change(r, cur)
+			w, ops = change(r, cur[0])
 		}
 		exec(w)
 		if advance == 0 {
@@ -154,31 +186,33 @@ func runSeed(t *testing.T, seed uint64) {
 		if os.Getenv("WFDEBUG") != "" {
 			t.Logf("step %d clock %d: %s ops %+v", step, clock, w, ops)
 		}
-		for i, m := range models {
+		for i, v := range views {
+			m := v.m
 			if m == nil {
 				continue
 			}
 			if advance > 0 {
 				m.advance(advance)
 			} else {
-				m.batch(ops)
+				m.apply(table, ops)
 				m.barrier()
 			}
 			want := sortRows(m.rows())
 			got := sortRows(query(ctx, t, c, fmt.Sprintf("SELECT * FROM v%d", i)))
 			compared++
-			if late := query(ctx, t, c, fmt.Sprintf("SELECT late_rows FROM streamsql_views WHERE viewname = 'v%d'", i)); len(late) != 1 || late[0][0] != fmt.Sprint(m.late) {
+			if late := query(ctx, t, c, fmt.Sprintf("SELECT late_rows FROM streamsql_views WHERE viewname = 'v%d'", i)); len(late) != 1 || late[0][0] != fmt.Sprint(m.lateRows()) {
 				bad++
-				t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  late rows: %v, want %d", seed, step, w, stamp(m.wm), i, specs[i].sql(), late, m.late)
+				t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  late rows: %v, want %d", seed, step, w, m.mark(), i, m.sql(), late, m.lateRows())
 			}
 			if !slices.EqualFunc(want, got, slices.Equal) {
 				bad++
 				t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  missing: %v\n  extra:   %v",
-					seed, step, w, stamp(m.wm), i, specs[i].sql(), minus(want, got), minus(got, want))
+					seed, step, w, m.mark(), i, m.sql(), minus(want, got), minus(got, want))
 			}
 		}
 	}
-	t.Logf("seed %d: %d views at parallelism %d, watermark delay %ds, idle_timeout %ds, append only %v: %d comparisons, %d differences", seed, nViews, par, wmDelay, idle, appendOnly, compared, bad)
+	t.Logf("seed %d: %d views at parallelism %d, watermark delays %ds and %ds, idle_timeouts %ds and %ds, append only %v: %d comparisons, %d differences",
+		seed, nViews, par, ins[0].delay, ins[1].delay, ins[0].idle, ins[1].idle, appendOnly, compared, bad)
 }
 
 // change draws an UPDATE or DELETE of the table's rows cur, applies it to
@@ -275,9 +309,15 @@ func randSpec(r *rand.Rand) spec {
 		if r.IntN(2) == 0 {
 			s.delay = []int64{3, 10}[r.IntN(2)]
 		}
-		if r.IntN(2) == 0 && s.kind != bucket { // (refused there)
+		switch {
+		case s.kind == bucket: // (refused there)
+		case (s.kind == tumble || s.kind == hop) && r.IntN(3) == 0:
+			s.early = []int64{5, 20}[r.IntN(2)]
+		case r.IntN(2) == 0:
 			s.lateness = []int64{5, 20}[r.IntN(2)]
 		}
+	} else if (s.kind == tumble || s.kind == hop) && r.IntN(4) == 0 {
+		s.every = []int64{5, 20}[r.IntN(2)]
 	}
 	return s
 }
