@@ -21,7 +21,8 @@ import (
 // timestamp column of the input.
 //
 // With Clean set, a group whose key is k is closed once the key column's
-// watermark W passes k + Delay (k + Delay < W: no later row can reach it):
+// watermark W passes k + Delay (k + Delay + Slack < W: no later row can
+// reach it):
 // its row goes out once, as an insert, right when the watermark arrives,
 // and its state is freed. Until then nothing of it goes out (barriers emit
 // nothing). A later row, insert or retraction, of a closed key, or one
@@ -32,6 +33,12 @@ import (
 type AggClean struct {
 	Key   int
 	Delay int64 // µs, not negative
+	// Slack is -1 when the key's producer promises later rows strictly
+	// above its watermark (a WindowAgg's window_start or window_end,
+	// planner.markSlack): a key equal to the watermark is then closed
+	// too, in the same watermark that closed its windows below. 0
+	// otherwise.
+	Slack int64
 }
 
 // aggCleaner is a running AggClean, owned by the HashAgg's goroutine: the
@@ -43,18 +50,20 @@ type AggClean struct {
 type aggCleaner struct {
 	key   int   // position in GroupBy
 	in    int   // input column of the key
-	delay int64 // µs
-	wm    int64 // the input watermark on in (math.MinInt64: none)
-	outWM int64 // the last watermark sent
-	heap  groupHeap
-	late  int64
-	due   []int32 // scratch: the groups closing now
-	keep  []bool  // scratch: per row, not late
+	delay int64 // µs: Delay + Slack
+	// outDelay is Delay: the output watermark is the input's minus it
+	outDelay int64
+	wm       int64 // the input watermark on in (math.MinInt64: none)
+	outWM    int64 // the last watermark sent
+	heap     groupHeap
+	late     int64
+	due      []int32 // scratch: the groups closing now
+	keep     []bool  // scratch: per row, not late
 }
 
 func newAggCleaner(h *HashAgg) (*aggCleaner, error) {
 	c := h.Clean
-	if c.Key < 0 || c.Key >= len(h.GroupBy) || c.Delay < 0 {
+	if c.Key < 0 || c.Key >= len(h.GroupBy) || c.Delay < 0 || c.Slack > 0 || c.Slack < -1 {
 		return nil, fmt.Errorf("stream: hashagg cleans on key %d (delay %d) of %d", c.Key, c.Delay, len(h.GroupBy))
 	}
 	ref, ok := h.GroupBy[c.Key].(*expr.ColRef)
@@ -64,7 +73,7 @@ func newAggCleaner(h *HashAgg) (*aggCleaner, error) {
 	if k := ref.T.Kind; k != types.Timestamp && k != types.TimestampTZ {
 		return nil, fmt.Errorf("stream: hashagg cleans on key %s of type %s", ref, ref.T)
 	}
-	return &aggCleaner{key: c.Key, in: ref.Idx, delay: c.Delay, wm: math.MinInt64, outWM: math.MinInt64}, nil
+	return &aggCleaner{key: c.Key, in: ref.Idx, delay: addSat(c.Delay, c.Slack), outDelay: c.Delay, wm: math.MinInt64, outWM: math.MinInt64}, nil
 }
 
 // closed reports whether a key of value t has closed (or is due now).
@@ -179,7 +188,7 @@ func (c *aggCleaner) advance(r *aggRun, wm int64) (*Chunk, error) {
 // watermark returns the output watermark after advance (ok false: it did
 // not rise).
 func (c *aggCleaner) watermark() (Watermark, bool) {
-	v := addSat(c.wm, -c.delay)
+	v := addSat(c.wm, -c.outDelay)
 	if v <= c.outWM {
 		return Watermark{}, false
 	}

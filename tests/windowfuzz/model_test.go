@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -151,9 +152,13 @@ type spec struct {
 	where                 string // "" or a condition on v or k
 	eowc                  bool
 	delay, lateness       int64
-	topN                  int    // > 0: a top-N per window instead of aggregates
-	every, early          int64  // EMIT EVERY, EARLY EVERY (TUMBLE, HOP aggregations)
-	bucketSQL             string // bucket: the rounded time
+	topN                  int   // > 0: a top-N per window instead of aggregates
+	every, early          int64 // EMIT EVERY, EARLY EVERY (TUMBLE, HOP aggregations)
+	// outer: the windowed aggregation is a subquery, and the view the max,
+	// count and sum of its count(*) per window_start (Nexmark q5's shape;
+	// under EMIT ON WINDOW CLOSE an aggregation closed by the watermark).
+	outer     bool
+	bucketSQL string // bucket: the rounded time
 }
 
 func (s spec) sql() string {
@@ -202,11 +207,17 @@ func (s spec) sql() string {
 	for _, a := range s.aggs {
 		sel = append(sel, a.sql())
 	}
+	if s.outer {
+		sel[len(cols)] += " AS c"
+	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + from
 	if s.where != "" {
 		q += " WHERE " + s.where
 	}
 	q += " GROUP BY " + strings.Join(cols, ", ")
+	if s.outer {
+		q = "SELECT window_start, max(c), count(*), sum(c) FROM (" + q + ") x GROUP BY window_start"
+	}
 	if s.eowc {
 		q += " EMIT ON WINDOW CLOSE"
 		if s.delay > 0 {
@@ -627,6 +638,8 @@ func sessAcc(x *sess) *acc {
 // rows is what the view must hold, as text.
 func (m *model) rows() [][]string {
 	switch {
+	case m.s.outer:
+		return outerRows(m.current(false), m.s.keyed)
 	case m.s.every > 0:
 		return slices.Clone(m.shown)
 	case m.s.early > 0:
@@ -639,6 +652,36 @@ func (m *model) rows() [][]string {
 		return out
 	}
 	return m.current(false)
+}
+
+// outerRows is the max, count and sum of the inner rows' count(*) (the
+// column after k, window_start and window_end) per window_start.
+func outerRows(inner [][]string, keyed bool) [][]string {
+	ws, c := 0, 2
+	if keyed {
+		ws, c = 1, 3
+	}
+	type agg struct{ max, n, sum int64 }
+	per := map[string]*agg{}
+	for _, r := range inner {
+		v, err := strconv.ParseInt(r[c], 10, 64)
+		if err != nil {
+			panic(err)
+		}
+		a := per[r[ws]]
+		if a == nil {
+			a = &agg{max: v}
+			per[r[ws]] = a
+		}
+		a.max = max(a.max, v)
+		a.n++
+		a.sum += v
+	}
+	var out [][]string
+	for w, a := range per {
+		out = append(out, []string{w, fmt.Sprint(a.max), fmt.Sprint(a.n), fmt.Sprint(a.sum)})
+	}
+	return out
 }
 
 // current is what the view would hold under EMIT ON UPDATE, or with EMIT

@@ -319,6 +319,9 @@ func randSpec(r *rand.Rand) spec {
 	} else if (s.kind == tumble || s.kind == hop) && r.IntN(4) == 0 {
 		s.every = []int64{5, 20}[r.IntN(2)]
 	}
+	if (s.kind == tumble || s.kind == hop) && s.every == 0 && s.early == 0 && s.lateness == 0 && r.IntN(4) == 0 {
+		s.outer = true
+	}
 	return s
 }
 
