@@ -57,11 +57,12 @@ func (j joinSpec) sql() string {
 // joinModel is an interval join view's expected state: the rows of each
 // side that were not late.
 type joinModel struct {
-	j     joinSpec
-	in    [2]input
-	side  [2][]row
-	clock int64
-	late  int
+	j      joinSpec
+	in     [2]input
+	side   [2][]row
+	clock  int64
+	late   int
+	cpLate int
 }
 
 func (m *joinModel) sql() string { return m.j.sql() }
@@ -87,8 +88,11 @@ func (m *joinModel) advance(d int64) {
 	m.barrier()
 }
 
-func (m *joinModel) restart() {
-	m.late = 0
+func (m *joinModel) checkpoint() { m.cpLate = m.late }
+
+func (m *joinModel) restartAt(clock int64) {
+	m.clock = clock
+	m.late -= m.cpLate
 	m.in[0].restart(m.clock)
 	m.in[1].restart(m.clock)
 }

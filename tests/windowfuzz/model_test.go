@@ -159,18 +159,26 @@ type spec struct {
 	// under EMIT ON WINDOW CLOSE an aggregation closed by the watermark).
 	outer     bool
 	bucketSQL string // bucket: the rounded time
+	table     string // "": ev
+}
+
+func (s spec) tableName() string {
+	if s.table == "" {
+		return "ev"
+	}
+	return s.table
 }
 
 func (s spec) sql() string {
 	var from string
 	switch s.kind {
 	case tumble:
-		from = fmt.Sprintf("TUMBLE(ev, ts, INTERVAL '%d' SECOND", s.size)
+		from = fmt.Sprintf("TUMBLE(%s, ts, INTERVAL '%d' SECOND", s.tableName(), s.size)
 		if s.off != 0 {
 			from += fmt.Sprintf(", INTERVAL '%d' SECOND", s.off)
 		}
 	case hop:
-		from = fmt.Sprintf("HOP(ev, ts, INTERVAL '%d' SECOND, INTERVAL '%d' SECOND", s.slide, s.size)
+		from = fmt.Sprintf("HOP(%s, ts, INTERVAL '%d' SECOND, INTERVAL '%d' SECOND", s.tableName(), s.slide, s.size)
 		if s.off != 0 {
 			from += fmt.Sprintf(", INTERVAL '%d' SECOND", s.off)
 		}
@@ -306,8 +314,9 @@ type op struct {
 type model struct {
 	s spec
 	input
-	clock int64 // processing time
-	late  int   // rows and deletions late for every window they are in
+	clock  int64 // processing time
+	late   int   // rows and deletions late for every window they are in
+	cpLate int   // late at the last checkpoint
 
 	// TUMBLE, HOP: each window's rows by id.
 	groups map[gkey]map[int]row
@@ -326,8 +335,8 @@ type model struct {
 	// each tick, at the barrier that takes the tick); shown is what the
 	// view showed at the last tick (EVERY: all of it; EARLY EVERY: the
 	// provisional rows of windows then open).
-	next  int64
-	shown [][]string
+	next           int64
+	shown, cpShown [][]string
 }
 
 func newModel(s spec, in input, clock int64) *model {
@@ -340,7 +349,7 @@ func newModel(s spec, in input, clock int64) *model {
 func (m *model) sql() string { return m.s.sql() }
 
 func (m *model) apply(table int, ops []op) {
-	if table == 0 {
+	if (table == 1) == (m.s.table == "ew") {
 		m.batch(ops)
 	}
 }
@@ -474,8 +483,15 @@ func (m *model) advance(d int64) {
 
 // restart is a restart of the server: the watermark goes on from where it
 // was, idleness is measured from now, the counters start at 0.
-func (m *model) restart() {
-	m.late = 0
+// checkpoint is a CHECKPOINT; a restart resumes from it, and what the
+// view showed then under EVERY or EARLY EVERY is what it shows until the
+// next tick (ticks are processing time: a replay does not repeat them).
+func (m *model) checkpoint() { m.cpLate, m.cpShown = m.late, m.shown }
+
+func (m *model) restartAt(clock int64) {
+	m.clock = clock
+	m.late -= m.cpLate
+	m.shown = m.cpShown
 	m.input.restart(m.clock)
 	m.next = m.clock + max(m.s.every, m.s.early)
 }

@@ -20,8 +20,8 @@ import (
 // or EMIT ON WINDOW CLOSE with or without WITH DELAY and ALLOW LATENESS),
 // top-Ns per TUMBLE or HOP window, aggregations closed by the watermark
 // (GROUP BY date_bin, date_trunc or the time itself), EMIT EVERY and
-// EARLY EVERY on the manual clock, and interval joins (inner and outer) of
-// ev with a second table ew
+// EARLY EVERY on the manual clock, Nexmark q5's shape, and interval joins
+// (inner and outer) and window joins of ev with a second table ew
 // over a watermarked table, half of them before any row and half later
 // (they backfill), then inserts rows out of order, some far behind the
 // watermark, some with NULL keys, values or times. By seed the table is
@@ -29,8 +29,11 @@ import (
 // DELETEs, and has an idle_timeout, with ADVANCE CLOCK steps in between. After every
 // INSERT (and FLUSH) each view must hold what the model in model_test.go
 // says, and its late_rows in streamsql_views must be the rows the model
-// found late for all their windows. The views run at parallelism 1, 3 or 8 by seed, and the server
-// restarts half way (the views resume from their checkpoints).
+// found late for all their windows. The views run at parallelism 1, 3 or 8
+// by seed. Half way the server restarts: the views resume from a CHECKPOINT
+// taken up to five writes before and replay the writes since, which the
+// model replays as such (their watermarks move with their rows only: the
+// idle time and EVERY ticks between them were processing time).
 //
 // WINDOWFUZZ_SEED sets the seed (default 1), WINDOWFUZZ_SEEDS how many
 // seeds from it (default 4), WINDOWFUZZ_VIEWS the views (default 24),
@@ -43,13 +46,44 @@ func TestWindowedViewsMatchModel(t *testing.T) {
 	}
 }
 
+// event is what happened to a view: a write into a table (a batch, then
+// a barrier), its backfill, or an ADVANCE CLOCK.
+type event struct {
+	table    int
+	ops      []op
+	advance  int64
+	backfill bool
+	bf       [2][]op
+}
+
+func (e event) play(m viewModel) {
+	switch {
+	case e.backfill:
+		for k, ops := range e.bf {
+			if len(ops) > 0 {
+				m.apply(k, ops)
+			}
+		}
+		m.barrier()
+	case e.advance > 0:
+		m.advance(e.advance)
+	default:
+		m.apply(e.table, e.ops)
+		m.barrier()
+	}
+}
+
 // viewModel is what one view must hold, kept up to date with the writes.
 type viewModel interface {
 	sql() string
 	apply(table int, ops []op) // a batch into ev (0) or ew (1)
 	barrier()                  // the end of an epoch (FLUSH)
 	advance(d int64)           // ADVANCE CLOCK by d seconds, then a barrier
-	restart()
+	checkpoint()               // CHECKPOINT
+	// restartAt is a restart from the last checkpoint at processing time
+	// clock: the counters start at 0, idleness is measured from now, and
+	// EVERY ticks restart; the caller then replays the writes since.
+	restartAt(clock int64)
 	rows() [][]string
 	lateRows() int
 	mark() string // the watermark(s), for messages
@@ -96,13 +130,20 @@ func runSeed(t *testing.T, seed uint64) {
 		created int // the step before which it is created
 		new     func(clock int64) viewModel
 		m       viewModel
+		born    int64   // the processing time it was created at
+		hist    []event // what happened to it since
+		cpAt    int     // len(hist) at the last CHECKPOINT
 	}
 	views := make([]view, nViews)
 	for i := range views {
-		if appendOnly && r.IntN(5) == 0 {
+		switch {
+		case appendOnly && r.IntN(5) == 0:
 			j := randJoin(r)
 			views[i].new = func(clock int64) viewModel { return &joinModel{j: j, in: ins, clock: clock} }
-		} else {
+		case appendOnly && r.IntN(6) == 0:
+			seed := r.Uint64()
+			views[i].new = func(clock int64) viewModel { return randWJoin(rand.New(rand.NewPCG(seed, 1)), ins, clock) }
+		default:
 			s := randSpec(r)
 			views[i].new = func(clock int64) viewModel { return newModel(s, ins[0], clock) }
 		}
@@ -113,26 +154,37 @@ func runSeed(t *testing.T, seed uint64) {
 	now, id, clock := int64(1000), 0, int64(0)
 	var cur [2]map[int]row // the tables' rows by id
 	cur[0], cur[1] = map[int]row{}, map[int]row{}
-	create := func(i int) {
-		m := views[i].new(clock)
-		exec(fmt.Sprintf("CREATE MATERIALIZED VIEW v%d AS %s", i, m.sql()))
-		for k := range cur {
-			if len(cur[k]) > 0 {
-				m.apply(k, inserts(slices.Collect(maps.Values(cur[k])))) // the backfill: one batch
-			}
+	create := func(i int, ddl bool) {
+		v := &views[i]
+		v.m, v.born, v.hist, v.cpAt = v.new(clock), clock, nil, 0
+		if ddl {
+			exec(fmt.Sprintf("CREATE MATERIALIZED VIEW v%d AS %s", i, v.m.sql()))
 		}
-		m.barrier()
-		views[i].m = m
+		e := event{backfill: true}
+		for k := range cur {
+			e.bf[k] = inserts(slices.Collect(maps.Values(cur[k]))) // the backfill: one batch
+		}
+		v.hist = append(v.hist, e)
+		e.play(v.m)
 	}
+	cp := steps/2 - r.IntN(6) // the checkpoint the restart resumes from
 	bad, compared := 0, 0
 	for step := 0; step < steps && bad < 10; step++ {
 		for i := range views {
 			if views[i].created == step {
-				create(i)
+				create(i, true)
 			}
 		}
-		if step == steps/2 {
+		if step == cp {
 			exec("CHECKPOINT")
+			for i := range views {
+				if v := &views[i]; v.m != nil {
+					v.m.checkpoint()
+					v.cpAt = len(v.hist)
+				}
+			}
+		}
+		if step == steps/2 { // the views resume from the checkpoint and replay the writes after it
 			c.Close(ctx)
 			if err := srv.Restart(); err != nil {
 				t.Fatal(err)
@@ -140,9 +192,28 @@ func runSeed(t *testing.T, seed uint64) {
 			if c, err = pgx.Connect(ctx, srv.ConnString()); err != nil {
 				t.Fatal(err)
 			}
-			for _, v := range views {
-				if v.m != nil {
-					v.m.restart()
+			for i, v := range views {
+				switch {
+				case v.m == nil:
+				case v.created > cp: // no checkpoint: rebuilt from the tables, one batch
+					create(i, false)
+				default:
+					// Resumed from the checkpoint, then the writes since are
+					// replayed now: the watermark moves with their rows only
+					// (idle time and EVERY ticks are processing time, which
+					// a replay does not repeat).
+					m := v.new(v.born)
+					for _, e := range v.hist[:v.cpAt] {
+						e.play(m)
+					}
+					m.checkpoint()
+					m.restartAt(clock)
+					for _, e := range v.hist[v.cpAt:] {
+						if e.advance == 0 {
+							e.play(m)
+						}
+					}
+					views[i].m = m
 				}
 			}
 		}
@@ -191,12 +262,9 @@ func runSeed(t *testing.T, seed uint64) {
 			if m == nil {
 				continue
 			}
-			if advance > 0 {
-				m.advance(advance)
-			} else {
-				m.apply(table, ops)
-				m.barrier()
-			}
+			e := event{table: table, ops: ops, advance: advance}
+			views[i].hist = append(views[i].hist, e)
+			e.play(m)
 			want := sortRows(m.rows())
 			got := sortRows(query(ctx, t, c, fmt.Sprintf("SELECT * FROM v%d", i)))
 			compared++
