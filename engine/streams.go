@@ -363,6 +363,15 @@ func (f flowStreams) ViewWatermarkCols(oid uint32) []int {
 	return nil
 }
 
+// ViewMarkSlack implements planner.ViewMarkSlacks: how strictly the
+// view's output column col keeps its watermark promise.
+func (f flowStreams) ViewMarkSlack(oid uint32, col int) (int64, bool) {
+	if spec, ok := f.viewSpec(oid); ok {
+		return planner.MarkSlack(spec.Plan, col, f)
+	}
+	return 0, false
+}
+
 // viewSpec is what the planner of a view over view oid asks of it: its
 // job's key, append-only flag and plan. On a cluster node without the
 // job (a worker, which runs only instances; a coordinator that has not

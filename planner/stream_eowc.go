@@ -186,7 +186,7 @@ func (s *streamPlanner) aggClean(h *stream.HashAgg) *stream.AggClean {
 			h.Input, h.GroupBy[i] = p, c
 		}
 		cl := &stream.AggClean{Key: i}
-		if slack, ok := markSlack(h.Input, c.Idx); ok {
+		if slack, ok := s.slackOf(h.Input, c.Idx, true); ok {
 			cl.Slack = slack
 		}
 		if scanMark(h.Input, c.Idx) && !delayMark(h.Input, c.Idx, e.Delay) {

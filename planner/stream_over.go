@@ -14,15 +14,31 @@ import (
 // watermark promise, "not below W"; -1: "above W", WindowAgg's window
 // columns). It follows plain column references through projections and
 // filters down to the operator that makes the watermark.
-func markSlack(n stream.Node, col int) (slack int64, ok bool) {
+func (s *streamPlanner) markSlack(n stream.Node, col int) (slack int64, ok bool) {
+	return s.slackOf(n, col, false)
+}
+
+// slackOf is markSlack; with views set it also follows a column of a
+// materialized view that n reads into that view's plan (ViewMarkSlacks).
+func (s *streamPlanner) slackOf(n stream.Node, col int, views bool) (slack int64, ok bool) {
 	switch n := n.(type) {
 	case *stream.Scan:
-		return 0, n.Watermark != nil && n.Watermark.Col == col
+		if n.Watermark != nil {
+			return 0, n.Watermark.Col == col
+		}
+		if views && n.Kind == stream.ScanView && s.b != nil && s.b.env != nil {
+			if vs, isVS := s.b.env.Streams.(ViewMarkSlacks); isVS {
+				return vs.ViewMarkSlack(n.Rel, col)
+			}
+		}
+		return 0, false
 	case *stream.Filter:
-		return markSlack(n.Input, col)
+		return s.slackOf(n.Input, col, views)
+	case *stream.Parallel:
+		return s.slackOf(n.Input, col, views)
 	case *stream.ProjectSet:
 		if col < len(n.Input.Columns()) {
-			return markSlack(n.Input, col)
+			return s.slackOf(n.Input, col, views)
 		}
 	case *stream.Project:
 		if col < 0 || col >= len(n.Exprs) {
@@ -32,14 +48,14 @@ func markSlack(n stream.Node, col int) (slack int64, ok bool) {
 			return 0, true
 		}
 		if c, isRef := n.Exprs[col].(*expr.ColRef); isRef {
-			return markSlack(n.Input, c.Idx)
+			return s.slackOf(n.Input, c.Idx, views)
 		}
 	case *stream.WindowExpand:
 		if k := len(n.Cols); col == k-2 || col == k-1 {
-			_, ok := markSlack(n.Input, n.TimeCol)
+			_, ok := s.slackOf(n.Input, n.TimeCol, views)
 			return 0, ok
 		}
-		return markSlack(n.Input, col)
+		return s.slackOf(n.Input, col, views)
 	case *stream.WindowAgg:
 		// Later rows are of windows not yet freed: they end after the
 		// forwarded watermark (windowagg.go, outWatermarks).
@@ -50,6 +66,21 @@ func markSlack(n stream.Node, col int) (slack int64, ok bool) {
 		return 0, col == n.TimeCol
 	}
 	return 0, false
+}
+
+// MarkSlack is markSlack for column col of a view's plan n, following the
+// views it reads (the engine answers ViewMarkSlacks with it; st answers
+// for those views).
+func MarkSlack(n stream.Node, col int, st Streams) (int64, bool) {
+	return (&streamPlanner{b: &binder{env: &Env{Streams: st}}}).slackOf(n, col, true)
+}
+
+// ViewMarkSlacks is implemented by Streams that can say how strictly a
+// materialized view's output column keeps its watermark promise (see
+// markSlack): a view over a view then closes a window start that the
+// upstream view's windows closed in the same watermark, not one later.
+type ViewMarkSlacks interface {
+	ViewMarkSlack(oid uint32, col int) (slack int64, ok bool)
 }
 
 // windowExpandOf returns the WindowExpand whose window_start or
@@ -112,7 +143,7 @@ func (s *streamPlanner) topNClose(t *stream.TopN) bool {
 		if !ok || (c.T.Kind != types.Timestamp && c.T.Kind != types.TimestampTZ) {
 			continue
 		}
-		slack, ok := markSlack(t.Input, c.Idx)
+		slack, ok := s.markSlack(t.Input, c.Idx)
 		if !ok || (s.emit.Mode != stream.EmitOnWindowClose && !windowCol(t.Input, c.Idx)) {
 			// Under ON UPDATE only windows drop late rows (streaming-sql.md
 			// section 2): a plain WATERMARK FOR column keeps its state.
@@ -200,7 +231,7 @@ func (s *streamPlanner) overWindowOn(w *lWindow, conds []expr.Expr, in sout, eow
 	eowc := false
 	if s.emit.Mode == stream.EmitOnWindowClose && in.appendOnly {
 		if col, ok := overTimeCol(ow); ok {
-			if _, ok := markSlack(in.node, col); ok {
+			if _, ok := s.markSlack(in.node, col); ok {
 				for _, c := range ow.Calls {
 					if _, _, err := stream.OverReach(c); err != nil {
 						return sout{}, false, err

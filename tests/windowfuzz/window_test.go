@@ -143,6 +143,9 @@ func runSeed(t *testing.T, seed uint64) {
 		case appendOnly && r.IntN(6) == 0:
 			seed := r.Uint64()
 			views[i].new = func(clock int64) viewModel { return randWJoin(rand.New(rand.NewPCG(seed, 1)), ins, clock) }
+		case r.IntN(8) == 0:
+			seed, up := r.Uint64(), fmt.Sprintf("v%d_low", i)
+			views[i].new = func(clock int64) viewModel { return randChain(rand.New(rand.NewPCG(seed, 2)), up, ins[0], clock) }
 		default:
 			s := randSpec(r)
 			views[i].new = func(clock int64) viewModel { return newModel(s, ins[0], clock) }
@@ -158,6 +161,11 @@ func runSeed(t *testing.T, seed uint64) {
 		v := &views[i]
 		v.m, v.born, v.hist, v.cpAt = v.new(clock), clock, nil, 0
 		if ddl {
+			if p, ok := v.m.(interface{ prelude() []string }); ok {
+				for _, q := range p.prelude() {
+					exec(q)
+				}
+			}
 			exec(fmt.Sprintf("CREATE MATERIALIZED VIEW v%d AS %s", i, v.m.sql()))
 		}
 		e := event{backfill: true}
