@@ -180,6 +180,9 @@ func (t *TopN) Start(env *Env, inputs []<-chan Message) <-chan Message {
 					m.Watermark.Value = addSat(m.Watermark.Value, -cl.Delay)
 					break
 				}
+				if cl := t.Close; cl != nil && m.Watermark.Col == cl.Col {
+					r.lateWM = max(r.lateWM, m.Watermark.Value)
+				}
 				marks = holdMark(marks, m.Watermark)
 				continue
 			case KindBarrier:
@@ -343,8 +346,15 @@ type topnRun struct {
 	enc      []byte
 	closing  tnClosing // with Close: open partitions by closeAt
 	closedWM int64     // with Close: partitions closing below it are freed
-	late     int64
-	held     int64 // rows held by all partitions (tnList.held)
+	// lateWM is, with Close under ON UPDATE, the highest watermark of the
+	// closing column seen: a row of a partition it completed is late at
+	// once, though the partition is freed at the barrier (after its
+	// changes of the epoch went out). So which rows are late depends on
+	// the watermarks between the rows, not on where epochs end, and a
+	// replay after a restart, whose epochs differ, decides alike.
+	lateWM int64
+	late   int64
+	held   int64 // rows held by all partitions (tnList.held)
 
 	// checkpoints (topn_state.go): ck is set once a snapshot was taken or
 	// restored; then ckDirty lists the entries changed since.
@@ -385,7 +395,7 @@ func (t *TopN) newRun(env *Env) (*topnRun, error) {
 		return nil, err
 	}
 	r := &topnRun{t: t, env: env, ectx: env.evalContext(), in: in, order: newTnOrder(t.Order), keep: -1,
-		parts: newTnParts(), schema: types.ArrowSchema(t.Cols), closedWM: math.MinInt64}
+		parts: newTnParts(), schema: types.ArrowSchema(t.Cols), closedWM: math.MinInt64, lateWM: math.MinInt64}
 	if t.Ties != RowNumber && (t.Offset != 0 || t.Limit < 0) {
 		return nil, fmt.Errorf("stream: top-n with ties, limit %d offset %d", t.Limit, t.Offset)
 	}

@@ -96,13 +96,14 @@ func (r *topnRun) closeValue(parts []arrow.Array, i int) int64 {
 }
 
 // isLate reports whether a row closing at v arrives for a completed
-// partition: under EOWC the watermark itself decides (partitions are
-// closed as soon as it arrives), else the last barrier's close.
+// partition: the watermark decides, as soon as it arrives (under EOWC the
+// partition is closed then; under ON UPDATE it is freed at the next
+// barrier, lateWM).
 func (r *topnRun) isLate(v int64) bool {
 	if v == math.MaxInt64 {
 		return false
 	}
-	return v < r.closedWM
+	return v < r.closedWM || v < r.lateWM
 }
 
 // lateRows hands rows of rec to Env.OnLate.

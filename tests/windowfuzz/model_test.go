@@ -141,6 +141,7 @@ const (
 	// never freed under EMIT ON UPDATE (docs/windows.md, "Aggregations
 	// closed by the watermark").
 	bucket
+	cumulate // windows [p, p+slide), [p, p+2 slide), ... [p, p+size) of each period p
 )
 
 // spec is a random windowed view.
@@ -179,6 +180,11 @@ func (s spec) sql() string {
 		}
 	case hop:
 		from = fmt.Sprintf("HOP(%s, ts, INTERVAL '%d' SECOND, INTERVAL '%d' SECOND", s.tableName(), s.slide, s.size)
+		if s.off != 0 {
+			from += fmt.Sprintf(", INTERVAL '%d' SECOND", s.off)
+		}
+	case cumulate:
+		from = fmt.Sprintf("CUMULATE(%s, ts, INTERVAL '%d' SECOND, INTERVAL '%d' SECOND", s.tableName(), s.slide, s.size)
 		if s.off != 0 {
 			from += fmt.Sprintf(", INTERVAL '%d' SECOND", s.off)
 		}
@@ -269,6 +275,30 @@ func (s spec) bucketQuery() string {
 		}
 	}
 	return q
+}
+
+// windowsOf lists the [start, end) of the TUMBLE, HOP or CUMULATE windows
+// that time t is in (docs/windows.md, "Which windows a row is in").
+func (s spec) windowsOf(t int64) [][2]int64 {
+	var ws [][2]int64
+	switch s.kind {
+	case cumulate:
+		p := floorDiv(t-s.off, s.size)*s.size + s.off
+		for e := p + s.slide; e <= p+s.size; e += s.slide {
+			if e > t {
+				ws = append(ws, [2]int64{p, e})
+			}
+		}
+	default:
+		step := s.size
+		if s.kind == hop {
+			step = s.slide
+		}
+		for st := floorDiv(t-s.off, step)*step + s.off; st > t-s.size; st -= step {
+			ws = append(ws, [2]int64{st, st + s.size})
+		}
+	}
+	return ws
 }
 
 // keeps is the view's WHERE.
@@ -415,14 +445,9 @@ func (m *model) batch(ops []op) {
 			if !s.keeps(r) {
 				continue
 			}
-			step, size := s.size, s.size
-			if s.kind == hop {
-				step = s.slide
-			}
-			last := floorDiv(r.t-s.off, step)*step + s.off // the latest window start
 			counted := false
-			for st := last; st > r.t-size; st -= step {
-				if m.freed(st + size) {
+			for _, w := range s.windowsOf(r.t) {
+				if m.freed(w[1]) {
 					if s.topN > 0 {
 						m.late++ // the top-N sees each window's row apart
 					}
@@ -430,7 +455,7 @@ func (m *model) batch(ops []op) {
 				}
 				counted = true
 				g := key
-				g.start, g.end = st, st+size
+				g.start, g.end = w[0], w[1]
 				m.applyTo(g, o)
 			}
 			if !counted && s.topN == 0 {

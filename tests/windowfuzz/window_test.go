@@ -38,7 +38,8 @@ import (
 // WINDOWFUZZ_SEED sets the seed (default 1), WINDOWFUZZ_SEEDS how many
 // seeds from it (default 4), WINDOWFUZZ_VIEWS the views (default 24),
 // WINDOWFUZZ_STEPS the writes (default 60); WFDEBUG=1 logs every write
-// with the model's ops.
+// with the model's ops, WINDOWFUZZ_SCRIPT=file writes every statement to
+// file (a "-- RESTART" line where the server restarts), for psql.
 func TestWindowedViewsMatchModel(t *testing.T) {
 	first := harness.EnvInt(t, "WINDOWFUZZ_SEED", 1)
 	for seed := first; seed < first+harness.EnvInt(t, "WINDOWFUZZ_SEEDS", 4); seed++ {
@@ -99,8 +100,15 @@ func runSeed(t *testing.T, seed uint64) {
 	defer func() { c.Close(ctx) }()
 	r := rand.New(rand.NewPCG(seed, 0x3e7a))
 	par := []int{1, 3, 8}[seed%3]
+	var script []string // every statement, for WINDOWFUZZ_SCRIPT
+	defer func() {
+		if f := os.Getenv("WINDOWFUZZ_SCRIPT"); f != "" {
+			os.WriteFile(f, []byte(strings.Join(script, ";\n")+";\n"), 0o644)
+		}
+	}()
 	exec := func(q string) {
 		t.Helper()
+		script = append(script, q)
 		if _, err := c.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -176,6 +184,9 @@ func runSeed(t *testing.T, seed uint64) {
 		e.play(v.m)
 	}
 	cp := steps/2 - r.IntN(6) // the checkpoint the restart resumes from
+	if os.Getenv("WFDEBUG") != "" {
+		t.Logf("checkpoint before step %d", cp)
+	}
 	bad, compared := 0, 0
 	for step := 0; step < steps && bad < 10; step++ {
 		for i := range views {
@@ -193,6 +204,7 @@ func runSeed(t *testing.T, seed uint64) {
 			}
 		}
 		if step == steps/2 { // the views resume from the checkpoint and replay the writes after it
+			script = append(script, "-- RESTART")
 			c.Close(ctx)
 			if err := srv.Restart(); err != nil {
 				t.Fatal(err)
@@ -336,7 +348,7 @@ func change(r *rand.Rand, cur map[int]row) (string, []op) {
 
 // randSpec draws a windowed aggregation.
 func randSpec(r *rand.Rand) spec {
-	s := spec{kind: kind(r.IntN(4)), keyed: r.IntN(3) > 0}
+	s := spec{kind: kind(r.IntN(5)), keyed: r.IntN(3) > 0}
 	switch s.kind {
 	case tumble:
 		s.size = []int64{10, 20, 60}[r.IntN(3)]
@@ -346,6 +358,12 @@ func randSpec(r *rand.Rand) spec {
 	case hop:
 		s.slide = []int64{5, 10}[r.IntN(2)]
 		s.size = s.slide * int64(2+r.IntN(3))
+		if r.IntN(3) == 0 {
+			s.off = 3
+		}
+	case cumulate:
+		s.slide = []int64{5, 10}[r.IntN(2)]
+		s.size = s.slide * int64(2+r.IntN(4))
 		if r.IntN(3) == 0 {
 			s.off = 3
 		}
@@ -387,12 +405,12 @@ func randSpec(r *rand.Rand) spec {
 		}
 		switch {
 		case s.kind == bucket: // (refused there)
-		case (s.kind == tumble || s.kind == hop) && r.IntN(3) == 0:
+		case (s.kind == tumble || s.kind == hop || s.kind == cumulate) && r.IntN(3) == 0:
 			s.early = []int64{5, 20}[r.IntN(2)]
 		case r.IntN(2) == 0:
 			s.lateness = []int64{5, 20}[r.IntN(2)]
 		}
-	} else if (s.kind == tumble || s.kind == hop) && r.IntN(4) == 0 {
+	} else if (s.kind == tumble || s.kind == hop || s.kind == cumulate) && r.IntN(4) == 0 {
 		s.every = []int64{5, 20}[r.IntN(2)]
 	}
 	if (s.kind == tumble || s.kind == hop) && s.every == 0 && s.early == 0 && s.lateness == 0 && r.IntN(4) == 0 {
