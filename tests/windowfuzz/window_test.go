@@ -141,6 +141,10 @@ func runSeed(t *testing.T, seed uint64) {
 		born    int64   // the processing time it was created at
 		hist    []event // what happened to it since
 		cpAt    int     // len(hist) at the last CHECKPOINT
+		// inexact: its rows after a replay depend on where the replay's
+		// epochs end (a SESSION under ALLOW LATENESS), so they are no
+		// longer compared; its late rows still are
+		inexact bool
 	}
 	views := make([]view, nViews)
 	for i := range views {
@@ -187,7 +191,7 @@ func runSeed(t *testing.T, seed uint64) {
 	if os.Getenv("WFDEBUG") != "" {
 		t.Logf("checkpoint before step %d", cp)
 	}
-	bad, compared := 0, 0
+	bad, compared, skipped := 0, 0, 0
 	for step := 0; step < steps && bad < 10; step++ {
 		for i := range views {
 			if views[i].created == step {
@@ -228,12 +232,17 @@ func runSeed(t *testing.T, seed uint64) {
 					}
 					m.checkpoint()
 					m.restartAt(clock)
+					replayed := 0
 					for _, e := range v.hist[v.cpAt:] {
 						if e.advance == 0 {
 							e.play(m)
+							replayed++
 						}
 					}
 					views[i].m = m
+					if x, ok := m.(interface{ replayExact() bool }); ok && !x.replayExact() && replayed > 1 {
+						views[i].inexact = true
+					}
 				}
 			}
 		}
@@ -292,6 +301,10 @@ func runSeed(t *testing.T, seed uint64) {
 				bad++
 				t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  late rows: %v, want %d", seed, step, w, m.mark(), i, m.sql(), late, m.lateRows())
 			}
+			if views[i].inexact {
+				skipped++
+				continue
+			}
 			if !slices.EqualFunc(want, got, slices.Equal) {
 				bad++
 				t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  missing: %v\n  extra:   %v",
@@ -299,8 +312,8 @@ func runSeed(t *testing.T, seed uint64) {
 			}
 		}
 	}
-	t.Logf("seed %d: %d views at parallelism %d, watermark delays %ds and %ds, idle_timeouts %ds and %ds, append only %v: %d comparisons, %d differences",
-		seed, nViews, par, ins[0].delay, ins[1].delay, ins[0].idle, ins[1].idle, appendOnly, compared, bad)
+	t.Logf("seed %d: %d views at parallelism %d, watermark delays %ds and %ds, idle_timeouts %ds and %ds, append only %v: %d comparisons, %d differences, %d rows not compared after the replay",
+		seed, nViews, par, ins[0].delay, ins[1].delay, ins[0].idle, ins[1].idle, appendOnly, compared, bad, skipped)
 }
 
 // change draws an UPDATE or DELETE of the table's rows cur, applies it to
