@@ -2,8 +2,9 @@
 // views of random windowed aggregations (TUMBLE, HOP, SESSION; EMIT ON
 // UPDATE, EMIT ON WINDOW CLOSE with WITH DELAY, ALLOW LATENESS and EARLY
 // EVERY, EMIT EVERY), top-Ns per window, aggregations closed by the
-// watermark (Nexmark q5's max per window start among them), interval joins
-// and window joins, over watermarked tables that receive rows
+// watermark (Nexmark q5's max per window start among them), lag, lead and
+// row_number emitted on window close, interval joins and window joins,
+// over watermarked tables that receive rows
 // out of order (and, by seed, updates, deletes and idle time on the manual
 // clock), must hold after every write what a model of the documented
 // semantics says: watermarks, which rows are late, when windows close and

@@ -155,6 +155,9 @@ func runSeed(t *testing.T, seed uint64) {
 		case appendOnly && r.IntN(6) == 0:
 			seed := r.Uint64()
 			views[i].new = func(clock int64) viewModel { return randWJoin(rand.New(rand.NewPCG(seed, 1)), ins, clock) }
+		case appendOnly && r.IntN(7) == 0:
+			seed := r.Uint64()
+			views[i].new = func(clock int64) viewModel { return randOver(rand.New(rand.NewPCG(seed, 3)), ins[0], clock) }
 		case r.IntN(8) == 0:
 			seed, up := r.Uint64(), fmt.Sprintf("v%d_low", i)
 			views[i].new = func(clock int64) viewModel { return randChain(rand.New(rand.NewPCG(seed, 2)), up, ins[0], clock) }
