@@ -30,7 +30,8 @@ import (
 //   - Op "<" or "<=" (a lower kind: a row passes once the bound passes
 //     it): a row that passes goes out (and is not kept: it never leaves);
 //     one that does not is held, and goes out as an insert at the barrier
-//     whose bound passes it. A retraction of a held row cancels it.
+//     whose bound passes it. A retraction of a held row cancels it, even
+//     when the row passes by then (its insert never went out).
 //
 // A row whose Lhs is NULL never passes. The input may carry any changes
 // (a changelog: HAVING over an aggregation); an update pair split by the
@@ -218,13 +219,28 @@ func (r *tfRun) consume(c *Chunk) (*Chunk, error) {
 		}
 		t := int64(ts.Value(i))
 		p := r.pass(t)
+		sign := c.Op(i).Sign()
+		if !upper && sign < 0 && len(r.rows) > 0 {
+			// A retraction of a row still held cancels the held copy,
+			// whether or not it passes now: its insert never went out. (A
+			// replay after a restart judges rows against a bound that
+			// moved on since the checkpoint, so a row held then may pass
+			// now; its delete must not go out before its insert.)
+			row := rowValues(c.Rec, i, r.cols)
+			key = appendKey(key[:0], row, nil)
+			if r.rows[string(key)] != nil {
+				mb.Append(false)
+				r.change(string(key), t, row, sign)
+				continue
+			}
+		}
 		mb.Append(p)
 		if p != upper { // upper keeps what passes, lower holds what does not
 			continue
 		}
 		row := rowValues(c.Rec, i, r.cols)
 		key = appendKey(key[:0], row, nil)
-		r.change(string(key), t, row, c.Op(i).Sign())
+		r.change(string(key), t, row, sign)
 	}
 	mask := mb.NewBooleanArray()
 	defer mask.Release()

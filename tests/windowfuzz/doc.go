@@ -3,8 +3,9 @@
 // UPDATE, EMIT ON WINDOW CLOSE with WITH DELAY, ALLOW LATENESS and EARLY
 // EVERY, EMIT EVERY), top-Ns per window, aggregations closed by the
 // watermark (Nexmark q5's max per window start among them), lag, lead and
-// row_number emitted on window close, interval joins and window joins,
-// over watermarked tables that receive rows
+// row_number emitted on window close, interval joins, window joins, and
+// temporal filters (`WHERE ts > now() + x`, keys gone silent by `HAVING
+// max(ts) < now() + x`) on the manual clock, over watermarked tables that receive rows
 // out of order (and, by seed, updates, deletes and idle time on the manual
 // clock), must hold after every write what a model of the documented
 // semantics says: watermarks, which rows are late, when windows close and

@@ -39,7 +39,8 @@ import (
 // seeds from it (default 4), WINDOWFUZZ_VIEWS the views (default 24),
 // WINDOWFUZZ_STEPS the writes (default 60); WFDEBUG=1 logs every write
 // with the model's ops, WINDOWFUZZ_SCRIPT=file writes every statement to
-// file (a "-- RESTART" line where the server restarts), for psql.
+// file (a "-- RESTART" line where the server restarts), which
+// TestReplayScript runs again (WINDOWFUZZ_REPLAY=file).
 func TestWindowedViewsMatchModel(t *testing.T) {
 	first := harness.EnvInt(t, "WINDOWFUZZ_SEED", 1)
 	for seed := first; seed < first+harness.EnvInt(t, "WINDOWFUZZ_SEEDS", 4); seed++ {
@@ -158,6 +159,9 @@ func runSeed(t *testing.T, seed uint64) {
 		case appendOnly && r.IntN(7) == 0:
 			seed := r.Uint64()
 			views[i].new = func(clock int64) viewModel { return randOver(rand.New(rand.NewPCG(seed, 3)), ins[0], clock) }
+		case r.IntN(10) == 0:
+			seed := r.Uint64()
+			views[i].new = func(clock int64) viewModel { return randTemporal(rand.New(rand.NewPCG(seed, 4)), clock) }
 		case r.IntN(8) == 0:
 			seed, up := r.Uint64(), fmt.Sprintf("v%d_low", i)
 			views[i].new = func(clock int64) viewModel { return randChain(rand.New(rand.NewPCG(seed, 2)), up, ins[0], clock) }
