@@ -3,7 +3,8 @@
 // UPDATE, EMIT ON WINDOW CLOSE with WITH DELAY, ALLOW LATENESS and EARLY
 // EVERY, EMIT EVERY), top-Ns per window, aggregations closed by the
 // watermark (Nexmark q5's max per window start among them), lag, lead and
-// row_number emitted on window close, interval joins, window joins, and
+// row_number emitted on window close, plain rows emitted on window close,
+// interval joins, window joins, and
 // temporal filters (`WHERE ts > now() + x`, keys gone silent by `HAVING
 // max(ts) < now() + x`) on the manual clock, over watermarked tables that receive rows
 // out of order (and, by seed, updates, deletes and idle time on the manual

@@ -162,6 +162,9 @@ func runSeed(t *testing.T, seed uint64) {
 		case r.IntN(10) == 0:
 			seed := r.Uint64()
 			views[i].new = func(clock int64) viewModel { return randTemporal(rand.New(rand.NewPCG(seed, 4)), clock) }
+		case r.IntN(10) == 0:
+			seed := r.Uint64()
+			views[i].new = func(clock int64) viewModel { return randEOWC(rand.New(rand.NewPCG(seed, 5)), ins[0], clock) }
 		case r.IntN(8) == 0:
 			seed, up := r.Uint64(), fmt.Sprintf("v%d_low", i)
 			views[i].new = func(clock int64) viewModel { return randChain(rand.New(rand.NewPCG(seed, 2)), up, ins[0], clock) }
