@@ -91,6 +91,19 @@ func (s *streamPlanner) watermarkCols(n stream.Node) []int {
 	case *stream.TemporalJoin:
 		// The stream side's watermarks pass through, its columns first.
 		return s.watermarkCols(n.Stream)
+	case *stream.Union:
+		// The minimum of the inputs' watermarks, per column: a column
+		// carries one when every input's does.
+		var out []int
+		for i, in := range n.Ins {
+			w := s.watermarkCols(in)
+			if i == 0 {
+				out = slices.Clone(w)
+				continue
+			}
+			out = slices.DeleteFunc(out, func(c int) bool { return !slices.Contains(w, c) })
+		}
+		return out
 	case *stream.Filter:
 		return s.watermarkCols(n.Input)
 	case *stream.ProjectSet:

@@ -34,6 +34,18 @@ func (s *streamPlanner) slackOf(n stream.Node, col int, views bool) (slack int64
 		return 0, false
 	case *stream.Filter:
 		return s.slackOf(n.Input, col, views)
+	case *stream.Union:
+		// The minimum of the inputs' watermarks keeps the weakest promise.
+		for i, in := range n.Ins {
+			sl, ok := s.slackOf(in, col, views)
+			if !ok {
+				return 0, false
+			}
+			if i == 0 || sl > slack {
+				slack = sl
+			}
+		}
+		return slack, len(n.Ins) > 0
 	case *stream.Parallel:
 		return s.slackOf(n.Input, col, views)
 	case *stream.ProjectSet:

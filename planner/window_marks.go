@@ -88,6 +88,19 @@ func (s *streamPlanner) windowMarkErr(env *Env, n stream.Node, col int) error {
 					WithHint("Window on a time column of the stream side.")
 			}
 			n = x.Stream
+		case *stream.Union:
+			// Explain the first input whose column has no watermark.
+			next := stream.Node(nil)
+			for _, in := range x.Ins {
+				if !slices.Contains(s.watermarkCols(in), col) {
+					next = in
+					break
+				}
+			}
+			if next == nil {
+				return nil
+			}
+			n = next
 		case *stream.Scan:
 			if x.Kind == stream.ScanView {
 				return nil

@@ -4,7 +4,8 @@
 // EVERY, EMIT EVERY), top-Ns per window, aggregations closed by the
 // watermark (Nexmark q5's max per window start among them), lag, lead and
 // row_number emitted on window close, plain rows emitted on window close,
-// interval joins, window joins, and
+// windows over a UNION ALL of the two tables, interval joins, window
+// joins, and
 // temporal filters (`WHERE ts > now() + x`, keys gone silent by `HAVING
 // max(ts) < now() + x`) on the manual clock, over watermarked tables that receive rows
 // out of order (and, by seed, updates, deletes and idle time on the manual

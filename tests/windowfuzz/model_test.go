@@ -191,7 +191,7 @@ func (s spec) sql() string {
 	case bucket:
 		return s.bucketQuery()
 	default:
-		from = fmt.Sprintf("SESSION(ev, ts, INTERVAL '%d' SECOND", s.gap)
+		from = fmt.Sprintf("SESSION(%s, ts, INTERVAL '%d' SECOND", s.tableName(), s.gap)
 	}
 	from += ")"
 	if s.topN > 0 {
