@@ -158,6 +158,9 @@ func runSeed(t *testing.T, seed uint64) {
 		case appendOnly && r.IntN(6) == 0:
 			seed := r.Uint64()
 			views[i].new = func(clock int64) viewModel { return randWJoin(rand.New(rand.NewPCG(seed, 1)), ins, clock) }
+		case appendOnly && r.IntN(8) == 0:
+			seed := r.Uint64()
+			views[i].new = func(clock int64) viewModel { return randJoinWin(rand.New(rand.NewPCG(seed, 7)), ins, clock) }
 		case appendOnly && r.IntN(7) == 0:
 			seed := r.Uint64()
 			views[i].new = func(clock int64) viewModel { return randOver(rand.New(rand.NewPCG(seed, 3)), ins[0], clock) }
