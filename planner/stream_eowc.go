@@ -232,6 +232,9 @@ func delayMark(n stream.Node, col int, d int64) bool {
 		if c, isRef := n.Exprs[col].(*expr.ColRef); isRef {
 			return delayMark(n.Input, c.Idx, d)
 		}
+		if _, grows := stream.MonotoneInput(n.Exprs[col]); !grows {
+			return false // PROCTIME(): its watermark is the clock's, not computed here
+		}
 		if n.MarkDelays == nil {
 			n.MarkDelays = make([]int64, len(n.Exprs))
 		}

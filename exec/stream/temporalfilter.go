@@ -220,26 +220,27 @@ func (r *tfRun) consume(c *Chunk) (*Chunk, error) {
 		t := int64(ts.Value(i))
 		p := r.pass(t)
 		sign := c.Op(i).Sign()
+		var row []types.Value
 		if !upper && sign < 0 && len(r.rows) > 0 {
 			// A retraction of a row still held cancels the held copy,
 			// whether or not it passes now: its insert never went out. (A
 			// replay after a restart judges rows against a bound that
 			// moved on since the checkpoint, so a row held then may pass
 			// now; its delete must not go out before its insert.)
-			row := rowValues(c.Rec, i, r.cols)
+			row = rowValues(c.Rec, i, r.cols)
 			key = appendKey(key[:0], row, nil)
 			if r.rows[string(key)] != nil {
-				mb.Append(false)
-				r.change(string(key), t, row, sign)
-				continue
+				p = false // handled as a row that does not pass: it cancels
 			}
 		}
 		mb.Append(p)
 		if p != upper { // upper keeps what passes, lower holds what does not
 			continue
 		}
-		row := rowValues(c.Rec, i, r.cols)
-		key = appendKey(key[:0], row, nil)
+		if row == nil {
+			row = rowValues(c.Rec, i, r.cols)
+			key = appendKey(key[:0], row, nil)
+		}
 		r.change(string(key), t, row, sign)
 	}
 	mask := mb.NewBooleanArray()

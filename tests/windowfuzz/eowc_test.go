@@ -97,15 +97,9 @@ func (m *eowcModel) lateRows() int { return m.late }
 func (m *eowcModel) mark() string  { return stamp(m.in.wm) }
 
 func (m *eowcModel) rows() [][]string {
-	nullable := func(x int64, null bool) string {
-		if null {
-			return "NULL"
-		}
-		return fmt.Sprint(x)
-	}
 	var out [][]string
 	for _, r := range m.emitted {
-		out = append(out, []string{fmt.Sprint(r.id), nullable(r.k, r.kN), nullable(r.v, r.vN), stamp(r.t)})
+		out = append(out, []string{fmt.Sprint(r.id), text(r.k, r.kN), text(r.v, r.vN), stamp(r.t)})
 	}
 	return out
 }

@@ -367,11 +367,7 @@ func (m *model) current(open bool) [][]string {
 	emit := func(g gkey, a *acc) {
 		var r []string
 		if m.s.keyed {
-			if g.kN {
-				r = append(r, "NULL")
-			} else {
-				r = append(r, fmt.Sprint(g.k))
-			}
+			r = append(r, text(g.k, g.kN))
 		}
 		switch {
 		case m.s.kind != bucket:
@@ -406,15 +402,7 @@ func (m *model) current(open bool) [][]string {
 				return a.id - b.id
 			})
 			for i, r := range top[:min(len(top), m.s.topN)] {
-				k := "NULL"
-				if !r.kN {
-					k = fmt.Sprint(r.k)
-				}
-				v := "NULL"
-				if !r.vN {
-					v = fmt.Sprint(r.v)
-				}
-				out = append(out, []string{fmt.Sprint(r.id), k, v, stamp(g.start), stamp(g.end), fmt.Sprint(i + 1)})
+				out = append(out, []string{fmt.Sprint(r.id), text(r.k, r.kN), text(r.v, r.vN), stamp(g.start), stamp(g.end), fmt.Sprint(i + 1)})
 			}
 		}
 	case m.s.kind != session:

@@ -94,12 +94,6 @@ func (o *overModel) mark() string  { return stamp(o.in.wm) }
 
 func (o *overModel) rows() [][]string {
 	var out [][]string
-	num := func(r row, ok bool) string {
-		if !ok || r.vN {
-			return "NULL"
-		}
-		return fmt.Sprint(r.v)
-	}
 	for _, rs := range o.parts {
 		var final []row
 		for _, r := range rs {
@@ -122,17 +116,16 @@ func (o *overModel) rows() [][]string {
 		}
 		for i := 0; i < done; i++ {
 			r := final[i]
-			k := "NULL"
-			if !r.kN {
-				k = fmt.Sprint(r.k)
-			}
-			line := []string{fmt.Sprint(r.id), k, stamp(r.t)}
+			line := []string{fmt.Sprint(r.id), text(r.k, r.kN), stamp(r.t)}
 			if o.lagN > 0 {
-				j := i - o.lagN
-				line = append(line, num(final[max(j, 0)], j >= 0))
+				lag := "NULL"
+				if j := i - o.lagN; j >= 0 {
+					lag = text(final[j].v, final[j].vN)
+				}
+				line = append(line, lag)
 			}
 			if o.leadN > 0 {
-				line = append(line, num(final[i+o.leadN], true))
+				line = append(line, text(final[i+o.leadN].v, final[i+o.leadN].vN))
 			}
 			out = append(out, append(line, fmt.Sprint(i+1)))
 		}

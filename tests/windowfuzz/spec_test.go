@@ -27,18 +27,20 @@ type row struct {
 	pass       bool // the view's WHERE keeps it (set per view)
 }
 
-func (r row) values() string {
-	f := func(x int64, null bool) string {
-		if null {
-			return "NULL"
-		}
-		return fmt.Sprint(x)
+// text is x as the server prints it, "NULL" when null.
+func text(x int64, null bool) string {
+	if null {
+		return "NULL"
 	}
+	return fmt.Sprint(x)
+}
+
+func (r row) values() string {
 	ts := "NULL"
 	if !r.tN {
 		ts = "'" + stamp(r.t) + "'"
 	}
-	return fmt.Sprintf("(%d, %s, %s, %s)", r.id, f(r.k, r.kN), f(r.v, r.vN), ts)
+	return fmt.Sprintf("(%d, %s, %s, %s)", r.id, text(r.k, r.kN), text(r.v, r.vN), ts)
 }
 
 // agg is one aggregate of the select list.

@@ -58,17 +58,11 @@ func (m *temporalModel) lateRows() int         { return 0 }
 func (m *temporalModel) mark() string          { return fmt.Sprintf("clock %s", stamp(m.clock)) }
 
 func (m *temporalModel) rows() [][]string {
-	nullable := func(x int64, null bool) string {
-		if null {
-			return "NULL"
-		}
-		return fmt.Sprint(x)
-	}
 	var out [][]string
 	if !m.silent {
 		for _, r := range m.cur {
 			if !r.tN && r.t > m.clock+m.x {
-				out = append(out, []string{fmt.Sprint(r.id), nullable(r.k, r.kN), nullable(r.v, r.vN)})
+				out = append(out, []string{fmt.Sprint(r.id), text(r.k, r.kN), text(r.v, r.vN)})
 			}
 		}
 		return out
@@ -96,7 +90,7 @@ func (m *temporalModel) rows() [][]string {
 	}
 	for g, l := range keys {
 		if l.has && l.t < m.clock+m.x {
-			out = append(out, []string{nullable(g.k, g.kN), stamp(l.t)})
+			out = append(out, []string{text(g.k, g.kN), stamp(l.t)})
 		}
 	}
 	return out
