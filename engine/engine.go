@@ -38,6 +38,7 @@ type Catalog interface {
 // Safe for concurrent use.
 type Engine struct {
 	cfg     Config
+	lateMu  sync.Mutex // one LATE ROWS INTO write with metadata at a time (laterows.go)
 	store   *storage.Store
 	cat     Catalog
 	nextPID atomic.Int32

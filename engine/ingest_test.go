@@ -228,3 +228,21 @@ func TestKafkaTableBrokerDown(t *testing.T) {
 		t.Fatalf("%d ingests after DROP TABLE", n)
 	}
 }
+
+// A Kafka table stores its reader's position with its rows: it cannot be a
+// view's LATE ROWS INTO table, whose writes record the view's checkpoint.
+func TestLateRowsIntoKafkaTableIsRefused(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	e, s := open(t, t.TempDir())
+	defer e.Close()
+	mustRun(t, s, fmt.Sprintf(kafkaTableDDL, c.ListenAddrs()[0]))
+	mustRun(t, s, "CREATE TABLE ev (k int, ts timestamp, WATERMARK FOR ts AS ts) APPEND ONLY")
+	_, _, err = run(t, s, "CREATE MATERIALIZED VIEW w AS SELECT window_start, count(*) FROM TUMBLE(ev, ts, INTERVAL '10' SECOND) GROUP BY window_start EMIT ON WINDOW CLOSE LATE ROWS INTO kt")
+	if pgerr.CodeOf(err) != pgerr.WrongObjectType || !strings.Contains(err.Error(), "fed by a connector") {
+		t.Fatalf("got %v", err)
+	}
+}

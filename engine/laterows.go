@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -13,6 +15,7 @@ import (
 	"github.com/streamsql/streamsql/exec/stream"
 	"github.com/streamsql/streamsql/pgerr"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/storage"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -101,6 +104,9 @@ func (e *Engine) lateRowsTable(into string, searchPath []string, plan stream.Nod
 	if rel.Kind != catalog.KindTable || e.store.Table(rel.OID) == nil {
 		return nil, pgerr.New(pgerr.WrongObjectType, "LATE ROWS INTO \"%s\": it is not a table", rel.Name)
 	}
+	if isConnectorTable(rel) {
+		return nil, pgerr.New(pgerr.WrongObjectType, "LATE ROWS INTO \"%s\": the table is fed by a connector (%s)", rel.Name, rel.Connector)
+	}
 	cols, known := lateColumns(plan)
 	want := "the late row's columns, then view_name text, then watermark timestamptz"
 	if known {
@@ -137,44 +143,121 @@ func describeColumns(cols []types.Column) string {
 	return s
 }
 
-// lateRowsWriter returns the dataflow.JobSpec.LateRows of view name: it
-// appends the rows to table oid with the view's name and the watermark.
-// The table is looked up at every write: a dropped or altered one makes the
-// write fail (the rows are counted as lost).
-func (e *Engine) lateRowsWriter(view string, oid uint32) func(arrow.RecordBatch, int64) error {
-	return func(rows arrow.RecordBatch, mark int64) error {
-		rel, t := e.cat.Relation(oid), e.store.Table(oid)
-		if rel == nil || t == nil {
-			return fmt.Errorf("the LATE ROWS INTO table (oid %d) no longer exists", oid)
+// lateStore is the dataflow.LateStore of a view: it appends late rows to
+// table oid with the view's name and watermark. With a checkpoint's epoch
+// the same write records it as the view's in the table's write metadata
+// (storage.Table.InsertBatchesMeta: {"late_rows": {"<view oid>": epoch}}),
+// which is how a view resumed after a crash knows which of its
+// checkpoint's late rows the table holds. The table is looked up at every
+// write: a dropped or altered one makes the write fail (the rows are
+// counted as lost).
+type lateStore struct {
+	e    *Engine
+	view *catalog.Relation
+	oid  uint32
+}
+
+func (e *Engine) lateRowsStore(view *catalog.Relation, oid uint32) *lateStore {
+	return &lateStore{e: e, view: view, oid: oid}
+}
+
+// lateMeta is a LATE ROWS INTO table's write metadata.
+type lateMeta struct {
+	LateRows map[string]uint64 `json:"late_rows"` // per view oid: the last checkpoint whose late rows it holds
+}
+
+func (s *lateStore) table() (*catalog.Relation, *storage.Table, error) {
+	rel, t := s.e.cat.Relation(s.oid), s.e.store.Table(s.oid)
+	if rel == nil || t == nil {
+		return nil, nil, fmt.Errorf("the LATE ROWS INTO table (oid %d) no longer exists", s.oid)
+	}
+	if isConnectorTable(rel) {
+		return nil, nil, fmt.Errorf("the LATE ROWS INTO table %s is fed by a connector", rel.Name)
+	}
+	return rel, t, nil
+}
+
+func readLateMeta(t *storage.Table) (lateMeta, error) {
+	var m lateMeta
+	if b := t.Meta(); len(b) > 0 {
+		if err := json.Unmarshal(b, &m); err != nil {
+			return m, fmt.Errorf("the LATE ROWS INTO table's write metadata: %w", err)
 		}
-		n := len(rel.Columns)
-		if int(rows.NumCols()) != n-2 {
-			return fmt.Errorf("late rows have %d columns, table %s has %d plus the view's name and watermark", rows.NumCols(), rel.Name, n-2)
-		}
-		nr := int(rows.NumRows())
-		name := array.NewStringBuilder(memory.DefaultAllocator)
-		name.Reserve(nr)
-		for i := 0; i < nr; i++ {
-			name.Append(view)
-		}
-		ts := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
-		ts.Reserve(nr)
-		for i := 0; i < nr; i++ {
-			if mark == math.MinInt64 {
-				ts.AppendNull()
-			} else {
-				ts.Append(arrow.Timestamp(mark))
-			}
-		}
-		cols := append(append([]arrow.Array(nil), rows.Columns()...), name.NewArray(), ts.NewArray())
-		cat := make([]types.Column, n)
-		for i, c := range rel.Columns {
-			cat[i] = types.Column{Name: c.Name, Type: c.Type}
-		}
-		rec := array.NewRecordBatch(types.ArrowSchema(cat), cols, int64(nr))
-		_, err := t.Insert(context.Background(), rec)
+	}
+	return m, nil
+}
+
+// Stored implements dataflow.LateStore.
+func (s *lateStore) Stored() (uint64, error) {
+	_, t, err := s.table()
+	if err != nil {
+		return 0, err
+	}
+	m, err := readLateMeta(t)
+	return m.LateRows[strconv.FormatUint(uint64(s.view.OID), 10)], err
+}
+
+// Store implements dataflow.LateStore.
+func (s *lateStore) Store(rows []arrow.RecordBatch, marks []int64, epoch uint64) error {
+	rel, t, err := s.table()
+	if err != nil {
 		return err
 	}
+	n := len(rel.Columns)
+	cat := make([]types.Column, n)
+	for i, c := range rel.Columns {
+		cat[i] = types.Column{Name: c.Name, Type: c.Type}
+	}
+	recs := make([]arrow.RecordBatch, 0, len(rows))
+	for i, r := range rows {
+		if int(r.NumCols()) != n-2 {
+			return fmt.Errorf("late rows have %d columns, table %s has %d plus the view's name and watermark", r.NumCols(), rel.Name, n-2)
+		}
+		recs = append(recs, s.withViewAndMark(r, marks[i], cat))
+	}
+	if epoch == 0 {
+		_, err = t.InsertBatches(context.Background(), recs)
+		return err
+	}
+	// one view's write at a time per engine: the metadata is read, changed and written
+	s.e.lateMu.Lock()
+	defer s.e.lateMu.Unlock()
+	m, err := readLateMeta(t)
+	if err != nil {
+		return err
+	}
+	if m.LateRows == nil {
+		m.LateRows = map[string]uint64{}
+	}
+	m.LateRows[strconv.FormatUint(uint64(s.view.OID), 10)] = epoch
+	meta, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = t.InsertBatchesMeta(context.Background(), recs, meta)
+	return err
+}
+
+// withViewAndMark is rows with the view's name and watermark mark as two
+// more columns, as table columns cat.
+func (s *lateStore) withViewAndMark(rows arrow.RecordBatch, mark int64, cat []types.Column) arrow.RecordBatch {
+	nr := int(rows.NumRows())
+	name := array.NewStringBuilder(memory.DefaultAllocator)
+	name.Reserve(nr)
+	for i := 0; i < nr; i++ {
+		name.Append(s.view.Name)
+	}
+	ts := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
+	ts.Reserve(nr)
+	for i := 0; i < nr; i++ {
+		if mark == math.MinInt64 {
+			ts.AppendNull()
+		} else {
+			ts.Append(arrow.Timestamp(mark))
+		}
+	}
+	cols := append(append([]arrow.Array(nil), rows.Columns()...), name.NewArray(), ts.NewArray())
+	return array.NewRecordBatch(types.ArrowSchema(cat), cols, int64(nr))
 }
 
 // lateRowsTarget checks the LATE ROWS INTO table of view rel (planned as

@@ -249,7 +249,7 @@ func (e *Engine) startView(rel *catalog.Relation) error {
 		return err
 	}
 	if late != nil {
-		spec.LateRows = e.lateRowsWriter(rel.Name, late.OID)
+		spec.LateRows = e.lateRowsStore(rel, late.OID)
 	}
 	_, err = e.flow.StartJob(spec)
 	return err
@@ -450,7 +450,7 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	}
 	spec := dataflow.JobSpec{ID: created.OID, Name: created.Name, Plan: q.Root, Key: q.Key, Cols: cols, Changelog: true, AppendOnly: q.AppendOnly}
 	if late != nil {
-		spec.LateRows = s.eng.lateRowsWriter(created.Name, late.OID)
+		spec.LateRows = s.eng.lateRowsStore(created, late.OID)
 	}
 	if s.eng.cfg.Cluster != nil { // cluster_run.go: place it, or run this worker's part
 		if served, err := s.clusterView(ctx, stmt, created, spec); err != nil || served {

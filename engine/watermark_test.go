@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -203,22 +204,39 @@ func TestLateRowsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := e.lateRowsWriter("hot", good.OID)
+	hot := e.lateRowsStore(&catalog.Relation{Name: "hot", OID: 90001}, good.OID)
 	tb := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Microsecond})
 	tb.Append(arrow.Timestamp(1_000_000))
 	vb := array.NewInt64Builder(memory.DefaultAllocator)
 	vb.Append(42)
 	rows := array.NewRecordBatch(types.ArrowSchema(in), []arrow.Array{tb.NewArray(), vb.NewArray()}, 1)
-	if err := write(rows, 5_000_000); err != nil {
+	if err := hot.Store([]arrow.RecordBatch{rows}, []int64{5_000_000}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRun(t, s, "SELECT * FROM good"); strings.Join(got, ",") != "1970-01-01 00:00:01|42|hot|1970-01-01 00:00:05+00" {
 		t.Fatalf("late rows: %v", got)
 	}
+	// With a checkpoint's epoch the write records it, per view.
+	cold := e.lateRowsStore(&catalog.Relation{Name: "cold", OID: 90002}, good.OID)
+	if err := hot.Store([]arrow.RecordBatch{rows}, []int64{5_000_000}, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := cold.Store([]arrow.RecordBatch{rows}, []int64{math.MinInt64}, 3); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "INSERT INTO good VALUES (NULL, 1, 'user', NULL)") // keeps the record
+	h, herr := hot.Stored()
+	c, cerr := cold.Stored()
+	if h != 7 || c != 3 || herr != nil || cerr != nil {
+		t.Fatalf("stored: hot %d %v, cold %d %v", h, herr, c, cerr)
+	}
+	if got := mustRun(t, s, "SELECT count(*), count(watermark) FROM good WHERE view_name = 'cold'"); strings.Join(got, ",") != "1|0" {
+		t.Fatalf("cold's rows: %v", got)
+	}
 	if _, _, err := run(t, s, "DROP MATERIALIZED VIEW mv; DROP TABLE good"); err != nil {
 		t.Fatal(err)
 	}
-	if err := write(rows, 5_000_000); err == nil {
+	if err := hot.Store([]arrow.RecordBatch{rows}, []int64{5_000_000}, 0); err == nil {
 		t.Fatal("wrote into a dropped table")
 	}
 	_ = catalog.KindTable

@@ -456,6 +456,9 @@ func (rt *Runtime) finishCheckpoint(run *ckptRun) {
 		if j.sink != nil && err == nil {
 			err = writeSinkPending(run, id, run.sinkPending[id])
 		}
+		if j.late != nil && j.late.twoPhase && err == nil {
+			err = writeLatePending(run, id, j.late.cut(run.epoch))
+		}
 	}
 	run.mu.Unlock()
 	var m checkpoint.Manifest

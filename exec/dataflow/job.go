@@ -36,11 +36,12 @@ type JobSpec struct {
 	Sink sink.Sink
 	// LateRows, if set, stores the rows operators drop as late
 	// (stream.Env.OnLate: LATE ROWS INTO), with the view's watermark at
-	// the time (µs; math.MinInt64: none yet). It runs on a goroutine of the
-	// job, one call at a time, fed by a bounded queue: when the queue is
-	// full, late rows are counted as lost instead of stored (the operators
-	// never wait for it). An error is logged and counted as lost rows.
-	LateRows func(rows arrow.RecordBatch, watermark int64) error
+	// the time, from a goroutine of the job (late.go): with checkpoints
+	// each once a checkpoint holding it is durable, else at once through
+	// a bounded queue. Rows that find no room (too many wait) are counted
+	// as lost instead of stored (the operators never wait for it); an
+	// error is logged and counted as lost rows.
+	LateRows LateStore
 	// Changelog keeps the view's published changes in a durable log when
 	// the runtime has Config.Changelogs (a materialized view's job):
 	// subscribers can then resume after an epoch (SubscribeSince).
@@ -205,7 +206,7 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	j.env.Clock = rt.cfg.Clock
 	j.env.OnLate = j.onLate
 	if spec.LateRows != nil {
-		j.late = &lateWriter{ch: make(chan lateBatch, lateQueue)}
+		j.late = newLateWriter(rt.ck != nil && stream.Checkpointable(spec.Plan))
 	}
 	var m *stream.Materialize
 	if spec.Sink == nil {
@@ -260,6 +261,9 @@ func (rt *Runtime) StartJob(spec JobSpec) (*Job, error) {
 	}
 	if spec.Sink != nil {
 		j.sink = newSinkState(j, ri)
+	}
+	if ri != nil && j.late != nil && j.late.twoPhase {
+		j.resumeLate(ri)
 	}
 	j.first = rt.epoch + 1
 	j.delivered = rt.epoch

@@ -341,7 +341,8 @@ func (rt *Runtime) Flush(ctx context.Context) error {
 }
 
 // settle waits for epoch e (WaitEpoch), then until the late rows the jobs
-// queued by then are stored (LATE ROWS INTO).
+// dropped by then are stored (LATE ROWS INTO; with checkpoints it takes
+// one, late.go).
 func (rt *Runtime) settle(ctx context.Context, e uint64) error {
 	if err := rt.WaitEpoch(ctx, e); err != nil {
 		return err
@@ -351,7 +352,7 @@ func (rt *Runtime) settle(ctx context.Context, e uint64) error {
 			return err
 		}
 	}
-	return nil
+	return rt.commitLate(ctx)
 }
 
 // WaitEpoch waits until every job that existed when epoch e was injected

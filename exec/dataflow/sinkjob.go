@@ -114,18 +114,20 @@ func (j *Job) SinkCommitted() uint64 {
 }
 
 // checkpointSinks tells the sink jobs of checkpoint run, just committed
-// here, that it is durable; with Config.DeferSinkCommits it keeps them
-// until SinksDurable names the epoch instead.
+// here, and the jobs with LATE ROWS INTO (late.go), that it is durable;
+// with Config.DeferSinkCommits it keeps them until SinksDurable names the
+// epoch instead.
 func (rt *Runtime) checkpointSinks(run *ckptRun, jobs []jobMeta) {
 	var sinks []*Job
 	for _, jm := range jobs {
-		if j := run.jobs[jm.ID]; j.sink != nil {
+		if j := run.jobs[jm.ID]; j.sink != nil || j.late != nil {
 			sinks = append(sinks, j)
 		}
 	}
 	if !rt.cfg.DeferSinkCommits {
 		for _, j := range sinks {
 			j.sinkDurable(run.epoch)
+			j.lateDurable(run.epoch)
 		}
 		return
 	}
@@ -163,6 +165,7 @@ func (rt *Runtime) SinksDurable(epoch uint64) {
 	c.mu.Unlock()
 	for _, j := range sinks {
 		j.sinkDurable(epoch)
+		j.lateDurable(epoch)
 	}
 }
 

@@ -331,7 +331,7 @@ func (d *dropper) Start(env *stream.Env, in []<-chan stream.Message) <-chan stre
 		defer close(out)
 		for m := range in[0] {
 			if m.Kind == stream.KindChunk {
-				env.OnLate(m.Chunk.Rec)
+				env.OnLate(m.Chunk.Rec, 0)
 				continue
 			}
 			select {
@@ -344,6 +344,20 @@ func (d *dropper) Start(env *stream.Env, in []<-chan stream.Message) <-chan stre
 	return out
 }
 
+// lateFunc is a LateStore without checkpoints: one batch per Store.
+type lateFunc func(rows arrow.RecordBatch, wm int64) error
+
+func (f lateFunc) Store(rows []arrow.RecordBatch, marks []int64, _ uint64) error {
+	for i, r := range rows {
+		if err := f(r, marks[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f lateFunc) Stored() (uint64, error) { return 0, nil }
+
 func TestLateRowsAreCountedAndStored(t *testing.T) {
 	tbl := &tsTable{}
 	rt := newRuntime(t, &tsInputs{tables: map[uint32]*tsTable{1: tbl}})
@@ -352,7 +366,7 @@ func TestLateRowsAreCountedAndStored(t *testing.T) {
 	fail := false
 	spec := JobSpec{ID: 10, Name: "v", Cols: tsCols,
 		Plan: &dropper{tsScan(1, stream.ScanTable, &stream.ScanWatermark{Col: 0, Expr: minus(0)})},
-		LateRows: func(rows arrow.RecordBatch, wm int64) error {
+		LateRows: lateFunc(func(rows arrow.RecordBatch, wm int64) error {
 			mu.Lock()
 			defer mu.Unlock()
 			if fail {
@@ -360,7 +374,7 @@ func TestLateRowsAreCountedAndStored(t *testing.T) {
 			}
 			stored = append(stored, fmt.Sprintf("%d@%d", rows.NumRows(), wm))
 			return nil
-		}}
+		})}
 	j, err := rt.StartJob(spec)
 	if err != nil {
 		t.Fatal(err)

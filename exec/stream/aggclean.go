@@ -106,7 +106,7 @@ func (c *aggCleaner) dropLate(r *aggRun, ch *Chunk) (*Chunk, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.env.OnLate(lr)
+		r.env.late(r.h, lr)
 	}
 	if nlate == n {
 		return nil, nil

@@ -90,7 +90,7 @@ func TestHashAggCleanMatchesBruteForce(t *testing.T) {
 		env := newEnv(t)
 		var mu sync.Mutex
 		var lateGot []tvRow
-		env.OnLate = func(rec arrow.RecordBatch) {
+		env.OnLate = func(rec arrow.RecordBatch, _ uint64) {
 			mu.Lock()
 			lateGot = append(lateGot, tvRows(rec)...)
 			mu.Unlock()

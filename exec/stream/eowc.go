@@ -170,7 +170,7 @@ func (r *eowcRun) consume(c *Chunk) error {
 			for k, i := range late {
 				refs[k] = ref{seg: 0, row: int32(i)}
 			}
-			r.env.OnLate(r.gather([]arrow.RecordBatch{c.Rec}, refs))
+			r.env.late(r.e, r.gather([]arrow.RecordBatch{c.Rec}, refs))
 		}
 	}
 	return nil

@@ -134,7 +134,7 @@ func runCkAgg(t *testing.T, h *HashAgg, in []Message, from int, st memState, ful
 	env.Checkpoints = cps
 	res := &ckAggRun{}
 	var mu sync.Mutex
-	env.OnLate = func(rec arrow.RecordBatch) {
+	env.OnLate = func(rec arrow.RecordBatch, _ uint64) {
 		mu.Lock()
 		defer mu.Unlock()
 		for i := 0; i < int(rec.NumRows()); i++ {

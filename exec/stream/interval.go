@@ -138,10 +138,10 @@ func newIntervalRun(j *HashJoin) (*intervalRun, error) {
 }
 
 // dropLate checks chunk c of side s: it refuses retractions, hands the late
-// rows to Env.OnLate and returns the chunk of the others (nil if none; a
-// new chunk, owned is true, when rows were dropped). It then points cur at
-// the returned chunk's time column.
-func (v *intervalRun) dropLate(env *Env, s int, cols []types.Column, c *Chunk) (out *Chunk, owned bool, err error) {
+// rows to Env.OnLate (as the join by's) and returns the chunk of the others
+// (nil if none; a new chunk, owned is true, when rows were dropped). It then
+// points cur at the returned chunk's time column.
+func (v *intervalRun) dropLate(env *Env, by Node, s int, cols []types.Column, c *Chunk) (out *Chunk, owned bool, err error) {
 	for _, op := range c.Ops {
 		if op.Sign() < 0 {
 			return nil, false, pgerr.Internal("stream: interval join input retracts a row (its inputs must be append only)")
@@ -186,7 +186,7 @@ func (v *intervalRun) dropLate(env *Env, s int, cols []types.Column, c *Chunk) (
 		return rec
 	}
 	if env.OnLate != nil {
-		env.OnLate(take(late))
+		env.late(by, take(late))
 	}
 	if len(keep) == 0 {
 		v.cur = nil

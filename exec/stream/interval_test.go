@@ -218,7 +218,7 @@ func runIntervalRandom(t *testing.T, c ivCase, seed int64) {
 	rng := rand.New(rand.NewSource(seed))
 	env := NewEnv(context.Background(), expr.Context{})
 	var lateRows int
-	env.OnLate = func(rows arrow.RecordBatch) { lateRows += int(rows.NumRows()) }
+	env.OnLate = func(rows arrow.RecordBatch, _ uint64) { lateRows += int(rows.NumRows()) }
 	j := newIntervalJoin(t, c)
 	out := make(chan Message, 1<<12)
 	r, err := j.newRun(env, out)
@@ -320,7 +320,7 @@ func TestIntervalJoinLateBoundary(t *testing.T) {
 	c := ivCase{exec.InnerJoin, true, -10, 0, true, true, false, false}
 	env := NewEnv(context.Background(), expr.Context{})
 	var late [][]types.Value
-	env.OnLate = func(rows arrow.RecordBatch) {
+	env.OnLate = func(rows arrow.RecordBatch, _ uint64) {
 		for i := 0; i < int(rows.NumRows()); i++ {
 			late = append(late, rowValues(rows, i, ivLeft))
 		}

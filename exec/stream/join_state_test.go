@@ -47,7 +47,7 @@ func jkExec[N Node](t *testing.T, mk func(l, r chan Message) N, script []jkMsg, 
 	env.Checkpoints = cps
 	run := &ktRun{at: map[uint64][2]int{}, states: map[uint64]memState{}}
 	var mu sync.Mutex
-	env.OnLate = func(rec arrow.RecordBatch) {
+	env.OnLate = func(rec arrow.RecordBatch, _ uint64) {
 		mu.Lock()
 		defer mu.Unlock()
 		cols := in[0]

@@ -197,7 +197,7 @@ func (r *joinRun) consume(s int, c *Chunk) error {
 		return err
 	}
 	if r.iv != nil {
-		kept, owned, err := r.iv.dropLate(r.env, s, S.cols, c)
+		kept, owned, err := r.iv.dropLate(r.env, r.j, s, S.cols, c)
 		if err != nil || kept == nil {
 			return err
 		}

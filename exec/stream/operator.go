@@ -40,8 +40,13 @@ type Env struct {
 	Clock Clock
 	// OnLate, if set, receives the rows an operator dropped as late (their
 	// window's state was already freed); the runtime counts them and, with
-	// LATE ROWS INTO, stores them. Called from operator goroutines.
-	OnLate func(rows arrow.RecordBatch)
+	// LATE ROWS INTO, stores them. after is the epoch of the last
+	// checkpoint barrier at which the dropping operator instance took its
+	// snapshot (0: none since it started): a resume from a checkpoint
+	// later than after has the rows in the operator's state as dropped, one
+	// from after or earlier replays them and drops them again (see
+	// Env.late). Called from operator goroutines.
+	OnLate func(rows arrow.RecordBatch, after uint64)
 	// Checkpoints, if set, restores operators' state at Start and takes
 	// their snapshots at checkpoint barriers (state.go).
 	Checkpoints Checkpointer
@@ -49,8 +54,9 @@ type Env struct {
 	// (meter.go); each operator instance has its own (WithMeter).
 	Meter *Meter
 
-	mu     sync.Mutex // guards err
+	mu     sync.Mutex // guards err and ckAt
 	err    error
+	ckAt   map[Node]uint64 // per operator: the last checkpoint it snapshotted at (OnLate's after)
 	stop   context.CancelFunc
 	parent *Env // WithMeter's: its failures are this Env's too
 }

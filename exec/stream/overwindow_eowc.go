@@ -250,7 +250,7 @@ func (x *owEOWCRun) lateRows(rec arrow.RecordBatch, rows []int) {
 	for c, col := range x.r.in {
 		arrs[c] = gather(col.Type, []arrow.RecordBatch{rec}, c, refs)
 	}
-	x.r.env.OnLate(array.NewRecordBatch(types.ArrowSchema(x.r.in), arrs, int64(len(rows))))
+	x.r.env.late(x.r.w, array.NewRecordBatch(types.ArrowSchema(x.r.in), arrs, int64(len(rows))))
 }
 
 // eowcHandle handles a watermark or a barrier (chunks go to consume).

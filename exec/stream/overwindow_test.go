@@ -252,7 +252,7 @@ func testOverWindowEOWC(t *testing.T, seed int64, unbounded bool, delay int64) {
 	w.EOWC = &OverEOWC{TimeCol: 1, Delay: delay}
 	env := newEnv(t)
 	late := 0
-	env.OnLate = func(rows arrow.RecordBatch) { late += int(rows.NumRows()) }
+	env.OnLate = func(rows arrow.RecordBatch, _ uint64) { late += int(rows.NumRows()) }
 	h := newOwHarness(t, w, env)
 	var live [][]types.Value
 	wantLate := 0

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -76,6 +78,12 @@ func (e *Env) snapshot(n Node, b Barrier, st Stateful) error {
 	if !b.Checkpoint || e.Checkpoints == nil {
 		return nil
 	}
+	e.mu.Lock()
+	if e.ckAt == nil {
+		e.ckAt = map[Node]uint64{}
+	}
+	e.ckAt[n] = b.Epoch
+	e.mu.Unlock()
 	if err := e.Checkpoints.Snapshot(n, b, st); err != nil {
 		return fmt.Errorf("checkpoint of %s: %w", n.Explain(), err)
 	}
@@ -194,4 +202,16 @@ func decodeStateRow(b []byte, cols []types.Column) ([]types.Value, []byte, error
 		b = b[n-1:]
 	}
 	return row, b, nil
+}
+
+// late hands rows that operator n dropped as late to OnLate, which must be
+// set, with the epoch of the last checkpoint n took a snapshot at in this
+// Env (an instance of a parallel operator has an Env of its own): rows
+// dropped before a checkpoint's barrier are in no replay from it, rows
+// dropped after it are dropped again by a replay from it.
+func (e *Env) late(n Node, rows arrow.RecordBatch) {
+	e.mu.Lock()
+	after := e.ckAt[n]
+	e.mu.Unlock()
+	e.OnLate(rows, after)
 }

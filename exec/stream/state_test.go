@@ -6,6 +6,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/exec/expr"
+	"github.com/streamsql/streamsql/types"
 )
 
 // memState is an operator's checkpointed key/value pairs, folded.
@@ -173,5 +178,42 @@ func TestViewCheckpointRoundTrip(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLateRowsCarryTheLastCheckpoint: an operator hands its late rows on
+// with the epoch of the last checkpoint barrier it took a snapshot at (the
+// checkpoint a replay would start after), not that of a plain barrier.
+func TestLateRowsCarryTheLastCheckpoint(t *testing.T) {
+	in := make(chan Message, 16)
+	e := &EOWC{Input: &tnSource{ch: in, cols: eowcCkCols}, TimeCol: 0}
+	env := NewEnv(t.Context(), expr.Context{})
+	env.Checkpoints = newMemCheckpoints()
+	var afters []uint64
+	env.OnLate = func(rows arrow.RecordBatch, after uint64) {
+		for range rows.NumRows() {
+			afters = append(afters, after)
+		}
+	}
+	out := e.Start(env, []<-chan Message{in})
+	late := func(ts int64) Message {
+		return ChunkMsg(tnChunk(t, eowcCkCols, nil, [][]types.Value{{types.TimestampValue(ts), int64(1), 1.0, "x"}}))
+	}
+	in <- WatermarkMsg(Watermark{Col: 0, Value: 100})
+	in <- late(50)
+	in <- BarrierMsg(Barrier{Epoch: 7, Checkpoint: true})
+	in <- late(60)
+	in <- BarrierMsg(Barrier{Epoch: 8})
+	in <- late(70)
+	in <- BarrierMsg(Barrier{Epoch: 9, Checkpoint: true})
+	in <- late(80)
+	close(in)
+	for range out {
+	}
+	if err := env.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(afters); got != "[0 7 7 9]" {
+		t.Fatalf("late rows' checkpoints: %s", got)
 	}
 }

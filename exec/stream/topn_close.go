@@ -120,7 +120,7 @@ func (r *topnRun) lateRows(rec arrow.RecordBatch, rows []int) {
 	for c, col := range r.in {
 		arrs[c] = gather(col.Type, []arrow.RecordBatch{rec}, c, refs)
 	}
-	r.env.OnLate(array.NewRecordBatch(types.ArrowSchema(r.in), arrs, int64(len(rows))))
+	r.env.late(r.t, array.NewRecordBatch(types.ArrowSchema(r.in), arrs, int64(len(rows))))
 }
 
 // closeUpTo completes the partitions whose closing value is below wm:

@@ -52,7 +52,7 @@ func testTopNClose(t *testing.T, seed int64, eowc, appendOnly bool) {
 	top := newWindowTopN(ch, eowc, appendOnly, 2)
 	var late int
 	h := newTnHarness(t, top)
-	h.env.OnLate = func(rows arrow.RecordBatch) { late += int(rows.NumRows()) }
+	h.env.OnLate = func(rows arrow.RecordBatch, _ uint64) { late += int(rows.NumRows()) }
 	var live [][]types.Value // rows not late, still counted
 	wm := int64(0)           // the watermark on ws
 	wantLate := 0

@@ -95,7 +95,7 @@ func ktExec(t *testing.T, mk func(ch chan Message) Node, script []ktMsg, restore
 	}
 	run := &ktRun{at: map[uint64][2]int{}, states: map[uint64]memState{}}
 	var mu sync.Mutex
-	env.OnLate = func(rec arrow.RecordBatch) {
+	env.OnLate = func(rec arrow.RecordBatch, _ uint64) {
 		mu.Lock()
 		defer mu.Unlock()
 		for i := 0; i < int(rec.NumRows()); i++ {

@@ -506,7 +506,7 @@ func (r *waggRun) lateRows(rec arrow.RecordBatch, late []bool, n int) error {
 	if r.env.OnLate == nil {
 		return nil
 	}
-	r.env.OnLate(exec.SelectRows(r.ectx.Allocator(), rec, late, true)) // Arrow's filter takes no intervals
+	r.env.late(r.w, exec.SelectRows(r.ectx.Allocator(), rec, late, true)) // Arrow's filter takes no intervals
 	return nil
 }
 

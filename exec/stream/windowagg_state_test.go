@@ -130,7 +130,7 @@ func startWS(t *testing.T, w *WindowAgg, checkpoints bool, restored memState) *w
 	r := &wsRun{t: t, w: w, clock: newFakeClock(), in: make(chan Message)}
 	r.env = NewEnv(ctx, expr.Context{})
 	r.env.Clock = r.clock
-	r.env.OnLate = func(rows arrow.RecordBatch) {
+	r.env.OnLate = func(rows arrow.RecordBatch, _ uint64) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		for i := 0; i < int(rows.NumRows()); i++ {

@@ -135,7 +135,7 @@ func newWinHarnessN(t *testing.T, w *WindowAgg, n int) *winHarness {
 		view: map[string]string{}, outWM: map[int]int64{}}
 	h.env = NewEnv(ctx, expr.Context{})
 	h.env.Clock = h.clock
-	h.env.OnLate = func(rows arrow.RecordBatch) {
+	h.env.OnLate = func(rows arrow.RecordBatch, _ uint64) {
 		h.mu.Lock()
 		h.late += rows.NumRows()
 		h.mu.Unlock()
