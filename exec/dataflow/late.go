@@ -142,12 +142,21 @@ func (w *lateWriter) cut(epoch uint64) []lateBatch {
 	return out
 }
 
-// waiting reports whether late rows wait for a checkpoint or for their
-// store.
-func (w *lateWriter) waiting() bool {
+// need reports whether held rows are in no durable checkpoint yet (one
+// must be taken), else the durable checkpoint the writer has yet to store
+// up to (0: none).
+func (w *lateWriter) need() (ckpt bool, store uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.held) > 0 || w.stored.Load() < w.durable
+	for _, b := range w.held {
+		if b.ckpt == 0 || b.ckpt > w.durable {
+			return true, 0
+		}
+	}
+	if w.stored.Load() < w.durable {
+		return false, w.durable
+	}
+	return false, 0
 }
 
 // lateDurable tells the job that checkpoint epoch, which holds it, is
@@ -331,23 +340,31 @@ func (j *Job) resumeLate(ri *resumeInputs) {
 }
 
 // commitLate takes a checkpoint when late rows wait for one (twoPhase),
-// and waits until they are stored.
+// and waits until the late rows are stored.
 func (rt *Runtime) commitLate(ctx context.Context) error {
-	var jobs []*Job
+	until := map[*Job]uint64{}
+	var needers []*Job
 	for _, j := range rt.Jobs() {
-		if j.late != nil && j.late.twoPhase && j.Err() == nil && j.late.waiting() {
-			jobs = append(jobs, j)
+		if j.late == nil || !j.late.twoPhase || j.Err() != nil {
+			continue
+		}
+		if ckpt, store := j.late.need(); ckpt {
+			needers = append(needers, j)
+		} else if store > 0 {
+			until[j] = store
 		}
 	}
-	if len(jobs) == 0 || rt.ck == nil {
-		return nil
-	}
-	e, err := rt.Checkpoint(ctx)
-	if err != nil {
-		return err
+	if len(needers) > 0 && rt.ck != nil {
+		e, err := rt.Checkpoint(ctx)
+		if err != nil {
+			return err
+		}
+		for _, j := range needers {
+			until[j] = e
+		}
 	}
 	return rt.waitProgress(ctx, func() bool {
-		for _, j := range jobs {
+		for j, e := range until {
 			if j.late.stored.Load() < e && j.Err() == nil && !j.stopped.Load() && rt.Job(j.spec.ID) == j && j.first <= e {
 				return false
 			}

@@ -15,7 +15,9 @@
 // interval joins of the two tables, and windows over an inner one's
 // output; window joins; temporal filters
 // (`WHERE ts > now() + x`, keys gone silent by `HAVING max(ts) < now() +
-// x`).
+// x`). In some seeds windowed aggregations under EMIT ON WINDOW CLOSE store
+// their late rows with LATE ROWS INTO, and each such table must hold
+// exactly the rows the model found late, once, across the restart.
 //
 // The model follows docs/windows.md and docs/watermarks.md. Where they
 // leave a detail to the operator, it follows the rule the operator's own

@@ -54,6 +54,10 @@ type model struct {
 	clock  int64 // processing time
 	late   int   // rows and deletions late for every window they are in
 	cpLate int   // late at the last checkpoint
+	// lateList: the rows late (late_test.go), lateListCp of them at the
+	// last checkpoint
+	lateList   []row
+	lateListCp int
 
 	// TUMBLE, HOP: each window's rows by id.
 	groups map[gkey]map[int]row
@@ -176,12 +180,12 @@ func (m *model) batch(ops []op) {
 				m.applyTo(g, o)
 			}
 			if !counted && s.topN == 0 {
-				m.late++
+				m.dropped(r)
 			}
 			continue
 		}
 		if m.hasWM && r.t+s.gap+s.delay+s.lateness <= m.wm {
-			m.late++
+			m.dropped(r)
 			continue
 		}
 		r.pass = s.keeps(r)
@@ -228,7 +232,7 @@ func (m *model) advance(d int64) {
 // checkpoint is a CHECKPOINT; a restart resumes from it, and what the
 // view showed then under EVERY or EARLY EVERY is what it shows until the
 // next tick (ticks are processing time: a replay does not repeat them).
-func (m *model) checkpoint() { m.cpLate, m.cpShown = m.late, m.shown }
+func (m *model) checkpoint() { m.cpLate, m.cpShown, m.lateListCp = m.late, m.shown, len(m.lateList) }
 
 func (m *model) restartAt(clock int64) {
 	m.clock = clock

@@ -140,6 +140,7 @@ type spec struct {
 	outer     bool
 	bucketSQL string // bucket: the rounded time
 	table     string // "": ev
+	lateTable string // LATE ROWS INTO it (late_test.go)
 }
 
 func (s spec) tableName() string {
@@ -221,6 +222,9 @@ func (s spec) sql() string {
 		}
 		if s.lateness > 0 {
 			q += fmt.Sprintf(" ALLOW LATENESS INTERVAL '%d' SECOND", s.lateness)
+		}
+		if s.lateTable != "" {
+			q += " LATE ROWS INTO " + s.lateTable
 		}
 	}
 	if s.every > 0 {

@@ -29,7 +29,8 @@ import (
 // DELETEs, and has an idle_timeout, with ADVANCE CLOCK steps in between. After every
 // INSERT (and FLUSH) each view must hold what the model in model_test.go
 // says, and its late_rows in streamsql_views must be the rows the model
-// found late for all their windows. The views run at parallelism 1, 3 or 8
+// found late for all their windows, and a LATE ROWS INTO table (some seeds)
+// exactly those rows. The views run at parallelism 1, 3 or 8
 // by seed. Half way the server restarts: the views resume from a CHECKPOINT
 // taken up to five writes before and replay the writes since, which the
 // model replays as such (their watermarks move with their rows only: the
@@ -117,6 +118,9 @@ func runSeed(t *testing.T, seed uint64) {
 	// ev feeds every view, ew the right side of interval joins (which need
 	// both inputs append only: only on append-only seeds).
 	appendOnly := seed%2 == 1 // even seeds also update and delete rows of ev
+	// In some seeds windowed aggregations under EMIT ON WINDOW CLOSE store
+	// their late rows (LATE ROWS INTO), which makes FLUSH take checkpoints.
+	lateTables := seed%5 == 1
 	var ins [2]input
 	for k, name := range []string{"ev", "ew"} {
 		ins[k].delay = []int64{0, 5, 30}[r.IntN(3)]
@@ -178,6 +182,9 @@ func runSeed(t *testing.T, seed uint64) {
 			views[i].new = func(clock int64) viewModel { return randChain(rand.New(rand.NewPCG(seed, 2)), up, ins[0], clock) }
 		default:
 			s := randSpec(r)
+			if lateTables && s.eowc && s.topN == 0 && !s.outer && s.kind != bucket && r.IntN(2) == 0 {
+				s.lateTable = fmt.Sprintf("v%d_late", i)
+			}
 			views[i].new = func(clock int64) viewModel { return newModel(s, ins[0], clock) }
 		}
 		if i >= nViews/2 {
@@ -205,11 +212,12 @@ func runSeed(t *testing.T, seed uint64) {
 		v.hist = append(v.hist, e)
 		e.play(v.m)
 	}
-	cp := steps/2 - r.IntN(6) // the checkpoint the restart resumes from
+	cp := steps/2 - r.IntN(6) // the CHECKPOINT
 	if os.Getenv("WFDEBUG") != "" {
 		t.Logf("checkpoint before step %d", cp)
 	}
-	bad, compared, skipped := 0, 0, 0
+	lastCp := -1 // the step of the checkpoint the restart resumes from (that of FLUSH after the write)
+	bad, compared, skipped, lateStored := 0, 0, 0, 0
 	for step := 0; step < steps && bad < 10; step++ {
 		for i := range views {
 			if views[i].created == step {
@@ -217,6 +225,7 @@ func runSeed(t *testing.T, seed uint64) {
 			}
 		}
 		if step == cp {
+			lastCp = step
 			exec("CHECKPOINT")
 			for i := range views {
 				if v := &views[i]; v.m != nil {
@@ -237,7 +246,7 @@ func runSeed(t *testing.T, seed uint64) {
 			for i, v := range views {
 				switch {
 				case v.m == nil:
-				case v.created > cp: // no checkpoint: rebuilt from the tables, one batch
+				case v.created > lastCp: // no checkpoint: rebuilt from the tables, one batch
 					create(i, false)
 				default:
 					// Resumed from the checkpoint, then the writes since are
@@ -331,10 +340,36 @@ func runSeed(t *testing.T, seed uint64) {
 				t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  missing: %v\n  extra:   %v",
 					seed, step, w, m.mark(), i, m.sql(), minus(want, got), minus(got, want))
 			}
+			if lm, ok := m.(*model); ok && lm.s.lateTable != "" {
+				want := sortRows(lm.lateTableRows())
+				got := sortRows(query(ctx, t, c, "SELECT id, k, v, ts, view_name FROM "+lm.s.lateTable))
+				lateStored += len(got)
+				if !slices.EqualFunc(want, got, slices.Equal) {
+					bad++
+					t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  late rows missing: %v\n  late rows extra:   %v",
+						seed, step, w, m.mark(), i, m.sql(), minus(want, got), minus(got, want))
+				}
+			}
+		}
+		// FLUSH and ADVANCE CLOCK took a checkpoint if late rows waited.
+		waiting := false
+		for _, v := range views {
+			if x, ok := v.m.(interface{ lateWaiting() bool }); ok && x.lateWaiting() {
+				waiting = true
+			}
+		}
+		if waiting {
+			lastCp = step
+			for i := range views {
+				if v := &views[i]; v.m != nil {
+					v.m.checkpoint()
+					v.cpAt = len(v.hist)
+				}
+			}
 		}
 	}
-	t.Logf("seed %d: %d views at parallelism %d, watermark delays %ds and %ds, idle_timeouts %ds and %ds, append only %v: %d comparisons, %d differences, %d rows not compared after the replay",
-		seed, nViews, par, ins[0].delay, ins[1].delay, ins[0].idle, ins[1].idle, appendOnly, compared, bad, skipped)
+	t.Logf("seed %d: %d views at parallelism %d, watermark delays %ds and %ds, idle_timeouts %ds and %ds, append only %v: %d comparisons, %d differences, %d rows not compared after the replay, %d stored late rows compared",
+		seed, nViews, par, ins[0].delay, ins[1].delay, ins[0].idle, ins[1].idle, appendOnly, compared, bad, skipped, lateStored)
 }
 
 // change draws an UPDATE or DELETE of the table's rows cur, applies it to
