@@ -78,11 +78,14 @@ type model struct {
 	// provisional rows of windows then open).
 	next           int64
 	shown, cpShown [][]string
+	// earlyKeys: under SESSION ... EARLY EVERY, the keys whose sessions
+	// changed since the last tick (all their sessions go out at the next)
+	earlyKeys map[gkey]bool
 }
 
 func newModel(s spec, in input, clock int64) *model {
 	return &model{s: s, input: in, clock: clock, next: clock + max(s.every, s.early), groups: map[gkey]map[int]row{}, open: map[gkey][]*sess{},
-		done: map[gkey][]*sess{}, emitted: map[gkey][]gkey{}, view: map[gkey]*acc{}}
+		done: map[gkey][]*sess{}, emitted: map[gkey][]gkey{}, view: map[gkey]*acc{}, earlyKeys: map[gkey]bool{}}
 }
 
 // The viewModel methods of a windowed view of ev.
@@ -189,6 +192,9 @@ func (m *model) batch(ops []op) {
 			continue
 		}
 		r.pass = s.keeps(r)
+		if s.early > 0 {
+			m.earlyKeys[key] = true
+		}
 		if o.del {
 			// One row equal to r goes: the key may also hold an older
 			// version of it whose deletion came late and was dropped.
@@ -248,9 +254,13 @@ func (m *model) restartAt(clock int64) {
 func (m *model) barrier() {
 	m.tick(m.clock)
 	s := m.s
+	tick := false
 	if p := max(s.every, s.early); p > 0 && m.clock >= m.next {
 		m.next = m.clock + p
-		m.shown = m.current(s.early > 0)
+		tick = true
+		if s.kind != session || s.every > 0 {
+			m.shown = m.current(s.early > 0)
+		}
 	}
 	if s.kind != session {
 		return
@@ -258,7 +268,11 @@ func (m *model) barrier() {
 	for key, ss := range m.open {
 		slices.SortFunc(ss, func(a, b *sess) int { return int(a.first - b.first) })
 		if s.eowc {
-			m.reconcile(key, ss)
+			due := m.closed
+			if tick && m.earlyKeys[key] { // EARLY EVERY's tick: every session and row of the key
+				due = func(int64) bool { return true }
+			}
+			m.reconcile(key, ss, due)
 		}
 		var keep []*sess
 		for _, x := range ss {
@@ -271,6 +285,9 @@ func (m *model) barrier() {
 			}
 		}
 		m.open[key] = keep
+	}
+	if tick {
+		clear(m.earlyKeys)
 	}
 }
 
@@ -321,7 +338,7 @@ func (m *model) rows() [][]string {
 		return outerRows(m.current(false), m.s.keyed)
 	case m.s.every > 0:
 		return slices.Clone(m.shown)
-	case m.s.early > 0:
+	case m.s.early > 0 && m.s.kind != session: // a SESSION's provisional rows are in view
 		out := m.current(false)
 		for _, r := range m.shown {
 			if end, _ := time.Parse("2006-01-02 15:04:05", r[len(r)-len(m.s.aggs)-1]); !m.closed(int64(end.Sub(base) / time.Second)) {

@@ -40,13 +40,15 @@ func sessionsOf(ss []*sess, gap int64) []*sess {
 // line with its sessions ss (in order), as docs/windows.md says: a due
 // session's row replaces the emitted rows it overlaps; an emitted row that
 // overlaps an open session stays until that session is due; one that no
-// session overlaps any more goes once its own end is due.
-func (m *model) reconcile(key gkey, ss []*sess) {
+// session overlaps any more goes once its own end is due. A session or
+// row is due when due(end) says so: closed, or at an EARLY EVERY tick for
+// a key changed since the last, always.
+func (m *model) reconcile(key gkey, ss []*sess, due func(end int64) bool) {
 	gap := m.s.gap
 	out := m.emitted[key]
 	var kept []gkey
 	orphan := func(e gkey) {
-		if m.closed(e.end) {
+		if due(e.end) {
 			delete(m.view, e)
 		} else {
 			kept = append(kept, e)
@@ -64,7 +66,7 @@ func (m *model) reconcile(key gkey, ss []*sess) {
 		}
 		run := out[oi:oj]
 		oi = oj
-		if !m.closed(end) {
+		if !due(end) {
 			kept = append(kept, run...)
 			continue
 		}

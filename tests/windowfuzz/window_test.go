@@ -474,12 +474,12 @@ func randSpec(r *rand.Rand) spec {
 		}
 		switch {
 		case s.kind == bucket: // (refused there)
-		case (s.kind == tumble || s.kind == hop || s.kind == cumulate) && r.IntN(3) == 0:
+		case s.kind != bucket && r.IntN(3) == 0:
 			s.early = []int64{5, 20}[r.IntN(2)]
 		case r.IntN(2) == 0:
 			s.lateness = []int64{5, 20}[r.IntN(2)]
 		}
-	} else if (s.kind == tumble || s.kind == hop || s.kind == cumulate) && r.IntN(4) == 0 {
+	} else if s.kind != bucket && r.IntN(4) == 0 {
 		s.every = []int64{5, 20}[r.IntN(2)]
 	}
 	if (s.kind == tumble || s.kind == hop) && s.every == 0 && s.early == 0 && s.lateness == 0 && r.IntN(4) == 0 {
