@@ -12,7 +12,7 @@
 // top-Ns per window; aggregations closed by the watermark (Nexmark q5's
 // max per window start among them, in one query and across two views);
 // lag, lead and row_number, and plain rows, emitted on window close;
-// interval joins of the two tables, and windows over an inner one's
+// interval joins of the two tables, and windows over an inner or LEFT one's
 // output; window joins; temporal filters
 // (`WHERE ts > now() + x`, keys gone silent by `HAVING max(ts) < now() +
 // x`). In some seeds windowed aggregations under EMIT ON WINDOW CLOSE store

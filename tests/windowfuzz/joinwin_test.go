@@ -5,11 +5,14 @@ import (
 	"math/rand/v2"
 )
 
-// A TUMBLE count over an inner interval join's left time column, under
-// EMIT ON WINDOW CLOSE (docs/windows.md, "Interval joins": the join's
-// output carries min(wl, wr + lo) on the left time column, so windows over
-// it close with it). The view is, for each window the join's output
-// watermark closed, the count of the join's pairs in it.
+// A TUMBLE count over an inner or LEFT interval join's left time column,
+// under EMIT ON WINDOW CLOSE (docs/windows.md, "Interval joins": the
+// join's output carries min(wl, wr + lo) on the left time column, so
+// windows over it close with it; a left row's NULL-padded row is final once
+// its range closed, which that watermark implies). The view is, for each
+// window the join's output watermark closed, the count of the join's rows
+// in it: its pairs, and with LEFT its unmatched left rows (a row with a NULL
+// time is in no window).
 type joinWinModel struct {
 	j    *joinModel
 	size int64
@@ -17,7 +20,7 @@ type joinWinModel struct {
 
 func randJoinWin(r *rand.Rand, ins [2]input, clock int64) *joinWinModel {
 	j := randJoin(r)
-	j.kind = "JOIN"
+	j.kind = []string{"JOIN", "LEFT JOIN"}[r.IntN(2)]
 	return &joinWinModel{j: &joinModel{j: j, in: ins, clock: clock}, size: []int64{10, 20}[r.IntN(2)]}
 }
 
@@ -44,10 +47,15 @@ func (m *joinWinModel) rows() [][]string {
 	w := min(in[0].wm, in[1].wm+m.j.j.lo)
 	count := map[int64]int{}
 	for _, a := range m.j.side[0] {
+		matched := false
 		for _, b := range m.j.side[1] {
 			if m.j.matches(a, b) {
 				count[floorDiv(a.t, m.size)*m.size]++
+				matched = true
 			}
+		}
+		if !matched && !a.tN && m.j.j.kind == "LEFT JOIN" {
+			count[floorDiv(a.t, m.size)*m.size]++
 		}
 	}
 	var out [][]string
