@@ -125,7 +125,9 @@ func (w *lateWriter) hold(b lateBatch) bool {
 // cut assigns the held rows dropped before checkpoint epoch's barrier to
 // it and returns every held batch a checkpoint holds: the job's part of
 // checkpoint epoch (finishCheckpoint, once every operator passed the
-// barrier, so that every row dropped before it was handed over).
+// barrier, so that every row dropped before it was handed over). The
+// batches' rows are retained (the writer may store and release them
+// meanwhile): the caller releases them.
 func (w *lateWriter) cut(epoch uint64) []lateBatch {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -136,6 +138,7 @@ func (w *lateWriter) cut(epoch uint64) []lateBatch {
 			b.ckpt = epoch
 		}
 		if b.ckpt != 0 {
+			b.rows.Retain()
 			out = append(out, *b)
 		}
 	}

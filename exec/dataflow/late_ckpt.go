@@ -21,8 +21,14 @@ import (
 func lateOpID(id uint32) string { return fmt.Sprintf("%d/late", id) }
 
 // writeLatePending stores job id's late rows in run's checkpoint
-// (replacing what earlier checkpoints of the chain hold).
+// (replacing what earlier checkpoints of the chain hold), and releases
+// their rows (lateWriter.cut).
 func writeLatePending(run *ckptRun, id uint32, batches []lateBatch) error {
+	defer func() {
+		for _, b := range batches {
+			b.rows.Release()
+		}
+	}()
 	ow := run.w.Op(lateOpID(id))
 	ow.Reset()
 	var err error
