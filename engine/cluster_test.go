@@ -202,3 +202,16 @@ func TestClusterReplaySkipsOIDs(t *testing.T) {
 		t.Fatalf("a replay behind the catalog: %v", err)
 	}
 }
+
+// A view's late rows are not stored from a cluster's nodes: LATE ROWS INTO
+// is refused there (not accepted and dropped).
+func TestClusterRefusesLateRowsInto(t *testing.T) {
+	fc := &fakeCluster{coord: true, nodes: []catalog.NodeStatus{{NodeID: "n1", Role: "coordinator", State: "running", Self: true}}}
+	s := openCluster(t, fc)
+	mustRun(t, s, "CREATE TABLE ev (k int, ts timestamp, WATERMARK FOR ts AS ts) APPEND ONLY")
+	mustRun(t, s, "CREATE TABLE late (k int, ts timestamp, view_name text, watermark timestamptz)")
+	_, _, err := run(t, s, "CREATE MATERIALIZED VIEW w AS SELECT window_start, count(*) FROM TUMBLE(ev, ts, INTERVAL '10' SECOND) GROUP BY window_start EMIT ON WINDOW CLOSE LATE ROWS INTO late")
+	if pgerr.CodeOf(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), "LATE ROWS INTO is not supported on a cluster node") {
+		t.Fatalf("got %v", err)
+	}
+}

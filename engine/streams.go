@@ -431,6 +431,9 @@ func (s *Session) execCreateMatView(ctx context.Context, env *planner.Env, c *pg
 	if err != nil {
 		return nil, err
 	}
+	if late != nil && s.eng.cfg.Cluster != nil {
+		return nil, pgerr.Unsupported("LATE ROWS INTO is not supported on a cluster node yet: the instances of a view spread over the nodes do not write into tables (see docs/cluster.md)")
+	}
 	if late != nil { // the view will insert into it (grant.go)
 		if err := s.checkPriv(late, catalog.PrivInsert); err != nil {
 			return nil, err
