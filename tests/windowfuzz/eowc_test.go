@@ -20,6 +20,7 @@ type eowcModel struct {
 	cpLate  int
 	held    []row
 	emitted []row
+	lateTab // LATE ROWS INTO (late_test.go)
 }
 
 func randEOWC(r *rand.Rand, in input, clock int64) *eowcModel {
@@ -39,7 +40,7 @@ func (m *eowcModel) sql() string {
 	if m.delay > 0 {
 		q += fmt.Sprintf(" WITH DELAY INTERVAL '%d' SECOND", m.delay)
 	}
-	return q
+	return q + m.into()
 }
 
 func (m *eowcModel) passed(t int64) bool { return m.in.hasWM && t+m.delay < m.in.wm }
@@ -55,6 +56,7 @@ func (m *eowcModel) apply(table int, ops []op) {
 		}
 		if r.tN || m.passed(r.t) {
 			m.late++
+			m.drop(r)
 			continue
 		}
 		if o.del {
@@ -87,7 +89,7 @@ func (m *eowcModel) release() {
 
 func (m *eowcModel) barrier()        { m.in.tick(m.clock); m.release() }
 func (m *eowcModel) advance(d int64) { m.clock += d; m.barrier() }
-func (m *eowcModel) checkpoint()     { m.cpLate = m.late }
+func (m *eowcModel) checkpoint()     { m.cpLate = m.late; m.lateCheckpoint() }
 func (m *eowcModel) restartAt(clock int64) {
 	m.clock = clock
 	m.late -= m.cpLate

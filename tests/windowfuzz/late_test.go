@@ -5,42 +5,54 @@ import (
 	"strings"
 )
 
-// LATE ROWS INTO in the model (docs/watermarks.md): a windowed
-// aggregation's late rows (and late deletions, as rows) go to its table,
-// each once, with the view's name. A late row waits for the next
-// checkpoint, which FLUSH and ADVANCE CLOCK take when some late row waits;
-// the model takes that checkpoint (lateWaiting), so that a restart resumes
-// from it. The table's watermark column is not compared.
+// LATE ROWS INTO in the model (docs/watermarks.md): a view's late rows (and
+// late deletions, as rows) go to its table, each once, with the view's
+// name. A late row waits for the next checkpoint, which FLUSH and ADVANCE
+// CLOCK take when some late row waits; the model takes that checkpoint
+// (lateWaiting), so that a restart resumes from it. The table's watermark
+// column is not compared.
 
 // lateTableDDL is the table of a view's late rows (ev's columns).
 func lateTableDDL(name string) string {
 	return "CREATE TABLE " + name + " (id int, k int, v int, ts timestamp, view_name text, watermark timestamptz)"
 }
 
-// prelude creates the view's LATE ROWS INTO table.
-func (m *model) prelude() []string {
-	if m.s.lateTable == "" {
+// lateTab is a view's LATE ROWS INTO table ("": none) and the rows the
+// model found late, lateCp of them at the last checkpoint.
+type lateTab struct {
+	lateTable string
+	lateList  []row
+	lateCp    int
+}
+
+// into is the clause for the view's query ("" without a table).
+func (l *lateTab) into() string {
+	if l.lateTable == "" {
+		return ""
+	}
+	return " LATE ROWS INTO " + l.lateTable
+}
+
+// prelude creates the table.
+func (l *lateTab) prelude() []string {
+	if l.lateTable == "" {
 		return nil
 	}
-	return []string{lateTableDDL(m.s.lateTable)}
+	return []string{lateTableDDL(l.lateTable)}
 }
 
-// dropped counts r as late for every window it is in.
-func (m *model) dropped(r row) {
-	m.late++
-	m.lateList = append(m.lateList, r)
-}
+func (l *lateTab) drop(r row)       { l.lateList = append(l.lateList, r) }
+func (l *lateTab) lateCheckpoint()  { l.lateCp = len(l.lateList) }
+func (l *lateTab) lateName() string { return l.lateTable }
 
-// lateWaiting reports whether late rows of a LATE ROWS INTO view wait for
-// a checkpoint.
-func (m *model) lateWaiting() bool { return m.s.lateTable != "" && len(m.lateList) > m.lateListCp }
+// lateWaiting reports whether late rows wait for a checkpoint.
+func (l *lateTab) lateWaiting() bool { return l.lateTable != "" && len(l.lateList) > l.lateCp }
 
-// lateTableRows is what the LATE ROWS INTO table must hold, without its
-// watermark.
-func (m *model) lateTableRows() [][]string {
-	name := strings.TrimSuffix(m.s.lateTable, "_late")
+// lateTableRows is what the table must hold, without its watermark.
+func (l *lateTab) lateTableRows() [][]string {
+	name := strings.TrimSuffix(l.lateTable, "_late")
 	var out [][]string
-	for _, r := range m.lateList {
+	for _, r := range l.lateList {
 		ts := "NULL"
 		if !r.tN {
 			ts = stamp(r.t)
@@ -48,4 +60,10 @@ func (m *model) lateTableRows() [][]string {
 		out = append(out, []string{fmt.Sprint(r.id), text(r.k, r.kN), text(r.v, r.vN), ts, name})
 	}
 	return out
+}
+
+// dropped counts r as late for every window it is in.
+func (m *model) dropped(r row) {
+	m.late++
+	m.drop(r)
 }

@@ -51,13 +51,10 @@ type op struct {
 type model struct {
 	s spec
 	input
-	clock  int64 // processing time
-	late   int   // rows and deletions late for every window they are in
-	cpLate int   // late at the last checkpoint
-	// lateList: the rows late (late_test.go), lateListCp of them at the
-	// last checkpoint
-	lateList   []row
-	lateListCp int
+	clock   int64 // processing time
+	late    int   // rows and deletions late for every window they are in
+	cpLate  int   // late at the last checkpoint
+	lateTab       // LATE ROWS INTO (late_test.go)
 
 	// TUMBLE, HOP: each window's rows by id.
 	groups map[gkey]map[int]row
@@ -85,7 +82,7 @@ type model struct {
 
 func newModel(s spec, in input, clock int64) *model {
 	return &model{s: s, input: in, clock: clock, next: clock + max(s.every, s.early), groups: map[gkey]map[int]row{}, open: map[gkey][]*sess{},
-		done: map[gkey][]*sess{}, emitted: map[gkey][]gkey{}, view: map[gkey]*acc{}, earlyKeys: map[gkey]bool{}}
+		done: map[gkey][]*sess{}, emitted: map[gkey][]gkey{}, view: map[gkey]*acc{}, earlyKeys: map[gkey]bool{}, lateTab: lateTab{lateTable: s.lateTable}}
 }
 
 // The viewModel methods of a windowed view of ev.
@@ -238,7 +235,10 @@ func (m *model) advance(d int64) {
 // checkpoint is a CHECKPOINT; a restart resumes from it, and what the
 // view showed then under EVERY or EARLY EVERY is what it shows until the
 // next tick (ticks are processing time: a replay does not repeat them).
-func (m *model) checkpoint() { m.cpLate, m.cpShown, m.lateListCp = m.late, m.shown, len(m.lateList) }
+func (m *model) checkpoint() {
+	m.cpLate, m.cpShown = m.late, m.shown
+	m.lateCheckpoint()
+}
 
 func (m *model) restartAt(clock int64) {
 	m.clock = clock

@@ -223,9 +223,7 @@ func (s spec) sql() string {
 		if s.lateness > 0 {
 			q += fmt.Sprintf(" ALLOW LATENESS INTERVAL '%d' SECOND", s.lateness)
 		}
-		if s.lateTable != "" {
-			q += " LATE ROWS INTO " + s.lateTable
-		}
+		q += (&lateTab{lateTable: s.lateTable}).into()
 	}
 	if s.every > 0 {
 		q += fmt.Sprintf(" EMIT EVERY INTERVAL '%d' SECOND", s.every)

@@ -172,8 +172,15 @@ func runSeed(t *testing.T, seed uint64) {
 			seed := r.Uint64()
 			views[i].new = func(clock int64) viewModel { return randTemporal(rand.New(rand.NewPCG(seed, 4)), clock) }
 		case r.IntN(10) == 0:
-			seed := r.Uint64()
-			views[i].new = func(clock int64) viewModel { return randEOWC(rand.New(rand.NewPCG(seed, 5)), ins[0], clock) }
+			seed, late := r.Uint64(), ""
+			if lateTables && r.IntN(2) == 0 {
+				late = fmt.Sprintf("v%d_late", i)
+			}
+			views[i].new = func(clock int64) viewModel {
+				m := randEOWC(rand.New(rand.NewPCG(seed, 5)), ins[0], clock)
+				m.lateTable = late
+				return m
+			}
 		case r.IntN(8) == 0:
 			seed := r.Uint64()
 			views[i].new = func(clock int64) viewModel { return randUnion(rand.New(rand.NewPCG(seed, 6)), ins, clock) }
@@ -340,9 +347,12 @@ func runSeed(t *testing.T, seed uint64) {
 				t.Errorf("seed %d step %d (%s; watermark %s), view v%d:\n  %s\n  missing: %v\n  extra:   %v",
 					seed, step, w, m.mark(), i, m.sql(), minus(want, got), minus(got, want))
 			}
-			if lm, ok := m.(*model); ok && lm.s.lateTable != "" {
+			if lm, ok := m.(interface {
+				lateName() string
+				lateTableRows() [][]string
+			}); ok && lm.lateName() != "" {
 				want := sortRows(lm.lateTableRows())
-				got := sortRows(query(ctx, t, c, "SELECT id, k, v, ts, view_name FROM "+lm.s.lateTable))
+				got := sortRows(query(ctx, t, c, "SELECT id, k, v, ts, view_name FROM "+lm.lateName()))
 				lateStored += len(got)
 				if !slices.EqualFunc(want, got, slices.Equal) {
 					bad++
