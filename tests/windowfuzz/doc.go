@@ -19,6 +19,10 @@
 // their late rows with LATE ROWS INTO, and each such table must hold
 // exactly the rows the model found late, once, across the restart.
 //
+// TestKafkaWindowsMatchModel runs the windowed aggregations over a Kafka
+// source (kfake, one partition) instead of a table, one message a write,
+// with a restart from a checkpoint taken just before it.
+//
 // The model follows docs/windows.md and docs/watermarks.md. Where they
 // leave a detail to the operator, it follows the rule the operator's own
 // comment states: which rows a SESSION view holds under EMIT ON WINDOW
