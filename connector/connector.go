@@ -200,6 +200,15 @@ func SplitsReaders(connector string) bool {
 	return false
 }
 
+// SplitsInTimeOrder tells whether each split reader of a connector's
+// sources (SplitsReaders) delivers its rows in the order of their event
+// time, so that a row behind its own reader's watermark is behind every
+// reader's: the Nexmark generator's events, numbered in time order. A
+// Kafka partition's messages may come in any order of time, and datagen's
+// random timestamps do. The planner aggregates windows per reader first
+// (two-phase) only over sources that do.
+func SplitsInTimeOrder(connector string) bool { return connector == "nexmark" }
+
 // OptionsSource is implemented by sources whose readers take ReaderOptions
 // (file). Use NewReader rather than calling it directly.
 type OptionsSource interface {

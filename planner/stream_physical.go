@@ -283,6 +283,7 @@ func (s *streamPlanner) scan(x *lScan, need map[int]bool) (sout, error) {
 	case catalog.KindSource:
 		sc.Kind, sc.AppendOnly = stream.ScanSource, true
 		sc.Splittable = connector.SplitsReaders(rel.Connector)
+		sc.SplitsInOrder = connector.SplitsInTimeOrder(rel.Connector)
 	case catalog.KindMatView:
 		sc.Kind = stream.ScanView
 		if env := s.b.env; env != nil && env.Streams != nil {

@@ -35,8 +35,13 @@ import (
 // partial's pane is not a window), EMIT EVERY, EARLY EVERY, ALLOW
 // LATENESS and LATE ROWS INTO (a partial's late rows are judged by its
 // own instance's watermark), GROUP BY keys besides the window (those
-// spread by key, stream_parallel.go), and the aggregates mergeable
-// refuses (float sums and avgs, DISTINCT, ...).
+// spread by key, stream_parallel.go), the aggregates mergeable refuses
+// (float sums and avgs, DISTINCT, ...), and inputs read by split readers
+// whose rows may come behind their own reader's watermark (Kafka
+// partitions, datagen: splitsInOrder). A partial judges lateness by its
+// own instance's watermark, which such a reader runs ahead of the
+// minimum over the readers: it would drop a row that the single
+// operator, at the minimum, counts.
 
 // TwoPhaseWindowOf returns the two-phase plan of the window aggregation w
 // over an input of width n > 1, or nil when it is not eligible.
@@ -44,7 +49,7 @@ func TwoPhaseWindowOf(w *stream.WindowAgg, n int) stream.Node {
 	e := w.Emit
 	if n <= 1 || len(w.GroupBy) != 0 || len(w.Aggs) == 0 || w.EndWatermark || w.Window.Kind != stream.Tumble ||
 		(e.Mode != stream.EmitOnUpdate && e.Mode != stream.EmitOnWindowClose) ||
-		e.EarlyEvery != 0 || e.AllowLateness != 0 || e.LateRows || e.Every != 0 {
+		e.EarlyEvery != 0 || e.AllowLateness != 0 || e.LateRows || e.Every != 0 || !splitsInOrder(w.Input) {
 		return nil
 	}
 	p, ok := planTwoPhaseAggs(w.Aggs, func(a stream.AggSpec) bool { return mergeable(a, w.AppendOnly) }, 2)
@@ -70,4 +75,19 @@ func TwoPhaseWindowOf(w *stream.WindowAgg, n int) stream.Node {
 		&expr.ColRef{Idx: 1, T: wcols[1].Type, Name: wcols[1].Name},
 	}, aggs...)
 	return &stream.Project{Input: merged, Exprs: exprs, Cols: w.Cols}
+}
+
+// splitsInOrder reports whether every split source scan under n has
+// readers that each deliver rows in event-time order
+// (stream.Scan.SplitsInOrder).
+func splitsInOrder(n stream.Node) bool {
+	if sc, ok := n.(*stream.Scan); ok && sc.Splittable && !sc.SplitsInOrder {
+		return false
+	}
+	for _, in := range n.Inputs() {
+		if !splitsInOrder(in) {
+			return false
+		}
+	}
+	return true
 }

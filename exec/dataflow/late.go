@@ -368,7 +368,9 @@ func (rt *Runtime) commitLate(ctx context.Context) error {
 	}
 	return rt.waitProgress(ctx, func() bool {
 		for j, e := range until {
-			if j.late.stored.Load() < e && j.Err() == nil && !j.stopped.Load() && rt.Job(j.spec.ID) == j && j.first <= e {
+			// (a resumed job waits for its checkpoint's rows too, though
+			// its first epoch is after that checkpoint)
+			if j.late.stored.Load() < e && j.Err() == nil && !j.stopped.Load() && rt.Job(j.spec.ID) == j {
 				return false
 			}
 		}

@@ -131,7 +131,6 @@ func TestLateRowsStoredOnceThroughRestarts(t *testing.T) {
 	late.mu.Lock()
 	late.fail = false
 	late.mu.Unlock()
-
 	rt, j = start()
 	flush(t, rt)
 	if got := late.rows(); got != "[5 3 2]" || j.Counters().LateRows != 0 {

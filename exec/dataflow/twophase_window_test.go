@@ -162,7 +162,7 @@ func roundRuntime(t *testing.T, in *roundInputs) *Runtime {
 // two phases (planner.TwoPhaseWindowOf) unless single.
 func windowGlobal(n int, emit stream.EmitSpec, single bool) JobSpec {
 	scan := &stream.Scan{Rel: 1, Name: "src", Kind: stream.ScanSource, Cols: tsCols, AppendOnly: true,
-		Watermark: &stream.ScanWatermark{Col: 0, Expr: minus(4)}, Splittable: true}
+		Watermark: &stream.ScanWatermark{Col: 0, Expr: minus(4)}, Splittable: true, SplitsInOrder: true}
 	if n > 1 {
 		scan.Readers = n
 	}
@@ -273,6 +273,12 @@ func TestTwoPhaseWindowAggNotPlanned(t *testing.T) {
 		"avg float": func(w *stream.WindowAgg) { w.Aggs[2] = stream.AggSpec{Kind: stream.AggAvg, Arg: kf} },
 		"float":     func(w *stream.WindowAgg) { w.Aggs[2] = stream.AggSpec{Kind: stream.AggSum, Arg: kf} },
 		"distinct":  func(w *stream.WindowAgg) { w.Aggs[1].Distinct = true },
+		// readers whose rows may come behind their own watermark (Kafka)
+		"unordered splits": func(w *stream.WindowAgg) {
+			sc := *w.Input.(*stream.Scan)
+			sc.SplitsInOrder = false
+			w.Input = &sc
+		},
 	} {
 		w := *base
 		w.Aggs = slices.Clone(base.Aggs)

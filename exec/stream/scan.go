@@ -68,6 +68,10 @@ type Scan struct {
 	// docs/contributing/parallel.md, "Sources".
 	Splittable bool
 	Readers    int
+	// SplitsInOrder is set on a Splittable scan whose readers each deliver
+	// their rows in event-time order (connector.SplitsInTimeOrder): a row
+	// late by its own reader's watermark is late by the minimum too.
+	SplitsInOrder bool
 	// Share, when not nil, says that this scan and the other scans of the
 	// plan with the same Share read their source once: the runtime runs
 	// one reader (or one set of split readers) over Share's columns and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,14 +17,16 @@ import (
 )
 
 // TestKafkaWindowsMatchModel is TestWindowedViewsMatchModel over a Kafka
-// source (one partition of an in-process broker) instead of a table: the
+// source (one or two partitions of an in-process broker) instead of a table: the
 // same random windowed aggregations, the same model, one message per
 // write so that every batch the reader emits is one message (FLUSH reads
 // as far as the topic held when it began), and a restart right after a
 // CHECKPOINT, so that the source resumes from its checkpointed offset with
 // nothing to replay (a replay would read several messages at once, in
-// batches that depend on timing). The source's watermark is its
-// partition's: max(ts) - delay over the messages so far.
+// batches that depend on timing). The source's watermark is the minimum
+// over its partitions of max(ts) - delay over each one's messages, none
+// while a partition has none (docs/connectors.md, "Watermarks per
+// partition"); the model's input takes it after each message.
 // WINDOWFUZZ_KAFKA_SEEDS sets how many seeds (default 2).
 func TestKafkaWindowsMatchModel(t *testing.T) {
 	for seed := 1; seed <= harness.EnvInt(t, "WINDOWFUZZ_KAFKA_SEEDS", 2); seed++ {
@@ -33,12 +36,13 @@ func TestKafkaWindowsMatchModel(t *testing.T) {
 
 func runKafkaSeed(t *testing.T, seed uint64) {
 	ctx := context.Background()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "kev"))
+	parts := []int{1, 2, 2}[seed%3]
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(parts), "kev"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer kc.Close()
-	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()[0]), kgo.DefaultProduceTopic("kev"))
+	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()[0]), kgo.DefaultProduceTopic("kev"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +80,8 @@ func runKafkaSeed(t *testing.T, seed uint64) {
 		exec(fmt.Sprintf("CREATE MATERIALIZED VIEW k%d AS %s", len(views)-1, m.sql()))
 	}
 	steps := harness.EnvInt(t, "WINDOWFUZZ_STEPS", 60)
+	partMax := make([]int64, parts) // per partition: max(ts) so far
+	partSeen := make([]bool, parts)
 	now, bad := int64(1000), 0
 	for step := 0; step < steps && bad < 10; step++ {
 		if step == steps/2 { // resume from a checkpoint of this very point
@@ -102,12 +108,28 @@ func runKafkaSeed(t *testing.T, seed uint64) {
 		x.kN, x.vN = r.IntN(15) == 0, r.IntN(10) == 0
 		js := func(v int64, null bool) string { return strings.ToLower(text(v, null)) } // JSON's null
 		msg := fmt.Sprintf(`{"id": %d, "k": %s, "v": %s, "ts": "%s"}`, x.id, js(x.k, x.kN), js(x.v, x.vN), stamp(x.t))
-		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(msg)}).FirstErr(); err != nil {
+		p := r.IntN(parts)
+		if os.Getenv("WFDEBUG") != "" {
+			t.Logf("step %d partition %d: %s", step, p, msg)
+		}
+		if err := prod.ProduceSync(ctx, &kgo.Record{Partition: int32(p), Value: []byte(msg)}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 		exec("FLUSH")
+		if os.Getenv("WFDEBUG") != "" {
+			t.Logf("  sources: %v", query(ctx, t, c, "SELECT view_name, partition, \"offset\", watermark, idle FROM streamsql_sources WHERE view_name = 'k10' ORDER BY 1, 2"))
+			t.Logf("  view wm: %v", query(ctx, t, c, "SELECT watermark FROM streamsql_views WHERE viewname = 'k10'"))
+		}
+		if !partSeen[p] || x.t > partMax[p] {
+			partMax[p], partSeen[p] = x.t, true
+		}
+		wm, hasWM := int64(0), !slices.Contains(partSeen, false)
+		if hasWM {
+			wm = slices.Min(partMax) - in.delay
+		}
 		for i, m := range views {
-			m.apply(0, []op{{r: x}})
+			m.apply(0, []op{{r: x}}) // judged against the watermark before it
+			m.wm, m.hasWM = wm, hasWM
 			m.barrier()
 			want := sortRows(m.rows())
 			got := sortRows(query(ctx, t, c, fmt.Sprintf("SELECT * FROM k%d", i)))
@@ -122,5 +144,5 @@ func runKafkaSeed(t *testing.T, seed uint64) {
 			}
 		}
 	}
-	t.Logf("seed %d: %d views over a Kafka source, watermark delay %ds: %d writes, %d differences", seed, len(views), in.delay, steps, bad)
+	t.Logf("seed %d: %d views over a Kafka source of %d partitions, watermark delay %ds: %d writes, %d differences", seed, len(views), parts, in.delay, steps, bad)
 }
