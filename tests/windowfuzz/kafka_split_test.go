@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamsql/streamsql/tests/harness"
@@ -19,16 +18,7 @@ import (
 // would judge the row by its own reader's watermark (it dropped it).
 func TestKafkaRowBehindItsPartitionOnly(t *testing.T) {
 	ctx := context.Background()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "kev"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()[0]), kgo.DefaultProduceTopic("kev"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
+	broker, prod := kafkaTopic(t, 2)
 	srv := harness.Start(t, t.TempDir())
 	c, err := pgx.Connect(ctx, srv.ConnString())
 	if err != nil {
@@ -41,7 +31,7 @@ func TestKafkaRowBehindItsPartitionOnly(t *testing.T) {
 		}
 	}
 	exec(fmt.Sprintf(`CREATE SOURCE kev (id int, k int, v int, ts timestamp, WATERMARK FOR ts AS ts)
-		WITH (connector = 'kafka', topic = 'kev', properties.bootstrap.server = '%s') FORMAT PLAIN ENCODE JSON`, kc.ListenAddrs()[0]))
+		WITH (connector = 'kafka', topic = 'kev', properties.bootstrap.server = '%s') FORMAT PLAIN ENCODE JSON`, broker))
 	exec("SET streaming_parallelism = 2")
 	exec("CREATE MATERIALIZED VIEW k0 AS SELECT window_start, count(*) FROM TUMBLE(kev, ts, INTERVAL '10' SECOND) GROUP BY window_start")
 	for i, m := range []struct {
