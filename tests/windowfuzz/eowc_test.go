@@ -1,6 +1,7 @@
 package windowfuzz
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 )
@@ -20,7 +21,8 @@ type eowcModel struct {
 	cpLate  int
 	held    []row
 	emitted []row
-	lateTab // LATE ROWS INTO (late_test.go)
+	lateTab        // LATE ROWS INTO (late_test.go)
+	table   string // "": ev
 }
 
 func randEOWC(r *rand.Rand, in input, clock int64) *eowcModel {
@@ -32,7 +34,7 @@ func randEOWC(r *rand.Rand, in input, clock int64) *eowcModel {
 }
 
 func (m *eowcModel) sql() string {
-	q := "SELECT id, k, v, ts FROM ev"
+	q := "SELECT id, k, v, ts FROM " + cmp.Or(m.table, "ev")
 	if m.where != "" {
 		q += " WHERE " + m.where
 	}

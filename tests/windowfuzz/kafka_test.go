@@ -51,7 +51,7 @@ func runKafkaSeed(t *testing.T, seed uint64) {
 		}
 	}
 	r := rand.New(rand.NewPCG(seed, 0x6b61))
-	in := input{delay: []int64{0, 5, 30}[r.IntN(3)]}
+	in := input{delay: []int64{0, 5, 30}[r.IntN(3)], external: true}
 	exec(fmt.Sprintf(`CREATE SOURCE kev (id int, k int, v int, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '%d' SECOND)
 		WITH (connector = 'kafka', topic = 'kev', properties.bootstrap.server = '%s') FORMAT PLAIN ENCODE JSON`, in.delay, broker))
 	exec(fmt.Sprintf("SET streaming_parallelism = %d", []int{1, 3}[seed%2]))
@@ -59,16 +59,27 @@ func runKafkaSeed(t *testing.T, seed uint64) {
 	// Every view exists before the first message: a view created later
 	// would read the topic's earlier messages in batches of its reader's
 	// choosing.
-	var views []*model
+	var views []viewModel
 	for i := 0; i < harness.EnvInt(t, "WINDOWFUZZ_VIEWS", 24); i++ {
-		s := randSpec(r)
-		if s.kind == bucket || s.every > 0 || s.early > 0 { // processing time: the clock does not move here
-			continue
+		var m viewModel
+		if r.IntN(6) == 0 { // plain rows emitted on window close
+			e := randEOWC(r, in, 0)
+			e.table = "kev"
+			m = e
+		} else {
+			s := randSpec(r)
+			if s.every > 0 || s.early > 0 { // processing time: the clock does not move here
+				continue
+			}
+			s.table = "kev"
+			m = newModel(s, in, 0)
 		}
-		s.table = "kev"
-		m := newModel(s, in, 0)
 		views = append(views, m)
-		exec(fmt.Sprintf("CREATE MATERIALIZED VIEW k%d AS %s", len(views)-1, m.sql()))
+		q := fmt.Sprintf("CREATE MATERIALIZED VIEW k%d AS %s", len(views)-1, m.sql())
+		if os.Getenv("WFDEBUG") != "" {
+			t.Log(q)
+		}
+		exec(q)
 	}
 	steps := harness.EnvInt(t, "WINDOWFUZZ_STEPS", 60)
 	partMax := make([]int64, parts) // per partition: max(ts) so far
@@ -88,7 +99,7 @@ func runKafkaSeed(t *testing.T, seed uint64) {
 				t.Fatal(err)
 			}
 			for _, m := range views {
-				m.restartAt(m.clock)
+				m.restartAt(0)
 			}
 		}
 		now += int64(r.IntN(4))
@@ -120,7 +131,8 @@ func runKafkaSeed(t *testing.T, seed uint64) {
 		}
 		for i, m := range views {
 			m.apply(0, []op{{r: x}}) // judged against the watermark before it
-			m.wm, m.hasWM = wm, hasWM
+			src := m.(interface{ source() *input }).source()
+			src.wm, src.hasWM = wm, hasWM
 			m.barrier()
 			want := sortRows(m.rows())
 			got := sortRows(query(ctx, t, c, fmt.Sprintf("SELECT * FROM k%d", i)))
@@ -156,3 +168,7 @@ func kafkaTopic(t *testing.T, parts int) (broker string, prod *kgo.Client) {
 	t.Cleanup(prod.Close)
 	return broker, prod
 }
+
+// source is the view's input, whose watermark the Kafka test sets.
+func (m *model) source() *input     { return &m.input }
+func (m *eowcModel) source() *input { return &m.in }

@@ -240,7 +240,7 @@ func (s spec) bucketQuery() string {
 	for _, a := range s.aggs {
 		sel = append(sel, a.sql())
 	}
-	q := "SELECT " + strings.Join(sel, ", ") + " FROM ev"
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + s.tableName()
 	if s.where != "" {
 		q += " WHERE " + s.where
 	}
