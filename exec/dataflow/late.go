@@ -145,6 +145,24 @@ func (w *lateWriter) cut(epoch uint64) []lateBatch {
 	return out
 }
 
+// drop releases the held batches gone reports true for and returns
+// their rows.
+func (w *lateWriter) drop(gone func(lateBatch) bool) (rows int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var keep []lateBatch
+	for _, b := range w.held {
+		if !gone(b) {
+			keep = append(keep, b)
+			continue
+		}
+		rows += b.rows.NumRows()
+		b.rows.Release()
+	}
+	w.held, w.heldRows = keep, w.heldRows-rows
+	return rows
+}
+
 // need reports whether held rows are in no durable checkpoint yet (one
 // must be taken), else the durable checkpoint the writer has yet to store
 // up to (0: none).
@@ -237,26 +255,11 @@ func (j *Job) writeLate() {
 func (j *Job) storeLate() {
 	w := j.late
 	if w.resumed {
+		// stored before the restart (or unknown: counted lost)
 		stored, err := j.spec.LateRows.Stored()
-		w.mu.Lock()
-		var keep []lateBatch
-		var lost int64
-		for _, b := range w.held {
-			if b.ckpt != 0 && (err != nil || b.ckpt <= stored) {
-				// stored before the restart (or unknown: counted lost)
-				if err != nil {
-					lost += b.rows.NumRows()
-				}
-				w.heldRows -= b.rows.NumRows()
-				b.rows.Release()
-				continue
-			}
-			keep = append(keep, b)
-		}
-		w.held = keep
-		w.mu.Unlock()
-		if lost > 0 {
-			j.lostLate(lost, err)
+		n := w.drop(func(b lateBatch) bool { return b.ckpt != 0 && (err != nil || b.ckpt <= stored) })
+		if err != nil && n > 0 {
+			j.lostLate(n, err)
 		}
 	}
 	for {
@@ -279,18 +282,7 @@ func (j *Job) storeLate() {
 			if err := j.spec.LateRows.Store(recs, marks, d); err != nil {
 				j.lostLate(n, err)
 			}
-			w.mu.Lock()
-			var keep []lateBatch
-			for _, b := range w.held {
-				if b.storing {
-					w.heldRows -= b.rows.NumRows()
-					b.rows.Release()
-				} else {
-					keep = append(keep, b)
-				}
-			}
-			w.held = keep
-			w.mu.Unlock()
+			w.drop(func(b lateBatch) bool { return b.storing })
 		}
 		if d > w.stored.Load() {
 			w.stored.Max(d)

@@ -91,13 +91,7 @@ func runKafkaSeed(t *testing.T, seed uint64) {
 			for _, m := range views {
 				m.checkpoint()
 			}
-			c.Close(ctx)
-			if err := srv.Restart(); err != nil {
-				t.Fatal(err)
-			}
-			if c, err = pgx.Connect(ctx, srv.ConnString()); err != nil {
-				t.Fatal(err)
-			}
+			c = restart(ctx, t, srv, c)
 			for _, m := range views {
 				m.restartAt(0)
 			}

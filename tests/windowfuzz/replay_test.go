@@ -37,13 +37,7 @@ func TestReplayScript(t *testing.T) {
 			continue
 		}
 		if q == "-- RESTART" {
-			c.Close(ctx)
-			if err := srv.Restart(); err != nil {
-				t.Fatal(err)
-			}
-			if c, err = pgx.Connect(ctx, srv.ConnString()); err != nil {
-				t.Fatal(err)
-			}
+			c = restart(ctx, t, srv, c)
 			continue
 		}
 		if strings.HasPrefix(strings.ToUpper(q), "SELECT") {
@@ -55,4 +49,18 @@ func TestReplayScript(t *testing.T) {
 			t.Logf("%s: %v", q, err)
 		}
 	}
+}
+
+// restart closes c, restarts srv and returns a new connection to it.
+func restart(ctx context.Context, t *testing.T, srv *harness.Server, c *pgx.Conn) *pgx.Conn {
+	t.Helper()
+	c.Close(ctx)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgx.Connect(ctx, srv.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -243,13 +243,7 @@ func runSeed(t *testing.T, seed uint64) {
 		}
 		if step == steps/2 { // the views resume from the checkpoint and replay the writes after it
 			script = append(script, "-- RESTART")
-			c.Close(ctx)
-			if err := srv.Restart(); err != nil {
-				t.Fatal(err)
-			}
-			if c, err = pgx.Connect(ctx, srv.ConnString()); err != nil {
-				t.Fatal(err)
-			}
+			c = restart(ctx, t, srv, c)
 			for i, v := range views {
 				switch {
 				case v.m == nil:
